@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+// stemdeck: a JACK multi-track stem mixer console for Linux.
+//
+// Layout (what each target may touch):
+//   C*                  thin system-library targets found with pkg-config (no Swift code).
+//   StemdeckRing        the wait-free SPSC ring buffer (generic, no dependencies).
+//   StemdeckEngine      realtime DSP: smoothing, pan law, meters, voices, the block renderer.
+//                       Only CSampleRate; no JACK, no libsndfile, no Foundation I/O.
+//   StemdeckAudioFile   libsndfile owner (SoundFile) and the disk thread (DiskStreamer), writers.
+//   StemdeckSession     the session file format: Codable model, validation, atomic save.
+//   StemdeckControl     the control-thread engine API (Mixer) that the REPL, the session loader,
+//                       the offline renderer and the tests all drive.
+//   StemdeckJack        the JACK client: ports, the process callback (the only C entry), server launcher.
+//   StemdeckConsole     the REPL and script mode: parser, commands, help text, line editor.
+//   stemdeck            composition root (main.swift).
+import PackageDescription
+
+let package = Package(
+  name: "stemdeck",
+  products: [
+    .executable(name: "stemdeck", targets: ["stemdeck"]),
+  ],
+  targets: [
+    .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+    .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+    .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+    .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
+    // The SPSC ring is its own module so that its @inlinable generic bodies are serialized and
+    // can be specialized into the engine in every build configuration.
+    .target(name: "StemdeckRing"),
+    // The engine is always compiled optimized: the realtime checker (@_noLocks) can prove generic
+    // ring calls free of locks only once they are specialized, which -Onone does not do.
+    // It also keeps debug-build test runs of the DSP at realistic speed.
+    .target(name: "StemdeckEngine", dependencies: ["StemdeckRing", "CSampleRate"],
+            swiftSettings: [.unsafeFlags(["-O"])]),
+    .target(name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "CSndFile"]),
+    .target(name: "StemdeckSession", dependencies: []),
+    .target(name: "StemdeckControl",
+            dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate"]),
+    .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckControl", "CJack"]),
+    .target(name: "StemdeckConsole",
+            dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "CEditLine"]),
+    .executableTarget(name: "stemdeck", dependencies: ["StemdeckConsole"]),
+    .testTarget(name: "StemdeckEngineTests", dependencies: ["StemdeckEngine", "StemdeckRing", "CSampleRate"]),
+    .testTarget(name: "StemdeckControlTests",
+                dependencies: ["StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine"]),
+    .testTarget(name: "StemdeckConsoleTests", dependencies: ["StemdeckConsole", "StemdeckControl"]),
+    .testTarget(name: "IntegrationTests", dependencies: ["StemdeckAudioFile"]),
+    .testTarget(name: "StemdeckSessionTests", dependencies: ["StemdeckSession"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

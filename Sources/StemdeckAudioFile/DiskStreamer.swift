@@ -1,0 +1,204 @@
+import Foundation
+import StemdeckEngine
+import Synchronization
+
+/// One stem's stream from its file into its audio ring, serviced by the disk thread.
+///
+/// Produces the stem's looped stream: the file's frames repeated `loops + 1` times (or forever),
+/// seams sample-exact because the frames are simply written back to back. Files with more than
+/// two channels are folded to stereo here: even-numbered channels (1st, 3rd, …) are averaged
+/// into the left, odd-numbered ones into the right.
+///
+/// - Thread: the disk thread (or, for offline renders, the rendering thread between blocks).
+///   Talks to the realtime side only through the ring and the atomics in `StemShared`.
+public final class DiskStream: @unchecked Sendable {
+  let file: SoundFile
+  var producer: Producer<Float>
+  public let shared: StemSharedRef
+  /// Channels written to the ring (1 or 2).
+  public let outputChannels: Int
+  /// Frames in one pass through the file.
+  public let length: Int
+  var epoch = -1
+  /// Position within the looped stream (loop index × length + phase).
+  var sourceFrame = 0
+  /// Where libsndfile's read position is, or -1 when unknown.
+  var filePosition = -1
+  var ended = false
+  var failed = false
+  let foldBuffer: UnsafeMutablePointer<Float>
+  static let foldFrames = 4096
+  /// Why reading failed (set once, read by the control thread under the streamer's lock).
+  public private(set) var failure: String?
+
+  public init(file: consuming SoundFile, producer: consuming Producer<Float>, shared: StemSharedRef) {
+    let channels = file.info.channelCount
+    length = file.info.frameCount
+    outputChannels = min(channels, 2)
+    foldBuffer = .allocate(capacity: Self.foldFrames * max(channels, 1))
+    self.file = file
+    self.producer = producer
+    self.shared = shared
+  }
+
+  deinit { foldBuffer.deallocate() }
+
+  /// Reads the pending seek request consistently (the two atomics can change between loads).
+  func request() -> (epoch: Int, frame: Int) {
+    let s = shared.pointer
+    while true {
+      let e = s.pointee.requestedEpoch.load(ordering: .acquiring)
+      let f = s.pointee.requestedFrame.load(ordering: .relaxed)
+      if s.pointee.requestedEpoch.load(ordering: .acquiring) == e { return (e, f) }
+    }
+  }
+
+  /// Does one bounded slice of work; returns the number of frames written.
+  @discardableResult
+  public func service(maxFrames: Int = 32768) -> Int {
+    let s = shared.pointer
+    if s.pointee.closing.load(ordering: .relaxed) { return 0 }
+    let req = request()
+    if req.epoch != epoch {
+      epoch = req.epoch
+      sourceFrame = max(0, req.frame)
+      ended = false
+      s.pointee.boundary.store(producer.writeCounter, ordering: .relaxed)
+      s.pointee.epochStartFrame.store(sourceFrame, ordering: .relaxed)
+      s.pointee.publishedEpoch.store(epoch, ordering: .releasing)
+    }
+    if ended || failed { return 0 }
+    var written = 0
+    while written < maxFrames {
+      let loops = s.pointee.loops.load(ordering: .relaxed)
+      let loopIndex = sourceFrame / length
+      if loops >= 0 && loopIndex > loops {
+        markEnd()
+        break
+      }
+      let phase = sourceFrame % length
+      let segments = producer.writableSegments()
+      let freeFrames = segments.first.count / outputChannels
+      if freeFrames == 0 { break }
+      let want = min(freeFrames, length - phase, maxFrames - written)
+      let delay = s.pointee.testReadDelayMilliseconds.load(ordering: .relaxed)
+      if delay > 0 { usleep(useconds_t(delay * 1000)) }
+      if filePosition != phase {
+        do { try file.seek(toFrame: phase) } catch { fail(error.description); break }
+        filePosition = phase
+      }
+      let got = read(into: segments.first.baseAddress!, frames: want)
+      if got <= 0 {
+        fail("the file ended early at frame \(phase) of \(length) (truncated or replaced while playing)")
+        break
+      }
+      producer.commit(count: got * outputChannels)
+      sourceFrame += got
+      filePosition += got
+      written += got
+    }
+    return written
+  }
+
+  func read(into destination: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+    let channels = file.info.channelCount
+    if channels <= 2 { return file.readFrames(into: destination, frameCount: frames) }
+    let n = min(frames, Self.foldFrames)
+    let got = file.readFrames(into: foldBuffer, frameCount: n)
+    if got <= 0 { return got }
+    let leftCount = Float((channels + 1) / 2)
+    let rightCount = Float(channels / 2)
+    for f in 0..<got {
+      var l: Float = 0, r: Float = 0
+      let frame = foldBuffer + f * channels
+      for c in 0..<channels {
+        if c % 2 == 0 { l += frame[c] } else { r += frame[c] }
+      }
+      destination[2 * f] = l / leftCount
+      destination[2 * f + 1] = r / rightCount
+    }
+    return got
+  }
+
+  func markEnd() {
+    ended = true
+    let s = shared.pointer
+    s.pointee.endCounter.store(producer.writeCounter, ordering: .relaxed)
+    s.pointee.endEpoch.store(epoch, ordering: .releasing)
+  }
+
+  func fail(_ reason: String) {
+    failed = true
+    failure = "\(file.path): \(reason)"
+    shared.pointer.pointee.readFailed.store(true, ordering: .releasing)
+    markEnd()
+  }
+}
+
+/// The disk thread: keeps every stream's ring filled a second or so ahead.
+///
+/// It polls fill levels every few milliseconds rather than being woken by the realtime thread
+/// (which must not make syscalls); with over a second of look-ahead, polling costs nothing.
+/// The stream list is guarded by a mutex shared only with the control thread (never with the
+/// realtime thread).
+public final class DiskStreamer: @unchecked Sendable {
+  let streams = Mutex<[DiskStream]>([])
+  let running = Atomic<Bool>(false)
+  let stopped = Atomic<Bool>(true)
+  /// Passes made (for tests and diagnostics).
+  public let passes = Atomic<Int>(0)
+  var thread: Thread?
+
+  public init() {}
+
+  public func add(_ stream: DiskStream) {
+    streams.withLock { $0.append(stream) }
+  }
+
+  /// Removes a stream. After this returns the disk thread no longer touches it.
+  public func remove(_ stream: DiskStream) {
+    streams.withLock { $0.removeAll { $0 === stream } }
+  }
+
+  /// Failure messages of streams that could not be read, with their shared pointers.
+  public func failures() -> [(StemSharedRef, String)] {
+    streams.withLock { list in list.compactMap { s in s.failure.map { (s.shared, $0) } } }
+  }
+
+  /// One pass over all streams; returns frames written. Used by the thread, and called directly
+  /// by the offline renderer (which then needs no thread).
+  @discardableResult
+  public func fillAll() -> Int {
+    passes.add(1, ordering: .relaxed)
+    return streams.withLock { list in
+      var total = 0
+      for s in list { total += s.service() }
+      return total
+    }
+  }
+
+  /// Starts the disk thread.
+  public func start() {
+    guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    stopped.store(false, ordering: .releasing)
+    let t = Thread { [self] in
+      while running.load(ordering: .acquiring) {
+        if fillAll() == 0 { usleep(4000) }
+      }
+      stopped.store(true, ordering: .releasing)
+    }
+    t.name = "stemdeck-disk"
+    t.stackSize = 1 << 20
+    thread = t
+    t.start()
+  }
+
+  /// Stops the disk thread and waits for it to finish its pass.
+  public func stop() {
+    guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+    while !stopped.load(ordering: .acquiring) { usleep(1000) }
+    thread = nil
+  }
+
+  deinit { stop() }
+}

@@ -1,0 +1,113 @@
+import CSndFile
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why an audio file could not be opened, read or written. Every case names the file.
+public struct SoundFileError: Error, CustomStringConvertible, Equatable, Sendable {
+  public let path: String
+  public let reason: String
+  public init(path: String, reason: String) {
+    self.path = path
+    self.reason = reason
+  }
+  public var description: String { "\(path): \(reason)" }
+}
+
+/// Facts about an audio file.
+public struct SoundFileInfo: Sendable, Equatable {
+  public var frameCount: Int
+  public var sampleRate: Int
+  public var channelCount: Int
+  /// libsndfile's major format name, e.g. "WAV", "FLAC", "OGG".
+  public var formatName: String
+  public var title: String?
+  public var artist: String?
+}
+
+/// Owns one libsndfile handle (`SNDFILE*`) open for reading. Move-only; closed on deinit.
+///
+/// - Thread: any non-realtime thread (open on the control thread, read on the disk thread).
+public struct SoundFile: ~Copyable, @unchecked Sendable {
+  let handle: OpaquePointer
+  public let path: String
+  public let info: SoundFileInfo
+
+  /// Largest channel count accepted (libsndfile allows up to 1024; a stem with more is suspect).
+  public static let maxChannels = 64
+  /// Sample rates accepted: what audio hardware and files sensibly use.
+  public static let sampleRateRange = 1000...768_000
+
+  /// Opens `path` for reading, checking it is a regular, readable, decodable audio file.
+  /// The corresponding C function is `sf_open`.
+  public init(readingFrom path: String) throws(SoundFileError) {
+    var st = stat()
+    if stat(path, &st) != 0 {
+      let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno))
+      throw SoundFileError(path: path, reason: reason)
+    }
+    let kind = st.st_mode & S_IFMT
+    if kind == S_IFDIR { throw SoundFileError(path: path, reason: "is a directory, not an audio file") }
+    if kind != S_IFREG {
+      throw SoundFileError(path: path, reason: "is not a regular file (a FIFO, socket or device); stemdeck reads audio only from regular files")
+    }
+    if access(path, R_OK) != 0 { throw SoundFileError(path: path, reason: "permission denied (not readable)") }
+    if st.st_size == 0 { throw SoundFileError(path: path, reason: "the file is empty") }
+
+    var sfInfo = SF_INFO()
+    guard let h = sf_open(path, Int32(SFM_READ), &sfInfo) else {
+      let message = String(cString: sf_strerror(nil))
+      throw SoundFileError(path: path, reason: "not a readable audio file (\(message)); formats: WAV, AIFF, FLAC, Ogg/Vorbis, Opus, MP3 and others libsndfile reads")
+    }
+    func fail(_ reason: String) -> SoundFileError {
+      sf_close(h)
+      return SoundFileError(path: path, reason: reason)
+    }
+    if sfInfo.channels < 1 || sfInfo.channels > Int32(Self.maxChannels) {
+      throw fail("unsupported channel count \(sfInfo.channels) (allowed: 1 to \(Self.maxChannels))")
+    }
+    if !Self.sampleRateRange.contains(Int(sfInfo.samplerate)) {
+      throw fail("unsupported sample rate \(sfInfo.samplerate) Hz (allowed: \(Self.sampleRateRange.lowerBound) to \(Self.sampleRateRange.upperBound) Hz)")
+    }
+    if sfInfo.frames <= 0 { throw fail("contains no audio frames") }
+    var format = SF_FORMAT_INFO()
+    format.format = sfInfo.format & Int32(SF_FORMAT_TYPEMASK)
+    var name = "audio"
+    if sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR), &format, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0,
+       let n = format.extension {
+      name = String(cString: n).uppercased()
+    }
+    func tag(_ id: Int32) -> String? {
+      guard let s = sf_get_string(h, id) else { return nil }
+      let v = String(cString: s)
+      return v.isEmpty ? nil : v
+    }
+    handle = h
+    self.path = path
+    info = SoundFileInfo(
+      frameCount: Int(sfInfo.frames), sampleRate: Int(sfInfo.samplerate),
+      channelCount: Int(sfInfo.channels), formatName: name,
+      title: tag(Int32(SF_STR_TITLE)), artist: tag(Int32(SF_STR_ARTIST)))
+    // Clip float files' out-of-range samples? No: keep them; the mixer meters and counts clips.
+  }
+
+  deinit { sf_close(handle) }
+
+  /// Moves the read position to `frame`. The corresponding C function is `sf_seek`.
+  public func seek(toFrame frame: Int) throws(SoundFileError) {
+    if sf_seek(handle, sf_count_t(frame), SEEK_SET) < 0 {
+      throw SoundFileError(path: path, reason: "cannot seek to frame \(frame): \(String(cString: sf_strerror(handle)))")
+    }
+  }
+
+  /// Reads up to `frameCount` interleaved frames as floats into `buffer`; returns frames read
+  /// (0 at the end). The corresponding C function is `sf_readf_float`.
+  public func readFrames(into buffer: UnsafeMutablePointer<Float>, frameCount: Int) -> Int {
+    Int(sf_readf_float(handle, buffer, sf_count_t(frameCount)))
+  }
+
+  /// The library's last error for this file, if any.
+  public var lastError: String? {
+    sf_error(handle) == 0 ? nil : String(cString: sf_strerror(handle))
+  }
+}

@@ -1,0 +1,321 @@
+import StemdeckControl
+import StemdeckEngine
+import StemdeckJack
+import StemdeckSession
+
+/// What a command's arguments are, for tab completion.
+enum ArgumentKind: Sendable {
+  case stem, stemOrAll, file, port, keyword([String]), command, none
+}
+
+/// One REPL command: its name, aliases, usage, help text and implementation.
+struct CommandSpec: Sendable {
+  let name: String
+  var aliases: [String] = []
+  let usage: String
+  let summary: String
+  var details: String = ""
+  /// Allowed argument counts (nil: the command checks itself).
+  var argumentCount: ClosedRange<Int>?
+  var completions: [ArgumentKind] = []
+  let run: @Sendable (Console, [String]) throws(CommandError) -> Void
+}
+
+/// Every command, in the order `help` lists them.
+enum CommandTable {
+  static let all: [CommandSpec] = stemCommands + transportCommands + meterCommands + routingCommands + sessionCommands + otherCommands
+
+  static func lookup(_ name: String) -> CommandSpec? {
+    all.first { $0.name == name || $0.aliases.contains(name) }
+  }
+
+  static var allNames: [String] { all.flatMap { [$0.name] + $0.aliases } }
+
+  // MARK: Stems
+
+  static let stemCommands: [CommandSpec] = [
+    CommandSpec(
+      name: "add", usage: "add PATH [as NAME]",
+      summary: "add a stem from an audio file (WAV, AIFF, FLAC, Ogg, Opus, MP3)",
+      details: """
+        The stem joins sample-aligned with the others: at the current position when paused,
+        a moment ahead when playing. NAME defaults to the file name without extension.
+        Relative paths are relative to the current directory.
+        """,
+      argumentCount: 1...3, completions: [.file, .keyword(["as"])]
+    ) { (c, a) throws(CommandError) in
+      var name: String?
+      if a.count > 1 {
+        guard a.count == 3, a[1].lowercased() == "as" else { throw CommandError("add: usage: add PATH [as NAME]") }
+        name = a[2]
+      }
+      let path = Console.absolutePath(a[0])
+      let stemName = name ?? StemName.derived(fromPath: a[0], taken: c.mixer.stemNames)
+      try c.mixerCall { () throws(MixerError) in
+        try c.mixer.addStem(path: path, settings: StemSettings(name: stemName, file: path))
+      }
+      c.write("added \(stemName)")
+    },
+    CommandSpec(
+      name: "remove", aliases: ["rm"], usage: "remove NAME|all", summary: "remove a stem (it fades out)",
+      argumentCount: 1...1, completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
+      let names = try c.stems(a[0])
+      try c.mixerCall { () throws(MixerError) in for n in names { try c.mixer.removeStem(n) } }
+      c.write("removed \(names.joined(separator: ", "))")
+    },
+    CommandSpec(
+      name: "stems", aliases: ["ls"], usage: "stems", summary: "list stems with their settings, position and meters",
+      argumentCount: 0...0
+    ) { (c, _) throws(CommandError) in
+      for line in Display.stemsTable(c.mixer.stemStatuses()) { c.write(line) }
+    },
+    CommandSpec(
+      name: "vol", aliases: ["volume"], usage: "vol NAME|all VALUE",
+      summary: "stem volume: linear 0…2 or dB (-6dB, +3dB, -inf dB)",
+      details: "Changes are smoothed over 10 ms: no clicks or zipper noise.",
+      argumentCount: 2...3, completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
+      let v = try ValueParser.volume(a.count == 3 ? a[1] + a[2] : a[1])
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setVolume(n, v) }
+    },
+    CommandSpec(
+      name: "pan", usage: "pan NAME|all VALUE",
+      summary: "stem pan -1 (left) … 0 … 1 (right); constant power for mono, balance for stereo",
+      argumentCount: 2...2, completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
+      let v = try ValueParser.number(a[1], "pan")
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setPan(n, v) }
+    },
+    CommandSpec(
+      name: "rate", usage: "rate NAME|all VALUE", summary: "varispeed 0.5…2 (pitch follows, like tape)",
+      argumentCount: 2...2, completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
+      let v = try ValueParser.number(a[1], "rate")
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setRate(n, v) }
+    },
+    CommandSpec(
+      name: "loops", usage: "loops NAME|all N", summary: "0 plays once, N plays N+1 times, -1 loops forever",
+      argumentCount: 2...2, completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
+      let v = try ValueParser.integer(a[1], "loops")
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setLoops(n, v) }
+    },
+    CommandSpec(name: "mute", usage: "mute NAME|all", summary: "silence a stem", argumentCount: 1...1,
+                completions: [.stemOrAll]) { (c, a) throws(CommandError) in
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setMute(n, true) }
+    },
+    CommandSpec(name: "unmute", usage: "unmute NAME|all", summary: "undo mute", argumentCount: 1...1,
+                completions: [.stemOrAll]) { (c, a) throws(CommandError) in
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setMute(n, false) }
+    },
+    CommandSpec(name: "solo", usage: "solo NAME|all", summary: "hear only soloed stems", argumentCount: 1...1,
+                completions: [.stemOrAll]) { (c, a) throws(CommandError) in
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setSolo(n, true) }
+    },
+    CommandSpec(name: "unsolo", usage: "unsolo NAME|all", summary: "undo solo", argumentCount: 1...1,
+                completions: [.stemOrAll]) { (c, a) throws(CommandError) in
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setSolo(n, false) }
+    },
+    CommandSpec(
+      name: "offset", usage: "offset NAME SECONDS", summary: "when a stem starts on the transport (applies at the next seek/stop)",
+      argumentCount: 2...2, completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
+      let v = try ValueParser.duration(a[1])
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setStartOffset(n, v) }
+    },
+    CommandSpec(
+      name: "directout", usage: "directout NAME|all on|off", summary: "give a stem its own JACK outputs NAME_L/NAME_R (instead of the master)",
+      argumentCount: 2...2, completions: [.stemOrAll, .keyword(["on", "off"])]
+    ) { (c, a) throws(CommandError) in
+      let on = try ValueParser.onOff(a[1], "directout")
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setDirectOut(n, on) }
+    },
+    CommandSpec(
+      name: "master", usage: "master VALUE", summary: "master volume: linear 0…2 or dB",
+      argumentCount: 1...2
+    ) { (c, a) throws(CommandError) in
+      let v = try ValueParser.volume(a.joined())
+      try c.mixerCall { () throws(MixerError) in try c.mixer.setMasterVolume(v) }
+    },
+    CommandSpec(
+      name: "quality", usage: "quality linear|fast|medium|best",
+      summary: "resampler quality for rate and sample-rate conversion (default fast)",
+      argumentCount: 0...1, completions: [.keyword(ResamplerQuality.allCases.map(\.rawValue))]
+    ) { (c, a) throws(CommandError) in
+      guard let word = a.first else { c.write("quality: \(c.mixer.quality.rawValue)"); return }
+      guard let q = ResamplerQuality(rawValue: word.lowercased()) else {
+        throw CommandError("quality must be one of linear, fast, medium, best (got '\(ValueParser.printable(word))')")
+      }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.setQuality(q) }
+    },
+  ]
+
+  // MARK: Transport
+
+  static let transportCommands: [CommandSpec] = [
+    CommandSpec(name: "play", usage: "play", summary: "start the transport (all stems on the same frame)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      try c.mixerCall { () throws(MixerError) in try c.mixer.play() }
+    },
+    CommandSpec(name: "pause", usage: "pause", summary: "stop where it is (with a 5 ms fade)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      try c.mixerCall { () throws(MixerError) in try c.mixer.pause() }
+    },
+    CommandSpec(name: "stop", usage: "stop", summary: "stop and rewind to 0", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      try c.mixerCall { () throws(MixerError) in try c.mixer.stop() }
+    },
+    CommandSpec(
+      name: "seek", usage: "seek POSITION", summary: "go to 1:23.5, 83.5, +10 or -5 (relative)",
+      details: "Each stem keeps its own loop phase; playback resumes when every stem has audio.",
+      argumentCount: 1...1
+    ) { (c, a) throws(CommandError) in
+      let p = try ValueParser.position(a[0])
+      let target = p.relative ? c.mixer.position + p.seconds : p.seconds
+      try c.mixerCall { () throws(MixerError) in try c.mixer.seek(toSeconds: max(0, target)) }
+    },
+    CommandSpec(name: "status", usage: "status", summary: "transport, position, sample rate, load, xruns, server", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      for line in Display.status(c) { c.write(line) }
+    },
+    CommandSpec(
+      name: "wait", usage: "wait SECONDS|end", summary: "let audio play: for a time, or until every finite stem has finished",
+      argumentCount: 1...1, completions: [.keyword(["end"])]
+    ) { (c, a) throws(CommandError) in
+      if a[0].lowercased() == "end" { try c.waitForEnd(); return }
+      let seconds = try ValueParser.duration(a[0])
+      guard seconds <= 86400 else { throw CommandError("wait: at most 86400 seconds (got \(NumberFormat.plain(seconds)))") }
+      c.wait(seconds: seconds)
+    },
+  ]
+
+  // MARK: Meters
+
+  static let meterCommands: [CommandSpec] = [
+    CommandSpec(
+      name: "meters", usage: "meters [NAME|master|reset] [--watch]",
+      summary: "peak / average dB per channel, peak hold and clips",
+      argumentCount: 0...2, completions: [.stem]
+    ) { (c, a) throws(CommandError) in
+      if a.contains("--watch") { c.watchRequested = true; if !c.interactive { for l in Display.meters(c, only: nil) { c.write(l) } }; return }
+      if a.first == "reset" { c.mixer.resetMeters(); c.write("meters reset"); return }
+      let only = a.first
+      if let only, only != "master" { _ = try c.stems(only) }
+      for line in Display.meters(c, only: only) { c.write(line) }
+    },
+    CommandSpec(name: "watch", usage: "watch", summary: "live meter view until a key is pressed", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      c.watchRequested = true
+      if !c.interactive { for l in Display.meters(c, only: nil) { c.write(l) } }
+    },
+  ]
+
+  // MARK: Routing
+
+  static let routingCommands: [CommandSpec] = [
+    CommandSpec(
+      name: "ports", usage: "ports [PATTERN]", summary: "list JACK ports (PATTERN is a regular expression)",
+      argumentCount: 0...1
+    ) { (c, a) throws(CommandError) in
+      let list = try c.jackCall { (d: JackDriver) throws(JackError) in try d.ports(matching: a.first) }
+      if list.isEmpty { c.write("no ports match"); return }
+      for p in list {
+        let dir = p.isOutput ? "out" : "in "
+        let peers = p.connections.isEmpty ? "" : "  → " + p.connections.joined(separator: ", ")
+        c.write("\(dir)  \(p.name)\(peers)")
+      }
+    },
+    CommandSpec(
+      name: "connect", usage: "connect SRC DST", summary: "connect two ports (stemdeck's own may be short: master_L)",
+      argumentCount: 2...2, completions: [.port, .port]
+    ) { (c, a) throws(CommandError) in
+      try c.jackCall { (d: JackDriver) throws(JackError) in try d.connect(a[0], a[1]) }
+    },
+    CommandSpec(
+      name: "disconnect", usage: "disconnect SRC DST", summary: "disconnect two ports",
+      argumentCount: 2...2, completions: [.port, .port]
+    ) { (c, a) throws(CommandError) in
+      try c.jackCall { (d: JackDriver) throws(JackError) in try d.disconnect(a[0], a[1]) }
+    },
+    CommandSpec(name: "connections", usage: "connections", summary: "stemdeck's port connections", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      let routes = try c.jackCall { (d: JackDriver) throws(JackError) in d.routes() }.filter(\.connected)
+      if routes.isEmpty { c.write("no connections") }
+      for r in routes { c.write("\(r.port) → \(r.peer)") }
+    },
+    CommandSpec(name: "routes", usage: "routes", summary: "intended versus actual connections (missing ones heal when the port appears)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      let routes = try c.jackCall { (d: JackDriver) throws(JackError) in d.routes() }
+      if routes.isEmpty { c.write("no routes") }
+      for r in routes { c.write("\(r.connected ? "connected" : "waiting  ")  \(r.port) → \(r.peer)") }
+    },
+  ]
+
+  // MARK: Session
+
+  static let sessionCommands: [CommandSpec] = [
+    CommandSpec(name: "save", usage: "save [PATH]", summary: "save the session (atomic; keeps PATH.bak)", argumentCount: 0...1, completions: [.file]) { (c, a) throws(CommandError) in
+      try c.save(to: a.first)
+    },
+    CommandSpec(name: "open", aliases: ["open!", "load"], usage: "open PATH", summary: "open a session file (open! discards unsaved changes)", argumentCount: 1...1, completions: [.file]) { (c, a) throws(CommandError) in
+      try c.open(a[0], force: c.commandWord.hasSuffix("!"))
+    },
+    CommandSpec(name: "new", aliases: ["new!"], usage: "new", summary: "start an empty session (new! discards unsaved changes)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      try c.newSession(force: c.commandWord.hasSuffix("!"))
+    },
+    CommandSpec(
+      name: "autopause", usage: "autopause on|off", summary: "pause when the master outputs lose their last connection",
+      argumentCount: 0...1, completions: [.keyword(["on", "off"])]
+    ) { (c, a) throws(CommandError) in
+      guard let w = a.first else { c.write("autopause: \(c.mixer.options.autoPauseOnDisconnect ? "on" : "off")"); return }
+      var o = c.mixer.options
+      o.autoPauseOnDisconnect = try ValueParser.onOff(w, "autopause")
+      try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
+    },
+    CommandSpec(
+      name: "meterpoint", usage: "meterpoint pre|post", summary: "meter stems before or after their fader",
+      argumentCount: 0...1, completions: [.keyword(["pre", "post"])]
+    ) { (c, a) throws(CommandError) in
+      guard let w = a.first else { c.write("meterpoint: \(c.mixer.options.meterPoint.rawValue)"); return }
+      guard let p = MeterPoint(rawValue: w.lowercased()) else { throw CommandError("meterpoint must be pre or post (got '\(ValueParser.printable(w))')") }
+      var o = c.mixer.options
+      o.meterPoint = p
+      try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
+    },
+  ]
+
+  // MARK: Other
+
+  static let otherCommands: [CommandSpec] = [
+    CommandSpec(name: "help", aliases: ["?"], usage: "help [COMMAND]", summary: "list commands, or explain one", argumentCount: 0...1, completions: [.command]) { (c, a) throws(CommandError) in
+      for line in try Help.text(for: a.first) { c.write(line) }
+    },
+    CommandSpec(name: "echo", usage: "echo TEXT…", summary: "print text (for scripts)", argumentCount: 0...99) { (c, a) throws(CommandError) in
+      c.write(a.joined(separator: " "))
+    },
+    CommandSpec(name: "quit", aliases: ["exit", "quit!", "exit!", "q"], usage: "quit", summary: "leave stemdeck (quit! discards unsaved changes)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      c.quitRequested = true
+    },
+  ]
+}
+
+/// `help` text, generated from the command table so it never drifts from the commands.
+enum Help {
+  static func text(for command: String?) throws(CommandError) -> [String] {
+    if let command {
+      guard let spec = CommandTable.lookup(command.lowercased()) else {
+        throw CommandError("no help for '\(ValueParser.printable(command))': unknown command (type 'help' for the list)")
+      }
+      var lines = ["usage: \(spec.usage)", "  \(spec.summary)"]
+      if !spec.aliases.isEmpty { lines.append("  aliases: \(spec.aliases.joined(separator: ", "))") }
+      for d in spec.details.split(separator: "\n") { lines.append("  " + String(d).trimmingSpaces()) }
+      return lines
+    }
+    var lines: [String] = []
+    let groups: [(String, [CommandSpec])] = [
+      ("stems", CommandTable.stemCommands), ("transport", CommandTable.transportCommands),
+      ("meters", CommandTable.meterCommands), ("routing", CommandTable.routingCommands),
+      ("session", CommandTable.sessionCommands), ("other", CommandTable.otherCommands),
+    ]
+    for (title, specs) in groups {
+      lines.append("\(title):")
+      for s in specs { lines.append("  \(s.usage.padded(34)) \(s.summary)") }
+    }
+    lines.append("NAME may be 'all' where shown. '#' starts a comment; ';' separates commands.")
+    return lines
+  }
+}

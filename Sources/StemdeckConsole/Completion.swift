@@ -1,0 +1,78 @@
+import Foundation
+
+/// Tab-completion candidates: command names, stem names, port names, keywords and file paths.
+enum Completion {
+  static func candidates(console: Console, words: [String], partial: String) -> [String] {
+    guard let first = words.first else {
+      return CommandTable.allNames.filter { $0.hasPrefix(partial) && !$0.hasSuffix("!") }.sorted()
+    }
+    guard let spec = CommandTable.lookup(first.lowercased()) else { return [] }
+    let index = words.count - 1
+    let kind: ArgumentKind = index < spec.completions.count ? spec.completions[index] : (spec.name == "add" && index == 1 ? .keyword(["as"]) : .none)
+    var options: [String]
+    switch kind {
+    case .stem: options = console.mixer.stemNames + (spec.name == "meters" ? ["master", "reset"] : [])
+    case .stemOrAll: options = console.mixer.stemNames + ["all"]
+    case .keyword(let words): options = words
+    case .command: options = CommandTable.all.map(\.name)
+    case .port:
+      options = ((try? console.driver?.ports(matching: nil)) ?? [])?.map(\.name) ?? []
+      if let own = console.driver?.clientName {
+        options += options.filter { $0.hasPrefix(own + ":") }.map { String($0.dropFirst(own.count + 1)) }
+      }
+    case .file: return files(matching: partial)
+    case .none: return []
+    }
+    return options.filter { $0.hasPrefix(partial) }.sorted()
+  }
+
+  /// Paths starting with `partial`; folders get a trailing '/'.
+  static func files(matching partial: String) -> [String] {
+    let slash = partial.lastIndex(of: "/")
+    let dirPart = slash.map { String(partial[...$0]) } ?? ""
+    let prefix = slash.map { String(partial[partial.index(after: $0)...]) } ?? partial
+    let dir = dirPart.isEmpty ? "." : dirPart
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
+    return entries.filter { $0.hasPrefix(prefix) && (!$0.hasPrefix(".") || prefix.hasPrefix(".")) }.sorted().map { name in
+      var isDir: ObjCBool = false
+      let full = dirPart + name
+      FileManager.default.fileExists(atPath: dir + "/" + name, isDirectory: &isDir)
+      return isDir.boolValue ? full + "/" : full
+    }
+  }
+}
+
+/// The live meter view (`watch`): redraws in place until a key is pressed. Plain text when
+/// NO_COLOR is set.
+enum MeterView {
+  static func run(_ console: Console) {
+    var saved = termios()
+    tcgetattr(0, &saved)
+    var raw = saved
+    raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+    tcsetattr(0, TCSANOW, &raw)
+    defer { tcsetattr(0, TCSANOW, &saved) }
+    let color = ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+    var size = winsize()
+    let width = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+    var previousLines = 0
+    let out = FileHandle.standardOutput
+    out.write("\u{1B}[?25l".data(using: .utf8)!)
+    defer { out.write("\u{1B}[?25h".data(using: .utf8)!) }
+    let startInterrupts = interruptRequests.load(ordering: .relaxed)
+    while interruptRequests.load(ordering: .relaxed) == startInterrupts {
+      console.idle()
+      let lines = Display.meterBars(console, width: width, color: color)
+      var frame = previousLines > 0 ? "\u{1B}[\(previousLines)A" : "\r"
+      for l in lines { frame += "\u{1B}[K" + l + "\n" }
+      out.write(frame.data(using: .utf8)!)
+      previousLines = lines.count
+      var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+      if poll(&fds, 1, 100) > 0 {
+        var byte: UInt8 = 0
+        _ = read(0, &byte, 1)
+        break
+      }
+    }
+  }
+}

@@ -1,0 +1,225 @@
+import Foundation
+import StemdeckControl
+import StemdeckEngine
+import StemdeckJack
+import StemdeckSession
+import Synchronization
+
+/// Set by SIGINT/SIGTERM/SIGHUP handlers; read by the console's loops.
+public let interruptRequests = Atomic<Int>(0)
+
+/// The command interpreter shared by interactive and script mode: one line in, output lines
+/// out. It drives the same `Mixer` API as everything else, and never changes engine state when
+/// a command is rejected.
+public final class Console {
+  /// Where output goes: normal lines, and event lines that may arrive while the user types.
+  public var write: (String) -> Void
+  public var writeEvent: (String) -> Void
+  public let driver: JackDriver?
+  let ownMixer: Mixer?
+  /// The session file this console saves to by default.
+  public private(set) var sessionPath: String?
+  /// Interactive mode: risky commands refuse when there are unsaved changes.
+  public var interactive = false
+  /// Called while `wait` waits, to keep events flowing (the host's poll).
+  public var idle: () -> Void = {}
+  /// Set by `watch` in interactive mode; the host runs the live view.
+  public var watchRequested = false
+  public var quitRequested = false
+  /// The command word being run (lets "open!" differ from "open").
+  var commandWord = ""
+
+  /// A console driving a live JACK mixer.
+  public init(driver: JackDriver, write: @escaping (String) -> Void) {
+    self.driver = driver
+    ownMixer = nil
+    self.write = write
+    writeEvent = write
+  }
+
+  /// A console driving a mixer without JACK (tests, offline use).
+  public init(mixer: Mixer, write: @escaping (String) -> Void) {
+    driver = nil
+    ownMixer = mixer
+    self.write = write
+    writeEvent = write
+  }
+
+  public var mixer: Mixer { driver?.mixer ?? ownMixer! }
+
+  /// Runs one input line (possibly several `;`-separated commands). Returns false if any failed.
+  @discardableResult
+  public func execute(line: String) -> Bool {
+    let commands: [[String]]
+    do { commands = try Tokenizer.commands(in: line) } catch {
+      write("error: \(error)")
+      return false
+    }
+    var ok = true
+    for words in commands {
+      if quitRequested { break }
+      do { try run(words) } catch {
+        write("error: \(error)")
+        ok = false
+      }
+    }
+    return ok
+  }
+
+  /// Runs one command given as words.
+  public func run(_ words: [String]) throws(CommandError) {
+    guard let first = words.first else { return }
+    let name = first.lowercased()
+    guard let spec = CommandTable.lookup(name) else {
+      let all = CommandTable.allNames
+      if let guess = Suggestion.closest(to: name, in: all) {
+        throw CommandError("unknown command '\(ValueParser.printable(first))' — did you mean '\(guess)'? (type 'help' for the list)")
+      }
+      throw CommandError("unknown command '\(ValueParser.printable(first))' (type 'help' for the list)")
+    }
+    commandWord = name
+    let args = Array(words.dropFirst())
+    if let count = spec.argumentCount, !count.contains(args.count) {
+      throw CommandError("\(spec.name): expected \(Self.describe(count)), got \(args.count) — usage: \(spec.usage)")
+    }
+    try spec.run(self, args)
+  }
+
+  static func describe(_ range: ClosedRange<Int>) -> String {
+    func n(_ k: Int) -> String { k == 1 ? "1 argument" : "\(k) arguments" }
+    if range.lowerBound == range.upperBound { return n(range.lowerBound) }
+    if range.upperBound >= 99 { return "at least \(n(range.lowerBound))" }
+    return "\(range.lowerBound) to \(range.upperBound) arguments"
+  }
+
+  // MARK: - Helpers the commands use
+
+  /// The stems a name argument means: one stem, or every stem for "all".
+  func stems(_ name: String) throws(CommandError) -> [String] {
+    let names = mixer.stemNames
+    if name == "all" {
+      if names.isEmpty { throw CommandError("there are no stems (add one with 'add PATH')") }
+      return names
+    }
+    guard names.contains(name) else { throw CommandError(MixerError.unknownStem(name, known: names).message) }
+    return [name]
+  }
+
+  /// Applies `body` to each named stem, after validating the first so an invalid value changes
+  /// nothing (validation is per value, so the first stem's check stands for all).
+  func each(_ name: String, _ body: (String) throws(MixerError) -> Void) throws(CommandError) {
+    for stem in try stems(name) {
+      do { try body(stem) } catch { throw CommandError(error.message) }
+    }
+  }
+
+  func mixerCall(_ body: () throws(MixerError) -> Void) throws(CommandError) {
+    do { try body() } catch { throw CommandError(error.message) }
+  }
+
+  func jack() throws(CommandError) -> JackDriver {
+    guard let driver else { throw CommandError("not running with JACK (routing commands need the live client)") }
+    return driver
+  }
+
+  func jackCall<T>(_ body: (JackDriver) throws(JackError) -> T) throws(CommandError) -> T {
+    let d = try jack()
+    do { return try body(d) } catch { throw CommandError(error.message) }
+  }
+
+  // MARK: - Session commands
+
+  func save(to path: String?) throws(CommandError) {
+    guard let target = path ?? sessionPath else {
+      throw CommandError("no session file yet: give a path, e.g. 'save Sessions/mysong.json'")
+    }
+    let absolute = Self.absolutePath(target)
+    var session = mixer.session(savingTo: absolute)
+    if let driver { session.connections = driver.intendedConnections }
+    do { try SessionFile.save(session, to: absolute) } catch { throw CommandError(error.description) }
+    mixer.markSaved()
+    sessionPath = absolute
+    write("saved \(target)")
+  }
+
+  /// Opens a session file, replacing the current session only if everything in it is valid.
+  public func open(_ path: String, force: Bool = false) throws(CommandError) {
+    if interactive && mixer.isDirty && !force {
+      throw CommandError("there are unsaved changes: 'save' them first, or use 'open! \(path)' to discard them")
+    }
+    let absolute = Self.absolutePath(path)
+    let session: Session
+    do { session = try SessionFile.load(path: absolute) } catch {
+      throw CommandError(error.description.replacingOccurrences(of: absolute, with: path))
+    }
+    do { try mixer.load(session, sessionPath: absolute) } catch {
+      throw CommandError(error.message.replacingOccurrences(of: absolute, with: path))
+    }
+    sessionPath = absolute
+    var line = "opened \(path): \(session.stems.count) stem\(session.stems.count == 1 ? "" : "s")"
+    if let driver {
+      let missing = driver.setIntendedConnections(session.connections)
+      if !missing.isEmpty {
+        line += "; waiting for port\(missing.count == 1 ? "" : "s") to connect: \(missing.joined(separator: ", "))"
+      }
+    }
+    write(line)
+  }
+
+  func newSession(force: Bool) throws(CommandError) {
+    if interactive && mixer.isDirty && !force {
+      throw CommandError("there are unsaved changes: 'save' them first, or use 'new!' to discard them")
+    }
+    try mixerCall { () throws(MixerError) in
+      try mixer.removeAllStems()
+      try mixer.stop()
+      try mixer.setMasterVolume(1)
+      try mixer.setOptions(SessionOptions())
+      try mixer.setQuality(.fast)
+    }
+    driver?.setIntendedConnections([:])
+    sessionPath = nil
+    mixer.markSaved()
+    write("new empty session")
+  }
+
+  static func absolutePath(_ path: String) -> String {
+    if path.hasPrefix("/") { return path }
+    return FileManager.default.currentDirectoryPath + "/" + path
+  }
+
+  // MARK: - Waiting
+
+  /// Waits `seconds`, keeping events flowing; Ctrl-C ends the wait early.
+  func wait(seconds: Double) {
+    let start = interruptRequests.load(ordering: .relaxed)
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline && interruptRequests.load(ordering: .relaxed) == start {
+      idle()
+      usleep(10_000)
+    }
+    idle()
+  }
+
+  /// Waits until every finite stem has finished.
+  func waitForEnd() throws(CommandError) {
+    let statuses = mixer.stemStatuses()
+    if statuses.isEmpty { throw CommandError("wait end: there are no stems") }
+    if statuses.allSatisfy({ $0.settings.loops < 0 }) {
+      throw CommandError("wait end: every stem loops forever (loops -1), so the end never comes; use 'wait SECONDS'")
+    }
+    if mixer.transportState == .paused && !mixer.allFiniteStemsFinished {
+      throw CommandError("wait end: the transport is paused; 'play' first")
+    }
+    let start = interruptRequests.load(ordering: .relaxed)
+    while !mixer.allFiniteStemsFinished && interruptRequests.load(ordering: .relaxed) == start {
+      idle()
+      usleep(10_000)
+      if mixer.transportState == .paused && !mixer.allFiniteStemsFinished {
+        idle()
+        throw CommandError("wait end: the transport was paused before the end")
+      }
+    }
+    idle()
+  }
+}

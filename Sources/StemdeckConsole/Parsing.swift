@@ -1,0 +1,169 @@
+import StemdeckControl
+import StemdeckEngine
+
+/// A rejected command line: printed as `error: <message>`.
+public struct CommandError: Error, CustomStringConvertible, Equatable {
+  public let message: String
+  public init(_ message: String) { self.message = message }
+  public var description: String { message }
+}
+
+/// Splits command lines into words.
+///
+/// Words are separated by spaces or tabs; single or double quotes group words with spaces
+/// ("add 'My Drums.wav' as drums"); a backslash escapes the next character outside single
+/// quotes; `#` at the start of a word begins a comment. `;` outside quotes separates commands
+/// (used by `-c`).
+public enum Tokenizer {
+  /// The commands on one line, each as its words. Unbalanced quotes are an error.
+  public static func commands(in line: String) throws(CommandError) -> [[String]] {
+    var commands: [[String]] = []
+    var words: [String] = []
+    var word = ""
+    var inWord = false
+    var quote: Character?
+    var escaping = false
+    for c in line {
+      if escaping { word.append(c); escaping = false; inWord = true; continue }
+      if let q = quote {
+        if c == q { quote = nil } else if c == "\\" && q == "\"" { escaping = true } else { word.append(c) }
+        continue
+      }
+      switch c {
+      case "\\": escaping = true; inWord = true
+      case "'", "\"": quote = c; inWord = true
+      case " ", "\t", "\r", "\n":
+        if inWord { words.append(word); word = ""; inWord = false }
+      case ";":
+        if inWord { words.append(word); word = ""; inWord = false }
+        if !words.isEmpty { commands.append(words) }
+        words = []
+      case "#" where !inWord:
+        if !words.isEmpty { commands.append(words) }
+        return commands
+      default:
+        word.append(c); inWord = true
+      }
+    }
+    if quote != nil { throw CommandError("unbalanced quote: a \(quote == "'" ? "'" : "\"") is not closed") }
+    if escaping { word.append("\\") }
+    if inWord { words.append(word) }
+    if !words.isEmpty { commands.append(words) }
+    return commands
+  }
+}
+
+/// Parsing of the values people type.
+public enum ValueParser {
+  /// A finite number (no NaN, no inf, no hex): "0.8", "-0.3", "2", ".5".
+  public static func number(_ text: String, _ what: String) throws(CommandError) -> Double {
+    let allowed = "0123456789.-+eE"
+    guard !text.isEmpty, text.count <= 32, text.allSatisfy({ allowed.contains($0) }),
+          let v = Double(text), v.isFinite else {
+      throw CommandError("\(what) must be a number (got '\(printable(text))')")
+    }
+    return v == 0 ? 0 : v  // -0 → 0
+  }
+
+  /// A whole number: "3", "-1".
+  public static func integer(_ text: String, _ what: String) throws(CommandError) -> Int {
+    guard !text.isEmpty, text.count <= 18, let v = Int(text) else {
+      throw CommandError("\(what) must be a whole number (got '\(printable(text))')")
+    }
+    return v
+  }
+
+  /// A volume: linear ("0.8") or decibels ("-6dB", "-6 dB" as two words joined by the caller,
+  /// "+3dB", "-inf dB" for silence). Returns linear gain, checked against 0…2.
+  public static func volume(_ text: String) throws(CommandError) -> Double {
+    let lower = text.lowercased()
+    var linear: Double
+    if lower.hasSuffix("db") {
+      let number = String(lower.dropLast(2)).trimmingSpaces()
+      if number == "-inf" { return 0 }
+      let db = try self.number(number, "volume in dB")
+      linear = Decibels.toAmplitude(db)
+      guard linear <= 2.0000001 else {
+        throw CommandError("volume must be at most +6 dB (2.0 linear) (got \(text))")
+      }
+      linear = min(linear, 2)
+    } else {
+      linear = try number(text, "volume")
+    }
+    guard (0...2).contains(linear) else {
+      throw CommandError("volume must be between 0 and 2, or in dB up to +6dB (got \(NumberFormat.plain(linear)))")
+    }
+    return linear
+  }
+
+  /// A position: "83.5" seconds, "1:23.5" m:ss, "1:02:03" h:mm:ss. Relative forms "+10"/"-5"
+  /// return `relative: true`.
+  public static func position(_ text: String) throws(CommandError) -> (seconds: Double, relative: Bool) {
+    var body = Substring(text)
+    var sign = 1.0
+    var relative = false
+    if body.hasPrefix("+") { relative = true; body = body.dropFirst() }
+    else if body.hasPrefix("-") { relative = true; sign = -1; body = body.dropFirst() }
+    let parts = body.split(separator: ":", omittingEmptySubsequences: false)
+    guard (1...3).contains(parts.count), !body.isEmpty else {
+      throw CommandError("position must be seconds (83.5), m:ss (1:23.5) or h:mm:ss, optionally +/- for relative (got '\(printable(text))')")
+    }
+    var seconds = 0.0
+    for (i, part) in parts.enumerated() {
+      let isLast = i == parts.count - 1
+      guard !part.isEmpty, part.allSatisfy({ "0123456789.".contains($0) }), let v = Double(part), v.isFinite,
+            isLast || !part.contains(".") else {
+        throw CommandError("position must be seconds (83.5), m:ss (1:23.5) or h:mm:ss, optionally +/- for relative (got '\(printable(text))')")
+      }
+      if i > 0 && v >= 60 { throw CommandError("position '\(printable(text))': minutes and seconds after ':' must be below 60") }
+      seconds = seconds * 60 + v
+    }
+    return (sign * seconds, relative)
+  }
+
+  /// A duration: "2", "2s", "500ms", "1:30".
+  public static func duration(_ text: String) throws(CommandError) -> Double {
+    let lower = text.lowercased()
+    if lower.hasSuffix("ms") { return try number(String(lower.dropLast(2)), "duration") / 1000 }
+    if lower.hasSuffix("s") { return try number(String(lower.dropLast()), "duration") }
+    let p = try position(text)
+    guard !p.relative else { throw CommandError("duration must not have a sign (got '\(printable(text))')") }
+    return p.seconds
+  }
+
+  public static func onOff(_ text: String, _ what: String) throws(CommandError) -> Bool {
+    switch text.lowercased() {
+    case "on", "yes", "true", "1": return true
+    case "off", "no", "false", "0": return false
+    default: throw CommandError("\(what) must be on or off (got '\(printable(text))')")
+    }
+  }
+
+  /// Text made safe to echo in an error: control characters shown as escapes, long text cut.
+  public static func printable(_ text: String) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars.prefix(60) {
+      if scalar.value < 0x20 || scalar.value == 0x7f { out += "\\u{\(String(scalar.value, radix: 16))}" }
+      else { out.unicodeScalars.append(scalar) }
+    }
+    if text.unicodeScalars.count > 60 { out += "…" }
+    return out
+  }
+}
+
+extension String {
+  func trimmingSpaces() -> String {
+    var s = Substring(self)
+    while s.first == " " { s = s.dropFirst() }
+    while s.last == " " { s = s.dropLast() }
+    return String(s)
+  }
+
+  func padded(_ width: Int) -> String {
+    count >= width ? self : self + String(repeating: " ", count: width - count)
+  }
+
+  func padLeft(_ width: Int) -> String {
+    count >= width ? self : String(repeating: " ", count: width - count) + self
+  }
+}

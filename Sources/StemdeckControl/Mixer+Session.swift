@@ -1,0 +1,60 @@
+import StemdeckAudioFile
+import StemdeckSession
+
+extension Mixer {
+  /// Replaces the mixer's content with `session` (whose file is at `sessionPath`, for resolving
+  /// relative stem paths). Everything is checked first (settings, names, every audio file opens
+  /// and decodes); on any error nothing changes and the error names the session file, the stem
+  /// and the field or audio file.
+  public func load(_ session: Session, sessionPath: String) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      var seen: [String: Int] = [:]
+      for (index, stem) in session.stems.enumerated() {
+        let place = "\(sessionPath): stems[\(index)] (\(stem.name))"
+        do { try validate(stem, isNew: false) } catch { throw MixerError("\(place): \(error)") }
+        if let first = seen[stem.name] {
+          throw MixerError("\(place): duplicate stem name '\(stem.name)' (also stems[\(first)])")
+        }
+        seen[stem.name] = index
+        let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
+        do { _ = try SoundFile(readingFrom: path) } catch {
+          throw MixerError("\(place).file: \(error)")
+        }
+      }
+      do {
+        try MixerError.check(session.masterVolume, in: SettingRange.volume, "master.volume", allowed: "between 0 and 2 (+6 dB)")
+      } catch { throw MixerError("\(sessionPath): \(error)") }
+
+      try removeAllStems()
+      if session.quality != quality { try setQuality(session.quality) }
+      try setOptions(session.options)
+      try setMasterVolume(session.masterVolume)
+      for (index, stem) in session.stems.enumerated() {
+        let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
+        do { try addStem(path: path, settings: stem) } catch {
+          throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error)")
+        }
+      }
+      try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
+      isDirty = false
+    }
+  }
+
+  /// The mixer's state as a session to be saved at `sessionPath` (stem paths relative to it
+  /// when they lie under its folder). `connections` are filled in by the JACK side.
+  public func session(savingTo sessionPath: String) -> Session {
+    lock.locked {
+      var s = Session()
+      s.quality = quality
+      s.masterVolume = masterVolume
+      s.options = options
+      s.position = (Double(currentTransportFrame()) / sampleRate * 1000).rounded() / 1000
+      s.stems = stems.map { stem in
+        var settings = stem.settings
+        settings.file = SessionFile.storedPath(forAudioFile: stem.path, sessionPath: sessionPath)
+        return settings
+      }
+      return s
+    }
+  }
+}

@@ -1,0 +1,591 @@
+import CSampleRate
+import Foundation
+import StemdeckAudioFile
+import StemdeckEngine
+import StemdeckSession
+import Synchronization
+
+/// The engine as the control thread sees it: stems with their settings, the transport, the
+/// master, meters and events. The REPL, the session loader, the offline renderer, the JACK
+/// driver and the tests all drive this one API.
+///
+/// - Thread: any non-realtime thread; every public method takes the mixer's lock, so the REPL
+///   and the event pump may call it concurrently. It talks to the renderer only through the
+///   command ring, the event and return rings, and atomics; it never waits for the audio thread.
+/// - Errors: every setter validates first and changes nothing when it throws.
+public final class Mixer: @unchecked Sendable {
+  /// How stems' rings are filled.
+  public enum Streaming: Sendable {
+    /// A disk thread fills them (live playback).
+    case thread
+    /// The caller fills them by calling `fillStreams()` before each block (offline render).
+    case synchronous
+  }
+
+  public let sampleRate: Double
+  public let streaming: Streaming
+  /// The renderer's state: hand it to `renderBlock` from exactly one audio thread.
+  public let renderState: UnsafeMutablePointer<RenderState>
+  let lock = NSRecursiveLock()
+  var rings: EngineRings
+  let disk = DiskStreamer()
+  var stems: [Stem] = []
+  var retiring: [Stem] = []
+  var freeSlots: [Int32]
+  var epoch = 0
+  var seekTarget = 0
+  var masterVolume: Double = 1
+  public private(set) var quality: ResamplerQuality
+  public private(set) var options = SessionOptions()
+  var commandsSent = 0
+  /// Set when something changed since the last `markSaved()`.
+  public internal(set) var isDirty = false
+  /// Seconds of look-ahead a stem added while playing is given before it joins.
+  static let joinMargin = 0.3
+
+  public init(sampleRate: Double, quality: ResamplerQuality = .fast, streaming: Streaming = .thread,
+              maxVoices: Int = 1024, maxBlockFrames: Int = 4096) {
+    self.sampleRate = sampleRate
+    self.quality = quality
+    self.streaming = streaming
+    let made = RenderState.make(sampleRate: sampleRate, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames)
+    renderState = made.state
+    rings = made.rings
+    freeSlots = (0..<Int32(maxVoices)).reversed()
+    if streaming == .thread { disk.start() }
+  }
+
+  /// Stops the disk thread and frees everything. Call only after the audio driver has stopped
+  /// calling `renderBlock` with `renderState`.
+  public func shutdown() {
+    lock.locked {
+      disk.stop()
+      RenderState.destroy(renderState) { voice in
+        voice.deinitialize(count: 1)
+        voice.deallocate()
+      }
+      for stem in stems + retiring { stem.freeShared() }
+      stems.removeAll()
+      retiring.removeAll()
+    }
+  }
+
+  // MARK: - Commands to the renderer
+
+  func send(_ command: EngineCommand) throws(MixerError) {
+    guard rings.commands.push(command) else {
+      throw MixerError("the audio engine is not keeping up with commands (command queue full); try again")
+    }
+    commandsSent += 1
+  }
+
+  /// Commands accepted and commands applied by the renderer so far (latency measurement).
+  public var commandCounts: (sent: Int, applied: Int) {
+    lock.locked { (commandsSent, renderState.pointee.status.pointee.commandsApplied.load(ordering: .relaxed)) }
+  }
+
+  /// Fills every stream's ring once (offline rendering; the disk thread does this when live).
+  public func fillStreams() { _ = disk.fillAll() }
+
+  // MARK: - Stems
+
+  /// The names of all stems, in order.
+  public var stemNames: [String] { lock.locked { stems.map(\.settings.name) } }
+
+  /// Adds a stem playing the audio file at `path` (absolute or relative to the current
+  /// directory). Its settings come from `settings` (name and all), validated first.
+  @discardableResult
+  public func addStem(path: String, settings: StemSettings) throws(MixerError) -> String {
+    try lock.locked { () throws(MixerError) -> String in
+      try validate(settings, isNew: true)
+      let file: SoundFile
+      do { file = try SoundFile(readingFrom: path) } catch {
+        throw MixerError("cannot add stem '\(settings.name)': \(error)")
+      }
+      guard let slot = freeSlots.popLast() else {
+        throw MixerError("cannot add stem '\(settings.name)': all \(renderState.pointee.maxVoices) stem slots are in use")
+      }
+      let info = file.info
+      let channels = min(info.channelCount, 2)
+      var errorCode: Int32 = 0
+      guard let resampler = src_new(quality.converterType, Int32(channels), &errorCode) else {
+        freeSlots.append(slot)
+        throw MixerError("cannot add stem '\(settings.name)': libsamplerate: \(String(cString: src_strerror(errorCode)))")
+      }
+      let ringFrames = Self.ringFrames(sampleRate: sampleRate)
+      let ends = SPSCRing.make(minimumCapacity: ringFrames * channels, of: Float.self)
+      let shared = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
+      shared.initialize(to: StemShared(loops: settings.loops))
+      let stem = Stem(settings: settings, path: path, info: info, slot: slot, shared: StemSharedRef(shared))
+      let place = placement(for: stem, atTransportFrame: joinTransportFrame())
+      shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
+      shared.pointee.requestedEpoch.store(epoch, ordering: .releasing)
+      let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
+      stem.stream = stream
+      let gains = stem.gains(anySolo: anySolo(including: settings))
+      let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
+      voice.initialize(to: StemVoice(
+        shared: shared, audio: ends.consumer, channels: channels, resampler: resampler,
+        ratio: stem.ratio(engineRate: sampleRate), gains: (Float(gains.left), Float(gains.right)),
+        sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame))
+      disk.add(stream)
+      do throws(MixerError) { try send(.addVoice(slot: slot, voice: voice)) } catch {
+        disk.remove(stream)
+        voice.deinitialize(count: 1)
+        voice.deallocate()
+        stem.freeShared()
+        freeSlots.append(slot)
+        throw error
+      }
+      stems.append(stem)
+      if settings.solo { try? pushAllGains() }
+      isDirty = true
+      return settings.name
+    }
+  }
+
+  /// Removes a stem: it fades out and its resources are freed once the renderer hands it back.
+  public func removeStem(_ name: String) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      let stem = try find(name)
+      try send(.removeVoice(slot: stem.slot))
+      stems.removeAll { $0 === stem }
+      stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
+      retiring.append(stem)
+      if stem.settings.solo { try? pushAllGains() }
+      isDirty = true
+    }
+  }
+
+  /// Removes every stem.
+  public func removeAllStems() throws(MixerError) {
+    for name in stemNames { try removeStem(name) }
+  }
+
+  public func setVolume(_ name: String, _ volume: Double) throws(MixerError) {
+    try change(name) { (s: inout StemSettings) throws(MixerError) in
+      try MixerError.check(volume, in: SettingRange.volume, "volume", allowed: "between 0 and 2 (+6 dB)")
+      s.volume = volume
+    }
+  }
+
+  public func setPan(_ name: String, _ pan: Double) throws(MixerError) {
+    try change(name) { (s: inout StemSettings) throws(MixerError) in
+      try MixerError.check(pan, in: SettingRange.pan, "pan", allowed: "between -1 and 1")
+      s.pan = pan
+    }
+  }
+
+  public func setRate(_ name: String, _ rate: Double) throws(MixerError) {
+    try change(name) { (s: inout StemSettings) throws(MixerError) in
+      try MixerError.check(rate, in: SettingRange.rate, "rate", allowed: "between 0.5 and 2")
+      s.rate = rate
+    }
+  }
+
+  public func setLoops(_ name: String, _ loops: Int) throws(MixerError) {
+    try change(name) { (s: inout StemSettings) throws(MixerError) in
+      guard SettingRange.loops.contains(loops) else {
+        throw MixerError("loops must be -1 (forever) or a count from 0 to \(SettingRange.loops.upperBound) (got \(loops))")
+      }
+      s.loops = loops
+    }
+  }
+
+  public func setMute(_ name: String, _ mute: Bool) throws(MixerError) {
+    try change(name) { (s: inout StemSettings) throws(MixerError) in s.mute = mute }
+  }
+
+  public func setSolo(_ name: String, _ solo: Bool) throws(MixerError) {
+    try change(name) { (s: inout StemSettings) throws(MixerError) in s.solo = solo }
+  }
+
+  /// Applies a validated change to one stem's settings and sends what changed to the renderer.
+  func change(_ name: String, _ body: (inout StemSettings) throws(MixerError) -> Void) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      let stem = try find(name)
+      var settings = stem.settings
+      try body(&settings)
+      let old = stem.settings
+      guard settings != old else { return }
+      stem.settings = settings
+      if settings.loops != old.loops {
+        stem.shared.pointer.pointee.loops.store(settings.loops, ordering: .relaxed)
+      }
+      if settings.rate != old.rate {
+        try send(.setRatio(slot: stem.slot, ratio: stem.ratio(engineRate: sampleRate)))
+      }
+      if settings.solo != old.solo {
+        try pushAllGains()
+      } else if settings.volume != old.volume || settings.pan != old.pan || settings.mute != old.mute {
+        try pushGains(stem)
+      }
+      isDirty = true
+    }
+  }
+
+  func anySolo(including extra: StemSettings? = nil) -> Bool {
+    (extra?.solo ?? false) || stems.contains { $0.settings.solo }
+  }
+
+  func pushGains(_ stem: Stem) throws(MixerError) {
+    let g = stem.gains(anySolo: anySolo())
+    try send(.setGains(slot: stem.slot, left: Float(g.left), right: Float(g.right)))
+  }
+
+  func pushAllGains() throws(MixerError) {
+    for stem in stems { try pushGains(stem) }
+  }
+
+  /// Master volume, linear 0…2.
+  public func setMasterVolume(_ volume: Double) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      try MixerError.check(volume, in: SettingRange.volume, "master volume", allowed: "between 0 and 2 (+6 dB)")
+      try send(.setMasterGain(Float(volume)))
+      if masterVolume != volume { isDirty = true }
+      masterVolume = volume
+    }
+  }
+
+  public var masterVolumeSetting: Double { lock.locked { masterVolume } }
+
+  /// Changes the resampler quality: every stem gets a new converter, and the transport re-syncs
+  /// at its current position (a few milliseconds' fade).
+  public func setQuality(_ newQuality: ResamplerQuality) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      guard newQuality != quality else { return }
+      let current = stems.map { ($0.settings, $0.path) }
+      quality = newQuality
+      let position = currentTransportFrame()
+      for (settings, _) in current { try removeStem(settings.name) }
+      for (settings, path) in current { try addStem(path: path, settings: settings) }
+      try seek(toFrame: position)
+      isDirty = true
+    }
+  }
+
+  public func setOptions(_ newOptions: SessionOptions) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      if newOptions.meterPoint != options.meterPoint {
+        try send(.setMeterPoint(preFader: newOptions.meterPoint == .pre))
+      }
+      if newOptions != options { isDirty = true }
+      options = newOptions
+    }
+  }
+
+  /// Marks the current state as saved.
+  public func markSaved() { lock.locked { isDirty = false } }
+
+  // MARK: - Transport
+
+  public func play() throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      try send(.play(fadeIn: currentTransportFrame() > 0))
+    }
+  }
+
+  public func pause() throws(MixerError) {
+    try lock.locked { () throws(MixerError) in try send(.pause) }
+  }
+
+  /// Stops and rewinds to 0.
+  public func stop() throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      try send(.pause)
+      try seek(toFrame: 0)
+    }
+  }
+
+  /// Moves the transport to `seconds` (clamped at 0). Every stem keeps its own loop phase.
+  public func seek(toSeconds seconds: Double) throws(MixerError) {
+    guard seconds.isFinite else { throw MixerError("seek position must be a finite number of seconds (got \(seconds))") }
+    try lock.locked { () throws(MixerError) in
+      try seek(toFrame: Int((max(0, seconds) * sampleRate).rounded()))
+    }
+  }
+
+  func seek(toFrame frame: Int) throws(MixerError) {
+    epoch += 1
+    seekTarget = frame
+    for stem in stems {
+      let place = placement(for: stem, atTransportFrame: frame)
+      let shared = stem.shared.pointer
+      shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
+      shared.pointee.requestedEpoch.store(epoch, ordering: .releasing)
+      if place.joinFrame != frame {
+        try send(.setJoinFrameAfterSeek(slot: stem.slot, frame: place.joinFrame))
+      }
+    }
+    try send(.seek(frame: frame, epoch: epoch))
+  }
+
+  /// The transport position the control thread should assume: a seek not yet applied by the
+  /// renderer counts as done.
+  func currentTransportFrame() -> Int {
+    let status = renderState.pointee.status
+    if status.pointee.appliedEpoch.load(ordering: .relaxed) != epoch { return seekTarget }
+    return status.pointee.transportFrame.load(ordering: .relaxed)
+  }
+
+  /// Where a stem added now joins: the current position when paused, a little ahead when playing.
+  func joinTransportFrame() -> Int {
+    let frame = currentTransportFrame()
+    let state = renderState.pointee.status.pointee.transportState.load(ordering: .relaxed)
+    return state == TransportState.paused.rawValue ? frame : frame + Int(Self.joinMargin * sampleRate)
+  }
+
+  /// The source frame (in the looped stream) and the transport frame where a stem should be at
+  /// transport frame `t`, accounting for its start offset and rate.
+  func placement(for stem: Stem, atTransportFrame t: Int) -> (sourceFrame: Int, joinFrame: Int) {
+    let start = Int((stem.settings.startOffset * sampleRate).rounded())
+    if t <= start { return (0, start) }
+    let source = Double(t - start) * Double(stem.info.sampleRate) * stem.settings.rate / sampleRate
+    return (Int(source.rounded()), t)
+  }
+
+  public var transportState: TransportState {
+    TransportState(rawValue: renderState.pointee.status.pointee.transportState.load(ordering: .relaxed)) ?? .paused
+  }
+
+  /// Transport position in seconds.
+  public var position: Double { lock.locked { Double(currentTransportFrame()) / sampleRate } }
+
+  /// Length of the longest finite stem (all loops, at its rate, after its start offset), or nil
+  /// when there are no stems. Stems looping forever are left out; `hasEndlessStems` says so.
+  public var duration: Double? {
+    lock.locked {
+      let finite = stems.compactMap { $0.duration }
+      return finite.max()
+    }
+  }
+
+  public var hasEndlessStems: Bool { lock.locked { stems.contains { $0.settings.loops < 0 } } }
+
+  /// True when every stem that can finish has finished (and there is at least one such stem).
+  public var allFiniteStemsFinished: Bool {
+    lock.locked {
+      let finite = stems.filter { $0.settings.loops >= 0 }
+      return !finite.isEmpty && finite.allSatisfy { $0.shared.pointer.pointee.finished.load(ordering: .acquiring) }
+    }
+  }
+
+  // MARK: - Status, stems and meters
+
+  public func stemStatuses() -> [StemStatus] {
+    lock.locked { stems.map { $0.status(engineRate: sampleRate) } }
+  }
+
+  public func stemStatus(_ name: String) throws(MixerError) -> StemStatus {
+    try lock.locked { () throws(MixerError) -> StemStatus in try find(name).status(engineRate: sampleRate) }
+  }
+
+  public func masterMeter() -> MeterReading {
+    MeterReading(cells: renderState.pointee.status.pointee.masterMeters, channels: 2)
+  }
+
+  /// Clears peak hold and clip counts of every stem and the master.
+  public func resetMeters() {
+    lock.locked {
+      renderState.pointee.status.pointee.masterMeters.pointee.requestReset()
+      for stem in stems { stem.shared.pointer.pointee.meters.pointee.requestReset() }
+    }
+  }
+
+  // MARK: - Events
+
+  /// Drains the renderer's events and returned voices, frees what the renderer let go, and
+  /// returns what happened, in order. Call it every few tens of milliseconds.
+  public func pump() -> [MixerEvent] {
+    lock.locked {
+      var out: [MixerEvent] = []
+      while let event = rings.events.pop() {
+        switch event {
+        case .stemFinished(let slot):
+          if let stem = stems.first(where: { $0.slot == slot }) {
+            out.append(.stemFinished(stem.settings.name))
+            if allFiniteStemsFinishedLocked() { out.append(.allFinished) }
+          }
+        case .underrun(let slot):
+          if let stem = stems.first(where: { $0.slot == slot }) { out.append(.underrun(stem.settings.name)) }
+        case .primeTimeout:
+          out.append(.primeTimeout)
+        case .badSamples(let slot):
+          if let stem = stems.first(where: { $0.slot == slot }) { out.append(.badSamples(stem.settings.name)) }
+        }
+      }
+      while let voice = rings.retired.pop() {
+        let shared = voice.pointee.shared
+        voice.deinitialize(count: 1)
+        voice.deallocate()
+        if let index = retiring.firstIndex(where: { $0.shared.pointer == shared }) {
+          let stem = retiring.remove(at: index)
+          if let stream = stem.stream { disk.remove(stream) }
+          stem.stream = nil
+          stem.freeShared()
+          freeSlots.append(stem.slot)
+        }
+      }
+      for stem in stems where !stem.failureReported {
+        if let message = stem.stream?.failure {
+          stem.failureReported = true
+          out.append(.readFailed(stem.settings.name, message))
+        }
+      }
+      return out
+    }
+  }
+
+  func allFiniteStemsFinishedLocked() -> Bool {
+    let finite = stems.filter { $0.settings.loops >= 0 }
+    return !finite.isEmpty && finite.allSatisfy { $0.shared.pointer.pointee.finished.load(ordering: .acquiring) }
+  }
+
+  /// True once every removed stem has been handed back and freed.
+  public var hasPendingRemovals: Bool { lock.locked { !retiring.isEmpty } }
+
+  // MARK: - Helpers
+
+  func find(_ name: String) throws(MixerError) -> Stem {
+    if let stem = stems.first(where: { $0.settings.name == name }) { return stem }
+    throw MixerError.unknownStem(name, known: stems.map(\.settings.name))
+  }
+
+  func validate(_ s: StemSettings, isNew: Bool) throws(MixerError) {
+    if let problem = StemName.problem(with: s.name) { throw MixerError("stem name '\(s.name)' \(problem)") }
+    if isNew, stems.contains(where: { $0.settings.name == s.name }) {
+      throw MixerError("a stem named '\(s.name)' already exists; choose another name with 'as NAME'")
+    }
+    try MixerError.check(s.volume, in: SettingRange.volume, "volume", allowed: "between 0 and 2 (+6 dB)")
+    try MixerError.check(s.pan, in: SettingRange.pan, "pan", allowed: "between -1 and 1")
+    try MixerError.check(s.rate, in: SettingRange.rate, "rate", allowed: "between 0.5 and 2")
+    guard SettingRange.loops.contains(s.loops) else {
+      throw MixerError("loops must be -1 (forever) or a count from 0 to \(SettingRange.loops.upperBound) (got \(s.loops))")
+    }
+    guard s.startOffset.isFinite, s.startOffset >= 0 else {
+      throw MixerError("start offset must be 0 or more seconds (got \(s.startOffset))")
+    }
+  }
+
+  /// Ring size per stem, in frames: about 1.4 s at 48 kHz (a power of two).
+  static func ringFrames(sampleRate: Double) -> Int {
+    var n = 1
+    while Double(n) < sampleRate * 1.25 { n <<= 1 }
+    return n
+  }
+}
+
+/// The control thread's record of one stem.
+final class Stem {
+  var settings: StemSettings
+  /// The audio file's path as opened (absolute when loaded from a session).
+  let path: String
+  let info: SoundFileInfo
+  let slot: Int32
+  let shared: StemSharedRef
+  var stream: DiskStream?
+  var failureReported = false
+  var sharedFreed = false
+
+  init(settings: StemSettings, path: String, info: SoundFileInfo, slot: Int32, shared: StemSharedRef) {
+    self.settings = settings
+    self.path = path
+    self.info = info
+    self.slot = slot
+    self.shared = shared
+  }
+
+  func freeShared() {
+    guard !sharedFreed else { return }
+    sharedFreed = true
+    shared.pointer.deinitialize(count: 1)
+    shared.pointer.deallocate()
+  }
+
+  var channels: Int { min(info.channelCount, 2) }
+
+  func ratio(engineRate: Double) -> Double {
+    engineRate / (Double(info.sampleRate) * settings.rate)
+  }
+
+  /// Target (left, right) gains from volume, pan, mute and solo.
+  func gains(anySolo: Bool) -> (left: Double, right: Double) {
+    if settings.mute || (anySolo && !settings.solo) { return (0, 0) }
+    let p = PanLaw.gains(pan: settings.pan, channelCount: channels)
+    return (p.left * settings.volume, p.right * settings.volume)
+  }
+
+  /// Seconds from transport 0 until this stem has played all its loops; nil when endless.
+  var duration: Double? {
+    guard settings.loops >= 0 else { return nil }
+    let plays = Double(settings.loops + 1)
+    return settings.startOffset + plays * Double(info.frameCount) / (Double(info.sampleRate) * settings.rate)
+  }
+
+  func status(engineRate: Double) -> StemStatus {
+    let s = shared.pointer
+    let boundary = s.pointee.boundary.load(ordering: .relaxed)
+    let read = s.pointee.readCounter.load(ordering: .relaxed)
+    let start = s.pointee.epochStartFrame.load(ordering: .relaxed)
+    let synced = s.pointee.synced.load(ordering: .relaxed)
+    let sourceFrame = synced ? start + max(0, read - boundary) / channels : start
+    return StemStatus(
+      settings: settings, path: path, info: info,
+      loopIndex: sourceFrame / max(1, info.frameCount),
+      positionInFile: Double(sourceFrame % max(1, info.frameCount)) / Double(info.sampleRate),
+      length: Double(info.frameCount) / Double(info.sampleRate),
+      finished: s.pointee.finished.load(ordering: .relaxed),
+      underruns: s.pointee.underruns.load(ordering: .relaxed),
+      failed: s.pointee.readFailed.load(ordering: .relaxed),
+      meter: MeterReading(cells: s.pointee.meters, channels: channels))
+  }
+}
+
+extension ResamplerQuality {
+  /// libsamplerate's converter constant (these import as Int, design.md).
+  var converterType: Int32 {
+    switch self {
+    case .linear: return Int32(SRC_LINEAR)
+    case .fast: return Int32(SRC_SINC_FASTEST)
+    case .medium: return Int32(SRC_SINC_MEDIUM_QUALITY)
+    case .best: return Int32(SRC_SINC_BEST_QUALITY)
+    }
+  }
+}
+
+extension Mixer {
+  /// Turns a stem's direct outs on or off (the JACK driver registers the ports).
+  public func setDirectOut(_ name: String, _ on: Bool) throws(MixerError) {
+    try change(name) { (s: inout StemSettings) throws(MixerError) in s.directOut = on }
+  }
+
+  /// Sets when a stem starts, in transport seconds (>= 0); takes effect at the next seek or stop.
+  public func setStartOffset(_ name: String, _ seconds: Double) throws(MixerError) {
+    try change(name) { (s: inout StemSettings) throws(MixerError) in
+      guard seconds.isFinite, seconds >= 0, seconds <= 24 * 3600 else {
+        throw MixerError("start offset must be between 0 and 86400 seconds (got \(NumberFormat.plain(seconds)))")
+      }
+      s.startOffset = seconds
+    }
+  }
+
+  /// (name, slot) of every stem that wants direct outs.
+  public func directOutSlots() -> [(name: String, slot: Int)] {
+    lock.locked { stems.filter(\.settings.directOut).map { ($0.settings.name, Int($0.slot)) } }
+  }
+
+  /// A new mixer at another sample rate with the same stems, settings and position (used when a
+  /// JACK server comes back at a different rate). Its transport is paused.
+  public func copy(atSampleRate newRate: Double) throws(MixerError) -> Mixer {
+    try lock.locked { () throws(MixerError) -> Mixer in
+      let other = Mixer(sampleRate: newRate, quality: quality, streaming: streaming,
+                        maxVoices: renderState.pointee.maxVoices, maxBlockFrames: renderState.pointee.maxBlockFrames)
+      try other.setOptions(options)
+      try other.setMasterVolume(masterVolume)
+      for stem in stems { try other.addStem(path: stem.path, settings: stem.settings) }
+      try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
+      other.isDirty = isDirty
+      return other
+    }
+  }
+}

@@ -1,0 +1,198 @@
+import StemdeckAudioFile
+import StemdeckEngine
+import StemdeckSession
+
+/// A rejected control request: one line saying what was wrong and what is allowed.
+public struct MixerError: Error, CustomStringConvertible, Equatable, Sendable {
+  public let message: String
+  public init(_ message: String) { self.message = message }
+  public var description: String { message }
+
+  /// Checks a finite value lies in `range`.
+  static func check(_ value: Double, in range: ClosedRange<Double>, _ what: String, allowed: String) throws(MixerError) {
+    guard value.isFinite, range.contains(value) else {
+      throw MixerError("\(what) must be \(allowed) (got \(NumberFormat.plain(value)))")
+    }
+  }
+
+  /// "unknown stem 'drms' — did you mean 'drums'?"
+  public static func unknownStem(_ name: String, known: [String]) -> MixerError {
+    if known.isEmpty { return MixerError("unknown stem '\(name)' (there are no stems; add one with 'add PATH')") }
+    if let guess = Suggestion.closest(to: name, in: known) {
+      return MixerError("unknown stem '\(name)' — did you mean '\(guess)'?")
+    }
+    return MixerError("unknown stem '\(name)' (stems: \(known.joined(separator: ", ")))")
+  }
+}
+
+/// Stem name rules shared by the REPL and the session format.
+public enum StemName {
+  /// Why `name` is not a valid stem name, or nil.
+  public static func problem(with name: String) -> String? {
+    if name.isEmpty { return "is empty" }
+    if name.count > 64 { return "is longer than 64 characters" }
+    if name == "all" { return "is reserved ('all' means every stem)" }
+    let ok = name.unicodeScalars.allSatisfy { c in
+      (c.value < 128 && (c.properties.isAlphabetic || ("0"..."9").contains(c))) || c == "_" || c == "-" || c == "."
+    }
+    return ok ? nil : "may contain only letters, digits, '_', '-' and '.'"
+  }
+
+  /// A valid, unused stem name derived from a file path ("Drums Loop.wav" → "Drums_Loop").
+  public static func derived(fromPath path: String, taken: [String]) -> String {
+    var base = String(path.split(separator: "/").last ?? "stem")
+    if let dot = base.lastIndex(of: "."), dot != base.startIndex { base = String(base[..<dot]) }
+    var cleaned = String(base.unicodeScalars.map { c -> Character in
+      (c.value < 128 && (c.properties.isAlphabetic || ("0"..."9").contains(c))) || c == "_" || c == "-" || c == "." ? Character(c) : "_"
+    })
+    if cleaned.isEmpty || cleaned == "all" { cleaned = "stem" }
+    if cleaned.count > 60 { cleaned = String(cleaned.prefix(60)) }
+    var name = cleaned
+    var n = 2
+    while taken.contains(name) { name = "\(cleaned)-\(n)"; n += 1 }
+    return name
+  }
+}
+
+/// "Did you mean" suggestions by edit distance.
+public enum Suggestion {
+  public static func closest(to word: String, in candidates: [String]) -> String? {
+    let limit = max(1, word.count / 3)
+    var best: (String, Int)?
+    for c in candidates {
+      let d = distance(word.lowercased(), c.lowercased())
+      if d <= limit, d < (best?.1 ?? Int.max) { best = (c, d) }
+    }
+    return best?.0
+  }
+
+  static func distance(_ a: String, _ b: String) -> Int {
+    let a = Array(a), b = Array(b)
+    if a.isEmpty { return b.count }
+    if b.isEmpty { return a.count }
+    var previous = Array(0...b.count)
+    var current = [Int](repeating: 0, count: b.count + 1)
+    for i in 1...a.count {
+      current[0] = i
+      for j in 1...b.count {
+        current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+      }
+      swap(&previous, &current)
+    }
+    return previous[b.count]
+  }
+}
+
+/// A reading of a meter, in dB (AVAudioPlayer's scale: -160 … 0 and above for overs).
+public struct MeterReading: Sendable, Equatable {
+  public struct Channel: Sendable, Equatable {
+    public var peak: Double
+    public var average: Double
+    public var hold: Double
+    public var clips: Int
+  }
+  public var channels: [Channel]
+
+  init(cells: UnsafeMutablePointer<MeterCells>, channels count: Int) {
+    func read(_ c: borrowing MeterCell) -> Channel {
+      Channel(peak: Decibels.fromAmplitude(Double(c.peak)), average: Decibels.fromAmplitude(Double(c.rms)),
+              hold: Decibels.fromAmplitude(Double(c.hold)), clips: c.clips)
+    }
+    var list = [read(cells.pointee.left)]
+    if count > 1 { list.append(read(cells.pointee.right)) }
+    channels = list
+  }
+}
+
+/// What one stem is doing, for `stems` and `status`.
+public struct StemStatus: Sendable {
+  public var settings: StemSettings
+  public var path: String
+  public var info: SoundFileInfo
+  public var loopIndex: Int
+  /// Seconds into the file (within the current loop).
+  public var positionInFile: Double
+  /// The file's length in seconds.
+  public var length: Double
+  public var finished: Bool
+  public var underruns: Int
+  public var failed: Bool
+  public var meter: MeterReading
+}
+
+/// Things that happened, reported to the user.
+public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
+  case stemFinished(String)
+  case allFinished
+  case underrun(String)
+  case primeTimeout
+  case badSamples(String)
+  case readFailed(String, String)
+
+  public var description: String {
+    switch self {
+    case .stemFinished(let name): return "stem '\(name)' finished"
+    case .allFinished: return "all stems finished"
+    case .underrun(let name): return "underrun: stem '\(name)' ran out of audio from disk (playing silence until it catches up)"
+    case .primeTimeout: return "the disk was slow to fill after a start or seek; some stems started late"
+    case .badSamples(let name): return "stem '\(name)' produced NaN or infinite samples and was muted"
+    case .readFailed(let name, let message): return "stem '\(name)' can no longer be read: \(message)"
+    }
+  }
+}
+
+/// Formatting numbers for messages and tables.
+public enum NumberFormat {
+  /// A number as people write it: "7", "0.25", "-0.3", "nan".
+  public static func plain(_ v: Double) -> String {
+    if v.isNaN { return "nan" }
+    if v.isInfinite { return v > 0 ? "inf" : "-inf" }
+    if v == v.rounded(), abs(v) < 1e15 { return String(Int(v)) }
+    return String(v)
+  }
+
+  /// m:ss.mmm (h:mm:ss.mmm past an hour).
+  public static func time(_ seconds: Double) -> String {
+    guard seconds.isFinite else { return "--:--.---" }
+    let totalMillis = Int((max(0, seconds) * 1000).rounded())
+    let ms = totalMillis % 1000
+    let s = (totalMillis / 1000) % 60
+    let m = (totalMillis / 60000) % 60
+    let h = totalMillis / 3_600_000
+    let msText = String(ms).leftPadded(to: 3)
+    if h > 0 { return "\(h):\(String(m).leftPadded(to: 2)):\(String(s).leftPadded(to: 2)).\(msText)" }
+    return "\(m):\(String(s).leftPadded(to: 2)).\(msText)"
+  }
+
+  /// Fixed decimals without Foundation's String(format:).
+  public static func fixed(_ v: Double, _ decimals: Int) -> String {
+    guard v.isFinite else { return plain(v) }
+    var scale = 1.0
+    for _ in 0..<decimals { scale *= 10 }
+    let r = (abs(v) * scale).rounded()
+    let whole = Int(r / scale)
+    let frac = Int(r - Double(whole) * scale)
+    let sign = v < 0 && r > 0 ? "-" : ""
+    if decimals == 0 { return "\(sign)\(whole)" }
+    return "\(sign)\(whole).\(String(frac).leftPadded(to: decimals))"
+  }
+}
+
+extension String {
+  func leftPadded(to width: Int, with pad: Character = "0") -> String {
+    count >= width ? self : String(repeating: pad, count: width - count) + self
+  }
+}
+
+import Foundation
+
+extension NSRecursiveLock {
+  /// Runs `body` holding the lock, keeping `body`'s typed error (Foundation's `withLock` rethrows
+  /// untyped errors).
+  @inlinable
+  public func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    lock()
+    defer { unlock() }
+    return try body()
+  }
+}

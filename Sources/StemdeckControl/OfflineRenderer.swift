@@ -1,0 +1,93 @@
+import StemdeckAudioFile
+import StemdeckEngine
+import StemdeckSession
+
+/// Renders a session's master to a file through the same `renderBlock` the JACK client runs,
+/// with the disk streams filled synchronously between blocks. This is the reference the live
+/// output is compared against.
+public enum OfflineRenderer {
+  public struct Summary: Sendable {
+    public var frames: Int
+    public var sampleRate: Int
+    public var seconds: Double { Double(frames) / Double(sampleRate) }
+    /// Peak |sample| and RMS of each master channel over the whole render (linear).
+    public var peak: (left: Double, right: Double)
+    public var rms: (left: Double, right: Double)
+    public var clippedSamples: Int
+    public var underruns: Int
+  }
+
+  /// Renders `session` (stored at `sessionPath`) for `duration` seconds, or the longest finite
+  /// stem when nil, into `outputPath` (format from its extension).
+  public static func render(
+    session: Session, sessionPath: String, outputPath: String, duration: Double?,
+    sampleRate: Int = 48000, blockFrames: Int = 1024,
+    progress: ((Double) -> Void)? = nil
+  ) throws(MixerError) -> Summary {
+    guard let format = OutputFormat.forPath(outputPath) else {
+      throw MixerError("\(outputPath): unknown output format (use a .wav, .flac or .aiff file name)")
+    }
+    guard (8000...384_000).contains(sampleRate) else {
+      throw MixerError("sample rate must be between 8000 and 384000 Hz (got \(sampleRate))")
+    }
+    let mixer = Mixer(sampleRate: Double(sampleRate), quality: session.quality, streaming: .synchronous)
+    defer { mixer.shutdown() }
+    try mixer.load(session, sessionPath: sessionPath)
+    let seconds: Double
+    if let d = duration {
+      guard d.isFinite, d > 0, d <= 24 * 3600 else {
+        throw MixerError("--duration must be a number of seconds above 0 and at most 86400 (got \(NumberFormat.plain(d)))")
+      }
+      seconds = d
+    } else {
+      if mixer.hasEndlessStems {
+        throw MixerError("\(sessionPath): a stem loops forever (loops -1), so the render needs --duration SECONDS")
+      }
+      guard let d = mixer.duration else { throw MixerError("\(sessionPath): the session has no stems to render") }
+      seconds = d - session.position
+    }
+    let totalFrames = Int((seconds * Double(sampleRate)).rounded())
+    guard totalFrames > 0 else { throw MixerError("nothing to render: the session position is past its end") }
+
+    let writer: SoundFileWriter
+    do { writer = try SoundFileWriter(path: outputPath, format: format, sampleRate: sampleRate, channelCount: 2) } catch {
+      throw MixerError("\(error)")
+    }
+    let left = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
+    let right = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
+    let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * 2)
+    defer { left.deallocate(); right.deallocate(); interleaved.deallocate() }
+
+    try mixer.play()
+    var done = 0
+    var peak = (0.0, 0.0), sum = (0.0, 0.0), clipped = 0
+    var lastProgress = -1
+    while done < totalFrames {
+      let n = min(blockFrames, totalFrames - done)
+      mixer.fillStreams()
+      renderBlock(mixer.renderState, left: left, right: right, frameCount: n)
+      for i in 0..<n {
+        let l = left[i], r = right[i]
+        interleaved[2 * i] = l
+        interleaved[2 * i + 1] = r
+        let al = Double(abs(l)), ar = Double(abs(r))
+        peak.0 = max(peak.0, al); peak.1 = max(peak.1, ar)
+        sum.0 += al * al; sum.1 += ar * ar
+        if al > 1 { clipped += 1 }
+        if ar > 1 { clipped += 1 }
+      }
+      do { try writer.write(interleaved, frameCount: n) } catch { throw MixerError("\(error)") }
+      done += n
+      if done % (blockFrames * 64) == 0 { _ = mixer.pump() }
+      let percent = done * 100 / totalFrames
+      if percent != lastProgress { lastProgress = percent; progress?(Double(done) / Double(totalFrames)) }
+    }
+    _ = mixer.pump()
+    let underruns = mixer.stemStatuses().reduce(0) { $0 + $1.underruns }
+    let frames = Double(totalFrames)
+    return Summary(
+      frames: totalFrames, sampleRate: sampleRate, peak: (peak.0, peak.1),
+      rms: ((sum.0 / frames).squareRoot(), (sum.1 / frames).squareRoot()),
+      clippedSamples: clipped, underruns: underruns)
+  }
+}

@@ -1,0 +1,18 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@usableFromInline
+func log10Impl(_ x: Double) -> Double { log10(x) }
+
+@usableFromInline
+func pow10Impl(_ x: Double) -> Double { pow(10, x) }
+
+@usableFromInline
+func cosImpl(_ x: Double) -> Double { cos(x) }
+
+@usableFromInline
+func sinImpl(_ x: Double) -> Double { sin(x) }
+
+@usableFromInline
+func sqrtImpl(_ x: Double) -> Double { x.squareRoot() }

@@ -1,0 +1,41 @@
+/// A fixed-size command from the control thread to the realtime renderer, sent through the
+/// command ring. Trivial (`BitwiseCopyable`): pushing one copies a few words, nothing else.
+///
+/// Stems are addressed by slot (an index into the renderer's voice table, chosen by the control
+/// thread). A voice arrives fully built (`addVoice`); `removeVoice` fades it out and hands it back
+/// through the return ring for the control thread to free.
+public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
+  /// Installs a prepared voice in `slot`.
+  case addVoice(slot: Int32, voice: UnsafeMutablePointer<StemVoice>)
+  /// Fades the voice out and returns it through the return ring.
+  case removeVoice(slot: Int32)
+  /// New target gains (left, right), already combining volume, pan, mute and solo.
+  case setGains(slot: Int32, left: Float, right: Float)
+  /// New resampling ratio (output rate / input rate, including the stem's varispeed).
+  case setRatio(slot: Int32, ratio: Double)
+  /// Master volume (linear).
+  case setMasterGain(Float)
+  /// Starts the transport. `fadeIn` ramps the output up over a few milliseconds.
+  case play(fadeIn: Bool)
+  /// Fades out and stops the transport where it is.
+  case pause
+  /// Moves the transport to `frame`; every voice waits for its stream to reach `epoch`.
+  case seek(frame: Int, epoch: Int)
+  /// Where the voice in `slot` starts sounding after the next seek (for stems with a start
+  /// offset); without it a voice joins at the seek position itself.
+  case setJoinFrameAfterSeek(slot: Int32, frame: Int)
+  /// Meter point for stems: true = pre-fader (the source), false = post-fader.
+  case setMeterPoint(preFader: Bool)
+}
+
+/// Something the realtime renderer reports to the control thread through the event ring.
+public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
+  /// The stem in `slot` played all of its loops.
+  case stemFinished(slot: Int32)
+  /// The stem in `slot` ran out of streamed audio (the disk was late); it plays silence.
+  case underrun(slot: Int32)
+  /// A seek or start waited too long for the disk and went on without some stems.
+  case primeTimeout
+  /// A stem's audio contained NaN or infinity; the stem was muted.
+  case badSamples(slot: Int32)
+}

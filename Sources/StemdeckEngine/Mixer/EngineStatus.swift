@@ -1,0 +1,22 @@
+import Synchronization
+
+/// What the renderer publishes about the transport and the master, read by the control thread.
+/// Allocated by the control thread and shared by pointer; written only by the realtime thread.
+public struct EngineStatus: ~Copyable, @unchecked Sendable {
+  /// Transport position in engine frames.
+  public let transportFrame = Atomic<Int>(0)
+  /// 0 paused, 1 playing, 2 waiting for the disk after a seek or start.
+  public let transportState = Atomic<Int>(0)
+  /// The last seek epoch the renderer has applied.
+  public let appliedEpoch = Atomic<Int>(0)
+  /// Blocks rendered (a heartbeat for tests and the status line).
+  public let blocksRendered = Atomic<Int>(0)
+  /// Commands applied so far (latency measurement: compare with commands sent).
+  public let commandsApplied = Atomic<Int>(0)
+  /// Separately allocated so the renderer can hold a plain pointer to it.
+  public let masterMeters: UnsafeMutablePointer<MeterCells> = MeterCells.allocate()
+
+  deinit { masterMeters.deinitialize(count: 1); masterMeters.deallocate() }
+
+  public init() {}
+}

@@ -1,0 +1,59 @@
+import Synchronization
+
+/// The state of one stem that more than one thread touches, all of it atomic. Allocated by the
+/// control thread (`UnsafeMutablePointer<StemShared>`), freed by it after the voice is retired
+/// and the disk thread has dropped the stream.
+///
+/// The seek protocol (counters are ring sample counters, monotonically increasing):
+/// 1. control: writes `requestedFrame`, then `requestedEpoch` (releasing);
+///    and sends `.seek(frame:epoch:)` to the renderer.
+/// 2. disk: sees a new requested epoch; notes its current write counter as `boundary`, writes
+///    `epochStartFrame`, then publishes `publishedEpoch` (releasing); everything it writes after
+///    the boundary is the new stream.
+/// 3. realtime: once `publishedEpoch` equals the epoch it waits for, discards up to `boundary`
+///    and plays on from there. No thread ever waits for another.
+public struct StemShared: ~Copyable, @unchecked Sendable {
+  // control → disk
+  public let requestedEpoch = Atomic<Int>(0)
+  public let requestedFrame = Atomic<Int>(0)
+  /// Loop count with AVAudioPlayer's meaning (0 once, N → N+1 plays, -1 forever).
+  public let loops: Atomic<Int>
+  /// Set by the control thread when the stem is being removed: the disk thread stops reading.
+  public let closing = Atomic<Bool>(false)
+
+  // disk → realtime
+  public let publishedEpoch = Atomic<Int>(-1)
+  public let boundary = Atomic<Int>(0)
+  /// Source frame (within the looped stream) at `boundary`.
+  public let epochStartFrame = Atomic<Int>(0)
+  /// When `endEpoch` equals the current epoch, the stream ends at write counter `endCounter`.
+  public let endEpoch = Atomic<Int>(-1)
+  public let endCounter = Atomic<Int>(0)
+  /// Set when the file can no longer be read (deleted, truncated, garbage); the stem goes silent.
+  public let readFailed = Atomic<Bool>(false)
+  /// Test hook: milliseconds the disk thread sleeps before each read of this stem.
+  public let testReadDelayMilliseconds = Atomic<Int>(0)
+
+  // realtime → control
+  /// Separately allocated so the renderer can hold a plain pointer to it.
+  public let meters: UnsafeMutablePointer<MeterCells> = MeterCells.allocate()
+  public let underruns = Atomic<Int>(0)
+  public let finished = Atomic<Bool>(false)
+  /// The voice's read counter (samples), for position display.
+  public let readCounter = Atomic<Int>(0)
+  /// True once the voice has reached the current epoch's boundary.
+  public let synced = Atomic<Bool>(false)
+
+  deinit { meters.deinitialize(count: 1); meters.deallocate() }
+
+  public init(loops: Int) {
+    self.loops = Atomic(loops)
+  }
+}
+
+/// A `Sendable` wrapper for a pointer to shared stem state, for handing between threads.
+public struct StemSharedRef: @unchecked Sendable {
+  public let pointer: UnsafeMutablePointer<StemShared>
+  public init(_ pointer: UnsafeMutablePointer<StemShared>) { self.pointer = pointer }
+  public var pointee: UnsafeMutablePointer<StemShared> { pointer }
+}

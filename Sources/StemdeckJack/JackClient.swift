@@ -1,0 +1,178 @@
+import CJack
+import Foundation
+import StemdeckControl
+
+/// Why a JACK operation failed, in words a user can act on.
+public struct JackError: Error, CustomStringConvertible, Equatable, Sendable {
+  public let message: String
+  public init(_ message: String) { self.message = message }
+  public var description: String { message }
+
+  /// Decodes `jack_status_t` bits (as jack-example-tools' simple_client does).
+  static func open(status: jack_status_t, server: String) -> JackError {
+    let bits = status.rawValue
+    func has(_ flag: JackStatus) -> Bool { bits & flag.rawValue != 0 }
+    if has(JackServerFailed) || has(JackServerError) {
+      return JackError("cannot connect to JACK server '\(server)' (is it running? start one with 'jackd -n \(server) -d dummy', or let stemdeck start it by leaving out --no-start-server)")
+    }
+    if has(JackNameNotUnique) { return JackError("a JACK client with this name already exists on server '\(server)'; choose another with --name") }
+    if has(JackVersionError) { return JackError("the JACK server '\(server)' speaks another protocol version than this libjack") }
+    if has(JackShmFailure) { return JackError("JACK could not use shared memory (server '\(server)')") }
+    return JackError("JACK client could not be opened on server '\(server)' (status 0x\(String(bits, radix: 16)))")
+  }
+}
+
+/// A port as listed by `ports`.
+public struct PortInfo: Sendable, Equatable {
+  public var name: String
+  public var isInput: Bool
+  public var isOutput: Bool
+  public var isAudio: Bool
+  public var isPhysical: Bool
+  public var connections: [String]
+}
+
+/// Owns one `jack_client_t`. Closed on deinit (on the control thread, never in a callback).
+///
+/// - Thread: the control thread. Callbacks registered through it run on JACK's threads and
+///   reach stemdeck only through a `ProcessContext`.
+public final class JackClient: @unchecked Sendable {
+  let handle: OpaquePointer
+  public let serverName: String
+  public let clientName: String
+
+  /// Opens a client on `server`. The corresponding C function is `jack_client_open`
+  /// (through the non-variadic shim `stemdeck_client_open`).
+  public init(name: String, server: String) throws(JackError) {
+    setenv("JACK_DEFAULT_SERVER", server, 1)
+    setenv("JACK_NO_START_SERVER", "1", 1)
+    var status = jack_status_t(0)
+    guard let h = stemdeck_client_open(name, 1, &status) else {
+      throw JackError.open(status: status, server: server)
+    }
+    handle = h
+    serverName = server
+    clientName = String(cString: jack_get_client_name(h))
+  }
+
+  deinit { jack_client_close(handle) }
+
+  public var sampleRate: Int { Int(jack_get_sample_rate(handle)) }
+  public var bufferSize: Int { Int(jack_get_buffer_size(handle)) }
+  /// DSP load in percent, as JACK measures it. The corresponding C function is `jack_cpu_load`.
+  public var cpuLoad: Double { Double(jack_cpu_load(handle)) }
+
+  /// Registers an audio port. The corresponding C function is `jack_port_register`.
+  public func registerAudioPort(_ shortName: String, isOutput: Bool, prettyName: String? = nil) throws(JackError) -> OpaquePointer {
+    let flags = UInt(isOutput ? JackPortIsOutput.rawValue : JackPortIsInput.rawValue)
+    guard let port = jack_port_register(handle, shortName, JACK_DEFAULT_AUDIO_TYPE, flags, 0) else {
+      throw JackError("cannot register JACK port '\(clientName):\(shortName)'")
+    }
+    if let prettyName {
+      let uuid = jack_port_uuid(port)
+      jack_set_property(handle, uuid, stemdeck_pretty_name_key(), prettyName, "text/plain")
+    }
+    return port
+  }
+
+  public func unregister(_ port: OpaquePointer) {
+    jack_port_unregister(handle, port)
+  }
+
+  func setCallbacks(context: UnsafeMutableRawPointer) {
+    jack_set_process_callback(handle, stemdeckProcess, context)
+    jack_set_xrun_callback(handle, stemdeckXrun, context)
+    jack_on_info_shutdown(handle, stemdeckShutdown, context)
+    jack_set_port_registration_callback(handle, stemdeckPortRegistration, context)
+    jack_set_port_connect_callback(handle, stemdeckPortConnect, context)
+    jack_set_sample_rate_callback(handle, stemdeckSampleRate, context)
+  }
+
+  public func activate() throws(JackError) {
+    if jack_activate(handle) != 0 { throw JackError("cannot activate the JACK client '\(clientName)'") }
+  }
+
+  public func deactivate() { jack_deactivate(handle) }
+
+  // MARK: - Patchbay
+
+  /// All port names matching `pattern` (a JACK regular expression; nil for all).
+  /// The corresponding C function is `jack_get_ports`.
+  public func portNames(matching pattern: String? = nil, flags: UInt = 0) -> [String] {
+    guard let list = jack_get_ports(handle, pattern, nil, flags) else { return [] }
+    defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
+    var out: [String] = []
+    var i = 0
+    while let p = list[i] { out.append(String(cString: p)); i += 1 }
+    return out
+  }
+
+  /// Ports with their directions and connections.
+  public func ports(matching pattern: String? = nil) -> [PortInfo] {
+    portNames(matching: pattern).compactMap { name in
+      guard let port = jack_port_by_name(handle, name) else { return nil }
+      let flags = UInt32(jack_port_flags(port))
+      let type = jack_port_type(port).map { String(cString: $0) } ?? ""
+      return PortInfo(
+        name: name, isInput: flags & JackPortIsInput.rawValue != 0, isOutput: flags & JackPortIsOutput.rawValue != 0,
+        isAudio: type.contains("audio"), isPhysical: flags & JackPortIsPhysical.rawValue != 0,
+        connections: connections(of: name))
+    }
+  }
+
+  /// Full names of the ports connected to `portName`. The corresponding C function is
+  /// `jack_port_get_all_connections`.
+  public func connections(of portName: String) -> [String] {
+    guard let port = jack_port_by_name(handle, portName),
+          let list = jack_port_get_all_connections(handle, port) else { return [] }
+    defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
+    var out: [String] = []
+    var i = 0
+    while let p = list[i] { out.append(String(cString: p)); i += 1 }
+    return out
+  }
+
+  public func portExists(_ name: String) -> Bool { jack_port_by_name(handle, name) != nil }
+
+  /// Checks both ports exist and run output → input; returns them in that order.
+  func orderedPair(_ a: String, _ b: String) throws(JackError) -> (source: String, destination: String) {
+    let all = portNames()
+    for name in [a, b] where jack_port_by_name(handle, name) == nil {
+      if let guess = closestPort(to: name, in: all) {
+        throw JackError("unknown port '\(name)' — did you mean '\(guess)'?")
+      }
+      throw JackError("unknown port '\(name)' (list ports with 'ports')")
+    }
+    let fa = UInt32(jack_port_flags(jack_port_by_name(handle, a)))
+    let fb = UInt32(jack_port_flags(jack_port_by_name(handle, b)))
+    let aOut = fa & JackPortIsOutput.rawValue != 0, bOut = fb & JackPortIsOutput.rawValue != 0
+    if aOut && !bOut { return (a, b) }
+    if bOut && !aOut { return (b, a) }
+    let kind = aOut ? "outputs" : "inputs"
+    throw JackError("cannot connect '\(a)' and '\(b)': both are \(kind); a connection goes from an output to an input")
+  }
+
+  /// Connects two ports (either order). The corresponding C function is `jack_connect`.
+  public func connect(_ a: String, _ b: String) throws(JackError) {
+    let pair = try orderedPair(a, b)
+    let result = jack_connect(handle, pair.source, pair.destination)
+    if result != 0 && result != EEXIST {
+      throw JackError("JACK refused to connect '\(pair.source)' to '\(pair.destination)' (error \(result))")
+    }
+  }
+
+  /// Disconnects two ports (either order). The corresponding C function is `jack_disconnect`.
+  public func disconnect(_ a: String, _ b: String) throws(JackError) {
+    let pair = try orderedPair(a, b)
+    guard connections(of: pair.source).contains(pair.destination) else {
+      throw JackError("'\(pair.source)' is not connected to '\(pair.destination)'")
+    }
+    if jack_disconnect(handle, pair.source, pair.destination) != 0 {
+      throw JackError("JACK refused to disconnect '\(pair.source)' from '\(pair.destination)'")
+    }
+  }
+
+  func closestPort(to name: String, in all: [String]) -> String? {
+    Suggestion.closest(to: name, in: all)
+  }
+}

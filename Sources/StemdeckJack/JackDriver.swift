@@ -1,0 +1,350 @@
+import CJack
+import Foundation
+import StemdeckControl
+import StemdeckEngine
+import StemdeckSession
+
+/// Runs a `Mixer` live as a JACK client: ports, the process callback, routing that heals itself,
+/// and surviving the server going away (interruption) or the master losing its connections
+/// (route change).
+///
+/// - Thread: the control thread; `poll()` is called every few tens of milliseconds by the host's
+///   service loop and does all the bookkeeping (events, reconnects, routing, direct outs).
+public final class JackDriver: @unchecked Sendable {
+  public struct Options: Sendable {
+    public var clientName = "stemdeck"
+    /// nil: $JACK_DEFAULT_SERVER, else "default".
+    public var serverName: String?
+    public var startServer = true
+    public init() {}
+  }
+
+  public private(set) var mixer: Mixer
+  public let clientName: String
+  public let serverName: String
+  let lock = NSRecursiveLock()
+  var client: JackClient?
+  var context: UnsafeMutablePointer<ProcessContext>?
+  var masterPorts: (OpaquePointer, OpaquePointer)?
+  var directPorts: [String: (slot: Int, left: OpaquePointer, right: OpaquePointer)] = [:]
+  public private(set) var launcher: ServerLauncher?
+  /// Connections we want, by our port's short name → full peer names. Survives server restarts.
+  var intended: [String: Set<String>] = [:]
+  /// Connections last seen, to tell a user's disconnect from a peer that went away.
+  var lastSeen: [String: Set<String>] = [:]
+  var lastGraphChange = -1
+  var masterWasConnected = false
+  var reconnectAt = Date.distantPast
+  var wasPlayingAtLoss = false
+  public private(set) var connected = false
+  var xrunsReported = 0
+
+  /// Opens the client (starting a server first when allowed and none runs) and activates it.
+  public init(options: Options, makeMixer: (Double) -> Mixer) throws(JackError) {
+    let server = options.serverName ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] ?? "default"
+    serverName = server
+    var opened: JackClient?
+    do { opened = try JackClient(name: options.clientName, server: server) } catch {
+      guard options.startServer else { throw error }
+      launcher = try ServerLauncher(serverName: server) {
+        (try? JackClient(name: "stemdeck-probe", server: server)) != nil
+      }
+      opened = try JackClient(name: options.clientName, server: server)
+    }
+    let client = opened!
+    clientName = client.clientName
+    mixer = makeMixer(Double(client.sampleRate))
+    try attach(client)
+  }
+
+  /// Messages about the server this driver started, for the user.
+  public var startedServerMessage: String? {
+    launcher.map { "started JACK server '\($0.serverName)' (\($0.driver) driver, 48000 Hz); it stops when stemdeck exits" }
+  }
+
+  /// Registers ports, installs callbacks and activates; then restores intended connections.
+  func attach(_ client: JackClient) throws(JackError) {
+    let left = try client.registerAudioPort("master_L", isOutput: true, prettyName: "stemdeck master left")
+    let right = try client.registerAudioPort("master_R", isOutput: true, prettyName: "stemdeck master right")
+    masterPorts = (left, right)
+    let ctx: UnsafeMutablePointer<ProcessContext>
+    if let existing = context {
+      ctx = existing
+      ctx.pointee.masterLeft = left
+      ctx.pointee.masterRight = right
+      ctx.pointee.renderState = mixer.renderState
+      ctx.pointee.serverGone.store(false, ordering: .releasing)
+      for i in 0..<(mixer.renderState.pointee.maxVoices * 2) { ctx.pointee.directPorts[i] = nil }
+    } else {
+      ctx = .allocate(capacity: 1)
+      ctx.initialize(to: ProcessContext(renderState: mixer.renderState, masterLeft: left, masterRight: right,
+                                        maxVoices: mixer.renderState.pointee.maxVoices))
+      context = ctx
+    }
+    directPorts = [:]
+    client.setCallbacks(context: UnsafeMutableRawPointer(ctx))
+    self.client = client
+    try client.activate()
+    connected = true
+    syncDirectOuts()
+    _ = healRouting()
+    masterWasConnected = masterConnectionCount() > 0
+  }
+
+  /// Stops processing and closes the client; stops a server stemdeck started. Then the mixer
+  /// can be shut down.
+  public func shutdown() {
+    lock.locked {
+      client?.deactivate()
+      client = nil
+      connected = false
+      launcher?.stop()
+      launcher = nil
+    }
+  }
+
+  deinit {
+    if let context { context.deinitialize(count: 1); context.deallocate() }
+  }
+
+  // MARK: - Status
+
+  public var sampleRate: Int { lock.locked { client?.sampleRate ?? Int(mixer.sampleRate) } }
+  public var bufferSize: Int { lock.locked { client?.bufferSize ?? 0 } }
+  public var cpuLoad: Double { lock.locked { client?.cpuLoad ?? 0 } }
+  public var xruns: Int { context?.pointee.xruns.load(ordering: .relaxed) ?? 0 }
+  public var periods: Int { context?.pointee.periods.load(ordering: .relaxed) ?? 0 }
+
+  // MARK: - Patchbay
+
+  func requireClient() throws(JackError) -> JackClient {
+    guard let client else { throw JackError("not connected to JACK server '\(serverName)' (waiting for it to come back)") }
+    return client
+  }
+
+  /// Expands a short name of our own port ("master_L") to its full name.
+  func fullName(_ name: String) -> String {
+    name.contains(":") ? name : "\(clientName):\(name)"
+  }
+
+  public func ports(matching pattern: String? = nil) throws(JackError) -> [PortInfo] {
+    try lock.locked { () throws(JackError) -> [PortInfo] in try requireClient().ports(matching: pattern) }
+  }
+
+  public func connect(_ a: String, _ b: String) throws(JackError) {
+    try lock.locked { () throws(JackError) in
+      let client = try requireClient()
+      let (fa, fb) = (fullName(a), fullName(b))
+      try client.connect(fa, fb)
+      remember(fa, fb, connected: true)
+    }
+  }
+
+  public func disconnect(_ a: String, _ b: String) throws(JackError) {
+    try lock.locked { () throws(JackError) in
+      let client = try requireClient()
+      let (fa, fb) = (fullName(a), fullName(b))
+      try client.disconnect(fa, fb)
+      remember(fa, fb, connected: false)
+    }
+  }
+
+  /// Records a connection change of one of our ports in `intended`.
+  func remember(_ a: String, _ b: String, connected: Bool) {
+    let prefix = "\(clientName):"
+    for (mine, peer) in [(a, b), (b, a)] where mine.hasPrefix(prefix) {
+      let short = String(mine.dropFirst(prefix.count))
+      if connected { intended[short, default: []].insert(peer) } else { intended[short]?.remove(peer) }
+      if connected { lastSeen[short, default: []].insert(peer) } else { lastSeen[short]?.remove(peer) }
+    }
+  }
+
+  /// Our ports' connections: intended versus actual (`routes`).
+  public func routes() -> [(port: String, peer: String, connected: Bool)] {
+    lock.locked {
+      var out: [(String, String, Bool)] = []
+      for port in ourPortShortNames() {
+        let actual = Set(client?.connections(of: fullName(port)) ?? [])
+        for peer in (intended[port] ?? []).union(actual).sorted() {
+          out.append((port, peer, actual.contains(peer)))
+        }
+      }
+      return out
+    }
+  }
+
+  func ourPortShortNames() -> [String] {
+    var names = ["master_L", "master_R"]
+    for (name, _) in directPorts.sorted(by: { $0.key < $1.key }) { names += ["\(name)_L", "\(name)_R"] }
+    for key in intended.keys.sorted() where !names.contains(key) { names.append(key) }
+    return names
+  }
+
+  /// The intended connections, for saving in a session.
+  public var intendedConnections: [String: [String]] {
+    lock.locked { intended.filter { !$0.value.isEmpty }.mapValues { $0.sorted() } }
+  }
+
+  /// Replaces the intended connections (opening a session) and makes those whose peers exist.
+  /// Returns connections whose peer port does not exist yet (kept, and made when it appears).
+  @discardableResult
+  public func setIntendedConnections(_ connections: [String: [String]]) -> [String] {
+    lock.locked {
+      if let client {
+        for port in ourPortShortNames() {
+          for peer in client.connections(of: fullName(port)) { try? client.disconnect(fullName(port), peer) }
+        }
+      }
+      intended = connections.mapValues { Set($0) }
+      lastSeen = [:]
+      return healRouting()
+    }
+  }
+
+  /// Makes intended connections whose peers exist; returns those still missing.
+  @discardableResult
+  func healRouting() -> [String] {
+    guard let client else { return [] }
+    var missing: [String] = []
+    for (port, peers) in intended {
+      let mine = fullName(port)
+      guard client.portExists(mine) else { continue }
+      let actual = Set(client.connections(of: mine))
+      for peer in peers where !actual.contains(peer) {
+        if client.portExists(peer) {
+          if (try? client.connect(mine, peer)) == nil { missing.append("\(port) → \(peer)") }
+        } else {
+          missing.append("\(port) → \(peer)")
+        }
+      }
+    }
+    refreshSeen()
+    return missing.sorted()
+  }
+
+  /// Folds connection changes made by other patchbays into `intended`: a new connection is
+  /// adopted; a vanished one is dropped only if its peer still exists (the user disconnected
+  /// it). If the peer went away, the connection stays intended and heals when it returns.
+  func refreshSeen() {
+    guard let client else { return }
+    for port in ourPortShortNames() {
+      let mine = fullName(port)
+      guard client.portExists(mine) else { continue }
+      let actual = Set(client.connections(of: mine))
+      let before = lastSeen[port] ?? []
+      for peer in actual.subtracting(before) { intended[port, default: []].insert(peer) }
+      for peer in before.subtracting(actual) where client.portExists(peer) { intended[port]?.remove(peer) }
+      lastSeen[port] = actual
+    }
+  }
+
+  func masterConnectionCount() -> Int {
+    guard let client else { return 0 }
+    return client.connections(of: fullName("master_L")).count + client.connections(of: fullName("master_R")).count
+  }
+
+  // MARK: - Direct outs
+
+  /// Registers or removes per-stem direct-out ports to match the stems' settings.
+  func syncDirectOuts() {
+    guard let client, let context else { return }
+    let wanted = mixer.directOutSlots()
+    let wantedNames = Set(wanted.map(\.name))
+    for (name, entry) in directPorts where !wantedNames.contains(name) || wanted.first(where: { $0.name == name })?.slot != entry.slot {
+      context.pointee.directPorts[2 * entry.slot] = nil
+      context.pointee.directPorts[2 * entry.slot + 1] = nil
+      // Let the process callback finish any period that still uses the ports before freeing them.
+      let p = periods
+      let deadline = Date().addingTimeInterval(0.2)
+      while periods < p + 2 && Date() < deadline { usleep(1000) }
+      client.unregister(entry.left)
+      client.unregister(entry.right)
+      directPorts[name] = nil
+    }
+    for (name, slot) in wanted where directPorts[name] == nil {
+      guard let l = try? client.registerAudioPort("\(name)_L", isOutput: true, prettyName: "\(name) left"),
+            let r = try? client.registerAudioPort("\(name)_R", isOutput: true, prettyName: "\(name) right") else { continue }
+      directPorts[name] = (slot, l, r)
+      context.pointee.directPorts[2 * slot] = l
+      context.pointee.directPorts[2 * slot + 1] = r
+    }
+  }
+
+  // MARK: - The service loop
+
+  /// Does the periodic work; returns lines to show the user. Call every 20–50 ms.
+  public func poll() -> [String] {
+    lock.locked {
+      var lines = mixer.pump().map(\.description)
+      guard let context else { return lines }
+      if connected && context.pointee.serverGone.load(ordering: .acquiring) {
+        lines.append("JACK server '\(serverName)' went away; keeping the session and retrying every second")
+        wasPlayingAtLoss = mixer.transportState != .paused
+        client = nil  // closes the dead client
+        connected = false
+        masterPorts = nil
+        directPorts = [:]
+        reconnectAt = Date().addingTimeInterval(1)
+      }
+      if !connected {
+        if Date() >= reconnectAt {
+          reconnectAt = Date().addingTimeInterval(1)
+          lines += tryReconnect()
+        }
+        return lines
+      }
+      let x = xruns
+      if x > xrunsReported {
+        lines.append("xrun: JACK reported \(x - xrunsReported) more (\(x) in total)")
+        xrunsReported = x
+      }
+      let wantedDirect = Set(mixer.directOutSlots().map(\.name))
+      if wantedDirect != Set(directPorts.keys) { syncDirectOuts() }
+      let change = context.pointee.graphChanged.load(ordering: .acquiring)
+      if change != lastGraphChange {
+        lastGraphChange = change
+        _ = healRouting()
+        let count = masterConnectionCount()
+        if count == 0 && masterWasConnected && mixer.options.autoPauseOnDisconnect && mixer.transportState == .playing {
+          try? mixer.pause()
+          lines.append("paused: the master outputs lost their last connection (autoPauseOnDisconnect is on)")
+        }
+        masterWasConnected = count > 0
+      }
+      return lines
+    }
+  }
+
+  func tryReconnect() -> [String] {
+    if let launcher, !launcher.isRunning {
+      self.launcher = try? ServerLauncher(serverName: serverName) {
+        (try? JackClient(name: "stemdeck-probe", server: serverName)) != nil
+      }
+    }
+    guard let newClient = try? JackClient(name: clientName, server: serverName) else { return [] }
+    var lines: [String] = []
+    if Double(newClient.sampleRate) != mixer.sampleRate {
+      do {
+        let replacement = try mixer.copy(atSampleRate: Double(newClient.sampleRate))
+        lines.append("the JACK server now runs at \(newClient.sampleRate) Hz (was \(Int(mixer.sampleRate)) Hz); the engine follows")
+        let old = mixer
+        mixer = replacement
+        old.shutdown()
+      } catch {
+        return ["cannot follow the server's new sample rate \(newClient.sampleRate) Hz: \(error)"]
+      }
+    }
+    do { try attach(newClient) } catch {
+      client = nil
+      connected = false
+      return ["reconnect failed: \(error)"]
+    }
+    let restored = intended.values.reduce(0) { $0 + $1.count }
+    lines.append("reconnected to JACK server '\(serverName)' (\(newClient.sampleRate) Hz, \(newClient.bufferSize) frames); restored \(restored) connection\(restored == 1 ? "" : "s")")
+    if wasPlayingAtLoss {
+      if mixer.transportState == .paused { try? mixer.play() }
+      lines.append("resuming playback")
+    }
+    return lines
+  }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// Starts a JACK server as a child process when none is running, so the quick start works on a
+/// fresh machine: the ALSA driver where a sound card exists, else the dummy driver, at 48 kHz.
+/// The server is stopped when stemdeck exits.
+public final class ServerLauncher: @unchecked Sendable {
+  public let serverName: String
+  public let driver: String
+  let process: Process
+  public let logPath: String
+
+  /// The JACK server binary, looked up on PATH.
+  static func jackdPath() -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    for dir in path.split(separator: ":") {
+      let candidate = "\(dir)/jackd"
+      if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    return nil
+  }
+
+  /// True when ALSA lists at least one sound card with a playback device.
+  static func hasSoundCard() -> Bool {
+    guard let cards = try? String(contentsOfFile: "/proc/asound/cards", encoding: .utf8) else { return false }
+    if cards.contains("no soundcards") { return false }
+    let devices = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/snd")) ?? []
+    return devices.contains { $0.hasPrefix("pcmC") && $0.hasSuffix("p") }
+  }
+
+  /// Starts `jackd -n NAME` and waits until a client can connect (up to `timeout` seconds).
+  public init(serverName: String, timeout: Double = 10, canConnect: () -> Bool) throws(JackError) {
+    guard let jackd = Self.jackdPath() else {
+      throw JackError("no JACK server is running and jackd is not installed (apt-get install -y --no-install-recommends jackd2)")
+    }
+    self.serverName = serverName
+    let alsa = Self.hasSoundCard()
+    driver = alsa ? "alsa" : "dummy"
+    var arguments = ["-n", serverName]
+    if alsa {
+      arguments += ["-d", "alsa", "-r", "48000", "-p", "256", "-n", "2"]
+    } else {
+      arguments += ["--no-realtime", "-d", "dummy", "-r", "48000", "-p", "256"]
+    }
+    let stateDir = StatePaths.stateDirectory()
+    logPath = "\(stateDir)/jackd-\(serverName).log"
+    FileManager.default.createFile(atPath: logPath, contents: nil)
+    let log = FileHandle(forWritingAtPath: logPath)
+    process = Process()
+    process.executableURL = URL(fileURLWithPath: jackd)
+    process.arguments = arguments
+    process.standardOutput = log ?? FileHandle.nullDevice
+    process.standardError = log ?? FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    do { try process.run() } catch {
+      throw JackError("could not start \(jackd): \(error.localizedDescription)")
+    }
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+      if !process.isRunning {
+        throw JackError("jackd exited at once (status \(process.terminationStatus)); see \(logPath)")
+      }
+      if canConnect() { return }
+      usleep(100_000)
+    }
+    process.terminate()
+    throw JackError("jackd did not become ready within \(Int(timeout)) s; see \(logPath)")
+  }
+
+  public var isRunning: Bool { process.isRunning }
+
+  /// Stops the server (SIGTERM, then waits up to 3 s, then SIGKILL).
+  public func stop() {
+    guard process.isRunning else { return }
+    process.terminate()
+    let deadline = Date().addingTimeInterval(3)
+    while process.isRunning && Date() < deadline { usleep(20_000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+  }
+
+  deinit { stop() }
+}
+
+/// Where stemdeck keeps state (history, logs): $XDG_STATE_HOME/stemdeck or ~/.local/state/stemdeck.
+public enum StatePaths {
+  public static func stateDirectory() -> String {
+    let env = ProcessInfo.processInfo.environment
+    let base: String
+    if let xdg = env["XDG_STATE_HOME"], xdg.hasPrefix("/") { base = xdg }
+    else { base = (env["HOME"] ?? NSTemporaryDirectory()) + "/.local/state" }
+    let dir = base + "/stemdeck"
+    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+  }
+}

@@ -1,0 +1,365 @@
+// Turning a parsed JSON document into a `Session`, checking every field on the way.
+//
+// Order of checks: the document must be an object; duplicate top-level keys are rejected; then
+// "format" and "version" are read before anything else, so that a file from a newer stemdeck is
+// reported as such rather than as a list of unknown fields; the document is migrated to the current
+// version; then every section is validated. The first problem found is thrown.
+
+/// Reads a `Session` out of a parsed document, reporting problems against `source`.
+struct SessionDecoder {
+  /// The file path or source name for error messages.
+  let source: String
+
+  func decode(_ root: JSONNode) throws(SessionError) -> Session {
+    guard case .object(let rootMembers) = root.value else {
+      throw fail(nil, root, "a session file must be a JSON object { ... } (got \(describe(root)))")
+    }
+    try rejectDuplicates(rootMembers, path: "")
+    try checkFormat(rootMembers, root: root)
+    let version = try readVersion(rootMembers, root: root)
+    let members = SessionMigration.upgrade(rootMembers, from: version)
+    let fields = try knownFields(members, path: "", allowed: SessionRules.topLevelFields)
+
+    var session = Session()
+    if let node = fields["quality"] { session.quality = try choice(node, at: "quality", what: "resampler quality") }
+    if let node = fields["master"] {
+      let master = try object(node, at: "master", allowed: SessionRules.masterFields,
+                              example: "{ \"volume\" : 1 }")
+      if let volume = master["volume"] { session.masterVolume = try self.volume(volume, at: "master.volume") }
+    }
+    if let node = fields["options"] {
+      let options = try object(node, at: "options", allowed: SessionRules.optionFields,
+                               example: "{ \"autoPauseOnDisconnect\" : false, \"meterPoint\" : \"post\" }")
+      if let value = options["autoPauseOnDisconnect"] {
+        session.options.autoPauseOnDisconnect = try bool(value, at: "options.autoPauseOnDisconnect")
+      }
+      if let value = options["meterPoint"] {
+        session.options.meterPoint = try choice(value, at: "options.meterPoint", what: "meter point")
+      }
+    }
+    if let node = fields["position"] {
+      session.position = try number(node, at: "position", range: SettingRange.position,
+                                    rule: SessionRules.positionRule)
+    }
+    if let node = fields["connections"] { session.connections = try connections(node) }
+    if let node = fields["stems"] { session.stems = try stems(node) }
+    return session
+  }
+
+  // MARK: Header
+
+  private func checkFormat(_ members: [JSONMember], root: JSONNode) throws(SessionError) {
+    guard let member = members.first(where: { $0.key == "format" }) else {
+      throw fail("format", root, "is missing; a stemdeck session file has "
+                 + "\"format\" : \"\(SessionRules.formatName)\" (is this a session file?)")
+    }
+    guard case .string(let format) = member.value.value, format == SessionRules.formatName else {
+      throw fail("format", member.value, "must be \"\(SessionRules.formatName)\" "
+                 + "(got \(describe(member.value))); this is not a stemdeck session file")
+    }
+  }
+
+  private func readVersion(_ members: [JSONMember], root: JSONNode) throws(SessionError) -> Int {
+    guard let member = members.first(where: { $0.key == "version" }) else {
+      throw fail("version", root, "is missing; a session file says which format version it uses, "
+                 + "e.g. \"version\" : \(Session.currentVersion)")
+    }
+    guard case .number(let literal) = member.value.value, let version = JSONNumber.integer(literal) else {
+      throw fail("version", member.value, "must be an integer format version such as "
+                 + "\(Session.currentVersion) (got \(describe(member.value)))")
+    }
+    if version > Session.currentVersion {
+      throw fail(nil, member.value, "was written by a newer stemdeck (format version \(version); "
+                 + "this one reads up to \(Session.currentVersion))")
+    }
+    if version < 1 {
+      throw fail("version", member.value, "must be at least 1 (got \(version))")
+    }
+    return version
+  }
+
+  // MARK: Sections
+
+  private func stems(_ node: JSONNode) throws(SessionError) -> [StemSettings] {
+    guard case .array(let elements) = node.value else {
+      throw fail("stems", node, "must be an array of stems [ { \"name\" : ..., \"file\" : ... }, ... ] "
+                 + "(got \(describe(node)))")
+    }
+    var stems: [StemSettings] = []
+    stems.reserveCapacity(elements.count)
+    var firstIndexByName: [String: Int] = [:]
+    for (index, element) in elements.enumerated() {
+      let base = "stems[\(index)]"
+      let fields = try object(element, at: base, allowed: SessionRules.stemFields,
+                              example: "{ \"name\" : \"drums\", \"file\" : \"drums.flac\" }")
+      let nameNode = try required(fields, "name", in: element, at: base)
+      let name = try string(nameNode, at: base + ".name", rule: "must be a stem name in double quotes")
+      if let problem = SessionRules.stemNameProblem(name) { throw fail(base + ".name", nameNode, problem) }
+      if let earlier = firstIndexByName[name] {
+        throw fail(base + ".name", nameNode, "duplicate stem name '\(name)' (also stems[\(earlier)])")
+      }
+      firstIndexByName[name] = index
+
+      let fileNode = try required(fields, "file", in: element, at: base)
+      let file = try string(fileNode, at: base + ".file", rule: "must be the audio file's path in double quotes")
+      if let problem = SessionRules.stemFileProblem(file) { throw fail(base + ".file", fileNode, problem) }
+
+      var stem = StemSettings(name: name, file: file)
+      if let node = fields["volume"] { stem.volume = try volume(node, at: base + ".volume") }
+      if let node = fields["pan"] {
+        stem.pan = try number(node, at: base + ".pan", range: SettingRange.pan, rule: SessionRules.panRule)
+      }
+      if let node = fields["rate"] {
+        stem.rate = try number(node, at: base + ".rate", range: SettingRange.rate, rule: SessionRules.rateRule)
+      }
+      if let node = fields["loops"] { stem.loops = try loops(node, at: base + ".loops") }
+      if let node = fields["mute"] { stem.mute = try bool(node, at: base + ".mute") }
+      if let node = fields["solo"] { stem.solo = try bool(node, at: base + ".solo") }
+      if let node = fields["directOut"] { stem.directOut = try bool(node, at: base + ".directOut") }
+      if let node = fields["startOffset"] {
+        stem.startOffset = try number(node, at: base + ".startOffset", range: SettingRange.startOffset,
+                                      rule: SessionRules.startOffsetRule)
+      }
+      stems.append(stem)
+    }
+    return stems
+  }
+
+  private func connections(_ node: JSONNode) throws(SessionError) -> [String: [String]] {
+    let shape = "must be an object mapping stemdeck port names to lists of JACK ports, "
+      + "e.g. { \"master_L\" : [ \"system:playback_1\" ] }"
+    guard case .object(let members) = node.value else {
+      throw fail("connections", node, shape + " (got \(describe(node)))")
+    }
+    try rejectDuplicates(members, path: "connections")
+    var result: [String: [String]] = [:]
+    for member in members {
+      let base = SessionRules.path("connections", member.key)
+      if let problem = SessionRules.localPortProblem(member.key) {
+        throw fail(base, member.keyPosition, problem)
+      }
+      guard case .array(let elements) = member.value.value else {
+        throw fail(base, member.value, "must be a list of JACK port names such as "
+                   + "[ \"system:playback_1\" ] (got \(describe(member.value)))")
+      }
+      var peers: [String] = []
+      for (index, element) in elements.enumerated() {
+        let location = base + "[\(index)]"
+        let peer = try string(element, at: location, rule: SessionRules.peerPortRule)
+        if let problem = SessionRules.peerPortProblem(peer) { throw fail(location, element, problem) }
+        if peers.contains(peer) {
+          throw fail(location, element, "duplicate connection to \(SessionRules.quote(peer))")
+        }
+        peers.append(peer)
+      }
+      result[member.key] = peers
+    }
+    return result
+  }
+
+  // MARK: Objects and fields
+
+  /// The members of an object node, after rejecting duplicate and unknown keys.
+  private func object(_ node: JSONNode, at path: String, allowed: [String],
+                      example: String) throws(SessionError) -> [String: JSONNode] {
+    guard case .object(let members) = node.value else {
+      throw fail(path, node, "must be an object such as \(example) (got \(describe(node)))")
+    }
+    try rejectDuplicates(members, path: path)
+    return try knownFields(members, path: path, allowed: allowed)
+  }
+
+  private func rejectDuplicates(_ members: [JSONMember], path: String) throws(SessionError) {
+    var firstByKey: [String: TextPosition] = [:]
+    for member in members {
+      if let first = firstByKey[member.key] {
+        throw fail(SessionRules.path(path, member.key), member.keyPosition,
+                   "appears more than once (first at line \(first.line), column \(first.column)); "
+                   + "keep one")
+      }
+      firstByKey[member.key] = member.keyPosition
+    }
+  }
+
+  private func knownFields(_ members: [JSONMember], path: String,
+                           allowed: [String]) throws(SessionError) -> [String: JSONNode] {
+    var fields: [String: JSONNode] = [:]
+    for member in members {
+      guard allowed.contains(member.key) else {
+        var message = "unknown field (allowed: \(allowed.joined(separator: ", ")))"
+        if let guess = closestMatch(member.key, in: allowed) { message += "; did you mean \"\(guess)\"?" }
+        throw fail(SessionRules.path(path, member.key), member.keyPosition, message)
+      }
+      fields[member.key] = member.value
+    }
+    return fields
+  }
+
+  private func required(_ fields: [String: JSONNode], _ key: String, in object: JSONNode,
+                        at path: String) throws(SessionError) -> JSONNode {
+    guard let node = fields[key] else {
+      throw fail(SessionRules.path(path, key), object, "is missing (every stem needs a name and a file)")
+    }
+    return node
+  }
+
+  // MARK: Values
+
+  private func number(_ node: JSONNode, at path: String, range: ClosedRange<Double>,
+                      rule: String) throws(SessionError) -> Double {
+    guard case .number(let literal) = node.value, let value = JSONNumber.double(literal),
+          SessionRules.isValid(value, in: range) else {
+      throw fail(path, node, rule + " (got \(describe(node)))")
+    }
+    return value
+  }
+
+  /// A volume: a linear number, or a string in dB ("-6dB"), which is converted to linear gain.
+  private func volume(_ node: JSONNode, at path: String) throws(SessionError) -> Double {
+    if case .string(let text) = node.value {
+      guard let gain = SessionRules.linearGain(decibels: text) else {
+        throw fail(path, node, SessionRules.volumeRule + " (got \(describe(node)))")
+      }
+      guard SessionRules.isValid(gain, in: SettingRange.volume) else {
+        throw fail(path, node, SessionRules.volumeRule + " (got \(describe(node)), which is a gain of "
+                   + "\(SessionRules.number((gain * 1000).rounded() / 1000)))")
+      }
+      return gain
+    }
+    return try number(node, at: path, range: SettingRange.volume, rule: SessionRules.volumeRule)
+  }
+
+  private func loops(_ node: JSONNode, at path: String) throws(SessionError) -> Int {
+    guard case .number(let literal) = node.value, let value = JSONNumber.integer(literal),
+          SettingRange.loops.contains(value) else {
+      throw fail(path, node, SessionRules.loopsRule + " (got \(describe(node)))")
+    }
+    return value
+  }
+
+  private func bool(_ node: JSONNode, at path: String) throws(SessionError) -> Bool {
+    guard case .bool(let value) = node.value else {
+      throw fail(path, node, SessionRules.boolRule + " (got \(describe(node)))")
+    }
+    return value
+  }
+
+  private func string(_ node: JSONNode, at path: String, rule: String) throws(SessionError) -> String {
+    guard case .string(let value) = node.value else {
+      throw fail(path, node, rule + " (got \(describe(node)))")
+    }
+    return value
+  }
+
+  /// One of an enum's raw values.
+  private func choice<Choice: RawRepresentable & CaseIterable>(
+    _ node: JSONNode, at path: String, what: String
+  ) throws(SessionError) -> Choice where Choice.RawValue == String {
+    let allowed = Choice.allCases.map(\.rawValue).joined(separator: ", ")
+    guard case .string(let text) = node.value else {
+      throw fail(path, node, "must be one of \(allowed) (got \(describe(node)))")
+    }
+    guard let value = Choice(rawValue: text) else {
+      throw fail(path, node, "unknown \(what) \(SessionRules.quote(text)) (allowed: \(allowed))")
+    }
+    return value
+  }
+
+  // MARK: Messages
+
+  /// How a value appears in a "(got …)" clause: strings quoted, numbers as written, containers by kind.
+  private func describe(_ node: JSONNode) -> String {
+    switch node.value {
+    case .null: return "null"
+    case .bool(let value): return value ? "true" : "false"
+    case .number(let literal):
+      return literal.count <= 40 ? literal : String(literal.prefix(40)) + "…"
+    case .string(let text): return SessionRules.quote(text)
+    case .array: return "an array"
+    case .object: return "an object"
+    }
+  }
+
+  private func fail(_ location: String?, _ node: JSONNode, _ message: String) -> SessionError {
+    fail(location, node.position, message)
+  }
+
+  private func fail(_ location: String?, _ position: TextPosition, _ message: String) -> SessionError {
+    SessionError(file: source, location: location, line: position.line, column: position.column,
+                 message: message)
+  }
+
+  /// The allowed word a mistyped field name most likely meant: one it is a prefix of (`vol` →
+  /// `volume`), else the closest by edit distance if that is small for the word's length.
+  private func closestMatch(_ word: String, in candidates: [String]) -> String? {
+    let lowered = word.lowercased()
+    if lowered.count >= 2, let extended = candidates.first(where: { $0.lowercased().hasPrefix(lowered) }) {
+      return extended
+    }
+    var best: (candidate: String, distance: Int)?
+    for candidate in candidates {
+      let distance = editDistance(lowered, candidate.lowercased())
+      if let current = best, current.distance <= distance { continue }
+      best = (candidate, distance)
+    }
+    guard let best, best.distance <= max(1, min(2, lowered.count / 3)) else { return nil }
+    return best.candidate
+  }
+
+  /// Levenshtein distance, capped in cost by only being used on short field names.
+  private func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a.unicodeScalars.prefix(64))
+    let b = Array(b.unicodeScalars.prefix(64))
+    if a.isEmpty { return b.count }
+    if b.isEmpty { return a.count }
+    var previous = Array(0...b.count)
+    var current = [Int](repeating: 0, count: b.count + 1)
+    for i in 1...a.count {
+      current[0] = i
+      for j in 1...b.count {
+        current[j] = min(previous[j] + 1, current[j - 1] + 1,
+                         previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+      }
+      swap(&previous, &current)
+    }
+    return previous[b.count]
+  }
+}
+
+/// Upgrading documents written by older stemdeck versions.
+///
+/// A session file states its format version. When the format changes (a field renamed, a unit
+/// changed, a section restructured), `Session.currentVersion` goes up by one and `migrate` gets a
+/// case that rewrites a document of the previous version into the new shape. Loading then applies
+/// the steps in order (1→2, 2→3, …), so every step is written once and only knows its neighbours.
+/// Migration works on the parsed document (before validation), so the validator only ever knows the
+/// current format. There is only version 1 so far: no steps exist yet.
+enum SessionMigration {
+  /// Applies every migration step from `version` up to `Session.currentVersion`.
+  static func upgrade(_ document: [JSONMember], from version: Int) -> [JSONMember] {
+    var document = document
+    var version = version
+    while version < Session.currentVersion {
+      document = migrate(document, from: version)
+      version += 1
+    }
+    return document
+  }
+
+  /// Rewrites a document of format `version` into format `version + 1`.
+  ///
+  /// Example of a future step, if version 2 renamed "master" to "main":
+  ///
+  ///     case 1:
+  ///       return document.map { member in
+  ///         var member = member
+  ///         if member.key == "master" { member.key = "main" }
+  ///         return member
+  ///       }
+  static func migrate(_ document: [JSONMember], from version: Int) -> [JSONMember] {
+    switch version {
+    default:
+      return document
+    }
+  }
+}

@@ -1,0 +1,103 @@
+// Writing a session as text. The layout is fixed and hand-made (not JSONSerialization's), so a
+// file diffs well under version control and Sessions/demo.json round-trips byte for byte:
+//
+//   {
+//     "format" : "stemdeck-session",
+//     "version" : 1,
+//     "quality" : "fast",
+//     "master" : { "volume" : 0.9 },
+//     "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post" },
+//     "position" : 12.5,                                   <- only when not 0
+//     "connections" : {                                    <- only when not empty; keys sorted
+//       "master_L" : [ "system:playback_1" ]
+//     },
+//     "stems" : [
+//       { "name" : "drums", "file" : "../Samples/drums.flac", "volume" : 0.8, ... },   <- one per line
+//       ...
+//     ]
+//   }
+//
+// A stem's "directOut" and "startOffset" are written only when they differ from the defaults.
+
+/// JSON text fragments.
+enum JSONText {
+  /// `text` as a JSON string literal. Quotes, backslashes and control characters are escaped;
+  /// everything else (including non-ASCII) is written as UTF-8.
+  static func string(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\"": out += "\\\""
+      case "\\": out += "\\\\"
+      case "\n": out += "\\n"
+      case "\r": out += "\\r"
+      case "\t": out += "\\t"
+      case "\u{08}": out += "\\b"
+      case "\u{0C}": out += "\\f"
+      case _ where scalar.value < 0x20:
+        let hex = String(scalar.value, radix: 16)
+        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+      default: out.unicodeScalars.append(scalar)
+      }
+    }
+    return out + "\""
+  }
+
+  /// A JSON number. Non-finite values cannot be written as JSON; they become `null`, which the
+  /// decoder rejects with a clear message. (`save` validates first, so it never writes one.)
+  static func number(_ value: Double) -> String {
+    value.isFinite ? SessionRules.number(value) : "null"
+  }
+}
+
+enum SessionEncoder {
+  static func encode(_ session: Session) -> String {
+    var lines: [String] = []
+    lines.append("{")
+    var fields: [String] = []
+    fields.append("\"format\" : " + JSONText.string(SessionRules.formatName))
+    fields.append("\"version\" : \(Session.currentVersion)")
+    fields.append("\"quality\" : " + JSONText.string(session.quality.rawValue))
+    fields.append("\"master\" : { \"volume\" : \(JSONText.number(session.masterVolume)) }")
+    fields.append("\"options\" : { \"autoPauseOnDisconnect\" : \(session.options.autoPauseOnDisconnect), "
+                  + "\"meterPoint\" : \(JSONText.string(session.options.meterPoint.rawValue)) }")
+    if session.position != 0 {
+      fields.append("\"position\" : \(JSONText.number(session.position))")
+    }
+    if !session.connections.isEmpty {
+      let entries = session.connections.sorted { $0.key < $1.key }.map { port, peers in
+        "    " + JSONText.string(port) + " : " + list(peers.map(JSONText.string))
+      }
+      fields.append("\"connections\" : {\n" + entries.joined(separator: ",\n") + "\n  }")
+    }
+    if session.stems.isEmpty {
+      fields.append("\"stems\" : []")
+    } else {
+      let entries = session.stems.map { "    " + stem($0) }
+      fields.append("\"stems\" : [\n" + entries.joined(separator: ",\n") + "\n  ]")
+    }
+    lines.append(fields.map { "  " + $0 }.joined(separator: ",\n"))
+    lines.append("}")
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  private static func stem(_ stem: StemSettings) -> String {
+    var members = [
+      "\"name\" : " + JSONText.string(stem.name),
+      "\"file\" : " + JSONText.string(stem.file),
+      "\"volume\" : " + JSONText.number(stem.volume),
+      "\"pan\" : " + JSONText.number(stem.pan),
+      "\"rate\" : " + JSONText.number(stem.rate),
+      "\"loops\" : \(stem.loops)",
+      "\"mute\" : \(stem.mute)",
+      "\"solo\" : \(stem.solo)",
+    ]
+    if stem.directOut { members.append("\"directOut\" : true") }
+    if stem.startOffset != 0 { members.append("\"startOffset\" : " + JSONText.number(stem.startOffset)) }
+    return "{ " + members.joined(separator: ", ") + " }"
+  }
+
+  private static func list(_ items: [String]) -> String {
+    items.isEmpty ? "[]" : "[ " + items.joined(separator: ", ") + " ]"
+  }
+}

@@ -1,0 +1,112 @@
+// The in-memory session model: plain values, no I/O. `SessionFile` reads and writes it.
+
+/// The libsamplerate converter a session asks for, from cheapest to best.
+///
+/// The raw value is the word written in the session file (`"quality" : "fast"`).
+public enum ResamplerQuality: String, CaseIterable, Sendable {
+  /// Linear interpolation (`SRC_LINEAR`): cheapest, audible aliasing.
+  case linear
+  /// The fastest band-limited sinc converter (`SRC_SINC_FASTEST`). The default.
+  case fast
+  /// The medium-quality sinc converter (`SRC_SINC_MEDIUM_QUALITY`).
+  case medium
+  /// The best-quality sinc converter (`SRC_SINC_BEST_QUALITY`): most CPU.
+  case best
+}
+
+/// Where the meters tap each stem's signal.
+public enum MeterPoint: String, CaseIterable, Sendable {
+  /// Before the stem's volume and pan (what the file contains).
+  case pre
+  /// After volume and pan (what goes into the mix). The default.
+  case post
+}
+
+/// The allowed values of every numeric setting. The session decoder, `Session.validate()` and
+/// (through them) the console all use these ranges, so an error message and a check never disagree.
+public enum SettingRange {
+  /// Linear gain: 0 is silence, 1 is unity, 2 is about +6 dB of headroom.
+  public static let volume: ClosedRange<Double> = 0...2
+  /// -1 is hard left, 0 centre, 1 hard right.
+  public static let pan: ClosedRange<Double> = -1.0...1.0
+  /// Varispeed ratio: 0.5 is half speed, 2 is double speed.
+  public static let rate: ClosedRange<Double> = 0.5...2.0
+  /// AVAudioPlayer's `numberOfLoops`: 0 plays once, N plays N+1 times, -1 loops forever.
+  public static let loops: ClosedRange<Int> = -1...1_000_000
+  /// Seconds: a stem's start offset on the transport timeline. The upper bound (about 11.5 days)
+  /// only keeps later conversions to frame counts far away from integer overflow.
+  public static let startOffset: ClosedRange<Double> = 0...1_000_000
+  /// Seconds: the saved transport position. Same bound as `startOffset`, for the same reason.
+  public static let position: ClosedRange<Double> = 0...1_000_000
+  /// The length of a stem name, in characters.
+  public static let nameLength: ClosedRange<Int> = 1...64
+}
+
+/// One stem: an audio file and how it is mixed.
+public struct StemSettings: Equatable, Sendable {
+  /// The stem's name: 1–64 ASCII letters, digits, `_`, `-`, `.`; unique in a session; never `all`.
+  /// It names the stem in the console and in its direct-out JACK port names.
+  public var name: String
+  /// The audio file as written in the session: relative to the session file's folder, or absolute.
+  /// Use `SessionFile.resolve(file:sessionPath:)` to get the path to open.
+  public var file: String
+  /// Linear gain, in `SettingRange.volume`. (A session file may also give it in dB, e.g. `"-6dB"`.)
+  public var volume: Double = 1
+  /// Pan position, in `SettingRange.pan`.
+  public var pan: Double = 0
+  /// Varispeed ratio, in `SettingRange.rate`.
+  public var rate: Double = 1
+  /// Extra repetitions, in `SettingRange.loops`: 0 plays once, -1 loops forever.
+  public var loops: Int = 0
+  /// Whether the stem is muted.
+  public var mute = false
+  /// Whether the stem is soloed.
+  public var solo = false
+  /// Whether the stem also gets its own JACK output ports (`<name>_L`, `<name>_R`).
+  public var directOut = false
+  /// Seconds, in `SettingRange.startOffset`: the transport time at which the stem starts.
+  public var startOffset: Double = 0
+
+  /// A stem with default mix settings (unity volume, centre, normal speed, plays once).
+  public init(name: String, file: String) {
+    self.name = name
+    self.file = file
+  }
+}
+
+/// Session-wide behaviour switches (the `"options"` object).
+public struct SessionOptions: Equatable, Sendable {
+  /// Pause the transport when the master outputs lose their last JACK connection.
+  public var autoPauseOnDisconnect = false
+  /// Where the meters tap each stem.
+  public var meterPoint: MeterPoint = .post
+
+  /// The default options.
+  public init() {}
+}
+
+/// A whole mixer session: what `SessionFile` loads and saves.
+///
+/// A freshly made `Session()` is valid and empty. Values set in code are not checked until
+/// `validate()` runs (which `SessionFile.save` does before writing anything).
+public struct Session: Equatable, Sendable {
+  /// The newest session format version this build reads and the one it writes.
+  public static let currentVersion = 1
+
+  /// The sample-rate converter quality for varispeed and file-rate conversion.
+  public var quality: ResamplerQuality = .fast
+  /// The master bus's linear gain, in `SettingRange.volume`.
+  public var masterVolume: Double = 1
+  /// Session-wide options.
+  public var options = SessionOptions()
+  /// The stems, in console order.
+  public var stems: [StemSettings] = []
+  /// The transport position in seconds, in `SettingRange.position`.
+  public var position: Double = 0
+  /// JACK connections to restore: a stemdeck port's short name (e.g. `"master_L"`) mapped to the
+  /// full names of the peer ports it connects to (e.g. `["system:playback_1"]`).
+  public var connections: [String: [String]] = [:]
+
+  /// An empty session with default settings.
+  public init() {}
+}

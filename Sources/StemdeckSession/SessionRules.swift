@@ -1,0 +1,245 @@
+import Foundation
+
+/// The rules a session must follow, each with the sentence that explains it. The decoder (which
+/// reads files) and `Session.validate()` (which checks values set in code) share these, so both
+/// accept the same sessions and word their errors the same way.
+enum SessionRules {
+  /// The value of the top-level `"format"` field.
+  static let formatName = "stemdeck-session"
+
+  static let topLevelFields = ["format", "version", "quality", "master", "options", "position",
+                               "connections", "stems"]
+  static let masterFields = ["volume"]
+  static let optionFields = ["autoPauseOnDisconnect", "meterPoint"]
+  static let stemFields = ["name", "file", "volume", "pan", "rate", "loops", "mute", "solo",
+                           "directOut", "startOffset"]
+
+  // MARK: Numbers
+
+  static let volumeRule = "must be a number between \(number(SettingRange.volume.lowerBound)) and "
+    + "\(number(SettingRange.volume.upperBound)), or a level in dB such as \"-6dB\""
+  static let panRule = "must be a number between \(number(SettingRange.pan.lowerBound)) and "
+    + "\(number(SettingRange.pan.upperBound))"
+  static let rateRule = "must be a number between \(number(SettingRange.rate.lowerBound)) and "
+    + "\(number(SettingRange.rate.upperBound))"
+  static let loopsRule = "must be an integer from -1 (forever) up to \(SettingRange.loops.upperBound)"
+  static let startOffsetRule = "must be a number of seconds from "
+    + "\(number(SettingRange.startOffset.lowerBound)) to \(number(SettingRange.startOffset.upperBound))"
+  static let positionRule = "must be a number of seconds from "
+    + "\(number(SettingRange.position.lowerBound)) to \(number(SettingRange.position.upperBound))"
+  static let boolRule = "must be true or false"
+
+  /// True if `value` is finite and inside `range` (NaN and infinities never are).
+  static func isValid(_ value: Double, in range: ClosedRange<Double>) -> Bool {
+    value.isFinite && range.contains(value)
+  }
+
+  /// Formats a Double the way the session file writes it: integral values without a decimal point
+  /// (`0`, `1`, `3`), others as the shortest text that reads back to the same Double (`0.45`).
+  /// Non-finite values (never written to a file) print as `nan`, `inf`, `-inf`.
+  static func number(_ value: Double) -> String {
+    guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
+    if value == value.rounded(.towardZero) && abs(value) < 1e15 {
+      return String(Int64(value))
+    }
+    return value.description
+  }
+
+  // MARK: Volume in dB
+
+  /// dB levels at or below this are silence (gain 0), as in the engine's meters.
+  static let decibelFloor: Double = -160
+
+  /// Reads a level written as decibels — `"-6dB"`, `"-6 dB"`, `"+3dB"`, `"0.5db"`, `"-inf dB"` —
+  /// and returns its linear gain 10^(dB/20) (0 for `-inf` or anything at or below -160 dB).
+  /// Returns nil if `text` is not a dB level. The result may still be out of `SettingRange.volume`.
+  static func linearGain(decibels text: String) -> Double? {
+    var body = text.trimmingCharacters(in: .whitespaces)
+    guard body.count > 2, body.lowercased().hasSuffix("db") else { return nil }
+    body = String(body.dropLast(2)).trimmingCharacters(in: .whitespaces)
+    let lowered = body.lowercased()
+    if lowered == "-inf" || lowered == "-infinity" { return 0 }
+    // Only plain decimal numbers: no hex, no "nan", no exponent surprises.
+    var sawDigit = false
+    var sawPoint = false
+    for (offset, character) in body.enumerated() {
+      switch character {
+      case "+" where offset == 0, "-" where offset == 0: continue
+      case "0"..."9": sawDigit = true
+      case "." where !sawPoint: sawPoint = true
+      default: return nil
+      }
+    }
+    guard sawDigit, let decibels = Double(body), decibels.isFinite else { return nil }
+    if decibels <= decibelFloor { return 0 }
+    return pow(10, decibels / 20)
+  }
+
+  // MARK: Names and paths
+
+  /// The characters allowed in a stem name, as the error message says them.
+  static let nameAlphabet = "letters, digits, '_', '-' and '.'"
+
+  /// Why `name` is not a valid stem name, or nil if it is.
+  static func stemNameProblem(_ name: String) -> String? {
+    let quoted = quote(name)
+    let length = name.unicodeScalars.count
+    if length < SettingRange.nameLength.lowerBound {
+      return "a stem name must not be empty (allowed: 1 to \(SettingRange.nameLength.upperBound) "
+        + "\(nameAlphabet))"
+    }
+    if length > SettingRange.nameLength.upperBound {
+      return "stem name \(quoted) is too long (\(length) characters; at most "
+        + "\(SettingRange.nameLength.upperBound))"
+    }
+    if let bad = name.unicodeScalars.first(where: { !isNameScalar($0) }) {
+      return "invalid stem name \(quoted): \(describe(bad)) is not allowed (allowed: 1 to "
+        + "\(SettingRange.nameLength.upperBound) ASCII \(nameAlphabet))"
+    }
+    if name.lowercased() == "all" {
+      return "the stem name \(quoted) is reserved (it means every stem in console commands); "
+        + "choose another name"
+    }
+    return nil
+  }
+
+  private static func isNameScalar(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar {
+    case "a"..."z", "A"..."Z", "0"..."9", "_", "-", ".": return true
+    default: return false
+    }
+  }
+
+  /// Why `file` is not a usable stem file path, or nil if it is.
+  static func stemFileProblem(_ file: String) -> String? {
+    if file.isEmpty {
+      return "must not be empty (the audio file's path, relative to the session file's folder "
+        + "or absolute)"
+    }
+    if file.utf8.contains(0) { return "must not contain a NUL character" }
+    return nil
+  }
+
+  /// The longest JACK port name accepted (JACK's own limit is 320 bytes for "client:port").
+  static let maximumPortNameBytes = 320
+
+  /// Why `name` is not a valid stemdeck port short name (a key of `connections`), or nil.
+  static func localPortProblem(_ name: String) -> String? {
+    if name.isEmpty { return "a stemdeck port name must not be empty (e.g. \"master_L\")" }
+    if name.utf8.count > maximumPortNameBytes {
+      return "port name is too long (at most \(maximumPortNameBytes) bytes)"
+    }
+    if name.contains(":") {
+      return "\(quote(name)) must be a stemdeck port's short name without a client part, "
+        + "e.g. \"master_L\""
+    }
+    if let bad = name.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+      return "port name \(quote(name)) contains \(describe(bad))"
+    }
+    return nil
+  }
+
+  static let peerPortRule = "must be a full JACK port name \"client:port\", e.g. \"system:playback_1\""
+
+  /// Why `name` is not a full JACK port name (an element of a `connections` list), or nil.
+  static func peerPortProblem(_ name: String) -> String? {
+    guard let colon = name.firstIndex(of: ":"), colon != name.startIndex,
+          name.index(after: colon) != name.endIndex else {
+      return peerPortRule + " (got \(quote(name)))"
+    }
+    if name.utf8.count > maximumPortNameBytes {
+      return "port name is too long (at most \(maximumPortNameBytes) bytes)"
+    }
+    if let bad = name.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+      return "port name \(quote(name)) contains \(describe(bad))"
+    }
+    return nil
+  }
+
+  // MARK: Text helpers
+
+  /// `text` as a JSON string literal, cut to 40 characters (with "…") so messages stay short.
+  static func quote(_ text: String) -> String {
+    let limit = 40
+    if text.unicodeScalars.count <= limit { return JSONText.string(text) }
+    var scalars = String.UnicodeScalarView()
+    scalars.append(contentsOf: text.unicodeScalars.prefix(limit))
+    return JSONText.string(String(scalars)) + "…"
+  }
+
+  /// A human name for a character in an error message.
+  static func describe(_ scalar: Unicode.Scalar) -> String {
+    switch scalar {
+    case " ": return "a space"
+    case "\t": return "a tab"
+    case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+      return "a control character (code \(scalar.value))"
+    default: return "'\(Character(scalar))'"
+    }
+  }
+
+  /// Joins a document path and a field name: `stems[2]` + `pan` → `stems[2].pan`. Keys that are not
+  /// plain words are quoted: `connections["odd key"]`.
+  static func path(_ base: String, _ key: String) -> String {
+    let plain = !key.isEmpty && key.unicodeScalars.allSatisfy(isNameScalar)
+    if !plain { return base + "[" + quote(key) + "]" }
+    return base.isEmpty ? key : base + "." + key
+  }
+}
+
+extension Session {
+  /// Checks every value against the session rules (ranges, stem names and their uniqueness, file
+  /// paths, connection port names) and throws the first problem found.
+  ///
+  /// `SessionFile.save` calls this before writing, so a saved file always loads again.
+  /// - Parameter source: the name used as `SessionError.file` (e.g. the path being saved to).
+  public func validate(source: String = "session") throws(SessionError) {
+    func fail(_ location: String, _ message: String) -> SessionError {
+      SessionError(file: source, location: location, message: message)
+    }
+    func got(_ value: Double) -> String { " (got \(SessionRules.number(value)))" }
+
+    if !SessionRules.isValid(masterVolume, in: SettingRange.volume) {
+      throw fail("master.volume", SessionRules.volumeRule + got(masterVolume))
+    }
+    if !SessionRules.isValid(position, in: SettingRange.position) {
+      throw fail("position", SessionRules.positionRule + got(position))
+    }
+    var firstIndexByName: [String: Int] = [:]
+    for (index, stem) in stems.enumerated() {
+      let base = "stems[\(index)]"
+      if let problem = SessionRules.stemNameProblem(stem.name) { throw fail(base + ".name", problem) }
+      if let earlier = firstIndexByName[stem.name] {
+        throw fail(base + ".name", "duplicate stem name '\(stem.name)' (also stems[\(earlier)])")
+      }
+      firstIndexByName[stem.name] = index
+      if let problem = SessionRules.stemFileProblem(stem.file) { throw fail(base + ".file", problem) }
+      if !SessionRules.isValid(stem.volume, in: SettingRange.volume) {
+        throw fail(base + ".volume", SessionRules.volumeRule + got(stem.volume))
+      }
+      if !SessionRules.isValid(stem.pan, in: SettingRange.pan) {
+        throw fail(base + ".pan", SessionRules.panRule + got(stem.pan))
+      }
+      if !SessionRules.isValid(stem.rate, in: SettingRange.rate) {
+        throw fail(base + ".rate", SessionRules.rateRule + got(stem.rate))
+      }
+      if !SettingRange.loops.contains(stem.loops) {
+        throw fail(base + ".loops", SessionRules.loopsRule + " (got \(stem.loops))")
+      }
+      if !SessionRules.isValid(stem.startOffset, in: SettingRange.startOffset) {
+        throw fail(base + ".startOffset", SessionRules.startOffsetRule + got(stem.startOffset))
+      }
+    }
+    for (port, peers) in connections.sorted(by: { $0.key < $1.key }) {
+      let base = SessionRules.path("connections", port)
+      if let problem = SessionRules.localPortProblem(port) { throw fail(base, problem) }
+      var seen = Set<String>()
+      for (index, peer) in peers.enumerated() {
+        if let problem = SessionRules.peerPortProblem(peer) { throw fail(base + "[\(index)]", problem) }
+        if !seen.insert(peer).inserted {
+          throw fail(base + "[\(index)]", "duplicate connection to \(SessionRules.quote(peer))")
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,276 @@
+import Foundation
+import Testing
+@testable import StemdeckSession
+
+/// A document that must be rejected, with where and why.
+struct BadDocument: Sendable, CustomTestStringConvertible {
+  var label: String
+  var text: String
+  /// The expected `SessionError.location` (nil: a whole-document problem).
+  var location: String?
+  /// Text the message must contain.
+  var fragment: String
+  /// The expected line, when the case pins it.
+  var line: Int?
+
+  var testDescription: String { label }
+}
+
+/// A valid document with the given top-level fields (one per line, after "version") and stems (one per
+/// line). Stem `i` is on line `5 + top.count + i`.
+func document(top: [String] = [], stems: [String] = [#"{ "name" : "drums", "file" : "d.flac" }"#]) -> String {
+  var lines = ["{", #"  "format" : "stemdeck-session","#, #"  "version" : 1,"#]
+  lines += top.map { "  " + $0 + "," }
+  lines.append(#"  "stems" : ["#)
+  lines.append(stems.map { "    " + $0 }.joined(separator: ",\n"))
+  lines += ["  ]", "}"]
+  return lines.joined(separator: "\n") + "\n"
+}
+
+/// A document with one stem made of `fields` after the name and file.
+func stemDocument(_ fields: String, name: String = #""drums""#) -> String {
+  document(stems: ["{ \"name\" : \(name), \"file\" : \"d.flac\"" + (fields.isEmpty ? "" : ", " + fields) + " }"])
+}
+
+let badDocuments: [BadDocument] = [
+  // Whole-document problems.
+  BadDocument(label: "malformed JSON (missing comma)",
+              text: "{\n  \"format\" : \"stemdeck-session\",\n  \"version\" : 1\n  \"stems\" : []\n}\n",
+              location: nil, fragment: "expected ',' or '}' after a field", line: 4),
+  BadDocument(label: "trailing comma", text: "{\n  \"format\" : \"stemdeck-session\",\n  \"version\" : 1,\n}",
+              location: nil, fragment: "trailing comma is not allowed", line: 4),
+  BadDocument(label: "unterminated document", text: "{\n  \"format\" : \"stemdeck-session\",\n",
+              location: nil, fragment: "unexpected end of file", line: 3),
+  BadDocument(label: "empty file", text: "", location: nil, fragment: "the file is empty", line: 1),
+  BadDocument(label: "whitespace only", text: " \n\n ", location: nil, fragment: "the file is empty", line: 3),
+  BadDocument(label: "top-level array", text: "[ 1, 2 ]", location: nil, fragment: "must be a JSON object", line: 1),
+  BadDocument(label: "top-level string", text: "\"stemdeck-session\"", location: nil,
+              fragment: "must be a JSON object { ... } (got \"stemdeck-session\")", line: 1),
+  BadDocument(label: "text after the document", text: document() + "{}", location: nil,
+              fragment: "after the end of the document", line: 8),
+  BadDocument(label: "NaN literal", text: stemDocument(#""pan" : NaN"#), location: nil,
+              fragment: "unexpected 'N'", line: 5),
+  BadDocument(label: "leading zero", text: stemDocument(#""loops" : 03"#), location: nil,
+              fragment: "invalid number", line: 5),
+  BadDocument(label: "single quotes", text: stemDocument(#"'pan' : 1"#), location: nil,
+              fragment: "expected a field name in double quotes", line: 5),
+  BadDocument(label: "raw tab in a string", text: stemDocument("\"file\" : \"a\tb\""), location: nil,
+              fragment: "control character", line: 5),
+  BadDocument(label: "bad escape", text: stemDocument(#""mute" : "\x""#), location: nil,
+              fragment: "invalid escape sequence", line: 5),
+  BadDocument(label: "lone surrogate", text: stemDocument(#""mute" : "\ud800""#), location: nil,
+              fragment: "high surrogate", line: 5),
+  BadDocument(label: "deep nesting", text: String(repeating: "[", count: 10_000), location: nil,
+              fragment: "nested too deeply", line: 1),
+  BadDocument(label: "deep nesting inside a field",
+              text: document(top: ["\"options\" : " + String(repeating: "{\"a\":", count: 100)]),
+              location: nil, fragment: "nested too deeply", line: 4),
+
+  // Header.
+  BadDocument(label: "missing version", text: "{ \"format\" : \"stemdeck-session\", \"stems\" : [] }",
+              location: "version", fragment: "is missing", line: 1),
+  BadDocument(label: "version 2", text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 2"),
+              location: nil,
+              fragment: "was written by a newer stemdeck (format version 2; this one reads up to 1)", line: 3),
+  BadDocument(label: "version \"1\"",
+              text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : \"1\""),
+              location: "version", fragment: "must be an integer format version such as 1 (got \"1\")", line: 3),
+  BadDocument(label: "version 0", text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 0"),
+              location: "version", fragment: "must be at least 1 (got 0)", line: 3),
+  BadDocument(label: "version 1.5",
+              text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 1.5"),
+              location: "version", fragment: "must be an integer", line: 3),
+  BadDocument(label: "format wrong",
+              text: document().replacingOccurrences(of: "stemdeck-session", with: "stemdeck-setlist"),
+              location: "format", fragment: "must be \"stemdeck-session\" (got \"stemdeck-setlist\")", line: 2),
+  BadDocument(label: "format missing", text: "{ \"version\" : 1 }", location: "format",
+              fragment: "is missing", line: 1),
+  BadDocument(label: "unknown top-level key", text: document(top: [#""tempo" : 120"#]),
+              location: "tempo", fragment: "unknown field (allowed: format, version, quality", line: 4),
+  BadDocument(label: "duplicate top-level key", text: document(top: [#""quality" : "fast""#, #""quality" : "best""#]),
+              location: "quality", fragment: "appears more than once (first at line 4, column 3)", line: 5),
+
+  // Stem values.
+  BadDocument(label: "volume 3", text: stemDocument(#""volume" : 3"#), location: "stems[0].volume",
+              fragment: "must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)", line: 5),
+  BadDocument(label: "volume \"abc\"", text: stemDocument(#""volume" : "abc""#), location: "stems[0].volume",
+              fragment: "(got \"abc\")", line: 5),
+  BadDocument(label: "volume \"+7dB\" (above 2)", text: stemDocument(#""volume" : "+7dB""#),
+              location: "stems[0].volume", fragment: "(got \"+7dB\", which is a gain of 2.239)", line: 5),
+  BadDocument(label: "volume \"nan dB\"", text: stemDocument(#""volume" : "nan dB""#),
+              location: "stems[0].volume", fragment: "(got \"nan dB\")", line: 5),
+  BadDocument(label: "volume -0.5", text: stemDocument(#""volume" : -0.5"#), location: "stems[0].volume",
+              fragment: "(got -0.5)", line: 5),
+  BadDocument(label: "pan 7", text: stemDocument(#""pan" : 7"#), location: "stems[0].pan",
+              fragment: "must be a number between -1 and 1 (got 7)", line: 5),
+  BadDocument(label: "pan 1e400 (overflows a Double)", text: stemDocument(#""pan" : 1e400"#),
+              location: "stems[0].pan", fragment: "(got 1e400)", line: 5),
+  BadDocument(label: "rate 0.1", text: stemDocument(#""rate" : 0.1"#), location: "stems[0].rate",
+              fragment: "must be a number between 0.5 and 2 (got 0.1)", line: 5),
+  BadDocument(label: "rate null", text: stemDocument(#""rate" : null"#), location: "stems[0].rate",
+              fragment: "(got null)", line: 5),
+  BadDocument(label: "loops -2", text: stemDocument(#""loops" : -2"#), location: "stems[0].loops",
+              fragment: "must be an integer from -1 (forever) up to 1000000 (got -2)", line: 5),
+  BadDocument(label: "loops 1.5", text: stemDocument(#""loops" : 1.5"#), location: "stems[0].loops",
+              fragment: "(got 1.5)", line: 5),
+  BadDocument(label: "loops \"three\"", text: document(stems: [
+                #"{ "name" : "a", "file" : "a.flac" }"#, #"{ "name" : "b", "file" : "b.flac", "loops" : "three" }"#]),
+              location: "stems[1].loops", fragment: "must be an integer from -1 (forever) up to 1000000 (got \"three\")",
+              line: 6),
+  BadDocument(label: "loops huge", text: stemDocument(#""loops" : 99999999999999999999999999"#),
+              location: "stems[0].loops", fragment: "(got 99999999999999999999999999)", line: 5),
+  BadDocument(label: "mute \"yes\"", text: stemDocument(#""mute" : "yes""#), location: "stems[0].mute",
+              fragment: "must be true or false (got \"yes\")", line: 5),
+  BadDocument(label: "solo 1", text: stemDocument(#""solo" : 1"#), location: "stems[0].solo",
+              fragment: "must be true or false (got 1)", line: 5),
+  BadDocument(label: "directOut \"true\"", text: stemDocument(#""directOut" : "true""#),
+              location: "stems[0].directOut", fragment: "must be true or false", line: 5),
+  BadDocument(label: "startOffset -1", text: stemDocument(#""startOffset" : -1"#),
+              location: "stems[0].startOffset", fragment: "must be a number of seconds from 0 to 1000000 (got -1)", line: 5),
+  BadDocument(label: "unknown stem key", text: stemDocument(#""vol" : 1"#), location: "stems[0].vol",
+              fragment: "unknown field (allowed: name, file, volume, pan, rate, loops, mute, solo, directOut, startOffset); did you mean \"volume\"?",
+              line: 5),
+  BadDocument(label: "duplicate stem key", text: stemDocument(#""volume" : 1, "volume" : 0.5"#),
+              location: "stems[0].volume", fragment: "appears more than once", line: 5),
+
+  // Names and files.
+  BadDocument(label: "duplicate names", text: document(stems: [
+                #"{ "name" : "drums", "file" : "a.flac" }"#, #"{ "name" : "bass", "file" : "b.flac" }"#,
+                #"{ "name" : "keys", "file" : "c.flac" }"#, #"{ "name" : "drums", "file" : "d.flac" }"#]),
+              location: "stems[3].name", fragment: "duplicate stem name 'drums' (also stems[0])", line: 8),
+  BadDocument(label: "name \"all\"", text: stemDocument("", name: #""all""#), location: "stems[0].name",
+              fragment: "is reserved", line: 5),
+  BadDocument(label: "name \"ALL\"", text: stemDocument("", name: #""ALL""#), location: "stems[0].name",
+              fragment: "is reserved", line: 5),
+  BadDocument(label: "name with a space", text: stemDocument("", name: #""my drums""#), location: "stems[0].name",
+              fragment: "invalid stem name \"my drums\": a space is not allowed (allowed: 1 to 64 ASCII letters, digits, '_', '-' and '.')",
+              line: 5),
+  BadDocument(label: "name with a colon", text: stemDocument("", name: #""a:b""#), location: "stems[0].name",
+              fragment: "':' is not allowed", line: 5),
+  BadDocument(label: "name non-ASCII", text: stemDocument("", name: #""drüms""#), location: "stems[0].name",
+              fragment: "'ü' is not allowed", line: 5),
+  BadDocument(label: "empty name", text: stemDocument("", name: #""""#), location: "stems[0].name",
+              fragment: "must not be empty", line: 5),
+  BadDocument(label: "name too long", text: stemDocument("", name: "\"" + String(repeating: "x", count: 65) + "\""),
+              location: "stems[0].name", fragment: "is too long (65 characters; at most 64)", line: 5),
+  BadDocument(label: "name a number", text: stemDocument("", name: "3"), location: "stems[0].name",
+              fragment: "must be a stem name in double quotes (got 3)", line: 5),
+  BadDocument(label: "missing name", text: document(stems: [#"{ "file" : "a.flac" }"#]),
+              location: "stems[0].name", fragment: "is missing", line: 5),
+  BadDocument(label: "missing file", text: document(stems: [#"{ "name" : "a" }"#]),
+              location: "stems[0].file", fragment: "is missing", line: 5),
+  BadDocument(label: "file empty", text: document(stems: [#"{ "name" : "a", "file" : "" }"#]),
+              location: "stems[0].file", fragment: "must not be empty", line: 5),
+  BadDocument(label: "file with NUL", text: document(stems: [#"{ "name" : "a", "file" : "a\u0000b" }"#]),
+              location: "stems[0].file", fragment: "NUL", line: 5),
+  BadDocument(label: "stems not an array", text: "{ \"format\" : \"stemdeck-session\", \"version\" : 1, \"stems\" : {} }",
+              location: "stems", fragment: "must be an array of stems", line: 1),
+  BadDocument(label: "stem not an object", text: document(stems: [#""drums""#]), location: "stems[0]",
+              fragment: "must be an object such as", line: 5),
+
+  // Sections.
+  BadDocument(label: "quality \"ultra\"", text: document(top: [#""quality" : "ultra""#]), location: "quality",
+              fragment: "unknown resampler quality \"ultra\" (allowed: linear, fast, medium, best)", line: 4),
+  BadDocument(label: "quality 3", text: document(top: [#""quality" : 3"#]), location: "quality",
+              fragment: "must be one of linear, fast, medium, best (got 3)", line: 4),
+  BadDocument(label: "meterPoint \"middle\"", text: document(top: [#""options" : { "meterPoint" : "middle" }"#]),
+              location: "options.meterPoint", fragment: "unknown meter point \"middle\" (allowed: pre, post)", line: 4),
+  BadDocument(label: "options unknown key", text: document(top: [#""options" : { "autoPause" : true }"#]),
+              location: "options.autoPause", fragment: "did you mean \"autoPauseOnDisconnect\"?", line: 4),
+  BadDocument(label: "master not an object", text: document(top: [#""master" : 0.5"#]), location: "master",
+              fragment: "must be an object such as { \"volume\" : 1 } (got 0.5)", line: 4),
+  BadDocument(label: "master volume 2.5", text: document(top: [#""master" : { "volume" : 2.5 }"#]),
+              location: "master.volume", fragment: "(got 2.5)", line: 4),
+  BadDocument(label: "position -1", text: document(top: [#""position" : -1"#]), location: "position",
+              fragment: "must be a number of seconds from 0 to 1000000 (got -1)", line: 4),
+  BadDocument(label: "position string", text: document(top: [#""position" : "0:10""#]), location: "position",
+              fragment: "(got \"0:10\")", line: 4),
+  BadDocument(label: "connections an array", text: document(top: [#""connections" : [ "system:playback_1" ]"#]),
+              location: "connections", fragment: "must be an object mapping stemdeck port names to lists of JACK ports",
+              line: 4),
+  BadDocument(label: "connections value not a list",
+              text: document(top: [#""connections" : { "master_L" : "system:playback_1" }"#]),
+              location: "connections.master_L", fragment: "must be a list of JACK port names", line: 4),
+  BadDocument(label: "connections element not a string",
+              text: document(top: [#""connections" : { "master_L" : [ "system:playback_1", 2 ] }"#]),
+              location: "connections.master_L[1]", fragment: "must be a full JACK port name", line: 4),
+  BadDocument(label: "connections element without client",
+              text: document(top: [#""connections" : { "master_L" : [ "playback_1" ] }"#]),
+              location: "connections.master_L[0]", fragment: "(got \"playback_1\")", line: 4),
+  BadDocument(label: "connections key with a client part",
+              text: document(top: [#""connections" : { "stemdeck:master_L" : [ "system:playback_1" ] }"#]),
+              location: "connections[\"stemdeck:master_L\"]", fragment: "short name", line: 4),
+  BadDocument(label: "connections duplicate peer",
+              text: document(top: [#""connections" : { "master_L" : [ "system:playback_1", "system:playback_1" ] }"#]),
+              location: "connections.master_L[1]", fragment: "duplicate connection", line: 4),
+]
+
+@Suite("Rejecting bad documents")
+struct BadDocumentTests {
+  @Test("each bad document is rejected with its location and reason", arguments: badDocuments)
+  func rejected(_ bad: BadDocument) {
+    do {
+      let session = try SessionFile.decode(Data(bad.text.utf8), source: "Sessions/bad.json")
+      Issue.record("decoded instead of failing: \(session)")
+    } catch {
+      #expect(error.file == "Sessions/bad.json")
+      #expect(error.location == bad.location, "\(error)")
+      #expect(error.message.contains(bad.fragment), "\(error)")
+      if let line = bad.line { #expect(error.line == line, "\(error)") }
+      #expect(error.column != nil)
+      #expect(error.description.hasPrefix("Sessions/bad.json: "))
+    }
+  }
+
+  @Test("the column points at the offending value")
+  func columnOfValue() throws {
+    let text = stemDocument(#""pan" : 7"#)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    let stemLine = String(lines[4])
+    let offset = try #require(stemLine.range(of: ": 7")).upperBound
+    let expectedColumn = stemLine.distance(from: stemLine.startIndex, to: offset)  // 1-based column of "7"
+    #expect(throws: SessionError(file: "test.json", location: "stems[0].pan", line: 5, column: expectedColumn,
+                                 message: "must be a number between -1 and 1 (got 7)")) {
+      try decode(text)
+    }
+  }
+
+  @Test("columns count characters, not bytes")
+  func columnCountsCharacters() {
+    // "é" is two bytes in UTF-8 but one column.
+    let text = "{ \"format\" : \"é\", \"version\" : 1 }"
+    do {
+      _ = try decode(text)
+      Issue.record("expected an error")
+    } catch {
+      #expect(error.location == "format")
+      #expect(error.column == 14)
+    }
+    let syntax = "{ \"é\" : 1 x }"
+    do {
+      _ = try decode(syntax)
+      Issue.record("expected an error")
+    } catch {
+      #expect(error.location == nil)
+      #expect(error.column == 11)
+    }
+  }
+
+  @Test("edge values that are allowed")
+  func allowedEdges() throws {
+    let text = document(stems: [
+      #"{ "name" : "a", "file" : "a.flac", "volume" : 2, "pan" : -1, "rate" : 0.5, "loops" : -1 }"#,
+      #"{ "name" : "b", "file" : "b.flac", "volume" : 0, "pan" : 1, "rate" : 2, "loops" : 1000000 }"#,
+      #"{ "name" : "B.b-_9", "file" : "/abs.flac", "volume" : "-200dB", "loops" : 3.0, "startOffset" : 1000000 }"#,
+      #"{ "name" : "Drums", "file" : "c.flac" }"#,
+      #"{ "name" : "drums", "file" : "c.flac" }"#,
+    ])
+    let session = try decode(text)
+    #expect(session.stems.count == 5)
+    #expect(session.stems[2].volume == 0)
+    #expect(session.stems[2].loops == 3)
+    #expect(session.stems[0].loops == -1)
+    let empty = try decode(document(stems: []))
+    #expect(empty.stems.isEmpty)
+  }
+}

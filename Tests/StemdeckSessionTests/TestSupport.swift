@@ -1,0 +1,141 @@
+import Foundation
+@testable import StemdeckSession
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fresh folder under /tmp, removed when the value goes away.
+final class TemporaryFolder {
+  let path: String
+
+  init() throws {
+    var template = Array("/tmp/stemdeck-session-test-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else {
+      throw CocoaError(.fileWriteUnknown)
+    }
+    path = String(cString: made)
+  }
+
+  deinit {
+    try? FileManager.default.removeItem(atPath: path)
+  }
+
+  /// `path/name`.
+  func file(_ name: String) -> String { path + "/" + name }
+
+  /// The folder's entries, sorted (hidden ones included).
+  func entries() -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+  }
+}
+
+/// A small deterministic PRNG (SplitMix64), so fuzz runs are reproducible from their seed.
+struct SplitMix64: RandomNumberGenerator {
+  private var state: UInt64
+
+  init(seed: UInt64) { state = seed }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+/// Reads a whole file as bytes (nil if it cannot be read).
+func contents(of path: String) -> [UInt8]? {
+  FileManager.default.contents(atPath: path).map { [UInt8]($0) }
+}
+
+/// Writes bytes to a file, replacing it.
+func write(_ bytes: [UInt8], to path: String) throws {
+  try Data(bytes).write(to: URL(fileURLWithPath: path))
+}
+
+func write(_ text: String, to path: String) throws {
+  try write(Array(text.utf8), to: path)
+}
+
+/// Decodes a document given as text.
+func decode(_ text: String) throws(SessionError) -> Session {
+  try SessionFile.decode(Data(text.utf8), source: "test.json")
+}
+
+/// The repository root, found from this file's path (Tests/StemdeckSessionTests/TestSupport.swift).
+let repositoryRoot = URL(fileURLWithPath: #filePath)
+  .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+/// A document in the exact layout of Sessions/demo.json.
+let demoLikeDocument = """
+{
+  "format" : "stemdeck-session",
+  "version" : 1,
+  "quality" : "fast",
+  "master" : { "volume" : 0.9 },
+  "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post" },
+  "stems" : [
+    { "name" : "drums", "file" : "../Samples/drums.flac", "volume" : 0.8, "pan" : 0, "rate" : 1, "loops" : 3, "mute" : false, "solo" : false },
+    { "name" : "bass", "file" : "../Samples/bass.flac", "volume" : 0.4, "pan" : 0, "rate" : 1, "loops" : 3, "mute" : false, "solo" : false },
+    { "name" : "chords", "file" : "../Samples/chords.flac", "volume" : 0.45, "pan" : -0.2, "rate" : 1, "loops" : 3, "mute" : false, "solo" : false }
+  ]
+}
+
+"""
+
+/// A session with every field away from its default.
+func everythingSession() -> Session {
+  var session = Session()
+  session.quality = .best
+  session.masterVolume = 1.25
+  session.options.autoPauseOnDisconnect = true
+  session.options.meterPoint = .pre
+  session.position = 12.345
+  session.connections = [
+    "master_L": ["system:playback_1", "jack_capture:input_1"],
+    "master_R": ["system:playback_2"],
+    "kick_L": ["a2j:Midi Through [14] (capture): port"],
+  ]
+  var kick = StemSettings(name: "kick", file: "/abs/path/kick.wav")
+  kick.volume = 0.1 + 0.2
+  kick.pan = -1
+  kick.rate = 0.5
+  kick.loops = -1
+  kick.mute = true
+  kick.solo = true
+  kick.directOut = true
+  kick.startOffset = 1.5
+  var odd = StemSettings(name: "odd.name-2_x", file: "we\"ird\\ päth/\tファイル\u{01}.flac")
+  odd.volume = 2
+  odd.pan = 1
+  odd.rate = 2
+  odd.loops = 1_000_000
+  odd.startOffset = 1e-10
+  session.stems = [kick, odd]
+  return session
+}
+
+/// Checks that every value of a decoded session obeys the session rules.
+func isWithinRules(_ session: Session) -> Bool {
+  func ok(_ value: Double, _ range: ClosedRange<Double>) -> Bool { value.isFinite && range.contains(value) }
+  guard ok(session.masterVolume, SettingRange.volume), ok(session.position, SettingRange.position) else {
+    return false
+  }
+  var names = Set<String>()
+  for stem in session.stems {
+    guard ok(stem.volume, SettingRange.volume), ok(stem.pan, SettingRange.pan),
+          ok(stem.rate, SettingRange.rate), SettingRange.loops.contains(stem.loops),
+          ok(stem.startOffset, SettingRange.startOffset), !stem.file.isEmpty,
+          SettingRange.nameLength.contains(stem.name.count),
+          stem.name.lowercased() != "all",
+          stem.name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic
+            || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)) }),
+          names.insert(stem.name).inserted else { return false }
+  }
+  for (port, peers) in session.connections {
+    guard !port.isEmpty, !port.contains(":"), peers.allSatisfy({ $0.contains(":") }) else { return false }
+  }
+  return true
+}
