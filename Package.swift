@@ -7,7 +7,7 @@
 //   StemdeckEngine      realtime DSP: smoothing, pan law, meters, voices, the block renderer.
 //                       Only CSampleRate; no JACK, no libsndfile, no Foundation I/O.
 //   StemdeckAudioFile   libsndfile owner (SoundFile) and the disk thread (DiskStreamer), writers.
-//   StemdeckSession     the session file format: Codable model, validation, atomic save.
+//   StemdeckSession     the session file format: strict JSON reader, validation, migration, atomic save.
 //   StemdeckControl     the control-thread engine API (Mixer) that the REPL, the session loader,
 //                       the offline renderer and the tests all drive.
 //   StemdeckJack        the JACK client: ports, the process callback (the only C entry), server launcher.

@@ -36,7 +36,7 @@ enum Completion {
     return entries.filter { $0.hasPrefix(prefix) && (!$0.hasPrefix(".") || prefix.hasPrefix(".")) }.sorted().map { name in
       var isDir: ObjCBool = false
       let full = dirPart + name
-      FileManager.default.fileExists(atPath: dir + "/" + name, isDirectory: &isDir)
+      _ = FileManager.default.fileExists(atPath: dir + "/" + name, isDirectory: &isDir)
       return isDir.boolValue ? full + "/" : full
     }
   }

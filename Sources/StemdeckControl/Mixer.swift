@@ -373,11 +373,11 @@ public final class Mixer: @unchecked Sendable {
   // MARK: - Status, stems and meters
 
   public func stemStatuses() -> [StemStatus] {
-    lock.locked { stems.map { $0.status(engineRate: sampleRate) } }
+    lock.locked { stems.map { $0.status(engineRate: sampleRate, preFader: options.meterPoint == .pre) } }
   }
 
   public func stemStatus(_ name: String) throws(MixerError) -> StemStatus {
-    try lock.locked { () throws(MixerError) -> StemStatus in try find(name).status(engineRate: sampleRate) }
+    try lock.locked { () throws(MixerError) -> StemStatus in try find(name).status(engineRate: sampleRate, preFader: options.meterPoint == .pre) }
   }
 
   public func masterMeter() -> MeterReading {
@@ -522,7 +522,8 @@ final class Stem {
     return settings.startOffset + plays * Double(info.frameCount) / (Double(info.sampleRate) * settings.rate)
   }
 
-  func status(engineRate: Double) -> StemStatus {
+  /// Post-fader meters have two channels (the stem after pan); pre-fader ones follow the file.
+  func status(engineRate: Double, preFader: Bool) -> StemStatus {
     let s = shared.pointer
     let boundary = s.pointee.boundary.load(ordering: .relaxed)
     let read = s.pointee.readCounter.load(ordering: .relaxed)
@@ -537,7 +538,7 @@ final class Stem {
       finished: s.pointee.finished.load(ordering: .relaxed),
       underruns: s.pointee.underruns.load(ordering: .relaxed),
       failed: s.pointee.readFailed.load(ordering: .relaxed),
-      meter: MeterReading(cells: s.pointee.meters, channels: channels))
+      meter: MeterReading(cells: s.pointee.meters, channels: preFader ? channels : 2))
   }
 }
 

@@ -43,7 +43,7 @@ public final class ServerLauncher: @unchecked Sendable {
     }
     let stateDir = StatePaths.stateDirectory()
     logPath = "\(stateDir)/jackd-\(serverName).log"
-    FileManager.default.createFile(atPath: logPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: logPath, contents: nil)
     let log = FileHandle(forWritingAtPath: logPath)
     process = Process()
     process.executableURL = URL(fileURLWithPath: jackd)
