@@ -27,6 +27,7 @@ public final class DiskStream: @unchecked Sendable {
   var ended = false
   var failed = false
   let foldBuffer: UnsafeMutablePointer<Float>
+  let shortBuffer: UnsafeMutablePointer<Int16>
   static let foldFrames = 4096
   /// Why reading failed (set once, read by the control thread under the streamer's lock).
   public private(set) var failure: String?
@@ -36,12 +37,16 @@ public final class DiskStream: @unchecked Sendable {
     length = file.info.frameCount
     outputChannels = min(channels, 2)
     foldBuffer = .allocate(capacity: Self.foldFrames * max(channels, 1))
+    shortBuffer = .allocate(capacity: Self.foldFrames * max(channels, 1))
     self.file = file
     self.producer = producer
     self.shared = shared
   }
 
-  deinit { foldBuffer.deallocate() }
+  deinit {
+    foldBuffer.deallocate()
+    shortBuffer.deallocate()
+  }
 
   /// Reads the pending seek request consistently (the two atomics can change between loads).
   func request() -> (epoch: Int, frame: Int) {
@@ -102,6 +107,17 @@ public final class DiskStream: @unchecked Sendable {
 
   func read(into destination: UnsafeMutablePointer<Float>, frames: Int) -> Int {
     let channels = file.info.channelCount
+    if channels <= 2 && file.info.isPCM16 {
+      // 16-bit PCM: read the integers and convert in one vectorizable loop.
+      let n = min(frames, Self.foldFrames)
+      let shorts = shortBuffer
+      let got = file.readFrames(intoShorts: shorts, frameCount: n)
+      if got <= 0 { return got }
+      let count = got * channels
+      let scale: Float = 1.0 / 32768
+      for i in 0..<count { destination[i] = Float(shorts[i]) * scale }
+      return got
+    }
     if channels <= 2 { return file.readFrames(into: destination, frameCount: frames) }
     let n = min(frames, Self.foldFrames)
     let got = file.readFrames(into: foldBuffer, frameCount: n)

@@ -21,6 +21,9 @@ public struct SoundFileInfo: Sendable, Equatable {
   public var channelCount: Int
   /// libsndfile's major format name, e.g. "WAV", "FLAC", "OGG".
   public var formatName: String
+  /// True for 16-bit integer PCM, which the disk reader converts itself in bulk (faster than
+  /// libsndfile's per-sample conversion).
+  public var isPCM16 = false
   public var title: String?
   public var artist: String?
 }
@@ -87,8 +90,8 @@ public struct SoundFile: ~Copyable, @unchecked Sendable {
     info = SoundFileInfo(
       frameCount: Int(sfInfo.frames), sampleRate: Int(sfInfo.samplerate),
       channelCount: Int(sfInfo.channels), formatName: name,
+      isPCM16: sfInfo.format & Int32(SF_FORMAT_SUBMASK) == Int32(SF_FORMAT_PCM_16),
       title: tag(Int32(SF_STR_TITLE)), artist: tag(Int32(SF_STR_ARTIST)))
-    // Clip float files' out-of-range samples? No: keep them; the mixer meters and counts clips.
   }
 
   deinit { sf_close(handle) }
@@ -104,6 +107,12 @@ public struct SoundFile: ~Copyable, @unchecked Sendable {
   /// (0 at the end). The corresponding C function is `sf_readf_float`.
   public func readFrames(into buffer: UnsafeMutablePointer<Float>, frameCount: Int) -> Int {
     Int(sf_readf_float(handle, buffer, sf_count_t(frameCount)))
+  }
+
+  /// Reads up to `frameCount` interleaved frames as 16-bit integers. The corresponding C
+  /// function is `sf_readf_short`.
+  public func readFrames(intoShorts buffer: UnsafeMutablePointer<Int16>, frameCount: Int) -> Int {
+    Int(sf_readf_short(handle, buffer, sf_count_t(frameCount)))
   }
 
   /// The library's last error for this file, if any.

@@ -38,6 +38,8 @@ public final class Mixer: @unchecked Sendable {
   public private(set) var quality: ResamplerQuality
   public private(set) var options = SessionOptions()
   var commandsSent = 0
+  /// Set once the end of the song has been reported; cleared by seeks.
+  var endReported = false
   /// Set when something changed since the last `markSaved()`.
   public internal(set) var isDirty = false
   /// Seconds of look-ahead a stem added while playing is given before it joins.
@@ -210,6 +212,7 @@ public final class Mixer: @unchecked Sendable {
       guard settings != old else { return }
       stem.settings = settings
       if settings.loops != old.loops {
+        endReported = false
         stem.shared.pointer.pointee.loops.store(settings.loops, ordering: .relaxed)
       }
       if settings.rate != old.rate {
@@ -274,6 +277,11 @@ public final class Mixer: @unchecked Sendable {
     }
   }
 
+  /// Turns per-stem metering on or off (the offline renderer turns it off: nobody reads it).
+  public func setStemMetering(_ on: Bool) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in try send(.setStemMetering(on)) }
+  }
+
   /// Marks the current state as saved.
   public func markSaved() { lock.locked { isDirty = false } }
 
@@ -281,6 +289,9 @@ public final class Mixer: @unchecked Sendable {
 
   public func play() throws(MixerError) {
     try lock.locked { () throws(MixerError) in
+      if endReported || (!stems.isEmpty && !stems.contains { $0.settings.loops < 0 } && allFiniteStemsFinishedLocked()) {
+        try seek(toFrame: 0)  // played to the end: start again from the top
+      }
       try send(.play(fadeIn: currentTransportFrame() > 0))
     }
   }
@@ -306,6 +317,7 @@ public final class Mixer: @unchecked Sendable {
   }
 
   func seek(toFrame frame: Int) throws(MixerError) {
+    endReported = false
     epoch += 1
     seekTarget = frame
     for stem in stems {
@@ -404,7 +416,6 @@ public final class Mixer: @unchecked Sendable {
         case .stemFinished(let slot):
           if let stem = stems.first(where: { $0.slot == slot }) {
             out.append(.stemFinished(stem.settings.name))
-            if allFiniteStemsFinishedLocked() { out.append(.allFinished) }
           }
         case .underrun(let slot):
           if let stem = stems.first(where: { $0.slot == slot }) { out.append(.underrun(stem.settings.name)) }
@@ -425,6 +436,14 @@ public final class Mixer: @unchecked Sendable {
           stem.freeShared()
           freeSlots.append(stem.slot)
         }
+      }
+      // The end of the song: every stem that can finish has, and none loops forever. The
+      // transport stops there (as a player does); `play` then starts again from the top.
+      if !endReported && !stems.isEmpty && !stems.contains(where: { $0.settings.loops < 0 })
+        && allFiniteStemsFinishedLocked() {
+        endReported = true
+        out.append(.allFinished)
+        if transportState == .playing { try? send(.pause) }
       }
       for stem in stems where !stem.failureReported {
         if let message = stem.stream?.failure {

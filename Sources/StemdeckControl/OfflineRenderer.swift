@@ -58,6 +58,7 @@ public enum OfflineRenderer {
     let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * 2)
     defer { left.deallocate(); right.deallocate(); interleaved.deallocate() }
 
+    try mixer.setStemMetering(false)
     try mixer.play()
     var done = 0
     var peak = (0.0, 0.0), sum = (0.0, 0.0), clipped = 0

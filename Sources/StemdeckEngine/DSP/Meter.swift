@@ -157,3 +157,84 @@ public struct MeterAccumulator: Sendable {
     peak = (0, 0); sumSquares = (0, 0); clips = (0, 0); frames = 0
   }
 }
+
+/// Peak, sum of squares and over-threshold counts of one block, per output channel.
+public struct BlockScan: Sendable {
+  public var peak: (Float, Float)
+  public var sumSquares: (Float, Float)
+  public var clips: (Int, Int)
+}
+
+/// Scans `frames` frames of an interleaved mono or stereo block in SIMD lanes (one pass, no
+/// per-sample branches). For mono both channels get the same peak and sum; clip counts use each
+/// channel's threshold (|x| > threshold), so a post-fader count can be taken on the source with
+/// threshold 1 / gain.
+@_noLocks
+public func scanBlock(
+  _ source: UnsafePointer<Float>, frames: Int, channels: Int, clipThreshold: (Float, Float)
+) -> BlockScan {
+  let total = frames &* channels
+  let raw = UnsafeRawPointer(source)
+  var peak = SIMD8<Float>(repeating: 0)
+  var sum = SIMD8<Float>(repeating: 0)
+  var clipsA = SIMD8<Float>(repeating: 0)
+  var clipsB = SIMD8<Float>(repeating: 0)
+  // Stereo: lanes alternate L, R. Mono: every lane is the one channel, counted against both thresholds.
+  let thresholdA = channels == 2
+    ? SIMD8<Float>(clipThreshold.0, clipThreshold.1, clipThreshold.0, clipThreshold.1,
+                   clipThreshold.0, clipThreshold.1, clipThreshold.0, clipThreshold.1)
+    : SIMD8<Float>(repeating: clipThreshold.0)
+  let thresholdB = SIMD8<Float>(repeating: clipThreshold.1)
+  let one = SIMD8<Float>(repeating: 1)
+  let zero = SIMD8<Float>(repeating: 0)
+  var i = 0
+  while i &+ 8 <= total {
+    let v = raw.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+    let a = v.replacing(with: -v, where: v .< zero)
+    peak.replace(with: a, where: a .> peak)
+    sum += v * v
+    i &+= 8
+  }
+  // Counting overs needs a second pass, made only when the block's peak crosses a threshold
+  // (rare), so the common case is one cheap pass.
+  let lowestThreshold = Swift.min(clipThreshold.0, clipThreshold.1)
+  if peak.max() > lowestThreshold {
+    var j = 0
+    while j &+ 8 <= total {
+      let v = raw.loadUnaligned(fromByteOffset: j &* 4, as: SIMD8<Float>.self)
+      let a = v.replacing(with: -v, where: v .< zero)
+      clipsA += zero.replacing(with: one, where: a .> thresholdA)
+      if channels == 1 { clipsB += zero.replacing(with: one, where: a .> thresholdB) }
+      j &+= 8
+    }
+  }
+  var result = BlockScan(peak: (0, 0), sumSquares: (0, 0), clips: (0, 0))
+  if channels == 2 {
+    result.peak = (Swift.max(Swift.max(peak[0], peak[2]), Swift.max(peak[4], peak[6])),
+                   Swift.max(Swift.max(peak[1], peak[3]), Swift.max(peak[5], peak[7])))
+    result.sumSquares = (sum[0] + sum[2] + sum[4] + sum[6], sum[1] + sum[3] + sum[5] + sum[7])
+    result.clips = (Int(clipsA[0] + clipsA[2] + clipsA[4] + clipsA[6]), Int(clipsA[1] + clipsA[3] + clipsA[5] + clipsA[7]))
+  } else {
+    let p = peak.max()
+    let s = sum.sum()
+    result.peak = (p, p)
+    result.sumSquares = (s, s)
+    result.clips = (Int(clipsA.sum()), Int(clipsB.sum()))
+  }
+  // The tail (fewer than 8 samples).
+  while i < total {
+    let x = source[i]
+    let a = Swift.abs(x)
+    let right = channels == 2 && (i & 1) == 1
+    if channels == 1 || !right {
+      result.peak.0 = Swift.max(result.peak.0, a); result.sumSquares.0 += x * x
+      result.clips.0 &+= a > clipThreshold.0 ? 1 : 0
+    }
+    if channels == 1 || right {
+      result.peak.1 = Swift.max(result.peak.1, a); result.sumSquares.1 += x * x
+      result.clips.1 &+= a > clipThreshold.1 ? 1 : 0
+    }
+    i &+= 1
+  }
+  return result
+}

@@ -26,6 +26,8 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setJoinFrameAfterSeek(slot: Int32, frame: Int)
   /// Meter point for stems: true = pre-fader (the source), false = post-fader.
   case setMeterPoint(preFader: Bool)
+  /// Turns per-stem metering on or off (an offline render has no one to read stem meters).
+  case setStemMetering(Bool)
 }
 
 /// Something the realtime renderer reports to the control thread through the event ring.

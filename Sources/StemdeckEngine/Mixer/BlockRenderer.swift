@@ -42,6 +42,7 @@ public struct RenderState: ~Copyable {
   @usableFromInline var masterGain: GainRamp
   @usableFromInline var masterMeter: MeterAccumulator
   @usableFromInline var preFaderMeters = false
+  @usableFromInline var stemMetering = true
   /// Frames a voice must have buffered before a held transport starts.
   @usableFromInline let primeFrames: Int
 
@@ -226,6 +227,8 @@ func applyCommands(_ state: UnsafeMutablePointer<RenderState>) {
       voiceAt(state, slot)?.pointee.joinFrameAfterSeek = frame
     case .setMeterPoint(let preFader):
       state.pointee.preFaderMeters = preFader
+    case .setStemMetering(let on):
+      state.pointee.stemMetering = on
     }
   }
   if applied > 0 { state.pointee.status.pointee.commandsApplied.add(applied, ordering: .relaxed) }
@@ -512,9 +515,6 @@ func mixVoice(
     mixR = dr + at
   }
   if voice.pointee.channels == 1 {
-    if preFader {
-      voice.pointee.meter.accumulate(left: source, right: source, count: count, into: cells)
-    }
     if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
       let gl = stepL.start, gr = stepR.start
       for i in 0..<count {
@@ -533,10 +533,8 @@ func mixVoice(
         gr = i < stepR.rampFrames ? gr + stepR.step : tr
       }
     }
-    if !preFader {
-      // Post-fader: meter what this stem adds to each side. Reuse the scratch tail as buffers.
-      postFaderMeter(state, voice, source: source, count: count, stepL: stepL, stepR: stepR, mono: true, cells: cells)
-    }
+    postFaderMeter(state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
+                   mono: true, cells: cells, preFader: preFader)
   } else {
     if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
       let gl = stepL.start, gr = stepR.start
@@ -559,8 +557,9 @@ func mixVoice(
   }
 }
 
-/// Meters a voice in one pass over its interleaved source: with the ramped gains (post-fader),
-/// or at unity (pre-fader).
+/// Meters a voice from one SIMD scan of its source. Post-fader values are the source's scaled
+/// by the channel gains (exact while a gain is steady; during a 10 ms ramp the larger end of the
+/// ramp is used for the peak and the mean of the squared ends for the average).
 @_noLocks
 func postFaderMeter(
   _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
@@ -568,30 +567,23 @@ func postFaderMeter(
   stepL: (start: Float, step: Float, rampFrames: Int), stepR: (start: Float, step: Float, rampFrames: Int),
   mono: Bool, cells: UnsafePointer<MeterCells>, preFader: Bool = false
 ) {
-  // Pre-fader stereo: unity gains. Post-fader: the ramped gains. Peaks and sums are gathered in
-  // one pass over the interleaved source.
-  var gl = preFader ? 1 : stepL.start
-  var gr = preFader ? 1 : stepR.start
-  let tl = preFader ? 1 : voice.pointee.gainLeft.current
-  let tr = preFader ? 1 : voice.pointee.gainRight.current
-  let ramps = !preFader && (stepL.rampFrames > 0 || stepR.rampFrames > 0)
-  var peakL: Float = 0, peakR: Float = 0, sumL: Float = 0, sumR: Float = 0
-  var clipsL = 0, clipsR = 0
-  for i in 0..<count {
-    let xl = mono ? source[i] : source[2 &* i]
-    let xr = mono ? source[i] : source[2 &* i &+ 1]
-    let l = xl * gl, r = xr * gr
-    let al = Swift.abs(l), ar = Swift.abs(r)
-    peakL = Swift.max(peakL, al); peakR = Swift.max(peakR, ar)
-    sumL += l * l; sumR += r * r
-    clipsL &+= al > 1 ? 1 : 0; clipsR &+= ar > 1 ? 1 : 0
-    if ramps {
-      gl = i < stepL.rampFrames ? gl + stepL.step : tl
-      gr = i < stepR.rampFrames ? gr + stepR.step : tr
-    }
+  guard state.pointee.stemMetering else { return }
+  var gainL: (peak: Float, square: Float) = (1, 1)
+  var gainR: (peak: Float, square: Float) = (1, 1)
+  if !preFader {
+    let endL = voice.pointee.gainLeft.current, endR = voice.pointee.gainRight.current
+    let a = Swift.abs(stepL.start), b = Swift.abs(endL), c = Swift.abs(stepR.start), d = Swift.abs(endR)
+    gainL = (Swift.max(a, b), (a * a + b * b) / 2)
+    gainR = (Swift.max(c, d), (c * c + d * d) / 2)
   }
-  voice.pointee.meter.add(peak: (peakL, peakR), sumSquares: (sumL, sumR), clips: (clipsL, clipsR),
-                          frames: count, into: cells)
+  // |x|·g > 1  ⇔  |x| > 1/g (no clip is possible at gain 0).
+  let threshold = (gainL.peak > 0 ? 1 / gainL.peak : Float.greatestFiniteMagnitude,
+                   gainR.peak > 0 ? 1 / gainR.peak : Float.greatestFiniteMagnitude)
+  let scan = scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold)
+  voice.pointee.meter.add(
+    peak: (scan.peak.0 * gainL.peak, scan.peak.1 * gainR.peak),
+    sumSquares: (scan.sumSquares.0 * gainL.square, scan.sumSquares.1 * gainR.square),
+    clips: scan.clips, frames: count, into: cells)
 }
 
 /// Transport states as published in `EngineStatus.transportState`.

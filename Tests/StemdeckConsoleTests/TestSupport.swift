@@ -1,0 +1,165 @@
+// Shared fixtures for the console tests: temporary folders, real audio files (written here as
+// plain 16-bit PCM WAV, so no external tool is needed), a console harness over an offline mixer,
+// and a snapshot of the mixer state used to prove that rejected commands change nothing.
+import Foundation
+@testable import StemdeckConsole
+import StemdeckControl
+// Not declared in Package.swift for this target, but importable because StemdeckControl depends
+// on them. TODO(lead): add "StemdeckSession" and "StemdeckEngine" to StemdeckConsoleTests.
+import StemdeckEngine
+import StemdeckSession
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fresh folder under /tmp, removed when the value goes away.
+final class TemporaryFolder {
+  let path: String
+
+  init() throws {
+    var template = Array("/tmp/stemdeck-console-test-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+    path = String(cString: made)
+  }
+
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+
+  /// `path/name`.
+  func file(_ name: String) -> String { path + "/" + name }
+
+  /// Writes `text` to `path/name` and returns the path.
+  @discardableResult
+  func write(_ text: String, to name: String) throws -> String {
+    let target = file(name)
+    try Data(text.utf8).write(to: URL(fileURLWithPath: target))
+    return target
+  }
+
+  /// Writes a 16-bit PCM WAV file holding a sine in every channel and returns its path.
+  @discardableResult
+  func wav(_ name: String, channels: Int, sampleRate: Int, seconds: Double,
+           frequency: Double = 440, amplitude: Double = 1) throws -> String {
+    let frames = Int((seconds * Double(sampleRate)).rounded())
+    var bytes: [UInt8] = []
+    func u32(_ v: Int) { for i in 0..<4 { bytes.append(UInt8((v >> (8 * i)) & 0xFF)) } }
+    func u16(_ v: Int) { for i in 0..<2 { bytes.append(UInt8((v >> (8 * i)) & 0xFF)) } }
+    let dataSize = frames * channels * 2
+    bytes += Array("RIFF".utf8); u32(36 + dataSize); bytes += Array("WAVE".utf8)
+    bytes += Array("fmt ".utf8); u32(16); u16(1); u16(channels); u32(sampleRate)
+    u32(sampleRate * channels * 2); u16(channels * 2); u16(16)
+    bytes += Array("data".utf8); u32(dataSize)
+    bytes.reserveCapacity(bytes.count + dataSize)
+    for i in 0..<frames {
+      let x = amplitude * sin(2 * Double.pi * frequency * Double(i) / Double(sampleRate))
+      let s = Int((max(-1, min(1, x)) * 32767).rounded())
+      for _ in 0..<channels { u16(s & 0xFFFF) }
+    }
+    let target = file(name)
+    try Data(bytes).write(to: URL(fileURLWithPath: target))
+    return target
+  }
+}
+
+/// Collects what the console writes.
+final class OutputLines {
+  var lines: [String] = []
+}
+
+/// A console driving an offline mixer (no JACK), with helpers to run lines and read output.
+///
+/// Call `shutdown()` at the end of every test (use `defer`).
+final class ConsoleHarness {
+  let folder: TemporaryFolder
+  let mixer: Mixer
+  let console: Console
+  private let output = OutputLines()
+
+  init() throws {
+    folder = try TemporaryFolder()
+    mixer = Mixer(sampleRate: 48000, streaming: .synchronous)
+    let sink = output
+    console = Console(mixer: mixer) { sink.lines.append($0) }
+  }
+
+  /// A harness with two stems: `drums` (stereo, 48 kHz, 2 s) and `bass` (mono, 44.1 kHz, 1 s),
+  /// both full-scale sines, then marked saved.
+  static func withStems() throws -> ConsoleHarness {
+    let h = try ConsoleHarness()
+    try h.folder.wav("drums.wav", channels: 2, sampleRate: 48000, seconds: 2)
+    try h.folder.wav("bass.wav", channels: 1, sampleRate: 44100, seconds: 1, frequency: 110)
+    for line in ["add \(h.drums)", "add \(h.bass)"] {
+      let result = h.run(line)
+      guard result.ok else { throw CommandError("setup failed: \(line): \(result.output)") }
+    }
+    h.mixer.markSaved()
+    return h
+  }
+
+  var drums: String { folder.file("drums.wav") }
+  var bass: String { folder.file("bass.wav") }
+
+  /// Runs one line; returns whether it succeeded and the lines it wrote.
+  @discardableResult
+  func run(_ line: String) -> (ok: Bool, output: [String]) {
+    output.lines.removeAll()
+    let ok = console.execute(line: line)
+    return (ok, output.lines)
+  }
+
+  /// Renders `blocks` blocks of 1024 frames through the engine, filling the streams first, the
+  /// way the offline renderer does. Returns the largest |sample| on the master.
+  @discardableResult
+  func render(blocks: Int) -> Float {
+    let left = UnsafeMutablePointer<Float>.allocate(capacity: 1024)
+    let right = UnsafeMutablePointer<Float>.allocate(capacity: 1024)
+    defer { left.deallocate(); right.deallocate() }
+    var peak: Float = 0
+    for _ in 0..<blocks {
+      mixer.fillStreams()
+      renderBlock(mixer.renderState, left: left, right: right, frameCount: 1024)
+      for i in 0..<1024 { peak = max(peak, abs(left[i]), abs(right[i])) }
+    }
+    return peak
+  }
+
+  func shutdown() { mixer.shutdown() }
+}
+
+/// Everything a command may change, for "a rejected command changes nothing" checks.
+struct MixerSnapshot: Equatable, CustomStringConvertible {
+  var stems: [StemSettings]
+  var paths: [String]
+  var masterVolume: Double
+  var quality: ResamplerQuality
+  var options: SessionOptions
+  var position: Double
+  var isDirty: Bool
+  var sessionPath: String?
+
+  init(_ h: ConsoleHarness) {
+    let statuses = h.mixer.stemStatuses()
+    stems = statuses.map(\.settings)
+    paths = statuses.map(\.path)
+    masterVolume = h.mixer.masterVolumeSetting
+    quality = h.mixer.quality
+    options = h.mixer.options
+    position = h.mixer.position
+    isDirty = h.mixer.isDirty
+    sessionPath = h.console.sessionPath
+  }
+
+  var description: String {
+    let s = stems.map { "\($0.name)(vol \($0.volume) pan \($0.pan) rate \($0.rate) loops \($0.loops) mute \($0.mute) solo \($0.solo) direct \($0.directOut) offset \($0.startOffset))" }
+    return "stems \(s) master \(masterVolume) quality \(quality) options \(options) position \(position) dirty \(isDirty) session \(sessionPath ?? "-")"
+  }
+
+  /// The settings of the stem called `name` (for building expected snapshots).
+  subscript(stem name: String) -> StemSettings {
+    get { stems.first { $0.name == name }! }
+    set { stems[stems.firstIndex { $0.name == name }!] = newValue }
+  }
+}
+
+/// `10^(db/20)`, computed independently of the code under test.
+func linear(decibels db: Double) -> Double { pow(10, db / 20) }

@@ -1,0 +1,143 @@
+import Foundation
+import StemdeckAudioFile
+import StemdeckControl
+import StemdeckSession
+import Testing
+
+/// Runs `body`, which must throw a `MixerError` whose message contains every one of `fragments`.
+func expectMixerError(
+  _ fragments: [String], sourceLocation: SourceLocation = #_sourceLocation,
+  _ body: () throws(MixerError) -> Void
+) {
+  do {
+    try body()
+    Issue.record("expected a MixerError containing \(fragments)", sourceLocation: sourceLocation)
+  } catch {
+    for fragment in fragments {
+      #expect(error.message.contains(fragment), "message \"\(error.message)\" lacks \"\(fragment)\"",
+              sourceLocation: sourceLocation)
+    }
+  }
+}
+
+@Suite struct BadInputTests {
+  /// Two stems, playing, with known settings.
+  static func rig(in folder: TemporaryFolder) throws -> MixerRig {
+    try writeAudio(folder.file("drums.wav"), format: .wavFloat, channels: [Signal.constant(0.25, frames: 96000)])
+    try writeAudio(folder.file("bass.flac"), format: .flac, channels: [Signal.constant(0.5, frames: 96000)])
+    let rig = MixerRig()
+    try rig.mixer.addStem(path: folder.file("drums.wav"), settings: stem("drums", "drums.wav") { $0.pan = -1; $0.volume = 0.8; $0.loops = 1 })
+    try rig.mixer.addStem(path: folder.file("bass.flac"), settings: stem("bass", "bass.flac") { $0.pan = 1; $0.rate = 1 })
+    try rig.mixer.setMasterVolume(1)
+    return rig
+  }
+
+  @Test("bad setting values are rejected with the field, the allowed range and the value; nothing changes")
+  func badSettings() throws {
+    let folder = try TemporaryFolder()
+    let rig = try Self.rig(in: folder)
+    try rig.mixer.play()
+    let beforeAudio = rig.render(2048)
+    let before = snapshot(rig.mixer)
+    #expect(before.count == 2)
+
+    let cases: [(fragments: [String], body: () throws(MixerError) -> Void)] = [
+      (["volume must be between 0 and 2", "(got 3)"], { () throws(MixerError) in try rig.mixer.setVolume("drums", 3) }),
+      (["volume", "(got -0.5)"], { () throws(MixerError) in try rig.mixer.setVolume("drums", -0.5) }),
+      (["volume", "(got nan)"], { () throws(MixerError) in try rig.mixer.setVolume("drums", .nan) }),
+      (["pan must be between -1 and 1 (got 7)"], { () throws(MixerError) in try rig.mixer.setPan("drums", 7) }),
+      (["pan", "(got -inf)"], { () throws(MixerError) in try rig.mixer.setPan("bass", -.infinity) }),
+      (["rate must be between 0.5 and 2 (got 0.1)"], { () throws(MixerError) in try rig.mixer.setRate("bass", 0.1) }),
+      (["rate", "(got 2.5)"], { () throws(MixerError) in try rig.mixer.setRate("bass", 2.5) }),
+      (["loops must be -1 (forever) or a count from 0 to", "(got -2)"], { () throws(MixerError) in try rig.mixer.setLoops("drums", -2) }),
+      (["master volume must be between 0 and 2", "(got 2.5)"], { () throws(MixerError) in try rig.mixer.setMasterVolume(2.5) }),
+      (["start offset", "(got -1)"], { () throws(MixerError) in try rig.mixer.setStartOffset("drums", -1) }),
+      (["seek position must be a finite number", "nan"], { () throws(MixerError) in try rig.mixer.seek(toSeconds: .nan) }),
+      (["unknown stem 'drms'", "did you mean 'drums'?"], { () throws(MixerError) in try rig.mixer.setVolume("drms", 1) }),
+      (["unknown stem 'Bas'", "did you mean 'bass'?"], { () throws(MixerError) in try rig.mixer.setMute("Bas", true) }),
+      (["unknown stem 'vocals'", "drums", "bass"], { () throws(MixerError) in try rig.mixer.setSolo("vocals", true) }),
+      (["unknown stem 'guitar'"], { () throws(MixerError) in try rig.mixer.removeStem("guitar") }),
+    ]
+    for (fragments, body) in cases {
+      expectMixerError(fragments, body)
+      #expect(snapshot(rig.mixer) == before, "state changed after the error for \(fragments)")
+    }
+    #expect(rig.mixer.masterVolumeSetting == 1)
+    // The renderer got nothing either: the audio goes on exactly as before.
+    let afterAudio = rig.render(2048)
+    #expect(afterAudio.left.allSatisfy { $0 == beforeAudio.left.last! })
+    #expect(afterAudio.right.allSatisfy { $0 == beforeAudio.right.last! })
+    #expect(beforeAudio.left.last! == Float(0.25) * 0.8)
+    #expect(beforeAudio.right.last! == 0.5)
+  }
+
+  @Test("bad audio files are rejected with the path and the reason; nothing changes")
+  func badFiles() throws {
+    let folder = try TemporaryFolder()
+    let rig = try Self.rig(in: folder)
+    let before = snapshot(rig.mixer)
+
+    let text = folder.file("notes.wav")
+    try Data("these are not samples\n".utf8).write(to: URL(fileURLWithPath: text))
+    let empty = folder.file("empty.wav")
+    #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+    let directory = folder.file("takes.wav")
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    // A WAV header with no frames.
+    try writeAudio(folder.file("noframes.wav"), format: .wav16, channels: [[]])
+    let missing = folder.file("missing.wav")
+
+    let cases: [(path: String, reason: String)] = [
+      (missing, "no such file"),
+      (text, "not a readable audio file"),
+      (empty, "the file is empty"),
+      (directory, "is a directory"),
+      (folder.file("noframes.wav"), "contains no audio frames"),
+    ]
+    for (path, reason) in cases {
+      expectMixerError(["cannot add stem 'vocals'", path, reason]) { () throws(MixerError) in
+        try rig.mixer.addStem(path: path, settings: stem("vocals", path))
+      }
+      #expect(snapshot(rig.mixer) == before, "state changed after adding \(path)")
+    }
+  }
+
+  @Test("bad settings in addStem are rejected before the file is opened; nothing changes")
+  func badNewStems() throws {
+    let folder = try TemporaryFolder()
+    let rig = try Self.rig(in: folder)
+    let before = snapshot(rig.mixer)
+    let good = folder.file("drums.wav")
+    let cases: [(fragments: [String], settings: StemSettings)] = [
+      (["volume must be between 0 and 2", "(got 3)"], stem("vox", good) { $0.volume = 3 }),
+      (["pan must be between -1 and 1 (got 7)"], stem("vox", good) { $0.pan = 7 }),
+      (["rate must be between 0.5 and 2 (got 0.1)"], stem("vox", good) { $0.rate = 0.1 }),
+      (["loops", "(got -2)"], stem("vox", good) { $0.loops = -2 }),
+      (["start offset"], stem("vox", good) { $0.startOffset = -.infinity }),
+      (["a stem named 'drums' already exists"], stem("drums", good)),
+      (["stem name 'all'", "reserved"], stem("all", good)),
+      (["stem name ''", "empty"], stem("", good)),
+      (["stem name 'a b'", "letters, digits"], stem("a b", good)),
+    ]
+    for (fragments, settings) in cases {
+      expectMixerError(fragments) { () throws(MixerError) in try rig.mixer.addStem(path: good, settings: settings) }
+      #expect(snapshot(rig.mixer) == before, "state changed after \(fragments)")
+    }
+    // After all that, adding a good stem still works (no slot or voice leaked into the way).
+    try rig.mixer.addStem(path: good, settings: stem("vox", good))
+    #expect(rig.mixer.stemNames == ["drums", "bass", "vox"])
+  }
+
+  @Test("a failing setter leaves the other settings of that stem as they were")
+  func setterAtomicity() throws {
+    let folder = try TemporaryFolder()
+    let rig = try Self.rig(in: folder)
+    try rig.mixer.setVolume("drums", 0.3)
+    expectMixerError(["pan"]) { () throws(MixerError) in try rig.mixer.setPan("drums", 1.5) }
+    let status = try rig.mixer.stemStatus("drums")
+    #expect(status.settings.volume == 0.3)
+    #expect(status.settings.pan == -1)
+    #expect(status.settings.loops == 1)
+    expectMixerError(["unknown stem 'nope'"]) { () throws(MixerError) in _ = try rig.mixer.stemStatus("nope") }
+  }
+}
