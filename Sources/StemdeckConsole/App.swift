@@ -18,6 +18,7 @@ public struct Arguments: Equatable {
   public var commands: String?
   public var keepGoing = false
   public var play = false
+  public var strict = false
   public var autoConnect = true
   public var output: String?
   public var duration: Double?
@@ -42,6 +43,7 @@ public struct Arguments: Equatable {
       case "-c", "--commands": a.commands = try value(arg)
       case "--keep-going", "-k": a.keepGoing = true
       case "--play": a.play = true
+      case "--strict": a.strict = true
       case "--no-connect": a.autoConnect = false
       case "--output", "-o": a.output = try value(arg)
       case "--duration", "-d":
@@ -76,6 +78,8 @@ public struct Arguments: Equatable {
       --no-start-server        do not start a JACK server when none is running
       --no-connect             do not connect the master to the system outputs
       --play                   start playing once the session is open
+      --strict                 refuse to open a session whose audio files are missing
+                               (default: open the rest, list those stems as offline)
       --script FILE            run commands from FILE (script mode)
       -c 'CMD; CMD'            run these commands (script mode)
       --keep-going, -k         in script mode, continue after a failed command (exit status is still 1)
@@ -176,6 +180,7 @@ func runLive(_ a: Arguments) -> Int32 {
   if let message = driver.startedServerMessage { writeOut(message) }
   let console = Console(driver: driver) { writeOut($0) }
   console.interactive = interactive
+  console.strict = a.strict
   var failed = false
   defer {
     // Fade out, then close the client before freeing the engine.

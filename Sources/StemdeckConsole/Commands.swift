@@ -68,7 +68,7 @@ enum CommandTable {
       name: "stems", aliases: ["ls"], usage: "stems", summary: "list stems with their settings, position and meters",
       argumentCount: 0...0
     ) { (c, _) throws(CommandError) in
-      for line in Display.stemsTable(c.mixer.stemStatuses()) { c.write(line) }
+      for line in Display.stemsTable(c.mixer.stemStatuses(), offline: c.mixer.offlineStems) { c.write(line) }
     },
     CommandSpec(
       name: "vol", aliases: ["volume"], usage: "vol NAME|all VALUE",

@@ -26,6 +26,8 @@ public final class Console {
   /// Set by `watch` in interactive mode; the host runs the live view.
   public var watchRequested = false
   public var quitRequested = false
+  /// Strict mode: a session whose audio file is missing does not open at all.
+  public var strict = false
   /// The command word being run (lets "open!" differ from "open").
   var commandWord = ""
 
@@ -101,7 +103,8 @@ public final class Console {
       if names.isEmpty { throw CommandError("there are no stems (add one with 'add PATH')") }
       return names
     }
-    guard names.contains(name) else { throw CommandError(MixerError.unknownStem(name, known: names).message) }
+    let known = mixer.allStemNames
+    guard known.contains(name) else { throw CommandError(MixerError.unknownStem(name, known: known).message) }
     return [name]
   }
 
@@ -152,9 +155,11 @@ public final class Console {
     do { session = try SessionFile.load(path: absolute) } catch {
       throw CommandError(error.description.replacingOccurrences(of: absolute, with: path))
     }
-    do { try mixer.load(session, sessionPath: absolute) } catch {
+    let warnings: [String]
+    do { warnings = try mixer.load(session, sessionPath: absolute, strict: strict) } catch {
       throw CommandError(error.message.replacingOccurrences(of: absolute, with: path))
     }
+    for w in warnings { write("warning: " + w.replacingOccurrences(of: absolute, with: path)) }
     sessionPath = absolute
     var line = "opened \(path): \(session.stems.count) stem\(session.stems.count == 1 ? "" : "s")"
     if let driver {

@@ -13,8 +13,10 @@ enum Display {
     "\(NumberFormat.fixed(v, 2))"
   }
 
-  static func stemsTable(_ stems: [StemStatus]) -> [String] {
-    if stems.isEmpty { return ["no stems (add one with 'add PATH')"] }
+  static func stemsTable(_ stems: [StemStatus], offline: [OfflineStem] = []) -> [String] {
+    if stems.isEmpty && offline.isEmpty { return ["no stems (add one with 'add PATH')"] }
+    let offlineLines = offline.map { "offline: \($0.settings.name) (\($0.path): \($0.reason))" }
+    if stems.isEmpty { return offlineLines }
     let header = ["name", "file", "ch", "Hz", "length", "vol", "pan", "rate", "loops", "flags", "loop", "position", "peak dB"]
     var rows: [[String]] = [header]
     for s in stems {
@@ -41,7 +43,7 @@ enum Display {
     return rows.map { r in
       r.enumerated().map { i, cell in numeric.contains(i) ? cell.padLeft(widths[i]) : cell.padded(widths[i]) }
         .joined(separator: "  ").trimmingTrailingSpaces()
-    } + ["flags: M muted, S solo, D direct outs, E ended, U underruns, ! unreadable"]
+    } + offlineLines + ["flags: M muted, S solo, D direct outs, E ended, U underruns, ! unreadable"]
   }
 
   static func status(_ c: Console) -> [String] {

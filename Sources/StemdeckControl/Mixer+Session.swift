@@ -4,10 +4,16 @@ import StemdeckSession
 extension Mixer {
   /// Replaces the mixer's content with `session` (whose file is at `sessionPath`, for resolving
   /// relative stem paths). Everything is checked first (settings, names, every audio file opens
-  /// and decodes); on any error nothing changes and the error names the session file, the stem
+  /// and decodes); on an error nothing changes and the error names the session file, the stem
   /// and the field or audio file.
-  public func load(_ session: Session, sessionPath: String) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
+  ///
+  /// A stem whose audio file is missing or unreadable is an error in `strict` mode; otherwise the
+  /// rest opens and that stem stays listed as offline (returned as warnings, saved unchanged).
+  @discardableResult
+  public func load(_ session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [String] {
+    try lock.locked { () throws(MixerError) -> [String] in
+      var offline: [OfflineStem] = []
+      var warnings: [String] = []
       var seen: [String: Int] = [:]
       for (index, stem) in session.stems.enumerated() {
         let place = "\(sessionPath): stems[\(index)] (\(stem.name))"
@@ -17,8 +23,10 @@ extension Mixer {
         }
         seen[stem.name] = index
         let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
-        do { _ = try SoundFile(readingFrom: path) } catch {
-          throw MixerError("\(place).file: \(error)")
+        do throws(SoundFileError) { _ = try SoundFile(readingFrom: path) } catch {
+          if strict { throw MixerError("\(place).file: \(error)") }
+          offline.append(OfflineStem(settings: stem, path: path, reason: error.reason))
+          warnings.append("\(place).file: \(error) — the stem stays offline; the rest of the session opens")
         }
       }
       do {
@@ -29,14 +37,16 @@ extension Mixer {
       if session.quality != quality { try setQuality(session.quality) }
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
-      for (index, stem) in session.stems.enumerated() {
+      for (index, stem) in session.stems.enumerated() where !offline.contains(where: { $0.settings.name == stem.name }) {
         let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
         do { try addStem(path: path, settings: stem) } catch {
           throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error)")
         }
       }
+      offlineStems = offline
       try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
       isDirty = false
+      return warnings
     }
   }
 
@@ -50,6 +60,10 @@ extension Mixer {
       s.options = options
       s.position = (Double(currentTransportFrame()) / sampleRate * 1000).rounded() / 1000
       s.stems = stems.map { stem in
+        var settings = stem.settings
+        settings.file = SessionFile.storedPath(forAudioFile: stem.path, sessionPath: sessionPath)
+        return settings
+      } + offlineStems.map { stem in
         var settings = stem.settings
         settings.file = SessionFile.storedPath(forAudioFile: stem.path, sessionPath: sessionPath)
         return settings

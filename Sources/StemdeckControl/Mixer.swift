@@ -30,6 +30,8 @@ public final class Mixer: @unchecked Sendable {
   var rings: EngineRings
   let disk = DiskStreamer()
   var stems: [Stem] = []
+  /// Stems of a session whose audio file could not be opened: kept (and saved) as they were.
+  public internal(set) var offlineStems: [OfflineStem] = []
   var retiring: [Stem] = []
   var freeSlots: [Int32]
   var epoch = 0
@@ -94,6 +96,9 @@ public final class Mixer: @unchecked Sendable {
   /// The names of all stems, in order.
   public var stemNames: [String] { lock.locked { stems.map(\.settings.name) } }
 
+  /// Names of all stems including offline ones.
+  public var allStemNames: [String] { lock.locked { stems.map(\.settings.name) + offlineStems.map(\.settings.name) } }
+
   /// Adds a stem playing the audio file at `path` (absolute or relative to the current
   /// directory). Its settings come from `settings` (name and all), validated first.
   @discardableResult
@@ -149,6 +154,11 @@ public final class Mixer: @unchecked Sendable {
   /// Removes a stem: it fades out and its resources are freed once the renderer hands it back.
   public func removeStem(_ name: String) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
+      if let index = offlineStems.firstIndex(where: { $0.settings.name == name }) {
+        offlineStems.remove(at: index)
+        isDirty = true
+        return
+      }
       let stem = try find(name)
       try send(.removeVoice(slot: stem.slot))
       stems.removeAll { $0 === stem }
@@ -161,7 +171,10 @@ public final class Mixer: @unchecked Sendable {
 
   /// Removes every stem.
   public func removeAllStems() throws(MixerError) {
-    for name in stemNames { try removeStem(name) }
+    try lock.locked { () throws(MixerError) in
+      for name in stems.map(\.settings.name) { try removeStem(name) }
+      if !offlineStems.isEmpty { offlineStems.removeAll(); isDirty = true }
+    }
   }
 
   public func setVolume(_ name: String, _ volume: Double) throws(MixerError) {
@@ -467,12 +480,15 @@ public final class Mixer: @unchecked Sendable {
 
   func find(_ name: String) throws(MixerError) -> Stem {
     if let stem = stems.first(where: { $0.settings.name == name }) { return stem }
+    if let offline = offlineStems.first(where: { $0.settings.name == name }) {
+      throw MixerError("stem '\(name)' is offline: \(offline.reason) (fix the file and 'open' the session again, or 'remove \(name)')")
+    }
     throw MixerError.unknownStem(name, known: stems.map(\.settings.name))
   }
 
   func validate(_ s: StemSettings, isNew: Bool) throws(MixerError) {
     if let problem = StemName.problem(with: s.name) { throw MixerError("stem name '\(s.name)' \(problem)") }
-    if isNew, stems.contains(where: { $0.settings.name == s.name }) {
+    if isNew, stems.contains(where: { $0.settings.name == s.name }) || offlineStems.contains(where: { $0.settings.name == s.name }) {
       throw MixerError("a stem named '\(s.name)' already exists; choose another name with 'as NAME'")
     }
     try MixerError.check(s.volume, in: SettingRange.volume, "volume", allowed: "between 0 and 2 (+6 dB)")

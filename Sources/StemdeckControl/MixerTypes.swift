@@ -120,6 +120,15 @@ public struct StemStatus: Sendable {
   public var meter: MeterReading
 }
 
+/// A session stem whose audio file could not be opened. It stays in the session (and is saved
+/// back unchanged) so nothing is lost; it plays nothing until the session is opened again.
+public struct OfflineStem: Sendable, Equatable {
+  public var settings: StemSettings
+  /// The path stemdeck looked at.
+  public var path: String
+  public var reason: String
+}
+
 /// Things that happened, reported to the user.
 public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
   case stemFinished(String)

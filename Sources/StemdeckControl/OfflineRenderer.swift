@@ -32,7 +32,7 @@ public enum OfflineRenderer {
     }
     let mixer = Mixer(sampleRate: Double(sampleRate), quality: session.quality, streaming: .synchronous)
     defer { mixer.shutdown() }
-    try mixer.load(session, sessionPath: sessionPath)
+    try mixer.load(session, sessionPath: sessionPath, strict: true)
     let seconds: Double
     if let d = duration {
       guard d.isFinite, d > 0, d <= 24 * 3600 else {

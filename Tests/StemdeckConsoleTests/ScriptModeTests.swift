@@ -1,0 +1,158 @@
+// End-to-end exit status and output of the real `stemdeck` binary in the modes that need no JACK
+// server: render, --help, --version and argument errors. (Live script mode runs against a private
+// jackd in IntegrationTests.)
+import Foundation
+import Testing
+
+/// The `stemdeck` executable built next to this test bundle (`swift build --build-tests` and
+/// `swift test` build it into the same folder).
+let stemdeckBinary: String = {
+  let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+  return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("stemdeck").path
+}()
+
+struct RunResult {
+  var status: Int32
+  var stdout: [String]
+  var stderr: [String]
+}
+
+/// Runs the binary with `arguments` in `folder`, with a 60 s watchdog.
+func runStemdeck(_ arguments: [String], in folder: TemporaryFolder) throws -> RunResult {
+  let outPath = folder.file(".stdout"), errPath = folder.file(".stderr")
+  FileManager.default.createFile(atPath: outPath, contents: nil)
+  FileManager.default.createFile(atPath: errPath, contents: nil)
+  let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+  let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: stemdeckBinary)
+  process.arguments = arguments
+  process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
+  process.standardInput = FileHandle.nullDevice
+  process.standardOutput = out
+  process.standardError = err
+  try process.run()
+  let deadline = Date().addingTimeInterval(60)
+  while process.isRunning && Date() < deadline { usleep(10_000) }
+  if process.isRunning { process.terminate(); process.waitUntilExit(); Issue.record("stemdeck \(arguments) timed out") }
+  process.waitUntilExit()
+  try out.close(); try err.close()
+  func lines(_ path: String) -> [String] {
+    let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(text.hasSuffix("\n") ? 1 : 0)
+  }
+  return RunResult(status: process.terminationStatus, stdout: lines(outPath), stderr: lines(errPath))
+}
+
+@Suite("stemdeck binary: exit status and output", .enabled(if: FileManager.default.isExecutableFile(atPath: stemdeckBinary),
+                                                          "build the binary first: swift build --product stemdeck"))
+struct ScriptModeTests {
+  /// A folder with drums.wav (stereo, 2 s) and song.json using it.
+  func fixture(loops: Int = 0) throws -> TemporaryFolder {
+    let folder = try TemporaryFolder()
+    try folder.wav("drums.wav", channels: 2, sampleRate: 48000, seconds: 2, amplitude: 0.5)
+    try folder.write("""
+      {
+        "format" : "stemdeck-session",
+        "version" : 1,
+        "stems" : [
+          { "name" : "drums", "file" : "drums.wav", "volume" : 0.5, "loops" : \(loops) }
+        ]
+      }
+      """, to: "song.json")
+    return folder
+  }
+
+  @Test("render a good session: exit 0, prints what it rendered, writes the file")
+  func renderGood() throws {
+    let folder = try fixture()
+    let r = try runStemdeck(["render", "song.json", "--output", "out.wav"], in: folder)
+    #expect(r.status == 0)
+    #expect(r.stderr == [])
+    #expect(r.stdout.count == 2)
+    #expect(r.stdout.first == "rendered out.wav: 0:02.000 at 48000 Hz, stereo")
+    #expect(r.stdout.last?.hasPrefix("peak L -12.0 dB, R -12.0 dB; RMS L -15.1 dB, R -15.1 dB; clipped samples 0") == true, "\(r.stdout)")
+    // 2 s of 32-bit float stereo: 768000 bytes of samples plus a header.
+    let size = (try FileManager.default.attributesOfItem(atPath: folder.file("out.wav"))[.size] as? Int) ?? 0
+    #expect((768_000...770_000).contains(size))
+  }
+
+  @Test("render with --duration, --sample-rate and FLAC output")
+  func renderOptions() throws {
+    let folder = try fixture(loops: -1)
+    let r = try runStemdeck(["render", "song.json", "-o", "out.flac", "--duration", "500ms", "--sample-rate", "44100"], in: folder)
+    #expect(r.status == 0)
+    #expect(r.stdout.first == "rendered out.flac: 0:00.500 at 44100 Hz, stereo")
+    #expect(FileManager.default.fileExists(atPath: folder.file("out.flac")))
+  }
+
+  /// (case, arguments, how the session is broken, fragments of the one stderr line).
+  static let renderFailures: [(String, [String], (String) -> String, [String])] = [
+    ("bad field", ["render", "song.json", "-o", "out.wav"],
+     { $0.replacingOccurrences(of: #""loops" : 0"#, with: #""loops" : 0, "pan" : 7"#) },
+     ["error: song.json: stems[0].pan: ", "between -1 and 1", "(got 7)", "(line 5, column "]),
+    ("missing audio", ["render", "song.json", "-o", "out.wav"],
+     { $0.replacingOccurrences(of: "drums.wav", with: "gone.wav") },
+     ["error: song.json: stems[0] (drums).file: ", "gone.wav: no such file"]),
+    ("not JSON", ["render", "song.json", "-o", "out.wav"], { _ in "stems: [drums]\n" },
+     ["error: song.json: invalid JSON: "]),
+    ("missing session", ["render", "nosuch.json", "-o", "out.wav"], { $0 },
+     ["error: nosuch.json: no such file"]),
+    ("endless without --duration", ["render", "song.json", "-o", "out.wav"],
+     { $0.replacingOccurrences(of: #""loops" : 0"#, with: #""loops" : -1"#) },
+     ["error: song.json: a stem loops forever (loops -1), so the render needs --duration SECONDS"]),
+    ("unknown output format", ["render", "song.json", "-o", "out.mp3"], { $0 },
+     ["error: out.mp3: unknown output format (use a .wav, .flac or .aiff file name)"]),
+    ("zero duration", ["render", "song.json", "-o", "out.wav", "--duration", "0"], { $0 },
+     ["error: --duration must be a number of seconds above 0 and at most 86400 (got 0)"]),
+    ("bad sample rate", ["render", "song.json", "-o", "out.wav", "-r", "1000"], { $0 },
+     ["error: sample rate must be between 8000 and 384000 Hz (got 1000)"]),
+  ]
+
+  @Test("render failures: exit 1 with one 'error:' line on stderr naming the file and field", arguments: renderFailures)
+  func renderFailure(_ name: String, _ arguments: [String], _ breakSession: (String) -> String, _ fragments: [String]) throws {
+    let folder = try fixture()
+    let session = folder.file("song.json")
+    try folder.write(breakSession(try String(contentsOfFile: session, encoding: .utf8)), to: "song.json")
+    let r = try runStemdeck(arguments, in: folder)
+    #expect(r.status == 1)
+    #expect(r.stdout == [])
+    #expect(r.stderr.count == 1, "\(r.stderr)")
+    let line = r.stderr.first ?? ""
+    #expect(line.hasPrefix("error: "))
+    for f in fragments { #expect(line.contains(f), "'\(f)' not in: \(line)") }
+    #expect(!FileManager.default.fileExists(atPath: folder.file("out.wav")), "no output file after a failed render")
+  }
+
+  @Test("--help and --version: exit 0 on stdout")
+  func helpAndVersion() throws {
+    let folder = try TemporaryFolder()
+    let help = try runStemdeck(["--help"], in: folder)
+    #expect(help.status == 0)
+    #expect(help.stderr == [])
+    #expect(help.stdout.first == "stemdeck — a multi-track stem mixer console for JACK")
+    #expect(help.stdout.contains("  stemdeck render SESSION --output FILE [--duration SECONDS] [--sample-rate HZ]"))
+    #expect(help.stdout.last == "Type 'help' inside stemdeck for its commands.")
+    #expect(try runStemdeck(["-h"], in: folder).stdout == help.stdout)
+    let version = try runStemdeck(["--version"], in: folder)
+    #expect(version.status == 0)
+    #expect(version.stdout == ["stemdeck 0.1"])
+  }
+
+  static let usageErrors: [([String], String)] = [
+    (["--frobnicate"], "error: unknown option '--frobnicate' (see stemdeck --help)"),
+    (["render", "song.json"], "error: render: --output FILE is required (.wav, .flac or .aiff)"),
+    (["render"], "error: render: which session? usage: stemdeck render SESSION --output FILE"),
+    (["a.json", "b.json"], "error: more than one session file given ('a.json' and 'b.json')"),
+    (["--server"], "error: --server needs a value (see stemdeck --help)"),
+  ]
+
+  @Test("usage errors: exit 2 with one line on stderr", arguments: usageErrors)
+  func usageError(_ arguments: [String], _ message: String) throws {
+    let folder = try TemporaryFolder()
+    let r = try runStemdeck(arguments, in: folder)
+    #expect(r.status == 2)
+    #expect(r.stdout == [])
+    #expect(r.stderr == [message])
+  }
+}
