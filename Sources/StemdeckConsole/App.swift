@@ -190,7 +190,10 @@ func runLive(_ a: Arguments) -> Int32 {
     driver.mixer.shutdown()
   }
   console.writeEvent = { writeOut("event: \($0)") }
-  console.idle = { for line in driver.poll() { console.writeEvent(line) } }
+  console.idle = {
+    for line in driver.poll() { console.writeEvent(line) }
+    console.periodic()
+  }
 
   if let session = a.session {
     do { try console.open(session, force: true) } catch {
@@ -232,7 +235,7 @@ func runLive(_ a: Arguments) -> Int32 {
   while let line = lines.next() {
     console.idle()
     if interruptRequests.load(ordering: .relaxed) != startInterrupts { failed = true; break }
-    if !console.execute(line: line) {
+    if !console.execute(line: line, stopOnError: !a.keepGoing) {
       failed = true
       if !a.keepGoing { break }
     }

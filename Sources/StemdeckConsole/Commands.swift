@@ -258,6 +258,37 @@ enum CommandTable {
       try c.newSession(force: c.commandWord.hasSuffix("!"))
     },
     CommandSpec(
+      name: "recover", usage: "recover [discard]", summary: "open the autosave of unsaved changes (or delete it)",
+      argumentCount: 0...1, completions: [.keyword(["discard"])]
+    ) { (c, a) throws(CommandError) in
+      try c.recover(discard: a.first?.lowercased() == "discard")
+    },
+    CommandSpec(
+      name: "autosave", usage: "autosave SECONDS|off", summary: "how often unsaved changes go to the .NAME.autosave.json sidecar (default 30)",
+      argumentCount: 0...1, completions: [.keyword(["off"])]
+    ) { (c, a) throws(CommandError) in
+      guard let w = a.first else { c.write("autosave: \(c.autosaveInterval > 0 ? NumberFormat.plain(c.autosaveInterval) + " s" : "off")"); return }
+      if w.lowercased() == "off" { c.autosaveInterval = 0; return }
+      let s = try ValueParser.duration(w)
+      guard s >= 1, s <= 3600 else { throw CommandError("autosave must be from 1 to 3600 seconds, or off (got \(NumberFormat.plain(s)))") }
+      c.autosaveInterval = s
+    },
+    CommandSpec(
+      name: "setlist", aliases: ["setlist!"], usage: "setlist [FILE]", summary: "load a setlist (sessions, one per line) and open its first song; without FILE, show it",
+      argumentCount: 0...1, completions: [.file]
+    ) { (c, a) throws(CommandError) in
+      if let f = a.first { try c.loadSetlist(f) } else { try c.showSetlist() }
+    },
+    CommandSpec(name: "next", aliases: ["next!"], usage: "next", summary: "open the next song of the setlist (wraps around)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      try c.switchSong(to: c.setlistIndex + 1)
+    },
+    CommandSpec(name: "prev", aliases: ["prev!", "previous"], usage: "prev", summary: "open the previous song (wraps around)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      try c.switchSong(to: c.setlistIndex - 1)
+    },
+    CommandSpec(name: "goto", aliases: ["goto!"], usage: "goto N|NAME", summary: "open song N (from 1) or by name", argumentCount: 1...1) { (c, a) throws(CommandError) in
+      try c.gotoSong(a[0])
+    },
+    CommandSpec(
       name: "autopause", usage: "autopause on|off", summary: "pause when the master outputs lose their last connection",
       argumentCount: 0...1, completions: [.keyword(["on", "off"])]
     ) { (c, a) throws(CommandError) in

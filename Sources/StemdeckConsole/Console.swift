@@ -26,6 +26,12 @@ public final class Console {
   /// Set by `watch` in interactive mode; the host runs the live view.
   public var watchRequested = false
   public var quitRequested = false
+  /// The loaded setlist and the current song in it.
+  var setlist: Setlist?
+  var setlistIndex = 0
+  /// Seconds between autosaves of unsaved changes (0 = off).
+  public var autosaveInterval: Double = 30
+  var lastAutosave = Date()
   /// Strict mode: a session whose audio file is missing does not open at all.
   public var strict = false
   /// The command word being run (lets "open!" differ from "open").
@@ -50,8 +56,9 @@ public final class Console {
   public var mixer: Mixer { driver?.mixer ?? ownMixer! }
 
   /// Runs one input line (possibly several `;`-separated commands). Returns false if any failed.
+  /// With `stopOnError`, the commands after a failed one on the same line are not run.
   @discardableResult
-  public func execute(line: String) -> Bool {
+  public func execute(line: String, stopOnError: Bool = false) -> Bool {
     let commands: [[String]]
     do { commands = try Tokenizer.commands(in: line) } catch {
       write("error: \(error)")
@@ -63,6 +70,7 @@ public final class Console {
       do { try run(words) } catch {
         write("error: \(error)")
         ok = false
+        if stopOnError { break }
       }
     }
     return ok
@@ -142,6 +150,7 @@ public final class Console {
     do { try SessionFile.save(session, to: absolute) } catch { throw CommandError(error.description) }
     mixer.markSaved()
     sessionPath = absolute
+    discardAutosave(for: absolute)
     write("saved \(target)")
   }
 
@@ -161,6 +170,7 @@ public final class Console {
     }
     for w in warnings { write("warning: " + w.replacingOccurrences(of: absolute, with: path)) }
     sessionPath = absolute
+    lastAutosave = Date()
     var line = "opened \(path): \(session.stems.count) stem\(session.stems.count == 1 ? "" : "s")"
     if let driver {
       let missing = driver.setIntendedConnections(session.connections)
@@ -169,6 +179,7 @@ public final class Console {
       }
     }
     write(line)
+    checkForAutosave(absolute)
   }
 
   func newSession(force: Bool) throws(CommandError) {
@@ -186,6 +197,55 @@ public final class Console {
     sessionPath = nil
     mixer.markSaved()
     write("new empty session")
+  }
+
+  // MARK: - Autosave
+
+  /// The sidecar file that holds unsaved changes of `session`: ".NAME.autosave.json" beside it.
+  public static func autosavePath(for session: String) -> String {
+    let url = URL(fileURLWithPath: session)
+    return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).autosave.json").path
+  }
+
+  /// Called regularly by the host: writes unsaved changes to the sidecar every `autosaveInterval`.
+  public func periodic() {
+    guard autosaveInterval > 0, let path = sessionPath, mixer.isDirty,
+          Date().timeIntervalSince(lastAutosave) >= autosaveInterval else { return }
+    lastAutosave = Date()
+    var session = mixer.session(savingTo: path)
+    if let driver { session.connections = driver.intendedConnections }
+    // The sidecar sits beside the session, so its relative paths resolve the same way.
+    try? SessionFile.save(session, to: Self.autosavePath(for: path))
+  }
+
+  /// Removes the sidecar (after a save, or when the user discards it).
+  func discardAutosave(for path: String) {
+    let side = Self.autosavePath(for: path)
+    try? FileManager.default.removeItem(atPath: side)
+    try? FileManager.default.removeItem(atPath: side + ".bak")
+  }
+
+  /// Says so when an autosave newer than the session exists (after a crash).
+  func checkForAutosave(_ path: String) {
+    let side = Self.autosavePath(for: path)
+    guard let sideDate = (try? FileManager.default.attributesOfItem(atPath: side))?[.modificationDate] as? Date else { return }
+    let mainDate = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date ?? .distantPast
+    guard sideDate > mainDate else { return }
+    write("an autosave of unsaved changes exists (\(side)): type 'recover' to open it, or 'recover discard' to delete it")
+  }
+
+  /// Opens the autosave sidecar in place of the session (the session path stays the original).
+  func recover(discard: Bool) throws(CommandError) {
+    guard let path = sessionPath else { throw CommandError("recover: no session is open") }
+    let side = Self.autosavePath(for: path)
+    guard FileManager.default.fileExists(atPath: side) else { throw CommandError("recover: there is no autosave for \(path)") }
+    if discard { discardAutosave(for: path); write("autosave discarded"); return }
+    let session: Session
+    do { session = try SessionFile.load(path: side) } catch { throw CommandError(error.description) }
+    do { try mixer.load(session, sessionPath: path, strict: strict) } catch { throw CommandError(error.message) }
+    if let driver { driver.setIntendedConnections(session.connections) }
+    mixer.markDirty()
+    write("recovered unsaved changes from the autosave; 'save' to keep them")
   }
 
   static func absolutePath(_ path: String) -> String {

@@ -295,6 +295,9 @@ public final class Mixer: @unchecked Sendable {
     try lock.locked { () throws(MixerError) in try send(.setStemMetering(on)) }
   }
 
+  /// Marks the state as changed (e.g. after recovering an autosave).
+  public func markDirty() { lock.locked { isDirty = true } }
+
   /// Marks the current state as saved.
   public func markSaved() { lock.locked { isDirty = false } }
 

@@ -57,7 +57,9 @@ public enum StemName {
 /// "Did you mean" suggestions by edit distance.
 public enum Suggestion {
   public static func closest(to word: String, in candidates: [String]) -> String? {
-    let limit = max(1, word.count / 3)
+    // One edit per three characters; very short words only match on a single edit if they are
+    // at least two characters long (so 'c' does not "mean" 'a').
+    let limit = word.count < 2 ? 0 : max(1, word.count / 3)
     var best: (String, Int)?
     for c in candidates {
       let d = distance(word.lowercased(), c.lowercased())

@@ -18,7 +18,7 @@ struct RunResult {
 }
 
 /// Runs the binary with `arguments` in `folder`, with a 60 s watchdog.
-func runStemdeck(_ arguments: [String], in folder: TemporaryFolder) throws -> RunResult {
+func runBinary(_ arguments: [String], in folder: TemporaryFolder) throws -> RunResult {
   let outPath = folder.file(".stdout"), errPath = folder.file(".stderr")
   FileManager.default.createFile(atPath: outPath, contents: nil)
   FileManager.default.createFile(atPath: errPath, contents: nil)
@@ -66,7 +66,7 @@ struct ScriptModeTests {
   @Test("render a good session: exit 0, prints what it rendered, writes the file")
   func renderGood() throws {
     let folder = try fixture()
-    let r = try runStemdeck(["render", "song.json", "--output", "out.wav"], in: folder)
+    let r = try runBinary(["render", "song.json", "--output", "out.wav"], in: folder)
     #expect(r.status == 0)
     #expect(r.stderr == [])
     #expect(r.stdout.count == 2)
@@ -80,14 +80,14 @@ struct ScriptModeTests {
   @Test("render with --duration, --sample-rate and FLAC output")
   func renderOptions() throws {
     let folder = try fixture(loops: -1)
-    let r = try runStemdeck(["render", "song.json", "-o", "out.flac", "--duration", "500ms", "--sample-rate", "44100"], in: folder)
+    let r = try runBinary(["render", "song.json", "-o", "out.flac", "--duration", "500ms", "--sample-rate", "44100"], in: folder)
     #expect(r.status == 0)
     #expect(r.stdout.first == "rendered out.flac: 0:00.500 at 44100 Hz, stereo")
     #expect(FileManager.default.fileExists(atPath: folder.file("out.flac")))
   }
 
   /// (case, arguments, how the session is broken, fragments of the one stderr line).
-  static let renderFailures: [(String, [String], (String) -> String, [String])] = [
+  static let renderFailures: [(String, [String], @Sendable (String) -> String, [String])] = [
     ("bad field", ["render", "song.json", "-o", "out.wav"],
      { $0.replacingOccurrences(of: #""loops" : 0"#, with: #""loops" : 0, "pan" : 7"#) },
      ["error: song.json: stems[0].pan: ", "between -1 and 1", "(got 7)", "(line 5, column "]),
@@ -110,11 +110,11 @@ struct ScriptModeTests {
   ]
 
   @Test("render failures: exit 1 with one 'error:' line on stderr naming the file and field", arguments: renderFailures)
-  func renderFailure(_ name: String, _ arguments: [String], _ breakSession: (String) -> String, _ fragments: [String]) throws {
+  func renderFailure(_ name: String, _ arguments: [String], _ breakSession: @Sendable (String) -> String, _ fragments: [String]) throws {
     let folder = try fixture()
     let session = folder.file("song.json")
     try folder.write(breakSession(try String(contentsOfFile: session, encoding: .utf8)), to: "song.json")
-    let r = try runStemdeck(arguments, in: folder)
+    let r = try runBinary(arguments, in: folder)
     #expect(r.status == 1)
     #expect(r.stdout == [])
     #expect(r.stderr.count == 1, "\(r.stderr)")
@@ -127,14 +127,14 @@ struct ScriptModeTests {
   @Test("--help and --version: exit 0 on stdout")
   func helpAndVersion() throws {
     let folder = try TemporaryFolder()
-    let help = try runStemdeck(["--help"], in: folder)
+    let help = try runBinary(["--help"], in: folder)
     #expect(help.status == 0)
     #expect(help.stderr == [])
     #expect(help.stdout.first == "stemdeck — a multi-track stem mixer console for JACK")
     #expect(help.stdout.contains("  stemdeck render SESSION --output FILE [--duration SECONDS] [--sample-rate HZ]"))
     #expect(help.stdout.last == "Type 'help' inside stemdeck for its commands.")
-    #expect(try runStemdeck(["-h"], in: folder).stdout == help.stdout)
-    let version = try runStemdeck(["--version"], in: folder)
+    #expect(try runBinary(["-h"], in: folder).stdout == help.stdout)
+    let version = try runBinary(["--version"], in: folder)
     #expect(version.status == 0)
     #expect(version.stdout == ["stemdeck 0.1"])
   }
@@ -150,7 +150,7 @@ struct ScriptModeTests {
   @Test("usage errors: exit 2 with one line on stderr", arguments: usageErrors)
   func usageError(_ arguments: [String], _ message: String) throws {
     let folder = try TemporaryFolder()
-    let r = try runStemdeck(arguments, in: folder)
+    let r = try runBinary(arguments, in: folder)
     #expect(r.status == 2)
     #expect(r.stdout == [])
     #expect(r.stderr == [message])

@@ -1,0 +1,95 @@
+import Foundation
+import StemdeckControl
+import StemdeckSession
+
+/// A setlist: an ordered list of session files (songs), one path per line, relative to the
+/// setlist file; blank lines and lines starting with '#' are ignored.
+public struct Setlist: Equatable {
+  public var path: String
+  public var songs: [String]
+
+  /// Reads a setlist; every listed session must exist (checked up front, so a show does not stop
+  /// at song 7 with a typo).
+  public static func load(_ path: String) throws(CommandError) -> Setlist {
+    let absolute = Console.absolutePath(path)
+    guard let data = FileManager.default.contents(atPath: absolute) else {
+      throw CommandError("\(path): cannot read the setlist (missing or unreadable)")
+    }
+    guard let text = String(data: data, encoding: .utf8) else {
+      throw CommandError("\(path): the setlist is not UTF-8 text")
+    }
+    var songs: [String] = []
+    for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+      let line = String(raw).trimmingSpaces()
+      if line.isEmpty || line.hasPrefix("#") { continue }
+      let song = SessionFile.resolve(file: line, sessionPath: absolute)
+      var isDir: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: song, isDirectory: &isDir), !isDir.boolValue else {
+        throw CommandError("\(path): line \(number + 1): no session file at '\(line)' (looked at \(song))")
+      }
+      songs.append(song)
+    }
+    if songs.isEmpty { throw CommandError("\(path): the setlist lists no sessions (one session path per line)") }
+    return Setlist(path: absolute, songs: songs)
+  }
+
+  /// The song's display name: its file name without extension.
+  public static func name(of song: String) -> String {
+    var base = String(song.split(separator: "/").last ?? "")
+    if let dot = base.lastIndex(of: "."), dot != base.startIndex { base = String(base[..<dot]) }
+    return base
+  }
+}
+
+extension Console {
+  /// Loads a setlist and opens its first song.
+  func loadSetlist(_ path: String) throws(CommandError) {
+    let list = try Setlist.load(path)
+    if interactive && mixer.isDirty && !commandWord.hasSuffix("!") {
+      throw CommandError("there are unsaved changes: 'save' them first, or use 'setlist! \(path)' to discard them")
+    }
+    setlist = list
+    try switchSong(to: 0)
+  }
+
+  /// Opens song `index` of the setlist (wrapping), keeping the transport playing if it was.
+  func switchSong(to index: Int) throws(CommandError) {
+    guard let list = setlist else { throw CommandError("no setlist loaded (use 'setlist FILE')") }
+    if interactive && mixer.isDirty && !commandWord.hasSuffix("!") {
+      throw CommandError("there are unsaved changes: 'save' them first, or add '!' (e.g. 'next!') to discard them")
+    }
+    let count = list.songs.count
+    let wrapped = ((index % count) + count) % count
+    let wasPlaying = mixer.transportState != .paused
+    try open(list.songs[wrapped], force: true)
+    setlistIndex = wrapped
+    write("song \(wrapped + 1)/\(count): \(Setlist.name(of: list.songs[wrapped]))")
+    if wasPlaying { try mixerCall { () throws(MixerError) in try mixer.play() } }
+  }
+
+  func showSetlist() throws(CommandError) {
+    guard let list = setlist else { throw CommandError("no setlist loaded (use 'setlist FILE')") }
+    for (i, song) in list.songs.enumerated() {
+      write("\(i == setlistIndex ? "▶" : " ") \(i + 1). \(Setlist.name(of: song))")
+    }
+  }
+
+  func gotoSong(_ target: String) throws(CommandError) {
+    guard let list = setlist else { throw CommandError("no setlist loaded (use 'setlist FILE')") }
+    if let n = Int(target) {
+      guard (1...list.songs.count).contains(n) else {
+        throw CommandError("goto: song number must be from 1 to \(list.songs.count) (got \(n))")
+      }
+      try switchSong(to: n - 1)
+      return
+    }
+    let names = list.songs.map(Setlist.name(of:))
+    guard let index = names.firstIndex(of: target) else {
+      if let guess = Suggestion.closest(to: target, in: names) {
+        throw CommandError("goto: no song '\(ValueParser.printable(target))' in the setlist — did you mean '\(guess)'?")
+      }
+      throw CommandError("goto: no song '\(ValueParser.printable(target))' in the setlist (songs: \(names.joined(separator: ", ")))")
+    }
+    try switchSong(to: index)
+  }
+}
