@@ -93,6 +93,7 @@ public final class DiskStream: @unchecked Sendable {
         filePosition = phase
       }
       let got = read(into: segments.first.baseAddress!, frames: want)
+      if got > 0 && !file.info.isPCM16 { sanitize(segments.first.baseAddress!, count: got * outputChannels) }
       if got <= 0 {
         fail("the file ended early at frame \(phase) of \(length) (truncated or replaced while playing)")
         break
@@ -122,18 +123,19 @@ public final class DiskStream: @unchecked Sendable {
     let n = min(frames, Self.foldFrames)
     let got = file.readFrames(into: foldBuffer, frameCount: n)
     if got <= 0 { return got }
-    let leftCount = Float((channels + 1) / 2)
-    let rightCount = Float(channels / 2)
-    for f in 0..<got {
-      var l: Float = 0, r: Float = 0
-      let frame = foldBuffer + f * channels
-      for c in 0..<channels {
-        if c % 2 == 0 { l += frame[c] } else { r += frame[c] }
-      }
-      destination[2 * f] = l / leftCount
-      destination[2 * f + 1] = r / rightCount
-    }
+    ChannelFold.foldToStereo(foldBuffer, frames: got, channels: channels, into: destination)
     return got
+  }
+
+  /// Float files can hold NaN, infinity or denormals, which would poison the mix (or slow it
+  /// down): replace them by 0 here, off the realtime thread, and flag the stem.
+  func sanitize(_ p: UnsafeMutablePointer<Float>, count: Int) {
+    var bad = false
+    for i in 0..<count {
+      let x = p[i]
+      if !x.isFinite { p[i] = 0; bad = true } else if x != 0 && abs(x) < 1e-30 { p[i] = 0 }
+    }
+    if bad { shared.pointer.pointee.badSamples.store(true, ordering: .relaxed) }
   }
 
   func markEnd() {

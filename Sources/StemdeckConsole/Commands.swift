@@ -23,7 +23,7 @@ struct CommandSpec: Sendable {
 
 /// Every command, in the order `help` lists them.
 enum CommandTable {
-  static let all: [CommandSpec] = stemCommands + transportCommands + meterCommands + routingCommands + sessionCommands + otherCommands
+  static let all: [CommandSpec] = stemCommands + transportCommands + meterCommands + effectAndRecordCommands + routingCommands + sessionCommands + otherCommands
 
   static func lookup(_ name: String) -> CommandSpec? {
     all.first { $0.name == name || $0.aliases.contains(name) }
@@ -190,14 +190,14 @@ enum CommandTable {
 
   static let meterCommands: [CommandSpec] = [
     CommandSpec(
-      name: "meters", usage: "meters [NAME|master|reset] [--watch]",
+      name: "meters", usage: "meters [NAME|master|input|reset] [--watch]",
       summary: "peak / average dB per channel, peak hold and clips",
       argumentCount: 0...2, completions: [.stem]
     ) { (c, a) throws(CommandError) in
       if a.contains("--watch") { c.watchRequested = true; if !c.interactive { for l in Display.meters(c, only: nil) { c.write(l) } }; return }
       if a.first == "reset" { c.mixer.resetMeters(); c.write("meters reset"); return }
       let only = a.first
-      if let only, only != "master" { _ = try c.stems(only) }
+      if let only, only != "master", only != "input" { _ = try c.stems(only) }
       for line in Display.meters(c, only: only) { c.write(line) }
     },
     CommandSpec(name: "watch", usage: "watch", summary: "live meter view until a key is pressed", argumentCount: 0...0) { (c, _) throws(CommandError) in
@@ -339,7 +339,8 @@ enum Help {
     var lines: [String] = []
     let groups: [(String, [CommandSpec])] = [
       ("stems", CommandTable.stemCommands), ("transport", CommandTable.transportCommands),
-      ("meters", CommandTable.meterCommands), ("routing", CommandTable.routingCommands),
+      ("meters", CommandTable.meterCommands), ("effects and recording", CommandTable.effectAndRecordCommands),
+      ("routing", CommandTable.routingCommands),
       ("session", CommandTable.sessionCommands), ("other", CommandTable.otherCommands),
     ]
     for (title, specs) in groups {

@@ -90,6 +90,7 @@ enum Display {
   static func meters(_ c: Console, only: String?) -> [String] {
     var lines: [String] = []
     if only == nil || only == "master" { lines.append(meterLine("master", c.mixer.masterMeter())) }
+    if only == "input" || (only == nil && c.mixer.recordingStatus != nil) { lines.append(meterLine("input", c.mixer.inputMeter())) }
     for s in c.mixer.stemStatuses() where only == nil || only == s.settings.name {
       lines.append(meterLine(s.settings.name, s.meter))
     }

@@ -34,6 +34,8 @@ extension Mixer {
       } catch { throw MixerError("\(sessionPath): \(error)") }
 
       try removeAllStems()
+      for name in effectOrder { try unloadEffect(name) }
+      recording = session.recording
       if session.quality != quality { try setQuality(session.quality) }
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
@@ -44,6 +46,13 @@ extension Mixer {
         }
       }
       offlineStems = offline
+      for (index, effect) in session.effects.enumerated() {
+        let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
+        do throws(MixerError) { try loadEffect(path: path, settings: effect) } catch {
+          if strict { throw MixerError("\(sessionPath): effects[\(index)] (\(effect.name)): \(error)") }
+          warnings.append("\(sessionPath): effects[\(index)] (\(effect.name)): \(error) — not loaded")
+        }
+      }
       try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
       isDirty = false
       return warnings
@@ -66,6 +75,12 @@ extension Mixer {
       } + offlineStems.map { stem in
         var settings = stem.settings
         settings.file = SessionFile.storedPath(forAudioFile: stem.path, sessionPath: sessionPath)
+        return settings
+      }
+      s.recording = recording
+      s.effects = effectOrder.compactMap { effectsByName[$0] }.map { e in
+        var settings = e.settings
+        settings.file = SessionFile.storedPath(forAudioFile: e.path, sessionPath: sessionPath)
         return settings
       }
       return s

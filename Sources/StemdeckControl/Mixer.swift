@@ -39,7 +39,20 @@ public final class Mixer: @unchecked Sendable {
   var masterVolume: Double = 1
   public private(set) var quality: ResamplerQuality
   public private(set) var options = SessionOptions()
+  /// How takes are recorded (kept for the session file; used by the console's `record`).
+  public var recordingSettings: RecordingSettings {
+    get { lock.locked { recording } }
+    set { lock.locked { if recording != newValue { recording = newValue; isDirty = true } } }
+  }
+  var recording = RecordingSettings()
   var commandsSent = 0
+  var effectsByName: [String: LoadedEffect] = [:]
+  var effectOrder: [String] = []
+  var effectsUnloading: [LoadedEffect] = []
+  var recorder: TakeRecorder?
+  var recordPaused = false
+  var recordStopping = false
+  var takeMuted = false
   /// Set once the end of the song has been reported; cleared by seeks.
   var endReported = false
   /// Set when something changed since the last `markSaved()`.
@@ -69,6 +82,7 @@ public final class Mixer: @unchecked Sendable {
         voice.deallocate()
       }
       for stem in stems + retiring { stem.freeShared() }
+      freeAllEffects()
       stems.removeAll()
       retiring.removeAll()
     }
@@ -439,6 +453,10 @@ public final class Mixer: @unchecked Sendable {
           out.append(.primeTimeout)
         case .badSamples(let slot):
           if let stem = stems.first(where: { $0.slot == slot }) { out.append(.badSamples(stem.settings.name)) }
+        case .effectUnloaded(let slot):
+          effectReleased(slot: slot)
+        case .recordingStopped:
+          out += finishTake()
         }
       }
       while let voice = rings.retired.pop() {
@@ -460,6 +478,15 @@ public final class Mixer: @unchecked Sendable {
         endReported = true
         out.append(.allFinished)
         if transportState == .playing { try? send(.pause) }
+      }
+      for stem in stems where !stem.badSamplesReported && stem.shared.pointer.pointee.badSamples.load(ordering: .relaxed) {
+        stem.badSamplesReported = true
+        var settings = stem.settings
+        settings.mute = true
+        stem.settings = settings
+        try? pushGains(stem)
+        isDirty = true
+        out.append(.badSamples(stem.settings.name))
       }
       for stem in stems where !stem.failureReported {
         if let message = stem.stream?.failure {
@@ -523,6 +550,7 @@ final class Stem {
   let shared: StemSharedRef
   var stream: DiskStream?
   var failureReported = false
+  var badSamplesReported = false
   var sharedFreed = false
 
   init(settings: StemSettings, path: String, info: SoundFileInfo, slot: Int32, shared: StemSharedRef) {

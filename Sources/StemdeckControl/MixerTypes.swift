@@ -139,6 +139,8 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
   case primeTimeout
   case badSamples(String)
   case readFailed(String, String)
+  case takeRecorded(String, String, Double, Int)
+  case recordingFailed(String, String)
 
   public var description: String {
     switch self {
@@ -148,6 +150,9 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
     case .primeTimeout: return "the disk was slow to fill after a start or seek; some stems started late"
     case .badSamples(let name): return "stem '\(name)' produced NaN or infinite samples and was muted"
     case .readFailed(let name, let message): return "stem '\(name)' can no longer be read: \(message)"
+    case .takeRecorded(let name, let path, let seconds, let dropped):
+      return "take '\(name)' recorded: \(NumberFormat.time(seconds)) in \(path), added as a stem" + (dropped > 0 ? " (\(dropped) frames dropped: the disk was too slow)" : "")
+    case .recordingFailed(let name, let message): return "recording '\(name)': \(message)"
     }
   }
 }

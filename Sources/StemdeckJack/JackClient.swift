@@ -75,6 +75,14 @@ public final class JackClient: @unchecked Sendable {
     return port
   }
 
+  /// The port's latency range maximum in frames, for the capture or playback direction.
+  /// The corresponding C function is `jack_port_get_latency_range`.
+  public func latency(of port: OpaquePointer, capture: Bool) -> Int {
+    var range = jack_latency_range_t()
+    jack_port_get_latency_range(port, capture ? JackCaptureLatency : JackPlaybackLatency, &range)
+    return Int(range.max)
+  }
+
   public func unregister(_ port: OpaquePointer) {
     jack_port_unregister(handle, port)
   }

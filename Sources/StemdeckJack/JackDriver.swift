@@ -26,6 +26,7 @@ public final class JackDriver: @unchecked Sendable {
   var client: JackClient?
   var context: UnsafeMutablePointer<ProcessContext>?
   var masterPorts: (OpaquePointer, OpaquePointer)?
+  var inputPorts: (OpaquePointer, OpaquePointer)?
   var directPorts: [String: (slot: Int, left: OpaquePointer, right: OpaquePointer)] = [:]
   public private(set) var launcher: ServerLauncher?
   /// Connections we want, by our port's short name → full peer names. Survives server restarts.
@@ -67,6 +68,9 @@ public final class JackDriver: @unchecked Sendable {
     let left = try client.registerAudioPort("master_L", isOutput: true, prettyName: "stemdeck master left")
     let right = try client.registerAudioPort("master_R", isOutput: true, prettyName: "stemdeck master right")
     masterPorts = (left, right)
+    let inL = try client.registerAudioPort("in_L", isOutput: false, prettyName: "stemdeck record input left")
+    let inR = try client.registerAudioPort("in_R", isOutput: false, prettyName: "stemdeck record input right")
+    inputPorts = (inL, inR)
     let ctx: UnsafeMutablePointer<ProcessContext>
     if let existing = context {
       ctx = existing
@@ -82,6 +86,8 @@ public final class JackDriver: @unchecked Sendable {
       context = ctx
     }
     directPorts = [:]
+    ctx.pointee.inputLeft = inL
+    ctx.pointee.inputRight = inR
     client.setCallbacks(context: UnsafeMutableRawPointer(ctx))
     self.client = client
     try client.activate()
@@ -174,7 +180,7 @@ public final class JackDriver: @unchecked Sendable {
   }
 
   func ourPortShortNames() -> [String] {
-    var names = ["master_L", "master_R"]
+    var names = ["master_L", "master_R", "in_L", "in_R"]
     for (name, _) in directPorts.sorted(by: { $0.key < $1.key }) { names += ["\(name)_L", "\(name)_R"] }
     for key in intended.keys.sorted() where !names.contains(key) { names.append(key) }
     return names
@@ -241,6 +247,16 @@ public final class JackDriver: @unchecked Sendable {
   func masterConnectionCount() -> Int {
     guard let client else { return 0 }
     return client.connections(of: fullName("master_L")).count + client.connections(of: fullName("master_R")).count
+  }
+
+  /// Frames between a sound leaving the master ports and the same moment arriving back at the
+  /// inputs through the outside world: playback latency of master_L plus capture latency of in_L
+  /// (JACK's port latency API). Subtracted from a take's position so overdubs line up.
+  public var roundTripLatencyFrames: Int {
+    lock.locked {
+      guard let client, let master = masterPorts, let input = inputPorts else { return 0 }
+      return client.latency(of: master.0, capture: false) + client.latency(of: input.0, capture: true)
+    }
   }
 
   // MARK: - Direct outs

@@ -12,6 +12,9 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   var renderState: UnsafeMutablePointer<RenderState>
   var masterLeft: OpaquePointer
   var masterRight: OpaquePointer
+  /// Recording inputs `in_L` / `in_R`.
+  var inputLeft: OpaquePointer?
+  var inputRight: OpaquePointer?
   /// Per-slot direct-out ports (left, right), nil where a stem has none; `maxVoices` × 2 entries.
   let directPorts: UnsafeMutablePointer<OpaquePointer?>
   /// Set by the control thread after changing `directPorts` entries (relaxed is enough: a stale
@@ -59,6 +62,17 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
   let rightBuffer = _unsafePerformance { jack_port_get_buffer(right, nframes) }
   guard let leftBuffer, let rightBuffer else { return 0 }
   let state = context.pointee.renderState
+  if let inL = context.pointee.inputLeft, let inR = context.pointee.inputRight {
+    // RT-WAIVER: jack_port_get_buffer for the recording inputs (see above).
+    let l = _unsafePerformance { jack_port_get_buffer(inL, nframes) }
+    // RT-WAIVER: jack_port_get_buffer for the recording inputs (see above).
+    let r = _unsafePerformance { jack_port_get_buffer(inR, nframes) }
+    state.pointee.inputLeft = l?.assumingMemoryBound(to: Float.self)
+    state.pointee.inputRight = r?.assumingMemoryBound(to: Float.self)
+  } else {
+    state.pointee.inputLeft = nil
+    state.pointee.inputRight = nil
+  }
   let direct = state.pointee.directOutputs
   let maxVoices = state.pointee.maxVoices
   let ports = context.pointee.directPorts

@@ -36,13 +36,23 @@ struct SessionDecoder {
       if let value = options["meterPoint"] {
         session.options.meterPoint = try choice(value, at: "options.meterPoint", what: "meter point")
       }
+      if let value = options["songChange"] {
+        session.options.songChange = try choice(value, at: "options.songChange", what: "song change")
+      }
+      if let value = options["crossfadeSeconds"] {
+        session.options.crossfadeSeconds = try number(value, at: "options.crossfadeSeconds",
+                                                      range: SettingRange.crossfadeSeconds,
+                                                      rule: SessionRules.crossfadeSecondsRule)
+      }
     }
+    if let node = fields["recording"] { session.recording = try recording(node) }
     if let node = fields["position"] {
       session.position = try number(node, at: "position", range: SettingRange.position,
                                     rule: SessionRules.positionRule)
     }
     if let node = fields["connections"] { session.connections = try connections(node) }
     if let node = fields["stems"] { session.stems = try stems(node) }
+    if let node = fields["effects"] { session.effects = try effects(node) }
     return session
   }
 
@@ -92,18 +102,8 @@ struct SessionDecoder {
       let base = "stems[\(index)]"
       let fields = try object(element, at: base, allowed: SessionRules.stemFields,
                               example: "{ \"name\" : \"drums\", \"file\" : \"drums.flac\" }")
-      let nameNode = try required(fields, "name", in: element, at: base)
-      let name = try string(nameNode, at: base + ".name", rule: "must be a stem name in double quotes")
-      if let problem = SessionRules.stemNameProblem(name) { throw fail(base + ".name", nameNode, problem) }
-      if let earlier = firstIndexByName[name] {
-        throw fail(base + ".name", nameNode, "duplicate stem name '\(name)' (also stems[\(earlier)])")
-      }
-      firstIndexByName[name] = index
-
-      let fileNode = try required(fields, "file", in: element, at: base)
-      let file = try string(fileNode, at: base + ".file", rule: "must be the audio file's path in double quotes")
-      if let problem = SessionRules.stemFileProblem(file) { throw fail(base + ".file", fileNode, problem) }
-
+      let (name, file) = try nameAndFile(fields, of: .stem, in: element, at: base, index: index,
+                                         firstIndexByName: &firstIndexByName)
       var stem = StemSettings(name: name, file: file)
       if let node = fields["volume"] { stem.volume = try volume(node, at: base + ".volume") }
       if let node = fields["pan"] {
@@ -123,6 +123,65 @@ struct SessionDecoder {
       stems.append(stem)
     }
     return stems
+  }
+
+  private func effects(_ node: JSONNode) throws(SessionError) -> [EffectSettings] {
+    guard case .array(let elements) = node.value else {
+      throw fail("effects", node, "must be an array of effects [ { \"name\" : ..., \"file\" : ... }, ... ] "
+                 + "(got \(describe(node)))")
+    }
+    var effects: [EffectSettings] = []
+    effects.reserveCapacity(elements.count)
+    var firstIndexByName: [String: Int] = [:]
+    for (index, element) in elements.enumerated() {
+      let base = "effects[\(index)]"
+      let fields = try object(element, at: base, allowed: SessionRules.effectFields,
+                              example: "{ \"name\" : \"horn\", \"file\" : \"horn.wav\" }")
+      let (name, file) = try nameAndFile(fields, of: .effect, in: element, at: base, index: index,
+                                         firstIndexByName: &firstIndexByName)
+      var effect = EffectSettings(name: name, file: file)
+      if let node = fields["volume"] { effect.volume = try volume(node, at: base + ".volume") }
+      if let node = fields["pan"] {
+        effect.pan = try number(node, at: base + ".pan", range: SettingRange.pan, rule: SessionRules.panRule)
+      }
+      effects.append(effect)
+    }
+    return effects
+  }
+
+  /// The required `"name"` and `"file"` of a stem or effect, checked, with the name recorded in
+  /// `firstIndexByName` so a later duplicate is caught.
+  private func nameAndFile(_ fields: [String: JSONNode], of kind: SessionRules.ElementKind,
+                           in element: JSONNode, at base: String, index: Int,
+                           firstIndexByName: inout [String: Int]) throws(SessionError) -> (String, String) {
+    let nameNode = try required(fields, "name", in: element, at: base, of: kind)
+    let name = try string(nameNode, at: base + ".name", rule: "must be \(kind.withArticle) name in double quotes")
+    if let problem = SessionRules.nameProblem(name, of: kind) { throw fail(base + ".name", nameNode, problem) }
+    if let earlier = firstIndexByName[name] {
+      throw fail(base + ".name", nameNode, SessionRules.duplicateNameMessage(name, of: kind, earlier: earlier))
+    }
+    firstIndexByName[name] = index
+
+    let fileNode = try required(fields, "file", in: element, at: base, of: kind)
+    let file = try string(fileNode, at: base + ".file", rule: "must be the audio file's path in double quotes")
+    if let problem = SessionRules.audioFileProblem(file) { throw fail(base + ".file", fileNode, problem) }
+    return (name, file)
+  }
+
+  private func recording(_ node: JSONNode) throws(SessionError) -> RecordingSettings {
+    let fields = try object(node, at: "recording", allowed: SessionRules.recordingFields,
+                            example: "{ \"format\" : \"flac24\", \"takesMuted\" : false, \"folder\" : \"takes\" }")
+    var recording = RecordingSettings()
+    if let value = fields["format"] {
+      recording.format = try choice(value, at: "recording.format", what: "take format")
+    }
+    if let value = fields["takesMuted"] { recording.takesMuted = try bool(value, at: "recording.takesMuted") }
+    if let value = fields["folder"] {
+      let folder = try string(value, at: "recording.folder", rule: SessionRules.recordingFolderRule)
+      if let problem = SessionRules.recordingFolderProblem(folder) { throw fail("recording.folder", value, problem) }
+      recording.folder = folder
+    }
+    return recording
   }
 
   private func connections(_ node: JSONNode) throws(SessionError) -> [String: [String]] {
@@ -196,9 +255,10 @@ struct SessionDecoder {
   }
 
   private func required(_ fields: [String: JSONNode], _ key: String, in object: JSONNode,
-                        at path: String) throws(SessionError) -> JSONNode {
+                        at path: String, of kind: SessionRules.ElementKind) throws(SessionError) -> JSONNode {
     guard let node = fields[key] else {
-      throw fail(SessionRules.path(path, key), object, "is missing (every stem needs a name and a file)")
+      throw fail(SessionRules.path(path, key), object,
+                 "is missing (every \(kind.rawValue) needs a name and a file)")
     }
     return node
   }

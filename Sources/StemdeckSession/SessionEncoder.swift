@@ -7,6 +7,8 @@
 //     "quality" : "fast",
 //     "master" : { "volume" : 0.9 },
 //     "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post" },
+//     "recording" : { "format" : "wav24", "takesMuted" : true, "folder" : "takes" },   <- only when
+//                                                                   not the default; all three keys
 //     "position" : 12.5,                                   <- only when not 0
 //     "connections" : {                                    <- only when not empty; keys sorted
 //       "master_L" : [ "system:playback_1" ]
@@ -14,10 +16,14 @@
 //     "stems" : [
 //       { "name" : "drums", "file" : "../Samples/drums.flac", "volume" : 0.8, ... },   <- one per line
 //       ...
+//     ],
+//     "effects" : [                                        <- only when not empty
+//       { "name" : "horn", "file" : "../Samples/horn.wav", "volume" : 1, "pan" : 0 }  <- one per line
 //     ]
 //   }
 //
-// A stem's "directOut" and "startOffset" are written only when they differ from the defaults.
+// A stem's "directOut" and "startOffset" are written only when they differ from the defaults, and
+// so are the options "songChange" and "crossfadeSeconds" (appended after "meterPoint").
 
 /// JSON text fragments.
 enum JSONText {
@@ -59,8 +65,10 @@ enum SessionEncoder {
     fields.append("\"version\" : \(Session.currentVersion)")
     fields.append("\"quality\" : " + JSONText.string(session.quality.rawValue))
     fields.append("\"master\" : { \"volume\" : \(JSONText.number(session.masterVolume)) }")
-    fields.append("\"options\" : { \"autoPauseOnDisconnect\" : \(session.options.autoPauseOnDisconnect), "
-                  + "\"meterPoint\" : \(JSONText.string(session.options.meterPoint.rawValue)) }")
+    fields.append("\"options\" : " + options(session.options))
+    if session.recording != RecordingSettings() {
+      fields.append("\"recording\" : " + recording(session.recording))
+    }
     if session.position != 0 {
       fields.append("\"position\" : \(JSONText.number(session.position))")
     }
@@ -76,9 +84,47 @@ enum SessionEncoder {
       let entries = session.stems.map { "    " + stem($0) }
       fields.append("\"stems\" : [\n" + entries.joined(separator: ",\n") + "\n  ]")
     }
+    if !session.effects.isEmpty {
+      let entries = session.effects.map { "    " + effect($0) }
+      fields.append("\"effects\" : [\n" + entries.joined(separator: ",\n") + "\n  ]")
+    }
     lines.append(fields.map { "  " + $0 }.joined(separator: ",\n"))
     lines.append("}")
     return lines.joined(separator: "\n") + "\n"
+  }
+
+  private static func options(_ options: SessionOptions) -> String {
+    var members = [
+      "\"autoPauseOnDisconnect\" : \(options.autoPauseOnDisconnect)",
+      "\"meterPoint\" : " + JSONText.string(options.meterPoint.rawValue),
+    ]
+    let defaults = SessionOptions()
+    if options.songChange != defaults.songChange {
+      members.append("\"songChange\" : " + JSONText.string(options.songChange.rawValue))
+    }
+    if options.crossfadeSeconds != defaults.crossfadeSeconds {
+      members.append("\"crossfadeSeconds\" : " + JSONText.number(options.crossfadeSeconds))
+    }
+    return "{ " + members.joined(separator: ", ") + " }"
+  }
+
+  private static func recording(_ recording: RecordingSettings) -> String {
+    let members = [
+      "\"format\" : " + JSONText.string(recording.format.rawValue),
+      "\"takesMuted\" : \(recording.takesMuted)",
+      "\"folder\" : " + JSONText.string(recording.folder),
+    ]
+    return "{ " + members.joined(separator: ", ") + " }"
+  }
+
+  private static func effect(_ effect: EffectSettings) -> String {
+    let members = [
+      "\"name\" : " + JSONText.string(effect.name),
+      "\"file\" : " + JSONText.string(effect.file),
+      "\"volume\" : " + JSONText.number(effect.volume),
+      "\"pan\" : " + JSONText.number(effect.pan),
+    ]
+    return "{ " + members.joined(separator: ", ") + " }"
   }
 
   private static func stem(_ stem: StemSettings) -> String {

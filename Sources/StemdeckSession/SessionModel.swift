@@ -22,6 +22,24 @@ public enum MeterPoint: String, CaseIterable, Sendable {
   case post
 }
 
+/// How a setlist moves from one song to the next (`"options" : { "songChange" : ... }`).
+public enum SongChange: String, CaseIterable, Sendable {
+  /// The next song starts exactly where the previous one ends. The default.
+  case gapless
+  /// The songs overlap by `SessionOptions.crossfadeSeconds`, one fading out as the next fades in.
+  case crossfade
+}
+
+/// The audio file format of recorded takes (`"recording" : { "format" : ... }`).
+public enum TakeFormat: String, CaseIterable, Sendable {
+  /// FLAC, 24-bit integer samples. The default.
+  case flac24
+  /// WAV, 32-bit float samples.
+  case wav32f
+  /// WAV, 24-bit integer samples.
+  case wav24
+}
+
 /// The allowed values of every numeric setting. The session decoder, `Session.validate()` and
 /// (through them) the console all use these ranges, so an error message and a check never disagree.
 public enum SettingRange {
@@ -38,8 +56,12 @@ public enum SettingRange {
   public static let startOffset: ClosedRange<Double> = 0...1_000_000
   /// Seconds: the saved transport position. Same bound as `startOffset`, for the same reason.
   public static let position: ClosedRange<Double> = 0...1_000_000
-  /// The length of a stem name, in characters.
+  /// The length of a stem or effect name, in characters.
   public static let nameLength: ClosedRange<Int> = 1...64
+  /// Seconds: how long consecutive setlist songs overlap when `SongChange.crossfade` is chosen.
+  public static let crossfadeSeconds: ClosedRange<Double> = 0.05...30
+  /// The length of `RecordingSettings.folder`, in UTF-8 bytes (empty means the session's folder).
+  public static let recordingFolderBytes: ClosedRange<Int> = 0...4096
 }
 
 /// One stem: an audio file and how it is mixed.
@@ -74,12 +96,52 @@ public struct StemSettings: Equatable, Sendable {
   }
 }
 
+/// One sound effect: a short audio file fired on demand (the `"effects"` list).
+public struct EffectSettings: Equatable, Sendable {
+  /// The effect's name, under the same rules as a stem name (1–64 ASCII letters, digits, `_`, `-`,
+  /// `.`; never `all`); unique among the session's effects.
+  public var name: String
+  /// The audio file as written in the session: relative to the session file's folder, or absolute.
+  /// Use `SessionFile.resolve(file:sessionPath:)` to get the path to open.
+  public var file: String
+  /// Linear gain, in `SettingRange.volume`. (A session file may also give it in dB, e.g. `"-6dB"`.)
+  public var volume: Double = 1
+  /// Pan position, in `SettingRange.pan`.
+  public var pan: Double = 0
+
+  /// An effect at unity volume, centred.
+  public init(name: String, file: String) {
+    self.name = name
+    self.file = file
+  }
+}
+
+/// Where and how takes are recorded (the `"recording"` object).
+public struct RecordingSettings: Equatable, Sendable {
+  /// The audio file format of new takes.
+  public var format: TakeFormat = .wav32f  // float WAV: its header is rewritten as it records, so a killed process leaves a valid file
+  /// Whether a take, once recorded, joins the mix muted.
+  public var takesMuted = false
+  /// The folder for new takes, relative to the session file's folder (or absolute); `""` is the
+  /// session file's folder itself. At most `SettingRange.recordingFolderBytes` UTF-8 bytes, no NUL.
+  /// `SessionFile.resolve(file:sessionPath:)` turns it into an absolute path (`""` included).
+  public var folder: String = ""
+
+  /// The default recording settings (FLAC 24-bit, takes not muted, the session's folder).
+  public init() {}
+}
+
 /// Session-wide behaviour switches (the `"options"` object).
 public struct SessionOptions: Equatable, Sendable {
   /// Pause the transport when the master outputs lose their last JACK connection.
   public var autoPauseOnDisconnect = false
   /// Where the meters tap each stem.
   public var meterPoint: MeterPoint = .post
+  /// How a setlist moves from one song to the next.
+  public var songChange: SongChange = .gapless
+  /// Seconds, in `SettingRange.crossfadeSeconds`: the overlap used when `songChange` is
+  /// `.crossfade`. Kept (and checked) whatever `songChange` is.
+  public var crossfadeSeconds: Double = 2
 
   /// The default options.
   public init() {}
@@ -99,8 +161,12 @@ public struct Session: Equatable, Sendable {
   public var masterVolume: Double = 1
   /// Session-wide options.
   public var options = SessionOptions()
+  /// Recording settings.
+  public var recording = RecordingSettings()
   /// The stems, in console order.
   public var stems: [StemSettings] = []
+  /// The sound effects, in console order.
+  public var effects: [EffectSettings] = []
   /// The transport position in seconds, in `SettingRange.position`.
   public var position: Double = 0
   /// JACK connections to restore: a stemdeck port's short name (e.g. `"master_L"`) mapped to the

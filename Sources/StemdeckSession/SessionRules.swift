@@ -7,12 +7,26 @@ enum SessionRules {
   /// The value of the top-level `"format"` field.
   static let formatName = "stemdeck-session"
 
-  static let topLevelFields = ["format", "version", "quality", "master", "options", "position",
-                               "connections", "stems"]
+  static let topLevelFields = ["format", "version", "quality", "master", "options", "recording",
+                               "position", "connections", "stems", "effects"]
   static let masterFields = ["volume"]
-  static let optionFields = ["autoPauseOnDisconnect", "meterPoint"]
+  static let optionFields = ["autoPauseOnDisconnect", "meterPoint", "songChange", "crossfadeSeconds"]
+  static let recordingFields = ["format", "takesMuted", "folder"]
   static let stemFields = ["name", "file", "volume", "pan", "rate", "loops", "mute", "solo",
                            "directOut", "startOffset"]
+  static let effectFields = ["name", "file", "volume", "pan"]
+
+  /// What a named list element is, for messages: `"stem"` or `"effect"`.
+  enum ElementKind: String {
+    case stem
+    case effect
+
+    /// The list's field name and its location prefix: `"stems"`, `"effects"`.
+    var listName: String { rawValue + "s" }
+
+    /// The noun with its indefinite article: `"a stem"`, `"an effect"`.
+    var withArticle: String { self == .effect ? "an effect" : "a stem" }
+  }
 
   // MARK: Numbers
 
@@ -27,6 +41,8 @@ enum SessionRules {
     + "\(number(SettingRange.startOffset.lowerBound)) to \(number(SettingRange.startOffset.upperBound))"
   static let positionRule = "must be a number of seconds from "
     + "\(number(SettingRange.position.lowerBound)) to \(number(SettingRange.position.upperBound))"
+  static let crossfadeSecondsRule = "must be a number of seconds from "
+    + "\(number(SettingRange.crossfadeSeconds.lowerBound)) to \(number(SettingRange.crossfadeSeconds.upperBound))"
   static let boolRule = "must be true or false"
 
   /// True if `value` is finite and inside `range` (NaN and infinities never are).
@@ -77,30 +93,37 @@ enum SessionRules {
 
   // MARK: Names and paths
 
-  /// The characters allowed in a stem name, as the error message says them.
+  /// The characters allowed in a stem or effect name, as the error message says them.
   static let nameAlphabet = "letters, digits, '_', '-' and '.'"
 
-  /// Why `name` is not a valid stem name, or nil if it is.
-  static func stemNameProblem(_ name: String) -> String? {
+  /// Why `name` is not a valid stem (or effect) name, or nil if it is. Stems and effects follow
+  /// the same rules; only the wording names the kind.
+  static func nameProblem(_ name: String, of kind: ElementKind = .stem) -> String? {
     let quoted = quote(name)
+    let noun = kind.rawValue
     let length = name.unicodeScalars.count
     if length < SettingRange.nameLength.lowerBound {
-      return "a stem name must not be empty (allowed: 1 to \(SettingRange.nameLength.upperBound) "
+      return "\(kind.withArticle) name must not be empty (allowed: 1 to \(SettingRange.nameLength.upperBound) "
         + "\(nameAlphabet))"
     }
     if length > SettingRange.nameLength.upperBound {
-      return "stem name \(quoted) is too long (\(length) characters; at most "
+      return "\(noun) name \(quoted) is too long (\(length) characters; at most "
         + "\(SettingRange.nameLength.upperBound))"
     }
     if let bad = name.unicodeScalars.first(where: { !isNameScalar($0) }) {
-      return "invalid stem name \(quoted): \(describe(bad)) is not allowed (allowed: 1 to "
+      return "invalid \(noun) name \(quoted): \(describe(bad)) is not allowed (allowed: 1 to "
         + "\(SettingRange.nameLength.upperBound) ASCII \(nameAlphabet))"
     }
     if name.lowercased() == "all" {
-      return "the stem name \(quoted) is reserved (it means every stem in console commands); "
+      return "the \(noun) name \(quoted) is reserved (it means every \(noun) in console commands); "
         + "choose another name"
     }
     return nil
+  }
+
+  /// The message for a name used twice in one list: `duplicate effect name 'horn' (also effects[0])`.
+  static func duplicateNameMessage(_ name: String, of kind: ElementKind, earlier: Int) -> String {
+    "duplicate \(kind.rawValue) name '\(name)' (also \(kind.listName)[\(earlier)])"
   }
 
   private static func isNameScalar(_ scalar: Unicode.Scalar) -> Bool {
@@ -110,8 +133,8 @@ enum SessionRules {
     }
   }
 
-  /// Why `file` is not a usable stem file path, or nil if it is.
-  static func stemFileProblem(_ file: String) -> String? {
+  /// Why `file` is not a usable audio file path (of a stem or an effect), or nil if it is.
+  static func audioFileProblem(_ file: String) -> String? {
     if file.isEmpty {
       return "must not be empty (the audio file's path, relative to the session file's folder "
         + "or absolute)"
@@ -119,6 +142,20 @@ enum SessionRules {
     if file.utf8.contains(0) { return "must not contain a NUL character" }
     return nil
   }
+
+  /// Why `folder` is not a usable recording folder, or nil if it is. Empty is allowed (the
+  /// session file's own folder).
+  static func recordingFolderProblem(_ folder: String) -> String? {
+    if folder.utf8.contains(0) { return "must not contain a NUL character" }
+    let bytes = folder.utf8.count
+    if !SettingRange.recordingFolderBytes.contains(bytes) {
+      return "is too long (\(bytes) bytes; at most \(SettingRange.recordingFolderBytes.upperBound))"
+    }
+    return nil
+  }
+
+  static let recordingFolderRule = "must be the takes folder's path in double quotes, relative to the "
+    + "session file's folder (\"\" for that folder itself)"
 
   /// The longest JACK port name accepted (JACK's own limit is 320 bytes for "client:port").
   static let maximumPortNameBytes = 320
@@ -188,8 +225,9 @@ enum SessionRules {
 }
 
 extension Session {
-  /// Checks every value against the session rules (ranges, stem names and their uniqueness, file
-  /// paths, connection port names) and throws the first problem found.
+  /// Checks every value against the session rules (ranges, stem and effect names and their
+  /// uniqueness, file paths, the recording folder, connection port names) and throws the first
+  /// problem found.
   ///
   /// `SessionFile.save` calls this before writing, so a saved file always loads again.
   /// - Parameter source: the name used as `SessionError.file` (e.g. the path being saved to).
@@ -202,18 +240,24 @@ extension Session {
     if !SessionRules.isValid(masterVolume, in: SettingRange.volume) {
       throw fail("master.volume", SessionRules.volumeRule + got(masterVolume))
     }
+    if !SessionRules.isValid(options.crossfadeSeconds, in: SettingRange.crossfadeSeconds) {
+      throw fail("options.crossfadeSeconds", SessionRules.crossfadeSecondsRule + got(options.crossfadeSeconds))
+    }
+    if let problem = SessionRules.recordingFolderProblem(recording.folder) {
+      throw fail("recording.folder", problem)
+    }
     if !SessionRules.isValid(position, in: SettingRange.position) {
       throw fail("position", SessionRules.positionRule + got(position))
     }
     var firstIndexByName: [String: Int] = [:]
     for (index, stem) in stems.enumerated() {
       let base = "stems[\(index)]"
-      if let problem = SessionRules.stemNameProblem(stem.name) { throw fail(base + ".name", problem) }
+      if let problem = SessionRules.nameProblem(stem.name, of: .stem) { throw fail(base + ".name", problem) }
       if let earlier = firstIndexByName[stem.name] {
-        throw fail(base + ".name", "duplicate stem name '\(stem.name)' (also stems[\(earlier)])")
+        throw fail(base + ".name", SessionRules.duplicateNameMessage(stem.name, of: .stem, earlier: earlier))
       }
       firstIndexByName[stem.name] = index
-      if let problem = SessionRules.stemFileProblem(stem.file) { throw fail(base + ".file", problem) }
+      if let problem = SessionRules.audioFileProblem(stem.file) { throw fail(base + ".file", problem) }
       if !SessionRules.isValid(stem.volume, in: SettingRange.volume) {
         throw fail(base + ".volume", SessionRules.volumeRule + got(stem.volume))
       }
@@ -228,6 +272,22 @@ extension Session {
       }
       if !SessionRules.isValid(stem.startOffset, in: SettingRange.startOffset) {
         throw fail(base + ".startOffset", SessionRules.startOffsetRule + got(stem.startOffset))
+      }
+    }
+    var firstEffectIndexByName: [String: Int] = [:]
+    for (index, effect) in effects.enumerated() {
+      let base = "effects[\(index)]"
+      if let problem = SessionRules.nameProblem(effect.name, of: .effect) { throw fail(base + ".name", problem) }
+      if let earlier = firstEffectIndexByName[effect.name] {
+        throw fail(base + ".name", SessionRules.duplicateNameMessage(effect.name, of: .effect, earlier: earlier))
+      }
+      firstEffectIndexByName[effect.name] = index
+      if let problem = SessionRules.audioFileProblem(effect.file) { throw fail(base + ".file", problem) }
+      if !SessionRules.isValid(effect.volume, in: SettingRange.volume) {
+        throw fail(base + ".volume", SessionRules.volumeRule + got(effect.volume))
+      }
+      if !SessionRules.isValid(effect.pan, in: SettingRange.pan) {
+        throw fail(base + ".pan", SessionRules.panRule + got(effect.pan))
       }
     }
     for (port, peers) in connections.sorted(by: { $0.key < $1.key }) {

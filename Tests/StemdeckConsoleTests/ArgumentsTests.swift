@@ -3,36 +3,35 @@ import Testing
 
 @Suite("Arguments.parse")
 struct ArgumentsTests {
-  static func expected(_ change: (inout Arguments) -> Void) -> Arguments {
-    var a = Arguments()
-    change(&a)
-    return a
-  }
+  // `Arguments` is not Sendable, so each row says how the expected value differs from the default.
+  typealias Change = @Sendable (inout Arguments) -> Void
 
-  static let valid: [([String], Arguments)] = [
-    ([], Arguments()),
-    (["song.json"], expected { $0.session = "song.json" }),
+  static let valid: [([String], Change)] = [
+    ([], { _ in }),
+    (["song.json"], { $0.session = "song.json" }),
     (["render", "S", "--output", "o.wav", "--duration", "5"],
-     expected { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.duration = 5 }),
+     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.duration = 5 }),
     (["render", "-o", "o.flac", "S", "-d", "1:30", "-r", "44100"],
-     expected { $0.mode = .render; $0.session = "S"; $0.output = "o.flac"; $0.duration = 90; $0.sampleRate = 44100 }),
+     { $0.mode = .render; $0.session = "S"; $0.output = "o.flac"; $0.duration = 90; $0.sampleRate = 44100 }),
     (["render", "S", "-o", "o.wav", "--duration", "500ms"],
-     expected { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.duration = 0.5 }),
+     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.duration = 0.5 }),
     (["--server", "x", "--no-start-server", "--keep-going", "-c", "play"],
-     expected { $0.server = "x"; $0.startServer = false; $0.keepGoing = true; $0.commands = "play" }),
+     { $0.server = "x"; $0.startServer = false; $0.keepGoing = true; $0.commands = "play" }),
     (["-s", "x", "-n", "deck2", "-k", "--commands", "play; wait end", "song.json"],
-     expected { $0.server = "x"; $0.clientName = "deck2"; $0.keepGoing = true; $0.commands = "play; wait end"; $0.session = "song.json" }),
+     { $0.server = "x"; $0.clientName = "deck2"; $0.keepGoing = true; $0.commands = "play; wait end"; $0.session = "song.json" }),
     (["song.json", "--script", "cues.txt", "--play", "--no-connect"],
-     expected { $0.session = "song.json"; $0.script = "cues.txt"; $0.play = true; $0.autoConnect = false }),
-    (["--help"], expected { $0.mode = .help }),
-    (["-h"], expected { $0.mode = .help }),
-    (["--version"], expected { $0.mode = .version }),
-    (["render", "--help"], expected { $0.mode = .help }),
-    (["-"], expected { $0.session = "-" }),
+     { $0.session = "song.json"; $0.script = "cues.txt"; $0.play = true; $0.autoConnect = false }),
+    (["--help"], { $0.mode = .help }),
+    (["-h"], { $0.mode = .help }),
+    (["--version"], { $0.mode = .version }),
+    (["render", "--help"], { $0.mode = .help }),
+    (["-"], { $0.session = "-" }),
   ]
 
   @Test("valid command lines", arguments: valid)
-  func parses(_ args: [String], _ expected: Arguments) throws {
+  func parses(_ args: [String], _ change: Change) throws {
+    var expected = Arguments()
+    change(&expected)
     #expect(try Arguments.parse(args) == expected)
   }
 

@@ -159,6 +159,22 @@ struct CommandValidationTests {
     Rejection("open {TEXT}", containing: "error: {TEXT}: invalid JSON: ", "(line 1, column 1)"),
     Rejection("open {DIR}", "error: {DIR}: is a directory, not a session file"),
     Rejection("new now", "error: new: expected 0 arguments, got 1 — usage: new"),
+    Rejection("recover", "error: recover: no session is open"),
+    Rejection("recover discard", "error: recover: no session is open"),
+    Rejection("recover discard now", "error: recover: expected 0 to 1 arguments, got 2 — usage: recover [discard]"),
+    Rejection("autosave 0.5", "error: autosave must be from 1 to 3600 seconds, or off (got 0.5)"),
+    Rejection("autosave 2:00:00", "error: autosave must be from 1 to 3600 seconds, or off (got 7200)"),
+    Rejection("autosave -5", "error: duration must not have a sign (got '-5')"),
+    Rejection("autosave 5 10", "error: autosave: expected 0 to 1 arguments, got 2 — usage: autosave SECONDS|off"),
+    Rejection("setlist", "error: no setlist loaded (use 'setlist FILE')"),
+    Rejection("setlist /nonexistent.txt", "error: /nonexistent.txt: cannot read the setlist (missing or unreadable)"),
+    Rejection("setlist {DIR}", "error: {DIR}: cannot read the setlist (missing or unreadable)"),
+    Rejection("next", "error: no setlist loaded (use 'setlist FILE')"),
+    Rejection("next!", "error: no setlist loaded (use 'setlist FILE')"),
+    Rejection("prev", "error: no setlist loaded (use 'setlist FILE')"),
+    Rejection("previous 1", "error: prev: expected 0 arguments, got 1 — usage: prev"),
+    Rejection("goto 1", "error: no setlist loaded (use 'setlist FILE')"),
+    Rejection("goto", "error: goto: expected 1 argument, got 0 — usage: goto N|NAME"),
     Rejection("autopause maybe", "error: autopause must be on or off (got 'maybe')"),
     Rejection("meterpoint sideways", "error: meterpoint must be pre or post (got 'sideways')"),
     // other
@@ -237,6 +253,10 @@ struct CommandValidationTests {
     },
     Acceptance("echo hello   'big  world'", ["hello big  world"]) { _, _ in },
     Acceptance("echo", [""]) { _, _ in },
+    Acceptance("autosave", ["autosave: 30 s"]) { _, _ in },
+    Acceptance("autosave off") { s, _ in s.autosaveInterval = 0 },
+    Acceptance("autosave 90s") { s, _ in s.autosaveInterval = 90 },
+    Acceptance("autosave 1:00") { s, _ in s.autosaveInterval = 60 },
     Acceptance("vol drums 0.3; pan drums 0.2 # and a comment") { s, _ in
       s[stem: "drums"].volume = 0.3; s[stem: "drums"].pan = 0.2; s.isDirty = true
     },
@@ -338,14 +358,22 @@ struct CommandValidationTests {
     #expect(result.output.first?.hasPrefix("error: ") == true)
   }
 
-  @Test("a failed command stops the rest of its line",
-        .disabled("bug: Console.execute(line:) (Console.swift) runs every ';'-separated command even after one fails, so 'stemdeck -c \"open bad.json; play\"' still plays; README: 'the script stops at the first failure unless --keep-going'. Fix in execute (e.g. a stopAtFirstFailure flag runLive passes as !keepGoing)"))
-  func failureStopsLine() throws {
+  @Test("stopOnError (script mode without --keep-going): a failed command stops the rest of its line")
+  func stopOnError() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
-    let result = h.run("pan drums 7; vol drums 0.3")
-    #expect(result == (false, ["error: pan must be between -1 and 1 (got 7)"]))
+    #expect(h.run("pan drums 7; vol drums 0.3; echo after", stopOnError: true) == (false, ["error: pan must be between -1 and 1 (got 7)"]))
     #expect(MixerSnapshot(h)[stem: "drums"].volume == 1)
+    #expect(h.run("vol drums 0.3; vol bass 0.2", stopOnError: true) == (true, []))
+    #expect(MixerSnapshot(h)[stem: "bass"].volume == 0.2)
+  }
+
+  @Test("without stopOnError (interactive, --keep-going) the rest of the line still runs")
+  func keepGoing() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("pan drums 7; vol drums 0.3; echo after") == (false, ["error: pan must be between -1 and 1 (got 7)", "after"]))
+    #expect(MixerSnapshot(h)[stem: "drums"].volume == 0.3)
   }
 
   @Test("seek to an absurd position is rejected instead of crashing",

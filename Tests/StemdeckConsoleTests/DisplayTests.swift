@@ -104,7 +104,7 @@ struct DisplayTests {
     return Double(rest.prefix { $0 != " " })
   }
 
-  @Test("meters after playing: a full-scale sine at vol 0.5 reads -6.0 dB peak, -9.0 dB average")
+  @Test("meters after playing: a full-scale sine at vol 0.5 reads -6.0 dB peak, about -9.0 dB average")
   func metersAfterPlaying() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
@@ -119,7 +119,9 @@ struct DisplayTests {
     #expect(channels.count == 2)
     for ch in channels {
       #expect(value(after: "peak", in: ch) == -6.0, "\(line)")
-      #expect(value(after: "avg", in: ch) == -9.0, "\(line)")
+      // RMS of a sine is peak - 3.01 dB; the meter window need not hold whole cycles.
+      let average = try #require(value(after: "avg", in: ch))
+      #expect(abs(average - (-9.03)) <= 0.1, "\(line)")
       #expect(ch.hasSuffix("clips 0") || ch.hasSuffix("clips 0 "), "\(line)")
     }
     let status = h.run("status").output

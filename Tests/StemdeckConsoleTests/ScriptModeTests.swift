@@ -20,8 +20,8 @@ struct RunResult {
 /// Runs the binary with `arguments` in `folder`, with a 60 s watchdog.
 func runBinary(_ arguments: [String], in folder: TemporaryFolder) throws -> RunResult {
   let outPath = folder.file(".stdout"), errPath = folder.file(".stderr")
-  FileManager.default.createFile(atPath: outPath, contents: nil)
-  FileManager.default.createFile(atPath: errPath, contents: nil)
+  _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+  _ = FileManager.default.createFile(atPath: errPath, contents: nil)
   let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
   let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
   let process = Process()
@@ -39,6 +39,7 @@ func runBinary(_ arguments: [String], in folder: TemporaryFolder) throws -> RunR
   try out.close(); try err.close()
   func lines(_ path: String) -> [String] {
     let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    if text.isEmpty { return [] }
     return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(text.hasSuffix("\n") ? 1 : 0)
   }
   return RunResult(status: process.terminationStatus, stdout: lines(outPath), stderr: lines(errPath))

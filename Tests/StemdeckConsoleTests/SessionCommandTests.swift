@@ -111,10 +111,6 @@ struct SessionCommandTests {
     ("pan.json", goodSession.replacingOccurrences(of: #""pan" : -0.5"#, with: #""pan" : 7"#),
      ["stems[0].pan", "between -1 and 1", "(got 7)", "(line 9, column "]),
     ("volume.json", goodSession.replacingOccurrences(of: #""-6dB""#, with: #""+9dB""#), ["stems[1].volume"]),
-    ("missing.json", goodSession.replacingOccurrences(of: #""file" : "bass.wav""#, with: #""file" : "nope.wav""#),
-     ["stems[1] (sub).file", "nope.wav: no such file"]),
-    ("notaudio.json", goodSession.replacingOccurrences(of: #""file" : "bass.wav""#, with: #""file" : "good.json""#),
-     ["stems[1] (sub).file", "not a readable audio file"]),
     ("dup.json", goodSession.replacingOccurrences(of: #""name" : "sub""#, with: #""name" : "kick""#), ["stems[1]", "kick"]),
     ("version.json", goodSession.replacingOccurrences(of: #""version" : 1"#, with: #""version" : 99"#), ["version"]),
     ("unknown.json", goodSession.replacingOccurrences(of: #""mute" : true"#, with: #""mute" : true, "colour" : "red""#),
@@ -137,6 +133,89 @@ struct SessionCommandTests {
     #expect(line.hasPrefix("error: \(path): "), "\(line)")
     for f in fragments { #expect(line.contains(f), "'\(f)' not in: \(line)") }
     #expect(MixerSnapshot(h) == before)
+  }
+
+  static let missingAudio = goodSession.replacingOccurrences(of: #""file" : "bass.wav""#, with: #""file" : "nope.wav""#)
+
+  @Test("open with a missing audio file: a warning, the rest opens, the stem stays offline and is saved back")
+  func openWithMissingAudio() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let path = try h.folder.write(Self.missingAudio, to: "missing.json")
+    let missing = h.folder.file("nope.wav")
+    #expect(h.run("open \(path)") == (true, [
+      "warning: \(path): stems[1] (sub).file: \(missing): no such file — the stem stays offline; the rest of the session opens",
+      "opened \(path): 2 stems",
+    ]))
+    #expect(h.mixer.stemNames == ["kick"])
+    #expect(h.mixer.offlineStems.map(\.settings.name) == ["sub"])
+    #expect(!h.mixer.isDirty)
+    let table = h.run("stems").output
+    #expect(table.count == 4)
+    #expect(table[2] == "offline: sub (\(missing): no such file)")
+    #expect(h.run("vol sub 0.5") == (false, ["error: stem 'sub' is offline: no such file (fix the file and 'open' the session again, or 'remove sub')"]))
+    #expect(h.run("add \(h.drums) as sub") == (false, ["error: a stem named 'sub' already exists; choose another name with 'as NAME'"]))
+
+    // Saved back with its settings, so nothing is lost.
+    let copy = h.folder.file("copy.json")
+    #expect(h.run("save \(copy)").ok)
+    let original = try SessionFile.load(path: path)
+    let saved = try SessionFile.load(path: copy)
+    #expect(Set(saved.stems.map(\.name)) == ["kick", "sub"])
+    #expect(saved.stems.first { $0.name == "sub" } == original.stems.first { $0.name == "sub" })
+
+    #expect(h.run("remove sub") == (true, ["removed sub"]))
+    #expect(h.mixer.offlineStems.isEmpty)
+  }
+
+  @Test("open with an unreadable audio file keeps that stem offline too")
+  func openWithTextAsAudio() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let notes = try h.folder.write("not audio", to: "notes.txt")
+    let path = try h.folder.write(Self.goodSession.replacingOccurrences(of: #""file" : "bass.wav""#, with: #""file" : "notes.txt""#), to: "text.json")
+    let result = h.run("open \(path)")
+    #expect(result.ok)
+    #expect(result.output.count == 2)
+    #expect(result.output.first?.hasPrefix("warning: \(path): stems[1] (sub).file: \(notes): not a readable audio file") == true)
+  }
+
+  @Test("strict: a missing audio file is an error and nothing changes")
+  func strictMissingAudio() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    h.console.strict = true
+    let path = try h.folder.write(Self.missingAudio, to: "missing.json")
+    let before = MixerSnapshot(h)
+    #expect(h.run("open \(path)") == (false, ["error: \(path): stems[1] (sub).file: \(h.folder.file("nope.wav")): no such file"]))
+    #expect(MixerSnapshot(h) == before)
+    #expect(h.mixer.offlineStems.isEmpty)
+  }
+
+  @Test("an offline stem keeps its place in the saved session",
+        .disabled("bug: Mixer.session(savingTo:) (Mixer+Session.swift) appends offline stems after the online ones, so a session [sub (missing), kick] is saved as [kick, sub]; OfflineStem's doc says offline stems are 'saved back unchanged'"))
+  func offlineStemKeepsOrder() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let path = try h.folder.write(Self.goodSession.replacingOccurrences(of: #""file" : "drums.wav""#, with: #""file" : "nope.wav""#), to: "first.json")
+    #expect(h.run("open \(path)").ok)
+    #expect(h.run("save").ok)
+    #expect(try SessionFile.load(path: path).stems.map(\.name) == ["kick", "sub"])
+  }
+
+  @Test("remove all also removes offline stems",
+        .disabled("bug: Console.stems(\"all\") (Console.swift) expands 'all' to mixer.stemNames, which leaves out offline stems: after opening a session with one offline stem, 'remove all' leaves it listed, and when every stem is offline 'remove all' says \"there are no stems\" while 'stems' lists them"))
+  func removeAllOffline() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let path = try h.folder.write(Self.missingAudio, to: "missing.json")
+    #expect(h.run("open \(path)").ok)
+    #expect(h.run("remove all").ok)
+    #expect(h.mixer.allStemNames.isEmpty)
+    let allOffline = try h.folder.write(Self.missingAudio.replacingOccurrences(of: "drums.wav", with: "gone.wav"), to: "alloffline.json")
+    #expect(h.run("open \(allOffline)").ok)
+    #expect(h.run("remove all").ok)
+    #expect(h.mixer.allStemNames.isEmpty)
   }
 
   @Test("new clears the session")

@@ -101,9 +101,9 @@ final class ConsoleHarness {
 
   /// Runs one line; returns whether it succeeded and the lines it wrote.
   @discardableResult
-  func run(_ line: String) -> (ok: Bool, output: [String]) {
+  func run(_ line: String, stopOnError: Bool = false) -> (ok: Bool, output: [String]) {
     output.lines.removeAll()
-    let ok = console.execute(line: line)
+    let ok = console.execute(line: line, stopOnError: stopOnError)
     return (ok, output.lines)
   }
 
@@ -136,6 +136,9 @@ struct MixerSnapshot: Equatable, CustomStringConvertible {
   var position: Double
   var isDirty: Bool
   var sessionPath: String?
+  var autosaveInterval: Double
+  var setlist: [String]?
+  var setlistIndex: Int
 
   init(_ h: ConsoleHarness) {
     let statuses = h.mixer.stemStatuses()
@@ -147,11 +150,14 @@ struct MixerSnapshot: Equatable, CustomStringConvertible {
     position = h.mixer.position
     isDirty = h.mixer.isDirty
     sessionPath = h.console.sessionPath
+    autosaveInterval = h.console.autosaveInterval
+    setlist = h.console.setlist?.songs
+    setlistIndex = h.console.setlistIndex
   }
 
   var description: String {
     let s = stems.map { "\($0.name)(vol \($0.volume) pan \($0.pan) rate \($0.rate) loops \($0.loops) mute \($0.mute) solo \($0.solo) direct \($0.directOut) offset \($0.startOffset))" }
-    return "stems \(s) master \(masterVolume) quality \(quality) options \(options) position \(position) dirty \(isDirty) session \(sessionPath ?? "-")"
+    return "stems \(s) master \(masterVolume) quality \(quality) options \(options) position \(position) dirty \(isDirty) session \(sessionPath ?? "-") autosave \(autosaveInterval) setlist \(setlist ?? []) #\(setlistIndex)"
   }
 
   /// The settings of the stem called `name` (for building expected snapshots).

@@ -12,7 +12,7 @@ struct TokenizerTests {
     // Quotes group words; both kinds; quotes may sit inside a word.
     ("add 'My Drums.wav' as drums", [["add", "My Drums.wav", "as", "drums"]]),
     ("add \"My Drums.wav\"", [["add", "My Drums.wav"]]),
-    ("echo it'''s", [["echo", "its"]]),
+    ("echo it''s", [["echo", "its"]]),
     ("echo a'b c'd", [["echo", "ab cd"]]),
     ("echo ''", [["echo", ""]]),
     ("echo \"it's\" 'say \"hi\"'", [["echo", "it's", "say \"hi\""]]),

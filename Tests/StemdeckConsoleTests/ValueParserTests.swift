@@ -74,11 +74,11 @@ struct ValueParserTests {
 
   // MARK: position
 
-  @Test("positions: seconds, m:ss, h:mm:ss and relative forms", arguments: [
+  @Test("positions: seconds, m:ss, h:mm:ss and relative forms", arguments: [(String, Double, Bool)]([
     ("83.5", 83.5, false), ("0", 0, false), ("1:23.5", 83.5, false), ("0:05", 5, false),
     ("1:02:03", 3723, false), ("99:59", 99 * 60 + 59, false), ("1:59.999", 119.999, false),
     ("+10", 10, true), ("-5", -5, true), ("-1:30", -90, true), ("+0:00.5", 0.5, true),
-  ])
+  ]))
   func position(_ text: String, _ seconds: Double, _ relative: Bool) throws {
     let p = try ValueParser.position(text)
     #expect(abs(p.seconds - seconds) < 1e-9)

@@ -70,4 +70,60 @@ import Testing
     #expect(after.clips == 0, "reset clears the clip count")
     #expect(abs(after.peak - (-6.0206)) <= 0.05)
   }
+
+  @Test("stem meters: post-fader reads the stem after volume and pan (two sides), pre-fader the file")
+  func stemMeterPoints() throws {
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("sine.wav"), format: .wavFloat,
+                   channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 96000)])
+    try writeAudio(folder.file("stereo.wav"), format: .wavFloat, channels: [
+      Signal.sine(frequency: 1000, sampleRate: 48000, frames: 96000, amplitude: 0.5),
+      Signal.sine(frequency: 500, sampleRate: 48000, frames: 96000, amplitude: 0.25),
+    ])
+    let rig = MixerRig()
+    try rig.mixer.addStem(path: folder.file("sine.wav"), settings: stem("mono", "sine.wav") { $0.pan = -1; $0.volume = 0.5 })
+    try rig.mixer.addStem(path: folder.file("stereo.wav"), settings: stem("stereo", "stereo.wav") { $0.pan = 0.5 })
+    try rig.mixer.play()
+    _ = rig.render(9600)
+    var mono = try rig.mixer.stemStatus("mono").meter
+    #expect(mono.channels.count == 2)
+    #expect(abs(mono.channels[0].peak - (-6.0206)) < 0.05, "post-fader mono left \(mono.channels[0].peak)")
+    #expect(abs(mono.channels[0].average - (-9.0309)) < 0.05)
+    #expect(mono.channels[1].peak == -160, "pan -1 leaves the right side silent: \(mono.channels[1].peak)")
+    var stereo = try rig.mixer.stemStatus("stereo").meter
+    // Balance at +0.5: left × 0.5, right × 1.
+    #expect(abs(stereo.channels[0].peak - decibels(0.25)) < 0.05, "stereo left \(stereo.channels[0].peak)")
+    #expect(abs(stereo.channels[1].peak - decibels(0.25)) < 0.05, "stereo right \(stereo.channels[1].peak)")
+    #expect(abs(stereo.channels[1].average - decibels(0.25 / 2.0.squareRoot())) < 0.05)
+
+    var options = SessionOptions()
+    options.meterPoint = .pre
+    try rig.mixer.setOptions(options)
+    _ = rig.render(9600)
+    mono = try rig.mixer.stemStatus("mono").meter
+    #expect(mono.channels.count == 1, "a pre-fader meter follows the file's channels")
+    #expect(abs(mono.channels[0].peak) < 0.05, "pre-fader mono \(mono.channels[0].peak)")
+    #expect(abs(mono.channels[0].average + 3.0103) < 0.05)
+    stereo = try rig.mixer.stemStatus("stereo").meter
+    #expect(abs(stereo.channels[0].peak - decibels(0.5)) < 0.05, "pre-fader stereo left \(stereo.channels[0].peak)")
+    #expect(abs(stereo.channels[1].peak - decibels(0.25)) < 0.05)
+  }
+
+  @Test("a copy of the mixer at another sample rate keeps stems, settings and position")
+  func copyAtOtherRate() throws {
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("sine.wav"), format: .wavFloat,
+                   channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 96000, amplitude: 0.5)])
+    let rig = MixerRig()
+    try rig.mixer.addStem(path: folder.file("sine.wav"), settings: stem("s", "sine.wav") { $0.pan = -1; $0.volume = 1.5; $0.loops = 3 })
+    try rig.mixer.setMasterVolume(0.8)
+    try rig.mixer.seek(toSeconds: 0.75)
+    let copy = try rig.mixer.copy(atSampleRate: 44100)
+    defer { copy.shutdown() }
+    #expect(copy.sampleRate == 44100)
+    #expect(copy.position == 0.75)
+    #expect(copy.masterVolumeSetting == 0.8)
+    #expect(copy.stemStatuses().map(\.settings) == rig.mixer.stemStatuses().map(\.settings))
+    #expect(copy.duration == rig.mixer.duration)
+  }
 }

@@ -20,7 +20,7 @@ import Testing
     return s
   }
 
-  @Test("a session with one missing audio file fails naming the session, stems[i], the stem and the file; the loaded stems stay")
+  @Test("strict: a session with one missing audio file fails naming the session, stems[i], the stem and the file; the loaded stems stay")
   func missingFileKeepsPreviousSession() throws {
     let folder = try TemporaryFolder()
     try Self.writeStems(in: folder)
@@ -41,7 +41,7 @@ import Testing
     ]
     let badPath = folder.file("second.stemdeck")
     expectMixerError([badPath, "stems[1]", "vox", folder.file("takes/vox.wav"), "no such file"]) { () throws(MixerError) in
-      try rig.mixer.load(bad, sessionPath: badPath)
+      try rig.mixer.load(bad, sessionPath: badPath, strict: true)
     }
     #expect(rig.mixer.stemNames == ["drums", "bass"])
     #expect(snapshot(rig.mixer) == loaded)
@@ -51,7 +51,7 @@ import Testing
     #expect(after.right.allSatisfy { $0 == before.right.last! })
   }
 
-  @Test("other bad stems in a session name the session, stems[i] and the field; nothing changes")
+  @Test("strict: other bad stems in a session name the session, stems[i] and the field; nothing changes")
   func badFieldsKeepPreviousSession() throws {
     let folder = try TemporaryFolder()
     try Self.writeStems(in: folder)
@@ -78,9 +78,44 @@ import Testing
       (master, [path, "master.volume", "(got 9)"]),
     ]
     for (session, fragments) in cases {
-      expectMixerError(fragments) { () throws(MixerError) in try rig.mixer.load(session, sessionPath: path) }
+      expectMixerError(fragments) { () throws(MixerError) in try rig.mixer.load(session, sessionPath: path, strict: true) }
       #expect(snapshot(rig.mixer) == loaded)
     }
+  }
+
+  @Test("not strict: a missing file leaves that stem offline with a warning; the rest opens and it is saved unchanged")
+  func missingFileGoesOffline() throws {
+    let folder = try TemporaryFolder()
+    try Self.writeStems(in: folder)
+    let rig = MixerRig()
+    try rig.mixer.load(Self.firstSession(), sessionPath: folder.file("first.stemdeck"))
+    var session = Session()
+    session.stems = [
+      stem("keys", "keys.wav") { $0.pan = -1 },
+      stem("vox", "takes/vox.wav") { $0.volume = 0.3; $0.loops = 2 },
+    ]
+    let path = folder.file("second.stemdeck")
+    let warnings = try rig.mixer.load(session, sessionPath: path)
+    #expect(warnings.count == 1)
+    for fragment in [path, "stems[1]", "vox", folder.file("takes/vox.wav"), "no such file", "offline"] {
+      #expect(warnings.first?.contains(fragment) == true, "warning \(warnings) lacks \(fragment)")
+    }
+    #expect(rig.mixer.stemNames == ["keys"])
+    #expect(rig.mixer.allStemNames == ["keys", "vox"])
+    #expect(rig.mixer.offlineStems.map(\.settings.name) == ["vox"])
+    expectMixerError(["stem 'vox' is offline", "no such file"]) { () throws(MixerError) in try rig.mixer.setVolume("vox", 1) }
+    expectMixerError(["'vox' already exists"]) { () throws(MixerError) in
+      try rig.mixer.addStem(path: folder.file("drums.wav"), settings: stem("vox", "drums.wav"))
+    }
+    // Saved back unchanged.
+    let saved = rig.mixer.session(savingTo: path)
+    #expect(saved.stems.map(\.name) == ["keys", "vox"])
+    #expect(saved.stems[1] == session.stems[1])
+    // The stem that opened plays (after one block, as a live driver would have rendered).
+    _ = rig.render(256)
+    try rig.mixer.play()
+    let out = rig.render(1024)
+    #expect(out.left.allSatisfy { $0 == 0.125 })
   }
 
   @Test("loading replaces the stems, resolves paths against the session's folder, and saves back relative paths")

@@ -32,6 +32,18 @@ func stemDocument(_ fields: String, name: String = #""drums""#) -> String {
   document(stems: ["{ \"name\" : \(name), \"file\" : \"d.flac\"" + (fields.isEmpty ? "" : ", " + fields) + " }"])
 }
 
+/// A document whose `"effects"` list (on line 4) holds one effect made of `fields` after the name and file.
+func effectDocument(_ fields: String, name: String = #""horn""#) -> String {
+  document(top: ["\"effects\" : [ { \"name\" : \(name), \"file\" : \"h.wav\""
+                 + (fields.isEmpty ? "" : ", " + fields) + " } ]"])
+}
+
+/// A document whose `"effects"` list starts on line 4 and holds one effect per line: effect `i` is on
+/// line `5 + i`.
+func effectsDocument(_ effects: [String]) -> String {
+  document(top: ["\"effects\" : [\n" + effects.map { "    " + $0 }.joined(separator: ",\n") + "\n  ]"])
+}
+
 let badDocuments: [BadDocument] = [
   // Whole-document problems.
   BadDocument(label: "malformed JSON (missing comma)",
@@ -203,6 +215,132 @@ let badDocuments: [BadDocument] = [
   BadDocument(label: "connections duplicate peer",
               text: document(top: [#""connections" : { "master_L" : [ "system:playback_1", "system:playback_1" ] }"#]),
               location: "connections.master_L[1]", fragment: "duplicate connection", line: 4),
+] + newSectionBadDocuments
+
+/// Bad documents for the sections added without a version change: effects, recording and the
+/// setlist crossfade options.
+let newSectionBadDocuments: [BadDocument] = [
+  // Effects: the list and its elements.
+  BadDocument(label: "effects not an array", text: document(top: [#""effects" : { "horn" : "h.wav" }"#]),
+              location: "effects", fragment: "must be an array of effects [ { \"name\" : ..., \"file\" : ... }, ... ] (got an object)",
+              line: 4),
+  BadDocument(label: "effects null", text: document(top: [#""effects" : null"#]),
+              location: "effects", fragment: "(got null)", line: 4),
+  BadDocument(label: "effect not an object", text: document(top: [#""effects" : [ "horn" ]"#]),
+              location: "effects[0]", fragment: "must be an object such as { \"name\" : \"horn\", \"file\" : \"horn.wav\" } (got \"horn\")",
+              line: 4),
+  BadDocument(label: "top-level \"effect\" (typo)", text: document(top: [#""effect" : []"#]),
+              location: "effect", fragment: "did you mean \"effects\"?", line: 4),
+  BadDocument(label: "unknown effect key", text: effectDocument(#""vol" : 1"#), location: "effects[0].vol",
+              fragment: "unknown field (allowed: name, file, volume, pan); did you mean \"volume\"?", line: 4),
+  BadDocument(label: "stem-only key on an effect", text: effectDocument(#""loops" : 1"#),
+              location: "effects[0].loops", fragment: "unknown field (allowed: name, file, volume, pan)", line: 4),
+  BadDocument(label: "duplicate effect key", text: effectDocument(#""pan" : 0, "pan" : 1"#),
+              location: "effects[0].pan", fragment: "appears more than once", line: 4),
+
+  // Effects: names and files.
+  BadDocument(label: "duplicate effect name",
+              text: effectsDocument([#"{ "name" : "horn", "file" : "a.wav" }"#, #"{ "name" : "siren", "file" : "b.wav" }"#,
+                                     #"{ "name" : "horn", "file" : "c.wav" }"#]),
+              location: "effects[2].name", fragment: "duplicate effect name 'horn' (also effects[0])", line: 7),
+  BadDocument(label: "effect name a number", text: effectDocument("", name: "7"), location: "effects[0].name",
+              fragment: "must be an effect name in double quotes (got 7)", line: 4),
+  BadDocument(label: "effect name \"all\"", text: effectDocument("", name: #""all""#), location: "effects[0].name",
+              fragment: "the effect name \"all\" is reserved (it means every effect in console commands)", line: 4),
+  BadDocument(label: "effect name with a space", text: effectDocument("", name: #""air horn""#),
+              location: "effects[0].name",
+              fragment: "invalid effect name \"air horn\": a space is not allowed (allowed: 1 to 64 ASCII letters, digits, '_', '-' and '.')",
+              line: 4),
+  BadDocument(label: "empty effect name", text: effectDocument("", name: #""""#), location: "effects[0].name",
+              fragment: "an effect name must not be empty", line: 4),
+  BadDocument(label: "effect name too long", text: effectDocument("", name: "\"" + String(repeating: "h", count: 65) + "\""),
+              location: "effects[0].name", fragment: "effect name \"hhhh", line: 4),
+  BadDocument(label: "effect missing name", text: effectsDocument([#"{ "file" : "a.wav" }"#]),
+              location: "effects[0].name", fragment: "is missing (every effect needs a name and a file)", line: 5),
+  BadDocument(label: "effect missing file", text: effectsDocument([#"{ "name" : "a", "file" : "a.wav" }"#, #"{ "name" : "b" }"#]),
+              location: "effects[1].file", fragment: "is missing (every effect needs a name and a file)", line: 6),
+  BadDocument(label: "effect file empty", text: effectsDocument([#"{ "name" : "a", "file" : "" }"#]),
+              location: "effects[0].file", fragment: "must not be empty", line: 5),
+  BadDocument(label: "effect file with NUL", text: effectsDocument([#"{ "name" : "a", "file" : "a\u0000.wav" }"#]),
+              location: "effects[0].file", fragment: "must not contain a NUL character", line: 5),
+  BadDocument(label: "effect file a list", text: effectsDocument([#"{ "name" : "a", "file" : [ "a.wav" ] }"#]),
+              location: "effects[0].file", fragment: "must be the audio file's path in double quotes (got an array)", line: 5),
+
+  // Effects: volume and pan.
+  BadDocument(label: "effect volume 3", text: effectDocument(#""volume" : 3"#), location: "effects[0].volume",
+              fragment: "must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)", line: 4),
+  BadDocument(label: "effect volume \"+7dB\"", text: effectDocument(#""volume" : "+7dB""#), location: "effects[0].volume",
+              fragment: "(got \"+7dB\", which is a gain of 2.239)", line: 4),
+  BadDocument(label: "effect volume \"loud\"", text: effectDocument(#""volume" : "loud""#), location: "effects[0].volume",
+              fragment: "(got \"loud\")", line: 4),
+  BadDocument(label: "effect volume true", text: effectDocument(#""volume" : true"#), location: "effects[0].volume",
+              fragment: "(got true)", line: 4),
+  BadDocument(label: "effect pan 1.5 on the second line",
+              text: effectsDocument([#"{ "name" : "a", "file" : "a.wav" }"#, #"{ "name" : "b", "file" : "b.wav", "pan" : 1.5 }"#]),
+              location: "effects[1].pan", fragment: "must be a number between -1 and 1 (got 1.5)", line: 6),
+  BadDocument(label: "effect pan \"left\"", text: effectDocument(#""pan" : "left""#), location: "effects[0].pan",
+              fragment: "must be a number between -1 and 1 (got \"left\")", line: 4),
+
+  // Recording.
+  BadDocument(label: "recording not an object", text: document(top: [#""recording" : "takes""#]), location: "recording",
+              fragment: "must be an object such as { \"format\" : \"flac24\", \"takesMuted\" : false, \"folder\" : \"takes\" } (got \"takes\")",
+              line: 4),
+  BadDocument(label: "recording format \"mp3\"", text: document(top: [#""recording" : { "format" : "mp3" }"#]),
+              location: "recording.format", fragment: "unknown take format \"mp3\" (allowed: flac24, wav32f, wav24)", line: 4),
+  BadDocument(label: "recording format 24", text: document(top: [#""recording" : { "format" : 24 }"#]),
+              location: "recording.format", fragment: "must be one of flac24, wav32f, wav24 (got 24)", line: 4),
+  BadDocument(label: "recording format \"FLAC24\" (case matters)", text: document(top: [#""recording" : { "format" : "FLAC24" }"#]),
+              location: "recording.format", fragment: "unknown take format \"FLAC24\"", line: 4),
+  BadDocument(label: "recording takesMuted \"no\"", text: document(top: [#""recording" : { "takesMuted" : "no" }"#]),
+              location: "recording.takesMuted", fragment: "must be true or false (got \"no\")", line: 4),
+  BadDocument(label: "recording takesMuted 0", text: document(top: [#""recording" : { "takesMuted" : 0 }"#]),
+              location: "recording.takesMuted", fragment: "must be true or false (got 0)", line: 4),
+  BadDocument(label: "recording folder a number", text: document(top: [#""recording" : { "folder" : 5 }"#]),
+              location: "recording.folder", fragment: "must be the takes folder's path in double quotes", line: 4),
+  BadDocument(label: "recording folder null", text: document(top: [#""recording" : { "folder" : null }"#]),
+              location: "recording.folder", fragment: "(got null)", line: 4),
+  BadDocument(label: "recording folder with NUL", text: document(top: [#""recording" : { "folder" : "takes\u0000" }"#]),
+              location: "recording.folder", fragment: "must not contain a NUL character", line: 4),
+  BadDocument(label: "recording folder over 4096 bytes",
+              text: document(top: ["\"recording\" : { \"folder\" : \"" + String(repeating: "é", count: 2049) + "\" }"]),
+              location: "recording.folder", fragment: "is too long (4098 bytes; at most 4096)", line: 4),
+  BadDocument(label: "recording unknown key", text: document(top: [#""recording" : { "fromat" : "wav24" }"#]),
+              location: "recording.fromat",
+              fragment: "unknown field (allowed: format, takesMuted, folder); did you mean \"format\"?", line: 4),
+  BadDocument(label: "recording key prefix", text: document(top: [#""recording" : { "takesMute" : true }"#]),
+              location: "recording.takesMute", fragment: "did you mean \"takesMuted\"?", line: 4),
+  BadDocument(label: "recording duplicate key",
+              text: document(top: [#""recording" : { "format" : "wav24", "format" : "wav24" }"#]),
+              location: "recording.format", fragment: "appears more than once (first at line 4, column 19)", line: 4),
+  BadDocument(label: "top-level \"record\" (typo)", text: document(top: [#""record" : {}"#]),
+              location: "record", fragment: "did you mean \"recording\"?", line: 4),
+  BadDocument(label: "duplicate recording section",
+              text: document(top: [#""recording" : {}"#, #""recording" : { "takesMuted" : true }"#]),
+              location: "recording", fragment: "appears more than once (first at line 4, column 3)", line: 5),
+
+  // Setlist crossfade options.
+  BadDocument(label: "songChange \"fade\"", text: document(top: [#""options" : { "songChange" : "fade" }"#]),
+              location: "options.songChange", fragment: "unknown song change \"fade\" (allowed: gapless, crossfade)", line: 4),
+  BadDocument(label: "songChange true", text: document(top: [#""options" : { "songChange" : true }"#]),
+              location: "options.songChange", fragment: "must be one of gapless, crossfade (got true)", line: 4),
+  BadDocument(label: "crossfadeSeconds 0.01", text: document(top: [#""options" : { "crossfadeSeconds" : 0.01 }"#]),
+              location: "options.crossfadeSeconds", fragment: "must be a number of seconds from 0.05 to 30 (got 0.01)", line: 4),
+  BadDocument(label: "crossfadeSeconds 30.5",
+              text: document(top: [#""options" : { "songChange" : "crossfade", "crossfadeSeconds" : 30.5 }"#]),
+              location: "options.crossfadeSeconds", fragment: "(got 30.5)", line: 4),
+  BadDocument(label: "crossfadeSeconds 0", text: document(top: [#""options" : { "crossfadeSeconds" : 0 }"#]),
+              location: "options.crossfadeSeconds", fragment: "(got 0)", line: 4),
+  BadDocument(label: "crossfadeSeconds \"2s\"", text: document(top: [#""options" : { "crossfadeSeconds" : "2s" }"#]),
+              location: "options.crossfadeSeconds", fragment: "(got \"2s\")", line: 4),
+  BadDocument(label: "crossfadeSeconds 1e999", text: document(top: [#""options" : { "crossfadeSeconds" : 1e999 }"#]),
+              location: "options.crossfadeSeconds", fragment: "(got 1e999)", line: 4),
+  BadDocument(label: "options \"crossfade\" key (prefix)", text: document(top: [#""options" : { "crossfade" : 2 }"#]),
+              location: "options.crossfade",
+              fragment: "unknown field (allowed: autoPauseOnDisconnect, meterPoint, songChange, crossfadeSeconds); did you mean \"crossfadeSeconds\"?",
+              line: 4),
+  BadDocument(label: "options duplicate songChange",
+              text: document(top: [#""options" : { "songChange" : "gapless", "songChange" : "crossfade" }"#]),
+              location: "options.songChange", fragment: "appears more than once", line: 4),
 ]
 
 @Suite("Rejecting bad documents")
@@ -272,5 +410,30 @@ struct BadDocumentTests {
     #expect(session.stems[0].loops == -1)
     let empty = try decode(document(stems: []))
     #expect(empty.stems.isEmpty)
+  }
+
+  @Test("edge values of the new sections that are allowed")
+  func allowedNewSectionEdges() throws {
+    let text = document(top: [
+      #""options" : { "songChange" : "crossfade", "crossfadeSeconds" : 0.05 }"#,
+      "\"recording\" : { \"format\" : \"wav24\", \"takesMuted\" : true, \"folder\" : \""
+        + String(repeating: "é", count: 2048) + "\" }",
+      #""effects" : [ { "name" : "drums", "file" : "/abs.wav", "volume" : 0, "pan" : -1 }, "#
+        + #"{ "name" : "Drums", "file" : "d.wav", "volume" : "-200dB", "pan" : 1 }, "#
+        + #"{ "name" : "B.b-_9", "file" : "b.wav", "volume" : 2 } ]"#,
+    ])
+    let session = try decode(text)  // the stem "drums" and the effect "drums" may share a name
+    #expect(session.options.crossfadeSeconds == 0.05)
+    #expect(session.recording.folder.utf8.count == 4096)
+    #expect(session.recording.format == .wav24 && session.recording.takesMuted)
+    #expect(session.effects.map(\.name) == ["drums", "Drums", "B.b-_9"])
+    #expect(session.effects[1].volume == 0)
+    #expect(session.effects[2].pan == 0)
+    let longest = try decode(document(top: [#""options" : { "crossfadeSeconds" : 30 }"#]))
+    #expect(longest.options.crossfadeSeconds == 30)
+    for format in TakeFormat.allCases {
+      let chosen = try decode(document(top: ["\"recording\" : { \"format\" : \"\(format.rawValue)\" }"]))
+      #expect(chosen.recording.format == format)
+    }
   }
 }

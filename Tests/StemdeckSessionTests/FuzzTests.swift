@@ -8,13 +8,17 @@ struct FuzzTests {
   static let tokens = ["{", "}", "[", "]", ",", ":", "\"", "\\", "null", "true", "false", "0", "-1", "1e999",
                        "-1e999", "99999999999999999999999999999", "1.5", "-0", "\"x\"", "\"-6dB\"", "\"all\"",
                        "\"drums\"", "NaN", "Infinity", "\u{0}", "\n", "\"\\ud800\"", "\"\\u0000\"", "é", "\u{FEFF}",
-                       "\"name\" : \"n\"", "\"volume\" : 3", "\"loops\" : -1", "\"vol\" : 1", "[]", "{}"]
+                       "\"name\" : \"n\"", "\"volume\" : 3", "\"loops\" : -1", "\"vol\" : 1", "[]", "{}",
+                       "\"effects\" : []", "\"recording\" : {}", "\"songChange\" : \"crossfade\"", "\"horn\""]
   /// Values substituted for scalar values.
   static let values = ["1e308", "-1e308", "1e-320", "123456789012345678901234567890", "-0", "0.5", "2", "-1", "1",
                        "1000001", "1e999", "\"-inf dB\"", "\"+9dB\"", "\"\"", "\"a:b\"", "null", "true", "[]", "{}",
-                       "\"fast\"", "\"best\"", "\"pre\"", "3.0", "0.49999999999999994", "2.0000000000000004"]
+                       "\"fast\"", "\"best\"", "\"pre\"", "3.0", "0.49999999999999994", "2.0000000000000004",
+                       "\"wav24\"", "\"flac24\"", "\"crossfade\"", "\"gapless\"", "0.05", "0.049999999999999996",
+                       "30", "30.000000000000004", "\"\\u0000\"", "\"kick\""]
 
-  /// The document the mutations start from: every section present, several stems.
+  /// The document the mutations start from: every section present (effects, recording and the
+  /// crossfade options included), several stems.
   static let seed: String = {
     var session = everythingSession()
     session.stems.append(StemSettings(name: "drums", file: "../Samples/drums.flac"))

@@ -47,6 +47,109 @@ struct RoundTripTests {
     // The stem that leaves them at their defaults does not mention them.
     let oddLine = try #require(first.split(separator: "\n").first { $0.contains("odd.name-2_x") })
     #expect(!oddLine.contains("directOut"))
+    // Options, recording and effects, each in its place.
+    #expect(first.contains("\n  \"options\" : { \"autoPauseOnDisconnect\" : true, \"meterPoint\" : \"pre\", "
+                           + "\"songChange\" : \"crossfade\", \"crossfadeSeconds\" : 0.75 },\n"
+                           + "  \"recording\" : { \"format\" : \"wav32f\", \"takesMuted\" : true, "
+                           + "\"folder\" : \"takes/späť \\\"live\\\"\\t\\u0001\" },\n"
+                           + "  \"position\" : 12.345,\n"))
+    #expect(first.hasSuffix("""
+        ],
+        "effects" : [
+          { "name" : "horn", "file" : "../Samples/horn.wav", "volume" : 0.30000000000000004, "pan" : -1 },
+          { "name" : "kick", "file" : "/abs/ef\\"fe\\\\ct ファイル.flac", "volume" : 2, "pan" : 1e-10 },
+          { "name" : "Z.z-_0", "file" : "z.wav", "volume" : 1, "pan" : 0 }
+        ]
+      }
+
+      """))
+    #expect(decoded.effects.map(\.name) == ["horn", "kick", "Z.z-_0"])
+    #expect(decoded.recording.folder == "takes/späť \"live\"\t\u{01}")
+  }
+
+  @Test("the new sections have a fixed layout and appear only when not default")
+  func newSectionsLayout() throws {
+    var session = Session()
+    session.stems = [StemSettings(name: "drums", file: "drums.flac")]
+    session.effects = [EffectSettings(name: "horn", file: "../Samples/horn.wav")]
+    session.recording.folder = "takes"
+    session.options.songChange = .crossfade
+    let text = SessionFile.encode(session)
+    #expect(text == """
+      {
+        "format" : "stemdeck-session",
+        "version" : 1,
+        "quality" : "fast",
+        "master" : { "volume" : 1 },
+        "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "songChange" : "crossfade" },
+        "recording" : { "format" : "flac24", "takesMuted" : false, "folder" : "takes" },
+        "stems" : [
+          { "name" : "drums", "file" : "drums.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false }
+        ],
+        "effects" : [
+          { "name" : "horn", "file" : "../Samples/horn.wav", "volume" : 1, "pan" : 0 }
+        ]
+      }
+
+      """)
+    #expect(try decode(text) == session)
+
+    // Only the options key that differs is appended.
+    var onlySeconds = Session()
+    onlySeconds.options.crossfadeSeconds = 30
+    #expect(SessionFile.encode(onlySeconds).contains(
+      "\"options\" : { \"autoPauseOnDisconnect\" : false, \"meterPoint\" : \"post\", \"crossfadeSeconds\" : 30 },\n"))
+    #expect(try decode(SessionFile.encode(onlySeconds)) == onlySeconds)
+
+    // Any single non-default recording field brings out the whole object; effects with no stems
+    // follow an empty stems list.
+    for change in [{ (r: inout RecordingSettings) in r.format = .wav24 }, { $0.takesMuted = true }] {
+      var changed = Session()
+      change(&changed.recording)
+      changed.effects = [EffectSettings(name: "e", file: "e.wav")]
+      let encoded = SessionFile.encode(changed)
+      #expect(encoded.contains("\"recording\" : { \"format\" : \"\(changed.recording.format.rawValue)\", "
+                               + "\"takesMuted\" : \(changed.recording.takesMuted), \"folder\" : \"\" },\n"))
+      #expect(encoded.hasSuffix("  \"stems\" : [],\n  \"effects\" : [\n"
+                                + "    { \"name\" : \"e\", \"file\" : \"e.wav\", \"volume\" : 1, \"pan\" : 0 }\n  ]\n}\n"))
+      #expect(try decode(encoded) == changed)
+    }
+
+    // Defaults stay out of the file.
+    let plain = SessionFile.encode(Session())
+    for word in ["recording", "effects", "songChange", "crossfadeSeconds"] { #expect(!plain.contains(word)) }
+    #expect(plain.contains(
+      "  \"options\" : { \"autoPauseOnDisconnect\" : false, \"meterPoint\" : \"post\" },\n  \"stems\" : []\n}\n"))
+  }
+
+  @Test("new sections written out at their defaults decode to the defaults")
+  func newSectionsAtDefaults() throws {
+    let text = """
+      {
+        "format" : "stemdeck-session", "version" : 1,
+        "options" : { "songChange" : "gapless", "crossfadeSeconds" : 2 },
+        "recording" : { "format" : "wav32f", "takesMuted" : false, "folder" : "" },
+        "effects" : []
+      }
+      """
+    #expect(try decode(text) == Session())
+    #expect(try decode(#"{"format":"stemdeck-session","version":1,"recording":{}}"#) == Session())
+    let partial = try decode(#"{"format":"stemdeck-session","version":1,"recording":{"folder":"t"},"#
+                             + #""options":{"songChange":"crossfade"},"effects":[{"name":"h","file":"h.wav"}]}"#)
+    var expected = Session()
+    expected.recording.folder = "t"
+    expected.options.songChange = .crossfade
+    expected.effects = [EffectSettings(name: "h", file: "h.wav")]
+    #expect(partial == expected)
+    #expect(partial.options.crossfadeSeconds == 2)
+    #expect(partial.recording.format == .wav32f && !partial.recording.takesMuted)
+    // An effect volume in dB is read as linear gain and saved as a number, like a stem's.
+    let decibels = try decode(#"{"format":"stemdeck-session","version":1,"#
+                              + #""effects":[{"name":"h","file":"h.wav","volume":"-6dB","pan":-0.5}]}"#)
+    #expect(abs(decibels.effects[0].volume - 0.501187) < 1e-6)
+    #expect(decibels.effects[0].pan == -0.5)
+    #expect(!SessionFile.encode(decibels).contains("dB"))
+    #expect(try decode(SessionFile.encode(decibels)) == decibels)
   }
 
   @Test("a dB volume is read as linear gain and saved as a number")
@@ -146,6 +249,70 @@ struct RoundTripTests {
     var badPort = Session()
     badPort.connections = ["master_L": ["nocolon"]]
     #expect(throws: SessionError.self) { try badPort.validate() }
+  }
+
+  @Test("validate() checks effects, recording and the crossfade the way the decoder does")
+  func validateNewFields() throws {
+    func problem(_ change: (inout Session) -> Void) -> SessionError? {
+      var session = everythingSession()
+      change(&session)
+      do {
+        try session.validate(source: "v.json")
+        return nil
+      } catch {
+        return error
+      }
+    }
+    func expectProblem(_ location: String, _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation,
+                       _ change: (inout Session) -> Void) {
+      let error = problem(change)
+      #expect(error?.file == "v.json", sourceLocation: sourceLocation)
+      #expect(error?.location == location, "\(String(describing: error))", sourceLocation: sourceLocation)
+      #expect(error?.message.contains(fragment) == true, "\(String(describing: error))",
+              sourceLocation: sourceLocation)
+    }
+    #expect(problem { _ in } == nil)
+    expectProblem("effects[2].name", "duplicate effect name 'horn' (also effects[0])") {
+      $0.effects[2].name = "horn"
+    }
+    expectProblem("effects[1].name", "the effect name \"All\" is reserved") { $0.effects[1].name = "All" }
+    expectProblem("effects[0].name", "invalid effect name \"a b\": a space is not allowed") {
+      $0.effects[0].name = "a b"
+    }
+    expectProblem("effects[0].name", "an effect name must not be empty") { $0.effects[0].name = "" }
+    expectProblem("effects[1].file", "must not be empty") { $0.effects[1].file = "" }
+    expectProblem("effects[1].file", "NUL") { $0.effects[1].file = "a\u{0}b" }
+    expectProblem("effects[2].volume", "or a level in dB such as \"-6dB\" (got 2.5)") { $0.effects[2].volume = 2.5 }
+    expectProblem("effects[2].pan", "must be a number between -1 and 1 (got nan)") { $0.effects[2].pan = .nan }
+    expectProblem("options.crossfadeSeconds", "must be a number of seconds from 0.05 to 30 (got 0)") {
+      $0.options.crossfadeSeconds = 0
+    }
+    expectProblem("options.crossfadeSeconds", "(got inf)") { $0.options.crossfadeSeconds = .infinity }
+    // Checked even when songs change gaplessly: the value is still saved.
+    expectProblem("options.crossfadeSeconds", "(got 31)") {
+      $0.options.songChange = .gapless
+      $0.options.crossfadeSeconds = 31
+    }
+    expectProblem("recording.folder", "must not contain a NUL character") { $0.recording.folder = "takes\u{0}" }
+    expectProblem("recording.folder", "is too long (4098 bytes; at most 4096)") {
+      $0.recording.folder = String(repeating: "é", count: 2049)
+    }
+    // The edges are allowed, and a stem and an effect may share a name.
+    #expect(problem {
+      $0.options.crossfadeSeconds = 0.05
+      $0.recording.folder = String(repeating: "x", count: 4096)
+      $0.effects = [EffectSettings(name: $0.stems[0].name, file: "x.wav")]
+    } == nil)
+    #expect(problem { $0.options.crossfadeSeconds = 30 } == nil)
+    // save refuses what validate refuses, and encode never writes an unloadable value as a number.
+    var bad = everythingSession()
+    bad.options.crossfadeSeconds = .nan
+    let text = SessionFile.encode(bad)
+    #expect(text.contains("\"crossfadeSeconds\" : null"))
+    #expect(throws: SessionError.self) { try decode(text) }
+    let folder = try TemporaryFolder()
+    #expect(throws: SessionError.self) { try SessionFile.save(bad, to: folder.file("bad.json")) }
+    #expect(folder.entries().isEmpty)
   }
 
   @Test("the error description names file, location, message and position")

@@ -92,6 +92,11 @@ func everythingSession() -> Session {
   session.masterVolume = 1.25
   session.options.autoPauseOnDisconnect = true
   session.options.meterPoint = .pre
+  session.options.songChange = .crossfade
+  session.options.crossfadeSeconds = 0.75
+  session.recording.format = .wav32f
+  session.recording.takesMuted = true
+  session.recording.folder = "takes/späť \"live\"\t\u{01}"
   session.position = 12.345
   session.connections = [
     "master_L": ["system:playback_1", "jack_capture:input_1"],
@@ -114,6 +119,13 @@ func everythingSession() -> Session {
   odd.loops = 1_000_000
   odd.startOffset = 1e-10
   session.stems = [kick, odd]
+  var horn = EffectSettings(name: "horn", file: "../Samples/horn.wav")
+  horn.volume = 0.1 + 0.2
+  horn.pan = -1
+  var oddEffect = EffectSettings(name: "kick", file: "/abs/ef\"fe\\ct ファイル.flac")  // a stem's name is fine
+  oddEffect.volume = 2
+  oddEffect.pan = 1e-10
+  session.effects = [horn, oddEffect, EffectSettings(name: "Z.z-_0", file: "z.wav")]
   return session
 }
 
@@ -133,6 +145,19 @@ func isWithinRules(_ session: Session) -> Bool {
           stem.name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic
             || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)) }),
           names.insert(stem.name).inserted else { return false }
+  }
+  guard ok(session.options.crossfadeSeconds, SettingRange.crossfadeSeconds),
+        !session.recording.folder.utf8.contains(0),
+        SettingRange.recordingFolderBytes.contains(session.recording.folder.utf8.count) else { return false }
+  var effectNames = Set<String>()
+  for effect in session.effects {
+    guard ok(effect.volume, SettingRange.volume), ok(effect.pan, SettingRange.pan), !effect.file.isEmpty,
+          !effect.file.utf8.contains(0),
+          SettingRange.nameLength.contains(effect.name.count),
+          effect.name.lowercased() != "all",
+          effect.name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic
+            || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)) }),
+          effectNames.insert(effect.name).inserted else { return false }
   }
   for (port, peers) in session.connections {
     guard !port.isEmpty, !port.contains(":"), peers.allSatisfy({ $0.contains(":") }) else { return false }

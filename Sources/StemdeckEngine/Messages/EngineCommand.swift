@@ -26,6 +26,20 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setJoinFrameAfterSeek(slot: Int32, frame: Int)
   /// Meter point for stems: true = pre-fader (the source), false = post-fader.
   case setMeterPoint(preFader: Bool)
+  /// Makes a sound effect available in effect slot `slot`.
+  case loadEffect(slot: Int32, sample: EffectSample)
+  /// Stops and forgets effect `slot`; answered with `EngineEvent.effectUnloaded`.
+  case unloadEffect(slot: Int32)
+  /// Plays effect `slot` now (at the start of the next period) with these gains.
+  case fireEffect(slot: Int32, left: Float, right: Float)
+  /// Fades out every playing instance of effect `slot` (negative: all effects).
+  case stopEffect(slot: Int32)
+  /// Starts writing the input ports into `take`'s ring.
+  case startRecording(UnsafeMutablePointer<RecordTake>)
+  /// Pauses (true) or resumes (false) the current take.
+  case pauseRecording(Bool)
+  /// Stops the current take; answered with `EngineEvent.recordingStopped`.
+  case stopRecording
   /// Turns per-stem metering on or off (an offline render has no one to read stem meters).
   case setStemMetering(Bool)
 }
@@ -40,4 +54,8 @@ public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
   case primeTimeout
   /// A stem's audio contained NaN or infinity; the stem was muted.
   case badSamples(slot: Int32)
+  /// The renderer no longer touches the take: the control thread may finish and free it.
+  case recordingStopped
+  /// The renderer no longer uses effect `slot`'s memory: the control thread may free it.
+  case effectUnloaded(slot: Int32)
 }

@@ -43,6 +43,13 @@ public struct RenderState: ~Copyable {
   @usableFromInline var masterMeter: MeterAccumulator
   @usableFromInline var preFaderMeters = false
   @usableFromInline var stemMetering = true
+  @usableFromInline var effects: EffectBank
+  /// Input port buffers for the current block, set by the driver before `renderBlock` (nil: none).
+  public var inputLeft: UnsafeMutablePointer<Float>?
+  public var inputRight: UnsafeMutablePointer<Float>?
+  @usableFromInline var recordTake: UnsafeMutablePointer<RecordTake>?
+  @usableFromInline var recordPaused = false
+  @usableFromInline var inputMeter: MeterAccumulator
   /// Frames a voice must have buffered before a held transport starts.
   @usableFromInline let primeFrames: Int
 
@@ -102,6 +109,8 @@ public struct RenderState: ~Copyable {
     self.masterGain = GainRamp(gain: 1, length: Swift.max(1, Int(sampleRate * 0.010)))
     self.masterMeter = MeterAccumulator(sampleRate: sampleRate)
     self.primeFrames = Swift.min(8192, Int(sampleRate / 4))
+    self.effects = EffectBank(sampleRate: sampleRate)
+    self.inputMeter = MeterAccumulator(sampleRate: sampleRate)
   }
 
   /// Destroys a state whose driver has stopped calling `renderBlock`: frees the buffers and
@@ -229,6 +238,23 @@ func applyCommands(_ state: UnsafeMutablePointer<RenderState>) {
       state.pointee.preFaderMeters = preFader
     case .setStemMetering(let on):
       state.pointee.stemMetering = on
+    case .loadEffect(let slot, let sample):
+      state.pointee.effects.load(slot: Int(slot), sample: sample)
+    case .unloadEffect(let slot):
+      state.pointee.effects.unload(slot: Int(slot))
+      _ = state.pointee.events.push(.effectUnloaded(slot: slot))
+    case .fireEffect(let slot, let l, let r):
+      state.pointee.effects.fire(slot: Int(slot), gainLeft: l, gainRight: r)
+    case .stopEffect(let slot):
+      state.pointee.effects.stop(slot: Int(slot))
+    case .startRecording(let take):
+      state.pointee.recordTake = take
+      state.pointee.recordPaused = false
+    case .pauseRecording(let paused):
+      state.pointee.recordPaused = paused
+    case .stopRecording:
+      state.pointee.recordTake = nil
+      _ = state.pointee.events.push(.recordingStopped)
     }
   }
   if applied > 0 { state.pointee.status.pointee.commandsApplied.add(applied, ordering: .relaxed) }
@@ -313,6 +339,7 @@ func renderPass(
   _ state: UnsafeMutablePointer<RenderState>,
   left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frameCount n: Int
 ) {
+  state.pointee.captureInputs(frameCount: n)
   let mixL = state.pointee.mixLeft
   let mixR = state.pointee.mixRight
   mixL.update(repeating: 0, count: n)
@@ -354,24 +381,43 @@ func renderPass(
     }
   }
 
-  // Master: transport fade × master gain, then meters.
+  // Sound effects play whatever the transport does: they are summed after the transport fade,
+  // into the scratch buffer (free once the voices are done), then go through the master gain.
+  let fxL = state.pointee.scratch
+  let fxR = state.pointee.scratch + state.pointee.maxBlockFrames
+  let effectsActive = state.pointee.effects.activeCount() > 0
+  if effectsActive {
+    fxL.update(repeating: 0, count: n)
+    fxR.update(repeating: 0, count: n)
+    state.pointee.effects.render(intoLeft: fxL, right: fxR, frameCount: n)
+  }
+
+  // Master: transport fade, effects, master gain, then meters.
   let fadeStep = state.pointee.fade.advance(frames: n)
   let gainStep = state.pointee.masterGain.advance(frames: n)
   var fadeGain = fadeStep.start
   var masterGain = gainStep.start
   if fadeStep.rampFrames == 0 && gainStep.rampFrames == 0 {
-    let g = fadeGain * masterGain
-    for i in 0..<n {
-      left[i] = mixL[i] * g
-      right[i] = mixR[i] * g
+    if effectsActive {
+      for i in 0..<n {
+        left[i] = (mixL[i] * fadeGain + fxL[i]) * masterGain
+        right[i] = (mixR[i] * fadeGain + fxR[i]) * masterGain
+      }
+    } else {
+      let g = fadeGain * masterGain
+      for i in 0..<n {
+        left[i] = mixL[i] * g
+        right[i] = mixR[i] * g
+      }
     }
   } else {
     let fadeTarget = state.pointee.fade.current
     let gainTarget = state.pointee.masterGain.current
     for i in 0..<n {
-      let g = fadeGain * masterGain
-      left[i] = mixL[i] * g
-      right[i] = mixR[i] * g
+      let fl: Float = effectsActive ? fxL[i] : 0
+      let fr: Float = effectsActive ? fxR[i] : 0
+      left[i] = (mixL[i] * fadeGain + fl) * masterGain
+      right[i] = (mixR[i] * fadeGain + fr) * masterGain
       if i < fadeStep.rampFrames { fadeGain += fadeStep.step } else { fadeGain = fadeTarget }
       if i < gainStep.rampFrames { masterGain += gainStep.step } else { masterGain = gainTarget }
     }

@@ -15,8 +15,13 @@ public struct EngineStatus: ~Copyable, @unchecked Sendable {
   public let commandsApplied = Atomic<Int>(0)
   /// Separately allocated so the renderer can hold a plain pointer to it.
   public let masterMeters: UnsafeMutablePointer<MeterCells> = MeterCells.allocate()
+  /// Meters of the input ports (recording).
+  public let inputMeters: UnsafeMutablePointer<MeterCells> = MeterCells.allocate()
 
-  deinit { masterMeters.deinitialize(count: 1); masterMeters.deallocate() }
+  deinit {
+    masterMeters.deinitialize(count: 1); masterMeters.deallocate()
+    inputMeters.deinitialize(count: 1); inputMeters.deallocate()
+  }
 
   public init() {}
 }

@@ -31,6 +31,9 @@ public struct StemShared: ~Copyable, @unchecked Sendable {
   public let endCounter = Atomic<Int>(0)
   /// Set when the file can no longer be read (deleted, truncated, garbage); the stem goes silent.
   public let readFailed = Atomic<Bool>(false)
+  /// Set by the disk reader when the file held NaN or infinite samples (they were replaced by
+  /// silence); the control thread mutes the stem and reports it.
+  public let badSamples = Atomic<Bool>(false)
   /// Test hook: milliseconds the disk thread sleeps before each read of this stem.
   public let testReadDelayMilliseconds = Atomic<Int>(0)
 

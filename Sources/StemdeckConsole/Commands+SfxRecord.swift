@@ -1,0 +1,125 @@
+import Foundation
+import StemdeckAudioFile
+import StemdeckControl
+import StemdeckJack
+import StemdeckSession
+
+/// `sfx` and `record`: one-shot sound effects and recording takes.
+extension CommandTable {
+  static let effectAndRecordCommands: [CommandSpec] = [
+    CommandSpec(
+      name: "sfx", usage: "sfx [load NAME PATH | fire NAME [VOL] [PAN] | stop NAME|all | unload NAME]",
+      summary: "one-shot sound effects held in memory, fired polyphonically within one period",
+      details: """
+        sfx load NAME PATH    load a short file (up to 60 s) into memory
+        sfx fire NAME [VOL] [PAN]   play it now (32 voices; the oldest is stolen when all sound)
+        sfx stop NAME|all     fade out playing instances
+        sfx unload NAME       free it
+        sfx                   list loaded effects
+        """,
+      argumentCount: 0...4, completions: [.keyword(["load", "fire", "stop", "unload"])]
+    ) { (c, a) throws(CommandError) in
+      guard let verb = a.first?.lowercased() else {
+        let list = c.mixer.effectStatuses()
+        if list.isEmpty { c.write("no effects loaded ('sfx load NAME PATH')") }
+        for e in list {
+          c.write("\(e.settings.name.padded(12)) \(NumberFormat.time(e.seconds))  ch \(e.channels)  vol \(Display.volume(e.settings.volume))  pan \(NumberFormat.fixed(e.settings.pan, 2))  \(e.path)")
+        }
+        return
+      }
+      let rest = Array(a.dropFirst())
+      switch verb {
+      case "load":
+        guard rest.count == 2 else { throw CommandError("usage: sfx load NAME PATH") }
+        let path = Console.absolutePath(rest[1])
+        try c.mixerCall { () throws(MixerError) in
+          try c.mixer.loadEffect(path: path, settings: EffectSettings(name: rest[0], file: path))
+        }
+        c.write("loaded effect \(rest[0])")
+      case "fire", "play":
+        guard (1...3).contains(rest.count) else { throw CommandError("usage: sfx fire NAME [VOL] [PAN]") }
+        let vol = rest.count > 1 ? try ValueParser.volume(rest[1]) : nil
+        let pan = rest.count > 2 ? try ValueParser.number(rest[2], "pan") : nil
+        try c.mixerCall { () throws(MixerError) in try c.mixer.fireEffect(rest[0], volume: vol, pan: pan) }
+      case "stop":
+        guard rest.count == 1 else { throw CommandError("usage: sfx stop NAME|all") }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.stopEffect(rest[0] == "all" ? nil : rest[0]) }
+      case "unload":
+        guard rest.count == 1 else { throw CommandError("usage: sfx unload NAME") }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.unloadEffect(rest[0]) }
+        c.write("unloaded effect \(rest[0])")
+      default:
+        throw CommandError("sfx: unknown action '\(ValueParser.printable(verb))' (load, fire, stop, unload)")
+      }
+    },
+    CommandSpec(
+      name: "record", aliases: ["rec"], usage: "record [NAME] [from PORT…] | record pause|resume|stop",
+      summary: "record the inputs in_L/in_R to a new file; on stop the take becomes a stem",
+      details: """
+        The take lines up with the transport (JACK's playback + capture latency is subtracted).
+        'from PORT…' connects those ports to in_L/in_R first (one port feeds both).
+        Files go to the session's folder (or its recording folder) as NAME.wav (32-bit float)
+        or as set in the session's "recording" section; an existing file is never overwritten.
+        """,
+      argumentCount: 0...12, completions: [.keyword(["pause", "resume", "stop", "from"])]
+    ) { (c, a) throws(CommandError) in
+      switch a.first?.lowercased() {
+      case "pause": try c.mixerCall { () throws(MixerError) in try c.mixer.pauseRecording(true) }; return
+      case "resume": try c.mixerCall { () throws(MixerError) in try c.mixer.pauseRecording(false) }; return
+      case "stop": try c.mixerCall { () throws(MixerError) in try c.mixer.stopRecording() }; return
+      case "status":
+        if let r = c.mixer.recordingStatus {
+          c.write("recording '\(r.name)': \(NumberFormat.time(r.seconds))\(r.paused ? " (paused)" : "")\(r.dropped > 0 ? ", \(r.dropped) frames dropped" : "") → \(r.path)")
+        } else { c.write("not recording") }
+        return
+      default: break
+      }
+      var words = a[...]
+      var name: String?
+      if let first = words.first, first.lowercased() != "from" { name = first; words = words.dropFirst() }
+      var ports: [String] = []
+      if let first = words.first {
+        guard first.lowercased() == "from", words.count >= 2 else { throw CommandError("usage: record [NAME] [from PORT…]") }
+        ports = Array(words.dropFirst())
+        guard ports.count <= 2 else { throw CommandError("record: at most two ports (left and right) after 'from'") }
+      }
+      let takeName = name ?? c.nextTakeName()
+      let settings = c.mixer.recordingSettings
+      let folder = c.takeFolder(settings)
+      let ext = settings.format == .flac24 ? "flac" : "wav"
+      let path = folder + "/" + takeName + "." + ext
+      if !ports.isEmpty {
+        let d = try c.jack()
+        let targets = ports.count == 1 ? [(ports[0], "in_L"), (ports[0], "in_R")] : [(ports[0], "in_L"), (ports[1], "in_R")]
+        for (src, dst) in targets {
+          do { try d.connect(src, dst) } catch { throw CommandError("\(error)") }
+        }
+      }
+      let latency = c.driver?.roundTripLatencyFrames ?? 0
+      let format: OutputFormat = settings.format == .flac24 ? .flac : settings.format == .wav24 ? .wav24 : .wavFloat
+      try c.mixerCall { () throws(MixerError) in
+        try c.mixer.startRecording(path: path, name: takeName, format: format, latencyFrames: latency, muted: settings.takesMuted)
+      }
+      c.write("recording '\(takeName)' → \(path)")
+    },
+  ]
+}
+
+extension Console {
+  /// "take-1", "take-2", … the first name not used by a stem or an existing file.
+  func nextTakeName() -> String {
+    let names = Set(mixer.allStemNames)
+    var n = 1
+    while names.contains("take-\(n)") || FileManager.default.fileExists(atPath: takeFolder(mixer.recordingSettings) + "/take-\(n).wav")
+      || FileManager.default.fileExists(atPath: takeFolder(mixer.recordingSettings) + "/take-\(n).flac") { n += 1 }
+    return "take-\(n)"
+  }
+
+  /// The folder takes are written to: the session's recording folder, relative to the session.
+  func takeFolder(_ settings: RecordingSettings) -> String {
+    let base = sessionPath.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }
+      ?? FileManager.default.currentDirectoryPath
+    if settings.folder.isEmpty { return base }
+    return settings.folder.hasPrefix("/") ? settings.folder : base + "/" + settings.folder
+  }
+}

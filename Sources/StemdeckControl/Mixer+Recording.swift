@@ -1,0 +1,98 @@
+import Foundation
+import StemdeckAudioFile
+import StemdeckEngine
+import StemdeckSession
+
+/// The take in progress, as `status` and `record` report it.
+public struct RecordingStatus: Sendable {
+  public var name: String
+  public var path: String
+  public var seconds: Double
+  public var dropped: Int
+  public var paused: Bool
+  public var stopping: Bool
+}
+
+extension Mixer {
+  /// Starts recording the input ports into a new file. When the take stops it becomes a stem
+  /// (muted if `muted`), placed on the transport where it was recorded minus `latencyFrames`.
+  public func startRecording(path: String, name: String, format: OutputFormat, latencyFrames: Int, muted: Bool) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      if recorder != nil { throw MixerError("already recording '\(recorder!.name)' ('record stop' first)") }
+      if let problem = StemName.problem(with: name) { throw MixerError("take name '\(name)' \(problem)") }
+      if allStemNamesLocked().contains(name) { throw MixerError("a stem named '\(name)' already exists; choose another take name") }
+      if FileManager.default.fileExists(atPath: path) {
+        throw MixerError("\(path) already exists; stemdeck never overwrites a take (choose another name)")
+      }
+      let r = try TakeRecorder(path: path, name: name, format: format, sampleRate: sampleRate, latencyFrames: latencyFrames)
+      do throws(MixerError) { try send(.startRecording(r.takePointer)) } catch {
+        r.finish()
+        try? FileManager.default.removeItem(atPath: path)
+        throw error
+      }
+      recorder = r
+      recordPaused = false
+      recordStopping = false
+      takeMuted = muted
+    }
+  }
+
+  public func pauseRecording(_ paused: Bool) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      guard let r = recorder, !recordStopping else { throw MixerError("not recording (start with 'record [NAME]')") }
+      if paused == recordPaused { throw MixerError("take '\(r.name)' is already \(paused ? "paused" : "recording")") }
+      try send(.pauseRecording(paused))
+      recordPaused = paused
+    }
+  }
+
+  /// Stops the take; the file is finished and the stem added when the renderer lets go
+  /// (reported by `pump` as `takeRecorded`).
+  public func stopRecording() throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      guard recorder != nil, !recordStopping else { throw MixerError("not recording (start with 'record [NAME]')") }
+      try send(.stopRecording)
+      recordStopping = true
+    }
+  }
+
+  public var recordingStatus: RecordingStatus? {
+    lock.locked {
+      recorder.map {
+        RecordingStatus(name: $0.name, path: $0.path, seconds: Double($0.framesWritten) / sampleRate,
+                        dropped: $0.framesDropped, paused: recordPaused, stopping: recordStopping)
+      }
+    }
+  }
+
+  /// Input meters (the recording inputs).
+  public func inputMeter() -> MeterReading {
+    MeterReading(cells: renderState.pointee.status.pointee.inputMeters, channels: 2)
+  }
+
+  /// Called by `pump` when the renderer has let go of the take.
+  func finishTake() -> [MixerEvent] {
+    guard let r = recorder else { return [] }
+    r.finish()
+    recorder = nil
+    recordStopping = false
+    var events: [MixerEvent] = []
+    if let failure = r.failure { events.append(.recordingFailed(r.name, failure)) }
+    guard r.framesWritten > 0 else {
+      try? FileManager.default.removeItem(atPath: r.path)
+      events.append(.recordingFailed(r.name, "nothing was captured (are the input ports connected?); no file kept"))
+      return events
+    }
+    var settings = StemSettings(name: r.name, file: r.path)
+    settings.mute = takeMuted
+    settings.startOffset = Double(r.alignedStartFrame ?? 0) / sampleRate
+    do { try addStem(path: r.path, settings: settings) } catch {
+      events.append(.recordingFailed(r.name, "the take was saved to \(r.path) but could not be added as a stem: \(error)"))
+      return events
+    }
+    events.append(.takeRecorded(r.name, r.path, Double(r.framesWritten) / sampleRate, r.framesDropped))
+    return events
+  }
+
+  func allStemNamesLocked() -> [String] { stems.map(\.settings.name) + offlineStems.map(\.settings.name) }
+}

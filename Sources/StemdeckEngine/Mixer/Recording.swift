@@ -1,0 +1,56 @@
+import Synchronization
+
+/// A take being recorded: the renderer writes the input ports' frames (interleaved stereo) into
+/// `ring`; a writer thread on the control side drains it to a file. The realtime thread never
+/// touches a file.
+///
+/// - Thread: allocated by the control thread, handed to the renderer with
+///   `EngineCommand.startRecording`, and freed by the control thread after the renderer reports
+///   `recordingStopped`.
+public struct RecordTake: ~Copyable, @unchecked Sendable {
+  @usableFromInline var ring: Producer<Float>
+  /// Transport frame at which the first captured frame was taken (-1 until then).
+  public let startFrame = Atomic<Int>(-1)
+  /// Frames captured into the ring.
+  public let captured = Atomic<Int>(0)
+  /// Frames lost because the writer fell behind (the ring was full).
+  public let dropped = Atomic<Int>(0)
+
+  public init(ring: consuming Producer<Float>) {
+    self.ring = ring
+  }
+}
+
+extension RenderState {
+  /// Records (and meters) one pass of the input ports, if the driver supplied them.
+  @_noLocks
+  mutating func captureInputs(frameCount n: Int) {
+    guard let inL = inputLeft, let inR = inputRight else { return }
+    let l = inL + passOffset
+    let r = inR + passOffset
+    inputMeter.accumulate(left: l, right: r, count: n, into: status.pointee.inputMeters)
+    guard let take = recordTake, !recordPaused else { return }
+    if take.pointee.startFrame.load(ordering: .relaxed) < 0 {
+      take.pointee.startFrame.store(transportFrame, ordering: .relaxed)
+    }
+    let segments = take.pointee.ring.writableSegments()
+    let fit = Swift.min(n, segments.count / 2)
+    let firstFrames = Swift.min(fit, segments.first.count / 2)
+    if let a = segments.first.baseAddress {
+      for i in 0..<firstFrames {
+        a[2 &* i] = l[i]
+        a[2 &* i &+ 1] = r[i]
+      }
+    }
+    if fit > firstFrames, let b = segments.second.baseAddress {
+      for i in firstFrames..<fit {
+        let k = i &- firstFrames
+        b[2 &* k] = l[i]
+        b[2 &* k &+ 1] = r[i]
+      }
+    }
+    take.pointee.ring.commit(count: fit &* 2)
+    take.pointee.captured.add(fit, ordering: .relaxed)
+    if fit < n { take.pointee.dropped.add(n &- fit, ordering: .relaxed) }
+  }
+}

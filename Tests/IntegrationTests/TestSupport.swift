@@ -1,0 +1,674 @@
+// Test support for the integration tests: child processes (spawned with posix_spawn so that
+// every pipe is close-on-exec and no child ever holds another child's stdin open), a private
+// JACK server, the real `stemdeck` binary in script mode, and audio-file helpers.
+//
+// Every wait here is bounded. Nothing touches the default JACK server: every server is started
+// with `-n NAME`, every JACK tool gets `-s NAME` where it has one and always
+// `JACK_DEFAULT_SERVER=NAME` plus `JACK_NO_START_SERVER=1` in its environment.
+
+import Foundation
+import StemdeckAudioFile
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - Errors and small helpers
+
+/// A failure in the test harness itself (a tool that would not start, a timeout, …).
+struct HarnessError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// Writing to a child's stdin after it exited must not kill the test process.
+private let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN); return () }()
+
+func monotonicSeconds() -> Double {
+  var ts = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &ts)
+  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Sleeps without blocking a cooperative thread.
+func pause(_ seconds: Double) async {
+  try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+}
+
+/// Polls `condition` every `interval` seconds until it holds or `timeout` passes.
+func eventually(timeout: Double, interval: Double = 0.02, _ condition: () async throws -> Bool) async rethrows -> Bool {
+  let deadline = monotonicSeconds() + timeout
+  while true {
+    if try await condition() { return true }
+    if monotonicSeconds() >= deadline { return false }
+    await pause(interval)
+  }
+}
+
+/// Where the tools live: found on PATH.
+func findOnPath(_ tool: String) -> String? {
+  let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+  for dir in path.split(separator: ":") {
+    let candidate = "\(dir)/\(tool)"
+    if access(candidate, X_OK) == 0 { return candidate }
+  }
+  return nil
+}
+
+// MARK: - Child processes
+
+/// One child process started with `posix_spawn`. Its stdout and stderr can be captured line by
+/// line by background reader threads, sent to a file, or discarded; its stdin can be a pipe.
+final class ChildProcess: @unchecked Sendable {
+  enum Output: Sendable {
+    case capture
+    case file(String)
+    case null
+  }
+
+  let pid: pid_t
+  let label: String
+  private struct State {
+    var exitStatus: Int32?
+    var stdinFD: Int32 = -1
+    var out: [String] = []
+    var err: [String] = []
+    var openStreams = 0
+  }
+  private let state = Mutex(State())
+
+  /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`.
+  init(
+    _ executable: String, _ arguments: [String], environment extra: [String: String] = [:],
+    stdinPipe: Bool = false, stdout: Output = .capture, stderr: Output = .capture
+  ) throws {
+    _ = ignoreSIGPIPE
+    label = (executable as NSString).lastPathComponent
+    var fa = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&fa)
+    defer { posix_spawn_file_actions_destroy(&fa) }
+    var attr = posix_spawnattr_t()
+    posix_spawnattr_init(&attr)
+    defer { posix_spawnattr_destroy(&attr) }
+    // The child starts with default signal dispositions and an empty mask (the test process
+    // ignores SIGPIPE; children should not inherit that).
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for s in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD] { sigaddset(&defaults, s) }
+    posix_spawnattr_setsigdefault(&attr, &defaults)
+    var mask = sigset_t()
+    sigemptyset(&mask)
+    posix_spawnattr_setsigmask(&attr, &mask)
+    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+    var parentEnds: [Int32] = []  // closed on failure
+    var childEnds: [Int32] = []   // closed in the parent after spawning
+    func makePipe() throws -> (read: Int32, write: Int32) {
+      var fds: [Int32] = [-1, -1]
+      guard pipe2(&fds, O_CLOEXEC) == 0 else { throw HarnessError("pipe2 failed: \(String(cString: strerror(errno)))") }
+      return (fds[0], fds[1])
+    }
+    var stdinWrite: Int32 = -1
+    if stdinPipe {
+      let p = try makePipe()
+      posix_spawn_file_actions_adddup2(&fa, p.read, 0)
+      childEnds.append(p.read)
+      parentEnds.append(p.write)
+      stdinWrite = p.write
+    } else {
+      posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)
+    }
+    var readers: [(fd: Int32, toStdout: Bool)] = []
+    for (fd, output) in [(Int32(1), stdout), (Int32(2), stderr)] {
+      switch output {
+      case .capture:
+        let p = try makePipe()
+        posix_spawn_file_actions_adddup2(&fa, p.write, fd)
+        childEnds.append(p.write)
+        parentEnds.append(p.read)
+        readers.append((p.read, fd == 1))
+      case .file(let path):
+        posix_spawn_file_actions_addopen(&fa, fd, path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+      case .null:
+        posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", O_WRONLY, 0)
+      }
+    }
+
+    var env = ProcessInfo.processInfo.environment
+    for (k, v) in extra { env[k] = v }
+    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      for p in argv { free(p) }
+      for p in envp { free(p) }
+    }
+    var child: pid_t = 0
+    let rc = posix_spawnp(&child, executable, &fa, &attr, argv, envp)
+    for fd in childEnds { close(fd) }
+    guard rc == 0 else {
+      for fd in parentEnds { close(fd) }
+      throw HarnessError("cannot start \(executable): \(String(cString: strerror(rc)))")
+    }
+    pid = child
+    state.withLock {
+      $0.stdinFD = stdinWrite
+      $0.openStreams = readers.count
+    }
+    for reader in readers {
+      let thread = Thread { [self] in self.readLoop(fd: reader.fd, toStdout: reader.toStdout) }
+      thread.name = "\(label) \(reader.toStdout ? "stdout" : "stderr") reader"
+      thread.start()
+    }
+  }
+
+  private func readLoop(fd: Int32, toStdout: Bool) {
+    var pending: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 8192)
+    while true {
+      let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, 8192) }
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 { break }
+      pending.append(contentsOf: buffer[0..<n])
+      var lines: [String] = []
+      while let nl = pending.firstIndex(of: 10) {
+        lines.append(String(decoding: pending[..<nl], as: UTF8.self))
+        pending.removeSubrange(...nl)
+      }
+      if !lines.isEmpty {
+        state.withLock { if toStdout { $0.out += lines } else { $0.err += lines } }
+      }
+    }
+    close(fd)
+    let rest = pending.isEmpty ? nil : String(decoding: pending, as: UTF8.self)
+    state.withLock {
+      if let rest { if toStdout { $0.out.append(rest) } else { $0.err.append(rest) } }
+      $0.openStreams -= 1
+    }
+  }
+
+  /// The stdout lines so far.
+  var stdoutLines: [String] { state.withLock { $0.out } }
+  var stderrLines: [String] { state.withLock { $0.err } }
+  var stdoutLineCount: Int { state.withLock { $0.out.count } }
+  var streamsClosed: Bool { state.withLock { $0.openStreams == 0 } }
+
+  /// Writes to the child's stdin pipe. Returns false if it is closed (the child exited).
+  @discardableResult
+  func writeToStdin(_ text: String) -> Bool {
+    state.withLock { s in
+      guard s.stdinFD >= 0 else { return false }
+      var bytes = Array(text.utf8)
+      var offset = 0
+      while offset < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { write(s.stdinFD, $0.baseAddress! + offset, $0.count - offset) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { return false }
+        offset += n
+      }
+      return true
+    }
+  }
+
+  func closeStdin() {
+    state.withLock { s in
+      if s.stdinFD >= 0 { close(s.stdinFD); s.stdinFD = -1 }
+    }
+  }
+
+  /// Reaps the child if it has exited; its exit status (128 + signal if killed), or nil.
+  var exitStatus: Int32? {
+    state.withLock { s in
+      if let e = s.exitStatus { return e }
+      var raw: Int32 = 0
+      let r = waitpid(pid, &raw, WNOHANG)
+      guard r == pid else { return nil }
+      let signal = raw & 0x7f
+      s.exitStatus = signal == 0 ? (raw >> 8) & 0xff : 128 + signal
+      return s.exitStatus
+    }
+  }
+
+  var isRunning: Bool { exitStatus == nil }
+
+  func send(signal: Int32) {
+    if isRunning { kill(pid, signal) }
+  }
+
+  /// Waits (without blocking a cooperative thread) up to `timeout` seconds for the exit.
+  func waitForExit(timeout: Double) async -> Int32? {
+    _ = await eventually(timeout: timeout, interval: 0.01) { !self.isRunning }
+    return exitStatus
+  }
+
+  /// Synchronous bounded wait, for cleanup in `defer`.
+  func waitForExitBlocking(timeout: Double) -> Int32? {
+    let deadline = monotonicSeconds() + timeout
+    while isRunning && monotonicSeconds() < deadline { usleep(5000) }
+    return exitStatus
+  }
+
+  /// Waits until the reader threads have seen EOF (bounded).
+  func waitForStreams(timeout: Double) async {
+    _ = await eventually(timeout: timeout, interval: 0.01) { self.streamsClosed }
+  }
+
+  /// SIGTERM, then SIGKILL after `grace` seconds; always reaps. Synchronous (for `defer`).
+  func terminate(grace: Double = 3) {
+    closeStdin()
+    guard isRunning else { return }
+    kill(pid, SIGTERM)
+    if waitForExitBlocking(timeout: grace) == nil {
+      kill(pid, SIGKILL)
+      _ = waitForExitBlocking(timeout: 5)
+    }
+  }
+
+  deinit {
+    // Never leave a child behind, whatever the test did.
+    if state.withLock({ $0.exitStatus == nil }) {
+      kill(pid, SIGKILL)
+      var raw: Int32 = 0
+      waitpid(pid, &raw, 0)
+    }
+    state.withLock { s in if s.stdinFD >= 0 { close(s.stdinFD) } }
+  }
+}
+
+/// What a finished tool run printed.
+struct ToolResult: Sendable {
+  var status: Int32
+  var stdout: [String]
+  var stderr: [String]
+  var text: String { (stdout + stderr).joined(separator: "\n") }
+}
+
+/// Runs a command to completion (killing it after `timeout` seconds, which is an error).
+func runTool(_ tool: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 30) async throws -> ToolResult {
+  let child = try ChildProcess(tool, arguments, environment: environment)
+  guard let status = await child.waitForExit(timeout: timeout) else {
+    child.terminate(grace: 1)
+    throw HarnessError("\(tool) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+  }
+  await child.waitForStreams(timeout: 2)
+  return ToolResult(status: status, stdout: child.stdoutLines, stderr: child.stderrLines)
+}
+
+// MARK: - Temporary folders
+
+/// A fresh folder under /tmp, removed on `remove()` or when the value goes away.
+final class IntegrationTempDir: @unchecked Sendable {
+  let path: String
+
+  init(_ prefix: String = "stemdeck-int") throws {
+    var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed: \(String(cString: strerror(errno)))") }
+    path = String(cString: made)
+  }
+
+  func file(_ name: String) -> String { path + "/" + name }
+
+  func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+  deinit { remove() }
+}
+
+// MARK: - A private JACK server
+
+/// `jackd -n stemdeck-test-<pid>-<n> --no-realtime -d dummy -r RATE -p PERIOD`, started and
+/// waited for with `jack_wait`, stopped on `stop()` (and in deinit). Restartable under the same
+/// name after `kill9()` or `stop()`.
+final class PrivateJackServer: @unchecked Sendable {
+  private static let counter = Atomic<Int>(0)
+
+  let name: String
+  let sampleRate: Int
+  let period: Int
+  let logDir: IntegrationTempDir
+  private let process = Mutex<ChildProcess?>(nil)
+
+  /// Environment for every JACK client the tests start (tools and stemdeck).
+  var environment: [String: String] { ["JACK_DEFAULT_SERVER": name, "JACK_NO_START_SERVER": "1"] }
+  var logPath: String { logDir.file("jackd.log") }
+
+  init(sampleRate: Int = 48000, period: Int = 256) async throws {
+    let n = Self.counter.add(1, ordering: .relaxed).newValue
+    name = "stemdeck-test-\(getpid())-\(n)"
+    self.sampleRate = sampleRate
+    self.period = period
+    logDir = try IntegrationTempDir("stemdeck-jackd")
+    try await start()
+  }
+
+  var pid: pid_t? { process.withLock { $0?.pid } }
+  var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
+
+  /// Starts jackd (again, under the same name) and waits until clients can connect.
+  func start() async throws {
+    guard findOnPath("jackd") != nil else { throw HarnessError("jackd is not installed (apt-get install jackd2)") }
+    precondition(!isRunning, "server \(name) is already running")
+    let child = try ChildProcess(
+      "jackd", ["-n", name, "--no-realtime", "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"],
+      environment: environment, stdout: .file(logPath), stderr: .file(logPath))
+    process.withLock { $0 = child }
+    let waited = try await runTool("jack_wait", ["-s", name, "-w", "-t", "10"], environment: environment, timeout: 15)
+    guard waited.status == 0, child.isRunning else {
+      let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+      stop()
+      throw HarnessError("private JACK server \(name) did not come up (jack_wait: \(waited.text)); jackd log:\n\(log.suffix(2000))")
+    }
+  }
+
+  /// SIGTERM, then SIGKILL; waits for the exit (bounded). Safe to call twice.
+  func stop() {
+    let child = process.withLock { p -> ChildProcess? in defer { p = nil }; return p }
+    child?.terminate(grace: 5)
+  }
+
+  /// Kills jackd with SIGKILL (the server "crashes") and reaps it.
+  func kill9() {
+    let child = process.withLock { p -> ChildProcess? in defer { p = nil }; return p }
+    guard let child else { return }
+    kill(child.pid, SIGKILL)
+    _ = child.waitForExitBlocking(timeout: 5)
+  }
+
+  func restart() async throws {
+    stop()
+    try await start()
+  }
+
+  deinit { stop() }
+
+  // MARK: Tools against this server
+
+  func tool(_ tool: String, _ arguments: [String], timeout: Double = 15) async throws -> ToolResult {
+    try await runTool(tool, arguments, environment: environment, timeout: timeout)
+  }
+
+  /// Port names (`jack_lsp -s NAME`).
+  func ports() async throws -> [String] {
+    let r = try await tool("jack_lsp", ["-s", name])
+    guard r.status == 0 else { throw HarnessError("jack_lsp failed: \(r.text)") }
+    return r.stdout.filter { !$0.isEmpty && !$0.hasPrefix(" ") && !$0.hasPrefix("\t") }
+  }
+
+  /// Every port with the ports it is connected to (`jack_lsp -s NAME -c`).
+  func connections() async throws -> [String: Set<String>] {
+    let r = try await tool("jack_lsp", ["-s", name, "-c"])
+    guard r.status == 0 else { throw HarnessError("jack_lsp -c failed: \(r.text)") }
+    var out: [String: Set<String>] = [:]
+    var current: String?
+    for line in r.stdout where !line.isEmpty {
+      if line.first == " " || line.first == "\t" {
+        if let current { out[current, default: []].insert(line.trimmingCharacters(in: .whitespaces)) }
+      } else {
+        current = line
+        out[line, default: []] = out[line] ?? []
+      }
+    }
+    return out
+  }
+
+  func connect(_ a: String, _ b: String) async throws {
+    let r = try await tool("jack_connect", ["-s", name, a, b])
+    guard r.status == 0 else { throw HarnessError("jack_connect \(a) \(b) failed: \(r.text)") }
+  }
+
+  func disconnect(_ a: String, _ b: String) async throws {
+    let r = try await tool("jack_disconnect", ["-s", name, a, b])
+    guard r.status == 0 else { throw HarnessError("jack_disconnect \(a) \(b) failed: \(r.text)") }
+  }
+
+  /// Waits until `port` is connected to a peer for which `peer` holds.
+  func waitForConnection(_ port: String, timeout: Double, where peer: @escaping (String) -> Bool) async throws -> Bool {
+    try await eventually(timeout: timeout, interval: 0.1) {
+      try await connections()[port, default: []].contains(where: peer)
+    }
+  }
+
+  /// Records `ports` with jack_capture (32-bit float WAV, its default) for `seconds`.
+  func startCapture(ports: [String], seconds: Double, to path: String, hookDir: IntegrationTempDir) throws -> CaptureRun {
+    try CaptureRun(server: self, ports: ports, seconds: seconds, path: path, hookDir: hookDir)
+  }
+
+  /// The xruns a passive client sees on this server, with no stemdeck running: jack_capture
+  /// records the (silent) system capture ports for `seconds` and reports its xrun count.
+  func xrunBaseline(seconds: Double, scratch: IntegrationTempDir) async throws -> Int {
+    let run = try startCapture(ports: ["system:capture_1", "system:capture_2"], seconds: seconds,
+                               to: scratch.file("baseline.wav"), hookDir: scratch)
+    return try await run.finish(timeout: seconds + 10).xruns
+  }
+}
+
+/// A running `jack_capture --daemon -d SECONDS -p PORT … FILE`. Its close hook reports the xrun
+/// count jack_capture saw while recording.
+final class CaptureRun: @unchecked Sendable {
+  let child: ChildProcess
+  let path: String
+  let hookOutput: String
+  let logPath: String
+
+  init(server: PrivateJackServer, ports: [String], seconds: Double, path: String, hookDir: IntegrationTempDir) throws {
+    guard findOnPath("jack_capture") != nil else { throw HarnessError("jack_capture is not installed (apt-get install jack-capture)") }
+    self.path = path
+    let stem = (path as NSString).lastPathComponent
+    hookOutput = hookDir.file("\(stem).hook")
+    logPath = hookDir.file("\(stem).log")
+    let hook = hookDir.file("\(stem).hook.sh")
+    // The hook is called as: HOOK FILENAME XRUNS IO_ERRORS (fire-and-forget, after closing).
+    try "#!/bin/sh\necho \"$2 $3\" > '\(hookOutput).tmp' && mv '\(hookOutput).tmp' '\(hookOutput)'\n"
+      .write(toFile: hook, atomically: true, encoding: .utf8)
+    chmod(hook, 0o755)
+    var args = ["--daemon", "--recording-time", String(seconds), "--hook-close", hook]
+    for p in ports { args += ["--port", p] }
+    args.append(path)
+    child = try ChildProcess("jack_capture", args, environment: server.environment,
+                             stdout: .file(logPath), stderr: .file(logPath))
+  }
+
+  var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+  /// Waits for jack_capture to finish and for its hook; returns the xruns and I/O errors.
+  func finish(timeout: Double) async throws -> (xruns: Int, ioErrors: Int) {
+    guard let status = await child.waitForExit(timeout: timeout) else {
+      child.terminate(grace: 1)
+      throw HarnessError("jack_capture did not finish within \(timeout) s; log:\n\(log)")
+    }
+    guard status == 0 else { throw HarnessError("jack_capture exited with status \(status); log:\n\(log)") }
+    let hooked = await eventually(timeout: 5) { FileManager.default.fileExists(atPath: self.hookOutput) }
+    guard hooked, let text = try? String(contentsOfFile: hookOutput, encoding: .utf8) else {
+      throw HarnessError("jack_capture's close hook did not report; log:\n\(log)")
+    }
+    let numbers = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
+    guard numbers.count == 2 else { throw HarnessError("unexpected hook output '\(text)'") }
+    return (numbers[0], numbers[1])
+  }
+}
+
+// MARK: - The stemdeck binary in script mode
+
+enum StemdeckBinary {
+  /// $STEMDECK_BIN, else `<package root>/.build/debug/stemdeck`.
+  static var path: String {
+    if let p = ProcessInfo.processInfo.environment["STEMDECK_BIN"], !p.isEmpty { return p }
+    // This file is <root>/Tests/IntegrationTests/TestSupport.swift.
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().path
+    return root + "/.build/debug/stemdeck"
+  }
+
+  /// The binary's path; records a failure (never skips) when it is missing.
+  static func require(sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    let p = path
+    try #require(
+      access(p, X_OK) == 0,
+      "stemdeck binary not found or not executable at \(p): build it first (swift build --product stemdeck) or set STEMDECK_BIN",
+      sourceLocation: sourceLocation)
+    return p
+  }
+}
+
+/// The real `stemdeck` running in script mode with a stdin pipe.
+final class StemdeckProcess: @unchecked Sendable {
+  let child: ChildProcess
+  let arguments: [String]
+  private let syncCounter = Atomic<Int>(0)
+
+  /// Launches `stemdeck ARGS… --server NAME --no-start-server [--no-connect]` on `server`.
+  init(server: PrivateJackServer, session: String? = nil, connect: Bool = false, extra: [String] = [],
+       sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let binary = try StemdeckBinary.require(sourceLocation: sourceLocation)
+    var args: [String] = []
+    if let session { args.append(session) }
+    args += ["--server", server.name, "--no-start-server"]
+    if !connect { args.append("--no-connect") }
+    args += extra
+    arguments = args
+    child = try ChildProcess(binary, args, environment: server.environment, stdinPipe: true)
+  }
+
+  var pid: pid_t { child.pid }
+  var lines: [String] { child.stdoutLines }
+  var stderrLines: [String] { child.stderrLines }
+  var lineCount: Int { child.stdoutLineCount }
+  var events: [String] { lines.filter { $0.hasPrefix("event: ") } }
+  var transcript: String {
+    "stemdeck \(arguments.joined(separator: " "))\n--- stdout ---\n\(lines.joined(separator: "\n"))\n--- stderr ---\n\(stderrLines.joined(separator: "\n"))"
+  }
+
+  func send(_ line: String) {
+    if !child.writeToStdin(line + "\n") {
+      Issue.record("could not send '\(line)' to stemdeck (it exited?)\n\(transcript)")
+    }
+  }
+
+  /// Waits for a stdout line (at index `from` or later) containing `text`; returns it, or nil
+  /// after `timeout` seconds.
+  func waitForLine(containing text: String, from: Int = 0, timeout: Double) async -> String? {
+    var found: String?
+    _ = await eventually(timeout: timeout, interval: 0.01) {
+      found = self.lines.dropFirst(from).first { $0.contains(text) }
+      return found != nil || !self.child.isRunning && self.child.streamsClosed
+    }
+    if found == nil { found = lines.dropFirst(from).first { $0.contains(text) } }
+    return found
+  }
+
+  /// Sends `command` followed by an `echo` marker and returns the stdout lines the command
+  /// printed (events included). Throws if the marker does not come back within `timeout`
+  /// (the command failed and script mode stopped, or stemdeck hung).
+  @discardableResult
+  func run(_ command: String, timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {
+    let n = syncCounter.add(1, ordering: .relaxed).newValue
+    let marker = "sync-marker-\(n)-done"
+    let start = lineCount
+    send(command)
+    send("echo \(marker)")
+    guard await waitForLine(containing: marker, from: start, timeout: timeout) != nil else {
+      throw HarnessError("no answer to '\(command)' within \(timeout) s\n\(transcript)")
+    }
+    let out = Array(lines.dropFirst(start))
+    let end = out.firstIndex { $0 == marker } ?? out.count
+    let result = Array(out[..<end])
+    if let error = result.first(where: { $0.hasPrefix("error: ") }) {
+      Issue.record("'\(command)' failed: \(error)", sourceLocation: sourceLocation)
+    }
+    return result
+  }
+
+  /// `status`, as key → value ("state" → "playing", …).
+  func status(sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: String] {
+    var out: [String: String] = [:]
+    for line in try await run("status", sourceLocation: sourceLocation) where !line.hasPrefix("event: ") {
+      guard let colon = line.firstIndex(of: ":") else { continue }
+      out[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    }
+    return out
+  }
+
+  /// Closes stdin and waits for the exit; kills it (and throws) after `timeout` seconds.
+  func finish(timeout: Double = 10) async throws -> Int32 {
+    child.closeStdin()
+    guard let status = await child.waitForExit(timeout: timeout) else {
+      child.terminate(grace: 1)
+      throw HarnessError("stemdeck did not exit within \(timeout) s after its input ended\n\(transcript)")
+    }
+    await child.waitForStreams(timeout: 2)
+    return status
+  }
+
+  /// Resident memory (VmRSS) in bytes, from /proc/PID/status.
+  func residentBytes() throws -> Int {
+    let text = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+    guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else {
+      throw HarnessError("no VmRSS in /proc/\(pid)/status")
+    }
+    let kb = line.split(separator: " ", omittingEmptySubsequences: true).compactMap { Int($0) }.first ?? 0
+    return kb * 1024
+  }
+
+  /// Cleanup for `defer`: ends the process if a test left it running.
+  func kill() { child.terminate(grace: 2) }
+}
+
+/// Parses "m:ss.mmm" (or "h:mm:ss.mmm") into seconds.
+func parseClock(_ text: String) -> Double? {
+  var total = 0.0
+  for part in text.split(separator: ":") {
+    guard let v = Double(part) else { return nil }
+    total = total * 60 + v
+  }
+  return total
+}
+
+/// The current position in a `status` answer ("position: 0:01.234 / 0:03.000").
+func statusPosition(_ status: [String: String]) -> Double? {
+  guard let p = status["position"], let first = p.split(separator: " ").first else { return nil }
+  return parseClock(String(first))
+}
+
+// MARK: - Audio files
+
+/// A decoded audio file: interleaved float samples.
+struct AudioData {
+  var sampleRate: Int
+  var channels: Int
+  var samples: [Float]
+  var frames: Int { channels == 0 ? 0 : samples.count / channels }
+  func sample(_ frame: Int, _ channel: Int) -> Float { samples[frame * channels + channel] }
+}
+
+func readAudio(_ path: String) throws -> AudioData {
+  let file = try SoundFile(readingFrom: path)
+  let info = file.info
+  var samples = [Float](repeating: 0, count: info.frameCount * info.channelCount)
+  let read = samples.withUnsafeMutableBufferPointer { file.readFrames(into: $0.baseAddress!, frameCount: info.frameCount) }
+  samples.removeLast((info.frameCount - read) * info.channelCount)
+  return AudioData(sampleRate: info.sampleRate, channels: info.channelCount, samples: samples)
+}
+
+/// Writes sines (one frequency per channel) of `seconds` at `amplitude` into `path`.
+func writeSine(_ path: String, format: OutputFormat = .wavFloat, sampleRate: Int, seconds: Double,
+               frequencies: [Double], amplitude: Double = 0.5) throws {
+  let channels = frequencies.count
+  let frames = Int((seconds * Double(sampleRate)).rounded())
+  var data = [Float](repeating: 0, count: frames * channels)
+  for i in 0..<frames {
+    for (c, f) in frequencies.enumerated() {
+      data[i * channels + c] = Float(amplitude * sin(2 * Double.pi * f * Double(i) / Double(sampleRate)))
+    }
+  }
+  let writer = try SoundFileWriter(path: path, format: format, sampleRate: sampleRate, channelCount: channels)
+  try data.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frameCount: frames) }
+  writer.flush()
+}
+
+/// The first frame where any channel's magnitude exceeds `threshold`.
+func firstFrame(above threshold: Float, in audio: AudioData) -> Int? {
+  for f in 0..<audio.frames {
+    for c in 0..<audio.channels where abs(audio.sample(f, c)) > threshold { return f }
+  }
+  return nil
+}
