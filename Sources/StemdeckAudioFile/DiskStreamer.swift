@@ -26,6 +26,14 @@ public final class DiskStream: @unchecked Sendable {
   var filePosition = -1
   var ended = false
   var failed = false
+  /// The loop region in file frames [loopStart, loopEnd) (the whole file by default), and the
+  /// crossfade: the last `crossfade` frames of each pass that is followed by another are mixed,
+  /// with equal-power weights, with the frames just before `loopStart` (cached in `preRoll`).
+  var loopStart = 0
+  var loopEnd: Int
+  var crossfade = 0
+  var regionVersion = -1
+  var preRoll: [Float] = []
   let foldBuffer: UnsafeMutablePointer<Float>
   let shortBuffer: UnsafeMutablePointer<Int16>
   static let foldFrames = 4096
@@ -35,6 +43,7 @@ public final class DiskStream: @unchecked Sendable {
   public init(file: consuming SoundFile, producer: consuming Producer<Float>, shared: StemSharedRef) {
     let channels = file.info.channelCount
     length = file.info.frameCount
+    loopEnd = file.info.frameCount
     outputChannels = min(channels, 2)
     foldBuffer = .allocate(capacity: Self.foldFrames * max(channels, 1))
     shortBuffer = .allocate(capacity: Self.foldFrames * max(channels, 1))
@@ -73,19 +82,27 @@ public final class DiskStream: @unchecked Sendable {
       s.pointee.publishedEpoch.store(epoch, ordering: .releasing)
     }
     if ended || failed { return 0 }
+    let version = s.pointee.regionVersion.load(ordering: .acquiring)
+    if version != regionVersion { updateRegion(version: version) }
     var written = 0
+    let loopLength = loopEnd - loopStart
     while written < maxFrames {
       let loops = s.pointee.loops.load(ordering: .relaxed)
-      let loopIndex = sourceFrame / length
+      let loopIndex = sourceFrame / loopLength
       if loops >= 0 && loopIndex > loops {
         markEnd()
         break
       }
-      let phase = sourceFrame % length
+      let phase = loopStart + sourceFrame % loopLength
       let segments = producer.writableSegments()
       let freeFrames = segments.first.count / outputChannels
       if freeFrames == 0 { break }
-      let want = min(freeFrames, length - phase, maxFrames - written)
+      // Crossfade zone: the last `crossfade` frames of a pass that another pass follows.
+      let fadeStart = loopEnd - crossfade
+      let anotherPass = loops < 0 || loopIndex < loops
+      let inFade = crossfade > 0 && anotherPass && phase >= fadeStart
+      var want = min(freeFrames, loopEnd - phase, maxFrames - written)
+      if crossfade > 0 && anotherPass && phase < fadeStart { want = min(want, fadeStart - phase) }
       let delay = s.pointee.testReadDelayMilliseconds.load(ordering: .relaxed)
       if delay > 0 { usleep(useconds_t(delay * 1000)) }
       if filePosition != phase {
@@ -98,12 +115,57 @@ public final class DiskStream: @unchecked Sendable {
         fail("the file ended early at frame \(phase) of \(length) (truncated or replaced while playing)")
         break
       }
+      if inFade { mixPreRoll(into: segments.first.baseAddress!, fromFadeFrame: phase - fadeStart, frames: got) }
       producer.commit(count: got * outputChannels)
       sourceFrame += got
       filePosition += got
       written += got
     }
     return written
+  }
+
+  /// Takes a new loop region and crossfade from the shared atomics (clamped to the file).
+  func updateRegion(version: Int) {
+    regionVersion = version
+    let s = shared.pointer
+    let start = s.pointee.regionStart.load(ordering: .relaxed)
+    if start < 0 {
+      loopStart = 0
+      loopEnd = length
+    } else {
+      loopStart = min(max(0, start), length - 1)
+      loopEnd = min(max(loopStart + 1, s.pointee.regionEnd.load(ordering: .relaxed)), length)
+    }
+    // The crossfade needs frames before the loop start, and cannot be longer than the loop.
+    crossfade = min(max(0, s.pointee.crossfadeFrames.load(ordering: .relaxed)), loopStart, loopEnd - loopStart)
+    preRoll = []
+    if crossfade > 0 {
+      let buffer = UnsafeMutablePointer<Float>.allocate(capacity: crossfade * outputChannels)
+      defer { buffer.deallocate() }
+      var got = 0
+      if (try? file.seek(toFrame: loopStart - crossfade)) != nil {
+        while got < crossfade {
+          let n = read(into: buffer + got * outputChannels, frames: crossfade - got)
+          if n <= 0 { break }
+          got += n
+        }
+      }
+      filePosition = -1
+      if got == crossfade { preRoll = Array(UnsafeBufferPointer(start: buffer, count: crossfade * outputChannels)) }
+      else { crossfade = 0 }
+    }
+  }
+
+  /// Equal-power crossfade: the pass's tail fades out (cos) while the frames before the loop
+  /// start fade in (sin), so the seam flows into the next pass.
+  func mixPreRoll(into p: UnsafeMutablePointer<Float>, fromFadeFrame first: Int, frames: Int) {
+    let ch = outputChannels
+    for f in 0..<frames {
+      let k = first + f
+      let theta = Double.pi / 2 * (Double(k) + 0.5) / Double(crossfade)
+      let out = Float(cos(theta)), into = Float(sin(theta))
+      for c in 0..<ch { p[f * ch + c] = p[f * ch + c] * out + preRoll[k * ch + c] * into }
+    }
   }
 
   func read(into destination: UnsafeMutablePointer<Float>, frames: Int) -> Int {

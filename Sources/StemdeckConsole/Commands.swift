@@ -71,28 +71,56 @@ enum CommandTable {
       for line in Display.stemsTable(c.mixer.stemStatuses(), offline: c.mixer.offlineStems) { c.write(line) }
     },
     CommandSpec(
-      name: "vol", aliases: ["volume"], usage: "vol NAME|all VALUE",
-      summary: "stem volume: linear 0…2 or dB (-6dB, +3dB, -inf dB)",
-      details: "Changes are smoothed over 10 ms: no clicks or zipper noise.",
-      argumentCount: 2...3, completions: [.stemOrAll]
+      name: "vol", aliases: ["volume"], usage: "vol NAME|all VALUE [over TIME [exp]]",
+      summary: "stem volume: linear 0…2 or dB (-6dB, +3dB, -inf dB); 'over 4s' glides",
+      details: """
+        Changes are smoothed over 10 ms: no clicks or zipper noise.
+        'vol drums 0 over 4s' glides linearly; add 'exp' to glide in equal dB steps.
+        """,
+      argumentCount: 2...6, completions: [.stemOrAll]
     ) { (c, a) throws(CommandError) in
-      let v = try ValueParser.volume(a.count == 3 ? a[1] + a[2] : a[1])
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setVolume(n, v) }
+      let g = try GlideSyntax.split(Array(a.dropFirst()), command: "vol")
+      guard (1...2).contains(g.value.count) else { throw CommandError("vol: usage: vol NAME|all VALUE [over TIME [exp]]") }
+      let v = try ValueParser.volume(g.value.joined())
+      if let seconds = g.seconds {
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.glide(n, to: .volume(v), seconds: seconds, exponential: g.exponential) }
+      } else {
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setVolume(n, v) }
+      }
     },
     CommandSpec(
-      name: "pan", usage: "pan NAME|all VALUE",
+      name: "pan", usage: "pan NAME|all VALUE [over TIME]",
       summary: "stem pan -1 (left) … 0 … 1 (right); constant power for mono, balance for stereo",
-      argumentCount: 2...2, completions: [.stemOrAll]
+      argumentCount: 2...4, completions: [.stemOrAll]
     ) { (c, a) throws(CommandError) in
-      let v = try ValueParser.number(a[1], "pan")
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setPan(n, v) }
+      let g = try GlideSyntax.split(Array(a.dropFirst()), command: "pan")
+      guard g.value.count == 1 else { throw CommandError("pan: usage: pan NAME|all VALUE [over TIME]") }
+      let v = try ValueParser.number(g.value[0], "pan")
+      if let seconds = g.seconds {
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.glide(n, to: .pan(v), seconds: seconds, exponential: g.exponential) }
+      } else {
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setPan(n, v) }
+      }
     },
     CommandSpec(
-      name: "rate", usage: "rate NAME|all VALUE", summary: "varispeed 0.5…2 (pitch follows, like tape)",
-      argumentCount: 2...2, completions: [.stemOrAll]
+      name: "rate", usage: "rate NAME|all VALUE [over TIME [exp]]", summary: "varispeed 0.5…2 (pitch follows, like tape); 'over 2s' glides",
+      argumentCount: 2...5, completions: [.stemOrAll]
     ) { (c, a) throws(CommandError) in
-      let v = try ValueParser.number(a[1], "rate")
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setRate(n, v) }
+      let g = try GlideSyntax.split(Array(a.dropFirst()), command: "rate")
+      guard g.value.count == 1 else { throw CommandError("rate: usage: rate NAME|all VALUE [over TIME [exp]]") }
+      let v = try ValueParser.number(g.value[0], "rate")
+      if let seconds = g.seconds {
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.glide(n, to: .rate(v), seconds: seconds, exponential: g.exponential) }
+      } else {
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setRate(n, v) }
+      }
+    },
+    CommandSpec(
+      name: "glide", usage: "glide cancel NAME|all", summary: "stop a stem's glides where they are",
+      argumentCount: 2...2, completions: [.keyword(["cancel"]), .stemOrAll]
+    ) { (c, a) throws(CommandError) in
+      guard a[0].lowercased() == "cancel" else { throw CommandError("glide: usage: glide cancel NAME|all (start a glide with 'vol NAME VALUE over TIME')") }
+      try c.each(a[1]) { (n: String) throws(MixerError) in try c.mixer.cancelGlides(n) }
     },
     CommandSpec(
       name: "loops", usage: "loops NAME|all N", summary: "0 plays once, N plays N+1 times, -1 loops forever",
@@ -116,6 +144,41 @@ enum CommandTable {
     CommandSpec(name: "unsolo", usage: "unsolo NAME|all", summary: "undo solo", argumentCount: 1...1,
                 completions: [.stemOrAll]) { (c, a) throws(CommandError) in
       try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setSolo(n, false) }
+    },
+    CommandSpec(
+      name: "loop", usage: "loop NAME START END [xfade TIME] | loop NAME off",
+      summary: "loop a region of the stem's file (seconds or m:ss), with an optional equal-power crossfade",
+      details: "'loop drums 1.25 9.25 xfade 5ms' loops 1.25 s to 9.25 s of drums, crossfading 5 ms at the seam.",
+      argumentCount: 2...5, completions: [.stemOrAll, .keyword(["off"])]
+    ) { (c, a) throws(CommandError) in
+      if a.count == 2 {
+        guard a[1].lowercased() == "off" else { throw CommandError("loop: usage: loop NAME START END [xfade TIME] | loop NAME off") }
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setLoopRegion(n, start: nil, end: nil, crossfade: 0) }
+        return
+      }
+      guard a.count == 3 || (a.count == 5 && a[3].lowercased() == "xfade") else {
+        throw CommandError("loop: usage: loop NAME START END [xfade TIME] | loop NAME off")
+      }
+      let start = try ValueParser.position(a[1]), end = try ValueParser.position(a[2])
+      guard !start.relative, !end.relative else { throw CommandError("loop: start and end are positions in the file (no + or -)") }
+      let xfade = a.count == 5 ? try ValueParser.duration(a[4]) : 0
+      try c.each(a[0]) { (n: String) throws(MixerError) in
+        try c.mixer.setLoopRegion(n, start: start.seconds, end: end.seconds, crossfade: xfade)
+      }
+    },
+    CommandSpec(
+      name: "xfade", usage: "xfade NAME TIME", summary: "set the crossfade at a stem's loop-region seam (e.g. 5ms; 0 for none)",
+      argumentCount: 2...2, completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
+      let xfade = try ValueParser.duration(a[1])
+      for n in try c.stems(a[0]) {
+        let s: StemStatus
+        do { s = try c.mixer.stemStatus(n) } catch { throw CommandError("\(error)") }
+        guard let start = s.settings.loopStart, let end = s.settings.loopEnd else {
+          throw CommandError("xfade: '\(n)' has no loop region (set one with 'loop \(n) START END')")
+        }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.setLoopRegion(n, start: start, end: end, crossfade: xfade) }
+      }
     },
     CommandSpec(
       name: "offset", usage: "offset NAME SECONDS", summary: "when a stem starts on the transport (applies at the next seek/stop)",
@@ -164,16 +227,78 @@ enum CommandTable {
       try c.mixerCall { () throws(MixerError) in try c.mixer.stop() }
     },
     CommandSpec(
-      name: "seek", usage: "seek POSITION", summary: "go to 1:23.5, 83.5, +10 or -5 (relative)",
-      details: "Each stem keeps its own loop phase; playback resumes when every stem has audio.",
-      argumentCount: 1...1
+      name: "tempo", usage: "tempo [BPM [BEATS_PER_BAR] | off]", summary: "the session's tempo, for bar positions (seek bar 17.1) and JACK transport",
+      argumentCount: 0...2, completions: [.keyword(["off"])]
     ) { (c, a) throws(CommandError) in
+      guard let first = a.first else {
+        c.write(c.mixer.tempo.map { "tempo: \(NumberFormat.plain($0.bpm)) bpm, \($0.beatsPerBar) beats per bar" } ?? "tempo: off")
+        return
+      }
+      if first.lowercased() == "off" { c.mixer.tempo = nil; return }
+      let bpm = try ValueParser.number(first, "tempo")
+      guard SettingRange.bpm.contains(bpm) else { throw CommandError("tempo must be between 20 and 400 bpm (got \(NumberFormat.plain(bpm)))") }
+      var beats = c.mixer.tempo?.beatsPerBar ?? 4
+      if a.count == 2 {
+        beats = try ValueParser.integer(a[1], "beats per bar")
+        guard SettingRange.beatsPerBar.contains(beats) else { throw CommandError("beats per bar must be from 1 to 32 (got \(beats))") }
+      }
+      c.mixer.tempo = Tempo(bpm: bpm, beatsPerBar: beats)
+    },
+    CommandSpec(
+      name: "seek", usage: "seek POSITION | seek bar N[.BEAT]", summary: "go to 1:23.5, 83.5, +10 or -5 (relative), or to a bar",
+      details: "Each stem keeps its own loop phase; playback resumes when every stem has audio.",
+      argumentCount: 1...2, completions: [.keyword(["bar"])]
+    ) { (c, a) throws(CommandError) in
+      if a.count == 2 {
+        guard a[0].lowercased() == "bar" else { throw CommandError("seek: usage: seek POSITION | seek bar N[.BEAT]") }
+        let seconds = try c.barTime(a[1])
+        try c.mixerCall { () throws(MixerError) in try c.mixer.seek(toSeconds: seconds) }
+        return
+      }
       let p = try ValueParser.position(a[0])
       let target = p.relative ? c.mixer.position + p.seconds : p.seconds
       try c.mixerCall { () throws(MixerError) in try c.mixer.seek(toSeconds: max(0, target)) }
     },
     CommandSpec(name: "status", usage: "status", summary: "transport, position, sample rate, load, xruns, server", argumentCount: 0...0) { (c, _) throws(CommandError) in
       for line in Display.status(c) { c.write(line) }
+    },
+    CommandSpec(
+      name: "begin", usage: "begin", summary: "start a group of changes that land on one frame (then 'commit')",
+      details: """
+        Until 'commit', vol, pan, rate, mute, unmute, solo, unsolo, master and glide are held.
+        commit                  apply them all at the start of the next period
+        commit at 1:23.5        … when the transport reaches 1:23.5
+        commit at bar 33        … at bar 33 (needs a tempo)
+        commit at next-loop STEM  … at the stem's next loop seam
+        abort                   forget the group
+        On one line: at next-loop drums { vol bass 0; unmute lead }
+        """,
+      argumentCount: 0...0
+    ) { (c, _) throws(CommandError) in
+      if c.pendingGroup != nil { throw CommandError("a group is already open ('commit' or 'abort' it)") }
+      c.pendingGroup = []
+    },
+    CommandSpec(
+      name: "commit", usage: "commit [now|at POSITION|at bar N|at next-loop STEM]", summary: "apply the open group on one frame",
+      argumentCount: 0...3, completions: [.keyword(["now", "at"])]
+    ) { (c, a) throws(CommandError) in
+      guard let group = c.pendingGroup else { throw CommandError("no group is open (start one with 'begin')") }
+      var words = a
+      if words.first?.lowercased() == "at" { words.removeFirst() }
+      let when = try c.landingTime(words)
+      c.pendingGroup = nil
+      try c.commitGroup(group, at: when)
+    },
+    CommandSpec(
+      name: "at", usage: "at POSITION { CMD; CMD }", summary: "apply changes together at a time: m:ss, seconds, bar N, next-loop STEM",
+      argumentCount: 2...4, completions: [.keyword(["next-loop", "bar"])]
+    ) { (c, a) throws(CommandError) in
+      try c.runAt(a)
+    },
+    CommandSpec(name: "abort", usage: "abort", summary: "forget the open group", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      guard let group = c.pendingGroup else { throw CommandError("no group is open") }
+      c.pendingGroup = nil
+      c.write("dropped \(group.count) queued change\(group.count == 1 ? "" : "s")")
     },
     CommandSpec(
       name: "wait", usage: "wait SECONDS|end", summary: "let audio play: for a time, or until every finite stem has finished",

@@ -32,6 +32,8 @@ public final class Console {
   /// Seconds between autosaves of unsaved changes (0 = off).
   public var autosaveInterval: Double = 30
   var lastAutosave = Date()
+  /// Commands of an open `begin … commit` group.
+  var pendingGroup: [[String]]?
   /// Strict mode: a session whose audio file is missing does not open at all.
   public var strict = false
   /// The command word being run (lets "open!" differ from "open").
@@ -80,6 +82,7 @@ public final class Console {
   public func run(_ words: [String]) throws(CommandError) {
     guard let first = words.first else { return }
     let name = first.lowercased()
+    if !["commit", "abort", "begin"].contains(name), try queueInGroup(words) { return }
     guard let spec = CommandTable.lookup(name) else {
       let all = CommandTable.allNames
       if let guess = Suggestion.closest(to: name, in: all) {

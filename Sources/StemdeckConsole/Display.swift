@@ -27,12 +27,15 @@ enum Display {
       if s.finished { flags += "E" }
       if s.failed { flags += "!" }
       if s.underruns > 0 { flags += "U" }
+      if s.isGliding { flags += "G" }
       if flags.isEmpty { flags = "-" }
       let file = String(s.path.split(separator: "/").last ?? "")
       let peaks = s.meter.channels.map { db($0.peak) }.joined(separator: "/")
       rows.append([
         s.settings.name, file, "\(s.info.channelCount)", "\(s.info.sampleRate)", NumberFormat.time(s.length),
-        volume(s.settings.volume), NumberFormat.fixed(s.settings.pan, 2), NumberFormat.fixed(s.settings.rate, 2),
+        s.glidingVolume.map { "\(volume($0))→\(volume(s.settings.volume))" } ?? volume(s.settings.volume),
+        s.glidingPan.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.settings.pan, 2))" } ?? NumberFormat.fixed(s.settings.pan, 2),
+        s.glidingRate.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.settings.rate, 2))" } ?? NumberFormat.fixed(s.settings.rate, 2),
         s.settings.loops < 0 ? "forever" : "\(s.settings.loops)", flags,
         "\(s.loopIndex + 1)", NumberFormat.time(s.positionInFile), peaks,
       ])
@@ -43,7 +46,7 @@ enum Display {
     return rows.map { r in
       r.enumerated().map { i, cell in numeric.contains(i) ? cell.padLeft(widths[i]) : cell.padded(widths[i]) }
         .joined(separator: "  ").trimmingTrailingSpaces()
-    } + offlineLines + ["flags: M muted, S solo, D direct outs, E ended, U underruns, ! unreadable"]
+    } + offlineLines + ["flags: M muted, S solo, D direct outs, E ended, U underruns, G gliding, ! unreadable"]
   }
 
   static func status(_ c: Console) -> [String] {

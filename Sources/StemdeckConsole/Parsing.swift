@@ -23,7 +23,20 @@ public enum Tokenizer {
     var inWord = false
     var quote: Character?
     var escaping = false
+    var braceDepth = 0
     for c in line {
+      // `{ … }` is one word (the body of `at POSITION { cmd; cmd }`), semicolons included.
+      if braceDepth > 0 {
+        word.append(c)
+        if c == "{" { braceDepth += 1 } else if c == "}" { braceDepth -= 1 }
+        continue
+      }
+      if c == "{" && quote == nil && !escaping && !inWord {
+        braceDepth = 1
+        word.append(c)
+        inWord = true
+        continue
+      }
       if escaping { word.append(c); escaping = false; inWord = true; continue }
       if let q = quote {
         if c == q { quote = nil } else if c == "\\" && q == "\"" { escaping = true } else { word.append(c) }
@@ -46,6 +59,7 @@ public enum Tokenizer {
       }
     }
     if quote != nil { throw CommandError("unbalanced quote: a \(quote == "'" ? "'" : "\"") is not closed") }
+    if braceDepth > 0 { throw CommandError("unbalanced brace: a '{' is not closed") }
     if escaping { word.append("\\") }
     if inWord { words.append(word) }
     if !words.isEmpty { commands.append(words) }
@@ -165,5 +179,26 @@ extension String {
 
   func padLeft(_ width: Int) -> String {
     count >= width ? self : String(repeating: " ", count: width - count) + self
+  }
+}
+
+/// The `… over TIME [exp|lin]` suffix of vol, pan and rate.
+enum GlideSyntax {
+  /// Splits arguments into the value words and the glide time (nil: no glide) and curve.
+  static func split(_ args: [String], command: String) throws(CommandError) -> (value: [String], seconds: Double?, exponential: Bool) {
+    guard let at = args.firstIndex(where: { $0.lowercased() == "over" }) else { return (args, nil, false) }
+    let rest = Array(args[(at + 1)...])
+    guard let time = rest.first else { throw CommandError("\(command): 'over' needs a time, e.g. 'over 4s' or 'over 500ms'") }
+    let seconds = try ValueParser.duration(time)
+    var exponential = false
+    if rest.count > 1 {
+      switch rest[1].lowercased() {
+      case "exp", "exponential": exponential = true
+      case "lin", "linear": exponential = false
+      default: throw CommandError("\(command): after the glide time comes 'exp' or 'lin' (got '\(ValueParser.printable(rest[1]))')")
+      }
+    }
+    if rest.count > 2 { throw CommandError("\(command): too many words after 'over \(time)'") }
+    return (Array(args[..<at]), seconds, exponential)
   }
 }

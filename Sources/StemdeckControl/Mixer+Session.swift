@@ -36,6 +36,7 @@ extension Mixer {
       try removeAllStems()
       for name in effectOrder { try unloadEffect(name) }
       recording = session.recording
+      tempoSetting = session.tempo
       if session.quality != quality { try setQuality(session.quality) }
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
@@ -78,6 +79,7 @@ extension Mixer {
         return settings
       }
       s.recording = recording
+      s.tempo = tempoSetting
       s.effects = effectOrder.compactMap { effectsByName[$0] }.map { e in
         var settings = e.settings
         settings.file = SessionFile.storedPath(forAudioFile: e.path, sessionPath: sessionPath)

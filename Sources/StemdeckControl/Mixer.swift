@@ -45,6 +45,12 @@ public final class Mixer: @unchecked Sendable {
     set { lock.locked { if recording != newValue { recording = newValue; isDirty = true } } }
   }
   var recording = RecordingSettings()
+  /// The session's tempo (for bar positions and JACK transport), if set.
+  public var tempo: Tempo? {
+    get { lock.locked { tempoSetting } }
+    set { lock.locked { if tempoSetting != newValue { tempoSetting = newValue; isDirty = true } } }
+  }
+  var tempoSetting: Tempo?
   var commandsSent = 0
   var effectsByName: [String: LoadedEffect] = [:]
   var effectOrder: [String] = []
@@ -138,16 +144,18 @@ public final class Mixer: @unchecked Sendable {
       let shared = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
       shared.initialize(to: StemShared(loops: settings.loops))
       let stem = Stem(settings: settings, path: path, info: info, slot: slot, shared: StemSharedRef(shared))
+      stem.publishRegion(sampleRate: Double(info.sampleRate))
       let place = placement(for: stem, atTransportFrame: joinTransportFrame())
       shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
       shared.pointee.requestedEpoch.store(epoch, ordering: .releasing)
       let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
       stem.stream = stream
-      let gains = stem.gains(anySolo: anySolo(including: settings))
+      let audible = stem.isAudible(anySolo: anySolo(including: settings))
       let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
       voice.initialize(to: StemVoice(
         shared: shared, audio: ends.consumer, channels: channels, resampler: resampler,
-        ratio: stem.ratio(engineRate: sampleRate), gains: (Float(gains.left), Float(gains.right)),
+        rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
+        volume: settings.volume, pan: settings.pan, audible: audible,
         sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame))
       disk.add(stream)
       do throws(MixerError) { try send(.addVoice(slot: slot, voice: voice)) } catch {
@@ -243,7 +251,7 @@ public final class Mixer: @unchecked Sendable {
         stem.shared.pointer.pointee.loops.store(settings.loops, ordering: .relaxed)
       }
       if settings.rate != old.rate {
-        try send(.setRatio(slot: stem.slot, ratio: stem.ratio(engineRate: sampleRate)))
+        try send(.setRate(slot: stem.slot, rate: settings.rate))
       }
       if settings.solo != old.solo {
         try pushAllGains()
@@ -259,8 +267,8 @@ public final class Mixer: @unchecked Sendable {
   }
 
   func pushGains(_ stem: Stem) throws(MixerError) {
-    let g = stem.gains(anySolo: anySolo())
-    try send(.setGains(slot: stem.slot, left: Float(g.left), right: Float(g.right)))
+    try send(.setLevels(slot: stem.slot, volume: stem.settings.volume, pan: stem.settings.pan,
+                        audible: stem.isAudible(anySolo: anySolo())))
   }
 
   func pushAllGains() throws(MixerError) {
@@ -319,7 +327,8 @@ public final class Mixer: @unchecked Sendable {
 
   public func play() throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      if endReported || (!stems.isEmpty && !stems.contains { $0.settings.loops < 0 } && allFiniteStemsFinishedLocked()) {
+      let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != epoch
+      if endReported || (!seekPending && !stems.isEmpty && !stems.contains { $0.settings.loops < 0 } && allFiniteStemsFinishedLocked()) {
         try seek(toFrame: 0)  // played to the end: start again from the top
       }
       try send(.play(fadeIn: currentTransportFrame() > 0))
@@ -574,18 +583,37 @@ final class Stem {
     engineRate / (Double(info.sampleRate) * settings.rate)
   }
 
-  /// Target (left, right) gains from volume, pan, mute and solo.
-  func gains(anySolo: Bool) -> (left: Double, right: Double) {
-    if settings.mute || (anySolo && !settings.solo) { return (0, 0) }
-    let p = PanLaw.gains(pan: settings.pan, channelCount: channels)
-    return (p.left * settings.volume, p.right * settings.volume)
+  /// Whether mute and solo let the stem be heard.
+  func isAudible(anySolo: Bool) -> Bool {
+    !(settings.mute || (anySolo && !settings.solo))
+  }
+
+  /// Frames in one pass: the loop region, or the whole file.
+  var loopFrames: Int {
+    guard let start = settings.loopStart, let end = settings.loopEnd else { return info.frameCount }
+    let a = min(max(0, Int((start * Double(info.sampleRate)).rounded())), info.frameCount - 1)
+    let b = min(max(a + 1, Int((end * Double(info.sampleRate)).rounded())), info.frameCount)
+    return b - a
+  }
+
+  /// Tells the disk reader the loop region and crossfade (frames in the file).
+  func publishRegion(sampleRate fileRate: Double) {
+    let s = shared.pointer
+    if let start = settings.loopStart, let end = settings.loopEnd {
+      s.pointee.regionStart.store(Int((start * fileRate).rounded()), ordering: .relaxed)
+      s.pointee.regionEnd.store(Int((end * fileRate).rounded()), ordering: .relaxed)
+    } else {
+      s.pointee.regionStart.store(-1, ordering: .relaxed)
+    }
+    s.pointee.crossfadeFrames.store(Int((settings.crossfade * fileRate).rounded()), ordering: .relaxed)
+    s.pointee.regionVersion.add(1, ordering: .releasing)
   }
 
   /// Seconds from transport 0 until this stem has played all its loops; nil when endless.
   var duration: Double? {
     guard settings.loops >= 0 else { return nil }
     let plays = Double(settings.loops + 1)
-    return settings.startOffset + plays * Double(info.frameCount) / (Double(info.sampleRate) * settings.rate)
+    return settings.startOffset + plays * Double(loopFrames) / (Double(info.sampleRate) * settings.rate)
   }
 
   /// Post-fader meters have two channels (the stem after pan); pre-fader ones follow the file.
@@ -596,15 +624,19 @@ final class Stem {
     let start = s.pointee.epochStartFrame.load(ordering: .relaxed)
     let synced = s.pointee.synced.load(ordering: .relaxed)
     let sourceFrame = synced ? start + max(0, read - boundary) / channels : start
+    let glides = s.pointee.glides.load(ordering: .relaxed)
     return StemStatus(
       settings: settings, path: path, info: info,
-      loopIndex: sourceFrame / max(1, info.frameCount),
-      positionInFile: Double(sourceFrame % max(1, info.frameCount)) / Double(info.sampleRate),
+      loopIndex: sourceFrame / max(1, loopFrames),
+      positionInFile: (Double(sourceFrame % max(1, loopFrames)) + (settings.loopStart ?? 0) * Double(info.sampleRate)) / Double(info.sampleRate),
       length: Double(info.frameCount) / Double(info.sampleRate),
       finished: s.pointee.finished.load(ordering: .relaxed),
       underruns: s.pointee.underruns.load(ordering: .relaxed),
       failed: s.pointee.readFailed.load(ordering: .relaxed),
-      meter: MeterReading(cells: s.pointee.meters, channels: preFader ? channels : 2))
+      meter: MeterReading(cells: s.pointee.meters, channels: preFader ? channels : 2),
+      glidingVolume: glides & 1 != 0 ? Double(bitPattern: s.pointee.glidingVolume.load(ordering: .relaxed)) : nil,
+      glidingPan: glides & 2 != 0 ? Double(bitPattern: s.pointee.glidingPan.load(ordering: .relaxed)) : nil,
+      glidingRate: glides & 4 != 0 ? Double(bitPattern: s.pointee.glidingRate.load(ordering: .relaxed)) : nil)
   }
 }
 

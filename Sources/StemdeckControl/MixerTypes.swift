@@ -120,6 +120,11 @@ public struct StemStatus: Sendable {
   public var underruns: Int
   public var failed: Bool
   public var meter: MeterReading
+  /// Values now reached by running glides (nil when that parameter is not gliding).
+  public var glidingVolume: Double?
+  public var glidingPan: Double?
+  public var glidingRate: Double?
+  public var isGliding: Bool { glidingVolume != nil || glidingPan != nil || glidingRate != nil }
 }
 
 /// A session stem whose audio file could not be opened. It stays in the session (and is saved

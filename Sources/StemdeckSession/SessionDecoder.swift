@@ -44,8 +44,12 @@ struct SessionDecoder {
                                                       range: SettingRange.crossfadeSeconds,
                                                       rule: SessionRules.crossfadeSecondsRule)
       }
+      if let value = options["transportSync"] {
+        session.options.transportSync = try choice(value, at: "options.transportSync", what: "transport sync")
+      }
     }
     if let node = fields["recording"] { session.recording = try recording(node) }
+    if let node = fields["tempo"] { session.tempo = try tempo(node) }
     if let node = fields["position"] {
       session.position = try number(node, at: "position", range: SettingRange.position,
                                     rule: SessionRules.positionRule)
@@ -120,9 +124,45 @@ struct SessionDecoder {
         stem.startOffset = try number(node, at: base + ".startOffset", range: SettingRange.startOffset,
                                       rule: SessionRules.startOffsetRule)
       }
+      try loopRegion(fields, of: &stem, in: element, at: base)
+      if let node = fields["crossfade"] {
+        stem.crossfade = try number(node, at: base + ".crossfade", range: SettingRange.crossfade,
+                                    rule: SessionRules.loopCrossfadeRule)
+      }
+      if let node = fields["mode"] { stem.mode = try choice(node, at: base + ".mode", what: "rate mode") }
+      if let node = fields["pitch"] {
+        stem.pitch = try number(node, at: base + ".pitch", range: SettingRange.pitch, rule: SessionRules.pitchRule)
+      }
       stems.append(stem)
     }
     return stems
+  }
+
+  /// A stem's `"loopStart"` and `"loopEnd"`: each in range, both or neither, start before end.
+  private func loopRegion(_ fields: [String: JSONNode], of stem: inout StemSettings, in element: JSONNode,
+                          at base: String) throws(SessionError) {
+    let startNode = fields["loopStart"]
+    let endNode = fields["loopEnd"]
+    if let startNode {
+      stem.loopStart = try number(startNode, at: base + ".loopStart", range: SettingRange.loopPoint,
+                                  rule: SessionRules.loopPointRule)
+    }
+    if let endNode {
+      stem.loopEnd = try number(endNode, at: base + ".loopEnd", range: SettingRange.loopPoint,
+                                rule: SessionRules.loopPointRule)
+    }
+    switch (stem.loopStart, stem.loopEnd) {
+    case (nil, nil):
+      return
+    case (_?, nil):
+      throw fail(base + ".loopEnd", element, SessionRules.loopHalfMissingMessage(given: "loopStart"))
+    case (nil, _?):
+      throw fail(base + ".loopStart", element, SessionRules.loopHalfMissingMessage(given: "loopEnd"))
+    case let (start?, end?):
+      if start >= end {
+        throw fail(base + ".loopEnd", endNode ?? element, SessionRules.loopOrderMessage(start: start, end: end))
+      }
+    }
   }
 
   private func effects(_ node: JSONNode) throws(SessionError) -> [EffectSettings] {
@@ -182,6 +222,24 @@ struct SessionDecoder {
       recording.folder = folder
     }
     return recording
+  }
+
+  private func tempo(_ node: JSONNode) throws(SessionError) -> Tempo {
+    let fields = try object(node, at: "tempo", allowed: SessionRules.tempoFields,
+                            example: "{ \"bpm\" : 120, \"beatsPerBar\" : 4 }")
+    guard let bpmNode = fields["bpm"] else {
+      throw fail("tempo.bpm", node, "is missing (a tempo needs its beats per minute, e.g. "
+                 + "{ \"bpm\" : 120, \"beatsPerBar\" : 4 })")
+    }
+    var tempo = Tempo(bpm: try number(bpmNode, at: "tempo.bpm", range: SettingRange.bpm, rule: SessionRules.bpmRule))
+    if let value = fields["beatsPerBar"] {
+      guard case .number(let literal) = value.value, let beats = JSONNumber.integer(literal),
+            SettingRange.beatsPerBar.contains(beats) else {
+        throw fail("tempo.beatsPerBar", value, SessionRules.beatsPerBarRule + " (got \(describe(value)))")
+      }
+      tempo.beatsPerBar = beats
+    }
+    return tempo
   }
 
   private func connections(_ node: JSONNode) throws(SessionError) -> [String: [String]] {

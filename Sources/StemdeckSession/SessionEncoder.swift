@@ -9,6 +9,7 @@
 //     "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post" },
 //     "recording" : { "format" : "wav24", "takesMuted" : true, "folder" : "takes" },   <- only when
 //                                                                   not the default; all three keys
+//     "tempo" : { "bpm" : 100, "beatsPerBar" : 4 },        <- only when set; both keys
 //     "position" : 12.5,                                   <- only when not 0
 //     "connections" : {                                    <- only when not empty; keys sorted
 //       "master_L" : [ "system:playback_1" ]
@@ -22,8 +23,9 @@
 //     ]
 //   }
 //
-// A stem's "directOut" and "startOffset" are written only when they differ from the defaults, and
-// so are the options "songChange" and "crossfadeSeconds" (appended after "meterPoint").
+// A stem's "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode" and "pitch" are
+// written (in that order, after "solo") only when they differ from the defaults, and so are the
+// options "songChange", "crossfadeSeconds" and "transportSync" (appended after "meterPoint").
 
 /// JSON text fragments.
 enum JSONText {
@@ -69,6 +71,9 @@ enum SessionEncoder {
     if session.recording != RecordingSettings() {
       fields.append("\"recording\" : " + recording(session.recording))
     }
+    if let tempo = session.tempo {
+      fields.append("\"tempo\" : { \"bpm\" : \(JSONText.number(tempo.bpm)), \"beatsPerBar\" : \(tempo.beatsPerBar) }")
+    }
     if session.position != 0 {
       fields.append("\"position\" : \(JSONText.number(session.position))")
     }
@@ -105,6 +110,9 @@ enum SessionEncoder {
     if options.crossfadeSeconds != defaults.crossfadeSeconds {
       members.append("\"crossfadeSeconds\" : " + JSONText.number(options.crossfadeSeconds))
     }
+    if options.transportSync != defaults.transportSync {
+      members.append("\"transportSync\" : " + JSONText.string(options.transportSync.rawValue))
+    }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 
@@ -140,6 +148,12 @@ enum SessionEncoder {
     ]
     if stem.directOut { members.append("\"directOut\" : true") }
     if stem.startOffset != 0 { members.append("\"startOffset\" : " + JSONText.number(stem.startOffset)) }
+    // Each end is written when set; validate() (and the decoder) require both or neither.
+    if let start = stem.loopStart { members.append("\"loopStart\" : " + JSONText.number(start)) }
+    if let end = stem.loopEnd { members.append("\"loopEnd\" : " + JSONText.number(end)) }
+    if stem.crossfade != 0 { members.append("\"crossfade\" : " + JSONText.number(stem.crossfade)) }
+    if stem.mode != .varispeed { members.append("\"mode\" : " + JSONText.string(stem.mode.rawValue)) }
+    if stem.pitch != 0 { members.append("\"pitch\" : " + JSONText.number(stem.pitch)) }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 

@@ -25,9 +25,10 @@ public enum SessionFile {
   ///
   /// Rules: the document is a JSON object with `"format" : "stemdeck-session"` and an integer
   /// `"version"` from 1 to `Session.currentVersion`; every other section is optional and takes its
-  /// default when absent (`quality`, `master`, `options`, `recording`, `position`, `connections`,
-  /// `stems`, `effects`), as does every field inside them except a stem's or effect's `name` and
-  /// `file`. Unknown and duplicate fields are errors. A volume may be a linear number or a dB string
+  /// default when absent (`quality`, `master`, `options`, `recording`, `tempo`, `position`,
+  /// `connections`, `stems`, `effects`), as does every field inside them except a stem's or effect's
+  /// `name` and `file` and a tempo's `bpm`. A stem's `loopStart` and `loopEnd` come together or not
+  /// at all, start before end. Unknown and duplicate fields are errors. A volume may be a linear number or a dB string
   /// (`"-6dB"`); it is stored as linear gain.
   ///
   /// - Parameters:
@@ -52,10 +53,12 @@ public enum SessionFile {
   ///       ]
   ///     }
   ///
-  /// `"recording"` (after `"options"`, all three keys), `"position"` (after it), `"connections"`
-  /// (after that, keys sorted), `"effects"` (after `"stems"`, one effect per line), the options
-  /// `"songChange"` and `"crossfadeSeconds"` (after `"meterPoint"`) and each stem's `"directOut"`
-  /// and `"startOffset"` appear only when they differ from their defaults, so a file that does not
+  /// `"recording"` (after `"options"`, all three keys), `"tempo"` (after it, both keys), `"position"`
+  /// (after that), `"connections"` (next, keys sorted), `"effects"` (after `"stems"`, one effect per
+  /// line), the options `"songChange"`, `"crossfadeSeconds"` and `"transportSync"` (after
+  /// `"meterPoint"`) and each stem's `"directOut"`, `"startOffset"`, `"loopStart"`, `"loopEnd"`,
+  /// `"crossfade"`, `"mode"` and `"pitch"` (after `"solo"`) appear only when they differ from their
+  /// defaults, so a file that does not
   /// use them round-trips byte for byte. Integral numbers are written without a decimal
   /// point; others as the shortest text that reads back exactly. The output of a valid session always
   /// decodes to an equal session. (A NaN or infinite value, which `validate()` rejects, is written as

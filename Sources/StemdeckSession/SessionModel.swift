@@ -40,6 +40,24 @@ public enum TakeFormat: String, CaseIterable, Sendable {
   case wav24
 }
 
+/// How a stem's speed (`StemSettings.rate`) is applied (`"mode"` of a stem).
+public enum RateMode: String, CaseIterable, Sendable {
+  /// Resampling, like a tape machine: speed and pitch change together. The default.
+  case varispeed
+  /// Time-stretching: the speed changes and the pitch stays, shifted by `StemSettings.pitch`.
+  case stretch
+}
+
+/// How the transport follows JACK's transport (`"options" : { "transportSync" : ... }`).
+public enum TransportSync: String, CaseIterable, Sendable {
+  /// stemdeck's transport ignores JACK's. The default.
+  case off
+  /// stemdeck starts, stops and locates when JACK's transport does.
+  case follow
+  /// stemdeck's transport drives JACK's: starting, stopping and locating stemdeck moves JACK's too.
+  case lead
+}
+
 /// The allowed values of every numeric setting. The session decoder, `Session.validate()` and
 /// (through them) the console all use these ranges, so an error message and a check never disagree.
 public enum SettingRange {
@@ -62,6 +80,32 @@ public enum SettingRange {
   public static let crossfadeSeconds: ClosedRange<Double> = 0.05...30
   /// The length of `RecordingSettings.folder`, in UTF-8 bytes (empty means the session's folder).
   public static let recordingFolderBytes: ClosedRange<Int> = 0...4096
+  /// Beats per minute of the session's tempo (`Tempo.bpm`).
+  public static let bpm: ClosedRange<Double> = 20.0...400.0
+  /// Beats in one bar of the session's tempo (`Tempo.beatsPerBar`).
+  public static let beatsPerBar: ClosedRange<Int> = 1...32
+  /// Seconds: the equal-power crossfade at a stem's loop seam (`StemSettings.crossfade`). Not to be
+  /// confused with `crossfadeSeconds`, the overlap between setlist songs.
+  public static let crossfade: ClosedRange<Double> = 0.0...1.0
+  /// Semitones: a stem's pitch shift in stretch mode (`StemSettings.pitch`).
+  public static let pitch: ClosedRange<Double> = -24.0...24.0
+  /// Seconds in a stem's audio file: the bounds of `StemSettings.loopStart` and `loopEnd`. The file's
+  /// length is not known when a session is read, so the upper bound is a day, not the file's end.
+  public static let loopPoint: ClosedRange<Double> = 0.0...86400.0
+}
+
+/// The session's musical tempo (the `"tempo"` object).
+public struct Tempo: Equatable, Sendable {
+  /// Beats per minute, in `SettingRange.bpm`.
+  public var bpm: Double
+  /// Beats in one bar, in `SettingRange.beatsPerBar`.
+  public var beatsPerBar: Int
+
+  /// A tempo of `bpm` beats per minute, `beatsPerBar` beats to the bar.
+  public init(bpm: Double, beatsPerBar: Int = 4) {
+    self.bpm = bpm
+    self.beatsPerBar = beatsPerBar
+  }
 }
 
 /// One stem: an audio file and how it is mixed.
@@ -88,6 +132,19 @@ public struct StemSettings: Equatable, Sendable {
   public var directOut = false
   /// Seconds, in `SettingRange.startOffset`: the transport time at which the stem starts.
   public var startOffset: Double = 0
+  /// Seconds in the stem's audio file (not transport time), in `SettingRange.loopPoint`: where its
+  /// loop region starts. Set together with `loopEnd` (both nil: no loop region), and less than it.
+  public var loopStart: Double? = nil
+  /// Seconds in the stem's audio file (not transport time), in `SettingRange.loopPoint`: where its
+  /// loop region ends. Set together with `loopStart`, and greater than it.
+  public var loopEnd: Double? = nil
+  /// Seconds, in `SettingRange.crossfade`: the equal-power crossfade at the loop seam; 0 is a cut.
+  public var crossfade: Double = 0
+  /// How `rate` is applied: varispeed (pitch follows speed) or time-stretch.
+  public var mode: RateMode = .varispeed
+  /// Semitones, in `SettingRange.pitch`: the pitch shift. It only takes effect in `.stretch`
+  /// mode, but is kept (and saved) whatever the mode.
+  public var pitch: Double = 0
 
   /// A stem with default mix settings (unity volume, centre, normal speed, plays once).
   public init(name: String, file: String) {
@@ -127,7 +184,7 @@ public struct RecordingSettings: Equatable, Sendable {
   /// `SessionFile.resolve(file:sessionPath:)` turns it into an absolute path (`""` included).
   public var folder: String = ""
 
-  /// The default recording settings (FLAC 24-bit, takes not muted, the session's folder).
+  /// The default recording settings (32-bit float WAV, takes not muted, the session's folder).
   public init() {}
 }
 
@@ -142,6 +199,8 @@ public struct SessionOptions: Equatable, Sendable {
   /// Seconds, in `SettingRange.crossfadeSeconds`: the overlap used when `songChange` is
   /// `.crossfade`. Kept (and checked) whatever `songChange` is.
   public var crossfadeSeconds: Double = 2
+  /// How the transport follows JACK's transport.
+  public var transportSync: TransportSync = .off
 
   /// The default options.
   public init() {}
@@ -163,6 +222,8 @@ public struct Session: Equatable, Sendable {
   public var options = SessionOptions()
   /// Recording settings.
   public var recording = RecordingSettings()
+  /// The musical tempo, or nil when the session has none.
+  public var tempo: Tempo? = nil
   /// The stems, in console order.
   public var stems: [StemSettings] = []
   /// The sound effects, in console order.

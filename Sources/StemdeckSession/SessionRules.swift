@@ -8,12 +8,14 @@ enum SessionRules {
   static let formatName = "stemdeck-session"
 
   static let topLevelFields = ["format", "version", "quality", "master", "options", "recording",
-                               "position", "connections", "stems", "effects"]
+                               "tempo", "position", "connections", "stems", "effects"]
   static let masterFields = ["volume"]
-  static let optionFields = ["autoPauseOnDisconnect", "meterPoint", "songChange", "crossfadeSeconds"]
+  static let optionFields = ["autoPauseOnDisconnect", "meterPoint", "songChange", "crossfadeSeconds",
+                             "transportSync"]
   static let recordingFields = ["format", "takesMuted", "folder"]
+  static let tempoFields = ["bpm", "beatsPerBar"]
   static let stemFields = ["name", "file", "volume", "pan", "rate", "loops", "mute", "solo",
-                           "directOut", "startOffset"]
+                           "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch"]
   static let effectFields = ["name", "file", "volume", "pan"]
 
   /// What a named list element is, for messages: `"stem"` or `"effect"`.
@@ -43,7 +45,29 @@ enum SessionRules {
     + "\(number(SettingRange.position.lowerBound)) to \(number(SettingRange.position.upperBound))"
   static let crossfadeSecondsRule = "must be a number of seconds from "
     + "\(number(SettingRange.crossfadeSeconds.lowerBound)) to \(number(SettingRange.crossfadeSeconds.upperBound))"
+  static let bpmRule = "must be a number of beats per minute from \(number(SettingRange.bpm.lowerBound)) to "
+    + "\(number(SettingRange.bpm.upperBound))"
+  static let beatsPerBarRule = "must be an integer number of beats per bar from "
+    + "\(SettingRange.beatsPerBar.lowerBound) to \(SettingRange.beatsPerBar.upperBound)"
+  static let loopPointRule = "must be a number of seconds in the stem's audio file from "
+    + "\(number(SettingRange.loopPoint.lowerBound)) to \(number(SettingRange.loopPoint.upperBound))"
+  static let loopCrossfadeRule = "must be a number of seconds from \(number(SettingRange.crossfade.lowerBound)) "
+    + "to \(number(SettingRange.crossfade.upperBound)) (the crossfade at the loop seam; 0 for none)"
+  static let pitchRule = "must be a number of semitones from \(number(SettingRange.pitch.lowerBound)) to "
+    + "\(number(SettingRange.pitch.upperBound))"
   static let boolRule = "must be true or false"
+
+  /// The message for a loop region given by only one of its ends, reported at the missing one:
+  /// `is missing: a loop region needs both "loopStart" and "loopEnd" (only "loopStart" is given)`.
+  static func loopHalfMissingMessage(given: String) -> String {
+    "is missing: a loop region needs both \"loopStart\" and \"loopEnd\" (only \"\(given)\" is given; "
+      + "remove it for no loop region)"
+  }
+
+  /// The message for a loop region that ends at or before its start, reported at `loopEnd`.
+  static func loopOrderMessage(start: Double, end: Double) -> String {
+    "must be greater than loopStart (got loopStart \(number(start)), loopEnd \(number(end)))"
+  }
 
   /// True if `value` is finite and inside `range` (NaN and infinities never are).
   static func isValid(_ value: Double, in range: ClosedRange<Double>) -> Bool {
@@ -225,9 +249,9 @@ enum SessionRules {
 }
 
 extension Session {
-  /// Checks every value against the session rules (ranges, stem and effect names and their
-  /// uniqueness, file paths, the recording folder, connection port names) and throws the first
-  /// problem found.
+  /// Checks every value against the session rules (ranges, the tempo, stem loop regions, stem and
+  /// effect names and their uniqueness, file paths, the recording folder, connection port names) and
+  /// throws the first problem found.
   ///
   /// `SessionFile.save` calls this before writing, so a saved file always loads again.
   /// - Parameter source: the name used as `SessionError.file` (e.g. the path being saved to).
@@ -245,6 +269,14 @@ extension Session {
     }
     if let problem = SessionRules.recordingFolderProblem(recording.folder) {
       throw fail("recording.folder", problem)
+    }
+    if let tempo {
+      if !SessionRules.isValid(tempo.bpm, in: SettingRange.bpm) {
+        throw fail("tempo.bpm", SessionRules.bpmRule + got(tempo.bpm))
+      }
+      if !SettingRange.beatsPerBar.contains(tempo.beatsPerBar) {
+        throw fail("tempo.beatsPerBar", SessionRules.beatsPerBarRule + " (got \(tempo.beatsPerBar))")
+      }
     }
     if !SessionRules.isValid(position, in: SettingRange.position) {
       throw fail("position", SessionRules.positionRule + got(position))
@@ -272,6 +304,25 @@ extension Session {
       }
       if !SessionRules.isValid(stem.startOffset, in: SettingRange.startOffset) {
         throw fail(base + ".startOffset", SessionRules.startOffsetRule + got(stem.startOffset))
+      }
+      if let start = stem.loopStart, !SessionRules.isValid(start, in: SettingRange.loopPoint) {
+        throw fail(base + ".loopStart", SessionRules.loopPointRule + got(start))
+      }
+      if let end = stem.loopEnd, !SessionRules.isValid(end, in: SettingRange.loopPoint) {
+        throw fail(base + ".loopEnd", SessionRules.loopPointRule + got(end))
+      }
+      switch (stem.loopStart, stem.loopEnd) {
+      case (nil, nil): break
+      case (_?, nil): throw fail(base + ".loopEnd", SessionRules.loopHalfMissingMessage(given: "loopStart"))
+      case (nil, _?): throw fail(base + ".loopStart", SessionRules.loopHalfMissingMessage(given: "loopEnd"))
+      case let (start?, end?):
+        if start >= end { throw fail(base + ".loopEnd", SessionRules.loopOrderMessage(start: start, end: end)) }
+      }
+      if !SessionRules.isValid(stem.crossfade, in: SettingRange.crossfade) {
+        throw fail(base + ".crossfade", SessionRules.loopCrossfadeRule + got(stem.crossfade))
+      }
+      if !SessionRules.isValid(stem.pitch, in: SettingRange.pitch) {
+        throw fail(base + ".pitch", SessionRules.pitchRule + got(stem.pitch))
       }
     }
     var firstEffectIndexByName: [String: Int] = [:]

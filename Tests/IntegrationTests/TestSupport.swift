@@ -107,7 +107,10 @@ final class ChildProcess: @unchecked Sendable {
     var childEnds: [Int32] = []   // closed in the parent after spawning
     func makePipe() throws -> (read: Int32, write: Int32) {
       var fds: [Int32] = [-1, -1]
-      guard pipe2(&fds, O_CLOEXEC) == 0 else { throw HarnessError("pipe2 failed: \(String(cString: strerror(errno)))") }
+      // pipe2 is not visible from Swift's Glibc module; set close-on-exec right away instead
+      // (only this serialized suite spawns processes, so no other spawn can race in between).
+      guard pipe(&fds) == 0 else { throw HarnessError("pipe failed: \(String(cString: strerror(errno)))") }
+      for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
       return (fds[0], fds[1])
     }
     var stdinWrite: Int32 = -1
@@ -364,6 +367,16 @@ final class PrivateJackServer: @unchecked Sendable {
   func stop() {
     let child = process.withLock { p -> ChildProcess? in defer { p = nil }; return p }
     child?.terminate(grace: 5)
+    removeStaleFiles()
+  }
+
+  /// After a kill -9 that was not followed by a clean restart and stop, jackd leaves its
+  /// sockets and semaphores in /dev/shm; remove those of this (uniquely named) server only.
+  private func removeStaleFiles() {
+    let shm = "/dev/shm"
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: shm)) ?? [] where entry.contains("_\(name)_") {
+      try? FileManager.default.removeItem(atPath: "\(shm)/\(entry)")
+    }
   }
 
   /// Kills jackd with SIGKILL (the server "crashes") and reaps it.
@@ -429,8 +442,11 @@ final class PrivateJackServer: @unchecked Sendable {
   }
 
   /// Records `ports` with jack_capture (32-bit float WAV, its default) for `seconds`.
-  func startCapture(ports: [String], seconds: Double, to path: String, hookDir: IntegrationTempDir) throws -> CaptureRun {
-    try CaptureRun(server: self, ports: ports, seconds: seconds, path: path, hookDir: hookDir)
+  /// With `manualConnections` it connects nothing (its inputs are jack_capture:input1/2).
+  func startCapture(ports: [String], seconds: Double, to path: String, hookDir: IntegrationTempDir,
+                    manualConnections: Bool = false) throws -> CaptureRun {
+    try CaptureRun(server: self, ports: ports, seconds: seconds, path: path, hookDir: hookDir,
+                   manualConnections: manualConnections)
   }
 
   /// The xruns a passive client sees on this server, with no stemdeck running: jack_capture
@@ -450,7 +466,8 @@ final class CaptureRun: @unchecked Sendable {
   let hookOutput: String
   let logPath: String
 
-  init(server: PrivateJackServer, ports: [String], seconds: Double, path: String, hookDir: IntegrationTempDir) throws {
+  init(server: PrivateJackServer, ports: [String], seconds: Double, path: String, hookDir: IntegrationTempDir,
+       manualConnections: Bool = false) throws {
     guard findOnPath("jack_capture") != nil else { throw HarnessError("jack_capture is not installed (apt-get install jack-capture)") }
     self.path = path
     let stem = (path as NSString).lastPathComponent
@@ -462,6 +479,7 @@ final class CaptureRun: @unchecked Sendable {
       .write(toFile: hook, atomically: true, encoding: .utf8)
     chmod(hook, 0o755)
     var args = ["--daemon", "--recording-time", String(seconds), "--hook-close", hook]
+    if manualConnections { args.append("--manual-connections") }
     for p in ports { args += ["--port", p] }
     args.append(path)
     child = try ChildProcess("jack_capture", args, environment: server.environment,
@@ -599,18 +617,52 @@ final class StemdeckProcess: @unchecked Sendable {
     return status
   }
 
-  /// Resident memory (VmRSS) in bytes, from /proc/PID/status.
-  func residentBytes() throws -> Int {
+  /// Memory figures from /proc/PID/status, in bytes: "VmRSS", "RssAnon", "RssFile",
+  /// "RssShmem", "VmHWM".
+  func memory() throws -> [String: Int] {
     let text = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-    guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else {
-      throw HarnessError("no VmRSS in /proc/\(pid)/status")
+    var out: [String: Int] = [:]
+    for line in text.split(separator: "\n") {
+      let parts = line.split(whereSeparator: { $0 == ":" || $0 == " " || $0 == "\t" })
+      guard parts.count == 3, parts[2] == "kB", let kb = Int(parts[1]) else { continue }
+      out[String(parts[0])] = kb * 1024
     }
-    let kb = line.split(separator: " ", omittingEmptySubsequences: true).compactMap { Int($0) }.first ?? 0
-    return kb * 1024
+    guard out["VmRSS"] != nil else { throw HarnessError("no VmRSS in /proc/\(pid)/status") }
+    return out
   }
 
   /// Cleanup for `defer`: ends the process if a test left it running.
   func kill() { child.terminate(grace: 2) }
+}
+
+/// One stem of a generated session file.
+struct SessionStem {
+  var name: String
+  var file: String
+  var volume = 1.0
+  var pan = 0.0
+  var loops = 0
+}
+
+/// Writes a stemdeck session (the format of Sessions/demo.json); stem files are relative to it.
+func writeSession(_ path: String, masterVolume: Double = 1, stems: [SessionStem]) throws {
+  let lines = stems.map { s in
+    "    { \"name\" : \"\(s.name)\", \"file\" : \"\(s.file)\", \"volume\" : \(s.volume), \"pan\" : \(s.pan), \"rate\" : 1, \"loops\" : \(s.loops), \"mute\" : false, \"solo\" : false }"
+  }
+  let text = """
+    {
+      "format" : "stemdeck-session",
+      "version" : 1,
+      "quality" : "fast",
+      "master" : { "volume" : \(masterVolume) },
+      "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post" },
+      "stems" : [
+    \(lines.joined(separator: ",\n"))
+      ]
+    }
+
+    """
+  try text.write(toFile: path, atomically: true, encoding: .utf8)
 }
 
 /// Parses "m:ss.mmm" (or "h:mm:ss.mmm") into seconds.

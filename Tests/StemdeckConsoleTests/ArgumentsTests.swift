@@ -19,8 +19,8 @@ struct ArgumentsTests {
      { $0.server = "x"; $0.startServer = false; $0.keepGoing = true; $0.commands = "play" }),
     (["-s", "x", "-n", "deck2", "-k", "--commands", "play; wait end", "song.json"],
      { $0.server = "x"; $0.clientName = "deck2"; $0.keepGoing = true; $0.commands = "play; wait end"; $0.session = "song.json" }),
-    (["song.json", "--script", "cues.txt", "--play", "--no-connect"],
-     { $0.session = "song.json"; $0.script = "cues.txt"; $0.play = true; $0.autoConnect = false }),
+    (["song.json", "--script", "cues.txt", "--play", "--no-connect", "--strict"],
+     { $0.session = "song.json"; $0.script = "cues.txt"; $0.play = true; $0.autoConnect = false; $0.strict = true }),
     (["--help"], { $0.mode = .help }),
     (["-h"], { $0.mode = .help }),
     (["--version"], { $0.mode = .version }),
@@ -66,7 +66,7 @@ struct ArgumentsTests {
 
   @Test("usage text lists every option parse accepts")
   func usageMentionsOptions() {
-    for option in ["--server", "-s", "--name", "-n", "--no-start-server", "--no-connect", "--play", "--script",
+    for option in ["--server", "-s", "--name", "-n", "--no-start-server", "--no-connect", "--play", "--strict", "--script",
                    "-c", "--keep-going", "-k", "--output", "-o", "--duration", "--sample-rate"] {
       #expect(Arguments.usage.contains(option + " ") || Arguments.usage.contains(option + ","), "\(option)")
     }

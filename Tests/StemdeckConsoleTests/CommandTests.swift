@@ -47,7 +47,7 @@ extension ConsoleHarness {
     let h = try withStems()
     try h.folder.write("not audio\n", to: "notes.txt")
     try h.folder.write("", to: "empty.wav")
-    for line in ["vol drums 0.8", "pan bass -0.5", "loops drums 2"] { h.run(line) }
+    for line in ["vol drums 0.8", "pan bass -0.5", "loops drums 2", "sfx load hit \(h.drums)"] { h.run(line) }
     h.mixer.markSaved()
     return h
   }
@@ -139,8 +139,39 @@ struct CommandValidationTests {
     Rejection("wait -1", "error: duration must not have a sign (got '-1')"),
     // meters
     Rejection("meters nosuch", "error: unknown stem 'nosuch' (stems: drums, bass)"),
-    Rejection("meters drums --watch now", "error: meters: expected 0 to 2 arguments, got 3 — usage: meters [NAME|master|reset] [--watch]"),
+    Rejection("meters drums --watch now", "error: meters: expected 0 to 2 arguments, got 3 — usage: meters [NAME|master|input|reset] [--watch]"),
     Rejection("watch now", "error: watch: expected 0 arguments, got 1 — usage: watch"),
+    // sound effects (the harness has loaded 'hit')
+    Rejection("sfx bogus", "error: sfx: unknown action 'bogus' (load, fire, stop, unload)"),
+    Rejection("sfx load hit", "error: usage: sfx load NAME PATH"),
+    Rejection("sfx load a b c", "error: usage: sfx load NAME PATH"),
+    Rejection("sfx load a b c d", "error: sfx: expected 0 to 4 arguments, got 5 — usage: sfx [load NAME PATH | fire NAME [VOL] [PAN] | stop NAME|all | unload NAME]"),
+    Rejection("sfx load hit {DRUMS}", "error: an effect named 'hit' is already loaded ('sfx unload hit' first)"),
+    Rejection("sfx load all {DRUMS}", "error: effect name 'all' is reserved ('all' means every stem)"),
+    Rejection("sfx load 'big boom' {DRUMS}", "error: effect name 'big boom' may contain only letters, digits, '_', '-' and '.'"),
+    Rejection("sfx load boom /nonexistent.wav", "error: cannot load effect 'boom': /nonexistent.wav: no such file"),
+    Rejection("sfx load boom {TEXT}", containing: "error: cannot load effect 'boom': {TEXT}: not a readable audio file"),
+    Rejection("sfx load boom {EMPTY}", "error: cannot load effect 'boom': {EMPTY}: the file is empty"),
+    Rejection("sfx fire", "error: usage: sfx fire NAME [VOL] [PAN]"),
+    Rejection("sfx fire nosuch", "error: unknown effect 'nosuch' (effects: hit)"),
+    Rejection("sfx fire hitt", "error: unknown effect 'hitt' — did you mean 'hit'?"),
+    Rejection("sfx fire hit 3", "error: volume must be between 0 and 2, or in dB up to +6dB (got 3)"),
+    Rejection("sfx fire hit +7dB", "error: volume must be at most +6 dB (2.0 linear) (got +7dB)"),
+    Rejection("sfx fire hit 1 7", "error: effect pan must be between -1 and 1 (got 7)"),
+    Rejection("sfx fire hit 1 left", "error: pan must be a number (got 'left')"),
+    Rejection("sfx stop", "error: usage: sfx stop NAME|all"),
+    Rejection("sfx stop nosuch", "error: unknown effect 'nosuch' (effects: hit)"),
+    Rejection("sfx unload nosuch", "error: unknown effect 'nosuch' (effects: hit)"),
+    // recording (nothing is recording; no JACK)
+    Rejection("record pause", "error: not recording (start with 'record [NAME]')"),
+    Rejection("rec resume", "error: not recording (start with 'record [NAME]')"),
+    Rejection("record stop", "error: not recording (start with 'record [NAME]')"),
+    Rejection("record from", "error: usage: record [NAME] [from PORT…]"),
+    Rejection("record take extra", "error: usage: record [NAME] [from PORT…]"),
+    Rejection("record take from a b c", "error: record: at most two ports (left and right) after 'from'"),
+    Rejection("record take from system:capture_1", "error: \(noJack)"),
+    Rejection("record drums", "error: a stem named 'drums' already exists; choose another take name"),
+    Rejection("record all", "error: take name 'all' is reserved ('all' means every stem)"),
     // routing without JACK (argument counts are checked first)
     Rejection("ports", "error: \(noJack)"),
     Rejection("ports 'system:.*'", "error: \(noJack)"),
@@ -254,6 +285,14 @@ struct CommandValidationTests {
     Acceptance("echo hello   'big  world'", ["hello big  world"]) { _, _ in },
     Acceptance("echo", [""]) { _, _ in },
     Acceptance("autosave", ["autosave: 30 s"]) { _, _ in },
+    Acceptance("sfx", ["hit          0:02.000  ch 2  vol 1.00  pan 0.00  {DRUMS}"]) { _, _ in },
+    Acceptance("sfx fire hit") { _, _ in },
+    Acceptance("sfx play hit -6dB -0.5") { _, _ in },
+    Acceptance("sfx stop hit; sfx stop all") { _, _ in },
+    Acceptance("sfx unload hit", ["unloaded effect hit"]) { s, _ in s.effects = []; s.isDirty = true },
+    Acceptance("sfx load boom {DRUMS}", ["loaded effect boom"]) { s, _ in s.effects.append("boom"); s.isDirty = true },
+    Acceptance("record status", ["not recording"]) { _, _ in },
+    Acceptance("meters input", ["input        L peak   -inf avg   -inf hold   -inf clips 0 | R peak   -inf avg   -inf hold   -inf clips 0"]) { _, _ in },
     Acceptance("autosave off") { s, _ in s.autosaveInterval = 0 },
     Acceptance("autosave 90s") { s, _ in s.autosaveInterval = 90 },
     Acceptance("autosave 1:00") { s, _ in s.autosaveInterval = 60 },
@@ -270,7 +309,7 @@ struct CommandValidationTests {
     row.change(&expected, h)
     let result = h.run(h.expand(row.line))
     #expect(result.ok)
-    #expect(result.output == row.output)
+    #expect(result.output == row.output.map(h.expand))
     #expect(MixerSnapshot(h) == expected)
   }
 
@@ -323,6 +362,20 @@ struct CommandValidationTests {
     #expect(h.run("quit; vol drums 0; echo after") == (true, []))
     #expect(h.console.quitRequested)
     #expect(MixerSnapshot(h)[stem: "drums"].volume == 1)
+  }
+
+  @Test("sfx load refuses a file longer than 60 s and loads nothing")
+  func effectTooLong() throws {
+    let h = try ConsoleHarness()
+    defer { h.shutdown() }
+    let long = try h.folder.wav("long.wav", channels: 1, sampleRate: 8000, seconds: 61)
+    let result = h.run("sfx load long \(long)")
+    #expect(!result.ok)
+    #expect(result.output.count == 1)
+    #expect(result.output.first?.hasPrefix("error: cannot load effect 'long': \(long): too long") == true, "\(result.output)")
+    #expect(h.mixer.effectStatuses().isEmpty)
+    let ok = try h.folder.wav("short.wav", channels: 1, sampleRate: 8000, seconds: 59)
+    #expect(h.run("sfx load short \(ok)") == (true, ["loaded effect short"]))
   }
 
   @Test("every alias runs its command", arguments: CommandTable.all.flatMap { spec in spec.aliases.map { (spec.name, $0) } })

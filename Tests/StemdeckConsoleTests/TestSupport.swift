@@ -139,6 +139,8 @@ struct MixerSnapshot: Equatable, CustomStringConvertible {
   var autosaveInterval: Double
   var setlist: [String]?
   var setlistIndex: Int
+  var effects: [String]
+  var recording: String?
 
   init(_ h: ConsoleHarness) {
     let statuses = h.mixer.stemStatuses()
@@ -153,11 +155,13 @@ struct MixerSnapshot: Equatable, CustomStringConvertible {
     autosaveInterval = h.console.autosaveInterval
     setlist = h.console.setlist?.songs
     setlistIndex = h.console.setlistIndex
+    effects = h.mixer.effectStatuses().map(\.settings.name)
+    recording = h.mixer.recordingStatus?.name
   }
 
   var description: String {
     let s = stems.map { "\($0.name)(vol \($0.volume) pan \($0.pan) rate \($0.rate) loops \($0.loops) mute \($0.mute) solo \($0.solo) direct \($0.directOut) offset \($0.startOffset))" }
-    return "stems \(s) master \(masterVolume) quality \(quality) options \(options) position \(position) dirty \(isDirty) session \(sessionPath ?? "-") autosave \(autosaveInterval) setlist \(setlist ?? []) #\(setlistIndex)"
+    return "stems \(s) master \(masterVolume) quality \(quality) options \(options) position \(position) dirty \(isDirty) session \(sessionPath ?? "-") autosave \(autosaveInterval) setlist \(setlist ?? []) #\(setlistIndex) effects \(effects) recording \(recording ?? "-")"
   }
 
   /// The settings of the stem called `name` (for building expected snapshots).

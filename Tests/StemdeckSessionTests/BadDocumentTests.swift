@@ -97,8 +97,10 @@ let badDocuments: [BadDocument] = [
               location: "format", fragment: "must be \"stemdeck-session\" (got \"stemdeck-setlist\")", line: 2),
   BadDocument(label: "format missing", text: "{ \"version\" : 1 }", location: "format",
               fragment: "is missing", line: 1),
-  BadDocument(label: "unknown top-level key", text: document(top: [#""tempo" : 120"#]),
-              location: "tempo", fragment: "unknown field (allowed: format, version, quality", line: 4),
+  BadDocument(label: "unknown top-level key", text: document(top: [#""swing" : 0.5"#]),
+              location: "swing",
+              fragment: "unknown field (allowed: format, version, quality, master, options, recording, tempo, position, connections, stems, effects)",
+              line: 4),
   BadDocument(label: "duplicate top-level key", text: document(top: [#""quality" : "fast""#, #""quality" : "best""#]),
               location: "quality", fragment: "appears more than once (first at line 4, column 3)", line: 5),
 
@@ -140,7 +142,7 @@ let badDocuments: [BadDocument] = [
   BadDocument(label: "startOffset -1", text: stemDocument(#""startOffset" : -1"#),
               location: "stems[0].startOffset", fragment: "must be a number of seconds from 0 to 1000000 (got -1)", line: 5),
   BadDocument(label: "unknown stem key", text: stemDocument(#""vol" : 1"#), location: "stems[0].vol",
-              fragment: "unknown field (allowed: name, file, volume, pan, rate, loops, mute, solo, directOut, startOffset); did you mean \"volume\"?",
+              fragment: "unknown field (allowed: name, file, volume, pan, rate, loops, mute, solo, directOut, startOffset, loopStart, loopEnd, crossfade, mode, pitch); did you mean \"volume\"?",
               line: 5),
   BadDocument(label: "duplicate stem key", text: stemDocument(#""volume" : 1, "volume" : 0.5"#),
               location: "stems[0].volume", fragment: "appears more than once", line: 5),
@@ -215,7 +217,7 @@ let badDocuments: [BadDocument] = [
   BadDocument(label: "connections duplicate peer",
               text: document(top: [#""connections" : { "master_L" : [ "system:playback_1", "system:playback_1" ] }"#]),
               location: "connections.master_L[1]", fragment: "duplicate connection", line: 4),
-] + newSectionBadDocuments
+] + newSectionBadDocuments + musicalBadDocuments
 
 /// Bad documents for the sections added without a version change: effects, recording and the
 /// setlist crossfade options.
@@ -336,11 +338,131 @@ let newSectionBadDocuments: [BadDocument] = [
               location: "options.crossfadeSeconds", fragment: "(got 1e999)", line: 4),
   BadDocument(label: "options \"crossfade\" key (prefix)", text: document(top: [#""options" : { "crossfade" : 2 }"#]),
               location: "options.crossfade",
-              fragment: "unknown field (allowed: autoPauseOnDisconnect, meterPoint, songChange, crossfadeSeconds); did you mean \"crossfadeSeconds\"?",
+              fragment: "unknown field (allowed: autoPauseOnDisconnect, meterPoint, songChange, crossfadeSeconds, transportSync); did you mean \"crossfadeSeconds\"?",
               line: 4),
   BadDocument(label: "options duplicate songChange",
               text: document(top: [#""options" : { "songChange" : "gapless", "songChange" : "crossfade" }"#]),
               location: "options.songChange", fragment: "appears more than once", line: 4),
+]
+
+/// Bad documents for the tempo, the stems' loop regions, crossfade, rate mode and pitch, and the
+/// transport sync option (added without a version change).
+let musicalBadDocuments: [BadDocument] = [
+  // Tempo.
+  BadDocument(label: "tempo a number", text: document(top: [#""tempo" : 120"#]), location: "tempo",
+              fragment: "must be an object such as { \"bpm\" : 120, \"beatsPerBar\" : 4 } (got 120)", line: 4),
+  BadDocument(label: "tempo null", text: document(top: [#""tempo" : null"#]), location: "tempo",
+              fragment: "(got null)", line: 4),
+  BadDocument(label: "tempo without bpm", text: document(top: [#""tempo" : {}"#]), location: "tempo.bpm",
+              fragment: "is missing (a tempo needs its beats per minute, e.g. { \"bpm\" : 120, \"beatsPerBar\" : 4 })",
+              line: 4),
+  BadDocument(label: "tempo with only beatsPerBar", text: document(top: [#""tempo" : { "beatsPerBar" : 3 }"#]),
+              location: "tempo.bpm", fragment: "is missing", line: 4),
+  BadDocument(label: "bpm \"120\"", text: document(top: [#""tempo" : { "bpm" : "120" }"#]), location: "tempo.bpm",
+              fragment: "must be a number of beats per minute from 20 to 400 (got \"120\")", line: 4),
+  BadDocument(label: "bpm 19.5", text: document(top: [#""tempo" : { "bpm" : 19.5 }"#]), location: "tempo.bpm",
+              fragment: "(got 19.5)", line: 4),
+  BadDocument(label: "bpm 400.5", text: document(top: [#""tempo" : { "bpm" : 400.5, "beatsPerBar" : 4 }"#]),
+              location: "tempo.bpm", fragment: "(got 400.5)", line: 4),
+  BadDocument(label: "bpm 1e999", text: document(top: [#""tempo" : { "bpm" : 1e999 }"#]), location: "tempo.bpm",
+              fragment: "(got 1e999)", line: 4),
+  BadDocument(label: "beatsPerBar 0", text: document(top: [#""tempo" : { "bpm" : 120, "beatsPerBar" : 0 }"#]),
+              location: "tempo.beatsPerBar", fragment: "must be an integer number of beats per bar from 1 to 32 (got 0)",
+              line: 4),
+  BadDocument(label: "beatsPerBar 33", text: document(top: [#""tempo" : { "bpm" : 120, "beatsPerBar" : 33 }"#]),
+              location: "tempo.beatsPerBar", fragment: "(got 33)", line: 4),
+  BadDocument(label: "beatsPerBar 3.5", text: document(top: [#""tempo" : { "bpm" : 120, "beatsPerBar" : 3.5 }"#]),
+              location: "tempo.beatsPerBar", fragment: "(got 3.5)", line: 4),
+  BadDocument(label: "beatsPerBar \"4\"", text: document(top: [#""tempo" : { "bpm" : 120, "beatsPerBar" : "4" }"#]),
+              location: "tempo.beatsPerBar", fragment: "must be an integer number of beats per bar from 1 to 32 (got \"4\")",
+              line: 4),
+  BadDocument(label: "tempo unknown key", text: document(top: [#""tempo" : { "BPM" : 120 }"#]), location: "tempo.BPM",
+              fragment: "unknown field (allowed: bpm, beatsPerBar); did you mean \"bpm\"?", line: 4),
+  BadDocument(label: "tempo key prefix", text: document(top: [#""tempo" : { "bpm" : 120, "beats" : 3 }"#]),
+              location: "tempo.beats", fragment: "did you mean \"beatsPerBar\"?", line: 4),
+  BadDocument(label: "tempo duplicate key", text: document(top: [#""tempo" : { "bpm" : 120, "bpm" : 90 }"#]),
+              location: "tempo.bpm", fragment: "appears more than once (first at line 4, column 15)", line: 4),
+  BadDocument(label: "top-level \"temp\" (typo)", text: document(top: [#""temp" : { "bpm" : 120 }"#]),
+              location: "temp", fragment: "did you mean \"tempo\"?", line: 4),
+  BadDocument(label: "top-level \"bpm\"", text: document(top: [#""bpm" : 120"#]), location: "bpm",
+              fragment: "unknown field (allowed: format, version", line: 4),
+
+  // Loop region.
+  BadDocument(label: "loopStart \"1.25\"", text: stemDocument(#""loopStart" : "1.25", "loopEnd" : 9.25"#),
+              location: "stems[0].loopStart",
+              fragment: "must be a number of seconds in the stem's audio file from 0 to 86400 (got \"1.25\")", line: 5),
+  BadDocument(label: "loopStart -0.5", text: stemDocument(#""loopStart" : -0.5, "loopEnd" : 2"#),
+              location: "stems[0].loopStart", fragment: "(got -0.5)", line: 5),
+  BadDocument(label: "loopEnd 86400.5", text: stemDocument(#""loopStart" : 0, "loopEnd" : 86400.5"#),
+              location: "stems[0].loopEnd", fragment: "from 0 to 86400 (got 86400.5)", line: 5),
+  BadDocument(label: "loopEnd null", text: stemDocument(#""loopStart" : 0, "loopEnd" : null"#),
+              location: "stems[0].loopEnd", fragment: "(got null)", line: 5),
+  BadDocument(label: "loopEnd a list", text: stemDocument(#""loopStart" : 0, "loopEnd" : [ 1 ]"#),
+              location: "stems[0].loopEnd", fragment: "(got an array)", line: 5),
+  BadDocument(label: "only loopStart", text: stemDocument(#""loopStart" : 1.25"#), location: "stems[0].loopEnd",
+              fragment: "is missing: a loop region needs both \"loopStart\" and \"loopEnd\" (only \"loopStart\" is given; remove it for no loop region)",
+              line: 5),
+  BadDocument(label: "only loopEnd, second stem", text: document(stems: [
+                #"{ "name" : "a", "file" : "a.flac", "loopStart" : 0, "loopEnd" : 1 }"#,
+                #"{ "name" : "b", "file" : "b.flac", "loopEnd" : 9.25 }"#]),
+              location: "stems[1].loopStart", fragment: "(only \"loopEnd\" is given; remove it for no loop region)", line: 6),
+  BadDocument(label: "loopStart equal to loopEnd", text: stemDocument(#""loopStart" : 2, "loopEnd" : 2"#),
+              location: "stems[0].loopEnd", fragment: "must be greater than loopStart (got loopStart 2, loopEnd 2)", line: 5),
+  BadDocument(label: "loopStart after loopEnd", text: stemDocument(#""loopStart" : 9.25, "loopEnd" : 1.25"#),
+              location: "stems[0].loopEnd", fragment: "(got loopStart 9.25, loopEnd 1.25)", line: 5),
+  BadDocument(label: "loopEnd before loopStart, reversed keys", text: stemDocument(#""loopEnd" : 0, "loopStart" : 0.001"#),
+              location: "stems[0].loopEnd", fragment: "(got loopStart 0.001, loopEnd 0)", line: 5),
+  BadDocument(label: "loopstart (case)", text: stemDocument(#""loopstart" : 1, "loopEnd" : 2"#),
+              location: "stems[0].loopstart", fragment: "did you mean \"loopStart\"?", line: 5),
+  BadDocument(label: "loop_end (typo)", text: stemDocument(#""loopStart" : 1, "loop_end" : 2"#),
+              location: "stems[0].loop_end", fragment: "did you mean \"loopEnd\"?", line: 5),
+  BadDocument(label: "duplicate loopStart", text: stemDocument(#""loopStart" : 1, "loopStart" : 2, "loopEnd" : 3"#),
+              location: "stems[0].loopStart", fragment: "appears more than once", line: 5),
+  BadDocument(label: "loop fields on an effect", text: effectDocument(#""loopStart" : 0, "loopEnd" : 1"#),
+              location: "effects[0].loopStart", fragment: "unknown field (allowed: name, file, volume, pan)", line: 4),
+
+  // Loop crossfade, rate mode, pitch.
+  BadDocument(label: "crossfade 1.5", text: stemDocument(#""crossfade" : 1.5"#), location: "stems[0].crossfade",
+              fragment: "must be a number of seconds from 0 to 1 (the crossfade at the loop seam; 0 for none) (got 1.5)",
+              line: 5),
+  BadDocument(label: "crossfade -0.1", text: stemDocument(#""crossfade" : -0.1"#), location: "stems[0].crossfade",
+              fragment: "(got -0.1)", line: 5),
+  BadDocument(label: "crossfade \"5ms\"", text: stemDocument(#""crossfade" : "5ms""#), location: "stems[0].crossfade",
+              fragment: "(got \"5ms\")", line: 5),
+  BadDocument(label: "crossfade true", text: stemDocument(#""crossfade" : true"#), location: "stems[0].crossfade",
+              fragment: "(got true)", line: 5),
+  BadDocument(label: "mode \"timestretch\"", text: stemDocument(#""mode" : "timestretch""#), location: "stems[0].mode",
+              fragment: "unknown rate mode \"timestretch\" (allowed: varispeed, stretch)", line: 5),
+  BadDocument(label: "mode \"Stretch\" (case matters)", text: stemDocument(#""mode" : "Stretch""#),
+              location: "stems[0].mode", fragment: "unknown rate mode \"Stretch\"", line: 5),
+  BadDocument(label: "mode 1", text: stemDocument(#""mode" : 1"#), location: "stems[0].mode",
+              fragment: "must be one of varispeed, stretch (got 1)", line: 5),
+  BadDocument(label: "mode null", text: stemDocument(#""mode" : null"#), location: "stems[0].mode",
+              fragment: "must be one of varispeed, stretch (got null)", line: 5),
+  BadDocument(label: "pitch 24.5", text: stemDocument(#""mode" : "stretch", "pitch" : 24.5"#), location: "stems[0].pitch",
+              fragment: "must be a number of semitones from -24 to 24 (got 24.5)", line: 5),
+  BadDocument(label: "pitch -25 in varispeed mode", text: stemDocument(#""pitch" : -25"#), location: "stems[0].pitch",
+              fragment: "(got -25)", line: 5),
+  BadDocument(label: "pitch \"+2\"", text: stemDocument(#""pitch" : "+2""#), location: "stems[0].pitch",
+              fragment: "(got \"+2\")", line: 5),
+  BadDocument(label: "pitch null", text: stemDocument(#""pitch" : null"#), location: "stems[0].pitch",
+              fragment: "(got null)", line: 5),
+  BadDocument(label: "mod (prefix)", text: stemDocument(#""mod" : "stretch""#), location: "stems[0].mod",
+              fragment: "did you mean \"mode\"?", line: 5),
+
+  // Transport sync.
+  BadDocument(label: "transportSync \"master\"", text: document(top: [#""options" : { "transportSync" : "master" }"#]),
+              location: "options.transportSync", fragment: "unknown transport sync \"master\" (allowed: off, follow, lead)",
+              line: 4),
+  BadDocument(label: "transportSync false", text: document(top: [#""options" : { "transportSync" : false }"#]),
+              location: "options.transportSync", fragment: "must be one of off, follow, lead (got false)", line: 4),
+  BadDocument(label: "transportSync \"Follow\" (case matters)",
+              text: document(top: [#""options" : { "transportSync" : "Follow" }"#]),
+              location: "options.transportSync", fragment: "unknown transport sync \"Follow\"", line: 4),
+  BadDocument(label: "options \"transport\" (prefix)", text: document(top: [#""options" : { "transport" : "follow" }"#]),
+              location: "options.transport", fragment: "did you mean \"transportSync\"?", line: 4),
+  BadDocument(label: "top-level transportSync", text: document(top: [#""transportSync" : "follow""#]),
+              location: "transportSync", fragment: "unknown field (allowed: format", line: 4),
 ]
 
 @Suite("Rejecting bad documents")
@@ -410,6 +532,62 @@ struct BadDocumentTests {
     #expect(session.stems[0].loops == -1)
     let empty = try decode(document(stems: []))
     #expect(empty.stems.isEmpty)
+  }
+
+  @Test("the loop-region errors point at the right place")
+  func loopRegionColumns() throws {
+    // start ≥ end: the column of the loopEnd value.
+    let reversed = stemDocument(#""loopStart" : 9.25, "loopEnd" : 1.25"#)
+    /// The 1-based column of the value after `key` on the stem's line (line 5).
+    func column(of key: String, in text: String) throws -> Int {
+      let line = String(text.split(separator: "\n", omittingEmptySubsequences: false)[4])
+      let colon = try #require(line.range(of: "\"\(key)\" : ")).upperBound
+      return line.distance(from: line.startIndex, to: colon) + 1
+    }
+    let endColumn = try column(of: "loopEnd", in: reversed)
+    #expect(endColumn == 76)
+    #expect(throws: SessionError(file: "test.json", location: "stems[0].loopEnd", line: 5, column: endColumn,
+                                 message: "must be greater than loopStart (got loopStart 9.25, loopEnd 1.25)")) {
+      try decode(reversed)
+    }
+    // Half a region: like any missing field, the column of the stem's "{".
+    #expect(throws: SessionError(file: "test.json", location: "stems[0].loopEnd", line: 5, column: 5,
+                                 message: "is missing: a loop region needs both \"loopStart\" and \"loopEnd\" "
+                                   + "(only \"loopStart\" is given; remove it for no loop region)")) {
+      try decode(stemDocument(#""loopStart" : 1.25"#))
+    }
+    // A value out of range is reported before a missing partner.
+    let early = stemDocument(#""loopStart" : -1"#)
+    #expect(throws: SessionError(file: "test.json", location: "stems[0].loopStart", line: 5,
+                                 column: try column(of: "loopStart", in: early),
+                                 message: "must be a number of seconds in the stem's audio file from 0 to 86400 (got -1)")) {
+      try decode(early)
+    }
+  }
+
+  @Test("edge values of the musical fields that are allowed")
+  func allowedMusicalEdges() throws {
+    let text = document(top: [
+      #""options" : { "transportSync" : "follow" }"#,
+      #""tempo" : { "bpm" : 20, "beatsPerBar" : 32.0 }"#,
+    ], stems: [
+      #"{ "name" : "a", "file" : "a.flac", "loopStart" : 0, "loopEnd" : 86400, "crossfade" : 1, "pitch" : -24 }"#,
+      #"{ "name" : "b", "file" : "b.flac", "loopStart" : 86399.999, "loopEnd" : 86400, "crossfade" : 0, "mode" : "stretch", "pitch" : 24 }"#,
+      #"{ "name" : "c", "file" : "c.flac", "loopEnd" : 1e-9, "loopStart" : 0, "mode" : "varispeed", "pitch" : 0.5 }"#,
+    ])
+    let session = try decode(text)
+    #expect(session.options.transportSync == .follow)
+    #expect(session.tempo == Tempo(bpm: 20, beatsPerBar: 32))
+    #expect(session.stems[0].loopStart == 0 && session.stems[0].loopEnd == 86400)
+    #expect(session.stems[0].crossfade == 1 && session.stems[0].pitch == -24 && session.stems[0].mode == .varispeed)
+    #expect(session.stems[1].mode == .stretch && session.stems[1].pitch == 24)
+    #expect(session.stems[2].loopEnd == 1e-9)
+    #expect(try decode(document(top: [#""tempo" : { "bpm" : 400, "beatsPerBar" : 1 }"#])).tempo
+            == Tempo(bpm: 400, beatsPerBar: 1))
+    for sync in TransportSync.allCases {
+      let chosen = try decode(document(top: ["\"options\" : { \"transportSync\" : \"\(sync.rawValue)\" }"]))
+      #expect(chosen.options.transportSync == sync)
+    }
   }
 
   @Test("edge values of the new sections that are allowed")

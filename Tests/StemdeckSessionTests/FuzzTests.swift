@@ -9,16 +9,22 @@ struct FuzzTests {
                        "-1e999", "99999999999999999999999999999", "1.5", "-0", "\"x\"", "\"-6dB\"", "\"all\"",
                        "\"drums\"", "NaN", "Infinity", "\u{0}", "\n", "\"\\ud800\"", "\"\\u0000\"", "é", "\u{FEFF}",
                        "\"name\" : \"n\"", "\"volume\" : 3", "\"loops\" : -1", "\"vol\" : 1", "[]", "{}",
-                       "\"effects\" : []", "\"recording\" : {}", "\"songChange\" : \"crossfade\"", "\"horn\""]
+                       "\"effects\" : []", "\"recording\" : {}", "\"songChange\" : \"crossfade\"", "\"horn\"",
+                       "\"tempo\" : {}", "\"tempo\" : { \"bpm\" : 120 }", "\"bpm\" : 400", "\"beatsPerBar\" : 33",
+                       "\"loopStart\" : 2", "\"loopEnd\" : 1", "\"crossfade\" : 0.5", "\"mode\" : \"stretch\"",
+                       "\"pitch\" : -24", "\"transportSync\" : \"lead\""]
   /// Values substituted for scalar values.
   static let values = ["1e308", "-1e308", "1e-320", "123456789012345678901234567890", "-0", "0.5", "2", "-1", "1",
                        "1000001", "1e999", "\"-inf dB\"", "\"+9dB\"", "\"\"", "\"a:b\"", "null", "true", "[]", "{}",
                        "\"fast\"", "\"best\"", "\"pre\"", "3.0", "0.49999999999999994", "2.0000000000000004",
                        "\"wav24\"", "\"flac24\"", "\"crossfade\"", "\"gapless\"", "0.05", "0.049999999999999996",
-                       "30", "30.000000000000004", "\"\\u0000\"", "\"kick\""]
+                       "30", "30.000000000000004", "\"\\u0000\"", "\"kick\"",
+                       "\"stretch\"", "\"varispeed\"", "\"off\"", "\"follow\"", "\"lead\"", "20", "400",
+                       "19.999999999999996", "400.00000000000006", "32", "33", "0", "24", "-24", "24.000000000000004",
+                       "86400", "86400.00000000001", "9.25", "1.25", "1.0000000000000002"]
 
-  /// The document the mutations start from: every section present (effects, recording and the
-  /// crossfade options included), several stems.
+  /// The document the mutations start from: every section present (effects, recording, tempo, the
+  /// crossfade and transport options, stem loop regions, stretch mode and pitch included), several stems.
   static let seed: String = {
     var session = everythingSession()
     session.stems.append(StemSettings(name: "drums", file: "../Samples/drums.flac"))
@@ -118,6 +124,7 @@ struct FuzzTests {
     var decoded = 0
     var rejected = 0
     var changedButDecoded = 0
+    var rejectedFields = Set<String>()  // the last part of each rejected location: "loopEnd", "bpm"…
     for iteration in 0..<5_000 {
       var bytes = seedBytes
       for _ in 0..<Int.random(in: 1...3, using: &random) {
@@ -133,6 +140,7 @@ struct FuzzTests {
         #expect((try? SessionFile.decode(Data(text.utf8), source: "again")) == session, "iteration \(iteration)")
       } catch {
         rejected += 1
+        if let location = error.location { rejectedFields.insert(String(location.split(separator: ".").last!)) }
         #expect(!error.message.isEmpty, "iteration \(iteration)")
         #expect(error.file == "fuzz")
         if let line = error.line { #expect(line >= 1) }
@@ -142,6 +150,10 @@ struct FuzzTests {
     #expect(changedButDecoded > 0)
     #expect(rejected > 0)
     #expect(decoded + rejected == 5_000)
+    // The mutations reach the fields added without a version change.
+    for field in ["bpm", "beatsPerBar", "loopStart", "loopEnd", "crossfade", "mode", "pitch", "transportSync"] {
+      #expect(rejectedFields.contains(field), "no mutation was rejected at \(field)")
+    }
   }
 
   @Test("pathological inputs fail cleanly", arguments: [

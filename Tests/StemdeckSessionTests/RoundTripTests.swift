@@ -47,12 +47,26 @@ struct RoundTripTests {
     // The stem that leaves them at their defaults does not mention them.
     let oddLine = try #require(first.split(separator: "\n").first { $0.contains("odd.name-2_x") })
     #expect(!oddLine.contains("directOut"))
-    // Options, recording and effects, each in its place.
-    #expect(first.contains("\n  \"options\" : { \"autoPauseOnDisconnect\" : true, \"meterPoint\" : \"pre\", "
-                           + "\"songChange\" : \"crossfade\", \"crossfadeSeconds\" : 0.75 },\n"
-                           + "  \"recording\" : { \"format\" : \"wav32f\", \"takesMuted\" : true, "
-                           + "\"folder\" : \"takes/späť \\\"live\\\"\\t\\u0001\" },\n"
-                           + "  \"position\" : 12.345,\n"))
+    #expect(!oddLine.contains("\"mode\""))
+    // The loop region, crossfade, mode and pitch follow the other optional stem fields, in order.
+    #expect(first.contains("""
+          { "name" : "kick", "file" : "/abs/path/kick.wav", "volume" : 0.30000000000000004, "pan" : -1, \
+      "rate" : 0.5, "loops" : -1, "mute" : true, "solo" : true, "directOut" : true, "startOffset" : 1.5, \
+      "loopStart" : 1.25, "loopEnd" : 9.25, "crossfade" : 0.005, "mode" : "stretch", "pitch" : 2 },
+
+      """))
+    #expect(oddLine.hasSuffix(#""startOffset" : 1e-10, "loopStart" : 0, "loopEnd" : 86400, "crossfade" : 1, "pitch" : -24 }"#))
+    // Options, recording, tempo and effects, each in its place.
+    let header = #"""
+
+        "options" : { "autoPauseOnDisconnect" : true, "meterPoint" : "pre", "songChange" : "crossfade", \#
+      "crossfadeSeconds" : 0.75, "transportSync" : "lead" },
+        "recording" : { "format" : "wav32f", "takesMuted" : true, "folder" : "takes/späť \"live\"\t\u0001" },
+        "tempo" : { "bpm" : 128.25, "beatsPerBar" : 7 },
+        "position" : 12.345,
+
+      """#
+    #expect(first.contains(header))
     #expect(first.hasSuffix("""
         ],
         "effects" : [
@@ -82,7 +96,7 @@ struct RoundTripTests {
         "quality" : "fast",
         "master" : { "volume" : 1 },
         "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "songChange" : "crossfade" },
-        "recording" : { "format" : "flac24", "takesMuted" : false, "folder" : "takes" },
+        "recording" : { "format" : "wav32f", "takesMuted" : false, "folder" : "takes" },
         "stems" : [
           { "name" : "drums", "file" : "drums.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false }
         ],
@@ -117,9 +131,128 @@ struct RoundTripTests {
 
     // Defaults stay out of the file.
     let plain = SessionFile.encode(Session())
-    for word in ["recording", "effects", "songChange", "crossfadeSeconds"] { #expect(!plain.contains(word)) }
+    for word in ["recording", "effects", "songChange", "crossfadeSeconds", "tempo", "transportSync"] {
+      #expect(!plain.contains(word))
+    }
     #expect(plain.contains(
       "  \"options\" : { \"autoPauseOnDisconnect\" : false, \"meterPoint\" : \"post\" },\n  \"stems\" : []\n}\n"))
+  }
+
+  @Test("tempo, loop regions, stretch mode and transport sync have a fixed layout and appear only when set")
+  func musicalFieldsLayout() throws {
+    var session = Session()
+    session.tempo = Tempo(bpm: 100)
+    session.options.transportSync = .follow
+    var drums = StemSettings(name: "drums", file: "drums.flac")
+    drums.loopStart = 1.25
+    drums.loopEnd = 9.25
+    drums.crossfade = 0.005
+    drums.mode = .stretch
+    drums.pitch = 2
+    var bass = StemSettings(name: "bass", file: "bass.flac")
+    bass.mode = .stretch
+    var keys = StemSettings(name: "keys", file: "keys.flac")
+    keys.startOffset = 4
+    keys.pitch = -0.5
+    var pad = StemSettings(name: "pad", file: "pad.flac")
+    pad.loopStart = 0
+    pad.loopEnd = 2
+    session.stems = [drums, bass, keys, pad]
+    try session.validate()
+    let text = SessionFile.encode(session)
+    #expect(text == """
+      {
+        "format" : "stemdeck-session",
+        "version" : 1,
+        "quality" : "fast",
+        "master" : { "volume" : 1 },
+        "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "transportSync" : "follow" },
+        "tempo" : { "bpm" : 100, "beatsPerBar" : 4 },
+        "stems" : [
+          { "name" : "drums", "file" : "drums.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "loopStart" : 1.25, "loopEnd" : 9.25, "crossfade" : 0.005, "mode" : "stretch", "pitch" : 2 },
+          { "name" : "bass", "file" : "bass.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "mode" : "stretch" },
+          { "name" : "keys", "file" : "keys.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "startOffset" : 4, "pitch" : -0.5 },
+          { "name" : "pad", "file" : "pad.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "loopStart" : 0, "loopEnd" : 2 }
+        ]
+      }
+
+      """)
+    #expect(try decode(text) == session)
+
+    // "tempo" sits between "recording" and "position"; "transportSync" follows the crossfade options.
+    var full = Session()
+    full.recording.takesMuted = true
+    full.tempo = Tempo(bpm: 92.5, beatsPerBar: 3)
+    full.position = 3
+    full.options.songChange = .crossfade
+    full.options.crossfadeSeconds = 4
+    full.options.transportSync = .lead
+    let fullText = SessionFile.encode(full)
+    #expect(fullText.contains("""
+        "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "songChange" : "crossfade", \
+      "crossfadeSeconds" : 4, "transportSync" : "lead" },
+        "recording" : { "format" : "wav32f", "takesMuted" : true, "folder" : "" },
+        "tempo" : { "bpm" : 92.5, "beatsPerBar" : 3 },
+        "position" : 3,
+        "stems" : []
+
+      """))
+    #expect(try decode(fullText) == full)
+
+    // A tempo at the default beats per bar still writes both keys; each transport sync choice and
+    // rate mode round-trips.
+    var edges = Session()
+    edges.tempo = Tempo(bpm: 20, beatsPerBar: 32)
+    #expect(SessionFile.encode(edges).contains("  \"tempo\" : { \"bpm\" : 20, \"beatsPerBar\" : 32 },\n"))
+    #expect(try decode(SessionFile.encode(edges)) == edges)
+    for sync in TransportSync.allCases {
+      var chosen = Session()
+      chosen.options.transportSync = sync
+      #expect(SessionFile.encode(chosen).contains("transportSync") == (sync != .off))
+      #expect(try decode(SessionFile.encode(chosen)) == chosen)
+    }
+    for mode in RateMode.allCases {
+      var chosen = Session()
+      chosen.stems = [StemSettings(name: "s", file: "s.wav")]
+      chosen.stems[0].mode = mode
+      #expect(SessionFile.encode(chosen).contains("\"mode\"") == (mode != .varispeed))
+      #expect(try decode(SessionFile.encode(chosen)) == chosen)
+    }
+    // -0 is the default pitch and crossfade too, so it is not written.
+    var negativeZero = Session()
+    negativeZero.stems = [StemSettings(name: "s", file: "s.wav")]
+    negativeZero.stems[0].pitch = -0.0
+    negativeZero.stems[0].crossfade = -0.0
+    #expect(!SessionFile.encode(negativeZero).contains("pitch"))
+    #expect(!SessionFile.encode(negativeZero).contains("crossfade"))
+  }
+
+  @Test("the musical fields written out at their defaults decode to the defaults")
+  func musicalFieldsAtDefaults() throws {
+    let text = """
+      {
+        "format" : "stemdeck-session", "version" : 1,
+        "options" : { "transportSync" : "off" },
+        "stems" : [ { "name" : "x", "file" : "x.wav", "crossfade" : 0, "mode" : "varispeed", "pitch" : 0 } ]
+      }
+      """
+    var expected = Session()
+    expected.stems = [StemSettings(name: "x", file: "x.wav")]
+    let session = try decode(text)
+    #expect(session == expected)
+    #expect(session.tempo == nil && session.stems[0].loopStart == nil && session.stems[0].loopEnd == nil)
+    for word in ["transportSync", "crossfade", "mode", "pitch", "loopStart", "loopEnd", "tempo"] {
+      #expect(!SessionFile.encode(session).contains(word))
+    }
+    // beatsPerBar defaults to 4 and is then written; the keys may come in any order.
+    let tempo = try decode(#"{"format":"stemdeck-session","version":1,"tempo":{"bpm":120}}"#)
+    #expect(tempo.tempo == Tempo(bpm: 120, beatsPerBar: 4))
+    #expect(SessionFile.encode(tempo).contains("\"tempo\" : { \"bpm\" : 120, \"beatsPerBar\" : 4 }"))
+    let reordered = try decode(#"{"format":"stemdeck-session","version":1,"tempo":{"beatsPerBar":6.0,"bpm":1.2e2},"#
+                               + #""stems":[{"loopEnd":3,"name":"x","loopStart":0.5,"file":"x.wav"}]}"#)
+    #expect(reordered.tempo == Tempo(bpm: 120, beatsPerBar: 6))
+    #expect(reordered.stems[0].loopStart == 0.5 && reordered.stems[0].loopEnd == 3)
+    #expect(SessionFile.encode(reordered).contains("\"solo\" : false, \"loopStart\" : 0.5, \"loopEnd\" : 3 }"))
   }
 
   @Test("new sections written out at their defaults decode to the defaults")
@@ -312,6 +445,107 @@ struct RoundTripTests {
     #expect(throws: SessionError.self) { try decode(text) }
     let folder = try TemporaryFolder()
     #expect(throws: SessionError.self) { try SessionFile.save(bad, to: folder.file("bad.json")) }
+    #expect(folder.entries().isEmpty)
+  }
+
+  @Test("validate() checks the tempo, loop regions, crossfade and pitch the way the decoder does")
+  func validateMusicalFields() throws {
+    func problem(_ change: (inout Session) -> Void) -> SessionError? {
+      var session = everythingSession()
+      change(&session)
+      do {
+        try session.validate(source: "v.json")
+        return nil
+      } catch {
+        return error
+      }
+    }
+    func expectProblem(_ location: String, _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation,
+                       _ change: (inout Session) -> Void) {
+      let error = problem(change)
+      #expect(error?.file == "v.json", sourceLocation: sourceLocation)
+      #expect(error?.location == location, "\(String(describing: error))", sourceLocation: sourceLocation)
+      #expect(error?.message.contains(fragment) == true, "\(String(describing: error))",
+              sourceLocation: sourceLocation)
+    }
+    expectProblem("tempo.bpm", "must be a number of beats per minute from 20 to 400 (got 19.5)") {
+      $0.tempo?.bpm = 19.5
+    }
+    expectProblem("tempo.bpm", "(got 400.5)") { $0.tempo?.bpm = 400.5 }
+    expectProblem("tempo.bpm", "(got nan)") { $0.tempo = Tempo(bpm: .nan) }
+    expectProblem("tempo.beatsPerBar", "must be an integer number of beats per bar from 1 to 32 (got 0)") {
+      $0.tempo?.beatsPerBar = 0
+    }
+    expectProblem("tempo.beatsPerBar", "(got 33)") { $0.tempo?.beatsPerBar = 33 }
+    expectProblem("stems[0].loopStart", "must be a number of seconds in the stem's audio file from 0 to 86400 (got -1)") {
+      $0.stems[0].loopStart = -1
+    }
+    expectProblem("stems[1].loopEnd", "(got 86400.5)") { $0.stems[1].loopEnd = 86400.5 }
+    expectProblem("stems[1].loopEnd", "(got inf)") { $0.stems[1].loopEnd = .infinity }
+    expectProblem("stems[0].loopEnd",
+                  "is missing: a loop region needs both \"loopStart\" and \"loopEnd\" (only \"loopStart\" is given") {
+      $0.stems[0].loopEnd = nil
+    }
+    expectProblem("stems[1].loopStart", "(only \"loopEnd\" is given; remove it for no loop region)") {
+      $0.stems[1].loopStart = nil
+    }
+    expectProblem("stems[0].loopEnd", "must be greater than loopStart (got loopStart 9.25, loopEnd 9.25)") {
+      $0.stems[0].loopStart = 9.25
+    }
+    expectProblem("stems[0].loopEnd", "(got loopStart 9.25, loopEnd 1.25)") {
+      $0.stems[0].loopStart = 9.25
+      $0.stems[0].loopEnd = 1.25
+    }
+    expectProblem("stems[1].crossfade", "must be a number of seconds from 0 to 1 (the crossfade at the loop seam; "
+                  + "0 for none) (got 1.5)") { $0.stems[1].crossfade = 1.5 }
+    expectProblem("stems[0].crossfade", "(got -0.001)") { $0.stems[0].crossfade = -0.001 }
+    expectProblem("stems[0].pitch", "must be a number of semitones from -24 to 24 (got 24.5)") { $0.stems[0].pitch = 24.5 }
+    // Checked in varispeed mode as well: the value is still saved.
+    expectProblem("stems[1].pitch", "(got -inf)") {
+      $0.stems[1].mode = .varispeed
+      $0.stems[1].pitch = -.infinity
+    }
+    // The edges are allowed, and so is no tempo and no loop region.
+    #expect(problem {
+      $0.tempo = Tempo(bpm: 400, beatsPerBar: 1)
+      $0.stems[0].loopStart = 86399.999
+      $0.stems[0].loopEnd = 86400
+      $0.stems[0].crossfade = 0
+      $0.stems[0].pitch = 24
+    } == nil)
+    #expect(problem {
+      $0.tempo = nil
+      $0.stems[0].loopStart = nil
+      $0.stems[0].loopEnd = nil
+    } == nil)
+
+    // encode writes whatever the model holds; a file with half a loop region fails to load with
+    // exactly the error validate() gives, and save refuses it.
+    var half = everythingSession()
+    half.stems[1].loopEnd = nil
+    let text = SessionFile.encode(half)
+    #expect(text.contains("\"loopStart\" : 0, \"crossfade\" : 1"))
+    var decoded: SessionError?
+    do { _ = try SessionFile.decode(Data(text.utf8), source: "v.json") } catch { decoded = error }
+    var validated: SessionError?
+    do { try half.validate(source: "v.json") } catch { validated = error }
+    #expect(decoded?.location == "stems[1].loopEnd")
+    #expect(decoded?.location == validated?.location)
+    #expect(decoded?.message == validated?.message)
+    var reversed = everythingSession()
+    reversed.stems[0].loopStart = 10
+    do { _ = try SessionFile.decode(Data(SessionFile.encode(reversed).utf8), source: "v.json") } catch { decoded = error }
+    do { try reversed.validate(source: "v.json") } catch { validated = error }
+    #expect(decoded?.location == "stems[0].loopEnd")
+    #expect(decoded?.message == validated?.message)
+    var badTempo = everythingSession()
+    badTempo.tempo?.beatsPerBar = 64
+    do { _ = try SessionFile.decode(Data(SessionFile.encode(badTempo).utf8), source: "v.json") } catch { decoded = error }
+    do { try badTempo.validate(source: "v.json") } catch { validated = error }
+    #expect(decoded?.location == "tempo.beatsPerBar")
+    #expect(decoded?.message == validated?.message)
+    let folder = try TemporaryFolder()
+    #expect(throws: SessionError.self) { try SessionFile.save(half, to: folder.file("half.json")) }
     #expect(folder.entries().isEmpty)
   }
 

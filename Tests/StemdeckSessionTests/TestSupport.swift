@@ -94,9 +94,11 @@ func everythingSession() -> Session {
   session.options.meterPoint = .pre
   session.options.songChange = .crossfade
   session.options.crossfadeSeconds = 0.75
+  session.options.transportSync = .lead
   session.recording.format = .wav32f
   session.recording.takesMuted = true
   session.recording.folder = "takes/späť \"live\"\t\u{01}"
+  session.tempo = Tempo(bpm: 128.25, beatsPerBar: 7)
   session.position = 12.345
   session.connections = [
     "master_L": ["system:playback_1", "jack_capture:input_1"],
@@ -112,12 +114,21 @@ func everythingSession() -> Session {
   kick.solo = true
   kick.directOut = true
   kick.startOffset = 1.5
+  kick.loopStart = 1.25
+  kick.loopEnd = 9.25
+  kick.crossfade = 0.005
+  kick.mode = .stretch
+  kick.pitch = 2
   var odd = StemSettings(name: "odd.name-2_x", file: "we\"ird\\ päth/\tファイル\u{01}.flac")
   odd.volume = 2
   odd.pan = 1
   odd.rate = 2
   odd.loops = 1_000_000
   odd.startOffset = 1e-10
+  odd.loopStart = 0  // the edges: a loop region over the whole allowed span, the longest crossfade
+  odd.loopEnd = 86400
+  odd.crossfade = 1
+  odd.pitch = -24  // kept (and saved) in varispeed mode, where it has no effect
   session.stems = [kick, odd]
   var horn = EffectSettings(name: "horn", file: "../Samples/horn.wav")
   horn.volume = 0.1 + 0.2
@@ -140,11 +151,19 @@ func isWithinRules(_ session: Session) -> Bool {
     guard ok(stem.volume, SettingRange.volume), ok(stem.pan, SettingRange.pan),
           ok(stem.rate, SettingRange.rate), SettingRange.loops.contains(stem.loops),
           ok(stem.startOffset, SettingRange.startOffset), !stem.file.isEmpty,
+          (stem.loopStart == nil) == (stem.loopEnd == nil),
+          stem.loopStart.map({ ok($0, SettingRange.loopPoint) }) ?? true,
+          stem.loopEnd.map({ ok($0, SettingRange.loopPoint) }) ?? true,
+          (stem.loopStart ?? 0) < (stem.loopEnd ?? 1),
+          ok(stem.crossfade, SettingRange.crossfade), ok(stem.pitch, SettingRange.pitch),
           SettingRange.nameLength.contains(stem.name.count),
           stem.name.lowercased() != "all",
           stem.name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic
             || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)) }),
           names.insert(stem.name).inserted else { return false }
+  }
+  if let tempo = session.tempo {
+    guard ok(tempo.bpm, SettingRange.bpm), SettingRange.beatsPerBar.contains(tempo.beatsPerBar) else { return false }
   }
   guard ok(session.options.crossfadeSeconds, SettingRange.crossfadeSeconds),
         !session.recording.folder.utf8.contains(0),

@@ -29,6 +29,15 @@ public struct GainRamp: Sendable {
     step = (newTarget - current) / Float(length)
   }
 
+  /// Moves toward `newTarget` over exactly `frames` frames (glides step their ramps per block).
+  @_noLocks
+  public mutating func set(target newTarget: Float, frames: Int) {
+    target = newTarget
+    if newTarget == current || frames <= 0 { current = newTarget; remaining = 0; step = 0; return }
+    remaining = frames
+    step = (newTarget - current) / Float(frames)
+  }
+
   /// Jumps to `gain` at once (used before a stem is audible).
   @_noLocks
   public mutating func jump(to gain: Float) {
@@ -36,7 +45,9 @@ public struct GainRamp: Sendable {
   }
 
   /// Advances the ramp by `frames`, returning the gain at the start and the per-frame step to use
-  /// for those frames, and how many of them ramp (the rest stay at `target`).
+  /// for those frames, and how many of them ramp (the rest stay at `target`). Loops apply it as
+  /// `g = start; for i: out(g); g = i + 1 < rampFrames ? g + step : target`, so the frame after
+  /// the ramp is exactly the target.
   @_noLocks
   public mutating func advance(frames: Int) -> (start: Float, step: Float, rampFrames: Int) {
     if remaining == 0 { return (current, 0, 0) }

@@ -9,6 +9,19 @@
 /// - Stems with more than two channels are folded to stereo by the disk reader before they reach
 ///   the mixer (see `ChannelFold`), so they follow the balance law.
 public enum PanLaw {
+  /// `gains(pan:channelCount:)` for the realtime thread (glides). Same arithmetic, so the results
+  /// are bit-identical to the control thread's.
+  @_noLocks
+  public static func realtimeGains(pan: Double, channelCount: Int) -> (left: Double, right: Double) {
+    let p = Swift.min(1, Swift.max(-1, pan))
+    if channelCount == 1 {
+      let theta = (p + 1) * Double.pi / 4
+      // RT-WAIVER: cos and sin from libm are pure functions: no allocation, no lock, no syscall.
+      return _unsafePerformance { (cosImpl(theta), sinImpl(theta)) }
+    }
+    return (Swift.min(1, 1 - p), Swift.min(1, 1 + p))
+  }
+
   /// Gains (left, right) for a stem of `channelCount` (1 or 2) at `pan` in -1…1.
   public static func gains(pan: Double, channelCount: Int) -> (left: Double, right: Double) {
     let p = Swift.min(1, Swift.max(-1, pan))

@@ -13,6 +13,19 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setGains(slot: Int32, left: Float, right: Float)
   /// New resampling ratio (output rate / input rate, including the stem's varispeed).
   case setRatio(slot: Int32, ratio: Double)
+  /// A stem's volume, pan and audibility (mute/solo); the renderer computes the gains.
+  /// Cancels volume and pan glides.
+  case setLevels(slot: Int32, volume: Double, pan: Double, audible: Bool)
+  /// A stem's varispeed rate (the ratio follows from the file and engine rates). Cancels a rate glide.
+  case setRate(slot: Int32, rate: Double)
+  /// Moves a parameter to `target` over `frames` frames.
+  case glide(slot: Int32, parameter: GlideParameter, target: Double, frames: Int, exponential: Bool)
+  /// Stops a stem's glides where they are.
+  case cancelGlides(slot: Int32)
+  /// The commands up to `endGroup` apply together when the transport reaches `frame`
+  /// (Int.min: at the next pass).
+  case beginGroup(frame: Int)
+  case endGroup
   /// Master volume (linear).
   case setMasterGain(Float)
   /// Starts the transport. `fadeIn` ramps the output up over a few milliseconds.
@@ -42,6 +55,11 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case stopRecording
   /// Turns per-stem metering on or off (an offline render has no one to read stem meters).
   case setStemMetering(Bool)
+}
+
+/// What a glide moves.
+public enum GlideParameter: Int, BitwiseCopyable, Sendable {
+  case volume = 0, pan = 1, rate = 2
 }
 
 /// Something the realtime renderer reports to the control thread through the event ring.

@@ -52,6 +52,13 @@ public struct RenderState: ~Copyable {
   @usableFromInline var inputMeter: MeterAccumulator
   /// Frames a voice must have buffered before a held transport starts.
   @usableFromInline let primeFrames: Int
+  /// Commands waiting for a transport frame (grouped changes: `begin … commit at POS`).
+  @usableFromInline let scheduled: UnsafeMutablePointer<ScheduledCommand>
+  @usableFromInline var scheduledCount = 0
+  @usableFromInline let scheduleCapacity = 1024
+  /// While a group is being received: the frame its commands wait for (Int.min: none).
+  @usableFromInline var groupFrame = Int.min
+  @usableFromInline var collectingGroup = false
 
   /// One past the highest occupied slot (drivers fill `directOutputs` up to here).
   public var slotLimitForDrivers: Int { @_noLocks get { slotLimit } }
@@ -111,6 +118,7 @@ public struct RenderState: ~Copyable {
     self.primeFrames = Swift.min(8192, Int(sampleRate / 4))
     self.effects = EffectBank(sampleRate: sampleRate)
     self.inputMeter = MeterAccumulator(sampleRate: sampleRate)
+    self.scheduled = .allocate(capacity: 1024)
   }
 
   /// Destroys a state whose driver has stopped calling `renderBlock`: frees the buffers and
@@ -126,6 +134,7 @@ public struct RenderState: ~Copyable {
     state.pointee.mixRight.deallocate()
     state.pointee.scratch.deallocate()
     state.pointee.directOutputs.deallocate()
+    state.pointee.scheduled.deallocate()
     let status = state.pointee.status
     state.deinitialize(count: 1)
     state.deallocate()
@@ -149,11 +158,29 @@ public struct EngineRings: ~Copyable, Sendable {
   public var retired: Consumer<UnsafeMutablePointer<StemVoice>>
 }
 
+/// A command waiting for a transport frame.
+public struct ScheduledCommand: BitwiseCopyable {
+  @usableFromInline var frame: Int
+  @usableFromInline var command: EngineCommand
+  @_noLocks
+  init(frame: Int, command: EngineCommand) {
+    self.frame = frame
+    self.command = command
+  }
+}
+
+/// Transport states as published in `EngineStatus.transportState`.
+public enum TransportState: Int, Sendable {
+  case paused = 0
+  case playing = 1
+  case waitingForDisk = 2
+}
+
 /// Renders `frameCount` frames of the master into `left` and `right`.
 ///
-/// - Realtime: safe. Wait-free; allocates nothing, takes no locks, makes no syscalls (the one C
-///   call, `src_process`, carries a waiver). Time is bounded by the number of voices and commands.
-///   Proven by `@_noLocks` in debug and release builds.
+/// - Realtime: safe. Wait-free; allocates nothing, takes no locks, makes no syscalls (the C
+///   calls it makes — `src_process`, `src_reset`, libm — carry waivers). Time is bounded by the
+///   number of voices, commands and scheduled changes. Proven by `@_noLocks`.
 /// - Thread: the audio thread only (JACK's process thread, or the offline renderer). Owns
 ///   `state`; nothing else may touch it while the driver runs.
 /// - Failure: never traps on bad audio; a stem that underruns plays silence and counts it.
@@ -169,7 +196,13 @@ public func renderBlock(
   }
   var done = 0
   while done < frameCount {
-    let n = Swift.min(frameCount &- done, state.pointee.maxBlockFrames)
+    applyDueChanges(state)
+    var n = Swift.min(frameCount &- done, state.pointee.maxBlockFrames)
+    // A pass ends where a scheduled change is due, so the change lands on its exact frame.
+    if state.pointee.playing, let due = nextScheduledFrame(state) {
+      let until = due &- state.pointee.transportFrame
+      if until > 0 && until < n { n = until }
+    }
     state.pointee.passOffset = done
     renderPass(state, left: left + done, right: right + done, frameCount: n)
     done &+= n
@@ -177,163 +210,7 @@ public func renderBlock(
   state.pointee.status.pointee.blocksRendered.add(1, ordering: .relaxed)
 }
 
-/// Applies queued commands (at most 4096 per block, so a flood cannot stall the audio).
-@_noLocks
-func applyCommands(_ state: UnsafeMutablePointer<RenderState>) {
-  var applied = 0
-  while applied < 4096, let command = state.pointee.commands.pop() {
-    applied &+= 1
-    switch command {
-    case .addVoice(let slot, let voice):
-      let s = Int(slot)
-      guard s >= 0, s < state.pointee.maxVoices, state.pointee.voices[s] == nil else { continue }
-      state.pointee.voices[s] = voice
-      if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
-    case .removeVoice(let slot):
-      guard let voice = voiceAt(state, slot) else { continue }
-      voice.pointee.removing = true
-      voice.pointee.gainLeft.set(target: 0)
-      voice.pointee.gainRight.set(target: 0)
-    case .setGains(let slot, let l, let r):
-      guard let voice = voiceAt(state, slot), !voice.pointee.removing else { continue }
-      voice.pointee.gainLeft.set(target: l)
-      voice.pointee.gainRight.set(target: r)
-    case .setRatio(let slot, let ratio):
-      guard let voice = voiceAt(state, slot) else { continue }
-      if ratio != voice.pointee.ratio {
-        if voice.pointee.bypass {
-          // Leaving the bypass: start the converter from a clean state.
-          voice.pointee.bypass = false
-          resetResampler(voice)
-        }
-        voice.pointee.ratio = ratio
-      }
-    case .setMasterGain(let gain):
-      state.pointee.masterGain.set(target: gain)
-    case .play(let fadeIn):
-      state.pointee.pendingPause = false
-      if state.pointee.playing { state.pointee.fade.set(target: 1); continue }
-      if fadeIn { state.pointee.fade.jump(to: 0) } else { state.pointee.fade.jump(to: 1) }
-      state.pointee.fade.set(target: 1)
-      state.pointee.holding = true
-      state.pointee.playAfterHold = true
-      state.pointee.holdFramesLeft = Int(state.pointee.sampleRate)
-    case .pause:
-      state.pointee.playAfterHold = false
-      if state.pointee.playing {
-        state.pointee.pendingPause = true
-        state.pointee.fade.set(target: 0)
-      }
-    case .seek(let frame, let epoch):
-      if state.pointee.playing {
-        state.pointee.pendingSeekFrame = frame
-        state.pointee.pendingSeekEpoch = epoch
-        state.pointee.fade.set(target: 0)
-      } else {
-        performSeek(state, frame: frame, epoch: epoch, resume: state.pointee.playAfterHold)
-      }
-    case .setJoinFrameAfterSeek(let slot, let frame):
-      voiceAt(state, slot)?.pointee.joinFrameAfterSeek = frame
-    case .setMeterPoint(let preFader):
-      state.pointee.preFaderMeters = preFader
-    case .setStemMetering(let on):
-      state.pointee.stemMetering = on
-    case .loadEffect(let slot, let sample):
-      state.pointee.effects.load(slot: Int(slot), sample: sample)
-    case .unloadEffect(let slot):
-      state.pointee.effects.unload(slot: Int(slot))
-      _ = state.pointee.events.push(.effectUnloaded(slot: slot))
-    case .fireEffect(let slot, let l, let r):
-      state.pointee.effects.fire(slot: Int(slot), gainLeft: l, gainRight: r)
-    case .stopEffect(let slot):
-      state.pointee.effects.stop(slot: Int(slot))
-    case .startRecording(let take):
-      state.pointee.recordTake = take
-      state.pointee.recordPaused = false
-    case .pauseRecording(let paused):
-      state.pointee.recordPaused = paused
-    case .stopRecording:
-      state.pointee.recordTake = nil
-      _ = state.pointee.events.push(.recordingStopped)
-    }
-  }
-  if applied > 0 { state.pointee.status.pointee.commandsApplied.add(applied, ordering: .relaxed) }
-}
-
-@_noLocks @inline(__always)
-func voiceAt(_ state: UnsafeMutablePointer<RenderState>, _ slot: Int32) -> UnsafeMutablePointer<StemVoice>? {
-  let s = Int(slot)
-  guard s >= 0, s < state.pointee.maxVoices else { return nil }
-  return state.pointee.voices[s]
-}
-
-@_noLocks
-func performSeek(_ state: UnsafeMutablePointer<RenderState>, frame: Int, epoch: Int, resume: Bool) {
-  state.pointee.transportFrame = frame
-  state.pointee.pendingSeekFrame = -1
-  state.pointee.playing = false
-  state.pointee.holding = true
-  state.pointee.playAfterHold = resume
-  state.pointee.holdFramesLeft = Int(state.pointee.sampleRate)
-  if resume { state.pointee.fade.jump(to: 0); state.pointee.fade.set(target: 1) }
-  state.pointee.status.pointee.appliedEpoch.store(epoch, ordering: .relaxed)
-  for slot in 0..<state.pointee.slotLimit {
-    guard let voice = state.pointee.voices[slot] else { continue }
-    voice.pointee.epoch = epoch
-    voice.pointee.synced = false
-    let join = voice.pointee.joinFrameAfterSeek
-    voice.pointee.joinFrame = join == Int.min ? frame : join
-    voice.pointee.joinFrameAfterSeek = Int.min
-    voice.pointee.shared.pointee.synced.store(false, ordering: .relaxed)
-  }
-}
-
-@_noLocks
-func resetResampler(_ voice: UnsafeMutablePointer<StemVoice>) {
-  // RT-WAIVER: src_reset only clears the converter's internal buffers (libsamplerate 0.2.2;
-  // design.md: no allocation over 10,000 calls, no lock).
-  _ = _unsafePerformance { src_reset(voice.pointee.resampler) }
-}
-
-/// Brings a voice to its epoch's boundary; true once it plays the current stream.
-@_noLocks
-func syncVoice(_ voice: UnsafeMutablePointer<StemVoice>) -> Bool {
-  if voice.pointee.synced { return true }
-  let shared = voice.pointee.shared
-  guard shared.pointee.publishedEpoch.load(ordering: .acquiring) == voice.pointee.epoch else { return false }
-  let boundary = shared.pointee.boundary.load(ordering: .relaxed)
-  guard voice.pointee.audio.discard(upTo: boundary) else { return false }
-  voice.pointee.synced = true
-  voice.pointee.finished = false
-  voice.pointee.drained = false
-  voice.pointee.underrunning = false
-  voice.pointee.bypass = voice.pointee.ratio == 1
-  resetResampler(voice)
-  shared.pointee.finished.store(false, ordering: .relaxed)
-  shared.pointee.synced.store(true, ordering: .relaxed)
-  shared.pointee.readCounter.store(voice.pointee.audio.readCounter, ordering: .relaxed)
-  return true
-}
-
-/// True when the disk thread has marked the end of this epoch's stream at the voice's read point.
-@_noLocks @inline(__always)
-func streamEndsHere(_ voice: UnsafeMutablePointer<StemVoice>, extra: Int) -> Bool {
-  let shared = voice.pointee.shared
-  guard shared.pointee.endEpoch.load(ordering: .acquiring) == voice.pointee.epoch else { return false }
-  return voice.pointee.audio.readCounter &+ extra >= shared.pointee.endCounter.load(ordering: .relaxed)
-}
-
-/// True when a voice has enough audio buffered to start (or nothing more will come).
-@_noLocks
-func voiceIsPrimed(_ voice: UnsafeMutablePointer<StemVoice>, primeFrames: Int) -> Bool {
-  guard syncVoice(voice) else { return false }
-  if voice.pointee.removing || voice.pointee.finished { return true }
-  if voice.pointee.shared.pointee.readFailed.load(ordering: .relaxed) { return true }
-  let available = voice.pointee.audio.availableCount()
-  let wanted = Swift.min(primeFrames &* voice.pointee.channels, voice.pointee.audio.capacity / 2)
-  return available >= wanted || streamEndsHere(voice, extra: available)
-}
-
+/// One pass: the transport, every voice, the effects, and the master.
 @_noLocks
 func renderPass(
   _ state: UnsafeMutablePointer<RenderState>,
@@ -392,8 +269,8 @@ func renderPass(
     state.pointee.effects.render(intoLeft: fxL, right: fxR, frameCount: n)
   }
 
-  // Master: transport fade, effects, master gain, then meters.
-  let fadeStep = state.pointee.fade.advance(frames: n)
+  // Master: transport fade (which moves only while playing), effects, master gain, meters.
+  let fadeStep = playing ? state.pointee.fade.advance(frames: n) : (start: state.pointee.fade.current, step: Float(0), rampFrames: 0)
   let gainStep = state.pointee.masterGain.advance(frames: n)
   var fadeGain = fadeStep.start
   var masterGain = gainStep.start
@@ -418,8 +295,8 @@ func renderPass(
       let fr: Float = effectsActive ? fxR[i] : 0
       left[i] = (mixL[i] * fadeGain + fl) * masterGain
       right[i] = (mixR[i] * fadeGain + fr) * masterGain
-      if i < fadeStep.rampFrames { fadeGain += fadeStep.step } else { fadeGain = fadeTarget }
-      if i < gainStep.rampFrames { masterGain += gainStep.step } else { masterGain = gainTarget }
+      fadeGain = i &+ 1 < fadeStep.rampFrames ? fadeGain + fadeStep.step : fadeTarget
+      masterGain = i &+ 1 < gainStep.rampFrames ? masterGain + gainStep.step : gainTarget
     }
   }
   state.pointee.masterMeter.accumulate(
@@ -445,196 +322,4 @@ func renderPass(
   status.pointee.transportFrame.store(state.pointee.transportFrame, ordering: .relaxed)
   let published: TransportState = state.pointee.playing ? .playing : (state.pointee.holding && state.pointee.playAfterHold ? .waitingForDisk : .paused)
   status.pointee.transportState.store(published.rawValue, ordering: .relaxed)
-}
-
-@_noLocks @inline(__always)
-func meterCells(_ voice: UnsafeMutablePointer<StemVoice>) -> UnsafePointer<MeterCells> {
-  UnsafePointer(voice.pointee.shared.pointee.meters)
-}
-
-@_noLocks
-func retireVoice(_ state: UnsafeMutablePointer<RenderState>, slot: Int, voice: UnsafeMutablePointer<StemVoice>) {
-  // The return ring holds twice as many entries as there are slots, so this cannot fail; if it
-  // ever did, keeping the voice installed (silent) is safer than leaking it unseen.
-  guard state.pointee.retired.push(voice) else { return }
-  state.pointee.voices[slot] = nil
-  while state.pointee.slotLimit > 0 && state.pointee.voices[state.pointee.slotLimit &- 1] == nil {
-    state.pointee.slotLimit &-= 1
-  }
-}
-
-/// Pulls `count` frames of the voice's (resampled) audio into `destination`; returns frames made.
-@_noLocks
-func pullFrames(_ voice: UnsafeMutablePointer<StemVoice>, into destination: UnsafeMutablePointer<Float>, count: Int) -> Int {
-  let ch = voice.pointee.channels
-  if voice.pointee.bypass {
-    let got = voice.pointee.audio.read(into: UnsafeMutableBufferPointer(start: destination, count: count &* ch))
-    return got / ch
-  }
-  var produced = 0
-  var attempts = 0
-  while produced < count && attempts < 8 {
-    attempts &+= 1
-    let segments = voice.pointee.audio.readableSegments()
-    let inputFrames = segments.first.count / ch
-    let ends = streamEndsHere(voice, extra: segments.count)
-    if inputFrames == 0 && !ends { break }
-    var data = SRC_DATA()
-    data.data_in = UnsafePointer(segments.first.baseAddress)
-    data.data_out = destination + produced &* ch
-    data.input_frames = inputFrames
-    data.output_frames = count &- produced
-    data.src_ratio = voice.pointee.ratio
-    data.end_of_input = ends && segments.second.count == 0 ? 1 : 0
-    let resampler = voice.pointee.resampler
-    // RT-WAIVER: src_process makes no allocation and takes no lock (libsamplerate 0.2.2; checked
-    // with an allocation counter over 10,000 calls at changing ratios, design.md). A changed
-    // src_ratio is ramped smoothly across the output block by the library.
-    let error = _unsafePerformance { src_process(resampler, &data) }
-    if error != 0 { break }
-    voice.pointee.audio.release(count: data.input_frames_used &* ch)
-    produced &+= data.output_frames_gen
-    if data.input_frames_used == 0 && data.output_frames_gen == 0 {
-      if data.end_of_input != 0 { voice.pointee.drained = true }
-      break
-    }
-  }
-  return produced
-}
-
-@_noLocks
-func renderVoice(
-  _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
-  slot: Int, transportStart: Int, frameCount n: Int
-) {
-  let cells = meterCells(voice)
-  guard syncVoice(voice), !voice.pointee.finished else {
-    voice.pointee.meter.accumulateSilence(count: n, into: cells)
-    return
-  }
-  let offset = Swift.max(0, voice.pointee.joinFrame &- transportStart)
-  if offset >= n { return }
-  let count = n &- offset
-  let ch = voice.pointee.channels
-  let source = state.pointee.scratch
-  let got = pullFrames(voice, into: source, count: count)
-  let shared = voice.pointee.shared
-  shared.pointee.readCounter.store(voice.pointee.audio.readCounter, ordering: .relaxed)
-  if got < count {
-    source.advanced(by: got &* ch).update(repeating: 0, count: (count &- got) &* ch)
-    let ended = voice.pointee.bypass ? streamEndsHere(voice, extra: 0) : voice.pointee.drained
-    if ended || shared.pointee.readFailed.load(ordering: .relaxed) {
-      if !voice.pointee.finished {
-        voice.pointee.finished = true
-        shared.pointee.finished.store(true, ordering: .releasing)
-        _ = state.pointee.events.push(.stemFinished(slot: Int32(slot)))
-      }
-    } else {
-      shared.pointee.underruns.add(1, ordering: .relaxed)
-      if !voice.pointee.underrunning {
-        voice.pointee.underrunning = true
-        _ = state.pointee.events.push(.underrun(slot: Int32(slot)))
-      }
-    }
-  } else {
-    voice.pointee.underrunning = false
-  }
-  mixVoice(state, voice, slot: slot, source: source, offset: offset, count: count, cells: cells)
-}
-
-/// Adds `count` source frames to the mix at `offset` with the voice's ramped gains, and meters.
-@_noLocks
-func mixVoice(
-  _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
-  slot: Int, source: UnsafeMutablePointer<Float>, offset: Int, count: Int, cells: UnsafePointer<MeterCells>
-) {
-  var mixL = state.pointee.mixLeft + offset
-  var mixR = state.pointee.mixRight + offset
-  let stepL = voice.pointee.gainLeft.advance(frames: count)
-  let stepR = voice.pointee.gainRight.advance(frames: count)
-  let preFader = state.pointee.preFaderMeters
-  // A stem with direct outs is written to its own ports instead of the master bus.
-  let directIndex = 2 &* slot
-  if let dl = state.pointee.directOutputs[directIndex], let dr = state.pointee.directOutputs[directIndex &+ 1] {
-    let at = state.pointee.passOffset &+ offset
-    mixL = dl + at
-    mixR = dr + at
-  }
-  if voice.pointee.channels == 1 {
-    if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
-      let gl = stepL.start, gr = stepR.start
-      for i in 0..<count {
-        let x = source[i]
-        mixL[i] += x * gl
-        mixR[i] += x * gr
-      }
-    } else {
-      var gl = stepL.start, gr = stepR.start
-      let tl = voice.pointee.gainLeft.current, tr = voice.pointee.gainRight.current
-      for i in 0..<count {
-        let x = source[i]
-        mixL[i] += x * gl
-        mixR[i] += x * gr
-        gl = i < stepL.rampFrames ? gl + stepL.step : tl
-        gr = i < stepR.rampFrames ? gr + stepR.step : tr
-      }
-    }
-    postFaderMeter(state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
-                   mono: true, cells: cells, preFader: preFader)
-  } else {
-    if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
-      let gl = stepL.start, gr = stepR.start
-      for i in 0..<count {
-        mixL[i] += source[2 &* i] * gl
-        mixR[i] += source[2 &* i &+ 1] * gr
-      }
-    } else {
-      var gl = stepL.start, gr = stepR.start
-      let tl = voice.pointee.gainLeft.current, tr = voice.pointee.gainRight.current
-      for i in 0..<count {
-        mixL[i] += source[2 &* i] * gl
-        mixR[i] += source[2 &* i &+ 1] * gr
-        gl = i < stepL.rampFrames ? gl + stepL.step : tl
-        gr = i < stepR.rampFrames ? gr + stepR.step : tr
-      }
-    }
-    postFaderMeter(state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
-                   mono: false, cells: cells, preFader: preFader)
-  }
-}
-
-/// Meters a voice from one SIMD scan of its source. Post-fader values are the source's scaled
-/// by the channel gains (exact while a gain is steady; during a 10 ms ramp the larger end of the
-/// ramp is used for the peak and the mean of the squared ends for the average).
-@_noLocks
-func postFaderMeter(
-  _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
-  source: UnsafeMutablePointer<Float>, count: Int,
-  stepL: (start: Float, step: Float, rampFrames: Int), stepR: (start: Float, step: Float, rampFrames: Int),
-  mono: Bool, cells: UnsafePointer<MeterCells>, preFader: Bool = false
-) {
-  guard state.pointee.stemMetering else { return }
-  var gainL: (peak: Float, square: Float) = (1, 1)
-  var gainR: (peak: Float, square: Float) = (1, 1)
-  if !preFader {
-    let endL = voice.pointee.gainLeft.current, endR = voice.pointee.gainRight.current
-    let a = Swift.abs(stepL.start), b = Swift.abs(endL), c = Swift.abs(stepR.start), d = Swift.abs(endR)
-    gainL = (Swift.max(a, b), (a * a + b * b) / 2)
-    gainR = (Swift.max(c, d), (c * c + d * d) / 2)
-  }
-  // |x|·g > 1  ⇔  |x| > 1/g (no clip is possible at gain 0).
-  let threshold = (gainL.peak > 0 ? 1 / gainL.peak : Float.greatestFiniteMagnitude,
-                   gainR.peak > 0 ? 1 / gainR.peak : Float.greatestFiniteMagnitude)
-  let scan = scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold)
-  voice.pointee.meter.add(
-    peak: (scan.peak.0 * gainL.peak, scan.peak.1 * gainR.peak),
-    sumSquares: (scan.sumSquares.0 * gainL.square, scan.sumSquares.1 * gainR.square),
-    clips: scan.clips, frames: count, into: cells)
-}
-
-/// Transport states as published in `EngineStatus.transportState`.
-public enum TransportState: Int, Sendable {
-  case paused = 0
-  case playing = 1
-  case waitingForDisk = 2
 }

@@ -18,6 +18,12 @@ public struct StemShared: ~Copyable, @unchecked Sendable {
   public let requestedFrame = Atomic<Int>(0)
   /// Loop count with AVAudioPlayer's meaning (0 once, N → N+1 plays, -1 forever).
   public let loops: Atomic<Int>
+  /// Loop region in file frames (regionStart < 0: the whole file), the equal-power crossfade at
+  /// its seam in frames, and a version the control thread bumps after changing them.
+  public let regionStart = Atomic<Int>(-1)
+  public let regionEnd = Atomic<Int>(0)
+  public let crossfadeFrames = Atomic<Int>(0)
+  public let regionVersion = Atomic<Int>(0)
   /// Set by the control thread when the stem is being removed: the disk thread stops reading.
   public let closing = Atomic<Bool>(false)
 
@@ -44,6 +50,12 @@ public struct StemShared: ~Copyable, @unchecked Sendable {
   public let finished = Atomic<Bool>(false)
   /// The voice's read counter (samples), for position display.
   public let readCounter = Atomic<Int>(0)
+  /// Current volume, pan and rate while gliding (Double bit patterns) and which glides run
+  /// (bit 0 volume, 1 pan, 2 rate).
+  public let glidingVolume = Atomic<UInt64>(0)
+  public let glidingPan = Atomic<UInt64>(0)
+  public let glidingRate = Atomic<UInt64>(0)
+  public let glides = Atomic<Int>(0)
   /// True once the voice has reached the current epoch's boundary.
   public let synced = Atomic<Bool>(false)
 

@@ -1,11 +1,11 @@
 import CSampleRate
 
 /// One stem as the realtime renderer sees it: its audio ring (fed by the disk thread), its
-/// resampler, its smoothed gains and its meter accumulator.
+/// resampler, its levels and glides, its smoothed gains and its meter accumulator.
 ///
 /// - Thread: built on the control thread, moved to the realtime thread by pointer in
 ///   `EngineCommand.addVoice`, handed back through the return ring, destroyed on the control
-///   thread (its `deinit` frees the resampler with `src_delete`, which allocates/frees).
+///   thread (its `deinit` frees the resampler with `src_delete`, which frees memory).
 public struct StemVoice: ~Copyable {
   public let shared: UnsafeMutablePointer<StemShared>
   @usableFromInline var audio: Consumer<Float>
@@ -13,11 +13,23 @@ public struct StemVoice: ~Copyable {
   public let channels: Int
   /// libsamplerate state (`SRC_STATE*`), created with `src_new` for `channels` channels.
   @usableFromInline let resampler: OpaquePointer
-  /// Output rate / input rate: engineRate / (fileRate × varispeed).
+  /// engineRate / fileRate: the ratio at rate 1.
+  @usableFromInline let rateScale: Double
+  /// Varispeed rate (0.5…2).
+  @usableFromInline var rate: Double
+  /// Output rate / input rate: rateScale / rate.
   @usableFromInline var ratio: Double
   /// True while the ratio has been exactly 1 since the last seek: frames are copied straight
   /// through and the converter is skipped (it costs most of a stem's CPU).
   @usableFromInline var bypass: Bool
+  /// Levels the gains are computed from (so glides and mute/solo combine in one place).
+  @usableFromInline var volume: Double
+  @usableFromInline var pan: Double
+  @usableFromInline var audible: Bool
+  /// Glides (idle unless `isActive`).
+  @usableFromInline var volumeGlide = Glide()
+  @usableFromInline var panGlide = Glide()
+  @usableFromInline var rateGlide = Glide()
   @usableFromInline var gainLeft: GainRamp
   @usableFromInline var gainRight: GainRamp
   @usableFromInline var meter: MeterAccumulator
@@ -32,28 +44,60 @@ public struct StemVoice: ~Copyable {
   @usableFromInline var drained = false
   @usableFromInline var underrunning = false
   @usableFromInline var removing = false
+  /// The last `historyFrames` source frames played in bypass (circular), used to prime the
+  /// converter when a rate change leaves the bypass, so it starts with a full filter history
+  /// instead of silence (which would click).
+  @usableFromInline let history: UnsafeMutablePointer<Float>
+  @usableFromInline var historyWrite = 0
+  @usableFromInline var historyFilled = 0
+  /// Output frames still to drop after priming (they replay the history).
+  @usableFromInline var discardFrames = 0
+  public static let historyFrames = 1024
+  @usableFromInline let historyCapacity = StemVoice.historyFrames
 
-  /// Builds a voice. `gains` are the initial (left, right) gains; `rampFrames` the smoothing time.
+  /// Builds a voice from a stem's levels.
   public init(
     shared: UnsafeMutablePointer<StemShared>, audio: consuming Consumer<Float>, channels: Int,
-    resampler: OpaquePointer, ratio: Double, gains: (Float, Float), sampleRate: Double,
-    epoch: Int, joinFrame: Int
+    resampler: OpaquePointer, rateScale: Double, rate: Double, volume: Double, pan: Double, audible: Bool,
+    sampleRate: Double, epoch: Int, joinFrame: Int
   ) {
     self.shared = shared
     self.audio = audio
     self.channels = channels
     self.resampler = resampler
-    self.ratio = ratio
-    self.bypass = ratio == 1
+    self.rateScale = rateScale
+    self.rate = rate
+    ratio = rateScale / rate
+    bypass = ratio == 1
+    self.volume = volume
+    self.pan = pan
+    self.audible = audible
     let rampFrames = Swift.max(1, Int(sampleRate * 0.010))
-    self.gainLeft = GainRamp(gain: gains.0, length: rampFrames)
-    self.gainRight = GainRamp(gain: gains.1, length: rampFrames)
-    self.meter = MeterAccumulator(sampleRate: sampleRate)
+    let g = PanLaw.gains(pan: pan, channelCount: channels)
+    let level = audible ? volume : 0
+    gainLeft = GainRamp(gain: Float(g.left * level), length: rampFrames)
+    gainRight = GainRamp(gain: Float(g.right * level), length: rampFrames)
+    meter = MeterAccumulator(sampleRate: sampleRate)
     self.epoch = epoch
     self.joinFrame = joinFrame
+    history = .allocate(capacity: Self.historyFrames * channels)
+    history.initialize(repeating: 0, count: Self.historyFrames * channels)
+  }
+
+  /// Builds a voice with fixed gains and ratio (tests of the renderer itself).
+  public init(
+    shared: UnsafeMutablePointer<StemShared>, audio: consuming Consumer<Float>, channels: Int,
+    resampler: OpaquePointer, ratio: Double, gains: (Float, Float), sampleRate: Double,
+    epoch: Int, joinFrame: Int
+  ) {
+    self.init(shared: shared, audio: audio, channels: channels, resampler: resampler, rateScale: ratio, rate: 1,
+              volume: 1, pan: 0, audible: true, sampleRate: sampleRate, epoch: epoch, joinFrame: joinFrame)
+    gainLeft.jump(to: gains.0)
+    gainRight.jump(to: gains.1)
   }
 
   deinit {
     src_delete(resampler)
+    history.deallocate()
   }
 }

@@ -1,0 +1,132 @@
+import StemdeckEngine
+import StemdeckSession
+
+/// What a glide moves, and to where.
+public enum GlideTarget: Sendable, Equatable {
+  case volume(Double)
+  case pan(Double)
+  case rate(Double)
+}
+
+extension Mixer {
+  /// Moves a stem parameter to a target over `seconds` (linear; `exponential` moves gain in equal
+  /// dB steps). The stem's settings take the target at once (that is what a save stores); the
+  /// sound gets there on time. A plain change of the same parameter cancels the glide.
+  public func glide(_ name: String, to target: GlideTarget, seconds: Double, exponential: Bool = false) throws(MixerError) {
+    guard seconds.isFinite, seconds > 0, seconds <= 3600 else {
+      throw MixerError("glide time must be more than 0 and at most 3600 seconds (got \(NumberFormat.plain(seconds)))")
+    }
+    let frames = Int((seconds * sampleRate).rounded())
+    try lock.locked { () throws(MixerError) in
+      let stem = try find(name)
+      var settings = stem.settings
+      let parameter: GlideParameter
+      let value: Double
+      switch target {
+      case .volume(let v):
+        try MixerError.check(v, in: SettingRange.volume, "volume", allowed: "between 0 and 2 (+6 dB)")
+        settings.volume = v; parameter = .volume; value = v
+      case .pan(let p):
+        try MixerError.check(p, in: SettingRange.pan, "pan", allowed: "between -1 and 1")
+        if exponential { throw MixerError("an exponential glide is for volume only (pan and rate glide linearly)") }
+        settings.pan = p; parameter = .pan; value = p
+      case .rate(let r):
+        try MixerError.check(r, in: SettingRange.rate, "rate", allowed: "between 0.5 and 2")
+        settings.rate = r; parameter = .rate; value = r
+      }
+      try send(.glide(slot: stem.slot, parameter: parameter, target: value, frames: frames, exponential: exponential))
+      stem.settings = settings
+      isDirty = true
+    }
+  }
+
+  /// Stops a stem's glides where they are; the settings take the values reached.
+  public func cancelGlides(_ name: String) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      let stem = try find(name)
+      try send(.cancelGlides(slot: stem.slot))
+      let s = stem.shared.pointer
+      let flags = s.pointee.glides.load(ordering: .relaxed)
+      var settings = stem.settings
+      if flags & 1 != 0 { settings.volume = Double(bitPattern: s.pointee.glidingVolume.load(ordering: .relaxed)) }
+      if flags & 2 != 0 { settings.pan = Double(bitPattern: s.pointee.glidingPan.load(ordering: .relaxed)) }
+      if flags & 4 != 0 { settings.rate = Double(bitPattern: s.pointee.glidingRate.load(ordering: .relaxed)) }
+      stem.settings = settings
+    }
+  }
+
+  /// Starts a group of changes that land together on one frame: at `seconds` on the transport,
+  /// or at the start of the next period when nil. Every stem and master change sent until
+  /// `endGroup()` waits for that frame. The lock is held by the caller's sequence only as long
+  /// as each call; the renderer buffers the group until `endGroup`.
+  public func beginGroup(atSeconds seconds: Double?) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      if let seconds {
+        guard seconds.isFinite, seconds >= 0 else { throw MixerError("a change must land at 0 or more seconds (got \(NumberFormat.plain(seconds)))") }
+      }
+      try send(.beginGroup(frame: seconds.map { Int(($0 * sampleRate).rounded()) } ?? Int.min))
+    }
+  }
+
+  public func endGroup() throws(MixerError) {
+    try lock.locked { () throws(MixerError) in try send(.endGroup) }
+  }
+
+  /// Transport seconds at which the stem next reaches its loop seam (exact for stems played
+  /// without resampling; within a few frames otherwise).
+  public func nextLoopSeam(of name: String) throws(MixerError) -> Double {
+    try lock.locked { () throws(MixerError) -> Double in
+      let stem = try find(name)
+      let s = stem.shared.pointer
+      let status = renderState.pointee.status
+      let transport = Double(status.pointee.transportFrame.load(ordering: .relaxed))
+      let boundary = s.pointee.boundary.load(ordering: .relaxed)
+      let read = s.pointee.readCounter.load(ordering: .relaxed)
+      let synced = s.pointee.synced.load(ordering: .relaxed)
+      let start = s.pointee.epochStartFrame.load(ordering: .relaxed)
+      let source = Double(synced ? start + max(0, read - boundary) / stem.channels : start)
+      let length = Double(stem.loopFrames)
+      let perTransportFrame = Double(stem.info.sampleRate) * stem.settings.rate / sampleRate
+      let seam = (source / length).rounded(.down) * length + length
+      let startFrame = stem.settings.startOffset * sampleRate
+      let at = max(transport, startFrame) + (seam - source) / perTransportFrame
+      return at / sampleRate
+    }
+  }
+}
+
+extension Mixer {
+  /// Loops a region of the stem's file (seconds in the file), or the whole file when nil, with
+  /// an equal-power crossfade of `crossfade` seconds at the seam. The transport re-syncs at its
+  /// position (a 5 ms fade) so the change is heard at once.
+  public func setLoopRegion(_ name: String, start: Double?, end: Double?, crossfade: Double) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      let stem = try find(name)
+      let length = Double(stem.info.frameCount) / Double(stem.info.sampleRate)
+      try MixerError.check(crossfade, in: SettingRange.crossfade, "crossfade", allowed: "between 0 and 1 second")
+      if let start, let end {
+        guard start.isFinite, end.isFinite, start >= 0, end > start else {
+          throw MixerError("a loop region needs 0 ≤ start < end (got \(NumberFormat.plain(start)) to \(NumberFormat.plain(end)))")
+        }
+        guard end <= length + 1e-9 else {
+          throw MixerError("loop end \(NumberFormat.time(end)) is past the end of '\(name)' (\(NumberFormat.time(length)))")
+        }
+        if crossfade > start {
+          throw MixerError("a \(NumberFormat.plain(crossfade)) s crossfade needs that much audio before the loop start (\(NumberFormat.time(start)))")
+        }
+        if crossfade > end - start {
+          throw MixerError("the crossfade (\(NumberFormat.plain(crossfade)) s) is longer than the loop (\(NumberFormat.plain(end - start)) s)")
+        }
+      }
+      var settings = stem.settings
+      settings.loopStart = start
+      settings.loopEnd = end
+      settings.crossfade = start == nil ? 0 : crossfade
+      guard settings != stem.settings else { return }
+      stem.settings = settings
+      stem.publishRegion(sampleRate: Double(stem.info.sampleRate))
+      try seek(toFrame: currentTransportFrame())
+      isDirty = true
+    }
+  }
+}

@@ -1,0 +1,350 @@
+import CSampleRate
+
+// One voice's part of a pass: keeping in step with its stream, pulling (and resampling) its
+// frames, glides, mixing with its smoothed gains, metering. Everything here is realtime code.
+
+/// Brings a voice to its epoch's boundary; true once it plays the current stream.
+@_noLocks
+func syncVoice(_ voice: UnsafeMutablePointer<StemVoice>) -> Bool {
+  if voice.pointee.synced { return true }
+  let shared = voice.pointee.shared
+  guard shared.pointee.publishedEpoch.load(ordering: .acquiring) == voice.pointee.epoch else { return false }
+  let boundary = shared.pointee.boundary.load(ordering: .relaxed)
+  guard voice.pointee.audio.discard(upTo: boundary) else { return false }
+  voice.pointee.synced = true
+  voice.pointee.finished = false
+  voice.pointee.drained = false
+  voice.pointee.underrunning = false
+  voice.pointee.bypass = voice.pointee.ratio == 1
+  voice.pointee.historyFilled = 0
+  voice.pointee.discardFrames = 0
+  resetResampler(voice)
+  shared.pointee.finished.store(false, ordering: .relaxed)
+  shared.pointee.synced.store(true, ordering: .relaxed)
+  shared.pointee.readCounter.store(voice.pointee.audio.readCounter, ordering: .relaxed)
+  return true
+}
+
+@_noLocks
+func resetResampler(_ voice: UnsafeMutablePointer<StemVoice>) {
+  // RT-WAIVER: src_reset only clears the converter's internal buffers (libsamplerate 0.2.2;
+  // design.md: no allocation over 10,000 calls, no lock).
+  _ = _unsafePerformance { src_reset(voice.pointee.resampler) }
+}
+
+/// True when the disk thread has marked the end of this epoch's stream at the voice's read point.
+@_noLocks @inline(__always)
+func streamEndsHere(_ voice: UnsafeMutablePointer<StemVoice>, extra: Int) -> Bool {
+  let shared = voice.pointee.shared
+  guard shared.pointee.endEpoch.load(ordering: .acquiring) == voice.pointee.epoch else { return false }
+  return voice.pointee.audio.readCounter &+ extra >= shared.pointee.endCounter.load(ordering: .relaxed)
+}
+
+/// True when a voice has enough audio buffered to start (or nothing more will come).
+@_noLocks
+func voiceIsPrimed(_ voice: UnsafeMutablePointer<StemVoice>, primeFrames: Int) -> Bool {
+  guard syncVoice(voice) else { return false }
+  if voice.pointee.removing || voice.pointee.finished { return true }
+  if voice.pointee.shared.pointee.readFailed.load(ordering: .relaxed) { return true }
+  let available = voice.pointee.audio.availableCount()
+  let wanted = Swift.min(primeFrames &* voice.pointee.channels, voice.pointee.audio.capacity / 2)
+  return available >= wanted || streamEndsHere(voice, extra: available)
+}
+
+@_noLocks @inline(__always)
+func meterCells(_ voice: UnsafeMutablePointer<StemVoice>) -> UnsafePointer<MeterCells> {
+  UnsafePointer(voice.pointee.shared.pointee.meters)
+}
+
+/// Sets the voice's converter ratio; leaving the bypass primes the converter with the frames
+/// just played, so its filter starts full and the switch is seamless.
+@_noLocks
+func changeRatio(_ voice: UnsafeMutablePointer<StemVoice>, to ratio: Double) {
+  if ratio == voice.pointee.ratio { return }
+  if voice.pointee.bypass {
+    voice.pointee.bypass = false
+    resetResampler(voice)
+    voice.pointee.discardFrames = -1  // prime at the next pull (it needs an output buffer)
+  }
+  voice.pointee.ratio = ratio
+}
+
+/// Feeds the bypass history through the reset converter at ratio 1 and arranges for the output
+/// that replays it to be dropped.
+@_noLocks
+func primeResampler(_ voice: UnsafeMutablePointer<StemVoice>, scratch: UnsafeMutablePointer<Float>, scratchFrames: Int) {
+  let ch = voice.pointee.channels
+  let k = voice.pointee.historyCapacity
+  let filled = voice.pointee.historyFilled
+  var produced = 0
+  var fed = 0
+  // The history is circular: oldest frame at historyWrite - filled.
+  while fed < filled {
+    let start = (voice.pointee.historyWrite &- filled &+ fed &+ k) % k
+    let run = Swift.min(filled &- fed, k &- start)
+    var data = SRC_DATA()
+    data.data_in = UnsafePointer(voice.pointee.history + start &* ch)
+    data.data_out = scratch
+    data.input_frames = run
+    data.output_frames = scratchFrames
+    data.src_ratio = 1
+    data.end_of_input = 0
+    let resampler = voice.pointee.resampler
+    // RT-WAIVER: src_process makes no allocation and takes no lock (libsamplerate 0.2.2, design.md).
+    let error = _unsafePerformance { src_process(resampler, &data) }
+    if error != 0 { break }
+    produced &+= data.output_frames_gen
+    fed &+= data.input_frames_used
+    if data.input_frames_used == 0 && data.output_frames_gen == 0 { break }
+  }
+  voice.pointee.discardFrames = Swift.max(0, filled &- produced)
+}
+
+/// Keeps the last `historyFrames` frames played in bypass.
+@_noLocks @inline(__always)
+func remember(_ voice: UnsafeMutablePointer<StemVoice>, _ source: UnsafeMutablePointer<Float>, frames: Int) {
+  let ch = voice.pointee.channels
+  let k = voice.pointee.historyCapacity
+  let n = Swift.min(frames, k)
+  var write = voice.pointee.historyWrite
+  let from = source + (frames &- n) &* ch
+  var done = 0
+  while done < n {
+    let run = Swift.min(n &- done, k &- write)
+    UnsafeMutableRawPointer(voice.pointee.history + write &* ch)
+      .copyMemory(from: UnsafeRawPointer(from + done &* ch), byteCount: run &* ch &* 4)
+    write = (write &+ run) % k
+    done &+= run
+  }
+  voice.pointee.historyWrite = write
+  voice.pointee.historyFilled = Swift.min(k, voice.pointee.historyFilled &+ n)
+}
+
+/// Pulls `count` frames of the voice's (resampled) audio into `destination`; returns frames made.
+@_noLocks
+func pullFrames(_ voice: UnsafeMutablePointer<StemVoice>, into destination: UnsafeMutablePointer<Float>, count: Int) -> Int {
+  let ch = voice.pointee.channels
+  if voice.pointee.bypass {
+    let got = voice.pointee.audio.read(into: UnsafeMutableBufferPointer(start: destination, count: count &* ch)) / ch
+    remember(voice, destination, frames: got)
+    return got
+  }
+  if voice.pointee.discardFrames < 0 { primeResampler(voice, scratch: destination, scratchFrames: count) }
+  var produced = 0
+  var attempts = 0
+  while produced < count && attempts < 8 {
+    attempts &+= 1
+    let segments = voice.pointee.audio.readableSegments()
+    let inputFrames = segments.first.count / ch
+    let ends = streamEndsHere(voice, extra: segments.count)
+    if inputFrames == 0 && !ends { break }
+    var data = SRC_DATA()
+    data.data_in = UnsafePointer(segments.first.baseAddress)
+    data.data_out = destination + produced &* ch
+    data.input_frames = inputFrames
+    data.output_frames = count &- produced
+    data.src_ratio = voice.pointee.ratio
+    data.end_of_input = ends && segments.second.count == 0 ? 1 : 0
+    let resampler = voice.pointee.resampler
+    // RT-WAIVER: src_process makes no allocation and takes no lock (libsamplerate 0.2.2; checked
+    // with an allocation counter over 10,000 calls at changing ratios, design.md). A changed
+    // src_ratio is ramped smoothly across the output block by the library.
+    let error = _unsafePerformance { src_process(resampler, &data) }
+    if error != 0 { break }
+    voice.pointee.audio.release(count: data.input_frames_used &* ch)
+    var made = data.output_frames_gen
+    // Drop the output that replays the priming history.
+    let drop = Swift.min(voice.pointee.discardFrames, made)
+    if drop > 0 {
+      let at = destination + produced &* ch
+      // The regions overlap: copyMemory moves bytes like memmove.
+      UnsafeMutableRawPointer(at).copyMemory(from: UnsafeRawPointer(at + drop &* ch), byteCount: (made &- drop) &* ch &* 4)
+      made &-= drop
+      voice.pointee.discardFrames &-= drop
+    }
+    produced &+= made
+    if data.input_frames_used == 0 && data.output_frames_gen == 0 {
+      if data.end_of_input != 0 { voice.pointee.drained = true }
+      break
+    }
+  }
+  return produced
+}
+
+/// Recomputes a voice's target gains from volume, pan and audibility; ramps over `frames`
+/// (0: the standard 10 ms), or jumps.
+@_noLocks
+func updateGains(_ voice: UnsafeMutablePointer<StemVoice>, frames: Int, jump: Bool) {
+  let g = PanLaw.realtimeGains(pan: voice.pointee.pan, channelCount: voice.pointee.channels)
+  let level = voice.pointee.audible ? voice.pointee.volume : 0
+  let l = Float(g.left * level), r = Float(g.right * level)
+  if jump {
+    voice.pointee.gainLeft.jump(to: l)
+    voice.pointee.gainRight.jump(to: r)
+  } else if frames > 0 {
+    voice.pointee.gainLeft.set(target: l, frames: frames)
+    voice.pointee.gainRight.set(target: r, frames: frames)
+  } else {
+    voice.pointee.gainLeft.set(target: l)
+    voice.pointee.gainRight.set(target: r)
+  }
+}
+
+/// Publishes the voice's current levels and running glides for the control thread.
+@_noLocks
+func publishGlides(_ voice: UnsafeMutablePointer<StemVoice>) {
+  let s = voice.pointee.shared
+  var flags = 0
+  if voice.pointee.volumeGlide.isActive { flags |= 1 }
+  if voice.pointee.panGlide.isActive { flags |= 2 }
+  if voice.pointee.rateGlide.isActive { flags |= 4 }
+  s.pointee.glidingVolume.store(voice.pointee.volume.bitPattern, ordering: .relaxed)
+  s.pointee.glidingPan.store(voice.pointee.pan.bitPattern, ordering: .relaxed)
+  s.pointee.glidingRate.store(voice.pointee.rate.bitPattern, ordering: .relaxed)
+  s.pointee.glides.store(flags, ordering: .relaxed)
+}
+
+/// Advances the voice's glides to the end of this pass: gains ramp across the pass to the
+/// values reached; a rate glide sets the ratio that libsamplerate ramps to across the pass.
+@_noLocks
+func advanceGlides(_ voice: UnsafeMutablePointer<StemVoice>, frames: Int) {
+  var levelsMoved = false
+  if voice.pointee.volumeGlide.isActive {
+    voice.pointee.volume = voice.pointee.volumeGlide.advance(frames: frames)
+    if voice.pointee.volumeGlide.isFinished { voice.pointee.volumeGlide = Glide() }
+    levelsMoved = true
+  }
+  if voice.pointee.panGlide.isActive {
+    voice.pointee.pan = voice.pointee.panGlide.advance(frames: frames)
+    if voice.pointee.panGlide.isFinished { voice.pointee.panGlide = Glide() }
+    levelsMoved = true
+  }
+  if levelsMoved { updateGains(voice, frames: frames, jump: false) }
+  if voice.pointee.rateGlide.isActive {
+    voice.pointee.rate = voice.pointee.rateGlide.advance(frames: frames)
+    if voice.pointee.rateGlide.isFinished { voice.pointee.rateGlide = Glide() }
+    changeRatio(voice, to: voice.pointee.rateScale / voice.pointee.rate)
+  }
+  publishGlides(voice)
+}
+
+@_noLocks
+func renderVoice(
+  _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
+  slot: Int, transportStart: Int, frameCount n: Int
+) {
+  let cells = meterCells(voice)
+  guard syncVoice(voice), !voice.pointee.finished else {
+    voice.pointee.meter.accumulateSilence(count: n, into: cells)
+    return
+  }
+  let offset = Swift.max(0, voice.pointee.joinFrame &- transportStart)
+  if offset >= n { return }
+  let count = n &- offset
+  if voice.pointee.volumeGlide.isActive || voice.pointee.panGlide.isActive || voice.pointee.rateGlide.isActive {
+    advanceGlides(voice, frames: count)
+  }
+  let ch = voice.pointee.channels
+  let source = state.pointee.scratch
+  let got = pullFrames(voice, into: source, count: count)
+  let shared = voice.pointee.shared
+  shared.pointee.readCounter.store(voice.pointee.audio.readCounter, ordering: .relaxed)
+  if got < count {
+    source.advanced(by: got &* ch).update(repeating: 0, count: (count &- got) &* ch)
+    let ended = voice.pointee.bypass ? streamEndsHere(voice, extra: 0) : voice.pointee.drained
+    if ended || shared.pointee.readFailed.load(ordering: .relaxed) {
+      if !voice.pointee.finished {
+        voice.pointee.finished = true
+        shared.pointee.finished.store(true, ordering: .releasing)
+        _ = state.pointee.events.push(.stemFinished(slot: Int32(slot)))
+      }
+    } else {
+      shared.pointee.underruns.add(1, ordering: .relaxed)
+      if !voice.pointee.underrunning {
+        voice.pointee.underrunning = true
+        _ = state.pointee.events.push(.underrun(slot: Int32(slot)))
+      }
+    }
+  } else {
+    voice.pointee.underrunning = false
+  }
+  mixVoice(state, voice, slot: slot, source: source, offset: offset, count: count, cells: cells)
+}
+
+/// Adds `count` source frames to the mix at `offset` with the voice's ramped gains, and meters.
+@_noLocks
+func mixVoice(
+  _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
+  slot: Int, source: UnsafeMutablePointer<Float>, offset: Int, count: Int, cells: UnsafePointer<MeterCells>
+) {
+  var mixL = state.pointee.mixLeft + offset
+  var mixR = state.pointee.mixRight + offset
+  let stepL = voice.pointee.gainLeft.advance(frames: count)
+  let stepR = voice.pointee.gainRight.advance(frames: count)
+  let preFader = state.pointee.preFaderMeters
+  // A stem with direct outs is written to its own ports instead of the master bus.
+  let directIndex = 2 &* slot
+  if let dl = state.pointee.directOutputs[directIndex], let dr = state.pointee.directOutputs[directIndex &+ 1] {
+    let at = state.pointee.passOffset &+ offset
+    mixL = dl + at
+    mixR = dr + at
+  }
+  let mono = voice.pointee.channels == 1
+  if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
+    let gl = stepL.start, gr = stepR.start
+    if mono {
+      for i in 0..<count {
+        let x = source[i]
+        mixL[i] += x * gl
+        mixR[i] += x * gr
+      }
+    } else {
+      for i in 0..<count {
+        mixL[i] += source[2 &* i] * gl
+        mixR[i] += source[2 &* i &+ 1] * gr
+      }
+    }
+  } else {
+    var gl = stepL.start, gr = stepR.start
+    let tl = voice.pointee.gainLeft.current, tr = voice.pointee.gainRight.current
+    for i in 0..<count {
+      let xl = mono ? source[i] : source[2 &* i]
+      let xr = mono ? xl : source[2 &* i &+ 1]
+      mixL[i] += xl * gl
+      mixR[i] += xr * gr
+      gl = i &+ 1 < stepL.rampFrames ? gl + stepL.step : tl
+      gr = i &+ 1 < stepR.rampFrames ? gr + stepR.step : tr
+    }
+  }
+  postFaderMeter(state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
+                 mono: mono, cells: cells, preFader: preFader)
+}
+
+/// Meters a voice from one SIMD scan of its source. Post-fader values are the source's scaled
+/// by the channel gains (exact while a gain is steady; during a ramp the larger end of the
+/// ramp is used for the peak and the mean of the squared ends for the average).
+@_noLocks
+func postFaderMeter(
+  _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
+  source: UnsafeMutablePointer<Float>, count: Int,
+  stepL: (start: Float, step: Float, rampFrames: Int), stepR: (start: Float, step: Float, rampFrames: Int),
+  mono: Bool, cells: UnsafePointer<MeterCells>, preFader: Bool = false
+) {
+  guard state.pointee.stemMetering else { return }
+  var gainL: (peak: Float, square: Float) = (1, 1)
+  var gainR: (peak: Float, square: Float) = (1, 1)
+  if !preFader {
+    let endL = voice.pointee.gainLeft.current, endR = voice.pointee.gainRight.current
+    let a = Swift.abs(stepL.start), b = Swift.abs(endL), c = Swift.abs(stepR.start), d = Swift.abs(endR)
+    gainL = (Swift.max(a, b), (a * a + b * b) / 2)
+    gainR = (Swift.max(c, d), (c * c + d * d) / 2)
+  }
+  // |x|·g > 1  ⇔  |x| > 1/g (no clip is possible at gain 0).
+  let threshold = (gainL.peak > 0 ? 1 / gainL.peak : Float.greatestFiniteMagnitude,
+                   gainR.peak > 0 ? 1 / gainR.peak : Float.greatestFiniteMagnitude)
+  let scan = scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold)
+  voice.pointee.meter.add(
+    peak: (scan.peak.0 * gainL.peak, scan.peak.1 * gainR.peak),
+    sumSquares: (scan.sumSquares.0 * gainL.square, scan.sumSquares.1 * gainR.square),
+    clips: scan.clips, frames: count, into: cells)
+}

@@ -1,0 +1,501 @@
+// Integration tests: the real `stemdeck` binary in script mode against a private JACK server
+// (dummy driver), checked with real peers (jack_lsp, jack_connect, jack_disconnect, jack_capture).
+//
+// Run: swift build --product stemdeck && swift test --filter IntegrationTests
+// (or set STEMDECK_BIN to the binary to test). Each test starts its own server
+// `stemdeck-test-<pid>-<n>`; the default server is never used.
+
+import Foundation
+import StemdeckAudioFile
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("stemdeck against a private JACK server", .serialized, .timeLimit(.minutes(2)))
+struct JackIntegrationTests {
+
+  // MARK: 1. Ports and routing
+
+  @Test("registers master ports; connect works; bad connections fail with a helpful error")
+  func portsAndRouting() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+
+    // --no-connect: the ports exist and are not connected.
+    let deck = try StemdeckProcess(server: server)
+    defer { deck.kill() }
+    try await deck.run("echo ready")
+    let ports = try await server.ports()
+    #expect(ports.contains("stemdeck:master_L"), "jack_lsp: \(ports)")
+    #expect(ports.contains("stemdeck:master_R"), "jack_lsp: \(ports)")
+    var graph = try await server.connections()
+    #expect(graph["stemdeck:master_L"] == [], "--no-connect, yet: \(graph)")
+    #expect(graph["stemdeck:master_R"] == [], "--no-connect, yet: \(graph)")
+
+    // connect with a short name for our own port.
+    try await deck.run("connect master_L system:playback_1")
+    graph = try await server.connections()
+    #expect(graph["stemdeck:master_L"] == ["system:playback_1"], "jack_lsp -c: \(graph)")
+    #expect(graph["system:playback_1"]?.contains("stemdeck:master_L") == true)
+    let listed = try await deck.run("connections")
+    #expect(listed.contains("master_L → system:playback_1"), "connections: \(listed)")
+
+    // Two outputs: an error line, and script mode stops with status 1.
+    let before = deck.lineCount
+    deck.send("connect master_L master_R")
+    deck.send("echo not reached")
+    let status = try await deck.finish()
+    let output = Array(deck.lines.dropFirst(before))
+    #expect(status == 1, "\(deck.transcript)")
+    let error = output.first { $0.hasPrefix("error: ") }
+    #expect(error?.contains("both are outputs") == true, "\(output)")
+    #expect(!output.contains("not reached"))
+    // The client is gone with the process.
+    let after = try await server.ports()
+    #expect(!after.contains { $0.hasPrefix("stemdeck:") }, "ports left behind: \(after)")
+
+    // An unknown port: the error suggests the close name.
+    let typo = try StemdeckProcess(server: server)
+    defer { typo.kill() }
+    typo.send("connect master_L system:playbak_1")
+    #expect(try await typo.finish() == 1, "\(typo.transcript)")
+    let typoError = typo.lines.first { $0.hasPrefix("error: ") }
+    #expect(typoError?.contains("unknown port 'system:playbak_1'") == true, "\(typo.transcript)")
+    #expect(typoError?.contains("did you mean 'system:playback_1'") == true, "\(typo.transcript)")
+
+    // --name changes the port prefix.
+    let named = try StemdeckProcess(server: server, extra: ["--name", "deck2"])
+    defer { named.kill() }
+    try await named.run("connect master_R system:playback_2")
+    graph = try await server.connections()
+    #expect(graph["deck2:master_L"] != nil, "\(graph)")
+    #expect(graph["deck2:master_R"] == ["system:playback_2"], "\(graph)")
+    #expect(try await named.finish() == 0, "\(named.transcript)")
+  }
+
+  // MARK: 2. Live equals offline
+
+  @Test("the live master (recorded with jack_capture) equals the offline render")
+  func liveEqualsOffline() async throws {
+    try await compareLiveWithOffline(masterVolume: 1)
+  }
+
+  @Test(
+    "… also with a master volume other than 1",
+    .disabled("bug: stemdeck render ramps the master from 1.0 to the session's volume over the first 10 ms (480 frames); live starts at the session's volume"))
+  func liveEqualsOfflineWithMasterVolume() async throws {
+    try await compareLiveWithOffline(masterVolume: 0.9)
+  }
+
+  /// Renders a 3-stem session offline, plays it live while jack_capture records the master,
+  /// and compares the two sample by sample.
+  func compareLiveWithOffline(masterVolume: Double) async throws {
+    let binary = try StemdeckBinary.require()
+    let dir = try IntegrationTempDir()
+    // Three stems: mono 48 kHz, stereo 48 kHz, mono 44.1 kHz (resampled), finite loops, 3 s.
+    try writeSine(dir.file("mono.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220], amplitude: 0.5)
+    try writeSine(dir.file("stereo.wav"), sampleRate: 48000, seconds: 1.5, frequencies: [330, 550], amplitude: 0.4)
+    try writeSine(dir.file("cd.wav"), sampleRate: 44100, seconds: 0.75, frequencies: [440], amplitude: 0.3)
+    let session = dir.file("session.json")
+    try writeSession(session, masterVolume: masterVolume, stems: [
+      SessionStem(name: "mono", file: "mono.wav", volume: 0.8, pan: -0.4, loops: 1),
+      SessionStem(name: "stereo", file: "stereo.wav", volume: 0.7, pan: 0.25, loops: 1),
+      SessionStem(name: "cd", file: "cd.wav", volume: 0.6, pan: 0.5, loops: 3),
+    ])
+
+    // Offline.
+    let renderPath = dir.file("render.wav")
+    let rendered = try await runTool(binary, ["render", session, "--output", renderPath], timeout: 60)
+    try #require(rendered.status == 0, "render failed: \(rendered.text)")
+    let render = try readAudio(renderPath)
+    #expect(render.channels == 2)
+    #expect(render.sampleRate == 48000)
+    #expect(abs(render.frames - 3 * 48000) <= 1, "render length \(render.frames) frames")
+
+    // Live.
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let baseline = try await server.xrunBaseline(seconds: 3, scratch: dir)
+    let deck = try StemdeckProcess(server: server, session: session)
+    defer { deck.kill() }
+    let opened = try await deck.run("echo ready")
+    #expect(opened.contains { $0.hasPrefix("opened") && $0.contains("3 stems") }, "\(deck.transcript)")
+    let capturePath = dir.file("live.wav")
+    let capture = try server.startCapture(ports: ["stemdeck:master_L", "stemdeck:master_R"], seconds: 6,
+                                          to: capturePath, hookDir: dir)
+    // jack_capture must be recording before play.
+    let hooked = try await server.waitForConnection("stemdeck:master_L", timeout: 5) { $0.hasPrefix("jack_capture") }
+    let hookedR = try await server.waitForConnection("stemdeck:master_R", timeout: 5) { $0.hasPrefix("jack_capture") }
+    try #require(hooked && hookedR, "jack_capture did not connect to the master ports; log:\n\(capture.log)")
+    try await deck.run("play")
+    // `wait end` right after `play` fails (see playThenWaitEnd): wait for the engine first.
+    let started = try await eventually(timeout: 3, interval: 0.02) {
+      try await deck.status()["state"] == "playing"
+    }
+    try #require(started, "stemdeck did not start playing\n\(deck.transcript)")
+    try await deck.run("wait end", timeout: 15)
+    let captured = try await capture.finish(timeout: 15)
+    let status = try await deck.status()
+    #expect(status["underruns"] == "0", "stemdeck reported underruns: \(status)")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+    let deckXruns = Int(status["xruns"] ?? "") ?? -1
+    print("xruns: baseline (jack_capture alone, 3 s) \(baseline); during live playback (6 s): jack_capture saw \(captured.xruns), stemdeck reported \(deckXruns)")
+
+    // jack_capture writes 32-bit float WAV by default (we pass no --bitdepth): check that, since
+    // the tolerance below assumes no quantisation at all.
+    let encoding = try await runTool("soxi", ["-e", capturePath])
+    let bits = try await runTool("soxi", ["-b", capturePath])
+    #expect(encoding.stdout.first == "Floating Point PCM" && bits.stdout.first == "32",
+            "capture encoding: \(encoding.text) \(bits.text)")
+    let live = try readAudio(capturePath)
+    #expect(live.channels == 2)
+    #expect(live.sampleRate == 48000)
+
+    // Align on the first sample above a small threshold in both, then compare every frame.
+    // Both paths run the same renderBlock on the same float inputs, only in different block
+    // sizes (JACK periods of 256 frames, the renderer's blocks of 1024), and jack_capture
+    // stores the floats unchanged, so the samples should agree to float rounding: 1e-5 is
+    // ~100 ulps at these levels and far below any real error (a one-frame misalignment
+    // alone gives differences around 1e-2).
+    let threshold: Float = 1e-3
+    let renderStart = try #require(firstFrame(above: threshold, in: render), "the render is silent")
+    let liveStart = try #require(firstFrame(above: threshold, in: live), "the capture is silent; log:\n\(capture.log)")
+    let offset = liveStart - renderStart
+    try #require(offset >= 0, "the capture started after the audio (offset \(offset))")
+    let overlap = min(render.frames, live.frames - offset)
+    #expect(overlap == render.frames,
+            "the capture ends \(render.frames - overlap) frames before the render does (capture \(live.frames) frames, audio starts at \(liveStart))")
+    var maxDiff: Float = 0
+    var worst = (frame: 0, channel: 0)
+    for f in 0..<max(0, overlap) {
+      for c in 0..<2 {
+        let d = abs(render.sample(f, c) - live.sample(f + offset, c))
+        if d > maxDiff { maxDiff = d; worst = (f, c) }
+      }
+    }
+    #expect(maxDiff < 1e-5,
+            "live differs from offline by \(maxDiff) at frame \(worst.frame) channel \(worst.channel) (render \(render.sample(worst.frame, worst.channel)), live \(live.sample(worst.frame + offset, worst.channel)))")
+    // After the render's end the live output is silent.
+    if offset + render.frames < live.frames {
+      let tail = live.samples[((offset + render.frames) * 2)...].map { abs($0) }.max() ?? 0
+      #expect(tail < 1e-6, "the live output is not silent after the end (peak \(tail))")
+    }
+    print("live vs offline (master \(masterVolume)): \(overlap) frames compared, max abs diff \(maxDiff), capture offset \(offset) frames")
+  }
+
+  // MARK: 3. Server killed mid-playback
+
+  @Test("survives kill -9 of jackd: reconnects, restores routing, resumes playing")
+  func serverKilledMidPlayback() async throws {
+    let dir = try IntegrationTempDir()
+    try writeSine(dir.file("loop.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220, 330], amplitude: 0.3)
+    let session = dir.file("looping.json")
+    try writeSession(session, stems: [SessionStem(name: "loop", file: "loop.wav", loops: -1)])
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let deck = try StemdeckProcess(server: server, session: session, connect: true)
+    defer { deck.kill() }
+    try await deck.run("echo ready")
+    // Auto-connected to the first two physical playback ports.
+    var graph = try await server.connections()
+    #expect(graph["stemdeck:master_L"] == ["system:playback_1"], "\(graph)")
+    #expect(graph["stemdeck:master_R"] == ["system:playback_2"], "\(graph)")
+    try await deck.run("play")
+    let playing = try await eventually(timeout: 3, interval: 0.05) {
+      try await deck.status()["state"] == "playing"
+    }
+    try #require(playing, "stemdeck did not start playing\n\(deck.transcript)")
+    try await deck.run("wait 0.5")
+
+    server.kill9()
+    // Events are printed while commands run: `wait` keeps them flowing.
+    let wentAway = try await eventually(timeout: 5, interval: 0) {
+      try await deck.run("wait 0.2")
+      return deck.events.contains { $0.contains("JACK server '\(server.name)' went away") }
+    }
+    try #require(wentAway, "no 'went away' event after kill -9\n\(deck.transcript)")
+    let gone = try await deck.status()
+    #expect(gone["server"] == "\(server.name) (disconnected, retrying)", "\(gone)")
+
+    try await server.start()
+    let restarted = monotonicSeconds()
+    let reconnected = try await eventually(timeout: 10, interval: 0) {
+      try await deck.run("wait 0.2")
+      return deck.events.contains { $0.contains("reconnected to JACK server '\(server.name)'") }
+    }
+    try #require(reconnected, "no reconnect within 10 s of the restart\n\(deck.transcript)")
+    print("reconnected \(String(format: "%.1f", monotonicSeconds() - restarted)) s after the server came back")
+    let reconnectEvent = deck.events.first { $0.contains("reconnected to JACK server") } ?? ""
+    #expect(reconnectEvent.contains("restored 2 connections"), "\(reconnectEvent)")
+    #expect(deck.events.contains("event: resuming playback"), "\(deck.events)")
+
+    let healed = try await eventually(timeout: 3, interval: 0.1) {
+      graph = try await server.connections()
+      return graph["stemdeck:master_L"] == ["system:playback_1"] && graph["stemdeck:master_R"] == ["system:playback_2"]
+    }
+    #expect(healed, "routing not restored: \(graph)")
+    let first = try await deck.status()
+    try await deck.run("wait 0.5")
+    let second = try await deck.status()
+    #expect(first["state"] == "playing", "\(first)")
+    #expect(second["state"] == "playing", "\(second)")
+    #expect(second["server"] == "\(server.name) (connected)", "\(second)")
+    let p1 = try #require(statusPosition(first)), p2 = try #require(statusPosition(second))
+    #expect(p2 - p1 > 0.25, "position did not advance: \(p1) → \(p2)")
+    #expect(!deck.events.contains { $0.contains("finished") }, "a stem that loops forever finished: \(deck.events)")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+  }
+
+  // MARK: 4. Auto-pause
+
+  /// A looping session, stemdeck on it (--no-connect), master connected to system:playback_1/2.
+  func loopingDeck(_ server: PrivateJackServer, _ dir: IntegrationTempDir) async throws -> StemdeckProcess {
+    try writeSine(dir.file("loop.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220], amplitude: 0.3)
+    let session = dir.file("looping.json")
+    try writeSession(session, stems: [SessionStem(name: "loop", file: "loop.wav", loops: -1)])
+    let deck = try StemdeckProcess(server: server, session: session)
+    try await deck.run("echo ready")
+    return deck
+  }
+
+  /// Plays and waits until `status` says playing.
+  func startPlaying(_ deck: StemdeckProcess) async throws {
+    try await deck.run("play")
+    let playing = try await eventually(timeout: 3, interval: 0.05) {
+      try await deck.status()["state"] == "playing"
+    }
+    try #require(playing, "stemdeck did not start playing\n\(deck.transcript)")
+  }
+
+  /// Polls `status` (with short waits so events flow) for up to `timeout` seconds.
+  func waitForState(_ deck: StemdeckProcess, _ wanted: String, timeout: Double) async throws -> (reached: Bool, state: String) {
+    var state = ""
+    let reached = try await eventually(timeout: timeout, interval: 0) {
+      try await deck.run("wait 0.1")
+      state = try await deck.status()["state"] ?? ""
+      return state == wanted
+    }
+    return (reached, state)
+  }
+
+  @Test(
+    "autopause on: another client disconnecting the master pauses, and the disconnection sticks",
+    .disabled("bug: JackDriver.poll() runs healRouting() before refreshSeen(), so a disconnection made by another client (jack_disconnect) is immediately re-made and autopause never fires"))
+  func autoPauseOnExternalDisconnect() async throws {
+    let dir = try IntegrationTempDir()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let deck = try await loopingDeck(server, dir)
+    defer { deck.kill() }
+    try await deck.run("autopause on")
+    try await deck.run("connect master_L system:playback_1")
+    try await deck.run("connect master_R system:playback_2")
+    try await startPlaying(deck)
+
+    // Another client (jack_disconnect) removes both connections.
+    let mark = deck.lineCount
+    try await server.disconnect("stemdeck:master_L", "system:playback_1")
+    try await server.disconnect("stemdeck:master_R", "system:playback_2")
+    let disconnected = monotonicSeconds()
+    let (paused, state) = try await waitForState(deck, "paused", timeout: 2)
+    #expect(paused, "still \(state) 2 s after the master lost its connections\n\(deck.transcript)")
+    if paused { print("auto-paused within \(String(format: "%.2f", monotonicSeconds() - disconnected)) s") }
+    let events = deck.lines.dropFirst(mark).filter { $0.hasPrefix("event: ") }
+    #expect(events.contains { $0.contains("lost") && $0.contains("connection") }, "events: \(events)")
+    // The user's disconnection is respected, not healed back.
+    let graph = try await server.connections()
+    #expect(graph["stemdeck:master_L"] == [] && graph["stemdeck:master_R"] == [], "reconnected behind the user's back: \(graph)")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+  }
+
+  @Test("autopause on: the master's peer client quitting pauses playback")
+  func autoPauseWhenPeerQuits() async throws {
+    let dir = try IntegrationTempDir()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let deck = try await loopingDeck(server, dir)
+    defer { deck.kill() }
+    // The master feeds another client (jack_capture with manual connections), which then quits.
+    let peer = try server.startCapture(ports: [], seconds: 60, to: dir.file("peer.wav"), hookDir: dir, manualConnections: true)
+    defer { peer.child.terminate(grace: 2) }
+    let registered = try await eventually(timeout: 5, interval: 0.1) {
+      try await server.ports().contains("jack_capture:input2")
+    }
+    try #require(registered, "jack_capture did not register its inputs; log:\n\(peer.log)")
+    try await deck.run("autopause on")
+    try await deck.run("connect master_L jack_capture:input1")
+    try await deck.run("connect master_R jack_capture:input2")
+    try await startPlaying(deck)
+
+    let mark = deck.lineCount
+    peer.child.send(signal: SIGINT)
+    #expect(await peer.child.waitForExit(timeout: 5) != nil, "jack_capture did not quit on SIGINT")
+    let quit = monotonicSeconds()
+    let (paused, state) = try await waitForState(deck, "paused", timeout: 2)
+    #expect(paused, "still \(state) 2 s after the master's peer quit\n\(deck.transcript)")
+    if paused { print("auto-paused within \(String(format: "%.2f", monotonicSeconds() - quit)) s of the peer quitting") }
+    let events = deck.lines.dropFirst(mark).filter { $0.hasPrefix("event: ") }
+    #expect(events.contains { $0.contains("lost") && $0.contains("connection") }, "events: \(events)")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+  }
+
+  @Test("autopause off: another client disconnecting the master does not pause")
+  func autoPauseOff() async throws {
+    let dir = try IntegrationTempDir()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let deck = try await loopingDeck(server, dir)
+    defer { deck.kill() }
+    try await deck.run("autopause off")
+    try await deck.run("connect master_L system:playback_1")
+    try await deck.run("connect master_R system:playback_2")
+    try await startPlaying(deck)
+    let mark = deck.lineCount
+    try await server.disconnect("stemdeck:master_L", "system:playback_1")
+    try await server.disconnect("stemdeck:master_R", "system:playback_2")
+    try await deck.run("wait 1")
+    let after = try await deck.status()
+    #expect(after["state"] == "playing", "autopause off, yet: \(after)")
+    let events = deck.lines.dropFirst(mark).filter { $0.hasPrefix("event: ") }
+    #expect(!events.contains { $0.contains("paused") }, "events: \(events)")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+  }
+
+  // MARK: 5. Memory
+
+  @Test("32 × 10-minute stems: stemdeck's own resident memory stays under 100 MB")
+  func memoryWithLongStems() async throws {
+    let dir = try IntegrationTempDir("stemdeck-int-big")
+    defer { dir.remove() }
+    let big = dir.file("ten-minutes.wav")
+    let made = try await runTool(
+      "sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", "-e", "signed-integer", big,
+              "synth", "600", "sine", "220", "sine", "330", "vol", "0.1"],
+      timeout: 90)
+    try #require(made.status == 0, "sox failed: \(made.text)")
+    let size = (try FileManager.default.attributesOfItem(atPath: big)[.size] as? Int) ?? 0
+    #expect(size > 110_000_000, "the stem file is only \(size) bytes")
+
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let deck = try StemdeckProcess(server: server)
+    defer { deck.kill() }
+    try await deck.run("echo ready")
+    let empty = try deck.memory()
+    for i in 1...32 {
+      try await deck.run("add \(big) as s\(i)", timeout: 20)
+    }
+    try await deck.run("play")
+    try await deck.run("wait 5", timeout: 20)
+    let status = try await deck.status()
+    let full = try deck.memory()
+    func mb(_ bytes: Int?) -> Int { Int((Double(bytes ?? 0) / 1_048_576).rounded()) }
+    let rss = full["VmRSS"] ?? 0
+    let shm = full["RssShmem"] ?? 0
+    // VmRSS counts JACK's shared graph segment (/dev/shm, ~105 MB with jackd2 here), which every
+    // client maps — jack_cpu_load alone is resident at ~110 MB — and which stemdeck cannot
+    // shrink. What the stems cost is stemdeck's own memory: VmRSS minus RssShmem.
+    let own = rss - shm
+    print("resident with 32 × 10 min stems: \(mb(rss)) MB")
+    print("  of which JACK shared memory \(mb(shm)) MB; stemdeck's own \(mb(own)) MB (anonymous \(mb(full["RssAnon"])) MB, file-backed \(mb(full["RssFile"])) MB); with no stems: \(mb(empty["VmRSS"])) MB resident, \(mb((empty["VmRSS"] ?? 0) - (empty["RssShmem"] ?? 0))) MB own; peak VmHWM \(mb(full["VmHWM"])) MB")
+    #expect(status["state"] == "playing", "\(status)")
+    #expect(status["stems"] == "32", "\(status)")
+    #expect(status["underruns"] == "0", "\(status)")
+    #expect(own < 100 * 1_048_576, "stemdeck's own resident memory is \(mb(own)) MB with 32 × 10 min stems")
+    #expect(try await deck.finish(timeout: 15) == 0, "\(deck.transcript)")
+    print("xruns during the 32-stem run: \(status["xruns"] ?? "?")")
+  }
+
+  // MARK: 6. Script-mode exit status
+
+  @Test("script mode: a failed command exits 1; --keep-going runs the rest and still exits 1; clean exits 0")
+  func scriptExitStatus() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let script = ["echo before", "frobnicate 3", "echo after"]
+
+    let stops = try StemdeckProcess(server: server)
+    defer { stops.kill() }
+    for line in script { stops.send(line) }
+    #expect(try await stops.finish() == 1, "\(stops.transcript)")
+    #expect(stops.lines.contains("before"))
+    #expect(stops.lines.contains { $0.hasPrefix("error: unknown command 'frobnicate'") }, "\(stops.transcript)")
+    #expect(!stops.lines.contains("after"), "script mode continued after a failure\n\(stops.transcript)")
+
+    let keepsGoing = try StemdeckProcess(server: server, extra: ["--keep-going"])
+    defer { keepsGoing.kill() }
+    for line in script { keepsGoing.send(line) }
+    #expect(try await keepsGoing.finish() == 1, "\(keepsGoing.transcript)")
+    #expect(keepsGoing.lines.contains { $0.hasPrefix("error: unknown command 'frobnicate'") }, "\(keepsGoing.transcript)")
+    #expect(keepsGoing.lines.contains("after"), "\(keepsGoing.transcript)")
+
+    let clean = try StemdeckProcess(server: server)
+    defer { clean.kill() }
+    for line in ["echo hello", "status", "connections"] { clean.send(line) }
+    #expect(try await clean.finish() == 0, "\(clean.transcript)")
+    #expect(clean.lines.contains("hello"))
+    #expect(clean.lines.contains("no connections"), "\(clean.transcript)")
+    #expect(!clean.lines.contains { $0.hasPrefix("error: ") }, "\(clean.transcript)")
+
+    // The same with -c 'CMD; CMD' (stdin is then not read).
+    let oneLine = script.joined(separator: "; ")
+    let c = try StemdeckProcess(server: server, extra: ["-c", oneLine])
+    defer { c.kill() }
+    #expect(try await c.finish() == 1, "\(c.transcript)")
+    #expect(c.lines.contains("before") && !c.lines.contains("after"), "\(c.transcript)")
+    let ck = try StemdeckProcess(server: server, extra: ["-c", oneLine, "--keep-going"])
+    defer { ck.kill() }
+    #expect(try await ck.finish() == 1, "\(ck.transcript)")
+    #expect(ck.lines.contains("after"), "\(ck.transcript)")
+    let cClean = try StemdeckProcess(server: server, extra: ["-c", "echo hello; status"])
+    defer { cClean.kill() }
+    #expect(try await cClean.finish() == 0, "\(cClean.transcript)")
+  }
+
+  // MARK: 7. Bugs found here
+
+  @Test(
+    "a script can play and then wait for the end",
+    .disabled("bug: `wait end` right after `play` fails with \"the transport is paused; 'play' first\": play() only queues the command, and waitForEnd() checks transportState before the engine has run a period"))
+  func playThenWaitEnd() async throws {
+    let dir = try IntegrationTempDir()
+    try writeSine(dir.file("short.wav"), sampleRate: 48000, seconds: 0.5, frequencies: [220], amplitude: 0.3)
+    let session = dir.file("short.json")
+    try writeSession(session, stems: [SessionStem(name: "short", file: "short.wav")])
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    for extra in [["-c", "play; wait end; echo done"], ["--play", "-c", "wait end; echo done"]] {
+      let deck = try StemdeckProcess(server: server, session: session, extra: extra)
+      defer { deck.kill() }
+      #expect(try await deck.finish() == 0, "\(deck.transcript)")
+      #expect(deck.lines.contains("done"), "\(deck.transcript)")
+      #expect(deck.events.contains("event: all stems finished"), "\(deck.transcript)")
+    }
+  }
+
+  @Test(
+    "changing loops after adding a short stem takes effect",
+    .disabled("bug: for a stem that fits in its disk ring (≤ ~1.3 s at 48 kHz) `loops NAME N` sent after the disk thread read the file's end is ignored by the stream: the stem plays once and finishes (a seek re-primes it)"))
+  func loopsChangeAfterAdd() async throws {
+    let dir = try IntegrationTempDir()
+    try writeSine(dir.file("one.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220], amplitude: 0.3)
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let deck = try StemdeckProcess(server: server)
+    defer { deck.kill() }
+    try await deck.run("add \(dir.file("one.wav")) as one")
+    try await deck.run("wait 0.5")  // let the disk thread fill the ring (and reach the file's end)
+    try await deck.run("loops one -1")
+    try await startPlaying(deck)
+    try await deck.run("wait 2.5")
+    let status = try await deck.status()
+    #expect(status["state"] == "playing", "\(status)")
+    #expect(!deck.events.contains { $0.contains("finished") }, "a stem set to loop forever finished: \(deck.events)")
+    let table = try await deck.run("stems")
+    let row = table.first { $0.hasPrefix("one ") } ?? ""
+    #expect(row.contains("forever") && !row.contains(" E "), "stems: \(row)")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+  }
+}

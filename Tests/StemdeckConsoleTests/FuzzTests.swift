@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+@testable import StemdeckConsole
+import StemdeckControl
+
+/// A small deterministic generator (SplitMix64), so a failing line can be reproduced.
+struct FuzzRandom {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+  mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+  mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+}
+
+@Suite("REPL fuzz")
+struct ReplFuzzTests {
+  /// Commands that would wait in real time or write files are left out of the vocabulary: the
+  /// fuzz checks parsing and validation, not the file system or the clock.
+  static let words = [
+    "add", "remove", "rm", "stems", "vol", "volume", "pan", "rate", "loops", "mute", "unmute", "solo", "unsolo",
+    "offset", "directout", "master", "quality", "play", "pause", "stop", "seek", "status", "meters", "sfx",
+    "ports", "connect", "disconnect", "connections", "routes", "new", "new!", "autopause", "meterpoint",
+    "help", "echo", "goto", "next", "prev", "setlist", "recover", "open", "paly", "VOL", "",
+  ]
+  static let arguments = [
+    "drums", "bass", "all", "drms", "master", "input", "reset", "0", "-0", "1", "2", "3", "-1", "0.5", "-6dB",
+    "+6dB", "+7dB", "-inf dB", "nan", "NaN", "inf", "-inf", "1e308", "1e-320", "9999999999999999999999",
+    "0x10", "1:23.5", "+10", "-5", "1:75", "on", "off", "pre", "post", "linear", "fast", "medium", "best",
+    "ultra", "as", "from", "--watch", "fire", "load", "stop", "unload", "'quoted word'", "\"dq\"", "'unbalanced",
+    "\\", "#comment", ";", "ドラム", "🥁", "\u{0}", "\u{1B}[2J", String(repeating: "x", count: 5000),
+    "/nonexistent.wav", "/etc/passwd", "/tmp", "/dev/null", ".", "..",
+  ]
+
+  static func randomLine(_ r: inout FuzzRandom) -> String {
+    switch r.below(10) {
+    case 0:
+      // Random bytes, decoded leniently (invalid UTF-8 becomes replacement characters).
+      let bytes = (0..<r.below(200)).map { _ in UInt8(r.below(256)) }
+      return String(decoding: bytes, as: UTF8.self)
+    case 1:
+      // A valid-looking line with a few characters flipped.
+      var chars = Array(r.pick(words) + " " + r.pick(arguments) + " " + r.pick(arguments))
+      for _ in 0..<(1 + r.below(3)) where !chars.isEmpty {
+        chars[r.below(chars.count)] = Character(Unicode.Scalar(UInt8(32 + r.below(95))))
+      }
+      return String(chars)
+    default:
+      var parts = [r.pick(words)]
+      for _ in 0..<r.below(5) { parts.append(r.pick(arguments)) }
+      return parts.joined(separator: r.below(8) == 0 ? ";" : " ")
+    }
+  }
+
+  @Test("100,000 random and mutated lines: no crash, and every rejected line changes nothing")
+  func fuzzLines() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    var r = FuzzRandom(state: 0x5EED_5EED)
+    let count = ProcessInfo.processInfo.environment["STEMDECK_LONG_TESTS"] != nil ? 1_000_000 : 100_000
+    var rejected = 0
+    var accepted = 0
+    var changedOnError: [String] = []
+    for i in 0..<count {
+      let line = Self.randomLine(&r)
+      let before = MixerSnapshot(h)
+      // One command per line here, so "rejected" means the whole line changed nothing.
+      let single = (try? Tokenizer.commands(in: line))?.count ?? 1 <= 1
+      let result = h.run(line, stopOnError: true)
+      h.console.quitRequested = false
+      h.console.watchRequested = false
+      if result.ok {
+        accepted += 1
+      } else {
+        rejected += 1
+        #expect(result.output.last?.hasPrefix("error: ") == true, "line \(i): \(line.debugDescription)")
+        if single && MixerSnapshot(h) != before && changedOnError.count < 5 {
+          changedOnError.append("line \(i): \(line.debugDescription)")
+        }
+      }
+      // Let the engine drain its command queue now and then, as the audio thread would.
+      if i % 200 == 0 { h.render(blocks: 1) }
+    }
+    #expect(changedOnError.isEmpty, "rejected lines that changed state: \(changedOnError)")
+    #expect(rejected > count / 2)
+    #expect(accepted > 100, "the vocabulary should also produce valid commands")
+    print("REPL fuzz: \(count) lines, \(rejected) rejected, \(accepted) accepted")
+  }
+}
