@@ -81,6 +81,16 @@ public final class DiskStream: @unchecked Sendable {
       s.pointee.epochStartFrame.store(sourceFrame, ordering: .relaxed)
       s.pointee.publishedEpoch.store(epoch, ordering: .releasing)
     }
+    // A stream that ended can start again if the loop count was raised before the renderer got
+    // to its end (a short stem is read to its end long before it is heard).
+    if ended && !failed {
+      let loops = s.pointee.loops.load(ordering: .relaxed)
+      let passes = sourceFrame / max(1, loopEnd - loopStart)
+      if loops < 0 || loops >= passes {
+        ended = false
+        s.pointee.endEpoch.store(-1, ordering: .releasing)
+      }
+    }
     if ended || failed { return 0 }
     let version = s.pointee.regionVersion.load(ordering: .acquiring)
     if version != regionVersion { updateRegion(version: version) }

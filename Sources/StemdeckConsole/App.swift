@@ -7,8 +7,8 @@ import StemdeckSession
 import Synchronization
 
 /// The command line, parsed.
-public struct Arguments: Equatable {
-  public enum Mode: Equatable { case live, render, help, version }
+public struct Arguments: Equatable, Sendable {
+  public enum Mode: Equatable, Sendable { case live, render, help, version }
   public var mode: Mode = .live
   public var session: String?
   public var server: String?
@@ -29,7 +29,7 @@ public struct Arguments: Equatable {
     var rest = args[...]
     if rest.first == "render" { a.mode = .render; rest = rest.dropFirst() }
     func value(_ flag: String) throws(CommandError) -> String {
-      guard let v = rest.popFirst() else { throw CommandError("\(flag) needs a value (see stemdeck --help)") }
+      guard let v = rest.popFirst(), !v.hasPrefix("--") else { throw CommandError("\(flag) needs a value (see stemdeck --help)") }
       return v
     }
     while let arg = rest.popFirst() {

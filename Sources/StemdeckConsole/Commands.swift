@@ -60,7 +60,7 @@ enum CommandTable {
       name: "remove", aliases: ["rm"], usage: "remove NAME|all", summary: "remove a stem (it fades out)",
       argumentCount: 1...1, completions: [.stemOrAll]
     ) { (c, a) throws(CommandError) in
-      let names = try c.stems(a[0])
+      let names = try c.stems(a[0], includeOffline: true)
       try c.mixerCall { () throws(MixerError) in for n in names { try c.mixer.removeStem(n) } }
       c.write("removed \(names.joined(separator: ", "))")
     },
@@ -91,7 +91,7 @@ enum CommandTable {
     CommandSpec(
       name: "pan", usage: "pan NAME|all VALUE [over TIME]",
       summary: "stem pan -1 (left) … 0 … 1 (right); constant power for mono, balance for stereo",
-      argumentCount: 2...4, completions: [.stemOrAll]
+      argumentCount: 2...5, completions: [.stemOrAll]
     ) { (c, a) throws(CommandError) in
       let g = try GlideSyntax.split(Array(a.dropFirst()), command: "pan")
       guard g.value.count == 1 else { throw CommandError("pan: usage: pan NAME|all VALUE [over TIME]") }
@@ -319,6 +319,9 @@ enum CommandTable {
       summary: "peak / average dB per channel, peak hold and clips",
       argumentCount: 0...2, completions: [.stem]
     ) { (c, a) throws(CommandError) in
+      if a.count == 2 && !a.contains("--watch") {
+        throw CommandError("meters: usage: meters [NAME|master|input|reset] [--watch] (one name at a time)")
+      }
       if a.contains("--watch") { c.watchRequested = true; if !c.interactive { for l in Display.meters(c, only: nil) { c.write(l) } }; return }
       if a.first == "reset" { c.mixer.resetMeters(); c.write("meters reset"); return }
       let only = a.first
@@ -444,6 +447,9 @@ enum CommandTable {
       c.write(a.joined(separator: " "))
     },
     CommandSpec(name: "quit", aliases: ["exit", "quit!", "exit!", "q"], usage: "quit", summary: "leave stemdeck (quit! discards unsaved changes)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+      if c.interactive && c.mixer.isDirty && !c.commandWord.hasSuffix("!") {
+        throw CommandError("there are unsaved changes: 'save' them first, or use 'quit!' to discard them")
+      }
       c.quitRequested = true
     },
   ]
@@ -468,9 +474,11 @@ enum Help {
       ("routing", CommandTable.routingCommands),
       ("session", CommandTable.sessionCommands), ("other", CommandTable.otherCommands),
     ]
+    // One line per command; a usage longer than the column pushes its summary right.
+    let column = 34
     for (title, specs) in groups {
       lines.append("\(title):")
-      for s in specs { lines.append("  \(s.usage.padded(34)) \(s.summary)") }
+      for s in specs { lines.append("  \(s.usage.padded(column)) \(s.summary)") }
     }
     lines.append("NAME may be 'all' where shown. '#' starts a comment; ';' separates commands.")
     return lines

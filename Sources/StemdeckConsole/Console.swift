@@ -108,8 +108,8 @@ public final class Console {
   // MARK: - Helpers the commands use
 
   /// The stems a name argument means: one stem, or every stem for "all".
-  func stems(_ name: String) throws(CommandError) -> [String] {
-    let names = mixer.stemNames
+  func stems(_ name: String, includeOffline: Bool = false) throws(CommandError) -> [String] {
+    let names = includeOffline ? mixer.allStemNames : mixer.stemNames
     if name == "all" {
       if names.isEmpty { throw CommandError("there are no stems (add one with 'add PATH')") }
       return names
@@ -175,6 +175,7 @@ public final class Console {
     sessionPath = absolute
     lastAutosave = Date()
     var line = "opened \(path): \(session.stems.count) stem\(session.stems.count == 1 ? "" : "s")"
+    if !warnings.isEmpty && !mixer.offlineStems.isEmpty { line += " (\(mixer.offlineStems.count) offline)" }
     if let driver {
       let missing = driver.setIntendedConnections(session.connections)
       if !missing.isEmpty {
@@ -275,6 +276,12 @@ public final class Console {
     if statuses.isEmpty { throw CommandError("wait end: there are no stems") }
     if statuses.allSatisfy({ $0.settings.loops < 0 }) {
       throw CommandError("wait end: every stem loops forever (loops -1), so the end never comes; use 'wait SECONDS'")
+    }
+    // A 'play' just sent takes a period to reach the renderer: give it a moment.
+    let startDeadline = Date().addingTimeInterval(2)
+    while mixer.transportState == .paused && !mixer.allFiniteStemsFinished && Date() < startDeadline {
+      idle()
+      usleep(5_000)
     }
     if mixer.transportState == .paused && !mixer.allFiniteStemsFinished {
       throw CommandError("wait end: the transport is paused; 'play' first")

@@ -138,9 +138,19 @@ public enum ValueParser {
   /// A duration: "2", "2s", "500ms", "1:30".
   public static func duration(_ text: String) throws(CommandError) -> Double {
     let lower = text.lowercased()
-    if lower.hasSuffix("ms") { return try number(String(lower.dropLast(2)), "duration") / 1000 }
-    if lower.hasSuffix("s") { return try number(String(lower.dropLast()), "duration") }
-    let p = try position(text)
+    if lower.hasPrefix("-") || lower.hasPrefix("+") {
+      throw CommandError("duration must not have a sign (got '\(printable(text))')")
+    }
+    let message = "duration must be seconds (2, 2s, 500ms) or m:ss (1:30) (got '\(printable(text))')"
+    if lower.hasSuffix("ms") {
+      guard let v = try? number(String(lower.dropLast(2)), "duration") else { throw CommandError(message) }
+      return v / 1000
+    }
+    if lower.hasSuffix("s") {
+      guard let v = try? number(String(lower.dropLast()), "duration") else { throw CommandError(message) }
+      return v
+    }
+    guard let p = try? position(text) else { throw CommandError(message) }
     guard !p.relative else { throw CommandError("duration must not have a sign (got '\(printable(text))')") }
     return p.seconds
   }
@@ -154,15 +164,7 @@ public enum ValueParser {
   }
 
   /// Text made safe to echo in an error: control characters shown as escapes, long text cut.
-  public static func printable(_ text: String) -> String {
-    var out = ""
-    for scalar in text.unicodeScalars.prefix(60) {
-      if scalar.value < 0x20 || scalar.value == 0x7f { out += "\\u{\(String(scalar.value, radix: 16))}" }
-      else { out.unicodeScalars.append(scalar) }
-    }
-    if text.unicodeScalars.count > 60 { out += "…" }
-    return out
-  }
+  public static func printable(_ text: String) -> String { printableText(text) }
 }
 
 extension String {

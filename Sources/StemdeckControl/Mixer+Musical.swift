@@ -28,7 +28,7 @@ extension Mixer {
         settings.volume = v; parameter = .volume; value = v
       case .pan(let p):
         try MixerError.check(p, in: SettingRange.pan, "pan", allowed: "between -1 and 1")
-        if exponential { throw MixerError("an exponential glide is for volume only (pan and rate glide linearly)") }
+        if exponential { throw MixerError("'exp' glides are for vol and rate only (pan glides linearly)") }
         settings.pan = p; parameter = .pan; value = p
       case .rate(let r):
         try MixerError.check(r, in: SettingRange.rate, "rate", allowed: "between 0.5 and 2")

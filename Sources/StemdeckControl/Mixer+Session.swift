@@ -25,7 +25,7 @@ extension Mixer {
         let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
         do throws(SoundFileError) { _ = try SoundFile(readingFrom: path) } catch {
           if strict { throw MixerError("\(place).file: \(error)") }
-          offline.append(OfflineStem(settings: stem, path: path, reason: error.reason))
+          offline.append(OfflineStem(settings: stem, path: path, reason: error.reason, index: index))
           warnings.append("\(place).file: \(error) — the stem stays offline; the rest of the session opens")
         }
       }
@@ -73,10 +73,12 @@ extension Mixer {
         var settings = stem.settings
         settings.file = SessionFile.storedPath(forAudioFile: stem.path, sessionPath: sessionPath)
         return settings
-      } + offlineStems.map { stem in
+      }
+      // Offline stems go back to the places they had in the session they came from.
+      for stem in offlineStems.sorted(by: { $0.index < $1.index }) {
         var settings = stem.settings
         settings.file = SessionFile.storedPath(forAudioFile: stem.path, sessionPath: sessionPath)
-        return settings
+        s.stems.insert(settings, at: min(stem.index, s.stems.count))
       }
       s.recording = recording
       s.tempo = tempoSetting

@@ -349,7 +349,9 @@ public final class Mixer: @unchecked Sendable {
 
   /// Moves the transport to `seconds` (clamped at 0). Every stem keeps its own loop phase.
   public func seek(toSeconds seconds: Double) throws(MixerError) {
-    guard seconds.isFinite else { throw MixerError("seek position must be a finite number of seconds (got \(seconds))") }
+    guard seconds.isFinite, seconds <= SettingRange.position.upperBound else {
+      throw MixerError("seek position must be a finite number of seconds from 0 to \(NumberFormat.plain(SettingRange.position.upperBound)) (got \(NumberFormat.plain(seconds)))")
+    }
     try lock.locked { () throws(MixerError) in
       try seek(toFrame: Int((max(0, seconds) * sampleRate).rounded()))
     }
@@ -526,7 +528,7 @@ public final class Mixer: @unchecked Sendable {
   }
 
   func validate(_ s: StemSettings, isNew: Bool) throws(MixerError) {
-    if let problem = StemName.problem(with: s.name) { throw MixerError("stem name '\(s.name)' \(problem)") }
+    if let problem = StemName.problem(with: s.name) { throw MixerError("stem name '\(printableText(s.name))' \(problem)") }
     if isNew, stems.contains(where: { $0.settings.name == s.name }) || offlineStems.contains(where: { $0.settings.name == s.name }) {
       throw MixerError("a stem named '\(s.name)' already exists; choose another name with 'as NAME'")
     }

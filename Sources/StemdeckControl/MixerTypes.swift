@@ -16,9 +16,10 @@ public struct MixerError: Error, CustomStringConvertible, Equatable, Sendable {
   }
 
   /// "unknown stem 'drms' — did you mean 'drums'?"
-  public static func unknownStem(_ name: String, known: [String]) -> MixerError {
+  public static func unknownStem(_ rawName: String, known: [String]) -> MixerError {
+    let name = printableText(rawName)
     if known.isEmpty { return MixerError("unknown stem '\(name)' (there are no stems; add one with 'add PATH')") }
-    if let guess = Suggestion.closest(to: name, in: known) {
+    if let guess = Suggestion.closest(to: rawName, in: known) {
       return MixerError("unknown stem '\(name)' — did you mean '\(guess)'?")
     }
     return MixerError("unknown stem '\(name)' (stems: \(known.joined(separator: ", ")))")
@@ -68,21 +69,37 @@ public enum Suggestion {
     return best?.0
   }
 
+  /// Edit distance counting a swap of two neighbouring letters as one edit ("paly" → "play"):
+  /// the optimal-string-alignment variant of Damerau–Levenshtein.
   static func distance(_ a: String, _ b: String) -> Int {
     let a = Array(a), b = Array(b)
     if a.isEmpty { return b.count }
     if b.isEmpty { return a.count }
-    var previous = Array(0...b.count)
-    var current = [Int](repeating: 0, count: b.count + 1)
+    var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+    for i in 0...a.count { d[i][0] = i }
+    for j in 0...b.count { d[0][j] = j }
     for i in 1...a.count {
-      current[0] = i
       for j in 1...b.count {
-        current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        let cost = a[i - 1] == b[j - 1] ? 0 : 1
+        d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+        if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+          d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+        }
       }
-      swap(&previous, &current)
     }
-    return previous[b.count]
+    return d[a.count][b.count]
   }
+}
+
+/// User text made safe to show in a message: control characters as escapes, long text cut.
+public func printableText(_ text: String) -> String {
+  var out = ""
+  for scalar in text.unicodeScalars.prefix(60) {
+    if scalar.value < 0x20 || scalar.value == 0x7f { out += "\\u{\(String(scalar.value, radix: 16))}" }
+    else { out.unicodeScalars.append(scalar) }
+  }
+  if text.unicodeScalars.count > 60 { out += "…" }
+  return out
 }
 
 /// A reading of a meter, in dB (AVAudioPlayer's scale: -160 … 0 and above for overs).
@@ -134,6 +151,8 @@ public struct OfflineStem: Sendable, Equatable {
   /// The path stemdeck looked at.
   public var path: String
   public var reason: String
+  /// Its place among the session's stems, so a save puts it back where it was.
+  public var index: Int = 0
 }
 
 /// Things that happened, reported to the user.

@@ -207,10 +207,12 @@ public final class JackDriver: @unchecked Sendable {
     }
   }
 
-  /// Makes intended connections whose peers exist; returns those still missing.
+  /// Makes intended connections whose peers exist; returns those still missing. Changes made
+  /// by other patchbays are folded in first, so a deliberate disconnection is not undone.
   @discardableResult
   func healRouting() -> [String] {
     guard let client else { return [] }
+    refreshSeen()
     var missing: [String] = []
     for (port, peers) in intended {
       let mine = fullName(port)

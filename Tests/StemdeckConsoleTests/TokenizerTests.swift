@@ -35,6 +35,13 @@ struct TokenizerTests {
     (" ; play ;; stop ; ", [["play"], ["stop"]]),
     ("echo 'a;b'", [["echo", "a;b"]]),
     ("vol drums -6 dB; pan drums -0.3 # done", [["vol", "drums", "-6", "dB"], ["pan", "drums", "-0.3"]]),
+    // `{ … }` is one word, semicolons and '#' included (the body of `at POSITION { cmd; cmd }`).
+    ("at 1:00 { vol bass 0; unmute lead }", [["at", "1:00", "{ vol bass 0; unmute lead }"]]),
+    ("at bar 3 {vol bass 0;mute lead}; echo done", [["at", "bar", "3", "{vol bass 0;mute lead}"], ["echo", "done"]]),
+    ("at 1 { a { b } c } d", [["at", "1", "{ a { b } c }", "d"]]),
+    ("at 1 { mute a # not a comment }", [["at", "1", "{ mute a # not a comment }"]]),
+    ("echo a{b}", [["echo", "a{b}"]]),
+    ("echo '{'", [["echo", "{"]]),
   ]
 
   @Test("splits lines into commands and words", arguments: cases)

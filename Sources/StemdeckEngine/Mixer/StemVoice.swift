@@ -48,6 +48,10 @@ public struct StemVoice: ~Copyable {
   /// converter when a rate change leaves the bypass, so it starts with a full filter history
   /// instead of silence (which would click).
   @usableFromInline let history: UnsafeMutablePointer<Float>
+  /// Where the priming output goes (it is all dropped). As large as the history, so the
+  /// converter emits the history's output at ratio 1 during priming; only its look-ahead
+  /// (a few dozen frames) is left to drop afterwards, where the ratio is still ≈ 1.
+  @usableFromInline let primeOutput: UnsafeMutablePointer<Float>
   @usableFromInline var historyWrite = 0
   @usableFromInline var historyFilled = 0
   /// Output frames still to drop after priming (they replay the history).
@@ -82,6 +86,7 @@ public struct StemVoice: ~Copyable {
     self.joinFrame = joinFrame
     history = .allocate(capacity: Self.historyFrames * channels)
     history.initialize(repeating: 0, count: Self.historyFrames * channels)
+    primeOutput = .allocate(capacity: (Self.historyFrames + 64) * channels)
   }
 
   /// Builds a voice with fixed gains and ratio (tests of the renderer itself).
@@ -99,5 +104,6 @@ public struct StemVoice: ~Copyable {
   deinit {
     src_delete(resampler)
     history.deallocate()
+    primeOutput.deallocate()
   }
 }

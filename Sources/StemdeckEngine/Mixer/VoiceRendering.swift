@@ -70,9 +70,12 @@ func changeRatio(_ voice: UnsafeMutablePointer<StemVoice>, to ratio: Double) {
 }
 
 /// Feeds the bypass history through the reset converter at ratio 1 and arranges for the output
-/// that replays it to be dropped.
+/// that replays it to be dropped. (libsamplerate's output is time-aligned with its input; it
+/// holds back only its filter's look-ahead, which comes out after the switch and is dropped.)
 @_noLocks
-func primeResampler(_ voice: UnsafeMutablePointer<StemVoice>, scratch: UnsafeMutablePointer<Float>, scratchFrames: Int) {
+func primeResampler(_ voice: UnsafeMutablePointer<StemVoice>) {
+  let scratch = voice.pointee.primeOutput
+  let scratchFrames = voice.pointee.historyCapacity &+ 64
   let ch = voice.pointee.channels
   let k = voice.pointee.historyCapacity
   let filled = voice.pointee.historyFilled
@@ -96,6 +99,7 @@ func primeResampler(_ voice: UnsafeMutablePointer<StemVoice>, scratch: UnsafeMut
     produced &+= data.output_frames_gen
     fed &+= data.input_frames_used
     if data.input_frames_used == 0 && data.output_frames_gen == 0 { break }
+    if produced >= scratchFrames { break }
   }
   voice.pointee.discardFrames = Swift.max(0, filled &- produced)
 }
@@ -129,7 +133,7 @@ func pullFrames(_ voice: UnsafeMutablePointer<StemVoice>, into destination: Unsa
     remember(voice, destination, frames: got)
     return got
   }
-  if voice.pointee.discardFrames < 0 { primeResampler(voice, scratch: destination, scratchFrames: count) }
+  if voice.pointee.discardFrames < 0 { primeResampler(voice) }
   var produced = 0
   var attempts = 0
   while produced < count && attempts < 8 {
@@ -142,8 +146,11 @@ func pullFrames(_ voice: UnsafeMutablePointer<StemVoice>, into destination: Unsa
     data.data_in = UnsafePointer(segments.first.baseAddress)
     data.data_out = destination + produced &* ch
     data.input_frames = inputFrames
-    data.output_frames = count &- produced
-    data.src_ratio = voice.pointee.ratio
+    // While the primed look-ahead is being dropped the ratio stays 1, so the dropped output maps
+    // one-to-one onto the history's last frames; the new ratio ramps in right after.
+    let discarding = voice.pointee.discardFrames > 0
+    data.output_frames = discarding ? Swift.min(count &- produced, voice.pointee.discardFrames) : count &- produced
+    data.src_ratio = discarding ? 1 : voice.pointee.ratio
     data.end_of_input = ends && segments.second.count == 0 ? 1 : 0
     let resampler = voice.pointee.resampler
     // RT-WAIVER: src_process makes no allocation and takes no lock (libsamplerate 0.2.2; checked
