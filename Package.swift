@@ -4,7 +4,7 @@
 // Layout (what each target may touch):
 //   C*                  thin system-library targets found with pkg-config (no Swift code).
 //   StemdeckRing        the wait-free SPSC ring buffer (generic, no dependencies).
-//   StemdeckEngine      realtime DSP: smoothing, pan law, meters, voices, the block renderer.
+//   StemdeckEngine      realtime DSP (libsamplerate and Rubber Band are its only C libraries): smoothing, pan law, meters, voices, the block renderer.
 //                       Only CSampleRate; no JACK, no libsndfile, no Foundation I/O.
 //   StemdeckAudioFile   libsndfile owner (SoundFile) and the disk thread (DiskStreamer), writers.
 //   StemdeckSession     the session file format: strict JSON reader, validation, migration, atomic save.
@@ -25,18 +25,19 @@ let package = Package(
     .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
     .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
     .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
+    .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
     // The SPSC ring is its own module so that its @inlinable generic bodies are serialized and
     // can be specialized into the engine in every build configuration.
     .target(name: "StemdeckRing"),
     // The engine is always compiled optimized: the realtime checker (@_noLocks) can prove generic
     // ring calls free of locks only once they are specialized, which -Onone does not do.
     // It also keeps debug-build test runs of the DSP at realistic speed.
-    .target(name: "StemdeckEngine", dependencies: ["StemdeckRing", "CSampleRate"],
+    .target(name: "StemdeckEngine", dependencies: ["StemdeckRing", "CSampleRate", "CRubberBand"],
             swiftSettings: [.unsafeFlags(["-O"])]),
     .target(name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "CSndFile"]),
     .target(name: "StemdeckSession", dependencies: []),
     .target(name: "StemdeckControl",
-            dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate"]),
+            dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CRubberBand"]),
     .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckControl", "CJack"]),
     .target(name: "StemdeckConsole",
             dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "CEditLine"]),

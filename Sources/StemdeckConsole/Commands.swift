@@ -116,6 +116,23 @@ enum CommandTable {
       }
     },
     CommandSpec(
+      name: "mode", usage: "mode NAME|all varispeed|stretch",
+      summary: "varispeed: rate changes pitch too (tape); stretch: rate changes tempo only (Rubber Band)",
+      argumentCount: 2...2, completions: [.stemOrAll, .keyword(["varispeed", "stretch"])]
+    ) { (c, a) throws(CommandError) in
+      guard let mode = RateMode(rawValue: a[1].lowercased()) else {
+        throw CommandError("mode must be varispeed or stretch (got '\(ValueParser.printable(a[1]))')")
+      }
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setMode(n, mode) }
+    },
+    CommandSpec(
+      name: "pitch", usage: "pitch NAME|all SEMITONES", summary: "pitch shift −24…24 semitones (stretch mode)",
+      argumentCount: 2...2, completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
+      let v = try ValueParser.number(a[1], "pitch")
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setPitch(n, v) }
+    },
+    CommandSpec(
       name: "glide", usage: "glide cancel NAME|all", summary: "stop a stem's glides where they are",
       argumentCount: 2...2, completions: [.keyword(["cancel"]), .stemOrAll]
     ) { (c, a) throws(CommandError) in

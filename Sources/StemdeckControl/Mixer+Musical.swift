@@ -130,3 +130,41 @@ extension Mixer {
     }
   }
 }
+
+extension Mixer {
+  /// Switches a stem between varispeed (libsamplerate: pitch follows the rate, like tape) and
+  /// stretch (Rubber Band: the rate changes tempo only, and `pitch` shifts independently). The
+  /// stem gets a new voice and the transport re-syncs at its position (5 ms fades, no click).
+  public func setMode(_ name: String, _ mode: RateMode) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      let stem = try find(name)
+      guard stem.settings.mode != mode else { return }
+      var settings = stem.settings
+      settings.mode = mode
+      let path = stem.path
+      let position = currentTransportFrame()
+      try removeStem(name)
+      try addStem(path: path, settings: settings)
+      try seek(toFrame: position)
+      isDirty = true
+    }
+  }
+
+  /// Pitch shift in semitones (−24…24) for a stem in stretch mode.
+  public func setPitch(_ name: String, _ semitones: Double) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      let stem = try find(name)
+      try MixerError.check(semitones, in: SettingRange.pitch, "pitch", allowed: "between -24 and 24 semitones")
+      guard stem.settings.mode == .stretch else {
+        throw MixerError("pitch shifts need stretch mode: 'mode \(name) stretch' first (in varispeed the pitch follows the rate)")
+      }
+      var settings = stem.settings
+      settings.pitch = semitones
+      guard settings != stem.settings else { return }
+      try send(.setPitchScale(slot: stem.slot, scale: StretchState.pitchScale(
+        semitones: semitones, fileRate: Double(stem.info.sampleRate), engineRate: sampleRate)))
+      stem.settings = settings
+      isDirty = true
+    }
+  }
+}

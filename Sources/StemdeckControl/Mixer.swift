@@ -151,12 +151,19 @@ public final class Mixer: @unchecked Sendable {
       let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
       stem.stream = stream
       let audible = stem.isAudible(anySolo: anySolo(including: settings))
+      var stretch: UnsafeMutablePointer<StretchState>?
+      if settings.mode == .stretch {
+        stretch = .allocate(capacity: 1)
+        stretch!.initialize(to: StretchState(channels: channels, engineRate: sampleRate, fileRate: Double(info.sampleRate),
+                                             rate: settings.rate, pitchSemitones: settings.pitch))
+      }
       let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
       voice.initialize(to: StemVoice(
         shared: shared, audio: ends.consumer, channels: channels, resampler: resampler,
         rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
         volume: settings.volume, pan: settings.pan, audible: audible,
-        sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame))
+        sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame,
+        stretch: stretch, pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate)))
       disk.add(stream)
       do throws(MixerError) { try send(.addVoice(slot: slot, voice: voice)) } catch {
         disk.remove(stream)

@@ -18,6 +18,8 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setLevels(slot: Int32, volume: Double, pan: Double, audible: Bool)
   /// A stem's varispeed rate (the ratio follows from the file and engine rates). Cancels a rate glide.
   case setRate(slot: Int32, rate: Double)
+  /// A stretch-mode stem's Rubber Band pitch scale (pitch shift × file/engine rate).
+  case setPitchScale(slot: Int32, scale: Double)
   /// Moves a parameter to `target` over `frames` frames.
   case glide(slot: Int32, parameter: GlideParameter, target: Double, frames: Int, exponential: Bool)
   /// Stops a stem's glides where they are.

@@ -104,8 +104,12 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     guard let voice = voiceAt(state, slot) else { return }
     voice.pointee.rateGlide = Glide()
     voice.pointee.rate = rate
-    changeRatio(voice, to: voice.pointee.rateScale / rate)
+    applyRate(voice)
     publishGlides(voice)
+  case .setPitchScale(let slot, let scale):
+    guard let voice = voiceAt(state, slot) else { return }
+    voice.pointee.pitchScale = scale
+    applyRate(voice)
   case .glide(let slot, let parameter, let target, let frames, let exponential):
     guard let voice = voiceAt(state, slot), !voice.pointee.removing else { return }
     let curve: Glide.Curve = exponential ? .exponential : .linear

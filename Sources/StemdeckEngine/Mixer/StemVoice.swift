@@ -56,6 +56,10 @@ public struct StemVoice: ~Copyable {
   @usableFromInline var historyFilled = 0
   /// Output frames still to drop after priming (they replay the history).
   @usableFromInline var discardFrames = 0
+  /// The time-stretcher of a stem in stretch mode (nil: varispeed through libsamplerate).
+  @usableFromInline let stretch: UnsafeMutablePointer<StretchState>?
+  /// Rubber Band pitch scale (stretch mode).
+  @usableFromInline var pitchScale: Double
   public static let historyFrames = 1024
   @usableFromInline let historyCapacity = StemVoice.historyFrames
 
@@ -63,8 +67,11 @@ public struct StemVoice: ~Copyable {
   public init(
     shared: UnsafeMutablePointer<StemShared>, audio: consuming Consumer<Float>, channels: Int,
     resampler: OpaquePointer, rateScale: Double, rate: Double, volume: Double, pan: Double, audible: Bool,
-    sampleRate: Double, epoch: Int, joinFrame: Int
+    sampleRate: Double, epoch: Int, joinFrame: Int,
+    stretch: UnsafeMutablePointer<StretchState>? = nil, pitchScale: Double = 1
   ) {
+    self.stretch = stretch
+    self.pitchScale = pitchScale
     self.shared = shared
     self.audio = audio
     self.channels = channels
@@ -103,6 +110,10 @@ public struct StemVoice: ~Copyable {
 
   deinit {
     src_delete(resampler)
+    if let stretch {
+      stretch.deinitialize(count: 1)
+      stretch.deallocate()
+    }
     history.deallocate()
     primeOutput.deallocate()
   }

@@ -19,6 +19,7 @@ func syncVoice(_ voice: UnsafeMutablePointer<StemVoice>) -> Bool {
   voice.pointee.historyFilled = 0
   voice.pointee.discardFrames = 0
   resetResampler(voice)
+  if let stretch = voice.pointee.stretch { stretch.pointee.needsReset = true }
   shared.pointee.finished.store(false, ordering: .relaxed)
   shared.pointee.synced.store(true, ordering: .relaxed)
   shared.pointee.readCounter.store(voice.pointee.audio.readCounter, ordering: .relaxed)
@@ -54,6 +55,16 @@ func voiceIsPrimed(_ voice: UnsafeMutablePointer<StemVoice>, primeFrames: Int) -
 @_noLocks @inline(__always)
 func meterCells(_ voice: UnsafeMutablePointer<StemVoice>) -> UnsafePointer<MeterCells> {
   UnsafePointer(voice.pointee.shared.pointee.meters)
+}
+
+/// Applies the voice's rate: the stretcher's tempo in stretch mode, the converter ratio otherwise.
+@_noLocks
+func applyRate(_ voice: UnsafeMutablePointer<StemVoice>) {
+  if let stretch = voice.pointee.stretch {
+    updateStretchRatios(stretch, rate: voice.pointee.rate, pitchScale: voice.pointee.pitchScale)
+  } else {
+    changeRatio(voice, to: voice.pointee.rateScale / voice.pointee.rate)
+  }
 }
 
 /// Sets the voice's converter ratio; leaving the bypass primes the converter with the frames
@@ -128,6 +139,9 @@ func remember(_ voice: UnsafeMutablePointer<StemVoice>, _ source: UnsafeMutableP
 @_noLocks
 func pullFrames(_ voice: UnsafeMutablePointer<StemVoice>, into destination: UnsafeMutablePointer<Float>, count: Int) -> Int {
   let ch = voice.pointee.channels
+  if let stretch = voice.pointee.stretch {
+    return pullStretched(voice, stretch, into: destination, count: count)
+  }
   if voice.pointee.bypass {
     let got = voice.pointee.audio.read(into: UnsafeMutableBufferPointer(start: destination, count: count &* ch)) / ch
     remember(voice, destination, frames: got)
@@ -230,7 +244,7 @@ func advanceGlides(_ voice: UnsafeMutablePointer<StemVoice>, frames: Int) {
   if voice.pointee.rateGlide.isActive {
     voice.pointee.rate = voice.pointee.rateGlide.advance(frames: frames)
     if voice.pointee.rateGlide.isFinished { voice.pointee.rateGlide = Glide() }
-    changeRatio(voice, to: voice.pointee.rateScale / voice.pointee.rate)
+    applyRate(voice)
   }
   publishGlides(voice)
 }
@@ -258,7 +272,7 @@ func renderVoice(
   shared.pointee.readCounter.store(voice.pointee.audio.readCounter, ordering: .relaxed)
   if got < count {
     source.advanced(by: got &* ch).update(repeating: 0, count: (count &- got) &* ch)
-    let ended = voice.pointee.bypass ? streamEndsHere(voice, extra: 0) : voice.pointee.drained
+    let ended = voice.pointee.bypass && voice.pointee.stretch == nil ? streamEndsHere(voice, extra: 0) : voice.pointee.drained
     if ended || shared.pointee.readFailed.load(ordering: .relaxed) {
       if !voice.pointee.finished {
         voice.pointee.finished = true

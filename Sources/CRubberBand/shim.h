@@ -1,0 +1,1 @@
+#include <rubberband/rubberband-c.h>

@@ -1,0 +1,155 @@
+import CRubberBand
+
+/// A stem's time-stretcher (Rubber Band, real-time mode, R2 "faster" engine): tempo changes
+/// without changing pitch, and an independent pitch shift. It also absorbs the file-rate →
+/// engine-rate conversion (time ratio × engine/file, pitch scale × file/engine), so a stretch
+/// stem needs no libsamplerate pass.
+///
+/// - Thread: created and destroyed on the control thread (they allocate); used by the renderer.
+public struct StretchState: ~Copyable, @unchecked Sendable {
+  @usableFromInline let stretcher: OpaquePointer
+  @usableFromInline let channels: Int
+  /// Per-channel input and output buffers of `maxFrames` frames, and the pointer arrays the C
+  /// API takes.
+  @usableFromInline let inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+  @usableFromInline let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+  /// The same input buffers as `const float *` for `rubberband_process`.
+  @usableFromInline let inputsForProcess: UnsafeMutablePointer<UnsafePointer<Float>?>
+  public static let maxFrames = 2048
+  @usableFromInline let maxFrames = StretchState.maxFrames
+  /// engineRate / fileRate.
+  @usableFromInline let rateScale: Double
+  /// Output frames still to drop after a reset (the stretcher's start delay).
+  @usableFromInline var discard = 0
+  @usableFromInline var needsReset = true
+  @usableFromInline var finalSent = false
+
+  /// Creates a stretcher for `channels` channels at the engine rate. The corresponding C function
+  /// is `rubberband_new`.
+  public init(channels: Int, engineRate: Double, fileRate: Double, rate: Double, pitchSemitones: Double) {
+    let options = Int32(RubberBandOptionProcessRealTime.rawValue | RubberBandOptionPitchHighConsistency.rawValue)
+    rateScale = engineRate / fileRate
+    stretcher = rubberband_new(UInt32(engineRate), UInt32(channels), options,
+                               rateScale / rate, Self.pitchScale(semitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate))
+    rubberband_set_max_process_size(stretcher, UInt32(Self.maxFrames))
+    self.channels = channels
+    inputs = .allocate(capacity: channels)
+    outputs = .allocate(capacity: channels)
+    inputsForProcess = .allocate(capacity: channels)
+    for c in 0..<channels {
+      inputs[c] = .allocate(capacity: Self.maxFrames)
+      outputs[c] = .allocate(capacity: Self.maxFrames)
+      inputs[c]!.initialize(repeating: 0, count: Self.maxFrames)
+      inputsForProcess[c] = UnsafePointer(inputs[c])
+    }
+  }
+
+  deinit {
+    rubberband_delete(stretcher)
+    for c in 0..<channels { inputs[c]!.deallocate(); outputs[c]!.deallocate() }
+    inputs.deallocate()
+    outputs.deallocate()
+    inputsForProcess.deallocate()
+  }
+
+  public static func pitchScale(semitones: Double, fileRate: Double, engineRate: Double) -> Double {
+    pow2(semitones / 12) * fileRate / engineRate
+  }
+}
+
+@usableFromInline
+func pow2(_ x: Double) -> Double { powImpl(2, x) }
+
+/// Sets the stretcher's ratios for a varispeed-like `rate` (tempo) and a pitch shift.
+@_noLocks
+func updateStretchRatios(_ s: UnsafeMutablePointer<StretchState>, rate: Double, pitchScale: Double) {
+  let rb = s.pointee.stretcher
+  let timeRatio = s.pointee.rateScale / rate
+  // RT-WAIVER: in real-time mode Rubber Band's ratio setters are realtime-safe (its docs: the
+  // lock-free streaming mode lets the time and pitch ratios change during use).
+  _unsafePerformance {
+    rubberband_set_time_ratio(rb, timeRatio)
+    rubberband_set_pitch_scale(rb, pitchScale)
+  }
+}
+
+/// Pulls `count` frames through the stretcher from the voice's ring into `destination`
+/// (interleaved); returns frames made.
+@_noLocks
+func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutablePointer<StretchState>,
+                   into destination: UnsafeMutablePointer<Float>, count: Int) -> Int {
+  let ch = voice.pointee.channels
+  let rb = s.pointee.stretcher
+  let inputs = s.pointee.inputs
+  let outputs = s.pointee.outputs
+  if s.pointee.needsReset {
+    s.pointee.needsReset = false
+    s.pointee.finalSent = false
+    // RT-WAIVER: rubberband_reset clears the stretcher's buffers (no allocation in real-time mode);
+    // the start pad of silence and the start delay follow Rubber Band 3's recipe for aligned output.
+    let pad = _unsafePerformance { () -> Int in
+      rubberband_reset(rb)
+      return Int(rubberband_get_preferred_start_pad(rb))
+    }
+    for c in 0..<ch { inputs[c]!.update(repeating: 0, count: s.pointee.maxFrames) }
+    var left = pad
+    while left > 0 {
+      let n = Swift.min(left, s.pointee.maxFrames)
+      // RT-WAIVER: rubberband_process in real-time mode is lock-free and does not allocate.
+      _unsafePerformance { rubberband_process(rb, UnsafePointer(s.pointee.inputsForProcess), UInt32(n), 0) }
+      left &-= n
+    }
+    // RT-WAIVER: a getter.
+    s.pointee.discard = _unsafePerformance { Int(rubberband_get_start_delay(rb)) }
+  }
+  var produced = 0
+  var attempts = 0
+  while produced < count && attempts < 32 {
+    attempts &+= 1
+    // RT-WAIVER: a getter.
+    let available = _unsafePerformance { Int(rubberband_available(rb)) }
+    if available > 0 {
+      let n = Swift.min(available, Swift.min(s.pointee.maxFrames, s.pointee.discard > 0 ? s.pointee.discard : count &- produced))
+      // RT-WAIVER: rubberband_retrieve copies out processed frames (lock-free, no allocation).
+      let got = _unsafePerformance { Int(rubberband_retrieve(rb, UnsafePointer(outputs), UInt32(n))) }
+      if s.pointee.discard > 0 {
+        s.pointee.discard &-= got
+        continue
+      }
+      for c in 0..<ch {
+        let out = outputs[c]!
+        for i in 0..<got { destination[(produced &+ i) &* ch &+ c] = out[i] }
+      }
+      produced &+= got
+      continue
+    }
+    if available < 0 || s.pointee.finalSent { voice.pointee.drained = true; break }
+    // Feed what the stretcher asks for, from the ring.
+    // RT-WAIVER: a getter.
+    let required = _unsafePerformance { Int(rubberband_get_samples_required(rb)) }
+    let segments = voice.pointee.audio.readableSegments()
+    let inRing = segments.first.count / ch
+    let ends = streamEndsHere(voice, extra: segments.count)
+    let n = Swift.min(Swift.min(Swift.max(required, 256), s.pointee.maxFrames), inRing)
+    if n == 0 {
+      if ends {
+        // RT-WAIVER: rubberband_process (final block) in real-time mode.
+        _unsafePerformance { rubberband_process(rb, UnsafePointer(s.pointee.inputsForProcess), 0, 1) }
+        s.pointee.finalSent = true
+        continue
+      }
+      break  // the disk is late
+    }
+    let src = segments.first.baseAddress!
+    for c in 0..<ch {
+      let dst = inputs[c]!
+      for i in 0..<n { dst[i] = src[i &* ch &+ c] }
+    }
+    voice.pointee.audio.release(count: n &* ch)
+    let last = ends && n == inRing && segments.second.count == 0
+    // RT-WAIVER: rubberband_process in real-time mode is lock-free and does not allocate.
+    _unsafePerformance { rubberband_process(rb, UnsafePointer(s.pointee.inputsForProcess), UInt32(n), last ? 1 : 0) }
+    if last { s.pointee.finalSent = true }
+  }
+  return produced
+}
