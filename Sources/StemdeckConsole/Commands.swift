@@ -443,6 +443,19 @@ enum CommandTable {
       try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
     },
     CommandSpec(
+      name: "transport", usage: "transport off|follow|lead",
+      summary: "JACK transport: follow it (others start/stop/locate stemdeck) or lead it (with bar/beat/tick from the tempo)",
+      argumentCount: 0...1, completions: [.keyword(["off", "follow", "lead"])]
+    ) { (c, a) throws(CommandError) in
+      guard let w = a.first else { c.write("transport: \(c.mixer.options.transportSync.rawValue)"); return }
+      guard let sync = TransportSync(rawValue: w.lowercased()) else {
+        throw CommandError("transport must be off, follow or lead (got '\(ValueParser.printable(w))')")
+      }
+      var o = c.mixer.options
+      o.transportSync = sync
+      try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
+    },
+    CommandSpec(
       name: "meterpoint", usage: "meterpoint pre|post", summary: "meter stems before or after their fader",
       argumentCount: 0...1, completions: [.keyword(["pre", "post"])]
     ) { (c, a) throws(CommandError) in

@@ -39,6 +39,8 @@ public final class JackDriver: @unchecked Sendable {
   var wasPlayingAtLoss = false
   public private(set) var connected = false
   var xrunsReported = 0
+  var syncMode: TransportSync = .off
+  var lastJackSeconds = 0.0
 
   /// Opens the client (starting a server first when allowed and none runs) and activates it.
   public init(options: Options, makeMixer: (Double) -> Mixer) throws(JackError) {
@@ -318,6 +320,7 @@ public final class JackDriver: @unchecked Sendable {
       }
       let wantedDirect = Set(mixer.directOutSlots().map(\.name))
       if wantedDirect != Set(directPorts.keys) { syncDirectOuts() }
+      lines += syncTransport()
       let change = context.pointee.graphChanged.load(ordering: .acquiring)
       if change != lastGraphChange {
         lastGraphChange = change

@@ -30,6 +30,8 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   public let sampleRate = Atomic<Int>(0)
   /// Periods processed.
   public let periods = Atomic<Int>(0)
+  /// The tempo the timebase callback reports (JACK transport lead).
+  let tempo = TimebaseTempo()
 
   init(renderState: UnsafeMutablePointer<RenderState>, masterLeft: OpaquePointer, masterRight: OpaquePointer, maxVoices: Int) {
     self.renderState = renderState
