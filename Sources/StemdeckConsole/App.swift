@@ -229,7 +229,21 @@ func runLive(_ a: Arguments) -> Int32 {
     }
     lines = AnyIterator(text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).makeIterator())
   } else {
-    lines = AnyIterator { readLine(strippingNewline: true) }
+    // Standard input is read on its own thread, so the engine keeps being served (events,
+    // reconnects, routing, auto-pause) while the script is waiting for its next line.
+    let reader = LineReader()
+    lines = AnyIterator {
+      while true {
+        switch reader.next() {
+        case .line(let l): return l
+        case .end: return nil
+        case .none:
+          console.idle()
+          if interruptRequests.load(ordering: .relaxed) != 0 && scriptModeForSignals.load(ordering: .relaxed) { return nil }
+          usleep(10_000)
+        }
+      }
+    }
   }
   let startInterrupts = interruptRequests.load(ordering: .relaxed)
   while let line = lines.next() {
@@ -284,4 +298,31 @@ func runInteractive(_ console: Console, driver: JackDriver) {
     console.idle()
   }
   editor.close()
+}
+
+/// Reads standard input line by line on a background thread.
+final class LineReader: @unchecked Sendable {
+  enum Item { case line(String), end, none }
+  private let lock = NSLock()
+  private var queue: [String] = []
+  private var finished = false
+
+  init() {
+    let t = Thread { [self] in
+      while let line = readLine(strippingNewline: true) {
+        lock.withLock { queue.append(line) }
+      }
+      lock.withLock { finished = true }
+    }
+    t.name = "stemdeck-stdin"
+    t.start()
+  }
+
+  /// The next line, `.end` at end of input, or `.none` when nothing has arrived yet.
+  func next() -> Item {
+    lock.withLock {
+      if !queue.isEmpty { return .line(queue.removeFirst()) }
+      return finished ? .end : .none
+    }
+  }
 }

@@ -33,6 +33,8 @@ public final class JackDriver: @unchecked Sendable {
   var intended: [String: Set<String>] = [:]
   /// Connections last seen, to tell a user's disconnect from a peer that went away.
   var lastSeen: [String: Set<String>] = [:]
+  /// Connections seen vanishing (our port and peer, NUL-separated), and since when.
+  var vanishedSince: [String: (time: Date, periods: Int)] = [:]
   var lastGraphChange = -1
   var masterWasConnected = false
   var reconnectAt = Date.distantPast
@@ -88,6 +90,9 @@ public final class JackDriver: @unchecked Sendable {
       context = ctx
     }
     directPorts = [:]
+    syncMode = .off  // a new client registers its timebase callback again
+    lastSeen = [:]  // a new server has none of our connections yet: none were undone by a user
+    vanishedSince = [:]
     ctx.pointee.inputLeft = inL
     ctx.pointee.inputRight = inR
     client.setCallbacks(context: UnsafeMutableRawPointer(ctx))
@@ -220,7 +225,8 @@ public final class JackDriver: @unchecked Sendable {
       let mine = fullName(port)
       guard client.portExists(mine) else { continue }
       let actual = Set(client.connections(of: mine))
-      for peer in peers where !actual.contains(peer) {
+      // A connection just seen vanishing is left alone until it is known whether a user removed it.
+      for peer in peers where !actual.contains(peer) && vanishedSince["\(port)\u{0}\(peer)"] == nil {
         if client.portExists(peer) {
           if (try? client.connect(mine, peer)) == nil { missing.append("\(port) → \(peer)") }
         } else {
@@ -235,16 +241,34 @@ public final class JackDriver: @unchecked Sendable {
   /// Folds connection changes made by other patchbays into `intended`: a new connection is
   /// adopted; a vanished one is dropped only if its peer still exists (the user disconnected
   /// it). If the peer went away, the connection stays intended and heals when it returns.
+  ///
+  /// A vanished connection is only forgotten once it has stayed gone for a quarter second while
+  /// the server kept running stemdeck's process callback: a server that was killed answers "no
+  /// connections" for a while before stemdeck hears that it died (its periods stop at once), and
+  /// that must not erase the routing to restore.
   func refreshSeen() {
     guard let client else { return }
+    let now = Date()
     for port in ourPortShortNames() {
       let mine = fullName(port)
       guard client.portExists(mine) else { continue }
       let actual = Set(client.connections(of: mine))
       let before = lastSeen[port] ?? []
       for peer in actual.subtracting(before) { intended[port, default: []].insert(peer) }
-      for peer in before.subtracting(actual) where client.portExists(peer) { intended[port]?.remove(peer) }
+      for peer in actual { vanishedSince["\(port)\u{0}\(peer)"] = nil }
+      for peer in before.subtracting(actual) where client.portExists(peer) {
+        vanishedSince["\(port)\u{0}\(peer)"] = vanishedSince["\(port)\u{0}\(peer)"] ?? (now, periods)
+      }
       lastSeen[port] = actual
+    }
+    let serverAlive = !(context?.pointee.serverGone.load(ordering: .acquiring) ?? true)
+    for (key, since) in vanishedSince
+    where serverAlive && now.timeIntervalSince(since.time) >= 0.25 && periods > since.periods + 8 {
+      let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)
+      if parts.count == 2, !(Set(client.connections(of: fullName(parts[0]))).contains(parts[1])) {
+        intended[parts[0]]?.remove(parts[1])
+      }
+      vanishedSince[key] = nil
     }
   }
 
@@ -299,6 +323,7 @@ public final class JackDriver: @unchecked Sendable {
       guard let context else { return lines }
       if connected && context.pointee.serverGone.load(ordering: .acquiring) {
         lines.append("JACK server '\(serverName)' went away; keeping the session and retrying every second")
+        vanishedSince = [:]
         wasPlayingAtLoss = mixer.transportState != .paused
         client = nil  // closes the dead client
         connected = false
@@ -322,7 +347,7 @@ public final class JackDriver: @unchecked Sendable {
       if wantedDirect != Set(directPorts.keys) { syncDirectOuts() }
       lines += syncTransport()
       let change = context.pointee.graphChanged.load(ordering: .acquiring)
-      if change != lastGraphChange {
+      if change != lastGraphChange || !vanishedSince.isEmpty {
         lastGraphChange = change
         _ = healRouting()
         let count = masterConnectionCount()
@@ -369,3 +394,5 @@ public final class JackDriver: @unchecked Sendable {
     return lines
   }
 }
+
+

@@ -244,8 +244,7 @@ struct JackIntegrationTests {
   }
 
   @Test(
-    "after kill -9 and a restart of jackd the master's connections are restored",
-    .disabled("bug: since 981e806 healRouting() calls refreshSeen() first, and lastSeen still holds the dead server's connections: on reconnect they look deliberately disconnected, are dropped from intended, and the event says 'restored 0 connections'"))
+    "after kill -9 and a restart of jackd the master's connections are restored")
   func routingRestoredAfterServerRestart() async throws {
     let dir = try IntegrationTempDir()
     let server = try await PrivateJackServer()
