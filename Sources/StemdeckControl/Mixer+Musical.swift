@@ -104,6 +104,9 @@ extension Mixer {
       let stem = try find(name)
       let length = Double(stem.info.frameCount) / Double(stem.info.sampleRate)
       try MixerError.check(crossfade, in: SettingRange.crossfade, "crossfade", allowed: "between 0 and 1 second")
+      guard (start == nil) == (end == nil) else {
+        throw MixerError("a loop region needs both a start and an end (or neither, for the whole file)")
+      }
       if let start, let end {
         guard start.isFinite, end.isFinite, start >= 0, end > start else {
           throw MixerError("a loop region needs 0 ≤ start < end (got \(NumberFormat.plain(start)) to \(NumberFormat.plain(end)))")

@@ -263,7 +263,7 @@ public final class Mixer: @unchecked Sendable {
       if settings.solo != old.solo {
         try pushAllGains()
       } else if settings.volume != old.volume || settings.pan != old.pan || settings.mute != old.mute {
-        try pushGains(stem)
+        try pushGains(stem, volume: settings.volume != old.volume, pan: settings.pan != old.pan)
       }
       isDirty = true
     }
@@ -273,8 +273,10 @@ public final class Mixer: @unchecked Sendable {
     (extra?.solo ?? false) || stems.contains { $0.settings.solo }
   }
 
-  func pushGains(_ stem: Stem) throws(MixerError) {
-    try send(.setLevels(slot: stem.slot, volume: stem.settings.volume, pan: stem.settings.pan,
+  /// Sends a stem's levels: volume and pan only when they changed (so glides of the others keep
+  /// running), audibility always.
+  func pushGains(_ stem: Stem, volume: Bool = false, pan: Bool = false) throws(MixerError) {
+    try send(.setLevels(slot: stem.slot, volume: volume ? stem.settings.volume : nil, pan: pan ? stem.settings.pan : nil,
                         audible: stem.isAudible(anySolo: anySolo())))
   }
 

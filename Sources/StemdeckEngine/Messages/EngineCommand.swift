@@ -13,9 +13,9 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setGains(slot: Int32, left: Float, right: Float)
   /// New resampling ratio (output rate / input rate, including the stem's varispeed).
   case setRatio(slot: Int32, ratio: Double)
-  /// A stem's volume, pan and audibility (mute/solo); the renderer computes the gains.
-  /// Cancels volume and pan glides.
-  case setLevels(slot: Int32, volume: Double, pan: Double, audible: Bool)
+  /// A stem's volume and pan (nil: unchanged) and audibility (mute/solo); the renderer computes
+  /// the gains. Setting volume or pan cancels that parameter's glide.
+  case setLevels(slot: Int32, volume: Double?, pan: Double?, audible: Bool)
   /// A stem's varispeed rate (the ratio follows from the file and engine rates). Cancels a rate glide.
   case setRate(slot: Int32, rate: Double)
   /// A stretch-mode stem's Rubber Band pitch scale (pitch shift × file/engine rate).

@@ -199,7 +199,8 @@ public func renderBlock(
     applyDueChanges(state)
     var n = Swift.min(frameCount &- done, state.pointee.maxBlockFrames)
     // A pass ends where a scheduled change is due, so the change lands on its exact frame.
-    if state.pointee.playing, let due = nextScheduledFrame(state) {
+    let rolling = state.pointee.playing || (state.pointee.holding && state.pointee.playAfterHold)
+    if rolling, let due = nextScheduledFrame(state) {
       let until = due &- state.pointee.transportFrame
       if until > 0 && until < n { n = until }
     }

@@ -88,11 +88,17 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     setRamp(&voice.pointee.gainLeft, l, jump: !playing)
     setRamp(&voice.pointee.gainRight, r, jump: !playing)
   case .setLevels(let slot, let volume, let pan, let audible):
+    // Only the levels sent change (and only their glides stop): a pan change or a solo elsewhere
+    // leaves a volume glide running.
     guard let voice = voiceAt(state, slot), !voice.pointee.removing else { return }
-    voice.pointee.volumeGlide = Glide()
-    voice.pointee.panGlide = Glide()
-    voice.pointee.volume = volume
-    voice.pointee.pan = pan
+    if let volume {
+      voice.pointee.volumeGlide = Glide()
+      voice.pointee.volume = volume
+    }
+    if let pan {
+      voice.pointee.panGlide = Glide()
+      voice.pointee.pan = pan
+    }
     voice.pointee.audible = audible
     updateGains(voice, frames: 0, jump: !playing)
     publishGlides(voice)

@@ -230,17 +230,25 @@ func publishGlides(_ voice: UnsafeMutablePointer<StemVoice>) {
 @_noLocks
 func advanceGlides(_ voice: UnsafeMutablePointer<StemVoice>, frames: Int) {
   var levelsMoved = false
+  // Frames until the first level glide ends within this pass: the gains get there exactly then.
+  var rampFrames = frames
   if voice.pointee.volumeGlide.isActive {
-    voice.pointee.volume = voice.pointee.volumeGlide.advance(frames: frames)
+    rampFrames = Swift.min(rampFrames, voice.pointee.volumeGlide.totalFrames &- voice.pointee.volumeGlide.doneFrames)
+  }
+  if voice.pointee.panGlide.isActive {
+    rampFrames = Swift.min(rampFrames, voice.pointee.panGlide.totalFrames &- voice.pointee.panGlide.doneFrames)
+  }
+  if voice.pointee.volumeGlide.isActive {
+    voice.pointee.volume = voice.pointee.volumeGlide.advance(frames: rampFrames)
     if voice.pointee.volumeGlide.isFinished { voice.pointee.volumeGlide = Glide() }
     levelsMoved = true
   }
   if voice.pointee.panGlide.isActive {
-    voice.pointee.pan = voice.pointee.panGlide.advance(frames: frames)
+    voice.pointee.pan = voice.pointee.panGlide.advance(frames: rampFrames)
     if voice.pointee.panGlide.isFinished { voice.pointee.panGlide = Glide() }
     levelsMoved = true
   }
-  if levelsMoved { updateGains(voice, frames: frames, jump: false) }
+  if levelsMoved { updateGains(voice, frames: Swift.max(1, rampFrames), jump: false) }
   if voice.pointee.rateGlide.isActive {
     voice.pointee.rate = voice.pointee.rateGlide.advance(frames: frames)
     if voice.pointee.rateGlide.isFinished { voice.pointee.rateGlide = Glide() }
