@@ -264,12 +264,12 @@ func runLive(_ a: Arguments) -> Int32 {
 }
 
 func runInteractive(_ console: Console, driver: JackDriver) {
+  writeOut("stemdeck — type 'help' for commands, 'quit' or Ctrl-D to leave")
   let history = StatePaths.stateDirectory() + "/history"
   let editor = LineEditor(prompt: "stemdeck> ", historyPath: history)
   editor.completer = { words, partial in Completion.candidates(console: console, words: words, partial: partial) }
   console.write = { line in editor.printAbove(line) }
   console.writeEvent = { line in editor.printAbove("* " + line) }
-  writeOut("stemdeck — type 'help' for commands, 'quit' or Ctrl-D to leave")
   var seenInterrupts = interruptRequests.load(ordering: .relaxed)
   while !console.quitRequested {
     var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
