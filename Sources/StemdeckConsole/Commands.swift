@@ -1,3 +1,4 @@
+import Foundation
 import StemdeckControl
 import StemdeckEngine
 import StemdeckJack
@@ -316,6 +317,26 @@ enum CommandTable {
       guard let group = c.pendingGroup else { throw CommandError("no group is open") }
       c.pendingGroup = nil
       c.write("dropped \(group.count) queued change\(group.count == 1 ? "" : "s")")
+    },
+    CommandSpec(
+      name: "latency", usage: "latency", summary: "measure how many JACK periods a command takes to reach the audio thread",
+      argumentCount: 0...0
+    ) { (c, _) throws(CommandError) in
+      let d = try c.jack()
+      var samples: [Int] = []
+      for _ in 0..<10 {
+        let p0 = d.periods
+        let sent: Int
+        do { sent = try c.mixer.probeCommand() } catch { throw CommandError("\(error)") }
+        let deadline = Date().addingTimeInterval(1)
+        while c.mixer.commandCounts.applied < sent && Date() < deadline { usleep(100) }
+        guard c.mixer.commandCounts.applied >= sent else { throw CommandError("latency: the audio thread did not answer within 1 s") }
+        samples.append(d.periods - p0)
+        usleep(7_000)
+      }
+      let worst = samples.max() ?? 0
+      let ms = Double(worst) * Double(d.bufferSize) / Double(max(1, d.sampleRate)) * 1000
+      c.write("latency: a command reached the audio thread within \(worst) period\(worst == 1 ? "" : "s") (worst of 10; \(NumberFormat.fixed(ms, 1)) ms at \(d.bufferSize) frames)")
     },
     CommandSpec(
       name: "wait", usage: "wait SECONDS|end", summary: "let audio play: for a time, or until every finite stem has finished",

@@ -108,6 +108,15 @@ public final class Mixer: @unchecked Sendable {
     lock.locked { (commandsSent, renderState.pointee.status.pointee.commandsApplied.load(ordering: .relaxed)) }
   }
 
+  /// Sends a command that changes nothing and returns the count of commands sent with it, to
+  /// measure when the renderer has applied it (`commandCounts.applied`).
+  public func probeCommand() throws(MixerError) -> Int {
+    try lock.locked { () throws(MixerError) -> Int in
+      try send(.setStemMetering(true))
+      return commandsSent
+    }
+  }
+
   /// Fills every stream's ring once (offline rendering; the disk thread does this when live).
   public func fillStreams() { _ = disk.fillAll() }
 

@@ -1,0 +1,113 @@
+import Foundation
+import StemdeckAudioFile
+import Testing
+
+/// Recording takes and firing sound effects against a real private jackd.
+@Suite("recording and sound effects", .serialized, .timeLimit(.minutes(2)))
+struct RecordingEffectsTests {
+  /// Zero crossings per second / 2: a rough frequency estimate of one channel.
+  func frequency(_ audio: AudioData, channel: Int, from: Int, to: Int) -> Double {
+    var crossings = 0
+    for f in (from + 1)..<to where (audio.sample(f - 1, channel) < 0) != (audio.sample(f, channel) < 0) { crossings += 1 }
+    return Double(crossings) / 2 / (Double(to - from) / Double(audio.sampleRate))
+  }
+
+  @Test("a command reaches the audio thread within one period (latency)")
+  func commandLatency() async throws {
+    let server = try await PrivateJackServer(period: 128)
+    defer { server.stop() }
+    let deck = try StemdeckProcess(server: server)
+    defer { deck.kill() }
+    let out = try await deck.run("latency")
+    let line = try #require(out.first { $0.hasPrefix("latency:") }, "\(out)")
+    print(line)
+    // The renderer drains commands at the start of every period: the worst of 10 is one period,
+    // or two when a send falls right at a period boundary on this loaded machine.
+    #expect(line.contains("within 1 period") || line.contains("within 2 periods"), "\(line)")
+    #expect(try await deck.finish() == 0)
+  }
+
+  @Test("another stemdeck's master recorded into a take: the right signal, kept as a stem")
+  func recordFromAnotherClient() async throws {
+    let dir = try IntegrationTempDir()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    try writeSine(dir.file("tone.wav"), sampleRate: 48000, seconds: 1, frequencies: [440, 440], amplitude: 0.5)
+    try writeSession(dir.file("source.json"), stems: [SessionStem(name: "tone", file: "tone.wav", pan: 0, loops: -1)])
+    try writeSession(dir.file("take.json"), stems: [])
+    let source = try StemdeckProcess(server: server, session: dir.file("source.json"), extra: ["--name", "source"])
+    defer { source.kill() }
+    let recorder = try StemdeckProcess(server: server, session: dir.file("take.json"), extra: ["--name", "recorder"])
+    defer { recorder.kill() }
+    try await source.run("play")
+    try await recorder.run("record t1 from source:master_L source:master_R")
+    try await recorder.run("wait 1.5")
+    try await recorder.run("record stop")
+    let recorded = await recorder.waitForLine(containing: "take 't1' recorded", timeout: 5)
+    #expect(recorded != nil, "\(recorder.transcript)")
+    let stems = try await recorder.run("stems")
+    #expect(stems.contains { $0.hasPrefix("t1 ") }, "\(stems)")
+    let take = try readAudio(dir.file("t1.wav"))
+    #expect(take.channels == 2)
+    #expect(Double(take.frames) / 48000 > 1.2 && Double(take.frames) / 48000 < 2.5, "take length \(take.frames)")
+    let f = frequency(take, channel: 0, from: take.frames / 4, to: take.frames * 3 / 4)
+    #expect(abs(f - 440) < 3, "recorded frequency \(f)")
+    var peak: Float = 0
+    for i in (take.frames / 4)..<(take.frames * 3 / 4) { peak = max(peak, abs(take.sample(i, 0))) }
+    // The source's balance law leaves a centred stereo stem at full level: 0.5.
+    #expect(abs(peak - 0.5) < 0.01, "recorded peak \(peak)")
+    #expect(try await recorder.finish() == 0, "\(recorder.transcript)")
+  }
+
+  @Test("killing stemdeck while recording leaves a valid take holding what was captured")
+  func killWhileRecording() async throws {
+    let dir = try IntegrationTempDir()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    try writeSine(dir.file("tone.wav"), sampleRate: 48000, seconds: 1, frequencies: [220], amplitude: 0.4)
+    try writeSession(dir.file("source.json"), stems: [SessionStem(name: "tone", file: "tone.wav", loops: -1)])
+    try writeSession(dir.file("take.json"), stems: [])
+    let source = try StemdeckProcess(server: server, session: dir.file("source.json"), extra: ["--name", "source"])
+    defer { source.kill() }
+    let recorder = try StemdeckProcess(server: server, session: dir.file("take.json"), extra: ["--name", "recorder"])
+    try await source.run("play")
+    try await recorder.run("record crash from source:master_L source:master_R")
+    try await recorder.run("wait 1.6")
+    Foundation.kill(recorder.pid, SIGKILL)
+    _ = await eventually(timeout: 3) { !recorder.child.isRunning }
+    let file = try SoundFile(readingFrom: dir.file("crash.wav"))
+    let seconds = Double(file.info.frameCount) / Double(file.info.sampleRate)
+    print("take after kill -9: \(seconds) s valid of ~1.6 s recorded")
+    // The header is rewritten every half second: at most that much is lost.
+    #expect(seconds >= 0.9, "only \(seconds) s in the take")
+    let audio = try readAudio(dir.file("crash.wav"))
+    let f = frequency(audio, channel: 0, from: audio.frames / 4, to: audio.frames * 3 / 4)
+    #expect(abs(f - 220) < 3, "recorded frequency \(f)")
+  }
+
+  @Test("a fired sound effect is heard on the master, polyphonically, while the transport is stopped")
+  func fireEffect() async throws {
+    let dir = try IntegrationTempDir()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    try writeSine(dir.file("blip.wav"), sampleRate: 44100, seconds: 0.3, frequencies: [1000], amplitude: 0.25)
+    let deck = try StemdeckProcess(server: server)
+    defer { deck.kill() }
+    try await deck.run("sfx load blip \(dir.file("blip.wav"))")
+    let capture = try server.startCapture(ports: ["stemdeck:master_L", "stemdeck:master_R"], seconds: 2,
+                                          to: dir.file("fx.wav"), hookDir: dir)
+    try await deck.run("wait 0.5")
+    try await deck.run("sfx fire blip; sfx fire blip")
+    try await deck.run("wait 0.6")
+    _ = try await capture.finish(timeout: 10)
+    let audio = try readAudio(dir.file("fx.wav"))
+    var peak: Float = 0
+    for i in 0..<audio.frames { peak = max(peak, abs(audio.sample(i, 0))) }
+    // Two instances at 0.25, centred mono (−3 dB each side): 2 × 0.25 × 0.7071 ≈ 0.354.
+    #expect(abs(peak - 0.354) < 0.02, "effect peak \(peak)")
+    let start = try #require(firstFrame(above: 0.01, in: audio))
+    let f = frequency(audio, channel: 0, from: start + 1000, to: start + 10000)
+    #expect(abs(f - 1000) < 10, "effect frequency \(f) (converted from 44.1 kHz)")
+    #expect(try await deck.finish() == 0)
+  }
+}
