@@ -76,7 +76,8 @@ public struct SoundFile: ~Copyable, @unchecked Sendable {
     var format = SF_FORMAT_INFO()
     format.format = sfInfo.format & Int32(SF_FORMAT_TYPEMASK)
     var name = "audio"
-    if sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR), &format, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0,
+    // SFC_GET_FORMAT_INFO looks a format code up (SFC_GET_FORMAT_MAJOR wants a list index).
+    if sf_command(nil, Int32(SFC_GET_FORMAT_INFO), &format, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0,
        let n = format.extension {
       name = String(cString: n).uppercased()
     }

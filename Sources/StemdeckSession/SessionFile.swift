@@ -84,7 +84,27 @@ public enum SessionFile {
   public static func save(_ session: Session, to path: String) throws(SessionError) {
     try session.validate(source: path)
     let bytes = Array(encode(session).utf8)
+    removeStaleTemporaries(for: path)
     try FileAccess.writeAtomically(bytes, to: path, temporaryName: FileAccess.randomTemporaryName)
+  }
+
+  /// Removes temporary files a save of `path` left behind when its process was killed:
+  /// `.<name>.tmp-<pid>-*` (and the backup's `.<name>.bak.tmp-<pid>-*`) whose process is gone.
+  static func removeStaleTemporaries(for path: String) {
+    let url = URL(fileURLWithPath: path)
+    let folder = url.deletingLastPathComponent().path
+    let name = url.lastPathComponent
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+    for entry in entries {
+      for prefix in [".\(name).tmp-", ".\(name).bak.tmp-"] where entry.hasPrefix(prefix) {
+        let rest = entry.dropFirst(prefix.count)
+        guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]) else { continue }
+        // kill(pid, 0) fails with ESRCH when no such process exists.
+        if pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH {
+          try? FileManager.default.removeItem(atPath: folder + "/" + entry)
+        }
+      }
+    }
   }
 
   /// The absolute, normalized path of a stem's audio file.

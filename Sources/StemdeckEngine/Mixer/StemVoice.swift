@@ -44,6 +44,12 @@ public struct StemVoice: ~Copyable {
   @usableFromInline var drained = false
   @usableFromInline var underrunning = false
   @usableFromInline var removing = false
+  /// Source frames to skip after an underrun, so the stem comes back in step with the transport
+  /// instead of staying late by the gap.
+  @usableFromInline var skipFrames = 0
+  /// False until the voice has rendered since it reached its stream's boundary; a voice that
+  /// gets there after its join frame skips what it missed.
+  @usableFromInline var startedSinceSync = false
   /// The last `historyFrames` source frames played in bypass (circular), used to prime the
   /// converter when a rate change leaves the bypass, so it starts with a full filter history
   /// instead of silence (which would click).

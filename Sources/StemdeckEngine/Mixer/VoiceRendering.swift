@@ -18,6 +18,8 @@ func syncVoice(_ voice: UnsafeMutablePointer<StemVoice>) -> Bool {
   voice.pointee.bypass = voice.pointee.ratio == 1
   voice.pointee.historyFilled = 0
   voice.pointee.discardFrames = 0
+  voice.pointee.skipFrames = 0
+  voice.pointee.startedSinceSync = false
   resetResampler(voice)
   if let stretch = voice.pointee.stretch { stretch.pointee.needsReset = true }
   shared.pointee.finished.store(false, ordering: .relaxed)
@@ -139,6 +141,13 @@ func remember(_ voice: UnsafeMutablePointer<StemVoice>, _ source: UnsafeMutableP
 @_noLocks
 func pullFrames(_ voice: UnsafeMutablePointer<StemVoice>, into destination: UnsafeMutablePointer<Float>, count: Int) -> Int {
   let ch = voice.pointee.channels
+  if voice.pointee.skipFrames > 0 {
+    let available = voice.pointee.audio.availableCount() / ch
+    let skip = Swift.min(available, voice.pointee.skipFrames)
+    voice.pointee.audio.release(count: skip &* ch)
+    voice.pointee.skipFrames &-= skip
+    if voice.pointee.skipFrames > 0 { return 0 }  // still catching up: more silence
+  }
   if let stretch = voice.pointee.stretch {
     return pullStretched(voice, stretch, into: destination, count: count)
   }
@@ -269,6 +278,13 @@ func renderVoice(
   }
   let offset = Swift.max(0, voice.pointee.joinFrame &- transportStart)
   if offset >= n { return }
+  if !voice.pointee.startedSinceSync {
+    // Its audio arrived after the frame it should have started on (a slow disk, a late join):
+    // skip what it missed so it sounds in step with the transport.
+    voice.pointee.startedSinceSync = true
+    let late = transportStart &- voice.pointee.joinFrame
+    if late > 0 { voice.pointee.skipFrames &+= Int(Double(late) / voice.pointee.ratio + 0.5) }
+  }
   let count = n &- offset
   if voice.pointee.volumeGlide.isActive || voice.pointee.panGlide.isActive || voice.pointee.rateGlide.isActive {
     advanceGlides(voice, frames: count)
@@ -288,6 +304,8 @@ func renderVoice(
         _ = state.pointee.events.push(.stemFinished(slot: Int32(slot)))
       }
     } else {
+      // The frames that should have sounded are skipped when the audio arrives.
+      voice.pointee.skipFrames &+= Int(Double(count &- got) / voice.pointee.ratio + 0.5)
       shared.pointee.underruns.add(1, ordering: .relaxed)
       if !voice.pointee.underrunning {
         voice.pointee.underrunning = true
