@@ -344,7 +344,8 @@ struct ReliabilityTests {
     defer { deck.kill() }
     try await deck.run("play", timeout: 20)
 
-    var rng = Reproducible(seed: longTests ? UInt64(time(nil)) : 0x50A1)
+    let seed: UInt64 = longTests ? UInt64(time(nil)) : 0x50A1
+    var rng = Reproducible(seed: seed)
     var state = baseState
     var savedState: SoakState?
     var extraCounter = 0
@@ -550,7 +551,7 @@ struct ReliabilityTests {
       print("soak: gdb is missing or cannot attach, so memory growth is printed, not asserted (the raw figure includes glibc's retained free memory)")
     }
     let xruns = (Int(status["xruns"] ?? "") ?? 0) - gdbXruns
-    print("soak \(Int(seconds)) s: \(sent.count) commands sent, \(rejected) rejected, slowest answer \(String(format: "%.2f", maxLag)) s; xruns \(xruns) (+\(gdbXruns) during gdb's pauses), underrun episodes \(underrunEvents)")
+    print("soak \(Int(seconds)) s (seed \(seed)): \(sent.count) commands sent, \(rejected) rejected, slowest answer \(String(format: "%.2f", maxLag)) s; xruns \(xruns) (+\(gdbXruns) during gdb's pauses), underrun episodes \(underrunEvents)")
     print("soak memory (VmRSS − RssShmem, settled on the base session): after malloc_trim \(trimmedStart.map(mb) ?? "-") after warm-up → \(end.trimmed.map(mb) ?? "-") at the end; raw \(mb(memorySamples.first ?? 0)) → \(mb(memorySamples.last ?? 0)) (\(rawGrowth >= 0 ? "+" : "")\(mb(rawGrowth))), samples every \(Int(sampleEvery)) s: \(memorySamples.map(mb))")
   }
 }
