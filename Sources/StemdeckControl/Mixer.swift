@@ -83,6 +83,11 @@ public final class Mixer: @unchecked Sendable {
   public func shutdown() {
     lock.locked {
       disk.stop()
+      // Voices the renderer handed back but nobody collected yet.
+      while let voice = rings.retired.pop() {
+        voice.deinitialize(count: 1)
+        voice.deallocate()
+      }
       RenderState.destroy(renderState) { voice in
         voice.deinitialize(count: 1)
         voice.deallocate()

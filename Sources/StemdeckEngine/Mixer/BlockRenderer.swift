@@ -121,11 +121,15 @@ public struct RenderState: ~Copyable {
     self.scheduled = .allocate(capacity: 1024)
   }
 
-  /// Destroys a state whose driver has stopped calling `renderBlock`: frees the buffers and
-  /// hands every voice still installed to `dispose` (control thread).
+  /// Destroys a state whose driver has stopped calling `renderBlock`: applies the commands still
+  /// queued (so voices sent but never installed are freed too), frees the buffers and hands every
+  /// voice to `dispose` (control thread).
   public static func destroy(
     _ state: UnsafeMutablePointer<RenderState>, dispose: (UnsafeMutablePointer<StemVoice>) -> Void
   ) {
+    while state.pointee.commands.availableCount() > 0 { applyCommands(state) }
+    state.pointee.collectingGroup = false
+    state.pointee.scheduledCount = 0
     for slot in 0..<state.pointee.maxVoices {
       if let voice = state.pointee.voices[slot] { dispose(voice) }
     }
