@@ -1,3 +1,4 @@
+import Foundation
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
@@ -33,9 +34,7 @@ public enum StemName {
     if name.isEmpty { return "is empty" }
     if name.count > 64 { return "is longer than 64 characters" }
     if name == "all" { return "is reserved ('all' means every stem)" }
-    let ok = name.unicodeScalars.allSatisfy { c in
-      (c.value < 128 && (c.properties.isAlphabetic || ("0"..."9").contains(c))) || c == "_" || c == "-" || c == "."
-    }
+    let ok = name.unicodeScalars.allSatisfy(StemSettings.isNameCharacter)
     return ok ? nil : "may contain only letters, digits, '_', '-' and '.'"
   }
 
@@ -44,7 +43,7 @@ public enum StemName {
     var base = String(path.split(separator: "/").last ?? "stem")
     if let dot = base.lastIndex(of: "."), dot != base.startIndex { base = String(base[..<dot]) }
     var cleaned = String(base.unicodeScalars.map { c -> Character in
-      (c.value < 128 && (c.properties.isAlphabetic || ("0"..."9").contains(c))) || c == "_" || c == "-" || c == "." ? Character(c) : "_"
+      StemSettings.isNameCharacter(c) ? Character(c) : "_"
     })
     if cleaned.isEmpty || cleaned == "all" { cleaned = "stem" }
     if cleaned.count > 60 { cleaned = String(cleaned.prefix(60)) }
@@ -224,7 +223,6 @@ extension String {
   }
 }
 
-import Foundation
 
 extension NSRecursiveLock {
   /// Runs `body` holding the lock, keeping `body`'s typed error (Foundation's `withLock` rethrows

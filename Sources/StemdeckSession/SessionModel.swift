@@ -237,3 +237,14 @@ public struct Session: Equatable, Sendable {
   /// An empty session with default settings.
   public init() {}
 }
+
+extension StemSettings {
+  /// The characters stem and effect names may hold: ASCII letters, digits, '_', '-' and '.'.
+  /// The one definition the session format and the console both use.
+  public static func isNameCharacter(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar {
+    case "a"..."z", "A"..."Z", "0"..."9", "_", "-", ".": return true
+    default: return false
+    }
+  }
+}

@@ -151,10 +151,7 @@ enum SessionRules {
   }
 
   private static func isNameScalar(_ scalar: Unicode.Scalar) -> Bool {
-    switch scalar {
-    case "a"..."z", "A"..."Z", "0"..."9", "_", "-", ".": return true
-    default: return false
-    }
+    StemSettings.isNameCharacter(scalar)
   }
 
   /// Why `file` is not a usable audio file path (of a stem or an effect), or nil if it is.
