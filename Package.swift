@@ -19,6 +19,9 @@ let package = Package(
   name: "stemdeck",
   products: [
     .executable(name: "stemdeck", targets: ["stemdeck"]),
+    // A JACK stand-in for a sound card's outside world (declared latencies, clicks on transport
+    // frames): the overdub alignment tests use it, and it checks a setup by hand.
+    .executable(name: "stemdeck-testrig", targets: ["stemdeck-testrig"]),
   ],
   targets: [
     .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
@@ -42,6 +45,7 @@ let package = Package(
     .target(name: "StemdeckConsole",
             dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "CEditLine"]),
     .executableTarget(name: "stemdeck", dependencies: ["StemdeckConsole"]),
+    .executableTarget(name: "stemdeck-testrig", dependencies: ["CJack"]),
     .testTarget(name: "StemdeckEngineTests", dependencies: ["StemdeckEngine", "StemdeckRing", "CSampleRate"]),
     .testTarget(name: "StemdeckControlTests",
                 dependencies: ["StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine"]),

@@ -56,7 +56,9 @@ extension CommandTable {
       name: "record", aliases: ["rec"], usage: "record [NAME] [from PORT…] | record pause|resume|stop",
       summary: "record the inputs in_L/in_R to a new file; on stop the take becomes a stem",
       details: """
-        The take lines up with the transport (JACK's playback + capture latency is subtracted).
+        The take lines up with the transport: JACK's playback latency of master_L plus the
+        capture latency of in_L is subtracted, and a take armed before 'play' is anchored
+        where the transport starts rolling (what came before becomes its lead-in).
         'from PORT…' connects those ports to in_L/in_R first (one port feeds both).
         Files go to the session's folder (or its recording folder) as NAME.wav (32-bit float)
         or as set in the session's "recording" section; an existing file is never overwritten.
@@ -66,7 +68,11 @@ extension CommandTable {
       switch a.first?.lowercased() {
       case "pause": try c.mixerCall { () throws(MixerError) in try c.mixer.pauseRecording(true) }; return
       case "resume": try c.mixerCall { () throws(MixerError) in try c.mixer.pauseRecording(false) }; return
-      case "stop": try c.mixerCall { () throws(MixerError) in try c.mixer.stopRecording() }; return
+      case "stop":
+        // Latencies are read again now: JACK recomputes them after connections change.
+        if let d = c.driver, c.mixer.recordingStatus != nil { c.mixer.setRecordingLatency(d.roundTripLatencyFrames) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.stopRecording() }
+        return
       case "status":
         if let r = c.mixer.recordingStatus {
           c.write("recording '\(r.name)': \(NumberFormat.time(r.seconds))\(r.paused ? " (paused)" : "")\(r.dropped > 0 ? ", \(r.dropped) frames dropped" : "") → \(r.path)")

@@ -69,6 +69,17 @@ enum Display {
       lines.append("xruns: \(d.xruns)")
       lines.append("server: \(d.serverName) (\(d.connected ? "connected" : "disconnected, retrying"))")
       lines.append("client: \(d.clientName)")
+      switch m.options.transportSync {
+      case .off: break
+      case .follow: lines.append("JACK transport: following")
+      case .lead:
+        if let lock = d.transportLock {
+          let how = lock.locked ? "sample-locked" : (m.transportState == .playing ? "locking" : "stopped")
+          lines.append("JACK transport: leading (\(how); \(lock.corrections) locate\(lock.corrections == 1 ? "" : "s") to stay in step)")
+        } else {
+          lines.append("JACK transport: leading")
+        }
+      }
     } else {
       lines.append("sample rate: \(Int(m.sampleRate)) Hz")
       lines.append("server: none (offline)")

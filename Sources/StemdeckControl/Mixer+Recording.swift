@@ -56,6 +56,12 @@ extension Mixer {
     }
   }
 
+  /// The round-trip latency (JACK playback latency of the master plus capture latency of the
+  /// inputs) the take in progress is shifted by; the JACK side sets it at start and again at stop.
+  public func setRecordingLatency(_ frames: Int) {
+    lock.locked { recorder?.latencyFrames = max(0, frames) }
+  }
+
   public var recordingStatus: RecordingStatus? {
     lock.locked {
       recorder.map {
@@ -85,7 +91,19 @@ extension Mixer {
     }
     var settings = StemSettings(name: r.name, file: r.path)
     settings.mute = takeMuted
-    settings.startOffset = Double(r.alignedStartFrame ?? 0) / sampleRate
+    // The take goes where it was played on the transport. What came before transport 0 (armed
+    // before `play`, or the latency itself) is skipped with a region from there to the end, so
+    // the rest still lines up sample for sample.
+    let aligned = r.alignedStartFrame ?? 0
+    let fileRate = Double(r.sampleRate)
+    if aligned >= 0 {
+      settings.startOffset = Double(aligned) / sampleRate
+    } else if -aligned < r.framesWritten {
+      settings.loopStart = Double(-aligned) / fileRate
+      settings.loopEnd = Double(r.framesWritten) / fileRate
+    } else {
+      events.append(.recordingFailed(r.name, "the whole take was captured before transport 0; it is kept at 0:00"))
+    }
     do { try addStem(path: r.path, settings: settings) } catch {
       events.append(.recordingFailed(r.name, "the take was saved to \(r.path) but could not be added as a stem: \(error)"))
       return events

@@ -22,8 +22,9 @@ public final class TakeRecorder: @unchecked Sendable {
   var thread: Thread?
   /// Why writing stopped early (disk full, folder gone…), if it did.
   public private(set) var failure: String?
-  /// Frames of latency to subtract from the take's position (capture + playback).
-  public let latencyFrames: Int
+  /// Frames of latency to subtract from the take's position (capture + playback). Read again
+  /// when the take stops (`Mixer.setRecordingLatency`): JACK settles latencies after connections.
+  public var latencyFrames: Int
 
   public init(path: String, name: String, format: OutputFormat, sampleRate: Double, latencyFrames: Int) throws(MixerError) {
     do { writer = try SoundFileWriter(path: path, format: format, sampleRate: Int(sampleRate), channelCount: 2) } catch {
@@ -79,10 +80,12 @@ public final class TakeRecorder: @unchecked Sendable {
   /// Frames written to the file so far.
   public var framesWritten: Int { writtenFrames.load(ordering: .relaxed) }
   public var framesDropped: Int { take.pointee.dropped.load(ordering: .relaxed) }
-  /// Transport frame of the first captured frame, minus the latency (nil before the first frame).
+  /// Transport frame at which the take's first frame was played, in time with the stems: where
+  /// it was captured minus the latency (nil before the first frame). Negative when the take
+  /// begins before transport 0 (armed before `play`, or the latency itself).
   public var alignedStartFrame: Int? {
     let s = take.pointee.startFrame.load(ordering: .relaxed)
-    return s < 0 ? nil : max(0, s - latencyFrames)
+    return s == Int.min ? nil : s - latencyFrames
   }
 
   /// Finishes the file once the renderer has let go of the take (after `recordingStopped`).

@@ -95,6 +95,9 @@ public final class JackDriver: @unchecked Sendable {
     vanishedSince = [:]
     ctx.pointee.inputLeft = inL
     ctx.pointee.inputRight = inR
+    ctx.pointee.client = client.handle
+    ctx.pointee.leading.store(false, ordering: .relaxed)
+    ctx.pointee.lead = TransportLeadState()
     client.setCallbacks(context: UnsafeMutableRawPointer(ctx))
     self.client = client
     try client.activate()
@@ -127,6 +130,13 @@ public final class JackDriver: @unchecked Sendable {
   public var cpuLoad: Double { lock.locked { client?.cpuLoad ?? 0 } }
   public var xruns: Int { context?.pointee.xruns.load(ordering: .relaxed) ?? 0 }
   public var periods: Int { context?.pointee.periods.load(ordering: .relaxed) ?? 0 }
+  /// While leading JACK transport: whether JACK's frame equals stemdeck's in the last period,
+  /// and how many locates the process callback sent to keep it so.
+  public var transportLock: (locked: Bool, corrections: Int)? {
+    guard let context, context.pointee.leading.load(ordering: .relaxed) else { return nil }
+    return (context.pointee.transportLocked.load(ordering: .relaxed),
+            context.pointee.transportCorrections.load(ordering: .relaxed))
+  }
 
   // MARK: - Patchbay
 
@@ -278,12 +288,16 @@ public final class JackDriver: @unchecked Sendable {
   }
 
   /// Frames between a sound leaving the master ports and the same moment arriving back at the
-  /// inputs through the outside world: playback latency of master_L plus capture latency of in_L
-  /// (JACK's port latency API). Subtracted from a take's position so overdubs line up.
+  /// inputs through the outside world: the playback latency of the master ports plus the capture
+  /// latency of the inputs (JACK's port latency API; the larger of left and right each, since a
+  /// player may hear either side and a mono source may feed either input). Subtracted from a
+  /// take's position so overdubs line up.
   public var roundTripLatencyFrames: Int {
     lock.locked {
       guard let client, let master = masterPorts, let input = inputPorts else { return 0 }
-      return client.latency(of: master.0, capture: false) + client.latency(of: input.0, capture: true)
+      let playback = max(client.latency(of: master.0, capture: false), client.latency(of: master.1, capture: false))
+      let capture = max(client.latency(of: input.0, capture: true), client.latency(of: input.1, capture: true))
+      return playback + capture
     }
   }
 

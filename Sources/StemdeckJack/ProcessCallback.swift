@@ -32,6 +32,18 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   public let periods = Atomic<Int>(0)
   /// The tempo the timebase callback reports (JACK transport lead).
   let tempo = TimebaseTempo()
+  /// The client, for the transport calls the process callback makes while leading.
+  var client: OpaquePointer?
+  /// Set by the control thread while stemdeck leads JACK transport: the process callback then
+  /// keeps JACK's transport frame equal to stemdeck's, sample for sample (see `leadTransport`).
+  public let leading = Atomic<Bool>(false)
+  /// Whether JACK's transport frame equalled stemdeck's at the start of the last period.
+  public let transportLocked = Atomic<Bool>(false)
+  /// Locates requested by the process callback to keep JACK's transport in step (a figure for
+  /// `status`; more than a couple per start or seek means something else moves JACK transport).
+  public let transportCorrections = Atomic<Int>(0)
+  /// Process-thread only: the lead lock's state between periods.
+  var lead = TransportLeadState()
 
   init(renderState: UnsafeMutablePointer<RenderState>, masterLeft: OpaquePointer, masterRight: OpaquePointer, maxVoices: Int) {
     self.renderState = renderState
@@ -93,8 +105,78 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
   }
   renderBlock(state, left: leftBuffer.assumingMemoryBound(to: Float.self),
               right: rightBuffer.assumingMemoryBound(to: Float.self), frameCount: Int(nframes))
+  if context.pointee.leading.load(ordering: .relaxed) {
+    leadTransport(context, frames: Int(nframes))
+  } else if context.pointee.lead.pending >= 0 {
+    context.pointee.lead = TransportLeadState()
+  }
   context.pointee.periods.add(1, ordering: .relaxed)
   return 0
+}
+
+/// The process thread's memory of the lead lock between periods.
+struct TransportLeadState {
+  /// Periods since the last locate request (-1: none outstanding).
+  var pending = -1
+  /// The frame that locate asked for, and how many periods late it was aimed.
+  var target = 0
+  /// Periods a locate takes to show in `jack_transport_query` (JACK's docs say "two process
+  /// cycles"; jackd2 applies it at the next cycle). Learnt from the last locate seen landing.
+  var delay = 1
+  /// JACK's frame in the previous period, to see a locate land.
+  var lastJackFrame = -1
+  @_noLocks init() {}
+}
+
+/// Keeps JACK's transport frame equal to stemdeck's while stemdeck leads and plays, so other
+/// JACK clients (and takes recorded against them) are sample-aligned with the stems.
+///
+/// Each period, after rendering: stemdeck's frame for the next period is the frame it reached;
+/// JACK's will be its current frame plus the period. When they differ, a locate is requested,
+/// aimed at where stemdeck will be when the locate takes effect; while it is outstanding no new
+/// one is sent. The control thread keeps starting and stopping JACK transport (`syncTransport`).
+///
+/// - Realtime: safe. `jack_transport_query` and `jack_transport_locate` are documented as
+///   realtime-safe (jack/transport.h); atomics and arithmetic otherwise. Proven by `@_noLocks`.
+@_noLocks
+func leadTransport(_ context: UnsafeMutablePointer<ProcessContext>, frames: Int) {
+  guard let client = context.pointee.client else { return }
+  let status = context.pointee.renderState.pointee.status
+  let ours = status.pointee.transportFrame.load(ordering: .relaxed)
+  let playing = status.pointee.transportState.load(ordering: .relaxed) == TransportState.playing.rawValue
+  var position = jack_position_t()
+  // RT-WAIVER: jack_transport_query is documented realtime-safe ("can be called from any
+  // thread"): it copies the engine's double-buffered position; no lock, no syscall.
+  let state = _unsafePerformance { jack_transport_query(client, &position) }
+  let jackFrame = Int(position.frame)
+  let rolling = state == JackTransportRolling
+  var lead = context.pointee.lead
+  if lead.pending >= 0 {
+    lead.pending &+= 1
+    // A locate has landed when JACK's frame stops following on from the previous period.
+    if rolling && lead.lastJackFrame >= 0 && jackFrame != lead.lastJackFrame &+ frames {
+      lead.delay = Swift.max(1, Swift.min(4, lead.pending))
+      lead.pending = -1
+    } else if lead.pending > 6 {
+      lead.pending = -1  // never seen landing (a slow-sync client, or JACK stopped): try again
+    }
+  }
+  // Frames are compared at the start of this period: ours then was `ours - frames` if the
+  // whole period played; the lock is judged on the next period's start instead, which is exact.
+  let jackNext = jackFrame &+ frames
+  let locked = rolling && playing && jackNext == ours
+  context.pointee.transportLocked.store(locked, ordering: .relaxed)
+  if rolling && playing && !locked && lead.pending < 0 {
+    let target = ours &+ frames &* (lead.delay &- 1)
+    // RT-WAIVER: jack_transport_locate is documented realtime-safe: it posts a request that the
+    // server applies at a later cycle; no lock, no syscall.
+    _ = _unsafePerformance { jack_transport_locate(client, jack_nframes_t(truncatingIfNeeded: Swift.max(0, target))) }
+    lead.pending = 0
+    lead.target = target
+    context.pointee.transportCorrections.add(1, ordering: .relaxed)
+  }
+  lead.lastJackFrame = jackFrame
+  context.pointee.lead = lead
 }
 
 /// JACK's xrun callback (JACK's notification thread).

@@ -52,6 +52,7 @@ extension JackDriver {
     let mode = mixer.options.transportSync
     if mode != syncMode {
       syncMode = mode
+      context.pointee.leading.store(mode == .lead, ordering: .relaxed)
       if mode == .lead {
         jack_set_timebase_callback(client.handle, 0, stemdeckTimebase, UnsafeMutableRawPointer(context))
       } else {

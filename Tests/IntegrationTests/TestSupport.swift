@@ -351,6 +351,7 @@ final class PrivateJackServer: @unchecked Sendable {
   func start() async throws {
     guard findOnPath("jackd") != nil else { throw HarnessError("jackd is not installed (apt-get install jackd2)") }
     precondition(!isRunning, "server \(name) is already running")
+    JackRegistry.reclaimDeadEntries()
     let child = try ChildProcess(
       "jackd", ["-n", name, "--no-realtime", "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"],
       environment: environment, stdout: .file(logPath), stderr: .file(logPath))

@@ -48,16 +48,21 @@ struct TransportSyncTests {
     defer { deck.kill() }
     try await deck.run("tempo 120 4; transport lead; play; wait 2.2")
     // jack_showtime prints the transport state and BBT continuously; take one second of it.
-    let show = try? await runTool("timeout", ["1", "jack_showtime"], environment: server.environment, timeout: 5)
-    let lines = (show?.stdout ?? []).filter { $0.contains("BBT") }
+    // On a loaded machine jack_showtime can take most of a second just to connect: try again.
+    var show: ToolResult?
+    var lines: [String] = []
+    for _ in 0..<3 where lines.isEmpty {
+      show = try? await runTool("timeout", ["1.5", "jack_showtime"], environment: server.environment, timeout: 5)
+      lines = (show?.stdout ?? []).filter { $0.contains("BBT") }
+    }
     let last = try #require(lines.last, "jack_showtime printed nothing: \(show?.text ?? "")")
     #expect(last.contains("Rolling"), "\(last)")
-    // 2.2 s or more at 120 bpm in 4/4: bar 2 (beats 4–7), a beat from 1 to 4.
+    // 2.2 s or more at 120 bpm in 4/4: bar 2 or later, a beat from 1 to 4.
     let bbt = last.components(separatedBy: "BBT:").last?.trimmingCharacters(in: .whitespaces) ?? ""
     let parts = bbt.split(separator: "|").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     #expect(parts.count == 3, "BBT field: \(bbt)")
     if parts.count == 3 {
-      #expect(parts[0] >= 2 && parts[0] <= 3, "bar \(parts[0])")
+      #expect(parts[0] >= 2 && parts[0] <= 5, "bar \(parts[0])")  // 2.2 s, plus up to three tries of 1.5 s
       #expect((1...4).contains(parts[1]), "beat \(parts[1])")
       #expect((0..<1920).contains(parts[2]), "tick \(parts[2])")
     }

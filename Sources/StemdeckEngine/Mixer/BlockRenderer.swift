@@ -221,7 +221,6 @@ func renderPass(
   _ state: UnsafeMutablePointer<RenderState>,
   left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frameCount n: Int
 ) {
-  state.pointee.captureInputs(frameCount: n)
   let mixL = state.pointee.mixLeft
   let mixR = state.pointee.mixRight
   mixL.update(repeating: 0, count: n)
@@ -246,6 +245,7 @@ func renderPass(
 
   let playing = state.pointee.playing
   let start = state.pointee.transportFrame
+  state.pointee.captureInputs(frameCount: n, rolling: playing)
   for slot in 0..<state.pointee.slotLimit {
     guard let voice = state.pointee.voices[slot] else { continue }
     if voice.pointee.removing {

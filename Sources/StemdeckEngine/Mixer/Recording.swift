@@ -9,8 +9,14 @@ import Synchronization
 ///   `recordingStopped`.
 public struct RecordTake: ~Copyable, @unchecked Sendable {
   @usableFromInline var ring: Producer<Float>
-  /// Transport frame at which the first captured frame was taken (-1 until then).
-  public let startFrame = Atomic<Int>(-1)
+  /// Transport frame of the take's first frame (`Int.min` until a frame is captured; negative
+  /// when recording was armed before the transport rolled from near 0). Frames captured
+  /// before the transport first rolls (recording armed before `play`) come before it: the take
+  /// is anchored at the first frame captured while the transport rolls, so a take started
+  /// either way lines up with the stems it was played against.
+  public let startFrame = Atomic<Int>(Int.min)
+  /// Renderer only: the start frame is anchored to a rolling transport.
+  @usableFromInline var anchored = false
   /// Frames captured into the ring.
   public let captured = Atomic<Int>(0)
   /// Frames lost because the writer fell behind (the ring was full).
@@ -22,16 +28,23 @@ public struct RecordTake: ~Copyable, @unchecked Sendable {
 }
 
 extension RenderState {
-  /// Records (and meters) one pass of the input ports, if the driver supplied them.
+  /// Records (and meters) one pass of the input ports, if the driver supplied them. `rolling`:
+  /// the transport advances over this pass (its first frame is `transportFrame`).
   @_noLocks
-  mutating func captureInputs(frameCount n: Int) {
+  mutating func captureInputs(frameCount n: Int, rolling: Bool) {
     guard let inL = inputLeft, let inR = inputRight else { return }
     let l = inL + passOffset
     let r = inR + passOffset
     inputMeter.accumulate(left: l, right: r, count: n, into: status.pointee.inputMeters)
     guard let take = recordTake, !recordPaused else { return }
-    if take.pointee.startFrame.load(ordering: .relaxed) < 0 {
-      take.pointee.startFrame.store(transportFrame, ordering: .relaxed)
+    if !take.pointee.anchored {
+      let before = take.pointee.captured.load(ordering: .relaxed) &+ take.pointee.dropped.load(ordering: .relaxed)
+      if rolling {
+        take.pointee.startFrame.store(transportFrame &- before, ordering: .relaxed)
+        take.pointee.anchored = true
+      } else if before == 0 {
+        take.pointee.startFrame.store(transportFrame, ordering: .relaxed)
+      }
     }
     let segments = take.pointee.ring.writableSegments()
     let fit = Swift.min(n, segments.count / 2)
