@@ -165,6 +165,9 @@ func runLive(_ a: Arguments) -> Int32 {
   signal(SIGTERM, handleSignal)
   signal(SIGHUP, handleSignal)
   signal(SIGPIPE, SIG_IGN)
+  // A file-size limit (ulimit -f) makes a write fail with EFBIG instead of killing stemdeck:
+  // a take then stops growing, stays valid, and the show goes on.
+  signal(SIGXFSZ, SIG_IGN)
 
   var options = JackDriver.Options()
   options.clientName = a.clientName

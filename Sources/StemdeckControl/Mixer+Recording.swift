@@ -83,7 +83,7 @@ extension Mixer {
     recorder = nil
     recordStopping = false
     var events: [MixerEvent] = []
-    if let failure = r.failure { events.append(.recordingFailed(r.name, failure)) }
+    if let failure = r.failure, !r.failureReported { events.append(.recordingFailed(r.name, failure)) }
     guard r.framesWritten > 0 else {
       try? FileManager.default.removeItem(atPath: r.path)
       events.append(.recordingFailed(r.name, "nothing was captured (are the input ports connected?); no file kept"))

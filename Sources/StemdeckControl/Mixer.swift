@@ -522,6 +522,11 @@ public final class Mixer: @unchecked Sendable {
         isDirty = true
         out.append(.badSamples(stem.settings.name))
       }
+      if let r = recorder, !r.failureReported, let reason = r.failureIfAny {
+        r.failureReported = true
+        let kept = NumberFormat.time(Double(r.framesWritten) / sampleRate)
+        out.append(.recordingFailed(r.name, "\(reason) — the take keeps its first \(kept), a valid file; 'record stop' adds it as a stem"))
+      }
       for stem in stems where !stem.failureReported {
         if let message = stem.stream?.failure {
           stem.failureReported = true

@@ -20,8 +20,12 @@ public final class TakeRecorder: @unchecked Sendable {
   let finished = Atomic<Bool>(false)
   let writtenFrames = Atomic<Int>(0)
   var thread: Thread?
-  /// Why writing stopped early (disk full, folder gone…), if it did.
+  /// Why writing stopped early (disk full, file too large, folder gone…), if it did. Written once
+  /// by the writer thread before `failed` is set; read by others only after seeing `failed`.
   public private(set) var failure: String?
+  let failed = Atomic<Bool>(false)
+  /// The control thread has told the user about `failure`.
+  var failureReported = false
   /// Frames of latency to subtract from the take's position (capture + playback). Read again
   /// when the take stops (`Mixer.setRecordingLatency`): JACK settles latencies after connections.
   public var latencyFrames: Int
@@ -60,7 +64,10 @@ public final class TakeRecorder: @unchecked Sendable {
           try writer?.write(buffer, frameCount: n / 2)
           writtenFrames.add(n / 2, ordering: .relaxed)
         } catch {
+          // What reached the file stays valid: the header is brought up to date at once.
           failure = error.reason
+          writer?.flush()
+          failed.store(true, ordering: .releasing)
         }
       }
       if Date().timeIntervalSince(lastFlush) > 0.5 {
@@ -76,6 +83,9 @@ public final class TakeRecorder: @unchecked Sendable {
     writer = nil  // closes the file
     finished.store(true, ordering: .releasing)
   }
+
+  /// Why the take stopped growing, once it has (safe to call from any thread).
+  public var failureIfAny: String? { failed.load(ordering: .acquiring) ? failure : nil }
 
   /// Frames written to the file so far.
   public var framesWritten: Int { writtenFrames.load(ordering: .relaxed) }

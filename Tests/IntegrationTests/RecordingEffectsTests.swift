@@ -85,6 +85,44 @@ struct RecordingEffectsTests {
     #expect(abs(f - 220) < 3, "recorded frequency \(f)")
   }
 
+  @Test("a full disk while recording: the take stops growing, stays valid with what it holds, and the show goes on")
+  func diskFullWhileRecording() async throws {
+    let dir = try IntegrationTempDir()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    try writeSine(dir.file("tone.wav"), sampleRate: 48000, seconds: 1, frequencies: [330], amplitude: 0.4)
+    try writeSession(dir.file("source.json"), stems: [SessionStem(name: "tone", file: "tone.wav", loops: -1)])
+    try writeSession(dir.file("take.json"), stems: [])
+    let source = try StemdeckProcess(server: server, session: dir.file("source.json"), extra: ["--name", "source"])
+    defer { source.kill() }
+    // The file-size limit stands in for a full disk: writes past 400,000 bytes fail (EFBIG, as
+    // ENOSPC would), about 1 s of 32-bit float stereo at 48 kHz.
+    let limit = 400_000
+    let recorder = try StemdeckProcess(server: server, session: dir.file("take.json"), extra: ["--name", "recorder"],
+                                       launcher: ["prlimit", "--fsize=\(limit)"])
+    defer { recorder.kill() }
+    try await source.run("play")
+    try await recorder.run("record full from source:master_L source:master_R")
+    let failed = await recorder.waitForLine(containing: "recording 'full':", timeout: 6)
+    #expect(failed != nil, "no failure reported while recording\n\(recorder.transcript)")
+    print("disk full while recording: \(failed ?? "-")")
+    // Still alive and answering while the take cannot grow.
+    let status = try await recorder.run("status")
+    #expect(status.contains { $0.hasPrefix("server:") }, "\(status)")
+    try await recorder.run("record stop")
+    #expect(await recorder.waitForLine(containing: "take 'full' recorded", timeout: 5) != nil, "\(recorder.transcript)")
+    #expect(try await recorder.finish() == 0, "\(recorder.transcript)")
+    let size = (try FileManager.default.attributesOfItem(atPath: dir.file("full.wav"))[.size] as? Int) ?? 0
+    #expect(size <= limit, "the take grew past the limit: \(size)")
+    let take = try readAudio(dir.file("full.wav"))
+    let seconds = Double(take.frames) / 48000
+    print("take kept: \(seconds) s, \(size) bytes")
+    // Everything up to the failed write is there: all but the last partial chunk.
+    #expect(seconds > 0.9 && seconds <= Double(limit) / (48000 * 8), "take length \(seconds) s")
+    let f = frequency(take, channel: 0, from: take.frames / 4, to: take.frames * 3 / 4)
+    #expect(abs(f - 330) < 3, "recorded frequency \(f)")
+  }
+
   @Test("a fired sound effect is heard on the master, polyphonically, while the transport is stopped")
   func fireEffect() async throws {
     let dir = try IntegrationTempDir()

@@ -536,8 +536,9 @@ final class StemdeckProcess: @unchecked Sendable {
   private let syncCounter = Atomic<Int>(0)
 
   /// Launches `stemdeck ARGS… --server NAME --no-start-server [--no-connect]` on `server`.
+  /// `launcher`: a command that runs stemdeck (e.g. `["prlimit", "--fsize=400000"]`).
   init(server: PrivateJackServer, session: String? = nil, connect: Bool = false, extra: [String] = [],
-       sourceLocation: SourceLocation = #_sourceLocation) throws {
+       launcher: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
     let binary = try StemdeckBinary.require(sourceLocation: sourceLocation)
     var args: [String] = []
     if let session { args.append(session) }
@@ -545,7 +546,11 @@ final class StemdeckProcess: @unchecked Sendable {
     if !connect { args.append("--no-connect") }
     args += extra
     arguments = args
-    child = try ChildProcess(binary, args, environment: server.environment, stdinPipe: true)
+    if let tool = launcher.first {
+      child = try ChildProcess(tool, Array(launcher.dropFirst()) + [binary] + args, environment: server.environment, stdinPipe: true)
+    } else {
+      child = try ChildProcess(binary, args, environment: server.environment, stdinPipe: true)
+    }
   }
 
   var pid: pid_t { child.pid }
