@@ -83,6 +83,13 @@ public final class Mixer: @unchecked Sendable {
   public func shutdown() {
     lock.locked {
       disk.stop()
+      // A take in progress (quit or a signal while recording): the renderer has stopped, so
+      // the writer drains what was captured and closes the file complete, not just up to the
+      // last half-second flush.
+      if let r = recorder {
+        r.finish()
+        recorder = nil
+      }
       // Voices the renderer handed back but nobody collected yet.
       while let voice = rings.retired.pop() {
         voice.deinitialize(count: 1)

@@ -85,6 +85,34 @@ struct RecordingEffectsTests {
     #expect(abs(f - 220) < 3, "recorded frequency \(f)")
   }
 
+  @Test("SIGTERM while recording: a clean exit, and the take on disk holds everything up to the signal")
+  func terminateWhileRecording() async throws {
+    let dir = try IntegrationTempDir()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    try writeSine(dir.file("tone.wav"), sampleRate: 48000, seconds: 1, frequencies: [550], amplitude: 0.4)
+    try writeSession(dir.file("source.json"), stems: [SessionStem(name: "tone", file: "tone.wav", loops: -1)])
+    try writeSession(dir.file("take.json"), stems: [])
+    let source = try StemdeckProcess(server: server, session: dir.file("source.json"), extra: ["--name", "source"])
+    defer { source.kill() }
+    let recorder = try StemdeckProcess(server: server, session: dir.file("take.json"), extra: ["--name", "recorder"])
+    defer { recorder.kill() }
+    try await source.run("play")
+    try await recorder.run("record term from source:master_L source:master_R")
+    try await recorder.run("wait 1.2")
+    let signalled = monotonicSeconds()
+    recorder.child.send(signal: SIGTERM)
+    let status = await recorder.child.waitForExit(timeout: 5)
+    #expect(status != nil, "stemdeck did not exit on SIGTERM while recording\n\(recorder.transcript)")
+    print("SIGTERM while recording: exit \(status.map(String.init) ?? "-") after \(String(format: "%.2f", monotonicSeconds() - signalled)) s")
+    let take = try readAudio(dir.file("term.wav"))
+    let seconds = Double(take.frames) / 48000
+    // Not just the last half-second flush: a clean exit drains the ring and closes the file.
+    #expect(seconds >= 1.15, "the take holds \(seconds) s of ~1.2 s recorded")
+    let f = frequency(take, channel: 0, from: take.frames / 4, to: take.frames * 3 / 4)
+    #expect(abs(f - 550) < 3, "recorded frequency \(f)")
+  }
+
   @Test("a full disk while recording: the take stops growing, stays valid with what it holds, and the show goes on")
   func diskFullWhileRecording() async throws {
     let dir = try IntegrationTempDir()
