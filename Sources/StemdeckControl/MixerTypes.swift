@@ -33,7 +33,8 @@ public enum StemName {
   public static func problem(with name: String) -> String? {
     if name.isEmpty { return "is empty" }
     if name.count > 64 { return "is longer than 64 characters" }
-    if name == "all" { return "is reserved ('all' means every stem)" }
+    // Any case: the session format refuses "All" too, so a saved session always opens again.
+    if name.lowercased() == "all" { return "is reserved ('all' means every stem)" }
     let ok = name.unicodeScalars.allSatisfy(StemSettings.isNameCharacter)
     return ok ? nil : "may contain only letters, digits, '_', '-' and '.'"
   }
@@ -45,7 +46,7 @@ public enum StemName {
     var cleaned = String(base.unicodeScalars.map { c -> Character in
       StemSettings.isNameCharacter(c) ? Character(c) : "_"
     })
-    if cleaned.isEmpty || cleaned == "all" { cleaned = "stem" }
+    if cleaned.isEmpty || cleaned.lowercased() == "all" { cleaned = "stem" }
     if cleaned.count > 60 { cleaned = String(cleaned.prefix(60)) }
     var name = cleaned
     var n = 2

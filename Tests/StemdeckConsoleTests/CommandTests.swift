@@ -72,6 +72,9 @@ struct CommandValidationTests {
     Rejection("add {DIR}", containing: "error: cannot add stem '", "{DIR}: is a directory, not an audio file"),
     Rejection("add {DRUMS} as drums", "error: a stem named 'drums' already exists; choose another name with 'as NAME'"),
     Rejection("add {DRUMS} as all", "error: stem name 'all' is reserved ('all' means every stem)"),
+    // The session format refuses any case of 'all': accepting one here would save a session
+    // that cannot be opened again.
+    Rejection("add {DRUMS} as All", "error: stem name 'All' is reserved ('all' means every stem)"),
     Rejection("add {DRUMS} as 'my drums'", "error: stem name 'my drums' may contain only letters, digits, '_', '-' and '.'"),
     Rejection("add {DRUMS} as ''", "error: stem name '' is empty"),
     Rejection("add {DRUMS} as", "error: add: usage: add PATH [as NAME]"),
@@ -193,6 +196,7 @@ struct CommandValidationTests {
     Rejection("sfx load a b c d", "error: sfx: expected 0 to 4 arguments, got 5 — usage: sfx [load NAME PATH | fire NAME [VOL] [PAN] | stop NAME|all | unload NAME]"),
     Rejection("sfx load hit {DRUMS}", "error: an effect named 'hit' is already loaded ('sfx unload hit' first)"),
     Rejection("sfx load all {DRUMS}", "error: effect name 'all' is reserved ('all' means every stem)"),
+    Rejection("sfx load ALL {DRUMS}", "error: effect name 'ALL' is reserved ('all' means every stem)"),
     Rejection("sfx load 'big boom' {DRUMS}", "error: effect name 'big boom' may contain only letters, digits, '_', '-' and '.'"),
     Rejection("sfx load boom /nonexistent.wav", "error: cannot load effect 'boom': /nonexistent.wav: no such file"),
     Rejection("sfx load boom {TEXT}", containing: "error: cannot load effect 'boom': {TEXT}: not a readable audio file"),
