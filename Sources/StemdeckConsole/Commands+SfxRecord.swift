@@ -8,16 +8,18 @@ import StemdeckSession
 extension CommandTable {
   static let effectAndRecordCommands: [CommandSpec] = [
     CommandSpec(
-      name: "sfx", usage: "sfx [load NAME PATH | fire NAME [VOL] [PAN] | stop NAME|all | unload NAME]",
+      name: "sfx", usage: "sfx [load NAME PATH | fire NAME [VOL] [PAN] | stop NAME|all | unload NAME | out master|ports]",
       summary: "one-shot sound effects held in memory, fired polyphonically within one period",
       details: """
         sfx load NAME PATH    load a short file (up to 60 s) into memory
         sfx fire NAME [VOL] [PAN]   play it now (32 voices; the oldest is stolen when all sound)
         sfx stop NAME|all     fade out playing instances
         sfx unload NAME       free it
+        sfx out master|ports  mix them into the master (default), or play them on their own
+                              ports sfx_L/sfx_R instead (a cue feed); saved in the session
         sfx                   list loaded effects
         """,
-      argumentCount: 0...4, completions: [.keyword(["load", "fire", "stop", "unload"])]
+      argumentCount: 0...4, completions: [.keyword(["load", "fire", "stop", "unload", "out"])]
     ) { (c, a) throws(CommandError) in
       guard let verb = a.first?.lowercased() else {
         let list = c.mixer.effectStatuses()
@@ -44,12 +46,22 @@ extension CommandTable {
       case "stop":
         guard rest.count == 1 else { throw CommandError("usage: sfx stop NAME|all") }
         try c.mixerCall { () throws(MixerError) in try c.mixer.stopEffect(rest[0] == "all" ? nil : rest[0]) }
+      case "out", "output":
+        guard rest.count <= 1 else { throw CommandError("usage: sfx out master|ports") }
+        guard let word = rest.first else { c.write("sfx out: \(c.mixer.options.effectsOutput.rawValue)"); return }
+        guard let output = EffectsOutput(rawValue: word.lowercased()) else {
+          throw CommandError("sfx out must be master or ports (got '\(ValueParser.printable(word))')")
+        }
+        var o = c.mixer.options
+        o.effectsOutput = output
+        try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
+        c.write(output == .ports ? "sound effects play on \(c.driver?.clientName ?? "stemdeck"):sfx_L/sfx_R, not in the master" : "sound effects play in the master")
       case "unload":
         guard rest.count == 1 else { throw CommandError("usage: sfx unload NAME") }
         try c.mixerCall { () throws(MixerError) in try c.mixer.unloadEffect(rest[0]) }
         c.write("unloaded effect \(rest[0])")
       default:
-        throw CommandError("sfx: unknown action '\(ValueParser.printable(verb))' (load, fire, stop, unload)")
+        throw CommandError("sfx: unknown action '\(ValueParser.printable(verb))' (load, fire, stop, unload, out)")
       }
     },
     CommandSpec(

@@ -28,6 +28,8 @@ public final class JackDriver: @unchecked Sendable {
   var masterPorts: (OpaquePointer, OpaquePointer)?
   var inputPorts: (OpaquePointer, OpaquePointer)?
   var directPorts: [String: (slot: Int, left: OpaquePointer, right: OpaquePointer)] = [:]
+  /// `sfx_L`/`sfx_R` while the session sends sound effects to their own ports.
+  var effectPorts: (left: OpaquePointer, right: OpaquePointer)?
   public private(set) var launcher: ServerLauncher?
   /// Connections we want, by our port's short name → full peer names. Survives server restarts.
   var intended: [String: Set<String>] = [:]
@@ -90,6 +92,9 @@ public final class JackDriver: @unchecked Sendable {
       context = ctx
     }
     directPorts = [:]
+    effectPorts = nil
+    ctx.pointee.effectPortLeft.store(0, ordering: .releasing)
+    ctx.pointee.effectPortRight.store(0, ordering: .releasing)
     syncMode = .off  // a new client registers its timebase callback again
     lastSeen = [:]  // a new server has none of our connections yet: none were undone by a user
     vanishedSince = [:]
@@ -103,6 +108,7 @@ public final class JackDriver: @unchecked Sendable {
     try client.activate()
     connected = true
     syncDirectOuts()
+    syncEffectPorts()
     _ = healRouting()
     masterWasConnected = masterConnectionCount() > 0
   }
@@ -198,6 +204,7 @@ public final class JackDriver: @unchecked Sendable {
 
   func ourPortShortNames() -> [String] {
     var names = ["master_L", "master_R", "in_L", "in_R"]
+    if effectPorts != nil { names += ["sfx_L", "sfx_R"] }
     for (name, _) in directPorts.sorted(by: { $0.key < $1.key }) { names += ["\(name)_L", "\(name)_R"] }
     for key in intended.keys.sorted() where !names.contains(key) { names.append(key) }
     return names
@@ -304,6 +311,29 @@ public final class JackDriver: @unchecked Sendable {
   // MARK: - Direct outs
 
   /// Registers or removes per-stem direct-out ports to match the stems' settings.
+  /// Registers `sfx_L`/`sfx_R` while the session wants sound effects on their own ports, and
+  /// unregisters them (after the process callback has let go) when it no longer does.
+  func syncEffectPorts() {
+    guard let client, let context else { return }
+    let wanted = mixer.options.effectsOutput == .ports
+    if wanted, effectPorts == nil {
+      guard let l = try? client.registerAudioPort("sfx_L", isOutput: true, prettyName: "stemdeck sound effects left"),
+            let r = try? client.registerAudioPort("sfx_R", isOutput: true, prettyName: "stemdeck sound effects right") else { return }
+      effectPorts = (l, r)
+      context.pointee.effectPortRight.store(Int(bitPattern: UnsafeRawPointer(r)), ordering: .releasing)
+      context.pointee.effectPortLeft.store(Int(bitPattern: UnsafeRawPointer(l)), ordering: .releasing)
+    } else if !wanted, let ports = effectPorts {
+      context.pointee.effectPortLeft.store(0, ordering: .releasing)
+      context.pointee.effectPortRight.store(0, ordering: .releasing)
+      let p = periods
+      let deadline = Date().addingTimeInterval(0.2)
+      while periods < p + 2 && Date() < deadline { usleep(1000) }
+      client.unregister(ports.left)
+      client.unregister(ports.right)
+      effectPorts = nil
+    }
+  }
+
   func syncDirectOuts() {
     guard let client, let context else { return }
     let wanted = mixer.directOutSlots()
@@ -343,6 +373,7 @@ public final class JackDriver: @unchecked Sendable {
         connected = false
         masterPorts = nil
         directPorts = [:]
+        effectPorts = nil
         reconnectAt = Date().addingTimeInterval(1)
       }
       if !connected {
@@ -359,6 +390,7 @@ public final class JackDriver: @unchecked Sendable {
       }
       let wantedDirect = Set(mixer.directOutSlots().map(\.name))
       if wantedDirect != Set(directPorts.keys) { syncDirectOuts() }
+      if (mixer.options.effectsOutput == .ports) != (effectPorts != nil) { syncEffectPorts() }
       lines += syncTransport()
       let change = context.pointee.graphChanged.load(ordering: .acquiring)
       if change != lastGraphChange || !vanishedSince.isEmpty {

@@ -15,6 +15,11 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   /// Recording inputs `in_L` / `in_R`.
   var inputLeft: OpaquePointer?
   var inputRight: OpaquePointer?
+  /// The sound-effect ports `sfx_L`/`sfx_R` (bit patterns of the port pointers; 0: none, effects
+  /// go into the master). Cleared by the control thread, which then waits two periods before
+  /// unregistering the ports.
+  let effectPortLeft = Atomic<Int>(0)
+  let effectPortRight = Atomic<Int>(0)
   /// Per-slot direct-out ports (left, right), nil where a stem has none; `maxVoices` × 2 entries.
   let directPorts: UnsafeMutablePointer<OpaquePointer?>
   /// Set by the control thread after changing `directPorts` entries (relaxed is enough: a stale
@@ -86,6 +91,21 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
   } else {
     state.pointee.inputLeft = nil
     state.pointee.inputRight = nil
+  }
+  state.pointee.effectOutputLeft = nil
+  state.pointee.effectOutputRight = nil
+  if let fxL = OpaquePointer(bitPattern: context.pointee.effectPortLeft.load(ordering: .acquiring)),
+     let fxR = OpaquePointer(bitPattern: context.pointee.effectPortRight.load(ordering: .acquiring)) {
+    // RT-WAIVER: jack_port_get_buffer for the sound-effect ports (see above).
+    let l = _unsafePerformance { jack_port_get_buffer(fxL, nframes) }?.assumingMemoryBound(to: Float.self)
+    // RT-WAIVER: jack_port_get_buffer for the sound-effect ports (see above).
+    let r = _unsafePerformance { jack_port_get_buffer(fxR, nframes) }?.assumingMemoryBound(to: Float.self)
+    if let l, let r {
+      l.update(repeating: 0, count: Int(nframes))
+      r.update(repeating: 0, count: Int(nframes))
+      state.pointee.effectOutputLeft = l
+      state.pointee.effectOutputRight = r
+    }
   }
   let direct = state.pointee.directOutputs
   let maxVoices = state.pointee.maxVoices

@@ -47,6 +47,9 @@ struct SessionDecoder {
       if let value = options["transportSync"] {
         session.options.transportSync = try choice(value, at: "options.transportSync", what: "transport sync")
       }
+      if let value = options["effectsOutput"] {
+        session.options.effectsOutput = try choice(value, at: "options.effectsOutput", what: "effects output")
+      }
     }
     if let node = fields["recording"] { session.recording = try recording(node) }
     if let node = fields["tempo"] { session.tempo = try tempo(node) }

@@ -25,7 +25,7 @@
 //
 // A stem's "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode" and "pitch" are
 // written (in that order, after "solo") only when they differ from the defaults, and so are the
-// options "songChange", "crossfadeSeconds" and "transportSync" (appended after "meterPoint").
+// options "songChange", "crossfadeSeconds", "transportSync" and "effectsOutput" (appended after "meterPoint").
 
 /// JSON text fragments.
 enum JSONText {
@@ -112,6 +112,9 @@ enum SessionEncoder {
     }
     if options.transportSync != defaults.transportSync {
       members.append("\"transportSync\" : " + JSONText.string(options.transportSync.rawValue))
+    }
+    if options.effectsOutput != defaults.effectsOutput {
+      members.append("\"effectsOutput\" : " + JSONText.string(options.effectsOutput.rawValue))
     }
     return "{ " + members.joined(separator: ", ") + " }"
   }

@@ -55,7 +55,7 @@ public enum SessionFile {
   ///
   /// `"recording"` (after `"options"`, all three keys), `"tempo"` (after it, both keys), `"position"`
   /// (after that), `"connections"` (next, keys sorted), `"effects"` (after `"stems"`, one effect per
-  /// line), the options `"songChange"`, `"crossfadeSeconds"` and `"transportSync"` (after
+  /// line), the options `"songChange"`, `"crossfadeSeconds"`, `"transportSync"` and `"effectsOutput"` (after
   /// `"meterPoint"`) and each stem's `"directOut"`, `"startOffset"`, `"loopStart"`, `"loopEnd"`,
   /// `"crossfade"`, `"mode"` and `"pitch"` (after `"solo"`) appear only when they differ from their
   /// defaults, so a file that does not

@@ -188,6 +188,14 @@ public struct RecordingSettings: Equatable, Sendable {
   public init() {}
 }
 
+/// Where fired sound effects are heard (`"options" : { "effectsOutput" : ... }`).
+public enum EffectsOutput: String, CaseIterable, Sendable {
+  /// Mixed into the master, through the master volume. The default.
+  case master
+  /// On their own JACK ports `sfx_L` / `sfx_R` (a cue mix, a separate PA feed), not in the master.
+  case ports
+}
+
 /// Session-wide behaviour switches (the `"options"` object).
 public struct SessionOptions: Equatable, Sendable {
   /// Pause the transport when the master outputs lose their last JACK connection.
@@ -201,6 +209,8 @@ public struct SessionOptions: Equatable, Sendable {
   public var crossfadeSeconds: Double = 2
   /// How the transport follows JACK's transport.
   public var transportSync: TransportSync = .off
+  /// Where fired sound effects are heard.
+  public var effectsOutput: EffectsOutput = .master
 
   /// The default options.
   public init() {}

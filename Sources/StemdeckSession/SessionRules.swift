@@ -11,7 +11,7 @@ enum SessionRules {
                                "tempo", "position", "connections", "stems", "effects"]
   static let masterFields = ["volume"]
   static let optionFields = ["autoPauseOnDisconnect", "meterPoint", "songChange", "crossfadeSeconds",
-                             "transportSync"]
+                             "transportSync", "effectsOutput"]
   static let recordingFields = ["format", "takesMuted", "folder"]
   static let tempoFields = ["bpm", "beatsPerBar"]
   static let stemFields = ["name", "file", "volume", "pan", "rate", "loops", "mute", "solo",

@@ -151,6 +151,42 @@ struct RecordingEffectsTests {
     #expect(abs(f - 330) < 3, "recorded frequency \(f)")
   }
 
+  @Test("sfx out ports: effects play on sfx_L/sfx_R and not in the master; the setting is saved and the ports go with 'sfx out master'")
+  func effectsOnOwnPorts() async throws {
+    let dir = try IntegrationTempDir()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    try writeSine(dir.file("blip.wav"), sampleRate: 48000, seconds: 0.3, frequencies: [1000], amplitude: 0.25)
+    try writeSine(dir.file("bed.wav"), sampleRate: 48000, seconds: 1, frequencies: [100], amplitude: 0.1)
+    try writeSession(dir.file("s.json"), stems: [SessionStem(name: "bed", file: "bed.wav", loops: -1)])
+    let deck = try StemdeckProcess(server: server, session: dir.file("s.json"))
+    defer { deck.kill() }
+    try await deck.run("sfx load blip \(dir.file("blip.wav")); sfx out ports; play")
+    #expect(await eventually(timeout: 3) { ((try? await server.ports()) ?? []).contains("stemdeck:sfx_L") }, "no sfx ports")
+    let capture = try server.startCapture(ports: ["stemdeck:master_L", "stemdeck:sfx_L", "stemdeck:sfx_R"], seconds: 2,
+                                          to: dir.file("fx.wav"), hookDir: dir)
+    try await deck.run("wait 0.5")
+    try await deck.run("sfx fire blip 1 -1")
+    try await deck.run("wait 0.6")
+    _ = try await capture.finish(timeout: 10)
+    let audio = try readAudio(dir.file("fx.wav"))
+    func peak(_ channel: Int) -> Float { (0..<audio.frames).reduce(0) { max($0, abs(audio.sample($1, channel))) } }
+    func high(_ channel: Int) -> Int {  // frames where the 1 kHz blip shows: a steep sample step
+      (1..<audio.frames).filter { abs(audio.sample($0, channel) - audio.sample($0 - 1, channel)) > 0.05 }.count
+    }
+    // Mono at pan -1: all of it on sfx_L (0.25), none on sfx_R; the master carries only the bed.
+    #expect(abs(peak(1) - 0.25) < 0.01, "sfx_L peak \(peak(1))")
+    #expect(peak(2) < 1e-6, "sfx_R peak \(peak(2))")
+    #expect(high(0) == 0 && peak(0) < 0.15, "the blip leaked into the master (peak \(peak(0)), steep steps \(high(0)))")
+    #expect(peak(0) > 0.05, "the bed should still play on the master (peak \(peak(0)))")
+    try await deck.run("save")
+    let saved = try String(contentsOfFile: dir.file("s.json"), encoding: .utf8)
+    #expect(saved.contains("\"effectsOutput\" : \"ports\""), "\(saved)")
+    try await deck.run("sfx out master")
+    #expect(await eventually(timeout: 3) { !((try? await server.ports()) ?? ["stemdeck:sfx_L"]).contains("stemdeck:sfx_L") }, "sfx ports still there")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+  }
+
   @Test("a fired sound effect is heard on the master, polyphonically, while the transport is stopped")
   func fireEffect() async throws {
     let dir = try IntegrationTempDir()

@@ -338,7 +338,7 @@ let newSectionBadDocuments: [BadDocument] = [
               location: "options.crossfadeSeconds", fragment: "(got 1e999)", line: 4),
   BadDocument(label: "options \"crossfade\" key (prefix)", text: document(top: [#""options" : { "crossfade" : 2 }"#]),
               location: "options.crossfade",
-              fragment: "unknown field (allowed: autoPauseOnDisconnect, meterPoint, songChange, crossfadeSeconds, transportSync); did you mean \"crossfadeSeconds\"?",
+              fragment: "unknown field (allowed: autoPauseOnDisconnect, meterPoint, songChange, crossfadeSeconds, transportSync, effectsOutput); did you mean \"crossfadeSeconds\"?",
               line: 4),
   BadDocument(label: "options duplicate songChange",
               text: document(top: [#""options" : { "songChange" : "gapless", "songChange" : "crossfade" }"#]),
@@ -463,6 +463,12 @@ let musicalBadDocuments: [BadDocument] = [
               location: "options.transport", fragment: "did you mean \"transportSync\"?", line: 4),
   BadDocument(label: "top-level transportSync", text: document(top: [#""transportSync" : "follow""#]),
               location: "transportSync", fragment: "unknown field (allowed: format", line: 4),
+
+  // Where sound effects play.
+  BadDocument(label: "effectsOutput \"cue\"", text: document(top: [#""options" : { "effectsOutput" : "cue" }"#]),
+              location: "options.effectsOutput", fragment: "unknown effects output \"cue\" (allowed: master, ports)", line: 4),
+  BadDocument(label: "effectsOutput 1", text: document(top: [#""options" : { "effectsOutput" : 1 }"#]),
+              location: "options.effectsOutput", fragment: "must be one of master, ports (got 1)", line: 4),
 ]
 
 @Suite("Rejecting bad documents")

@@ -131,7 +131,7 @@ struct RoundTripTests {
 
     // Defaults stay out of the file.
     let plain = SessionFile.encode(Session())
-    for word in ["recording", "effects", "songChange", "crossfadeSeconds", "tempo", "transportSync"] {
+    for word in ["recording", "effects", "songChange", "crossfadeSeconds", "tempo", "transportSync", "effectsOutput"] {
       #expect(!plain.contains(word))
     }
     #expect(plain.contains(
@@ -187,10 +187,11 @@ struct RoundTripTests {
     full.options.songChange = .crossfade
     full.options.crossfadeSeconds = 4
     full.options.transportSync = .lead
+    full.options.effectsOutput = .ports
     let fullText = SessionFile.encode(full)
     #expect(fullText.contains("""
         "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "songChange" : "crossfade", \
-      "crossfadeSeconds" : 4, "transportSync" : "lead" },
+      "crossfadeSeconds" : 4, "transportSync" : "lead", "effectsOutput" : "ports" },
         "recording" : { "format" : "wav32f", "takesMuted" : true, "folder" : "" },
         "tempo" : { "bpm" : 92.5, "beatsPerBar" : 3 },
         "position" : 3,

@@ -47,6 +47,10 @@ public struct RenderState: ~Copyable {
   /// Input port buffers for the current block, set by the driver before `renderBlock` (nil: none).
   public var inputLeft: UnsafeMutablePointer<Float>?
   public var inputRight: UnsafeMutablePointer<Float>?
+  /// Sound-effect port buffers for the current block, zeroed by the driver before `renderBlock`
+  /// (nil: effects go into the master). Set only while effects have their own ports.
+  public var effectOutputLeft: UnsafeMutablePointer<Float>?
+  public var effectOutputRight: UnsafeMutablePointer<Float>?
   @usableFromInline var recordTake: UnsafeMutablePointer<RecordTake>?
   @usableFromInline var recordPaused = false
   @usableFromInline var inputMeter: MeterAccumulator
@@ -267,8 +271,13 @@ func renderPass(
   // into the scratch buffer (free once the voices are done), then go through the master gain.
   let fxL = state.pointee.scratch
   let fxR = state.pointee.scratch + state.pointee.maxBlockFrames
-  let effectsActive = state.pointee.effects.activeCount() > 0
-  if effectsActive {
+  var effectsActive = state.pointee.effects.activeCount() > 0
+  if effectsActive, let outL = state.pointee.effectOutputLeft, let outR = state.pointee.effectOutputRight {
+    // Their own ports: summed there at the effects' own levels, and nothing into the master.
+    let offset = state.pointee.passOffset
+    state.pointee.effects.render(intoLeft: outL + offset, right: outR + offset, frameCount: n)
+    effectsActive = false
+  } else if effectsActive {
     fxL.update(repeating: 0, count: n)
     fxR.update(repeating: 0, count: n)
     state.pointee.effects.render(intoLeft: fxL, right: fxR, frameCount: n)
