@@ -131,8 +131,7 @@ jack_set_process_callback(speaker, speakerProcess, UnsafeMutableRawPointer(conte
 guard jack_activate(speaker) == 0, jack_activate(mic) == 0 else { fail("cannot activate the rig's clients") }
 jack_recompute_total_latencies(speaker)
 jack_recompute_total_latencies(mic)
-print("ready: \(name)-speaker:in (playback latency \(playback)), \(name)-mic:out (capture latency \(capture)), \(clickFrames.count) click(s)")
-fflush(nil)
+FileHandle.standardOutput.write(Data("ready: \(name)-speaker:in (playback latency \(playback)), \(name)-mic:out (capture latency \(capture)), \(clickFrames.count) click(s)\n".utf8))
 
 signal(SIGTERM) { _ in exit(0) }
 signal(SIGINT) { _ in exit(0) }
