@@ -12,6 +12,31 @@ extension Mixer {
   @discardableResult
   public func load(_ session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [String] {
     try lock.locked { () throws(MixerError) -> [String] in
+      let (offline, warnings) = try check(session, sessionPath: sessionPath, strict: strict)
+      try removeAllStems()
+      for name in effectOrder { try unloadEffect(name) }
+      recording = session.recording
+      tempoSetting = session.tempo
+      if session.quality != quality { try setQuality(session.quality) }
+      try setOptions(session.options)
+      try setMasterVolume(session.masterVolume)
+      for (index, stem) in session.stems.enumerated() where !offline.contains(where: { $0.settings.name == stem.name }) {
+        let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
+        do { try addStem(path: path, settings: stem) } catch {
+          throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error)")
+        }
+      }
+      offlineStems = offline
+      let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
+      try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
+      isDirty = false
+      return warnings + effectWarnings
+    }
+  }
+
+  /// Checks everything in `session` that can fail before anything changes: settings, names,
+  /// every audio file opens and decodes. Returns the stems that stay offline and the warnings.
+  func check(_ session: Session, sessionPath: String, strict: Bool) throws(MixerError) -> ([OfflineStem], [String]) {
       var offline: [OfflineStem] = []
       var warnings: [String] = []
       var seen: [String: Int] = [:]
@@ -32,31 +57,89 @@ extension Mixer {
       do {
         try MixerError.check(session.masterVolume, in: SettingRange.volume, "master.volume", allowed: "between 0 and 2 (+6 dB)")
       } catch { throw MixerError("\(sessionPath): \(error)") }
+      return (offline, warnings)
+  }
 
-      try removeAllStems()
+  /// Loads the session's sound effects; a failure is a warning (an error in strict mode).
+  func loadEffects(of session: Session, sessionPath: String, strict: Bool) throws(MixerError) -> [String] {
+    var warnings: [String] = []
+    for (index, effect) in session.effects.enumerated() {
+      let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
+      do throws(MixerError) { try loadEffect(path: path, settings: effect) } catch {
+        if strict { throw MixerError("\(sessionPath): effects[\(index)] (\(effect.name)): \(error)") }
+        warnings.append("\(sessionPath): effects[\(index)] (\(effect.name)): \(error) — not loaded")
+      }
+    }
+    return warnings
+  }
+
+  /// Whether the song change in progress has happened in the renderer (a setlist switch waits
+  /// for the next song's audio before it happens).
+  public var songChangeDone: Bool {
+    lock.locked { renderState.pointee.status.pointee.songChanges.load(ordering: .relaxed) >= songChangesSent }
+  }
+
+  /// Old songs' stems still in the renderer (playing until the switch, or fading out after a
+  /// crossfade); 0 once every one has been handed back and freed.
+  public var leavingStemCount: Int { lock.locked { retiring.filter(\.leavingSong).count } }
+
+  /// Moves to the next song of a setlist: `session` (whose file is at `sessionPath`) replaces the
+  /// current one, checked first exactly as `load` does; on an error nothing changes and the
+  /// current song plays on untouched.
+  ///
+  /// The song being left decides how: its `options.songChange` (and `crossfadeSeconds`). While
+  /// the transport runs, the new song's stems are opened and streamed *before* the old song
+  /// stops, then the renderer switches on one block boundary — gapless (the old song's last frame
+  /// is followed by the new song's first) or with an equal-power crossfade during which the old
+  /// song, detached from the transport, fades out as the new one fades in. Paused, it is a `load`.
+  @discardableResult
+  public func changeSong(to session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [String] {
+    try lock.locked { () throws(MixerError) -> [String] in
+      guard transportState != .paused else { return try load(session, sessionPath: sessionPath, strict: strict) }
+      let (offline, warnings) = try check(session, sessionPath: sessionPath, strict: strict)
+      let fadeFrames = options.songChange == .crossfade ? Int((options.crossfadeSeconds * sampleRate).rounded()) : 0
+      let frame = Int((max(0, session.position) * sampleRate).rounded())
+      // Everything needed to undo: the next song's stems go in beside the old ones.
+      let oldStems = stems, oldQuality = quality, oldEpoch = epoch
+      stems = []
+      quality = session.quality  // new stems' converters; the old song keeps its own
+      epoch += 1
+      do throws(MixerError) {
+        for (index, stem) in session.stems.enumerated() where !offline.contains(where: { $0.settings.name == stem.name }) {
+          let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
+          do { try addStem(path: path, settings: stem, pendingAt: frame) } catch {
+            throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error)")
+          }
+        }
+        try send(.changeSong(frame: frame, epoch: epoch, fadeFrames: fadeFrames))
+      } catch {
+        // Take the half-built song back (its voices are still pending, so silent) and restore.
+        for stem in stems {
+          try? send(.removeVoice(slot: stem.slot))
+          stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
+          retiring.append(stem)
+        }
+        stems = oldStems
+        quality = oldQuality
+        epoch = oldEpoch
+        throw error
+      }
+      songChangesSent += 1
+      seekTarget = frame
+      endReported = false
+      for stem in oldStems {
+        stem.leavingSong = true  // keeps streaming until the renderer hands its voice back
+        retiring.append(stem)
+      }
       for name in effectOrder { try unloadEffect(name) }
       recording = session.recording
       tempoSetting = session.tempo
-      if session.quality != quality { try setQuality(session.quality) }
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
-      for (index, stem) in session.stems.enumerated() where !offline.contains(where: { $0.settings.name == stem.name }) {
-        let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
-        do { try addStem(path: path, settings: stem) } catch {
-          throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error)")
-        }
-      }
       offlineStems = offline
-      for (index, effect) in session.effects.enumerated() {
-        let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
-        do throws(MixerError) { try loadEffect(path: path, settings: effect) } catch {
-          if strict { throw MixerError("\(sessionPath): effects[\(index)] (\(effect.name)): \(error)") }
-          warnings.append("\(sessionPath): effects[\(index)] (\(effect.name)): \(error) — not loaded")
-        }
-      }
-      try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
+      let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       isDirty = false
-      return warnings
+      return warnings + effectWarnings
     }
   }
 

@@ -11,6 +11,10 @@ public struct EngineStatus: ~Copyable, @unchecked Sendable {
   public let appliedEpoch = Atomic<Int>(0)
   /// Blocks rendered (a heartbeat for tests and the status line).
   public let blocksRendered = Atomic<Int>(0)
+  /// Song changes performed (a setlist switch has happened once this passes the count sent).
+  public let songChanges = Atomic<Int>(0)
+  /// Voices of old songs still fading out after a crossfade song change.
+  public let detachedVoices = Atomic<Int>(0)
   /// Commands applied so far (latency measurement: compare with commands sent).
   public let commandsApplied = Atomic<Int>(0)
   /// Separately allocated so the renderer can hold a plain pointer to it.
