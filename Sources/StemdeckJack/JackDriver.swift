@@ -27,7 +27,9 @@ public final class JackDriver: @unchecked Sendable {
   var context: UnsafeMutablePointer<ProcessContext>?
   var masterPorts: (OpaquePointer, OpaquePointer)?
   var inputPorts: (OpaquePointer, OpaquePointer)?
-  var directPorts: [String: (slot: Int, left: OpaquePointer, right: OpaquePointer)] = [:]
+  /// Direct-out ports by stem name, and the renderer slots writing to them: usually one, two
+  /// while a setlist crossfade fades out an old song's stem of the same name into the same ports.
+  var directPorts: [String: (slots: Set<Int>, left: OpaquePointer, right: OpaquePointer)] = [:]
   public private(set) var launcher: ServerLauncher?
   /// Connections we want, by our port's short name → full peer names. Survives server restarts.
   var intended: [String: Set<String>] = [:]
@@ -289,14 +291,29 @@ public final class JackDriver: @unchecked Sendable {
 
   // MARK: - Direct outs
 
-  /// Registers or removes per-stem direct-out ports to match the stems' settings.
+  /// The slots that want direct outs, by stem name (the mixer's stems and, during a setlist
+  /// crossfade, the old song's stems still fading out).
+  func wantedDirectOuts() -> [String: Set<Int>] {
+    var wanted: [String: Set<Int>] = [:]
+    for (name, slot) in mixer.directOutSlots() { wanted[name, default: []].insert(slot) }
+    return wanted
+  }
+
+  /// Registers or removes per-stem direct-out ports, and points slots at them, to match the
+  /// stems' settings. A port stays registered (and connected) while any slot uses its name, so
+  /// a song change between stems of the same name keeps the port; only the slots move.
   func syncDirectOuts() {
     guard let client, let context else { return }
-    let wanted = mixer.directOutSlots()
-    let wantedNames = Set(wanted.map(\.name))
-    for (name, entry) in directPorts where !wantedNames.contains(name) || wanted.first(where: { $0.name == name })?.slot != entry.slot {
-      context.pointee.directPorts[2 * entry.slot] = nil
-      context.pointee.directPorts[2 * entry.slot + 1] = nil
+    let wanted = wantedDirectOuts()
+    // First every slot that no longer writes to a port lets go, then the new ones are set (a
+    // slot may move from one name to another).
+    for (name, entry) in directPorts {
+      for slot in entry.slots where wanted[name]?.contains(slot) != true {
+        context.pointee.directPorts[2 * slot] = nil
+        context.pointee.directPorts[2 * slot + 1] = nil
+      }
+    }
+    for (name, entry) in directPorts where wanted[name] == nil {
       // Let the process callback finish any period that still uses the ports before freeing them.
       let p = periods
       let deadline = Date().addingTimeInterval(0.2)
@@ -305,12 +322,18 @@ public final class JackDriver: @unchecked Sendable {
       client.unregister(entry.right)
       directPorts[name] = nil
     }
-    for (name, slot) in wanted where directPorts[name] == nil {
-      guard let l = try? client.registerAudioPort("\(name)_L", isOutput: true, prettyName: "\(name) left"),
-            let r = try? client.registerAudioPort("\(name)_R", isOutput: true, prettyName: "\(name) right") else { continue }
-      directPorts[name] = (slot, l, r)
-      context.pointee.directPorts[2 * slot] = l
-      context.pointee.directPorts[2 * slot + 1] = r
+    for (name, slots) in wanted {
+      if directPorts[name] == nil {
+        guard let l = try? client.registerAudioPort("\(name)_L", isOutput: true, prettyName: "\(name) left"),
+              let r = try? client.registerAudioPort("\(name)_R", isOutput: true, prettyName: "\(name) right") else { continue }
+        directPorts[name] = (slots, l, r)
+      }
+      guard let entry = directPorts[name] else { continue }
+      directPorts[name] = (slots, entry.left, entry.right)
+      for slot in slots {
+        context.pointee.directPorts[2 * slot] = entry.left
+        context.pointee.directPorts[2 * slot + 1] = entry.right
+      }
     }
   }
 
@@ -343,8 +366,7 @@ public final class JackDriver: @unchecked Sendable {
         lines.append("xrun: JACK reported \(x - xrunsReported) more (\(x) in total)")
         xrunsReported = x
       }
-      let wantedDirect = Set(mixer.directOutSlots().map(\.name))
-      if wantedDirect != Set(directPorts.keys) { syncDirectOuts() }
+      if wantedDirectOuts() != directPorts.mapValues(\.slots) { syncDirectOuts() }
       lines += syncTransport()
       let change = context.pointee.graphChanged.load(ordering: .acquiring)
       if change != lastGraphChange || !vanishedSince.isEmpty {
