@@ -477,6 +477,38 @@ enum CommandTable {
       try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
     },
     CommandSpec(
+      name: "songchange", usage: "songchange [gapless | crossfade [TIME]]",
+      summary: "how 'next'/'prev'/'goto' leave this song while playing: gapless, or a crossfade (default 2s)",
+      details: """
+        The song being left decides (this session's options.songChange and crossfadeSeconds).
+        gapless: the next song is opened and buffered while this one plays, then it starts on
+        the frame after this song's last. crossfade TIME (50ms…30s): this song fades out as the
+        next fades in, equal power (cos/sin), both starting on the same frame.
+        Without an argument, shows the setting.
+        """,
+      argumentCount: 0...2, completions: [.keyword(["gapless", "crossfade"])]
+    ) { (c, a) throws(CommandError) in
+      var o = c.mixer.options
+      guard let w = a.first else {
+        c.write("songchange: \(o.songChange == .crossfade ? "crossfade \(NumberFormat.plain(o.crossfadeSeconds)) s" : "gapless")")
+        return
+      }
+      guard let change = SongChange(rawValue: w.lowercased()) else {
+        throw CommandError("songchange must be gapless or crossfade [TIME] (got '\(ValueParser.printable(w))')")
+      }
+      if a.count == 2 {
+        guard change == .crossfade else { throw CommandError("songchange: only crossfade takes a time (usage: songchange crossfade 2s)") }
+        let seconds = try ValueParser.duration(a[1])
+        let range = SettingRange.crossfadeSeconds
+        guard range.contains(seconds) else {
+          throw CommandError("songchange: the crossfade must be from \(NumberFormat.plain(range.lowerBound * 1000)) ms to \(NumberFormat.plain(range.upperBound)) s (got \(NumberFormat.plain(seconds)) s)")
+        }
+        o.crossfadeSeconds = seconds
+      }
+      o.songChange = change
+      try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
+    },
+    CommandSpec(
       name: "meterpoint", usage: "meterpoint pre|post", summary: "meter stems before or after their fader",
       argumentCount: 0...1, completions: [.keyword(["pre", "post"])]
     ) { (c, a) throws(CommandError) in
