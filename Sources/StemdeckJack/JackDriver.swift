@@ -202,12 +202,21 @@ public final class JackDriver: @unchecked Sendable {
 
   /// Replaces the intended connections (opening a session) and makes those whose peers exist.
   /// Returns connections whose peer port does not exist yet (kept, and made when it appears).
+  ///
+  /// Connections the new session also wants are left in place (a setlist song change must not
+  /// drop the master for a moment). Direct outs of stems the new session does not have are left
+  /// connected too: they only carry an old song fading out, and go away with their ports.
   @discardableResult
   public func setIntendedConnections(_ connections: [String: [String]]) -> [String] {
     lock.locked {
       if let client {
-        for port in ourPortShortNames() {
-          for peer in client.connections(of: fullName(port)) { try? client.disconnect(fullName(port), peer) }
+        let current = Set(mixer.stemNames)
+        let leavingPorts = Set(directPorts.keys.filter { !current.contains($0) }.flatMap { ["\($0)_L", "\($0)_R"] })
+        for port in ourPortShortNames() where !leavingPorts.contains(port) || connections[port] != nil {
+          let keep = Set(connections[port] ?? [])
+          for peer in client.connections(of: fullName(port)) where !keep.contains(peer) {
+            try? client.disconnect(fullName(port), peer)
+          }
         }
       }
       intended = connections.mapValues { Set($0) }
