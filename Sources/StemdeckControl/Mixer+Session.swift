@@ -13,6 +13,7 @@ extension Mixer {
   public func load(_ session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [String] {
     try lock.locked { () throws(MixerError) -> [String] in
       let (offline, warnings) = try check(session, sessionPath: sessionPath, strict: strict)
+      try completePendingSongChange()
       try removeAllStems()
       for name in effectOrder { try unloadEffect(name) }
       recording = session.recording
@@ -75,8 +76,17 @@ extension Mixer {
 
   /// Whether the song change in progress has happened in the renderer (a setlist switch waits
   /// for the next song's audio before it happens).
-  public var songChangeDone: Bool {
-    lock.locked { renderState.pointee.status.pointee.songChanges.load(ordering: .relaxed) >= songChangesSent }
+  public var songChangeDone: Bool { lock.locked { !songChangePending } }
+
+  var songChangePending: Bool {
+    renderState.pointee.status.pointee.songChanges.load(ordering: .relaxed) < songChangesSent
+  }
+
+  /// Makes a song change that still waits for the disk happen now, so that what the control
+  /// thread sends next (a session load, stems added outside a song change) applies to the new
+  /// song as the current one rather than racing the switch.
+  func completePendingSongChange() throws(MixerError) {
+    if songChangePending { try send(.completeSongChange) }
   }
 
   /// Old songs' stems still in the renderer (playing until the switch, or fading out after a
@@ -111,7 +121,7 @@ extension Mixer {
             throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error)")
           }
         }
-        try send(.changeSong(frame: frame, epoch: epoch, fadeFrames: fadeFrames))
+        try send(.changeSong(frame: frame, epoch: epoch, fadeFrames: fadeFrames, song: songChangesSent + 1))
       } catch {
         // Take the half-built song back (its voices are still pending, so silent) and restore.
         for stem in stems {
@@ -128,7 +138,10 @@ extension Mixer {
       seekTarget = frame
       endReported = false
       for stem in oldStems {
-        stem.leavingSong = true  // keeps streaming until the renderer hands its voice back
+        // Keeps streaming until the renderer hands its voice back: at the switch (gapless), when
+        // its fade-out ends (crossfade), or at once if it belongs to a song that never started
+        // because this change superseded it.
+        stem.leavingSong = true
         retiring.append(stem)
       }
       for name in effectOrder { try unloadEffect(name) }

@@ -148,6 +148,7 @@ public final class Mixer: @unchecked Sendable {
   func addStem(path: String, settings: StemSettings, pendingAt: Int?) throws(MixerError) -> String {
     try lock.locked { () throws(MixerError) -> String in
       try validate(settings, isNew: true)
+      if pendingAt == nil { try completePendingSongChange() }
       let file: SoundFile
       do { file = try SoundFile(readingFrom: path) } catch {
         throw MixerError("cannot add stem '\(settings.name)': \(error)")
@@ -189,7 +190,7 @@ public final class Mixer: @unchecked Sendable {
         stretch: stretch, pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate)))
       disk.add(stream)
       do throws(MixerError) {
-        try send(pendingAt == nil ? .addVoice(slot: slot, voice: voice) : .addPendingVoice(slot: slot, voice: voice))
+        try send(pendingAt == nil ? .addVoice(slot: slot, voice: voice) : .addPendingVoice(slot: slot, voice: voice, song: songChangesSent + 1))
       } catch {
         disk.remove(stream)
         voice.deinitialize(count: 1)

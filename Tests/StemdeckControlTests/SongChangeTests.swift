@@ -186,6 +186,52 @@ import Testing
     #expect(rest.left.last == 0.5)
   }
 
+  @Test("a second change while the first still waits for the disk: the first song never sounds, the old one goes straight to the third")
+  func supersededChange() throws {
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.constant(0.25, frames: 96000)])
+    try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [Signal.constant(0.5, frames: 96000)])
+    try writeAudio(folder.file("c.wav"), format: .wavFloat, channels: [Signal.constant(0.125, frames: 96000)])
+    let rig = MixerRig()
+    try rig.mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }]), sessionPath: folder.file("a.json"))
+    try rig.mixer.play()
+    var out = rig.render(1024)
+    // No render between the two changes: the first cannot have happened.
+    try rig.mixer.changeSong(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
+    #expect(!rig.mixer.songChangeDone)
+    try rig.mixer.changeSong(to: Self.session([stem("c", "c.wav") { $0.pan = -1 }]), sessionPath: folder.file("c.json"))
+    #expect(rig.mixer.stemNames == ["c"])
+    out.append(Self.renderUntilSwitched(rig))
+    out.append(rig.render(2048))
+    #expect(!out.left.contains(0.5), "song b never sounded")
+    let switchFrame = try #require(out.left.firstIndex(of: 0.125))
+    #expect(switchFrame == 1024)
+    #expect(out.left[..<switchFrame].allSatisfy { $0 == 0.25 } && out.left[switchFrame...].allSatisfy { $0 == 0.125 })
+    _ = rig.mixer.pump()
+    #expect(rig.mixer.leavingStemCount == 0, "a's and b's voices were handed back")
+    #expect(!rig.mixer.hasPendingRemovals)
+  }
+
+  @Test("opening a session while a change waits: the change completes first, then the open applies to what plays")
+  func openDuringPendingChange() throws {
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.constant(0.25, frames: 96000)])
+    try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [Signal.constant(0.5, frames: 96000)])
+    try writeAudio(folder.file("c.wav"), format: .wavFloat, channels: [Signal.constant(0.125, frames: 96000)])
+    let rig = MixerRig()
+    try rig.mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }]), sessionPath: folder.file("a.json"))
+    try rig.mixer.play()
+    _ = rig.render(1024)
+    try rig.mixer.changeSong(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
+    try rig.mixer.load(Self.session([stem("c", "c.wav") { $0.pan = -1 }]), sessionPath: folder.file("c.json"))
+    let out = rig.render(9600)
+    #expect(out.left.last == 0.125, "the opened session plays (a plain open while playing: fade, seek, resume)")
+    #expect(!out.left.contains(0.25), "the old song stopped at the change, which the open completed")
+    _ = rig.mixer.pump()
+    #expect(rig.mixer.leavingStemCount == 0)
+    #expect(rig.mixer.songChangeDone)
+  }
+
   @Test("paused, a song change is a plain open: nothing plays, the new song waits at its position")
   func pausedChangeIsLoad() throws {
     let folder = try TemporaryFolder()

@@ -70,6 +70,7 @@ public struct RenderState: ~Copyable {
   @usableFromInline var detachedClock = 0
   /// A requested song change waiting for its voices to be primed.
   @usableFromInline var songChangePending = false
+  @usableFromInline var songChangeSong = 0
   @usableFromInline var songChangeFrame = 0
   @usableFromInline var songChangeEpoch = 0
   @usableFromInline var songChangeFadeFrames = 0

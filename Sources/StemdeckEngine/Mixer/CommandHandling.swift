@@ -74,18 +74,22 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     guard s >= 0, s < state.pointee.maxVoices, state.pointee.voices[s] == nil else { return }
     state.pointee.voices[s] = voice
     if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
-  case .addPendingVoice(let slot, let voice):
+  case .addPendingVoice(let slot, let voice, let song):
     let s = Int(slot)
     guard s >= 0, s < state.pointee.maxVoices, state.pointee.voices[s] == nil else { return }
     voice.pointee.pending = true
+    voice.pointee.pendingSong = song
     state.pointee.voices[s] = voice
     if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
-  case .changeSong(let frame, let epoch, let fadeFrames):
+  case .changeSong(let frame, let epoch, let fadeFrames, let song):
     state.pointee.songChangePending = true
+    state.pointee.songChangeSong = song
     state.pointee.songChangeFrame = frame
     state.pointee.songChangeEpoch = epoch
     state.pointee.songChangeFadeFrames = Swift.max(0, fadeFrames)
     state.pointee.songChangeWaitLeft = Int(state.pointee.sampleRate)
+  case .completeSongChange:
+    if state.pointee.songChangePending { performSongChange(state) }
   case .removeVoice(let slot):
     guard let voice = voiceAt(state, slot) else { return }
     voice.pointee.removing = true

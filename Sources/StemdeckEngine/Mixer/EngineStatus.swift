@@ -11,7 +11,8 @@ public struct EngineStatus: ~Copyable, @unchecked Sendable {
   public let appliedEpoch = Atomic<Int>(0)
   /// Blocks rendered (a heartbeat for tests and the status line).
   public let blocksRendered = Atomic<Int>(0)
-  /// Song changes performed (a setlist switch has happened once this passes the count sent).
+  /// The number of the last song change performed (they count from 1; a change superseded
+  /// before it happened is skipped).
   public let songChanges = Atomic<Int>(0)
   /// Voices of old songs still fading out after a crossfade song change.
   public let detachedVoices = Atomic<Int>(0)

@@ -84,7 +84,8 @@ func applySongFade(
 func pendingVoicesPrimed(_ state: UnsafeMutablePointer<RenderState>) -> Bool {
   var all = true
   for slot in 0..<state.pointee.slotLimit {
-    guard let voice = state.pointee.voices[slot], voice.pointee.pending, !voice.pointee.removing else { continue }
+    guard let voice = state.pointee.voices[slot], voice.pointee.pending, !voice.pointee.removing,
+          voice.pointee.pendingSong == state.pointee.songChangeSong else { continue }
     if !voiceIsPrimed(voice, primeFrames: state.pointee.primeFrames) { all = false }
   }
   return all
@@ -113,6 +114,13 @@ func performSongChange(_ state: UnsafeMutablePointer<RenderState>) {
   for slot in 0..<state.pointee.slotLimit {
     guard let voice = state.pointee.voices[slot] else { continue }
     if voice.pointee.pending {
+      let song = voice.pointee.pendingSong
+      if song > state.pointee.songChangeSong { continue }  // a later change's, still to come
+      if song < state.pointee.songChangeSong || voice.pointee.removing {
+        // A song that never started (superseded by this change) or a stem taken back.
+        retireVoice(state, slot: slot, voice: voice)
+        continue
+      }
       voice.pointee.pending = false
       voice.pointee.songFade = fadeFrames > 0 ? SongFade(startFrame: frame, frames: fadeFrames, fadingIn: true) : SongFade()
     } else if fadeFrames == 0 {
@@ -139,7 +147,7 @@ func performSongChange(_ state: UnsafeMutablePointer<RenderState>) {
   if !state.pointee.pendingPause { state.pointee.fade.jump(to: 1) }
   state.pointee.status.pointee.appliedEpoch.store(state.pointee.songChangeEpoch, ordering: .relaxed)
   state.pointee.status.pointee.detachedVoices.store(state.pointee.detachedCount, ordering: .relaxed)
-  state.pointee.status.pointee.songChanges.add(1, ordering: .relaxed)
+  state.pointee.status.pointee.songChanges.store(state.pointee.songChangeSong, ordering: .relaxed)
 }
 
 /// Renders the detached voices (the old songs of crossfades) on their own clock into the
