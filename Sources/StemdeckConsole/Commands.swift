@@ -445,7 +445,7 @@ enum CommandTable {
     ) { (c, a) throws(CommandError) in
       if let f = a.first { try c.loadSetlist(f) } else { try c.showSetlist() }
     },
-    CommandSpec(name: "next", aliases: ["next!"], usage: "next", summary: "open the next song of the setlist (wraps around)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+    CommandSpec(name: "next", aliases: ["next!"], usage: "next", summary: "open the next song of the setlist (wraps around); while playing, gapless or crossfaded (see songchange)", argumentCount: 0...0) { (c, _) throws(CommandError) in
       try c.switchSong(to: c.setlistIndex + 1)
     },
     CommandSpec(name: "prev", aliases: ["prev!", "previous"], usage: "prev", summary: "open the previous song (wraps around)", argumentCount: 0...0) { (c, _) throws(CommandError) in

@@ -186,6 +186,60 @@ import Testing
     #expect(rest.left.last == 0.5)
   }
 
+  @Test("crossfade between two stems called x with direct outs: both feed x's ports, nothing reaches the master, and x's meter is the new song's")
+  func crossfadeDirectOutsAndMeters() throws {
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.constant(0.25, frames: 96000)])
+    try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [Signal.constant(0.5, frames: 96000)])
+    let rig = MixerRig()
+    let mixer = rig.mixer
+    try mixer.load(Self.session([stem("x", "a.wav") { $0.pan = -1; $0.directOut = true }], change: .crossfade, crossfade: 0.1),
+                   sessionPath: folder.file("a.json"))
+    try mixer.play()
+    // The ports of "x", as the JACK driver wires them: every slot using the name writes there.
+    let portL = UnsafeMutablePointer<Float>.allocate(capacity: 256), portR = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+    defer { portL.deallocate(); portR.deallocate() }
+    let state = mixer.renderState
+    func wire() {
+      for i in 0..<(state.pointee.maxVoices * 2) { state.pointee.directOutputs[i] = nil }
+      for (name, slot) in mixer.directOutSlots() where name == "x" {
+        state.pointee.directOutputs[2 * slot] = portL
+        state.pointee.directOutputs[2 * slot + 1] = portR
+      }
+    }
+    var direct = Stereo(frames: 0), master = Stereo(frames: 0)
+    func render(_ blocks: Int) {
+      for _ in 0..<blocks {
+        wire()
+        master.append(rig.render(256))
+        direct.append(Stereo(left: Array(UnsafeBufferPointer(start: portL, count: 256)),
+                             right: Array(UnsafeBufferPointer(start: portR, count: 256))))
+      }
+    }
+    render(8)
+    try mixer.changeSong(to: Self.session([stem("x", "b.wav") { $0.pan = 1; $0.directOut = true }]), sessionPath: folder.file("b.json"))
+    let slots = mixer.directOutSlots()
+    #expect(slots.count == 2 && slots.allSatisfy { $0.name == "x" } && slots[0].slot != slots[1].slot, "\(slots)")
+    render(30)  // 0.1 s = 4800 frames of fade from frame 2048
+    #expect(master.left.allSatisfy { $0 == 0 } && master.right.allSatisfy { $0 == 0 }, "direct-out stems stay off the master")
+    let p = 2048, n = 4800
+    var worst = 0.0
+    for k in 0..<n {
+      let angle = Double.pi / 2 * Double(k) / Double(n)
+      worst = max(worst, abs(Double(direct.left[p + k]) - 0.25 * cos(angle) - 0.5 * cos(Double.pi / 2) * sin(angle)),
+                  abs(Double(direct.right[p + k]) - 0.5 * sin(angle)))
+    }
+    #expect(worst < 1e-6, "x's ports carry both songs' x with the crossfade gains (deviation \(worst))")
+    #expect(direct.left[..<p].allSatisfy { $0 == 0.25 })
+    #expect(direct.right[(p + n)...].allSatisfy { $0 == 0.5 })
+    _ = mixer.pump()
+    #expect(mixer.directOutSlots().count == 1, "the old x let go of the ports once handed back")
+    // x's meter is the new stem's: hard right, nothing of the old stem's 0.25 on the left.
+    let meter = try mixer.stemStatus("x").meter
+    #expect(meter.channels[0].peak < -100, "left peak \(meter.channels[0].peak) dB")
+    #expect(abs(meter.channels[1].peak - decibels(0.5)) < 0.01, "right peak \(meter.channels[1].peak) dB")
+  }
+
   @Test("a second change while the first still waits for the disk: the first song never sounds, the old one goes straight to the third")
   func supersededChange() throws {
     let folder = try TemporaryFolder()
