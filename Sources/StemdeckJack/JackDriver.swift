@@ -209,10 +209,11 @@ public final class JackDriver: @unchecked Sendable {
   @discardableResult
   public func setIntendedConnections(_ connections: [String: [String]]) -> [String] {
     lock.locked {
+      let current = Set(mixer.stemNames)
+      let leavingPorts = Set(directPorts.keys.filter { !current.contains($0) }.flatMap { ["\($0)_L", "\($0)_R"] })
+        .filter { connections[$0] == nil }
       if let client {
-        let current = Set(mixer.stemNames)
-        let leavingPorts = Set(directPorts.keys.filter { !current.contains($0) }.flatMap { ["\($0)_L", "\($0)_R"] })
-        for port in ourPortShortNames() where !leavingPorts.contains(port) || connections[port] != nil {
+        for port in ourPortShortNames() where !leavingPorts.contains(port) {
           let keep = Set(connections[port] ?? [])
           for peer in client.connections(of: fullName(port)) where !keep.contains(peer) {
             try? client.disconnect(fullName(port), peer)
@@ -221,6 +222,11 @@ public final class JackDriver: @unchecked Sendable {
       }
       intended = connections.mapValues { Set($0) }
       lastSeen = [:]
+      // The leaving ports' connections are the old song's: seen already, so that they are not
+      // adopted into the new song's routing (and saved with it).
+      if let client {
+        for port in leavingPorts { lastSeen[port] = Set(client.connections(of: fullName(port))) }
+      }
       return healRouting()
     }
   }
@@ -330,6 +336,8 @@ public final class JackDriver: @unchecked Sendable {
       client.unregister(entry.left)
       client.unregister(entry.right)
       directPorts[name] = nil
+      lastSeen["\(name)_L"] = nil
+      lastSeen["\(name)_R"] = nil
     }
     for (name, slots) in wanted {
       if directPorts[name] == nil {
