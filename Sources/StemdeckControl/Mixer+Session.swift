@@ -38,27 +38,27 @@ extension Mixer {
   /// Checks everything in `session` that can fail before anything changes: settings, names,
   /// every audio file opens and decodes. Returns the stems that stay offline and the warnings.
   func check(_ session: Session, sessionPath: String, strict: Bool) throws(MixerError) -> ([OfflineStem], [String]) {
-      var offline: [OfflineStem] = []
-      var warnings: [String] = []
-      var seen: [String: Int] = [:]
-      for (index, stem) in session.stems.enumerated() {
-        let place = "\(sessionPath): stems[\(index)] (\(stem.name))"
-        do { try validate(stem, isNew: false) } catch { throw MixerError("\(place): \(error)") }
-        if let first = seen[stem.name] {
-          throw MixerError("\(place): duplicate stem name '\(stem.name)' (also stems[\(first)])")
-        }
-        seen[stem.name] = index
-        let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
-        do throws(SoundFileError) { _ = try SoundFile(readingFrom: path) } catch {
-          if strict { throw MixerError("\(place).file: \(error)") }
-          offline.append(OfflineStem(settings: stem, path: path, reason: error.reason, index: index))
-          warnings.append("\(place).file: \(error) — the stem stays offline; the rest of the session opens")
-        }
+    var offline: [OfflineStem] = []
+    var warnings: [String] = []
+    var seen: [String: Int] = [:]
+    for (index, stem) in session.stems.enumerated() {
+      let place = "\(sessionPath): stems[\(index)] (\(stem.name))"
+      do { try validate(stem, isNew: false) } catch { throw MixerError("\(place): \(error)") }
+      if let first = seen[stem.name] {
+        throw MixerError("\(place): duplicate stem name '\(stem.name)' (also stems[\(first)])")
       }
-      do {
-        try MixerError.check(session.masterVolume, in: SettingRange.volume, "master.volume", allowed: "between 0 and 2 (+6 dB)")
-      } catch { throw MixerError("\(sessionPath): \(error)") }
-      return (offline, warnings)
+      seen[stem.name] = index
+      let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
+      do throws(SoundFileError) { _ = try SoundFile(readingFrom: path) } catch {
+        if strict { throw MixerError("\(place).file: \(error)") }
+        offline.append(OfflineStem(settings: stem, path: path, reason: error.reason, index: index))
+        warnings.append("\(place).file: \(error) — the stem stays offline; the rest of the session opens")
+      }
+    }
+    do {
+      try MixerError.check(session.masterVolume, in: SettingRange.volume, "master.volume", allowed: "between 0 and 2 (+6 dB)")
+    } catch { throw MixerError("\(sessionPath): \(error)") }
+    return (offline, warnings)
   }
 
   /// Loads the session's sound effects; a failure is a warning (an error in strict mode).
@@ -110,8 +110,9 @@ extension Mixer {
       let fadeFrames = options.songChange == .crossfade ? Int((options.crossfadeSeconds * sampleRate).rounded()) : 0
       let frame = Int((max(0, session.position) * sampleRate).rounded())
       // Everything needed to undo: the next song's stems go in beside the old ones.
-      let oldStems = stems, oldQuality = quality, oldEpoch = epoch
+      let oldStems = stems, oldOffline = offlineStems, oldQuality = quality, oldEpoch = epoch
       stems = []
+      offlineStems = []  // the new song's names may be the old song's (offline ones included)
       quality = session.quality  // new stems' converters; the old song keeps its own
       epoch += 1
       do throws(MixerError) {
@@ -130,6 +131,7 @@ extension Mixer {
           retiring.append(stem)
         }
         stems = oldStems
+        offlineStems = oldOffline
         quality = oldQuality
         epoch = oldEpoch
         throw error

@@ -240,6 +240,25 @@ import Testing
     #expect(abs(meter.channels[1].peak - decibels(0.5)) < 0.01, "right peak \(meter.channels[1].peak) dB")
   }
 
+  @Test("offline stems: the old song's may share a name with the new song's; the new song's are listed, with a warning")
+  func offlineStemsAcrossChange() throws {
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.constant(0.25, frames: 96000)])
+    try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [Signal.constant(0.5, frames: 96000)])
+    let rig = MixerRig()
+    try rig.mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }, stem("x", "gone.wav")]), sessionPath: folder.file("a.json"))
+    #expect(rig.mixer.offlineStems.map(\.settings.name) == ["x"])
+    try rig.mixer.play()
+    _ = rig.render(1024)
+    let warnings = try rig.mixer.changeSong(
+      to: Self.session([stem("x", "b.wav") { $0.pan = -1 }, stem("y", "missing.wav")]), sessionPath: folder.file("b.json"))
+    #expect(warnings.count == 1 && warnings[0].contains(folder.file("missing.wav")), "\(warnings)")
+    #expect(rig.mixer.stemNames == ["x"])
+    #expect(rig.mixer.offlineStems.map(\.settings.name) == ["y"])
+    let out = Self.renderUntilSwitched(rig)
+    #expect(out.left.allSatisfy { $0 == 0.5 })
+  }
+
   @Test("a second change while the first still waits for the disk: the first song never sounds, the old one goes straight to the third")
   func supersededChange() throws {
     let folder = try TemporaryFolder()
