@@ -445,7 +445,7 @@ enum CommandTable {
     ) { (c, a) throws(CommandError) in
       if let f = a.first { try c.loadSetlist(f) } else { try c.showSetlist() }
     },
-    CommandSpec(name: "next", aliases: ["next!"], usage: "next", summary: "open the next song of the setlist (wraps around)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+    CommandSpec(name: "next", aliases: ["next!"], usage: "next", summary: "open the next song of the setlist (wraps around); while playing, gapless or crossfaded (see songchange)", argumentCount: 0...0) { (c, _) throws(CommandError) in
       try c.switchSong(to: c.setlistIndex + 1)
     },
     CommandSpec(name: "prev", aliases: ["prev!", "previous"], usage: "prev", summary: "open the previous song (wraps around)", argumentCount: 0...0) { (c, _) throws(CommandError) in
@@ -474,6 +474,38 @@ enum CommandTable {
       }
       var o = c.mixer.options
       o.transportSync = sync
+      try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
+    },
+    CommandSpec(
+      name: "songchange", usage: "songchange [gapless | crossfade [TIME]]",
+      summary: "how 'next'/'prev'/'goto' leave this song while playing: gapless, or a crossfade (default 2s)",
+      details: """
+        The song being left decides (this session's options.songChange and crossfadeSeconds).
+        gapless: the next song is opened and buffered while this one plays, then it starts on
+        the frame after this song's last. crossfade TIME (50ms…30s): this song fades out as the
+        next fades in, equal power (cos/sin), both starting on the same frame.
+        Without an argument, shows the setting.
+        """,
+      argumentCount: 0...2, completions: [.keyword(["gapless", "crossfade"])]
+    ) { (c, a) throws(CommandError) in
+      var o = c.mixer.options
+      guard let w = a.first else {
+        c.write("songchange: \(o.songChange == .crossfade ? "crossfade \(NumberFormat.plain(o.crossfadeSeconds)) s" : "gapless")")
+        return
+      }
+      guard let change = SongChange(rawValue: w.lowercased()) else {
+        throw CommandError("songchange must be gapless or crossfade [TIME] (got '\(ValueParser.printable(w))')")
+      }
+      if a.count == 2 {
+        guard change == .crossfade else { throw CommandError("songchange: only crossfade takes a time (usage: songchange crossfade 2s)") }
+        let seconds = try ValueParser.duration(a[1])
+        let range = SettingRange.crossfadeSeconds
+        guard range.contains(seconds) else {
+          throw CommandError("songchange: the crossfade must be from \(NumberFormat.plain(range.lowerBound * 1000)) ms to \(NumberFormat.plain(range.upperBound)) s (got \(NumberFormat.plain(seconds)) s)")
+        }
+        o.crossfadeSeconds = seconds
+      }
+      o.songChange = change
       try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
     },
     CommandSpec(

@@ -158,7 +158,9 @@ public final class Console {
   }
 
   /// Opens a session file, replacing the current session only if everything in it is valid.
-  public func open(_ path: String, force: Bool = false) throws(CommandError) {
+  /// With `asSongChange` (setlists) a playing transport moves to it as the current session's
+  /// `songChange` option says (gapless or crossfade; `Mixer.changeSong`).
+  public func open(_ path: String, force: Bool = false, asSongChange: Bool = false) throws(CommandError) {
     if interactive && mixer.isDirty && !force {
       throw CommandError("there are unsaved changes: 'save' them first, or use 'open! \(path)' to discard them")
     }
@@ -168,7 +170,11 @@ public final class Console {
       throw CommandError(error.description.replacingOccurrences(of: absolute, with: path))
     }
     let warnings: [String]
-    do { warnings = try mixer.load(session, sessionPath: absolute, strict: strict) } catch {
+    do {
+      warnings = asSongChange
+        ? try mixer.changeSong(to: session, sessionPath: absolute, strict: strict)
+        : try mixer.load(session, sessionPath: absolute, strict: strict)
+    } catch {
       throw CommandError(error.message.replacingOccurrences(of: absolute, with: path))
     }
     for w in warnings { write("warning: " + w.replacingOccurrences(of: absolute, with: path)) }

@@ -52,7 +52,9 @@ extension Console {
     try switchSong(to: 0)
   }
 
-  /// Opens song `index` of the setlist (wrapping), keeping the transport playing if it was.
+  /// Opens song `index` of the setlist (wrapping). A playing transport keeps playing: the song
+  /// being left decides how (`songchange`: gapless, or a crossfade), see `Mixer.changeSong`.
+  /// An error (missing or bad session file) names the file and leaves the current song playing.
   func switchSong(to index: Int) throws(CommandError) {
     guard let list = setlist else { throw CommandError("no setlist loaded (use 'setlist FILE')") }
     if interactive && mixer.isDirty && !commandWord.hasSuffix("!") {
@@ -60,11 +62,15 @@ extension Console {
     }
     let count = list.songs.count
     let wrapped = ((index % count) + count) % count
-    let wasPlaying = mixer.transportState != .paused
-    try open(list.songs[wrapped], force: true)
+    let change = mixer.transportState == .paused ? nil : mixer.options
+    try open(list.songs[wrapped], force: true, asSongChange: true)
     setlistIndex = wrapped
-    write("song \(wrapped + 1)/\(count): \(Setlist.name(of: list.songs[wrapped]))")
-    if wasPlaying { try mixerCall { () throws(MixerError) in try mixer.play() } }
+    var line = "song \(wrapped + 1)/\(count): \(Setlist.name(of: list.songs[wrapped]))"
+    if let change {
+      line += change.songChange == .crossfade
+        ? " (crossfade \(NumberFormat.plain(change.crossfadeSeconds)) s)" : " (gapless)"
+    }
+    write(line)
   }
 
   func showSetlist() throws(CommandError) {

@@ -12,27 +12,8 @@ extension Mixer {
   @discardableResult
   public func load(_ session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [String] {
     try lock.locked { () throws(MixerError) -> [String] in
-      var offline: [OfflineStem] = []
-      var warnings: [String] = []
-      var seen: [String: Int] = [:]
-      for (index, stem) in session.stems.enumerated() {
-        let place = "\(sessionPath): stems[\(index)] (\(stem.name))"
-        do { try validate(stem, isNew: false) } catch { throw MixerError("\(place): \(error)") }
-        if let first = seen[stem.name] {
-          throw MixerError("\(place): duplicate stem name '\(stem.name)' (also stems[\(first)])")
-        }
-        seen[stem.name] = index
-        let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
-        do throws(SoundFileError) { _ = try SoundFile(readingFrom: path) } catch {
-          if strict { throw MixerError("\(place).file: \(error)") }
-          offline.append(OfflineStem(settings: stem, path: path, reason: error.reason, index: index))
-          warnings.append("\(place).file: \(error) — the stem stays offline; the rest of the session opens")
-        }
-      }
-      do {
-        try MixerError.check(session.masterVolume, in: SettingRange.volume, "master.volume", allowed: "between 0 and 2 (+6 dB)")
-      } catch { throw MixerError("\(sessionPath): \(error)") }
-
+      let (offline, warnings) = try check(session, sessionPath: sessionPath, strict: strict)
+      try completePendingSongChange()
       try removeAllStems()
       for name in effectOrder { try unloadEffect(name) }
       recording = session.recording
@@ -47,16 +28,133 @@ extension Mixer {
         }
       }
       offlineStems = offline
-      for (index, effect) in session.effects.enumerated() {
-        let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
-        do throws(MixerError) { try loadEffect(path: path, settings: effect) } catch {
-          if strict { throw MixerError("\(sessionPath): effects[\(index)] (\(effect.name)): \(error)") }
-          warnings.append("\(sessionPath): effects[\(index)] (\(effect.name)): \(error) — not loaded")
-        }
-      }
+      let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
       isDirty = false
-      return warnings
+      return warnings + effectWarnings
+    }
+  }
+
+  /// Checks everything in `session` that can fail before anything changes: settings, names,
+  /// every audio file opens and decodes. Returns the stems that stay offline and the warnings.
+  func check(_ session: Session, sessionPath: String, strict: Bool) throws(MixerError) -> ([OfflineStem], [String]) {
+    var offline: [OfflineStem] = []
+    var warnings: [String] = []
+    var seen: [String: Int] = [:]
+    for (index, stem) in session.stems.enumerated() {
+      let place = "\(sessionPath): stems[\(index)] (\(stem.name))"
+      do { try validate(stem, isNew: false) } catch { throw MixerError("\(place): \(error)") }
+      if let first = seen[stem.name] {
+        throw MixerError("\(place): duplicate stem name '\(stem.name)' (also stems[\(first)])")
+      }
+      seen[stem.name] = index
+      let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
+      do throws(SoundFileError) { _ = try SoundFile(readingFrom: path) } catch {
+        if strict { throw MixerError("\(place).file: \(error)") }
+        offline.append(OfflineStem(settings: stem, path: path, reason: error.reason, index: index))
+        warnings.append("\(place).file: \(error) — the stem stays offline; the rest of the session opens")
+      }
+    }
+    do {
+      try MixerError.check(session.masterVolume, in: SettingRange.volume, "master.volume", allowed: "between 0 and 2 (+6 dB)")
+    } catch { throw MixerError("\(sessionPath): \(error)") }
+    return (offline, warnings)
+  }
+
+  /// Loads the session's sound effects; a failure is a warning (an error in strict mode).
+  func loadEffects(of session: Session, sessionPath: String, strict: Bool) throws(MixerError) -> [String] {
+    var warnings: [String] = []
+    for (index, effect) in session.effects.enumerated() {
+      let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
+      do throws(MixerError) { try loadEffect(path: path, settings: effect) } catch {
+        if strict { throw MixerError("\(sessionPath): effects[\(index)] (\(effect.name)): \(error)") }
+        warnings.append("\(sessionPath): effects[\(index)] (\(effect.name)): \(error) — not loaded")
+      }
+    }
+    return warnings
+  }
+
+  /// Whether the song change in progress has happened in the renderer (a setlist switch waits
+  /// for the next song's audio before it happens).
+  public var songChangeDone: Bool { lock.locked { !songChangePending } }
+
+  var songChangePending: Bool {
+    renderState.pointee.status.pointee.songChanges.load(ordering: .relaxed) < songChangesSent
+  }
+
+  /// Makes a song change that still waits for the disk happen now, so that what the control
+  /// thread sends next (a session load, stems added outside a song change) applies to the new
+  /// song as the current one rather than racing the switch.
+  func completePendingSongChange() throws(MixerError) {
+    if songChangePending { try send(.completeSongChange) }
+  }
+
+  /// Old songs' stems still in the renderer (playing until the switch, or fading out after a
+  /// crossfade); 0 once every one has been handed back and freed.
+  public var leavingStemCount: Int { lock.locked { retiring.filter(\.leavingSong).count } }
+
+  /// Moves to the next song of a setlist: `session` (whose file is at `sessionPath`) replaces the
+  /// current one, checked first exactly as `load` does; on an error nothing changes and the
+  /// current song plays on untouched.
+  ///
+  /// The song being left decides how: its `options.songChange` (and `crossfadeSeconds`). While
+  /// the transport runs, the new song's stems are opened and streamed *before* the old song
+  /// stops, then the renderer switches on one block boundary — gapless (the old song's last frame
+  /// is followed by the new song's first) or with an equal-power crossfade during which the old
+  /// song, detached from the transport, fades out as the new one fades in. Paused, it is a `load`.
+  @discardableResult
+  public func changeSong(to session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [String] {
+    try lock.locked { () throws(MixerError) -> [String] in
+      guard transportState != .paused else { return try load(session, sessionPath: sessionPath, strict: strict) }
+      let (offline, warnings) = try check(session, sessionPath: sessionPath, strict: strict)
+      let fadeFrames = options.songChange == .crossfade ? Int((options.crossfadeSeconds * sampleRate).rounded()) : 0
+      let frame = Int((max(0, session.position) * sampleRate).rounded())
+      // Everything needed to undo: the next song's stems go in beside the old ones.
+      let oldStems = stems, oldOffline = offlineStems, oldQuality = quality, oldEpoch = epoch
+      stems = []
+      offlineStems = []  // the new song's names may be the old song's (offline ones included)
+      quality = session.quality  // new stems' converters; the old song keeps its own
+      epoch += 1
+      do throws(MixerError) {
+        for (index, stem) in session.stems.enumerated() where !offline.contains(where: { $0.settings.name == stem.name }) {
+          let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
+          do { try addStem(path: path, settings: stem, pendingAt: frame) } catch {
+            throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error)")
+          }
+        }
+        try send(.changeSong(frame: frame, epoch: epoch, fadeFrames: fadeFrames, song: songChangesSent + 1))
+      } catch {
+        // Take the half-built song back (its voices are still pending, so silent) and restore.
+        for stem in stems {
+          try? send(.removeVoice(slot: stem.slot))
+          stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
+          retiring.append(stem)
+        }
+        stems = oldStems
+        offlineStems = oldOffline
+        quality = oldQuality
+        epoch = oldEpoch
+        throw error
+      }
+      songChangesSent += 1
+      seekTarget = frame
+      endReported = false
+      for stem in oldStems {
+        // Keeps streaming until the renderer hands its voice back: at the switch (gapless), when
+        // its fade-out ends (crossfade), or at once if it belongs to a song that never started
+        // because this change superseded it.
+        stem.leavingSong = true
+        retiring.append(stem)
+      }
+      for name in effectOrder { try unloadEffect(name) }
+      recording = session.recording
+      tempoSetting = session.tempo
+      try setOptions(session.options)
+      try setMasterVolume(session.masterVolume)
+      offlineStems = offline
+      let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
+      isDirty = false
+      return warnings + effectWarnings
     }
   }
 

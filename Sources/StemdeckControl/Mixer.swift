@@ -37,7 +37,7 @@ public final class Mixer: @unchecked Sendable {
   var epoch = 0
   var seekTarget = 0
   var masterVolume: Double = 1
-  public private(set) var quality: ResamplerQuality
+  public internal(set) var quality: ResamplerQuality
   public private(set) var options = SessionOptions()
   /// How takes are recorded (kept for the session file; used by the console's `record`).
   public var recordingSettings: RecordingSettings {
@@ -52,6 +52,8 @@ public final class Mixer: @unchecked Sendable {
   }
   var tempoSetting: Tempo?
   var commandsSent = 0
+  /// Setlist song changes sent to the renderer (compare with `EngineStatus.songChanges`).
+  var songChangesSent = 0
   var effectsByName: [String: LoadedEffect] = [:]
   var effectOrder: [String] = []
   var effectsUnloading: [LoadedEffect] = []
@@ -144,8 +146,16 @@ public final class Mixer: @unchecked Sendable {
   /// directory). Its settings come from `settings` (name and all), validated first.
   @discardableResult
   public func addStem(path: String, settings: StemSettings) throws(MixerError) -> String {
+    try addStem(path: path, settings: settings, pendingAt: nil)
+  }
+
+  /// `addStem`, or with `pendingAt`, a stem of the next song: its voice is placed for transport
+  /// frame `pendingAt` of the new song and stays silent until a `changeSong` switch.
+  @discardableResult
+  func addStem(path: String, settings: StemSettings, pendingAt: Int?) throws(MixerError) -> String {
     try lock.locked { () throws(MixerError) -> String in
       try validate(settings, isNew: true)
+      if pendingAt == nil { try completePendingSongChange() }
       let file: SoundFile
       do { file = try SoundFile(readingFrom: path) } catch {
         throw MixerError("cannot add stem '\(settings.name)': \(error)")
@@ -166,7 +176,7 @@ public final class Mixer: @unchecked Sendable {
       shared.initialize(to: StemShared(loops: settings.loops))
       let stem = Stem(settings: settings, path: path, info: info, slot: slot, shared: StemSharedRef(shared))
       stem.publishRegion(sampleRate: Double(info.sampleRate))
-      let place = placement(for: stem, atTransportFrame: joinTransportFrame())
+      let place = placement(for: stem, atTransportFrame: pendingAt ?? joinTransportFrame())
       shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
       shared.pointee.requestedEpoch.store(epoch, ordering: .releasing)
       let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
@@ -186,7 +196,9 @@ public final class Mixer: @unchecked Sendable {
         sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame,
         stretch: stretch, pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate)))
       disk.add(stream)
-      do throws(MixerError) { try send(.addVoice(slot: slot, voice: voice)) } catch {
+      do throws(MixerError) {
+        try send(pendingAt == nil ? .addVoice(slot: slot, voice: voice) : .addPendingVoice(slot: slot, voice: voice, song: songChangesSent + 1))
+      } catch {
         disk.remove(stream)
         voice.deinitialize(count: 1)
         voice.deallocate()
@@ -597,6 +609,9 @@ final class Stem {
   var stream: DiskStream?
   var failureReported = false
   var badSamplesReported = false
+  /// Part of a song being left by a setlist change: still playing (or fading out) until the
+  /// renderer hands its voice back.
+  var leavingSong = false
   var sharedFreed = false
 
   init(settings: StemSettings, path: String, info: SoundFileInfo, slot: Int32, shared: StemSharedRef) {
@@ -707,7 +722,10 @@ extension Mixer {
 
   /// (name, slot) of every stem that wants direct outs.
   public func directOutSlots() -> [(name: String, slot: Int)] {
-    lock.locked { stems.filter(\.settings.directOut).map { ($0.settings.name, Int($0.slot)) } }
+    lock.locked {
+      // An old song fading out after a crossfade keeps its direct outs until it is handed back.
+      (stems + retiring.filter(\.leavingSong)).filter(\.settings.directOut).map { ($0.settings.name, Int($0.slot)) }
+    }
   }
 
   /// A new mixer at another sample rate with the same stems, settings and position (used when a

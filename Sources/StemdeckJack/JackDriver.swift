@@ -27,7 +27,9 @@ public final class JackDriver: @unchecked Sendable {
   var context: UnsafeMutablePointer<ProcessContext>?
   var masterPorts: (OpaquePointer, OpaquePointer)?
   var inputPorts: (OpaquePointer, OpaquePointer)?
-  var directPorts: [String: (slot: Int, left: OpaquePointer, right: OpaquePointer)] = [:]
+  /// Direct-out ports by stem name, and the renderer slots writing to them: usually one, two
+  /// while a setlist crossfade fades out an old song's stem of the same name into the same ports.
+  var directPorts: [String: (slots: Set<Int>, left: OpaquePointer, right: OpaquePointer)] = [:]
   /// `sfx_L`/`sfx_R` while the session sends sound effects to their own ports.
   var effectPorts: (left: OpaquePointer, right: OpaquePointer)?
   public private(set) var launcher: ServerLauncher?
@@ -217,16 +219,31 @@ public final class JackDriver: @unchecked Sendable {
 
   /// Replaces the intended connections (opening a session) and makes those whose peers exist.
   /// Returns connections whose peer port does not exist yet (kept, and made when it appears).
+  ///
+  /// Connections the new session also wants are left in place (a setlist song change must not
+  /// drop the master for a moment). Direct outs of stems the new session does not have are left
+  /// connected too: they only carry an old song fading out, and go away with their ports.
   @discardableResult
   public func setIntendedConnections(_ connections: [String: [String]]) -> [String] {
     lock.locked {
+      let current = Set(mixer.stemNames)
+      let leavingPorts = Set(directPorts.keys.filter { !current.contains($0) }.flatMap { ["\($0)_L", "\($0)_R"] })
+        .filter { connections[$0] == nil }
       if let client {
-        for port in ourPortShortNames() {
-          for peer in client.connections(of: fullName(port)) { try? client.disconnect(fullName(port), peer) }
+        for port in ourPortShortNames() where !leavingPorts.contains(port) {
+          let keep = Set(connections[port] ?? [])
+          for peer in client.connections(of: fullName(port)) where !keep.contains(peer) {
+            try? client.disconnect(fullName(port), peer)
+          }
         }
       }
       intended = connections.mapValues { Set($0) }
       lastSeen = [:]
+      // The leaving ports' connections are the old song's: seen already, so that they are not
+      // adopted into the new song's routing (and saved with it).
+      if let client {
+        for port in leavingPorts { lastSeen[port] = Set(client.connections(of: fullName(port))) }
+      }
       return healRouting()
     }
   }
@@ -310,7 +327,6 @@ public final class JackDriver: @unchecked Sendable {
 
   // MARK: - Direct outs
 
-  /// Registers or removes per-stem direct-out ports to match the stems' settings.
   /// Registers `sfx_L`/`sfx_R` while the session wants sound effects on their own ports, and
   /// unregisters them (after the process callback has let go) when it no longer does.
   func syncEffectPorts() {
@@ -334,13 +350,29 @@ public final class JackDriver: @unchecked Sendable {
     }
   }
 
+  /// The slots that want direct outs, by stem name (the mixer's stems and, during a setlist
+  /// crossfade, the old song's stems still fading out).
+  func wantedDirectOuts() -> [String: Set<Int>] {
+    var wanted: [String: Set<Int>] = [:]
+    for (name, slot) in mixer.directOutSlots() { wanted[name, default: []].insert(slot) }
+    return wanted
+  }
+
+  /// Registers or removes per-stem direct-out ports, and points slots at them, to match the
+  /// stems' settings. A port stays registered (and connected) while any slot uses its name, so
+  /// a song change between stems of the same name keeps the port; only the slots move.
   func syncDirectOuts() {
     guard let client, let context else { return }
-    let wanted = mixer.directOutSlots()
-    let wantedNames = Set(wanted.map(\.name))
-    for (name, entry) in directPorts where !wantedNames.contains(name) || wanted.first(where: { $0.name == name })?.slot != entry.slot {
-      context.pointee.directPorts[2 * entry.slot] = nil
-      context.pointee.directPorts[2 * entry.slot + 1] = nil
+    let wanted = wantedDirectOuts()
+    // First every slot that no longer writes to a port lets go, then the new ones are set (a
+    // slot may move from one name to another).
+    for (name, entry) in directPorts {
+      for slot in entry.slots where wanted[name]?.contains(slot) != true {
+        context.pointee.directPorts[2 * slot] = nil
+        context.pointee.directPorts[2 * slot + 1] = nil
+      }
+    }
+    for (name, entry) in directPorts where wanted[name] == nil {
       // Let the process callback finish any period that still uses the ports before freeing them.
       let p = periods
       let deadline = Date().addingTimeInterval(0.2)
@@ -348,13 +380,21 @@ public final class JackDriver: @unchecked Sendable {
       client.unregister(entry.left)
       client.unregister(entry.right)
       directPorts[name] = nil
+      lastSeen["\(name)_L"] = nil
+      lastSeen["\(name)_R"] = nil
     }
-    for (name, slot) in wanted where directPorts[name] == nil {
-      guard let l = try? client.registerAudioPort("\(name)_L", isOutput: true, prettyName: "\(name) left"),
-            let r = try? client.registerAudioPort("\(name)_R", isOutput: true, prettyName: "\(name) right") else { continue }
-      directPorts[name] = (slot, l, r)
-      context.pointee.directPorts[2 * slot] = l
-      context.pointee.directPorts[2 * slot + 1] = r
+    for (name, slots) in wanted {
+      if directPorts[name] == nil {
+        guard let l = try? client.registerAudioPort("\(name)_L", isOutput: true, prettyName: "\(name) left"),
+              let r = try? client.registerAudioPort("\(name)_R", isOutput: true, prettyName: "\(name) right") else { continue }
+        directPorts[name] = (slots, l, r)
+      }
+      guard let entry = directPorts[name] else { continue }
+      directPorts[name] = (slots, entry.left, entry.right)
+      for slot in slots {
+        context.pointee.directPorts[2 * slot] = entry.left
+        context.pointee.directPorts[2 * slot + 1] = entry.right
+      }
     }
   }
 
@@ -388,8 +428,7 @@ public final class JackDriver: @unchecked Sendable {
         lines.append("xrun: JACK reported \(x - xrunsReported) more (\(x) in total)")
         xrunsReported = x
       }
-      let wantedDirect = Set(mixer.directOutSlots().map(\.name))
-      if wantedDirect != Set(directPorts.keys) { syncDirectOuts() }
+      if wantedDirectOuts() != directPorts.mapValues(\.slots) { syncDirectOuts() }
       if (mixer.options.effectsOutput == .ports) != (effectPorts != nil) { syncEffectPorts() }
       lines += syncTransport()
       let change = context.pointee.graphChanged.load(ordering: .acquiring)

@@ -7,6 +7,17 @@
 public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   /// Installs a prepared voice in `slot`.
   case addVoice(slot: Int32, voice: UnsafeMutablePointer<StemVoice>)
+  /// Installs a prepared voice of song change number `song` (counting from 1) in `slot`: it
+  /// streams but stays silent and off the transport until `changeSong` switches to it.
+  case addPendingVoice(slot: Int32, voice: UnsafeMutablePointer<StemVoice>, song: Int)
+  /// Switches to song `song`'s pending voices once they are primed (SongChange.swift): the
+  /// transport continues from `frame` with seek epoch `epoch`; `fadeFrames` 0 is gapless,
+  /// otherwise the old song's voices fade out and the new ones in over that many frames (equal
+  /// power). Pending voices of an earlier song that never started are handed back.
+  case changeSong(frame: Int, epoch: Int, fadeFrames: Int, song: Int)
+  /// Performs a song change still waiting for its voices at once (the control thread is about
+  /// to change the new song's stems or load another session).
+  case completeSongChange
   /// Fades the voice out and returns it through the return ring.
   case removeVoice(slot: Int32)
   /// New target gains (left, right), already combining volume, pan, mute and solo.

@@ -63,6 +63,22 @@ public struct RenderState: ~Copyable {
   /// While a group is being received: the frame its commands wait for (Int.min: none).
   @usableFromInline var groupFrame = Int.min
   @usableFromInline var collectingGroup = false
+  /// Where voices mix to: the transport's mix, or the detached bus (SongChange.swift).
+  @usableFromInline var busLeft: UnsafeMutablePointer<Float>
+  @usableFromInline var busRight: UnsafeMutablePointer<Float>
+  /// Old songs' voices after a crossfade switch, mixed after the transport fade.
+  @usableFromInline let detachedLeft: UnsafeMutablePointer<Float>
+  @usableFromInline let detachedRight: UnsafeMutablePointer<Float>
+  @usableFromInline var detachedCount = 0
+  /// The detached voices' clock: advances with every pass, whatever the transport does.
+  @usableFromInline var detachedClock = 0
+  /// A requested song change waiting for its voices to be primed.
+  @usableFromInline var songChangePending = false
+  @usableFromInline var songChangeSong = 0
+  @usableFromInline var songChangeFrame = 0
+  @usableFromInline var songChangeEpoch = 0
+  @usableFromInline var songChangeFadeFrames = 0
+  @usableFromInline var songChangeWaitLeft = 0
 
   /// One past the highest occupied slot (drivers fill `directOutputs` up to here).
   public var slotLimitForDrivers: Int { @_noLocks get { slotLimit } }
@@ -90,6 +106,7 @@ public struct RenderState: ~Copyable {
       commands: commands.consumer, events: events.producer, retired: retired.producer, status: status,
       voices: voices, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames,
       mixLeft: buffer(maxBlockFrames), mixRight: buffer(maxBlockFrames),
+      detachedLeft: buffer(maxBlockFrames), detachedRight: buffer(maxBlockFrames),
       scratch: buffer(maxBlockFrames * 2), directOutputs: direct, sampleRate: sampleRate))
     return RenderStateAndRings(
       state: state,
@@ -101,6 +118,7 @@ public struct RenderState: ~Copyable {
     retired: consuming Producer<UnsafeMutablePointer<StemVoice>>, status: UnsafeMutablePointer<EngineStatus>,
     voices: UnsafeMutablePointer<UnsafeMutablePointer<StemVoice>?>, maxVoices: Int, maxBlockFrames: Int,
     mixLeft: UnsafeMutablePointer<Float>, mixRight: UnsafeMutablePointer<Float>,
+    detachedLeft: UnsafeMutablePointer<Float>, detachedRight: UnsafeMutablePointer<Float>,
     scratch: UnsafeMutablePointer<Float>, directOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
     sampleRate: Double
   ) {
@@ -113,6 +131,10 @@ public struct RenderState: ~Copyable {
     self.maxBlockFrames = maxBlockFrames
     self.mixLeft = mixLeft
     self.mixRight = mixRight
+    self.busLeft = mixLeft
+    self.busRight = mixRight
+    self.detachedLeft = detachedLeft
+    self.detachedRight = detachedRight
     self.scratch = scratch
     self.directOutputs = directOutputs
     self.sampleRate = sampleRate
@@ -140,6 +162,8 @@ public struct RenderState: ~Copyable {
     state.pointee.voices.deallocate()
     state.pointee.mixLeft.deallocate()
     state.pointee.mixRight.deallocate()
+    state.pointee.detachedLeft.deallocate()
+    state.pointee.detachedRight.deallocate()
     state.pointee.scratch.deallocate()
     state.pointee.directOutputs.deallocate()
     state.pointee.scheduled.deallocate()
@@ -198,6 +222,7 @@ public func renderBlock(
   left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frameCount: Int
 ) {
   applyCommands(state)
+  advanceSongChange(state, frameCount: frameCount)
   let direct = state.pointee.directOutputs
   for i in 0..<(state.pointee.slotLimit &* 2) {
     if let buffer = direct[i] { buffer.update(repeating: 0, count: frameCount) }
@@ -233,7 +258,7 @@ func renderPass(
   if state.pointee.holding {
     var allPrimed = true
     for slot in 0..<state.pointee.slotLimit {
-      guard let voice = state.pointee.voices[slot] else { continue }
+      guard let voice = state.pointee.voices[slot], !voice.pointee.pending, !voice.pointee.detached else { continue }
       if !voiceIsPrimed(voice, primeFrames: state.pointee.primeFrames) { allPrimed = false }
     }
     state.pointee.holdFramesLeft &-= n
@@ -251,7 +276,12 @@ func renderPass(
   let start = state.pointee.transportFrame
   state.pointee.captureInputs(frameCount: n, rolling: playing)
   for slot in 0..<state.pointee.slotLimit {
-    guard let voice = state.pointee.voices[slot] else { continue }
+    guard let voice = state.pointee.voices[slot], !voice.pointee.detached else { continue }
+    if voice.pointee.pending {
+      // The next song: silent until the switch, unless it is being taken back.
+      if voice.pointee.removing { retireVoice(state, slot: slot, voice: voice) }
+      continue
+    }
     if voice.pointee.removing {
       let faded = !voice.pointee.gainLeft.isRamping
       if faded || !playing {
@@ -267,8 +297,11 @@ func renderPass(
     }
   }
 
+  let detachedActive = renderDetachedVoices(state, frameCount: n)
+
   // Sound effects play whatever the transport does: they are summed after the transport fade,
   // into the scratch buffer (free once the voices are done), then go through the master gain.
+  // The old song of a crossfade (the detached bus) joins them there, for the same reason.
   let fxL = state.pointee.scratch
   let fxR = state.pointee.scratch + state.pointee.maxBlockFrames
   var effectsActive = state.pointee.effects.activeCount() > 0
@@ -281,6 +314,15 @@ func renderPass(
     fxL.update(repeating: 0, count: n)
     fxR.update(repeating: 0, count: n)
     state.pointee.effects.render(intoLeft: fxL, right: fxR, frameCount: n)
+  }
+  if detachedActive {
+    let dl = state.pointee.detachedLeft, dr = state.pointee.detachedRight
+    if effectsActive {
+      for i in 0..<n { fxL[i] += dl[i]; fxR[i] += dr[i] }
+    } else {
+      for i in 0..<n { fxL[i] = dl[i]; fxR[i] = dr[i] }
+      effectsActive = true
+    }
   }
 
   // Master: transport fade (which moves only while playing), effects, master gain, meters.

@@ -74,6 +74,22 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     guard s >= 0, s < state.pointee.maxVoices, state.pointee.voices[s] == nil else { return }
     state.pointee.voices[s] = voice
     if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
+  case .addPendingVoice(let slot, let voice, let song):
+    let s = Int(slot)
+    guard s >= 0, s < state.pointee.maxVoices, state.pointee.voices[s] == nil else { return }
+    voice.pointee.pending = true
+    voice.pointee.pendingSong = song
+    state.pointee.voices[s] = voice
+    if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
+  case .changeSong(let frame, let epoch, let fadeFrames, let song):
+    state.pointee.songChangePending = true
+    state.pointee.songChangeSong = song
+    state.pointee.songChangeFrame = frame
+    state.pointee.songChangeEpoch = epoch
+    state.pointee.songChangeFadeFrames = Swift.max(0, fadeFrames)
+    state.pointee.songChangeWaitLeft = Int(state.pointee.sampleRate)
+  case .completeSongChange:
+    if state.pointee.songChangePending { performSongChange(state) }
   case .removeVoice(let slot):
     guard let voice = voiceAt(state, slot) else { return }
     voice.pointee.removing = true
@@ -85,8 +101,8 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     guard let voice = voiceAt(state, slot), !voice.pointee.removing else { return }
     voice.pointee.volumeGlide = Glide()
     voice.pointee.panGlide = Glide()
-    setRamp(&voice.pointee.gainLeft, l, jump: !playing)
-    setRamp(&voice.pointee.gainRight, r, jump: !playing)
+    setRamp(&voice.pointee.gainLeft, l, jump: !playing || voice.pointee.pending)
+    setRamp(&voice.pointee.gainRight, r, jump: !playing || voice.pointee.pending)
   case .setLevels(let slot, let volume, let pan, let audible):
     // Only the levels sent change (and only their glides stop): a pan change or a solo elsewhere
     // leaves a volume glide running.
@@ -100,7 +116,7 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
       voice.pointee.pan = pan
     }
     voice.pointee.audible = audible
-    updateGains(voice, frames: 0, jump: !playing)
+    updateGains(voice, frames: 0, jump: !playing || voice.pointee.pending)
     publishGlides(voice)
   case .setRatio(let slot, let ratio):
     guard let voice = voiceAt(state, slot) else { return }
@@ -135,7 +151,12 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     setRamp(&state.pointee.masterGain, gain, jump: !playing)
   case .play(let fadeIn):
     state.pointee.pendingPause = false
-    if playing { state.pointee.fade.set(target: 1); return }
+    // While a seek's fade-out runs, the seek completes first (it resumes playing): raising the
+    // fade again here would leave the seek waiting forever, and voices added for it silent.
+    if playing {
+      if state.pointee.pendingSeekFrame < 0 { state.pointee.fade.set(target: 1) }
+      return
+    }
     if fadeIn { state.pointee.fade.jump(to: 0) } else { state.pointee.fade.jump(to: 1) }
     state.pointee.fade.set(target: 1)
     state.pointee.holding = true
@@ -148,6 +169,17 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
       state.pointee.fade.set(target: 0)
     }
   case .seek(let frame, let epoch):
+    if state.pointee.songChangePending {
+      // A seek sent after a song change is for the new song: it moves the switch's target and
+      // the pending voices; the old song plays on untouched until the switch.
+      state.pointee.songChangeFrame = frame
+      state.pointee.songChangeEpoch = epoch
+      for slot in 0..<state.pointee.slotLimit {
+        guard let voice = state.pointee.voices[slot], voice.pointee.pending else { continue }
+        resyncVoice(state, voice, frame: frame, epoch: epoch)
+      }
+      return
+    }
     if playing {
       state.pointee.pendingSeekFrame = frame
       state.pointee.pendingSeekEpoch = epoch
@@ -206,14 +238,22 @@ func performSeek(_ state: UnsafeMutablePointer<RenderState>, frame: Int, epoch: 
   if resume { state.pointee.fade.jump(to: 0); state.pointee.fade.set(target: 1) }
   state.pointee.status.pointee.appliedEpoch.store(epoch, ordering: .relaxed)
   for slot in 0..<state.pointee.slotLimit {
-    guard let voice = state.pointee.voices[slot] else { continue }
-    voice.pointee.epoch = epoch
-    voice.pointee.synced = false
-    let join = voice.pointee.joinFrameAfterSeek
-    voice.pointee.joinFrame = join == Int.min ? frame : join
-    voice.pointee.joinFrameAfterSeek = Int.min
-    voice.pointee.shared.pointee.synced.store(false, ordering: .relaxed)
+    // Detached voices (an old song fading out) have left the transport.
+    guard let voice = state.pointee.voices[slot], !voice.pointee.detached, !voice.pointee.pending else { continue }
+    resyncVoice(state, voice, frame: frame, epoch: epoch)
+    voice.pointee.songFade = SongFade()  // a seek ends a song-change fade-in
   }
+}
+
+/// Points a voice at seek epoch `epoch`, joining at `frame` (or its own join frame after a seek).
+@_noLocks
+func resyncVoice(_ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>, frame: Int, epoch: Int) {
+  voice.pointee.epoch = epoch
+  voice.pointee.synced = false
+  let join = voice.pointee.joinFrameAfterSeek
+  voice.pointee.joinFrame = join == Int.min ? frame : join
+  voice.pointee.joinFrameAfterSeek = Int.min
+  voice.pointee.shared.pointee.synced.store(false, ordering: .relaxed)
 }
 
 @_noLocks

@@ -11,6 +11,11 @@ public struct EngineStatus: ~Copyable, @unchecked Sendable {
   public let appliedEpoch = Atomic<Int>(0)
   /// Blocks rendered (a heartbeat for tests and the status line).
   public let blocksRendered = Atomic<Int>(0)
+  /// The number of the last song change performed (they count from 1; a change superseded
+  /// before it happened is skipped).
+  public let songChanges = Atomic<Int>(0)
+  /// Voices of old songs still fading out after a crossfade song change.
+  public let detachedVoices = Atomic<Int>(0)
   /// Commands applied so far (latency measurement: compare with commands sent).
   public let commandsApplied = Atomic<Int>(0)
   /// Separately allocated so the renderer can hold a plain pointer to it.

@@ -44,6 +44,14 @@ public struct StemVoice: ~Copyable {
   @usableFromInline var drained = false
   @usableFromInline var underrunning = false
   @usableFromInline var removing = false
+  /// A setlist's next song, installed but not yet part of the transport (silent until the switch).
+  @usableFromInline var pending = false
+  /// The song change a pending voice belongs to.
+  @usableFromInline var pendingSong = 0
+  /// An old song's voice after a crossfade switch: off the transport, on the detached clock.
+  @usableFromInline var detached = false
+  /// The song-change fade (idle unless `isActive`).
+  @usableFromInline var songFade = SongFade()
   /// Source frames to skip after an underrun, so the stem comes back in step with the transport
   /// instead of staying late by the gap.
   @usableFromInline var skipFrames = 0

@@ -315,6 +315,9 @@ func renderVoice(
   } else {
     voice.pointee.underrunning = false
   }
+  if voice.pointee.songFade.isActive {
+    applySongFade(voice, source, count: count, clock: transportStart &+ offset)
+  }
   mixVoice(state, voice, slot: slot, source: source, offset: offset, count: count, cells: cells)
 }
 
@@ -324,8 +327,8 @@ func mixVoice(
   _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
   slot: Int, source: UnsafeMutablePointer<Float>, offset: Int, count: Int, cells: UnsafePointer<MeterCells>
 ) {
-  var mixL = state.pointee.mixLeft + offset
-  var mixR = state.pointee.mixRight + offset
+  var mixL = state.pointee.busLeft + offset
+  var mixR = state.pointee.busRight + offset
   let stepL = voice.pointee.gainLeft.advance(frames: count)
   let stepR = voice.pointee.gainRight.advance(frames: count)
   let preFader = state.pointee.preFaderMeters
