@@ -82,7 +82,7 @@ public final class JackDriver: @unchecked Sendable {
       ctx.pointee.masterRight = right
       ctx.pointee.renderState = mixer.renderState
       ctx.pointee.serverGone.store(false, ordering: .releasing)
-      for i in 0..<(mixer.renderState.pointee.maxVoices * 2) { ctx.pointee.directPorts[i] = nil }
+      for i in 0..<(mixer.renderState.pointee.maxVoices * 2) { ctx.pointee.setDirectPort(i, nil) }
     } else {
       ctx = .allocate(capacity: 1)
       ctx.initialize(to: ProcessContext(renderState: mixer.renderState, masterLeft: left, masterRight: right,
@@ -295,8 +295,8 @@ public final class JackDriver: @unchecked Sendable {
     let wanted = mixer.directOutSlots()
     let wantedNames = Set(wanted.map(\.name))
     for (name, entry) in directPorts where !wantedNames.contains(name) || wanted.first(where: { $0.name == name })?.slot != entry.slot {
-      context.pointee.directPorts[2 * entry.slot] = nil
-      context.pointee.directPorts[2 * entry.slot + 1] = nil
+      context.pointee.setDirectPort(2 * entry.slot, nil)
+      context.pointee.setDirectPort(2 * entry.slot + 1, nil)
       // Let the process callback finish any period that still uses the ports before freeing them.
       let p = periods
       let deadline = Date().addingTimeInterval(0.2)
@@ -309,8 +309,8 @@ public final class JackDriver: @unchecked Sendable {
       guard let l = try? client.registerAudioPort("\(name)_L", isOutput: true, prettyName: "\(name) left"),
             let r = try? client.registerAudioPort("\(name)_R", isOutput: true, prettyName: "\(name) right") else { continue }
       directPorts[name] = (slot, l, r)
-      context.pointee.directPorts[2 * slot] = l
-      context.pointee.directPorts[2 * slot + 1] = r
+      context.pointee.setDirectPort(2 * slot, l)
+      context.pointee.setDirectPort(2 * slot + 1, r)
     }
   }
 
