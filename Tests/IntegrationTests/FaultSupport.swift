@@ -74,6 +74,21 @@ extension PrivateJackServer {
   }
 }
 
+extension CaptureRun {
+  /// Waits `seconds` for jack_capture to stop by itself, else asks it to stop with SIGINT (it
+  /// then closes its file properly). jack_capture now and then keeps running after a buffer-size
+  /// change although its recording time is up; that is the recorder, not what it records.
+  /// Returns its xrun count and whether it had to be stopped.
+  func finish(orStopAfter seconds: Double) async throws -> (xruns: Int, stopped: Bool) {
+    var stopped = false
+    if await child.waitForExit(timeout: seconds) == nil {
+      child.send(signal: SIGINT)
+      stopped = true
+    }
+    return (try await finish(timeout: 10).xruns, stopped)
+  }
+}
+
 // MARK: - Measuring recorded audio
 
 /// The largest magnitude of `channel` over `frames`.
