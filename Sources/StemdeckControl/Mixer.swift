@@ -706,15 +706,24 @@ extension Mixer {
     lock.locked { stems.filter(\.settings.directOut).map { ($0.settings.name, Int($0.slot)) } }
   }
 
-  /// A new mixer at another sample rate with the same stems, settings and position (used when a
-  /// JACK server comes back at a different rate). Its transport is paused.
+  /// A new mixer at another sample rate with the same stems (offline ones too), settings, effects,
+  /// tempo, recording settings and position (used when a JACK server comes back at a different
+  /// rate). Its transport is paused.
   public func copy(atSampleRate newRate: Double) throws(MixerError) -> Mixer {
     try lock.locked { () throws(MixerError) -> Mixer in
       let other = Mixer(sampleRate: newRate, quality: quality, streaming: streaming,
                         maxVoices: renderState.pointee.maxVoices, maxBlockFrames: renderState.pointee.maxBlockFrames)
       try other.setOptions(options)
       try other.setMasterVolume(masterVolume)
+      other.recording = recording
+      other.tempoSetting = tempoSetting
       for stem in stems { try other.addStem(path: stem.path, settings: stem.settings) }
+      other.offlineStems = offlineStems
+      // Effects are converted to the engine rate when loaded: load them again at the new rate.
+      // One whose file has gone since is dropped rather than keeping the server unfollowed.
+      for name in effectOrder {
+        if let effect = effectsByName[name] { try? other.loadEffect(path: effect.path, settings: effect.settings) }
+      }
       try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
       other.isDirty = isDirty
       return other
