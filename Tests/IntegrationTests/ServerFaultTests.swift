@@ -48,11 +48,12 @@ struct ServerFaultTests {
                  longestSilence: longestSilence(audio, channel: 0, frames: frames))
   }
 
-  /// Starts the killed server again under its name. Rarely (once in a few hundred restarts on
-  /// the shared test machine) the new jackd refuses with "server already active" although the
-  /// old one is dead and reaped, and a second try half a second later works: that is the
-  /// harness racing JACK's server registry, not stemdeck, so it is retried (at most twice) and
-  /// counted. Returns the number of retries.
+  /// Starts the killed server again under its name. Once (in about a hundred restarts on the
+  /// shared test machine) the new jackd refused with "server already active" although the old
+  /// one had been killed and reaped; the cause was not pinned down (JACK's server registry in
+  /// /dev/shm is shared with every other jackd on the machine). That is the server's start, not
+  /// stemdeck, so it is retried (at most twice, half a second apart) and the retries are
+  /// reported. Returns the number of retries.
   func startAgain(_ server: PrivateJackServer) async throws -> Int {
     for attempt in 0..<3 {
       do {

@@ -602,6 +602,34 @@ struct BadAudioTests {
     print("slow stem (1.5 s a read) for 4 s: underrun blocks a \(try mixer.stemStatus("a").underruns), b \(try mixer.stemStatus("b").underruns); events \(run.events)")
   }
 
+  @Test("three slow stems at once (one fewer than the disk workers) still leave the healthy stem untouched")
+  func threeSlowStemsDoNotStarveOthers() throws {
+    let folder = try TemporaryFolder()
+    let pathB = folder.file("b.wav")
+    let b = try writeNoise(pathB, seconds: 6, seed: 810)
+    let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16)
+    defer { mixer.shutdown() }
+    try #require(mixer.disk.workerCount == 4)
+    try mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
+    for (i, name) in ["a1", "a2", "a3"].enumerated() {
+      let path = folder.file("\(name).wav")
+      _ = try writeNoise(path, seconds: 6, seed: 710 + UInt64(i))
+      try mixer.addStem(path: path, settings: stem(name, path) { $0.pan = -1 })
+    }
+    waitForDiskPasses(mixer)
+    for name in ["a1", "a2", "a3"] {
+      try #require(mixer.stems.first { $0.settings.name == name }).shared.pointer
+        .pointee.testReadDelayMilliseconds.store(1500, ordering: .relaxed)
+    }
+    try mixer.play()
+    let run = renderPaced(mixer, frames: 48000 * 4)
+    for name in ["a1", "a2", "a3"] {
+      #expect(run.events.contains(.underrun(name)), "\(name) never underran: \(run.events)")
+    }
+    #expect(!run.events.contains(.underrun("b")), "the healthy stem underran: \(run.events)")
+    #expect(firstMismatch(run.audio.right[...], b.right[0..<run.audio.count]) == nil, "B is not bit-exact")
+  }
+
   @Test(
     "SoundFileInfo.formatName names the container (WAV, FLAC), whatever the file is called")
   func formatName() throws {
