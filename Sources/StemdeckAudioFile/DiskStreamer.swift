@@ -9,9 +9,14 @@ import Synchronization
 /// two channels are folded to stereo here: even-numbered channels (1st, 3rd, …) are averaged
 /// into the left, odd-numbered ones into the right.
 ///
-/// - Thread: the disk thread (or, for offline renders, the rendering thread between blocks).
-///   Talks to the realtime side only through the ring and the atomics in `StemShared`.
+/// - Thread: one disk worker at a time (or, for offline renders, the rendering thread between
+///   blocks): a worker claims the stream (`tryClaim`) before `service()` and releases it after,
+///   so its file handle and bookkeeping are never touched by two threads at once; the claim's
+///   acquire/release orders one worker's writes before the next one's reads. Talks to the
+///   realtime side only through the ring and the atomics in `StemShared`.
 public final class DiskStream: @unchecked Sendable {
+  /// Held by the worker servicing this stream; held for good once the streamer dropped it.
+  let claimed = Atomic<Bool>(false)
   let file: SoundFile
   var producer: Producer<Float>
   public let shared: StemSharedRef
@@ -37,8 +42,13 @@ public final class DiskStream: @unchecked Sendable {
   let foldBuffer: UnsafeMutablePointer<Float>
   let shortBuffer: UnsafeMutablePointer<Int16>
   static let foldFrames = 4096
-  /// Why reading failed (set once, read by the control thread under the streamer's lock).
-  public private(set) var failure: String?
+  /// Why reading failed: written once by the worker before it publishes `readFailed`.
+  var failureMessage: String?
+  /// Why reading failed, or nil. Safe from any thread: the message is read only after the
+  /// acquiring load of `readFailed` that the worker stored (releasing) after writing it.
+  public var failure: String? {
+    shared.pointer.pointee.readFailed.load(ordering: .acquiring) ? failureMessage : nil
+  }
 
   public init(file: consuming SoundFile, producer: consuming Producer<Float>, shared: StemSharedRef) {
     let channels = file.info.channelCount
@@ -57,6 +67,26 @@ public final class DiskStream: @unchecked Sendable {
     shortBuffer.deallocate()
   }
 
+  /// Takes the stream for one worker; false when another worker (or the remover) has it.
+  func tryClaim() -> Bool {
+    claimed.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+  }
+
+  func releaseClaim() { claimed.store(false, ordering: .releasing) }
+
+  /// The test hook's stall, slept in 10 ms slices so that removing the stem or stopping the
+  /// streamer is not held up by it. False when it was cut short (the caller stops reading).
+  func testStall(milliseconds: Int, keepGoing: () -> Bool) -> Bool {
+    var left = milliseconds
+    while left > 0 {
+      if shared.pointer.pointee.closing.load(ordering: .relaxed) || !keepGoing() { return false }
+      let slice = min(left, 10)
+      usleep(useconds_t(slice * 1000))
+      left -= slice
+    }
+    return true
+  }
+
   /// Reads the pending seek request consistently (the two atomics can change between loads).
   func request() -> (epoch: Int, frame: Int) {
     let s = shared.pointer
@@ -67,9 +97,10 @@ public final class DiskStream: @unchecked Sendable {
     }
   }
 
-  /// Does one bounded slice of work; returns the number of frames written.
+  /// Does one bounded slice of work; returns the number of frames written. The caller must hold
+  /// the claim (`DiskStreamer` does). `keepGoing` turning false cuts the test hook's stall short.
   @discardableResult
-  public func service(maxFrames: Int = 32768) -> Int {
+  public func service(maxFrames: Int = 32768, keepGoing: () -> Bool = { true }) -> Int {
     let s = shared.pointer
     if s.pointee.closing.load(ordering: .relaxed) { return 0 }
     let req = request()
@@ -114,7 +145,7 @@ public final class DiskStream: @unchecked Sendable {
       var want = min(freeFrames, loopEnd - phase, maxFrames - written)
       if crossfade > 0 && anotherPass && phase < fadeStart { want = min(want, fadeStart - phase) }
       let delay = s.pointee.testReadDelayMilliseconds.load(ordering: .relaxed)
-      if delay > 0 { usleep(useconds_t(delay * 1000)) }
+      if delay > 0 && !testStall(milliseconds: delay, keepGoing: keepGoing) { break }
       if filePosition != phase {
         do { try file.seek(toFrame: phase) } catch { fail(error.description); break }
         filePosition = phase
@@ -219,75 +250,114 @@ public final class DiskStream: @unchecked Sendable {
 
   func fail(_ reason: String) {
     failed = true
-    failure = "\(file.path): \(reason)"
+    failureMessage = "\(file.path): \(reason)"
     shared.pointer.pointee.readFailed.store(true, ordering: .releasing)
     markEnd()
   }
 }
 
-/// The disk thread: keeps every stream's ring filled a second or so ahead.
+/// The disk workers: keep every stream's ring filled a second or so ahead.
 ///
-/// It polls fill levels every few milliseconds rather than being woken by the realtime thread
-/// (which must not make syscalls); with over a second of look-ahead, polling costs nothing.
-/// The stream list is guarded by a mutex shared only with the control thread (never with the
-/// realtime thread).
+/// A small pool of threads (`workerCount`, 4 by default) share the stream list. A worker walks
+/// the list from its own starting point, claims each stream it can (`DiskStream.tryClaim`),
+/// services it and releases it; a stream another worker holds is skipped, not waited for. So a
+/// worker stuck in a read that stalls (a dying disk sector, a network file system that hangs, a
+/// file being rewritten, the test hook) holds up that one stream only: the other workers keep
+/// every other ring filled. With N workers, N − 1 stems can stall at the same time before the
+/// healthy ones feel it. (Per-stream deadlines cannot do this: a read blocked in the kernel
+/// cannot be abandoned, and the thread blocked in it is lost to every stream until it returns.)
+///
+/// Workers poll fill levels every few milliseconds rather than being woken by the realtime
+/// thread (which must not make syscalls); with over a second of look-ahead, polling costs
+/// nothing. The list is guarded by a mutex shared only with the control thread (never with the
+/// realtime thread) and held only to copy it, never across a read.
 public final class DiskStreamer: @unchecked Sendable {
   let streams = Mutex<[DiskStream]>([])
+  /// Threads in the pool (when started).
+  public let workerCount: Int
   let running = Atomic<Bool>(false)
-  let stopped = Atomic<Bool>(true)
-  /// Passes made (for tests and diagnostics).
+  let liveWorkers = Atomic<Int>(0)
+  /// Spreads the workers' starting points over the list.
+  let nextStart = Atomic<Int>(0)
+  /// Passes made by all workers together (for tests and diagnostics).
   public let passes = Atomic<Int>(0)
-  var thread: Thread?
 
-  public init() {}
+  public init(workers: Int = 4) {
+    precondition(workers >= 1, "a disk streamer needs at least one worker")
+    workerCount = workers
+  }
 
   public func add(_ stream: DiskStream) {
     streams.withLock { $0.append(stream) }
   }
 
-  /// Removes a stream. After this returns the disk thread no longer touches it.
+  /// Removes a stream and waits until no worker is servicing it (a slice of a read at most, or
+  /// as long as a stalled read takes). After this returns no worker touches it again.
   public func remove(_ stream: DiskStream) {
     streams.withLock { $0.removeAll { $0 === stream } }
+    while !stream.tryClaim() { usleep(500) }
+  }
+
+  /// Removes a stream without waiting: true when no worker holds it (then no worker will touch it
+  /// again), false when one is still in the middle of it (call again later; it is already off the
+  /// list, so this settles as soon as that worker lets go).
+  public func tryRemove(_ stream: DiskStream) -> Bool {
+    streams.withLock { $0.removeAll { $0 === stream } }
+    return stream.tryClaim()
   }
 
   /// Failure messages of streams that could not be read, with their shared pointers.
   public func failures() -> [(StemSharedRef, String)] {
-    streams.withLock { list in list.compactMap { s in s.failure.map { (s.shared, $0) } } }
+    let list = streams.withLock { $0 }
+    return list.compactMap { s in s.failure.map { (s.shared, $0) } }
   }
 
-  /// One pass over all streams; returns frames written. Used by the thread, and called directly
-  /// by the offline renderer (which then needs no thread).
+  /// One pass over all streams on the calling thread; returns frames written. Called directly by
+  /// the offline renderer (which then needs no thread).
   @discardableResult
   public func fillAll() -> Int {
-    passes.add(1, ordering: .relaxed)
-    return streams.withLock { list in
-      var total = 0
-      for s in list { total += s.service() }
-      return total
-    }
+    pass(startingAt: 0, keepGoing: { true })
   }
 
-  /// Starts the disk thread.
+  /// One pass over the list from `first`: services every stream no other worker holds.
+  func pass(startingAt first: Int, keepGoing: () -> Bool) -> Int {
+    passes.add(1, ordering: .relaxed)
+    let list = streams.withLock { $0 }
+    guard !list.isEmpty else { return 0 }
+    var total = 0
+    let offset = first % list.count
+    for i in 0..<list.count {
+      let stream = list[(offset + i) % list.count]
+      guard stream.tryClaim() else { continue }
+      total += stream.service(keepGoing: keepGoing)
+      stream.releaseClaim()
+    }
+    return total
+  }
+
+  /// Starts the worker threads.
   public func start() {
     guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    stopped.store(false, ordering: .releasing)
-    let t = Thread { [self] in
-      while running.load(ordering: .acquiring) {
-        if fillAll() == 0 { usleep(4000) }
+    for n in 0..<workerCount {
+      liveWorkers.add(1, ordering: .relaxed)
+      let t = Thread { [self] in
+        while running.load(ordering: .acquiring) {
+          let first = nextStart.add(1, ordering: .relaxed).oldValue &* 7919
+          let written = pass(startingAt: first & Int.max, keepGoing: { running.load(ordering: .relaxed) })
+          if written == 0 { usleep(4000) }
+        }
+        liveWorkers.subtract(1, ordering: .releasing)
       }
-      stopped.store(true, ordering: .releasing)
+      t.name = "stemdeck-disk-\(n)"
+      t.stackSize = 1 << 20
+      t.start()
     }
-    t.name = "stemdeck-disk"
-    t.stackSize = 1 << 20
-    thread = t
-    t.start()
   }
 
-  /// Stops the disk thread and waits for it to finish its pass.
+  /// Stops the workers and waits for each to finish its slice (a stalled read delays this).
   public func stop() {
     guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-    while !stopped.load(ordering: .acquiring) { usleep(1000) }
-    thread = nil
+    while liveWorkers.load(ordering: .acquiring) > 0 { usleep(1000) }
   }
 
   deinit { stop() }

@@ -37,11 +37,18 @@ public enum OutputFormat: String, Sendable, CaseIterable {
 /// on `close()` or deinit.
 public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
   let handle: OpaquePointer
+  /// The descriptor opened here for an exclusive file (libsndfile does not own it), or -1.
+  let descriptor: Int32
   public let path: String
   public let channelCount: Int
 
-  /// Creates (or truncates) `path`. The corresponding C function is `sf_open` with `SFM_WRITE`.
-  public init(path: String, format: OutputFormat, sampleRate: Int, channelCount: Int) throws(SoundFileError) {
+  /// Creates `path`. The corresponding C functions are `sf_open` with `SFM_WRITE` (which
+  /// truncates an existing file, following a symbolic link), or with `exclusive`, `open` with
+  /// `O_CREAT | O_EXCL | O_NOFOLLOW` and mode 0666 (so the user's umask applies) and `sf_open_fd`:
+  /// then nothing that exists at `path` (a file, or a symbolic link, even a dangling one) is
+  /// followed, truncated or replaced; it is an error.
+  public init(path: String, format: OutputFormat, sampleRate: Int, channelCount: Int,
+              exclusive: Bool = false) throws(SoundFileError) {
     var info = SF_INFO()
     info.samplerate = Int32(sampleRate)
     info.channels = Int32(channelCount)
@@ -49,17 +56,42 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
     guard sf_format_check(&info) != 0 else {
       throw SoundFileError(path: path, reason: "format \(format.rawValue) cannot hold \(channelCount) channels at \(sampleRate) Hz")
     }
-    guard let h = sf_open(path, Int32(SFM_WRITE), &info) else {
+    var fd: Int32 = -1
+    let opened: OpaquePointer?
+    if exclusive {
+      fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
+      if fd < 0 {
+        let code = errno
+        let why = code == EEXIST
+          ? "something already exists there (a file or a symbolic link); it is not written over"
+          : String(cString: strerror(code))
+        throw SoundFileError(path: path, reason: "cannot create: \(why)")
+      }
+      opened = sf_open_fd(fd, Int32(SFM_WRITE), &info, Int32(SF_FALSE))
+      if opened == nil {
+        let why = String(cString: sf_strerror(nil))
+        unlink(path)
+        close(fd)
+        throw SoundFileError(path: path, reason: "cannot create: \(why)")
+      }
+    } else {
+      opened = sf_open(path, Int32(SFM_WRITE), &info)
+    }
+    guard let h = opened else {
       throw SoundFileError(path: path, reason: "cannot create: \(String(cString: sf_strerror(nil)))")
     }
     // Float data written to integer formats is clipped rather than wrapped.
     sf_command(h, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
     handle = h
+    descriptor = fd
     self.path = path
     self.channelCount = channelCount
   }
 
-  deinit { sf_close(handle) }
+  deinit {
+    sf_close(handle)
+    if descriptor >= 0 { close(descriptor) }
+  }
 
   /// Writes interleaved frames. The corresponding C function is `sf_writef_float`.
   public func write(_ frames: UnsafePointer<Float>, frameCount: Int) throws(SoundFileError) {

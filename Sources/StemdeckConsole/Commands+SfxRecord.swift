@@ -127,9 +127,14 @@ extension Console {
   /// "take-1", "take-2", … the first name not used by a stem or an existing file.
   func nextTakeName() -> String {
     let names = Set(mixer.allStemNames)
+    // lstat, not fileExists: a symbolic link pointing nowhere occupies a name too.
+    func occupied(_ path: String) -> Bool {
+      var info = stat()
+      return lstat(path, &info) == 0
+    }
     var n = 1
-    while names.contains("take-\(n)") || FileManager.default.fileExists(atPath: takeFolder(mixer.recordingSettings) + "/take-\(n).wav")
-      || FileManager.default.fileExists(atPath: takeFolder(mixer.recordingSettings) + "/take-\(n).flac") { n += 1 }
+    while names.contains("take-\(n)") || occupied(takeFolder(mixer.recordingSettings) + "/take-\(n).wav")
+      || occupied(takeFolder(mixer.recordingSettings) + "/take-\(n).flac") { n += 1 }
     return "take-\(n)"
   }
 

@@ -1,5 +1,6 @@
 import CEditLine
 import Foundation
+import StemdeckSession
 
 /// Interactive line editing through libedit's readline interface, in its callback mode so the
 /// main loop can keep serving engine events while the user types: events are printed above the
@@ -47,13 +48,22 @@ final class LineEditor {
 
   func addHistory(_ line: String) {
     add_history(line)
-    _ = write_history(historyPath)
+    Self.saveHistory(to: historyPath)
   }
 
   func close() {
     rl_callback_handler_remove()
-    _ = write_history(historyPath)
+    Self.saveHistory(to: historyPath)
     activeEditor = nil
+  }
+
+  /// Writes libedit's history to `path`. libedit's `write_history` opens its path with
+  /// `fopen(path, "w")`, which would follow a symbolic link planted at the history file and
+  /// overwrite whatever it points to; so it writes into a private temporary folder and the result
+  /// is renamed into place (a link there is replaced). A history that cannot be written is not
+  /// worth interrupting the show for: the failure is ignored, as before.
+  static func saveHistory(to path: String) {
+    try? AtomicFile.replace(path) { temporary in write_history(temporary) == 0 }
   }
 }
 

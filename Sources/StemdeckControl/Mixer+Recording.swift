@@ -21,8 +21,11 @@ extension Mixer {
       if recorder != nil { throw MixerError("already recording '\(recorder!.name)' ('record stop' first)") }
       if let problem = StemName.problem(with: name) { throw MixerError("take name '\(printableText(name))' \(problem)") }
       if allStemNamesLocked().contains(name) { throw MixerError("a stem named '\(name)' already exists; choose another take name") }
-      if FileManager.default.fileExists(atPath: path) {
-        throw MixerError("\(path) already exists; stemdeck never overwrites a take (choose another name)")
+      // lstat: a symbolic link counts, even one pointing nowhere (the writer would refuse it too).
+      var existing = stat()
+      if lstat(path, &existing) == 0 {
+        let what = existing.st_mode & S_IFMT == S_IFLNK ? "a symbolic link" : "a file"
+        throw MixerError("\(path) already exists (\(what)); stemdeck never writes a take over anything (choose another name)")
       }
       let r = try TakeRecorder(path: path, name: name, format: format, sampleRate: sampleRate, latencyFrames: latencyFrames)
       do throws(MixerError) { try send(.startRecording(r.takePointer)) } catch {

@@ -33,6 +33,8 @@ public final class Mixer: @unchecked Sendable {
   /// Stems of a session whose audio file could not be opened: kept (and saved) as they were.
   public internal(set) var offlineStems: [OfflineStem] = []
   var retiring: [Stem] = []
+  /// Retired stems whose stream a disk worker may still be in the middle of (see `pump`).
+  var detaching: [Stem] = []
   var freeSlots: [Int32]
   var epoch = 0
   var seekTarget = 0
@@ -101,10 +103,11 @@ public final class Mixer: @unchecked Sendable {
         voice.deinitialize(count: 1)
         voice.deallocate()
       }
-      for stem in stems + retiring { stem.freeShared() }
+      for stem in stems + retiring + detaching { stem.freeShared() }
       freeAllEffects()
       stems.removeAll()
       retiring.removeAll()
+      detaching.removeAll()
     }
   }
 
@@ -517,12 +520,17 @@ public final class Mixer: @unchecked Sendable {
         voice.deinitialize(count: 1)
         voice.deallocate()
         if let index = retiring.firstIndex(where: { $0.shared.pointer == shared }) {
-          let stem = retiring.remove(at: index)
-          if let stream = stem.stream { disk.remove(stream) }
-          stem.stream = nil
-          stem.freeShared()
-          freeSlots.append(stem.slot)
+          detaching.append(retiring.remove(at: index))
         }
+      }
+      // A retired stem's shared state is freed once no disk worker holds its stream; a worker
+      // stuck in a stalled read of it only delays that (never the REPL: this does not wait).
+      detaching.removeAll { stem in
+        if let stream = stem.stream, !disk.tryRemove(stream) { return false }
+        stem.stream = nil
+        stem.freeShared()
+        freeSlots.append(stem.slot)
+        return true
       }
       // The end of the song: every stem that can finish has, and none loops forever. The
       // transport stops there (as a player does); `play` then starts again from the top.
@@ -728,15 +736,24 @@ extension Mixer {
     }
   }
 
-  /// A new mixer at another sample rate with the same stems, settings and position (used when a
-  /// JACK server comes back at a different rate). Its transport is paused.
+  /// A new mixer at another sample rate with the same stems (offline ones too), settings, effects,
+  /// tempo, recording settings and position (used when a JACK server comes back at a different
+  /// rate). Its transport is paused.
   public func copy(atSampleRate newRate: Double) throws(MixerError) -> Mixer {
     try lock.locked { () throws(MixerError) -> Mixer in
       let other = Mixer(sampleRate: newRate, quality: quality, streaming: streaming,
                         maxVoices: renderState.pointee.maxVoices, maxBlockFrames: renderState.pointee.maxBlockFrames)
       try other.setOptions(options)
       try other.setMasterVolume(masterVolume)
+      other.recording = recording
+      other.tempoSetting = tempoSetting
       for stem in stems { try other.addStem(path: stem.path, settings: stem.settings) }
+      other.offlineStems = offlineStems
+      // Effects are converted to the engine rate when loaded: load them again at the new rate.
+      // One whose file has gone since is dropped rather than keeping the server unfollowed.
+      for name in effectOrder {
+        if let effect = effectsByName[name] { try? other.loadEffect(path: effect.path, settings: effect.settings) }
+      }
       try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
       other.isDirty = isDirty
       return other

@@ -31,7 +31,8 @@ public final class TakeRecorder: @unchecked Sendable {
   public var latencyFrames: Int
 
   public init(path: String, name: String, format: OutputFormat, sampleRate: Double, latencyFrames: Int) throws(MixerError) {
-    do { writer = try SoundFileWriter(path: path, format: format, sampleRate: Int(sampleRate), channelCount: 2) } catch {
+    // Exclusive: a take never follows, truncates or replaces anything found at its path.
+    do { writer = try SoundFileWriter(path: path, format: format, sampleRate: Int(sampleRate), channelCount: 2, exclusive: true) } catch {
       throw MixerError("cannot record to \(path): \(error.reason)")
     }
     self.path = path

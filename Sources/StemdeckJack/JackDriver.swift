@@ -86,7 +86,7 @@ public final class JackDriver: @unchecked Sendable {
       ctx.pointee.masterRight = right
       ctx.pointee.renderState = mixer.renderState
       ctx.pointee.serverGone.store(false, ordering: .releasing)
-      for i in 0..<(mixer.renderState.pointee.maxVoices * 2) { ctx.pointee.directPorts[i] = nil }
+      for i in 0..<(mixer.renderState.pointee.maxVoices * 2) { ctx.pointee.setDirectPort(i, nil) }
     } else {
       ctx = .allocate(capacity: 1)
       ctx.initialize(to: ProcessContext(renderState: mixer.renderState, masterLeft: left, masterRight: right,
@@ -368,8 +368,8 @@ public final class JackDriver: @unchecked Sendable {
     // slot may move from one name to another).
     for (name, entry) in directPorts {
       for slot in entry.slots where wanted[name]?.contains(slot) != true {
-        context.pointee.directPorts[2 * slot] = nil
-        context.pointee.directPorts[2 * slot + 1] = nil
+        context.pointee.setDirectPort(2 * slot, nil)
+        context.pointee.setDirectPort(2 * slot + 1, nil)
       }
     }
     for (name, entry) in directPorts where wanted[name] == nil {
@@ -392,8 +392,8 @@ public final class JackDriver: @unchecked Sendable {
       guard let entry = directPorts[name] else { continue }
       directPorts[name] = (slots, entry.left, entry.right)
       for slot in slots {
-        context.pointee.directPorts[2 * slot] = entry.left
-        context.pointee.directPorts[2 * slot + 1] = entry.right
+        context.pointee.setDirectPort(2 * slot, entry.left)
+        context.pointee.setDirectPort(2 * slot + 1, entry.right)
       }
     }
   }

@@ -20,8 +20,12 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   /// unregistering the ports.
   let effectPortLeft = Atomic<Int>(0)
   let effectPortRight = Atomic<Int>(0)
-  /// Per-slot direct-out ports (left, right), nil where a stem has none; `maxVoices` × 2 entries.
-  let directPorts: UnsafeMutablePointer<OpaquePointer?>
+  /// Per-slot direct-out ports (left, right) as pointer bit patterns, 0 where a stem has none;
+  /// `maxVoices` × 2 entries. Atomic because the control thread changes them while the process
+  /// callback reads them (ThreadSanitizer caught the plain pointers racing); written with
+  /// `setDirectPort` (releasing), read with `directPort` (acquiring).
+  let directPorts: UnsafeMutablePointer<Atomic<Int>>
+  let directPortCount: Int
   /// Set by the control thread after changing `directPorts` entries (relaxed is enough: a stale
   /// read only delays a new port by one period, and pointers are published before the flag).
   let directPortsVersion = Atomic<Int>(0)
@@ -54,11 +58,26 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
     self.renderState = renderState
     self.masterLeft = masterLeft
     self.masterRight = masterRight
+    directPortCount = maxVoices * 2
     directPorts = .allocate(capacity: maxVoices * 2)
-    directPorts.initialize(repeating: nil, count: maxVoices * 2)
+    for i in 0..<(maxVoices * 2) { (directPorts + i).initialize(to: Atomic(0)) }
   }
 
-  deinit { directPorts.deallocate() }
+  deinit {
+    directPorts.deinitialize(count: directPortCount)
+    directPorts.deallocate()
+  }
+
+  /// Publishes (or clears) one direct-out port. Control thread.
+  func setDirectPort(_ index: Int, _ port: OpaquePointer?) {
+    directPorts[index].store(port.map { Int(bitPattern: UnsafeRawPointer($0)) } ?? 0, ordering: .releasing)
+  }
+
+  /// One direct-out port, or nil. Process callback.
+  @_noLocks
+  func directPort(_ index: Int) -> OpaquePointer? {
+    OpaquePointer(bitPattern: directPorts[index].load(ordering: .acquiring))
+  }
 }
 
 /// The JACK process callback: fetches the port buffers and runs the engine's block renderer.
@@ -109,11 +128,10 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
   }
   let direct = state.pointee.directOutputs
   let maxVoices = state.pointee.maxVoices
-  let ports = context.pointee.directPorts
-  for slot in 0..<state.pointee.slotLimitForDrivers {
-    let portL = ports[2 &* slot]
-    let portR = ports[2 &* slot &+ 1]
-    if let portL, let portR, slot < maxVoices {
+  for slot in 0..<min(state.pointee.slotLimitForDrivers, maxVoices) {
+    let portL = context.pointee.directPort(2 &* slot)
+    let portR = context.pointee.directPort(2 &* slot &+ 1)
+    if let portL, let portR {
       // RT-WAIVER: jack_port_get_buffer for a stem's direct-out ports (see above).
       direct[2 &* slot] = _unsafePerformance { jack_port_get_buffer(portL, nframes) }?.assumingMemoryBound(to: Float.self)
       // RT-WAIVER: jack_port_get_buffer for a stem's direct-out ports (see above).

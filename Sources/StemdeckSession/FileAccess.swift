@@ -267,6 +267,66 @@ enum FileAccess {
     }
   }
 
+  // MARK: Replacing a file another library writes
+
+  /// Replaces `path` with a file that `produce` writes at the path it is handed (for C libraries
+  /// that only take a path, like libedit's `write_history`), never following a symbolic link
+  /// planted at `path` or anywhere on the way.
+  ///
+  /// `produce` writes into a fresh folder made by `mkdtemp` (mode 0700, so no other user can
+  /// plant anything in it) next to `path`; the result must be a regular file. It gets the mode
+  /// of the regular file it replaces, or 0666 minus the user's umask for a new one (libraries
+  /// like libedit force their own mode), and is renamed over `path`: a symbolic link there is
+  /// replaced, not followed. No backup is kept.
+  static func replaceAtomically(_ path: String, produce: (String) -> Bool) throws(SessionError) {
+    func fail(_ message: String) -> SessionError { SessionError(file: path, message: message) }
+    guard !path.isEmpty, !path.hasSuffix("/") else { throw fail("is not a file name") }
+    let folder: String, name: String
+    if let slash = path.lastIndex(of: "/") {
+      folder = slash == path.startIndex ? "/" : String(path[..<slash])
+      name = String(path[path.index(after: slash)...])
+    } else {
+      folder = "."
+      name = path
+    }
+    var template = Array(((folder == "/" ? "/" : folder + "/") + randomTemporaryName(for: name) + "-XXXXXX").utf8CString)
+    guard let made = mkdtemp(&template) else {
+      throw fail("cannot create a temporary folder next to it: \(reason(errno))")
+    }
+    let scratch = String(cString: made)
+    let temporary = scratch + "/" + name
+    defer {
+      unlink(temporary)
+      rmdir(scratch)
+    }
+    guard produce(temporary) else { throw fail("cannot write \(temporary)") }
+    var written = stat()
+    guard lstat(temporary, &written) == 0, written.st_mode & S_IFMT == S_IFREG else {
+      throw fail("\(temporary) was not written as a regular file")
+    }
+    var target = stat()
+    let mode: mode_t
+    if lstat(path, &target) == 0 && target.st_mode & S_IFMT == S_IFREG {
+      mode = target.st_mode & 0o777
+    } else {
+      mode = 0o666 & ~currentUmask()
+    }
+    if chmod(temporary, mode) != 0 { throw fail("cannot set the permissions of \(temporary): \(reason(errno))") }
+    if rename(temporary, path) != 0 { throw fail("cannot replace the file: \(reason(errno))") }
+  }
+
+  /// The process's umask, read from /proc/self/status (reading it with umask(2) would have to
+  /// change it for a moment, racing any other thread creating a file); 022 if that fails.
+  static func currentUmask() -> mode_t {
+    guard let bytes = try? readSessionFile(at: "/proc/self/status", limit: 1 << 16) else { return 0o022 }
+    let text = String(decoding: bytes, as: UTF8.self)
+    for line in text.split(separator: "\n") where line.hasPrefix("Umask:") {
+      let digits = line.dropFirst("Umask:".count).drop { $0 == " " || $0 == "\t" }
+      if let value = mode_t(digits, radix: 8) { return value }
+    }
+    return 0o022
+  }
+
   /// The OS's description of an errno value, e.g. "Permission denied".
   static func reason(_ code: Int32) -> String {
     String(cString: strerror(code))

@@ -326,7 +326,8 @@ final class PrivateJackServer: @unchecked Sendable {
   private static let counter = Atomic<Int>(0)
 
   let name: String
-  let sampleRate: Int
+  /// The rate and period of the next `start()` (a test may restart the server at another rate).
+  var sampleRate: Int
   let period: Int
   let logDir: IntegrationTempDir
   private let process = Mutex<ChildProcess?>(nil)
@@ -373,7 +374,7 @@ final class PrivateJackServer: @unchecked Sendable {
 
   /// After a kill -9 that was not followed by a clean restart and stop, jackd leaves its
   /// sockets and semaphores in /dev/shm; remove those of this (uniquely named) server only.
-  private func removeStaleFiles() {
+  func removeStaleFiles() {
     let shm = "/dev/shm"
     for entry in (try? FileManager.default.contentsOfDirectory(atPath: shm)) ?? [] where entry.contains("_\(name)_") {
       try? FileManager.default.removeItem(atPath: "\(shm)/\(entry)")

@@ -126,4 +126,31 @@ import Testing
     #expect(copy.stemStatuses().map(\.settings) == rig.mixer.stemStatuses().map(\.settings))
     #expect(copy.duration == rig.mixer.duration)
   }
+
+  @Test("a copy at another sample rate also keeps tempo, recording settings, effects and offline stems (all a session file holds)")
+  func copyAtOtherRateKeepsEverything() throws {
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("sine.wav"), format: .wavFloat,
+                   channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 48000, amplitude: 0.5)])
+    try writeAudio(folder.file("hit.wav"), format: .wavFloat,
+                   channels: [Signal.sine(frequency: 500, sampleRate: 48000, frames: 4800, amplitude: 0.5)])
+    var session = Session()
+    session.stems = [stem("s", "sine.wav") { $0.volume = 0.7 }, stem("gone", "missing.wav")]
+    session.tempo = Tempo(bpm: 96, beatsPerBar: 3)
+    session.recording.takesMuted = true
+    session.recording.folder = "takes"
+    var hit = EffectSettings(name: "hit", file: "hit.wav")
+    hit.volume = 0.5
+    session.effects = [hit]
+    let sessionPath = folder.file("song.json")
+    let rig = MixerRig()
+    let warnings = try rig.mixer.load(session, sessionPath: sessionPath)
+    #expect(warnings.count == 1, "\(warnings)")
+    let copy = try rig.mixer.copy(atSampleRate: 44100)
+    defer { copy.shutdown() }
+    let before = rig.mixer.session(savingTo: sessionPath), after = copy.session(savingTo: sessionPath)
+    #expect(after == before)
+    #expect(after.tempo == Tempo(bpm: 96, beatsPerBar: 3) && after.effects.map(\.name) == ["hit"])
+    #expect(after.stems.map(\.name) == ["s", "gone"])
+  }
 }
