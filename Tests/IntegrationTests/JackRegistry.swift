@@ -30,10 +30,16 @@ enum JackRegistry {
     for i in 0..<servers {
       let entry = map + firstEntry + entrySize * i
       let pid = entry.loadUnaligned(as: Int32.self)
-      guard pid > 0, kill(pid_t(pid), 0) != 0, errno == ESRCH else { continue }
       let nameBytes = UnsafeBufferPointer(start: bytes + firstEntry + entrySize * i + 4, count: entrySize - 4)
+      let named = nameBytes[0] != 0
+      // A dead server's entry, or a pid-0 entry that still has a name. The whole entry is
+      // cleared, as jackd clears one it reclaims: with only the pid zeroed, a server starting
+      // under that name finds its name, checks `kill(0, 0)` (the caller's own process group,
+      // which always succeeds) and refuses with "server already active".
+      let dead = pid > 0 && kill(pid_t(pid), 0) != 0 && errno == ESRCH
+      guard dead || (pid == 0 && named) else { continue }
       freed.append(String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self))
-      entry.storeBytes(of: Int32(0), as: Int32.self)
+      entry.initializeMemory(as: UInt8.self, repeating: 0, count: entrySize)
     }
     return freed
   }
