@@ -1,7 +1,14 @@
 import CRubberBand
 
-/// A stem's time-stretcher (Rubber Band, real-time mode, R2 "faster" engine): tempo changes
-/// without changing pitch, and an independent pitch shift. It also absorbs the file-rate →
+/// A stem's time-stretcher (Rubber Band, real-time mode, R3 "finer" engine with its short
+/// window): tempo changes without changing pitch, and an independent pitch shift.
+///
+/// Why R3, short window: the R2 engine renders tones flat whenever it really stretches (−8.7
+/// cents at tempo 0.8, −9.5 cents at +12 semitones, −23 cents at −12; librubberband 3.1.2, the
+/// same from C): its phase resets at detected transients lose part of a cycle each time. R3 is
+/// exact to 0.01 cent at 100 Hz…5 kHz. Its standard window costs about 2.4× R2's CPU and, with
+/// the file-rate conversion folded in (44.1 kHz files), strays from the source waveform by
+/// 0.067 RMS; the short window costs what R2 did and stays within 0.003. It also absorbs the file-rate →
 /// engine-rate conversion (time ratio × engine/file, pitch scale × file/engine), so a stretch
 /// stem needs no libsamplerate pass.
 ///
@@ -27,7 +34,8 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
   /// Creates a stretcher for `channels` channels at the engine rate. The corresponding C function
   /// is `rubberband_new`.
   public init(channels: Int, engineRate: Double, fileRate: Double, rate: Double, pitchSemitones: Double) {
-    let options = Int32(RubberBandOptionProcessRealTime.rawValue | RubberBandOptionPitchHighConsistency.rawValue)
+    let options = Int32(RubberBandOptionProcessRealTime.rawValue | RubberBandOptionPitchHighConsistency.rawValue
+                        | RubberBandOptionEngineFiner.rawValue | RubberBandOptionWindowShort.rawValue)
     rateScale = engineRate / fileRate
     stretcher = rubberband_new(UInt32(engineRate), UInt32(channels), options,
                                rateScale / rate, Self.pitchScale(semitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate))
