@@ -336,11 +336,11 @@ import Testing
     #expect(abs(region * 48000 - 19200) <= 1, "region (9600-frame loop) seam at \(region * 48000), want 19200")
   }
 
-  /// nextLoopSeam takes the ring's read counter as the play position, but libsamplerate and
+  /// nextLoopSeam took the ring's read counter as the play position, but libsamplerate and
   /// Rubber Band pull input ahead of what they have output (their internal buffers), so for a
-  /// resampled or stretched stem the position is thousands of frames ahead and the seam early.
+  /// resampled or stretched stem the seam came early (rate 0.8 → 21565, heard 30000; stretch →
+  /// 22224, heard 24000). It now counts what the renderer has output.
   @Test("nextLoopSeam of a resampled or stretched stem is within a few frames of the seam heard",
-        .disabled("bug: Mixer+Musical.swift:84-87 nextLoopSeam uses readCounter, which runs ahead by the converter's buffered input: rate 0.8 → 21565 (heard 30000), stretch rate 1 → 22224 (heard 24000)"),
         arguments: [("varispeed 0.8", 30000), ("stretch 1", 24000)])
   func loopSeamResampled(label: String, heardAt: Int) throws {
     let folder = try TemporaryFolder()
@@ -359,6 +359,38 @@ import Testing
     let heard = (5000..<(out.count - 1)).first { out[$0] - out[$0 + 1] > 0.2 }.map { $0 + 1 }
     #expect(heard.map { abs($0 - heardAt) <= 4 } == true, "\(label): heard at \(heard ?? -1), want \(heardAt)")
     #expect(abs(seam - Double(heardAt)) <= 4, "\(label): nextLoopSeam \(seam) frames, heard \(heard ?? -1)")
+  }
+
+  @Test("a group at the next loop seam of a resampled or stretched stem lands on the seam's frame",
+        arguments: [("varispeed 0.8", 30000), ("varispeed 1.25", 19200), ("stretch 0.8", 30000), ("stretch 1", 24000)])
+  func groupAtResampledSeam(label: String, seamFrame: Int) throws {
+    let folder = try TemporaryFolder()
+    let ramp = Signal.ramp(frames: 24000, from: 0.5, to: 1)
+    let path = try Musical.mono(folder, "r.wav", ramp)
+    let rate = Double(label.split(separator: " ")[1])!
+    func rig() throws -> MixerRig {
+      let rig = MixerRig()
+      try rig.mixer.addStem(path: path, settings: stem("r", path) {
+        $0.pan = -1; $0.loops = -1; $0.rate = rate
+        if label.hasPrefix("stretch") { $0.mode = .stretch }
+      })
+      try rig.mixer.play()
+      return rig
+    }
+    // The same stem without the change is the reference: the renders are deterministic.
+    let reference = try rig().render(40000, block: 1000).left
+    let changed = try rig()
+    var out = changed.render(10000, block: 1000).left
+    let seam = try changed.mixer.nextLoopSeam(of: "r")
+    #expect(abs(seam * 48000 - Double(seamFrame)) < 0.5, "\(label): seam at \(seam * 48000), want \(seamFrame)")
+    try changed.mixer.beginGroup(atSeconds: seam)
+    try changed.mixer.setVolume("r", 0)
+    try changed.mixer.endGroup()
+    out += changed.render(30000, block: 1000).left
+    #expect(firstMismatch(out[0..<seamFrame], reference[0..<seamFrame]) == nil, "\(label): changed before the seam")
+    // From the seam frame on, a 480-frame ramp to 0 over the reference.
+    let d = Musical.deviation(out, at: seamFrame, over: 0...480) { Double(reference[seamFrame + $0]) * (1 - Double($0) / 480) }
+    #expect(d < 1e-4, "\(label): the change does not start on frame \(seamFrame) (off by \(d))")
   }
 
   // MARK: - 4. Loop regions
