@@ -169,7 +169,7 @@ public final class Mixer: @unchecked Sendable {
       if settings.mode == .stretch {
         stretch = .allocate(capacity: 1)
         stretch!.initialize(to: StretchState(channels: channels, engineRate: sampleRate, fileRate: Double(info.sampleRate),
-                                             rate: settings.rate, pitchSemitones: settings.pitch))
+                                             rate: settings.rate, pitchSemitones: settings.pitch, slot: Int(slot)))
       }
       let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
       voice.initialize(to: StemVoice(

@@ -713,6 +713,30 @@ import Testing
       }
       results.append((label, total, renderOnly, worst))
     }
+    // Eight stretch stems started together, in 128-frame blocks (a live period at 48 kHz): Rubber
+    // Band works a hop (≈ 512 frames) at a time, so what matters live is the worst block, not
+    // the mean. Each stem feeds ahead by a different amount so their hops fall in different blocks.
+    let small = 128
+    let eight = MixerRig(quality: .fast)
+    for k in 0..<8 {
+      try eight.mixer.addStem(path: path, settings: stem("n\(k)", path) { $0.loops = -1; $0.mode = .stretch; $0.rate = 1.05 })
+    }
+    try eight.mixer.play()
+    _ = eight.render(9600, block: small)
+    var l8 = [Float](repeating: 0, count: small), r8 = l8
+    var blockTimes: [Double] = []
+    for _ in 0..<(frames / 2 / small) {
+      eight.mixer.fillStreams()
+      let b0 = Musical.threadCPUSeconds()
+      renderBlock(eight.mixer.renderState, left: &l8, right: &r8, frameCount: small)
+      blockTimes.append(Musical.threadCPUSeconds() - b0)
+    }
+    #expect(rms(l8[...]) > 0.1, "8 stretch stems: silent")
+    blockTimes.sort()
+    let smallPeriod = Double(small) / 48000
+    let pct = { (x: Double) in String(format: "%.0f%%", x / smallPeriod * 100) }
+    print("MusicalTests CPU: 8 stretch stems (rate 1.05), \(small)-frame blocks: mean \(pct(blockTimes.reduce(0, +) / Double(blockTimes.count))), "
+      + "p99 \(pct(blockTimes[blockTimes.count * 99 / 100])), max \(pct(blockTimes.last!)) of the period")
     let period = Double(block) / 48000
     for r in results {
       let percent = r.renderOnly / 10 * 100

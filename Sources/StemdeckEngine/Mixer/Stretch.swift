@@ -30,10 +30,18 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
   @usableFromInline var discard = 0
   @usableFromInline var needsReset = true
   @usableFromInline var finalSent = false
+  /// Output frames this stem keeps ready beyond what a pass takes before it feeds more input.
+  /// Rubber Band works a whole hop at a time (about 512 output frames, four 128-frame periods),
+  /// in the pass that feeds it; stems started together would all work in the same period and
+  /// that period would overrun. Spreading this over 0..<512 by slot spreads their hops over
+  /// different periods. It moves when the work is done, not what is output (no added latency).
+  @usableFromInline let feedAhead: Int
 
   /// Creates a stretcher for `channels` channels at the engine rate. The corresponding C function
   /// is `rubberband_new`.
-  public init(channels: Int, engineRate: Double, fileRate: Double, rate: Double, pitchSemitones: Double) {
+  public init(channels: Int, engineRate: Double, fileRate: Double, rate: Double, pitchSemitones: Double, slot: Int = 0) {
+    // 197 is coprime with 512: consecutive slots land far apart on the hop cycle.
+    feedAhead = (slot * 197) % 512
     let options = Int32(RubberBandOptionProcessRealTime.rawValue | RubberBandOptionPitchHighConsistency.rawValue
                         | RubberBandOptionEngineFiner.rawValue | RubberBandOptionWindowShort.rawValue)
     rateScale = engineRate / fileRate
@@ -114,50 +122,61 @@ func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
   var attempts = 0
   while produced < count && attempts < 32 {
     attempts &+= 1
+    let need = count &- produced
     // RT-WAIVER: a getter.
     let available = _unsafePerformance { Int(rubberband_available(rb)) }
-    if available > 0 {
-      let n = Swift.min(available, Swift.min(s.pointee.maxFrames, s.pointee.discard > 0 ? s.pointee.discard : count &- produced))
-      // RT-WAIVER: rubberband_retrieve copies out processed frames (lock-free, no allocation).
-      let got = _unsafePerformance { Int(rubberband_retrieve(rb, UnsafePointer(outputs), UInt32(n))) }
-      if s.pointee.discard > 0 {
-        s.pointee.discard &-= got
+    if available < 0 { voice.pointee.drained = true; break }  // finished and emptied
+    // Feed when nothing is ready (the start delay is being dropped, or the pass needs more), or
+    // when less than this pass plus the stem's feed-ahead is ready.
+    let feed = !s.pointee.finalSent
+      && (available == 0 || (s.pointee.discard == 0 && available < need &+ s.pointee.feedAhead))
+    if feed {
+      // RT-WAIVER: a getter (0 while output is ready: then one 256-frame chunk is fed).
+      let required = _unsafePerformance { Int(rubberband_get_samples_required(rb)) }
+      let segments = voice.pointee.audio.readableSegments()
+      let inRing = segments.first.count / ch
+      let ends = streamEndsHere(voice, extra: segments.count)
+      let n = Swift.min(Swift.min(Swift.max(required, 256), s.pointee.maxFrames), inRing)
+      if n > 0 {
+        let src = segments.first.baseAddress!
+        for c in 0..<ch {
+          let dst = inputs[c]!
+          for i in 0..<n { dst[i] = src[i &* ch &+ c] }
+        }
+        voice.pointee.audio.release(count: n &* ch)
+        let last = ends && n == inRing && segments.second.count == 0
+        // RT-WAIVER: rubberband_process in real-time mode is lock-free and does not allocate
+        // while its input buffer has room: it is fed at most maxFrames (its set_max_process_size)
+        // and only while its output holds less than a pass plus 512 frames, so every hop it can
+        // make has run and left room (R3: input buffer = window + max process size).
+        _unsafePerformance { rubberband_process(rb, UnsafePointer(s.pointee.inputsForProcess), UInt32(n), last ? 1 : 0) }
+        if last { s.pointee.finalSent = true }
         continue
       }
-      for c in 0..<ch {
-        let out = outputs[c]!
-        for i in 0..<got { destination[(produced &+ i) &* ch &+ c] = out[i] }
-      }
-      produced &+= got
-      continue
-    }
-    if available < 0 || s.pointee.finalSent { voice.pointee.drained = true; break }
-    // Feed what the stretcher asks for, from the ring.
-    // RT-WAIVER: a getter.
-    let required = _unsafePerformance { Int(rubberband_get_samples_required(rb)) }
-    let segments = voice.pointee.audio.readableSegments()
-    let inRing = segments.first.count / ch
-    let ends = streamEndsHere(voice, extra: segments.count)
-    let n = Swift.min(Swift.min(Swift.max(required, 256), s.pointee.maxFrames), inRing)
-    if n == 0 {
       if ends {
         // RT-WAIVER: rubberband_process (final block) in real-time mode.
         _unsafePerformance { rubberband_process(rb, UnsafePointer(s.pointee.inputsForProcess), 0, 1) }
         s.pointee.finalSent = true
         continue
       }
-      break  // the disk is late
+      // The disk is late: hand out what is ready.
     }
-    let src = segments.first.baseAddress!
+    if available == 0 {
+      if s.pointee.finalSent { voice.pointee.drained = true }
+      break
+    }
+    let n = Swift.min(available, Swift.min(s.pointee.maxFrames, s.pointee.discard > 0 ? s.pointee.discard : need))
+    // RT-WAIVER: rubberband_retrieve copies out processed frames (lock-free, no allocation).
+    let got = _unsafePerformance { Int(rubberband_retrieve(rb, UnsafePointer(outputs), UInt32(n))) }
+    if s.pointee.discard > 0 {
+      s.pointee.discard &-= got
+      continue
+    }
     for c in 0..<ch {
-      let dst = inputs[c]!
-      for i in 0..<n { dst[i] = src[i &* ch &+ c] }
+      let out = outputs[c]!
+      for i in 0..<got { destination[(produced &+ i) &* ch &+ c] = out[i] }
     }
-    voice.pointee.audio.release(count: n &* ch)
-    let last = ends && n == inRing && segments.second.count == 0
-    // RT-WAIVER: rubberband_process in real-time mode is lock-free and does not allocate.
-    _unsafePerformance { rubberband_process(rb, UnsafePointer(s.pointee.inputsForProcess), UInt32(n), last ? 1 : 0) }
-    if last { s.pointee.finalSent = true }
+    produced &+= got
   }
   return produced
 }
