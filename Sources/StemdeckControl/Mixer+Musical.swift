@@ -170,9 +170,23 @@ extension Mixer {
       var settings = stem.settings
       settings.pitch = semitones
       guard settings != stem.settings else { return }
-      try send(.setPitchScale(slot: stem.slot, scale: StretchState.pitchScale(
-        semitones: semitones, fileRate: Double(stem.info.sampleRate), engineRate: sampleRate)))
-      stem.settings = settings
+      let fileRate = Double(stem.info.sampleRate)
+      let resampling = { (pitch: Double) in
+        StretchState.needsResampler(pitchSemitones: pitch, fileRate: fileRate, engineRate: self.sampleRate)
+      }
+      if resampling(semitones) != resampling(stem.settings.pitch) {
+        // Into or out of pitch 0 the stretcher's resampler comes in or goes: a new stretcher, and
+        // the transport re-syncs at its position (5 ms fades), as a mode switch does.
+        let path = stem.path
+        let position = currentTransportFrame()
+        try removeStem(name)
+        try addStem(path: path, settings: settings)
+        try seek(toFrame: position)
+      } else {
+        try send(.setPitchScale(slot: stem.slot, scale: StretchState.pitchScale(
+          semitones: semitones, fileRate: fileRate, engineRate: sampleRate)))
+        stem.settings = settings
+      }
       isDirty = true
     }
   }

@@ -672,6 +672,37 @@ import Testing
     #expect(abs(switched.lag) <= 1 && switched.error < 0.02, "after switching both: lag \(switched.lag), error \(switched.error)")
   }
 
+  /// At pitch 0 (48 kHz file) the stretcher runs without its resampler; a pitch change away from 0
+  /// and back builds a new stretcher each time (`Mixer.setPitch`). The stem must come back in step.
+  @Test("pitch +12 and back to 0 while playing: in tune each time, then sample-aligned with a varispeed copy again")
+  func pitchAwayAndBack() throws {
+    let folder = try TemporaryFolder()
+    let path = try Musical.mono(folder, "t.wav", Self.tones(48000, 4 * 48000))
+    let sinePath = try Musical.mono(folder, "sine.wav", Signal.sine(frequency: 440, sampleRate: 48000, frames: 4 * 48000, amplitude: 0.5))
+    let rig = MixerRig()
+    try rig.mixer.addStem(path: path, settings: stem("s", path) { $0.pan = -1; $0.mode = .stretch })
+    try rig.mixer.addStem(path: path, settings: stem("v", path) { $0.pan = 1 })
+    try rig.mixer.addStem(path: sinePath, settings: stem("tone", sinePath) { $0.pan = -1; $0.mode = .stretch; $0.volume = 0 })
+    try rig.mixer.play()
+    var out = rig.render(24000, block: 512)
+    try rig.mixer.setPitch("s", 12)
+    try rig.mixer.setPitch("tone", 12)
+    try rig.mixer.setVolume("s", 0)
+    try rig.mixer.setVolume("tone", 1)
+    out.append(rig.render(48000, block: 512))
+    let up = estimatedFrequency(out.left, sampleRate: 48000, in: 48000..<72000)
+    #expect(abs(1200 * log2(up / 880)) < 1, "tone after +12: \(up) Hz")
+    try rig.mixer.setPitch("s", 0)
+    try rig.mixer.setPitch("tone", 0)
+    try rig.mixer.setVolume("s", 1)
+    try rig.mixer.setVolume("tone", 0)
+    out.append(rig.render(48000, block: 512))
+    #expect(try rig.mixer.stemStatus("s").settings.pitch == 0 && rig.mixer.stemStatus("s").settings.mode == .stretch)
+    let back = Self.lag(out.left, out.right, in: 110000..<114800, max: 3000)
+    #expect(abs(back.lag) <= 1 && back.error < 0.02, "after +12 and back: lag \(back.lag), error \(back.error)")
+    #expect(abs(rig.mixer.position - 2.5) < 0.1, "position \(rig.mixer.position)")
+  }
+
   // MARK: - 6. CPU cost
 
   @Test("CPU time to render 10 s of one stem: plain, varispeed (fast sinc), stretch (printed, not asserted)")
