@@ -1,18 +1,17 @@
 import CRubberBand
 
 /// A stem's time-stretcher (Rubber Band, real-time mode, R3 "finer" engine with its short
-/// window): tempo changes without changing pitch, and an independent pitch shift.
-///
-/// The resampler is on only where a pitch scale needs it (`needsResampler`).
+/// window): tempo changes without changing pitch, and an independent pitch shift. It also absorbs
+/// the file-rate → engine-rate conversion (time ratio × engine/file, pitch scale × file/engine),
+/// so a stretch stem needs no libsamplerate pass. Its resampler runs only where a pitch scale
+/// needs it (`needsResampler`).
 ///
 /// Why R3, short window: the R2 engine renders tones flat whenever it really stretches (−8.7
 /// cents at tempo 0.8, −9.5 cents at +12 semitones, −23 cents at −12; librubberband 3.1.2, the
 /// same from C): its phase resets at detected transients lose part of a cycle each time. R3 is
-/// exact to 0.01 cent at 100 Hz…5 kHz. Its standard window costs about 2.4× R2's CPU and, with
-/// the file-rate conversion folded in (44.1 kHz files), strays from the source waveform by
-/// 0.067 RMS; the short window costs what R2 did and stays within 0.003. It also absorbs the file-rate →
-/// engine-rate conversion (time ratio × engine/file, pitch scale × file/engine), so a stretch
-/// stem needs no libsamplerate pass.
+/// exact to 0.01 cent from 100 Hz to 5 kHz. R3's standard window costs about 2.4× R2's CPU and,
+/// with a 44.1 kHz file's rate conversion folded in, strays from the source waveform by 0.067
+/// RMS; the short window costs what R2 did (less without the resampler) and stays within 0.003.
 ///
 /// - Thread: created and destroyed on the control thread (they allocate); used by the renderer.
 public struct StretchState: ~Copyable, @unchecked Sendable {
