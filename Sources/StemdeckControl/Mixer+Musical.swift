@@ -72,24 +72,30 @@ extension Mixer {
     try lock.locked { () throws(MixerError) in try send(.endGroup) }
   }
 
-  /// Transport seconds at which the stem next reaches its loop seam (exact for stems played
-  /// without resampling; within a few frames otherwise).
+  /// Transport seconds at which the stem next reaches its loop seam, as heard at the output.
+  ///
+  /// The position is what the renderer has output, not what it has read from the ring (a
+  /// resampler or stretcher reads ahead of its output), anchored at the transport frame it was
+  /// heard on, and carried on to the seam at the stem's rate. Exact while the rate holds; a
+  /// rate glide still running moves the seam by what it changes after the call.
   public func nextLoopSeam(of name: String) throws(MixerError) -> Double {
     try lock.locked { () throws(MixerError) -> Double in
       let stem = try find(name)
       let s = stem.shared.pointer
       let status = renderState.pointee.status
       let transport = Double(status.pointee.transportFrame.load(ordering: .relaxed))
-      let boundary = s.pointee.boundary.load(ordering: .relaxed)
-      let read = s.pointee.readCounter.load(ordering: .relaxed)
       let synced = s.pointee.synced.load(ordering: .relaxed)
-      let start = s.pointee.epochStartFrame.load(ordering: .relaxed)
-      let source = Double(synced ? start + max(0, read - boundary) / stem.channels : start)
+      let start = Double(s.pointee.epochStartFrame.load(ordering: .relaxed))
+      let heard = s.pointee.heardPosition()
       let length = Double(stem.loopFrames)
       let perTransportFrame = Double(stem.info.sampleRate) * stem.settings.rate / sampleRate
-      let seam = (source / length).rounded(.down) * length + length
       let startFrame = stem.settings.startOffset * sampleRate
-      let at = max(transport, startFrame) + (seam - source) / perTransportFrame
+      // Not synced yet (just added or sought): it starts from the epoch's first frame.
+      let source = synced ? start + heard.sourceFrames : start
+      let anchor = synced ? Double(heard.transportFrame) : max(transport, startFrame)
+      // Floating error may leave the position a hair under a seam it has reached.
+      let seam = ((source + 1e-6) / length).rounded(.down) * length + length
+      let at = anchor + (seam - source) / perTransportFrame
       return at / sampleRate
     }
   }
@@ -164,9 +170,23 @@ extension Mixer {
       var settings = stem.settings
       settings.pitch = semitones
       guard settings != stem.settings else { return }
-      try send(.setPitchScale(slot: stem.slot, scale: StretchState.pitchScale(
-        semitones: semitones, fileRate: Double(stem.info.sampleRate), engineRate: sampleRate)))
-      stem.settings = settings
+      let fileRate = Double(stem.info.sampleRate)
+      let resampling = { (pitch: Double) in
+        StretchState.needsResampler(pitchSemitones: pitch, fileRate: fileRate, engineRate: self.sampleRate)
+      }
+      if resampling(semitones) != resampling(stem.settings.pitch) {
+        // Into or out of pitch 0 the stretcher's resampler comes in or goes: a new stretcher, and
+        // the transport re-syncs at its position (5 ms fades), as a mode switch does.
+        let path = stem.path
+        let position = currentTransportFrame()
+        try removeStem(name)
+        try addStem(path: path, settings: settings)
+        try seek(toFrame: position)
+      } else {
+        try send(.setPitchScale(slot: stem.slot, scale: StretchState.pitchScale(
+          semitones: semitones, fileRate: fileRate, engineRate: sampleRate)))
+        stem.settings = settings
+      }
       isDirty = true
     }
   }

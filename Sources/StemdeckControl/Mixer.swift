@@ -189,7 +189,7 @@ public final class Mixer: @unchecked Sendable {
       if settings.mode == .stretch {
         stretch = .allocate(capacity: 1)
         stretch!.initialize(to: StretchState(channels: channels, engineRate: sampleRate, fileRate: Double(info.sampleRate),
-                                             rate: settings.rate, pitchSemitones: settings.pitch))
+                                             rate: settings.rate, pitchSemitones: settings.pitch, slot: Int(slot)))
       }
       let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
       voice.initialize(to: StemVoice(
@@ -679,11 +679,10 @@ final class Stem {
   /// Post-fader meters have two channels (the stem after pan); pre-fader ones follow the file.
   func status(engineRate: Double, preFader: Bool) -> StemStatus {
     let s = shared.pointer
-    let boundary = s.pointee.boundary.load(ordering: .relaxed)
-    let read = s.pointee.readCounter.load(ordering: .relaxed)
     let start = s.pointee.epochStartFrame.load(ordering: .relaxed)
     let synced = s.pointee.synced.load(ordering: .relaxed)
-    let sourceFrame = synced ? start + max(0, read - boundary) / channels : start
+    // As heard (the ring's read counter runs ahead of a resampled or stretched stem's output).
+    let sourceFrame = synced ? start + Int(s.pointee.heardPosition().sourceFrames) : start
     let glides = s.pointee.glides.load(ordering: .relaxed)
     return StemStatus(
       settings: settings, path: path, info: info,

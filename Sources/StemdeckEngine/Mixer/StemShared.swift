@@ -58,8 +58,40 @@ public struct StemShared: ~Copyable, @unchecked Sendable {
   public let glides = Atomic<Int>(0)
   /// True once the voice has reached the current epoch's boundary.
   public let synced = Atomic<Bool>(false)
+  /// Where the stem is in its source as heard at the output, not as read from the ring (a
+  /// converter or stretcher reads ahead of what it has output): source frames heard since the
+  /// boundary (a Double bit pattern), and the transport frame at which that point sounds.
+  /// Written by the renderer as a pair under `heardSequence` (odd while writing); read with
+  /// `heardPosition()`.
+  public let heardSequence = Atomic<Int>(0)
+  public let heardSourceFrames = Atomic<UInt64>(0)
+  public let heardTransportFrame = Atomic<Int>(0)
 
   deinit { meters.deinitialize(count: 1); meters.deallocate() }
+
+  /// Publishes the heard position (renderer only).
+  @_noLocks
+  public func publishHeard(sourceFrames: Double, transportFrame: Int) {
+    let sequence = heardSequence.load(ordering: .relaxed)
+    heardSequence.store(sequence &+ 1, ordering: .relaxed)
+    // Releasing stores: a reader that acquires a new value also sees the odd sequence before it
+    // (and so retries), without a fence.
+    heardSourceFrames.store(sourceFrames.bitPattern, ordering: .releasing)
+    heardTransportFrame.store(transportFrame, ordering: .releasing)
+    heardSequence.store(sequence &+ 2, ordering: .releasing)
+  }
+
+  /// The last heard position the renderer published, read consistently (control thread).
+  public func heardPosition() -> (sourceFrames: Double, transportFrame: Int) {
+    while true {
+      let before = heardSequence.load(ordering: .acquiring)
+      let frames = heardSourceFrames.load(ordering: .acquiring)
+      let transport = heardTransportFrame.load(ordering: .acquiring)
+      if before & 1 == 0 && heardSequence.load(ordering: .acquiring) == before {
+        return (Double(bitPattern: frames), transport)
+      }
+    }
+  }
 
   public init(loops: Int) {
     self.loops = Atomic(loops)

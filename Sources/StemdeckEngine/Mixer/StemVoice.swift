@@ -72,6 +72,10 @@ public struct StemVoice: ~Copyable {
   @usableFromInline var discardFrames = 0
   /// The time-stretcher of a stem in stretch mode (nil: varispeed through libsamplerate).
   @usableFromInline let stretch: UnsafeMutablePointer<StretchState>?
+  /// Source frames heard at the output since the boundary: output frames × rate / rateScale,
+  /// counted as they are rendered (the ring's read counter runs ahead by what the converter or
+  /// stretcher holds). Published with the transport frame it sounds at, for loop-seam times.
+  @usableFromInline var heard: Double = 0
   /// Rubber Band pitch scale (stretch mode).
   @usableFromInline var pitchScale: Double
   public static let historyFrames = 1024

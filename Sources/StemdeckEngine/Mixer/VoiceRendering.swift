@@ -20,6 +20,8 @@ func syncVoice(_ voice: UnsafeMutablePointer<StemVoice>) -> Bool {
   voice.pointee.discardFrames = 0
   voice.pointee.skipFrames = 0
   voice.pointee.startedSinceSync = false
+  voice.pointee.heard = 0
+  shared.pointee.publishHeard(sourceFrames: 0, transportFrame: voice.pointee.joinFrame)
   resetResampler(voice)
   if let stretch = voice.pointee.stretch { stretch.pointee.needsReset = true }
   shared.pointee.finished.store(false, ordering: .relaxed)
@@ -283,12 +285,20 @@ func renderVoice(
     // skip what it missed so it sounds in step with the transport.
     voice.pointee.startedSinceSync = true
     let late = transportStart &- voice.pointee.joinFrame
-    if late > 0 { voice.pointee.skipFrames &+= Int(Double(late) / voice.pointee.ratio + 0.5) }
+    if late > 0 {
+      voice.pointee.skipFrames &+= Int(Double(late) / voice.pointee.ratio + 0.5)
+      voice.pointee.heard += Double(late) * voice.pointee.rate / voice.pointee.rateScale
+    }
   }
   let count = n &- offset
+  let rateBefore = voice.pointee.rate
   if voice.pointee.volumeGlide.isActive || voice.pointee.panGlide.isActive || voice.pointee.rateGlide.isActive {
     advanceGlides(voice, frames: count)
   }
+  // Every frame of the pass is heard time, silence of an underrun too (its frames are skipped
+  // later). A rate moved by a glide ramps across the pass: the mean of its ends.
+  let meanRate = (rateBefore + voice.pointee.rate) * 0.5
+  voice.pointee.heard += Double(count) * meanRate / voice.pointee.rateScale
   let ch = voice.pointee.channels
   let source = state.pointee.scratch
   let got = pullFrames(voice, into: source, count: count)
@@ -318,6 +328,7 @@ func renderVoice(
   if voice.pointee.songFade.isActive {
     applySongFade(voice, source, count: count, clock: transportStart &+ offset)
   }
+  shared.pointee.publishHeard(sourceFrames: voice.pointee.heard, transportFrame: transportStart &+ n)
   mixVoice(state, voice, slot: slot, source: source, offset: offset, count: count, cells: cells)
 }
 
