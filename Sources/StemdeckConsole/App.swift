@@ -237,13 +237,15 @@ func runLive(_ a: Arguments) -> Int32 {
     let reader = LineReader()
     lines = AnyIterator {
       while true {
-        switch reader.next() {
+        // Waits for a line up to 10 ms (woken the moment one arrives, so a command reaches the
+        // engine at once; it used to sleep 10 ms between looks: up to 4 periods at 128 frames),
+        // then serves the engine.
+        switch reader.next(waitingUpTo: 0.01) {
         case .line(let l): return l
         case .end: return nil
         case .none:
           console.idle()
           if interruptRequests.load(ordering: .relaxed) != 0 && scriptModeForSignals.load(ordering: .relaxed) { return nil }
-          usleep(10_000)
         }
       }
     }
@@ -306,24 +308,25 @@ func runInteractive(_ console: Console, driver: JackDriver) {
 /// Reads standard input line by line on a background thread.
 final class LineReader: @unchecked Sendable {
   enum Item { case line(String), end, none }
-  private let lock = NSLock()
+  private let condition = NSCondition()
   private var queue: [String] = []
   private var finished = false
 
   init() {
     let t = Thread { [self] in
       while let line = readLine(strippingNewline: true) {
-        lock.withLock { queue.append(line) }
+        condition.withLock { queue.append(line); condition.signal() }
       }
-      lock.withLock { finished = true }
+      condition.withLock { finished = true; condition.signal() }
     }
     t.name = "stemdeck-stdin"
     t.start()
   }
 
-  /// The next line, `.end` at end of input, or `.none` when nothing has arrived yet.
-  func next() -> Item {
-    lock.withLock {
+  /// The next line, `.end` at end of input, or `.none` when nothing arrived within `seconds`.
+  func next(waitingUpTo seconds: Double) -> Item {
+    condition.withLock {
+      if queue.isEmpty && !finished { _ = condition.wait(until: Date().addingTimeInterval(seconds)) }
       if !queue.isEmpty { return .line(queue.removeFirst()) }
       return finished ? .end : .none
     }

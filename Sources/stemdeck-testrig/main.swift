@@ -14,13 +14,30 @@
 // Usage: stemdeck-testrig --server NAME [--name rig] [--playback-latency P] [--capture-latency C]
 //                         [--click-at F]…
 // It runs until stdin closes or it gets SIGTERM/SIGINT; it prints "ready" once both clients run.
+//
+// The speaker also times changes (the benchmark's command-to-port latency), driven on stdin:
+//   arm    the next period's first sample at speaker:in becomes the reference; answers "armed"
+//   now    answers "now T": JACK's current frame time (jack_frame_time)
+//   wait   answers "change T S N" once a sample departs from the reference by more than 1e-4:
+//          T its frame time, S the frame time its period started at, N the period; or "timeout"
 import CJack
 import Foundation
+import Synchronization
 
-/// What the callbacks read: plain memory, fixed before the clients are activated.
-struct RigContext {
+/// What the callbacks read: plain memory, fixed before the clients are activated, and the
+/// change watch's atomics.
+struct RigContext: ~Copyable {
   /// The microphone client, for the transport query.
   var client: OpaquePointer?
+  /// The speaker client, for the frame time of its periods.
+  var speakerClient: OpaquePointer?
+  /// The change watch: 0 idle, 1 armed (the next period takes the reference), 2 watching,
+  /// 3 seen (then `changeAt` / `changePeriodStart` hold its frame times).
+  let watch = Atomic<Int>(0)
+  let changeAt = Atomic<Int>(-1)
+  let changePeriodStart = Atomic<Int>(-1)
+  /// Process thread only: the reference sample while watching.
+  var reference: Float = 0
   var micOut: OpaquePointer?
   var speakerIn: OpaquePointer?
   var playbackLatency = 0
@@ -55,9 +72,32 @@ func micProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> I
 }
 
 /// The speaker plays nothing (a process callback is still needed: jackd2 only asks clients that
-/// have one for their latency).
+/// have one for their latency); when armed it watches its input for the first changed sample.
 @_noLocks
-func speakerProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 { 0 }
+func speakerProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+  guard let arg else { return 0 }
+  let rig = arg.assumingMemoryBound(to: RigContext.self)
+  let phase = rig.pointee.watch.load(ordering: .acquiring)
+  guard phase == 1 || phase == 2, let port = rig.pointee.speakerIn, let client = rig.pointee.speakerClient else { return 0 }
+  // RT-WAIVER: jack_port_get_buffer returns this period's buffer; no allocation, lock or syscall.
+  guard let raw = _unsafePerformance({ jack_port_get_buffer(port, nframes) }) else { return 0 }
+  let input = raw.assumingMemoryBound(to: Float.self)
+  // RT-WAIVER: jack_last_frame_time reads the frame time this period started at; no lock, no syscall.
+  let periodStart = Int(_unsafePerformance { jack_last_frame_time(client) })
+  if phase == 1 {
+    rig.pointee.reference = input[0]
+    rig.pointee.watch.store(2, ordering: .releasing)
+    return 0
+  }
+  let reference = rig.pointee.reference
+  for i in 0..<Int(nframes) where abs(input[i] - reference) > 1e-4 {
+    rig.pointee.changeAt.store(periodStart &+ i, ordering: .relaxed)
+    rig.pointee.changePeriodStart.store(periodStart, ordering: .relaxed)
+    rig.pointee.watch.store(3, ordering: .releasing)
+    break
+  }
+  return 0
+}
 
 /// The latency callbacks: each client declares its port's latency for its own direction.
 func speakerLatency(_ mode: jack_latency_callback_mode_t, _ arg: UnsafeMutableRawPointer?) {
@@ -111,6 +151,7 @@ let context = UnsafeMutablePointer<RigContext>.allocate(capacity: 1)
 let clicks = UnsafeMutablePointer<Int>.allocate(capacity: max(1, clickFrames.count))
 for (i, f) in clickFrames.enumerated() { clicks[i] = f }
 context.initialize(to: RigContext(playbackLatency: playback, captureLatency: capture, clicks: clicks, clickCount: clickFrames.count))
+func answer(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
 func open(_ clientName: String) -> OpaquePointer {
   var status = jack_status_t(0)
@@ -124,6 +165,7 @@ context.pointee.speakerIn = jack_port_register(speaker, "in", JACK_DEFAULT_AUDIO
 context.pointee.micOut = jack_port_register(mic, "out", JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsOutput.rawValue) | terminal, 0)
 guard context.pointee.speakerIn != nil, context.pointee.micOut != nil else { fail("cannot register the rig's ports") }
 context.pointee.client = mic
+context.pointee.speakerClient = speaker
 jack_set_latency_callback(speaker, speakerLatency, UnsafeMutableRawPointer(context))
 jack_set_latency_callback(mic, micLatency, UnsafeMutableRawPointer(context))
 jack_set_process_callback(mic, micProcess, UnsafeMutableRawPointer(context))
@@ -135,6 +177,29 @@ FileHandle.standardOutput.write(Data("ready: \(name)-speaker:in (playback latenc
 
 signal(SIGTERM) { _ in exit(0) }
 signal(SIGINT) { _ in exit(0) }
-while readLine() != nil {}  // until stdin closes
+/// Polls `condition` every 0.2 ms for up to `seconds`.
+func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+  let deadline = Date().addingTimeInterval(seconds)
+  while !condition() && Date() < deadline { usleep(200) }
+  return condition()
+}
+while let line = readLine() {  // until stdin closes
+  switch line.trimmingCharacters(in: .whitespaces) {
+  case "arm":
+    context.pointee.watch.store(1, ordering: .releasing)
+    answer(waitFor(2) { context.pointee.watch.load(ordering: .acquiring) == 2 } ? "armed" : "timeout")
+  case "now":
+    answer("now \(jack_frame_time(speaker))")
+  case "wait":
+    if waitFor(3, { context.pointee.watch.load(ordering: .acquiring) == 3 }) {
+      answer("change \(context.pointee.changeAt.load(ordering: .relaxed)) \(context.pointee.changePeriodStart.load(ordering: .relaxed)) \(jack_get_buffer_size(speaker))")
+    } else {
+      answer("timeout")
+    }
+    context.pointee.watch.store(0, ordering: .releasing)
+  default:
+    answer("error: unknown request (arm, now, wait)")
+  }
+}
 jack_client_close(mic)
 jack_client_close(speaker)
