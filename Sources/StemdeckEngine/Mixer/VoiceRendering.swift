@@ -338,19 +338,16 @@ func mixVoice(
   }
   let mono = voice.pointee.channels == 1
   if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
-    let gl = stepL.start, gr = stepR.start
-    if mono {
-      for i in 0..<count {
-        let x = source[i]
-        mixL[i] += x * gl
-        mixR[i] += x * gr
-      }
-    } else {
-      for i in 0..<count {
-        mixL[i] += source[2 &* i] * gl
-        mixR[i] += source[2 &* i &+ 1] * gr
-      }
-    }
+    // Steady gains (the usual case): one SIMD pass mixes and takes the meter's levels.
+    let metering = state.pointee.stemMetering
+    let levels = mono
+      ? mixMonoSteady(source, frames: count, gainLeft: stepL.start, gainRight: stepR.start,
+                      left: mixL, right: mixR, metering: metering)
+      : mixStereoSteady(source, frames: count, gainLeft: stepL.start, gainRight: stepR.start,
+                        left: mixL, right: mixR, metering: metering)
+    postFaderMeter(state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
+                   mono: mono, cells: cells, preFader: preFader, levels: levels)
+    return
   } else {
     var gl = stepL.start, gr = stepR.start
     let tl = voice.pointee.gainLeft.current, tr = voice.pointee.gainRight.current
@@ -375,7 +372,7 @@ func postFaderMeter(
   _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
   source: UnsafeMutablePointer<Float>, count: Int,
   stepL: (start: Float, step: Float, rampFrames: Int), stepR: (start: Float, step: Float, rampFrames: Int),
-  mono: Bool, cells: UnsafePointer<MeterCells>, preFader: Bool = false
+  mono: Bool, cells: UnsafePointer<MeterCells>, preFader: Bool = false, levels: BlockLevels? = nil
 ) {
   guard state.pointee.stemMetering else { return }
   var gainL: (peak: Float, square: Float) = (1, 1)
@@ -389,7 +386,15 @@ func postFaderMeter(
   // |x|·g > 1  ⇔  |x| > 1/g (no clip is possible at gain 0).
   let threshold = (gainL.peak > 0 ? 1 / gainL.peak : Float.greatestFiniteMagnitude,
                    gainR.peak > 0 ? 1 / gainR.peak : Float.greatestFiniteMagnitude)
-  let scan = scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold)
+  let scan: BlockScan
+  if let levels {
+    // Levels already taken by the mix pass; overs need a scan only when a peak crosses 1/gain.
+    let over = levels.peak.0 > threshold.0 || levels.peak.1 > threshold.1
+    let clips = over ? scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold).clips : (0, 0)
+    scan = BlockScan(peak: levels.peak, sumSquares: levels.sumSquares, clips: clips)
+  } else {
+    scan = scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold)
+  }
   voice.pointee.meter.add(
     peak: (scan.peak.0 * gainL.peak, scan.peak.1 * gainR.peak),
     sumSquares: (scan.sumSquares.0 * gainL.square, scan.sumSquares.1 * gainR.square),
