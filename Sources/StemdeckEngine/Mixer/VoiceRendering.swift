@@ -289,6 +289,7 @@ func renderVoice(
   if voice.pointee.volumeGlide.isActive || voice.pointee.panGlide.isActive || voice.pointee.rateGlide.isActive {
     advanceGlides(voice, frames: count)
   }
+  if mixFromRing(state, voice, slot: slot, offset: offset, count: count, cells: cells) { return }
   let ch = voice.pointee.channels
   let source = state.pointee.scratch
   let got = pullFrames(voice, into: source, count: count)
@@ -386,17 +387,21 @@ func postFaderMeter(
   // |x|·g > 1  ⇔  |x| > 1/g (no clip is possible at gain 0).
   let threshold = (gainL.peak > 0 ? 1 / gainL.peak : Float.greatestFiniteMagnitude,
                    gainR.peak > 0 ? 1 / gainR.peak : Float.greatestFiniteMagnitude)
-  let scan: BlockScan
+  let peak: (Float, Float), sumSquares: (Float, Float), clips: (Int, Int)
   if let levels {
     // Levels already taken by the mix pass; overs need a scan only when a peak crosses 1/gain.
-    let over = levels.peak.0 > threshold.0 || levels.peak.1 > threshold.1
-    let clips = over ? scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold).clips : (0, 0)
-    scan = BlockScan(peak: levels.peak, sumSquares: levels.sumSquares, clips: clips)
+    peak = levels.peak
+    sumSquares = levels.sumSquares
+    let over = peak.0 > threshold.0 || peak.1 > threshold.1
+    clips = over ? scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold).clips : (0, 0)
   } else {
-    scan = scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold)
+    let scan = scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold)
+    peak = scan.peak
+    sumSquares = scan.sumSquares
+    clips = scan.clips
   }
   voice.pointee.meter.add(
-    peak: (scan.peak.0 * gainL.peak, scan.peak.1 * gainR.peak),
-    sumSquares: (scan.sumSquares.0 * gainL.square, scan.sumSquares.1 * gainR.square),
-    clips: scan.clips, frames: count, into: cells)
+    peak: (peak.0 * gainL.peak, peak.1 * gainR.peak),
+    sumSquares: (sumSquares.0 * gainL.square, sumSquares.1 * gainR.square),
+    clips: clips, frames: count, into: cells)
 }
