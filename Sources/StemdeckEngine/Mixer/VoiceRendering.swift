@@ -130,7 +130,8 @@ func remember(_ voice: UnsafeMutablePointer<StemVoice>, _ source: UnsafeMutableP
     let run = Swift.min(n &- done, k &- write)
     UnsafeMutableRawPointer(voice.pointee.history + write &* ch)
       .copyMemory(from: UnsafeRawPointer(from + done &* ch), byteCount: run &* ch &* 4)
-    write = (write &+ run) % k
+    write &+= run
+    if write == k { write = 0 }  // run <= k - write: this is (write + run) % k without a division
     done &+= run
   }
   voice.pointee.historyWrite = write
