@@ -14,7 +14,8 @@ func magnitudes(_ v: SIMD4<Float>) -> SIMD4<Float> {
   unsafeBitCast(unsafeBitCast(v, to: SIMD4<UInt32>.self) & SIMD4<UInt32>(repeating: 0x7FFF_FFFF), to: SIMD4<Float>.self)
 }
 
-/// The larger of `a` and `b` per lane, written as the select that lowers to one `maxps`.
+/// The larger of `a` and `b` per lane, written as the select that lowers to one `maxps` (into
+/// `b`'s register, so pass the running maximum as `b`).
 @inline(__always)
 func larger(_ a: SIMD4<Float>, _ b: SIMD4<Float>) -> SIMD4<Float> {
   a.replacing(with: b, where: a .< b)
@@ -36,44 +37,44 @@ func mixStereoSteady(
   _ source: UnsafePointer<Float>, frames: Int, gainLeft: Float, gainRight: Float,
   left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, metering: Bool
 ) -> BlockLevels {
-  let src = UnsafeRawPointer(source)
-  let outL = UnsafeMutableRawPointer(left)
-  let outR = UnsafeMutableRawPointer(right)
+  // Pointers advance and a count runs down: the loop control is then two instructions.
+  var src = UnsafeRawPointer(source)
+  var outL = UnsafeMutableRawPointer(left)
+  var outR = UnsafeMutableRawPointer(right)
   let gl = SIMD4<Float>(repeating: gainLeft)
   let gr = SIMD4<Float>(repeating: gainRight)
   // Lanes of the interleaved loads alternate L, R.
   var peakA = SIMD4<Float>(), peakB = SIMD4<Float>()
   var sumA = SIMD4<Float>(), sumB = SIMD4<Float>()
-  var i = 0
+  var quads = frames >> 2
   if metering {
-    while i &+ 4 <= frames {
-      let a = src.loadUnaligned(fromByteOffset: i &* 8, as: SIMD4<Float>.self)
-      let b = src.loadUnaligned(fromByteOffset: i &* 8 &+ 16, as: SIMD4<Float>.self)
+    while quads > 0 {
+      let a = src.loadUnaligned(as: SIMD4<Float>.self)
+      let b = src.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
       let l = SIMD4<Float>(a[0], a[2], b[0], b[2])
       let r = SIMD4<Float>(a[1], a[3], b[1], b[3])
-      let busL = outL.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Float>.self)
-      let busR = outR.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Float>.self)
-      outL.storeBytes(of: busL + l * gl, toByteOffset: i &* 4, as: SIMD4<Float>.self)
-      outR.storeBytes(of: busR + r * gr, toByteOffset: i &* 4, as: SIMD4<Float>.self)
-      peakA = larger(peakA, magnitudes(a))
-      peakB = larger(peakB, magnitudes(b))
+      outL.storeBytes(of: outL.loadUnaligned(as: SIMD4<Float>.self) + l * gl, as: SIMD4<Float>.self)
+      outR.storeBytes(of: outR.loadUnaligned(as: SIMD4<Float>.self) + r * gr, as: SIMD4<Float>.self)
+      peakA = larger(magnitudes(a), peakA)
+      peakB = larger(magnitudes(b), peakB)
       sumA += a * a
       sumB += b * b
-      i &+= 4
+      src += 32; outL += 16; outR += 16
+      quads &-= 1
     }
   } else {
-    while i &+ 4 <= frames {
-      let a = src.loadUnaligned(fromByteOffset: i &* 8, as: SIMD4<Float>.self)
-      let b = src.loadUnaligned(fromByteOffset: i &* 8 &+ 16, as: SIMD4<Float>.self)
+    while quads > 0 {
+      let a = src.loadUnaligned(as: SIMD4<Float>.self)
+      let b = src.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
       let l = SIMD4<Float>(a[0], a[2], b[0], b[2])
       let r = SIMD4<Float>(a[1], a[3], b[1], b[3])
-      let busL = outL.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Float>.self)
-      let busR = outR.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Float>.self)
-      outL.storeBytes(of: busL + l * gl, toByteOffset: i &* 4, as: SIMD4<Float>.self)
-      outR.storeBytes(of: busR + r * gr, toByteOffset: i &* 4, as: SIMD4<Float>.self)
-      i &+= 4
+      outL.storeBytes(of: outL.loadUnaligned(as: SIMD4<Float>.self) + l * gl, as: SIMD4<Float>.self)
+      outR.storeBytes(of: outR.loadUnaligned(as: SIMD4<Float>.self) + r * gr, as: SIMD4<Float>.self)
+      src += 32; outL += 16; outR += 16
+      quads &-= 1
     }
   }
+  var i = frames & ~3
   let peak = larger(peakA, peakB)
   let sum = sumA + sumB
   var levels = BlockLevels(
@@ -99,25 +100,25 @@ func mixMonoSteady(
   _ source: UnsafePointer<Float>, frames: Int, gainLeft: Float, gainRight: Float,
   left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, metering: Bool
 ) -> BlockLevels {
-  let src = UnsafeRawPointer(source)
-  let outL = UnsafeMutableRawPointer(left)
-  let outR = UnsafeMutableRawPointer(right)
+  var src = UnsafeRawPointer(source)
+  var outL = UnsafeMutableRawPointer(left)
+  var outR = UnsafeMutableRawPointer(right)
   let gl = SIMD4<Float>(repeating: gainLeft)
   let gr = SIMD4<Float>(repeating: gainRight)
   var peakV = SIMD4<Float>(), sumV = SIMD4<Float>()
-  var i = 0
-  while i &+ 4 <= frames {
-    let x = src.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Float>.self)
-    let busL = outL.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Float>.self)
-    let busR = outR.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Float>.self)
-    outL.storeBytes(of: busL + x * gl, toByteOffset: i &* 4, as: SIMD4<Float>.self)
-    outR.storeBytes(of: busR + x * gr, toByteOffset: i &* 4, as: SIMD4<Float>.self)
+  var quads = frames >> 2
+  while quads > 0 {
+    let x = src.loadUnaligned(as: SIMD4<Float>.self)
+    outL.storeBytes(of: outL.loadUnaligned(as: SIMD4<Float>.self) + x * gl, as: SIMD4<Float>.self)
+    outR.storeBytes(of: outR.loadUnaligned(as: SIMD4<Float>.self) + x * gr, as: SIMD4<Float>.self)
     if metering {
-      peakV = larger(peakV, magnitudes(x))
+      peakV = larger(magnitudes(x), peakV)
       sumV += x * x
     }
-    i &+= 4
+    src += 16; outL += 16; outR += 16
+    quads &-= 1
   }
+  var i = frames & ~3
   var peak = Swift.max(Swift.max(peakV[0], peakV[1]), Swift.max(peakV[2], peakV[3]))
   var sum = (sumV[0] + sumV[1]) + (sumV[2] + sumV[3])
   while i < frames {
@@ -135,19 +136,21 @@ func mixMonoSteady(
 /// peak is over full scale.
 @_noLocks
 func scanChannel(_ p: UnsafePointer<Float>, count: Int) -> (peak: Float, sumSquares: Float, clips: Int) {
-  let raw = UnsafeRawPointer(p)
+  var raw = UnsafeRawPointer(p)
   var peakA = SIMD4<Float>(), peakB = SIMD4<Float>()
   var sumA = SIMD4<Float>(), sumB = SIMD4<Float>()
-  var i = 0
-  while i &+ 8 <= count {
-    let a = raw.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<Float>.self)
-    let b = raw.loadUnaligned(fromByteOffset: i &* 4 &+ 16, as: SIMD4<Float>.self)
-    peakA = larger(peakA, magnitudes(a))
-    peakB = larger(peakB, magnitudes(b))
+  var octets = count >> 3
+  while octets > 0 {
+    let a = raw.loadUnaligned(as: SIMD4<Float>.self)
+    let b = raw.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
+    peakA = larger(magnitudes(a), peakA)
+    peakB = larger(magnitudes(b), peakB)
     sumA += a * a
     sumB += b * b
-    i &+= 8
+    raw += 32
+    octets &-= 1
   }
+  var i = count & ~7
   let peakV = larger(peakA, peakB)
   let sumV = sumA + sumB
   var peak = Swift.max(Swift.max(peakV[0], peakV[1]), Swift.max(peakV[2], peakV[3]))
