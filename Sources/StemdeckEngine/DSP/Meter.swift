@@ -114,17 +114,8 @@ public struct MeterAccumulator: Sendable {
 
   @inline(__always) @usableFromInline
   static func scan(_ p: UnsafePointer<Float>, _ n: Int) -> Scan {
-    var peak: Float = 0
-    var sum: Float = 0
-    var clips = 0
-    for i in 0..<n {
-      let x = p[i]
-      let a = Swift.abs(x)
-      peak = Swift.max(peak, a)
-      sum += x * x
-      clips &+= a > 1 ? 1 : 0
-    }
-    return Scan(peak: peak, sumSquares: sum, clips: clips)
+    let s = scanChannel(p, count: n)
+    return Scan(peak: s.peak, sumSquares: s.sumSquares, clips: s.clips)
   }
 
   @_noLocks

@@ -22,7 +22,10 @@ func syncVoice(_ voice: UnsafeMutablePointer<StemVoice>) -> Bool {
   voice.pointee.startedSinceSync = false
   voice.pointee.heard = 0
   shared.pointee.publishHeard(sourceFrames: 0, transportFrame: voice.pointee.joinFrame)
-  resetResampler(voice)
+  // src_reset clears the converter's whole filter state (about 118k instructions for a stereo
+  // fast-sinc converter: 32 stems starting or seeking together spent ~1 ms in one period). A
+  // voice in bypass does not use the converter, and leaving the bypass resets it (changeRatio).
+  if !voice.pointee.bypass { resetResampler(voice) }
   if let stretch = voice.pointee.stretch { stretch.pointee.needsReset = true }
   shared.pointee.finished.store(false, ordering: .relaxed)
   shared.pointee.synced.store(true, ordering: .relaxed)
@@ -132,7 +135,8 @@ func remember(_ voice: UnsafeMutablePointer<StemVoice>, _ source: UnsafeMutableP
     let run = Swift.min(n &- done, k &- write)
     UnsafeMutableRawPointer(voice.pointee.history + write &* ch)
       .copyMemory(from: UnsafeRawPointer(from + done &* ch), byteCount: run &* ch &* 4)
-    write = (write &+ run) % k
+    write &+= run
+    if write == k { write = 0 }  // run <= k - write: this is (write + run) % k without a division
     done &+= run
   }
   voice.pointee.historyWrite = write
@@ -299,6 +303,12 @@ func renderVoice(
   // later). A rate moved by a glide ramps across the pass: the mean of its ends.
   let meanRate = (rateBefore + voice.pointee.rate) * 0.5
   voice.pointee.heard += Double(count) * meanRate / voice.pointee.rateScale
+  // A voice at rate 1 with steady gains mixes straight from its ring (not while a song change
+  // fades it: the fade works on a copy).
+  if !voice.pointee.songFade.isActive && mixFromRing(state, voice, slot: slot, offset: offset, count: count, cells: cells) {
+    voice.pointee.shared.pointee.publishHeard(sourceFrames: voice.pointee.heard, transportFrame: transportStart &+ n)
+    return
+  }
   let ch = voice.pointee.channels
   let source = state.pointee.scratch
   let got = pullFrames(voice, into: source, count: count)
@@ -352,19 +362,16 @@ func mixVoice(
   }
   let mono = voice.pointee.channels == 1
   if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
-    let gl = stepL.start, gr = stepR.start
-    if mono {
-      for i in 0..<count {
-        let x = source[i]
-        mixL[i] += x * gl
-        mixR[i] += x * gr
-      }
-    } else {
-      for i in 0..<count {
-        mixL[i] += source[2 &* i] * gl
-        mixR[i] += source[2 &* i &+ 1] * gr
-      }
-    }
+    // Steady gains (the usual case): one SIMD pass mixes and takes the meter's levels.
+    let metering = state.pointee.stemMetering
+    let levels = mono
+      ? mixMonoSteady(source, frames: count, gainLeft: stepL.start, gainRight: stepR.start,
+                      left: mixL, right: mixR, metering: metering)
+      : mixStereoSteady(source, frames: count, gainLeft: stepL.start, gainRight: stepR.start,
+                        left: mixL, right: mixR, metering: metering)
+    postFaderMeter(state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
+                   mono: mono, cells: cells, preFader: preFader, levels: levels)
+    return
   } else {
     var gl = stepL.start, gr = stepR.start
     let tl = voice.pointee.gainLeft.current, tr = voice.pointee.gainRight.current
@@ -389,7 +396,7 @@ func postFaderMeter(
   _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
   source: UnsafeMutablePointer<Float>, count: Int,
   stepL: (start: Float, step: Float, rampFrames: Int), stepR: (start: Float, step: Float, rampFrames: Int),
-  mono: Bool, cells: UnsafePointer<MeterCells>, preFader: Bool = false
+  mono: Bool, cells: UnsafePointer<MeterCells>, preFader: Bool = false, levels: BlockLevels? = nil
 ) {
   guard state.pointee.stemMetering else { return }
   var gainL: (peak: Float, square: Float) = (1, 1)
@@ -403,9 +410,21 @@ func postFaderMeter(
   // |x|·g > 1  ⇔  |x| > 1/g (no clip is possible at gain 0).
   let threshold = (gainL.peak > 0 ? 1 / gainL.peak : Float.greatestFiniteMagnitude,
                    gainR.peak > 0 ? 1 / gainR.peak : Float.greatestFiniteMagnitude)
-  let scan = scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold)
+  let peak: (Float, Float), sumSquares: (Float, Float), clips: (Int, Int)
+  if let levels {
+    // Levels already taken by the mix pass; overs need a scan only when a peak crosses 1/gain.
+    peak = levels.peak
+    sumSquares = levels.sumSquares
+    let over = peak.0 > threshold.0 || peak.1 > threshold.1
+    clips = over ? scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold).clips : (0, 0)
+  } else {
+    let scan = scanBlock(source, frames: count, channels: mono ? 1 : 2, clipThreshold: threshold)
+    peak = scan.peak
+    sumSquares = scan.sumSquares
+    clips = scan.clips
+  }
   voice.pointee.meter.add(
-    peak: (scan.peak.0 * gainL.peak, scan.peak.1 * gainR.peak),
-    sumSquares: (scan.sumSquares.0 * gainL.square, scan.sumSquares.1 * gainR.square),
-    clips: scan.clips, frames: count, into: cells)
+    peak: (peak.0 * gainL.peak, peak.1 * gainR.peak),
+    sumSquares: (sumSquares.0 * gainL.square, sumSquares.1 * gainR.square),
+    clips: clips, frames: count, into: cells)
 }
