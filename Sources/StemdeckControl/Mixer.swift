@@ -118,6 +118,10 @@ public final class Mixer: @unchecked Sendable {
       throw MixerError("the audio engine is not keeping up with commands (command queue full); try again")
     }
     commandsSent += 1
+    switch command {
+    case .seek, .play, .addVoice, .addPendingVoice, .changeSong: disk.wake()  // audio needed now
+    default: break
+    }
   }
 
   /// Commands accepted and commands applied by the renderer so far (latency measurement).
