@@ -186,7 +186,16 @@ func runLive(_ a: Arguments) -> Int32 {
   console.strict = a.strict
   var failed = false
   defer {
-    // Fade out, then close the client before freeing the engine.
+    // A take in progress is stopped and finished while the client still runs (the renderer
+    // lets go of it within a period), so the file is complete even if closing the client is
+    // what kills the process. Then fade out, and close the client before freeing the engine.
+    if driver.mixer.recordingStatus != nil, (try? driver.mixer.stopRecording()) != nil {
+      let deadline = Date().addingTimeInterval(1)
+      while driver.mixer.recordingStatus != nil && Date() < deadline {
+        for line in driver.poll() { console.writeEvent(line) }
+        usleep(2_000)
+      }
+    }
     try? driver.mixer.pause()
     usleep(30_000)
     driver.shutdown()
