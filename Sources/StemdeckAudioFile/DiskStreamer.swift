@@ -353,6 +353,10 @@ public final class DiskStreamer: @unchecked Sendable {
     for n in 0..<workerCount {
       liveWorkers.add(1, ordering: .relaxed)
       let t = Thread { [self] in
+        // Background work: below the JACK thread and the server when JACK runs without realtime
+        // scheduling (both then compete with the workers for the same cores). Nice 10 is the
+        // setpriority of this thread alone (on Linux, who 0 is the calling thread: nice is per thread).
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
         while running.load(ordering: .acquiring) {
           let first = nextStart.add(1, ordering: .relaxed).oldValue &* 7919
           let written = pass(startingAt: first & Int.max, keepGoing: { running.load(ordering: .relaxed) })
