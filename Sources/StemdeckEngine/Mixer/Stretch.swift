@@ -158,10 +158,10 @@ func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
         }
         voice.pointee.audio.release(count: n &* ch)
         let last = ends && n == inRing && segments.second.count == 0
-        // RT-WAIVER: rubberband_process in real-time mode is lock-free and does not allocate
-        // while its input buffer has room: it is fed at most maxFrames (its set_max_process_size)
-        // and only while its output holds less than a pass plus 512 frames, so every hop it can
-        // make has run and left room (R3: input buffer = window + max process size).
+        // It is fed at most maxFrames (its set_max_process_size) and only while its output holds
+        // less than a pass plus 512 frames, so every hop it can make has run and left room (R3:
+        // input buffer = window + max process size). RT-WAIVER: rubberband_process in real-time
+        // mode is lock-free and does not allocate while its input buffer has room.
         _unsafePerformance { rubberband_process(rb, UnsafePointer(s.pointee.inputsForProcess), UInt32(n), last ? 1 : 0) }
         if last { s.pointee.finalSent = true }
         continue
