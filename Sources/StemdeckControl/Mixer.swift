@@ -172,10 +172,12 @@ public final class Mixer: @unchecked Sendable {
       }
       let info = file.info
       let channels = min(info.channelCount, 2)
-      var errorCode: Int32 = 0
-      guard let resampler = src_new(quality.converterType, Int32(channels), &errorCode) else {
+      let converter: RateConverter
+      do throws(MixerError) {
+        converter = try quality.makeConverter(channels: channels, rateScale: sampleRate / Double(info.sampleRate))
+      } catch {
         freeSlots.append(slot)
-        throw MixerError("cannot add stem '\(settings.name)': libsamplerate: \(String(cString: src_strerror(errorCode)))")
+        throw MixerError("cannot add stem '\(settings.name)': \(error)")
       }
       let ringFrames = Self.ringFrames(sampleRate: sampleRate)
       let ends = SPSCRing.make(minimumCapacity: ringFrames * channels, of: Float.self)
@@ -197,7 +199,7 @@ public final class Mixer: @unchecked Sendable {
       }
       let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
       voice.initialize(to: StemVoice(
-        shared: shared, audio: ends.consumer, channels: channels, resampler: resampler,
+        shared: shared, audio: ends.consumer, channels: channels, converter: converter,
         rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
         volume: settings.volume, pan: settings.pan, audible: audible,
         sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame,
@@ -704,7 +706,8 @@ final class Stem {
 }
 
 extension ResamplerQuality {
-  /// libsamplerate's converter constant (these import as Int, design.md).
+  /// libsamplerate's converter constant (these import as Int, design.md). `fast` is stemdeck's
+  /// own sinc (`SincResampler`), which replaced `SRC_SINC_FASTEST`.
   var converterType: Int32 {
     switch self {
     case .linear: return Int32(SRC_LINEAR)
@@ -712,6 +715,19 @@ extension ResamplerQuality {
     case .medium: return Int32(SRC_SINC_MEDIUM_QUALITY)
     case .best: return Int32(SRC_SINC_BEST_QUALITY)
     }
+  }
+
+  /// A converter for a stem whose ratio at rate 1 is `rateScale` (engine rate / file rate).
+  func makeConverter(channels: Int, rateScale: Double) throws(MixerError) -> RateConverter {
+    if self == .fast {
+      // The ratio is rateScale / rate, and rate goes up to its range's top.
+      return .makeSinc(channels: channels, minimumRatio: rateScale / SettingRange.rate.upperBound)
+    }
+    var errorCode: Int32 = 0
+    guard let state = src_new(converterType, Int32(channels), &errorCode) else {
+      throw MixerError("libsamplerate: \(String(cString: src_strerror(errorCode)))")
+    }
+    return .libsamplerate(state)
   }
 }
 

@@ -5,14 +5,14 @@ import CSampleRate
 ///
 /// - Thread: built on the control thread, moved to the realtime thread by pointer in
 ///   `EngineCommand.addVoice`, handed back through the return ring, destroyed on the control
-///   thread (its `deinit` frees the resampler with `src_delete`, which frees memory).
+///   thread (its `deinit` frees the converter, which frees memory).
 public struct StemVoice: ~Copyable {
   public let shared: UnsafeMutablePointer<StemShared>
   @usableFromInline var audio: Consumer<Float>
   /// Channels in the ring: 1 or 2 (more are folded to 2 by the disk reader).
   public let channels: Int
-  /// libsamplerate state (`SRC_STATE*`), created with `src_new` for `channels` channels.
-  @usableFromInline let resampler: OpaquePointer
+  /// The varispeed and file-rate converter (owned: freed with the voice).
+  @usableFromInline let converter: RateConverter
   /// engineRate / fileRate: the ratio at rate 1.
   @usableFromInline let rateScale: Double
   /// Varispeed rate (0.5…2).
@@ -84,7 +84,7 @@ public struct StemVoice: ~Copyable {
   /// Builds a voice from a stem's levels.
   public init(
     shared: UnsafeMutablePointer<StemShared>, audio: consuming Consumer<Float>, channels: Int,
-    resampler: OpaquePointer, rateScale: Double, rate: Double, volume: Double, pan: Double, audible: Bool,
+    converter: RateConverter, rateScale: Double, rate: Double, volume: Double, pan: Double, audible: Bool,
     sampleRate: Double, epoch: Int, joinFrame: Int,
     stretch: UnsafeMutablePointer<StretchState>? = nil, pitchScale: Double = 1
   ) {
@@ -93,7 +93,7 @@ public struct StemVoice: ~Copyable {
     self.shared = shared
     self.audio = audio
     self.channels = channels
-    self.resampler = resampler
+    self.converter = converter
     self.rateScale = rateScale
     self.rate = rate
     ratio = rateScale / rate
@@ -120,19 +120,48 @@ public struct StemVoice: ~Copyable {
     resampler: OpaquePointer, ratio: Double, gains: (Float, Float), sampleRate: Double,
     epoch: Int, joinFrame: Int
   ) {
-    self.init(shared: shared, audio: audio, channels: channels, resampler: resampler, rateScale: ratio, rate: 1,
+    self.init(shared: shared, audio: audio, channels: channels, converter: .libsamplerate(resampler), rateScale: ratio, rate: 1,
               volume: 1, pan: 0, audible: true, sampleRate: sampleRate, epoch: epoch, joinFrame: joinFrame)
     gainLeft.jump(to: gains.0)
     gainRight.jump(to: gains.1)
   }
 
   deinit {
-    src_delete(resampler)
+    converter.free()
     if let stretch {
       stretch.deinitialize(count: 1)
       stretch.deallocate()
     }
     history.deallocate()
     primeOutput.deallocate()
+  }
+}
+
+/// A voice's rate converter: stemdeck's own sinc (the `fast` quality) or a libsamplerate state
+/// (`linear`, `medium`, `best`). Both take input and make output like `src_process`.
+///
+/// - Thread: made and freed on the control thread; used only by the realtime thread in between.
+public enum RateConverter {
+  case sinc(UnsafeMutablePointer<SincResampler>)
+  /// A `SRC_STATE*` from `src_new`.
+  case libsamplerate(OpaquePointer)
+
+  /// stemdeck's sinc for `channels` channels at ratios down to `minimumRatio`.
+  public static func makeSinc(channels: Int, minimumRatio: Double) -> RateConverter {
+    let p = UnsafeMutablePointer<SincResampler>.allocate(capacity: 1)
+    p.initialize(to: SincResampler(channels: channels, minimumRatio: minimumRatio))
+    return .sinc(p)
+  }
+
+  /// Frees the converter (control thread: it frees memory).
+  public func free() {
+    switch self {
+    case .sinc(let p):
+      p.pointee.deallocate()
+      p.deinitialize(count: 1)
+      p.deallocate()
+    case .libsamplerate(let state):
+      src_delete(state)
+    }
   }
 }

@@ -35,9 +35,33 @@ func syncVoice(_ voice: UnsafeMutablePointer<StemVoice>) -> Bool {
 
 @_noLocks
 func resetResampler(_ voice: UnsafeMutablePointer<StemVoice>) {
-  // RT-WAIVER: src_reset only clears the converter's internal buffers (libsamplerate 0.2.2;
-  // design.md: no allocation over 10,000 calls, no lock).
-  _ = _unsafePerformance { src_reset(voice.pointee.resampler) }
+  switch voice.pointee.converter {
+  case .sinc(let sinc):
+    sinc.pointee.reset()
+  case .libsamplerate(let state):
+    // RT-WAIVER: src_reset only clears the converter's internal buffers (libsamplerate 0.2.2;
+    // design.md: no allocation over 10,000 calls, no lock).
+    _ = _unsafePerformance { src_reset(state) }
+  }
+}
+
+/// Runs the voice's converter on `data` with `src_process`'s contract; returns its error code.
+@_noLocks
+func convert(_ voice: UnsafeMutablePointer<StemVoice>, _ data: inout SRC_DATA) -> Int32 {
+  switch voice.pointee.converter {
+  case .sinc(let sinc):
+    let result = sinc.pointee.process(
+      input: data.data_in, inputFrames: data.input_frames, output: data.data_out, outputFrames: data.output_frames,
+      ratio: data.src_ratio, endOfInput: data.end_of_input != 0)
+    data.input_frames_used = result.used
+    data.output_frames_gen = result.generated
+    return 0
+  case .libsamplerate(let state):
+    // RT-WAIVER: src_process makes no allocation and takes no lock (libsamplerate 0.2.2; checked
+    // with an allocation counter over 10,000 calls at changing ratios, design.md). A changed
+    // src_ratio is ramped smoothly across the output block by the library.
+    return _unsafePerformance { src_process(state, &data) }
+  }
 }
 
 /// True when the disk thread has marked the end of this epoch's stream at the voice's read point.
@@ -110,9 +134,7 @@ func primeResampler(_ voice: UnsafeMutablePointer<StemVoice>) {
     data.output_frames = scratchFrames
     data.src_ratio = 1
     data.end_of_input = 0
-    let resampler = voice.pointee.resampler
-    // RT-WAIVER: src_process makes no allocation and takes no lock (libsamplerate 0.2.2, design.md).
-    let error = _unsafePerformance { src_process(resampler, &data) }
+    let error = convert(voice, &data)
     if error != 0 { break }
     produced &+= data.output_frames_gen
     fed &+= data.input_frames_used
@@ -181,11 +203,7 @@ func pullFrames(_ voice: UnsafeMutablePointer<StemVoice>, into destination: Unsa
     data.output_frames = discarding ? Swift.min(count &- produced, voice.pointee.discardFrames) : count &- produced
     data.src_ratio = discarding ? 1 : voice.pointee.ratio
     data.end_of_input = ends && segments.second.count == 0 ? 1 : 0
-    let resampler = voice.pointee.resampler
-    // RT-WAIVER: src_process makes no allocation and takes no lock (libsamplerate 0.2.2; checked
-    // with an allocation counter over 10,000 calls at changing ratios, design.md). A changed
-    // src_ratio is ramped smoothly across the output block by the library.
-    let error = _unsafePerformance { src_process(resampler, &data) }
+    let error = convert(voice, &data)
     if error != 0 { break }
     voice.pointee.audio.release(count: data.input_frames_used &* ch)
     var made = data.output_frames_gen

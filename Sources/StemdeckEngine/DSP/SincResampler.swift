@@ -1,0 +1,300 @@
+/// stemdeck's own band-limited resampler: a Kaiser-windowed sinc, polyphase, in single precision
+/// with SIMD over the taps. It is the `fast` quality of varispeed and file-rate conversion.
+///
+/// Why not libsamplerate's `SRC_SINC_FASTEST`: that converter interpolates every coefficient in
+/// double precision, one tap at a time, behind bounds checks; it took about 250 cycles per stereo
+/// output frame here, 92 % of a varispeed stem's cost. This one precomputes the filter for
+/// `phases` sub-sample positions, so a coefficient row is two vector loads and one multiply-add
+/// per 8 taps, and the dot products run 8 taps at a time.
+///
+/// Quality, with the same budget as `SRC_SINC_FASTEST` (80 % of the input band flat, aliases
+/// and images at least 97 dB down): 40 taps (`halfTaps` zero crossings a side), Kaiser β 10,
+/// cut-off at the lower Nyquist frequency. `SincResamplerTests` measures both converters on the
+/// same tones and checks this one is at least as clean.
+///
+/// The interface copies `src_process`: the caller passes input frames and room for output, the
+/// converter says how much of each it used; output is time-aligned with input (output frame 0 is
+/// input frame 0); a changed ratio ramps linearly across the call's output; `endOfInput` flushes
+/// the look-ahead with silence. Ratios below 1 (playing faster than the file's rate) lower the
+/// cut-off to the output's Nyquist frequency and widen the filter to match, as libsamplerate does.
+///
+/// - Thread: `SincTable` and `SincResampler.make` allocate (control thread); `process` and `reset`
+///   are realtime code. The table is immutable once built and shared by every converter.
+public struct SincTable: @unchecked Sendable {
+  /// Zero crossings on each side of the centre tap.
+  public static let halfTaps = 20
+  /// Taps in one row: the interpolation case (ratio ≥ 1) uses exactly this many input frames.
+  public static let taps = 2 * halfTaps
+  /// Sub-sample positions the rows are computed for (linear interpolation in between).
+  public static let phases = 256
+  public static let kaiserBeta = 10.0
+
+  /// `phases + 1` rows of `taps` coefficients followed by their differences to the next row:
+  /// row p holds h(k − p/phases) for k = −halfTaps+1 … halfTaps, each row scaled to sum to 1.
+  let rows: UnsafeMutablePointer<Float>
+  /// One side of the prototype, h(j / phases) for j = 0 … halfTaps·phases (+1 guard), for the
+  /// widened filter of ratios below 1.
+  let half: UnsafeMutablePointer<Float>
+  let halfCount: Int
+
+  /// The one table every converter uses (built on first use, on a control thread).
+  public static let shared = SincTable()
+
+  init() {
+    let z = Self.halfTaps, p = Self.phases, taps = Self.taps
+    halfCount = z * p + 2
+    half = .allocate(capacity: halfCount)
+    for j in 0..<halfCount { half[j] = Float(Self.prototype(Double(j) / Double(p))) }
+    rows = .allocate(capacity: (p + 1) * taps * 2)
+    for row in 0...p {
+      let phi = Double(row) / Double(p)
+      var values = [Double](repeating: 0, count: taps)
+      for k in 0..<taps { values[k] = Self.prototype(Double(k - z + 1) - phi) }
+      // Each phase passes DC at exactly unity, so a constant input stays constant at any ratio.
+      let sum = values.reduce(0, +)
+      for k in 0..<taps { rows[row * taps * 2 + k] = Float(values[k] / sum) }
+    }
+    for row in 0...p {
+      let next = Swift.min(row + 1, p)
+      for k in 0..<taps {
+        // Row p (phase 1) is row 0 moved by one tap; the last row's differences are never used
+        // with a non-zero fraction.
+        rows[row * taps * 2 + taps + k] = rows[next * taps * 2 + k] - rows[row * taps * 2 + k]
+      }
+    }
+  }
+
+  /// The windowed sinc at `u` input frames from the centre, for a cut-off at the input's Nyquist.
+  static func prototype(_ u: Double) -> Double {
+    let z = Double(halfTaps)
+    if abs(u) >= z { return 0 }
+    let x = u / z
+    let window = besselI0(kaiserBeta * (1 - x * x).squareRoot()) / besselI0(kaiserBeta)
+    if u == 0 { return window }
+    let a = Double.pi * u
+    return sinImpl(a) / a * window
+  }
+
+  /// Modified Bessel function of the first kind, order 0 (power series; converges fast for β ≤ 20).
+  static func besselI0(_ x: Double) -> Double {
+    var sum = 1.0, term = 1.0
+    let q = x * x / 4
+    var k = 1.0
+    while term > sum * 1e-17 {
+      term *= q / (k * k)
+      sum += term
+      k += 1
+    }
+    return sum
+  }
+}
+
+/// One converter's state: planar history of its input, the read position, the last ratio.
+public struct SincResampler {
+  public let channels: Int
+  /// Frames of input kept on each side of the read position at the smallest ratio allowed.
+  let reach: Int
+  /// The smallest ratio the filter widens for; lower ratios alias a little rather than overrun.
+  let minimumRatio: Double
+  /// Planar input: channel c's frames at `buffer + c * capacity`.
+  let buffer: UnsafeMutablePointer<Float>
+  let capacity: Int
+  /// Coefficients of the widened filter (ratio < 1), `2 * reach` of them.
+  let scratch: UnsafeMutablePointer<Float>
+  let table: SincTable
+  /// Frames in `buffer` (valid input, or the silence before it / after the end).
+  var filled = 0
+  /// The next output frame's position in `buffer` frames.
+  var position: Double = 0
+  /// Where the real input ends once `endOfInput` has been seen (frames in `buffer`), else -1.
+  var inputEnd = -1
+  var lastRatio: Double = 0
+
+  /// Frames of input a call takes at most before it produces output again.
+  static let chunk = 1024
+
+  /// A converter for `channels` interleaved channels whose ratio will not go below
+  /// `minimumRatio` (lower ratios still work, with a narrower filter than ideal).
+  public init(channels: Int, minimumRatio: Double, table: SincTable = .shared) {
+    precondition(channels >= 1)
+    self.channels = channels
+    self.table = table
+    self.minimumRatio = Swift.min(1, Swift.max(minimumRatio, 1.0 / 64))
+    reach = Int((Double(SincTable.halfTaps) / self.minimumRatio).rounded(.up)) + 1
+    capacity = 2 * reach + Self.chunk + 8
+    buffer = .allocate(capacity: capacity * channels)
+    scratch = .allocate(capacity: 2 * reach + 8)
+    reset()
+  }
+
+  /// Frees the buffers (control thread).
+  public func deallocate() {
+    buffer.deallocate()
+    scratch.deallocate()
+  }
+
+  /// Forgets all input: the next input frame is heard at output frame 0, after silence.
+  @_noLocks
+  public mutating func reset() {
+    buffer.update(repeating: 0, count: capacity &* channels)
+    filled = reach
+    position = Double(reach)
+    inputEnd = -1
+    lastRatio = 0
+  }
+
+  /// Converts interleaved `input` into interleaved `output`; returns the input frames consumed
+  /// and the output frames made. `ratio` is output rate / input rate.
+  @_noLocks
+  public mutating func process(
+    input: UnsafePointer<Float>, inputFrames: Int, output: UnsafeMutablePointer<Float>, outputFrames: Int,
+    ratio: Double, endOfInput: Bool
+  ) -> (used: Int, generated: Int) {
+    if !(ratio > 0) || outputFrames <= 0 { return (0, 0) }
+    if lastRatio <= 0 { lastRatio = ratio }
+    let startRatio = lastRatio
+    var used = 0, generated = 0
+    while generated < outputFrames {
+      let r = startRatio + (ratio - startRatio) * Double(generated) / Double(outputFrames)
+      let width = halfWidth(ratio: r)
+      let centre = Int(position)
+      if inputEnd >= 0 && position >= Double(inputEnd) { break }  // drained
+      if centre &+ width < filled {
+        render(at: centre, fraction: position - Double(centre), ratio: r, width: width,
+               into: output + generated &* channels)
+        generated &+= 1
+        position += 1 / r
+        continue
+      }
+      // Need more input: keep `reach` frames before the read position, move the rest down.
+      compact()
+      if used < inputFrames {
+        let n = Swift.min(inputFrames &- used, capacity &- filled)
+        if n <= 0 { break }
+        append(input + used &* channels, frames: n)
+        used &+= n
+      } else if endOfInput && inputEnd < 0 {
+        inputEnd = filled
+        let n = Swift.min(reach &+ 1, capacity &- filled)
+        for c in 0..<channels { (buffer + c &* capacity + filled).update(repeating: 0, count: n) }
+        filled &+= n
+      } else {
+        break
+      }
+    }
+    lastRatio = generated > 0 ? startRatio + (ratio - startRatio) * Double(generated) / Double(outputFrames) : lastRatio
+    if generated == outputFrames { lastRatio = ratio }
+    return (used, generated)
+  }
+
+  /// Input frames used on each side of the centre at `ratio`.
+  @_noLocks @inline(__always)
+  func halfWidth(ratio: Double) -> Int {
+    if ratio >= 1 { return SincTable.halfTaps }
+    let r = Swift.max(ratio, minimumRatio)
+    return Swift.min(reach &- 1, Int(Double(SincTable.halfTaps) / r) &+ 1)
+  }
+
+  /// Drops frames no longer needed: everything more than `reach` frames before the read position.
+  @_noLocks
+  mutating func compact() {
+    let keepFrom = Int(position) &- reach
+    if keepFrom <= 0 { return }
+    let keep = filled &- keepFrom
+    for c in 0..<channels {
+      let base = buffer + c &* capacity
+      UnsafeMutableRawPointer(base).copyMemory(from: UnsafeRawPointer(base + keepFrom), byteCount: keep &* 4)
+    }
+    filled = keep
+    position -= Double(keepFrom)
+    if inputEnd >= 0 { inputEnd &-= keepFrom }
+  }
+
+  /// Appends interleaved frames to the planar buffer.
+  @_noLocks
+  mutating func append(_ source: UnsafePointer<Float>, frames: Int) {
+    if channels == 2 {
+      let l = buffer + filled, r = buffer + (capacity &+ filled)
+      for i in 0..<frames {
+        l[i] = source[2 &* i]
+        r[i] = source[2 &* i &+ 1]
+      }
+    } else {
+      for c in 0..<channels {
+        let d = buffer + (c &* capacity &+ filled)
+        for i in 0..<frames { d[i] = source[i &* channels &+ c] }
+      }
+    }
+    filled &+= frames
+  }
+
+  /// One output frame centred at buffer frame `centre` + `fraction`.
+  @_noLocks @inline(__always)
+  func render(at centre: Int, fraction: Double, ratio: Double, width: Int, into out: UnsafeMutablePointer<Float>) {
+    if ratio >= 1 {
+      let taps = SincTable.taps
+      let scaled = fraction * Double(SincTable.phases)
+      let row = Swift.min(Int(scaled), SincTable.phases)
+      let f = Float(scaled - Double(row))
+      let coefficients = UnsafeRawPointer(table.rows + row &* taps &* 2)
+      let first = centre &- SincTable.halfTaps &+ 1
+      var c = 0
+      while c < channels {
+        let x = UnsafeRawPointer(buffer + (c &* capacity &+ first))
+        var acc = SIMD8<Float>()
+        var k = 0
+        while k < taps {
+          let h = coefficients.loadUnaligned(fromByteOffset: k &* 4, as: SIMD8<Float>.self)
+          let d = coefficients.loadUnaligned(fromByteOffset: (taps &+ k) &* 4, as: SIMD8<Float>.self)
+          let v = x.loadUnaligned(fromByteOffset: k &* 4, as: SIMD8<Float>.self)
+          acc += (h + d * f) * v
+          k &+= 8
+        }
+        out[c] = acc.sum()
+        c &+= 1
+      }
+      return
+    }
+    // Widened filter: h(r·u)·r at u = k − fraction, from the one-sided table.
+    let r = Swift.max(ratio, minimumRatio)
+    let count = 2 &* width
+    let first = centre &- width &+ 1
+    let step = r * Double(SincTable.phases)
+    var at = (Double(width &- 1) + fraction) * step  // table position of the first tap (u < 0)
+    let limit = table.halfCount &- 2
+    let gain = Float(r)
+    for k in 0..<count {
+      let a = Swift.abs(at)
+      let j = Int(a)
+      var h: Float = 0
+      if j <= limit {
+        let t = Float(a - Double(j))
+        h = table.half[j] + t * (table.half[j &+ 1] - table.half[j])
+      }
+      scratch[k] = h * gain
+      at -= step
+    }
+    var padded = count
+    while padded & 7 != 0 { scratch[padded] = 0; padded &+= 1 }
+    var c = 0
+    while c < channels {
+      let x = buffer + (c &* capacity &+ first)
+      var acc = SIMD8<Float>()
+      var k = 0
+      while k < padded {
+        var v = SIMD8<Float>()
+        // The last group may reach past the widened window: read only the frames inside it.
+        let n = Swift.min(8, count &- k)
+        if n == 8 {
+          v = UnsafeRawPointer(x + k).loadUnaligned(as: SIMD8<Float>.self)
+        } else {
+          for i in 0..<n { v[i] = x[k &+ i] }
+        }
+        acc += UnsafeRawPointer(scratch + k).loadUnaligned(as: SIMD8<Float>.self) * v
+        k &+= 8
+      }
+      out[c] = acc.sum()
+      c &+= 1
+    }
+  }
+}
