@@ -706,25 +706,21 @@ final class Stem {
 }
 
 extension ResamplerQuality {
-  /// libsamplerate's converter constant (these import as Int, design.md). `fast` is stemdeck's
-  /// own sinc (`SincResampler`), which replaced `SRC_SINC_FASTEST`.
-  var converterType: Int32 {
-    switch self {
-    case .linear: return Int32(SRC_LINEAR)
-    case .fast: return Int32(SRC_SINC_FASTEST)
-    case .medium: return Int32(SRC_SINC_MEDIUM_QUALITY)
-    case .best: return Int32(SRC_SINC_BEST_QUALITY)
-    }
-  }
-
-  /// A converter for a stem whose ratio at rate 1 is `rateScale` (engine rate / file rate).
+  /// A converter for a stem whose ratio at rate 1 is `rateScale` (engine rate / file rate):
+  /// stemdeck's own sinc (`SincResampler`) for `fast`, libsamplerate for the others (its
+  /// converter constants import as Int, design.md).
   func makeConverter(channels: Int, rateScale: Double) throws(MixerError) -> RateConverter {
-    if self == .fast {
+    let type: Int
+    switch self {
+    case .fast:
       // The ratio is rateScale / rate, and rate goes up to its range's top.
       return .makeSinc(channels: channels, minimumRatio: rateScale / SettingRange.rate.upperBound)
+    case .linear: type = SRC_LINEAR
+    case .medium: type = SRC_SINC_MEDIUM_QUALITY
+    case .best: type = SRC_SINC_BEST_QUALITY
     }
     var errorCode: Int32 = 0
-    guard let state = src_new(converterType, Int32(channels), &errorCode) else {
+    guard let state = src_new(Int32(type), Int32(channels), &errorCode) else {
       throw MixerError("libsamplerate: \(String(cString: src_strerror(errorCode)))")
     }
     return .libsamplerate(state)

@@ -182,8 +182,9 @@ public struct SincResampler {
         break
       }
     }
-    lastRatio = generated > 0 ? startRatio + (ratio - startRatio) * Double(generated) / Double(outputFrames) : lastRatio
-    if generated == outputFrames { lastRatio = ratio }
+    // Where the ramp got to: the next call continues from there.
+    lastRatio = generated == outputFrames ? ratio
+      : startRatio + (ratio - startRatio) * Double(generated) / Double(outputFrames)
     return (used, generated)
   }
 
