@@ -211,6 +211,10 @@ enum FileAccess {
       unlink(backupTemporary)
       throw fail(code)
     }
+    // When the backup already was a link to the same file (a save killed between its backup and
+    // its rename leaves that), rename() does nothing and succeeds: the temporary name remains.
+    var left = stat()
+    if lstat(backupTemporary, &left) == 0 { unlink(backupTemporary) }
   }
 
   /// The fallback backup for filesystems without hard links. Returns the temporary name it made.

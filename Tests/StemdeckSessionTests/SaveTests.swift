@@ -51,6 +51,23 @@ struct SaveTests {
     #expect(folder.entries() == ["song.json", "song.json.bak"])
   }
 
+  /// A save killed after it linked the backup but before it renamed the new file in leaves
+  /// `song.json.bak` and `song.json` as two names of one file. rename() between two links of one
+  /// file does nothing and reports success, so the next save must not leave its backup link behind.
+  @Test("a save after one killed half-way (the .bak is a hard link to the session) leaves no temporary link")
+  func backupAlreadyLinked() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("song.json")
+    let (first, second) = twoSessions()
+    try SessionFile.save(first, to: path)
+    let firstBytes = try #require(contents(of: path))
+    try #require(link(path, path + ".bak") == 0)
+    try SessionFile.save(second, to: path)
+    #expect(folder.entries() == ["song.json", "song.json.bak"])
+    #expect(contents(of: path + ".bak") == firstBytes)
+    #expect(try SessionFile.load(path: path) == second)
+  }
+
   @Test("saving into a folder that does not exist fails clearly and creates nothing")
   func missingFolder() throws {
     let folder = try TemporaryFolder()
