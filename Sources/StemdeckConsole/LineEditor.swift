@@ -63,7 +63,7 @@ final class LineEditor {
   /// is renamed into place (a link there is replaced). A history that cannot be written is not
   /// worth interrupting the show for: the failure is ignored, as before.
   static func saveHistory(to path: String) {
-    try? AtomicFile.replace(path) { temporary in write_history(temporary) == 0 }
+    try? AtomicFile.replace(path, newMode: 0o600) { temporary in write_history(temporary) == 0 }
   }
 }
 

@@ -282,7 +282,8 @@ enum FileAccess {
   /// of the regular file it replaces, or 0666 minus the user's umask for a new one (libraries
   /// like libedit force their own mode), and is renamed over `path`: a symbolic link there is
   /// replaced, not followed. No backup is kept.
-  static func replaceAtomically(_ path: String, produce: (String) -> Bool) throws(SessionError) {
+  static func replaceAtomically(_ path: String, newMode: mode_t = 0o666,
+                                produce: (String) -> Bool) throws(SessionError) {
     func fail(_ message: String) -> SessionError { SessionError(file: path, message: message) }
     guard !path.isEmpty, !path.hasSuffix("/") else { throw fail("is not a file name") }
     let folder: String, name: String
@@ -313,7 +314,7 @@ enum FileAccess {
     if lstat(path, &target) == 0 && target.st_mode & S_IFMT == S_IFREG {
       mode = target.st_mode & 0o777
     } else {
-      mode = 0o666 & ~currentUmask()
+      mode = newMode & 0o777 & ~currentUmask()
     }
     if chmod(temporary, mode) != 0 { throw fail("cannot set the permissions of \(temporary): \(reason(errno))") }
     if rename(temporary, path) != 0 { throw fail("cannot replace the file: \(reason(errno))") }

@@ -25,7 +25,7 @@ private func umaskFromProc() throws -> mode_t {
 
 @Suite("History and autosave files: no symbolic link followed", .serialized)
 struct ConsoleFileSecurityTests {
-  @Test("the history file: a symbolic link planted at it is replaced by the history (libedit's writer), the victim is untouched, the new file follows the umask")
+  @Test("the history file: a symbolic link planted at it is replaced by the history (libedit's writer), the victim is untouched, the new file is private (0600)")
   func historyDoesNotFollowLinks() throws {
     let folder = try TemporaryFolder()
     let victim = try folder.write("precious", to: "victim.txt")
@@ -41,7 +41,8 @@ struct ConsoleFileSecurityTests {
     let text = String(decoding: bytes(history) ?? [], as: UTF8.self)
     #expect(text.contains("vol"), "history file: \(text)")
     #expect(text.hasPrefix("_HiStOrY_V2_"), "not libedit's history format: \(text)")
-    let expected = 0o666 & ~(try umaskFromProc())
+    // It holds every command and path typed: private, like a shell's history.
+    let expected = 0o600 & ~(try umaskFromProc())
     var info = stat()
     #expect(lstat(history, &info) == 0 && info.st_mode & 0o777 == expected, "mode \(String(info.st_mode & 0o777, radix: 8))")
     // And libedit reads it back.

@@ -111,4 +111,21 @@ struct CreatedFileSecurityTests {
     #expect(contents(of: path) == Array("new".utf8), "a failed write must leave the file alone")
     #expect(folder.entries() == ["history"])
   }
+
+  @Test("AtomicFile.replace creates a new private file (newMode 0600, as the REPL history is) with exactly that mode")
+  func atomicReplaceNewPrivateFile() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("history")
+    try AtomicFile.replace(path, newMode: 0o600) { temporary in
+      FileManager.default.createFile(atPath: temporary, contents: Data("ls\n".utf8))
+    }
+    #expect(permissions(path) == 0o600)
+    // A file the user made readable stays so.
+    try #require(chmod(path, 0o644) == 0)
+    try AtomicFile.replace(path, newMode: 0o600) { temporary in
+      FileManager.default.createFile(atPath: temporary, contents: Data("ls\nplay\n".utf8))
+    }
+    #expect(permissions(path) == 0o644)
+    #expect(contents(of: path) == Array("ls\nplay\n".utf8))
+  }
 }
