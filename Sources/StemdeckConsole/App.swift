@@ -22,6 +22,8 @@ public struct Arguments: Equatable, Sendable {
   public var autoConnect = true
   public var output: String?
   public var duration: Double?
+  /// `render --from`: the transport time to start at (nil: the session's saved position).
+  public var from: Double?
   public var sampleRate = 48000
 
   public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
@@ -49,6 +51,15 @@ public struct Arguments: Equatable, Sendable {
       case "--duration", "-d":
         let v = try value(arg)
         a.duration = try ValueParser.duration(v)
+      case "--from":
+        let v = try value(arg)
+        if v.lowercased() == "start" {
+          a.from = 0
+        } else {
+          do { a.from = try ValueParser.duration(v) } catch {
+            throw CommandError("--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got '\(ValueParser.printable(v))')")
+          }
+        }
       case "--sample-rate", "-r":
         let v = try value(arg)
         a.sampleRate = try ValueParser.integer(v, "--sample-rate")
@@ -70,7 +81,7 @@ public struct Arguments: Equatable, Sendable {
 
     usage:
       stemdeck [SESSION] [options]          open SESSION live (interactive on a terminal, script mode otherwise)
-      stemdeck render SESSION --output FILE [--duration SECONDS] [--sample-rate HZ]
+      stemdeck render SESSION --output FILE [--from TIME] [--duration SECONDS] [--sample-rate HZ]
 
     live options:
       --server NAME, -s NAME   JACK server (default: $JACK_DEFAULT_SERVER, else "default")
@@ -86,7 +97,10 @@ public struct Arguments: Equatable, Sendable {
 
     render options:
       --output FILE, -o FILE   .wav (32-bit float), .flac or .aiff (24-bit)
-      --duration SECONDS       default: the longest finite stem (required if a stem loops forever)
+      --from TIME              start at this transport time (90, 1:30, or 'start'; default: the
+                               position saved in the session)
+      --duration SECONDS       default: to the end of the longest finite stem (required if a stem
+                               loops forever)
       --sample-rate HZ         default: 48000
 
     Type 'help' inside stemdeck for its commands.
@@ -128,7 +142,7 @@ func runRender(_ a: Arguments) -> Int32 {
   do {
     let summary = try OfflineRenderer.render(
       session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
-      sampleRate: a.sampleRate
+      from: a.from, sampleRate: a.sampleRate
     ) { fraction in
       guard showProgress else { return }
       let width = 40
@@ -136,7 +150,8 @@ func runRender(_ a: Arguments) -> Int32 {
       printErrorNoNewline("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(Int(fraction * 100))%")
     }
     if showProgress { printErrorNoNewline("\r\u{1B}[K") }
-    writeOut("rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo")
+    writeOut("rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
+      + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
     func db(_ v: Double) -> String { NumberFormat.fixed(Decibels.fromAmplitude(v), 1) }
     writeOut("peak L \(db(summary.peak.left)) dB, R \(db(summary.peak.right)) dB; RMS L \(db(summary.rms.left)) dB, R \(db(summary.rms.right)) dB; clipped samples \(summary.clippedSamples)")
     return 0

@@ -10,6 +10,8 @@ public enum OfflineRenderer {
     public var frames: Int
     public var sampleRate: Int
     public var seconds: Double { Double(frames) / Double(sampleRate) }
+    /// The transport time the render started at, in seconds.
+    public var start: Double
     /// Peak |sample| and RMS of each master channel over the whole render (linear).
     public var peak: (left: Double, right: Double)
     public var rms: (left: Double, right: Double)
@@ -18,10 +20,11 @@ public enum OfflineRenderer {
   }
 
   /// Renders `session` (stored at `sessionPath`) for `duration` seconds, or the longest finite
-  /// stem when nil, into `outputPath` (format from its extension).
+  /// stem when nil, into `outputPath` (format from its extension). It starts at transport time
+  /// `from` (seconds) when given, else at the session's saved position.
   public static func render(
     session: Session, sessionPath: String, outputPath: String, duration: Double?,
-    sampleRate: Int = 48000, blockFrames: Int = 1024,
+    from: Double? = nil, sampleRate: Int = 48000, blockFrames: Int = 1024,
     progress: ((Double) -> Void)? = nil
   ) throws(MixerError) -> Summary {
     guard let format = OutputFormat.forPath(outputPath) else {
@@ -29,6 +32,13 @@ public enum OfflineRenderer {
     }
     guard (8000...384_000).contains(sampleRate) else {
       throw MixerError("sample rate must be between 8000 and 384000 Hz (got \(sampleRate))")
+    }
+    var session = session
+    if let from {
+      guard from.isFinite, SettingRange.position.contains(from) else {
+        throw MixerError("--from must be a time from 0 to \(NumberFormat.plain(SettingRange.position.upperBound)) seconds (got \(NumberFormat.plain(from)))")
+      }
+      session.position = from
     }
     let mixer = Mixer(sampleRate: Double(sampleRate), quality: session.quality, streaming: .synchronous)
     defer { mixer.shutdown() }
@@ -47,7 +57,12 @@ public enum OfflineRenderer {
       seconds = d - session.position
     }
     let totalFrames = Int((seconds * Double(sampleRate)).rounded())
-    guard totalFrames > 0 else { throw MixerError("nothing to render: the session position is past its end") }
+    guard totalFrames > 0 else {
+      let end = NumberFormat.time(mixer.duration ?? 0), at = NumberFormat.time(session.position)
+      throw MixerError(from != nil
+        ? "nothing to render: --from \(at) is at or past the session's end (\(end))"
+        : "nothing to render: the session's saved position (\(at)) is at or past its end (\(end)); --from 0 renders from the start")
+    }
 
     let writer: SoundFileWriter
     do { writer = try SoundFileWriter(path: outputPath, format: format, sampleRate: sampleRate, channelCount: 2) } catch {
@@ -87,7 +102,7 @@ public enum OfflineRenderer {
     let underruns = mixer.stemStatuses().reduce(0) { $0 + $1.underruns }
     let frames = Double(totalFrames)
     return Summary(
-      frames: totalFrames, sampleRate: sampleRate, peak: (peak.0, peak.1),
+      frames: totalFrames, sampleRate: sampleRate, start: session.position, peak: (peak.0, peak.1),
       rms: ((sum.0 / frames).squareRoot(), (sum.1 / frames).squareRoot()),
       clippedSamples: clipped, underruns: underruns)
   }

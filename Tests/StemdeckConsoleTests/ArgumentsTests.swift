@@ -26,6 +26,10 @@ struct ArgumentsTests {
     (["--version"], { $0.mode = .version }),
     (["render", "--help"], { $0.mode = .help }),
     (["-"], { $0.session = "-" }),
+    (["render", "S", "-o", "o.wav", "--from", "1:30"],
+     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.from = 90 }),
+    (["render", "S", "-o", "o.wav", "--from", "Start", "--duration", "2s"],
+     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.from = 0; $0.duration = 2 }),
   ]
 
   @Test("valid command lines", arguments: valid)
@@ -50,6 +54,11 @@ struct ArgumentsTests {
     (["--duration", "-5"], "duration must not have a sign (got '-5')"),
     (["--duration", "soon"], "duration must be seconds (2, 2s, 500ms) or m:ss (1:30) (got 'soon')"),
     (["--sample-rate", "fast"], "--sample-rate must be a whole number (got 'fast')"),
+    (["render", "S", "-o", "o.wav", "--from", "-2"],
+     "--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got '-2')"),
+    (["render", "S", "-o", "o.wav", "--from", "beginning"],
+     "--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got 'beginning')"),
+    (["render", "S", "-o", "o.wav", "--from"], "--from needs a value (see stemdeck --help)"),
   ]
 
   @Test("invalid command lines", arguments: invalid)
@@ -66,7 +75,7 @@ struct ArgumentsTests {
   @Test("usage text lists every option parse accepts")
   func usageMentionsOptions() {
     for option in ["--server", "-s", "--name", "-n", "--no-start-server", "--no-connect", "--play", "--strict", "--script",
-                   "-c", "--keep-going", "-k", "--output", "-o", "--duration", "--sample-rate"] {
+                   "-c", "--keep-going", "-k", "--output", "-o", "--from", "--duration", "--sample-rate"] {
       #expect(Arguments.usage.contains(option + " ") || Arguments.usage.contains(option + ","), "\(option)")
     }
   }

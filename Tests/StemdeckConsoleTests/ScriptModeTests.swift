@@ -87,6 +87,22 @@ struct ScriptModeTests {
     #expect(FileManager.default.fileExists(atPath: folder.file("out.flac")))
   }
 
+  @Test("render --from: a session saved mid-song renders from its position unless --from says otherwise, and says where it started")
+  func renderFrom() throws {
+    let folder = try fixture()
+    let text = try String(contentsOfFile: folder.file("song.json"), encoding: .utf8)
+    try text.replacingOccurrences(of: #""stems""#, with: #""position" : 1.5, "stems""#)
+      .write(toFile: folder.file("song.json"), atomically: true, encoding: .utf8)
+    let saved = try runBinary(["render", "song.json", "--output", "out.wav"], in: folder)
+    #expect(saved.status == 0)
+    #expect(saved.stdout.first == "rendered out.wav: 0:00.500 at 48000 Hz, stereo, from 0:01.500", "\(saved.stdout)")
+    let start = try runBinary(["render", "song.json", "--output", "out.wav", "--from", "start"], in: folder)
+    #expect(start.stdout.first == "rendered out.wav: 0:02.000 at 48000 Hz, stereo", "\(start.stdout)")
+    let past = try runBinary(["render", "song.json", "--output", "out.wav", "--from", "0:03"], in: folder)
+    #expect(past.status == 1)
+    #expect(past.stderr == ["error: nothing to render: --from 0:03.000 is at or past the session's end (0:02.000)"], "\(past.stderr)")
+  }
+
   /// (case, arguments, how the session is broken, fragments of the one stderr line).
   static let renderFailures: [(String, [String], @Sendable (String) -> String, [String])] = [
     ("bad field", ["render", "song.json", "-o", "out.wav"],
@@ -132,7 +148,7 @@ struct ScriptModeTests {
     #expect(help.status == 0)
     #expect(help.stderr == [])
     #expect(help.stdout.first == "stemdeck — a multi-track stem mixer console for JACK")
-    #expect(help.stdout.contains("  stemdeck render SESSION --output FILE [--duration SECONDS] [--sample-rate HZ]"))
+    #expect(help.stdout.contains("  stemdeck render SESSION --output FILE [--from TIME] [--duration SECONDS] [--sample-rate HZ]"))
     #expect(help.stdout.last == "Type 'help' inside stemdeck for its commands.")
     #expect(try runBinary(["-h"], in: folder).stdout == help.stdout)
     let version = try runBinary(["--version"], in: folder)

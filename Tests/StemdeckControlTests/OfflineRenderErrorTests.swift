@@ -60,7 +60,19 @@ import Testing
     }
     var past = session
     past.position = 5
-    expectMixerError(["nothing to render"]) { () throws(MixerError) in _ = try render(past, folder) }
+    expectMixerError(["nothing to render", "saved position (0:05.000)", "past its end (0:00.100)", "--from 0"]) { () throws(MixerError) in
+      _ = try render(past, folder)
+    }
+    expectMixerError(["nothing to render: --from 0:01.000 is at or past the session's end (0:00.100)"]) { () throws(MixerError) in
+      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"),
+                                     duration: nil, from: 1)
+    }
+    for bad in [-1, Double.nan, 2_000_000] {
+      expectMixerError(["--from must be a time from 0 to 1000000 seconds"]) { () throws(MixerError) in
+        _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"),
+                                       duration: nil, from: bad)
+      }
+    }
     var missing = session
     missing.stems.append(stem("gone", "gone.flac"))
     expectMixerError([folder.file("s.stemdeck"), "stems[1]", "gone", folder.file("gone.flac")]) { () throws(MixerError) in
@@ -83,6 +95,27 @@ import Testing
     #expect(summary.frames == 24000)
     #expect(firstMismatch(output.left[241...], ramp[24241...]) == nil)
     #expect(abs(output.left[0]) < 1e-6, "fades in from silence")
+  }
+
+  @Test("--from overrides the saved position: from 0 renders the whole song, from 0.25 its last 0.75 s")
+  func renderFromOverridesSavedPosition() throws {
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("r.wav"), format: .wavFloat, channels: [Signal.ramp(frames: 48000)])
+    let ramp = try readAudio(folder.file("r.wav")).samples
+    var session = Session()
+    session.stems = [stem("r", "r.wav") { $0.pan = -1 }]
+    session.position = 0.5
+    let path = folder.file("s.stemdeck")
+    let whole = try OfflineRenderer.render(session: session, sessionPath: path, outputPath: folder.file("whole.wav"),
+                                           duration: nil, from: 0)
+    #expect(whole.frames == 48000 && whole.start == 0)
+    let left = try readAudio(folder.file("whole.wav")).channel(0)
+    #expect(firstMismatch(left[...], ramp[...]) == nil, "from 0 plays the ramp from its first sample, without a fade")
+    let tail = try OfflineRenderer.render(session: session, sessionPath: path, outputPath: folder.file("tail.wav"),
+                                          duration: nil, from: 0.25)
+    #expect(tail.frames == 36000 && tail.start == 0.25)
+    let tailLeft = try readAudio(folder.file("tail.wav")).channel(0)
+    #expect(firstMismatch(tailLeft[241...], ramp[12241...]) == nil)
   }
 
   @Test("other sample rates: a 48 kHz stem rendered at 96 kHz lasts as long and keeps its pitch")
