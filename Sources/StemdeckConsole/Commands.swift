@@ -445,6 +445,28 @@ enum CommandTable {
     ) { (c, a) throws(CommandError) in
       if let f = a.first { try c.loadSetlist(f) } else { try c.showSetlist() }
     },
+    CommandSpec(
+      name: "advance", aliases: ["autoadvance"], usage: "advance [off|cue|play]",
+      summary: "when a setlist song ends: stay (off), open the next one ready to play (cue), or play it (play)",
+      details: """
+        A song ends when every stem that can finish has (none loops forever); the transport stops
+        there. cue opens the next song, stopped; play opens it and starts it, a few tens of
+        milliseconds after the last one ended (for a seamless segue use 'next' while the song
+        plays: see songchange). The last song ends the show: nothing wraps around. In interactive
+        mode a song with unsaved changes is not left automatically. Not saved in sessions.
+        Without an argument, shows the setting.
+        """,
+      argumentCount: 0...1, completions: [.keyword(SetlistAdvance.allCases.map(\.rawValue))]
+    ) { (c, a) throws(CommandError) in
+      guard let w = a.first else {
+        c.write("advance: \(c.advance.rawValue)" + (c.setlist == nil ? " (no setlist loaded)" : ""))
+        return
+      }
+      guard let mode = SetlistAdvance(rawValue: w.lowercased()) else {
+        throw CommandError("advance must be off, cue or play (got '\(ValueParser.printable(w))')")
+      }
+      c.advance = mode
+    },
     CommandSpec(name: "next", aliases: ["next!"], usage: "next", summary: "open the next song of the setlist (wraps around); while playing, gapless or crossfaded (see songchange)", argumentCount: 0...0) { (c, _) throws(CommandError) in
       try c.switchSong(to: c.setlistIndex + 1)
     },

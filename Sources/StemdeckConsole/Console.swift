@@ -29,6 +29,10 @@ public final class Console {
   /// The loaded setlist and the current song in it.
   var setlist: Setlist?
   var setlistIndex = 0
+  /// What happens when a setlist song ends (`advance`).
+  var advance = SetlistAdvance.off
+  /// `mixer.songEnds` when last looked at (`periodic`).
+  var songEndsSeen = 0
   /// Seconds between autosaves of unsaved changes (0 = off).
   public var autosaveInterval: Double = 30
   var lastAutosave = Date()
@@ -217,8 +221,18 @@ public final class Console {
     return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).autosave.json").path
   }
 
-  /// Called regularly by the host: writes unsaved changes to the sidecar every `autosaveInterval`.
+  /// Called regularly by the host, after it has printed the mixer's events: advances the setlist
+  /// when a song has ended, and writes unsaved changes to the sidecar every `autosaveInterval`.
   public func periodic() {
+    let ends = mixer.songEnds
+    if ends != songEndsSeen {
+      songEndsSeen = ends
+      songEnded()
+    }
+    autosaveIfDue()
+  }
+
+  func autosaveIfDue() {
     guard autosaveInterval > 0, let path = sessionPath, mixer.isDirty,
           Date().timeIntervalSince(lastAutosave) >= autosaveInterval else { return }
     lastAutosave = Date()
@@ -293,11 +307,16 @@ public final class Console {
       throw CommandError("wait end: the transport is paused; 'play' first")
     }
     let start = interruptRequests.load(ordering: .relaxed)
-    while !mixer.allFiniteStemsFinished && interruptRequests.load(ordering: .relaxed) == start {
+    // The song's end is reported once; a setlist that advances opens the next song in the same
+    // `idle`, so the end counter, not the stems, says this song has ended.
+    let ends = mixer.songEnds
+    func ended() -> Bool { mixer.songEnds != ends || mixer.allFiniteStemsFinished }
+    while !ended() && interruptRequests.load(ordering: .relaxed) == start {
       idle()
       usleep(10_000)
-      if mixer.transportState == .paused && !mixer.allFiniteStemsFinished {
+      if mixer.transportState == .paused && !ended() {
         idle()
+        if ended() { break }
         throw CommandError("wait end: the transport was paused before the end")
       }
     }

@@ -41,7 +41,40 @@ public struct Setlist: Equatable {
   }
 }
 
+/// What stemdeck does when a song of the setlist plays to its end (the transport stops there).
+public enum SetlistAdvance: String, CaseIterable, Sendable {
+  /// Stay on the finished song (`play` plays it again from the top).
+  case off
+  /// Open the next song, stopped at its saved position, ready for `play`.
+  case cue
+  /// Open the next song and play it.
+  case play
+}
+
 extension Console {
+  /// Acts on the end of the current song (`periodic` calls it once per end) as `advance` says.
+  /// The last song of the setlist ends the show: nothing wraps around. Unsaved changes in
+  /// interactive mode are kept, and say so, rather than discarded by an automatic switch.
+  func songEnded() {
+    guard advance != .off, let list = setlist else { return }
+    let next = setlistIndex + 1
+    guard next < list.songs.count else {
+      writeEvent("end of the setlist: song \(list.songs.count)/\(list.songs.count) (\(Setlist.name(of: list.songs[setlistIndex]))) has finished")
+      return
+    }
+    let name = Setlist.name(of: list.songs[next])
+    if interactive && mixer.isDirty {
+      writeEvent("not advancing to song \(next + 1)/\(list.songs.count) (\(name)): this song has unsaved changes; 'save' them, or 'next!' to discard them")
+      return
+    }
+    do {
+      try switchSong(to: next)
+      if advance == .play { try mixerCall { () throws(MixerError) in try mixer.play() } }
+    } catch {
+      writeEvent("cannot advance to song \(next + 1)/\(list.songs.count) (\(name)): \(error)")
+    }
+  }
+
   /// Loads a setlist and opens its first song.
   func loadSetlist(_ path: String) throws(CommandError) {
     let list = try Setlist.load(path)

@@ -65,6 +65,8 @@ public final class Mixer: @unchecked Sendable {
   var takeMuted = false
   /// Set once the end of the song has been reported; cleared by seeks.
   var endReported = false
+  /// How many times the end of a song has been reported (`MixerEvent.allFinished`).
+  var songEndCount = 0
   /// Set when something changed since the last `markSaved()`.
   public internal(set) var isDirty = false
   /// Seconds of look-ahead a stem added while playing is given before it joins.
@@ -467,6 +469,10 @@ public final class Mixer: @unchecked Sendable {
   public var hasEndlessStems: Bool { lock.locked { stems.contains { $0.settings.loops < 0 } } }
 
   /// True when every stem that can finish has finished (and there is at least one such stem).
+  /// Counts the ends of songs reported by `pump` (the transport stopped there); the console's
+  /// setlist auto-advance and `wait end` watch it change.
+  public var songEnds: Int { lock.locked { songEndCount } }
+
   public var allFiniteStemsFinished: Bool {
     lock.locked {
       let finite = stems.filter { $0.settings.loops >= 0 }
@@ -543,6 +549,7 @@ public final class Mixer: @unchecked Sendable {
       if !endReported && !stems.isEmpty && !stems.contains(where: { $0.settings.loops < 0 })
         && allFiniteStemsFinishedLocked() {
         endReported = true
+        songEndCount += 1
         out.append(.allFinished)
         if transportState == .playing { try? send(.pause) }
       }

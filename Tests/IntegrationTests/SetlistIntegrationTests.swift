@@ -152,4 +152,50 @@ struct SetlistIntegrationTests {
             "after the fade: song 1 silent, song 2 at full gain")
     print("setlist crossfade live: switch at frame \(p), fade \(n) frames, max deviation \(worst)")
   }
+
+  @Test("advance play, live, in script mode: song 2 follows song 1 on its own, 'wait end' returns at each song's end, and the show ends after the last")
+  func advancePlayLive() async throws {
+    let dir = try IntegrationTempDir()
+    defer { dir.remove() }
+    try Self.writeConstant(dir.file("one.wav"), value: 0.25, seconds: 0.5)
+    try Self.writeConstant(dir.file("two.wav"), value: 0.5, seconds: 0.5)
+    for (name, file) in [("one", "one.wav"), ("two", "two.wav")] {
+      try Self.song(file: file, connections: #""master_L" : [ "jack_capture:input1" ]"#)
+        .replacingOccurrences(of: #""loops" : -1"#, with: #""loops" : 0"#)
+        .write(toFile: dir.file("\(name).json"), atomically: true, encoding: .utf8)
+    }
+    try "one.json\ntwo.json\n".write(toFile: dir.file("show.txt"), atomically: true, encoding: .utf8)
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let capture = try server.startCapture(ports: [], seconds: 4, to: dir.file("live.wav"), hookDir: dir, manualConnections: true)
+    defer { capture.child.terminate(grace: 2) }
+    let registered = try await eventually(timeout: 5, interval: 0.1) { try await server.ports().contains("jack_capture:input1") }
+    try #require(registered, "jack_capture did not register its inputs; log:\n\(capture.log)")
+
+    let deck = try StemdeckProcess(server: server, extra: [
+      "-c", "setlist \(dir.file("show.txt")); advance play; wait 0.3; play; wait end; wait end"])
+    defer { deck.kill() }
+    let status = await deck.child.waitForExit(timeout: 20)
+    #expect(status == 0, "exit status \(String(describing: status))\n\(deck.transcript)")
+    let lines = deck.lines
+    let song2 = lines.firstIndex(of: "song 2/2: two")
+    let ends = lines.indices.filter { lines[$0] == "event: all stems finished" }
+    let showEnd = lines.firstIndex(of: "event: end of the setlist: song 2/2 (two) has finished")
+    #expect(song2 != nil && ends.count == 2 && showEnd != nil, "\(deck.transcript)")
+    if let song2, ends.count == 2, let showEnd {
+      // The second 'wait end' would fail on a stopped transport: song 2 played on its own.
+      #expect(ends[0] < song2 && song2 < ends[1] && ends[1] < showEnd, "\(deck.transcript)")
+    }
+
+    _ = try await capture.finish(timeout: 15)
+    let live = try readAudio(dir.file("live.wav"))
+    let left = (0..<live.frames).map { live.sample($0, 0) }
+    let lastOne = try #require(left.lastIndex(of: 0.25), "song 1 never reached the capture")
+    let firstTwo = try #require(left.firstIndex(of: 0.5), "song 2 never reached the capture")
+    let heardTwo = left.filter { $0 == 0.5 }.count
+    let gap = Double(firstTwo - lastOne - 1) / 48000
+    print("advance play live: \(String(format: "%.1f", gap * 1000)) ms of silence between song 1's last frame and song 2's first; song 2 heard for \(heardTwo) frames")
+    #expect(firstTwo > lastOne && gap < 0.25, "song 2 started \(gap) s after song 1's end")
+    #expect(heardTwo >= 23000, "song 2 (24000 frames) heard for only \(heardTwo) frames")
+  }
 }

@@ -123,6 +123,15 @@ final class ConsoleHarness {
     return peak
   }
 
+  /// What the host does between commands: prints the mixer's events, then runs `periodic`.
+  /// Returns the lines written (events and whatever `periodic` did).
+  func idle() -> [String] {
+    output.lines.removeAll()
+    for event in mixer.pump() { console.writeEvent(event.description) }
+    console.periodic()
+    return output.lines
+  }
+
   func shutdown() { mixer.shutdown() }
 }
 
