@@ -450,9 +450,9 @@ enum CommandTable {
       summary: "when a setlist song ends: stay (off), open the next one ready to play (cue), or play it (play)",
       details: """
         A song ends when every stem that can finish has (none loops forever); the transport stops
-        there. cue opens the next song, stopped; play opens it and starts it, a few tens of
-        milliseconds after the last one ended (for a seamless segue use 'next' while the song
-        plays: see songchange). The last song ends the show: nothing wraps around. In interactive
+        there. cue opens the next song, stopped; play opens it and starts it from its first
+        sample, 10–20 ms after the last one ended (for a seamless segue use 'next' while the
+        song plays: see songchange). The last song ends the show: nothing wraps around. In interactive
         mode a song with unsaved changes is not left automatically. Not saved in sessions.
         Without an argument, shows the setting.
         """,

@@ -33,6 +33,8 @@ public final class Console {
   var advance = SetlistAdvance.off
   /// `mixer.songEnds` when last looked at (`periodic`).
   var songEndsSeen = 0
+  /// When the current song ended, while its advance waits for the renderer to stop (`periodic`).
+  var advanceDue: Date?
   /// Seconds between autosaves of unsaved changes (0 = off).
   public var autosaveInterval: Double = 30
   var lastAutosave = Date()
@@ -227,6 +229,12 @@ public final class Console {
     let ends = mixer.songEnds
     if ends != songEndsSeen {
       songEndsSeen = ends
+      advanceDue = Date()
+    }
+    // The mixer stops the transport at the end; the next song is opened once the renderer has
+    // (a period or two later), so it starts from silence rather than after a seek's 5 ms fade.
+    if let due = advanceDue, mixer.transportState == .paused || Date().timeIntervalSince(due) > 0.5 {
+      advanceDue = nil
       songEnded()
     }
     autosaveIfDue()
@@ -321,5 +329,12 @@ public final class Console {
       }
     }
     idle()
+    // A setlist that advances opens the next song a period or two after the end: wait for it,
+    // so the next 'wait end' waits for that song.
+    let advanceDeadline = Date().addingTimeInterval(1)
+    while advanceDue != nil && Date() < advanceDeadline {
+      usleep(5_000)
+      idle()
+    }
   }
 }

@@ -68,7 +68,7 @@ extension Console {
       return
     }
     do {
-      try switchSong(to: next)
+      try switchSong(to: next, afterEnd: true)
       if advance == .play { try mixerCall { () throws(MixerError) in try mixer.play() } }
     } catch {
       writeEvent("cannot advance to song \(next + 1)/\(list.songs.count) (\(name)): \(error)")
@@ -88,15 +88,17 @@ extension Console {
   /// Opens song `index` of the setlist (wrapping). A playing transport keeps playing: the song
   /// being left decides how (`songchange`: gapless, or a crossfade), see `Mixer.changeSong`.
   /// An error (missing or bad session file) names the file and leaves the current song playing.
-  func switchSong(to index: Int) throws(CommandError) {
+  /// `afterEnd`: the song has played to its end, and the mixer has already asked the renderer to
+  /// stop there, so this is a plain `open` even though the renderer may still say it is playing.
+  func switchSong(to index: Int, afterEnd: Bool = false) throws(CommandError) {
     guard let list = setlist else { throw CommandError("no setlist loaded (use 'setlist FILE')") }
     if interactive && mixer.isDirty && !commandWord.hasSuffix("!") {
       throw CommandError("there are unsaved changes: 'save' them first, or add '!' (e.g. 'next!') to discard them")
     }
     let count = list.songs.count
     let wrapped = ((index % count) + count) % count
-    let change = mixer.transportState == .paused ? nil : mixer.options
-    try open(list.songs[wrapped], force: true, asSongChange: true)
+    let change = afterEnd || mixer.transportState == .paused ? nil : mixer.options
+    try open(list.songs[wrapped], force: true, asSongChange: !afterEnd)
     setlistIndex = wrapped
     var line = "song \(wrapped + 1)/\(count): \(Setlist.name(of: list.songs[wrapped]))"
     if let change {

@@ -193,9 +193,11 @@ struct SetlistIntegrationTests {
     let lastOne = try #require(left.lastIndex(of: 0.25), "song 1 never reached the capture")
     let firstTwo = try #require(left.firstIndex(of: 0.5), "song 2 never reached the capture")
     let heardTwo = left.filter { $0 == 0.5 }.count
+    let startTwo = left[(lastOne + 1)...].firstIndex { $0 != 0 } ?? -1
     let gap = Double(firstTwo - lastOne - 1) / 48000
     print("advance play live: \(String(format: "%.1f", gap * 1000)) ms of silence between song 1's last frame and song 2's first; song 2 heard for \(heardTwo) frames")
     #expect(firstTwo > lastOne && gap < 0.25, "song 2 started \(gap) s after song 1's end")
+    #expect(startTwo == firstTwo, "song 2 faded in (first samples \(left[max(0, startTwo)..<(max(0, startTwo) + 3)])): it should start as written")
     #expect(heardTwo >= 23000, "song 2 (24000 frames) heard for only \(heardTwo) frames")
   }
 }

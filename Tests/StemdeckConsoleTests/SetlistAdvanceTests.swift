@@ -23,10 +23,14 @@ struct SetlistAdvanceTests {
     return h
   }
 
-  /// Plays the current song to its end (0.1 s = 5 blocks) and lets the host react.
+  /// Plays the current song to its end (0.1 s = 5 blocks) and lets the host react: it sees the
+  /// end, the renderer stops in the next block, then the host acts on it.
   static func playToEnd(_ h: ConsoleHarness) -> [String] {
     h.render(blocks: 8)
-    return h.idle()
+    var lines = h.idle()
+    h.render(blocks: 1)
+    lines += h.idle()
+    return lines
   }
 
   @Test("advance: shows, sets and rejects; off by default")
@@ -84,7 +88,9 @@ struct SetlistAdvanceTests {
     #expect(h.run("play").ok)
     let lines = Self.playToEnd(h)
     #expect(lines.last == "song 2/3: song2", "\(lines)")
-    // Song 2's stem is centred: it is heard without another 'play'.
+    // Song 2's stem is centred: it is heard without another 'play' (once the host has polled,
+    // as it does every 10 ms).
+    _ = h.idle()
     let peak = h.render(blocks: 2)
     #expect(h.mixer.transportState == .playing)
     #expect(peak > 0.2, "song 2 is not playing (peak \(peak))")
