@@ -83,14 +83,19 @@ import Testing
     }
   }
 
-  @Test("a render from a saved position starts there, after a 5 ms fade-in")
-  func renderFromPosition() throws {
-    let folder = try TemporaryFolder()
+  /// A one-second ramp panned hard left (so the left channel is the ramp), saved at 0.5 s.
+  static func rampSavedHalfWay(in folder: TemporaryFolder) throws -> (session: Session, ramp: [Float]) {
     try writeAudio(folder.file("r.wav"), format: .wavFloat, channels: [Signal.ramp(frames: 48000)])
-    let ramp = try readAudio(folder.file("r.wav")).samples
     var session = Session()
     session.stems = [stem("r", "r.wav") { $0.pan = -1 }]
     session.position = 0.5
+    return (session, try readAudio(folder.file("r.wav")).samples)
+  }
+
+  @Test("a render from a saved position starts there, after a 5 ms fade-in")
+  func renderFromPosition() throws {
+    let folder = try TemporaryFolder()
+    let (session, ramp) = try Self.rampSavedHalfWay(in: folder)
     let (summary, output) = try renderOffline(session, in: folder)
     #expect(summary.frames == 24000)
     #expect(firstMismatch(output.left[241...], ramp[24241...]) == nil)
@@ -100,11 +105,7 @@ import Testing
   @Test("--from overrides the saved position: from 0 renders the whole song, from 0.25 its last 0.75 s")
   func renderFromOverridesSavedPosition() throws {
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("r.wav"), format: .wavFloat, channels: [Signal.ramp(frames: 48000)])
-    let ramp = try readAudio(folder.file("r.wav")).samples
-    var session = Session()
-    session.stems = [stem("r", "r.wav") { $0.pan = -1 }]
-    session.position = 0.5
+    let (session, ramp) = try Self.rampSavedHalfWay(in: folder)
     let path = folder.file("s.stemdeck")
     let whole = try OfflineRenderer.render(session: session, sessionPath: path, outputPath: folder.file("whole.wav"),
                                            duration: nil, from: 0)

@@ -314,30 +314,45 @@ public struct SincResampler {
   @_noLocks @inline(__always)
   mutating func render(at centre: Int, fraction: Double, ratio: Double, width: Int, into out: UnsafeMutablePointer<Float>) {
     if ratio >= 1 {
-      let taps = SincTable.taps
-      let scaled = fraction * Double(SincTable.phases)
-      let row = Swift.min(Int(scaled), SincTable.phases)
-      let f = Float(scaled - Double(row))
-      let coefficients = UnsafeRawPointer(table.rows + row &* taps &* 2)
-      let first = centre &- SincTable.halfTaps &+ 1
-      var c = 0
-      while c < channels {
-        let x = UnsafeRawPointer(buffer + (c &* capacity &+ first))
-        var acc = SIMD8<Float>()
-        var k = 0
-        while k < taps {
-          let h = coefficients.loadUnaligned(fromByteOffset: k &* 4, as: SIMD8<Float>.self)
-          let d = coefficients.loadUnaligned(fromByteOffset: (taps &+ k) &* 4, as: SIMD8<Float>.self)
-          let v = x.loadUnaligned(fromByteOffset: k &* 4, as: SIMD8<Float>.self)
-          acc += (h + d * f) * v
-          k &+= 8
-        }
-        out[c] = acc.sum()
-        c &+= 1
-      }
+      polyphaseDot(rows: table.rows, rowLength: SincTable.taps, count: SincTable.taps, fraction: fraction,
+                   first: centre &- SincTable.halfTaps &+ 1, into: out)
       return
     }
     renderWidened(at: centre, fraction: fraction, ratio: ratio, width: width, into: out)
+  }
+
+  /// One output frame from polyphase rows (`phases + 1` rows of `rowLength` coefficients, each
+  /// followed by its differences to the next row): the rows around `fraction`, interpolated, times
+  /// the `count` input frames from `first`; a last group past `count` reads only the frames inside.
+  /// (`mutating` only so that it works in place: the converter is not copied per output frame.)
+  @_noLocks @inline(__always)
+  mutating func polyphaseDot(rows: UnsafeMutablePointer<Float>, rowLength: Int, count: Int, fraction: Double, first: Int,
+                             into out: UnsafeMutablePointer<Float>) {
+    let scaled = fraction * Double(SincTable.phases)
+    let row = Swift.min(Int(scaled), SincTable.phases)
+    let f = Float(scaled - Double(row))
+    let coefficients = UnsafeRawPointer(rows + row &* rowLength &* 2)
+    let full = count & ~7
+    var c = 0
+    while c < channels {
+      let x = UnsafeRawPointer(buffer + (c &* capacity &+ first))
+      var acc = SIMD8<Float>()
+      var k = 0
+      while k < rowLength {
+        let h = coefficients.loadUnaligned(fromByteOffset: k &* 4, as: SIMD8<Float>.self)
+        let d = coefficients.loadUnaligned(fromByteOffset: (rowLength &+ k) &* 4, as: SIMD8<Float>.self)
+        var v = SIMD8<Float>()
+        if k < full {
+          v = x.loadUnaligned(fromByteOffset: k &* 4, as: SIMD8<Float>.self)
+        } else {
+          for i in 0..<(count &- k) { v[i] = x.load(fromByteOffset: (k &+ i) &* 4, as: Float.self) }
+        }
+        acc += (h + d * f) * v
+        k &+= 8
+      }
+      out[c] = acc.sum()
+      c &+= 1
+    }
   }
 
   /// One output frame through the widened filter of a ratio below 1.
@@ -347,33 +362,8 @@ public struct SincResampler {
     let count = 2 &* width
     let first = centre &- width &+ 1
     if r == wideRatio && wideRows == 2 &* (SincTable.phases &+ 1) {
-      // The held ratio's own polyphase rows: the same as above, with the padding zeros in the
-      // rows; the last group's frames past the window are read only inside it.
-      let scaled = fraction * Double(SincTable.phases)
-      let row = Swift.min(Int(scaled), SincTable.phases)
-      let f = Float(scaled - Double(row))
-      let coefficients = UnsafeRawPointer(wide + row &* 2 &* widePadded)
-      let full = count & ~7
-      var c = 0
-      while c < channels {
-        let x = UnsafeRawPointer(buffer + (c &* capacity &+ first))
-        var acc = SIMD8<Float>()
-        var k = 0
-        while k < widePadded {
-          let h = coefficients.loadUnaligned(fromByteOffset: k &* 4, as: SIMD8<Float>.self)
-          let d = coefficients.loadUnaligned(fromByteOffset: (widePadded &+ k) &* 4, as: SIMD8<Float>.self)
-          var v = SIMD8<Float>()
-          if k < full {
-            v = x.loadUnaligned(fromByteOffset: k &* 4, as: SIMD8<Float>.self)
-          } else {
-            for i in 0..<(count &- k) { v[i] = x.load(fromByteOffset: (k &+ i) &* 4, as: Float.self) }
-          }
-          acc += (h + d * f) * v
-          k &+= 8
-        }
-        out[c] = acc.sum()
-        c &+= 1
-      }
+      // The held ratio's own polyphase rows (padded to whole SIMD groups with zeros).
+      polyphaseDot(rows: wide, rowLength: widePadded, count: count, fraction: fraction, first: first, into: out)
       return
     }
     // Widened filter: h(r·u)·r at u = k − fraction, from the one-sided table.
