@@ -33,6 +33,14 @@ struct SetlistAdvanceTests {
     return lines
   }
 
+  /// Loads show.txt, runs `commands` (e.g. "advance cue"), plays song 1 to its end; the host's lines.
+  static func playFirstSong(_ h: ConsoleHarness, after commands: [String]) -> [String] {
+    for line in ["setlist \(h.folder.file("show.txt"))"] + commands + ["play"] {
+      #expect(h.run(line).ok, "\(line)")
+    }
+    return playToEnd(h)
+  }
+
   @Test("advance: shows, sets and rejects; off by default")
   func setting() throws {
     let h = try Self.harness()
@@ -49,9 +57,7 @@ struct SetlistAdvanceTests {
   func off() throws {
     let h = try Self.harness()
     defer { h.shutdown() }
-    #expect(h.run("setlist \(h.folder.file("show.txt"))").ok)
-    #expect(h.run("play").ok)
-    let lines = Self.playToEnd(h)
+    let lines = Self.playFirstSong(h, after: [])
     #expect(lines.last == "all stems finished", "\(lines)")
     #expect(!lines.contains { $0.hasPrefix("opened") || $0.hasPrefix("song ") })
     #expect(h.mixer.stemNames == ["s1"])
@@ -61,10 +67,7 @@ struct SetlistAdvanceTests {
   func cue() throws {
     let h = try Self.harness()
     defer { h.shutdown() }
-    #expect(h.run("setlist \(h.folder.file("show.txt"))").ok)
-    #expect(h.run("advance cue").ok)
-    #expect(h.run("play").ok)
-    var lines = Self.playToEnd(h)
+    var lines = Self.playFirstSong(h, after: ["advance cue"])
     #expect(Array(lines.suffix(3)) == ["all stems finished", "opened \(h.folder.file("song2.json")): 1 stem", "song 2/3: song2"], "\(lines)")
     #expect(h.mixer.stemNames == ["s2"])
     h.render(blocks: 2)
@@ -83,10 +86,7 @@ struct SetlistAdvanceTests {
   func play() throws {
     let h = try Self.harness()
     defer { h.shutdown() }
-    #expect(h.run("setlist \(h.folder.file("show.txt"))").ok)
-    #expect(h.run("advance play").ok)
-    #expect(h.run("play").ok)
-    let lines = Self.playToEnd(h)
+    let lines = Self.playFirstSong(h, after: ["advance play"])
     #expect(lines.last == "song 2/3: song2", "\(lines)")
     // Song 2's stem is centred: it is heard without another 'play' (once the host has polled,
     // as it does every 10 ms).
@@ -102,11 +102,7 @@ struct SetlistAdvanceTests {
     let h = try Self.harness()
     defer { h.shutdown() }
     h.console.interactive = true
-    #expect(h.run("setlist \(h.folder.file("show.txt"))").ok)
-    #expect(h.run("advance play").ok)
-    #expect(h.run("vol s1 0.5").ok)
-    #expect(h.run("play").ok)
-    let lines = Self.playToEnd(h)
+    let lines = Self.playFirstSong(h, after: ["advance play", "vol s1 0.5"])
     #expect(lines.last == "not advancing to song 2/3 (song2): this song has unsaved changes; 'save' them, or 'next!' to discard them", "\(lines)")
     #expect(h.mixer.stemNames == ["s1"])
     #expect(h.mixer.stemStatuses().first?.settings.volume == 0.5)
@@ -116,11 +112,9 @@ struct SetlistAdvanceTests {
   func brokenNextSong() throws {
     let h = try Self.harness()
     defer { h.shutdown() }
-    #expect(h.run("setlist \(h.folder.file("show.txt"))").ok)
-    #expect(h.run("advance cue").ok)
+    // The setlist checks that each song exists; what is in it is read at the advance.
     try h.folder.write("{ not json", to: "song2.json")
-    #expect(h.run("play").ok)
-    let lines = Self.playToEnd(h)
+    let lines = Self.playFirstSong(h, after: ["advance cue"])
     let last = lines.last ?? ""
     #expect(last.hasPrefix("cannot advance to song 2/3 (song2): ") && last.contains("song2.json"), "\(lines)")
     #expect(h.mixer.stemNames == ["s1"])
