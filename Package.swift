@@ -29,6 +29,9 @@ let package = Package(
     .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
     .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
     .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
+    // glibc's malloc.h (malloc_trim, mallinfo2), which Swift's Glibc module leaves out: the
+    // `debug heap` diagnostic measures the process's memory from inside.
+    .systemLibrary(name: "CMalloc"),
     // The SPSC ring is its own module so that its @inlinable generic bodies are serialized and
     // can be specialized into the engine in every build configuration.
     .target(name: "StemdeckRing"),
@@ -40,7 +43,7 @@ let package = Package(
     .target(name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "CSndFile"]),
     .target(name: "StemdeckSession", dependencies: []),
     .target(name: "StemdeckControl",
-            dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CRubberBand"]),
+            dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CRubberBand", "CMalloc"]),
     .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckControl", "CJack"]),
     .target(name: "StemdeckConsole",
             dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "CEditLine"]),

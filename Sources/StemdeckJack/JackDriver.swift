@@ -190,7 +190,11 @@ public final class JackDriver: @unchecked Sendable {
     for (mine, peer) in [(a, b), (b, a)] where mine.hasPrefix(prefix) {
       let short = String(mine.dropFirst(prefix.count))
       if connected { intended[short, default: []].insert(peer) } else { intended[short]?.remove(peer) }
-      if connected { lastSeen[short, default: []].insert(peer) } else { lastSeen[short]?.remove(peer) }
+      // A removed connection stays in `lastSeen` until the graph no longer shows it: right after
+      // jack_disconnect the client's copy of the graph can still list it for a moment, and a peer
+      // missing from `lastSeen` but present in the graph reads as another patchbay's new
+      // connection (adopted, then healed back: a `disconnect` undone under load).
+      if connected { lastSeen[short, default: []].insert(peer) }
     }
   }
 

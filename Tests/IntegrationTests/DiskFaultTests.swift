@@ -48,7 +48,10 @@ struct DiskFaultTests {
     }
     try #require(listening, "jack_capture did not connect; log:\n\(capture.log)")
     try await deck.run("play")
-    await pause(1.0)
+    let oneSecondIn = try await eventually(timeout: 10, interval: 0.05) {
+      (statusPosition(try await deck.status()) ?? 0) >= 1.0
+    }
+    try #require(oneSecondIn, "the song did not reach 1 s within 10 s\n\(deck.transcript)")
 
     // The faults, about 1 s into the song (the disk reader is ~1.4 s further on).
     let tPath = dir.file("t.wav"), gPath = dir.file("g.wav"), dPath = dir.file("d.wav")

@@ -111,9 +111,13 @@ struct ServerFaultTests {
       }
       healed.append(monotonicSeconds() - peerUp)
 
+      // The transport moves on (or the check below fails after 2 s): wait for a new position.
       let first = try await deck.status()
-      await pause(0.4)
-      let second = try await deck.status()
+      var second = first
+      _ = try await eventually(timeout: 2, interval: 0.05) {
+        second = try await deck.status()
+        return statusPosition(second) != statusPosition(first)
+      }
       _ = try await peer.finish(timeout: 10)
       let heard = try listen(recording, tail: 0.6)
       let table = try await deck.stemsTable()
@@ -156,7 +160,12 @@ struct ServerFaultTests {
     try await deck.run("play")
     var seen: [String] = []
     for size in [1024, 128] {
-      await pause(1.2)
+      // Each size plays for 1.2 s of transport time before the next change.
+      let from = statusPosition(try await deck.status()) ?? 0
+      let played = try await eventually(timeout: 10, interval: 0.05) {
+        (statusPosition(try await deck.status()) ?? 0) >= from + 1.2
+      }
+      #expect(played, "the transport did not play 1.2 s from \(from) within 10 s")
       let r = try await server.tool("jack_bufsize", ["\(size)"])
       #expect(r.status == 0, "jack_bufsize \(size): \(r.text)")
       let followed = try await eventually(timeout: 3, interval: 0.05) {
@@ -169,8 +178,11 @@ struct ServerFaultTests {
     }
     // The transport still advances at the last size.
     let p1 = statusPosition(try await deck.status()) ?? -1
-    await pause(0.5)
-    let p2 = statusPosition(try await deck.status()) ?? -1
+    var p2 = p1
+    _ = try await eventually(timeout: 2, interval: 0.05) {
+      p2 = statusPosition(try await deck.status()) ?? -1
+      return p2 != p1
+    }
     #expect(p1 >= 0 && p2 != p1, "the transport stopped after the buffer-size changes: \(p1) → \(p2)")
     let captured = try await peer.finish(orStopAfter: 8)
     let audio = try readAudio(dir.file("peer.wav"))

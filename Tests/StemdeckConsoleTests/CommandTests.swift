@@ -425,9 +425,9 @@ struct CommandValidationTests {
   func waitShort() throws {
     let h = try ConsoleHarness()
     defer { h.shutdown() }
-    let start = Date()
+    let start = ContinuousClock.now
     #expect(h.run("wait 50ms") == (true, []))
-    #expect(Date().timeIntervalSince(start) >= 0.05)
+    #expect(ContinuousClock.now - start >= .milliseconds(50))
   }
 
   @Test("quit stops the rest of the line")

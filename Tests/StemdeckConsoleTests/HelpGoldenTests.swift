@@ -18,6 +18,7 @@ struct HelpGoldenTests {
     other:
       help [COMMAND]                     list commands, or explain one
       echo TEXT…                         print text (for scripts)
+      debug heap                         diagnostic: memory in use (heap after malloc_trim, own resident)
       quit                               leave stemdeck (quit! discards unsaved changes)
     NAME may be 'all' where shown. '#' starts a comment; ';' separates commands.
     """

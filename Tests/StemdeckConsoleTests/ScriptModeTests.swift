@@ -19,6 +19,10 @@ struct RunResult {
 
 /// Runs the binary with `arguments` in `folder`, with a 60 s watchdog.
 func runBinary(_ arguments: [String], in folder: TemporaryFolder) throws -> RunResult {
+  // `swift test` builds every product, so the binary is beside the test bundle; a missing one is
+  // a failure, never a silent skip.
+  try #require(FileManager.default.isExecutableFile(atPath: stemdeckBinary),
+               "no stemdeck binary at \(stemdeckBinary): build it first (swift build --product stemdeck)")
   let outPath = folder.file(".stdout"), errPath = folder.file(".stderr")
   _ = FileManager.default.createFile(atPath: outPath, contents: nil)
   _ = FileManager.default.createFile(atPath: errPath, contents: nil)
@@ -32,8 +36,8 @@ func runBinary(_ arguments: [String], in folder: TemporaryFolder) throws -> RunR
   process.standardOutput = out
   process.standardError = err
   try process.run()
-  let deadline = Date().addingTimeInterval(60)
-  while process.isRunning && Date() < deadline { usleep(10_000) }
+  let deadline = ContinuousClock.now + .seconds(60)
+  while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
   if process.isRunning { process.terminate(); process.waitUntilExit(); Issue.record("stemdeck \(arguments) timed out") }
   process.waitUntilExit()
   try out.close(); try err.close()
@@ -45,8 +49,7 @@ func runBinary(_ arguments: [String], in folder: TemporaryFolder) throws -> RunR
   return RunResult(status: process.terminationStatus, stdout: lines(outPath), stderr: lines(errPath))
 }
 
-@Suite("stemdeck binary: exit status and output", .enabled(if: FileManager.default.isExecutableFile(atPath: stemdeckBinary),
-                                                          "build the binary first: swift build --product stemdeck"))
+@Suite("stemdeck binary: exit status and output")
 struct ScriptModeTests {
   /// A folder with drums.wav (stereo, 2 s) and song.json using it.
   func fixture(loops: Int = 0) throws -> TemporaryFolder {

@@ -69,14 +69,15 @@ import Testing
     try mixer.play()
     let audio = LiveAudioThread(mixer)
     audio.start()
-    usleep(500_000)
-    let asked = Date()
+    // Song A is heard for a while (a quarter second of 0.25) before the change is asked for.
+    #expect(audio.waitUntil(timeout: 10) { $0.filter { $0 == 0.25 }.count >= 12_000 }, "song A never played")
     try mixer.changeSong(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
-    let deadline = Date().addingTimeInterval(5)
-    while !mixer.songChangeDone && Date() < deadline { usleep(1000) }
-    print("gapless change, disk thread: switched \(Int(Date().timeIntervalSince(asked) * 1000)) ms after changeSong was called")
-    while mixer.leavingStemCount > 0 && Date() < deadline { _ = mixer.pump(); usleep(10_000) }
-    usleep(200_000)
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !mixer.songChangeDone && ContinuousClock.now < deadline { usleep(1000) }
+    #expect(mixer.songChangeDone, "the song change did not complete within 10 s")
+    while mixer.leavingStemCount > 0 && ContinuousClock.now < deadline { _ = mixer.pump(); usleep(10_000) }
+    // Song B is heard for a while too (a tenth of a second of 0.5).
+    #expect(audio.waitUntil(timeout: 10) { $0.filter { $0 == 0.5 }.count >= 4_800 }, "song B never played")
     let out = audio.stop()
     let lastA = try #require(out.lastIndex(of: 0.25))
     let firstB = try #require(out.firstIndex(of: 0.5))
@@ -362,6 +363,17 @@ final class LiveAudioThread: @unchecked Sendable {
     }
     thread = t
     t.start()
+  }
+
+  /// Waits (polling, up to `timeout` seconds) until `condition` holds for the left channel
+  /// rendered so far.
+  func waitUntil(timeout: Double, _ condition: ([Float]) -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+    while true {
+      if lock.withLock({ condition(output) }) { return true }
+      if ContinuousClock.now >= deadline { return false }
+      usleep(2000)
+    }
   }
 
   /// Stops the thread and returns the left channel rendered.
