@@ -34,13 +34,6 @@ enum Musical {
     return worst
   }
 
-  /// CPU seconds used by the calling thread.
-  static func threadCPUSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
-  }
-
   /// Catches the mixer error a call throws (nil when it does not throw).
   static func error(_ body: () throws(MixerError) -> Void) -> MixerError? {
     do throws(MixerError) { try body() } catch { return error }
