@@ -1,18 +1,21 @@
 // swift-tools-version:6.0
 // stemdeck: a JACK multi-track stem mixer console for Linux.
 //
-// Layout (what each target may touch):
-//   C*                  thin system-library targets found with pkg-config (no Swift code).
+// Layout (what each target may touch; threads, rings and the realtime contract: docs/architecture.md):
+//   C*                  thin system-library targets (pkg-config; CMalloc is glibc's malloc.h), no Swift code.
 //   StemdeckRing        the wait-free SPSC ring buffer (generic, no dependencies).
-//   StemdeckEngine      realtime DSP (libsamplerate and Rubber Band are its only C libraries): smoothing, pan law, meters, voices, the block renderer.
-//                       Only CSampleRate; no JACK, no libsndfile, no Foundation I/O.
-//   StemdeckAudioFile   libsndfile owner (SoundFile) and the disk thread (DiskStreamer), writers.
+//   StemdeckEngine      realtime DSP: smoothing, pan law, meters, voices, the block renderer.
+//                       Its only C libraries are libsamplerate and Rubber Band; no JACK, no
+//                       libsndfile, no Foundation I/O.
+//   StemdeckAudioFile   libsndfile owner (SoundFile, SoundFileWriter) and the disk workers (DiskStreamer).
 //   StemdeckSession     the session file format: strict JSON reader, validation, migration, atomic save.
 //   StemdeckControl     the control-thread engine API (Mixer) that the REPL, the session loader,
 //                       the offline renderer and the tests all drive.
-//   StemdeckJack        the JACK client: ports, the process callback (the only C entry), server launcher.
-//   StemdeckConsole     the REPL and script mode: parser, commands, help text, line editor.
-//   stemdeck            composition root (main.swift).
+//   StemdeckJack        the JACK client: ports, the process and timebase callbacks (the realtime
+//                       C entries), JACK's other callbacks, routing, server launcher.
+//   StemdeckConsole     the REPL and script mode: parser, commands, help text, line editor; App.swift
+//                       puts the parts together.
+//   stemdeck            the executable's entry point (main.swift hands argv to StemdeckConsole).
 import PackageDescription
 
 let package = Package(

@@ -4,7 +4,7 @@
 #include <jack/metadata.h>
 #include <jack/uuid.h>
 
-/* jack_client_open is variadic, so Swift marks it unavailable (design.md): this non-variadic
+/* jack_client_open is variadic, so Swift marks it unavailable (docs/architecture.md): this non-variadic
    wrapper passes no server name; the server is chosen by JACK_DEFAULT_SERVER, which stemdeck
    sets from --server before opening. */
 static inline jack_client_t *stemdeck_client_open(const char *name, int no_start_server,

@@ -715,7 +715,7 @@ final class Stem {
 extension ResamplerQuality {
   /// A converter for a stem whose ratio at rate 1 is `rateScale` (engine rate / file rate):
   /// stemdeck's own sinc (`SincResampler`) for `fast`, libsamplerate for the others (its
-  /// converter constants import as Int, design.md).
+  /// converter constants import as Int, docs/architecture.md).
   func makeConverter(channels: Int, rateScale: Double) throws(MixerError) -> RateConverter {
     let type: Int
     switch self {

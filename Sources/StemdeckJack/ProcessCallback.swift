@@ -82,10 +82,12 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
 
 /// The JACK process callback: fetches the port buffers and runs the engine's block renderer.
 ///
-/// - Realtime: safe. Allocates nothing, takes no locks, makes no syscalls; the only C call,
-///   `jack_port_get_buffer`, carries a waiver. Proven by `@_noLocks`.
+/// - Realtime: safe. Allocates nothing, takes no locks, makes no syscalls. Its C calls carry
+///   RT-WAIVERs: `jack_port_get_buffer` here, `jack_transport_query`/`jack_transport_locate` in
+///   `leadTransport`, and those `renderBlock` makes. Proven by `@_noLocks`.
 /// - Thread: JACK's process thread. This is a free function, not a closure literal: a closure
-///   written in main-actor code would be main-actor isolated and trap on JACK's thread (design.md).
+///   written in main-actor code would be main-actor isolated and trap on JACK's thread
+///   (docs/architecture.md).
 @_noLocks
 func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
   guard let arg else { return 0 }

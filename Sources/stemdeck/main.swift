@@ -1,4 +1,5 @@
-// The composition root: everything lives in StemdeckConsole; this only hands over argv.
+// The executable's entry point: it only hands argv to StemdeckConsole's runStemdeck, where the
+// parts are put together (App.swift: runLive, runRender). See docs/architecture.md.
 import Foundation
 import StemdeckConsole
 
