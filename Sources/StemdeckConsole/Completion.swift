@@ -42,6 +42,83 @@ enum Completion {
   }
 }
 
+/// The word being completed, read the way `Tokenizer` reads a line: quotes and backslashes
+/// group it, so `add my\\ loop` and `add "my loop` both complete the file `my loop (take 2).wav`.
+/// Candidates are written back in the same style (escaped, or inside the quote that was opened)
+/// so that the completed line parses to the candidate.
+struct CompletionWord: Equatable {
+  /// The complete words before the one being completed (unquoted).
+  var previousWords: [String] = []
+  /// The word being completed as typed, quotes and backslashes included.
+  var typed = ""
+  /// The same word as the tokenizer will read it.
+  var unquoted = ""
+  /// The quote opened at its start and still open (nil: none).
+  var quote: Character?
+
+  init(lineBeforeCursor line: String) {
+    // Only the current command counts: what follows the last ';' outside quotes.
+    var words: [String] = []
+    var inWord = false
+    var escaping = false
+    var openQuote: Character?
+    var startQuote: Character?
+    for c in line {
+      if escaping {
+        unquoted.append(c); typed.append(c); escaping = false; inWord = true; continue
+      }
+      if let q = openQuote {
+        typed.append(c)
+        if c == q { openQuote = nil } else if c == "\\" && q == "\"" { escaping = true } else { unquoted.append(c) }
+        continue
+      }
+      switch c {
+      case "\\": escaping = true; inWord = true; typed.append(c)
+      case "'", "\"":
+        if !inWord { startQuote = c }
+        openQuote = c; inWord = true; typed.append(c)
+      case " ", "\t":
+        if inWord { words.append(unquoted) }
+        inWord = false; unquoted = ""; typed = ""; startQuote = nil
+      case ";":
+        words = []; inWord = false; unquoted = ""; typed = ""; startQuote = nil
+      default:
+        inWord = true; unquoted.append(c); typed.append(c)
+      }
+    }
+    previousWords = words
+    quote = openQuote != nil && openQuote == startQuote ? openQuote : nil
+  }
+
+  /// `candidate` written so that the tokenizer reads it back unchanged: inside the quote the
+  /// word was started with (closed unless it is a folder, which Tab continues into), otherwise
+  /// with a backslash before each space, quote, backslash and other special character.
+  func render(_ candidate: String) -> String {
+    let folder = candidate.hasSuffix("/")
+    switch quote {
+    case "'" where !candidate.contains("'"):
+      return "'" + candidate + (folder ? "" : "'")
+    case "\"":
+      var body = ""
+      for c in candidate { if c == "\"" || c == "\\" { body.append("\\") }; body.append(c) }
+      return "\"" + body + (folder ? "" : "\"")
+    default:
+      return Self.escaped(candidate)
+    }
+  }
+
+  /// `text` with a backslash before every character the tokenizer would treat specially.
+  static func escaped(_ text: String) -> String {
+    var out = ""
+    for (i, c) in text.enumerated() {
+      let special = " \t\r\n'\"\\;".contains(c) || (i == 0 && (c == "#" || c == "{"))
+      if special { out.append("\\") }
+      out.append(c)
+    }
+    return out
+  }
+}
+
 /// The live meter view (`watch`): redraws in place until a key is pressed. Plain text when
 /// NO_COLOR is set.
 enum MeterView {
