@@ -326,8 +326,12 @@ func runInteractive(_ console: Console, driver: JackDriver) -> Int32 {
   let history = StatePaths.stateDirectory() + "/history"
   let editor = LineEditor(prompt: "stemdeck> ", historyPath: history)
   editor.completer = { words, partial in Completion.candidates(console: console, words: words, partial: partial) }
-  console.write = { line in editor.printAbove(line) }
-  console.writeEvent = { line in editor.printAbove("* " + line) }
+  // Every line fits the terminal: tables and meters are fitted by the commands, and any other
+  // long line (an error, a warning, an event) is wrapped at spaces rather than anywhere.
+  let columns = { max(20, TerminalInfo.columns()) }
+  console.terminalColumns = columns
+  console.write = { line in for l in Display.wrapped(line, width: columns()) { editor.printAbove(l) } }
+  console.writeEvent = { line in for l in Display.wrapped("* " + line, width: columns()) { editor.printAbove(l) } }
   var seenInterrupts = interruptRequests.load(ordering: .relaxed)
   var ending: (reason: String, status: Int32)?
   func endingReason() -> (reason: String, status: Int32)? {

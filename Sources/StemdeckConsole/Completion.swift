@@ -119,35 +119,44 @@ struct CompletionWord: Equatable {
   }
 }
 
-/// The live meter view (`watch`): redraws in place until a key is pressed. Plain text when
-/// NO_COLOR is set.
+/// The live meter view (`watch`): on the terminal's alternate screen (what was on the screen
+/// comes back after), redrawn ten times a second at the terminal's current size (SIGWINCH), until
+/// a key is pressed; the whole key (an arrow's escape sequence too) is consumed, so nothing of it
+/// reaches the prompt. Plain text when NO_COLOR is set.
 enum MeterView {
   static func run(_ console: Console) {
     var saved = termios()
-    tcgetattr(0, &saved)
+    let haveTerminal = tcgetattr(0, &saved) == 0
     var raw = saved
     raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
-    tcsetattr(0, TCSANOW, &raw)
-    defer { tcsetattr(0, TCSANOW, &saved) }
+    if haveTerminal { tcsetattr(0, TCSANOW, &raw) }
+    defer { if haveTerminal { tcsetattr(0, TCSANOW, &saved) } }
     let color = ProcessInfo.processInfo.environment["NO_COLOR"] == nil
-    var size = winsize()
-    let width = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
-    var previousLines = 0
-    let out = FileHandle.standardOutput
-    out.write("\u{1B}[?25l".data(using: .utf8)!)
-    defer { out.write("\u{1B}[?25h".data(using: .utf8)!) }
+    // Alternate screen, cursor hidden; both undone on the way out.
+    Output.write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[H\u{1B}[2J")
+    defer { Output.write("\u{1B}[?25h\u{1B}[?1049l") }
     let startInterrupts = interruptRequests.load(ordering: .relaxed)
-    while interruptRequests.load(ordering: .relaxed) == startInterrupts {
+    while interruptRequests.load(ordering: .relaxed) == startInterrupts && !Output.stdoutLost {
       console.idle()
-      let lines = Display.meterBars(console, width: width, color: color)
-      var frame = previousLines > 0 ? "\u{1B}[\(previousLines)A" : "\r"
-      for l in lines { frame += "\u{1B}[K" + l + "\n" }
-      out.write(frame.data(using: .utf8)!)
-      previousLines = lines.count
+      let size = TerminalInfo.size(1) ?? (TerminalInfo.columns(), 24)
+      if terminalResized.exchange(false, ordering: .relaxed) { Output.write("\u{1B}[2J") }
+      var lines = Display.meterBars(console, width: size.columns, color: color)
+      if size.rows > 1 && lines.count > size.rows {
+        let hidden = lines.count - (size.rows - 1)
+        lines = Array(lines.prefix(size.rows - 1)) + [Display.shortened("… \(hidden) more lines: make the terminal taller", toEnd: size.columns)]
+      }
+      var frame = "\u{1B}[H"
+      for (i, l) in lines.enumerated() { frame += l + "\u{1B}[K" + (i == lines.count - 1 ? "" : "\r\n") }
+      frame += "\u{1B}[J"
+      Output.write(frame)
       var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
       if poll(&fds, 1, 100) > 0 {
-        var byte: UInt8 = 0
-        _ = read(0, &byte, 1)
+        // A key: read it and whatever of its sequence follows at once (ESC [ A …).
+        var buffer = [UInt8](repeating: 0, count: 64)
+        repeat {
+          if buffer.withUnsafeMutableBytes({ read(0, $0.baseAddress, 64) }) <= 0 { break }
+          fds.revents = 0
+        } while poll(&fds, 1, 30) > 0
         break
       }
     }

@@ -23,6 +23,9 @@ public final class Console {
   public var interactive = false
   /// Called while `wait` waits, to keep events flowing (the host's poll).
   public var idle: () -> Void = {}
+  /// The terminal's width, in interactive mode: tables, meters and help fit it. nil in script
+  /// mode, whose output formats stay as documented.
+  public var terminalColumns: (() -> Int)?
   /// Set by `watch` in interactive mode; the host runs the live view.
   public var watchRequested = false
   public var quitRequested = false
