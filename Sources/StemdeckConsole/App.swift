@@ -372,6 +372,8 @@ func runInteractive(_ console: Console, driver: JackDriver) -> Int32 {
       }
       if !line.trimmingSpaces().isEmpty { editor.addHistory(line) }
       console.execute(line: line)
+      // Ctrl-C ended a command (a wait): the terminal echoed ^C; the prompt goes below it.
+      if interruptRequests.load(ordering: .relaxed) != seenInterrupts && endingReason() == nil { Output.write("\n") }
       seenInterrupts = interruptRequests.load(ordering: .relaxed)
       if console.watchRequested {
         console.watchRequested = false

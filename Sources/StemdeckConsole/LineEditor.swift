@@ -87,10 +87,12 @@ final class LineEditor {
   /// Forgets the current input (after Ctrl-C) and shows a fresh prompt.
   func cancelLine() {
     guard active else { return }
-    rl_replace_line("", 0)
     stemdeck_rl_flush()
     Output.write("^C\n")
-    rl_forced_update_display()
+    // libedit's rl_replace_line("") does nothing (it returns early on empty text); installing
+    // the handler again starts an empty line with a fresh prompt.
+    suspend()
+    start()
     stemdeck_rl_flush()
   }
 
