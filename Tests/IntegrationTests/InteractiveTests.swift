@@ -315,6 +315,16 @@ struct TerminalSessionTests {
     try await term.check(try await term.waitFor("there are unsaved changes"), "Ctrl-D: ")
     #expect(try await term.waitForCursorRow("stemdeck>"))
 
+    // Ctrl-C forgets a half-typed line; during a wait it ends the wait and the rest of the line.
+    try await term.type("echo never-run")
+    try await term.send("C-c")
+    #expect(try await term.waitForCursorRow("stemdeck>"), "Ctrl-C on a half line")
+    try await term.type("wait 30; echo after-the-wait")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow(""))
+    try await term.send("C-c")
+    try await term.check(term.waitForCursorRow("stemdeck>", timeout: 3), "Ctrl-C during wait")
+
     // 13. help fits too.
     try await term.type("help")
     try await term.send("Enter")
@@ -328,6 +338,7 @@ struct TerminalSessionTests {
       #expect(!all.contains { $0.trimmingTrailingBlanks() == typed }, "'\(typed)' echoed twice:\n\(transcript)")
     }
     #expect(!transcript.contains("^[["), "raw escape sequence on screen:\n\(transcript)")
+    #expect(!all.contains("never-run") && !all.contains("after-the-wait"), "\(transcript)")
     let errors = all.filter { $0.hasPrefix("error:") && !$0.contains("there are unsaved changes") }
     #expect(errors.isEmpty, "a line failed:\n\(transcript)")
     let long = all.filter { TerminalWidth.columns($0) > 80 }
