@@ -29,6 +29,7 @@ final class LineEditor {
     self.historyPath = historyPath
     activeEditor = self
     stemdeck_rl_no_signals()
+    stemdeck_rl_install_getc()  // before libedit initializes (read_history may do it)
     using_history()
     _ = read_history(historyPath)
     stifle_history(2000)
@@ -52,6 +53,15 @@ final class LineEditor {
   /// Feeds the characters waiting on the terminal to libedit (call when stdin is readable).
   func readCharacter() {
     rl_callback_read_char()
+    // Enter that ends a Ctrl-R search is given back to libedit's input queue, to be read with
+    // the next key: the line would run only on a second Enter (which then also ran an empty
+    // line). Let libedit read what it queued now, without waiting for the terminal.
+    let last = stemdeck_rl_last_character()
+    if pendingLines.isEmpty && (last == 10 || last == 13) {
+      stemdeck_rl_set_nonblocking(1)
+      rl_callback_read_char()
+      stemdeck_rl_set_nonblocking(0)
+    }
     // A line (or Ctrl-D) was delivered: libedit has put the terminal back in its normal mode.
     if !pendingLines.isEmpty { active = false }
   }

@@ -279,14 +279,16 @@ struct TerminalSessionTests {
     try await term.send("Enter")
     #expect(try await term.waitForCursorRow("stemdeck>"))
 
-    // 8. Ctrl-R finds line 3; Enter takes the line found (libedit), Enter runs it.
+    // 8. Ctrl-R finds line 3 (by a part of it); Enter runs it, once.
     try await term.send("C-r")
-    try await term.type("vol l")
-    try await term.check(try await term.waitFor("bck:vol l"), "Ctrl-R: ")
-    try await term.send("Enter")
-    try await term.check(try await term.waitForCursorRow("stemdeck> vol loop 0.5"), "Ctrl-R then Enter: ")
+    try await term.type("loop 0")
+    try await term.check(try await term.waitFor("bck:loop 0"), "Ctrl-R: ")
+    try await term.check(try await term.waitFor("stemdeck> vol loop 0.5"), "Ctrl-R found: ")
+    let promptsBefore = try await term.joinedLines().filter { $0.hasPrefix("stemdeck>") }.count
     try await term.send("Enter")
     #expect(try await term.waitForCursorRow("stemdeck>"))
+    let promptsAfter = try await term.joinedLines().filter { $0.hasPrefix("stemdeck>") }.count
+    #expect(promptsAfter == promptsBefore + 1, "Enter after Ctrl-R: \(promptsBefore) → \(promptsAfter) prompts")
 
     // 9, 10. An event arrives while a line is half typed: it is printed above, and the line is
     // redrawn intact and runs as typed.
