@@ -237,6 +237,11 @@ func runLive(_ a: Arguments) -> Int32 {
   console.idle = {
     for line in driver.poll() { console.writeEvent(line) }
     console.periodic()
+    // A terminal that hangs up while a command runs (a long 'wait') ends it like a signal; the
+    // interactive loop then sees the hang-up and leaves.
+    if interactive && TerminalInfo.hungUp(0) && terminationSignal.compareExchange(expected: 0, desired: SIGHUP, ordering: .relaxed).exchanged {
+      interruptRequests.add(1, ordering: .relaxed)
+    }
   }
 
   if let session = a.session {

@@ -77,6 +77,15 @@ enum TerminalInfo {
     return 80
   }
 
+  /// Whether the terminal on `fd` has hung up (its other end closed), without reading from it.
+  static func hungUp(_ fd: Int32) -> Bool {
+    var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    guard poll(&p, 1, 0) > 0 else { return false }
+    if p.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { return true }
+    var waiting: Int32 = 0
+    return ioctl(fd, UInt(FIONREAD), &waiting) != 0
+  }
+
   /// The number of terminal columns `text` takes (wide characters 2, combining marks 0).
   /// Escape sequences are not expected here.
   static func displayWidth(_ text: some StringProtocol) -> Int {

@@ -408,7 +408,7 @@ struct TerminalSessionTests {
   }
 
   enum Ending: String, CaseIterable, CustomStringConvertible {
-    case sigterm, sighup, terminalClosed
+    case sigterm, sighup, terminalClosed, terminalClosedDuringWait
     var description: String { rawValue }
   }
 
@@ -435,13 +435,19 @@ struct TerminalSessionTests {
     try await term.type("vol short 0.25")
     try await term.send("Enter")
     #expect(try await term.waitForCursorRow("stemdeck>"))
-    try await term.type("pan sho")
+    if how == .terminalClosedDuringWait {
+      try await term.type("wait 60")
+      try await term.send("Enter")
+      #expect(try await term.waitForCursorRow(""))
+    } else {
+      try await term.type("pan sho")
+    }
 
     let start = monotonicSeconds()
     switch how {
     case .sigterm: kill(stemdeck, SIGTERM)
     case .sighup: kill(stemdeck, SIGHUP)
-    case .terminalClosed: await term.close()
+    case .terminalClosed, .terminalClosedDuringWait: await term.close()
     }
     let ended = await eventually(timeout: 5, interval: 0.01) { ProcFS.ended(stemdeck) }
     let seconds = monotonicSeconds() - start
@@ -456,7 +462,7 @@ struct TerminalSessionTests {
     let stderr = (try? String(contentsOfFile: dir.file("stderr.txt"), encoding: .utf8)) ?? ""
     #expect(!stderr.contains("Fatal error") && !stderr.contains("Illegal instruction"), "crash report: \(stderr)")
     #expect(stderr.contains("unsaved changes written to"), "stderr: \(stderr)")
-    if how != .terminalClosed {
+    if how == .sigterm || how == .sighup {
       // The shell survives a signal sent to stemdeck alone, and reports its status.
       var code = ""
       _ = await eventually(timeout: 2) {
