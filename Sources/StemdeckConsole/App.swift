@@ -367,6 +367,11 @@ func runInteractive(_ console: Console, driver: JackDriver) -> Int32 {
       if endingReason() != nil { continue }
       editor.cancelLine()
     }
+    // While commands run, keys typed ahead are kept for the next prompt, neither echoed by the
+    // terminal (they would show twice: once now, once in the next line) nor edited by the
+    // kernel's line discipline (Ctrl-R, Ctrl-W…); Ctrl-C still interrupts. The terminal's own
+    // settings come back before libedit takes it again.
+    let typeahead = editor.pendingLines.isEmpty ? nil : TerminalInfo.holdTypeahead(0)
     while !editor.pendingLines.isEmpty {
       let item = editor.pendingLines.removeFirst()
       guard let line = item else {
@@ -377,8 +382,8 @@ func runInteractive(_ console: Console, driver: JackDriver) -> Int32 {
       }
       if !line.trimmingSpaces().isEmpty { editor.addHistory(line) }
       console.execute(line: line)
-      // Ctrl-C ended a command (a wait): the terminal echoed ^C; the prompt goes below it.
-      if interruptRequests.load(ordering: .relaxed) != seenInterrupts && endingReason() == nil { Output.write("\n") }
+      // Ctrl-C ended a command (a wait): say so; the prompt goes below it.
+      if interruptRequests.load(ordering: .relaxed) != seenInterrupts && endingReason() == nil { Output.write("^C\n") }
       seenInterrupts = interruptRequests.load(ordering: .relaxed)
       if console.watchRequested {
         console.watchRequested = false
@@ -386,6 +391,7 @@ func runInteractive(_ console: Console, driver: JackDriver) -> Int32 {
       }
       if console.quitRequested { break }
     }
+    if var settings = typeahead { tcsetattr(0, TCSANOW, &settings) }
     if !console.quitRequested && endingReason() == nil { editor.start() }
     console.idle()
   }

@@ -77,6 +77,22 @@ enum TerminalInfo {
     return 80
   }
 
+  /// Turns the terminal's echo and line editing off (signals stay on) so that keys typed while
+  /// a command runs wait, unechoed and unchanged, for the line editor. Returns the settings to
+  /// put back (nil: not a terminal). TCSANOW: nothing typed is thrown away.
+  static func holdTypeahead(_ fd: Int32) -> termios? {
+    var saved = termios()
+    guard tcgetattr(fd, &saved) == 0 else { return nil }
+    var quiet = saved
+    quiet.c_lflag &= ~tcflag_t(ICANON | ECHO)
+    withUnsafeMutableBytes(of: &quiet.c_cc) { cc in
+      cc[Int(VMIN)] = 1
+      cc[Int(VTIME)] = 0
+    }
+    tcsetattr(fd, TCSANOW, &quiet)
+    return saved
+  }
+
   /// Whether the terminal on `fd` has hung up (its other end closed), without reading from it.
   static func hungUp(_ fd: Int32) -> Bool {
     var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

@@ -327,6 +327,15 @@ struct TerminalSessionTests {
     try await term.send("C-c")
     try await term.check(term.waitForCursorRow("stemdeck>", timeout: 3), "Ctrl-C during wait")
 
+    // Keys typed while a command runs wait for the next prompt, shown once.
+    try await term.type("wait 1")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow(""))
+    try await term.type("echo typed-ahead")
+    try await term.send("Enter")
+    try await term.check(term.waitForScreen { $0.contains("typed-ahead") }, "typeahead")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+
     // 13. help fits too.
     try await term.type("help")
     try await term.send("Enter")
@@ -336,7 +345,7 @@ struct TerminalSessionTests {
     let all = try await term.joinedLines()
     let transcript = all.joined(separator: "\n")
     // One echo per line: no typed line shows up again without its prompt, no raw escapes.
-    for typed in ["vol loop 0.5", "pan cafe 0.1", "unmute loop"] {
+    for typed in ["vol loop 0.5", "pan cafe 0.1", "unmute loop", "echo typed-ahead"] {
       #expect(!all.contains { $0.trimmingTrailingBlanks() == typed }, "'\(typed)' echoed twice:\n\(transcript)")
     }
     #expect(!transcript.contains("^[["), "raw escape sequence on screen:\n\(transcript)")
