@@ -218,16 +218,8 @@ func runLive(_ a: Arguments) -> Int32 {
   console.strict = a.strict
   var failed = false
   defer {
-    // A take in progress is stopped and finished while the client still runs (the renderer
-    // lets go of it within a period), so the file is complete even if closing the client is
-    // what kills the process. Then fade out, and close the client before freeing the engine.
-    if driver.mixer.recordingStatus != nil, (try? driver.mixer.stopRecording()) != nil {
-      let deadline = Date().addingTimeInterval(1)
-      while driver.mixer.recordingStatus != nil && Date() < deadline {
-        for line in driver.poll() { console.writeEvent(line) }
-        usleep(2_000)
-      }
-    }
+    finishTake(driver: driver, console: console)
+    // Then fade out, and close the client before freeing the engine.
     try? driver.mixer.pause()
     usleep(30_000)
     driver.shutdown()
@@ -325,6 +317,18 @@ func runLive(_ a: Arguments) -> Int32 {
 /// SIGHUP or a terminal that went away (a hang-up, EOF or EIO on it): then unsaved changes are
 /// written to the autosave file first, and it says so on stderr where it can. Returns the exit
 /// status (128 + the signal when one ended it).
+/// A take in progress is stopped and finished while the client still runs (the renderer lets
+/// go of it within a period), so the file is complete even if closing the client is what kills
+/// the process; it becomes a stem of the session.
+func finishTake(driver: JackDriver, console: Console) {
+  guard driver.mixer.recordingStatus != nil, (try? driver.mixer.stopRecording()) != nil else { return }
+  let deadline = Date().addingTimeInterval(1)
+  while driver.mixer.recordingStatus != nil && Date() < deadline {
+    for line in driver.poll() { console.writeEvent(line) }
+    usleep(2_000)
+  }
+}
+
 func runInteractive(_ console: Console, driver: JackDriver) -> Int32 {
   TerminalInfo.setUTF8Locale()  // before libedit starts, or it drops non-ASCII input
   writeOut("stemdeck — type 'help' for commands, 'quit' or Ctrl-D to leave")
@@ -398,7 +402,9 @@ func runInteractive(_ console: Console, driver: JackDriver) -> Int32 {
   if ending != nil && editor.active { Output.write("\n") }  // leave the prompt's line
   editor.close()
   guard let ending else { return 0 }
-  // Unsaved changes go to the autosave file before anything else can go wrong.
+  // A take in progress is finished (it becomes a stem), then the unsaved changes, the take
+  // included, go to the autosave file before anything else can go wrong.
+  finishTake(driver: driver, console: console)
   let message = console.autosaveNow()
   printError("stemdeck: \(ending.reason): stopping" + (message.map { "; \($0)" } ?? ""))
   return ending.status

@@ -421,7 +421,7 @@ struct TerminalSessionTests {
     var description: String { rawValue }
   }
 
-  @Test("SIGTERM, SIGHUP and a closed terminal end stemdeck within 1 s: autosave written, its jackd stopped", arguments: Ending.allCases)
+  @Test("SIGTERM, SIGHUP and a closed terminal end stemdeck within 1 s: take finished, autosave written, its jackd stopped", arguments: Ending.allCases)
   func ending(_ how: Ending) async throws {
     let binary = try StemdeckBinary.require()
     let dir = try material()
@@ -444,6 +444,15 @@ struct TerminalSessionTests {
     try await term.type("vol short 0.25")
     try await term.send("Enter")
     #expect(try await term.waitForCursorRow("stemdeck>"))
+    if how == .sigterm {
+      // A take in progress: finished, and in the autosave as a stem.
+      try await term.type("record")
+      try await term.send("Enter")
+      try await term.check(term.waitFor("recording 'take-1'"), "record")
+      try await term.type("play")
+      try await term.send("Enter")
+      #expect(try await term.waitForCursorRow("stemdeck>"))
+    }
     if how == .terminalClosedDuringWait {
       try await term.type("wait 60")
       try await term.send("Enter")
@@ -468,6 +477,11 @@ struct TerminalSessionTests {
     let autosave = dir.file(".show.json.autosave.json")
     let saved = (try? String(contentsOfFile: autosave, encoding: .utf8)) ?? ""
     #expect(saved.contains("0.25"), "autosave after \(how): '\(saved)'")
+    if how == .sigterm {
+      #expect(saved.contains("take-1"), "the take is not in the autosave: \(saved)")
+      let take = try? readAudio(dir.file("take-1.wav"))
+      #expect((take?.frames ?? 0) > 0, "the take was not finished")
+    }
     let stderr = (try? String(contentsOfFile: dir.file("stderr.txt"), encoding: .utf8)) ?? ""
     #expect(!stderr.contains("Fatal error") && !stderr.contains("Illegal instruction"), "crash report: \(stderr)")
     #expect(stderr.contains("unsaved changes written to"), "stderr: \(stderr)")
