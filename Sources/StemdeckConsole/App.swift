@@ -212,7 +212,10 @@ func runLive(_ a: Arguments) -> Int32 {
     printError("error: \(error)")
     return 1
   }
-  if let message = driver.startedServerMessage { writeOut(message) }
+  if let message = driver.startedServerMessage {
+    // One line; on a terminal, wrapped at spaces to its width.
+    for line in isatty(1) != 0 ? Display.wrapped(message, width: TerminalInfo.columns()) : [message] { writeOut(line) }
+  }
   let console = Console(driver: driver) { writeOut($0) }
   console.interactive = interactive
   console.strict = a.strict

@@ -82,7 +82,9 @@ public final class ServerLauncher: @unchecked Sendable {
       }
       fromJackdrc = false
     }
-    commandLine = ([executable] + arguments).joined(separator: " ")
+    // Shown as one would type it: the program's name when it was found on PATH.
+    let shownName = fromJackdrc ? executable : (executable as NSString).lastPathComponent
+    commandLine = ([shownName] + arguments).joined(separator: " ")
     let jackd = executable
     let stateDir = StatePaths.stateDirectory()
     logPath = "\(stateDir)/jackd-\(serverName).log"
