@@ -25,6 +25,8 @@ public struct Arguments: Equatable, Sendable {
   /// `render --from`: the transport time to start at (nil: the session's saved position).
   public var from: Double?
   public var sampleRate = 48000
+  /// `--verbose`: show libjack's own messages (on stderr).
+  public var verbose = false
 
   public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
     var a = Arguments()
@@ -47,6 +49,7 @@ public struct Arguments: Equatable, Sendable {
       case "--play": a.play = true
       case "--strict": a.strict = true
       case "--no-connect": a.autoConnect = false
+      case "--verbose", "-v": a.verbose = true
       case "--output", "-o": a.output = try value(arg)
       case "--duration", "-d":
         let v = try value(arg)
@@ -94,6 +97,7 @@ public struct Arguments: Equatable, Sendable {
       --script FILE            run commands from FILE (script mode)
       -c 'CMD; CMD'            run these commands (script mode)
       --keep-going, -k         in script mode, continue after a failed command (exit status is still 1)
+      --verbose, -v            show libjack's own messages on stderr (hidden by default)
 
     render options:
       --output FILE, -o FILE   .wav (32-bit float), .flac or .aiff (24-bit)
@@ -123,12 +127,13 @@ public func runStemdeck(_ args: [String]) -> Int32 {
 }
 
 /// Writes a line to stdout unbuffered, so output interleaves correctly with events and stderr.
+/// Through write(2): a terminal or pipe that went away is noted (`Output`), never a crash.
 func writeOut(_ s: String) {
-  FileHandle.standardOutput.write((s + "\n").data(using: .utf8)!)
+  Output.write(s + "\n", to: 1)
 }
 
 func printError(_ s: String) {
-  FileHandle.standardError.write((s + "\n").data(using: .utf8)!)
+  Output.write(s + "\n", to: 2)
 }
 
 func runRender(_ a: Arguments) -> Int32 {
@@ -162,11 +167,20 @@ func runRender(_ a: Arguments) -> Int32 {
 }
 
 func printErrorNoNewline(_ s: String) {
-  FileHandle.standardError.write(s.data(using: .utf8)!)
+  Output.write(s, to: 2)
 }
 
-/// Signal handler: counts requests; a second SIGINT in script mode exits at once.
+/// Signal handler: counts requests; a second SIGINT in script mode exits at once. SIGTERM and
+/// SIGHUP also ask an interactive session to end (`terminationSignal`); SIGWINCH only notes that
+/// the terminal changed size.
 private func handleSignal(_ signal: Int32) {
+  if signal == SIGWINCH {
+    terminalResized.store(true, ordering: .relaxed)
+    return
+  }
+  if signal == SIGTERM || signal == SIGHUP {
+    _ = terminationSignal.compareExchange(expected: 0, desired: signal, ordering: .relaxed)
+  }
   let count = interruptRequests.add(1, ordering: .relaxed).newValue
   if count >= 2 && scriptModeForSignals.load(ordering: .relaxed) { _exit(128 + signal) }
 }
@@ -179,10 +193,13 @@ func runLive(_ a: Arguments) -> Int32 {
   signal(SIGINT, handleSignal)
   signal(SIGTERM, handleSignal)
   signal(SIGHUP, handleSignal)
+  signal(SIGWINCH, handleSignal)
   signal(SIGPIPE, SIG_IGN)
   // A file-size limit (ulimit -f) makes a write fail with EFBIG instead of killing stemdeck:
   // a take then stops growing, stays valid, and the show goes on.
   signal(SIGXFSZ, SIG_IGN)
+  // Before the first jack_client_open: libjack's own messages are hidden unless --verbose.
+  JackMessages.install(verbose: a.verbose)
 
   var options = JackDriver.Options()
   options.clientName = a.clientName
@@ -195,22 +212,17 @@ func runLive(_ a: Arguments) -> Int32 {
     printError("error: \(error)")
     return 1
   }
-  if let message = driver.startedServerMessage { writeOut(message) }
+  if let message = driver.startedServerMessage {
+    // One line; on a terminal, wrapped at spaces to its width.
+    for line in isatty(1) != 0 ? Display.wrapped(message, width: TerminalInfo.columns()) : [message] { writeOut(line) }
+  }
   let console = Console(driver: driver) { writeOut($0) }
   console.interactive = interactive
   console.strict = a.strict
   var failed = false
   defer {
-    // A take in progress is stopped and finished while the client still runs (the renderer
-    // lets go of it within a period), so the file is complete even if closing the client is
-    // what kills the process. Then fade out, and close the client before freeing the engine.
-    if driver.mixer.recordingStatus != nil, (try? driver.mixer.stopRecording()) != nil {
-      let deadline = Date().addingTimeInterval(1)
-      while driver.mixer.recordingStatus != nil && Date() < deadline {
-        for line in driver.poll() { console.writeEvent(line) }
-        usleep(2_000)
-      }
-    }
+    finishTake(driver: driver, console: console)
+    // Then fade out, and close the client before freeing the engine.
     try? driver.mixer.pause()
     usleep(30_000)
     driver.shutdown()
@@ -220,6 +232,11 @@ func runLive(_ a: Arguments) -> Int32 {
   console.idle = {
     for line in driver.poll() { console.writeEvent(line) }
     console.periodic()
+    // A terminal that hangs up while a command runs (a long 'wait') ends it like a signal; the
+    // interactive loop then sees the hang-up and leaves.
+    if interactive && TerminalInfo.hungUp(0) && terminationSignal.compareExchange(expected: 0, desired: SIGHUP, ordering: .relaxed).exchanged {
+      interruptRequests.add(1, ordering: .relaxed)
+    }
   }
 
   if let session = a.session {
@@ -235,14 +252,14 @@ func runLive(_ a: Arguments) -> Int32 {
     }
     if !physical.isEmpty && interactive { writeOut("connected master to \(physical.prefix(2).map(\.name).joined(separator: ", "))") }
     driver.mixer.markSaved()
+    console.markConnectionsSaved()
   }
   if a.play {
     do { try driver.mixer.play() } catch { printError("error: \(error)"); return 1 }
   }
 
   if interactive {
-    runInteractive(console, driver: driver)
-    return 0
+    return runInteractive(console, driver: driver)
   }
 
   // Script mode: -c, --script FILE, or stdin.
@@ -282,9 +299,13 @@ func runLive(_ a: Arguments) -> Int32 {
       failed = true
       if !a.keepGoing { break }
     }
-    if console.quitRequested { break }
+    if console.quitRequested || Output.stdoutLost { break }
   }
   console.idle()
+  if Output.stdoutLost {
+    printError("error: standard output is gone (the reader went away); stopping the script")
+    return 1
+  }
   if interruptRequests.load(ordering: .relaxed) != startInterrupts {
     printError("interrupted: stopping cleanly")
     return 130
@@ -292,41 +313,104 @@ func runLive(_ a: Arguments) -> Int32 {
   return failed ? 1 : 0
 }
 
-func runInteractive(_ console: Console, driver: JackDriver) {
+/// The interactive console: libedit reads each line (its keys, history, Ctrl-R, completion),
+/// events are printed above the prompt, and the loop keeps serving the engine.
+///
+/// It ends with `quit` or Ctrl-D (both refuse while there are unsaved changes), and on SIGTERM,
+/// SIGHUP or a terminal that went away (a hang-up, EOF or EIO on it): then unsaved changes are
+/// written to the autosave file first, and it says so on stderr where it can. Returns the exit
+/// status (128 + the signal when one ended it).
+/// A take in progress is stopped and finished while the client still runs (the renderer lets
+/// go of it within a period), so the file is complete even if closing the client is what kills
+/// the process; it becomes a stem of the session.
+func finishTake(driver: JackDriver, console: Console) {
+  guard driver.mixer.recordingStatus != nil, (try? driver.mixer.stopRecording()) != nil else { return }
+  let deadline = Date().addingTimeInterval(1)
+  while driver.mixer.recordingStatus != nil && Date() < deadline {
+    for line in driver.poll() { console.writeEvent(line) }
+    usleep(2_000)
+  }
+}
+
+func runInteractive(_ console: Console, driver: JackDriver) -> Int32 {
+  TerminalInfo.setUTF8Locale()  // before libedit starts, or it drops non-ASCII input
   writeOut("stemdeck — type 'help' for commands, 'quit' or Ctrl-D to leave")
   let history = StatePaths.stateDirectory() + "/history"
   let editor = LineEditor(prompt: "stemdeck> ", historyPath: history)
   editor.completer = { words, partial in Completion.candidates(console: console, words: words, partial: partial) }
-  console.write = { line in editor.printAbove(line) }
-  console.writeEvent = { line in editor.printAbove("* " + line) }
+  // Every line fits the terminal: tables and meters are fitted by the commands, and any other
+  // long line (an error, a warning, an event) is wrapped at spaces rather than anywhere.
+  let columns = { max(20, TerminalInfo.columns()) }
+  console.terminalColumns = columns
+  console.write = { line in for l in Display.wrapped(line, width: columns()) { editor.printAbove(l) } }
+  console.writeEvent = { line in for l in Display.wrapped("* " + line, width: columns()) { editor.printAbove(l) } }
   var seenInterrupts = interruptRequests.load(ordering: .relaxed)
+  var ending: (reason: String, status: Int32)?
+  func endingReason() -> (reason: String, status: Int32)? {
+    switch terminationSignal.load(ordering: .relaxed) {
+    case SIGTERM: return ("SIGTERM", 128 + SIGTERM)
+    case SIGHUP: return ("SIGHUP (the terminal hung up)", 128 + SIGHUP)
+    default: return Output.stdoutLost ? ("the terminal went away", 128 + SIGHUP) : nil
+    }
+  }
+  editor.start()
   while !console.quitRequested {
+    if let why = endingReason() { ending = why; break }
+    if terminalResized.exchange(false, ordering: .relaxed) { editor.resize() }
     var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
     let ready = poll(&fds, 1, 30)
-    if ready > 0 { editor.readCharacter() }
+    if ready > 0 {
+      // A terminal that went away reads as a hang-up, an error, or "readable" with nothing to
+      // read (EOF, EIO): end rather than spin on it.
+      var waiting: Int32 = 0
+      let gone = fds.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
+        || ioctl(0, UInt(FIONREAD), &waiting) != 0 || waiting <= 0
+      if gone { ending = endingReason() ?? ("the terminal went away", 128 + SIGHUP); break }
+      editor.readCharacter()
+    }
     let interrupts = interruptRequests.load(ordering: .relaxed)
-    if interrupts != seenInterrupts { seenInterrupts = interrupts; editor.cancelLine() }
+    if interrupts != seenInterrupts {
+      seenInterrupts = interrupts
+      if endingReason() != nil { continue }
+      editor.cancelLine()
+    }
+    // While commands run, keys typed ahead are kept for the next prompt, neither echoed by the
+    // terminal (they would show twice: once now, once in the next line) nor edited by the
+    // kernel's line discipline (Ctrl-R, Ctrl-W…); Ctrl-C still interrupts. The terminal's own
+    // settings come back before libedit takes it again.
+    let typeahead = editor.pendingLines.isEmpty ? nil : TerminalInfo.holdTypeahead(0)
     while !editor.pendingLines.isEmpty {
       let item = editor.pendingLines.removeFirst()
       guard let line = item else {
         // Ctrl-D: like quit (refuses with unsaved changes).
-        FileHandle.standardOutput.write("\n".data(using: .utf8)!)
+        Output.write("\n")
         if !console.execute(line: "quit") { console.write("(Ctrl-D again after saving, or type quit!)") }
-        break
+        continue
       }
       if !line.trimmingSpaces().isEmpty { editor.addHistory(line) }
       console.execute(line: line)
+      // Ctrl-C ended a command (a wait): say so; the prompt goes below it.
+      if interruptRequests.load(ordering: .relaxed) != seenInterrupts && endingReason() == nil { Output.write("^C\n") }
       seenInterrupts = interruptRequests.load(ordering: .relaxed)
       if console.watchRequested {
         console.watchRequested = false
         MeterView.run(console)
-        rl_forced_update_display()
       }
       if console.quitRequested { break }
     }
+    if var settings = typeahead { tcsetattr(0, TCSANOW, &settings) }
+    if !console.quitRequested && endingReason() == nil { editor.start() }
     console.idle()
   }
+  if ending != nil && editor.active { Output.write("\n") }  // leave the prompt's line
   editor.close()
+  guard let ending else { return 0 }
+  // A take in progress is finished (it becomes a stem), then the unsaved changes, the take
+  // included, go to the autosave file before anything else can go wrong.
+  finishTake(driver: driver, console: console)
+  let message = console.autosaveNow()
+  printError("stemdeck: \(ending.reason): stopping" + (message.map { "; \($0)" } ?? ""))
+  return ending.status
 }
 
 /// Reads standard input line by line on a background thread.

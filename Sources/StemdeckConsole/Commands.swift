@@ -69,7 +69,7 @@ enum CommandTable {
       name: "stems", aliases: ["ls"], usage: "stems", summary: "list stems with their settings, position and meters",
       argumentCount: 0...0
     ) { (c, _) throws(CommandError) in
-      for line in Display.stemsTable(c.mixer.stemStatuses(), offline: c.mixer.offlineStems) { c.write(line) }
+      for line in Display.stemsTable(c.mixer.stemStatuses(), offline: c.mixer.offlineStems, width: c.terminalColumns?()) { c.write(line) }
     },
     CommandSpec(
       name: "vol", aliases: ["volume"], usage: "vol NAME|all VALUE [over TIME [exp]]",
@@ -364,7 +364,7 @@ enum CommandTable {
       if a.first == "reset" { c.mixer.resetMeters(); c.write("meters reset"); return }
       let only = a.first
       if let only, only != "master", only != "input" { _ = try c.stems(only) }
-      for line in Display.meters(c, only: only) { c.write(line) }
+      for line in Display.meters(c, only: only, width: c.terminalColumns?()) { c.write(line) }
     },
     CommandSpec(name: "watch", usage: "watch", summary: "live meter view until a key is pressed", argumentCount: 0...0) { (c, _) throws(CommandError) in
       c.watchRequested = true
@@ -546,7 +546,7 @@ enum CommandTable {
 
   static let otherCommands: [CommandSpec] = [
     CommandSpec(name: "help", aliases: ["?"], usage: "help [COMMAND]", summary: "list commands, or explain one", argumentCount: 0...1, completions: [.command]) { (c, a) throws(CommandError) in
-      for line in try Help.text(for: a.first) { c.write(line) }
+      for line in try Help.text(for: a.first, width: c.terminalColumns?()) { c.write(line) }
     },
     CommandSpec(name: "echo", usage: "echo TEXT…", summary: "print text (for scripts)", argumentCount: 0...99) { (c, a) throws(CommandError) in
       c.write(a.joined(separator: " "))
@@ -585,6 +585,20 @@ enum CommandTable {
 
 /// `help` text, generated from the command table so it never drifts from the commands.
 enum Help {
+  /// With `width` (interactive mode: the terminal's columns), every line fits: in the list,
+  /// one line per command with its summary cut short ("help COMMAND" has it all); a command's
+  /// own help is wrapped.
+  static func text(for command: String?, width: Int?) throws(CommandError) -> [String] {
+    let lines = try text(for: command)
+    guard let width else { return lines }
+    if command != nil { return lines.flatMap { Display.wrapped($0, width: width, indent: 4) } }
+    return lines.map { line in
+      guard TerminalInfo.displayWidth(line) > width else { return line }
+      if line.hasPrefix("  ") { return Display.shortened(line, toEnd: width) }
+      return Display.wrapped(line, width: width).joined(separator: "\n")
+    }.flatMap { $0.split(separator: "\n").map(String.init) }
+  }
+
   static func text(for command: String?) throws(CommandError) -> [String] {
     if let command {
       guard let spec = CommandTable.lookup(command.lowercased()) else {

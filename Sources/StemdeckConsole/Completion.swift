@@ -42,35 +42,121 @@ enum Completion {
   }
 }
 
-/// The live meter view (`watch`): redraws in place until a key is pressed. Plain text when
-/// NO_COLOR is set.
+/// The word being completed, read the way `Tokenizer` reads a line: quotes and backslashes
+/// group it, so `add my\\ loop` and `add "my loop` both complete the file `my loop (take 2).wav`.
+/// Candidates are written back in the same style (escaped, or inside the quote that was opened)
+/// so that the completed line parses to the candidate.
+struct CompletionWord: Equatable {
+  /// The complete words before the one being completed (unquoted).
+  var previousWords: [String] = []
+  /// The word being completed as typed, quotes and backslashes included.
+  var typed = ""
+  /// The same word as the tokenizer will read it.
+  var unquoted = ""
+  /// The quote opened at its start and still open (nil: none).
+  var quote: Character?
+
+  init(lineBeforeCursor line: String) {
+    // Only the current command counts: what follows the last ';' outside quotes.
+    var words: [String] = []
+    var inWord = false
+    var escaping = false
+    var openQuote: Character?
+    var startQuote: Character?
+    for c in line {
+      if escaping {
+        unquoted.append(c); typed.append(c); escaping = false; inWord = true; continue
+      }
+      if let q = openQuote {
+        typed.append(c)
+        if c == q { openQuote = nil } else if c == "\\" && q == "\"" { escaping = true } else { unquoted.append(c) }
+        continue
+      }
+      switch c {
+      case "\\": escaping = true; inWord = true; typed.append(c)
+      case "'", "\"":
+        if !inWord { startQuote = c }
+        openQuote = c; inWord = true; typed.append(c)
+      case " ", "\t":
+        if inWord { words.append(unquoted) }
+        inWord = false; unquoted = ""; typed = ""; startQuote = nil
+      case ";":
+        words = []; inWord = false; unquoted = ""; typed = ""; startQuote = nil
+      default:
+        inWord = true; unquoted.append(c); typed.append(c)
+      }
+    }
+    previousWords = words
+    quote = openQuote != nil && openQuote == startQuote ? openQuote : nil
+  }
+
+  /// `candidate` written so that the tokenizer reads it back unchanged: inside the quote the
+  /// word was started with (closed unless it is a folder, which Tab continues into), otherwise
+  /// with a backslash before each space, quote, backslash and other special character.
+  func render(_ candidate: String) -> String {
+    let folder = candidate.hasSuffix("/")
+    switch quote {
+    case "'" where !candidate.contains("'"):
+      return "'" + candidate + (folder ? "" : "'")
+    case "\"":
+      var body = ""
+      for c in candidate { if c == "\"" || c == "\\" { body.append("\\") }; body.append(c) }
+      return "\"" + body + (folder ? "" : "\"")
+    default:
+      return Self.escaped(candidate)
+    }
+  }
+
+  /// `text` with a backslash before every character the tokenizer would treat specially.
+  static func escaped(_ text: String) -> String {
+    var out = ""
+    for (i, c) in text.enumerated() {
+      let special = " \t\r\n'\"\\;".contains(c) || (i == 0 && (c == "#" || c == "{"))
+      if special { out.append("\\") }
+      out.append(c)
+    }
+    return out
+  }
+}
+
+/// The live meter view (`watch`): on the terminal's alternate screen (what was on the screen
+/// comes back after), redrawn ten times a second at the terminal's current size (SIGWINCH), until
+/// a key is pressed; the whole key (an arrow's escape sequence too) is consumed, so nothing of it
+/// reaches the prompt. Plain text when NO_COLOR is set.
 enum MeterView {
   static func run(_ console: Console) {
     var saved = termios()
-    tcgetattr(0, &saved)
+    let haveTerminal = tcgetattr(0, &saved) == 0
     var raw = saved
     raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
-    tcsetattr(0, TCSANOW, &raw)
-    defer { tcsetattr(0, TCSANOW, &saved) }
+    if haveTerminal { tcsetattr(0, TCSANOW, &raw) }
+    defer { if haveTerminal { tcsetattr(0, TCSANOW, &saved) } }
     let color = ProcessInfo.processInfo.environment["NO_COLOR"] == nil
-    var size = winsize()
-    let width = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
-    var previousLines = 0
-    let out = FileHandle.standardOutput
-    out.write("\u{1B}[?25l".data(using: .utf8)!)
-    defer { out.write("\u{1B}[?25h".data(using: .utf8)!) }
+    // Alternate screen, cursor hidden; both undone on the way out.
+    Output.write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[H\u{1B}[2J")
+    defer { Output.write("\u{1B}[?25h\u{1B}[?1049l") }
     let startInterrupts = interruptRequests.load(ordering: .relaxed)
-    while interruptRequests.load(ordering: .relaxed) == startInterrupts {
+    while interruptRequests.load(ordering: .relaxed) == startInterrupts && !Output.stdoutLost {
       console.idle()
-      let lines = Display.meterBars(console, width: width, color: color)
-      var frame = previousLines > 0 ? "\u{1B}[\(previousLines)A" : "\r"
-      for l in lines { frame += "\u{1B}[K" + l + "\n" }
-      out.write(frame.data(using: .utf8)!)
-      previousLines = lines.count
+      let size = TerminalInfo.size(1) ?? (TerminalInfo.columns(), 24)
+      if terminalResized.exchange(false, ordering: .relaxed) { Output.write("\u{1B}[2J") }
+      var lines = Display.meterBars(console, width: size.columns, color: color)
+      if size.rows > 1 && lines.count > size.rows {
+        let hidden = lines.count - (size.rows - 1)
+        lines = Array(lines.prefix(size.rows - 1)) + [Display.shortened("… \(hidden) more lines: make the terminal taller", toEnd: size.columns)]
+      }
+      var frame = "\u{1B}[H"
+      for (i, l) in lines.enumerated() { frame += l + "\u{1B}[K" + (i == lines.count - 1 ? "" : "\r\n") }
+      frame += "\u{1B}[J"
+      Output.write(frame)
       var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
       if poll(&fds, 1, 100) > 0 {
-        var byte: UInt8 = 0
-        _ = read(0, &byte, 1)
+        // A key: read it and whatever of its sequence follows at once (ESC [ A …).
+        var buffer = [UInt8](repeating: 0, count: 64)
+        repeat {
+          if buffer.withUnsafeMutableBytes({ read(0, $0.baseAddress, 64) }) <= 0 { break }
+          fds.revents = 0
+        } while poll(&fds, 1, 30) > 0
         break
       }
     }

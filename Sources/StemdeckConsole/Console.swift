@@ -23,6 +23,9 @@ public final class Console {
   public var interactive = false
   /// Called while `wait` waits, to keep events flowing (the host's poll).
   public var idle: () -> Void = {}
+  /// The terminal's width, in interactive mode: tables, meters and help fit it. nil in script
+  /// mode, whose output formats stay as documented.
+  public var terminalColumns: (() -> Int)?
   /// Set by `watch` in interactive mode; the host runs the live view.
   public var watchRequested = false
   public var quitRequested = false
@@ -40,6 +43,9 @@ public final class Console {
   var lastAutosave = Date()
   /// Commands of an open `begin … commit` group.
   var pendingGroup: [[String]]?
+  /// The intended connections when last looked at: a change (connect, disconnect, or another
+  /// patchbay) is an unsaved change of the session.
+  var connectionsSeen: [String: [String]] = [:]
   /// Strict mode: a session whose audio file is missing does not open at all.
   public var strict = false
   /// The command word being run (lets "open!" differ from "open").
@@ -73,8 +79,12 @@ public final class Console {
       return false
     }
     var ok = true
+    // A signal (Ctrl-C, SIGTERM) during one command, e.g. a 'wait', stops the line there: the
+    // commands after it are not run.
+    let interruptsAtStart = interruptRequests.load(ordering: .relaxed)
     for words in commands {
       if quitRequested { break }
+      if interruptRequests.load(ordering: .relaxed) != interruptsAtStart { ok = false; break }
       do { try run(words) } catch {
         write("error: \(error)")
         ok = false
@@ -97,6 +107,8 @@ public final class Console {
       throw CommandError("unknown command '\(ValueParser.printable(first))' (type 'help' for the list)")
     }
     commandWord = name
+    noteConnectionChanges()
+    defer { noteConnectionChanges() }
     let args = Array(words.dropFirst())
     if let count = spec.argumentCount, !count.contains(args.count) {
       throw CommandError("\(spec.name): expected \(Self.describe(count)), got \(args.count) — usage: \(spec.usage)")
@@ -158,6 +170,7 @@ public final class Console {
     if let driver { session.connections = driver.intendedConnections }
     do { try SessionFile.save(session, to: absolute) } catch { throw CommandError(error.description) }
     mixer.markSaved()
+    if let driver { connectionsSeen = driver.intendedConnections }
     sessionPath = absolute
     discardAutosave(for: absolute)
     write("saved \(target)")
@@ -190,6 +203,7 @@ public final class Console {
     if !warnings.isEmpty && !mixer.offlineStems.isEmpty { line += " (\(mixer.offlineStems.count) offline)" }
     if let driver {
       let missing = driver.setIntendedConnections(session.connections)
+      connectionsSeen = driver.intendedConnections
       if !missing.isEmpty {
         line += "; waiting for port\(missing.count == 1 ? "" : "s") to connect: \(missing.joined(separator: ", "))"
       }
@@ -212,6 +226,7 @@ public final class Console {
     driver?.setIntendedConnections([:])
     sessionPath = nil
     mixer.markSaved()
+    markConnectionsSaved()
     write("new empty session")
   }
 
@@ -223,9 +238,44 @@ public final class Console {
     return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).autosave.json").path
   }
 
+  /// Takes the current connections as the saved ones (after the start-up auto-connect).
+  public func markConnectionsSaved() {
+    if let driver { connectionsSeen = driver.intendedConnections }
+  }
+
+  /// A connection made or removed (with connect/disconnect, or by another patchbay, which the
+  /// driver folds into the intended routing) marks the session dirty: `quit` asks, and autosave
+  /// and save keep it.
+  func noteConnectionChanges() {
+    guard let driver else { return }
+    let now = driver.intendedConnections
+    if now != connectionsSeen {
+      connectionsSeen = now
+      mixer.markDirty()
+    }
+  }
+
+  /// Writes unsaved changes to the autosave file at once (SIGTERM, SIGHUP, a terminal that went
+  /// away): beside the session (`recover` loads it), or for a session never saved, as
+  /// `untitled.autosave.json` in stemdeck's state folder. Returns what it did, for the user;
+  /// nil when there was nothing unsaved.
+  public func autosaveNow() -> String? {
+    noteConnectionChanges()
+    guard mixer.isDirty else { return nil }
+    let target = sessionPath.map(Self.autosavePath(for:)) ?? StatePaths.stateDirectory() + "/untitled.autosave.json"
+    var session = mixer.session(savingTo: sessionPath ?? target)
+    if let driver { session.connections = driver.intendedConnections }
+    do { try SessionFile.save(session, to: target) } catch {
+      return "could not write the unsaved changes to \(target): \(error)"
+    }
+    let hint = sessionPath.map { "open \($0) and type 'recover' to get them back" } ?? "'open \(target)' gets them back"
+    return "unsaved changes written to \(target) (\(hint))"
+  }
+
   /// Called regularly by the host, after it has printed the mixer's events: advances the setlist
   /// when a song has ended, and writes unsaved changes to the sidecar every `autosaveInterval`.
   public func periodic() {
+    noteConnectionChanges()
     let ends = mixer.songEnds
     if ends != songEndsSeen {
       songEndsSeen = ends
@@ -276,6 +326,7 @@ public final class Console {
     do { session = try SessionFile.load(path: side) } catch { throw CommandError(error.description) }
     do { try mixer.load(session, sessionPath: path, strict: strict) } catch { throw CommandError(error.message) }
     if let driver { driver.setIntendedConnections(session.connections) }
+    markConnectionsSaved()
     mixer.markDirty()
     write("recovered unsaved changes from the autosave; 'save' to keep them")
   }

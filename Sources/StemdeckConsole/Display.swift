@@ -13,7 +13,10 @@ enum Display {
     "\(NumberFormat.fixed(v, 2))"
   }
 
-  static func stemsTable(_ stems: [StemStatus], offline: [OfflineStem] = []) -> [String] {
+  /// The `stems` table. With `width` (a terminal's columns, interactive mode) columns are
+  /// dropped, least useful first, and the file name shortened in the middle until each row
+  /// fits; stem names are never cut. Without it (script mode), every column, as documented.
+  static func stemsTable(_ stems: [StemStatus], offline: [OfflineStem] = [], width: Int? = nil) -> [String] {
     if stems.isEmpty && offline.isEmpty { return ["no stems (add one with 'add PATH')"] }
     let offlineLines = offline.map { "offline: \($0.settings.name) (\($0.path): \($0.reason))" }
     if stems.isEmpty { return offlineLines }
@@ -40,13 +43,97 @@ enum Display {
         "\(s.loopIndex + 1)", NumberFormat.time(s.positionInFile), peaks,
       ])
     }
-    var widths = [Int](repeating: 0, count: header.count)
-    for r in rows { for (i, cell) in r.enumerated() { widths[i] = max(widths[i], cell.count) } }
     let numeric: Set<Int> = [2, 3, 5, 6, 7, 10]
-    return rows.map { r in
-      r.enumerated().map { i, cell in numeric.contains(i) ? cell.padLeft(widths[i]) : cell.padded(widths[i]) }
-        .joined(separator: "  ").trimmingTrailingSpaces()
-    } + offlineLines + ["flags: M muted, S solo, D direct outs, E ended, U underruns, G gliding, ! unreadable"]
+    var shown = Array(0..<header.count)
+    func widths() -> [Int] {
+      var w = [Int](repeating: 0, count: header.count)
+      for r in rows { for (i, cell) in r.enumerated() { w[i] = max(w[i], TerminalInfo.displayWidth(cell)) } }
+      return w
+    }
+    func total() -> Int { let w = widths(); return shown.reduce(0) { $0 + w[$1] } + 2 * (shown.count - 1) }
+    let flagsLine = "flags: M muted, S solo, D direct outs, E ended, U underruns, G gliding, ! unreadable"
+    var legend = [flagsLine]
+    if let width {
+      // Least useful first: channels, rate in Hz, loop number, peak, length; then the file
+      // name is shortened (down to 12 columns), and last the position.
+      for column in [2, 3, 10, 12, 4] where total() > width { shown.removeAll { $0 == column } }
+      if total() > width {
+        let over = total() - width
+        let fileWidth = max(12, widths()[1] - over)
+        for r in rows.indices { rows[r][1] = Self.shortened(rows[r][1], to: fileWidth) }
+      }
+      if total() > width { shown.removeAll { $0 == 11 } }
+      legend = Self.wrapped(flagsLine, width: width)
+    }
+    let w = widths()
+    let table: [String] = rows.map { (r: [String]) -> String in
+      let cells: [String] = shown.map { (i: Int) -> String in
+        // Padding counts columns, not characters (é is one, a wide character two).
+        let pad = max(0, w[i] - TerminalInfo.displayWidth(r[i]))
+        return numeric.contains(i) ? String(repeating: " ", count: pad) + r[i] : r[i] + String(repeating: " ", count: pad)
+      }
+      return cells.joined(separator: "  ").trimmingTrailingSpaces()
+    }
+    var offlineShown: [String] = []
+    for line in offlineLines { offlineShown += width.map { Self.wrapped(line, width: $0) } ?? [line] }
+    return table + offlineShown + legend
+  }
+
+  /// `text` shortened to `width` columns with "…" in the middle (both ends stay readable).
+  static func shortened(_ text: String, to width: Int) -> String {
+    guard TerminalInfo.displayWidth(text) > width, width >= 3 else { return text }
+    let characters = Array(text)
+    let keep = width - 1
+    let head = (keep + 1) / 2, tail = keep - head
+    return String(characters.prefix(head)) + "…" + String(characters.suffix(tail))
+  }
+
+  /// `text` cut to `width` columns with "…" at the end.
+  static func shortened(_ text: String, toEnd width: Int) -> String {
+    guard TerminalInfo.displayWidth(text) > width, width >= 2 else { return text }
+    var out = ""
+    var used = 0
+    for c in text {
+      let w = TerminalInfo.displayWidth(String(c))
+      if used + w > width - 1 { break }
+      out.append(c)
+      used += w
+    }
+    return out.trimmingTrailingSpaces() + "…"
+  }
+
+  /// `text` wrapped at spaces into lines of at most `width` columns; continuation lines are
+  /// indented by `indent` spaces. A word longer than a line is broken.
+  static func wrapped(_ text: String, width: Int, indent: Int = 2) -> [String] {
+    guard width > indent + 8, TerminalInfo.displayWidth(text) > width else { return [text] }
+    var lines: [String] = []
+    var line = ""
+    var lineWidth = 0
+    for word in text.split(separator: " ", omittingEmptySubsequences: false).map(String.init) {
+      var word = word
+      var wordWidth = TerminalInfo.displayWidth(word)
+      if lineWidth > 0 && lineWidth + 1 + wordWidth > width {
+        lines.append(line)
+        line = String(repeating: " ", count: indent)
+        lineWidth = indent
+      } else if lineWidth > 0 {
+        line += " "
+        lineWidth += 1
+      }
+      while lineWidth + wordWidth > width {
+        let room = max(1, width - lineWidth)
+        line += String(word.prefix(room))
+        word = String(word.dropFirst(room))
+        wordWidth = TerminalInfo.displayWidth(word)
+        lines.append(line)
+        line = String(repeating: " ", count: indent)
+        lineWidth = indent
+      }
+      line += word
+      lineWidth += wordWidth
+    }
+    if !line.trimmingSpaces().isEmpty { lines.append(line) }
+    return lines
   }
 
   static func status(_ c: Console) -> [String] {
@@ -101,19 +188,50 @@ enum Display {
     return "\(name.padded(12)) " + chans.joined(separator: " | ")
   }
 
-  static func meters(_ c: Console, only: String?) -> [String] {
+  /// The meter lines of `name`, fitted to `width` when given: one line when it fits, else one
+  /// line per channel (the name on the first, or on its own line when it is long).
+  static func meterLines(_ name: String, _ r: MeterReading, width: Int?) -> [String] {
+    let line = meterLine(name, r)
+    guard let width, TerminalInfo.displayWidth(line) > width else { return [line] }
+    let chans = r.channels.enumerated().map { i, ch in
+      let label = r.channels.count == 1 ? "M" : (i == 0 ? "L" : "R")
+      return "\(label) peak \(db(ch.peak).padLeft(6)) avg \(db(ch.average).padLeft(6)) hold \(db(ch.hold).padLeft(6)) clips \(ch.clips)"
+    }
+    let nameWidth = max(12, TerminalInfo.displayWidth(name))
+    let longest = chans.map { TerminalInfo.displayWidth($0) }.max() ?? 0
+    if nameWidth + 1 + longest <= width {
+      return chans.enumerated().map { i, c in (i == 0 ? name.padded(nameWidth) : String(repeating: " ", count: nameWidth)) + " " + c }
+    }
+    return Self.wrapped(name, width: width) + chans.map { "  " + $0 }
+  }
+
+  static func meters(_ c: Console, only: String?, width: Int? = nil) -> [String] {
     var lines: [String] = []
-    if only == nil || only == "master" { lines.append(meterLine("master", c.mixer.masterMeter())) }
-    if only == "input" || (only == nil && c.mixer.recordingStatus != nil) { lines.append(meterLine("input", c.mixer.inputMeter())) }
+    if only == nil || only == "master" { lines += meterLines("master", c.mixer.masterMeter(), width: width) }
+    if only == "input" || (only == nil && c.mixer.recordingStatus != nil) { lines += meterLines("input", c.mixer.inputMeter(), width: width) }
     for s in c.mixer.stemStatuses() where only == nil || only == s.settings.name {
-      lines.append(meterLine(s.settings.name, s.meter))
+      lines += meterLines(s.settings.name, s.meter, width: width)
     }
     return lines
   }
 
-  /// One frame of the live view: a bar per channel from -60 dB to 0 dB, with the hold marker.
+  /// One frame of the live view, `width` columns wide: a bar per channel from -60 dB to 0 dB,
+  /// with the hold marker. Labels are never cut (two long names that share a beginning must
+  /// not look alike): a label too long for a bar beside it gets a line of its own.
   static func meterBars(_ c: Console, width: Int, color: Bool) -> [String] {
-    let barWidth = max(10, min(60, width - 30))
+    var rows: [(label: String, channel: MeterReading.Channel)] = []
+    let m = c.mixer.masterMeter()
+    for (i, ch) in m.channels.enumerated() { rows.append((i == 0 ? "master L" : "master R", ch)) }
+    for s in c.mixer.stemStatuses() {
+      for (i, ch) in s.meter.channels.enumerated() {
+        rows.append((s.meter.channels.count == 1 ? s.settings.name : "\(s.settings.name) \(i == 0 ? "L" : "R")", ch))
+      }
+    }
+    let valueWidth = 12  // " -160.0 CLIP"
+    let longest = rows.map { TerminalInfo.displayWidth($0.label) }.max() ?? 8
+    // The label column takes the longest label if a bar of 10 still fits beside it.
+    let labelWidth = min(longest, max(8, width - valueWidth - 11))
+    let barWidth = max(4, min(60, width - labelWidth - 1 - valueWidth))
     func bar(_ ch: MeterReading.Channel) -> String {
       func cells(_ db: Double) -> Int { Int(((max(-60, min(0, db)) + 60) / 60 * Double(barWidth)).rounded()) }
       let filled = cells(ch.peak)
@@ -128,13 +246,14 @@ enum Display {
       }
       return s + " " + db(ch.peak).padLeft(6) + (ch.clips > 0 ? " CLIP" : "")
     }
-    var lines = ["\(c.mixer.transportState == .playing ? "▶" : "■") \(NumberFormat.time(c.mixer.position))  (press any key to leave)"]
-    let m = c.mixer.masterMeter()
-    for (i, ch) in m.channels.enumerated() { lines.append("\((i == 0 ? "master L" : "master R").padded(14)) \(bar(ch))") }
-    for s in c.mixer.stemStatuses() {
-      for (i, ch) in s.meter.channels.enumerated() {
-        let label = s.meter.channels.count == 1 ? s.settings.name : "\(s.settings.name) \(i == 0 ? "L" : "R")"
-        lines.append("\(String(label.prefix(14)).padded(14)) \(bar(ch))")
+    let state = c.mixer.transportState == .playing ? "▶" : "■"
+    var lines = [shortened("\(state) \(NumberFormat.time(c.mixer.position))  (press any key to leave)", to: width)]
+    for row in rows {
+      if TerminalInfo.displayWidth(row.label) > labelWidth {
+        lines += wrapped(row.label, width: width)
+        lines.append(String(repeating: " ", count: labelWidth) + " " + bar(row.channel))
+      } else {
+        lines.append(row.label.padded(labelWidth + row.label.count - TerminalInfo.displayWidth(row.label)) + " " + bar(row.channel))
       }
     }
     return lines

@@ -6,44 +6,104 @@ import StemdeckSession
 /// main loop can keep serving engine events while the user types: events are printed above the
 /// prompt and the line being typed is redrawn intact.
 ///
+/// libedit's callback mode leaves the terminal in the kernel's canonical mode once it has
+/// delivered a line (double echo, raw `^[[A`, no completion on the next line), so the handler is
+/// installed again for every line: `start()` before reading one, `suspend()` while a command runs
+/// (the terminal is then in its normal mode, and output goes straight to it).
+///
 /// - Thread: the main (control) thread only. libedit's callbacks are C function pointers, so the
 ///   editor reaches its state through one documented global (`activeEditor`).
 final class LineEditor {
   let prompt: String
   let historyPath: String
-  /// Lines completed by libedit, waiting for the main loop.
+  /// Lines completed by libedit, waiting for the main loop (nil: Ctrl-D on an empty line).
   var pendingLines: [String?] = []
   /// Supplies completion candidates for (words before the cursor, the partial word).
   var completer: (([String], String) -> [String])?
   var candidates: [String] = []
+  /// Whether libedit owns the terminal (raw mode, prompt shown) and reads a line.
+  private(set) var active = false
 
   init(prompt: String, historyPath: String) {
     self.prompt = prompt
     self.historyPath = historyPath
     activeEditor = self
     stemdeck_rl_no_signals()
+    stemdeck_rl_install_getc()  // before libedit initializes (read_history may do it)
     using_history()
     _ = read_history(historyPath)
     stifle_history(2000)
     stemdeck_rl_set_completion(lineEditorComplete)
+  }
+
+  /// Shows the prompt and lets libedit read a line (raw mode, its keys, completion).
+  func start() {
+    guard !active else { return }
+    active = true
     rl_callback_handler_install(prompt, lineEditorHandleLine)
   }
 
-  /// Feeds one character from the terminal to libedit (call when stdin is readable).
-  func readCharacter() { rl_callback_read_char() }
-
-  /// Prints `text` above the prompt without corrupting the line being typed.
-  func printAbove(_ text: String) {
-    // Clear the prompt line, print, then let libedit redraw prompt and current input.
-    FileHandle.standardOutput.write(("\r\u{1B}[K" + text + "\n").data(using: .utf8)!)
-    rl_forced_update_display()
+  /// Gives the terminal back to its normal mode (while a command runs, or at the end).
+  func suspend() {
+    guard active else { return }
+    active = false
+    rl_callback_handler_remove()
   }
 
-  /// Forgets the current input (after Ctrl-C).
-  func cancelLine() {
-    FileHandle.standardOutput.write("^C\n".data(using: .utf8)!)
-    rl_replace_line("", 0)
+  /// Feeds the characters waiting on the terminal to libedit (call when stdin is readable).
+  func readCharacter() {
+    rl_callback_read_char()
+    // Enter that ends a Ctrl-R search is given back to libedit's input queue, to be read with
+    // the next key: the line would run only on a second Enter (which then also ran an empty
+    // line). Let libedit read what it queued now, without waiting for the terminal.
+    let last = stemdeck_rl_last_character()
+    if pendingLines.isEmpty && (last == 10 || last == 13) {
+      stemdeck_rl_set_nonblocking(1)
+      rl_callback_read_char()
+      stemdeck_rl_set_nonblocking(0)
+    }
+    // A line (or Ctrl-D) was delivered: libedit has put the terminal back in its normal mode.
+    if !pendingLines.isEmpty { active = false }
+  }
+
+  /// Tells libedit the terminal changed size (SIGWINCH), so it wraps the line right.
+  func resize() {
+    if active { rl_resize_terminal() }
+  }
+
+  /// Prints `text` above the prompt without corrupting the line being typed: the prompt and
+  /// input (possibly wrapped over several rows) are cleared, the text printed, and libedit
+  /// redraws the prompt and input with the cursor where it was.
+  func printAbove(_ text: String) {
+    guard active else {
+      Output.write(text + "\n")
+      return
+    }
+    stemdeck_rl_flush()  // whatever libedit still buffers goes first
+    let columns = TerminalInfo.columns()
+    let buffer = String(cString: stemdeck_rl_line_buffer())
+    let point = Int(stemdeck_rl_point())
+    let beforeCursor = String(decoding: buffer.utf8.prefix(max(0, point)), as: UTF8.self)
+    let cursorColumn = TerminalInfo.displayWidth(prompt) + TerminalInfo.displayWidth(beforeCursor)
+    let row = columns > 0 ? cursorColumn / columns : 0
+    var frame = "\r"
+    if row > 0 { frame += "\u{1B}[\(row)A" }
+    frame += "\u{1B}[J" + text + "\n"
+    Output.write(frame)
     rl_forced_update_display()
+    stemdeck_rl_flush()
+  }
+
+  /// Forgets the current input (after Ctrl-C) and shows a fresh prompt.
+  func cancelLine() {
+    guard active else { return }
+    stemdeck_rl_flush()
+    Output.write("^C\n")
+    // libedit's rl_replace_line("") does nothing (it returns early on empty text); installing
+    // the handler again starts an empty line with a fresh prompt.
+    suspend()
+    start()
+    stemdeck_rl_flush()
   }
 
   func addHistory(_ line: String) {
@@ -52,7 +112,8 @@ final class LineEditor {
   }
 
   func close() {
-    rl_callback_handler_remove()
+    suspend()
+    stemdeck_rl_flush()
     Self.saveHistory(to: historyPath)
     activeEditor = nil
   }
@@ -73,7 +134,7 @@ nonisolated(unsafe) var activeEditor: LineEditor?
 /// libedit's line callback: `line` is nil at end of input (Ctrl-D). libedit allocated it with malloc.
 private func lineEditorHandleLine(_ line: UnsafeMutablePointer<CChar>?) {
   if let line {
-    activeEditor?.pendingLines.append(String(cString: line))
+    activeEditor?.pendingLines.append(String(decoding: UnsafeRawBufferPointer(start: line, count: strlen(line)), as: UTF8.self))
     free(line)
   } else {
     activeEditor?.pendingLines.append(nil)
@@ -81,14 +142,36 @@ private func lineEditorHandleLine(_ line: UnsafeMutablePointer<CChar>?) {
 }
 
 /// libedit's attempted-completion callback: computes candidates for the word being completed.
+///
+/// libedit splits words at spaces only, so for `add my\ lo` or `add "my lo` the `text` it
+/// replaces is the part after the last space; the word as the tokenizer reads it starts earlier
+/// (`CompletionWord`). Candidates are computed for the whole word, quoted or escaped the way it
+/// was typed, and handed to libedit as replacements of its shorter `text`.
 private func lineEditorComplete(_ text: UnsafePointer<CChar>?, _ start: Int32, _ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
   guard let editor = activeEditor, let text else { return nil }
-  let partial = String(cString: text)
-  let buffer = String(cString: stemdeck_rl_line_buffer())
-  let before = String(buffer.utf8.prefix(Int(start))) ?? ""
-  let words = before.split(separator: " ").map(String.init)
-  editor.candidates = editor.completer?(words, partial) ?? []
   stemdeck_rl_completion_over(1)  // no fallback to libedit's own file-name completion
+  // libedit's start and end count characters (it edits wide characters), not bytes.
+  let scalars = Array(String(cString: stemdeck_rl_line_buffer()).unicodeScalars)
+  let cursor = min(scalars.count, max(0, Int(end)))
+  let wordStart = min(cursor, max(0, Int(start)))
+  var before = String.UnicodeScalarView()
+  before.append(contentsOf: scalars[..<cursor])
+  let word = CompletionWord(lineBeforeCursor: String(before))
+  let raw = editor.completer?(word.previousWords, word.unquoted) ?? []
+  // libedit replaces the last `cursor - wordStart` characters of what was typed; the rest of
+  // the typed word stays, so each candidate must start with it.
+  let typed = Array(word.typed.unicodeScalars)
+  let keep = max(0, typed.count - (cursor - wordStart))
+  editor.candidates = raw.compactMap { candidate in
+    let rendered = Array(word.render(candidate).unicodeScalars)
+    guard rendered.count >= keep, Array(rendered.prefix(keep)) == Array(typed.prefix(keep)) else { return nil }
+    var tail = String.UnicodeScalarView()
+    tail.append(contentsOf: rendered.dropFirst(keep))
+    return String(tail)
+  }
+  // A lone folder gets no space after it (so Tab goes on into it); anything else does.
+  let folder = raw.count == 1 && raw[0].hasSuffix("/")
+  stemdeck_rl_set_append_character(folder ? 0 : 32)
   if editor.candidates.isEmpty { return nil }
   return rl_completion_matches(text, lineEditorGenerate)
 }

@@ -72,7 +72,10 @@ public final class JackDriver: @unchecked Sendable {
 
   /// Messages about the server this driver started, for the user.
   public var startedServerMessage: String? {
-    launcher.map { "started JACK server '\($0.serverName)' (\($0.driver) driver, 48000 Hz); it stops when stemdeck exits" }
+    launcher.map { l in
+      let source = l.fromJackdrc ? "from ~/.jackdrc" : "\(l.driver) driver"
+      return "started JACK server '\(l.serverName)' (\(source), \(sampleRate) Hz: \(l.commandLine)); it stops when stemdeck exits"
+    }
   }
 
   /// Registers ports, installs callbacks and activates; then restores intended connections.

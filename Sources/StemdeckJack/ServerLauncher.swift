@@ -27,20 +27,65 @@ public final class ServerLauncher: @unchecked Sendable {
     return devices.contains { $0.hasPrefix("pcmC") && $0.hasSuffix("p") }
   }
 
-  /// Starts `jackd -n NAME` and waits until a client can connect (up to `timeout` seconds).
+  /// The command line that started the server (for the start-up line).
+  public let commandLine: String
+  /// Whether that command came from `~/.jackdrc`.
+  public let fromJackdrc: Bool
+
+  /// The server command in `~/.jackdrc` (the file libjack's own autostart reads: one line, the
+  /// command and its arguments separated by spaces), with `-n NAME` added; nil when there is
+  /// no such file or it is empty.
+  static func jackdrcCommand(serverName: String) -> (executable: String, arguments: [String])? {
+    let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+    guard let text = try? String(contentsOfFile: home + "/.jackdrc", encoding: .utf8),
+          let line = text.split(separator: "\n").first(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty }) else { return nil }
+    let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
+    guard var executable = words.first else { return nil }
+    if !executable.contains("/") {
+      let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+      guard let found = path.split(separator: ":").map({ "\($0)/\(executable)" })
+        .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+      executable = found
+    }
+    var arguments = Array(words.dropFirst())
+    // The server name goes before the driver's options (-n after -d is the ALSA period count).
+    let serverOptions = arguments.prefix { $0 != "-d" && !$0.hasPrefix("--driver") && !$0.hasPrefix("-d") }
+    if !serverOptions.contains("-n") && !serverOptions.contains(where: { $0.hasPrefix("--name") }) {
+      arguments = ["-n", serverName] + arguments
+    }
+    return (executable, arguments)
+  }
+
+  /// Starts the server named `serverName` and waits until a client can connect (up to
+  /// `timeout` seconds): the command in `~/.jackdrc` when there is one, else
+  /// `jackd -n NAME` with the ALSA driver (a sound card exists) or the dummy driver.
   public init(serverName: String, timeout: Double = 10, canConnect: () -> Bool) throws(JackError) {
-    guard let jackd = Self.jackdPath() else {
-      throw JackError("no JACK server is running and jackd is not installed (apt-get install -y --no-install-recommends jackd2)")
-    }
     self.serverName = serverName
-    let alsa = Self.hasSoundCard()
-    driver = alsa ? "alsa" : "dummy"
-    var arguments = ["-n", serverName]
-    if alsa {
-      arguments += ["-d", "alsa", "-r", "48000", "-p", "256", "-n", "2"]
+    let executable: String
+    var arguments: [String]
+    if let rc = Self.jackdrcCommand(serverName: serverName) {
+      (executable, arguments) = rc
+      driver = arguments.drop { $0 != "-d" }.dropFirst().first ?? "its"
+      fromJackdrc = true
     } else {
-      arguments += ["--no-realtime", "-d", "dummy", "-r", "48000", "-p", "256"]
+      guard let jackd = Self.jackdPath() else {
+        throw JackError("no JACK server is running and jackd is not installed (apt-get install -y --no-install-recommends jackd2)")
+      }
+      executable = jackd
+      let alsa = Self.hasSoundCard()
+      driver = alsa ? "alsa" : "dummy"
+      arguments = ["-n", serverName]
+      if alsa {
+        arguments += ["-d", "alsa", "-r", "48000", "-p", "256", "-n", "2"]
+      } else {
+        arguments += ["--no-realtime", "-d", "dummy", "-r", "48000", "-p", "256"]
+      }
+      fromJackdrc = false
     }
+    // Shown as one would type it: the program's name when it was found on PATH.
+    let shownName = fromJackdrc ? executable : (executable as NSString).lastPathComponent
+    commandLine = ([shownName] + arguments).joined(separator: " ")
+    let jackd = executable
     let stateDir = StatePaths.stateDirectory()
     logPath = "\(stateDir)/jackd-\(serverName).log"
     _ = FileManager.default.createFile(atPath: logPath, contents: nil)

@@ -79,3 +79,433 @@ func runToolSync(_ tool: String, _ arguments: [String]) throws -> Int32 {
   p.waitUntilExit()
   return p.terminationStatus
 }
+
+/// A terminal for stemdeck: a tmux session on a private tmux server (its own socket, so that
+/// closing it closes only this test's terminal), driven by keys, read back as screen text.
+final class TmuxTerminal: @unchecked Sendable {
+  let socket: String
+  let session = "t"
+  let columns: Int
+  let rows: Int
+
+  /// Starts `command` (run by sh) in a new terminal of `columns` × `rows`.
+  init(_ command: String, columns: Int = 80, rows: Int = 24, directory: String) async throws {
+    try #require(findOnPath("tmux") != nil, "tmux is not installed (scripts/install-deps installs it)")
+    socket = "stemdeck-test-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+    self.columns = columns
+    self.rows = rows
+    let r = try await tmux(["new-session", "-d", "-s", session, "-x", "\(columns)", "-y", "\(rows)", "-c", directory, command])
+    guard r.status == 0 else { throw HarnessError("tmux new-session failed: \(r.text)") }
+  }
+
+  @discardableResult
+  func tmux(_ args: [String]) async throws -> ToolResult {
+    // -u: the terminal is UTF-8 whatever the test's locale.
+    try await runTool("tmux", ["-u", "-L", socket] + args, environment: ["LANG": "C.UTF-8"], timeout: 10)
+  }
+
+  /// Sends keys: tmux key names ("Enter", "Tab", "Up", "C-r") or literal text.
+  func send(_ keys: String...) async throws {
+    try await tmux(["send-keys", "-t", session] + keys)
+  }
+
+  /// Sends literal text (no key-name lookup).
+  func type(_ text: String) async throws {
+    try await tmux(["send-keys", "-t", session, "-l", text])
+  }
+
+  /// The visible screen, one string per row (trailing blank rows dropped).
+  func screen() async throws -> [String] {
+    var lines = try await tmux(["capture-pane", "-p", "-t", session]).stdout
+    while lines.last?.isEmpty == true { lines.removeLast() }
+    return lines
+  }
+
+  /// The screen and the scrollback with wrapped rows joined back into the lines the program
+  /// wrote (`capture-pane -J`): a line longer than the terminal is one long line here.
+  func joinedLines() async throws -> [String] {
+    try await tmux(["capture-pane", "-p", "-J", "-S", "-1000", "-t", session]).stdout
+  }
+
+  /// The row the cursor is on.
+  func cursorRow() async throws -> String {
+    let y = try await tmux(["display-message", "-p", "-t", session, "#{cursor_y}"]).stdout.first.flatMap { Int($0) } ?? -1
+    let rows = try await tmux(["capture-pane", "-p", "-t", session]).stdout
+    return y >= 0 && y < rows.count ? rows[y] : ""
+  }
+
+  /// Waits until the screen satisfies `condition` (deadline `timeout` seconds).
+  func waitForScreen(timeout: Double = 10, _ condition: @escaping ([String]) -> Bool) async throws -> Bool {
+    try await eventually(timeout: timeout, interval: 0.05) { condition(try await self.screen()) }
+  }
+
+  /// Waits until some row of the screen contains `text`.
+  func waitFor(_ text: String, timeout: Double = 10) async throws -> Bool {
+    try await waitForScreen(timeout: timeout) { $0.contains { $0.contains(text) } }
+  }
+
+  /// Waits until the row the cursor is on is exactly `text` (trailing spaces ignored).
+  func waitForCursorRow(_ text: String, timeout: Double = 10) async throws -> Bool {
+    try await eventually(timeout: timeout, interval: 0.05) {
+      try await self.cursorRow().trimmingTrailingBlanks() == text
+    }
+  }
+
+  var text: String {
+    get async { ((try? await screen()) ?? []).joined(separator: "\n") }
+  }
+
+  /// Records a failure with the screen's text when `ok` is false.
+  func check(_ ok: Bool, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) async {
+    if !ok { Issue.record("\(what)\n\(await text)", sourceLocation: sourceLocation) }
+  }
+
+  /// Closes the terminal: the tmux server closes the pty master (the program's terminal hangs up).
+  func close() async {
+    _ = try? await tmux(["kill-server"])
+  }
+
+  deinit { _ = try? runToolSync("tmux", ["-L", socket, "kill-server"]) }
+}
+
+extension String {
+  func trimmingTrailingBlanks() -> String {
+    var s = Substring(self)
+    while s.last == " " { s = s.dropLast() }
+    return String(s)
+  }
+}
+
+/// Process facts from /proc, for processes the test did not start itself.
+enum ProcFS {
+  /// The state letter of `pid` ("R", "S", "Z"…), nil when it no longer exists.
+  static func state(_ pid: pid_t) -> String? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return nil }
+    return stat[stat.index(close, offsetBy: 2)...].split(separator: " ").first.map(String.init)
+  }
+
+  /// Gone: no such process, or a zombie nobody has reaped yet (it has ended).
+  static func ended(_ pid: pid_t) -> Bool {
+    let s = state(pid)
+    return s == nil || s == "Z" || s == "X"
+  }
+
+  /// Children of `pid` whose command name is `name`.
+  static func children(of pid: pid_t, named name: String) -> [pid_t] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap { Int32($0) }.filter { child in
+      guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
+            let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return false }
+      let comm = stat[stat.index(after: open)..<close]
+      let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+      return comm == name && fields.count > 1 && Int32(fields[1]) == pid
+    }
+  }
+}
+
+/// The REPL as a person uses it, in real terminals (tmux): every line edited by libedit, history,
+/// Ctrl-R, completion with quoting, UTF-8, events above a half-typed line, the terminal's width,
+/// and leaving: Ctrl-D, SIGTERM, SIGHUP, the terminal closed.
+@Suite("the REPL in a real terminal", .serialized, .timeLimit(.minutes(3)))
+struct TerminalSessionTests {
+  /// A folder with a session `show.json` (stem `short`, 2 s) and the audio files the lines use.
+  func material() throws -> IntegrationTempDir {
+    let dir = try IntegrationTempDir("stemdeck-term")
+    for name in ["short.wav", "my loop (take 2).wav", "café.wav"] {
+      try writeSine(dir.file(name), sampleRate: 48000, seconds: 2, frequencies: [440, 660], amplitude: 0.2)
+    }
+    try writeSession(dir.file("show.json"), stems: [SessionStem(name: "short", file: "short.wav")])
+    return dir
+  }
+
+  func command(_ binary: String, state: IntegrationTempDir, server: String, extra: String = "") -> String {
+    "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server) NO_COLOR=1 JACK_NO_START_SERVER=1 "
+      + "\(binary) show.json --server \(server) --no-connect \(extra)"
+  }
+
+  @Test("ten lines at 80×24: history, Ctrl-R, completion with quoting, UTF-8, an event mid-line, Ctrl-D, width")
+  func tenLines() async throws {
+    let binary = try StemdeckBinary.require()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try material()
+    let state = try IntegrationTempDir("stemdeck-term-state")
+    let term = try await TmuxTerminal(command(binary, state: state, server: server.name, extra: "--no-start-server"),
+                                      columns: 80, rows: 24, directory: dir.path)
+    defer { Task { await term.close() } }
+    let prompted = try await term.waitForCursorRow("stemdeck>")
+    try await term.check(prompted, "no prompt: ")
+
+    // 1. A path with spaces, completed: inserted escaped, so the line parses.
+    try await term.type("add my")
+    try await term.send("Tab")
+    let completedPath = try await term.waitForCursorRow("stemdeck> add my\\ loop\\ (take\\ 2).wav")
+    try await term.check(completedPath, "path completion: ")
+    try await term.type("as loop")
+    try await term.send("Enter")
+    try await term.check(try await term.waitFor("added loop"), "line 1: ")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+
+    // 2. A path with é, typed: libedit keeps it (the locale is set).
+    try await term.type("add café.wav as cafe")
+    try await term.check(try await term.waitForCursorRow("stemdeck> add café.wav as cafe"), "é typed: ")
+    try await term.send("Enter")
+    try await term.check(try await term.waitFor("added cafe"), "line 2: ")
+
+    // 3, 4. Plain lines: one echo each.
+    try await term.type("vol loop 0.5")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+    try await term.type("pan cafe 0.1")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+
+    // 5. A stem name completed on line 5.
+    try await term.type("mute lo")
+    try await term.send("Tab")
+    try await term.check(try await term.waitForCursorRow("stemdeck> mute loop"), "stem completion on line 5: ")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+
+    // 6.
+    try await term.type("unmute loop")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+
+    // 7. Up Up recalls line 5 (N−2), shown on the screen before Enter.
+    try await term.send("Up", "Up")
+    try await term.check(try await term.waitForCursorRow("stemdeck> mute loop"), "history: ")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+
+    // 8. Ctrl-R finds line 3 (by a part of it); Enter runs it, once.
+    try await term.send("C-r")
+    try await term.type("loop 0")
+    try await term.check(try await term.waitFor("bck:loop 0"), "Ctrl-R: ")
+    try await term.check(try await term.waitFor("stemdeck> vol loop 0.5"), "Ctrl-R found: ")
+    let promptsBefore = try await term.joinedLines().filter { $0.hasPrefix("stemdeck>") }.count
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+    let promptsAfter = try await term.joinedLines().filter { $0.hasPrefix("stemdeck>") }.count
+    #expect(promptsAfter == promptsBefore + 1, "Enter after Ctrl-R: \(promptsBefore) → \(promptsAfter) prompts")
+
+    // 9, 10. An event arrives while a line is half typed: it is printed above, and the line is
+    // redrawn intact and runs as typed.
+    try await term.type("play")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+    try await term.type("echo half-typed")
+    #expect(try await term.waitForCursorRow("stemdeck> echo half-typed"))
+    let typedFirst = try await term.screen()
+    #expect(!typedFirst.contains { $0.contains("all stems finished") }, "the event came before the line was typed")
+    let event = try await term.waitFor("* all stems finished", timeout: 15)
+    try await term.check(event, "no event: ")
+    try await term.check(try await term.waitForCursorRow("stemdeck> echo half-typed"), "line after the event: ")
+    try await term.send("Enter")
+    try await term.check(try await term.waitForScreen { $0.contains("half-typed") }, "line 10: ")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+
+    // 11. A table at 80 columns.
+    try await term.type("stems")
+    try await term.send("Enter")
+    try await term.check(try await term.waitFor("flags:"), "stems: ")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+
+    // 12. Ctrl-D with unsaved changes: refused, still running.
+    try await term.send("C-d")
+    try await term.check(try await term.waitFor("there are unsaved changes"), "Ctrl-D: ")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+
+    // Ctrl-C forgets a half-typed line; during a wait it ends the wait and the rest of the line.
+    try await term.type("echo never-run")
+    try await term.send("C-c")
+    #expect(try await term.waitForCursorRow("stemdeck>"), "Ctrl-C on a half line")
+    try await term.type("wait 30; echo after-the-wait")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow(""))
+    try await term.send("C-c")
+    try await term.check(term.waitForCursorRow("stemdeck>", timeout: 3), "Ctrl-C during wait")
+
+    // Keys typed while a command runs wait for the next prompt, shown once.
+    try await term.type("wait 1")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow(""))
+    try await term.type("echo typed-ahead")
+    try await term.send("Enter")
+    try await term.check(term.waitForScreen { $0.contains("typed-ahead") }, "typeahead")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+
+    // 13. help fits too.
+    try await term.type("help")
+    try await term.send("Enter")
+    try await term.check(try await term.waitFor("NAME may be 'all'"), "help: ")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+
+    let all = try await term.joinedLines()
+    let transcript = all.joined(separator: "\n")
+    // One echo per line: no typed line shows up again without its prompt, no raw escapes.
+    for typed in ["vol loop 0.5", "pan cafe 0.1", "unmute loop", "echo typed-ahead"] {
+      #expect(!all.contains { $0.trimmingTrailingBlanks() == typed }, "'\(typed)' echoed twice:\n\(transcript)")
+    }
+    #expect(!transcript.contains("^[["), "raw escape sequence on screen:\n\(transcript)")
+    #expect(!all.contains("never-run") && !all.contains("after-the-wait"), "\(transcript)")
+    let errors = all.filter { $0.hasPrefix("error:") && !$0.contains("there are unsaved changes") }
+    #expect(errors.isEmpty, "a line failed:\n\(transcript)")
+    let long = all.filter { TerminalWidth.columns($0) > 80 }
+    #expect(long.isEmpty, "lines wider than 80 columns:\n\(long.joined(separator: "\n"))")
+
+    // The lines ran: loop muted (line 7 muted it again), volume 0.5, cafe panned.
+    try await term.type("stems")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+    let table = try await term.joinedLines()
+    let loopRow = table.last { $0.hasPrefix("loop ") } ?? ""
+    #expect(loopRow.contains("0.50") && loopRow.contains("M"), "loop row: \(loopRow)")
+    #expect(table.last { $0.hasPrefix("cafe ") }?.contains("0.10") == true, "\(table.joined(separator: "\n"))")
+    try await term.type("quit!")
+    try await term.send("Enter")
+  }
+
+  @Test("at 200×50 nothing is wider than the terminal, and watch takes the whole screen and leaves on any key")
+  func wideTerminalAndWatch() async throws {
+    let binary = try StemdeckBinary.require()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try material()
+    let state = try IntegrationTempDir("stemdeck-term-state")
+    let term = try await TmuxTerminal(command(binary, state: state, server: server.name, extra: "--no-start-server"),
+                                      columns: 200, rows: 50, directory: dir.path)
+    defer { Task { await term.close() } }
+    try await term.check(term.waitForCursorRow("stemdeck>"), "no prompt")
+    // A connection is an unsaved change: quit asks.
+    try await term.type("connect master_L system:playback_1")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+    try await term.type("quit")
+    try await term.send("Enter")
+    try await term.check(term.waitFor("there are unsaved changes"), "quit after connect")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+    for line in ["add my\\ loop\\ (take\\ 2).wav as a-rather-long-stem-name-one", "add café.wav as a-rather-long-stem-name-two", "stems", "meters", "help", "status"] {
+      try await term.type(line)
+      try await term.send("Enter")
+      try await term.check(try await term.waitForCursorRow("stemdeck>"), "\(line): ")
+    }
+    let all = try await term.joinedLines()
+    let long = all.filter { TerminalWidth.columns($0) > 200 }
+    #expect(long.isEmpty, "lines wider than 200 columns:\n\(long.joined(separator: "\n"))")
+    #expect(!all.contains { $0.hasPrefix("error:") && !$0.contains("unsaved changes") }, "\(all.joined(separator: "\n"))")
+
+    // watch: the alternate screen (the prompt's screen comes back after), both names in full.
+    try await term.type("watch")
+    try await term.send("Enter")
+    try await term.check(try await term.waitFor("press any key"), "watch: ")
+    let view = try await term.screen()
+    #expect(view.contains { $0.contains("a-rather-long-stem-name-one") } && view.contains { $0.contains("a-rather-long-stem-name-two") },
+            "names cut in watch:\n\(view.joined(separator: "\n"))")
+    #expect(!view.contains { $0.contains("stemdeck>") }, "watch is not on its own screen:\n\(view.joined(separator: "\n"))")
+    try await term.tmux(["resize-window", "-t", term.session, "-x", "90", "-y", "30"])
+    try await term.check(term.waitForScreen { rows in rows.allSatisfy { TerminalWidth.columns($0) <= 90 } && rows.contains { $0.contains("press any key") } },
+                         "watch after a resize")
+    try await term.send("Up")  // an arrow key (three bytes) leaves it and types nothing
+    try await term.check(try await term.waitForCursorRow("stemdeck>"), "after watch: ")
+    let after = try await term.text
+    #expect(!after.contains("unknown command"), "\(after)")
+    #expect(!after.contains("press any key"), "watch left wreckage:\n\(after)")
+    try await term.type("quit!")
+    try await term.send("Enter")
+  }
+
+  enum Ending: String, CaseIterable, CustomStringConvertible {
+    case sigterm, sighup, terminalClosed, terminalClosedDuringWait
+    var description: String { rawValue }
+  }
+
+  @Test("SIGTERM, SIGHUP and a closed terminal end stemdeck within 1 s: take finished, autosave written, its jackd stopped", arguments: Ending.allCases)
+  func ending(_ how: Ending) async throws {
+    let binary = try StemdeckBinary.require()
+    let dir = try material()
+    let state = try IntegrationTempDir("stemdeck-term-state")
+    // A server name nobody runs: stemdeck starts (and must stop) its own jackd.
+    let serverName = "stemdeck-test-\(getpid())-end-\(how)"
+    defer { PrivateJackServer.removeStaleFiles(of: serverName) }
+    let shell = "\(command(binary, state: state, server: serverName)) 2>\(dir.file("stderr.txt")); echo $? > \(dir.file("status.txt"))"
+    let term = try await TmuxTerminal(shell, columns: 100, rows: 30, directory: dir.path)
+    defer { Task { await term.close() } }
+    try await term.check(try await term.waitForCursorRow("stemdeck>", timeout: 20), "no prompt: ")
+    let shellPid = try await term.tmux(["display-message", "-p", "-t", term.session, "#{pane_pid}"]).stdout.first.flatMap { Int32($0) } ?? -1
+    let stemdeck = ProcFS.children(of: shellPid, named: "stemdeck").first ?? -1
+    try #require(stemdeck > 0, "stemdeck's process not found under the shell \(shellPid)")
+    let jackd = ProcFS.children(of: stemdeck, named: "jackd").first ?? -1
+    try #require(jackd > 0, "the jackd stemdeck started was not found")
+    try await term.check(term.waitFor("started JACK server"), "no start-up line")
+
+    // An unsaved change, and half a line typed.
+    try await term.type("vol short 0.25")
+    try await term.send("Enter")
+    #expect(try await term.waitForCursorRow("stemdeck>"))
+    if how == .sigterm {
+      // A take in progress: finished, and in the autosave as a stem.
+      try await term.type("record")
+      try await term.send("Enter")
+      try await term.check(term.waitFor("recording 'take-1'"), "record")
+      try await term.type("play")
+      try await term.send("Enter")
+      #expect(try await term.waitForCursorRow("stemdeck>"))
+    }
+    if how == .terminalClosedDuringWait {
+      try await term.type("wait 60")
+      try await term.send("Enter")
+      #expect(try await term.waitForCursorRow(""))
+    } else {
+      try await term.type("pan sho")
+    }
+
+    let start = monotonicSeconds()
+    switch how {
+    case .sigterm: kill(stemdeck, SIGTERM)
+    case .sighup: kill(stemdeck, SIGHUP)
+    case .terminalClosed, .terminalClosedDuringWait: await term.close()
+    }
+    let ended = await eventually(timeout: 5, interval: 0.01) { ProcFS.ended(stemdeck) }
+    let seconds = monotonicSeconds() - start
+    #expect(ended && seconds < 1, "stemdeck took \(seconds) s to end (\(how))")
+    let jackdGone = await eventually(timeout: 1, interval: 0.01) { ProcFS.ended(jackd) }
+    #expect(jackdGone, "the jackd stemdeck started is still running after \(how)")
+    if !jackdGone { kill(jackd, SIGKILL) }
+
+    let autosave = dir.file(".show.json.autosave.json")
+    let saved = (try? String(contentsOfFile: autosave, encoding: .utf8)) ?? ""
+    #expect(saved.contains("0.25"), "autosave after \(how): '\(saved)'")
+    if how == .sigterm {
+      #expect(saved.contains("take-1"), "the take is not in the autosave: \(saved)")
+      let take = try? readAudio(dir.file("take-1.wav"))
+      #expect((take?.frames ?? 0) > 0, "the take was not finished")
+    }
+    let stderr = (try? String(contentsOfFile: dir.file("stderr.txt"), encoding: .utf8)) ?? ""
+    #expect(!stderr.contains("Fatal error") && !stderr.contains("Illegal instruction"), "crash report: \(stderr)")
+    #expect(stderr.contains("unsaved changes written to"), "stderr: \(stderr)")
+    if how == .sigterm || how == .sighup {
+      // The shell survives a signal sent to stemdeck alone, and reports its status.
+      var code = ""
+      _ = await eventually(timeout: 2) {
+        code = ((try? String(contentsOfFile: dir.file("status.txt"), encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        return !code.isEmpty
+      }
+      #expect(code == "\(128 + (how == .sigterm ? SIGTERM : SIGHUP))", "exit status '\(code)'")
+    }
+  }
+}
+
+/// Terminal columns of a line (wide characters count two).
+enum TerminalWidth {
+  static func columns(_ line: String) -> Int {
+    line.unicodeScalars.reduce(0) { w, s in
+      let v = s.value
+      let wide = (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
+        || (0xF900...0xFAFF).contains(v) || (0xFF00...0xFF60).contains(v) || (0x1F300...0x1FAFF).contains(v)
+      let zero = (0x0300...0x036F).contains(v) || v == 0x200B
+      return w + (zero ? 0 : wide ? 2 : 1)
+    }
+  }
+}

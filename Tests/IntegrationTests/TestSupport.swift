@@ -374,7 +374,11 @@ final class PrivateJackServer: @unchecked Sendable {
 
   /// After a kill -9 that was not followed by a clean restart and stop, jackd leaves its
   /// sockets and semaphores in /dev/shm; remove those of this (uniquely named) server only.
-  func removeStaleFiles() {
+  func removeStaleFiles() { Self.removeStaleFiles(of: name) }
+
+  /// The same for a server started by someone else under a name unique to a test (stemdeck's
+  /// own launcher).
+  static func removeStaleFiles(of name: String) {
     let shm = "/dev/shm"
     for entry in (try? FileManager.default.contentsOfDirectory(atPath: shm)) ?? [] where entry.contains("_\(name)_") {
       try? FileManager.default.removeItem(atPath: "\(shm)/\(entry)")
