@@ -116,8 +116,20 @@ func micLatency(_ mode: jack_latency_callback_mode_t, _ arg: UnsafeMutableRawPoi
   jack_port_set_latency_range(port, JackCaptureLatency, &range)
 }
 
+/// Writes `text` to a file descriptor with write(2); a closed pipe or terminal ends the rig
+/// quietly (FileHandle.write would trap on EPIPE/EIO).
+func writeAll(_ fd: Int32, _ text: String) {
+  var bytes = Array(text.utf8)[...]
+  while !bytes.isEmpty {
+    let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    if n < 0 && errno == EINTR { continue }
+    if n <= 0 { exit(3) }
+    bytes = bytes.dropFirst(n)
+  }
+}
+
 func fail(_ message: String) -> Never {
-  FileHandle.standardError.write(Data("stemdeck-testrig: \(message)\n".utf8))
+  writeAll(STDERR_FILENO, "stemdeck-testrig: \(message)\n")
   exit(2)
 }
 
@@ -151,7 +163,7 @@ let context = UnsafeMutablePointer<RigContext>.allocate(capacity: 1)
 let clicks = UnsafeMutablePointer<Int>.allocate(capacity: max(1, clickFrames.count))
 for (i, f) in clickFrames.enumerated() { clicks[i] = f }
 context.initialize(to: RigContext(playbackLatency: playback, captureLatency: capture, clicks: clicks, clickCount: clickFrames.count))
-func answer(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+func answer(_ line: String) { writeAll(STDOUT_FILENO, line + "\n") }
 
 func open(_ clientName: String) -> OpaquePointer {
   var status = jack_status_t(0)
@@ -173,7 +185,7 @@ jack_set_process_callback(speaker, speakerProcess, UnsafeMutableRawPointer(conte
 guard jack_activate(speaker) == 0, jack_activate(mic) == 0 else { fail("cannot activate the rig's clients") }
 jack_recompute_total_latencies(speaker)
 jack_recompute_total_latencies(mic)
-FileHandle.standardOutput.write(Data("ready: \(name)-speaker:in (playback latency \(playback)), \(name)-mic:out (capture latency \(capture)), \(clickFrames.count) click(s)\n".utf8))
+writeAll(STDOUT_FILENO, "ready: \(name)-speaker:in (playback latency \(playback)), \(name)-mic:out (capture latency \(capture)), \(clickFrames.count) click(s)\n")
 
 signal(SIGTERM) { _ in exit(0) }
 signal(SIGINT) { _ in exit(0) }
