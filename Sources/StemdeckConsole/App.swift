@@ -102,6 +102,8 @@ public struct Arguments: Equatable, Sendable {
       --duration SECONDS       default: to the end of the longest finite stem (required if a stem
                                loops forever)
       --sample-rate HZ         default: 48000
+    render exit status: 0 done; 1 failed; 2 bad arguments; 3 written, but a
+      stem was muted because its file holds NaN or infinite samples (a warning names it)
 
     Type 'help' inside stemdeck for its commands.
     """
@@ -142,24 +144,33 @@ func runRender(_ a: Arguments) -> Int32 {
   do {
     let summary = try OfflineRenderer.render(
       session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
-      from: a.from, sampleRate: a.sampleRate
-    ) { fraction in
-      guard showProgress else { return }
-      let width = 40
-      let filled = Int(fraction * Double(width))
-      printErrorNoNewline("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(Int(fraction * 100))%")
-    }
+      from: a.from, sampleRate: a.sampleRate,
+      progress: { fraction in
+        guard showProgress else { return }
+        let width = 40
+        let filled = Int(fraction * Double(width))
+        printErrorNoNewline("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(Int(fraction * 100))%")
+      },
+      warning: { muted in
+        if showProgress { printErrorNoNewline("\r\u{1B}[K") }
+        printError("warning: \(muted.message)")
+      })
     if showProgress { printErrorNoNewline("\r\u{1B}[K") }
     writeOut("rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
       + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
     func db(_ v: Double) -> String { NumberFormat.fixed(Decibels.fromAmplitude(v), 1) }
     writeOut("peak L \(db(summary.peak.left)) dB, R \(db(summary.peak.right)) dB; RMS L \(db(summary.rms.left)) dB, R \(db(summary.rms.right)) dB; clipped samples \(summary.clippedSamples)")
-    return 0
+    // The file is complete, but not the mix asked for: a stem had to be muted (see the warnings).
+    return summary.mutedStems.isEmpty ? 0 : renderMutedStatus
   } catch {
     printError("error: \(error.message.replacingOccurrences(of: sessionPath, with: a.session!))")
     return 1
   }
 }
+
+/// `render`'s exit status when the file was written but a stem was muted (NaN or infinite
+/// samples in its file); 1 is a render that failed, 0 a clean one.
+public let renderMutedStatus: Int32 = 3
 
 func printErrorNoNewline(_ s: String) {
   FileHandle.standardError.write(s.data(using: .utf8)!)

@@ -17,6 +17,20 @@ public enum OfflineRenderer {
     public var rms: (left: Double, right: Double)
     public var clippedSamples: Int
     public var underruns: Int
+    /// Stems muted because their file holds NaN or infinite samples, in the order found.
+    public var mutedStems: [MutedStem] = []
+  }
+
+  /// A stem the render muted: its file holds NaN or infinite samples (as live: muted as soon as
+  /// the disk reader finds them, before they are heard, and reported).
+  public struct MutedStem: Sendable, Equatable {
+    public var name: String
+    public var file: String
+    /// The render time (seconds from the render's start) from which it is muted.
+    public var at: Double
+    public var message: String {
+      "stem '\(name)' (\(file)) holds NaN or infinite samples: muted from \(NumberFormat.time(at)) of the render"
+    }
   }
 
   /// Renders `session` (stored at `sessionPath`) for `duration` seconds, or the longest finite
@@ -25,7 +39,7 @@ public enum OfflineRenderer {
   public static func render(
     session: Session, sessionPath: String, outputPath: String, duration: Double?,
     from: Double? = nil, sampleRate: Int = 48000, blockFrames: Int = 1024,
-    progress: ((Double) -> Void)? = nil
+    progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil
   ) throws(MixerError) -> Summary {
     guard let format = OutputFormat.forPath(outputPath) else {
       throw MixerError("\(outputPath): unknown output format (use a .wav, .flac or .aiff file name)")
@@ -74,6 +88,19 @@ public enum OfflineRenderer {
     defer { left.deallocate(); right.deallocate(); interleaved.deallocate() }
 
     try mixer.setStemMetering(false)
+    // Bad samples are found by the disk reader, ahead of playback (as live): a stem is muted
+    // before the next block, and before any sound when they lie in its first ring's worth.
+    var muted: [MutedStem] = []
+    func muteBadStems(at frame: Int) {
+      for case .badSamples(let name) in mixer.pump() {
+        let file = session.stems.first { $0.name == name }?.file ?? name
+        let stem = MutedStem(name: name, file: file, at: Double(frame) / Double(sampleRate))
+        muted.append(stem)
+        warning?(stem)
+      }
+    }
+    mixer.fillStreams()
+    muteBadStems(at: 0)
     try mixer.play()
     var done = 0
     var peak = (0.0, 0.0), sum = (0.0, 0.0), clipped = 0
@@ -81,6 +108,7 @@ public enum OfflineRenderer {
     while done < totalFrames {
       let n = min(blockFrames, totalFrames - done)
       mixer.fillStreams()
+      if mixer.hasUnreportedBadSamples { muteBadStems(at: done) }
       renderBlock(mixer.renderState, left: left, right: right, frameCount: n)
       for i in 0..<n {
         let l = left[i], r = right[i]
@@ -104,6 +132,6 @@ public enum OfflineRenderer {
     return Summary(
       frames: totalFrames, sampleRate: sampleRate, start: session.position, peak: (peak.0, peak.1),
       rms: ((sum.0 / frames).squareRoot(), (sum.1 / frames).squareRoot()),
-      clippedSamples: clipped, underruns: underruns)
+      clippedSamples: clipped, underruns: underruns, mutedStems: muted)
   }
 }
