@@ -1,3 +1,4 @@
+import StemdeckAudioFile
 import StemdeckControl
 import StemdeckEngine
 import StemdeckJack
@@ -32,7 +33,7 @@ enum Display {
       let file = String(s.path.split(separator: "/").last ?? "")
       let peaks = s.meter.channels.map { db($0.peak) }.joined(separator: "/")
       rows.append([
-        s.settings.name, file, "\(s.info.channelCount)", "\(s.info.sampleRate)", NumberFormat.time(s.length),
+        s.settings.name, file, channelsCell(s.info), "\(s.info.sampleRate)", NumberFormat.time(s.length),
         s.glidingVolume.map { "\(volume($0))→\(volume(s.settings.volume))" } ?? volume(s.settings.volume),
         s.glidingPan.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.settings.pan, 2))" } ?? NumberFormat.fixed(s.settings.pan, 2),
         s.glidingRate.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.settings.rate, 2))" } ?? NumberFormat.fixed(s.settings.rate, 2),
@@ -47,6 +48,16 @@ enum Display {
       r.enumerated().map { i, cell in numeric.contains(i) ? cell.padLeft(widths[i]) : cell.padded(widths[i]) }
         .joined(separator: "  ").trimmingTrailingSpaces()
     } + offlineLines + ["flags: M muted, S solo, D direct outs, E ended, U underruns, G gliding, ! unreadable"]
+      + (stems.contains { $0.info.channelCount > 2 }
+         ? ["ch: more than 2 channels are downmixed by their layout (ITU-R BS.775; 'fold': no known layout, odd channels averaged left, even right)"]
+         : [])
+  }
+
+  /// The `ch` cell: the channel count, and for more than two the layout the downmix uses
+  /// ("6 5.1") or "fold" when the file has none.
+  static func channelsCell(_ info: SoundFileInfo) -> String {
+    guard info.channelCount > 2 else { return "\(info.channelCount)" }
+    return "\(info.channelCount) \(info.layout?.name ?? "fold")"
   }
 
   static func status(_ c: Console) -> [String] {
