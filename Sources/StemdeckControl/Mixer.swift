@@ -615,6 +615,9 @@ public final class Mixer: @unchecked Sendable {
     guard s.startOffset.isFinite, s.startOffset >= 0 else {
       throw MixerError("start offset must be 0 or more seconds (got \(s.startOffset))")
     }
+    if s.mode == .varispeed && s.pitch != 0 {
+      throw MixerError("pitch shifts need stretch mode (got pitch \(NumberFormat.plain(s.pitch)) for '\(s.name)' in varispeed mode, where the pitch follows the rate)")
+    }
   }
 
   /// Ring size per stem, in frames: about 1.4 s at 48 kHz (a power of two).

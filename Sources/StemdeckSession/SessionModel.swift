@@ -143,8 +143,8 @@ public struct StemSettings: Equatable, Sendable {
   public var crossfade: Double = 0
   /// How `rate` is applied: varispeed (pitch follows speed) or time-stretch.
   public var mode: RateMode = .varispeed
-  /// Semitones, in `SettingRange.pitch`: the pitch shift. It only takes effect in `.stretch`
-  /// mode, but is kept (and saved) whatever the mode.
+  /// Semitones, in `SettingRange.pitch`: the pitch shift, in `.stretch` mode only (a session
+  /// with a non-zero pitch in `.varispeed` mode is refused, as the REPL's `pitch` is).
   public var pitch: Double = 0
 
   /// A stem with default mix settings (unity volume, centre, normal speed, plays once).

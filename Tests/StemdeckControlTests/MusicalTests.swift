@@ -612,6 +612,21 @@ import Testing
     #expect(try rig.mixer.stemStatus("v").settings.pitch == 0)
     let range = Musical.error { () throws(MixerError) in try rig.mixer.setPitch("v", 30) }
     #expect(range != nil)
+    // The other way round (issue 17): a pitch-shifted stem does not go back to varispeed while
+    // shifted, and a stem cannot be added shifted in varispeed (a session file refuses it too).
+    try rig.mixer.setMode("v", .stretch)
+    try rig.mixer.setPitch("v", 3)
+    let back = Musical.error { () throws(MixerError) in try rig.mixer.setMode("v", .varispeed) }
+    #expect(back?.message == "'v' is pitch-shifted (3 semitones): 'pitch v 0' first (in varispeed the pitch follows the rate)",
+            "error: \(String(describing: back))")
+    #expect(try rig.mixer.stemStatus("v").settings.mode == .stretch)
+    try rig.mixer.setPitch("v", 0)
+    try rig.mixer.setMode("v", .varispeed)
+    #expect(try rig.mixer.stemStatus("v").settings.mode == .varispeed)
+    let added = Musical.error { () throws(MixerError) in
+      try rig.mixer.addStem(path: path, settings: stem("w", path) { $0.pitch = 2 })
+    }
+    #expect(added?.message.contains("pitch shifts need stretch mode") == true, "error: \(String(describing: added))")
   }
 
   @Test("switching mode while playing: no click (largest step < 0.05 on a 0.5 440 Hz sine), the tone goes on",
