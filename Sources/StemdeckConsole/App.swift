@@ -25,6 +25,8 @@ public struct Arguments: Equatable, Sendable {
   /// `render --from`: the transport time to start at (nil: the session's saved position).
   public var from: Double?
   public var sampleRate = 48000
+  /// `render --dither`: TPDF dither for a 24-bit output (nil: the default, off for 24-bit).
+  public var dither: Bool?
 
   public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
     var a = Arguments()
@@ -60,6 +62,7 @@ public struct Arguments: Equatable, Sendable {
             throw CommandError("--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got '\(ValueParser.printable(v))')")
           }
         }
+      case "--dither": a.dither = true
       case "--sample-rate", "-r":
         let v = try value(arg)
         a.sampleRate = try ValueParser.integer(v, "--sample-rate")
@@ -81,7 +84,7 @@ public struct Arguments: Equatable, Sendable {
 
     usage:
       stemdeck [SESSION] [options]          open SESSION live (interactive on a terminal, script mode otherwise)
-      stemdeck render SESSION --output FILE [--from TIME] [--duration SECONDS] [--sample-rate HZ]
+      stemdeck render SESSION --output FILE [--from TIME] [--duration SECONDS] [--sample-rate HZ] [--dither]
 
     live options:
       --server NAME, -s NAME   JACK server (default: $JACK_DEFAULT_SERVER, else "default")
@@ -102,6 +105,7 @@ public struct Arguments: Equatable, Sendable {
       --duration SECONDS       default: to the end of the longest finite stem (required if a stem
                                loops forever)
       --sample-rate HZ         default: 48000
+      --dither                 TPDF dither (±1 LSB) before rounding to 24 bits (.flac, .aiff); default off
     render exit status: 0 done; 1 failed; 2 bad arguments; 3 written, but a
       stem was muted because its file holds NaN or infinite samples (a warning names it)
 
@@ -144,7 +148,7 @@ func runRender(_ a: Arguments) -> Int32 {
   do {
     let summary = try OfflineRenderer.render(
       session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
-      from: a.from, sampleRate: a.sampleRate,
+      from: a.from, sampleRate: a.sampleRate, dither: a.dither,
       progress: { fraction in
         guard showProgress else { return }
         let width = 40
