@@ -6,8 +6,9 @@
 public enum ResamplerQuality: String, CaseIterable, Sendable {
   /// Linear interpolation (`SRC_LINEAR`): cheapest, audible aliasing.
   case linear
-  /// stemdeck's own band-limited sinc (`SincResampler`, SIMD): at least as clean as libsamplerate's
-  /// `SRC_SINC_FASTEST`, which it replaced, at a third of the CPU. The default.
+  /// stemdeck's own band-limited sinc (`SincResampler`, SIMD): a lower worst-case residual than
+  /// libsamplerate's `SRC_SINC_FASTEST`, which it replaced (not tone by tone: README, Sound), at a
+  /// third of the CPU. The default.
   case fast
   /// The medium-quality sinc converter (`SRC_SINC_MEDIUM_QUALITY`).
   case medium
