@@ -135,7 +135,9 @@ func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
   }
   var produced = 0
   var attempts = 0
-  while produced < count && attempts < 64 {
+  // A bound on the loop (each turn feeds one chunk or retrieves): a 4096-frame pass at rate 2
+  // feeds 32 chunks, more right after a reset while the start delay is dropped.
+  while produced < count && attempts < 128 {
     attempts &+= 1
     let need = count &- produced
     // RT-WAIVER: a getter.
