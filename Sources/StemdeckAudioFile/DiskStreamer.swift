@@ -42,6 +42,8 @@ public final class DiskStream: @unchecked Sendable {
   let foldBuffer: UnsafeMutablePointer<Float>
   let shortBuffer: UnsafeMutablePointer<Int16>
   static let foldFrames = 4096
+  /// How a file of more than two channels becomes stereo.
+  let downmix: StereoDownmix
   /// Why reading failed: written once by the worker before it publishes `readFailed`.
   var failureMessage: String?
   /// Why reading failed, or nil. Safe from any thread: the message is read only after the
@@ -56,6 +58,7 @@ public final class DiskStream: @unchecked Sendable {
     loopEnd = file.info.frameCount
     outputChannels = min(channels, 2)
     foldBuffer = .allocate(capacity: Self.foldFrames * max(channels, 1))
+    downmix = StereoDownmix(channels: channels, layout: file.info.layout)
     shortBuffer = .allocate(capacity: Self.foldFrames * max(channels, 1))
     self.file = file
     self.producer = producer
@@ -233,7 +236,7 @@ public final class DiskStream: @unchecked Sendable {
     let n = min(frames, Self.foldFrames)
     let got = file.readFrames(into: foldBuffer, frameCount: n)
     if got <= 0 { return got }
-    ChannelFold.foldToStereo(foldBuffer, frames: got, channels: channels, into: destination)
+    downmix.apply(foldBuffer, frames: got, into: destination)
     return got
   }
 

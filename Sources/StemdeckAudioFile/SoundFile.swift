@@ -26,6 +26,9 @@ public struct SoundFileInfo: Sendable, Equatable {
   public var isPCM16 = false
   public var title: String?
   public var artist: String?
+  /// For more than two channels: where each sounds, when the file or its format says (nil: no
+  /// known layout, folded odd/even). See `StereoDownmix`.
+  public var layout: ChannelLayout?
 }
 
 /// Owns one libsndfile handle (`SNDFILE*`) open for reading. Move-only; closed on deinit.
@@ -86,13 +89,29 @@ public struct SoundFile: ~Copyable, @unchecked Sendable {
       let v = String(cString: s)
       return v.isEmpty ? nil : v
     }
+    var layout: ChannelLayout?
+    if sfInfo.channels > 2 {
+      var map = [Int32](repeating: 0, count: Int(sfInfo.channels))
+      let found = map.withUnsafeMutableBytes {
+        sf_command(h, Int32(SFC_GET_CHANNEL_MAP_INFO), $0.baseAddress, Int32($0.count))
+      }
+      if found == SF_TRUE { layout = ChannelLayout.fromSndfileMap(map) }
+      if layout == nil {
+        let major = sfInfo.format & Int32(SF_FORMAT_TYPEMASK), sub = sfInfo.format & Int32(SF_FORMAT_SUBMASK)
+        if major == Int32(SF_FORMAT_FLAC) {
+          layout = ChannelLayout.formatOrder(flac: true, channels: Int(sfInfo.channels))
+        } else if major == Int32(SF_FORMAT_OGG) && (sub == Int32(SF_FORMAT_VORBIS) || sub == Int32(SF_FORMAT_OPUS)) {
+          layout = ChannelLayout.formatOrder(flac: false, channels: Int(sfInfo.channels))
+        }
+      }
+    }
     handle = h
     self.path = path
     info = SoundFileInfo(
       frameCount: Int(sfInfo.frames), sampleRate: Int(sfInfo.samplerate),
       channelCount: Int(sfInfo.channels), formatName: name,
       isPCM16: sfInfo.format & Int32(SF_FORMAT_SUBMASK) == Int32(SF_FORMAT_PCM_16),
-      title: tag(Int32(SF_STR_TITLE)), artist: tag(Int32(SF_STR_ARTIST)))
+      title: tag(Int32(SF_STR_TITLE)), artist: tag(Int32(SF_STR_ARTIST)), layout: layout)
   }
 
   deinit { sf_close(handle) }

@@ -21,6 +21,15 @@ public enum OutputFormat: String, Sendable, CaseIterable {
     }
   }
 
+  /// Bits per sample of an integer format (nil: 32-bit float).
+  public var integerBits: Int? {
+    switch self {
+    case .wavFloat: return nil
+    case .wav16: return 16
+    case .wav24, .flac, .aiff: return 24
+    }
+  }
+
   /// The format for a path's extension (wav, flac, aif/aiff), or nil.
   public static func forPath(_ path: String) -> OutputFormat? {
     let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""

@@ -27,6 +27,8 @@ public struct Arguments: Equatable, Sendable {
   public var sampleRate = 48000
   /// `--verbose`: show libjack's own messages (on stderr).
   public var verbose = false
+  /// `render --dither`: TPDF dither for a 24-bit output (nil: the default, off for 24-bit).
+  public var dither: Bool?
 
   public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
     var a = Arguments()
@@ -63,6 +65,7 @@ public struct Arguments: Equatable, Sendable {
             throw CommandError("--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got '\(ValueParser.printable(v))')")
           }
         }
+      case "--dither": a.dither = true
       case "--sample-rate", "-r":
         let v = try value(arg)
         a.sampleRate = try ValueParser.integer(v, "--sample-rate")
@@ -84,7 +87,7 @@ public struct Arguments: Equatable, Sendable {
 
     usage:
       stemdeck [SESSION] [options]          open SESSION live (interactive on a terminal, script mode otherwise)
-      stemdeck render SESSION --output FILE [--from TIME] [--duration SECONDS] [--sample-rate HZ]
+      stemdeck render SESSION --output FILE [--from TIME] [--duration SECONDS] [--sample-rate HZ] [--dither]
 
     live options:
       --server NAME, -s NAME   JACK server (default: $JACK_DEFAULT_SERVER, else "default")
@@ -106,6 +109,9 @@ public struct Arguments: Equatable, Sendable {
       --duration SECONDS       default: to the end of the longest finite stem (required if a stem
                                loops forever)
       --sample-rate HZ         default: 48000
+      --dither                 TPDF dither (±1 LSB) before rounding to 24 bits (.flac, .aiff); default off
+    render exit status: 0 done; 1 failed; 2 bad arguments; 3 written, but a
+      stem was muted because its file holds NaN or infinite samples (a warning names it)
 
     Type 'help' inside stemdeck for its commands.
     """
@@ -147,24 +153,33 @@ func runRender(_ a: Arguments) -> Int32 {
   do {
     let summary = try OfflineRenderer.render(
       session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
-      from: a.from, sampleRate: a.sampleRate
-    ) { fraction in
-      guard showProgress else { return }
-      let width = 40
-      let filled = Int(fraction * Double(width))
-      printErrorNoNewline("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(Int(fraction * 100))%")
-    }
+      from: a.from, sampleRate: a.sampleRate, dither: a.dither,
+      progress: { fraction in
+        guard showProgress else { return }
+        let width = 40
+        let filled = Int(fraction * Double(width))
+        printErrorNoNewline("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(Int(fraction * 100))%")
+      },
+      warning: { muted in
+        if showProgress { printErrorNoNewline("\r\u{1B}[K") }
+        printError("warning: \(muted.message)")
+      })
     if showProgress { printErrorNoNewline("\r\u{1B}[K") }
     writeOut("rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
       + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
     func db(_ v: Double) -> String { NumberFormat.fixed(Decibels.fromAmplitude(v), 1) }
     writeOut("peak L \(db(summary.peak.left)) dB, R \(db(summary.peak.right)) dB; RMS L \(db(summary.rms.left)) dB, R \(db(summary.rms.right)) dB; clipped samples \(summary.clippedSamples)")
-    return 0
+    // The file is complete, but not the mix asked for: a stem had to be muted (see the warnings).
+    return summary.mutedStems.isEmpty ? 0 : renderMutedStatus
   } catch {
     printError("error: \(error.message.replacingOccurrences(of: sessionPath, with: a.session!))")
     return 1
   }
 }
+
+/// `render`'s exit status when the file was written but a stem was muted (NaN or infinite
+/// samples in its file); 1 is a render that failed, 0 a clean one.
+public let renderMutedStatus: Int32 = 3
 
 func printErrorNoNewline(_ s: String) {
   Output.write(s, to: 2)

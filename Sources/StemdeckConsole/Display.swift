@@ -1,3 +1,4 @@
+import StemdeckAudioFile
 import StemdeckControl
 import StemdeckEngine
 import StemdeckJack
@@ -35,7 +36,7 @@ enum Display {
       let file = String(s.path.split(separator: "/").last ?? "")
       let peaks = s.meter.channels.map { db($0.peak) }.joined(separator: "/")
       rows.append([
-        s.settings.name, file, "\(s.info.channelCount)", "\(s.info.sampleRate)", NumberFormat.time(s.length),
+        s.settings.name, file, channelsCell(s.info), "\(s.info.sampleRate)", NumberFormat.time(s.length),
         s.glidingVolume.map { "\(volume($0))→\(volume(s.settings.volume))" } ?? volume(s.settings.volume),
         s.glidingPan.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.settings.pan, 2))" } ?? NumberFormat.fixed(s.settings.pan, 2),
         s.glidingRate.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.settings.rate, 2))" } ?? NumberFormat.fixed(s.settings.rate, 2),
@@ -76,6 +77,10 @@ enum Display {
     }
     var offlineShown: [String] = []
     for line in offlineLines { offlineShown += width.map { Self.wrapped(line, width: $0) } ?? [line] }
+    if stems.contains(where: { $0.info.channelCount > 2 }) {
+      let channelsLine = "ch: more than 2 channels are downmixed by their layout (ITU-R BS.775; 'fold': no known layout, odd channels averaged left, even right)"
+      legend += width.map { Self.wrapped(channelsLine, width: $0) } ?? [channelsLine]
+    }
     return table + offlineShown + legend
   }
 
@@ -134,6 +139,13 @@ enum Display {
     }
     if !line.trimmingSpaces().isEmpty { lines.append(line) }
     return lines
+  }
+
+  /// The `ch` cell: the channel count, and for more than two the layout the downmix uses
+  /// ("6 5.1") or "fold" when the file has none.
+  static func channelsCell(_ info: SoundFileInfo) -> String {
+    guard info.channelCount > 2 else { return "\(info.channelCount)" }
+    return "\(info.channelCount) \(info.layout?.name ?? "fold")"
   }
 
   static func status(_ c: Console) -> [String] {

@@ -148,6 +148,11 @@ extension Mixer {
     try lock.locked { () throws(MixerError) in
       let stem = try find(name)
       guard stem.settings.mode != mode else { return }
+      if mode == .varispeed && stem.settings.pitch != 0 {
+        // Varispeed has no pitch of its own (the rate moves it): the same rule as `pitch` and the
+        // session file's, so a saved session always opens again.
+        throw MixerError("'\(name)' is pitch-shifted (\(NumberFormat.plain(stem.settings.pitch)) semitones): 'pitch \(name) 0' first (in varispeed the pitch follows the rate)")
+      }
       var settings = stem.settings
       settings.mode = mode
       let path = stem.path

@@ -577,6 +577,12 @@ public final class Mixer: @unchecked Sendable {
     }
   }
 
+  /// True when a stem's disk reader has found NaN or infinite samples that `pump` has not
+  /// reported (and muted) yet. Cheap: one atomic load per stem.
+  public var hasUnreportedBadSamples: Bool {
+    lock.locked { stems.contains { !$0.badSamplesReported && $0.shared.pointer.pointee.badSamples.load(ordering: .relaxed) } }
+  }
+
   func allFiniteStemsFinishedLocked() -> Bool {
     let finite = stems.filter { $0.settings.loops >= 0 }
     return !finite.isEmpty && finite.allSatisfy { $0.shared.pointer.pointee.finished.load(ordering: .acquiring) }
@@ -608,6 +614,9 @@ public final class Mixer: @unchecked Sendable {
     }
     guard s.startOffset.isFinite, s.startOffset >= 0 else {
       throw MixerError("start offset must be 0 or more seconds (got \(s.startOffset))")
+    }
+    if s.mode == .varispeed && s.pitch != 0 {
+      throw MixerError("pitch shifts need stretch mode (got pitch \(NumberFormat.plain(s.pitch)) for '\(s.name)' in varispeed mode, where the pitch follows the rate)")
     }
   }
 

@@ -17,6 +17,20 @@ public enum OfflineRenderer {
     public var rms: (left: Double, right: Double)
     public var clippedSamples: Int
     public var underruns: Int
+    /// Stems muted because their file holds NaN or infinite samples, in the order found.
+    public var mutedStems: [MutedStem] = []
+  }
+
+  /// A stem the render muted: its file holds NaN or infinite samples (as live: muted as soon as
+  /// the disk reader finds them, before they are heard, and reported).
+  public struct MutedStem: Sendable, Equatable {
+    public var name: String
+    public var file: String
+    /// The render time (seconds from the render's start) from which it is muted.
+    public var at: Double
+    public var message: String {
+      "stem '\(name)' (\(file)) holds NaN or infinite samples: muted from \(NumberFormat.time(at)) of the render"
+    }
   }
 
   /// Renders `session` (stored at `sessionPath`) for `duration` seconds, or the longest finite
@@ -25,11 +39,16 @@ public enum OfflineRenderer {
   public static func render(
     session: Session, sessionPath: String, outputPath: String, duration: Double?,
     from: Double? = nil, sampleRate: Int = 48000, blockFrames: Int = 1024,
-    progress: ((Double) -> Void)? = nil
+    dither: Bool? = nil, progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil
   ) throws(MixerError) -> Summary {
     guard let format = OutputFormat.forPath(outputPath) else {
       throw MixerError("\(outputPath): unknown output format (use a .wav, .flac or .aiff file name)")
     }
+    if dither == true && format.integerBits == nil {
+      throw MixerError("--dither is for integer outputs (.flac, .aiff: 24-bit); \(outputPath) is 32-bit float WAV, which needs none")
+    }
+    // TPDF dither: on by default for 16-bit output, on request for 24-bit (as mastering tools do).
+    var ditherer = format.integerBits.flatMap { bits in (dither ?? (bits <= 16)) ? TPDFDither(bits: bits) : nil }
     guard (8000...384_000).contains(sampleRate) else {
       throw MixerError("sample rate must be between 8000 and 384000 Hz (got \(sampleRate))")
     }
@@ -74,6 +93,19 @@ public enum OfflineRenderer {
     defer { left.deallocate(); right.deallocate(); interleaved.deallocate() }
 
     try mixer.setStemMetering(false)
+    // Bad samples are found by the disk reader, ahead of playback (as live): a stem is muted
+    // before the next block, and before any sound when they lie in its first ring's worth.
+    var muted: [MutedStem] = []
+    func muteBadStems(at frame: Int) {
+      for case .badSamples(let name) in mixer.pump() {
+        let file = session.stems.first { $0.name == name }?.file ?? name
+        let stem = MutedStem(name: name, file: file, at: Double(frame) / Double(sampleRate))
+        muted.append(stem)
+        warning?(stem)
+      }
+    }
+    mixer.fillStreams()
+    muteBadStems(at: 0)
     try mixer.play()
     var done = 0
     var peak = (0.0, 0.0), sum = (0.0, 0.0), clipped = 0
@@ -81,6 +113,7 @@ public enum OfflineRenderer {
     while done < totalFrames {
       let n = min(blockFrames, totalFrames - done)
       mixer.fillStreams()
+      if mixer.hasUnreportedBadSamples { muteBadStems(at: done) }
       renderBlock(mixer.renderState, left: left, right: right, frameCount: n)
       for i in 0..<n {
         let l = left[i], r = right[i]
@@ -92,6 +125,7 @@ public enum OfflineRenderer {
         if al > 1 { clipped += 1 }
         if ar > 1 { clipped += 1 }
       }
+      ditherer?.apply(interleaved, count: 2 * n)
       do { try writer.write(interleaved, frameCount: n) } catch { throw MixerError("\(error)") }
       done += n
       if done % (blockFrames * 64) == 0 { _ = mixer.pump() }
@@ -104,6 +138,39 @@ public enum OfflineRenderer {
     return Summary(
       frames: totalFrames, sampleRate: sampleRate, start: session.position, peak: (peak.0, peak.1),
       rms: ((sum.0 / frames).squareRoot(), (sum.1 / frames).squareRoot()),
-      clippedSamples: clipped, underruns: underruns)
+      clippedSamples: clipped, underruns: underruns, mutedStems: muted)
+  }
+}
+
+/// TPDF dither for an integer output of `bits` bits: triangular noise of ±1 LSB (the sum of two
+/// independent uniform values of ±½ LSB) is added before rounding to the output's step, which
+/// makes the rounding error independent of the signal (noise of 0.5 LSB RMS in all, instead of
+/// distortion, and signals below ½ LSB are kept instead of rounded to silence). The rounding is
+/// done here, to integers that libsndfile writes back unchanged (it scales floats by 2^(bits−1) − 1,
+/// sndfile's float→int conversion). A fixed seed: the same render writes the same file.
+struct TPDFDither {
+  let scale: Double
+  let largest: Double
+  var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+  init(bits: Int) {
+    scale = Double((1 << (bits - 1)) - 1)
+    largest = Double(1 << (bits - 1))
+  }
+
+  /// A uniform value in [0, 1) (xorshift64*).
+  mutating func uniform() -> Double {
+    state ^= state >> 12
+    state ^= state << 25
+    state ^= state >> 27
+    return Double((state &* 0x2545_F491_4F6C_DD1D) >> 11) / Double(1 << 53)
+  }
+
+  mutating func apply(_ samples: UnsafeMutablePointer<Float>, count: Int) {
+    for i in 0..<count {
+      let noise = uniform() - uniform()  // triangular on (−1, 1) LSB
+      let q = (Double(samples[i]) * scale + noise).rounded()
+      samples[i] = Float(Swift.min(largest - 1, Swift.max(-largest, q)) / scale)
+    }
   }
 }

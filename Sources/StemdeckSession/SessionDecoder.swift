@@ -136,6 +136,9 @@ struct SessionDecoder {
       if let node = fields["pitch"] {
         stem.pitch = try number(node, at: base + ".pitch", range: SettingRange.pitch, rule: SessionRules.pitchRule)
       }
+      if let node = fields["pitch"], stem.mode == .varispeed, stem.pitch != 0 {
+        throw fail(base + ".pitch", node, SessionRules.pitchNeedsStretchMessage(stem.pitch))
+      }
       stems.append(stem)
     }
     return stems

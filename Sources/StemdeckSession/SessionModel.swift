@@ -6,8 +6,9 @@
 public enum ResamplerQuality: String, CaseIterable, Sendable {
   /// Linear interpolation (`SRC_LINEAR`): cheapest, audible aliasing.
   case linear
-  /// stemdeck's own band-limited sinc (`SincResampler`, SIMD): at least as clean as libsamplerate's
-  /// `SRC_SINC_FASTEST`, which it replaced, at a third of the CPU. The default.
+  /// stemdeck's own band-limited sinc (`SincResampler`, SIMD): a lower worst-case residual than
+  /// libsamplerate's `SRC_SINC_FASTEST`, which it replaced (not tone by tone: README, Sound), at a
+  /// third of the CPU. The default.
   case fast
   /// The medium-quality sinc converter (`SRC_SINC_MEDIUM_QUALITY`).
   case medium
@@ -143,8 +144,8 @@ public struct StemSettings: Equatable, Sendable {
   public var crossfade: Double = 0
   /// How `rate` is applied: varispeed (pitch follows speed) or time-stretch.
   public var mode: RateMode = .varispeed
-  /// Semitones, in `SettingRange.pitch`: the pitch shift. It only takes effect in `.stretch`
-  /// mode, but is kept (and saved) whatever the mode.
+  /// Semitones, in `SettingRange.pitch`: the pitch shift, in `.stretch` mode only (a session
+  /// with a non-zero pitch in `.varispeed` mode is refused, as the REPL's `pitch` is).
   public var pitch: Double = 0
 
   /// A stem with default mix settings (unity volume, centre, normal speed, plays once).

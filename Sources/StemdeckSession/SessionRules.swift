@@ -56,6 +56,11 @@ enum SessionRules {
   static let pitchRule = "must be a number of semitones from \(number(SettingRange.pitch.lowerBound)) to "
     + "\(number(SettingRange.pitch.upperBound))"
   static let boolRule = "must be true or false"
+  /// A pitch shift in varispeed mode (the REPL's `pitch` refuses it the same way).
+  static func pitchNeedsStretchMessage(_ pitch: Double) -> String {
+    "a pitch shift needs \"mode\" : \"stretch\" (in varispeed the pitch follows the rate; 0 is the only "
+      + "pitch allowed) (got \(number(pitch)) in varispeed mode)"
+  }
 
   /// The message for a loop region given by only one of its ends, reported at the missing one:
   /// `is missing: a loop region needs both "loopStart" and "loopEnd" (only "loopStart" is given)`.
@@ -320,6 +325,9 @@ extension Session {
       }
       if !SessionRules.isValid(stem.pitch, in: SettingRange.pitch) {
         throw fail(base + ".pitch", SessionRules.pitchRule + got(stem.pitch))
+      }
+      if stem.mode == .varispeed && stem.pitch != 0 {
+        throw fail(base + ".pitch", SessionRules.pitchNeedsStretchMessage(stem.pitch))
       }
     }
     var firstEffectIndexByName: [String: Int] = [:]

@@ -653,12 +653,17 @@ struct SessionStem {
   var volume = 1.0
   var pan = 0.0
   var loops = 0
+  var rate = 1.0
+  /// `varispeed` (nil: the field is left out) or `stretch`.
+  var mode: String? = nil
+  var pitch: Double? = nil
 }
 
 /// Writes a stemdeck session (the format of Sessions/demo.json); stem files are relative to it.
 func writeSession(_ path: String, masterVolume: Double = 1, stems: [SessionStem]) throws {
   let lines = stems.map { s in
-    "    { \"name\" : \"\(s.name)\", \"file\" : \"\(s.file)\", \"volume\" : \(s.volume), \"pan\" : \(s.pan), \"rate\" : 1, \"loops\" : \(s.loops), \"mute\" : false, \"solo\" : false }"
+    "    { \"name\" : \"\(s.name)\", \"file\" : \"\(s.file)\", \"volume\" : \(s.volume), \"pan\" : \(s.pan), \"rate\" : \(s.rate), \"loops\" : \(s.loops), \"mute\" : false, \"solo\" : false"
+      + (s.mode.map { ", \"mode\" : \"\($0)\"" } ?? "") + (s.pitch.map { ", \"pitch\" : \($0)" } ?? "") + " }"
   }
   let text = """
     {
@@ -724,6 +729,24 @@ func writeSine(_ path: String, format: OutputFormat = .wavFloat, sampleRate: Int
     }
   }
   let writer = try SoundFileWriter(path: path, format: format, sampleRate: sampleRate, channelCount: channels)
+  try data.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frameCount: frames) }
+  writer.flush()
+}
+
+/// Writes a mono drum-like part: a burst of decaying noise (a fixed LCG, so every run writes the
+/// same file) on every beat at 120 bpm, `seconds` long, peaks about 0.6.
+func writeBursts(_ path: String, sampleRate: Int, seconds: Double) throws {
+  let frames = Int((seconds * Double(sampleRate)).rounded())
+  let beat = sampleRate / 2
+  var data = [Float](repeating: 0, count: frames)
+  var seed: UInt32 = 12345
+  for i in 0..<frames {
+    seed = seed &* 1_664_525 &+ 1_013_904_223
+    let noise = Double(Int32(bitPattern: seed)) / Double(Int32.max)
+    let t = Double(i % beat) / Double(sampleRate)
+    data[i] = Float(0.6 * noise * exp(-t * 30))
+  }
+  let writer = try SoundFileWriter(path: path, format: .wavFloat, sampleRate: sampleRate, channelCount: 1)
   try data.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frameCount: frames) }
   writer.flush()
 }

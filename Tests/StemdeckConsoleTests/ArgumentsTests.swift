@@ -30,6 +30,8 @@ struct ArgumentsTests {
      { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.from = 90 }),
     (["render", "S", "-o", "o.wav", "--from", "Start", "--duration", "2s"],
      { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.from = 0; $0.duration = 2 }),
+    (["render", "S", "-o", "o.flac", "--dither"],
+     { $0.mode = .render; $0.session = "S"; $0.output = "o.flac"; $0.dither = true }),
   ]
 
   @Test("valid command lines", arguments: valid)

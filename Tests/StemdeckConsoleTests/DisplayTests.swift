@@ -17,6 +17,29 @@ struct DisplayTests {
     #expect(h.run("ls") == (true, ["no stems (add one with 'add PATH')"]))
   }
 
+  /// Issue 17: a file with more than two channels is downmixed by its layout when one is known
+  /// (a FLAC's channel order is fixed: 6 channels are 5.1), else folded; `stems` says which.
+  @Test("stems: more than two channels show the layout the downmix uses, or 'fold'")
+  func stemsMultichannel() throws {
+    let h = try ConsoleHarness()
+    defer { h.shutdown() }
+    let plain = try h.folder.wav("six.wav", channels: 6, sampleRate: 48000, seconds: 1)
+    let sox = Process()
+    sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    sox.arguments = ["sox", plain, h.folder.file("six.flac")]
+    try sox.run()
+    sox.waitUntilExit()
+    try #require(sox.terminationStatus == 0, "sox could not write FLAC")
+    #expect(h.run("add \(plain) as plain; add \(h.folder.file("six.flac")) as surround").ok)
+    #expect(h.run("stems").output == [
+      "name      file          ch     Hz  length     vol   pan  rate  loops  flags  loop  position  peak dB",
+      "plain     six.wav   6 fold  48000  0:01.000  1.00  0.00  1.00  0      -         1  0:00.000  -inf/-inf",
+      "surround  six.flac   6 5.1  48000  0:01.000  1.00  0.00  1.00  0      -         1  0:00.000  -inf/-inf",
+      Self.stemsFooter,
+      "ch: more than 2 channels are downmixed by their layout (ITU-R BS.775; 'fold': no known layout, odd channels averaged left, even right)",
+    ])
+  }
+
   @Test("stems: header, rows and flags")
   func stemsTable() throws {
     let h = try ConsoleHarness.withStems()

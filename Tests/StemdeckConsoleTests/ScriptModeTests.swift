@@ -151,7 +151,7 @@ struct ScriptModeTests {
     #expect(help.status == 0)
     #expect(help.stderr == [])
     #expect(help.stdout.first == "stemdeck — a multi-track stem mixer console for JACK")
-    #expect(help.stdout.contains("  stemdeck render SESSION --output FILE [--from TIME] [--duration SECONDS] [--sample-rate HZ]"))
+    #expect(help.stdout.contains("  stemdeck render SESSION --output FILE [--from TIME] [--duration SECONDS] [--sample-rate HZ] [--dither]"))
     #expect(help.stdout.last == "Type 'help' inside stemdeck for its commands.")
     #expect(try runBinary(["-h"], in: folder).stdout == help.stdout)
     let version = try runBinary(["--version"], in: folder)

@@ -459,6 +459,47 @@ struct BadAudioTests {
     #expect(nonFinite == 0, "the rendered file holds \(nonFinite) NaN/infinite samples")
     #expect(summary.peak.left.isFinite && summary.peak.right.isFinite && summary.peak.left <= 0.41)
     #expect(summary.rms.left.isFinite && summary.rms.right.isFinite)
+    #expect(summary.mutedStems == [OfflineRenderer.MutedStem(name: "bad", file: "poisoned.wav", at: 0)])
+  }
+
+  /// Issue 17: the render muted a poisoned stem only at its first event pump, about 1.375 s in
+  /// wherever the NaN sat, and said nothing. Now it behaves as live: muted as soon as the disk
+  /// reader finds the bad samples (before any sound when they lie in the first ring's worth),
+  /// and reported.
+  @Test("NaN in a float stem, offline: muted as soon as the disk reader finds it (before any sound when early), and reported")
+  func nanOfflineMutedLikeLive() throws {
+    let folder = try TemporaryFolder()
+    let frames = 6 * 48000
+    let clean = Signal.sine(frequency: 200, sampleRate: 48000, frames: frames, amplitude: 0.3)
+    try writeAudio(folder.file("clean.wav"), format: .wavFloat, channels: [clean])
+    let g = Float(cos(Double.pi / 4))  // a mono stem at pan 0
+    for nanFrame in [1000, 4 * 48000 + 24000] {
+      var bad = Signal.sine(frequency: 700, sampleRate: 48000, frames: frames, amplitude: 0.4)
+      bad[nanFrame] = .nan
+      try writeAudio(folder.file("bad.wav"), format: .wavFloat, channels: [bad])
+      var session = Session()
+      session.stems = [StemSettings(name: "clean", file: "clean.wav"), StemSettings(name: "bad", file: "bad.wav")]
+      var warned: [OfflineRenderer.MutedStem] = []
+      let output = folder.file("render.wav")
+      let summary = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("session.stemdeck"), outputPath: output, duration: nil,
+        warning: { warned.append($0) })
+      let out = Stereo(try readAudio(output))
+      #expect(summary.mutedStems.count == 1 && summary.mutedStems.first?.name == "bad", "\(summary.mutedStems)")
+      #expect(warned == summary.mutedStems, "reported through the warning callback as it happened")
+      let at = try #require(summary.mutedStems.first).at
+      #expect(summary.mutedStems.first?.message.contains("'bad' (bad.wav) holds NaN or infinite samples") == true)
+      // Found ahead of playback, never after the NaN is due.
+      #expect(at * 48000 < Double(nanFrame), "muted at \(at) s, the NaN is at \(Double(nanFrame) / 48000) s")
+      if nanFrame < 48000 { #expect(at == 0, "an early NaN mutes the stem before any sound") }
+      // From the mute on (plus its 10 ms ramp; none before any sound) only the clean stem is heard.
+      let from = at == 0 ? 0 : Int(at * 48000) + 1024 + 480
+      let tail = from..<frames
+      let expected = clean[tail].map { Double($0 * g) }
+      #expect(maxAbsError(Array(out.left[tail]), expected) < 1e-6, "NaN at \(nanFrame): the muted stem is still heard")
+      #expect(maxAbsError(Array(out.right[tail]), expected) < 1e-6, "NaN at \(nanFrame): the muted stem is still heard")
+      print("NaN at frame \(nanFrame): stem muted from \(at) s of the render")
+    }
   }
 
   // MARK: - Disk faults

@@ -519,6 +519,29 @@ import Testing
 
   static func lastAudible(_ a: [Float]) -> Int { a.lastIndex { abs($0) > 0.05 } ?? -1 }
 
+  /// The stretcher is fed fixed 256-frame chunks (issue 17: live equals offline); the largest
+  /// pass (4096 frames) at rate 2 from a 44.1 kHz file, pitch-shifted, needs about 30 of them,
+  /// more right after the start: the pass still gets all its frames, with no underrun.
+  @Test("stretch at rate 2 in 4096-frame passes (44.1 kHz file, +12 semitones): no underrun, no gap")
+  func stretchLargestPass() throws {
+    let folder = try TemporaryFolder()
+    let sine = Signal.sine(frequency: 220, sampleRate: 44100, frames: 4 * 44100, amplitude: 0.5)
+    let path = try Musical.mono(folder, "sine44.wav", sine, sampleRate: 44100)
+    let rig = MixerRig()
+    try rig.mixer.addStem(path: path, settings: stem("s", path) { $0.pan = -1; $0.mode = .stretch; $0.rate = 2; $0.pitch = 12 })
+    try rig.mixer.play()
+    let out = rig.render(4096 * 20, block: 4096).left
+    #expect(try rig.mixer.stemStatus("s").underruns == 0)
+    // Sounding throughout (after the first pass), at 440 Hz: no pass came out short.
+    var quietest: Float = 1
+    for start in stride(from: 4096, to: 4096 * 20 - 1024, by: 1024) {
+      quietest = min(quietest, out[start..<(start + 1024)].map(abs).max()!)
+    }
+    #expect(quietest > 0.3, "a 1024-frame stretch fell to \(quietest)")
+    let f = estimatedFrequency(out, sampleRate: 48000, in: 8192..<80000)
+    #expect(abs(f - 440) <= 2, "\(f) Hz")
+  }
+
   @Test("stretch at rate 1.25 keeps 440 Hz and lasts 3.2 s; varispeed at 1.25 gives 550 Hz")
   func stretchKeepsPitch() throws {
     let folder = try TemporaryFolder()
@@ -612,6 +635,21 @@ import Testing
     #expect(try rig.mixer.stemStatus("v").settings.pitch == 0)
     let range = Musical.error { () throws(MixerError) in try rig.mixer.setPitch("v", 30) }
     #expect(range != nil)
+    // The other way round (issue 17): a pitch-shifted stem does not go back to varispeed while
+    // shifted, and a stem cannot be added shifted in varispeed (a session file refuses it too).
+    try rig.mixer.setMode("v", .stretch)
+    try rig.mixer.setPitch("v", 3)
+    let back = Musical.error { () throws(MixerError) in try rig.mixer.setMode("v", .varispeed) }
+    #expect(back?.message == "'v' is pitch-shifted (3 semitones): 'pitch v 0' first (in varispeed the pitch follows the rate)",
+            "error: \(String(describing: back))")
+    #expect(try rig.mixer.stemStatus("v").settings.mode == .stretch)
+    try rig.mixer.setPitch("v", 0)
+    try rig.mixer.setMode("v", .varispeed)
+    #expect(try rig.mixer.stemStatus("v").settings.mode == .varispeed)
+    let added = Musical.error { () throws(MixerError) in
+      try rig.mixer.addStem(path: path, settings: stem("w", path) { $0.pitch = 2 })
+    }
+    #expect(added?.message.contains("pitch shifts need stretch mode") == true, "error: \(String(describing: added))")
   }
 
   @Test("switching mode while playing: no click (largest step < 0.05 on a 0.5 440 Hz sine), the tone goes on",

@@ -443,6 +443,11 @@ let musicalBadDocuments: [BadDocument] = [
               fragment: "must be a number of semitones from -24 to 24 (got 24.5)", line: 5),
   BadDocument(label: "pitch -25 in varispeed mode", text: stemDocument(#""pitch" : -25"#), location: "stems[0].pitch",
               fragment: "(got -25)", line: 5),
+  // Issue 17: the REPL refuses `pitch` in varispeed mode, and so does the file (it was ignored).
+  BadDocument(label: "pitch 3 in varispeed mode (by default)", text: stemDocument(#""pitch" : 3"#), location: "stems[0].pitch",
+              fragment: "a pitch shift needs \"mode\" : \"stretch\" (in varispeed the pitch follows the rate; 0 is the only pitch allowed) (got 3 in varispeed mode)", line: 5),
+  BadDocument(label: "pitch -0.5 before \"mode\" : \"varispeed\"", text: stemDocument(#""pitch" : -0.5, "mode" : "varispeed""#),
+              location: "stems[0].pitch", fragment: "(got -0.5 in varispeed mode)", line: 5),
   BadDocument(label: "pitch \"+2\"", text: stemDocument(#""pitch" : "+2""#), location: "stems[0].pitch",
               fragment: "(got \"+2\")", line: 5),
   BadDocument(label: "pitch null", text: stemDocument(#""pitch" : null"#), location: "stems[0].pitch",
@@ -577,15 +582,15 @@ struct BadDocumentTests {
       #""options" : { "transportSync" : "follow" }"#,
       #""tempo" : { "bpm" : 20, "beatsPerBar" : 32.0 }"#,
     ], stems: [
-      #"{ "name" : "a", "file" : "a.flac", "loopStart" : 0, "loopEnd" : 86400, "crossfade" : 1, "pitch" : -24 }"#,
+      #"{ "name" : "a", "file" : "a.flac", "loopStart" : 0, "loopEnd" : 86400, "crossfade" : 1, "mode" : "stretch", "pitch" : -24 }"#,
       #"{ "name" : "b", "file" : "b.flac", "loopStart" : 86399.999, "loopEnd" : 86400, "crossfade" : 0, "mode" : "stretch", "pitch" : 24 }"#,
-      #"{ "name" : "c", "file" : "c.flac", "loopEnd" : 1e-9, "loopStart" : 0, "mode" : "varispeed", "pitch" : 0.5 }"#,
+      #"{ "name" : "c", "file" : "c.flac", "loopEnd" : 1e-9, "loopStart" : 0, "mode" : "varispeed", "pitch" : 0 }"#,
     ])
     let session = try decode(text)
     #expect(session.options.transportSync == .follow)
     #expect(session.tempo == Tempo(bpm: 20, beatsPerBar: 32))
     #expect(session.stems[0].loopStart == 0 && session.stems[0].loopEnd == 86400)
-    #expect(session.stems[0].crossfade == 1 && session.stems[0].pitch == -24 && session.stems[0].mode == .varispeed)
+    #expect(session.stems[0].crossfade == 1 && session.stems[0].pitch == -24 && session.stems[0].mode == .stretch)
     #expect(session.stems[1].mode == .stretch && session.stems[1].pitch == 24)
     #expect(session.stems[2].loopEnd == 1e-9)
     #expect(try decode(document(top: [#""tempo" : { "bpm" : 400, "beatsPerBar" : 1 }"#])).tempo

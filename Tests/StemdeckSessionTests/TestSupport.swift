@@ -128,7 +128,7 @@ func everythingSession() -> Session {
   odd.loopStart = 0  // the edges: a loop region over the whole allowed span, the longest crossfade
   odd.loopEnd = 86400
   odd.crossfade = 1
-  odd.pitch = -24  // kept (and saved) in varispeed mode, where it has no effect
+  // No pitch: a pitch shift in varispeed mode is refused (issue 17), as the REPL refuses it.
   session.stems = [kick, odd]
   var horn = EffectSettings(name: "horn", file: "../Samples/horn.wav")
   horn.volume = 0.1 + 0.2

@@ -6,8 +6,8 @@
 /// - Stereo stems use a balance law: pan 0 leaves both channels at unity; moving right
 ///   attenuates the left channel linearly to silence at +1 (and vice versa), so a centred stereo
 ///   stem passes through unchanged.
-/// - Stems with more than two channels are folded to stereo by the disk reader before they reach
-///   the mixer (see `ChannelFold`), so they follow the balance law.
+/// - Stems with more than two channels are downmixed to stereo by the disk reader before they reach
+///   the mixer (see `StereoDownmix`), so they follow the balance law.
 public enum PanLaw {
   /// `gains(pan:channelCount:)` for the realtime thread (glides). Same arithmetic, so the results
   /// are bit-identical to the control thread's.

@@ -24,6 +24,8 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
   /// The same input buffers as `const float *` for `rubberband_process`.
   @usableFromInline let inputsForProcess: UnsafeMutablePointer<UnsafePointer<Float>?>
   public static let maxFrames = 2048
+  /// The input frames of every process call (a pass feeds as many chunks as it needs).
+  public static let feedChunk = 256
   @usableFromInline let maxFrames = StretchState.maxFrames
   /// engineRate / fileRate.
   @usableFromInline let rateScale: Double
@@ -133,7 +135,9 @@ func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
   }
   var produced = 0
   var attempts = 0
-  while produced < count && attempts < 32 {
+  // A bound on the loop (each turn feeds one chunk or retrieves): a 4096-frame pass at rate 2
+  // feeds 32 chunks, more right after a reset while the start delay is dropped.
+  while produced < count && attempts < 128 {
     attempts &+= 1
     let need = count &- produced
     // RT-WAIVER: a getter.
@@ -144,20 +148,33 @@ func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
     let feed = !s.pointee.finalSent
       && (available == 0 || (s.pointee.discard == 0 && available < need &+ s.pointee.feedAhead))
     if feed {
-      // RT-WAIVER: a getter (0 while output is ready: then one 256-frame chunk is fed).
-      let required = _unsafePerformance { Int(rubberband_get_samples_required(rb)) }
+      // The stretcher is always fed the same chunk (the end of the stream aside), so its input is
+      // cut into process calls as a function of the transport alone, never of how far the disk
+      // reader has got, where the ring wraps, or when output was retrieved (Rubber Band's
+      // getSamplesRequired depends on that): its output depends on how its input is cut, and live
+      // must equal the offline render bit for bit. A ring holding less than a chunk is an underrun
+      // (unless the stream ends within it).
+      let chunk = StretchState.feedChunk
       let segments = voice.pointee.audio.readableSegments()
-      let inRing = segments.first.count / ch
+      let inRing = segments.count / ch
       let ends = streamEndsHere(voice, extra: segments.count)
-      let n = Swift.min(Swift.min(Swift.max(required, 256), s.pointee.maxFrames), inRing)
+      let n = inRing >= chunk ? chunk : (ends ? inRing : 0)
       if n > 0 {
+        let firstFrames = Swift.min(n, segments.first.count / ch)
         let src = segments.first.baseAddress!
         for c in 0..<ch {
           let dst = inputs[c]!
-          for i in 0..<n { dst[i] = src[i &* ch &+ c] }
+          for i in 0..<firstFrames { dst[i] = src[i &* ch &+ c] }
+        }
+        if n > firstFrames {
+          let wrapped = segments.second.baseAddress!
+          for c in 0..<ch {
+            let dst = inputs[c]! + firstFrames
+            for i in 0..<(n &- firstFrames) { dst[i] = wrapped[i &* ch &+ c] }
+          }
         }
         voice.pointee.audio.release(count: n &* ch)
-        let last = ends && n == inRing && segments.second.count == 0
+        let last = ends && n == inRing
         // It is fed at most maxFrames (its set_max_process_size) and only while its output holds
         // less than a pass plus 512 frames, so every hop it can make has run and left room (R3:
         // input buffer = window + max process size). RT-WAIVER: rubberband_process in real-time
@@ -172,7 +189,7 @@ func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
         s.pointee.finalSent = true
         continue
       }
-      // The disk is late: hand out what is ready.
+      // The disk is late (an underrun): hand out what is ready, feed nothing less than the chunk.
     }
     if available == 0 {
       if s.pointee.finalSent { voice.pointee.drained = true }
