@@ -1,5 +1,6 @@
 import Testing
 @testable import StemdeckEngine
+import StemdeckRing
 import Foundation
 
 /// Calls `body` with a ring of every capacity in `capacities` whose counters start at every
