@@ -132,6 +132,10 @@ func printError(_ s: String) {
 }
 
 func runRender(_ a: Arguments) -> Int32 {
+  // A file-size limit (ulimit -f) makes the write fail with EFBIG, reported as an error, instead
+  // of killing stemdeck with SIGXFSZ half-way through the file.
+  signal(SIGXFSZ, SIG_IGN)
+  signal(SIGPIPE, SIG_IGN)
   let sessionPath = Console.absolutePath(a.session!)
   let session: Session
   do { session = try SessionFile.load(path: sessionPath) } catch {

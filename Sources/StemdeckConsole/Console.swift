@@ -154,6 +154,11 @@ public final class Console {
       throw CommandError("no session file yet: give a path, e.g. 'save Sessions/mysong.json'")
     }
     let absolute = Self.absolutePath(target)
+    // Unsaved changes go to ".NAME.autosave.json" (and its ".bak"): that name must fit too.
+    let name = absolute.split(separator: "/").last.map(String.init) ?? absolute
+    if name.utf8.count > Self.longestSessionName {
+      throw CommandError("\(printableText(target)): the file name is \(name.utf8.count) bytes long; the longest stemdeck saves is \(Self.longestSessionName) bytes (room for its autosave, .NAME.autosave.json.bak)")
+    }
     var session = mixer.session(savingTo: absolute)
     if let driver { session.connections = driver.intendedConnections }
     do { try SessionFile.save(session, to: absolute) } catch { throw CommandError(error.description) }
@@ -217,6 +222,10 @@ public final class Console {
 
   // MARK: - Autosave
 
+  /// The longest session file name (bytes) whose autosave backup, ".NAME.autosave.json.bak",
+  /// still fits in a file name (NAME_MAX, 255 bytes).
+  static let longestSessionName = 255 - ".".utf8.count - ".autosave.json.bak".utf8.count
+
   /// The sidecar file that holds unsaved changes of `session`: ".NAME.autosave.json" beside it.
   public static func autosavePath(for session: String) -> String {
     let url = URL(fileURLWithPath: session)
@@ -253,8 +262,9 @@ public final class Console {
   /// Removes the sidecar (after a save, or when the user discards it).
   func discardAutosave(for path: String) {
     let side = Self.autosavePath(for: path)
-    try? FileManager.default.removeItem(atPath: side)
-    try? FileManager.default.removeItem(atPath: side + ".bak")
+    // Only regular files: a folder or device planted at these names is never removed.
+    AtomicFile.removeRegularFile(side)
+    AtomicFile.removeRegularFile(side + ".bak")
   }
 
   /// Says so when an autosave newer than the session exists (after a crash).

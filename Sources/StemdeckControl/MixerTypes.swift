@@ -155,6 +155,14 @@ public struct OfflineStem: Sendable, Equatable {
   public var index: Int = 0
 }
 
+/// A session's sound effect whose file could not be loaded: kept so a save writes it back.
+struct OfflineEffect {
+  var settings: EffectSettings
+  var path: String
+  /// Its place among the session's effects.
+  var index: Int
+}
+
 /// Things that happened, reported to the user.
 public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
   case stemFinished(String)

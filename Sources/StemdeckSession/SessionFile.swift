@@ -101,7 +101,7 @@ public enum SessionFile {
         guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]) else { continue }
         // kill(pid, 0) fails with ESRCH when no such process exists.
         if pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH {
-          try? FileManager.default.removeItem(atPath: folder + "/" + entry)
+          FileAccess.removeRegularFile(folder + "/" + entry)
         }
       }
     }

@@ -18,14 +18,15 @@ struct RunResult {
 }
 
 /// Runs the binary with `arguments` in `folder`, with a 60 s watchdog.
-func runBinary(_ arguments: [String], in folder: TemporaryFolder) throws -> RunResult {
+/// `executable` runs something else (e.g. prlimit) with `arguments`.
+func runBinary(_ arguments: [String], in folder: TemporaryFolder, executable: String = stemdeckBinary) throws -> RunResult {
   let outPath = folder.file(".stdout"), errPath = folder.file(".stderr")
   _ = FileManager.default.createFile(atPath: outPath, contents: nil)
   _ = FileManager.default.createFile(atPath: errPath, contents: nil)
   let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
   let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
   let process = Process()
-  process.executableURL = URL(fileURLWithPath: stemdeckBinary)
+  process.executableURL = URL(fileURLWithPath: executable)
   process.arguments = arguments
   process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
   process.standardInput = FileHandle.nullDevice
