@@ -1,4 +1,5 @@
 import Foundation
+import StemdeckControl
 
 /// Starts a JACK server as a child process when none is running, so the quick start works on a
 /// fresh machine: the ALSA driver where a sound card exists, else the dummy driver, at 48 kHz.
@@ -31,6 +32,10 @@ public final class ServerLauncher: @unchecked Sendable {
   public init(serverName: String, timeout: Double = 10, canConnect: () -> Bool) throws(JackError) {
     guard let jackd = Self.jackdPath() else {
       throw JackError("no JACK server is running and jackd is not installed (apt-get install -y --no-install-recommends jackd2)")
+    }
+    // The name becomes part of the log file's path: never one that could leave the folder.
+    if let problem = JackNames.serverProblem(serverName) {
+      throw JackError("JACK server name '\(printableText(serverName))' \(problem)")
     }
     self.serverName = serverName
     let alsa = Self.hasSoundCard()

@@ -360,3 +360,25 @@ struct HostileRenderTests {
     #expect(lstat(folder.file("out.wav"), &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
   }
 }
+
+extension HostileRenderTests {
+  // MARK: 24, 25. server and client names
+
+  @Test("24, 25: hostile or over-long JACK server and client names are refused before anything is opened or written")
+  func jackNames() throws {
+    let folder = try fixture()
+    let long = String(repeating: "c", count: 70)
+    let cases: [([String], [String: String], String)] = [
+      (["--server", "../../x"], [:], "error: JACK server name '../../x' may not start with '.'"),
+      (["--server", "a/../../b"], [:], "error: JACK server name 'a/../../b' may hold only ASCII letters, digits, '.', '_' and '-'"),
+      ([], ["JACK_DEFAULT_SERVER": "x/../../y"], "error: JACK server name 'x/../../y' (from JACK_DEFAULT_SERVER) may hold only ASCII letters, digits, '.', '_' and '-'"),
+      (["--server", "ok", "--name", long], [:], "error: JACK client name '\(long.prefix(60))…' (--name) is 70 bytes long; JACK allows at most 64"),
+      (["--server", "ok", "--name", "a:b"], [:], "error: JACK client name 'a:b' (--name) may not contain ':' (it separates a client's name from its ports')"),
+    ]
+    for (arguments, environment, message) in cases {
+      let r = try runBinary(arguments + ["--no-start-server", "-c", "status"], in: folder, environment: environment)
+      #expect(r.status == 1)
+      #expect(r.stderr == [message], "\(arguments) \(environment)")
+    }
+  }
+}

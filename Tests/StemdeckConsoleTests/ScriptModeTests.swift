@@ -19,7 +19,8 @@ struct RunResult {
 
 /// Runs the binary with `arguments` in `folder`, with a 60 s watchdog.
 /// `executable` runs something else (e.g. prlimit) with `arguments`.
-func runBinary(_ arguments: [String], in folder: TemporaryFolder, executable: String = stemdeckBinary) throws -> RunResult {
+func runBinary(_ arguments: [String], in folder: TemporaryFolder, executable: String = stemdeckBinary,
+               environment: [String: String] = [:]) throws -> RunResult {
   let outPath = folder.file(".stdout"), errPath = folder.file(".stderr")
   _ = FileManager.default.createFile(atPath: outPath, contents: nil)
   _ = FileManager.default.createFile(atPath: errPath, contents: nil)
@@ -28,6 +29,9 @@ func runBinary(_ arguments: [String], in folder: TemporaryFolder, executable: St
   let process = Process()
   process.executableURL = URL(fileURLWithPath: executable)
   process.arguments = arguments
+  if !environment.isEmpty {
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+  }
   process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
   process.standardInput = FileHandle.nullDevice
   process.standardOutput = out
