@@ -375,6 +375,14 @@ enum FileAccess {
     return 0o022
   }
 
+  /// The absolute path of `path` with every symbolic link, `.` and `..` resolved (realpath(3)),
+  /// or nil when it does not exist or cannot be resolved.
+  static func physicalPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
+  }
+
   /// The OS's description of an errno value, e.g. "Permission denied".
   static func reason(_ code: Int32) -> String {
     String(cString: strerror(code))

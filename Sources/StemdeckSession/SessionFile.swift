@@ -113,9 +113,16 @@ public enum SessionFile {
   /// `sessionPath` is taken relative to the current directory. The result has no `.` or `..`
   /// components and no repeated slashes. Normalization is textual: symbolic links are not resolved
   /// (so `link/..` becomes the folder that holds `link`).
+  ///
+  /// A relative `file` that climbs (`../Samples/x.wav`) climbs from where the session's folder
+  /// really is: when that folder is reached through a symbolic link, `..` is its real parent
+  /// (as the shell's `cd -P` and the kernel take it), not the folder holding the link.
   public static func resolve(file: String, sessionPath: String) -> String {
     if file.hasPrefix("/") { return PathText.normalize(file) }
-    let folder = PathText.folder(of: PathText.absolute(sessionPath))
+    var folder = PathText.folder(of: PathText.absolute(sessionPath))
+    if file.split(separator: "/").contains("..") , let physical = FileAccess.physicalPath(folder) {
+      folder = physical
+    }
     return PathText.normalize(folder + "/" + file)
   }
 
@@ -130,7 +137,11 @@ public enum SessionFile {
     let folder = PathText.folder(of: PathText.absolute(sessionPath))
     guard folder != "/" else { return audio }
     if audio.hasPrefix(folder + "/") { return String(audio.dropFirst(folder.count + 1)) }
-    let parent = PathText.folder(of: folder)
+    // `..` climbs from where the folder really is (see `resolve`): from its real parent when it
+    // is reached through a symbolic link.
+    let physical = FileAccess.physicalPath(folder) ?? folder
+    if physical != folder && audio.hasPrefix(physical + "/") { return String(audio.dropFirst(physical.count + 1)) }
+    let parent = PathText.folder(of: physical)
     if parent != "/" && audio.hasPrefix(parent + "/") {
       return "../" + String(audio.dropFirst(parent.count + 1))
     }

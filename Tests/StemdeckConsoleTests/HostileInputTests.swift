@@ -382,3 +382,26 @@ extension HostileRenderTests {
     }
   }
 }
+
+extension HostileInputTests {
+  // MARK: 22. a session reached through a symbolic link to its folder
+
+  @Test("22: a session opened through a symbolically linked folder finds its ../ audio files, and saves them as ../")
+  func sessionThroughLinkedFolder() throws {
+    let h = try ConsoleHarness()
+    defer { h.shutdown() }
+    let fm = FileManager.default
+    try fm.createDirectory(atPath: h.folder.file("show/songs"), withIntermediateDirectories: true)
+    try fm.createDirectory(atPath: h.folder.file("show/audio"), withIntermediateDirectories: true)
+    try h.folder.wav("show/audio/x.wav", channels: 1, sampleRate: 48000, seconds: 0.5)
+    try h.folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "../audio/x.wav" } ] }"#, to: "show/songs/song.json")
+    try fm.createSymbolicLink(atPath: h.folder.file("here"), withDestinationPath: "show/songs")
+    let path = h.folder.file("here/song.json")
+    let result = h.run("open \(path)")
+    #expect(result == (true, ["opened \(path): 1 stem"]))
+    #expect(h.mixer.stemNames == ["x"])
+    #expect(h.mixer.offlineStems.isEmpty)
+    #expect(h.run("vol x 0.5; save").ok)
+    #expect(try SessionFile.load(path: path).stems.first?.file == "../audio/x.wav")
+  }
+}
