@@ -92,6 +92,11 @@ extension Mixer {
                                  length: Double(info.frameCount) / Double(info.sampleRate), name: stem.name)
       } catch { throw MixerError("\(place).loopEnd: \(error)") }
     }
+    // Takes are written where the session says: say so when that is outside its folder.
+    let folder = session.recording.folder
+    if folder.hasPrefix("/") || folder.split(separator: "/").contains("..") {
+      warnings.append("\(sessionPath): recording.folder '\(printableText(folder))' lies outside the session's folder (\(folder.hasPrefix("/") ? "an absolute path" : "it climbs with ..")); takes recorded will be written to \(printableText(SessionFile.resolve(file: folder, sessionPath: sessionPath)))")
+    }
     do {
       try MixerError.check(session.masterVolume, in: SettingRange.volume, "master.volume", allowed: "between 0 and 2 (+6 dB)")
     } catch { throw MixerError("\(sessionPath): \(error)") }

@@ -88,6 +88,12 @@ public enum SessionFile {
     try FileAccess.writeAtomically(bytes, to: path, temporaryName: FileAccess.randomTemporaryName)
   }
 
+  /// The bytes of the regular file at `path` (a device, FIFO, socket or folder is an error), at
+  /// most `limit` bytes: for small text files read like session files (setlists).
+  public static func readRegularFile(at path: String, limit: Int) throws(SessionError) -> [UInt8] {
+    try FileAccess.readSessionFile(at: path, limit: limit)
+  }
+
   /// Removes temporary files a save of `path` left behind when its process was killed:
   /// `.<name>.tmp-<pid>-*` (and the backup's `.<name>.bak.tmp-<pid>-*`) whose process is gone.
   static func removeStaleTemporaries(for path: String) {

@@ -405,3 +405,37 @@ extension HostileInputTests {
     #expect(try SessionFile.load(path: path).stems.first?.file == "../audio/x.wav")
   }
 }
+
+extension HostileInputTests {
+  // MARK: 29. minor ones
+
+  @Test("29: a setlist listing /dev/null (or a FIFO) is refused up front; a setlist that is a device is not read forever")
+  func setlistWithDevices() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    try #require(mkfifo(h.folder.file("pipe.json"), 0o644) == 0)
+    try h.folder.write(#"{ "format" : "stemdeck-session", "version" : 1 }"#, to: "a.json")
+    for (entry, line) in [("/dev/null", 2), ("pipe.json", 2)] {
+      let list = try h.folder.write("a.json\n\(entry)\n", to: "list.txt")
+      let result = h.run("setlist \(list)")
+      #expect(result == (false, ["error: \(list): line \(line): '\(entry)' is not a regular file (a device, pipe or socket), so not a session file"]))
+    }
+    let result = h.run("setlist /dev/zero")
+    #expect(result == (false, ["error: /dev/zero: cannot read the setlist: is not a regular file (a device, pipe or socket), not a setlist"]))
+  }
+
+  @Test("29: a session whose recording folder is absolute or climbs out of its folder opens with a warning saying where takes go")
+  func recordingFolderOutside() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    for (folder, kind, target) in [("/etc", "an absolute path", "/etc"), ("../../x", "it climbs with ..", nil)] {
+      let path = try h.folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "recording" : { "folder" : "\#(folder)" } }"#, to: "rec.json")
+      let result = h.run("open! \(path)")
+      #expect(result.ok)
+      let warning = result.output.first { $0.hasPrefix("warning: ") } ?? ""
+      #expect(warning.contains("recording.folder '\(folder)' lies outside the session's folder (\(kind)); takes recorded will be written to \(target ?? SessionFile.resolve(file: folder, sessionPath: path))"), "\(result.output)")
+    }
+    let inside = try h.folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "recording" : { "folder" : "takes" } }"#, to: "ok.json")
+    #expect(h.run("open! \(inside)") == (true, ["opened \(inside): 0 stems"]))
+  }
+}
