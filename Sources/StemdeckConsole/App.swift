@@ -124,11 +124,11 @@ public func runStemdeck(_ args: [String]) -> Int32 {
 
 /// Writes a line to stdout unbuffered, so output interleaves correctly with events and stderr.
 func writeOut(_ s: String) {
-  FileHandle.standardOutput.write((s + "\n").data(using: .utf8)!)
+  FileHandle.standardOutput.write((terminalSafe(s) + "\n").data(using: .utf8)!)
 }
 
 func printError(_ s: String) {
-  FileHandle.standardError.write((s + "\n").data(using: .utf8)!)
+  FileHandle.standardError.write((terminalSafe(s) + "\n").data(using: .utf8)!)
 }
 
 func runRender(_ a: Arguments) -> Int32 {

@@ -13,8 +13,17 @@ public let interruptRequests = Atomic<Int>(0)
 /// a command is rejected.
 public final class Console {
   /// Where output goes: normal lines, and event lines that may arrive while the user types.
-  public var write: (String) -> Void
-  public var writeEvent: (String) -> Void
+  /// Every line is passed through `terminalSafe` first (paths and port names may hold escapes).
+  public var write: (String) -> Void {
+    get { writeSink }
+    set { writeSink = { newValue(terminalSafe($0)) } }
+  }
+  public var writeEvent: (String) -> Void {
+    get { writeEventSink }
+    set { writeEventSink = { newValue(terminalSafe($0)) } }
+  }
+  private var writeSink: (String) -> Void
+  private var writeEventSink: (String) -> Void
   public let driver: JackDriver?
   let ownMixer: Mixer?
   /// The session file this console saves to by default.
@@ -49,16 +58,16 @@ public final class Console {
   public init(driver: JackDriver, write: @escaping (String) -> Void) {
     self.driver = driver
     ownMixer = nil
-    self.write = write
-    writeEvent = write
+    writeSink = { write(terminalSafe($0)) }
+    writeEventSink = writeSink
   }
 
   /// A console driving a mixer without JACK (tests, offline use).
   public init(mixer: Mixer, write: @escaping (String) -> Void) {
     driver = nil
     ownMixer = mixer
-    self.write = write
-    writeEvent = write
+    writeSink = { write(terminalSafe($0)) }
+    writeEventSink = writeSink
   }
 
   public var mixer: Mixer { driver?.mixer ?? ownMixer! }

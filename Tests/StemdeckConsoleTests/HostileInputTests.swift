@@ -439,3 +439,41 @@ extension HostileInputTests {
     #expect(h.run("open! \(inside)") == (true, ["opened \(inside): 0 stems"]))
   }
 }
+
+extension HostileInputTests {
+  // MARK: 23. control characters are never printed raw
+
+  static func hasRawControl(_ line: String) -> Bool {
+    line.unicodeScalars.contains { ($0.value < 0x20 && $0.value != 0x0A && $0.value != 0x09) || (0x7F...0x9F).contains($0.value) }
+  }
+
+  @Test("23: paths from a session holding terminal escapes are printed escaped (warnings, offline stems, errors)")
+  func escapesInPaths() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let evil = #"\u001b]2;HACKED\u0007\u001b[2J\u009b31m.wav"#
+    let path = try h.folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "\#(evil)" } ], "effects" : [ { "name" : "fx", "file" : "\#(evil)" } ] }"#, to: "evil.json")
+    var lines = h.run("open! \(path)").output
+    lines += h.run("stems").output
+    lines += h.run("vol x 0.5").output
+    lines += h.run("add \(h.folder.path)/\u{1B}[2Jnope.wav").output
+    #expect(lines.count >= 5, "\(lines)")
+    for line in lines { #expect(!Self.hasRawControl(line), "raw control character in: \(line.debugDescription)") }
+    #expect(lines.contains { $0.contains(#"\u{1b}]2;HACKED\u{7}\u{1b}[2J\u{9b}31m.wav"#) }, "\(lines)")
+    #expect(terminalSafe(terminalSafe("a\u{1B}b")) == #"a\u{1b}b"#)
+    #expect(terminalSafe("line\tone\nline two ✓") == "line\tone\nline two ✓")
+  }
+}
+
+extension HostileRenderTests {
+  @Test("23: a render error naming a path with escapes prints it escaped on stderr")
+  func renderErrorEscaped() throws {
+    let folder = try fixture()
+    try folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "\u001b]2;HACKED\u0007.wav" } ] }"#, to: "evil.json")
+    let r = try runBinary(["render", "evil.json", "--output", "out\u{1B}[2J.wav"], in: folder)
+    #expect(r.status == 1)
+    #expect(r.stderr.count == 1)
+    for line in r.stderr + r.stdout { #expect(!HostileInputTests.hasRawControl(line), "\(line.debugDescription)") }
+    #expect(r.stderr.first?.contains(#"\u{1b}]2;HACKED\u{7}.wav"#) == true, "\(r.stderr)")
+  }
+}
