@@ -48,8 +48,9 @@ public final class ServerLauncher: @unchecked Sendable {
     }
     let stateDir = StatePaths.stateDirectory()
     logPath = "\(stateDir)/jackd-\(serverName).log"
-    _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-    let log = FileHandle(forWritingAtPath: logPath)
+    // Truncated or created 0600, never through a symbolic link planted at its name.
+    let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    let log = fd >= 0 ? FileHandle(fileDescriptor: fd, closeOnDealloc: true) : nil
     process = Process()
     process.executableURL = URL(fileURLWithPath: jackd)
     process.arguments = arguments
