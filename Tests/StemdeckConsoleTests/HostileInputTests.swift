@@ -477,3 +477,30 @@ extension HostileRenderTests {
     #expect(r.stderr.first?.contains(#"\u{1b}]2;HACKED\u{7}.wav"#) == true, "\(r.stderr)")
   }
 }
+
+extension HostileInputTests {
+  // MARK: widen the net: what is not audio
+
+  @Test("widen the net: devices, a FIFO, a symbolic link loop and /proc files as audio are refused at once, naming the file")
+  func notAudio() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    try #require(mkfifo(h.folder.file("fifo.wav"), 0o644) == 0)
+    try FileManager.default.createSymbolicLink(atPath: h.folder.file("loop1.wav"), withDestinationPath: "loop2.wav")
+    try FileManager.default.createSymbolicLink(atPath: h.folder.file("loop2.wav"), withDestinationPath: "loop1.wav")
+    let before = MixerSnapshot(h)
+    let started = Date()
+    for path in ["/dev/zero", "/dev/null", "/dev/urandom", h.folder.file("fifo.wav"), h.folder.file("loop1.wav"), "/proc/self/mem"] {
+      let result = h.run("add \(path) as x")
+      #expect(!result.ok)
+      #expect(result.output.count == 1 && result.output[0].contains(path), "\(result.output)")
+      let session = try h.folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "\#(path)" } ] }"#, to: "s.json")
+      h.console.strict = true
+      let opened = h.run("open! \(session)")
+      h.console.strict = false
+      #expect(!opened.ok && opened.output.count == 1 && opened.output[0].contains("stems[0] (x).file: \(path)"), "\(opened.output)")
+      #expect(MixerSnapshot(h) == before)
+    }
+    #expect(Date().timeIntervalSince(started) < 10, "refusing them must not wait on them")
+  }
+}

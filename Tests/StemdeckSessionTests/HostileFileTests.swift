@@ -76,3 +76,20 @@ struct HostileFileTests {
     }
   }
 }
+
+extension HostileFileTests {
+  @Test("widen the net: a 200 MB session file is refused from its size, without reading it")
+  func hugeFile() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("huge.json")
+    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+    try #require(fd >= 0)
+    #expect(ftruncate(fd, 200 << 20) == 0)  // sparse: no 200 MB written
+    close(fd)
+    let started = Date()
+    #expect(throws: SessionError(file: path, message: "is too large for a session file (209715200 bytes; the limit is 16 MiB)")) {
+      _ = try SessionFile.load(path: path)
+    }
+    #expect(Date().timeIntervalSince(started) < 1)
+  }
+}
