@@ -24,7 +24,7 @@ extension Mixer {
           ? "\(sessionPath): the session has \(needed) stems; stemdeck plays at most \(limit) — nothing was opened"
           : "\(sessionPath): its \(needed) stems need \(needed) free stem slots, but only \(freeSlots.count) of \(limit) are free while the current stems are in use — nothing was opened; try again in a moment")
       }
-      let oldStems = stems, oldOffline = offlineStems, oldQuality = quality
+      let oldStems = stems, oldOffline = offlineStems, oldQuality = quality, oldDirty = isDirty
       stems = []
       offlineStems = []  // the new session's names may be the current one's
       quality = session.quality  // new stems' converters
@@ -40,6 +40,7 @@ extension Mixer {
         stems = oldStems
         offlineStems = oldOffline
         quality = oldQuality
+        isDirty = oldDirty
         throw error
       }
       for stem in oldStems { retire(stem) }
@@ -91,6 +92,15 @@ extension Mixer {
         try Self.checkLoopRegion(start: stem.loopStart, end: stem.loopEnd, crossfade: stem.crossfade,
                                  length: Double(info.frameCount) / Double(info.sampleRate), name: stem.name)
       } catch { throw MixerError("\(place).loopEnd: \(error)") }
+    }
+    // In strict mode an effect that cannot load is an error: find it before anything changes.
+    if strict {
+      for (index, effect) in session.effects.enumerated() {
+        let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
+        do throws(SoundFileError) { _ = try SoundFile(readingFrom: path) } catch {
+          throw MixerError("\(sessionPath): effects[\(index)] (\(effect.name)).file: \(error)")
+        }
+      }
     }
     // Takes are written where the session says: say so when that is outside its folder.
     let folder = session.recording.folder
