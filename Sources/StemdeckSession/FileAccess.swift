@@ -329,6 +329,8 @@ enum FileAccess {
                                 produce: (String) -> Bool) throws(SessionError) {
     func fail(_ message: String) -> SessionError { SessionError(file: path, message: message) }
     guard !path.isEmpty, !path.hasSuffix("/") else { throw fail("is not a file name") }
+    // Never rename over a device, FIFO or socket (as root that would replace /dev/null).
+    if let what = specialFileKind(at: path) { throw fail("is \(what), not a regular file; it is not replaced") }
     let folder: String, name: String
     if let slash = path.lastIndex(of: "/") {
       folder = slash == path.startIndex ? "/" : String(path[..<slash])

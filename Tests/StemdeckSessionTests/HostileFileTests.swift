@@ -93,3 +93,19 @@ extension HostileFileTests {
     #expect(Date().timeIntervalSince(started) < 1)
   }
 }
+
+extension HostileFileTests {
+  @Test("3, widen the net: AtomicFile.replace (the REPL history's writer) never renames over a FIFO")
+  func replaceRefusesFIFO() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("history")
+    try #require(mkfifo(path, 0o600) == 0)
+    var called = false
+    #expect(throws: SessionError(file: path, message: "is a FIFO (named pipe), not a regular file; it is not replaced")) {
+      try AtomicFile.replace(path) { temporary in called = true; return FileManager.default.createFile(atPath: temporary, contents: Data()) }
+    }
+    #expect(!called)
+    #expect(type(path) == S_IFIFO)
+    #expect(folder.entries() == ["history"])
+  }
+}
