@@ -1,5 +1,5 @@
-// Issue 16 item 23: another JACK client's port names are whatever that client made them; stemdeck
-// prints them with their control characters escaped (`ports`, `connections`).
+// Issue 16, live: another JACK client's port names are whatever that client made them (stemdeck
+// prints them escaped, item 23), and playing a song again after its end (item 27).
 import Foundation
 import Testing
 
@@ -39,6 +39,32 @@ struct HostileJackNameTests {
       #expect(!Self.hasRawControl(line), "raw control character in: \(line.debugDescription)")
     }
     #expect(routes.contains { $0.contains(#"evil\u{1b}]2;HACKED\u{7}:"#) }, "ports system: \(routes)")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+  }
+}
+
+@Suite("Playing a song again (issue 16 item 27)", .serialized, .timeLimit(.minutes(2)))
+struct PlayAgainTests {
+  @Test("27: after a song has ended, 'play; wait end' plays it again to its end (no stale 'all stems finished')")
+  func playAgainWaitsForTheEnd() async throws {
+    let dir = try IntegrationTempDir()
+    try writeSine(dir.file("song.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220], amplitude: 0.3)
+    let session = dir.file("song.json")
+    try writeSession(session, stems: [SessionStem(name: "song", file: "song.wav")])
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let deck = try StemdeckProcess(server: server, session: session)
+    defer { deck.kill() }
+    try await deck.run("play; wait end", timeout: 15)
+    for round in 1...2 {
+      let started = monotonicSeconds()
+      let lines = try await deck.run("play; wait end", timeout: 15)
+      let took = monotonicSeconds() - started
+      #expect(took > 0.9, "round \(round): 'wait end' returned after \(took) s of a 1 s song: \(lines)")
+      #expect(lines.filter { $0 == "event: all stems finished" }.count == 1, "round \(round): \(lines)")
+    }
+    let status = try await deck.status()
+    #expect(status["state"] != "playing", "\(status)")
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
   }
 }
