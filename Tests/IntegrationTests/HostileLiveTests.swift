@@ -68,3 +68,30 @@ struct PlayAgainTests {
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
   }
 }
+
+@Suite("Full file systems for writers (issue 16)", .serialized, .timeLimit(.minutes(2)))
+struct FullDiskWriterTests {
+  @Test("widen the net: 'save' under a file-size limit fails with the reason, keeps the session file and leaves no temporary")
+  func saveUnderSizeLimit() async throws {
+    let dir = try IntegrationTempDir()
+    try writeSine(dir.file("a.wav"), sampleRate: 48000, seconds: 0.2, frequencies: [220], amplitude: 0.3)
+    let session = dir.file("song.json")
+    try writeSession(session, stems: (0..<40).map { SessionStem(name: "stem\($0)", file: "a.wav") })
+    let original = try #require(FileManager.default.contents(atPath: session))
+    try #require(original.count > 3000)
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let deck = try StemdeckProcess(server: server, session: session, launcher: ["prlimit", "--fsize=2000"])
+    defer { deck.kill() }
+    deck.send("vol stem0 0.5")
+    deck.send("save")
+    deck.send("echo not reached")
+    #expect(try await deck.finish() == 1, "\(deck.transcript)")
+    let error = deck.lines.first { $0.hasPrefix("error: ") } ?? ""
+    #expect(error.contains("song.json") && error.contains("File too large"), "\(deck.transcript)")
+    #expect(!deck.lines.contains("not reached"))
+    #expect(FileManager.default.contents(atPath: session) == original)
+    let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
+    #expect(left.isEmpty, "\(left)")
+  }
+}
