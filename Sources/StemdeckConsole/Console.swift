@@ -169,6 +169,11 @@ public final class Console {
       throw CommandError("\(printableText(target)): the file name is \(name.utf8.count) bytes long; the longest stemdeck saves is \(Self.longestSessionName) bytes (room for its autosave, .NAME.autosave.json.bak)")
     }
     var session = mixer.session(savingTo: absolute)
+    // Never over one of the session's own audio files (a typo like 'save drums.wav').
+    for file in session.stems.map(\.file) + session.effects.map(\.file)
+    where AtomicFile.sameFile(absolute, SessionFile.resolve(file: file, sessionPath: absolute)) {
+      throw CommandError("\(printableText(target)): is an audio file of this session (\(printableText(file))); a session is never saved over its own audio — choose another name")
+    }
     if let driver { session.connections = driver.intendedConnections }
     do { try SessionFile.save(session, to: absolute) } catch { throw CommandError(error.description) }
     mixer.markSaved()

@@ -29,6 +29,10 @@ extension AtomicFile {
   /// at `path` (not following a symbolic link); nil for a regular file, folder, link or nothing.
   public static func specialFileKind(at path: String) -> String? { FileAccess.specialFileKind(at: path) }
 
+  /// Whether `a` and `b` name the same existing file (device and inode, so hard and symbolic
+  /// links count).
+  public static func sameFile(_ a: String, _ b: String) -> Bool { FileAccess.sameFile(a, b) }
+
   /// The permission bits of the regular file at `path` (not following a symbolic link), or nil.
   public static func regularFileMode(at path: String) -> mode_t? { FileAccess.regularFileMode(at: path) }
 }

@@ -181,6 +181,12 @@ enum FileAccess {
     return info.st_mode & 0o777
   }
 
+  /// Whether `a` and `b` name the same existing file (device and inode; links followed).
+  static func sameFile(_ a: String, _ b: String) -> Bool {
+    var x = stat(), y = stat()
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
+  }
+
   /// Removes `path` only if it is a regular file (never a folder, device, or what a symbolic link
   /// points to; a symbolic link itself is left alone too). Returns whether something was removed.
   @discardableResult

@@ -504,3 +504,20 @@ extension HostileInputTests {
     #expect(Date().timeIntervalSince(started) < 10, "refusing them must not wait on them")
   }
 }
+
+extension HostileInputTests {
+  @Test("4, widen the net: 'save' over one of the session's own audio files (also through a link) is refused; the audio stays")
+  func saveOverOwnAudio() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let audio = try #require(Self.bytes(h.drums))
+    try FileManager.default.createSymbolicLink(atPath: h.folder.file("link.json"), withDestinationPath: "drums.wav")
+    for target in [h.drums, h.folder.file("link.json")] {
+      let result = h.run("save \(target)")
+      #expect(result == (false, ["error: \(target): is an audio file of this session (drums.wav); a session is never saved over its own audio — choose another name"]))
+    }
+    #expect(Self.bytes(h.drums) == audio)
+    #expect(Self.type(h.drums + ".bak") == nil)
+    #expect(h.console.sessionPath == nil)
+  }
+}
