@@ -176,7 +176,8 @@ struct HostileInputTests {
     #expect(h.run("play").ok)
     let before = h.render(blocks: 8)
     let snapshot = MixerSnapshot(h)
-    for line in ["at 0:00.5 { vol drums 0.5; pan drums 7 }", "begin; vol all 0.1; master 0.2; mute bass; rate drums 9; commit"] {
+    for line in ["at 0:00.5 { vol drums 0.5; pan drums 7 }", "begin; vol all 0.1; master 0.2; mute bass; rate drums 9; commit",
+                 "at 0:00.3 { vol drums 0.1 over 0.1; rate bass 1.5 over 0.2; pan bass 0.5; solo nosuch }"] {
       let result = h.run(line)
       #expect(!result.ok)
       #expect(result.output.last?.hasPrefix("error: nothing changed: the group is all or nothing") == true, "\(result.output)")
