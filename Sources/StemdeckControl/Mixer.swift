@@ -775,9 +775,13 @@ extension Mixer {
       other.offlineStems = offlineStems
       other.offlineEffects = offlineEffects
       // Effects are converted to the engine rate when loaded: load them again at the new rate.
-      // One whose file has gone since is dropped rather than keeping the server unfollowed.
-      for name in effectOrder {
-        if let effect = effectsByName[name] { try? other.loadEffect(path: effect.path, settings: effect.settings) }
+      // One whose file has gone since is kept offline (saved back unchanged) rather than keeping
+      // the server unfollowed.
+      for (index, name) in effectOrder.enumerated() {
+        guard let effect = effectsByName[name] else { continue }
+        if (try? other.loadEffect(path: effect.path, settings: effect.settings)) == nil {
+          other.offlineEffects.append(OfflineEffect(settings: effect.settings, path: effect.path, index: index))
+        }
       }
       try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
       other.isDirty = isDirty
