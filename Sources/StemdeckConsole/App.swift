@@ -136,6 +136,17 @@ func runRender(_ a: Arguments) -> Int32 {
   // of killing stemdeck with SIGXFSZ half-way through the file.
   signal(SIGXFSZ, SIG_IGN)
   signal(SIGPIPE, SIG_IGN)
+  // Ctrl-C or SIGTERM stops the render between blocks: its temporary file is removed and the
+  // previous output stays (a second Ctrl-C still ends it at once, as in script mode).
+  scriptModeForSignals.store(true, ordering: .relaxed)
+  signal(SIGINT, handleSignal)
+  signal(SIGTERM, handleSignal)
+  signal(SIGHUP, handleSignal)
+  // A parent may have started us with them blocked (the mask is inherited): unblock them.
+  var handled = sigset_t()
+  sigemptyset(&handled)
+  for s in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&handled, s) }
+  sigprocmask(SIG_UNBLOCK, &handled, nil)
   let sessionPath = Console.absolutePath(a.session!)
   let session: Session
   do { session = try SessionFile.load(path: sessionPath) } catch {
@@ -146,13 +157,13 @@ func runRender(_ a: Arguments) -> Int32 {
   do {
     let summary = try OfflineRenderer.render(
       session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
-      from: a.from, sampleRate: a.sampleRate
-    ) { fraction in
+      from: a.from, sampleRate: a.sampleRate,
+      progress: { fraction in
       guard showProgress else { return }
       let width = 40
       let filled = Int(fraction * Double(width))
       printErrorNoNewline("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(Int(fraction * 100))%")
-    }
+    }, cancelled: { interruptRequests.load(ordering: .relaxed) != 0 })
     if showProgress { printErrorNoNewline("\r\u{1B}[K") }
     writeOut("rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
       + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
@@ -160,8 +171,9 @@ func runRender(_ a: Arguments) -> Int32 {
     writeOut("peak L \(db(summary.peak.left)) dB, R \(db(summary.peak.right)) dB; RMS L \(db(summary.rms.left)) dB, R \(db(summary.rms.right)) dB; clipped samples \(summary.clippedSamples)")
     return 0
   } catch {
+    if showProgress { printErrorNoNewline("\r\u{1B}[K") }
     printError("error: \(error.message.replacingOccurrences(of: sessionPath, with: a.session!))")
-    return 1
+    return interruptRequests.load(ordering: .relaxed) != 0 ? 130 : 1
   }
 }
 

@@ -24,11 +24,13 @@ public enum OfflineRenderer {
 
   /// Renders `session` (stored at `sessionPath`) for `duration` seconds, or the longest finite
   /// stem when nil, into `outputPath` (format from its extension). It starts at transport time
-  /// `from` (seconds) when given, else at the session's saved position.
+  /// `from` (seconds) when given, else at the session's saved position. `cancelled` is asked
+  /// before each block; when it says so the render stops (an error) and nothing is written over
+  /// the output.
   public static func render(
     session: Session, sessionPath: String, outputPath: String, duration: Double?,
     from: Double? = nil, sampleRate: Int = 48000, blockFrames: Int = 1024,
-    progress: ((Double) -> Void)? = nil
+    progress: ((Double) -> Void)? = nil, cancelled: (() -> Bool)? = nil
   ) throws(MixerError) -> Summary {
     guard let format = OutputFormat.forPath(outputPath) else {
       throw MixerError("\(printableText(outputPath)): unknown output format (use a .wav, .flac or .aiff file name)")
@@ -100,6 +102,9 @@ public enum OfflineRenderer {
       var done = 0
       var lastProgress = -1
       while done < totalFrames {
+        if let cancelled, cancelled() {
+          throw MixerError("interrupted: the render stopped; a previous \(printableText(name)) is left as it was")
+        }
         let n = min(blockFrames, totalFrames - done)
         mixer.fillStreams()
         renderBlock(mixer.renderState, left: left, right: right, frameCount: n)

@@ -522,3 +522,33 @@ extension HostileInputTests {
     #expect(h.console.sessionPath == nil)
   }
 }
+
+extension HostileRenderTests {
+  @Test("5: Ctrl-C during a render stops it between blocks: exit 130, the previous file kept, no temporary left")
+  func interruptedRender() throws {
+    let folder = try fixture()
+    try folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "drums", "file" : "drums.wav", "loops" : -1 } ] }"#, to: "endless.json")
+    let previous = Data("the previous render".utf8)
+    try previous.write(to: URL(fileURLWithPath: folder.file("out.wav")))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: stemdeckBinary)
+    process.arguments = ["render", "endless.json", "--output", "out.wav", "--duration", "1500"]
+    process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    var deadline = Date().addingTimeInterval(20)
+    while try temporaries(folder).isEmpty && process.isRunning && Date() < deadline { usleep(10_000) }
+    try #require(process.isRunning, "the render ended before it could be interrupted")
+    try #require(try !temporaries(folder).isEmpty, "the render's temporary file never appeared")
+    process.interrupt()
+    deadline = Date().addingTimeInterval(20)
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning { process.terminate(); Issue.record("the render did not stop on SIGINT") }
+    process.waitUntilExit()
+    #expect(process.terminationReason == .exit && process.terminationStatus == 130)
+    #expect(FileManager.default.contents(atPath: folder.file("out.wav")) == previous)
+    #expect(try temporaries(folder).isEmpty)
+  }
+}
