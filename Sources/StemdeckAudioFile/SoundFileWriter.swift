@@ -30,9 +30,12 @@ public enum OutputFormat: String, Sendable, CaseIterable {
     }
   }
 
-  /// The format for a path's extension (wav, flac, aif/aiff), or nil.
+  /// The format for a path's extension (wav, flac, aif/aiff), or nil. The extension is what
+  /// follows the last dot of the file name, after something else (`wav` or `.wav` alone has none).
   public static func forPath(_ path: String) -> OutputFormat? {
-    let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
+    let name = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+    guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+    let ext = name[name.index(after: dot)...].lowercased()
     switch ext {
     case "wav": return .wavFloat
     case "flac": return .flac
@@ -104,9 +107,31 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
 
   /// Writes interleaved frames. The corresponding C function is `sf_writef_float`.
   public func write(_ frames: UnsafePointer<Float>, frameCount: Int) throws(SoundFileError) {
+    errno = 0
     let written = sf_writef_float(handle, frames, sf_count_t(frameCount))
     if written != sf_count_t(frameCount) {
-      throw SoundFileError(path: path, reason: "write failed: \(String(cString: sf_strerror(handle)))")
+      throw SoundFileError(path: path, reason: "write failed: \(failureReason(errno))")
+    }
+  }
+
+  /// libsndfile's reason, with the OS's (e.g. "File too large", "No space left on device") when
+  /// the system call behind it set errno.
+  func failureReason(_ code: Int32) -> String {
+    let library = String(cString: sf_strerror(handle))
+    return code == 0 ? library : "\(String(cString: strerror(code))) (\(library))"
+  }
+
+  /// Finishes the file: writes the final header, flushes it and, for a file created
+  /// `exclusive`ly, makes it durable (fsync). Throws if any of that fails (disk full, size limit).
+  public func finish() throws(SoundFileError) {
+    errno = 0
+    sf_command(handle, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
+    sf_write_sync(handle)
+    if sf_error(handle) != 0 {
+      throw SoundFileError(path: path, reason: "cannot finish the file: \(failureReason(errno))")
+    }
+    if descriptor >= 0 && fsync(descriptor) != 0 {
+      throw SoundFileError(path: path, reason: "cannot flush the file to disk: \(String(cString: strerror(errno)))")
     }
   }
 

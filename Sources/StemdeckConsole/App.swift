@@ -135,14 +135,29 @@ public func runStemdeck(_ args: [String]) -> Int32 {
 /// Writes a line to stdout unbuffered, so output interleaves correctly with events and stderr.
 /// Through write(2): a terminal or pipe that went away is noted (`Output`), never a crash.
 func writeOut(_ s: String) {
-  Output.write(s + "\n", to: 1)
+  Output.write(terminalSafe(s) + "\n", to: 1)
 }
 
 func printError(_ s: String) {
-  Output.write(s + "\n", to: 2)
+  Output.write(terminalSafe(s) + "\n", to: 2)
 }
 
 func runRender(_ a: Arguments) -> Int32 {
+  // A file-size limit (ulimit -f) makes the write fail with EFBIG, reported as an error, instead
+  // of killing stemdeck with SIGXFSZ half-way through the file.
+  signal(SIGXFSZ, SIG_IGN)
+  signal(SIGPIPE, SIG_IGN)
+  // Ctrl-C or SIGTERM stops the render between blocks: its temporary file is removed and the
+  // previous output stays (a second Ctrl-C still ends it at once, as in script mode).
+  scriptModeForSignals.store(true, ordering: .relaxed)
+  signal(SIGINT, handleSignal)
+  signal(SIGTERM, handleSignal)
+  signal(SIGHUP, handleSignal)
+  // A parent may have started us with them blocked (the mask is inherited): unblock them.
+  var handled = sigset_t()
+  sigemptyset(&handled)
+  for s in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&handled, s) }
+  sigprocmask(SIG_UNBLOCK, &handled, nil)
   let sessionPath = Console.absolutePath(a.session!)
   let session: Session
   do { session = try SessionFile.load(path: sessionPath) } catch {
@@ -163,7 +178,8 @@ func runRender(_ a: Arguments) -> Int32 {
       warning: { muted in
         if showProgress { printErrorNoNewline("\r\u{1B}[K") }
         printError("warning: \(muted.message)")
-      })
+      },
+      cancelled: { interruptRequests.load(ordering: .relaxed) != 0 })
     if showProgress { printErrorNoNewline("\r\u{1B}[K") }
     writeOut("rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
       + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
@@ -172,8 +188,9 @@ func runRender(_ a: Arguments) -> Int32 {
     // The file is complete, but not the mix asked for: a stem had to be muted (see the warnings).
     return summary.mutedStems.isEmpty ? 0 : renderMutedStatus
   } catch {
+    if showProgress { printErrorNoNewline("\r\u{1B}[K") }
     printError("error: \(error.message.replacingOccurrences(of: sessionPath, with: a.session!))")
-    return 1
+    return interruptRequests.load(ordering: .relaxed) != 0 ? 130 : 1
   }
 }
 

@@ -13,8 +13,17 @@ public let interruptRequests = Atomic<Int>(0)
 /// a command is rejected.
 public final class Console {
   /// Where output goes: normal lines, and event lines that may arrive while the user types.
-  public var write: (String) -> Void
-  public var writeEvent: (String) -> Void
+  /// Every line is passed through `terminalSafe` first (paths and port names may hold escapes).
+  public var write: (String) -> Void {
+    get { writeSink }
+    set { writeSink = { newValue(terminalSafe($0)) } }
+  }
+  public var writeEvent: (String) -> Void {
+    get { writeEventSink }
+    set { writeEventSink = { newValue(terminalSafe($0)) } }
+  }
+  private var writeSink: (String) -> Void
+  private var writeEventSink: (String) -> Void
   public let driver: JackDriver?
   let ownMixer: Mixer?
   /// The session file this console saves to by default.
@@ -55,16 +64,16 @@ public final class Console {
   public init(driver: JackDriver, write: @escaping (String) -> Void) {
     self.driver = driver
     ownMixer = nil
-    self.write = write
-    writeEvent = write
+    writeSink = { write(terminalSafe($0)) }
+    writeEventSink = writeSink
   }
 
   /// A console driving a mixer without JACK (tests, offline use).
   public init(mixer: Mixer, write: @escaping (String) -> Void) {
     driver = nil
     ownMixer = mixer
-    self.write = write
-    writeEvent = write
+    writeSink = { write(terminalSafe($0)) }
+    writeEventSink = writeSink
   }
 
   public var mixer: Mixer { driver?.mixer ?? ownMixer! }
@@ -166,7 +175,17 @@ public final class Console {
       throw CommandError("no session file yet: give a path, e.g. 'save Sessions/mysong.json'")
     }
     let absolute = Self.absolutePath(target)
+    // Unsaved changes go to ".NAME.autosave.json" (and its ".bak"): that name must fit too.
+    let name = absolute.split(separator: "/").last.map(String.init) ?? absolute
+    if name.utf8.count > Self.longestSessionName {
+      throw CommandError("\(printableText(target)): the file name is \(name.utf8.count) bytes long; the longest stemdeck saves is \(Self.longestSessionName) bytes (room for its autosave, .NAME.autosave.json.bak)")
+    }
     var session = mixer.session(savingTo: absolute)
+    // Never over one of the session's own audio files (a typo like 'save drums.wav').
+    for file in session.stems.map(\.file) + session.effects.map(\.file)
+    where AtomicFile.sameFile(absolute, SessionFile.resolve(file: file, sessionPath: absolute)) {
+      throw CommandError("\(printableText(target)): is an audio file of this session (\(printableText(file))); a session is never saved over its own audio — choose another name")
+    }
     if let driver { session.connections = driver.intendedConnections }
     do { try SessionFile.save(session, to: absolute) } catch { throw CommandError(error.description) }
     mixer.markSaved()
@@ -231,6 +250,10 @@ public final class Console {
   }
 
   // MARK: - Autosave
+
+  /// The longest session file name (bytes) whose autosave backup, ".NAME.autosave.json.bak",
+  /// still fits in a file name (NAME_MAX, 255 bytes).
+  static let longestSessionName = 255 - ".".utf8.count - ".autosave.json.bak".utf8.count
 
   /// The sidecar file that holds unsaved changes of `session`: ".NAME.autosave.json" beside it.
   public static func autosavePath(for session: String) -> String {
@@ -303,8 +326,9 @@ public final class Console {
   /// Removes the sidecar (after a save, or when the user discards it).
   func discardAutosave(for path: String) {
     let side = Self.autosavePath(for: path)
-    try? FileManager.default.removeItem(atPath: side)
-    try? FileManager.default.removeItem(atPath: side + ".bak")
+    // Only regular files: a folder or device planted at these names is never removed.
+    AtomicFile.removeRegularFile(side)
+    AtomicFile.removeRegularFile(side + ".bak")
   }
 
   /// Says so when an autosave newer than the session exists (after a crash).

@@ -1,4 +1,5 @@
 import StemdeckControl
+import StemdeckSession
 
 /// Changes that land together on one sample frame: `begin`, then stem or master changes, then
 /// `commit [now | at POSITION | at bar N[.B] | at next-loop STEM]`; or on one line,
@@ -38,20 +39,49 @@ extension Console {
     }
   }
 
-  /// Sends the queued commands between the renderer's group markers.
+  /// Sends the queued commands between the renderer's group markers. All or nothing: when one
+  /// is rejected, the ones before it are undone inside the same group (so the renderer applies
+  /// no net change on the landing frame) and the error says nothing changed.
   func commitGroup(_ commands: [[String]], at seconds: Double?) throws(CommandError) {
     if commands.isEmpty { throw CommandError("the group is empty: nothing to commit") }
+    let stemsBefore = mixer.stemStatuses().map(\.settings)
+    let masterBefore = mixer.masterVolumeSetting
+    let dirtyBefore = mixer.isDirty
+    let now = mixer.position
     try mixerCall { () throws(MixerError) in try mixer.beginGroup(atSeconds: seconds) }
-    var failures: [String] = []
+    var failure: String?
     for words in commands {
-      do { try run(words) } catch { failures.append("\(words.joined(separator: " ")): \(error)") }
+      do { try run(words) } catch {
+        failure = "\(ValueParser.printable(words.joined(separator: " "))): \(error)"
+        break
+      }
     }
+    if failure != nil { undoGroupChanges(stems: stemsBefore, master: masterBefore) }
     try mixerCall { () throws(MixerError) in try mixer.endGroup() }
-    let when = seconds.map { "at \(NumberFormat.time($0))" } ?? "now"
-    if !failures.isEmpty {
-      throw CommandError("committed \(commands.count - failures.count) of \(commands.count) changes \(when); rejected: \(failures.joined(separator: "; "))")
+    if let failure {
+      if !dirtyBefore { mixer.markSaved() }
+      throw CommandError("nothing changed: the group is all or nothing, and \(failure)")
+    }
+    var when = seconds.map { "at \(NumberFormat.time($0))" } ?? "now"
+    if let seconds, seconds < now {
+      when = "now: \(NumberFormat.time(seconds)) has already passed (the transport is at \(NumberFormat.time(now)))"
     }
     write("\(commands.count) change\(commands.count == 1 ? "" : "s") land \(when)")
+  }
+
+  /// Sets every stem's volume, pan, rate, mute and solo, and the master, back to `stems` and
+  /// `master` where a group's commands changed them.
+  private func undoGroupChanges(stems: [StemSettings], master: Double) {
+    let current = Dictionary(mixer.stemStatuses().map { ($0.settings.name, $0.settings) }, uniquingKeysWith: { a, _ in a })
+    for old in stems {
+      guard let now = current[old.name] else { continue }
+      if now.volume != old.volume { try? mixer.setVolume(old.name, old.volume) }
+      if now.pan != old.pan { try? mixer.setPan(old.name, old.pan) }
+      if now.rate != old.rate { try? mixer.setRate(old.name, old.rate) }
+      if now.mute != old.mute { try? mixer.setMute(old.name, old.mute) }
+      if now.solo != old.solo { try? mixer.setSolo(old.name, old.solo) }
+    }
+    if mixer.masterVolumeSetting != master { try? mixer.setMasterVolume(master) }
   }
 
   /// `at POSITION { cmd; cmd }`: `words` are the position words and the braced body.

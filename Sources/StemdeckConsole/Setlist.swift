@@ -12,10 +12,12 @@ public struct Setlist: Equatable {
   /// at song 7 with a typo).
   public static func load(_ path: String) throws(CommandError) -> Setlist {
     let absolute = Console.absolutePath(path)
-    guard let data = FileManager.default.contents(atPath: absolute) else {
-      throw CommandError("\(path): cannot read the setlist (missing or unreadable)")
+    // Read like a session file: a regular file only (never a device or FIFO), at most 1 MiB.
+    let data: [UInt8]
+    do { data = try SessionFile.readRegularFile(at: absolute, limit: 1 << 20) } catch {
+      throw CommandError("\(printableText(path)): cannot read the setlist: \(error.message.replacingOccurrences(of: "session file", with: "setlist"))")
     }
-    guard let text = String(data: data, encoding: .utf8) else {
+    guard let text = String(validating: data, as: UTF8.self) else {
       throw CommandError("\(path): the setlist is not UTF-8 text")
     }
     var songs: [String] = []
@@ -26,6 +28,10 @@ public struct Setlist: Equatable {
       var isDir: ObjCBool = false
       guard FileManager.default.fileExists(atPath: song, isDirectory: &isDir), !isDir.boolValue else {
         throw CommandError("\(path): line \(number + 1): no session file at '\(line)' (looked at \(song))")
+      }
+      // Only a regular file can be a session: a device or FIFO is refused now, not at its song.
+      guard (try? FileManager.default.attributesOfItem(atPath: song)[.type] as? FileAttributeType) == .typeRegular else {
+        throw CommandError("\(path): line \(number + 1): '\(printableText(line))' is not a regular file (a device, pipe or socket), so not a session file")
       }
       songs.append(song)
     }

@@ -39,7 +39,7 @@ extension Mixer {
   public func loadEffect(path: String, settings: EffectSettings) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       if let problem = StemName.problem(with: settings.name) { throw MixerError("effect name '\(printableText(settings.name))' \(problem)") }
-      if effectsByName[settings.name] != nil {
+      if effectsByName[settings.name] != nil || offlineEffects.contains(where: { $0.settings.name == settings.name }) {
         throw MixerError("an effect named '\(settings.name)' is already loaded ('sfx unload \(settings.name)' first)")
       }
       try MixerError.check(settings.volume, in: SettingRange.volume, "effect volume", allowed: "between 0 and 2 (+6 dB)")
@@ -130,6 +130,11 @@ extension Mixer {
   /// Unloads an effect; its memory is freed once the renderer lets go of it.
   public func unloadEffect(_ name: String) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
+      if let index = offlineEffects.firstIndex(where: { $0.settings.name == name }) {
+        offlineEffects.remove(at: index)  // one whose file was missing at open
+        isDirty = true
+        return
+      }
       let e = try effect(name)
       try send(.unloadEffect(slot: e.slot))
       effectsByName[name] = nil

@@ -113,20 +113,7 @@ extension Mixer {
       guard (start == nil) == (end == nil) else {
         throw MixerError("a loop region needs both a start and an end (or neither, for the whole file)")
       }
-      if let start, let end {
-        guard start.isFinite, end.isFinite, start >= 0, end > start else {
-          throw MixerError("a loop region needs 0 ≤ start < end (got \(NumberFormat.plain(start)) to \(NumberFormat.plain(end)))")
-        }
-        guard end <= length + 1e-9 else {
-          throw MixerError("loop end \(NumberFormat.time(end)) is past the end of '\(name)' (\(NumberFormat.time(length)))")
-        }
-        if crossfade > start {
-          throw MixerError("a \(NumberFormat.plain(crossfade)) s crossfade needs that much audio before the loop start (\(NumberFormat.time(start)))")
-        }
-        if crossfade > end - start {
-          throw MixerError("the crossfade (\(NumberFormat.plain(crossfade)) s) is longer than the loop (\(NumberFormat.plain(end - start)) s)")
-        }
-      }
+      try Self.checkLoopRegion(start: start, end: end, crossfade: crossfade, length: length, name: name)
       var settings = stem.settings
       settings.loopStart = start
       settings.loopEnd = end
@@ -136,6 +123,27 @@ extension Mixer {
       stem.publishRegion(sampleRate: Double(stem.info.sampleRate))
       try seek(toFrame: currentTransportFrame())
       isDirty = true
+    }
+  }
+}
+
+extension Mixer {
+  /// The rules a loop region must follow in a file of `length` seconds (the REPL's `loop` and
+  /// a session's `loopStart`/`loopEnd`/`crossfade` alike).
+  static func checkLoopRegion(start: Double?, end: Double?, crossfade: Double, length: Double,
+                              name: String) throws(MixerError) {
+    guard let start, let end else { return }
+    guard start.isFinite, end.isFinite, start >= 0, end > start else {
+      throw MixerError("a loop region needs 0 ≤ start < end (got \(NumberFormat.plain(start)) to \(NumberFormat.plain(end)))")
+    }
+    guard end <= length + 1e-9 else {
+      throw MixerError("loop end \(NumberFormat.time(end)) is past the end of '\(printableText(name))' (\(NumberFormat.time(length)))")
+    }
+    if crossfade > start {
+      throw MixerError("a \(NumberFormat.plain(crossfade)) s crossfade needs that much audio before the loop start (\(NumberFormat.time(start)))")
+    }
+    if crossfade > end - start {
+      throw MixerError("the crossfade (\(NumberFormat.plain(crossfade)) s) is longer than the loop (\(NumberFormat.plain(end - start)) s)")
     }
   }
 }

@@ -30,7 +30,7 @@ extension Mixer {
       let r = try TakeRecorder(path: path, name: name, format: format, sampleRate: sampleRate, latencyFrames: latencyFrames)
       do throws(MixerError) { try send(.startRecording(r.takePointer)) } catch {
         r.finish()
-        try? FileManager.default.removeItem(atPath: path)
+        AtomicFile.removeRegularFile(path)  // only the file made here, never what replaced it
         throw error
       }
       recorder = r
@@ -88,7 +88,7 @@ extension Mixer {
     var events: [MixerEvent] = []
     if let failure = r.failure, !r.failureReported { events.append(.recordingFailed(r.name, failure)) }
     guard r.framesWritten > 0 else {
-      try? FileManager.default.removeItem(atPath: r.path)
+      AtomicFile.removeRegularFile(r.path)
       events.append(.recordingFailed(r.name, "nothing was captured (are the input ports connected?); no file kept"))
       return events
     }

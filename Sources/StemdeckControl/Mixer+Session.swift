@@ -14,25 +14,56 @@ extension Mixer {
     try lock.locked { () throws(MixerError) -> [String] in
       let (offline, warnings) = try check(session, sessionPath: sessionPath, strict: strict)
       try completePendingSongChange()
-      try removeAllStems()
+      // All or nothing: the new stems are built beside the current ones (which keep their slots
+      // until the renderer hands them back), so a failure part-way takes the new ones back and
+      // leaves the current session as it was. Only then are the current stems removed.
+      let needed = session.stems.count - offline.count
+      if needed > freeSlots.count {
+        let limit = renderState.pointee.maxVoices
+        throw MixerError(needed > limit
+          ? "\(sessionPath): the session has \(needed) stems; stemdeck plays at most \(limit) — nothing was opened"
+          : "\(sessionPath): its \(needed) stems need \(needed) free stem slots, but only \(freeSlots.count) of \(limit) are free while the current stems are in use — nothing was opened; try again in a moment")
+      }
+      let oldStems = stems, oldOffline = offlineStems, oldQuality = quality, oldDirty = isDirty
+      stems = []
+      offlineStems = []  // the new session's names may be the current one's
+      quality = session.quality  // new stems' converters
+      do throws(MixerError) {
+        for (index, stem) in session.stems.enumerated() where !offline.contains(where: { $0.settings.name == stem.name }) {
+          let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
+          do { try addStem(path: path, settings: stem) } catch {
+            throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error) — nothing was opened")
+          }
+        }
+      } catch {
+        for stem in stems { retire(stem) }
+        stems = oldStems
+        offlineStems = oldOffline
+        quality = oldQuality
+        isDirty = oldDirty
+        throw error
+      }
+      for stem in oldStems { retire(stem) }
       for name in effectOrder { try unloadEffect(name) }
+      offlineEffects = []
       recording = session.recording
       tempoSetting = session.tempo
-      if session.quality != quality { try setQuality(session.quality) }
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
-      for (index, stem) in session.stems.enumerated() where !offline.contains(where: { $0.settings.name == stem.name }) {
-        let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
-        do { try addStem(path: path, settings: stem) } catch {
-          throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error)")
-        }
-      }
       offlineStems = offline
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
       isDirty = false
       return warnings + effectWarnings
     }
+  }
+
+  /// Takes a stem out of the renderer (it fades out) without touching `stems`: its resources
+  /// are freed once the renderer hands it back (`pump`).
+  func retire(_ stem: Stem) {
+    try? send(.removeVoice(slot: stem.slot))
+    stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
+    retiring.append(stem)
   }
 
   /// Checks everything in `session` that can fail before anything changes: settings, names,
@@ -49,11 +80,32 @@ extension Mixer {
       }
       seen[stem.name] = index
       let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
-      do throws(SoundFileError) { _ = try SoundFile(readingFrom: path) } catch {
+      let info: SoundFileInfo
+      do throws(SoundFileError) { info = try SoundFile(readingFrom: path).info } catch {
         if strict { throw MixerError("\(place).file: \(error)") }
         offline.append(OfflineStem(settings: stem, path: path, reason: error.reason, index: index))
         warnings.append("\(place).file: \(error) — the stem stays offline; the rest of the session opens")
+        continue
       }
+      // The loop region must lie in the file, as the REPL's 'loop' requires.
+      do {
+        try Self.checkLoopRegion(start: stem.loopStart, end: stem.loopEnd, crossfade: stem.crossfade,
+                                 length: Double(info.frameCount) / Double(info.sampleRate), name: stem.name)
+      } catch { throw MixerError("\(place).loopEnd: \(error)") }
+    }
+    // In strict mode an effect that cannot load is an error: find it before anything changes.
+    if strict {
+      for (index, effect) in session.effects.enumerated() {
+        let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
+        do throws(SoundFileError) { _ = try SoundFile(readingFrom: path) } catch {
+          throw MixerError("\(sessionPath): effects[\(index)] (\(effect.name)).file: \(error)")
+        }
+      }
+    }
+    // Takes are written where the session says: say so when that is outside its folder.
+    let folder = session.recording.folder
+    if folder.hasPrefix("/") || folder.split(separator: "/").contains("..") {
+      warnings.append("\(sessionPath): recording.folder '\(printableText(folder))' lies outside the session's folder (\(folder.hasPrefix("/") ? "an absolute path" : "it climbs with ..")); takes recorded will be written to \(printableText(SessionFile.resolve(file: folder, sessionPath: sessionPath)))")
     }
     do {
       try MixerError.check(session.masterVolume, in: SettingRange.volume, "master.volume", allowed: "between 0 and 2 (+6 dB)")
@@ -68,7 +120,9 @@ extension Mixer {
       let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
       do throws(MixerError) { try loadEffect(path: path, settings: effect) } catch {
         if strict { throw MixerError("\(sessionPath): effects[\(index)] (\(effect.name)): \(error)") }
-        warnings.append("\(sessionPath): effects[\(index)] (\(effect.name)): \(error) — not loaded")
+        // Kept as it was (like an offline stem), so the next save writes it back unchanged.
+        offlineEffects.append(OfflineEffect(settings: effect, path: path, index: index))
+        warnings.append("\(sessionPath): effects[\(index)] (\(effect.name)): \(error) — not loaded; kept in the session as it is")
       }
     }
     return warnings
@@ -147,6 +201,7 @@ extension Mixer {
         retiring.append(stem)
       }
       for name in effectOrder { try unloadEffect(name) }
+      offlineEffects = []
       recording = session.recording
       tempoSetting = session.tempo
       try setOptions(session.options)
@@ -184,6 +239,12 @@ extension Mixer {
         var settings = e.settings
         settings.file = SessionFile.storedPath(forAudioFile: e.path, sessionPath: sessionPath)
         return settings
+      }
+      for effect in offlineEffects.sorted(by: { $0.index < $1.index })
+      where !s.effects.contains(where: { $0.name == effect.settings.name }) {
+        var settings = effect.settings
+        settings.file = SessionFile.storedPath(forAudioFile: effect.path, sessionPath: sessionPath)
+        s.effects.insert(settings, at: min(effect.index, s.effects.count))
       }
       return s
     }

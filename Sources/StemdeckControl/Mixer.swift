@@ -32,6 +32,8 @@ public final class Mixer: @unchecked Sendable {
   var stems: [Stem] = []
   /// Stems of a session whose audio file could not be opened: kept (and saved) as they were.
   public internal(set) var offlineStems: [OfflineStem] = []
+  /// Sound effects of a session whose audio file could not be loaded: kept (and saved) as they were.
+  var offlineEffects: [OfflineEffect] = []
   var retiring: [Stem] = []
   /// Retired stems whose stream a disk worker may still be in the middle of (see `pump`).
   var detaching: [Stem] = []
@@ -474,10 +476,7 @@ public final class Mixer: @unchecked Sendable {
   public var songEnds: Int { lock.locked { songEndCount } }
 
   public var allFiniteStemsFinished: Bool {
-    lock.locked {
-      let finite = stems.filter { $0.settings.loops >= 0 }
-      return !finite.isEmpty && finite.allSatisfy { $0.shared.pointer.pointee.finished.load(ordering: .acquiring) }
-    }
+    lock.locked { allFiniteStemsFinishedLocked() }
   }
 
   // MARK: - Status, stems and meters
@@ -584,6 +583,9 @@ public final class Mixer: @unchecked Sendable {
   }
 
   func allFiniteStemsFinishedLocked() -> Bool {
+    // Until the renderer has applied the latest seek (e.g. 'play' after the end rewinds to 0),
+    // the stems' finished flags describe the old position: not finished yet.
+    guard renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) == epoch else { return false }
     let finite = stems.filter { $0.settings.loops >= 0 }
     return !finite.isEmpty && finite.allSatisfy { $0.shared.pointer.pointee.finished.load(ordering: .acquiring) }
   }
@@ -780,10 +782,15 @@ extension Mixer {
       other.tempoSetting = tempoSetting
       for stem in stems { try other.addStem(path: stem.path, settings: stem.settings) }
       other.offlineStems = offlineStems
+      other.offlineEffects = offlineEffects
       // Effects are converted to the engine rate when loaded: load them again at the new rate.
-      // One whose file has gone since is dropped rather than keeping the server unfollowed.
-      for name in effectOrder {
-        if let effect = effectsByName[name] { try? other.loadEffect(path: effect.path, settings: effect.settings) }
+      // One whose file has gone since is kept offline (saved back unchanged) rather than keeping
+      // the server unfollowed.
+      for (index, name) in effectOrder.enumerated() {
+        guard let effect = effectsByName[name] else { continue }
+        if (try? other.loadEffect(path: effect.path, settings: effect.settings)) == nil {
+          other.offlineEffects.append(OfflineEffect(settings: effect.settings, path: effect.path, index: index))
+        }
       }
       try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
       other.isDirty = isDirty

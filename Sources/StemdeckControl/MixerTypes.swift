@@ -102,6 +102,25 @@ public func printableText(_ text: String) -> String {
   return out
 }
 
+/// `text` safe to print on a terminal: every control character that could move the cursor,
+/// retitle the window or rewrite the screen (C0 except newline and tab, DEL, the C1 range
+/// U+0080–U+009F, and the bidirectional overrides U+202A–U+202E, U+2066–U+2069) is written as
+/// `\u{1b}`. Nothing is cut. Applied to every line the console prints (`Console.write`, stdout
+/// and stderr lines), since paths from session files and other clients' JACK port names are
+/// whatever their authors made them. Idempotent.
+public func terminalSafe(_ text: String) -> String {
+  func unsafe(_ v: UInt32) -> Bool {
+    (v < 0x20 && v != 0x0A && v != 0x09) || (0x7F...0x9F).contains(v)
+      || (0x202A...0x202E).contains(v) || (0x2066...0x2069).contains(v)
+  }
+  guard text.unicodeScalars.contains(where: { unsafe($0.value) }) else { return text }
+  var out = ""
+  for scalar in text.unicodeScalars {
+    if unsafe(scalar.value) { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+  }
+  return out
+}
+
 /// A reading of a meter, in dB (AVAudioPlayer's scale: -160 … 0 and above for overs).
 public struct MeterReading: Sendable, Equatable {
   public struct Channel: Sendable, Equatable {
@@ -153,6 +172,14 @@ public struct OfflineStem: Sendable, Equatable {
   public var reason: String
   /// Its place among the session's stems, so a save puts it back where it was.
   public var index: Int = 0
+}
+
+/// A session's sound effect whose file could not be loaded: kept so a save writes it back.
+struct OfflineEffect {
+  var settings: EffectSettings
+  var path: String
+  /// Its place among the session's effects.
+  var index: Int
 }
 
 /// Things that happened, reported to the user.

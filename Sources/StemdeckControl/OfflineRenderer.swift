@@ -1,6 +1,9 @@
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Renders a session's master to a file through the same `renderBlock` the JACK client runs,
 /// with the disk streams filled synchronously between blocks. This is the reference the live
@@ -35,20 +38,24 @@ public enum OfflineRenderer {
 
   /// Renders `session` (stored at `sessionPath`) for `duration` seconds, or the longest finite
   /// stem when nil, into `outputPath` (format from its extension). It starts at transport time
-  /// `from` (seconds) when given, else at the session's saved position.
+  /// `from` (seconds) when given, else at the session's saved position. `cancelled` is asked
+  /// before each block; when it says so the render stops (an error) and nothing is written over
+  /// the output.
   public static func render(
     session: Session, sessionPath: String, outputPath: String, duration: Double?,
     from: Double? = nil, sampleRate: Int = 48000, blockFrames: Int = 1024,
-    dither: Bool? = nil, progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil
+    dither: Bool? = nil, progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
+    cancelled: (() -> Bool)? = nil
   ) throws(MixerError) -> Summary {
     guard let format = OutputFormat.forPath(outputPath) else {
-      throw MixerError("\(outputPath): unknown output format (use a .wav, .flac or .aiff file name)")
+      throw MixerError("\(printableText(outputPath)): unknown output format (use a .wav, .flac or .aiff file name)")
     }
     if dither == true && format.integerBits == nil {
-      throw MixerError("--dither is for integer outputs (.flac, .aiff: 24-bit); \(outputPath) is 32-bit float WAV, which needs none")
+      throw MixerError("--dither is for integer outputs (.flac, .aiff: 24-bit); \(printableText(outputPath)) is 32-bit float WAV, which needs none")
     }
     // TPDF dither: on by default for 16-bit output, on request for 24-bit (as mastering tools do).
     var ditherer = format.integerBits.flatMap { bits in (dither ?? (bits <= 16)) ? TPDFDither(bits: bits) : nil }
+    try checkOutput(outputPath, session: session, sessionPath: sessionPath)
     guard (8000...384_000).contains(sampleRate) else {
       throw MixerError("sample rate must be between 8000 and 384000 Hz (got \(sampleRate))")
     }
@@ -76,6 +83,9 @@ public enum OfflineRenderer {
       seconds = d - session.position
     }
     let totalFrames = Int((seconds * Double(sampleRate)).rounded())
+    if duration != nil && totalFrames == 0 {
+      throw MixerError("--duration \(NumberFormat.plain(seconds)) is shorter than one sample at \(sampleRate) Hz")
+    }
     guard totalFrames > 0 else {
       let end = NumberFormat.time(mixer.duration ?? 0), at = NumberFormat.time(session.position)
       throw MixerError(from != nil
@@ -83,55 +93,81 @@ public enum OfflineRenderer {
         : "nothing to render: the session's saved position (\(at)) is at or past its end (\(end)); --from 0 renders from the start")
     }
 
-    let writer: SoundFileWriter
-    do { writer = try SoundFileWriter(path: outputPath, format: format, sampleRate: sampleRate, channelCount: 2) } catch {
-      throw MixerError("\(error)")
-    }
-    let left = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
-    let right = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
-    let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * 2)
-    defer { left.deallocate(); right.deallocate(); interleaved.deallocate() }
-
-    try mixer.setStemMetering(false)
-    // Bad samples are found by the disk reader, ahead of playback (as live): a stem is muted
-    // before the next block, and before any sound when they lie in its first ring's worth.
-    var muted: [MutedStem] = []
-    func muteBadStems(at frame: Int) {
-      for case .badSamples(let name) in mixer.pump() {
-        let file = session.stems.first { $0.name == name }?.file ?? name
-        let stem = MutedStem(name: name, file: file, at: Double(frame) / Double(sampleRate))
-        muted.append(stem)
-        warning?(stem)
-      }
-    }
-    mixer.fillStreams()
-    muteBadStems(at: 0)
-    try mixer.play()
-    var done = 0
+    // The render goes to a new temporary file beside the output, renamed over it only once
+    // complete: a failed render (disk full, size limit) leaves the previous file as it was.
+    let folder = outputPath.contains("/") ? String(outputPath[..<outputPath.lastIndex(of: "/")!]) : "."
+    let name = outputPath.split(separator: "/").last.map(String.init) ?? outputPath
+    let keptMode = AtomicFile.regularFileMode(at: outputPath)
+    var temporary = ""
+    var renamed = false
+    defer { if !temporary.isEmpty && !renamed { unlink(temporary) } }
     var peak = (0.0, 0.0), sum = (0.0, 0.0), clipped = 0
-    var lastProgress = -1
-    while done < totalFrames {
-      let n = min(blockFrames, totalFrames - done)
-      mixer.fillStreams()
-      if mixer.hasUnreportedBadSamples { muteBadStems(at: done) }
-      renderBlock(mixer.renderState, left: left, right: right, frameCount: n)
-      for i in 0..<n {
-        let l = left[i], r = right[i]
-        interleaved[2 * i] = l
-        interleaved[2 * i + 1] = r
-        let al = Double(abs(l)), ar = Double(abs(r))
-        peak.0 = max(peak.0, al); peak.1 = max(peak.1, ar)
-        sum.0 += al * al; sum.1 += ar * ar
-        if al > 1 { clipped += 1 }
-        if ar > 1 { clipped += 1 }
+    var muted: [MutedStem] = []
+    do {
+      // A fresh random name, created exclusively (nothing planted there is followed).
+      let candidate = (folder.isEmpty ? "" : folder) + "/" + AtomicFile.temporaryName(for: name)
+      let writer: SoundFileWriter
+      do {
+        writer = try SoundFileWriter(path: candidate, format: format, sampleRate: sampleRate, channelCount: 2, exclusive: true)
+      } catch {
+        throw MixerError("\(printableText(outputPath)): cannot create a temporary file beside it: \(error.reason)")
       }
-      ditherer?.apply(interleaved, count: 2 * n)
-      do { try writer.write(interleaved, frameCount: n) } catch { throw MixerError("\(error)") }
-      done += n
-      if done % (blockFrames * 64) == 0 { _ = mixer.pump() }
-      let percent = done * 100 / totalFrames
-      if percent != lastProgress { lastProgress = percent; progress?(Double(done) / Double(totalFrames)) }
+      temporary = candidate
+      let left = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
+      let right = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
+      let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * 2)
+      defer { left.deallocate(); right.deallocate(); interleaved.deallocate() }
+
+      try mixer.setStemMetering(false)
+      // Bad samples are found by the disk reader, ahead of playback (as live): a stem is muted
+      // before the next block, and before any sound when they lie in its first ring's worth.
+      func muteBadStems(at frame: Int) {
+        for case .badSamples(let name) in mixer.pump() {
+          let file = session.stems.first { $0.name == name }?.file ?? name
+          let stem = MutedStem(name: name, file: file, at: Double(frame) / Double(sampleRate))
+          muted.append(stem)
+          warning?(stem)
+        }
+      }
+      mixer.fillStreams()
+      muteBadStems(at: 0)
+      try mixer.play()
+      var done = 0
+      var lastProgress = -1
+      while done < totalFrames {
+        if let cancelled, cancelled() {
+          throw MixerError("interrupted: the render stopped; a previous \(printableText(name)) is left as it was")
+        }
+        let n = min(blockFrames, totalFrames - done)
+        mixer.fillStreams()
+        if mixer.hasUnreportedBadSamples { muteBadStems(at: done) }
+        renderBlock(mixer.renderState, left: left, right: right, frameCount: n)
+        for i in 0..<n {
+          let l = left[i], r = right[i]
+          interleaved[2 * i] = l
+          interleaved[2 * i + 1] = r
+          let al = Double(abs(l)), ar = Double(abs(r))
+          peak.0 = max(peak.0, al); peak.1 = max(peak.1, ar)
+          sum.0 += al * al; sum.1 += ar * ar
+          if al > 1 { clipped += 1 }
+          if ar > 1 { clipped += 1 }
+        }
+        ditherer?.apply(interleaved, count: 2 * n)
+        do { try writer.write(interleaved, frameCount: n) } catch { throw MixerError("\(printableText(outputPath)): \(error.reason) — the render stopped; a previous \(printableText(name)) is left as it was") }
+        done += n
+        if done % (blockFrames * 64) == 0 { _ = mixer.pump() }
+        let percent = done * 100 / totalFrames
+        if percent != lastProgress { lastProgress = percent; progress?(Double(done) / Double(totalFrames)) }
+      }
+      do { try writer.finish() } catch { throw MixerError("\(printableText(outputPath)): \(error.reason)") }
     }
+    if let keptMode, chmod(temporary, keptMode) != 0 {
+      throw MixerError("\(printableText(outputPath)): cannot set the permissions of the new file: \(String(cString: strerror(errno)))")
+    }
+    if rename(temporary, outputPath) != 0 {
+      throw MixerError("\(printableText(outputPath)): cannot put the render in place: \(String(cString: strerror(errno)))")
+    }
+    renamed = true
     _ = mixer.pump()
     let underruns = mixer.stemStatuses().reduce(0) { $0 + $1.underruns }
     let frames = Double(totalFrames)
@@ -139,6 +175,34 @@ public enum OfflineRenderer {
       frames: totalFrames, sampleRate: sampleRate, start: session.position, peak: (peak.0, peak.1),
       rms: ((sum.0 / frames).squareRoot(), (sum.1 / frames).squareRoot()),
       clippedSamples: clipped, underruns: underruns, mutedStems: muted)
+  }
+
+  /// Refuses an output that is not a regular file or a new name (a folder, device, FIFO or
+  /// socket) and one that is one of the render's own inputs (the same file as a stem's or an
+  /// effect's audio, or the session file: compared by device and inode, so links count).
+  static func checkOutput(_ outputPath: String, session: Session, sessionPath: String) throws(MixerError) {
+    let shown = printableText(outputPath)
+    var info = stat()
+    if lstat(outputPath, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
+      throw MixerError("\(shown): is a folder; give a file name for the render")
+    }
+    if let what = AtomicFile.specialFileKind(at: outputPath) {
+      throw MixerError("\(shown): is \(what), not a regular file; a render writes only to a regular file or a new name")
+    }
+    guard stat(outputPath, &info) == 0 else { return }  // a new name (or a dangling link, replaced)
+    func same(_ path: String) -> Bool {
+      var other = stat()
+      return stat(path, &other) == 0 && other.st_dev == info.st_dev && other.st_ino == info.st_ino
+    }
+    for stem in session.stems where same(SessionFile.resolve(file: stem.file, sessionPath: sessionPath)) {
+      throw MixerError("\(shown): is the audio file of stem '\(printableText(stem.name))'; a render never writes over its own inputs (choose another --output)")
+    }
+    for effect in session.effects where same(SessionFile.resolve(file: effect.file, sessionPath: sessionPath)) {
+      throw MixerError("\(shown): is the audio file of effect '\(printableText(effect.name))'; a render never writes over its own inputs (choose another --output)")
+    }
+    if same(sessionPath) {
+      throw MixerError("\(shown): is the session file itself; choose another --output")
+    }
   }
 }
 

@@ -54,7 +54,14 @@ public final class JackDriver: @unchecked Sendable {
 
   /// Opens the client (starting a server first when allowed and none runs) and activates it.
   public init(options: Options, makeMixer: (Double) -> Mixer) throws(JackError) {
-    let server = options.serverName ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] ?? "default"
+    let fromEnvironment = options.serverName == nil ? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] : nil
+    let server = options.serverName ?? fromEnvironment ?? "default"
+    if let problem = JackNames.serverProblem(server) {
+      throw JackError("JACK server name '\(printableText(server))'\(fromEnvironment != nil ? " (from JACK_DEFAULT_SERVER)" : "") \(problem)")
+    }
+    if let problem = JackNames.clientProblem(options.clientName) {
+      throw JackError("JACK client name '\(printableText(options.clientName))' (--name) \(problem)")
+    }
     serverName = server
     var opened: JackClient?
     do { opened = try JackClient(name: options.clientName, server: server) } catch {

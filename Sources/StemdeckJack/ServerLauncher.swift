@@ -1,4 +1,5 @@
 import Foundation
+import StemdeckControl
 
 /// Starts a JACK server as a child process when none is running, so the quick start works on a
 /// fresh machine: the ALSA driver where a sound card exists, else the dummy driver, at 48 kHz.
@@ -60,6 +61,10 @@ public final class ServerLauncher: @unchecked Sendable {
   /// `timeout` seconds): the command in `~/.jackdrc` when there is one, else
   /// `jackd -n NAME` with the ALSA driver (a sound card exists) or the dummy driver.
   public init(serverName: String, timeout: Double = 10, canConnect: () -> Bool) throws(JackError) {
+    // The name becomes part of the log file's path: never one that could leave the folder.
+    if let problem = JackNames.serverProblem(serverName) {
+      throw JackError("JACK server name '\(printableText(serverName))' \(problem)")
+    }
     self.serverName = serverName
     let executable: String
     var arguments: [String]
@@ -88,8 +93,9 @@ public final class ServerLauncher: @unchecked Sendable {
     let jackd = executable
     let stateDir = StatePaths.stateDirectory()
     logPath = "\(stateDir)/jackd-\(serverName).log"
-    _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-    let log = FileHandle(forWritingAtPath: logPath)
+    // Truncated or created 0600, never through a symbolic link planted at its name.
+    let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    let log = fd >= 0 ? FileHandle(fileDescriptor: fd, closeOnDealloc: true) : nil
     process = Process()
     process.executableURL = URL(fileURLWithPath: jackd)
     process.arguments = arguments

@@ -116,6 +116,13 @@ enum FileAccess {
     if targetExists && targetType == S_IFDIR {
       throw fail("is a directory; cannot save a session over it")
     }
+    if targetExists, let what = specialFileKind(targetType) {
+      throw fail("is \(what), not a regular file; stemdeck saves only over a regular file or to a new name")
+    }
+    // The previous version is kept as NAME.bak: that name must fit too (NAME_MAX, 255 bytes).
+    if name.utf8.count > maximumNameBytes - 4 {
+      throw fail("the file name is \(name.utf8.count) bytes long; the longest that leaves room for its backup (NAME.bak) is \(maximumNameBytes - 4) bytes")
+    }
 
     // 1. Write the new content to a fresh temporary file and flush it to disk.
     let (fd, temporaryPath) = try createExclusive(in: inFolder, name: { temporaryName(name) },
@@ -145,6 +152,48 @@ enum FileAccess {
     }
     temporaryExists = false
     try syncFolder(folder, target: path)
+  }
+
+  /// The longest file name Linux file systems take (NAME_MAX).
+  static let maximumNameBytes = 255
+
+  /// "a character device", "a FIFO (named pipe)"… for a file type that is neither a regular file,
+  /// a folder nor a symbolic link; nil for those.
+  static func specialFileKind(_ type: mode_t) -> String? {
+    switch type {
+    case S_IFCHR: return "a character device"
+    case S_IFBLK: return "a block device"
+    case S_IFIFO: return "a FIFO (named pipe)"
+    case S_IFSOCK: return "a socket"
+    default: return nil
+    }
+  }
+
+  static func specialFileKind(at path: String) -> String? {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return nil }
+    return specialFileKind(info.st_mode & S_IFMT)
+  }
+
+  static func regularFileMode(at path: String) -> mode_t? {
+    var info = stat()
+    guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+    return info.st_mode & 0o777
+  }
+
+  /// Whether `a` and `b` name the same existing file (device and inode; links followed).
+  static func sameFile(_ a: String, _ b: String) -> Bool {
+    var x = stat(), y = stat()
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
+  }
+
+  /// Removes `path` only if it is a regular file (never a folder, device, or what a symbolic link
+  /// points to; a symbolic link itself is left alone too). Returns whether something was removed.
+  @discardableResult
+  static func removeRegularFile(_ path: String) -> Bool {
+    var info = stat()
+    guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+    return unlink(path) == 0
   }
 
   /// Creates a new file with `O_CREAT|O_EXCL|O_NOFOLLOW` under a fresh name, retrying on collisions
@@ -286,6 +335,8 @@ enum FileAccess {
                                 produce: (String) -> Bool) throws(SessionError) {
     func fail(_ message: String) -> SessionError { SessionError(file: path, message: message) }
     guard !path.isEmpty, !path.hasSuffix("/") else { throw fail("is not a file name") }
+    // Never rename over a device, FIFO or socket (as root that would replace /dev/null).
+    if let what = specialFileKind(at: path) { throw fail("is \(what), not a regular file; it is not replaced") }
     let folder: String, name: String
     if let slash = path.lastIndex(of: "/") {
       folder = slash == path.startIndex ? "/" : String(path[..<slash])
@@ -330,6 +381,14 @@ enum FileAccess {
       if let value = mode_t(digits, radix: 8) { return value }
     }
     return 0o022
+  }
+
+  /// The absolute path of `path` with every symbolic link, `.` and `..` resolved (realpath(3)),
+  /// or nil when it does not exist or cannot be resolved.
+  static func physicalPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
   }
 
   /// The OS's description of an errno value, e.g. "Permission denied".

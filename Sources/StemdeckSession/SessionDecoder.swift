@@ -345,8 +345,11 @@ struct SessionDecoder {
         throw fail(path, node, SessionRules.volumeRule + " (got \(describe(node)))")
       }
       guard SessionRules.isValid(gain, in: SettingRange.volume) else {
+        // Rounded to 3 decimals unless that would look allowed (+6.0206dB is a gain of 2.0000036).
+        let rounded = (gain * 1000).rounded() / 1000
+        let shown = SessionRules.isValid(rounded, in: SettingRange.volume) ? gain : rounded
         throw fail(path, node, SessionRules.volumeRule + " (got \(describe(node)), which is a gain of "
-                   + "\(SessionRules.number((gain * 1000).rounded() / 1000)))")
+                   + "\(SessionRules.number(shown)))")
       }
       return gain
     }

@@ -88,6 +88,12 @@ public enum SessionFile {
     try FileAccess.writeAtomically(bytes, to: path, temporaryName: FileAccess.randomTemporaryName)
   }
 
+  /// The bytes of the regular file at `path` (a device, FIFO, socket or folder is an error), at
+  /// most `limit` bytes: for small text files read like session files (setlists).
+  public static func readRegularFile(at path: String, limit: Int) throws(SessionError) -> [UInt8] {
+    try FileAccess.readSessionFile(at: path, limit: limit)
+  }
+
   /// Removes temporary files a save of `path` left behind when its process was killed:
   /// `.<name>.tmp-<pid>-*` (and the backup's `.<name>.bak.tmp-<pid>-*`) whose process is gone.
   static func removeStaleTemporaries(for path: String) {
@@ -101,7 +107,7 @@ public enum SessionFile {
         guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]) else { continue }
         // kill(pid, 0) fails with ESRCH when no such process exists.
         if pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH {
-          try? FileManager.default.removeItem(atPath: folder + "/" + entry)
+          FileAccess.removeRegularFile(folder + "/" + entry)
         }
       }
     }
@@ -113,9 +119,16 @@ public enum SessionFile {
   /// `sessionPath` is taken relative to the current directory. The result has no `.` or `..`
   /// components and no repeated slashes. Normalization is textual: symbolic links are not resolved
   /// (so `link/..` becomes the folder that holds `link`).
+  ///
+  /// A relative `file` that climbs (`../Samples/x.wav`) climbs from where the session's folder
+  /// really is: when that folder is reached through a symbolic link, `..` is its real parent
+  /// (as the shell's `cd -P` and the kernel take it), not the folder holding the link.
   public static func resolve(file: String, sessionPath: String) -> String {
     if file.hasPrefix("/") { return PathText.normalize(file) }
-    let folder = PathText.folder(of: PathText.absolute(sessionPath))
+    var folder = PathText.folder(of: PathText.absolute(sessionPath))
+    if file.split(separator: "/").contains("..") , let physical = FileAccess.physicalPath(folder) {
+      folder = physical
+    }
     return PathText.normalize(folder + "/" + file)
   }
 
@@ -130,7 +143,11 @@ public enum SessionFile {
     let folder = PathText.folder(of: PathText.absolute(sessionPath))
     guard folder != "/" else { return audio }
     if audio.hasPrefix(folder + "/") { return String(audio.dropFirst(folder.count + 1)) }
-    let parent = PathText.folder(of: folder)
+    // `..` climbs from where the folder really is (see `resolve`): from its real parent when it
+    // is reached through a symbolic link.
+    let physical = FileAccess.physicalPath(folder) ?? folder
+    if physical != folder && audio.hasPrefix(physical + "/") { return String(audio.dropFirst(physical.count + 1)) }
+    let parent = PathText.folder(of: physical)
     if parent != "/" && audio.hasPrefix(parent + "/") {
       return "../" + String(audio.dropFirst(parent.count + 1))
     }

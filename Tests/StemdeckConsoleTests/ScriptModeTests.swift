@@ -18,7 +18,9 @@ struct RunResult {
 }
 
 /// Runs the binary with `arguments` in `folder`, with a 60 s watchdog.
-func runBinary(_ arguments: [String], in folder: TemporaryFolder) throws -> RunResult {
+/// `executable` runs something else (e.g. prlimit) with `arguments`.
+func runBinary(_ arguments: [String], in folder: TemporaryFolder, executable: String = stemdeckBinary,
+               environment: [String: String] = [:]) throws -> RunResult {
   // `swift test` builds every product, so the binary is beside the test bundle; a missing one is
   // a failure, never a silent skip.
   try #require(FileManager.default.isExecutableFile(atPath: stemdeckBinary),
@@ -29,8 +31,11 @@ func runBinary(_ arguments: [String], in folder: TemporaryFolder) throws -> RunR
   let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
   let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
   let process = Process()
-  process.executableURL = URL(fileURLWithPath: stemdeckBinary)
+  process.executableURL = URL(fileURLWithPath: executable)
   process.arguments = arguments
+  if !environment.isEmpty {
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+  }
   process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
   process.standardInput = FileHandle.nullDevice
   process.standardOutput = out
