@@ -54,6 +54,8 @@ public final class Mixer: @unchecked Sendable {
   }
   var tempoSetting: Tempo?
   var commandsSent = 0
+  /// The block count at which a wait for room in the command ring last gave up (see `send`).
+  var stalledAtBlock = -1
   /// Setlist song changes sent to the renderer (compare with `EngineStatus.songChanges`).
   var songChangesSent = 0
   var effectsByName: [String: LoadedEffect] = [:]
@@ -116,7 +118,7 @@ public final class Mixer: @unchecked Sendable {
   // MARK: - Commands to the renderer
 
   func send(_ command: EngineCommand) throws(MixerError) {
-    guard rings.commands.push(command) else {
+    guard rings.commands.push(command) || (waitForCommandRoom() && rings.commands.push(command)) else {
       throw MixerError("the audio engine is not keeping up with commands (command queue full); try again")
     }
     commandsSent += 1
@@ -124,6 +126,27 @@ public final class Mixer: @unchecked Sendable {
     case .seek, .play, .addVoice, .addPendingVoice, .changeSong: disk.wake()  // audio needed now
     default: break
     }
+  }
+
+  /// Waits (a bounded time) for room in a full command ring while the renderer is draining it: a
+  /// burst of commands on a large session (`vol all` on 1,000 stems, a few times in a script)
+  /// may outrun a period or two of the renderer, and is then delivered rather than refused.
+  /// Returns false at once when no renderer runs (offline, not started yet, or stalled since the
+  /// last wait gave up, e.g. the JACK server is gone), and after half a second without a block.
+  func waitForCommandRoom() -> Bool {
+    let status = renderState.pointee.status
+    var lastBlocks = status.pointee.blocksRendered.load(ordering: .relaxed)
+    guard streaming == .thread, lastBlocks > 0, lastBlocks != stalledAtBlock else { return false }
+    var idle = 0
+    for _ in 0..<2000 {  // at most 2 s
+      usleep(1000)
+      if rings.commands.freeCount() > 0 { return true }
+      let blocks = status.pointee.blocksRendered.load(ordering: .relaxed)
+      // No block for half a second: no period is that long, the renderer has stopped.
+      if blocks == lastBlocks { idle += 1; if idle >= 500 { break } } else { idle = 0; lastBlocks = blocks }
+    }
+    stalledAtBlock = lastBlocks
+    return false
   }
 
   /// Commands accepted and commands applied by the renderer so far (latency measurement).
@@ -193,6 +216,7 @@ public final class Mixer: @unchecked Sendable {
       let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
       stem.stream = stream
       let audible = stem.isAudible(anySolo: anySolo(including: settings))
+      stem.sentAudible = audible
       var stretch: UnsafeMutablePointer<StretchState>?
       if settings.mode == .stretch {
         stretch = .allocate(capacity: 1)
@@ -319,13 +343,20 @@ public final class Mixer: @unchecked Sendable {
 
   /// Sends a stem's levels: volume and pan only when they changed (so glides of the others keep
   /// running), audibility always.
-  func pushGains(_ stem: Stem, volume: Bool = false, pan: Bool = false) throws(MixerError) {
+  func pushGains(_ stem: Stem, volume: Bool = false, pan: Bool = false, anySolo solo: Bool? = nil) throws(MixerError) {
+    let audible = stem.isAudible(anySolo: solo ?? anySolo())
     try send(.setLevels(slot: stem.slot, volume: volume ? stem.settings.volume : nil, pan: pan ? stem.settings.pan : nil,
-                        audible: stem.isAudible(anySolo: anySolo())))
+                        audible: audible))
+    stem.sentAudible = audible
   }
 
+  /// Sends the audibility of every stem whose mute/solo state as heard changed since it was last
+  /// sent. Only the changes go: a solo on a large session costs one command per stem it
+  /// silences or brings back, so adding N soloed stems (or `solo all`) is linear, not N² commands
+  /// (which overflowed the command ring at about 127 stems).
   func pushAllGains() throws(MixerError) {
-    for stem in stems { try pushGains(stem) }
+    let solo = anySolo()
+    for stem in stems where stem.isAudible(anySolo: solo) != stem.sentAudible { try pushGains(stem, anySolo: solo) }
   }
 
   /// Master volume, linear 0…2.
@@ -630,6 +661,8 @@ final class Stem {
   var stream: DiskStream?
   var failureReported = false
   var badSamplesReported = false
+  /// The audibility (mute and solo) last sent to the renderer (see `pushAllGains`).
+  var sentAudible = true
   /// Part of a song being left by a setlist change: still playing (or fading out) until the
   /// renderer hands its voice back.
   var leavingSong = false
