@@ -795,22 +795,57 @@ extension Mixer {
   /// tempo, recording settings and position (used when a JACK server comes back at a different
   /// rate). Its transport is paused.
   public func copy(atSampleRate newRate: Double) throws(MixerError) -> Mixer {
+    var warnings: [String] = []
+    return try copy(atSampleRate: newRate, warnings: &warnings)
+  }
+
+  /// `copy(atSampleRate:)`, keeping a stem whose audio file cannot be opened any more (moved or
+  /// deleted during the show) as an offline stem, as a session load does, with a line in
+  /// `warnings`: the engine follows the server rather than failing over one file. On an error
+  /// the half-built copy is shut down (its disk threads and memory freed) before the throw.
+  public func copy(atSampleRate newRate: Double, warnings: inout [String]) throws(MixerError) -> Mixer {
     try lock.locked { () throws(MixerError) -> Mixer in
       let other = Mixer(sampleRate: newRate, quality: quality, streaming: streaming,
                         maxVoices: renderState.pointee.maxVoices, maxBlockFrames: renderState.pointee.maxBlockFrames)
-      try other.setOptions(options)
-      try other.setMasterVolume(masterVolume)
-      other.recording = recording
-      other.tempoSetting = tempoSetting
-      for stem in stems { try other.addStem(path: stem.path, settings: stem.settings) }
-      other.offlineStems = offlineStems
-      // Effects are converted to the engine rate when loaded: load them again at the new rate.
-      // One whose file has gone since is dropped rather than keeping the server unfollowed.
-      for name in effectOrder {
-        if let effect = effectsByName[name] { try? other.loadEffect(path: effect.path, settings: effect.settings) }
+      var lost: [String] = []
+      do throws(MixerError) {
+        try other.setOptions(options)
+        try other.setMasterVolume(masterVolume)
+        other.recording = recording
+        other.tempoSetting = tempoSetting
+        // Every stem in its saved order (offline ones at their places), so that a stem going
+        // offline here is saved back where it was.
+        var order: [(online: Stem?, offline: OfflineStem?)] = stems.map { ($0, nil) }
+        for stem in offlineStems.sorted(by: { $0.index < $1.index }) {
+          order.insert((nil, stem), at: min(stem.index, order.count))
+        }
+        var offline: [OfflineStem] = []
+        for (index, entry) in order.enumerated() {
+          if var stem = entry.offline {
+            stem.index = index
+            offline.append(stem)
+          } else if let stem = entry.online {
+            do throws(SoundFileError) { _ = try SoundFile(readingFrom: stem.path) } catch {
+              offline.append(OfflineStem(settings: stem.settings, path: stem.path, reason: error.reason, index: index))
+              lost.append("stem '\(printableText(stem.settings.name))' is offline: \(printableText(error.description)) (its settings are kept and saved; fix the file and 'open' the session again)")
+              continue
+            }
+            try other.addStem(path: stem.path, settings: stem.settings)
+          }
+        }
+        other.offlineStems = offline
+        // Effects are converted to the engine rate when loaded: load them again at the new rate.
+        // One whose file has gone since is dropped rather than keeping the server unfollowed.
+        for name in effectOrder {
+          if let effect = effectsByName[name] { try? other.loadEffect(path: effect.path, settings: effect.settings) }
+        }
+        try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
+      } catch {
+        other.shutdown()
+        throw error
       }
-      try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
       other.isDirty = isDirty
+      warnings += lost
       return other
     }
   }

@@ -114,3 +114,26 @@ final class AudioThreadStandIn: @unchecked Sendable {
     stopped.wait()
   }
 }
+
+extension LargeSessionTests {
+  @Test func engineCopyAtAnotherRateKeepsAStemWhoseFileWentOfflineInItsPlace() throws {
+    // A server back at another rate while a stem's file has been deleted: the copy used to throw
+    // (and the JACK driver retried every 250 ms, leaking each half-built engine).
+    let folder = try TemporaryFolder()
+    for name in ["a", "b", "c"] {
+      try writeAudio(folder.file("\(name).wav"), format: .wavFloat, channels: [Signal.constant(0.1, frames: 4800)])
+    }
+    let rig = MixerRig()
+    for name in ["a", "b", "c"] { try rig.mixer.addStem(path: folder.file("\(name).wav"), settings: stem(name, "\(name).wav") { $0.volume = 0.5 }) }
+    try FileManager.default.removeItem(atPath: folder.file("b.wav"))
+    var warnings: [String] = []
+    let copy = try rig.mixer.copy(atSampleRate: 44100, warnings: &warnings)
+    defer { copy.shutdown() }
+    #expect(copy.stemNames == ["a", "c"])
+    #expect(copy.offlineStems.map(\.settings.name) == ["b"])
+    #expect(warnings.count == 1 && warnings[0].contains("'b' is offline") && warnings[0].contains("b.wav"), "\(warnings)")
+    let saved = copy.session(savingTo: folder.file("session.stemdeck"))
+    #expect(saved.stems.map(\.name) == ["a", "b", "c"])
+    #expect(saved.stems[1].volume == 0.5)
+  }
+}
