@@ -133,14 +133,15 @@ public final class Mixer: @unchecked Sendable {
   /// may outrun a period or two of the renderer, and is then delivered rather than refused.
   /// Returns false at once when no renderer runs (offline, not started yet, or stalled since the
   /// last wait gave up, e.g. the JACK server is gone), and after half a second without a block.
-  func waitForCommandRoom() -> Bool {
+  func waitForCommandRoom(count: Int = 1) -> Bool {
+    if rings.commands.freeCount() >= count { return true }
     let status = renderState.pointee.status
     var lastBlocks = status.pointee.blocksRendered.load(ordering: .relaxed)
-    guard streaming == .thread, lastBlocks > 0, lastBlocks != stalledAtBlock else { return false }
+    guard streaming == .thread, count <= rings.commands.capacity, lastBlocks > 0, lastBlocks != stalledAtBlock else { return false }
     var idle = 0
     for _ in 0..<2000 {  // at most 2 s
       usleep(1000)
-      if rings.commands.freeCount() > 0 { return true }
+      if rings.commands.freeCount() >= count { return true }
       let blocks = status.pointee.blocksRendered.load(ordering: .relaxed)
       // No block for half a second: no period is that long, the renderer has stopped.
       if blocks == lastBlocks { idle += 1; if idle >= 500 { break } } else { idle = 0; lastBlocks = blocks }
@@ -195,49 +196,21 @@ public final class Mixer: @unchecked Sendable {
       guard let slot = freeSlots.popLast() else {
         throw MixerError("cannot add stem '\(settings.name)': all \(renderState.pointee.maxVoices) stem slots are in use")
       }
-      let info = file.info
-      let channels = min(info.channelCount, 2)
-      let converter: RateConverter
+      let prepared: PreparedStem
       do throws(MixerError) {
-        converter = try quality.makeConverter(channels: channels, rateScale: sampleRate / Double(info.sampleRate))
+        prepared = try prepareStem(file: file, path: path, settings: settings, slot: slot, quality: quality,
+                                   atTransportFrame: pendingAt ?? joinTransportFrame(), anySolo: anySolo(including: settings))
       } catch {
         freeSlots.append(slot)
         throw MixerError("cannot add stem '\(settings.name)': \(error)")
       }
-      let ringFrames = Self.ringFrames(sampleRate: sampleRate)
-      let ends = SPSCRing.make(minimumCapacity: ringFrames * channels, of: Float.self)
-      let shared = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
-      shared.initialize(to: StemShared(loops: settings.loops))
-      let stem = Stem(settings: settings, path: path, info: info, slot: slot, shared: StemSharedRef(shared))
-      stem.publishRegion(sampleRate: Double(info.sampleRate))
-      let place = placement(for: stem, atTransportFrame: pendingAt ?? joinTransportFrame())
-      shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
-      shared.pointee.requestedEpoch.store(epoch, ordering: .releasing)
-      let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
-      stem.stream = stream
-      let audible = stem.isAudible(anySolo: anySolo(including: settings))
-      stem.sentAudible = audible
-      var stretch: UnsafeMutablePointer<StretchState>?
-      if settings.mode == .stretch {
-        stretch = .allocate(capacity: 1)
-        stretch!.initialize(to: StretchState(channels: channels, engineRate: sampleRate, fileRate: Double(info.sampleRate),
-                                             rate: settings.rate, pitchSemitones: settings.pitch, slot: Int(slot)))
-      }
-      let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
-      voice.initialize(to: StemVoice(
-        shared: shared, audio: ends.consumer, channels: channels, converter: converter,
-        rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
-        volume: settings.volume, pan: settings.pan, audible: audible,
-        sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame,
-        stretch: stretch, pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate)))
-      disk.add(stream)
+      let stem = prepared.stem, voice = prepared.voice
+      disk.add(prepared.stream)
       do throws(MixerError) {
         try send(pendingAt == nil ? .addVoice(slot: slot, voice: voice) : .addPendingVoice(slot: slot, voice: voice, song: songChangesSent + 1))
       } catch {
-        disk.remove(stream)
-        voice.deinitialize(count: 1)
-        voice.deallocate()
-        stem.freeShared()
+        disk.remove(prepared.stream)
+        discard(prepared)
         freeSlots.append(slot)
         throw error
       }
@@ -245,6 +218,103 @@ public final class Mixer: @unchecked Sendable {
       if settings.solo { try? pushAllGains() }
       isDirty = true
       return settings.name
+    }
+  }
+
+  /// A stem built for the renderer but not yet handed to it (nothing is sent or streaming yet).
+  struct PreparedStem {
+    let stem: Stem
+    let voice: UnsafeMutablePointer<StemVoice>
+    let stream: DiskStream
+  }
+
+  /// Builds a stem's converter, ring, shared state, voice and stream for `slot`, placed for
+  /// `atTransportFrame`. Throws (having built nothing) when the converter cannot be made.
+  func prepareStem(file: consuming SoundFile, path: String, settings: StemSettings, slot: Int32, quality: ResamplerQuality,
+                   atTransportFrame frame: Int, anySolo solo: Bool) throws(MixerError) -> PreparedStem {
+    let info = file.info
+    let channels = min(info.channelCount, 2)
+    let converter = try quality.makeConverter(channels: channels, rateScale: sampleRate / Double(info.sampleRate))
+    let ringFrames = Self.ringFrames(sampleRate: sampleRate)
+    let ends = SPSCRing.make(minimumCapacity: ringFrames * channels, of: Float.self)
+    let shared = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
+    shared.initialize(to: StemShared(loops: settings.loops))
+    let stem = Stem(settings: settings, path: path, info: info, slot: slot, shared: StemSharedRef(shared))
+    stem.publishRegion(sampleRate: Double(info.sampleRate))
+    let place = placement(for: stem, atTransportFrame: frame)
+    shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
+    shared.pointee.requestedEpoch.store(epoch, ordering: .releasing)
+    let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
+    stem.stream = stream
+    let audible = stem.isAudible(anySolo: solo)
+    stem.sentAudible = audible
+    var stretch: UnsafeMutablePointer<StretchState>?
+    if settings.mode == .stretch {
+      stretch = .allocate(capacity: 1)
+      stretch!.initialize(to: StretchState(channels: channels, engineRate: sampleRate, fileRate: Double(info.sampleRate),
+                                           rate: settings.rate, pitchSemitones: settings.pitch, slot: Int(slot)))
+    }
+    let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
+    voice.initialize(to: StemVoice(
+      shared: shared, audio: ends.consumer, channels: channels, converter: converter,
+      rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
+      volume: settings.volume, pan: settings.pan, audible: audible,
+      sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame,
+      stretch: stretch, pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate)))
+    return PreparedStem(stem: stem, voice: voice, stream: stream)
+  }
+
+  /// Frees a prepared stem the renderer never saw (its stream was never given to the disk).
+  func discard(_ prepared: PreparedStem) {
+    prepared.voice.deinitialize(count: 1)
+    prepared.voice.deallocate()
+    prepared.stem.stream = nil
+    prepared.stem.freeShared()
+  }
+
+  /// Rebuilds stems in place with new settings and/or resampler quality (a mode, pitch or
+  /// quality change): each keeps its slot and its place in the list; the renderer fades the old
+  /// voice out and the new one takes the slot (`EngineCommand.replaceVoice`), so this needs no
+  /// free slot, and a session using 600 of the 1,024 slots can still rebuild all of them.
+  ///
+  /// All or nothing: every new stem is built (its file opened again, its converter made) and
+  /// room in the command ring is secured before the first is swapped; if anything fails the
+  /// error says which stem and why (`what` names the change) and every stem plays on as it was.
+  /// The caller re-syncs the transport afterwards (`seek`).
+  func rebuildStems(_ targets: [(stem: Stem, settings: StemSettings)], quality newQuality: ResamplerQuality,
+                    what: String) throws(MixerError) {
+    try completePendingSongChange()
+    let frame = joinTransportFrame()
+    let solo = anySolo()
+    var prepared: [PreparedStem] = []
+    prepared.reserveCapacity(targets.count)
+    for (old, settings) in targets {
+      do throws(MixerError) {
+        let file: SoundFile
+        do { file = try SoundFile(readingFrom: old.path) } catch { throw MixerError("\(error)") }
+        prepared.append(try prepareStem(file: file, path: old.path, settings: settings, slot: old.slot, quality: newQuality,
+                                        atTransportFrame: frame, anySolo: solo))
+      } catch {
+        for p in prepared { discard(p) }
+        let others = targets.count > 1 ? "; no stem was changed" : ""
+        throw MixerError("cannot \(what): stem '\(printableText(old.settings.name))': \(error) — it plays on as it was\(others)")
+      }
+    }
+    // The swaps and the re-sync that follows (a join frame per stem and the seek) must all fit.
+    guard waitForCommandRoom(count: prepared.count + stems.count + 2) else {
+      for p in prepared { discard(p) }
+      throw MixerError("cannot \(what): the audio engine is not keeping up with commands (command queue full); nothing was changed; try again")
+    }
+    var index: [ObjectIdentifier: Int] = [:]
+    for (i, stem) in stems.enumerated() { index[ObjectIdentifier(stem)] = i }
+    for (p, (old, _)) in zip(prepared, targets) {
+      disk.add(p.stream)
+      // Cannot fail: the room was secured above and only this thread (under the lock) pushes.
+      try? send(.replaceVoice(slot: old.slot, voice: p.voice))
+      old.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
+      old.slotHandedOver = true
+      retiring.append(old)
+      if let i = index[ObjectIdentifier(old)] { stems[i] = p.stem }
     }
   }
 
@@ -376,11 +446,9 @@ public final class Mixer: @unchecked Sendable {
   public func setQuality(_ newQuality: ResamplerQuality) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       guard newQuality != quality else { return }
-      let current = stems.map { ($0.settings, $0.path) }
-      quality = newQuality
       let position = currentTransportFrame()
-      for (settings, _) in current { try removeStem(settings.name) }
-      for (settings, path) in current { try addStem(path: path, settings: settings) }
+      try rebuildStems(stems.map { ($0, $0.settings) }, quality: newQuality, what: "change the quality to \(newQuality.rawValue)")
+      quality = newQuality
       try seek(toFrame: position)
       isDirty = true
     }
@@ -572,7 +640,7 @@ public final class Mixer: @unchecked Sendable {
         if let stream = stem.stream, !disk.tryRemove(stream) { return false }
         stem.stream = nil
         stem.freeShared()
-        freeSlots.append(stem.slot)
+        if !stem.slotHandedOver { freeSlots.append(stem.slot) }
         return true
       }
       // The end of the song: every stem that can finish has, and none loops forever. The
@@ -663,6 +731,8 @@ final class Stem {
   var badSamplesReported = false
   /// The audibility (mute and solo) last sent to the renderer (see `pushAllGains`).
   var sentAudible = true
+  /// Rebuilt in place (`rebuildStems`): its slot belongs to the new stem, not the free list.
+  var slotHandedOver = false
   /// Part of a song being left by a setlist change: still playing (or fading out) until the
   /// renderer hands its voice back.
   var leavingSong = false

@@ -10,9 +10,9 @@ import Testing
 // commands, and changes that rebuild stems are all or nothing (issue 16, items 2, 9, 12, 20).
 
 /// A folder holding one short mono file and a session of `count` stems playing it.
-func largeSession(_ folder: TemporaryFolder, count: Int, frames: Int = 4800,
+func largeSession(_ folder: TemporaryFolder, count: Int, frames: Int = 4800, fileRate: Int = 48000,
                   _ configure: (Int, inout StemSettings) -> Void = { _, _ in }) throws -> Session {
-  try writeAudio(folder.file("tone.wav"), format: .wavFloat, channels: [Signal.constant(0.001, frames: frames)])
+  try writeAudio(folder.file("tone.wav"), format: .wavFloat, sampleRate: fileRate, channels: [Signal.constant(0.001, frames: frames)])
   var session = Session()
   session.stems = (0..<count).map { i in
     var s = StemSettings(name: "s\(i)", file: "tone.wav")
@@ -135,5 +135,108 @@ extension LargeSessionTests {
     let saved = copy.session(savingTo: folder.file("session.stemdeck"))
     #expect(saved.stems.map(\.name) == ["a", "b", "c"])
     #expect(saved.stems[1].volume == 0.5)
+  }
+}
+
+// MARK: - Rebuilding stems in place (quality, mode, pitch)
+
+extension LargeSessionTests {
+  @Test func qualityChangeOnSixHundredStemsKeepsEveryStem() throws {
+    // Re-adding 600 stems needed 600 more slots while the old ones were still fading: 176 stems
+    // were dropped at the 1,024-slot limit. Rebuilt in place, each keeps its slot.
+    let folder = try TemporaryFolder()
+    // (16 kHz keeps the 1,200 rings small. At 8 kHz a stem rebuilt at `medium` reports itself
+    // finished early, before and after this change: a separate defect.)
+    let session = try largeSession(folder, count: 600, frames: 16000, fileRate: 16000) { i, s in s.volume = i == 0 ? 1 : 0 }
+    let rig = MixerRig(sampleRate: 16000, maxVoices: 1024)
+    try rig.mixer.load(session, sessionPath: folder.file("session.stemdeck"))
+    try rig.mixer.play()
+    _ = rig.render(800)
+    for quality in [ResamplerQuality.medium, .linear] {
+      try rig.mixer.setQuality(quality)
+      #expect(rig.mixer.quality == quality)
+      #expect(rig.mixer.stemNames == (0..<600).map { "s\($0)" })
+      let out = rig.render(2000)
+      #expect(rig.mixer.pump().isEmpty)
+      #expect(!rig.mixer.hasPendingRemovals, "old voices were not handed back")
+      #expect(abs(peak(out.left[1000...]) - 0.001 * 0.5.squareRoot()) < 1e-5, "s0 is not heard after 'quality \(quality)'")
+    }
+    // Every slot the old voices had is accounted for: the remaining 424 can still be used, no more.
+    try writeAudio(folder.file("more.wav"), format: .wavFloat, sampleRate: 16000, channels: [Signal.constant(0, frames: 800)])
+    for i in 0..<424 { try rig.mixer.addStem(path: folder.file("more.wav"), settings: StemSettings(name: "m\(i)", file: "more.wav")) }
+    #expect(throws: MixerError.self) { try rig.mixer.addStem(path: folder.file("more.wav"), settings: StemSettings(name: "one-too-many", file: "more.wav")) }
+  }
+
+  /// Three looping stems; `b`'s file is deleted while it plays.
+  func rigWithADeletedFile(_ folder: TemporaryFolder) throws -> MixerRig {
+    for (name, level) in [("a", 0.1), ("b", 0.2), ("c", 0.3)] {
+      try writeAudio(folder.file("\(name).wav"), format: .wavFloat, channels: [Signal.constant(Float(level), frames: 48000)])
+    }
+    let rig = MixerRig()
+    for name in ["a", "b", "c"] {
+      try rig.mixer.addStem(path: folder.file("\(name).wav"), settings: stem(name, "\(name).wav") { $0.loops = -1; $0.pan = -1 })
+    }
+    try rig.mixer.setMute("a", true)
+    try rig.mixer.setMute("c", true)
+    try rig.mixer.play()
+    _ = rig.render(4096)
+    try FileManager.default.removeItem(atPath: folder.file("b.wav"))
+    return rig
+  }
+
+  /// b still plays at its level (0.2, hard left), and a save keeps it with its settings.
+  func expectBPlaysOnUnchanged(_ rig: MixerRig, _ folder: TemporaryFolder, mode: RateMode = .varispeed) {
+    #expect(rig.mixer.stemNames == ["a", "b", "c"])
+    let out = rig.render(4096)
+    #expect(abs(peak(out.left[2048...]) - 0.2) < 1e-4, "b is not heard as before")
+    let saved = rig.mixer.session(savingTo: folder.file("session.stemdeck"))
+    #expect(saved.stems.map(\.name) == ["a", "b", "c"])
+    #expect(saved.stems[1].mode == mode && saved.stems[1].pan == -1)
+  }
+
+  @Test func modeChangeOfAStemWhoseFileIsGoneLeavesItAsItWas() throws {
+    let folder = try TemporaryFolder()
+    let rig = try rigWithADeletedFile(folder)
+    let error = #expect(throws: MixerError.self) { try rig.mixer.setMode("b", .stretch) }
+    #expect(error?.description.contains("b.wav") == true && error?.description.contains("plays on as it was") == true, "\(String(describing: error))")
+    expectBPlaysOnUnchanged(rig, folder)
+  }
+
+  @Test func pitchChangeOfAStemWhoseFileIsGoneLeavesItAsItWas() throws {
+    let folder = try TemporaryFolder()
+    for (name, level) in [("a", 0.1), ("b", 0.2), ("c", 0.3)] {
+      try writeAudio(folder.file("\(name).wav"), format: .wavFloat, channels: [Signal.constant(Float(level), frames: 48000)])
+    }
+    let rig = MixerRig()
+    for name in ["a", "b", "c"] {
+      try rig.mixer.addStem(path: folder.file("\(name).wav"), settings: stem(name, "\(name).wav") { $0.loops = -1; $0.mode = .stretch })
+    }
+    try FileManager.default.removeItem(atPath: folder.file("b.wav"))
+    // Out of pitch 0 the stretcher is rebuilt: the file is needed again.
+    let error = #expect(throws: MixerError.self) { try rig.mixer.setPitch("b", 3) }
+    #expect(error?.description.contains("b.wav") == true, "\(String(describing: error))")
+    #expect(rig.mixer.stemNames == ["a", "b", "c"])
+    #expect(try rig.mixer.stemStatus("b").settings.pitch == 0)
+    #expect(rig.mixer.session(savingTo: folder.file("session.stemdeck")).stems.map(\.name) == ["a", "b", "c"])
+  }
+
+  @Test func qualityChangeWithOneFileGoneChangesNothing() throws {
+    let folder = try TemporaryFolder()
+    let rig = try rigWithADeletedFile(folder)
+    let error = #expect(throws: MixerError.self) { try rig.mixer.setQuality(.best) }
+    #expect(error?.description.contains("'b'") == true && error?.description.contains("no stem was changed") == true, "\(String(describing: error))")
+    #expect(rig.mixer.quality == .fast)
+    expectBPlaysOnUnchanged(rig, folder)
+  }
+
+  @Test func modeChangeKeepsTheStemsOrder() throws {
+    let folder = try TemporaryFolder()
+    let rig = try rigWithADeletedFile(folder)
+    try rig.mixer.setMode("a", .stretch)
+    #expect(rig.mixer.stemNames == ["a", "b", "c"])
+    #expect(try rig.mixer.stemStatus("a").settings.mode == .stretch)
+    _ = rig.render(4096)
+    _ = rig.mixer.pump()
+    #expect(!rig.mixer.hasPendingRemovals)
   }
 }
