@@ -240,3 +240,24 @@ extension LargeSessionTests {
     #expect(!rig.mixer.hasPendingRemovals)
   }
 }
+
+// MARK: - Names that collide with stemdeck's own ports (item 17)
+
+@Suite struct ReservedStemNameTests {
+  @Test(arguments: ["master", "in", "sfx", "Master"])
+  func aStemCannotTakeTheNameOfStemdecksOwnPorts(_ name: String) throws {
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.constant(0.1, frames: 480)])
+    let rig = MixerRig()
+    let error = #expect(throws: MixerError.self) { try rig.mixer.addStem(path: folder.file("a.wav"), settings: stem(name, "a.wav")) }
+    #expect(error?.description.contains("\(name.lowercased())_L/R are stemdeck's own ports") == true, "\(String(describing: error))")
+    // A session naming one is refused with the stem's place, and nothing changes.
+    var session = Session()
+    session.stems = [stem("ok", "a.wav"), stem(name, "a.wav") { $0.directOut = true }]
+    let loadError = #expect(throws: MixerError.self) { try rig.mixer.load(session, sessionPath: folder.file("s.stemdeck")) }
+    #expect(loadError?.description.contains("stems[1] (\(name))") == true, "\(String(describing: loadError))")
+    #expect(rig.mixer.stemNames.isEmpty)
+    // A name derived from a file called so steps aside.
+    #expect(StemName.derived(fromPath: "/x/\(name).wav", taken: []) == "\(name)-stem")
+  }
+}
