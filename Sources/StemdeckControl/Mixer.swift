@@ -885,16 +885,12 @@ extension Mixer {
         other.tempoSetting = tempoSetting
         // Every stem in its saved order (offline ones at their places), so that a stem going
         // offline here is saved back where it was.
-        var order: [(online: Stem?, offline: OfflineStem?)] = stems.map { ($0, nil) }
-        for stem in offlineStems.sorted(by: { $0.index < $1.index }) {
-          order.insert((nil, stem), at: min(stem.index, order.count))
-        }
         var offline: [OfflineStem] = []
-        for (index, entry) in order.enumerated() {
+        for (index, entry) in savedOrder().enumerated() {
           if var stem = entry.offline {
             stem.index = index
             offline.append(stem)
-          } else if let stem = entry.online {
+          } else if let stem = entry.stem {
             do throws(SoundFileError) { _ = try SoundFile(readingFrom: stem.path) } catch {
               offline.append(OfflineStem(settings: stem.settings, path: stem.path, reason: error.reason, index: index))
               lost.append("stem '\(printableText(stem.settings.name))' is offline: \(printableText(error.description)) (its settings are kept and saved; fix the file and 'open' the session again)")
