@@ -108,6 +108,7 @@ extension Mixer {
     try lock.locked { () throws(MixerError) -> [String] in
       guard transportState != .paused else { return try load(session, sessionPath: sessionPath, strict: strict) }
       let (offline, warnings) = try check(session, sessionPath: sessionPath, strict: strict)
+      reclaimSlots(session.stems.count - offline.count)
       let fadeFrames = options.songChange == .crossfade ? Int((options.crossfadeSeconds * sampleRate).rounded()) : 0
       let frame = Int((max(0, session.position) * sampleRate).rounded())
       // Everything needed to undo: the next song's stems go in beside the old ones.

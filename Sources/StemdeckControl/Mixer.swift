@@ -626,23 +626,7 @@ public final class Mixer: @unchecked Sendable {
           out += finishTake()
         }
       }
-      while let voice = rings.retired.pop() {
-        let shared = voice.pointee.shared
-        voice.deinitialize(count: 1)
-        voice.deallocate()
-        if let index = retiring.firstIndex(where: { $0.shared.pointer == shared }) {
-          detaching.append(retiring.remove(at: index))
-        }
-      }
-      // A retired stem's shared state is freed once no disk worker holds its stream; a worker
-      // stuck in a stalled read of it only delays that (never the REPL: this does not wait).
-      detaching.removeAll { stem in
-        if let stream = stem.stream, !disk.tryRemove(stream) { return false }
-        stem.stream = nil
-        stem.freeShared()
-        if !stem.slotHandedOver { freeSlots.append(stem.slot) }
-        return true
-      }
+      collectRetired()
       // The end of the song: every stem that can finish has, and none loops forever. The
       // transport stops there (as a player does); `play` then starts again from the top.
       if !endReported && !stems.isEmpty && !stems.contains(where: { $0.settings.loops < 0 })
@@ -673,6 +657,42 @@ public final class Mixer: @unchecked Sendable {
         }
       }
       return out
+    }
+  }
+
+  /// Frees the voices the renderer handed back and the stems they belonged to, returning their
+  /// slots to the free list.
+  func collectRetired() {
+    while let voice = rings.retired.pop() {
+      let shared = voice.pointee.shared
+      voice.deinitialize(count: 1)
+      voice.deallocate()
+      if let index = retiring.firstIndex(where: { $0.shared.pointer == shared }) {
+        detaching.append(retiring.remove(at: index))
+      }
+    }
+    // A retired stem's shared state is freed once no disk worker holds its stream; a worker
+    // stuck in a stalled read of it only delays that (never the REPL: this does not wait).
+    detaching.removeAll { stem in
+      if let stream = stem.stream, !disk.tryRemove(stream) { return false }
+      stem.stream = nil
+      stem.freeShared()
+      if !stem.slotHandedOver { freeSlots.append(stem.slot) }
+      return true
+    }
+  }
+
+  /// Makes sure `count` slots are free if the renderer can hand enough back: collects what it
+  /// has returned and, while it runs and still holds stems on their way out, waits for them
+  /// (bounded, 2 s). Song changes in a row (`next` 200 times while playing) used to run out of
+  /// slots because the songs they superseded had not been collected yet.
+  func reclaimSlots(_ count: Int) {
+    collectRetired()
+    guard freeSlots.count < count, streaming == .thread else { return }
+    let deadline = Date().addingTimeInterval(2)
+    while freeSlots.count < count && !(retiring.isEmpty && detaching.isEmpty) && Date() < deadline {
+      usleep(1000)
+      collectRetired()
     }
   }
 

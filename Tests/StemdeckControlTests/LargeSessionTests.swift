@@ -286,3 +286,33 @@ extension LargeSessionTests {
     print("40,000 stems (39,960 offline): load and save in \(String(format: "%.2f", seconds)) s (load \(String(format: "%.2f", loadSeconds)) s)")
   }
 }
+
+// MARK: - Song changes in a row (item 21)
+
+extension LargeSessionTests {
+  @Test func twoHundredSongChangesInARowNeverRunOutOfSlots() throws {
+    // 200 `next` while playing: the superseded songs' stems held their slots until the service
+    // loop happened to collect them, and the 64 slots here ran out after 8 changes.
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.constant(0.1, frames: 48000)])
+    func song(_ tag: String) -> Session {
+      var s = Session()
+      s.stems = (0..<8).map { i in stem("\(tag)\(i)", "a.wav") { $0.loops = -1 } }
+      return s
+    }
+    let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 64)
+    defer { mixer.shutdown() }
+    try mixer.load(song("first"), sessionPath: folder.file("s.json"))
+    let audio = AudioThreadStandIn(mixer, period: 0.005)
+    audio.start()
+    defer { audio.stop() }
+    try mixer.play()
+    for n in 0..<200 {
+      try mixer.changeSong(to: song("song\(n)-"), sessionPath: folder.file("s.json"))
+    }
+    let deadline = Date().addingTimeInterval(10)
+    while !mixer.songChangeDone && Date() < deadline { usleep(1000) }
+    #expect(mixer.songChangeDone)
+    #expect(mixer.stemNames == (0..<8).map { "song199-\($0)" })
+  }
+}

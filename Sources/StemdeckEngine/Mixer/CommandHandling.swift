@@ -82,6 +82,12 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     state.pointee.voices[s] = voice
     if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
   case .changeSong(let frame, let epoch, let fadeFrames, let song):
+    // An earlier change still waiting for its voices is superseded: its voices go back now (not
+    // at the switch), so changes in a row hand their slots back before the slots run out.
+    for slot in 0..<state.pointee.slotLimit {
+      guard let voice = state.pointee.voices[slot], voice.pointee.pending, voice.pointee.pendingSong < song else { continue }
+      retireVoice(state, slot: slot, voice: voice)
+    }
     state.pointee.songChangePending = true
     state.pointee.songChangeSong = song
     state.pointee.songChangeFrame = frame
