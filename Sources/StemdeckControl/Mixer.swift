@@ -165,7 +165,14 @@ public final class Mixer: @unchecked Sendable {
   }
 
   /// Fills every stream's ring once (offline rendering; the disk thread does this when live).
-  public func fillStreams() { _ = disk.fillAll() }
+  ///
+  /// Every ring is topped up as far as it goes (a pass reads at most 32,768 frames a stream, less
+  /// than one block of a high-rate file at rate 2 consumes: a render must never underrun, it can
+  /// wait for the disk).
+  public func fillStreams() {
+    var passes = 0
+    while passes < 256 && disk.fillAll() > 0 { passes += 1 }
+  }
 
   // MARK: - Stems
 
@@ -235,7 +242,8 @@ public final class Mixer: @unchecked Sendable {
     let info = file.info
     let channels = min(info.channelCount, 2)
     let converter = try quality.makeConverter(channels: channels, rateScale: sampleRate / Double(info.sampleRate))
-    let ringFrames = Self.ringFrames(sampleRate: sampleRate)
+    let ringFrames = Self.ringFrames(engineRate: sampleRate, fileRate: Double(info.sampleRate),
+                                     maxBlockFrames: renderState.pointee.maxBlockFrames)
     let ends = SPSCRing.make(minimumCapacity: ringFrames * channels, of: Float.self)
     let shared = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
     shared.initialize(to: StemShared(loops: settings.loops))
@@ -734,6 +742,18 @@ public final class Mixer: @unchecked Sendable {
   static func ringFrames(sampleRate: Double) -> Int {
     var n = 1
     while Double(n) < sampleRate * 1.25 { n <<= 1 }
+    return n
+  }
+
+  /// Ring size for a stem's file, in file frames (a power of two): 1.25 s of the file's audio at
+  /// rate 1 (never less than the engine-rate size), and at least four of the largest periods'
+  /// worth at the top rate. The ring holds the file's frames, so sizing it in engine frames alone
+  /// starved files recorded above the engine rate: a 384 kHz stem underran every 4096-frame
+  /// period live, and a 192 kHz stem at rate 2 rendered at 12 kHz was mostly silence.
+  static func ringFrames(engineRate: Double, fileRate: Double, maxBlockFrames: Int) -> Int {
+    let perPeriod = Double(maxBlockFrames) * fileRate / engineRate * SettingRange.rate.upperBound
+    var n = ringFrames(sampleRate: max(engineRate, fileRate))
+    while Double(n) < 4 * perPeriod + 64 { n <<= 1 }
     return n
   }
 }

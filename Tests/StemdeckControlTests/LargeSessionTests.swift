@@ -316,3 +316,21 @@ extension LargeSessionTests {
     #expect(mixer.stemNames == (0..<8).map { "song199-\($0)" })
   }
 }
+
+// MARK: - Files recorded above the engine rate (item 16)
+
+extension LargeSessionTests {
+  @Test func aHighRateFileAtRateTwoRendersWithoutUnderruns() throws {
+    // The ring held 1.25 s of *engine* frames: a 192 kHz file at rate 2 on a 12 kHz render
+    // needs 32 file frames per output frame, and the render was mostly silence (exit 0).
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("hi.wav"), format: .wavFloat, sampleRate: 192_000,
+                   channels: [Signal.constant(0.1, frames: 192_000 * 3)])
+    var session = Session()
+    session.stems = [stem("hi", "hi.wav") { $0.rate = 2; $0.pan = -1 }]
+    let (summary, output) = try renderOffline(session, in: folder, duration: 1.2, sampleRate: 12000)
+    #expect(summary.underruns == 0)
+    let body = output.left[600..<(output.count - 600)]
+    #expect(body.allSatisfy { abs($0 - 0.1) < 0.01 }, "silent or wrong frames: min \(body.min() ?? 0), max \(body.max() ?? 0)")
+  }
+}
