@@ -107,6 +107,12 @@ public final class Mixer: @unchecked Sendable {
         voice.deinitialize(count: 1)
         voice.deallocate()
       }
+      // Commands still queued were applied by `destroy`: a rebuild's replacement that had not
+      // taken over yet may have been handed back just now.
+      while let voice = rings.retired.pop() {
+        voice.deinitialize(count: 1)
+        voice.deallocate()
+      }
       for stem in stems + retiring + detaching { stem.freeShared() }
       freeAllEffects()
       stems.removeAll()
