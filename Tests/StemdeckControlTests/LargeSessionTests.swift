@@ -87,20 +87,22 @@ extension LargeSessionTests {
 final class AudioThreadStandIn: @unchecked Sendable {
   let mixer: Mixer
   let period: Double
+  let frames: Int
   let stopping = Atomic<Bool>(false)
   let stopped = DispatchSemaphore(value: 0)
 
-  init(_ mixer: Mixer, period: Double = 0.001) {
+  init(_ mixer: Mixer, period: Double = 0.001, frames: Int = 128) {
     self.mixer = mixer
     self.period = period
+    self.frames = frames
   }
 
   func start() {
     Thread.detachNewThread { [self] in
-      let left = UnsafeMutablePointer<Float>.allocate(capacity: 128)
-      let right = UnsafeMutablePointer<Float>.allocate(capacity: 128)
+      let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+      let right = UnsafeMutablePointer<Float>.allocate(capacity: frames)
       while !stopping.load(ordering: .relaxed) {
-        renderBlock(mixer.renderState, left: left, right: right, frameCount: 128)
+        renderBlock(mixer.renderState, left: left, right: right, frameCount: frames)
         usleep(UInt32(period * 1_000_000))
       }
       left.deallocate()
@@ -332,5 +334,29 @@ extension LargeSessionTests {
     #expect(summary.underruns == 0)
     let body = output.left[600..<(output.count - 600)]
     #expect(body.allSatisfy { abs($0 - 0.1) < 0.01 }, "silent or wrong frames: min \(body.min() ?? 0), max \(body.max() ?? 0)")
+  }
+}
+
+extension LargeSessionTests {
+  @Test func a384kHzStemPlaysLiveAt4096FramePeriodsWithoutUnderruns() throws {
+    // Its ring held 65,536 file frames (170 ms at 384 kHz): at rate 2 one 4096-frame period at
+    // 48 kHz consumes all of that, and it underran on every period.
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("hi.wav"), format: .wavFloat, sampleRate: 384_000,
+                   channels: [Signal.constant(0.1, frames: 384_000 * 4)])
+    let mixer = Mixer(sampleRate: 48000, streaming: .thread)
+    defer { mixer.shutdown() }
+    try mixer.addStem(path: folder.file("hi.wav"), settings: stem("hi", "hi.wav") { $0.loops = -1; $0.rate = 2 })
+    let audio = AudioThreadStandIn(mixer, period: 4096 / 48000.0, frames: 4096)
+    audio.start()
+    defer { audio.stop() }
+    try mixer.play()
+    let deadline = Date().addingTimeInterval(2.5)
+    while Date() < deadline && mixer.transportState != .playing { usleep(1000) }
+    #expect(mixer.transportState == .playing)
+    let playingFrom = mixer.position
+    while mixer.position < playingFrom + 1.5 && Date() < deadline.addingTimeInterval(3) { usleep(10_000) }
+    #expect(mixer.position >= playingFrom + 1.5)
+    #expect(try mixer.stemStatus("hi").underruns == 0)
   }
 }
