@@ -140,24 +140,43 @@ public struct StereoDownmix: Sendable, Equatable {
 }
 
 extension SoundFile {
-  /// Reads the whole file (at most `maxFrames` frames) as interleaved floats, downmixed to at
-  /// most two channels. For short files held in memory (sound effects).
-  public func readAll(maxFrames: Int) throws(SoundFileError) -> (samples: [Float], channels: Int) {
+  /// Reads the whole file (at most `maxFrames` frames, and at most `maxBytes` of samples once
+  /// downmixed) as interleaved floats, downmixed to at most two channels by the file's layout
+  /// (`StereoDownmix`). For short files held in memory (sound effects). Files of more than two
+  /// channels are read and downmixed a block at a time, so only the downmixed samples are ever
+  /// held whole (a 64-channel file was read whole first: 2 GB for 10 s at 768 kHz).
+  public func readAll(maxFrames: Int, maxBytes: Int = Int.max) throws(SoundFileError) -> (samples: [Float], channels: Int) {
     let channels = info.channelCount
+    let outChannels = min(channels, 2)
     guard info.frameCount <= maxFrames else {
       throw SoundFileError(path: path, reason: "too long to hold in memory (\(info.frameCount) frames; at most \(maxFrames))")
     }
-    try seek(toFrame: 0)
-    var raw = [Float](repeating: 0, count: info.frameCount * channels)
-    let got = raw.withUnsafeMutableBufferPointer { readFrames(into: $0.baseAddress!, frameCount: info.frameCount) }
-    guard got == info.frameCount else {
-      throw SoundFileError(path: path, reason: "could read only \(max(0, got)) of \(info.frameCount) frames (truncated or corrupt)")
+    let (bytes, overflow) = info.frameCount.multipliedReportingOverflow(by: outChannels * MemoryLayout<Float>.size)
+    guard !overflow, bytes <= maxBytes else {
+      throw SoundFileError(path: path, reason: "too large to hold in memory (\(overflow ? Int.max >> 20 : bytes >> 20) MB of samples at \(info.sampleRate) Hz; at most \(maxBytes >> 20) MB)")
     }
-    if channels <= 2 { return (raw, channels) }
-    var out = [Float](repeating: 0, count: got * 2)
+    try seek(toFrame: 0)
+    var out = [Float](repeating: 0, count: info.frameCount * outChannels)
+    if channels <= 2 {
+      let got = out.withUnsafeMutableBufferPointer { readFrames(into: $0.baseAddress!, frameCount: info.frameCount) }
+      guard got == info.frameCount else {
+        throw SoundFileError(path: path, reason: "could read only \(max(0, got)) of \(info.frameCount) frames (truncated or corrupt)")
+      }
+      return (out, channels)
+    }
+    let block = 16384
     let downmix = StereoDownmix(channels: channels, layout: info.layout)
-    raw.withUnsafeBufferPointer { i in
-      out.withUnsafeMutableBufferPointer { o in downmix.apply(i.baseAddress!, frames: got, into: o.baseAddress!) }
+    let raw = UnsafeMutablePointer<Float>.allocate(capacity: block * channels)
+    defer { raw.deallocate() }
+    var done = 0
+    while done < info.frameCount {
+      let want = min(block, info.frameCount - done)
+      let got = readFrames(into: raw, frameCount: want)
+      guard got == want else {
+        throw SoundFileError(path: path, reason: "could read only \(done + max(0, got)) of \(info.frameCount) frames (truncated or corrupt)")
+      }
+      out.withUnsafeMutableBufferPointer { o in downmix.apply(raw, frames: got, into: o.baseAddress! + 2 * done) }
+      done += got
     }
     return (out, 2)
   }

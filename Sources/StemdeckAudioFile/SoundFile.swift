@@ -45,23 +45,46 @@ public struct SoundFile: ~Copyable, @unchecked Sendable {
   public static let sampleRateRange = 1000...768_000
 
   /// Opens `path` for reading, checking it is a regular, readable, decodable audio file.
-  /// The corresponding C function is `sf_open`.
+  /// The corresponding C functions are `open` and `sf_open_fd`.
+  ///
+  /// The path is opened once, with `O_NONBLOCK` (a FIFO swapped in for the file would block
+  /// `open` until a writer came, freezing the control thread past SIGTERM), and every check is
+  /// made on the opened descriptor (`fstat`), never on the path again, so nothing can be
+  /// swapped between the check and the read.
   public init(readingFrom path: String) throws(SoundFileError) {
+    let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+    if fd < 0 {
+      let code = errno
+      let reason = switch code {
+      case ENOENT: "no such file"
+      case EACCES: "permission denied (not readable)"
+      case ENXIO: "is not a regular file (a FIFO, socket or device); stemdeck reads audio only from regular files"
+      default: String(cString: strerror(code))
+      }
+      throw SoundFileError(path: path, reason: reason)
+    }
     var st = stat()
-    if stat(path, &st) != 0 {
-      let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno))
+    guard fstat(fd, &st) == 0 else {
+      let reason = String(cString: strerror(errno))
+      close(fd)
       throw SoundFileError(path: path, reason: reason)
     }
     let kind = st.st_mode & S_IFMT
-    if kind == S_IFDIR { throw SoundFileError(path: path, reason: "is a directory, not an audio file") }
-    if kind != S_IFREG {
-      throw SoundFileError(path: path, reason: "is not a regular file (a FIFO, socket or device); stemdeck reads audio only from regular files")
+    func refuse(_ reason: String) -> SoundFileError {
+      close(fd)
+      return SoundFileError(path: path, reason: reason)
     }
-    if access(path, R_OK) != 0 { throw SoundFileError(path: path, reason: "permission denied (not readable)") }
-    if st.st_size == 0 { throw SoundFileError(path: path, reason: "the file is empty") }
+    if kind == S_IFDIR { throw refuse("is a directory, not an audio file") }
+    if kind != S_IFREG {
+      throw refuse("is not a regular file (a FIFO, socket or device); stemdeck reads audio only from regular files")
+    }
+    if st.st_size == 0 { throw refuse("the file is empty") }
+    // A regular file reads the same either way; libsndfile expects blocking reads.
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
 
     var sfInfo = SF_INFO()
-    guard let h = sf_open(path, Int32(SFM_READ), &sfInfo) else {
+    // SF_TRUE: libsndfile closes the descriptor with the handle (and on failure).
+    guard let h = sf_open_fd(fd, Int32(SFM_READ), &sfInfo, Int32(SF_TRUE)) else {
       let message = String(cString: sf_strerror(nil))
       throw SoundFileError(path: path, reason: "not a readable audio file (\(message)); formats: WAV, AIFF, FLAC, Ogg/Vorbis, Opus, MP3 and others libsndfile reads")
     }

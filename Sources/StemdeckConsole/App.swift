@@ -185,6 +185,9 @@ func runRender(_ a: Arguments) -> Int32 {
       + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
     func db(_ v: Double) -> String { NumberFormat.fixed(Decibels.fromAmplitude(v), 1) }
     writeOut("peak L \(db(summary.peak.left)) dB, R \(db(summary.peak.right)) dB; RMS L \(db(summary.rms.left)) dB, R \(db(summary.rms.right)) dB; clipped samples \(summary.clippedSamples)")
+    if summary.underruns > 0 {
+      printError("warning: the render has \(summary.underruns) underrun\(summary.underruns == 1 ? "" : "s") (a stem's audio did not arrive in time; those frames are silent)")
+    }
     // The file is complete, but not the mix asked for: a stem had to be muted (see the warnings).
     return summary.mutedStems.isEmpty ? 0 : renderMutedStatus
   } catch {

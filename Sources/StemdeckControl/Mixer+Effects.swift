@@ -33,6 +33,12 @@ public struct EffectStatus: Sendable {
 extension Mixer {
   /// Longest sound effect held in memory.
   public static let maxEffectSeconds = 60.0
+  /// Most memory one effect's file may take once decoded (folded to stereo, at its own rate):
+  /// 60 s of stereo up to 192 kHz. The length limit alone let a 64-channel 768 kHz file take
+  /// 2 GB for 10 s, and ~12 GB per effect at 60 s.
+  public static let maxEffectBytes = 128 << 20
+  /// Most memory all loaded effects may hold together (at the engine rate).
+  public static let maxEffectBankBytes = 1 << 30
 
   /// Loads a short audio file into memory as effect `settings.name`, converted to the engine's
   /// rate once here (best-quality sinc), so firing it costs nothing but mixing.
@@ -48,10 +54,20 @@ extension Mixer {
         throw MixerError("cannot load effect '\(settings.name)': all \(EffectBank.maxEffects) effect slots are in use")
       }
       let samples: [Float], channels: Int, fileRate: Int
-      do throws(SoundFileError) {
-        let file = try SoundFile(readingFrom: path)
+      do throws(MixerError) {
+        let file: SoundFile
+        do { file = try SoundFile(readingFrom: path) } catch { throw MixerError("\(error)") }
         fileRate = file.info.sampleRate
-        (samples, channels) = try file.readAll(maxFrames: Int(Self.maxEffectSeconds * Double(fileRate)))
+        // What it will hold at the engine rate, against what the others already hold.
+        let held = effectsByName.values.reduce(0) { $0 + $1.frames * $1.channels * MemoryLayout<Float>.size }
+        let frames = min(file.info.frameCount, Int(Self.maxEffectSeconds * Double(fileRate)))
+        let needed = Int(Double(frames) * sampleRate / Double(fileRate)) * min(file.info.channelCount, 2) * MemoryLayout<Float>.size
+        if held + needed > Self.maxEffectBankBytes {
+          throw MixerError("\(path): the loaded effects hold \(held >> 20) MB and this one needs \(needed >> 20) MB; effects may hold at most \(Self.maxEffectBankBytes >> 20) MB in all ('sfx unload' some first)")
+        }
+        do {
+          (samples, channels) = try file.readAll(maxFrames: Int(Self.maxEffectSeconds * Double(fileRate)), maxBytes: Self.maxEffectBytes)
+        } catch { throw MixerError("\(error)") }
       } catch {
         throw MixerError("cannot load effect '\(settings.name)': \(error)")
       }

@@ -163,10 +163,8 @@ extension Mixer {
       }
       var settings = stem.settings
       settings.mode = mode
-      let path = stem.path
       let position = currentTransportFrame()
-      try removeStem(name)
-      try addStem(path: path, settings: settings)
+      try rebuildStems([(stem, settings)], quality: quality, what: "switch '\(printableText(name))' to \(mode.rawValue) mode")
       try seek(toFrame: position)
       isDirty = true
     }
@@ -190,10 +188,8 @@ extension Mixer {
       if resampling(semitones) != resampling(stem.settings.pitch) {
         // Into or out of pitch 0 the stretcher's resampler comes in or goes: a new stretcher, and
         // the transport re-syncs at its position (5 ms fades), as a mode switch does.
-        let path = stem.path
         let position = currentTransportFrame()
-        try removeStem(name)
-        try addStem(path: path, settings: settings)
+        try rebuildStems([(stem, settings)], quality: quality, what: "shift the pitch of '\(printableText(name))'")
         try seek(toFrame: position)
       } else {
         try send(.setPitchScale(slot: stem.slot, scale: StretchState.pitchScale(

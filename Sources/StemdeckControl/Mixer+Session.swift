@@ -18,6 +18,7 @@ extension Mixer {
       // until the renderer hands them back), so a failure part-way takes the new ones back and
       // leaves the current session as it was. Only then are the current stems removed.
       let needed = session.stems.count - offline.count
+      reclaimSlots(needed)
       if needed > freeSlots.count {
         let limit = renderState.pointee.maxVoices
         throw MixerError(needed > limit
@@ -29,7 +30,8 @@ extension Mixer {
       offlineStems = []  // the new session's names may be the current one's
       quality = session.quality  // new stems' converters
       do throws(MixerError) {
-        for (index, stem) in session.stems.enumerated() where !offline.contains(where: { $0.settings.name == stem.name }) {
+        let offlineNames = Set(offline.map(\.settings.name))  // a set: 50,000 offline stems were O(N²)
+        for (index, stem) in session.stems.enumerated() where !offlineNames.contains(stem.name) {
           let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
           do { try addStem(path: path, settings: stem) } catch {
             throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error) — nothing was opened")
@@ -161,6 +163,7 @@ extension Mixer {
     try lock.locked { () throws(MixerError) -> [String] in
       guard transportState != .paused else { return try load(session, sessionPath: sessionPath, strict: strict) }
       let (offline, warnings) = try check(session, sessionPath: sessionPath, strict: strict)
+      reclaimSlots(session.stems.count - offline.count)
       let fadeFrames = options.songChange == .crossfade ? Int((options.crossfadeSeconds * sampleRate).rounded()) : 0
       let frame = Int((max(0, session.position) * sampleRate).rounded())
       // Everything needed to undo: the next song's stems go in beside the old ones.
@@ -170,7 +173,8 @@ extension Mixer {
       quality = session.quality  // new stems' converters; the old song keeps its own
       epoch += 1
       do throws(MixerError) {
-        for (index, stem) in session.stems.enumerated() where !offline.contains(where: { $0.settings.name == stem.name }) {
+        let offlineNames = Set(offline.map(\.settings.name))
+        for (index, stem) in session.stems.enumerated() where !offlineNames.contains(stem.name) {
           let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
           do { try addStem(path: path, settings: stem, pendingAt: frame) } catch {
             throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error)")
@@ -222,16 +226,11 @@ extension Mixer {
       s.masterVolume = masterVolume
       s.options = options
       s.position = (Double(currentTransportFrame()) / sampleRate * 1000).rounded() / 1000
-      s.stems = stems.map { stem in
-        var settings = stem.settings
-        settings.file = SessionFile.storedPath(forAudioFile: stem.path, sessionPath: sessionPath)
-        return settings
-      }
       // Offline stems go back to the places they had in the session they came from.
-      for stem in offlineStems.sorted(by: { $0.index < $1.index }) {
-        var settings = stem.settings
-        settings.file = SessionFile.storedPath(forAudioFile: stem.path, sessionPath: sessionPath)
-        s.stems.insert(settings, at: min(stem.index, s.stems.count))
+      s.stems = savedOrder().map { entry in
+        var settings = entry.settings
+        settings.file = SessionFile.storedPath(forAudioFile: entry.path, sessionPath: sessionPath)
+        return settings
       }
       s.recording = recording
       s.tempo = tempoSetting
@@ -248,5 +247,24 @@ extension Mixer {
       }
       return s
     }
+  }
+
+  /// Every stem in saved order: the playing ones in their order, each offline one merged in at
+  /// its `index` (its place in the session it came from). Linear: inserting them one by one
+  /// moved the whole list each time (40,000 offline stems took minutes).
+  func savedOrder() -> [(settings: StemSettings, path: String, stem: Stem?, offline: OfflineStem?)] {
+    let offline = offlineStems.sorted { $0.index < $1.index }
+    var out: [(settings: StemSettings, path: String, stem: Stem?, offline: OfflineStem?)] = []
+    out.reserveCapacity(stems.count + offline.count)
+    var j = 0
+    for stem in stems {
+      while j < offline.count && offline[j].index <= out.count {
+        out.append((offline[j].settings, offline[j].path, nil, offline[j]))
+        j += 1
+      }
+      out.append((stem.settings, stem.path, stem, nil))
+    }
+    for k in j..<offline.count { out.append((offline[k].settings, offline[k].path, nil, offline[k])) }
+    return out
   }
 }

@@ -56,6 +56,8 @@ public final class Mixer: @unchecked Sendable {
   }
   var tempoSetting: Tempo?
   var commandsSent = 0
+  /// The block count at which a wait for room in the command ring last gave up (see `send`).
+  var stalledAtBlock = -1
   /// Setlist song changes sent to the renderer (compare with `EngineStatus.songChanges`).
   var songChangesSent = 0
   var effectsByName: [String: LoadedEffect] = [:]
@@ -107,6 +109,12 @@ public final class Mixer: @unchecked Sendable {
         voice.deinitialize(count: 1)
         voice.deallocate()
       }
+      // Commands still queued were applied by `destroy`: a rebuild's replacement that had not
+      // taken over yet may have been handed back just now.
+      while let voice = rings.retired.pop() {
+        voice.deinitialize(count: 1)
+        voice.deallocate()
+      }
       for stem in stems + retiring + detaching { stem.freeShared() }
       freeAllEffects()
       stems.removeAll()
@@ -118,7 +126,7 @@ public final class Mixer: @unchecked Sendable {
   // MARK: - Commands to the renderer
 
   func send(_ command: EngineCommand) throws(MixerError) {
-    guard rings.commands.push(command) else {
+    guard rings.commands.push(command) || (waitForCommandRoom() && rings.commands.push(command)) else {
       throw MixerError("the audio engine is not keeping up with commands (command queue full); try again")
     }
     commandsSent += 1
@@ -126,6 +134,28 @@ public final class Mixer: @unchecked Sendable {
     case .seek, .play, .addVoice, .addPendingVoice, .changeSong: disk.wake()  // audio needed now
     default: break
     }
+  }
+
+  /// Waits (a bounded time) for room in a full command ring while the renderer is draining it: a
+  /// burst of commands on a large session (`vol all` on 1,000 stems, a few times in a script)
+  /// may outrun a period or two of the renderer, and is then delivered rather than refused.
+  /// Returns false at once when no renderer runs (offline, not started yet, or stalled since the
+  /// last wait gave up, e.g. the JACK server is gone), and after half a second without a block.
+  func waitForCommandRoom(count: Int = 1) -> Bool {
+    if rings.commands.freeCount() >= count { return true }
+    let status = renderState.pointee.status
+    var lastBlocks = status.pointee.blocksRendered.load(ordering: .relaxed)
+    guard streaming == .thread, count <= rings.commands.capacity, lastBlocks > 0, lastBlocks != stalledAtBlock else { return false }
+    var idle = 0
+    for _ in 0..<2000 {  // at most 2 s
+      usleep(1000)
+      if rings.commands.freeCount() >= count { return true }
+      let blocks = status.pointee.blocksRendered.load(ordering: .relaxed)
+      // No block for half a second: no period is that long, the renderer has stopped.
+      if blocks == lastBlocks { idle += 1; if idle >= 500 { break } } else { idle = 0; lastBlocks = blocks }
+    }
+    stalledAtBlock = lastBlocks
+    return false
   }
 
   /// Commands accepted and commands applied by the renderer so far (latency measurement).
@@ -143,7 +173,14 @@ public final class Mixer: @unchecked Sendable {
   }
 
   /// Fills every stream's ring once (offline rendering; the disk thread does this when live).
-  public func fillStreams() { _ = disk.fillAll() }
+  ///
+  /// Every ring is topped up as far as it goes (a pass reads at most 32,768 frames a stream, less
+  /// than one block of a high-rate file at rate 2 consumes: a render must never underrun, it can
+  /// wait for the disk).
+  public func fillStreams() {
+    var passes = 0
+    while passes < 256 && disk.fillAll() > 0 { passes += 1 }
+  }
 
   // MARK: - Stems
 
@@ -174,48 +211,21 @@ public final class Mixer: @unchecked Sendable {
       guard let slot = freeSlots.popLast() else {
         throw MixerError("cannot add stem '\(settings.name)': all \(renderState.pointee.maxVoices) stem slots are in use")
       }
-      let info = file.info
-      let channels = min(info.channelCount, 2)
-      let converter: RateConverter
+      let prepared: PreparedStem
       do throws(MixerError) {
-        converter = try quality.makeConverter(channels: channels, rateScale: sampleRate / Double(info.sampleRate))
+        prepared = try prepareStem(file: file, path: path, settings: settings, slot: slot, quality: quality,
+                                   atTransportFrame: pendingAt ?? joinTransportFrame(), anySolo: anySolo(including: settings))
       } catch {
         freeSlots.append(slot)
         throw MixerError("cannot add stem '\(settings.name)': \(error)")
       }
-      let ringFrames = Self.ringFrames(sampleRate: sampleRate)
-      let ends = SPSCRing.make(minimumCapacity: ringFrames * channels, of: Float.self)
-      let shared = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
-      shared.initialize(to: StemShared(loops: settings.loops))
-      let stem = Stem(settings: settings, path: path, info: info, slot: slot, shared: StemSharedRef(shared))
-      stem.publishRegion(sampleRate: Double(info.sampleRate))
-      let place = placement(for: stem, atTransportFrame: pendingAt ?? joinTransportFrame())
-      shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
-      shared.pointee.requestedEpoch.store(epoch, ordering: .releasing)
-      let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
-      stem.stream = stream
-      let audible = stem.isAudible(anySolo: anySolo(including: settings))
-      var stretch: UnsafeMutablePointer<StretchState>?
-      if settings.mode == .stretch {
-        stretch = .allocate(capacity: 1)
-        stretch!.initialize(to: StretchState(channels: channels, engineRate: sampleRate, fileRate: Double(info.sampleRate),
-                                             rate: settings.rate, pitchSemitones: settings.pitch, slot: Int(slot)))
-      }
-      let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
-      voice.initialize(to: StemVoice(
-        shared: shared, audio: ends.consumer, channels: channels, converter: converter,
-        rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
-        volume: settings.volume, pan: settings.pan, audible: audible,
-        sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame,
-        stretch: stretch, pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate)))
-      disk.add(stream)
+      let stem = prepared.stem, voice = prepared.voice
+      disk.add(prepared.stream)
       do throws(MixerError) {
         try send(pendingAt == nil ? .addVoice(slot: slot, voice: voice) : .addPendingVoice(slot: slot, voice: voice, song: songChangesSent + 1))
       } catch {
-        disk.remove(stream)
-        voice.deinitialize(count: 1)
-        voice.deallocate()
-        stem.freeShared()
+        disk.remove(prepared.stream)
+        discard(prepared)
         freeSlots.append(slot)
         throw error
       }
@@ -223,6 +233,104 @@ public final class Mixer: @unchecked Sendable {
       if settings.solo { try? pushAllGains() }
       isDirty = true
       return settings.name
+    }
+  }
+
+  /// A stem built for the renderer but not yet handed to it (nothing is sent or streaming yet).
+  struct PreparedStem {
+    let stem: Stem
+    let voice: UnsafeMutablePointer<StemVoice>
+    let stream: DiskStream
+  }
+
+  /// Builds a stem's converter, ring, shared state, voice and stream for `slot`, placed for
+  /// `atTransportFrame`. Throws (having built nothing) when the converter cannot be made.
+  func prepareStem(file: consuming SoundFile, path: String, settings: StemSettings, slot: Int32, quality: ResamplerQuality,
+                   atTransportFrame frame: Int, anySolo solo: Bool) throws(MixerError) -> PreparedStem {
+    let info = file.info
+    let channels = min(info.channelCount, 2)
+    let converter = try quality.makeConverter(channels: channels, rateScale: sampleRate / Double(info.sampleRate))
+    let ringFrames = Self.ringFrames(engineRate: sampleRate, fileRate: Double(info.sampleRate),
+                                     maxBlockFrames: renderState.pointee.maxBlockFrames)
+    let ends = SPSCRing.make(minimumCapacity: ringFrames * channels, of: Float.self)
+    let shared = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
+    shared.initialize(to: StemShared(loops: settings.loops))
+    let stem = Stem(settings: settings, path: path, info: info, slot: slot, shared: StemSharedRef(shared))
+    stem.publishRegion(sampleRate: Double(info.sampleRate))
+    let place = placement(for: stem, atTransportFrame: frame)
+    shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
+    shared.pointee.requestedEpoch.store(epoch, ordering: .releasing)
+    let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
+    stem.stream = stream
+    let audible = stem.isAudible(anySolo: solo)
+    stem.sentAudible = audible
+    var stretch: UnsafeMutablePointer<StretchState>?
+    if settings.mode == .stretch {
+      stretch = .allocate(capacity: 1)
+      stretch!.initialize(to: StretchState(channels: channels, engineRate: sampleRate, fileRate: Double(info.sampleRate),
+                                           rate: settings.rate, pitchSemitones: settings.pitch, slot: Int(slot)))
+    }
+    let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
+    voice.initialize(to: StemVoice(
+      shared: shared, audio: ends.consumer, channels: channels, converter: converter,
+      rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
+      volume: settings.volume, pan: settings.pan, audible: audible,
+      sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame,
+      stretch: stretch, pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate)))
+    return PreparedStem(stem: stem, voice: voice, stream: stream)
+  }
+
+  /// Frees a prepared stem the renderer never saw (its stream was never given to the disk).
+  func discard(_ prepared: PreparedStem) {
+    prepared.voice.deinitialize(count: 1)
+    prepared.voice.deallocate()
+    prepared.stem.stream = nil
+    prepared.stem.freeShared()
+  }
+
+  /// Rebuilds stems in place with new settings and/or resampler quality (a mode, pitch or
+  /// quality change): each keeps its slot and its place in the list; the renderer fades the old
+  /// voice out and the new one takes the slot (`EngineCommand.replaceVoice`), so this needs no
+  /// free slot, and a session using 600 of the 1,024 slots can still rebuild all of them.
+  ///
+  /// All or nothing: every new stem is built (its file opened again, its converter made) and
+  /// room in the command ring is secured before the first is swapped; if anything fails the
+  /// error says which stem and why (`what` names the change) and every stem plays on as it was.
+  /// The caller re-syncs the transport afterwards (`seek`).
+  func rebuildStems(_ targets: [(stem: Stem, settings: StemSettings)], quality newQuality: ResamplerQuality,
+                    what: String) throws(MixerError) {
+    try completePendingSongChange()
+    let frame = joinTransportFrame()
+    let solo = anySolo()
+    var prepared: [PreparedStem] = []
+    prepared.reserveCapacity(targets.count)
+    for (old, settings) in targets {
+      do throws(MixerError) {
+        let file: SoundFile
+        do { file = try SoundFile(readingFrom: old.path) } catch { throw MixerError("\(error)") }
+        prepared.append(try prepareStem(file: file, path: old.path, settings: settings, slot: old.slot, quality: newQuality,
+                                        atTransportFrame: frame, anySolo: solo))
+      } catch {
+        for p in prepared { discard(p) }
+        let others = targets.count > 1 ? "; no stem was changed" : ""
+        throw MixerError("cannot \(what): stem '\(printableText(old.settings.name))': \(error) — it plays on as it was\(others)")
+      }
+    }
+    // The swaps and the re-sync that follows (a join frame per stem and the seek) must all fit.
+    guard waitForCommandRoom(count: prepared.count + stems.count + 2) else {
+      for p in prepared { discard(p) }
+      throw MixerError("cannot \(what): the audio engine is not keeping up with commands (command queue full); nothing was changed; try again")
+    }
+    var index: [ObjectIdentifier: Int] = [:]
+    for (i, stem) in stems.enumerated() { index[ObjectIdentifier(stem)] = i }
+    for (p, (old, _)) in zip(prepared, targets) {
+      disk.add(p.stream)
+      // Cannot fail: the room was secured above and only this thread (under the lock) pushes.
+      try? send(.replaceVoice(slot: old.slot, voice: p.voice))
+      old.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
+      old.slotHandedOver = true
+      retiring.append(old)
+      if let i = index[ObjectIdentifier(old)] { stems[i] = p.stem }
     }
   }
 
@@ -321,13 +429,20 @@ public final class Mixer: @unchecked Sendable {
 
   /// Sends a stem's levels: volume and pan only when they changed (so glides of the others keep
   /// running), audibility always.
-  func pushGains(_ stem: Stem, volume: Bool = false, pan: Bool = false) throws(MixerError) {
+  func pushGains(_ stem: Stem, volume: Bool = false, pan: Bool = false, anySolo solo: Bool? = nil) throws(MixerError) {
+    let audible = stem.isAudible(anySolo: solo ?? anySolo())
     try send(.setLevels(slot: stem.slot, volume: volume ? stem.settings.volume : nil, pan: pan ? stem.settings.pan : nil,
-                        audible: stem.isAudible(anySolo: anySolo())))
+                        audible: audible))
+    stem.sentAudible = audible
   }
 
+  /// Sends the audibility of every stem whose mute/solo state as heard changed since it was last
+  /// sent. Only the changes go: a solo on a large session costs one command per stem it
+  /// silences or brings back, so adding N soloed stems (or `solo all`) is linear, not N² commands
+  /// (which overflowed the command ring at about 127 stems).
   func pushAllGains() throws(MixerError) {
-    for stem in stems { try pushGains(stem) }
+    let solo = anySolo()
+    for stem in stems where stem.isAudible(anySolo: solo) != stem.sentAudible { try pushGains(stem, anySolo: solo) }
   }
 
   /// Master volume, linear 0…2.
@@ -347,11 +462,9 @@ public final class Mixer: @unchecked Sendable {
   public func setQuality(_ newQuality: ResamplerQuality) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       guard newQuality != quality else { return }
-      let current = stems.map { ($0.settings, $0.path) }
-      quality = newQuality
       let position = currentTransportFrame()
-      for (settings, _) in current { try removeStem(settings.name) }
-      for (settings, path) in current { try addStem(path: path, settings: settings) }
+      try rebuildStems(stems.map { ($0, $0.settings) }, quality: newQuality, what: "change the quality to \(newQuality.rawValue)")
+      quality = newQuality
       try seek(toFrame: position)
       isDirty = true
     }
@@ -526,23 +639,7 @@ public final class Mixer: @unchecked Sendable {
           out += finishTake()
         }
       }
-      while let voice = rings.retired.pop() {
-        let shared = voice.pointee.shared
-        voice.deinitialize(count: 1)
-        voice.deallocate()
-        if let index = retiring.firstIndex(where: { $0.shared.pointer == shared }) {
-          detaching.append(retiring.remove(at: index))
-        }
-      }
-      // A retired stem's shared state is freed once no disk worker holds its stream; a worker
-      // stuck in a stalled read of it only delays that (never the REPL: this does not wait).
-      detaching.removeAll { stem in
-        if let stream = stem.stream, !disk.tryRemove(stream) { return false }
-        stem.stream = nil
-        stem.freeShared()
-        freeSlots.append(stem.slot)
-        return true
-      }
+      collectRetired()
       // The end of the song: every stem that can finish has, and none loops forever. The
       // transport stops there (as a player does); `play` then starts again from the top.
       if !endReported && !stems.isEmpty && !stems.contains(where: { $0.settings.loops < 0 })
@@ -582,6 +679,42 @@ public final class Mixer: @unchecked Sendable {
     lock.locked { stems.contains { !$0.badSamplesReported && $0.shared.pointer.pointee.badSamples.load(ordering: .relaxed) } }
   }
 
+  /// Frees the voices the renderer handed back and the stems they belonged to, returning their
+  /// slots to the free list.
+  func collectRetired() {
+    while let voice = rings.retired.pop() {
+      let shared = voice.pointee.shared
+      voice.deinitialize(count: 1)
+      voice.deallocate()
+      if let index = retiring.firstIndex(where: { $0.shared.pointer == shared }) {
+        detaching.append(retiring.remove(at: index))
+      }
+    }
+    // A retired stem's shared state is freed once no disk worker holds its stream; a worker
+    // stuck in a stalled read of it only delays that (never the REPL: this does not wait).
+    detaching.removeAll { stem in
+      if let stream = stem.stream, !disk.tryRemove(stream) { return false }
+      stem.stream = nil
+      stem.freeShared()
+      if !stem.slotHandedOver { freeSlots.append(stem.slot) }
+      return true
+    }
+  }
+
+  /// Makes sure `count` slots are free if the renderer can hand enough back: collects what it
+  /// has returned and, while it runs and still holds stems on their way out, waits for them
+  /// (bounded, 2 s). Song changes in a row (`next` 200 times while playing) used to run out of
+  /// slots because the songs they superseded had not been collected yet.
+  func reclaimSlots(_ count: Int) {
+    collectRetired()
+    guard freeSlots.count < count, streaming == .thread else { return }
+    let deadline = Date().addingTimeInterval(2)
+    while freeSlots.count < count && !(retiring.isEmpty && detaching.isEmpty) && Date() < deadline {
+      usleep(1000)
+      collectRetired()
+    }
+  }
+
   func allFiniteStemsFinishedLocked() -> Bool {
     // Until the renderer has applied the latest seek (e.g. 'play' after the end rewinds to 0),
     // the stems' finished flags describe the old position: not finished yet.
@@ -604,7 +737,7 @@ public final class Mixer: @unchecked Sendable {
   }
 
   func validate(_ s: StemSettings, isNew: Bool) throws(MixerError) {
-    if let problem = StemName.problem(with: s.name) { throw MixerError("stem name '\(printableText(s.name))' \(problem)") }
+    if let problem = StemName.stemProblem(with: s.name) { throw MixerError("stem name '\(printableText(s.name))' \(problem)") }
     if isNew, stems.contains(where: { $0.settings.name == s.name }) || offlineStems.contains(where: { $0.settings.name == s.name }) {
       throw MixerError("a stem named '\(s.name)' already exists; choose another name with 'as NAME'")
     }
@@ -628,6 +761,18 @@ public final class Mixer: @unchecked Sendable {
     while Double(n) < sampleRate * 1.25 { n <<= 1 }
     return n
   }
+
+  /// Ring size for a stem's file, in file frames (a power of two): 1.25 s of the file's audio at
+  /// rate 1 (never less than the engine-rate size), and at least four of the largest periods'
+  /// worth at the top rate. The ring holds the file's frames, so sizing it in engine frames alone
+  /// starved files recorded above the engine rate: a 384 kHz stem underran every 4096-frame
+  /// period live, and a 192 kHz stem at rate 2 rendered at 12 kHz was mostly silence.
+  static func ringFrames(engineRate: Double, fileRate: Double, maxBlockFrames: Int) -> Int {
+    let perPeriod = Double(maxBlockFrames) * fileRate / engineRate * SettingRange.rate.upperBound
+    var n = ringFrames(sampleRate: max(engineRate, fileRate))
+    while Double(n) < 4 * perPeriod + 64 { n <<= 1 }
+    return n
+  }
 }
 
 /// The control thread's record of one stem.
@@ -641,6 +786,10 @@ final class Stem {
   var stream: DiskStream?
   var failureReported = false
   var badSamplesReported = false
+  /// The audibility (mute and solo) last sent to the renderer (see `pushAllGains`).
+  var sentAudible = true
+  /// Rebuilt in place (`rebuildStems`): its slot belongs to the new stem, not the free list.
+  var slotHandedOver = false
   /// Part of a song being left by a setlist change: still playing (or fading out) until the
   /// renderer hands its voice back.
   var leavingSong = false
@@ -773,27 +922,58 @@ extension Mixer {
   /// tempo, recording settings and position (used when a JACK server comes back at a different
   /// rate). Its transport is paused.
   public func copy(atSampleRate newRate: Double) throws(MixerError) -> Mixer {
+    var warnings: [String] = []
+    return try copy(atSampleRate: newRate, warnings: &warnings)
+  }
+
+  /// `copy(atSampleRate:)`, keeping a stem whose audio file cannot be opened any more (moved or
+  /// deleted during the show) as an offline stem, as a session load does, with a line in
+  /// `warnings`: the engine follows the server rather than failing over one file. On an error
+  /// the half-built copy is shut down (its disk threads and memory freed) before the throw.
+  public func copy(atSampleRate newRate: Double, warnings: inout [String]) throws(MixerError) -> Mixer {
     try lock.locked { () throws(MixerError) -> Mixer in
       let other = Mixer(sampleRate: newRate, quality: quality, streaming: streaming,
                         maxVoices: renderState.pointee.maxVoices, maxBlockFrames: renderState.pointee.maxBlockFrames)
-      try other.setOptions(options)
-      try other.setMasterVolume(masterVolume)
-      other.recording = recording
-      other.tempoSetting = tempoSetting
-      for stem in stems { try other.addStem(path: stem.path, settings: stem.settings) }
-      other.offlineStems = offlineStems
-      other.offlineEffects = offlineEffects
-      // Effects are converted to the engine rate when loaded: load them again at the new rate.
-      // One whose file has gone since is kept offline (saved back unchanged) rather than keeping
-      // the server unfollowed.
-      for (index, name) in effectOrder.enumerated() {
-        guard let effect = effectsByName[name] else { continue }
-        if (try? other.loadEffect(path: effect.path, settings: effect.settings)) == nil {
-          other.offlineEffects.append(OfflineEffect(settings: effect.settings, path: effect.path, index: index))
+      var lost: [String] = []
+      do throws(MixerError) {
+        try other.setOptions(options)
+        try other.setMasterVolume(masterVolume)
+        other.recording = recording
+        other.tempoSetting = tempoSetting
+        // Every stem in its saved order (offline ones at their places), so that a stem going
+        // offline here is saved back where it was.
+        var offline: [OfflineStem] = []
+        for (index, entry) in savedOrder().enumerated() {
+          if var stem = entry.offline {
+            stem.index = index
+            offline.append(stem)
+          } else if let stem = entry.stem {
+            do throws(SoundFileError) { _ = try SoundFile(readingFrom: stem.path) } catch {
+              offline.append(OfflineStem(settings: stem.settings, path: stem.path, reason: error.reason, index: index))
+              lost.append("stem '\(printableText(stem.settings.name))' is offline: \(printableText(error.description)) (its settings are kept and saved; fix the file and 'open' the session again)")
+              continue
+            }
+            try other.addStem(path: stem.path, settings: stem.settings)
+          }
         }
+        other.offlineStems = offline
+        other.offlineEffects = offlineEffects
+        // Effects are converted to the engine rate when loaded: load them again at the new rate.
+        // One whose file has gone since is kept offline (saved back unchanged) rather than keeping
+        // the server unfollowed.
+        for (index, name) in effectOrder.enumerated() {
+          guard let effect = effectsByName[name] else { continue }
+          if (try? other.loadEffect(path: effect.path, settings: effect.settings)) == nil {
+            other.offlineEffects.append(OfflineEffect(settings: effect.settings, path: effect.path, index: index))
+          }
+        }
+        try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
+      } catch {
+        other.shutdown()
+        throw error
       }
-      try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
       other.isDirty = isDirty
+      warnings += lost
       return other
     }
   }

@@ -29,6 +29,10 @@ public struct MixerError: Error, CustomStringConvertible, Equatable, Sendable {
 
 /// Stem name rules shared by the REPL and the session format.
 public enum StemName {
+  /// Names whose direct-out ports would be stemdeck's own (`master_L`, `in_L`, `sfx_L`): JACK
+  /// refused to register them at every poll, and `meters` showed two master rows.
+  public static let reservedForPorts: Set<String> = ["master", "in", "sfx"]
+
   /// Why `name` is not a valid stem name, or nil.
   public static func problem(with name: String) -> String? {
     if name.isEmpty { return "is empty" }
@@ -39,6 +43,15 @@ public enum StemName {
     return ok ? nil : "may contain only letters, digits, '_', '-' and '.'"
   }
 
+  /// `problem(with:)`, and for stems (which may have direct outs) the names reserved for ports.
+  public static func stemProblem(with name: String) -> String? {
+    if let problem = problem(with: name) { return problem }
+    if reservedForPorts.contains(name.lowercased()) {
+      return "is reserved: a stem's direct outs are NAME_L/NAME_R, and \(name.lowercased())_L/R are stemdeck's own ports (master_L/R, in_L/R, sfx_L/R); choose another name"
+    }
+    return nil
+  }
+
   /// A valid, unused stem name derived from a file path ("Drums Loop.wav" → "Drums_Loop").
   public static func derived(fromPath path: String, taken: [String]) -> String {
     var base = String(path.split(separator: "/").last ?? "stem")
@@ -47,6 +60,7 @@ public enum StemName {
       StemSettings.isNameCharacter(c) ? Character(c) : "_"
     })
     if cleaned.isEmpty || cleaned.lowercased() == "all" { cleaned = "stem" }
+    if reservedForPorts.contains(cleaned.lowercased()) { cleaned += "-stem" }
     if cleaned.count > 60 { cleaned = String(cleaned.prefix(60)) }
     var name = cleaned
     var n = 2
@@ -60,10 +74,21 @@ public enum Suggestion {
   public static func closest(to word: String, in candidates: [String]) -> String? {
     // One edit per three characters; very short words only match on a single edit if they are
     // at least two characters long (so 'c' does not "mean" 'a').
-    let limit = word.count < 2 ? 0 : max(1, word.count / 3)
+    //
+    // The distance is at least the difference in length, so a candidate whose length is further
+    // from the word's than the limit is skipped without the quadratic table: a mistyped word of
+    // megabytes (a pasted file) costs one pass over it, not its length times each name's
+    // (1 MB took 22 s and 3 MB 633 MB of memory). Words far longer than every name stop sooner.
+    let longest = candidates.reduce(0) { max($0, $1.utf8.count) }
+    guard word.utf8.count <= 8 * longest + 8 else { return nil }
+    let length = word.count
+    let limit = length < 2 ? 0 : max(1, length / 3)
+    let lowered = word.lowercased()
     var best: (String, Int)?
     for c in candidates {
-      let d = distance(word.lowercased(), c.lowercased())
+      let n = c.count
+      guard abs(n - length) <= limit else { continue }
+      let d = distance(lowered, c.lowercased())
       if d <= limit, d < (best?.1 ?? Int.max) { best = (c, d) }
     }
     return best?.0

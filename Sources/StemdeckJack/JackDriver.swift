@@ -47,6 +47,9 @@ public final class JackDriver: @unchecked Sendable {
   /// restart (it was 1 s: 1.2 s from kill to sound, most of it waiting).
   static let reconnectInterval = 0.25
   var wasPlayingAtLoss = false
+  /// Failed engine rebuilds (a server back at another rate) in a row, and the last reason shown.
+  var rebuildFailures = 0
+  var lastRebuildError: String?
   public private(set) var connected = false
   var xrunsReported = 0
   var syncMode: TransportSync = .off
@@ -474,13 +477,24 @@ public final class JackDriver: @unchecked Sendable {
     var lines: [String] = []
     if Double(newClient.sampleRate) != mixer.sampleRate {
       do {
-        let replacement = try mixer.copy(atSampleRate: Double(newClient.sampleRate))
+        var warnings: [String] = []
+        let replacement = try mixer.copy(atSampleRate: Double(newClient.sampleRate), warnings: &warnings)
         lines.append("the JACK server now runs at \(newClient.sampleRate) Hz (was \(Int(mixer.sampleRate)) Hz); the engine follows")
+        lines += warnings
         let old = mixer
         mixer = replacement
         old.shutdown()
+        rebuildFailures = 0
+        lastRebuildError = nil
       } catch {
-        return ["cannot follow the server's new sample rate \(newClient.sampleRate) Hz: \(error)"]
+        // The copy freed what it built. Try again later, less and less often (a rebuild opens
+        // every stem's file), and say it once per distinct reason rather than every attempt.
+        rebuildFailures += 1
+        reconnectAt = Date().addingTimeInterval(min(5, Self.reconnectInterval * Double(1 << min(rebuildFailures, 5))))
+        let message = "cannot follow the server's new sample rate \(newClient.sampleRate) Hz: \(error)"
+        guard message != lastRebuildError else { return [] }
+        lastRebuildError = message
+        return [message + "; retrying"]
       }
     }
     do { try attach(newClient) } catch {

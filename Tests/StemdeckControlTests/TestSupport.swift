@@ -175,8 +175,8 @@ final class MixerRig {
   /// Every frame rendered so far.
   private(set) var rendered = 0
 
-  init(sampleRate: Double = 48000, quality: ResamplerQuality = .fast) {
-    mixer = Mixer(sampleRate: sampleRate, quality: quality, streaming: .synchronous, maxVoices: 64)
+  init(sampleRate: Double = 48000, quality: ResamplerQuality = .fast, maxVoices: Int = 64) {
+    mixer = Mixer(sampleRate: sampleRate, quality: quality, streaming: .synchronous, maxVoices: maxVoices)
   }
 
   deinit { mixer.shutdown() }

@@ -20,6 +20,12 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case completeSongChange
   /// Fades the voice out and returns it through the return ring.
   case removeVoice(slot: Int32)
+  /// Rebuilds a stem in place (a new converter, mode or stretcher): the voice in `slot` fades out
+  /// as for `removeVoice` and `voice` takes the slot once it has (at once when nothing plays).
+  /// Commands for the slot reach `voice` from now on. A replacement that was still waiting is
+  /// handed back unheard. The slot never becomes free, so a session using most of the slots can
+  /// still rebuild all its stems.
+  case replaceVoice(slot: Int32, voice: UnsafeMutablePointer<StemVoice>)
   /// New target gains (left, right), already combining volume, pan, mute and solo.
   case setGains(slot: Int32, left: Float, right: Float)
   /// New resampling ratio (output rate / input rate, including the stem's varispeed).

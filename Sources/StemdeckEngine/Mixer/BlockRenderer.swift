@@ -89,7 +89,10 @@ public struct RenderState: ~Copyable {
   ) -> RenderStateAndRings {
     let commands = SPSCRing.make(minimumCapacity: 8192, of: EngineCommand.self)
     let events = SPSCRing.make(minimumCapacity: 4096, of: EngineEvent.self)
-    let retired = SPSCRing.make(minimumCapacity: maxVoices * 2, of: UnsafeMutablePointer<StemVoice>.self)
+    // Room for every voice alive at once: one per slot, plus a replacement per slot waiting for
+    // its voice to fade (`replaceVoice`), plus as many again for a second rebuild before the
+    // control thread collects the first.
+    let retired = SPSCRing.make(minimumCapacity: maxVoices * 3, of: UnsafeMutablePointer<StemVoice>.self)
     let status = UnsafeMutablePointer<EngineStatus>.allocate(capacity: 1)
     status.initialize(to: EngineStatus())
     let voices = UnsafeMutablePointer<UnsafeMutablePointer<StemVoice>?>.allocate(capacity: maxVoices)
@@ -157,7 +160,10 @@ public struct RenderState: ~Copyable {
     state.pointee.collectingGroup = false
     state.pointee.scheduledCount = 0
     for slot in 0..<state.pointee.maxVoices {
-      if let voice = state.pointee.voices[slot] { dispose(voice) }
+      if let voice = state.pointee.voices[slot] {
+        if let waiting = voice.pointee.replacement { dispose(waiting) }
+        dispose(voice)
+      }
     }
     state.pointee.voices.deallocate()
     state.pointee.mixLeft.deallocate()

@@ -82,6 +82,12 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     state.pointee.voices[s] = voice
     if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
   case .changeSong(let frame, let epoch, let fadeFrames, let song):
+    // An earlier change still waiting for its voices is superseded: its voices go back now (not
+    // at the switch), so changes in a row hand their slots back before the slots run out.
+    for slot in 0..<state.pointee.slotLimit {
+      guard let voice = state.pointee.voices[slot], voice.pointee.pending, voice.pointee.pendingSong < song else { continue }
+      retireVoice(state, slot: slot, voice: voice)
+    }
     state.pointee.songChangePending = true
     state.pointee.songChangeSong = song
     state.pointee.songChangeFrame = frame
@@ -90,6 +96,24 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     state.pointee.songChangeWaitLeft = Int(state.pointee.sampleRate)
   case .completeSongChange:
     if state.pointee.songChangePending { performSongChange(state) }
+  case .replaceVoice(let slot, let voice):
+    let s = Int(slot)
+    guard s >= 0, s < state.pointee.maxVoices else { return }
+    guard let old = state.pointee.voices[s] else {
+      state.pointee.voices[s] = voice
+      if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
+      return
+    }
+    if let waiting = old.pointee.replacement {
+      // Rebuilt again before the first rebuild took over: that one never sounded.
+      guard state.pointee.retired.push(waiting) else { return }
+    }
+    old.pointee.replacement = voice
+    old.pointee.removing = true
+    old.pointee.volumeGlide = Glide()
+    old.pointee.panGlide = Glide()
+    setRamp(&old.pointee.gainLeft, 0, jump: !playing)
+    setRamp(&old.pointee.gainRight, 0, jump: !playing)
   case .removeVoice(let slot):
     guard let voice = voiceAt(state, slot) else { return }
     voice.pointee.removing = true
@@ -223,8 +247,8 @@ func setRamp(_ ramp: inout GainRamp, _ target: Float, jump: Bool) {
 @_noLocks @inline(__always)
 func voiceAt(_ state: UnsafeMutablePointer<RenderState>, _ slot: Int32) -> UnsafeMutablePointer<StemVoice>? {
   let s = Int(slot)
-  guard s >= 0, s < state.pointee.maxVoices else { return nil }
-  return state.pointee.voices[s]
+  guard s >= 0, s < state.pointee.maxVoices, let voice = state.pointee.voices[s] else { return nil }
+  return voice.pointee.replacement ?? voice
 }
 
 @_noLocks
@@ -242,6 +266,7 @@ func performSeek(_ state: UnsafeMutablePointer<RenderState>, frame: Int, epoch: 
     guard let voice = state.pointee.voices[slot], !voice.pointee.detached, !voice.pointee.pending else { continue }
     resyncVoice(state, voice, frame: frame, epoch: epoch)
     voice.pointee.songFade = SongFade()  // a seek ends a song-change fade-in
+    if let waiting = voice.pointee.replacement { resyncVoice(state, waiting, frame: frame, epoch: epoch) }
   }
 }
 
@@ -258,10 +283,13 @@ func resyncVoice(_ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMuta
 
 @_noLocks
 func retireVoice(_ state: UnsafeMutablePointer<RenderState>, slot: Int, voice: UnsafeMutablePointer<StemVoice>) {
-  // The return ring holds twice as many entries as there are slots, so this cannot fail; if it
-  // ever did, keeping the voice installed (silent) is safer than leaking it unseen.
+  // The return ring holds room for every voice there can be, so this cannot fail; if it ever
+  // did, keeping the voice installed (silent) is safer than leaking it unseen. A voice being
+  // replaced hands its slot to the replacement (read first: once pushed, the voice is not ours).
+  let next = voice.pointee.replacement
   guard state.pointee.retired.push(voice) else { return }
-  state.pointee.voices[slot] = nil
+  state.pointee.voices[slot] = next
+  if next != nil { return }
   while state.pointee.slotLimit > 0 && state.pointee.voices[state.pointee.slotLimit &- 1] == nil {
     state.pointee.slotLimit &-= 1
   }

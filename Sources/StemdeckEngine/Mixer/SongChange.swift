@@ -112,7 +112,13 @@ func performSongChange(_ state: UnsafeMutablePointer<RenderState>) {
   let oldFrame = state.pointee.transportFrame
   let detachedClock = state.pointee.detachedClock
   for slot in 0..<state.pointee.slotLimit {
-    guard let voice = state.pointee.voices[slot] else { continue }
+    guard var voice = state.pointee.voices[slot] else { continue }
+    if !voice.pointee.pending && voice.pointee.replacement != nil {
+      // A stem rebuilt in place whose old voice is still fading: the rebuilt one is the song's.
+      retireVoice(state, slot: slot, voice: voice)
+      guard let installed = state.pointee.voices[slot], installed != voice else { continue }
+      voice = installed
+    }
     if voice.pointee.pending {
       let song = voice.pointee.pendingSong
       if song > state.pointee.songChangeSong { continue }  // a later change's, still to come

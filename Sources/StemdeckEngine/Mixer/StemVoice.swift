@@ -44,6 +44,9 @@ public struct StemVoice: ~Copyable {
   @usableFromInline var drained = false
   @usableFromInline var underrunning = false
   @usableFromInline var removing = false
+  /// The voice that takes this one's slot once this one has faded out (`EngineCommand.replaceVoice`):
+  /// commands for the slot go to it from the moment it arrives.
+  @usableFromInline var replacement: UnsafeMutablePointer<StemVoice>? = nil
   /// A setlist's next song, installed but not yet part of the transport (silent until the switch).
   @usableFromInline var pending = false
   /// The song change a pending voice belongs to.

@@ -339,7 +339,9 @@ func renderVoice(
       if !voice.pointee.finished {
         voice.pointee.finished = true
         shared.pointee.finished.store(true, ordering: .releasing)
-        _ = state.pointee.events.push(.stemFinished(slot: Int32(slot)))
+        // A voice fading out for good says nothing: its slot may already belong to the stem
+        // rebuilt in its place (`replaceVoice`), whose events these would seem to be.
+        if !voice.pointee.removing { _ = state.pointee.events.push(.stemFinished(slot: Int32(slot))) }
       }
     } else {
       // The frames that should have sounded are skipped when the audio arrives.
@@ -347,7 +349,7 @@ func renderVoice(
       shared.pointee.underruns.add(1, ordering: .relaxed)
       if !voice.pointee.underrunning {
         voice.pointee.underrunning = true
-        _ = state.pointee.events.push(.underrun(slot: Int32(slot)))
+        if !voice.pointee.removing { _ = state.pointee.events.push(.underrun(slot: Int32(slot))) }
       }
     }
   } else {
