@@ -321,12 +321,6 @@ public final class DiskStreamer: @unchecked Sendable {
     return stream.tryClaim()
   }
 
-  /// Failure messages of streams that could not be read, with their shared pointers.
-  public func failures() -> [(StemSharedRef, String)] {
-    let list = streams.withLock { $0 }
-    return list.compactMap { s in s.failure.map { (s.shared, $0) } }
-  }
-
   /// One pass over all streams on the calling thread; returns frames written. Called directly by
   /// the offline renderer (which then needs no thread).
   @discardableResult

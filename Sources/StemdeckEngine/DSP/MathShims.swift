@@ -15,7 +15,4 @@ func cosImpl(_ x: Double) -> Double { cos(x) }
 func sinImpl(_ x: Double) -> Double { sin(x) }
 
 @usableFromInline
-func sqrtImpl(_ x: Double) -> Double { x.squareRoot() }
-
-@usableFromInline
 func powImpl(_ x: Double, _ y: Double) -> Double { pow(x, y) }

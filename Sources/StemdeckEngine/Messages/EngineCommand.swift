@@ -28,8 +28,6 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case replaceVoice(slot: Int32, voice: UnsafeMutablePointer<StemVoice>)
   /// New target gains (left, right), already combining volume, pan, mute and solo.
   case setGains(slot: Int32, left: Float, right: Float)
-  /// New resampling ratio (output rate / input rate, including the stem's varispeed).
-  case setRatio(slot: Int32, ratio: Double)
   /// A stem's volume and pan (nil: unchanged) and audibility (mute/solo); the renderer computes
   /// the gains. Setting volume or pan cancels that parameter's glide.
   case setLevels(slot: Int32, volume: Double?, pan: Double?, audible: Bool)

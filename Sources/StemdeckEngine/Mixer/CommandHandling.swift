@@ -142,10 +142,6 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     voice.pointee.audible = audible
     updateGains(voice, frames: 0, jump: !playing || voice.pointee.pending)
     publishGlides(voice)
-  case .setRatio(let slot, let ratio):
-    guard let voice = voiceAt(state, slot) else { return }
-    voice.pointee.rateGlide = Glide()
-    changeRatio(voice, to: ratio)
   case .setRate(let slot, let rate):
     guard let voice = voiceAt(state, slot) else { return }
     voice.pointee.rateGlide = Glide()

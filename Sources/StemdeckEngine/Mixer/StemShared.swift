@@ -102,5 +102,4 @@ public struct StemShared: ~Copyable, @unchecked Sendable {
 public struct StemSharedRef: @unchecked Sendable {
   public let pointer: UnsafeMutablePointer<StemShared>
   public init(_ pointer: UnsafeMutablePointer<StemShared>) { self.pointer = pointer }
-  public var pointee: UnsafeMutablePointer<StemShared> { pointer }
 }
