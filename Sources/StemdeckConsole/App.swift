@@ -166,6 +166,14 @@ func runRender(_ a: Arguments) -> Int32 {
   }
 }
 
+/// JACK gives a second client of the same name another one (`stemdeck-01`) unless told to use
+/// the exact name; scripts, saved connections and patchbay snapshots that say `stemdeck:` then
+/// miss it, so it is said on start.
+func renamedClientMessage(asked: String, got: String, server: String) -> String? {
+  guard asked != got else { return nil }
+  return "note: a JACK client named '\(asked)' already runs on server '\(server)', so this one is '\(got)' (ports \(got):master_L…); connections saved for '\(asked):' will not reach it. Choose a name with --name NAME"
+}
+
 func printErrorNoNewline(_ s: String) {
   Output.write(s, to: 2)
 }
@@ -215,6 +223,14 @@ func runLive(_ a: Arguments) -> Int32 {
   if let message = driver.startedServerMessage {
     // One line; on a terminal, wrapped at spaces to its width.
     for line in isatty(1) != 0 ? Display.wrapped(message, width: TerminalInfo.columns()) : [message] { writeOut(line) }
+  }
+  if let message = renamedClientMessage(asked: a.clientName, got: driver.clientName, server: driver.serverName) {
+    // Interactive: a line above the prompt; script mode: stderr, so stdout stays the commands'.
+    if interactive {
+      for line in isatty(1) != 0 ? Display.wrapped(message, width: TerminalInfo.columns()) : [message] { writeOut(line) }
+    } else {
+      printError(message)
+    }
   }
   let console = Console(driver: driver) { writeOut($0) }
   console.interactive = interactive
