@@ -238,6 +238,7 @@ func runLive(_ a: Arguments) -> Int32 {
   var failed = false
   defer {
     finishTake(driver: driver, console: console)
+    console.report([], final: true)  // folded events still held back
     // Then fade out, and close the client before freeing the engine.
     try? driver.mixer.pause()
     usleep(30_000)
@@ -246,7 +247,7 @@ func runLive(_ a: Arguments) -> Int32 {
   }
   console.writeEvent = { writeOut("event: \($0)") }
   console.idle = {
-    for line in driver.poll() { console.writeEvent(line) }
+    console.report(driver.poll())
     console.periodic()
     // A terminal that hangs up while a command runs (a long 'wait') ends it like a signal; the
     // interactive loop then sees the hang-up and leaves.
@@ -343,7 +344,7 @@ func finishTake(driver: JackDriver, console: Console) {
   guard driver.mixer.recordingStatus != nil, (try? driver.mixer.stopRecording()) != nil else { return }
   let deadline = Date().addingTimeInterval(1)
   while driver.mixer.recordingStatus != nil && Date() < deadline {
-    for line in driver.poll() { console.writeEvent(line) }
+    console.report(driver.poll())
     usleep(2_000)
   }
 }

@@ -410,6 +410,14 @@ enum CommandTable {
       if routes.isEmpty { c.write("no routes") }
       for r in routes { c.write("\(r.connected ? "connected" : "waiting  ")  \(r.port) \(r.isInput ? "←" : "→") \(r.peer)") }
     },
+    CommandSpec(
+      name: "events", usage: "events [on|off|CLASS…]", summary: "choose which events are shown (repeats are folded to one line a second)",
+      details: "Classes: " + EventGate.Class.allCases.map { "\($0.rawValue) (\($0.summary))" }.joined(separator: "; ")
+        + ". 'events CLASS…' shows only those; 'events on' all (the default), 'events off' none.",
+      argumentCount: 0...99, completions: Array(repeating: .keyword(["on", "off"] + EventGate.Class.allCases.map(\.rawValue)), count: 7)
+    ) { (c, a) throws(CommandError) in
+      try c.eventsCommand(a)
+    },
   ]
 
   // MARK: Session

@@ -208,6 +208,34 @@ struct JackCitizenTests {
     #expect(await deck.waitForLine(containing: "event: all stems finished", from: beforePlay, timeout: 10) != nil, "\(deck.transcript)")
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
   }
+
+  @Test("events CLASS… hides the other classes in script mode; events on shows them again, as 'event: ' lines")
+  func eventFilter() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-events")
+    defer { dir.remove() }
+    try writeSine(dir.file("short.wav"), sampleRate: 48000, seconds: 0.3, frequencies: [440])
+    try writeSession(dir.file("s.json"), stems: [SessionStem(name: "short", file: "short.wav")])
+    let deck = try StemdeckProcess(server: server, session: dir.file("s.json"))
+    defer { deck.kill() }
+    let listing = try await deck.run("events xrun server")
+    #expect(listing.contains { $0.hasPrefix("end       hidden") }, "\(listing)")
+    let start = deck.lineCount
+    try await deck.run("play")
+    // The song ends (the mixer counts it in status' stem flags: E) without an event line.
+    let ended = try await eventually(timeout: 10, interval: 0.05) {
+      try await deck.run("stems").contains { $0.hasPrefix("short ") && $0.contains(" E") }
+    }
+    #expect(ended, "\(deck.transcript)")
+    #expect(!deck.lines.dropFirst(start).contains { $0.contains("finished") }, "hidden events shown: \(deck.transcript)")
+    let again = deck.lineCount
+    try await deck.run("events on")
+    try await deck.run("play")
+    #expect(await deck.waitForLine(containing: "event: all stems finished", from: again, timeout: 10) != nil, "\(deck.transcript)")
+    #expect(deck.lines.dropFirst(again).contains("event: stem 'short' finished"), "\(deck.transcript)")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+  }
 }
 
 @Suite("port completion in a real terminal", .serialized, .timeLimit(.minutes(2)))
