@@ -132,6 +132,61 @@ struct JackCitizenTests {
     #expect(try await third.finish() == 0, "\(third.transcript)")
   }
 
+  @Test("after kill -9 and a restart of jackd the re-registered ports carry their own names, and nothing of the old ports' names is left on a UUID no port has")
+  func portMetadataAcrossServerRestart() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let client = "sdrestart\(getpid() % 10000)"
+    let deck = try StemdeckProcess(server: server, extra: ["--name", client])
+    defer { deck.kill() }
+    try await deck.run("add \(samplesDirectory)/bass.flac")
+    try await deck.run("directout bass on")
+    var before: [String: String] = [:]
+    _ = try await eventually(timeout: 5, interval: 0.05) {
+      before = try await portUUIDs(server, client: client)
+      return before.count == 6
+    }
+    #expect(before.count == 6, "\(before)")
+
+    server.kill9()
+    let wentAway = try await eventually(timeout: 5, interval: 0) {
+      try await deck.run("wait 0.1")
+      return deck.events.contains { $0.contains("went away") }
+    }
+    try #require(wentAway, "\(deck.transcript)")
+    // The dead server's properties stay in the database (nobody could remove them), and the new
+    // server hands out port UUIDs from the start again.
+    try await server.start()
+    let back = try await eventually(timeout: 10, interval: 0) {
+      try await deck.run("wait 0.1")
+      return deck.events.contains { $0.contains("reconnected to JACK server") }
+    }
+    try #require(back, "\(deck.transcript)")
+    var after: [String: String] = [:]
+    _ = try await eventually(timeout: 5, interval: 0.05) {
+      after = try await portUUIDs(server, client: client)
+      return after.count == 6
+    }
+    let expected = [
+      "master_L": "stemdeck master left", "master_R": "stemdeck master right",
+      "in_L": "stemdeck record input left", "in_R": "stemdeck record input right",
+      "bass_L": "bass left", "bass_R": "bass right",
+    ]
+    for (port, name) in expected {
+      let uuid = try #require(after["\(client):\(port)"], "\(after)")
+      let names = try await prettyNames(server, uuid: uuid)
+      #expect(names == [name], "\(port) (\(uuid)) after the restart: \(names)")
+    }
+    // The old UUIDs that no port has now hold none of the names stemdeck gave them.
+    let live = Set(after.values)
+    for (port, uuid) in before where !live.contains(uuid) {
+      let short = String(port.split(separator: ":").last!)
+      let names = try await prettyNames(server, uuid: uuid)
+      #expect(!names.contains(expected[short]!), "\(port)'s old UUID \(uuid) kept its name: \(names)")
+    }
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+  }
+
   @Test("a second instance renamed by JACK says so on start, naming the new client and --name")
   func renamedInstance() async throws {
     let server = try await PrivateJackServer()
