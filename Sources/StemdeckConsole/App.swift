@@ -201,6 +201,14 @@ func runRender(_ a: Arguments) -> Int32 {
 /// samples in its file); 1 is a render that failed, 0 a clean one.
 public let renderMutedStatus: Int32 = 3
 
+/// JACK gives a second client of the same name another one (`stemdeck-01`) unless told to use
+/// the exact name; scripts, saved connections and patchbay snapshots that say `stemdeck:` then
+/// miss it, so it is said on start.
+func renamedClientMessage(asked: String, got: String, server: String) -> String? {
+  guard asked != got else { return nil }
+  return "note: a JACK client named '\(asked)' already runs on server '\(server)', so this one is '\(got)' (ports \(got):master_L…); connections saved for '\(asked):' will not reach it. Choose a name with --name NAME"
+}
+
 func printErrorNoNewline(_ s: String) {
   Output.write(s, to: 2)
 }
@@ -251,12 +259,21 @@ func runLive(_ a: Arguments) -> Int32 {
     // One line; on a terminal, wrapped at spaces to its width.
     for line in isatty(1) != 0 ? Display.wrapped(message, width: TerminalInfo.columns()) : [message] { writeOut(line) }
   }
+  if let message = renamedClientMessage(asked: a.clientName, got: driver.clientName, server: driver.serverName) {
+    // Interactive: a line above the prompt; script mode: stderr, so stdout stays the commands'.
+    if interactive {
+      for line in isatty(1) != 0 ? Display.wrapped(message, width: TerminalInfo.columns()) : [message] { writeOut(line) }
+    } else {
+      printError(message)
+    }
+  }
   let console = Console(driver: driver) { writeOut($0) }
   console.interactive = interactive
   console.strict = a.strict
   var failed = false
   defer {
     finishTake(driver: driver, console: console)
+    console.report([], final: true)  // folded events still held back
     // Then fade out, and close the client before freeing the engine.
     try? driver.mixer.pause()
     usleep(30_000)
@@ -265,7 +282,7 @@ func runLive(_ a: Arguments) -> Int32 {
   }
   console.writeEvent = { writeOut("event: \($0)") }
   console.idle = {
-    for line in driver.poll() { console.writeEvent(line) }
+    console.report(driver.poll())
     console.periodic()
     // A terminal that hangs up while a command runs (a long 'wait') ends it like a signal; the
     // interactive loop then sees the hang-up and leaves.
@@ -362,7 +379,7 @@ func finishTake(driver: JackDriver, console: Console) {
   guard driver.mixer.recordingStatus != nil, (try? driver.mixer.stopRecording()) != nil else { return }
   let deadline = Date().addingTimeInterval(1)
   while driver.mixer.recordingStatus != nil && Date() < deadline {
-    for line in driver.poll() { console.writeEvent(line) }
+    console.report(driver.poll())
     usleep(2_000)
   }
 }

@@ -383,7 +383,8 @@ enum CommandTable {
       if list.isEmpty { c.write("no ports match"); return }
       for p in list {
         let dir = p.isOutput ? "out" : "in "
-        let peers = p.connections.isEmpty ? "" : "  → " + p.connections.joined(separator: ", ")
+        // The arrow is the signal's direction: an output feeds its peers, an input is fed by them.
+        let peers = p.connections.isEmpty ? "" : (p.isInput ? "  ← " : "  → ") + p.connections.joined(separator: ", ")
         c.write("\(dir)  \(p.name)\(peers)")
       }
     },
@@ -402,12 +403,20 @@ enum CommandTable {
     CommandSpec(name: "connections", usage: "connections", summary: "stemdeck's port connections", argumentCount: 0...0) { (c, _) throws(CommandError) in
       let routes = try c.jackCall { (d: JackDriver) throws(JackError) in d.routes() }.filter(\.connected)
       if routes.isEmpty { c.write("no connections") }
-      for r in routes { c.write("\(r.port) → \(r.peer)") }
+      for r in routes { c.write("\(r.port) \(r.isInput ? "←" : "→") \(r.peer)") }
     },
     CommandSpec(name: "routes", usage: "routes", summary: "intended versus actual connections (missing ones heal when the port appears)", argumentCount: 0...0) { (c, _) throws(CommandError) in
       let routes = try c.jackCall { (d: JackDriver) throws(JackError) in d.routes() }
       if routes.isEmpty { c.write("no routes") }
-      for r in routes { c.write("\(r.connected ? "connected" : "waiting  ")  \(r.port) → \(r.peer)") }
+      for r in routes { c.write("\(r.connected ? "connected" : "waiting  ")  \(r.port) \(r.isInput ? "←" : "→") \(r.peer)") }
+    },
+    CommandSpec(
+      name: "events", usage: "events [on|off|CLASS…]", summary: "choose which events are shown (repeats are folded to one line a second)",
+      details: "Classes: " + EventGate.Class.allCases.map { "\($0.rawValue) (\($0.summary))" }.joined(separator: "; ")
+        + ". 'events CLASS…' shows only those; 'events on' all (the default), 'events off' none.",
+      argumentCount: 0...99, completions: Array(repeating: .keyword(["on", "off"] + EventGate.Class.allCases.map(\.rawValue)), count: 7)
+    ) { (c, a) throws(CommandError) in
+      try c.eventsCommand(a)
     },
   ]
 

@@ -16,8 +16,16 @@ enum Completion {
     case .keyword(let words): options = words
     case .command: options = CommandTable.all.map(\.name)
     case .port:
-      options = ((try? console.driver?.ports(matching: nil)) ?? [])?.map(\.name) ?? []
-      if let own = console.driver?.clientName {
+      var ports = ((try? console.driver?.ports(matching: nil)) ?? []) ?? []
+      let own = console.driver?.clientName
+      func full(_ name: String) -> String { name.contains(":") || own == nil ? name : "\(own!):\(name)" }
+      // A port already typed (connect master_L …): only ports that can connect to it, the
+      // other direction (an output connects to inputs, an input to outputs).
+      if index >= 1, let other = ports.first(where: { $0.name == full(words[index]) }) {
+        ports = ports.filter { other.isOutput ? $0.isInput : $0.isOutput }
+      }
+      options = ports.map(\.name)
+      if let own {
         options += options.filter { $0.hasPrefix(own + ":") }.map { String($0.dropFirst(own.count + 1)) }
       }
     case .file: return files(matching: partial)

@@ -59,6 +59,8 @@ public final class Console {
   public var strict = false
   /// The command word being run (lets "open!" differ from "open").
   var commandWord = ""
+  /// Which events are shown, and repeats being folded (`events`, Events.swift).
+  var eventGate = EventGate()
 
   /// A console driving a live JACK mixer.
   public init(driver: JackDriver, write: @escaping (String) -> Void) {

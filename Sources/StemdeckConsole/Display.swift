@@ -41,7 +41,8 @@ enum Display {
         s.glidingPan.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.settings.pan, 2))" } ?? NumberFormat.fixed(s.settings.pan, 2),
         s.glidingRate.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.settings.rate, 2))" } ?? NumberFormat.fixed(s.settings.rate, 2),
         s.settings.loops < 0 ? "forever" : "\(s.settings.loops)", flags,
-        "\(s.loopIndex + 1)", NumberFormat.time(s.positionInFile), peaks,
+        // A finished stem's read position has passed its last pass: show the last one.
+        "\(s.settings.loops >= 0 ? min(s.loopIndex, s.settings.loops) + 1 : s.loopIndex + 1)", NumberFormat.time(s.positionInFile), peaks,
       ])
     }
     let numeric: Set<Int> = [2, 3, 5, 6, 7, 10]
@@ -157,9 +158,13 @@ enum Display {
     case .waitingForDisk: state = "starting"
     }
     let duration = m.duration
+    // The transport runs on for part of a period after the last stem ends (it stops at the next
+    // look): at the end of a song the position shown is the end, never past it.
+    var position = m.position
+    if let duration, !m.hasEndlessStems, m.songHasEnded { position = min(position, duration) }
     var lines = [
       "state: \(state)",
-      "position: \(NumberFormat.time(m.position)) / \(duration.map(NumberFormat.time) ?? "-")\(m.hasEndlessStems ? " (some stems loop forever)" : "")",
+      "position: \(NumberFormat.time(position)) / \(duration.map(NumberFormat.time) ?? "-")\(m.hasEndlessStems ? " (some stems loop forever)" : "")",
     ]
     if let d = c.driver {
       lines.append("sample rate: \(d.sampleRate) Hz")

@@ -587,6 +587,8 @@ public final class Mixer: @unchecked Sendable {
   /// Counts the ends of songs reported by `pump` (the transport stopped there); the console's
   /// setlist auto-advance and `wait end` watch it change.
   public var songEnds: Int { lock.locked { songEndCount } }
+  /// Whether the song has played to its end (reported, and not moved since).
+  public var songHasEnded: Bool { lock.locked { endReported } }
 
   public var allFiniteStemsFinished: Bool {
     lock.locked { allFiniteStemsFinishedLocked() }
@@ -642,7 +644,10 @@ public final class Mixer: @unchecked Sendable {
       collectRetired()
       // The end of the song: every stem that can finish has, and none loops forever. The
       // transport stops there (as a player does); `play` then starts again from the top.
-      if !endReported && !stems.isEmpty && !stems.contains(where: { $0.settings.loops < 0 })
+      // Not while a seek is on its way to the renderer: the stems' `finished` flags are the old
+      // position's until it is applied (`play` at the end rewinds that way).
+      let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != epoch
+      if !endReported && !seekPending && !stems.isEmpty && !stems.contains(where: { $0.settings.loops < 0 })
         && allFiniteStemsFinishedLocked() {
         endReported = true
         songEndCount += 1

@@ -68,11 +68,53 @@ public final class JackClient: @unchecked Sendable {
     guard let port = jack_port_register(handle, shortName, JACK_DEFAULT_AUDIO_TYPE, flags, 0) else {
       throw JackError("cannot register JACK port '\(clientName):\(shortName)'")
     }
+    // jack2 keeps metadata in a database that outlives clients and servers, keyed by UUIDs that
+    // a new server hands out again: a port can be born with the properties of a port of an
+    // instance that was killed, or of a server that died. Whatever is there is cleared first, so
+    // the port's properties are its own (docs/architecture.md, "Port metadata").
+    let uuid = jack_port_uuid(port)
+    jack_remove_properties(handle, uuid)
     if let prettyName {
-      let uuid = jack_port_uuid(port)
       jack_set_property(handle, uuid, stemdeck_pretty_name_key(), prettyName, "text/plain")
     }
+    registered.append((port, prettyName))
     return port
+  }
+
+  /// Ports registered through this client and not unregistered yet (their properties are
+  /// removed with them).
+  private(set) var registered: [(port: OpaquePointer, prettyName: String?)] = []
+
+  /// The UUIDs of this client's ports and the pretty names set on them, for cleaning up after a
+  /// server that died.
+  var registeredSubjects: [(uuid: jack_uuid_t, prettyName: String?)] {
+    registered.map { (jack_port_uuid($0.port), $0.prettyName) }
+  }
+
+  /// Removes the properties of every port still registered (before closing: jack2 does not
+  /// remove a closed client's metadata). The corresponding C function is `jack_remove_properties`.
+  public func removePortProperties() {
+    for entry in registered { jack_remove_properties(handle, jack_port_uuid(entry.port)) }
+  }
+
+  /// Removes the properties of `subjects` that no port of this server has now and whose pretty
+  /// name is still the one stemdeck set: the ports of a previous client on a server that died
+  /// (they could not be removed then). The database is shared by every server of the user, so a
+  /// UUID whose name is another's is left alone. The corresponding C functions are
+  /// `jack_get_property` and `jack_remove_properties`.
+  func removeProperties(ofVanished subjects: [(uuid: jack_uuid_t, prettyName: String?)]) {
+    guard !subjects.isEmpty else { return }
+    var live = Set<jack_uuid_t>()
+    for name in portNames() { if let p = jack_port_by_name(handle, name) { live.insert(jack_port_uuid(p)) } }
+    for subject in subjects where !live.contains(subject.uuid) {
+      var value: UnsafeMutablePointer<CChar>?
+      var type: UnsafeMutablePointer<CChar>?
+      guard jack_get_property(subject.uuid, stemdeck_pretty_name_key(), &value, &type) == 0 else { continue }
+      let current = value.map { String(cString: $0) }
+      if let value { jack_free(value) }
+      if let type { jack_free(type) }
+      if current == subject.prettyName { jack_remove_properties(handle, subject.uuid) }
+    }
   }
 
   /// The port's latency range maximum in frames, for the capture or playback direction.
@@ -83,7 +125,11 @@ public final class JackClient: @unchecked Sendable {
     return Int(range.max)
   }
 
+  /// Removes the port's properties, then the port. The corresponding C functions are
+  /// `jack_remove_properties` and `jack_port_unregister`.
   public func unregister(_ port: OpaquePointer) {
+    jack_remove_properties(handle, jack_port_uuid(port))
+    registered.removeAll { $0.port == port }
     jack_port_unregister(handle, port)
   }
 
@@ -141,6 +187,13 @@ public final class JackClient: @unchecked Sendable {
   }
 
   public func portExists(_ name: String) -> Bool { jack_port_by_name(handle, name) != nil }
+
+  /// Whether the port `name` is an input (nil: no such port). The corresponding C function is
+  /// `jack_port_flags`.
+  public func isInput(_ name: String) -> Bool? {
+    guard let port = jack_port_by_name(handle, name) else { return nil }
+    return UInt32(jack_port_flags(port)) & JackPortIsInput.rawValue != 0
+  }
 
   /// Checks both ports exist and run output → input; returns them in that order.
   func orderedPair(_ a: String, _ b: String) throws(JackError) -> (source: String, destination: String) {

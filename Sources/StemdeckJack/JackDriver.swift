@@ -54,6 +54,8 @@ public final class JackDriver: @unchecked Sendable {
   var xrunsReported = 0
   var syncMode: TransportSync = .off
   var lastJackSeconds = 0.0
+  /// UUIDs of ports of a client whose server died: their properties are removed on reconnect.
+  var staleSubjects: [(uuid: jack_uuid_t, prettyName: String?)] = []
 
   /// Opens the client (starting a server first when allowed and none runs) and activates it.
   public init(options: Options, makeMixer: (Double) -> Mixer) throws(JackError) {
@@ -137,6 +139,7 @@ public final class JackDriver: @unchecked Sendable {
   public func shutdown() {
     lock.locked {
       client?.deactivate()
+      client?.removePortProperties()
       client = nil
       connected = false
       launcher?.stop()
@@ -211,14 +214,16 @@ public final class JackDriver: @unchecked Sendable {
     }
   }
 
-  /// Our ports' connections: intended versus actual (`routes`).
-  public func routes() -> [(port: String, peer: String, connected: Bool)] {
+  /// Our ports' connections: intended versus actual (`routes`). `isInput`: our port receives
+  /// (`in_L`, `in_R`), so the signal flows from the peer to it.
+  public func routes() -> [(port: String, peer: String, connected: Bool, isInput: Bool)] {
     lock.locked {
-      var out: [(String, String, Bool)] = []
+      var out: [(String, String, Bool, Bool)] = []
       for port in ourPortShortNames() {
         let actual = Set(client?.connections(of: fullName(port)) ?? [])
+        let input = client?.isInput(fullName(port)) ?? ["in_L", "in_R"].contains(port)
         for peer in (intended[port] ?? []).union(actual).sorted() {
-          out.append((port, peer, actual.contains(peer)))
+          out.append((port, peer, actual.contains(peer), input))
         }
       }
       return out
@@ -280,12 +285,13 @@ public final class JackDriver: @unchecked Sendable {
       let mine = fullName(port)
       guard client.portExists(mine) else { continue }
       let actual = Set(client.connections(of: mine))
+      let arrow = client.isInput(mine) == true ? "←" : "→"
       // A connection just seen vanishing is left alone until it is known whether a user removed it.
       for peer in peers where !actual.contains(peer) && vanishedSince["\(port)\u{0}\(peer)"] == nil {
         if client.portExists(peer) {
-          if (try? client.connect(mine, peer)) == nil { missing.append("\(port) → \(peer)") }
+          if (try? client.connect(mine, peer)) == nil { missing.append("\(port) \(arrow) \(peer)") }
         } else {
-          missing.append("\(port) → \(peer)")
+          missing.append("\(port) \(arrow) \(peer)")
         }
       }
     }
@@ -430,6 +436,8 @@ public final class JackDriver: @unchecked Sendable {
         lines.append("JACK server '\(serverName)' went away; keeping the session and retrying every \(Int(Self.reconnectInterval * 1000)) ms")
         vanishedSince = [:]
         wasPlayingAtLoss = mixer.transportState != .paused
+        // Its ports' properties cannot be removed now (no server); the next client removes them.
+        staleSubjects += client?.registeredSubjects ?? []
         client = nil  // closes the dead client
         connected = false
         masterPorts = nil
@@ -497,6 +505,8 @@ public final class JackDriver: @unchecked Sendable {
         return [message + "; retrying"]
       }
     }
+    newClient.removeProperties(ofVanished: staleSubjects)
+    staleSubjects = []
     do { try attach(newClient) } catch {
       client = nil
       connected = false

@@ -275,6 +275,9 @@ func resyncVoice(_ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMuta
   voice.pointee.joinFrame = join == Int.min ? frame : join
   voice.pointee.joinFrameAfterSeek = Int.min
   voice.pointee.shared.pointee.synced.store(false, ordering: .relaxed)
+  // The voice plays again from the new position: a stem that had ended is no longer finished
+  // (else the control thread, seeing every stem still finished, reports a stale end of the song).
+  voice.pointee.shared.pointee.finished.store(false, ordering: .relaxed)
 }
 
 @_noLocks
