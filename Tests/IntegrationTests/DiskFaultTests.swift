@@ -9,6 +9,7 @@
 // StemdeckControlTests.BadAudioTests: the binary has no command for the hook.)
 
 import Foundation
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -2,6 +2,7 @@ import CEditLine
 import Foundation
 @testable import StemdeckConsole
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -3,6 +3,7 @@ import StemdeckAudioFile
 import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 /// Musical controls, rendered offline from real generated files with the test as the audio

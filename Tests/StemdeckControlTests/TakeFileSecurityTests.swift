@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckAudioFile
 import StemdeckControl
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)
