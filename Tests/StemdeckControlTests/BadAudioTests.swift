@@ -80,11 +80,6 @@ private func wavDataOffset(_ path: String) throws -> Int {
   throw SoundFileError(path: path, reason: "no data chunk in the first 4 KB")
 }
 
-private func fileSize(_ path: String) -> Int {
-  var st = stat()
-  return stat(path, &st) == 0 ? Int(st.st_size) : -1
-}
-
 /// Sets the calling thread's file-system uid (Linux `setfsuid`, looked up at run time: Swift's
 /// Glibc module does not export <sys/fsuid.h>) and returns the previous one.
 private func setFileSystemUID(_ uid: uid_t) -> uid_t? {
@@ -512,7 +507,7 @@ struct BadAudioTests {
     #expect(rig.mixer.pump().isEmpty)
     // Cut A to half its size while it is open and streaming (about 1.4 s are buffered ahead).
     let offset = try wavDataOffset(pathA)
-    let half = fileSize(pathA) / 2
+    let half = FileFacts.size(pathA) / 2
     let cutFrame = (half - offset) / 8  // frames still complete in the file
     #expect(truncate(pathA, off_t(half)) == 0)
     var events: [MixerEvent] = []
