@@ -52,13 +52,19 @@ let package = Package(
             dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "CEditLine"]),
     .executableTarget(name: "stemdeck", dependencies: ["StemdeckConsole"]),
     .executableTarget(name: "stemdeck-testrig", dependencies: ["CJack"]),
+    // What every test target shares (temporary folders, the seeded generator, WAV files written
+    // byte by byte, a process runner with a timeout, the monotonic clock); no production module.
+    .target(name: "StemdeckTestSupport", path: "Tests/StemdeckTestSupport"),
+    .testTarget(name: "StemdeckRingTests", dependencies: ["StemdeckRing"]),
     .testTarget(name: "StemdeckEngineTests", dependencies: ["StemdeckEngine", "StemdeckRing", "CSampleRate"]),
+    .testTarget(name: "StemdeckAudioFileTests", dependencies: ["StemdeckAudioFile", "StemdeckTestSupport"]),
     .testTarget(name: "StemdeckControlTests",
-                dependencies: ["StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine"]),
+                dependencies: ["StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine", "StemdeckTestSupport"]),
     .testTarget(name: "StemdeckConsoleTests",
-                dependencies: ["StemdeckConsole", "StemdeckControl", "StemdeckSession", "StemdeckEngine", "CEditLine"]),
-    .testTarget(name: "IntegrationTests", dependencies: ["StemdeckAudioFile"]),
-    .testTarget(name: "StemdeckSessionTests", dependencies: ["StemdeckSession"]),
+                dependencies: ["StemdeckConsole", "StemdeckControl", "StemdeckSession", "StemdeckEngine", "CEditLine",
+                               "StemdeckTestSupport"]),
+    .testTarget(name: "IntegrationTests", dependencies: ["StemdeckAudioFile", "StemdeckTestSupport"]),
+    .testTarget(name: "StemdeckSessionTests", dependencies: ["StemdeckSession", "StemdeckTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -9,6 +9,7 @@
 // StemdeckControlTests.BadAudioTests: the binary has no command for the hook.)
 
 import Foundation
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -55,7 +56,7 @@ struct DiskFaultTests {
 
     // The faults, about 1 s into the song (the disk reader is ~1.4 s further on).
     let tPath = dir.file("t.wav"), gPath = dir.file("g.wav"), dPath = dir.file("d.wav")
-    let header = fileSize(tPath) - Int(fileSeconds * Double(rate)) * 8  // stereo float frames
+    let header = FileFacts.size(tPath) - Int(fileSeconds * Double(rate)) * 8  // stereo float frames
     let cutSeconds = 4.0
     #expect(truncate(tPath, off_t(header + Int(cutSeconds * Double(rate)) * 8)) == 0)
     try overwriteWithGarbage(gPath)
@@ -115,16 +116,10 @@ struct DiskFaultTests {
   }
 }
 
-/// The size of a file in bytes (-1 if it cannot be read).
-private func fileSize(_ path: String) -> Int {
-  var st = stat()
-  return stat(path, &st) == 0 ? Int(st.st_size) : -1
-}
-
 /// Writes random bytes over the whole file, in place (same inode, same size), as a file being
 /// replaced by another program's output would look to a reader that has it open.
 private func overwriteWithGarbage(_ path: String) throws {
-  let size = fileSize(path)
+  let size = FileFacts.size(path)
   guard size > 0, let handle = FileHandle(forWritingAtPath: path) else { throw HarnessError("cannot open \(path) for writing") }
   defer { try? handle.close() }
   var rng = SystemRandomNumberGenerator()

@@ -1,6 +1,7 @@
 // Issue 16, live: another JACK client's port names are whatever that client made them (stemdeck
 // prints them escaped, item 23), and playing a song again after its end (item 27).
 import Foundation
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)

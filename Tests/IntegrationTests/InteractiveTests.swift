@@ -1,4 +1,5 @@
 import Foundation
+import StemdeckTestSupport
 import Testing
 
 /// The interactive REPL through a real pseudo-terminal (tmux): tab completion and history that
@@ -68,16 +69,9 @@ struct InteractiveTests {
   }
 }
 
-/// Runs a tool synchronously (for cleanup in `defer`).
+/// Runs a tool synchronously (for cleanup in `defer`), for at most 30 s.
 func runToolSync(_ tool: String, _ arguments: [String]) throws -> Int32 {
-  let p = Process()
-  p.executableURL = URL(fileURLWithPath: findOnPath(tool) ?? "/usr/bin/\(tool)")
-  p.arguments = arguments
-  p.standardOutput = FileHandle.nullDevice
-  p.standardError = FileHandle.nullDevice
-  try p.run()
-  p.waitUntilExit()
-  return p.terminationStatus
+  try runProcess(findOnPath(tool) ?? "/usr/bin/\(tool)", arguments, timeout: 30).status
 }
 
 /// A terminal for stemdeck: a tmux session on a private tmux server (its own socket, so that

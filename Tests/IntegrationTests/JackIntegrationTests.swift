@@ -7,6 +7,7 @@
 
 import Foundation
 import StemdeckAudioFile
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)

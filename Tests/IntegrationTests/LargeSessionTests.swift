@@ -8,6 +8,7 @@
 //      swift test --no-parallel --filter IntegrationTests.LargeSessionLiveTests
 
 import Foundation
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)

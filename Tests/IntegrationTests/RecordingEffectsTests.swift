@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckAudioFile
+import StemdeckTestSupport
 import Testing
 
 /// Recording takes and firing sound effects against a real private jackd.

@@ -9,24 +9,12 @@
 
 import Foundation
 import StemdeckAudioFile
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// SplitMix64: reproducible "random" kill moments and command streams.
-private struct Reproducible: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
 
 private let longTests = !(ProcessInfo.processInfo.environment["STEMDECK_LONG_TESTS"] ?? "").isEmpty
 
@@ -140,7 +128,7 @@ struct ReliabilityTests {
 
     let server = try await PrivateJackServer()
     defer { server.stop() }
-    var rng = Reproducible(seed: seed)
+    var rng = SplitMix64(seed: seed)
     var run = KillRun()
     for k in 0..<kills {
       let deck = try StemdeckProcess(server: server, session: session, extra: ["--script", scriptPath])
@@ -356,7 +344,7 @@ struct ReliabilityTests {
     try await deck.run("play", timeout: 20)
 
     let seed: UInt64 = longTests ? UInt64(time(nil)) : 0x50A1
-    var rng = Reproducible(seed: seed)
+    var rng = SplitMix64(seed: seed)
     var state = baseState
     var savedState: SoakState?
     var extraCounter = 0

@@ -10,6 +10,7 @@
 // leftovers in /dev/shm are removed.
 
 import Foundation
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -8,6 +8,7 @@
 
 import Foundation
 import StemdeckAudioFile
+import StemdeckTestSupport
 import Synchronization
 import Testing
 
@@ -25,12 +26,6 @@ struct HarnessError: Error, CustomStringConvertible {
 
 /// Writing to a child's stdin after it exited must not kill the test process.
 private let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN); return () }()
-
-func monotonicSeconds() -> Double {
-  var ts = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &ts)
-  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
 
 /// Sleeps without blocking a cooperative thread.
 func pause(_ seconds: Double) async {
@@ -300,22 +295,8 @@ func runTool(_ tool: String, _ arguments: [String], environment: [String: String
 
 // MARK: - Temporary folders
 
-/// A fresh folder under /tmp, removed on `remove()` or when the value goes away.
-final class IntegrationTempDir: @unchecked Sendable {
-  let path: String
-
-  init(_ prefix: String = "stemdeck-int") throws {
-    var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed: \(String(cString: strerror(errno)))") }
-    path = String(cString: made)
-  }
-
-  func file(_ name: String) -> String { path + "/" + name }
-
-  func remove() { try? FileManager.default.removeItem(atPath: path) }
-
-  deinit { remove() }
-}
+/// The shared temporary folder (StemdeckTestSupport), by the name these tests have always used.
+typealias IntegrationTempDir = TemporaryFolder
 
 // MARK: - A private JACK server
 

@@ -2,6 +2,7 @@ import CEditLine
 import Foundation
 @testable import StemdeckConsole
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,19 +10,6 @@ import Glibc
 #endif
 
 // The REPL history and the autosave sidecar never follow a symbolic link planted in their place.
-
-private func kind(_ path: String) -> mode_t? {
-  var info = stat()
-  return lstat(path, &info) == 0 ? info.st_mode & S_IFMT : nil
-}
-
-private func bytes(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath: path).map { [UInt8]($0) } }
-
-private func umaskFromProc() throws -> mode_t {
-  let text = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-  let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("Umask:") })
-  return try #require(mode_t(line.split(separator: "\t").last.map(String.init) ?? "", radix: 8))
-}
 
 @Suite("History and autosave files: no symbolic link followed", .serialized)
 struct ConsoleFileSecurityTests {
@@ -36,13 +24,13 @@ struct ConsoleFileSecurityTests {
     defer { clear_history() }
     add_history("vol drums 0.5")
     LineEditor.saveHistory(to: history)
-    #expect(bytes(victim) == Array("precious".utf8), "the victim was written through the planted link")
-    #expect(kind(history) == S_IFREG)
-    let text = String(decoding: bytes(history) ?? [], as: UTF8.self)
+    #expect(FileFacts.bytes(victim) == Array("precious".utf8), "the victim was written through the planted link")
+    #expect(FileFacts.kind(history) == S_IFREG)
+    let text = String(decoding: FileFacts.bytes(history) ?? [], as: UTF8.self)
     #expect(text.contains("vol"), "history file: \(text)")
     #expect(text.hasPrefix("_HiStOrY_V2_"), "not libedit's history format: \(text)")
     // It holds every command and path typed: private, like a shell's history.
-    let expected = 0o600 & ~(try umaskFromProc())
+    let expected = 0o600 & ~(try FileFacts.umask())
     var info = stat()
     #expect(lstat(history, &info) == 0 && info.st_mode & 0o777 == expected, "mode \(String(info.st_mode & 0o777, radix: 8))")
     // And libedit reads it back.
@@ -62,8 +50,8 @@ struct ConsoleFileSecurityTests {
     try #require(symlink(victim, side) == 0)
     h.console.lastAutosave = .distantPast
     h.console.periodic()
-    #expect(bytes(victim) == Array("precious".utf8), "the victim was written through the planted link")
-    #expect(kind(side) == S_IFREG)
+    #expect(FileFacts.bytes(victim) == Array("precious".utf8), "the victim was written through the planted link")
+    #expect(FileFacts.kind(side) == S_IFREG)
     #expect(try SessionFile.load(path: side).stems.first?.volume == 0.3)
   }
 }

@@ -2,6 +2,7 @@ import Foundation
 @testable import StemdeckConsole
 import StemdeckControl
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,23 +10,6 @@ import Glibc
 #endif
 
 // Sound effects bounded by memory, not only by length (issue 16, item 18).
-
-/// A 16-bit PCM WAV of `channels` channels at `rate` whose samples are a hole: the header claims
-/// `seconds` of audio and the file is extended with ftruncate (sparse, zeros).
-func sparseWav(_ path: String, channels: Int, rate: Int, seconds: Int) throws {
-  let dataBytes = rate * seconds * channels * 2
-  var header: [UInt8] = []
-  func text(_ s: String) { header += Array(s.utf8) }
-  func u32(_ v: Int) { for i in 0..<4 { header.append(UInt8((v >> (8 * i)) & 0xFF)) } }
-  func u16(_ v: Int) { for i in 0..<2 { header.append(UInt8((v >> (8 * i)) & 0xFF)) } }
-  text("RIFF"); u32(36 + dataBytes); text("WAVE")
-  text("fmt "); u32(16); u16(1); u16(channels); u32(rate); u32(rate * channels * 2); u16(channels * 2); u16(16)
-  text("data"); u32(dataBytes)
-  try Data(header).write(to: URL(fileURLWithPath: path))
-  let fd = open(path, O_WRONLY)
-  defer { close(fd) }
-  try #require(fd >= 0 && ftruncate(fd, off_t(header.count + dataBytes)) == 0)
-}
 
 /// Runs the stemdeck binary with `arguments` (absolute paths) and returns its exit status and the
 /// peak resident memory of its own image: VmHWM from /proc/PID/status, read every 5 ms while it
@@ -62,7 +46,7 @@ func runMeasuringPeakMemory(_ arguments: [String], in folder: TemporaryFolder) t
   func aManyChannelHighRateEffectIsReadAndFoldedABlockAtATime() throws {
     // 64 channels at 768 kHz: read whole before folding, 10 s were 2 GB of floats; these 4 s 786 MB.
     let folder = try TemporaryFolder()
-    try sparseWav(folder.file("wide.wav"), channels: 64, rate: 768_000, seconds: 4)
+    try WAV.writeSparse(folder.file("wide.wav"), channels: 64, sampleRate: 768_000, seconds: 4)
     try folder.wav("drums.wav", channels: 2, sampleRate: 48000, seconds: 1, amplitude: 0.5)
     try folder.write(HostileInputTests.session(stems: 1, file: "drums.wav", effects: #"{ "name" : "wide", "file" : "wide.wav" }"#), to: "song.json")
     let run = try runMeasuringPeakMemory(["render", folder.file("song.json"), "--output", folder.file("out.wav")], in: folder)
@@ -77,7 +61,7 @@ func runMeasuringPeakMemory(_ arguments: [String], in folder: TemporaryFolder) t
   func anEffectTooLargeForMemoryIsRefusedBeforeItIsRead() throws {
     let folder = try TemporaryFolder()
     let path = folder.file("huge.wav")
-    try sparseWav(path, channels: 64, rate: 768_000, seconds: 25)
+    try WAV.writeSparse(path, channels: 64, sampleRate: 768_000, seconds: 25)
     let mixer = Mixer(sampleRate: 48000)
     defer { mixer.shutdown() }
     let error = #expect(throws: MixerError.self) {

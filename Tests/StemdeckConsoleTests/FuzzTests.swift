@@ -1,21 +1,8 @@
 import Foundation
+import StemdeckTestSupport
 import Testing
 @testable import StemdeckConsole
 import StemdeckControl
-
-/// A small deterministic generator (SplitMix64), so a failing line can be reproduced.
-struct FuzzRandom {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-  mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-  mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
-}
 
 @Suite("REPL fuzz")
 struct ReplFuzzTests {
@@ -36,7 +23,7 @@ struct ReplFuzzTests {
     "/nonexistent.wav", "/etc/passwd", "/tmp", "/dev/null", ".", "..",
   ]
 
-  static func randomLine(_ r: inout FuzzRandom) -> String {
+  static func randomLine(_ r: inout SplitMix64) -> String {
     switch r.below(10) {
     case 0:
       // Random bytes, decoded leniently (invalid UTF-8 becomes replacement characters).
@@ -60,7 +47,7 @@ struct ReplFuzzTests {
   func fuzzLines() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
-    var r = FuzzRandom(state: 0x5EED_5EED)
+    var r = SplitMix64(seed: 0x5EED_5EED)
     let count = ProcessInfo.processInfo.environment["STEMDECK_LONG_TESTS"] != nil ? 1_000_000 : 100_000
     var rejected = 0
     var accepted = 0

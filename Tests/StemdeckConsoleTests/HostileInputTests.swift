@@ -2,6 +2,7 @@
 // outside (hostile session files, REPL lines, file-system tricks) kept as a test, plus cases of
 // the same classes found around them. See README's "Security" section for the rules they prove.
 import Foundation
+import StemdeckTestSupport
 import Testing
 @testable import StemdeckConsole
 import StemdeckControl

@@ -2,6 +2,7 @@
 // server: render, --help, --version and argument errors. (Live script mode runs against a private
 // jackd in IntegrationTests.)
 import Foundation
+import StemdeckTestSupport
 import Testing
 
 /// The `stemdeck` executable built next to this test bundle (`swift build --build-tests` and
@@ -26,32 +27,15 @@ func runBinary(_ arguments: [String], in folder: TemporaryFolder, executable: St
   try #require(FileManager.default.isExecutableFile(atPath: stemdeckBinary),
                "no stemdeck binary at \(stemdeckBinary): build it first (swift build --product stemdeck)")
   let outPath = folder.file(".stdout"), errPath = folder.file(".stderr")
-  _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-  _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-  let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-  let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: executable)
-  process.arguments = arguments
-  if !environment.isEmpty {
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-  }
-  process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
-  process.standardInput = FileHandle.nullDevice
-  process.standardOutput = out
-  process.standardError = err
-  try process.run()
-  let deadline = ContinuousClock.now + .seconds(60)
-  while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-  if process.isRunning { process.terminate(); process.waitUntilExit(); Issue.record("stemdeck \(arguments) timed out") }
-  process.waitUntilExit()
-  try out.close(); try err.close()
+  let outcome = try runProcess(executable, arguments, directory: folder.path, environment: environment,
+                               stdout: outPath, stderr: errPath, timeout: 60)
+  if outcome.timedOut { Issue.record("stemdeck \(arguments) timed out") }
   func lines(_ path: String) -> [String] {
     let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     if text.isEmpty { return [] }
     return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(text.hasSuffix("\n") ? 1 : 0)
   }
-  return RunResult(status: process.terminationStatus, stdout: lines(outPath), stderr: lines(errPath))
+  return RunResult(status: outcome.status, stdout: lines(outPath), stderr: lines(errPath))
 }
 
 @Suite("stemdeck binary: exit status and output")

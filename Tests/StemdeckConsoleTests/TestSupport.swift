@@ -1,5 +1,5 @@
-// Shared fixtures for the console tests: temporary folders, real audio files (written here as
-// plain 16-bit PCM WAV, so no external tool is needed), a console harness over an offline mixer,
+// Shared fixtures for the console tests (temporary folders and the 16-bit PCM WAV files they
+// write are in StemdeckTestSupport): a console harness over an offline mixer,
 // and a snapshot of the mixer state used to prove that rejected commands change nothing.
 import Foundation
 @testable import StemdeckConsole
@@ -11,55 +11,8 @@ import StemdeckSession
 
 #if canImport(Glibc)
 import Glibc
+import StemdeckTestSupport
 #endif
-
-/// A fresh folder under /tmp, removed when the value goes away.
-final class TemporaryFolder {
-  let path: String
-
-  init() throws {
-    var template = Array("/tmp/stemdeck-console-test-XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-    path = String(cString: made)
-  }
-
-  deinit { try? FileManager.default.removeItem(atPath: path) }
-
-  /// `path/name`.
-  func file(_ name: String) -> String { path + "/" + name }
-
-  /// Writes `text` to `path/name` and returns the path.
-  @discardableResult
-  func write(_ text: String, to name: String) throws -> String {
-    let target = file(name)
-    try Data(text.utf8).write(to: URL(fileURLWithPath: target))
-    return target
-  }
-
-  /// Writes a 16-bit PCM WAV file holding a sine in every channel and returns its path.
-  @discardableResult
-  func wav(_ name: String, channels: Int, sampleRate: Int, seconds: Double,
-           frequency: Double = 440, amplitude: Double = 1) throws -> String {
-    let frames = Int((seconds * Double(sampleRate)).rounded())
-    var bytes: [UInt8] = []
-    func u32(_ v: Int) { for i in 0..<4 { bytes.append(UInt8((v >> (8 * i)) & 0xFF)) } }
-    func u16(_ v: Int) { for i in 0..<2 { bytes.append(UInt8((v >> (8 * i)) & 0xFF)) } }
-    let dataSize = frames * channels * 2
-    bytes += Array("RIFF".utf8); u32(36 + dataSize); bytes += Array("WAVE".utf8)
-    bytes += Array("fmt ".utf8); u32(16); u16(1); u16(channels); u32(sampleRate)
-    u32(sampleRate * channels * 2); u16(channels * 2); u16(16)
-    bytes += Array("data".utf8); u32(dataSize)
-    bytes.reserveCapacity(bytes.count + dataSize)
-    for i in 0..<frames {
-      let x = amplitude * sin(2 * Double.pi * frequency * Double(i) / Double(sampleRate))
-      let s = Int((max(-1, min(1, x)) * 32767).rounded())
-      for _ in 0..<channels { u16(s & 0xFFFF) }
-    }
-    let target = file(name)
-    try Data(bytes).write(to: URL(fileURLWithPath: target))
-    return target
-  }
-}
 
 /// Collects what the console writes.
 final class OutputLines {

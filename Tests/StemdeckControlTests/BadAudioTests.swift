@@ -5,6 +5,7 @@ import StemdeckAudioFile
 @testable import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -62,21 +63,6 @@ private func withWatchdog<T: Sendable>(
   return job.lock.withLock { job.value.map { ($0, seconds) } }
 }
 
-/// The canonical 44-byte PCM WAV header. The fields are written as given, so a header can claim
-/// things no encoder would write (0 channels, 1 Hz, a data chunk of 4 GB).
-private func wavHeader(channels: UInt16, sampleRate: UInt32, bitsPerSample: UInt16 = 16,
-                       dataBytes: UInt32, formatTag: UInt16 = 1) -> [UInt8] {
-  var b: [UInt8] = []
-  func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { b += $0 } }
-  func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { b += $0 } }
-  let blockAlign = UInt16(truncatingIfNeeded: Int(channels) * Int(bitsPerSample) / 8)
-  b += Array("RIFF".utf8); u32(36 &+ dataBytes); b += Array("WAVE".utf8)
-  b += Array("fmt ".utf8); u32(16); u16(formatTag); u16(channels); u32(sampleRate)
-  u32(sampleRate &* UInt32(blockAlign)); u16(blockAlign); u16(bitsPerSample)
-  b += Array("data".utf8); u32(dataBytes)
-  return b
-}
-
 private func writeBytes(_ bytes: [UInt8], to path: String) throws {
   try Data(bytes).write(to: URL(fileURLWithPath: path))
 }
@@ -92,11 +78,6 @@ private func wavDataOffset(_ path: String) throws -> Int {
     at += 8 + size + (size & 1)
   }
   throw SoundFileError(path: path, reason: "no data chunk in the first 4 KB")
-}
-
-private func fileSize(_ path: String) -> Int {
-  var st = stat()
-  return stat(path, &st) == 0 ? Int(st.st_size) : -1
 }
 
 /// Sets the calling thread's file-system uid (Linux `setfsuid`, looked up at run time: Swift's
@@ -186,11 +167,11 @@ struct BadAudioTests {
 
     // A header claiming 0 channels, then 1000 bytes of data.
     let zeroChannels = folder.file("zero-channels.wav")
-    try writeBytes(wavHeader(channels: 0, sampleRate: 48000, dataBytes: 1000) + [UInt8](repeating: 0, count: 1000), to: zeroChannels)
+    try writeBytes(WAV.header(channels: 0, sampleRate: 48000, dataBytes: 1000) + [UInt8](repeating: 0, count: 1000), to: zeroChannels)
 
     // 1 Hz: 100 mono frames.
     let oneHertz = folder.file("one-hertz.wav")
-    try writeBytes(wavHeader(channels: 1, sampleRate: 1, dataBytes: 200) + [UInt8](repeating: 0, count: 200), to: oneHertz)
+    try writeBytes(WAV.header(channels: 1, sampleRate: 1, dataBytes: 200) + [UInt8](repeating: 0, count: 200), to: oneHertz)
 
     let directory = folder.file("folder.wav")
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
@@ -356,7 +337,7 @@ struct BadAudioTests {
     let path = folder.file("huge.wav")
     let size: Int64 = 4 << 30
     let dataBytes = UInt32(size - 44)  // 16-bit stereo: 1,073,741,813 frames (6 h 12 min)
-    try writeBytes(wavHeader(channels: 2, sampleRate: 48000, dataBytes: dataBytes), to: path)
+    try writeBytes(WAV.header(channels: 2, sampleRate: 48000, dataBytes: dataBytes), to: path)
     let fd = open(path, O_WRONLY)
     try #require(fd >= 0)
     let truncated = ftruncate(fd, off_t(size))
@@ -526,7 +507,7 @@ struct BadAudioTests {
     #expect(rig.mixer.pump().isEmpty)
     // Cut A to half its size while it is open and streaming (about 1.4 s are buffered ahead).
     let offset = try wavDataOffset(pathA)
-    let half = fileSize(pathA) / 2
+    let half = FileFacts.size(pathA) / 2
     let cutFrame = (half - offset) / 8  // frames still complete in the file
     #expect(truncate(pathA, off_t(half)) == 0)
     var events: [MixerEvent] = []

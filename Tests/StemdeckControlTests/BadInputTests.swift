@@ -2,6 +2,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckControl
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 /// Runs `body`, which must throw a `MixerError` whose message contains every one of `fragments`.

@@ -2,6 +2,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckControl
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 @Suite struct ChannelFoldTests {
@@ -95,7 +96,7 @@ import Testing
       name = "surround.wav"
       // WAVE_FORMAT_EXTENSIBLE masks: FL FR FC LFE BL BR = 0x3F, FL FR FC LFE SL SR = 0x60F, both = 0x63F.
       let mask: UInt32 = order.count == 8 ? 0x63F : (side ? 0x60F : 0x3F)
-      try writeExtensibleWAV(folder.file(name), mask: mask, channels: tones)
+      try WAV.writeExtensible(folder.file(name), mask: mask, channels: tones)
     case "flac":
       name = "surround.flac"
       try writeAudio(folder.file(name), format: .flac, channels: tones)
@@ -159,29 +160,4 @@ import Testing
     #expect(abs(out.left.last! - 0.3) < 1e-6, "left = (0.1 + 0.3 + 0.5) / 3, got \(out.left.last!)")
     #expect(abs(out.right.last! - 0.4) < 1e-6, "right = (0.2 + 0.4 + 0.6) / 3, got \(out.right.last!)")
   }
-}
-
-/// Writes 16-bit PCM as WAVE_FORMAT_EXTENSIBLE with the channel mask `mask`, byte by byte (the
-/// layout of Microsoft's WAVEFORMATEXTENSIBLE), so the test does not depend on the library that
-/// reads it back.
-func writeExtensibleWAV(_ path: String, mask: UInt32, sampleRate: UInt32 = 48000, channels: [[Float]]) throws {
-  var bytes: [UInt8] = []
-  func u16(_ v: UInt16) { bytes += [UInt8(v & 0xFF), UInt8(v >> 8)] }
-  func u32(_ v: UInt32) { for i in 0..<4 { bytes.append(UInt8((v >> (8 * UInt32(i))) & 0xFF)) } }
-  let count = UInt16(channels.count), frames = channels[0].count
-  let dataBytes = UInt32(frames * channels.count * 2)
-  bytes += Array("RIFF".utf8); u32(4 + 8 + 40 + 8 + dataBytes); bytes += Array("WAVE".utf8)
-  bytes += Array("fmt ".utf8); u32(40)
-  u16(0xFFFE); u16(count); u32(sampleRate); u32(sampleRate * UInt32(count) * 2); u16(count * 2); u16(16)
-  u16(22); u16(16); u32(mask)
-  // KSDATAFORMAT_SUBTYPE_PCM: 00000001-0000-0010-8000-00AA00389B71.
-  bytes += [0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
-  bytes += Array("data".utf8); u32(dataBytes)
-  for f in 0..<frames {
-    for c in channels.indices {
-      let v = Int16(max(-32768, min(32767, (Double(channels[c][f]) * 32768).rounded())))
-      u16(UInt16(bitPattern: v))
-    }
-  }
-  try Data(bytes).write(to: URL(fileURLWithPath: path))
 }

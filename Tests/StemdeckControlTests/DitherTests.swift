@@ -2,6 +2,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckControl
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 /// `render --dither` (issue 17): TPDF dither before rounding to 24 bits.

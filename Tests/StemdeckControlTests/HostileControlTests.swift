@@ -3,6 +3,7 @@ import Foundation
 import StemdeckAudioFile
 @testable import StemdeckControl
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 @Suite("Hostile input: the mixer keeps what it cannot load (issue 16)")

@@ -3,6 +3,7 @@ import StemdeckAudioFile
 import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
+import StemdeckTestSupport
 import Synchronization
 import Testing
 

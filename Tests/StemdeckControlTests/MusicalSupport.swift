@@ -2,13 +2,23 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckControl
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-// Helpers for MusicalTests: small generated stems and measures of where a change lands.
+// The MusicalTests suite and its helpers: small generated stems and measures of where a change lands.
+// Its tests are in one file per topic: MusicalGlideTests, MusicalGroupedChangeTests,
+// MusicalLoopSeamTests, MusicalLoopRegionTests, MusicalStretchTests.
+
+/// Musical controls, rendered offline from real generated files with the test as the audio
+/// thread: glides, grouped changes on one frame, loop seams, loop regions with crossfades, and
+/// stretch mode (Rubber Band) against varispeed.
+@Suite struct MusicalTests {
+  static let sr = 48000
+}
 
 enum Musical {
   static let sr = 48000.0

@@ -3,6 +3,7 @@ import StemdeckAudioFile
 import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 /// Takes recorded through the renderer (the test plays the audio thread and feeds the inputs):

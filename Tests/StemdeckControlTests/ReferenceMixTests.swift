@@ -2,6 +2,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckControl
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 /// −90 dBFS: the largest difference allowed between a render and its reference.

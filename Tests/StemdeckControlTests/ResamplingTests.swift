@@ -2,6 +2,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckControl
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 /// A 44.1 kHz stem in a 48 kHz render: timing, pitch and level survive the conversion.

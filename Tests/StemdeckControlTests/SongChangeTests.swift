@@ -2,6 +2,7 @@ import Foundation
 import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 /// Setlist song changes (`Mixer.changeSong`): gapless and crossfade, rendered through the real

@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckAudioFile
 import StemdeckControl
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,13 +10,6 @@ import Glibc
 
 // Takes (recordings) never follow, truncate or replace anything planted at their path, and are
 // created with the user's umask.
-
-private func bytes(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath: path).map { [UInt8]($0) } }
-
-private func kind(_ path: String) -> mode_t? {
-  var info = stat()
-  return lstat(path, &info) == 0 ? info.st_mode & S_IFMT : nil
-}
 
 @Suite("Take files: no symbolic link followed, the user's umask")
 struct TakeFileSecurityTests {
@@ -33,8 +27,8 @@ struct TakeFileSecurityTests {
     } catch {
       #expect(error.description.contains(take) && error.description.contains("symbolic link"), "\(error)")
     }
-    #expect(bytes(victim) == Array("precious".utf8))
-    #expect(kind(take) == S_IFLNK)
+    #expect(FileFacts.bytes(victim) == Array("precious".utf8))
+    #expect(FileFacts.kind(take) == S_IFLNK)
     #expect(mixer.recordingStatus == nil)
   }
 
@@ -54,8 +48,8 @@ struct TakeFileSecurityTests {
         #expect(error.description.contains(path) && error.description.contains("already exists"), "\(error)")
       }
     }
-    #expect(kind(nowhere) == nil, "the dangling link's target was created")
-    #expect(bytes(victim) == Array("precious".utf8))
+    #expect(FileFacts.kind(nowhere) == nil, "the dangling link's target was created")
+    #expect(FileFacts.bytes(victim) == Array("precious".utf8))
   }
 
   @Test("a new take is a valid file with mode 0666 minus the umask")

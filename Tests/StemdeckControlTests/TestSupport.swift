@@ -3,44 +3,16 @@ import StemdeckAudioFile
 import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-// Helpers shared by the control tests: temporary folders, deterministic signals, real audio files
+// Helpers shared by the control tests (temporary folders and the seeded generator are in
+// StemdeckTestSupport): deterministic signals, real audio files
 // written and read back through libsndfile, a synchronous mixer rig, and error measures.
-
-/// A fresh folder under /tmp, removed when the value goes away.
-final class TemporaryFolder {
-  let path: String
-
-  init() throws {
-    var template = Array("/tmp/stemdeck-control-test-XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-    path = String(cString: made)
-  }
-
-  deinit { try? FileManager.default.removeItem(atPath: path) }
-
-  /// `path/name`.
-  func file(_ name: String) -> String { path + "/" + name }
-}
-
-/// A small deterministic PRNG (SplitMix64), so every generated signal is reproducible.
-struct SplitMix64: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
 
 // MARK: - Signals (one channel each; `interleave` combines them)
 

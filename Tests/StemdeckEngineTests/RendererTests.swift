@@ -2,6 +2,7 @@ import CSampleRate
 import Foundation
 import Testing
 @testable import StemdeckEngine
+import StemdeckRing
 
 /// A renderer with voices whose rings the test fills itself (standing in for the disk thread).
 final class TestEngine {

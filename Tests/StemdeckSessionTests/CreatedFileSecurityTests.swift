@@ -1,4 +1,5 @@
 import Foundation
+import StemdeckTestSupport
 import Testing
 @testable import StemdeckSession
 
@@ -10,23 +11,6 @@ import Glibc
 // created with the user's umask. Here: session backups (FILE.bak) and files replaced through
 // `AtomicFile` (the REPL history's writer). Autosave, history and takes are tested with the
 // console and the mixer.
-
-/// The process's umask as the kernel reports it (Linux ≥ 4.7), read without changing it.
-func umaskFromProc() throws -> mode_t {
-  let text = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-  let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("Umask:") })
-  return try #require(mode_t(line.split(separator: "\t").last.map(String.init) ?? "", radix: 8))
-}
-
-private func kind(_ path: String) -> mode_t? {
-  var info = stat()
-  return lstat(path, &info) == 0 ? info.st_mode & S_IFMT : nil
-}
-
-private func permissions(_ path: String) -> mode_t? {
-  var info = stat()
-  return lstat(path, &info) == 0 ? info.st_mode & 0o777 : nil
-}
 
 @Suite("Created files: no symbolic link followed, the user's umask")
 struct CreatedFileSecurityTests {
@@ -41,7 +25,7 @@ struct CreatedFileSecurityTests {
     try #require(symlink(victim, path + ".bak") == 0)
     try SessionFile.save(Session(), to: path)
     #expect(contents(of: victim) == Array("precious".utf8), "the victim was written through the planted link")
-    #expect(kind(path + ".bak") == S_IFREG)
+    #expect(FileFacts.kind(path + ".bak") == S_IFREG)
     #expect(try SessionFile.load(path: path + ".bak") == first, "the backup is the previous version")
     #expect(try SessionFile.load(path: path) == Session())
   }
@@ -53,8 +37,8 @@ struct CreatedFileSecurityTests {
     try SessionFile.save(Session(), to: path)
     try #require(symlink(target, path + ".bak") == 0)
     try SessionFile.save(Session(), to: path)
-    #expect(kind(target) == nil, "the link's target was created")
-    #expect(kind(path + ".bak") == S_IFREG)
+    #expect(FileFacts.kind(target) == nil, "the link's target was created")
+    #expect(FileFacts.kind(path + ".bak") == S_IFREG)
   }
 
   @Test("a new session file and its backup get 0666 minus the umask")
@@ -62,10 +46,10 @@ struct CreatedFileSecurityTests {
     let folder = try TemporaryFolder()
     let path = folder.file("song.json")
     try SessionFile.save(Session(), to: path)
-    let expected = 0o666 & ~(try umaskFromProc())
-    #expect(permissions(path) == expected, "got \(String(permissions(path) ?? 0, radix: 8)), umask gives \(String(expected, radix: 8))")
+    let expected = 0o666 & ~(try FileFacts.umask())
+    #expect(FileFacts.permissions(path) == expected, "got \(String(FileFacts.permissions(path) ?? 0, radix: 8)), umask gives \(String(expected, radix: 8))")
     try SessionFile.save(Session(), to: path)
-    #expect(permissions(path + ".bak") == expected)
+    #expect(FileFacts.permissions(path + ".bak") == expected)
   }
 
   @Test("AtomicFile.replace: a planted symbolic link is replaced, not followed; the writer never sees the final path")
@@ -83,10 +67,10 @@ struct CreatedFileSecurityTests {
       return fclose(f) == 0
     }
     #expect(contents(of: victim) == Array("precious".utf8))
-    #expect(kind(path) == S_IFREG)
+    #expect(FileFacts.kind(path) == S_IFREG)
     #expect(contents(of: path) == Array("new content\n".utf8))
     #expect(handed.count == 1 && handed[0] != path, "the writer was handed \(handed)")
-    #expect(permissions(path) == 0o666 & ~(try umaskFromProc()))
+    #expect(FileFacts.permissions(path) == 0o666 & ~(try FileFacts.umask()))
     #expect(folder.entries() == ["history", "victim.txt"], "temporary folder left behind: \(folder.entries())")
   }
 
@@ -99,7 +83,7 @@ struct CreatedFileSecurityTests {
     try AtomicFile.replace(path) { temporary in
       FileManager.default.createFile(atPath: temporary, contents: Data("new".utf8))
     }
-    #expect(permissions(path) == 0o600)
+    #expect(FileFacts.permissions(path) == 0o600)
     #expect(contents(of: path) == Array("new".utf8))
     do {
       try AtomicFile.replace(path) { _ in false }
@@ -119,13 +103,13 @@ struct CreatedFileSecurityTests {
     try AtomicFile.replace(path, newMode: 0o600) { temporary in
       FileManager.default.createFile(atPath: temporary, contents: Data("ls\n".utf8))
     }
-    #expect(permissions(path) == 0o600)
+    #expect(FileFacts.permissions(path) == 0o600)
     // A file the user made readable stays so.
     try #require(chmod(path, 0o644) == 0)
     try AtomicFile.replace(path, newMode: 0o600) { temporary in
       FileManager.default.createFile(atPath: temporary, contents: Data("ls\nplay\n".utf8))
     }
-    #expect(permissions(path) == 0o644)
+    #expect(FileFacts.permissions(path) == 0o644)
     #expect(contents(of: path) == Array("ls\nplay\n".utf8))
   }
 }

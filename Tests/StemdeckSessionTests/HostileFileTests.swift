@@ -1,6 +1,7 @@
 // Issue 16 regressions at the session-file layer: what `SessionFile.save` refuses, and hostile
 // documents (deep nesting, NUL and escapes in names) read without a crash or a hang.
 import Foundation
+import StemdeckTestSupport
 import Testing
 @testable import StemdeckSession
 

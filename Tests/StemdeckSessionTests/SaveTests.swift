@@ -1,4 +1,5 @@
 import Foundation
+import StemdeckTestSupport
 import Testing
 @testable import StemdeckSession
 

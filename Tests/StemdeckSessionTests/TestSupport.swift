@@ -5,46 +5,6 @@ import Foundation
 import Glibc
 #endif
 
-/// A fresh folder under /tmp, removed when the value goes away.
-final class TemporaryFolder {
-  let path: String
-
-  init() throws {
-    var template = Array("/tmp/stemdeck-session-test-XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else {
-      throw CocoaError(.fileWriteUnknown)
-    }
-    path = String(cString: made)
-  }
-
-  deinit {
-    try? FileManager.default.removeItem(atPath: path)
-  }
-
-  /// `path/name`.
-  func file(_ name: String) -> String { path + "/" + name }
-
-  /// The folder's entries, sorted (hidden ones included).
-  func entries() -> [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
-  }
-}
-
-/// A small deterministic PRNG (SplitMix64), so fuzz runs are reproducible from their seed.
-struct SplitMix64: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
-
 /// Reads a whole file as bytes (nil if it cannot be read).
 func contents(of path: String) -> [UInt8]? {
   FileManager.default.contents(atPath: path).map { [UInt8]($0) }

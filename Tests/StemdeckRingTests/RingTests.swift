@@ -1,5 +1,4 @@
 import Testing
-@testable import StemdeckEngine
 import StemdeckRing
 import Foundation
 

@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckAudioFile
+import StemdeckTestSupport
 import Synchronization
 import Testing
 
@@ -16,7 +17,7 @@ import Glibc
 
   @Test func aFifoSwappedInForTheFileNeverBlocksTheOpen() throws {
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.constant(0.1, frames: 480)])
+    try folder.wav("a.wav", channels: 1, sampleRate: 48000, seconds: 0.01, amplitude: 0.1)
     let fifo = folder.file("fifo")
     try #require(mkfifo(fifo, 0o600) == 0)
     let path = folder.file("stem.wav")
