@@ -107,7 +107,7 @@ public enum OfflineRenderer {
       }
       let measured = meter.loudness
       guard measured.integrated.isFinite else {
-        throw MixerError("--normalize: the mix is silent (every 400 ms block lies under the −70 LUFS gate), so there is no loudness to bring to \(Loudness.lufs(normalize.target)); render without --normalize")
+        throw MixerError("--normalize: the mix is silent (every 400 ms block lies under the -70 LUFS gate), so there is no loudness to bring to \(Loudness.lufs(normalize.target)); render without --normalize")
       }
       var db = normalize.target - measured.integrated
       var limited = false
