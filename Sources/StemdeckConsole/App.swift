@@ -94,6 +94,7 @@ public struct Arguments: Equatable, Sendable {
     if a.mode == .analyze {
       guard a.session != nil else { throw CommandError("analyze: which session? usage: stemdeck analyze SESSION [--from TIME] [--duration SECONDS]") }
       if a.output != nil { throw CommandError("analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)") }
+      if a.dither != nil { throw CommandError("analyze writes no file, so it takes no --dither (it measures the mix before any rounding)") }
     }
     if a.mode != .render {
       for (flag, given) in [("--normalize", a.normalize != nil), ("--true-peak", a.truePeak != nil)] where given {

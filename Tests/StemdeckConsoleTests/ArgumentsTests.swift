@@ -90,6 +90,7 @@ struct ArgumentsTests {
     (["analyze"], "analyze: which session? usage: stemdeck analyze SESSION [--from TIME] [--duration SECONDS]"),
     (["analyze", "S", "-o", "o.wav"],
      "analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)"),
+    (["analyze", "S", "--dither"], "analyze writes no file, so it takes no --dither (it measures the mix before any rounding)"),
     (["analyze", "S", "--normalize", "-14"], "--normalize is a render option: stemdeck render SESSION --output FILE --normalize …"),
     (["S", "--true-peak", "-1"], "--true-peak is a render option: stemdeck render SESSION --output FILE --true-peak …"),
   ]
