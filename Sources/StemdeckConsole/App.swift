@@ -33,6 +33,8 @@ public struct Arguments: Equatable, Sendable {
   public var normalize: Double?
   /// `render --true-peak`: the true-peak ceiling of a normalised render, dBTP.
   public var truePeak: Double?
+  /// `render --stems DIR`: every stem to its own file in DIR as well.
+  public var stems: String?
 
   public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
     var a = Arguments()
@@ -71,6 +73,7 @@ public struct Arguments: Equatable, Sendable {
           }
         }
       case "--dither": a.dither = true
+      case "--stems": a.stems = try value(arg)
       case "--normalize": a.normalize = try level(try value(arg), flag: arg, units: ["lufs", "lkfs"], example: "-14LUFS",
                                                   range: OfflineRenderer.Normalize.targetRange, unit: "LUFS")
       case "--true-peak": a.truePeak = try level(try value(arg), flag: arg, units: ["dbtp"], example: "-1dBTP",
@@ -97,7 +100,7 @@ public struct Arguments: Equatable, Sendable {
       if a.dither != nil { throw CommandError("analyze writes no file, so it takes no --dither (it measures the mix before any rounding)") }
     }
     if a.mode != .render {
-      for (flag, given) in [("--normalize", a.normalize != nil), ("--true-peak", a.truePeak != nil)] where given {
+      for (flag, given) in [("--normalize", a.normalize != nil), ("--true-peak", a.truePeak != nil), ("--stems", a.stems != nil)] where given {
         throw CommandError("\(flag) is a render option: stemdeck render SESSION --output FILE \(flag) …")
       }
     }
@@ -126,7 +129,7 @@ public struct Arguments: Equatable, Sendable {
     usage:
       stemdeck [SESSION] [options]          open SESSION live (interactive on a terminal, script mode otherwise)
       stemdeck render SESSION --output FILE [--from TIME] [--duration SECONDS] [--sample-rate HZ] [--dither]
-                     [--normalize LUFS [--true-peak DBTP]]
+                     [--normalize LUFS [--true-peak DBTP]] [--stems DIR]
       stemdeck analyze SESSION [--from TIME] [--duration SECONDS] [--sample-rate HZ]
                                             print the master's loudness (EBU R 128) without writing a file
 
@@ -155,6 +158,8 @@ public struct Arguments: Equatable, Sendable {
                                integrated loudness to LUFS (-60 to 0, e.g. -14LUFS)
       --true-peak DBTP         with --normalize: lower the gain if needed so that the true peak
                                stays at or under DBTP (-30 to 0, e.g. -1dBTP)
+      --stems DIR              also write every stem to DIR/NAME.EXT (same format), sample-aligned
+                               with the master; the stem files sum to the master
     render exit status: 0 done; 1 failed; 2 bad arguments; 3 written, but a
       stem was muted because its file holds NaN or infinite samples (a warning names it)
 
@@ -236,10 +241,14 @@ func runRender(_ a: Arguments) -> Int32 {
         session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
         from: a.from, sampleRate: a.sampleRate, dither: a.dither,
         normalize: a.normalize.map { OfflineRenderer.Normalize(target: $0, truePeakCeiling: a.truePeak) },
+        stemsFolder: a.stems,
         progress: progress, warning: warning, cancelled: cancelled)
       if showProgress { printErrorNoNewline("\r\u{1B}[K") }
       writeOut("rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
         + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
+      if let folder = a.stems {
+        writeOut("stems: \(session.stems.count) file\(session.stems.count == 1 ? "" : "s") in \(folder)")
+      }
     }
     if let n = summary.normalization {
       writeOut("normalized to \(Loudness.lufs(n.asked.target))"

@@ -74,11 +74,15 @@ public enum OfflineRenderer {
   /// the output. With `normalize`, the mix is rendered twice: a first pass measures its
   /// integrated loudness and true peak (nothing written), the second writes it with the gain
   /// that brings it to the target (lowered to meet a true-peak ceiling when one is asked); the
-  /// summary then carries `normalization` and the output's own `loudness`.
+  /// summary then carries `normalization` and the output's own `loudness`. With `stemsFolder`,
+  /// every stem is also written to `FOLDER/NAME.EXT` (the output's format) in the same pass,
+  /// sample-aligned with the master: each is the session with that stem alone (mute and solo as
+  /// in the full mix, master volume and any normalising gain applied), so the stem files sum to
+  /// the master.
   public static func render(
     session: Session, sessionPath: String, outputPath: String, duration: Double?,
     from: Double? = nil, sampleRate: Int = 48000, blockFrames: Int = 1024,
-    dither: Bool? = nil, normalize: Normalize? = nil,
+    dither: Bool? = nil, normalize: Normalize? = nil, stemsFolder: String? = nil,
     progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
     cancelled: (() -> Bool)? = nil
   ) throws(MixerError) -> Summary {
@@ -92,6 +96,10 @@ public enum OfflineRenderer {
     // TPDF dither: on by default for 16-bit output, on request for 24-bit (as mastering tools do).
     var ditherer = format.integerBits.flatMap { bits in (dither ?? (bits <= 16)) ? TPDFDither(bits: bits) : nil }
     try checkOutput(outputPath, session: session, sessionPath: sessionPath)
+    var stemPaths: [String] = []
+    if let stemsFolder {
+      stemPaths = try checkStemsFolder(stemsFolder, outputPath: outputPath, session: session, sessionPath: sessionPath)
+    }
 
     // First pass of a normalised render: measure the mix as it is (nothing written).
     var normalization: Normalization?
@@ -122,6 +130,22 @@ public enum OfflineRenderer {
     let plan = try prepare(session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate)
     defer { plan.mixer.shutdown() }
     let meter = normalize == nil ? nil : try LoudnessMeter(sampleRate: sampleRate)
+    // One mixer per stem, each holding that stem alone, rendered block for block with the master
+    // for exactly as many frames.
+    var stemPlans: [Plan] = []
+    defer { for p in stemPlans { p.mixer.shutdown() } }
+    if stemsFolder != nil {
+      let anySolo = session.stems.contains { $0.solo }
+      for stem in session.stems {
+        var alone = session
+        alone.effects = []
+        alone.stems = [stem]
+        if anySolo && !stem.solo { alone.stems[0].mute = true }
+        let p = try prepare(session: alone, sessionPath: sessionPath, duration: Double(plan.totalFrames) / Double(sampleRate),
+                            from: plan.session.position, sampleRate: sampleRate)
+        stemPlans.append(Plan(mixer: p.mixer, session: p.session, sampleRate: sampleRate, totalFrames: plan.totalFrames))
+      }
+    }
 
     // The render goes to a new temporary file beside the output, renamed over it only once
     // complete: a failed render (disk full, size limit) leaves the previous file as it was.
@@ -143,9 +167,11 @@ public enum OfflineRenderer {
         }
       }
       let writer = try create()
+      let stemFiles = try StemFiles(paths: stemPaths, format: format, sampleRate: sampleRate, dither: ditherer)
+      defer { stemFiles.removeTemporaries() }
       temporary = candidate
       let stopped = "the render stopped; a previous \(printableText(name)) is left as it was"
-      summary = try run(plan, blockFrames: blockFrames, gain: gain,
+      summary = try run(plan, stems: stemPlans, stemSink: stemFiles.write, blockFrames: blockFrames, gain: gain,
                         progress: progress.map { p in normalize == nil ? p : { p(0.5 + $0 / 2) } },
                         warning: warning, cancelled: cancelled, interrupted: "interrupted: \(stopped)") { interleaved, n throws(MixerError) in
         ditherer?.apply(interleaved, count: 2 * n)
@@ -153,9 +179,12 @@ public enum OfflineRenderer {
         do throws(SoundFileError) { try writer.write(interleaved, frameCount: n) } catch { throw MixerError("\(printableText(outputPath)): \(error.reason) — \(stopped)") }
       }
       do { try writer.finish() } catch { throw MixerError("\(printableText(outputPath)): \(error.reason)") }
-    }
-    if let keptMode, chmod(temporary, keptMode) != 0 {
-      throw MixerError("\(printableText(outputPath)): cannot set the permissions of the new file: \(String(cString: strerror(errno)))")
+      try stemFiles.finish()
+      if let keptMode, chmod(temporary, keptMode) != 0 {
+        throw MixerError("\(printableText(outputPath)): cannot set the permissions of the new file: \(String(cString: strerror(errno)))")
+      }
+      // The stems are put in place first: a failure there leaves the previous master as it was.
+      try stemFiles.putInPlace()
     }
     if rename(temporary, outputPath) != 0 {
       throw MixerError("\(printableText(outputPath)): cannot put the render in place: \(String(cString: strerror(errno)))")
@@ -255,7 +284,8 @@ public enum OfflineRenderer {
   /// `gain` applied; the sink may change it in place) to `sink`, and sums up peaks, RMS, clips
   /// (of the samples as `gain` leaves them), underruns and muted stems.
   static func run(
-    _ plan: Plan, blockFrames: Int, gain: Float = 1,
+    _ plan: Plan, stems: [Plan] = [], stemSink: ((Int, UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void)? = nil,
+    blockFrames: Int, gain: Float = 1,
     progress: ((Double) -> Void)?, warning: ((MutedStem) -> Void)?, cancelled: (() -> Bool)?,
     interrupted: String,
     sink: (UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void
@@ -269,6 +299,7 @@ public enum OfflineRenderer {
     defer { left.deallocate(); right.deallocate(); interleaved.deallocate() }
 
     try mixer.setStemMetering(false)
+    for stem in stems { try stem.mixer.setStemMetering(false) }
     // Bad samples are found by the disk reader, ahead of playback (as live): a stem is muted
     // before the next block, and before any sound when they lie in its first ring's worth.
     func muteBadStems(at frame: Int) {
@@ -282,6 +313,11 @@ public enum OfflineRenderer {
     mixer.fillStreams()
     muteBadStems(at: 0)
     try mixer.play()
+    for stem in stems {
+      stem.mixer.fillStreams()
+      _ = stem.mixer.pump()
+      try stem.mixer.play()
+    }
     var done = 0
     var lastProgress = -1
     while done < totalFrames {
@@ -301,6 +337,16 @@ public enum OfflineRenderer {
         if ar > 1 { clipped += 1 }
       }
       try sink(interleaved, n)
+      for (index, stem) in stems.enumerated() {
+        stem.mixer.fillStreams()
+        renderBlock(stem.mixer.renderState, left: left, right: right, frameCount: n)
+        for i in 0..<n {
+          interleaved[2 * i] = left[i] * gain
+          interleaved[2 * i + 1] = right[i] * gain
+        }
+        try stemSink?(index, interleaved, n)
+        if (done + n) % (blockFrames * 64) == 0 { _ = stem.mixer.pump() }
+      }
       done += n
       if done % (blockFrames * 64) == 0 { _ = mixer.pump() }
       let percent = done * 100 / totalFrames
@@ -313,6 +359,95 @@ public enum OfflineRenderer {
       frames: totalFrames, sampleRate: sampleRate, start: session.position, peak: (peak.0, peak.1),
       rms: ((sum.0 / frames).squareRoot(), (sum.1 / frames).squareRoot()),
       clippedSamples: clipped, underruns: underruns, mutedStems: muted)
+  }
+
+  /// The stem files' paths (`FOLDER/NAME.EXT`, the output's extension), each checked as an output
+  /// is; the folder is made when missing (its parent must exist).
+  static func checkStemsFolder(_ folder: String, outputPath: String, session: Session, sessionPath: String) throws(MixerError) -> [String] {
+    let shown = printableText(folder)
+    var info = stat()
+    if stat(folder, &info) != 0 {
+      guard mkdir(folder, 0o777) == 0 else {
+        throw MixerError("--stems \(shown): cannot make the folder: \(String(cString: strerror(errno)))")
+      }
+    } else if info.st_mode & S_IFMT != S_IFDIR {
+      throw MixerError("--stems \(shown): is not a folder; give a folder for the stem files")
+    }
+    guard !session.stems.isEmpty else { throw MixerError("\(sessionPath): the session has no stems to render") }
+    let ext = outputPath.split(separator: ".").last.map(String.init) ?? "wav"
+    let base = folder.hasSuffix("/") ? folder : folder + "/"
+    var paths: [String] = []
+    for stem in session.stems {
+      let path = base + stem.name + "." + ext
+      do { try checkOutput(path, session: session, sessionPath: sessionPath) } catch {
+        throw MixerError("--stems \(shown): " + error.message.replacing("(choose another --output)", with: "(choose another --stems folder)"))
+      }
+      var a = stat(), b = stat()
+      if stat(path, &a) == 0 && stat(outputPath, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino || path == outputPath {
+        throw MixerError("--stems \(shown): stem '\(printableText(stem.name))' would be written over --output \(printableText(outputPath)); choose another folder")
+      }
+      paths.append(path)
+    }
+    return paths
+  }
+
+  /// The stem files of `render --stems`: temporary files beside their targets, renamed into place
+  /// once all are complete.
+  final class StemFiles {
+    let paths: [String]
+    var temporaries: [String] = []
+    /// `SoundFileWriter` is ~Copyable, so each lives in a box.
+    final class Box {
+      let writer: SoundFileWriter
+      init(_ writer: consuming SoundFileWriter) { self.writer = writer }
+    }
+    var writers: [Box] = []
+    var ditherers: [TPDFDither?]
+    var placed = 0
+
+    init(paths: [String], format: OutputFormat, sampleRate: Int, dither: TPDFDither?) throws(MixerError) {
+      self.paths = paths
+      ditherers = Array(repeating: dither, count: paths.count)
+      for path in paths {
+        let folder = String(path[..<path.lastIndex(of: "/")!])
+        let name = String(path[path.index(after: path.lastIndex(of: "/")!)...])
+        let candidate = folder + "/" + AtomicFile.temporaryName(for: name)
+        do throws(SoundFileError) {
+          writers.append(Box(try SoundFileWriter(path: candidate, format: format, sampleRate: sampleRate, channelCount: 2, exclusive: true)))
+        } catch {
+          removeTemporaries()
+          throw MixerError("\(printableText(path)): cannot create a temporary file beside it: \(error.reason)")
+        }
+        temporaries.append(candidate)
+      }
+    }
+
+    func write(_ index: Int, _ interleaved: UnsafeMutablePointer<Float>, _ n: Int) throws(MixerError) {
+      ditherers[index]?.apply(interleaved, count: 2 * n)
+      do throws(SoundFileError) { try writers[index].writer.write(interleaved, frameCount: n) } catch {
+        throw MixerError("\(printableText(paths[index])): \(error.reason) — the render stopped; previous stem files are left as they were")
+      }
+    }
+
+    func finish() throws(MixerError) {
+      for i in writers.indices {
+        do throws(SoundFileError) { try writers[i].writer.finish() } catch { throw MixerError("\(printableText(paths[i])): \(error.reason)") }
+      }
+    }
+
+    func putInPlace() throws(MixerError) {
+      for i in paths.indices {
+        if rename(temporaries[i], paths[i]) != 0 {
+          throw MixerError("\(printableText(paths[i])): cannot put the stem file in place: \(String(cString: strerror(errno)))")
+        }
+        placed = i + 1
+      }
+    }
+
+    /// Removes the temporary files not renamed into place.
+    func removeTemporaries() {
+      for i in placed..<temporaries.count { unlink(temporaries[i]) }
+    }
   }
 
   /// Refuses an output that is not a regular file or a new name (a folder, device, FIFO or
