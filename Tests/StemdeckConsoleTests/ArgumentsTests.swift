@@ -40,6 +40,8 @@ struct ArgumentsTests {
      { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -16; $0.truePeak = -2.5 }),
     (["render", "S", "-o", "o.wav", "--normalize", "-24LKFS"],
      { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -24 }),
+    (["render", "S", "-o", "o.wav", "--stems", "out"],
+     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.stems = "out" }),
     (["analyze", "S"], { $0.mode = .analyze; $0.session = "S" }),
     (["analyze", "S", "--from", "0:10", "--duration", "30", "-r", "44100"],
      { $0.mode = .analyze; $0.session = "S"; $0.from = 10; $0.duration = 30; $0.sampleRate = 44100 }),
@@ -92,6 +94,8 @@ struct ArgumentsTests {
      "analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)"),
     (["analyze", "S", "--dither"], "analyze writes no file, so it takes no --dither (it measures the mix before any rounding)"),
     (["analyze", "S", "--normalize", "-14"], "--normalize is a render option: stemdeck render SESSION --output FILE --normalize …"),
+    (["analyze", "S", "--stems", "d"], "--stems is a render option: stemdeck render SESSION --output FILE --stems …"),
+    (["render", "S", "-o", "o.wav", "--stems"], "--stems needs a value (see stemdeck --help)"),
     (["S", "--true-peak", "-1"], "--true-peak is a render option: stemdeck render SESSION --output FILE --true-peak …"),
   ]
 
@@ -110,7 +114,7 @@ struct ArgumentsTests {
   func usageMentionsOptions() {
     for option in ["--server", "-s", "--name", "-n", "--no-start-server", "--no-connect", "--play", "--strict", "--script",
                    "-c", "--keep-going", "-k", "--output", "-o", "--from", "--duration", "--sample-rate",
-                   "--normalize", "--true-peak"] {
+                   "--normalize", "--true-peak", "--stems"] {
       #expect(Arguments.usage.contains(option + " ") || Arguments.usage.contains(option + ","), "\(option)")
     }
   }

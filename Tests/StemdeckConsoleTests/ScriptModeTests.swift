@@ -205,6 +205,18 @@ struct ScriptModeTests {
     #expect(limited.stdout.contains("true peak -6.0 dBTP"), "\(limited.stdout)")
   }
 
+  @Test("render --stems: one file per stem beside the master, and a line saying so")
+  func renderStems() throws {
+    let folder = try fixture()
+    let r = try runBinary(["render", "song.json", "-o", "mix.flac", "--stems", "parts"], in: folder)
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(r.stdout.prefix(2) == ["rendered mix.flac: 0:02.000 at 48000 Hz, stereo", "stems: 1 file in parts"], "\(r.stdout)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("parts")) == ["drums.flac"])
+    let master = try Data(contentsOf: URL(fileURLWithPath: folder.file("mix.flac")))
+    let stem = try Data(contentsOf: URL(fileURLWithPath: folder.file("parts/drums.flac")))
+    #expect(master.count > 1000 && master == stem, "one stem alone: its file is the master, byte for byte")
+  }
+
   @Test("--help and --version: exit 0 on stdout")
   func helpAndVersion() throws {
     let folder = try TemporaryFolder()
