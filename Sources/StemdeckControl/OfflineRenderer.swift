@@ -167,9 +167,9 @@ public enum OfflineRenderer {
         }
       }
       let writer = try create()
+      temporary = candidate
       let stemFiles = try StemFiles(paths: stemPaths, format: format, sampleRate: sampleRate, dither: ditherer)
       defer { stemFiles.removeTemporaries() }
-      temporary = candidate
       let stopped = "the render stopped; a previous \(printableText(name)) is left as it was"
       summary = try run(plan, stems: stemPlans, stemSink: stemFiles.write, blockFrames: blockFrames, gain: gain,
                         progress: progress.map { p in normalize == nil ? p : { p(0.5 + $0 / 2) } },
