@@ -32,6 +32,9 @@ let package = Package(
     .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
     .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
     .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
+    // EBU R 128 loudness (integrated, range, true peak) for `analyze` and `render --normalize`;
+    // offline only, never on the realtime thread.
+    .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
     // glibc's malloc.h (malloc_trim, mallinfo2), which Swift's Glibc module leaves out: the
     // `debug heap` diagnostic measures the process's memory from inside.
     .systemLibrary(name: "CMalloc"),
@@ -46,7 +49,7 @@ let package = Package(
     .target(name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "CSndFile"]),
     .target(name: "StemdeckSession", dependencies: []),
     .target(name: "StemdeckControl",
-            dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc"]),
+            dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128"]),
     .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckControl", "StemdeckSession", "CJack"]),
     .target(name: "StemdeckConsole",
             dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "CEditLine"]),

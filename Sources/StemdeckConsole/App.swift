@@ -8,7 +8,7 @@ import Synchronization
 
 /// The command line, parsed.
 public struct Arguments: Equatable, Sendable {
-  public enum Mode: Equatable, Sendable { case live, render, help, version }
+  public enum Mode: Equatable, Sendable { case live, render, analyze, help, version }
   public var mode: Mode = .live
   public var session: String?
   public var server: String?
@@ -29,11 +29,18 @@ public struct Arguments: Equatable, Sendable {
   public var verbose = false
   /// `render --dither`: TPDF dither for a 24-bit output (nil: the default, off for 24-bit).
   public var dither: Bool?
+  /// `render --normalize`: the integrated loudness to reach, LUFS.
+  public var normalize: Double?
+  /// `render --true-peak`: the true-peak ceiling of a normalised render, dBTP.
+  public var truePeak: Double?
+  /// `render --stems DIR`: every stem to its own file in DIR as well.
+  public var stems: String?
 
   public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
     var a = Arguments()
     var rest = args[...]
     if rest.first == "render" { a.mode = .render; rest = rest.dropFirst() }
+    if rest.first == "analyze" { a.mode = .analyze; rest = rest.dropFirst() }
     func value(_ flag: String) throws(CommandError) -> String {
       guard let v = rest.popFirst(), !v.hasPrefix("--") else { throw CommandError("\(flag) needs a value (see stemdeck --help)") }
       return v
@@ -66,6 +73,11 @@ public struct Arguments: Equatable, Sendable {
           }
         }
       case "--dither": a.dither = true
+      case "--stems": a.stems = try value(arg)
+      case "--normalize": a.normalize = try level(try value(arg), flag: arg, units: ["lufs", "lkfs"], example: "-14LUFS",
+                                                  range: OfflineRenderer.Normalize.targetRange, unit: "LUFS")
+      case "--true-peak": a.truePeak = try level(try value(arg), flag: arg, units: ["dbtp"], example: "-1dBTP",
+                                                 range: OfflineRenderer.Normalize.ceilingRange, unit: "dBTP")
       case "--sample-rate", "-r":
         let v = try value(arg)
         a.sampleRate = try ValueParser.integer(v, "--sample-rate")
@@ -78,8 +90,37 @@ public struct Arguments: Equatable, Sendable {
     if a.mode == .render {
       guard a.session != nil else { throw CommandError("render: which session? usage: stemdeck render SESSION --output FILE") }
       guard a.output != nil else { throw CommandError("render: --output FILE is required (.wav, .flac or .aiff)") }
+      if a.truePeak != nil && a.normalize == nil {
+        throw CommandError("--true-peak is the ceiling of a normalised render: give --normalize LUFS with it (e.g. --normalize -14LUFS --true-peak -1dBTP)")
+      }
+    }
+    if a.mode == .analyze {
+      guard a.session != nil else { throw CommandError("analyze: which session? usage: stemdeck analyze SESSION [--from TIME] [--duration SECONDS]") }
+      if a.output != nil { throw CommandError("analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)") }
+      if a.dither != nil { throw CommandError("analyze writes no file, so it takes no --dither (it measures the mix before any rounding)") }
+    }
+    if a.mode != .render {
+      for (flag, given) in [("--normalize", a.normalize != nil), ("--true-peak", a.truePeak != nil), ("--stems", a.stems != nil)] where given {
+        throw CommandError("\(flag) is a render option: stemdeck render SESSION --output FILE \(flag) …")
+      }
     }
     return a
+  }
+
+  /// A level with an optional unit suffix ("-14LUFS", "-14 lufs", "-14"), checked against `range`.
+  static func level(_ text: String, flag: String, units: [String], example: String,
+                    range: ClosedRange<Double>, unit: String) throws(CommandError) -> Double {
+    var number = text.lowercased()
+    for u in units where number.hasSuffix(u) { number = String(number.dropLast(u.count)).trimmingSpaces(); break }
+    let allowed = "from \(NumberFormat.plain(range.lowerBound)) to \(NumberFormat.plain(range.upperBound)) \(unit), such as \(example)"
+    let v: Double
+    do { v = try ValueParser.number(number, flag) } catch {
+      throw CommandError("\(flag) must be a level \(allowed) (got '\(ValueParser.printable(text))')")
+    }
+    guard range.contains(v) else {
+      throw CommandError("\(flag) must be a level \(allowed) (got \(NumberFormat.plain(v)) \(unit))")
+    }
+    return v
   }
 
   public static let usage = """
@@ -88,6 +129,9 @@ public struct Arguments: Equatable, Sendable {
     usage:
       stemdeck [SESSION] [options]          open SESSION live (interactive on a terminal, script mode otherwise)
       stemdeck render SESSION --output FILE [--from TIME] [--duration SECONDS] [--sample-rate HZ] [--dither]
+                     [--normalize LUFS [--true-peak DBTP]] [--stems DIR]
+      stemdeck analyze SESSION [--from TIME] [--duration SECONDS] [--sample-rate HZ]
+                                            print the master's loudness (EBU R 128) without writing a file
 
     live options:
       --server NAME, -s NAME   JACK server (default: $JACK_DEFAULT_SERVER, else "default")
@@ -110,6 +154,12 @@ public struct Arguments: Equatable, Sendable {
                                loops forever)
       --sample-rate HZ         default: 48000
       --dither                 TPDF dither (±1 LSB) before rounding to 24 bits (.flac, .aiff); default off
+      --normalize LUFS         two passes: measure, then render with the gain that brings the
+                               integrated loudness to LUFS (-60 to 0, e.g. -14LUFS)
+      --true-peak DBTP         with --normalize: lower the gain if needed so that the true peak
+                               stays at or under DBTP (-30 to 0, e.g. -1dBTP)
+      --stems DIR              also write every stem to DIR/NAME.EXT (same format), sample-aligned
+                               with the master; the stem files sum to the master
     render exit status: 0 done; 1 failed; 2 bad arguments; 3 written, but a
       stem was muted because its file holds NaN or infinite samples (a warning names it)
 
@@ -128,6 +178,7 @@ public func runStemdeck(_ args: [String]) -> Int32 {
   case .help: writeOut(Arguments.usage); return 0
   case .version: writeOut("stemdeck 0.1"); return 0
   case .render: return runRender(arguments)
+  case .analyze: return runRender(arguments)
   case .live: return runLive(arguments)
   }
 }
@@ -166,23 +217,53 @@ func runRender(_ a: Arguments) -> Int32 {
   }
   let showProgress = isatty(2) != 0
   do {
-    let summary = try OfflineRenderer.render(
-      session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
-      from: a.from, sampleRate: a.sampleRate, dither: a.dither,
-      progress: { fraction in
-        guard showProgress else { return }
-        let width = 40
-        let filled = Int(fraction * Double(width))
-        printErrorNoNewline("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(Int(fraction * 100))%")
-      },
-      warning: { muted in
-        if showProgress { printErrorNoNewline("\r\u{1B}[K") }
-        printError("warning: \(muted.message)")
-      },
-      cancelled: { interruptRequests.load(ordering: .relaxed) != 0 })
-    if showProgress { printErrorNoNewline("\r\u{1B}[K") }
-    writeOut("rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
-      + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
+    let progress: (Double) -> Void = { fraction in
+      guard showProgress else { return }
+      let width = 40
+      let filled = Int(fraction * Double(width))
+      printErrorNoNewline("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(Int(fraction * 100))%")
+    }
+    let warning: (OfflineRenderer.MutedStem) -> Void = { muted in
+      if showProgress { printErrorNoNewline("\r\u{1B}[K") }
+      printError("warning: \(muted.message)")
+    }
+    let cancelled = { interruptRequests.load(ordering: .relaxed) != 0 }
+    let summary: OfflineRenderer.Summary
+    if a.mode == .analyze {
+      summary = try OfflineRenderer.analyze(
+        session: session, sessionPath: sessionPath, duration: a.duration, from: a.from, sampleRate: a.sampleRate,
+        progress: progress, warning: warning, cancelled: cancelled)
+      if showProgress { printErrorNoNewline("\r\u{1B}[K") }
+      writeOut("analyzed \(a.session!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
+        + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
+    } else {
+      summary = try OfflineRenderer.render(
+        session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
+        from: a.from, sampleRate: a.sampleRate, dither: a.dither,
+        normalize: a.normalize.map { OfflineRenderer.Normalize(target: $0, truePeakCeiling: a.truePeak) },
+        stemsFolder: a.stems,
+        progress: progress, warning: warning, cancelled: cancelled)
+      if showProgress { printErrorNoNewline("\r\u{1B}[K") }
+      writeOut("rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
+        + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
+      if let folder = a.stems {
+        writeOut("stems: \(session.stems.count) file\(session.stems.count == 1 ? "" : "s") in \(folder)")
+      }
+    }
+    if let n = summary.normalization {
+      writeOut("normalized to \(Loudness.lufs(n.asked.target))"
+        + (n.asked.truePeakCeiling.map { ", true peak at most \(Loudness.db($0, "dBTP"))" } ?? "")
+        + ": the mix measured \(Loudness.lufs(n.measured.integrated)), true peak \(Loudness.db(n.measured.truePeakDecibels, "dBTP")); gain \(n.gain >= 0 ? "+" : "")\(NumberFormat.fixed(n.gain, 2)) dB")
+      if n.limitedByTruePeak {
+        writeOut("gain limited by the true-peak ceiling: the output is \(NumberFormat.fixed(n.asked.target - n.measured.integrated - n.gain, 1)) LU under the target")
+      }
+    }
+    if let loudness = summary.loudness {
+      for line in loudness.lines { writeOut(line) }
+      if summary.normalization != nil && loudness.truePeak > 1 {
+        printError("warning: the output's true peak is above 0 dBTP (\(Loudness.db(loudness.truePeakDecibels, "dBTP"))): it will clip when converted; --true-peak -1dBTP keeps it under")
+      }
+    }
     func db(_ v: Double) -> String { NumberFormat.fixed(Decibels.fromAmplitude(v), 1) }
     writeOut("peak L \(db(summary.peak.left)) dB, R \(db(summary.peak.right)) dB; RMS L \(db(summary.rms.left)) dB, R \(db(summary.rms.right)) dB; clipped samples \(summary.clippedSamples)")
     if summary.underruns > 0 {

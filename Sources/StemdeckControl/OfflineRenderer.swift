@@ -22,6 +22,10 @@ public enum OfflineRenderer {
     public var underruns: Int
     /// Stems muted because their file holds NaN or infinite samples, in the order found.
     public var mutedStems: [MutedStem] = []
+    /// EBU R 128 figures of what was written (`render --normalize`) or measured (`analyze`).
+    public var loudness: Loudness?
+    /// `render --normalize`: the first pass's figures and the gain applied.
+    public var normalization: Normalization?
   }
 
   /// A stem the render muted: its file holds NaN or infinite samples (as live: muted as soon as
@@ -36,15 +40,50 @@ public enum OfflineRenderer {
     }
   }
 
+  /// `render --normalize`: the integrated loudness asked for, and optionally a true-peak ceiling.
+  public struct Normalize: Sendable, Equatable {
+    /// Target integrated loudness, LUFS (`targetRange`).
+    public var target: Double
+    /// The true peak the output must not exceed, dBTP (`ceilingRange`); nil: none.
+    public var truePeakCeiling: Double?
+    public static let targetRange: ClosedRange<Double> = -60...0
+    public static let ceilingRange: ClosedRange<Double> = -30...0
+
+    public init(target: Double, truePeakCeiling: Double? = nil) {
+      self.target = target
+      self.truePeakCeiling = truePeakCeiling
+    }
+  }
+
+  /// What a normalised render measured and did.
+  public struct Normalization: Sendable, Equatable {
+    public var asked: Normalize
+    /// The mix before the gain (first pass).
+    public var measured: Loudness
+    /// The gain applied, dB.
+    public var gain: Double
+    /// True when the gain was lowered below `asked.target − measured.integrated` so that the
+    /// true peak meets the ceiling (the output is then quieter than the target).
+    public var limitedByTruePeak: Bool
+  }
+
   /// Renders `session` (stored at `sessionPath`) for `duration` seconds, or the longest finite
   /// stem when nil, into `outputPath` (format from its extension). It starts at transport time
   /// `from` (seconds) when given, else at the session's saved position. `cancelled` is asked
   /// before each block; when it says so the render stops (an error) and nothing is written over
-  /// the output.
+  /// the output. With `normalize`, the mix is rendered twice: a first pass measures its
+  /// integrated loudness and true peak (nothing written), the second writes it with the gain
+  /// that brings it to the target (lowered to meet a true-peak ceiling when one is asked); the
+  /// summary then carries `normalization` and the output's own `loudness`. With `stemsFolder`,
+  /// every stem is also written to `FOLDER/NAME.EXT` (the output's format) in the same pass,
+  /// sample-aligned with the master: each is the session with that stem alone (mute and solo as
+  /// in the full mix, master volume and any normalising gain applied), so the stem files sum to
+  /// the master.
   public static func render(
     session: Session, sessionPath: String, outputPath: String, duration: Double?,
     from: Double? = nil, sampleRate: Int = 48000, blockFrames: Int = 1024,
-    dither: Bool? = nil, progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
+    dither: Bool? = nil, normalize: Normalize? = nil, stemsFolder: String? = nil,
+    progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
     cancelled: (() -> Bool)? = nil
   ) throws(MixerError) -> Summary {
     guard let format = OutputFormat.forPath(outputPath) else {
@@ -53,9 +92,153 @@ public enum OfflineRenderer {
     if dither == true && format.integerBits == nil {
       throw MixerError("--dither is for integer outputs (.flac, .aiff: 24-bit); \(printableText(outputPath)) is 32-bit float WAV, which needs none")
     }
+    if let normalize { try check(normalize) }
     // TPDF dither: on by default for 16-bit output, on request for 24-bit (as mastering tools do).
     var ditherer = format.integerBits.flatMap { bits in (dither ?? (bits <= 16)) ? TPDFDither(bits: bits) : nil }
     try checkOutput(outputPath, session: session, sessionPath: sessionPath)
+    var stemPaths: [String] = []
+    if let stemsFolder {
+      stemPaths = try checkStemsFolder(stemsFolder, outputPath: outputPath, session: session, sessionPath: sessionPath)
+    }
+
+    // First pass of a normalised render: measure the mix as it is (nothing written).
+    var normalization: Normalization?
+    var gain: Float = 1
+    if let normalize {
+      let measuring = try prepare(session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate)
+      defer { measuring.mixer.shutdown() }
+      let meter = try LoudnessMeter(sampleRate: sampleRate)
+      _ = try run(measuring, blockFrames: blockFrames,
+                  progress: progress.map { p in { p($0 / 2) } }, warning: nil, cancelled: cancelled,
+                  interrupted: "interrupted: the render stopped while measuring; nothing was written") { interleaved, n throws(MixerError) in
+        try meter.add(interleaved, frames: n)
+      }
+      let measured = meter.loudness
+      guard measured.integrated.isFinite else {
+        throw MixerError("--normalize: the mix is silent (every 400 ms block lies under the -70 LUFS gate), so there is no loudness to bring to \(Loudness.lufs(normalize.target)); render without --normalize")
+      }
+      var db = normalize.target - measured.integrated
+      var limited = false
+      if let ceiling = normalize.truePeakCeiling, measured.truePeak > 0 {
+        let headroom = ceiling - measured.truePeakDecibels
+        if headroom < db { db = headroom; limited = true }
+      }
+      normalization = Normalization(asked: normalize, measured: measured, gain: db, limitedByTruePeak: limited)
+      gain = Float(Decibels.toAmplitude(db))
+    }
+
+    let plan = try prepare(session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate)
+    defer { plan.mixer.shutdown() }
+    let meter = normalize == nil ? nil : try LoudnessMeter(sampleRate: sampleRate)
+    // One mixer per stem, each holding that stem alone, rendered block for block with the master
+    // for exactly as many frames.
+    var stemPlans: [Plan] = []
+    defer { for p in stemPlans { p.mixer.shutdown() } }
+    if stemsFolder != nil {
+      let anySolo = session.stems.contains { $0.solo }
+      for stem in session.stems {
+        var alone = session
+        alone.effects = []
+        alone.stems = [stem]
+        if anySolo && !stem.solo { alone.stems[0].mute = true }
+        let p = try prepare(session: alone, sessionPath: sessionPath, duration: Double(plan.totalFrames) / Double(sampleRate),
+                            from: plan.session.position, sampleRate: sampleRate)
+        stemPlans.append(Plan(mixer: p.mixer, session: p.session, sampleRate: sampleRate, totalFrames: plan.totalFrames))
+      }
+    }
+
+    // The render goes to a new temporary file beside the output, renamed over it only once
+    // complete: a failed render (disk full, size limit) leaves the previous file as it was.
+    let folder = outputPath.contains("/") ? String(outputPath[..<outputPath.lastIndex(of: "/")!]) : "."
+    let name = outputPath.split(separator: "/").last.map(String.init) ?? outputPath
+    let keptMode = AtomicFile.regularFileMode(at: outputPath)
+    var temporary = ""
+    var renamed = false
+    defer { if !temporary.isEmpty && !renamed { unlink(temporary) } }
+    var summary: Summary
+    do {
+      // A fresh random name, created exclusively (nothing planted there is followed).
+      let candidate = (folder.isEmpty ? "" : folder) + "/" + AtomicFile.temporaryName(for: name)
+      func create() throws(MixerError) -> SoundFileWriter {
+        do {
+          return try SoundFileWriter(path: candidate, format: format, sampleRate: sampleRate, channelCount: 2, exclusive: true)
+        } catch {
+          throw MixerError("\(printableText(outputPath)): cannot create a temporary file beside it: \(error.reason)")
+        }
+      }
+      let writer = try create()
+      temporary = candidate
+      let stemFiles = try StemFiles(paths: stemPaths, format: format, sampleRate: sampleRate, dither: ditherer)
+      defer { stemFiles.removeTemporaries() }
+      let stopped = "the render stopped; a previous \(printableText(name)) is left as it was"
+      summary = try run(plan, stems: stemPlans, stemSink: stemFiles.write, blockFrames: blockFrames, gain: gain,
+                        progress: progress.map { p in normalize == nil ? p : { p(0.5 + $0 / 2) } },
+                        warning: warning, cancelled: cancelled, interrupted: "interrupted: \(stopped)") { interleaved, n throws(MixerError) in
+        ditherer?.apply(interleaved, count: 2 * n)
+        try meter?.add(interleaved, frames: n)
+        do throws(SoundFileError) { try writer.write(interleaved, frameCount: n) } catch { throw MixerError("\(printableText(outputPath)): \(error.reason) — \(stopped)") }
+      }
+      do { try writer.finish() } catch { throw MixerError("\(printableText(outputPath)): \(error.reason)") }
+      try stemFiles.finish()
+      if let keptMode, chmod(temporary, keptMode) != 0 {
+        throw MixerError("\(printableText(outputPath)): cannot set the permissions of the new file: \(String(cString: strerror(errno)))")
+      }
+      // The stems are put in place first: a failure there leaves the previous master as it was.
+      try stemFiles.putInPlace()
+    }
+    if rename(temporary, outputPath) != 0 {
+      throw MixerError("\(printableText(outputPath)): cannot put the render in place: \(String(cString: strerror(errno)))")
+    }
+    renamed = true
+    summary.normalization = normalization
+    summary.loudness = meter?.loudness
+    return summary
+  }
+
+  /// Measures `session`'s master as `render` would write it (same mixer, same blocks, same
+  /// `duration`/`from` rules) without writing a file: `analyze`. The summary's `loudness` holds
+  /// the EBU R 128 figures.
+  public static func analyze(
+    session: Session, sessionPath: String, duration: Double?, from: Double? = nil,
+    sampleRate: Int = 48000, blockFrames: Int = 1024,
+    progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
+    cancelled: (() -> Bool)? = nil
+  ) throws(MixerError) -> Summary {
+    let plan = try prepare(session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate)
+    defer { plan.mixer.shutdown() }
+    let meter = try LoudnessMeter(sampleRate: sampleRate)
+    var summary = try run(plan, blockFrames: blockFrames, progress: progress, warning: warning, cancelled: cancelled,
+                          interrupted: "interrupted: the analysis stopped") { interleaved, n throws(MixerError) in
+      try meter.add(interleaved, frames: n)
+    }
+    summary.loudness = meter.loudness
+    return summary
+  }
+
+  /// A loaded mixer positioned at the render's start, and how many frames to render.
+  struct Plan {
+    let mixer: Mixer
+    let session: Session
+    let sampleRate: Int
+    let totalFrames: Int
+  }
+
+  static func check(_ normalize: Normalize) throws(MixerError) {
+    let t = Normalize.targetRange, c = Normalize.ceilingRange
+    guard normalize.target.isFinite, t.contains(normalize.target) else {
+      throw MixerError("--normalize must be an integrated loudness from \(NumberFormat.plain(t.lowerBound)) to \(NumberFormat.plain(t.upperBound)) LUFS, such as -14LUFS (got \(NumberFormat.plain(normalize.target)))")
+    }
+    if let ceiling = normalize.truePeakCeiling {
+      guard ceiling.isFinite, c.contains(ceiling) else {
+        throw MixerError("--true-peak must be a ceiling from \(NumberFormat.plain(c.lowerBound)) to \(NumberFormat.plain(c.upperBound)) dBTP, such as -1dBTP (got \(NumberFormat.plain(ceiling)))")
+      }
+    }
+  }
+
+  /// Checks the rate, start and length, loads the session into a synchronous mixer.
+  static func prepare(
+    session: Session, sessionPath: String, duration: Double?, from: Double?, sampleRate: Int
+  ) throws(MixerError) -> Plan {
     guard (8000...384_000).contains(sampleRate) else {
       throw MixerError("sample rate must be between 8000 and 384000 Hz (got \(sampleRate))")
     }
@@ -67,7 +250,8 @@ public enum OfflineRenderer {
       session.position = from
     }
     let mixer = Mixer(sampleRate: Double(sampleRate), quality: session.quality, streaming: .synchronous)
-    defer { mixer.shutdown() }
+    var handedOver = false
+    defer { if !handedOver { mixer.shutdown() } }
     try mixer.load(session, sessionPath: sessionPath, strict: true)
     let seconds: Double
     if let d = duration {
@@ -92,82 +276,82 @@ public enum OfflineRenderer {
         ? "nothing to render: --from \(at) is at or past the session's end (\(end))"
         : "nothing to render: the session's saved position (\(at)) is at or past its end (\(end)); --from 0 renders from the start")
     }
+    handedOver = true
+    return Plan(mixer: mixer, session: session, sampleRate: sampleRate, totalFrames: totalFrames)
+  }
 
-    // The render goes to a new temporary file beside the output, renamed over it only once
-    // complete: a failed render (disk full, size limit) leaves the previous file as it was.
-    let folder = outputPath.contains("/") ? String(outputPath[..<outputPath.lastIndex(of: "/")!]) : "."
-    let name = outputPath.split(separator: "/").last.map(String.init) ?? outputPath
-    let keptMode = AtomicFile.regularFileMode(at: outputPath)
-    var temporary = ""
-    var renamed = false
-    defer { if !temporary.isEmpty && !renamed { unlink(temporary) } }
+  /// Plays `plan` to its end in blocks of `blockFrames`, hands each block (interleaved stereo,
+  /// `gain` applied; the sink may change it in place) to `sink`, and sums up peaks, RMS, clips
+  /// (of the samples as `gain` leaves them), underruns and muted stems.
+  static func run(
+    _ plan: Plan, stems: [Plan] = [], stemSink: ((Int, UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void)? = nil,
+    blockFrames: Int, gain: Float = 1,
+    progress: ((Double) -> Void)?, warning: ((MutedStem) -> Void)?, cancelled: (() -> Bool)?,
+    interrupted: String,
+    sink: (UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void
+  ) throws(MixerError) -> Summary {
+    let mixer = plan.mixer, session = plan.session, sampleRate = plan.sampleRate, totalFrames = plan.totalFrames
     var peak = (0.0, 0.0), sum = (0.0, 0.0), clipped = 0
     var muted: [MutedStem] = []
-    do {
-      // A fresh random name, created exclusively (nothing planted there is followed).
-      let candidate = (folder.isEmpty ? "" : folder) + "/" + AtomicFile.temporaryName(for: name)
-      let writer: SoundFileWriter
-      do {
-        writer = try SoundFileWriter(path: candidate, format: format, sampleRate: sampleRate, channelCount: 2, exclusive: true)
-      } catch {
-        throw MixerError("\(printableText(outputPath)): cannot create a temporary file beside it: \(error.reason)")
-      }
-      temporary = candidate
-      let left = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
-      let right = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
-      let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * 2)
-      defer { left.deallocate(); right.deallocate(); interleaved.deallocate() }
+    let left = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
+    let right = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
+    let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * 2)
+    defer { left.deallocate(); right.deallocate(); interleaved.deallocate() }
 
-      try mixer.setStemMetering(false)
-      // Bad samples are found by the disk reader, ahead of playback (as live): a stem is muted
-      // before the next block, and before any sound when they lie in its first ring's worth.
-      func muteBadStems(at frame: Int) {
-        for case .badSamples(let name) in mixer.pump() {
-          let file = session.stems.first { $0.name == name }?.file ?? name
-          let stem = MutedStem(name: name, file: file, at: Double(frame) / Double(sampleRate))
-          muted.append(stem)
-          warning?(stem)
-        }
+    try mixer.setStemMetering(false)
+    for stem in stems { try stem.mixer.setStemMetering(false) }
+    // Bad samples are found by the disk reader, ahead of playback (as live): a stem is muted
+    // before the next block, and before any sound when they lie in its first ring's worth.
+    func muteBadStems(at frame: Int) {
+      for case .badSamples(let name) in mixer.pump() {
+        let file = session.stems.first { $0.name == name }?.file ?? name
+        let stem = MutedStem(name: name, file: file, at: Double(frame) / Double(sampleRate))
+        muted.append(stem)
+        warning?(stem)
       }
+    }
+    mixer.fillStreams()
+    muteBadStems(at: 0)
+    try mixer.play()
+    for stem in stems {
+      stem.mixer.fillStreams()
+      _ = stem.mixer.pump()
+      try stem.mixer.play()
+    }
+    var done = 0
+    var lastProgress = -1
+    while done < totalFrames {
+      if let cancelled, cancelled() { throw MixerError(interrupted) }
+      let n = min(blockFrames, totalFrames - done)
       mixer.fillStreams()
-      muteBadStems(at: 0)
-      try mixer.play()
-      var done = 0
-      var lastProgress = -1
-      while done < totalFrames {
-        if let cancelled, cancelled() {
-          throw MixerError("interrupted: the render stopped; a previous \(printableText(name)) is left as it was")
-        }
-        let n = min(blockFrames, totalFrames - done)
-        mixer.fillStreams()
-        if mixer.hasUnreportedBadSamples { muteBadStems(at: done) }
-        renderBlock(mixer.renderState, left: left, right: right, frameCount: n)
-        for i in 0..<n {
-          let l = left[i], r = right[i]
-          interleaved[2 * i] = l
-          interleaved[2 * i + 1] = r
-          let al = Double(abs(l)), ar = Double(abs(r))
-          peak.0 = max(peak.0, al); peak.1 = max(peak.1, ar)
-          sum.0 += al * al; sum.1 += ar * ar
-          if al > 1 { clipped += 1 }
-          if ar > 1 { clipped += 1 }
-        }
-        ditherer?.apply(interleaved, count: 2 * n)
-        do { try writer.write(interleaved, frameCount: n) } catch { throw MixerError("\(printableText(outputPath)): \(error.reason) — the render stopped; a previous \(printableText(name)) is left as it was") }
-        done += n
-        if done % (blockFrames * 64) == 0 { _ = mixer.pump() }
-        let percent = done * 100 / totalFrames
-        if percent != lastProgress { lastProgress = percent; progress?(Double(done) / Double(totalFrames)) }
+      if mixer.hasUnreportedBadSamples { muteBadStems(at: done) }
+      renderBlock(mixer.renderState, left: left, right: right, frameCount: n)
+      for i in 0..<n {
+        let l = left[i] * gain, r = right[i] * gain
+        interleaved[2 * i] = l
+        interleaved[2 * i + 1] = r
+        let al = Double(abs(l)), ar = Double(abs(r))
+        peak.0 = max(peak.0, al); peak.1 = max(peak.1, ar)
+        sum.0 += al * al; sum.1 += ar * ar
+        if al > 1 { clipped += 1 }
+        if ar > 1 { clipped += 1 }
       }
-      do { try writer.finish() } catch { throw MixerError("\(printableText(outputPath)): \(error.reason)") }
+      try sink(interleaved, n)
+      for (index, stem) in stems.enumerated() {
+        stem.mixer.fillStreams()
+        renderBlock(stem.mixer.renderState, left: left, right: right, frameCount: n)
+        for i in 0..<n {
+          interleaved[2 * i] = left[i] * gain
+          interleaved[2 * i + 1] = right[i] * gain
+        }
+        try stemSink?(index, interleaved, n)
+        if (done + n) % (blockFrames * 64) == 0 { _ = stem.mixer.pump() }
+      }
+      done += n
+      if done % (blockFrames * 64) == 0 { _ = mixer.pump() }
+      let percent = done * 100 / totalFrames
+      if percent != lastProgress { lastProgress = percent; progress?(Double(done) / Double(totalFrames)) }
     }
-    if let keptMode, chmod(temporary, keptMode) != 0 {
-      throw MixerError("\(printableText(outputPath)): cannot set the permissions of the new file: \(String(cString: strerror(errno)))")
-    }
-    if rename(temporary, outputPath) != 0 {
-      throw MixerError("\(printableText(outputPath)): cannot put the render in place: \(String(cString: strerror(errno)))")
-    }
-    renamed = true
     _ = mixer.pump()
     let underruns = mixer.stemStatuses().reduce(0) { $0 + $1.underruns }
     let frames = Double(totalFrames)
@@ -175,6 +359,95 @@ public enum OfflineRenderer {
       frames: totalFrames, sampleRate: sampleRate, start: session.position, peak: (peak.0, peak.1),
       rms: ((sum.0 / frames).squareRoot(), (sum.1 / frames).squareRoot()),
       clippedSamples: clipped, underruns: underruns, mutedStems: muted)
+  }
+
+  /// The stem files' paths (`FOLDER/NAME.EXT`, the output's extension), each checked as an output
+  /// is; the folder is made when missing (its parent must exist).
+  static func checkStemsFolder(_ folder: String, outputPath: String, session: Session, sessionPath: String) throws(MixerError) -> [String] {
+    let shown = printableText(folder)
+    var info = stat()
+    if stat(folder, &info) != 0 {
+      guard mkdir(folder, 0o777) == 0 else {
+        throw MixerError("--stems \(shown): cannot make the folder: \(String(cString: strerror(errno)))")
+      }
+    } else if info.st_mode & S_IFMT != S_IFDIR {
+      throw MixerError("--stems \(shown): is not a folder; give a folder for the stem files")
+    }
+    guard !session.stems.isEmpty else { throw MixerError("\(sessionPath): the session has no stems to render") }
+    let ext = outputPath.split(separator: ".").last.map(String.init) ?? "wav"
+    let base = folder.hasSuffix("/") ? folder : folder + "/"
+    var paths: [String] = []
+    for stem in session.stems {
+      let path = base + stem.name + "." + ext
+      do { try checkOutput(path, session: session, sessionPath: sessionPath) } catch {
+        throw MixerError("--stems \(shown): " + error.message.replacing("(choose another --output)", with: "(choose another --stems folder)"))
+      }
+      var a = stat(), b = stat()
+      if stat(path, &a) == 0 && stat(outputPath, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino || path == outputPath {
+        throw MixerError("--stems \(shown): stem '\(printableText(stem.name))' would be written over --output \(printableText(outputPath)); choose another folder")
+      }
+      paths.append(path)
+    }
+    return paths
+  }
+
+  /// The stem files of `render --stems`: temporary files beside their targets, renamed into place
+  /// once all are complete.
+  final class StemFiles {
+    let paths: [String]
+    var temporaries: [String] = []
+    /// `SoundFileWriter` is ~Copyable, so each lives in a box.
+    final class Box {
+      let writer: SoundFileWriter
+      init(_ writer: consuming SoundFileWriter) { self.writer = writer }
+    }
+    var writers: [Box] = []
+    var ditherers: [TPDFDither?]
+    var placed = 0
+
+    init(paths: [String], format: OutputFormat, sampleRate: Int, dither: TPDFDither?) throws(MixerError) {
+      self.paths = paths
+      ditherers = Array(repeating: dither, count: paths.count)
+      for path in paths {
+        let folder = String(path[..<path.lastIndex(of: "/")!])
+        let name = String(path[path.index(after: path.lastIndex(of: "/")!)...])
+        let candidate = folder + "/" + AtomicFile.temporaryName(for: name)
+        do throws(SoundFileError) {
+          writers.append(Box(try SoundFileWriter(path: candidate, format: format, sampleRate: sampleRate, channelCount: 2, exclusive: true)))
+        } catch {
+          removeTemporaries()
+          throw MixerError("\(printableText(path)): cannot create a temporary file beside it: \(error.reason)")
+        }
+        temporaries.append(candidate)
+      }
+    }
+
+    func write(_ index: Int, _ interleaved: UnsafeMutablePointer<Float>, _ n: Int) throws(MixerError) {
+      ditherers[index]?.apply(interleaved, count: 2 * n)
+      do throws(SoundFileError) { try writers[index].writer.write(interleaved, frameCount: n) } catch {
+        throw MixerError("\(printableText(paths[index])): \(error.reason) — the render stopped; previous stem files are left as they were")
+      }
+    }
+
+    func finish() throws(MixerError) {
+      for i in writers.indices {
+        do throws(SoundFileError) { try writers[i].writer.finish() } catch { throw MixerError("\(printableText(paths[i])): \(error.reason)") }
+      }
+    }
+
+    func putInPlace() throws(MixerError) {
+      for i in paths.indices {
+        if rename(temporaries[i], paths[i]) != 0 {
+          throw MixerError("\(printableText(paths[i])): cannot put the stem file in place: \(String(cString: strerror(errno)))")
+        }
+        placed = i + 1
+      }
+    }
+
+    /// Removes the temporary files not renamed into place.
+    func removeTemporaries() {
+      for i in placed..<temporaries.count { unlink(temporaries[i]) }
+    }
   }
 
   /// Refuses an output that is not a regular file or a new name (a folder, device, FIFO or

@@ -32,6 +32,19 @@ struct ArgumentsTests {
      { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.from = 0; $0.duration = 2 }),
     (["render", "S", "-o", "o.flac", "--dither"],
      { $0.mode = .render; $0.session = "S"; $0.output = "o.flac"; $0.dither = true }),
+    (["render", "S", "-o", "o.wav", "--normalize", "-14LUFS"],
+     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -14 }),
+    (["render", "S", "-o", "o.wav", "--normalize", "-23 lufs", "--true-peak", "-1dBTP"],
+     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -23; $0.truePeak = -1 }),
+    (["render", "S", "-o", "o.wav", "--normalize", "-16", "--true-peak", "-2.5"],
+     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -16; $0.truePeak = -2.5 }),
+    (["render", "S", "-o", "o.wav", "--normalize", "-24LKFS"],
+     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -24 }),
+    (["render", "S", "-o", "o.wav", "--stems", "out"],
+     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.stems = "out" }),
+    (["analyze", "S"], { $0.mode = .analyze; $0.session = "S" }),
+    (["analyze", "S", "--from", "0:10", "--duration", "30", "-r", "44100"],
+     { $0.mode = .analyze; $0.session = "S"; $0.from = 10; $0.duration = 30; $0.sampleRate = 44100 }),
   ]
 
   @Test("valid command lines", arguments: valid)
@@ -61,6 +74,29 @@ struct ArgumentsTests {
     (["render", "S", "-o", "o.wav", "--from", "beginning"],
      "--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got 'beginning')"),
     (["render", "S", "-o", "o.wav", "--from"], "--from needs a value (see stemdeck --help)"),
+    (["render", "S", "-o", "o.wav", "--normalize", "loud"],
+     "--normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got 'loud')"),
+    (["render", "S", "-o", "o.wav", "--normalize", "-14dB"],
+     "--normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got '-14dB')"),
+    (["render", "S", "-o", "o.wav", "--normalize", "-80LUFS"],
+     "--normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got -80 LUFS)"),
+    (["render", "S", "-o", "o.wav", "--normalize", "3"],
+     "--normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got 3 LUFS)"),
+    (["render", "S", "-o", "o.wav", "--normalize"], "--normalize needs a value (see stemdeck --help)"),
+    (["render", "S", "-o", "o.wav", "--normalize", "-14", "--true-peak", "+1dBTP"],
+     "--true-peak must be a level from -30 to 0 dBTP, such as -1dBTP (got 1 dBTP)"),
+    (["render", "S", "-o", "o.wav", "--normalize", "-14", "--true-peak", "-1LUFS"],
+     "--true-peak must be a level from -30 to 0 dBTP, such as -1dBTP (got '-1LUFS')"),
+    (["render", "S", "-o", "o.wav", "--true-peak", "-1dBTP"],
+     "--true-peak is the ceiling of a normalised render: give --normalize LUFS with it (e.g. --normalize -14LUFS --true-peak -1dBTP)"),
+    (["analyze"], "analyze: which session? usage: stemdeck analyze SESSION [--from TIME] [--duration SECONDS]"),
+    (["analyze", "S", "-o", "o.wav"],
+     "analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)"),
+    (["analyze", "S", "--dither"], "analyze writes no file, so it takes no --dither (it measures the mix before any rounding)"),
+    (["analyze", "S", "--normalize", "-14"], "--normalize is a render option: stemdeck render SESSION --output FILE --normalize …"),
+    (["analyze", "S", "--stems", "d"], "--stems is a render option: stemdeck render SESSION --output FILE --stems …"),
+    (["render", "S", "-o", "o.wav", "--stems"], "--stems needs a value (see stemdeck --help)"),
+    (["S", "--true-peak", "-1"], "--true-peak is a render option: stemdeck render SESSION --output FILE --true-peak …"),
   ]
 
   @Test("invalid command lines", arguments: invalid)
@@ -77,7 +113,8 @@ struct ArgumentsTests {
   @Test("usage text lists every option parse accepts")
   func usageMentionsOptions() {
     for option in ["--server", "-s", "--name", "-n", "--no-start-server", "--no-connect", "--play", "--strict", "--script",
-                   "-c", "--keep-going", "-k", "--output", "-o", "--from", "--duration", "--sample-rate"] {
+                   "-c", "--keep-going", "-k", "--output", "-o", "--from", "--duration", "--sample-rate",
+                   "--normalize", "--true-peak", "--stems"] {
       #expect(Arguments.usage.contains(option + " ") || Arguments.usage.contains(option + ","), "\(option)")
     }
   }

@@ -133,6 +133,74 @@ struct ScriptModeTests {
     #expect(!FileManager.default.fileExists(atPath: folder.file("out.wav")), "no output file after a failed render")
   }
 
+  /// A folder with tone.wav (a 1 kHz stereo sine at `level` dBFS peak, `seconds` long) and tone.json using it.
+  func toneFixture(level: Double, seconds: Double) throws -> TemporaryFolder {
+    let folder = try TemporaryFolder()
+    try folder.wav("tone.wav", channels: 2, sampleRate: 48000, seconds: seconds, frequency: 1000, amplitude: pow(10, level / 20))
+    try folder.write("""
+      { "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "tone", "file" : "tone.wav" } ] }
+      """, to: "tone.json")
+    return folder
+  }
+
+  @Test("analyze: a 1 kHz stereo sine at -23 dBFS prints -23.0 LUFS, its range and peaks, and writes nothing")
+  func analyze() throws {
+    let folder = try toneFixture(level: -23, seconds: 10)
+    let r = try runBinary(["analyze", "tone.json"], in: folder)
+    #expect(r.status == 0)
+    #expect(r.stderr == [])
+    #expect(Array(r.stdout.prefix(5)) == [
+      "analyzed tone.json: 0:10.000 at 48000 Hz, stereo",
+      "integrated loudness -23.0 LUFS",
+      "loudness range 0.0 LU",
+      "true peak -23.0 dBTP",
+      "sample peak -23.0 dBFS",
+    ], "\(r.stdout)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted() == ["tone.json", "tone.wav"])
+    let part = try runBinary(["analyze", "tone.json", "--from", "2", "--duration", "5"], in: folder)
+    #expect(part.stdout.first == "analyzed tone.json: 0:05.000 at 48000 Hz, stereo, from 0:02.000", "\(part.stdout)")
+  }
+
+  @Test("render --normalize -14LUFS --true-peak -1dBTP: the summary gives the gain and the output's figures; analyze of the output reads -14.0")
+  func renderNormalized() throws {
+    let folder = try toneFixture(level: -23, seconds: 10)
+    let r = try runBinary(["render", "tone.json", "-o", "out.wav", "--normalize", "-14LUFS", "--true-peak", "-1dBTP"], in: folder)
+    #expect(r.status == 0)
+    #expect(r.stderr == [])
+    #expect(r.stdout.count == 7, "\(r.stdout)")
+    #expect(r.stdout.first == "rendered out.wav: 0:10.000 at 48000 Hz, stereo")
+    let normalized = r.stdout.dropFirst().first ?? ""
+    let prefix = "normalized to -14.0 LUFS, true peak at most -1.0 dBTP: the mix measured -23.0 LUFS, true peak -23.0 dBTP; gain +"
+    #expect(normalized.hasPrefix(prefix) && normalized.hasSuffix(" dB"), "\(r.stdout)")
+    let gain = Double(normalized.dropFirst(prefix.count).dropLast(3)) ?? 0
+    #expect(abs(gain - 9) <= 0.05, "gain \(gain) dB")
+    #expect(r.stdout.contains("integrated loudness -14.0 LUFS"))
+    #expect(r.stdout.contains("true peak -14.0 dBTP"))
+    // Measured again, independently of the render, from the written file.
+    try folder.write("""
+      { "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "out", "file" : "out.wav" } ] }
+      """, to: "out.json")
+    let check = try runBinary(["analyze", "out.json"], in: folder)
+    #expect(check.stdout.dropFirst().first == "integrated loudness -14.0 LUFS", "\(check.stdout)")
+    // The ceiling wins over the target: -3 LUFS would put this tone's peak at -3 dBTP.
+    let limited = try runBinary(["render", "tone.json", "-o", "loud.wav", "--normalize", "-3", "--true-peak", "-6"], in: folder)
+    #expect(limited.status == 0)
+    #expect(limited.stdout.contains("gain limited by the true-peak ceiling: the output is 3.0 LU under the target"), "\(limited.stdout)")
+    #expect(limited.stdout.contains("true peak -6.0 dBTP"), "\(limited.stdout)")
+  }
+
+  @Test("render --stems: one file per stem beside the master, and a line saying so")
+  func renderStems() throws {
+    let folder = try fixture()
+    let r = try runBinary(["render", "song.json", "-o", "mix.flac", "--stems", "parts"], in: folder)
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(r.stdout.prefix(2) == ["rendered mix.flac: 0:02.000 at 48000 Hz, stereo", "stems: 1 file in parts"], "\(r.stdout)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("parts")) == ["drums.flac"])
+    let master = try Data(contentsOf: URL(fileURLWithPath: folder.file("mix.flac")))
+    let stem = try Data(contentsOf: URL(fileURLWithPath: folder.file("parts/drums.flac")))
+    #expect(master.count > 1000 && master == stem, "one stem alone: its file is the master, byte for byte")
+  }
+
   @Test("--help and --version: exit 0 on stdout")
   func helpAndVersion() throws {
     let folder = try TemporaryFolder()
@@ -154,6 +222,10 @@ struct ScriptModeTests {
     (["render"], "error: render: which session? usage: stemdeck render SESSION --output FILE"),
     (["a.json", "b.json"], "error: more than one session file given ('a.json' and 'b.json')"),
     (["--server"], "error: --server needs a value (see stemdeck --help)"),
+    (["render", "song.json", "-o", "out.wav", "--normalize", "-80LUFS"],
+     "error: --normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got -80 LUFS)"),
+    (["analyze", "song.json", "-o", "out.wav"],
+     "error: analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)"),
   ]
 
   @Test("usage errors: exit 2 with one line on stderr", arguments: usageErrors)

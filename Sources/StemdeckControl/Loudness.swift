@@ -1,0 +1,91 @@
+import CEbur128
+import StemdeckEngine
+
+/// EBU R 128 figures of a stereo signal, as libebur128 measures them (ITU-R BS.1770-4:
+/// K-weighting, 400 ms blocks, the −70 LUFS absolute and −10 LU relative gates; true peak by
+/// 4× oversampling at 48 kHz and below, 2× up to 96 kHz).
+public struct Loudness: Sendable, Equatable {
+  /// Integrated (programme) loudness in LUFS; −infinity when every block lies under the gates.
+  public var integrated: Double
+  /// Loudness range in LU (EBU Tech 3342).
+  public var range: Double
+  /// The largest true (inter-sample) peak of either channel, linear.
+  public var truePeak: Double
+  /// The largest |sample| of either channel, linear.
+  public var samplePeak: Double
+
+  /// In dB (−infinity for silence).
+  public var truePeakDecibels: Double { truePeak > 0 ? Decibels.fromAmplitude(truePeak) : -.infinity }
+  public var samplePeakDecibels: Double { samplePeak > 0 ? Decibels.fromAmplitude(samplePeak) : -.infinity }
+
+  /// "−23.0 LUFS", "-inf LUFS" for silence.
+  public static func lufs(_ v: Double) -> String { v.isFinite ? NumberFormat.fixed(v, 1) + " LUFS" : "-inf LUFS" }
+  public static func db(_ v: Double, _ unit: String) -> String { v.isFinite ? NumberFormat.fixed(v, 1) + " " + unit : "-inf " + unit }
+
+  /// The figures as lines, as `analyze` and `render --normalize` print them.
+  public var lines: [String] {
+    [
+      "integrated loudness \(Self.lufs(integrated))",
+      "loudness range \(NumberFormat.fixed(range, 1)) LU",
+      "true peak \(Self.db(truePeakDecibels, "dBTP"))",
+      "sample peak \(Self.db(samplePeakDecibels, "dBFS"))",
+    ]
+  }
+}
+
+/// An EBU R 128 meter over interleaved stereo float frames (libebur128). Control thread or
+/// offline renders only: it allocates and is never handed to the realtime thread.
+public final class LoudnessMeter {
+  private let state: UnsafeMutablePointer<ebur128_state>
+  public let channels: Int
+
+  public init(sampleRate: Int, channels: Int = 2) throws(MixerError) {
+    let mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue)
+    guard sampleRate > 0, channels > 0,
+          let made = ebur128_init(UInt32(channels), UInt(sampleRate), mode) else {
+      throw MixerError("the loudness meter (libebur128) cannot measure \(channels) channel(s) at \(sampleRate) Hz")
+    }
+    state = made
+    self.channels = channels
+  }
+
+  deinit {
+    var s: UnsafeMutablePointer<ebur128_state>? = state
+    ebur128_destroy(&s)
+  }
+
+  /// Adds `frames` interleaved frames.
+  public func add(_ interleaved: UnsafePointer<Float>, frames: Int) throws(MixerError) {
+    guard frames > 0 else { return }
+    let status = ebur128_add_frames_float(state, interleaved, frames)
+    guard status == Int32(EBUR128_SUCCESS.rawValue) else {
+      throw MixerError("the loudness meter (libebur128) failed with error \(status)")
+    }
+  }
+
+  /// Adds interleaved frames from an array.
+  public func add(_ interleaved: [Float]) throws(MixerError) {
+    let frames = interleaved.count / channels
+    var failure: MixerError?
+    interleaved.withUnsafeBufferPointer { b in
+      guard let base = b.baseAddress else { return }
+      do throws(MixerError) { try add(base, frames: frames) } catch { failure = error }
+    }
+    if let failure { throw failure }
+  }
+
+  /// The figures over everything added so far.
+  public var loudness: Loudness {
+    var integrated = -Double.infinity, range = 0.0, truePeak = 0.0, samplePeak = 0.0
+    if ebur128_loudness_global(state, &integrated) != Int32(EBUR128_SUCCESS.rawValue) || integrated.isNaN {
+      integrated = -.infinity
+    }
+    if ebur128_loudness_range(state, &range) != Int32(EBUR128_SUCCESS.rawValue) || !range.isFinite { range = 0 }
+    for c in 0..<channels {
+      var t = 0.0, s = 0.0
+      if ebur128_true_peak(state, UInt32(c), &t) == Int32(EBUR128_SUCCESS.rawValue) { truePeak = max(truePeak, t) }
+      if ebur128_sample_peak(state, UInt32(c), &s) == Int32(EBUR128_SUCCESS.rawValue) { samplePeak = max(samplePeak, s) }
+    }
+    return Loudness(integrated: integrated, range: range, truePeak: truePeak, samplePeak: samplePeak)
+  }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import StemdeckAudioFile
+import StemdeckControl
+import StemdeckSession
+import Testing
+
+// `render --stems DIR`: every stem to its own file in the same pass as the master.
+
+@Suite struct StemExportTests {
+  /// Three stems of different shapes (mono panned, stereo, a late start), master volume 0.7.
+  static func session(in folder: TemporaryFolder) throws -> Session {
+    try writeAudio(folder.file("bass.wav"), format: .wavFloat,
+                   channels: [Signal.sine(frequency: 110, sampleRate: 48000, frames: 96_000, amplitude: 0.4)])
+    try writeAudio(folder.file("pad.flac"), format: .flac, sampleRate: 44100,
+                   channels: [Signal.noise(frames: 88_200, amplitude: 0.2, seed: 1), Signal.noise(frames: 88_200, amplitude: 0.2, seed: 2)])
+    try writeAudio(folder.file("lead.wav"), format: .wavFloat,
+                   channels: [Signal.sine(frequency: 880, sampleRate: 48000, frames: 48_000, amplitude: 0.3),
+                              Signal.sine(frequency: 660, sampleRate: 48000, frames: 48_000, amplitude: 0.3)])
+    var s = Session()
+    s.masterVolume = 0.7
+    s.stems = [stem("bass", "bass.wav") { $0.pan = -0.4 }, stem("pad", "pad.flac") { $0.volume = 0.5 },
+               stem("lead", "lead.wav") { $0.startOffset = 0.25 }]
+    return s
+  }
+
+  /// Largest |master − Σ stems| over both channels, in dBFS.
+  static func residual(master: Stereo, stems: [Stereo]) -> Double {
+    var worst = 0.0
+    for i in 0..<master.count {
+      var l = Double(master.left[i]), r = Double(master.right[i])
+      for s in stems { l -= Double(s.left[i]); r -= Double(s.right[i]) }
+      worst = max(worst, abs(l), abs(r))
+    }
+    return worst == 0 ? -.infinity : 20 * log10(worst)
+  }
+
+  @Test("the stem files are as long as the master, named after the stems, and sum to it to -100 dBFS (normalised too)",
+        arguments: [false, true])
+  func stemsSumToMaster(normalized: Bool) throws {
+    let folder = try TemporaryFolder()
+    let session = try Self.session(in: folder)
+    let summary = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"), duration: nil,
+      normalize: normalized ? .init(target: -16) : nil, stemsFolder: folder.file("stems"))
+    let master = Stereo(try readAudio(folder.file("mix.wav")))
+    #expect(master.count == summary.frames)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("stems")).sorted() == ["bass.wav", "lead.wav", "pad.wav"])
+    var stems: [Stereo] = []
+    for name in ["bass", "pad", "lead"] {
+      let audio = try readAudio(folder.file("stems/\(name).wav"))
+      #expect(audio.frames == master.count, "\(name)")
+      #expect(audio.info.sampleRate == 48000)
+      stems.append(Stereo(audio))
+    }
+    #expect(peak(stems[0].left) > 0.1 && peak(stems[1].right) > 0.01 && peak(stems[2].left) > 0.1, "every stem has sound")
+    // The late stem is silent before its start in its own file too (aligned, not shifted).
+    #expect(peak(stems[2].left[0..<11_900]) == 0)
+    #expect(peak(stems[2].left[12_100..<13_000]) > 0.05)
+    let residual = Self.residual(master: master, stems: stems)
+    #expect(residual < -100, "master − Σ stems peaks at \(residual) dBFS")
+  }
+
+  @Test("solo and mute hold in the stem files as in the master")
+  func soloAndMute() throws {
+    let folder = try TemporaryFolder()
+    var session = try Self.session(in: folder)
+    session.stems[0].solo = true
+    session.stems[1].solo = true
+    session.stems[1].mute = true
+    _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.flac"),
+                                   duration: nil, stemsFolder: folder.file("out"))
+    let bass = Stereo(try readAudio(folder.file("out/bass.flac")))
+    let pad = Stereo(try readAudio(folder.file("out/pad.flac")))
+    let lead = Stereo(try readAudio(folder.file("out/lead.flac")))
+    #expect(peak(bass.left) > 0.1)
+    #expect(peak(pad.left) == 0 && peak(lead.left) == 0 && peak(lead.right) == 0)
+    let master = Stereo(try readAudio(folder.file("mix.flac")))
+    #expect(maxAbsError(master.left, bass.left) < 1e-6)
+  }
+
+  @Test("--stems that is a file is refused before anything is written; a failed render leaves previous stem files")
+  func refusals() throws {
+    let folder = try TemporaryFolder()
+    let session = try Self.session(in: folder)
+    try Data("x".utf8).write(to: URL(fileURLWithPath: folder.file("notafolder")))
+    expectMixerError(["--stems", "notafolder", "is not a folder"]) { () throws(MixerError) in
+      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+                                     duration: nil, stemsFolder: folder.file("notafolder"))
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.file("mix.wav")))
+    try FileManager.default.createDirectory(atPath: folder.file("out"), withIntermediateDirectories: false)
+    let previous = Data("previous".utf8)
+    try previous.write(to: URL(fileURLWithPath: folder.file("out/bass.wav")))
+    var asked = 0
+    expectMixerError(["interrupted"]) { () throws(MixerError) in
+      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+                                     duration: nil, stemsFolder: folder.file("out"), cancelled: { asked += 1; return asked > 20 })
+    }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file("out/bass.wav"))) == previous)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("out")) == ["bass.wav"], "no temporary left")
+    // A stem file that would land on the master itself, or on an input, is refused.
+    expectMixerError(["--stems", "stem 'pad' would be written over --output", "choose another folder"]) { () throws(MixerError) in
+      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out/pad.wav"),
+                                     duration: nil, stemsFolder: folder.file("out"))
+    }
+    expectMixerError(["--stems", "bass.wav: is the audio file of stem 'bass'", "choose another --stems folder"]) { () throws(MixerError) in
+      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+                                     duration: nil, stemsFolder: folder.path)
+    }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("out")) == ["bass.wav"])
+  }
+}
