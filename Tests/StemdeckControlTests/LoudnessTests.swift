@@ -2,6 +2,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckControl
 import StemdeckSession
+import StemdeckTestSupport
 import Testing
 
 // EBU R 128 measurement (`LoudnessMeter`, `OfflineRenderer.analyze`) and normalised renders
