@@ -265,7 +265,7 @@ func runLive(_ a: Arguments) -> Int32 {
   }
   console.writeEvent = { writeOut("event: \($0)") }
   console.idle = {
-    for line in driver.poll() { console.writeEvent(line) }
+    for event in driver.poll() { console.writeEvent(event.text) }
     console.periodic()
     // A terminal that hangs up while a command runs (a long 'wait') ends it like a signal; the
     // interactive loop then sees the hang-up and leaves.
@@ -362,7 +362,7 @@ func finishTake(driver: JackDriver, console: Console) {
   guard driver.mixer.recordingStatus != nil, (try? driver.mixer.stopRecording()) != nil else { return }
   let deadline = Date().addingTimeInterval(1)
   while driver.mixer.recordingStatus != nil && Date() < deadline {
-    for line in driver.poll() { console.writeEvent(line) }
+    for event in driver.poll() { console.writeEvent(event.text) }
     usleep(2_000)
   }
 }

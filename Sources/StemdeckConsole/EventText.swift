@@ -1,0 +1,28 @@
+import StemdeckJack
+
+// The console's words for the live session's events (`DriverEvent`, `LiveEvent`): the driver
+// and the mixer report values; what the user reads is written here, and only here.
+
+extension DriverEvent {
+  /// The line shown for the event (after "event: " in script mode, "* " at the prompt).
+  public var text: String {
+    switch self {
+    case .mixer(let event): return event.description
+    case .serverWentAway(let server, let retry):
+      return "JACK server '\(server)' went away; keeping the session and retrying every \(retry) ms"
+    case .xruns(let new, let total): return "xrun: JACK reported \(new) more (\(total) in total)"
+    case .transportFollowed(let playing):
+      return playing ? "JACK transport started: playing (following JACK)" : "JACK transport stopped: paused (following JACK)"
+    case .autoPaused: return "paused: the master outputs lost their last connection (autoPauseOnDisconnect is on)"
+    case .sampleRateFollowed(let newRate, let oldRate):
+      return "the JACK server now runs at \(newRate) Hz (was \(oldRate) Hz); the engine follows"
+    case .rebuildWarning(let warning): return warning
+    case .rebuildFailed(let newRate, let reason):
+      return "cannot follow the server's new sample rate \(newRate) Hz: \(reason); retrying"
+    case .reconnectFailed(let reason): return "reconnect failed: \(reason)"
+    case .reconnected(let server, let rate, let frames, let restored):
+      return "reconnected to JACK server '\(server)' (\(rate) Hz, \(frames) frames); restored \(restored) connection\(restored == 1 ? "" : "s")"
+    case .resumingPlayback: return "resuming playback"
+    }
+  }
+}
