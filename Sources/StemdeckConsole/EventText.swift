@@ -26,3 +26,15 @@ extension DriverEvent {
     }
   }
 }
+
+extension LiveEvent {
+  /// The line shown for the event; nil for one the console acts on without a line of its own
+  /// (`songEnded`: the setlist's advance writes its own lines).
+  public var text: String? {
+    switch self {
+    case .mixer(let event): return event.description
+    case .driver(let event): return event.text
+    case .songEnded: return nil
+    }
+  }
+}
