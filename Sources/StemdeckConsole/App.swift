@@ -161,7 +161,7 @@ func runRender(_ a: Arguments) -> Int32 {
   let sessionPath = Console.absolutePath(a.session!)
   let session: Session
   do { session = try SessionFile.load(path: sessionPath) } catch {
-    printError("error: \(error.description.replacingOccurrences(of: sessionPath, with: a.session!))")
+    printError("error: \(error.naming(a.session!, for: sessionPath))")
     return 1
   }
   let showProgress = isatty(2) != 0

@@ -217,7 +217,7 @@ public final class Console {
     let absolute = Self.absolutePath(path)
     let session: Session
     do { session = try SessionFile.load(path: absolute) } catch {
-      throw CommandError(error.description.replacingOccurrences(of: absolute, with: path))
+      throw CommandError(error.naming(path, for: absolute).description)
     }
     let warnings: [String]
     do {

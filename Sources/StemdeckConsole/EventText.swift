@@ -1,4 +1,5 @@
 import StemdeckJack
+import StemdeckSession
 
 // The console's words for the live session's events (`DriverEvent`, `LiveEvent`): the driver
 // and the mixer report values; what the user reads is written here, and only here.
@@ -36,5 +37,16 @@ extension LiveEvent {
     case .driver(let event): return event.text
     case .songEnded: return nil
     }
+  }
+}
+
+extension SessionError {
+  /// The error as the user should read it: the file named as they gave it (`shown`, e.g. a
+  /// relative path) rather than as it was opened (`opened`, absolute). The path is a field of
+  /// the error, so nothing is patched into its text.
+  func naming(_ shown: String, for opened: String) -> SessionError {
+    var error = self
+    if error.file == opened { error.file = shown }
+    return error
   }
 }
