@@ -56,7 +56,7 @@ let package = Package(
     .testTarget(name: "StemdeckControlTests",
                 dependencies: ["StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine"]),
     .testTarget(name: "StemdeckConsoleTests",
-                dependencies: ["StemdeckConsole", "StemdeckControl", "StemdeckSession", "StemdeckEngine", "CEditLine"]),
+                dependencies: ["StemdeckConsole", "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckEngine", "CEditLine"]),
     .testTarget(name: "IntegrationTests", dependencies: ["StemdeckAudioFile"]),
     .testTarget(name: "StemdeckSessionTests", dependencies: ["StemdeckSession"]),
   ],
