@@ -5,9 +5,11 @@ import StemdeckSession
 // and the mixer report values; what the user reads is written here, and only here.
 
 extension DriverEvent {
-  /// The line shown for the event (after "event: " in script mode, "* " at the prompt).
-  public var text: String {
+  /// The line shown for the event (after "event: " in script mode, "* " at the prompt); nil for
+  /// a fact the live session acts on (`masterDisconnected`: its auto-pause policy).
+  public var text: String? {
     switch self {
+    case .masterDisconnected: return nil
     case .mixer(let event): return event.description
     case .serverWentAway(let server, let retry):
       return "JACK server '\(server)' went away; keeping the session and retrying every \(retry) ms"

@@ -18,8 +18,9 @@ public enum LiveEvent: Sendable, Equatable {
 /// The live session: the one owner of the control loop and of the session's state. It holds the
 /// mixer (through the JACK driver, which swaps it when the server comes back at another rate),
 /// the session file's path, autosave, and the intended connections as last saved; its
-/// `serviceOnce(_:)` step runs the driver's bookkeeping and the policies (reconnects and the
-/// engine rebuild, auto-pause, transport follow/lead, routing that heals: `JackDriver.poll`),
+/// `serviceOnce(_:)` step runs the driver's bookkeeping (`JackDriver.poll`: reconnects and the
+/// engine rebuild at a new rate, transport follow/lead, routing that heals), its own policies on
+/// what the driver reports (auto-pause: `apply`),
 /// notices connection changes, the end of a song, and writes the autosave when it is due.
 ///
 /// Front ends (the REPL and the script runner through `Console`; a control socket or a mixer view
@@ -62,10 +63,21 @@ public final class LiveSession {
   /// events, then does the bookkeeping of `afterEvents(_:)`.
   public func serviceOnce(_ report: (LiveEvent) -> Void) {
     let events = driver?.poll() ?? mixer.pump().map(DriverEvent.mixer)
-    for event in events {
-      if case .mixer(let e) = event { report(.mixer(e)) } else { report(.driver(event)) }
-    }
+    for event in events { apply(event, report) }
     afterEvents(report)
+  }
+
+  /// Passes a driver event on, after the policies that act on it: auto-pause (the master lost
+  /// its last connection while playing and `autoPauseOnDisconnect` is on).
+  func apply(_ event: DriverEvent, _ report: (LiveEvent) -> Void) {
+    switch event {
+    case .mixer(let e): report(.mixer(e))
+    case .masterDisconnected:
+      guard mixer.options.autoPauseOnDisconnect && mixer.transportState == .playing else { return }
+      try? mixer.pause()
+      report(.driver(.autoPaused))
+    default: report(.driver(event))
+    }
   }
 
   /// The part of the step after the events are shown: notes connection changes, reports the end
@@ -231,9 +243,7 @@ public final class LiveSession {
     guard let driver, driver.mixer.recordingStatus != nil, (try? driver.mixer.stopRecording()) != nil else { return }
     let deadline = Date().addingTimeInterval(1)
     while driver.mixer.recordingStatus != nil && Date() < deadline {
-      for event in driver.poll() {
-        if case .mixer(let e) = event { report(.mixer(e)) } else { report(.driver(event)) }
-      }
+      for event in driver.poll() { apply(event, report) }
       usleep(2_000)
     }
   }

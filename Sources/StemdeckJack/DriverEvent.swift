@@ -11,7 +11,11 @@ public enum DriverEvent: Sendable, Equatable {
   case xruns(new: Int, total: Int)
   /// Following JACK transport: it started (`playing`) or stopped, and stemdeck followed.
   case transportFollowed(playing: Bool)
-  /// The master outputs lost their last connection while playing (`autoPauseOnDisconnect`).
+  /// The master outputs lost their last connection (a fact, not yet a decision: the
+  /// `LiveSession`'s auto-pause policy acts on it and reports `autoPaused`, or nothing).
+  case masterDisconnected
+  /// The master outputs lost their last connection while playing, and playback paused
+  /// (`autoPauseOnDisconnect`; reported by the `LiveSession`, not the driver).
   case autoPaused
   /// The server came back at another sample rate and the engine was rebuilt at it.
   case sampleRateFollowed(newRate: Int, oldRate: Int)

@@ -458,10 +458,7 @@ public final class JackDriver: @unchecked Sendable {
         lastGraphChange = change
         _ = healRouting()
         let count = masterConnectionCount()
-        if count == 0 && masterWasConnected && mixer.options.autoPauseOnDisconnect && mixer.transportState == .playing {
-          try? mixer.pause()
-          lines.append(.autoPaused)
-        }
+        if count == 0 && masterWasConnected { lines.append(.masterDisconnected) }
         masterWasConnected = count > 0
       }
       return lines

@@ -29,6 +29,7 @@ struct LiveSessionTests {
       (.resumingPlayback, "resuming playback"),
     ]
     for (event, words) in cases { #expect(event.text == words) }
+    #expect(DriverEvent.masterDisconnected.text == nil, "a fact for the auto-pause policy, not a line")
     #expect(LiveEvent.driver(.autoPaused).text == DriverEvent.autoPaused.text)
     #expect(LiveEvent.mixer(.allFinished).text == "all stems finished")
     #expect(LiveEvent.songEnded.text == nil, "the end of a song is acted on, not written")
