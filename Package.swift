@@ -64,7 +64,7 @@ let package = Package(
     .testTarget(name: "StemdeckControlTests",
                 dependencies: ["StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine", "StemdeckTestSupport"]),
     .testTarget(name: "StemdeckConsoleTests",
-                dependencies: ["StemdeckConsole", "StemdeckControl", "StemdeckSession", "StemdeckEngine", "CEditLine",
+                dependencies: ["StemdeckConsole", "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckEngine", "CEditLine",
                                "StemdeckTestSupport"]),
     .testTarget(name: "IntegrationTests", dependencies: ["StemdeckAudioFile", "StemdeckTestSupport"]),
     .testTarget(name: "StemdeckSessionTests", dependencies: ["StemdeckSession", "StemdeckTestSupport"]),

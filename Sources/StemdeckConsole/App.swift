@@ -212,7 +212,7 @@ func runRender(_ a: Arguments) -> Int32 {
   let sessionPath = Console.absolutePath(a.session!)
   let session: Session
   do { session = try SessionFile.load(path: sessionPath) } catch {
-    printError("error: \(error.description.replacingOccurrences(of: sessionPath, with: a.session!))")
+    printError("error: \(error.naming(a.session!, for: sessionPath))")
     return 1
   }
   let showProgress = isatty(2) != 0
@@ -348,23 +348,21 @@ func runLive(_ a: Arguments) -> Int32 {
       printError(message)
     }
   }
-  let console = Console(driver: driver) { writeOut($0) }
+  // The live session owns the control loop; the console (REPL or script runner) is its front end.
+  let live = LiveSession(driver: driver)
+  let console = Console(session: live) { writeOut($0) }
   console.interactive = interactive
   console.strict = a.strict
   var failed = false
   defer {
-    finishTake(driver: driver, console: console)
+    live.finishTake(console.handle)
     console.report([], final: true)  // folded events still held back
     // Then fade out, and close the client before freeing the engine.
-    try? driver.mixer.pause()
-    usleep(30_000)
-    driver.shutdown()
-    driver.mixer.shutdown()
+    live.shutdown()
   }
   console.writeEvent = { writeOut("event: \($0)") }
   console.idle = {
-    console.report(driver.poll())
-    console.periodic()
+    console.serviceOnce()
     // A terminal that hangs up while a command runs (a long 'wait') ends it like a signal; the
     // interactive loop then sees the hang-up and leaves.
     if interactive && TerminalInfo.hungUp(0) && terminationSignal.compareExchange(expected: 0, desired: SIGHUP, ordering: .relaxed).exchanged {
@@ -379,20 +377,15 @@ func runLive(_ a: Arguments) -> Int32 {
     }
   }
   if a.autoConnect && driver.intendedConnections.isEmpty {
-    let physical = (try? driver.ports(matching: nil))?.filter { $0.isPhysical && $0.isInput && $0.isAudio } ?? []
-    for (mine, peer) in zip(["master_L", "master_R"], physical.prefix(2)) {
-      try? driver.connect(mine, peer.name)
-    }
-    if !physical.isEmpty && interactive { writeOut("connected master to \(physical.prefix(2).map(\.name).joined(separator: ", "))") }
-    driver.mixer.markSaved()
-    console.markConnectionsSaved()
+    let connected = live.autoConnectMaster()
+    if !connected.isEmpty && interactive { writeOut("connected master to \(connected.joined(separator: ", "))") }
   }
   if a.play {
-    do { try driver.mixer.play() } catch { printError("error: \(error)"); return 1 }
+    do { try live.mixer.play() } catch { printError("error: \(error)"); return 1 }
   }
 
   if interactive {
-    return runInteractive(console, driver: driver)
+    return runInteractive(console)
   }
 
   // Script mode: -c, --script FILE, or stdin.
@@ -453,19 +446,7 @@ func runLive(_ a: Arguments) -> Int32 {
 /// SIGHUP or a terminal that went away (a hang-up, EOF or EIO on it): then unsaved changes are
 /// written to the autosave file first, and it says so on stderr where it can. Returns the exit
 /// status (128 + the signal when one ended it).
-/// A take in progress is stopped and finished while the client still runs (the renderer lets
-/// go of it within a period), so the file is complete even if closing the client is what kills
-/// the process; it becomes a stem of the session.
-func finishTake(driver: JackDriver, console: Console) {
-  guard driver.mixer.recordingStatus != nil, (try? driver.mixer.stopRecording()) != nil else { return }
-  let deadline = Date().addingTimeInterval(1)
-  while driver.mixer.recordingStatus != nil && Date() < deadline {
-    console.report(driver.poll())
-    usleep(2_000)
-  }
-}
-
-func runInteractive(_ console: Console, driver: JackDriver) -> Int32 {
+func runInteractive(_ console: Console) -> Int32 {
   TerminalInfo.setUTF8Locale()  // before libedit starts, or it drops non-ASCII input
   writeOut("stemdeck — type 'help' for commands, 'quit' or Ctrl-D to leave")
   let history = StatePaths.stateDirectory() + "/history"
@@ -540,7 +521,7 @@ func runInteractive(_ console: Console, driver: JackDriver) -> Int32 {
   guard let ending else { return 0 }
   // A take in progress is finished (it becomes a stem), then the unsaved changes, the take
   // included, go to the autosave file before anything else can go wrong.
-  finishTake(driver: driver, console: console)
+  console.live.finishTake(console.handle)
   let message = console.autosaveNow()
   printError("stemdeck: \(ending.reason): stopping" + (message.map { "; \($0)" } ?? ""))
   return ending.status

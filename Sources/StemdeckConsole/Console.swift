@@ -24,10 +24,12 @@ public final class Console {
   }
   private var writeSink: (String) -> Void
   private var writeEventSink: (String) -> Void
-  public let driver: JackDriver?
-  let ownMixer: Mixer?
+  /// The live session this console is a front end of: mixer, driver, session path, autosave,
+  /// connections, and the service step (`serviceOnce`).
+  public let live: LiveSession
+  public var driver: JackDriver? { live.driver }
   /// The session file this console saves to by default.
-  public private(set) var sessionPath: String?
+  public var sessionPath: String? { live.path }
   /// Interactive mode: risky commands refuse when there are unsaved changes.
   public var interactive = false
   /// Called while `wait` waits, to keep events flowing (the host's poll).
@@ -43,18 +45,17 @@ public final class Console {
   var setlistIndex = 0
   /// What happens when a setlist song ends (`advance`).
   var advance = SetlistAdvance.off
-  /// `mixer.songEnds` when last looked at (`periodic`).
-  var songEndsSeen = 0
-  /// When the current song ended, while its advance waits for the renderer to stop (`periodic`).
-  var advanceDue: Date?
   /// Seconds between autosaves of unsaved changes (0 = off).
-  public var autosaveInterval: Double = 30
-  var lastAutosave = Date()
+  public var autosaveInterval: Double {
+    get { live.autosaveInterval }
+    set { live.autosaveInterval = newValue }
+  }
+  var lastAutosave: Date {
+    get { live.lastAutosave }
+    set { live.lastAutosave = newValue }
+  }
   /// Commands of an open `begin … commit` group.
   var pendingGroup: [[String]]?
-  /// The intended connections when last looked at: a change (connect, disconnect, or another
-  /// patchbay) is an unsaved change of the session.
-  var connectionsSeen: [String: [String]] = [:]
   /// Strict mode: a session whose audio file is missing does not open at all.
   public var strict = false
   /// The command word being run (lets "open!" differ from "open").
@@ -62,23 +63,39 @@ public final class Console {
   /// Which events are shown, and repeats being folded (`events`, Events.swift).
   var eventGate = EventGate()
 
-  /// A console driving a live JACK mixer.
-  public init(driver: JackDriver, write: @escaping (String) -> Void) {
-    self.driver = driver
-    ownMixer = nil
+  /// A console as a front end of `live`.
+  public init(session live: LiveSession, write: @escaping (String) -> Void) {
+    self.live = live
     writeSink = { write(terminalSafe($0)) }
     writeEventSink = writeSink
+  }
+
+  /// A console driving a live JACK mixer.
+  public convenience init(driver: JackDriver, write: @escaping (String) -> Void) {
+    self.init(session: LiveSession(driver: driver), write: write)
   }
 
   /// A console driving a mixer without JACK (tests, offline use).
-  public init(mixer: Mixer, write: @escaping (String) -> Void) {
-    driver = nil
-    ownMixer = mixer
-    writeSink = { write(terminalSafe($0)) }
-    writeEventSink = writeSink
+  public convenience init(mixer: Mixer, write: @escaping (String) -> Void) {
+    self.init(session: LiveSession(mixer: mixer), write: write)
   }
 
-  public var mixer: Mixer { driver?.mixer ?? ownMixer! }
+  public var mixer: Mixer { live.mixer }
+
+  // MARK: - The service step
+
+  /// One step of the live session (`LiveSession.serviceOnce`), its events written as event
+  /// lines; the end of a song advances the setlist.
+  public func serviceOnce() {
+    live.serviceOnce(handle)
+    report([])  // folded event lines whose second is over
+  }
+
+  /// The front end's part of a live event: words for the user, or the setlist's advance.
+  func handle(_ event: LiveEvent) {
+    if case .songEnded = event { songEnded(); return }
+    if let text = event.text { report([text]) }  // through the gate: `events` classes, folding
+  }
 
   /// Runs one input line (possibly several `;`-separated commands). Returns false if any failed.
   /// With `stopOnError`, the commands after a failed one on the same line are not run.
@@ -118,8 +135,8 @@ public final class Console {
       throw CommandError("unknown command '\(ValueParser.printable(first))' (type 'help' for the list)")
     }
     commandWord = name
-    noteConnectionChanges()
-    defer { noteConnectionChanges() }
+    live.noteConnectionChanges()
+    defer { live.noteConnectionChanges() }
     let args = Array(words.dropFirst())
     if let count = spec.argumentCount, !count.contains(args.count) {
       throw CommandError("\(spec.name): expected \(Self.describe(count)), got \(args.count) — usage: \(spec.usage)")
@@ -182,18 +199,14 @@ public final class Console {
     if name.utf8.count > Self.longestSessionName {
       throw CommandError("\(printableText(target)): the file name is \(name.utf8.count) bytes long; the longest stemdeck saves is \(Self.longestSessionName) bytes (room for its autosave, .NAME.autosave.json.bak)")
     }
-    var session = mixer.session(savingTo: absolute)
+    let session = live.sessionForSaving(to: absolute)
     // Never over one of the session's own audio files (a typo like 'save drums.wav').
     for file in session.stems.map(\.file) + session.effects.map(\.file)
     where AtomicFile.sameFile(absolute, SessionFile.resolve(file: file, sessionPath: absolute)) {
       throw CommandError("\(printableText(target)): is an audio file of this session (\(printableText(file))); a session is never saved over its own audio — choose another name")
     }
-    if let driver { session.connections = driver.intendedConnections }
     do { try SessionFile.save(session, to: absolute) } catch { throw CommandError(error.description) }
-    mixer.markSaved()
-    if let driver { connectionsSeen = driver.intendedConnections }
-    sessionPath = absolute
-    discardAutosave(for: absolute)
+    live.saved(to: absolute)
     write("saved \(target)")
   }
 
@@ -207,7 +220,7 @@ public final class Console {
     let absolute = Self.absolutePath(path)
     let session: Session
     do { session = try SessionFile.load(path: absolute) } catch {
-      throw CommandError(error.description.replacingOccurrences(of: absolute, with: path))
+      throw CommandError(error.naming(path, for: absolute).description)
     }
     let warnings: [String]
     do {
@@ -218,19 +231,16 @@ public final class Console {
       throw CommandError(error.message.replacingOccurrences(of: absolute, with: path))
     }
     for w in warnings { write("warning: " + w.replacingOccurrences(of: absolute, with: path)) }
-    sessionPath = absolute
-    lastAutosave = Date()
     var line = "opened \(path): \(session.stems.count) stem\(session.stems.count == 1 ? "" : "s")"
     if !warnings.isEmpty && !mixer.offlineStems.isEmpty { line += " (\(mixer.offlineStems.count) offline)" }
-    if let driver {
-      let missing = driver.setIntendedConnections(session.connections)
-      connectionsSeen = driver.intendedConnections
-      if !missing.isEmpty {
-        line += "; waiting for port\(missing.count == 1 ? "" : "s") to connect: \(missing.joined(separator: ", "))"
-      }
+    let missing = live.opened(session, at: absolute)
+    if !missing.isEmpty {
+      line += "; waiting for port\(missing.count == 1 ? "" : "s") to connect: \(missing.joined(separator: ", "))"
     }
     write(line)
-    checkForAutosave(absolute)
+    if let side = live.newerAutosave(of: absolute) {
+      write("an autosave of unsaved changes exists (\(side)): type 'recover' to open it, or 'recover discard' to delete it")
+    }
   }
 
   func newSession(force: Bool) throws(CommandError) {
@@ -244,10 +254,7 @@ public final class Console {
       try mixer.setOptions(SessionOptions())
       try mixer.setQuality(.fast)
     }
-    driver?.setIntendedConnections([:])
-    sessionPath = nil
-    mixer.markSaved()
-    markConnectionsSaved()
+    live.cleared()
     write("new empty session")
   }
 
@@ -258,88 +265,28 @@ public final class Console {
   static let longestSessionName = 255 - ".".utf8.count - ".autosave.json.bak".utf8.count
 
   /// The sidecar file that holds unsaved changes of `session`: ".NAME.autosave.json" beside it.
-  public static func autosavePath(for session: String) -> String {
-    let url = URL(fileURLWithPath: session)
-    return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).autosave.json").path
-  }
+  public static func autosavePath(for session: String) -> String { LiveSession.autosavePath(for: session) }
 
   /// Takes the current connections as the saved ones (after the start-up auto-connect).
-  public func markConnectionsSaved() {
-    if let driver { connectionsSeen = driver.intendedConnections }
-  }
+  public func markConnectionsSaved() { live.markConnectionsSaved() }
 
-  /// A connection made or removed (with connect/disconnect, or by another patchbay, which the
-  /// driver folds into the intended routing) marks the session dirty: `quit` asks, and autosave
-  /// and save keep it.
-  func noteConnectionChanges() {
-    guard let driver else { return }
-    let now = driver.intendedConnections
-    if now != connectionsSeen {
-      connectionsSeen = now
-      mixer.markDirty()
-    }
-  }
-
-  /// Writes unsaved changes to the autosave file at once (SIGTERM, SIGHUP, a terminal that went
-  /// away): beside the session (`recover` loads it), or for a session never saved, as
-  /// `untitled.autosave.json` in stemdeck's state folder. Returns what it did, for the user;
-  /// nil when there was nothing unsaved.
+  /// Writes unsaved changes to the autosave file at once (`LiveSession.autosaveNow`). Returns
+  /// what it did, for the user; nil when there was nothing unsaved.
   public func autosaveNow() -> String? {
-    noteConnectionChanges()
-    guard mixer.isDirty else { return nil }
-    let target = sessionPath.map(Self.autosavePath(for:)) ?? StatePaths.stateDirectory() + "/untitled.autosave.json"
-    var session = mixer.session(savingTo: sessionPath ?? target)
-    if let driver { session.connections = driver.intendedConnections }
-    do { try SessionFile.save(session, to: target) } catch {
-      return "could not write the unsaved changes to \(target): \(error)"
+    switch live.autosaveNow() {
+    case nil: return nil
+    case .failed(let target, let reason)?: return "could not write the unsaved changes to \(target): \(reason)"
+    case .written(let target, let sessionPath)?:
+      let hint = sessionPath.map { "open \($0) and type 'recover' to get them back" } ?? "'open \(target)' gets them back"
+      return "unsaved changes written to \(target) (\(hint))"
     }
-    let hint = sessionPath.map { "open \($0) and type 'recover' to get them back" } ?? "'open \(target)' gets them back"
-    return "unsaved changes written to \(target) (\(hint))"
   }
 
-  /// Called regularly by the host, after it has printed the mixer's events: advances the setlist
-  /// when a song has ended, and writes unsaved changes to the sidecar every `autosaveInterval`.
+  /// Called regularly by the host, after it has printed the mixer's events
+  /// (`LiveSession.afterEvents`): advances the setlist when a song has ended, and writes unsaved
+  /// changes to the sidecar every `autosaveInterval`.
   public func periodic() {
-    noteConnectionChanges()
-    let ends = mixer.songEnds
-    if ends != songEndsSeen {
-      songEndsSeen = ends
-      advanceDue = Date()
-    }
-    // The mixer stops the transport at the end; the next song is opened once the renderer has
-    // (a period or two later), so it starts from silence rather than after a seek's 5 ms fade.
-    if let due = advanceDue, mixer.transportState == .paused || Date().timeIntervalSince(due) > 0.5 {
-      advanceDue = nil
-      songEnded()
-    }
-    autosaveIfDue()
-  }
-
-  func autosaveIfDue() {
-    guard autosaveInterval > 0, let path = sessionPath, mixer.isDirty,
-          Date().timeIntervalSince(lastAutosave) >= autosaveInterval else { return }
-    lastAutosave = Date()
-    var session = mixer.session(savingTo: path)
-    if let driver { session.connections = driver.intendedConnections }
-    // The sidecar sits beside the session, so its relative paths resolve the same way.
-    try? SessionFile.save(session, to: Self.autosavePath(for: path))
-  }
-
-  /// Removes the sidecar (after a save, or when the user discards it).
-  func discardAutosave(for path: String) {
-    let side = Self.autosavePath(for: path)
-    // Only regular files: a folder or device planted at these names is never removed.
-    AtomicFile.removeRegularFile(side)
-    AtomicFile.removeRegularFile(side + ".bak")
-  }
-
-  /// Says so when an autosave newer than the session exists (after a crash).
-  func checkForAutosave(_ path: String) {
-    let side = Self.autosavePath(for: path)
-    guard let sideDate = (try? FileManager.default.attributesOfItem(atPath: side))?[.modificationDate] as? Date else { return }
-    let mainDate = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date ?? .distantPast
-    guard sideDate > mainDate else { return }
-    write("an autosave of unsaved changes exists (\(side)): type 'recover' to open it, or 'recover discard' to delete it")
+    live.afterEvents(handle)
   }
 
   /// Opens the autosave sidecar in place of the session (the session path stays the original).
@@ -347,13 +294,11 @@ public final class Console {
     guard let path = sessionPath else { throw CommandError("recover: no session is open") }
     let side = Self.autosavePath(for: path)
     guard FileManager.default.fileExists(atPath: side) else { throw CommandError("recover: there is no autosave for \(path)") }
-    if discard { discardAutosave(for: path); write("autosave discarded"); return }
+    if discard { live.discardAutosave(for: path); write("autosave discarded"); return }
     let session: Session
     do { session = try SessionFile.load(path: side) } catch { throw CommandError(error.description) }
     do { try mixer.load(session, sessionPath: path, strict: strict) } catch { throw CommandError(error.message) }
-    if let driver { driver.setIntendedConnections(session.connections) }
-    markConnectionsSaved()
-    mixer.markDirty()
+    live.recovered(session)
     write("recovered unsaved changes from the autosave; 'save' to keep them")
   }
 
@@ -409,7 +354,7 @@ public final class Console {
     // A setlist that advances opens the next song a period or two after the end: wait for it,
     // so the next 'wait end' waits for that song.
     let advanceDeadline = Date().addingTimeInterval(1)
-    while advanceDue != nil && Date() < advanceDeadline {
+    while live.advanceDue != nil && Date() < advanceDeadline {
       usleep(5_000)
       idle()
     }

@@ -47,9 +47,9 @@ public final class JackDriver: @unchecked Sendable {
   /// restart (it was 1 s: 1.2 s from kill to sound, most of it waiting).
   static let reconnectInterval = 0.25
   var wasPlayingAtLoss = false
-  /// Failed engine rebuilds (a server back at another rate) in a row, and the last reason shown.
+  /// Failed engine rebuilds (a server back at another rate) in a row, and the last failure shown.
   var rebuildFailures = 0
-  var lastRebuildError: String?
+  var lastRebuildError: DriverEvent?
   public private(set) var connected = false
   var xrunsReported = 0
   var syncMode: TransportSync = .off
@@ -427,13 +427,14 @@ public final class JackDriver: @unchecked Sendable {
 
   // MARK: - The service loop
 
-  /// Does the periodic work; returns lines to show the user. Call every 20–50 ms.
-  public func poll() -> [String] {
+  /// Does the periodic work; returns what happened (`DriverEvent`), for a front end to show.
+  /// Call every 20–50 ms.
+  public func poll() -> [DriverEvent] {
     lock.locked {
-      var lines = mixer.pump().map(\.description)
+      var lines = mixer.pump().map(DriverEvent.mixer)
       guard let context else { return lines }
       if connected && context.pointee.serverGone.load(ordering: .acquiring) {
-        lines.append("JACK server '\(serverName)' went away; keeping the session and retrying every \(Int(Self.reconnectInterval * 1000)) ms")
+        lines.append(.serverWentAway(server: serverName, retryMilliseconds: Int(Self.reconnectInterval * 1000)))
         vanishedSince = [:]
         wasPlayingAtLoss = mixer.transportState != .paused
         // Its ports' properties cannot be removed now (no server); the next client removes them.
@@ -454,7 +455,7 @@ public final class JackDriver: @unchecked Sendable {
       }
       let x = xruns
       if x > xrunsReported {
-        lines.append("xrun: JACK reported \(x - xrunsReported) more (\(x) in total)")
+        lines.append(.xruns(new: x - xrunsReported, total: x))
         xrunsReported = x
       }
       if wantedDirectOuts() != directPorts.mapValues(\.slots) { syncDirectOuts() }
@@ -465,30 +466,27 @@ public final class JackDriver: @unchecked Sendable {
         lastGraphChange = change
         _ = healRouting()
         let count = masterConnectionCount()
-        if count == 0 && masterWasConnected && mixer.options.autoPauseOnDisconnect && mixer.transportState == .playing {
-          try? mixer.pause()
-          lines.append("paused: the master outputs lost their last connection (autoPauseOnDisconnect is on)")
-        }
+        if count == 0 && masterWasConnected { lines.append(.masterDisconnected) }
         masterWasConnected = count > 0
       }
       return lines
     }
   }
 
-  func tryReconnect() -> [String] {
+  func tryReconnect() -> [DriverEvent] {
     if let launcher, !launcher.isRunning {
       self.launcher = try? ServerLauncher(serverName: serverName) {
         (try? JackClient(name: "stemdeck-probe", server: serverName)) != nil
       }
     }
     guard let newClient = try? JackClient(name: clientName, server: serverName) else { return [] }
-    var lines: [String] = []
+    var lines: [DriverEvent] = []
     if Double(newClient.sampleRate) != mixer.sampleRate {
       do {
         var warnings: [String] = []
         let replacement = try mixer.copy(atSampleRate: Double(newClient.sampleRate), warnings: &warnings)
-        lines.append("the JACK server now runs at \(newClient.sampleRate) Hz (was \(Int(mixer.sampleRate)) Hz); the engine follows")
-        lines += warnings
+        lines.append(.sampleRateFollowed(newRate: newClient.sampleRate, oldRate: Int(mixer.sampleRate)))
+        lines += warnings.map(DriverEvent.rebuildWarning)
         let old = mixer
         mixer = replacement
         old.shutdown()
@@ -499,10 +497,10 @@ public final class JackDriver: @unchecked Sendable {
         // every stem's file), and say it once per distinct reason rather than every attempt.
         rebuildFailures += 1
         reconnectAt = Date().addingTimeInterval(min(5, Self.reconnectInterval * Double(1 << min(rebuildFailures, 5))))
-        let message = "cannot follow the server's new sample rate \(newClient.sampleRate) Hz: \(error)"
-        guard message != lastRebuildError else { return [] }
-        lastRebuildError = message
-        return [message + "; retrying"]
+        let failure = DriverEvent.rebuildFailed(newRate: newClient.sampleRate, reason: "\(error)")
+        guard failure != lastRebuildError else { return [] }
+        lastRebuildError = failure
+        return [failure]
       }
     }
     newClient.removeProperties(ofVanished: staleSubjects)
@@ -510,13 +508,14 @@ public final class JackDriver: @unchecked Sendable {
     do { try attach(newClient) } catch {
       client = nil
       connected = false
-      return ["reconnect failed: \(error)"]
+      return [.reconnectFailed(reason: "\(error)")]
     }
     let restored = intended.values.reduce(0) { $0 + $1.count }
-    lines.append("reconnected to JACK server '\(serverName)' (\(newClient.sampleRate) Hz, \(newClient.bufferSize) frames); restored \(restored) connection\(restored == 1 ? "" : "s")")
+    lines.append(.reconnected(server: serverName, sampleRate: newClient.sampleRate, bufferSize: newClient.bufferSize,
+                              restoredConnections: restored))
     if wasPlayingAtLoss {
       if mixer.transportState == .paused { try? mixer.play() }
-      lines.append("resuming playback")
+      lines.append(.resumingPlayback)
     }
     return lines
   }

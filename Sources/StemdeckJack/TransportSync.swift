@@ -47,7 +47,7 @@ func stemdeckTimebase(
 extension JackDriver {
   /// Keeps stemdeck's transport and JACK's in step, as the session's `transportSync` says.
   /// Called from `poll()` (control thread).
-  func syncTransport() -> [String] {
+  func syncTransport() -> [DriverEvent] {
     guard let client, let context else { return [] }
     let mode = mixer.options.transportSync
     if mode != syncMode {
@@ -73,14 +73,14 @@ extension JackDriver {
     let ours = mixer.transportState
     let ourSeconds = mixer.position
     let playing = ours != .paused
-    var lines: [String] = []
+    var lines: [DriverEvent] = []
     switch mode {
     case .follow:
       if abs(jackSeconds - ourSeconds) > 0.05 && (jackRolling || abs(jackSeconds - lastJackSeconds) > 0.001) {
         try? mixer.seek(toSeconds: jackSeconds)
       }
-      if jackRolling && !playing { try? mixer.play(); lines.append("JACK transport started: playing (following JACK)") }
-      if !jackRolling && playing { try? mixer.pause(); lines.append("JACK transport stopped: paused (following JACK)") }
+      if jackRolling && !playing { try? mixer.play(); lines.append(.transportFollowed(playing: true)) }
+      if !jackRolling && playing { try? mixer.pause(); lines.append(.transportFollowed(playing: false)) }
     case .lead:
       if playing && !jackRolling {
         jack_transport_locate(client.handle, jack_nframes_t(max(0, ourSeconds) * Double(client.sampleRate)))

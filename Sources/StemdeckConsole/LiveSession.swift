@@ -1,0 +1,259 @@
+import Foundation
+import StemdeckControl
+import StemdeckJack
+import StemdeckSession
+
+/// What one service step of a `LiveSession` reports, in order. A front end turns it into words
+/// (`EventText.swift`) or acts on it (`songEnded`: a setlist advances).
+public enum LiveEvent: Sendable, Equatable {
+  /// An event of the mixer (a stem finished, an underrun, a take recorded…).
+  case mixer(MixerEvent)
+  /// An event of the JACK driver (server lost or back, xruns, transport followed, auto-pause…).
+  case driver(DriverEvent)
+  /// The current song has played to its end and the transport has stopped there (reported once
+  /// per end, a period or two after `MixerEvent.allFinished`).
+  case songEnded
+}
+
+/// The live session: the one owner of the control loop and of the session's state. It holds the
+/// mixer (through the JACK driver, which swaps it when the server comes back at another rate),
+/// the session file's path, autosave, and the intended connections as last saved; its
+/// `serviceOnce(_:)` step runs the driver's bookkeeping (`JackDriver.poll`: reconnects and the
+/// engine rebuild at a new rate, transport follow/lead, routing that heals), its own policies on
+/// what the driver reports (auto-pause: `apply`),
+/// notices connection changes, the end of a song, and writes the autosave when it is due.
+///
+/// Front ends (the REPL and the script runner through `Console`; a control socket or a mixer view
+/// later) call `serviceOnce` between their own work, on the control thread only: it is not
+/// thread-safe. It writes no words: what it reports is `LiveEvent`s.
+public final class LiveSession {
+  public let driver: JackDriver?
+  let ownMixer: Mixer?
+  /// The session file saved to by default (absolute); nil for a session never saved.
+  public internal(set) var path: String?
+  /// Seconds between autosaves of unsaved changes (0 = off).
+  public var autosaveInterval: Double = 30
+  var lastAutosave = Date()
+  /// The intended connections when last looked at: a change (connect, disconnect, or another
+  /// patchbay) is an unsaved change of the session.
+  var connectionsSeen: [String: [String]] = [:]
+  /// `mixer.songEnds` when last looked at.
+  var songEndsSeen = 0
+  /// When the current song ended, while `songEnded` waits for the renderer to stop.
+  var advanceDue: Date?
+
+  /// A session driving a live JACK mixer.
+  public init(driver: JackDriver) {
+    self.driver = driver
+    ownMixer = nil
+  }
+
+  /// A session driving a mixer without JACK (tests, offline use).
+  public init(mixer: Mixer) {
+    driver = nil
+    ownMixer = mixer
+  }
+
+  /// The mixer now: never keep it across `serviceOnce` (a rate change replaces it).
+  public var mixer: Mixer { driver?.mixer ?? ownMixer! }
+
+  // MARK: - The service step
+
+  /// One step of the control loop; call every 10–50 ms. Reports the driver's and the mixer's
+  /// events, then does the bookkeeping of `afterEvents(_:)`.
+  public func serviceOnce(_ report: (LiveEvent) -> Void) {
+    let events = driver?.poll() ?? mixer.pump().map(DriverEvent.mixer)
+    for event in events { apply(event, report) }
+    afterEvents(report)
+  }
+
+  /// Passes a driver event on, after the policies that act on it: auto-pause (the master lost
+  /// its last connection while playing and `autoPauseOnDisconnect` is on).
+  func apply(_ event: DriverEvent, _ report: (LiveEvent) -> Void) {
+    switch event {
+    case .mixer(let e): report(.mixer(e))
+    case .masterDisconnected:
+      guard mixer.options.autoPauseOnDisconnect && mixer.transportState == .playing else { return }
+      try? mixer.pause()
+      report(.driver(.autoPaused))
+    default: report(.driver(event))
+    }
+  }
+
+  /// The part of the step after the events are shown: notes connection changes, reports the end
+  /// of a song (`.songEnded`) once the renderer has stopped, then writes unsaved changes to the
+  /// sidecar every `autosaveInterval` (after the report, so a setlist that moved on is not
+  /// autosaved as the song it left).
+  public func afterEvents(_ report: (LiveEvent) -> Void) {
+    noteConnectionChanges()
+    let ends = mixer.songEnds
+    if ends != songEndsSeen {
+      songEndsSeen = ends
+      advanceDue = Date()
+    }
+    // The mixer stops the transport at the end; the next song is opened once the renderer has
+    // (a period or two later), so it starts from silence rather than after a seek's 5 ms fade.
+    if let due = advanceDue, mixer.transportState == .paused || Date().timeIntervalSince(due) > 0.5 {
+      advanceDue = nil
+      report(.songEnded)
+    }
+    autosaveIfDue()
+  }
+
+  // MARK: - Connections
+
+  /// The intended connections (empty without JACK), as a session saves them.
+  public var connections: [String: [String]] { driver?.intendedConnections ?? [:] }
+
+  /// Takes the current connections as the saved ones (after the start-up auto-connect).
+  public func markConnectionsSaved() {
+    if let driver { connectionsSeen = driver.intendedConnections }
+  }
+
+  /// A connection made or removed (with connect/disconnect, or by another patchbay, which the
+  /// driver folds into the intended routing) marks the session dirty: `quit` asks, and autosave
+  /// and save keep it.
+  func noteConnectionChanges() {
+    guard let driver else { return }
+    let now = driver.intendedConnections
+    if now != connectionsSeen {
+      connectionsSeen = now
+      mixer.markDirty()
+    }
+  }
+
+  /// Connects the master outputs to the first two physical playback ports when nothing is
+  /// intended yet (a session without connections); the result is the saved state. Returns the
+  /// physical ports found (the master goes to the first two).
+  public func autoConnectMaster() -> [String] {
+    guard let driver, driver.intendedConnections.isEmpty else { return [] }
+    let physical = (try? driver.ports(matching: nil))?.filter { $0.isPhysical && $0.isInput && $0.isAudio } ?? []
+    for (mine, peer) in zip(["master_L", "master_R"], physical.prefix(2)) {
+      try? driver.connect(mine, peer.name)
+    }
+    mixer.markSaved()
+    markConnectionsSaved()
+    return physical.prefix(2).map(\.name)
+  }
+
+  // MARK: - Session state
+
+  /// The session to save to `path`: the mixer's state and the intended connections.
+  func sessionForSaving(to path: String) -> Session {
+    var session = mixer.session(savingTo: path)
+    if driver != nil { session.connections = connections }
+    return session
+  }
+
+  /// After a save to `path`: nothing is unsaved, and the session's file is `path` (its stale
+  /// autosave removed).
+  func saved(to path: String) {
+    mixer.markSaved()
+    if let driver { connectionsSeen = driver.intendedConnections }
+    self.path = path
+    discardAutosave(for: path)
+  }
+
+  /// After the mixer loaded `session` from `path`: the path, the autosave clock, and the
+  /// session's connections (made where their peers exist). Returns the connections still waiting
+  /// for a port (`JackDriver.setIntendedConnections`).
+  func opened(_ session: Session, at path: String) -> [String] {
+    self.path = path
+    lastAutosave = Date()
+    guard let driver else { return [] }
+    let missing = driver.setIntendedConnections(session.connections)
+    connectionsSeen = driver.intendedConnections
+    return missing
+  }
+
+  /// After the mixer was emptied (`new`): no file, no connections, nothing unsaved.
+  func cleared() {
+    driver?.setIntendedConnections([:])
+    path = nil
+    mixer.markSaved()
+    markConnectionsSaved()
+  }
+
+  /// After the mixer loaded an autosave of this session: its connections, and all of it unsaved.
+  func recovered(_ session: Session) {
+    if let driver { driver.setIntendedConnections(session.connections) }
+    markConnectionsSaved()
+    mixer.markDirty()
+  }
+
+  // MARK: - Autosave
+
+  /// The sidecar file that holds unsaved changes of `session`: ".NAME.autosave.json" beside it.
+  public static func autosavePath(for session: String) -> String {
+    let url = URL(fileURLWithPath: session)
+    return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).autosave.json").path
+  }
+
+  /// What `autosaveNow` did.
+  public enum AutosaveResult: Sendable, Equatable {
+    /// Written to `target`; `sessionPath` is the session it belongs to (nil: never saved).
+    case written(target: String, sessionPath: String?)
+    case failed(target: String, reason: String)
+  }
+
+  /// Writes unsaved changes to the autosave file at once (SIGTERM, SIGHUP, a terminal that went
+  /// away): beside the session (`recover` loads it), or for a session never saved, as
+  /// `untitled.autosave.json` in stemdeck's state folder. nil when there was nothing unsaved.
+  public func autosaveNow() -> AutosaveResult? {
+    noteConnectionChanges()
+    guard mixer.isDirty else { return nil }
+    let target = path.map(Self.autosavePath(for:)) ?? StatePaths.stateDirectory() + "/untitled.autosave.json"
+    let session = sessionForSaving(to: path ?? target)
+    do { try SessionFile.save(session, to: target) } catch {
+      return .failed(target: target, reason: "\(error)")
+    }
+    return .written(target: target, sessionPath: path)
+  }
+
+  func autosaveIfDue() {
+    guard autosaveInterval > 0, let path, mixer.isDirty,
+          Date().timeIntervalSince(lastAutosave) >= autosaveInterval else { return }
+    lastAutosave = Date()
+    // The sidecar sits beside the session, so its relative paths resolve the same way.
+    try? SessionFile.save(sessionForSaving(to: path), to: Self.autosavePath(for: path))
+  }
+
+  /// Removes the sidecar (after a save, or when the user discards it).
+  func discardAutosave(for path: String) {
+    let side = Self.autosavePath(for: path)
+    // Only regular files: a folder or device planted at these names is never removed.
+    AtomicFile.removeRegularFile(side)
+    AtomicFile.removeRegularFile(side + ".bak")
+  }
+
+  /// The autosave sidecar of `path` when it is newer than the session (after a crash).
+  func newerAutosave(of path: String) -> String? {
+    let side = Self.autosavePath(for: path)
+    guard let sideDate = (try? FileManager.default.attributesOfItem(atPath: side))?[.modificationDate] as? Date else { return nil }
+    let mainDate = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date ?? .distantPast
+    return sideDate > mainDate ? side : nil
+  }
+
+  // MARK: - Ending
+
+  /// A take in progress is stopped and finished while the client still runs (the renderer lets
+  /// go of it within a period), so the file is complete even if closing the client is what kills
+  /// the process; it becomes a stem of the session. Events meanwhile go to `report`.
+  public func finishTake(_ report: (LiveEvent) -> Void) {
+    guard let driver, driver.mixer.recordingStatus != nil, (try? driver.mixer.stopRecording()) != nil else { return }
+    let deadline = Date().addingTimeInterval(1)
+    while driver.mixer.recordingStatus != nil && Date() < deadline {
+      for event in driver.poll() { apply(event, report) }
+      usleep(2_000)
+    }
+  }
+
+  /// Fades out, closes the JACK client (stopping a server stemdeck started), then frees the engine.
+  public func shutdown() {
+    try? mixer.pause()
+    guard let driver else { mixer.shutdown(); return }
+    usleep(30_000)
+    driver.shutdown()
+    driver.mixer.shutdown()
+  }
+}
