@@ -27,9 +27,13 @@ static inline void stemdeck_rl_flush(void) { fflush(rl_outstream ? rl_outstream 
    one UTF-8 character per call, returned as its code point (libedit's readline layer takes the
    value as one wide character). stemdeck_getc_last is the last character read;
    with stemdeck_getc_nonblocking set, a call with nothing to read returns EOF at once instead
-   of waiting. Control thread only. */
-static int stemdeck_getc_last = -1;
-static int stemdeck_getc_nonblocking = 0;
+   of waiting. Control thread only.
+   The two variables are weak definitions, not `static`: a header's static variable is one copy
+   per object file that uses it, and the optimizer inlines Swift callers across files, so the
+   getc installed from one file and the reader in another saw different copies (Enter after
+   Ctrl-R was lost in release builds only). Weak definitions are merged into one by the linker. */
+__attribute__((weak)) int stemdeck_getc_last = -1;
+__attribute__((weak)) int stemdeck_getc_nonblocking = 0;
 static inline int stemdeck_read_byte(int fd, int wait) {
   unsigned char c;
   for (;;) {

@@ -16,7 +16,7 @@ enum Completion {
     case .keyword(let words): options = words
     case .command: options = CommandTable.all.map(\.name)
     case .port:
-      var ports = ((try? console.driver?.ports(matching: nil)) ?? []) ?? []
+      var ports = (try? console.driver?.ports(matching: nil)) ?? []
       let own = console.driver?.clientName
       func full(_ name: String) -> String { name.contains(":") || own == nil ? name : "\(own!):\(name)" }
       // A port already typed (connect master_L …): only ports that can connect to it, the
