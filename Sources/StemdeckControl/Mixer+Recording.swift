@@ -27,7 +27,10 @@ extension Mixer {
         let what = existing.st_mode & S_IFMT == S_IFLNK ? "a symbolic link" : "a file"
         throw MixerError("\(path) already exists (\(what)); stemdeck never writes a take over anything (choose another name)")
       }
-      let r = try TakeRecorder(path: path, name: name, format: format, sampleRate: sampleRate, latencyFrames: latencyFrames)
+      let r: TakeRecorder
+      do throws(SoundFileError) {
+        r = try TakeRecorder(path: path, name: name, format: format, sampleRate: sampleRate, latencyFrames: latencyFrames)
+      } catch { throw MixerError("cannot record to \(path): \(error.reason)") }
       do throws(MixerError) { try send(.startRecording(r.takePointer)) } catch {
         r.finish()
         AtomicFile.removeRegularFile(path)  // only the file made here, never what replaced it

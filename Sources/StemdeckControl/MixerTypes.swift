@@ -9,11 +9,15 @@ public struct MixerError: Error, CustomStringConvertible, Equatable, Sendable {
   public init(_ message: String) { self.message = message }
   public var description: String { message }
 
-  /// Checks a finite value lies in `range`.
-  static func check(_ value: Double, in range: ClosedRange<Double>, _ what: String, allowed: String) throws(MixerError) {
-    guard value.isFinite, range.contains(value) else {
-      throw MixerError("\(what) must be \(allowed) (got \(NumberFormat.plain(value)))")
-    }
+  /// Checks `value` against a setting's rule (StemdeckSession's `SettingRule`, the one the session
+  /// format and the console use): `pan must be a number between -1 and 1 (got 7)`.
+  static func check(_ value: Double, _ rule: SettingRule, _ what: String) throws(MixerError) {
+    guard rule.accepts(value) else { throw MixerError(rule.refusal(what, got: value)) }
+  }
+
+  /// `check` for an integer setting (`loops`).
+  static func check(_ value: Int, _ rule: SettingRule, _ what: String) throws(MixerError) {
+    guard rule.accepts(value) else { throw MixerError(rule.refusal(what, got: String(value))) }
   }
 
   /// "unknown stem 'drms' — did you mean 'drums'?"
