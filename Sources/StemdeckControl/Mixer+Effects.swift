@@ -44,7 +44,7 @@ extension Mixer {
   /// rate once here (best-quality sinc), so firing it costs nothing but mixing.
   public func loadEffect(path: String, settings: EffectSettings) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      if let problem = StemName.problem(with: settings.name) { throw MixerError("effect name '\(printableText(settings.name))' \(problem)") }
+      if let problem = NameRules.effectProblem(settings.name) { throw MixerError(problem) }
       if effectsByName[settings.name] != nil || offlineEffects.contains(where: { $0.settings.name == settings.name }) {
         throw MixerError("an effect named '\(settings.name)' is already loaded ('sfx unload \(settings.name)' first)")
       }

@@ -19,7 +19,7 @@ extension Mixer {
   public func startRecording(path: String, name: String, format: OutputFormat, latencyFrames: Int, muted: Bool) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       if recorder != nil { throw MixerError("already recording '\(recorder!.name)' ('record stop' first)") }
-      if let problem = StemName.stemProblem(with: name) { throw MixerError("take name '\(printableText(name))' \(problem)") }
+      if let problem = NameRules.stemProblem(name) { throw MixerError(problem) }  // a take becomes a stem
       if allStemNamesLocked().contains(name) { throw MixerError("a stem named '\(name)' already exists; choose another take name") }
       // lstat: a symbolic link counts, even one pointing nowhere (the writer would refuse it too).
       var existing = stat()

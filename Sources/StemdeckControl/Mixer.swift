@@ -737,7 +737,7 @@ public final class Mixer: @unchecked Sendable {
   }
 
   func validate(_ s: StemSettings, isNew: Bool) throws(MixerError) {
-    if let problem = StemName.stemProblem(with: s.name) { throw MixerError("stem name '\(printableText(s.name))' \(problem)") }
+    if let problem = NameRules.stemProblem(s.name) { throw MixerError(problem) }
     if isNew, stems.contains(where: { $0.settings.name == s.name }) || offlineStems.contains(where: { $0.settings.name == s.name }) {
       throw MixerError("a stem named '\(s.name)' already exists; choose another name with 'as NAME'")
     }

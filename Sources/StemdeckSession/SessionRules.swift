@@ -71,7 +71,8 @@ enum SessionRules {
   static let nameAlphabet = "letters, digits, '_', '-' and '.'"
 
   /// Why `name` is not a valid stem (or effect) name, or nil if it is. Stems and effects follow
-  /// the same rules; only the wording names the kind.
+  /// the same rules (stems also avoid the port names in `NameRules.reservedForPorts`); only the
+  /// wording names the kind. The mixer and the console use these through `NameRules`.
   static func nameProblem(_ name: String, of kind: ElementKind = .stem) -> String? {
     let quoted = quote(name)
     let noun = kind.rawValue
@@ -91,6 +92,11 @@ enum SessionRules {
     if name.lowercased() == "all" {
       return "the \(noun) name \(quoted) is reserved (it means every \(noun) in console commands); "
         + "choose another name"
+    }
+    if kind == .stem, NameRules.reservedForPorts.contains(name.lowercased()) {
+      let lowered = name.lowercased()
+      return "the stem name \(quoted) is reserved: a stem's direct outs are NAME_L/NAME_R, and "
+        + "\(lowered)_L/R are stemdeck's own ports (master_L/R, in_L/R, sfx_L/R); choose another name"
     }
     return nil
   }

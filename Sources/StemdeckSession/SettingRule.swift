@@ -113,3 +113,22 @@ extension SettingRule {
     allowed: "a number of semitones from \(number(SettingRange.pitch.lowerBound)) to "
       + "\(number(SettingRange.pitch.upperBound))")
 }
+
+/// The rules for stem and effect names (`SessionRules.nameProblem`), for the mixer and the console:
+/// the session file, `add … as NAME`, `record NAME` and `sfx load NAME` refuse the same names
+/// with the same sentence.
+public enum NameRules {
+  /// Names whose direct-out ports would be stemdeck's own (`master_L`, `in_L`, `sfx_L`): JACK
+  /// refused to register them at every poll, and `meters` showed two master rows. Any case.
+  public static let reservedForPorts: Set<String> = ["master", "in", "sfx"]
+
+  /// Why `name` is not a valid stem name, or nil: `invalid stem name "a b": a space is not allowed (…)`.
+  public static func stemProblem(_ name: String) -> String? {
+    SessionRules.nameProblem(name, of: .stem)
+  }
+
+  /// Why `name` is not a valid effect name, or nil.
+  public static func effectProblem(_ name: String) -> String? {
+    SessionRules.nameProblem(name, of: .effect)
+  }
+}

@@ -7,7 +7,7 @@ import Foundation
 import Testing
 @testable import StemdeckConsole
 import StemdeckControl
-import StemdeckSession
+@testable import StemdeckSession
 
 /// One setting, seen from both sides: the REPL line that sets it and the session document that holds it.
 struct SettingCase: Sendable, CustomTestStringConvertible {
@@ -157,5 +157,24 @@ struct SettingRuleTests {
     let reopened = h.run("open \(path)")
     #expect(reopened.ok, "\(reopened.output)")
     #expect(h.mixer.stemStatuses().first { $0.settings.name == "drums" }?.settings.startOffset == 100000)
+  }
+
+  @Test("stem names: 'add … as NAME', 'record NAME' and the session decoder refuse the same names with the same sentence",
+        arguments: ["all", "All", "my drums", "", "master", "SFX", "in", "tab\there", String(repeating: "n", count: 65)])
+  func stemNames(_ name: String) throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let problem = try #require(NameRules.stemProblem(name))
+    let quoted = "'" + name + "'"
+    #expect(h.run("add \(h.drums) as \(quoted)").output == ["error: " + problem])
+    #expect(h.run("record \(quoted)").output == ["error: " + problem])
+    let document = SettingCase.document(#""stems" : [ { "name" : "# + JSONText.string(name) + #", "file" : "a.wav" } ]"#)
+    do {
+      _ = try SessionFile.decode(Data(document.utf8), source: "names.json")
+      Issue.record("decoder accepted the stem name \(quoted)")
+    } catch {
+      #expect(error.location == "stems[0].name")
+      #expect(error.message == problem)
+    }
   }
 }
