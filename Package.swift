@@ -10,7 +10,8 @@
 //                       libsndfile, no Foundation I/O.
 //   StemdeckAudioFile   libsndfile owner (SoundFile, SoundFileWriter), the disk workers (DiskStreamer)
 //                       and the take writer (TakeRecorder): the non-realtime ends of the renderer's rings.
-//   StemdeckSession     the session file format: strict JSON reader, validation, migration, atomic save.
+//   StemdeckSession     the session file format: strict JSON reader, validation, migration, atomic save;
+//                       every setting's rules (SettingRule, NameRules) and dB conversion, used by all layers.
 //   StemdeckControl     the control-thread engine API (Mixer) that the REPL, the session loader,
 //                       the offline renderer and the tests all drive.
 //   StemdeckJack        the JACK client: ports, the process and timebase callbacks (the realtime
