@@ -4,11 +4,14 @@
 // Layout (what each target may touch; threads, rings and the realtime contract: docs/architecture.md):
 //   C*                  thin system-library targets (pkg-config; CMalloc is glibc's malloc.h), no Swift code.
 //   StemdeckRing        the wait-free SPSC ring buffer (generic, no dependencies).
-//   StemdeckEngine      realtime DSP: smoothing, pan law, meters, voices, the block renderer.
+//   StemdeckEngine      realtime DSP (DSP/: smoothing, pan law, meters) and the block renderer
+//                       (Renderer/: voices, renderBlock; not the control-thread Mixer).
 //                       Its only C libraries are libsamplerate and Rubber Band; no JACK, no
 //                       libsndfile, no Foundation I/O.
-//   StemdeckAudioFile   libsndfile owner (SoundFile, SoundFileWriter) and the disk workers (DiskStreamer).
-//   StemdeckSession     the session file format: strict JSON reader, validation, migration, atomic save.
+//   StemdeckAudioFile   libsndfile owner (SoundFile, SoundFileWriter), the disk workers (DiskStreamer)
+//                       and the take writer (TakeRecorder): the non-realtime ends of the renderer's rings.
+//   StemdeckSession     the session file format: strict JSON reader, validation, migration, atomic save;
+//                       every setting's rules (SettingRule, NameRules) and dB conversion, used by all layers.
 //   StemdeckControl     the control-thread engine API (Mixer) that the REPL, the session loader,
 //                       the offline renderer and the tests all drive.
 //   StemdeckJack        the JACK client: ports, the process and timebase callbacks (the realtime

@@ -202,7 +202,8 @@ enum CommandTable {
       name: "offset", usage: "offset NAME SECONDS", summary: "when a stem starts on the transport (applies at the next seek/stop)",
       argumentCount: 2...2, completions: [.stemOrAll]
     ) { (c, a) throws(CommandError) in
-      let v = try ValueParser.duration(a[1])
+      // A negative number reaches the mixer, which refuses it with the start offset's range.
+      let v = a[1].hasPrefix("-") ? try ValueParser.number(a[1], "start offset") : try ValueParser.duration(a[1])
       try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setStartOffset(n, v) }
     },
     CommandSpec(
@@ -254,11 +255,11 @@ enum CommandTable {
       }
       if first.lowercased() == "off" { c.mixer.tempo = nil; return }
       let bpm = try ValueParser.number(first, "tempo")
-      guard SettingRange.bpm.contains(bpm) else { throw CommandError("tempo must be between 20 and 400 bpm (got \(NumberFormat.plain(bpm)))") }
+      guard SettingRule.bpm.accepts(bpm) else { throw CommandError(SettingRule.bpm.refusal("tempo", got: bpm)) }
       var beats = c.mixer.tempo?.beatsPerBar ?? 4
       if a.count == 2 {
         beats = try ValueParser.integer(a[1], "beats per bar")
-        guard SettingRange.beatsPerBar.contains(beats) else { throw CommandError("beats per bar must be from 1 to 32 (got \(beats))") }
+        guard SettingRule.beatsPerBar.accepts(beats) else { throw CommandError(SettingRule.beatsPerBar.refusal("beats per bar", got: String(beats))) }
       }
       c.mixer.tempo = Tempo(bpm: bpm, beatsPerBar: beats)
     },
@@ -530,9 +531,8 @@ enum CommandTable {
       if a.count == 2 {
         guard change == .crossfade else { throw CommandError("songchange: only crossfade takes a time (usage: songchange crossfade 2s)") }
         let seconds = try ValueParser.duration(a[1])
-        let range = SettingRange.crossfadeSeconds
-        guard range.contains(seconds) else {
-          throw CommandError("songchange: the crossfade must be from \(NumberFormat.plain(range.lowerBound * 1000)) ms to \(NumberFormat.plain(range.upperBound)) s (got \(NumberFormat.plain(seconds)) s)")
+        guard SettingRule.crossfadeSeconds.accepts(seconds) else {
+          throw CommandError(SettingRule.crossfadeSeconds.refusal("songchange: the crossfade", got: seconds))
         }
         o.crossfadeSeconds = seconds
       }

@@ -2,6 +2,7 @@ import StemdeckAudioFile
 import StemdeckControl
 import StemdeckEngine
 import StemdeckJack
+import StemdeckSession
 
 /// Text views of the mixer: the `stems` table, `status` lines, meters and the live bar view.
 /// Script mode output is documented in the README; keep these formats stable.

@@ -1,5 +1,5 @@
 import StemdeckControl
-import StemdeckEngine
+import StemdeckSession
 
 /// A rejected command line: printed as `error: <message>`.
 public struct CommandError: Error, CustomStringConvertible, Equatable {
@@ -88,25 +88,19 @@ public enum ValueParser {
   }
 
   /// A volume: linear ("0.8") or decibels ("-6dB", "-6 dB" as two words joined by the caller,
-  /// "+3dB", "-inf dB" for silence). Returns linear gain, checked against 0…2.
+  /// "+3dB", "-inf dB" for silence), read as the session format reads it (`Decibels.linearGain`).
+  /// Returns linear gain, checked against `SettingRule.volume`.
   public static func volume(_ text: String) throws(CommandError) -> Double {
-    let lower = text.lowercased()
-    var linear: Double
-    if lower.hasSuffix("db") {
-      let number = String(lower.dropLast(2)).trimmingSpaces()
-      if number == "-inf" { return 0 }
-      let db = try self.number(number, "volume in dB")
-      linear = Decibels.toAmplitude(db)
-      guard linear <= 2.0000001 else {
-        throw CommandError("volume must be at most +6 dB (2.0 linear) (got \(text))")
+    let rule = SettingRule.volume
+    if text.lowercased().hasSuffix("db") {
+      guard let linear = Decibels.linearGain(text: text) else {
+        throw CommandError(rule.refusal("volume", got: "'\(printable(text))'"))
       }
-      linear = min(linear, 2)
-    } else {
-      linear = try number(text, "volume")
+      guard rule.accepts(linear) else { throw CommandError(rule.refusal("volume", got: text + Decibels.gainNote(linear))) }
+      return linear
     }
-    guard (0...2).contains(linear) else {
-      throw CommandError("volume must be between 0 and 2, or in dB up to +6dB (got \(NumberFormat.plain(linear)))")
-    }
+    let linear = try number(text, "volume")
+    guard rule.accepts(linear) else { throw CommandError(rule.refusal("volume", got: linear)) }
     return linear
   }
 

@@ -44,12 +44,12 @@ extension Mixer {
   /// rate once here (best-quality sinc), so firing it costs nothing but mixing.
   public func loadEffect(path: String, settings: EffectSettings) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      if let problem = StemName.problem(with: settings.name) { throw MixerError("effect name '\(printableText(settings.name))' \(problem)") }
+      if let problem = NameRules.effectProblem(settings.name) { throw MixerError(problem) }
       if effectsByName[settings.name] != nil || offlineEffects.contains(where: { $0.settings.name == settings.name }) {
         throw MixerError("an effect named '\(settings.name)' is already loaded ('sfx unload \(settings.name)' first)")
       }
-      try MixerError.check(settings.volume, in: SettingRange.volume, "effect volume", allowed: "between 0 and 2 (+6 dB)")
-      try MixerError.check(settings.pan, in: SettingRange.pan, "effect pan", allowed: "between -1 and 1")
+      try MixerError.check(settings.volume, .volume, "effect volume")
+      try MixerError.check(settings.pan, .pan, "effect pan")
       guard let slot = (0..<Int32(EffectBank.maxEffects)).first(where: { s in !effectsByName.values.contains { $0.slot == s } && !effectsUnloading.contains { $0.slot == s } }) else {
         throw MixerError("cannot load effect '\(settings.name)': all \(EffectBank.maxEffects) effect slots are in use")
       }
@@ -128,8 +128,8 @@ extension Mixer {
       let e = try effect(name)
       let v = volume ?? e.settings.volume
       let p = pan ?? e.settings.pan
-      try MixerError.check(v, in: SettingRange.volume, "effect volume", allowed: "between 0 and 2 (+6 dB)")
-      try MixerError.check(p, in: SettingRange.pan, "effect pan", allowed: "between -1 and 1")
+      try MixerError.check(v, .volume, "effect volume")
+      try MixerError.check(p, .pan, "effect pan")
       let g = PanLaw.gains(pan: p, channelCount: e.channels)
       try send(.fireEffect(slot: e.slot, left: Float(g.left * v), right: Float(g.right * v)))
     }

@@ -24,14 +24,14 @@ extension Mixer {
       let value: Double
       switch target {
       case .volume(let v):
-        try MixerError.check(v, in: SettingRange.volume, "volume", allowed: "between 0 and 2 (+6 dB)")
+        try MixerError.check(v, .volume, "volume")
         settings.volume = v; parameter = .volume; value = v
       case .pan(let p):
-        try MixerError.check(p, in: SettingRange.pan, "pan", allowed: "between -1 and 1")
+        try MixerError.check(p, .pan, "pan")
         if exponential { throw MixerError("'exp' glides are for vol and rate only (pan glides linearly)") }
         settings.pan = p; parameter = .pan; value = p
       case .rate(let r):
-        try MixerError.check(r, in: SettingRange.rate, "rate", allowed: "between 0.5 and 2")
+        try MixerError.check(r, .rate, "rate")
         settings.rate = r; parameter = .rate; value = r
       }
       try send(.glide(slot: stem.slot, parameter: parameter, target: value, frames: frames, exponential: exponential))
@@ -109,7 +109,7 @@ extension Mixer {
     try lock.locked { () throws(MixerError) in
       let stem = try find(name)
       let length = Double(stem.info.frameCount) / Double(stem.info.sampleRate)
-      try MixerError.check(crossfade, in: SettingRange.crossfade, "crossfade", allowed: "between 0 and 1 second")
+      try MixerError.check(crossfade, .crossfade, "crossfade")
       guard (start == nil) == (end == nil) else {
         throw MixerError("a loop region needs both a start and an end (or neither, for the whole file)")
       }
@@ -133,7 +133,9 @@ extension Mixer {
   static func checkLoopRegion(start: Double?, end: Double?, crossfade: Double, length: Double,
                               name: String) throws(MixerError) {
     guard let start, let end else { return }
-    guard start.isFinite, end.isFinite, start >= 0, end > start else {
+    try MixerError.check(start, .loopPoint, "loop start")
+    try MixerError.check(end, .loopPoint, "loop end")
+    guard end > start else {
       throw MixerError("a loop region needs 0 ≤ start < end (got \(NumberFormat.plain(start)) to \(NumberFormat.plain(end)))")
     }
     guard end <= length + 1e-9 else {
@@ -174,7 +176,7 @@ extension Mixer {
   public func setPitch(_ name: String, _ semitones: Double) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       let stem = try find(name)
-      try MixerError.check(semitones, in: SettingRange.pitch, "pitch", allowed: "between -24 and 24 semitones")
+      try MixerError.check(semitones, .pitch, "pitch")
       guard stem.settings.mode == .stretch else {
         throw MixerError("pitch shifts need stretch mode: 'mode \(name) stretch' first (in varispeed the pitch follows the rate)")
       }

@@ -19,7 +19,7 @@ extension Mixer {
   public func startRecording(path: String, name: String, format: OutputFormat, latencyFrames: Int, muted: Bool) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       if recorder != nil { throw MixerError("already recording '\(recorder!.name)' ('record stop' first)") }
-      if let problem = StemName.stemProblem(with: name) { throw MixerError("take name '\(printableText(name))' \(problem)") }
+      if let problem = NameRules.stemProblem(name) { throw MixerError(problem) }  // a take becomes a stem
       if allStemNamesLocked().contains(name) { throw MixerError("a stem named '\(name)' already exists; choose another take name") }
       // lstat: a symbolic link counts, even one pointing nowhere (the writer would refuse it too).
       var existing = stat()
@@ -27,7 +27,10 @@ extension Mixer {
         let what = existing.st_mode & S_IFMT == S_IFLNK ? "a symbolic link" : "a file"
         throw MixerError("\(path) already exists (\(what)); stemdeck never writes a take over anything (choose another name)")
       }
-      let r = try TakeRecorder(path: path, name: name, format: format, sampleRate: sampleRate, latencyFrames: latencyFrames)
+      let r: TakeRecorder
+      do throws(SoundFileError) {
+        r = try TakeRecorder(path: path, name: name, format: format, sampleRate: sampleRate, latencyFrames: latencyFrames)
+      } catch { throw MixerError("cannot record to \(path): \(error.reason)") }
       do throws(MixerError) { try send(.startRecording(r.takePointer)) } catch {
         r.finish()
         AtomicFile.removeRegularFile(path)  // only the file made here, never what replaced it

@@ -110,7 +110,7 @@ extension Mixer {
       warnings.append("\(sessionPath): recording.folder '\(printableText(folder))' lies outside the session's folder (\(folder.hasPrefix("/") ? "an absolute path" : "it climbs with ..")); takes recorded will be written to \(printableText(SessionFile.resolve(file: folder, sessionPath: sessionPath)))")
     }
     do {
-      try MixerError.check(session.masterVolume, in: SettingRange.volume, "master.volume", allowed: "between 0 and 2 (+6 dB)")
+      try MixerError.check(session.masterVolume, .volume, "master.volume")
     } catch { throw MixerError("\(sessionPath): \(error)") }
     return (offline, warnings)
   }

@@ -362,30 +362,28 @@ public final class Mixer: @unchecked Sendable {
 
   public func setVolume(_ name: String, _ volume: Double) throws(MixerError) {
     try change(name) { (s: inout StemSettings) throws(MixerError) in
-      try MixerError.check(volume, in: SettingRange.volume, "volume", allowed: "between 0 and 2 (+6 dB)")
+      try MixerError.check(volume, .volume, "volume")
       s.volume = volume
     }
   }
 
   public func setPan(_ name: String, _ pan: Double) throws(MixerError) {
     try change(name) { (s: inout StemSettings) throws(MixerError) in
-      try MixerError.check(pan, in: SettingRange.pan, "pan", allowed: "between -1 and 1")
+      try MixerError.check(pan, .pan, "pan")
       s.pan = pan
     }
   }
 
   public func setRate(_ name: String, _ rate: Double) throws(MixerError) {
     try change(name) { (s: inout StemSettings) throws(MixerError) in
-      try MixerError.check(rate, in: SettingRange.rate, "rate", allowed: "between 0.5 and 2")
+      try MixerError.check(rate, .rate, "rate")
       s.rate = rate
     }
   }
 
   public func setLoops(_ name: String, _ loops: Int) throws(MixerError) {
     try change(name) { (s: inout StemSettings) throws(MixerError) in
-      guard SettingRange.loops.contains(loops) else {
-        throw MixerError("loops must be -1 (forever) or a count from 0 to \(SettingRange.loops.upperBound) (got \(loops))")
-      }
+      try MixerError.check(loops, .loops, "loops")
       s.loops = loops
     }
   }
@@ -448,7 +446,7 @@ public final class Mixer: @unchecked Sendable {
   /// Master volume, linear 0…2.
   public func setMasterVolume(_ volume: Double) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      try MixerError.check(volume, in: SettingRange.volume, "master volume", allowed: "between 0 and 2 (+6 dB)")
+      try MixerError.check(volume, .volume, "master volume")
       try send(.setMasterGain(Float(volume)))
       if masterVolume != volume { isDirty = true }
       masterVolume = volume
@@ -472,6 +470,7 @@ public final class Mixer: @unchecked Sendable {
 
   public func setOptions(_ newOptions: SessionOptions) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
+      try MixerError.check(newOptions.crossfadeSeconds, .crossfadeSeconds, "song crossfade")
       if newOptions.meterPoint != options.meterPoint {
         try send(.setMeterPoint(preFader: newOptions.meterPoint == .pre))
       }
@@ -517,8 +516,9 @@ public final class Mixer: @unchecked Sendable {
 
   /// Moves the transport to `seconds` (clamped at 0). Every stem keeps its own loop phase.
   public func seek(toSeconds seconds: Double) throws(MixerError) {
-    guard seconds.isFinite, seconds <= SettingRange.position.upperBound else {
-      throw MixerError("seek position must be a finite number of seconds from 0 to \(NumberFormat.plain(SettingRange.position.upperBound)) (got \(NumberFormat.plain(seconds)))")
+    // Below 0 is clamped (a relative seek past the start), not refused.
+    guard seconds.isFinite, seconds <= SettingRule.position.range.upperBound else {
+      throw MixerError(SettingRule.position.refusal("seek position", got: seconds))
     }
     try lock.locked { () throws(MixerError) in
       try seek(toFrame: Int((max(0, seconds) * sampleRate).rounded()))
@@ -742,19 +742,17 @@ public final class Mixer: @unchecked Sendable {
   }
 
   func validate(_ s: StemSettings, isNew: Bool) throws(MixerError) {
-    if let problem = StemName.stemProblem(with: s.name) { throw MixerError("stem name '\(printableText(s.name))' \(problem)") }
+    if let problem = NameRules.stemProblem(s.name) { throw MixerError(problem) }
     if isNew, stems.contains(where: { $0.settings.name == s.name }) || offlineStems.contains(where: { $0.settings.name == s.name }) {
       throw MixerError("a stem named '\(s.name)' already exists; choose another name with 'as NAME'")
     }
-    try MixerError.check(s.volume, in: SettingRange.volume, "volume", allowed: "between 0 and 2 (+6 dB)")
-    try MixerError.check(s.pan, in: SettingRange.pan, "pan", allowed: "between -1 and 1")
-    try MixerError.check(s.rate, in: SettingRange.rate, "rate", allowed: "between 0.5 and 2")
-    guard SettingRange.loops.contains(s.loops) else {
-      throw MixerError("loops must be -1 (forever) or a count from 0 to \(SettingRange.loops.upperBound) (got \(s.loops))")
-    }
-    guard s.startOffset.isFinite, s.startOffset >= 0 else {
-      throw MixerError("start offset must be 0 or more seconds (got \(s.startOffset))")
-    }
+    try MixerError.check(s.volume, .volume, "volume")
+    try MixerError.check(s.pan, .pan, "pan")
+    try MixerError.check(s.rate, .rate, "rate")
+    try MixerError.check(s.loops, .loops, "loops")
+    try MixerError.check(s.startOffset, .startOffset, "start offset")
+    try MixerError.check(s.crossfade, .crossfade, "crossfade")
+    try MixerError.check(s.pitch, .pitch, "pitch")
     if s.mode == .varispeed && s.pitch != 0 {
       throw MixerError("pitch shifts need stretch mode (got pitch \(NumberFormat.plain(s.pitch)) for '\(s.name)' in varispeed mode, where the pitch follows the rate)")
     }
@@ -905,12 +903,11 @@ extension Mixer {
     try change(name) { (s: inout StemSettings) throws(MixerError) in s.directOut = on }
   }
 
-  /// Sets when a stem starts, in transport seconds (>= 0); takes effect at the next seek or stop.
+  /// Sets when a stem starts, in transport seconds (`SettingRule.startOffset`); takes effect at the
+  /// next seek or stop.
   public func setStartOffset(_ name: String, _ seconds: Double) throws(MixerError) {
     try change(name) { (s: inout StemSettings) throws(MixerError) in
-      guard seconds.isFinite, seconds >= 0, seconds <= 24 * 3600 else {
-        throw MixerError("start offset must be between 0 and 86400 seconds (got \(NumberFormat.plain(seconds)))")
-      }
+      try MixerError.check(seconds, .startOffset, "start offset")
       s.startOffset = seconds
     }
   }

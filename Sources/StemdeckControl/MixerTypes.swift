@@ -9,11 +9,15 @@ public struct MixerError: Error, CustomStringConvertible, Equatable, Sendable {
   public init(_ message: String) { self.message = message }
   public var description: String { message }
 
-  /// Checks a finite value lies in `range`.
-  static func check(_ value: Double, in range: ClosedRange<Double>, _ what: String, allowed: String) throws(MixerError) {
-    guard value.isFinite, range.contains(value) else {
-      throw MixerError("\(what) must be \(allowed) (got \(NumberFormat.plain(value)))")
-    }
+  /// Checks `value` against a setting's rule (StemdeckSession's `SettingRule`, the one the session
+  /// format and the console use): `pan must be a number between -1 and 1 (got 7)`.
+  static func check(_ value: Double, _ rule: SettingRule, _ what: String) throws(MixerError) {
+    guard rule.accepts(value) else { throw MixerError(rule.refusal(what, got: value)) }
+  }
+
+  /// `check` for an integer setting (`loops`).
+  static func check(_ value: Int, _ rule: SettingRule, _ what: String) throws(MixerError) {
+    guard rule.accepts(value) else { throw MixerError(rule.refusal(what, got: String(value))) }
   }
 
   /// "unknown stem 'drms' — did you mean 'drums'?"
@@ -27,31 +31,8 @@ public struct MixerError: Error, CustomStringConvertible, Equatable, Sendable {
   }
 }
 
-/// Stem name rules shared by the REPL and the session format.
+/// Stem names made up for files (the rules themselves are StemdeckSession's `NameRules`).
 public enum StemName {
-  /// Names whose direct-out ports would be stemdeck's own (`master_L`, `in_L`, `sfx_L`): JACK
-  /// refused to register them at every poll, and `meters` showed two master rows.
-  public static let reservedForPorts: Set<String> = ["master", "in", "sfx"]
-
-  /// Why `name` is not a valid stem name, or nil.
-  public static func problem(with name: String) -> String? {
-    if name.isEmpty { return "is empty" }
-    if name.count > 64 { return "is longer than 64 characters" }
-    // Any case: the session format refuses "All" too, so a saved session always opens again.
-    if name.lowercased() == "all" { return "is reserved ('all' means every stem)" }
-    let ok = name.unicodeScalars.allSatisfy(StemSettings.isNameCharacter)
-    return ok ? nil : "may contain only letters, digits, '_', '-' and '.'"
-  }
-
-  /// `problem(with:)`, and for stems (which may have direct outs) the names reserved for ports.
-  public static func stemProblem(with name: String) -> String? {
-    if let problem = problem(with: name) { return problem }
-    if reservedForPorts.contains(name.lowercased()) {
-      return "is reserved: a stem's direct outs are NAME_L/NAME_R, and \(name.lowercased())_L/R are stemdeck's own ports (master_L/R, in_L/R, sfx_L/R); choose another name"
-    }
-    return nil
-  }
-
   /// A valid, unused stem name derived from a file path ("Drums Loop.wav" → "Drums_Loop").
   public static func derived(fromPath path: String, taken: [String]) -> String {
     var base = String(path.split(separator: "/").last ?? "stem")
@@ -60,7 +41,7 @@ public enum StemName {
       StemSettings.isNameCharacter(c) ? Character(c) : "_"
     })
     if cleaned.isEmpty || cleaned.lowercased() == "all" { cleaned = "stem" }
-    if reservedForPorts.contains(cleaned.lowercased()) { cleaned += "-stem" }
+    if NameRules.reservedForPorts.contains(cleaned.lowercased()) { cleaned += "-stem" }
     if cleaned.count > 60 { cleaned = String(cleaned.prefix(60)) }
     var name = cleaned
     var n = 2

@@ -244,8 +244,8 @@ public enum OfflineRenderer {
     }
     var session = session
     if let from {
-      guard from.isFinite, SettingRange.position.contains(from) else {
-        throw MixerError("--from must be a time from 0 to \(NumberFormat.plain(SettingRange.position.upperBound)) seconds (got \(NumberFormat.plain(from)))")
+      guard SettingRule.position.accepts(from) else {
+        throw MixerError(SettingRule.position.refusal("--from", got: from))
       }
       session.position = from
     }

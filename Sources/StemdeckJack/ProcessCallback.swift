@@ -80,11 +80,22 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   }
 }
 
+/// A port's buffer for this period (master, inputs, sfx ports, direct outs): the one waiver for
+/// every `jack_port_get_buffer` of the process callback.
+@_noLocks @inline(__always)
+func portBuffer(_ port: OpaquePointer, _ nframes: jack_nframes_t) -> UnsafeMutableRawPointer? {
+  // RT-WAIVER: jack_port_get_buffer only returns the port's buffer pointer for this period;
+  // jack2 common/jack/jack.h says buffers must be fetched anew in each process callback
+  // (never cached). No allocation, no lock, no syscall.
+  _unsafePerformance { jack_port_get_buffer(port, nframes) }
+}
+
 /// The JACK process callback: fetches the port buffers and runs the engine's block renderer.
 ///
 /// - Realtime: safe. Allocates nothing, takes no locks, makes no syscalls. Its C calls carry
-///   RT-WAIVERs: `jack_port_get_buffer` here, `jack_transport_query`/`jack_transport_locate` in
-///   `leadTransport`, and those `renderBlock` makes. Proven by `@_noLocks`.
+///   RT-WAIVERs: `jack_port_get_buffer` in `portBuffer`, `jack_transport_query`/`jack_transport_locate`
+///   in `leadTransport`, and those `renderBlock` makes (the engine's Renderer/RealtimeC.swift).
+///   Proven by `@_noLocks`.
 /// - Thread: JACK's process thread. This is a free function, not a closure literal: a closure
 ///   written in main-actor code would be main-actor isolated and trap on JACK's thread
 ///   (docs/architecture.md).
@@ -94,19 +105,13 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
   let context = arg.assumingMemoryBound(to: ProcessContext.self)
   let left = context.pointee.masterLeft
   let right = context.pointee.masterRight
-  // RT-WAIVER: jack_port_get_buffer only returns the port's buffer pointer for this period;
-  // jack2 common/jack/jack.h says buffers must be fetched anew in each process callback
-  // (never cached). No allocation, no lock, no syscall.
-  let leftBuffer = _unsafePerformance { jack_port_get_buffer(left, nframes) }
-  // RT-WAIVER: as above, jack_port_get_buffer for the right master port.
-  let rightBuffer = _unsafePerformance { jack_port_get_buffer(right, nframes) }
+  let leftBuffer = portBuffer(left, nframes)
+  let rightBuffer = portBuffer(right, nframes)
   guard let leftBuffer, let rightBuffer else { return 0 }
   let state = context.pointee.renderState
   if let inL = context.pointee.inputLeft, let inR = context.pointee.inputRight {
-    // RT-WAIVER: jack_port_get_buffer for the recording inputs (see above).
-    let l = _unsafePerformance { jack_port_get_buffer(inL, nframes) }
-    // RT-WAIVER: jack_port_get_buffer for the recording inputs (see above).
-    let r = _unsafePerformance { jack_port_get_buffer(inR, nframes) }
+    let l = portBuffer(inL, nframes)
+    let r = portBuffer(inR, nframes)
     state.pointee.inputLeft = l?.assumingMemoryBound(to: Float.self)
     state.pointee.inputRight = r?.assumingMemoryBound(to: Float.self)
   } else {
@@ -117,10 +122,8 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
   state.pointee.effectOutputRight = nil
   if let fxL = OpaquePointer(bitPattern: context.pointee.effectPortLeft.load(ordering: .acquiring)),
      let fxR = OpaquePointer(bitPattern: context.pointee.effectPortRight.load(ordering: .acquiring)) {
-    // RT-WAIVER: jack_port_get_buffer for the sound-effect ports (see above).
-    let l = _unsafePerformance { jack_port_get_buffer(fxL, nframes) }?.assumingMemoryBound(to: Float.self)
-    // RT-WAIVER: jack_port_get_buffer for the sound-effect ports (see above).
-    let r = _unsafePerformance { jack_port_get_buffer(fxR, nframes) }?.assumingMemoryBound(to: Float.self)
+    let l = portBuffer(fxL, nframes)?.assumingMemoryBound(to: Float.self)
+    let r = portBuffer(fxR, nframes)?.assumingMemoryBound(to: Float.self)
     if let l, let r {
       l.update(repeating: 0, count: Int(nframes))
       r.update(repeating: 0, count: Int(nframes))
@@ -134,10 +137,8 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
     let portL = context.pointee.directPort(2 &* slot)
     let portR = context.pointee.directPort(2 &* slot &+ 1)
     if let portL, let portR {
-      // RT-WAIVER: jack_port_get_buffer for a stem's direct-out ports (see above).
-      direct[2 &* slot] = _unsafePerformance { jack_port_get_buffer(portL, nframes) }?.assumingMemoryBound(to: Float.self)
-      // RT-WAIVER: jack_port_get_buffer for a stem's direct-out ports (see above).
-      direct[2 &* slot &+ 1] = _unsafePerformance { jack_port_get_buffer(portR, nframes) }?.assumingMemoryBound(to: Float.self)
+      direct[2 &* slot] = portBuffer(portL, nframes)?.assumingMemoryBound(to: Float.self)
+      direct[2 &* slot &+ 1] = portBuffer(portR, nframes)?.assumingMemoryBound(to: Float.self)
     } else {
       direct[2 &* slot] = nil
       direct[2 &* slot &+ 1] = nil

@@ -41,8 +41,7 @@ struct SessionDecoder {
       }
       if let value = options["crossfadeSeconds"] {
         session.options.crossfadeSeconds = try number(value, at: "options.crossfadeSeconds",
-                                                      range: SettingRange.crossfadeSeconds,
-                                                      rule: SessionRules.crossfadeSecondsRule)
+                                                      rule: .crossfadeSeconds)
       }
       if let value = options["transportSync"] {
         session.options.transportSync = try choice(value, at: "options.transportSync", what: "transport sync")
@@ -54,8 +53,7 @@ struct SessionDecoder {
     if let node = fields["recording"] { session.recording = try recording(node) }
     if let node = fields["tempo"] { session.tempo = try tempo(node) }
     if let node = fields["position"] {
-      session.position = try number(node, at: "position", range: SettingRange.position,
-                                    rule: SessionRules.positionRule)
+      session.position = try number(node, at: "position", rule: .position)
     }
     if let node = fields["connections"] { session.connections = try connections(node) }
     if let node = fields["stems"] { session.stems = try stems(node) }
@@ -114,27 +112,25 @@ struct SessionDecoder {
       var stem = StemSettings(name: name, file: file)
       if let node = fields["volume"] { stem.volume = try volume(node, at: base + ".volume") }
       if let node = fields["pan"] {
-        stem.pan = try number(node, at: base + ".pan", range: SettingRange.pan, rule: SessionRules.panRule)
+        stem.pan = try number(node, at: base + ".pan", rule: .pan)
       }
       if let node = fields["rate"] {
-        stem.rate = try number(node, at: base + ".rate", range: SettingRange.rate, rule: SessionRules.rateRule)
+        stem.rate = try number(node, at: base + ".rate", rule: .rate)
       }
       if let node = fields["loops"] { stem.loops = try loops(node, at: base + ".loops") }
       if let node = fields["mute"] { stem.mute = try bool(node, at: base + ".mute") }
       if let node = fields["solo"] { stem.solo = try bool(node, at: base + ".solo") }
       if let node = fields["directOut"] { stem.directOut = try bool(node, at: base + ".directOut") }
       if let node = fields["startOffset"] {
-        stem.startOffset = try number(node, at: base + ".startOffset", range: SettingRange.startOffset,
-                                      rule: SessionRules.startOffsetRule)
+        stem.startOffset = try number(node, at: base + ".startOffset", rule: .startOffset)
       }
       try loopRegion(fields, of: &stem, in: element, at: base)
       if let node = fields["crossfade"] {
-        stem.crossfade = try number(node, at: base + ".crossfade", range: SettingRange.crossfade,
-                                    rule: SessionRules.loopCrossfadeRule)
+        stem.crossfade = try number(node, at: base + ".crossfade", rule: .crossfade)
       }
       if let node = fields["mode"] { stem.mode = try choice(node, at: base + ".mode", what: "rate mode") }
       if let node = fields["pitch"] {
-        stem.pitch = try number(node, at: base + ".pitch", range: SettingRange.pitch, rule: SessionRules.pitchRule)
+        stem.pitch = try number(node, at: base + ".pitch", rule: .pitch)
       }
       if let node = fields["pitch"], stem.mode == .varispeed, stem.pitch != 0 {
         throw fail(base + ".pitch", node, SessionRules.pitchNeedsStretchMessage(stem.pitch))
@@ -150,12 +146,10 @@ struct SessionDecoder {
     let startNode = fields["loopStart"]
     let endNode = fields["loopEnd"]
     if let startNode {
-      stem.loopStart = try number(startNode, at: base + ".loopStart", range: SettingRange.loopPoint,
-                                  rule: SessionRules.loopPointRule)
+      stem.loopStart = try number(startNode, at: base + ".loopStart", rule: .loopPoint)
     }
     if let endNode {
-      stem.loopEnd = try number(endNode, at: base + ".loopEnd", range: SettingRange.loopPoint,
-                                rule: SessionRules.loopPointRule)
+      stem.loopEnd = try number(endNode, at: base + ".loopEnd", rule: .loopPoint)
     }
     switch (stem.loopStart, stem.loopEnd) {
     case (nil, nil):
@@ -188,7 +182,7 @@ struct SessionDecoder {
       var effect = EffectSettings(name: name, file: file)
       if let node = fields["volume"] { effect.volume = try volume(node, at: base + ".volume") }
       if let node = fields["pan"] {
-        effect.pan = try number(node, at: base + ".pan", range: SettingRange.pan, rule: SessionRules.panRule)
+        effect.pan = try number(node, at: base + ".pan", rule: .pan)
       }
       effects.append(effect)
     }
@@ -237,11 +231,11 @@ struct SessionDecoder {
       throw fail("tempo.bpm", node, "is missing (a tempo needs its beats per minute, e.g. "
                  + "{ \"bpm\" : 120, \"beatsPerBar\" : 4 })")
     }
-    var tempo = Tempo(bpm: try number(bpmNode, at: "tempo.bpm", range: SettingRange.bpm, rule: SessionRules.bpmRule))
+    var tempo = Tempo(bpm: try number(bpmNode, at: "tempo.bpm", rule: .bpm))
     if let value = fields["beatsPerBar"] {
       guard case .number(let literal) = value.value, let beats = JSONNumber.integer(literal),
-            SettingRange.beatsPerBar.contains(beats) else {
-        throw fail("tempo.beatsPerBar", value, SessionRules.beatsPerBarRule + " (got \(describe(value)))")
+            SettingRule.beatsPerBar.accepts(beats) else {
+        throw fail("tempo.beatsPerBar", value, SettingRule.beatsPerBar.rule + " (got \(describe(value)))")
       }
       tempo.beatsPerBar = beats
     }
@@ -329,11 +323,10 @@ struct SessionDecoder {
 
   // MARK: Values
 
-  private func number(_ node: JSONNode, at path: String, range: ClosedRange<Double>,
-                      rule: String) throws(SessionError) -> Double {
+  private func number(_ node: JSONNode, at path: String, rule: SettingRule) throws(SessionError) -> Double {
     guard case .number(let literal) = node.value, let value = JSONNumber.double(literal),
-          SessionRules.isValid(value, in: range) else {
-      throw fail(path, node, rule + " (got \(describe(node)))")
+          rule.accepts(value) else {
+      throw fail(path, node, rule.rule + " (got \(describe(node)))")
     }
     return value
   }
@@ -341,25 +334,21 @@ struct SessionDecoder {
   /// A volume: a linear number, or a string in dB ("-6dB"), which is converted to linear gain.
   private func volume(_ node: JSONNode, at path: String) throws(SessionError) -> Double {
     if case .string(let text) = node.value {
-      guard let gain = SessionRules.linearGain(decibels: text) else {
-        throw fail(path, node, SessionRules.volumeRule + " (got \(describe(node)))")
+      guard let gain = Decibels.linearGain(text: text) else {
+        throw fail(path, node, SettingRule.volume.rule + " (got \(describe(node)))")
       }
-      guard SessionRules.isValid(gain, in: SettingRange.volume) else {
-        // Rounded to 3 decimals unless that would look allowed (+6.0206dB is a gain of 2.0000036).
-        let rounded = (gain * 1000).rounded() / 1000
-        let shown = SessionRules.isValid(rounded, in: SettingRange.volume) ? gain : rounded
-        throw fail(path, node, SessionRules.volumeRule + " (got \(describe(node)), which is a gain of "
-                   + "\(SessionRules.number(shown)))")
+      guard SettingRule.volume.accepts(gain) else {
+        throw fail(path, node, SettingRule.volume.rule + " (got \(describe(node))\(Decibels.gainNote(gain)))")
       }
       return gain
     }
-    return try number(node, at: path, range: SettingRange.volume, rule: SessionRules.volumeRule)
+    return try number(node, at: path, rule: .volume)
   }
 
   private func loops(_ node: JSONNode, at path: String) throws(SessionError) -> Int {
     guard case .number(let literal) = node.value, let value = JSONNumber.integer(literal),
-          SettingRange.loops.contains(value) else {
-      throw fail(path, node, SessionRules.loopsRule + " (got \(describe(node)))")
+          SettingRule.loops.accepts(value) else {
+      throw fail(path, node, SettingRule.loops.rule + " (got \(describe(node)))")
     }
     return value
   }

@@ -32,29 +32,9 @@ enum SessionRules {
 
   // MARK: Numbers
 
-  static let volumeRule = "must be a number between \(number(SettingRange.volume.lowerBound)) and "
-    + "\(number(SettingRange.volume.upperBound)), or a level in dB such as \"-6dB\""
-  static let panRule = "must be a number between \(number(SettingRange.pan.lowerBound)) and "
-    + "\(number(SettingRange.pan.upperBound))"
-  static let rateRule = "must be a number between \(number(SettingRange.rate.lowerBound)) and "
-    + "\(number(SettingRange.rate.upperBound))"
-  static let loopsRule = "must be an integer from -1 (forever) up to \(SettingRange.loops.upperBound)"
-  static let startOffsetRule = "must be a number of seconds from "
-    + "\(number(SettingRange.startOffset.lowerBound)) to \(number(SettingRange.startOffset.upperBound))"
-  static let positionRule = "must be a number of seconds from "
-    + "\(number(SettingRange.position.lowerBound)) to \(number(SettingRange.position.upperBound))"
-  static let crossfadeSecondsRule = "must be a number of seconds from "
-    + "\(number(SettingRange.crossfadeSeconds.lowerBound)) to \(number(SettingRange.crossfadeSeconds.upperBound))"
-  static let bpmRule = "must be a number of beats per minute from \(number(SettingRange.bpm.lowerBound)) to "
-    + "\(number(SettingRange.bpm.upperBound))"
-  static let beatsPerBarRule = "must be an integer number of beats per bar from "
-    + "\(SettingRange.beatsPerBar.lowerBound) to \(SettingRange.beatsPerBar.upperBound)"
-  static let loopPointRule = "must be a number of seconds in the stem's audio file from "
-    + "\(number(SettingRange.loopPoint.lowerBound)) to \(number(SettingRange.loopPoint.upperBound))"
-  static let loopCrossfadeRule = "must be a number of seconds from \(number(SettingRange.crossfade.lowerBound)) "
-    + "to \(number(SettingRange.crossfade.upperBound)) (the crossfade at the loop seam; 0 for none)"
-  static let pitchRule = "must be a number of semitones from \(number(SettingRange.pitch.lowerBound)) to "
-    + "\(number(SettingRange.pitch.upperBound))"
+  // The numeric rules (range and sentence) are `SettingRule`s (SettingRule.swift), shared with the
+  // mixer and the console.
+
   static let boolRule = "must be true or false"
   /// A pitch shift in varispeed mode (the REPL's `pitch` refuses it the same way).
   static func pitchNeedsStretchMessage(_ pitch: Double) -> String {
@@ -74,11 +54,6 @@ enum SessionRules {
     "must be greater than loopStart (got loopStart \(number(start)), loopEnd \(number(end)))"
   }
 
-  /// True if `value` is finite and inside `range` (NaN and infinities never are).
-  static func isValid(_ value: Double, in range: ClosedRange<Double>) -> Bool {
-    value.isFinite && range.contains(value)
-  }
-
   /// Formats a Double the way the session file writes it: integral values without a decimal point
   /// (`0`, `1`, `3`), others as the shortest text that reads back to the same Double (`0.45`).
   /// Non-finite values (never written to a file) print as `nan`, `inf`, `-inf`.
@@ -90,43 +65,14 @@ enum SessionRules {
     return value.description
   }
 
-  // MARK: Volume in dB
-
-  /// dB levels at or below this are silence (gain 0), as in the engine's meters.
-  static let decibelFloor: Double = -160
-
-  /// Reads a level written as decibels — `"-6dB"`, `"-6 dB"`, `"+3dB"`, `"0.5db"`, `"-inf dB"` —
-  /// and returns its linear gain 10^(dB/20) (0 for `-inf` or anything at or below -160 dB).
-  /// Returns nil if `text` is not a dB level. The result may still be out of `SettingRange.volume`.
-  static func linearGain(decibels text: String) -> Double? {
-    var body = text.trimmingCharacters(in: .whitespaces)
-    guard body.count > 2, body.lowercased().hasSuffix("db") else { return nil }
-    body = String(body.dropLast(2)).trimmingCharacters(in: .whitespaces)
-    let lowered = body.lowercased()
-    if lowered == "-inf" || lowered == "-infinity" { return 0 }
-    // Only plain decimal numbers: no hex, no "nan", no exponent surprises.
-    var sawDigit = false
-    var sawPoint = false
-    for (offset, character) in body.enumerated() {
-      switch character {
-      case "+" where offset == 0, "-" where offset == 0: continue
-      case "0"..."9": sawDigit = true
-      case "." where !sawPoint: sawPoint = true
-      default: return nil
-      }
-    }
-    guard sawDigit, let decibels = Double(body), decibels.isFinite else { return nil }
-    if decibels <= decibelFloor { return 0 }
-    return pow(10, decibels / 20)
-  }
-
   // MARK: Names and paths
 
   /// The characters allowed in a stem or effect name, as the error message says them.
   static let nameAlphabet = "letters, digits, '_', '-' and '.'"
 
   /// Why `name` is not a valid stem (or effect) name, or nil if it is. Stems and effects follow
-  /// the same rules; only the wording names the kind.
+  /// the same rules (stems also avoid the port names in `NameRules.reservedForPorts`); only the
+  /// wording names the kind. The mixer and the console use these through `NameRules`.
   static func nameProblem(_ name: String, of kind: ElementKind = .stem) -> String? {
     let quoted = quote(name)
     let noun = kind.rawValue
@@ -146,6 +92,11 @@ enum SessionRules {
     if name.lowercased() == "all" {
       return "the \(noun) name \(quoted) is reserved (it means every \(noun) in console commands); "
         + "choose another name"
+    }
+    if kind == .stem, NameRules.reservedForPorts.contains(name.lowercased()) {
+      let lowered = name.lowercased()
+      return "the stem name \(quoted) is reserved: a stem's direct outs are NAME_L/NAME_R, and "
+        + "\(lowered)_L/R are stemdeck's own ports (master_L/R, in_L/R, sfx_L/R); choose another name"
     }
     return nil
   }
@@ -261,28 +212,22 @@ extension Session {
     func fail(_ location: String, _ message: String) -> SessionError {
       SessionError(file: source, location: location, message: message)
     }
-    func got(_ value: Double) -> String { " (got \(SessionRules.number(value)))" }
+    func check(_ value: Double, _ rule: SettingRule, _ location: String) throws(SessionError) {
+      if !rule.accepts(value) { throw fail(location, rule.rule + " (got \(SessionRules.number(value)))") }
+    }
 
-    if !SessionRules.isValid(masterVolume, in: SettingRange.volume) {
-      throw fail("master.volume", SessionRules.volumeRule + got(masterVolume))
-    }
-    if !SessionRules.isValid(options.crossfadeSeconds, in: SettingRange.crossfadeSeconds) {
-      throw fail("options.crossfadeSeconds", SessionRules.crossfadeSecondsRule + got(options.crossfadeSeconds))
-    }
+    try check(masterVolume, .volume, "master.volume")
+    try check(options.crossfadeSeconds, .crossfadeSeconds, "options.crossfadeSeconds")
     if let problem = SessionRules.recordingFolderProblem(recording.folder) {
       throw fail("recording.folder", problem)
     }
     if let tempo {
-      if !SessionRules.isValid(tempo.bpm, in: SettingRange.bpm) {
-        throw fail("tempo.bpm", SessionRules.bpmRule + got(tempo.bpm))
-      }
-      if !SettingRange.beatsPerBar.contains(tempo.beatsPerBar) {
-        throw fail("tempo.beatsPerBar", SessionRules.beatsPerBarRule + " (got \(tempo.beatsPerBar))")
+      try check(tempo.bpm, .bpm, "tempo.bpm")
+      if !SettingRule.beatsPerBar.accepts(tempo.beatsPerBar) {
+        throw fail("tempo.beatsPerBar", SettingRule.beatsPerBar.rule + " (got \(tempo.beatsPerBar))")
       }
     }
-    if !SessionRules.isValid(position, in: SettingRange.position) {
-      throw fail("position", SessionRules.positionRule + got(position))
-    }
+    try check(position, .position, "position")
     var firstIndexByName: [String: Int] = [:]
     for (index, stem) in stems.enumerated() {
       let base = "stems[\(index)]"
@@ -292,27 +237,15 @@ extension Session {
       }
       firstIndexByName[stem.name] = index
       if let problem = SessionRules.audioFileProblem(stem.file) { throw fail(base + ".file", problem) }
-      if !SessionRules.isValid(stem.volume, in: SettingRange.volume) {
-        throw fail(base + ".volume", SessionRules.volumeRule + got(stem.volume))
+      try check(stem.volume, .volume, base + ".volume")
+      try check(stem.pan, .pan, base + ".pan")
+      try check(stem.rate, .rate, base + ".rate")
+      if !SettingRule.loops.accepts(stem.loops) {
+        throw fail(base + ".loops", SettingRule.loops.rule + " (got \(stem.loops))")
       }
-      if !SessionRules.isValid(stem.pan, in: SettingRange.pan) {
-        throw fail(base + ".pan", SessionRules.panRule + got(stem.pan))
-      }
-      if !SessionRules.isValid(stem.rate, in: SettingRange.rate) {
-        throw fail(base + ".rate", SessionRules.rateRule + got(stem.rate))
-      }
-      if !SettingRange.loops.contains(stem.loops) {
-        throw fail(base + ".loops", SessionRules.loopsRule + " (got \(stem.loops))")
-      }
-      if !SessionRules.isValid(stem.startOffset, in: SettingRange.startOffset) {
-        throw fail(base + ".startOffset", SessionRules.startOffsetRule + got(stem.startOffset))
-      }
-      if let start = stem.loopStart, !SessionRules.isValid(start, in: SettingRange.loopPoint) {
-        throw fail(base + ".loopStart", SessionRules.loopPointRule + got(start))
-      }
-      if let end = stem.loopEnd, !SessionRules.isValid(end, in: SettingRange.loopPoint) {
-        throw fail(base + ".loopEnd", SessionRules.loopPointRule + got(end))
-      }
+      try check(stem.startOffset, .startOffset, base + ".startOffset")
+      if let start = stem.loopStart { try check(start, .loopPoint, base + ".loopStart") }
+      if let end = stem.loopEnd { try check(end, .loopPoint, base + ".loopEnd") }
       switch (stem.loopStart, stem.loopEnd) {
       case (nil, nil): break
       case (_?, nil): throw fail(base + ".loopEnd", SessionRules.loopHalfMissingMessage(given: "loopStart"))
@@ -320,12 +253,8 @@ extension Session {
       case let (start?, end?):
         if start >= end { throw fail(base + ".loopEnd", SessionRules.loopOrderMessage(start: start, end: end)) }
       }
-      if !SessionRules.isValid(stem.crossfade, in: SettingRange.crossfade) {
-        throw fail(base + ".crossfade", SessionRules.loopCrossfadeRule + got(stem.crossfade))
-      }
-      if !SessionRules.isValid(stem.pitch, in: SettingRange.pitch) {
-        throw fail(base + ".pitch", SessionRules.pitchRule + got(stem.pitch))
-      }
+      try check(stem.crossfade, .crossfade, base + ".crossfade")
+      try check(stem.pitch, .pitch, base + ".pitch")
       if stem.mode == .varispeed && stem.pitch != 0 {
         throw fail(base + ".pitch", SessionRules.pitchNeedsStretchMessage(stem.pitch))
       }
@@ -339,12 +268,8 @@ extension Session {
       }
       firstEffectIndexByName[effect.name] = index
       if let problem = SessionRules.audioFileProblem(effect.file) { throw fail(base + ".file", problem) }
-      if !SessionRules.isValid(effect.volume, in: SettingRange.volume) {
-        throw fail(base + ".volume", SessionRules.volumeRule + got(effect.volume))
-      }
-      if !SessionRules.isValid(effect.pan, in: SettingRange.pan) {
-        throw fail(base + ".pan", SessionRules.panRule + got(effect.pan))
-      }
+      try check(effect.volume, .volume, base + ".volume")
+      try check(effect.pan, .pan, base + ".pan")
     }
     for (port, peers) in connections.sorted(by: { $0.key < $1.key }) {
       let base = SessionRules.path("connections", port)

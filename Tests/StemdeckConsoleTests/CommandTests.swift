@@ -71,12 +71,12 @@ struct CommandValidationTests {
     Rejection("add {EMPTY}", "error: cannot add stem 'empty': {EMPTY}: the file is empty"),
     Rejection("add {DIR}", containing: "error: cannot add stem '", "{DIR}: is a directory, not an audio file"),
     Rejection("add {DRUMS} as drums", "error: a stem named 'drums' already exists; choose another name with 'as NAME'"),
-    Rejection("add {DRUMS} as all", "error: stem name 'all' is reserved ('all' means every stem)"),
+    Rejection("add {DRUMS} as all", "error: the stem name \"all\" is reserved (it means every stem in console commands); choose another name"),
     // The session format refuses any case of 'all': accepting one here would save a session
     // that cannot be opened again.
-    Rejection("add {DRUMS} as All", "error: stem name 'All' is reserved ('all' means every stem)"),
-    Rejection("add {DRUMS} as 'my drums'", "error: stem name 'my drums' may contain only letters, digits, '_', '-' and '.'"),
-    Rejection("add {DRUMS} as ''", "error: stem name '' is empty"),
+    Rejection("add {DRUMS} as All", "error: the stem name \"All\" is reserved (it means every stem in console commands); choose another name"),
+    Rejection("add {DRUMS} as 'my drums'", "error: invalid stem name \"my drums\": a space is not allowed (allowed: 1 to 64 ASCII letters, digits, '_', '-' and '.')"),
+    Rejection("add {DRUMS} as ''", "error: a stem name must not be empty (allowed: 1 to 64 letters, digits, '_', '-' and '.')"),
     Rejection("add {DRUMS} as", "error: add: usage: add PATH [as NAME]"),
     Rejection("add {DRUMS} like kick", "error: add: usage: add PATH [as NAME]"),
     Rejection("add {DRUMS} as kick now", "error: add: expected 1 to 3 arguments, got 4 — usage: add PATH [as NAME]"),
@@ -90,17 +90,17 @@ struct CommandValidationTests {
     Rejection("vol guitar 0.5", "error: unknown stem 'guitar' (stems: drums, bass)"),
     Rejection("vol drums", "error: vol: expected 2 to 6 arguments, got 1 — usage: vol NAME|all VALUE [over TIME [exp]]"),
     Rejection("vol drums 0.5 0.5 0.5", "error: vol: usage: vol NAME|all VALUE [over TIME [exp]]"),
-    Rejection("vol drums 3", "error: volume must be between 0 and 2, or in dB up to +6dB (got 3)"),
-    Rejection("vol all 3", "error: volume must be between 0 and 2, or in dB up to +6dB (got 3)"),
-    Rejection("vol all -0.1", "error: volume must be between 0 and 2, or in dB up to +6dB (got -0.1)"),
-    Rejection("vol drums +7dB", "error: volume must be at most +6 dB (2.0 linear) (got +7dB)"),
-    Rejection("vol drums +7 dB", "error: volume must be at most +6 dB (2.0 linear) (got +7dB)"),
+    Rejection("vol drums 3", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)"),
+    Rejection("vol all 3", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)"),
+    Rejection("vol all -0.1", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got -0.1)"),
+    Rejection("vol drums +7dB", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
+    Rejection("vol drums +7 dB", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
     Rejection("vol drums nan", "error: volume must be a number (got 'nan')"),
     Rejection("vol drums inf", "error: volume must be a number (got 'inf')"),
     Rejection("vol drums loud", "error: volume must be a number (got 'loud')"),
     // pan
-    Rejection("pan drums 7", "error: pan must be between -1 and 1 (got 7)"),
-    Rejection("pan all -1.5", "error: pan must be between -1 and 1 (got -1.5)"),
+    Rejection("pan drums 7", "error: pan must be a number between -1 and 1 (got 7)"),
+    Rejection("pan all -1.5", "error: pan must be a number between -1 and 1 (got -1.5)"),
     Rejection("pan drums left", "error: pan must be a number (got 'left')"),
     Rejection("pan drums", "error: pan: expected 2 to 5 arguments, got 1 — usage: pan NAME|all VALUE [over TIME]"),
     Rejection("pan drums 0 1", "error: pan: usage: pan NAME|all VALUE [over TIME]"),
@@ -111,10 +111,10 @@ struct CommandValidationTests {
     Rejection("vol drums 0 over 4s exp now", "error: vol: too many words after 'over 4s'"),
     Rejection("vol drums 0 over 0s", "error: glide time must be more than 0 and at most 3600 seconds (got 0)"),
     Rejection("vol drums 0 over 2:00:00", "error: glide time must be more than 0 and at most 3600 seconds (got 7200)"),
-    Rejection("vol drums 3 over 4s", "error: volume must be between 0 and 2, or in dB up to +6dB (got 3)"),
+    Rejection("vol drums 3 over 4s", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)"),
     Rejection("pan drums 0 over 4s exp", "error: 'exp' glides are for vol and rate only (pan glides linearly)"),
-    Rejection("pan drums 7 over 4s", "error: pan must be between -1 and 1 (got 7)"),
-    Rejection("rate drums 3 over 2s", "error: rate must be between 0.5 and 2 (got 3)"),
+    Rejection("pan drums 7 over 4s", "error: pan must be a number between -1 and 1 (got 7)"),
+    Rejection("rate drums 3 over 2s", "error: rate must be a number between 0.5 and 2 (got 3)"),
     Rejection("glide stop drums", "error: glide: usage: glide cancel NAME|all (start a glide with 'vol NAME VALUE over TIME')"),
     Rejection("glide cancel drms", "error: unknown stem 'drms' — did you mean 'drums'?"),
     Rejection("glide cancel", "error: glide: expected 2 arguments, got 1 — usage: glide cancel NAME|all"),
@@ -132,12 +132,12 @@ struct CommandValidationTests {
     Rejection("xfade drums 5ms", "error: xfade: 'drums' has no loop region (set one with 'loop drums START END')"),
     Rejection("xfade drums -5ms", "error: duration must not have a sign (got '-5ms')"),
     // rate, loops
-    Rejection("rate drums 3", "error: rate must be between 0.5 and 2 (got 3)"),
-    Rejection("rate all 0.25", "error: rate must be between 0.5 and 2 (got 0.25)"),
+    Rejection("rate drums 3", "error: rate must be a number between 0.5 and 2 (got 3)"),
+    Rejection("rate all 0.25", "error: rate must be a number between 0.5 and 2 (got 0.25)"),
     Rejection("rate drums 0x1", "error: rate must be a number (got '0x1')"),
     Rejection("loops drums 1.5", "error: loops must be a whole number (got '1.5')"),
-    Rejection("loops drums -2", "error: loops must be -1 (forever) or a count from 0 to 1000000 (got -2)"),
-    Rejection("loops all 1000001", "error: loops must be -1 (forever) or a count from 0 to 1000000 (got 1000001)"),
+    Rejection("loops drums -2", "error: loops must be an integer from -1 (forever) up to 1000000 (got -2)"),
+    Rejection("loops all 1000001", "error: loops must be an integer from -1 (forever) up to 1000000 (got 1000001)"),
     // mute, solo
     Rejection("mute", "error: mute: expected 1 argument, got 0 — usage: mute NAME|all"),
     Rejection("mute drms", "error: unknown stem 'drms' — did you mean 'drums'?"),
@@ -145,14 +145,14 @@ struct CommandValidationTests {
     Rejection("solo nosuch", "error: unknown stem 'nosuch' (stems: drums, bass)"),
     Rejection("unsolo", "error: unsolo: expected 1 argument, got 0 — usage: unsolo NAME|all"),
     // offset, directout
-    Rejection("offset drums -1", "error: duration must not have a sign (got '-1')"),
-    Rejection("offset drums 100000", "error: start offset must be between 0 and 86400 seconds (got 100000)"),
+    Rejection("offset drums -1", "error: start offset must be a number of seconds from 0 to 1000000 (got -1)"),
+    Rejection("offset drums 1000001", "error: start offset must be a number of seconds from 0 to 1000000 (got 1000001)"),
     Rejection("offset drums soon", "error: duration must be seconds (2, 2s, 500ms) or m:ss (1:30) (got 'soon')"),
     Rejection("directout drums maybe", "error: directout must be on or off (got 'maybe')"),
     Rejection("directout drums", "error: directout: expected 2 arguments, got 1 — usage: directout NAME|all on|off"),
     // master, quality
-    Rejection("master 3", "error: volume must be between 0 and 2, or in dB up to +6dB (got 3)"),
-    Rejection("master +7dB", "error: volume must be at most +6 dB (2.0 linear) (got +7dB)"),
+    Rejection("master 3", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)"),
+    Rejection("master +7dB", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
     Rejection("master", "error: master: expected 1 to 2 arguments, got 0 — usage: master VALUE"),
     Rejection("master -6 dB x", "error: master: expected 1 to 2 arguments, got 3 — usage: master VALUE"),
     Rejection("quality ultra", "error: quality must be one of linear, fast, medium, best (got 'ultra')"),
@@ -164,9 +164,9 @@ struct CommandValidationTests {
     Rejection("seek", "error: seek: expected 1 to 2 arguments, got 0 — usage: seek POSITION | seek bar N[.BEAT]"),
     Rejection("seek bar 3", "error: bar positions need a tempo: set one with 'tempo BPM [BEATS_PER_BAR]'"),
     Rejection("seek bars 3", "error: seek: usage: seek POSITION | seek bar N[.BEAT]"),
-    Rejection("tempo 500", "error: tempo must be between 20 and 400 bpm (got 500)"),
+    Rejection("tempo 500", "error: tempo must be a number of beats per minute from 20 to 400 (got 500)"),
     Rejection("tempo fast", "error: tempo must be a number (got 'fast')"),
-    Rejection("tempo 120 0", "error: beats per bar must be from 1 to 32 (got 0)"),
+    Rejection("tempo 120 0", "error: beats per bar must be an integer number of beats per bar from 1 to 32 (got 0)"),
     Rejection("tempo 120 4.5", "error: beats per bar must be a whole number (got '4.5')"),
     Rejection("tempo 120 4 x", "error: tempo: expected 0 to 2 arguments, got 3 — usage: tempo [BPM [BEATS_PER_BAR] | off]"),
     // groups and timed changes
@@ -197,18 +197,18 @@ struct CommandValidationTests {
     Rejection("sfx load a b c", "error: usage: sfx load NAME PATH"),
     Rejection("sfx load a b c d", "error: sfx: expected 0 to 4 arguments, got 5 — usage: sfx [load NAME PATH | fire NAME [VOL] [PAN] | stop NAME|all | unload NAME | out master|ports]"),
     Rejection("sfx load hit {DRUMS}", "error: an effect named 'hit' is already loaded ('sfx unload hit' first)"),
-    Rejection("sfx load all {DRUMS}", "error: effect name 'all' is reserved ('all' means every stem)"),
-    Rejection("sfx load ALL {DRUMS}", "error: effect name 'ALL' is reserved ('all' means every stem)"),
-    Rejection("sfx load 'big boom' {DRUMS}", "error: effect name 'big boom' may contain only letters, digits, '_', '-' and '.'"),
+    Rejection("sfx load all {DRUMS}", "error: the effect name \"all\" is reserved (it means every effect in console commands); choose another name"),
+    Rejection("sfx load ALL {DRUMS}", "error: the effect name \"ALL\" is reserved (it means every effect in console commands); choose another name"),
+    Rejection("sfx load 'big boom' {DRUMS}", "error: invalid effect name \"big boom\": a space is not allowed (allowed: 1 to 64 ASCII letters, digits, '_', '-' and '.')"),
     Rejection("sfx load boom /nonexistent.wav", "error: cannot load effect 'boom': /nonexistent.wav: no such file"),
     Rejection("sfx load boom {TEXT}", containing: "error: cannot load effect 'boom': {TEXT}: not a readable audio file"),
     Rejection("sfx load boom {EMPTY}", "error: cannot load effect 'boom': {EMPTY}: the file is empty"),
     Rejection("sfx fire", "error: usage: sfx fire NAME [VOL] [PAN]"),
     Rejection("sfx fire nosuch", "error: unknown effect 'nosuch' (effects: hit)"),
     Rejection("sfx fire hitt", "error: unknown effect 'hitt' — did you mean 'hit'?"),
-    Rejection("sfx fire hit 3", "error: volume must be between 0 and 2, or in dB up to +6dB (got 3)"),
-    Rejection("sfx fire hit +7dB", "error: volume must be at most +6 dB (2.0 linear) (got +7dB)"),
-    Rejection("sfx fire hit 1 7", "error: effect pan must be between -1 and 1 (got 7)"),
+    Rejection("sfx fire hit 3", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)"),
+    Rejection("sfx fire hit +7dB", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
+    Rejection("sfx fire hit 1 7", "error: effect pan must be a number between -1 and 1 (got 7)"),
     Rejection("sfx fire hit 1 left", "error: pan must be a number (got 'left')"),
     Rejection("sfx stop", "error: usage: sfx stop NAME|all"),
     Rejection("sfx stop nosuch", "error: unknown effect 'nosuch' (effects: hit)"),
@@ -222,7 +222,7 @@ struct CommandValidationTests {
     Rejection("record take from a b c", "error: record: at most two ports (left and right) after 'from'"),
     Rejection("record take from system:capture_1", "error: \(noJack)"),
     Rejection("record drums", "error: a stem named 'drums' already exists; choose another take name"),
-    Rejection("record all", "error: take name 'all' is reserved ('all' means every stem)"),
+    Rejection("record all", "error: the stem name \"all\" is reserved (it means every stem in console commands); choose another name"),
     // routing without JACK (argument counts are checked first)
     Rejection("ports", "error: \(noJack)"),
     Rejection("ports 'system:.*'", "error: \(noJack)"),
@@ -521,7 +521,7 @@ struct CommandValidationTests {
   func stopOnError() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
-    #expect(h.run("pan drums 7; vol drums 0.3; echo after", stopOnError: true) == (false, ["error: pan must be between -1 and 1 (got 7)"]))
+    #expect(h.run("pan drums 7; vol drums 0.3; echo after", stopOnError: true) == (false, ["error: pan must be a number between -1 and 1 (got 7)"]))
     #expect(MixerSnapshot(h)[stem: "drums"].volume == 1)
     #expect(h.run("vol drums 0.3; vol bass 0.2", stopOnError: true) == (true, []))
     #expect(MixerSnapshot(h)[stem: "bass"].volume == 0.2)
@@ -531,7 +531,7 @@ struct CommandValidationTests {
   func keepGoing() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
-    #expect(h.run("pan drums 7; vol drums 0.3; echo after") == (false, ["error: pan must be between -1 and 1 (got 7)", "after"]))
+    #expect(h.run("pan drums 7; vol drums 0.3; echo after") == (false, ["error: pan must be a number between -1 and 1 (got 7)", "after"]))
     #expect(MixerSnapshot(h)[stem: "drums"].volume == 0.3)
   }
 

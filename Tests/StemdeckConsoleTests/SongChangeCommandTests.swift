@@ -83,8 +83,8 @@ struct SongChangeCommandTests {
     let before = MixerSnapshot(h)
     for (line, message) in [
       ("songchange fade", "error: songchange must be gapless or crossfade [TIME] (got 'fade')"),
-      ("songchange crossfade 40s", "error: songchange: the crossfade must be from 50 ms to 30 s (got 40 s)"),
-      ("songchange crossfade 10ms", "error: songchange: the crossfade must be from 50 ms to 30 s (got 0.01 s)"),
+      ("songchange crossfade 40s", "error: songchange: the crossfade must be a number of seconds from 0.05 to 30 (got 40)"),
+      ("songchange crossfade 10ms", "error: songchange: the crossfade must be a number of seconds from 0.05 to 30 (got 0.01)"),
       ("songchange gapless 2s", "error: songchange: only crossfade takes a time (usage: songchange crossfade 2s)"),
       ("songchange crossfade -2s", "error: duration must not have a sign (got '-2s')"),
     ] {

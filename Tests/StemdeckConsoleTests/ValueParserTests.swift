@@ -23,11 +23,11 @@ struct ValueParserTests {
   }
 
   @Test("volumes that are rejected, with their messages", arguments: [
-    ("3", "volume must be between 0 and 2, or in dB up to +6dB (got 3)"),
-    ("-0.1", "volume must be between 0 and 2, or in dB up to +6dB (got -0.1)"),
-    ("2.0001", "volume must be between 0 and 2, or in dB up to +6dB (got 2.0001)"),
-    ("+7dB", "volume must be at most +6 dB (2.0 linear) (got +7dB)"),
-    ("6.1dB", "volume must be at most +6 dB (2.0 linear) (got 6.1dB)"),
+    ("3", "volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)"),
+    ("-0.1", "volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got -0.1)"),
+    ("2.0001", "volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 2.0001)"),
+    ("+7dB", "volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
+    ("6.1dB", "volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 6.1dB, which is a gain of 2.018)"),
     ("nan", "volume must be a number (got 'nan')"),
     ("inf", "volume must be a number (got 'inf')"),
     ("-inf", "volume must be a number (got '-inf')"),
@@ -36,9 +36,9 @@ struct ValueParserTests {
     ("", "volume must be a number (got '')"),
     ("half", "volume must be a number (got 'half')"),
     ("0.5.5", "volume must be a number (got '0.5.5')"),
-    ("nandB", "volume in dB must be a number (got 'nan')"),
-    ("1e400dB", "volume in dB must be a number (got '1e400')"),
-    ("+infdB", "volume in dB must be a number (got '+inf')"),
+    ("nandB", "volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 'nandB')"),
+    ("1e400dB", "volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got '1e400dB')"),
+    ("+infdB", "volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got '+infdB')"),
   ])
   func badVolume(_ text: String, _ message: String) {
     #expect(throws: CommandError(message)) { try ValueParser.volume(text) }

@@ -69,7 +69,7 @@ import Testing
                                      duration: nil, from: 1)
     }
     for bad in [-1, Double.nan, 2_000_000] {
-      expectMixerError(["--from must be a time from 0 to 1000000 seconds"]) { () throws(MixerError) in
+      expectMixerError(["--from must be a number of seconds from 0 to 1000000"]) { () throws(MixerError) in
         _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"),
                                        duration: nil, from: bad)
       }

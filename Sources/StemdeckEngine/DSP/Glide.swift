@@ -49,8 +49,7 @@ public struct Glide: Sendable, Equatable {
         return from + (to - from) * t
       case .exponential:
         let a = Swift.max(from, Glide.floorGain), b = Swift.max(to, Glide.floorGain)
-        // RT-WAIVER: pow from libm is a pure function: no allocation, no lock, no syscall.
-        return _unsafePerformance { a * powImpl(b / a, t) }
+        return a * RealtimeC.pow(b / a, t)
       }
     }
   }

@@ -3,12 +3,6 @@ import Glibc
 #endif
 
 @usableFromInline
-func log10Impl(_ x: Double) -> Double { log10(x) }
-
-@usableFromInline
-func pow10Impl(_ x: Double) -> Double { pow(10, x) }
-
-@usableFromInline
 func cosImpl(_ x: Double) -> Double { cos(x) }
 
 @usableFromInline

@@ -16,8 +16,7 @@ public enum PanLaw {
     let p = Swift.min(1, Swift.max(-1, pan))
     if channelCount == 1 {
       let theta = (p + 1) * Double.pi / 4
-      // RT-WAIVER: cos and sin from libm are pure functions: no allocation, no lock, no syscall.
-      return _unsafePerformance { (cosImpl(theta), sinImpl(theta)) }
+      return (RealtimeC.cos(theta), RealtimeC.sin(theta))
     }
     return (Swift.min(1, 1 - p), Swift.min(1, 1 + p))
   }

@@ -47,8 +47,7 @@ public struct SongFade: BitwiseCopyable {
     if k <= 0 { return fadingIn ? 0 : 1 }
     if k >= frames { return fadingIn ? 1 : 0 }
     let angle = Double.pi / 2 * Double(k) / Double(frames)
-    // RT-WAIVER: sin and cos from libm are pure functions: no allocation, no lock, no syscall.
-    let g = _unsafePerformance { fadingIn ? sinImpl(angle) : cosImpl(angle) }
+    let g = fadingIn ? RealtimeC.sin(angle) : RealtimeC.cos(angle)
     return Float(g)
   }
 }

@@ -96,12 +96,7 @@ func pow2(_ x: Double) -> Double { powImpl(2, x) }
 func updateStretchRatios(_ s: UnsafeMutablePointer<StretchState>, rate: Double, pitchScale: Double) {
   let rb = s.pointee.stretcher
   let timeRatio = s.pointee.rateScale / rate
-  // RT-WAIVER: in real-time mode Rubber Band's ratio setters are realtime-safe (its docs: the
-  // lock-free streaming mode lets the time and pitch ratios change during use).
-  _unsafePerformance {
-    rubberband_set_time_ratio(rb, timeRatio)
-    rubberband_set_pitch_scale(rb, pitchScale)
-  }
+  RealtimeC.setRatios(rb, time: timeRatio, pitch: pitchScale)
 }
 
 /// Pulls `count` frames through the stretcher from the voice's ring into `destination`
@@ -116,22 +111,16 @@ func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
   if s.pointee.needsReset {
     s.pointee.needsReset = false
     s.pointee.finalSent = false
-    // RT-WAIVER: rubberband_reset clears the stretcher's buffers (no allocation in real-time mode);
-    // the start pad of silence and the start delay follow Rubber Band 3's recipe for aligned output.
-    let pad = _unsafePerformance { () -> Int in
-      rubberband_reset(rb)
-      return Int(rubberband_get_preferred_start_pad(rb))
-    }
+    // The start pad of silence and the start delay follow Rubber Band 3's recipe for aligned output.
+    let pad = RealtimeC.resetForStartPad(rb)
     for c in 0..<ch { inputs[c]!.update(repeating: 0, count: s.pointee.maxFrames) }
     var left = pad
     while left > 0 {
       let n = Swift.min(left, s.pointee.maxFrames)
-      // RT-WAIVER: rubberband_process in real-time mode is lock-free and does not allocate.
-      _unsafePerformance { rubberband_process(rb, UnsafePointer(s.pointee.inputsForProcess), UInt32(n), 0) }
+      RealtimeC.process(rb, UnsafePointer(s.pointee.inputsForProcess), frames: n, final: false)
       left &-= n
     }
-    // RT-WAIVER: a getter.
-    s.pointee.discard = _unsafePerformance { Int(rubberband_get_start_delay(rb)) }
+    s.pointee.discard = RealtimeC.startDelay(rb)
   }
   var produced = 0
   var attempts = 0
@@ -140,8 +129,7 @@ func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
   while produced < count && attempts < 128 {
     attempts &+= 1
     let need = count &- produced
-    // RT-WAIVER: a getter.
-    let available = _unsafePerformance { Int(rubberband_available(rb)) }
+    let available = RealtimeC.available(rb)
     if available < 0 { voice.pointee.drained = true; break }  // finished and emptied
     // Feed when nothing is ready (the start delay is being dropped, or the pass needs more), or
     // when less than this pass plus the stem's feed-ahead is ready.
@@ -177,15 +165,14 @@ func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
         let last = ends && n == inRing
         // It is fed at most maxFrames (its set_max_process_size) and only while its output holds
         // less than a pass plus 512 frames, so every hop it can make has run and left room (R3:
-        // input buffer = window + max process size). RT-WAIVER: rubberband_process in real-time
-        // mode is lock-free and does not allocate while its input buffer has room.
-        _unsafePerformance { rubberband_process(rb, UnsafePointer(s.pointee.inputsForProcess), UInt32(n), last ? 1 : 0) }
+        // input buffer = window + max process size): in real-time mode rubberband_process is
+        // lock-free and does not allocate while its input buffer has room (RealtimeC.swift).
+        RealtimeC.process(rb, UnsafePointer(s.pointee.inputsForProcess), frames: n, final: last)
         if last { s.pointee.finalSent = true }
         continue
       }
       if ends {
-        // RT-WAIVER: rubberband_process (final block) in real-time mode.
-        _unsafePerformance { rubberband_process(rb, UnsafePointer(s.pointee.inputsForProcess), 0, 1) }
+        RealtimeC.process(rb, UnsafePointer(s.pointee.inputsForProcess), frames: 0, final: true)
         s.pointee.finalSent = true
         continue
       }
@@ -196,8 +183,7 @@ func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
       break
     }
     let n = Swift.min(available, Swift.min(s.pointee.maxFrames, s.pointee.discard > 0 ? s.pointee.discard : need))
-    // RT-WAIVER: rubberband_retrieve copies out processed frames (lock-free, no allocation).
-    let got = _unsafePerformance { Int(rubberband_retrieve(rb, UnsafePointer(outputs), UInt32(n))) }
+    let got = RealtimeC.retrieve(rb, UnsafePointer(outputs), frames: n)
     if s.pointee.discard > 0 {
       s.pointee.discard &-= got
       continue

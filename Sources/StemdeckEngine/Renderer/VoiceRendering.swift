@@ -39,9 +39,7 @@ func resetResampler(_ voice: UnsafeMutablePointer<StemVoice>) {
   case .sinc(let sinc):
     sinc.pointee.reset()
   case .libsamplerate(let state):
-    // RT-WAIVER: src_reset only clears the converter's internal buffers (libsamplerate 0.2.2;
-    // docs/architecture.md: no allocation over 10,000 calls, no lock).
-    _ = _unsafePerformance { src_reset(state) }
+    RealtimeC.reset(state)
   }
 }
 
@@ -57,10 +55,7 @@ func convert(_ voice: UnsafeMutablePointer<StemVoice>, _ data: inout SRC_DATA) -
     data.output_frames_gen = result.generated
     return 0
   case .libsamplerate(let state):
-    // RT-WAIVER: src_process makes no allocation and takes no lock (libsamplerate 0.2.2; checked
-    // with an allocation counter over 10,000 calls at changing ratios, docs/architecture.md). A changed
-    // src_ratio is ramped smoothly across the output block by the library.
-    return _unsafePerformance { src_process(state, &data) }
+    return RealtimeC.process(state, &data)
   }
 }
 

@@ -1,11 +1,13 @@
 import Foundation
-import StemdeckAudioFile
 import StemdeckEngine
 import Synchronization
 
 /// Writes one take to disk: drains the renderer's take ring on its own thread and keeps the file
 /// valid as it goes (the header is rewritten and the data synced every half second), so a full
 /// disk or a killed process loses at most the last half second.
+///
+/// It sits beside the disk reader (`DiskStream`): both are the non-realtime ends of a renderer
+/// ring and own a libsndfile handle; `Mixer` (StemdeckControl) starts and finishes it.
 ///
 /// - Thread: created and finished on the control thread; its writer thread touches only the
 ///   ring's consumer and the file.
@@ -25,16 +27,15 @@ public final class TakeRecorder: @unchecked Sendable {
   public private(set) var failure: String?
   let failed = Atomic<Bool>(false)
   /// The control thread has told the user about `failure`.
-  var failureReported = false
+  public var failureReported = false
   /// Frames of latency to subtract from the take's position (capture + playback). Read again
   /// when the take stops (`Mixer.setRecordingLatency`): JACK settles latencies after connections.
   public var latencyFrames: Int
 
-  public init(path: String, name: String, format: OutputFormat, sampleRate: Double, latencyFrames: Int) throws(MixerError) {
-    // Exclusive: a take never follows, truncates or replaces anything found at its path.
-    do { writer = try SoundFileWriter(path: path, format: format, sampleRate: Int(sampleRate), channelCount: 2, exclusive: true) } catch {
-      throw MixerError("cannot record to \(path): \(error.reason)")
-    }
+  /// Creates the take's file (exclusively: a take never follows, truncates or replaces anything
+  /// found at its path) and starts the writer thread.
+  public init(path: String, name: String, format: OutputFormat, sampleRate: Double, latencyFrames: Int) throws(SoundFileError) {
+    writer = try SoundFileWriter(path: path, format: format, sampleRate: Int(sampleRate), channelCount: 2, exclusive: true)
     self.path = path
     self.name = name
     self.sampleRate = sampleRate
@@ -50,7 +51,7 @@ public final class TakeRecorder: @unchecked Sendable {
   }
 
   /// The renderer's handle on this take (for `EngineCommand.startRecording`).
-  var takePointer: UnsafeMutablePointer<RecordTake> { take }
+  public var takePointer: UnsafeMutablePointer<RecordTake> { take }
 
   func run() {
     let chunk = 8192
@@ -100,7 +101,7 @@ public final class TakeRecorder: @unchecked Sendable {
   }
 
   /// Finishes the file once the renderer has let go of the take (after `recordingStopped`).
-  func finish() {
+  public func finish() {
     stopRequested.store(true, ordering: .releasing)
     while !finished.load(ordering: .acquiring) { usleep(1000) }
     thread = nil

@@ -1,0 +1,107 @@
+import CRubberBand
+import CSampleRate
+
+// Every C call the realtime path makes from the renderer and the DSP, each behind the one waiver
+// that says why it is safe. The realtime checker (@_noLocks, proven by `swift build -c release`)
+// cannot see into C; these wrappers are where that is accepted, so call sites need no waiver of
+// their own. The JACK calls of the process callback are in StemdeckJack's ProcessCallback.swift.
+// docs/architecture.md, *The realtime contract*.
+
+/// Realtime-safe entries into libm, libsamplerate and Rubber Band (real-time mode).
+@usableFromInline
+enum RealtimeC {
+  // MARK: libm (through the `*Impl` shims in DSP/MathShims.swift)
+
+  /// cos(x).
+  @_noLocks @inline(__always) @usableFromInline
+  static func cos(_ x: Double) -> Double {
+    // RT-WAIVER: cos from libm is a pure function: no allocation, no lock, no syscall.
+    _unsafePerformance { cosImpl(x) }
+  }
+
+  /// sin(x).
+  @_noLocks @inline(__always) @usableFromInline
+  static func sin(_ x: Double) -> Double {
+    // RT-WAIVER: sin from libm is a pure function: no allocation, no lock, no syscall.
+    _unsafePerformance { sinImpl(x) }
+  }
+
+  /// x^y.
+  @_noLocks @inline(__always) @usableFromInline
+  static func pow(_ x: Double, _ y: Double) -> Double {
+    // RT-WAIVER: pow from libm is a pure function: no allocation, no lock, no syscall.
+    _unsafePerformance { powImpl(x, y) }
+  }
+
+  // MARK: libsamplerate (linear, medium, best qualities)
+
+  /// `src_reset`: clears the converter's internal buffers.
+  @_noLocks @inline(__always)
+  static func reset(_ state: OpaquePointer) {
+    // RT-WAIVER: src_reset only clears the converter's internal buffers (libsamplerate 0.2.2;
+    // docs/architecture.md: no allocation over 10,000 calls, no lock).
+    _ = _unsafePerformance { src_reset(state) }
+  }
+
+  /// `src_process`: converts `data`; returns libsamplerate's error code.
+  @_noLocks @inline(__always)
+  static func process(_ state: OpaquePointer, _ data: inout SRC_DATA) -> Int32 {
+    // RT-WAIVER: src_process makes no allocation and takes no lock (libsamplerate 0.2.2; checked
+    // with an allocation counter over 10,000 calls at changing ratios, docs/architecture.md). A changed
+    // src_ratio is ramped smoothly across the output block by the library.
+    _unsafePerformance { src_process(state, &data) }
+  }
+
+  // MARK: Rubber Band, real-time mode (the stretch mode's stretcher)
+
+  /// Sets the time ratio and pitch scale.
+  @_noLocks @inline(__always)
+  static func setRatios(_ rb: OpaquePointer, time: Double, pitch: Double) {
+    // RT-WAIVER: in real-time mode Rubber Band's ratio setters are realtime-safe (its docs: the
+    // lock-free streaming mode lets the time and pitch ratios change during use).
+    _unsafePerformance {
+      rubberband_set_time_ratio(rb, time)
+      rubberband_set_pitch_scale(rb, pitch)
+    }
+  }
+
+  /// `rubberband_reset`, then the preferred start pad (frames of silence to feed first).
+  @_noLocks @inline(__always)
+  static func resetForStartPad(_ rb: OpaquePointer) -> Int {
+    // RT-WAIVER: rubberband_reset clears the stretcher's buffers (no allocation in real-time mode);
+    // the start pad of silence and the start delay follow Rubber Band 3's recipe for aligned output.
+    _unsafePerformance { () -> Int in
+      rubberband_reset(rb)
+      return Int(rubberband_get_preferred_start_pad(rb))
+    }
+  }
+
+  /// `rubberband_process`: feeds `frames` frames (`final`: the last block of the input).
+  @_noLocks @inline(__always)
+  static func process(_ rb: OpaquePointer, _ inputs: UnsafePointer<UnsafePointer<Float>?>, frames: Int, final: Bool) {
+    // RT-WAIVER: rubberband_process in real-time mode is lock-free and does not allocate while its
+    // input buffer has room (each call feeds at most the stretcher's max process size).
+    _unsafePerformance { rubberband_process(rb, inputs, UInt32(frames), final ? 1 : 0) }
+  }
+
+  /// `rubberband_get_start_delay`.
+  @_noLocks @inline(__always)
+  static func startDelay(_ rb: OpaquePointer) -> Int {
+    // RT-WAIVER: a getter.
+    _unsafePerformance { Int(rubberband_get_start_delay(rb)) }
+  }
+
+  /// `rubberband_available`: frames ready to retrieve (-1 once finished and emptied).
+  @_noLocks @inline(__always)
+  static func available(_ rb: OpaquePointer) -> Int {
+    // RT-WAIVER: a getter.
+    _unsafePerformance { Int(rubberband_available(rb)) }
+  }
+
+  /// `rubberband_retrieve`: copies out up to `frames` processed frames; returns how many.
+  @_noLocks @inline(__always)
+  static func retrieve(_ rb: OpaquePointer, _ outputs: UnsafePointer<UnsafeMutablePointer<Float>?>, frames: Int) -> Int {
+    // RT-WAIVER: rubberband_retrieve copies out processed frames (lock-free, no allocation).
+    _unsafePerformance { Int(rubberband_retrieve(rb, outputs, UInt32(frames))) }
+  }
+}
