@@ -8,7 +8,7 @@ import Synchronization
 
 /// The command line, parsed.
 public struct Arguments: Equatable, Sendable {
-  public enum Mode: Equatable, Sendable { case live, render, analyze, help, version }
+  public enum Mode: Equatable, Sendable { case live, render, analyze, ctl, help, version }
   public var mode: Mode = .live
   public var session: String?
   public var server: String?
@@ -35,12 +35,21 @@ public struct Arguments: Equatable, Sendable {
   public var truePeak: Double?
   /// `render --stems DIR`: every stem to its own file in DIR as well.
   public var stems: String?
+  /// `--control PATH`: the control socket's path (nil: the default, `ControlServer.defaultPath`).
+  public var control: String?
+  /// `--no-control`: no control socket.
+  public var noControl = false
+  /// `ctl --socket PATH`: the socket to talk to.
+  public var socket: String?
+  /// `ctl --name CLIENT` was given.
+  public var nameGiven = false
 
   public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
     var a = Arguments()
     var rest = args[...]
     if rest.first == "render" { a.mode = .render; rest = rest.dropFirst() }
     if rest.first == "analyze" { a.mode = .analyze; rest = rest.dropFirst() }
+    if rest.first == "ctl" { a.mode = .ctl; rest = rest.dropFirst() }
     func value(_ flag: String) throws(CommandError) -> String {
       guard let v = rest.popFirst(), !v.hasPrefix("--") else { throw CommandError("\(flag) needs a value (see stemdeck --help)") }
       return v
@@ -50,7 +59,10 @@ public struct Arguments: Equatable, Sendable {
       case "-h", "--help": a.mode = .help
       case "--version": a.mode = .version
       case "--server", "-s": a.server = try value(arg)
-      case "--name", "-n": a.clientName = try value(arg)
+      case "--name", "-n": a.clientName = try value(arg); a.nameGiven = true
+      case "--control": a.control = try value(arg)
+      case "--no-control": a.noControl = true
+      case "--socket": a.socket = try value(arg)
       case "--no-start-server": a.startServer = false
       case "--script": a.script = try value(arg)
       case "-c", "--commands": a.commands = try value(arg)
@@ -87,6 +99,17 @@ public struct Arguments: Equatable, Sendable {
         a.session = arg
       }
     }
+    if a.mode == .ctl {
+      guard let commands = a.session, !commands.trimmingSpaces().isEmpty else {
+        throw CommandError("ctl: which commands? usage: stemdeck ctl [--name CLIENT | --socket PATH] 'CMD; CMD'")
+      }
+      if a.nameGiven && a.socket != nil { throw CommandError("ctl: give --name CLIENT or --socket PATH, not both") }
+      a.commands = commands
+      a.session = nil
+    } else if a.socket != nil {
+      throw CommandError("--socket is a ctl option: stemdeck ctl --socket PATH 'CMD' (a live stemdeck takes --control PATH)")
+    }
+    if a.control != nil && a.noControl { throw CommandError("--control PATH and --no-control contradict each other: give one") }
     if a.mode == .render {
       guard a.session != nil else { throw CommandError("render: which session? usage: stemdeck render SESSION --output FILE") }
       guard a.output != nil else { throw CommandError("render: --output FILE is required (.wav, .flac or .aiff)") }
@@ -132,6 +155,9 @@ public struct Arguments: Equatable, Sendable {
                      [--normalize LUFS [--true-peak DBTP]] [--stems DIR]
       stemdeck analyze SESSION [--from TIME] [--duration SECONDS] [--sample-rate HZ]
                                             print the master's loudness (EBU R 128) without writing a file
+      stemdeck ctl [--name CLIENT | --socket PATH] 'CMD; CMD'
+                                            run commands in a running stemdeck through its control socket
+                                            (exit status 0 done; 1 a command failed; 2 bad usage or no stemdeck)
 
     live options:
       --server NAME, -s NAME   JACK server (default: $JACK_DEFAULT_SERVER, else "default")
@@ -145,6 +171,8 @@ public struct Arguments: Equatable, Sendable {
       -c 'CMD; CMD'            run these commands (script mode)
       --keep-going, -k         in script mode, continue after a failed command (exit status is still 1)
       --verbose, -v            show libjack's own messages on stderr (hidden by default)
+      --control PATH           the control socket (default: $XDG_RUNTIME_DIR/stemdeck/CLIENT.sock)
+      --no-control             no control socket
 
     render options:
       --output FILE, -o FILE   .wav (32-bit float), .flac or .aiff (24-bit)
@@ -179,6 +207,7 @@ public func runStemdeck(_ args: [String]) -> Int32 {
   case .version: writeOut("stemdeck 0.1"); return 0
   case .render: return runRender(arguments)
   case .analyze: return runRender(arguments)
+  case .ctl: return runCtl(arguments)
   case .live: return runLive(arguments)
   }
 }
@@ -382,6 +411,26 @@ func runLive(_ a: Arguments) -> Int32 {
   }
   if a.play {
     do { try live.mixer.play() } catch { printError("error: \(error)"); return 1 }
+  }
+
+  // The control socket: requests run through the console between lines and during waits.
+  var control: ControlServer?
+  if !a.noControl {
+    do {
+      control = try ControlServer(path: a.control ?? ControlServer.defaultPath(client: driver.clientName), makeFolder: a.control == nil)
+    } catch {
+      // A path asked for must work; the default one failing leaves stemdeck usable without it.
+      if a.control != nil { printError("error: \(error)"); return 1 }
+      printError("warning: \(error); running without a control socket")
+    }
+  }
+  defer { control?.close() }
+  if let control {
+    let serviceEngine = console.idle
+    console.idle = {
+      serviceEngine()
+      control.service(console)
+    }
   }
 
   if interactive {

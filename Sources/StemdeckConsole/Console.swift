@@ -82,6 +82,15 @@ public final class Console {
 
   public var mixer: Mixer { live.mixer }
 
+  /// Runs `body` with the command output lines going to `sink` as they are (the control socket's
+  /// JSON escapes them), not through `write`; event lines still go to `writeEvent`.
+  func capturingOutput<T>(_ sink: @escaping (String) -> Void, _ body: () -> T) -> T {
+    let saved = writeSink
+    writeSink = sink
+    defer { writeSink = saved }
+    return body()
+  }
+
   // MARK: - The service step
 
   /// One step of the live session (`LiveSession.serviceOnce`), its events written as event

@@ -1,0 +1,262 @@
+import Foundation
+import StemdeckJack
+
+/// The control socket (docs/architecture.md, *Control socket*): a Unix stream socket on which
+/// other programs send JSON lines `{"id": 7, "cmd": "vol drums -6dB"}` and get exactly one reply
+/// line each, `{"id": 7, "ok": true, "output": [...]}` or `{"id": 7, "ok": false, "error": "..."}`.
+///
+/// Everything is non-blocking and runs on the control thread: `service(_:)` is called from the
+/// console's idle step (between lines and during waits), accepts, reads, runs each request through
+/// `Console.execute` (the REPL's path) with its output lines captured, and writes what it can.
+/// A client that does not read has its replies queued up to `maxQueuedBytes`, then it is dropped.
+public final class ControlServer {
+  /// The socket's path (absolute).
+  public let path: String
+  private var listenFD: Int32
+  private var clients: [Client] = []
+  /// Set while a request runs: a `wait` in it serves the engine through `idle`, which must not
+  /// start another request.
+  private var running = false
+  /// Identity of the socket file made by this server, so `close()` removes only its own.
+  private var identity: (dev: UInt, ino: UInt)
+
+  /// Replies queued for a client that does not read, at most (then it is dropped).
+  public static let maxQueuedBytes = 1 << 20
+  /// The longest request line; a longer one gets an error reply and the client is dropped.
+  public static let maxLineBytes = 64 * 1024
+  /// Requests run per client per service step (the engine is served between steps).
+  static let requestsPerStep = 16
+  /// Clients at once.
+  static let maxClients = 64
+
+  final class Client {
+    let fd: Int32
+    var input: [UInt8] = []
+    var output: [UInt8] = []
+    var closing = false
+    /// The peer closed its side: its last requests are answered, then the connection closed.
+    var ended = false
+    init(fd: Int32) { self.fd = fd }
+  }
+
+  /// The default path for JACK client `client`: `$XDG_RUNTIME_DIR/stemdeck/CLIENT.sock`, or
+  /// `control/CLIENT.sock` in stemdeck's state folder without a runtime folder.
+  public static func defaultPath(client: String) -> String {
+    let env = ProcessInfo.processInfo.environment
+    let folder: String
+    if let runtime = env["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { folder = runtime + "/stemdeck" }
+    else { folder = StatePaths.stateDirectory() + "/control" }
+    let safe = String(client.map { $0 == "/" ? "_" : $0 })
+    return folder + "/" + safe + ".sock"
+  }
+
+  /// Listens on `path`. `makeFolder`: create its folder (0700) when missing, as for the default
+  /// path. Refuses a path that is a symbolic link, is not a socket, is owned by another user, or
+  /// on which another program answers; a stale socket (nobody answers) is replaced.
+  public init(path: String, makeFolder: Bool) throws(ControlError) {
+    let absolute = Console.absolutePath(path)
+    self.path = absolute
+    let folder = (absolute as NSString).deletingLastPathComponent
+    if makeFolder {
+      if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+        throw ControlError("control socket: cannot create the folder \(folder): \(String(cString: strerror(errno)))")
+      }
+      var st = stat()
+      guard lstat(folder, &st) == 0 else {
+        throw ControlError("control socket: cannot use the folder \(folder): \(String(cString: strerror(errno)))")
+      }
+      guard st.st_mode & S_IFMT == S_IFDIR else {
+        throw ControlError("control socket: \(folder) is not a folder (a symbolic link or a file is never used)")
+      }
+      guard st.st_uid == getuid() else {
+        throw ControlError("control socket: the folder \(folder) belongs to another user (uid \(st.st_uid)); refusing it")
+      }
+      if st.st_mode & 0o077 != 0 { chmod(folder, 0o700) }
+    }
+    guard absolute.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else {
+      throw ControlError("control socket: the path \(absolute) is \(absolute.utf8.count) bytes long; a Unix socket path has at most 107")
+    }
+    var st = stat()
+    if lstat(absolute, &st) == 0 {
+      let kind = st.st_mode & S_IFMT
+      if kind == S_IFLNK { throw ControlError("control socket: \(absolute) is a symbolic link; refusing it (remove it, or choose another path with --control)") }
+      if kind != S_IFSOCK { throw ControlError("control socket: \(absolute) exists and is not a socket; refusing to replace it") }
+      if st.st_uid != getuid() { throw ControlError("control socket: \(absolute) belongs to another user (uid \(st.st_uid)); refusing it") }
+      if Self.answers(absolute) {
+        throw ControlError("control socket: another program already listens on \(absolute) (another stemdeck? choose another path with --control, or --no-control)")
+      }
+      unlink(absolute)  // stale: nobody answers
+    }
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw ControlError("control socket: socket(): \(String(cString: strerror(errno)))") }
+    var address = Self.address(absolute)
+    // The socket file is made 0600 from the start (bind obeys the umask), then checked.
+    let oldMask = umask(0o177)
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    let bindErrno = errno
+    umask(oldMask)
+    guard bound == 0 else {
+      Glibc.close(fd)
+      throw ControlError("control socket: cannot listen on \(absolute): \(String(cString: strerror(bindErrno)))")
+    }
+    chmod(absolute, 0o600)
+    guard listen(fd, 16) == 0, lstat(absolute, &st) == 0 else {
+      let e = errno
+      Glibc.close(fd); unlink(absolute)
+      throw ControlError("control socket: cannot listen on \(absolute): \(String(cString: strerror(e)))")
+    }
+    listenFD = fd
+    identity = (UInt(st.st_dev), UInt(st.st_ino))
+  }
+
+  deinit { close() }
+
+  static func address(_ path: String) -> sockaddr_un {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      let bytes = Array(path.utf8.prefix(raw.count - 1))
+      raw.copyBytes(from: bytes)
+      raw[bytes.count] = 0
+    }
+    return address
+  }
+
+  /// Whether something accepts connections on the socket at `path`.
+  static func answers(_ path: String) -> Bool {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { Glibc.close(fd) }
+    var address = address(path)
+    let r = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    return r == 0
+  }
+
+  /// Stops listening, drops every client and removes the socket file (only if it is still ours).
+  public func close() {
+    guard listenFD >= 0 else { return }
+    Glibc.close(listenFD)
+    listenFD = -1
+    for c in clients { Glibc.close(c.fd) }
+    clients = []
+    var st = stat()
+    if lstat(path, &st) == 0, UInt(st.st_dev) == identity.dev, UInt(st.st_ino) == identity.ino { unlink(path) }
+  }
+
+  // MARK: - The service step
+
+  /// Accepts new clients, runs their complete request lines through `console`, and writes the
+  /// replies without blocking. Control thread only.
+  public func service(_ console: Console) {
+    guard listenFD >= 0, !running else { return }
+    while clients.count < Self.maxClients {
+      let fd = accept(listenFD, nil, nil)
+      if fd < 0 { break }
+      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      clients.append(Client(fd: fd))
+    }
+    for client in clients {
+      readAvailable(client)
+      var handled = 0
+      while !client.closing, handled < Self.requestsPerStep, let newline = client.input.firstIndex(of: 10) {
+        let line = Array(client.input[..<newline])
+        client.input.removeSubrange(...newline)
+        handled += 1
+        queue(reply(to: line, console), to: client)
+      }
+      if !client.closing && client.input.count > Self.maxLineBytes && client.input.firstIndex(of: 10) == nil {
+        queue(Self.encode(["id": NSNull(), "ok": false, "error": "request line longer than \(Self.maxLineBytes) bytes; closing the connection"]), to: client)
+        client.input = []
+        client.closing = true
+      }
+      if client.ended && client.input.firstIndex(of: 10) == nil { client.closing = true }
+      flush(client)
+    }
+    clients.removeAll { client in
+      let done = client.closing && client.output.isEmpty || client.output.count > Self.maxQueuedBytes
+      if done { Glibc.close(client.fd) }
+      return done
+    }
+  }
+
+  /// Number of connected clients (tests, `status`).
+  public var clientCount: Int { clients.count }
+
+  private func readAvailable(_ client: Client) {
+    var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+    // Bounded per step: a client that floods is read a step at a time.
+    for _ in 0..<8 {
+      let n = buffer.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+      if n > 0 { client.input += buffer[..<n]; if client.input.count > Self.maxLineBytes * 4 { break } }
+      else if n == 0 { client.ended = true; break }  // the peer closed its side: reply, then close
+      else { if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { client.closing = true; client.output = [] }; break }
+    }
+  }
+
+  private func queue(_ text: String, to client: Client) {
+    client.output += Array((text + "\n").utf8)
+  }
+
+  private func flush(_ client: Client) {
+    while !client.output.isEmpty {
+      let n = client.output.withUnsafeBytes { send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+      if n > 0 { client.output.removeFirst(n); continue }
+      if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
+      if n < 0 && errno == EINTR { continue }
+      client.output = []; client.closing = true  // gone
+      return
+    }
+  }
+
+  // MARK: - Requests
+
+  /// The reply line to one request line.
+  func reply(to line: [UInt8], _ console: Console) -> String {
+    var bytes = line
+    if bytes.last == 13 { bytes.removeLast() }  // CRLF clients
+    if bytes.allSatisfy({ $0 == 32 || $0 == 9 }) {
+      return Self.encode(["id": NSNull(), "ok": false, "error": "empty request: send a JSON object such as {\"id\": 1, \"cmd\": \"status\"}"])
+    }
+    let object: Any
+    do { object = try JSONSerialization.jsonObject(with: Data(bytes), options: []) } catch {
+      return Self.encode(["id": NSNull(), "ok": false, "error": "malformed request: not valid JSON (send one object per line, such as {\"id\": 1, \"cmd\": \"status\"})"])
+    }
+    guard let request = object as? [String: Any] else {
+      return Self.encode(["id": NSNull(), "ok": false, "error": "malformed request: a request is a JSON object such as {\"id\": 1, \"cmd\": \"status\"}"])
+    }
+    let id = request["id"] ?? NSNull()
+    guard let command = request["cmd"] as? String else {
+      return Self.encode(["id": id, "ok": false, "error": "malformed request: \"cmd\" must be a string holding a command line, such as \"vol drums -6dB\""])
+    }
+    running = true
+    defer { running = false }
+    var lines: [String] = []
+    let ok = console.capturingOutput({ lines.append($0) }) { console.execute(line: command, stopOnError: true) }
+    let errors = lines.filter { $0.hasPrefix("error: ") }.map { String($0.dropFirst("error: ".count)) }
+    let output = lines.filter { !$0.hasPrefix("error: ") }
+    if ok { return Self.encode(["id": id, "ok": true, "output": output]) }
+    var reply: [String: Any] = ["id": id, "ok": false, "error": errors.isEmpty ? "the command failed" : errors.joined(separator: "; ")]
+    if !output.isEmpty { reply["output"] = output }
+    return Self.encode(reply)
+  }
+
+  /// One JSON line (keys sorted, so replies are stable).
+  static func encode(_ object: [String: Any]) -> String {
+    guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
+          let text = String(data: data, encoding: .utf8) else {
+      return "{\"id\":null,\"ok\":false,\"error\":\"internal error: the reply could not be encoded\"}"
+    }
+    return text
+  }
+}
+
+/// Why the control socket could not be set up.
+public struct ControlError: Error, CustomStringConvertible {
+  public let description: String
+  init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// `stemdeck ctl [--name CLIENT | --socket PATH] 'CMD; CMD'`: sends each command to a running
+/// stemdeck's control socket (`ControlServer`), prints its output lines on stdout and its errors
+/// on stderr as `error: …`. Exit status 0, 1 when a command failed, 2 on a usage error or when
+/// no stemdeck answers.
+func runCtl(_ a: Arguments) -> Int32 {
+  signal(SIGPIPE, SIG_IGN)
+  let path = a.socket.map(Console.absolutePath) ?? ControlServer.defaultPath(client: a.clientName)
+  let commands: [String]
+  do { commands = try Tokenizer.commands(in: a.commands ?? "").map(commandLine) } catch {
+    printError("error: \(error)")
+    return 2
+  }
+  if commands.isEmpty { printError("error: ctl: no commands given"); return 2 }
+  guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else {
+    printError("error: the socket path \(path) is too long for a Unix socket (at most 107 bytes)")
+    return 2
+  }
+  let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+  guard fd >= 0 else { printError("error: socket(): \(String(cString: strerror(errno)))"); return 2 }
+  defer { close(fd) }
+  var address = ControlServer.address(path)
+  let connected = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+  }
+  guard connected == 0 else {
+    let why = String(cString: strerror(errno))
+    let hint = a.socket == nil ? " (is a stemdeck with JACK client name '\(a.clientName)' running? --name CLIENT or --socket PATH picks another)" : ""
+    printError("error: no stemdeck answers on \(path): \(why)\(hint)")
+    return 2
+  }
+  var pending: [UInt8] = []
+  var failed = false
+  for (n, command) in commands.enumerated() {
+    let id = n + 1
+    let request = ControlServer.encode(["id": id, "cmd": command]) + "\n"
+    guard writeAll(fd, Array(request.utf8)) else {
+      printError("error: stemdeck on \(path) went away (sending '\(ValueParser.printable(command))')")
+      return 2
+    }
+    guard let reply = readReply(fd, &pending) else {
+      printError("error: stemdeck on \(path) closed the connection before answering '\(ValueParser.printable(command))'")
+      return 2
+    }
+    guard let object = try? JSONSerialization.jsonObject(with: Data(reply)) as? [String: Any],
+          let ok = object["ok"] as? Bool else {
+      printError("error: a reply from \(path) is not a stemdeck reply: \(ValueParser.printable(String(decoding: reply, as: UTF8.self)))")
+      return 2
+    }
+    for line in object["output"] as? [String] ?? [] { writeOut(line) }
+    if !ok {
+      failed = true
+      printError("error: \(object["error"] as? String ?? "the command failed")")
+      break  // as script mode: the commands after a failed one are not run
+    }
+  }
+  return failed ? 1 : 0
+}
+
+/// One command's words as a command line the tokenizer reads back as the same words.
+func commandLine(_ words: [String]) -> String {
+  words.map { word in
+    let plain = !word.isEmpty && word.unicodeScalars.allSatisfy {
+      CharacterSet.alphanumerics.contains($0) || "._/:+-=@%,".unicodeScalars.contains($0)
+    }
+    if plain { return word }
+    if !word.contains("'") { return "'" + word + "'" }
+    return "\"" + word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+  }.joined(separator: " ")
+}
+
+private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+  var offset = 0
+  while offset < bytes.count {
+    let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    if n < 0 && errno == EINTR { continue }
+    if n <= 0 { return false }
+    offset += n
+  }
+  return true
+}
+
+/// The next reply line (without its newline); nil when the connection ended first.
+private func readReply(_ fd: Int32, _ pending: inout [UInt8]) -> [UInt8]? {
+  var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+  while true {
+    if let newline = pending.firstIndex(of: 10) {
+      let line = Array(pending[..<newline])
+      pending.removeSubrange(...newline)
+      return line
+    }
+    let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+    if n < 0 && errno == EINTR { continue }
+    if n <= 0 { return nil }
+    pending += buffer[..<n]
+  }
+}
