@@ -188,6 +188,9 @@ public final class ControlServer {
   public var clientCount: Int { clients.count }
 
   private func readAvailable(_ client: Client) {
+    // A client far ahead of its replies is not read until they are run (the kernel's buffer then
+    // holds it back): its input stays bounded.
+    guard client.input.count < Self.maxLineBytes * 4 else { return }
     var buffer = [UInt8](repeating: 0, count: 16 * 1024)
     // Bounded per step: a client that floods is read a step at a time.
     for _ in 0..<8 {

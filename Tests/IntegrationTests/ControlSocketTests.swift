@@ -1,0 +1,208 @@
+import Foundation
+import StemdeckTestSupport
+import Testing
+
+/// The control socket (issue 20; docs/architecture.md, *Control socket*) with real peers: the
+/// `stemdeck ctl` client, Python clients on plain sockets (/usr/bin/python3), a client that never
+/// reads, and a socket path planted as a symbolic link.
+@Suite("control socket", .serialized, .timeLimit(.minutes(2)))
+struct ControlSocketTests {
+  /// A running stemdeck (script mode, stdin open) with one stem "drums", listening on `socket`.
+  struct Deck {
+    let server: PrivateJackServer
+    let dir: IntegrationTempDir
+    let stemdeck: StemdeckProcess
+    var socket: String { dir.file("c.sock") }
+
+    init() async throws {
+      server = try await PrivateJackServer()
+      dir = try IntegrationTempDir("stemdeck-ctl")
+      try writeSine(dir.file("drums.wav"), sampleRate: 48000, seconds: 2, frequencies: [440])
+      let session = dir.file("s.json")
+      try writeSession(session, stems: [SessionStem(name: "drums", file: "drums.wav")])
+      stemdeck = try StemdeckProcess(server: server, session: session, extra: ["--control", dir.file("c.sock")])
+      // The socket exists once the session is open and the loop runs: a command through stdin
+      // answered means the socket was made before it.
+      try await stemdeck.run("echo ready")
+    }
+
+    func stop() {
+      stemdeck.kill()
+      server.stop()
+    }
+
+    func ctl(_ arguments: [String]) async throws -> ToolResult {
+      try await runTool(try StemdeckBinary.require(), ["ctl"] + arguments, timeout: 20)
+    }
+
+    /// Runs a Python script (its last argument is the socket) and returns its stdout lines.
+    func python(_ script: String, timeout: Double = 60) async throws -> ToolResult {
+      let file = dir.file("client-\(UUID().uuidString).py")
+      try script.write(toFile: file, atomically: true, encoding: .utf8)
+      return try await runTool("/usr/bin/python3", [file, socket], timeout: timeout)
+    }
+  }
+
+  @Test("stemdeck ctl runs vol and status, prints their lines; a bad command exits 1 with error: on stderr; no stemdeck exits 2")
+  func ctlClient() async throws {
+    let deck = try await Deck()
+    defer { deck.stop() }
+    #expect(FileFacts.kind(deck.socket) == S_IFSOCK)
+    #expect(FileFacts.permissions(deck.socket) == 0o600)
+
+    let ok = try await deck.ctl(["--socket", deck.socket, "vol drums -6dB; stems; status"])
+    #expect(ok.status == 0, "\(ok.text)")
+    #expect(ok.stdout.contains("state: stopped"), "\(ok.text)")
+    #expect(ok.stdout.contains { $0.contains("drums") && $0.contains("-6.0") }, "the stem's volume is not -6 dB: \(ok.text)")
+    #expect(ok.stderr.isEmpty, "\(ok.text)")
+    // The same stemdeck's own stdin sees the change: one engine, one command path.
+    let stems = try await deck.stemdeck.run("stems")
+    #expect(stems.contains { $0.contains("drums") && $0.contains("-6.0") }, "\(stems)")
+
+    let bad = try await deck.ctl(["--socket", deck.socket, "status; bogus; echo after"])
+    #expect(bad.status == 1, "\(bad.text)")
+    #expect(bad.stderr.contains { $0.hasPrefix("error: unknown command 'bogus'") }, "\(bad.text)")
+    #expect(bad.stdout.contains("state: stopped"), "\(bad.text)")
+    #expect(!bad.stdout.contains("after"), "a command after a failed one ran: \(bad.text)")
+    #expect(!deck.stemdeck.lines.contains { $0.contains("bogus") }, "the socket's error went to stemdeck's stdout")
+
+    let usage = try await deck.ctl(["--socket", deck.socket])
+    #expect(usage.status == 2 && usage.stderr.contains { $0.contains("usage: stemdeck ctl") }, "\(usage.text)")
+    let missing = deck.dir.file("nobody.sock")
+    let none = try await deck.ctl(["--socket", missing, "status"])
+    #expect(none.status == 2, "\(none.text)")
+    #expect(none.stderr.contains { $0.contains("no stemdeck answers on \(missing)") }, "\(none.text)")
+  }
+
+  @Test("a Python client gets one reply per request, ids matching; malformed lines get error replies and the connection stays usable")
+  func pythonClient() async throws {
+    let deck = try await Deck()
+    defer { deck.stop() }
+    let result = try await deck.python(#"""
+      import json, socket, sys, time
+      s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+      s.connect(sys.argv[1])
+      s.settimeout(10)
+      lines = [b'{"id": 1, "cmd": "vol drums -3dB"}', b'this is not json', b'{"id": 2}',
+               b'[1, 2]', b'{"id": 3, "cmd": "bogus"}', b'', b'{"id": "four", "cmd": "status"}',
+               b'{"id": 5, "cmd": "vol drums 7"}', b'{"id": 6, "cmd": "echo still here"}']
+      s.sendall(b"\n".join(lines) + b"\n")
+      f = s.makefile("rb")
+      for _ in lines:
+          line = f.readline()
+          if not line:
+              print("EOF"); break
+          print(json.dumps(json.loads(line)))
+      """#)
+    #expect(result.status == 0, "\(result.text)")
+    let replies = result.stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    try #require(replies.count == 9, "\(result.text)\n\(deck.stemdeck.transcript)")
+    func id(_ r: [String: Any]) -> String { r["id"].map { "\($0)" } ?? "missing" }
+    #expect(replies.map(id) == ["1", "<null>", "2", "<null>", "3", "<null>", "four", "5", "6"], "\(result.text)")
+    #expect(replies.map { $0["ok"] as? Bool } == [true, false, false, false, false, false, true, false, true], "\(result.text)")
+    #expect((replies[1]["error"] as? String)?.contains("not valid JSON") == true)
+    #expect((replies[2]["error"] as? String)?.contains("\"cmd\" must be a string") == true)
+    #expect((replies[4]["error"] as? String)?.hasPrefix("unknown command 'bogus'") == true, "\(replies[4])")
+    #expect((replies[6]["output"] as? [String])?.contains("state: stopped") == true, "\(replies[6])")
+    #expect((replies[7]["error"] as? String)?.contains("got 7") == true, "\(replies[7])")
+    #expect(replies[8]["output"] as? [String] == ["still here"])
+    // The engine got the first command.
+    let stems = try await deck.stemdeck.run("stems")
+    #expect(stems.contains { $0.contains("drums") && $0.contains("-3.0") }, "\(stems)")
+  }
+
+  @Test("a client that never reads is dropped when its replies pile up; other clients keep getting every reply")
+  func clientThatNeverReads() async throws {
+    let deck = try await Deck()
+    defer { deck.stop() }
+    let result = try await deck.python(#"""
+      import json, socket, sys, threading, time
+      path = sys.argv[1]
+      big = "x" * 4000
+      state = {"dropped": False, "sent": 0}
+      def silent():
+          s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+          s.connect(path)
+          s.settimeout(30)
+          try:
+              for i in range(1000):
+                  s.sendall(json.dumps({"id": i, "cmd": "echo " + big}).encode() + b"\n")
+                  state["sent"] += 1
+          except (BrokenPipeError, ConnectionResetError):
+              state["dropped"] = True
+          except socket.timeout:
+              pass
+      t = threading.Thread(target=silent)
+      t.start()
+      r = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+      r.connect(path)
+      r.settimeout(10)
+      f = r.makefile("rb")
+      worst = 0.0
+      got = 0
+      for i in range(100):
+          start = time.monotonic()
+          r.sendall(json.dumps({"id": i, "cmd": "echo reply %d" % i}).encode() + b"\n")
+          reply = json.loads(f.readline())
+          worst = max(worst, time.monotonic() - start)
+          if reply["id"] == i and reply["ok"] and reply["output"] == ["reply %d" % i]:
+              got += 1
+      t.join(40)
+      print("got", got)
+      print("worst_ms", round(worst * 1000, 1))
+      print("dropped", state["dropped"], "sent", state["sent"])
+      """#)
+    #expect(result.status == 0, "\(result.text)\n\(deck.stemdeck.transcript)")
+    #expect(result.stdout.contains("got 100"), "\(result.text)")
+    #expect(result.stdout.contains { $0.hasPrefix("dropped True") }, "the silent client was never dropped: \(result.text)")
+    print("control socket, one client never reading: \(result.stdout.joined(separator: "; "))")
+    // stemdeck still answers, on the socket and on stdin.
+    let after = try await deck.ctl(["--socket", deck.socket, "status"])
+    #expect(after.status == 0 && after.stdout.contains("state: stopped"), "\(after.text)")
+    try await deck.stemdeck.run("echo alive")
+  }
+
+  @Test("a control socket path planted as a symbolic link is refused, and what it points to is untouched")
+  func symlinkRefused() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-ctl-link")
+    let target = dir.file("precious.txt")
+    try "keep me".write(toFile: target, atomically: true, encoding: .utf8)
+    let link = dir.file("c.sock")
+    #expect(symlink(target, link) == 0)
+    let stemdeck = try StemdeckProcess(server: server, extra: ["--control", link])
+    defer { stemdeck.kill() }
+    let status = await stemdeck.child.waitForExit(timeout: 15)
+    await stemdeck.child.waitForStreams(timeout: 2)
+    #expect(status == 1, "\(stemdeck.transcript)")
+    #expect(stemdeck.stderrLines.contains { $0.contains("\(link) is a symbolic link") }, "\(stemdeck.transcript)")
+    #expect(FileFacts.kind(link) == S_IFLNK)
+    #expect((try? String(contentsOfFile: target, encoding: .utf8)) == "keep me")
+
+    // A stale socket (nobody answers) is replaced; a live one is refused.
+    let stale = dir.file("stale.sock")
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      raw.copyBytes(from: Array(stale.utf8))
+    }
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    #expect(bound == 0)
+    close(fd)  // bound, never listened, closed: nobody answers
+    let fresh = try StemdeckProcess(server: server, extra: ["--control", stale])
+    defer { fresh.kill() }
+    try await fresh.run("echo up")
+    let second = try StemdeckProcess(server: server, extra: ["--control", stale, "--name", "second"])
+    defer { second.kill() }
+    let secondStatus = await second.child.waitForExit(timeout: 15)
+    await second.child.waitForStreams(timeout: 2)
+    #expect(secondStatus == 1, "\(second.transcript)")
+    #expect(second.stderrLines.contains { $0.contains("already listens on \(stale)") }, "\(second.transcript)")
+    let answer = try await runTool(try StemdeckBinary.require(), ["ctl", "--socket", stale, "echo first"], timeout: 20)
+    #expect(answer.status == 0 && answer.stdout == ["first"], "\(answer.text)")
+  }
+}
