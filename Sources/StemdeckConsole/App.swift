@@ -35,7 +35,8 @@ public struct Arguments: Equatable, Sendable {
   public var truePeak: Double?
   /// `render --stems DIR`: every stem to its own file in DIR as well.
   public var stems: String?
-  /// `--control PATH`: the control socket's path (nil: the default, `ControlServer.defaultPath`).
+  /// `--control PATH`: the control socket's path (nil: the default, `ControlServer.defaultPath`;
+  /// `ctl` finds it from `--name` and `--server`).
   public var control: String?
   /// `--no-control`: no control socket.
   public var noControl = false
@@ -101,9 +102,9 @@ public struct Arguments: Equatable, Sendable {
     }
     if a.mode == .ctl {
       guard let commands = a.session, !commands.trimmingSpaces().isEmpty else {
-        throw CommandError("ctl: which commands? usage: stemdeck ctl [--name CLIENT | --socket PATH] 'CMD; CMD'")
+        throw CommandError("ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'")
       }
-      if a.nameGiven && a.socket != nil { throw CommandError("ctl: give --name CLIENT or --socket PATH, not both") }
+      if (a.nameGiven || a.server != nil) && a.socket != nil { throw CommandError("ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both") }
       a.commands = commands
       a.session = nil
     } else if a.socket != nil {
@@ -155,7 +156,7 @@ public struct Arguments: Equatable, Sendable {
                      [--normalize LUFS [--true-peak DBTP]] [--stems DIR]
       stemdeck analyze SESSION [--from TIME] [--duration SECONDS] [--sample-rate HZ]
                                             print the master's loudness (EBU R 128) without writing a file
-      stemdeck ctl [--name CLIENT | --socket PATH] 'CMD; CMD'
+      stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'
                                             run commands in a running stemdeck through its control socket
                                             (exit status 0 done; 1 a command failed; 2 bad usage or no stemdeck)
 
@@ -171,7 +172,8 @@ public struct Arguments: Equatable, Sendable {
       -c 'CMD; CMD'            run these commands (script mode)
       --keep-going, -k         in script mode, continue after a failed command (exit status is still 1)
       --verbose, -v            show libjack's own messages on stderr (hidden by default)
-      --control PATH           the control socket (default: $XDG_RUNTIME_DIR/stemdeck/CLIENT.sock)
+      --control PATH           the control socket (default: $XDG_RUNTIME_DIR/stemdeck/CLIENT.sock,
+                               CLIENT@SERVER.sock on a server other than "default")
       --no-control             no control socket
 
     render options:
@@ -417,7 +419,7 @@ func runLive(_ a: Arguments) -> Int32 {
   var control: ControlServer?
   if !a.noControl {
     do {
-      control = try ControlServer(path: a.control ?? ControlServer.defaultPath(client: driver.clientName), makeFolder: a.control == nil)
+      control = try ControlServer(path: a.control ?? ControlServer.defaultPath(client: driver.clientName, server: driver.serverName), makeFolder: a.control == nil)
     } catch {
       // A path asked for must work; the default one failing leaves stemdeck usable without it.
       if a.control != nil { printError("error: \(error)"); return 1 }

@@ -39,15 +39,18 @@ public final class ControlServer {
     init(fd: Int32) { self.fd = fd }
   }
 
-  /// The default path for JACK client `client`: `$XDG_RUNTIME_DIR/stemdeck/CLIENT.sock`, or
-  /// `control/CLIENT.sock` in stemdeck's state folder without a runtime folder.
-  public static func defaultPath(client: String) -> String {
+  /// The default path for JACK client `client` of server `server`:
+  /// `$XDG_RUNTIME_DIR/stemdeck/CLIENT.sock` on the default server, `CLIENT@SERVER.sock` on
+  /// another (the same client name on two servers is two stemdecks), in `control/` of
+  /// stemdeck's state folder without a runtime folder.
+  public static func defaultPath(client: String, server: String) -> String {
     let env = ProcessInfo.processInfo.environment
     let folder: String
     if let runtime = env["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { folder = runtime + "/stemdeck" }
     else { folder = StatePaths.stateDirectory() + "/control" }
-    let safe = String(client.map { $0 == "/" ? "_" : $0 })
-    return folder + "/" + safe + ".sock"
+    func safe(_ name: String) -> String { String(name.map { $0 == "/" ? "_" : $0 }) }
+    let name = server == "default" ? safe(client) : safe(client) + "@" + safe(server)
+    return folder + "/" + name + ".sock"
   }
 
   /// Listens on `path`. `makeFolder`: create its folder (0700) when missing, as for the default

@@ -6,7 +6,8 @@ import Foundation
 /// no stemdeck answers.
 func runCtl(_ a: Arguments) -> Int32 {
   signal(SIGPIPE, SIG_IGN)
-  let path = a.socket.map(Console.absolutePath) ?? ControlServer.defaultPath(client: a.clientName)
+  let server = a.server ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] ?? "default"
+  let path = a.socket.map(Console.absolutePath) ?? ControlServer.defaultPath(client: a.clientName, server: server)
   let commands: [String]
   do { commands = try Tokenizer.commands(in: a.commands ?? "").map(commandLine) } catch {
     printError("error: \(error)")
@@ -26,7 +27,7 @@ func runCtl(_ a: Arguments) -> Int32 {
   }
   guard connected == 0 else {
     let why = String(cString: strerror(errno))
-    let hint = a.socket == nil ? " (is a stemdeck with JACK client name '\(a.clientName)' running? --name CLIENT or --socket PATH picks another)" : ""
+    let hint = a.socket == nil ? " (is a stemdeck with JACK client name '\(a.clientName)' running on server '\(server)'? --name CLIENT, --server NAME or --socket PATH picks another)" : ""
     printError("error: no stemdeck answers on \(path): \(why)\(hint)")
     return 2
   }

@@ -74,6 +74,30 @@ struct ControlSocketTests {
     #expect(none.stderr.contains { $0.contains("no stemdeck answers on \(missing)") }, "\(none.text)")
   }
 
+  @Test("the default socket: $XDG_RUNTIME_DIR/stemdeck/CLIENT@SERVER.sock in a 0700 folder, found by ctl --name and the server")
+  func defaultPath() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let runtime = try IntegrationTempDir("stemdeck-ctl-runtime")
+    let stemdeck = try StemdeckProcess(server: server, extra: ["--name", "deck2"],
+                                       launcher: ["/usr/bin/env", "XDG_RUNTIME_DIR=\(runtime.path)"])
+    defer { stemdeck.kill() }
+    try await stemdeck.run("echo ready")
+    let socket = runtime.file("stemdeck/deck2@\(server.name).sock")
+    #expect(FileFacts.kind(socket) == S_IFSOCK, "\(stemdeck.transcript)")
+    #expect(FileFacts.permissions(socket) == 0o600)
+    #expect(FileFacts.permissions(runtime.file("stemdeck")) == 0o700)
+    var environment = server.environment
+    environment["XDG_RUNTIME_DIR"] = runtime.path
+    let answer = try await runTool(try StemdeckBinary.require(), ["ctl", "--name", "deck2", "echo found"], environment: environment, timeout: 20)
+    #expect(answer.status == 0 && answer.stdout == ["found"], "\(answer.text)")
+    let wrong = try await runTool(try StemdeckBinary.require(), ["ctl", "--name", "deck3", "echo found"], environment: environment, timeout: 20)
+    #expect(wrong.status == 2 && wrong.stderr.contains { $0.contains("deck3@\(server.name).sock") }, "\(wrong.text)")
+    // Stopping removes the socket.
+    #expect(try await stemdeck.finish() == 0)
+    #expect(FileFacts.kind(socket) == nil, "the socket is left behind")
+  }
+
   @Test("a Python client gets one reply per request, ids matching; malformed lines get error replies and the connection stays usable")
   func pythonClient() async throws {
     let deck = try await Deck()
