@@ -42,8 +42,6 @@ public struct Arguments: Equatable, Sendable {
   public var noControl = false
   /// `ctl --socket PATH`: the socket to talk to.
   public var socket: String?
-  /// `ctl --name CLIENT` was given.
-  public var nameGiven = false
 
   public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
     var a = Arguments()
@@ -60,7 +58,7 @@ public struct Arguments: Equatable, Sendable {
       case "-h", "--help": a.mode = .help
       case "--version": a.mode = .version
       case "--server", "-s": a.server = try value(arg)
-      case "--name", "-n": a.clientName = try value(arg); a.nameGiven = true
+      case "--name", "-n": a.clientName = try value(arg)
       case "--control": a.control = try value(arg)
       case "--no-control": a.noControl = true
       case "--socket": a.socket = try value(arg)
@@ -104,7 +102,7 @@ public struct Arguments: Equatable, Sendable {
       guard let commands = a.session, !commands.trimmingSpaces().isEmpty else {
         throw CommandError("ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'")
       }
-      if (a.nameGiven || a.server != nil) && a.socket != nil { throw CommandError("ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both") }
+      if (a.clientName != Arguments().clientName || a.server != nil) && a.socket != nil { throw CommandError("ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both") }
       a.commands = commands
       a.session = nil
     } else if a.socket != nil {
