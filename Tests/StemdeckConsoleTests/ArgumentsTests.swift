@@ -45,6 +45,11 @@ struct ArgumentsTests {
     (["analyze", "S"], { $0.mode = .analyze; $0.session = "S" }),
     (["analyze", "S", "--from", "0:10", "--duration", "30", "-r", "44100"],
      { $0.mode = .analyze; $0.session = "S"; $0.from = 10; $0.duration = 30; $0.sampleRate = 44100 }),
+    (["S", "--control", "/tmp/c.sock"], { $0.session = "S"; $0.control = "/tmp/c.sock" }),
+    (["S", "--no-control"], { $0.session = "S"; $0.noControl = true }),
+    (["ctl", "vol drums -6dB; status"], { $0.mode = .ctl; $0.commands = "vol drums -6dB; status" }),
+    (["ctl", "--socket", "/tmp/c.sock", "play"], { $0.mode = .ctl; $0.socket = "/tmp/c.sock"; $0.commands = "play" }),
+    (["ctl", "-n", "deck2", "-s", "band", "play"], { $0.mode = .ctl; $0.clientName = "deck2"; $0.server = "band"; $0.commands = "play" }),
   ]
 
   @Test("valid command lines", arguments: valid)
@@ -97,6 +102,10 @@ struct ArgumentsTests {
     (["analyze", "S", "--stems", "d"], "--stems is a render option: stemdeck render SESSION --output FILE --stems …"),
     (["render", "S", "-o", "o.wav", "--stems"], "--stems needs a value (see stemdeck --help)"),
     (["S", "--true-peak", "-1"], "--true-peak is a render option: stemdeck render SESSION --output FILE --true-peak …"),
+    (["ctl"], "ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'"),
+    (["ctl", "--name", "a", "--socket", "/tmp/c.sock", "play"], "ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both"),
+    (["S", "--socket", "/tmp/c.sock"], "--socket is a ctl option: stemdeck ctl --socket PATH 'CMD' (a live stemdeck takes --control PATH)"),
+    (["S", "--control", "c.sock", "--no-control"], "--control PATH and --no-control contradict each other: give one"),
   ]
 
   @Test("invalid command lines", arguments: invalid)
@@ -114,7 +123,7 @@ struct ArgumentsTests {
   func usageMentionsOptions() {
     for option in ["--server", "-s", "--name", "-n", "--no-start-server", "--no-connect", "--play", "--strict", "--script",
                    "-c", "--keep-going", "-k", "--output", "-o", "--from", "--duration", "--sample-rate",
-                   "--normalize", "--true-peak", "--stems"] {
+                   "--normalize", "--true-peak", "--stems", "--control", "--no-control", "--socket"] {
       #expect(Arguments.usage.contains(option + " ") || Arguments.usage.contains(option + ","), "\(option)")
     }
   }
