@@ -461,6 +461,7 @@ func runLive(_ a: Arguments) -> Int32 {
         case .end: return nil
         case .none:
           console.idle()
+          if console.quitRequested { return nil }  // 'quit' over the control socket
           if interruptRequests.load(ordering: .relaxed) != 0 && scriptModeForSignals.load(ordering: .relaxed) { return nil }
         }
       }

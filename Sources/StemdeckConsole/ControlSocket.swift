@@ -242,7 +242,17 @@ public final class ControlServer {
     running = true
     defer { running = false }
     var lines: [String] = []
+    // Output for a program, not fitted to stemdeck's terminal; `watch` (the terminal's live view)
+    // answers with one look at the meters, as in script mode.
+    let columns = console.terminalColumns
+    let watchBefore = console.watchRequested
+    console.terminalColumns = nil
     let ok = console.capturingOutput({ lines.append($0) }) { console.execute(line: command, stopOnError: true) }
+    console.terminalColumns = columns
+    if console.watchRequested && !watchBefore {
+      console.watchRequested = false
+      if console.interactive { lines += Display.meters(console, only: nil) }
+    }
     let errors = lines.filter { $0.hasPrefix("error: ") }.map { String($0.dropFirst("error: ".count)) }
     let output = lines.filter { !$0.hasPrefix("error: ") }
     if ok { return Self.encode(["id": id, "ok": true, "output": output]) }

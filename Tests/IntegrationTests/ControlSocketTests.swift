@@ -72,6 +72,13 @@ struct ControlSocketTests {
     let none = try await deck.ctl(["--socket", missing, "status"])
     #expect(none.status == 2, "\(none.text)")
     #expect(none.stderr.contains { $0.contains("no stemdeck answers on \(missing)") }, "\(none.text)")
+
+    // 'quit' from the socket ends stemdeck (its stdin still open), and the socket goes with it.
+    let quit = try await deck.ctl(["--socket", deck.socket, "quit"])
+    #expect(quit.status == 0, "\(quit.text)")
+    let exited = await deck.stemdeck.child.waitForExit(timeout: 10)
+    #expect(exited == 0, "\(deck.stemdeck.transcript)")
+    #expect(FileFacts.kind(deck.socket) == nil, "the socket is left behind")
   }
 
   @Test("the default socket: $XDG_RUNTIME_DIR/stemdeck/CLIENT@SERVER.sock in a 0700 folder, found by ctl --name and the server")
