@@ -105,6 +105,35 @@ struct ControlSocketTests {
     #expect(FileFacts.kind(socket) == nil, "the socket is left behind")
   }
 
+  @Test("the REPL in a terminal keeps its prompt and the half-typed line while ctl drives the same session")
+  func besideTheREPL() async throws {
+    let binary = try StemdeckBinary.require()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-ctl-repl")
+    try writeSine(dir.file("drums.wav"), sampleRate: 48000, seconds: 2, frequencies: [440])
+    try writeSession(dir.file("s.json"), stems: [SessionStem(name: "drums", file: "drums.wav")])
+    let state = try IntegrationTempDir("stemdeck-ctl-state")
+    let socket = dir.file("c.sock")
+    let term = try await TmuxTerminal(
+      "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 JACK_NO_START_SERVER=1 "
+        + "\(binary) s.json --server \(server.name) --no-start-server --no-connect --control \(socket)",
+      columns: 100, rows: 30, directory: dir.path)
+    defer { Task { await term.close() } }
+    try await term.check(term.waitForCursorRow("stemdeck>"), "no prompt")
+    try await term.type("echo half")
+    let answer = try await runTool(binary, ["ctl", "--socket", socket, "vol drums -6dB; stems"], timeout: 20)
+    #expect(answer.status == 0, "\(answer.text)")
+    #expect(answer.stdout.contains { $0.hasPrefix("drums ") && $0.contains(" 0.50 ") }, "\(answer.text)")
+    #expect(try await term.waitForCursorRow("stemdeck> echo half"), "the half-typed line was lost")
+    #expect(!(try await term.screen()).contains { $0.contains("drums.wav") }, "the socket's output reached the terminal")
+    try await term.send("C-u")
+    try await term.type("stems")
+    try await term.send("Enter")
+    let shown = try await term.waitForScreen { $0.contains { $0.hasPrefix("drums ") && $0.contains(" 0.50 ") } }
+    try await term.check(shown, "the REPL does not see the volume set over the socket: ")
+  }
+
   @Test("a Python client gets one reply per request, ids matching; malformed lines get error replies and the connection stays usable")
   func pythonClient() async throws {
     let deck = try await Deck()
