@@ -47,7 +47,7 @@ extension ConsoleHarness {
     let h = try withStems()
     try h.folder.write("not audio\n", to: "notes.txt")
     try h.folder.write("", to: "empty.wav")
-    for line in ["vol drums 0.8", "pan bass -0.5", "loops drums 2", "sfx load hit \(h.drums)"] { h.run(line) }
+    for line in ["vol drums 0.8", "pan bass -0.5", "loops drums 2", "sfx load hit \(h.drums); sfx wait"] { h.run(line) }
     h.mixer.markSaved()
     return h
   }
@@ -365,7 +365,7 @@ struct CommandValidationTests {
     Acceptance("sfx play hit -6dB -0.5") { _, _ in },
     Acceptance("sfx stop hit; sfx stop all") { _, _ in },
     Acceptance("sfx unload hit", ["unloaded effect hit"]) { s, _ in s.effects = []; s.isDirty = true },
-    Acceptance("sfx load boom {DRUMS}", ["loaded effect boom"]) { s, _ in s.effects.append("boom"); s.isDirty = true },
+    Acceptance("sfx load boom {DRUMS}; sfx wait", ["loading effect boom…", "effect 'boom' loaded"]) { s, _ in s.effects.append("boom"); s.isDirty = true },
     Acceptance("record status", ["not recording"]) { _, _ in },
     Acceptance("meters input", ["input        L peak   -inf avg   -inf hold   -inf clips 0 | R peak   -inf avg   -inf hold   -inf clips 0"]) { _, _ in },
     Acceptance("autosave off") { s, _ in s.autosaveInterval = 0 },
@@ -483,7 +483,7 @@ struct CommandValidationTests {
     #expect(result.output.first?.hasPrefix("error: cannot load effect 'long': \(long): too long") == true, "\(result.output)")
     #expect(h.mixer.effectStatuses().isEmpty)
     let ok = try h.folder.wav("short.wav", channels: 1, sampleRate: 8000, seconds: 59)
-    #expect(h.run("sfx load short \(ok)") == (true, ["loaded effect short"]))
+    #expect(h.run("sfx load short \(ok); sfx wait short") == (true, ["loading effect short…", "effect 'short' loaded"]))
   }
 
   @Test("every alias runs its command", arguments: CommandTable.all.flatMap { spec in spec.aliases.map { (spec.name, $0) } })
