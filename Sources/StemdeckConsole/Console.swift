@@ -331,6 +331,7 @@ public final class Console {
     let waited = name.map { [$0] } ?? pending
     let start = interruptRequests.load(ordering: .relaxed)
     while !Set(mixer.effectsStillLoading).isDisjoint(with: waited) && interruptRequests.load(ordering: .relaxed) == start {
+      serviceOnce()  // what installs a finished load and reports its event, whatever `idle` is
       idle()
       usleep(5_000)
     }
