@@ -140,6 +140,19 @@ public struct StereoDownmix: Sendable, Equatable {
 }
 
 extension SoundFile {
+  /// The limits `readAll` enforces, checked from the header alone (no sample is read): at most
+  /// `maxFrames` frames and `maxBytes` of samples once downmixed to at most two channels.
+  public func checkFits(maxFrames: Int, maxBytes: Int = Int.max) throws(SoundFileError) {
+    let outChannels = min(info.channelCount, 2)
+    guard info.frameCount <= maxFrames else {
+      throw SoundFileError(path: path, reason: "too long to hold in memory (\(info.frameCount) frames; at most \(maxFrames))")
+    }
+    let (bytes, overflow) = info.frameCount.multipliedReportingOverflow(by: outChannels * MemoryLayout<Float>.size)
+    guard !overflow, bytes <= maxBytes else {
+      throw SoundFileError(path: path, reason: "too large to hold in memory (\(overflow ? Int.max >> 20 : bytes >> 20) MB of samples at \(info.sampleRate) Hz; at most \(maxBytes >> 20) MB)")
+    }
+  }
+
   /// Reads the whole file (at most `maxFrames` frames, and at most `maxBytes` of samples once
   /// downmixed) as interleaved floats, downmixed to at most two channels by the file's layout
   /// (`StereoDownmix`). For short files held in memory (sound effects). Files of more than two
@@ -148,13 +161,7 @@ extension SoundFile {
   public func readAll(maxFrames: Int, maxBytes: Int = Int.max) throws(SoundFileError) -> (samples: [Float], channels: Int) {
     let channels = info.channelCount
     let outChannels = min(channels, 2)
-    guard info.frameCount <= maxFrames else {
-      throw SoundFileError(path: path, reason: "too long to hold in memory (\(info.frameCount) frames; at most \(maxFrames))")
-    }
-    let (bytes, overflow) = info.frameCount.multipliedReportingOverflow(by: outChannels * MemoryLayout<Float>.size)
-    guard !overflow, bytes <= maxBytes else {
-      throw SoundFileError(path: path, reason: "too large to hold in memory (\(overflow ? Int.max >> 20 : bytes >> 20) MB of samples at \(info.sampleRate) Hz; at most \(maxBytes >> 20) MB)")
-    }
+    try checkFits(maxFrames: maxFrames, maxBytes: maxBytes)
     try seek(toFrame: 0)
     var out = [Float](repeating: 0, count: info.frameCount * outChannels)
     if channels <= 2 {

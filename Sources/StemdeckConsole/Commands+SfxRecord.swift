@@ -8,25 +8,29 @@ import StemdeckSession
 extension CommandTable {
   static let effectAndRecordCommands: [CommandSpec] = [
     CommandSpec(
-      name: "sfx", usage: "sfx [load NAME PATH | fire NAME [VOL] [PAN] | stop NAME|all | unload NAME | out master|ports]",
+      name: "sfx", usage: "sfx [load NAME PATH | wait [NAME] | fire NAME [VOL] [PAN] | stop NAME|all | unload NAME | out master|ports]",
       summary: "one-shot sound effects held in memory, fired polyphonically within one period",
       details: """
-        sfx load NAME PATH    load a short file (up to 60 s) into memory
+        sfx load NAME PATH    load a short file (up to 60 s) into memory, in the background:
+                              it answers at once; "effect 'NAME' loaded" says when it is ready
+        sfx wait [NAME]       wait until every effect (or NAME) has loaded; fails if one failed
         sfx fire NAME [VOL] [PAN]   play it now (32 voices; the oldest is stolen when all sound)
         sfx stop NAME|all     fade out playing instances
-        sfx unload NAME       free it
+        sfx unload NAME       free it (or cancel its loading)
         sfx out master|ports  mix them into the master (default), or play them on their own
                               ports sfx_L/sfx_R instead (a cue feed); saved in the session
-        sfx                   list loaded effects
+        sfx                   list loaded effects (and those still loading)
         """,
-      argumentCount: 0...4, completions: [.keyword(["load", "fire", "stop", "unload", "out"])]
+      argumentCount: 0...4, completions: [.keyword(["load", "wait", "fire", "stop", "unload", "out"])]
     ) { (c, a) throws(CommandError) in
       guard let verb = a.first?.lowercased() else {
         let list = c.mixer.effectStatuses()
-        if list.isEmpty { c.write("no effects loaded ('sfx load NAME PATH')") }
+        let loading = c.mixer.effectsStillLoading
+        if list.isEmpty && loading.isEmpty { c.write("no effects loaded ('sfx load NAME PATH')") }
         for e in list {
           c.write("\(e.settings.name.padded(12)) \(NumberFormat.time(e.seconds))  ch \(e.channels)  vol \(Display.volume(e.settings.volume))  pan \(NumberFormat.fixed(e.settings.pan, 2))  \(e.path)")
         }
+        for name in loading { c.write("\(name.padded(12)) loading…") }
         return
       }
       let rest = Array(a.dropFirst())
@@ -35,9 +39,12 @@ extension CommandTable {
         guard rest.count == 2 else { throw CommandError("usage: sfx load NAME PATH") }
         let path = Console.absolutePath(rest[1])
         try c.mixerCall { () throws(MixerError) in
-          try c.mixer.loadEffect(path: path, settings: EffectSettings(name: rest[0], file: path))
+          try c.mixer.startLoadingEffect(path: path, settings: EffectSettings(name: rest[0], file: path))
         }
-        c.write("loaded effect \(rest[0])")
+        c.write("loading effect \(rest[0])…")
+      case "wait":
+        guard rest.count <= 1 else { throw CommandError("usage: sfx wait [NAME]") }
+        try c.waitForEffects(rest.first)
       case "fire", "play":
         guard (1...3).contains(rest.count) else { throw CommandError("usage: sfx fire NAME [VOL] [PAN]") }
         let vol = rest.count > 1 ? try ValueParser.volume(rest[1]) : nil
@@ -61,7 +68,7 @@ extension CommandTable {
         try c.mixerCall { () throws(MixerError) in try c.mixer.unloadEffect(rest[0]) }
         c.write("unloaded effect \(rest[0])")
       default:
-        throw CommandError("sfx: unknown action '\(ValueParser.printable(verb))' (load, fire, stop, unload, out)")
+        throw CommandError("sfx: unknown action '\(ValueParser.printable(verb))' (load, wait, fire, stop, unload, out)")
       }
     },
     CommandSpec(

@@ -329,6 +329,29 @@ public final class Console {
     idle()
   }
 
+  /// Waits until the effects loading in the background (all, or `name`) are done: loaded, or
+  /// failed (an error naming them; their events say why). Ends early on an interrupt.
+  func waitForEffects(_ name: String?) throws(CommandError) {
+    let pending = mixer.effectsStillLoading
+    if let name, !pending.contains(name) {
+      if mixer.effectStatuses().contains(where: { $0.settings.name == name }) { return }
+      throw CommandError("sfx wait: no effect '\(ValueParser.printable(name))' is loading or loaded")
+    }
+    let waited = name.map { [$0] } ?? pending
+    let start = interruptRequests.load(ordering: .relaxed)
+    while !Set(mixer.effectsStillLoading).isDisjoint(with: waited) && interruptRequests.load(ordering: .relaxed) == start {
+      serviceOnce()  // what installs a finished load and reports its event, whatever `idle` is
+      idle()
+      usleep(5_000)
+    }
+    if !Set(mixer.effectsStillLoading).isDisjoint(with: waited) { throw CommandError("sfx wait: interrupted") }
+    let loaded = Set(mixer.effectStatuses().map(\.settings.name))
+    let failed = waited.filter { !loaded.contains($0) }
+    if !failed.isEmpty {
+      throw CommandError("sfx wait: not loaded: \(failed.map { "'\($0)'" }.joined(separator: ", "))")
+    }
+  }
+
   /// Waits until every finite stem has finished.
   func waitForEnd() throws(CommandError) {
     let statuses = mixer.stemStatuses()

@@ -1,3 +1,4 @@
+import Foundation
 import CSampleRate
 import StemdeckAudioFile
 import StemdeckEngine
@@ -22,6 +23,74 @@ final class LoadedEffect {
   }
 }
 
+/// An effect's samples at the engine rate, decoded and not yet handed to the renderer.
+struct DecodedEffect: @unchecked Sendable {
+  let data: UnsafeMutablePointer<Float>
+  let frames: Int
+  let channels: Int
+}
+
+/// An effect loading on its own thread (`Mixer.startLoadingEffect`). The thread decodes; the
+/// control thread takes the result in `pump`. A job cancelled before it ends frees its own result.
+final class EffectLoadJob: @unchecked Sendable {
+  let settings: EffectSettings
+  let path: String
+  let slot: Int32
+  let sampleRate: Double
+  let neededBytes: Int
+  private let lock = NSLock()
+  private var file: SoundFile?
+  private var result: Result<DecodedEffect, MixerError>?
+  private var cancelled = false
+
+  init(settings: EffectSettings, path: String, slot: Int32, sampleRate: Double, file: consuming SoundFile) {
+    self.settings = settings
+    self.path = path
+    self.slot = slot
+    self.sampleRate = sampleRate
+    self.neededBytes = Mixer.effectBytes(file, sampleRate: sampleRate)
+    self.file = consume file
+  }
+
+  /// The load thread's body.
+  func run() {
+    lock.lock()
+    let taken = file.take()
+    lock.unlock()
+    guard let file = taken else { return }
+    let outcome: Result<DecodedEffect, MixerError>
+    do throws(MixerError) {
+      outcome = .success(try Mixer.decodeEffect(file, name: settings.name, path: path, sampleRate: sampleRate))
+    } catch {
+      outcome = .failure(error)
+    }
+    _ = consume file  // closed now, not when the job goes
+    lock.withLock {
+      if cancelled {
+        if case .success(let decoded) = outcome { decoded.data.deallocate() }
+      } else {
+        result = outcome
+      }
+    }
+  }
+
+  /// The result once the thread is done (taken once), nil while it runs.
+  func takeResult() -> Result<DecodedEffect, MixerError>? {
+    lock.withLock {
+      defer { result = nil }
+      return result
+    }
+  }
+
+  func cancel() {
+    lock.withLock {
+      cancelled = true
+      if case .success(let decoded) = result { decoded.data.deallocate() }
+      result = nil
+    }
+  }
+}
+
 /// What `sfx` lists.
 public struct EffectStatus: Sendable {
   public var settings: EffectSettings
@@ -41,79 +110,170 @@ extension Mixer {
   public static let maxEffectBankBytes = 1 << 30
 
   /// Loads a short audio file into memory as effect `settings.name`, converted to the engine's
-  /// rate once here (best-quality sinc), so firing it costs nothing but mixing.
+  /// rate once here (best-quality sinc), so firing it costs nothing but mixing. Synchronous (a
+  /// session's effects, a rebuild at a new rate); `sfx load` uses `startLoadingEffect`.
   public func loadEffect(path: String, settings: EffectSettings) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      if let problem = NameRules.effectProblem(settings.name) { throw MixerError(problem) }
-      if effectsByName[settings.name] != nil || offlineEffects.contains(where: { $0.settings.name == settings.name }) {
-        throw MixerError("an effect named '\(settings.name)' is already loaded ('sfx unload \(settings.name)' first)")
-      }
-      try MixerError.check(settings.volume, .volume, "effect volume")
-      try MixerError.check(settings.pan, .pan, "effect pan")
-      guard let slot = (0..<Int32(EffectBank.maxEffects)).first(where: { s in !effectsByName.values.contains { $0.slot == s } && !effectsUnloading.contains { $0.slot == s } }) else {
-        throw MixerError("cannot load effect '\(settings.name)': all \(EffectBank.maxEffects) effect slots are in use")
-      }
-      let samples: [Float], channels: Int, fileRate: Int
-      do throws(MixerError) {
-        let file: SoundFile
-        do { file = try SoundFile(readingFrom: path) } catch { throw MixerError("\(error)") }
-        fileRate = file.info.sampleRate
-        // What it will hold at the engine rate, against what the others already hold.
-        let held = effectsByName.values.reduce(0) { $0 + $1.frames * $1.channels * MemoryLayout<Float>.size }
-        let frames = min(file.info.frameCount, Int(Self.maxEffectSeconds * Double(fileRate)))
-        let needed = Int(Double(frames) * sampleRate / Double(fileRate)) * min(file.info.channelCount, 2) * MemoryLayout<Float>.size
-        if held + needed > Self.maxEffectBankBytes {
-          throw MixerError("\(path): the loaded effects hold \(held >> 20) MB and this one needs \(needed >> 20) MB; effects may hold at most \(Self.maxEffectBankBytes >> 20) MB in all ('sfx unload' some first)")
-        }
-        do {
-          (samples, channels) = try file.readAll(maxFrames: Int(Self.maxEffectSeconds * Double(fileRate)), maxBytes: Self.maxEffectBytes)
-        } catch { throw MixerError("\(error)") }
-      } catch {
-        throw MixerError("cannot load effect '\(settings.name)': \(error)")
-      }
-      var converted = samples
-      if fileRate != Int(sampleRate) {
-        let ratio = sampleRate / Double(fileRate)
-        let inFrames = samples.count / channels
-        var out = [Float](repeating: 0, count: (Int(Double(inFrames) * ratio) + 64) * channels)
-        var produced = 0
-        let error: Int32 = samples.withUnsafeBufferPointer { i in
-          out.withUnsafeMutableBufferPointer { o in
-            var d = SRC_DATA()
-            d.data_in = i.baseAddress
-            d.data_out = o.baseAddress
-            d.input_frames = inFrames
-            d.output_frames = o.count / channels
-            d.src_ratio = ratio
-            let e = src_simple(&d, Int32(SRC_SINC_BEST_QUALITY), Int32(channels))
-            produced = d.output_frames_gen
-            return e
-          }
-        }
-        if error != 0 {
-          throw MixerError("cannot load effect '\(settings.name)': resampling failed: \(String(cString: src_strerror(error)))")
-        }
-        converted = Array(out.prefix(produced * channels))
-      }
-      let frames = converted.count / channels
-      guard frames > 0 else { throw MixerError("cannot load effect '\(settings.name)': \(path) has no audio") }
-      let data = UnsafeMutablePointer<Float>.allocate(capacity: converted.count)
-      converted.withUnsafeBufferPointer { data.initialize(from: $0.baseAddress!, count: converted.count) }
-      let effect = LoadedEffect(settings: settings, path: path, slot: slot, data: data, frames: frames, channels: channels)
-      do throws(MixerError) {
-        try send(.loadEffect(slot: slot, sample: EffectSample(data: data, frames: frames, channels: channels)))
-      } catch {
-        data.deallocate()
-        throw error
-      }
-      effectsByName[settings.name] = effect
-      effectOrder.append(settings.name)
+      let slot = try checkNewEffect(settings)
+      let file = try openEffectFile(path: path, settings: settings)
+      let decoded = try Self.decodeEffect(file, name: settings.name, path: path, sampleRate: sampleRate)
+      try installEffect(settings: settings, path: path, slot: slot, decoded: decoded)
       isDirty = true
     }
   }
 
+  /// Starts loading an effect on a background thread: what can be checked at once is (the name,
+  /// a free slot, the file opens as audio, the length and memory limits from its header), then
+  /// the decoding and the conversion to the engine rate run off the control thread. `pump`
+  /// installs the effect when it is done (handing it to the renderer through the command ring,
+  /// as `loadEffect` does) and reports `.effectLoaded` or `.effectFailed`.
+  public func startLoadingEffect(path: String, settings: EffectSettings) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      let slot = try checkNewEffect(settings)
+      let file = try openEffectFile(path: path, settings: settings)
+      let job = EffectLoadJob(settings: settings, path: path, slot: slot, sampleRate: sampleRate, file: file)
+      effectsLoading.append(job)
+      isDirty = true
+      let thread = Thread { job.run() }
+      thread.name = "stemdeck-sfx-load"
+      thread.start()
+    }
+  }
+
+  /// Names of the effects still loading, in the order they were asked for.
+  public var effectsStillLoading: [String] { lock.locked { effectsLoading.map(\.settings.name) } }
+
+  /// Installs the background loads that are done (called by pump).
+  func finishEffectLoads() -> [MixerEvent] {
+    var events: [MixerEvent] = []
+    effectsLoading.removeAll { job in
+      guard let result = job.takeResult() else { return false }
+      switch result {
+      case .success(let decoded):
+        do throws(MixerError) {
+          try installEffect(settings: job.settings, path: job.path, slot: job.slot, decoded: decoded)
+          events.append(.effectLoaded(job.settings.name))
+        } catch {
+          events.append(.effectFailed(job.settings.name, error.description))
+        }
+      case .failure(let error):
+        events.append(.effectFailed(job.settings.name, error.description))
+      }
+      return true
+    }
+    return events
+  }
+
+  /// Cancels the loads still running (their memory is freed by their thread when it ends).
+  func cancelEffectLoads() {
+    for job in effectsLoading { job.cancel() }
+    effectsLoading.removeAll()
+  }
+
+  /// The checks before a load: the name, the settings, a free slot (returned).
+  private func checkNewEffect(_ settings: EffectSettings) throws(MixerError) -> Int32 {
+    if let problem = NameRules.effectProblem(settings.name) { throw MixerError(problem) }
+    if effectsLoading.contains(where: { $0.settings.name == settings.name }) {
+      throw MixerError("an effect named '\(settings.name)' is still loading ('sfx unload \(settings.name)' cancels it)")
+    }
+    if effectsByName[settings.name] != nil || offlineEffects.contains(where: { $0.settings.name == settings.name }) {
+      throw MixerError("an effect named '\(settings.name)' is already loaded ('sfx unload \(settings.name)' first)")
+    }
+    try MixerError.check(settings.volume, .volume, "effect volume")
+    try MixerError.check(settings.pan, .pan, "effect pan")
+    let taken = Set(effectsByName.values.map(\.slot) + effectsUnloading.map(\.slot) + effectsLoading.map(\.slot))
+    guard let slot = (0..<Int32(EffectBank.maxEffects)).first(where: { !taken.contains($0) }) else {
+      throw MixerError("cannot load effect '\(settings.name)': all \(EffectBank.maxEffects) effect slots are in use")
+    }
+    return slot
+  }
+
+  /// Opens the effect's file and checks, from its header, the limits: its length, its memory, and
+  /// what it will hold at the engine rate against what the others (loaded or loading) hold.
+  private func openEffectFile(path: String, settings: EffectSettings) throws(MixerError) -> SoundFile {
+    do throws(MixerError) {
+      let file: SoundFile
+      do { file = try SoundFile(readingFrom: path) } catch { throw MixerError("\(error)") }
+      let fileRate = file.info.sampleRate
+      do {
+        try file.checkFits(maxFrames: Int(Self.maxEffectSeconds * Double(fileRate)), maxBytes: Self.maxEffectBytes)
+      } catch { throw MixerError("\(error)") }
+      let held = effectsByName.values.reduce(0) { $0 + $1.frames * $1.channels * MemoryLayout<Float>.size }
+        + effectsLoading.reduce(0) { $0 + $1.neededBytes }
+      let needed = Self.effectBytes(file, sampleRate: sampleRate)
+      if held + needed > Self.maxEffectBankBytes {
+        throw MixerError("\(path): the loaded effects hold \(held >> 20) MB and this one needs \(needed >> 20) MB; effects may hold at most \(Self.maxEffectBankBytes >> 20) MB in all ('sfx unload' some first)")
+      }
+      return file
+    } catch {
+      throw MixerError("cannot load effect '\(settings.name)': \(error)")
+    }
+  }
+
+  /// What an effect's file holds at the engine rate, in bytes.
+  static func effectBytes(_ file: borrowing SoundFile, sampleRate: Double) -> Int {
+    let fileRate = file.info.sampleRate
+    let frames = min(file.info.frameCount, Int(maxEffectSeconds * Double(fileRate)))
+    return Int(Double(frames) * sampleRate / Double(fileRate)) * min(file.info.channelCount, 2) * MemoryLayout<Float>.size
+  }
+
+  /// Reads the whole file and converts it to the engine rate: the slow part, on any thread (it
+  /// touches nothing but the file and the memory it returns).
+  static func decodeEffect(_ file: borrowing SoundFile, name: String, path: String, sampleRate: Double) throws(MixerError) -> DecodedEffect {
+    let fileRate = file.info.sampleRate
+    let samples: [Float], channels: Int
+    do {
+      (samples, channels) = try file.readAll(maxFrames: Int(maxEffectSeconds * Double(fileRate)), maxBytes: maxEffectBytes)
+    } catch { throw MixerError("cannot load effect '\(name)': \(error)") }
+    var converted = samples
+    if fileRate != Int(sampleRate) {
+      let ratio = sampleRate / Double(fileRate)
+      let inFrames = samples.count / channels
+      var out = [Float](repeating: 0, count: (Int(Double(inFrames) * ratio) + 64) * channels)
+      var produced = 0
+      let error: Int32 = samples.withUnsafeBufferPointer { i in
+        out.withUnsafeMutableBufferPointer { o in
+          var d = SRC_DATA()
+          d.data_in = i.baseAddress
+          d.data_out = o.baseAddress
+          d.input_frames = inFrames
+          d.output_frames = o.count / channels
+          d.src_ratio = ratio
+          let e = src_simple(&d, Int32(SRC_SINC_BEST_QUALITY), Int32(channels))
+          produced = d.output_frames_gen
+          return e
+        }
+      }
+      if error != 0 {
+        throw MixerError("cannot load effect '\(name)': resampling failed: \(String(cString: src_strerror(error)))")
+      }
+      converted = Array(out.prefix(produced * channels))
+    }
+    let frames = converted.count / channels
+    guard frames > 0 else { throw MixerError("cannot load effect '\(name)': \(path) has no audio") }
+    let data = UnsafeMutablePointer<Float>.allocate(capacity: converted.count)
+    converted.withUnsafeBufferPointer { data.initialize(from: $0.baseAddress!, count: converted.count) }
+    return DecodedEffect(data: data, frames: frames, channels: channels)
+  }
+
+  /// Hands a decoded effect to the renderer (command ring) and records it; frees it on failure.
+  private func installEffect(settings: EffectSettings, path: String, slot: Int32, decoded: DecodedEffect) throws(MixerError) {
+    let effect = LoadedEffect(settings: settings, path: path, slot: slot, data: decoded.data, frames: decoded.frames, channels: decoded.channels)
+    do throws(MixerError) {
+      try send(.loadEffect(slot: slot, sample: EffectSample(data: decoded.data, frames: decoded.frames, channels: decoded.channels)))
+    } catch {
+      decoded.data.deallocate()
+      throw error
+    }
+    effectsByName[settings.name] = effect
+    effectOrder.append(settings.name)
+  }
+
   func effect(_ name: String) throws(MixerError) -> LoadedEffect {
     if let e = effectsByName[name] { return e }
+    if effectsLoading.contains(where: { $0.settings.name == name }) {
+      throw MixerError("effect '\(name)' is still loading ('sfx wait \(name)' waits for it)")
+    }
     let known = effectOrder
     if known.isEmpty { throw MixerError("unknown effect '\(name)' (no effects are loaded; 'sfx load NAME PATH')") }
     if let guess = Suggestion.closest(to: name, in: known) {
@@ -151,6 +311,11 @@ extension Mixer {
         isDirty = true
         return
       }
+      if let index = effectsLoading.firstIndex(where: { $0.settings.name == name }) {
+        effectsLoading.remove(at: index).cancel()  // still loading: its thread frees what it made
+        isDirty = true
+        return
+      }
       let e = try effect(name)
       try send(.unloadEffect(slot: e.slot))
       effectsByName[name] = nil
@@ -182,6 +347,7 @@ extension Mixer {
     for e in effectsUnloading { e.data.deallocate() }
     effectsByName.removeAll()
     effectsUnloading.removeAll()
+    cancelEffectLoads()
     effectOrder.removeAll()
   }
 }

@@ -47,6 +47,7 @@ extension Mixer {
       }
       for stem in oldStems { retire(stem) }
       for name in effectOrder { try unloadEffect(name) }
+      cancelEffectLoads()
       offlineEffects = []
       recording = session.recording
       tempoSetting = session.tempo
@@ -205,6 +206,7 @@ extension Mixer {
         retiring.append(stem)
       }
       for name in effectOrder { try unloadEffect(name) }
+      cancelEffectLoads()
       offlineEffects = []
       recording = session.recording
       tempoSetting = session.tempo
@@ -237,6 +239,12 @@ extension Mixer {
       s.effects = effectOrder.compactMap { effectsByName[$0] }.map { e in
         var settings = e.settings
         settings.file = SessionFile.storedPath(forAudioFile: e.path, sessionPath: sessionPath)
+        return settings
+      }
+      // Those still loading are part of the session already.
+      s.effects += effectsLoading.map { job in
+        var settings = job.settings
+        settings.file = SessionFile.storedPath(forAudioFile: job.path, sessionPath: sessionPath)
         return settings
       }
       for effect in offlineEffects.sorted(by: { $0.index < $1.index })

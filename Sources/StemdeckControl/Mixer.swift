@@ -63,6 +63,8 @@ public final class Mixer: @unchecked Sendable {
   var effectsByName: [String: LoadedEffect] = [:]
   var effectOrder: [String] = []
   var effectsUnloading: [LoadedEffect] = []
+  /// Effects decoding on their own threads (`sfx load`), in the order asked for.
+  var effectsLoading: [EffectLoadJob] = []
   var recorder: TakeRecorder?
   var recordPaused = false
   var recordStopping = false
@@ -642,6 +644,7 @@ public final class Mixer: @unchecked Sendable {
         }
       }
       collectRetired()
+      out += finishEffectLoads()
       // The end of the song: every stem that can finish has, and none loops forever. The
       // transport stops there (as a player does); `play` then starts again from the top.
       // Not while a seek is on its way to the renderer: the stems' `finished` flags are the old
@@ -967,6 +970,12 @@ extension Mixer {
           guard let effect = effectsByName[name] else { continue }
           if (try? other.loadEffect(path: effect.path, settings: effect.settings)) == nil {
             other.offlineEffects.append(OfflineEffect(settings: effect.settings, path: effect.path, index: index))
+          }
+        }
+        // Those still loading here load there (at its rate), synchronously.
+        for job in effectsLoading {
+          if (try? other.loadEffect(path: job.path, settings: job.settings)) == nil {
+            other.offlineEffects.append(OfflineEffect(settings: job.settings, path: job.path, index: other.effectOrder.count))
           }
         }
         try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)

@@ -198,6 +198,9 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
   case readFailed(String, String)
   case takeRecorded(String, String, Double, Int)
   case recordingFailed(String, String)
+  /// A background `sfx load` finished (the effect can be fired) or failed (nothing was loaded).
+  case effectLoaded(String)
+  case effectFailed(String, String)
 
   public var description: String {
     switch self {
@@ -210,6 +213,8 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
     case .takeRecorded(let name, let path, let seconds, let dropped):
       return "take '\(name)' recorded: \(NumberFormat.time(seconds)) in \(path), added as a stem" + (dropped > 0 ? " (\(dropped) frames dropped: the disk was too slow)" : "")
     case .recordingFailed(let name, let message): return "recording '\(name)': \(message)"
+    case .effectLoaded(let name): return "effect '\(name)' loaded"
+    case .effectFailed(let name, let message): return "effect '\(name)' failed: \(message)"
     }
   }
 }

@@ -162,7 +162,7 @@ struct RecordingEffectsTests {
     try writeSession(dir.file("s.json"), stems: [SessionStem(name: "bed", file: "bed.wav", loops: -1)])
     let deck = try StemdeckProcess(server: server, session: dir.file("s.json"))
     defer { deck.kill() }
-    try await deck.run("sfx load blip \(dir.file("blip.wav")); sfx out ports; play")
+    try await deck.run("sfx load blip \(dir.file("blip.wav")); sfx wait; sfx out ports; play")
     #expect(await eventually(timeout: 3) { ((try? await server.ports()) ?? []).contains("stemdeck:sfx_L") }, "no sfx ports")
     let capture = try server.startCapture(ports: ["stemdeck:master_L", "stemdeck:sfx_L", "stemdeck:sfx_R"], seconds: 2,
                                           to: dir.file("fx.wav"), hookDir: dir)
@@ -196,7 +196,7 @@ struct RecordingEffectsTests {
     try writeSine(dir.file("blip.wav"), sampleRate: 44100, seconds: 0.3, frequencies: [1000], amplitude: 0.25)
     let deck = try StemdeckProcess(server: server)
     defer { deck.kill() }
-    try await deck.run("sfx load blip \(dir.file("blip.wav"))")
+    try await deck.run("sfx load blip \(dir.file("blip.wav")); sfx wait blip")
     let capture = try server.startCapture(ports: ["stemdeck:master_L", "stemdeck:master_R"], seconds: 2,
                                           to: dir.file("fx.wav"), hookDir: dir)
     try await deck.run("wait 0.5")
@@ -212,5 +212,35 @@ struct RecordingEffectsTests {
     let f = frequency(audio, channel: 0, from: start + 1000, to: start + 10000)
     #expect(abs(f - 1000) < 10, "effect frequency \(f) (converted from 44.1 kHz)")
     #expect(try await deck.finish() == 0)
+  }
+
+  @Test("sfx load decodes in the background: status answers while a 64-channel 768 kHz effect loads, and an event says when it is ready")
+  func effectLoadsInTheBackground() async throws {
+    let dir = try IntegrationTempDir()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    // 2 s of 64 channels at 768 kHz (sparse: silence): read, downmixed and converted to 48 kHz
+    // at best quality, seconds of work that used to freeze the console.
+    try WAV.writeSparse(dir.file("wide.wav"), channels: 64, sampleRate: 768_000, seconds: 2)
+    let deck = try StemdeckProcess(server: server)
+    defer { deck.kill() }
+    let start = deck.lineCount
+    let began = monotonicSeconds()
+    let answer = try await deck.run("sfx load wide \(dir.file("wide.wav"))")
+    #expect(answer.contains("loading effect wide…"), "\(answer)")
+    let statusStart = monotonicSeconds()
+    let status = try await deck.status()
+    let statusSeconds = monotonicSeconds() - statusStart
+    #expect(status["state"] != nil, "no status: \(status)")
+    // The status came back before the effect was loaded: the control thread was not busy decoding.
+    #expect(!deck.lines.dropFirst(start).contains { $0.contains("effect 'wide' loaded") }, "the load finished before status answered\n\(deck.transcript)")
+    #expect(statusSeconds < 1, "status took \(statusSeconds) s during the load")
+    #expect(await deck.waitForLine(containing: "effect 'wide' loaded", from: start, timeout: 120) != nil, "\(deck.transcript)")
+    let loadSeconds = monotonicSeconds() - began
+    #expect(loadSeconds > statusSeconds, "load \(loadSeconds) s, status \(statusSeconds) s")
+    let listed = try await deck.run("sfx")
+    #expect(listed.contains { $0.hasPrefix("wide") && $0.contains("0:02.000") }, "\(listed)")
+    try await deck.run("sfx fire wide")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
   }
 }

@@ -47,7 +47,7 @@ extension ConsoleHarness {
     let h = try withStems()
     try h.folder.write("not audio\n", to: "notes.txt")
     try h.folder.write("", to: "empty.wav")
-    for line in ["vol drums 0.8", "pan bass -0.5", "loops drums 2", "sfx load hit \(h.drums)"] { h.run(line) }
+    for line in ["vol drums 0.8", "pan bass -0.5", "loops drums 2", "sfx load hit \(h.drums); sfx wait"] { h.run(line) }
     h.mixer.markSaved()
     return h
   }
@@ -190,12 +190,12 @@ struct CommandValidationTests {
     Rejection("meters drums --watch now", "error: meters: expected 0 to 2 arguments, got 3 — usage: meters [NAME|master|input|reset] [--watch]"),
     Rejection("watch now", "error: watch: expected 0 arguments, got 1 — usage: watch"),
     // sound effects (the harness has loaded 'hit')
-    Rejection("sfx bogus", "error: sfx: unknown action 'bogus' (load, fire, stop, unload, out)"),
+    Rejection("sfx bogus", "error: sfx: unknown action 'bogus' (load, wait, fire, stop, unload, out)"),
     Rejection("sfx out cue", "error: sfx out must be master or ports (got 'cue')"),
     Rejection("sfx out master ports", "error: usage: sfx out master|ports"),
     Rejection("sfx load hit", "error: usage: sfx load NAME PATH"),
     Rejection("sfx load a b c", "error: usage: sfx load NAME PATH"),
-    Rejection("sfx load a b c d", "error: sfx: expected 0 to 4 arguments, got 5 — usage: sfx [load NAME PATH | fire NAME [VOL] [PAN] | stop NAME|all | unload NAME | out master|ports]"),
+    Rejection("sfx load a b c d", "error: sfx: expected 0 to 4 arguments, got 5 — usage: sfx [load NAME PATH | wait [NAME] | fire NAME [VOL] [PAN] | stop NAME|all | unload NAME | out master|ports]"),
     Rejection("sfx load hit {DRUMS}", "error: an effect named 'hit' is already loaded ('sfx unload hit' first)"),
     Rejection("sfx load all {DRUMS}", "error: the effect name \"all\" is reserved (it means every effect in console commands); choose another name"),
     Rejection("sfx load ALL {DRUMS}", "error: the effect name \"ALL\" is reserved (it means every effect in console commands); choose another name"),
@@ -365,7 +365,7 @@ struct CommandValidationTests {
     Acceptance("sfx play hit -6dB -0.5") { _, _ in },
     Acceptance("sfx stop hit; sfx stop all") { _, _ in },
     Acceptance("sfx unload hit", ["unloaded effect hit"]) { s, _ in s.effects = []; s.isDirty = true },
-    Acceptance("sfx load boom {DRUMS}", ["loaded effect boom"]) { s, _ in s.effects.append("boom"); s.isDirty = true },
+    Acceptance("sfx load boom {DRUMS}; sfx wait", ["loading effect boom…", "effect 'boom' loaded"]) { s, _ in s.effects.append("boom"); s.isDirty = true },
     Acceptance("record status", ["not recording"]) { _, _ in },
     Acceptance("meters input", ["input        L peak   -inf avg   -inf hold   -inf clips 0 | R peak   -inf avg   -inf hold   -inf clips 0"]) { _, _ in },
     Acceptance("autosave off") { s, _ in s.autosaveInterval = 0 },
@@ -483,7 +483,7 @@ struct CommandValidationTests {
     #expect(result.output.first?.hasPrefix("error: cannot load effect 'long': \(long): too long") == true, "\(result.output)")
     #expect(h.mixer.effectStatuses().isEmpty)
     let ok = try h.folder.wav("short.wav", channels: 1, sampleRate: 8000, seconds: 59)
-    #expect(h.run("sfx load short \(ok)") == (true, ["loaded effect short"]))
+    #expect(h.run("sfx load short \(ok); sfx wait short") == (true, ["loading effect short…", "effect 'short' loaded"]))
   }
 
   @Test("every alias runs its command", arguments: CommandTable.all.flatMap { spec in spec.aliases.map { (spec.name, $0) } })

@@ -24,6 +24,8 @@ struct EventGateTests {
       ("paused: the master outputs lost their last connection (autoPauseOnDisconnect is on)", .transport),
       ("take 'take1' recorded: 0:02.000 in /tmp/t.wav, added as a stem", .record),
       ("recording 'take1': disk full", .record),
+      ("effect 'hit' loaded", .other),
+      ("effect 'hit' failed: cannot load effect 'hit': /tmp/hit.wav: could read only 10 of 48000 frames (truncated or corrupt)", .other),
     ]
     for (line, expected) in cases { #expect(EventGate.classify(line) == expected, "\(line)") }
   }
