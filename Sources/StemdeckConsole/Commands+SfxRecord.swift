@@ -49,6 +49,10 @@ extension CommandTable {
         guard (1...3).contains(rest.count) else { throw CommandError("usage: sfx fire NAME [VOL] [PAN]") }
         let vol = rest.count > 1 ? try ValueParser.volume(rest[1]) : nil
         let pan = rest.count > 2 ? try ValueParser.number(rest[2], "pan") : nil
+        // A script written when `sfx load` finished before answering (`sfx load k …; sfx fire k`)
+        // still works: outside the REPL, firing an effect that is still loading waits for it.
+        // At the REPL it is a clear error instead (a person is not kept waiting by a key).
+        if !c.interactive && c.mixer.effectsStillLoading.contains(rest[0]) { try c.waitForEffects(rest[0]) }
         try c.mixerCall { () throws(MixerError) in try c.mixer.fireEffect(rest[0], volume: vol, pan: pan) }
       case "stop":
         guard rest.count == 1 else { throw CommandError("usage: sfx stop NAME|all") }

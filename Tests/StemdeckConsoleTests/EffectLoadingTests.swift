@@ -16,10 +16,11 @@ import Testing
     return h
   }
 
-  @Test("sfx load answers at once; firing it before it is loaded is a clear error; sfx wait waits and reports the event")
+  @Test("sfx load answers at once; at the REPL firing it before it is loaded is a clear error; sfx wait waits and reports the event")
   func fireWhileLoading() throws {
     let h = try Self.withWideEffect()
     defer { h.shutdown() }
+    h.console.interactive = true
     let wide = h.folder.file("wide.wav")
     let first = h.run("sfx load wide \(wide); sfx fire wide; sfx load wide \(wide)")
     #expect(!first.ok)
@@ -67,5 +68,15 @@ import Testing
     #expect(h.mixer.effectStatuses().isEmpty)
     #expect(h.mixer.effectsStillLoading.isEmpty)
     #expect(h.run("sfx fire wide").output == ["error: unknown effect 'wide' (no effects are loaded; 'sfx load NAME PATH')"])
+  }
+
+  @Test("in a script, firing an effect that is still loading waits for it (scripts that load then fire keep working)")
+  func scriptFireWaits() throws {
+    let h = try Self.withWideEffect()
+    defer { h.shutdown() }
+    let wide = h.folder.file("wide.wav")
+    let run = h.run("sfx load wide \(wide); sfx fire wide")
+    #expect(run == (true, ["loading effect wide…", "effect 'wide' loaded"]), "\(run)")
+    #expect(h.mixer.effectStatuses().map(\.settings.name) == ["wide"])
   }
 }
