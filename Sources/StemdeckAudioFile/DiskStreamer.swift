@@ -284,7 +284,12 @@ public final class DiskStream: @unchecked Sendable {
 /// 32 stems on a 2-core machine, taken from the same cores the JACK thread runs on.) The list is guarded by a mutex shared only with the control thread (never with the
 /// realtime thread) and held only to copy it, never across a read.
 public final class DiskStreamer: @unchecked Sendable {
-  let streams = Mutex<[DiskStream]>([])
+  /// The streams, guarded by `listLock`. A pthread mutex (NSLock), not Synchronization's `Mutex`:
+  /// on Linux that one is built on raw futexes, which ThreadSanitizer cannot see, so it reported
+  /// every new stream's fields (written by the control thread before `add`) as raced by the
+  /// worker that first serviced it. The ordering was real; only the checker was blind to it.
+  private var list: [DiskStream] = []
+  private let listLock = NSLock()
   /// Threads in the pool (when started).
   public let workerCount: Int
   let running = Atomic<Bool>(false)
@@ -303,13 +308,15 @@ public final class DiskStreamer: @unchecked Sendable {
   }
 
   public func add(_ stream: DiskStream) {
-    streams.withLock { $0.append(stream) }
+    listLock.lock()
+    list.append(stream)
+    listLock.unlock()
   }
 
   /// Removes a stream and waits until no worker is servicing it (a slice of a read at most, or
   /// as long as a stalled read takes). After this returns no worker touches it again.
   public func remove(_ stream: DiskStream) {
-    streams.withLock { $0.removeAll { $0 === stream } }
+    drop(stream)
     while !stream.tryClaim() { usleep(500) }
   }
 
@@ -317,8 +324,20 @@ public final class DiskStreamer: @unchecked Sendable {
   /// again), false when one is still in the middle of it (call again later; it is already off the
   /// list, so this settles as soon as that worker lets go).
   public func tryRemove(_ stream: DiskStream) -> Bool {
-    streams.withLock { $0.removeAll { $0 === stream } }
+    drop(stream)
     return stream.tryClaim()
+  }
+
+  private func drop(_ stream: DiskStream) {
+    listLock.lock()
+    list.removeAll { $0 === stream }
+    listLock.unlock()
+  }
+
+  private func snapshot() -> [DiskStream] {
+    listLock.lock()
+    defer { listLock.unlock() }
+    return list
   }
 
   /// One pass over all streams on the calling thread; returns frames written. Called directly by
@@ -331,7 +350,7 @@ public final class DiskStreamer: @unchecked Sendable {
   /// One pass over the list from `first`: services every stream no other worker holds.
   func pass(startingAt first: Int, keepGoing: () -> Bool) -> Int {
     passes.add(1, ordering: .relaxed)
-    let list = streams.withLock { $0 }
+    let list = snapshot()
     guard !list.isEmpty else { return 0 }
     var total = 0
     let offset = first % list.count
