@@ -68,7 +68,7 @@ let package = Package(
                 dependencies: ["StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine", "StemdeckTestSupport"]),
     .testTarget(name: "StemdeckConsoleTests",
                 dependencies: ["StemdeckConsole", "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckEngine", "CEditLine",
-                               "StemdeckTestSupport"]),
+                               "StemdeckAudioFile", "StemdeckTestSupport"]),
     .testTarget(name: "IntegrationTests", dependencies: ["StemdeckAudioFile", "StemdeckTestSupport"]),
     .testTarget(name: "StemdeckSessionTests", dependencies: ["StemdeckSession", "StemdeckTestSupport"]),
   ],

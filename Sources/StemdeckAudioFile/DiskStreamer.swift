@@ -44,6 +44,12 @@ public final class DiskStream: @unchecked Sendable {
   static let foldFrames = 4096
   /// How a file of more than two channels becomes stereo.
   let downmix: StereoDownmix
+  /// Samples written to the ring so far (the producer's counter), published after each slice:
+  /// with the ring's capacity and the renderer's read counter it tells how full the ring is
+  /// (diagnostics, and tests that must start with full rings).
+  public let samplesWritten = Atomic<Int>(0)
+  /// The ring's capacity in samples.
+  public let ringCapacity: Int
   /// Why reading failed: written once by the worker before it publishes `readFailed`.
   var failureMessage: String?
   /// Why reading failed, or nil. Safe from any thread: the message is read only after the
@@ -60,6 +66,7 @@ public final class DiskStream: @unchecked Sendable {
     foldBuffer = .allocate(capacity: Self.foldFrames * max(channels, 1))
     downmix = StereoDownmix(channels: channels, layout: file.info.layout)
     shortBuffer = .allocate(capacity: Self.foldFrames * max(channels, 1))
+    ringCapacity = producer.capacity
     self.file = file
     self.producer = producer
     self.shared = shared
@@ -172,6 +179,7 @@ public final class DiskStream: @unchecked Sendable {
       filePosition += got
       written += got
     }
+    samplesWritten.store(producer.writeCounter, ordering: .releasing)
     return written
   }
 

@@ -3,52 +3,140 @@ import CSndFile
 import Glibc
 #endif
 
-/// Output file formats, chosen from the file extension.
+/// Output file formats: the container comes from the file extension (`forPath`), the sample
+/// format from `render --format` (`named`) or the container's default.
 public enum OutputFormat: String, Sendable, CaseIterable {
-  case wavFloat = "wav"       // 32-bit float WAV (the default)
+  case wavFloat = "wav"       // 32-bit float WAV (the default for .wav)
   case wav16 = "wav16"        // 16-bit PCM WAV
   case wav24 = "wav24"
+  case wav32 = "wav32"        // 32-bit integer PCM WAV
+  case flac16 = "flac16"
   case flac = "flac"          // 24-bit FLAC
+  case aiff16 = "aiff16"
   case aiff = "aiff"          // 24-bit AIFF
+  case vorbis = "vorbis"      // Ogg Vorbis (lossy; .ogg, .oga)
+  case opus = "opus"          // Ogg Opus (lossy; .opus; 8, 12, 16, 24 or 48 kHz only)
 
   var sndfileFormat: Int32 {
     switch self {
     case .wavFloat: return Int32(SF_FORMAT_WAV) | Int32(SF_FORMAT_FLOAT)
     case .wav16: return Int32(SF_FORMAT_WAV) | Int32(SF_FORMAT_PCM_16)
     case .wav24: return Int32(SF_FORMAT_WAV) | Int32(SF_FORMAT_PCM_24)
+    case .wav32: return Int32(SF_FORMAT_WAV) | Int32(SF_FORMAT_PCM_32)
+    case .flac16: return Int32(SF_FORMAT_FLAC) | Int32(SF_FORMAT_PCM_16)
     case .flac: return Int32(SF_FORMAT_FLAC) | Int32(SF_FORMAT_PCM_24)
+    case .aiff16: return Int32(SF_FORMAT_AIFF) | Int32(SF_FORMAT_PCM_16)
     case .aiff: return Int32(SF_FORMAT_AIFF) | Int32(SF_FORMAT_PCM_24)
+    case .vorbis: return Int32(SF_FORMAT_OGG) | Int32(SF_FORMAT_VORBIS)
+    case .opus: return Int32(SF_FORMAT_OGG) | Int32(SF_FORMAT_OPUS)
     }
   }
 
-  /// Bits per sample of an integer format (nil: 32-bit float).
+  /// Bits per sample of an integer format (nil: 32-bit float, or a lossy codec).
   public var integerBits: Int? {
     switch self {
-    case .wavFloat: return nil
-    case .wav16: return 16
+    case .wavFloat, .vorbis, .opus: return nil
+    case .wav16, .flac16, .aiff16: return 16
     case .wav24, .flac, .aiff: return 24
+    case .wav32: return 32
     }
   }
 
-  /// The format for a path's extension (wav, flac, aif/aiff), or nil. The extension is what
-  /// follows the last dot of the file name, after something else (`wav` or `.wav` alone has none).
+  /// True for the lossy codecs (Vorbis, Opus): no dither, and their files only approximate the mix.
+  public var isLossy: Bool { self == .vorbis || self == .opus }
+
+  /// The container, as the extensions that name it: "wav", "flac", "aiff", "ogg", "opus".
+  public var container: String {
+    switch self {
+    case .wavFloat, .wav16, .wav24, .wav32: return "wav"
+    case .flac16, .flac: return "flac"
+    case .aiff16, .aiff: return "aiff"
+    case .vorbis: return "ogg"
+    case .opus: return "opus"
+    }
+  }
+
+  /// What a person reads: "24-bit FLAC", "32-bit float WAV", "Ogg Vorbis".
+  public var description: String {
+    switch self {
+    case .wavFloat: return "32-bit float WAV"
+    case .vorbis: return "Ogg Vorbis"
+    case .opus: return "Ogg Opus"
+    default: return "\(integerBits!)-bit \(container == "wav" ? "WAV" : container == "flac" ? "FLAC" : "AIFF")"
+    }
+  }
+
+  /// The `--format` names, as the help lists them.
+  public static let formatNames: [(name: String, format: OutputFormat)] = [
+    ("wav16", .wav16), ("wav24", .wav24), ("wav32", .wav32), ("float", .wavFloat),
+    ("flac16", .flac16), ("flac24", .flac), ("aiff16", .aiff16), ("aiff24", .aiff),
+    ("vorbis", .vorbis), ("opus", .opus),
+  ]
+
+  /// The format for a `--format` name (case-insensitive; "wav" and "wavf" are the float WAV,
+  /// "flac" and "aiff" their 24-bit default, "ogg" Vorbis), or nil.
+  public static func named(_ name: String) -> OutputFormat? {
+    switch name.lowercased() {
+    case "wav", "wavf", "float", "wav-float", "f32": return .wavFloat
+    case "flac", "flac24": return .flac
+    case "aiff", "aif", "aiff24": return .aiff
+    case "ogg", "oga", "vorbis": return .vorbis
+    default: return formatNames.first { $0.name == name.lowercased() }?.format
+    }
+  }
+
+  /// The format for a path's extension (wav, flac, aif/aiff, ogg/oga, opus), or nil. The
+  /// extension is what follows the last dot of the file name, after something else (`wav` or
+  /// `.wav` alone has none).
   public static func forPath(_ path: String) -> OutputFormat? {
-    let name = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-    guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
-    let ext = name[name.index(after: dot)...].lowercased()
+    guard let ext = fileExtension(path) else { return nil }
     switch ext {
     case "wav": return .wavFloat
     case "flac": return .flac
     case "aif", "aiff": return .aiff
+    case "ogg", "oga": return .vorbis
+    case "opus": return .opus
     default: return nil
     }
+  }
+
+  /// The lowercased extension of a path's file name, or nil when it has none.
+  public static func fileExtension(_ path: String) -> String? {
+    let name = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+    guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+    let ext = name[name.index(after: dot)...].lowercased()
+    return ext.isEmpty ? nil : ext
+  }
+
+  /// The format for `path` written as `format` (a `--format` choice) when given: the choice must
+  /// fit the file's container (flac16 into .flac, not into .wav); a path with no known extension
+  /// takes the choice as it is. Throws a message naming what is allowed.
+  public static func resolve(path: String, format: OutputFormat?) throws(SoundFileError) -> OutputFormat {
+    let byName = forPath(path)
+    let known = "a .wav, .flac, .aiff, .ogg or .opus file name"
+    guard let format else {
+      guard let byName else {
+        let ext = fileExtension(path).map { "'.\($0)'" } ?? "no extension"
+        throw SoundFileError(path: path, reason: "unknown output format (\(ext)): use \(known), or --format")
+      }
+      return byName
+    }
+    if let byName, byName.container != format.container {
+      throw SoundFileError(path: path, reason: "--format \(format.rawValue) writes \(format.description), which does not go in a .\(fileExtension(path)!) file (use a .\(format.container) file name)")
+    }
+    return format
   }
 }
 
 /// Owns one libsndfile handle open for writing. Move-only; closed (and the header finalized)
 /// on `close()` or deinit.
 public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
-  let handle: OpaquePointer
+  /// The open handle; nil once `finish()` closed it.
+  let slot: UnsafeMutablePointer<OpaquePointer?>
+  /// Ogg (Vorbis, Opus): its last pages are written by `sf_close` only, and libsndfile 1.2's
+  /// `SFC_UPDATE_HEADER_NOW` cuts a Vorbis stream short (1.36 s of 2 s read back), so it is
+  /// never sent to one.
+  let isOgg: Bool
   /// The descriptor opened here for an exclusive file (libsndfile does not own it), or -1.
   let descriptor: Int32
   public let path: String
@@ -94,19 +182,23 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
     }
     // Float data written to integer formats is clipped rather than wrapped.
     sf_command(h, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
-    handle = h
+    slot = .allocate(capacity: 1)
+    slot.initialize(to: h)
+    isOgg = format.container == "ogg" || format.container == "opus"
     descriptor = fd
     self.path = path
     self.channelCount = channelCount
   }
 
   deinit {
-    sf_close(handle)
+    if let h = slot.pointee { sf_close(h) }
+    slot.deallocate()
     if descriptor >= 0 { close(descriptor) }
   }
 
   /// Writes interleaved frames. The corresponding C function is `sf_writef_float`.
   public func write(_ frames: UnsafePointer<Float>, frameCount: Int) throws(SoundFileError) {
+    guard let handle = slot.pointee else { throw SoundFileError(path: path, reason: "write failed: the file was already finished") }
     errno = 0
     let written = sf_writef_float(handle, frames, sf_count_t(frameCount))
     if written != sf_count_t(frameCount) {
@@ -117,18 +209,25 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
   /// libsndfile's reason, with the OS's (e.g. "File too large", "No space left on device") when
   /// the system call behind it set errno.
   func failureReason(_ code: Int32) -> String {
-    let library = String(cString: sf_strerror(handle))
+    let library = String(cString: sf_strerror(slot.pointee))
     return code == 0 ? library : "\(String(cString: strerror(code))) (\(library))"
   }
 
-  /// Finishes the file: writes the final header, flushes it and, for a file created
-  /// `exclusive`ly, makes it durable (fsync). Throws if any of that fails (disk full, size limit).
+  /// Finishes the file: writes the final header, closes it (`sf_close`, which writes an Ogg
+  /// stream's last pages) and, for a file created `exclusive`ly, makes it durable (fsync).
+  /// Throws if any of that fails (disk full, size limit). Nothing can be written after it.
   public func finish() throws(SoundFileError) {
+    guard let handle = slot.pointee else { return }
     errno = 0
-    sf_command(handle, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
+    if !isOgg { sf_command(handle, Int32(SFC_UPDATE_HEADER_NOW), nil, 0) }
     sf_write_sync(handle)
     if sf_error(handle) != 0 {
       throw SoundFileError(path: path, reason: "cannot finish the file: \(failureReason(errno))")
+    }
+    errno = 0
+    slot.pointee = nil
+    if sf_close(handle) != 0 {
+      throw SoundFileError(path: path, reason: "cannot finish the file: \(errno != 0 ? String(cString: strerror(errno)) : "libsndfile could not close it")")
     }
     if descriptor >= 0 && fsync(descriptor) != 0 {
       throw SoundFileError(path: path, reason: "cannot flush the file to disk: \(String(cString: strerror(errno)))")
@@ -138,7 +237,8 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
   /// Updates the header so the file is valid up to what was written (`SFC_UPDATE_HEADER_NOW`),
   /// and flushes to the OS.
   public func flush() {
-    sf_command(handle, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
+    guard let handle = slot.pointee else { return }
+    if !isOgg { sf_command(handle, Int32(SFC_UPDATE_HEADER_NOW), nil, 0) }
     sf_write_sync(handle)
   }
 }

@@ -1,5 +1,6 @@
 import CEditLine
 import Foundation
+import StemdeckAudioFile
 import StemdeckControl
 import StemdeckEngine
 import StemdeckJack
@@ -35,6 +36,10 @@ public struct Arguments: Equatable, Sendable {
   public var truePeak: Double?
   /// `render --stems DIR`: every stem to its own file in DIR as well.
   public var stems: String?
+  /// `render --format NAME`: the sample format (nil: the output extension's default).
+  public var format: OutputFormat?
+  /// `render`/`analyze --quiet`: no progress bar.
+  public var quiet = false
   /// `--control PATH`: the control socket's path (nil: the default, `ControlServer.defaultPath`;
   /// `ctl` finds it from `--name` and `--server`).
   public var control: String?
@@ -85,6 +90,13 @@ public struct Arguments: Equatable, Sendable {
         }
       case "--dither": a.dither = true
       case "--stems": a.stems = try value(arg)
+      case "--quiet", "-q": a.quiet = true
+      case "--format", "-f":
+        let v = try value(arg)
+        guard let f = OutputFormat.named(v) else {
+          throw CommandError("--format must be one of \(OutputFormat.formatNames.map(\.name).joined(separator: ", ")) (got '\(ValueParser.printable(v))')")
+        }
+        a.format = f
       case "--normalize": a.normalize = try level(try value(arg), flag: arg, units: ["lufs", "lkfs"], example: "-14LUFS",
                                                   range: OfflineRenderer.Normalize.targetRange, unit: "LUFS")
       case "--true-peak": a.truePeak = try level(try value(arg), flag: arg, units: ["dbtp"], example: "-1dBTP",
@@ -111,7 +123,7 @@ public struct Arguments: Equatable, Sendable {
     if a.control != nil && a.noControl { throw CommandError("--control PATH and --no-control contradict each other: give one") }
     if a.mode == .render {
       guard a.session != nil else { throw CommandError("render: which session? usage: stemdeck render SESSION --output FILE") }
-      guard a.output != nil else { throw CommandError("render: --output FILE is required (.wav, .flac or .aiff)") }
+      guard a.output != nil else { throw CommandError("render: --output FILE is required (.wav, .flac, .aiff, .ogg or .opus)") }
       if a.truePeak != nil && a.normalize == nil {
         throw CommandError("--true-peak is the ceiling of a normalised render: give --normalize LUFS with it (e.g. --normalize -14LUFS --true-peak -1dBTP)")
       }
@@ -120,6 +132,10 @@ public struct Arguments: Equatable, Sendable {
       guard a.session != nil else { throw CommandError("analyze: which session? usage: stemdeck analyze SESSION [--from TIME] [--duration SECONDS]") }
       if a.output != nil { throw CommandError("analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)") }
       if a.dither != nil { throw CommandError("analyze writes no file, so it takes no --dither (it measures the mix before any rounding)") }
+      if a.format != nil { throw CommandError("analyze writes no file, so it takes no --format") }
+    }
+    if a.mode != .render && a.mode != .analyze && a.quiet {
+      throw CommandError("--quiet is a render and analyze option (it hides their progress bar)")
     }
     if a.mode != .render {
       for (flag, given) in [("--normalize", a.normalize != nil), ("--true-peak", a.truePeak != nil), ("--stems", a.stems != nil)] where given {
@@ -150,9 +166,9 @@ public struct Arguments: Equatable, Sendable {
 
     usage:
       stemdeck [SESSION] [options]          open SESSION live (interactive on a terminal, script mode otherwise)
-      stemdeck render SESSION --output FILE [--from TIME] [--duration SECONDS] [--sample-rate HZ] [--dither]
-                     [--normalize LUFS [--true-peak DBTP]] [--stems DIR]
-      stemdeck analyze SESSION [--from TIME] [--duration SECONDS] [--sample-rate HZ]
+      stemdeck render SESSION --output FILE [--format NAME] [--from TIME] [--duration SECONDS] [--sample-rate HZ]
+                     [--dither] [--normalize LUFS [--true-peak DBTP]] [--stems DIR] [--quiet]
+      stemdeck analyze SESSION [--from TIME] [--duration SECONDS] [--sample-rate HZ] [--quiet]
                                             print the master's loudness (EBU R 128) without writing a file
       stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'
                                             run commands in a running stemdeck through its control socket
@@ -175,13 +191,18 @@ public struct Arguments: Equatable, Sendable {
       --no-control             no control socket
 
     render options:
-      --output FILE, -o FILE   .wav (32-bit float), .flac or .aiff (24-bit)
+      --output FILE, -o FILE   .wav (32-bit float), .flac or .aiff (24-bit), .ogg (Vorbis) or .opus
+      --format NAME, -f NAME   the sample format: wav16, wav24, wav32, float (WAV); flac16, flac24;
+                               aiff16, aiff24; vorbis; opus (8, 12, 16, 24 or 48 kHz). It must fit
+                               the file name's extension; a name without one takes it as it is
       --from TIME              start at this transport time (90, 1:30, or 'start'; default: the
                                position saved in the session)
       --duration SECONDS       default: to the end of the longest finite stem (required if a stem
                                loops forever)
       --sample-rate HZ         default: 48000
-      --dither                 TPDF dither (±1 LSB) before rounding to 24 bits (.flac, .aiff); default off
+      --dither                 TPDF dither (±1 LSB) before rounding to 24 or 32 bits (on by
+                               default for 16 bits; lossy and float outputs take none)
+      --quiet, -q              no progress bar (it shows only on a terminal, after the first second)
       --normalize LUFS         two passes: measure, then render with the gain that brings the
                                integrated loudness to LUFS (-60 to 0, e.g. -14LUFS)
       --true-peak DBTP         with --normalize: lower the gain if needed so that the true peak
@@ -244,16 +265,11 @@ func runRender(_ a: Arguments) -> Int32 {
     printError("error: \(error.naming(a.session!, for: sessionPath))")
     return 1
   }
-  let showProgress = isatty(2) != 0
+  let bar = RenderProgress(enabled: isatty(2) != 0 && !a.quiet)
   do {
-    let progress: (Double) -> Void = { fraction in
-      guard showProgress else { return }
-      let width = 40
-      let filled = Int(fraction * Double(width))
-      printErrorNoNewline("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(Int(fraction * 100))%")
-    }
+    let progress: (Double) -> Void = { bar.update($0) }
     let warning: (OfflineRenderer.MutedStem) -> Void = { muted in
-      if showProgress { printErrorNoNewline("\r\u{1B}[K") }
+      bar.clear()
       printError("warning: \(muted.message)")
     }
     let cancelled = { interruptRequests.load(ordering: .relaxed) != 0 }
@@ -262,7 +278,7 @@ func runRender(_ a: Arguments) -> Int32 {
       summary = try OfflineRenderer.analyze(
         session: session, sessionPath: sessionPath, duration: a.duration, from: a.from, sampleRate: a.sampleRate,
         progress: progress, warning: warning, cancelled: cancelled)
-      if showProgress { printErrorNoNewline("\r\u{1B}[K") }
+      bar.clear()
       writeOut("analyzed \(a.session!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
         + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
     } else {
@@ -270,9 +286,9 @@ func runRender(_ a: Arguments) -> Int32 {
         session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
         from: a.from, sampleRate: a.sampleRate, dither: a.dither,
         normalize: a.normalize.map { OfflineRenderer.Normalize(target: $0, truePeakCeiling: a.truePeak) },
-        stemsFolder: a.stems,
+        stemsFolder: a.stems, format: a.format,
         progress: progress, warning: warning, cancelled: cancelled)
-      if showProgress { printErrorNoNewline("\r\u{1B}[K") }
+      bar.clear()
       writeOut("rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
         + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
       if let folder = a.stems {
@@ -301,7 +317,7 @@ func runRender(_ a: Arguments) -> Int32 {
     // The file is complete, but not the mix asked for: a stem had to be muted (see the warnings).
     return summary.mutedStems.isEmpty ? 0 : renderMutedStatus
   } catch {
-    if showProgress { printErrorNoNewline("\r\u{1B}[K") }
+    bar.clear()
     printError("error: \(error.message.replacingOccurrences(of: sessionPath, with: a.session!))")
     return interruptRequests.load(ordering: .relaxed) != 0 ? 130 : 1
   }

@@ -83,22 +83,35 @@ public enum OfflineRenderer {
     session: Session, sessionPath: String, outputPath: String, duration: Double?,
     from: Double? = nil, sampleRate: Int = 48000, blockFrames: Int = 1024,
     dither: Bool? = nil, normalize: Normalize? = nil, stemsFolder: String? = nil,
+    format chosen: OutputFormat? = nil,
     progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
     cancelled: (() -> Bool)? = nil
   ) throws(MixerError) -> Summary {
-    guard let format = OutputFormat.forPath(outputPath) else {
-      throw MixerError("\(printableText(outputPath)): unknown output format (use a .wav, .flac or .aiff file name)")
+    let format: OutputFormat
+    do throws(SoundFileError) { format = try OutputFormat.resolve(path: outputPath, format: chosen) } catch {
+      throw MixerError("\(printableText(outputPath)): \(error.reason)")
+    }
+    if dither == true && format.isLossy {
+      throw MixerError("--dither is for integer outputs; \(printableText(outputPath)) is \(format.description), a lossy codec that takes the float mix as it is")
     }
     if dither == true && format.integerBits == nil {
       throw MixerError("--dither is for integer outputs (.flac, .aiff: 24-bit); \(printableText(outputPath)) is 32-bit float WAV, which needs none")
     }
+    if format == .opus && ![8000, 12000, 16000, 24000, 48000].contains(sampleRate) {
+      throw MixerError("\(printableText(outputPath)): Opus files are 8000, 12000, 16000, 24000 or 48000 Hz, not \(sampleRate) Hz: render with --sample-rate 48000, or to another format")
+    }
+    if dither == true && format.integerBits == 32 {
+      throw MixerError("--dither is for 16- and 24-bit outputs; \(printableText(outputPath)) is \(format.description), which holds every float sample of the mix exactly")
+    }
     if let normalize { try check(normalize) }
-    // TPDF dither: on by default for 16-bit output, on request for 24-bit (as mastering tools do).
+    // TPDF dither: on by default for 16-bit output, on request for 24-bit (as mastering tools do);
+    // a 32-bit integer file holds the float mix's 24-bit mantissa exactly, so it needs none.
     var ditherer = format.integerBits.flatMap { bits in (dither ?? (bits <= 16)) ? TPDFDither(bits: bits) : nil }
     try checkOutput(outputPath, session: session, sessionPath: sessionPath)
     var stemPaths: [String] = []
     if let stemsFolder {
-      stemPaths = try checkStemsFolder(stemsFolder, outputPath: outputPath, session: session, sessionPath: sessionPath)
+      stemPaths = try checkStemsFolder(stemsFolder, outputPath: outputPath, extension: OutputFormat.fileExtension(outputPath) ?? format.container,
+                                       session: session, sessionPath: sessionPath)
     }
 
     // First pass of a normalised render: measure the mix as it is (nothing written).
@@ -363,7 +376,7 @@ public enum OfflineRenderer {
 
   /// The stem files' paths (`FOLDER/NAME.EXT`, the output's extension), each checked as an output
   /// is; the folder is made when missing (its parent must exist).
-  static func checkStemsFolder(_ folder: String, outputPath: String, session: Session, sessionPath: String) throws(MixerError) -> [String] {
+  static func checkStemsFolder(_ folder: String, outputPath: String, extension ext: String, session: Session, sessionPath: String) throws(MixerError) -> [String] {
     let shown = printableText(folder)
     var info = stat()
     if stat(folder, &info) != 0 {
@@ -374,7 +387,6 @@ public enum OfflineRenderer {
       throw MixerError("--stems \(shown): is not a folder; give a folder for the stem files")
     }
     guard !session.stems.isEmpty else { throw MixerError("\(sessionPath): the session has no stems to render") }
-    let ext = outputPath.split(separator: ".").last.map(String.init) ?? "wav"
     let base = folder.hasSuffix("/") ? folder : folder + "/"
     var paths: [String] = []
     for stem in session.stems {

@@ -334,8 +334,8 @@ struct HostileRenderTests {
     let cases: [([String], String)] = [
       (["--output", "pipe.wav"], "error: pipe.wav: is a FIFO (named pipe), not a regular file; a render writes only to a regular file or a new name"),
       (["--output", "dir.wav"], "error: dir.wav: is a folder; give a file name for the render"),
-      (["--output", "wav"], "error: wav: unknown output format (use a .wav, .flac or .aiff file name)"),
-      (["--output", ".wav"], "error: .wav: unknown output format (use a .wav, .flac or .aiff file name)"),
+      (["--output", "wav"], "error: wav: unknown output format (no extension): use a .wav, .flac, .aiff, .ogg or .opus file name, or --format"),
+      (["--output", ".wav"], "error: .wav: unknown output format (no extension): use a .wav, .flac, .aiff, .ogg or .opus file name, or --format"),
       (["--output", "x.wav", "--duration", "0.00001"], "error: --duration 1e-05 is shorter than one sample at 48000 Hz"),
     ]
     for (arguments, message) in cases {

@@ -111,7 +111,7 @@ struct ScriptModeTests {
      { $0.replacingOccurrences(of: #""loops" : 0"#, with: #""loops" : -1"#) },
      ["error: song.json: a stem loops forever (loops -1), so the render needs --duration SECONDS"]),
     ("unknown output format", ["render", "song.json", "-o", "out.mp3"], { $0 },
-     ["error: out.mp3: unknown output format (use a .wav, .flac or .aiff file name)"]),
+     ["error: out.mp3: unknown output format ('.mp3'): use a .wav, .flac, .aiff, .ogg or .opus file name, or --format"]),
     ("zero duration", ["render", "song.json", "-o", "out.wav", "--duration", "0"], { $0 },
      ["error: --duration must be a number of seconds above 0 and at most 86400 (got 0)"]),
     ("bad sample rate", ["render", "song.json", "-o", "out.wav", "-r", "1000"], { $0 },
@@ -208,7 +208,7 @@ struct ScriptModeTests {
     #expect(help.status == 0)
     #expect(help.stderr == [])
     #expect(help.stdout.first == "stemdeck — a multi-track stem mixer console for JACK")
-    #expect(help.stdout.contains("  stemdeck render SESSION --output FILE [--from TIME] [--duration SECONDS] [--sample-rate HZ] [--dither]"))
+    #expect(help.stdout.contains("  stemdeck render SESSION --output FILE [--format NAME] [--from TIME] [--duration SECONDS] [--sample-rate HZ]"))
     #expect(help.stdout.last == "Type 'help' inside stemdeck for its commands.")
     #expect(try runBinary(["-h"], in: folder).stdout == help.stdout)
     let version = try runBinary(["--version"], in: folder)
@@ -218,7 +218,7 @@ struct ScriptModeTests {
 
   static let usageErrors: [([String], String)] = [
     (["--frobnicate"], "error: unknown option '--frobnicate' (see stemdeck --help)"),
-    (["render", "song.json"], "error: render: --output FILE is required (.wav, .flac or .aiff)"),
+    (["render", "song.json"], "error: render: --output FILE is required (.wav, .flac, .aiff, .ogg or .opus)"),
     (["render"], "error: render: which session? usage: stemdeck render SESSION --output FILE"),
     (["a.json", "b.json"], "error: more than one session file given ('a.json' and 'b.json')"),
     (["--server"], "error: --server needs a value (see stemdeck --help)"),
