@@ -376,7 +376,12 @@ func runLive(_ a: Arguments) -> Int32 {
   options.startServer = a.startServer
   let driver: JackDriver
   do {
-    driver = try JackDriver(options: options) { rate in Mixer(sampleRate: rate) }
+    driver = try JackDriver(options: options) { rate in
+      let mixer = Mixer(sampleRate: rate)
+      // The master's live loudness (`meters master`); a meter that cannot start leaves it out.
+      try? mixer.startLoudnessMeter()
+      return mixer
+    }
   } catch {
     printError("error: \(error)")
     return 1

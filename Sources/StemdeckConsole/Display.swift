@@ -225,7 +225,10 @@ enum Display {
 
   static func meters(_ c: Console, only: String?, width: Int? = nil) -> [String] {
     var lines: [String] = []
-    if only == nil || only == "master" { lines += meterLines("master", c.mixer.masterMeter(), width: width) }
+    if only == nil || only == "master" {
+      lines += meterLines("master", c.mixer.masterMeter(), width: width)
+      if let loudness = c.mixer.masterLoudness() { lines.append("master loudness: " + loudness.line) }
+    }
     if only == "input" || (only == nil && c.mixer.recordingStatus != nil) { lines += meterLines("input", c.mixer.inputMeter(), width: width) }
     for s in c.mixer.stemStatuses() where only == nil || only == s.settings.name {
       lines += meterLines(s.settings.name, s.meter, width: width)

@@ -40,8 +40,12 @@ public final class LoudnessMeter {
   private let state: UnsafeMutablePointer<ebur128_state>
   public let channels: Int
 
-  public init(sampleRate: Int, channels: Int = 2) throws(MixerError) {
-    let mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue)
+  /// `histogram`: libebur128 keeps its blocks in a histogram (constant memory, figures to
+  /// 0.1 LU) rather than every block: for meters that run for hours; renders keep every block.
+  public init(sampleRate: Int, channels: Int = 2, histogram: Bool = false) throws(MixerError) {
+    // I includes M (400 ms blocks), LRA includes S (3 s windows).
+    var mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue)
+    if histogram { mode |= Int32(EBUR128_MODE_HISTOGRAM.rawValue) }
     guard sampleRate > 0, channels > 0,
           let made = ebur128_init(UInt32(channels), UInt(sampleRate), mode) else {
       throw MixerError("the loudness meter (libebur128) cannot measure \(channels) channel(s) at \(sampleRate) Hz")
@@ -89,4 +93,70 @@ public final class LoudnessMeter {
     }
     return Loudness(integrated: integrated, range: range, truePeak: truePeak, samplePeak: samplePeak)
   }
+
+
+  /// Momentary loudness (the last 400 ms), LUFS; −infinity for silence or under 400 ms.
+  public var momentary: Double { figure(ebur128_loudness_momentary) }
+  /// Short-term loudness (the last 3 s), LUFS; −infinity for silence or in the first 3 s.
+  public var shortTerm: Double { figure(ebur128_loudness_shortterm) }
+
+  private func figure(_ f: (UnsafeMutablePointer<ebur128_state>?, UnsafeMutablePointer<Double>?) -> Int32) -> Double {
+    var v = -Double.infinity
+    if f(state, &v) != Int32(EBUR128_SUCCESS.rawValue) || v.isNaN || v < -200 { return -.infinity }
+    return v
+  }
 }
+
+/// The master's loudness as measured live (`meters master`, the control socket): EBU R 128
+/// momentary, short-term and integrated loudness, range and true peak since the last reset.
+public struct LiveLoudness: Sendable, Equatable {
+  public var momentary: Double
+  public var shortTerm: Double
+  public var integrated: Double
+  public var range: Double
+  /// The largest true peak of either channel since the reset, linear.
+  public var truePeak: Double
+  /// Seconds of audio measured since the reset.
+  public var seconds: Double
+  /// Frames the meter missed because the control thread fell a second behind (gaps in the
+  /// integration); 0 normally.
+  public var droppedFrames: Int
+
+  public var truePeakDecibels: Double { truePeak > 0 ? Decibels.fromAmplitude(truePeak) : -.infinity }
+
+  /// One line: "M -18.2  S -18.5  I -19.0 LUFS  LRA 3.1 LU  TP -1.2 dBTP (0:42)".
+  public var line: String {
+    func l(_ v: Double) -> String { v.isFinite ? NumberFormat.fixed(v, 1) : "-inf" }
+    return "M \(l(momentary))  S \(l(shortTerm))  I \(l(integrated)) LUFS  LRA \(NumberFormat.fixed(range, 1)) LU  TP \(l(truePeakDecibels)) dBTP"
+      + " (over \(NumberFormat.time(seconds)))" + (droppedFrames > 0 ? ", \(droppedFrames) frames missed" : "")
+  }
+}
+
+/// A `LoudnessMeter` fed live from the renderer's master tap. Control thread only (Mixer's lock).
+final class LiveLoudnessMeter {
+  var meter: LoudnessMeter
+  let sampleRate: Int
+  var frames = 0
+  /// The tap's dropped-frame count at the last reset.
+  var droppedAtReset: Int
+
+  init(sampleRate: Int, droppedSoFar: Int) throws(MixerError) {
+    self.sampleRate = sampleRate
+    meter = try LoudnessMeter(sampleRate: sampleRate, histogram: true)
+    droppedAtReset = droppedSoFar
+  }
+
+  func reset(droppedSoFar: Int) {
+    if let fresh = try? LoudnessMeter(sampleRate: sampleRate, histogram: true) { meter = fresh }
+    frames = 0
+    droppedAtReset = droppedSoFar
+  }
+
+  func reading(droppedSoFar: Int) -> LiveLoudness {
+    let l = meter.loudness
+    return LiveLoudness(momentary: meter.momentary, shortTerm: meter.shortTerm, integrated: l.integrated, range: l.range,
+                        truePeak: l.truePeak, seconds: Double(frames) / Double(sampleRate),
+                        droppedFrames: droppedSoFar - droppedAtReset)
+  }
+}
+

@@ -77,6 +77,8 @@ public final class Mixer: @unchecked Sendable {
   public internal(set) var isDirty = false
   /// Seconds of look-ahead a stem added while playing is given before it joins.
   static let joinMargin = 0.3
+  /// The master's live loudness meter, fed from the renderer's tap (Mixer+Loudness.swift).
+  var liveLoudness: LiveLoudnessMeter?
 
   public init(sampleRate: Double, quality: ResamplerQuality = .fast, streaming: Streaming = .thread,
               maxVoices: Int = 1024, maxBlockFrames: Int = 4096) {
@@ -610,9 +612,11 @@ public final class Mixer: @unchecked Sendable {
     MeterReading(cells: renderState.pointee.status.pointee.masterMeters, channels: 2)
   }
 
-  /// Clears peak hold and clip counts of every stem and the master.
+  /// Clears peak hold and clip counts of every stem and the master, and restarts the master's
+  /// loudness integration (integrated loudness, range, true peak) when it is measured.
   public func resetMeters() {
     lock.locked {
+      resetLoudnessLocked()
       renderState.pointee.status.pointee.masterMeters.pointee.requestReset()
       for stem in stems { stem.shared.pointer.pointee.meters.pointee.requestReset() }
     }
@@ -644,6 +648,7 @@ public final class Mixer: @unchecked Sendable {
         }
       }
       collectRetired()
+      drainLoudnessLocked()
       out += finishEffectLoads()
       // The end of the song: every stem that can finish has, and none loops forever. The
       // transport stops there (as a player does); `play` then starts again from the top.

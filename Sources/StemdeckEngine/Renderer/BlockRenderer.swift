@@ -10,6 +10,8 @@ public struct RenderState: ~Copyable {
   @usableFromInline var commands: Consumer<EngineCommand>
   @usableFromInline var events: Producer<EngineEvent>
   @usableFromInline var retired: Producer<UnsafeMutablePointer<StemVoice>>
+  /// The master, interleaved, for the control thread's loudness meter (LoudnessTap.swift).
+  @usableFromInline var loudnessTap: Producer<Float>
   public let status: UnsafeMutablePointer<EngineStatus>
   @usableFromInline let voices: UnsafeMutablePointer<UnsafeMutablePointer<StemVoice>?>
   public let maxVoices: Int
@@ -93,6 +95,9 @@ public struct RenderState: ~Copyable {
     // its voice to fade (`replaceVoice`), plus as many again for a second rebuild before the
     // control thread collects the first.
     let retired = SPSCRing.make(minimumCapacity: maxVoices * 3, of: UnsafeMutablePointer<StemVoice>.self)
+    // A second of stereo at the engine rate (a power of two at least that): the control thread
+    // drains it every few tens of milliseconds, so only a stall of over a second drops audio.
+    let loudnessTap = SPSCRing.make(minimumCapacity: Swift.max(8192, Int(sampleRate) * 2), of: Float.self)
     let status = UnsafeMutablePointer<EngineStatus>.allocate(capacity: 1)
     status.initialize(to: EngineStatus())
     let voices = UnsafeMutablePointer<UnsafeMutablePointer<StemVoice>?>.allocate(capacity: maxVoices)
@@ -106,19 +111,22 @@ public struct RenderState: ~Copyable {
     }
     let state = UnsafeMutablePointer<RenderState>.allocate(capacity: 1)
     state.initialize(to: RenderState(
-      commands: commands.consumer, events: events.producer, retired: retired.producer, status: status,
+      commands: commands.consumer, events: events.producer, retired: retired.producer,
+      loudnessTap: loudnessTap.producer, status: status,
       voices: voices, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames,
       mixLeft: buffer(maxBlockFrames), mixRight: buffer(maxBlockFrames),
       detachedLeft: buffer(maxBlockFrames), detachedRight: buffer(maxBlockFrames),
       scratch: buffer(maxBlockFrames * 2), directOutputs: direct, sampleRate: sampleRate))
     return RenderStateAndRings(
       state: state,
-      rings: EngineRings(commands: commands.producer, events: events.consumer, retired: retired.consumer))
+      rings: EngineRings(commands: commands.producer, events: events.consumer, retired: retired.consumer,
+                         loudnessTap: loudnessTap.consumer))
   }
 
   init(
     commands: consuming Consumer<EngineCommand>, events: consuming Producer<EngineEvent>,
-    retired: consuming Producer<UnsafeMutablePointer<StemVoice>>, status: UnsafeMutablePointer<EngineStatus>,
+    retired: consuming Producer<UnsafeMutablePointer<StemVoice>>, loudnessTap: consuming Producer<Float>,
+    status: UnsafeMutablePointer<EngineStatus>,
     voices: UnsafeMutablePointer<UnsafeMutablePointer<StemVoice>?>, maxVoices: Int, maxBlockFrames: Int,
     mixLeft: UnsafeMutablePointer<Float>, mixRight: UnsafeMutablePointer<Float>,
     detachedLeft: UnsafeMutablePointer<Float>, detachedRight: UnsafeMutablePointer<Float>,
@@ -128,6 +136,7 @@ public struct RenderState: ~Copyable {
     self.commands = commands
     self.events = events
     self.retired = retired
+    self.loudnessTap = loudnessTap
     self.status = status
     self.voices = voices
     self.maxVoices = maxVoices
@@ -194,6 +203,8 @@ public struct EngineRings: ~Copyable, Sendable {
   public var commands: Producer<EngineCommand>
   public var events: Consumer<EngineEvent>
   public var retired: Consumer<UnsafeMutablePointer<StemVoice>>
+  /// The master's loudness tap (LoudnessTap.swift), drained by the control thread.
+  public var loudnessTap: Consumer<Float>
 }
 
 /// A command waiting for a transport frame.
@@ -364,6 +375,7 @@ func renderPass(
   state.pointee.masterMeter.accumulate(
     left: left, right: right, count: n,
     into: state.pointee.status.pointee.masterMeters)
+  tapMaster(state, left: left, right: right, frameCount: n)
 
   if playing {
     state.pointee.transportFrame &+= n

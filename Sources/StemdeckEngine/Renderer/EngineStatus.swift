@@ -22,10 +22,17 @@ public struct EngineStatus: ~Copyable, @unchecked Sendable {
   public let masterMeters: UnsafeMutablePointer<MeterCells> = MeterCells.allocate()
   /// Meters of the input ports (recording).
   public let inputMeters: UnsafeMutablePointer<MeterCells> = MeterCells.allocate()
+  /// The master's loudness tap: on/off and dropped frames (LoudnessTap.swift).
+  public let loudnessTap: UnsafeMutablePointer<LoudnessTapStatus> = {
+    let p = UnsafeMutablePointer<LoudnessTapStatus>.allocate(capacity: 1)
+    p.initialize(to: LoudnessTapStatus())
+    return p
+  }()
 
   deinit {
     masterMeters.deinitialize(count: 1); masterMeters.deallocate()
     inputMeters.deinitialize(count: 1); inputMeters.deallocate()
+    loudnessTap.deinitialize(count: 1); loudnessTap.deallocate()
   }
 
   public init() {}
