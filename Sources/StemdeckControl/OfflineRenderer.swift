@@ -143,20 +143,16 @@ public enum OfflineRenderer {
     let plan = try prepare(session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate)
     defer { plan.mixer.shutdown() }
     let meter = normalize == nil ? nil : try LoudnessMeter(sampleRate: sampleRate)
-    // One mixer per stem, each holding that stem alone, rendered block for block with the master
-    // for exactly as many frames.
-    var stemPlans: [Plan] = []
-    defer { for p in stemPlans { p.mixer.shutdown() } }
+    // Stems: one pass. The master's mixer taps every stem (direct-out buffers that also feed
+    // the master and follow its fade and gain: StemdeckEngine's StemTaps.swift), in the
+    // session's order. (One mixer per stem, each rendering its stem again, cost 2.9×.)
+    var stemSlots: [Int32] = []
     if stemsFolder != nil {
-      let anySolo = session.stems.contains { $0.solo }
-      for stem in session.stems {
-        var alone = session
-        alone.effects = []
-        alone.stems = [stem]
-        if anySolo && !stem.solo { alone.stems[0].mute = true }
-        let p = try prepare(session: alone, sessionPath: sessionPath, duration: Double(plan.totalFrames) / Double(sampleRate),
-                            from: plan.session.position, sampleRate: sampleRate)
-        stemPlans.append(Plan(mixer: p.mixer, session: p.session, sampleRate: sampleRate, totalFrames: plan.totalFrames))
+      stemSlots = plan.mixer.lock.locked {
+        session.stems.map { stem in plan.mixer.stems.first { $0.settings.name == stem.name }?.slot ?? -1 }
+      }
+      if let missing = stemSlots.firstIndex(of: -1) {
+        throw MixerError("--stems: stem '\(printableText(session.stems[missing].name))' is not playable (its file is offline), so it has no file to write")
       }
     }
 
@@ -184,7 +180,7 @@ public enum OfflineRenderer {
       let stemFiles = try StemFiles(paths: stemPaths, format: format, sampleRate: sampleRate, dither: ditherer)
       defer { stemFiles.removeTemporaries() }
       let stopped = "the render stopped; a previous \(printableText(name)) is left as it was"
-      summary = try run(plan, stems: stemPlans, stemSink: stemFiles.write, blockFrames: blockFrames, gain: gain,
+      summary = try run(plan, stemSlots: stemSlots, stemSink: stemFiles.write, blockFrames: blockFrames, gain: gain,
                         progress: progress.map { p in normalize == nil ? p : { p(0.5 + $0 / 2) } },
                         warning: warning, cancelled: cancelled, interrupted: "interrupted: \(stopped)") { interleaved, n throws(MixerError) in
         ditherer?.apply(interleaved, count: 2 * n)
@@ -297,7 +293,7 @@ public enum OfflineRenderer {
   /// `gain` applied; the sink may change it in place) to `sink`, and sums up peaks, RMS, clips
   /// (of the samples as `gain` leaves them), underruns and muted stems.
   static func run(
-    _ plan: Plan, stems: [Plan] = [], stemSink: ((Int, UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void)? = nil,
+    _ plan: Plan, stemSlots: [Int32] = [], stemSink: ((Int, UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void)? = nil,
     blockFrames: Int, gain: Float = 1,
     progress: ((Double) -> Void)?, warning: ((MutedStem) -> Void)?, cancelled: (() -> Bool)?,
     interrupted: String,
@@ -310,9 +306,20 @@ public enum OfflineRenderer {
     let right = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
     let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * 2)
     defer { left.deallocate(); right.deallocate(); interleaved.deallocate() }
+    // Each tapped stem's left and right buffers (StemTaps.swift), handed to the renderer before
+    // every block (it zeroes them).
+    let taps = UnsafeMutablePointer<Float>.allocate(capacity: max(1, stemSlots.count * 2 * blockFrames))
+    defer { taps.deallocate() }
+    let state = mixer.renderState
+    state.pointee.stemTaps = !stemSlots.isEmpty
+    func attachTaps() {
+      for (i, slot) in stemSlots.enumerated() {
+        state.pointee.directOutputs[2 * Int(slot)] = taps + 2 * i * blockFrames
+        state.pointee.directOutputs[2 * Int(slot) + 1] = taps + (2 * i + 1) * blockFrames
+      }
+    }
 
     try mixer.setStemMetering(false)
-    for stem in stems { try stem.mixer.setStemMetering(false) }
     // Bad samples are found by the disk reader, ahead of playback (as live): a stem is muted
     // before the next block, and before any sound when they lie in its first ring's worth.
     func muteBadStems(at frame: Int) {
@@ -326,11 +333,6 @@ public enum OfflineRenderer {
     mixer.fillStreams()
     muteBadStems(at: 0)
     try mixer.play()
-    for stem in stems {
-      stem.mixer.fillStreams()
-      _ = stem.mixer.pump()
-      try stem.mixer.play()
-    }
     var done = 0
     var lastProgress = -1
     while done < totalFrames {
@@ -338,6 +340,7 @@ public enum OfflineRenderer {
       let n = min(blockFrames, totalFrames - done)
       mixer.fillStreams()
       if mixer.hasUnreportedBadSamples { muteBadStems(at: done) }
+      attachTaps()
       renderBlock(mixer.renderState, left: left, right: right, frameCount: n)
       for i in 0..<n {
         let l = left[i] * gain, r = right[i] * gain
@@ -350,15 +353,13 @@ public enum OfflineRenderer {
         if ar > 1 { clipped += 1 }
       }
       try sink(interleaved, n)
-      for (index, stem) in stems.enumerated() {
-        stem.mixer.fillStreams()
-        renderBlock(stem.mixer.renderState, left: left, right: right, frameCount: n)
+      for index in stemSlots.indices {
+        let tl = taps + 2 * index * blockFrames, tr = tl + blockFrames
         for i in 0..<n {
-          interleaved[2 * i] = left[i] * gain
-          interleaved[2 * i + 1] = right[i] * gain
+          interleaved[2 * i] = tl[i] * gain
+          interleaved[2 * i + 1] = tr[i] * gain
         }
         try stemSink?(index, interleaved, n)
-        if (done + n) % (blockFrames * 64) == 0 { _ = stem.mixer.pump() }
       }
       done += n
       if done % (blockFrames * 64) == 0 { _ = mixer.pump() }

@@ -34,7 +34,7 @@ import Testing
     #expect(out.frames == 24000)
   }
 
-  @Test("unknown output extensions are rejected before anything is written", arguments: ["out.mp3", "out", "out.wav.txt", "out.ogg"])
+  @Test("unknown output extensions are rejected before anything is written", arguments: ["out.mp3", "out", "out.wav.txt", "out.m4a"])
   func unknownExtension(output: String) throws {
     let folder = try TemporaryFolder()
     let session = try Self.session(in: folder)

@@ -28,6 +28,10 @@ public struct RenderState: ~Copyable {
   public let directOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
   /// Offset of the current pass within the driver's block (for direct outs).
   @usableFromInline var passOffset = 0
+  /// Stem export (offline `render --stems`): the direct outs become taps. A stem with direct-out
+  /// buffers still goes to the master as well, and its buffers get the master's transport fade
+  /// and gain, so the stems' buffers sum to the master (StemTaps.swift). Off live.
+  public var stemTaps = false
   public let sampleRate: Double
 
   @usableFromInline var transportFrame = 0
@@ -314,6 +318,7 @@ func renderPass(
     }
   }
 
+  if state.pointee.stemTaps { addStemTapsToMix(state, frameCount: n) }
   let detachedActive = renderDetachedVoices(state, frameCount: n)
 
   // Sound effects play whatever the transport does: they are summed after the transport fade,
@@ -372,6 +377,7 @@ func renderPass(
       masterGain = i &+ 1 < gainStep.rampFrames ? masterGain + gainStep.step : gainTarget
     }
   }
+  if state.pointee.stemTaps { applyMasterToStemTaps(state, fade: fadeStep, gain: gainStep, frameCount: n) }
   state.pointee.masterMeter.accumulate(
     left: left, right: right, count: n,
     into: state.pointee.status.pointee.masterMeters)
