@@ -42,6 +42,13 @@ public struct Arguments: Equatable, Sendable {
   public var noControl = false
   /// `ctl --socket PATH`: the socket to talk to.
   public var socket: String?
+  /// `--osc PORT`: the OSC server's UDP port (nil: no OSC server).
+  public var oscPort: Int?
+  /// `--osc-host HOST`: the address the OSC server binds (default 127.0.0.1: this machine only).
+  public var oscHost: String?
+  /// `ctl --json`: print the replies as they come (JSON lines); `ctl --watch TOPIC…`: follow pushes.
+  public var json = false
+  public var watch: [String] = []
 
   public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
     var a = Arguments()
@@ -62,6 +69,13 @@ public struct Arguments: Equatable, Sendable {
       case "--control": a.control = try value(arg)
       case "--no-control": a.noControl = true
       case "--socket": a.socket = try value(arg)
+      case "--osc":
+        let v = try value(arg)
+        guard let port = Int(v), (1...65535).contains(port) else { throw CommandError("--osc must be a UDP port 1…65535 (got '\(ValueParser.printable(v))')") }
+        a.oscPort = port
+      case "--osc-host": a.oscHost = try value(arg)
+      case "--json": a.json = true
+      case "--watch" where a.mode == .ctl: a.watch.append(try value(arg))
       case "--no-start-server": a.startServer = false
       case "--script": a.script = try value(arg)
       case "-c", "--commands": a.commands = try value(arg)
@@ -98,8 +112,11 @@ public struct Arguments: Equatable, Sendable {
         a.session = arg
       }
     }
+    if a.oscHost != nil && a.oscPort == nil { throw CommandError("--osc-host HOST needs --osc PORT (the OSC server is off without it)") }
+    if a.mode == .ctl && !a.watch.isEmpty && a.session == nil { a.session = "" }
+    if a.mode != .ctl && a.json { throw CommandError("--json is a ctl option: stemdeck ctl --json 'CMD' prints the replies as JSON lines") }
     if a.mode == .ctl {
-      guard let commands = a.session, !commands.trimmingSpaces().isEmpty else {
+      guard let commands = a.session, !commands.trimmingSpaces().isEmpty || !a.watch.isEmpty else {
         throw CommandError("ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'")
       }
       if (a.clientName != Arguments().clientName || a.server != nil) && a.socket != nil { throw CommandError("ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both") }
@@ -154,8 +171,10 @@ public struct Arguments: Equatable, Sendable {
                      [--normalize LUFS [--true-peak DBTP]] [--stems DIR]
       stemdeck analyze SESSION [--from TIME] [--duration SECONDS] [--sample-rate HZ]
                                             print the master's loudness (EBU R 128) without writing a file
-      stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'
+      stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] [--json] 'CMD; CMD'
                                             run commands in a running stemdeck through its control socket
+                                            (--json: print its replies as JSON lines; --watch events|meters|transport
+                                            follows pushed updates until interrupted)
                                             (exit status 0 done; 1 a command failed; 2 bad usage or no stemdeck)
 
     live options:
@@ -173,6 +192,9 @@ public struct Arguments: Equatable, Sendable {
       --control PATH           the control socket (default: $XDG_RUNTIME_DIR/stemdeck/CLIENT.sock,
                                CLIENT@SERVER.sock on a server other than "default")
       --no-control             no control socket
+      --osc PORT               an OSC server on UDP PORT (off by default; see the README, Remote control)
+      --osc-host HOST          the address it listens on (default 127.0.0.1: this machine only;
+                               0.0.0.0 opens it to the network, where anyone can drive the mixer)
 
     render options:
       --output FILE, -o FILE   .wav (32-bit float), .flac or .aiff (24-bit)
@@ -431,6 +453,28 @@ func runLive(_ a: Arguments) -> Int32 {
       serviceEngine()
       control.service(console)
     }
+    console.eventObservers.append { control.push($0) }
+  }
+  // The OSC server: served the same way, after the control socket.
+  var osc: OSCServer?
+  if let port = a.oscPort {
+    let host = a.oscHost ?? "127.0.0.1"
+    do { osc = try OSCServer(host: host, port: port) } catch {
+      printError("error: \(error)")
+      return 1
+    }
+    if host != "127.0.0.1" && host != "::1" && host != "localhost" {
+      printError("warning: OSC listens on \(host):\(port): anyone who can reach it can drive this mixer (there is no authentication in OSC)")
+    }
+  }
+  defer { osc?.close() }
+  if let osc {
+    let serviceBefore = console.idle
+    console.idle = {
+      serviceBefore()
+      osc.service(console)
+    }
+    console.eventObservers.append { osc.push($0) }
   }
 
   if interactive {
