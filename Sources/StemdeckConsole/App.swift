@@ -376,8 +376,31 @@ func runLive(_ a: Arguments) -> Int32 {
   // Before the first jack_client_open: libjack's own messages are hidden unless --verbose.
   JackMessages.install(verbose: a.verbose)
 
+  // A session manager (NSM_URL): announce, and wait for the session to open before the JACK
+  // client exists, so that the client has the name the manager gives it.
+  var nsm: NSMClient?
+  var nsmOpen: NSMClient.Open?
+  if let url = ProcessInfo.processInfo.environment["NSM_URL"], !url.isEmpty {
+    do { nsm = try NSMClient(url: url) } catch {
+      printError("error: \(error)")
+      return 1
+    }
+    nsm!.announce(executable: (CommandLine.arguments.first as NSString?)?.lastPathComponent ?? "stemdeck")
+    nsmOpen = nsm!.waitForOpen(timeout: 30) { interruptRequests.load(ordering: .relaxed) != 0 }
+    if let why = nsm!.refusal {
+      printError("warning: the session manager at \(url) refused stemdeck (\(why)); running without it")
+      nsm = nil
+    } else if nsmOpen == nil {
+      printError("error: the session manager at \(url) did not send /nsm/client/open within 30 s")
+      return 1
+    } else if a.session != nil {
+      printError("note: under a session manager the session is \(nsmOpen!.sessionFile); \(a.session!) is not opened")
+    }
+  }
+  defer { nsm?.close() }
+
   var options = JackDriver.Options()
-  options.clientName = a.clientName
+  options.clientName = nsmOpen?.clientID ?? a.clientName
   options.serverName = a.server
   options.startServer = a.startServer
   let driver: JackDriver
@@ -421,7 +444,10 @@ func runLive(_ a: Arguments) -> Int32 {
     }
   }
 
-  if let session = a.session {
+  if let nsm, let open = nsmOpen {
+    // The manager's folder: its session, or a new one saved there (the reply says which).
+    if let failure = nsm.openSession(open, console) { printError("error: \(failure)"); return 1 }
+  } else if let session = a.session {
     do { try console.open(session, force: true) } catch {
       printError("error: \(error)")
       return 1
@@ -477,8 +503,20 @@ func runLive(_ a: Arguments) -> Int32 {
     console.eventObservers.append { osc.push($0) }
   }
 
+  if let nsm {
+    let serviceBefore = console.idle
+    console.idle = {
+      serviceBefore()
+      nsm.service(console)
+    }
+    console.idle()
+  }
+
   if interactive {
     return runInteractive(console)
+  }
+  if nsm != nil && a.script == nil && a.commands == nil {
+    return runHeadless(console)
   }
 
   // Script mode: -c, --script FILE, or stdin.
@@ -531,6 +569,19 @@ func runLive(_ a: Arguments) -> Int32 {
     return 130
   }
   return failed ? 1 : 0
+}
+
+/// Without a terminal under a session manager: no input of its own; the control socket, OSC and
+/// the manager drive it, until `quit` (from the socket) or SIGTERM (how a manager ends a client).
+/// Unsaved changes then go to the autosave file, as in the other modes.
+func runHeadless(_ console: Console) -> Int32 {
+  while !console.quitRequested && terminationSignal.load(ordering: .relaxed) == 0 && interruptRequests.load(ordering: .relaxed) == 0 {
+    console.idle()
+    usleep(5_000)
+  }
+  console.live.finishTake(console.handle)
+  if !console.quitRequested, let message = console.autosaveNow() { printError("stemdeck: stopping; \(message)") }
+  return 0
 }
 
 /// The interactive console: libedit reads each line (its keys, history, Ctrl-R, completion),
