@@ -171,10 +171,10 @@ public struct Arguments: Equatable, Sendable {
                      [--normalize LUFS [--true-peak DBTP]] [--stems DIR]
       stemdeck analyze SESSION [--from TIME] [--duration SECONDS] [--sample-rate HZ]
                                             print the master's loudness (EBU R 128) without writing a file
-      stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] [--json] 'CMD; CMD'
+      stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] [--json] [--watch TOPIC] 'CMD; CMD'
                                             run commands in a running stemdeck through its control socket
-                                            (--json: print its replies as JSON lines; --watch events|meters|transport
-                                            follows pushed updates until interrupted)
+                                            (--json prints its replies as JSON lines; --watch events, meters,
+                                            meters@RATE or transport follows pushed updates until interrupted)
                                             (exit status 0 done; 1 a command failed; 2 bad usage or no stemdeck)
 
     live options:
