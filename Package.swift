@@ -42,7 +42,7 @@ let package = Package(
     // `debug heap` diagnostic measures the process's memory from inside.
     .systemLibrary(name: "CMalloc"),
     // liblo: OSC messages encoded and decoded for the OSC server and the NSM client (control
-    // thread only; stemdeck owns the UDP sockets, see docs/architecture.md, *OSC and NSM*).
+    // thread only; stemdeck owns the UDP sockets, see docs/architecture.md, *Remote control*).
     .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
     // The SPSC ring is its own module so that its @inlinable generic bodies are serialized and
     // can be specialized into the engine in every build configuration.

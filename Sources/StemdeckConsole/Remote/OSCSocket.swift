@@ -51,7 +51,7 @@ public struct OSCMessage {
   public var typeTags: String { "," + String(arguments.map(\.tag)) }
 }
 
-/// A UDP socket speaking OSC (docs/architecture.md, *OSC and NSM*). stemdeck owns the socket
+/// A UDP socket speaking OSC (docs/architecture.md, *Remote control*). stemdeck owns the socket
 /// (non-blocking, close-on-exec, bound where it is told: 127.0.0.1 unless `--osc-host` widens
 /// it, which liblo 0.31's `lo_server` cannot do) and uses liblo to decode and encode messages, so
 /// every datagram is validated by liblo before stemdeck reads a field of it. Control thread only.
