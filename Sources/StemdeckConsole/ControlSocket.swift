@@ -326,7 +326,7 @@ public final class ControlServer {
     let now = Date()
     var frame: [String: Any]?
     for c in clients where c.topics.contains(.meters) && !c.closing && c.nextMeter <= now {
-      c.nextMeter = max(c.nextMeter.addingTimeInterval(1 / c.meterRate), now.addingTimeInterval(-0.5 / c.meterRate))
+      c.nextMeter = OSCServer.nextDue(c.nextMeter, now: now, rate: c.meterRate)
       if c.output.count > Self.meterBacklogBytes { c.droppedFrames += 1; continue }
       if frame == nil { frame = RemotePush.meters(mixer) }
       var f = frame!

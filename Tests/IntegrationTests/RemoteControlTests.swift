@@ -104,6 +104,7 @@ struct RemoteControlTests {
       ask("/stemdeck/cmd", "bogus")
       ask("/stemdeck/cmd", 3)
       ask("/stemdeck/ping")
+      ask("/stemdeck/cmd", "status; save " + sys.argv[2])
       # Not OSC at all, from a plain UDP socket: an error reply to it.
       raw = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
       raw.settimeout(5)
@@ -114,10 +115,10 @@ struct RemoteControlTests {
       except socket.timeout:
           print(json.dumps(None))
       ask("/stemdeck/cmd", "stems")
-      """#, [String(deck.oscPort)])
+      """#, [String(deck.oscPort), deck.dir.file("written-over-osc.json")])
     #expect(result.status == 0, "\(result.text)")
     let replies = result.stdout.map { try? JSONSerialization.jsonObject(with: Data($0.utf8), options: [.fragmentsAllowed]) }
-    try #require(replies.count == 12, "\(result.text)\n\(deck.stemdeck.transcript)")
+    try #require(replies.count == 13, "\(result.text)\n\(deck.stemdeck.transcript)")
     func reply(_ i: Int) -> (ok: Int, path: String, text: String)? {
       guard let a = replies[i] as? [Any], a.count == 3, let ok = a[0] as? Int, let p = a[1] as? String, let t = a[2] as? String else { return nil }
       return (ok, p, t)
@@ -132,9 +133,12 @@ struct RemoteControlTests {
     #expect(reply(7)?.ok == 0 && reply(7)?.text.contains("unknown command 'bogus'") == true, "\(result.stdout[7])")
     #expect(reply(8)?.ok == 0 && reply(8)?.text.contains("got ,i") == true, "\(result.stdout[8])")
     #expect(reply(9)?.ok == 1 && reply(9)?.text == "pong", "\(result.stdout[9])")
-    #expect(result.stdout[10].contains("/stemdeck/reply") && result.stdout[10].contains("malformed OSC"), "\(result.stdout[10])")
+    // A command line that writes a file is refused over OSC (any local user can reach the port).
+    #expect(reply(10)?.ok == 0 && reply(10)?.text.contains("'save' reads or writes files and is refused over OSC") == true, "\(result.stdout[10])")
+    #expect(FileFacts.kind(deck.dir.file("written-over-osc.json")) == nil, "a save over OSC wrote its file")
+    #expect(result.stdout[11].contains("/stemdeck/reply") && result.stdout[11].contains("malformed OSC"), "\(result.stdout[11])")
     // Nothing the refused messages said changed the stem: still 0.50, not muted.
-    #expect(reply(11)?.ok == 1, "\(result.stdout[11])")
+    #expect(reply(12)?.ok == 1, "\(result.stdout[12])")
     row = try await deck.drumsRow()
     #expect(row.contains(" 0.50 ") && !row.contains(" M "), "a refused message changed the stem: \(row)")
 

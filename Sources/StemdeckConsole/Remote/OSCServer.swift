@@ -93,6 +93,7 @@ public final class OSCServer {
     case "cmd":
       if let e = expect("s", "one string, a command line such as 'vol drums -6dB'") { return (false, e) }
       guard case .string(let line) = m.arguments[0] else { return (false, "\(m.path) takes a string") }
+      if let refusal = Self.refusedOverOSC(line) { return (false, refusal) }
       let r = console.captured { console.execute(line: line, stopOnError: true) }
       if r.ok { return (true, r.output.joined(separator: "\n")) }
       return (false, r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))
@@ -188,6 +189,23 @@ public final class OSCServer {
     return (false, "unknown address \(m.path) (see the README, Remote control, for stemdeck's OSC addresses; /stemdeck/cmd s runs any command)")
   }
 
+  /// Commands that read or write files, refused over OSC: any local user can send UDP to the port
+  /// (the control socket is its owner's only, 0600), so OSC never names a file to save over or read.
+  static let fileCommands: Set<String> = ["save", "open", "add", "recover", "setlist", "record"]
+
+  /// Why `line` is refused over OSC, or nil. Groups (`at … { … }`) hold only value changes.
+  static func refusedOverOSC(_ line: String) -> String? {
+    guard let commands = try? Tokenizer.commands(in: line) else { return nil }  // the run says what is wrong
+    for words in commands {
+      guard let first = words.first, let spec = CommandTable.lookup(first.lowercased()) else { continue }
+      let sfxLoad = spec.name == "sfx" && words.count > 1 && words[1].lowercased() == "load"
+      if fileCommands.contains(spec.name) || sfxLoad {
+        return "'\(spec.name)\(sfxLoad ? " load" : "")' reads or writes files and is refused over OSC (any local user can reach a UDP port); use the control socket (stemdeck ctl), which only you can"
+      }
+    }
+    return nil
+  }
+
   struct Refusal: Error { let text: String; init(_ t: String) { text = t } }
 
   /// The stems an address names: one by name ("all" for all), or an OSC pattern (`*`, `?`,
@@ -203,6 +221,13 @@ public final class OSCServer {
   }
 
   // MARK: - Pushes
+
+  /// The next frame's time: one period after the last (steady at the rate, whatever the service
+  /// step's granularity), or one period from now after a pause or a late step.
+  static func nextDue(_ last: Date, now: Date, rate: Double) -> Date {
+    let next = last.addingTimeInterval(1 / rate)
+    return next > now ? next : now.addingTimeInterval(1 / rate)
+  }
 
   /// Sends an event to the subscribers of events: `/stemdeck/event ,ss` (kind, text).
   public func push(_ event: LiveEvent) {
@@ -224,7 +249,7 @@ public final class OSCServer {
       func peaks(_ m: MeterReading) -> [OSCArgument] { m.channels.map { .float(Float(max(-160, $0.peak))) } }
       for i in meterDue {
         let s = subscribers[i]
-        subscribers[i].nextMeter = now.addingTimeInterval(1 / s.meterRate)
+        subscribers[i].nextMeter = Self.nextDue(s.nextMeter, now: now, rate: s.meterRate)
         socket.send(Self.prefix + "/meter/master", peaks(master), to: s.address, length: s.length)
         for stem in stems {
           socket.send(Self.prefix + "/meter/stem/" + stem.settings.name, peaks(stem.meter), to: s.address, length: s.length)

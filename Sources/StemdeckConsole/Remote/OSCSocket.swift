@@ -63,6 +63,8 @@ public final class OSCSocket {
   public private(set) var malformed = 0
   /// Messages that could not be sent (the socket's buffer was full, or the peer unreachable).
   public private(set) var sendFailures = 0
+  /// One datagram at most (UDP's largest), kept between steps.
+  private var buffer = [UInt8](repeating: 0, count: 65536)
 
   /// Binds a UDP socket on `host` (a numeric IPv4 or IPv6 address, or a name) and `port`
   /// (0: any free port).
@@ -143,7 +145,6 @@ public final class OSCSocket {
   public func receive(limit: Int = 64) -> Received {
     var result = Received()
     guard fd >= 0 else { return result }
-    var buffer = [UInt8](repeating: 0, count: 65536)
     for _ in 0..<limit {
       var source = sockaddr_storage()
       var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -267,8 +268,14 @@ public final class OSCSocket {
     hints.ai_family = AF_UNSPEC
     hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
     var list: UnsafeMutablePointer<addrinfo>?
-    guard getaddrinfo(host, port, &hints, &list) == 0, let first = list else { return nil }
+    guard getaddrinfo(host, port, &hints, &list) == 0, var first = list else { return nil }
     defer { freeaddrinfo(list) }
+    // IPv4 first: liblo servers (NSM managers) listen on IPv4 by default.
+    var entry: UnsafeMutablePointer<addrinfo>? = list
+    while let e = entry {
+      if e.pointee.ai_family == AF_INET { first = e; break }
+      entry = e.pointee.ai_next
+    }
     var storage = sockaddr_storage()
     withUnsafeMutableBytes(of: &storage) { raw in
       raw.copyMemory(from: UnsafeRawBufferPointer(start: first.pointee.ai_addr, count: Int(first.pointee.ai_addrlen)))
