@@ -204,6 +204,13 @@ public final class OSCSocket {
     if count > 0, let types = lo_message_get_types(message), let argv = lo_message_get_argv(message) {
       for i in 0..<count {
         let tag = UInt8(bitPattern: types[i])
+        // T, F, N (and I) carry no data: liblo gives no argument pointer for them.
+        switch tag {
+        case UInt8(ascii: "T"): arguments.append(.bool(true)); continue
+        case UInt8(ascii: "F"): arguments.append(.bool(false)); continue
+        case UInt8(ascii: "N"): arguments.append(.nil_); continue
+        default: break
+        }
         guard let arg = argv[i] else { arguments.append(.other(Character(UnicodeScalar(tag)))); continue }
         switch tag {
         case UInt8(ascii: "i"): arguments.append(.int(arg.pointee.i))
@@ -213,9 +220,6 @@ public final class OSCSocket {
         case UInt8(ascii: "s"), UInt8(ascii: "S"):
           let text = UnsafeRawPointer(arg).assumingMemoryBound(to: CChar.self)
           arguments.append(.string(String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text)), as: UTF8.self)))
-        case UInt8(ascii: "T"): arguments.append(.bool(true))
-        case UInt8(ascii: "F"): arguments.append(.bool(false))
-        case UInt8(ascii: "N"): arguments.append(.nil_)
         default: arguments.append(.other(Character(UnicodeScalar(tag))))
         }
       }
