@@ -167,7 +167,13 @@ public final class ControlServer {
   /// Accepts new clients, runs their complete request lines through `console`, and writes the
   /// replies without blocking. Control thread only.
   public func service(_ console: Console) {
-    guard listenFD >= 0, !running else { return }
+    guard listenFD >= 0 else { return }
+    if running {
+      // A request is running (a `wait`): no other request starts, but subscribers keep getting pushes.
+      pushDue(console.mixer)
+      for client in clients { flush(client) }
+      return
+    }
     while clients.count < Self.maxClients {
       let fd = accept(listenFD, nil, nil)
       if fd < 0 { break }

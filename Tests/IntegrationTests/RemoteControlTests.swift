@@ -191,19 +191,23 @@ struct RemoteControlTests {
       send({"id": 3, "subscribe": ["noise"]})
       send({"id": 4, "subscribe": ["meters", "events", "transport"], "rate": 20})
       send({"id": 5, "cmd": "play"})
+      send({"id": 6, "cmd": "wait 1"})
       replies, meters, events, transport = [], [], [], []
+      during_wait = 0
       end = time.time() + 15
       while time.time() < end:
           o = json.loads(f.readline())
           kind = o.get("push")
           if kind is None: replies.append(o)
-          elif kind == "meters": meters.append((time.time(), o))
+          elif kind == "meters":
+              meters.append((time.time(), o))
+              if len(replies) == 5: during_wait += 1
           elif kind == "event": events.append(o)
           elif kind == "transport": transport.append(o)
           if any(e.get("event") == "stemFinished" for e in events): break
       playing = [m for t, m in meters if m["master"]["peak"][0] is not None]
       span = meters[-1][0] - meters[0][0] if len(meters) > 1 else 0
-      print(json.dumps({"replies": replies, "events": events, "transport": [t["state"] for t in transport],
+      print(json.dumps({"replies": replies, "events": events, "duringWait": during_wait, "transport": [t["state"] for t in transport],
                         "frames": len(meters), "span": span, "playingFrames": len(playing),
                         "loudest": max([m["master"]["peak"][0] for m in playing] or [None]),
                         "stems": sorted(meters[-1][1]["stems"].keys()) if meters else []}))
@@ -211,12 +215,16 @@ struct RemoteControlTests {
     #expect(result.status == 0, "\(result.text)\n\(deck.stemdeck.transcript)")
     let o = try #require(result.stdout.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(result.text)")
     let replies = o["replies"] as? [[String: Any]] ?? []
-    try #require(replies.count == 5, "\(o)")
+    try #require(replies.count == 6, "\(o)")
     #expect(replies[0]["ok"] as? Bool == false && (replies[0]["error"] as? String)?.contains("list of topics") == true, "\(replies[0])")
     #expect(replies[1]["ok"] as? Bool == false && (replies[1]["error"] as? String)?.contains("1…60") == true, "\(replies[1])")
     #expect(replies[2]["ok"] as? Bool == false, "\(replies[2])")
     #expect(replies[3]["ok"] as? Bool == true && replies[3]["subscribed"] as? [String] == ["events", "meters", "transport"], "\(replies[3])")
     #expect(replies[4]["ok"] as? Bool == true && replies[4]["id"] as? Int == 5, "\(replies[4])")
+    #expect(replies[5]["ok"] as? Bool == true && replies[5]["id"] as? Int == 6, "\(replies[5])")
+    // A request that waits holds up the requests behind it, not the pushes.
+    let duringWait = o["duringWait"] as? Int ?? 0
+    #expect(duringWait >= 12, "meter frames while the client's own 'wait 1' ran: \(duringWait)")
     let events = o["events"] as? [[String: Any]] ?? []
     let finished = events.first { $0["event"] as? String == "stemFinished" }
     #expect(finished?["stem"] as? String == "drums" && finished?["class"] as? String == "mixer"

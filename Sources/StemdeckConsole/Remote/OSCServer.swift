@@ -39,7 +39,8 @@ public final class OSCServer {
 
   /// Reads the messages waiting, runs them, and sends what subscribers are due. Control thread only.
   public func service(_ console: Console) {
-    guard !running else { return }
+    // A message is running (`/stemdeck/cmd "wait 5"`): no other starts, but pushes go on.
+    guard !running else { pushDue(console.mixer); return }
     running = true
     defer { running = false }
     let received = socket.receive()
