@@ -175,7 +175,7 @@ struct RemoteControlTests {
     print("OSC: \(frames) master meter frames in a second or more at 20 a second")
   }
 
-  @Test("socket subscriptions: meter frames at the asked rate, events as fields, the transport; bad subscriptions get errors; ctl --json")
+  @Test("socket subscriptions: meter frames at the asked rate, events as fields, the transport; bad subscriptions get errors; ctl --json and --watch")
   func socketSubscriptions() async throws {
     let deck = try await Deck(osc: false)
     defer { deck.stop() }
@@ -244,6 +244,17 @@ struct RemoteControlTests {
     try #require(lines.count == 2, "\(json.text)")
     #expect(lines[0]["ok"] as? Bool == true && lines[0]["id"] as? Int == 1, "\(json.text)")
     #expect(lines[1]["ok"] as? Bool == false && (lines[1]["error"] as? String)?.contains("unknown command 'bogus'") == true, "\(json.text)")
+
+    // ctl --watch follows pushes: the transport's state at once, then its change.
+    let watch = try ChildProcess(try StemdeckBinary.require(), ["ctl", "--socket", deck.socket, "--watch", "transport", "--watch", "events"])
+    defer { watch.terminate(grace: 1) }
+    let first = await eventually(timeout: 10) { watch.stdoutLines.contains { $0.hasPrefix("transport: ") } }
+    #expect(first, "ctl --watch printed no transport line: \(watch.stdoutLines) \(watch.stderrLines)")
+    try await deck.stemdeck.run("seek 0; play")
+    let followed = await eventually(timeout: 10) {
+      watch.stdoutLines.contains("event: stem 'drums' finished") && watch.stdoutLines.contains { $0.hasPrefix("transport: playing") }
+    }
+    #expect(followed, "ctl --watch did not follow: \(watch.stdoutLines) \(watch.stderrLines)")
   }
 
   // MARK: - NSM
