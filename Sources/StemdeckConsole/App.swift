@@ -408,6 +408,7 @@ func runLive(_ a: Arguments) -> Int32 {
     driver = try JackDriver(options: options) { rate in Mixer(sampleRate: rate) }
   } catch {
     printError("error: \(error)")
+    nsm?.openFailed("stemdeck cannot start its JACK client: \(error)")  // the manager shows why
     return 1
   }
   if let message = driver.startedServerMessage {

@@ -354,6 +354,32 @@ struct RemoteControlTests {
     #expect((same?[2] as? [String])?.contains { $0.hasPrefix("drums ") && $0.contains(" 0.50 ") && $0.contains(" 0.25 ") } == true, "\(result.text)")
   }
 
+  @Test("NSM: a session file that cannot be read is answered with /error (ERR_BAD_PROJECT) and left as it was; stemdeck exits 1")
+  func nsmBadProject() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-nsm-bad")
+    try FileManager.default.createDirectory(atPath: dir.file("instance"), withIntermediateDirectories: true)
+    let broken = "{ \"format\" : \"stemdeck-session\", \"version\" : 1, \"stems\" : [ { \"name\" : 7 } ] }"
+    try broken.write(toFile: dir.file("instance/stemdeck.json"), atomically: true, encoding: .utf8)
+    let script = dir.file("manager.py")
+    try (Self.managerPrelude + "\n" + #"""
+      p = launch()
+      handshake(p, "bad")
+      say("exit", p.wait(15))
+      """#).write(toFile: script, atomically: true, encoding: .utf8)
+    let result = try await runTool("/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, dir.file("c.sock"), dir.file("none.wav")],
+                                   environment: server.environment, timeout: 60)
+    let log = (try? String(contentsOfFile: dir.file("stemdeck.log"), encoding: .utf8)) ?? ""
+    let said = result.stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] }
+    let open = said.first { $0.first as? String == "open" }
+    #expect(open?[1] as? String == "/error", "\(result.text)\n\(log)")
+    let args = open?[2] as? [Any]
+    #expect(args?[1] as? Int == -9 && (args?[2] as? String)?.contains("stems[0].name") == true, "\(result.text)")
+    #expect(said.first { $0.first as? String == "exit" }?[1] as? Int == 1, "\(result.text)\n\(log)")
+    #expect((try? String(contentsOfFile: dir.file("instance/stemdeck.json"), encoding: .utf8)) == broken, "the unreadable session was changed")
+  }
+
   @Test("NSM: a manager that disappears never takes stemdeck down; it keeps answering on its control socket")
   func nsmManagerGone() async throws {
     let server = try await PrivateJackServer()

@@ -145,6 +145,11 @@ public final class NSMClient {
     return nil
   }
 
+  /// Tells the manager that the open it asked for failed before the session could be read.
+  public func openFailed(_ message: String) {
+    send("/error", [.string("/nsm/client/open"), .int(Self.errGeneral), .string(message)])
+  }
+
   /// One step: runs the manager's save and open requests through `console`, and tells it when
   /// the unsaved state changed.
   public func service(_ console: Console) {
