@@ -41,6 +41,9 @@ let package = Package(
     // glibc's malloc.h (malloc_trim, mallinfo2), which Swift's Glibc module leaves out: the
     // `debug heap` diagnostic measures the process's memory from inside.
     .systemLibrary(name: "CMalloc"),
+    // liblo: OSC messages encoded and decoded for the OSC server and the NSM client (control
+    // thread only; stemdeck owns the UDP sockets, see docs/architecture.md, *Remote control*).
+    .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
     // The SPSC ring is its own module so that its @inlinable generic bodies are serialized and
     // can be specialized into the engine in every build configuration.
     .target(name: "StemdeckRing"),
@@ -55,7 +58,7 @@ let package = Package(
             dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128"]),
     .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckControl", "StemdeckSession", "CJack"]),
     .target(name: "StemdeckConsole",
-            dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "CEditLine"]),
+            dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "CEditLine", "CLiblo"]),
     .executableTarget(name: "stemdeck", dependencies: ["StemdeckConsole"]),
     .executableTarget(name: "stemdeck-testrig", dependencies: ["CJack"]),
     // What every test target shares (temporary folders, the seeded generator, WAV files written

@@ -47,6 +47,13 @@ public struct Arguments: Equatable, Sendable {
   public var noControl = false
   /// `ctl --socket PATH`: the socket to talk to.
   public var socket: String?
+  /// `--osc PORT`: the OSC server's UDP port (nil: no OSC server).
+  public var oscPort: Int?
+  /// `--osc-host HOST`: the address the OSC server binds (default 127.0.0.1: this machine only).
+  public var oscHost: String?
+  /// `ctl --json`: print the replies as they come (JSON lines); `ctl --watch TOPIC…`: follow pushes.
+  public var json = false
+  public var watch: [String] = []
 
   public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
     var a = Arguments()
@@ -67,6 +74,13 @@ public struct Arguments: Equatable, Sendable {
       case "--control": a.control = try value(arg)
       case "--no-control": a.noControl = true
       case "--socket": a.socket = try value(arg)
+      case "--osc":
+        let v = try value(arg)
+        guard let port = Int(v), (1...65535).contains(port) else { throw CommandError("--osc must be a UDP port 1…65535 (got '\(ValueParser.printable(v))')") }
+        a.oscPort = port
+      case "--osc-host": a.oscHost = try value(arg)
+      case "--json": a.json = true
+      case "--watch" where a.mode == .ctl: a.watch.append(try value(arg))
       case "--no-start-server": a.startServer = false
       case "--script": a.script = try value(arg)
       case "-c", "--commands": a.commands = try value(arg)
@@ -110,8 +124,11 @@ public struct Arguments: Equatable, Sendable {
         a.session = arg
       }
     }
+    if a.oscHost != nil && a.oscPort == nil { throw CommandError("--osc-host HOST needs --osc PORT (the OSC server is off without it)") }
+    if a.mode == .ctl && !a.watch.isEmpty && a.session == nil { a.session = "" }
+    if a.mode != .ctl && a.json { throw CommandError("--json is a ctl option: stemdeck ctl --json 'CMD' prints the replies as JSON lines") }
     if a.mode == .ctl {
-      guard let commands = a.session, !commands.trimmingSpaces().isEmpty else {
+      guard let commands = a.session, !commands.trimmingSpaces().isEmpty || !a.watch.isEmpty else {
         throw CommandError("ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'")
       }
       if (a.clientName != Arguments().clientName || a.server != nil) && a.socket != nil { throw CommandError("ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both") }
@@ -170,8 +187,10 @@ public struct Arguments: Equatable, Sendable {
                      [--dither] [--normalize LUFS [--true-peak DBTP]] [--stems DIR] [--quiet]
       stemdeck analyze SESSION [--from TIME] [--duration SECONDS] [--sample-rate HZ] [--quiet]
                                             print the master's loudness (EBU R 128) without writing a file
-      stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'
+      stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] [--json] [--watch TOPIC] 'CMD; CMD'
                                             run commands in a running stemdeck through its control socket
+                                            (--json prints its replies as JSON lines; --watch events, meters,
+                                            meters@RATE or transport follows pushed updates until interrupted)
                                             (exit status 0 done; 1 a command failed; 2 bad usage or no stemdeck)
 
     live options:
@@ -189,6 +208,9 @@ public struct Arguments: Equatable, Sendable {
       --control PATH           the control socket (default: $XDG_RUNTIME_DIR/stemdeck/CLIENT.sock,
                                CLIENT@SERVER.sock on a server other than "default")
       --no-control             no control socket
+      --osc PORT               an OSC server on UDP PORT (off by default; see the README, Remote control)
+      --osc-host HOST          the address it listens on (default 127.0.0.1: this machine only;
+                               0.0.0.0 opens it to the network, where anyone can drive the mixer)
 
     render options:
       --output FILE, -o FILE   .wav (32-bit float), .flac or .aiff (24-bit), .ogg (Vorbis) or .opus
@@ -370,8 +392,31 @@ func runLive(_ a: Arguments) -> Int32 {
   // Before the first jack_client_open: libjack's own messages are hidden unless --verbose.
   JackMessages.install(verbose: a.verbose)
 
+  // A session manager (NSM_URL): announce, and wait for the session to open before the JACK
+  // client exists, so that the client has the name the manager gives it.
+  var nsm: NSMClient?
+  var nsmOpen: NSMClient.Open?
+  if let url = ProcessInfo.processInfo.environment["NSM_URL"], !url.isEmpty {
+    do { nsm = try NSMClient(url: url) } catch {
+      printError("error: \(error)")
+      return 1
+    }
+    nsm!.announce(executable: (CommandLine.arguments.first as NSString?)?.lastPathComponent ?? "stemdeck")
+    nsmOpen = nsm!.waitForOpen(timeout: 30) { interruptRequests.load(ordering: .relaxed) != 0 }
+    if let why = nsm!.refusal {
+      printError("warning: the session manager at \(url) refused stemdeck (\(why)); running without it")
+      nsm = nil
+    } else if nsmOpen == nil {
+      printError("error: the session manager at \(url) did not send /nsm/client/open within 30 s")
+      return 1
+    } else if a.session != nil {
+      printError("note: under a session manager the session is \(nsmOpen!.sessionFile); \(a.session!) is not opened")
+    }
+  }
+  defer { nsm?.close() }
+
   var options = JackDriver.Options()
-  options.clientName = a.clientName
+  options.clientName = nsmOpen?.clientID ?? a.clientName
   options.serverName = a.server
   options.startServer = a.startServer
   let driver: JackDriver
@@ -384,6 +429,7 @@ func runLive(_ a: Arguments) -> Int32 {
     }
   } catch {
     printError("error: \(error)")
+    nsm?.openFailed("stemdeck cannot start its JACK client: \(error)")  // the manager shows why
     return 1
   }
   if let message = driver.startedServerMessage {
@@ -420,7 +466,10 @@ func runLive(_ a: Arguments) -> Int32 {
     }
   }
 
-  if let session = a.session {
+  if let nsm, let open = nsmOpen {
+    // The manager's folder: its session, or a new one saved there (the reply says which).
+    if let failure = nsm.openSession(open, console) { printError("error: \(failure)"); return 1 }
+  } else if let session = a.session {
     do { try console.open(session, force: true) } catch {
       printError("error: \(error)")
       return 1
@@ -452,10 +501,44 @@ func runLive(_ a: Arguments) -> Int32 {
       serviceEngine()
       control.service(console)
     }
+    console.eventObservers.append { control.push($0) }
+  }
+  // The OSC server: served the same way, after the control socket.
+  var osc: OSCServer?
+  if let port = a.oscPort {
+    let host = a.oscHost ?? "127.0.0.1"
+    do { osc = try OSCServer(host: host, port: port) } catch {
+      printError("error: \(error)")
+      return 1
+    }
+    if host != "127.0.0.1" && host != "::1" && host != "localhost" {
+      printError("warning: OSC listens on \(host):\(port): anyone who can reach it can drive this mixer (there is no authentication in OSC)")
+    }
+  }
+  defer { osc?.close() }
+  if let osc {
+    let serviceBefore = console.idle
+    console.idle = {
+      serviceBefore()
+      osc.service(console)
+    }
+    console.eventObservers.append { osc.push($0) }
+  }
+
+  if let nsm {
+    let serviceBefore = console.idle
+    console.idle = {
+      serviceBefore()
+      nsm.service(console)
+    }
+    console.idle()
   }
 
   if interactive {
     return runInteractive(console)
+  }
+  if nsm != nil && a.script == nil && a.commands == nil {
+    return runHeadless(console)
   }
 
   // Script mode: -c, --script FILE, or stdin.
@@ -508,6 +591,19 @@ func runLive(_ a: Arguments) -> Int32 {
     return 130
   }
   return failed ? 1 : 0
+}
+
+/// Without a terminal under a session manager: no input of its own; the control socket, OSC and
+/// the manager drive it, until `quit` (from the socket) or SIGTERM (how a manager ends a client).
+/// Unsaved changes then go to the autosave file, as in the other modes.
+func runHeadless(_ console: Console) -> Int32 {
+  while !console.quitRequested && terminationSignal.load(ordering: .relaxed) == 0 && interruptRequests.load(ordering: .relaxed) == 0 {
+    console.idle()
+    usleep(5_000)
+  }
+  console.live.finishTake(console.handle)
+  if !console.quitRequested, let message = console.autosaveNow() { printError("stemdeck: stopping; \(message)") }
+  return 0
 }
 
 /// The interactive console: libedit reads each line (its keys, history, Ctrl-R, completion),

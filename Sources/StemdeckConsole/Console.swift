@@ -34,6 +34,9 @@ public final class Console {
   public var interactive = false
   /// Called while `wait` waits, to keep events flowing (the host's poll).
   public var idle: () -> Void = {}
+  /// Called with every live event of a service step, before it is shown (pushes to remote
+  /// subscribers: `ControlServer`, `OSCServer`).
+  public var eventObservers: [(LiveEvent) -> Void] = []
   /// The terminal's width, in interactive mode: tables, meters and help fit it. nil in script
   /// mode, whose output formats stay as documented.
   public var terminalColumns: (() -> Int)?
@@ -102,6 +105,7 @@ public final class Console {
 
   /// The front end's part of a live event: words for the user, or the setlist's advance.
   func handle(_ event: LiveEvent) {
+    for observe in eventObservers { observe(event) }  // subscribers of the control socket and OSC
     if case .songEnded = event { songEnded(); return }
     if let text = event.text { report([text]) }  // through the gate: `events` classes, folding
   }

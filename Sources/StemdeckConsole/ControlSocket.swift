@@ -1,4 +1,5 @@
 import Foundation
+import StemdeckControl
 import StemdeckJack
 
 /// The control socket (docs/architecture.md, *Control socket*): a Unix stream socket on which
@@ -36,8 +37,19 @@ public final class ControlServer {
     var closing = false
     /// The peer closed its side: its last requests are answered, then the connection closed.
     var ended = false
+    /// What it subscribed to (`{"subscribe": [...]}`), its meter rate, when its next meter frame is due.
+    var topics: Set<RemoteTopic> = []
+    var meterRate = PushRate.meterDefault
+    var nextMeter = Date.distantPast
+    /// Meter frames not queued because its replies were piling up (a slow reader).
+    var droppedFrames = 0
     init(fd: Int32) { self.fd = fd }
   }
+
+  /// Pushed meter frames are skipped (and counted) while a client has more than this queued.
+  static let meterBacklogBytes = 64 * 1024
+  private var transportSeen = ""
+  private var nextTransport = Date.distantPast
 
   /// The default path for JACK client `client` of server `server`:
   /// `$XDG_RUNTIME_DIR/stemdeck/CLIENT.sock` on the default server, `CLIENT@SERVER.sock` on
@@ -155,7 +167,13 @@ public final class ControlServer {
   /// Accepts new clients, runs their complete request lines through `console`, and writes the
   /// replies without blocking. Control thread only.
   public func service(_ console: Console) {
-    guard listenFD >= 0, !running else { return }
+    guard listenFD >= 0 else { return }
+    if running {
+      // A request is running (a `wait`): no other request starts, but subscribers keep getting pushes.
+      pushDue(console.mixer)
+      for client in clients { flush(client) }
+      return
+    }
     while clients.count < Self.maxClients {
       let fd = accept(listenFD, nil, nil)
       if fd < 0 { break }
@@ -170,7 +188,7 @@ public final class ControlServer {
         let line = Array(client.input[..<newline])
         client.input.removeSubrange(...newline)
         handled += 1
-        queue(reply(to: line, console), to: client)
+        queue(reply(to: line, console, client: client), to: client)
       }
       if !client.closing && client.input.count > Self.maxLineBytes && client.input.firstIndex(of: 10) == nil {
         queue(Self.encode(["id": NSNull(), "ok": false, "error": "request line longer than \(Self.maxLineBytes) bytes; closing the connection"]), to: client)
@@ -178,8 +196,9 @@ public final class ControlServer {
         client.closing = true
       }
       if client.ended && client.input.firstIndex(of: 10) == nil { client.closing = true }
-      flush(client)
     }
+    pushDue(console.mixer)
+    for client in clients { flush(client) }
     clients.removeAll { client in
       let done = client.closing && client.output.isEmpty || client.output.count > Self.maxQueuedBytes
       if done { Glibc.close(client.fd) }
@@ -222,7 +241,7 @@ public final class ControlServer {
   // MARK: - Requests
 
   /// The reply line to one request line.
-  func reply(to line: [UInt8], _ console: Console) -> String {
+  func reply(to line: [UInt8], _ console: Console, client: Client? = nil) -> String {
     var bytes = line
     if bytes.last == 13 { bytes.removeLast() }  // CRLF clients
     if bytes.allSatisfy({ $0 == 32 || $0 == 9 }) {
@@ -236,6 +255,9 @@ public final class ControlServer {
       return Self.encode(["id": NSNull(), "ok": false, "error": "malformed request: a request is a JSON object such as {\"id\": 1, \"cmd\": \"status\"}"])
     }
     let id = request["id"] ?? NSNull()
+    if request["subscribe"] != nil || request["unsubscribe"] != nil {
+      return subscription(request, id: id, client: client)
+    }
     guard let command = request["cmd"] as? String else {
       return Self.encode(["id": id, "ok": false, "error": "malformed request: \"cmd\" must be a string holding a command line, such as \"vol drums -6dB\""])
     }
@@ -259,6 +281,75 @@ public final class ControlServer {
     var reply: [String: Any] = ["id": id, "ok": false, "error": errors.isEmpty ? "the command failed" : errors.joined(separator: "; ")]
     if !output.isEmpty { reply["output"] = output }
     return Self.encode(reply)
+  }
+
+  // MARK: - Subscriptions
+
+  /// `{"id", "subscribe": ["events", "meters", "transport"], "rate": 20}` (or "meters@20"), and
+  /// `{"id", "unsubscribe": [...]}` (an empty list: everything).
+  func subscription(_ request: [String: Any], id: Any, client: Client?) -> String {
+    let usage = "{\"id\": 1, \"subscribe\": [\"events\", \"meters\", \"transport\"], \"rate\": 20}"
+    guard let client else { return Self.encode(["id": id, "ok": false, "error": "subscriptions are for socket clients"]) }
+    if let list = request["unsubscribe"] {
+      guard let items = list as? [String], let parsed = parseTopics(items, rate: nil) else {
+        return Self.encode(["id": id, "ok": false, "error": "malformed request: \"unsubscribe\" is a list of topics: events, meters, transport"])
+      }
+      client.topics = items.isEmpty ? [] : client.topics.subtracting(parsed.topics)
+      return Self.encode(["id": id, "ok": true, "subscribed": client.topics.map(\.rawValue).sorted()])
+    }
+    var rate: Double?
+    if let r = request["rate"] {
+      guard let number = r as? NSNumber, !(r is Bool), number.doubleValue.isFinite else {
+        return Self.encode(["id": id, "ok": false, "error": "malformed request: \"rate\" is a number of meter frames a second, 1…60, as in \(usage)"])
+      }
+      rate = number.doubleValue
+    }
+    guard let items = request["subscribe"] as? [String], !items.isEmpty, let parsed = parseTopics(items, rate: rate) else {
+      return Self.encode(["id": id, "ok": false, "error": "malformed request: \"subscribe\" is a list of topics (events, meters, meters@RATE, transport), as in \(usage)"])
+    }
+    guard PushRate.range.contains(parsed.meterRate) else {
+      return Self.encode(["id": id, "ok": false, "error": "the meter rate must be 1…60 frames a second (got \(NumberFormat.plain(parsed.meterRate)))"])
+    }
+    client.topics.formUnion(parsed.topics)
+    client.meterRate = parsed.meterRate
+    client.nextMeter = .distantPast
+    transportSeen = ""  // a new transport subscriber hears the state at once
+    return Self.encode(["id": id, "ok": true, "subscribed": client.topics.map(\.rawValue).sorted(), "rate": parsed.meterRate])
+  }
+
+  /// Queues an event for the clients subscribed to events: `{"push": "event", "event": KIND, …fields, "text"}`.
+  public func push(_ event: LiveEvent) {
+    guard clients.contains(where: { $0.topics.contains(.events) }), var o = RemotePush.event(event) else { return }
+    o["push"] = "event"
+    let line = Self.encode(o)
+    for c in clients where c.topics.contains(.events) && !c.closing { queue(line, to: c) }
+  }
+
+  /// Meter frames at each subscriber's rate (skipped and counted while its queue is backed up),
+  /// and the transport on every change and once a second while playing.
+  func pushDue(_ mixer: Mixer) {
+    guard clients.contains(where: { !$0.topics.isEmpty }) else { return }
+    let now = Date()
+    var frame: [String: Any]?
+    for c in clients where c.topics.contains(.meters) && !c.closing && c.nextMeter <= now {
+      c.nextMeter = OSCServer.nextDue(c.nextMeter, now: now, rate: c.meterRate)
+      if c.output.count > Self.meterBacklogBytes { c.droppedFrames += 1; continue }
+      if frame == nil { frame = RemotePush.meters(mixer) }
+      var f = frame!
+      f["push"] = "meters"
+      f["dropped"] = c.droppedFrames
+      queue(Self.encode(f), to: c)
+    }
+    let transport = RemotePush.transport(mixer)
+    let state = transport["state"] as? String ?? ""
+    if state != transportSeen || (state == "playing" && now >= nextTransport) {
+      transportSeen = state
+      nextTransport = now.addingTimeInterval(PushRate.transportInterval)
+      var t = transport
+      t["push"] = "transport"
+      let line = Self.encode(t)
+      for c in clients where c.topics.contains(.transport) && !c.closing { queue(line, to: c) }
+    }
   }
 
   /// One JSON line (keys sorted, so replies are stable).

@@ -1,9 +1,12 @@
 import Foundation
+import StemdeckControl
 
 /// `stemdeck ctl [--name CLIENT | --socket PATH] 'CMD; CMD'`: sends each command to a running
 /// stemdeck's control socket (`ControlServer`), prints its output lines on stdout and its errors
 /// on stderr as `error: …`. Exit status 0, 1 when a command failed, 2 on a usage error or when
-/// no stemdeck answers.
+/// no stemdeck answers. `--json` prints each reply as the JSON line it came as; `--watch TOPIC`
+/// (events, meters, meters@RATE, transport) then subscribes and prints what is pushed until the
+/// connection ends or ctl is interrupted.
 func runCtl(_ a: Arguments) -> Int32 {
   signal(SIGPIPE, SIG_IGN)
   let server = a.server ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] ?? "default"
@@ -13,7 +16,11 @@ func runCtl(_ a: Arguments) -> Int32 {
     printError("error: \(error)")
     return 2
   }
-  if commands.isEmpty { printError("error: ctl: no commands given"); return 2 }
+  if commands.isEmpty && a.watch.isEmpty { printError("error: ctl: no commands given"); return 2 }
+  if !a.watch.isEmpty && parseTopics(a.watch, rate: nil) == nil {
+    printError("error: ctl --watch takes events, meters, meters@RATE or transport (got \(a.watch.joined(separator: " ")))")
+    return 2
+  }
   guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else {
     printError("error: the socket path \(path) is too long for a Unix socket (at most 107 bytes)")
     return 2
@@ -49,14 +56,34 @@ func runCtl(_ a: Arguments) -> Int32 {
       printError("error: a reply from \(path) is not a stemdeck reply: \(ValueParser.printable(String(decoding: reply, as: UTF8.self)))")
       return 2
     }
-    for line in object["output"] as? [String] ?? [] { writeOut(line) }
+    if a.json { writeOut(String(decoding: reply, as: UTF8.self)) }
+    else { for line in object["output"] as? [String] ?? [] { writeOut(line) } }
     if !ok {
       failed = true
-      printError("error: \(object["error"] as? String ?? "the command failed")")
+      if !a.json { printError("error: \(object["error"] as? String ?? "the command failed")") }
       break  // as script mode: the commands after a failed one are not run
     }
   }
-  return failed ? 1 : 0
+  if failed || a.watch.isEmpty { return failed ? 1 : 0 }
+  let request = ControlServer.encode(["id": "watch", "subscribe": a.watch]) + "\n"
+  guard writeAll(fd, Array(request.utf8)) else { printError("error: stemdeck on \(path) went away"); return 2 }
+  while let line = readReply(fd, &pending) {
+    if a.json { writeOut(String(decoding: line, as: UTF8.self)); continue }
+    guard let o = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { continue }
+    if let ok = o["ok"] as? Bool, !ok { printError("error: \(o["error"] as? String ?? "the subscription failed")"); return 1 }
+    switch o["push"] as? String {
+    case "event": writeOut("event: \(o["text"] as? String ?? o["event"] as? String ?? "?")")
+    case "transport": writeOut("transport: \(o["state"] ?? "?") \(o["position"] ?? "")")
+    case "meters":
+      func peaks(_ m: Any?) -> String {
+        ((m as? [String: Any])?["peak"] as? [Any] ?? []).map { ($0 as? NSNumber).map { NumberFormat.fixed($0.doubleValue, 1) } ?? "-inf" }.joined(separator: "/")
+      }
+      let stems = (o["stems"] as? [String: Any] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \(peaks($0.value))" }
+      writeOut((["master \(peaks(o["master"]))"] + stems).joined(separator: "  "))
+    default: break
+    }
+  }
+  return 0
 }
 
 /// One command's words as a command line the tokenizer reads back as the same words.

@@ -47,6 +47,10 @@ struct ArgumentsTests {
      { $0.mode = .analyze; $0.session = "S"; $0.from = 10; $0.duration = 30; $0.sampleRate = 44100 }),
     (["S", "--control", "/tmp/c.sock"], { $0.session = "S"; $0.control = "/tmp/c.sock" }),
     (["S", "--no-control"], { $0.session = "S"; $0.noControl = true }),
+    (["S", "--osc", "9000"], { $0.session = "S"; $0.oscPort = 9000 }),
+    (["S", "--osc", "9000", "--osc-host", "0.0.0.0"], { $0.session = "S"; $0.oscPort = 9000; $0.oscHost = "0.0.0.0" }),
+    (["ctl", "--json", "status"], { $0.mode = .ctl; $0.json = true; $0.commands = "status" }),
+    (["ctl", "--watch", "events", "--watch", "meters@5"], { $0.mode = .ctl; $0.watch = ["events", "meters@5"]; $0.commands = "" }),
     (["ctl", "vol drums -6dB; status"], { $0.mode = .ctl; $0.commands = "vol drums -6dB; status" }),
     (["ctl", "--socket", "/tmp/c.sock", "play"], { $0.mode = .ctl; $0.socket = "/tmp/c.sock"; $0.commands = "play" }),
     (["ctl", "-n", "deck2", "-s", "band", "play"], { $0.mode = .ctl; $0.clientName = "deck2"; $0.server = "band"; $0.commands = "play" }),
@@ -106,6 +110,11 @@ struct ArgumentsTests {
     (["ctl", "--name", "a", "--socket", "/tmp/c.sock", "play"], "ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both"),
     (["S", "--socket", "/tmp/c.sock"], "--socket is a ctl option: stemdeck ctl --socket PATH 'CMD' (a live stemdeck takes --control PATH)"),
     (["S", "--control", "c.sock", "--no-control"], "--control PATH and --no-control contradict each other: give one"),
+    (["S", "--osc", "0"], "--osc must be a UDP port 1…65535 (got '0')"),
+    (["S", "--osc", "osc"], "--osc must be a UDP port 1…65535 (got 'osc')"),
+    (["S", "--osc-host", "0.0.0.0"], "--osc-host HOST needs --osc PORT (the OSC server is off without it)"),
+    (["S", "--json"], "--json is a ctl option: stemdeck ctl --json 'CMD' prints the replies as JSON lines"),
+    (["S", "--watch", "events"], "unknown option '--watch' (see stemdeck --help)"),
   ]
 
   @Test("invalid command lines", arguments: invalid)
@@ -123,7 +132,8 @@ struct ArgumentsTests {
   func usageMentionsOptions() {
     for option in ["--server", "-s", "--name", "-n", "--no-start-server", "--no-connect", "--play", "--strict", "--script",
                    "-c", "--keep-going", "-k", "--output", "-o", "--from", "--duration", "--sample-rate",
-                   "--normalize", "--true-peak", "--stems", "--control", "--no-control", "--socket"] {
+                   "--normalize", "--true-peak", "--stems", "--control", "--no-control", "--socket", "--osc", "--osc-host",
+                   "--json", "--watch"] {
       #expect(Arguments.usage.contains(option + " ") || Arguments.usage.contains(option + ","), "\(option)")
     }
   }

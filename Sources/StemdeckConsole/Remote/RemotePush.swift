@@ -1,0 +1,134 @@
+import Foundation
+import StemdeckControl
+import StemdeckJack
+import StemdeckSession
+
+/// What the control socket and OSC push to subscribers (docs/architecture.md, *Remote control*):
+/// events with their values as fields, meter frames, transport changes. Built on the control
+/// thread from the `LiveEvent`s a service step reports and from the mixer's meters.
+public enum RemoteTopic: String, CaseIterable, Sendable {
+  case events, meters, transport
+}
+
+/// A subscription's rates: meter frames per second.
+public enum PushRate {
+  public static let range = 1.0...60.0
+  public static let meterDefault = 10.0
+  /// While playing, a transport subscriber gets the position this often (and on every change).
+  public static let transportInterval = 1.0
+}
+
+/// Parses a subscription list: topics, each optionally "meters@20"; `rate` applies to meters
+/// without their own. Returns the topics and the meter rate, or the refusal.
+func parseTopics(_ items: [String], rate: Double?) -> (topics: Set<RemoteTopic>, meterRate: Double)? {
+  var topics: Set<RemoteTopic> = []
+  var meterRate = rate ?? PushRate.meterDefault
+  for item in items {
+    let parts = item.lowercased().split(separator: "@", maxSplits: 1).map(String.init)
+    guard let first = parts.first, let topic = RemoteTopic(rawValue: first) else { return nil }
+    if parts.count == 2 {
+      guard topic == .meters, let r = Double(parts[1]), r.isFinite else { return nil }
+      meterRate = r
+    }
+    topics.insert(topic)
+  }
+  return (topics, meterRate)
+}
+
+enum RemotePush {
+  /// An event as fields: `event` (its kind), `class` (mixer, driver, song), the values by name,
+  /// and `text` (the words the console shows). nil for an event with no meaning outside.
+  static func event(_ event: LiveEvent) -> [String: Any]? {
+    var o: [String: Any]
+    switch event {
+    case .songEnded: o = ["event": "songEnded", "class": "song"]
+    case .mixer(let e): o = mixer(e)
+    case .driver(.mixer(let e)): o = mixer(e)
+    case .driver(let e):
+      o = ["class": "driver"]
+      switch e {
+      case .masterDisconnected: return nil
+      case .mixer: return nil
+      case .serverWentAway(let server, let retry): o["event"] = "serverWentAway"; o["server"] = server; o["retryMilliseconds"] = retry
+      case .xruns(let new, let total): o["event"] = "xruns"; o["new"] = new; o["total"] = total
+      case .transportFollowed(let playing): o["event"] = "transportFollowed"; o["playing"] = playing
+      case .autoPaused: o["event"] = "autoPaused"
+      case .sampleRateFollowed(let newRate, let oldRate): o["event"] = "sampleRateFollowed"; o["newRate"] = newRate; o["oldRate"] = oldRate
+      case .rebuildWarning(let w): o["event"] = "rebuildWarning"; o["message"] = w
+      case .rebuildFailed(let newRate, let reason): o["event"] = "rebuildFailed"; o["newRate"] = newRate; o["reason"] = reason
+      case .reconnectFailed(let reason): o["event"] = "reconnectFailed"; o["reason"] = reason
+      case .reconnected(let server, let rate, let frames, let restored):
+        o["event"] = "reconnected"; o["server"] = server; o["sampleRate"] = rate; o["bufferSize"] = frames; o["restoredConnections"] = restored
+      case .resumingPlayback: o["event"] = "resumingPlayback"
+      }
+    }
+    if let text = event.text { o["text"] = text }
+    return o
+  }
+
+  static func mixer(_ e: MixerEvent) -> [String: Any] {
+    var o: [String: Any] = ["class": "mixer"]
+    switch e {
+    case .stemFinished(let n): o["event"] = "stemFinished"; o["stem"] = n
+    case .allFinished: o["event"] = "allFinished"
+    case .underrun(let n): o["event"] = "underrun"; o["stem"] = n
+    case .primeTimeout: o["event"] = "primeTimeout"
+    case .badSamples(let n): o["event"] = "badSamples"; o["stem"] = n
+    case .readFailed(let n, let m): o["event"] = "readFailed"; o["stem"] = n; o["message"] = m
+    case .takeRecorded(let n, let path, let seconds, let dropped):
+      o["event"] = "takeRecorded"; o["take"] = n; o["path"] = path; o["seconds"] = seconds; o["droppedFrames"] = dropped
+    case .recordingFailed(let n, let m): o["event"] = "recordingFailed"; o["take"] = n; o["message"] = m
+    case .effectLoaded(let n): o["event"] = "effectLoaded"; o["effect"] = n
+    case .effectFailed(let n, let m): o["event"] = "effectFailed"; o["effect"] = n; o["message"] = m
+    }
+    return o
+  }
+
+  /// A level in dB as JSON: a number, or null for silence (the meter floor, −160 dB, and below).
+  static func db(_ v: Double) -> Any { v.isFinite && v > -160 ? (v * 100).rounded() / 100 : NSNull() }
+
+  /// One meter frame: the master and every stem, peak and RMS (average) per channel in dB.
+  static func meters(_ mixer: Mixer) -> [String: Any] {
+    func reading(_ m: MeterReading) -> [String: Any] {
+      ["peak": m.channels.map { db($0.peak) }, "rms": m.channels.map { db($0.average) }, "clips": m.channels.map(\.clips)]
+    }
+    var stems: [String: Any] = [:]
+    for s in mixer.stemStatuses() { stems[s.settings.name] = reading(s.meter) }
+    return ["master": reading(mixer.masterMeter()), "stems": stems]
+  }
+
+  /// The transport: state and position (seconds).
+  static func transport(_ mixer: Mixer) -> [String: Any] {
+    ["state": "\(mixer.transportState)", "position": (mixer.position * 1000).rounded() / 1000]
+  }
+}
+
+extension Console {
+  /// Runs `body` (one command) with its output captured, as the control socket does: no terminal
+  /// width, and `watch` answered with one look at the meters. Returns whether it succeeded, the
+  /// output lines, and the error lines (without "error: ").
+  func captured(_ body: () -> Bool) -> (ok: Bool, output: [String], errors: [String]) {
+    var lines: [String] = []
+    let columns = terminalColumns
+    let watchBefore = watchRequested
+    terminalColumns = nil
+    let ok = capturingOutput({ lines.append($0) }, body)
+    terminalColumns = columns
+    if watchRequested && !watchBefore {
+      watchRequested = false
+      if interactive { lines += Display.meters(self, only: nil) }
+    }
+    let errors = lines.filter { $0.hasPrefix("error: ") }.map { String($0.dropFirst("error: ".count)) }
+    return (ok, lines.filter { !$0.hasPrefix("error: ") }, errors)
+  }
+
+  /// Runs one command given as words, output captured (`captured`).
+  func runCaptured(_ words: [String]) -> (ok: Bool, output: [String], errors: [String]) {
+    captured {
+      do { try run(words); return true } catch {
+        write("error: \(error)")
+        return false
+      }
+    }
+  }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+@testable import StemdeckConsole
+import StemdeckTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The OSC layer without a network peer (the peers are in IntegrationTests.RemoteControlTests):
+/// liblo's encoding and decoding as stemdeck uses it, bundles, refusals, and every address run
+/// against an offline mixer, where a refused message must change nothing (`MixerSnapshot`).
+@Suite("OSC")
+struct OSCTests {
+  /// Decodes `bytes` as one datagram.
+  static func decode(_ bytes: [UInt8]) -> (messages: [OSCMessage], reason: String?) {
+    var copy = bytes
+    var messages: [OSCMessage] = []
+    let reason = copy.withUnsafeMutableBytes { OSCSocket.decode($0, depth: 0, into: &messages) }
+    return (messages, reason)
+  }
+
+  static func bundle(_ elements: [[UInt8]]) -> [UInt8] {
+    var out = header
+    for e in elements {
+      let n = UInt32(e.count).bigEndian
+      out += withUnsafeBytes(of: n) { Array($0) } + e
+    }
+    return out
+  }
+
+  @Test("every argument type stemdeck writes is read back as written (liblo encodes and decodes)")
+  func roundTrip() throws {
+    let arguments: [OSCArgument] = [.int(-7), .float(-6.5), .string("vol drums -6dB"), .double(0.125), .int64(1 << 40),
+                                    .bool(true), .bool(false), .nil_, .string("")]
+    let bytes = try #require(OSCSocket.encode("/stemdeck/reply", arguments))
+    #expect(bytes.count % 4 == 0)
+    let decoded = Self.decode(bytes)
+    #expect(decoded.reason == nil)
+    try #require(decoded.messages.count == 1)
+    #expect(decoded.messages[0].path == "/stemdeck/reply")
+    #expect(decoded.messages[0].arguments == arguments)
+    #expect(decoded.messages[0].typeTags == ",ifsdhTFNs")
+  }
+
+  @Test("a bundle's messages are taken apart in order; nested bundles too, up to 4 deep")
+  func bundles() throws {
+    let a = try #require(OSCSocket.encode("/stemdeck/ping", []))
+    let b = try #require(OSCSocket.encode("/stemdeck/stem/drums/vol", [.float(-3)]))
+    let decoded = Self.decode(Self.bundle([a, Self.bundle([b])]))
+    #expect(decoded.reason == nil)
+    #expect(decoded.messages.map(\.path) == ["/stemdeck/ping", "/stemdeck/stem/drums/vol"])
+    var deep = b
+    for _ in 0..<6 { deep = Self.bundle([deep]) }
+    #expect(Self.decode(deep).reason?.contains("nested more than 4 deep") == true)
+  }
+
+  static let header: [UInt8] = Array("#bundle".utf8) + [0, 0, 0, 0, 0, 0, 0, 0, 1]
+  static let truncatedVol: [UInt8] = Array("/stemdeck/stem/drums/vol".utf8) + [0, 0, 0, 0, 44, 102, 0, 0, 1]
+  static let notOSC: [([UInt8], String)] = [
+    ([], "empty datagram"),
+    (Array("hello".utf8), "an address starts with '/'"),
+    (truncatedVol, "malformed OSC message"),
+    (Array("/stemdeck/ping".utf8), "malformed OSC message"),
+    (header + [0, 0, 0, 64, 47, 0, 0, 0], "does not fit the bundle"),
+    (header + [0, 0], "size is cut off"),
+  ]
+
+  @Test("datagrams that are not OSC are refused with a reason and yield no message", arguments: notOSC)
+  func refused(_ bytes: [UInt8], _ reason: String) {
+    let decoded = Self.decode(bytes)
+    #expect(decoded.messages.isEmpty)
+    #expect(decoded.reason?.contains(reason) == true, "\(decoded.reason ?? "accepted")")
+  }
+
+  @Test("20,000 random and mutated datagrams: each is read or refused, never a crash")
+  func fuzz() throws {
+    var random = SplitMix64(seed: 20)
+    let valid = try #require(OSCSocket.encode("/stemdeck/stem/drums/vol", [.float(-6), .string("x"), .int(1)]))
+    var read = 0, refused = 0
+    for i in 0..<20_000 {
+      var bytes: [UInt8]
+      if i % 2 == 0 {
+        bytes = valid
+        for _ in 0..<(1 + Int(random.next() % 4)) { bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next()) }
+        if random.next() % 4 == 0 { bytes = Array(bytes.prefix(Int(random.next() % UInt64(bytes.count)))) }
+      } else {
+        bytes = [47] + (0..<Int(random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+      }
+      let decoded = Self.decode(bytes)
+      if decoded.reason == nil { read += 1 } else { refused += 1; #expect(decoded.messages.isEmpty) }
+    }
+    #expect(read + refused == 20_000)
+    #expect(read > 0 && refused > 0, "read \(read), refused \(refused)")
+  }
+
+  @Test("each address runs its command on the mixer; a pattern names several stems")
+  func addresses() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let server = try OSCServer(host: "127.0.0.1", port: 0)
+    defer { server.close() }
+    func send(_ path: String, _ arguments: [OSCArgument] = []) -> (ok: Bool, text: String)? {
+      server.handle(OSCMessage(path: path, arguments: arguments, source: sockaddr_storage(), sourceLength: 0), h.console)
+    }
+    #expect(send("/stemdeck/stem/drums/vol", [.float(-6)]) == nil)
+    #expect(abs(MixerSnapshot(h)[stem: "drums"].volume - linear(decibels: -6)) < 1e-6)
+    #expect(send("/stemdeck/stem/bass/pan", [.double(-0.5)]) == nil)
+    #expect(send("/stemdeck/stem/bass/rate", [.int(2)]) == nil)
+    #expect(send("/stemdeck/stem/*/mute", [.int(1)]) == nil)
+    #expect(send("/stemdeck/stem/drums/solo", [.bool(true)]) == nil)
+    #expect(send("/stemdeck/stem/{drums,bass}/vol", [.float(-.infinity)]) == nil)
+    #expect(send("/stemdeck/master/vol", [.float(-3)]) == nil)
+    let after = MixerSnapshot(h)
+    #expect(after[stem: "bass"].pan == -0.5 && after[stem: "bass"].rate == 2)
+    #expect(after[stem: "drums"].mute && after[stem: "bass"].mute && after[stem: "drums"].solo && !after[stem: "bass"].solo)
+    #expect(after[stem: "drums"].volume == 0 && after[stem: "bass"].volume == 0)
+    #expect(abs(after.masterVolume - linear(decibels: -3)) < 1e-6)
+    #expect(send("/stemdeck/ping")?.text == "pong")
+    let reply = send("/stemdeck/cmd", [.string("echo one; echo two")])
+    #expect(reply?.ok == true && reply?.text == "one\ntwo")
+    #expect(send("/stemdeck/transport/locate", [.float(1.5)]) == nil)
+    #expect(abs(h.mixer.position - 1.5) < 0.001)
+  }
+
+  @Test("a refused message answers why and changes nothing", arguments: [
+    ("/stemdeck/stem/drums/vol", [OSCArgument.string("-6")], "got ,s"),
+    ("/stemdeck/stem/drums/vol", [.float(.nan)], "not NaN"),
+    ("/stemdeck/stem/drums/vol", [.float(.infinity)], "at most +6 dB"),
+    ("/stemdeck/stem/drums/vol", [.float(-6), .float(-6)], "got ,ff"),
+    ("/stemdeck/stem/drums/vol", [], "got ,"),
+    ("/stemdeck/stem/drums/vol", [.float(12)], "volume"),
+    ("/stemdeck/stem/drms/vol", [.float(-6)], "unknown stem 'drms'"),
+    ("/stemdeck/stem/x*/mute", [.int(1)], "no stem matches the pattern 'x*'"),
+    ("/stemdeck/stem/drums/mute", [.int(2)], "1 (on) or 0 (off)"),
+    ("/stemdeck/stem/drums/pan", [.double(3)], "pan"),
+    ("/stemdeck/stem/drums/rate", [.float(0.1)], "rate"),
+    ("/stemdeck/stem/drums/gain", [.float(1)], "unknown address"),
+    ("/stemdeck/transport/locate", [.float(-1)], "0 or more seconds"),
+    ("/stemdeck/transport/play", [.string("now")], "takes no arguments"),
+    ("/stemdeck/master/vol", [.bool(true)], "takes one number"),
+    ("/other/thing", [], "start with /stemdeck/"),
+    ("/stemdeck/cmd", [.string("vol drums 0.5; save /tmp/osc-never.json")], "refused over OSC"),
+    ("/stemdeck/cmd", [.string("add /etc/passwd")], "refused over OSC"),
+    ("/stemdeck/cmd", [.string("sfx load k /etc/passwd")], "refused over OSC"),
+    ("/stemdeck/cmd", [.string("vol drums 9")], "got 9"),
+    ("/stemdeck/subscribe", [.string("noise")], "topics are events, meters, transport"),
+    ("/stemdeck/subscribe", [.string("meters"), .float(500)], "1…60"),
+  ])
+  func refusals(_ path: String, _ arguments: [OSCArgument], _ why: String) throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let server = try OSCServer(host: "127.0.0.1", port: 0)
+    defer { server.close() }
+    let before = MixerSnapshot(h)
+    let reply = server.handle(OSCMessage(path: path, arguments: arguments, source: sockaddr_storage(), sourceLength: 0), h.console)
+    #expect(reply?.ok == false, "\(String(describing: reply))")
+    #expect(reply?.text.contains(why) == true, "\(reply?.text ?? "no reply")")
+    #expect(MixerSnapshot(h) == before)
+    #expect(FileFacts.kind("/tmp/osc-never.json") == nil)
+  }
+
+  @Test("binding: port 0 takes a free port; a port in use and an unknown host are clear errors")
+  func binding() throws {
+    let first = try OSCServer(host: "127.0.0.1", port: 0)
+    defer { first.close() }
+    #expect(first.port > 0)
+    #expect(throws: ControlError.self) { try OSCServer(host: "127.0.0.1", port: first.port) }
+    do { _ = try OSCServer(host: "127.0.0.1", port: first.port) } catch {
+      #expect(error.description.contains("UDP 127.0.0.1:\(first.port)") && error.description.contains("choose another with --osc PORT"), "\(error)")
+    }
+    #expect(throws: ControlError.self) { try OSCServer(host: "no.such.host.invalid", port: 0) }
+  }
+}
