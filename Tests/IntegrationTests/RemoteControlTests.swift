@@ -210,7 +210,8 @@ struct RemoteControlTests {
       print(json.dumps({"replies": replies, "events": events, "duringWait": during_wait, "transport": [t["state"] for t in transport],
                         "frames": len(meters), "span": span, "playingFrames": len(playing),
                         "loudest": max([m["master"]["peak"][0] for m in playing] or [None]),
-                        "stems": sorted(meters[-1][1]["stems"].keys()) if meters else []}))
+                        "stems": sorted(meters[-1][1]["stems"].keys()) if meters else [],
+                        "loudness": meters[-1][1]["master"].get("loudness") if meters else None}))
       """#, [deck.socket])
     #expect(result.status == 0, "\(result.text)\n\(deck.stemdeck.transcript)")
     let o = try #require(result.stdout.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(result.text)")
@@ -236,6 +237,10 @@ struct RemoteControlTests {
     #expect(span > 1.5 && rate > 12 && rate < 24, "meter frames at 20 a second: \(frames) in \(span) s")
     #expect((o["loudest"] as? Double ?? -200) > -20, "the meters never saw the playing stem: \(o)")
     #expect(o["stems"] as? [String] == ["drums"], "\(o)")
+    // The master's live loudness rides along (issue 23): the figures' keys, measured seconds.
+    let loudness = o["loudness"] as? [String: Any] ?? [:]
+    #expect(Set(loudness.keys) == ["momentary", "shortTerm", "integrated", "range", "truePeak", "seconds", "droppedFrames"], "\(o)")
+    #expect((loudness["seconds"] as? Double ?? 0) > 1 && loudness["momentary"] is Double, "\(loudness)")
     print("socket meters: \(frames) frames in \(String(format: "%.2f", span)) s (\(String(format: "%.1f", rate))/s asked 20)")
 
     let json = try await runTool(try StemdeckBinary.require(), ["ctl", "--socket", deck.socket, "--json", "vol drums -3dB; bogus"], timeout: 20)

@@ -94,7 +94,14 @@ enum RemotePush {
     }
     var stems: [String: Any] = [:]
     for s in mixer.stemStatuses() { stems[s.settings.name] = reading(s.meter) }
-    return ["master": reading(mixer.masterMeter()), "stems": stems]
+    var master = reading(mixer.masterMeter())
+    // EBU R 128 of the master (LUFS, LU, dBTP; null for silence), when it is measured live.
+    if let l = mixer.masterLoudness() {
+      master["loudness"] = ["momentary": db(l.momentary), "shortTerm": db(l.shortTerm), "integrated": db(l.integrated),
+                            "range": (l.range * 100).rounded() / 100, "truePeak": db(l.truePeakDecibels),
+                            "seconds": (l.seconds * 1000).rounded() / 1000, "droppedFrames": l.droppedFrames] as [String: Any]
+    }
+    return ["master": master, "stems": stems]
   }
 
   /// The transport: state and position (seconds).
