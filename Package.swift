@@ -17,7 +17,7 @@
 //   StemdeckJack        the JACK client: ports, the process and timebase callbacks (the realtime
 //                       C entries), JACK's other callbacks, routing, server launcher.
 //   StemdeckConsole     the REPL and script mode: parser, commands, help text, line editor; App.swift
-//                       puts the parts together.
+//                       puts the parts together. MixerView/ is the full-screen mixer (ncursesw).
 //   stemdeck            the executable's entry point (main.swift hands argv to StemdeckConsole).
 import PackageDescription
 
@@ -41,6 +41,10 @@ let package = Package(
     // glibc's malloc.h (malloc_trim, mallinfo2), which Swift's Glibc module leaves out: the
     // `debug heap` diagnostic measures the process's memory from inside.
     .systemLibrary(name: "CMalloc"),
+    // ncursesw for the full-screen mixer view (`mixer`, `--mixer`; StemdeckConsole/MixerView).
+    // No pkgConfig: ncursesw.pc adds -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=600, which SwiftPM
+    // prohibits (a warning on every build); the module map links ncursesw and tinfo itself.
+    .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
     // The SPSC ring is its own module so that its @inlinable generic bodies are serialized and
     // can be specialized into the engine in every build configuration.
     .target(name: "StemdeckRing"),
@@ -55,7 +59,7 @@ let package = Package(
             dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128"]),
     .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckControl", "StemdeckSession", "CJack"]),
     .target(name: "StemdeckConsole",
-            dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "CEditLine"]),
+            dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "CEditLine", "CNcurses"]),
     .executableTarget(name: "stemdeck", dependencies: ["StemdeckConsole"]),
     .executableTarget(name: "stemdeck-testrig", dependencies: ["CJack"]),
     // What every test target shares (temporary folders, the seeded generator, WAV files written
