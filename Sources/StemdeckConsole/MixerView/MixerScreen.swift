@@ -1,3 +1,4 @@
+import Foundation
 import StemdeckControl
 
 /// A character grid with a style per cell: what the mixer view draws into. Pure Swift (no
@@ -237,8 +238,8 @@ enum MixerScreen {
     let layout = layout(count: model.strips.count, columns: columns, rows: rows)
     scroll(&state, count: model.strips.count, shown: layout.shown)
     if layout.tooSmall {
-      canvas.put("stemdeck mixer: the terminal is \(columns)×\(rows);", row: 0, column: 0)
-      canvas.put("it needs \(minimumColumns)×\(minimumRows) or more.", row: 1, column: 0)
+      canvas.put(plain("stemdeck mixer: the terminal is \(columns)×\(rows);", unicode: unicode), row: 0, column: 0)
+      canvas.put(plain("it needs \(minimumColumns)×\(minimumRows) or more.", unicode: unicode), row: 1, column: 0)
       canvas.put("q: back to the prompt", row: 2, column: 0)
       return canvas
     }
@@ -398,12 +399,22 @@ enum MixerScreen {
     let end = "?:help q:back"
     var line = ""
     for k in keys {
-      let key = unicode ? k.key : k.key.replacingOccurrences(of: "←→", with: "<-/->").replacingOccurrences(of: "↑↓", with: "up/dn")
-      let part = "\(key):\(k.what)"
+      let part = plain("\(k.key):\(k.what)", unicode: unicode)
       if TerminalInfo.displayWidth(line) + TerminalInfo.displayWidth(part) + TerminalInfo.displayWidth(end) + 2 > canvas.columns { break }
       line += part + " "
     }
     canvas.put(line + end, row: row, column: 0, style: .bar)
+  }
+
+  /// `text` in ASCII when the terminal is not UTF-8 (arrows, ±, −, ×, …).
+  static func plain(_ text: String, unicode: Bool) -> String {
+    guard !unicode else { return text }
+    var out = text
+    for (from, to) in [("←→", "<-/->"), ("↑↓", "up/dn"), ("±", "+-"), ("−", "-"), ("×", "x"), ("…", "~"), ("↑/↓", "up/dn"),
+                       ("█", "#"), ("▒", ":"), ("─", "-"), ("▲", "!")] {
+      out = out.replacingOccurrences(of: from, with: to)
+    }
+    return out
   }
 
   static func help(_ canvas: inout Canvas, unicode: Bool) {
@@ -420,7 +431,7 @@ enum MixerScreen {
       canvas.put(String(repeating: " ", count: width), row: top + r, column: left, style: .bar)
     }
     for (i, line) in lines.prefix(height - 2).enumerated() {
-      canvas.put(line, row: top + 1 + i, column: left + 2, width: width - 4, style: i == 0 ? .bar : .bar)
+      canvas.put(plain(line, unicode: unicode), row: top + 1 + i, column: left + 2, width: width - 4, style: i == 0 ? .bar : .bar)
     }
   }
 }
