@@ -64,6 +64,7 @@ struct MixerViewTests {
     var state = MixerViewState()
     let canvas = MixerScreen.draw(Self.model(["a"]), &state, columns: 30, rows: 10, unicode: true)
     #expect(canvas.lines[1].contains("40×18"))
+    #expect(canvas.lines.allSatisfy { TerminalInfo.displayWidth($0) == 30 })
   }
 
   @Test("the scale: +6 dB at the top, -72 dB and silence at the bottom, the marks evenly spaced")

@@ -68,6 +68,12 @@ struct Canvas {
     (cells[row * columns + column], styles[row * columns + column])
   }
 
+  /// Whether `row` holds the same cells and styles as in `other` (of the same size).
+  func sameRow(_ row: Int, as other: Canvas) -> Bool {
+    let range = (row * columns)..<((row + 1) * columns)
+    return cells[range] == other.cells[range] && styles[range] == other.styles[range]
+  }
+
   /// The text of each row (trailing spaces kept), as the terminal shows it.
   var lines: [String] {
     (0..<rows).map { r in
@@ -238,9 +244,9 @@ enum MixerScreen {
     let layout = layout(count: model.strips.count, columns: columns, rows: rows)
     scroll(&state, count: model.strips.count, shown: layout.shown)
     if layout.tooSmall {
-      canvas.put(plain("stemdeck mixer: the terminal is \(columns)×\(rows);", unicode: unicode), row: 0, column: 0)
-      canvas.put(plain("it needs \(minimumColumns)×\(minimumRows) or more.", unicode: unicode), row: 1, column: 0)
-      canvas.put("q: back to the prompt", row: 2, column: 0)
+      canvas.put(plain("mixer: \(columns)×\(rows) is", unicode: unicode), row: 0, column: 0)
+      canvas.put(plain("too small: \(minimumColumns)×\(minimumRows)+", unicode: unicode), row: 1, column: 0)
+      canvas.put("q: back", row: 2, column: 0)
       return canvas
     }
     transportLine(model, state, &canvas, glyphs: g, unicode: unicode)
@@ -282,9 +288,10 @@ enum MixerScreen {
     return canvas
   }
 
-  /// The row (0 = top) of a level at `fraction` in a meter `rows` high.
+  /// The row (0 = top) of a level at `fraction` in a meter `rows` high: each row covers
+  /// 1/`rows` of the scale, so the marks, evenly spaced on the scale, are evenly spaced rows.
   static func rowFor(_ fraction: Double, rows: Int) -> Int {
-    max(0, min(rows - 1, Int(((1 - fraction) * Double(rows - 1)).rounded())))
+    max(0, min(rows - 1, Int(((1 - fraction) * Double(rows) + 1e-9).rounded(.down))))
   }
 
   static func strip(_ s: MixerViewModel.Strip, name: String, selected: Bool, _ canvas: inout Canvas, x: Int, width w: Int,
@@ -307,7 +314,7 @@ enum MixerScreen {
       let holdRow = meter.hold > marks.last! ? rowFor(fraction(meter.hold), rows: h) : -1
       for r in 0..<h {
         let fromBottom = Double(h - 1 - r) + 0.5
-        let level = 1 - Double(r) / Double(max(1, h - 1))
+        let level = 1 - (Double(r) + 0.5) / Double(h)
         let zone: Canvas.Style = level > fraction(0) ? .meterHigh : level > fraction(-6) ? .meterMid : .meterLow
         let glyph: Unicode.Scalar? = rmsRows >= fromBottom ? g.rms : peakRows >= fromBottom ? g.peak : r == holdRow ? g.hold : nil
         for dx in 0..<meterWidth {
@@ -418,11 +425,11 @@ enum MixerScreen {
   }
 
   static func help(_ canvas: inout Canvas, unicode: Bool) {
-    var lines = ["stemdeck mixer: keys", ""]
+    var lines = ["stemdeck mixer: keys"]
     for k in keys { lines.append("\(k.key.padded(10)) \(k.help)") }
-    lines += ["?".padded(10) + " this help (any key closes it)", "q, Esc".padded(10) + " back to the prompt", "",
+    lines += ["?".padded(10) + " this help (any key closes it)", "q, Esc".padded(10) + " back to the prompt",
               "Meters: \(unicode ? "█ RMS, ▒ peak, ─ 3-s hold, ▲ clipped" : "# RMS, : peak, - 3-s hold, ! clipped")",
-              "Flags: M mute, S solo, D direct out, G gliding,", "E ended, U underruns, ! unreadable"]
+              "Flags: M mute S solo D direct out G gliding E ended", "U underruns ! unreadable"]
     let width = min(canvas.columns - 2, (lines.map { TerminalInfo.displayWidth($0) }.max() ?? 20) + 4)
     let height = min(canvas.rows - 2, lines.count + 2)
     let left = max(0, (canvas.columns - width) / 2)

@@ -75,6 +75,8 @@ final class MixerView {
       werase(stemdeck_stdscr())
       wrefresh(stemdeck_stdscr())
       endwin()
+      // The line editor learns the terminal's size again (it may have changed in the view).
+      terminalResized.store(true, ordering: .relaxed)
     }
     let startInterrupts = interruptRequests.load(ordering: .relaxed)
     let frame = 1 / Self.framesPerSecond
@@ -85,6 +87,7 @@ final class MixerView {
       if terminalResized.exchange(false, ordering: .relaxed), let size = TerminalInfo.size(1) ?? TerminalInfo.size(0) {
         resizeterm(Int32(size.rows), Int32(size.columns))
         wclear(stemdeck_stdscr())
+        previous = nil
       }
       draw()
       // Keys until the next frame is due.
@@ -129,22 +132,26 @@ final class MixerView {
     }
   }
 
-  /// Copies the grid to ncurses's screen (runs of one style at a time) and updates the terminal.
+  /// The grid copied last time: rows that did not change are not copied again.
+  private var previous: Canvas?
+
+  /// Copies the grid to ncurses's screen (the rows that changed, in runs of one style) and
+  /// updates the terminal.
   func blit(_ canvas: Canvas) {
     let window = stemdeck_stdscr()
+    let old = previous.flatMap { $0.columns == canvas.columns && $0.rows == canvas.rows ? $0 : nil }
+    previous = canvas
     var bytes: [CChar] = []
     bytes.reserveCapacity(canvas.columns * 4 + 1)
     for row in 0..<canvas.rows {
+      if let old, old.sameRow(row, as: canvas) { continue }
       var x = 0
       while x < canvas.columns {
         let style = canvas.cell(row: row, column: x).style
         let start = x
         bytes.removeAll(keepingCapacity: true)
         while x < canvas.columns, canvas.cell(row: row, column: x).style == style {
-          let v = canvas.cell(row: row, column: x).scalar
-          if v != 0, let scalar = Unicode.Scalar(v) {
-            for b in String(Character(scalar)).utf8 { bytes.append(CChar(bitPattern: b)) }
-          }
+          Self.appendUTF8(canvas.cell(row: row, column: x).scalar, to: &bytes)
           x += 1
         }
         bytes.append(0)
@@ -163,6 +170,18 @@ final class MixerView {
       curs_set(0)
     }
     wrefresh(window)
+  }
+
+  /// Appends the UTF-8 bytes of scalar value `v` (0, the right half of a wide character: none).
+  static func appendUTF8(_ v: UInt32, to bytes: inout [CChar]) {
+    func byte(_ b: UInt32) { bytes.append(CChar(bitPattern: UInt8(truncatingIfNeeded: b))) }
+    switch v {
+    case 0: break
+    case ..<0x80: byte(v)
+    case ..<0x800: byte(0xC0 | v >> 6); byte(0x80 | v & 0x3F)
+    case ..<0x10000: byte(0xE0 | v >> 12); byte(0x80 | (v >> 6) & 0x3F); byte(0x80 | v & 0x3F)
+    default: byte(0xF0 | v >> 18); byte(0x80 | (v >> 12) & 0x3F); byte(0x80 | (v >> 6) & 0x3F); byte(0x80 | v & 0x3F)
+    }
   }
 
   // MARK: - Keys
