@@ -50,6 +50,17 @@ struct MixerViewTests {
     #expect(canvas.lines.joined().unicodeScalars.allSatisfy { $0.isASCII })
   }
 
+  @Test("a column maps to the strip drawn there (mouse clicks and wheel)")
+  func hitColumns() {
+    // 80 columns, 20 stems: strips of 7 columns from column 5, 8 of them, the master at 72.
+    #expect(MixerScreen.strip(atColumn: 5, count: 20, firstShown: 0, columns: 80, rows: 24) == 0)
+    #expect(MixerScreen.strip(atColumn: 11, count: 20, firstShown: 0, columns: 80, rows: 24) == 0)
+    #expect(MixerScreen.strip(atColumn: 12, count: 20, firstShown: 0, columns: 80, rows: 24) == nil)
+    #expect(MixerScreen.strip(atColumn: 13, count: 20, firstShown: 3, columns: 80, rows: 24) == 4)
+    #expect(MixerScreen.strip(atColumn: 75, count: 20, firstShown: 0, columns: 80, rows: 24) == 20)
+    #expect(MixerScreen.strip(atColumn: 2, count: 20, firstShown: 0, columns: 80, rows: 24) == nil)
+  }
+
   @Test("long names that share their beginning and end never look alike")
   func namesStayApart() {
     let names = ["vocals-harmony-left-close", "vocals-harmony-right-close", "vocals-harmony-left-far-close", "drums"]

@@ -172,6 +172,16 @@ enum MixerScreen {
     state.firstShown = max(0, min(state.firstShown, count - shown))
   }
 
+  /// The strip under column `x` (0..<count, `count` for the master; nil: none there).
+  static func strip(atColumn x: Int, count: Int, firstShown: Int, columns: Int, rows: Int) -> Int? {
+    let l = layout(count: count, columns: columns, rows: rows)
+    if x >= columns - l.stripWidth - 1 && x < columns - 1 { return count }
+    guard x >= scaleWidth else { return nil }
+    let k = (x - scaleWidth) / (l.stripWidth + 1)
+    guard (x - scaleWidth) % (l.stripWidth + 1) < l.stripWidth, k < l.shown, firstShown + k < count else { return nil }
+    return firstShown + k
+  }
+
   /// The names as shown in strips `width` columns wide over two rows: in full when they fit,
   /// else the beginning, "…" and the end, with the cut moved until no two look alike.
   static func shownNames(_ names: [String], width: Int, unicode: Bool) -> [String] {

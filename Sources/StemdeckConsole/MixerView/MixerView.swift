@@ -52,6 +52,9 @@ final class MixerView {
     keypad(stemdeck_stdscr(), true)
     nodelay(stemdeck_stdscr(), true)
     curs_set(0)
+    // Clicks select a strip, the wheel moves its fader (where the terminal reports the mouse).
+    mousemask(stemdeck_mouse_buttons(), nil)
+    mouseinterval(0)
     if color && has_colors() {
       start_color()
       use_default_colors()
@@ -212,6 +215,9 @@ final class MixerView {
       case KEY_ENTER, 10, 13: handle(.enter)
       case KEY_BACKSPACE, 8, 127: handle(.backspace)
       case KEY_RESIZE: terminalResized.store(true, ordering: .relaxed)
+      case KEY_MOUSE:
+        var event = MEVENT()
+        if getmouse(&event) == OK { mouse(column: Int(event.x), kind: stemdeck_mouse_kind(event.bstate)) }
       case 27: handle(escapeSequence())
       case 0..<256:
         // UTF-8: gather a character's bytes.
@@ -226,6 +232,17 @@ final class MixerView {
       }
       if leaving { break }
     }
+  }
+
+  /// A click (kind 1) selects the strip under `column`; the wheel (4 up, 5 down) selects it and
+  /// moves its fader 1 dB.
+  func mouse(column: Int, kind: Int32) {
+    guard !state.showHelp, state.prompt == nil else { return }
+    let count = console.mixer.stemNames.count
+    guard kind != 0, let index = MixerScreen.strip(atColumn: column, count: count, firstShown: state.firstShown,
+                                                   columns: Int(stemdeck_cols()), rows: Int(stemdeck_lines())) else { return }
+    state.selected = index
+    if kind == 4 { handle(.up) } else if kind == 5 { handle(.down) }
   }
 
   /// After ESC: nothing more is Esc itself; otherwise a sequence ncurses did not decode.
