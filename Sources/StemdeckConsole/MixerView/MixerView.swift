@@ -20,7 +20,7 @@ final class MixerView {
   var leaving = false
   let unicode: Bool
   let color: Bool
-  /// Frames drawn (for the frame-rate check in the tests' `debug` line and the measurement).
+  /// Frames drawn.
   private(set) var frames = 0
   static let framesPerSecond = 30.0
 
@@ -38,6 +38,7 @@ final class MixerView {
   }
 
   func run() -> String? {
+    guard isatty(1) != 0 else { return "mixer: standard output is not a terminal (the view draws on the terminal stemdeck runs in)" }
     TerminalInfo.setUTF8Locale()
     guard let screen = stemdeck_newterm() else {
       let term = ProcessInfo.processInfo.environment["TERM"] ?? ""
