@@ -2,7 +2,8 @@
 // stemdeck: a JACK multi-track stem mixer console for Linux.
 //
 // Layout (what each target may touch; threads, rings and the realtime contract: docs/architecture.md):
-//   C*                  thin system-library targets (pkg-config; CMalloc is glibc's malloc.h), no Swift code.
+//   C*                  thin system-library targets (pkg-config; CMalloc is glibc's malloc.h; CNcurses links
+//                       ncursesw itself, see below), no Swift code.
 //   StemdeckRing        the wait-free SPSC ring buffer (generic, no dependencies).
 //   StemdeckEngine      realtime DSP (DSP/: smoothing, pan law, meters) and the block renderer
 //                       (Renderer/: voices, renderBlock; not the control-thread Mixer).
