@@ -2,7 +2,8 @@
 // stemdeck: a JACK multi-track stem mixer console for Linux.
 //
 // Layout (what each target may touch; threads, rings and the realtime contract: docs/architecture.md):
-//   C*                  thin system-library targets (pkg-config; CMalloc is glibc's malloc.h), no Swift code.
+//   C*                  thin system-library targets (pkg-config; CMalloc is glibc's malloc.h; CNcurses links
+//                       ncursesw itself, see below), no Swift code.
 //   StemdeckRing        the wait-free SPSC ring buffer (generic, no dependencies).
 //   StemdeckEngine      realtime DSP (DSP/: smoothing, pan law, meters) and the block renderer
 //                       (Renderer/: voices, renderBlock; not the control-thread Mixer).
@@ -17,7 +18,7 @@
 //   StemdeckJack        the JACK client: ports, the process and timebase callbacks (the realtime
 //                       C entries), JACK's other callbacks, routing, server launcher.
 //   StemdeckConsole     the REPL and script mode: parser, commands, help text, line editor; App.swift
-//                       puts the parts together.
+//                       puts the parts together. MixerView/ is the full-screen mixer (ncursesw).
 //   stemdeck            the executable's entry point (main.swift hands argv to StemdeckConsole).
 import PackageDescription
 
@@ -44,6 +45,10 @@ let package = Package(
     // liblo: OSC messages encoded and decoded for the OSC server and the NSM client (control
     // thread only; stemdeck owns the UDP sockets, see docs/architecture.md, *Remote control*).
     .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
+    // ncursesw for the full-screen mixer view (`mixer`, `--mixer`; StemdeckConsole/MixerView).
+    // No pkgConfig: ncursesw.pc adds -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=600, which SwiftPM
+    // prohibits (a warning on every build); the module map links ncursesw and tinfo itself.
+    .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
     // The SPSC ring is its own module so that its @inlinable generic bodies are serialized and
     // can be specialized into the engine in every build configuration.
     .target(name: "StemdeckRing"),
@@ -58,7 +63,7 @@ let package = Package(
             dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128"]),
     .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckControl", "StemdeckSession", "CJack"]),
     .target(name: "StemdeckConsole",
-            dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "CEditLine", "CLiblo"]),
+            dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "CEditLine", "CLiblo", "CNcurses"]),
     .executableTarget(name: "stemdeck", dependencies: ["StemdeckConsole"]),
     .executableTarget(name: "stemdeck-testrig", dependencies: ["CJack"]),
     // What every test target shares (temporary folders, the seeded generator, WAV files written

@@ -54,6 +54,8 @@ public struct Arguments: Equatable, Sendable {
   /// `ctl --json`: print the replies as they come (JSON lines); `ctl --watch TOPIC…`: follow pushes.
   public var json = false
   public var watch: [String] = []
+  /// `--mixer`: open the full-screen mixer view at start (interactive mode only).
+  public var mixer = false
 
   public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
     var a = Arguments()
@@ -86,6 +88,7 @@ public struct Arguments: Equatable, Sendable {
       case "-c", "--commands": a.commands = try value(arg)
       case "--keep-going", "-k": a.keepGoing = true
       case "--play": a.play = true
+      case "--mixer": a.mixer = true
       case "--strict": a.strict = true
       case "--no-connect": a.autoConnect = false
       case "--verbose", "-v": a.verbose = true
@@ -199,6 +202,7 @@ public struct Arguments: Equatable, Sendable {
       --no-start-server        do not start a JACK server when none is running
       --no-connect             do not connect the master to the system outputs
       --play                   start playing once the session is open
+      --mixer                  open the full-screen mixer view at once (on a terminal; q goes to the prompt)
       --strict                 refuse to open a session whose audio files are missing
                                (default: open the rest, list those stems as offline)
       --script FILE            run commands from FILE (script mode)
@@ -381,6 +385,10 @@ let scriptModeForSignals = Atomic<Bool>(false)
 func runLive(_ a: Arguments) -> Int32 {
   let interactive = a.script == nil && a.commands == nil && isatty(0) != 0
   scriptModeForSignals.store(!interactive, ordering: .relaxed)
+  if a.mixer && !interactive {
+    printError("error: --mixer opens a full-screen view: it needs a terminal on stdin and no --script or -c")
+    return 1
+  }
   signal(SIGINT, handleSignal)
   signal(SIGTERM, handleSignal)
   signal(SIGHUP, handleSignal)
@@ -535,7 +543,7 @@ func runLive(_ a: Arguments) -> Int32 {
   }
 
   if interactive {
-    return runInteractive(console)
+    return runInteractive(console, openMixer: a.mixer)
   }
   if nsm != nil && a.script == nil && a.commands == nil {
     return runHeadless(console)
@@ -613,7 +621,7 @@ func runHeadless(_ console: Console) -> Int32 {
 /// SIGHUP or a terminal that went away (a hang-up, EOF or EIO on it): then unsaved changes are
 /// written to the autosave file first, and it says so on stderr where it can. Returns the exit
 /// status (128 + the signal when one ended it).
-func runInteractive(_ console: Console) -> Int32 {
+func runInteractive(_ console: Console, openMixer: Bool = false) -> Int32 {
   TerminalInfo.setUTF8Locale()  // before libedit starts, or it drops non-ASCII input
   writeOut("stemdeck — type 'help' for commands, 'quit' or Ctrl-D to leave")
   let history = StatePaths.stateDirectory() + "/history"
@@ -634,7 +642,8 @@ func runInteractive(_ console: Console) -> Int32 {
     default: return Output.stdoutLost ? ("the terminal went away", 128 + SIGHUP) : nil
     }
   }
-  editor.start()
+  if openMixer, let error = MixerView.run(console) { console.write("error: \(error)") }
+  if !console.quitRequested { editor.start() }
   while !console.quitRequested {
     if let why = endingReason() { ending = why; break }
     if terminalResized.exchange(false, ordering: .relaxed) { editor.resize() }
@@ -676,6 +685,10 @@ func runInteractive(_ console: Console) -> Int32 {
       if console.watchRequested {
         console.watchRequested = false
         MeterView.run(console)
+      }
+      if console.mixerRequested {
+        console.mixerRequested = false
+        if let error = MixerView.run(console) { console.write("error: \(error)") }
       }
       if console.quitRequested { break }
     }

@@ -371,6 +371,20 @@ enum CommandTable {
       c.watchRequested = true
       if !c.interactive { for l in Display.meters(c, only: nil) { c.write(l) } }
     },
+    CommandSpec(
+      name: "mixer", usage: "mixer", summary: "full-screen mixer: strips, faders, live meters; keys move faders ('?' lists them)",
+      details: """
+        Left/Right select a strip, Up/Down move its fader 1 dB (PgUp/PgDn 6 dB), Home 0 dB, End -inf,
+        [ ] pan, < > rate, m mute, s solo, 0 unity, space play/pause, Enter stop, u undo,
+        ':' runs any command, q or Esc goes back to the prompt. Also: stemdeck --mixer SESSION.
+        """,
+      argumentCount: 0...0
+    ) { (c, _) throws(CommandError) in
+      guard c.interactive else {
+        throw CommandError("mixer: the full-screen view needs a terminal (interactive mode); 'stems' and 'meters' print the same values")
+      }
+      c.mixerRequested = true
+    },
   ]
 
   // MARK: Routing

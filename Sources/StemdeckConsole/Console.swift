@@ -42,6 +42,8 @@ public final class Console {
   public var terminalColumns: (() -> Int)?
   /// Set by `watch` in interactive mode; the host runs the live view.
   public var watchRequested = false
+  /// Set by `mixer` in interactive mode; the host runs the full-screen mixer view (MixerView/).
+  public var mixerRequested = false
   public var quitRequested = false
   /// The loaded setlist and the current song in it.
   var setlist: Setlist?

@@ -1,0 +1,396 @@
+import CNcurses
+import Foundation
+import StemdeckControl
+import StemdeckSession
+
+/// The full-screen mixer view (`mixer`, `stemdeck --mixer SESSION`; docs/architecture.md, "The
+/// console"): a front end of the console's `LiveSession` like `MeterView`. Each frame (30 a
+/// second) it runs one service step (`Console.idle`), builds a `MixerViewModel` on this (the
+/// control) thread, draws it (`MixerScreen`) and hands the grid to ncurses, which sends the
+/// terminal only what changed; keys between frames become the same `Mixer` calls the commands
+/// make. The audio thread never waits for it: the view only reads the mixer's published state.
+///
+/// ncurses gets its own screen (`newterm`) for the time the view is open; `endwin` gives the
+/// terminal back in the mode it had, and the REPL's line editor takes it again after.
+final class MixerView {
+  let console: Console
+  var state = MixerViewState()
+  /// Earlier fader values, newest last, for `u`.
+  var undo: [(name: String, isMaster: Bool, volume: Double)] = []
+  var leaving = false
+  let unicode: Bool
+  let color: Bool
+  /// Frames drawn.
+  private(set) var frames = 0
+  static let framesPerSecond = 30.0
+
+  init(console: Console) {
+    self.console = console
+    unicode = TerminalInfo.isUTF8()
+    color = ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+  }
+
+  /// Runs the view until q/Esc, `quit`, a signal or a terminal that went away. Returns an error
+  /// message when it could not start (TERM unknown to ncurses).
+  @discardableResult
+  static func run(_ console: Console) -> String? {
+    MixerView(console: console).run()
+  }
+
+  func run() -> String? {
+    guard isatty(1) != 0 else { return "mixer: standard output is not a terminal (the view draws on the terminal stemdeck runs in)" }
+    TerminalInfo.setUTF8Locale()
+    guard let screen = stemdeck_newterm() else {
+      let term = ProcessInfo.processInfo.environment["TERM"] ?? ""
+      return "mixer: ncurses does not know the terminal type '\(printableText(term))' (set TERM, e.g. TERM=xterm-256color or TERM=vt100)"
+    }
+    defer { delscreen(screen) }
+    set_escdelay(25)
+    cbreak()
+    noecho()
+    nonl()
+    intrflush(stemdeck_stdscr(), false)
+    keypad(stemdeck_stdscr(), true)
+    nodelay(stemdeck_stdscr(), true)
+    curs_set(0)
+    // Clicks select a strip, the wheel moves its fader (where the terminal reports the mouse).
+    mousemask(stemdeck_mouse_buttons(), nil)
+    mouseinterval(0)
+    if color && has_colors() {
+      start_color()
+      use_default_colors()
+      init_pair(1, Int16(COLOR_GREEN), -1)
+      init_pair(2, Int16(COLOR_YELLOW), -1)
+      init_pair(3, Int16(COLOR_RED), -1)
+      init_pair(4, Int16(COLOR_WHITE), Int16(COLOR_RED))
+      init_pair(5, Int16(COLOR_BLACK), Int16(COLOR_CYAN))
+    }
+    // While the view is open, the console's words go to its status line, not over the screen.
+    let savedWrite = console.write, savedEvent = console.writeEvent, savedColumns = console.terminalColumns
+    console.write = { [weak self] in self?.say($0) }
+    // xruns are counted on the transport line; other events show in the status line.
+    console.writeEvent = { [weak self] in if !$0.hasPrefix("xrun") { self?.say("* " + $0) } }
+    console.terminalColumns = nil
+    defer {
+      console.write = savedWrite
+      console.writeEvent = savedEvent
+      console.terminalColumns = savedColumns
+      // No wreckage on a terminal without an alternate screen: clear it on the way out.
+      werase(stemdeck_stdscr())
+      wrefresh(stemdeck_stdscr())
+      endwin()
+      // The line editor learns the terminal's size again (it may have changed in the view).
+      terminalResized.store(true, ordering: .relaxed)
+    }
+    let startInterrupts = interruptRequests.load(ordering: .relaxed)
+    let frame = 1 / Self.framesPerSecond
+    var next = Date.timeIntervalSinceReferenceDate
+    while !leaving && !console.quitRequested && !Output.stdoutLost && terminationSignal.load(ordering: .relaxed) == 0 {
+      if interruptRequests.load(ordering: .relaxed) != startInterrupts { break }  // Ctrl-C leaves too
+      console.idle()
+      if terminalResized.exchange(false, ordering: .relaxed), let size = TerminalInfo.size(1) ?? TerminalInfo.size(0) {
+        resizeterm(Int32(size.rows), Int32(size.columns))
+        wclear(stemdeck_stdscr())
+        previous = nil
+      }
+      draw()
+      // Keys until the next frame is due.
+      next += frame
+      let now = Date.timeIntervalSinceReferenceDate
+      if next < now { next = now }
+      var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+      if poll(&fds, 1, Int32(((next - now) * 1000).rounded(.up))) > 0 {
+        if fds.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { break }
+        readKeys()
+      }
+    }
+    return nil
+  }
+
+  /// The status line's message (a command's result, an event).
+  func say(_ text: String, error: Bool = false) {
+    state.status = terminalSafe(text)
+    state.statusIsError = error || text.hasPrefix("error:")
+  }
+
+  func draw() {
+    let model = MixerViewModel.make(console)
+    let rows = Int(stemdeck_lines()), columns = Int(stemdeck_cols())
+    let canvas = MixerScreen.draw(model, &state, columns: columns, rows: rows, unicode: unicode)
+    blit(canvas)
+    frames += 1
+  }
+
+  func attributes(_ style: Canvas.Style) -> attr_t {
+    let useColor = color && has_colors()
+    switch style {
+    case .normal: return stemdeck_a_normal()
+    case .bold: return stemdeck_a_bold()
+    case .selected: return useColor ? stemdeck_color_pair(5) | stemdeck_a_bold() : stemdeck_a_reverse() | stemdeck_a_bold()
+    case .bar: return stemdeck_a_reverse()
+    case .dim: return useColor ? stemdeck_a_dim() : stemdeck_a_normal()
+    case .meterLow: return useColor ? stemdeck_color_pair(1) : stemdeck_a_normal()
+    case .meterMid: return useColor ? stemdeck_color_pair(2) : stemdeck_a_normal()
+    case .meterHigh: return useColor ? stemdeck_color_pair(3) | stemdeck_a_bold() : stemdeck_a_bold()
+    case .clip: return useColor ? stemdeck_color_pair(4) | stemdeck_a_bold() : stemdeck_a_reverse()
+    }
+  }
+
+  /// The grid copied last time: rows that did not change are not copied again.
+  private var previous: Canvas?
+
+  /// Copies the grid to ncurses's screen (the rows that changed, in runs of one style) and
+  /// updates the terminal.
+  func blit(_ canvas: Canvas) {
+    let window = stemdeck_stdscr()
+    let old = previous.flatMap { $0.columns == canvas.columns && $0.rows == canvas.rows ? $0 : nil }
+    previous = canvas
+    var bytes: [CChar] = []
+    bytes.reserveCapacity(canvas.columns * 4 + 1)
+    for row in 0..<canvas.rows {
+      if let old, old.sameRow(row, as: canvas) { continue }
+      var x = 0
+      while x < canvas.columns {
+        let style = canvas.cell(row: row, column: x).style
+        let start = x
+        bytes.removeAll(keepingCapacity: true)
+        while x < canvas.columns, canvas.cell(row: row, column: x).style == style {
+          Self.appendUTF8(canvas.cell(row: row, column: x).scalar, to: &bytes)
+          x += 1
+        }
+        bytes.append(0)
+        stemdeck_attrset(attributes(style))
+        // The last cell of the screen scrolls a terminal without automatic margins: ncurses
+        // returns an error after writing it, which is harmless.
+        _ = bytes.withUnsafeBufferPointer { mvwaddnstr(window, Int32(row), Int32(start), $0.baseAddress, -1) }
+      }
+    }
+    stemdeck_attrset(stemdeck_a_normal())
+    if let prompt = state.prompt {
+      let shown = min(canvas.columns - 1, 1 + TerminalInfo.displayWidth(prompt))
+      wmove(window, Int32(canvas.rows - 2), Int32(shown))
+      curs_set(1)
+    } else {
+      curs_set(0)
+    }
+    wrefresh(window)
+  }
+
+  /// Appends the UTF-8 bytes of scalar value `v` (0, the right half of a wide character: none).
+  static func appendUTF8(_ v: UInt32, to bytes: inout [CChar]) {
+    func byte(_ b: UInt32) { bytes.append(CChar(bitPattern: UInt8(truncatingIfNeeded: b))) }
+    switch v {
+    case 0: break
+    case ..<0x80: byte(v)
+    case ..<0x800: byte(0xC0 | v >> 6); byte(0x80 | v & 0x3F)
+    case ..<0x10000: byte(0xE0 | v >> 12); byte(0x80 | (v >> 6) & 0x3F); byte(0x80 | v & 0x3F)
+    default: byte(0xF0 | v >> 18); byte(0x80 | (v >> 12) & 0x3F); byte(0x80 | (v >> 6) & 0x3F); byte(0x80 | v & 0x3F)
+    }
+  }
+
+  // MARK: - Keys
+
+  enum Key: Equatable {
+    case character(Character)
+    case left, right, up, down, shiftUp, shiftDown, pageUp, pageDown, home, end, enter, escape, backspace, other
+  }
+
+  /// Reads every key waiting (ncurses decodes the terminal's sequences; those it does not know
+  /// for this TERM, e.g. Home on a vt100, are decoded here so that they never read as Esc).
+  func readKeys() {
+    var pending: [UInt8] = []
+    while true {
+      let c = wgetch(stemdeck_stdscr())
+      if c == ERR { break }
+      switch c {
+      case KEY_LEFT: handle(.left)
+      case KEY_RIGHT: handle(.right)
+      case KEY_UP: handle(.up)
+      case KEY_DOWN: handle(.down)
+      case KEY_SR: handle(.shiftUp)
+      case KEY_SF: handle(.shiftDown)
+      case KEY_PPAGE: handle(.pageUp)
+      case KEY_NPAGE: handle(.pageDown)
+      case KEY_HOME: handle(.home)
+      case KEY_END: handle(.end)
+      case KEY_ENTER, 10, 13: handle(.enter)
+      case KEY_BACKSPACE, 8, 127: handle(.backspace)
+      case KEY_RESIZE: terminalResized.store(true, ordering: .relaxed)
+      case KEY_MOUSE:
+        var event = MEVENT()
+        if getmouse(&event) == OK { mouse(column: Int(event.x), kind: stemdeck_mouse_kind(event.bstate)) }
+      case 27: handle(escapeSequence())
+      case 0..<256:
+        // UTF-8: gather a character's bytes.
+        pending.append(UInt8(c))
+        if let text = String(validating: pending, as: UTF8.self), let ch = text.first {
+          pending.removeAll()
+          handle(.character(ch))
+        } else if pending.count >= 4 {
+          pending.removeAll()
+        }
+      default: handle(.other)
+      }
+      if leaving { break }
+    }
+  }
+
+  /// A click (kind 1) selects the strip under `column`; the wheel (4 up, 5 down) selects it and
+  /// moves its fader 1 dB.
+  func mouse(column: Int, kind: Int32) {
+    guard !state.showHelp, state.prompt == nil else { return }
+    let count = console.mixer.stemNames.count
+    guard kind != 0, let index = MixerScreen.strip(atColumn: column, count: count, firstShown: state.firstShown,
+                                                   columns: Int(stemdeck_cols()), rows: Int(stemdeck_lines())) else { return }
+    state.selected = index
+    if kind == 4 { handle(.up) } else if kind == 5 { handle(.down) }
+  }
+
+  /// After ESC: nothing more is Esc itself; otherwise a sequence ncurses did not decode.
+  func escapeSequence() -> Key {
+    var sequence: [UInt8] = []
+    while true {
+      let c = wgetch(stemdeck_stdscr())
+      if c == ERR || c < 0 || c > 255 { break }
+      sequence.append(UInt8(c))
+      // CSI/SS3 end at a final byte; ESC followed by one other character is Alt+key.
+      if sequence.count >= 2 && (0x40...0x7E).contains(c) { break }
+      if sequence.count == 1 && c != 0x5B && c != 0x4F { break }
+    }
+    if sequence.isEmpty { return .escape }
+    switch String(decoding: sequence, as: UTF8.self) {
+    case "[A", "OA": return .up
+    case "[B", "OB": return .down
+    case "[C", "OC": return .right
+    case "[D", "OD": return .left
+    case "[1;2A", "[a": return .shiftUp
+    case "[1;2B", "[b": return .shiftDown
+    case "[5~": return .pageUp
+    case "[6~": return .pageDown
+    case "[1~", "[7~", "[H", "OH": return .home
+    case "[4~", "[8~", "[F", "OF": return .end
+    case "OM": return .enter
+    default: return .other
+    }
+  }
+
+  func handle(_ key: Key) {
+    if state.showHelp { state.showHelp = false; return }
+    if state.prompt != nil { promptKey(key); return }
+    let model = MixerViewModel.make(console)
+    let count = model.strips.count
+    let isMaster = state.selected >= count
+    let strip = isMaster ? model.master : model.strips[state.selected]
+    state.status = ""
+    switch key {
+    case .left, .character("h"): state.selected = max(0, state.selected - 1)
+    case .right, .character("l"): state.selected = min(count, state.selected + 1)
+    case .up, .character("k"): fader(strip, by: 1)
+    case .down, .character("j"): fader(strip, by: -1)
+    case .pageUp, .shiftUp, .character("+"): fader(strip, by: 6)
+    case .pageDown, .shiftDown, .character("-"): fader(strip, by: -6)
+    case .home: setVolume(strip, 1)
+    case .end: setVolume(strip, 0)
+    case .character("["), .character("]"):
+      guard let pan = strip.pan else { say("the master has no pan", error: true); return }
+      let step = key == .character("[") ? -0.1 : 0.1
+      act { () throws(MixerError) in try console.mixer.setPan(strip.name, max(-1, min(1, ((pan + step) * 10).rounded() / 10))) }
+    case .character("<"), .character(">"):
+      guard let rate = strip.rate else { say("the master has no rate", error: true); return }
+      let step = key == .character("<") ? -0.05 : 0.05
+      act { () throws(MixerError) in try console.mixer.setRate(strip.name, max(0.5, min(2, ((rate + step) * 100).rounded() / 100))) }
+    case .character("m"):
+      guard !isMaster else { say("the master has no mute (End silences it)", error: true); return }
+      act { () throws(MixerError) in try console.mixer.setMute(strip.name, !strip.flags.contains(.mute)) }
+    case .character("s"):
+      guard !isMaster else { say("the master has no solo", error: true); return }
+      act { () throws(MixerError) in try console.mixer.setSolo(strip.name, !strip.flags.contains(.solo)) }
+    case .character("0"):
+      setVolume(strip, 1)
+      if !isMaster {
+        act { () throws(MixerError) in
+          try console.mixer.setPan(strip.name, 0)
+          try console.mixer.setRate(strip.name, 1)
+        }
+      }
+    case .character(" "):
+      act { () throws(MixerError) in
+        if console.mixer.transportState == .paused { try console.mixer.play() } else { try console.mixer.pause() }
+      }
+    case .enter: act { () throws(MixerError) in try console.mixer.stop() }
+    case .character("u"):
+      guard let last = undo.popLast() else { say("nothing to undo"); return }
+      let ok = act { () throws(MixerError) in
+        if last.isMaster {
+          try console.mixer.setMasterVolume(last.volume)
+        } else {
+          try console.mixer.setVolume(last.name, last.volume)
+        }
+      }
+      if ok { say("undone: \(last.name) back to \(MixerText.db(Decibels.fromAmplitude(last.volume))) dB") }
+    case .character(":"): state.prompt = ""
+    case .character("?"): state.showHelp = true
+    case .character("q"), .escape: leaving = true
+    default: break
+    }
+  }
+
+  /// Runs a mixer call; a refusal goes to the status line. Returns whether it was done.
+  @discardableResult
+  func act(_ body: () throws(MixerError) -> Void) -> Bool {
+    do { try body(); return true } catch { say("error: \(error)", error: true); return false }
+  }
+
+  /// Moves a fader by `db` (from −inf: up to −72 dB first), on a 0.1 dB grid, within 0 … 2.
+  func fader(_ strip: MixerViewModel.Strip, by db: Double) {
+    let current = strip.volume <= 0 ? nil : (strip.volumeDB * 10).rounded() / 10
+    var target: Double
+    if let current { target = Decibels.toAmplitude(current + db) } else { target = db > 0 ? Decibels.toAmplitude(MixerScreen.marks.last!) : 0 }
+    if let current, current + db < MixerScreen.marks.last! { target = 0 }
+    setVolume(strip, min(2, target))
+  }
+
+  func setVolume(_ strip: MixerViewModel.Strip, _ volume: Double) {
+    let before = strip.isMaster ? console.mixer.masterVolumeSetting : strip.volume
+    let done = act { () throws(MixerError) in
+      if strip.isMaster { try console.mixer.setMasterVolume(volume) } else { try console.mixer.setVolume(strip.name, volume) }
+    }
+    if done && before != volume {
+      undo.append((strip.name, strip.isMaster, before))
+      if undo.count > 100 { undo.removeFirst() }
+    }
+  }
+
+  /// A key while the ':' prompt is open: edit the line, Enter runs it, Esc cancels.
+  func promptKey(_ key: Key) {
+    switch key {
+    case .escape: state.prompt = nil
+    case .backspace:
+      if state.prompt!.isEmpty { state.prompt = nil } else { state.prompt!.removeLast() }
+    case .enter:
+      let line = state.prompt!
+      state.prompt = nil
+      runCommand(line)
+    case .character(let c): state.prompt!.append(c)
+    default: break
+    }
+  }
+
+  /// Runs a REPL line; its last line of output (or its first error) goes to the status line.
+  func runCommand(_ line: String) {
+    guard !line.trimmingSpaces().isEmpty else { return }
+    var output: [String] = []
+    let ok = console.capturingOutput({ output.append(terminalSafe($0)) }) { console.execute(line: line) }
+    // A full-screen command run from here would draw over the view: `watch`/`mixer` are no-ops.
+    console.watchRequested = false
+    console.mixerRequested = false
+    let error = output.first { $0.hasPrefix("error:") }
+    if let error {
+      say(error, error: true)
+    } else if let last = output.last(where: { !$0.trimmingSpaces().isEmpty }) {
+      say(output.count > 1 ? "\(last)  (+\(output.count - 1) more lines: run it at the prompt to see them)" : last)
+    } else {
+      say(ok ? "ok: \(line)" : "failed: \(line)", error: !ok)
+    }
+  }
+}
