@@ -54,6 +54,8 @@ struct MixerViewTerminalTests {
     defer { Task { await term.close() } }
     try await term.check(allNamesShown(term, columns: c.columns), "names at \(c): ")
     try await term.check(term.waitFor("show.json"), "transport line: ")
+    // Wide enough, the transport line carries the master's live loudness (issue 23).
+    if c.columns >= 120 { try await term.check(term.waitFor(" LUFS TP "), "loudness on the transport line: ") }
 
     // The third strip 2 dB up; `m` mutes it (the flags row shows M).
     try await term.send("Right", "Right", "Up", "Up")

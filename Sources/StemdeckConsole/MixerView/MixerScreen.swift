@@ -378,6 +378,10 @@ enum MixerScreen {
       parts.append("loop " + MixerText.loop(loop, of: loops, unicode: unicode))
     }
     if let tempo = t.tempo { parts.append("\(NumberFormat.plain(tempo.bpm)) bpm \(MixerText.barBeat(t.position, tempo))") }
+    if let l = t.loudness {
+      func lufs(_ v: Double) -> String { v.isFinite ? NumberFormat.fixed(v, 1) : "-inf" }
+      parts.append("S \(lufs(l.shortTerm)) I \(lufs(l.integrated)) LUFS TP \(lufs(l.truePeakDecibels))")
+    }
     if let load = t.dspLoad { parts.append("dsp \(NumberFormat.fixed(load, 1))%") }
     if let xruns = t.xruns { parts.append("xruns \(xruns)") }
     if let server = t.server { parts.append("server \(server)" + (t.serverConnected ? "" : " (lost)")) }

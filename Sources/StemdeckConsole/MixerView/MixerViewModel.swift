@@ -63,6 +63,8 @@ struct MixerViewModel {
     var serverConnected = true
     var session: String?
     var unsaved: Bool
+    /// The master's live loudness (short-term and integrated LUFS, true peak), when measured.
+    var loudness: LiveLoudness? = nil
   }
 
   var strips: [Strip]
@@ -105,6 +107,7 @@ struct MixerViewModel {
     var transport = Transport(state: state, position: position, length: duration, endless: m.hasEndlessStems, tempo: m.tempo,
                               session: console.sessionPath.map { String($0.split(separator: "/").last ?? Substring($0)) },
                               unsaved: m.isDirty)
+    transport.loudness = m.masterLoudness()
     if let d = console.driver {
       transport.dspLoad = d.cpuLoad
       transport.xruns = d.xruns
