@@ -238,12 +238,15 @@ enum CommandTable {
   static let transportCommands: [CommandSpec] = [
     CommandSpec(name: "play", usage: "play", summary: "start the transport (all stems on the same frame)", argumentCount: 0...0) { (c, _) throws(CommandError) in
       try c.mixerCall { () throws(MixerError) in try c.mixer.play() }
+      c.settleTransport()
     },
     CommandSpec(name: "pause", usage: "pause", summary: "stop where it is (with a 5 ms fade)", argumentCount: 0...0) { (c, _) throws(CommandError) in
       try c.mixerCall { () throws(MixerError) in try c.mixer.pause() }
+      c.settleTransport()
     },
     CommandSpec(name: "stop", usage: "stop", summary: "stop and rewind to 0", argumentCount: 0...0) { (c, _) throws(CommandError) in
       try c.mixerCall { () throws(MixerError) in try c.mixer.stop() }
+      c.settleTransport()
     },
     CommandSpec(
       name: "tempo", usage: "tempo [BPM [BEATS_PER_BAR] | off]", summary: "the session's tempo, for bar positions (seek bar 17.1) and JACK transport",
@@ -272,11 +275,13 @@ enum CommandTable {
         guard a[0].lowercased() == "bar" else { throw CommandError("seek: usage: seek POSITION | seek bar N[.BEAT]") }
         let seconds = try c.barTime(a[1])
         try c.mixerCall { () throws(MixerError) in try c.mixer.seek(toSeconds: seconds) }
+        c.settleTransport()
         return
       }
       let p = try ValueParser.position(a[0])
       let target = p.relative ? c.mixer.position + p.seconds : p.seconds
       try c.mixerCall { () throws(MixerError) in try c.mixer.seek(toSeconds: max(0, target)) }
+      c.settleTransport()
     },
     CommandSpec(name: "status", usage: "status", summary: "transport, position, sample rate, load, xruns, server", argumentCount: 0...0) { (c, _) throws(CommandError) in
       for line in Display.status(c) { c.write(line) }

@@ -325,6 +325,14 @@ public final class Console {
   // MARK: - Waiting
 
   /// Waits `seconds`, keeping events flowing; Ctrl-C ends the wait early.
+  /// After a transport command, live: waits (a period or two, at most half a second) until the
+  /// engine has applied it, so the next command sees its effect (`play; status` says playing or
+  /// starting, never stopped), whether it came from a script, the prompt or the control socket.
+  func settleTransport() {
+    guard let driver, driver.connected else { return }
+    mixer.waitUntilApplied()
+  }
+
   func wait(seconds: Double) {
     let start = interruptRequests.load(ordering: .relaxed)
     let deadline = Date().addingTimeInterval(seconds)

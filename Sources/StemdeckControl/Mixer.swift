@@ -162,6 +162,38 @@ public final class Mixer: @unchecked Sendable {
     return false
   }
 
+  /// Waits (control thread, without the lock) until the renderer has applied every command sent
+  /// so far and published a block after them, so that what `transportState` and the position
+  /// say includes them (`play` then `status` never says stopped). Gives up after `timeout`
+  /// seconds, or at once when the renderer is not rendering (no block for 50 ms: the server
+  /// stopped, or an offline mixer nobody renders); returns whether it saw them applied.
+  @discardableResult
+  public func waitUntilApplied(timeout: Double = 0.5) -> Bool {
+    let status = renderState.pointee.status
+    let target = lock.locked { commandsSent }
+    let start = ContinuousClock.now
+    var lastBlocks = status.pointee.blocksRendered.load(ordering: .relaxed)
+    var lastProgress = start
+    var appliedAtBlock: Int?
+    while ContinuousClock.now - start < .milliseconds(Int(timeout * 1000)) {
+      let blocks = status.pointee.blocksRendered.load(ordering: .acquiring)
+      if let at = appliedAtBlock {
+        if blocks > at { return true }
+      } else if status.pointee.commandsApplied.load(ordering: .acquiring) >= target {
+        appliedAtBlock = blocks
+        continue
+      }
+      if blocks != lastBlocks {
+        lastBlocks = blocks
+        lastProgress = ContinuousClock.now
+      } else if ContinuousClock.now - lastProgress > .milliseconds(50) {
+        return false
+      }
+      usleep(250)
+    }
+    return false
+  }
+
   /// Commands accepted and commands applied by the renderer so far (latency measurement).
   public var commandCounts: (sent: Int, applied: Int) {
     lock.locked { (commandsSent, renderState.pointee.status.pointee.commandsApplied.load(ordering: .relaxed)) }

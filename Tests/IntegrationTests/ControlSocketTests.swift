@@ -43,6 +43,25 @@ struct ControlSocketTests {
     }
   }
 
+  /// Issue 20: a transport command's reply comes once the engine has applied it, so the next
+  /// command sees its effect, over the socket and from stdin alike. 20 rounds each: a command
+  /// answered before the engine took it would show "stopped" in some of them.
+  @Test("play then status never says stopped; seek then status says the new position (ctl and stdin, 20 rounds each)")
+  func transportRepliesWaitForTheEngine() async throws {
+    let deck = try await Deck()
+    defer { deck.stop() }
+    for round in 0..<20 {
+      let r = try await deck.ctl(["--socket", deck.socket, "play; status; pause; seek 1.25; status; stop"])
+      #expect(r.status == 0, "\(r.text)")
+      let states = r.stdout.filter { $0.hasPrefix("state: ") }
+      #expect(states.count == 2 && states[0] != "state: stopped" && states[0] != "state: paused", "round \(round): \(r.stdout)")
+      #expect(r.stdout.contains { $0.hasPrefix("position: 0:01.250") }, "round \(round): \(r.stdout)")
+      let own = try await deck.stemdeck.run("play; status; stop")
+      let state = own.first { $0.hasPrefix("state: ") }
+      #expect(state == "state: playing" || state == "state: starting", "round \(round) on stdin: \(own)")
+    }
+  }
+
   @Test("stemdeck ctl runs vol and status, prints their lines; a bad command exits 1 with error: on stderr; no stemdeck exits 2")
   func ctlClient() async throws {
     let deck = try await Deck()
