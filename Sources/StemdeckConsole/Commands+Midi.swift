@@ -27,7 +27,8 @@ extension CommandTable {
                                vol and pan land at the event's frame, in the same period; a
                                controller that disagrees with the stem does not move it until it
                                reaches or crosses the stem's value (soft takeover). A controller
-                               0-31 whose partner 32-63 also sends is read as one 14-bit value.
+                               0-31 whose partner 32-63 also sends is read as one 14-bit value
+                               (position = MSB + LSB/128).
         midi learn ACTION NAME bind the next control moved (a CC; a note for sfx/toggle/play; pitch
                                bend for rate): e.g. midi learn vol drums.  midi learn cancel
         midi unmap SOURCE | all    remove the mappings of a source (e.g. cc 7, note 36 ch 10, bend)

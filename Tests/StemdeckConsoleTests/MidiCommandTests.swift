@@ -26,26 +26,32 @@ struct MidiMathTests {
   @Test("14-bit pairs: an MSB alone is 7-bit; with its LSB the value is 14-bit; a new MSB clears the LSB")
   func fine() {
     var c = FineController()
-    #expect(c.receive(msb: 100) == 100)
+    let alone = c.receive(msb: 100)
+    #expect(alone == 100)
     let paired = c.receive(lsb: 64)
-    #expect(abs(paired - Double(100 * 128 + 64) / 16383 * 127) < 1e-12)
-    #expect(paired > 100 && paired < 101)
-    #expect(abs(c.receive(msb: 127) - Double(127 * 128) / 16383 * 127) < 1e-12)
-    #expect(c.receive(lsb: 127) == 127)
+    #expect(paired == 100.5)
+    let cleared = c.receive(msb: 127)
+    #expect(cleared == 127)
+    let top = c.receive(lsb: 127)
+    #expect(top == 127 + 127.0 / 128)
+    #expect(MidiCurve.gain(position: top) == 2)  // the curve stops at +6 dB
   }
 
   @Test("soft takeover: held until the controller reaches or crosses the value; lost when the value moves elsewhere")
   func takeover() {
     var t = SoftTakeover()
-    #expect(!t.accept(position: 10, currentPosition: 100, current: 1))
-    #expect(!t.accept(position: 90, currentPosition: 100, current: 1))
-    #expect(t.accept(position: 110, currentPosition: 100, current: 1))  // crossed
+    var moves: [Bool] = []
+    moves.append(t.accept(position: 10, currentPosition: 100, current: 1))
+    moves.append(t.accept(position: 90, currentPosition: 100, current: 1))
+    moves.append(t.accept(position: 110, currentPosition: 100, current: 1))  // crossed
     t.lastApplied = 1.3
-    #expect(t.accept(position: 112, currentPosition: 110, current: 1.3))
-    // The REPL set another value: the fader must catch it again.
-    #expect(!t.accept(position: 20, currentPosition: 64, current: 0.3))
+    moves.append(t.accept(position: 112, currentPosition: 110, current: 1.3))
+    // The REPL set another value (position 64): the fader, still above it, must catch it again.
+    moves.append(t.accept(position: 100, currentPosition: 64, current: 0.3))
+    #expect(moves == [false, false, true, true, false])
     var near = SoftTakeover()
-    #expect(near.accept(position: 64, currentPosition: 64.3, current: 0.3))  // within half a step
+    let within = near.accept(position: 64, currentPosition: 64.3, current: 0.3)  // within half a step
+    #expect(within)
   }
 }
 
@@ -123,7 +129,7 @@ struct MidiCommandTests {
     #expect(peak(fine, 1000..<1024) > 0.9 * reference)
     _ = h.mixer.pump()
     let v = try h.mixer.stemStatus("tone").settings.volume
-    #expect(abs(v - MidiCurve.gain(position: Double(100 * 128 + 64) / 16383 * 127)) < 1e-9, "\(v)")
+    #expect(abs(v - MidiCurve.gain(position: 100.5)) < 1e-9, "\(v)")
   }
 
   @Test("learn binds the next CC; an unmapped note does nothing; the mappings round-trip through the session")

@@ -92,7 +92,7 @@ public struct FineController: BitwiseCopyable, Sendable {
 
   @_noLocks public init() {}
 
-  /// A new MSB (0…127): returns the position (0…127, fractional once paired). The LSB is
+  /// A new MSB (0…127): returns the position (fractional once an LSB came). The LSB is
   /// cleared, as the MIDI specification asks of a new MSB.
   @_noLocks
   public mutating func receive(msb value: Int) -> Double {
@@ -109,11 +109,10 @@ public struct FineController: BitwiseCopyable, Sendable {
     return position
   }
 
-  /// 0…127: the 14-bit value scaled so that 127/127 (MSB 127, LSB 127) is the top.
+  /// 0…127.99: the 14-bit value / 128, so that an MSB alone reads as its 7-bit value (MSB 100 is
+  /// 0 dB whether or not an LSB follows).
   public var position: Double {
-    @_noLocks get {
-      paired ? Double(msb &* 128 &+ lsb) / 16383 * 127 : Double(msb)
-    }
+    @_noLocks get { Double(msb) + Double(lsb) / 128 }
   }
 }
 
@@ -272,7 +271,7 @@ public func midiInput(_ state: UnsafeMutablePointer<RenderState>, offset: Int, c
       if kind == .cc {
         position = lsb ? state.pointee.midi.fine[i].receive(lsb: d2) : state.pointee.midi.fine[i].receive(msb: d2)
       } else if kind == .bend {
-        position = Double(d2 &* 128 &+ d1) / 16383 * 127
+        position = Double(d2 &* 128 &+ d1) / 128
       } else {
         position = Double(d2)
       }
