@@ -53,8 +53,8 @@ extension CommandTable {
         c.mixer.setMidiEnabled(verb == "on")
         c.driver?.updateMidiPort()
         let port = c.driver?.midiStatus.port ?? false
-        c.write(port ? "midi input: \(c.driver?.clientName ?? "stemdeck"):midi_in" : "midi input: none"
-                + (verb == "off" && c.mixer.midiPortWanted ? " (kept: the session has mappings)" : ""))
+        let kept = verb == "off" && c.mixer.midiPortWanted ? " (kept: the session has mappings)" : ""
+        c.write((port ? "midi input: \(c.driver?.clientName ?? "stemdeck"):midi_in" : "midi input: none") + kept)
       case "map":
         let (mapping, used) = try MidiWords.source(rest, usage: "midi map SOURCE ACTION")
         let action = try MidiWords.action(Array(rest.dropFirst(used)))

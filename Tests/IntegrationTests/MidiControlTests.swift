@@ -153,8 +153,8 @@ struct MidiControlTests {
   }
 
   /// stemdeck playing `session`, the probe wired to midi_in and master_L, and the tone's level.
-  static func start(_ server: PrivateJackServer, session: String) async throws -> (StemdeckProcess, MidiProbe, Double) {
-    let deck = try StemdeckProcess(server: server, session: session)
+  static func start(_ server: PrivateJackServer, session: String, deck existing: StemdeckProcess? = nil) async throws -> (StemdeckProcess, MidiProbe, Double) {
+    let deck = try existing ?? StemdeckProcess(server: server, session: session)
     try await deck.run("midi on")
     let probe = try await MidiProbe(server: server)
     try await probe.connect("probe-send:out", "stemdeck:midi_in")
@@ -269,5 +269,34 @@ struct MidiControlTests {
       return peak > 0.5
     }
     #expect(peak > 0.5, "note 36 fires kick: peak \(peak) after \(fired)\n\(deck.transcript)")
+  }
+
+  @Test("midi on registers stemdeck:midi_in and midi off removes it; pitch bend sets a stem's rate")
+  func portAndBend() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-midi")
+    let session = try Self.toneSession(in: dir, midi: nil)
+    let deck = try StemdeckProcess(server: server, session: session)
+    defer { deck.kill() }
+    try await deck.run("echo ready")
+    #expect(!(try await server.ports()).contains("stemdeck:midi_in"), "no mappings: no MIDI port")
+    let (_, probe, _) = try await Self.start(server, session: session, deck: deck)
+    defer { probe.stop() }
+    #expect((try await server.ports()).contains("stemdeck:midi_in"))
+    try await deck.run("midi map bend ch 1 rate tone")
+    // Bend 0x3000 → (12288 − 8192) / 8192 = 0.5 octave up: rate 2^0.5.
+    try await probe.send([(0, [0xE0, 0x00, 0x60])])
+    _ = await eventually(timeout: 10) {
+      (try? await deck.run("save \(dir.file("bend.json"))")) != nil
+        && ((try? String(contentsOfFile: dir.file("bend.json"), encoding: .utf8))?.contains("\"rate\" : 1.414") ?? false)
+    }
+    let text = try String(contentsOfFile: dir.file("bend.json"), encoding: .utf8)
+    #expect(text.contains("\"rate\" : 1.414"), "\(text)")
+    // midi off keeps the port while there are mappings; without them it goes.
+    let kept = try await deck.run("midi off")
+    #expect(kept.contains { $0.contains("kept: the session has mappings") }, "\(kept)")
+    try await deck.run("midi unmap all")
+    #expect(!(try await server.ports()).contains("stemdeck:midi_in"), "midi off and no mappings: the port is removed")
   }
 }
