@@ -8,7 +8,7 @@ extension CommandTable {
   static let midiCommands: [CommandSpec] = [
     CommandSpec(
       name: "midi",
-      usage: "midi [on|off | map SOURCE ACTION | learn ACTION NAME | unmap SOURCE|all | maps]",
+      usage: "midi [on|off | map SOURCE ACTION | learn ACTION NAME | unmap SOURCE|all | maps | out on|off]",
       summary: "JACK MIDI control: map controllers, notes and pitch bend to stems, effects and the transport",
       details: """
         midi on | off          register (or remove) the MIDI input port midi_in; it exists anyway
@@ -33,9 +33,12 @@ extension CommandTable {
                                bend for rate): e.g. midi learn vol drums.  midi learn cancel
         midi unmap SOURCE | all    remove the mappings of a source (e.g. cc 7, note 36 ch 10, bend)
         midi maps              list the mappings (saved in the session's "midi" section)
+        midi out on | off      register (or remove) the MIDI output midi_out, which sends the
+                               mapped volumes and pans back as their CCs whenever they change
+                               (motorised faders, LED rings); saved in the session
         midi                   the port, counts of mappings and of events read
         """,
-      argumentCount: 0...9, completions: [.keyword(["on", "off", "map", "learn", "unmap", "maps"])]
+      argumentCount: 0...9, completions: [.keyword(["on", "off", "map", "learn", "unmap", "maps", "out"])]
     ) { (c, a) throws(CommandError) in
       guard let verb = a.first?.lowercased() else {
         let status = c.driver?.midiStatus ?? (port: false, events: 0)
@@ -94,13 +97,25 @@ extension CommandTable {
         }
         c.driver?.updateMidiPort()
         for m in removed { c.write("midi: removed \(m.description)") }
+      case "out", "feedback":
+        guard rest.count <= 1 else { throw CommandError("usage: midi out on|off") }
+        guard let word = rest.first?.lowercased() else {
+          c.write("midi out: \(c.mixer.midiFeedback ? "on" : "off")")
+          return
+        }
+        guard word == "on" || word == "off" else {
+          throw CommandError("midi out must be on or off (got '\(ValueParser.printable(word))')")
+        }
+        c.mixer.setMidiFeedback(word == "on")
+        c.driver?.updateMidiPort()
+        c.write(word == "on" ? "midi feedback: \(c.driver?.clientName ?? "stemdeck"):midi_out" : "midi feedback off")
       case "maps", "list":
         guard rest.isEmpty else { throw CommandError("usage: midi maps") }
         let maps = c.mixer.midiMappings
         if maps.isEmpty { c.write("no MIDI mappings ('midi map cc 7 vol NAME', 'midi learn vol NAME')") }
         for m in maps { c.write(m.description) }
       default:
-        throw CommandError("midi: unknown action '\(ValueParser.printable(verb))' (on, off, map, learn, unmap, maps)")
+        throw CommandError("midi: unknown action '\(ValueParser.printable(verb))' (on, off, map, learn, unmap, maps, out)")
       }
     },
   ]

@@ -43,6 +43,18 @@ extension Mixer {
 
   public var midiEnabled: Bool { lock.locked { midiState.enabled } }
 
+  /// `midi out on|off`: whether `midi_out` sends the mapped volumes and pans back (saved).
+  public var midiFeedback: Bool { lock.locked { midi.feedback } }
+
+  public func setMidiFeedback(_ on: Bool) {
+    lock.locked {
+      if midi.feedback != on {
+        midi.feedback = on
+        isDirty = true
+      }
+    }
+  }
+
   /// The mapping `midi learn` waits for (its source is a placeholder), if any.
   public var midiLearning: MidiMapping? { lock.locked { midiState.learning } }
 

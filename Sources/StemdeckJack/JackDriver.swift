@@ -34,6 +34,8 @@ public final class JackDriver: @unchecked Sendable {
   var effectPorts: (left: OpaquePointer, right: OpaquePointer)?
   /// `midi_in`, while the mixer wants MIDI control (Mixer+Midi.swift).
   var midiPort: OpaquePointer?
+  /// `midi_out`, while the mixer sends MIDI feedback.
+  var midiOutPort: OpaquePointer?
   public private(set) var launcher: ServerLauncher?
   /// Connections we want, by our port's short name → full peer names. Survives server restarts.
   var intended: [String: Set<String>] = [:]
@@ -117,7 +119,9 @@ public final class JackDriver: @unchecked Sendable {
     directPorts = [:]
     effectPorts = nil
     midiPort = nil
+    midiOutPort = nil
     ctx.pointee.midiPort.store(0, ordering: .releasing)
+    ctx.pointee.midiOutPort.store(0, ordering: .releasing)
     ctx.pointee.effectPortLeft.store(0, ordering: .releasing)
     ctx.pointee.effectPortRight.store(0, ordering: .releasing)
     syncMode = .off  // a new client registers its timebase callback again
@@ -239,6 +243,7 @@ public final class JackDriver: @unchecked Sendable {
     var names = ["master_L", "master_R", "in_L", "in_R"]
     if effectPorts != nil { names += ["sfx_L", "sfx_R"] }
     if midiPort != nil { names.append("midi_in") }
+    if midiOutPort != nil { names.append("midi_out") }
     for (name, _) in directPorts.sorted(by: { $0.key < $1.key }) { names += ["\(name)_L", "\(name)_R"] }
     for key in intended.keys.sorted() where !names.contains(key) { names.append(key) }
     return names
@@ -388,6 +393,20 @@ public final class JackDriver: @unchecked Sendable {
   /// periods before it goes).
   func syncMidiPort() {
     guard let client, let context else { return }
+    let out = mixer.midiFeedback
+    if out, midiOutPort == nil {
+      if let port = try? client.registerAudioPort("midi_out", isOutput: true, prettyName: "stemdeck MIDI feedback", midi: true) {
+        midiOutPort = port
+        context.pointee.midiOutPort.store(Int(bitPattern: UnsafeRawPointer(port)), ordering: .releasing)
+      }
+    } else if !out, let port = midiOutPort {
+      context.pointee.midiOutPort.store(0, ordering: .releasing)
+      let p = periods
+      let deadline = Date().addingTimeInterval(0.2)
+      while periods < p + 2 && Date() < deadline { usleep(1000) }
+      client.unregister(port)
+      midiOutPort = nil
+    }
     let wanted = mixer.midiPortWanted
     if wanted, midiPort == nil {
       guard let port = try? client.registerAudioPort("midi_in", isOutput: false, prettyName: "stemdeck MIDI control", midi: true) else { return }
@@ -410,7 +429,14 @@ public final class JackDriver: @unchecked Sendable {
 
   /// Registers or removes `midi_in` now (after `midi on`/`off` or a mapping change), rather than
   /// at the next `poll`.
-  public func updateMidiPort() { lock.locked { if mixer.midiPortWanted != (midiPort != nil) { syncMidiPort() } } }
+  public func updateMidiPort() {
+    lock.locked {
+      if mixer.midiPortWanted != (midiPort != nil) || mixer.midiFeedback != (midiOutPort != nil) { syncMidiPort() }
+    }
+  }
+
+  /// Whether `midi_out` exists.
+  public var midiOutputPort: Bool { lock.locked { midiOutPort != nil } }
 
   /// The slots that want direct outs, by stem name (the mixer's stems and, during a setlist
   /// crossfade, the old song's stems still fading out).
@@ -480,6 +506,7 @@ public final class JackDriver: @unchecked Sendable {
         directPorts = [:]
         effectPorts = nil
         midiPort = nil
+        midiOutPort = nil
         reconnectAt = Date().addingTimeInterval(Self.reconnectInterval)
       }
       if !connected {
@@ -496,7 +523,7 @@ public final class JackDriver: @unchecked Sendable {
       }
       if wantedDirectOuts() != directPorts.mapValues(\.slots) { syncDirectOuts() }
       if (mixer.options.effectsOutput == .ports) != (effectPorts != nil) { syncEffectPorts() }
-      if mixer.midiPortWanted != (midiPort != nil) { syncMidiPort() }
+      if mixer.midiPortWanted != (midiPort != nil) || mixer.midiFeedback != (midiOutPort != nil) { syncMidiPort() }
       lines += syncTransport()
       let change = context.pointee.graphChanged.load(ordering: .acquiring)
       if change != lastGraphChange || !vanishedSince.isEmpty {

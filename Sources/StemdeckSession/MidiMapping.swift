@@ -2,7 +2,7 @@
 // control*). A file without it loads unchanged; the encoder writes it only when there are
 // mappings:
 //
-//   "midi" : { "mappings" : [
+//   "midi" : { "feedback" : true, "mappings" : [          <- "feedback" only when true
 //     { "source" : "cc", "number" : 7, "channel" : 1, "action" : "volume", "target" : "drums" },
 //     { "source" : "note", "number" : 36, "action" : "sfx", "target" : "kick" },
 //     { "source" : "cc", "number" : 64, "action" : "play" }
@@ -94,8 +94,14 @@ public struct MidiMapping: Equatable, Sendable {
 /// The session's MIDI section.
 public struct MidiSettings: Equatable, Sendable {
   public var mappings: [MidiMapping] = []
-  public init(mappings: [MidiMapping] = []) { self.mappings = mappings }
-  static let fields = ["mappings"]
+  /// `midi out on`: the values of mapped volume and pan controllers are sent back on `midi_out`
+  /// (motorised faders, LED rings). Written only when true.
+  public var feedback = false
+  public init(mappings: [MidiMapping] = [], feedback: Bool = false) {
+    self.mappings = mappings
+    self.feedback = feedback
+  }
+  static let fields = ["feedback", "mappings"]
 
   /// The first problem, with its location (`midi.mappings[2].channel`), or nil.
   public func problem() -> (location: String, message: String)? {

@@ -67,6 +67,7 @@ struct SessionDecoder {
     let example = "{ \"source\" : \"cc\", \"number\" : 7, \"action\" : \"volume\", \"target\" : \"drums\" }"
     let fields = try object(node, at: "midi", allowed: MidiSettings.fields, example: "{ \"mappings\" : [ \(example) ] }")
     var settings = MidiSettings()
+    if let value = fields["feedback"] { settings.feedback = try bool(value, at: "midi.feedback") }
     guard let list = fields["mappings"] else { return settings }
     guard case .array(let elements) = list.value else {
       throw fail("midi.mappings", list, "must be an array of mappings [ \(example), ... ] (got \(describe(list)))")

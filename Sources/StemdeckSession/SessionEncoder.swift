@@ -96,9 +96,15 @@ enum SessionEncoder {
       let entries = session.effects.map { "    " + effect($0) }
       fields.append("\"effects\" : [\n" + entries.joined(separator: ",\n") + "\n  ]")
     }
-    if !session.midi.mappings.isEmpty {
-      let entries = session.midi.mappings.map { "    " + midiMapping($0) }
-      fields.append("\"midi\" : { \"mappings\" : [\n" + entries.joined(separator: ",\n") + "\n  ] }")
+    if !session.midi.mappings.isEmpty || session.midi.feedback {
+      let feedback = session.midi.feedback ? "\"feedback\" : true" : ""
+      if session.midi.mappings.isEmpty {
+        fields.append("\"midi\" : { " + feedback + " }")
+      } else {
+        let entries = session.midi.mappings.map { "    " + midiMapping($0) }
+        fields.append("\"midi\" : { " + (feedback.isEmpty ? "" : feedback + ", ") + "\"mappings\" : [\n"
+                      + entries.joined(separator: ",\n") + "\n  ] }")
+      }
     }
     lines.append(fields.map { "  " + $0 }.joined(separator: ",\n"))
     lines.append("}")

@@ -16,6 +16,7 @@ import Testing
 ///   level START COUNT      → "level P": peak |sample| of in_L over frames [START, START+COUNT)
 ///                          of JACK frame time, or "level none" while not captured yet
 ///   now                    → "now T": the last captured period's start frame time
+///   received               → "received HEX…": the MIDI messages NAME-cap:midi_in got so far
 final class MidiProbe: @unchecked Sendable {
   static let script = #"""
 import collections, jack, queue, sys, array
@@ -24,6 +25,8 @@ send = jack.Client(name + "-send", no_start_server=True)
 cap = jack.Client(name + "-cap", no_start_server=True)
 out = send.midi_outports.register("out")
 inl = cap.inports.register("in_L")
+mid = cap.midi_inports.register("midi_in")
+received = collections.deque(maxlen=4000)
 pending = collections.deque()
 sent = queue.Queue()
 store = collections.deque(maxlen=4000)
@@ -41,6 +44,8 @@ def process_send(n):
 @cap.set_process_callback
 def process_cap(n):
     store.append((cap.last_frame_time, bytes(inl.get_buffer())))
+    for off, data in mid.incoming_midi_events():
+        received.append(bytes(data).hex())
 send.activate()
 cap.activate()
 print("ready", flush=True)
@@ -66,6 +71,8 @@ for line in sys.stdin:
                     peak = max(peak, abs(samples[i]))
                     seen += 1
             print("level %.6f" % peak if seen == count else "level none", flush=True)
+        elif w[0] == "received":
+            print("received " + " ".join(list(received)), flush=True)
         elif w[0] == "now":
             print("now %d" % (store[-1][0] if store else -1), flush=True)
     except Exception as e:
@@ -123,6 +130,11 @@ for line in sys.stdin:
     }
     guard let value else { throw HarnessError("probe: frames \(start)+\(count) were never captured") }
     return value
+  }
+
+  /// The MIDI messages received so far, as hex ("b00764").
+  func received() async throws -> [String] {
+    Array(try await ask("received", answer: "received").split(separator: " ").dropFirst().map(String.init))
   }
 
   func now() async throws -> Int {
@@ -298,5 +310,33 @@ struct MidiControlTests {
     #expect(kept.contains { $0.contains("kept: the session has mappings") }, "\(kept)")
     try await deck.run("midi unmap all")
     #expect(!(try await server.ports()).contains("stemdeck:midi_in"), "midi off and no mappings: the port is removed")
+  }
+
+  @Test("midi out sends the mapped volume back as its CC when it changes (saved in the session)")
+  func feedback() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-midi")
+    let session = try Self.toneSession(in: dir, midi: """
+      { "feedback" : true, "mappings" : [ { "source" : "cc", "number" : 7, "channel" : 2, "action" : "volume", "target" : "tone" } ] }
+      """)
+    let (deck, probe, _) = try await Self.start(server, session: session)
+    defer { deck.kill(); probe.stop() }
+    #expect((try await server.ports()).contains("stemdeck:midi_out"))
+    // midi out off removes the port; on brings it back; a connection gets every value again.
+    try await deck.run("midi out off")
+    #expect(!(try await server.ports()).contains("stemdeck:midi_out"))
+    try await deck.run("midi out on")
+    try await probe.connect("stemdeck:midi_out", "probe-cap:midi_in")
+    var got: [String] = []
+    _ = try await eventually(timeout: 10) { got = try await probe.received(); return got.contains("b10764") }
+    #expect(got.contains("b10764"), "volume 1 is CC 100 on channel 2: \(got)")
+    // vol 0.5 → position 100 × 0.5^(1/2.9) = 78.7 → CC 79 (0x4f).
+    try await deck.run("vol tone 0.5")
+    _ = try await eventually(timeout: 10) { got = try await probe.received(); return got.contains("b1074f") }
+    #expect(got.contains("b1074f"), "\(got)")
+    let saved = dir.file("fb.json")
+    try await deck.run("save \(saved)")
+    #expect(try String(contentsOfFile: saved, encoding: .utf8).contains("\"midi\" : { \"feedback\" : true, \"mappings\" : ["))
   }
 }

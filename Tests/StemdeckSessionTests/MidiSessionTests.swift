@@ -7,6 +7,8 @@ let badMidiDocuments: [BadDocument] = [
               location: "midi", fragment: "must be an object such as", line: 4),
   BadDocument(label: "midi unknown field", text: document(top: [#""midi" : { "mapings" : [] }"#]),
               location: "midi.mapings", fragment: "did you mean \"mappings\"?", line: 4),
+  BadDocument(label: "midi feedback not a bool", text: document(top: [#""midi" : { "feedback" : "yes" }"#]),
+              location: "midi.feedback", fragment: "must be true or false", line: 4),
   BadDocument(label: "midi mappings not an array", text: document(top: [#""midi" : { "mappings" : 7 }"#]),
               location: "midi.mappings", fragment: "must be an array of mappings", line: 4),
   BadDocument(label: "midi source unknown",
@@ -65,6 +67,16 @@ struct MidiSessionTests {
     let back = try decode(text)
     #expect(back == session)
     #expect(SessionFile.encode(back) == text)
+    // Feedback alone, and with mappings.
+    var feedback = Session()
+    feedback.midi.feedback = true
+    let alone = SessionFile.encode(feedback)
+    #expect(alone.contains(#""midi" : { "feedback" : true }"#), "\(alone)")
+    #expect(try decode(alone) == feedback)
+    session.midi.feedback = true
+    let both = SessionFile.encode(session)
+    #expect(both.contains(#""midi" : { "feedback" : true, "mappings" : ["#), "\(both)")
+    #expect(try decode(both) == session)
     let plain = try decode(document())
     #expect(plain.midi.mappings.isEmpty)
     #expect(!SessionFile.encode(plain).contains("midi"))

@@ -179,6 +179,8 @@ public struct MidiTable: ~Copyable {
   @usableFromInline let bindings: UnsafeMutablePointer<MidiBinding>
   @usableFromInline let takeover: UnsafeMutablePointer<SoftTakeover>
   @usableFromInline let fine: UnsafeMutablePointer<FineController>
+  /// Per binding: the controller value last sent back on `midi_out` (−1: none yet).
+  @usableFromInline let sent: UnsafeMutablePointer<Int16>
   @usableFromInline var count = 0
   /// Renderer changes due at a frame offset of the current block, in arrival (time) order.
   @usableFromInline let timedOffsets: UnsafeMutablePointer<Int>
@@ -192,6 +194,8 @@ public struct MidiTable: ~Copyable {
     takeover.initialize(repeating: SoftTakeover(), count: Self.capacity)
     fine = .allocate(capacity: Self.capacity)
     fine.initialize(repeating: FineController(), count: Self.capacity)
+    sent = .allocate(capacity: Self.capacity)
+    sent.initialize(repeating: -1, count: Self.capacity)
     timedOffsets = .allocate(capacity: Self.timedCapacity)
     timedCommands = .allocate(capacity: Self.timedCapacity)
   }
@@ -200,6 +204,7 @@ public struct MidiTable: ~Copyable {
     bindings.deallocate()
     takeover.deallocate()
     fine.deallocate()
+    sent.deallocate()
     timedOffsets.deallocate()
     timedCommands.deallocate()
   }
@@ -214,6 +219,7 @@ public struct MidiTable: ~Copyable {
       || old.target != binding.target || old.slot != binding.slot {
       takeover[index] = SoftTakeover()
       fine[index] = FineController()
+      sent[index] = -1
     }
     bindings[index] = binding
     count = Swift.max(0, Swift.min(newCount, Self.capacity))
@@ -299,6 +305,38 @@ public func midiInput(_ state: UnsafeMutablePointer<RenderState>, offset: Int, c
   if !taken {
     _ = state.pointee.midiReports.push(.event(binding: -1, status: b0, data1: UInt8(d1), data2: Int16(d2)))
   }
+}
+
+/// MIDI feedback (`midi out`): the next control change to send back so that a motorised fader or
+/// an LED ring shows a stem's volume or pan, starting the scan at binding `index` (advanced past
+/// the binding returned). Only CC bindings of volume and pan whose stem is loaded; a value is sent
+/// when its 7-bit position differs from the one last sent. Call after `renderBlock` (the values
+/// are then the block's), until it returns nil.
+///
+/// - Realtime: safe. A scan of at most `MidiTable.capacity` bindings per period in all.
+@_noLocks
+public func midiFeedback(_ state: UnsafeMutablePointer<RenderState>, index: inout Int) -> (status: UInt8, data1: UInt8, data2: UInt8)? {
+  while index < state.pointee.midi.count {
+    let i = index
+    index &+= 1
+    let binding = state.pointee.midi.bindings[i]
+    guard binding.kind == .cc, binding.target == .volume || binding.target == .pan,
+          let voice = voiceAt(state, binding.slot), !voice.pointee.removing else { continue }
+    let position = binding.target == .volume ? MidiCurve.position(gain: voice.pointee.volume)
+                                             : MidiCurve.position(pan: voice.pointee.pan)
+    let value = Int16(Swift.max(0, Swift.min(127, Int(position + 0.5))))
+    if value == state.pointee.midi.sent[i] { continue }
+    state.pointee.midi.sent[i] = value
+    let channel = UInt8(truncatingIfNeeded: Swift.max(0, Int(binding.channel)))
+    return (0xB0 | channel, UInt8(truncatingIfNeeded: binding.number), UInt8(truncatingIfNeeded: value))
+  }
+  return nil
+}
+
+/// Forgets what feedback was sent, so that every value goes out again (a new `midi_out` port).
+@_noLocks
+public func midiFeedbackReset(_ state: UnsafeMutablePointer<RenderState>) {
+  for i in 0..<MidiTable.capacity { state.pointee.midi.sent[i] = -1 }
 }
 
 /// Whether a binding listens to exactly CC `number` on `channel`.
