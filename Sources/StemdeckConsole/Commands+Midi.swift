@@ -43,7 +43,8 @@ extension CommandTable {
       guard let verb = a.first?.lowercased() else {
         let status = c.driver?.midiStatus ?? (port: false, events: 0)
         let name = c.driver?.clientName ?? "stemdeck"
-        c.write("midi: port \(status.port ? "\(name):midi_in" : "none")  mappings \(c.mixer.midiMappings.count)  events read \(status.events)  held by takeover \(c.mixer.midiHeldMoves)")
+        let out = c.driver?.midiOutputPort ?? false
+        c.write("midi: port \(status.port ? "\(name):midi_in" : "none")  out \(out ? "\(name):midi_out" : "off")  mappings \(c.mixer.midiMappings.count)  events read \(status.events)  held by takeover \(c.mixer.midiHeldMoves)")
         if let learning = c.mixer.midiLearning {
           c.write("midi: learning \(learning.action.rawValue) \(learning.target): move a control")
         }
