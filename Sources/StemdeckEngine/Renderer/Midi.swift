@@ -250,13 +250,15 @@ public func midiInput(_ state: UnsafeMutablePointer<RenderState>, offset: Int, c
   if count < 3 { return }
   var taken = false
   let n = state.pointee.midi.count
+  // Whether a CC 32…63 can be the LSB of a binding on CC n − 32: only when it is not bound itself
+  // (scanned once per event, so an event costs at most two scans of the table).
+  let lsbCandidate = kind == .cc && d1 >= 32 && d1 < 64 && !midiBound(state, channel: channel, number: d1)
   for i in 0..<n {
     let binding = state.pointee.midi.bindings[i]
     var lsb = false
     if !binding.matches(kind, channel: channel, number: d1) {
       // The LSB of a 14-bit pair: CC n + 32 for a binding of CC n (0…31), unless bound itself.
-      guard kind == .cc, d1 >= 32, d1 < 64, binding.target != .control,
-            binding.matches(.cc, channel: channel, number: d1 &- 32), !midiBound(state, channel: channel, number: d1) else { continue }
+      guard lsbCandidate, binding.target != .control, binding.matches(.cc, channel: channel, number: d1 &- 32) else { continue }
       lsb = true
     }
     taken = true
