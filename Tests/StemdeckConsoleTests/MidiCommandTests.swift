@@ -150,4 +150,28 @@ struct MidiCommandTests {
     #expect(h.run("open \(path)").ok)
     #expect(h.run("midi maps").output == ["cc 21 ch 3 volume drums"])
   }
+
+  @Test("feedback: each mapped CC's value once, again only after a change; a new table sends it again")
+  func feedback() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("midi map cc 7 ch 2 vol drums").ok)
+    #expect(h.run("midi map note 36 toggle mute drums").ok)
+    #expect(h.run("midi map cc 10 pan bass").ok)
+    h.render(blocks: 1)
+    func drain() -> [[UInt8]] {
+      var index = 0
+      var out: [[UInt8]] = []
+      while let m = midiFeedback(h.mixer.renderState, index: &index) { out.append([m.status, m.data1, m.data2]) }
+      return out
+    }
+    #expect(drain() == [[0xB1, 7, 100], [0xB0, 10, 64]])
+    #expect(drain().isEmpty)
+    #expect(h.run("vol drums 0.5").ok)
+    #expect(h.run("pan bass -1").ok)
+    h.render(blocks: 1)
+    #expect(drain() == [[0xB1, 7, 79], [0xB0, 10, 0]])
+    midiFeedbackReset(h.mixer.renderState)
+    #expect(drain().count == 2)
+  }
 }
