@@ -81,8 +81,8 @@ extension Mixer {
       throw MixerError("no effect named '\(printableText(mapping.target))' (load it with 'sfx load' first)")
     }
     if midi.mappings.contains(mapping) { throw MixerError("that mapping exists already (\(mapping.description))") }
-    if midi.mappings.count >= MidiTable.capacity {
-      throw MixerError("at most \(MidiTable.capacity) MIDI mappings (remove one with 'midi unmap')")
+    if midi.mappings.count >= min(MidiTable.capacity, MidiSettings.maximumMappings) {
+      throw MixerError("at most \(MidiSettings.maximumMappings) MIDI mappings (remove one with 'midi unmap')")
     }
   }
 

@@ -102,9 +102,14 @@ public struct MidiSettings: Equatable, Sendable {
     self.feedback = feedback
   }
   static let fields = ["feedback", "mappings"]
+  /// The renderer's table size (`MidiTable.capacity` in StemdeckEngine).
+  public static let maximumMappings = 256
 
   /// The first problem, with its location (`midi.mappings[2].channel`), or nil.
   public func problem() -> (location: String, message: String)? {
+    if mappings.count > Self.maximumMappings {
+      return ("midi.mappings", "has \(mappings.count) mappings; at most \(Self.maximumMappings)")
+    }
     for (index, mapping) in mappings.enumerated() {
       if let p = mapping.problem() { return ("midi.mappings[\(index)].\(p.field)", p.message) }
       if let earlier = mappings[..<index].firstIndex(of: mapping) {

@@ -72,6 +72,9 @@ struct SessionDecoder {
     guard case .array(let elements) = list.value else {
       throw fail("midi.mappings", list, "must be an array of mappings [ \(example), ... ] (got \(describe(list)))")
     }
+    if elements.count > MidiSettings.maximumMappings {
+      throw fail("midi.mappings", list, "has \(elements.count) mappings; at most \(MidiSettings.maximumMappings)")
+    }
     for (index, element) in elements.enumerated() {
       let base = "midi.mappings[\(index)]"
       let f = try object(element, at: base, allowed: MidiMapping.fields, example: example)
