@@ -3,6 +3,7 @@
 #include <jack/jack.h>
 #include <jack/metadata.h>
 #include <jack/uuid.h>
+#include <jack/midiport.h>
 
 /* jack_client_open is variadic, so Swift marks it unavailable (docs/architecture.md): this non-variadic
    wrapper passes no server name; the server is chosen by JACK_DEFAULT_SERVER, which stemdeck

@@ -24,7 +24,7 @@ struct CommandSpec: Sendable {
 
 /// Every command, in the order `help` lists them.
 enum CommandTable {
-  static let all: [CommandSpec] = stemCommands + transportCommands + meterCommands + effectAndRecordCommands + routingCommands + sessionCommands + otherCommands
+  static let all: [CommandSpec] = stemCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands + routingCommands + sessionCommands + otherCommands
 
   static func lookup(_ name: String) -> CommandSpec? {
     all.first { $0.name == name || $0.aliases.contains(name) }
@@ -641,7 +641,7 @@ enum Help {
     let groups: [(String, [CommandSpec])] = [
       ("stems", CommandTable.stemCommands), ("transport", CommandTable.transportCommands),
       ("meters", CommandTable.meterCommands), ("effects and recording", CommandTable.effectAndRecordCommands),
-      ("routing", CommandTable.routingCommands),
+      ("MIDI control", CommandTable.midiCommands), ("routing", CommandTable.routingCommands),
       ("session", CommandTable.sessionCommands), ("other", CommandTable.otherCommands),
     ]
     // One line per command; a usage longer than the column pushes its summary right.

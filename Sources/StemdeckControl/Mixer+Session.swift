@@ -51,10 +51,14 @@ extension Mixer {
       offlineEffects = []
       recording = session.recording
       tempoSetting = session.tempo
+      midi = session.midi
+      midiState.learning = nil
+      midiState.down = [:]
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
       offlineStems = offline
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
+      try publishMidi()
       try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
       isDirty = false
       return warnings + effectWarnings
@@ -210,10 +214,14 @@ extension Mixer {
       offlineEffects = []
       recording = session.recording
       tempoSetting = session.tempo
+      midi = session.midi
+      midiState.learning = nil
+      midiState.down = [:]
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
       offlineStems = offline
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
+      try publishMidi()
       isDirty = false
       return warnings + effectWarnings
     }
@@ -236,6 +244,7 @@ extension Mixer {
       }
       s.recording = recording
       s.tempo = tempoSetting
+      s.midi = midi
       s.effects = effectOrder.compactMap { effectsByName[$0] }.map { e in
         var settings = e.settings
         settings.file = SessionFile.storedPath(forAudioFile: e.path, sessionPath: sessionPath)

@@ -73,6 +73,9 @@ public final class Mixer: @unchecked Sendable {
   var endReported = false
   /// How many times the end of a song has been reported (`MixerEvent.allFinished`).
   var songEndCount = 0
+  /// The session's MIDI mappings and the MIDI control state (Mixer+Midi.swift).
+  var midi = MidiSettings()
+  var midiState = MidiControlState()
   /// Set when something changed since the last `markSaved()`.
   public internal(set) var isDirty = false
   /// Seconds of look-ahead a stem added while playing is given before it joins.
@@ -682,6 +685,7 @@ public final class Mixer: @unchecked Sendable {
       collectRetired()
       drainLoudnessLocked()
       out += finishEffectLoads()
+      out += pumpMidi()
       // The end of the song: every stem that can finish has, and none loops forever. The
       // transport stops there (as a player does); `play` then starts again from the top.
       // Not while a seek is on its way to the renderer: the stems' `finished` flags are the old
@@ -982,6 +986,8 @@ extension Mixer {
         try other.setMasterVolume(masterVolume)
         other.recording = recording
         other.tempoSetting = tempoSetting
+        other.midi = midi
+        other.midiState.enabled = midiState.enabled
         // Every stem in its saved order (offline ones at their places), so that a stem going
         // offline here is saved back where it was.
         var offline: [OfflineStem] = []
@@ -1016,6 +1022,7 @@ extension Mixer {
           }
         }
         try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
+        try other.publishMidi()
       } catch {
         other.shutdown()
         throw error

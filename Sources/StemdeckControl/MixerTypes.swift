@@ -201,6 +201,9 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
   /// A background `sfx load` finished (the effect can be fired) or failed (nothing was loaded).
   case effectLoaded(String)
   case effectFailed(String, String)
+  /// `midi learn` bound a control (the mapping as `midi maps` shows it), or a MIDI action failed.
+  case midiLearned(String)
+  case midiFailed(String)
 
   public var description: String {
     switch self {
@@ -215,6 +218,8 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
     case .recordingFailed(let name, let message): return "recording '\(name)': \(message)"
     case .effectLoaded(let name): return "effect '\(name)' loaded"
     case .effectFailed(let name, let message): return "effect '\(name)' failed: \(message)"
+    case .midiLearned(let mapping): return "midi learned: \(mapping)"
+    case .midiFailed(let message): return "midi: \(message)"
     }
   }
 }

@@ -63,9 +63,10 @@ public final class JackClient: @unchecked Sendable {
   public var cpuLoad: Double { Double(jack_cpu_load(handle)) }
 
   /// Registers an audio port. The corresponding C function is `jack_port_register`.
-  public func registerAudioPort(_ shortName: String, isOutput: Bool, prettyName: String? = nil) throws(JackError) -> OpaquePointer {
+  public func registerAudioPort(_ shortName: String, isOutput: Bool, prettyName: String? = nil,
+                                midi: Bool = false) throws(JackError) -> OpaquePointer {
     let flags = UInt(isOutput ? JackPortIsOutput.rawValue : JackPortIsInput.rawValue)
-    guard let port = jack_port_register(handle, shortName, JACK_DEFAULT_AUDIO_TYPE, flags, 0) else {
+    guard let port = jack_port_register(handle, shortName, midi ? JACK_DEFAULT_MIDI_TYPE : JACK_DEFAULT_AUDIO_TYPE, flags, 0) else {
       throw JackError("cannot register JACK port '\(clientName):\(shortName)'")
     }
     // jack2 keeps metadata in a database that outlives clients and servers, keyed by UUIDs that

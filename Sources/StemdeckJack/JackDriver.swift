@@ -32,6 +32,10 @@ public final class JackDriver: @unchecked Sendable {
   var directPorts: [String: (slots: Set<Int>, left: OpaquePointer, right: OpaquePointer)] = [:]
   /// `sfx_L`/`sfx_R` while the session sends sound effects to their own ports.
   var effectPorts: (left: OpaquePointer, right: OpaquePointer)?
+  /// `midi_in`, while the mixer wants MIDI control (Mixer+Midi.swift).
+  var midiPort: OpaquePointer?
+  /// `midi_out`, while the mixer sends MIDI feedback.
+  var midiOutPort: OpaquePointer?
   public private(set) var launcher: ServerLauncher?
   /// Connections we want, by our port's short name → full peer names. Survives server restarts.
   var intended: [String: Set<String>] = [:]
@@ -114,6 +118,10 @@ public final class JackDriver: @unchecked Sendable {
     }
     directPorts = [:]
     effectPorts = nil
+    midiPort = nil
+    midiOutPort = nil
+    ctx.pointee.midiPort.store(0, ordering: .releasing)
+    ctx.pointee.midiOutPort.store(0, ordering: .releasing)
     ctx.pointee.effectPortLeft.store(0, ordering: .releasing)
     ctx.pointee.effectPortRight.store(0, ordering: .releasing)
     syncMode = .off  // a new client registers its timebase callback again
@@ -130,6 +138,7 @@ public final class JackDriver: @unchecked Sendable {
     connected = true
     syncDirectOuts()
     syncEffectPorts()
+    syncMidiPort()
     _ = healRouting()
     masterWasConnected = masterConnectionCount() > 0
   }
@@ -233,6 +242,8 @@ public final class JackDriver: @unchecked Sendable {
   func ourPortShortNames() -> [String] {
     var names = ["master_L", "master_R", "in_L", "in_R"]
     if effectPorts != nil { names += ["sfx_L", "sfx_R"] }
+    if midiPort != nil { names.append("midi_in") }
+    if midiOutPort != nil { names.append("midi_out") }
     for (name, _) in directPorts.sorted(by: { $0.key < $1.key }) { names += ["\(name)_L", "\(name)_R"] }
     for key in intended.keys.sorted() where !names.contains(key) { names.append(key) }
     return names
@@ -377,6 +388,56 @@ public final class JackDriver: @unchecked Sendable {
     }
   }
 
+  /// Registers `midi_in` while the mixer wants MIDI control (mappings, a learn, or `midi on`)
+  /// and removes it otherwise, as the sfx ports are (the process callback stops reading it two
+  /// periods before it goes).
+  func syncMidiPort() {
+    guard let client, let context else { return }
+    let out = mixer.midiFeedback
+    if out, midiOutPort == nil {
+      if let port = try? client.registerAudioPort("midi_out", isOutput: true, prettyName: "stemdeck MIDI feedback", midi: true) {
+        midiOutPort = port
+        context.pointee.midiOutPort.store(Int(bitPattern: UnsafeRawPointer(port)), ordering: .releasing)
+      }
+    } else if !out, let port = midiOutPort {
+      context.pointee.midiOutPort.store(0, ordering: .releasing)
+      let p = periods
+      let deadline = Date().addingTimeInterval(0.2)
+      while periods < p + 2 && Date() < deadline { usleep(1000) }
+      client.unregister(port)
+      midiOutPort = nil
+    }
+    let wanted = mixer.midiPortWanted
+    if wanted, midiPort == nil {
+      guard let port = try? client.registerAudioPort("midi_in", isOutput: false, prettyName: "stemdeck MIDI control", midi: true) else { return }
+      midiPort = port
+      context.pointee.midiPort.store(Int(bitPattern: UnsafeRawPointer(port)), ordering: .releasing)
+    } else if !wanted, let port = midiPort {
+      context.pointee.midiPort.store(0, ordering: .releasing)
+      let p = periods
+      let deadline = Date().addingTimeInterval(0.2)
+      while periods < p + 2 && Date() < deadline { usleep(1000) }
+      client.unregister(port)
+      midiPort = nil
+    }
+  }
+
+  /// MIDI events read so far, and whether `midi_in` exists.
+  public var midiStatus: (port: Bool, events: Int) {
+    lock.locked { (midiPort != nil, context?.pointee.midiEvents.load(ordering: .relaxed) ?? 0) }
+  }
+
+  /// Registers or removes `midi_in` now (after `midi on`/`off` or a mapping change), rather than
+  /// at the next `poll`.
+  public func updateMidiPort() {
+    lock.locked {
+      if mixer.midiPortWanted != (midiPort != nil) || mixer.midiFeedback != (midiOutPort != nil) { syncMidiPort() }
+    }
+  }
+
+  /// Whether `midi_out` exists.
+  public var midiOutputPort: Bool { lock.locked { midiOutPort != nil } }
+
   /// The slots that want direct outs, by stem name (the mixer's stems and, during a setlist
   /// crossfade, the old song's stems still fading out).
   func wantedDirectOuts() -> [String: Set<Int>] {
@@ -444,6 +505,8 @@ public final class JackDriver: @unchecked Sendable {
         masterPorts = nil
         directPorts = [:]
         effectPorts = nil
+        midiPort = nil
+        midiOutPort = nil
         reconnectAt = Date().addingTimeInterval(Self.reconnectInterval)
       }
       if !connected {
@@ -460,6 +523,7 @@ public final class JackDriver: @unchecked Sendable {
       }
       if wantedDirectOuts() != directPorts.mapValues(\.slots) { syncDirectOuts() }
       if (mixer.options.effectsOutput == .ports) != (effectPorts != nil) { syncEffectPorts() }
+      if mixer.midiPortWanted != (midiPort != nil) || mixer.midiFeedback != (midiOutPort != nil) { syncMidiPort() }
       lines += syncTransport()
       let change = context.pointee.graphChanged.load(ordering: .acquiring)
       if change != lastGraphChange || !vanishedSince.isEmpty {

@@ -20,6 +20,16 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   /// unregistering the ports.
   let effectPortLeft = Atomic<Int>(0)
   let effectPortRight = Atomic<Int>(0)
+  /// The MIDI input `midi_in` (pointer bit pattern; 0: none), published like the sfx ports.
+  let midiPort = Atomic<Int>(0)
+  /// The MIDI feedback output `midi_out` (pointer bit pattern; 0: none).
+  let midiOutPort = Atomic<Int>(0)
+  /// Process thread only: the `midi_out` and the graph change count seen last period (a new port
+  /// or a new connection anywhere gets every value again: a controller plugged in learns them).
+  var lastMidiOut = 0
+  var lastMidiGraph = 0
+  /// MIDI events read by the process callback (a figure for `midi maps`).
+  public let midiEvents = Atomic<Int>(0)
   /// Per-slot direct-out ports (left, right) as pointer bit patterns, 0 where a stem has none;
   /// `maxVoices` × 2 entries. Atomic because the control thread changes them while the process
   /// callback reads them (ThreadSanitizer caught the plain pointers racing); written with
@@ -90,10 +100,74 @@ func portBuffer(_ port: OpaquePointer, _ nframes: jack_nframes_t) -> UnsafeMutab
   _unsafePerformance { jack_port_get_buffer(port, nframes) }
 }
 
+/// The number of events in a MIDI port's buffer this period.
+@_noLocks @inline(__always)
+func midiEventCount(_ buffer: UnsafeMutableRawPointer) -> UInt32 {
+  // RT-WAIVER: jack_midi_get_event_count reads the event count from the port buffer's header
+  // (jack2 common/JackMidiAPI.cpp); no allocation, no lock, no syscall.
+  _unsafePerformance { jack_midi_get_event_count(buffer) }
+}
+
+/// MIDI event `index` of a port's buffer: its frame offset and data pointer (into the buffer).
+@_noLocks @inline(__always)
+func midiEvent(_ buffer: UnsafeMutableRawPointer, _ index: UInt32, _ event: UnsafeMutablePointer<jack_midi_event_t>) -> Int32 {
+  // RT-WAIVER: jack_midi_event_get fills `event` with the time, size and a pointer into the port
+  // buffer (jack2 common/JackMidiAPI.cpp); it copies no data, allocates nothing, takes no lock,
+  // makes no syscall.
+  _unsafePerformance { jack_midi_event_get(event, buffer, index) }
+}
+
+/// Reads this period's MIDI input and hands each event to the renderer (`midiInput`), which
+/// queues mapped changes for their frame in the coming `renderBlock`. At most 1,024 events a
+/// period (a flood cannot stall the audio).
+@_noLocks
+func readMidi(_ context: UnsafeMutablePointer<ProcessContext>, _ state: UnsafeMutablePointer<RenderState>, _ nframes: jack_nframes_t) {
+  guard let port = OpaquePointer(bitPattern: context.pointee.midiPort.load(ordering: .acquiring)),
+        let buffer = portBuffer(port, nframes) else { return }
+  let count = Swift.min(midiEventCount(buffer), 1024)
+  if count == 0 { return }
+  var event = jack_midi_event_t()
+  for i in 0..<count {
+    guard midiEvent(buffer, i, &event) == 0, let data = event.buffer, event.size > 0 else { continue }
+    let size = Int(event.size)
+    midiInput(state, offset: Int(event.time), count: size, data[0], size > 1 ? data[1] : 0, size > 2 ? data[2] : 0)
+  }
+  context.pointee.midiEvents.add(Int(count), ordering: .relaxed)
+}
+
+/// Writes MIDI feedback (`midiFeedback`) into `midi_out`: at most 128 messages a period, at
+/// frame 0; the rest follow in the next periods.
+@_noLocks
+func writeMidiFeedback(_ context: UnsafeMutablePointer<ProcessContext>, _ state: UnsafeMutablePointer<RenderState>, _ nframes: jack_nframes_t) {
+  let bits = context.pointee.midiOutPort.load(ordering: .acquiring)
+  let graph = context.pointee.graphChanged.load(ordering: .relaxed)
+  if bits != context.pointee.lastMidiOut || graph != context.pointee.lastMidiGraph {
+    context.pointee.lastMidiOut = bits
+    context.pointee.lastMidiGraph = graph
+    midiFeedbackReset(state)
+  }
+  guard let port = OpaquePointer(bitPattern: bits), let buffer = portBuffer(port, nframes) else { return }
+  // RT-WAIVER: jack_midi_clear_buffer resets the port buffer's header (jack2 common/JackMidiAPI.cpp);
+  // it must be called once per period on an output MIDI port. No allocation, no lock, no syscall.
+  _unsafePerformance { jack_midi_clear_buffer(buffer) }
+  var index = 0
+  var written = 0
+  while written < 128, let message = midiFeedback(state, index: &index) {
+    // RT-WAIVER: jack_midi_event_reserve hands out 3 bytes inside the port buffer (nil when it is
+    // full); no allocation, no lock, no syscall.
+    guard let data = _unsafePerformance({ jack_midi_event_reserve(buffer, 0, 3) }) else { break }
+    data[0] = message.status
+    data[1] = message.data1
+    data[2] = message.data2
+    written &+= 1
+  }
+}
+
 /// The JACK process callback: fetches the port buffers and runs the engine's block renderer.
 ///
 /// - Realtime: safe. Allocates nothing, takes no locks, makes no syscalls. Its C calls carry
-///   RT-WAIVERs: `jack_port_get_buffer` in `portBuffer`, `jack_transport_query`/`jack_transport_locate`
+///   RT-WAIVERs: `jack_port_get_buffer` in `portBuffer`, the MIDI reads in `midiEventCount`/`midiEvent`,
+///   the feedback writes in `writeMidiFeedback`, `jack_transport_query`/`jack_transport_locate`
 ///   in `leadTransport`, and those `renderBlock` makes (the engine's Renderer/RealtimeC.swift).
 ///   Proven by `@_noLocks`.
 /// - Thread: JACK's process thread. This is a free function, not a closure literal: a closure
@@ -144,8 +218,10 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
       direct[2 &* slot &+ 1] = nil
     }
   }
+  readMidi(context, state, nframes)
   renderBlock(state, left: leftBuffer.assumingMemoryBound(to: Float.self),
               right: rightBuffer.assumingMemoryBound(to: Float.self), frameCount: Int(nframes))
+  writeMidiFeedback(context, state, nframes)
   if context.pointee.leading.load(ordering: .relaxed) {
     leadTransport(context, frames: Int(nframes))
   } else if context.pointee.lead.pending >= 0 {

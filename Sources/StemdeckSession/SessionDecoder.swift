@@ -58,7 +58,58 @@ struct SessionDecoder {
     if let node = fields["connections"] { session.connections = try connections(node) }
     if let node = fields["stems"] { session.stems = try stems(node) }
     if let node = fields["effects"] { session.effects = try effects(node) }
+    if let node = fields["midi"] { session.midi = try midi(node) }
     return session
+  }
+
+  /// The optional "midi" section (MidiMapping.swift).
+  private func midi(_ node: JSONNode) throws(SessionError) -> MidiSettings {
+    let example = "{ \"source\" : \"cc\", \"number\" : 7, \"action\" : \"volume\", \"target\" : \"drums\" }"
+    let fields = try object(node, at: "midi", allowed: MidiSettings.fields, example: "{ \"mappings\" : [ \(example) ] }")
+    var settings = MidiSettings()
+    if let value = fields["feedback"] { settings.feedback = try bool(value, at: "midi.feedback") }
+    guard let list = fields["mappings"] else { return settings }
+    guard case .array(let elements) = list.value else {
+      throw fail("midi.mappings", list, "must be an array of mappings [ \(example), ... ] (got \(describe(list)))")
+    }
+    if elements.count > MidiSettings.maximumMappings {
+      throw fail("midi.mappings", list, "has \(elements.count) mappings; at most \(MidiSettings.maximumMappings)")
+    }
+    for (index, element) in elements.enumerated() {
+      let base = "midi.mappings[\(index)]"
+      let f = try object(element, at: base, allowed: MidiMapping.fields, example: example)
+      func need(_ key: String) throws(SessionError) -> JSONNode {
+        guard let n = f[key] else { throw fail(base + "." + key, element, "is missing (every mapping needs a source and an action, e.g. \(example))") }
+        return n
+      }
+      func whole(_ key: String, rule: String, _ range: ClosedRange<Int>) throws(SessionError) -> Int? {
+        guard let n = f[key] else { return nil }
+        guard case .number(let literal) = n.value, let v = JSONNumber.integer(literal), range.contains(v) else {
+          throw fail(base + "." + key, n, rule + " (got \(describe(n)))")
+        }
+        return v
+      }
+      let source: MidiMapping.Source = try choice(try need("source"), at: base + ".source", what: "MIDI source")
+      let action: MidiMapping.Action = try choice(try need("action"), at: base + ".action", what: "MIDI action")
+      let number = try whole("number", rule: MidiMapping.numberRule, 0...127)
+      if number == nil && source != .bend {
+        throw fail(base + ".number", element, "is missing (a \(source.rawValue) mapping needs its \(source == .cc ? "controller" : "note") number 0…127)")
+      }
+      let channel = try whole("channel", rule: MidiMapping.channelRule, 1...16)
+      var target = ""
+      if let t = f["target"] {
+        target = try string(t, at: base + ".target", rule: "must be a stem or effect name in double quotes")
+      }
+      let mapping = MidiMapping(source: source, number: number ?? 0, channel: channel, action: action, target: target)
+      if let problem = mapping.problem() {
+        throw fail(base + "." + problem.field, f[problem.field] ?? element, problem.message)
+      }
+      if let earlier = settings.mappings.firstIndex(of: mapping) {
+        throw fail(base, element, "repeats midi.mappings[\(earlier)] (\(mapping.description)); keep one")
+      }
+      settings.mappings.append(mapping)
+    }
+    return settings
   }
 
   // MARK: Header

@@ -20,7 +20,10 @@
 //     ],
 //     "effects" : [                                        <- only when not empty
 //       { "name" : "horn", "file" : "../Samples/horn.wav", "volume" : 1, "pan" : 0 }  <- one per line
-//     ]
+//     ],
+//     "midi" : { "mappings" : [                            <- only when not empty (MidiMapping.swift)
+//       { "source" : "cc", "number" : 7, "action" : "volume", "target" : "drums" }   <- one per line
+//     ] }
 //   }
 //
 // A stem's "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode" and "pitch" are
@@ -93,9 +96,29 @@ enum SessionEncoder {
       let entries = session.effects.map { "    " + effect($0) }
       fields.append("\"effects\" : [\n" + entries.joined(separator: ",\n") + "\n  ]")
     }
+    if !session.midi.mappings.isEmpty || session.midi.feedback {
+      let feedback = session.midi.feedback ? "\"feedback\" : true" : ""
+      if session.midi.mappings.isEmpty {
+        fields.append("\"midi\" : { " + feedback + " }")
+      } else {
+        let entries = session.midi.mappings.map { "    " + midiMapping($0) }
+        fields.append("\"midi\" : { " + (feedback.isEmpty ? "" : feedback + ", ") + "\"mappings\" : [\n"
+                      + entries.joined(separator: ",\n") + "\n  ] }")
+      }
+    }
     lines.append(fields.map { "  " + $0 }.joined(separator: ",\n"))
     lines.append("}")
     return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// One MIDI mapping on one line; "number" not for pitch bend, "channel" and "target" only when set.
+  private static func midiMapping(_ m: MidiMapping) -> String {
+    var members = ["\"source\" : " + JSONText.string(m.source.rawValue)]
+    if m.source != .bend { members.append("\"number\" : \(m.number)") }
+    if let channel = m.channel { members.append("\"channel\" : \(channel)") }
+    members.append("\"action\" : " + JSONText.string(m.action.rawValue))
+    if !m.target.isEmpty { members.append("\"target\" : " + JSONText.string(m.target)) }
+    return "{ " + members.joined(separator: ", ") + " }"
   }
 
   private static func options(_ options: SessionOptions) -> String {

@@ -245,6 +245,8 @@ public struct Session: Equatable, Sendable {
   /// JACK connections to restore: a stemdeck port's short name (e.g. `"master_L"`) mapped to the
   /// full names of the peer ports it connects to (e.g. `["system:playback_1"]`).
   public var connections: [String: [String]] = [:]
+  /// MIDI control mappings (MidiMapping.swift); written only when there are some.
+  public var midi = MidiSettings()
 
   /// An empty session with default settings.
   public init() {}

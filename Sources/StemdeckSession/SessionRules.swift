@@ -8,7 +8,7 @@ enum SessionRules {
   static let formatName = "stemdeck-session"
 
   static let topLevelFields = ["format", "version", "quality", "master", "options", "recording",
-                               "tempo", "position", "connections", "stems", "effects"]
+                               "tempo", "position", "connections", "stems", "effects", "midi"]
   static let masterFields = ["volume"]
   static let optionFields = ["autoPauseOnDisconnect", "meterPoint", "songChange", "crossfadeSeconds",
                              "transportSync", "effectsOutput"]
@@ -271,6 +271,7 @@ extension Session {
       try check(effect.volume, .volume, base + ".volume")
       try check(effect.pan, .pan, base + ".pan")
     }
+    if let problem = midi.problem() { throw fail(problem.location, problem.message) }
     for (port, peers) in connections.sorted(by: { $0.key < $1.key }) {
       let base = SessionRules.path("connections", port)
       if let problem = SessionRules.localPortProblem(port) { throw fail(base, problem) }

@@ -99,7 +99,7 @@ let badDocuments: [BadDocument] = [
               fragment: "is missing", line: 1),
   BadDocument(label: "unknown top-level key", text: document(top: [#""swing" : 0.5"#]),
               location: "swing",
-              fragment: "unknown field (allowed: format, version, quality, master, options, recording, tempo, position, connections, stems, effects)",
+              fragment: "unknown field (allowed: format, version, quality, master, options, recording, tempo, position, connections, stems, effects, midi)",
               line: 4),
   BadDocument(label: "duplicate top-level key", text: document(top: [#""quality" : "fast""#, #""quality" : "best""#]),
               location: "quality", fragment: "appears more than once (first at line 4, column 3)", line: 5),

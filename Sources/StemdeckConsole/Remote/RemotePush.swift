@@ -80,6 +80,8 @@ enum RemotePush {
     case .recordingFailed(let n, let m): o["event"] = "recordingFailed"; o["take"] = n; o["message"] = m
     case .effectLoaded(let n): o["event"] = "effectLoaded"; o["effect"] = n
     case .effectFailed(let n, let m): o["event"] = "effectFailed"; o["effect"] = n; o["message"] = m
+    case .midiLearned(let m): o["event"] = "midiLearned"; o["mapping"] = m
+    case .midiFailed(let m): o["event"] = "midiFailed"; o["message"] = m
     }
     return o
   }

@@ -70,6 +70,9 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case pauseRecording(Bool)
   /// Stops the current take; answered with `EngineEvent.recordingStopped`.
   case stopRecording
+  /// Stores MIDI binding `index` of the renderer's mapping table, then makes `count` bindings
+  /// live (Midi.swift). `index` −1 only sets the count.
+  case setMidiBinding(index: Int32, binding: MidiBinding, count: Int32)
   /// Turns per-stem metering on or off (an offline render has no one to read stem meters).
   case setStemMetering(Bool)
 }

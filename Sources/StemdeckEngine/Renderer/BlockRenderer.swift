@@ -85,6 +85,10 @@ public struct RenderState: ~Copyable {
   @usableFromInline var songChangeEpoch = 0
   @usableFromInline var songChangeFadeFrames = 0
   @usableFromInline var songChangeWaitLeft = 0
+  /// MIDI control: the mapping table and the changes due in this block (Midi.swift).
+  @usableFromInline var midi: MidiTable
+  /// What MIDI did, for the control thread (Midi.swift).
+  @usableFromInline var midiReports: Producer<MidiReport>
 
   /// One past the highest occupied slot (drivers fill `directOutputs` up to here).
   public var slotLimitForDrivers: Int { @_noLocks get { slotLimit } }
@@ -95,6 +99,7 @@ public struct RenderState: ~Copyable {
   ) -> RenderStateAndRings {
     let commands = SPSCRing.make(minimumCapacity: 8192, of: EngineCommand.self)
     let events = SPSCRing.make(minimumCapacity: 4096, of: EngineEvent.self)
+    let midiReports = SPSCRing.make(minimumCapacity: 4096, of: MidiReport.self)
     // Room for every voice alive at once: one per slot, plus a replacement per slot waiting for
     // its voice to fade (`replaceVoice`), plus as many again for a second rebuild before the
     // control thread collects the first.
@@ -116,7 +121,7 @@ public struct RenderState: ~Copyable {
     let state = UnsafeMutablePointer<RenderState>.allocate(capacity: 1)
     state.initialize(to: RenderState(
       commands: commands.consumer, events: events.producer, retired: retired.producer,
-      loudnessTap: loudnessTap.producer, status: status,
+      loudnessTap: loudnessTap.producer, midiReports: midiReports.producer, status: status,
       voices: voices, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames,
       mixLeft: buffer(maxBlockFrames), mixRight: buffer(maxBlockFrames),
       detachedLeft: buffer(maxBlockFrames), detachedRight: buffer(maxBlockFrames),
@@ -124,12 +129,13 @@ public struct RenderState: ~Copyable {
     return RenderStateAndRings(
       state: state,
       rings: EngineRings(commands: commands.producer, events: events.consumer, retired: retired.consumer,
-                         loudnessTap: loudnessTap.consumer))
+                         loudnessTap: loudnessTap.consumer, midiReports: midiReports.consumer))
   }
 
   init(
     commands: consuming Consumer<EngineCommand>, events: consuming Producer<EngineEvent>,
     retired: consuming Producer<UnsafeMutablePointer<StemVoice>>, loudnessTap: consuming Producer<Float>,
+    midiReports: consuming Producer<MidiReport>,
     status: UnsafeMutablePointer<EngineStatus>,
     voices: UnsafeMutablePointer<UnsafeMutablePointer<StemVoice>?>, maxVoices: Int, maxBlockFrames: Int,
     mixLeft: UnsafeMutablePointer<Float>, mixRight: UnsafeMutablePointer<Float>,
@@ -141,6 +147,8 @@ public struct RenderState: ~Copyable {
     self.events = events
     self.retired = retired
     self.loudnessTap = loudnessTap
+    self.midiReports = midiReports
+    self.midi = MidiTable()
     self.status = status
     self.voices = voices
     self.maxVoices = maxVoices
@@ -186,6 +194,7 @@ public struct RenderState: ~Copyable {
     state.pointee.scratch.deallocate()
     state.pointee.directOutputs.deallocate()
     state.pointee.scheduled.deallocate()
+    state.pointee.midi.free()
     let status = state.pointee.status
     state.deinitialize(count: 1)
     state.deallocate()
@@ -209,6 +218,8 @@ public struct EngineRings: ~Copyable, Sendable {
   public var retired: Consumer<UnsafeMutablePointer<StemVoice>>
   /// The master's loudness tap (LoudnessTap.swift), drained by the control thread.
   public var loudnessTap: Consumer<Float>
+  /// What MIDI control did in the renderer (Midi.swift).
+  public var midiReports: Consumer<MidiReport>
 }
 
 /// A command waiting for a transport frame.
@@ -249,9 +260,16 @@ public func renderBlock(
     if let buffer = direct[i] { buffer.update(repeating: 0, count: frameCount) }
   }
   var done = 0
+  // MIDI changes (Midi.swift) land on their frame: a pass ends where the next one is due.
+  state.pointee.midi.timedNext = 0
+  var nextTimed = applyTimed(state, upTo: 0)
   while done < frameCount {
     applyDueChanges(state)
     var n = Swift.min(frameCount &- done, state.pointee.maxBlockFrames)
+    if nextTimed != Int.max {
+      let until = nextTimed &- done
+      if until > 0 && until < n { n = until }
+    }
     // A pass ends where a scheduled change is due, so the change lands on its exact frame.
     let rolling = state.pointee.playing || (state.pointee.holding && state.pointee.playAfterHold)
     if rolling, let due = nextScheduledFrame(state) {
@@ -261,7 +279,10 @@ public func renderBlock(
     state.pointee.passOffset = done
     renderPass(state, left: left + done, right: right + done, frameCount: n)
     done &+= n
+    nextTimed = applyTimed(state, upTo: done)
   }
+  _ = applyTimed(state, upTo: Int.max)
+  state.pointee.midi.timedCount = 0
   state.pointee.status.pointee.blocksRendered.add(1, ordering: .relaxed)
 }
 

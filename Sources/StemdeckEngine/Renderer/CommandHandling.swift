@@ -213,6 +213,12 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     state.pointee.preFaderMeters = preFader
   case .setStemMetering(let on):
     state.pointee.stemMetering = on
+  case .setMidiBinding(let index, let binding, let count):
+    if index < 0 {
+      state.pointee.midi.count = Swift.max(0, Swift.min(Int(count), MidiTable.capacity))
+    } else {
+      state.pointee.midi.set(index: Int(index), binding: binding, count: Int(count))
+    }
   case .loadEffect(let slot, let sample):
     state.pointee.effects.load(slot: Int(slot), sample: sample)
   case .unloadEffect(let slot):

@@ -1,0 +1,204 @@
+import StemdeckControl
+import StemdeckEngine
+import StemdeckJack
+import StemdeckSession
+
+/// `midi`: JACK MIDI control (docs/architecture.md, *MIDI control*).
+extension CommandTable {
+  static let midiCommands: [CommandSpec] = [
+    CommandSpec(
+      name: "midi",
+      usage: "midi [on|off | map SOURCE ACTION | learn ACTION NAME | unmap SOURCE|all | maps | out on|off]",
+      summary: "JACK MIDI control: map controllers, notes and pitch bend to stems, effects and the transport",
+      details: """
+        midi on | off          register (or remove) the MIDI input port midi_in; it exists anyway
+                               while there are mappings or a learn waits
+        midi map SOURCE ACTION     SOURCE: cc N [ch C] | note N [ch C] | bend [ch C]
+                               (N 0-127, C 1-16; no channel: any). ACTION:
+                                 vol NAME        stem volume: CC 0 -> -inf, 100 -> 0 dB, 127 -> +6 dB
+                                                 (gain = (CC/100)^2.9; in dB 58 x log10(CC/100))
+                                 pan NAME        stem pan: 0 left, 64 centre, 127 right
+                                 rate NAME       stem rate from pitch bend: 2^((bend-8192)/8192),
+                                                 one octave down to one up
+                                 sfx fire NAME   fire a sound effect on each press
+                                 toggle mute|solo NAME   toggle a stem on each press
+                                 play            play/pause on each press
+                               A press is a note on, or a controller rising to 64 or more.
+                               vol and pan land at the event's frame, in the same period; a
+                               controller that disagrees with the stem does not move it until it
+                               reaches or crosses the stem's value (soft takeover). A controller
+                               0-31 whose partner 32-63 also sends is read as one 14-bit value
+                               (position = MSB + LSB/128).
+        midi learn ACTION NAME bind the next control moved (a CC; a note for sfx/toggle/play; pitch
+                               bend for rate): e.g. midi learn vol drums.  midi learn cancel
+        midi unmap SOURCE | all    remove the mappings of a source (e.g. cc 7, note 36 ch 10, bend)
+        midi maps              list the mappings (saved in the session's "midi" section)
+        midi out on | off      register (or remove) the MIDI output midi_out, which sends the
+                               mapped volumes and pans back as their CCs whenever they change
+                               (motorised faders, LED rings); saved in the session
+        midi                   the port, counts of mappings and of events read
+        """,
+      argumentCount: 0...9, completions: [.keyword(["on", "off", "map", "learn", "unmap", "maps", "out"])]
+    ) { (c, a) throws(CommandError) in
+      guard let verb = a.first?.lowercased() else {
+        let status = c.driver?.midiStatus ?? (port: false, events: 0)
+        let name = c.driver?.clientName ?? "stemdeck"
+        let out = c.driver?.midiOutputPort ?? false
+        c.write("midi: port \(status.port ? "\(name):midi_in" : "none")  out \(out ? "\(name):midi_out" : "off")  mappings \(c.mixer.midiMappings.count)  events read \(status.events)  held by takeover \(c.mixer.midiHeldMoves)")
+        if let learning = c.mixer.midiLearning {
+          c.write("midi: learning \(learning.action.rawValue) \(learning.target): move a control")
+        }
+        return
+      }
+      let rest = Array(a.dropFirst())
+      switch verb {
+      case "on", "off":
+        guard rest.isEmpty else { throw CommandError("usage: midi on|off") }
+        c.mixer.setMidiEnabled(verb == "on")
+        c.driver?.updateMidiPort()
+        let port = c.driver?.midiStatus.port ?? false
+        let kept = verb == "off" && c.mixer.midiPortWanted ? " (kept: the session has mappings)" : ""
+        c.write((port ? "midi input: \(c.driver?.clientName ?? "stemdeck"):midi_in" : "midi input: none") + kept)
+      case "map":
+        let (mapping, used) = try MidiWords.source(rest, usage: "midi map SOURCE ACTION")
+        let action = try MidiWords.action(Array(rest.dropFirst(used)))
+        let full = MidiMapping(source: mapping.source, number: mapping.number, channel: mapping.channel,
+                               action: action.action, target: action.target)
+        if let problem = full.problem() { throw CommandError("midi map: \(problem.field) \(problem.message)") }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.addMidiMapping(full) }
+        c.driver?.updateMidiPort()
+        c.write("midi: \(full.description)")
+      case "learn":
+        if rest.count == 1 && rest[0].lowercased() == "cancel" {
+          c.mixer.cancelMidiLearn()
+          c.driver?.updateMidiPort()
+          c.write("midi learn cancelled")
+          return
+        }
+        let action = try MidiWords.action(rest)
+        try c.mixerCall { () throws(MixerError) in try c.mixer.learnMidi(action: action.action, target: action.target) }
+        c.driver?.updateMidiPort()
+        let what = action.action == .rate ? "pitch bend" : action.action.isContinuous ? "a controller" : "a key or button"
+        c.write("midi learn: move \(what) to bind it to \(action.action.rawValue)\(action.target.isEmpty ? "" : " " + action.target)")
+      case "unmap":
+        var removed: [MidiMapping] = []
+        if rest.count == 1 && rest[0].lowercased() == "all" {
+          try c.mixerCall { () throws(MixerError) in removed = try c.mixer.removeMidiMappings { _ in true } }
+        } else {
+          let (source, used) = try MidiWords.source(rest, usage: "midi unmap SOURCE|all")
+          guard used == rest.count else {
+            throw CommandError("midi unmap: unexpected '\(ValueParser.printable(rest[used]))' (usage: midi unmap SOURCE|all)")
+          }
+          try c.mixerCall { () throws(MixerError) in
+            removed = try c.mixer.removeMidiMappings {
+              $0.source == source.source && $0.number == source.number && (source.channel == nil || $0.channel == source.channel)
+            }
+          }
+          if removed.isEmpty { throw CommandError("midi unmap: no mapping on \(source.description.trimmingTrailingAction) ('midi maps' lists them)") }
+        }
+        c.driver?.updateMidiPort()
+        for m in removed { c.write("midi: removed \(m.description)") }
+      case "out", "feedback":
+        guard rest.count <= 1 else { throw CommandError("usage: midi out on|off") }
+        guard let word = rest.first?.lowercased() else {
+          c.write("midi out: \(c.mixer.midiFeedback ? "on" : "off")")
+          return
+        }
+        guard word == "on" || word == "off" else {
+          throw CommandError("midi out must be on or off (got '\(ValueParser.printable(word))')")
+        }
+        c.mixer.setMidiFeedback(word == "on")
+        c.driver?.updateMidiPort()
+        c.write(word == "on" ? "midi feedback: \(c.driver?.clientName ?? "stemdeck"):midi_out" : "midi feedback off")
+      case "maps", "list":
+        guard rest.isEmpty else { throw CommandError("usage: midi maps") }
+        let maps = c.mixer.midiMappings
+        if maps.isEmpty { c.write("no MIDI mappings ('midi map cc 7 vol NAME', 'midi learn vol NAME')") }
+        for m in maps { c.write(m.description) }
+      default:
+        throw CommandError("midi: unknown action '\(ValueParser.printable(verb))' (on, off, map, learn, unmap, maps, out)")
+      }
+    },
+  ]
+}
+
+/// The words of a MIDI source and action.
+enum MidiWords {
+  /// `cc N [ch C]`, `note N [ch C]`, `bend [ch C]` at the start of `words`; the words used.
+  static func source(_ words: [String], usage: String) throws(CommandError) -> (MidiMapping, Int) {
+    guard let first = words.first?.lowercased() else { throw CommandError("usage: \(usage)") }
+    let source: MidiMapping.Source
+    switch first {
+    case "cc", "control": source = .cc
+    case "note": source = .note
+    case "bend", "pitchbend": source = .bend
+    default:
+      throw CommandError("MIDI source must be cc N, note N or bend (got '\(ValueParser.printable(first))')")
+    }
+    var used = 1
+    var number = 0
+    if source != .bend {
+      guard words.count > 1 else { throw CommandError("\(source.rawValue) needs its number 0-127 (e.g. \(source.rawValue) 7)") }
+      guard let n = Int(words[1]), (0...127).contains(n) else {
+        throw CommandError("\(source.rawValue) number \(MidiMapping.numberRule) (got '\(ValueParser.printable(words[1]))')")
+      }
+      number = n
+      used = 2
+    }
+    var channel: Int?
+    if words.count > used, ["ch", "channel"].contains(words[used].lowercased()) {
+      guard words.count > used + 1 else { throw CommandError("ch needs a channel 1-16") }
+      guard let ch = Int(words[used + 1]), (1...16).contains(ch) else {
+        throw CommandError("channel \(MidiMapping.channelRule) (got '\(ValueParser.printable(words[used + 1]))')")
+      }
+      channel = ch
+      used += 2
+    }
+    return (MidiMapping(source: source, number: number, channel: channel, action: .play, target: ""), used)
+  }
+
+  /// `vol NAME`, `pan NAME`, `rate NAME`, `sfx [fire] NAME`, `[toggle] mute|solo NAME`, `play`.
+  static func action(_ words: [String]) throws(CommandError) -> (action: MidiMapping.Action, target: String) {
+    var w = words
+    guard let first = w.first?.lowercased() else {
+      throw CommandError("a MIDI action is missing: vol NAME, pan NAME, rate NAME, sfx fire NAME, toggle mute|solo NAME or play")
+    }
+    w.removeFirst()
+    let action: MidiMapping.Action
+    switch first {
+    case "vol", "volume": action = .volume
+    case "pan": action = .pan
+    case "rate": action = .rate
+    case "sfx":
+      if w.first?.lowercased() == "fire" { w.removeFirst() }
+      action = .sfx
+    case "toggle":
+      guard let what = w.first?.lowercased(), what == "mute" || what == "solo" else {
+        throw CommandError("toggle takes mute or solo (e.g. toggle mute bass)")
+      }
+      w.removeFirst()
+      action = what == "mute" ? .mute : .solo
+    case "mute": action = .mute
+    case "solo": action = .solo
+    case "play": action = .play
+    default:
+      throw CommandError("unknown MIDI action '\(ValueParser.printable(first))' (vol, pan, rate, sfx fire, toggle mute, toggle solo, play)")
+    }
+    if action == .play {
+      guard w.isEmpty else { throw CommandError("play takes no name (got '\(ValueParser.printable(w[0]))')") }
+      return (action, "")
+    }
+    guard w.count == 1 else {
+      throw CommandError(w.isEmpty ? "\(action.rawValue) needs \(action == .sfx ? "an effect" : "a stem") name"
+                         : "unexpected '\(ValueParser.printable(w[1]))' after the name")
+    }
+    return (action, w[0])
+  }
+}
+
+extension String {
+  /// A mapping's description without its action words, for "no mapping on cc 7 ch 1".
+  fileprivate var trimmingTrailingAction: String {
+    split(separator: " ").dropLast().joined(separator: " ")
+  }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import StemdeckEngine
+import StemdeckSession
+
+/// The control thread's side of MIDI control (docs/architecture.md, *MIDI control*).
+///
+/// The session's mappings live here; `publishMidi` sends them to the renderer's mapping table
+/// (one `setMidiBinding` per mapping, by the stems' current slots), so volume, pan and rate move
+/// in the renderer at the MIDI event's frame. `pumpMidi` (from `pump`) drains the renderer's MIDI
+/// reports: applied values are recorded in the stems' settings (saved, marked dirty), and the
+/// events for the control thread run their actions (sound effects, toggles, transport) or
+/// complete a `midi learn`.
+struct MidiControlState {
+  /// The table last sent to the renderer (its bindings' fields, to send only after a change).
+  var published: [[Int]] = []
+  /// `midi on`: the port is wanted even without mappings.
+  var enabled = false
+  /// The mapping a `midi learn` is waiting to bind (its source is filled in by the next move).
+  var learning: MidiMapping?
+  /// Per mapping index, whether its controller was last at 64 or more (presses of CC actions).
+  var down: [Int: Bool] = [:]
+  /// Moves held back by soft takeover (a figure for `midi maps`).
+  var held = 0
+}
+
+extension Mixer {
+  /// The session's MIDI mappings, in order.
+  public var midiMappings: [MidiMapping] { lock.locked { midi.mappings } }
+
+  /// Whether the JACK MIDI input port should exist: there are mappings, a learn waits, or `midi on`.
+  public var midiPortWanted: Bool {
+    lock.locked { midiState.enabled || !midi.mappings.isEmpty || midiState.learning != nil }
+  }
+
+  /// `midi on` / `midi off`. Off also forgets a learn in progress (mappings stay; while there are
+  /// mappings the port stays).
+  public func setMidiEnabled(_ on: Bool) {
+    lock.locked {
+      midiState.enabled = on
+      if !on { midiState.learning = nil }
+    }
+  }
+
+  public var midiEnabled: Bool { lock.locked { midiState.enabled } }
+
+  /// `midi out on|off`: whether `midi_out` sends the mapped volumes and pans back (saved).
+  public var midiFeedback: Bool { lock.locked { midi.feedback } }
+
+  public func setMidiFeedback(_ on: Bool) {
+    lock.locked {
+      if midi.feedback != on {
+        midi.feedback = on
+        isDirty = true
+      }
+    }
+  }
+
+  /// The mapping `midi learn` waits for (its source is a placeholder), if any.
+  public var midiLearning: MidiMapping? { lock.locked { midiState.learning } }
+
+  /// Moves held back by soft takeover so far.
+  public var midiHeldMoves: Int { lock.locked { midiState.held } }
+
+  /// Adds a mapping. Throws (changing nothing) when it is invalid, its stem or effect is not in
+  /// the session, it repeats one, or the table is full.
+  public func addMidiMapping(_ mapping: MidiMapping) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      try checkMidiMapping(mapping)
+      midi.mappings.append(mapping)
+      isDirty = true
+      try publishMidi()
+    }
+  }
+
+  func checkMidiMapping(_ mapping: MidiMapping) throws(MixerError) {
+    if let problem = mapping.problem() { throw MixerError("midi mapping \(problem.field): \(problem.message)") }
+    if mapping.action.targetsStem, !stems.contains(where: { $0.settings.name == mapping.target }) {
+      throw MixerError("no stem named '\(printableText(mapping.target))' (midi \(mapping.action.rawValue) drives a stem)")
+    }
+    if mapping.action == .sfx, effectsByName[mapping.target] == nil, !effectsLoading.contains(where: { $0.settings.name == mapping.target }) {
+      throw MixerError("no effect named '\(printableText(mapping.target))' (load it with 'sfx load' first)")
+    }
+    if midi.mappings.contains(mapping) { throw MixerError("that mapping exists already (\(mapping.description))") }
+    if midi.mappings.count >= min(MidiTable.capacity, MidiSettings.maximumMappings) {
+      throw MixerError("at most \(MidiSettings.maximumMappings) MIDI mappings (remove one with 'midi unmap')")
+    }
+  }
+
+  /// Removes the mappings `matching` says; returns them.
+  @discardableResult
+  public func removeMidiMappings(where matching: (MidiMapping) -> Bool) throws(MixerError) -> [MidiMapping] {
+    try lock.locked { () throws(MixerError) -> [MidiMapping] in
+      let removed = midi.mappings.filter(matching)
+      guard !removed.isEmpty else { return [] }
+      midi.mappings.removeAll(where: matching)
+      midiState.down = [:]
+      isDirty = true
+      try publishMidi()
+      return removed
+    }
+  }
+
+  /// Waits for the next controller moved (a note for sound effects and toggles, pitch bend for
+  /// rate) and binds it to `action` on `target`. Checked now: the stem or effect must exist.
+  public func learnMidi(action: MidiMapping.Action, target: String) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      let placeholder = MidiMapping(source: action == .rate ? .bend : .cc, number: 0, action: action, target: target)
+      try checkMidiMapping(placeholder)
+      midiState.learning = placeholder
+    }
+  }
+
+  public func cancelMidiLearn() { lock.locked { midiState.learning = nil } }
+
+  /// Sends the mapping table to the renderer if it changed (mappings, or the slots of their
+  /// stems). Called after every mapping change and from `pump`.
+  func publishMidi() throws(MixerError) {
+    let table: [[Int]] = midi.mappings.map { m in
+      let kind: MidiSourceKind = m.source == .cc ? .cc : m.source == .note ? .note : .bend
+      let target: MidiTarget
+      var slot: Int32 = -1
+      switch m.action {
+      case .volume: target = .volume
+      case .pan: target = .pan
+      case .rate: target = .rate
+      default: target = .control
+      }
+      if target != .control, let stem = stems.first(where: { $0.settings.name == m.target }) { slot = stem.slot }
+      return [Int(kind.rawValue), (m.channel ?? 0) - 1, m.number, Int(target.rawValue), Int(slot)]
+    }
+    guard table != midiState.published else { return }
+    guard waitForCommandRoom(count: table.count + 1) else {
+      throw MixerError("the renderer is not taking commands; MIDI mappings not sent")
+    }
+    for (index, row) in table.enumerated() {
+      let binding = MidiBinding(kind: MidiSourceKind(rawValue: UInt8(row[0])) ?? .cc, channel: Int8(row[1]),
+                                number: Int16(row[2]), target: MidiTarget(rawValue: UInt8(row[3])) ?? .control,
+                                slot: Int32(row[4]))
+      try send(.setMidiBinding(index: Int32(index), binding: binding, count: Int32(index + 1)))
+    }
+    if table.count < midiState.published.count || table.isEmpty {
+      try send(.setMidiBinding(index: -1, binding: MidiBinding(kind: .cc, channel: -1, number: 0, target: .control, slot: -1),
+                               count: Int32(table.count)))
+    }
+    midiState.published = table
+  }
+
+  /// Drains the renderer's MIDI reports (from `pump`, under the lock).
+  func pumpMidi() -> [MixerEvent] {
+    var out: [MixerEvent] = []
+    try? publishMidi()
+    while let report = rings.midiReports.pop() {
+      switch report {
+      case .applied(_, let slot, let target, let value):
+        guard let stem = stems.first(where: { $0.slot == slot }) else { continue }
+        var s = stem.settings
+        switch target {
+        case .volume: s.volume = value
+        case .pan: s.pan = value
+        case .rate: s.rate = value
+        case .control: continue
+        }
+        if s != stem.settings {
+          stem.settings = s
+          isDirty = true
+        }
+      case .held:
+        midiState.held += 1
+      case .event(let binding, let status, let data1, let data2):
+        if let learning = midiState.learning, let event = learned(learning, status: status, data1: data1) {
+          out.append(event)
+          continue
+        }
+        guard binding >= 0, Int(binding) < midi.mappings.count else { continue }
+        let mapping = midi.mappings[Int(binding)]
+        guard isPress(index: Int(binding), status: status, value: Int(data2)) else { continue }
+        do throws(MixerError) {
+          try run(mapping)
+        } catch {
+          out.append(.midiFailed("\(mapping.description): \(error.message)"))
+        }
+      }
+    }
+    return out
+  }
+
+  /// A note on (velocity > 0), or a controller rising to 64 or more.
+  func isPress(index: Int, status: UInt8, value: Int) -> Bool {
+    switch status & 0xF0 {
+    case 0x90: return value > 0
+    case 0xB0:
+      let wasDown = midiState.down[index] ?? false
+      let isDown = value >= 64
+      midiState.down[index] = isDown
+      return isDown && !wasDown
+    default: return false
+    }
+  }
+
+  func run(_ mapping: MidiMapping) throws(MixerError) {
+    switch mapping.action {
+    case .sfx: try fireEffect(mapping.target)
+    case .mute: try setMute(mapping.target, !(try find(mapping.target).settings.mute))
+    case .solo: try setSolo(mapping.target, !(try find(mapping.target).settings.solo))
+    case .play: if transportState == .paused { try play() } else { try pause() }
+    case .volume, .pan, .rate: break
+    }
+  }
+
+  /// Completes a learn with this event if it is of a kind the action takes.
+  func learned(_ learning: MidiMapping, status: UInt8, data1: UInt8) -> MixerEvent? {
+    let type = status & 0xF0
+    let source: MidiMapping.Source
+    switch (type, learning.action) {
+    case (0xE0, .rate), (0xE0, .volume), (0xE0, .pan): source = .bend
+    case (0xB0, let a) where a != .rate: source = .cc
+    case (0x90, .sfx), (0x90, .mute), (0x90, .solo), (0x90, .play): source = .note
+    default: return nil
+    }
+    let mapping = MidiMapping(source: source, number: source == .bend ? 0 : Int(data1), channel: Int(status & 0x0F) + 1,
+                              action: learning.action, target: learning.target)
+    midiState.learning = nil
+    do throws(MixerError) {
+      try checkMidiMapping(mapping)
+      midi.mappings.append(mapping)
+      isDirty = true
+      try publishMidi()
+      return .midiLearned(mapping.description)
+    } catch {
+      return .midiFailed("learn \(mapping.description): \(error.message)")
+    }
+  }
+}

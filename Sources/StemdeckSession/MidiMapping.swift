@@ -1,0 +1,121 @@
+// MIDI control mappings: the session's optional "midi" section (docs/architecture.md, *MIDI
+// control*). A file without it loads unchanged; the encoder writes it only when there are
+// mappings:
+//
+//   "midi" : { "feedback" : true, "mappings" : [          <- "feedback" only when true
+//     { "source" : "cc", "number" : 7, "channel" : 1, "action" : "volume", "target" : "drums" },
+//     { "source" : "note", "number" : 36, "action" : "sfx", "target" : "kick" },
+//     { "source" : "cc", "number" : 64, "action" : "play" }
+//   ] }
+
+/// One MIDI mapping: a source (a controller, a note or pitch bend, on one channel or any) and what
+/// it does.
+public struct MidiMapping: Equatable, Sendable {
+  /// The kind of MIDI message.
+  public enum Source: String, CaseIterable, Sendable {
+    case cc, note, bend
+  }
+
+  /// What the mapping does. `volume`, `pan` and `rate` follow the controller (in the renderer, at
+  /// the event's frame); the others act once per press (a note on, or a controller rising to 64
+  /// or more) on the control thread: `sfx` fires an effect, `mute`/`solo` toggle a stem, `play`
+  /// toggles play/pause.
+  public enum Action: String, CaseIterable, Sendable {
+    case volume, pan, rate, sfx, mute, solo, play
+
+    /// Whether its target is a stem (an effect for `sfx`, nothing for `play`).
+    public var targetsStem: Bool { self != .sfx && self != .play }
+    /// Whether it follows a continuous value (and so has soft takeover).
+    public var isContinuous: Bool { self == .volume || self == .pan || self == .rate }
+  }
+
+  public var source: Source
+  /// Controller or note number 0…127 (0 for pitch bend).
+  public var number: Int
+  /// MIDI channel 1…16, or nil for any channel.
+  public var channel: Int?
+  public var action: Action
+  /// The stem (or, for `sfx`, the effect) it drives; empty for `play`.
+  public var target: String
+
+  public init(source: Source, number: Int, channel: Int? = nil, action: Action, target: String) {
+    self.source = source
+    self.number = number
+    self.channel = channel
+    self.action = action
+    self.target = target
+  }
+
+  /// The fields of a mapping object in the session file.
+  static let fields = ["source", "number", "channel", "action", "target"]
+  public static let numberRule = "must be a whole number between 0 and 127"
+  public static let channelRule = "must be a whole number between 1 and 16 (leave it out for any channel)"
+
+  /// The first thing wrong with the mapping: the field and what is allowed; nil when valid.
+  public func problem() -> (field: String, message: String)? {
+    if source != .bend && !(0...127).contains(number) { return ("number", Self.numberRule + " (got \(number))") }
+    if source == .bend && number != 0 { return ("number", "must be 0 or left out for pitch bend (got \(number))") }
+    if let channel, !(1...16).contains(channel) { return ("channel", Self.channelRule + " (got \(channel))") }
+    switch action {
+    case .volume, .pan:
+      if source == .note {
+        return ("action", "\(action.rawValue) follows a controller or pitch bend, not a note (use source cc or bend)")
+      }
+    case .rate:
+      if source != .bend { return ("action", "rate follows pitch bend only (use source bend)") }
+    case .sfx, .mute, .solo, .play:
+      if source == .bend { return ("action", "\(action.rawValue) acts on a note or a controller press, not pitch bend") }
+    }
+    if action == .play {
+      if !target.isEmpty { return ("target", "play takes no target (got \(SessionRules.quote(target)))") }
+    } else if let problem = SessionRules.nameProblem(target, of: action == .sfx ? .effect : .stem) {
+      return ("target", problem)
+    }
+    return nil
+  }
+
+  /// How the console writes it: `cc 7 ch 1 volume drums`, `note 36 sfx kick`, `bend rate lead`.
+  public var description: String {
+    var words = [source.rawValue]
+    if source != .bend { words.append(String(number)) }
+    if let channel { words += ["ch", String(channel)] }
+    words.append(action.rawValue)
+    if !target.isEmpty { words.append(target) }
+    return words.joined(separator: " ")
+  }
+
+  /// Whether both listen to the same messages (same source and number, overlapping channels).
+  public func sharesSource(with other: MidiMapping) -> Bool {
+    source == other.source && number == other.number
+      && (channel == nil || other.channel == nil || channel == other.channel)
+  }
+}
+
+/// The session's MIDI section.
+public struct MidiSettings: Equatable, Sendable {
+  public var mappings: [MidiMapping] = []
+  /// `midi out on`: the values of mapped volume and pan controllers are sent back on `midi_out`
+  /// (motorised faders, LED rings). Written only when true.
+  public var feedback = false
+  public init(mappings: [MidiMapping] = [], feedback: Bool = false) {
+    self.mappings = mappings
+    self.feedback = feedback
+  }
+  static let fields = ["feedback", "mappings"]
+  /// The renderer's table size (`MidiTable.capacity` in StemdeckEngine).
+  public static let maximumMappings = 256
+
+  /// The first problem, with its location (`midi.mappings[2].channel`), or nil.
+  public func problem() -> (location: String, message: String)? {
+    if mappings.count > Self.maximumMappings {
+      return ("midi.mappings", "has \(mappings.count) mappings; at most \(Self.maximumMappings)")
+    }
+    for (index, mapping) in mappings.enumerated() {
+      if let p = mapping.problem() { return ("midi.mappings[\(index)].\(p.field)", p.message) }
+      if let earlier = mappings[..<index].firstIndex(of: mapping) {
+        return ("midi.mappings[\(index)]", "repeats midi.mappings[\(earlier)] (\(mapping.description)); keep one")
+      }
+    }
+    return nil
+  }
+}

@@ -1,0 +1,342 @@
+import Foundation
+import StemdeckTestSupport
+import Synchronization
+import Testing
+
+// JACK MIDI control (issue 21, part 1) against a private jackd: a real JACK MIDI sender moves
+// controllers and notes while stemdeck plays, and the master is captured with JACK frame times,
+// so a change is checked in the very period (and at the frame) of its MIDI event.
+
+/// A JACK MIDI sender and master capture in one python3-jack-client process (two JACK clients,
+/// `NAME-send:out` and `NAME-cap:in_L`, so that stemdeck sits between them in the graph and all
+/// three run in the same cycle). Driven on stdin:
+///   connect A B            → "connected"
+///   send OFF:HEX[,HEX…] …  events (frame offset, bytes) written in the next period
+///                          → "sent T…": each event's JACK frame time
+///   level START COUNT      → "level P": peak |sample| of in_L over frames [START, START+COUNT)
+///                          of JACK frame time, or "level none" while not captured yet
+///   now                    → "now T": the last captured period's start frame time
+///   received               → "received HEX…": the MIDI messages NAME-cap:midi_in got so far
+final class MidiProbe: @unchecked Sendable {
+  static let script = #"""
+import collections, jack, queue, sys, array
+name = sys.argv[1]
+send = jack.Client(name + "-send", no_start_server=True)
+cap = jack.Client(name + "-cap", no_start_server=True)
+out = send.midi_outports.register("out")
+inl = cap.inports.register("in_L")
+mid = cap.midi_inports.register("midi_in")
+received = collections.deque(maxlen=4000)
+pending = collections.deque()
+sent = queue.Queue()
+store = collections.deque(maxlen=4000)
+@send.set_process_callback
+def process_send(n):
+    out.clear_buffer()
+    batch = []
+    while pending:
+        batch.append(pending.popleft())
+    t = send.last_frame_time
+    for off, data in batch:
+        out.write_midi_event(off, data)
+    if batch:
+        sent.put([t + off for off, _ in batch])
+@cap.set_process_callback
+def process_cap(n):
+    store.append((cap.last_frame_time, bytes(inl.get_buffer())))
+    for off, data in mid.incoming_midi_events():
+        received.append(bytes(data).hex())
+send.activate()
+cap.activate()
+print("ready", flush=True)
+for line in sys.stdin:
+    w = line.split()
+    if not w:
+        continue
+    try:
+        if w[0] == "connect":
+            send.connect(w[1], w[2])
+            print("connected", flush=True)
+        elif w[0] == "send":
+            for item in w[1:]:
+                off, hexes = item.split(":")
+                pending.append((int(off), bytes(int(h, 16) for h in hexes.split(","))))
+            print("sent " + " ".join(str(t) for t in sent.get(timeout=5)), flush=True)
+        elif w[0] == "level":
+            start, count = int(w[1]), int(w[2])
+            peak, seen = 0.0, 0
+            for t, raw in list(store):
+                samples = array.array("f", raw)
+                for i in range(max(0, start - t), min(len(samples), start + count - t)):
+                    peak = max(peak, abs(samples[i]))
+                    seen += 1
+            print("level %.6f" % peak if seen == count else "level none", flush=True)
+        elif w[0] == "received":
+            print("received " + " ".join(list(received)), flush=True)
+        elif w[0] == "now":
+            print("now %d" % (store[-1][0] if store else -1), flush=True)
+    except Exception as e:
+        print("error %s" % e, flush=True)
+"""#
+
+  let child: ChildProcess
+  let name: String
+  private let scriptFile: IntegrationTempDir
+
+  init(server: PrivateJackServer, name: String = "probe") async throws {
+    scriptFile = try IntegrationTempDir("stemdeck-midi-probe")
+    let path = scriptFile.file("probe.py")
+    try Self.script.write(toFile: path, atomically: true, encoding: .utf8)
+    self.name = name
+    child = try ChildProcess("/usr/bin/python3", ["-u", path, name], environment: server.environment, stdinPipe: true)
+    guard await eventually(timeout: 10, { self.child.stdoutLines.contains("ready") || !self.child.isRunning }),
+          child.stdoutLines.contains("ready") else {
+      throw HarnessError("the MIDI probe did not start (python3-jack-client: scripts/install-deps):\n\(child.stderrLines.joined(separator: "\n"))")
+    }
+  }
+
+  /// Sends one command and returns its answer line (the first line after it starting with `word`).
+  func ask(_ command: String, answer word: String) async throws -> String {
+    let start = child.stdoutLineCount
+    guard child.writeToStdin(command + "\n") else { throw HarnessError("the MIDI probe has exited") }
+    var found: String?
+    _ = await eventually(timeout: 10) {
+      found = self.child.stdoutLines.dropFirst(start).first { $0.hasPrefix(word) || $0.hasPrefix("error") }
+      return found != nil
+    }
+    guard let found, found.hasPrefix(word) else {
+      throw HarnessError("probe: no answer to '\(command)' (got \(found ?? "nothing")); stderr: \(child.stderrLines.joined(separator: "\n"))")
+    }
+    return found
+  }
+
+  func connect(_ a: String, _ b: String) async throws { _ = try await ask("connect \(a) \(b)", answer: "connected") }
+
+  /// Sends events in the next period; returns their frame times.
+  @discardableResult
+  func send(_ events: [(offset: Int, bytes: [UInt8])]) async throws -> [Int] {
+    let items = events.map { "\($0.offset):" + $0.bytes.map { String($0, radix: 16) }.joined(separator: ",") }
+    let line = try await ask("send " + items.joined(separator: " "), answer: "sent")
+    return line.split(separator: " ").dropFirst().compactMap { Int($0) }
+  }
+
+  /// The peak over frames [start, start + count), waiting until they have been captured.
+  func level(_ start: Int, _ count: Int) async throws -> Double {
+    var value: Double?
+    _ = try await eventually(timeout: 10) {
+      let line = try await self.ask("level \(start) \(count)", answer: "level")
+      value = Double(line.dropFirst(6))
+      return value != nil
+    }
+    guard let value else { throw HarnessError("probe: frames \(start)+\(count) were never captured") }
+    return value
+  }
+
+  /// The MIDI messages received so far, as hex ("b00764").
+  func received() async throws -> [String] {
+    Array(try await ask("received", answer: "received").split(separator: " ").dropFirst().map(String.init))
+  }
+
+  func now() async throws -> Int {
+    Int(try await ask("now", answer: "now").dropFirst(4)) ?? -1
+  }
+
+  func stop() {
+    child.closeStdin()
+    child.terminate(grace: 2)
+  }
+}
+
+@Suite("JACK MIDI control", .serialized, .timeLimit(.minutes(2)))
+struct MidiControlTests {
+  /// A session with one looping 1 kHz tone (peak 0.5) and the given "midi" section.
+  static func toneSession(in dir: IntegrationTempDir, midi: String?) throws -> String {
+    try WAV.writeSine(dir.file("tone.wav"), channels: 1, sampleRate: 48000, seconds: 4, frequency: 1000, amplitude: 0.5)
+    let path = dir.file("midi.json")
+    var text = """
+      {
+        "format" : "stemdeck-session",
+        "version" : 1,
+        "stems" : [ { "name" : "tone", "file" : "tone.wav", "loops" : -1 } ]
+      """
+    if let midi { text += ",\n  \"midi\" : \(midi)" }
+    try (text + "\n}\n").write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+  }
+
+  /// stemdeck playing `session`, the probe wired to midi_in and master_L, and the tone's level.
+  static func start(_ server: PrivateJackServer, session: String, deck existing: StemdeckProcess? = nil) async throws -> (StemdeckProcess, MidiProbe, Double) {
+    let deck = try existing ?? StemdeckProcess(server: server, session: session)
+    try await deck.run("midi on")
+    let probe = try await MidiProbe(server: server)
+    try await probe.connect("probe-send:out", "stemdeck:midi_in")
+    try await probe.connect("stemdeck:master_L", "probe-cap:in_L")
+    try await deck.run("play")
+    // The tone is playing once a whole cycle (48 frames) reaches its level.
+    var reference = 0.0
+    _ = try await eventually(timeout: 10) {
+      let t = try await probe.now()
+      reference = t > 0 ? try await probe.level(t, 48) : 0
+      return reference > 0.2
+    }
+    #expect(reference > 0.2, "the tone never reached the master: \(reference)\n\(deck.transcript)")
+    return (deck, probe, reference)
+  }
+
+  static func cc(_ number: UInt8, _ value: UInt8, channel: UInt8 = 0) -> [UInt8] { [0xB0 | channel, number, value] }
+
+  @Test("a CC 7 mapped in the session moves the stem's level at the event's frame, in its period; the value is saved and reopens")
+  func ccLandsAtItsFrame() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-midi")
+    let session = try Self.toneSession(in: dir, midi: """
+      { "mappings" : [ { "source" : "cc", "number" : 7, "channel" : 1, "action" : "volume", "target" : "tone" } ] }
+      """)
+    let (deck, probe, reference) = try await Self.start(server, session: session)
+    defer { deck.kill(); probe.stop() }
+    let ports = try await server.ports()
+    #expect(ports.contains("stemdeck:midi_in"), "\(ports)")
+
+    // CC 100 is the stem's own value (0 dB): takeover picks up; then CC 50 at frame 128 of a period.
+    try await probe.send([(0, Self.cc(7, 100))])
+    let t = try #require(try await probe.send([(128, Self.cc(7, 50))]).first)
+    let before = try await probe.level(t - 96, 96)
+    let sameFrame = try await probe.level(t, 48)
+    let endOfPeriod = try await probe.level(t + 80, 48)
+    let settled = try await probe.level(t + 2000, 480)
+    let expected = reference * pow(0.5, 2.9)  // the fader curve at CC 50: -17.5 dB
+    #expect(abs(before - reference) < 0.02 * reference, "before the event: \(before) vs \(reference)")
+    #expect(sameFrame < before, "the ramp starts at the event's frame: \(sameFrame) vs \(before)")
+    #expect(endOfPeriod < 0.9 * reference, "still in the event's period the level has moved: \(endOfPeriod) vs \(reference)")
+    #expect(abs(settled - expected) < 0.05 * reference, "after the ramp: \(settled), expected \(expected)")
+
+    // The control thread follows: the value is the stem's (saved), and the mapping round-trips.
+    let saved = dir.file("saved.json")
+    try await deck.run("save \(saved)")
+    let text = try String(contentsOfFile: saved, encoding: .utf8)
+    #expect(text.contains("\"midi\" : { \"mappings\" : ["), "\(text)")
+    #expect(text.contains("{ \"source\" : \"cc\", \"number\" : 7, \"channel\" : 1, \"action\" : \"volume\", \"target\" : \"tone\" }"), "\(text)")
+    #expect(text.contains("\"volume\" : 0.13"), "the stem's saved volume is the fader's (0.134): \(text)")
+    try await deck.run("open \(saved)")
+    let maps = try await deck.run("midi maps")
+    #expect(maps.contains("cc 7 ch 1 volume tone"), "\(maps)")
+  }
+
+  @Test("midi learn binds the next CC; soft takeover holds a fader that disagrees until it crosses the stem's value")
+  func learnAndTakeover() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-midi")
+    let session = try Self.toneSession(in: dir, midi: nil)
+    let (deck, probe, reference) = try await Self.start(server, session: session)
+    defer { deck.kill(); probe.stop() }
+
+    try await deck.run("midi learn vol tone")
+    try await probe.send([(0, Self.cc(20, 30, channel: 2))])
+    let learned = await deck.waitForLine(containing: "midi learned: cc 20 ch 3 volume tone", timeout: 10)
+    #expect(learned != nil, "\(deck.transcript)")
+    let maps = try await deck.run("midi maps")
+    #expect(maps.contains("cc 20 ch 3 volume tone"), "\(maps)")
+
+    // The fader at 10 and then 90 is below the stem (0 dB = 100): nothing moves.
+    try await probe.send([(0, Self.cc(20, 10, channel: 2))])
+    let held = try #require(try await probe.send([(0, Self.cc(20, 90, channel: 2))]).first)
+    let still = try await probe.level(held + 1000, 480)
+    #expect(abs(still - reference) < 0.02 * reference, "soft takeover: a disagreeing fader must not jump the stem: \(still) vs \(reference)")
+    // Crossing 100 picks it up: at 110 the stem is at +3.5 dB.
+    let crossed = try #require(try await probe.send([(0, Self.cc(20, 110, channel: 2))]).first)
+    let up = try await probe.level(crossed + 1000, 480)
+    #expect(abs(up - reference * pow(1.1, 2.9)) < 0.03 * reference, "picked up at 110: \(up) vs \(reference * pow(1.1, 2.9))")
+    let status = try await deck.run("midi")
+    #expect(status.contains { $0.contains("held by takeover 2") }, "\(status)")
+  }
+
+  @Test("a mapped note fires a sound effect; a mapped note toggles a stem's mute")
+  func noteFiresEffect() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-midi")
+    let session = try Self.toneSession(in: dir, midi: nil)
+    try WAV.writeSine(dir.file("kick.wav"), channels: 1, sampleRate: 48000, seconds: 0.5, frequency: 200, amplitude: 0.8)
+    let (deck, probe, reference) = try await Self.start(server, session: session)
+    defer { deck.kill(); probe.stop() }
+    try await deck.run("sfx load kick \(dir.file("kick.wav")); sfx wait kick")
+    try await deck.run("midi map note 36 sfx fire kick")
+    try await deck.run("midi map note 40 toggle mute tone")
+
+    // Mute the tone by note 40; the master goes silent.
+    let muted = try #require(try await probe.send([(0, [0x90, 40, 100])]).first)
+    var silent = 1.0
+    _ = try await eventually(timeout: 10) {
+      silent = try await probe.level(try await probe.now() - 480, 480)
+      return silent < 0.001
+    }
+    #expect(silent < 0.001, "note 40 toggles the tone's mute: \(silent) (sent at \(muted), reference \(reference))")
+    // Note 36 fires the effect (louder than the tone was).
+    let fired = try #require(try await probe.send([(0, [0x90, 36, 100])]).first)
+    var peak = 0.0
+    _ = try await eventually(timeout: 10) {
+      peak = try await probe.level(try await probe.now() - 2400, 2400)
+      return peak > 0.5
+    }
+    #expect(peak > 0.5, "note 36 fires kick: peak \(peak) after \(fired)\n\(deck.transcript)")
+  }
+
+  @Test("midi on registers stemdeck:midi_in and midi off removes it; pitch bend sets a stem's rate")
+  func portAndBend() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-midi")
+    let session = try Self.toneSession(in: dir, midi: nil)
+    let deck = try StemdeckProcess(server: server, session: session)
+    defer { deck.kill() }
+    try await deck.run("echo ready")
+    #expect(!(try await server.ports()).contains("stemdeck:midi_in"), "no mappings: no MIDI port")
+    let (_, probe, _) = try await Self.start(server, session: session, deck: deck)
+    defer { probe.stop() }
+    #expect((try await server.ports()).contains("stemdeck:midi_in"))
+    try await deck.run("midi map bend ch 1 rate tone")
+    // Bend 0x3000 → (12288 − 8192) / 8192 = 0.5 octave up: rate 2^0.5.
+    try await probe.send([(0, [0xE0, 0x00, 0x60])])
+    _ = await eventually(timeout: 10) {
+      (try? await deck.run("save \(dir.file("bend.json"))")) != nil
+        && ((try? String(contentsOfFile: dir.file("bend.json"), encoding: .utf8))?.contains("\"rate\" : 1.414") ?? false)
+    }
+    let text = try String(contentsOfFile: dir.file("bend.json"), encoding: .utf8)
+    #expect(text.contains("\"rate\" : 1.414"), "\(text)")
+    // midi off keeps the port while there are mappings; without them it goes.
+    let kept = try await deck.run("midi off")
+    #expect(kept.contains { $0.contains("kept: the session has mappings") }, "\(kept)")
+    try await deck.run("midi unmap all")
+    #expect(!(try await server.ports()).contains("stemdeck:midi_in"), "midi off and no mappings: the port is removed")
+  }
+
+  @Test("midi out sends the mapped volume back as its CC when it changes (saved in the session)")
+  func feedback() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-midi")
+    let session = try Self.toneSession(in: dir, midi: """
+      { "feedback" : true, "mappings" : [ { "source" : "cc", "number" : 7, "channel" : 2, "action" : "volume", "target" : "tone" } ] }
+      """)
+    let (deck, probe, _) = try await Self.start(server, session: session)
+    defer { deck.kill(); probe.stop() }
+    #expect((try await server.ports()).contains("stemdeck:midi_out"))
+    // midi out off removes the port; on brings it back; a connection gets every value again.
+    try await deck.run("midi out off")
+    #expect(!(try await server.ports()).contains("stemdeck:midi_out"))
+    try await deck.run("midi out on")
+    try await probe.connect("stemdeck:midi_out", "probe-cap:midi_in")
+    var got: [String] = []
+    _ = try await eventually(timeout: 10) { got = try await probe.received(); return got.contains("b10764") }
+    #expect(got.contains("b10764"), "volume 1 is CC 100 on channel 2: \(got)")
+    // vol 0.5 → position 100 × 0.5^(1/2.9) = 78.7 → CC 79 (0x4f).
+    try await deck.run("vol tone 0.5")
+    _ = try await eventually(timeout: 10) { got = try await probe.received(); return got.contains("b1074f") }
+    #expect(got.contains("b1074f"), "\(got)")
+    let saved = dir.file("fb.json")
+    try await deck.run("save \(saved)")
+    #expect(try String(contentsOfFile: saved, encoding: .utf8).contains("\"midi\" : { \"feedback\" : true, \"mappings\" : ["))
+  }
+}

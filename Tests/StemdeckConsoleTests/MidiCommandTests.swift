@@ -1,0 +1,177 @@
+import Foundation
+import StemdeckControl
+import StemdeckEngine
+import StemdeckSession
+import Testing
+@testable import StemdeckConsole
+
+// MIDI control without JACK: the `midi` command against an offline mixer, and MIDI events fed to
+// the renderer the way the process callback does (`midiInput` before `renderBlock`).
+
+@Suite("MIDI control: curve, 14-bit pairs, takeover")
+struct MidiMathTests {
+  @Test("the fader curve: CC 0 → −inf, 100 → 0 dB, 127 → +6 dB; gain = (CC/100)^2.9, and its inverse")
+  func curve() {
+    #expect(MidiCurve.gain(position: 0) == 0)
+    #expect(abs(MidiCurve.gain(position: 100) - 1) < 1e-12)
+    #expect(abs(20 * log10(MidiCurve.gain(position: 127)) - 6.0206) < 0.001)
+    #expect(abs(MidiCurve.gain(position: 50) - pow(0.5, 2.9)) < 1e-4)
+    for p in stride(from: 1.0, through: 127, by: 7) {
+      #expect(abs(MidiCurve.position(gain: MidiCurve.gain(position: p)) - p) < 1e-9)
+    }
+    #expect(MidiCurve.pan(position: 0) == -1 && MidiCurve.pan(position: 64) == 0 && MidiCurve.pan(position: 127) == 1)
+    #expect(MidiCurve.rate(bend: 8192) == 1 && MidiCurve.rate(bend: 0) == 0.5 && abs(MidiCurve.rate(bend: 16383) - 2) < 0.001)
+  }
+
+  @Test("14-bit pairs: an MSB alone is 7-bit; with its LSB the value is 14-bit; a new MSB clears the LSB")
+  func fine() {
+    var c = FineController()
+    let alone = c.receive(msb: 100)
+    #expect(alone == 100)
+    let paired = c.receive(lsb: 64)
+    #expect(paired == 100.5)
+    let cleared = c.receive(msb: 127)
+    #expect(cleared == 127)
+    let top = c.receive(lsb: 127)
+    #expect(top == 127 + 127.0 / 128)
+    #expect(MidiCurve.gain(position: top) == 2)  // the curve stops at +6 dB
+  }
+
+  @Test("soft takeover: held until the controller reaches or crosses the value; lost when the value moves elsewhere")
+  func takeover() {
+    var t = SoftTakeover()
+    var moves: [Bool] = []
+    moves.append(t.accept(position: 10, currentPosition: 100, current: 1))
+    moves.append(t.accept(position: 90, currentPosition: 100, current: 1))
+    moves.append(t.accept(position: 110, currentPosition: 100, current: 1))  // crossed
+    t.lastApplied = 1.3
+    moves.append(t.accept(position: 112, currentPosition: 110, current: 1.3))
+    // The REPL set another value (position 64): the fader, still above it, must catch it again.
+    moves.append(t.accept(position: 100, currentPosition: 64, current: 0.3))
+    #expect(moves == [false, false, true, true, false])
+    var near = SoftTakeover()
+    let within = near.accept(position: 64, currentPosition: 64.3, current: 0.3)  // within half a step
+    #expect(within)
+  }
+}
+
+@Suite("MIDI control: the midi command and the renderer")
+struct MidiCommandTests {
+  @Test("midi map / maps / unmap; every malformed mapping is refused with what is allowed and changes nothing")
+  func mapAndRefuse() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("midi map cc 7 ch 1 vol drums").ok)
+    #expect(h.run("midi map cc 10 pan drums").ok)
+    #expect(h.run("midi map bend rate bass").ok)
+    #expect(h.run("midi map note 40 toggle mute bass").ok)
+    #expect(h.run("midi map cc 64 play").ok)
+    #expect(h.mixer.isDirty)
+    let maps = h.run("midi maps").output
+    #expect(maps == ["cc 7 ch 1 volume drums", "cc 10 pan drums", "bend rate bass", "note 40 mute bass", "cc 64 play"])
+    let refusals: [(String, String)] = [
+      ("midi map cc 200 vol drums", "cc number must be a whole number between 0 and 127 (got '200')"),
+      ("midi map cc 7 ch 17 vol drums", "channel must be a whole number between 1 and 16"),
+      ("midi map cc 7 vol nosuch", "no stem named 'nosuch'"),
+      ("midi map note 36 sfx fire nokick", "no effect named 'nokick'"),
+      ("midi map note 36 vol drums", "volume follows a controller or pitch bend, not a note"),
+      ("midi map cc 7 rate drums", "rate follows pitch bend only"),
+      ("midi map cc 7 wiggle drums", "unknown MIDI action 'wiggle'"),
+      ("midi map knob 7 vol drums", "MIDI source must be cc N, note N or bend (got 'knob')"),
+      ("midi map cc 7 ch 1 vol drums", "that mapping exists already"),
+      ("midi map cc 64 play drums", "play takes no name"),
+      ("midi unmap cc 99", "no mapping on cc 99"),
+    ]
+    for (line, fragment) in refusals {
+      let r = h.run(line)
+      #expect(!r.ok, "\(line) was accepted")
+      #expect(r.output.contains { $0.hasPrefix("error: ") && $0.contains(fragment) }, "\(line): \(r.output)")
+    }
+    #expect(h.run("midi maps").output == maps)
+    #expect(h.run("midi unmap cc 10").output == ["midi: removed cc 10 pan drums"])
+    #expect(h.run("midi unmap all").ok)
+    #expect(h.mixer.midiMappings.isEmpty)
+  }
+
+  @Test("a mapped CC moves the stem at the event's frame within the block, and the mixer's settings follow")
+  func landsAtFrame() throws {
+    let h = try ConsoleHarness()
+    defer { h.shutdown() }
+    try h.folder.wav("tone.wav", channels: 1, sampleRate: 48000, seconds: 1, frequency: 1000)
+    #expect(h.run("add \(h.folder.file("tone.wav"))").ok)
+    #expect(h.run("midi map cc 7 vol tone").ok)
+    #expect(h.run("play").ok)
+    h.render(blocks: 4)
+    let left = UnsafeMutablePointer<Float>.allocate(capacity: 1024)
+    let right = UnsafeMutablePointer<Float>.allocate(capacity: 1024)
+    defer { left.deallocate(); right.deallocate() }
+    func block(_ events: [(Int, [UInt8])]) -> [Float] {
+      h.mixer.fillStreams()
+      for (offset, b) in events { midiInput(h.mixer.renderState, offset: offset, count: b.count, b[0], b[1], b[2]) }
+      renderBlock(h.mixer.renderState, left: left, right: right, frameCount: 1024)
+      return Array(UnsafeBufferPointer(start: left, count: 1024))
+    }
+    func peak(_ s: [Float], _ range: Range<Int>) -> Float { s[range].map(abs).max() ?? 0 }
+    let reference = peak(block([]), 0..<1024)
+    #expect(reference > 0.3)
+    // Picked up at 100 (the stem's 0 dB), then down to CC 0 at frame 500 of the next block.
+    _ = block([(0, [0xB0, 7, 100])])
+    let moved = block([(500, [0xB0, 7, 0])])
+    #expect(abs(peak(moved, 404..<500) - reference) < 0.01 * reference, "untouched before frame 500")
+    #expect(peak(moved, 500 + 480..<1024) < 1e-6, "silent once the 10 ms ramp from frame 500 is done")
+    #expect(peak(moved, 500..<548) < reference && peak(moved, 500..<548) > 0.8 * reference, "the ramp starts at frame 500")
+    // The control thread records the value the renderer applied.
+    _ = h.mixer.pump()
+    #expect(try h.mixer.stemStatus("tone").settings.volume == 0)
+    #expect(h.mixer.isDirty)
+    // Two events in one block, the second on a 14-bit LSB: both land, in order.
+    let fine = block([(100, [0xB0, 7, 100]), (300, [0xB0, 39, 64])])
+    #expect(peak(fine, 1000..<1024) > 0.9 * reference)
+    _ = h.mixer.pump()
+    let v = try h.mixer.stemStatus("tone").settings.volume
+    #expect(abs(v - MidiCurve.gain(position: 100.5)) < 1e-9, "\(v)")
+  }
+
+  @Test("learn binds the next CC; an unmapped note does nothing; the mappings round-trip through the session")
+  func learnAndSession() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("midi learn vol drums").ok)
+    midiInput(h.mixer.renderState, offset: 0, count: 3, 0x95, 60, 100)  // a note: not for a volume
+    midiInput(h.mixer.renderState, offset: 0, count: 3, 0xB2, 21, 5)
+    h.render(blocks: 1)
+    #expect(h.idle().contains { $0.contains("midi learned: cc 21 ch 3 volume drums") })
+    #expect(h.mixer.midiMappings == [MidiMapping(source: .cc, number: 21, channel: 3, action: .volume, target: "drums")])
+    let path = h.folder.file("s.json")
+    #expect(h.run("save \(path)").ok)
+    let session = try SessionFile.load(path: path)
+    #expect(session.midi.mappings == h.mixer.midiMappings)
+    #expect(h.run("midi unmap all").ok)
+    #expect(h.run("open \(path)").ok)
+    #expect(h.run("midi maps").output == ["cc 21 ch 3 volume drums"])
+  }
+
+  @Test("feedback: each mapped CC's value once, again only after a change; a new table sends it again")
+  func feedback() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("midi map cc 7 ch 2 vol drums").ok)
+    #expect(h.run("midi map note 36 toggle mute drums").ok)
+    #expect(h.run("midi map cc 10 pan bass").ok)
+    h.render(blocks: 1)
+    func drain() -> [[UInt8]] {
+      var index = 0
+      var out: [[UInt8]] = []
+      while let m = midiFeedback(h.mixer.renderState, index: &index) { out.append([m.status, m.data1, m.data2]) }
+      return out
+    }
+    #expect(drain() == [[0xB1, 7, 100], [0xB0, 10, 64]])
+    #expect(drain().isEmpty)
+    #expect(h.run("vol drums 0.5").ok)
+    #expect(h.run("pan bass -1").ok)
+    h.render(blocks: 1)
+    #expect(drain() == [[0xB1, 7, 79], [0xB0, 10, 0]])
+    midiFeedbackReset(h.mixer.renderState)
+    #expect(drain().count == 2)
+  }
+}
