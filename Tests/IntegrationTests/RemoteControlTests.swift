@@ -169,7 +169,9 @@ struct RemoteControlTests {
     #expect((summary["transport"] as? [String])?.contains("playing") == true, "\(summary)")
     let frames = summary["masterFrames"] as? Int ?? 0
     #expect(frames >= 10 && frames <= 60, "meter frames at 20 a second over more than a second: \(frames)")
-    #expect(summary["stemFrames"] as? Int == frames, "\(summary)")
+    // Each frame is a master message then one per stem: the client's window may end between them.
+    let stemFrames = summary["stemFrames"] as? Int ?? -1
+    #expect(stemFrames == frames || stemFrames == frames - 1, "\(summary)")
     row = try await deck.drumsRow()
     #expect(row.contains(" M"), "the pattern /stemdeck/stem/d*/mute did not mute drums: \(row)")
     print("OSC: \(frames) master meter frames in a second or more at 20 a second")
