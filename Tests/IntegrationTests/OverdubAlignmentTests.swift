@@ -76,9 +76,25 @@ struct OverdubAlignmentTests {
     return (clicks(in: mix, channel: 0), clicks(in: mix, channel: 1), deck.transcript + "\n--- session ---\n" + session)
   }
 
+  /// `overdub`, again (up to three times in all) when the JACK server reported an xrun during a
+  /// run whose take does not line up: a dummy server on a loaded machine can lose a period on its
+  /// own, and a lost period moves a click by exactly one period (CI saw 71,973 for 72,101 at 128
+  /// frames, with "xrun: JACK reported 1 more"). A run without xruns is judged as it is.
+  func overdubWithoutXruns(playback: Int, capture: Int, armBeforePlay: Bool) async throws
+    -> (guide: [Int], take: [Int], transcript: String) {
+    var r = try await overdub(playback: playback, capture: capture, armBeforePlay: armBeforePlay)
+    for _ in 1..<3 {
+      let aligned = r.take.count == r.guide.count && zip(r.guide, r.take).allSatisfy { abs($0 - $1) <= 1 }
+      guard !aligned && r.transcript.contains("event: xrun") else { break }
+      print("overdub: an xrun during the run and a take off its clicks (\(r.take)); again")
+      r = try await overdub(playback: playback, capture: capture, armBeforePlay: armBeforePlay)
+    }
+    return r
+  }
+
   @Test("a take recorded while the stems play lands on their frames (playback 300 + capture 77 frames of latency)")
   func recordWhilePlaying() async throws {
-    let r = try await overdub(playback: 300, capture: 77, armBeforePlay: false)
+    let r = try await overdubWithoutXruns(playback: 300, capture: 77, armBeforePlay: false)
     print("overdub while playing: guide clicks \(r.guide), take clicks \(r.take)")
     #expect(r.guide == [48037, 72101, 120005], "the guide itself moved: \(r.guide)\n\(r.transcript)")
     try #require(r.take.count == r.guide.count, "take clicks \(r.take)\n\(r.transcript)")
@@ -88,7 +104,7 @@ struct OverdubAlignmentTests {
 
   @Test("a take armed before play is anchored where the transport starts; its lead-in is skipped")
   func armedBeforePlay() async throws {
-    let r = try await overdub(playback: 256, capture: 128, armBeforePlay: true)
+    let r = try await overdubWithoutXruns(playback: 256, capture: 128, armBeforePlay: true)
     print("overdub armed before play: guide clicks \(r.guide), take clicks \(r.take)")
     #expect(r.guide == [48037, 72101, 120005], "the guide itself moved: \(r.guide)\n\(r.transcript)")
     try #require(r.take.count == r.guide.count, "take clicks \(r.take)\n\(r.transcript)")
