@@ -108,8 +108,10 @@ struct RecordingEffectsTests {
     print("SIGTERM while recording: exit \(status.map(String.init) ?? "-") after \(String(format: "%.2f", monotonicSeconds() - signalled)) s")
     let take = try readAudio(dir.file("term.wav"))
     let seconds = Double(take.frames) / 48000
-    // Not just the last half-second flush: a clean exit drains the ring and closes the file.
-    #expect(seconds >= 1.15, "the take holds \(seconds) s of ~1.2 s recorded")
+    // Not just the last half-second flush (1.0 s here): a clean exit drains the ring and closes
+    // the file. The 1.2 s are wall-clock; a dummy server on a loaded machine can run a little
+    // behind it (CI once saw 1.141 s), so the bar is between the flush and the whole.
+    #expect(seconds >= 1.1, "the take holds \(seconds) s of ~1.2 s recorded")
     let f = frequency(take, channel: 0, from: take.frames / 4, to: take.frames * 3 / 4)
     #expect(abs(f - 550) < 3, "recorded frequency \(f)")
   }
