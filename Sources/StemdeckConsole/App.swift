@@ -14,6 +14,8 @@ public struct Arguments: Equatable, Sendable {
   public var server: String?
   public var clientName = "stemdeck"
   public var startServer = true
+  /// `--start-server DRIVER`: the server to start when none runs.
+  public var launch: ServerLauncher.Launch = .automatic
   public var script: String?
   public var commands: String?
   public var keepGoing = false
@@ -63,6 +65,12 @@ public struct Arguments: Equatable, Sendable {
       case "--no-control": a.noControl = true
       case "--socket": a.socket = try value(arg)
       case "--no-start-server": a.startServer = false
+      case "--start-server":
+        let v = try value(arg)
+        guard let launch = ServerLauncher.Launch.parse(v) else {
+          throw CommandError("--start-server: '\(ValueParser.printable(v))' is not a server to start; give \(ServerLauncher.Launch.forms)")
+        }
+        a.launch = launch
       case "--script": a.script = try value(arg)
       case "-c", "--commands": a.commands = try value(arg)
       case "--keep-going", "-k": a.keepGoing = true
@@ -108,6 +116,7 @@ public struct Arguments: Equatable, Sendable {
     } else if a.socket != nil {
       throw CommandError("--socket is a ctl option: stemdeck ctl --socket PATH 'CMD' (a live stemdeck takes --control PATH)")
     }
+    if a.launch != .automatic && !a.startServer { throw CommandError("--start-server and --no-start-server contradict each other: give one") }
     if a.control != nil && a.noControl { throw CommandError("--control PATH and --no-control contradict each other: give one") }
     if a.mode == .render {
       guard a.session != nil else { throw CommandError("render: which session? usage: stemdeck render SESSION --output FILE") }
@@ -162,6 +171,8 @@ public struct Arguments: Equatable, Sendable {
       --server NAME, -s NAME   JACK server (default: $JACK_DEFAULT_SERVER, else "default")
       --name CLIENT, -n CLIENT JACK client name (default: stemdeck)
       --no-start-server        do not start a JACK server when none is running
+      --start-server DRIVER    when none is running, start this one: dummy, alsa, net (a NetJack2
+                               slave finding its master by multicast), net:MASTER_IP[:PORT]
       --no-connect             do not connect the master to the system outputs
       --play                   start playing once the session is open
       --strict                 refuse to open a session whose audio files are missing
@@ -358,6 +369,7 @@ func runLive(_ a: Arguments) -> Int32 {
   options.clientName = a.clientName
   options.serverName = a.server
   options.startServer = a.startServer
+  options.launch = a.launch
   let driver: JackDriver
   do {
     driver = try JackDriver(options: options) { rate in Mixer(sampleRate: rate) }

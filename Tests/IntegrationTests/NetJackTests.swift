@@ -1,0 +1,372 @@
+// stemdeck on a NetJack2 slave (issue 24), on this machine alone: a master server (dummy driver)
+// with jackd2's netmanager listening on 127.0.0.1 at a UDP port the kernel picked free for this
+// test, and a slave server `jackd -d net -a 127.0.0.1 -p PORT`. stemdeck runs on the slave; what
+// it plays is recorded on the master (the slave's client there, `SLAVE:from_slave_1/2`), so "it
+// plays" means audio crossed the link. Loopback only: no namespaces, no firewall, no root.
+//
+// Run: swift build && STEMDECK_BIN=$PWD/.build/debug/stemdeck \
+//      swift test --no-parallel --filter IntegrationTests.NetJackTests
+// Every server is private (`stemdeck-test-<pid>-<n>`); the UDP port is private to the test
+// (never NetJack2's default 19000, which other users of the machine may run).
+
+import Foundation
+import StemdeckTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A UDP port on this machine that nothing uses now (bound with port 0, read back, released).
+func freeUDPPort() throws -> Int {
+  let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+  guard fd >= 0 else { throw HarnessError("socket failed: \(String(cString: strerror(errno)))") }
+  defer { close(fd) }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = 0
+  address.sin_addr.s_addr = INADDR_ANY
+  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+  let bound = withUnsafeMutablePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { p -> Int32 in
+      guard bind(fd, p, length) == 0 else { return -1 }
+      return getsockname(fd, p, &length)
+    }
+  }
+  guard bound == 0 else { throw HarnessError("bind/getsockname failed: \(String(cString: strerror(errno)))") }
+  return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A NetJack2 master and slave on loopback. The slave's client on the master is `slaveName`
+/// (unique to the test), with ports `slaveName:from_slave_1/2` (what the slave's
+/// system:playback_1/2 carry) and `slaveName:to_slave_1/2` (the slave's system:capture_1/2).
+final class NetJackPair: @unchecked Sendable {
+  let master: PrivateJackServer
+  let slave: PrivateJackServer
+  let port: Int
+  let slaveName: String
+  /// The slave's network latency option (`-l`), in periods.
+  let latency: Int
+
+  init(latency: Int = 2) async throws {
+    port = try freeUDPPort()
+    self.latency = latency
+    master = try await PrivateJackServer()
+    slaveName = "deckslave-\(getpid())-\(port)"
+    client = slaveName
+    try await Self.loadManager(on: master, port: port)
+    slave = try await PrivateJackServer(driver: [
+      "-d", "net", "-a", "127.0.0.1", "-p", "\(port)", "-C", "2", "-P", "2", "-n", slaveName, "-l", "\(latency)",
+    ])
+    guard try await waitForLink(timeout: 10) else {
+      let log = (try? String(contentsOfFile: slave.logPath, encoding: .utf8)) ?? ""
+      stop()
+      throw HarnessError("the NetJack2 slave did not link to the master within 10 s; slave log:\n\(log.suffix(2000))")
+    }
+  }
+
+  /// `jack_load netmanager -i "-a 127.0.0.1 -p PORT"` on the master (no auto-connection: the
+  /// tests connect what they record).
+  static func loadManager(on master: PrivateJackServer, port: Int) async throws {
+    let r = try await master.tool("jack_load", ["-s", master.name, "netmanager", "-i", "-a 127.0.0.1 -p \(port)"])
+    guard r.status == 0 else { throw HarnessError("jack_load netmanager failed: \(r.text)") }
+  }
+
+  /// The slave's client on the master as of the last `waitForLink`: `slaveName`, or
+  /// `slaveName-01`… when the master still held the old client as the slave linked again (after
+  /// a link drop the master had not noticed yet).
+  private(set) var client: String
+  var fromSlave: [String] { ["\(client):from_slave_1", "\(client):from_slave_2"] }
+  var toSlave: [String] { ["\(client):to_slave_1", "\(client):to_slave_2"] }
+
+  /// Waits until the slave's ports exist on the master (the link is up); with `excluding`, a
+  /// client of another name than that one (a new link, the old client gone).
+  func waitForLink(timeout: Double, excluding old: String? = nil) async throws -> Bool {
+    try await eventually(timeout: timeout, interval: 0.02) {
+      // jack_lsp itself can fail while the master removes a stale client (its semaphore is
+      // gone before its ports): that is "not yet".
+      guard let ports = try? await self.master.ports() else { return false }
+      let suffix = ":from_slave_2"
+      let clients = ports.filter { $0.hasPrefix(self.slaveName) && $0.hasSuffix(suffix) }.map { String($0.dropLast(suffix.count)) }
+      guard clients.count == 1, let found = clients.first, found != old else { return false }
+      self.client = found
+      return true
+    }
+  }
+
+  func stop() {
+    slave.stop()
+    master.stop()
+  }
+
+  deinit { stop() }
+}
+
+@Suite("NetJack2: stemdeck on a slave server, heard on the master", .serialized, .timeLimit(.minutes(6)))
+struct NetJackTests {
+
+  /// Three finite stems (as the live-equals-offline test), 3 s.
+  func finiteSession(_ dir: IntegrationTempDir) throws -> String {
+    try writeSine(dir.file("mono.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220], amplitude: 0.5)
+    try writeSine(dir.file("stereo.wav"), sampleRate: 48000, seconds: 1.5, frequencies: [330, 550], amplitude: 0.4)
+    try writeSine(dir.file("cd.wav"), sampleRate: 44100, seconds: 0.75, frequencies: [440], amplitude: 0.3)
+    let session = dir.file("session.json")
+    try writeSession(session, masterVolume: 0.9, stems: [
+      SessionStem(name: "mono", file: "mono.wav", volume: 0.8, pan: -0.4, loops: 1),
+      SessionStem(name: "stereo", file: "stereo.wav", volume: 0.7, pan: 0.25, loops: 1),
+      SessionStem(name: "cd", file: "cd.wav", volume: 0.6, pan: 0.5, loops: 3),
+    ])
+    return session
+  }
+
+  /// Two looping stems (a: 220 Hz stereo, b: 330 Hz mono).
+  func loopingSession(_ dir: IntegrationTempDir) throws -> String {
+    try writeSine(dir.file("a.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220, 220], amplitude: 0.4)
+    try writeSine(dir.file("b.wav"), sampleRate: 48000, seconds: 0.5, frequencies: [330], amplitude: 0.3)
+    let session = dir.file("S.json")
+    try writeSession(session, stems: [
+      SessionStem(name: "a", file: "a.wav", volume: 0.8, loops: -1),
+      SessionStem(name: "b", file: "b.wav", volume: 0.5, pan: -0.5, loops: -1),
+    ])
+    return session
+  }
+
+  /// The first frame of `channel` whose magnitude exceeds `threshold`.
+  func firstFrame(above threshold: Float, in audio: AudioData, channel: Int) -> Int? {
+    (0..<audio.frames).first { abs(audio.sample($0, channel)) > threshold }
+  }
+
+  /// 20·log10 of the residual's RMS over the render's RMS, over the frames compared (offset
+  /// `offset`): how far below the signal the difference lies (-inf dB: identical).
+  func residualDB(render: AudioData, live: AudioData, offset: Int, frames: Int) -> Double {
+    var signal = 0.0, residual = 0.0
+    for f in 0..<min(frames, render.frames, live.frames - offset) {
+      for c in 0..<2 {
+        let r = Double(render.sample(f, c)), d = Double(live.sample(f + offset, c)) - r
+        signal += r * r
+        residual += d * d
+      }
+    }
+    return residual == 0 ? -.infinity : 10 * log10(residual / max(signal, 1e-30))
+  }
+
+  @Test("stemdeck on a NetJack2 slave: its mix captured on the master equals the offline render; the round trip over the link is measured")
+  func slaveMixEqualsRender() async throws {
+    let binary = try StemdeckBinary.require()
+    let dir = try IntegrationTempDir("stemdeck-netjack")
+    let session = try finiteSession(dir)
+    let renderPath = dir.file("render.wav")
+    let rendered = try await runTool(binary, ["render", session, "--output", renderPath], timeout: 60)
+    try #require(rendered.status == 0, "render failed: \(rendered.text)")
+    let render = try readAudio(renderPath)
+
+    let pair = try await NetJackPair(latency: 2)
+    defer { pair.stop() }
+    let period = pair.master.period
+    // The slave runs at the master's rate and period.
+    let deck = try StemdeckProcess(server: pair.slave, session: session)
+    defer { deck.kill() }
+    let status = try await deck.status()
+    #expect(status["sample rate"] == "48000 Hz" && status["buffer"] == "\(period) frames", "\(status)")
+    try await deck.run("connect master_L system:playback_1")
+    try await deck.run("connect master_R system:playback_2")
+
+    // On the master, what the slave plays goes back to it: the slave's system:capture_1 then
+    // carries stemdeck's left channel after a round trip over the link.
+    try await pair.master.connect(pair.fromSlave[0], pair.toSlave[0])
+    let onMaster = try pair.master.startCapture(ports: pair.fromSlave, seconds: 6, to: dir.file("master.wav"), hookDir: dir)
+    let onSlave = try pair.slave.startCapture(ports: ["stemdeck:master_L", "system:capture_1"], seconds: 6,
+                                              to: dir.file("slave.wav"), hookDir: dir)
+    let hooked = try await pair.master.waitForConnection(pair.fromSlave[1], timeout: 5) { $0.hasPrefix("jack_capture") }
+    let hookedSlave = try await pair.slave.waitForConnection("system:capture_1", timeout: 5) { $0.hasPrefix("jack_capture") }
+    try #require(hooked && hookedSlave, "jack_capture did not connect; logs:\n\(onMaster.log)\n\(onSlave.log)")
+    try await deck.run("play")
+    let started = try await eventually(timeout: 3, interval: 0.02) { try await deck.status()["state"] == "playing" }
+    try #require(started, "stemdeck did not start playing\n\(deck.transcript)")
+    try await deck.run("wait end", timeout: 15)
+    let masterXruns = try await onMaster.finish(timeout: 15).xruns
+    let slaveXruns = try await onSlave.finish(timeout: 15).xruns
+    let after = try await deck.status()
+    #expect(after["underruns"] == "0", "\(after)")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+
+    // The master's capture equals the render (NetJack2 sends 32-bit floats by default).
+    let live = try readAudio(dir.file("master.wav"))
+    let compared = try JackIntegrationTests().compareAligned(render: render, live: live, tolerance: 1e-5, period: period)
+    #expect(compared.glitches.count <= masterXruns,
+            "\(compared.glitches.count) periods missing from the master's capture at render frames \(compared.glitches), jack_capture reported \(masterXruns) xruns")
+    #expect(compared.overlap == render.frames, "the capture ends \(render.frames - compared.overlap) frames before the render does")
+    #expect(compared.firstDifference == nil && compared.maxDiff < 1e-5,
+            "the master's capture differs from the render from frame \(compared.firstDifference ?? -1) on, by up to \(compared.maxDiff)")
+    // The residual in dB, up to the first period jack_capture lost (past it the offset moves).
+    let cleanFrames = compared.glitches.first ?? compared.overlap
+    let db = residualDB(render: render, live: live, offset: compared.offset, frames: cleanFrames)
+    #expect(cleanFrames < 48000 || db < -100, "residual \(db) dB over the first \(cleanFrames) frames")
+
+    // Round trip slave → master → slave, in the slave's own capture (one clock): the returned
+    // left channel is stemdeck's left channel a whole number of periods later.
+    let loop = try readAudio(dir.file("slave.wav"))
+    let sent = try #require(firstFrame(above: 1e-3, in: loop, channel: 0), "stemdeck's left channel is silent on the slave")
+    let back = try #require(firstFrame(above: 1e-3, in: loop, channel: 1), "nothing came back from the master")
+    let roundTrip = back - sent
+    #expect(roundTrip > 0 && roundTrip % period == 0, "round trip \(roundTrip) frames, period \(period)")
+    var backMismatch = 0
+    for f in sent..<min(sent + 48000, loop.frames - roundTrip) where abs(loop.sample(f, 0) - loop.sample(f + roundTrip, 1)) > 1e-6 {
+      backMismatch += 1
+    }
+    #expect(backMismatch <= slaveXruns * period, "\(backMismatch) frames of the returned signal differ from what was sent (slave capture xruns \(slaveXruns))")
+    let graph = try await pair.master.tool("jack_lsp", ["-s", pair.master.name, "-l", pair.fromSlave[0]])
+    let stated = graph.stdout.first { $0.contains("playback latency") }?.trimmingCharacters(in: .whitespaces) ?? "?"
+    print("NetJack2 (-l \(pair.latency), \(period)-frame periods): master capture vs render \(compared.overlap) frames, max abs diff \(compared.maxDiff), residual \(db) dB over the first \(cleanFrames) frames, periods missing \(compared.glitches.count); round trip slave→master→slave \(roundTrip) frames = \(Double(roundTrip) / Double(period)) periods; from_slave_1 \(stated)")
+  }
+
+  /// Records the slave's two outputs on the master for `seconds` and measures the left channel.
+  func hearOnMaster(_ pair: NetJackPair, seconds: Double, path: String, dir: IntegrationTempDir) async throws -> (peak: Float, longestSilence: Int, firstSound: Int?) {
+    let run = try pair.master.startCapture(ports: pair.fromSlave, seconds: seconds, to: path, hookDir: dir)
+    _ = try await run.finish(timeout: seconds + 10)
+    let audio = try readAudio(path)
+    let sound = firstFrame(above: 1e-3, in: audio, channel: 0)
+    let from = sound ?? 0
+    return (peakLevel(audio, channel: 0, frames: from..<audio.frames),
+            longestSilence(audio, channel: 0, frames: from..<audio.frames), sound)
+  }
+
+  /// Records short clips on the master from the slave's current client until one has sound, for
+  /// at most `timeout` seconds (a clip of a stale client, or one whose ports vanish under
+  /// jack_capture, is silent or fails: the next one is tried). The seconds it took, or nil.
+  func waitForSoundOnMaster(_ pair: NetJackPair, since start: Double, timeout: Double, dir: IntegrationTempDir, name: String) async throws -> Double? {
+    var attempt = 0
+    while monotonicSeconds() - start < timeout {
+      attempt += 1
+      guard try await pair.waitForLink(timeout: max(0.1, timeout - (monotonicSeconds() - start))) else { return nil }
+      if let heard = try? await hearOnMaster(pair, seconds: 0.3, path: dir.file("\(name)-probe-\(attempt).wav"), dir: dir),
+         heard.peak > 0.1 {
+        return monotonicSeconds() - start
+      }
+    }
+    return nil
+  }
+
+  /// How many lines of the slave's log contain `text` (the net driver logs each lost link).
+  func logCount(_ server: PrivateJackServer, _ text: String) -> Int {
+    let log = (try? String(contentsOfFile: server.logPath, encoding: .utf8)) ?? ""
+    return log.components(separatedBy: text).count - 1
+  }
+
+  /// stemdeck on the slave, looping, with changed settings, routed to the slave's outputs and
+  /// playing; the stems table it shows.
+  func playingDeckOnSlave(_ pair: NetJackPair, _ dir: IntegrationTempDir) async throws -> (StemdeckProcess, [String: StemRow]) {
+    let deck = try StemdeckProcess(server: pair.slave, session: try loopingSession(dir))
+    try await deck.run("vol a 0.65")
+    try await deck.run("pan b -0.25")
+    try await deck.run("connect master_L system:playback_1")
+    try await deck.run("connect master_R system:playback_2")
+    try await deck.run("play")
+    let table = try await deck.stemsTable()
+    try #require(table["a"]?.volume == "0.65" && table["b"]?.pan == "-0.25", "unexpected table: \(table)")
+    return (deck, table)
+  }
+
+  /// After a fault: stemdeck still runs, plays, is still connected to its (slave) server and
+  /// shows the same stems; its master is routed to the slave's outputs again (the net driver
+  /// registers them anew when the link comes back).
+  func checkKept(_ deck: StemdeckProcess, _ pair: NetJackPair, _ expected: [String: StemRow], _ what: String) async throws {
+    #expect(deck.child.isRunning, "\(what): stemdeck exited\n\(deck.transcript.suffix(3000))")
+    let first = try await deck.status()
+    var second = first
+    let moved = try await eventually(timeout: 2, interval: 0.05) {
+      second = try await deck.status()
+      return statusPosition(second) != statusPosition(first)
+    }
+    #expect(second["state"] == "playing" && moved, "\(what): state \(second["state"] ?? "?"), position \(first["position"] ?? "?") → \(second["position"] ?? "?")")
+    #expect(second["server"] == "\(pair.slave.name) (connected)", "\(what): server \(second["server"] ?? "?")")
+    #expect(try await deck.stemsTable() == expected, "\(what): stems changed")
+  }
+
+  @Test("the master server killed (kill -9) and restarted 3 times: stemdeck on the slave keeps running, playing and its settings, and is heard on the master again each time")
+  func masterKilledAndRestarted() async throws {
+    let dir = try IntegrationTempDir("stemdeck-netjack-kill")
+    let pair = try await NetJackPair(latency: 2)
+    defer { pair.stop() }
+    let (deck, expected) = try await playingDeckOnSlave(pair, dir)
+    defer { deck.kill() }
+    let before = try await hearOnMaster(pair, seconds: 1, path: dir.file("before.wav"), dir: dir)
+    #expect(before.peak > 0.1 && before.longestSilence < 480, "before: peak \(before.peak), longest silence \(before.longestSilence)")
+
+    var noticed: [Double] = [], linked: [Double] = [], heardAfter: [Double] = []
+    for k in 1...3 {
+      let lost = logCount(pair.slave, "Waiting for a master")
+      let killedAt = monotonicSeconds()
+      pair.master.kill9()
+      pair.master.removeStaleFiles()
+      // The slave's net driver says when it has lost its master and waits for one again.
+      let waiting = await eventually(timeout: 10) { self.logCount(pair.slave, "Waiting for a master") > lost }
+      try #require(waiting, "kill \(k): the slave did not notice the master was gone")
+      noticed.append(monotonicSeconds() - killedAt)
+      try await checkKept(deck, pair, expected, "kill \(k), master down")
+
+      try await pair.master.start()
+      try await NetJackPair.loadManager(on: pair.master, port: pair.port)
+      let upAt = monotonicSeconds()
+      try #require(try await pair.waitForLink(timeout: 15), "kill \(k): the slave did not link to the restarted master within 15 s")
+      linked.append(monotonicSeconds() - upAt)
+      let soundAfter = try await waitForSoundOnMaster(pair, since: upAt, timeout: 20, dir: dir, name: "kill-\(k)")
+      try #require(soundAfter != nil, "kill \(k): stemdeck was not heard on the master within 20 s of its restart")
+      heardAfter.append(soundAfter ?? -1)
+      let routes = try await pair.slave.connections()
+      #expect(routes["stemdeck:master_L"] == ["system:playback_1"] && routes["stemdeck:master_R"] == ["system:playback_2"],
+              "kill \(k): stemdeck's routing on the slave: \(routes)")
+      let heard = try await hearOnMaster(pair, seconds: 1, path: dir.file("after-\(k).wav"), dir: dir)
+      #expect(heard.peak > 0.1 && heard.longestSilence < 480,
+              "kill \(k): the master heard peak \(heard.peak), longest silence \(heard.longestSilence)")
+      try await checkKept(deck, pair, expected, "kill \(k), master back")
+    }
+    let status = try await deck.status()
+    #expect(status["underruns"] == "0", "\(status)")
+    #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(3000))")
+    func s(_ xs: [Double]) -> String { xs.map(twoDecimals).joined(separator: ", ") }
+    print("NetJack2 master killed 3 times: the slave noticed after \(s(noticed)) s; from the master's netmanager loaded: linked after \(s(linked)) s, stemdeck heard on the master again after \(s(heardAfter)) s")
+  }
+
+  /// The link silent for 2 s, on loopback without namespaces or firewall rules: the master's
+  /// jackd is stopped (SIGSTOP) until the slave has declared its master lost and at least 2 s
+  /// have passed, then continued. For the slave that is a dropped link (no packet arrives); the
+  /// master finds its old client for the slave stale and takes the slave's new request.
+  @Test("the link silent for 2 s (master stopped with SIGSTOP, then continued), 3 times: stemdeck on the slave keeps running, playing and its settings, and is heard on the master again each time")
+  func linkDropped() async throws {
+    let dir = try IntegrationTempDir("stemdeck-netjack-drop")
+    let pair = try await NetJackPair(latency: 2)
+    defer { pair.stop() }
+    let (deck, expected) = try await playingDeckOnSlave(pair, dir)
+    defer { deck.kill() }
+    let masterPID = try #require(pair.master.pid)
+    var noticed: [Double] = [], back: [Double] = [], heardAfter: [Double] = []
+    for k in 1...3 {
+      let lost = logCount(pair.slave, "Waiting for a master")
+      let links = logCount(pair.slave, "Initializing connection with")
+      let droppedAt = monotonicSeconds()
+      kill(masterPID, SIGSTOP)
+      let declared = await eventually(timeout: 15) {
+        self.logCount(pair.slave, "Waiting for a master") > lost && monotonicSeconds() - droppedAt >= 2
+      }
+      noticed.append(monotonicSeconds() - droppedAt)
+      try await checkKept(deck, pair, expected, "drop \(k), link down")
+      let resumedAt = monotonicSeconds()
+      kill(masterPID, SIGCONT)
+      try #require(declared, "drop \(k): the slave did not declare its master lost within 15 s")
+      let relinked = await eventually(timeout: 15) { self.logCount(pair.slave, "Initializing connection with") > links }
+      try #require(relinked, "drop \(k): the slave did not link again within 15 s of the master resuming")
+      back.append(monotonicSeconds() - resumedAt)
+      let soundAfter = try await waitForSoundOnMaster(pair, since: resumedAt, timeout: 20, dir: dir, name: "drop-\(k)")
+      try #require(soundAfter != nil, "drop \(k): stemdeck was not heard on the master within 20 s of it resuming (client \(pair.client))")
+      heardAfter.append(soundAfter ?? -1)
+      let heard = try await hearOnMaster(pair, seconds: 1, path: dir.file("after-\(k).wav"), dir: dir)
+      #expect(heard.peak > 0.1 && heard.longestSilence < 480,
+              "drop \(k): the master heard peak \(heard.peak), longest silence \(heard.longestSilence) (client \(pair.client))")
+      try await checkKept(deck, pair, expected, "drop \(k), link back")
+    }
+    #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(3000))")
+    func s(_ xs: [Double]) -> String { xs.map(twoDecimals).joined(separator: ", ") }
+    print("NetJack2 link silent 3 times: the slave declared its master lost after \(s(noticed)) s; after the master resumed: linked again after \(s(back)) s, stemdeck heard on the master again after \(s(heardAfter)) s (master's client now \(pair.client))")
+  }
+}
