@@ -168,6 +168,10 @@ struct NetJackTests {
     defer { deck.kill() }
     let status = try await deck.status()
     #expect(status["sample rate"] == "48000 Hz" && status["buffer"] == "\(period) frames", "\(status)")
+    #expect(status["driver"] == "net (master 127.0.0.1, UDP port \(pair.port), network latency 2 periods)", "\(status)")
+    let onMasterServer = try await runTool(binary, ["--server", pair.master.name, "--no-start-server", "--no-connect", "--no-control", "-c", "status"],
+                                           environment: pair.master.environment)
+    #expect(onMasterServer.stdout.contains("driver: dummy"), "\(onMasterServer.text)")
     try await deck.run("connect master_L system:playback_1")
     try await deck.run("connect master_R system:playback_2")
 
@@ -368,5 +372,44 @@ struct NetJackTests {
     #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(3000))")
     func s(_ xs: [Double]) -> String { xs.map(twoDecimals).joined(separator: ", ") }
     print("NetJack2 link silent 3 times: the slave declared its master lost after \(s(noticed)) s; after the master resumed: linked again after \(s(back)) s, stemdeck heard on the master again after \(s(heardAfter)) s (master's client now \(pair.client))")
+  }
+
+  @Test("--start-server net:127.0.0.1:PORT starts a NetJack2 slave linked to the master, status shows it, and it stops with stemdeck; with no master there, a clear error")
+  func launcherStartsSlave() async throws {
+    let binary = try StemdeckBinary.require()
+    let dir = try IntegrationTempDir("stemdeck-netjack-launch")
+    let port = try freeUDPPort()
+    let master = try await PrivateJackServer()
+    defer { master.stop() }
+    try await NetJackPair.loadManager(on: master, port: port)
+    let slaveName = "stemdeck-test-\(getpid())-netslave"
+    defer { PrivateJackServer.removeStaleFiles(of: slaveName) }
+    // The launcher's jackd log goes to the state folder: a private one.
+    let environment = ["XDG_STATE_HOME": dir.path, "JACK_NO_START_SERVER": "1"]
+    let run = try await runTool(binary, ["--server", slaveName, "--start-server", "net:127.0.0.1:\(port)", "--no-control",
+                                         "-c", "status; connect master_L system:playback_1; play; wait 0.3"],
+                                environment: environment, timeout: 40)
+    #expect(run.status == 0, "\(run.text)")
+    #expect(run.stdout.contains { $0.hasPrefix("started JACK server '\(slaveName)' (net driver") && $0.contains("-d net -a 127.0.0.1 -p \(port)") },
+            "\(run.text)")
+    #expect(run.stdout.contains("driver: net (master 127.0.0.1, UDP port \(port), network latency 5 periods)"), "\(run.text)")
+    // The slave linked to the master (its client there is named after this machine), and it
+    // stopped with stemdeck: the master's client for it goes away.
+    let log = (try? String(contentsOfFile: "\(dir.path)/stemdeck/jackd-\(slaveName).log", encoding: .utf8)) ?? ""
+    #expect(log.contains("Initializing connection with"), "slave log:\n\(log.suffix(2000))")
+    let gone = try await eventually(timeout: 15, interval: 0.1) {
+      try await !master.ports().contains { $0.hasSuffix(":from_slave_1") }
+    }
+    let left = try await master.ports()
+    #expect(gone, "the slave's client is still on the master: \(left)")
+
+    // No master on that port: the launcher says what to do, within its 10 s.
+    let lonely = try freeUDPPort()
+    let failed = try await runTool(binary, ["--server", slaveName + "-2", "--start-server", "net:127.0.0.1:\(lonely)", "--no-control", "-c", "status"],
+                                   environment: environment, timeout: 40)
+    PrivateJackServer.removeStaleFiles(of: slaveName + "-2")
+    #expect(failed.status == 1, "\(failed.text)")
+    #expect(failed.stderr.contains { $0.contains("the NetJack2 slave found no master at 127.0.0.1 (UDP port \(lonely)) within 10 s") && $0.contains("jack_load netmanager -i \"-p \(lonely)\"") },
+            "\(failed.text)")
   }
 }
