@@ -49,8 +49,10 @@ public struct ServerDriverInfo: Sendable, Equatable {
   }
 
   /// Reads a jackd command line (the arguments after the program): the driver follows `-d`
-  /// (`-dNAME`, `--driver NAME`, `--driver=NAME`); the driver's options come after it.
-  public static func parse(arguments: [String]) -> ServerDriverInfo? {
+  /// (`-dNAME`, `--driver NAME`, `--driver=NAME`); the driver's options come after it. The net
+  /// driver takes its defaults for `-a` and `-p` from JACK_NETJACK_MULTICAST and JACK_NETJACK_PORT
+  /// in the server's `environment`.
+  public static func parse(arguments: [String], environment: [String: String] = [:]) -> ServerDriverInfo? {
     var i = 0
     var driver: String?
     while i < arguments.count {
@@ -68,8 +70,8 @@ public struct ServerDriverInfo: Sendable, Equatable {
     var info = ServerDriverInfo(driver: driver)
     if driver == "net" {
       let rest = arguments[min(i, arguments.count)...]
-      info.master = option("-a", "--multicast-ip", in: rest) ?? netDefaultMulticast
-      info.udpPort = option("-p", "--udp-net-port", in: rest).flatMap { Int($0) } ?? netDefaultPort
+      info.master = option("-a", "--multicast-ip", in: rest) ?? environment["JACK_NETJACK_MULTICAST"] ?? netDefaultMulticast
+      info.udpPort = (option("-p", "--udp-net-port", in: rest) ?? environment["JACK_NETJACK_PORT"]).flatMap { Int($0) } ?? netDefaultPort
       info.latencyPeriods = option("-l", "--latency", in: rest).flatMap { Int($0) } ?? netDefaultLatency
     }
     return info
@@ -98,8 +100,13 @@ public struct ServerDriverInfo: Sendable, Equatable {
   public static func of(server name: String) -> ServerDriverInfo? {
     guard let pid = serverProcess(named: name),
           let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
-    let words = data.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
-    return parse(arguments: Array(words.dropFirst()))
+    func strings(_ data: Data) -> [String] { data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) } }
+    var environment: [String: String] = [:]
+    for entry in strings(FileManager.default.contents(atPath: "/proc/\(pid)/environ") ?? Data()) where entry.hasPrefix("JACK_NETJACK_") {
+      let pair = entry.split(separator: "=", maxSplits: 1)
+      if pair.count == 2 { environment[String(pair[0])] = String(pair[1]) }
+    }
+    return parse(arguments: Array(strings(data).dropFirst()), environment: environment)
   }
 
   /// The `driver:` line of `status`, after the colon.

@@ -371,7 +371,7 @@ struct NetJackTests {
     }
     #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(3000))")
     func s(_ xs: [Double]) -> String { xs.map(twoDecimals).joined(separator: ", ") }
-    print("NetJack2 link silent 3 times: the slave declared its master lost after \(s(noticed)) s; after the master resumed: linked again after \(s(back)) s, stemdeck heard on the master again after \(s(heardAfter)) s (master's client now \(pair.client))")
+    print("NetJack2 link silent 3 times: the slave declared its master lost after \(s(noticed)) s; after the master resumed: the slave contacted it again after \(s(back)) s, stemdeck heard on the master again after \(s(heardAfter)) s (master's client now \(pair.client))")
   }
 
   @Test("--start-server net:127.0.0.1:PORT starts a NetJack2 slave linked to the master, status shows it, and it stops with stemdeck; with no master there, a clear error")

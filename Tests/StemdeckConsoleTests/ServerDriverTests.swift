@@ -53,6 +53,12 @@ struct ServerDriverTests {
     for (arguments, expected) in cases {
       #expect(ServerDriverInfo.parse(arguments: arguments)?.description == expected, "\(arguments)")
     }
+    // The net driver's defaults from the server's environment; the options win over them.
+    let environment = ["JACK_NETJACK_PORT": "19005", "JACK_NETJACK_MULTICAST": "225.3.19.160"]
+    #expect(ServerDriverInfo.parse(arguments: ["-d", "net"], environment: environment)?.description
+            == "net (master found by multicast on 225.3.19.160, UDP port 19005, network latency 5 periods)")
+    #expect(ServerDriverInfo.parse(arguments: ["-d", "net", "-a", "10.0.0.2", "-p", "19001"], environment: environment)?.description
+            == "net (master 10.0.0.2, UDP port 19001, network latency 5 periods)")
   }
 
   @Test("a server that is not running has no driver to show")
