@@ -175,7 +175,9 @@ enum Display {
       lines.append("server: \(d.serverName) (\(d.connected ? "connected" : "disconnected, retrying"))")
       // The driver from the server's own command line (libjack does not say): net slaves show
       // their master and network latency.
-      lines.append("driver: \(ServerDriverInfo.of(server: d.serverName)?.description ?? "unknown (the server's process is not visible from here)")")
+      var info = ServerDriverInfo.of(server: d.serverName)
+      if info?.driver == "net", d.connected { info?.linked = ((try? d.ports()) ?? []).contains { $0.isPhysical } }
+      lines.append("driver: \(info?.description ?? "unknown (the server's process is not visible from here)")")
       lines.append("client: \(d.clientName)")
       switch m.options.transportSync {
       case .off: break

@@ -15,6 +15,9 @@ public struct ServerDriverInfo: Sendable, Equatable {
   public var udpPort: Int?
   /// `-l`: the network latency, in periods.
   public var latencyPeriods: Int?
+  /// For net: whether the slave is linked to its master now (its system ports exist only then);
+  /// nil when not known.
+  public var linked: Bool?
 
   /// NetJack2's defaults (jackd -d net --help, jackd2 1.9.x).
   public static let netDefaultMulticast = "225.3.19.154"
@@ -114,7 +117,12 @@ public struct ServerDriverInfo: Sendable, Equatable {
     guard driver == "net" else { return driver }
     var parts: [String] = []
     if let master {
-      parts.append(Self.isMulticast(master) ? "master found by multicast on \(master)" : "master \(master)")
+      let multicast = Self.isMulticast(master)
+      switch linked {
+      case true?: parts.append(multicast ? "linked to a master found by multicast on \(master)" : "linked to master \(master)")
+      case false?: parts.append(multicast ? "waiting for a master by multicast on \(master)" : "waiting for master \(master)")
+      case nil: parts.append(multicast ? "master found by multicast on \(master)" : "master \(master)")
+      }
     }
     if let udpPort { parts.append("UDP port \(udpPort)") }
     if let latencyPeriods { parts.append("network latency \(latencyPeriods) period\(latencyPeriods == 1 ? "" : "s")") }

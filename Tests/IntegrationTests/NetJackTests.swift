@@ -168,7 +168,7 @@ struct NetJackTests {
     defer { deck.kill() }
     let status = try await deck.status()
     #expect(status["sample rate"] == "48000 Hz" && status["buffer"] == "\(period) frames", "\(status)")
-    #expect(status["driver"] == "net (master 127.0.0.1, UDP port \(pair.port), network latency 2 periods)", "\(status)")
+    #expect(status["driver"] == "net (linked to master 127.0.0.1, UDP port \(pair.port), network latency 2 periods)", "\(status)")
     let onMasterServer = try await runTool(binary, ["--server", pair.master.name, "--no-start-server", "--no-connect", "--no-control", "-c", "status"],
                                            environment: pair.master.environment)
     #expect(onMasterServer.stdout.contains("driver: dummy"), "\(onMasterServer.text)")
@@ -308,6 +308,8 @@ struct NetJackTests {
       try #require(waiting, "kill \(k): the slave did not notice the master was gone")
       noticed.append(monotonicSeconds() - killedAt)
       try await checkKept(deck, pair, expected, "kill \(k), master down")
+      let down = try await deck.status()
+      #expect(down["driver"] == "net (waiting for master 127.0.0.1, UDP port \(pair.port), network latency 2 periods)", "kill \(k): \(down)")
 
       try await pair.master.start()
       try await NetJackPair.loadManager(on: pair.master, port: pair.port)
@@ -392,7 +394,7 @@ struct NetJackTests {
     #expect(run.status == 0, "\(run.text)")
     #expect(run.stdout.contains { $0.hasPrefix("started JACK server '\(slaveName)' (net driver") && $0.contains("-d net -a 127.0.0.1 -p \(port)") },
             "\(run.text)")
-    #expect(run.stdout.contains("driver: net (master 127.0.0.1, UDP port \(port), network latency 5 periods)"), "\(run.text)")
+    #expect(run.stdout.contains("driver: net (linked to master 127.0.0.1, UDP port \(port), network latency 5 periods)"), "\(run.text)")
     // The slave linked to the master (its client there is named after this machine), and it
     // stopped with stemdeck: the master's client for it goes away.
     let log = (try? String(contentsOfFile: "\(dir.path)/stemdeck/jackd-\(slaveName).log", encoding: .utf8)) ?? ""

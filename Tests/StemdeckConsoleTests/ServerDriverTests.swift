@@ -53,6 +53,11 @@ struct ServerDriverTests {
     for (arguments, expected) in cases {
       #expect(ServerDriverInfo.parse(arguments: arguments)?.description == expected, "\(arguments)")
     }
+    var linked = ServerDriverInfo.parse(arguments: ["-d", "net", "-a", "10.0.0.2"])
+    linked?.linked = true
+    #expect(linked?.description == "net (linked to master 10.0.0.2, UDP port 19000, network latency 5 periods)")
+    linked?.linked = false
+    #expect(linked?.description == "net (waiting for master 10.0.0.2, UDP port 19000, network latency 5 periods)")
     // The net driver's defaults from the server's environment; the options win over them.
     let environment = ["JACK_NETJACK_PORT": "19005", "JACK_NETJACK_MULTICAST": "225.3.19.160"]
     #expect(ServerDriverInfo.parse(arguments: ["-d", "net"], environment: environment)?.description
