@@ -285,6 +285,8 @@ struct NetJackTests {
     #expect(second["state"] == "playing" && moved, "\(what): state \(second["state"] ?? "?"), position \(first["position"] ?? "?") → \(second["position"] ?? "?")")
     #expect(second["server"] == "\(pair.slave.name) (connected)", "\(what): server \(second["server"] ?? "?")")
     #expect(try await deck.stemsTable() == expected, "\(what): stems changed")
+    // Its server (the slave) never went away: no interruption, no reconnect.
+    #expect(deck.eventCount("went away") == 0 && deck.eventCount("reconnected") == 0, "\(what): \(deck.events)")
   }
 
   @Test("the master server killed (kill -9) and restarted 3 times: stemdeck on the slave keeps running, playing and its settings, and is heard on the master again each time")
