@@ -164,12 +164,41 @@ struct NetJackTests {
     // On the master, what the slave plays goes back to it: the slave's system:capture_1 then
     // carries stemdeck's left channel after a round trip over the link.
     try await pair.master.connect(pair.fromSlave[0], pair.toSlave[0])
-    let onMaster = try pair.master.startCapture(ports: pair.fromSlave, seconds: 6, to: dir.file("master.wav"), hookDir: dir)
-    let onSlave = try pair.slave.startCapture(ports: ["stemdeck:master_L", "system:capture_1"], seconds: 6,
-                                              to: dir.file("slave.wav"), hookDir: dir)
-    let hooked = try await pair.master.waitForConnection(pair.fromSlave[1], timeout: 15) { $0.hasPrefix("jack_capture") }
-    let hookedSlave = try await pair.slave.waitForConnection("system:capture_1", timeout: 15) { $0.hasPrefix("jack_capture") }
-    try #require(hooked && hookedSlave, "jack_capture did not connect; logs:\n\(onMaster.log)\n\(onSlave.log)")
+    // Both recorders run once their files grow (they connect their ports before recording).
+    // Not polled with jack_lsp: on the loaded test machine a stream of short-lived clients of one
+    // name sometimes fails to open for many seconds against a server with a net client. For the
+    // same reason jack_capture now and then exits at once with status 1, "Cannot open
+    // jack_capture client" (1 run in 3 here, both recorders together, for a few seconds: jack2's
+    // per-user state shared with the other servers on the machine): then both are started again,
+    // for up to 40 s.
+    func size(_ path: String) -> Int {
+      var info = stat()
+      return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
+    var recorders: (master: CaptureRun, slave: CaptureRun)?
+    var failures: [String] = []
+    let deadline = monotonicSeconds() + 40
+    var attempt = 0
+    while recorders == nil && monotonicSeconds() < deadline {
+      attempt += 1
+      if attempt > 1 { await pause(0.5) }
+      let onMaster = try pair.master.startCapture(ports: pair.fromSlave, seconds: 6, to: dir.file("master-\(attempt).wav"), hookDir: dir)
+      let onSlave = try pair.slave.startCapture(ports: ["stemdeck:master_L", "system:capture_1"], seconds: 6,
+                                                to: dir.file("slave-\(attempt).wav"), hookDir: dir)
+      let recording = await eventually(timeout: 30, interval: 0.05) {
+        size(onMaster.path) > 44 + 8 * 4 * period && size(onSlave.path) > 44 + 8 * 4 * period
+          || !onMaster.child.isRunning || !onSlave.child.isRunning
+      }
+      if recording && size(onMaster.path) > 44 + 8 * 4 * period && size(onSlave.path) > 44 + 8 * 4 * period {
+        recorders = (onMaster, onSlave)
+      } else {
+        failures.append("attempt \(attempt): exit status \(onMaster.child.exitStatus.map(String.init) ?? "running"), \(onSlave.child.exitStatus.map(String.init) ?? "running"); logs: \(onMaster.log) \(onSlave.log)")
+        onMaster.child.terminate(grace: 1)
+        onSlave.child.terminate(grace: 1)
+      }
+    }
+    let (onMaster, onSlave) = try #require(recorders, "jack_capture did not start recording: \(failures)")
+    if !failures.isEmpty { print("NetJack2: jack_capture restarted: \(failures)") }
     try await deck.run("play")
     let started = try await eventually(timeout: 3, interval: 0.02) { try await deck.status()["state"] == "playing" }
     try #require(started, "stemdeck did not start playing\n\(deck.transcript)")
@@ -181,7 +210,7 @@ struct NetJackTests {
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
 
     // The master's capture equals the render (NetJack2 sends 32-bit floats by default).
-    let live = try readAudio(dir.file("master.wav"))
+    let live = try readAudio(onMaster.path)
     let compared = try comparePeriods(reference: render, capture: live, period: period)
     #expect(compared.periods >= render.frames / period - 10,
             "only \(compared.periods) periods of the render found in the master's capture")
@@ -192,7 +221,7 @@ struct NetJackTests {
 
     // Round trip slave → master → slave, in the slave's own capture (one clock): the returned
     // left channel is stemdeck's left channel a whole number of periods later.
-    let loop = try readAudio(dir.file("slave.wav"))
+    let loop = try readAudio(onSlave.path)
     func both(_ c: Int) -> AudioData {
       var samples = [Float](repeating: 0, count: loop.frames * 2)
       for f in 0..<loop.frames { samples[2 * f] = loop.sample(f, c); samples[2 * f + 1] = loop.sample(f, c) }
@@ -289,10 +318,23 @@ struct NetJackTests {
   }
 
   /// Records the slave's two outputs on the master for `seconds` and measures the left channel.
+  /// jack_capture that cannot open its client (see slaveMixEqualsRender) is started again, for up
+  /// to 30 s.
   func hearOnMaster(_ pair: NetJackPair, seconds: Double, path: String, dir: IntegrationTempDir) async throws -> (peak: Float, longestSilence: Int, firstSound: Int?) {
-    let run = try pair.master.startCapture(ports: pair.fromSlave, seconds: seconds, to: path, hookDir: dir)
-    _ = try await run.finish(timeout: seconds + 10)
-    let audio = try readAudio(path)
+    let deadline = monotonicSeconds() + 30
+    var attempt = 0
+    while true {
+      attempt += 1
+      do {
+        let run = try pair.master.startCapture(ports: pair.fromSlave, seconds: seconds, to: path + ".\(attempt).wav", hookDir: dir)
+        _ = try await run.finish(timeout: seconds + 10)
+        break
+      } catch {
+        if monotonicSeconds() > deadline { throw error }
+        await pause(0.5)
+      }
+    }
+    let audio = try readAudio(path + ".\(attempt).wav")
     let sound = onset(of: audio, channel: 0, above: 1e-3)
     let from = sound ?? 0
     return (peakLevel(audio, channel: 0, frames: from..<audio.frames),
@@ -382,8 +424,8 @@ struct NetJackTests {
       let upAt = monotonicSeconds()
       try #require(try await pair.waitForLink(timeout: 15), "kill \(k): the slave did not link to the restarted master within 15 s")
       linked.append(monotonicSeconds() - upAt)
-      let soundAfter = try await waitForSoundOnMaster(pair, since: upAt, timeout: 20, dir: dir, name: "kill-\(k)")
-      try #require(soundAfter != nil, "kill \(k): stemdeck was not heard on the master within 20 s of its restart")
+      let soundAfter = try await waitForSoundOnMaster(pair, since: upAt, timeout: 30, dir: dir, name: "kill-\(k)")
+      try #require(soundAfter != nil, "kill \(k): stemdeck was not heard on the master within 30 s of its restart")
       heardAfter.append(soundAfter ?? -1)
       let routes = try await pair.slave.connections()
       #expect(routes["stemdeck:master_L"] == ["system:playback_1"] && routes["stemdeck:master_R"] == ["system:playback_2"],
@@ -429,8 +471,18 @@ struct NetJackTests {
       let relinked = await eventually(timeout: 15) { self.logCount(pair.slave, "Initializing connection with") > links }
       try #require(relinked, "drop \(k): the slave did not link again within 15 s of the master resuming")
       back.append(monotonicSeconds() - resumedAt)
-      let soundAfter = try await waitForSoundOnMaster(pair, since: resumedAt, timeout: 20, dir: dir, name: "drop-\(k)")
-      try #require(soundAfter != nil, "drop \(k): stemdeck was not heard on the master within 20 s of it resuming (client \(pair.client))")
+      // The master takes 1.4 s to 11 s here (more under load) to drop its stale client for the
+      // slave and take the new one: that is jackd's netmanager, not stemdeck.
+      let soundAfter = try await waitForSoundOnMaster(pair, since: resumedAt, timeout: 45, dir: dir, name: "drop-\(k)")
+      if soundAfter == nil {
+        let masterLog = (try? String(contentsOfFile: pair.master.logPath, encoding: .utf8)) ?? ""
+        let slaveLog = (try? String(contentsOfFile: pair.slave.logPath, encoding: .utf8)) ?? ""
+        func tail(_ log: String) -> String {
+          log.split(separator: "\n").filter { !$0.hasPrefix("JackTimed") && !$0.hasPrefix("Cannot") && !$0.hasPrefix("jack server") && !$0.hasPrefix("JackShm") }.suffix(25).joined(separator: "\n")
+        }
+        Issue.record("drop \(k): stemdeck was not heard on the master within 45 s of it resuming (client \(pair.client)); master log:\n\(tail(masterLog))\nslave log:\n\(tail(slaveLog))")
+        return
+      }
       heardAfter.append(soundAfter ?? -1)
       let heard = try await hearOnMaster(pair, seconds: 1, path: dir.file("after-\(k).wav"), dir: dir)
       #expect(heard.peak > 0.1 && heard.longestSilence < 480,
@@ -465,10 +517,10 @@ struct NetJackTests {
     // stopped with stemdeck: the master's client for it goes away.
     let log = (try? String(contentsOfFile: "\(dir.path)/stemdeck/jackd-\(slaveName).log", encoding: .utf8)) ?? ""
     #expect(log.contains("Initializing connection with"), "slave log:\n\(log.suffix(2000))")
-    let gone = try await eventually(timeout: 15, interval: 0.1) {
-      try await !master.ports().contains { $0.hasSuffix(":from_slave_1") }
+    let gone = await eventually(timeout: 15, interval: 0.1) {
+      (try? await master.ports())?.contains { $0.hasSuffix(":from_slave_1") } == false
     }
-    let left = try await master.ports()
+    let left = (try? await master.ports()) ?? []
     #expect(gone, "the slave's client is still on the master: \(left)")
 
     // No master on that port: the launcher says what to do, within its 10 s.
