@@ -471,7 +471,7 @@ struct NetJackTests {
       let relinked = await eventually(timeout: 15) { self.logCount(pair.slave, "Initializing connection with") > links }
       try #require(relinked, "drop \(k): the slave did not link again within 15 s of the master resuming")
       back.append(monotonicSeconds() - resumedAt)
-      // The master takes 1.4 s to 11 s here (more under load) to drop its stale client for the
+      // The master takes 1.4 s to 12 s here (more under load) to drop its stale client for the
       // slave and take the new one: that is jackd's netmanager, not stemdeck.
       let soundAfter = try await waitForSoundOnMaster(pair, since: resumedAt, timeout: 45, dir: dir, name: "drop-\(k)")
       if soundAfter == nil {
