@@ -15,6 +15,8 @@ public struct Arguments: Equatable, Sendable {
   public var server: String?
   public var clientName = "stemdeck"
   public var startServer = true
+  /// `--start-server DRIVER`: the server to start when none runs.
+  public var launch: ServerLauncher.Launch = .automatic
   public var script: String?
   public var commands: String?
   public var keepGoing = false
@@ -84,6 +86,12 @@ public struct Arguments: Equatable, Sendable {
       case "--json": a.json = true
       case "--watch" where a.mode == .ctl: a.watch.append(try value(arg))
       case "--no-start-server": a.startServer = false
+      case "--start-server":
+        let v = try value(arg)
+        guard let launch = ServerLauncher.Launch.parse(v) else {
+          throw CommandError("--start-server: '\(ValueParser.printable(v))' is not a server to start; give \(ServerLauncher.Launch.forms)")
+        }
+        a.launch = launch
       case "--script": a.script = try value(arg)
       case "-c", "--commands": a.commands = try value(arg)
       case "--keep-going", "-k": a.keepGoing = true
@@ -140,6 +148,7 @@ public struct Arguments: Equatable, Sendable {
     } else if a.socket != nil {
       throw CommandError("--socket is a ctl option: stemdeck ctl --socket PATH 'CMD' (a live stemdeck takes --control PATH)")
     }
+    if a.launch != .automatic && !a.startServer { throw CommandError("--start-server and --no-start-server contradict each other: give one") }
     if a.control != nil && a.noControl { throw CommandError("--control PATH and --no-control contradict each other: give one") }
     if a.mode == .render {
       guard a.session != nil else { throw CommandError("render: which session? usage: stemdeck render SESSION --output FILE") }
@@ -200,6 +209,8 @@ public struct Arguments: Equatable, Sendable {
       --server NAME, -s NAME   JACK server (default: $JACK_DEFAULT_SERVER, else "default")
       --name CLIENT, -n CLIENT JACK client name (default: stemdeck)
       --no-start-server        do not start a JACK server when none is running
+      --start-server DRIVER    when none is running, start this one: dummy, alsa, net (a NetJack2
+                               slave finding its master by multicast), net:MASTER_IP[:PORT]
       --no-connect             do not connect the master to the system outputs
       --play                   start playing once the session is open
       --mixer                  open the full-screen mixer view at once (on a terminal; q goes to the prompt)
@@ -427,6 +438,7 @@ func runLive(_ a: Arguments) -> Int32 {
   options.clientName = nsmOpen?.clientID ?? a.clientName
   options.serverName = a.server
   options.startServer = a.startServer
+  options.launch = a.launch
   let driver: JackDriver
   do {
     driver = try JackDriver(options: options) { rate in

@@ -173,6 +173,11 @@ enum Display {
       lines.append("dsp load: \(NumberFormat.fixed(d.cpuLoad, 1)) %")
       lines.append("xruns: \(d.xruns)")
       lines.append("server: \(d.serverName) (\(d.connected ? "connected" : "disconnected, retrying"))")
+      // The driver from the server's own command line (libjack does not say): net slaves show
+      // their master and network latency.
+      var info = ServerDriverInfo.of(server: d.serverName)
+      if info?.driver == "net", d.connected { info?.linked = ((try? d.ports()) ?? []).contains { $0.isPhysical } }
+      lines.append("driver: \(info?.description ?? "unknown (the server's process is not visible from here)")")
       lines.append("client: \(d.clientName)")
       switch m.options.transportSync {
       case .off: break

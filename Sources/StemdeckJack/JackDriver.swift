@@ -16,6 +16,8 @@ public final class JackDriver: @unchecked Sendable {
     /// nil: $JACK_DEFAULT_SERVER, else "default".
     public var serverName: String?
     public var startServer = true
+    /// The server to start when none runs (`--start-server`).
+    public var launch: ServerLauncher.Launch = .automatic
     public init() {}
   }
 
@@ -37,6 +39,7 @@ public final class JackDriver: @unchecked Sendable {
   /// `midi_out`, while the mixer sends MIDI feedback.
   var midiOutPort: OpaquePointer?
   public private(set) var launcher: ServerLauncher?
+  let launch: ServerLauncher.Launch
   /// Connections we want, by our port's short name → full peer names. Survives server restarts.
   var intended: [String: Set<String>] = [:]
   /// Connections last seen, to tell a user's disconnect from a peer that went away.
@@ -72,18 +75,26 @@ public final class JackDriver: @unchecked Sendable {
       throw JackError("JACK client name '\(printableText(options.clientName))' (--name) \(problem)")
     }
     serverName = server
+    launch = options.launch
     var opened: JackClient?
     do { opened = try JackClient(name: options.clientName, server: server) } catch {
       guard options.startServer else { throw error }
-      launcher = try ServerLauncher(serverName: server) {
-        (try? JackClient(name: "stemdeck-probe", server: server)) != nil
-      }
+      let launch = options.launch
+      launcher = try ServerLauncher(serverName: server, launch: launch) { Self.serverReady(server, launch) }
       opened = try JackClient(name: options.clientName, server: server)
     }
     let client = opened!
     clientName = client.clientName
     mixer = makeMixer(Double(client.sampleRate))
     try attach(client)
+  }
+
+  /// Whether a server the launcher started takes clients: a net slave only once it has linked to
+  /// its master (its system ports appear then; before, a client would see no outputs to connect).
+  static func serverReady(_ server: String, _ launch: ServerLauncher.Launch) -> Bool {
+    guard let probe = try? JackClient(name: "stemdeck-probe", server: server) else { return false }
+    if case .net = launch { return !probe.portNames().isEmpty }
+    return true
   }
 
   /// Messages about the server this driver started, for the user.
@@ -539,9 +550,8 @@ public final class JackDriver: @unchecked Sendable {
 
   func tryReconnect() -> [DriverEvent] {
     if let launcher, !launcher.isRunning {
-      self.launcher = try? ServerLauncher(serverName: serverName) {
-        (try? JackClient(name: "stemdeck-probe", server: serverName)) != nil
-      }
+      let (server, launch) = (serverName, launch)
+      self.launcher = try? ServerLauncher(serverName: server, launch: launch) { Self.serverReady(server, launch) }
     }
     guard let newClient = try? JackClient(name: clientName, server: serverName) else { return [] }
     var lines: [DriverEvent] = []

@@ -5,6 +5,40 @@ import StemdeckControl
 /// fresh machine: the ALSA driver where a sound card exists, else the dummy driver, at 48 kHz.
 /// The server is stopped when stemdeck exits.
 public final class ServerLauncher: @unchecked Sendable {
+  /// Which server to start: the automatic choice (~/.jackdrc, else ALSA with a sound card, else
+  /// dummy), or the driver asked for with `--start-server` (then ~/.jackdrc is not read).
+  public enum Launch: Sendable, Equatable {
+    case automatic
+    case dummy
+    case alsa
+    /// A NetJack2 slave (`jackd -d net`) of the master at `master` (an address, or a multicast
+    /// group to find one in), whose netmanager listens on UDP `port` (nil: NetJack2's default).
+    case net(master: String, port: Int?)
+
+    /// What `--start-server` accepts, for error messages.
+    public static let forms = "dummy, alsa, net (a master found by multicast), net:MASTER_IP or net:MASTER_IP:PORT"
+
+    /// Parses `dummy`, `alsa`, `net`, `net:HOST` or `net:HOST:PORT`; nil for anything else.
+    public static func parse(_ spec: String) -> Launch? {
+      switch spec {
+      case "dummy": return .dummy
+      case "alsa": return .alsa
+      case "net": return .net(master: ServerDriverInfo.netDefaultMulticast, port: nil)
+      default: break
+      }
+      guard spec.hasPrefix("net:") else { return nil }
+      let parts = spec.dropFirst(4).split(separator: ":", omittingEmptySubsequences: false)
+      guard parts.count == 1 || parts.count == 2, let host = parts.first, !host.isEmpty, !host.hasPrefix("-"),
+            host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }) else { return nil }
+      var port: Int?
+      if parts.count == 2 {
+        guard let p = Int(parts[1]), (1...65535).contains(p) else { return nil }
+        port = p
+      }
+      return .net(master: String(host), port: port)
+    }
+  }
+
   public let serverName: String
   public let driver: String
   let process: Process
@@ -60,7 +94,9 @@ public final class ServerLauncher: @unchecked Sendable {
   /// Starts the server named `serverName` and waits until a client can connect (up to
   /// `timeout` seconds): the command in `~/.jackdrc` when there is one, else
   /// `jackd -n NAME` with the ALSA driver (a sound card exists) or the dummy driver.
-  public init(serverName: String, timeout: Double = 10, canConnect: () -> Bool) throws(JackError) {
+  /// With `launch` other than `.automatic`, that driver. A net slave is ready once it has
+  /// linked to its master (`canConnect` then checks for the ports the link brings).
+  public init(serverName: String, launch: Launch = .automatic, timeout: Double = 10, canConnect: () -> Bool) throws(JackError) {
     // The name becomes part of the log file's path: never one that could leave the folder.
     if let problem = JackNames.serverProblem(serverName) {
       throw JackError("JACK server name '\(printableText(serverName))' \(problem)")
@@ -68,7 +104,26 @@ public final class ServerLauncher: @unchecked Sendable {
     self.serverName = serverName
     let executable: String
     var arguments: [String]
-    if let rc = Self.jackdrcCommand(serverName: serverName) {
+    if launch != .automatic {
+      guard let jackd = Self.jackdPath() else {
+        throw JackError("jackd is not installed (apt-get install -y --no-install-recommends jackd2)")
+      }
+      executable = jackd
+      arguments = ["-n", serverName]
+      switch launch {
+      case .automatic, .dummy:
+        driver = "dummy"
+        arguments += ["--no-realtime", "-d", "dummy", "-r", "48000", "-p", "256"]
+      case .alsa:
+        driver = "alsa"
+        arguments += ["-d", "alsa", "-r", "48000", "-p", "256", "-n", "2"]
+      case .net(let master, let port):
+        // Rate, period and channel counts come from the master.
+        driver = "net"
+        arguments += ["-d", "net", "-a", master] + (port.map { ["-p", "\($0)"] } ?? [])
+      }
+      fromJackdrc = false
+    } else if let rc = Self.jackdrcCommand(serverName: serverName) {
       (executable, arguments) = rc
       driver = arguments.drop { $0 != "-d" }.dropFirst().first ?? "its"
       fromJackdrc = true
@@ -114,6 +169,10 @@ public final class ServerLauncher: @unchecked Sendable {
       usleep(100_000)
     }
     process.terminate()
+    if case .net(let master, let port) = launch {
+      let p = port ?? ServerDriverInfo.netDefaultPort
+      throw JackError("the NetJack2 slave found no master at \(master) (UDP port \(p)) within \(Int(timeout)) s: is the master's JACK server running with 'jack_load netmanager\(p == ServerDriverInfo.netDefaultPort ? "" : " -i \"-p \(p)\"")' and reachable? see \(logPath)")
+    }
     throw JackError("jackd did not become ready within \(Int(timeout)) s; see \(logPath)")
   }
 

@@ -311,17 +311,21 @@ final class PrivateJackServer: @unchecked Sendable {
   var sampleRate: Int
   let period: Int
   let logDir: IntegrationTempDir
+  /// The driver and its options when not the dummy driver (e.g. `["-d", "net", …]` for a
+  /// NetJack2 slave, whose rate and period come from its master).
+  let driverArguments: [String]?
   private let process = Mutex<ChildProcess?>(nil)
 
   /// Environment for every JACK client the tests start (tools and stemdeck).
   var environment: [String: String] { ["JACK_DEFAULT_SERVER": name, "JACK_NO_START_SERVER": "1"] }
   var logPath: String { logDir.file("jackd.log") }
 
-  init(sampleRate: Int = 48000, period: Int = 256) async throws {
+  init(sampleRate: Int = 48000, period: Int = 256, driver: [String]? = nil) async throws {
     let n = Self.counter.add(1, ordering: .relaxed).newValue
     name = "stemdeck-test-\(getpid())-\(n)"
     self.sampleRate = sampleRate
     self.period = period
+    driverArguments = driver
     logDir = try IntegrationTempDir("stemdeck-jackd")
     try await start()
   }
@@ -335,7 +339,7 @@ final class PrivateJackServer: @unchecked Sendable {
     precondition(!isRunning, "server \(name) is already running")
     JackRegistry.reclaimDeadEntries()
     let child = try ChildProcess(
-      "jackd", ["-n", name, "--no-realtime", "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"],
+      "jackd", ["-n", name, "--no-realtime"] + (driverArguments ?? ["-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]),
       environment: environment, stdout: .file(logPath), stderr: .file(logPath))
     process.withLock { $0 = child }
     let waited = try await runTool("jack_wait", ["-s", name, "-w", "-t", "10"], environment: environment, timeout: 15)
