@@ -20,6 +20,29 @@ struct OSCTests {
     return (messages, reason)
   }
 
+  /// Arguments shorter than their type tags: each is refused before liblo sees it (liblo 0.31
+  /// let a 'd' with 4 bytes through, and reading it went past its buffer under AddressSanitizer).
+  @Test("arguments shorter than their type tags are refused: d, h, t with 4 bytes, an unterminated string, a blob past the end")
+  func shortArguments() {
+    let address: [UInt8] = Array("/a".utf8) + [0, 0]
+    func tags(_ t: String) -> [UInt8] { let b = Array(("," + t).utf8) + [0]; return b + [UInt8](repeating: 0, count: (4 - b.count % 4) % 4) }
+    let cases: [[UInt8]] = [
+      address + tags("d") + [0x3f, 0xf0, 0, 0],
+      address + tags("h") + [0, 0, 0, 1],
+      address + tags("t") + [0, 0, 0, 1],
+      address + tags("fd") + [0, 0, 0, 0, 0, 0, 0, 0],
+      address + tags("s") + Array("abcd".utf8),
+      address + tags("b") + [0, 0, 0, 8, 1, 2, 3, 4],
+    ]
+    for bytes in cases {
+      let r = Self.decode(bytes)
+      #expect(r.messages.isEmpty && r.reason?.hasPrefix("malformed OSC message") == true, "\(bytes): \(String(describing: r.reason))")
+    }
+    // Whole ones still read, with their values.
+    let whole = Self.decode(address + tags("dh") + [0x3f, 0xf0, 0, 0, 0, 0, 0, 0] + [0, 0, 0, 0, 0, 0, 0, 7])
+    #expect(whole.reason == nil && whole.messages.first?.arguments == [.double(1), .int64(7)], "\(whole)")
+  }
+
   static func bundle(_ elements: [[UInt8]]) -> [UInt8] {
     var out = header
     for e in elements {

@@ -192,6 +192,10 @@ public final class OSCSocket {
       return nil
     }
     guard base.load(as: UInt8.self) == UInt8(ascii: "/") else { return "not an OSC message: an address starts with '/'" }
+    // liblo 0.31 lets some messages through whose arguments are shorter than their type tags say
+    // (a 'd' with 4 bytes left: AddressSanitizer caught the 8-byte read past its buffer in the
+    // fuzz test), so the sizes are checked here first, on the datagram itself.
+    if let reason = checkArgumentSizes(UnsafeRawBufferPointer(data)) { return reason }
     var result: Int32 = 0
     guard let message = lo_message_deserialise(base, data.count, &result) else {
       return "malformed OSC message (liblo error \(result)): check the address, the type tags and the arguments' sizes"
@@ -213,10 +217,11 @@ public final class OSCSocket {
         }
         guard let arg = argv[i] else { arguments.append(.other(Character(UnicodeScalar(tag)))); continue }
         switch tag {
-        case UInt8(ascii: "i"): arguments.append(.int(arg.pointee.i))
-        case UInt8(ascii: "f"): arguments.append(.float(arg.pointee.f))
-        case UInt8(ascii: "d"): arguments.append(.double(arg.pointee.d))
-        case UInt8(ascii: "h"): arguments.append(.int64(arg.pointee.h))
+        // liblo's buffer is only 4-byte aligned: 8-byte values are loaded unaligned.
+        case UInt8(ascii: "i"): arguments.append(.int(UnsafeRawPointer(arg).loadUnaligned(as: Int32.self)))
+        case UInt8(ascii: "f"): arguments.append(.float(UnsafeRawPointer(arg).loadUnaligned(as: Float.self)))
+        case UInt8(ascii: "d"): arguments.append(.double(UnsafeRawPointer(arg).loadUnaligned(as: Double.self)))
+        case UInt8(ascii: "h"): arguments.append(.int64(UnsafeRawPointer(arg).loadUnaligned(as: Int64.self)))
         case UInt8(ascii: "s"), UInt8(ascii: "S"):
           let text = UnsafeRawPointer(arg).assumingMemoryBound(to: CChar.self)
           arguments.append(.string(String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text)), as: UTF8.self)))
@@ -225,6 +230,50 @@ public final class OSCSocket {
       }
     }
     messages.append(OSCMessage(path: path, arguments: arguments, source: sockaddr_storage(), sourceLength: 0))
+    return nil
+  }
+
+  /// Checks that a message's arguments fit its datagram as its type tags say (OSC 1.0: strings
+  /// NUL-terminated and padded to 4 bytes, blobs a size then padded bytes, i f c r m 4 bytes,
+  /// d h t 8 bytes, T F N I none); the reason when they do not.
+  static func checkArgumentSizes(_ data: UnsafeRawBufferPointer) -> String? {
+    /// The offset after a padded NUL-terminated string starting at `at`, or nil if it runs out.
+    func afterString(_ at: Int) -> Int? {
+      var i = at
+      while i < data.count && data[i] != 0 { i += 1 }
+      guard i < data.count else { return nil }
+      let end = (i + 4) & ~3
+      return end <= data.count ? end : nil
+    }
+    guard let tagsAt = afterString(0) else { return "malformed OSC message: the address is not terminated" }
+    guard tagsAt < data.count, data[tagsAt] == UInt8(ascii: ",") else {
+      // No type tag string: an old-style message without arguments is accepted only if it is empty.
+      return tagsAt == data.count ? nil : "malformed OSC message: no type tag string after the address"
+    }
+    guard var offset = afterString(tagsAt) else { return "malformed OSC message: the type tags are not terminated" }
+    var t = tagsAt + 1
+    while t < data.count && data[t] != 0 {
+      let needed: Int
+      switch data[t] {
+      case UInt8(ascii: "i"), UInt8(ascii: "f"), UInt8(ascii: "c"), UInt8(ascii: "r"), UInt8(ascii: "m"): needed = 4
+      case UInt8(ascii: "d"), UInt8(ascii: "h"), UInt8(ascii: "t"): needed = 8
+      case UInt8(ascii: "T"), UInt8(ascii: "F"), UInt8(ascii: "N"), UInt8(ascii: "I"), UInt8(ascii: "["), UInt8(ascii: "]"): needed = 0
+      case UInt8(ascii: "s"), UInt8(ascii: "S"):
+        guard let end = afterString(offset) else { return "malformed OSC message: a string argument runs past the end" }
+        needed = end - offset
+      case UInt8(ascii: "b"):
+        guard offset + 4 <= data.count else { return "malformed OSC message: a blob's size is cut off" }
+        let size = Int(UInt32(bigEndian: data.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+        needed = 4 + ((size + 3) & ~3)
+      default:
+        return "malformed OSC message: unknown type tag '\(Character(UnicodeScalar(data[t])))'"
+      }
+      guard offset + needed <= data.count else {
+        return "malformed OSC message: the arguments are shorter than the type tags say"
+      }
+      offset += needed
+      t += 1
+    }
     return nil
   }
 
