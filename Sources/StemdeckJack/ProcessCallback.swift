@@ -28,6 +28,8 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   /// or a new connection anywhere gets every value again: a controller plugged in learns them).
   var lastMidiOut = 0
   var lastMidiGraph = 0
+  /// Periods until the feedback is sent once more after a graph change (see `writeMidiFeedback`).
+  var midiResendPeriods = 0
   /// MIDI events read by the process callback (a figure for `midi maps`).
   public let midiEvents = Atomic<Int>(0)
   /// Per-slot direct-out ports (left, right) as pointer bit patterns, 0 where a stem has none;
@@ -145,6 +147,14 @@ func writeMidiFeedback(_ context: UnsafeMutablePointer<ProcessContext>, _ state:
     context.pointee.lastMidiOut = bits
     context.pointee.lastMidiGraph = graph
     midiFeedbackReset(state)
+    // JACK tells of a new connection from its notification thread, not in step with the process
+    // cycle: the period that sees the count change can come before the connection carries data,
+    // and the values sent then are lost (CI saw a controller get nothing in 10 s). So everything
+    // is sent once more 8 periods later; a controller takes a repeated value as it is.
+    context.pointee.midiResendPeriods = 8
+  } else if context.pointee.midiResendPeriods > 0 {
+    context.pointee.midiResendPeriods &-= 1
+    if context.pointee.midiResendPeriods == 0 { midiFeedbackReset(state) }
   }
   guard let port = OpaquePointer(bitPattern: bits), let buffer = portBuffer(port, nframes) else { return }
   // RT-WAIVER: jack_midi_clear_buffer resets the port buffer's header (jack2 common/JackMidiAPI.cpp);
