@@ -34,17 +34,9 @@ public struct RenderState: ~Copyable {
   public var stemTaps = false
   public let sampleRate: Double
 
-  @usableFromInline var transportFrame = 0
-  @usableFromInline var playing = false
-  /// Waiting for every voice to have audio after a seek or start.
-  @usableFromInline var holding = false
-  @usableFromInline var playAfterHold = false
-  @usableFromInline var holdFramesLeft = 0
-  /// A seek requested while playing waits for the fade-out.
-  @usableFromInline var pendingSeekFrame = -1
-  @usableFromInline var pendingSeekEpoch = 0
-  @usableFromInline var pendingPause = false
-  @usableFromInline var fade: GainRamp
+  /// Where the transport is, and its start/hold/seek/pause state (the seek protocol:
+  /// docs/architecture.md, *Seek and epoch protocol*).
+  @usableFromInline var transport: RenderTransport
   @usableFromInline var masterGain: GainRamp
   @usableFromInline var masterMeter: MeterAccumulator
   @usableFromInline var preFaderMeters = false
@@ -57,34 +49,15 @@ public struct RenderState: ~Copyable {
   /// (nil: effects go into the master). Set only while effects have their own ports.
   public var effectOutputLeft: UnsafeMutablePointer<Float>?
   public var effectOutputRight: UnsafeMutablePointer<Float>?
-  @usableFromInline var recordTake: UnsafeMutablePointer<RecordTake>?
-  @usableFromInline var recordPaused = false
-  @usableFromInline var inputMeter: MeterAccumulator
-  /// Frames a voice must have buffered before a held transport starts.
-  @usableFromInline let primeFrames: Int
-  /// Commands waiting for a transport frame (grouped changes: `begin … commit at POS`).
-  @usableFromInline let scheduled: UnsafeMutablePointer<ScheduledCommand>
-  @usableFromInline var scheduledCount = 0
-  @usableFromInline let scheduleCapacity = 1024
-  /// While a group is being received: the frame its commands wait for (Int.min: none).
-  @usableFromInline var groupFrame = Int.min
-  @usableFromInline var collectingGroup = false
+  /// The take being recorded from the input ports (Recording.swift).
+  @usableFromInline var recording: RenderRecording
+  /// Grouped changes waiting for a transport frame (`begin … commit at POS`, CommandHandling.swift).
+  @usableFromInline var schedule: RenderSchedule
   /// Where voices mix to: the transport's mix, or the detached bus (SongChange.swift).
   @usableFromInline var busLeft: UnsafeMutablePointer<Float>
   @usableFromInline var busRight: UnsafeMutablePointer<Float>
-  /// Old songs' voices after a crossfade switch, mixed after the transport fade.
-  @usableFromInline let detachedLeft: UnsafeMutablePointer<Float>
-  @usableFromInline let detachedRight: UnsafeMutablePointer<Float>
-  @usableFromInline var detachedCount = 0
-  /// The detached voices' clock: advances with every pass, whatever the transport does.
-  @usableFromInline var detachedClock = 0
-  /// A requested song change waiting for its voices to be primed.
-  @usableFromInline var songChangePending = false
-  @usableFromInline var songChangeSong = 0
-  @usableFromInline var songChangeFrame = 0
-  @usableFromInline var songChangeEpoch = 0
-  @usableFromInline var songChangeFadeFrames = 0
-  @usableFromInline var songChangeWaitLeft = 0
+  /// A song change in flight and the old song's detached voices (SongChange.swift).
+  @usableFromInline var songChange: RenderSongChange
   /// MIDI control: the mapping table and the changes due in this block (Midi.swift).
   @usableFromInline var midi: MidiTable
   /// What MIDI did, for the control thread (Midi.swift).
@@ -157,18 +130,18 @@ public struct RenderState: ~Copyable {
     self.mixRight = mixRight
     self.busLeft = mixLeft
     self.busRight = mixRight
-    self.detachedLeft = detachedLeft
-    self.detachedRight = detachedRight
+    self.songChange = RenderSongChange(detachedLeft: detachedLeft, detachedRight: detachedRight)
     self.scratch = scratch
     self.directOutputs = directOutputs
     self.sampleRate = sampleRate
-    self.fade = GainRamp(gain: 1, length: Swift.max(1, Int(sampleRate * 0.005)))
+    self.transport = RenderTransport(
+      fade: GainRamp(gain: 1, length: Swift.max(1, Int(sampleRate * 0.005))),
+      primeFrames: Swift.min(8192, Int(sampleRate / 4)))
     self.masterGain = GainRamp(gain: 1, length: Swift.max(1, Int(sampleRate * 0.010)))
     self.masterMeter = MeterAccumulator(sampleRate: sampleRate)
-    self.primeFrames = Swift.min(8192, Int(sampleRate / 4))
     self.effects = EffectBank(sampleRate: sampleRate)
-    self.inputMeter = MeterAccumulator(sampleRate: sampleRate)
-    self.scheduled = .allocate(capacity: 1024)
+    self.recording = RenderRecording(inputMeter: MeterAccumulator(sampleRate: sampleRate))
+    self.schedule = RenderSchedule()
   }
 
   /// Destroys a state whose driver has stopped calling `renderBlock`: applies the commands still
@@ -178,8 +151,8 @@ public struct RenderState: ~Copyable {
     _ state: UnsafeMutablePointer<RenderState>, dispose: (UnsafeMutablePointer<StemVoice>) -> Void
   ) {
     while state.pointee.commands.availableCount() > 0 { applyCommands(state) }
-    state.pointee.collectingGroup = false
-    state.pointee.scheduledCount = 0
+    state.pointee.schedule.collecting = false
+    state.pointee.schedule.count = 0
     for slot in 0..<state.pointee.maxVoices {
       if let voice = state.pointee.voices[slot] {
         if let waiting = voice.pointee.replacement { dispose(waiting) }
@@ -189,11 +162,11 @@ public struct RenderState: ~Copyable {
     state.pointee.voices.deallocate()
     state.pointee.mixLeft.deallocate()
     state.pointee.mixRight.deallocate()
-    state.pointee.detachedLeft.deallocate()
-    state.pointee.detachedRight.deallocate()
+    state.pointee.songChange.detachedLeft.deallocate()
+    state.pointee.songChange.detachedRight.deallocate()
     state.pointee.scratch.deallocate()
     state.pointee.directOutputs.deallocate()
-    state.pointee.scheduled.deallocate()
+    state.pointee.schedule.entries.deallocate()
     state.pointee.midi.free()
     let status = state.pointee.status
     state.deinitialize(count: 1)
@@ -271,9 +244,9 @@ public func renderBlock(
       if until > 0 && until < n { n = until }
     }
     // A pass ends where a scheduled change is due, so the change lands on its exact frame.
-    let rolling = state.pointee.playing || (state.pointee.holding && state.pointee.playAfterHold)
+    let rolling = state.pointee.transport.playing || (state.pointee.transport.holding && state.pointee.transport.playAfterHold)
     if rolling, let due = nextScheduledFrame(state) {
-      let until = due &- state.pointee.transportFrame
+      let until = due &- state.pointee.transport.frame
       if until > 0 && until < n { n = until }
     }
     state.pointee.passOffset = done
@@ -297,25 +270,25 @@ func renderPass(
   mixL.update(repeating: 0, count: n)
   mixR.update(repeating: 0, count: n)
 
-  if state.pointee.holding {
+  if state.pointee.transport.holding {
     var allPrimed = true
     for slot in 0..<state.pointee.slotLimit {
       guard let voice = state.pointee.voices[slot], !voice.pointee.pending, !voice.pointee.detached else { continue }
-      if !voiceIsPrimed(voice, primeFrames: state.pointee.primeFrames) { allPrimed = false }
+      if !voiceIsPrimed(voice, primeFrames: state.pointee.transport.primeFrames) { allPrimed = false }
     }
-    state.pointee.holdFramesLeft &-= n
-    if !allPrimed && state.pointee.holdFramesLeft <= 0 {
+    state.pointee.transport.holdFramesLeft &-= n
+    if !allPrimed && state.pointee.transport.holdFramesLeft <= 0 {
       _ = state.pointee.events.push(.primeTimeout)
       allPrimed = true
     }
     if allPrimed {
-      state.pointee.holding = false
-      state.pointee.playing = state.pointee.playAfterHold
+      state.pointee.transport.holding = false
+      state.pointee.transport.playing = state.pointee.transport.playAfterHold
     }
   }
 
-  let playing = state.pointee.playing
-  let start = state.pointee.transportFrame
+  let playing = state.pointee.transport.playing
+  let start = state.pointee.transport.frame
   state.pointee.captureInputs(frameCount: n, rolling: playing)
   for slot in 0..<state.pointee.slotLimit {
     guard let voice = state.pointee.voices[slot], !voice.pointee.detached else { continue }
@@ -359,7 +332,7 @@ func renderPass(
     state.pointee.effects.render(intoLeft: fxL, right: fxR, frameCount: n)
   }
   if detachedActive {
-    let dl = state.pointee.detachedLeft, dr = state.pointee.detachedRight
+    let dl = state.pointee.songChange.detachedLeft, dr = state.pointee.songChange.detachedRight
     if effectsActive {
       for i in 0..<n { fxL[i] += dl[i]; fxR[i] += dr[i] }
     } else {
@@ -369,7 +342,7 @@ func renderPass(
   }
 
   // Master: transport fade (which moves only while playing), effects, master gain, meters.
-  let fadeStep = playing ? state.pointee.fade.advance(frames: n) : (start: state.pointee.fade.current, step: Float(0), rampFrames: 0)
+  let fadeStep = playing ? state.pointee.transport.fade.advance(frames: n) : (start: state.pointee.transport.fade.current, step: Float(0), rampFrames: 0)
   let gainStep = state.pointee.masterGain.advance(frames: n)
   var fadeGain = fadeStep.start
   var masterGain = gainStep.start
@@ -387,7 +360,7 @@ func renderPass(
       }
     }
   } else {
-    let fadeTarget = state.pointee.fade.current
+    let fadeTarget = state.pointee.transport.fade.current
     let gainTarget = state.pointee.masterGain.current
     for i in 0..<n {
       let fl: Float = effectsActive ? fxL[i] : 0
@@ -405,22 +378,22 @@ func renderPass(
   tapMaster(state, left: left, right: right, frameCount: n)
 
   if playing {
-    state.pointee.transportFrame &+= n
+    state.pointee.transport.frame &+= n
     // A fade-out that reached silence completes a pause or a seek.
-    if !state.pointee.fade.isRamping && state.pointee.fade.current == 0 {
-      if state.pointee.pendingSeekFrame >= 0 {
-        performSeek(state, frame: state.pointee.pendingSeekFrame, epoch: state.pointee.pendingSeekEpoch,
-                    resume: !state.pointee.pendingPause)
-        state.pointee.pendingPause = false
-      } else if state.pointee.pendingPause {
-        state.pointee.playing = false
-        state.pointee.pendingPause = false
-        state.pointee.fade.jump(to: 1)
+    if !state.pointee.transport.fade.isRamping && state.pointee.transport.fade.current == 0 {
+      if state.pointee.transport.pendingSeekFrame >= 0 {
+        performSeek(state, frame: state.pointee.transport.pendingSeekFrame, epoch: state.pointee.transport.pendingSeekEpoch,
+                    resume: !state.pointee.transport.pendingPause)
+        state.pointee.transport.pendingPause = false
+      } else if state.pointee.transport.pendingPause {
+        state.pointee.transport.playing = false
+        state.pointee.transport.pendingPause = false
+        state.pointee.transport.fade.jump(to: 1)
       }
     }
   }
   let status = state.pointee.status
-  status.pointee.transportFrame.store(state.pointee.transportFrame, ordering: .relaxed)
-  let published: TransportState = state.pointee.playing ? .playing : (state.pointee.holding && state.pointee.playAfterHold ? .waitingForDisk : .paused)
+  status.pointee.transportFrame.store(state.pointee.transport.frame, ordering: .relaxed)
+  let published: TransportState = state.pointee.transport.playing ? .playing : (state.pointee.transport.holding && state.pointee.transport.playAfterHold ? .waitingForDisk : .paused)
   status.pointee.transportState.store(published.rawValue, ordering: .relaxed)
 }

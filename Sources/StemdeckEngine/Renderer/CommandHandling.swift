@@ -9,13 +9,13 @@ func applyCommands(_ state: UnsafeMutablePointer<RenderState>) {
     applied &+= 1
     switch command {
     case .beginGroup(let frame):
-      state.pointee.collectingGroup = true
-      state.pointee.groupFrame = frame
+      state.pointee.schedule.collecting = true
+      state.pointee.schedule.groupFrame = frame
     case .endGroup:
-      state.pointee.collectingGroup = false
+      state.pointee.schedule.collecting = false
     default:
-      if state.pointee.collectingGroup {
-        schedule(state, command, at: state.pointee.groupFrame)
+      if state.pointee.schedule.collecting {
+        schedule(state, command, at: state.pointee.schedule.groupFrame)
       } else {
         apply(state, command)
       }
@@ -28,18 +28,18 @@ func applyCommands(_ state: UnsafeMutablePointer<RenderState>) {
 /// schedule is full the command is applied now rather than lost.
 @_noLocks
 func schedule(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand, at frame: Int) {
-  guard state.pointee.scheduledCount < state.pointee.scheduleCapacity else { apply(state, command); return }
-  state.pointee.scheduled[state.pointee.scheduledCount] = ScheduledCommand(frame: frame, command: command)
-  state.pointee.scheduledCount &+= 1
+  guard state.pointee.schedule.count < state.pointee.schedule.capacity else { apply(state, command); return }
+  state.pointee.schedule.entries[state.pointee.schedule.count] = ScheduledCommand(frame: frame, command: command)
+  state.pointee.schedule.count &+= 1
 }
 
 /// The earliest frame a scheduled change waits for, if any.
 @_noLocks
 func nextScheduledFrame(_ state: UnsafeMutablePointer<RenderState>) -> Int? {
-  let count = state.pointee.scheduledCount
+  let count = state.pointee.schedule.count
   if count == 0 { return nil }
   var earliest = Int.max
-  for i in 0..<count { earliest = Swift.min(earliest, state.pointee.scheduled[i].frame) }
+  for i in 0..<count { earliest = Swift.min(earliest, state.pointee.schedule.entries[i].frame) }
   return earliest
 }
 
@@ -47,198 +47,244 @@ func nextScheduledFrame(_ state: UnsafeMutablePointer<RenderState>) -> Int? {
 /// frame has not come stay; nothing waits while the group is still arriving.
 @_noLocks
 func applyDueChanges(_ state: UnsafeMutablePointer<RenderState>) {
-  let count = state.pointee.scheduledCount
-  if count == 0 || state.pointee.collectingGroup { return }
-  let now = state.pointee.transportFrame
+  let count = state.pointee.schedule.count
+  if count == 0 || state.pointee.schedule.collecting { return }
+  let now = state.pointee.transport.frame
   var kept = 0
   for i in 0..<count {
-    let entry = state.pointee.scheduled[i]
+    let entry = state.pointee.schedule.entries[i]
     if entry.frame <= now {
       apply(state, entry.command)
     } else {
-      state.pointee.scheduled[kept] = entry
+      state.pointee.schedule.entries[kept] = entry
       kept &+= 1
     }
   }
-  state.pointee.scheduledCount = kept
+  state.pointee.schedule.count = kept
 }
 
-/// Applies one command. Changes made while the transport is not playing take effect at once
-/// (nothing is sounding, so there is nothing to smooth); while playing they ramp.
+/// Applies one command: each case hands it to the function for its concern (the voice table,
+/// a voice's levels, the transport, song changes, effects, recording). Changes made while the
+/// transport is not playing take effect at once (nothing is sounding, so there is nothing to
+/// smooth); while playing they ramp.
 @_noLocks
 func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand) {
-  let playing = state.pointee.playing
+  let jump = !state.pointee.transport.playing
   switch command {
-  case .addVoice(let slot, let voice):
-    let s = Int(slot)
-    guard s >= 0, s < state.pointee.maxVoices, state.pointee.voices[s] == nil else { return }
-    state.pointee.voices[s] = voice
-    if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
-  case .addPendingVoice(let slot, let voice, let song):
-    let s = Int(slot)
-    guard s >= 0, s < state.pointee.maxVoices, state.pointee.voices[s] == nil else { return }
+  case .addVoice(let slot, let voice): installVoice(state, slot: slot, voice)
+  case .addPendingVoice(let slot, let voice, let song): installVoice(state, slot: slot, voice, pendingSong: song)
+  case .replaceVoice(let slot, let voice): replaceVoice(state, slot: slot, with: voice, jump: jump)
+  case .removeVoice(let slot): if let voice = voiceAt(state, slot) { fadeOutVoice(voice, jump: jump) }
+  case .changeSong(let frame, let epoch, let fadeFrames, let song):
+    requestSongChange(state, frame: frame, epoch: epoch, fadeFrames: fadeFrames, song: song)
+  case .completeSongChange: if state.pointee.songChange.pending { performSongChange(state) }
+  case .setGains(let slot, let l, let r): if let voice = voiceAt(state, slot) { setGains(voice, l, r, jump: jump) }
+  case .setLevels(let slot, let volume, let pan, let audible):
+    if let voice = voiceAt(state, slot) { setLevels(voice, volume: volume, pan: pan, audible: audible, jump: jump) }
+  case .setRate(let slot, let rate): if let voice = voiceAt(state, slot) { setRate(voice, rate) }
+  case .setPitchScale(let slot, let scale): if let voice = voiceAt(state, slot) { setPitchScale(voice, scale) }
+  case .glide(let slot, let parameter, let target, let frames, let exponential):
+    if let voice = voiceAt(state, slot) { startGlide(voice, parameter, to: target, frames: frames, exponential: exponential) }
+  case .cancelGlides(let slot): if let voice = voiceAt(state, slot) { cancelGlides(voice) }
+  case .setJoinFrameAfterSeek(let slot, let frame): voiceAt(state, slot)?.pointee.joinFrameAfterSeek = frame
+  case .setMasterGain(let gain): setRamp(&state.pointee.masterGain, gain, jump: jump)
+  case .play(let fadeIn): play(state, fadeIn: fadeIn)
+  case .pause: pause(state)
+  case .seek(let frame, let epoch): seek(state, frame: frame, epoch: epoch)
+  case .setMeterPoint(let preFader): state.pointee.preFaderMeters = preFader
+  case .setStemMetering(let on): state.pointee.stemMetering = on
+  case .setMidiBinding(let index, let binding, let count): state.pointee.midi.apply(index: index, binding: binding, count: count)
+  case .loadEffect(let slot, let sample): state.pointee.effects.load(slot: Int(slot), sample: sample)
+  case .unloadEffect(let slot): unloadEffect(state, slot: slot)
+  case .fireEffect(let slot, let l, let r): state.pointee.effects.fire(slot: Int(slot), gainLeft: l, gainRight: r)
+  case .stopEffect(let slot): state.pointee.effects.stop(slot: Int(slot))
+  case .startRecording(let take): state.pointee.recording.start(take)
+  case .pauseRecording(let paused): state.pointee.recording.paused = paused
+  case .stopRecording: stopRecording(state)
+  case .beginGroup, .endGroup: break  // handled by applyCommands
+  }
+}
+
+// MARK: - The voice table
+
+/// Installs `voice` in an empty slot; with `pendingSong` it waits for that song change
+/// (SongChange.swift) before it plays.
+@_noLocks
+func installVoice(_ state: UnsafeMutablePointer<RenderState>, slot: Int32, _ voice: UnsafeMutablePointer<StemVoice>,
+                  pendingSong: Int? = nil) {
+  let s = Int(slot)
+  guard s >= 0, s < state.pointee.maxVoices, state.pointee.voices[s] == nil else { return }
+  if let song = pendingSong {
     voice.pointee.pending = true
     voice.pointee.pendingSong = song
+  }
+  state.pointee.voices[s] = voice
+  if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
+}
+
+/// Puts `voice` in place of the slot's voice, which fades out first (its replacement takes over
+/// in `retireVoice`).
+@_noLocks
+func replaceVoice(_ state: UnsafeMutablePointer<RenderState>, slot: Int32, with voice: UnsafeMutablePointer<StemVoice>,
+                  jump: Bool) {
+  let s = Int(slot)
+  guard s >= 0, s < state.pointee.maxVoices else { return }
+  guard let old = state.pointee.voices[s] else {
     state.pointee.voices[s] = voice
     if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
-  case .changeSong(let frame, let epoch, let fadeFrames, let song):
-    // An earlier change still waiting for its voices is superseded: its voices go back now (not
-    // at the switch), so changes in a row hand their slots back before the slots run out.
-    for slot in 0..<state.pointee.slotLimit {
-      guard let voice = state.pointee.voices[slot], voice.pointee.pending, voice.pointee.pendingSong < song else { continue }
-      retireVoice(state, slot: slot, voice: voice)
-    }
-    state.pointee.songChangePending = true
-    state.pointee.songChangeSong = song
-    state.pointee.songChangeFrame = frame
-    state.pointee.songChangeEpoch = epoch
-    state.pointee.songChangeFadeFrames = Swift.max(0, fadeFrames)
-    state.pointee.songChangeWaitLeft = Int(state.pointee.sampleRate)
-  case .completeSongChange:
-    if state.pointee.songChangePending { performSongChange(state) }
-  case .replaceVoice(let slot, let voice):
-    let s = Int(slot)
-    guard s >= 0, s < state.pointee.maxVoices else { return }
-    guard let old = state.pointee.voices[s] else {
-      state.pointee.voices[s] = voice
-      if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
-      return
-    }
-    if let waiting = old.pointee.replacement {
-      // Rebuilt again before the first rebuild took over: that one never sounded.
-      guard state.pointee.retired.push(waiting) else { return }
-    }
-    old.pointee.replacement = voice
-    old.pointee.removing = true
-    old.pointee.volumeGlide = Glide()
-    old.pointee.panGlide = Glide()
-    setRamp(&old.pointee.gainLeft, 0, jump: !playing)
-    setRamp(&old.pointee.gainRight, 0, jump: !playing)
-  case .removeVoice(let slot):
-    guard let voice = voiceAt(state, slot) else { return }
-    voice.pointee.removing = true
-    voice.pointee.volumeGlide = Glide()
-    voice.pointee.panGlide = Glide()
-    setRamp(&voice.pointee.gainLeft, 0, jump: !playing)
-    setRamp(&voice.pointee.gainRight, 0, jump: !playing)
-  case .setGains(let slot, let l, let r):
-    guard let voice = voiceAt(state, slot), !voice.pointee.removing else { return }
-    voice.pointee.volumeGlide = Glide()
-    voice.pointee.panGlide = Glide()
-    setRamp(&voice.pointee.gainLeft, l, jump: !playing || voice.pointee.pending)
-    setRamp(&voice.pointee.gainRight, r, jump: !playing || voice.pointee.pending)
-  case .setLevels(let slot, let volume, let pan, let audible):
-    // Only the levels sent change (and only their glides stop): a pan change or a solo elsewhere
-    // leaves a volume glide running.
-    guard let voice = voiceAt(state, slot), !voice.pointee.removing else { return }
-    if let volume {
-      voice.pointee.volumeGlide = Glide()
-      voice.pointee.volume = volume
-    }
-    if let pan {
-      voice.pointee.panGlide = Glide()
-      voice.pointee.pan = pan
-    }
-    voice.pointee.audible = audible
-    updateGains(voice, frames: 0, jump: !playing || voice.pointee.pending)
-    publishGlides(voice)
-  case .setRate(let slot, let rate):
-    guard let voice = voiceAt(state, slot) else { return }
-    voice.pointee.rateGlide = Glide()
-    voice.pointee.rate = rate
-    applyRate(voice)
-    publishGlides(voice)
-  case .setPitchScale(let slot, let scale):
-    guard let voice = voiceAt(state, slot) else { return }
-    voice.pointee.pitchScale = scale
-    applyRate(voice)
-  case .glide(let slot, let parameter, let target, let frames, let exponential):
-    guard let voice = voiceAt(state, slot), !voice.pointee.removing else { return }
-    let curve: Glide.Curve = exponential ? .exponential : .linear
-    switch parameter {
-    case .volume: voice.pointee.volumeGlide = Glide(from: voice.pointee.volume, to: target, frames: frames, curve: curve)
-    case .pan: voice.pointee.panGlide = Glide(from: voice.pointee.pan, to: target, frames: frames, curve: .linear)
-    case .rate: voice.pointee.rateGlide = Glide(from: voice.pointee.rate, to: target, frames: frames, curve: curve)
-    }
-    publishGlides(voice)
-  case .cancelGlides(let slot):
-    guard let voice = voiceAt(state, slot) else { return }
-    voice.pointee.volumeGlide = Glide()
-    voice.pointee.panGlide = Glide()
-    voice.pointee.rateGlide = Glide()
-    publishGlides(voice)
-  case .setMasterGain(let gain):
-    setRamp(&state.pointee.masterGain, gain, jump: !playing)
-  case .play(let fadeIn):
-    state.pointee.pendingPause = false
-    // While a seek's fade-out runs, the seek completes first (it resumes playing): raising the
-    // fade again here would leave the seek waiting forever, and voices added for it silent.
-    if playing {
-      if state.pointee.pendingSeekFrame < 0 { state.pointee.fade.set(target: 1) }
-      return
-    }
-    if fadeIn { state.pointee.fade.jump(to: 0) } else { state.pointee.fade.jump(to: 1) }
-    state.pointee.fade.set(target: 1)
-    state.pointee.holding = true
-    state.pointee.playAfterHold = true
-    state.pointee.holdFramesLeft = Int(state.pointee.sampleRate)
-  case .pause:
-    state.pointee.playAfterHold = false
-    if playing {
-      state.pointee.pendingPause = true
-      state.pointee.fade.set(target: 0)
-    }
-  case .seek(let frame, let epoch):
-    if state.pointee.songChangePending {
-      // A seek sent after a song change is for the new song: it moves the switch's target and
-      // the pending voices; the old song plays on untouched until the switch.
-      state.pointee.songChangeFrame = frame
-      state.pointee.songChangeEpoch = epoch
-      for slot in 0..<state.pointee.slotLimit {
-        guard let voice = state.pointee.voices[slot], voice.pointee.pending else { continue }
-        resyncVoice(state, voice, frame: frame, epoch: epoch)
-      }
-      return
-    }
-    if playing {
-      state.pointee.pendingSeekFrame = frame
-      state.pointee.pendingSeekEpoch = epoch
-      state.pointee.fade.set(target: 0)
-    } else {
-      performSeek(state, frame: frame, epoch: epoch, resume: state.pointee.playAfterHold)
-    }
-  case .setJoinFrameAfterSeek(let slot, let frame):
-    voiceAt(state, slot)?.pointee.joinFrameAfterSeek = frame
-  case .setMeterPoint(let preFader):
-    state.pointee.preFaderMeters = preFader
-  case .setStemMetering(let on):
-    state.pointee.stemMetering = on
-  case .setMidiBinding(let index, let binding, let count):
-    if index < 0 {
-      state.pointee.midi.count = Swift.max(0, Swift.min(Int(count), MidiTable.capacity))
-    } else {
-      state.pointee.midi.set(index: Int(index), binding: binding, count: Int(count))
-    }
-  case .loadEffect(let slot, let sample):
-    state.pointee.effects.load(slot: Int(slot), sample: sample)
-  case .unloadEffect(let slot):
-    state.pointee.effects.unload(slot: Int(slot))
-    _ = state.pointee.events.push(.effectUnloaded(slot: slot))
-  case .fireEffect(let slot, let l, let r):
-    state.pointee.effects.fire(slot: Int(slot), gainLeft: l, gainRight: r)
-  case .stopEffect(let slot):
-    state.pointee.effects.stop(slot: Int(slot))
-  case .startRecording(let take):
-    state.pointee.recordTake = take
-    state.pointee.recordPaused = false
-  case .pauseRecording(let paused):
-    state.pointee.recordPaused = paused
-  case .stopRecording:
-    state.pointee.recordTake = nil
-    _ = state.pointee.events.push(.recordingStopped)
-  case .beginGroup, .endGroup:
-    break  // handled by applyCommands
+    return
   }
+  if let waiting = old.pointee.replacement {
+    // Rebuilt again before the first rebuild took over: that one never sounded.
+    guard state.pointee.retired.push(waiting) else { return }
+  }
+  old.pointee.replacement = voice
+  fadeOutVoice(old, jump: jump)
+}
+
+/// Marks a voice for removal: it fades to silence, then `renderPass` retires it.
+@_noLocks
+func fadeOutVoice(_ voice: UnsafeMutablePointer<StemVoice>, jump: Bool) {
+  voice.pointee.removing = true
+  voice.pointee.volumeGlide = Glide()
+  voice.pointee.panGlide = Glide()
+  setRamp(&voice.pointee.gainLeft, 0, jump: jump)
+  setRamp(&voice.pointee.gainRight, 0, jump: jump)
+}
+
+// MARK: - A voice's levels, rate and glides
+
+@_noLocks
+func setGains(_ voice: UnsafeMutablePointer<StemVoice>, _ l: Float, _ r: Float, jump: Bool) {
+  guard !voice.pointee.removing else { return }
+  voice.pointee.volumeGlide = Glide()
+  voice.pointee.panGlide = Glide()
+  setRamp(&voice.pointee.gainLeft, l, jump: jump || voice.pointee.pending)
+  setRamp(&voice.pointee.gainRight, r, jump: jump || voice.pointee.pending)
+}
+
+/// Only the levels sent change (and only their glides stop): a pan change or a solo elsewhere
+/// leaves a volume glide running.
+@_noLocks
+func setLevels(_ voice: UnsafeMutablePointer<StemVoice>, volume: Double?, pan: Double?, audible: Bool, jump: Bool) {
+  guard !voice.pointee.removing else { return }
+  if let volume {
+    voice.pointee.volumeGlide = Glide()
+    voice.pointee.volume = volume
+  }
+  if let pan {
+    voice.pointee.panGlide = Glide()
+    voice.pointee.pan = pan
+  }
+  voice.pointee.audible = audible
+  updateGains(voice, frames: 0, jump: jump || voice.pointee.pending)
+  publishGlides(voice)
+}
+
+@_noLocks
+func setRate(_ voice: UnsafeMutablePointer<StemVoice>, _ rate: Double) {
+  voice.pointee.rateGlide = Glide()
+  voice.pointee.rate = rate
+  applyRate(voice)
+  publishGlides(voice)
+}
+
+@_noLocks
+func setPitchScale(_ voice: UnsafeMutablePointer<StemVoice>, _ scale: Double) {
+  voice.pointee.pitchScale = scale
+  applyRate(voice)
+}
+
+@_noLocks
+func startGlide(_ voice: UnsafeMutablePointer<StemVoice>, _ parameter: GlideParameter, to target: Double, frames: Int,
+                exponential: Bool) {
+  guard !voice.pointee.removing else { return }
+  let curve: Glide.Curve = exponential ? .exponential : .linear
+  switch parameter {
+  case .volume: voice.pointee.volumeGlide = Glide(from: voice.pointee.volume, to: target, frames: frames, curve: curve)
+  case .pan: voice.pointee.panGlide = Glide(from: voice.pointee.pan, to: target, frames: frames, curve: .linear)
+  case .rate: voice.pointee.rateGlide = Glide(from: voice.pointee.rate, to: target, frames: frames, curve: curve)
+  }
+  publishGlides(voice)
+}
+
+@_noLocks
+func cancelGlides(_ voice: UnsafeMutablePointer<StemVoice>) {
+  voice.pointee.volumeGlide = Glide()
+  voice.pointee.panGlide = Glide()
+  voice.pointee.rateGlide = Glide()
+  publishGlides(voice)
+}
+
+// MARK: - The transport
+
+@_noLocks
+func play(_ state: UnsafeMutablePointer<RenderState>, fadeIn: Bool) {
+  state.pointee.transport.pendingPause = false
+  // While a seek's fade-out runs, the seek completes first (it resumes playing): raising the
+  // fade again here would leave the seek waiting forever, and voices added for it silent.
+  if state.pointee.transport.playing {
+    if state.pointee.transport.pendingSeekFrame < 0 { state.pointee.transport.fade.set(target: 1) }
+    return
+  }
+  if fadeIn { state.pointee.transport.fade.jump(to: 0) } else { state.pointee.transport.fade.jump(to: 1) }
+  state.pointee.transport.fade.set(target: 1)
+  state.pointee.transport.holding = true
+  state.pointee.transport.playAfterHold = true
+  state.pointee.transport.holdFramesLeft = Int(state.pointee.sampleRate)
+}
+
+@_noLocks
+func pause(_ state: UnsafeMutablePointer<RenderState>) {
+  state.pointee.transport.playAfterHold = false
+  if state.pointee.transport.playing {
+    state.pointee.transport.pendingPause = true
+    state.pointee.transport.fade.set(target: 0)
+  }
+}
+
+@_noLocks
+func seek(_ state: UnsafeMutablePointer<RenderState>, frame: Int, epoch: Int) {
+  if state.pointee.songChange.pending {
+    // A seek sent after a song change is for the new song: it moves the switch's target and
+    // the pending voices; the old song plays on untouched until the switch.
+    state.pointee.songChange.frame = frame
+    state.pointee.songChange.epoch = epoch
+    for slot in 0..<state.pointee.slotLimit {
+      guard let voice = state.pointee.voices[slot], voice.pointee.pending else { continue }
+      resyncVoice(state, voice, frame: frame, epoch: epoch)
+    }
+    return
+  }
+  if state.pointee.transport.playing {
+    state.pointee.transport.pendingSeekFrame = frame
+    state.pointee.transport.pendingSeekEpoch = epoch
+    state.pointee.transport.fade.set(target: 0)
+  } else {
+    performSeek(state, frame: frame, epoch: epoch, resume: state.pointee.transport.playAfterHold)
+  }
+}
+
+// MARK: - Effects and recording
+
+@_noLocks
+func unloadEffect(_ state: UnsafeMutablePointer<RenderState>, slot: Int32) {
+  state.pointee.effects.unload(slot: Int(slot))
+  _ = state.pointee.events.push(.effectUnloaded(slot: slot))
+}
+
+extension RenderRecording {
+  @_noLocks
+  mutating func start(_ take: UnsafeMutablePointer<RecordTake>) {
+    self.take = take
+    paused = false
+  }
+}
+
+@_noLocks
+func stopRecording(_ state: UnsafeMutablePointer<RenderState>) {
+  state.pointee.recording.take = nil
+  _ = state.pointee.events.push(.recordingStopped)
 }
 
 @_noLocks @inline(__always)
@@ -255,13 +301,13 @@ func voiceAt(_ state: UnsafeMutablePointer<RenderState>, _ slot: Int32) -> Unsaf
 
 @_noLocks
 func performSeek(_ state: UnsafeMutablePointer<RenderState>, frame: Int, epoch: Int, resume: Bool) {
-  state.pointee.transportFrame = frame
-  state.pointee.pendingSeekFrame = -1
-  state.pointee.playing = false
-  state.pointee.holding = true
-  state.pointee.playAfterHold = resume
-  state.pointee.holdFramesLeft = Int(state.pointee.sampleRate)
-  if resume { state.pointee.fade.jump(to: 0); state.pointee.fade.set(target: 1) }
+  state.pointee.transport.frame = frame
+  state.pointee.transport.pendingSeekFrame = -1
+  state.pointee.transport.playing = false
+  state.pointee.transport.holding = true
+  state.pointee.transport.playAfterHold = resume
+  state.pointee.transport.holdFramesLeft = Int(state.pointee.sampleRate)
+  if resume { state.pointee.transport.fade.jump(to: 0); state.pointee.transport.fade.set(target: 1) }
   state.pointee.status.pointee.appliedEpoch.store(epoch, ordering: .relaxed)
   for slot in 0..<state.pointee.slotLimit {
     // Detached voices (an old song fading out) have left the transport.

@@ -224,6 +224,16 @@ public struct MidiTable: ~Copyable {
     bindings[index] = binding
     count = Swift.max(0, Swift.min(newCount, Self.capacity))
   }
+
+  /// `EngineCommand.setMidiBinding`: a negative `index` only sets the count of live bindings.
+  @_noLocks
+  mutating func apply(index: Int32, binding: MidiBinding, count newCount: Int32) {
+    if index < 0 {
+      count = Swift.max(0, Swift.min(Int(newCount), Self.capacity))
+    } else {
+      set(index: Int(index), binding: binding, count: Int(newCount))
+    }
+  }
 }
 
 /// One MIDI event from the driver, at `offset` frames into the block about to be rendered

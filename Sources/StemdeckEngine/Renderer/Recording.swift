@@ -29,21 +29,21 @@ public struct RecordTake: ~Copyable, @unchecked Sendable {
 
 extension RenderState {
   /// Records (and meters) one pass of the input ports, if the driver supplied them. `rolling`:
-  /// the transport advances over this pass (its first frame is `transportFrame`).
+  /// the transport advances over this pass (its first frame is `transport.frame`).
   @_noLocks
   mutating func captureInputs(frameCount n: Int, rolling: Bool) {
     guard let inL = inputLeft, let inR = inputRight else { return }
     let l = inL + passOffset
     let r = inR + passOffset
-    inputMeter.accumulate(left: l, right: r, count: n, into: status.pointee.inputMeters)
-    guard let take = recordTake, !recordPaused else { return }
+    recording.inputMeter.accumulate(left: l, right: r, count: n, into: status.pointee.inputMeters)
+    guard let take = recording.take, !recording.paused else { return }
     if !take.pointee.anchored {
       let before = take.pointee.captured.load(ordering: .relaxed) &+ take.pointee.dropped.load(ordering: .relaxed)
       if rolling {
-        take.pointee.startFrame.store(transportFrame &- before, ordering: .relaxed)
+        take.pointee.startFrame.store(transport.frame &- before, ordering: .relaxed)
         take.pointee.anchored = true
       } else if before == 0 {
-        take.pointee.startFrame.store(transportFrame, ordering: .relaxed)
+        take.pointee.startFrame.store(transport.frame, ordering: .relaxed)
       }
     }
     let segments = take.pointee.ring.writableSegments()

@@ -79,13 +79,31 @@ func applySongFade(
 }
 
 /// True when every pending voice has enough audio to start.
+/// `EngineCommand.changeSong`: asks for a switch to `song` at transport frame `frame` (with seek
+/// epoch `epoch`), crossfading over `fadeFrames` (0: gapless). An earlier change still waiting for
+/// its voices is superseded: its voices go back now (not at the switch), so changes in a row hand
+/// their slots back before the slots run out.
+@_noLocks
+func requestSongChange(_ state: UnsafeMutablePointer<RenderState>, frame: Int, epoch: Int, fadeFrames: Int, song: Int) {
+  for slot in 0..<state.pointee.slotLimit {
+    guard let voice = state.pointee.voices[slot], voice.pointee.pending, voice.pointee.pendingSong < song else { continue }
+    retireVoice(state, slot: slot, voice: voice)
+  }
+  state.pointee.songChange.pending = true
+  state.pointee.songChange.song = song
+  state.pointee.songChange.frame = frame
+  state.pointee.songChange.epoch = epoch
+  state.pointee.songChange.fadeFrames = Swift.max(0, fadeFrames)
+  state.pointee.songChange.waitLeft = Int(state.pointee.sampleRate)
+}
+
 @_noLocks
 func pendingVoicesPrimed(_ state: UnsafeMutablePointer<RenderState>) -> Bool {
   var all = true
   for slot in 0..<state.pointee.slotLimit {
     guard let voice = state.pointee.voices[slot], voice.pointee.pending, !voice.pointee.removing,
-          voice.pointee.pendingSong == state.pointee.songChangeSong else { continue }
-    if !voiceIsPrimed(voice, primeFrames: state.pointee.primeFrames) { all = false }
+          voice.pointee.pendingSong == state.pointee.songChange.song else { continue }
+    if !voiceIsPrimed(voice, primeFrames: state.pointee.transport.primeFrames) { all = false }
   }
   return all
 }
@@ -94,10 +112,10 @@ func pendingVoicesPrimed(_ state: UnsafeMutablePointer<RenderState>) -> Bool {
 /// a second of waiting, reporting `primeTimeout`; its late voices then skip what they missed).
 @_noLocks
 func advanceSongChange(_ state: UnsafeMutablePointer<RenderState>, frameCount: Int) {
-  guard state.pointee.songChangePending else { return }
+  guard state.pointee.songChange.pending else { return }
   if !pendingVoicesPrimed(state) {
-    state.pointee.songChangeWaitLeft &-= frameCount
-    if state.pointee.songChangeWaitLeft > 0 { return }
+    state.pointee.songChange.waitLeft &-= frameCount
+    if state.pointee.songChange.waitLeft > 0 { return }
     _ = state.pointee.events.push(.primeTimeout)
   }
   performSongChange(state)
@@ -105,11 +123,11 @@ func advanceSongChange(_ state: UnsafeMutablePointer<RenderState>, frameCount: I
 
 @_noLocks
 func performSongChange(_ state: UnsafeMutablePointer<RenderState>) {
-  state.pointee.songChangePending = false
-  let fadeFrames = state.pointee.songChangeFadeFrames
-  let frame = state.pointee.songChangeFrame
-  let oldFrame = state.pointee.transportFrame
-  let detachedClock = state.pointee.detachedClock
+  state.pointee.songChange.pending = false
+  let fadeFrames = state.pointee.songChange.fadeFrames
+  let frame = state.pointee.songChange.frame
+  let oldFrame = state.pointee.transport.frame
+  let detachedClock = state.pointee.songChange.detachedClock
   for slot in 0..<state.pointee.slotLimit {
     guard var voice = state.pointee.voices[slot] else { continue }
     if !voice.pointee.pending && voice.pointee.replacement != nil {
@@ -120,8 +138,8 @@ func performSongChange(_ state: UnsafeMutablePointer<RenderState>) {
     }
     if voice.pointee.pending {
       let song = voice.pointee.pendingSong
-      if song > state.pointee.songChangeSong { continue }  // a later change's, still to come
-      if song < state.pointee.songChangeSong || voice.pointee.removing {
+      if song > state.pointee.songChange.song { continue }  // a later change's, still to come
+      if song < state.pointee.songChange.song || voice.pointee.removing {
         // A song that never started (superseded by this change) or a stem taken back.
         retireVoice(state, slot: slot, voice: voice)
         continue
@@ -132,27 +150,27 @@ func performSongChange(_ state: UnsafeMutablePointer<RenderState>) {
       // Gapless: the old song (and what is left of an earlier crossfade) stops on this frame.
       let wasDetached = voice.pointee.detached
       retireVoice(state, slot: slot, voice: voice)
-      if wasDetached && state.pointee.voices[slot] == nil { state.pointee.detachedCount &-= 1 }
+      if wasDetached && state.pointee.voices[slot] == nil { state.pointee.songChange.detachedCount &-= 1 }
     } else if !voice.pointee.detached {
       // Crossfade: the old song's voice leaves the transport and keeps going on the detached
       // clock, fading out. (An earlier crossfade's voices carry on with their own fades.)
       voice.pointee.detached = true
       voice.pointee.joinFrame = voice.pointee.joinFrame &- oldFrame &+ detachedClock
       voice.pointee.songFade = SongFade(startFrame: detachedClock, frames: fadeFrames, fadingIn: false)
-      state.pointee.detachedCount &+= 1
+      state.pointee.songChange.detachedCount &+= 1
     }
   }
-  state.pointee.transportFrame = frame
-  state.pointee.pendingSeekFrame = -1
-  state.pointee.scheduledCount = 0  // the old song's timed changes mean nothing to the new one
-  if state.pointee.holding {
-    state.pointee.holding = false
-    state.pointee.playing = state.pointee.playAfterHold
+  state.pointee.transport.frame = frame
+  state.pointee.transport.pendingSeekFrame = -1
+  state.pointee.schedule.count = 0  // the old song's timed changes mean nothing to the new one
+  if state.pointee.transport.holding {
+    state.pointee.transport.holding = false
+    state.pointee.transport.playing = state.pointee.transport.playAfterHold
   }
-  if !state.pointee.pendingPause { state.pointee.fade.jump(to: 1) }
-  state.pointee.status.pointee.appliedEpoch.store(state.pointee.songChangeEpoch, ordering: .relaxed)
-  state.pointee.status.pointee.detachedVoices.store(state.pointee.detachedCount, ordering: .relaxed)
-  state.pointee.status.pointee.songChanges.store(state.pointee.songChangeSong, ordering: .relaxed)
+  if !state.pointee.transport.pendingPause { state.pointee.transport.fade.jump(to: 1) }
+  state.pointee.status.pointee.appliedEpoch.store(state.pointee.songChange.epoch, ordering: .relaxed)
+  state.pointee.status.pointee.detachedVoices.store(state.pointee.songChange.detachedCount, ordering: .relaxed)
+  state.pointee.status.pointee.songChanges.store(state.pointee.songChange.song, ordering: .relaxed)
 }
 
 /// Renders the detached voices (the old songs of crossfades) on their own clock into the
@@ -160,13 +178,13 @@ func performSongChange(_ state: UnsafeMutablePointer<RenderState>) {
 /// Returns true when the detached bus holds something to add to the master.
 @_noLocks
 func renderDetachedVoices(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) -> Bool {
-  let clock = state.pointee.detachedClock
-  state.pointee.detachedClock = clock &+ n
-  guard state.pointee.detachedCount > 0 else { return false }
-  state.pointee.detachedLeft.update(repeating: 0, count: n)
-  state.pointee.detachedRight.update(repeating: 0, count: n)
-  state.pointee.busLeft = state.pointee.detachedLeft
-  state.pointee.busRight = state.pointee.detachedRight
+  let clock = state.pointee.songChange.detachedClock
+  state.pointee.songChange.detachedClock = clock &+ n
+  guard state.pointee.songChange.detachedCount > 0 else { return false }
+  state.pointee.songChange.detachedLeft.update(repeating: 0, count: n)
+  state.pointee.songChange.detachedRight.update(repeating: 0, count: n)
+  state.pointee.busLeft = state.pointee.songChange.detachedLeft
+  state.pointee.busRight = state.pointee.songChange.detachedRight
   for slot in 0..<state.pointee.slotLimit {
     guard let voice = state.pointee.voices[slot], voice.pointee.detached else { continue }
     let removed = voice.pointee.removing && !voice.pointee.gainLeft.isRamping
@@ -175,11 +193,11 @@ func renderDetachedVoices(_ state: UnsafeMutablePointer<RenderState>, frameCount
     }
     if removed || voice.pointee.finished || voice.pointee.songFade.isOver(at: clock &+ n) {
       retireVoice(state, slot: slot, voice: voice)
-      if state.pointee.voices[slot] == nil { state.pointee.detachedCount &-= 1 }
+      if state.pointee.voices[slot] == nil { state.pointee.songChange.detachedCount &-= 1 }
     }
   }
   state.pointee.busLeft = state.pointee.mixLeft
   state.pointee.busRight = state.pointee.mixRight
-  state.pointee.status.pointee.detachedVoices.store(state.pointee.detachedCount, ordering: .relaxed)
+  state.pointee.status.pointee.detachedVoices.store(state.pointee.songChange.detachedCount, ordering: .relaxed)
   return true
 }

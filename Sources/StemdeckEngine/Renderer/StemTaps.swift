@@ -31,7 +31,7 @@ func applyMasterToStemTaps(
 ) {
   let at = state.pointee.passOffset
   let direct = state.pointee.directOutputs
-  let fadeTarget = state.pointee.fade.current
+  let fadeTarget = state.pointee.transport.fade.current
   let gainTarget = state.pointee.masterGain.current
   for slot in 0..<state.pointee.slotLimit {
     guard let dl = direct[2 &* slot], let dr = direct[2 &* slot &+ 1] else { continue }
