@@ -84,9 +84,9 @@ public final class DiskStream: @unchecked Sendable {
 
   func releaseClaim() { claimed.store(false, ordering: .releasing) }
 
-  /// The test hook's stall, slept in 10 ms slices so that removing the stem or stopping the
+  /// A stall asked for by the injected `DiskReadPacing`, slept in 10 ms slices so that removing the stem or stopping the
   /// streamer is not held up by it. False when it was cut short (the caller stops reading).
-  func testStall(milliseconds: Int, keepGoing: () -> Bool) -> Bool {
+  func stall(milliseconds: Int, keepGoing: () -> Bool) -> Bool {
     var left = milliseconds
     while left > 0 {
       if shared.pointer.pointee.closing.load(ordering: .relaxed) || !keepGoing() { return false }
@@ -108,9 +108,10 @@ public final class DiskStream: @unchecked Sendable {
   }
 
   /// Does one bounded slice of work; returns the number of frames written. The caller must hold
-  /// the claim (`DiskStreamer` does). `keepGoing` turning false cuts the test hook's stall short.
+  /// the claim (`DiskStreamer` does). `pacing` (tests only: a slow disk) stalls each read;
+  /// `keepGoing` turning false cuts such a stall short.
   @discardableResult
-  public func service(maxFrames: Int = 32768, keepGoing: () -> Bool = { true }) -> Int {
+  public func service(maxFrames: Int = 32768, pacing: (any DiskReadPacing)? = nil, keepGoing: () -> Bool = { true }) -> Int {
     let s = shared.pointer
     if s.pointee.closing.load(ordering: .relaxed) { return 0 }
     let req = request()
@@ -161,8 +162,10 @@ public final class DiskStream: @unchecked Sendable {
       let inFade = crossfade > 0 && anotherPass && phase >= fadeStart
       var want = min(freeFrames, loopEnd - phase, maxFrames - written)
       if crossfade > 0 && anotherPass && phase < fadeStart { want = min(want, fadeStart - phase) }
-      let delay = s.pointee.testReadDelayMilliseconds.load(ordering: .relaxed)
-      if delay > 0 && !testStall(milliseconds: delay, keepGoing: keepGoing) { break }
+      if let pacing {
+        let delay = pacing.stallMilliseconds(beforeReading: shared)
+        if delay > 0 && !stall(milliseconds: delay, keepGoing: keepGoing) { break }
+      }
       if filePosition != phase {
         do { try file.seek(toFrame: phase) } catch { fail(error.description); break }
         filePosition = phase
@@ -280,8 +283,8 @@ public final class DiskStream: @unchecked Sendable {
 /// the list from its own starting point, claims each stream it can (`DiskStream.tryClaim`),
 /// services it and releases it; a stream another worker holds is skipped, not waited for. So a
 /// worker stuck in a read that stalls (a dying disk sector, a network file system that hangs, a
-/// file being rewritten, the test hook) holds up that one stream only: the other workers keep
-/// every other ring filled. With N workers, N − 1 stems can stall at the same time before the
+/// file being rewritten, a slow disk injected by a test) holds up that one stream only: the
+/// other workers keep every other ring filled. With N workers, N − 1 stems can stall at the same time before the
 /// healthy ones feel it. (Per-stream deadlines cannot do this: a read blocked in the kernel
 /// cannot be abandoned, and the thread blocked in it is lost to every stream until it returns.)
 ///
@@ -310,9 +313,13 @@ public final class DiskStreamer: @unchecked Sendable {
   public static let idleMilliseconds = 15
   let wakeup = DispatchSemaphore(value: 0)
 
-  public init(workers: Int = 4) {
+  /// Injected by tests to simulate a slow disk (nil in the product): see `DiskReadPacing`.
+  let pacing: (any DiskReadPacing)?
+
+  public init(workers: Int = 4, pacing: (any DiskReadPacing)? = nil) {
     precondition(workers >= 1, "a disk streamer needs at least one worker")
     workerCount = workers
+    self.pacing = pacing
   }
 
   public func add(_ stream: DiskStream) {
@@ -365,7 +372,7 @@ public final class DiskStreamer: @unchecked Sendable {
     for i in 0..<list.count {
       let stream = list[(offset + i) % list.count]
       guard stream.tryClaim() else { continue }
-      total += stream.service(keepGoing: keepGoing)
+      total += stream.service(pacing: pacing, keepGoing: keepGoing)
       stream.releaseClaim()
     }
     return total
@@ -407,4 +414,11 @@ public final class DiskStreamer: @unchecked Sendable {
   }
 
   deinit { stop() }
+}
+
+/// Fault injection for tests: a slow disk. The disk workers ask it, before each read of a
+/// stream, how many milliseconds to stall first (0: none). Given to `DiskStreamer` (through
+/// `Mixer`'s initialiser); the product never sets one, so no test hook lives in the engine.
+public protocol DiskReadPacing: AnyObject, Sendable {
+  func stallMilliseconds(beforeReading stem: StemSharedRef) -> Int
 }

@@ -28,7 +28,7 @@ public final class Mixer: @unchecked Sendable {
   public let renderState: UnsafeMutablePointer<RenderState>
   let lock = NSRecursiveLock()
   var rings: EngineRings
-  let disk = DiskStreamer()
+  let disk: DiskStreamer
   var stems: [Stem] = []
   /// Stems of a session whose audio file could not be opened: kept (and saved) as they were.
   public internal(set) var offlineStems: [OfflineStem] = []
@@ -84,8 +84,9 @@ public final class Mixer: @unchecked Sendable {
   var liveLoudness: LiveLoudnessMeter?
 
   public init(sampleRate: Double, quality: ResamplerQuality = .fast, streaming: Streaming = .thread,
-              maxVoices: Int = 1024, maxBlockFrames: Int = 4096) {
+              maxVoices: Int = 1024, maxBlockFrames: Int = 4096, diskPacing: (any DiskReadPacing)? = nil) {
     self.sampleRate = sampleRate
+    disk = DiskStreamer(pacing: diskPacing)
     self.quality = quality
     self.streaming = streaming
     let made = RenderState.make(sampleRate: sampleRate, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames)

@@ -5,8 +5,8 @@
 //
 // Run: swift build -c release && STEMDECK_BIN=$PWD/.build/release/stemdeck \
 //      swift test --no-parallel --filter IntegrationTests.DiskFaultTests
-// (The slow-disk case, a read that stalls, is driven through the Mixer API with its test hook in
-// StemdeckControlTests.BadAudioTests: the binary has no command for the hook.)
+// (The slow-disk case, a read that stalls, is driven through the Mixer API in
+// StemdeckControlTests.BadAudioTests, which injects a slow disk (`DiskReadPacing`).)
 
 import Foundation
 import StemdeckTestSupport

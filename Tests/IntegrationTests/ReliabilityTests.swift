@@ -263,7 +263,7 @@ struct ReliabilityTests {
 
   @Test("64 stems of a 1-minute file on a 128-frame server for 10 s: no crash, status answers within 1 s")
   func sixtyFourStems() async throws {
-    // (The slow-disk test hook has no command; BadAudioTests drives it through the Mixer API.)
+    // (A slow disk has no command: BadAudioTests injects one into the Mixer, `DiskReadPacing`.)
     let dir = try IntegrationTempDir("stemdeck-int-64")
     try await oneMinuteFile(dir.file("minute.wav"))
     let session = dir.file("64.json")

@@ -1,7 +1,7 @@
 import Foundation
 import StemdeckAudioFile
-// @testable: the slow-disk tests reach the test hook `StemShared.testReadDelayMilliseconds`
-// through the mixer's internal stem list (there is no public way to a stem's shared state).
+// @testable: the slow-disk tests find a stem's shared state (which `SlowDisk` slows) through the
+// mixer's internal stem list (there is no public way to it).
 @testable import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
@@ -536,19 +536,20 @@ struct BadAudioTests {
     #expect(try rig.mixer.stemStatus("b").underruns == 0)
   }
 
-  @Test("slow disk after a seek (test hook 250 ms a read): the transport waits for the stem, then all start together bit-exact")
+  @Test("slow disk after a seek (a slow disk: 250 ms a read): the transport waits for the stem, then all start together bit-exact")
   func slowDiskAfterSeekWaits() throws {
     let folder = try TemporaryFolder()
     let pathA = folder.file("a.wav"), pathB = folder.file("b.wav")
     let a = try writeNoise(pathA, seconds: 5, seed: 300)
     let b = try writeNoise(pathB, seconds: 5, seed: 400)
-    let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16)
+    let slowDisk = SlowDisk()
+    let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16, diskPacing: slowDisk)
     defer { mixer.shutdown() }
     try mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
     try mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
     waitForFullRings(mixer)
     let sharedA = try #require(mixer.stems.first { $0.settings.name == "a" }).shared.pointer
-    sharedA.pointee.testReadDelayMilliseconds.store(250, ordering: .relaxed)
+    slowDisk.set(sharedA, milliseconds: 250)
     try mixer.seek(toSeconds: 1)
     try mixer.play()
     let run = renderPaced(mixer, frames: 48000 * 2)
@@ -572,19 +573,20 @@ struct BadAudioTests {
     print("slow disk (250 ms a read) after a seek: the transport waited \(String(format: "%.3f", waited)) s")
   }
 
-  @Test("slow disk past the hold (test hook 1.5 s a read): prime timeout, that stem underruns (counted, reported, silent); the other plays bit-exact")
+  @Test("slow disk past the hold (a slow disk: 1.5 s a read): prime timeout, that stem underruns (counted, reported, silent); the other plays bit-exact")
   func slowDiskUnderrun() throws {
     let folder = try TemporaryFolder()
     let pathA = folder.file("a.wav"), pathB = folder.file("b.wav")
     _ = try writeNoise(pathA, seconds: 5, seed: 500)
     let b = try writeNoise(pathB, seconds: 5, seed: 600)
-    let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16)
+    let slowDisk = SlowDisk()
+    let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16, diskPacing: slowDisk)
     defer { mixer.shutdown() }
     try mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
     try mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
     waitForFullRings(mixer)
     let sharedA = try #require(mixer.stems.first { $0.settings.name == "a" }).shared.pointer
-    sharedA.pointee.testReadDelayMilliseconds.store(1500, ordering: .relaxed)
+    slowDisk.set(sharedA, milliseconds: 1500)
     try mixer.seek(toSeconds: 1)
     try mixer.play()
     // 1.25 s: the 1 s hold, then 0.25 s of playing (B's ring holds ~1.4 s, refilled after A's read).
@@ -608,19 +610,20 @@ struct BadAudioTests {
     print("slow disk (1.5 s a read): \(status.underruns) underrun blocks on the slow stem; events \(run.events)")
   }
 
-  @Test("a slow stem (test hook 1.5 s a read) does not starve the other stems: only it underruns")
+  @Test("a slow stem (a slow disk: 1.5 s a read) does not starve the other stems: only it underruns")
   func slowStemDoesNotStarveOthers() throws {
     let folder = try TemporaryFolder()
     let pathA = folder.file("a.wav"), pathB = folder.file("b.wav")
     _ = try writeNoise(pathA, seconds: 6, seed: 700)
     let b = try writeNoise(pathB, seconds: 6, seed: 800)
-    let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16)
+    let slowDisk = SlowDisk()
+    let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16, diskPacing: slowDisk)
     defer { mixer.shutdown() }
     try mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
     try mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
     waitForFullRings(mixer)
     let sharedA = try #require(mixer.stems.first { $0.settings.name == "a" }).shared.pointer
-    sharedA.pointee.testReadDelayMilliseconds.store(1500, ordering: .relaxed)
+    slowDisk.set(sharedA, milliseconds: 1500)
     try mixer.play()
     // Both rings are full at the start (~1.4 s); after that B needs the disk thread, which
     // sleeps 1.5 s before every read of A.
@@ -638,7 +641,8 @@ struct BadAudioTests {
     let folder = try TemporaryFolder()
     let pathB = folder.file("b.wav")
     let b = try writeNoise(pathB, seconds: 6, seed: 810)
-    let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16)
+    let slowDisk = SlowDisk()
+    let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16, diskPacing: slowDisk)
     defer { mixer.shutdown() }
     try #require(mixer.disk.workerCount == 4)
     try mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
@@ -649,8 +653,7 @@ struct BadAudioTests {
     }
     waitForFullRings(mixer)
     for name in ["a1", "a2", "a3"] {
-      try #require(mixer.stems.first { $0.settings.name == name }).shared.pointer
-        .pointee.testReadDelayMilliseconds.store(1500, ordering: .relaxed)
+      slowDisk.set(try #require(mixer.stems.first { $0.settings.name == name }).shared.pointer, milliseconds: 1500)
     }
     try mixer.play()
     let run = renderPaced(mixer, frames: 48000 * 4)
@@ -677,19 +680,20 @@ struct BadAudioTests {
     let folder = try TemporaryFolder()
     let pathA = folder.file("a.wav")
     let a = try writeNoise(pathA, seconds: 8, seed: 900)
-    let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16)
+    let slowDisk = SlowDisk()
+    let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16, diskPacing: slowDisk)
     defer { mixer.shutdown() }
     try mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
     waitForFullRings(mixer)
     let sharedA = try #require(mixer.stems.first { $0.settings.name == "a" }).shared.pointer
-    sharedA.pointee.testReadDelayMilliseconds.store(1500, ordering: .relaxed)
+    slowDisk.set(sharedA, milliseconds: 1500)
     try mixer.seek(toSeconds: 1)
     try mixer.play()
     // Slow: the hold gives up after 1 s, the first read lands ~1.5 s after the seek, and while
     // reads stay slow the stem keeps running dry (skipping what it missed eats most of each
     // read). Then the disk is fast again for 2.5 s: it must catch up and stay in step.
     let slow = renderPaced(mixer, frames: 48000 * 2)
-    sharedA.pointee.testReadDelayMilliseconds.store(0, ordering: .relaxed)
+    slowDisk.set(sharedA, milliseconds: 0)
     var out = slow.audio
     var events = slow.events
     // Fast again: it renders on in half seconds until one whole second plays without a gap (the
@@ -715,5 +719,24 @@ struct BadAudioTests {
     #expect(out.left[tail].allSatisfy { $0 != 0 }, "still gaps \(fastSeconds) s after the disk recovered")
     let gaps = (heard..<out.count).filter { out.left[$0] == 0 }.count
     print("underrun catch-up: came back \(heard - start) frames after the start, in step; \(gaps) silent frames after that while the disk stayed slow; \(events.filter { $0 == .underrun("a") }.count) underrun episodes")
+  }
+}
+
+/// A slow disk for the tests above, injected into the mixer's disk workers (`DiskReadPacing`):
+/// each read of a chosen stem stalls for the milliseconds set for it.
+final class SlowDisk: DiskReadPacing, @unchecked Sendable {
+  private let lock = NSLock()
+  private var delays: [UnsafeMutablePointer<StemShared>: Int] = [:]
+
+  func set(_ stem: UnsafeMutablePointer<StemShared>, milliseconds: Int) {
+    lock.lock()
+    delays[stem] = milliseconds
+    lock.unlock()
+  }
+
+  func stallMilliseconds(beforeReading stem: StemSharedRef) -> Int {
+    lock.lock()
+    defer { lock.unlock() }
+    return delays[stem.pointer] ?? 0
   }
 }

@@ -40,8 +40,6 @@ public struct StemShared: ~Copyable, @unchecked Sendable {
   /// Set by the disk reader when the file held NaN or infinite samples (they were replaced by
   /// silence); the control thread mutes the stem and reports it.
   public let badSamples = Atomic<Bool>(false)
-  /// Test hook: milliseconds the disk thread sleeps before each read of this stem.
-  public let testReadDelayMilliseconds = Atomic<Int>(0)
 
   // realtime → control
   /// Separately allocated so the renderer can hold a plain pointer to it.
