@@ -16,11 +16,13 @@ public enum LiveEvent: Sendable, Equatable {
 }
 
 /// The live session: the one owner of the control loop and of the session's state. It holds the
-/// mixer (through the JACK driver, which swaps it when the server comes back at another rate),
+/// mixer (through the JACK driver, which takes the one rebuilt here when the server comes back
+/// at another rate),
 /// the session file's path, autosave, and the intended connections as last saved; its
-/// `serviceOnce(_:)` step runs the driver's bookkeeping (`JackDriver.poll`: reconnects and the
-/// engine rebuild at a new rate, transport follow/lead, routing that heals), its own policies on
-/// what the driver reports (auto-pause: `apply`),
+/// `serviceOnce(_:)` step runs the driver's bookkeeping (`JackDriver.poll`: reconnects,
+/// transport follow/lead, routing that heals), its own policies on what the driver reports
+/// (auto-pause: `apply`; the engine rebuilt when the server comes back at another rate:
+/// `followServerRate`),
 /// notices connection changes, the end of a song, and writes the autosave when it is due.
 ///
 /// Front ends (the REPL and the script runner through `Console`; a control socket or a mixer view
@@ -41,6 +43,9 @@ public final class LiveSession {
   var songEndsSeen = 0
   /// When the current song ended, while `songEnded` waits for the renderer to stop.
   var advanceDue: Date?
+  /// Failed engine rebuilds (a server back at another rate) in a row, and the last one reported.
+  var rebuildFailures = 0
+  var lastRebuildFailure: DriverEvent?
 
   /// A session driving a live JACK mixer.
   public init(driver: JackDriver) {
@@ -64,7 +69,34 @@ public final class LiveSession {
   public func serviceOnce(_ report: (LiveEvent) -> Void) {
     let events = driver?.poll() ?? mixer.pump().map(DriverEvent.mixer)
     for event in events { apply(event, report) }
+    if let driver { followServerRate(driver, report) }
     afterEvents(report)
+  }
+
+  /// The server came back at another sample rate: the engine is rebuilt at that rate
+  /// (`Mixer.copy(atSampleRate:warnings:)`: the same stems, settings and transport position) and
+  /// the driver resumes with it. A rebuild that fails has freed what it built; it is tried again
+  /// later, less and less often (a rebuild opens every stem's file), and each distinct reason is
+  /// reported once rather than at every attempt.
+  func followServerRate(_ driver: JackDriver, _ report: (LiveEvent) -> Void) {
+    guard let newRate = driver.rateAwaitingEngine else { return }
+    let oldRate = Int(mixer.sampleRate)
+    do {
+      var warnings: [String] = []
+      let replacement = try mixer.copy(atSampleRate: Double(newRate), warnings: &warnings)
+      report(.driver(.sampleRateFollowed(newRate: newRate, oldRate: oldRate)))
+      for warning in warnings { report(.driver(.rebuildWarning(warning))) }
+      rebuildFailures = 0
+      lastRebuildFailure = nil
+      for event in driver.resume(with: replacement) { apply(event, report) }
+    } catch {
+      rebuildFailures += 1
+      driver.retryLater(after: min(5, JackDriver.reconnectInterval * Double(1 << min(rebuildFailures, 5))))
+      let failure = DriverEvent.rebuildFailed(newRate: newRate, reason: "\(error)")
+      guard failure != lastRebuildFailure else { return }
+      lastRebuildFailure = failure
+      report(.driver(failure))
+    }
   }
 
   /// Passes a driver event on, after the policies that act on it: auto-pause (the master lost

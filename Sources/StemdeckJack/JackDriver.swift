@@ -52,11 +52,12 @@ public final class JackDriver: @unchecked Sendable {
   /// How often a lost server is looked for. An attempt without a server fails at once (the
   /// socket is missing), so a short interval costs nothing and cuts the silence after a server
   /// restart (it was 1 s: 1.2 s from kill to sound, most of it waiting).
-  static let reconnectInterval = 0.25
+  public static let reconnectInterval = 0.25
   var wasPlayingAtLoss = false
-  /// Failed engine rebuilds (a server back at another rate) in a row, and the last failure shown.
-  var rebuildFailures = 0
-  var lastRebuildError: DriverEvent?
+  /// A client opened on a server that came back at another rate than the mixer's: it waits for
+  /// the session's owner (`LiveSession`, whose policy that is) to rebuild the engine at that rate
+  /// and `resume(with:)`, or to `retryLater(after:)`.
+  var pendingClient: JackClient?
   public private(set) var connected = false
   var xrunsReported = 0
   var syncMode: TransportSync = .off
@@ -161,6 +162,7 @@ public final class JackDriver: @unchecked Sendable {
       client?.deactivate()
       client?.removePortProperties()
       client = nil
+      pendingClient = nil
       connected = false
       launcher?.stop()
       launcher = nil
@@ -521,7 +523,7 @@ public final class JackDriver: @unchecked Sendable {
         reconnectAt = Date().addingTimeInterval(Self.reconnectInterval)
       }
       if !connected {
-        if Date() >= reconnectAt {
+        if pendingClient == nil && Date() >= reconnectAt {
           reconnectAt = Date().addingTimeInterval(Self.reconnectInterval)
           lines += tryReconnect()
         }
@@ -554,29 +556,44 @@ public final class JackDriver: @unchecked Sendable {
       self.launcher = try? ServerLauncher(serverName: server, launch: launch) { Self.serverReady(server, launch) }
     }
     guard let newClient = try? JackClient(name: clientName, server: serverName) else { return [] }
-    var lines: [DriverEvent] = []
     if Double(newClient.sampleRate) != mixer.sampleRate {
-      do {
-        var warnings: [String] = []
-        let replacement = try mixer.copy(atSampleRate: Double(newClient.sampleRate), warnings: &warnings)
-        lines.append(.sampleRateFollowed(newRate: newClient.sampleRate, oldRate: Int(mixer.sampleRate)))
-        lines += warnings.map(DriverEvent.rebuildWarning)
-        let old = mixer
-        mixer = replacement
-        old.shutdown()
-        rebuildFailures = 0
-        lastRebuildError = nil
-      } catch {
-        // The copy freed what it built. Try again later, less and less often (a rebuild opens
-        // every stem's file), and say it once per distinct reason rather than every attempt.
-        rebuildFailures += 1
-        reconnectAt = Date().addingTimeInterval(min(5, Self.reconnectInterval * Double(1 << min(rebuildFailures, 5))))
-        let failure = DriverEvent.rebuildFailed(newRate: newClient.sampleRate, reason: "\(error)")
-        guard failure != lastRebuildError else { return [] }
-        lastRebuildError = failure
-        return [failure]
-      }
+      pendingClient = newClient
+      return []
     }
+    return finishReconnect(newClient)
+  }
+
+  // MARK: - A server back at another rate
+
+  /// The rate of a server that came back at another rate than the mixer's, while its client
+  /// waits for an engine at that rate (`LiveSession` rebuilds it); nil otherwise.
+  public var rateAwaitingEngine: Int? { lock.locked { pendingClient?.sampleRate } }
+
+  /// Takes `replacement` (the mixer rebuilt at `rateAwaitingEngine`) as the engine, shuts the
+  /// old one down, and attaches the waiting client: what `poll()` reports of a reconnect.
+  public func resume(with replacement: Mixer) -> [DriverEvent] {
+    lock.locked {
+      guard let newClient = pendingClient else { return [] }
+      pendingClient = nil
+      let old = mixer
+      mixer = replacement
+      old.shutdown()
+      return finishReconnect(newClient)
+    }
+  }
+
+  /// Closes the waiting client; the server is looked for again after `seconds`.
+  public func retryLater(after seconds: Double) {
+    lock.locked {
+      pendingClient = nil
+      reconnectAt = Date().addingTimeInterval(seconds)
+    }
+  }
+
+  /// Attaches a client whose server runs at the mixer's rate: ports, callbacks, connections,
+  /// and the transport as it was at the loss.
+  func finishReconnect(_ newClient: JackClient) -> [DriverEvent] {
+    var lines: [DriverEvent] = []
     newClient.removeProperties(ofVanished: staleSubjects)
     staleSubjects = []
     do { try attach(newClient) } catch {
