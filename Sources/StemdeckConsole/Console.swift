@@ -237,15 +237,15 @@ public final class Console {
     do { session = try SessionFile.load(path: absolute) } catch {
       throw CommandError(error.naming(path, for: absolute).description)
     }
-    let warnings: [String]
+    let warnings: [MixerWarning]
     do {
       warnings = asSongChange
         ? try mixer.changeSong(to: session, sessionPath: absolute, strict: strict)
         : try mixer.load(session, sessionPath: absolute, strict: strict)
     } catch {
-      throw CommandError(error.message.replacingOccurrences(of: absolute, with: path))
+      throw CommandError(error.naming(absolute, as: path).message)
     }
-    for w in warnings { write("warning: " + w.replacingOccurrences(of: absolute, with: path)) }
+    for w in warnings { write("warning: \(w.naming(absolute, as: path))") }
     var line = "opened \(path): \(session.stems.count) stem\(session.stems.count == 1 ? "" : "s")"
     if !warnings.isEmpty && !mixer.offlineStems.isEmpty { line += " (\(mixer.offlineStems.count) offline)" }
     let missing = live.opened(session, at: absolute)

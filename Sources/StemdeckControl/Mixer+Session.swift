@@ -10,8 +10,8 @@ extension Mixer {
   /// A stem whose audio file is missing or unreadable is an error in `strict` mode; otherwise the
   /// rest opens and that stem stays listed as offline (returned as warnings, saved unchanged).
   @discardableResult
-  public func load(_ session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [String] {
-    try lock.locked { () throws(MixerError) -> [String] in
+  public func load(_ session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [MixerWarning] {
+    try lock.locked { () throws(MixerError) -> [MixerWarning] in
       let (offline, warnings) = try check(session, sessionPath: sessionPath, strict: strict)
       try completePendingSongChange()
       // All or nothing: the new stems are built beside the current ones (which keep their slots
@@ -21,9 +21,9 @@ extension Mixer {
       reclaimSlots(needed)
       if needed > freeSlots.count {
         let limit = renderState.pointee.maxVoices
-        throw MixerError(needed > limit
-          ? "\(sessionPath): the session has \(needed) stems; stemdeck plays at most \(limit) — nothing was opened"
-          : "\(sessionPath): its \(needed) stems need \(needed) free stem slots, but only \(freeSlots.count) of \(limit) are free while the current stems are in use — nothing was opened; try again in a moment")
+        throw MixerError(file: sessionPath, needed > limit
+          ? "the session has \(needed) stems; stemdeck plays at most \(limit) — nothing was opened"
+          : "its \(needed) stems need \(needed) free stem slots, but only \(freeSlots.count) of \(limit) are free while the current stems are in use — nothing was opened; try again in a moment")
       }
       let oldStems = stems, oldOffline = offlineStems, oldQuality = quality, oldDirty = isDirty
       stems = []
@@ -34,7 +34,7 @@ extension Mixer {
         for (index, stem) in session.stems.enumerated() where !offlineNames.contains(stem.name) {
           let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
           do { try addStem(path: path, settings: stem) } catch {
-            throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error) — nothing was opened")
+            throw MixerError(file: sessionPath, "stems[\(index)] (\(stem.name)): \(error) — nothing was opened")
           }
         }
       } catch {
@@ -75,61 +75,61 @@ extension Mixer {
 
   /// Checks everything in `session` that can fail before anything changes: settings, names,
   /// every audio file opens and decodes. Returns the stems that stay offline and the warnings.
-  func check(_ session: Session, sessionPath: String, strict: Bool) throws(MixerError) -> ([OfflineStem], [String]) {
+  func check(_ session: Session, sessionPath: String, strict: Bool) throws(MixerError) -> ([OfflineStem], [MixerWarning]) {
     var offline: [OfflineStem] = []
-    var warnings: [String] = []
+    var warnings: [MixerWarning] = []
     var seen: [String: Int] = [:]
     for (index, stem) in session.stems.enumerated() {
-      let place = "\(sessionPath): stems[\(index)] (\(stem.name))"
-      do { try validate(stem, isNew: false) } catch { throw MixerError("\(place): \(error)") }
+      let place = "stems[\(index)] (\(stem.name))"
+      do { try validate(stem, isNew: false) } catch { throw MixerError(file: sessionPath, "\(place): \(error)") }
       if let first = seen[stem.name] {
-        throw MixerError("\(place): duplicate stem name '\(stem.name)' (also stems[\(first)])")
+        throw MixerError(file: sessionPath, "\(place): duplicate stem name '\(stem.name)' (also stems[\(first)])")
       }
       seen[stem.name] = index
       let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
       let info: SoundFileInfo
       do throws(SoundFileError) { info = try SoundFile(readingFrom: path).info } catch {
-        if strict { throw MixerError("\(place).file: \(error)") }
+        if strict { throw MixerError(file: sessionPath, "\(place).file: \(error)") }
         offline.append(OfflineStem(settings: stem, path: path, reason: error.reason, index: index))
-        warnings.append("\(place).file: \(error) — the stem stays offline; the rest of the session opens")
+        warnings.append(MixerWarning(file: sessionPath, "\(place).file: \(error) — the stem stays offline; the rest of the session opens"))
         continue
       }
       // The loop region must lie in the file, as the REPL's 'loop' requires.
       do {
         try Self.checkLoopRegion(start: stem.loopStart, end: stem.loopEnd, crossfade: stem.crossfade,
                                  length: Double(info.frameCount) / Double(info.sampleRate), name: stem.name)
-      } catch { throw MixerError("\(place).loopEnd: \(error)") }
+      } catch { throw MixerError(file: sessionPath, "\(place).loopEnd: \(error)") }
     }
     // In strict mode an effect that cannot load is an error: find it before anything changes.
     if strict {
       for (index, effect) in session.effects.enumerated() {
         let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
         do throws(SoundFileError) { _ = try SoundFile(readingFrom: path) } catch {
-          throw MixerError("\(sessionPath): effects[\(index)] (\(effect.name)).file: \(error)")
+          throw MixerError(file: sessionPath, "effects[\(index)] (\(effect.name)).file: \(error)")
         }
       }
     }
     // Takes are written where the session says: say so when that is outside its folder.
     let folder = session.recording.folder
     if folder.hasPrefix("/") || folder.split(separator: "/").contains("..") {
-      warnings.append("\(sessionPath): recording.folder '\(printableText(folder))' lies outside the session's folder (\(folder.hasPrefix("/") ? "an absolute path" : "it climbs with ..")); takes recorded will be written to \(printableText(SessionFile.resolve(file: folder, sessionPath: sessionPath)))")
+      warnings.append(MixerWarning(file: sessionPath, "recording.folder '\(printableText(folder))' lies outside the session's folder (\(folder.hasPrefix("/") ? "an absolute path" : "it climbs with ..")); takes recorded will be written to \(printableText(SessionFile.resolve(file: folder, sessionPath: sessionPath)))"))
     }
     do {
       try MixerError.check(session.masterVolume, .volume, "master.volume")
-    } catch { throw MixerError("\(sessionPath): \(error)") }
+    } catch { throw MixerError(file: sessionPath, "\(error)") }
     return (offline, warnings)
   }
 
   /// Loads the session's sound effects; a failure is a warning (an error in strict mode).
-  func loadEffects(of session: Session, sessionPath: String, strict: Bool) throws(MixerError) -> [String] {
-    var warnings: [String] = []
+  func loadEffects(of session: Session, sessionPath: String, strict: Bool) throws(MixerError) -> [MixerWarning] {
+    var warnings: [MixerWarning] = []
     for (index, effect) in session.effects.enumerated() {
       let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
       do throws(MixerError) { try loadEffect(path: path, settings: effect) } catch {
-        if strict { throw MixerError("\(sessionPath): effects[\(index)] (\(effect.name)): \(error)") }
+        if strict { throw MixerError(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error)") }
         // Kept as it was (like an offline stem), so the next save writes it back unchanged.
         offlineEffects.append(OfflineEffect(settings: effect, path: path, index: index))
-        warnings.append("\(sessionPath): effects[\(index)] (\(effect.name)): \(error) — not loaded; kept in the session as it is")
+        warnings.append(MixerWarning(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error) — not loaded; kept in the session as it is"))
       }
     }
     return warnings
@@ -164,8 +164,8 @@ extension Mixer {
   /// is followed by the new song's first) or with an equal-power crossfade during which the old
   /// song, detached from the transport, fades out as the new one fades in. Paused, it is a `load`.
   @discardableResult
-  public func changeSong(to session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [String] {
-    try lock.locked { () throws(MixerError) -> [String] in
+  public func changeSong(to session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [MixerWarning] {
+    try lock.locked { () throws(MixerError) -> [MixerWarning] in
       guard transportState != .paused else { return try load(session, sessionPath: sessionPath, strict: strict) }
       let (offline, warnings) = try check(session, sessionPath: sessionPath, strict: strict)
       reclaimSlots(session.stems.count - offline.count)
@@ -182,7 +182,7 @@ extension Mixer {
         for (index, stem) in session.stems.enumerated() where !offlineNames.contains(stem.name) {
           let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
           do { try addStem(path: path, settings: stem, pendingAt: frame) } catch {
-            throw MixerError("\(sessionPath): stems[\(index)] (\(stem.name)): \(error)")
+            throw MixerError(file: sessionPath, "stems[\(index)] (\(stem.name)): \(error)")
           }
         }
         try send(.changeSong(frame: frame, epoch: epoch, fadeFrames: fadeFrames, song: songChangesSent + 1))

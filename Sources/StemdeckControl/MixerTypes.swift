@@ -3,11 +3,30 @@ import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
 
-/// A rejected control request: one line saying what was wrong and what is allowed.
+/// A rejected control request: one line saying what was wrong and what is allowed. An error
+/// about a file (a session being opened or rendered) names it in `file`, apart from `detail`,
+/// so a front end can name the file as its user gave it (`naming(_:as:)`).
 public struct MixerError: Error, CustomStringConvertible, Equatable, Sendable {
-  public let message: String
-  public init(_ message: String) { self.message = message }
+  /// The file the error is about, as the mixer was given it (absolute), or nil.
+  public let file: String?
+  /// What was wrong (with `file`, when there is one).
+  public let detail: String
+  public init(_ message: String) {
+    file = nil
+    detail = message
+  }
+  public init(file: String, _ detail: String) {
+    self.file = file
+    self.detail = detail
+  }
+  /// The whole line: `FILE: detail`, or the detail alone.
+  public var message: String { file.map { "\($0): \(detail)" } ?? detail }
   public var description: String { message }
+
+  /// The same error with `file` shown as `shown` when it is `file` (the path as typed).
+  public func naming(_ file: String, as shown: String) -> MixerError {
+    self.file == file ? MixerError(file: shown, detail) : self
+  }
 
   /// Checks `value` against a setting's rule (StemdeckSession's `SettingRule`, the one the session
   /// format and the console use): `pan must be a number between -1 and 1 (got 7)`.
@@ -276,5 +295,23 @@ extension NSRecursiveLock {
     lock()
     defer { unlock() }
     return try body()
+  }
+}
+
+/// Something a session load let through but the user should know (a stem left offline, an
+/// effect not loaded, a recording folder outside the session's folder), about `file` (the
+/// session file, absolute) when it names one.
+public struct MixerWarning: CustomStringConvertible, Equatable, Sendable {
+  public let file: String?
+  public let detail: String
+  public init(file: String?, _ detail: String) {
+    self.file = file
+    self.detail = detail
+  }
+  public var description: String { file.map { "\($0): \(detail)" } ?? detail }
+
+  /// The same warning with `file` shown as `shown` when it is `file` (the path as typed).
+  public func naming(_ file: String, as shown: String) -> MixerWarning {
+    self.file == file ? MixerWarning(file: shown, detail) : self
   }
 }

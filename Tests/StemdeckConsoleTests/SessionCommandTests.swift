@@ -135,6 +135,24 @@ struct SessionCommandTests {
     #expect(MixerSnapshot(h) == before)
   }
 
+  @Test("open names the session file as it was typed (a relative path) in its errors and warnings, not as the absolute path the mixer was given")
+  func openNamesTheFileAsTyped() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let bad = try h.folder.write(Self.badSessions[0].1, to: "bad.json")
+    let missing = try h.folder.write(Self.missingAudio, to: "missing.json")
+    // The same files through a path relative to the working directory (never absolute).
+    let depth = FileManager.default.currentDirectoryPath.split(separator: "/").count
+    func relative(_ path: String) -> String { String(repeating: "../", count: depth) + path.dropFirst() }
+    let badResult = h.run("open \(relative(bad))")
+    #expect(!badResult.ok)
+    #expect(badResult.output.first?.hasPrefix("error: \(relative(bad)): stems[0].pan") == true, "\(badResult.output)")
+    let opened = h.run("open! \(relative(missing))")
+    #expect(opened.ok)
+    #expect(opened.output.first?.hasPrefix("warning: \(relative(missing)): stems[1] (sub).file: ") == true, "\(opened.output)")
+    #expect(!opened.output.joined().contains(FileManager.default.currentDirectoryPath + "/" + relative(missing)), "\(opened.output)")
+  }
+
   static let missingAudio = goodSession.replacingOccurrences(of: #""file" : "bass.wav""#, with: #""file" : "nope.wav""#)
 
   @Test("open with a missing audio file: a warning, the rest opens, the stem stays offline and is saved back")
