@@ -124,9 +124,10 @@ struct MixerViewTerminalTests {
     return dir
   }
 
-  /// The values of a row of the strips ("dB", "peak"): one per strip shown, left to right.
+  /// The values of a row of the strips ("dB", "peak"): one per strip shown, left to right (the
+  /// separator before the right edge's strips left out).
   static func values(_ rows: [String], _ label: String) -> [String] {
-    (rows.first { $0.hasPrefix(label + " ") } ?? "").split(separator: " ").dropFirst().map(String.init)
+    (rows.first { $0.hasPrefix(label + " ") } ?? "").split(separator: " ").dropFirst().map(String.init).filter { $0 != "│" && $0 != "|" }
   }
 
   /// An SGR mouse report (xterm 1006; ncurses asks for it where terminfo's XM says so, as for
