@@ -69,7 +69,7 @@ enum CommandTable {
       name: "stems", aliases: ["ls"], usage: "stems", summary: "list stems with their settings, position and meters",
       argumentCount: 0...0
     ) { (c, _) throws(CommandError) in
-      for line in Display.stemsTable(c.mixer.stemStatuses(), offline: c.mixer.offlineStems, width: c.terminalColumns?()) { c.write(line) }
+      for line in Display.stemsTable(MixerViewModel.stemStrips(c.mixer), width: c.terminalColumns?()) { c.write(line) }
     },
     CommandSpec(
       name: "vol", aliases: ["volume"], usage: "vol NAME|all VALUE [over TIME [exp]]",

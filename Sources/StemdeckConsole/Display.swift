@@ -15,35 +15,29 @@ enum Display {
     "\(NumberFormat.fixed(v, 2))"
   }
 
-  /// The `stems` table. With `width` (a terminal's columns, interactive mode) columns are
-  /// dropped, least useful first, and the file name shortened in the middle until each row
-  /// fits; stem names are never cut. Without it (script mode), every column, as documented.
-  static func stemsTable(_ stems: [StemStatus], offline: [OfflineStem] = [], width: Int? = nil) -> [String] {
-    if stems.isEmpty && offline.isEmpty { return ["no stems (add one with 'add PATH')"] }
-    let offlineLines = offline.map { "offline: \($0.settings.name) (\($0.path): \($0.reason))" }
+  /// The `stems` table, drawn from the mixer view's strips (`MixerViewModel.stemStrips`): a
+  /// row per playing stem, a line per offline one. With `width` (a terminal's columns,
+  /// interactive mode) columns are dropped, least useful first, and the file name shortened in
+  /// the middle until each row fits; stem names are never cut. Without it (script mode), every
+  /// column, as documented.
+  static func stemsTable(_ strips: [MixerViewModel.Strip], width: Int? = nil) -> [String] {
+    if strips.isEmpty { return ["no stems (add one with 'add PATH')"] }
+    let stems = strips.filter { $0.offline == nil }
+    let offlineLines = strips.compactMap { s in s.offline.map { "offline: \(s.name) (\(s.path ?? ""): \($0))" } }
     if stems.isEmpty { return offlineLines }
     let header = ["name", "file", "ch", "Hz", "length", "vol", "pan", "rate", "loops", "flags", "loop", "position", "peak dB"]
     var rows: [[String]] = [header]
     for s in stems {
-      var flags = ""
-      if s.settings.mute { flags += "M" }
-      if s.settings.solo { flags += "S" }
-      if s.settings.directOut { flags += "D" }
-      if s.finished { flags += "E" }
-      if s.failed { flags += "!" }
-      if s.underruns > 0 { flags += "U" }
-      if s.isGliding { flags += "G" }
-      if flags.isEmpty { flags = "-" }
-      let file = String(s.path.split(separator: "/").last ?? "")
-      let peaks = s.meter.channels.map { db($0.peak) }.joined(separator: "/")
+      let flags = s.flags.tableText.isEmpty ? "-" : s.flags.tableText
+      let peaks = s.meters.map { db($0.peak) }.joined(separator: "/")
+      let pan = s.pan ?? 0, rate = s.rate ?? 1, loops = s.loops ?? 0
       rows.append([
-        s.settings.name, file, channelsCell(s.info), "\(s.info.sampleRate)", NumberFormat.time(s.length),
-        s.glidingVolume.map { "\(volume($0))→\(volume(s.settings.volume))" } ?? volume(s.settings.volume),
-        s.glidingPan.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.settings.pan, 2))" } ?? NumberFormat.fixed(s.settings.pan, 2),
-        s.glidingRate.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.settings.rate, 2))" } ?? NumberFormat.fixed(s.settings.rate, 2),
-        s.settings.loops < 0 ? "forever" : "\(s.settings.loops)", flags,
-        // A finished stem's read position has passed its last pass: show the last one.
-        "\(s.settings.loops >= 0 ? min(s.loopIndex, s.settings.loops) + 1 : s.loopIndex + 1)", NumberFormat.time(s.positionInFile), peaks,
+        s.name, s.file ?? "", s.info.map(channelsCell) ?? "", s.info.map { "\($0.sampleRate)" } ?? "", NumberFormat.time(s.length ?? 0),
+        s.volumeTarget.map { "\(volume(s.volume))→\(volume($0))" } ?? volume(s.volume),
+        s.panTarget.map { "\(NumberFormat.fixed(pan, 2))→\(NumberFormat.fixed($0, 2))" } ?? NumberFormat.fixed(pan, 2),
+        s.rateTarget.map { "\(NumberFormat.fixed(rate, 2))→\(NumberFormat.fixed($0, 2))" } ?? NumberFormat.fixed(rate, 2),
+        loops < 0 ? "forever" : "\(loops)", flags,
+        "\(s.loop ?? 1)", NumberFormat.time(s.position ?? 0), peaks,
       ])
     }
     let numeric: Set<Int> = [2, 3, 5, 6, 7, 10]
@@ -79,7 +73,7 @@ enum Display {
     }
     var offlineShown: [String] = []
     for line in offlineLines { offlineShown += width.map { Self.wrapped(line, width: $0) } ?? [line] }
-    if stems.contains(where: { $0.info.channelCount > 2 }) {
+    if stems.contains(where: { ($0.info?.channelCount ?? 0) > 2 }) {
       let channelsLine = "ch: more than 2 channels are downmixed by their layout (ITU-R BS.775; 'fold': no known layout, odd channels averaged left, even right)"
       legend += width.map { Self.wrapped(channelsLine, width: $0) } ?? [channelsLine]
     }
@@ -203,23 +197,23 @@ enum Display {
     return lines
   }
 
-  static func meterLine(_ name: String, _ r: MeterReading) -> String {
-    let chans = r.channels.enumerated().map { i, ch in
-      let label = r.channels.count == 1 ? "M" : (i == 0 ? "L" : "R")
-      return "\(label) peak \(db(ch.peak).padLeft(6)) avg \(db(ch.average).padLeft(6)) hold \(db(ch.hold).padLeft(6)) clips \(ch.clips)"
-    }
-    return "\(name.padded(12)) " + chans.joined(separator: " | ")
+  /// A channel's meter text: "L peak  -6.0 avg  -9.0 hold  -3.0 clips 0".
+  static func meterChannel(_ i: Int, of meters: [MixerViewModel.Meter]) -> String {
+    let ch = meters[i]
+    let label = meters.count == 1 ? "M" : (i == 0 ? "L" : "R")
+    return "\(label) peak \(db(ch.peak).padLeft(6)) avg \(db(ch.rms).padLeft(6)) hold \(db(ch.hold).padLeft(6)) clips \(ch.clips)"
+  }
+
+  static func meterLine(_ name: String, _ meters: [MixerViewModel.Meter]) -> String {
+    "\(name.padded(12)) " + meters.indices.map { meterChannel($0, of: meters) }.joined(separator: " | ")
   }
 
   /// The meter lines of `name`, fitted to `width` when given: one line when it fits, else one
   /// line per channel (the name on the first, or on its own line when it is long).
-  static func meterLines(_ name: String, _ r: MeterReading, width: Int?) -> [String] {
-    let line = meterLine(name, r)
+  static func meterLines(_ name: String, _ meters: [MixerViewModel.Meter], width: Int?) -> [String] {
+    let line = meterLine(name, meters)
     guard let width, TerminalInfo.displayWidth(line) > width else { return [line] }
-    let chans = r.channels.enumerated().map { i, ch in
-      let label = r.channels.count == 1 ? "M" : (i == 0 ? "L" : "R")
-      return "\(label) peak \(db(ch.peak).padLeft(6)) avg \(db(ch.average).padLeft(6)) hold \(db(ch.hold).padLeft(6)) clips \(ch.clips)"
-    }
+    let chans = meters.indices.map { meterChannel($0, of: meters) }
     let nameWidth = max(12, TerminalInfo.displayWidth(name))
     let longest = chans.map { TerminalInfo.displayWidth($0) }.max() ?? 0
     if nameWidth + 1 + longest <= width {
@@ -228,15 +222,20 @@ enum Display {
     return Self.wrapped(name, width: width) + chans.map { "  " + $0 }
   }
 
+  /// `meters`: the master (and its loudness when measured), the inputs while recording (or when
+  /// asked), then every playing stem; drawn from the mixer view's model (`MixerViewModel`).
   static func meters(_ c: Console, only: String?, width: Int? = nil) -> [String] {
+    let model = MixerViewModel.make(c)
     var lines: [String] = []
     if only == nil || only == "master" {
-      lines += meterLines("master", c.mixer.masterMeter(), width: width)
-      if let loudness = c.mixer.masterLoudness() { lines.append("master loudness: " + loudness.line) }
+      lines += meterLines("master", model.master.meters, width: width)
+      if let loudness = model.transport.loudness { lines.append("master loudness: " + loudness.line) }
     }
-    if only == "input" || (only == nil && c.mixer.recordingStatus != nil) { lines += meterLines("input", c.mixer.inputMeter(), width: width) }
-    for s in c.mixer.stemStatuses() where only == nil || only == s.settings.name {
-      lines += meterLines(s.settings.name, s.meter, width: width)
+    if only == "input" || (only == nil && model.input != nil) {
+      lines += meterLines("input", (model.input ?? MixerViewModel.inputStrip(c.mixer)).meters, width: width)
+    }
+    for s in model.strips where s.offline == nil && (only == nil || only == s.name) {
+      lines += meterLines(s.name, s.meters, width: width)
     }
     return lines
   }
@@ -245,12 +244,11 @@ enum Display {
   /// with the hold marker. Labels are never cut (two long names that share a beginning must
   /// not look alike): a label too long for a bar beside it gets a line of its own.
   static func meterBars(_ c: Console, width: Int, color: Bool) -> [String] {
-    var rows: [(label: String, channel: MeterReading.Channel)] = []
-    let m = c.mixer.masterMeter()
-    for (i, ch) in m.channels.enumerated() { rows.append((i == 0 ? "master L" : "master R", ch)) }
-    for s in c.mixer.stemStatuses() {
-      for (i, ch) in s.meter.channels.enumerated() {
-        rows.append((s.meter.channels.count == 1 ? s.settings.name : "\(s.settings.name) \(i == 0 ? "L" : "R")", ch))
+    var rows: [(label: String, channel: MixerViewModel.Meter)] = []
+    for (i, ch) in MixerViewModel.masterStrip(c.mixer).meters.enumerated() { rows.append((i == 0 ? "master L" : "master R", ch)) }
+    for s in MixerViewModel.stemStrips(c.mixer) where s.offline == nil {
+      for (i, ch) in s.meters.enumerated() {
+        rows.append((s.meters.count == 1 ? s.name : "\(s.name) \(i == 0 ? "L" : "R")", ch))
       }
     }
     let valueWidth = 12  // " -160.0 CLIP"
@@ -258,7 +256,7 @@ enum Display {
     // The label column takes the longest label if a bar of 10 still fits beside it.
     let labelWidth = min(longest, max(8, width - valueWidth - 11))
     let barWidth = max(4, min(60, width - labelWidth - 1 - valueWidth))
-    func bar(_ ch: MeterReading.Channel) -> String {
+    func bar(_ ch: MixerViewModel.Meter) -> String {
       func cells(_ db: Double) -> Int { Int(((max(-60, min(0, db)) + 60) / 60 * Double(barWidth)).rounded()) }
       let filled = cells(ch.peak)
       let hold = cells(ch.hold)

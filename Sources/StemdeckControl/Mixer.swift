@@ -654,6 +654,7 @@ public final class Mixer: @unchecked Sendable {
     lock.locked {
       resetLoudnessLocked()
       renderState.pointee.status.pointee.masterMeters.pointee.requestReset()
+      renderState.pointee.status.pointee.effectsMeters.pointee.requestReset()
       for stem in stems { stem.shared.pointer.pointee.meters.pointee.requestReset() }
     }
   }

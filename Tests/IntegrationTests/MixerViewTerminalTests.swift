@@ -106,4 +106,121 @@ struct MixerViewTerminalTests {
     try await term.type("quit!")
     try await term.send("Enter")
   }
+
+  // MARK: - Mouse, the effects strip, an offline stem, ':wait'
+
+  /// A folder with `offline.json`: drums (looping forever), bass, gone (its file missing) and
+  /// guitar, and the effect `hit.wav` (3 s) next to it.
+  func offlineMaterial() throws -> IntegrationTempDir {
+    let dir = try IntegrationTempDir("stemdeck-mixerview-more")
+    for name in ["drums", "bass", "guitar"] {
+      try writeSine(dir.file("\(name).wav"), sampleRate: 48000, seconds: 2, frequencies: [440], amplitude: 0.2)
+    }
+    try writeSine(dir.file("hit.wav"), sampleRate: 48000, seconds: 3, frequencies: [660], amplitude: 0.5)
+    try writeSession(dir.file("offline.json"), stems: [SessionStem(name: "drums", file: "drums.wav", loops: -1),
+                                                       SessionStem(name: "bass", file: "bass.wav"),
+                                                       SessionStem(name: "gone", file: "gone.wav"),
+                                                       SessionStem(name: "guitar", file: "guitar.wav")])
+    return dir
+  }
+
+  /// The values of a row of the strips ("dB", "peak"): one per strip shown, left to right (the
+  /// separator before the right edge's strips left out).
+  static func values(_ rows: [String], _ label: String) -> [String] {
+    (rows.first { $0.hasPrefix(label + " ") } ?? "").split(separator: " ").dropFirst().map(String.init).filter { $0 != "│" && $0 != "|" }
+  }
+
+  /// An SGR mouse report (xterm 1006; ncurses asks for it where terminfo's XM says so, as for
+  /// xterm-256color): `button` at 0-based (`column`, `row`), pressed or released.
+  static func mouse(_ button: Int, column: Int, row: Int, release: Bool = false) -> String {
+    "\u{1B}[<\(button);\(column + 1);\(row + 1)\(release ? "m" : "M")"
+  }
+
+  static let sizes = [(80, 24), (120, 40), (200, 60)].map { Case(columns: $0.0, rows: $0.1, term: "xterm-256color", noColor: false, resized: ($0.0, $0.1)) }
+
+  @Test("mouse on faders, the effects strip, an offline stem's strip and ':wait' that goes on drawing", arguments: sizes)
+  func mouseEffectsOfflineWait(_ c: Case) async throws {
+    let binary = try StemdeckBinary.require()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try offlineMaterial()
+    let state = try IntegrationTempDir("stemdeck-mixerview-state")
+    let command = "env TERM=\(c.term) XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) "
+      + "JACK_NO_START_SERVER=1 \(binary) offline.json --server \(server.name) --no-start-server --no-connect --mixer"
+    let term = try await TmuxTerminal(command, columns: c.columns, rows: c.rows, directory: dir.path)
+    defer { Task { await term.close() } }
+    try await term.check(term.waitForScreen { rows in ["drums", "bass", "gone", "guitar", "master"].allSatisfy { n in rows.count > 1 && rows[1].contains(n) } },
+                         "names at \(c): ")
+    // The offline stem: shown in its place with the ! flag.
+    let first = try await term.screen()
+    #expect(first.count > 3 && first[3].contains("!"), "flags row: \(first.count > 3 ? first[3] : "")")
+
+    // A click on drums's fader track, on the row of the -6 tick: drums at -6 dB.
+    let handleColumn = first.first { $0.hasPrefix("   0") }.flatMap { row in row.firstIndex { $0 == "◆" || $0 == "O" }.map { row.distance(from: row.startIndex, to: $0) } }
+    let minus6 = first.firstIndex { $0.hasPrefix("  -6") }
+    let (column, row) = (try #require(handleColumn, "no fader handle on the 0 dB row"), try #require(minus6, "no -6 tick"))
+    try await term.type(Self.mouse(0, column: column, row: row) + Self.mouse(0, column: column, row: row, release: true))
+    try await term.check(term.waitForScreen { Self.values($0, "dB").first == "-6.0" }, "click on drums's fader at -6: ")
+
+    // The wheel over bass's name: bass 1 dB up.
+    let bassColumn = try #require(first[1].range(of: "bass").map { first[1].distance(from: first[1].startIndex, to: $0.lowerBound) })
+    try await term.type(Self.mouse(64, column: bassColumn + 1, row: 1))
+    try await term.check(term.waitForScreen { Self.values($0, "dB").prefix(2) == ["-6.0", "+1.0"] }, "wheel over bass: ")
+
+    // The offline strip: a click on its name selects it (the status line says why it is
+    // offline); Up moves its fader, for the level kept in the session.
+    let goneColumn = try #require(first[1].range(of: "gone").map { first[1].distance(from: first[1].startIndex, to: $0.lowerBound) })
+    try await term.type(Self.mouse(0, column: goneColumn, row: 1) + Self.mouse(0, column: goneColumn, row: 1, release: true))
+    try await term.check(term.waitFor("offline: gone.wav"), "the offline strip selected: ")
+    try await term.send("Up")
+    try await term.check(term.waitFor("kept in the session"), "Up on the offline strip: ")
+    try await term.check(term.waitForScreen { Self.values($0, "dB").prefix(3) == ["-6.0", "+1.0", "+1.0"] }, "the offline fader: ")
+    try await term.type("m")
+    try await term.check(term.waitFor("only its fader works"), "m on the offline strip: ")
+
+    // Effects into the master: a strip with their meter, and no fader.
+    try await term.type(":sfx load hit hit.wav")
+    try await term.send("Enter")
+    try await term.check(term.waitForScreen { $0.count > 1 && $0[1].contains("effects") }, "the effects strip: ")
+    try await term.type(":sfx wait")
+    try await term.send("Enter")
+    try await term.type(":sfx fire hit")
+    try await term.send("Enter")
+    // peak: drums, bass, gone, guitar, effects, master.
+    try await term.check(term.waitForScreen { rows in
+      let peaks = Self.values(rows, "peak")
+      return peaks.count == 6 && peaks[4] != "-inf" && peaks[2] == "-inf"
+    }, "the effects' meter: ")
+    let withEffects = try await term.screen()
+    let effectsColumn = try #require(withEffects[1].range(of: "effects").map { withEffects[1].distance(from: withEffects[1].startIndex, to: $0.lowerBound) })
+    try await term.type(Self.mouse(0, column: effectsColumn, row: 1) + Self.mouse(0, column: effectsColumn, row: 1, release: true))
+    try await term.check(term.waitFor("effects: what the sound effects add"), "the effects strip selected: ")
+    try await term.send("Up")
+    try await term.check(term.waitFor("effects strip has no fader"), "Up on the effects strip: ")
+    #expect(Self.values(try await term.screen(), "dB").count == 5, "no fader value under the effects")
+    try await term.type(":sfx out ports")
+    try await term.send("Enter")
+    try await term.check(term.waitForScreen { $0.count > 1 && !$0[1].contains("effects") && $0[1].contains("master") }, "sfx out ports: ")
+
+    // ':wait 30' keeps the view drawing (the position moves) and Esc stops it.
+    try await term.send("Space")
+    try await term.check(term.waitFor("playing"), "space: ")
+    try await term.type(":wait 30")
+    try await term.send("Enter")
+    try await term.check(term.waitFor("running: wait 30"), "the wait running: ")
+    let during = try await term.screen().first ?? ""
+    try await term.check(term.waitForScreen { rows in
+      (rows.first ?? "") != during && rows.contains { $0.contains("running: wait 30") }
+    }, "the transport line moves during the wait: ")
+    let escaped = Date()
+    try await term.send("Escape")
+    try await term.check(term.waitFor("stopped: wait 30"), "Esc during the wait: ")
+    #expect(Date().timeIntervalSince(escaped) < 10)
+    // Still in the view; q back to the prompt.
+    #expect(try await term.screen().contains { $0.contains("master") })
+    try await term.type("q")
+    try await term.check(term.waitForCursorRow("stemdeck>"), "q: ")
+    try await term.type("quit!")
+    try await term.send("Enter")
+  }
 }

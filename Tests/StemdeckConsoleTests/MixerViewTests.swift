@@ -2,6 +2,7 @@ import Testing
 @testable import StemdeckConsole
 import StemdeckControl
 import StemdeckSession
+import StemdeckTestSupport
 
 /// The full-screen mixer's model, drawing and keys, without a terminal: the model is built from a
 /// real mixer (`ConsoleHarness`), drawn into a `Canvas`, and keys are handed to `MixerView.handle`
@@ -59,6 +60,210 @@ struct MixerViewTests {
     #expect(MixerScreen.strip(atColumn: 13, count: 20, firstShown: 3, columns: 80, rows: 24) == 4)
     #expect(MixerScreen.strip(atColumn: 75, count: 20, firstShown: 0, columns: 80, rows: 24) == 20)
     #expect(MixerScreen.strip(atColumn: 2, count: 20, firstShown: 0, columns: 80, rows: 24) == nil)
+    // With the effects' strip the right edge holds two: effects at 64, the master at 72; 7 stems.
+    #expect(MixerScreen.layout(count: 20, columns: 80, rows: 24, fixed: 2).shown == 7)
+    #expect(MixerScreen.strip(atColumn: 65, count: 20, firstShown: 0, columns: 80, rows: 24, fixed: 2) == 20)
+    #expect(MixerScreen.strip(atColumn: 75, count: 20, firstShown: 0, columns: 80, rows: 24, fixed: 2) == 21)
+    #expect(MixerScreen.strip(atColumn: 71, count: 20, firstShown: 0, columns: 80, rows: 24, fixed: 2) == nil)
+  }
+
+  @Test("a click on a fader's track: the level of that row, the handle drawn on it; the bottom row is silence",
+        arguments: [6, 12, 28, 48])
+  func clickLevels(_ h: Int) {
+    for r in 0..<h {
+      let v = MixerScreen.volume(atRow: r, rows: h)
+      let handleRow = v <= 0 ? h - 1 : MixerScreen.rowFor(MixerScreen.fraction(Decibels.fromAmplitude(v)), rows: h)
+      #expect(handleRow == r, "row \(r) of \(h): \(Decibels.fromAmplitude(v)) dB")
+    }
+    #expect(MixerScreen.volume(atRow: h - 1, rows: h) == 0)
+    // A row with a mark of the scale is that mark exactly.
+    #expect(MixerScreen.volume(atRow: MixerScreen.rowFor(MixerScreen.fraction(0), rows: h), rows: h) == 1)
+    let minus6 = MixerScreen.volume(atRow: MixerScreen.rowFor(MixerScreen.fraction(-6), rows: h), rows: h)
+    #expect(abs(Decibels.fromAmplitude(minus6) + 6) < 1e-9)
+  }
+
+  @Test("hits: the fader's three columns in the meter rows set a level; elsewhere a click only selects")
+  func hits() {
+    // 80×24, 20 stems: the first strip at column 5, 7 wide; its fader at 8…10; 12 meter rows from row 5.
+    let top = MixerScreen.hit(column: 9, row: 5, count: 20, firstShown: 0, columns: 80, rows: 24)
+    #expect(top?.strip == 0 && top?.volume.map { abs(Decibels.fromAmplitude($0) - 6) < 1e-9 } == true)
+    #expect(MixerScreen.hit(column: 8, row: 16, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.strip == 0 && $0.volume == 0 } == true)
+    #expect(MixerScreen.hit(column: 6, row: 8, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.strip == 0 && $0.volume == nil } == true)
+    #expect(MixerScreen.hit(column: 9, row: 1, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.strip == 0 && $0.volume == nil } == true)
+    #expect(MixerScreen.hit(column: 9, row: 17, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.volume == nil } == true)
+    // The master's fader (strip at 72: fader at 75…77), on the 0 dB mark's row.
+    #expect(MixerScreen.hit(column: 76, row: 7, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.strip == 20 && $0.volume == 1 } == true)
+  }
+
+  @Test("the mouse: a click on a fader's track sets the level (undoable), the wheel moves the fader under it")
+  func mouse() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let view = MixerView(console: h.console)
+    // Two stems at 80×24: strips 12 wide from column 5 (bass at 18, its fader at 27…29); the
+    // -12 dB mark on row 5 + rowFor(2/6 · …).
+    let layout = MixerScreen.layout(count: 2, columns: 80, rows: 24)
+    #expect(layout.stripWidth == 12)
+    let bassFader = MixerScreen.faderColumn(stripX: MixerScreen.scaleWidth + layout.stripWidth + 1, width: layout.stripWidth)
+    let row = MixerScreen.meterTop + MixerScreen.rowFor(MixerScreen.fraction(-12), rows: layout.meterRows)
+    view.mouse(column: bassFader + 1, row: row, kind: 1, columns: 80, rows: 24)
+    #expect(view.state.selected == 1)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.stemStatus("bass").settings.volume) + 12) < 1e-9)
+    view.handle(.character("u"))
+    #expect(try h.mixer.stemStatus("bass").settings.volume == 1)
+    // The wheel over drums (anywhere in its strip): up 1 dB.
+    view.mouse(column: MixerScreen.scaleWidth + 1, row: 2, kind: 4, columns: 80, rows: 24)
+    #expect(view.state.selected == 0)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.stemStatus("drums").settings.volume) - 1) < 1e-9)
+    // A click on the name selects only.
+    view.mouse(column: bassFader, row: 1, kind: 1, columns: 80, rows: 24)
+    #expect(view.state.selected == 1)
+    #expect(try h.mixer.stemStatus("bass").settings.volume == 1)
+  }
+
+  @Test("stems and meters are drawn from the model's strips: glides, offline stems, clip counts")
+  func textFromModel() {
+    var gliding = Self.strip("pad", volume: 0.5)
+    gliding.volumeTarget = 1
+    gliding.flags = [.mute, .gliding, .ended]
+    gliding.file = "pad.wav"
+    gliding.length = 2
+    gliding.position = 0.5
+    gliding.loops = -1
+    var offline = Self.strip("gone")
+    offline.offline = "no such file"
+    offline.path = "/x/gone.wav"
+    offline.flags = [.unreadable]
+    let table = Display.stemsTable([gliding, offline])
+    #expect(table[1].hasPrefix("pad   pad.wav"), "\(table)")
+    #expect(table[1].contains("0.50→1.00") && table[1].contains(" forever ") && table[1].contains(" MEG "), "\(table[1])")
+    #expect(table[1].hasSuffix("0:00.500  -6.0/-6.0"), "\(table[1])")
+    #expect(table[2] == "offline: gone (/x/gone.wav: no such file)")
+    #expect(Display.stemsTable([offline]) == ["offline: gone (/x/gone.wav: no such file)"])
+    var meters = Self.strip("pad").meters
+    meters[1].clips = 3
+    #expect(Display.meterLine("pad", meters)
+      == "pad          L peak   -6.0 avg   -9.0 hold   -3.0 clips 0 | R peak   -6.0 avg   -9.0 hold   -3.0 clips 3")
+  }
+
+  /// A harness with `drums`, the offline `gone` (its file missing) and `bass`, opened from a session.
+  static func withOffline() throws -> (ConsoleHarness, String) {
+    let h = try ConsoleHarness.withStems()
+    let session = """
+      { "format" : "stemdeck-session", "version" : 1,
+        "stems" : [
+          { "name" : "drums", "file" : "drums.wav" },
+          { "name" : "gone", "file" : "gone.wav", "volume" : 0.5, "mute" : true },
+          { "name" : "bass", "file" : "bass.wav" }
+        ] }
+      """
+    let path = try h.folder.write(session, to: "offline.json")
+    let opened = h.run("open! \(path)")
+    guard opened.ok else { throw CommandError("setup failed: \(opened.output)") }
+    return (h, path)
+  }
+
+  @Test("an offline stem: its strip in its place with the ! flag; its fader sets the level kept in the session, the rest refuses")
+  func offlineStrip() throws {
+    let (h, path) = try Self.withOffline()
+    defer { h.shutdown() }
+    let model = MixerViewModel.make(h.console)
+    #expect(model.strips.map(\.name) == ["drums", "gone", "bass"])
+    let gone = model.strips[1]
+    #expect(gone.offline == "no such file" && gone.flags.text == "M!" && gone.meters.isEmpty, "\(gone)")
+    #expect(abs(gone.volume - 0.5) < 1e-12)
+    var state = MixerViewState()
+    state.selected = 1
+    let canvas = MixerScreen.draw(model, &state, columns: 80, rows: 24, unicode: true)
+    #expect(canvas.lines[1].contains("gone") && canvas.lines[3].contains("M!"), "\(canvas.lines[1...3])")
+    #expect(canvas.lines[22].contains("offline") && canvas.lines[22].contains("gone.wav"), "\(canvas.lines[22])")
+    // `stems` still lists it on its own line.
+    #expect(h.run("stems").output.contains("offline: gone (\(h.folder.file("gone.wav")): no such file)"))
+
+    let view = MixerView(console: h.console)
+    view.handle(.right)
+    view.handle(.up)
+    #expect(abs(Decibels.fromAmplitude(h.mixer.offlineStems[0].settings.volume) - (Decibels.fromAmplitude(0.5) + 1)) < 0.06)
+    #expect(view.state.status.contains("kept in the session") && !view.state.statusIsError, "\(view.state.status)")
+    #expect(h.mixer.isDirty)
+    view.handle(.end)
+    #expect(h.mixer.offlineStems[0].settings.volume == 0)
+    view.handle(.character("u"))
+    #expect(h.mixer.offlineStems[0].settings.volume > 0.5)
+    for key in [MixerView.Key.character("m"), .character("s"), .character("["), .character(">")] {
+      view.state.status = ""
+      view.handle(key)
+      #expect(view.state.statusIsError && view.state.status.contains("offline"), "\(key): \(view.state.status)")
+    }
+    #expect(h.mixer.offlineStems[0].settings.mute)
+    // Saved back with the new level.
+    #expect(h.run("save").ok)
+    let saved = try SessionFile.load(path: path)
+    #expect(saved.stems.map(\.name) == ["drums", "gone", "bass"])
+    #expect(abs(saved.stems[1].volume - h.mixer.offlineStems[0].settings.volume) < 1e-9)
+  }
+
+  @Test("sfx out master: an effects strip with their meter and no fader; the keys it lacks refuse; sfx out ports: none")
+  func effectsStrip() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(MixerViewModel.make(h.console).effects == nil)
+    let hit = try h.folder.wav("hit.wav", channels: 1, sampleRate: 48000, seconds: 1)
+    #expect(h.run("sfx load hit \(hit); sfx wait").ok)
+    let silent = try #require(MixerViewModel.make(h.console).effects)
+    #expect(silent.isEffects && silent.meters.count == 2 && silent.meters.allSatisfy { $0.peak <= -160 })
+    #expect(h.run("sfx fire hit").ok)
+    h.render(blocks: 10)
+    let model = MixerViewModel.make(h.console)
+    let effects = try #require(model.effects)
+    #expect(effects.meters.allSatisfy { $0.peak > -12 && $0.peak < 0.1 }, "\(effects.meters)")
+    // The stems are paused: what the master meters is the effects.
+    #expect(model.strips.allSatisfy { $0.meters.allSatisfy { $0.peak <= -160 } })
+
+    var state = MixerViewState()
+    let canvas = MixerScreen.draw(model, &state, columns: 80, rows: 24, unicode: true)
+    // Drawn before the master at the right edge, with meters and no fader handle.
+    #expect(canvas.lines[1].contains("effects") && canvas.lines[1].contains("master"))
+    let layout = MixerScreen.layout(count: 2, columns: 80, rows: 24, fixed: 2)
+    let x = MixerScreen.fixedStart(columns: 80, width: layout.stripWidth, fixed: 2)
+    #expect(MixerScreen.strip(atColumn: x, count: 2, firstShown: 0, columns: 80, rows: 24, fixed: 2) == 2)
+    let effectsRows = canvas.lines[5..<(5 + layout.meterRows)].map { String(Array($0)[x..<(x + layout.stripWidth)]) }
+    #expect(effectsRows.contains { $0.contains("█") } && !effectsRows.contains { $0.contains("◆") }, "\(effectsRows)")
+
+    let view = MixerView(console: h.console)
+    for _ in 0..<2 { view.handle(.right) }
+    #expect(view.state.selected == 2)
+    let before = h.mixer.masterVolumeSetting
+    for key in [MixerView.Key.up, .home, .end, .character("m"), .character("s"), .character("]"), .character("<")] {
+      view.state.status = ""
+      view.handle(key)
+      #expect(view.state.statusIsError && view.state.status.contains("effects strip has no"), "\(key): \(view.state.status)")
+    }
+    #expect(h.mixer.masterVolumeSetting == before)
+    view.handle(.right)
+    view.handle(.up)
+    #expect(abs(Decibels.fromAmplitude(h.mixer.masterVolumeSetting) - 1) < 1e-9)
+
+    #expect(h.run("sfx out ports").ok)
+    #expect(MixerViewModel.make(h.console).effects == nil)
+    var after = MixerViewState()
+    after.selected = 3
+    let drawn = MixerScreen.draw(MixerViewModel.make(h.console), &after, columns: 80, rows: 24, unicode: true)
+    #expect(!drawn.lines[1].contains("effects") && after.selected == 2)
+  }
+
+  @Test("':wait' in the view: the command keeps the view served while it waits, then reports")
+  func waitInPrompt() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let view = MixerView(console: h.console)
+    view.runCommand("wait 0.3")
+    #expect(view.busyTicks >= 10, "\(view.busyTicks)")
+    #expect(view.busy == nil && view.state.status == "ok: wait 0.3" && !view.state.statusIsError, "\(view.state.status)")
+    // The hook is gone once it has returned.
+    let ticks = view.busyTicks
+    h.console.idle()
+    #expect(view.busyTicks == ticks)
   }
 
   @Test("long names that share their beginning and end never look alike")

@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckControl
+import StemdeckSession
 
 /// A character grid with a style per cell: what the mixer view draws into. Pure Swift (no
 /// terminal), so the layout is tested without one (`MixerScreenTests`); `MixerView` copies it to
@@ -90,7 +91,8 @@ struct Canvas {
 /// The view's state that is not the mixer's: the selection, the scroll, the help overlay, the
 /// command prompt and the status line.
 struct MixerViewState {
-  /// The selected strip: 0..<strips.count, or strips.count for the master.
+  /// The selected strip: 0..<strips.count for a stem, then the strips at the right edge in
+  /// their order (`MixerScreen.fixedStrips`: the effects when shown, the master last).
   var selected = 0
   /// The first stem strip shown.
   var firstShown = 0
@@ -103,7 +105,8 @@ struct MixerViewState {
 }
 
 /// Draws a `MixerViewModel` into a `Canvas`: a transport line, one strip per stem (as many as
-/// fit, scrolled to the selection) and the master, a status line and a footer with the keys.
+/// fit, scrolled to the selection), the effects (when they play into the master) and the master
+/// at the right edge, a status line and a footer with the keys.
 ///
 ///     row 0        transport: state, position / length, loop, tempo, DSP load, xruns, server, session
 ///     rows 1–2     names (never cut so that two look alike)
@@ -118,6 +121,8 @@ enum MixerScreen {
   static let scaleWidth = 5
   /// Rows that are not the meters.
   static let fixedRows = 12
+  /// The meters' (and faders') top row.
+  static let meterTop = 5
   static let minimumColumns = 40
   static let minimumRows = fixedRows + 6
   /// The narrowest strip (columns of content; one more separates it from the next).
@@ -148,22 +153,41 @@ enum MixerScreen {
     var tooSmall: Bool
   }
 
-  /// The strip width and how many strips fit `columns` × `rows` for `count` stems: the widest
-  /// strips (up to `widest`) with which every strip fits, else the narrowest and a scroll.
-  static func layout(count: Int, columns: Int, rows: Int) -> Layout {
+  /// The strip width and how many strips fit `columns` × `rows` for `count` stems and `fixed`
+  /// strips at the right edge (the master, and the effects when shown): the widest strips (up
+  /// to `widest`) with which every strip fits, else the narrowest and a scroll.
+  static func layout(count: Int, columns: Int, rows: Int, fixed: Int = 1) -> Layout {
     let tooSmall = columns < minimumColumns || rows < minimumRows
-    // Strips start after the scale, each `width` + 1 columns; the master takes `width` + 2 at the
-    // right edge (a separator before it, a blank column after).
-    func fitting(_ width: Int) -> Int { max(0, (columns - scaleWidth - width - 2) / (width + 1)) }
+    // Strips start after the scale, each `width` + 1 columns; the strips at the right edge take
+    // `width` + 1 each after a separator (the last column stays blank).
+    func fitting(_ width: Int) -> Int { max(0, (columns - scaleWidth - fixed * (width + 1) - 1) / (width + 1)) }
     var width = narrowest
     while width < widest && count > 0 && fitting(width + 1) >= count { width += 1 }
     let shown = min(count, fitting(width))
     return Layout(stripWidth: width, shown: shown, meterRows: max(0, rows - fixedRows), tooSmall: tooSmall)
   }
 
+  /// The strips at the right edge, left to right: the effects (when shown) and the master.
+  static func fixedStrips(_ model: MixerViewModel) -> [MixerViewModel.Strip] {
+    (model.effects.map { [$0] } ?? []) + [model.master]
+  }
+
+  /// The strip at selection index `index` (`MixerViewState.selected`).
+  static func strip(_ model: MixerViewModel, at index: Int) -> MixerViewModel.Strip {
+    if index < model.strips.count { return model.strips[max(0, index)] }
+    let fixed = fixedStrips(model)
+    return fixed[min(fixed.count - 1, index - model.strips.count)]
+  }
+
+  /// The first column of the strips at the right edge.
+  static func fixedStart(columns: Int, width: Int, fixed: Int) -> Int { columns - fixed * (width + 1) }
+
+  /// The column of a fader's left side (its handle is one further) in a strip at `x`.
+  static func faderColumn(stripX x: Int, width w: Int) -> Int { x + 2 * max(1, (w - 4) / 2) + 1 }
+
   /// Keeps the selection among the strips shown.
-  static func scroll(_ state: inout MixerViewState, count: Int, shown: Int) {
-    state.selected = max(0, min(state.selected, count))
+  static func scroll(_ state: inout MixerViewState, count: Int, shown: Int, fixed: Int = 1) {
+    state.selected = max(0, min(state.selected, count + fixed - 1))
     if shown <= 0 { state.firstShown = 0; return }
     if state.selected < count {
       if state.selected < state.firstShown { state.firstShown = state.selected }
@@ -172,14 +196,49 @@ enum MixerScreen {
     state.firstShown = max(0, min(state.firstShown, count - shown))
   }
 
-  /// The strip under column `x` (0..<count, `count` for the master; nil: none there).
-  static func strip(atColumn x: Int, count: Int, firstShown: Int, columns: Int, rows: Int) -> Int? {
-    let l = layout(count: count, columns: columns, rows: rows)
-    if x >= columns - l.stripWidth - 1 && x < columns - 1 { return count }
+  /// The strip under column `x` (0..<count for a stem, `count`… for the strips at the right
+  /// edge, as `MixerViewState.selected`; nil: none there).
+  static func strip(atColumn x: Int, count: Int, firstShown: Int, columns: Int, rows: Int, fixed: Int = 1) -> Int? {
+    let l = layout(count: count, columns: columns, rows: rows, fixed: fixed)
+    let right = fixedStart(columns: columns, width: l.stripWidth, fixed: fixed)
+    if x >= right {
+      let k = (x - right) / (l.stripWidth + 1)
+      guard (x - right) % (l.stripWidth + 1) < l.stripWidth, k < fixed else { return nil }
+      return count + k
+    }
     guard x >= scaleWidth else { return nil }
     let k = (x - scaleWidth) / (l.stripWidth + 1)
     guard (x - scaleWidth) % (l.stripWidth + 1) < l.stripWidth, k < l.shown, firstShown + k < count else { return nil }
     return firstShown + k
+  }
+
+  /// What a click at (`x`, `y`) hits: the strip (as `strip(atColumn:…)`), and when it is on a
+  /// fader's track (the three columns of its handle, the meter rows), the level there: a linear
+  /// volume (0 on the bottom row: silence). The fader's handle is then drawn on the row clicked.
+  static func hit(column x: Int, row y: Int, count: Int, firstShown: Int, columns: Int, rows: Int,
+                  fixed: Int = 1) -> (strip: Int, volume: Double?)? {
+    guard let index = strip(atColumn: x, count: count, firstShown: firstShown, columns: columns, rows: rows, fixed: fixed) else { return nil }
+    let l = layout(count: count, columns: columns, rows: rows, fixed: fixed)
+    let stripX = index < count ? scaleWidth + (index - firstShown) * (l.stripWidth + 1)
+      : fixedStart(columns: columns, width: l.stripWidth, fixed: fixed) + (index - count) * (l.stripWidth + 1)
+    let fx = faderColumn(stripX: stripX, width: l.stripWidth)
+    let meterRow = y - meterTop
+    guard !l.tooSmall, x >= fx, x <= fx + 2, meterRow >= 0, meterRow < l.meterRows else { return (index, nil) }
+    return (index, volume(atRow: meterRow, rows: l.meterRows))
+  }
+
+  /// The fader level a click on row `r` (0 = top) of a track `h` rows high sets: the bottom row
+  /// is silence, a row with a scale mark is that mark exactly, any other row the level at its
+  /// middle (to 0.1 dB). As a linear volume.
+  static func volume(atRow r: Int, rows h: Int) -> Double {
+    if r >= h - 1 { return 0 }
+    if let mark = marks.dropLast().first(where: { rowFor(fraction($0), rows: h) == r }) { return Decibels.toAmplitude(mark) }
+    let steps = Double(marks.count - 1)
+    let position = (1 - (Double(r) + 0.5) / Double(h)) * steps  // 0 … steps, from the bottom
+    let k = min(marks.count - 2, max(0, Int(position.rounded(.down))))
+    let lower = marks[marks.count - 1 - k], upper = marks[marks.count - 2 - k]
+    let db = ((lower + (position - Double(k)) * (upper - lower)) * 10).rounded() / 10
+    return Decibels.toAmplitude(db)
   }
 
   /// The names as shown in strips `width` columns wide over two rows: in full when they fit,
@@ -251,8 +310,9 @@ enum MixerScreen {
   static func draw(_ model: MixerViewModel, _ state: inout MixerViewState, columns: Int, rows: Int, unicode: Bool) -> Canvas {
     var canvas = Canvas(columns: columns, rows: rows)
     let g = unicode ? Glyphs.unicode : Glyphs.ascii
-    let layout = layout(count: model.strips.count, columns: columns, rows: rows)
-    scroll(&state, count: model.strips.count, shown: layout.shown)
+    let fixed = fixedStrips(model)
+    let layout = layout(count: model.strips.count, columns: columns, rows: rows, fixed: fixed.count)
+    scroll(&state, count: model.strips.count, shown: layout.shown, fixed: fixed.count)
     if layout.tooSmall {
       canvas.put(plain("mixer: \(columns)×\(rows) is", unicode: unicode), row: 0, column: 0)
       canvas.put(plain("too small: \(minimumColumns)×\(minimumRows)+", unicode: unicode), row: 1, column: 0)
@@ -261,7 +321,6 @@ enum MixerScreen {
     }
     transportLine(model, state, &canvas, glyphs: g, unicode: unicode)
     let w = layout.stripWidth
-    let meterTop = 5
     let h = layout.meterRows
     let valuesTop = meterTop + h
 
@@ -286,11 +345,13 @@ enum MixerScreen {
             meterRows: h, glyphs: g, unicode: unicode)
       x += w + 1
     }
-    // The master, at the right edge after a separator.
-    let masterX = columns - w - 1
-    for row in 1..<(valuesTop + 5) { canvas.set(g.separator, row: row, column: masterX - 1, style: .dim) }
-    strip(model.master, name: "master", selected: state.selected == model.strips.count, &canvas, x: masterX, width: w,
-          meterTop: meterTop, meterRows: h, glyphs: g, unicode: unicode)
+    // The effects (when shown) and the master, at the right edge after a separator.
+    let right = fixedStart(columns: columns, width: w, fixed: fixed.count)
+    for row in 1..<(valuesTop + 5) { canvas.set(g.separator, row: row, column: right - 1, style: .dim) }
+    for (k, s) in fixed.enumerated() {
+      strip(s, name: s.name, selected: state.selected == model.strips.count + k, &canvas, x: right + k * (w + 1), width: w,
+            meterTop: meterTop, meterRows: h, glyphs: g, unicode: unicode)
+    }
 
     statusLine(model, state, &canvas, row: rows - 2)
     footer(&canvas, row: rows - 1, unicode: unicode)
@@ -307,11 +368,11 @@ enum MixerScreen {
   static func strip(_ s: MixerViewModel.Strip, name: String, selected: Bool, _ canvas: inout Canvas, x: Int, width w: Int,
                     meterTop: Int, meterRows h: Int, glyphs g: Glyphs, unicode: Bool) {
     let (first, second) = nameRows(name, width: w)
-    let nameStyle: Canvas.Style = selected ? .selected : (s.isMaster ? .bold : .normal)
+    let nameStyle: Canvas.Style = selected ? .selected : (s.isStem ? .normal : .bold)
     canvas.put(first.padded(w), row: 1, column: x, width: w, style: nameStyle)
     canvas.put(second.padded(w), row: 2, column: x, width: w, style: nameStyle)
     let flags = s.flags.text
-    canvas.put(flags.isEmpty ? (s.isMaster ? "" : "-") : flags, row: 3, column: x, width: w,
+    canvas.put(flags.isEmpty ? (s.isStem ? "-" : "") : flags, row: 3, column: x, width: w,
                style: s.flags.contains(.unreadable) || s.flags.contains(.underrun) ? .clip : (flags.isEmpty ? .dim : .bold))
 
     // Meters: one column per channel (two for a mono one), as wide as the strip allows.
@@ -337,10 +398,10 @@ enum MixerScreen {
         for dx in 0..<meterWidth { canvas.set(g.tick, row: 4, column: mx + dx, style: .dim) }
       }
     }
-    // The fader: a track with the handle at its dB value.
-    let fx = x + 2 * meterWidth + 1
+    // The fader: a track with the handle at its dB value (none on the effects' strip).
+    let fx = faderColumn(stripX: x, width: w)
     let handleRow = s.volume <= 0 ? h - 1 : rowFor(fraction(s.volumeDB), rows: h)
-    for r in 0..<h {
+    for r in 0..<h where s.hasFader {
       if r == handleRow {
         let style: Canvas.Style = selected ? .selected : .bold
         canvas.set(g.handleSide, row: meterTop + r, column: fx, style: style)
@@ -351,7 +412,9 @@ enum MixerScreen {
       }
     }
     let valuesTop = meterTop + h
-    canvas.put(MixerText.db(s.volumeDB).padLeft(w), row: valuesTop, column: x, width: w, style: selected ? .bold : .normal)
+    if s.hasFader {
+      canvas.put(MixerText.db(s.volumeDB).padLeft(w), row: valuesTop, column: x, width: w, style: selected ? .bold : .normal)
+    }
     if let pan = s.pan { canvas.put(MixerText.pan(pan).padLeft(w), row: valuesTop + 1, column: x, width: w) }
     if let rate = s.rate { canvas.put(NumberFormat.fixed(rate, 2).padLeft(w), row: valuesTop + 2, column: x, width: w) }
     if let loop = s.loop, let loops = s.loops {
@@ -374,7 +437,8 @@ enum MixerScreen {
     // Most important first; what does not fit is left out from the end.
     var parts = [stateText, NumberFormat.time(t.position) + " / " + (t.length.map(NumberFormat.time) ?? "-"),
                  (t.session ?? "(no session file)") + (t.unsaved ? " *" : "")]
-    if state.selected < model.strips.count, let loop = model.strips[state.selected].loop, let loops = model.strips[state.selected].loops {
+    if state.selected < model.strips.count, model.strips[state.selected].offline == nil,
+       let loop = model.strips[state.selected].loop, let loops = model.strips[state.selected].loops {
       parts.append("loop " + MixerText.loop(loop, of: loops, unicode: unicode))
     }
     if let tempo = t.tempo { parts.append("\(NumberFormat.plain(tempo.bpm)) bpm \(MixerText.barBeat(t.position, tempo))") }
@@ -408,8 +472,19 @@ enum MixerScreen {
       return
     }
     // Nothing to say: the selected strip in full.
-    let s = state.selected < model.strips.count ? model.strips[state.selected] : model.master
+    let s = strip(model, at: state.selected)
+    if s.isEffects {
+      let peak = s.meters.map(\.peak).max() ?? -160
+      canvas.put(Display.shortened("effects: what the sound effects add to the master, peak \(MixerText.db(peak)) dB (no fader: each effect has its own volume)",
+                                   toEnd: canvas.columns), row: row, column: 0, style: .dim)
+      return
+    }
     var text = "\(s.name): \(MixerText.db(s.volumeDB)) dB (\(Display.volume(s.volume)))"
+    if let reason = s.offline {
+      text += "  offline: \(s.file ?? ""): \(reason) (the fader sets its level in the session)"
+      canvas.put(Display.shortened(text, toEnd: canvas.columns), row: row, column: 0, style: .clip)
+      return
+    }
     if let pan = s.pan { text += "  pan \(NumberFormat.fixed(pan, 2))" }
     if let rate = s.rate { text += "  rate \(NumberFormat.fixed(rate, 2))" }
     if let file = s.file { text += "  \(file)" }
@@ -441,9 +516,11 @@ enum MixerScreen {
   static func help(_ canvas: inout Canvas, unicode: Bool) {
     var lines = ["stemdeck mixer: keys"]
     for k in keys { lines.append("\(k.key.padded(10)) \(k.help)") }
-    lines += ["?".padded(10) + " this help (any key closes it)", "q, Esc".padded(10) + " back to the prompt",
+    lines += ["?".padded(10) + " this help (any key closes it); q or Esc: back",
               "Meters: \(unicode ? "█ RMS, ▒ peak, ─ 3-s hold, ▲ clipped" : "# RMS, : peak, - 3-s hold, ! clipped")",
-              "Flags: M mute S solo D direct out G gliding E ended", "U underruns ! unreadable"]
+              "Flags: M mute S solo D direct out G gliding E ended U underruns",
+              "! unreadable or offline. effects: the sound effects' sum",
+              "Mouse: click a strip to select it, a fader's track to set it"]
     let width = min(canvas.columns - 2, (lines.map { TerminalInfo.displayWidth($0) }.max() ?? 20) + 4)
     let height = min(canvas.rows - 2, lines.count + 2)
     let left = max(0, (canvas.columns - width) / 2)

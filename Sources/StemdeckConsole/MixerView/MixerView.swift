@@ -15,9 +15,22 @@ import StemdeckSession
 final class MixerView {
   let console: Console
   var state = MixerViewState()
+  /// Which fader a value belongs to (for `u`).
+  enum FaderTarget: Equatable { case stem, master, offline }
   /// Earlier fader values, newest last, for `u`.
-  var undo: [(name: String, isMaster: Bool, volume: Double)] = []
+  var undo: [(name: String, target: FaderTarget, volume: Double)] = []
   var leaving = false
+  /// The ncurses screen is open (false in tests, which hand keys to `handle` without one).
+  private var screenOpen = false
+  /// `interruptRequests` when the view last looked: a change is Ctrl-C (or a signal), which
+  /// leaves the view.
+  private var interruptBaseline = 0
+  /// A ':' command that is running (a `wait`, `sfx wait`): frames go on being drawn from the
+  /// console's `idle` while it waits, and Esc stops it (`whileBusy`).
+  private(set) var busy: String?
+  /// `idle` calls while a command ran (tests check that a waiting command keeps the view served).
+  private(set) var busyTicks = 0
+  private var nextBusyFrame = 0.0
   let unicode: Bool
   let color: Bool
   /// Frames drawn.
@@ -45,6 +58,8 @@ final class MixerView {
       return "mixer: ncurses does not know the terminal type '\(printableText(term))' (set TERM, e.g. TERM=xterm-256color or TERM=vt100)"
     }
     defer { delscreen(screen) }
+    screenOpen = true
+    defer { screenOpen = false }
     set_escdelay(25)
     cbreak()
     noecho()
@@ -53,7 +68,8 @@ final class MixerView {
     keypad(stemdeck_stdscr(), true)
     nodelay(stemdeck_stdscr(), true)
     curs_set(0)
-    // Clicks select a strip, the wheel moves its fader (where the terminal reports the mouse).
+    // Clicks select a strip (and on a fader's track set its level), the wheel moves its fader
+    // (where the terminal reports the mouse).
     mousemask(stemdeck_mouse_buttons(), nil)
     mouseinterval(0)
     if color && has_colors() {
@@ -82,18 +98,13 @@ final class MixerView {
       // The line editor learns the terminal's size again (it may have changed in the view).
       terminalResized.store(true, ordering: .relaxed)
     }
-    let startInterrupts = interruptRequests.load(ordering: .relaxed)
+    interruptBaseline = interruptRequests.load(ordering: .relaxed)
     let frame = 1 / Self.framesPerSecond
     var next = Date.timeIntervalSinceReferenceDate
     while !leaving && !console.quitRequested && !Output.stdoutLost && terminationSignal.load(ordering: .relaxed) == 0 {
-      if interruptRequests.load(ordering: .relaxed) != startInterrupts { break }  // Ctrl-C leaves too
+      if interruptRequests.load(ordering: .relaxed) != interruptBaseline { break }  // Ctrl-C leaves too
       console.idle()
-      if terminalResized.exchange(false, ordering: .relaxed), let size = TerminalInfo.size(1) ?? TerminalInfo.size(0) {
-        resizeterm(Int32(size.rows), Int32(size.columns))
-        wclear(stemdeck_stdscr())
-        previous = nil
-      }
-      draw()
+      drawFrame()
       // Keys until the next frame is due.
       next += frame
       let now = Date.timeIntervalSinceReferenceDate
@@ -111,6 +122,16 @@ final class MixerView {
   func say(_ text: String, error: Bool = false) {
     state.status = terminalSafe(text)
     state.statusIsError = error || text.hasPrefix("error:")
+  }
+
+  /// Follows a resize, then draws.
+  func drawFrame() {
+    if terminalResized.exchange(false, ordering: .relaxed), let size = TerminalInfo.size(1) ?? TerminalInfo.size(0) {
+      resizeterm(Int32(size.rows), Int32(size.columns))
+      wclear(stemdeck_stdscr())
+      previous = nil
+    }
+    draw()
   }
 
   func draw() {
@@ -218,7 +239,7 @@ final class MixerView {
       case KEY_RESIZE: terminalResized.store(true, ordering: .relaxed)
       case KEY_MOUSE:
         var event = MEVENT()
-        if getmouse(&event) == OK { mouse(column: Int(event.x), kind: stemdeck_mouse_kind(event.bstate)) }
+        if getmouse(&event) == OK { mouse(column: Int(event.x), row: Int(event.y), kind: stemdeck_mouse_kind(event.bstate)) }
       case 27: handle(escapeSequence())
       case 0..<256:
         // UTF-8: gather a character's bytes.
@@ -235,15 +256,23 @@ final class MixerView {
     }
   }
 
-  /// A click (kind 1) selects the strip under `column`; the wheel (4 up, 5 down) selects it and
-  /// moves its fader 1 dB.
-  func mouse(column: Int, kind: Int32) {
-    guard !state.showHelp, state.prompt == nil else { return }
-    let count = console.mixer.stemNames.count
-    guard kind != 0, let index = MixerScreen.strip(atColumn: column, count: count, firstShown: state.firstShown,
-                                                   columns: Int(stemdeck_cols()), rows: Int(stemdeck_lines())) else { return }
-    state.selected = index
+  /// A click (kind 1) selects the strip under (`column`, `row`), and on a fader's track sets its
+  /// level there (`MixerScreen.hit`); the wheel (4 up, 5 down) selects it and moves its fader
+  /// 1 dB. `columns`/`rows`: the screen's size (ncurses's when nil).
+  func mouse(column: Int, row: Int, kind: Int32, columns: Int? = nil, rows: Int? = nil) {
+    guard !state.showHelp, state.prompt == nil, kind != 0 else { return }
+    let model = MixerViewModel.make(console)
+    let count = model.strips.count
+    guard let hit = MixerScreen.hit(column: column, row: row, count: count, firstShown: state.firstShown,
+                                    columns: columns ?? Int(stemdeck_cols()), rows: rows ?? Int(stemdeck_lines()),
+                                    fixed: MixerScreen.fixedStrips(model).count) else { return }
+    state.selected = hit.strip
+    state.status = ""
     if kind == 4 { handle(.up) } else if kind == 5 { handle(.down) }
+    else if let volume = hit.volume {
+      let strip = MixerScreen.strip(model, at: hit.strip)
+      if strip.hasFader { setVolume(strip, volume) }
+    }
   }
 
   /// After ESC: nothing more is Esc itself; otherwise a sequence ncurses did not decode.
@@ -274,17 +303,32 @@ final class MixerView {
     }
   }
 
+  /// Why the selected strip refuses `what` (nil: it has it). The master has no pan, rate, mute
+  /// or solo; the effects' strip only a meter; an offline stem only its fader.
+  func refusal(_ what: String, _ strip: MixerViewModel.Strip) -> String? {
+    if strip.isEffects {
+      return "the effects strip has no \(what): it shows what the sound effects add to the master (each effect has its own volume: 'sfx fire NAME VOL')"
+    }
+    if strip.isMaster { return what == "mute" ? "the master has no mute (End silences it)" : "the master has no \(what)" }
+    if let reason = strip.offline {
+      return "'\(strip.name)' is offline (\(reason)): only its fader works, for the level kept in the session"
+    }
+    return nil
+  }
+
   func handle(_ key: Key) {
     if state.showHelp { state.showHelp = false; return }
+    if busy != nil && busyKey(key) { return }
     if state.prompt != nil { promptKey(key); return }
     let model = MixerViewModel.make(console)
     let count = model.strips.count
-    let isMaster = state.selected >= count
-    let strip = isMaster ? model.master : model.strips[state.selected]
+    let last = count + MixerScreen.fixedStrips(model).count - 1
+    state.selected = max(0, min(state.selected, last))
+    let strip = MixerScreen.strip(model, at: state.selected)
     state.status = ""
     switch key {
     case .left, .character("h"): state.selected = max(0, state.selected - 1)
-    case .right, .character("l"): state.selected = min(count, state.selected + 1)
+    case .right, .character("l"): state.selected = min(last, state.selected + 1)
     case .up, .character("k"): fader(strip, by: 1)
     case .down, .character("j"): fader(strip, by: -1)
     case .pageUp, .shiftUp, .character("+"): fader(strip, by: 6)
@@ -292,22 +336,24 @@ final class MixerView {
     case .home: setVolume(strip, 1)
     case .end: setVolume(strip, 0)
     case .character("["), .character("]"):
-      guard let pan = strip.pan else { say("the master has no pan", error: true); return }
+      if let refused = refusal("pan", strip) { say(refused, error: true); return }
+      guard let pan = strip.pan else { return }
       let step = key == .character("[") ? -0.1 : 0.1
       act { () throws(MixerError) in try console.mixer.setPan(strip.name, max(-1, min(1, ((pan + step) * 10).rounded() / 10))) }
     case .character("<"), .character(">"):
-      guard let rate = strip.rate else { say("the master has no rate", error: true); return }
+      if let refused = refusal("rate", strip) { say(refused, error: true); return }
+      guard let rate = strip.rate else { return }
       let step = key == .character("<") ? -0.05 : 0.05
       act { () throws(MixerError) in try console.mixer.setRate(strip.name, max(0.5, min(2, ((rate + step) * 100).rounded() / 100))) }
     case .character("m"):
-      guard !isMaster else { say("the master has no mute (End silences it)", error: true); return }
+      if let refused = refusal("mute", strip) { say(refused, error: true); return }
       act { () throws(MixerError) in try console.mixer.setMute(strip.name, !strip.flags.contains(.mute)) }
     case .character("s"):
-      guard !isMaster else { say("the master has no solo", error: true); return }
+      if let refused = refusal("solo", strip) { say(refused, error: true); return }
       act { () throws(MixerError) in try console.mixer.setSolo(strip.name, !strip.flags.contains(.solo)) }
     case .character("0"):
       setVolume(strip, 1)
-      if !isMaster {
+      if strip.isStem && strip.offline == nil {
         act { () throws(MixerError) in
           try console.mixer.setPan(strip.name, 0)
           try console.mixer.setRate(strip.name, 1)
@@ -321,10 +367,10 @@ final class MixerView {
     case .character("u"):
       guard let last = undo.popLast() else { say("nothing to undo"); return }
       let ok = act { () throws(MixerError) in
-        if last.isMaster {
-          try console.mixer.setMasterVolume(last.volume)
-        } else {
-          try console.mixer.setVolume(last.name, last.volume)
+        switch last.target {
+        case .master: try console.mixer.setMasterVolume(last.volume)
+        case .stem: try console.mixer.setVolume(last.name, last.volume)
+        case .offline: try console.mixer.setOfflineVolume(last.name, last.volume)
         }
       }
       if ok { say("undone: \(last.name) back to \(MixerText.db(Decibels.fromAmplitude(last.volume))) dB") }
@@ -332,6 +378,25 @@ final class MixerView {
     case .character("?"): state.showHelp = true
     case .character("q"), .escape: leaving = true
     default: break
+    }
+  }
+
+  /// A key while a ':' command runs: Esc (or Ctrl-C) stops it, q stops it and leaves, ':' waits
+  /// for it. Returns true when the key was taken here; the others (faders, selection, transport:
+  /// plain `Mixer` calls) work as usual.
+  func busyKey(_ key: Key) -> Bool {
+    guard let busy else { return false }
+    switch key {
+    case .escape, .character("q"):
+      if key == .character("q") { leaving = true }
+      // What Ctrl-C does: the waits end on it (`Console.wait`, `waitForEnd`, `waitForEffects`).
+      interruptRequests.add(1, ordering: .relaxed)
+      return true
+    case .character(":"):
+      say("'\(busy)' is still running (Esc stops it)", error: true)
+      return true
+    default:
+      return false
     }
   }
 
@@ -343,6 +408,7 @@ final class MixerView {
 
   /// Moves a fader by `db` (from −inf: up to −72 dB first), on a 0.1 dB grid, within 0 … 2.
   func fader(_ strip: MixerViewModel.Strip, by db: Double) {
+    guard strip.hasFader else { say(refusal("fader", strip) ?? "", error: true); return }
     let current = strip.volume <= 0 ? nil : (strip.volumeDB * 10).rounded() / 10
     var target: Double
     if let current { target = Decibels.toAmplitude(current + db) } else { target = db > 0 ? Decibels.toAmplitude(MixerScreen.marks.last!) : 0 }
@@ -350,13 +416,23 @@ final class MixerView {
     setVolume(strip, min(2, target))
   }
 
+  /// Sets a fader: a stem's, the master's, or the level an offline stem keeps in the session.
   func setVolume(_ strip: MixerViewModel.Strip, _ volume: Double) {
-    let before = strip.isMaster ? console.mixer.masterVolumeSetting : strip.volume
+    guard strip.hasFader else { say(refusal("fader", strip) ?? "", error: true); return }
+    let target: FaderTarget = strip.isMaster ? .master : (strip.offline != nil ? .offline : .stem)
+    let before = strip.isMaster ? console.mixer.masterVolumeSetting : (strip.volumeTarget ?? strip.volume)
     let done = act { () throws(MixerError) in
-      if strip.isMaster { try console.mixer.setMasterVolume(volume) } else { try console.mixer.setVolume(strip.name, volume) }
+      switch target {
+      case .master: try console.mixer.setMasterVolume(volume)
+      case .stem: try console.mixer.setVolume(strip.name, volume)
+      case .offline: try console.mixer.setOfflineVolume(strip.name, volume)
+      }
+    }
+    if done && target == .offline {
+      say("\(strip.name) is offline: \(MixerText.db(Decibels.fromAmplitude(volume))) dB kept in the session for when its file is back")
     }
     if done && before != volume {
-      undo.append((strip.name, strip.isMaster, before))
+      undo.append((strip.name, target, before))
       if undo.count > 100 { undo.removeFirst() }
     }
   }
@@ -377,20 +453,51 @@ final class MixerView {
   }
 
   /// Runs a REPL line; its last line of output (or its first error) goes to the status line.
+  /// A command that waits (`wait 10`, `wait end`, `sfx wait`) calls the console's `idle` while
+  /// it does: the view hooks in there (`whileBusy`) and goes on drawing and taking keys, so the
+  /// meters move and Esc stops the wait.
   func runCommand(_ line: String) {
     guard !line.trimmingSpaces().isEmpty else { return }
     var output: [String] = []
+    let savedIdle = console.idle
+    busy = line
+    let interruptsBefore = interruptRequests.load(ordering: .relaxed)
+    say("running: \(line)  (Esc stops it)")
+    console.idle = { [unowned self] in
+      savedIdle()
+      self.whileBusy()
+    }
     let ok = console.capturingOutput({ output.append(terminalSafe($0)) }) { console.execute(line: line) }
+    console.idle = savedIdle
+    busy = nil
+    // Esc or Ctrl-C while it ran stopped the command, not the view.
+    let stopped = interruptRequests.load(ordering: .relaxed) != interruptsBefore
+    if screenOpen { interruptBaseline = interruptRequests.load(ordering: .relaxed) }
     // A full-screen command run from here would draw over the view: `watch`/`mixer` are no-ops.
     console.watchRequested = false
     console.mixerRequested = false
     let error = output.first { $0.hasPrefix("error:") }
     if let error {
       say(error, error: true)
+    } else if stopped {
+      say("stopped: \(line)")
     } else if let last = output.last(where: { !$0.trimmingSpaces().isEmpty }) {
       say(output.count > 1 ? "\(last)  (+\(output.count - 1) more lines: run it at the prompt to see them)" : last)
     } else {
       say(ok ? "ok: \(line)" : "failed: \(line)", error: !ok)
     }
+  }
+
+  /// Called from the console's `idle` while a ':' command waits: a frame when one is due, and
+  /// the keys waiting.
+  func whileBusy() {
+    busyTicks += 1
+    guard screenOpen else { return }
+    let now = Date.timeIntervalSinceReferenceDate
+    guard now >= nextBusyFrame else { return }
+    nextBusyFrame = now + 1 / Self.framesPerSecond
+    drawFrame()
+    var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+    if poll(&fds, 1, 0) > 0 && fds.revents & Int16(POLLIN) != 0 { readKeys() }
   }
 }

@@ -1,3 +1,4 @@
+import StemdeckAudioFile
 import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
@@ -5,7 +6,8 @@ import StemdeckSession
 /// What the full-screen mixer view shows, read from the live session on the control thread
 /// (between `serviceOnce` steps) and nothing else: the drawing (`MixerScreen`) only renders a
 /// model, and the view (`MixerView`) only turns keys into the same `Mixer` calls the commands make.
-/// Values are the mixer's own (linear volume, pan −1…1, rate, dB meters), not text.
+/// Values are the mixer's own (linear volume, pan −1…1, rate, dB meters), not text. The REPL's
+/// `stems` and `meters` (Display.swift) are drawn from the same strips.
 struct MixerViewModel {
   struct Meter: Equatable {
     /// dB (−160 for silence, above 0 for overs).
@@ -14,6 +16,8 @@ struct MixerViewModel {
     /// The highest peak of the last 3 seconds (the meter's hold).
     var hold: Double
     var clipped: Bool
+    /// Samples over full scale since the last `meters reset`.
+    var clips = 0
   }
 
   struct Flags: OptionSet, Equatable {
@@ -31,6 +35,12 @@ struct MixerViewModel {
     static let letters: [(Flags, Character)] = [(.mute, "M"), (.solo, "S"), (.directOut, "D"), (.gliding, "G"),
                                                  (.ended, "E"), (.underrun, "U"), (.unreadable, "!")]
     var text: String { String(Self.letters.filter { contains($0.0) }.map(\.1)) }
+
+    /// The letters in the order of the `stems` table's flags column (kept as it always was:
+    /// scripts read it).
+    static let tableLetters: [(Flags, Character)] = [(.mute, "M"), (.solo, "S"), (.directOut, "D"), (.ended, "E"),
+                                                      (.unreadable, "!"), (.underrun, "U"), (.gliding, "G")]
+    var tableText: String { String(Self.tableLetters.filter { contains($0.0) }.map(\.1)) }
   }
 
   struct Strip: Equatable {
@@ -46,8 +56,27 @@ struct MixerViewModel {
     var flags: Flags = []
     var meters: [Meter]
     var file: String?
+    /// Where a running glide goes (the setting), per parameter; nil when it does not glide.
+    var volumeTarget: Double? = nil
+    var panTarget: Double? = nil
+    var rateTarget: Double? = nil
+    /// The audio file: its path as opened, what it holds, its length (s) and where it plays
+    /// now within the current pass (s). nil on the master and the effects (and `info`,
+    /// `length` and `position` on an offline stem).
+    var path: String? = nil
+    var info: SoundFileInfo? = nil
+    var length: Double? = nil
+    var position: Double? = nil
+    /// The sound effects' strip (`sfx out master`): their meter only; no fader (each effect has
+    /// its own volume), pan, rate, loop, mute or solo.
+    var isEffects = false
+    /// An offline stem (its file could not be opened; flag `!`): why. It plays nothing; its
+    /// fader sets the volume kept in the session for when the file is back.
+    var offline: String? = nil
 
     var volumeDB: Double { Decibels.fromAmplitude(volume) }
+    var hasFader: Bool { !isEffects }
+    var isStem: Bool { !isMaster && !isEffects }
   }
 
   struct Transport: Equatable {
@@ -67,33 +96,95 @@ struct MixerViewModel {
     var loudness: LiveLoudness? = nil
   }
 
+  /// The stems, in the session's order (offline ones where the session has them).
   var strips: [Strip]
   var master: Strip
   var transport: Transport
+  /// The sound effects, when they play into the master and one is loaded.
+  var effects: Strip? = nil
+  /// The recording inputs, while a take is recorded (`meters`; not drawn in the view).
+  var input: Strip? = nil
 
   static func meter(_ reading: MeterReading) -> [Meter] {
-    reading.channels.map { Meter(peak: $0.peak, rms: $0.average, hold: $0.hold, clipped: $0.clips > 0) }
+    reading.channels.map { Meter(peak: $0.peak, rms: $0.average, hold: $0.hold, clipped: $0.clips > 0, clips: $0.clips) }
+  }
+
+  /// A playing stem's strip.
+  static func strip(_ s: StemStatus) -> Strip {
+    var flags: Flags = []
+    if s.settings.mute { flags.insert(.mute) }
+    if s.settings.solo { flags.insert(.solo) }
+    if s.settings.directOut { flags.insert(.directOut) }
+    if s.isGliding { flags.insert(.gliding) }
+    if s.finished { flags.insert(.ended) }
+    if s.underruns > 0 { flags.insert(.underrun) }
+    if s.failed { flags.insert(.unreadable) }
+    let loops = s.settings.loops
+    // A finished stem's read position has passed its last pass: show the last one.
+    var strip = Strip(name: s.settings.name, volume: s.glidingVolume ?? s.settings.volume, pan: s.glidingPan ?? s.settings.pan,
+                      rate: s.glidingRate ?? s.settings.rate,
+                      loop: loops >= 0 ? min(s.loopIndex, loops) + 1 : s.loopIndex + 1, loops: loops, flags: flags,
+                      meters: meter(s.meter), file: s.path.split(separator: "/").last.map(String.init))
+    if s.glidingVolume != nil { strip.volumeTarget = s.settings.volume }
+    if s.glidingPan != nil { strip.panTarget = s.settings.pan }
+    if s.glidingRate != nil { strip.rateTarget = s.settings.rate }
+    strip.path = s.path
+    strip.info = s.info
+    strip.length = s.length
+    strip.position = s.positionInFile
+    return strip
+  }
+
+  /// An offline stem's strip: its settings as the session has them, flag `!`, a silent meter.
+  static func strip(_ o: OfflineStem) -> Strip {
+    var flags: Flags = [.unreadable]
+    if o.settings.mute { flags.insert(.mute) }
+    if o.settings.solo { flags.insert(.solo) }
+    if o.settings.directOut { flags.insert(.directOut) }
+    var strip = Strip(name: o.settings.name, volume: o.settings.volume, pan: o.settings.pan, rate: o.settings.rate,
+                      loop: 1, loops: o.settings.loops, flags: flags, meters: [],
+                      file: o.path.split(separator: "/").last.map(String.init))
+    strip.path = o.path
+    strip.offline = o.reason
+    return strip
+  }
+
+  /// Every stem's strip in the session's order: the playing ones in their order, each offline
+  /// one merged in at its place in the session (as `Mixer.savedOrder` saves them).
+  static func stemStrips(_ m: Mixer) -> [Strip] {
+    let offline = m.offlineStems.sorted { $0.index < $1.index }
+    var out: [Strip] = []
+    var j = 0
+    for s in m.stemStatuses() {
+      while j < offline.count && offline[j].index <= out.count {
+        out.append(strip(offline[j]))
+        j += 1
+      }
+      out.append(strip(s))
+    }
+    for k in j..<offline.count { out.append(strip(offline[k])) }
+    return out
+  }
+
+  static func masterStrip(_ m: Mixer) -> Strip {
+    Strip(name: "master", isMaster: true, volume: m.masterVolumeSetting, meters: meter(m.masterMeter()))
+  }
+
+  /// The effects' strip when they mix into the master and at least one is loaded (or loading).
+  static func effectsStrip(_ m: Mixer) -> Strip? {
+    guard m.options.effectsOutput == .master, m.effectCount > 0 else { return nil }
+    return Strip(name: "effects", volume: 1, meters: meter(m.effectsMeter()), isEffects: true)
+  }
+
+  static func inputStrip(_ m: Mixer) -> Strip {
+    Strip(name: "input", volume: 1, meters: meter(m.inputMeter()))
   }
 
   /// The model of `console`'s live session now. Control thread only.
   static func make(_ console: Console) -> MixerViewModel {
     let m = console.mixer
-    let strips = m.stemStatuses().map { s -> Strip in
-      var flags: Flags = []
-      if s.settings.mute { flags.insert(.mute) }
-      if s.settings.solo { flags.insert(.solo) }
-      if s.settings.directOut { flags.insert(.directOut) }
-      if s.isGliding { flags.insert(.gliding) }
-      if s.finished { flags.insert(.ended) }
-      if s.underruns > 0 { flags.insert(.underrun) }
-      if s.failed { flags.insert(.unreadable) }
-      let loops = s.settings.loops
-      return Strip(name: s.settings.name, volume: s.glidingVolume ?? s.settings.volume, pan: s.glidingPan ?? s.settings.pan,
-                   rate: s.glidingRate ?? s.settings.rate,
-                   loop: loops >= 0 ? min(s.loopIndex, loops) + 1 : s.loopIndex + 1, loops: loops, flags: flags,
-                   meters: meter(s.meter), file: s.path.split(separator: "/").last.map(String.init))
-    }
-    let master = Strip(name: "master", isMaster: true, volume: m.masterVolumeSetting, meters: meter(m.masterMeter()))
+    let strips = stemStrips(m)
+    let master = masterStrip(m)
     let state: Transport.State
     switch m.transportState {
     case .playing: state = .playing
@@ -114,7 +205,8 @@ struct MixerViewModel {
       transport.server = d.serverName
       transport.serverConnected = d.connected
     }
-    return MixerViewModel(strips: strips, master: master, transport: transport)
+    return MixerViewModel(strips: strips, master: master, transport: transport, effects: effectsStrip(m),
+                          input: m.recordingStatus != nil ? inputStrip(m) : nil)
   }
 }
 

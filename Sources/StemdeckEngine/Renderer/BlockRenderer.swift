@@ -42,6 +42,8 @@ public struct RenderState: ~Copyable {
   @usableFromInline var preFaderMeters = false
   @usableFromInline var stemMetering = true
   @usableFromInline var effects: EffectBank
+  /// The effects' sum, metered wherever it goes (`EngineStatus.effectsMeters`).
+  @usableFromInline var effectsMeter: MeterAccumulator
   /// Input port buffers for the current block, set by the driver before `renderBlock` (nil: none).
   public var inputLeft: UnsafeMutablePointer<Float>?
   public var inputRight: UnsafeMutablePointer<Float>?
@@ -140,6 +142,7 @@ public struct RenderState: ~Copyable {
     self.masterGain = GainRamp(gain: 1, length: Swift.max(1, Int(sampleRate * 0.010)))
     self.masterMeter = MeterAccumulator(sampleRate: sampleRate)
     self.effects = EffectBank(sampleRate: sampleRate)
+    self.effectsMeter = MeterAccumulator(sampleRate: sampleRate)
     self.recording = RenderRecording(inputMeter: MeterAccumulator(sampleRate: sampleRate))
     self.schedule = RenderSchedule()
   }
@@ -321,15 +324,21 @@ func renderPass(
   let fxL = state.pointee.scratch
   let fxR = state.pointee.scratch + state.pointee.maxBlockFrames
   var effectsActive = state.pointee.effects.activeCount() > 0
+  // The effects' meter sees them alone (before the detached bus joins and the master gain).
+  let effectsMeters = state.pointee.status.pointee.effectsMeters
   if effectsActive, let outL = state.pointee.effectOutputLeft, let outR = state.pointee.effectOutputRight {
     // Their own ports: summed there at the effects' own levels, and nothing into the master.
     let offset = state.pointee.passOffset
     state.pointee.effects.render(intoLeft: outL + offset, right: outR + offset, frameCount: n)
+    state.pointee.effectsMeter.accumulate(left: outL + offset, right: outR + offset, count: n, into: effectsMeters)
     effectsActive = false
   } else if effectsActive {
     fxL.update(repeating: 0, count: n)
     fxR.update(repeating: 0, count: n)
     state.pointee.effects.render(intoLeft: fxL, right: fxR, frameCount: n)
+    state.pointee.effectsMeter.accumulate(left: fxL, right: fxR, count: n, into: effectsMeters)
+  } else {
+    state.pointee.effectsMeter.accumulateSilence(count: n, into: effectsMeters)
   }
   if detachedActive {
     let dl = state.pointee.songChange.detachedLeft, dr = state.pointee.songChange.detachedRight

@@ -22,6 +22,8 @@ public struct EngineStatus: ~Copyable, @unchecked Sendable {
   public let masterMeters: UnsafeMutablePointer<MeterCells> = MeterCells.allocate()
   /// Meters of the input ports (recording).
   public let inputMeters: UnsafeMutablePointer<MeterCells> = MeterCells.allocate()
+  /// Meters of the sound effects' sum, before the master gain (the mixer view's effects strip).
+  public let effectsMeters: UnsafeMutablePointer<MeterCells> = MeterCells.allocate()
   /// The master's loudness tap: on/off and dropped frames (LoudnessTap.swift).
   public let loudnessTap: UnsafeMutablePointer<LoudnessTapStatus> = {
     let p = UnsafeMutablePointer<LoudnessTapStatus>.allocate(capacity: 1)
@@ -32,6 +34,7 @@ public struct EngineStatus: ~Copyable, @unchecked Sendable {
   deinit {
     masterMeters.deinitialize(count: 1); masterMeters.deallocate()
     inputMeters.deinitialize(count: 1); inputMeters.deallocate()
+    effectsMeters.deinitialize(count: 1); effectsMeters.deallocate()
     loudnessTap.deinitialize(count: 1); loudnessTap.deallocate()
   }
 
