@@ -201,8 +201,24 @@ struct ServerFaultTests {
     }
     let maxStep = Float(2 * Double.pi * 220 * 0.4 / rate) * 1.5
     let skips = jumps(audio, channel: 0, frames: body, limit: maxStep)
+    // The pitch in every quarter second the peer recorded without a discontinuity: a window
+    // holding a jump (frames jack_capture itself lost to an xrun on a loaded machine) is left
+    // out, since its zero crossings no longer measure stemdeck's pitch.
+    var cleanPitches: [Double] = []
+    var windows = 0
+    var q = body.lowerBound
+    while q + Int(0.25 * rate) <= body.upperBound {
+      let window = q..<(q + Int(0.25 * rate))
+      windows += 1
+      if jumps(audio, channel: 0, frames: window, limit: maxStep) == 0 {
+        cleanPitches.append(sineFrequency(audio, channel: 0, frames: window))
+      }
+      q += Int(0.25 * rate)
+    }
     #expect(gap < 256, "a silent gap of \(gap) frames in the peer's recording")
-    #expect(abs(pitch - 220) < 1, "pitch \(pitch) Hz")
+    #expect(cleanPitches.count * 2 >= windows, "only \(cleanPitches.count) of \(windows) quarter seconds are without a jump")
+    #expect(cleanPitches.allSatisfy { abs($0 - 220) < 1 }, "pitch per clean quarter second: \(cleanPitches)")
+    if captured.xruns == 0 { #expect(abs(pitch - 220) < 1, "pitch \(pitch) Hz over the whole recording (no xrun)") }
     #expect(levels.allSatisfy { abs($0 - 0.4) < 0.01 }, "100 ms peak levels: \(levels)")
     #expect(deck.child.isRunning)
     let xruns = try await deck.status()["xruns"] ?? "?"
