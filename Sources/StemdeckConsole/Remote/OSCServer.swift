@@ -55,6 +55,15 @@ public final class OSCServer {
     pushDue(console.mixer)
   }
 
+  /// What the control loop watches (ControlLoop.swift): the socket (not while a message runs:
+  /// what waits is read after it), and the next meter push.
+  public func interest(_ i: inout ControlLoop.Interest) {
+    if !running { i.watch(socket.fd) }
+    let now = Date()
+    for s in subscribers where s.topics.contains(.meters) { i.due(max(now, s.nextMeter)) }
+    if subscribers.contains(where: { $0.topics.contains(.transport) }) { i.due(now.addingTimeInterval(PushRate.transportInterval)) }
+  }
+
   // MARK: - Messages
 
   /// The reply to one message (nil: none, for a value set without error).
