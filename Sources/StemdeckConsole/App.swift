@@ -506,6 +506,10 @@ func runLive(_ a: Arguments) -> Int32 {
     // The manager's folder: its session, or a new one saved there (the reply says which).
     if let failure = nsm.openSession(open, console) { printError("error: \(failure)"); return 1 }
   } else if let session = a.session {
+    // With --json, stdout holds only the replies: what opening says goes to stderr.
+    let write = console.write
+    if a.json { console.write = { printError($0) } }
+    defer { console.write = write }
     do { try console.open(session, force: true) } catch {
       printError("error: \(error)")
       return 1
