@@ -3,6 +3,7 @@ import StemdeckTestSupport
 import Testing
 @testable import StemdeckConsole
 import StemdeckControl
+import StemdeckJack
 
 #if canImport(Glibc)
 import Glibc
@@ -232,5 +233,67 @@ struct ControlReplyTests {
     #expect(replies.count == count + 1, "\(replies.count) replies to \(count + 1) lines")
     #expect(replies.last?["id"] as? String == "last" && replies.last?["output"] as? [String] == ["still here"], "\(String(describing: replies.last))")
     #expect(rig.server.clientCount == 1, "the connection was dropped")
+  }
+}
+
+/// The control loop's wait (ControlLoop.swift): a request on the control socket, a wake-up from
+/// another thread and a line of input each end it at once; with nothing to do it lasts its tick.
+@Suite("control loop")
+struct ControlLoopTests {
+  static func elapsed(_ body: () -> Void) -> Double {
+    let start = Date()
+    body()
+    return Date().timeIntervalSince(start)
+  }
+
+  @Test("poll wakes on a socket request, on wakeControlLoop() from another thread and on input; otherwise it waits its timeout")
+  func wakes() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let server = try ControlServer(path: h.folder.file("c.sock"), makeFolder: false)
+    defer { server.close() }
+    let loop = ControlLoop()
+    loop.sources.append { server.interest(&$0) }
+
+    // Nothing to do: the whole timeout.
+    #expect(Self.elapsed { loop.wait(timeout: 0.05) } >= 0.045)
+
+    // A client connecting, then its request: each wakes the wait long before its 5 s.
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    defer { close(fd) }
+    var address = ControlServer.address(server.path)
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    try #require(connected == 0)
+    #expect(Self.elapsed { loop.wait(timeout: 5) } < 1, "a connection did not wake the loop")
+    server.service(h.console)  // accepts it
+    let request = Array((ControlServer.encode(["id": 1, "cmd": "echo woken"]) + "\n").utf8)
+    #expect(request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == request.count)
+    #expect(Self.elapsed { loop.wait(timeout: 5) } < 1, "a request did not wake the loop")
+    server.service(h.console)
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+    #expect(n > 0 && String(decoding: buffer[..<max(0, n)], as: UTF8.self).contains("\"woken\""))
+
+    // Idle again (the reply was read): the timeout.
+    #expect(Self.elapsed { loop.wait(timeout: 0.05) } >= 0.045, "the loop spins on a served client")
+
+    // A wake-up from another thread (JACK's notification thread does this).
+    let waker = Thread { usleep(50_000); wakeControlLoop() }
+    waker.start()
+    let woken = Self.elapsed { loop.wait(timeout: 5) }
+    #expect(woken >= 0.04 && woken < 1, "woken after \(woken) s")
+
+    // Input on a descriptor of the caller's own: its revents.
+    var ends: [Int32] = [-1, -1]
+    try #require(pipe(&ends) == 0)
+    defer { close(ends[0]); close(ends[1]) }
+    #expect(loop.wait(timeout: 0.01, input: ends[0]) == 0)
+    var byte: UInt8 = 10
+    #expect(write(ends[1], &byte, 1) == 1)
+    var revents: Int16 = 0
+    #expect(Self.elapsed { revents = loop.wait(timeout: 5, input: ends[0]) } < 1)
+    #expect(revents & Int16(POLLIN) != 0)
   }
 }
