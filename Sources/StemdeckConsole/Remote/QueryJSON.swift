@@ -167,9 +167,10 @@ extension Console {
   /// failure `error` and, when the console's words carry one, `hint`.
   func remoteReply(to line: String) -> [String: Any] {
     var reply: [String: Any] = [:]
+    // A request run inside another's `wait` (a socket request during a script's) has its own
+    // data: the outer one's observer is set aside, and back when this one ends.
     let outer = afterCommand
     afterCommand = { [unowned self] words, ok in
-      outer?(words, ok)
       guard ok, let first = words.first, let spec = CommandTable.lookup(first.lowercased()) else { return }
       if QueryJSON.transportCommands.contains(spec.name), let frame = self.appliedFrame { reply["frame"] = frame }
       if let data = QueryJSON.data(for: spec.name, Array(words.dropFirst()), self) {
