@@ -186,7 +186,10 @@ public final class ControlServer {
     for client in clients {
       readAvailable(client)
       var handled = 0
-      while !client.closing, handled < Self.requestsPerStep, let newline = client.input.firstIndex(of: 10) {
+      // A client not reading its replies gets one request a step: its work (until it is dropped
+      // at `maxQueuedBytes`) is spread between the other clients' requests, not ahead of them.
+      let budget = client.output.count > Self.meterBacklogBytes ? 1 : Self.requestsPerStep
+      while !client.closing, handled < budget, let newline = client.input.firstIndex(of: 10) {
         let line = Array(client.input[..<newline])
         client.input.removeSubrange(...newline)
         handled += 1
