@@ -53,7 +53,8 @@ public struct Arguments: Equatable, Sendable {
   public var oscPort: Int?
   /// `--osc-host HOST`: the address the OSC server binds (default 127.0.0.1: this machine only).
   public var oscHost: String?
-  /// `ctl --json`: print the replies as they come (JSON lines); `ctl --watch TOPIC…`: follow pushes.
+  /// `ctl --json`: print the replies as they come (JSON lines); in script mode, one reply object
+  /// per command, as the control socket answers. `ctl --watch TOPIC…`: follow pushes.
   public var json = false
   public var watch: [String] = []
   /// `--mixer`: open the full-screen mixer view at start (interactive mode only).
@@ -137,7 +138,9 @@ public struct Arguments: Equatable, Sendable {
     }
     if a.oscHost != nil && a.oscPort == nil { throw CommandError("--osc-host HOST needs --osc PORT (the OSC server is off without it)") }
     if a.mode == .ctl && !a.watch.isEmpty && a.session == nil { a.session = "" }
-    if a.mode != .ctl && a.json { throw CommandError("--json is a ctl option: stemdeck ctl --json 'CMD' prints the replies as JSON lines") }
+    if a.mode != .ctl && a.mode != .live && a.json {
+      throw CommandError("--json is for ctl and script mode: stemdeck ctl --json 'CMD', stemdeck SESSION --json -c 'CMD' print replies as JSON lines")
+    }
     if a.mode == .ctl {
       guard let commands = a.session, !commands.trimmingSpaces().isEmpty || !a.watch.isEmpty else {
         throw CommandError("ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'")
@@ -219,6 +222,8 @@ public struct Arguments: Equatable, Sendable {
       --script FILE            run commands from FILE (script mode)
       -c 'CMD; CMD'            run these commands (script mode)
       --keep-going, -k         in script mode, continue after a failed command (exit status is still 1)
+      --json                   in script mode, print one JSON object per command, as the control
+                               socket replies (events as {"push": "event", "text": …})
       --verbose, -v            show libjack's own messages on stderr (hidden by default)
       --control PATH           the control socket (default: $XDG_RUNTIME_DIR/stemdeck/CLIENT.sock,
                                CLIENT@SERVER.sock on a server other than "default")
@@ -389,6 +394,7 @@ private func handleSignal(_ signal: Int32) {
   }
   let count = interruptRequests.add(1, ordering: .relaxed).newValue
   if count >= 2 && scriptModeForSignals.load(ordering: .relaxed) { _exit(128 + signal) }
+  wakeControlLoop()  // delivered to another thread, the signal would not interrupt the loop's poll
 }
 
 let scriptModeForSignals = Atomic<Bool>(false)
@@ -399,6 +405,10 @@ func runLive(_ a: Arguments) -> Int32 {
   if a.mixer && !interactive {
     printError("error: --mixer opens a full-screen view: it needs a terminal on stdin and no --script or -c")
     return 1
+  }
+  if a.json && interactive {
+    printError("error: --json is for script mode (-c, --script FILE, or commands on a pipe); at the prompt the replies are text")
+    return 2
   }
   signal(SIGINT, handleSignal)
   signal(SIGTERM, handleSignal)
@@ -453,8 +463,9 @@ func runLive(_ a: Arguments) -> Int32 {
     return 1
   }
   if let message = driver.startedServerMessage {
-    // One line; on a terminal, wrapped at spaces to its width.
-    for line in isatty(1) != 0 ? Display.wrapped(message, width: TerminalInfo.columns()) : [message] { writeOut(line) }
+    // One line; on a terminal, wrapped at spaces to its width. With --json, stdout holds only JSON.
+    if a.json { printError(message) }
+    else { for line in isatty(1) != 0 ? Display.wrapped(message, width: TerminalInfo.columns()) : [message] { writeOut(line) } }
   }
   if let message = renamedClientMessage(asked: a.clientName, got: driver.clientName, server: driver.serverName) {
     // Interactive: a line above the prompt; script mode: stderr, so stdout stays the commands'.
@@ -469,6 +480,9 @@ func runLive(_ a: Arguments) -> Int32 {
   let console = Console(session: live) { writeOut($0) }
   console.interactive = interactive
   console.strict = a.strict
+  // The loop's waits block in poll(2) on stdin, the sockets below and a wake-up pipe.
+  let loop = ControlLoop()
+  console.loop = loop
   var failed = false
   defer {
     live.finishTake(console.handle)
@@ -477,6 +491,8 @@ func runLive(_ a: Arguments) -> Int32 {
     live.shutdown()
   }
   console.writeEvent = { writeOut("event: \($0)") }
+  // --json: every line on stdout is a JSON object; events as pushes (README, *Control socket*).
+  if a.json { console.writeEvent = { writeOut(ControlServer.encode(["push": "event", "text": $0])) } }
   console.idle = {
     console.serviceOnce()
     // A terminal that hangs up while a command runs (a long 'wait') ends it like a signal; the
@@ -490,6 +506,10 @@ func runLive(_ a: Arguments) -> Int32 {
     // The manager's folder: its session, or a new one saved there (the reply says which).
     if let failure = nsm.openSession(open, console) { printError("error: \(failure)"); return 1 }
   } else if let session = a.session {
+    // With --json, stdout holds only the replies: what opening says goes to stderr.
+    let write = console.write
+    if a.json { console.write = { printError($0) } }
+    defer { console.write = write }
     do { try console.open(session, force: true) } catch {
       printError("error: \(error)")
       return 1
@@ -522,6 +542,7 @@ func runLive(_ a: Arguments) -> Int32 {
       control.service(console)
     }
     console.eventObservers.append { control.push($0) }
+    loop.sources.append { control.interest(&$0) }
   }
   // The OSC server: served the same way, after the control socket.
   var osc: OSCServer?
@@ -543,6 +564,7 @@ func runLive(_ a: Arguments) -> Int32 {
       osc.service(console)
     }
     console.eventObservers.append { osc.push($0) }
+    loop.sources.append { osc.interest(&$0) }
   }
 
   if let nsm {
@@ -551,6 +573,7 @@ func runLive(_ a: Arguments) -> Int32 {
       serviceBefore()
       nsm.service(console)
     }
+    loop.sources.append { nsm.interest(&$0) }
     console.idle()
   }
 
@@ -572,15 +595,14 @@ func runLive(_ a: Arguments) -> Int32 {
     }
     lines = AnyIterator(text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).makeIterator())
   } else {
-    // Standard input is read on its own thread, so the engine keeps being served (events,
-    // reconnects, routing, auto-pause) while the script is waiting for its next line.
-    let reader = LineReader()
+    // Standard input is polled with the sockets (ControlLoop), so the engine keeps being served
+    // (events, reconnects, routing, auto-pause) while the script is waiting for its next line,
+    // and a line or a socket request is served the moment it arrives.
+    let reader = InputLines()
     lines = AnyIterator {
       while true {
-        // Waits for a line up to 10 ms (woken the moment one arrives, so a command reaches the
-        // engine at once; it used to sleep 10 ms between looks: up to 4 periods at 128 frames),
-        // then serves the engine.
-        switch reader.next(waitingUpTo: 0.01) {
+        // Waits for a line (or a socket request, or a wake-up) up to 10 ms, then serves the engine.
+        switch reader.next(loop, waitingUpTo: 0.01) {
         case .line(let l): return l
         case .end: return nil
         case .none:
@@ -592,10 +614,16 @@ func runLive(_ a: Arguments) -> Int32 {
     }
   }
   let startInterrupts = interruptRequests.load(ordering: .relaxed)
+  var replies = 0
   while let line = lines.next() {
     console.idle()
     if interruptRequests.load(ordering: .relaxed) != startInterrupts { failed = true; break }
-    if !console.execute(line: line, stopOnError: !a.keepGoing) {
+    if a.json {
+      if !runJSON(line, console, keepGoing: a.keepGoing, count: &replies) {
+        failed = true
+        if !a.keepGoing { break }
+      }
+    } else if !console.execute(line: line, stopOnError: !a.keepGoing) {
       failed = true
       if !a.keepGoing { break }
     }
@@ -613,13 +641,41 @@ func runLive(_ a: Arguments) -> Int32 {
   return failed ? 1 : 0
 }
 
+/// `--json` script mode: each command of `line` runs as a control socket request and its reply
+/// object is printed on one line, `id` counting the commands from 1 (as `ctl` numbers them).
+/// Returns false when a command failed (the rest of the line is then not run, unless `keepGoing`).
+func runJSON(_ line: String, _ console: Console, keepGoing: Bool, count: inout Int) -> Bool {
+  let commands: [[String]]
+  do { commands = try Tokenizer.commands(in: line) } catch {
+    count += 1
+    let (message, hint) = QueryJSON.split("\(error)")
+    var reply: [String: Any] = ["id": count, "ok": false, "error": message]
+    if let hint { reply["hint"] = hint }
+    writeOut(ControlServer.encode(reply))
+    return false
+  }
+  var ok = true
+  for words in commands {
+    if console.quitRequested || Output.stdoutLost { break }
+    count += 1
+    var reply = console.remoteReply(to: commandLine(words))
+    reply["id"] = count
+    writeOut(ControlServer.encode(reply))
+    if reply["ok"] as? Bool != true {
+      ok = false
+      if !keepGoing { break }
+    }
+  }
+  return ok
+}
+
 /// Without a terminal under a session manager: no input of its own; the control socket, OSC and
 /// the manager drive it, until `quit` (from the socket) or SIGTERM (how a manager ends a client).
 /// Unsaved changes then go to the autosave file, as in the other modes.
 func runHeadless(_ console: Console) -> Int32 {
   while !console.quitRequested && terminationSignal.load(ordering: .relaxed) == 0 && interruptRequests.load(ordering: .relaxed) == 0 {
     console.idle()
-    usleep(5_000)
+    console.pauseForWork(0.01)  // woken at once by a request on a socket
   }
   console.live.finishTake(console.handle)
   if !console.quitRequested, let message = console.autosaveNow() { printError("stemdeck: stopping; \(message)") }
@@ -659,13 +715,16 @@ func runInteractive(_ console: Console, openMixer: Bool = false) -> Int32 {
   while !console.quitRequested {
     if let why = endingReason() { ending = why; break }
     if terminalResized.exchange(false, ordering: .relaxed) { editor.resize() }
-    var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-    let ready = poll(&fds, 1, 30)
-    if ready > 0 {
+    // Keys, socket requests and wake-ups end the wait at once (ControlLoop); else every 30 ms.
+    let revents = console.loop.map { $0.wait(timeout: 0.03, input: 0) } ?? {
+      var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+      return poll(&fds, 1, 30) > 0 ? fds.revents : 0
+    }()
+    if revents != 0 {
       // A terminal that went away reads as a hang-up, an error, or "readable" with nothing to
       // read (EOF, EIO): end rather than spin on it.
       var waiting: Int32 = 0
-      let gone = fds.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
+      let gone = revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
         || ioctl(0, UInt(FIONREAD), &waiting) != 0 || waiting <= 0
       if gone { ending = endingReason() ?? ("the terminal went away", 128 + SIGHUP); break }
       editor.readCharacter()
@@ -717,32 +776,4 @@ func runInteractive(_ console: Console, openMixer: Bool = false) -> Int32 {
   let message = console.autosaveNow()
   printError("stemdeck: \(ending.reason): stopping" + (message.map { "; \($0)" } ?? ""))
   return ending.status
-}
-
-/// Reads standard input line by line on a background thread.
-final class LineReader: @unchecked Sendable {
-  enum Item { case line(String), end, none }
-  private let condition = NSCondition()
-  private var queue: [String] = []
-  private var finished = false
-
-  init() {
-    let t = Thread { [self] in
-      while let line = readLine(strippingNewline: true) {
-        condition.withLock { queue.append(line); condition.signal() }
-      }
-      condition.withLock { finished = true; condition.signal() }
-    }
-    t.name = "stemdeck-stdin"
-    t.start()
-  }
-
-  /// The next line, `.end` at end of input, or `.none` when nothing arrived within `seconds`.
-  func next(waitingUpTo seconds: Double) -> Item {
-    condition.withLock {
-      if queue.isEmpty && !finished { _ = condition.wait(until: Date().addingTimeInterval(seconds)) }
-      if !queue.isEmpty { return .line(queue.removeFirst()) }
-      return finished ? .end : .none
-    }
-  }
 }

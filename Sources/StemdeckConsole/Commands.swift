@@ -421,14 +421,10 @@ enum CommandTable {
       try c.jackCall { (d: JackDriver) throws(JackError) in try d.disconnect(a[0], a[1]) }
     },
     CommandSpec(name: "connections", usage: "connections", summary: "stemdeck's port connections", argumentCount: 0...0) { (c, _) throws(CommandError) in
-      let routes = try c.jackCall { (d: JackDriver) throws(JackError) in d.routes() }.filter(\.connected)
-      if routes.isEmpty { c.write("no connections") }
-      for r in routes { c.write("\(r.port) \(r.isInput ? "←" : "→") \(r.peer)") }
+      for line in Display.connectionLines(try Display.routes(c, connectedOnly: true)) { c.write(line) }
     },
     CommandSpec(name: "routes", usage: "routes", summary: "intended versus actual connections (missing ones heal when the port appears)", argumentCount: 0...0) { (c, _) throws(CommandError) in
-      let routes = try c.jackCall { (d: JackDriver) throws(JackError) in d.routes() }
-      if routes.isEmpty { c.write("no routes") }
-      for r in routes { c.write("\(r.connected ? "connected" : "waiting  ")  \(r.port) \(r.isInput ? "←" : "→") \(r.peer)") }
+      for line in Display.routeLines(try Display.routes(c, connectedOnly: false)) { c.write(line) }
     },
     CommandSpec(
       name: "events", usage: "events [on|off|CLASS…]", summary: "choose which events are shown (repeats are folded to one line a second)",

@@ -34,6 +34,9 @@ public final class Console {
   public var interactive = false
   /// Called while `wait` waits, to keep events flowing (the host's poll).
   public var idle: () -> Void = {}
+  /// Where the waits block between `idle` steps (live: poll(2) on stdin, the sockets and the
+  /// wake-up eventfd, so a request is served at once; ControlLoop.swift). nil: they sleep.
+  public var loop: ControlLoop?
   /// Called with every live event of a service step, before it is shown (pushes to remote
   /// subscribers: `ControlServer`, `OSCServer`).
   public var eventObservers: [(LiveEvent) -> Void] = []
@@ -131,11 +134,23 @@ public final class Console {
       do { try run(words) } catch {
         write("error: \(error)")
         ok = false
+        afterCommand?(words, false)
         if stopOnError { break }
+        continue
       }
+      afterCommand?(words, true)
     }
     return ok
   }
+
+  /// Called after each command `execute` runs, with its words and whether it succeeded (the
+  /// control socket adds a query's data and a transport command's frame to its reply).
+  var afterCommand: (([String], Bool) -> Void)?
+  /// The transport frame at which the engine applied the last command's change (`settleTransport`,
+  /// live only); nil when the command sent the engine nothing or the engine did not take it.
+  var appliedFrame: Int?
+  /// Commands sent to the engine before the running command started (`settleTransport`).
+  private var commandsSentBefore = 0
 
   /// Runs one command given as words.
   public func run(_ words: [String]) throws(CommandError) {
@@ -150,6 +165,8 @@ public final class Console {
       throw CommandError("unknown command '\(ValueParser.printable(first))' (type 'help' for the list)")
     }
     commandWord = name
+    appliedFrame = nil
+    commandsSentBefore = mixer.commandCounts.sent
     live.noteConnectionChanges()
     defer { live.noteConnectionChanges() }
     let args = Array(words.dropFirst())
@@ -330,7 +347,8 @@ public final class Console {
   /// starting, never stopped), whether it came from a script, the prompt or the control socket.
   func settleTransport() {
     guard let driver, driver.connected else { return }
-    mixer.waitUntilApplied()
+    let frame = mixer.waitForApplication()
+    if mixer.commandCounts.sent != commandsSentBefore { appliedFrame = frame }
   }
 
   func wait(seconds: Double) {
@@ -338,7 +356,7 @@ public final class Console {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline && interruptRequests.load(ordering: .relaxed) == start {
       idle()
-      usleep(10_000)
+      pauseForWork(min(0.01, deadline.timeIntervalSinceNow))
     }
     idle()
   }
@@ -356,7 +374,7 @@ public final class Console {
     while !Set(mixer.effectsStillLoading).isDisjoint(with: waited) && interruptRequests.load(ordering: .relaxed) == start {
       serviceOnce()  // what installs a finished load and reports its event, whatever `idle` is
       idle()
-      usleep(5_000)
+      pauseForWork(0.005)
     }
     if !Set(mixer.effectsStillLoading).isDisjoint(with: waited) { throw CommandError("sfx wait: interrupted") }
     let loaded = Set(mixer.effectStatuses().map(\.settings.name))
@@ -377,7 +395,7 @@ public final class Console {
     let startDeadline = Date().addingTimeInterval(2)
     while mixer.transportState == .paused && !mixer.allFiniteStemsFinished && Date() < startDeadline {
       idle()
-      usleep(5_000)
+      pauseForWork(0.005)
     }
     if mixer.transportState == .paused && !mixer.allFiniteStemsFinished {
       throw CommandError("wait end: the transport is paused; 'play' first")
@@ -389,7 +407,7 @@ public final class Console {
     func ended() -> Bool { mixer.songEnds != ends || mixer.allFiniteStemsFinished }
     while !ended() && interruptRequests.load(ordering: .relaxed) == start {
       idle()
-      usleep(10_000)
+      pauseForWork(0.01)
       if mixer.transportState == .paused && !ended() {
         idle()
         if ended() { break }
@@ -401,7 +419,7 @@ public final class Console {
     // so the next 'wait end' waits for that song.
     let advanceDeadline = Date().addingTimeInterval(1)
     while live.advanceDue != nil && Date() < advanceDeadline {
-      usleep(5_000)
+      pauseForWork(0.005)
       idle()
     }
   }

@@ -4,11 +4,13 @@ import StemdeckJack
 
 /// The control socket (docs/architecture.md, *Control socket*): a Unix stream socket on which
 /// other programs send JSON lines `{"id": 7, "cmd": "vol drums -6dB"}` and get exactly one reply
-/// line each, `{"id": 7, "ok": true, "output": [...]}` or `{"id": 7, "ok": false, "error": "..."}`.
+/// line each, `{"id": 7, "ok": true, "output": [...]}` (with a query's data, a transport command's
+/// frame: QueryJSON.swift) or `{"id": 7, "ok": false, "error": "...", "hint": "..."}`.
 ///
 /// Everything is non-blocking and runs on the control thread: `service(_:)` is called from the
-/// console's idle step (between lines and during waits), accepts, reads, runs each request through
-/// `Console.execute` (the REPL's path) with its output lines captured, and writes what it can.
+/// console's idle step (between lines and during waits, woken by the control loop the moment a
+/// descriptor is ready: `interest`), accepts, reads, runs each request through
+/// `Console.remoteReply` (the REPL's path) with its output lines captured, and writes what it can.
 /// A client that does not read has its replies queued up to `maxQueuedBytes`, then it is dropped.
 public final class ControlServer {
   /// The socket's path (absolute).
@@ -184,7 +186,10 @@ public final class ControlServer {
     for client in clients {
       readAvailable(client)
       var handled = 0
-      while !client.closing, handled < Self.requestsPerStep, let newline = client.input.firstIndex(of: 10) {
+      // A client not reading its replies gets one request a step: its work (until it is dropped
+      // at `maxQueuedBytes`) is spread between the other clients' requests, not ahead of them.
+      let budget = client.output.count > Self.meterBacklogBytes ? 1 : Self.requestsPerStep
+      while !client.closing, handled < budget, let newline = client.input.firstIndex(of: 10) {
         let line = Array(client.input[..<newline])
         client.input.removeSubrange(...newline)
         handled += 1
@@ -203,6 +208,23 @@ public final class ControlServer {
       let done = client.closing && client.output.isEmpty || client.output.count > Self.maxQueuedBytes
       if done { Glibc.close(client.fd) }
       return done
+    }
+  }
+
+  /// What the control loop watches for this server (ControlLoop.swift): the listening socket
+  /// while there is room for a client, each client's socket for reading (while it may send more)
+  /// and for writing (while replies wait), and the next meter push. While a request runs (a
+  /// `wait`) nothing is read, so only the writes are watched: no busy loop on a waiting line.
+  public func interest(_ i: inout ControlLoop.Interest) {
+    guard listenFD >= 0 else { return }
+    let now = Date()
+    for c in clients where c.topics.contains(.meters) && !c.closing { i.due(max(now, c.nextMeter)) }
+    if clients.contains(where: { !$0.topics.isEmpty }) { i.due(now.addingTimeInterval(PushRate.transportInterval)) }
+    if !running && clients.count < Self.maxClients { i.watch(listenFD) }
+    for c in clients {
+      let readable = !running && !c.ended && !c.closing && c.input.count < Self.maxLineBytes * 4
+      i.watch(c.fd, read: readable, write: !c.output.isEmpty)
+      if !running && !c.closing && c.input.contains(10) { i.workPending = true }  // lines left by the per-step bound
     }
   }
 
@@ -263,23 +285,10 @@ public final class ControlServer {
     }
     running = true
     defer { running = false }
-    var lines: [String] = []
-    // Output for a program, not fitted to stemdeck's terminal; `watch` (the terminal's live view)
-    // answers with one look at the meters, as in script mode.
-    let columns = console.terminalColumns
-    let watchBefore = console.watchRequested
-    console.terminalColumns = nil
-    let ok = console.capturingOutput({ lines.append($0) }) { console.execute(line: command, stopOnError: true) }
-    console.terminalColumns = columns
-    if console.watchRequested && !watchBefore {
-      console.watchRequested = false
-      if console.interactive { lines += Display.meters(console, only: nil) }
-    }
-    let errors = lines.filter { $0.hasPrefix("error: ") }.map { String($0.dropFirst("error: ".count)) }
-    let output = lines.filter { !$0.hasPrefix("error: ") }
-    if ok { return Self.encode(["id": id, "ok": true, "output": output]) }
-    var reply: [String: Any] = ["id": id, "ok": false, "error": errors.isEmpty ? "the command failed" : errors.joined(separator: "; ")]
-    if !output.isEmpty { reply["output"] = output }
+    // Output for a program, not fitted to stemdeck's terminal; queries add their data, transport
+    // commands the frame they took effect at, errors their hint (QueryJSON.swift).
+    var reply = console.remoteReply(to: command)
+    reply["id"] = id
     return Self.encode(reply)
   }
 
@@ -352,13 +361,29 @@ public final class ControlServer {
     }
   }
 
-  /// One JSON line (keys sorted, so replies are stable).
+  /// One JSON line (keys sorted, so replies are stable). Characters a terminal would act on
+  /// that JSONSerialization leaves as they are (DEL, C1 controls, bidirectional overrides, line
+  /// separators) are written as \uXXXX escapes: the line is the same JSON, and safe to print
+  /// (`terminalSafe` finds nothing to change in it).
   static func encode(_ object: [String: Any]) -> String {
     guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
           let text = String(data: data, encoding: .utf8) else {
       return "{\"id\":null,\"ok\":false,\"error\":\"internal error: the reply could not be encoded\"}"
     }
-    return text
+    func escaped(_ v: UInt32) -> Bool {
+      (0x7F...0x9F).contains(v) || (0x2028...0x202E).contains(v) || (0x2066...0x2069).contains(v)
+    }
+    guard text.unicodeScalars.contains(where: { escaped($0.value) }) else { return text }
+    var out = ""
+    for scalar in text.unicodeScalars {
+      if escaped(scalar.value) {
+        let hex = String(scalar.value, radix: 16)
+        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+      } else {
+        out.unicodeScalars.append(scalar)
+      }
+    }
+    return out
   }
 }
 

@@ -60,7 +60,7 @@ func runCtl(_ a: Arguments) -> Int32 {
     else { for line in object["output"] as? [String] ?? [] { writeOut(line) } }
     if !ok {
       failed = true
-      if !a.json { printError("error: \(object["error"] as? String ?? "the command failed")") }
+      if !a.json { printError("error: \(QueryJSON.joined(object["error"] as? String ?? "the command failed", object["hint"] as? String))") }
       break  // as script mode: the commands after a failed one are not run
     }
   }

@@ -144,7 +144,80 @@ enum Display {
     return "\(info.channelCount) \(info.layout?.name ?? "fold")"
   }
 
-  static func status(_ c: Console) -> [String] {
+  /// What `status` reports, as values: the text lines (`lines`) and the control socket's JSON
+  /// (`QueryJSON.status`) both come from it.
+  struct StatusReport {
+    /// "playing", "paused", "stopped" or "starting".
+    var state: String
+    /// Seconds; at the end of a song the end, never past it.
+    var position: Double
+    /// The longest finite stem, seconds (nil: no finite stem).
+    var length: Double?
+    var endless: Bool
+    var sampleRate: Int
+    /// The JACK side; nil offline.
+    struct Server {
+      var bufferSize: Int
+      var dspLoad: Double
+      var xruns: Int
+      var name: String
+      var connected: Bool
+      /// The `driver:` line after the colon; nil when the server's process cannot be seen.
+      var driver: String?
+      var client: String
+      /// "following", "leading" or nil (off).
+      var transportSync: String?
+      /// While leading: sample-locked, and the locates made to stay in step.
+      var transportLocked: Bool?
+      var transportCorrections: Int?
+    }
+    var server: Server?
+    var underruns: Int
+    var stems: Int
+    var masterVolume: Double
+    var quality: String
+    var session: String?
+    var unsaved: Bool
+
+    /// The `status` lines (script mode output is documented in the README: keep them stable).
+    var lines: [String] {
+      var lines = [
+        "state: \(state)",
+        "position: \(NumberFormat.time(position)) / \(length.map(NumberFormat.time) ?? "-")\(endless ? " (some stems loop forever)" : "")",
+      ]
+      if let d = server {
+        lines.append("sample rate: \(sampleRate) Hz")
+        lines.append("buffer: \(d.bufferSize) frames")
+        lines.append("dsp load: \(NumberFormat.fixed(d.dspLoad, 1)) %")
+        lines.append("xruns: \(d.xruns)")
+        lines.append("server: \(d.name) (\(d.connected ? "connected" : "disconnected, retrying"))")
+        lines.append("driver: \(d.driver ?? "unknown (the server's process is not visible from here)")")
+        lines.append("client: \(d.client)")
+        switch d.transportSync {
+        case "following"?: lines.append("JACK transport: following")
+        case "leading"?:
+          if let locked = d.transportLocked, let corrections = d.transportCorrections {
+            let how = locked ? "sample-locked" : (state == "playing" ? "locking" : "stopped")
+            lines.append("JACK transport: leading (\(how); \(corrections) locate\(corrections == 1 ? "" : "s") to stay in step)")
+          } else {
+            lines.append("JACK transport: leading")
+          }
+        default: break
+        }
+      } else {
+        lines.append("sample rate: \(sampleRate) Hz")
+        lines.append("server: none (offline)")
+      }
+      lines.append("underruns: \(underruns)")
+      lines.append("stems: \(stems)")
+      lines.append("master: \(Display.volume(masterVolume)) (\(Display.db(Decibels.fromAmplitude(masterVolume))) dB)")
+      lines.append("quality: \(quality)")
+      if let session { lines.append("session: \(session)\(unsaved ? " (unsaved changes)" : "")") }
+      return lines
+    }
+  }
+
+  static func statusReport(_ c: Console) -> StatusReport {
     let m = c.mixer
     let state: String
     switch m.transportState {
@@ -157,44 +230,61 @@ enum Display {
     // look): at the end of a song the position shown is the end, never past it.
     var position = m.position
     if let duration, !m.hasEndlessStems, m.songHasEnded { position = min(position, duration) }
-    var lines = [
-      "state: \(state)",
-      "position: \(NumberFormat.time(position)) / \(duration.map(NumberFormat.time) ?? "-")\(m.hasEndlessStems ? " (some stems loop forever)" : "")",
-    ]
+    var server: StatusReport.Server?
+    var sampleRate = Int(m.sampleRate)
     if let d = c.driver {
-      lines.append("sample rate: \(d.sampleRate) Hz")
-      lines.append("buffer: \(d.bufferSize) frames")
-      lines.append("dsp load: \(NumberFormat.fixed(d.cpuLoad, 1)) %")
-      lines.append("xruns: \(d.xruns)")
-      lines.append("server: \(d.serverName) (\(d.connected ? "connected" : "disconnected, retrying"))")
+      sampleRate = d.sampleRate
       // The driver from the server's own command line (libjack does not say): net slaves show
       // their master and network latency.
       var info = ServerDriverInfo.of(server: d.serverName)
       if info?.driver == "net", d.connected { info?.linked = ((try? d.ports()) ?? []).contains { $0.isPhysical } }
-      lines.append("driver: \(info?.description ?? "unknown (the server's process is not visible from here)")")
-      lines.append("client: \(d.clientName)")
+      var s = StatusReport.Server(bufferSize: d.bufferSize, dspLoad: d.cpuLoad, xruns: d.xruns, name: d.serverName,
+                                  connected: d.connected, driver: info?.description, client: d.clientName)
       switch m.options.transportSync {
       case .off: break
-      case .follow: lines.append("JACK transport: following")
+      case .follow: s.transportSync = "following"
       case .lead:
-        if let lock = d.transportLock {
-          let how = lock.locked ? "sample-locked" : (m.transportState == .playing ? "locking" : "stopped")
-          lines.append("JACK transport: leading (\(how); \(lock.corrections) locate\(lock.corrections == 1 ? "" : "s") to stay in step)")
-        } else {
-          lines.append("JACK transport: leading")
-        }
+        s.transportSync = "leading"
+        if let lock = d.transportLock { s.transportLocked = lock.locked; s.transportCorrections = lock.corrections }
       }
-    } else {
-      lines.append("sample rate: \(Int(m.sampleRate)) Hz")
-      lines.append("server: none (offline)")
+      server = s
     }
     let statuses = m.stemStatuses()
-    lines.append("underruns: \(statuses.reduce(0) { $0 + $1.underruns })")
-    lines.append("stems: \(statuses.count)")
-    lines.append("master: \(volume(m.masterVolumeSetting)) (\(db(Decibels.fromAmplitude(m.masterVolumeSetting))) dB)")
-    lines.append("quality: \(m.quality.rawValue)")
-    if let path = c.sessionPath { lines.append("session: \(path)\(m.isDirty ? " (unsaved changes)" : "")") }
-    return lines
+    return StatusReport(state: state, position: position, length: duration, endless: m.hasEndlessStems, sampleRate: sampleRate,
+                        server: server, underruns: statuses.reduce(0) { $0 + $1.underruns }, stems: statuses.count,
+                        masterVolume: m.masterVolumeSetting, quality: m.quality.rawValue, session: c.sessionPath, unsaved: m.isDirty)
+  }
+
+  static func status(_ c: Console) -> [String] { statusReport(c).lines }
+
+  /// One of stemdeck's port connections, intended or made (`routes`, `connections`): the text
+  /// lines and the control socket's JSON both come from it.
+  struct RouteReport {
+    /// stemdeck's port (short name: master_L) and the peer's full name.
+    var port: String
+    var peer: String
+    var connected: Bool
+    /// The signal flows from the peer to stemdeck's port (in_L, in_R, midi_in).
+    var isInput: Bool
+  }
+
+  /// The routes of `c`'s JACK client: every intended and made connection (`connectedOnly`: made ones).
+  static func routes(_ c: Console, connectedOnly: Bool) throws(CommandError) -> [RouteReport] {
+    let all = try c.jackCall { (d: JackDriver) throws(JackError) in d.routes() }
+    return all.map { RouteReport(port: $0.port, peer: $0.peer, connected: $0.connected, isInput: $0.isInput) }
+      .filter { !connectedOnly || $0.connected }
+  }
+
+  /// The `routes` lines.
+  static func routeLines(_ routes: [RouteReport]) -> [String] {
+    if routes.isEmpty { return ["no routes"] }
+    return routes.map { "\($0.connected ? "connected" : "waiting  ")  \($0.port) \($0.isInput ? "←" : "→") \($0.peer)" }
+  }
+
+  /// The `connections` lines.
+  static func connectionLines(_ routes: [RouteReport]) -> [String] {
+    if routes.isEmpty { return ["no connections"] }
+    return routes.map { "\($0.port) \($0.isInput ? "←" : "→") \($0.peer)" }
   }
 
   /// A channel's meter text: "L peak  -6.0 avg  -9.0 hold  -3.0 clips 0".

@@ -173,17 +173,28 @@ public final class Mixer: @unchecked Sendable {
   /// stopped, or an offline mixer nobody renders); returns whether it saw them applied.
   @discardableResult
   public func waitUntilApplied(timeout: Double = 0.5) -> Bool {
+    waitForApplication(timeout: timeout) != nil
+  }
+
+  /// `waitUntilApplied`, returning the transport frame the renderer's block that applied the
+  /// last of the commands left the transport at (`EngineStatus.commandFrame`: where a `play`
+  /// starts, a `pause` begins its fade, a `seek` or `stop` lands), or nil when it did not see
+  /// them applied.
+  public func waitForApplication(timeout: Double = 0.5) -> Int? {
     let status = renderState.pointee.status
     let target = lock.locked { commandsSent }
     let start = ContinuousClock.now
     var lastBlocks = status.pointee.blocksRendered.load(ordering: .relaxed)
     var lastProgress = start
     var appliedAtBlock: Int?
+    var frame = 0
     while ContinuousClock.now - start < .milliseconds(Int(timeout * 1000)) {
       let blocks = status.pointee.blocksRendered.load(ordering: .acquiring)
       if let at = appliedAtBlock {
-        if blocks > at { return true }
+        if blocks > at { return frame }
       } else if status.pointee.commandsApplied.load(ordering: .acquiring) >= target {
+        // Only the control thread sends commands, and it is here: no later block stores another frame.
+        frame = status.pointee.commandFrame.load(ordering: .relaxed)
         appliedAtBlock = blocks
         continue
       }
@@ -191,11 +202,11 @@ public final class Mixer: @unchecked Sendable {
         lastBlocks = blocks
         lastProgress = ContinuousClock.now
       } else if ContinuousClock.now - lastProgress > .milliseconds(50) {
-        return false
+        return nil
       }
       usleep(250)
     }
-    return false
+    return nil
   }
 
   /// Commands accepted and commands applied by the renderer so far (latency measurement).

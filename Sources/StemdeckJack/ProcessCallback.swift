@@ -309,6 +309,7 @@ func leadTransport(_ context: UnsafeMutablePointer<ProcessContext>, frames: Int)
 /// JACK's xrun callback (JACK's notification thread).
 func stemdeckXrun(_ arg: UnsafeMutableRawPointer?) -> Int32 {
   arg?.assumingMemoryBound(to: ProcessContext.self).pointee.xruns.add(1, ordering: .relaxed)
+  wakeControlLoop()
   return 0
 }
 
@@ -316,17 +317,21 @@ func stemdeckXrun(_ arg: UnsafeMutableRawPointer?) -> Int32 {
 /// (jack_client_close must not be called from here).
 func stemdeckShutdown(_ code: jack_status_t, _ reason: UnsafePointer<CChar>?, _ arg: UnsafeMutableRawPointer?) {
   arg?.assumingMemoryBound(to: ProcessContext.self).pointee.serverGone.store(true, ordering: .releasing)
+  wakeControlLoop()
 }
 
 func stemdeckPortRegistration(_ port: jack_port_id_t, _ registered: Int32, _ arg: UnsafeMutableRawPointer?) {
   arg?.assumingMemoryBound(to: ProcessContext.self).pointee.graphChanged.add(1, ordering: .releasing)
+  wakeControlLoop()
 }
 
 func stemdeckPortConnect(_ a: jack_port_id_t, _ b: jack_port_id_t, _ connect: Int32, _ arg: UnsafeMutableRawPointer?) {
   arg?.assumingMemoryBound(to: ProcessContext.self).pointee.graphChanged.add(1, ordering: .releasing)
+  wakeControlLoop()
 }
 
 func stemdeckSampleRate(_ rate: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
   arg?.assumingMemoryBound(to: ProcessContext.self).pointee.sampleRate.store(Int(rate), ordering: .releasing)
+  wakeControlLoop()
   return 0
 }

@@ -50,6 +50,7 @@ struct ArgumentsTests {
     (["S", "--osc", "9000"], { $0.session = "S"; $0.oscPort = 9000 }),
     (["S", "--osc", "9000", "--osc-host", "0.0.0.0"], { $0.session = "S"; $0.oscPort = 9000; $0.oscHost = "0.0.0.0" }),
     (["ctl", "--json", "status"], { $0.mode = .ctl; $0.json = true; $0.commands = "status" }),
+    (["S", "--json", "-c", "status"], { $0.session = "S"; $0.json = true; $0.commands = "status" }),
     (["ctl", "--watch", "events", "--watch", "meters@5"], { $0.mode = .ctl; $0.watch = ["events", "meters@5"]; $0.commands = "" }),
     (["ctl", "vol drums -6dB; status"], { $0.mode = .ctl; $0.commands = "vol drums -6dB; status" }),
     (["ctl", "--socket", "/tmp/c.sock", "play"], { $0.mode = .ctl; $0.socket = "/tmp/c.sock"; $0.commands = "play" }),
@@ -113,7 +114,7 @@ struct ArgumentsTests {
     (["S", "--osc", "0"], "--osc must be a UDP port 1…65535 (got '0')"),
     (["S", "--osc", "osc"], "--osc must be a UDP port 1…65535 (got 'osc')"),
     (["S", "--osc-host", "0.0.0.0"], "--osc-host HOST needs --osc PORT (the OSC server is off without it)"),
-    (["S", "--json"], "--json is a ctl option: stemdeck ctl --json 'CMD' prints the replies as JSON lines"),
+    (["render", "S", "-o", "x.wav", "--json"], "--json is for ctl and script mode: stemdeck ctl --json 'CMD', stemdeck SESSION --json -c 'CMD' print replies as JSON lines"),
     (["S", "--watch", "events"], "unknown option '--watch' (see stemdeck --help)"),
   ]
 

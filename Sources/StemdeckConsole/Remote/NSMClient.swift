@@ -150,6 +150,9 @@ public final class NSMClient {
     send("/error", [.string("/nsm/client/open"), .int(Self.errGeneral), .string(message)])
   }
 
+  /// What the control loop watches (ControlLoop.swift): the manager's socket.
+  public func interest(_ i: inout ControlLoop.Interest) { i.watch(socket.fd) }
+
   /// One step: runs the manager's save and open requests through `console`, and tells it when
   /// the unsaved state changed.
   public func service(_ console: Console) {

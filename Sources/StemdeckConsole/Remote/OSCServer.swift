@@ -55,6 +55,15 @@ public final class OSCServer {
     pushDue(console.mixer)
   }
 
+  /// What the control loop watches (ControlLoop.swift): the socket (not while a message runs:
+  /// what waits is read after it), and the next meter push.
+  public func interest(_ i: inout ControlLoop.Interest) {
+    if !running { i.watch(socket.fd) }
+    let now = Date()
+    for s in subscribers where s.topics.contains(.meters) { i.due(max(now, s.nextMeter)) }
+    if subscribers.contains(where: { $0.topics.contains(.transport) }) { i.due(now.addingTimeInterval(PushRate.transportInterval)) }
+  }
+
   // MARK: - Messages
 
   /// The reply to one message (nil: none, for a value set without error).
@@ -95,6 +104,10 @@ public final class OSCServer {
       if let e = expect("s", "one string, a command line such as 'vol drums -6dB'") { return (false, e) }
       guard case .string(let line) = m.arguments[0] else { return (false, "\(m.path) takes a string") }
       if let refusal = Self.refusedOverOSC(line) { return (false, refusal) }
+      // Run during a socket request's `wait`, its commands are not that request's (no data added to its reply).
+      let outer = console.afterCommand
+      console.afterCommand = nil
+      defer { console.afterCommand = outer }
       let r = console.captured { console.execute(line: line, stopOnError: true) }
       if r.ok { return (true, r.output.joined(separator: "\n")) }
       return (false, r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))

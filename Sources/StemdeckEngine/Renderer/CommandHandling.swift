@@ -21,7 +21,12 @@ func applyCommands(_ state: UnsafeMutablePointer<RenderState>) {
       }
     }
   }
-  if applied > 0 { state.pointee.status.pointee.commandsApplied.add(applied, ordering: .relaxed) }
+  if applied > 0 {
+    // Where the transport is (or, during a seek's fade-out, is going) once they are applied.
+    let seek = state.pointee.pendingSeekFrame
+    state.pointee.status.pointee.commandFrame.store(seek >= 0 ? seek : state.pointee.transportFrame, ordering: .relaxed)
+    state.pointee.status.pointee.commandsApplied.add(applied, ordering: .releasing)
+  }
 }
 
 /// Holds `command` until the transport reaches `frame` (Int.min: the next pass). If the

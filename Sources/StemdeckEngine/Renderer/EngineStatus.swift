@@ -18,6 +18,11 @@ public struct EngineStatus: ~Copyable, @unchecked Sendable {
   public let detachedVoices = Atomic<Int>(0)
   /// Commands applied so far (latency measurement: compare with commands sent).
   public let commandsApplied = Atomic<Int>(0)
+  /// The transport frame right after the block's commands were last applied — the target while
+  /// a seek fades out — stored before `commandsApplied` grows (release ordering): the frame a
+  /// transport command took effect at (where `play` starts, `pause` begins its fade, `seek` and
+  /// `stop` land), for the control socket's replies (`Mixer.waitForApplication`).
+  public let commandFrame = Atomic<Int>(0)
   /// Separately allocated so the renderer can hold a plain pointer to it.
   public let masterMeters: UnsafeMutablePointer<MeterCells> = MeterCells.allocate()
   /// Meters of the input ports (recording).

@@ -1,0 +1,193 @@
+import Foundation
+import StemdeckControl
+import StemdeckSession
+
+/// Structured replies of the control socket and of `--json` script mode (README, *Control
+/// socket*, reply shapes): the queries `status`, `stems`, `meters`, `routes` and `connections`
+/// add their data as JSON values (numbers as numbers), a transport command the frame it took
+/// effect at, and an error its hint. The text lines stay in `"output"`.
+///
+/// `stems` and `meters` are built from the mixer view's model (`MixerViewModel`), `status`,
+/// `routes` and `connections` from `Display`'s reports, so the JSON and the text agree.
+enum QueryJSON {
+  /// Commands whose reply carries the frame the engine applied them at (`Console.appliedFrame`).
+  static let transportCommands: Set<String> = ["play", "pause", "stop", "seek"]
+
+  /// A number as JSON: rounded to `places` decimals; null when not finite.
+  static func number(_ v: Double, _ places: Int = 6) -> Any {
+    guard v.isFinite else { return NSNull() }
+    let scale = pow(10.0, Double(places))
+    let r = (v * scale).rounded() / scale
+    return r == 0 ? 0.0 : r  // never -0
+  }
+
+  /// A level in dB: two decimals, null for silence (the meter floor, −160 dB, and below).
+  static func db(_ v: Double) -> Any { v.isFinite && v > -160 ? number(v, 2) : NSNull() }
+
+  static func meter(_ m: MixerViewModel.Meter) -> [String: Any] {
+    ["peak": db(m.peak), "rms": db(m.rms), "hold": db(m.hold), "clipped": m.clipped]
+  }
+
+  /// One stem (a strip of the mixer view's model; `status` adds the file's facts and position).
+  static func stem(_ s: MixerViewModel.Strip, _ status: StemStatus?) -> [String: Any] {
+    var o: [String: Any] = [
+      "name": s.name, "volume": number(s.volume), "volumeDB": db(s.volumeDB),
+      "flags": s.flags.text, "meters": s.meters.map(meter),
+      "mute": s.flags.contains(.mute), "solo": s.flags.contains(.solo), "directOut": s.flags.contains(.directOut),
+      "gliding": s.flags.contains(.gliding), "ended": s.flags.contains(.ended),
+      "underrun": s.flags.contains(.underrun), "unreadable": s.flags.contains(.unreadable),
+    ]
+    if let pan = s.pan { o["pan"] = number(pan) }
+    if let rate = s.rate { o["rate"] = number(rate) }
+    if let loop = s.loop { o["loop"] = loop }
+    if let loops = s.loops { o["loops"] = loops }
+    if let file = s.file { o["file"] = file }
+    if let status {
+      o["path"] = status.path
+      o["channels"] = status.info.channelCount
+      o["sampleRate"] = status.info.sampleRate
+      o["length"] = number(status.length, 3)
+      o["position"] = number(status.positionInFile, 3)
+      o["underruns"] = status.underruns
+    }
+    return o
+  }
+
+  /// `stems`: every stem in console order; stems whose file could not be opened under `offline`.
+  static func stems(_ c: Console) -> [String: Any] {
+    let model = MixerViewModel.make(c)
+    var statuses: [String: StemStatus] = [:]
+    for s in c.mixer.stemStatuses() { statuses[s.settings.name] = s }
+    var o: [String: Any] = ["stems": model.strips.map { stem($0, statuses[$0.name]) }]
+    let offline = c.mixer.offlineStems
+    if !offline.isEmpty {
+      o["offline"] = offline.map { ["name": $0.settings.name, "path": $0.path, "reason": $0.reason] as [String: Any] }
+    }
+    return o
+  }
+
+  static func loudness(_ l: LiveLoudness) -> [String: Any] {
+    ["momentary": db(l.momentary), "shortTerm": db(l.shortTerm), "integrated": db(l.integrated),
+     "range": number(l.range, 2), "truePeak": db(l.truePeakDecibels), "seconds": number(l.seconds, 3),
+     "droppedFrames": l.droppedFrames]
+  }
+
+  /// `meters [NAME|master|input]`: the master (its fader and, when measured, its loudness), the
+  /// input while recording or when asked, and the stems; `only` keeps one of them.
+  static func meters(_ c: Console, only: String?) -> [String: Any] {
+    let model = MixerViewModel.make(c)
+    var o: [String: Any] = [:]
+    if only == nil || only == "master" {
+      var master: [String: Any] = ["channels": model.master.meters.map(meter), "volume": number(model.master.volume),
+                                   "volumeDB": db(model.master.volumeDB)]
+      if let l = model.transport.loudness { master["loudness"] = loudness(l) }
+      o["master"] = master
+    }
+    if only == "input" || (only == nil && c.mixer.recordingStatus != nil) {
+      o["input"] = ["channels": MixerViewModel.meter(c.mixer.inputMeter()).map(meter)] as [String: Any]
+    }
+    if only != "master" && only != "input" {
+      o["stems"] = model.strips.filter { only == nil || $0.name == only }.map {
+        ["name": $0.name, "channels": $0.meters.map(meter)] as [String: Any]
+      }
+    }
+    return o
+  }
+
+  static func status(_ r: Display.StatusReport) -> [String: Any] {
+    var o: [String: Any] = [
+      "state": r.state, "position": number(r.position, 3), "length": r.length.map { number($0, 3) } ?? NSNull(),
+      "endless": r.endless, "sampleRate": r.sampleRate, "underruns": r.underruns, "stems": r.stems,
+      "master": ["volume": number(r.masterVolume), "volumeDB": db(Decibels.fromAmplitude(r.masterVolume))] as [String: Any],
+      "quality": r.quality, "session": r.session.map { $0 as Any } ?? NSNull(), "unsaved": r.unsaved,
+    ]
+    if let d = r.server {
+      var server: [String: Any] = [
+        "name": d.name, "connected": d.connected, "bufferSize": d.bufferSize, "dspLoad": number(d.dspLoad, 2),
+        "xruns": d.xruns, "driver": d.driver.map { $0 as Any } ?? NSNull(), "client": d.client,
+        "transportSync": d.transportSync ?? "off",
+      ]
+      if let locked = d.transportLocked { server["transportLocked"] = locked }
+      if let corrections = d.transportCorrections { server["transportCorrections"] = corrections }
+      o["server"] = server
+    } else {
+      o["server"] = NSNull()
+    }
+    return o
+  }
+
+  static func routes(_ routes: [Display.RouteReport]) -> [[String: Any]] {
+    routes.map { ["port": $0.port, "peer": $0.peer, "connected": $0.connected, "direction": $0.isInput ? "in" : "out"] }
+  }
+
+  /// The data command `name` (a command table name) with `args` adds to its reply, as
+  /// (key, value); nil for a command without structured data.
+  static func data(for name: String, _ args: [String], _ c: Console) -> [String: Any]? {
+    switch name {
+    case "status": return ["status": status(Display.statusReport(c))]
+    case "stems": return stems(c)
+    case "meters":
+      if args.first == "reset" { return nil }
+      let only = args.first { $0 != "--watch" }
+      return ["meters": meters(c, only: args.contains("--watch") ? nil : only)]
+    case "routes": return (try? Display.routes(c, connectedOnly: false)).map { ["routes": routes($0)] as [String: Any] }
+    case "connections": return (try? Display.routes(c, connectedOnly: true)).map { ["connections": routes($0)] as [String: Any] }
+    default: return nil
+    }
+  }
+
+  /// An error message split into what went wrong and the hint that follows it in the console's
+  /// words: " — did you mean 'drums'?", " — usage: …", "(type 'help' for the list)",
+  /// "(stems: a, b)". Messages without a hint come back whole.
+  static func split(_ message: String) -> (error: String, hint: String?) {
+    for marker in [" — did you mean ", " — usage: "] {
+      if let r = message.range(of: marker) {
+        return (String(message[..<r.lowerBound]), String(message[r.lowerBound...].dropFirst(" — ".count)))
+      }
+    }
+    // "unknown command 'x' (type 'help' for the list)", "unknown stem 'x' (stems: a, b)".
+    if message.hasPrefix("unknown "), message.hasSuffix(")"), let r = message.range(of: "' (") {
+      return (String(message[..<message.index(after: r.lowerBound)]),
+              String(message[r.upperBound...].dropLast()))
+    }
+    return (message, nil)
+  }
+
+  /// The console's words for an error and its hint, as the REPL shows them (`ctl`).
+  static func joined(_ error: String, _ hint: String?) -> String {
+    guard let hint else { return error }
+    return hint.hasPrefix("did you mean ") || hint.hasPrefix("usage: ") ? error + " — " + hint : error + " (" + hint + ")"
+  }
+}
+
+extension Console {
+  /// Runs one command line as the control socket does (output captured: `captured`) and returns
+  /// its reply without the id: `ok`; `output` (the text lines); the data of each query it ran
+  /// (`QueryJSON.data`); `frame` after a transport command the engine applied; and for a
+  /// failure `error` and, when the console's words carry one, `hint`.
+  func remoteReply(to line: String) -> [String: Any] {
+    var reply: [String: Any] = [:]
+    // A request run inside another's `wait` (a socket request during a script's) has its own
+    // data: the outer one's observer is set aside, and back when this one ends.
+    let outer = afterCommand
+    afterCommand = { [unowned self] words, ok in
+      guard ok, let first = words.first, let spec = CommandTable.lookup(first.lowercased()) else { return }
+      if QueryJSON.transportCommands.contains(spec.name), let frame = self.appliedFrame { reply["frame"] = frame }
+      if let data = QueryJSON.data(for: spec.name, Array(words.dropFirst()), self) {
+        reply.merge(data) { _, new in new }
+      }
+    }
+    defer { afterCommand = outer }
+    let r = captured { execute(line: line, stopOnError: true) }
+    reply["ok"] = r.ok
+    if r.ok {
+      reply["output"] = r.output
+    } else {
+      let (error, hint) = QueryJSON.split(r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))
+      reply["error"] = error
+      if let hint { reply["hint"] = hint }
+      if !r.output.isEmpty { reply["output"] = r.output }
+    }
+    return reply
+  }
+}
