@@ -35,14 +35,27 @@ import Testing
     return worst == 0 ? -.infinity : 20 * log10(worst)
   }
 
-  @Test("the stem files are as long as the master, named after the stems, and sum to it to -100 dBFS (normalised too)",
-        arguments: [false, true])
-  func stemsSumToMaster(normalized: Bool) throws {
+  @Test("the stem files are as long as the master, named after the stems, and sum to it to -100 dBFS (normalised too, and through the true-peak limiter)",
+        arguments: ["plain", "normalized", "limited"])
+  func stemsSumToMaster(mode: String) throws {
     let folder = try TemporaryFolder()
     let session = try Self.session(in: folder)
+    let normalize: OfflineRenderer.Normalize? = switch mode {
+    case "normalized": .init(target: -16)
+    case "limited": .init(target: -6, truePeakCeiling: -1)
+    default: nil
+    }
     let summary = try OfflineRenderer.render(
       session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"), duration: nil,
-      normalize: normalized ? .init(target: -16) : nil, stemsFolder: folder.file("stems"))
+      normalize: normalize, stemsFolder: folder.file("stems"))
+    // The limiter's gain curve is the master's, applied to every stem.
+    #expect((summary.normalization?.limiter != nil) == (mode == "limited"))
+    if mode == "limited" {
+      #expect(try #require(summary.normalization?.limiter).maxReduction > 1)
+      let meter = try LoudnessMeter(sampleRate: 48000)
+      try meter.add(try readAudio(folder.file("mix.wav")).samples)
+      #expect(meter.loudness.truePeakDecibels <= -1.0)
+    }
     let master = Stereo(try readAudio(folder.file("mix.wav")))
     #expect(master.count == summary.frames)
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("stems")).sorted() == ["bass.wav", "lead.wav", "pad.wav"])
