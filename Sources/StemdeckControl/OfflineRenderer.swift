@@ -1,6 +1,8 @@
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
+import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -205,7 +207,7 @@ public enum OfflineRenderer {
       }
       let writer = try create()
       temporary = candidate
-      let stemFiles = try StemFiles(paths: stemPaths, format: format, sampleRate: sampleRate, dither: ditherer)
+      let stemFiles = try StemFiles(paths: stemPaths, format: format, sampleRate: sampleRate, dither: ditherer, blockFrames: blockFrames)
       defer { stemFiles.removeTemporaries() }
       let stopped = "the render stopped; a previous \(printableText(name)) is left as it was"
       // The stems go through the limiter with the master: the same gain curve, so they still sum to it.
@@ -213,7 +215,7 @@ public enum OfflineRenderer {
         LimiterBox(TruePeakLimiter(sampleRate: sampleRate, ceiling: Decibels.toAmplitude(setting.threshold),
                                    channels: 2 + 2 * stemSlots.count, maxFrames: blockFrames))
       }
-      summary = try run(plan, stemSlots: stemSlots, stemSink: stemFiles.write, limiter: limiter, blockFrames: blockFrames, gain: gain,
+      summary = try run(plan, stemSlots: stemSlots, stemSink: stemFiles.write, stemSlot: stemFiles.slot, limiter: limiter, blockFrames: blockFrames, gain: gain,
                         progress: progress.map { p in normalize == nil ? p : { p(writtenFrom + $0 * (1 - writtenFrom)) } },
                         warning: warning, cancelled: cancelled, interrupted: "interrupted: \(stopped)") { interleaved, n throws(MixerError) in
         ditherer?.apply(interleaved, count: 2 * n)
@@ -399,7 +401,7 @@ public enum OfflineRenderer {
   /// so the output stays sample-aligned and as long.
   static func run(
     _ plan: Plan, stemSlots: [Int32] = [], stemSink: ((Int, UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void)? = nil,
-    limiter: LimiterBox? = nil, blockFrames: Int, gain: Float = 1,
+    stemSlot: ((Int) -> UnsafeMutablePointer<Float>)? = nil, limiter: LimiterBox? = nil, blockFrames: Int, gain: Float = 1,
     progress: ((Double) -> Void)?, warning: ((MutedStem) -> Void)?, cancelled: (() -> Bool)?,
     interrupted: String,
     sink: (UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void
@@ -487,11 +489,13 @@ public enum OfflineRenderer {
       if out > 0 { try sink(interleaved, out) }
       for index in stemSlots.indices where out > 0 {
         let tl = taps + 2 * index * blockFrames + first, tr = tl + blockFrames
+        // Straight into the stem writer's chunk when it offers one (`stemSlot`).
+        let target = stemSlot?(index) ?? interleaved
         for i in 0..<out {
-          interleaved[2 * i] = tl[i] * blockGain
-          interleaved[2 * i + 1] = tr[i] * blockGain
+          target[2 * i] = tl[i] * blockGain
+          target[2 * i + 1] = tr[i] * blockGain
         }
-        try stemSink?(index, interleaved, out)
+        try stemSink?(index, target, out)
       }
       done += n
       if done % (blockFrames * 64) == 0 { _ = mixer.pump() }
@@ -538,7 +542,14 @@ public enum OfflineRenderer {
 
   /// The stem files of `render --stems`: temporary files beside their targets, renamed into place
   /// once all are complete.
-  final class StemFiles {
+  ///
+  /// Written on a thread of their own (`stemdeck-stem-writer`), so that the render thread only
+  /// mixes: the renderer interleaves each stem's block straight into one of two chunk buffers
+  /// (`chunkFrames` frames of every stem, `slot`), and a full chunk goes to the writer thread,
+  /// which dithers and writes each stem's part in one `sf_writef_float` call while the render
+  /// fills the other (double buffering: the render waits only when the writer is a whole chunk
+  /// behind). A write error stops the render at the next chunk; nothing is put in place.
+  final class StemFiles: @unchecked Sendable {
     let paths: [String]
     var temporaries: [String] = []
     /// `SoundFileWriter` is ~Copyable, so each lives in a box.
@@ -549,32 +560,126 @@ public enum OfflineRenderer {
     var writers: [Box] = []
     var ditherers: [TPDFDither?]
     var placed = 0
+    /// Frames of every stem in one chunk (256 KiB of interleaved float stereo per stem).
+    let chunkFrames: Int
+    let blockFrames: Int
+    /// The two chunk buffers: stem i's frames at `i * chunkFrames * 2`.
+    var chunks: [UnsafeMutablePointer<Float>] = []
+    /// The chunk the render fills, and how many frames of it are filled (every stem alike).
+    var filling = 0
+    var filled = 0
+    /// Render → writer: one signal per chunk handed over (`handed` counts them; chunk k is
+    /// `chunks[k % 2]`, `chunkFill[k % 2]` frames), and a last one to stop.
+    let ready = DispatchSemaphore(value: 0)
+    let handed = Atomic<Int>(0)
+    let chunkFill = UnsafeMutablePointer<Int>.allocate(capacity: 2)
+    /// Writer → render: a chunk is free again.
+    let free = DispatchSemaphore(value: 1)
+    /// Writer → stop(): the thread has ended.
+    let ended = DispatchSemaphore(value: 0)
+    var running = false
+    /// The first write error, set by the writer thread (read by the render after `free`/`ended`).
+    var failure: MixerError?
 
-    init(paths: [String], format: OutputFormat, sampleRate: Int, dither: TPDFDither?) throws(MixerError) {
+    init(paths: [String], format: OutputFormat, sampleRate: Int, dither: TPDFDither?, blockFrames: Int = 1024) throws(MixerError) {
       self.paths = paths
+      self.blockFrames = blockFrames
+      chunkFrames = max(32768, blockFrames * 2)
       ditherers = Array(repeating: dither, count: paths.count)
       for path in paths {
         let folder = String(path[..<path.lastIndex(of: "/")!])
         let name = String(path[path.index(after: path.lastIndex(of: "/")!)...])
         let candidate = folder + "/" + AtomicFile.temporaryName(for: name)
         do throws(SoundFileError) {
-          writers.append(Box(try SoundFileWriter(path: candidate, format: format, sampleRate: sampleRate, channelCount: 2, exclusive: true)))
+          writers.append(Box(try SoundFileWriter(path: candidate, format: format, sampleRate: sampleRate, channelCount: 2, exclusive: true,
+                                                 peakChunk: false)))
         } catch {
           removeTemporaries()
           throw MixerError("\(printableText(path)): cannot create a temporary file beside it: \(error.reason)")
         }
         temporaries.append(candidate)
       }
+      guard !paths.isEmpty else { return }
+      for _ in 0..<2 { chunks.append(.allocate(capacity: paths.count * chunkFrames * 2)) }
+      running = true
+      let thread = Thread { [self] in writeChunks() }
+      thread.name = "stemdeck-stem-writer"
+      thread.start()
     }
 
+    deinit {
+      stop()
+      for chunk in chunks { chunk.deallocate() }
+      chunkFill.deallocate()
+    }
+
+    /// Where stem `index`'s next `n` frames go (interleaved stereo); `write` then takes them.
+    func slot(_ index: Int) -> UnsafeMutablePointer<Float> {
+      chunks[filling] + (index * chunkFrames + filled) * 2
+    }
+
+    /// Takes stem `index`'s next `n` frames (`interleaved`: its `slot`, or anywhere else). After
+    /// the last stem of a block the block counts as filled, and a chunk with no room for another
+    /// block goes to the writer thread.
     func write(_ index: Int, _ interleaved: UnsafeMutablePointer<Float>, _ n: Int) throws(MixerError) {
-      ditherers[index]?.apply(interleaved, count: 2 * n)
-      do throws(SoundFileError) { try writers[index].writer.write(interleaved, frameCount: n) } catch {
-        throw MixerError("\(printableText(paths[index])): \(error.reason) — the render stopped; previous stem files are left as they were")
-      }
+      let target = slot(index)
+      if interleaved != target { target.update(from: interleaved, count: 2 * n) }
+      guard index == paths.count - 1 else { return }
+      filled += n
+      if filled + blockFrames > chunkFrames { try handOff() }
     }
 
+    /// Hands the filled chunk to the writer thread and waits for the other to be free.
+    func handOff() throws(MixerError) {
+      guard filled > 0 else { return }
+      chunkFill[filling] = filled
+      handed.add(1, ordering: .releasing)
+      ready.signal()
+      free.wait()
+      filling ^= 1
+      filled = 0
+      if let failure { throw failure }
+    }
+
+    /// The writer thread: writes each chunk handed to it until told to stop.
+    func writeChunks() {
+      var written = 0
+      while true {
+        ready.wait()
+        // Every chunk handed over is written before the stop signal (the last) is taken.
+        guard written < handed.load(ordering: .acquiring) else { break }
+        let chunk = written % 2, frames = chunkFill[chunk]
+        written += 1
+        if failure == nil {
+          for index in paths.indices {
+            let data = chunks[chunk] + index * chunkFrames * 2
+            ditherers[index]?.apply(data, count: 2 * frames)
+            do throws(SoundFileError) { try writers[index].writer.write(data, frameCount: frames) } catch {
+              failure = MixerError("\(printableText(paths[index])): \(error.reason) — the render stopped; previous stem files are left as they were")
+              break
+            }
+          }
+        }
+        free.signal()
+      }
+      ended.signal()
+    }
+
+    /// Ends the writer thread (after the chunk it is writing, if any); idempotent.
+    func stop() {
+      guard running else { return }
+      running = false
+      ready.signal()
+      ended.wait()
+    }
+
+    /// Writes what is left, ends the writer thread and finishes every file.
     func finish() throws(MixerError) {
+      if running {
+        try handOff()
+        stop()
+        if let failure { throw failure }
+      }
       for i in writers.indices {
         do throws(SoundFileError) { try writers[i].writer.finish() } catch { throw MixerError("\(printableText(paths[i])): \(error.reason)") }
       }
@@ -589,8 +694,9 @@ public enum OfflineRenderer {
       }
     }
 
-    /// Removes the temporary files not renamed into place.
+    /// Ends the writer thread and removes the temporary files not renamed into place.
     func removeTemporaries() {
+      stop()
       for i in placed..<temporaries.count { unlink(temporaries[i]) }
     }
   }
