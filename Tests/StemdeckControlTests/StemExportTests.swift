@@ -74,6 +74,31 @@ import Testing
     #expect(residual < -100, "master − Σ stems peaks at \(residual) dBFS")
   }
 
+  @Test("a render stopped after the stem writer thread has written chunks: its thread ends, no temporary is left, previous stem files stay")
+  func cancelledWhileWriting() throws {
+    let folder = try TemporaryFolder()
+    let session = try Self.session(in: folder)
+    try FileManager.default.createDirectory(atPath: folder.file("out"), withIntermediateDirectories: false)
+    let previous = Data("previous".utf8)
+    try previous.write(to: URL(fileURLWithPath: folder.file("out/pad.wav")))
+    // 2 s = 94 blocks of 1,024 frames; chunks of 32,768 frames go to the writer after blocks 32 and 64.
+    var asked = 0
+    expectMixerError(["interrupted"]) { () throws(MixerError) in
+      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+                                     duration: nil, stemsFolder: folder.file("out"), cancelled: { asked += 1; return asked > 80 })
+    }
+    #expect(asked == 81)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file("out/pad.wav"))) == previous)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("out")) == ["pad.wav"], "no temporary left")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("mix.wav")))
+    // The same render to the end writes every file in full.
+    let summary = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+                                             duration: nil, stemsFolder: folder.file("out"))
+    for name in ["bass", "pad", "lead"] {
+      #expect(try readAudio(folder.file("out/\(name).wav")).frames == summary.frames, "\(name)")
+    }
+  }
+
   @Test("solo and mute hold in the stem files as in the master")
   func soloAndMute() throws {
     let folder = try TemporaryFolder()
