@@ -257,7 +257,7 @@ public enum OfflineRenderer {
   /// peak libebur128 still reads over the ceiling (the detector's interpolation filter is not
   /// libebur128's), until the loudness is within 0.05 LU of the target and the true peak under
   /// the ceiling, in at most 5 passes. When more gain no longer buys loudness (the ceiling holds
-  /// it down: a steady tone, say) it stops and keeps the smallest gain that came as close.
+  /// it down: a steady tone, say) it stops and keeps the first gain that came as close.
   static func settleLimiter(
     session: Session, sessionPath: String, duration: Double?, from: Double?, sampleRate: Int, blockFrames: Int,
     target: Double, ceiling: Double, gain startGain: Double,
