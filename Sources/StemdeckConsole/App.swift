@@ -247,8 +247,9 @@ public struct Arguments: Equatable, Sendable {
       --quiet, -q              no progress bar (it shows only on a terminal, after the first second)
       --normalize LUFS         two passes: measure, then render with the gain that brings the
                                integrated loudness to LUFS (-60 to 0, e.g. -14LUFS)
-      --true-peak DBTP         with --normalize: lower the gain if needed so that the true peak
-                               stays at or under DBTP (-30 to 0, e.g. -1dBTP)
+      --true-peak DBTP         with --normalize: where the gain would put the true peak over DBTP
+                               (-30 to 0, e.g. -1dBTP), a look-ahead true-peak limiter keeps it
+                               at or under DBTP while the loudness still meets the target
       --stems DIR              also write every stem to DIR/NAME.EXT (same format), sample-aligned
                                with the master; the stem files sum to the master
     render exit status: 0 done; 1 failed; 2 bad arguments; 3 written, but a
@@ -341,13 +342,20 @@ func runRender(_ a: Arguments) -> Int32 {
       writeOut("normalized to \(Loudness.lufs(n.asked.target))"
         + (n.asked.truePeakCeiling.map { ", true peak at most \(Loudness.db($0, "dBTP"))" } ?? "")
         + ": the mix measured \(Loudness.lufs(n.measured.integrated)), true peak \(Loudness.db(n.measured.truePeakDecibels, "dBTP")); gain \(n.gain >= 0 ? "+" : "")\(NumberFormat.fixed(n.gain, 2)) dB")
-      if n.limitedByTruePeak {
-        writeOut("gain limited by the true-peak ceiling: the output is \(NumberFormat.fixed(n.asked.target - n.measured.integrated - n.gain, 1)) LU under the target")
+      if let l = n.limiter {
+        let share = summary.seconds > 0 ? l.seconds / summary.seconds * 100 : 0
+        writeOut("true-peak limiter: up to \(NumberFormat.fixed(l.maxReduction, 1)) dB of gain reduction, more than 0.1 dB for "
+          + "\(NumberFormat.fixed(l.seconds, 2)) s (\(NumberFormat.fixed(share, 1)) % of the render); \(l.passes) measuring pass\(l.passes == 1 ? "" : "es")")
       }
     }
     if let loudness = summary.loudness {
       for line in loudness.lines { writeOut(line) }
-      if summary.normalization != nil && loudness.truePeak > 1 {
+      if let n = summary.normalization, n.limiter != nil, n.asked.target - loudness.integrated > 0.1 {
+        writeOut("the true-peak ceiling holds the output \(NumberFormat.fixed(n.asked.target - loudness.integrated, 1)) LU under the target (a lower target or a higher ceiling reaches it)")
+      }
+      if let n = summary.normalization, let ceiling = n.asked.truePeakCeiling, loudness.truePeakDecibels > ceiling + 0.005 {
+        printError("warning: the output's true peak (\(NumberFormat.fixed(loudness.truePeakDecibels, 2)) dBTP) is over the --true-peak ceiling (\(NumberFormat.fixed(ceiling, 2)) dBTP)")
+      } else if summary.normalization != nil && loudness.truePeak > 1 {
         printError("warning: the output's true peak is above 0 dBTP (\(Loudness.db(loudness.truePeakDecibels, "dBTP"))): it will clip when converted; --true-peak -1dBTP keeps it under")
       }
     }

@@ -127,7 +127,7 @@ import Testing
       session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file(output), duration: nil,
       normalize: .init(target: target))
     let n = try #require(summary.normalization)
-    #expect(!n.limitedByTruePeak)
+    #expect(n.limiter == nil)
     #expect(abs(n.gain - (target - n.measured.integrated)) < 1e-9)
     let written = try Self.measure(file: folder.file(output))
     #expect(abs(written.integrated - target) <= 0.1, "\(output): \(written.integrated) LUFS for \(target)")
@@ -136,12 +136,73 @@ import Testing
     #expect(abs(reported.range - n.measured.range) <= 0.1, "a gain does not change the loudness range")
   }
 
-  @Test("render --normalize --true-peak: a gain that would exceed the ceiling is lowered until the true peak meets it")
-  func truePeakCeiling() throws {
+  /// Drums, loud and spiky: every 0.25 s a kick (a thump falling from 110 to 55 Hz, with a
+  /// click) or a snare (a noise burst), over a quiet pad; the last 2 s are the pad alone. Peaks
+  /// over 0 dBFS, a crest factor of some 17 dB: −14 LUFS puts the transients dB over a −1 dBTP
+  /// ceiling.
+  static func drums(seconds: Double) -> [Float] {
+    let frames = Int(seconds * Double(rate)), beat = rate / 4
+    let noise = Signal.noise(frames: frames, amplitude: 1, seed: 42)
+    var out = [Float](repeating: 0, count: 2 * frames)
+    for i in 0..<frames {
+      let t = Double(i) / Double(rate)
+      let k = i % beat, bar = (i / beat) % 2
+      let age = Double(k) / Double(rate)
+      var x = 0.03 * sin(2 * Double.pi * 330 * t)
+      if t >= seconds - 2 {
+      } else if bar == 0 {
+        let f = 55 * (1 + exp(-age / 0.03))
+        x += 0.2 * sin(2 * Double.pi * 55 * t) + 0.6 * exp(-age / 0.1) * sin(2 * Double.pi * f * age)
+          + (k < 24 ? 1.2 * (1 - Double(k) / 24) : 0)
+      } else {
+        x += 0.2 * sin(2 * Double.pi * 55 * t) + (k < 48 ? 0.9 : 0.4 * exp(-age / 0.05)) * Double(noise[i])
+      }
+      out[2 * i] = Float(x)
+      out[2 * i + 1] = Float(0.9 * x)
+    }
+    return out
+  }
+
+  @Test("render --normalize -14LUFS --true-peak -1dBTP of loud drums: the limiter keeps the true peak of the file at or under -1.0 dBTP and its loudness within 0.1 LU of -14")
+  func limiterOnTransients() throws {
+    let folder = try TemporaryFolder()
+    let source = Self.drums(seconds: 12)
+    let session = try Self.session(source, in: folder)
+    let summary = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"), duration: nil,
+      normalize: .init(target: -14, truePeakCeiling: -1))
+    let n = try #require(summary.normalization)
+    #expect(n.measured.truePeakDecibels + (-14 - n.measured.integrated) > 0, "the gain alone would put the peaks over the ceiling")
+    let limiter = try #require(n.limiter, "the limiter was used")
+    #expect(limiter.maxReduction > 1 && limiter.maxReduction < 12, "\(limiter.maxReduction) dB")
+    #expect(limiter.seconds > 0.1 && limiter.seconds < 10.5, "\(limiter.seconds) s")
+    #expect((1...5).contains(limiter.passes))
+    #expect(limiter.threshold <= -1 && limiter.threshold > -1.5)
+    // Measured again by libebur128 from the written file.
+    let written = try Self.measure(file: folder.file("out.wav"))
+    #expect(abs(written.integrated + 14) <= 0.1, "\(written.integrated) LUFS")
+    #expect(written.truePeakDecibels <= -1.0, "true peak \(written.truePeakDecibels) dBTP")
+    #expect(abs(try #require(summary.loudness).integrated - written.integrated) <= 0.01)
+    // Sample-aligned (the look-ahead's delay is made up) and as long: in the last second, the pad
+    // alone with the limiter let go, the output is the source times the gain.
+    let out = Stereo(try readAudio(folder.file("out.wav")))
+    #expect(out.count == source.count / 2)
+    let g = Float(Self.linear(n.gain))
+    var worst: Float = 0
+    for i in (11 * Self.rate)..<(12 * Self.rate) {
+      worst = max(worst, abs(out.left[i] - source[2 * i] * g), abs(out.right[i] - source[2 * i + 1] * g))
+    }
+    #expect(worst < 1e-4, "output − gain × source: \(worst)")
+    // The first kick starts at frame 0 in the file too.
+    #expect(abs(out.left[0]) > 0.05 && abs(out.left[1]) > 0.05)
+  }
+
+  @Test("render --normalize --true-peak: the detector sees inter-sample peaks, 3 dB over the samples")
+  func limiterSeesInterSamplePeaks() throws {
     let folder = try TemporaryFolder()
     // A -30 dBFS 1 kHz tone with a 2 ms burst every second of a quarter-rate tone at 45° (amplitude
     // 0.5): the bursts barely add loudness but set the true peak, 3 dB above their samples, so a
-    // gain to -5 LUFS would overshoot the ceiling and a sample-peak normaliser would miss by 3 dB.
+    // sample-peak limiter would let them through 3 dB over.
     var mix = Self.sine(-30, seconds: 6)
     for second in 0..<6 {
       for n in (second * Self.rate)..<(second * Self.rate + 96) {
@@ -155,17 +216,51 @@ import Testing
       session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"), duration: nil,
       normalize: .init(target: -5, truePeakCeiling: -1))
     let n = try #require(summary.normalization)
-    #expect(n.limitedByTruePeak)
-    #expect(n.gain < -5 - n.measured.integrated)
+    #expect(try #require(n.limiter).maxReduction > 15)
     let written = try Self.measure(file: folder.file("out.wav"))
-    #expect(written.truePeakDecibels <= -1 + 0.01, "true peak \(written.truePeakDecibels) dBTP")
-    #expect(written.truePeakDecibels >= -1 - 0.1)
-    #expect(written.samplePeakDecibels < -3.5, "samples lie about 3 dB under the true peak: \(written.samplePeakDecibels)")
+    #expect(written.truePeakDecibels <= -1.0, "true peak \(written.truePeakDecibels) dBTP")
+    #expect(abs(written.integrated + 5) <= 0.1, "\(written.integrated) LUFS")
+    #expect(written.samplePeakDecibels < -3, "the samples lie about 3 dB under the true peak: \(written.samplePeakDecibels)")
+  }
+
+  @Test("render --normalize --true-peak: a mix the gain alone keeps under the ceiling is written bit for bit as without --true-peak")
+  func noLimitingNeeded() throws {
+    let folder = try TemporaryFolder()
+    let session = try Self.session(Self.programme(seconds: 8), in: folder)
+    let path = folder.file("s.stemdeck")
+    let plain = try OfflineRenderer.render(session: session, sessionPath: path, outputPath: folder.file("plain.wav"), duration: nil,
+                                           normalize: .init(target: -20))
+    let ceiled = try OfflineRenderer.render(session: session, sessionPath: path, outputPath: folder.file("ceiled.wav"), duration: nil,
+                                            normalize: .init(target: -20, truePeakCeiling: -1))
+    #expect(ceiled.normalization?.limiter == nil)
+    #expect(try #require(ceiled.loudness).truePeakDecibels < -3, "far under the ceiling")
+    let a = try readAudio(folder.file("plain.wav")), b = try readAudio(folder.file("ceiled.wav"))
+    #expect(a.samples.count == b.samples.count && a.samples.count > 0)
+    #expect(a.samples == b.samples, "bit-identical samples")
+    #expect(plain.normalization?.gain == ceiled.normalization?.gain)
+  }
+
+  @Test("render --normalize --true-peak: where the ceiling holds a steady tone's loudness down, the limiter stops after a pass that gains nothing, at the smaller gain")
+  func ceilingHoldsLoudnessDown() throws {
+    let folder = try TemporaryFolder()
+    // A -30 dBFS 1 kHz tone (−30 LUFS) asked for -5 LUFS under a -8 dBTP ceiling: a sine's
+    // loudness is its peak's, so it reaches -8 LUFS at most.
+    let session = try Self.session(Self.sine(-30, seconds: 6), in: folder)
+    let summary = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"), duration: nil,
+      normalize: .init(target: -5, truePeakCeiling: -8))
+    let n = try #require(summary.normalization)
+    let limiter = try #require(n.limiter)
+    #expect(limiter.passes == 2, "the second pass gained no loudness: \(limiter.passes)")
+    #expect(abs(n.gain - 25) <= 0.05, "the first (smaller) gain is kept: \(n.gain)")
+    let written = try Self.measure(file: folder.file("out.wav"))
+    #expect(written.truePeakDecibels <= -8 && written.truePeakDecibels > -8.2, "\(written.truePeakDecibels) dBTP")
+    #expect(abs(written.integrated + 8) <= 0.2, "\(written.integrated) LUFS")
     // With room under the ceiling the target is met and the ceiling changes nothing.
     let roomy = try OfflineRenderer.render(
       session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("roomy.wav"), duration: nil,
       normalize: .init(target: -28, truePeakCeiling: -1))
-    #expect(roomy.normalization?.limitedByTruePeak == false)
+    #expect(roomy.normalization?.limiter == nil)
     #expect(abs(try Self.measure(file: folder.file("roomy.wav")).integrated + 28) <= 0.1)
   }
 

@@ -35,14 +35,27 @@ import Testing
     return worst == 0 ? -.infinity : 20 * log10(worst)
   }
 
-  @Test("the stem files are as long as the master, named after the stems, and sum to it to -100 dBFS (normalised too)",
-        arguments: [false, true])
-  func stemsSumToMaster(normalized: Bool) throws {
+  @Test("the stem files are as long as the master, named after the stems, and sum to it to -100 dBFS (normalised too, and through the true-peak limiter)",
+        arguments: ["plain", "normalized", "limited"])
+  func stemsSumToMaster(mode: String) throws {
     let folder = try TemporaryFolder()
     let session = try Self.session(in: folder)
+    let normalize: OfflineRenderer.Normalize? = switch mode {
+    case "normalized": .init(target: -16)
+    case "limited": .init(target: -6, truePeakCeiling: -1)
+    default: nil
+    }
     let summary = try OfflineRenderer.render(
       session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"), duration: nil,
-      normalize: normalized ? .init(target: -16) : nil, stemsFolder: folder.file("stems"))
+      normalize: normalize, stemsFolder: folder.file("stems"))
+    // The limiter's gain curve is the master's, applied to every stem.
+    #expect((summary.normalization?.limiter != nil) == (mode == "limited"))
+    if mode == "limited" {
+      #expect(try #require(summary.normalization?.limiter).maxReduction > 1)
+      let meter = try LoudnessMeter(sampleRate: 48000)
+      try meter.add(try readAudio(folder.file("mix.wav")).samples)
+      #expect(meter.loudness.truePeakDecibels <= -1.0)
+    }
     let master = Stereo(try readAudio(folder.file("mix.wav")))
     #expect(master.count == summary.frames)
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("stems")).sorted() == ["bass.wav", "lead.wav", "pad.wav"])
@@ -59,6 +72,31 @@ import Testing
     #expect(peak(stems[2].left[12_100..<13_000]) > 0.05)
     let residual = Self.residual(master: master, stems: stems)
     #expect(residual < -100, "master − Σ stems peaks at \(residual) dBFS")
+  }
+
+  @Test("a render stopped after the stem writer thread has written chunks: its thread ends, no temporary is left, previous stem files stay")
+  func cancelledWhileWriting() throws {
+    let folder = try TemporaryFolder()
+    let session = try Self.session(in: folder)
+    try FileManager.default.createDirectory(atPath: folder.file("out"), withIntermediateDirectories: false)
+    let previous = Data("previous".utf8)
+    try previous.write(to: URL(fileURLWithPath: folder.file("out/pad.wav")))
+    // 2 s = 94 blocks of 1,024 frames; chunks of 32,768 frames go to the writer after blocks 32 and 64.
+    var asked = 0
+    expectMixerError(["interrupted"]) { () throws(MixerError) in
+      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+                                     duration: nil, stemsFolder: folder.file("out"), cancelled: { asked += 1; return asked > 80 })
+    }
+    #expect(asked == 81)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file("out/pad.wav"))) == previous)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("out")) == ["pad.wav"], "no temporary left")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("mix.wav")))
+    // The same render to the end writes every file in full.
+    let summary = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+                                             duration: nil, stemsFolder: folder.file("out"))
+    for name in ["bass", "pad", "lead"] {
+      #expect(try readAudio(folder.file("out/\(name).wav")).frames == summary.frames, "\(name)")
+    }
   }
 
   @Test("solo and mute hold in the stem files as in the master")
