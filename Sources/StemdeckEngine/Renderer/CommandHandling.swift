@@ -23,8 +23,8 @@ func applyCommands(_ state: UnsafeMutablePointer<RenderState>) {
   }
   if applied > 0 {
     // Where the transport is (or, during a seek's fade-out, is going) once they are applied.
-    let seek = state.pointee.pendingSeekFrame
-    state.pointee.status.pointee.commandFrame.store(seek >= 0 ? seek : state.pointee.transportFrame, ordering: .relaxed)
+    let seek = state.pointee.transport.pendingSeekFrame
+    state.pointee.status.pointee.commandFrame.store(seek >= 0 ? seek : state.pointee.transport.frame, ordering: .relaxed)
     state.pointee.status.pointee.commandsApplied.add(applied, ordering: .releasing)
   }
 }
