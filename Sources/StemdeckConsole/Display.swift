@@ -34,7 +34,7 @@ enum Display {
       if s.underruns > 0 { flags += "U" }
       if s.isGliding { flags += "G" }
       if flags.isEmpty { flags = "-" }
-      let file = String(s.path.split(separator: "/").last ?? "")
+      let file = RawFileName.escaped(String(s.path.split(separator: "/").last ?? ""))  // \xNN: the column widths count what is shown
       let peaks = s.meter.channels.map { db($0.peak) }.joined(separator: "/")
       rows.append([
         s.settings.name, file, channelsCell(s.info), "\(s.info.sampleRate)", NumberFormat.time(s.length),

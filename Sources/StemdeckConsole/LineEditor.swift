@@ -106,10 +106,18 @@ final class LineEditor {
     stemdeck_rl_flush()
   }
 
-  func addHistory(_ line: String) {
+  /// Adds `line` to the history and writes the history file. Returns a warning the first time
+  /// the file cannot be written (a read-only or full state folder), nil otherwise: said once,
+  /// not at every line.
+  func addHistory(_ line: String) -> String? {
     add_history(line)
-    Self.saveHistory(to: historyPath)
+    guard let problem = Self.saveHistory(to: historyPath), !historyProblemTold else { return nil }
+    historyProblemTold = true
+    return "the command history cannot be kept (\(problem)); this is said once"
   }
+
+  /// Whether `addHistory` has told the user the history cannot be written.
+  private var historyProblemTold = false
 
   func close() {
     suspend()
@@ -122,9 +130,11 @@ final class LineEditor {
   /// `fopen(path, "w")`, which would follow a symbolic link planted at the history file and
   /// overwrite whatever it points to; so it writes into a private temporary folder and the result
   /// is renamed into place (a link there is replaced). A history that cannot be written is not
-  /// worth interrupting the show for: the failure is ignored, as before.
-  static func saveHistory(to path: String) {
-    try? AtomicFile.replace(path, newMode: 0o600) { temporary in write_history(temporary) == 0 }
+  /// worth interrupting the show for: the failure is returned (`addHistory` says it once).
+  @discardableResult
+  static func saveHistory(to path: String) -> String? {
+    do { try AtomicFile.replace(path, newMode: 0o600) { temporary in write_history(temporary) == 0 } } catch { return "\(error)" }
+    return nil
   }
 }
 

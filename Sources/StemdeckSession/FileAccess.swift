@@ -184,7 +184,8 @@ enum FileAccess {
   /// Whether `a` and `b` name the same existing file (device and inode; links followed).
   static func sameFile(_ a: String, _ b: String) -> Bool {
     var x = stat(), y = stat()
-    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
+    return RawFileName.withCPath(a) { stat($0, &x) } == 0 && RawFileName.withCPath(b) { stat($0, &y) } == 0
+      && x.st_dev == y.st_dev && x.st_ino == y.st_ino
   }
 
   /// Removes `path` only if it is a regular file (never a folder, device, or what a symbolic link
@@ -355,7 +356,8 @@ enum FileAccess {
       unlink(temporary)
       rmdir(scratch)
     }
-    guard produce(temporary) else { throw fail("cannot write \(temporary)") }
+    errno = 0
+    guard produce(temporary) else { throw fail("cannot write \(temporary)" + (errno != 0 ? ": \(reason(errno))" : "")) }
     var written = stat()
     guard lstat(temporary, &written) == 0, written.st_mode & S_IFMT == S_IFREG else {
       throw fail("\(temporary) was not written as a regular file")
@@ -386,9 +388,9 @@ enum FileAccess {
   /// The absolute path of `path` with every symbolic link, `.` and `..` resolved (realpath(3)),
   /// or nil when it does not exist or cannot be resolved.
   static func physicalPath(_ path: String) -> String? {
-    guard let resolved = realpath(path, nil) else { return nil }
+    guard let resolved = RawFileName.withCPath(path, { realpath($0, nil) }) else { return nil }
     defer { free(resolved) }
-    return String(cString: resolved)
+    return RawFileName.string(fromBytes: UnsafeRawBufferPointer(start: resolved, count: strlen(resolved)))
   }
 
   /// The OS's description of an errno value, e.g. "Permission denied".

@@ -69,6 +69,8 @@ public struct RenderState: ~Copyable {
   /// While a group is being received: the frame its commands wait for (Int.min: none).
   @usableFromInline var groupFrame = Int.min
   @usableFromInline var collectingGroup = false
+  /// While a group is being received: where its commands start in `scheduled` (`abortGroup`).
+  @usableFromInline var groupStart = 0
   /// Where voices mix to: the transport's mix, or the detached bus (SongChange.swift).
   @usableFromInline var busLeft: UnsafeMutablePointer<Float>
   @usableFromInline var busRight: UnsafeMutablePointer<Float>

@@ -11,7 +11,13 @@ func applyCommands(_ state: UnsafeMutablePointer<RenderState>) {
     case .beginGroup(let frame):
       state.pointee.collectingGroup = true
       state.pointee.groupFrame = frame
+      state.pointee.groupStart = state.pointee.scheduledCount
     case .endGroup:
+      state.pointee.collectingGroup = false
+    case .abortGroup:
+      // Nothing is compacted while a group arrives (applyDueChanges waits), so its commands are
+      // the entries from groupStart on. Only plain values are grouped: dropping them frees nothing.
+      if state.pointee.collectingGroup { state.pointee.scheduledCount = state.pointee.groupStart }
       state.pointee.collectingGroup = false
     default:
       if state.pointee.collectingGroup {
@@ -236,7 +242,7 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .stopRecording:
     state.pointee.recordTake = nil
     _ = state.pointee.events.push(.recordingStopped)
-  case .beginGroup, .endGroup:
+  case .beginGroup, .endGroup, .abortGroup:
     break  // handled by applyCommands
   }
 }
