@@ -54,7 +54,8 @@ struct GroupGlideTests {
     let worst = zip(expected, got).reduce(Float(0)) { max($0, abs($1.0 - $1.1)) }
     let first = zip(expected, got).enumerated().first { abs($0.element.0 - $0.element.1) > 0 }?.offset
     #expect(worst == 0, "output differs from the glide alone by up to \(worst), from frame \((first ?? 0) / 2)")
-    #expect(MixerSnapshot(tested) == MixerSnapshot(reference))
+    // (Each harness has its own folder: the settings and state are compared, not the paths.)
+    #expect(MixerSnapshot(tested).description == MixerSnapshot(reference).description)
   }
 
   @Test("a group that succeeds during a glide still lands (the abort path is only for failures)")
