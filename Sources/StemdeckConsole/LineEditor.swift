@@ -132,9 +132,42 @@ final class LineEditor {
   /// is renamed into place (a link there is replaced). A history that cannot be written is not
   /// worth interrupting the show for: the failure is returned (`addHistory` says it once).
   @discardableResult
+  ///
+  /// libedit ignores the error of its final `fclose`, so on a full disk `write_history` succeeds
+  /// with a short file: renamed into place, that emptied the history. The file is counted
+  /// first: a header line and one line per entry, or it is not used.
   static func saveHistory(to path: String) -> String? {
-    do { try AtomicFile.replace(path, newMode: 0o600) { temporary in write_history(temporary) == 0 } } catch { return "\(error)" }
+    do {
+      try AtomicFile.replace(path, newMode: 0o600) { temporary in
+        guard write_history(temporary) == 0 else { return false }
+        if lineCount(temporary) == Int(stemdeck_history_length()) + 1 { return true }
+        // Short: one more byte written by hand fails with the real reason (ENOSPC, EDQUOT…),
+        // which errno then carries into the error.
+        let fd = open(temporary, O_WRONLY | O_APPEND | O_CLOEXEC)
+        if fd >= 0 {
+          if write(fd, "\n", 1) == 1 && fsync(fd) == 0 { errno = EIO }
+          Glibc.close(fd)
+        }
+        return false
+      }
+    } catch { return "\(error)" }
     return nil
+  }
+
+  /// The number of newlines in the file at `path` (-1 if it cannot be read). Leaves errno as a
+  /// failed write set it when the file reads fine.
+  static func lineCount(_ path: String) -> Int {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return -1 }
+    defer { Glibc.close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    var lines = 0
+    while true {
+      let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if got < 0 { return -1 }
+      if got == 0 { return lines }
+      for i in 0..<got where buffer[i] == 0x0A { lines += 1 }
+    }
   }
 }
 

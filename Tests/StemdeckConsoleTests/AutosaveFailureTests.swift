@@ -43,4 +43,5 @@ struct AutosaveFailureTests {
     let lines = h.idle()
     #expect(lines.count == 1 && lines[0].hasPrefix("autosave failed: ") && lines[0].contains(".song1.json.autosave.json"), "\(lines)")
   }
+
 }
