@@ -3,6 +3,7 @@
 // and the stem loads, plays, saves and opens again.
 import Foundation
 @testable import StemdeckConsole
+import StemdeckAudioFile
 import StemdeckControl
 import StemdeckSession
 import StemdeckTestSupport
@@ -105,5 +106,17 @@ struct RawFileNameTests {
     #expect(!missing.ok)
     #expect(missing.output.count == 1 && missing.output[0].contains("nope\\xff.wav") && missing.output[0].contains("no such file"), "\(missing.output)")
     #expect(!RawFileName.holdsRawBytes(missing.output.joined()))
+  }
+
+  @Test("a file written under a name that is not UTF-8 (a render output, a take) gets exactly those bytes, and reads back")
+  func writerUsesTheBytes() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.path + "/take" + String(Character(RawFileName.scalar(forByte: 0xFF))) + ".wav"
+    let writer = try SoundFileWriter(path: path, format: .wavFloat, sampleRate: 48000, channelCount: 2, exclusive: true)
+    let samples = [Float](repeating: 0.25, count: 200)
+    try samples.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frameCount: 100) }
+    try writer.finish()
+    #expect(Completion.folderEntries(folder.path).map(RawFileName.bytes) == [Array("take".utf8) + [0xFF] + Array(".wav".utf8)])
+    #expect(try SoundFile(readingFrom: path).info.frameCount == 100)
   }
 }
