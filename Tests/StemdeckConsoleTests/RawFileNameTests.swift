@@ -119,4 +119,21 @@ struct RawFileNameTests {
     #expect(Completion.folderEntries(folder.path).map(RawFileName.bytes) == [Array("take".utf8) + [0xFF] + Array(".wav".utf8)])
     #expect(try SoundFile(readingFrom: path).info.frameCount == 100)
   }
+
+  @Test("a session file whose name is not UTF-8: saved (its backup too), opened again, by its bytes")
+  func sessionUnderARawName() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let typed = #"""# + h.folder.path + #"/set\xe9.json""#
+    #expect(h.run("save \(typed)").ok)
+    #expect(h.run("vol drums 0.4; save").ok)
+    let names = Completion.folderEntries(h.folder.path).map(RawFileName.bytes).filter { $0.starts(with: Array("set".utf8)) }
+    #expect(Set(names) == [Array("set".utf8) + [0xE9] + Array(".json".utf8), Array("set".utf8) + [0xE9] + Array(".json.bak".utf8)],
+            "\(names)")
+    let again = try ConsoleHarness()
+    defer { again.shutdown() }
+    let opened = again.run("open \(typed)")
+    #expect(opened.ok && opened.output.first?.contains("set\\xe9.json") == true, "\(opened)")
+    #expect(again.mixer.stemStatuses().first { $0.settings.name == "drums" }?.settings.volume == 0.4)
+  }
 }
