@@ -57,7 +57,7 @@ let package = Package(
     // It also keeps debug-build test runs of the DSP at realistic speed.
     .target(name: "StemdeckEngine", dependencies: ["StemdeckRing", "CSampleRate", "CRubberBand"],
             swiftSettings: [.unsafeFlags(["-O"])]),
-    .target(name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "CSndFile"]),
+    .target(name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "StemdeckSession", "CSndFile"]),
     .target(name: "StemdeckSession", dependencies: []),
     .target(name: "StemdeckControl",
             dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128"]),

@@ -16,6 +16,7 @@ static inline void stemdeck_rl_set_completion(rl_completion_func_t *f) {
 }
 static inline const char *stemdeck_rl_line_buffer(void) { return rl_line_buffer ? rl_line_buffer : ""; }
 static inline int stemdeck_rl_point(void) { return rl_point; }
+static inline int stemdeck_history_length(void) { return history_length; }
 static inline void stemdeck_rl_no_signals(void) { rl_catch_signals = 0; }
 static inline void stemdeck_rl_completion_over(int over) { rl_attempted_completion_over = over; }
 /* What libedit inserts after a single completion: ' ', or nothing (0) after a folder. */

@@ -158,16 +158,26 @@ extension SoundFile {
   /// (`StereoDownmix`). For short files held in memory (sound effects). Files of more than two
   /// channels are read and downmixed a block at a time, so only the downmixed samples are ever
   /// held whole (a 64-channel file was read whole first: 2 GB for 10 s at 768 kHz).
-  public func readAll(maxFrames: Int, maxBytes: Int = Int.max) throws(SoundFileError) -> (samples: [Float], channels: Int) {
+  ///
+  /// `cancelled` is asked between blocks: when it says true the read stops with an error
+  /// ("cancelled") and nothing read is kept.
+  public func readAll(maxFrames: Int, maxBytes: Int = Int.max,
+                      cancelled: () -> Bool = { false }) throws(SoundFileError) -> (samples: [Float], channels: Int) {
     let channels = info.channelCount
     let outChannels = min(channels, 2)
     try checkFits(maxFrames: maxFrames, maxBytes: maxBytes)
     try seek(toFrame: 0)
     var out = [Float](repeating: 0, count: info.frameCount * outChannels)
     if channels <= 2 {
-      let got = out.withUnsafeMutableBufferPointer { readFrames(into: $0.baseAddress!, frameCount: info.frameCount) }
-      guard got == info.frameCount else {
-        throw SoundFileError(path: path, reason: "could read only \(max(0, got)) of \(info.frameCount) frames (truncated or corrupt)")
+      var done = 0
+      while done < info.frameCount {
+        if cancelled() { throw SoundFileError(path: path, reason: "cancelled") }
+        let want = min(1 << 18, info.frameCount - done)
+        let got = out.withUnsafeMutableBufferPointer { readFrames(into: $0.baseAddress! + done * channels, frameCount: want) }
+        guard got == want else {
+          throw SoundFileError(path: path, reason: "could read only \(done + max(0, got)) of \(info.frameCount) frames (truncated or corrupt)")
+        }
+        done += got
       }
       return (out, channels)
     }
@@ -177,6 +187,7 @@ extension SoundFile {
     defer { raw.deallocate() }
     var done = 0
     while done < info.frameCount {
+      if cancelled() { throw SoundFileError(path: path, reason: "cancelled") }
       let want = min(block, info.frameCount - done)
       let got = readFrames(into: raw, frameCount: want)
       guard got == want else {

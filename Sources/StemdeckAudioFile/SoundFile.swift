@@ -1,4 +1,5 @@
 import CSndFile
+import StemdeckSession
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -52,7 +53,8 @@ public struct SoundFile: ~Copyable, @unchecked Sendable {
   /// made on the opened descriptor (`fstat`), never on the path again, so nothing can be
   /// swapped between the check and the read.
   public init(readingFrom path: String) throws(SoundFileError) {
-    let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+    // A name that is not UTF-8 is opened by its bytes (RawFileName).
+    let fd = RawFileName.withCPath(path) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
     if fd < 0 {
       let code = errno
       let reason = switch code {

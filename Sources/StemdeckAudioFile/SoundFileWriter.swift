@@ -1,4 +1,5 @@
 import CSndFile
+import StemdeckSession
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -163,7 +164,8 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
     var fd: Int32 = -1
     let opened: OpaquePointer?
     if exclusive {
-      fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
+      // A name that is not UTF-8 is created by its bytes (RawFileName).
+      fd = RawFileName.withCPath(path) { open($0, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666) }
       if fd < 0 {
         let code = errno
         let why = code == EEXIST
@@ -174,12 +176,12 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
       opened = sf_open_fd(fd, Int32(SFM_WRITE), &info, Int32(SF_FALSE))
       if opened == nil {
         let why = String(cString: sf_strerror(nil))
-        unlink(path)
+        _ = RawFileName.withCPath(path) { unlink($0) }
         close(fd)
         throw SoundFileError(path: path, reason: "cannot create: \(why)")
       }
     } else {
-      opened = sf_open(path, Int32(SFM_WRITE), &info)
+      opened = RawFileName.withCPath(path) { sf_open($0, Int32(SFM_WRITE), &info) }
     }
     guard let h = opened else {
       throw SoundFileError(path: path, reason: "cannot create: \(String(cString: sf_strerror(nil)))")

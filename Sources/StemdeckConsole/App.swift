@@ -475,6 +475,7 @@ func runLive(_ a: Arguments) -> Int32 {
     if a.json { printError(message) }
     else { for line in isatty(1) != 0 ? Display.wrapped(message, width: TerminalInfo.columns()) : [message] { writeOut(line) } }
   }
+  if let problem = driver.launcher?.logProblem { printError("warning: \(terminalSafe(problem))") }
   if let message = renamedClientMessage(asked: a.clientName, got: driver.clientName, server: driver.serverName) {
     // Interactive: a line above the prompt; script mode: stderr, so stdout stays the commands'.
     if interactive {
@@ -756,7 +757,7 @@ func runInteractive(_ console: Console, openMixer: Bool = false) -> Int32 {
         if !console.execute(line: "quit") { console.write("(Ctrl-D again after saving, or type quit!)") }
         continue
       }
-      if !line.trimmingSpaces().isEmpty { editor.addHistory(line) }
+      if !line.trimmingSpaces().isEmpty, let warning = editor.addHistory(line) { console.write("warning: \(warning)") }
       console.execute(line: line)
       // Ctrl-C ended a command (a wait): say so; the prompt goes below it.
       if interruptRequests.load(ordering: .relaxed) != seenInterrupts && endingReason() == nil { Output.write("^C\n") }

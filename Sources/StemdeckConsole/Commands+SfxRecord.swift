@@ -38,10 +38,10 @@ extension CommandTable {
       case "load":
         guard rest.count == 2 else { throw CommandError("usage: sfx load NAME PATH") }
         let path = Console.absolutePath(rest[1])
-        try c.mixerCall { () throws(MixerError) in
+        let superseded = try c.mixerCall { () throws(MixerError) -> Bool in
           try c.mixer.startLoadingEffect(path: path, settings: EffectSettings(name: rest[0], file: path))
         }
-        c.write("loading effect \(rest[0])…")
+        c.write("loading effect \(rest[0])…" + (superseded ? " (the earlier load of '\(rest[0])' is cancelled)" : ""))
       case "wait":
         guard rest.count <= 1 else { throw CommandError("usage: sfx wait [NAME]") }
         try c.waitForEffects(rest.first)
@@ -67,7 +67,7 @@ extension CommandTable {
         o.effectsOutput = output
         try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
         c.write(output == .ports ? "sound effects play on \(c.driver?.clientName ?? "stemdeck"):sfx_L/sfx_R, not in the master" : "sound effects play in the master")
-      case "unload":
+      case "unload", "remove":
         guard rest.count == 1 else { throw CommandError("usage: sfx unload NAME") }
         try c.mixerCall { () throws(MixerError) in try c.mixer.unloadEffect(rest[0]) }
         c.write("unloaded effect \(rest[0])")

@@ -1,4 +1,5 @@
 import Foundation
+import StemdeckSession
 
 /// Tab-completion candidates: command names, stem names, port names, keywords and file paths.
 enum Completion {
@@ -34,19 +35,35 @@ enum Completion {
     return options.filter { $0.hasPrefix(partial) }.sorted()
   }
 
-  /// Paths starting with `partial`; folders get a trailing '/'.
+  /// Paths starting with `partial`; folders get a trailing '/'. Names that are not UTF-8 are
+  /// listed too, their bytes as RawFileName characters (rendered `"\xNN"` by CompletionWord).
   static func files(matching partial: String) -> [String] {
     let slash = partial.lastIndex(of: "/")
     let dirPart = slash.map { String(partial[...$0]) } ?? ""
     let prefix = slash.map { String(partial[partial.index(after: $0)...]) } ?? partial
     let dir = dirPart.isEmpty ? "." : dirPart
-    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
+    let entries = folderEntries(dir)
     return entries.filter { $0.hasPrefix(prefix) && (!$0.hasPrefix(".") || prefix.hasPrefix(".")) }.sorted().map { name in
-      var isDir: ObjCBool = false
       let full = dirPart + name
-      _ = FileManager.default.fileExists(atPath: dir + "/" + name, isDirectory: &isDir)
-      return isDir.boolValue ? full + "/" : full
+      var info = stat()
+      let isDir = RawFileName.withCPath(dir + "/" + name) { stat($0, &info) } == 0 && info.st_mode & S_IFMT == S_IFDIR
+      return isDir ? full + "/" : full
     }
+  }
+
+  /// The names in `folder` as readdir gives them (FileManager drops or mangles names that are
+  /// not UTF-8), without "." and "..".
+  static func folderEntries(_ folder: String) -> [String] {
+    guard let stream = RawFileName.withCPath(folder, { opendir($0) }) else { return [] }
+    defer { closedir(stream) }
+    var names: [String] = []
+    while let entry = readdir(stream) {
+      let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
+        RawFileName.string(fromBytes: raw.prefix { $0 != 0 })
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names
   }
 }
 
@@ -69,11 +86,24 @@ struct CompletionWord: Equatable {
     var words: [String] = []
     var inWord = false
     var escaping = false
+    var hexDigits: String?  // after `\x` in double quotes, as the tokenizer reads it
     var openQuote: Character?
     var startQuote: Character?
     for c in line {
+      if let digits = hexDigits {
+        typed.append(c)
+        if digits.isEmpty { hexDigits = String(c); continue }
+        hexDigits = nil
+        if let value = UInt8(digits + String(c), radix: 16), value != 0 {
+          unquoted.unicodeScalars.append(value < 0x80 ? Unicode.Scalar(value) : RawFileName.scalar(forByte: value))
+        }
+        continue
+      }
       if escaping {
-        unquoted.append(c); typed.append(c); escaping = false; inWord = true; continue
+        typed.append(c); escaping = false; inWord = true
+        if c == "x" && openQuote == "\"" { hexDigits = ""; continue }
+        unquoted.append(c)
+        continue
       }
       if let q = openQuote {
         typed.append(c)
@@ -95,30 +125,49 @@ struct CompletionWord: Equatable {
       }
     }
     previousWords = words
+    unquoted = RawFileName.normalized(unquoted)
     quote = openQuote != nil && openQuote == startQuote ? openQuote : nil
   }
 
   /// `candidate` written so that the tokenizer reads it back unchanged: inside the quote the
   /// word was started with (closed unless it is a folder, which Tab continues into), otherwise
   /// with a backslash before each space, quote, backslash and other special character.
+  /// A byte of a name that is not UTF-8 (RawFileName) is written `\xNN` inside double quotes,
+  /// opened for it where the word has no double quote open (`caf"\xe9".wav`).
   func render(_ candidate: String) -> String {
     let folder = candidate.hasSuffix("/")
     switch quote {
     case "'" where !candidate.contains("'"):
-      return "'" + candidate + (folder ? "" : "'")
+      let body = Self.rawBytesQuoted(candidate) { "'\"" + $0 + "\"'" }
+      return "'" + body + (folder ? "" : "'")
     case "\"":
       var body = ""
       for c in candidate { if c == "\"" || c == "\\" { body.append("\\") }; body.append(c) }
-      return "\"" + body + (folder ? "" : "\"")
+      return "\"" + Self.rawBytesQuoted(body) { $0 } + (folder ? "" : "\"")
     default:
       return Self.escaped(candidate)
     }
   }
 
-  /// `text` with a backslash before every character the tokenizer would treat specially.
+  /// `text` with each raw byte written `\xNN`, `wrap`ped so that it sits inside double quotes.
+  static func rawBytesQuoted(_ text: String, wrap: (String) -> String) -> String {
+    guard RawFileName.holdsRawBytes(text) else { return text }
+    var out = ""
+    for s in text.unicodeScalars {
+      if RawFileName.byte(of: s) != nil { out += wrap(RawFileName.escaped(String(s))) } else { out.unicodeScalars.append(s) }
+    }
+    return out
+  }
+
+  /// `text` with a backslash before every character the tokenizer would treat specially, and
+  /// raw bytes as `"\xNN"`.
   static func escaped(_ text: String) -> String {
     var out = ""
     for (i, c) in text.enumerated() {
+      if let s = c.unicodeScalars.first, c.unicodeScalars.count == 1, RawFileName.byte(of: s) != nil {
+        out += "\"" + RawFileName.escaped(String(c)) + "\""
+        continue
+      }
       let special = " \t\r\n'\"\\;".contains(c) || (i == 0 && (c == "#" || c == "{"))
       if special { out.append("\\") }
       out.append(c)

@@ -76,6 +76,9 @@ public final class Console {
     self.live = live
     writeSink = { write(terminalSafe($0)) }
     writeEventSink = writeSink
+    // An event line (class other), e.g. "autosave failed: …/.song.json.autosave.json: cannot
+    // create a temporary file next to it: Read-only file system; the changes are still unsaved".
+    live.autosaveFailed = { [weak self] reason in self?.report(["autosave failed: \(reason); the changes are still unsaved"]) }
   }
 
   /// A console driving a live JACK mixer.
@@ -205,8 +208,9 @@ public final class Console {
     }
   }
 
-  func mixerCall(_ body: () throws(MixerError) -> Void) throws(CommandError) {
-    do { try body() } catch { throw CommandError(error.message) }
+  @discardableResult
+  func mixerCall<T>(_ body: () throws(MixerError) -> T) throws(CommandError) -> T {
+    do { return try body() } catch { throw CommandError(error.message) }
   }
 
   func jack() throws(CommandError) -> JackDriver {
@@ -376,7 +380,12 @@ public final class Console {
       idle()
       pauseForWork(0.005)
     }
-    if !Set(mixer.effectsStillLoading).isDisjoint(with: waited) { throw CommandError("sfx wait: interrupted") }
+    let unfinished = mixer.effectsStillLoading.filter { waited.contains($0) }
+    if !unfinished.isEmpty {
+      // Ctrl-C (or SIGTERM) while waiting cancels what was waited for: nothing of it stays.
+      for name in unfinished { try? mixer.unloadEffect(name) }
+      throw CommandError("sfx wait: interrupted; cancelled loading \(unfinished.map { "'\($0)'" }.joined(separator: ", ")) (nothing of it is loaded)")
+    }
     let loaded = Set(mixer.effectStatuses().map(\.settings.name))
     let failed = waited.filter { !loaded.contains($0) }
     if !failed.isEmpty {

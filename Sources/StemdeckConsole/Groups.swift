@@ -40,8 +40,9 @@ extension Console {
   }
 
   /// Sends the queued commands between the renderer's group markers. All or nothing: when one
-  /// is rejected, the ones before it are undone inside the same group (so the renderer applies
-  /// no net change on the landing frame) and the error says nothing changed.
+  /// is rejected, the settings the ones before it changed are put back and the group is aborted
+  /// (the renderer drops all of it, so a glide in flight runs on exactly as before) and the error
+  /// says nothing changed.
   func commitGroup(_ commands: [[String]], at seconds: Double?) throws(CommandError) {
     if commands.isEmpty { throw CommandError("the group is empty: nothing to commit") }
     let stemsBefore = mixer.stemStatuses().map(\.settings)
@@ -57,7 +58,7 @@ extension Console {
       }
     }
     if failure != nil { undoGroupChanges(stems: stemsBefore, master: masterBefore) }
-    try mixerCall { () throws(MixerError) in try mixer.endGroup() }
+    try mixerCall { () throws(MixerError) in try failure == nil ? mixer.endGroup() : mixer.abortGroup() }
     if let failure {
       if !dirtyBefore { mixer.markSaved() }
       throw CommandError("nothing changed: the group is all or nothing, and \(failure)")

@@ -106,10 +106,18 @@ final class LineEditor {
     stemdeck_rl_flush()
   }
 
-  func addHistory(_ line: String) {
+  /// Adds `line` to the history and writes the history file. Returns a warning the first time
+  /// the file cannot be written (a read-only or full state folder), nil otherwise: said once,
+  /// not at every line.
+  func addHistory(_ line: String) -> String? {
     add_history(line)
-    Self.saveHistory(to: historyPath)
+    guard let problem = Self.saveHistory(to: historyPath), !historyProblemTold else { return nil }
+    historyProblemTold = true
+    return "the command history cannot be kept (\(problem)); this is said once"
   }
+
+  /// Whether `addHistory` has told the user the history cannot be written.
+  private var historyProblemTold = false
 
   func close() {
     suspend()
@@ -122,9 +130,44 @@ final class LineEditor {
   /// `fopen(path, "w")`, which would follow a symbolic link planted at the history file and
   /// overwrite whatever it points to; so it writes into a private temporary folder and the result
   /// is renamed into place (a link there is replaced). A history that cannot be written is not
-  /// worth interrupting the show for: the failure is ignored, as before.
-  static func saveHistory(to path: String) {
-    try? AtomicFile.replace(path, newMode: 0o600) { temporary in write_history(temporary) == 0 }
+  /// worth interrupting the show for: the failure is returned (`addHistory` says it once).
+  @discardableResult
+  ///
+  /// libedit ignores the error of its final `fclose`, so on a full disk `write_history` succeeds
+  /// with a short file: renamed into place, that emptied the history. The file is counted
+  /// first: a header line and one line per entry, or it is not used.
+  static func saveHistory(to path: String) -> String? {
+    do {
+      try AtomicFile.replace(path, newMode: 0o600) { temporary in
+        guard write_history(temporary) == 0 else { return false }
+        if lineCount(temporary) == Int(stemdeck_history_length()) + 1 { return true }
+        // Short: one more byte written by hand fails with the real reason (ENOSPC, EDQUOT…),
+        // which errno then carries into the error.
+        let fd = open(temporary, O_WRONLY | O_APPEND | O_CLOEXEC)
+        if fd >= 0 {
+          if write(fd, "\n", 1) == 1 && fsync(fd) == 0 { errno = EIO }
+          Glibc.close(fd)
+        }
+        return false
+      }
+    } catch { return "\(error)" }
+    return nil
+  }
+
+  /// The number of newlines in the file at `path` (-1 if it cannot be read). Leaves errno as a
+  /// failed write set it when the file reads fine.
+  static func lineCount(_ path: String) -> Int {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return -1 }
+    defer { Glibc.close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    var lines = 0
+    while true {
+      let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if got < 0 { return -1 }
+      if got == 0 { return lines }
+      for i in 0..<got where buffer[i] == 0x0A { lines += 1 }
+    }
   }
 }
 

@@ -247,8 +247,15 @@ public final class LiveSession {
           Date().timeIntervalSince(lastAutosave) >= autosaveInterval else { return }
     lastAutosave = Date()
     // The sidecar sits beside the session, so its relative paths resolve the same way.
-    try? SessionFile.save(sessionForSaving(to: path), to: Self.autosavePath(for: path))
+    do { try SessionFile.save(sessionForSaving(to: path), to: Self.autosavePath(for: path)) } catch {
+      // A read-only or full file system: said at every attempt (once an interval), never
+      // silently; the changes stay in memory, unsaved, and the files on disk as they were.
+      autosaveFailed?(error.description)
+    }
   }
+
+  /// Told why a periodic autosave failed (the error names the file and the OS's reason).
+  public var autosaveFailed: ((String) -> Void)?
 
   /// Removes the sidecar (after a save, or when the user discards it).
   func discardAutosave(for path: String) {

@@ -13,7 +13,8 @@ public struct CommandError: Error, CustomStringConvertible, Equatable {
 /// Words are separated by spaces or tabs; single or double quotes group words with spaces
 /// ("add 'My Drums.wav' as drums"); a backslash escapes the next character outside single
 /// quotes; `#` at the start of a word begins a comment. `;` outside quotes separates commands
-/// (used by `-c`).
+/// (used by `-c`). Inside double quotes `\xNN` is the byte NN (hex, `\x01`–`\xff`): a file
+/// name that is not UTF-8 is typed that way (`add "caf\xe9.wav"`; RawFileName).
 public enum Tokenizer {
   /// The commands on one line, each as its words. Unbalanced quotes are an error.
   public static func commands(in line: String) throws(CommandError) -> [[String]] {
@@ -23,8 +24,27 @@ public enum Tokenizer {
     var inWord = false
     var quote: Character?
     var escaping = false
+    var escapingInQuote = false
+    // After `\x` inside double quotes: the hex digits read so far (nil: not in one).
+    var hexDigits: String?
     var braceDepth = 0
+    func finishWord() {
+      words.append(RawFileName.normalized(word))
+      word = ""
+      inWord = false
+    }
     for c in line {
+      if let digits = hexDigits {
+        guard c.isHexDigit, c.isASCII else {
+          throw CommandError("\\x in quotes needs two hexadecimal digits (\\x01–\\xff; got '\\x\(printableText(digits + String(c)))')")
+        }
+        if digits.count == 0 { hexDigits = String(c); continue }
+        hexDigits = nil
+        let value = UInt8(digits + String(c), radix: 16)!
+        guard value != 0 else { throw CommandError("\\x00: a NUL byte cannot be part of a word") }
+        word.unicodeScalars.append(value < 0x80 ? Unicode.Scalar(value) : RawFileName.scalar(forByte: value))
+        continue
+      }
       // `{ … }` is one word (the body of `at POSITION { cmd; cmd }`), semicolons included.
       if braceDepth > 0 {
         word.append(c)
@@ -37,18 +57,24 @@ public enum Tokenizer {
         inWord = true
         continue
       }
-      if escaping { word.append(c); escaping = false; inWord = true; continue }
+      if escaping {
+        escaping = false
+        inWord = true
+        if escapingInQuote && c == "x" { hexDigits = ""; continue }
+        word.append(c)
+        continue
+      }
       if let q = quote {
-        if c == q { quote = nil } else if c == "\\" && q == "\"" { escaping = true } else { word.append(c) }
+        if c == q { quote = nil } else if c == "\\" && q == "\"" { escaping = true; escapingInQuote = true } else { word.append(c) }
         continue
       }
       switch c {
-      case "\\": escaping = true; inWord = true
+      case "\\": escaping = true; escapingInQuote = false; inWord = true
       case "'", "\"": quote = c; inWord = true
       case " ", "\t", "\r", "\n":
-        if inWord { words.append(word); word = ""; inWord = false }
+        if inWord { finishWord() }
       case ";":
-        if inWord { words.append(word); word = ""; inWord = false }
+        if inWord { finishWord() }
         if !words.isEmpty { commands.append(words) }
         words = []
       case "#" where !inWord:
@@ -60,8 +86,9 @@ public enum Tokenizer {
     }
     if quote != nil { throw CommandError("unbalanced quote: a \(quote == "'" ? "'" : "\"") is not closed") }
     if braceDepth > 0 { throw CommandError("unbalanced brace: a '{' is not closed") }
+    if hexDigits != nil { throw CommandError("\\x in quotes needs two hexadecimal digits (\\x01–\\xff)") }
     if escaping { word.append("\\") }
-    if inWord { words.append(word) }
+    if inWord { finishWord() }
     if !words.isEmpty { commands.append(words) }
     return commands
   }

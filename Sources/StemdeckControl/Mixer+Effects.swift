@@ -52,15 +52,24 @@ final class EffectLoadJob: @unchecked Sendable {
     self.file = consume file
   }
 
+  /// Whether `cancel()` was called (asked by the thread between blocks).
+  var isCancelled: Bool { lock.withLock { cancelled } }
+
+  /// Whether the thread has ended.
+  var isFinished: Bool { lock.withLock { finished } }
+  private var finished = false
+
   /// The load thread's body.
   func run() {
+    defer { lock.withLock { finished = true } }
     lock.lock()
     let taken = file.take()
     lock.unlock()
     guard let file = taken else { return }
     let outcome: Result<DecodedEffect, MixerError>
     do throws(MixerError) {
-      outcome = .success(try Mixer.decodeEffect(file, name: settings.name, path: path, sampleRate: sampleRate))
+      outcome = .success(try Mixer.decodeEffect(file, name: settings.name, path: path, sampleRate: sampleRate,
+                                                cancelled: { [self] in isCancelled }))
     } catch {
       outcome = .failure(error)
     }
@@ -127,16 +136,32 @@ extension Mixer {
   /// the decoding and the conversion to the engine rate run off the control thread. `pump`
   /// installs the effect when it is done (handing it to the renderer through the command ring,
   /// as `loadEffect` does) and reports `.effectLoaded` or `.effectFailed`.
-  public func startLoadingEffect(path: String, settings: EffectSettings) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      let slot = try checkNewEffect(settings)
-      let file = try openEffectFile(path: path, settings: settings)
+  ///
+  /// A load of the same name still running is superseded: once the new one has passed its
+  /// checks, the old one is cancelled (its thread stops within a block and keeps nothing); if
+  /// the new one fails them, the old one runs on. Returns whether one was superseded.
+  @discardableResult
+  public func startLoadingEffect(path: String, settings: EffectSettings) throws(MixerError) -> Bool {
+    try lock.locked { () throws(MixerError) -> Bool in
+      let running = effectsLoading.firstIndex { $0.settings.name == settings.name }
+      let old = running.map { effectsLoading.remove(at: $0) }
+      let slot: Int32
+      let file: SoundFile
+      do throws(MixerError) {
+        slot = try checkNewEffect(settings)
+        file = try openEffectFile(path: path, settings: settings)
+      } catch {
+        if let old, let running { effectsLoading.insert(old, at: running) }
+        throw error
+      }
+      if let old { retire(old) }
       let job = EffectLoadJob(settings: settings, path: path, slot: slot, sampleRate: sampleRate, file: file)
       effectsLoading.append(job)
       isDirty = true
       let thread = Thread { job.run() }
       thread.name = "stemdeck-sfx-load"
       thread.start()
+      return old != nil
     }
   }
 
@@ -166,8 +191,24 @@ extension Mixer {
 
   /// Cancels the loads still running (their memory is freed by their thread when it ends).
   func cancelEffectLoads() {
-    for job in effectsLoading { job.cancel() }
+    for job in effectsLoading { retire(job) }
     effectsLoading.removeAll()
+  }
+
+  /// Cancels `job` (no longer in `effectsLoading`); its thread stops within a block.
+  func retire(_ job: EffectLoadJob) {
+    job.cancel()
+    effectLoadsCancelled.removeAll { $0.isFinished }
+    effectLoadsCancelled.append(job)
+  }
+
+  /// Effect load threads still running, cancelled ones included (a cancel ends its thread's
+  /// work within a block: the tests measure it).
+  public var effectLoadThreadsRunning: Int {
+    lock.locked {
+      effectLoadsCancelled.removeAll { $0.isFinished }
+      return effectsLoading.filter { !$0.isFinished }.count + effectLoadsCancelled.count
+    }
   }
 
   /// The checks before a load: the name, the settings, a free slot (returned).
@@ -218,12 +259,16 @@ extension Mixer {
   }
 
   /// Reads the whole file and converts it to the engine rate: the slow part, on any thread (it
-  /// touches nothing but the file and the memory it returns).
-  static func decodeEffect(_ file: borrowing SoundFile, name: String, path: String, sampleRate: Double) throws(MixerError) -> DecodedEffect {
+  /// touches nothing but the file and the memory it returns). `cancelled` is asked between
+  /// blocks of the reading and of the conversion: a load cancelled (`sfx unload`, a newer `sfx
+  /// load` of the name, Ctrl-C during `sfx wait`) stops within a block and keeps nothing.
+  static func decodeEffect(_ file: borrowing SoundFile, name: String, path: String, sampleRate: Double,
+                           cancelled: () -> Bool = { false }) throws(MixerError) -> DecodedEffect {
     let fileRate = file.info.sampleRate
     let samples: [Float], channels: Int
     do {
-      (samples, channels) = try file.readAll(maxFrames: Int(maxEffectSeconds * Double(fileRate)), maxBytes: maxEffectBytes)
+      (samples, channels) = try file.readAll(maxFrames: Int(maxEffectSeconds * Double(fileRate)), maxBytes: maxEffectBytes,
+                                             cancelled: cancelled)
     } catch { throw MixerError("cannot load effect '\(name)': \(error)") }
     var converted = samples
     if fileRate != Int(sampleRate) {
@@ -231,19 +276,36 @@ extension Mixer {
       let inFrames = samples.count / channels
       var out = [Float](repeating: 0, count: (Int(Double(inFrames) * ratio) + 64) * channels)
       var produced = 0
-      let error: Int32 = samples.withUnsafeBufferPointer { i in
+      var error: Int32 = 0
+      guard let converter = src_new(Int32(SRC_SINC_BEST_QUALITY), Int32(channels), &error) else {
+        throw MixerError("cannot load effect '\(name)': resampling failed: \(String(cString: src_strerror(error)))")
+      }
+      defer { src_delete(converter) }
+      // A block at a time (the same result as one call: the converter keeps its state), so that
+      // a cancel is seen within a block.
+      let block = 1 << 16
+      var consumed = 0
+      samples.withUnsafeBufferPointer { i in
         out.withUnsafeMutableBufferPointer { o in
-          var d = SRC_DATA()
-          d.data_in = i.baseAddress
-          d.data_out = o.baseAddress
-          d.input_frames = inFrames
-          d.output_frames = o.count / channels
-          d.src_ratio = ratio
-          let e = src_simple(&d, Int32(SRC_SINC_BEST_QUALITY), Int32(channels))
-          produced = d.output_frames_gen
-          return e
+          while error == 0 && !cancelled() {
+            let take = min(block, inFrames - consumed)
+            guard o.count / channels > produced else { break }
+            var d = SRC_DATA()
+            d.data_in = i.baseAddress.map { $0 + consumed * channels }
+            d.data_out = o.baseAddress.map { $0 + produced * channels }
+            d.input_frames = take
+            d.output_frames = o.count / channels - produced
+            d.src_ratio = ratio
+            d.end_of_input = consumed + take == inFrames ? 1 : 0
+            error = src_process(converter, &d)
+            consumed += d.input_frames_used
+            produced += d.output_frames_gen
+            // Done once the input is all in and the converter gives nothing more (or makes no progress).
+            if d.output_frames_gen == 0 && (take == 0 || d.input_frames_used == 0) { break }
+          }
         }
       }
+      if cancelled() { throw MixerError("cannot load effect '\(name)': \(path): cancelled") }
       if error != 0 {
         throw MixerError("cannot load effect '\(name)': resampling failed: \(String(cString: src_strerror(error)))")
       }
@@ -312,7 +374,7 @@ extension Mixer {
         return
       }
       if let index = effectsLoading.firstIndex(where: { $0.settings.name == name }) {
-        effectsLoading.remove(at: index).cancel()  // still loading: its thread frees what it made
+        retire(effectsLoading.remove(at: index))  // still loading: its thread frees what it made
         isDirty = true
         return
       }

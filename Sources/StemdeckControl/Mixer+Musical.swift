@@ -72,6 +72,13 @@ extension Mixer {
     try lock.locked { () throws(MixerError) in try send(.endGroup) }
   }
 
+  /// Ends the group without applying any of it: the renderer drops every change sent since
+  /// `beginGroup` (the caller puts the settings back). A glide in flight before the group runs on
+  /// as if the group had never been sent.
+  public func abortGroup() throws(MixerError) {
+    try lock.locked { () throws(MixerError) in try send(.abortGroup) }
+  }
+
   /// Transport seconds at which the stem next reaches its loop seam, as heard at the output.
   ///
   /// The position is what the renderer has output, not what it has read from the ring (a

@@ -65,6 +65,8 @@ public final class Mixer: @unchecked Sendable {
   var effectsUnloading: [LoadedEffect] = []
   /// Effects decoding on their own threads (`sfx load`), in the order asked for.
   var effectsLoading: [EffectLoadJob] = []
+  /// Loads cancelled whose thread may still be running (`effectLoadThreadsRunning`).
+  var effectLoadsCancelled: [EffectLoadJob] = []
   var recorder: TakeRecorder?
   var recordPaused = false
   var recordStopping = false

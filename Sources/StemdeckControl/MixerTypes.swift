@@ -121,6 +121,7 @@ public func printableText(_ text: String) -> String {
   var out = ""
   for scalar in text.unicodeScalars.prefix(60) {
     if scalar.value < 0x20 || scalar.value == 0x7f { out += "\\u{\(String(scalar.value, radix: 16))}" }
+    else if RawFileName.byte(of: scalar) != nil { out += RawFileName.escaped(String(scalar)) }
     else { out.unicodeScalars.append(scalar) }
   }
   if text.unicodeScalars.count > 60 { out += "…" }
@@ -138,10 +139,12 @@ public func terminalSafe(_ text: String) -> String {
     (v < 0x20 && v != 0x0A && v != 0x09) || (0x7F...0x9F).contains(v)
       || (0x202A...0x202E).contains(v) || (0x2066...0x2069).contains(v)
   }
-  guard text.unicodeScalars.contains(where: { unsafe($0.value) }) else { return text }
+  guard text.unicodeScalars.contains(where: { unsafe($0.value) || RawFileName.byte(of: $0) != nil }) else { return text }
   var out = ""
   for scalar in text.unicodeScalars {
-    if unsafe(scalar.value) { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+    if unsafe(scalar.value) { out += "\\u{\(String(scalar.value, radix: 16))}" }
+    else if RawFileName.byte(of: scalar) != nil { out += RawFileName.escaped(String(scalar)) }  // a name that is not UTF-8
+    else { out.unicodeScalars.append(scalar) }
   }
   return out
 }

@@ -43,6 +43,8 @@ public final class ServerLauncher: @unchecked Sendable {
   public let driver: String
   let process: Process
   public let logPath: String
+  /// Why jackd's log could not be written (nil: it is at `logPath`).
+  public let logProblem: String?
 
   /// The JACK server binary, looked up on PATH.
   static func jackdPath() -> String? {
@@ -150,7 +152,12 @@ public final class ServerLauncher: @unchecked Sendable {
     logPath = "\(stateDir)/jackd-\(serverName).log"
     // Truncated or created 0600, never through a symbolic link planted at its name.
     let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    let openErrno = errno
     let log = fd >= 0 ? FileHandle(fileDescriptor: fd, closeOnDealloc: true) : nil
+    // A read-only or full state folder: jackd still starts, its messages are not kept, and the
+    // user is told so (never "see LOG" for a log that does not exist).
+    logProblem = fd >= 0 ? nil : "cannot write jackd's log \(logPath): \(String(cString: strerror(openErrno))); jackd's messages are not kept"
+    let see = fd >= 0 ? "; see \(logPath)" : ""
     process = Process()
     process.executableURL = URL(fileURLWithPath: jackd)
     process.arguments = arguments
@@ -163,7 +170,7 @@ public final class ServerLauncher: @unchecked Sendable {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
       if !process.isRunning {
-        throw JackError("jackd exited at once (status \(process.terminationStatus)); see \(logPath)")
+        throw JackError("jackd exited at once (status \(process.terminationStatus))\(see)")
       }
       if canConnect() { return }
       usleep(100_000)
@@ -171,9 +178,9 @@ public final class ServerLauncher: @unchecked Sendable {
     process.terminate()
     if case .net(let master, let port) = launch {
       let p = port ?? ServerDriverInfo.netDefaultPort
-      throw JackError("the NetJack2 slave found no master at \(master) (UDP port \(p)) within \(Int(timeout)) s: is the master's JACK server running with 'jack_load netmanager\(p == ServerDriverInfo.netDefaultPort ? "" : " -i \"-p \(p)\"")' and reachable? see \(logPath)")
+      throw JackError("the NetJack2 slave found no master at \(master) (UDP port \(p)) within \(Int(timeout)) s: is the master's JACK server running with 'jack_load netmanager\(p == ServerDriverInfo.netDefaultPort ? "" : " -i \"-p \(p)\"")' and reachable?\(see)")
     }
-    throw JackError("jackd did not become ready within \(Int(timeout)) s; see \(logPath)")
+    throw JackError("jackd did not become ready within \(Int(timeout)) s\(see)")
   }
 
   public var isRunning: Bool { process.isRunning }

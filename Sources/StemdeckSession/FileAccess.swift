@@ -14,7 +14,7 @@ enum FileAccess {
   static func readSessionFile(at path: String, limit: Int) throws(SessionError) -> [UInt8] {
     guard !path.isEmpty else { throw SessionError(file: path, message: "no session file path given") }
     // O_NONBLOCK so that opening a FIFO by mistake does not hang; it is rejected just below.
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    let fd = open(fs(path), O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     if fd < 0 {
       let code = errno
       if code == ENOENT { throw SessionError(file: path, message: "no such file") }
@@ -101,7 +101,7 @@ enum FileAccess {
     func inFolder(_ entry: String) -> String { folder == "/" ? "/" + entry : folder + "/" + entry }
 
     var folderInfo = stat()
-    if stat(folder, &folderInfo) != 0 {
+    if stat(fs(folder), &folderInfo) != 0 {
       let code = errno
       if code == ENOENT { throw fail("cannot save: the folder \"\(folder)\" does not exist") }
       throw fail("cannot save into the folder \"\(folder)\": \(reason(code))")
@@ -111,7 +111,7 @@ enum FileAccess {
     }
 
     var targetInfo = stat()
-    let targetExists = lstat(path, &targetInfo) == 0
+    let targetExists = lstat(fs(path), &targetInfo) == 0
     let targetType = targetInfo.st_mode & S_IFMT
     if targetExists && targetType == S_IFDIR {
       throw fail("is a directory; cannot save a session over it")
@@ -128,7 +128,7 @@ enum FileAccess {
     let (fd, temporaryPath) = try createExclusive(in: inFolder, name: { temporaryName(name) },
                                                   mode: 0o666, target: path)
     var temporaryExists = true
-    defer { if temporaryExists { unlink(temporaryPath) } }
+    defer { if temporaryExists { unlink(fs(temporaryPath)) } }
     do {  // a scope, so the descriptor is closed before the rename
       defer { close(fd) }
       if targetExists && targetType == S_IFREG {
@@ -147,7 +147,7 @@ enum FileAccess {
     }
 
     // 3. Put the new file in place, and make the rename durable.
-    if rename(temporaryPath, path) != 0 {
+    if rename(fs(temporaryPath), fs(path)) != 0 {
       throw fail("cannot replace the file: \(reason(errno))")
     }
     temporaryExists = false
@@ -171,20 +171,21 @@ enum FileAccess {
 
   static func specialFileKind(at path: String) -> String? {
     var info = stat()
-    guard lstat(path, &info) == 0 else { return nil }
+    guard lstat(fs(path), &info) == 0 else { return nil }
     return specialFileKind(info.st_mode & S_IFMT)
   }
 
   static func regularFileMode(at path: String) -> mode_t? {
     var info = stat()
-    guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+    guard lstat(fs(path), &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
     return info.st_mode & 0o777
   }
 
   /// Whether `a` and `b` name the same existing file (device and inode; links followed).
   static func sameFile(_ a: String, _ b: String) -> Bool {
     var x = stat(), y = stat()
-    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
+    return RawFileName.withCPath(a) { stat($0, &x) } == 0 && RawFileName.withCPath(b) { stat($0, &y) } == 0
+      && x.st_dev == y.st_dev && x.st_ino == y.st_ino
   }
 
   /// Removes `path` only if it is a regular file (never a folder, device, or what a symbolic link
@@ -192,8 +193,8 @@ enum FileAccess {
   @discardableResult
   static func removeRegularFile(_ path: String) -> Bool {
     var info = stat()
-    guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
-    return unlink(path) == 0
+    guard lstat(fs(path), &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+    return unlink(fs(path)) == 0
   }
 
   /// Creates a new file with `O_CREAT|O_EXCL|O_NOFOLLOW` under a fresh name, retrying on collisions
@@ -203,7 +204,7 @@ enum FileAccess {
     var lastCode: Int32 = EEXIST
     for _ in 0..<100 {
       let candidate = inFolder(name())
-      let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+      let fd = open(fs(candidate), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
       if fd >= 0 { return (fd, candidate) }
       lastCode = errno
       if lastCode != EEXIST && lastCode != EINTR { break }
@@ -240,7 +241,7 @@ enum FileAccess {
     for _ in 0..<100 {
       let candidate = inFolder(temporaryName(name + ".bak"))
       // linkat with no flags does not follow a symbolic link at `path`: the backup is the link.
-      if linkat(AT_FDCWD, path, AT_FDCWD, candidate, 0) == 0 {
+      if linkat(AT_FDCWD, fs(path), AT_FDCWD, fs(candidate), 0) == 0 {
         backupTemporary = candidate
         break
       }
@@ -255,15 +256,15 @@ enum FileAccess {
       throw fail(code)
     }
     guard let backupTemporary else { throw fail(EEXIST) }
-    if rename(backupTemporary, backupPath) != 0 {
+    if rename(fs(backupTemporary), fs(backupPath)) != 0 {
       let code = errno
-      unlink(backupTemporary)
+      unlink(fs(backupTemporary))
       throw fail(code)
     }
     // When the backup already was a link to the same file (a save killed between its backup and
     // its rename leaves that), rename() does nothing and succeeds: the temporary name remains.
     var left = stat()
-    if lstat(backupTemporary, &left) == 0 { unlink(backupTemporary) }
+    if lstat(fs(backupTemporary), &left) == 0 { unlink(fs(backupTemporary)) }
   }
 
   /// The fallback backup for filesystems without hard links. Returns the temporary name it made.
@@ -274,23 +275,23 @@ enum FileAccess {
     }
     if type == S_IFLNK {
       var target = [CChar](repeating: 0, count: 4097)
-      let length = readlink(path, &target, target.count - 1)
+      let length = readlink(fs(path), &target, target.count - 1)
       if length < 0 { throw fail(errno) }
       for _ in 0..<100 {
         let candidate = inFolder(name())
-        if symlink(&target, candidate) == 0 { return candidate }
+        if symlink(&target, fs(candidate)) == 0 { return candidate }
         if errno != EEXIST { throw fail(errno) }
       }
       throw fail(EEXIST)
     }
-    let source = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    let source = open(fs(path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
     if source < 0 { throw fail(errno) }
     defer { close(source) }
     let (fd, candidate) = try createExclusive(in: inFolder, name: name, mode: 0o666, target: path)
     var success = false
     defer {
       close(fd)
-      if !success { unlink(candidate) }
+      if !success { unlink(fs(candidate)) }
     }
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {
@@ -310,7 +311,7 @@ enum FileAccess {
   /// fsync on the folder makes the renames in it durable. Filesystems that cannot sync a folder
   /// (EINVAL) are accepted; a real I/O error is reported, although the file has been replaced.
   private static func syncFolder(_ folder: String, target: String) throws(SessionError) {
-    let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    let fd = open(fs(folder), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     if fd < 0 { return }  // the rename is done; nothing more can be made durable from here
     defer { close(fd) }
     if fsync(fd) != 0 {
@@ -355,7 +356,8 @@ enum FileAccess {
       unlink(temporary)
       rmdir(scratch)
     }
-    guard produce(temporary) else { throw fail("cannot write \(temporary)") }
+    errno = 0
+    guard produce(temporary) else { throw fail("cannot write \(temporary)" + (errno != 0 ? ": \(reason(errno))" : "")) }
     var written = stat()
     guard lstat(temporary, &written) == 0, written.st_mode & S_IFMT == S_IFREG else {
       throw fail("\(temporary) was not written as a regular file")
@@ -386,9 +388,14 @@ enum FileAccess {
   /// The absolute path of `path` with every symbolic link, `.` and `..` resolved (realpath(3)),
   /// or nil when it does not exist or cannot be resolved.
   static func physicalPath(_ path: String) -> String? {
-    guard let resolved = realpath(path, nil) else { return nil }
+    guard let resolved = RawFileName.withCPath(path, { realpath($0, nil) }) else { return nil }
     defer { free(resolved) }
-    return String(cString: resolved)
+    return RawFileName.string(fromBytes: UnsafeRawBufferPointer(start: resolved, count: strlen(resolved)))
+  }
+
+  /// The file system's bytes of `path`, NUL-terminated (a name that is not UTF-8: RawFileName).
+  static func fs(_ path: String) -> [CChar] {
+    RawFileName.bytes(path).map { CChar(bitPattern: $0) } + [0]
   }
 
   /// The OS's description of an errno value, e.g. "Permission denied".

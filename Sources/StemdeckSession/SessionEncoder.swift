@@ -45,6 +45,9 @@ enum JSONText {
       case "\t": out += "\\t"
       case "\u{08}": out += "\\b"
       case "\u{0C}": out += "\\f"
+      case _ where RawFileName.byte(of: scalar) != nil:
+        // A byte of a file name that is not UTF-8 (RawFileName): its UTF-16 pair, \udbff\udeNN.
+        out += "\\udbff\\ude" + String(scalar.value & 0xFF, radix: 16)
       case _ where scalar.value < 0x20:
         let hex = String(scalar.value, radix: 16)
         out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex

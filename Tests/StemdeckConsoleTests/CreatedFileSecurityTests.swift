@@ -23,7 +23,10 @@ struct ConsoleFileSecurityTests {
     clear_history()
     defer { clear_history() }
     add_history("vol drums 0.5")
-    LineEditor.saveHistory(to: history)
+    add_history("echo a\tb \\ \"c\" é")
+    #expect(LineEditor.saveHistory(to: history) == nil)
+    // A header line and one line per entry: what saveHistory checks before using the file.
+    #expect(LineEditor.lineCount(history) == 3)
     #expect(FileFacts.bytes(victim) == Array("precious".utf8), "the victim was written through the planted link")
     #expect(FileFacts.kind(history) == S_IFREG)
     let text = String(decoding: FileFacts.bytes(history) ?? [], as: UTF8.self)

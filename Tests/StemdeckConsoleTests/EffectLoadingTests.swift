@@ -27,7 +27,7 @@ import Testing
     #expect(first.output == [
       "loading effect wide…",
       "error: effect 'wide' is still loading ('sfx wait wide' waits for it)",
-      "error: an effect named 'wide' is still loading ('sfx unload wide' cancels it)",
+      "loading effect wide… (the earlier load of 'wide' is cancelled)",
     ], "\(first.output)")
     #expect(h.mixer.effectsStillLoading == ["wide"])
     #expect(h.mixer.isDirty)

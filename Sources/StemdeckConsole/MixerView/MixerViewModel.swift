@@ -124,7 +124,7 @@ struct MixerViewModel {
     var strip = Strip(name: s.settings.name, volume: s.glidingVolume ?? s.settings.volume, pan: s.glidingPan ?? s.settings.pan,
                       rate: s.glidingRate ?? s.settings.rate,
                       loop: loops >= 0 ? min(s.loopIndex, loops) + 1 : s.loopIndex + 1, loops: loops, flags: flags,
-                      meters: meter(s.meter), file: s.path.split(separator: "/").last.map(String.init))
+                      meters: meter(s.meter), file: s.path.split(separator: "/").last.map { RawFileName.escaped(String($0)) })
     if s.glidingVolume != nil { strip.volumeTarget = s.settings.volume }
     if s.glidingPan != nil { strip.panTarget = s.settings.pan }
     if s.glidingRate != nil { strip.rateTarget = s.settings.rate }
@@ -143,7 +143,7 @@ struct MixerViewModel {
     if o.settings.directOut { flags.insert(.directOut) }
     var strip = Strip(name: o.settings.name, volume: o.settings.volume, pan: o.settings.pan, rate: o.settings.rate,
                       loop: 1, loops: o.settings.loops, flags: flags, meters: [],
-                      file: o.path.split(separator: "/").last.map(String.init))
+                      file: o.path.split(separator: "/").last.map { RawFileName.escaped(String($0)) })
     strip.path = o.path
     strip.offline = o.reason
     return strip

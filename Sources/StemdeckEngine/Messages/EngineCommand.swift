@@ -43,6 +43,9 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   /// (Int.min: at the next pass).
   case beginGroup(frame: Int)
   case endGroup
+  /// Ends the group being received by dropping its commands: none of them is applied (a group
+  /// that failed half-way; its stems' glides in flight run on untouched).
+  case abortGroup
   /// Master volume (linear).
   case setMasterGain(Float)
   /// Starts the transport. `fadeIn` ramps the output up over a few milliseconds.

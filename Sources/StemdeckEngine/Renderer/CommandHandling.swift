@@ -11,7 +11,13 @@ func applyCommands(_ state: UnsafeMutablePointer<RenderState>) {
     case .beginGroup(let frame):
       state.pointee.schedule.collecting = true
       state.pointee.schedule.groupFrame = frame
+      state.pointee.schedule.groupStart = state.pointee.schedule.count
     case .endGroup:
+      state.pointee.schedule.collecting = false
+    case .abortGroup:
+      // Nothing is compacted while a group arrives (applyDueChanges waits), so its commands are
+      // the entries from groupStart on. Only plain values are grouped: dropping them frees nothing.
+      if state.pointee.schedule.collecting { state.pointee.schedule.count = state.pointee.schedule.groupStart }
       state.pointee.schedule.collecting = false
     default:
       if state.pointee.schedule.collecting {
@@ -106,7 +112,7 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .startRecording(let take): state.pointee.recording.start(take)
   case .pauseRecording(let paused): state.pointee.recording.paused = paused
   case .stopRecording: stopRecording(state)
-  case .beginGroup, .endGroup: break  // handled by applyCommands
+  case .beginGroup, .endGroup, .abortGroup: break  // handled by applyCommands
   }
 }
 

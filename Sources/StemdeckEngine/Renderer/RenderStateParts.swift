@@ -38,6 +38,8 @@ public struct RenderSchedule {
   /// While a group is being received: the frame its commands wait for (Int.min: none).
   @usableFromInline var groupFrame = Int.min
   @usableFromInline var collecting = false
+  /// While a group is being received: where its commands start in `entries` (`abortGroup`).
+  @usableFromInline var groupStart = 0
 
   /// Allocates the entries (freed by `RenderState.destroy`).
   init() { entries = .allocate(capacity: capacity) }
