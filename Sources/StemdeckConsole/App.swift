@@ -368,7 +368,7 @@ func runRender(_ a: Arguments) -> Int32 {
     return summary.mutedStems.isEmpty ? 0 : renderMutedStatus
   } catch {
     bar.clear()
-    printError("error: \(error.message.replacingOccurrences(of: sessionPath, with: a.session!))")
+    printError("error: \(error.naming(sessionPath, as: a.session!).message)")
     return interruptRequests.load(ordering: .relaxed) != 0 ? 130 : 1
   }
 }

@@ -374,9 +374,9 @@ public enum OfflineRenderer {
       seconds = d
     } else {
       if mixer.hasEndlessStems {
-        throw MixerError("\(sessionPath): a stem loops forever (loops -1), so the render needs --duration SECONDS")
+        throw MixerError(file: sessionPath, "a stem loops forever (loops -1), so the render needs --duration SECONDS")
       }
-      guard let d = mixer.duration else { throw MixerError("\(sessionPath): the session has no stems to render") }
+      guard let d = mixer.duration else { throw MixerError(file: sessionPath, "the session has no stems to render") }
       seconds = d - session.position
     }
     let totalFrames = Int((seconds * Double(sampleRate)).rounded())
@@ -523,7 +523,7 @@ public enum OfflineRenderer {
     } else if info.st_mode & S_IFMT != S_IFDIR {
       throw MixerError("--stems \(shown): is not a folder; give a folder for the stem files")
     }
-    guard !session.stems.isEmpty else { throw MixerError("\(sessionPath): the session has no stems to render") }
+    guard !session.stems.isEmpty else { throw MixerError(file: sessionPath, "the session has no stems to render") }
     let base = folder.hasSuffix("/") ? folder : folder + "/"
     var paths: [String] = []
     for stem in session.stems {
