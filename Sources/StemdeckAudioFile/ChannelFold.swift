@@ -26,7 +26,7 @@ public struct ChannelLayout: Sendable, Equatable {
       ("3.0", ["L", "R", "C"]), ("quad", ["L", "R", "Lb", "Rb"]), ("quad", ["L", "R", "Ls", "Rs"]),
       ("5.0", ["L", "R", "C", "Lb", "Rb"]), ("5.0", ["L", "R", "C", "Ls", "Rs"]),
       ("5.1", ["L", "R", "C", "LFE", "Lb", "Rb"]), ("5.1", ["L", "R", "C", "LFE", "Ls", "Rs"]),
-      ("6.1", ["L", "R", "C", "LFE", "Cb", "Ls", "Rs"]), ("7.1", ["L", "R", "C", "LFE", "Lb", "Rb", "Ls", "Rs"]),
+      ("6.1", ["L", "R", "C", "LFE", "Cb", "Ls", "Rs"]), ("7.1", ["L", "R", "C", "LFE", "Lb", "Rb", "Ls", "Rs"])
     ]
     if set.count == positions.count, let match = known.first(where: { $0.1 == set }) { return match.0 }
     return positions.map(\.rawValue).joined(separator: " ")
@@ -63,7 +63,7 @@ public struct ChannelLayout: Sendable, Equatable {
     let table: [Position?] = [
       nil, nil, .left, .right, .center, .left, .right, .center, .backCenter, .backLeft, .backRight, .lfe,
       .leftOfCenter, .rightOfCenter, .sideLeft, .sideRight, .topCenter, .topFrontLeft, .topFrontRight,
-      .topFrontCenter, .topBackLeft, .topBackRight, .topBackCenter,
+      .topFrontCenter, .topBackLeft, .topBackRight, .topBackCenter
     ]
     var positions: [Position] = []
     for code in map {
@@ -84,14 +84,14 @@ public struct ChannelLayout: Sendable, Equatable {
         [.left, .right, .center], [.left, .right, .backLeft, .backRight],
         [.left, .right, .center, .backLeft, .backRight], [.left, .right, .center, .lfe, .backLeft, .backRight],
         [.left, .right, .center, .lfe, .backCenter, .sideLeft, .sideRight],
-        [.left, .right, .center, .lfe, .backLeft, .backRight, .sideLeft, .sideRight],
+        [.left, .right, .center, .lfe, .backLeft, .backRight, .sideLeft, .sideRight]
       ]
     } else {
       order = [
         [.left, .center, .right], [.left, .right, .backLeft, .backRight],
         [.left, .center, .right, .backLeft, .backRight], [.left, .center, .right, .backLeft, .backRight, .lfe],
         [.left, .center, .right, .sideLeft, .sideRight, .backCenter, .lfe],
-        [.left, .center, .right, .sideLeft, .sideRight, .backLeft, .backRight, .lfe],
+        [.left, .center, .right, .sideLeft, .sideRight, .backLeft, .backRight, .lfe]
       ]
     }
     guard (3...8).contains(channels) else { return nil }
@@ -149,7 +149,11 @@ extension SoundFile {
     }
     let (bytes, overflow) = info.frameCount.multipliedReportingOverflow(by: outChannels * MemoryLayout<Float>.size)
     guard !overflow, bytes <= maxBytes else {
-      throw SoundFileError(path: path, reason: "too large to hold in memory (\(overflow ? Int.max >> 20 : bytes >> 20) MB of samples at \(info.sampleRate) Hz; at most \(maxBytes >> 20) MB)")
+      throw SoundFileError(
+        path: path,
+        reason:
+          "too large to hold in memory (\(overflow ? Int.max >> 20 : bytes >> 20) MB of samples at \(info.sampleRate) Hz; at most \(maxBytes >> 20) MB)"
+      )
     }
   }
 
@@ -161,8 +165,10 @@ extension SoundFile {
   ///
   /// `cancelled` is asked between blocks: when it says true the read stops with an error
   /// ("cancelled") and nothing read is kept.
-  public func readAll(maxFrames: Int, maxBytes: Int = Int.max,
-                      cancelled: () -> Bool = { false }) throws(SoundFileError) -> (samples: [Float], channels: Int) {
+  public func readAll(
+    maxFrames: Int, maxBytes: Int = Int.max,
+    cancelled: () -> Bool = { false }
+  ) throws(SoundFileError) -> (samples: [Float], channels: Int) {
     let channels = info.channelCount
     let outChannels = min(channels, 2)
     try checkFits(maxFrames: maxFrames, maxBytes: maxBytes)
@@ -175,7 +181,8 @@ extension SoundFile {
         let want = min(1 << 18, info.frameCount - done)
         let got = out.withUnsafeMutableBufferPointer { readFrames(into: $0.baseAddress! + done * channels, frameCount: want) }
         guard got == want else {
-          throw SoundFileError(path: path, reason: "could read only \(done + max(0, got)) of \(info.frameCount) frames (truncated or corrupt)")
+          throw SoundFileError(
+            path: path, reason: "could read only \(done + max(0, got)) of \(info.frameCount) frames (truncated or corrupt)")
         }
         done += got
       }
@@ -191,7 +198,8 @@ extension SoundFile {
       let want = min(block, info.frameCount - done)
       let got = readFrames(into: raw, frameCount: want)
       guard got == want else {
-        throw SoundFileError(path: path, reason: "could read only \(done + max(0, got)) of \(info.frameCount) frames (truncated or corrupt)")
+        throw SoundFileError(
+          path: path, reason: "could read only \(done + max(0, got)) of \(info.frameCount) frames (truncated or corrupt)")
       }
       out.withUnsafeMutableBufferPointer { o in downmix.apply(raw, frames: got, into: o.baseAddress! + 2 * done) }
       done += got

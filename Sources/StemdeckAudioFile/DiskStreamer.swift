@@ -213,8 +213,7 @@ public final class DiskStream: @unchecked Sendable {
         }
       }
       filePosition = -1
-      if got == crossfade { preRoll = Array(UnsafeBufferPointer(start: buffer, count: crossfade * outputChannels)) }
-      else { crossfade = 0 }
+      if got == crossfade { preRoll = Array(UnsafeBufferPointer(start: buffer, count: crossfade * outputChannels)) } else { crossfade = 0 }
     }
   }
 

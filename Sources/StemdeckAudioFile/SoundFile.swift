@@ -57,12 +57,13 @@ public struct SoundFile: ~Copyable, @unchecked Sendable {
     let fd = RawFileName.withCPath(path) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
     if fd < 0 {
       let code = errno
-      let reason = switch code {
-      case ENOENT: "no such file"
-      case EACCES: "permission denied (not readable)"
-      case ENXIO: "is not a regular file (a FIFO, socket or device); stemdeck reads audio only from regular files"
-      default: String(cString: strerror(code))
-      }
+      let reason =
+        switch code {
+        case ENOENT: "no such file"
+        case EACCES: "permission denied (not readable)"
+        case ENXIO: "is not a regular file (a FIFO, socket or device); stemdeck reads audio only from regular files"
+        default: String(cString: strerror(code))
+        }
       throw SoundFileError(path: path, reason: reason)
     }
     var st = stat()
@@ -88,7 +89,9 @@ public struct SoundFile: ~Copyable, @unchecked Sendable {
     // SF_TRUE: libsndfile closes the descriptor with the handle (and on failure).
     guard let h = sf_open_fd(fd, Int32(SFM_READ), &sfInfo, Int32(SF_TRUE)) else {
       let message = String(cString: sf_strerror(nil))
-      throw SoundFileError(path: path, reason: "not a readable audio file (\(message)); formats: WAV, AIFF, FLAC, Ogg/Vorbis, Opus, MP3 and others libsndfile reads")
+      throw SoundFileError(
+        path: path,
+        reason: "not a readable audio file (\(message)); formats: WAV, AIFF, FLAC, Ogg/Vorbis, Opus, MP3 and others libsndfile reads")
     }
     func fail(_ reason: String) -> SoundFileError {
       sf_close(h)
@@ -98,7 +101,9 @@ public struct SoundFile: ~Copyable, @unchecked Sendable {
       throw fail("unsupported channel count \(sfInfo.channels) (allowed: 1 to \(Self.maxChannels))")
     }
     if !Self.sampleRateRange.contains(Int(sfInfo.samplerate)) {
-      throw fail("unsupported sample rate \(sfInfo.samplerate) Hz (allowed: \(Self.sampleRateRange.lowerBound) to \(Self.sampleRateRange.upperBound) Hz)")
+      throw fail(
+        "unsupported sample rate \(sfInfo.samplerate) Hz (allowed: \(Self.sampleRateRange.lowerBound) to \(Self.sampleRateRange.upperBound) Hz)"
+      )
     }
     if sfInfo.frames <= 0 { throw fail("contains no audio frames") }
     var format = SF_FORMAT_INFO()
@@ -106,7 +111,8 @@ public struct SoundFile: ~Copyable, @unchecked Sendable {
     var name = "audio"
     // SFC_GET_FORMAT_INFO looks a format code up (SFC_GET_FORMAT_MAJOR wants a list index).
     if sf_command(nil, Int32(SFC_GET_FORMAT_INFO), &format, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0,
-       let n = format.extension {
+      let n = format.extension
+    {
       name = String(cString: n).uppercased()
     }
     func tag(_ id: Int32) -> String? {

@@ -7,16 +7,16 @@ import Glibc
 /// Output file formats: the container comes from the file extension (`forPath`), the sample
 /// format from `render --format` (`named`) or the container's default.
 public enum OutputFormat: String, Sendable, CaseIterable {
-  case wavFloat = "wav"       // 32-bit float WAV (the default for .wav)
-  case wav16 = "wav16"        // 16-bit PCM WAV
+  case wavFloat = "wav"  // 32-bit float WAV (the default for .wav)
+  case wav16 = "wav16"  // 16-bit PCM WAV
   case wav24 = "wav24"
-  case wav32 = "wav32"        // 32-bit integer PCM WAV
+  case wav32 = "wav32"  // 32-bit integer PCM WAV
   case flac16 = "flac16"
-  case flac = "flac"          // 24-bit FLAC
+  case flac = "flac"  // 24-bit FLAC
   case aiff16 = "aiff16"
-  case aiff = "aiff"          // 24-bit AIFF
-  case vorbis = "vorbis"      // Ogg Vorbis (lossy; .ogg, .oga)
-  case opus = "opus"          // Ogg Opus (lossy; .opus; 8, 12, 16, 24 or 48 kHz only)
+  case aiff = "aiff"  // 24-bit AIFF
+  case vorbis = "vorbis"  // Ogg Vorbis (lossy; .ogg, .oga)
+  case opus = "opus"  // Ogg Opus (lossy; .opus; 8, 12, 16, 24 or 48 kHz only)
 
   var sndfileFormat: Int32 {
     switch self {
@@ -71,7 +71,7 @@ public enum OutputFormat: String, Sendable, CaseIterable {
   public static let formatNames: [(name: String, format: OutputFormat)] = [
     ("wav16", .wav16), ("wav24", .wav24), ("wav32", .wav32), ("float", .wavFloat),
     ("flac16", .flac16), ("flac24", .flac), ("aiff16", .aiff16), ("aiff24", .aiff),
-    ("vorbis", .vorbis), ("opus", .opus),
+    ("vorbis", .vorbis), ("opus", .opus)
   ]
 
   /// The format for a `--format` name (case-insensitive; "wav" and "wavf" are the float WAV,
@@ -123,7 +123,11 @@ public enum OutputFormat: String, Sendable, CaseIterable {
       return byName
     }
     if let byName, byName.container != format.container {
-      throw SoundFileError(path: path, reason: "--format \(format.rawValue) writes \(format.description), which does not go in a .\(fileExtension(path)!) file (use a .\(format.container) file name)")
+      throw SoundFileError(
+        path: path,
+        reason:
+          "--format \(format.rawValue) writes \(format.description), which does not go in a .\(fileExtension(path)!) file (use a .\(format.container) file name)"
+      )
     }
     return format
   }
@@ -152,8 +156,10 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
   /// `peakChunk: false` leaves out the PEAK chunk libsndfile adds to float WAV and AIFF files:
   /// it scans every sample written for it (`render --stems` writes 32 files at once and spent a
   /// fifth of its time there).
-  public init(path: String, format: OutputFormat, sampleRate: Int, channelCount: Int,
-              exclusive: Bool = false, peakChunk: Bool = true) throws(SoundFileError) {
+  public init(
+    path: String, format: OutputFormat, sampleRate: Int, channelCount: Int,
+    exclusive: Bool = false, peakChunk: Bool = true
+  ) throws(SoundFileError) {
     var info = SF_INFO()
     info.samplerate = Int32(sampleRate)
     info.channels = Int32(channelCount)
@@ -168,7 +174,8 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
       fd = RawFileName.withCPath(path) { open($0, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666) }
       if fd < 0 {
         let code = errno
-        let why = code == EEXIST
+        let why =
+          code == EEXIST
           ? "something already exists there (a file or a symbolic link); it is not written over"
           : String(cString: strerror(code))
         throw SoundFileError(path: path, reason: "cannot create: \(why)")
@@ -234,7 +241,8 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
     errno = 0
     slot.pointee = nil
     if sf_close(handle) != 0 {
-      throw SoundFileError(path: path, reason: "cannot finish the file: \(errno != 0 ? String(cString: strerror(errno)) : "libsndfile could not close it")")
+      throw SoundFileError(
+        path: path, reason: "cannot finish the file: \(errno != 0 ? String(cString: strerror(errno)) : "libsndfile could not close it")")
     }
     if descriptor >= 0 && fsync(descriptor) != 0 {
       throw SoundFileError(path: path, reason: "cannot flush the file to disk: \(String(cString: strerror(errno)))")

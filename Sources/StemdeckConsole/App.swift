@@ -81,7 +81,9 @@ public struct Arguments: Equatable, Sendable {
       case "--socket": a.socket = try value(arg)
       case "--osc":
         let v = try value(arg)
-        guard let port = Int(v), (1...65535).contains(port) else { throw CommandError("--osc must be a UDP port 1…65535 (got '\(ValueParser.printable(v))')") }
+        guard let port = Int(v), (1...65535).contains(port) else {
+          throw CommandError("--osc must be a UDP port 1…65535 (got '\(ValueParser.printable(v))')")
+        }
         a.oscPort = port
       case "--osc-host": a.oscHost = try value(arg)
       case "--json": a.json = true
@@ -111,7 +113,8 @@ public struct Arguments: Equatable, Sendable {
           a.from = 0
         } else {
           do { a.from = try ValueParser.duration(v) } catch {
-            throw CommandError("--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got '\(ValueParser.printable(v))')")
+            throw CommandError(
+              "--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got '\(ValueParser.printable(v))')")
           }
         }
       case "--dither": a.dither = true
@@ -120,18 +123,25 @@ public struct Arguments: Equatable, Sendable {
       case "--format", "-f":
         let v = try value(arg)
         guard let f = OutputFormat.named(v) else {
-          throw CommandError("--format must be one of \(OutputFormat.formatNames.map(\.name).joined(separator: ", ")) (got '\(ValueParser.printable(v))')")
+          throw CommandError(
+            "--format must be one of \(OutputFormat.formatNames.map(\.name).joined(separator: ", ")) (got '\(ValueParser.printable(v))')")
         }
         a.format = f
-      case "--normalize": a.normalize = try level(try value(arg), flag: arg, units: ["lufs", "lkfs"], example: "-14LUFS",
-                                                  range: OfflineRenderer.Normalize.targetRange, unit: "LUFS")
-      case "--true-peak": a.truePeak = try level(try value(arg), flag: arg, units: ["dbtp"], example: "-1dBTP",
-                                                 range: OfflineRenderer.Normalize.ceilingRange, unit: "dBTP")
+      case "--normalize":
+        a.normalize = try level(
+          try value(arg), flag: arg, units: ["lufs", "lkfs"], example: "-14LUFS",
+          range: OfflineRenderer.Normalize.targetRange, unit: "LUFS")
+      case "--true-peak":
+        a.truePeak = try level(
+          try value(arg), flag: arg, units: ["dbtp"], example: "-1dBTP",
+          range: OfflineRenderer.Normalize.ceilingRange, unit: "dBTP")
       case "--sample-rate", "-r":
         let v = try value(arg)
         a.sampleRate = try ValueParser.integer(v, "--sample-rate")
       default:
-        if arg.hasPrefix("-") && arg.count > 1 { throw CommandError("unknown option '\(ValueParser.printable(arg))' (see stemdeck --help)") }
+        if arg.hasPrefix("-") && arg.count > 1 {
+          throw CommandError("unknown option '\(ValueParser.printable(arg))' (see stemdeck --help)")
+        }
         guard a.session == nil else { throw CommandError("more than one session file given ('\(a.session!)' and '\(arg)')") }
         a.session = arg
       }
@@ -139,30 +149,41 @@ public struct Arguments: Equatable, Sendable {
     if a.oscHost != nil && a.oscPort == nil { throw CommandError("--osc-host HOST needs --osc PORT (the OSC server is off without it)") }
     if a.mode == .ctl && !a.watch.isEmpty && a.session == nil { a.session = "" }
     if a.mode != .ctl && a.mode != .live && a.json {
-      throw CommandError("--json is for ctl and script mode: stemdeck ctl --json 'CMD', stemdeck SESSION --json -c 'CMD' print replies as JSON lines")
+      throw CommandError(
+        "--json is for ctl and script mode: stemdeck ctl --json 'CMD', stemdeck SESSION --json -c 'CMD' print replies as JSON lines")
     }
     if a.mode == .ctl {
       guard let commands = a.session, !commands.trimmingSpaces().isEmpty || !a.watch.isEmpty else {
         throw CommandError("ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'")
       }
-      if (a.clientName != Arguments().clientName || a.server != nil) && a.socket != nil { throw CommandError("ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both") }
+      if (a.clientName != Arguments().clientName || a.server != nil) && a.socket != nil {
+        throw CommandError("ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both")
+      }
       a.commands = commands
       a.session = nil
     } else if a.socket != nil {
       throw CommandError("--socket is a ctl option: stemdeck ctl --socket PATH 'CMD' (a live stemdeck takes --control PATH)")
     }
-    if a.launch != .automatic && !a.startServer { throw CommandError("--start-server and --no-start-server contradict each other: give one") }
+    if a.launch != .automatic && !a.startServer {
+      throw CommandError("--start-server and --no-start-server contradict each other: give one")
+    }
     if a.control != nil && a.noControl { throw CommandError("--control PATH and --no-control contradict each other: give one") }
     if a.mode == .render {
       guard a.session != nil else { throw CommandError("render: which session? usage: stemdeck render SESSION --output FILE") }
       guard a.output != nil else { throw CommandError("render: --output FILE is required (.wav, .flac, .aiff, .ogg or .opus)") }
       if a.truePeak != nil && a.normalize == nil {
-        throw CommandError("--true-peak is the ceiling of a normalised render: give --normalize LUFS with it (e.g. --normalize -14LUFS --true-peak -1dBTP)")
+        throw CommandError(
+          "--true-peak is the ceiling of a normalised render: give --normalize LUFS with it (e.g. --normalize -14LUFS --true-peak -1dBTP)")
       }
     }
     if a.mode == .analyze {
-      guard a.session != nil else { throw CommandError("analyze: which session? usage: stemdeck analyze SESSION [--from TIME] [--duration SECONDS]") }
-      if a.output != nil { throw CommandError("analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)") }
+      guard a.session != nil else {
+        throw CommandError("analyze: which session? usage: stemdeck analyze SESSION [--from TIME] [--duration SECONDS]")
+      }
+      if a.output != nil {
+        throw CommandError(
+          "analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)")
+      }
       if a.dither != nil { throw CommandError("analyze writes no file, so it takes no --dither (it measures the mix before any rounding)") }
       if a.format != nil { throw CommandError("analyze writes no file, so it takes no --format") }
     }
@@ -170,7 +191,8 @@ public struct Arguments: Equatable, Sendable {
       throw CommandError("--quiet is a render and analyze option (it hides their progress bar)")
     }
     if a.mode != .render {
-      for (flag, given) in [("--normalize", a.normalize != nil), ("--true-peak", a.truePeak != nil), ("--stems", a.stems != nil)] where given {
+      for (flag, given) in [("--normalize", a.normalize != nil), ("--true-peak", a.truePeak != nil), ("--stems", a.stems != nil)]
+      where given {
         throw CommandError("\(flag) is a render option: stemdeck render SESSION --output FILE \(flag) …")
       }
     }
@@ -178,8 +200,10 @@ public struct Arguments: Equatable, Sendable {
   }
 
   /// A level with an optional unit suffix ("-14LUFS", "-14 lufs", "-14"), checked against `range`.
-  static func level(_ text: String, flag: String, units: [String], example: String,
-                    range: ClosedRange<Double>, unit: String) throws(CommandError) -> Double {
+  static func level(
+    _ text: String, flag: String, units: [String], example: String,
+    range: ClosedRange<Double>, unit: String
+  ) throws(CommandError) -> Double {
     var number = text.lowercased()
     for u in units where number.hasSuffix(u) { number = String(number.dropLast(u.count)).trimmingSpaces(); break }
     let allowed = "from \(NumberFormat.plain(range.lowerBound)) to \(NumberFormat.plain(range.upperBound)) \(unit), such as \(example)"
@@ -322,8 +346,9 @@ func runRender(_ a: Arguments) -> Int32 {
         session: session, sessionPath: sessionPath, duration: a.duration, from: a.from, sampleRate: a.sampleRate,
         progress: progress, warning: warning, cancelled: cancelled)
       bar.clear()
-      writeOut("analyzed \(a.session!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
-        + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
+      writeOut(
+        "analyzed \(a.session!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
+          + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
     } else {
       summary = try OfflineRenderer.render(
         session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
@@ -332,37 +357,52 @@ func runRender(_ a: Arguments) -> Int32 {
         stemsFolder: a.stems, format: a.format,
         progress: progress, warning: warning, cancelled: cancelled)
       bar.clear()
-      writeOut("rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
-        + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
+      writeOut(
+        "rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
+          + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
       if let folder = a.stems {
         writeOut("stems: \(session.stems.count) file\(session.stems.count == 1 ? "" : "s") in \(folder)")
       }
     }
     if let n = summary.normalization {
-      writeOut("normalized to \(Loudness.lufs(n.asked.target))"
-        + (n.asked.truePeakCeiling.map { ", true peak at most \(Loudness.db($0, "dBTP"))" } ?? "")
-        + ": the mix measured \(Loudness.lufs(n.measured.integrated)), true peak \(Loudness.db(n.measured.truePeakDecibels, "dBTP")); gain \(n.gain >= 0 ? "+" : "")\(NumberFormat.fixed(n.gain, 2)) dB")
+      writeOut(
+        "normalized to \(Loudness.lufs(n.asked.target))"
+          + (n.asked.truePeakCeiling.map { ", true peak at most \(Loudness.db($0, "dBTP"))" } ?? "")
+          + ": the mix measured \(Loudness.lufs(n.measured.integrated)), true peak \(Loudness.db(n.measured.truePeakDecibels, "dBTP")); gain \(n.gain >= 0 ? "+" : "")\(NumberFormat.fixed(n.gain, 2)) dB"
+      )
       if let l = n.limiter {
         let share = summary.seconds > 0 ? l.seconds / summary.seconds * 100 : 0
-        writeOut("true-peak limiter: up to \(NumberFormat.fixed(l.maxReduction, 1)) dB of gain reduction, more than 0.1 dB for "
-          + "\(NumberFormat.fixed(l.seconds, 2)) s (\(NumberFormat.fixed(share, 1)) % of the render); \(l.passes) measuring pass\(l.passes == 1 ? "" : "es")")
+        writeOut(
+          "true-peak limiter: up to \(NumberFormat.fixed(l.maxReduction, 1)) dB of gain reduction, more than 0.1 dB for "
+            + "\(NumberFormat.fixed(l.seconds, 2)) s (\(NumberFormat.fixed(share, 1)) % of the render); \(l.passes) measuring pass\(l.passes == 1 ? "" : "es")"
+        )
       }
     }
     if let loudness = summary.loudness {
       for line in loudness.lines { writeOut(line) }
       if let n = summary.normalization, n.limiter != nil, n.asked.target - loudness.integrated > 0.1 {
-        writeOut("the true-peak ceiling holds the output \(NumberFormat.fixed(n.asked.target - loudness.integrated, 1)) LU under the target (a lower target or a higher ceiling reaches it)")
+        writeOut(
+          "the true-peak ceiling holds the output \(NumberFormat.fixed(n.asked.target - loudness.integrated, 1)) LU under the target (a lower target or a higher ceiling reaches it)"
+        )
       }
       if let n = summary.normalization, let ceiling = n.asked.truePeakCeiling, loudness.truePeakDecibels > ceiling + 0.005 {
-        printError("warning: the output's true peak (\(NumberFormat.fixed(loudness.truePeakDecibels, 2)) dBTP) is over the --true-peak ceiling (\(NumberFormat.fixed(ceiling, 2)) dBTP)")
+        printError(
+          "warning: the output's true peak (\(NumberFormat.fixed(loudness.truePeakDecibels, 2)) dBTP) is over the --true-peak ceiling (\(NumberFormat.fixed(ceiling, 2)) dBTP)"
+        )
       } else if summary.normalization != nil && loudness.truePeak > 1 {
-        printError("warning: the output's true peak is above 0 dBTP (\(Loudness.db(loudness.truePeakDecibels, "dBTP"))): it will clip when converted; --true-peak -1dBTP keeps it under")
+        printError(
+          "warning: the output's true peak is above 0 dBTP (\(Loudness.db(loudness.truePeakDecibels, "dBTP"))): it will clip when converted; --true-peak -1dBTP keeps it under"
+        )
       }
     }
     func db(_ v: Double) -> String { NumberFormat.fixed(Decibels.fromAmplitude(v), 1) }
-    writeOut("peak L \(db(summary.peak.left)) dB, R \(db(summary.peak.right)) dB; RMS L \(db(summary.rms.left)) dB, R \(db(summary.rms.right)) dB; clipped samples \(summary.clippedSamples)")
+    writeOut(
+      "peak L \(db(summary.peak.left)) dB, R \(db(summary.peak.right)) dB; RMS L \(db(summary.rms.left)) dB, R \(db(summary.rms.right)) dB; clipped samples \(summary.clippedSamples)"
+    )
     if summary.underruns > 0 {
-      printError("warning: the render has \(summary.underruns) underrun\(summary.underruns == 1 ? "" : "s") (a stem's audio did not arrive in time; those frames are silent)")
+      printError(
+        "warning: the render has \(summary.underruns) underrun\(summary.underruns == 1 ? "" : "s") (a stem's audio did not arrive in time; those frames are silent)"
+      )
     }
     // The file is complete, but not the mix asked for: a stem had to be muted (see the warnings).
     return summary.mutedStems.isEmpty ? 0 : renderMutedStatus
@@ -382,7 +422,8 @@ public let renderMutedStatus: Int32 = 3
 /// miss it, so it is said on start.
 func renamedClientMessage(asked: String, got: String, server: String) -> String? {
   guard asked != got else { return nil }
-  return "note: a JACK client named '\(asked)' already runs on server '\(server)', so this one is '\(got)' (ports \(got):master_L…); connections saved for '\(asked):' will not reach it. Choose a name with --name NAME"
+  return
+    "note: a JACK client named '\(asked)' already runs on server '\(server)', so this one is '\(got)' (ports \(got):master_L…); connections saved for '\(asked):' will not reach it. Choose a name with --name NAME"
 }
 
 func printErrorNoNewline(_ s: String) {
@@ -472,8 +513,11 @@ func runLive(_ a: Arguments) -> Int32 {
   }
   if let message = driver.startedServerMessage {
     // One line; on a terminal, wrapped at spaces to its width. With --json, stdout holds only JSON.
-    if a.json { printError(message) }
-    else { for line in isatty(1) != 0 ? Display.wrapped(message, width: TerminalInfo.columns()) : [message] { writeOut(line) } }
+    if a.json {
+      printError(message)
+    } else {
+      for line in isatty(1) != 0 ? Display.wrapped(message, width: TerminalInfo.columns()) : [message] { writeOut(line) }
+    }
   }
   if let problem = driver.launcher?.logProblem { printError("warning: \(terminalSafe(problem))") }
   if let message = renamedClientMessage(asked: a.clientName, got: driver.clientName, server: driver.serverName) {
@@ -506,7 +550,9 @@ func runLive(_ a: Arguments) -> Int32 {
     console.serviceOnce()
     // A terminal that hangs up while a command runs (a long 'wait') ends it like a signal; the
     // interactive loop then sees the hang-up and leaves.
-    if interactive && TerminalInfo.hungUp(0) && terminationSignal.compareExchange(expected: 0, desired: SIGHUP, ordering: .relaxed).exchanged {
+    if interactive && TerminalInfo.hungUp(0)
+      && terminationSignal.compareExchange(expected: 0, desired: SIGHUP, ordering: .relaxed).exchanged
+    {
       interruptRequests.add(1, ordering: .relaxed)
     }
   }
@@ -536,7 +582,8 @@ func runLive(_ a: Arguments) -> Int32 {
   var control: ControlServer?
   if !a.noControl {
     do {
-      control = try ControlServer(path: a.control ?? ControlServer.defaultPath(client: driver.clientName, server: driver.serverName), makeFolder: a.control == nil)
+      control = try ControlServer(
+        path: a.control ?? ControlServer.defaultPath(client: driver.clientName, server: driver.serverName), makeFolder: a.control == nil)
     } catch {
       // A path asked for must work; the default one failing leaves stemdeck usable without it.
       if a.control != nil { printError("error: \(error)"); return 1 }
@@ -562,7 +609,8 @@ func runLive(_ a: Arguments) -> Int32 {
       return 1
     }
     if host != "127.0.0.1" && host != "::1" && host != "localhost" {
-      printError("warning: OSC listens on \(host):\(port): anyone who can reach it can drive this mixer (there is no authentication in OSC)")
+      printError(
+        "warning: OSC listens on \(host):\(port): anyone who can reach it can drive this mixer (there is no authentication in OSC)")
     }
   }
   defer { osc?.close() }
@@ -725,15 +773,18 @@ func runInteractive(_ console: Console, openMixer: Bool = false) -> Int32 {
     if let why = endingReason() { ending = why; break }
     if terminalResized.exchange(false, ordering: .relaxed) { editor.resize() }
     // Keys, socket requests and wake-ups end the wait at once (ControlLoop); else every 30 ms.
-    let revents = console.loop.map { $0.wait(timeout: 0.03, input: 0) } ?? {
-      var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-      return poll(&fds, 1, 30) > 0 ? fds.revents : 0
-    }()
+    let revents =
+      console.loop.map { $0.wait(timeout: 0.03, input: 0) }
+      ?? {
+        var fds = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+        return poll(&fds, 1, 30) > 0 ? fds.revents : 0
+      }()
     if revents != 0 {
       // A terminal that went away reads as a hang-up, an error, or "readable" with nothing to
       // read (EOF, EIO): end rather than spin on it.
       var waiting: Int32 = 0
-      let gone = revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
+      let gone =
+        revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
         || ioctl(0, UInt(FIONREAD), &waiting) != 0 || waiting <= 0
       if gone { ending = endingReason() ?? ("the terminal went away", 128 + SIGHUP); break }
       editor.readCharacter()

@@ -44,7 +44,9 @@ extension CommandTable {
         let status = c.driver?.midiStatus ?? (port: false, events: 0)
         let name = c.driver?.clientName ?? "stemdeck"
         let out = c.driver?.midiOutputPort ?? false
-        c.write("midi: port \(status.port ? "\(name):midi_in" : "none")  out \(out ? "\(name):midi_out" : "off")  mappings \(c.mixer.midiMappings.count)  events read \(status.events)  held by takeover \(c.mixer.midiHeldMoves)")
+        c.write(
+          "midi: port \(status.port ? "\(name):midi_in" : "none")  out \(out ? "\(name):midi_out" : "off")  mappings \(c.mixer.midiMappings.count)  events read \(status.events)  held by takeover \(c.mixer.midiHeldMoves)"
+        )
         if let learning = c.mixer.midiLearning {
           c.write("midi: learning \(learning.action.rawValue) \(learning.target): move a control")
         }
@@ -62,8 +64,9 @@ extension CommandTable {
       case "map":
         let (mapping, used) = try MidiWords.source(rest, usage: "midi map SOURCE ACTION")
         let action = try MidiWords.action(Array(rest.dropFirst(used)))
-        let full = MidiMapping(source: mapping.source, number: mapping.number, channel: mapping.channel,
-                               action: action.action, target: action.target)
+        let full = MidiMapping(
+          source: mapping.source, number: mapping.number, channel: mapping.channel,
+          action: action.action, target: action.target)
         if let problem = full.problem() { throw CommandError("midi map: \(problem.field) \(problem.message)") }
         try c.mixerCall { () throws(MixerError) in try c.mixer.addMidiMapping(full) }
         c.driver?.updateMidiPort()
@@ -94,7 +97,9 @@ extension CommandTable {
               $0.source == source.source && $0.number == source.number && (source.channel == nil || $0.channel == source.channel)
             }
           }
-          if removed.isEmpty { throw CommandError("midi unmap: no mapping on \(source.description.trimmingTrailingAction) ('midi maps' lists them)") }
+          if removed.isEmpty {
+            throw CommandError("midi unmap: no mapping on \(source.description.trimmingTrailingAction) ('midi maps' lists them)")
+          }
         }
         c.driver?.updateMidiPort()
         for m in removed { c.write("midi: removed \(m.description)") }
@@ -118,7 +123,7 @@ extension CommandTable {
       default:
         throw CommandError("midi: unknown action '\(ValueParser.printable(verb))' (on, off, map, learn, unmap, maps, out)")
       }
-    },
+    }
   ]
 }
 
@@ -189,8 +194,10 @@ enum MidiWords {
       return (action, "")
     }
     guard w.count == 1 else {
-      throw CommandError(w.isEmpty ? "\(action.rawValue) needs \(action == .sfx ? "an effect" : "a stem") name"
-                         : "unexpected '\(ValueParser.printable(w[1]))' after the name")
+      throw CommandError(
+        w.isEmpty
+          ? "\(action.rawValue) needs \(action == .sfx ? "an effect" : "a stem") name"
+          : "unexpected '\(ValueParser.printable(w[1]))' after the name")
     }
     return (action, w[0])
   }

@@ -28,7 +28,9 @@ extension CommandTable {
         let loading = c.mixer.effectsStillLoading
         if list.isEmpty && loading.isEmpty { c.write("no effects loaded ('sfx load NAME PATH')") }
         for e in list {
-          c.write("\(e.settings.name.padded(12)) \(NumberFormat.time(e.seconds))  ch \(e.channels)  vol \(Display.volume(e.settings.volume))  pan \(NumberFormat.fixed(e.settings.pan, 2))  \(e.path)")
+          c.write(
+            "\(e.settings.name.padded(12)) \(NumberFormat.time(e.seconds))  ch \(e.channels)  vol \(Display.volume(e.settings.volume))  pan \(NumberFormat.fixed(e.settings.pan, 2))  \(e.path)"
+          )
         }
         for name in loading { c.write("\(name.padded(12)) loading…") }
         return
@@ -66,7 +68,10 @@ extension CommandTable {
         var o = c.mixer.options
         o.effectsOutput = output
         try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
-        c.write(output == .ports ? "sound effects play on \(c.driver?.clientName ?? "stemdeck"):sfx_L/sfx_R, not in the master" : "sound effects play in the master")
+        c.write(
+          output == .ports
+            ? "sound effects play on \(c.driver?.clientName ?? "stemdeck"):sfx_L/sfx_R, not in the master"
+            : "sound effects play in the master")
       case "unload", "remove":
         guard rest.count == 1 else { throw CommandError("usage: sfx unload NAME") }
         try c.mixerCall { () throws(MixerError) in try c.mixer.unloadEffect(rest[0]) }
@@ -98,8 +103,12 @@ extension CommandTable {
         return
       case "status":
         if let r = c.mixer.recordingStatus {
-          c.write("recording '\(r.name)': \(NumberFormat.time(r.seconds))\(r.paused ? " (paused)" : "")\(r.dropped > 0 ? ", \(r.dropped) frames dropped" : "") → \(r.path)")
-        } else { c.write("not recording") }
+          c.write(
+            "recording '\(r.name)': \(NumberFormat.time(r.seconds))\(r.paused ? " (paused)" : "")\(r.dropped > 0 ? ", \(r.dropped) frames dropped" : "") → \(r.path)"
+          )
+        } else {
+          c.write("not recording")
+        }
         return
       default: break
       }
@@ -130,7 +139,7 @@ extension CommandTable {
         try c.mixer.startRecording(path: path, name: takeName, format: format, latencyFrames: latency, muted: settings.takesMuted)
       }
       c.write("recording '\(takeName)' → \(path)")
-    },
+    }
   ]
 }
 
@@ -145,13 +154,15 @@ extension Console {
     }
     var n = 1
     while names.contains("take-\(n)") || occupied(takeFolder(mixer.recordingSettings) + "/take-\(n).wav")
-      || occupied(takeFolder(mixer.recordingSettings) + "/take-\(n).flac") { n += 1 }
+      || occupied(takeFolder(mixer.recordingSettings) + "/take-\(n).flac")
+    { n += 1 }
     return "take-\(n)"
   }
 
   /// The folder takes are written to: the session's recording folder, relative to the session.
   func takeFolder(_ settings: RecordingSettings) -> String {
-    let base = sessionPath.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }
+    let base =
+      sessionPath.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }
       ?? FileManager.default.currentDirectoryPath
     if settings.folder.isEmpty { return base }
     return settings.folder.hasPrefix("/") ? settings.folder : base + "/" + settings.folder

@@ -24,7 +24,9 @@ struct CommandSpec: Sendable {
 
 /// Every command, in the order `help` lists them.
 enum CommandTable {
-  static let all: [CommandSpec] = stemCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands + routingCommands + sessionCommands + otherCommands
+  static let all: [CommandSpec] =
+    stemCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands + routingCommands + sessionCommands
+    + otherCommands
 
   static func lookup(_ name: String) -> CommandSpec? {
     all.first { $0.name == name || $0.aliases.contains(name) }
@@ -84,7 +86,9 @@ enum CommandTable {
       guard (1...2).contains(g.value.count) else { throw CommandError("vol: usage: vol NAME|all VALUE [over TIME [exp]]") }
       let v = try ValueParser.volume(g.value.joined())
       if let seconds = g.seconds {
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.glide(n, to: .volume(v), seconds: seconds, exponential: g.exponential) }
+        try c.each(a[0]) { (n: String) throws(MixerError) in
+          try c.mixer.glide(n, to: .volume(v), seconds: seconds, exponential: g.exponential)
+        }
       } else {
         try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setVolume(n, v) }
       }
@@ -98,7 +102,8 @@ enum CommandTable {
       guard g.value.count == 1 else { throw CommandError("pan: usage: pan NAME|all VALUE [over TIME]") }
       let v = try ValueParser.number(g.value[0], "pan")
       if let seconds = g.seconds {
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.glide(n, to: .pan(v), seconds: seconds, exponential: g.exponential) }
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.glide(n, to: .pan(v), seconds: seconds, exponential: g.exponential)
+        }
       } else {
         try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setPan(n, v) }
       }
@@ -111,7 +116,9 @@ enum CommandTable {
       guard g.value.count == 1 else { throw CommandError("rate: usage: rate NAME|all VALUE [over TIME [exp]]") }
       let v = try ValueParser.number(g.value[0], "rate")
       if let seconds = g.seconds {
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.glide(n, to: .rate(v), seconds: seconds, exponential: g.exponential) }
+        try c.each(a[0]) { (n: String) throws(MixerError) in
+          try c.mixer.glide(n, to: .rate(v), seconds: seconds, exponential: g.exponential)
+        }
       } else {
         try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setRate(n, v) }
       }
@@ -137,7 +144,9 @@ enum CommandTable {
       name: "glide", usage: "glide cancel NAME|all", summary: "stop a stem's glides where they are",
       argumentCount: 2...2, completions: [.keyword(["cancel"]), .stemOrAll]
     ) { (c, a) throws(CommandError) in
-      guard a[0].lowercased() == "cancel" else { throw CommandError("glide: usage: glide cancel NAME|all (start a glide with 'vol NAME VALUE over TIME')") }
+      guard a[0].lowercased() == "cancel" else {
+        throw CommandError("glide: usage: glide cancel NAME|all (start a glide with 'vol NAME VALUE over TIME')")
+      }
       try c.each(a[1]) { (n: String) throws(MixerError) in try c.mixer.cancelGlides(n) }
     },
     CommandSpec(
@@ -147,20 +156,28 @@ enum CommandTable {
       let v = try ValueParser.integer(a[1], "loops")
       try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setLoops(n, v) }
     },
-    CommandSpec(name: "mute", usage: "mute NAME|all", summary: "silence a stem", argumentCount: 1...1,
-                completions: [.stemOrAll]) { (c, a) throws(CommandError) in
+    CommandSpec(
+      name: "mute", usage: "mute NAME|all", summary: "silence a stem", argumentCount: 1...1,
+      completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
       try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setMute(n, true) }
     },
-    CommandSpec(name: "unmute", usage: "unmute NAME|all", summary: "undo mute", argumentCount: 1...1,
-                completions: [.stemOrAll]) { (c, a) throws(CommandError) in
+    CommandSpec(
+      name: "unmute", usage: "unmute NAME|all", summary: "undo mute", argumentCount: 1...1,
+      completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
       try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setMute(n, false) }
     },
-    CommandSpec(name: "solo", usage: "solo NAME|all", summary: "hear only soloed stems", argumentCount: 1...1,
-                completions: [.stemOrAll]) { (c, a) throws(CommandError) in
+    CommandSpec(
+      name: "solo", usage: "solo NAME|all", summary: "hear only soloed stems", argumentCount: 1...1,
+      completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
       try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setSolo(n, true) }
     },
-    CommandSpec(name: "unsolo", usage: "unsolo NAME|all", summary: "undo solo", argumentCount: 1...1,
-                completions: [.stemOrAll]) { (c, a) throws(CommandError) in
+    CommandSpec(
+      name: "unsolo", usage: "unsolo NAME|all", summary: "undo solo", argumentCount: 1...1,
+      completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
       try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setSolo(n, false) }
     },
     CommandSpec(
@@ -207,7 +224,8 @@ enum CommandTable {
       try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setStartOffset(n, v) }
     },
     CommandSpec(
-      name: "directout", usage: "directout NAME|all on|off", summary: "give a stem its own JACK outputs NAME_L/NAME_R (instead of the master)",
+      name: "directout", usage: "directout NAME|all on|off",
+      summary: "give a stem its own JACK outputs NAME_L/NAME_R (instead of the master)",
       argumentCount: 2...2, completions: [.stemOrAll, .keyword(["on", "off"])]
     ) { (c, a) throws(CommandError) in
       let on = try ValueParser.onOff(a[1], "directout")
@@ -230,17 +248,19 @@ enum CommandTable {
         throw CommandError("quality must be one of linear, fast, medium, best (got '\(ValueParser.printable(word))')")
       }
       try c.mixerCall { () throws(MixerError) in try c.mixer.setQuality(q) }
-    },
+    }
   ]
 
   // MARK: Transport
 
   static let transportCommands: [CommandSpec] = [
-    CommandSpec(name: "play", usage: "play", summary: "start the transport (all stems on the same frame)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+    CommandSpec(name: "play", usage: "play", summary: "start the transport (all stems on the same frame)", argumentCount: 0...0) {
+      (c, _) throws(CommandError) in
       try c.mixerCall { () throws(MixerError) in try c.mixer.play() }
       c.settleTransport()
     },
-    CommandSpec(name: "pause", usage: "pause", summary: "stop where it is (with a 5 ms fade)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+    CommandSpec(name: "pause", usage: "pause", summary: "stop where it is (with a 5 ms fade)", argumentCount: 0...0) {
+      (c, _) throws(CommandError) in
       try c.mixerCall { () throws(MixerError) in try c.mixer.pause() }
       c.settleTransport()
     },
@@ -249,7 +269,8 @@ enum CommandTable {
       c.settleTransport()
     },
     CommandSpec(
-      name: "tempo", usage: "tempo [BPM [BEATS_PER_BAR] | off]", summary: "the session's tempo, for bar positions (seek bar 17.1) and JACK transport",
+      name: "tempo", usage: "tempo [BPM [BEATS_PER_BAR] | off]",
+      summary: "the session's tempo, for bar positions (seek bar 17.1) and JACK transport",
       argumentCount: 0...2, completions: [.keyword(["off"])]
     ) { (c, a) throws(CommandError) in
       guard let first = a.first else {
@@ -262,7 +283,9 @@ enum CommandTable {
       var beats = c.mixer.tempo?.beatsPerBar ?? 4
       if a.count == 2 {
         beats = try ValueParser.integer(a[1], "beats per bar")
-        guard SettingRule.beatsPerBar.accepts(beats) else { throw CommandError(SettingRule.beatsPerBar.refusal("beats per bar", got: String(beats))) }
+        guard SettingRule.beatsPerBar.accepts(beats) else {
+          throw CommandError(SettingRule.beatsPerBar.refusal("beats per bar", got: String(beats)))
+        }
       }
       c.mixer.tempo = Tempo(bpm: bpm, beatsPerBar: beats)
     },
@@ -283,7 +306,8 @@ enum CommandTable {
       try c.mixerCall { () throws(MixerError) in try c.mixer.seek(toSeconds: max(0, target)) }
       c.settleTransport()
     },
-    CommandSpec(name: "status", usage: "status", summary: "transport, position, sample rate, load, xruns, server", argumentCount: 0...0) { (c, _) throws(CommandError) in
+    CommandSpec(name: "status", usage: "status", summary: "transport, position, sample rate, load, xruns, server", argumentCount: 0...0) {
+      (c, _) throws(CommandError) in
       for line in Display.status(c) { c.write(line) }
     },
     CommandSpec(
@@ -342,7 +366,9 @@ enum CommandTable {
       }
       let worst = samples.max() ?? 0
       let ms = Double(worst) * Double(d.bufferSize) / Double(max(1, d.sampleRate)) * 1000
-      c.write("latency: a command reached the audio thread within \(worst) period\(worst == 1 ? "" : "s") (worst of 10; \(NumberFormat.fixed(ms, 1)) ms at \(d.bufferSize) frames)")
+      c.write(
+        "latency: a command reached the audio thread within \(worst) period\(worst == 1 ? "" : "s") (worst of 10; \(NumberFormat.fixed(ms, 1)) ms at \(d.bufferSize) frames)"
+      )
     },
     CommandSpec(
       name: "wait", usage: "wait SECONDS|end", summary: "let audio play: for a time, or until every finite stem has finished",
@@ -352,7 +378,7 @@ enum CommandTable {
       let seconds = try ValueParser.duration(a[0])
       guard seconds <= 86400 else { throw CommandError("wait: at most 86400 seconds (got \(NumberFormat.plain(seconds)))") }
       c.wait(seconds: seconds)
-    },
+    }
   ]
 
   // MARK: Meters
@@ -366,13 +392,16 @@ enum CommandTable {
       if a.count == 2 && !a.contains("--watch") {
         throw CommandError("meters: usage: meters [NAME|master|input|reset] [--watch] (one name at a time)")
       }
-      if a.contains("--watch") { c.watchRequested = true; if !c.interactive { for l in Display.meters(c, only: nil) { c.write(l) } }; return }
+      if a.contains("--watch") {
+        c.watchRequested = true; if !c.interactive { for l in Display.meters(c, only: nil) { c.write(l) } }; return
+      }
       if a.first == "reset" { c.mixer.resetMeters(); c.write("meters reset"); return }
       let only = a.first
       if let only, only != "master", only != "input" { _ = try c.stems(only) }
       for line in Display.meters(c, only: only, width: c.terminalColumns?()) { c.write(line) }
     },
-    CommandSpec(name: "watch", usage: "watch", summary: "live meter view until a key is pressed", argumentCount: 0...0) { (c, _) throws(CommandError) in
+    CommandSpec(name: "watch", usage: "watch", summary: "live meter view until a key is pressed", argumentCount: 0...0) {
+      (c, _) throws(CommandError) in
       c.watchRequested = true
       if !c.interactive { for l in Display.meters(c, only: nil) { c.write(l) } }
     },
@@ -389,7 +418,7 @@ enum CommandTable {
         throw CommandError("mixer: the full-screen view needs a terminal (interactive mode); 'stems' and 'meters' print the same values")
       }
       c.mixerRequested = true
-    },
+    }
   ]
 
   // MARK: Routing
@@ -420,10 +449,14 @@ enum CommandTable {
     ) { (c, a) throws(CommandError) in
       try c.jackCall { (d: JackDriver) throws(JackError) in try d.disconnect(a[0], a[1]) }
     },
-    CommandSpec(name: "connections", usage: "connections", summary: "stemdeck's port connections", argumentCount: 0...0) { (c, _) throws(CommandError) in
+    CommandSpec(name: "connections", usage: "connections", summary: "stemdeck's port connections", argumentCount: 0...0) {
+      (c, _) throws(CommandError) in
       for line in Display.connectionLines(try Display.routes(c, connectedOnly: true)) { c.write(line) }
     },
-    CommandSpec(name: "routes", usage: "routes", summary: "intended versus actual connections (missing ones heal when the port appears)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+    CommandSpec(
+      name: "routes", usage: "routes", summary: "intended versus actual connections (missing ones heal when the port appears)",
+      argumentCount: 0...0
+    ) { (c, _) throws(CommandError) in
       for line in Display.routeLines(try Display.routes(c, connectedOnly: false)) { c.write(line) }
     },
     CommandSpec(
@@ -433,19 +466,26 @@ enum CommandTable {
       argumentCount: 0...99, completions: Array(repeating: .keyword(["on", "off"] + EventGate.Class.allCases.map(\.rawValue)), count: 7)
     ) { (c, a) throws(CommandError) in
       try c.eventsCommand(a)
-    },
+    }
   ]
 
   // MARK: Session
 
   static let sessionCommands: [CommandSpec] = [
-    CommandSpec(name: "save", usage: "save [PATH]", summary: "save the session (atomic; keeps PATH.bak)", argumentCount: 0...1, completions: [.file]) { (c, a) throws(CommandError) in
+    CommandSpec(
+      name: "save", usage: "save [PATH]", summary: "save the session (atomic; keeps PATH.bak)", argumentCount: 0...1, completions: [.file]
+    ) { (c, a) throws(CommandError) in
       try c.save(to: a.first)
     },
-    CommandSpec(name: "open", aliases: ["open!", "load"], usage: "open PATH", summary: "open a session file (open! discards unsaved changes)", argumentCount: 1...1, completions: [.file]) { (c, a) throws(CommandError) in
+    CommandSpec(
+      name: "open", aliases: ["open!", "load"], usage: "open PATH", summary: "open a session file (open! discards unsaved changes)",
+      argumentCount: 1...1, completions: [.file]
+    ) { (c, a) throws(CommandError) in
       try c.open(a[0], force: c.commandWord.hasSuffix("!"))
     },
-    CommandSpec(name: "new", aliases: ["new!"], usage: "new", summary: "start an empty session (new! discards unsaved changes)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+    CommandSpec(
+      name: "new", aliases: ["new!"], usage: "new", summary: "start an empty session (new! discards unsaved changes)", argumentCount: 0...0
+    ) { (c, _) throws(CommandError) in
       try c.newSession(force: c.commandWord.hasSuffix("!"))
     },
     CommandSpec(
@@ -455,17 +495,21 @@ enum CommandTable {
       try c.recover(discard: a.first?.lowercased() == "discard")
     },
     CommandSpec(
-      name: "autosave", usage: "autosave SECONDS|off", summary: "how often unsaved changes go to the .NAME.autosave.json sidecar (default 30)",
+      name: "autosave", usage: "autosave SECONDS|off",
+      summary: "how often unsaved changes go to the .NAME.autosave.json sidecar (default 30)",
       argumentCount: 0...1, completions: [.keyword(["off"])]
     ) { (c, a) throws(CommandError) in
-      guard let w = a.first else { c.write("autosave: \(c.autosaveInterval > 0 ? NumberFormat.plain(c.autosaveInterval) + " s" : "off")"); return }
+      guard let w = a.first else {
+        c.write("autosave: \(c.autosaveInterval > 0 ? NumberFormat.plain(c.autosaveInterval) + " s" : "off")"); return
+      }
       if w.lowercased() == "off" { c.autosaveInterval = 0; return }
       let s = try ValueParser.duration(w)
       guard s >= 1, s <= 3600 else { throw CommandError("autosave must be from 1 to 3600 seconds, or off (got \(NumberFormat.plain(s)))") }
       c.autosaveInterval = s
     },
     CommandSpec(
-      name: "setlist", aliases: ["setlist!"], usage: "setlist [FILE]", summary: "load a setlist (sessions, one per line) and open its first song; without FILE, show it",
+      name: "setlist", aliases: ["setlist!"], usage: "setlist [FILE]",
+      summary: "load a setlist (sessions, one per line) and open its first song; without FILE, show it",
       argumentCount: 0...1, completions: [.file]
     ) { (c, a) throws(CommandError) in
       if let f = a.first { try c.loadSetlist(f) } else { try c.showSetlist() }
@@ -492,13 +536,20 @@ enum CommandTable {
       }
       c.advance = mode
     },
-    CommandSpec(name: "next", aliases: ["next!"], usage: "next", summary: "open the next song of the setlist (wraps around); while playing, gapless or crossfaded (see songchange)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+    CommandSpec(
+      name: "next", aliases: ["next!"], usage: "next",
+      summary: "open the next song of the setlist (wraps around); while playing, gapless or crossfaded (see songchange)",
+      argumentCount: 0...0
+    ) { (c, _) throws(CommandError) in
       try c.switchSong(to: c.setlistIndex + 1)
     },
-    CommandSpec(name: "prev", aliases: ["prev!", "previous"], usage: "prev", summary: "open the previous song (wraps around)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+    CommandSpec(
+      name: "prev", aliases: ["prev!", "previous"], usage: "prev", summary: "open the previous song (wraps around)", argumentCount: 0...0
+    ) { (c, _) throws(CommandError) in
       try c.switchSong(to: c.setlistIndex - 1)
     },
-    CommandSpec(name: "goto", aliases: ["goto!"], usage: "goto N|NAME", summary: "open song N (from 1) or by name", argumentCount: 1...1) { (c, a) throws(CommandError) in
+    CommandSpec(name: "goto", aliases: ["goto!"], usage: "goto N|NAME", summary: "open song N (from 1) or by name", argumentCount: 1...1) {
+      (c, a) throws(CommandError) in
       try c.gotoSong(a[0])
     },
     CommandSpec(
@@ -559,20 +610,26 @@ enum CommandTable {
       argumentCount: 0...1, completions: [.keyword(["pre", "post"])]
     ) { (c, a) throws(CommandError) in
       guard let w = a.first else { c.write("meterpoint: \(c.mixer.options.meterPoint.rawValue)"); return }
-      guard let p = MeterPoint(rawValue: w.lowercased()) else { throw CommandError("meterpoint must be pre or post (got '\(ValueParser.printable(w))')") }
+      guard let p = MeterPoint(rawValue: w.lowercased()) else {
+        throw CommandError("meterpoint must be pre or post (got '\(ValueParser.printable(w))')")
+      }
       var o = c.mixer.options
       o.meterPoint = p
       try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
-    },
+    }
   ]
 
   // MARK: Other
 
   static let otherCommands: [CommandSpec] = [
-    CommandSpec(name: "help", aliases: ["?"], usage: "help [COMMAND]", summary: "list commands, or explain one", argumentCount: 0...1, completions: [.command]) { (c, a) throws(CommandError) in
+    CommandSpec(
+      name: "help", aliases: ["?"], usage: "help [COMMAND]", summary: "list commands, or explain one", argumentCount: 0...1,
+      completions: [.command]
+    ) { (c, a) throws(CommandError) in
       for line in try Help.text(for: a.first, width: c.terminalColumns?()) { c.write(line) }
     },
-    CommandSpec(name: "echo", usage: "echo TEXT…", summary: "print text (for scripts)", argumentCount: 0...99) { (c, a) throws(CommandError) in
+    CommandSpec(name: "echo", usage: "echo TEXT…", summary: "print text (for scripts)", argumentCount: 0...99) {
+      (c, a) throws(CommandError) in
       c.write(a.joined(separator: " "))
     },
     CommandSpec(
@@ -598,12 +655,15 @@ enum CommandTable {
         }
       }
     },
-    CommandSpec(name: "quit", aliases: ["exit", "quit!", "exit!", "q"], usage: "quit", summary: "leave stemdeck (quit! discards unsaved changes)", argumentCount: 0...0) { (c, _) throws(CommandError) in
+    CommandSpec(
+      name: "quit", aliases: ["exit", "quit!", "exit!", "q"], usage: "quit", summary: "leave stemdeck (quit! discards unsaved changes)",
+      argumentCount: 0...0
+    ) { (c, _) throws(CommandError) in
       if c.interactive && c.mixer.isDirty && !c.commandWord.hasSuffix("!") {
         throw CommandError("there are unsaved changes: 'save' them first, or use 'quit!' to discard them")
       }
       c.quitRequested = true
-    },
+    }
   ]
 }
 
@@ -638,7 +698,7 @@ enum Help {
       ("stems", CommandTable.stemCommands), ("transport", CommandTable.transportCommands),
       ("meters", CommandTable.meterCommands), ("effects and recording", CommandTable.effectAndRecordCommands),
       ("MIDI control", CommandTable.midiCommands), ("routing", CommandTable.routingCommands),
-      ("session", CommandTable.sessionCommands), ("other", CommandTable.otherCommands),
+      ("session", CommandTable.sessionCommands), ("other", CommandTable.otherCommands)
     ]
     // One line per command; a usage longer than the column pushes its summary right.
     let column = 34

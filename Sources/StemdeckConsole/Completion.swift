@@ -9,7 +9,8 @@ enum Completion {
     }
     guard let spec = CommandTable.lookup(first.lowercased()) else { return [] }
     let index = words.count - 1
-    let kind: ArgumentKind = index < spec.completions.count ? spec.completions[index] : (spec.name == "add" && index == 1 ? .keyword(["as"]) : .none)
+    let kind: ArgumentKind =
+      index < spec.completions.count ? spec.completions[index] : (spec.name == "add" && index == 1 ? .keyword(["as"]) : .none)
     var options: [String]
     switch kind {
     case .stem: options = console.mixer.stemNames + (spec.name == "meters" ? ["master", "reset"] : [])
@@ -200,7 +201,8 @@ enum MeterView {
       var lines = Display.meterBars(console, width: size.columns, color: color)
       if size.rows > 1 && lines.count > size.rows {
         let hidden = lines.count - (size.rows - 1)
-        lines = Array(lines.prefix(size.rows - 1)) + [Display.shortened("… \(hidden) more lines: make the terminal taller", toEnd: size.columns)]
+        lines =
+          Array(lines.prefix(size.rows - 1)) + [Display.shortened("… \(hidden) more lines: make the terminal taller", toEnd: size.columns)]
       }
       var frame = "\u{1B}[H"
       for (i, l) in lines.enumerated() { frame += l + "\u{1B}[K" + (i == lines.count - 1 ? "" : "\r\n") }

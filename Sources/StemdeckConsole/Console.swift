@@ -233,13 +233,17 @@ public final class Console {
     // Unsaved changes go to ".NAME.autosave.json" (and its ".bak"): that name must fit too.
     let name = absolute.split(separator: "/").last.map(String.init) ?? absolute
     if name.utf8.count > Self.longestSessionName {
-      throw CommandError("\(printableText(target)): the file name is \(name.utf8.count) bytes long; the longest stemdeck saves is \(Self.longestSessionName) bytes (room for its autosave, .NAME.autosave.json.bak)")
+      throw CommandError(
+        "\(printableText(target)): the file name is \(name.utf8.count) bytes long; the longest stemdeck saves is \(Self.longestSessionName) bytes (room for its autosave, .NAME.autosave.json.bak)"
+      )
     }
     let session = live.sessionForSaving(to: absolute)
     // Never over one of the session's own audio files (a typo like 'save drums.wav').
     for file in session.stems.map(\.file) + session.effects.map(\.file)
     where AtomicFile.sameFile(absolute, SessionFile.resolve(file: file, sessionPath: absolute)) {
-      throw CommandError("\(printableText(target)): is an audio file of this session (\(printableText(file))); a session is never saved over its own audio — choose another name")
+      throw CommandError(
+        "\(printableText(target)): is an audio file of this session (\(printableText(file))); a session is never saved over its own audio — choose another name"
+      )
     }
     do { try SessionFile.save(session, to: absolute) } catch { throw CommandError(error.description) }
     live.saved(to: absolute)
@@ -260,7 +264,8 @@ public final class Console {
     }
     let warnings: [MixerWarning]
     do {
-      warnings = asSongChange
+      warnings =
+        asSongChange
         ? try mixer.changeSong(to: session, sessionPath: absolute, strict: strict)
         : try mixer.load(session, sessionPath: absolute, strict: strict)
     } catch {
@@ -384,7 +389,8 @@ public final class Console {
     if !unfinished.isEmpty {
       // Ctrl-C (or SIGTERM) while waiting cancels what was waited for: nothing of it stays.
       for name in unfinished { try? mixer.unloadEffect(name) }
-      throw CommandError("sfx wait: interrupted; cancelled loading \(unfinished.map { "'\($0)'" }.joined(separator: ", ")) (nothing of it is loaded)")
+      throw CommandError(
+        "sfx wait: interrupted; cancelled loading \(unfinished.map { "'\($0)'" }.joined(separator: ", ")) (nothing of it is loaded)")
     }
     let loaded = Set(mixer.effectStatuses().map(\.settings.name))
     let failed = waited.filter { !loaded.contains($0) }

@@ -111,8 +111,7 @@ final class InputLines {
     if revents != 0 {
       var chunk = [UInt8](repeating: 0, count: 64 * 1024)
       let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if n > 0 { buffer += chunk[..<n] }
-      else if n == 0 || (errno != EINTR && errno != EAGAIN) { ended = true }
+      if n > 0 { buffer += chunk[..<n] } else if n == 0 || (errno != EINTR && errno != EAGAIN) { ended = true }
     }
     if let line = takeLine() { return .line(line) }
     if ended {

@@ -60,8 +60,11 @@ public final class ControlServer {
   public static func defaultPath(client: String, server: String) -> String {
     let env = ProcessInfo.processInfo.environment
     let folder: String
-    if let runtime = env["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { folder = runtime + "/stemdeck" }
-    else { folder = StatePaths.stateDirectory() + "/control" }
+    if let runtime = env["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+      folder = runtime + "/stemdeck"
+    } else {
+      folder = StatePaths.stateDirectory() + "/control"
+    }
     func safe(_ name: String) -> String { String(name.map { $0 == "/" ? "_" : $0 }) }
     let name = server == "default" ? safe(client) : safe(client) + "@" + safe(server)
     return folder + "/" + name + ".sock"
@@ -96,11 +99,15 @@ public final class ControlServer {
     var st = stat()
     if lstat(absolute, &st) == 0 {
       let kind = st.st_mode & S_IFMT
-      if kind == S_IFLNK { throw ControlError("control socket: \(absolute) is a symbolic link; refusing it (remove it, or choose another path with --control)") }
+      if kind == S_IFLNK {
+        throw ControlError("control socket: \(absolute) is a symbolic link; refusing it (remove it, or choose another path with --control)")
+      }
       if kind != S_IFSOCK { throw ControlError("control socket: \(absolute) exists and is not a socket; refusing to replace it") }
       if st.st_uid != getuid() { throw ControlError("control socket: \(absolute) belongs to another user (uid \(st.st_uid)); refusing it") }
       if Self.answers(absolute) {
-        throw ControlError("control socket: another program already listens on \(absolute) (another stemdeck? choose another path with --control, or --no-control)")
+        throw ControlError(
+          "control socket: another program already listens on \(absolute) (another stemdeck? choose another path with --control, or --no-control)"
+        )
       }
       unlink(absolute)  // stale: nobody answers
     }
@@ -196,7 +203,9 @@ public final class ControlServer {
         queue(reply(to: line, console, client: client), to: client)
       }
       if !client.closing && client.input.count > Self.maxLineBytes && client.input.firstIndex(of: 10) == nil {
-        queue(Self.encode(["id": NSNull(), "ok": false, "error": "request line longer than \(Self.maxLineBytes) bytes; closing the connection"]), to: client)
+        queue(
+          Self.encode(["id": NSNull(), "ok": false, "error": "request line longer than \(Self.maxLineBytes) bytes; closing the connection"]
+          ), to: client)
         client.input = []
         client.closing = true
       }
@@ -239,9 +248,14 @@ public final class ControlServer {
     // Bounded per step: a client that floods is read a step at a time.
     for _ in 0..<8 {
       let n = buffer.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
-      if n > 0 { client.input += buffer[..<n]; if client.input.count > Self.maxLineBytes * 4 { break } }
-      else if n == 0 { client.ended = true; break }  // the peer closed its side: reply, then close
-      else { if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { client.closing = true; client.output = [] }; break }
+      if n > 0 {
+        client.input += buffer[..<n]; if client.input.count > Self.maxLineBytes * 4 { break }
+      } else if n == 0 {
+        client.ended = true; break
+      }  // the peer closed its side: reply, then close
+      else {
+        if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { client.closing = true; client.output = [] }; break
+      }
     }
   }
 
@@ -267,21 +281,30 @@ public final class ControlServer {
     var bytes = line
     if bytes.last == 13 { bytes.removeLast() }  // CRLF clients
     if bytes.allSatisfy({ $0 == 32 || $0 == 9 }) {
-      return Self.encode(["id": NSNull(), "ok": false, "error": "empty request: send a JSON object such as {\"id\": 1, \"cmd\": \"status\"}"])
+      return Self.encode([
+        "id": NSNull(), "ok": false, "error": "empty request: send a JSON object such as {\"id\": 1, \"cmd\": \"status\"}"
+      ])
     }
     let object: Any
     do { object = try JSONSerialization.jsonObject(with: Data(bytes), options: []) } catch {
-      return Self.encode(["id": NSNull(), "ok": false, "error": "malformed request: not valid JSON (send one object per line, such as {\"id\": 1, \"cmd\": \"status\"})"])
+      return Self.encode([
+        "id": NSNull(), "ok": false,
+        "error": "malformed request: not valid JSON (send one object per line, such as {\"id\": 1, \"cmd\": \"status\"})"
+      ])
     }
     guard let request = object as? [String: Any] else {
-      return Self.encode(["id": NSNull(), "ok": false, "error": "malformed request: a request is a JSON object such as {\"id\": 1, \"cmd\": \"status\"}"])
+      return Self.encode([
+        "id": NSNull(), "ok": false, "error": "malformed request: a request is a JSON object such as {\"id\": 1, \"cmd\": \"status\"}"
+      ])
     }
     let id = request["id"] ?? NSNull()
     if request["subscribe"] != nil || request["unsubscribe"] != nil {
       return subscription(request, id: id, client: client)
     }
     guard let command = request["cmd"] as? String else {
-      return Self.encode(["id": id, "ok": false, "error": "malformed request: \"cmd\" must be a string holding a command line, such as \"vol drums -6dB\""])
+      return Self.encode([
+        "id": id, "ok": false, "error": "malformed request: \"cmd\" must be a string holding a command line, such as \"vol drums -6dB\""
+      ])
     }
     running = true
     defer { running = false }
@@ -301,7 +324,9 @@ public final class ControlServer {
     guard let client else { return Self.encode(["id": id, "ok": false, "error": "subscriptions are for socket clients"]) }
     if let list = request["unsubscribe"] {
       guard let items = list as? [String], let parsed = parseTopics(items, rate: nil) else {
-        return Self.encode(["id": id, "ok": false, "error": "malformed request: \"unsubscribe\" is a list of topics: events, meters, transport"])
+        return Self.encode([
+          "id": id, "ok": false, "error": "malformed request: \"unsubscribe\" is a list of topics: events, meters, transport"
+        ])
       }
       client.topics = items.isEmpty ? [] : client.topics.subtracting(parsed.topics)
       return Self.encode(["id": id, "ok": true, "subscribed": client.topics.map(\.rawValue).sorted()])
@@ -309,15 +334,22 @@ public final class ControlServer {
     var rate: Double?
     if let r = request["rate"] {
       guard let number = r as? NSNumber, !(r is Bool), number.doubleValue.isFinite else {
-        return Self.encode(["id": id, "ok": false, "error": "malformed request: \"rate\" is a number of meter frames a second, 1…60, as in \(usage)"])
+        return Self.encode([
+          "id": id, "ok": false, "error": "malformed request: \"rate\" is a number of meter frames a second, 1…60, as in \(usage)"
+        ])
       }
       rate = number.doubleValue
     }
     guard let items = request["subscribe"] as? [String], !items.isEmpty, let parsed = parseTopics(items, rate: rate) else {
-      return Self.encode(["id": id, "ok": false, "error": "malformed request: \"subscribe\" is a list of topics (events, meters, meters@RATE, transport), as in \(usage)"])
+      return Self.encode([
+        "id": id, "ok": false,
+        "error": "malformed request: \"subscribe\" is a list of topics (events, meters, meters@RATE, transport), as in \(usage)"
+      ])
     }
     guard PushRate.range.contains(parsed.meterRate) else {
-      return Self.encode(["id": id, "ok": false, "error": "the meter rate must be 1…60 frames a second (got \(NumberFormat.plain(parsed.meterRate)))"])
+      return Self.encode([
+        "id": id, "ok": false, "error": "the meter rate must be 1…60 frames a second (got \(NumberFormat.plain(parsed.meterRate)))"
+      ])
     }
     client.topics.formUnion(parsed.topics)
     client.meterRate = parsed.meterRate
@@ -367,7 +399,8 @@ public final class ControlServer {
   /// (`terminalSafe` finds nothing to change in it).
   static func encode(_ object: [String: Any]) -> String {
     guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
-          let text = String(data: data, encoding: .utf8) else {
+      let text = String(data: data, encoding: .utf8)
+    else {
       return "{\"id\":null,\"ok\":false,\"error\":\"internal error: the reply could not be encoded\"}"
     }
     func escaped(_ v: UInt32) -> Bool {

@@ -34,7 +34,10 @@ func runCtl(_ a: Arguments) -> Int32 {
   }
   guard connected == 0 else {
     let why = String(cString: strerror(errno))
-    let hint = a.socket == nil ? " (is a stemdeck with JACK client name '\(a.clientName)' running on server '\(server)'? --name CLIENT, --server NAME or --socket PATH picks another)" : ""
+    let hint =
+      a.socket == nil
+      ? " (is a stemdeck with JACK client name '\(a.clientName)' running on server '\(server)'? --name CLIENT, --server NAME or --socket PATH picks another)"
+      : ""
     printError("error: no stemdeck answers on \(path): \(why)\(hint)")
     return 2
   }
@@ -52,12 +55,16 @@ func runCtl(_ a: Arguments) -> Int32 {
       return 2
     }
     guard let object = try? JSONSerialization.jsonObject(with: Data(reply)) as? [String: Any],
-          let ok = object["ok"] as? Bool else {
+      let ok = object["ok"] as? Bool
+    else {
       printError("error: a reply from \(path) is not a stemdeck reply: \(ValueParser.printable(String(decoding: reply, as: UTF8.self)))")
       return 2
     }
-    if a.json { writeOut(String(decoding: reply, as: UTF8.self)) }
-    else { for line in object["output"] as? [String] ?? [] { writeOut(line) } }
+    if a.json {
+      writeOut(String(decoding: reply, as: UTF8.self))
+    } else {
+      for line in object["output"] as? [String] ?? [] { writeOut(line) }
+    }
     if !ok {
       failed = true
       if !a.json { printError("error: \(QueryJSON.joined(object["error"] as? String ?? "the command failed", object["hint"] as? String))") }
@@ -76,7 +83,8 @@ func runCtl(_ a: Arguments) -> Int32 {
     case "transport": writeOut("transport: \(o["state"] ?? "?") \(o["position"] ?? "")")
     case "meters":
       func peaks(_ m: Any?) -> String {
-        ((m as? [String: Any])?["peak"] as? [Any] ?? []).map { ($0 as? NSNumber).map { NumberFormat.fixed($0.doubleValue, 1) } ?? "-inf" }.joined(separator: "/")
+        ((m as? [String: Any])?["peak"] as? [Any] ?? []).map { ($0 as? NSNumber).map { NumberFormat.fixed($0.doubleValue, 1) } ?? "-inf" }
+          .joined(separator: "/")
       }
       let stems = (o["stems"] as? [String: Any] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \(peaks($0.value))" }
       writeOut((["master \(peaks(o["master"]))"] + stems).joined(separator: "  "))
@@ -89,9 +97,11 @@ func runCtl(_ a: Arguments) -> Int32 {
 /// One command's words as a command line the tokenizer reads back as the same words.
 func commandLine(_ words: [String]) -> String {
   words.map { word in
-    let plain = !word.isEmpty && word.unicodeScalars.allSatisfy {
-      CharacterSet.alphanumerics.contains($0) || "._/:+-=@%,".unicodeScalars.contains($0)
-    }
+    let plain =
+      !word.isEmpty
+      && word.unicodeScalars.allSatisfy {
+        CharacterSet.alphanumerics.contains($0) || "._/:+-=@%,".unicodeScalars.contains($0)
+      }
     if plain { return word }
     if !word.contains("'") { return "'" + word + "'" }
     return "\"" + word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""

@@ -37,7 +37,7 @@ enum Display {
         s.panTarget.map { "\(NumberFormat.fixed(pan, 2))→\(NumberFormat.fixed($0, 2))" } ?? NumberFormat.fixed(pan, 2),
         s.rateTarget.map { "\(NumberFormat.fixed(rate, 2))→\(NumberFormat.fixed($0, 2))" } ?? NumberFormat.fixed(rate, 2),
         loops < 0 ? "forever" : "\(loops)", flags,
-        "\(s.loop ?? 1)", NumberFormat.time(s.position ?? 0), peaks,
+        "\(s.loop ?? 1)", NumberFormat.time(s.position ?? 0), peaks
       ])
     }
     let numeric: Set<Int> = [2, 3, 5, 6, 7, 10]
@@ -74,7 +74,8 @@ enum Display {
     var offlineShown: [String] = []
     for line in offlineLines { offlineShown += width.map { Self.wrapped(line, width: $0) } ?? [line] }
     if stems.contains(where: { ($0.info?.channelCount ?? 0) > 2 }) {
-      let channelsLine = "ch: more than 2 channels are downmixed by their layout (ITU-R BS.775; 'fold': no known layout, odd channels averaged left, even right)"
+      let channelsLine =
+        "ch: more than 2 channels are downmixed by their layout (ITU-R BS.775; 'fold': no known layout, odd channels averaged left, even right)"
       legend += width.map { Self.wrapped(channelsLine, width: $0) } ?? [channelsLine]
     }
     return table + offlineShown + legend
@@ -183,7 +184,7 @@ enum Display {
     var lines: [String] {
       var lines = [
         "state: \(state)",
-        "position: \(NumberFormat.time(position)) / \(length.map(NumberFormat.time) ?? "-")\(endless ? " (some stems loop forever)" : "")",
+        "position: \(NumberFormat.time(position)) / \(length.map(NumberFormat.time) ?? "-")\(endless ? " (some stems loop forever)" : "")"
       ]
       if let d = server {
         lines.append("sample rate: \(sampleRate) Hz")
@@ -238,8 +239,9 @@ enum Display {
       // their master and network latency.
       var info = ServerDriverInfo.of(server: d.serverName)
       if info?.driver == "net", d.connected { info?.linked = ((try? d.ports()) ?? []).contains { $0.isPhysical } }
-      var s = StatusReport.Server(bufferSize: d.bufferSize, dspLoad: d.cpuLoad, xruns: d.xruns, name: d.serverName,
-                                  connected: d.connected, driver: info?.description, client: d.clientName)
+      var s = StatusReport.Server(
+        bufferSize: d.bufferSize, dspLoad: d.cpuLoad, xruns: d.xruns, name: d.serverName,
+        connected: d.connected, driver: info?.description, client: d.clientName)
       switch m.options.transportSync {
       case .off: break
       case .follow: s.transportSync = "following"
@@ -250,9 +252,10 @@ enum Display {
       server = s
     }
     let statuses = m.stemStatuses()
-    return StatusReport(state: state, position: position, length: duration, endless: m.hasEndlessStems, sampleRate: sampleRate,
-                        server: server, underruns: statuses.reduce(0) { $0 + $1.underruns }, stems: statuses.count,
-                        masterVolume: m.masterVolumeSetting, quality: m.quality.rawValue, session: c.sessionPath, unsaved: m.isDirty)
+    return StatusReport(
+      state: state, position: position, length: duration, endless: m.hasEndlessStems, sampleRate: sampleRate,
+      server: server, underruns: statuses.reduce(0) { $0 + $1.underruns }, stems: statuses.count,
+      masterVolume: m.masterVolumeSetting, quality: m.quality.rawValue, session: c.sessionPath, unsaved: m.isDirty)
   }
 
   static func status(_ c: Console) -> [String] { statusReport(c).lines }

@@ -24,7 +24,8 @@ extension DriverEvent {
       return "cannot follow the server's new sample rate \(newRate) Hz: \(reason); retrying"
     case .reconnectFailed(let reason): return "reconnect failed: \(reason)"
     case .reconnected(let server, let rate, let frames, let restored):
-      return "reconnected to JACK server '\(server)' (\(rate) Hz, \(frames) frames); restored \(restored) connection\(restored == 1 ? "" : "s")"
+      return
+        "reconnected to JACK server '\(server)' (\(rate) Hz, \(frames) frames); restored \(restored) connection\(restored == 1 ? "" : "s")"
     case .resumingPlayback: return "resuming playback"
     }
   }

@@ -31,7 +31,10 @@ struct EventGate {
     if starts("xrun:") { return .xrun }
     if starts("underrun:", "the disk was slow") || (line.hasPrefix("stem '") && !line.hasSuffix("' finished")) { return .disk }
     if starts("all stems finished") || (line.hasPrefix("stem '") && line.hasSuffix("' finished")) { return .end }
-    if starts("JACK server", "reconnected to JACK", "reconnect failed", "resuming playback", "the JACK server", "cannot follow the server") { return .server }
+    if starts("JACK server", "reconnected to JACK", "reconnect failed", "resuming playback", "the JACK server", "cannot follow the server")
+    {
+      return .server
+    }
     if starts("JACK transport", "paused:") { return .transport }
     if starts("take '", "recording '") { return .record }
     return .other
@@ -102,7 +105,9 @@ extension Console {
         var chosen = Set<EventGate.Class>()
         for word in args {
           guard let c = EventGate.Class(rawValue: word.lowercased()) else {
-            throw CommandError("events: unknown class '\(ValueParser.printable(word))' (allowed: on, off, or classes \(all.map(\.rawValue).joined(separator: ", ")))")
+            throw CommandError(
+              "events: unknown class '\(ValueParser.printable(word))' (allowed: on, off, or classes \(all.map(\.rawValue).joined(separator: ", ")))"
+            )
           }
           chosen.insert(c)
         }
@@ -110,7 +115,9 @@ extension Console {
       }
     }
     for c in all {
-      write("\(c.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))\(eventGate.shown.contains(c) ? "shown " : "hidden")  \(c.summary)")
+      write(
+        "\(c.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))\(eventGate.shown.contains(c) ? "shown " : "hidden")  \(c.summary)"
+      )
     }
   }
 }

@@ -13,7 +13,9 @@ extension Console {
     guard pendingGroup != nil else { return false }
     let name = words[0].lowercased()
     guard Self.groupable.contains(name) else {
-      throw CommandError("'\(ValueParser.printable(words[0]))' cannot be part of a group (only \(Self.groupable.sorted().joined(separator: ", "))); 'commit' or 'abort' the group first")
+      throw CommandError(
+        "'\(ValueParser.printable(words[0]))' cannot be part of a group (only \(Self.groupable.sorted().joined(separator: ", "))); 'commit' or 'abort' the group first"
+      )
     }
     pendingGroup!.append(words)
     return true
@@ -94,7 +96,8 @@ extension Console {
     let inner = String(body.dropFirst().dropLast())
     let commands = try Tokenizer.commands(in: inner)
     for command in commands where !Self.groupable.contains(command[0].lowercased()) {
-      throw CommandError("'\(ValueParser.printable(command[0]))' cannot land at a time (only \(Self.groupable.sorted().joined(separator: ", ")))")
+      throw CommandError(
+        "'\(ValueParser.printable(command[0]))' cannot land at a time (only \(Self.groupable.sorted().joined(separator: ", ")))")
     }
     try commitGroup(commands, at: when)
   }

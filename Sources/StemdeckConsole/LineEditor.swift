@@ -190,7 +190,9 @@ private func lineEditorHandleLine(_ line: UnsafeMutablePointer<CChar>?) {
 /// replaces is the part after the last space; the word as the tokenizer reads it starts earlier
 /// (`CompletionWord`). Candidates are computed for the whole word, quoted or escaped the way it
 /// was typed, and handed to libedit as replacements of its shorter `text`.
-private func lineEditorComplete(_ text: UnsafePointer<CChar>?, _ start: Int32, _ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+private func lineEditorComplete(
+  _ text: UnsafePointer<CChar>?, _ start: Int32, _ end: Int32
+) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
   guard let editor = activeEditor, let text else { return nil }
   stemdeck_rl_completion_over(1)  // no fallback to libedit's own file-name completion
   // libedit's start and end count characters (it edits wide characters), not bytes.

@@ -244,7 +244,8 @@ public final class LiveSession {
 
   func autosaveIfDue() {
     guard autosaveInterval > 0, let path, mixer.isDirty,
-          Date().timeIntervalSince(lastAutosave) >= autosaveInterval else { return }
+      Date().timeIntervalSince(lastAutosave) >= autosaveInterval
+    else { return }
     lastAutosave = Date()
     // The sidecar sits beside the session, so its relative paths resolve the same way.
     do { try SessionFile.save(sessionForSaving(to: path), to: Self.autosavePath(for: path)) } catch {

@@ -100,7 +100,8 @@ public enum ValueParser {
   public static func number(_ text: String, _ what: String) throws(CommandError) -> Double {
     let allowed = "0123456789.-+eE"
     guard !text.isEmpty, text.count <= 32, text.allSatisfy({ allowed.contains($0) }),
-          let v = Double(text), v.isFinite else {
+      let v = Double(text), v.isFinite
+    else {
       throw CommandError("\(what) must be a number (got '\(printable(text))')")
     }
     return v == 0 ? 0 : v  // -0 → 0
@@ -137,18 +138,24 @@ public enum ValueParser {
     var body = Substring(text)
     var sign = 1.0
     var relative = false
-    if body.hasPrefix("+") { relative = true; body = body.dropFirst() }
-    else if body.hasPrefix("-") { relative = true; sign = -1; body = body.dropFirst() }
+    if body.hasPrefix("+") {
+      relative = true; body = body.dropFirst()
+    } else if body.hasPrefix("-") {
+      relative = true; sign = -1; body = body.dropFirst()
+    }
     let parts = body.split(separator: ":", omittingEmptySubsequences: false)
     guard (1...3).contains(parts.count), !body.isEmpty else {
-      throw CommandError("position must be seconds (83.5), m:ss (1:23.5) or h:mm:ss, optionally +/- for relative (got '\(printable(text))')")
+      throw CommandError(
+        "position must be seconds (83.5), m:ss (1:23.5) or h:mm:ss, optionally +/- for relative (got '\(printable(text))')")
     }
     var seconds = 0.0
     for (i, part) in parts.enumerated() {
       let isLast = i == parts.count - 1
       guard !part.isEmpty, part.allSatisfy({ "0123456789.".contains($0) }), let v = Double(part), v.isFinite,
-            isLast || !part.contains(".") else {
-        throw CommandError("position must be seconds (83.5), m:ss (1:23.5) or h:mm:ss, optionally +/- for relative (got '\(printable(text))')")
+        isLast || !part.contains(".")
+      else {
+        throw CommandError(
+          "position must be seconds (83.5), m:ss (1:23.5) or h:mm:ss, optionally +/- for relative (got '\(printable(text))')")
       }
       if i > 0 && v >= 60 { throw CommandError("position '\(printable(text))': minutes and seconds after ':' must be below 60") }
       seconds = seconds * 60 + v

@@ -15,7 +15,8 @@ public struct Setlist: Equatable {
     // Read like a session file: a regular file only (never a device or FIFO), at most 1 MiB.
     let data: [UInt8]
     do { data = try SessionFile.readRegularFile(at: absolute, limit: 1 << 20) } catch {
-      throw CommandError("\(printableText(path)): cannot read the setlist: \(error.message.replacingOccurrences(of: "session file", with: "setlist"))")
+      throw CommandError(
+        "\(printableText(path)): cannot read the setlist: \(error.message.replacingOccurrences(of: "session file", with: "setlist"))")
     }
     guard let text = String(validating: data, as: UTF8.self) else {
       throw CommandError("\(path): the setlist is not UTF-8 text")
@@ -31,7 +32,8 @@ public struct Setlist: Equatable {
       }
       // Only a regular file can be a session: a device or FIFO is refused now, not at its song.
       guard (try? FileManager.default.attributesOfItem(atPath: song)[.type] as? FileAttributeType) == .typeRegular else {
-        throw CommandError("\(path): line \(number + 1): '\(printableText(line))' is not a regular file (a device, pipe or socket), so not a session file")
+        throw CommandError(
+          "\(path): line \(number + 1): '\(printableText(line))' is not a regular file (a device, pipe or socket), so not a session file")
       }
       songs.append(song)
     }
@@ -65,12 +67,15 @@ extension Console {
     guard advance != .off, let list = setlist else { return }
     let next = setlistIndex + 1
     guard next < list.songs.count else {
-      writeEvent("end of the setlist: song \(list.songs.count)/\(list.songs.count) (\(Setlist.name(of: list.songs[setlistIndex]))) has finished")
+      writeEvent(
+        "end of the setlist: song \(list.songs.count)/\(list.songs.count) (\(Setlist.name(of: list.songs[setlistIndex]))) has finished")
       return
     }
     let name = Setlist.name(of: list.songs[next])
     if interactive && mixer.isDirty {
-      writeEvent("not advancing to song \(next + 1)/\(list.songs.count) (\(name)): this song has unsaved changes; 'save' them, or 'next!' to discard them")
+      writeEvent(
+        "not advancing to song \(next + 1)/\(list.songs.count) (\(name)): this song has unsaved changes; 'save' them, or 'next!' to discard them"
+      )
       return
     }
     do {
@@ -108,7 +113,8 @@ extension Console {
     setlistIndex = wrapped
     var line = "song \(wrapped + 1)/\(count): \(Setlist.name(of: list.songs[wrapped]))"
     if let change {
-      line += change.songChange == .crossfade
+      line +=
+        change.songChange == .crossfade
         ? " (crossfade \(NumberFormat.plain(change.crossfadeSeconds)) s)" : " (gapless)"
     }
     write(line)

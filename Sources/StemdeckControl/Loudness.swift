@@ -29,7 +29,7 @@ public struct Loudness: Sendable, Equatable {
       "integrated loudness \(Self.lufs(integrated))",
       "loudness range \(NumberFormat.fixed(range, 1)) LU",
       "true peak \(Self.db(truePeakDecibels, "dBTP"))",
-      "sample peak \(Self.db(samplePeakDecibels, "dBFS"))",
+      "sample peak \(Self.db(samplePeakDecibels, "dBFS"))"
     ]
   }
 }
@@ -47,7 +47,8 @@ public final class LoudnessMeter {
     var mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue)
     if histogram { mode |= Int32(EBUR128_MODE_HISTOGRAM.rawValue) }
     guard sampleRate > 0, channels > 0,
-          let made = ebur128_init(UInt32(channels), UInt(sampleRate), mode) else {
+      let made = ebur128_init(UInt32(channels), UInt(sampleRate), mode)
+    else {
       throw MixerError("the loudness meter (libebur128) cannot measure \(channels) channel(s) at \(sampleRate) Hz")
     }
     state = made
@@ -94,7 +95,6 @@ public final class LoudnessMeter {
     return Loudness(integrated: integrated, range: range, truePeak: truePeak, samplePeak: samplePeak)
   }
 
-
   /// Momentary loudness (the last 400 ms), LUFS; −infinity for silence or under 400 ms.
   public var momentary: Double { figure(ebur128_loudness_momentary) }
   /// Short-term loudness (the last 3 s), LUFS; −infinity for silence or in the first 3 s.
@@ -127,7 +127,8 @@ public struct LiveLoudness: Sendable, Equatable {
   /// One line: "M -18.2  S -18.5  I -19.0 LUFS  LRA 3.1 LU  TP -1.2 dBTP (0:42)".
   public var line: String {
     func l(_ v: Double) -> String { v.isFinite ? NumberFormat.fixed(v, 1) : "-inf" }
-    return "M \(l(momentary))  S \(l(shortTerm))  I \(l(integrated)) LUFS  LRA \(NumberFormat.fixed(range, 1)) LU  TP \(l(truePeakDecibels)) dBTP"
+    return
+      "M \(l(momentary))  S \(l(shortTerm))  I \(l(integrated)) LUFS  LRA \(NumberFormat.fixed(range, 1)) LU  TP \(l(truePeakDecibels)) dBTP"
       + " (over \(NumberFormat.time(seconds)))" + (droppedFrames > 0 ? ", \(droppedFrames) frames missed" : "")
   }
 }
@@ -154,9 +155,9 @@ final class LiveLoudnessMeter {
 
   func reading(droppedSoFar: Int) -> LiveLoudness {
     let l = meter.loudness
-    return LiveLoudness(momentary: meter.momentary, shortTerm: meter.shortTerm, integrated: l.integrated, range: l.range,
-                        truePeak: l.truePeak, seconds: Double(frames) / Double(sampleRate),
-                        droppedFrames: droppedSoFar - droppedAtReset)
+    return LiveLoudness(
+      momentary: meter.momentary, shortTerm: meter.shortTerm, integrated: l.integrated, range: l.range,
+      truePeak: l.truePeak, seconds: Double(frames) / Double(sampleRate),
+      droppedFrames: droppedSoFar - droppedAtReset)
   }
 }
-

@@ -68,8 +68,10 @@ final class EffectLoadJob: @unchecked Sendable {
     guard let file = taken else { return }
     let outcome: Result<DecodedEffect, MixerError>
     do throws(MixerError) {
-      outcome = .success(try Mixer.decodeEffect(file, name: settings.name, path: path, sampleRate: sampleRate,
-                                                cancelled: { [self] in isCancelled }))
+      outcome = .success(
+        try Mixer.decodeEffect(
+          file, name: settings.name, path: path, sampleRate: sampleRate,
+          cancelled: { [self] in isCancelled }))
     } catch {
       outcome = .failure(error)
     }
@@ -239,11 +241,14 @@ extension Mixer {
       do {
         try file.checkFits(maxFrames: Int(Self.maxEffectSeconds * Double(fileRate)), maxBytes: Self.maxEffectBytes)
       } catch { throw MixerError("\(error)") }
-      let held = effectsByName.values.reduce(0) { $0 + $1.frames * $1.channels * MemoryLayout<Float>.size }
+      let held =
+        effectsByName.values.reduce(0) { $0 + $1.frames * $1.channels * MemoryLayout<Float>.size }
         + effectsLoading.reduce(0) { $0 + $1.neededBytes }
       let needed = Self.effectBytes(file, sampleRate: sampleRate)
       if held + needed > Self.maxEffectBankBytes {
-        throw MixerError("\(path): the loaded effects hold \(held >> 20) MB and this one needs \(needed >> 20) MB; effects may hold at most \(Self.maxEffectBankBytes >> 20) MB in all ('sfx unload' some first)")
+        throw MixerError(
+          "\(path): the loaded effects hold \(held >> 20) MB and this one needs \(needed >> 20) MB; effects may hold at most \(Self.maxEffectBankBytes >> 20) MB in all ('sfx unload' some first)"
+        )
       }
       return file
     } catch {
@@ -262,13 +267,16 @@ extension Mixer {
   /// touches nothing but the file and the memory it returns). `cancelled` is asked between
   /// blocks of the reading and of the conversion: a load cancelled (`sfx unload`, a newer `sfx
   /// load` of the name, Ctrl-C during `sfx wait`) stops within a block and keeps nothing.
-  static func decodeEffect(_ file: borrowing SoundFile, name: String, path: String, sampleRate: Double,
-                           cancelled: () -> Bool = { false }) throws(MixerError) -> DecodedEffect {
+  static func decodeEffect(
+    _ file: borrowing SoundFile, name: String, path: String, sampleRate: Double,
+    cancelled: () -> Bool = { false }
+  ) throws(MixerError) -> DecodedEffect {
     let fileRate = file.info.sampleRate
     let samples: [Float], channels: Int
     do {
-      (samples, channels) = try file.readAll(maxFrames: Int(maxEffectSeconds * Double(fileRate)), maxBytes: maxEffectBytes,
-                                             cancelled: cancelled)
+      (samples, channels) = try file.readAll(
+        maxFrames: Int(maxEffectSeconds * Double(fileRate)), maxBytes: maxEffectBytes,
+        cancelled: cancelled)
     } catch { throw MixerError("cannot load effect '\(name)': \(error)") }
     var converted = samples
     if fileRate != Int(sampleRate) {
@@ -320,7 +328,8 @@ extension Mixer {
 
   /// Hands a decoded effect to the renderer (command ring) and records it; frees it on failure.
   private func installEffect(settings: EffectSettings, path: String, slot: Int32, decoded: DecodedEffect) throws(MixerError) {
-    let effect = LoadedEffect(settings: settings, path: path, slot: slot, data: decoded.data, frames: decoded.frames, channels: decoded.channels)
+    let effect = LoadedEffect(
+      settings: settings, path: path, slot: slot, data: decoded.data, frames: decoded.frames, channels: decoded.channels)
     do throws(MixerError) {
       try send(.loadEffect(slot: slot, sample: EffectSample(data: decoded.data, frames: decoded.frames, channels: decoded.channels)))
     } catch {

@@ -13,8 +13,9 @@ extension Mixer {
       // What the tap held from an earlier start is stale: drop it before measuring.
       let stale = rings.loudnessTap.availableCount()
       rings.loudnessTap.release(count: stale - stale % 2)
-      liveLoudness = try LiveLoudnessMeter(sampleRate: Int(sampleRate.rounded()),
-                                           droppedSoFar: tap.pointee.droppedFrames.load(ordering: .relaxed))
+      liveLoudness = try LiveLoudnessMeter(
+        sampleRate: Int(sampleRate.rounded()),
+        droppedSoFar: tap.pointee.droppedFrames.load(ordering: .relaxed))
       tap.pointee.enabled.store(true, ordering: .relaxed)
     }
   }

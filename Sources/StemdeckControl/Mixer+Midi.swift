@@ -77,7 +77,8 @@ extension Mixer {
     if mapping.action.targetsStem, !stems.contains(where: { $0.settings.name == mapping.target }) {
       throw MixerError("no stem named '\(printableText(mapping.target))' (midi \(mapping.action.rawValue) drives a stem)")
     }
-    if mapping.action == .sfx, effectsByName[mapping.target] == nil, !effectsLoading.contains(where: { $0.settings.name == mapping.target }) {
+    if mapping.action == .sfx, effectsByName[mapping.target] == nil, !effectsLoading.contains(where: { $0.settings.name == mapping.target })
+    {
       throw MixerError("no effect named '\(printableText(mapping.target))' (load it with 'sfx load' first)")
     }
     if midi.mappings.contains(mapping) { throw MixerError("that mapping exists already (\(mapping.description))") }
@@ -133,14 +134,17 @@ extension Mixer {
       throw MixerError("the renderer is not taking commands; MIDI mappings not sent")
     }
     for (index, row) in table.enumerated() {
-      let binding = MidiBinding(kind: MidiSourceKind(rawValue: UInt8(row[0])) ?? .cc, channel: Int8(row[1]),
-                                number: Int16(row[2]), target: MidiTarget(rawValue: UInt8(row[3])) ?? .control,
-                                slot: Int32(row[4]))
+      let binding = MidiBinding(
+        kind: MidiSourceKind(rawValue: UInt8(row[0])) ?? .cc, channel: Int8(row[1]),
+        number: Int16(row[2]), target: MidiTarget(rawValue: UInt8(row[3])) ?? .control,
+        slot: Int32(row[4]))
       try send(.setMidiBinding(index: Int32(index), binding: binding, count: Int32(index + 1)))
     }
     if table.count < midiState.published.count || table.isEmpty {
-      try send(.setMidiBinding(index: -1, binding: MidiBinding(kind: .cc, channel: -1, number: 0, target: .control, slot: -1),
-                               count: Int32(table.count)))
+      try send(
+        .setMidiBinding(
+          index: -1, binding: MidiBinding(kind: .cc, channel: -1, number: 0, target: .control, slot: -1),
+          count: Int32(table.count)))
     }
     midiState.published = table
   }
@@ -217,8 +221,9 @@ extension Mixer {
     case (0x90, .sfx), (0x90, .mute), (0x90, .solo), (0x90, .play): source = .note
     default: return nil
     }
-    let mapping = MidiMapping(source: source, number: source == .bend ? 0 : Int(data1), channel: Int(status & 0x0F) + 1,
-                              action: learning.action, target: learning.target)
+    let mapping = MidiMapping(
+      source: source, number: source == .bend ? 0 : Int(data1), channel: Int(status & 0x0F) + 1,
+      action: learning.action, target: learning.target)
     midiState.learning = nil
     do throws(MixerError) {
       try checkMidiMapping(mapping)

@@ -62,7 +62,9 @@ extension Mixer {
   public func beginGroup(atSeconds seconds: Double?) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       if let seconds {
-        guard seconds.isFinite, seconds >= 0 else { throw MixerError("a change must land at 0 or more seconds (got \(NumberFormat.plain(seconds)))") }
+        guard seconds.isFinite, seconds >= 0 else {
+          throw MixerError("a change must land at 0 or more seconds (got \(NumberFormat.plain(seconds)))")
+        }
       }
       try send(.beginGroup(frame: seconds.map { Int(($0 * sampleRate).rounded()) } ?? Int.min))
     }
@@ -137,8 +139,10 @@ extension Mixer {
 extension Mixer {
   /// The rules a loop region must follow in a file of `length` seconds (the REPL's `loop` and
   /// a session's `loopStart`/`loopEnd`/`crossfade` alike).
-  static func checkLoopRegion(start: Double?, end: Double?, crossfade: Double, length: Double,
-                              name: String) throws(MixerError) {
+  static func checkLoopRegion(
+    start: Double?, end: Double?, crossfade: Double, length: Double,
+    name: String
+  ) throws(MixerError) {
     guard let start, let end else { return }
     try MixerError.check(start, .loopPoint, "loop start")
     try MixerError.check(end, .loopPoint, "loop end")
@@ -149,7 +153,8 @@ extension Mixer {
       throw MixerError("loop end \(NumberFormat.time(end)) is past the end of '\(printableText(name))' (\(NumberFormat.time(length)))")
     }
     if crossfade > start {
-      throw MixerError("a \(NumberFormat.plain(crossfade)) s crossfade needs that much audio before the loop start (\(NumberFormat.time(start)))")
+      throw MixerError(
+        "a \(NumberFormat.plain(crossfade)) s crossfade needs that much audio before the loop start (\(NumberFormat.time(start)))")
     }
     if crossfade > end - start {
       throw MixerError("the crossfade (\(NumberFormat.plain(crossfade)) s) is longer than the loop (\(NumberFormat.plain(end - start)) s)")
@@ -168,7 +173,9 @@ extension Mixer {
       if mode == .varispeed && stem.settings.pitch != 0 {
         // Varispeed has no pitch of its own (the rate moves it): the same rule as `pitch` and the
         // session file's, so a saved session always opens again.
-        throw MixerError("'\(name)' is pitch-shifted (\(NumberFormat.plain(stem.settings.pitch)) semitones): 'pitch \(name) 0' first (in varispeed the pitch follows the rate)")
+        throw MixerError(
+          "'\(name)' is pitch-shifted (\(NumberFormat.plain(stem.settings.pitch)) semitones): 'pitch \(name) 0' first (in varispeed the pitch follows the rate)"
+        )
       }
       var settings = stem.settings
       settings.mode = mode
@@ -201,8 +208,11 @@ extension Mixer {
         try rebuildStems([(stem, settings)], quality: quality, what: "shift the pitch of '\(printableText(name))'")
         try seek(toFrame: position)
       } else {
-        try send(.setPitchScale(slot: stem.slot, scale: StretchState.pitchScale(
-          semitones: semitones, fileRate: fileRate, engineRate: sampleRate)))
+        try send(
+          .setPitchScale(
+            slot: stem.slot,
+            scale: StretchState.pitchScale(
+              semitones: semitones, fileRate: fileRate, engineRate: sampleRate)))
         stem.settings = settings
       }
       isDirty = true

@@ -71,8 +71,9 @@ extension Mixer {
   public var recordingStatus: RecordingStatus? {
     lock.locked {
       recorder.map {
-        RecordingStatus(name: $0.name, path: $0.path, seconds: Double($0.framesWritten) / sampleRate,
-                        dropped: $0.framesDropped, paused: recordPaused, stopping: recordStopping)
+        RecordingStatus(
+          name: $0.name, path: $0.path, seconds: Double($0.framesWritten) / sampleRate,
+          dropped: $0.framesDropped, paused: recordPaused, stopping: recordStopping)
       }
     }
   }

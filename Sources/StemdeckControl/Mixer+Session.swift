@@ -21,9 +21,12 @@ extension Mixer {
       reclaimSlots(needed)
       if needed > freeSlots.count {
         let limit = renderState.pointee.maxVoices
-        throw MixerError(file: sessionPath, needed > limit
-          ? "the session has \(needed) stems; stemdeck plays at most \(limit) — nothing was opened"
-          : "its \(needed) stems need \(needed) free stem slots, but only \(freeSlots.count) of \(limit) are free while the current stems are in use — nothing was opened; try again in a moment")
+        throw MixerError(
+          file: sessionPath,
+          needed > limit
+            ? "the session has \(needed) stems; stemdeck plays at most \(limit) — nothing was opened"
+            : "its \(needed) stems need \(needed) free stem slots, but only \(freeSlots.count) of \(limit) are free while the current stems are in use — nothing was opened; try again in a moment"
+        )
       }
       let oldStems = stems, oldOffline = offlineStems, oldQuality = quality, oldDirty = isDirty
       stems = []
@@ -96,8 +99,9 @@ extension Mixer {
       }
       // The loop region must lie in the file, as the REPL's 'loop' requires.
       do {
-        try Self.checkLoopRegion(start: stem.loopStart, end: stem.loopEnd, crossfade: stem.crossfade,
-                                 length: Double(info.frameCount) / Double(info.sampleRate), name: stem.name)
+        try Self.checkLoopRegion(
+          start: stem.loopStart, end: stem.loopEnd, crossfade: stem.crossfade,
+          length: Double(info.frameCount) / Double(info.sampleRate), name: stem.name)
       } catch { throw MixerError(file: sessionPath, "\(place).loopEnd: \(error)") }
     }
     // In strict mode an effect that cannot load is an error: find it before anything changes.
@@ -112,7 +116,11 @@ extension Mixer {
     // Takes are written where the session says: say so when that is outside its folder.
     let folder = session.recording.folder
     if folder.hasPrefix("/") || folder.split(separator: "/").contains("..") {
-      warnings.append(MixerWarning(file: sessionPath, "recording.folder '\(printableText(folder))' lies outside the session's folder (\(folder.hasPrefix("/") ? "an absolute path" : "it climbs with ..")); takes recorded will be written to \(printableText(SessionFile.resolve(file: folder, sessionPath: sessionPath)))"))
+      warnings.append(
+        MixerWarning(
+          file: sessionPath,
+          "recording.folder '\(printableText(folder))' lies outside the session's folder (\(folder.hasPrefix("/") ? "an absolute path" : "it climbs with ..")); takes recorded will be written to \(printableText(SessionFile.resolve(file: folder, sessionPath: sessionPath)))"
+        ))
     }
     do {
       try MixerError.check(session.masterVolume, .volume, "master.volume")
@@ -129,7 +137,8 @@ extension Mixer {
         if strict { throw MixerError(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error)") }
         // Kept as it was (like an offline stem), so the next save writes it back unchanged.
         offlineEffects.append(OfflineEffect(settings: effect, path: path, index: index))
-        warnings.append(MixerWarning(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error) — not loaded; kept in the session as it is"))
+        warnings.append(
+          MixerWarning(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error) — not loaded; kept in the session as it is"))
       }
     }
     return warnings

@@ -85,8 +85,10 @@ public final class Mixer: @unchecked Sendable {
   /// The master's live loudness meter, fed from the renderer's tap (Mixer+Loudness.swift).
   var liveLoudness: LiveLoudnessMeter?
 
-  public init(sampleRate: Double, quality: ResamplerQuality = .fast, streaming: Streaming = .thread,
-              maxVoices: Int = 1024, maxBlockFrames: Int = 4096, diskPacing: (any DiskReadPacing)? = nil) {
+  public init(
+    sampleRate: Double, quality: ResamplerQuality = .fast, streaming: Streaming = .thread,
+    maxVoices: Int = 1024, maxBlockFrames: Int = 4096, diskPacing: (any DiskReadPacing)? = nil
+  ) {
     self.sampleRate = sampleRate
     disk = DiskStreamer(pacing: diskPacing)
     self.quality = quality
@@ -266,8 +268,9 @@ public final class Mixer: @unchecked Sendable {
       }
       let prepared: PreparedStem
       do throws(MixerError) {
-        prepared = try prepareStem(file: file, path: path, settings: settings, slot: slot, quality: quality,
-                                   atTransportFrame: pendingAt ?? joinTransportFrame(), anySolo: anySolo(including: settings))
+        prepared = try prepareStem(
+          file: file, path: path, settings: settings, slot: slot, quality: quality,
+          atTransportFrame: pendingAt ?? joinTransportFrame(), anySolo: anySolo(including: settings))
       } catch {
         freeSlots.append(slot)
         throw MixerError("cannot add stem '\(settings.name)': \(error)")
@@ -275,7 +278,8 @@ public final class Mixer: @unchecked Sendable {
       let stem = prepared.stem, voice = prepared.voice
       disk.add(prepared.stream)
       do throws(MixerError) {
-        try send(pendingAt == nil ? .addVoice(slot: slot, voice: voice) : .addPendingVoice(slot: slot, voice: voice, song: songChangesSent + 1))
+        try send(
+          pendingAt == nil ? .addVoice(slot: slot, voice: voice) : .addPendingVoice(slot: slot, voice: voice, song: songChangesSent + 1))
       } catch {
         disk.remove(prepared.stream)
         discard(prepared)
@@ -298,13 +302,16 @@ public final class Mixer: @unchecked Sendable {
 
   /// Builds a stem's converter, ring, shared state, voice and stream for `slot`, placed for
   /// `atTransportFrame`. Throws (having built nothing) when the converter cannot be made.
-  func prepareStem(file: consuming SoundFile, path: String, settings: StemSettings, slot: Int32, quality: ResamplerQuality,
-                   atTransportFrame frame: Int, anySolo solo: Bool) throws(MixerError) -> PreparedStem {
+  func prepareStem(
+    file: consuming SoundFile, path: String, settings: StemSettings, slot: Int32, quality: ResamplerQuality,
+    atTransportFrame frame: Int, anySolo solo: Bool
+  ) throws(MixerError) -> PreparedStem {
     let info = file.info
     let channels = min(info.channelCount, 2)
     let converter = try quality.makeConverter(channels: channels, rateScale: sampleRate / Double(info.sampleRate))
-    let ringFrames = Self.ringFrames(engineRate: sampleRate, fileRate: Double(info.sampleRate),
-                                     maxBlockFrames: renderState.pointee.maxBlockFrames)
+    let ringFrames = Self.ringFrames(
+      engineRate: sampleRate, fileRate: Double(info.sampleRate),
+      maxBlockFrames: renderState.pointee.maxBlockFrames)
     let ends = SPSCRing.make(minimumCapacity: ringFrames * channels, of: Float.self)
     let shared = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
     shared.initialize(to: StemShared(loops: settings.loops))
@@ -320,16 +327,20 @@ public final class Mixer: @unchecked Sendable {
     var stretch: UnsafeMutablePointer<StretchState>?
     if settings.mode == .stretch {
       stretch = .allocate(capacity: 1)
-      stretch!.initialize(to: StretchState(channels: channels, engineRate: sampleRate, fileRate: Double(info.sampleRate),
-                                           rate: settings.rate, pitchSemitones: settings.pitch, slot: Int(slot)))
+      stretch!.initialize(
+        to: StretchState(
+          channels: channels, engineRate: sampleRate, fileRate: Double(info.sampleRate),
+          rate: settings.rate, pitchSemitones: settings.pitch, slot: Int(slot)))
     }
     let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
-    voice.initialize(to: StemVoice(
-      shared: shared, audio: ends.consumer, channels: channels, converter: converter,
-      rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
-      volume: settings.volume, pan: settings.pan, audible: audible,
-      sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame,
-      stretch: stretch, pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate)))
+    voice.initialize(
+      to: StemVoice(
+        shared: shared, audio: ends.consumer, channels: channels, converter: converter,
+        rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
+        volume: settings.volume, pan: settings.pan, audible: audible,
+        sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame,
+        stretch: stretch,
+        pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate)))
     return PreparedStem(stem: stem, voice: voice, stream: stream)
   }
 
@@ -350,8 +361,10 @@ public final class Mixer: @unchecked Sendable {
   /// room in the command ring is secured before the first is swapped; if anything fails the
   /// error says which stem and why (`what` names the change) and every stem plays on as it was.
   /// The caller re-syncs the transport afterwards (`seek`).
-  func rebuildStems(_ targets: [(stem: Stem, settings: StemSettings)], quality newQuality: ResamplerQuality,
-                    what: String) throws(MixerError) {
+  func rebuildStems(
+    _ targets: [(stem: Stem, settings: StemSettings)], quality newQuality: ResamplerQuality,
+    what: String
+  ) throws(MixerError) {
     try completePendingSongChange()
     let frame = joinTransportFrame()
     let solo = anySolo()
@@ -361,8 +374,10 @@ public final class Mixer: @unchecked Sendable {
       do throws(MixerError) {
         let file: SoundFile
         do { file = try SoundFile(readingFrom: old.path) } catch { throw MixerError("\(error)") }
-        prepared.append(try prepareStem(file: file, path: old.path, settings: settings, slot: old.slot, quality: newQuality,
-                                        atTransportFrame: frame, anySolo: solo))
+        prepared.append(
+          try prepareStem(
+            file: file, path: old.path, settings: settings, slot: old.slot, quality: newQuality,
+            atTransportFrame: frame, anySolo: solo))
       } catch {
         for p in prepared { discard(p) }
         let others = targets.count > 1 ? "; no stem was changed" : ""
@@ -372,7 +387,8 @@ public final class Mixer: @unchecked Sendable {
     // The swaps and the re-sync that follows (a join frame per stem and the seek) must all fit.
     guard waitForCommandRoom(count: prepared.count + stems.count + 2) else {
       for p in prepared { discard(p) }
-      throw MixerError("cannot \(what): the audio engine is not keeping up with commands (command queue full); nothing was changed; try again")
+      throw MixerError(
+        "cannot \(what): the audio engine is not keeping up with commands (command queue full); nothing was changed; try again")
     }
     var index: [ObjectIdentifier: Int] = [:]
     for (i, stem) in stems.enumerated() { index[ObjectIdentifier(stem)] = i }
@@ -482,8 +498,10 @@ public final class Mixer: @unchecked Sendable {
   /// running), audibility always.
   func pushGains(_ stem: Stem, volume: Bool = false, pan: Bool = false, anySolo solo: Bool? = nil) throws(MixerError) {
     let audible = stem.isAudible(anySolo: solo ?? anySolo())
-    try send(.setLevels(slot: stem.slot, volume: volume ? stem.settings.volume : nil, pan: pan ? stem.settings.pan : nil,
-                        audible: audible))
+    try send(
+      .setLevels(
+        slot: stem.slot, volume: volume ? stem.settings.volume : nil, pan: pan ? stem.settings.pan : nil,
+        audible: audible))
     stem.sentAudible = audible
   }
 
@@ -654,7 +672,9 @@ public final class Mixer: @unchecked Sendable {
   }
 
   public func stemStatus(_ name: String) throws(MixerError) -> StemStatus {
-    try lock.locked { () throws(MixerError) -> StemStatus in try find(name).status(engineRate: sampleRate, preFader: options.meterPoint == .pre) }
+    try lock.locked { () throws(MixerError) -> StemStatus in
+      try find(name).status(engineRate: sampleRate, preFader: options.meterPoint == .pre)
+    }
   }
 
   public func masterMeter() -> MeterReading {
@@ -707,7 +727,8 @@ public final class Mixer: @unchecked Sendable {
       // position's until it is applied (`play` at the end rewinds that way).
       let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != epoch
       if !endReported && !seekPending && !stems.isEmpty && !stems.contains(where: { $0.settings.loops < 0 })
-        && allFiniteStemsFinishedLocked() {
+        && allFiniteStemsFinishedLocked()
+      {
         endReported = true
         songEndCount += 1
         out.append(.allFinished)
@@ -813,7 +834,9 @@ public final class Mixer: @unchecked Sendable {
     try MixerError.check(s.crossfade, .crossfade, "crossfade")
     try MixerError.check(s.pitch, .pitch, "pitch")
     if s.mode == .varispeed && s.pitch != 0 {
-      throw MixerError("pitch shifts need stretch mode (got pitch \(NumberFormat.plain(s.pitch)) for '\(s.name)' in varispeed mode, where the pitch follows the rate)")
+      throw MixerError(
+        "pitch shifts need stretch mode (got pitch \(NumberFormat.plain(s.pitch)) for '\(s.name)' in varispeed mode, where the pitch follows the rate)"
+      )
     }
   }
 
@@ -922,7 +945,8 @@ final class Stem {
     return StemStatus(
       settings: settings, path: path, info: info,
       loopIndex: sourceFrame / max(1, loopFrames),
-      positionInFile: (Double(sourceFrame % max(1, loopFrames)) + (settings.loopStart ?? 0) * Double(info.sampleRate)) / Double(info.sampleRate),
+      positionInFile: (Double(sourceFrame % max(1, loopFrames)) + (settings.loopStart ?? 0) * Double(info.sampleRate))
+        / Double(info.sampleRate),
       length: Double(info.frameCount) / Double(info.sampleRate),
       finished: s.pointee.finished.load(ordering: .relaxed),
       underruns: s.pointee.underruns.load(ordering: .relaxed),
@@ -993,8 +1017,9 @@ extension Mixer {
   /// the half-built copy is shut down (its disk threads and memory freed) before the throw.
   public func copy(atSampleRate newRate: Double, warnings: inout [String]) throws(MixerError) -> Mixer {
     try lock.locked { () throws(MixerError) -> Mixer in
-      let other = Mixer(sampleRate: newRate, quality: quality, streaming: streaming,
-                        maxVoices: renderState.pointee.maxVoices, maxBlockFrames: renderState.pointee.maxBlockFrames)
+      let other = Mixer(
+        sampleRate: newRate, quality: quality, streaming: streaming,
+        maxVoices: renderState.pointee.maxVoices, maxBlockFrames: renderState.pointee.maxBlockFrames)
       var lost: [String] = []
       do throws(MixerError) {
         try other.setOptions(options)
@@ -1013,7 +1038,9 @@ extension Mixer {
           } else if let stem = entry.stem {
             do throws(SoundFileError) { _ = try SoundFile(readingFrom: stem.path) } catch {
               offline.append(OfflineStem(settings: stem.settings, path: stem.path, reason: error.reason, index: index))
-              lost.append("stem '\(printableText(stem.settings.name))' is offline: \(printableText(error.description)) (its settings are kept and saved; fix the file and 'open' the session again)")
+              lost.append(
+                "stem '\(printableText(stem.settings.name))' is offline: \(printableText(error.description)) (its settings are kept and saved; fix the file and 'open' the session again)"
+              )
               continue
             }
             try other.addStem(path: stem.path, settings: stem.settings)

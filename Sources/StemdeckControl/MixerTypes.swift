@@ -56,9 +56,10 @@ public enum StemName {
   public static func derived(fromPath path: String, taken: [String]) -> String {
     var base = String(path.split(separator: "/").last ?? "stem")
     if let dot = base.lastIndex(of: "."), dot != base.startIndex { base = String(base[..<dot]) }
-    var cleaned = String(base.unicodeScalars.map { c -> Character in
-      StemSettings.isNameCharacter(c) ? Character(c) : "_"
-    })
+    var cleaned = String(
+      base.unicodeScalars.map { c -> Character in
+        StemSettings.isNameCharacter(c) ? Character(c) : "_"
+      })
     if cleaned.isEmpty || cleaned.lowercased() == "all" { cleaned = "stem" }
     if NameRules.reservedForPorts.contains(cleaned.lowercased()) { cleaned += "-stem" }
     if cleaned.count > 60 { cleaned = String(cleaned.prefix(60)) }
@@ -120,9 +121,13 @@ public enum Suggestion {
 public func printableText(_ text: String) -> String {
   var out = ""
   for scalar in text.unicodeScalars.prefix(60) {
-    if scalar.value < 0x20 || scalar.value == 0x7f { out += "\\u{\(String(scalar.value, radix: 16))}" }
-    else if RawFileName.byte(of: scalar) != nil { out += RawFileName.escaped(String(scalar)) }
-    else { out.unicodeScalars.append(scalar) }
+    if scalar.value < 0x20 || scalar.value == 0x7f {
+      out += "\\u{\(String(scalar.value, radix: 16))}"
+    } else if RawFileName.byte(of: scalar) != nil {
+      out += RawFileName.escaped(String(scalar))
+    } else {
+      out.unicodeScalars.append(scalar)
+    }
   }
   if text.unicodeScalars.count > 60 { out += "…" }
   return out
@@ -142,9 +147,14 @@ public func terminalSafe(_ text: String) -> String {
   guard text.unicodeScalars.contains(where: { unsafe($0.value) || RawFileName.byte(of: $0) != nil }) else { return text }
   var out = ""
   for scalar in text.unicodeScalars {
-    if unsafe(scalar.value) { out += "\\u{\(String(scalar.value, radix: 16))}" }
-    else if RawFileName.byte(of: scalar) != nil { out += RawFileName.escaped(String(scalar)) }  // a name that is not UTF-8
-    else { out.unicodeScalars.append(scalar) }
+    if unsafe(scalar.value) {
+      out += "\\u{\(String(scalar.value, radix: 16))}"
+    } else if RawFileName.byte(of: scalar) != nil {
+      out += RawFileName.escaped(String(scalar))
+    }  // a name that is not UTF-8
+    else {
+      out.unicodeScalars.append(scalar)
+    }
   }
   return out
 }
@@ -161,8 +171,9 @@ public struct MeterReading: Sendable, Equatable {
 
   init(cells: UnsafeMutablePointer<MeterCells>, channels count: Int) {
     func read(_ c: borrowing MeterCell) -> Channel {
-      Channel(peak: Decibels.fromAmplitude(Double(c.peak)), average: Decibels.fromAmplitude(Double(c.rms)),
-              hold: Decibels.fromAmplitude(Double(c.hold)), clips: c.clips)
+      Channel(
+        peak: Decibels.fromAmplitude(Double(c.peak)), average: Decibels.fromAmplitude(Double(c.rms)),
+        hold: Decibels.fromAmplitude(Double(c.hold)), clips: c.clips)
     }
     var list = [read(cells.pointee.left)]
     if count > 1 { list.append(read(cells.pointee.right)) }
@@ -236,7 +247,8 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
     case .badSamples(let name): return "stem '\(name)' produced NaN or infinite samples and was muted"
     case .readFailed(let name, let message): return "stem '\(name)' can no longer be read: \(message)"
     case .takeRecorded(let name, let path, let seconds, let dropped):
-      return "take '\(name)' recorded: \(NumberFormat.time(seconds)) in \(path), added as a stem" + (dropped > 0 ? " (\(dropped) frames dropped: the disk was too slow)" : "")
+      return "take '\(name)' recorded: \(NumberFormat.time(seconds)) in \(path), added as a stem"
+        + (dropped > 0 ? " (\(dropped) frames dropped: the disk was too slow)" : "")
     case .recordingFailed(let name, let message): return "recording '\(name)': \(message)"
     case .effectLoaded(let name): return "effect '\(name)' loaded"
     case .effectFailed(let name, let message): return "effect '\(name)' failed: \(message)"
@@ -288,7 +300,6 @@ extension String {
     count >= width ? self : String(repeating: pad, count: width - count) + self
   }
 }
-
 
 extension NSRecursiveLock {
   /// Runs `body` holding the lock, keeping `body`'s typed error (Foundation's `withLock` rethrows

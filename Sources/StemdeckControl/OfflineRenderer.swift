@@ -110,16 +110,23 @@ public enum OfflineRenderer {
       throw MixerError("\(printableText(outputPath)): \(error.reason)")
     }
     if dither == true && format.isLossy {
-      throw MixerError("--dither is for integer outputs; \(printableText(outputPath)) is \(format.description), a lossy codec that takes the float mix as it is")
+      throw MixerError(
+        "--dither is for integer outputs; \(printableText(outputPath)) is \(format.description), a lossy codec that takes the float mix as it is"
+      )
     }
     if dither == true && format.integerBits == nil {
-      throw MixerError("--dither is for integer outputs (.flac, .aiff: 24-bit); \(printableText(outputPath)) is 32-bit float WAV, which needs none")
+      throw MixerError(
+        "--dither is for integer outputs (.flac, .aiff: 24-bit); \(printableText(outputPath)) is 32-bit float WAV, which needs none")
     }
     if format == .opus && ![8000, 12000, 16000, 24000, 48000].contains(sampleRate) {
-      throw MixerError("\(printableText(outputPath)): Opus files are 8000, 12000, 16000, 24000 or 48000 Hz, not \(sampleRate) Hz: render with --sample-rate 48000, or to another format")
+      throw MixerError(
+        "\(printableText(outputPath)): Opus files are 8000, 12000, 16000, 24000 or 48000 Hz, not \(sampleRate) Hz: render with --sample-rate 48000, or to another format"
+      )
     }
     if dither == true && format.integerBits == 32 {
-      throw MixerError("--dither is for 16- and 24-bit outputs; \(printableText(outputPath)) is \(format.description), which holds every float sample of the mix exactly")
+      throw MixerError(
+        "--dither is for 16- and 24-bit outputs; \(printableText(outputPath)) is \(format.description), which holds every float sample of the mix exactly"
+      )
     }
     if let normalize { try check(normalize) }
     // TPDF dither: on by default for 16-bit output, on request for 24-bit (as mastering tools do);
@@ -128,8 +135,9 @@ public enum OfflineRenderer {
     try checkOutput(outputPath, session: session, sessionPath: sessionPath)
     var stemPaths: [String] = []
     if let stemsFolder {
-      stemPaths = try checkStemsFolder(stemsFolder, outputPath: outputPath, extension: OutputFormat.fileExtension(outputPath) ?? format.container,
-                                       session: session, sessionPath: sessionPath)
+      stemPaths = try checkStemsFolder(
+        stemsFolder, outputPath: outputPath, extension: OutputFormat.fileExtension(outputPath) ?? format.container,
+        session: session, sessionPath: sessionPath)
     }
 
     // First pass of a normalised render: measure the mix as it is (nothing written).
@@ -143,14 +151,18 @@ public enum OfflineRenderer {
       let measuring = try prepare(session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate)
       defer { measuring.mixer.shutdown() }
       let meter = try LoudnessMeter(sampleRate: sampleRate)
-      _ = try run(measuring, blockFrames: blockFrames,
-                  progress: progress.map { p in { p($0 / 2) } }, warning: nil, cancelled: cancelled,
-                  interrupted: "interrupted: the render stopped while measuring; nothing was written") { interleaved, n throws(MixerError) in
+      _ = try run(
+        measuring, blockFrames: blockFrames,
+        progress: progress.map { p in { p($0 / 2) } }, warning: nil, cancelled: cancelled,
+        interrupted: "interrupted: the render stopped while measuring; nothing was written"
+      ) { interleaved, n throws(MixerError) in
         try meter.add(interleaved, frames: n)
       }
       let measured = meter.loudness
       guard measured.integrated.isFinite else {
-        throw MixerError("--normalize: the mix is silent (every 400 ms block lies under the -70 LUFS gate), so there is no loudness to bring to \(Loudness.lufs(normalize.target)); render without --normalize")
+        throw MixerError(
+          "--normalize: the mix is silent (every 400 ms block lies under the -70 LUFS gate), so there is no loudness to bring to \(Loudness.lufs(normalize.target)); render without --normalize"
+        )
       }
       var db = normalize.target - measured.integrated
       writtenFrom = 0.5
@@ -181,7 +193,8 @@ public enum OfflineRenderer {
         session.stems.map { stem in plan.mixer.stems.first { $0.settings.name == stem.name }?.slot ?? -1 }
       }
       if let missing = stemSlots.firstIndex(of: -1) {
-        throw MixerError("--stems: stem '\(printableText(session.stems[missing].name))' is not playable (its file is offline), so it has no file to write")
+        throw MixerError(
+          "--stems: stem '\(printableText(session.stems[missing].name))' is not playable (its file is offline), so it has no file to write")
       }
     }
 
@@ -212,15 +225,22 @@ public enum OfflineRenderer {
       let stopped = "the render stopped; a previous \(printableText(name)) is left as it was"
       // The stems go through the limiter with the master: the same gain curve, so they still sum to it.
       limiter = limiterSetting.map { setting in
-        LimiterBox(TruePeakLimiter(sampleRate: sampleRate, ceiling: Decibels.toAmplitude(setting.threshold),
-                                   channels: 2 + 2 * stemSlots.count, maxFrames: blockFrames))
+        LimiterBox(
+          TruePeakLimiter(
+            sampleRate: sampleRate, ceiling: Decibels.toAmplitude(setting.threshold),
+            channels: 2 + 2 * stemSlots.count, maxFrames: blockFrames))
       }
-      summary = try run(plan, stemSlots: stemSlots, stemSink: stemFiles.write, stemSlot: stemFiles.slot, limiter: limiter, blockFrames: blockFrames, gain: gain,
-                        progress: progress.map { p in normalize == nil ? p : { p(writtenFrom + $0 * (1 - writtenFrom)) } },
-                        warning: warning, cancelled: cancelled, interrupted: "interrupted: \(stopped)") { interleaved, n throws(MixerError) in
+      summary = try run(
+        plan, stemSlots: stemSlots, stemSink: stemFiles.write, stemSlot: stemFiles.slot, limiter: limiter, blockFrames: blockFrames,
+        gain: gain,
+        progress: progress.map { p in normalize == nil ? p : { p(writtenFrom + $0 * (1 - writtenFrom)) } },
+        warning: warning, cancelled: cancelled, interrupted: "interrupted: \(stopped)"
+      ) { interleaved, n throws(MixerError) in
         ditherer?.apply(interleaved, count: 2 * n)
         try meter?.add(interleaved, frames: n)
-        do throws(SoundFileError) { try writer.write(interleaved, frameCount: n) } catch { throw MixerError("\(printableText(outputPath)): \(error.reason) — \(stopped)") }
+        do throws(SoundFileError) { try writer.write(interleaved, frameCount: n) } catch {
+          throw MixerError("\(printableText(outputPath)): \(error.reason) — \(stopped)")
+        }
       }
       do { try writer.finish() } catch { throw MixerError("\(printableText(outputPath)): \(error.reason)") }
       try stemFiles.finish()
@@ -275,12 +295,15 @@ public enum OfflineRenderer {
       let plan = try prepare(session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate)
       defer { plan.mixer.shutdown() }
       let meter = try LoudnessMeter(sampleRate: sampleRate)
-      let box = LimiterBox(TruePeakLimiter(sampleRate: sampleRate, ceiling: Decibels.toAmplitude(threshold), channels: 2, maxFrames: blockFrames))
+      let box = LimiterBox(
+        TruePeakLimiter(sampleRate: sampleRate, ceiling: Decibels.toAmplitude(threshold), channels: 2, maxFrames: blockFrames))
       // Pass k fills half of what is left of this stage's share of the progress bar.
       let start = 1 - pow(0.5, Double(pass)), share = pow(0.5, Double(pass + 1))
-      _ = try run(plan, limiter: box, blockFrames: blockFrames, gain: Float(Decibels.toAmplitude(gain)),
-                  progress: progress.map { p in { p(start + $0 * share) } }, warning: nil, cancelled: cancelled,
-                  interrupted: "interrupted: the render stopped while measuring; nothing was written") { interleaved, n throws(MixerError) in
+      _ = try run(
+        plan, limiter: box, blockFrames: blockFrames, gain: Float(Decibels.toAmplitude(gain)),
+        progress: progress.map { p in { p(start + $0 * share) } }, warning: nil, cancelled: cancelled,
+        interrupted: "interrupted: the render stopped while measuring; nothing was written"
+      ) { interleaved, n throws(MixerError) in
         try meter.add(interleaved, frames: n)
       }
       let loudness = meter.loudness
@@ -320,8 +343,10 @@ public enum OfflineRenderer {
     let plan = try prepare(session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate)
     defer { plan.mixer.shutdown() }
     let meter = try LoudnessMeter(sampleRate: sampleRate)
-    var summary = try run(plan, blockFrames: blockFrames, progress: progress, warning: warning, cancelled: cancelled,
-                          interrupted: "interrupted: the analysis stopped") { interleaved, n throws(MixerError) in
+    var summary = try run(
+      plan, blockFrames: blockFrames, progress: progress, warning: warning, cancelled: cancelled,
+      interrupted: "interrupted: the analysis stopped"
+    ) { interleaved, n throws(MixerError) in
       try meter.add(interleaved, frames: n)
     }
     summary.loudness = meter.loudness
@@ -339,11 +364,15 @@ public enum OfflineRenderer {
   static func check(_ normalize: Normalize) throws(MixerError) {
     let t = Normalize.targetRange, c = Normalize.ceilingRange
     guard normalize.target.isFinite, t.contains(normalize.target) else {
-      throw MixerError("--normalize must be an integrated loudness from \(NumberFormat.plain(t.lowerBound)) to \(NumberFormat.plain(t.upperBound)) LUFS, such as -14LUFS (got \(NumberFormat.plain(normalize.target)))")
+      throw MixerError(
+        "--normalize must be an integrated loudness from \(NumberFormat.plain(t.lowerBound)) to \(NumberFormat.plain(t.upperBound)) LUFS, such as -14LUFS (got \(NumberFormat.plain(normalize.target)))"
+      )
     }
     if let ceiling = normalize.truePeakCeiling {
       guard ceiling.isFinite, c.contains(ceiling) else {
-        throw MixerError("--true-peak must be a ceiling from \(NumberFormat.plain(c.lowerBound)) to \(NumberFormat.plain(c.upperBound)) dBTP, such as -1dBTP (got \(NumberFormat.plain(ceiling)))")
+        throw MixerError(
+          "--true-peak must be a ceiling from \(NumberFormat.plain(c.lowerBound)) to \(NumberFormat.plain(c.upperBound)) dBTP, such as -1dBTP (got \(NumberFormat.plain(ceiling)))"
+        )
       }
     }
   }
@@ -385,9 +414,10 @@ public enum OfflineRenderer {
     }
     guard totalFrames > 0 else {
       let end = NumberFormat.time(mixer.duration ?? 0), at = NumberFormat.time(session.position)
-      throw MixerError(from != nil
-        ? "nothing to render: --from \(at) is at or past the session's end (\(end))"
-        : "nothing to render: the session's saved position (\(at)) is at or past its end (\(end)); --from 0 renders from the start")
+      throw MixerError(
+        from != nil
+          ? "nothing to render: --from \(at) is at or past the session's end (\(end))"
+          : "nothing to render: the session's saved position (\(at)) is at or past its end (\(end)); --from 0 renders from the start")
     }
     handedOver = true
     return Plan(mixer: mixer, session: session, sampleRate: sampleRate, totalFrames: totalFrames)
@@ -513,7 +543,9 @@ public enum OfflineRenderer {
 
   /// The stem files' paths (`FOLDER/NAME.EXT`, the output's extension), each checked as an output
   /// is; the folder is made when missing (its parent must exist).
-  static func checkStemsFolder(_ folder: String, outputPath: String, extension ext: String, session: Session, sessionPath: String) throws(MixerError) -> [String] {
+  static func checkStemsFolder(
+    _ folder: String, outputPath: String, extension ext: String, session: Session, sessionPath: String
+  ) throws(MixerError) -> [String] {
     let shown = printableText(folder)
     var info = stat()
     if stat(folder, &info) != 0 {
@@ -529,11 +561,14 @@ public enum OfflineRenderer {
     for stem in session.stems {
       let path = base + stem.name + "." + ext
       do { try checkOutput(path, session: session, sessionPath: sessionPath) } catch {
-        throw MixerError("--stems \(shown): " + error.message.replacing("(choose another --output)", with: "(choose another --stems folder)"))
+        throw MixerError(
+          "--stems \(shown): " + error.message.replacing("(choose another --output)", with: "(choose another --stems folder)"))
       }
       var a = stat(), b = stat()
       if stat(path, &a) == 0 && stat(outputPath, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino || path == outputPath {
-        throw MixerError("--stems \(shown): stem '\(printableText(stem.name))' would be written over --output \(printableText(outputPath)); choose another folder")
+        throw MixerError(
+          "--stems \(shown): stem '\(printableText(stem.name))' would be written over --output \(printableText(outputPath)); choose another folder"
+        )
       }
       paths.append(path)
     }
@@ -591,8 +626,11 @@ public enum OfflineRenderer {
         let name = String(path[path.index(after: path.lastIndex(of: "/")!)...])
         let candidate = folder + "/" + AtomicFile.temporaryName(for: name)
         do throws(SoundFileError) {
-          writers.append(Box(try SoundFileWriter(path: candidate, format: format, sampleRate: sampleRate, channelCount: 2, exclusive: true,
-                                                 peakChunk: false)))
+          writers.append(
+            Box(
+              try SoundFileWriter(
+                path: candidate, format: format, sampleRate: sampleRate, channelCount: 2, exclusive: true,
+                peakChunk: false)))
         } catch {
           removeTemporaries()
           throw MixerError("\(printableText(path)): cannot create a temporary file beside it: \(error.reason)")
@@ -655,7 +693,8 @@ public enum OfflineRenderer {
             let data = chunks[chunk] + index * chunkFrames * 2
             ditherers[index]?.apply(data, count: 2 * frames)
             do throws(SoundFileError) { try writers[index].writer.write(data, frameCount: frames) } catch {
-              failure = MixerError("\(printableText(paths[index])): \(error.reason) — the render stopped; previous stem files are left as they were")
+              failure = MixerError(
+                "\(printableText(paths[index])): \(error.reason) — the render stopped; previous stem files are left as they were")
               break
             }
           }
@@ -681,7 +720,9 @@ public enum OfflineRenderer {
         if let failure { throw failure }
       }
       for i in writers.indices {
-        do throws(SoundFileError) { try writers[i].writer.finish() } catch { throw MixerError("\(printableText(paths[i])): \(error.reason)") }
+        do throws(SoundFileError) { try writers[i].writer.finish() } catch {
+          throw MixerError("\(printableText(paths[i])): \(error.reason)")
+        }
       }
     }
 
@@ -719,10 +760,14 @@ public enum OfflineRenderer {
       return stat(path, &other) == 0 && other.st_dev == info.st_dev && other.st_ino == info.st_ino
     }
     for stem in session.stems where same(SessionFile.resolve(file: stem.file, sessionPath: sessionPath)) {
-      throw MixerError("\(shown): is the audio file of stem '\(printableText(stem.name))'; a render never writes over its own inputs (choose another --output)")
+      throw MixerError(
+        "\(shown): is the audio file of stem '\(printableText(stem.name))'; a render never writes over its own inputs (choose another --output)"
+      )
     }
     for effect in session.effects where same(SessionFile.resolve(file: effect.file, sessionPath: sessionPath)) {
-      throw MixerError("\(shown): is the audio file of effect '\(printableText(effect.name))'; a render never writes over its own inputs (choose another --output)")
+      throw MixerError(
+        "\(shown): is the audio file of effect '\(printableText(effect.name))'; a render never writes over its own inputs (choose another --output)"
+      )
     }
     if same(sessionPath) {
       throw MixerError("\(shown): is the session file itself; choose another --output")

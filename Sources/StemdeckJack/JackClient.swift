@@ -13,9 +13,13 @@ public struct JackError: Error, CustomStringConvertible, Equatable, Sendable {
     let bits = status.rawValue
     func has(_ flag: JackStatus) -> Bool { bits & flag.rawValue != 0 }
     if has(JackServerFailed) || has(JackServerError) {
-      return JackError("cannot connect to JACK server '\(server)' (is it running? start one with 'jackd -n \(server) -d dummy', or let stemdeck start it by leaving out --no-start-server)")
+      return JackError(
+        "cannot connect to JACK server '\(server)' (is it running? start one with 'jackd -n \(server) -d dummy', or let stemdeck start it by leaving out --no-start-server)"
+      )
     }
-    if has(JackNameNotUnique) { return JackError("a JACK client with this name already exists on server '\(server)'; choose another with --name") }
+    if has(JackNameNotUnique) {
+      return JackError("a JACK client with this name already exists on server '\(server)'; choose another with --name")
+    }
     if has(JackVersionError) { return JackError("the JACK server '\(server)' speaks another protocol version than this libjack") }
     if has(JackShmFailure) { return JackError("JACK could not use shared memory (server '\(server)')") }
     return JackError("JACK client could not be opened on server '\(server)' (status 0x\(String(bits, radix: 16)))")
@@ -63,8 +67,10 @@ public final class JackClient: @unchecked Sendable {
   public var cpuLoad: Double { Double(jack_cpu_load(handle)) }
 
   /// Registers an audio port. The corresponding C function is `jack_port_register`.
-  public func registerAudioPort(_ shortName: String, isOutput: Bool, prettyName: String? = nil,
-                                midi: Bool = false) throws(JackError) -> OpaquePointer {
+  public func registerAudioPort(
+    _ shortName: String, isOutput: Bool, prettyName: String? = nil,
+    midi: Bool = false
+  ) throws(JackError) -> OpaquePointer {
     let flags = UInt(isOutput ? JackPortIsOutput.rawValue : JackPortIsInput.rawValue)
     guard let port = jack_port_register(handle, shortName, midi ? JACK_DEFAULT_MIDI_TYPE : JACK_DEFAULT_AUDIO_TYPE, flags, 0) else {
       throw JackError("cannot register JACK port '\(clientName):\(shortName)'")
@@ -179,7 +185,8 @@ public final class JackClient: @unchecked Sendable {
   /// `jack_port_get_all_connections`.
   public func connections(of portName: String) -> [String] {
     guard let port = jack_port_by_name(handle, portName),
-          let list = jack_port_get_all_connections(handle, port) else { return [] }
+      let list = jack_port_get_all_connections(handle, port)
+    else { return [] }
     defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
     var out: [String] = []
     var i = 0

@@ -70,7 +70,8 @@ public final class JackDriver: @unchecked Sendable {
     let fromEnvironment = options.serverName == nil ? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] : nil
     let server = options.serverName ?? fromEnvironment ?? "default"
     if let problem = JackNames.serverProblem(server) {
-      throw JackError("JACK server name '\(printableText(server))'\(fromEnvironment != nil ? " (from JACK_DEFAULT_SERVER)" : "") \(problem)")
+      throw JackError(
+        "JACK server name '\(printableText(server))'\(fromEnvironment != nil ? " (from JACK_DEFAULT_SERVER)" : "") \(problem)")
     }
     if let problem = JackNames.clientProblem(options.clientName) {
       throw JackError("JACK client name '\(printableText(options.clientName))' (--name) \(problem)")
@@ -124,8 +125,10 @@ public final class JackDriver: @unchecked Sendable {
       for i in 0..<(mixer.renderState.pointee.maxVoices * 2) { ctx.pointee.setDirectPort(i, nil) }
     } else {
       ctx = .allocate(capacity: 1)
-      ctx.initialize(to: ProcessContext(renderState: mixer.renderState, masterLeft: left, masterRight: right,
-                                        maxVoices: mixer.renderState.pointee.maxVoices))
+      ctx.initialize(
+        to: ProcessContext(
+          renderState: mixer.renderState, masterLeft: left, masterRight: right,
+          maxVoices: mixer.renderState.pointee.maxVoices))
       context = ctx
     }
     directPorts = [:]
@@ -184,8 +187,10 @@ public final class JackDriver: @unchecked Sendable {
   /// and how many locates the process callback sent to keep it so.
   public var transportLock: (locked: Bool, corrections: Int)? {
     guard let context, context.pointee.leading.load(ordering: .relaxed) else { return nil }
-    return (context.pointee.transportLocked.load(ordering: .relaxed),
-            context.pointee.transportCorrections.load(ordering: .relaxed))
+    return (
+      context.pointee.transportLocked.load(ordering: .relaxed),
+      context.pointee.transportCorrections.load(ordering: .relaxed)
+    )
   }
 
   // MARK: - Patchbay
@@ -385,7 +390,8 @@ public final class JackDriver: @unchecked Sendable {
     let wanted = mixer.options.effectsOutput == .ports
     if wanted, effectPorts == nil {
       guard let l = try? client.registerAudioPort("sfx_L", isOutput: true, prettyName: "stemdeck sound effects left"),
-            let r = try? client.registerAudioPort("sfx_R", isOutput: true, prettyName: "stemdeck sound effects right") else { return }
+        let r = try? client.registerAudioPort("sfx_R", isOutput: true, prettyName: "stemdeck sound effects right")
+      else { return }
       effectPorts = (l, r)
       context.pointee.effectPortRight.store(Int(bitPattern: UnsafeRawPointer(r)), ordering: .releasing)
       context.pointee.effectPortLeft.store(Int(bitPattern: UnsafeRawPointer(l)), ordering: .releasing)
@@ -422,7 +428,9 @@ public final class JackDriver: @unchecked Sendable {
     }
     let wanted = mixer.midiPortWanted
     if wanted, midiPort == nil {
-      guard let port = try? client.registerAudioPort("midi_in", isOutput: false, prettyName: "stemdeck MIDI control", midi: true) else { return }
+      guard let port = try? client.registerAudioPort("midi_in", isOutput: false, prettyName: "stemdeck MIDI control", midi: true) else {
+        return
+      }
       midiPort = port
       context.pointee.midiPort.store(Int(bitPattern: UnsafeRawPointer(port)), ordering: .releasing)
     } else if !wanted, let port = midiPort {
@@ -487,7 +495,8 @@ public final class JackDriver: @unchecked Sendable {
     for (name, slots) in wanted {
       if directPorts[name] == nil {
         guard let l = try? client.registerAudioPort("\(name)_L", isOutput: true, prettyName: "\(name) left"),
-              let r = try? client.registerAudioPort("\(name)_R", isOutput: true, prettyName: "\(name) right") else { continue }
+          let r = try? client.registerAudioPort("\(name)_R", isOutput: true, prettyName: "\(name) right")
+        else { continue }
         directPorts[name] = (slots, l, r)
       }
       guard let entry = directPorts[name] else { continue }
@@ -602,8 +611,10 @@ public final class JackDriver: @unchecked Sendable {
       return [.reconnectFailed(reason: "\(error)")]
     }
     let restored = intended.values.reduce(0) { $0 + $1.count }
-    lines.append(.reconnected(server: serverName, sampleRate: newClient.sampleRate, bufferSize: newClient.bufferSize,
-                              restoredConnections: restored))
+    lines.append(
+      .reconnected(
+        server: serverName, sampleRate: newClient.sampleRate, bufferSize: newClient.bufferSize,
+        restoredConnections: restored))
     if wasPlayingAtLoss {
       if mixer.transportState == .paused { try? mixer.play() }
       lines.append(.resumingPlayback)
@@ -611,5 +622,3 @@ public final class JackDriver: @unchecked Sendable {
     return lines
   }
 }
-
-

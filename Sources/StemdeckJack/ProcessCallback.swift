@@ -125,7 +125,8 @@ func midiEvent(_ buffer: UnsafeMutableRawPointer, _ index: UInt32, _ event: Unsa
 @_noLocks
 func readMidi(_ context: UnsafeMutablePointer<ProcessContext>, _ state: UnsafeMutablePointer<RenderState>, _ nframes: jack_nframes_t) {
   guard let port = OpaquePointer(bitPattern: context.pointee.midiPort.load(ordering: .acquiring)),
-        let buffer = portBuffer(port, nframes) else { return }
+    let buffer = portBuffer(port, nframes)
+  else { return }
   let count = Swift.min(midiEventCount(buffer), 1024)
   if count == 0 { return }
   var event = jack_midi_event_t()
@@ -140,7 +141,9 @@ func readMidi(_ context: UnsafeMutablePointer<ProcessContext>, _ state: UnsafeMu
 /// Writes MIDI feedback (`midiFeedback`) into `midi_out`: at most 128 messages a period, at
 /// frame 0; the rest follow in the next periods.
 @_noLocks
-func writeMidiFeedback(_ context: UnsafeMutablePointer<ProcessContext>, _ state: UnsafeMutablePointer<RenderState>, _ nframes: jack_nframes_t) {
+func writeMidiFeedback(
+  _ context: UnsafeMutablePointer<ProcessContext>, _ state: UnsafeMutablePointer<RenderState>, _ nframes: jack_nframes_t
+) {
   let bits = context.pointee.midiOutPort.load(ordering: .acquiring)
   let graph = context.pointee.graphChanged.load(ordering: .relaxed)
   if bits != context.pointee.lastMidiOut || graph != context.pointee.lastMidiGraph {
@@ -205,7 +208,8 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
   state.pointee.effectOutputLeft = nil
   state.pointee.effectOutputRight = nil
   if let fxL = OpaquePointer(bitPattern: context.pointee.effectPortLeft.load(ordering: .acquiring)),
-     let fxR = OpaquePointer(bitPattern: context.pointee.effectPortRight.load(ordering: .acquiring)) {
+    let fxR = OpaquePointer(bitPattern: context.pointee.effectPortRight.load(ordering: .acquiring))
+  {
     let l = portBuffer(fxL, nframes)?.assumingMemoryBound(to: Float.self)
     let r = portBuffer(fxR, nframes)?.assumingMemoryBound(to: Float.self)
     if let l, let r {
@@ -229,8 +233,9 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
     }
   }
   readMidi(context, state, nframes)
-  renderBlock(state, left: leftBuffer.assumingMemoryBound(to: Float.self),
-              right: rightBuffer.assumingMemoryBound(to: Float.self), frameCount: Int(nframes))
+  renderBlock(
+    state, left: leftBuffer.assumingMemoryBound(to: Float.self),
+    right: rightBuffer.assumingMemoryBound(to: Float.self), frameCount: Int(nframes))
   writeMidiFeedback(context, state, nframes)
   if context.pointee.leading.load(ordering: .relaxed) {
     leadTransport(context, frames: Int(nframes))

@@ -86,7 +86,8 @@ public struct ServerDriverInfo: Sendable, Equatable {
   public static func serverProcess(named name: String, registry: String = "/dev/shm/jack-shm-registry") -> pid_t? {
     let entrySize = 264, firstEntry = 24, servers = 8
     guard let data = FileManager.default.contents(atPath: registry), data.count >= firstEntry + entrySize * servers,
-          data.prefix(4) == Data("KCAJ".utf8) else { return nil }
+      data.prefix(4) == Data("KCAJ".utf8)
+    else { return nil }
     let wanted = "jack-\(getuid()):\(name):"
     for i in 0..<servers {
       let start = firstEntry + entrySize * i
@@ -102,7 +103,8 @@ public struct ServerDriverInfo: Sendable, Equatable {
   /// The driver of the running server `name`, or nil when it cannot be seen from here.
   public static func of(server name: String) -> ServerDriverInfo? {
     guard let pid = serverProcess(named: name),
-          let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
+      let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline")
+    else { return nil }
     func strings(_ data: Data) -> [String] { data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) } }
     var environment: [String: String] = [:]
     for entry in strings(FileManager.default.contents(atPath: "/proc/\(pid)/environ") ?? Data()) where entry.hasPrefix("JACK_NETJACK_") {

@@ -29,7 +29,8 @@ public final class ServerLauncher: @unchecked Sendable {
       guard spec.hasPrefix("net:") else { return nil }
       let parts = spec.dropFirst(4).split(separator: ":", omittingEmptySubsequences: false)
       guard parts.count == 1 || parts.count == 2, let host = parts.first, !host.isEmpty, !host.hasPrefix("-"),
-            host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }) else { return nil }
+        host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") })
+      else { return nil }
       var port: Int?
       if parts.count == 2 {
         guard let p = Int(parts[1]), (1...65535).contains(p) else { return nil }
@@ -75,13 +76,16 @@ public final class ServerLauncher: @unchecked Sendable {
   static func jackdrcCommand(serverName: String) -> (executable: String, arguments: [String])? {
     let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
     guard let text = try? String(contentsOfFile: home + "/.jackdrc", encoding: .utf8),
-          let line = text.split(separator: "\n").first(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty }) else { return nil }
+      let line = text.split(separator: "\n").first(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty })
+    else { return nil }
     let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
     guard var executable = words.first else { return nil }
     if !executable.contains("/") {
       let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-      guard let found = path.split(separator: ":").map({ "\($0)/\(executable)" })
-        .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+      guard
+        let found = path.split(separator: ":").map({ "\($0)/\(executable)" })
+          .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+      else { return nil }
       executable = found
     }
     var arguments = Array(words.dropFirst())
@@ -156,7 +160,8 @@ public final class ServerLauncher: @unchecked Sendable {
     let log = fd >= 0 ? FileHandle(fileDescriptor: fd, closeOnDealloc: true) : nil
     // A read-only or full state folder: jackd still starts, its messages are not kept, and the
     // user is told so (never "see LOG" for a log that does not exist).
-    logProblem = fd >= 0 ? nil : "cannot write jackd's log \(logPath): \(String(cString: strerror(openErrno))); jackd's messages are not kept"
+    logProblem =
+      fd >= 0 ? nil : "cannot write jackd's log \(logPath): \(String(cString: strerror(openErrno))); jackd's messages are not kept"
     let see = fd >= 0 ? "; see \(logPath)" : ""
     process = Process()
     process.executableURL = URL(fileURLWithPath: jackd)
@@ -178,7 +183,9 @@ public final class ServerLauncher: @unchecked Sendable {
     process.terminate()
     if case .net(let master, let port) = launch {
       let p = port ?? ServerDriverInfo.netDefaultPort
-      throw JackError("the NetJack2 slave found no master at \(master) (UDP port \(p)) within \(Int(timeout)) s: is the master's JACK server running with 'jack_load netmanager\(p == ServerDriverInfo.netDefaultPort ? "" : " -i \"-p \(p)\"")' and reachable?\(see)")
+      throw JackError(
+        "the NetJack2 slave found no master at \(master) (UDP port \(p)) within \(Int(timeout)) s: is the master's JACK server running with 'jack_load netmanager\(p == ServerDriverInfo.netDefaultPort ? "" : " -i \"-p \(p)\"")' and reachable?\(see)"
+      )
     }
     throw JackError("jackd did not become ready within \(Int(timeout)) s\(see)")
   }
@@ -202,8 +209,11 @@ public enum StatePaths {
   public static func stateDirectory() -> String {
     let env = ProcessInfo.processInfo.environment
     let base: String
-    if let xdg = env["XDG_STATE_HOME"], xdg.hasPrefix("/") { base = xdg }
-    else { base = (env["HOME"] ?? NSTemporaryDirectory()) + "/.local/state" }
+    if let xdg = env["XDG_STATE_HOME"], xdg.hasPrefix("/") {
+      base = xdg
+    } else {
+      base = (env["HOME"] ?? NSTemporaryDirectory()) + "/.local/state"
+    }
     let dir = base + "/stemdeck"
     try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     return dir

@@ -9,8 +9,10 @@ public enum AtomicFile {
   /// See `FileAccess.replaceAtomically` for the guarantees (no symbolic link followed, the old
   /// file's permission bits kept, else `newMode` minus the umask: 0600 for a private file like
   /// the REPL history, which holds every path and command typed).
-  public static func replace(_ path: String, newMode: mode_t = 0o666,
-                             producingWith produce: (String) -> Bool) throws(SessionError) {
+  public static func replace(
+    _ path: String, newMode: mode_t = 0o666,
+    producingWith produce: (String) -> Bool
+  ) throws(SessionError) {
     try FileAccess.replaceAtomically(path, newMode: newMode, produce: produce)
   }
 }

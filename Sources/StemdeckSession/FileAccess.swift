@@ -29,8 +29,10 @@ enum FileAccess {
     case S_IFREG: break
     case S_IFDIR: throw SessionError(file: path, message: "is a directory, not a session file")
     default:
-      throw SessionError(file: path, message: "is not a regular file (a device, pipe or socket), "
-                         + "not a session file")
+      throw SessionError(
+        file: path,
+        message: "is not a regular file (a device, pipe or socket), "
+          + "not a session file")
     }
     if Int(info.st_size) > limit {
       throw SessionError(file: path, message: tooLargeMessage(Int(info.st_size), limit: limit))
@@ -82,8 +84,10 @@ enum FileAccess {
   /// See `SessionFile.save(_:to:)` for the guarantees.
   /// - Parameter temporaryName: makes a new temporary file name for a target name on each call
   ///   (tests substitute a predictable one to plant files at it).
-  static func writeAtomically(_ bytes: [UInt8], to path: String,
-                              temporaryName: (String) -> String) throws(SessionError) {
+  static func writeAtomically(
+    _ bytes: [UInt8], to path: String,
+    temporaryName: (String) -> String
+  ) throws(SessionError) {
     func fail(_ message: String) -> SessionError { SessionError(file: path, message: message) }
 
     guard !path.isEmpty else { throw fail("no session file path given") }
@@ -121,12 +125,15 @@ enum FileAccess {
     }
     // The previous version is kept as NAME.bak: that name must fit too (NAME_MAX, 255 bytes).
     if name.utf8.count > maximumNameBytes - 4 {
-      throw fail("the file name is \(name.utf8.count) bytes long; the longest that leaves room for its backup (NAME.bak) is \(maximumNameBytes - 4) bytes")
+      throw fail(
+        "the file name is \(name.utf8.count) bytes long; the longest that leaves room for its backup (NAME.bak) is \(maximumNameBytes - 4) bytes"
+      )
     }
 
     // 1. Write the new content to a fresh temporary file and flush it to disk.
-    let (fd, temporaryPath) = try createExclusive(in: inFolder, name: { temporaryName(name) },
-                                                  mode: 0o666, target: path)
+    let (fd, temporaryPath) = try createExclusive(
+      in: inFolder, name: { temporaryName(name) },
+      mode: 0o666, target: path)
     var temporaryExists = true
     defer { if temporaryExists { unlink(fs(temporaryPath)) } }
     do {  // a scope, so the descriptor is closed before the rename
@@ -199,8 +206,10 @@ enum FileAccess {
 
   /// Creates a new file with `O_CREAT|O_EXCL|O_NOFOLLOW` under a fresh name, retrying on collisions
   /// (so a file or symbolic link planted at a predicted name is neither followed nor overwritten).
-  private static func createExclusive(in inFolder: (String) -> String, name: () -> String, mode: mode_t,
-                                      target: String) throws(SessionError) -> (Int32, String) {
+  private static func createExclusive(
+    in inFolder: (String) -> String, name: () -> String, mode: mode_t,
+    target: String
+  ) throws(SessionError) -> (Int32, String) {
     var lastCode: Int32 = EEXIST
     for _ in 0..<100 {
       let candidate = inFolder(name())
@@ -212,8 +221,10 @@ enum FileAccess {
     throw SessionError(file: target, message: "cannot create a temporary file next to it: \(reason(lastCode))")
   }
 
-  private static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String,
-                               target: String) throws(SessionError) {
+  private static func writeAll(
+    _ bytes: [UInt8], to fd: Int32, path: String,
+    target: String
+  ) throws(SessionError) {
     var written = 0
     while written < bytes.count {
       let result = bytes.withUnsafeBytes { buffer in
@@ -231,8 +242,10 @@ enum FileAccess {
   /// Makes `<path>.bak` refer to the current content of `path`: a hard link made under a temporary
   /// name and renamed over any older backup; where hard links are not supported, a copy (or, for a
   /// symbolic link, a new link with the same target).
-  private static func keepBackup(of path: String, type: mode_t, in inFolder: (String) -> String,
-                                 name: String, temporaryName: (String) -> String) throws(SessionError) {
+  private static func keepBackup(
+    of path: String, type: mode_t, in inFolder: (String) -> String,
+    name: String, temporaryName: (String) -> String
+  ) throws(SessionError) {
     let backupPath = path + ".bak"
     func fail(_ code: Int32) -> SessionError {
       SessionError(file: path, message: "cannot keep the previous version as \(backupPath): \(reason(code))")
@@ -249,8 +262,9 @@ enum FileAccess {
       if code == EEXIST || code == EINTR { continue }
       if code == ENOENT { return }  // the file vanished meanwhile: nothing to keep
       if [EPERM, EXDEV, EOPNOTSUPP, EMLINK, ENOSYS].contains(code) {
-        backupTemporary = try copyForBackup(path, type: type, in: inFolder,
-                                            name: { temporaryName(name + ".bak") }, backupPath: backupPath)
+        backupTemporary = try copyForBackup(
+          path, type: type, in: inFolder,
+          name: { temporaryName(name + ".bak") }, backupPath: backupPath)
         break
       }
       throw fail(code)
@@ -268,8 +282,10 @@ enum FileAccess {
   }
 
   /// The fallback backup for filesystems without hard links. Returns the temporary name it made.
-  private static func copyForBackup(_ path: String, type: mode_t, in inFolder: (String) -> String,
-                                    name: () -> String, backupPath: String) throws(SessionError) -> String {
+  private static func copyForBackup(
+    _ path: String, type: mode_t, in inFolder: (String) -> String,
+    name: () -> String, backupPath: String
+  ) throws(SessionError) -> String {
     func fail(_ code: Int32) -> SessionError {
       SessionError(file: path, message: "cannot keep the previous version as \(backupPath): \(reason(code))")
     }
@@ -332,8 +348,10 @@ enum FileAccess {
   /// of the regular file it replaces, or 0666 minus the user's umask for a new one (libraries
   /// like libedit force their own mode), and is renamed over `path`: a symbolic link there is
   /// replaced, not followed. No backup is kept.
-  static func replaceAtomically(_ path: String, newMode: mode_t = 0o666,
-                                produce: (String) -> Bool) throws(SessionError) {
+  static func replaceAtomically(
+    _ path: String, newMode: mode_t = 0o666,
+    produce: (String) -> Bool
+  ) throws(SessionError) {
     func fail(_ message: String) -> SessionError { SessionError(file: path, message: message) }
     guard !path.isEmpty, !path.hasSuffix("/") else { throw fail("is not a file name") }
     // Never rename over a device, FIFO or socket (as root that would replace /dev/null).

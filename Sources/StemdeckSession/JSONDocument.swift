@@ -58,7 +58,8 @@ enum JSONNumber {
     // Accept integral values written with a fraction or exponent, but only where a Double holds
     // every integer exactly, so the conversion below can neither trap nor round.
     guard let value = double(literal), value == value.rounded(.towardZero),
-          abs(value) <= 9_007_199_254_740_992 else { return nil }
+      abs(value) <= 9_007_199_254_740_992
+    else { return nil }
     return Int(value)
   }
 }
@@ -93,8 +94,9 @@ struct JSONReader {
     }
     reader.skipWhitespace()
     guard reader.index < bytes.count else {
-      throw JSONSyntaxError(message: "the file is empty (expected a JSON object)",
-                            position: reader.trackedPosition())
+      throw JSONSyntaxError(
+        message: "the file is empty (expected a JSON object)",
+        position: reader.trackedPosition())
     }
     let node = try reader.parseValue(depth: 0)
     reader.skipWhitespace()
@@ -130,8 +132,9 @@ struct JSONReader {
       try expectLiteral("null")
       return JSONNode(value: .null, position: start)
     default:
-      throw error("unexpected \(describeCurrent()) (expected a value: a string in double quotes, "
-                  + "a number, an object, an array, true, false or null)")
+      throw error(
+        "unexpected \(describeCurrent()) (expected a value: a string in double quotes, "
+          + "a number, an object, an array, true, false or null)")
     }
   }
 
@@ -148,17 +151,20 @@ struct JSONReader {
       skipWhitespace()
       guard current == UInt8(ascii: "\"") else {
         let hint = members.isEmpty ? "" : " (a trailing comma is not allowed)"
-        throw error(current == nil
-                    ? "unexpected end of file (expected a field name in double quotes)"
-                    : "unexpected \(describeCurrent()) (expected a field name in double quotes)"
-                      + (current == UInt8(ascii: "}") ? hint : ""))
+        throw error(
+          current == nil
+            ? "unexpected end of file (expected a field name in double quotes)"
+            : "unexpected \(describeCurrent()) (expected a field name in double quotes)"
+              + (current == UInt8(ascii: "}") ? hint : ""))
       }
       let keyPosition = trackedPosition()
       let key = try parseString()
       skipWhitespace()
       guard current == UInt8(ascii: ":") else {
-        throw error(current == nil ? "unexpected end of file (expected ':' after the field name)"
-                    : "unexpected \(describeCurrent()) (expected ':' after the field name)")
+        throw error(
+          current == nil
+            ? "unexpected end of file (expected ':' after the field name)"
+            : "unexpected \(describeCurrent()) (expected ':' after the field name)")
       }
       index += 1
       skipWhitespace()
@@ -231,8 +237,9 @@ struct JSONReader {
       case UInt8(ascii: "\\"):
         try parseEscape(into: &utf8)
       case 0..<0x20:
-        throw error("a control character (code \(byte)) inside a string; write a line break as \\n "
-                    + "and a tab as \\t")
+        throw error(
+          "a control character (code \(byte)) inside a string; write a line break as \\n "
+            + "and a tab as \\t")
       default:
         utf8.append(byte)
         index += 1
@@ -260,8 +267,9 @@ struct JSONReader {
     case UInt8(ascii: "u"): simple = nil
     default:
       index = escapeStart
-      throw error("invalid escape sequence in a string (allowed: \\\" \\\\ \\/ \\b \\f \\n \\r \\t "
-                  + "\\uXXXX)")
+      throw error(
+        "invalid escape sequence in a string (allowed: \\\" \\\\ \\/ \\b \\f \\n \\r \\t "
+          + "\\uXXXX)")
     }
     if let simple {
       utf8.append(simple)
@@ -326,8 +334,9 @@ struct JSONReader {
     func invalid(_ reader: JSONReader) -> JSONSyntaxError {
       var atStart = reader
       atStart.index = start
-      return atStart.error("invalid number (numbers look like 3, -0.25 or 1e-3; no leading zeros, "
-                           + "'+', '.5', NaN or Infinity)")
+      return atStart.error(
+        "invalid number (numbers look like 3, -0.25 or 1e-3; no leading zeros, "
+          + "'+', '.5', NaN or Infinity)")
     }
     if current == UInt8(ascii: "-") { index += 1 }
     if current == UInt8(ascii: "0") {
@@ -355,9 +364,11 @@ struct JSONReader {
   private mutating func expectLiteral(_ word: String) throws(JSONSyntaxError) {
     let expected = Array(word.utf8)
     guard index + expected.count <= bytes.count,
-          bytes[index..<(index + expected.count)].elementsEqual(expected) else {
-      throw error("unexpected \(describeCurrent()) (expected a value: a string in double quotes, "
-                  + "a number, an object, an array, true, false or null)")
+      bytes[index..<(index + expected.count)].elementsEqual(expected)
+    else {
+      throw error(
+        "unexpected \(describeCurrent()) (expected a value: a string in double quotes, "
+          + "a number, an object, an array, true, false or null)")
     }
     index += expected.count
   }

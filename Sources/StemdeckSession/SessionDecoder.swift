@@ -23,13 +23,15 @@ struct SessionDecoder {
     var session = Session()
     if let node = fields["quality"] { session.quality = try choice(node, at: "quality", what: "resampler quality") }
     if let node = fields["master"] {
-      let master = try object(node, at: "master", allowed: SessionRules.masterFields,
-                              example: "{ \"volume\" : 1 }")
+      let master = try object(
+        node, at: "master", allowed: SessionRules.masterFields,
+        example: "{ \"volume\" : 1 }")
       if let volume = master["volume"] { session.masterVolume = try self.volume(volume, at: "master.volume") }
     }
     if let node = fields["options"] {
-      let options = try object(node, at: "options", allowed: SessionRules.optionFields,
-                               example: "{ \"autoPauseOnDisconnect\" : false, \"meterPoint\" : \"post\" }")
+      let options = try object(
+        node, at: "options", allowed: SessionRules.optionFields,
+        example: "{ \"autoPauseOnDisconnect\" : false, \"meterPoint\" : \"post\" }")
       if let value = options["autoPauseOnDisconnect"] {
         session.options.autoPauseOnDisconnect = try bool(value, at: "options.autoPauseOnDisconnect")
       }
@@ -40,8 +42,9 @@ struct SessionDecoder {
         session.options.songChange = try choice(value, at: "options.songChange", what: "song change")
       }
       if let value = options["crossfadeSeconds"] {
-        session.options.crossfadeSeconds = try number(value, at: "options.crossfadeSeconds",
-                                                      rule: .crossfadeSeconds)
+        session.options.crossfadeSeconds = try number(
+          value, at: "options.crossfadeSeconds",
+          rule: .crossfadeSeconds)
       }
       if let value = options["transportSync"] {
         session.options.transportSync = try choice(value, at: "options.transportSync", what: "transport sync")
@@ -79,7 +82,9 @@ struct SessionDecoder {
       let base = "midi.mappings[\(index)]"
       let f = try object(element, at: base, allowed: MidiMapping.fields, example: example)
       func need(_ key: String) throws(SessionError) -> JSONNode {
-        guard let n = f[key] else { throw fail(base + "." + key, element, "is missing (every mapping needs a source and an action, e.g. \(example))") }
+        guard let n = f[key] else {
+          throw fail(base + "." + key, element, "is missing (every mapping needs a source and an action, e.g. \(example))")
+        }
         return n
       }
       func whole(_ key: String, rule: String, _ range: ClosedRange<Int>) throws(SessionError) -> Int? {
@@ -93,7 +98,9 @@ struct SessionDecoder {
       let action: MidiMapping.Action = try choice(try need("action"), at: base + ".action", what: "MIDI action")
       let number = try whole("number", rule: MidiMapping.numberRule, 0...127)
       if number == nil && source != .bend {
-        throw fail(base + ".number", element, "is missing (a \(source.rawValue) mapping needs its \(source == .cc ? "controller" : "note") number 0…127)")
+        throw fail(
+          base + ".number", element,
+          "is missing (a \(source.rawValue) mapping needs its \(source == .cc ? "controller" : "note") number 0…127)")
       }
       let channel = try whole("channel", rule: MidiMapping.channelRule, 1...16)
       var target = ""
@@ -116,27 +123,37 @@ struct SessionDecoder {
 
   private func checkFormat(_ members: [JSONMember], root: JSONNode) throws(SessionError) {
     guard let member = members.first(where: { $0.key == "format" }) else {
-      throw fail("format", root, "is missing; a stemdeck session file has "
-                 + "\"format\" : \"\(SessionRules.formatName)\" (is this a session file?)")
+      throw fail(
+        "format", root,
+        "is missing; a stemdeck session file has "
+          + "\"format\" : \"\(SessionRules.formatName)\" (is this a session file?)")
     }
     guard case .string(let format) = member.value.value, format == SessionRules.formatName else {
-      throw fail("format", member.value, "must be \"\(SessionRules.formatName)\" "
-                 + "(got \(describe(member.value))); this is not a stemdeck session file")
+      throw fail(
+        "format", member.value,
+        "must be \"\(SessionRules.formatName)\" "
+          + "(got \(describe(member.value))); this is not a stemdeck session file")
     }
   }
 
   private func readVersion(_ members: [JSONMember], root: JSONNode) throws(SessionError) -> Int {
     guard let member = members.first(where: { $0.key == "version" }) else {
-      throw fail("version", root, "is missing; a session file says which format version it uses, "
-                 + "e.g. \"version\" : \(Session.currentVersion)")
+      throw fail(
+        "version", root,
+        "is missing; a session file says which format version it uses, "
+          + "e.g. \"version\" : \(Session.currentVersion)")
     }
     guard case .number(let literal) = member.value.value, let version = JSONNumber.integer(literal) else {
-      throw fail("version", member.value, "must be an integer format version such as "
-                 + "\(Session.currentVersion) (got \(describe(member.value)))")
+      throw fail(
+        "version", member.value,
+        "must be an integer format version such as "
+          + "\(Session.currentVersion) (got \(describe(member.value)))")
     }
     if version > Session.currentVersion {
-      throw fail(nil, member.value, "was written by a newer stemdeck (format version \(version); "
-                 + "this one reads up to \(Session.currentVersion))")
+      throw fail(
+        nil, member.value,
+        "was written by a newer stemdeck (format version \(version); "
+          + "this one reads up to \(Session.currentVersion))")
     }
     if version < 1 {
       throw fail("version", member.value, "must be at least 1 (got \(version))")
@@ -148,18 +165,22 @@ struct SessionDecoder {
 
   private func stems(_ node: JSONNode) throws(SessionError) -> [StemSettings] {
     guard case .array(let elements) = node.value else {
-      throw fail("stems", node, "must be an array of stems [ { \"name\" : ..., \"file\" : ... }, ... ] "
-                 + "(got \(describe(node)))")
+      throw fail(
+        "stems", node,
+        "must be an array of stems [ { \"name\" : ..., \"file\" : ... }, ... ] "
+          + "(got \(describe(node)))")
     }
     var stems: [StemSettings] = []
     stems.reserveCapacity(elements.count)
     var firstIndexByName: [String: Int] = [:]
     for (index, element) in elements.enumerated() {
       let base = "stems[\(index)]"
-      let fields = try object(element, at: base, allowed: SessionRules.stemFields,
-                              example: "{ \"name\" : \"drums\", \"file\" : \"drums.flac\" }")
-      let (name, file) = try nameAndFile(fields, of: .stem, in: element, at: base, index: index,
-                                         firstIndexByName: &firstIndexByName)
+      let fields = try object(
+        element, at: base, allowed: SessionRules.stemFields,
+        example: "{ \"name\" : \"drums\", \"file\" : \"drums.flac\" }")
+      let (name, file) = try nameAndFile(
+        fields, of: .stem, in: element, at: base, index: index,
+        firstIndexByName: &firstIndexByName)
       var stem = StemSettings(name: name, file: file)
       if let node = fields["volume"] { stem.volume = try volume(node, at: base + ".volume") }
       if let node = fields["pan"] {
@@ -192,8 +213,10 @@ struct SessionDecoder {
   }
 
   /// A stem's `"loopStart"` and `"loopEnd"`: each in range, both or neither, start before end.
-  private func loopRegion(_ fields: [String: JSONNode], of stem: inout StemSettings, in element: JSONNode,
-                          at base: String) throws(SessionError) {
+  private func loopRegion(
+    _ fields: [String: JSONNode], of stem: inout StemSettings, in element: JSONNode,
+    at base: String
+  ) throws(SessionError) {
     let startNode = fields["loopStart"]
     let endNode = fields["loopEnd"]
     if let startNode {
@@ -218,18 +241,22 @@ struct SessionDecoder {
 
   private func effects(_ node: JSONNode) throws(SessionError) -> [EffectSettings] {
     guard case .array(let elements) = node.value else {
-      throw fail("effects", node, "must be an array of effects [ { \"name\" : ..., \"file\" : ... }, ... ] "
-                 + "(got \(describe(node)))")
+      throw fail(
+        "effects", node,
+        "must be an array of effects [ { \"name\" : ..., \"file\" : ... }, ... ] "
+          + "(got \(describe(node)))")
     }
     var effects: [EffectSettings] = []
     effects.reserveCapacity(elements.count)
     var firstIndexByName: [String: Int] = [:]
     for (index, element) in elements.enumerated() {
       let base = "effects[\(index)]"
-      let fields = try object(element, at: base, allowed: SessionRules.effectFields,
-                              example: "{ \"name\" : \"horn\", \"file\" : \"horn.wav\" }")
-      let (name, file) = try nameAndFile(fields, of: .effect, in: element, at: base, index: index,
-                                         firstIndexByName: &firstIndexByName)
+      let fields = try object(
+        element, at: base, allowed: SessionRules.effectFields,
+        example: "{ \"name\" : \"horn\", \"file\" : \"horn.wav\" }")
+      let (name, file) = try nameAndFile(
+        fields, of: .effect, in: element, at: base, index: index,
+        firstIndexByName: &firstIndexByName)
       var effect = EffectSettings(name: name, file: file)
       if let node = fields["volume"] { effect.volume = try volume(node, at: base + ".volume") }
       if let node = fields["pan"] {
@@ -242,9 +269,11 @@ struct SessionDecoder {
 
   /// The required `"name"` and `"file"` of a stem or effect, checked, with the name recorded in
   /// `firstIndexByName` so a later duplicate is caught.
-  private func nameAndFile(_ fields: [String: JSONNode], of kind: SessionRules.ElementKind,
-                           in element: JSONNode, at base: String, index: Int,
-                           firstIndexByName: inout [String: Int]) throws(SessionError) -> (String, String) {
+  private func nameAndFile(
+    _ fields: [String: JSONNode], of kind: SessionRules.ElementKind,
+    in element: JSONNode, at base: String, index: Int,
+    firstIndexByName: inout [String: Int]
+  ) throws(SessionError) -> (String, String) {
     let nameNode = try required(fields, "name", in: element, at: base, of: kind)
     let name = try string(nameNode, at: base + ".name", rule: "must be \(kind.withArticle) name in double quotes")
     if let problem = SessionRules.nameProblem(name, of: kind) { throw fail(base + ".name", nameNode, problem) }
@@ -260,8 +289,9 @@ struct SessionDecoder {
   }
 
   private func recording(_ node: JSONNode) throws(SessionError) -> RecordingSettings {
-    let fields = try object(node, at: "recording", allowed: SessionRules.recordingFields,
-                            example: "{ \"format\" : \"flac24\", \"takesMuted\" : false, \"folder\" : \"takes\" }")
+    let fields = try object(
+      node, at: "recording", allowed: SessionRules.recordingFields,
+      example: "{ \"format\" : \"flac24\", \"takesMuted\" : false, \"folder\" : \"takes\" }")
     var recording = RecordingSettings()
     if let value = fields["format"] {
       recording.format = try choice(value, at: "recording.format", what: "take format")
@@ -276,16 +306,20 @@ struct SessionDecoder {
   }
 
   private func tempo(_ node: JSONNode) throws(SessionError) -> Tempo {
-    let fields = try object(node, at: "tempo", allowed: SessionRules.tempoFields,
-                            example: "{ \"bpm\" : 120, \"beatsPerBar\" : 4 }")
+    let fields = try object(
+      node, at: "tempo", allowed: SessionRules.tempoFields,
+      example: "{ \"bpm\" : 120, \"beatsPerBar\" : 4 }")
     guard let bpmNode = fields["bpm"] else {
-      throw fail("tempo.bpm", node, "is missing (a tempo needs its beats per minute, e.g. "
-                 + "{ \"bpm\" : 120, \"beatsPerBar\" : 4 })")
+      throw fail(
+        "tempo.bpm", node,
+        "is missing (a tempo needs its beats per minute, e.g. "
+          + "{ \"bpm\" : 120, \"beatsPerBar\" : 4 })")
     }
     var tempo = Tempo(bpm: try number(bpmNode, at: "tempo.bpm", rule: .bpm))
     if let value = fields["beatsPerBar"] {
       guard case .number(let literal) = value.value, let beats = JSONNumber.integer(literal),
-            SettingRule.beatsPerBar.accepts(beats) else {
+        SettingRule.beatsPerBar.accepts(beats)
+      else {
         throw fail("tempo.beatsPerBar", value, SettingRule.beatsPerBar.rule + " (got \(describe(value)))")
       }
       tempo.beatsPerBar = beats
@@ -294,7 +328,8 @@ struct SessionDecoder {
   }
 
   private func connections(_ node: JSONNode) throws(SessionError) -> [String: [String]] {
-    let shape = "must be an object mapping stemdeck port names to lists of JACK ports, "
+    let shape =
+      "must be an object mapping stemdeck port names to lists of JACK ports, "
       + "e.g. { \"master_L\" : [ \"system:playback_1\" ] }"
     guard case .object(let members) = node.value else {
       throw fail("connections", node, shape + " (got \(describe(node)))")
@@ -307,8 +342,10 @@ struct SessionDecoder {
         throw fail(base, member.keyPosition, problem)
       }
       guard case .array(let elements) = member.value.value else {
-        throw fail(base, member.value, "must be a list of JACK port names such as "
-                   + "[ \"system:playback_1\" ] (got \(describe(member.value)))")
+        throw fail(
+          base, member.value,
+          "must be a list of JACK port names such as "
+            + "[ \"system:playback_1\" ] (got \(describe(member.value)))")
       }
       var peers: [String] = []
       for (index, element) in elements.enumerated() {
@@ -328,8 +365,10 @@ struct SessionDecoder {
   // MARK: Objects and fields
 
   /// The members of an object node, after rejecting duplicate and unknown keys.
-  private func object(_ node: JSONNode, at path: String, allowed: [String],
-                      example: String) throws(SessionError) -> [String: JSONNode] {
+  private func object(
+    _ node: JSONNode, at path: String, allowed: [String],
+    example: String
+  ) throws(SessionError) -> [String: JSONNode] {
     guard case .object(let members) = node.value else {
       throw fail(path, node, "must be an object such as \(example) (got \(describe(node)))")
     }
@@ -341,16 +380,19 @@ struct SessionDecoder {
     var firstByKey: [String: TextPosition] = [:]
     for member in members {
       if let first = firstByKey[member.key] {
-        throw fail(SessionRules.path(path, member.key), member.keyPosition,
-                   "appears more than once (first at line \(first.line), column \(first.column)); "
-                   + "keep one")
+        throw fail(
+          SessionRules.path(path, member.key), member.keyPosition,
+          "appears more than once (first at line \(first.line), column \(first.column)); "
+            + "keep one")
       }
       firstByKey[member.key] = member.keyPosition
     }
   }
 
-  private func knownFields(_ members: [JSONMember], path: String,
-                           allowed: [String]) throws(SessionError) -> [String: JSONNode] {
+  private func knownFields(
+    _ members: [JSONMember], path: String,
+    allowed: [String]
+  ) throws(SessionError) -> [String: JSONNode] {
     var fields: [String: JSONNode] = [:]
     for member in members {
       guard allowed.contains(member.key) else {
@@ -363,11 +405,14 @@ struct SessionDecoder {
     return fields
   }
 
-  private func required(_ fields: [String: JSONNode], _ key: String, in object: JSONNode,
-                        at path: String, of kind: SessionRules.ElementKind) throws(SessionError) -> JSONNode {
+  private func required(
+    _ fields: [String: JSONNode], _ key: String, in object: JSONNode,
+    at path: String, of kind: SessionRules.ElementKind
+  ) throws(SessionError) -> JSONNode {
     guard let node = fields[key] else {
-      throw fail(SessionRules.path(path, key), object,
-                 "is missing (every \(kind.rawValue) needs a name and a file)")
+      throw fail(
+        SessionRules.path(path, key), object,
+        "is missing (every \(kind.rawValue) needs a name and a file)")
     }
     return node
   }
@@ -376,7 +421,8 @@ struct SessionDecoder {
 
   private func number(_ node: JSONNode, at path: String, rule: SettingRule) throws(SessionError) -> Double {
     guard case .number(let literal) = node.value, let value = JSONNumber.double(literal),
-          rule.accepts(value) else {
+      rule.accepts(value)
+    else {
       throw fail(path, node, rule.rule + " (got \(describe(node)))")
     }
     return value
@@ -398,7 +444,8 @@ struct SessionDecoder {
 
   private func loops(_ node: JSONNode, at path: String) throws(SessionError) -> Int {
     guard case .number(let literal) = node.value, let value = JSONNumber.integer(literal),
-          SettingRule.loops.accepts(value) else {
+      SettingRule.loops.accepts(value)
+    else {
       throw fail(path, node, SettingRule.loops.rule + " (got \(describe(node)))")
     }
     return value
@@ -452,8 +499,9 @@ struct SessionDecoder {
   }
 
   private func fail(_ location: String?, _ position: TextPosition, _ message: String) -> SessionError {
-    SessionError(file: source, location: location, line: position.line, column: position.column,
-                 message: message)
+    SessionError(
+      file: source, location: location, line: position.line, column: position.column,
+      message: message)
   }
 
   /// The allowed word a mistyped field name most likely meant: one it is a prefix of (`vol` →
@@ -484,8 +532,9 @@ struct SessionDecoder {
     for i in 1...a.count {
       current[0] = i
       for j in 1...b.count {
-        current[j] = min(previous[j] + 1, current[j - 1] + 1,
-                         previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        current[j] = min(
+          previous[j] + 1, current[j - 1] + 1,
+          previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
       }
       swap(&previous, &current)
     }

@@ -105,8 +105,9 @@ enum SessionEncoder {
         fields.append("\"midi\" : { " + feedback + " }")
       } else {
         let entries = session.midi.mappings.map { "    " + midiMapping($0) }
-        fields.append("\"midi\" : { " + (feedback.isEmpty ? "" : feedback + ", ") + "\"mappings\" : [\n"
-                      + entries.joined(separator: ",\n") + "\n  ] }")
+        fields.append(
+          "\"midi\" : { " + (feedback.isEmpty ? "" : feedback + ", ") + "\"mappings\" : [\n"
+            + entries.joined(separator: ",\n") + "\n  ] }")
       }
     }
     lines.append(fields.map { "  " + $0 }.joined(separator: ",\n"))
@@ -127,7 +128,7 @@ enum SessionEncoder {
   private static func options(_ options: SessionOptions) -> String {
     var members = [
       "\"autoPauseOnDisconnect\" : \(options.autoPauseOnDisconnect)",
-      "\"meterPoint\" : " + JSONText.string(options.meterPoint.rawValue),
+      "\"meterPoint\" : " + JSONText.string(options.meterPoint.rawValue)
     ]
     let defaults = SessionOptions()
     if options.songChange != defaults.songChange {
@@ -149,7 +150,7 @@ enum SessionEncoder {
     let members = [
       "\"format\" : " + JSONText.string(recording.format.rawValue),
       "\"takesMuted\" : \(recording.takesMuted)",
-      "\"folder\" : " + JSONText.string(recording.folder),
+      "\"folder\" : " + JSONText.string(recording.folder)
     ]
     return "{ " + members.joined(separator: ", ") + " }"
   }
@@ -159,7 +160,7 @@ enum SessionEncoder {
       "\"name\" : " + JSONText.string(effect.name),
       "\"file\" : " + JSONText.string(effect.file),
       "\"volume\" : " + JSONText.number(effect.volume),
-      "\"pan\" : " + JSONText.number(effect.pan),
+      "\"pan\" : " + JSONText.number(effect.pan)
     ]
     return "{ " + members.joined(separator: ", ") + " }"
   }
@@ -173,7 +174,7 @@ enum SessionEncoder {
       "\"rate\" : " + JSONText.number(stem.rate),
       "\"loops\" : \(stem.loops)",
       "\"mute\" : \(stem.mute)",
-      "\"solo\" : \(stem.solo)",
+      "\"solo\" : \(stem.solo)"
     ]
     if stem.directOut { members.append("\"directOut\" : true") }
     if stem.startOffset != 0 { members.append("\"startOffset\" : " + JSONText.number(stem.startOffset)) }

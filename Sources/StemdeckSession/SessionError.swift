@@ -19,8 +19,10 @@ public struct SessionError: Error, CustomStringConvertible, Equatable, Sendable 
 
   /// Makes an error. Prefer the specific factories used inside this module; this initializer is
   /// public so callers (and tests) can build expected values.
-  public init(file: String, location: String? = nil, line: Int? = nil, column: Int? = nil,
-              message: String) {
+  public init(
+    file: String, location: String? = nil, line: Int? = nil, column: Int? = nil,
+    message: String
+  ) {
     self.file = file
     self.location = location
     self.line = line

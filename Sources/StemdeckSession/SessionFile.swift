@@ -126,7 +126,7 @@ public enum SessionFile {
   public static func resolve(file: String, sessionPath: String) -> String {
     if file.hasPrefix("/") { return PathText.normalize(file) }
     var folder = PathText.folder(of: PathText.absolute(sessionPath))
-    if file.split(separator: "/").contains("..") , let physical = FileAccess.physicalPath(folder) {
+    if file.split(separator: "/").contains(".."), let physical = FileAccess.physicalPath(folder) {
       folder = physical
     }
     return PathText.normalize(folder + "/" + file)
@@ -162,17 +162,19 @@ public enum SessionFile {
     }
     if let offset = UTF8Check.firstInvalidOffset(bytes) {
       let position = UTF8Check.position(ofByte: offset, in: bytes)
-      throw SessionError(file: source, line: position.line, column: position.column,
-                         message: "is not valid UTF-8 text (bad byte 0x"
-                           + String(bytes[offset], radix: 16, uppercase: true)
-                           + " at byte offset \(offset)); save the file as UTF-8")
+      throw SessionError(
+        file: source, line: position.line, column: position.column,
+        message: "is not valid UTF-8 text (bad byte 0x"
+          + String(bytes[offset], radix: 16, uppercase: true)
+          + " at byte offset \(offset)); save the file as UTF-8")
     }
     let root: JSONNode
     do {
       root = try JSONReader.parse(bytes)
     } catch {
-      throw SessionError(file: source, line: error.position.line, column: error.position.column,
-                         message: "invalid JSON: " + error.message)
+      throw SessionError(
+        file: source, line: error.position.line, column: error.position.column,
+        message: "invalid JSON: " + error.message)
     }
     return try SessionDecoder(source: source).decode(root)
   }

@@ -7,15 +7,21 @@ enum SessionRules {
   /// The value of the top-level `"format"` field.
   static let formatName = "stemdeck-session"
 
-  static let topLevelFields = ["format", "version", "quality", "master", "options", "recording",
-                               "tempo", "position", "connections", "stems", "effects", "midi"]
+  static let topLevelFields = [
+    "format", "version", "quality", "master", "options", "recording",
+    "tempo", "position", "connections", "stems", "effects", "midi"
+  ]
   static let masterFields = ["volume"]
-  static let optionFields = ["autoPauseOnDisconnect", "meterPoint", "songChange", "crossfadeSeconds",
-                             "transportSync", "effectsOutput"]
+  static let optionFields = [
+    "autoPauseOnDisconnect", "meterPoint", "songChange", "crossfadeSeconds",
+    "transportSync", "effectsOutput"
+  ]
   static let recordingFields = ["format", "takesMuted", "folder"]
   static let tempoFields = ["bpm", "beatsPerBar"]
-  static let stemFields = ["name", "file", "volume", "pan", "rate", "loops", "mute", "solo",
-                           "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch"]
+  static let stemFields = [
+    "name", "file", "volume", "pan", "rate", "loops", "mute", "solo",
+    "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch"
+  ]
   static let effectFields = ["name", "file", "volume", "pan"]
 
   /// What a named list element is, for messages: `"stem"` or `"effect"`.
@@ -131,7 +137,8 @@ enum SessionRules {
     return nil
   }
 
-  static let recordingFolderRule = "must be the takes folder's path in double quotes, relative to the "
+  static let recordingFolderRule =
+    "must be the takes folder's path in double quotes, relative to the "
     + "session file's folder (\"\" for that folder itself)"
 
   /// The longest JACK port name accepted (JACK's own limit is 320 bytes for "client:port").
@@ -158,7 +165,8 @@ enum SessionRules {
   /// Why `name` is not a full JACK port name (an element of a `connections` list), or nil.
   static func peerPortProblem(_ name: String) -> String? {
     guard let colon = name.firstIndex(of: ":"), colon != name.startIndex,
-          name.index(after: colon) != name.endIndex else {
+      name.index(after: colon) != name.endIndex
+    else {
       return peerPortRule + " (got \(quote(name)))"
     }
     if name.utf8.count > maximumPortNameBytes {

@@ -167,7 +167,9 @@ func answer(_ line: String) { writeAll(STDOUT_FILENO, line + "\n") }
 
 func open(_ clientName: String) -> OpaquePointer {
   var status = jack_status_t(0)
-  guard let c = stemdeck_client_open(clientName, 1, &status) else { fail("cannot open JACK client '\(clientName)' on server '\(server)' (status \(status.rawValue))") }
+  guard let c = stemdeck_client_open(clientName, 1, &status) else {
+    fail("cannot open JACK client '\(clientName)' on server '\(server)' (status \(status.rawValue))")
+  }
   return c
 }
 let speaker = open("\(name)-speaker")
@@ -185,7 +187,9 @@ jack_set_process_callback(speaker, speakerProcess, UnsafeMutableRawPointer(conte
 guard jack_activate(speaker) == 0, jack_activate(mic) == 0 else { fail("cannot activate the rig's clients") }
 jack_recompute_total_latencies(speaker)
 jack_recompute_total_latencies(mic)
-writeAll(STDOUT_FILENO, "ready: \(name)-speaker:in (playback latency \(playback)), \(name)-mic:out (capture latency \(capture)), \(clickFrames.count) click(s)\n")
+writeAll(
+  STDOUT_FILENO,
+  "ready: \(name)-speaker:in (playback latency \(playback)), \(name)-mic:out (capture latency \(capture)), \(clickFrames.count) click(s)\n")
 
 signal(SIGTERM) { _ in exit(0) }
 signal(SIGINT) { _ in exit(0) }
@@ -204,7 +208,9 @@ while let line = readLine() {  // until stdin closes
     answer("now \(jack_frame_time(speaker))")
   case "wait":
     if waitFor(3, { context.pointee.watch.load(ordering: .acquiring) == 3 }) {
-      answer("change \(context.pointee.changeAt.load(ordering: .relaxed)) \(context.pointee.changePeriodStart.load(ordering: .relaxed)) \(jack_get_buffer_size(speaker))")
+      answer(
+        "change \(context.pointee.changeAt.load(ordering: .relaxed)) \(context.pointee.changePeriodStart.load(ordering: .relaxed)) \(jack_get_buffer_size(speaker))"
+      )
     } else {
       answer("timeout")
     }

@@ -75,8 +75,9 @@ struct ConsoleLifecycleTests {
     try "jackd --no-realtime -d dummy -r 44100 -p 512\n".write(toFile: home.file(".jackdrc"), atomically: true, encoding: .utf8)
     let name = "stemdeck-test-\(getpid())-jackdrc"
     defer { PrivateJackServer.removeStaleFiles(of: name) }
-    let child = try ChildProcess(binary, ["--server", name, "--no-connect", "-c", "status"],
-                                 environment: ["HOME": home.path, "XDG_STATE_HOME": home.file("state"), "JACK_NO_START_SERVER": "1"])
+    let child = try ChildProcess(
+      binary, ["--server", name, "--no-connect", "-c", "status"],
+      environment: ["HOME": home.path, "XDG_STATE_HOME": home.file("state"), "JACK_NO_START_SERVER": "1"])
     defer { child.terminate(grace: 5) }
     let status = await child.waitForExit(timeout: 20)
     await child.waitForStreams(timeout: 2)
@@ -86,15 +87,17 @@ struct ConsoleLifecycleTests {
     let started = out.filter { $0.contains("started JACK server") }
     #expect(started.count == 1 && started[0].contains("from ~/.jackdrc") && started[0].contains("-d dummy -r 44100"), "\(transcript)")
     #expect(out.contains("sample rate: 44100 Hz"), "\(transcript)")
-    #expect(!(out + err).contains { $0.contains("Cannot connect") || $0.contains("JackShm") || $0.contains("jack server is not running") },
-            "libjack's own messages shown:\n\(transcript)")
+    #expect(
+      !(out + err).contains { $0.contains("Cannot connect") || $0.contains("JackShm") || $0.contains("jack server is not running") },
+      "libjack's own messages shown:\n\(transcript)")
     // The server it started is stopped when it exits.
     let check = try await runTool("jack_wait", ["-s", name, "-c"], environment: ["JACK_NO_START_SERVER": "1"], timeout: 10)
     #expect(check.text.contains("not running"), "server still running: \(check.text)")
 
     // --verbose shows them.
-    let verbose = try await runTool(binary, ["--server", name + "-absent", "--no-start-server", "--verbose", "-c", "status"],
-                                    environment: ["HOME": home.path, "JACK_NO_START_SERVER": "1"], timeout: 20)
+    let verbose = try await runTool(
+      binary, ["--server", name + "-absent", "--no-start-server", "--verbose", "-c", "status"],
+      environment: ["HOME": home.path, "JACK_NO_START_SERVER": "1"], timeout: 20)
     #expect(verbose.stderr.contains { $0.hasPrefix("jack: ") }, "--verbose: \(verbose.text)")
   }
 }

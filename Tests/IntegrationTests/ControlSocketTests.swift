@@ -105,8 +105,9 @@ struct ControlSocketTests {
     let server = try await PrivateJackServer()
     defer { server.stop() }
     let runtime = try IntegrationTempDir("stemdeck-ctl-runtime")
-    let stemdeck = try StemdeckProcess(server: server, extra: ["--name", "deck2"],
-                                       launcher: ["/usr/bin/env", "XDG_RUNTIME_DIR=\(runtime.path)"])
+    let stemdeck = try StemdeckProcess(
+      server: server, extra: ["--name", "deck2"],
+      launcher: ["/usr/bin/env", "XDG_RUNTIME_DIR=\(runtime.path)"])
     defer { stemdeck.kill() }
     try await stemdeck.run("echo ready")
     let socket = runtime.file("stemdeck/deck2@\(server.name).sock")
@@ -115,9 +116,11 @@ struct ControlSocketTests {
     #expect(FileFacts.permissions(runtime.file("stemdeck")) == 0o700)
     var environment = server.environment
     environment["XDG_RUNTIME_DIR"] = runtime.path
-    let answer = try await runTool(try StemdeckBinary.require(), ["ctl", "--name", "deck2", "echo found"], environment: environment, timeout: 20)
+    let answer = try await runTool(
+      try StemdeckBinary.require(), ["ctl", "--name", "deck2", "echo found"], environment: environment, timeout: 20)
     #expect(answer.status == 0 && answer.stdout == ["found"], "\(answer.text)")
-    let wrong = try await runTool(try StemdeckBinary.require(), ["ctl", "--name", "deck3", "echo found"], environment: environment, timeout: 20)
+    let wrong = try await runTool(
+      try StemdeckBinary.require(), ["ctl", "--name", "deck3", "echo found"], environment: environment, timeout: 20)
     #expect(wrong.status == 2 && wrong.stderr.contains { $0.contains("deck3@\(server.name).sock") }, "\(wrong.text)")
     // Stopping removes the socket.
     #expect(try await stemdeck.finish() == 0)
@@ -157,7 +160,8 @@ struct ControlSocketTests {
   func pythonClient() async throws {
     let deck = try await Deck()
     defer { deck.stop() }
-    let result = try await deck.python(#"""
+    let result = try await deck.python(
+      #"""
       import json, socket, sys, time
       s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
       s.connect(sys.argv[1])
@@ -194,7 +198,8 @@ struct ControlSocketTests {
   func clientThatNeverReads() async throws {
     let deck = try await Deck()
     defer { deck.stop() }
-    let result = try await deck.python(#"""
+    let result = try await deck.python(
+      #"""
       import json, socket, sys, threading, time
       path = sys.argv[1]
       big = "x" * 4000
@@ -255,8 +260,10 @@ struct ControlSocketTests {
   func structuredReplies() async throws {
     let deck = try await Deck()
     defer { deck.stop() }
-    let r = try await deck.ctl(["--socket", deck.socket, "--json",
-                                "seek 1; play; status; pause; status; stop; connect master_L system:playback_1; routes; connections; stems; meters"])
+    let r = try await deck.ctl([
+      "--socket", deck.socket, "--json",
+      "seek 1; play; status; pause; status; stop; connect master_L system:playback_1; routes; connections; stems; meters"
+    ])
     #expect(r.status == 0, "\(r.text)")
     let replies = Self.objects(r.stdout)
     try #require(replies.count == 11 && replies.allSatisfy { $0["ok"] as? Bool == true }, "\(r.text)")
@@ -265,7 +272,8 @@ struct ControlSocketTests {
     #expect(Self.number(replies[1]["frame"]) == 48000, "\(replies[1])")
     let playing = try #require(replies[2]["status"] as? [String: Any], "\(replies[2])")
     #expect(["playing", "starting"].contains(playing["state"] as? String), "\(playing)")
-    #expect(Self.number(playing["sampleRate"]) == 48000 && Self.number((playing["server"] as? [String: Any])?["bufferSize"]) == 256, "\(playing)")
+    #expect(
+      Self.number(playing["sampleRate"]) == 48000 && Self.number((playing["server"] as? [String: Any])?["bufferSize"]) == 256, "\(playing)")
     // Pause takes effect where the transport is when the engine takes it (its fade starts there).
     let pausedAt = try #require(Self.number(replies[3]["frame"]), "\(replies[3])")
     #expect(pausedAt >= 48000 && pausedAt < 96000, "\(replies[3])")
@@ -276,7 +284,8 @@ struct ControlSocketTests {
     let route: [String: String] = ["port": "master_L", "peer": "system:playback_1", "direction": "out"]
     for key in ["routes", "connections"] {
       let list = try #require(replies[key == "routes" ? 7 : 8][key] as? [[String: Any]], "\(key): \(r.text)")
-      #expect(list.contains { o in route.allSatisfy { o[$0.key] as? String == $0.value } && o["connected"] as? Bool == true }, "\(key): \(list)")
+      #expect(
+        list.contains { o in route.allSatisfy { o[$0.key] as? String == $0.value } && o["connected"] as? Bool == true }, "\(key): \(list)")
     }
     #expect((replies[9]["stems"] as? [[String: Any]])?.first?["name"] as? String == "drums", "\(replies[9])")
     #expect(((replies[10]["meters"] as? [String: Any])?["master"] as? [String: Any])?["channels"] is [Any], "\(replies[10])")
@@ -298,9 +307,12 @@ struct ControlSocketTests {
     try writeSine(dir.file("drums.wav"), sampleRate: 48000, seconds: 2, frequencies: [440])
     let session = dir.file("s.json")
     try writeSession(session, stems: [SessionStem(name: "drums", file: "drums.wav")])
-    let r = try await runTool(try StemdeckBinary.require(),
-                              [session, "--server", server.name, "--no-start-server", "--no-connect", "--no-control", "--json",
-                               "-c", "play; status; vol drms 1; echo never"], environment: server.environment, timeout: 30)
+    let r = try await runTool(
+      try StemdeckBinary.require(),
+      [
+        session, "--server", server.name, "--no-start-server", "--no-connect", "--no-control", "--json",
+        "-c", "play; status; vol drms 1; echo never"
+      ], environment: server.environment, timeout: 30)
     #expect(r.status == 1, "\(r.text)")
     let objects = Self.objects(r.stdout)
     #expect(objects.allSatisfy { $0["notJSON"] == nil }, "a line on stdout is not JSON: \(r.text)")
@@ -317,16 +329,19 @@ struct ControlSocketTests {
     #expect(usage.status == 2 && usage.stderr.contains { $0.contains("--json is for ctl and script mode") }, "\(usage.text)")
   }
 
-  @Test("ten Python clients at once while 64 stems play, one never reading: every reply reaches the nine others, and the transport keeps time")
+  @Test(
+    "ten Python clients at once while 64 stems play, one never reading: every reply reaches the nine others, and the transport keeps time")
   func tenClientsWhile64StemsPlay() async throws {
     let server = try await PrivateJackServer()
     defer { server.stop() }
     let dir = try IntegrationTempDir("stemdeck-ctl-ten")
     try writeSine(dir.file("tone.wav"), sampleRate: 48000, seconds: 10, frequencies: [220, 330], amplitude: 0.1)
     let session = dir.file("64.json")
-    try writeSession(session, masterVolume: 0.2, stems: (0..<64).map {
-      SessionStem(name: "s\($0)", file: "tone.wav", volume: 0.1, pan: Double($0 % 9 - 4) / 4, loops: -1)
-    })
+    try writeSession(
+      session, masterVolume: 0.2,
+      stems: (0..<64).map {
+        SessionStem(name: "s\($0)", file: "tone.wav", volume: 0.1, pan: Double($0 % 9 - 4) / 4, loops: -1)
+      })
     let socket = dir.file("c.sock")
     let deck = try StemdeckProcess(server: server, session: session, extra: ["--control", socket])
     defer { deck.kill() }
@@ -334,77 +349,77 @@ struct ControlSocketTests {
     try await deck.run("play; wait 1")
     let file = dir.file("ten.py")
     try #"""
-      import json, socket, sys, threading, time
-      path = sys.argv[1]
-      READERS, ROUNDS = 9, 120
+    import json, socket, sys, threading, time
+    path = sys.argv[1]
+    READERS, ROUNDS = 9, 120
 
-      def connect():
-          s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-          s.connect(path)
-          s.settimeout(30)
-          return s
+    def connect():
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        s.settimeout(30)
+        return s
 
-      def status(s, f, n):
-          s.sendall(json.dumps({"id": n, "cmd": "status"}).encode() + b"\n")
-          r = json.loads(f.readline())
-          return r["status"]["position"], r["status"]["server"]["xruns"], time.monotonic()
+    def status(s, f, n):
+        s.sendall(json.dumps({"id": n, "cmd": "status"}).encode() + b"\n")
+        r = json.loads(f.readline())
+        return r["status"]["position"], r["status"]["server"]["xruns"], time.monotonic()
 
-      results = {}
-      def reader(k):
-          s = connect()
-          f = s.makefile("rb")
-          good, worst = 0, 0.0
-          commands = ["status", "meters s%d" % k, "vol s%d -%ddB" % (k, k + 1), "echo client %d" % k]
-          for i in range(ROUNDS):
-              # The 64-stem table and its JSON now and then (each costs the control thread most).
-              cmd = "stems" if i % 20 == 10 else commands[i % len(commands)]
-              start = time.monotonic()
-              s.sendall(json.dumps({"id": i, "cmd": cmd}).encode() + b"\n")
-              line = f.readline()
-              if not line:
-                  break
-              r = json.loads(line)
-              worst = max(worst, time.monotonic() - start)
-              data = {"status": "status", "stems": "stems", "meters": "meters"}.get(cmd.split()[0])
-              if r["id"] == i and r["ok"] is True and (data is None or data in r) \
-                 and (cmd.split()[0] != "echo" or r["output"] == ["client %d" % k]):
-                  good += 1
-          results[k] = (good, worst)
+    results = {}
+    def reader(k):
+        s = connect()
+        f = s.makefile("rb")
+        good, worst = 0, 0.0
+        commands = ["status", "meters s%d" % k, "vol s%d -%ddB" % (k, k + 1), "echo client %d" % k]
+        for i in range(ROUNDS):
+            # The 64-stem table and its JSON now and then (each costs the control thread most).
+            cmd = "stems" if i % 20 == 10 else commands[i % len(commands)]
+            start = time.monotonic()
+            s.sendall(json.dumps({"id": i, "cmd": cmd}).encode() + b"\n")
+            line = f.readline()
+            if not line:
+                break
+            r = json.loads(line)
+            worst = max(worst, time.monotonic() - start)
+            data = {"status": "status", "stems": "stems", "meters": "meters"}.get(cmd.split()[0])
+            if r["id"] == i and r["ok"] is True and (data is None or data in r) \
+               and (cmd.split()[0] != "echo" or r["output"] == ["client %d" % k]):
+                good += 1
+        results[k] = (good, worst)
 
-      state = {"dropped": False, "sent": 0}
-      def silent():
-          # Sends until stemdeck drops it (its replies pile up past 1 MiB), at most 60 s.
-          s = connect()
-          give_up = time.monotonic() + 60
-          try:
-              while time.monotonic() < give_up:
-                  s.sendall(json.dumps({"id": state["sent"], "cmd": "stems"}).encode() + b"\n")
-                  state["sent"] += 1
-          except (BrokenPipeError, ConnectionResetError):
-              state["dropped"] = True
-          except socket.timeout:
-              pass
+    state = {"dropped": False, "sent": 0}
+    def silent():
+        # Sends until stemdeck drops it (its replies pile up past 1 MiB), at most 60 s.
+        s = connect()
+        give_up = time.monotonic() + 60
+        try:
+            while time.monotonic() < give_up:
+                s.sendall(json.dumps({"id": state["sent"], "cmd": "stems"}).encode() + b"\n")
+                state["sent"] += 1
+        except (BrokenPipeError, ConnectionResetError):
+            state["dropped"] = True
+        except socket.timeout:
+            pass
 
-      clock = connect()
-      clock_f = clock.makefile("rb")
-      # Baseline: the same playing session for 3 s with no other client.
-      b0, bx0, bt0 = status(clock, clock_f, 100)
-      time.sleep(3)
-      b1, bx1, bt1 = status(clock, clock_f, 101)
-      p0, x0, t0 = status(clock, clock_f, 0)
-      threads = [threading.Thread(target=silent)] + [threading.Thread(target=reader, args=(k,)) for k in range(READERS)]
-      for t in threads:
-          t.start()
-      for t in threads:
-          t.join(120)
-      p1, x1, t1 = status(clock, clock_f, 1)
-      print("good", sum(g for g, _ in results.values()), "of", READERS * ROUNDS)
-      print("worst_ms", round(max(w for _, w in results.values()) * 1000, 1))
-      print("transport", round(p1 - p0, 3), "wall", round(t1 - t0, 3))
-      print("alone", round(b1 - b0, 3), "wall", round(bt1 - bt0, 3))
-      print("xruns", x1 - x0, "baseline", bx1 - bx0, "in", round(bt1 - bt0, 1), "s alone")
-      print("dropped", state["dropped"], "sent", state["sent"])
-      """#.write(toFile: file, atomically: true, encoding: .utf8)
+    clock = connect()
+    clock_f = clock.makefile("rb")
+    # Baseline: the same playing session for 3 s with no other client.
+    b0, bx0, bt0 = status(clock, clock_f, 100)
+    time.sleep(3)
+    b1, bx1, bt1 = status(clock, clock_f, 101)
+    p0, x0, t0 = status(clock, clock_f, 0)
+    threads = [threading.Thread(target=silent)] + [threading.Thread(target=reader, args=(k,)) for k in range(READERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    p1, x1, t1 = status(clock, clock_f, 1)
+    print("good", sum(g for g, _ in results.values()), "of", READERS * ROUNDS)
+    print("worst_ms", round(max(w for _, w in results.values()) * 1000, 1))
+    print("transport", round(p1 - p0, 3), "wall", round(t1 - t0, 3))
+    print("alone", round(b1 - b0, 3), "wall", round(bt1 - bt0, 3))
+    print("xruns", x1 - x0, "baseline", bx1 - bx0, "in", round(bt1 - bt0, 1), "s alone")
+    print("dropped", state["dropped"], "sent", state["sent"])
+    """#.write(toFile: file, atomically: true, encoding: .utf8)
     let result = try await runTool("/usr/bin/python3", [file, socket], timeout: 150)
     #expect(result.status == 0, "\(result.text)\n\(deck.transcript)")
     #expect(result.stdout.contains("good 1080 of 1080"), "\(result.text)")
@@ -418,18 +433,22 @@ struct ControlSocketTests {
     let times = pair("transport "), alone = pair("alone ")
     try #require(times.count == 2 && alone.count == 2, "\(result.text)")
     let kept = times[0] / times[1], keptAlone = alone[0] / alone[1]
-    #expect(kept > keptAlone - 0.1 && kept < 1.1, "transport \(times[0]) s in \(times[1]) s of wall time (alone: \(alone[0]) s in \(alone[1]) s)")
+    #expect(
+      kept > keptAlone - 0.1 && kept < 1.1, "transport \(times[0]) s in \(times[1]) s of wall time (alone: \(alone[0]) s in \(alone[1]) s)")
     #expect(deck.child.isRunning, "\(deck.transcript)")
     print("control socket, ten clients while 64 stems play: \(result.stdout.joined(separator: "; "))")
     try await deck.run("echo alive")
     #expect(try await deck.finish(timeout: 15) == 0, "\(deck.transcript)")
   }
 
-  @Test("a fuzz of 10,000 malformed and random lines over the socket to a running stemdeck: one reply per line, the connection stays usable, the process lives")
+  @Test(
+    "a fuzz of 10,000 malformed and random lines over the socket to a running stemdeck: one reply per line, the connection stays usable, the process lives"
+  )
   func socketFuzz() async throws {
     let deck = try await Deck()
     defer { deck.stop() }
-    let result = try await deck.python(#"""
+    let result = try await deck.python(
+      #"""
       import json, random, socket, sys, threading
       rng = random.Random(20)
       words = ["vol", "pan", "rate", "mute", "solo", "seek", "status", "stems", "meters", "routes", "connections",

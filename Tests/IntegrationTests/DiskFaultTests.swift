@@ -16,18 +16,22 @@ import Testing
 import Glibc
 #endif
 
-@Suite("disk faults while streaming: files truncated, overwritten with garbage, deleted", .serialized,
-       .timeLimit(.minutes(3)))
+@Suite(
+  "disk faults while streaming: files truncated, overwritten with garbage, deleted", .serialized,
+  .timeLimit(.minutes(3)))
 struct DiskFaultTests {
 
-  @Test("stem files truncated, overwritten with garbage and deleted while playing: the truncated one reports an error and goes silent, the garbage one is muted and never heard, the deleted one and the healthy one play on without a gap; no crash, no hang")
+  @Test(
+    "stem files truncated, overwritten with garbage and deleted while playing: the truncated one reports an error and goes silent, the garbage one is muted and never heard, the deleted one and the healthy one play on without a gap; no crash, no hang"
+  )
   func filesChangedWhilePlaying() async throws {
     let dir = try IntegrationTempDir("stemdeck-diskfault")
     let rate = 48000, fileSeconds = 10.0
     // h: healthy, t: truncated, g: garbage written over it, d: deleted.
     let stems: [(name: String, frequency: Double)] = [("h", 220), ("t", 330), ("g", 440), ("d", 550)]
     for s in stems {
-      try writeSine(dir.file("\(s.name).wav"), sampleRate: rate, seconds: fileSeconds, frequencies: [s.frequency, s.frequency], amplitude: 0.4)
+      try writeSine(
+        dir.file("\(s.name).wav"), sampleRate: rate, seconds: fileSeconds, frequencies: [s.frequency, s.frequency], amplitude: 0.4)
     }
     try writeSession(dir.file("S.json"), stems: stems.map { SessionStem(name: $0.name, file: "\($0.name).wav") })
     let server = try await PrivateJackServer()
@@ -41,8 +45,9 @@ struct DiskFaultTests {
     }
     try #require(portsUp, "direct-out ports missing\n\(deck.transcript)")
 
-    let capture = try server.startCapture(ports: stems.map { "stemdeck:\($0.name)_L" }, seconds: 6,
-                                          to: dir.file("out.wav"), hookDir: dir)
+    let capture = try server.startCapture(
+      ports: stems.map { "stemdeck:\($0.name)_L" }, seconds: 6,
+      to: dir.file("out.wav"), hookDir: dir)
     let listening = try await eventually(timeout: 5, interval: 0.05) {
       let graph = try await server.connections()
       return stems.allSatisfy { !(graph["stemdeck:\($0.name)_L"] ?? []).isEmpty }
@@ -112,7 +117,9 @@ struct DiskFaultTests {
 
     #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(2000))")
     let hJumps = jumps(audio, channel: h, frames: whole, limit: Float(2 * Double.pi * 220 * 0.4 / Double(rate)) * 1.5)
-    print("disk faults: \(f(Double(whole.count) / Double(rate))) s recorded per stem; healthy and deleted stems: longest gaps \(longestSilence(audio, channel: h, frames: whole))/\(longestSilence(audio, channel: d, frames: whole)) frames, \(hJumps) jumps in h (jack_capture xruns \(xruns)); truncated stem silent after the cut, reported: \(tEvent ?? "-"); garbage stem last heard \(f(gHeard)) s into the song, peak \(f(Double(gPeak))); \(answers) status answers, slowest \(f(slowest)) s")
+    print(
+      "disk faults: \(f(Double(whole.count) / Double(rate))) s recorded per stem; healthy and deleted stems: longest gaps \(longestSilence(audio, channel: h, frames: whole))/\(longestSilence(audio, channel: d, frames: whole)) frames, \(hJumps) jumps in h (jack_capture xruns \(xruns)); truncated stem silent after the cut, reported: \(tEvent ?? "-"); garbage stem last heard \(f(gHeard)) s into the song, peak \(f(Double(gPeak))); \(answers) status answers, slowest \(f(slowest)) s"
+    )
   }
 }
 

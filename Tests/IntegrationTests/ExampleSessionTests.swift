@@ -13,14 +13,17 @@ import Glibc
 struct ExampleSessionTests {
   static let examples = ["example-song1", "example-song2", "example-rehearsal", "example-effects-recording"]
 
-  var sessionsDirectory: String { URL(fileURLWithPath: samplesDirectory).deletingLastPathComponent().appendingPathComponent("Sessions").path }
+  var sessionsDirectory: String {
+    URL(fileURLWithPath: samplesDirectory).deletingLastPathComponent().appendingPathComponent("Sessions").path
+  }
 
   @Test("each renders offline: 3 s of sound, nothing clipped", arguments: examples)
   func renders(_ name: String) async throws {
     let binary = try StemdeckBinary.require()
     let dir = try IntegrationTempDir("stemdeck-example-render")
     defer { dir.remove() }
-    let r = try await runTool(binary, ["render", "\(sessionsDirectory)/\(name).json", "--output", dir.file("out.wav"), "--duration", "3"], timeout: 120)
+    let r = try await runTool(
+      binary, ["render", "\(sessionsDirectory)/\(name).json", "--output", dir.file("out.wav"), "--duration", "3"], timeout: 120)
     #expect(r.status == 0, "\(name): \(r.text)")
     #expect(r.stdout.contains { $0.contains("clipped samples 0") }, "\(name): \(r.text)")
     let audio = try readAudio(dir.file("out.wav"))

@@ -19,8 +19,9 @@ struct HostileJackNameTests {
     let server = try await PrivateJackServer()
     defer { server.stop() }
     let evil = "evil\u{1B}]2;HACKED\u{07}"
-    let metro = try ChildProcess("jack_metro", ["-n", evil, "-b", "120"], environment: server.environment,
-                                 stdout: .null, stderr: .null)
+    let metro = try ChildProcess(
+      "jack_metro", ["-n", evil, "-b", "120"], environment: server.environment,
+      stdout: .null, stderr: .null)
     defer { metro.terminate(grace: 1) }
     var evilPort: String?
     _ = try await eventually(timeout: 10) {

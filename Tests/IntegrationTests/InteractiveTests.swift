@@ -28,7 +28,8 @@ struct InteractiveTests {
     defer { server.stop() }
     let state = try IntegrationTempDir("stemdeck-tty")
     let session = "stemdeck-tty-\(getpid())"
-    let command = "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 "
+    let command =
+      "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 "
       + "\(binary) --server \(server.name) --no-start-server --no-connect"
     defer { _ = try? runToolSync("tmux", ["kill-session", "-t", session]) }
 
@@ -175,7 +176,8 @@ enum ProcFS {
   /// The state letter of `pid` ("R", "S", "Z"…), nil when it no longer exists.
   static func state(_ pid: pid_t) -> String? {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")") else { return nil }
+      let close = stat.lastIndex(of: ")")
+    else { return nil }
     return stat[stat.index(close, offsetBy: 2)...].split(separator: " ").first.map(String.init)
   }
 
@@ -190,7 +192,8 @@ enum ProcFS {
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
     return entries.compactMap { Int32($0) }.filter { child in
       guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
-            let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return false }
+        let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+      else { return false }
       let comm = stat[stat.index(after: open)..<close]
       let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
       return comm == name && fields.count > 1 && Int32(fields[1]) == pid
@@ -225,8 +228,9 @@ struct TerminalSessionTests {
     defer { server.stop() }
     let dir = try material()
     let state = try IntegrationTempDir("stemdeck-term-state")
-    let term = try await TmuxTerminal(command(binary, state: state, server: server.name, extra: "--no-start-server"),
-                                      columns: 80, rows: 24, directory: dir.path)
+    let term = try await TmuxTerminal(
+      command(binary, state: state, server: server.name, extra: "--no-start-server"),
+      columns: 80, rows: 24, directory: dir.path)
     defer { Task { await term.close() } }
     let prompted = try await term.waitForCursorRow("stemdeck>")
     try await term.check(prompted, "no prompt: ")
@@ -368,8 +372,9 @@ struct TerminalSessionTests {
     defer { server.stop() }
     let dir = try material()
     let state = try IntegrationTempDir("stemdeck-term-state")
-    let term = try await TmuxTerminal(command(binary, state: state, server: server.name, extra: "--no-start-server"),
-                                      columns: 200, rows: 50, directory: dir.path)
+    let term = try await TmuxTerminal(
+      command(binary, state: state, server: server.name, extra: "--no-start-server"),
+      columns: 200, rows: 50, directory: dir.path)
     defer { Task { await term.close() } }
     try await term.check(term.waitForCursorRow("stemdeck>"), "no prompt")
     // A connection is an unsaved change: quit asks.
@@ -380,7 +385,10 @@ struct TerminalSessionTests {
     try await term.send("Enter")
     try await term.check(term.waitFor("there are unsaved changes"), "quit after connect")
     #expect(try await term.waitForCursorRow("stemdeck>"))
-    for line in ["add my\\ loop\\ (take\\ 2).wav as a-rather-long-stem-name-one", "add café.wav as a-rather-long-stem-name-two", "stems", "meters", "help", "status"] {
+    for line in [
+      "add my\\ loop\\ (take\\ 2).wav as a-rather-long-stem-name-one", "add café.wav as a-rather-long-stem-name-two", "stems", "meters",
+      "help", "status"
+    ] {
       try await term.type(line)
       try await term.send("Enter")
       try await term.check(try await term.waitForCursorRow("stemdeck>"), "\(line): ")
@@ -395,12 +403,14 @@ struct TerminalSessionTests {
     try await term.send("Enter")
     try await term.check(try await term.waitFor("press any key"), "watch: ")
     let view = try await term.screen()
-    #expect(view.contains { $0.contains("a-rather-long-stem-name-one") } && view.contains { $0.contains("a-rather-long-stem-name-two") },
-            "names cut in watch:\n\(view.joined(separator: "\n"))")
+    #expect(
+      view.contains { $0.contains("a-rather-long-stem-name-one") } && view.contains { $0.contains("a-rather-long-stem-name-two") },
+      "names cut in watch:\n\(view.joined(separator: "\n"))")
     #expect(!view.contains { $0.contains("stemdeck>") }, "watch is not on its own screen:\n\(view.joined(separator: "\n"))")
     try await term.tmux(["resize-window", "-t", term.session, "-x", "90", "-y", "30"])
-    try await term.check(term.waitForScreen { rows in rows.allSatisfy { TerminalWidth.columns($0) <= 90 } && rows.contains { $0.contains("press any key") } },
-                         "watch after a resize")
+    try await term.check(
+      term.waitForScreen { rows in rows.allSatisfy { TerminalWidth.columns($0) <= 90 } && rows.contains { $0.contains("press any key") } },
+      "watch after a resize")
     try await term.send("Up")  // an arrow key (three bytes) leaves it and types nothing
     try await term.check(try await term.waitForCursorRow("stemdeck>"), "after watch: ")
     let after = try await term.text
@@ -415,7 +425,9 @@ struct TerminalSessionTests {
     var description: String { rawValue }
   }
 
-  @Test("SIGTERM, SIGHUP and a closed terminal end stemdeck within 1 s: take finished, autosave written, its jackd stopped", arguments: Ending.allCases)
+  @Test(
+    "SIGTERM, SIGHUP and a closed terminal end stemdeck within 1 s: take finished, autosave written, its jackd stopped",
+    arguments: Ending.allCases)
   func ending(_ how: Ending) async throws {
     let binary = try StemdeckBinary.require()
     let dir = try material()
@@ -427,7 +439,8 @@ struct TerminalSessionTests {
     let term = try await TmuxTerminal(shell, columns: 100, rows: 30, directory: dir.path)
     defer { Task { await term.close() } }
     try await term.check(try await term.waitForCursorRow("stemdeck>", timeout: 20), "no prompt: ")
-    let shellPid = try await term.tmux(["display-message", "-p", "-t", term.session, "#{pane_pid}"]).stdout.first.flatMap { Int32($0) } ?? -1
+    let shellPid =
+      try await term.tmux(["display-message", "-p", "-t", term.session, "#{pane_pid}"]).stdout.first.flatMap { Int32($0) } ?? -1
     let stemdeck = ProcFS.children(of: shellPid, named: "stemdeck").first ?? -1
     try #require(stemdeck > 0, "stemdeck's process not found under the shell \(shellPid)")
     let jackd = ProcFS.children(of: stemdeck, named: "jackd").first ?? -1
@@ -483,7 +496,8 @@ struct TerminalSessionTests {
       // The shell survives a signal sent to stemdeck alone, and reports its status.
       var code = ""
       _ = await eventually(timeout: 2) {
-        code = ((try? String(contentsOfFile: dir.file("status.txt"), encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        code = ((try? String(contentsOfFile: dir.file("status.txt"), encoding: .utf8)) ?? "").trimmingCharacters(
+          in: .whitespacesAndNewlines)
         return !code.isEmpty
       }
       #expect(code == "\(128 + (how == .sigterm ? SIGTERM : SIGHUP))", "exit status '\(code)'")
@@ -496,7 +510,8 @@ enum TerminalWidth {
   static func columns(_ line: String) -> Int {
     line.unicodeScalars.reduce(0) { w, s in
       let v = s.value
-      let wide = (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
+      let wide =
+        (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
         || (0xF900...0xFAFF).contains(v) || (0xFF00...0xFF60).contains(v) || (0x1F300...0x1FAFF).contains(v)
       let zero = (0x0300...0x036F).contains(v) || v == 0x200B
       return w + (zero ? 0 : wide ? 2 : 1)

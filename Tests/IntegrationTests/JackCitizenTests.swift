@@ -61,7 +61,7 @@ struct JackCitizenTests {
     let expected = [
       "master_L": "stemdeck master left", "master_R": "stemdeck master right",
       "in_L": "stemdeck record input left", "in_R": "stemdeck record input right",
-      "bass_L": "bass left", "bass_R": "bass right",
+      "bass_L": "bass left", "bass_R": "bass right"
     ]
     for (port, name) in expected {
       let uuid = try #require(uuids["\(client):\(port)"], "no uuid for \(port): \(uuids)")
@@ -77,7 +77,8 @@ struct JackCitizenTests {
     #expect(bassGone)
     for port in ["bass_L", "bass_R"] {
       let names = try await prettyNames(server, uuid: uuids["\(client):\(port)"]!)
-      #expect(!names.contains("\(port == "bass_L" ? "bass left" : "bass right")"), "\(port)'s properties stayed after directout off: \(names)")
+      #expect(
+        !names.contains("\(port == "bass_L" ? "bass left" : "bass right")"), "\(port)'s properties stayed after directout off: \(names)")
     }
 
     // quit: nothing of ours is left.
@@ -110,8 +111,10 @@ struct JackCitizenTests {
     // The next port registered on this server takes the next UUID: plant a stale name there.
     let highest = before.values.compactMap { UInt64($0) }.max() ?? 0
     for next in [highest + 1, highest + 2] {
-      for (key, value) in [("http://jackaudio.org/metadata/pretty-name", "stemdeck record input left"),
-                           ("http://jackaudio.org/metadata/order", "7")] {
+      for (key, value) in [
+        ("http://jackaudio.org/metadata/pretty-name", "stemdeck record input left"),
+        ("http://jackaudio.org/metadata/order", "7")
+      ] {
         let r = try await server.tool("jack_property", ["-s", "\(next)", key, value])
         #expect(r.status == 0, "jack_property -s: \(r.text)")
       }
@@ -132,7 +135,9 @@ struct JackCitizenTests {
     #expect(try await third.finish() == 0, "\(third.transcript)")
   }
 
-  @Test("after kill -9 and a restart of jackd the re-registered ports carry their own names, and nothing of the old ports' names is left on a UUID no port has")
+  @Test(
+    "after kill -9 and a restart of jackd the re-registered ports carry their own names, and nothing of the old ports' names is left on a UUID no port has"
+  )
   func portMetadataAcrossServerRestart() async throws {
     let server = try await PrivateJackServer()
     defer { server.stop() }
@@ -170,7 +175,7 @@ struct JackCitizenTests {
     let expected = [
       "master_L": "stemdeck master left", "master_R": "stemdeck master right",
       "in_L": "stemdeck record input left", "in_R": "stemdeck record input right",
-      "bass_L": "bass left", "bass_R": "bass right",
+      "bass_L": "bass left", "bass_R": "bass right"
     ]
     for (port, name) in expected {
       let uuid = try #require(after["\(client):\(port)"], "\(after)")
@@ -295,7 +300,9 @@ struct JackCitizenTests {
 
 @Suite("port completion in a real terminal", .serialized, .timeLimit(.minutes(2)))
 struct PortCompletionTests {
-  @Test("connect master_L sys<Tab> offers only playback ports; connect in_L sys<Tab> only capture ports; quit! leaves the shell's prompt on its own line")
+  @Test(
+    "connect master_L sys<Tab> offers only playback ports; connect in_L sys<Tab> only capture ports; quit! leaves the shell's prompt on its own line"
+  )
   func completionFollowsDirection() async throws {
     let binary = try StemdeckBinary.require()
     let server = try await PrivateJackServer()
@@ -304,7 +311,8 @@ struct PortCompletionTests {
     defer { dir.remove() }
     let state = try IntegrationTempDir("stemdeck-complete-state")
     defer { state.remove() }
-    let command = "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 JACK_NO_START_SERVER=1 "
+    let command =
+      "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 JACK_NO_START_SERVER=1 "
       + "\(binary) --server \(server.name) --no-start-server --no-connect; printf 'SHELL-PROMPT>'; sleep 30"
     let term = try await TmuxTerminal(command, columns: 100, rows: 30, directory: dir.path)
     defer { Task { await term.close() } }

@@ -95,11 +95,13 @@ struct JackIntegrationTests {
     try writeSine(dir.file("stereo.wav"), sampleRate: 48000, seconds: 1.5, frequencies: [330, 550], amplitude: 0.4)
     try writeSine(dir.file("cd.wav"), sampleRate: 44100, seconds: 0.75, frequencies: [440], amplitude: 0.3)
     let session = dir.file("session.json")
-    try writeSession(session, masterVolume: masterVolume, stems: [
-      SessionStem(name: "mono", file: "mono.wav", volume: 0.8, pan: -0.4, loops: 1),
-      SessionStem(name: "stereo", file: "stereo.wav", volume: 0.7, pan: 0.25, loops: 1),
-      SessionStem(name: "cd", file: "cd.wav", volume: 0.6, pan: 0.5, loops: 3),
-    ])
+    try writeSession(
+      session, masterVolume: masterVolume,
+      stems: [
+        SessionStem(name: "mono", file: "mono.wav", volume: 0.8, pan: -0.4, loops: 1),
+        SessionStem(name: "stereo", file: "stereo.wav", volume: 0.7, pan: 0.25, loops: 1),
+        SessionStem(name: "cd", file: "cd.wav", volume: 0.6, pan: 0.5, loops: 3)
+      ])
 
     // Offline.
     let renderPath = dir.file("render.wav")
@@ -114,22 +116,31 @@ struct JackIntegrationTests {
     let server = try await PrivateJackServer()
     defer { server.stop() }
     let baseline = try await server.xrunBaseline(seconds: 3, scratch: dir)
-    let (live, captureXruns) = try await captureLive(server: server, session: session, stems: 3, seconds: 6, dir: dir,
-                                                     name: "live.wav", baseline: baseline)
+    let (live, captureXruns) = try await captureLive(
+      server: server, session: session, stems: 3, seconds: 6, dir: dir,
+      name: "live.wav", baseline: baseline)
     let compared = try compareAligned(render: render, live: live, tolerance: 1e-5, period: server.period)
-    #expect(compared.glitches.count <= captureXruns,
-            "\(compared.glitches.count) periods missing from the capture at render frames \(compared.glitches), jack_capture reported \(captureXruns) xruns")
-    #expect(compared.overlap == render.frames,
-            "the capture ends \(render.frames - compared.overlap) frames before the render does (capture \(live.frames) frames, audio starts at \(compared.offset))")
+    #expect(
+      compared.glitches.count <= captureXruns,
+      "\(compared.glitches.count) periods missing from the capture at render frames \(compared.glitches), jack_capture reported \(captureXruns) xruns"
+    )
+    #expect(
+      compared.overlap == render.frames,
+      "the capture ends \(render.frames - compared.overlap) frames before the render does (capture \(live.frames) frames, audio starts at \(compared.offset))"
+    )
     let worst = compared.worst
-    #expect(compared.firstDifference == nil && compared.maxDiff < 1e-5,
-            "live differs from offline from frame \(compared.firstDifference ?? -1) on, by up to \(compared.maxDiff) at frame \(worst.frame) channel \(worst.channel) (render \(render.sample(worst.frame, worst.channel)), live \(live.sample(worst.frame + compared.offset, worst.channel)))")
+    #expect(
+      compared.firstDifference == nil && compared.maxDiff < 1e-5,
+      "live differs from offline from frame \(compared.firstDifference ?? -1) on, by up to \(compared.maxDiff) at frame \(worst.frame) channel \(worst.channel) (render \(render.sample(worst.frame, worst.channel)), live \(live.sample(worst.frame + compared.offset, worst.channel)))"
+    )
     // After the render's end the live output is silent.
     if compared.endOffset + render.frames < live.frames {
       let tail = live.samples[((compared.endOffset + render.frames) * 2)...].map { abs($0) }.max() ?? 0
       #expect(tail < 1e-6, "the live output is not silent after the end (peak \(tail))")
     }
-    print("live vs offline (master \(masterVolume)): \(compared.overlap) frames compared, max abs diff \(compared.maxDiff), capture offset \(compared.offset) frames, periods missing from the capture \(compared.glitches.count)")
+    print(
+      "live vs offline (master \(masterVolume)): \(compared.overlap) frames compared, max abs diff \(compared.maxDiff), capture offset \(compared.offset) frames, periods missing from the capture \(compared.glitches.count)"
+    )
   }
 
   /// Stretch stems (Rubber Band) live equal the offline render bit for bit, run after run: the
@@ -145,11 +156,13 @@ struct JackIntegrationTests {
     try writeSine(dir.file("lead.wav"), sampleRate: 48000, seconds: 3, frequencies: [330, 495], amplitude: 0.3)
     try writeSine(dir.file("pad.wav"), sampleRate: 44100, seconds: 2, frequencies: [220], amplitude: 0.2)
     let session = dir.file("session.json")
-    try writeSession(session, stems: [
-      SessionStem(name: "drums", file: "drums.wav", volume: 0.8, pan: -0.2, rate: 1.3, mode: "stretch"),
-      SessionStem(name: "lead", file: "lead.wav", volume: 0.7, pan: 0.3, mode: "stretch", pitch: 3),
-      SessionStem(name: "pad", file: "pad.wav", volume: 0.6, rate: 0.9, mode: "stretch"),
-    ])
+    try writeSession(
+      session,
+      stems: [
+        SessionStem(name: "drums", file: "drums.wav", volume: 0.8, pan: -0.2, rate: 1.3, mode: "stretch"),
+        SessionStem(name: "lead", file: "lead.wav", volume: 0.7, pan: 0.3, mode: "stretch", pitch: 3),
+        SessionStem(name: "pad", file: "pad.wav", volume: 0.6, rate: 0.9, mode: "stretch")
+      ])
     let renderPath = dir.file("render.wav")
     let rendered = try await runTool(binary, ["render", session, "--output", renderPath], timeout: 60)
     try #require(rendered.status == 0, "render failed: \(rendered.text)")
@@ -160,30 +173,39 @@ struct JackIntegrationTests {
     defer { server.stop() }
     var report: [String] = []
     for run in 1...4 {
-      let (live, captureXruns) = try await captureLive(server: server, session: session, stems: 3, seconds: 5, dir: dir,
-                                                       name: "live\(run).wav", baseline: nil)
+      let (live, captureXruns) = try await captureLive(
+        server: server, session: session, stems: 3, seconds: 5, dir: dir,
+        name: "live\(run).wav", baseline: nil)
       let compared = try compareAligned(render: render, live: live, tolerance: 0, period: server.period)
       #expect(compared.overlap == render.frames, "run \(run): the capture ends \(render.frames - compared.overlap) frames early")
-      #expect(compared.firstDifference == nil,
-              "run \(run): live differs from offline from frame \(compared.firstDifference ?? -1) on (max abs diff \(compared.maxDiff) at frame \(compared.worst.frame))")
-      #expect(compared.glitches.count <= captureXruns,
-              "run \(run): \(compared.glitches.count) periods missing from the capture, jack_capture reported \(captureXruns) xruns")
-      report.append("run \(run): \(compared.firstDifference.map { "differs from frame \($0)" } ?? "bit-identical") (\(compared.glitches.count) periods lost by jack_capture, \(captureXruns) xruns)")
+      #expect(
+        compared.firstDifference == nil,
+        "run \(run): live differs from offline from frame \(compared.firstDifference ?? -1) on (max abs diff \(compared.maxDiff) at frame \(compared.worst.frame))"
+      )
+      #expect(
+        compared.glitches.count <= captureXruns,
+        "run \(run): \(compared.glitches.count) periods missing from the capture, jack_capture reported \(captureXruns) xruns")
+      report.append(
+        "run \(run): \(compared.firstDifference.map { "differs from frame \($0)" } ?? "bit-identical") (\(compared.glitches.count) periods lost by jack_capture, \(captureXruns) xruns)"
+      )
     }
     print("stretch live vs offline (\(render.frames) frames): " + report.joined(separator: "; "))
   }
 
   /// Plays `session` live on `server` once while jack_capture records the master for `seconds`;
   /// checks the run (no underruns, 32-bit float capture) and returns the capture.
-  func captureLive(server: PrivateJackServer, session: String, stems: Int, seconds: Double, dir: IntegrationTempDir,
-                   name: String, baseline: Int?) async throws -> (audio: AudioData, captureXruns: Int) {
+  func captureLive(
+    server: PrivateJackServer, session: String, stems: Int, seconds: Double, dir: IntegrationTempDir,
+    name: String, baseline: Int?
+  ) async throws -> (audio: AudioData, captureXruns: Int) {
     let deck = try StemdeckProcess(server: server, session: session)
     defer { deck.kill() }
     let opened = try await deck.run("echo ready")
     #expect(opened.contains { $0.hasPrefix("opened") && $0.contains("\(stems) stems") }, "\(deck.transcript)")
     let capturePath = dir.file(name)
-    let capture = try server.startCapture(ports: ["stemdeck:master_L", "stemdeck:master_R"], seconds: seconds,
-                                          to: capturePath, hookDir: dir)
+    let capture = try server.startCapture(
+      ports: ["stemdeck:master_L", "stemdeck:master_R"], seconds: seconds,
+      to: capturePath, hookDir: dir)
     // jack_capture must be recording before play.
     let hooked = try await server.waitForConnection("stemdeck:master_L", timeout: 5) { $0.hasPrefix("jack_capture") }
     let hookedR = try await server.waitForConnection("stemdeck:master_R", timeout: 5) { $0.hasPrefix("jack_capture") }
@@ -201,7 +223,9 @@ struct JackIntegrationTests {
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
     let deckXruns = Int(status["xruns"] ?? "") ?? -1
     if let baseline {
-      print("xruns: baseline (jack_capture alone, 3 s) \(baseline); during live playback (\(seconds) s): jack_capture saw \(captured.xruns), stemdeck reported \(deckXruns)")
+      print(
+        "xruns: baseline (jack_capture alone, 3 s) \(baseline); during live playback (\(seconds) s): jack_capture saw \(captured.xruns), stemdeck reported \(deckXruns)"
+      )
     } else {
       print("xruns during live playback (\(name)): jack_capture saw \(captured.xruns), stemdeck reported \(deckXruns)")
     }
@@ -210,8 +234,9 @@ struct JackIntegrationTests {
     // the comparison assumes no quantisation at all.
     let encoding = try await runTool("soxi", ["-e", capturePath])
     let bits = try await runTool("soxi", ["-b", capturePath])
-    #expect(encoding.stdout.first == "Floating Point PCM" && bits.stdout.first == "32",
-            "capture encoding: \(encoding.text) \(bits.text)")
+    #expect(
+      encoding.stdout.first == "Floating Point PCM" && bits.stdout.first == "32",
+      "capture encoding: \(encoding.text) \(bits.text)")
     let live = try readAudio(capturePath)
     #expect(live.channels == 2)
     #expect(live.sampleRate == 48000)
@@ -245,8 +270,10 @@ struct JackIntegrationTests {
   /// periods later or earlier. Such a glitch is accepted only when the capture's next period
   /// matches the render exactly; each period is counted, and the caller bounds the count by
   /// jack_capture's xruns. Any other difference counts (a stretch divergence never comes back).
-  func compareAligned(render: AudioData, live: AudioData, tolerance: Float, period: Int,
-                      sourceLocation: SourceLocation = #_sourceLocation) throws -> LiveComparison {
+  func compareAligned(
+    render: AudioData, live: AudioData, tolerance: Float, period: Int,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws -> LiveComparison {
     let threshold: Float = 1e-3
     let renderStart = try #require(firstFrame(above: threshold, in: render), "the render is silent", sourceLocation: sourceLocation)
     let liveStart = try #require(firstFrame(above: threshold, in: live), "the capture is silent", sourceLocation: sourceLocation)
@@ -505,8 +532,11 @@ struct JackIntegrationTests {
     defer { dir.remove() }
     let big = dir.file("ten-minutes.wav")
     let made = try await runTool(
-      "sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", "-e", "signed-integer", big,
-              "synth", "600", "sine", "220", "sine", "330", "vol", "0.1"],
+      "sox",
+      [
+        "-n", "-r", "48000", "-c", "2", "-b", "16", "-e", "signed-integer", big,
+        "synth", "600", "sine", "220", "sine", "330", "vol", "0.1"
+      ],
       timeout: 90)
     try #require(made.status == 0, "sox failed: \(made.text)")
     let size = (try FileManager.default.attributesOfItem(atPath: big)[.size] as? Int) ?? 0
@@ -533,7 +563,9 @@ struct JackIntegrationTests {
     // shrink. What the stems cost is stemdeck's own memory: VmRSS minus RssShmem.
     let own = rss - shm
     print("resident with 32 × 10 min stems: \(mb(rss)) MB")
-    print("  of which JACK shared memory \(mb(shm)) MB; stemdeck's own \(mb(own)) MB (anonymous \(mb(full["RssAnon"])) MB, file-backed \(mb(full["RssFile"])) MB); with no stems: \(mb(empty["VmRSS"])) MB resident, \(mb((empty["VmRSS"] ?? 0) - (empty["RssShmem"] ?? 0))) MB own; peak VmHWM \(mb(full["VmHWM"])) MB")
+    print(
+      "  of which JACK shared memory \(mb(shm)) MB; stemdeck's own \(mb(own)) MB (anonymous \(mb(full["RssAnon"])) MB, file-backed \(mb(full["RssFile"])) MB); with no stems: \(mb(empty["VmRSS"])) MB resident, \(mb((empty["VmRSS"] ?? 0) - (empty["RssShmem"] ?? 0))) MB own; peak VmHWM \(mb(full["VmHWM"])) MB"
+    )
     #expect(status["state"] == "playing", "\(status)")
     #expect(status["stems"] == "32", "\(status)")
     #expect(status["underruns"] == "0", "\(status)")

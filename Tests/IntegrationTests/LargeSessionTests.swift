@@ -22,7 +22,9 @@ struct LargeSessionLiveTests {
     try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count
   }
 
-  @Test("150 soloed stems, jackd killed and back at 44.1 kHz with one stem file deleted: one rebuild, the stem goes offline, threads and memory stay put")
+  @Test(
+    "150 soloed stems, jackd killed and back at 44.1 kHz with one stem file deleted: one rebuild, the stem goes offline, threads and memory stay put"
+  )
   func rebuildAfterRateChangeWithAFileGone() async throws {
     let dir = try IntegrationTempDir("stemdeck-large")
     defer { dir.remove() }
@@ -71,8 +73,9 @@ struct LargeSessionLiveTests {
     // The new engine is built while the old one still exists (the allocator keeps some of that
     // peak); what must not happen is growth after it.
     let mb = memoryAfter.map { $0 >> 20 }
-    #expect(memoryAfter.last! < 2 * memoryBefore && memoryAfter.max()! - memoryAfter.first! < 16 << 20,
-            "VmRSS \(memoryBefore >> 20) MB before the kill, then \(mb) MB")
+    #expect(
+      memoryAfter.last! < 2 * memoryBefore && memoryAfter.max()! - memoryAfter.first! < 16 << 20,
+      "VmRSS \(memoryBefore >> 20) MB before the kill, then \(mb) MB")
 
     let status = try await deck.status()
     #expect(status["sample rate"] == "44100 Hz", "\(status)")
@@ -83,6 +86,8 @@ struct LargeSessionLiveTests {
     try await deck.run("save")
     let saved = try String(contentsOfFile: session, encoding: .utf8)
     #expect(saved.contains("gone.wav"), "the offline stem was dropped from the saved session")
-    print("150 soloed stems, rebuild at 44.1 kHz: threads \(threadsBefore) → \(threadsAfter.max() ?? 0), VmRSS \(memoryBefore >> 20) → \(memoryAfter.max()! >> 20) MB")
+    print(
+      "150 soloed stems, rebuild at 44.1 kHz: threads \(threadsBefore) → \(threadsAfter.max() ?? 0), VmRSS \(memoryBefore >> 20) → \(memoryAfter.max()! >> 20) MB"
+    )
   }
 }

@@ -15,7 +15,8 @@ struct LiveLoudnessIntegrationTests {
       return rest == "-inf" ? -.infinity : Double(rest)
     }
     guard let m = number(after: "M "), let s = number(after: "S "), let i = number(after: "I "),
-          let tp = number(after: "TP "), let over = line.range(of: "(over ") else { return nil }
+      let tp = number(after: "TP "), let over = line.range(of: "(over ")
+    else { return nil }
     let time = line[over.upperBound...].prefix { $0 != ")" && $0 != "," }.split(separator: ":")
     guard time.count == 2, let minutes = Double(time[0]), let secs = Double(time[1]) else { return nil }
     return (m, s, i, tp, minutes * 60 + secs)

@@ -19,65 +19,65 @@ import Testing
 ///   received               → "received HEX…": the MIDI messages NAME-cap:midi_in got so far
 final class MidiProbe: @unchecked Sendable {
   static let script = #"""
-import collections, jack, queue, sys, array
-name = sys.argv[1]
-send = jack.Client(name + "-send", no_start_server=True)
-cap = jack.Client(name + "-cap", no_start_server=True)
-out = send.midi_outports.register("out")
-inl = cap.inports.register("in_L")
-mid = cap.midi_inports.register("midi_in")
-received = collections.deque(maxlen=4000)
-pending = collections.deque()
-sent = queue.Queue()
-store = collections.deque(maxlen=4000)
-@send.set_process_callback
-def process_send(n):
-    out.clear_buffer()
-    batch = []
-    while pending:
-        batch.append(pending.popleft())
-    t = send.last_frame_time
-    for off, data in batch:
-        out.write_midi_event(off, data)
-    if batch:
-        sent.put([t + off for off, _ in batch])
-@cap.set_process_callback
-def process_cap(n):
-    store.append((cap.last_frame_time, bytes(inl.get_buffer())))
-    for off, data in mid.incoming_midi_events():
-        received.append(bytes(data).hex())
-send.activate()
-cap.activate()
-print("ready", flush=True)
-for line in sys.stdin:
-    w = line.split()
-    if not w:
-        continue
-    try:
-        if w[0] == "connect":
-            send.connect(w[1], w[2])
-            print("connected", flush=True)
-        elif w[0] == "send":
-            for item in w[1:]:
-                off, hexes = item.split(":")
-                pending.append((int(off), bytes(int(h, 16) for h in hexes.split(","))))
-            print("sent " + " ".join(str(t) for t in sent.get(timeout=5)), flush=True)
-        elif w[0] == "level":
-            start, count = int(w[1]), int(w[2])
-            peak, seen = 0.0, 0
-            for t, raw in list(store):
-                samples = array.array("f", raw)
-                for i in range(max(0, start - t), min(len(samples), start + count - t)):
-                    peak = max(peak, abs(samples[i]))
-                    seen += 1
-            print("level %.6f" % peak if seen == count else "level none", flush=True)
-        elif w[0] == "received":
-            print("received " + " ".join(list(received)), flush=True)
-        elif w[0] == "now":
-            print("now %d" % (store[-1][0] if store else -1), flush=True)
-    except Exception as e:
-        print("error %s" % e, flush=True)
-"""#
+    import collections, jack, queue, sys, array
+    name = sys.argv[1]
+    send = jack.Client(name + "-send", no_start_server=True)
+    cap = jack.Client(name + "-cap", no_start_server=True)
+    out = send.midi_outports.register("out")
+    inl = cap.inports.register("in_L")
+    mid = cap.midi_inports.register("midi_in")
+    received = collections.deque(maxlen=4000)
+    pending = collections.deque()
+    sent = queue.Queue()
+    store = collections.deque(maxlen=4000)
+    @send.set_process_callback
+    def process_send(n):
+        out.clear_buffer()
+        batch = []
+        while pending:
+            batch.append(pending.popleft())
+        t = send.last_frame_time
+        for off, data in batch:
+            out.write_midi_event(off, data)
+        if batch:
+            sent.put([t + off for off, _ in batch])
+    @cap.set_process_callback
+    def process_cap(n):
+        store.append((cap.last_frame_time, bytes(inl.get_buffer())))
+        for off, data in mid.incoming_midi_events():
+            received.append(bytes(data).hex())
+    send.activate()
+    cap.activate()
+    print("ready", flush=True)
+    for line in sys.stdin:
+        w = line.split()
+        if not w:
+            continue
+        try:
+            if w[0] == "connect":
+                send.connect(w[1], w[2])
+                print("connected", flush=True)
+            elif w[0] == "send":
+                for item in w[1:]:
+                    off, hexes = item.split(":")
+                    pending.append((int(off), bytes(int(h, 16) for h in hexes.split(","))))
+                print("sent " + " ".join(str(t) for t in sent.get(timeout=5)), flush=True)
+            elif w[0] == "level":
+                start, count = int(w[1]), int(w[2])
+                peak, seen = 0.0, 0
+                for t, raw in list(store):
+                    samples = array.array("f", raw)
+                    for i in range(max(0, start - t), min(len(samples), start + count - t)):
+                        peak = max(peak, abs(samples[i]))
+                        seen += 1
+                print("level %.6f" % peak if seen == count else "level none", flush=True)
+            elif w[0] == "received":
+                print("received " + " ".join(list(received)), flush=True)
+            elif w[0] == "now":
+                print("now %d" % (store[-1][0] if store else -1), flush=True)
+        except Exception as e:
+            print("error %s" % e, flush=True)
+    """#
 
   let child: ChildProcess
   let name: String
@@ -90,8 +90,10 @@ for line in sys.stdin:
     self.name = name
     child = try ChildProcess("/usr/bin/python3", ["-u", path, name], environment: server.environment, stdinPipe: true)
     guard await eventually(timeout: 10, { self.child.stdoutLines.contains("ready") || !self.child.isRunning }),
-          child.stdoutLines.contains("ready") else {
-      throw HarnessError("the MIDI probe did not start (python3-jack-client: scripts/install-deps):\n\(child.stderrLines.joined(separator: "\n"))")
+      child.stdoutLines.contains("ready")
+    else {
+      throw HarnessError(
+        "the MIDI probe did not start (python3-jack-client: scripts/install-deps):\n\(child.stderrLines.joined(separator: "\n"))")
     }
   }
 
@@ -105,7 +107,8 @@ for line in sys.stdin:
       return found != nil
     }
     guard let found, found.hasPrefix(word) else {
-      throw HarnessError("probe: no answer to '\(command)' (got \(found ?? "nothing")); stderr: \(child.stderrLines.joined(separator: "\n"))")
+      throw HarnessError(
+        "probe: no answer to '\(command)' (got \(found ?? "nothing")); stderr: \(child.stderrLines.joined(separator: "\n"))")
     }
     return found
   }
@@ -165,7 +168,9 @@ struct MidiControlTests {
   }
 
   /// stemdeck playing `session`, the probe wired to midi_in and master_L, and the tone's level.
-  static func start(_ server: PrivateJackServer, session: String, deck existing: StemdeckProcess? = nil) async throws -> (StemdeckProcess, MidiProbe, Double) {
+  static func start(
+    _ server: PrivateJackServer, session: String, deck existing: StemdeckProcess? = nil
+  ) async throws -> (StemdeckProcess, MidiProbe, Double) {
     let deck = try existing ?? StemdeckProcess(server: server, session: session)
     try await deck.run("midi on")
     let probe = try await MidiProbe(server: server)
@@ -190,9 +195,11 @@ struct MidiControlTests {
     let server = try await PrivateJackServer()
     defer { server.stop() }
     let dir = try IntegrationTempDir("stemdeck-midi")
-    let session = try Self.toneSession(in: dir, midi: """
-      { "mappings" : [ { "source" : "cc", "number" : 7, "channel" : 1, "action" : "volume", "target" : "tone" } ] }
-      """)
+    let session = try Self.toneSession(
+      in: dir,
+      midi: """
+        { "mappings" : [ { "source" : "cc", "number" : 7, "channel" : 1, "action" : "volume", "target" : "tone" } ] }
+        """)
     let (deck, probe, reference) = try await Self.start(server, session: session)
     defer { deck.kill(); probe.stop() }
     let ports = try await server.ports()
@@ -216,7 +223,8 @@ struct MidiControlTests {
     try await deck.run("save \(saved)")
     let text = try String(contentsOfFile: saved, encoding: .utf8)
     #expect(text.contains("\"midi\" : { \"mappings\" : ["), "\(text)")
-    #expect(text.contains("{ \"source\" : \"cc\", \"number\" : 7, \"channel\" : 1, \"action\" : \"volume\", \"target\" : \"tone\" }"), "\(text)")
+    #expect(
+      text.contains("{ \"source\" : \"cc\", \"number\" : 7, \"channel\" : 1, \"action\" : \"volume\", \"target\" : \"tone\" }"), "\(text)")
     #expect(text.contains("\"volume\" : 0.13"), "the stem's saved volume is the fader's (0.134): \(text)")
     try await deck.run("open \(saved)")
     let maps = try await deck.run("midi maps")
@@ -243,7 +251,8 @@ struct MidiControlTests {
     try await probe.send([(0, Self.cc(20, 10, channel: 2))])
     let held = try #require(try await probe.send([(0, Self.cc(20, 90, channel: 2))]).first)
     let still = try await probe.level(held + 1000, 480)
-    #expect(abs(still - reference) < 0.02 * reference, "soft takeover: a disagreeing fader must not jump the stem: \(still) vs \(reference)")
+    #expect(
+      abs(still - reference) < 0.02 * reference, "soft takeover: a disagreeing fader must not jump the stem: \(still) vs \(reference)")
     // Crossing 100 picks it up: at 110 the stem is at +3.5 dB.
     let crossed = try #require(try await probe.send([(0, Self.cc(20, 110, channel: 2))]).first)
     let up = try await probe.level(crossed + 1000, 480)
@@ -317,9 +326,11 @@ struct MidiControlTests {
     let server = try await PrivateJackServer()
     defer { server.stop() }
     let dir = try IntegrationTempDir("stemdeck-midi")
-    let session = try Self.toneSession(in: dir, midi: """
-      { "feedback" : true, "mappings" : [ { "source" : "cc", "number" : 7, "channel" : 2, "action" : "volume", "target" : "tone" } ] }
-      """)
+    let session = try Self.toneSession(
+      in: dir,
+      midi: """
+        { "feedback" : true, "mappings" : [ { "source" : "cc", "number" : 7, "channel" : 2, "action" : "volume", "target" : "tone" } ] }
+        """)
     let (deck, probe, _) = try await Self.start(server, session: session)
     defer { deck.kill(); probe.stop() }
     #expect((try await server.ports()).contains("stemdeck:midi_out"))
@@ -329,11 +340,15 @@ struct MidiControlTests {
     try await deck.run("midi out on")
     try await probe.connect("stemdeck:midi_out", "probe-cap:midi_in")
     var got: [String] = []
-    _ = try await eventually(timeout: 10) { got = try await probe.received(); return got.contains("b10764") }
+    _ = try await eventually(timeout: 10) {
+      got = try await probe.received(); return got.contains("b10764")
+    }
     #expect(got.contains("b10764"), "volume 1 is CC 100 on channel 2: \(got)")
     // vol 0.5 → position 100 × 0.5^(1/2.9) = 78.7 → CC 79 (0x4f).
     try await deck.run("vol tone 0.5")
-    _ = try await eventually(timeout: 10) { got = try await probe.received(); return got.contains("b1074f") }
+    _ = try await eventually(timeout: 10) {
+      got = try await probe.received(); return got.contains("b1074f")
+    }
     #expect(got.contains("b1074f"), "\(got)")
     let saved = dir.file("fb.json")
     try await deck.run("save \(saved)")

@@ -29,7 +29,7 @@ struct MixerViewTerminalTests {
   static let cases = [
     Case(columns: 80, rows: 24, term: "vt100", noColor: true, resized: (120, 40)),
     Case(columns: 120, rows: 40, term: "xterm-256color", noColor: false, resized: (80, 24)),
-    Case(columns: 200, rows: 60, term: "xterm-256color", noColor: true, resized: (100, 30)),
+    Case(columns: 200, rows: 60, term: "xterm-256color", noColor: true, resized: (100, 30))
   ]
 
   /// Waits until every stem name and the master stand on the screen, and no row is wider than
@@ -48,7 +48,8 @@ struct MixerViewTerminalTests {
     defer { server.stop() }
     let dir = try material()
     let state = try IntegrationTempDir("stemdeck-mixerview-state")
-    let command = "env TERM=\(c.term) \(c.noColor ? "NO_COLOR=1 " : "")XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) "
+    let command =
+      "env TERM=\(c.term) \(c.noColor ? "NO_COLOR=1 " : "")XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) "
       + "JACK_NO_START_SERVER=1 \(binary) show.json --server \(server.name) --no-start-server --no-connect --mixer"
     let term = try await TmuxTerminal(command, columns: c.columns, rows: c.rows, directory: dir.path)
     defer { Task { await term.close() } }
@@ -61,7 +62,8 @@ struct MixerViewTerminalTests {
     try await term.send("Right", "Right", "Up", "Up")
     try await term.check(term.waitFor("+2.0"), "Right Right Up Up: ")
     try await term.type("m")
-    try await term.check(term.waitForScreen { rows in rows.contains { $0.range(of: #"^\s+-\s+-\s+M\s+-"#, options: .regularExpression) != nil } }, "m: ")
+    try await term.check(
+      term.waitForScreen { rows in rows.contains { $0.range(of: #"^\s+-\s+-\s+M\s+-"#, options: .regularExpression) != nil } }, "m: ")
 
     // ':' runs any command; the result shows in the status line.
     try await term.type(":vol drums -6dB")
@@ -72,8 +74,9 @@ struct MixerViewTerminalTests {
 
     // A resize reflows: every name still there, nothing wider than the new width.
     try await term.tmux(["resize-window", "-t", term.session, "-x", "\(c.resized.columns)", "-y", "\(c.resized.rows)"])
-    try await term.check(term.waitForScreen { $0.count <= c.resized.rows && $0.allSatisfy { TerminalWidth.columns($0) <= c.resized.columns } },
-                         "after the resize: ")
+    try await term.check(
+      term.waitForScreen { $0.count <= c.resized.rows && $0.allSatisfy { TerminalWidth.columns($0) <= c.resized.columns } },
+      "after the resize: ")
     try await term.check(allNamesShown(term, columns: c.resized.columns), "names after the resize: ")
 
     // q: back to the prompt, on the screen the view came over, with line editing intact.
@@ -117,10 +120,14 @@ struct MixerViewTerminalTests {
       try writeSine(dir.file("\(name).wav"), sampleRate: 48000, seconds: 2, frequencies: [440], amplitude: 0.2)
     }
     try writeSine(dir.file("hit.wav"), sampleRate: 48000, seconds: 3, frequencies: [660], amplitude: 0.5)
-    try writeSession(dir.file("offline.json"), stems: [SessionStem(name: "drums", file: "drums.wav", loops: -1),
-                                                       SessionStem(name: "bass", file: "bass.wav"),
-                                                       SessionStem(name: "gone", file: "gone.wav"),
-                                                       SessionStem(name: "guitar", file: "guitar.wav")])
+    try writeSession(
+      dir.file("offline.json"),
+      stems: [
+        SessionStem(name: "drums", file: "drums.wav", loops: -1),
+        SessionStem(name: "bass", file: "bass.wav"),
+        SessionStem(name: "gone", file: "gone.wav"),
+        SessionStem(name: "guitar", file: "guitar.wav")
+      ])
     return dir
   }
 
@@ -136,7 +143,9 @@ struct MixerViewTerminalTests {
     "\u{1B}[<\(button);\(column + 1);\(row + 1)\(release ? "m" : "M")"
   }
 
-  static let sizes = [(80, 24), (120, 40), (200, 60)].map { Case(columns: $0.0, rows: $0.1, term: "xterm-256color", noColor: false, resized: ($0.0, $0.1)) }
+  static let sizes = [(80, 24), (120, 40), (200, 60)].map {
+    Case(columns: $0.0, rows: $0.1, term: "xterm-256color", noColor: false, resized: ($0.0, $0.1))
+  }
 
   @Test("mouse on faders, the effects strip, an offline stem's strip and ':wait' that goes on drawing", arguments: sizes)
   func mouseEffectsOfflineWait(_ c: Case) async throws {
@@ -145,18 +154,23 @@ struct MixerViewTerminalTests {
     defer { server.stop() }
     let dir = try offlineMaterial()
     let state = try IntegrationTempDir("stemdeck-mixerview-state")
-    let command = "env TERM=\(c.term) XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) "
+    let command =
+      "env TERM=\(c.term) XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) "
       + "JACK_NO_START_SERVER=1 \(binary) offline.json --server \(server.name) --no-start-server --no-connect --mixer"
     let term = try await TmuxTerminal(command, columns: c.columns, rows: c.rows, directory: dir.path)
     defer { Task { await term.close() } }
-    try await term.check(term.waitForScreen { rows in ["drums", "bass", "gone", "guitar", "master"].allSatisfy { n in rows.count > 1 && rows[1].contains(n) } },
-                         "names at \(c): ")
+    try await term.check(
+      term.waitForScreen { rows in ["drums", "bass", "gone", "guitar", "master"].allSatisfy { n in rows.count > 1 && rows[1].contains(n) }
+      },
+      "names at \(c): ")
     // The offline stem: shown in its place with the ! flag.
     let first = try await term.screen()
     #expect(first.count > 3 && first[3].contains("!"), "flags row: \(first.count > 3 ? first[3] : "")")
 
     // A click on drums's fader track, on the row of the -6 tick: drums at -6 dB.
-    let handleColumn = first.first { $0.hasPrefix("   0") }.flatMap { row in row.firstIndex { $0 == "◆" || $0 == "O" }.map { row.distance(from: row.startIndex, to: $0) } }
+    let handleColumn = first.first { $0.hasPrefix("   0") }.flatMap { row in
+      row.firstIndex { $0 == "◆" || $0 == "O" }.map { row.distance(from: row.startIndex, to: $0) }
+    }
     let minus6 = first.firstIndex { $0.hasPrefix("  -6") }
     let (column, row) = (try #require(handleColumn, "no fader handle on the 0 dB row"), try #require(minus6, "no -6 tick"))
     try await term.type(Self.mouse(0, column: column, row: row) + Self.mouse(0, column: column, row: row, release: true))
@@ -187,12 +201,14 @@ struct MixerViewTerminalTests {
     try await term.type(":sfx fire hit")
     try await term.send("Enter")
     // peak: drums, bass, gone, guitar, effects, master.
-    try await term.check(term.waitForScreen { rows in
-      let peaks = Self.values(rows, "peak")
-      return peaks.count == 6 && peaks[4] != "-inf" && peaks[2] == "-inf"
-    }, "the effects' meter: ")
+    try await term.check(
+      term.waitForScreen { rows in
+        let peaks = Self.values(rows, "peak")
+        return peaks.count == 6 && peaks[4] != "-inf" && peaks[2] == "-inf"
+      }, "the effects' meter: ")
     let withEffects = try await term.screen()
-    let effectsColumn = try #require(withEffects[1].range(of: "effects").map { withEffects[1].distance(from: withEffects[1].startIndex, to: $0.lowerBound) })
+    let effectsColumn = try #require(
+      withEffects[1].range(of: "effects").map { withEffects[1].distance(from: withEffects[1].startIndex, to: $0.lowerBound) })
     try await term.type(Self.mouse(0, column: effectsColumn, row: 1) + Self.mouse(0, column: effectsColumn, row: 1, release: true))
     try await term.check(term.waitFor("effects: what the sound effects add"), "the effects strip selected: ")
     try await term.send("Up")
@@ -209,9 +225,10 @@ struct MixerViewTerminalTests {
     try await term.send("Enter")
     try await term.check(term.waitFor("running: wait 30"), "the wait running: ")
     let during = try await term.screen().first ?? ""
-    try await term.check(term.waitForScreen { rows in
-      (rows.first ?? "") != during && rows.contains { $0.contains("running: wait 30") }
-    }, "the transport line moves during the wait: ")
+    try await term.check(
+      term.waitForScreen { rows in
+        (rows.first ?? "") != during && rows.contains { $0.contains("running: wait 30") }
+      }, "the transport line moves during the wait: ")
     let escaped = Date()
     try await term.send("Escape")
     try await term.check(term.waitFor("stopped: wait 30"), "Esc during the wait: ")

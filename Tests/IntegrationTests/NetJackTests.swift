@@ -56,7 +56,7 @@ final class NetJackPair: @unchecked Sendable {
     client = slaveName
     try await Self.loadManager(on: master, port: port)
     slave = try await PrivateJackServer(driver: [
-      "-d", "net", "-a", "127.0.0.1", "-p", "\(port)", "-C", "2", "-P", "2", "-n", slaveName, "-l", "\(latency)",
+      "-d", "net", "-a", "127.0.0.1", "-p", "\(port)", "-C", "2", "-P", "2", "-n", slaveName, "-l", "\(latency)"
     ])
     guard try await waitForLink(timeout: 10) else {
       let log = (try? String(contentsOfFile: slave.logPath, encoding: .utf8)) ?? ""
@@ -111,11 +111,13 @@ struct NetJackTests {
     try writeSine(dir.file("stereo.wav"), sampleRate: 48000, seconds: 1.5, frequencies: [330, 550], amplitude: 0.4)
     try writeSine(dir.file("cd.wav"), sampleRate: 44100, seconds: 0.75, frequencies: [440], amplitude: 0.3)
     let session = dir.file("session.json")
-    try writeSession(session, masterVolume: 0.9, stems: [
-      SessionStem(name: "mono", file: "mono.wav", volume: 0.8, pan: -0.4, loops: 1),
-      SessionStem(name: "stereo", file: "stereo.wav", volume: 0.7, pan: 0.25, loops: 1),
-      SessionStem(name: "cd", file: "cd.wav", volume: 0.6, pan: 0.5, loops: 3),
-    ])
+    try writeSession(
+      session, masterVolume: 0.9,
+      stems: [
+        SessionStem(name: "mono", file: "mono.wav", volume: 0.8, pan: -0.4, loops: 1),
+        SessionStem(name: "stereo", file: "stereo.wav", volume: 0.7, pan: 0.25, loops: 1),
+        SessionStem(name: "cd", file: "cd.wav", volume: 0.6, pan: 0.5, loops: 3)
+      ])
     return session
   }
 
@@ -124,10 +126,12 @@ struct NetJackTests {
     try writeSine(dir.file("a.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220, 220], amplitude: 0.4)
     try writeSine(dir.file("b.wav"), sampleRate: 48000, seconds: 0.5, frequencies: [330], amplitude: 0.3)
     let session = dir.file("S.json")
-    try writeSession(session, stems: [
-      SessionStem(name: "a", file: "a.wav", volume: 0.8, loops: -1),
-      SessionStem(name: "b", file: "b.wav", volume: 0.5, pan: -0.5, loops: -1),
-    ])
+    try writeSession(
+      session,
+      stems: [
+        SessionStem(name: "a", file: "a.wav", volume: 0.8, loops: -1),
+        SessionStem(name: "b", file: "b.wav", volume: 0.5, pan: -0.5, loops: -1)
+      ])
     return session
   }
 
@@ -155,8 +159,9 @@ struct NetJackTests {
     let status = try await deck.status()
     #expect(status["sample rate"] == "48000 Hz" && status["buffer"] == "\(period) frames", "\(status)")
     #expect(status["driver"] == "net (linked to master 127.0.0.1, UDP port \(pair.port), network latency 2 periods)", "\(status)")
-    let onMasterServer = try await runTool(binary, ["--server", pair.master.name, "--no-start-server", "--no-connect", "--no-control", "-c", "status"],
-                                           environment: pair.master.environment)
+    let onMasterServer = try await runTool(
+      binary, ["--server", pair.master.name, "--no-start-server", "--no-connect", "--no-control", "-c", "status"],
+      environment: pair.master.environment)
     #expect(onMasterServer.stdout.contains("driver: dummy"), "\(onMasterServer.text)")
     try await deck.run("connect master_L system:playback_1")
     try await deck.run("connect master_R system:playback_2")
@@ -183,8 +188,9 @@ struct NetJackTests {
       attempt += 1
       if attempt > 1 { await pause(0.5) }
       let onMaster = try pair.master.startCapture(ports: pair.fromSlave, seconds: 6, to: dir.file("master-\(attempt).wav"), hookDir: dir)
-      let onSlave = try pair.slave.startCapture(ports: ["stemdeck:master_L", "system:capture_1"], seconds: 6,
-                                                to: dir.file("slave-\(attempt).wav"), hookDir: dir)
+      let onSlave = try pair.slave.startCapture(
+        ports: ["stemdeck:master_L", "system:capture_1"], seconds: 6,
+        to: dir.file("slave-\(attempt).wav"), hookDir: dir)
       let recording = await eventually(timeout: 30, interval: 0.05) {
         size(onMaster.path) > 44 + 8 * 4 * period && size(onSlave.path) > 44 + 8 * 4 * period
           || !onMaster.child.isRunning || !onSlave.child.isRunning
@@ -192,7 +198,9 @@ struct NetJackTests {
       if recording && size(onMaster.path) > 44 + 8 * 4 * period && size(onSlave.path) > 44 + 8 * 4 * period {
         recorders = (onMaster, onSlave)
       } else {
-        failures.append("attempt \(attempt): exit status \(onMaster.child.exitStatus.map(String.init) ?? "running"), \(onSlave.child.exitStatus.map(String.init) ?? "running"); logs: \(onMaster.log) \(onSlave.log)")
+        failures.append(
+          "attempt \(attempt): exit status \(onMaster.child.exitStatus.map(String.init) ?? "running"), \(onSlave.child.exitStatus.map(String.init) ?? "running"); logs: \(onMaster.log) \(onSlave.log)"
+        )
         onMaster.child.terminate(grace: 1)
         onSlave.child.terminate(grace: 1)
       }
@@ -212,12 +220,15 @@ struct NetJackTests {
     // The master's capture equals the render (NetJack2 sends 32-bit floats by default).
     let live = try readAudio(onMaster.path)
     let compared = try comparePeriods(reference: render, capture: live, period: period)
-    #expect(compared.periods >= render.frames / period - 10,
-            "only \(compared.periods) periods of the render found in the master's capture")
+    #expect(
+      compared.periods >= render.frames / period - 10,
+      "only \(compared.periods) periods of the render found in the master's capture")
     // On a loaded machine jack_capture misses periods and the link delivers some late (NetJack2
     // then plays what it has): those periods differ, the rest are the render's floats exactly.
-    #expect(compared.exactShare >= 0.9,
-            "only \(compared.exact) of \(compared.periods) periods equal the render (damaged at capture periods \(compared.damaged.prefix(20)), jack_capture xruns \(masterXruns))")
+    #expect(
+      compared.exactShare >= 0.9,
+      "only \(compared.exact) of \(compared.periods) periods equal the render (damaged at capture periods \(compared.damaged.prefix(20)), jack_capture xruns \(masterXruns))"
+    )
 
     // Round trip slave → master → slave, in the slave's own capture (one clock): the returned
     // left channel is stemdeck's left channel a whole number of periods later.
@@ -232,7 +243,9 @@ struct NetJackTests {
     #expect(trip.exactShare >= 0.9, "only \(trip.exact) of \(trip.periods) periods came back unchanged (slave capture xruns \(slaveXruns))")
     let graph = try await pair.master.tool("jack_lsp", ["-s", pair.master.name, "-l", pair.fromSlave[0]])
     let stated = graph.stdout.first { $0.contains("playback latency") }?.trimmingCharacters(in: .whitespaces) ?? "?"
-    print("NetJack2 (-l \(pair.latency), \(period)-frame periods): master capture vs render: \(compared.exact) of \(compared.periods) periods bit-exact (residual -inf dB), \(compared.damaged.count) differ (residual over all \(twoDecimals(compared.residualDB)) dB; jack_capture xruns \(masterXruns)), \(compared.shifts) capture shifts; round trip slave→master→slave \(trip.offset) frames = \(Double(trip.offset) / Double(period)) periods (\(trip.exact) of \(trip.periods) periods unchanged); from_slave_1 \(stated)")
+    print(
+      "NetJack2 (-l \(pair.latency), \(period)-frame periods): master capture vs render: \(compared.exact) of \(compared.periods) periods bit-exact (residual -inf dB), \(compared.damaged.count) differ (residual over all \(twoDecimals(compared.residualDB)) dB; jack_capture xruns \(masterXruns)), \(compared.shifts) capture shifts; round trip slave→master→slave \(trip.offset) frames = \(Double(trip.offset) / Double(period)) periods (\(trip.exact) of \(trip.periods) periods unchanged); from_slave_1 \(stated)"
+    )
   }
 
   /// A capture compared with a reference (the render) one JACK period of the capture at a time.
@@ -258,8 +271,10 @@ struct NetJackTests {
   /// moves of the alignment (up to 8, a period lost or repeated by the recorder), and counts as
   /// damaged if none fits. Unlike an onset alignment, a damaged first period does not misalign
   /// the rest.
-  func comparePeriods(reference: AudioData, capture: AudioData, period: Int, from: Int? = nil,
-                      sourceLocation: SourceLocation = #_sourceLocation) throws -> PeriodComparison {
+  func comparePeriods(
+    reference: AudioData, capture: AudioData, period: Int, from: Int? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws -> PeriodComparison {
     let tolerance: Float = 1e-5
     let r0 = try #require(firstFrame(above: 1e-3, in: reference), "the reference is silent", sourceLocation: sourceLocation)
     let c0 = try #require(firstFrame(above: 1e-3, in: capture), "the capture is silent", sourceLocation: sourceLocation)
@@ -320,7 +335,9 @@ struct NetJackTests {
   /// Records the slave's two outputs on the master for `seconds` and measures the left channel.
   /// jack_capture that cannot open its client (see slaveMixEqualsRender) is started again, for up
   /// to 30 s.
-  func hearOnMaster(_ pair: NetJackPair, seconds: Double, path: String, dir: IntegrationTempDir) async throws -> (peak: Float, longestSilence: Int, firstSound: Int?) {
+  func hearOnMaster(
+    _ pair: NetJackPair, seconds: Double, path: String, dir: IntegrationTempDir
+  ) async throws -> (peak: Float, longestSilence: Int, firstSound: Int?) {
     let deadline = monotonicSeconds() + 30
     var attempt = 0
     while true {
@@ -337,20 +354,25 @@ struct NetJackTests {
     let audio = try readAudio(path + ".\(attempt).wav")
     let sound = onset(of: audio, channel: 0, above: 1e-3)
     let from = sound ?? 0
-    return (peakLevel(audio, channel: 0, frames: from..<audio.frames),
-            longestSilence(audio, channel: 0, frames: from..<audio.frames), sound)
+    return (
+      peakLevel(audio, channel: 0, frames: from..<audio.frames),
+      longestSilence(audio, channel: 0, frames: from..<audio.frames), sound
+    )
   }
 
   /// Records short clips on the master from the slave's current client until one has sound, for
   /// at most `timeout` seconds (a clip of a stale client, or one whose ports vanish under
   /// jack_capture, is silent or fails: the next one is tried). The seconds it took, or nil.
-  func waitForSoundOnMaster(_ pair: NetJackPair, since start: Double, timeout: Double, dir: IntegrationTempDir, name: String) async throws -> Double? {
+  func waitForSoundOnMaster(
+    _ pair: NetJackPair, since start: Double, timeout: Double, dir: IntegrationTempDir, name: String
+  ) async throws -> Double? {
     var attempt = 0
     while monotonicSeconds() - start < timeout {
       attempt += 1
       guard try await pair.waitForLink(timeout: max(0.1, timeout - (monotonicSeconds() - start))) else { return nil }
       if let heard = try? await hearOnMaster(pair, seconds: 0.3, path: dir.file("\(name)-probe-\(attempt).wav"), dir: dir),
-         heard.peak > 0.1 {
+        heard.peak > 0.1
+      {
         return monotonicSeconds() - start
       }
     }
@@ -388,14 +410,18 @@ struct NetJackTests {
       second = try await deck.status()
       return statusPosition(second) != statusPosition(first)
     }
-    #expect(second["state"] == "playing" && moved, "\(what): state \(second["state"] ?? "?"), position \(first["position"] ?? "?") → \(second["position"] ?? "?")")
+    #expect(
+      second["state"] == "playing" && moved,
+      "\(what): state \(second["state"] ?? "?"), position \(first["position"] ?? "?") → \(second["position"] ?? "?")")
     #expect(second["server"] == "\(pair.slave.name) (connected)", "\(what): server \(second["server"] ?? "?")")
     #expect(try await deck.stemsTable() == expected, "\(what): stems changed")
     // Its server (the slave) never went away: no interruption, no reconnect.
     #expect(deck.eventCount("went away") == 0 && deck.eventCount("reconnected") == 0, "\(what): \(deck.events)")
   }
 
-  @Test("the master server killed (kill -9) and restarted 3 times: stemdeck on the slave keeps running, playing and its settings, and is heard on the master again each time")
+  @Test(
+    "the master server killed (kill -9) and restarted 3 times: stemdeck on the slave keeps running, playing and its settings, and is heard on the master again each time"
+  )
   func masterKilledAndRestarted() async throws {
     let dir = try IntegrationTempDir("stemdeck-netjack-kill")
     let pair = try await NetJackPair(latency: 2)
@@ -417,36 +443,45 @@ struct NetJackTests {
       noticed.append(monotonicSeconds() - killedAt)
       try await checkKept(deck, pair, expected, "kill \(k), master down")
       let down = try await deck.status()
-      #expect(down["driver"] == "net (waiting for master 127.0.0.1, UDP port \(pair.port), network latency 2 periods)", "kill \(k): \(down)")
+      #expect(
+        down["driver"] == "net (waiting for master 127.0.0.1, UDP port \(pair.port), network latency 2 periods)", "kill \(k): \(down)")
 
       try await pair.master.start()
       try await NetJackPair.loadManager(on: pair.master, port: pair.port)
       let upAt = monotonicSeconds()
-      try #require(try await pair.waitForLink(timeout: 45), "kill \(k): the slave did not link to the restarted master within 45 s (netmanager can take 12 s to drop its stale client)")
+      try #require(
+        try await pair.waitForLink(timeout: 45),
+        "kill \(k): the slave did not link to the restarted master within 45 s (netmanager can take 12 s to drop its stale client)")
       linked.append(monotonicSeconds() - upAt)
       let soundAfter = try await waitForSoundOnMaster(pair, since: upAt, timeout: 30, dir: dir, name: "kill-\(k)")
       try #require(soundAfter != nil, "kill \(k): stemdeck was not heard on the master within 30 s of its restart")
       heardAfter.append(soundAfter ?? -1)
       let routes = try await pair.slave.connections()
-      #expect(routes["stemdeck:master_L"] == ["system:playback_1"] && routes["stemdeck:master_R"] == ["system:playback_2"],
-              "kill \(k): stemdeck's routing on the slave: \(routes)")
+      #expect(
+        routes["stemdeck:master_L"] == ["system:playback_1"] && routes["stemdeck:master_R"] == ["system:playback_2"],
+        "kill \(k): stemdeck's routing on the slave: \(routes)")
       let heard = try await hearOnMaster(pair, seconds: 1, path: dir.file("after-\(k).wav"), dir: dir)
-      #expect(heard.peak > 0.1 && heard.longestSilence < 480,
-              "kill \(k): the master heard peak \(heard.peak), longest silence \(heard.longestSilence)")
+      #expect(
+        heard.peak > 0.1 && heard.longestSilence < 480,
+        "kill \(k): the master heard peak \(heard.peak), longest silence \(heard.longestSilence)")
       try await checkKept(deck, pair, expected, "kill \(k), master back")
     }
     let status = try await deck.status()
     #expect(status["underruns"] == "0", "\(status)")
     #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(3000))")
     func s(_ xs: [Double]) -> String { xs.map(twoDecimals).joined(separator: ", ") }
-    print("NetJack2 master killed 3 times: the slave noticed after \(s(noticed)) s; from the master's netmanager loaded: linked after \(s(linked)) s, stemdeck heard on the master again after \(s(heardAfter)) s")
+    print(
+      "NetJack2 master killed 3 times: the slave noticed after \(s(noticed)) s; from the master's netmanager loaded: linked after \(s(linked)) s, stemdeck heard on the master again after \(s(heardAfter)) s"
+    )
   }
 
   /// The link silent for 2 s, on loopback without namespaces or firewall rules: the master's
   /// jackd is stopped (SIGSTOP) until the slave has declared its master lost and at least 2 s
   /// have passed, then continued. For the slave that is a dropped link (no packet arrives); the
   /// master finds its old client for the slave stale and takes the slave's new request.
-  @Test("the link silent for 2 s (master stopped with SIGSTOP, then continued), 3 times: stemdeck on the slave keeps running, playing and its settings, and is heard on the master again each time")
+  @Test(
+    "the link silent for 2 s (master stopped with SIGSTOP, then continued), 3 times: stemdeck on the slave keeps running, playing and its settings, and is heard on the master again each time"
+  )
   func linkDropped() async throws {
     let dir = try IntegrationTempDir("stemdeck-netjack-drop")
     let pair = try await NetJackPair(latency: 2)
@@ -478,23 +513,32 @@ struct NetJackTests {
         let masterLog = (try? String(contentsOfFile: pair.master.logPath, encoding: .utf8)) ?? ""
         let slaveLog = (try? String(contentsOfFile: pair.slave.logPath, encoding: .utf8)) ?? ""
         func tail(_ log: String) -> String {
-          log.split(separator: "\n").filter { !$0.hasPrefix("JackTimed") && !$0.hasPrefix("Cannot") && !$0.hasPrefix("jack server") && !$0.hasPrefix("JackShm") }.suffix(25).joined(separator: "\n")
+          log.split(separator: "\n").filter {
+            !$0.hasPrefix("JackTimed") && !$0.hasPrefix("Cannot") && !$0.hasPrefix("jack server") && !$0.hasPrefix("JackShm")
+          }.suffix(25).joined(separator: "\n")
         }
-        Issue.record("drop \(k): stemdeck was not heard on the master within 45 s of it resuming (client \(pair.client)); master log:\n\(tail(masterLog))\nslave log:\n\(tail(slaveLog))")
+        Issue.record(
+          "drop \(k): stemdeck was not heard on the master within 45 s of it resuming (client \(pair.client)); master log:\n\(tail(masterLog))\nslave log:\n\(tail(slaveLog))"
+        )
         return
       }
       heardAfter.append(soundAfter ?? -1)
       let heard = try await hearOnMaster(pair, seconds: 1, path: dir.file("after-\(k).wav"), dir: dir)
-      #expect(heard.peak > 0.1 && heard.longestSilence < 480,
-              "drop \(k): the master heard peak \(heard.peak), longest silence \(heard.longestSilence) (client \(pair.client))")
+      #expect(
+        heard.peak > 0.1 && heard.longestSilence < 480,
+        "drop \(k): the master heard peak \(heard.peak), longest silence \(heard.longestSilence) (client \(pair.client))")
       try await checkKept(deck, pair, expected, "drop \(k), link back")
     }
     #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(3000))")
     func s(_ xs: [Double]) -> String { xs.map(twoDecimals).joined(separator: ", ") }
-    print("NetJack2 link silent 3 times: the slave declared its master lost after \(s(noticed)) s; after the master resumed: the slave contacted it again after \(s(back)) s, stemdeck heard on the master again after \(s(heardAfter)) s (master's client now \(pair.client))")
+    print(
+      "NetJack2 link silent 3 times: the slave declared its master lost after \(s(noticed)) s; after the master resumed: the slave contacted it again after \(s(back)) s, stemdeck heard on the master again after \(s(heardAfter)) s (master's client now \(pair.client))"
+    )
   }
 
-  @Test("--start-server net:127.0.0.1:PORT starts a NetJack2 slave linked to the master, status shows it, and it stops with stemdeck; with no master there, a clear error")
+  @Test(
+    "--start-server net:127.0.0.1:PORT starts a NetJack2 slave linked to the master, status shows it, and it stops with stemdeck; with no master there, a clear error"
+  )
   func launcherStartsSlave() async throws {
     let binary = try StemdeckBinary.require()
     let dir = try IntegrationTempDir("stemdeck-netjack-launch")
@@ -506,12 +550,19 @@ struct NetJackTests {
     defer { PrivateJackServer.removeStaleFiles(of: slaveName) }
     // The launcher's jackd log goes to the state folder: a private one.
     let environment = ["XDG_STATE_HOME": dir.path, "JACK_NO_START_SERVER": "1"]
-    let run = try await runTool(binary, ["--server", slaveName, "--start-server", "net:127.0.0.1:\(port)", "--no-control",
-                                         "-c", "status; connect master_L system:playback_1; play; wait 0.3"],
-                                environment: environment, timeout: 40)
+    let run = try await runTool(
+      binary,
+      [
+        "--server", slaveName, "--start-server", "net:127.0.0.1:\(port)", "--no-control",
+        "-c", "status; connect master_L system:playback_1; play; wait 0.3"
+      ],
+      environment: environment, timeout: 40)
     #expect(run.status == 0, "\(run.text)")
-    #expect(run.stdout.contains { $0.hasPrefix("started JACK server '\(slaveName)' (net driver") && $0.contains("-d net -a 127.0.0.1 -p \(port)") },
-            "\(run.text)")
+    #expect(
+      run.stdout.contains {
+        $0.hasPrefix("started JACK server '\(slaveName)' (net driver") && $0.contains("-d net -a 127.0.0.1 -p \(port)")
+      },
+      "\(run.text)")
     #expect(run.stdout.contains("driver: net (linked to master 127.0.0.1, UDP port \(port), network latency 5 periods)"), "\(run.text)")
     // The slave linked to the master (its client there is named after this machine), and it
     // stopped with stemdeck: the master's client for it goes away.
@@ -525,11 +576,16 @@ struct NetJackTests {
 
     // No master on that port: the launcher says what to do, within its 10 s.
     let lonely = try freeUDPPort()
-    let failed = try await runTool(binary, ["--server", slaveName + "-2", "--start-server", "net:127.0.0.1:\(lonely)", "--no-control", "-c", "status"],
-                                   environment: environment, timeout: 40)
+    let failed = try await runTool(
+      binary, ["--server", slaveName + "-2", "--start-server", "net:127.0.0.1:\(lonely)", "--no-control", "-c", "status"],
+      environment: environment, timeout: 40)
     PrivateJackServer.removeStaleFiles(of: slaveName + "-2")
     #expect(failed.status == 1, "\(failed.text)")
-    #expect(failed.stderr.contains { $0.contains("the NetJack2 slave found no master at 127.0.0.1 (UDP port \(lonely)) within 10 s") && $0.contains("jack_load netmanager -i \"-p \(lonely)\"") },
-            "\(failed.text)")
+    #expect(
+      failed.stderr.contains {
+        $0.contains("the NetJack2 slave found no master at 127.0.0.1 (UDP port \(lonely)) within 10 s")
+          && $0.contains("jack_load netmanager -i \"-p \(lonely)\"")
+      },
+      "\(failed.text)")
   }
 }

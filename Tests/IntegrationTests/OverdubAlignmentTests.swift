@@ -40,9 +40,13 @@ struct OverdubAlignmentTests {
     try writeSession(dir.file("song.json"), stems: [SessionStem(name: "guide", file: "guide.wav")])
 
     try #require(access(Self.rigPath, X_OK) == 0, "stemdeck-testrig not built at \(Self.rigPath) (swift build -c release builds it)")
-    let rig = try ChildProcess(Self.rigPath, ["--server", server.name, "--playback-latency", "\(playback)",
-                                              "--capture-latency", "\(capture)"] + guide.flatMap { ["--click-at", "\($0)"] },
-                               environment: server.environment, stdinPipe: true)
+    let rig = try ChildProcess(
+      Self.rigPath,
+      [
+        "--server", server.name, "--playback-latency", "\(playback)",
+        "--capture-latency", "\(capture)"
+      ] + guide.flatMap { ["--click-at", "\($0)"] },
+      environment: server.environment, stdinPipe: true)
     defer { rig.terminate() }
     #expect(await eventually(timeout: 5) { rig.stdoutLines.contains { $0.hasPrefix("ready") } }, "\(rig.stderrLines)")
 
@@ -69,7 +73,8 @@ struct OverdubAlignmentTests {
     try await deck.run("stop; seek 0; save")  // render plays from the saved position
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
 
-    let render = try await runTool(StemdeckBinary.path, ["render", dir.file("song.json"), "--output", dir.file("mix.wav"), "--duration", "4"])
+    let render = try await runTool(
+      StemdeckBinary.path, ["render", dir.file("song.json"), "--output", dir.file("mix.wav"), "--duration", "4"])
     #expect(render.status == 0, "\(render.text)")
     let mix = try readAudio(dir.file("mix.wav"))
     let session = (try? String(contentsOfFile: dir.file("song.json"), encoding: .utf8)) ?? ""
@@ -80,8 +85,11 @@ struct OverdubAlignmentTests {
   /// run whose take does not line up: a dummy server on a loaded machine can lose a period on its
   /// own, and a lost period moves a click by exactly one period (CI saw 71,973 for 72,101 at 128
   /// frames, with "xrun: JACK reported 1 more"). A run without xruns is judged as it is.
-  func overdubWithoutXruns(playback: Int, capture: Int, armBeforePlay: Bool) async throws
-    -> (guide: [Int], take: [Int], transcript: String) {
+  func overdubWithoutXruns(
+    playback: Int, capture: Int, armBeforePlay: Bool
+  ) async throws
+    -> (guide: [Int], take: [Int], transcript: String)
+  {
     var r = try await overdub(playback: playback, capture: capture, armBeforePlay: armBeforePlay)
     for _ in 1..<3 {
       let aligned = r.take.count == r.guide.count && zip(r.guide, r.take).allSatisfy { abs($0 - $1) <= 1 }

@@ -20,7 +20,8 @@ struct RawNameTerminalTests {
   func start(_ dir: IntegrationTempDir, server: PrivateJackServer) async throws -> TmuxTerminal {
     let binary = try StemdeckBinary.require()
     let state = try IntegrationTempDir("stemdeck-raw-state")
-    let command = "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 JACK_NO_START_SERVER=1 "
+    let command =
+      "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 JACK_NO_START_SERVER=1 "
       + "\(binary) show.json --server \(server.name) --no-start-server --no-connect --no-control"
     let term = try await TmuxTerminal(command, columns: 120, rows: 30, directory: dir.path)
     await term.check(try await term.waitForCursorRow("stemdeck>"), "no prompt: ")
@@ -56,7 +57,8 @@ struct RawNameTerminalTests {
     try await term.send("Enter")
 
     // Rendered from the saved session: the stem is found and heard.
-    let render = try await runTool(try StemdeckBinary.require(), ["render", dir.file("show.json"), "--output", dir.file("mix.wav")], timeout: 60)
+    let render = try await runTool(
+      try StemdeckBinary.require(), ["render", dir.file("show.json"), "--output", dir.file("mix.wav")], timeout: 60)
     #expect(render.status == 0, "\(render.text)")
     let mix = try readAudio(dir.file("mix.wav"))
     #expect(mix.frames == 48000 && peakLevel(mix, channel: 0, frames: 0..<mix.frames) > 0.2, "\(render.text)")
@@ -81,7 +83,8 @@ struct RawNameTerminalTests {
     #expect(try await term.waitForCursorRow(""))
     let pressed = monotonicSeconds()
     try await term.send("C-c")
-    await term.check(try await term.waitFor("sfx wait: interrupted; cancelled loading 'wide' (nothing of it is loaded)", timeout: 5), "Ctrl-C: ")
+    await term.check(
+      try await term.waitFor("sfx wait: interrupted; cancelled loading 'wide' (nothing of it is loaded)", timeout: 5), "Ctrl-C: ")
     print("Ctrl-C during sfx wait: the prompt was back after \(twoDecimals(monotonicSeconds() - pressed)) s")
     #expect(try await term.waitForCursorRow("stemdeck>", timeout: 3))
     try await term.type("sfx")

@@ -34,7 +34,8 @@ enum PrivateMounts {
     process.waitUntilExit()
     let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     if process.terminationStatus != 0 {
-      return "private mounts are not allowed here (unshare -m + mount need root or CAP_SYS_ADMIN): \(text.trimmingCharacters(in: .whitespacesAndNewlines))"
+      return
+        "private mounts are not allowed here (unshare -m + mount need root or CAP_SYS_ADMIN): \(text.trimmingCharacters(in: .whitespacesAndNewlines))"
     }
     return nil
   }
@@ -45,8 +46,10 @@ enum PrivateMounts {
   /// with `folder` read-only: bind-mounted onto itself and remounted read-only, in a mount
   /// namespace of its own (the folder stays writable for everyone else, the test included).
   static func readOnly(_ folder: String) -> [String] {
-    ["unshare", "-m", "sh", "-c",
-     #"d=$1; shift; mount --bind "$d" "$d" && mount -o remount,bind,ro "$d" && exec "$@""#, "sh", folder]
+    [
+      "unshare", "-m", "sh", "-c",
+      #"d=$1; shift; mount --bind "$d" "$d" && mount -o remount,bind,ro "$d" && exec "$@""#, "sh", folder
+    ]
   }
 
   /// A launcher that runs the command with a full file system at `folder`: a 64 KiB tmpfs
@@ -54,14 +57,16 @@ enum PrivateMounts {
   /// left. When the command ends, what the tmpfs holds (the filler removed) is copied to
   /// `result`, so the test sees what the command left there, and then the file `done` is made.
   static func full(_ folder: String, result: String, done: String) -> [String] {
-    ["unshare", "-m", "sh", "-c",
-     #"""
-     d=$1; out=$2; marker=$3; shift 3
-     seed=$(mktemp -d) && cp -a "$d"/. "$seed"/ && mount -t tmpfs -o size=64k none "$d" && cp -a "$seed"/. "$d"/ || exit 97
-     cat /dev/zero > "$d/.filler" 2>/dev/null
-     "$@"; rc=$?
-     rm -f "$d/.filler"; cp -a "$d"/. "$out"/; rm -rf "$seed"; touch "$marker"; exit $rc
-     """#, "sh", folder, result, done]
+    [
+      "unshare", "-m", "sh", "-c",
+      #"""
+      d=$1; out=$2; marker=$3; shift 3
+      seed=$(mktemp -d) && cp -a "$d"/. "$seed"/ && mount -t tmpfs -o size=64k none "$d" && cp -a "$seed"/. "$d"/ || exit 97
+      cat /dev/zero > "$d/.filler" 2>/dev/null
+      "$@"; rc=$?
+      rm -f "$d/.filler"; cp -a "$d"/. "$out"/; rm -rf "$seed"; touch "$marker"; exit $rc
+      """#, "sh", folder, result, done
+    ]
   }
 }
 
@@ -109,8 +114,9 @@ extension StemdeckProcess {
   }
 }
 
-@Suite("Read-only and full file systems for every writer (issue 16)", .serialized, .timeLimit(.minutes(3)),
-       .disabled(if: PrivateMounts.problem != nil, PrivateMounts.skipReason))
+@Suite(
+  "Read-only and full file systems for every writer (issue 16)", .serialized, .timeLimit(.minutes(3)),
+  .disabled(if: PrivateMounts.problem != nil, PrivateMounts.skipReason))
 struct ReadOnlyFileSystemTests {
   enum Kind: String, CustomTestStringConvertible, CaseIterable {
     case readOnly, full
@@ -143,8 +149,9 @@ struct ReadOnlyFileSystemTests {
     }
   }
 
-  @Test("save, save to a new name, autosave, record: each fails naming its file and the reason; the session keeps its changes; every file stays as it was",
-        arguments: Kind.allCases)
+  @Test(
+    "save, save to a new name, autosave, record: each fails naming its file and the reason; the session keeps its changes; every file stays as it was",
+    arguments: Kind.allCases)
   func sessionWriters(kind: Kind) async throws {
     let place = try Place()
     try writeSine(place.audio.file("tone.wav"), sampleRate: 48000, seconds: 0.5, frequencies: [220], amplitude: 0.3)
@@ -202,8 +209,9 @@ struct ReadOnlyFileSystemTests {
     #expect(after.keys.filter { $0.hasPrefix("take-") }.allSatisfy { (after[$0]?.count ?? 0) <= 64 * 1024 })
   }
 
-  @Test("render --output and --stems: fail naming the file and the reason; the previous render and stem files stay; no temporary is left",
-        arguments: Kind.allCases)
+  @Test(
+    "render --output and --stems: fail naming the file and the reason; the previous render and stem files stay; no temporary is left",
+    arguments: Kind.allCases)
   func renderWriters(kind: Kind) async throws {
     let binary = try StemdeckBinary.require()
     let place = try Place()
@@ -233,19 +241,22 @@ struct ReadOnlyFileSystemTests {
     // The stems into the read-only or full folder, the master where it can be written: nothing
     // is renamed into place unless all of them are complete, the master included.
     let master = place.audio.file("master.wav")
-    expectFailure(try await render(["--output", master, "--stems", place.session.file("stems")]),
-                  naming: "stems", "render --stems into an existing folder")
+    expectFailure(
+      try await render(["--output", master, "--stems", place.session.file("stems")]),
+      naming: "stems", "render --stems into an existing folder")
     #expect(place.after(kind) == before, "\(snapshotDifference(before, place.after(kind)))")
     #expect(FileFacts.kind(master) == nil, "the master was written although its stems failed")
-    expectFailure(try await render(["--output", master, "--stems", place.session.file("fresh")]),
-                  naming: "fresh", "render --stems into a new folder")
+    expectFailure(
+      try await render(["--output", master, "--stems", place.session.file("fresh")]),
+      naming: "fresh", "render --stems into a new folder")
     #expect(place.after(kind).filter { !$0.key.hasPrefix("fresh/") } == before, "\(snapshotDifference(before, place.after(kind)))")
     // At most the folder it made, empty: no stem file, no temporary.
     #expect(place.after(kind).keys.filter { $0.hasPrefix("fresh/") && $0 != "fresh/" }.isEmpty, "\(place.after(kind).keys.sorted())")
     #expect(FileFacts.kind(master) == nil, "the master was written although its stems failed")
   }
 
-  @Test("the control socket in a read-only folder: --control PATH is an error naming it; the default folder a warning, and stemdeck runs on")
+  @Test(
+    "the control socket in a read-only folder: --control PATH is an error naming it; the default folder a warning, and stemdeck runs on")
   func controlSocket() async throws {
     let place = try Place()
     let before = folderSnapshot(place.session.path)
@@ -254,23 +265,34 @@ struct ReadOnlyFileSystemTests {
     let binary = try StemdeckBinary.require()
     let launcher = PrivateMounts.readOnly(place.session.path)
     let given = place.session.file("ctl.sock")
-    let refused = try await runTool(launcher[0], Array(launcher.dropFirst()) + [binary, "--server", server.name, "--no-start-server", "--no-connect",
-                                                                                   "--control", given, "-c", "status"],
-                                    environment: server.environment, timeout: 30)
+    let refused = try await runTool(
+      launcher[0],
+      Array(launcher.dropFirst()) + [
+        binary, "--server", server.name, "--no-start-server", "--no-connect",
+        "--control", given, "-c", "status"
+      ],
+      environment: server.environment, timeout: 30)
     #expect(refused.status == 1, "\(refused.text)")
     #expect(refused.stderr.contains { $0.contains(given) && $0.contains("Read-only file system") }, "\(refused.text)")
     var environment = server.environment
     environment["XDG_RUNTIME_DIR"] = place.session.path
-    let warned = try await runTool(launcher[0], Array(launcher.dropFirst()) + [binary, "--server", server.name, "--no-start-server", "--no-connect",
-                                                                                 "-c", "echo still here"],
-                                   environment: environment, timeout: 30)
+    let warned = try await runTool(
+      launcher[0],
+      Array(launcher.dropFirst()) + [
+        binary, "--server", server.name, "--no-start-server", "--no-connect",
+        "-c", "echo still here"
+      ],
+      environment: environment, timeout: 30)
     #expect(warned.status == 0, "\(warned.text)")
     #expect(warned.stdout.contains("still here"), "\(warned.text)")
-    #expect(warned.stderr.contains { $0.hasPrefix("warning: ") && $0.contains(place.session.path) && $0.contains("Read-only file system") }, "\(warned.text)")
+    #expect(
+      warned.stderr.contains { $0.hasPrefix("warning: ") && $0.contains(place.session.path) && $0.contains("Read-only file system") },
+      "\(warned.text)")
     #expect(folderSnapshot(place.session.path) == before)
   }
 
-  @Test("the REPL history in a read-only or full state folder: said once, at the first line; the old history stays", arguments: Kind.allCases)
+  @Test(
+    "the REPL history in a read-only or full state folder: said once, at the first line; the old history stays", arguments: Kind.allCases)
   func history(kind: Kind) async throws {
     let place = try Place()
     try FileManager.default.createDirectory(atPath: place.session.file("stemdeck"), withIntermediateDirectories: false)
@@ -281,7 +303,8 @@ struct ReadOnlyFileSystemTests {
     let binary = try StemdeckBinary.require()
     try writeSession(place.audio.file("show.json"), stems: [])
     let launcher = place.launcher(kind).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-    let command = "\(launcher) env XDG_STATE_HOME=\(place.session.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 JACK_NO_START_SERVER=1 "
+    let command =
+      "\(launcher) env XDG_STATE_HOME=\(place.session.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 JACK_NO_START_SERVER=1 "
       + "\(binary) show.json --server \(server.name) --no-start-server --no-connect --no-control"
     let term = try await TmuxTerminal(command, columns: 160, rows: 30, directory: place.audio.path)
     defer { Task { await term.close() } }
@@ -315,13 +338,20 @@ struct ReadOnlyFileSystemTests {
     let binary = try StemdeckBinary.require()
     let launcher = PrivateMounts.readOnly(place.session.path)
     defer { PrivateJackServer.removeStaleFiles(of: name) }
-    let result = try await runTool(launcher[0], Array(launcher.dropFirst()) + [binary, "--server", name, "--start-server", "dummy", "--no-connect",
-                                                                                 "--no-control", "-c", "status"],
-                                   environment: ["XDG_STATE_HOME": place.session.path, "JACK_DEFAULT_SERVER": name], timeout: 60)
+    let result = try await runTool(
+      launcher[0],
+      Array(launcher.dropFirst()) + [
+        binary, "--server", name, "--start-server", "dummy", "--no-connect",
+        "--no-control", "-c", "status"
+      ],
+      environment: ["XDG_STATE_HOME": place.session.path, "JACK_DEFAULT_SERVER": name], timeout: 60)
     #expect(result.status == 0, "\(result.text)")
     #expect(result.stdout.contains { $0.hasPrefix("started JACK server '\(name)'") }, "\(result.text)")
-    #expect(result.stderr.contains("warning: cannot write jackd's log \(place.session.path)/stemdeck/jackd-\(name).log: Read-only file system; jackd's messages are not kept"),
-            "\(result.text)")
+    #expect(
+      result.stderr.contains(
+        "warning: cannot write jackd's log \(place.session.path)/stemdeck/jackd-\(name).log: Read-only file system; jackd's messages are not kept"
+      ),
+      "\(result.text)")
     #expect(folderSnapshot(place.session.path) == before)
   }
 }

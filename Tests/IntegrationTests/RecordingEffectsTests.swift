@@ -105,7 +105,8 @@ struct RecordingEffectsTests {
     recorder.child.send(signal: SIGTERM)
     let status = await recorder.child.waitForExit(timeout: 5)
     #expect(status != nil, "stemdeck did not exit on SIGTERM while recording\n\(recorder.transcript)")
-    print("SIGTERM while recording: exit \(status.map(String.init) ?? "-") after \(String(format: "%.2f", monotonicSeconds() - signalled)) s")
+    print(
+      "SIGTERM while recording: exit \(status.map(String.init) ?? "-") after \(String(format: "%.2f", monotonicSeconds() - signalled)) s")
     let take = try readAudio(dir.file("term.wav"))
     let seconds = Double(take.frames) / 48000
     // Not just the last half-second flush (1.0 s here): a clean exit drains the ring and closes
@@ -129,8 +130,9 @@ struct RecordingEffectsTests {
     // The file-size limit stands in for a full disk: writes past 400,000 bytes fail (EFBIG, as
     // ENOSPC would), about 1 s of 32-bit float stereo at 48 kHz.
     let limit = 400_000
-    let recorder = try StemdeckProcess(server: server, session: dir.file("take.json"), extra: ["--name", "recorder"],
-                                       launcher: ["prlimit", "--fsize=\(limit)"])
+    let recorder = try StemdeckProcess(
+      server: server, session: dir.file("take.json"), extra: ["--name", "recorder"],
+      launcher: ["prlimit", "--fsize=\(limit)"])
     defer { recorder.kill() }
     try await source.run("play")
     try await recorder.run("record full from source:master_L source:master_R")
@@ -166,8 +168,9 @@ struct RecordingEffectsTests {
     defer { deck.kill() }
     try await deck.run("sfx load blip \(dir.file("blip.wav")); sfx wait; sfx out ports; play")
     #expect(await eventually(timeout: 3) { ((try? await server.ports()) ?? []).contains("stemdeck:sfx_L") }, "no sfx ports")
-    let capture = try server.startCapture(ports: ["stemdeck:master_L", "stemdeck:sfx_L", "stemdeck:sfx_R"], seconds: 2,
-                                          to: dir.file("fx.wav"), hookDir: dir)
+    let capture = try server.startCapture(
+      ports: ["stemdeck:master_L", "stemdeck:sfx_L", "stemdeck:sfx_R"], seconds: 2,
+      to: dir.file("fx.wav"), hookDir: dir)
     try await deck.run("wait 0.5")
     try await deck.run("sfx fire blip 1 -1")
     try await deck.run("wait 0.6")
@@ -186,7 +189,9 @@ struct RecordingEffectsTests {
     let saved = try String(contentsOfFile: dir.file("s.json"), encoding: .utf8)
     #expect(saved.contains("\"effectsOutput\" : \"ports\""), "\(saved)")
     try await deck.run("sfx out master")
-    #expect(await eventually(timeout: 3) { !((try? await server.ports()) ?? ["stemdeck:sfx_L"]).contains("stemdeck:sfx_L") }, "sfx ports still there")
+    #expect(
+      await eventually(timeout: 3) { !((try? await server.ports()) ?? ["stemdeck:sfx_L"]).contains("stemdeck:sfx_L") },
+      "sfx ports still there")
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
   }
 
@@ -199,8 +204,9 @@ struct RecordingEffectsTests {
     let deck = try StemdeckProcess(server: server)
     defer { deck.kill() }
     try await deck.run("sfx load blip \(dir.file("blip.wav")); sfx wait blip")
-    let capture = try server.startCapture(ports: ["stemdeck:master_L", "stemdeck:master_R"], seconds: 2,
-                                          to: dir.file("fx.wav"), hookDir: dir)
+    let capture = try server.startCapture(
+      ports: ["stemdeck:master_L", "stemdeck:master_R"], seconds: 2,
+      to: dir.file("fx.wav"), hookDir: dir)
     try await deck.run("wait 0.5")
     try await deck.run("sfx fire blip; sfx fire blip")
     try await deck.run("wait 0.6")
@@ -235,7 +241,9 @@ struct RecordingEffectsTests {
     let statusSeconds = monotonicSeconds() - statusStart
     #expect(status["state"] != nil, "no status: \(status)")
     // The status came back before the effect was loaded: the control thread was not busy decoding.
-    #expect(!deck.lines.dropFirst(start).contains { $0.contains("effect 'wide' loaded") }, "the load finished before status answered\n\(deck.transcript)")
+    #expect(
+      !deck.lines.dropFirst(start).contains { $0.contains("effect 'wide' loaded") },
+      "the load finished before status answered\n\(deck.transcript)")
     #expect(statusSeconds < 1, "status took \(statusSeconds) s during the load")
     #expect(await deck.waitForLine(containing: "effect 'wide' loaded", from: start, timeout: 120) != nil, "\(deck.transcript)")
     let loadSeconds = monotonicSeconds() - began

@@ -21,9 +21,10 @@ private let longTests = !(ProcessInfo.processInfo.environment["STEMDECK_LONG_TES
 /// A session file's stems as name → volume (nil when it is not a readable session document).
 private func sessionVolumes(_ path: String) -> [String: Double]? {
   guard let data = FileManager.default.contents(atPath: path),
-        let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-        root["format"] as? String == "stemdeck-session",
-        let stems = root["stems"] as? [[String: Any]] else { return nil }
+    let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+    root["format"] as? String == "stemdeck-session",
+    let stems = root["stems"] as? [[String: Any]]
+  else { return nil }
   var out: [String: Double] = [:]
   for stem in stems {
     guard let name = stem["name"] as? String, let volume = (stem["volume"] as? NSNumber)?.doubleValue else { return nil }
@@ -87,8 +88,11 @@ private func mb(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes
 /// A one-minute stereo 16-bit file made with sox.
 private func oneMinuteFile(_ path: String) async throws {
   let made = try await runTool(
-    "sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", "-e", "signed-integer", path,
-            "synth", "60", "sine", "220", "sine", "330", "vol", "0.1"], timeout: 60)
+    "sox",
+    [
+      "-n", "-r", "48000", "-c", "2", "-b", "16", "-e", "signed-integer", path,
+      "synth", "60", "sine", "220", "sine", "330", "vol", "0.1"
+    ], timeout: 60)
   try #require(made.status == 0, "sox failed: \(made.text)")
 }
 
@@ -116,11 +120,13 @@ struct ReliabilityTests {
       try writeSine(dir.file("\(name).wav"), format: .wav16, sampleRate: 48000, seconds: 0.5, frequencies: [f], amplitude: 0.2)
     }
     let session = dir.file("S.json")
-    try writeSession(session, stems: [
-      SessionStem(name: "a", file: "a.wav", volume: 0.3),
-      SessionStem(name: "b", file: "b.wav", volume: 0.5),
-      SessionStem(name: "c", file: "c.wav", volume: 0.7),
-    ])
+    try writeSession(
+      session,
+      stems: [
+        SessionStem(name: "a", file: "a.wav", volume: 0.3),
+        SessionStem(name: "b", file: "b.wav", volume: 0.5),
+        SessionStem(name: "c", file: "c.wav", volume: 0.7)
+      ])
     var script: [String] = []
     for _ in 0..<3000 { script += ["vol a 0.6", "save \(session)", "vol a 0.3", "save \(session)"] }
     let scriptPath = dir.file("saves.txt")
@@ -146,7 +152,9 @@ struct ReliabilityTests {
 
       // The session is one of the two complete versions, and so is its backup.
       let volumes = sessionVolumes(session)
-      #expect(volumes != nil, "kill \(k): S.json is not a readable session:\n\((try? String(contentsOfFile: session, encoding: .utf8)) ?? "(missing)")")
+      #expect(
+        volumes != nil,
+        "kill \(k): S.json is not a readable session:\n\((try? String(contentsOfFile: session, encoding: .utf8)) ?? "(missing)")")
       if let volumes {
         #expect(volumes["a"] == 0.3 || volumes["a"] == 0.6, "kill \(k): a = \(String(describing: volumes["a"]))")
         #expect(volumes["b"] == 0.5 && volumes["c"] == 0.7 && volumes.count == 3, "kill \(k): \(volumes)")
@@ -171,7 +179,9 @@ struct ReliabilityTests {
   func killDuringSaveKeepsSessionValid() async throws {
     let run = try await killDuringSave(kills: 20, seed: 0x5EED_0001)
     #expect(run.kills == 20)
-    print("kill during save: \(run.kills) kills, \(run.savesSeen) saves reported before them; temporary files left by the killed process after each kill: \(run.ownLeftovers); from earlier processes: \(run.staleLeftovers); at the end \(run.finalLeftovers.count)")
+    print(
+      "kill during save: \(run.kills) kills, \(run.savesSeen) saves reported before them; temporary files left by the killed process after each kill: \(run.ownLeftovers); from earlier processes: \(run.staleLeftovers); at the end \(run.finalLeftovers.count)"
+    )
   }
 
   @Test(
@@ -179,7 +189,9 @@ struct ReliabilityTests {
   func killDuringSaveLeavesNoTrash() async throws {
     let run = try await killDuringSave(kills: 6, seed: 0x5EED_0002)
     // Each check happens after the next process has saved at least once.
-    #expect(run.staleLeftovers.allSatisfy { $0 == 0 }, "stale temporary files after each kill: \(run.staleLeftovers); at the end: \(run.finalLeftovers)")
+    #expect(
+      run.staleLeftovers.allSatisfy { $0 == 0 },
+      "stale temporary files after each kill: \(run.staleLeftovers); at the end: \(run.finalLeftovers)")
   }
 
   // MARK: 2. Signals
@@ -255,7 +267,8 @@ struct ReliabilityTests {
       #expect(server.isRunning)
       let left = try await portsGone(server)
       #expect(left.isEmpty, "ports left behind: \(left)")
-      print("two SIGINTs (\(busy ? "during 'wait 30'" : "idle")): exit \(String(describing: status)) after \(String(format: "%.3f", took)) s")
+      print(
+        "two SIGINTs (\(busy ? "during 'wait 30'" : "idle")): exit \(String(describing: status)) after \(String(format: "%.3f", took)) s")
     }
   }
 
@@ -267,9 +280,11 @@ struct ReliabilityTests {
     let dir = try IntegrationTempDir("stemdeck-int-64")
     try await oneMinuteFile(dir.file("minute.wav"))
     let session = dir.file("64.json")
-    try writeSession(session, masterVolume: 0.2, stems: (0..<64).map {
-      SessionStem(name: "s\($0)", file: "minute.wav", volume: 0.1, pan: Double($0 % 9 - 4) / 4, loops: -1)
-    })
+    try writeSession(
+      session, masterVolume: 0.2,
+      stems: (0..<64).map {
+        SessionStem(name: "s\($0)", file: "minute.wav", volume: 0.1, pan: Double($0 % 9 - 4) / 4, loops: -1)
+      })
     let server = try await PrivateJackServer(period: 128)
     defer { server.stop() }
 
@@ -307,7 +322,9 @@ struct ReliabilityTests {
     let underrunBlocks = Int(last["underruns"] ?? "") ?? -1
     let xruns = (Int(last["xruns"] ?? "") ?? -1) - xrunsBefore
     #expect(try await deck.finish(timeout: 15) == 0, "\(deck.transcript)")
-    print("64 stems, 128-frame periods, 10 s: \(answers) status answers, slowest \(String(format: "%.3f", slowest)) s; underruns: \(underrunEvents) episodes, \(underrunBlocks) blocks; xruns \(xruns) (baseline: stemdeck with no stems, 3 s: \(baseline)); dsp load \(last["dsp load"] ?? "?")")
+    print(
+      "64 stems, 128-frame periods, 10 s: \(answers) status answers, slowest \(String(format: "%.3f", slowest)) s; underruns: \(underrunEvents) episodes, \(underrunBlocks) blocks; xruns \(xruns) (baseline: stemdeck with no stems, 3 s: \(baseline)); dsp load \(last["dsp load"] ?? "?")"
+    )
   }
 
   // MARK: 4. Soak
@@ -316,8 +333,8 @@ struct ReliabilityTests {
   /// saved session.
   struct SoakState {
     var tracked: [String: Double]  // volumes of a few stems
-    var extras: [String] = []      // stems added by the soak
-    var connected: Bool? = false   // master_L → system:playback_1 (nil: unknown after an open)
+    var extras: [String] = []  // stems added by the soak
+    var connected: Bool? = false  // master_L → system:playback_1 (nil: unknown after an open)
   }
 
   enum Expectation { case ok, error, either }
@@ -332,9 +349,11 @@ struct ReliabilityTests {
     let base = dir.file("base.json")
     let saved = dir.file("S.json")
     let trackedNames = ["s0", "s1", "s2", "s3"]
-    try writeSession(base, masterVolume: 0.2, stems: (0..<64).map {
-      SessionStem(name: "s\($0)", file: "minute.wav", volume: 0.5, pan: 0, loops: -1)
-    })
+    try writeSession(
+      base, masterVolume: 0.2,
+      stems: (0..<64).map {
+        SessionStem(name: "s\($0)", file: "minute.wav", volume: 0.5, pan: 0, loops: -1)
+      })
     let baseState = SoakState(tracked: Dictionary(uniqueKeysWithValues: trackedNames.map { ($0, 0.5) }), connected: false)
 
     let server = try await PrivateJackServer()
@@ -426,8 +445,8 @@ struct ReliabilityTests {
     // Sends one command and its marker; the answers are checked as they come back.
     struct Sent { var command: String; var expectation: Expectation; var at: Double }
     var sent: [Sent] = []
-    var answered = 0         // markers seen so far
-    var scanned = 0          // stdout lines examined
+    var answered = 0  // markers seen so far
+    var scanned = 0  // stdout lines examined
     var segment: [String] = []
     var rejected = 0, unexpectedErrors: [String] = [], missingErrors: [String] = []
     var maxLag = 0.0
@@ -465,7 +484,9 @@ struct ReliabilityTests {
       state = baseState
       state.connected = nil
       send("wait 1", .ok)
-      _ = await eventually(timeout: 30, interval: 0.05) { collect(); return answered == sent.count }
+      _ = await eventually(timeout: 30, interval: 0.05) {
+        collect(); return answered == sent.count
+      }
       return try ownMemory(deck)
     }
 
@@ -514,7 +535,9 @@ struct ReliabilityTests {
       tick += 0.02
       await pause(tick - monotonicSeconds())
     }
-    _ = await eventually(timeout: 30, interval: 0.05) { collect(); return answered == sent.count || !deck.child.isRunning }
+    _ = await eventually(timeout: 30, interval: 0.05) {
+      collect(); return answered == sent.count || !deck.child.isRunning
+    }
     #expect(!died && deck.child.isRunning, "stemdeck died\n\(deck.transcript.suffix(4000))")
     #expect(!hung, "no answer to '\(sent[min(answered, sent.count - 1)].command)' for 10 s\n\(deck.transcript.suffix(4000))")
     #expect(answered == sent.count, "\(sent.count - answered) of \(sent.count) commands never answered")
@@ -525,10 +548,14 @@ struct ReliabilityTests {
     // The last save: the session opens and has the volumes last set.
     let final = state
     send("save \(saved)", .ok)
-    _ = await eventually(timeout: 10, interval: 0.05) { collect(); return answered == sent.count }
+    _ = await eventually(timeout: 10, interval: 0.05) {
+      collect(); return answered == sent.count
+    }
     let volumes = sessionVolumes(saved)
     for name in trackedNames {
-      #expect(volumes?[name] == final.tracked[name], "\(name): saved \(String(describing: volumes?[name])), last set \(String(describing: final.tracked[name]))")
+      #expect(
+        volumes?[name] == final.tracked[name],
+        "\(name): saved \(String(describing: volumes?[name])), last set \(String(describing: final.tracked[name]))")
     }
     #expect(volumes?.count == 64 + final.extras.count, "saved stems: \(volumes?.count ?? -1), expected \(64 + final.extras.count)")
     let rendered = try await renderCheck(saved, output: dir.file("check.wav"))
@@ -545,12 +572,18 @@ struct ReliabilityTests {
     // Heap in use is exact (glibc's own count). Anonymous resident memory after the trim also holds
     // thread stacks (a leaked disk worker shows there); own resident memory also holds the code
     // pages of paths run for the first time after the warm-up, so it is reported, not judged.
-    #expect(end.heap - heapStart < 2 * 1_048_576,
-            "heap in use grew from \(mb(heapStart)) to \(mb(end.heap)) (raw settled samples \(memorySamples.map(mb)))")
-    #expect(end.anonymous - anonymousStart < 8 * 1_048_576,
-            "anonymous resident memory after malloc_trim grew from \(mb(anonymousStart)) to \(mb(end.anonymous))")
+    #expect(
+      end.heap - heapStart < 2 * 1_048_576,
+      "heap in use grew from \(mb(heapStart)) to \(mb(end.heap)) (raw settled samples \(memorySamples.map(mb)))")
+    #expect(
+      end.anonymous - anonymousStart < 8 * 1_048_576,
+      "anonymous resident memory after malloc_trim grew from \(mb(anonymousStart)) to \(mb(end.anonymous))")
     let xruns = Int(status["xruns"] ?? "") ?? 0
-    print("soak \(Int(seconds)) s (seed \(seed)): \(sent.count) commands sent, \(rejected) rejected, slowest answer \(String(format: "%.2f", maxLag)) s; xruns \(xruns), underrun episodes \(underrunEvents)")
-    print("soak memory (VmRSS − RssShmem, settled on the base session): heap in use \(mb(heapStart)) → \(mb(end.heap)); anonymous \(mb(anonymousStart)) → \(mb(end.anonymous)); after malloc_trim \(mb(trimmedStart)) after warm-up → \(mb(end.trimmed)) at the end; raw \(mb(memorySamples.first ?? 0)) → \(mb(memorySamples.last ?? 0)) (\(rawGrowth >= 0 ? "+" : "")\(mb(rawGrowth))), samples every \(Int(sampleEvery)) s: \(memorySamples.map(mb))")
+    print(
+      "soak \(Int(seconds)) s (seed \(seed)): \(sent.count) commands sent, \(rejected) rejected, slowest answer \(String(format: "%.2f", maxLag)) s; xruns \(xruns), underrun episodes \(underrunEvents)"
+    )
+    print(
+      "soak memory (VmRSS − RssShmem, settled on the base session): heap in use \(mb(heapStart)) → \(mb(end.heap)); anonymous \(mb(anonymousStart)) → \(mb(end.anonymous)); after malloc_trim \(mb(trimmedStart)) after warm-up → \(mb(end.trimmed)) at the end; raw \(mb(memorySamples.first ?? 0)) → \(mb(memorySamples.last ?? 0)) (\(rawGrowth >= 0 ? "+" : "")\(mb(rawGrowth))), samples every \(Int(sampleEvery)) s: \(memorySamples.map(mb))"
+    )
   }
 }

@@ -28,8 +28,9 @@ struct RemoteControlTests {
       let session = dir.file("s.json")
       try writeSession(session, stems: [SessionStem(name: "drums", file: "drums.wav")])
       oscPort = osc ? try RemoteControlTests.freeUDPPort() : 0
-      stemdeck = try StemdeckProcess(server: server, session: session,
-                                     extra: ["--control", dir.file("c.sock")] + (osc ? ["--osc", String(oscPort)] : []))
+      stemdeck = try StemdeckProcess(
+        server: server, session: session,
+        extra: ["--control", dir.file("c.sock")] + (osc ? ["--osc", String(oscPort)] : []))
       try await stemdeck.run("echo ready")
     }
 
@@ -80,7 +81,8 @@ struct RemoteControlTests {
     #expect(landed, "the volume sent with oscsend did not land: \(row)\n\(deck.stemdeck.transcript)")
 
     // One message at a time from python3-liblo, each answered on /stemdeck/reply (ok, address, text).
-    let result = try await deck.python(#"""
+    let result = try await deck.python(
+      #"""
       import json, socket, sys, time, liblo
       port = int(sys.argv[1])
       replies = []
@@ -120,7 +122,9 @@ struct RemoteControlTests {
     let replies = result.stdout.map { try? JSONSerialization.jsonObject(with: Data($0.utf8), options: [.fragmentsAllowed]) }
     try #require(replies.count == 13, "\(result.text)\n\(deck.stemdeck.transcript)")
     func reply(_ i: Int) -> (ok: Int, path: String, text: String)? {
-      guard let a = replies[i] as? [Any], a.count == 3, let ok = a[0] as? Int, let p = a[1] as? String, let t = a[2] as? String else { return nil }
+      guard let a = replies[i] as? [Any], a.count == 3, let ok = a[0] as? Int, let p = a[1] as? String, let t = a[2] as? String else {
+        return nil
+      }
       return (ok, p, t)
     }
     #expect(reply(0)?.ok == 1 && reply(0)?.text.contains(" 0.50 ") == true, "\(result.stdout[0])")
@@ -134,7 +138,9 @@ struct RemoteControlTests {
     #expect(reply(8)?.ok == 0 && reply(8)?.text.contains("got ,i") == true, "\(result.stdout[8])")
     #expect(reply(9)?.ok == 1 && reply(9)?.text == "pong", "\(result.stdout[9])")
     // A command line that writes a file is refused over OSC (any local user can reach the port).
-    #expect(reply(10)?.ok == 0 && reply(10)?.text.contains("'save' reads or writes files and is refused over OSC") == true, "\(result.stdout[10])")
+    #expect(
+      reply(10)?.ok == 0 && reply(10)?.text.contains("'save' reads or writes files and is refused over OSC") == true, "\(result.stdout[10])"
+    )
     #expect(FileFacts.kind(deck.dir.file("written-over-osc.json")) == nil, "a save over OSC wrote its file")
     #expect(result.stdout[11].contains("/stemdeck/reply") && result.stdout[11].contains("malformed OSC"), "\(result.stdout[11])")
     // Nothing the refused messages said changed the stem: still 0.50, not muted.
@@ -143,7 +149,8 @@ struct RemoteControlTests {
     #expect(row.contains(" 0.50 ") && !row.contains(" M "), "a refused message changed the stem: \(row)")
 
     // A pattern address mutes every stem it matches; OSC subscribers get meters and the transport.
-    let pushes = try await deck.python(#"""
+    let pushes = try await deck.python(
+      #"""
       import json, sys, time, liblo
       port = int(sys.argv[1])
       got = []
@@ -165,7 +172,8 @@ struct RemoteControlTests {
                         "replies": [a for p, a in got if p == "/stemdeck/reply"]}))
       """#, [String(deck.oscPort)])
     #expect(pushes.status == 0, "\(pushes.text)")
-    let summary = try #require(pushes.stdout.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(pushes.text)")
+    let summary = try #require(
+      pushes.stdout.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(pushes.text)")
     #expect((summary["transport"] as? [String])?.contains("playing") == true, "\(summary)")
     let frames = summary["masterFrames"] as? Int ?? 0
     #expect(frames >= 10 && frames <= 60, "meter frames at 20 a second over more than a second: \(frames)")
@@ -177,11 +185,14 @@ struct RemoteControlTests {
     print("OSC: \(frames) master meter frames in a second or more at 20 a second")
   }
 
-  @Test("socket subscriptions: meter frames at the asked rate, events as fields, the transport; bad subscriptions get errors; ctl --json and --watch")
+  @Test(
+    "socket subscriptions: meter frames at the asked rate, events as fields, the transport; bad subscriptions get errors; ctl --json and --watch"
+  )
   func socketSubscriptions() async throws {
     let deck = try await Deck(osc: false)
     defer { deck.stop() }
-    let result = try await deck.python(#"""
+    let result = try await deck.python(
+      #"""
       import json, socket, sys, time
       s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
       s.connect(sys.argv[1])
@@ -216,13 +227,15 @@ struct RemoteControlTests {
                         "loudness": meters[-1][1]["master"].get("loudness") if meters else None}))
       """#, [deck.socket])
     #expect(result.status == 0, "\(result.text)\n\(deck.stemdeck.transcript)")
-    let o = try #require(result.stdout.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(result.text)")
+    let o = try #require(
+      result.stdout.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(result.text)")
     let replies = o["replies"] as? [[String: Any]] ?? []
     try #require(replies.count == 6, "\(o)")
     #expect(replies[0]["ok"] as? Bool == false && (replies[0]["error"] as? String)?.contains("list of topics") == true, "\(replies[0])")
     #expect(replies[1]["ok"] as? Bool == false && (replies[1]["error"] as? String)?.contains("1…60") == true, "\(replies[1])")
     #expect(replies[2]["ok"] as? Bool == false, "\(replies[2])")
-    #expect(replies[3]["ok"] as? Bool == true && replies[3]["subscribed"] as? [String] == ["events", "meters", "transport"], "\(replies[3])")
+    #expect(
+      replies[3]["ok"] as? Bool == true && replies[3]["subscribed"] as? [String] == ["events", "meters", "transport"], "\(replies[3])")
     #expect(replies[4]["ok"] as? Bool == true && replies[4]["id"] as? Int == 5, "\(replies[4])")
     #expect(replies[5]["ok"] as? Bool == true && replies[5]["id"] as? Int == 6, "\(replies[5])")
     // A request that waits holds up the requests behind it, not the pushes.
@@ -230,8 +243,9 @@ struct RemoteControlTests {
     #expect(duringWait >= 12, "meter frames while the client's own 'wait 1' ran: \(duringWait)")
     let events = o["events"] as? [[String: Any]] ?? []
     let finished = events.first { $0["event"] as? String == "stemFinished" }
-    #expect(finished?["stem"] as? String == "drums" && finished?["class"] as? String == "mixer"
-            && finished?["text"] as? String == "stem 'drums' finished", "\(events)")
+    #expect(
+      finished?["stem"] as? String == "drums" && finished?["class"] as? String == "mixer"
+        && finished?["text"] as? String == "stem 'drums' finished", "\(events)")
     #expect((o["transport"] as? [String])?.contains("playing") == true, "\(o)")
     let frames = o["frames"] as? Int ?? 0
     let span = o["span"] as? Double ?? 0
@@ -245,7 +259,8 @@ struct RemoteControlTests {
     #expect((loudness["seconds"] as? Double ?? 0) > 1 && loudness["momentary"] is Double, "\(loudness)")
     print("socket meters: \(frames) frames in \(String(format: "%.2f", span)) s (\(String(format: "%.1f", rate))/s asked 20)")
 
-    let json = try await runTool(try StemdeckBinary.require(), ["ctl", "--socket", deck.socket, "--json", "vol drums -3dB; bogus"], timeout: 20)
+    let json = try await runTool(
+      try StemdeckBinary.require(), ["ctl", "--socket", deck.socket, "--json", "vol drums -3dB; bogus"], timeout: 20)
     #expect(json.status == 1, "\(json.text)")
     let lines = json.stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     try #require(lines.count == 2, "\(json.text)")
@@ -253,7 +268,8 @@ struct RemoteControlTests {
     #expect(lines[1]["ok"] as? Bool == false && (lines[1]["error"] as? String)?.contains("unknown command 'bogus'") == true, "\(json.text)")
 
     // ctl --watch follows pushes: the transport's state at once, then its change.
-    let watch = try ChildProcess(try StemdeckBinary.require(), ["ctl", "--socket", deck.socket, "--watch", "transport", "--watch", "events"])
+    let watch = try ChildProcess(
+      try StemdeckBinary.require(), ["ctl", "--socket", deck.socket, "--watch", "transport", "--watch", "events"])
     defer { watch.terminate(grace: 1) }
     let first = await eventually(timeout: 10) { watch.stdoutLines.contains { $0.hasPrefix("transport: ") } }
     #expect(first, "ctl --watch printed no transport line: \(watch.stdoutLines) \(watch.stderrLines)")
@@ -309,47 +325,53 @@ struct RemoteControlTests {
         return m[2]
     """#
 
-  @Test("NSM: a manager announces, opens, saves and quits stemdeck; the JACK client has its name; dirty state is told; the session reopens identically")
+  @Test(
+    "NSM: a manager announces, opens, saves and quits stemdeck; the JACK client has its name; dirty state is told; the session reopens identically"
+  )
   func nsmSession() async throws {
     let server = try await PrivateJackServer()
     defer { server.stop() }
     let dir = try IntegrationTempDir("stemdeck-nsm")
     try writeSine(dir.file("drums.wav"), sampleRate: 48000, seconds: 2, frequencies: [440])
     let script = dir.file("manager.py")
-    try (Self.managerPrelude + "\n" + #"""
-      p = launch()
-      url = handshake(p, "nDECK")
-      say("file", os.path.exists(os.path.join(folder, "instance", "stemdeck.json")))
-      lsp = subprocess.run(["jack_lsp"], capture_output=True, text=True, env=dict(os.environ, JACK_DEFAULT_SERVER=jackname))
-      say("ports", [l for l in lsp.stdout.splitlines() if l.startswith("nDECK:")])
-      say("add", ctl("add " + wav + " as drums")["ok"], ctl("vol drums -6dB; pan drums 0.25; mute drums")["ok"])
-      say("dirty", wait(lambda m: m[0] == "/nsm/client/is_dirty") is not None)
-      srv.send(url, "/nsm/client/save")
-      r = wait(lambda r: r[0] in ("/reply", "/error") and r[1][0] == "/nsm/client/save")
-      say("save", r[0] if r else None)
-      say("clean", wait(lambda m: m[0] == "/nsm/client/is_clean") is not None)
-      first = ctl("stems")["output"]
-      p.send_signal(signal.SIGTERM)
-      say("exit", p.wait(15))
-      p = launch()
-      handshake(p, "nDECK")
-      second = ctl("stems")["output"]
-      say("same", first == second, first, second)
-      p.send_signal(signal.SIGTERM)
-      say("exit", p.wait(15))
-      """#).write(toFile: script, atomically: true, encoding: .utf8)
-    let result = try await runTool("/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, dir.file("c.sock"), dir.file("drums.wav")],
-                                   environment: server.environment, timeout: 120)
+    try
+      (Self.managerPrelude + "\n" + #"""
+        p = launch()
+        url = handshake(p, "nDECK")
+        say("file", os.path.exists(os.path.join(folder, "instance", "stemdeck.json")))
+        lsp = subprocess.run(["jack_lsp"], capture_output=True, text=True, env=dict(os.environ, JACK_DEFAULT_SERVER=jackname))
+        say("ports", [l for l in lsp.stdout.splitlines() if l.startswith("nDECK:")])
+        say("add", ctl("add " + wav + " as drums")["ok"], ctl("vol drums -6dB; pan drums 0.25; mute drums")["ok"])
+        say("dirty", wait(lambda m: m[0] == "/nsm/client/is_dirty") is not None)
+        srv.send(url, "/nsm/client/save")
+        r = wait(lambda r: r[0] in ("/reply", "/error") and r[1][0] == "/nsm/client/save")
+        say("save", r[0] if r else None)
+        say("clean", wait(lambda m: m[0] == "/nsm/client/is_clean") is not None)
+        first = ctl("stems")["output"]
+        p.send_signal(signal.SIGTERM)
+        say("exit", p.wait(15))
+        p = launch()
+        handshake(p, "nDECK")
+        second = ctl("stems")["output"]
+        say("same", first == second, first, second)
+        p.send_signal(signal.SIGTERM)
+        say("exit", p.wait(15))
+        """#).write(toFile: script, atomically: true, encoding: .utf8)
+    let result = try await runTool(
+      "/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, dir.file("c.sock"), dir.file("drums.wav")],
+      environment: server.environment, timeout: 120)
     let log = (try? String(contentsOfFile: dir.file("stemdeck.log"), encoding: .utf8)) ?? ""
     #expect(result.status == 0, "\(result.text)\n--- stemdeck ---\n\(log)")
     let said = result.stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] }
     func step(_ name: String) -> [Any]? { said.first { $0.first as? String == name } }
     let announce = step("announce")?[1] as? [Any]
-    #expect(announce?.count == 6 && announce?[0] as? String == "stemdeck" && (announce?[1] as? String)?.contains(":dirty:") == true
-            && announce?[3] as? Int == 1, "\(result.text)")
+    #expect(
+      announce?.count == 6 && announce?[0] as? String == "stemdeck" && (announce?[1] as? String)?.contains(":dirty:") == true
+        && announce?[3] as? Int == 1, "\(result.text)")
     #expect(step("open")?[1] as? String == "/reply", "\(result.text)\n\(log)")
     #expect(step("file")?[1] as? Bool == true, "no session file in the manager's folder: \(result.text)")
-    #expect((step("ports")?[1] as? [String])?.contains("nDECK:master_L") == true, "the JACK client is not named by the manager: \(result.text)")
+    #expect(
+      (step("ports")?[1] as? [String])?.contains("nDECK:master_L") == true, "the JACK client is not named by the manager: \(result.text)")
     #expect(step("add")?[1] as? Bool == true && step("add")?[2] as? Bool == true, "\(result.text)")
     #expect(step("dirty")?[1] as? Bool == true, "no /nsm/client/is_dirty after a change: \(result.text)")
     #expect(step("save")?[1] as? String == "/reply", "\(result.text)\n\(log)")
@@ -358,7 +380,9 @@ struct RemoteControlTests {
     #expect(exits == [0, 0], "stemdeck did not end cleanly on the manager's SIGTERM: \(result.text)\n\(log)")
     let same = step("same")
     #expect(same?[1] as? Bool == true, "the reopened session differs: \(result.text)")
-    #expect((same?[2] as? [String])?.contains { $0.hasPrefix("drums ") && $0.contains(" 0.50 ") && $0.contains(" 0.25 ") } == true, "\(result.text)")
+    #expect(
+      (same?[2] as? [String])?.contains { $0.hasPrefix("drums ") && $0.contains(" 0.50 ") && $0.contains(" 0.25 ") } == true,
+      "\(result.text)")
   }
 
   @Test("NSM: a session file that cannot be read is answered with /error (ERR_BAD_PROJECT) and left as it was; stemdeck exits 1")
@@ -370,13 +394,15 @@ struct RemoteControlTests {
     let broken = "{ \"format\" : \"stemdeck-session\", \"version\" : 1, \"stems\" : [ { \"name\" : 7 } ] }"
     try broken.write(toFile: dir.file("instance/stemdeck.json"), atomically: true, encoding: .utf8)
     let script = dir.file("manager.py")
-    try (Self.managerPrelude + "\n" + #"""
-      p = launch()
-      handshake(p, "bad")
-      say("exit", p.wait(15))
-      """#).write(toFile: script, atomically: true, encoding: .utf8)
-    let result = try await runTool("/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, dir.file("c.sock"), dir.file("none.wav")],
-                                   environment: server.environment, timeout: 60)
+    try
+      (Self.managerPrelude + "\n" + #"""
+        p = launch()
+        handshake(p, "bad")
+        say("exit", p.wait(15))
+        """#).write(toFile: script, atomically: true, encoding: .utf8)
+    let result = try await runTool(
+      "/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, dir.file("c.sock"), dir.file("none.wav")],
+      environment: server.environment, timeout: 60)
     let log = (try? String(contentsOfFile: dir.file("stemdeck.log"), encoding: .utf8)) ?? ""
     let said = result.stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] }
     let open = said.first { $0.first as? String == "open" }
@@ -384,7 +410,8 @@ struct RemoteControlTests {
     let args = open?[2] as? [Any]
     #expect(args?[1] as? Int == -9 && (args?[2] as? String)?.contains("stems[0].name") == true, "\(result.text)")
     #expect(said.first { $0.first as? String == "exit" }?[1] as? Int == 1, "\(result.text)\n\(log)")
-    #expect((try? String(contentsOfFile: dir.file("instance/stemdeck.json"), encoding: .utf8)) == broken, "the unreadable session was changed")
+    #expect(
+      (try? String(contentsOfFile: dir.file("instance/stemdeck.json"), encoding: .utf8)) == broken, "the unreadable session was changed")
   }
 
   @Test("NSM: a manager that disappears never takes stemdeck down; it keeps answering on its control socket")
@@ -394,24 +421,27 @@ struct RemoteControlTests {
     let dir = try IntegrationTempDir("stemdeck-nsm-gone")
     try writeSine(dir.file("drums.wav"), sampleRate: 48000, seconds: 2, frequencies: [440])
     let script = dir.file("manager.py")
-    try (Self.managerPrelude + "\n" + #"""
-      p = launch()
-      handshake(p, "gone")
-      say("pid", p.pid)
-      os._exit(0)  # the manager dies without a word; stemdeck is left running
-      """#).write(toFile: script, atomically: true, encoding: .utf8)
+    try
+      (Self.managerPrelude + "\n" + #"""
+        p = launch()
+        handshake(p, "gone")
+        say("pid", p.pid)
+        os._exit(0)  # the manager dies without a word; stemdeck is left running
+        """#).write(toFile: script, atomically: true, encoding: .utf8)
     let socketPath = dir.file("c.sock")
-    let result = try await runTool("/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, socketPath, dir.file("drums.wav")],
-                                   environment: server.environment, timeout: 60)
+    let result = try await runTool(
+      "/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, socketPath, dir.file("drums.wav")],
+      environment: server.environment, timeout: 60)
     let said = result.stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] }
     let pid = try #require(said.first { $0.first as? String == "pid" }?[1] as? Int, "\(result.text)")
     defer { kill(pid_t(pid), SIGKILL) }
     #expect(said.first { $0.first as? String == "open" }?[1] as? String == "/reply", "\(result.text)")
     // Changes now make stemdeck tell a manager that is gone; it carries on.
     let binary = try StemdeckBinary.require()
-    let change = try await runTool(binary, ["ctl", "--socket", socketPath, "add \(dir.file("drums.wav")) as drums; vol drums -6dB; save"], timeout: 20)
+    let change = try await runTool(
+      binary, ["ctl", "--socket", socketPath, "add \(dir.file("drums.wav")) as drums; vol drums -6dB; save"], timeout: 20)
     #expect(change.status == 0, "\(change.text)")
-        let status = try await runTool(binary, ["ctl", "--socket", socketPath, "vol drums -3dB; status"], timeout: 20)
+    let status = try await runTool(binary, ["ctl", "--socket", socketPath, "vol drums -3dB; status"], timeout: 20)
     #expect(status.status == 0 && status.stdout.contains { $0.hasPrefix("state:") }, "\(status.text)")
     #expect(kill(pid_t(pid), 0) == 0, "stemdeck ended when its manager disappeared")
     // It still ends as a manager would end it.

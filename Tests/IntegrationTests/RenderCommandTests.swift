@@ -26,8 +26,9 @@ struct RenderCommandTests {
     let output = dir.file("mix.wav")
     let result = try await runTool(binary, ["render", session, "--output", output], timeout: 60)
     #expect(result.status == 3, "\(result.text)")
-    #expect(result.stderr.contains("warning: stem 'bad' (bad.wav) holds NaN or infinite samples: muted from 0:00.000 of the render"),
-            "stderr: \(result.stderr)")
+    #expect(
+      result.stderr.contains("warning: stem 'bad' (bad.wav) holds NaN or infinite samples: muted from 0:00.000 of the render"),
+      "stderr: \(result.stderr)")
     #expect(result.stdout.contains { $0.hasPrefix("rendered ") }, "\(result.text)")
     // The file is complete, and the bad stem is not in it: only the clean one (mono, pan 0).
     let mix = try readAudio(output)
@@ -55,8 +56,12 @@ struct RenderCommandTests {
     let binary = try StemdeckBinary.require()
     let dir = try IntegrationTempDir()
     try writeSine(dir.file("tone.wav"), sampleRate: 48000, seconds: 1, frequencies: [440, 660])
-    try writeSession(dir.file("long.json"), stems: [SessionStem(name: "tone", file: "tone.wav", loops: -1),
-                                                    SessionStem(name: "slow", file: "tone.wav", loops: -1, rate: 0.77)])
+    try writeSession(
+      dir.file("long.json"),
+      stems: [
+        SessionStem(name: "tone", file: "tone.wav", loops: -1),
+        SessionStem(name: "slow", file: "tone.wav", loops: -1, rate: 0.77)
+      ])
     // Long enough to take well over a second in any build: 10 minutes of two stems, one resampled (about 3 s in a release build on a quiet 2-core machine).
     let command = "read go; '\(binary)' render long.json -o out.wav --duration 600\(quiet ? " --quiet" : ""); echo render-exit-$?; exec cat"
     let terminal = try await TmuxTerminal(command, columns: 100, rows: 20, directory: dir.path)
@@ -82,10 +87,10 @@ struct RenderCommandTests {
     } else {
       let bars = bytes.components(separatedBy: "\r[").count - 1
       #expect(bars >= 2, "the bar is redrawn in place (\(bars) draws)")
-      #expect(bytes.range(of: #"\] +[0-9]+%  [0-9]+:[0-9]{2} left"#, options: .regularExpression) != nil,
-              "the bar gives the percentage and the time left: \(bytes.prefix(400))")
+      #expect(
+        bytes.range(of: #"\] +[0-9]+%  [0-9]+:[0-9]{2} left"#, options: .regularExpression) != nil,
+        "the bar gives the percentage and the time left: \(bytes.prefix(400))")
       #expect(bytes.contains("\r\u{1B}[K"), "the bar's line is erased")
     }
   }
 }
-

@@ -17,8 +17,9 @@ import Testing
 import Glibc
 #endif
 
-@Suite("server faults: jackd killed 20 times, buffer size and sample rate changed under stemdeck", .serialized,
-       .timeLimit(.minutes(6)))
+@Suite(
+  "server faults: jackd killed 20 times, buffer size and sample rate changed under stemdeck", .serialized,
+  .timeLimit(.minutes(6)))
 struct ServerFaultTests {
 
   /// Two looping stems (a: 220 Hz stereo, b: 330 Hz mono) with settings changed by commands.
@@ -26,10 +27,12 @@ struct ServerFaultTests {
     try writeSine(dir.file("a.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220, 220], amplitude: 0.4)
     try writeSine(dir.file("b.wav"), sampleRate: 48000, seconds: 0.5, frequencies: [330], amplitude: 0.3)
     let session = dir.file("S.json")
-    try writeSession(session, stems: [
-      SessionStem(name: "a", file: "a.wav", volume: 0.8, loops: -1),
-      SessionStem(name: "b", file: "b.wav", volume: 0.5, pan: -0.5, loops: -1),
-    ])
+    try writeSession(
+      session,
+      stems: [
+        SessionStem(name: "a", file: "a.wav", volume: 0.8, loops: -1),
+        SessionStem(name: "b", file: "b.wav", volume: 0.5, pan: -0.5, loops: -1)
+      ])
     return session
   }
 
@@ -45,8 +48,9 @@ struct ServerFaultTests {
   func listen(_ path: String, tail: Double) throws -> Heard {
     let audio = try readAudio(path)
     let frames = max(0, audio.frames - Int(tail * Double(audio.sampleRate)))..<audio.frames
-    return Heard(peak: peakLevel(audio, channel: 0, frames: frames),
-                 longestSilence: longestSilence(audio, channel: 0, frames: frames))
+    return Heard(
+      peak: peakLevel(audio, channel: 0, frames: frames),
+      longestSilence: longestSilence(audio, channel: 0, frames: frames))
   }
 
   /// Starts the killed server again under its name. (A restart once failed with "server already
@@ -58,7 +62,9 @@ struct ServerFaultTests {
     return 0
   }
 
-  @Test("kill -9 of jackd 20 times during playback: every time stemdeck reconnects, restores its connections to another client's ports, plays on, and keeps its stems and settings")
+  @Test(
+    "kill -9 of jackd 20 times during playback: every time stemdeck reconnects, restores its connections to another client's ports, plays on, and keeps its stems and settings"
+  )
   func twentyServerKills() async throws {
     let kills = 20
     let dir = try IntegrationTempDir("stemdeck-srvfault")
@@ -71,8 +77,9 @@ struct ServerFaultTests {
     try await deck.run("pan b -0.25")
     try await deck.run("mute b")
     let expected = try await deck.stemsTable()
-    try #require(expected["a"]?.volume == "0.65" && expected["b"]?.pan == "-0.25" && expected["b"]?.flags == "M",
-                 "unexpected starting table: \(expected)")
+    try #require(
+      expected["a"]?.volume == "0.65" && expected["b"]?.pan == "-0.25" && expected["b"]?.flags == "M",
+      "unexpected starting table: \(expected)")
 
     var peer = try await server.startPeer(recording: 1.5, to: dir.file("peer-0.wav"), dir: dir)
     try await deck.run("connect master_L jack_capture:input1")
@@ -133,7 +140,9 @@ struct ServerFaultTests {
       // Positions wrap at the loop; a paused transport would not move at all.
       check(p2 != p1 && p1 >= 0, "transport did not advance: \(p1) → \(p2)")
       check(heard.peak > 0.1 && heard.longestSilence < 480, "the peer heard \(heard.description)")
-      check(table == expected, "stems changed: \(table.values.sorted { $0.name < $1.name }) (expected \(expected.values.sorted { $0.name < $1.name }))")
+      check(
+        table == expected,
+        "stems changed: \(table.values.sorted { $0.name < $1.name }) (expected \(expected.values.sorted { $0.name < $1.name }))")
       check(deck.child.isRunning, "stemdeck exited")
       if ok { survived += 1 } else { break }
     }
@@ -143,10 +152,14 @@ struct ServerFaultTests {
       guard !xs.isEmpty else { return "-" }
       return "mean \(twoDecimals(xs.reduce(0, +) / Double(xs.count))) s, max \(twoDecimals(xs.max()!)) s"
     }
-    print("server kills: \(survived)/\(kills) survived; server loss noticed \(stats(noticed)); reconnected after the server was back \(stats(reconnected)); whole outage kill → reconnected \(stats(outage)); master routed to the restarted peer \(stats(healed)) after its ports appeared; jackd restarts retried \(startRetries) times")
+    print(
+      "server kills: \(survived)/\(kills) survived; server loss noticed \(stats(noticed)); reconnected after the server was back \(stats(reconnected)); whole outage kill → reconnected \(stats(outage)); master routed to the restarted peer \(stats(healed)) after its ports appeared; jackd restarts retried \(startRetries) times"
+    )
   }
 
-  @Test("buffer size changed while playing (256 → 1024 → 128 frames, jack_bufsize): stemdeck follows, no crash, the peer hears the same 220 Hz sine throughout")
+  @Test(
+    "buffer size changed while playing (256 → 1024 → 128 frames, jack_bufsize): stemdeck follows, no crash, the peer hears the same 220 Hz sine throughout"
+  )
   func bufferSizeChanges() async throws {
     let dir = try IntegrationTempDir("stemdeck-bufsize")
     try writeSine(dir.file("a.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220, 220], amplitude: 0.4)
@@ -223,18 +236,24 @@ struct ServerFaultTests {
     #expect(deck.child.isRunning)
     let xruns = try await deck.status()["xruns"] ?? "?"
     #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(2000))")
-    print("buffer size 256 → 1024 → 128 while playing: stemdeck reported \(seen); the peer heard \(String(format: "%.1f", Double(body.count) / rate)) s at \(String(format: "%.2f", pitch)) Hz, levels \(String(format: "%.3f", levels.min() ?? 0))…\(String(format: "%.3f", levels.max() ?? 0)), longest gap \(gap) frames, \(skips) sample jumps beyond a sine's slope (jack_capture saw \(captured.xruns) xruns\(captured.stopped ? " and had to be stopped with SIGINT" : ""); stemdeck's count \(xruns))")
+    print(
+      "buffer size 256 → 1024 → 128 while playing: stemdeck reported \(seen); the peer heard \(String(format: "%.1f", Double(body.count) / rate)) s at \(String(format: "%.2f", pitch)) Hz, levels \(String(format: "%.3f", levels.min() ?? 0))…\(String(format: "%.3f", levels.max() ?? 0)), longest gap \(gap) frames, \(skips) sample jumps beyond a sine's slope (jack_capture saw \(captured.xruns) xruns\(captured.stopped ? " and had to be stopped with SIGINT" : ""); stemdeck's count \(xruns))"
+    )
   }
 
-  @Test("jackd restarted at another sample rate (48k → 44.1k → 48k) while playing: stemdeck rebuilds its engine, resumes, and the pitch stays 440 Hz")
+  @Test(
+    "jackd restarted at another sample rate (48k → 44.1k → 48k) while playing: stemdeck rebuilds its engine, resumes, and the pitch stays 440 Hz"
+  )
   func sampleRateChanges() async throws {
     let dir = try IntegrationTempDir("stemdeck-rate")
     try writeSine(dir.file("a.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [440, 440], amplitude: 0.4)
     try writeSine(dir.file("b.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [660], amplitude: 0.3)
-    try writeSession(dir.file("S.json"), stems: [
-      SessionStem(name: "a", file: "a.wav", volume: 0.9, loops: -1),
-      SessionStem(name: "b", file: "b.wav", volume: 0.4, pan: 0.5, loops: -1),
-    ])
+    try writeSession(
+      dir.file("S.json"),
+      stems: [
+        SessionStem(name: "a", file: "a.wav", volume: 0.9, loops: -1),
+        SessionStem(name: "b", file: "b.wav", volume: 0.4, pan: 0.5, loops: -1)
+      ])
     let server = try await PrivateJackServer(sampleRate: 48000)
     defer { server.stop() }
     let deck = try StemdeckProcess(server: server, session: dir.file("S.json"))
@@ -279,6 +298,8 @@ struct ServerFaultTests {
       #expect(table == expected, "at \(rate) Hz: \(table) (expected \(expected))")
     }
     #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(2000))")
-    print("sample rate changes: the peer heard \(pitches.map { "\($0.1 == 0 ? "-" : String(format: "%.2f", $0.1)) Hz at \($0.0)" }.joined(separator: ", "))")
+    print(
+      "sample rate changes: the peer heard \(pitches.map { "\($0.1 == 0 ? "-" : String(format: "%.2f", $0.1)) Hz at \($0.0)" }.joined(separator: ", "))"
+    )
   }
 }

@@ -27,7 +27,9 @@ struct SetlistIntegrationTests {
     """
   }
 
-  @Test("gapless next, live: the captured master goes from song 1's last frame to song 2's first; song 2's connections are restored and master_L never drops")
+  @Test(
+    "gapless next, live: the captured master goes from song 1's last frame to song 2's first; song 2's connections are restored and master_L never drops"
+  )
   func gaplessLive() async throws {
     let dir = try IntegrationTempDir()
     defer { dir.remove() }
@@ -76,7 +78,9 @@ struct SetlistIntegrationTests {
     print("setlist live: song 1 from frame \(first), switch at \(firstTwo), song 2 until \(end); frames from neither: \(stray)")
   }
 
-  @Test("crossfade next, live: equal-power curves in the capture; the old song's direct out stays connected during the fade, then goes, and is not saved with the new song")
+  @Test(
+    "crossfade next, live: equal-power curves in the capture; the old song's direct out stays connected during the fade, then goes, and is not saved with the new song"
+  )
   func crossfadeLive() async throws {
     let dir = try IntegrationTempDir()
     defer { dir.remove() }
@@ -85,24 +89,24 @@ struct SetlistIntegrationTests {
     // Song 1: x hard left into the master, plus "lead" on its own ports (direct out) connected
     // to system:playback_1; it crossfades into the next song over 0.5 s.
     try """
-      {
-        "format" : "stemdeck-session",
-        "version" : 1,
-        "options" : { "songChange" : "crossfade", "crossfadeSeconds" : 0.5 },
-        "connections" : { "master_L" : [ "jack_capture:input1" ], "master_R" : [ "jack_capture:input2" ],
-                          "lead_L" : [ "system:playback_1" ] },
-        "stems" : [ { "name" : "x", "file" : "one.wav", "pan" : -1, "loops" : -1 },
-                    { "name" : "lead", "file" : "one.wav", "loops" : -1, "directOut" : true } ]
-      }
-      """.write(toFile: dir.file("one.json"), atomically: true, encoding: .utf8)
+    {
+      "format" : "stemdeck-session",
+      "version" : 1,
+      "options" : { "songChange" : "crossfade", "crossfadeSeconds" : 0.5 },
+      "connections" : { "master_L" : [ "jack_capture:input1" ], "master_R" : [ "jack_capture:input2" ],
+                        "lead_L" : [ "system:playback_1" ] },
+      "stems" : [ { "name" : "x", "file" : "one.wav", "pan" : -1, "loops" : -1 },
+                  { "name" : "lead", "file" : "one.wav", "loops" : -1, "directOut" : true } ]
+    }
+    """.write(toFile: dir.file("one.json"), atomically: true, encoding: .utf8)
     try """
-      {
-        "format" : "stemdeck-session",
-        "version" : 1,
-        "connections" : { "master_L" : [ "jack_capture:input1" ], "master_R" : [ "jack_capture:input2" ] },
-        "stems" : [ { "name" : "x", "file" : "two.wav", "pan" : 1, "loops" : -1 } ]
-      }
-      """.write(toFile: dir.file("two.json"), atomically: true, encoding: .utf8)
+    {
+      "format" : "stemdeck-session",
+      "version" : 1,
+      "connections" : { "master_L" : [ "jack_capture:input1" ], "master_R" : [ "jack_capture:input2" ] },
+      "stems" : [ { "name" : "x", "file" : "two.wav", "pan" : 1, "loops" : -1 } ]
+    }
+    """.write(toFile: dir.file("two.json"), atomically: true, encoding: .utf8)
     try "one.json\ntwo.json\n".write(toFile: dir.file("show.txt"), atomically: true, encoding: .utf8)
 
     let server = try await PrivateJackServer()
@@ -150,12 +154,15 @@ struct SetlistIntegrationTests {
     #expect(worst < 1e-6 || captured.xruns > 0, "deviation from the equal-power curves: \(worst) (jack_capture xruns \(captured.xruns))")
     let start = try #require(left.firstIndex(of: 0.25))
     #expect(left[start..<p].allSatisfy { $0 == 0.25 }, "song 1 unbroken up to the switch")
-    #expect(left[(p + n)...].allSatisfy { abs($0) < 1e-15 } && right[(p + n)...].allSatisfy { $0 == 0.5 },
-            "after the fade: song 1 silent, song 2 at full gain")
+    #expect(
+      left[(p + n)...].allSatisfy { abs($0) < 1e-15 } && right[(p + n)...].allSatisfy { $0 == 0.5 },
+      "after the fade: song 1 silent, song 2 at full gain")
     print("setlist crossfade live: switch at frame \(p), fade \(n) frames, max deviation \(worst)")
   }
 
-  @Test("advance play, live, in script mode: song 2 follows song 1 on its own, 'wait end' returns at each song's end, and the show ends after the last")
+  @Test(
+    "advance play, live, in script mode: song 2 follows song 1 on its own, 'wait end' returns at each song's end, and the show ends after the last"
+  )
   func advancePlayLive() async throws {
     let dir = try IntegrationTempDir()
     defer { dir.remove() }
@@ -174,8 +181,11 @@ struct SetlistIntegrationTests {
     let registered = try await eventually(timeout: 5, interval: 0.1) { try await server.ports().contains("jack_capture:input1") }
     try #require(registered, "jack_capture did not register its inputs; log:\n\(capture.log)")
 
-    let deck = try StemdeckProcess(server: server, extra: [
-      "-c", "setlist \(dir.file("show.txt")); advance play; wait 0.3; play; wait end; wait end"])
+    let deck = try StemdeckProcess(
+      server: server,
+      extra: [
+        "-c", "setlist \(dir.file("show.txt")); advance play; wait 0.3; play; wait end; wait end"
+      ])
     defer { deck.kill() }
     let status = await deck.child.waitForExit(timeout: 20)
     #expect(status == 0, "exit status \(String(describing: status))\n\(deck.transcript)")
@@ -197,9 +207,13 @@ struct SetlistIntegrationTests {
     let heardTwo = left.filter { $0 == 0.5 }.count
     let startTwo = left[(lastOne + 1)...].firstIndex { $0 != 0 } ?? -1
     let gap = Double(firstTwo - lastOne - 1) / 48000
-    print("advance play live: \(String(format: "%.1f", gap * 1000)) ms of silence between song 1's last frame and song 2's first; song 2 heard for \(heardTwo) frames")
+    print(
+      "advance play live: \(String(format: "%.1f", gap * 1000)) ms of silence between song 1's last frame and song 2's first; song 2 heard for \(heardTwo) frames"
+    )
     #expect(firstTwo > lastOne && gap < 0.25, "song 2 started \(gap) s after song 1's end")
-    #expect(startTwo == firstTwo, "song 2 faded in (first samples \(left[max(0, startTwo)..<(max(0, startTwo) + 3)])): it should start as written")
+    #expect(
+      startTwo == firstTwo, "song 2 faded in (first samples \(left[max(0, startTwo)..<(max(0, startTwo) + 3)])): it should start as written"
+    )
     #expect(heardTwo >= 23000, "song 2 (24000 frames) heard for only \(heardTwo) frames")
   }
 }

@@ -25,7 +25,9 @@ struct HarnessError: Error, CustomStringConvertible {
 }
 
 /// Writing to a child's stdin after it exited must not kill the test process.
-private let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN); return () }()
+private let ignoreSIGPIPE: Void = {
+  signal(SIGPIPE, SIG_IGN); return ()
+}()
 
 /// Sleeps without blocking a cooperative thread.
 func pause(_ seconds: Double) async {
@@ -99,7 +101,7 @@ final class ChildProcess: @unchecked Sendable {
     posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
     var parentEnds: [Int32] = []  // closed on failure
-    var childEnds: [Int32] = []   // closed in the parent after spawning
+    var childEnds: [Int32] = []  // closed in the parent after spawning
     func makePipe() throws -> (read: Int32, write: Int32) {
       var fds: [Int32] = [-1, -1]
       // pipe2 is not visible from Swift's Glibc module; set close-on-exec right away instead
@@ -352,7 +354,9 @@ final class PrivateJackServer: @unchecked Sendable {
 
   /// SIGTERM, then SIGKILL; waits for the exit (bounded). Safe to call twice.
   func stop() {
-    let child = process.withLock { p -> ChildProcess? in defer { p = nil }; return p }
+    let child = process.withLock { p -> ChildProcess? in
+      defer { p = nil }; return p
+    }
     child?.terminate(grace: 5)
     removeStaleFiles()
   }
@@ -372,7 +376,9 @@ final class PrivateJackServer: @unchecked Sendable {
 
   /// Kills jackd with SIGKILL (the server "crashes") and reaps it.
   func kill9() {
-    let child = process.withLock { p -> ChildProcess? in defer { p = nil }; return p }
+    let child = process.withLock { p -> ChildProcess? in
+      defer { p = nil }; return p
+    }
     guard let child else { return }
     kill(child.pid, SIGKILL)
     _ = child.waitForExitBlocking(timeout: 5)
@@ -434,17 +440,21 @@ final class PrivateJackServer: @unchecked Sendable {
 
   /// Records `ports` with jack_capture (32-bit float WAV, its default) for `seconds`.
   /// With `manualConnections` it connects nothing (its inputs are jack_capture:input1/2).
-  func startCapture(ports: [String], seconds: Double, to path: String, hookDir: IntegrationTempDir,
-                    manualConnections: Bool = false) throws -> CaptureRun {
-    try CaptureRun(server: self, ports: ports, seconds: seconds, path: path, hookDir: hookDir,
-                   manualConnections: manualConnections)
+  func startCapture(
+    ports: [String], seconds: Double, to path: String, hookDir: IntegrationTempDir,
+    manualConnections: Bool = false
+  ) throws -> CaptureRun {
+    try CaptureRun(
+      server: self, ports: ports, seconds: seconds, path: path, hookDir: hookDir,
+      manualConnections: manualConnections)
   }
 
   /// The xruns a passive client sees on this server, with no stemdeck running: jack_capture
   /// records the (silent) system capture ports for `seconds` and reports its xrun count.
   func xrunBaseline(seconds: Double, scratch: IntegrationTempDir) async throws -> Int {
-    let run = try startCapture(ports: ["system:capture_1", "system:capture_2"], seconds: seconds,
-                               to: scratch.file("baseline.wav"), hookDir: scratch)
+    let run = try startCapture(
+      ports: ["system:capture_1", "system:capture_2"], seconds: seconds,
+      to: scratch.file("baseline.wav"), hookDir: scratch)
     return try await run.finish(timeout: seconds + 10).xruns
   }
 }
@@ -457,8 +467,10 @@ final class CaptureRun: @unchecked Sendable {
   let hookOutput: String
   let logPath: String
 
-  init(server: PrivateJackServer, ports: [String], seconds: Double, path: String, hookDir: IntegrationTempDir,
-       manualConnections: Bool = false) throws {
+  init(
+    server: PrivateJackServer, ports: [String], seconds: Double, path: String, hookDir: IntegrationTempDir,
+    manualConnections: Bool = false
+  ) throws {
     guard findOnPath("jack_capture") != nil else { throw HarnessError("jack_capture is not installed (apt-get install jack-capture)") }
     self.path = path
     let stem = (path as NSString).lastPathComponent
@@ -473,8 +485,9 @@ final class CaptureRun: @unchecked Sendable {
     if manualConnections { args.append("--manual-connections") }
     for p in ports { args += ["--port", p] }
     args.append(path)
-    child = try ChildProcess("jack_capture", args, environment: server.environment,
-                             stdout: .file(logPath), stderr: .file(logPath))
+    child = try ChildProcess(
+      "jack_capture", args, environment: server.environment,
+      stdout: .file(logPath), stderr: .file(logPath))
   }
 
   var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
@@ -527,8 +540,10 @@ final class StemdeckProcess: @unchecked Sendable {
 
   /// Launches `stemdeck ARGS… --server NAME --no-start-server [--no-connect]` on `server`.
   /// `launcher`: a command that runs stemdeck (e.g. `["prlimit", "--fsize=400000"]`).
-  init(server: PrivateJackServer, session: String? = nil, connect: Bool = false, extra: [String] = [],
-       launcher: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
+  init(
+    server: PrivateJackServer, session: String? = nil, connect: Bool = false, extra: [String] = [],
+    launcher: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
+  ) throws {
     let binary = try StemdeckBinary.require(sourceLocation: sourceLocation)
     var args: [String] = []
     if let session { args.append(session) }
@@ -703,8 +718,10 @@ func readAudio(_ path: String) throws -> AudioData {
 }
 
 /// Writes sines (one frequency per channel) of `seconds` at `amplitude` into `path`.
-func writeSine(_ path: String, format: OutputFormat = .wavFloat, sampleRate: Int, seconds: Double,
-               frequencies: [Double], amplitude: Double = 0.5) throws {
+func writeSine(
+  _ path: String, format: OutputFormat = .wavFloat, sampleRate: Int, seconds: Double,
+  frequencies: [Double], amplitude: Double = 0.5
+) throws {
   let channels = frequencies.count
   let frames = Int((seconds * Double(sampleRate)).rounded())
   var data = [Float](repeating: 0, count: frames * channels)

@@ -9,52 +9,167 @@ struct ArgumentsTests {
   static let valid: [([String], Change)] = [
     ([], { _ in }),
     (["song.json"], { $0.session = "song.json" }),
-    (["render", "S", "--output", "o.wav", "--duration", "5"],
-     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.duration = 5 }),
-    (["render", "-o", "o.flac", "S", "-d", "1:30", "-r", "44100"],
-     { $0.mode = .render; $0.session = "S"; $0.output = "o.flac"; $0.duration = 90; $0.sampleRate = 44100 }),
-    (["render", "S", "-o", "o.wav", "--duration", "500ms"],
-     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.duration = 0.5 }),
-    (["--server", "x", "--no-start-server", "--keep-going", "-c", "play"],
-     { $0.server = "x"; $0.startServer = false; $0.keepGoing = true; $0.commands = "play" }),
-    (["-s", "x", "-n", "deck2", "-k", "--commands", "play; wait end", "song.json"],
-     { $0.server = "x"; $0.clientName = "deck2"; $0.keepGoing = true; $0.commands = "play; wait end"; $0.session = "song.json" }),
-    (["song.json", "--script", "cues.txt", "--play", "--no-connect", "--strict"],
-     { $0.session = "song.json"; $0.script = "cues.txt"; $0.play = true; $0.autoConnect = false; $0.strict = true }),
+    (
+      ["render", "S", "--output", "o.wav", "--duration", "5"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.duration = 5
+      }
+    ),
+    (
+      ["render", "-o", "o.flac", "S", "-d", "1:30", "-r", "44100"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.flac"; $0.duration = 90; $0.sampleRate = 44100
+      }
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--duration", "500ms"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.duration = 0.5
+      }
+    ),
+    (
+      ["--server", "x", "--no-start-server", "--keep-going", "-c", "play"],
+      {
+        $0.server = "x"; $0.startServer = false; $0.keepGoing = true; $0.commands = "play"
+      }
+    ),
+    (
+      ["-s", "x", "-n", "deck2", "-k", "--commands", "play; wait end", "song.json"],
+      {
+        $0.server = "x"; $0.clientName = "deck2"; $0.keepGoing = true; $0.commands = "play; wait end"; $0.session = "song.json"
+      }
+    ),
+    (
+      ["song.json", "--script", "cues.txt", "--play", "--no-connect", "--strict"],
+      {
+        $0.session = "song.json"; $0.script = "cues.txt"; $0.play = true; $0.autoConnect = false; $0.strict = true
+      }
+    ),
     (["--help"], { $0.mode = .help }),
     (["-h"], { $0.mode = .help }),
     (["--version"], { $0.mode = .version }),
     (["render", "--help"], { $0.mode = .help }),
     (["-"], { $0.session = "-" }),
-    (["render", "S", "-o", "o.wav", "--from", "1:30"],
-     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.from = 90 }),
-    (["render", "S", "-o", "o.wav", "--from", "Start", "--duration", "2s"],
-     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.from = 0; $0.duration = 2 }),
-    (["render", "S", "-o", "o.flac", "--dither"],
-     { $0.mode = .render; $0.session = "S"; $0.output = "o.flac"; $0.dither = true }),
-    (["render", "S", "-o", "o.wav", "--normalize", "-14LUFS"],
-     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -14 }),
-    (["render", "S", "-o", "o.wav", "--normalize", "-23 lufs", "--true-peak", "-1dBTP"],
-     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -23; $0.truePeak = -1 }),
-    (["render", "S", "-o", "o.wav", "--normalize", "-16", "--true-peak", "-2.5"],
-     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -16; $0.truePeak = -2.5 }),
-    (["render", "S", "-o", "o.wav", "--normalize", "-24LKFS"],
-     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -24 }),
-    (["render", "S", "-o", "o.wav", "--stems", "out"],
-     { $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.stems = "out" }),
-    (["analyze", "S"], { $0.mode = .analyze; $0.session = "S" }),
-    (["analyze", "S", "--from", "0:10", "--duration", "30", "-r", "44100"],
-     { $0.mode = .analyze; $0.session = "S"; $0.from = 10; $0.duration = 30; $0.sampleRate = 44100 }),
-    (["S", "--control", "/tmp/c.sock"], { $0.session = "S"; $0.control = "/tmp/c.sock" }),
-    (["S", "--no-control"], { $0.session = "S"; $0.noControl = true }),
-    (["S", "--osc", "9000"], { $0.session = "S"; $0.oscPort = 9000 }),
-    (["S", "--osc", "9000", "--osc-host", "0.0.0.0"], { $0.session = "S"; $0.oscPort = 9000; $0.oscHost = "0.0.0.0" }),
-    (["ctl", "--json", "status"], { $0.mode = .ctl; $0.json = true; $0.commands = "status" }),
-    (["S", "--json", "-c", "status"], { $0.session = "S"; $0.json = true; $0.commands = "status" }),
-    (["ctl", "--watch", "events", "--watch", "meters@5"], { $0.mode = .ctl; $0.watch = ["events", "meters@5"]; $0.commands = "" }),
-    (["ctl", "vol drums -6dB; status"], { $0.mode = .ctl; $0.commands = "vol drums -6dB; status" }),
-    (["ctl", "--socket", "/tmp/c.sock", "play"], { $0.mode = .ctl; $0.socket = "/tmp/c.sock"; $0.commands = "play" }),
-    (["ctl", "-n", "deck2", "-s", "band", "play"], { $0.mode = .ctl; $0.clientName = "deck2"; $0.server = "band"; $0.commands = "play" }),
+    (
+      ["render", "S", "-o", "o.wav", "--from", "1:30"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.from = 90
+      }
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--from", "Start", "--duration", "2s"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.from = 0; $0.duration = 2
+      }
+    ),
+    (
+      ["render", "S", "-o", "o.flac", "--dither"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.flac"; $0.dither = true
+      }
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--normalize", "-14LUFS"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -14
+      }
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--normalize", "-23 lufs", "--true-peak", "-1dBTP"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -23; $0.truePeak = -1
+      }
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--normalize", "-16", "--true-peak", "-2.5"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -16; $0.truePeak = -2.5
+      }
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--normalize", "-24LKFS"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.normalize = -24
+      }
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--stems", "out"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.stems = "out"
+      }
+    ),
+    (
+      ["analyze", "S"],
+      {
+        $0.mode = .analyze; $0.session = "S"
+      }
+    ),
+    (
+      ["analyze", "S", "--from", "0:10", "--duration", "30", "-r", "44100"],
+      {
+        $0.mode = .analyze; $0.session = "S"; $0.from = 10; $0.duration = 30; $0.sampleRate = 44100
+      }
+    ),
+    (
+      ["S", "--control", "/tmp/c.sock"],
+      {
+        $0.session = "S"; $0.control = "/tmp/c.sock"
+      }
+    ),
+    (
+      ["S", "--no-control"],
+      {
+        $0.session = "S"; $0.noControl = true
+      }
+    ),
+    (
+      ["S", "--osc", "9000"],
+      {
+        $0.session = "S"; $0.oscPort = 9000
+      }
+    ),
+    (
+      ["S", "--osc", "9000", "--osc-host", "0.0.0.0"],
+      {
+        $0.session = "S"; $0.oscPort = 9000; $0.oscHost = "0.0.0.0"
+      }
+    ),
+    (
+      ["ctl", "--json", "status"],
+      {
+        $0.mode = .ctl; $0.json = true; $0.commands = "status"
+      }
+    ),
+    (
+      ["S", "--json", "-c", "status"],
+      {
+        $0.session = "S"; $0.json = true; $0.commands = "status"
+      }
+    ),
+    (
+      ["ctl", "--watch", "events", "--watch", "meters@5"],
+      {
+        $0.mode = .ctl; $0.watch = ["events", "meters@5"]; $0.commands = ""
+      }
+    ),
+    (
+      ["ctl", "vol drums -6dB; status"],
+      {
+        $0.mode = .ctl; $0.commands = "vol drums -6dB; status"
+      }
+    ),
+    (
+      ["ctl", "--socket", "/tmp/c.sock", "play"],
+      {
+        $0.mode = .ctl; $0.socket = "/tmp/c.sock"; $0.commands = "play"
+      }
+    ),
+    (
+      ["ctl", "-n", "deck2", "-s", "band", "play"],
+      {
+        $0.mode = .ctl; $0.clientName = "deck2"; $0.server = "band"; $0.commands = "play"
+      }
+    )
   ]
 
   @Test("valid command lines", arguments: valid)
@@ -79,29 +194,49 @@ struct ArgumentsTests {
     (["--duration", "-5"], "duration must not have a sign (got '-5')"),
     (["--duration", "soon"], "duration must be seconds (2, 2s, 500ms) or m:ss (1:30) (got 'soon')"),
     (["--sample-rate", "fast"], "--sample-rate must be a whole number (got 'fast')"),
-    (["render", "S", "-o", "o.wav", "--from", "-2"],
-     "--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got '-2')"),
-    (["render", "S", "-o", "o.wav", "--from", "beginning"],
-     "--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got 'beginning')"),
+    (
+      ["render", "S", "-o", "o.wav", "--from", "-2"],
+      "--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got '-2')"
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--from", "beginning"],
+      "--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got 'beginning')"
+    ),
     (["render", "S", "-o", "o.wav", "--from"], "--from needs a value (see stemdeck --help)"),
-    (["render", "S", "-o", "o.wav", "--normalize", "loud"],
-     "--normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got 'loud')"),
-    (["render", "S", "-o", "o.wav", "--normalize", "-14dB"],
-     "--normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got '-14dB')"),
-    (["render", "S", "-o", "o.wav", "--normalize", "-80LUFS"],
-     "--normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got -80 LUFS)"),
-    (["render", "S", "-o", "o.wav", "--normalize", "3"],
-     "--normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got 3 LUFS)"),
+    (
+      ["render", "S", "-o", "o.wav", "--normalize", "loud"],
+      "--normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got 'loud')"
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--normalize", "-14dB"],
+      "--normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got '-14dB')"
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--normalize", "-80LUFS"],
+      "--normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got -80 LUFS)"
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--normalize", "3"],
+      "--normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got 3 LUFS)"
+    ),
     (["render", "S", "-o", "o.wav", "--normalize"], "--normalize needs a value (see stemdeck --help)"),
-    (["render", "S", "-o", "o.wav", "--normalize", "-14", "--true-peak", "+1dBTP"],
-     "--true-peak must be a level from -30 to 0 dBTP, such as -1dBTP (got 1 dBTP)"),
-    (["render", "S", "-o", "o.wav", "--normalize", "-14", "--true-peak", "-1LUFS"],
-     "--true-peak must be a level from -30 to 0 dBTP, such as -1dBTP (got '-1LUFS')"),
-    (["render", "S", "-o", "o.wav", "--true-peak", "-1dBTP"],
-     "--true-peak is the ceiling of a normalised render: give --normalize LUFS with it (e.g. --normalize -14LUFS --true-peak -1dBTP)"),
+    (
+      ["render", "S", "-o", "o.wav", "--normalize", "-14", "--true-peak", "+1dBTP"],
+      "--true-peak must be a level from -30 to 0 dBTP, such as -1dBTP (got 1 dBTP)"
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--normalize", "-14", "--true-peak", "-1LUFS"],
+      "--true-peak must be a level from -30 to 0 dBTP, such as -1dBTP (got '-1LUFS')"
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--true-peak", "-1dBTP"],
+      "--true-peak is the ceiling of a normalised render: give --normalize LUFS with it (e.g. --normalize -14LUFS --true-peak -1dBTP)"
+    ),
     (["analyze"], "analyze: which session? usage: stemdeck analyze SESSION [--from TIME] [--duration SECONDS]"),
-    (["analyze", "S", "-o", "o.wav"],
-     "analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)"),
+    (
+      ["analyze", "S", "-o", "o.wav"],
+      "analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)"
+    ),
     (["analyze", "S", "--dither"], "analyze writes no file, so it takes no --dither (it measures the mix before any rounding)"),
     (["analyze", "S", "--normalize", "-14"], "--normalize is a render option: stemdeck render SESSION --output FILE --normalize …"),
     (["analyze", "S", "--stems", "d"], "--stems is a render option: stemdeck render SESSION --output FILE --stems …"),
@@ -114,8 +249,11 @@ struct ArgumentsTests {
     (["S", "--osc", "0"], "--osc must be a UDP port 1…65535 (got '0')"),
     (["S", "--osc", "osc"], "--osc must be a UDP port 1…65535 (got 'osc')"),
     (["S", "--osc-host", "0.0.0.0"], "--osc-host HOST needs --osc PORT (the OSC server is off without it)"),
-    (["render", "S", "-o", "x.wav", "--json"], "--json is for ctl and script mode: stemdeck ctl --json 'CMD', stemdeck SESSION --json -c 'CMD' print replies as JSON lines"),
-    (["S", "--watch", "events"], "unknown option '--watch' (see stemdeck --help)"),
+    (
+      ["render", "S", "-o", "x.wav", "--json"],
+      "--json is for ctl and script mode: stemdeck ctl --json 'CMD', stemdeck SESSION --json -c 'CMD' print replies as JSON lines"
+    ),
+    (["S", "--watch", "events"], "unknown option '--watch' (see stemdeck --help)")
   ]
 
   @Test("invalid command lines", arguments: invalid)
@@ -123,18 +261,21 @@ struct ArgumentsTests {
     #expect(throws: CommandError(message)) { try Arguments.parse(args) }
   }
 
-  @Test("an option is not taken as another option's value",
-        arguments: [["--server", "--play"], ["render", "S", "-o", "--duration", "5"], ["-c", "--keep-going"]])
+  @Test(
+    "an option is not taken as another option's value",
+    arguments: [["--server", "--play"], ["render", "S", "-o", "--duration", "5"], ["-c", "--keep-going"]])
   func optionAsValue(_ args: [String]) {
     #expect(throws: CommandError.self) { try Arguments.parse(args) }
   }
 
   @Test("usage text lists every option parse accepts")
   func usageMentionsOptions() {
-    for option in ["--server", "-s", "--name", "-n", "--no-start-server", "--no-connect", "--play", "--strict", "--script",
-                   "-c", "--keep-going", "-k", "--output", "-o", "--from", "--duration", "--sample-rate",
-                   "--normalize", "--true-peak", "--stems", "--control", "--no-control", "--socket", "--osc", "--osc-host",
-                   "--json", "--watch"] {
+    for option in [
+      "--server", "-s", "--name", "-n", "--no-start-server", "--no-connect", "--play", "--strict", "--script",
+      "-c", "--keep-going", "-k", "--output", "-o", "--from", "--duration", "--sample-rate",
+      "--normalize", "--true-peak", "--stems", "--control", "--no-control", "--socket", "--osc", "--osc-host",
+      "--json", "--watch"
+    ] {
       #expect(Arguments.usage.contains(option + " ") || Arguments.usage.contains(option + ","), "\(option)")
     }
   }

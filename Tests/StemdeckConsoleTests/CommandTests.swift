@@ -71,11 +71,15 @@ struct CommandValidationTests {
     Rejection("add {EMPTY}", "error: cannot add stem 'empty': {EMPTY}: the file is empty"),
     Rejection("add {DIR}", containing: "error: cannot add stem '", "{DIR}: is a directory, not an audio file"),
     Rejection("add {DRUMS} as drums", "error: a stem named 'drums' already exists; choose another name with 'as NAME'"),
-    Rejection("add {DRUMS} as all", "error: the stem name \"all\" is reserved (it means every stem in console commands); choose another name"),
+    Rejection(
+      "add {DRUMS} as all", "error: the stem name \"all\" is reserved (it means every stem in console commands); choose another name"),
     // The session format refuses any case of 'all': accepting one here would save a session
     // that cannot be opened again.
-    Rejection("add {DRUMS} as All", "error: the stem name \"All\" is reserved (it means every stem in console commands); choose another name"),
-    Rejection("add {DRUMS} as 'my drums'", "error: invalid stem name \"my drums\": a space is not allowed (allowed: 1 to 64 ASCII letters, digits, '_', '-' and '.')"),
+    Rejection(
+      "add {DRUMS} as All", "error: the stem name \"All\" is reserved (it means every stem in console commands); choose another name"),
+    Rejection(
+      "add {DRUMS} as 'my drums'",
+      "error: invalid stem name \"my drums\": a space is not allowed (allowed: 1 to 64 ASCII letters, digits, '_', '-' and '.')"),
     Rejection("add {DRUMS} as ''", "error: a stem name must not be empty (allowed: 1 to 64 letters, digits, '_', '-' and '.')"),
     Rejection("add {DRUMS} as", "error: add: usage: add PATH [as NAME]"),
     Rejection("add {DRUMS} like kick", "error: add: usage: add PATH [as NAME]"),
@@ -93,8 +97,12 @@ struct CommandValidationTests {
     Rejection("vol drums 3", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)"),
     Rejection("vol all 3", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)"),
     Rejection("vol all -0.1", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got -0.1)"),
-    Rejection("vol drums +7dB", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
-    Rejection("vol drums +7 dB", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
+    Rejection(
+      "vol drums +7dB",
+      "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
+    Rejection(
+      "vol drums +7 dB",
+      "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
     Rejection("vol drums nan", "error: volume must be a number (got 'nan')"),
     Rejection("vol drums inf", "error: volume must be a number (got 'inf')"),
     Rejection("vol drums loud", "error: volume must be a number (got 'loud')"),
@@ -152,7 +160,9 @@ struct CommandValidationTests {
     Rejection("directout drums", "error: directout: expected 2 arguments, got 1 — usage: directout NAME|all on|off"),
     // master, quality
     Rejection("master 3", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)"),
-    Rejection("master +7dB", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
+    Rejection(
+      "master +7dB",
+      "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
     Rejection("master", "error: master: expected 1 to 2 arguments, got 0 — usage: master VALUE"),
     Rejection("master -6 dB x", "error: master: expected 1 to 2 arguments, got 3 — usage: master VALUE"),
     Rejection("quality ultra", "error: quality must be one of linear, fast, medium, best (got 'ultra')"),
@@ -174,7 +184,9 @@ struct CommandValidationTests {
     Rejection("abort", "error: no group is open"),
     Rejection("begin now", "error: begin: expected 0 arguments, got 1 — usage: begin"),
     Rejection("at 1:00 vol drums 0", "error: usage: at POSITION { CMD; CMD } (POSITION: m:ss, seconds, bar N, next-loop STEM)"),
-    Rejection("at 1:00 { add {DRUMS} }", "error: 'add' cannot land at a time (only glide, master, mute, pan, rate, solo, unmute, unsolo, vol, volume)"),
+    Rejection(
+      "at 1:00 { add {DRUMS} }",
+      "error: 'add' cannot land at a time (only glide, master, mute, pan, rate, solo, unmute, unsolo, vol, volume)"),
     Rejection("at 1:00 { }", "error: the group is empty: nothing to commit"),
     Rejection("at bar 3 { mute drums }", "error: bar positions need a tempo: set one with 'tempo BPM [BEATS_PER_BAR]'"),
     Rejection("at abc { mute drums }", "error: \(positionFormat) (got 'abc')"),
@@ -187,7 +199,8 @@ struct CommandValidationTests {
     Rejection("wait -1", "error: duration must not have a sign (got '-1')"),
     // meters
     Rejection("meters nosuch", "error: unknown stem 'nosuch' (stems: drums, bass)"),
-    Rejection("meters drums --watch now", "error: meters: expected 0 to 2 arguments, got 3 — usage: meters [NAME|master|input|reset] [--watch]"),
+    Rejection(
+      "meters drums --watch now", "error: meters: expected 0 to 2 arguments, got 3 — usage: meters [NAME|master|input|reset] [--watch]"),
     Rejection("watch now", "error: watch: expected 0 arguments, got 1 — usage: watch"),
     // sound effects (the harness has loaded 'hit')
     Rejection("sfx bogus", "error: sfx: unknown action 'bogus' (load, wait, fire, stop, unload, out)"),
@@ -195,11 +208,18 @@ struct CommandValidationTests {
     Rejection("sfx out master ports", "error: usage: sfx out master|ports"),
     Rejection("sfx load hit", "error: usage: sfx load NAME PATH"),
     Rejection("sfx load a b c", "error: usage: sfx load NAME PATH"),
-    Rejection("sfx load a b c d", "error: sfx: expected 0 to 4 arguments, got 5 — usage: sfx [load NAME PATH | wait [NAME] | fire NAME [VOL] [PAN] | stop NAME|all | unload NAME | out master|ports]"),
+    Rejection(
+      "sfx load a b c d",
+      "error: sfx: expected 0 to 4 arguments, got 5 — usage: sfx [load NAME PATH | wait [NAME] | fire NAME [VOL] [PAN] | stop NAME|all | unload NAME | out master|ports]"
+    ),
     Rejection("sfx load hit {DRUMS}", "error: an effect named 'hit' is already loaded ('sfx unload hit' first)"),
-    Rejection("sfx load all {DRUMS}", "error: the effect name \"all\" is reserved (it means every effect in console commands); choose another name"),
-    Rejection("sfx load ALL {DRUMS}", "error: the effect name \"ALL\" is reserved (it means every effect in console commands); choose another name"),
-    Rejection("sfx load 'big boom' {DRUMS}", "error: invalid effect name \"big boom\": a space is not allowed (allowed: 1 to 64 ASCII letters, digits, '_', '-' and '.')"),
+    Rejection(
+      "sfx load all {DRUMS}", "error: the effect name \"all\" is reserved (it means every effect in console commands); choose another name"),
+    Rejection(
+      "sfx load ALL {DRUMS}", "error: the effect name \"ALL\" is reserved (it means every effect in console commands); choose another name"),
+    Rejection(
+      "sfx load 'big boom' {DRUMS}",
+      "error: invalid effect name \"big boom\": a space is not allowed (allowed: 1 to 64 ASCII letters, digits, '_', '-' and '.')"),
     Rejection("sfx load boom /nonexistent.wav", "error: cannot load effect 'boom': /nonexistent.wav: no such file"),
     Rejection("sfx load boom {TEXT}", containing: "error: cannot load effect 'boom': {TEXT}: not a readable audio file"),
     Rejection("sfx load boom {EMPTY}", "error: cannot load effect 'boom': {EMPTY}: the file is empty"),
@@ -207,7 +227,9 @@ struct CommandValidationTests {
     Rejection("sfx fire nosuch", "error: unknown effect 'nosuch' (effects: hit)"),
     Rejection("sfx fire hitt", "error: unknown effect 'hitt' — did you mean 'hit'?"),
     Rejection("sfx fire hit 3", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)"),
-    Rejection("sfx fire hit +7dB", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
+    Rejection(
+      "sfx fire hit +7dB",
+      "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got +7dB, which is a gain of 2.239)"),
     Rejection("sfx fire hit 1 7", "error: effect pan must be a number between -1 and 1 (got 7)"),
     Rejection("sfx fire hit 1 left", "error: pan must be a number (got 'left')"),
     Rejection("sfx stop", "error: usage: sfx stop NAME|all"),
@@ -234,7 +256,8 @@ struct CommandValidationTests {
     // session
     Rejection("save", "error: no session file yet: give a path, e.g. 'save Sessions/mysong.json'"),
     Rejection("save a.json b.json", "error: save: expected 0 to 1 arguments, got 2 — usage: save [PATH]"),
-    Rejection("save /nonexistent-dir/x.json", "error: /nonexistent-dir/x.json: cannot save: the folder \"/nonexistent-dir\" does not exist"),
+    Rejection(
+      "save /nonexistent-dir/x.json", "error: /nonexistent-dir/x.json: cannot save: the folder \"/nonexistent-dir\" does not exist"),
     Rejection("open", "error: open: expected 1 argument, got 0 — usage: open PATH"),
     Rejection("open /nonexistent.json", "error: /nonexistent.json: no such file"),
     Rejection("load /nonexistent.json", "error: /nonexistent.json: no such file"),
@@ -262,7 +285,7 @@ struct CommandValidationTests {
     // other
     Rejection("help nosuch", "error: no help for 'nosuch': unknown command (type 'help' for the list)"),
     Rejection("help pan vol", "error: help: expected 0 to 1 arguments, got 2 — usage: help [COMMAND]"),
-    Rejection("quit now", "error: quit: expected 0 arguments, got 1 — usage: quit"),
+    Rejection("quit now", "error: quit: expected 0 arguments, got 1 — usage: quit")
   ]
 
   @Test("a rejected line prints one error line and changes nothing", arguments: rejections)
@@ -288,35 +311,77 @@ struct CommandValidationTests {
   static let acceptances: [Acceptance] = [
     Acceptance("") { _, _ in },
     Acceptance("   # only a comment") { _, _ in },
-    Acceptance("vol drums 0.5") { s, _ in s[stem: "drums"].volume = 0.5; s.isDirty = true },
-    Acceptance("vol all 0.5") { s, _ in s[stem: "drums"].volume = 0.5; s[stem: "bass"].volume = 0.5; s.isDirty = true },
-    Acceptance("VOLUME all 2") { s, _ in s[stem: "drums"].volume = 2; s[stem: "bass"].volume = 2; s.isDirty = true },
-    Acceptance("vol bass -inf dB") { s, _ in s[stem: "bass"].volume = 0; s.isDirty = true },
+    Acceptance("vol drums 0.5") { s, _ in
+      s[stem: "drums"].volume = 0.5; s.isDirty = true
+    },
+    Acceptance("vol all 0.5") { s, _ in
+      s[stem: "drums"].volume = 0.5; s[stem: "bass"].volume = 0.5; s.isDirty = true
+    },
+    Acceptance("VOLUME all 2") { s, _ in
+      s[stem: "drums"].volume = 2; s[stem: "bass"].volume = 2; s.isDirty = true
+    },
+    Acceptance("vol bass -inf dB") { s, _ in
+      s[stem: "bass"].volume = 0; s.isDirty = true
+    },
     Acceptance("vol drums 0.8") { _, _ in },  // already 0.8: not a change, not dirty
-    Acceptance("pan all -1") { s, _ in s[stem: "drums"].pan = -1; s[stem: "bass"].pan = -1; s.isDirty = true },
-    Acceptance("pan drums 0.25") { s, _ in s[stem: "drums"].pan = 0.25; s.isDirty = true },
-    Acceptance("rate drums 0.5") { s, _ in s[stem: "drums"].rate = 0.5; s.isDirty = true },
-    Acceptance("rate all 2") { s, _ in s[stem: "drums"].rate = 2; s[stem: "bass"].rate = 2; s.isDirty = true },
-    Acceptance("loops bass -1") { s, _ in s[stem: "bass"].loops = -1; s.isDirty = true },
-    Acceptance("loops all 1000000") { s, _ in s[stem: "drums"].loops = 1_000_000; s[stem: "bass"].loops = 1_000_000; s.isDirty = true },
-    Acceptance("mute all") { s, _ in s[stem: "drums"].mute = true; s[stem: "bass"].mute = true; s.isDirty = true },
+    Acceptance("pan all -1") { s, _ in
+      s[stem: "drums"].pan = -1; s[stem: "bass"].pan = -1; s.isDirty = true
+    },
+    Acceptance("pan drums 0.25") { s, _ in
+      s[stem: "drums"].pan = 0.25; s.isDirty = true
+    },
+    Acceptance("rate drums 0.5") { s, _ in
+      s[stem: "drums"].rate = 0.5; s.isDirty = true
+    },
+    Acceptance("rate all 2") { s, _ in
+      s[stem: "drums"].rate = 2; s[stem: "bass"].rate = 2; s.isDirty = true
+    },
+    Acceptance("loops bass -1") { s, _ in
+      s[stem: "bass"].loops = -1; s.isDirty = true
+    },
+    Acceptance("loops all 1000000") { s, _ in
+      s[stem: "drums"].loops = 1_000_000; s[stem: "bass"].loops = 1_000_000; s.isDirty = true
+    },
+    Acceptance("mute all") { s, _ in
+      s[stem: "drums"].mute = true; s[stem: "bass"].mute = true; s.isDirty = true
+    },
     Acceptance("mute drums; unmute all") { s, _ in s.isDirty = true },
-    Acceptance("solo bass") { s, _ in s[stem: "bass"].solo = true; s.isDirty = true },
-    Acceptance("solo all; unsolo drums") { s, _ in s[stem: "bass"].solo = true; s.isDirty = true },
-    Acceptance("directout all on") { s, _ in s[stem: "drums"].directOut = true; s[stem: "bass"].directOut = true; s.isDirty = true },
+    Acceptance("solo bass") { s, _ in
+      s[stem: "bass"].solo = true; s.isDirty = true
+    },
+    Acceptance("solo all; unsolo drums") { s, _ in
+      s[stem: "bass"].solo = true; s.isDirty = true
+    },
+    Acceptance("directout all on") { s, _ in
+      s[stem: "drums"].directOut = true; s[stem: "bass"].directOut = true; s.isDirty = true
+    },
     Acceptance("directout drums off") { _, _ in },
-    Acceptance("offset drums 1:30") { s, _ in s[stem: "drums"].startOffset = 90; s.isDirty = true },
-    Acceptance("offset bass 250ms") { s, _ in s[stem: "bass"].startOffset = 0.25; s.isDirty = true },
-    Acceptance("master 0.5") { s, _ in s.masterVolume = 0.5; s.isDirty = true },
+    Acceptance("offset drums 1:30") { s, _ in
+      s[stem: "drums"].startOffset = 90; s.isDirty = true
+    },
+    Acceptance("offset bass 250ms") { s, _ in
+      s[stem: "bass"].startOffset = 0.25; s.isDirty = true
+    },
+    Acceptance("master 0.5") { s, _ in
+      s.masterVolume = 0.5; s.isDirty = true
+    },
     Acceptance("master 1") { _, _ in },
-    Acceptance("master -inf dB") { s, _ in s.masterVolume = 0; s.isDirty = true },
+    Acceptance("master -inf dB") { s, _ in
+      s.masterVolume = 0; s.isDirty = true
+    },
     Acceptance("quality", ["quality: fast"]) { _, _ in },
-    Acceptance("quality BEST") { s, _ in s.quality = .best; s.isDirty = true },
+    Acceptance("quality BEST") { s, _ in
+      s.quality = .best; s.isDirty = true
+    },
     Acceptance("quality fast") { _, _ in },
     Acceptance("autopause", ["autopause: off"]) { _, _ in },
-    Acceptance("autopause on") { s, _ in s.options.autoPauseOnDisconnect = true; s.isDirty = true },
+    Acceptance("autopause on") { s, _ in
+      s.options.autoPauseOnDisconnect = true; s.isDirty = true
+    },
     Acceptance("meterpoint", ["meterpoint: post"]) { _, _ in },
-    Acceptance("meterpoint pre") { s, _ in s.options.meterPoint = .pre; s.isDirty = true },
+    Acceptance("meterpoint pre") { s, _ in
+      s.options.meterPoint = .pre; s.isDirty = true
+    },
     Acceptance("seek 1:23.5") { s, _ in s.position = 83.5 },
     Acceptance("seek 30; seek +10") { s, _ in s.position = 40 },
     Acceptance("seek 30; seek -50") { s, _ in s.position = 0 },
@@ -326,7 +391,9 @@ struct CommandValidationTests {
     Acceptance("remove drums", ["removed drums"]) { s, _ in
       s.stems.removeFirst(); s.paths.removeFirst(); s.isDirty = true
     },
-    Acceptance("rm all", ["removed drums, bass"]) { s, _ in s.stems = []; s.paths = []; s.isDirty = true },
+    Acceptance("rm all", ["removed drums, bass"]) { s, _ in
+      s.stems = []; s.paths = []; s.isDirty = true
+    },
     Acceptance("add {DRUMS} as kick", ["added kick"]) { s, h in
       s.stems.append(StemSettings(name: "kick", file: h.drums)); s.paths.append(h.drums); s.isDirty = true
     },
@@ -338,14 +405,26 @@ struct CommandValidationTests {
     Acceptance("autosave", ["autosave: 30 s"]) { _, _ in },
     Acceptance("tempo", ["tempo: off"]) { _, _ in },
     // A glide's target is the setting at once (what a save stores); the sound gets there on time.
-    Acceptance("vol drums 0 over 4s exp") { s, _ in s[stem: "drums"].volume = 0; s.isDirty = true },
-    Acceptance("pan all 1 over 500ms") { s, _ in s[stem: "drums"].pan = 1; s[stem: "bass"].pan = 1; s.isDirty = true },
-    Acceptance("rate drums 1.5 over 2s lin") { s, _ in s[stem: "drums"].rate = 1.5; s.isDirty = true },
-    Acceptance("rate drums 1.5 over 2s exp") { s, _ in s[stem: "drums"].rate = 1.5; s.isDirty = true },
+    Acceptance("vol drums 0 over 4s exp") { s, _ in
+      s[stem: "drums"].volume = 0; s.isDirty = true
+    },
+    Acceptance("pan all 1 over 500ms") { s, _ in
+      s[stem: "drums"].pan = 1; s[stem: "bass"].pan = 1; s.isDirty = true
+    },
+    Acceptance("rate drums 1.5 over 2s lin") { s, _ in
+      s[stem: "drums"].rate = 1.5; s.isDirty = true
+    },
+    Acceptance("rate drums 1.5 over 2s exp") { s, _ in
+      s[stem: "drums"].rate = 1.5; s.isDirty = true
+    },
     Acceptance("glide cancel all") { _, _ in },
     Acceptance("tempo 120; tempo", ["tempo: 120 bpm, 4 beats per bar"]) { s, _ in s.isDirty = true },
-    Acceptance("tempo 90 3; seek bar 3.2") { s, _ in s.position = 7 * 60 / 90; s.isDirty = true },
-    Acceptance("tempo 120; seek bar 2") { s, _ in s.position = 2; s.isDirty = true },
+    Acceptance("tempo 90 3; seek bar 3.2") { s, _ in
+      s.position = 7 * 60 / 90; s.isDirty = true
+    },
+    Acceptance("tempo 120; seek bar 2") { s, _ in
+      s.position = 2; s.isDirty = true
+    },
     Acceptance("loop drums 0.5 1.5 xfade 5ms") { s, _ in
       s[stem: "drums"].loopStart = 0.5; s[stem: "drums"].loopEnd = 1.5; s[stem: "drums"].crossfade = 0.005; s.isDirty = true
     },
@@ -364,16 +443,21 @@ struct CommandValidationTests {
     Acceptance("sfx fire hit") { _, _ in },
     Acceptance("sfx play hit -6dB -0.5") { _, _ in },
     Acceptance("sfx stop hit; sfx stop all") { _, _ in },
-    Acceptance("sfx unload hit", ["unloaded effect hit"]) { s, _ in s.effects = []; s.isDirty = true },
-    Acceptance("sfx load boom {DRUMS}; sfx wait", ["loading effect boom…", "effect 'boom' loaded"]) { s, _ in s.effects.append("boom"); s.isDirty = true },
+    Acceptance("sfx unload hit", ["unloaded effect hit"]) { s, _ in
+      s.effects = []; s.isDirty = true
+    },
+    Acceptance("sfx load boom {DRUMS}; sfx wait", ["loading effect boom…", "effect 'boom' loaded"]) { s, _ in
+      s.effects.append("boom"); s.isDirty = true
+    },
     Acceptance("record status", ["not recording"]) { _, _ in },
-    Acceptance("meters input", ["input        L peak   -inf avg   -inf hold   -inf clips 0 | R peak   -inf avg   -inf hold   -inf clips 0"]) { _, _ in },
+    Acceptance("meters input", ["input        L peak   -inf avg   -inf hold   -inf clips 0 | R peak   -inf avg   -inf hold   -inf clips 0"])
+    { _, _ in },
     Acceptance("autosave off") { s, _ in s.autosaveInterval = 0 },
     Acceptance("autosave 90s") { s, _ in s.autosaveInterval = 90 },
     Acceptance("autosave 1:00") { s, _ in s.autosaveInterval = 60 },
     Acceptance("vol drums 0.3; pan drums 0.2 # and a comment") { s, _ in
       s[stem: "drums"].volume = 0.3; s[stem: "drums"].pan = 0.2; s.isDirty = true
-    },
+    }
   ]
 
   @Test("an accepted line prints what it should and makes exactly its change", arguments: acceptances)
@@ -418,7 +502,8 @@ struct CommandValidationTests {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
     #expect(h.run("loops all -1").ok)
-    #expect(h.run("wait end") == (false, ["error: wait end: every stem loops forever (loops -1), so the end never comes; use 'wait SECONDS'"]))
+    #expect(
+      h.run("wait end") == (false, ["error: wait end: every stem loops forever (loops -1), so the end never comes; use 'wait SECONDS'"]))
   }
 
   @Test("debug heap: heap in use, own and anonymous resident memory, in bytes; the heap figure follows a real allocation")
@@ -521,7 +606,10 @@ struct CommandValidationTests {
   func stopOnError() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
-    #expect(h.run("pan drums 7; vol drums 0.3; echo after", stopOnError: true) == (false, ["error: pan must be a number between -1 and 1 (got 7)"]))
+    #expect(
+      h.run("pan drums 7; vol drums 0.3; echo after", stopOnError: true) == (
+        false, ["error: pan must be a number between -1 and 1 (got 7)"]
+      ))
     #expect(MixerSnapshot(h)[stem: "drums"].volume == 1)
     #expect(h.run("vol drums 0.3; vol bass 0.2", stopOnError: true) == (true, []))
     #expect(MixerSnapshot(h)[stem: "bass"].volume == 0.2)

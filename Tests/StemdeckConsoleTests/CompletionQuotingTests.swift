@@ -7,7 +7,7 @@ import Testing
 struct CompletionQuotingTests {
   static let names = [
     "my loop (take 2).wav", "café.flac", "it's.wav", "say \"hi\".wav", "back\\slash.wav", "semi;colon.wav",
-    "#hash.wav", "{brace}.wav", "tab\there.wav", "plain.wav", "Samples/",
+    "#hash.wav", "{brace}.wav", "tab\there.wav", "plain.wav", "Samples/"
   ]
 
   @Test("a completed word reads back as the candidate, in each style", arguments: ["", "\"", "'"])

@@ -130,7 +130,9 @@ struct ControlReplyTests {
     #expect(reply["ok"] as? Bool == false && reply["hint"] as? String == "stems: drums, bass", "\(reply.keys)")
   }
 
-  @Test("the REPL fuzz as 100,000 requests (JSON-wrapped lines, broken JSON, random bytes): every reply is one JSON object with ok, and the server still answers")
+  @Test(
+    "the REPL fuzz as 100,000 requests (JSON-wrapped lines, broken JSON, random bytes): every reply is one JSON object with ok, and the server still answers"
+  )
   func fuzzRequests() throws {
     let rig = try Rig()
     defer { rig.shutdown() }
@@ -161,7 +163,8 @@ struct ControlReplyTests {
       rig.h.console.quitRequested = false
       rig.h.console.watchRequested = false
       guard let reply = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-            let ok = reply["ok"] as? Bool, !text.contains("\n") else {
+        let ok = reply["ok"] as? Bool, !text.contains("\n")
+      else {
         if bad.count < 5 { bad.append("request \(i): \(text)") }
         continue
       }
@@ -169,7 +172,9 @@ struct ControlReplyTests {
         refused += 1
         if !(reply["error"] is String), bad.count < 5 { bad.append("request \(i) refused without an error: \(text)") }
       }
-      if wellFormed, Self.number(reply["id"]) != Double(i), bad.count < 5 { bad.append("request \(i) answered with id \(reply["id"] ?? "none")") }
+      if wellFormed, Self.number(reply["id"]) != Double(i), bad.count < 5 {
+        bad.append("request \(i) answered with id \(reply["id"] ?? "none")")
+      }
       if i % 200 == 0 { rig.h.render(blocks: 1) }
     }
     #expect(bad.isEmpty, "\(bad)")
@@ -225,13 +230,19 @@ struct ControlReplyTests {
       while let newline = pending.firstIndex(of: 10) {
         let line = Data(pending[..<newline])
         pending.removeSubrange(...newline)
-        if let o = try? JSONSerialization.jsonObject(with: line) as? [String: Any], o["ok"] is Bool { replies.append(o) } else { notJSON += 1 }
+        if let o = try? JSONSerialization.jsonObject(with: line) as? [String: Any], o["ok"] is Bool {
+          replies.append(o)
+        } else {
+          notJSON += 1
+        }
       }
       if steps % 50 == 0 { rig.h.render(blocks: 1) }  // as the audio thread would drain commands
     }
     #expect(notJSON == 0)
     #expect(replies.count == count + 1, "\(replies.count) replies to \(count + 1) lines")
-    #expect(replies.last?["id"] as? String == "last" && replies.last?["output"] as? [String] == ["still here"], "\(String(describing: replies.last))")
+    #expect(
+      replies.last?["id"] as? String == "last" && replies.last?["output"] as? [String] == ["still here"],
+      "\(String(describing: replies.last))")
     #expect(rig.server.clientCount == 1, "the connection was dropped")
   }
 }
@@ -280,7 +291,9 @@ struct ControlLoopTests {
     #expect(Self.elapsed { loop.wait(timeout: 0.05) } >= 0.045, "the loop spins on a served client")
 
     // A wake-up from another thread (JACK's notification thread does this).
-    let waker = Thread { usleep(50_000); wakeControlLoop() }
+    let waker = Thread {
+      usleep(50_000); wakeControlLoop()
+    }
     waker.start()
     let woken = Self.elapsed { loop.wait(timeout: 5) }
     #expect(woken >= 0.04 && woken < 1, "woken after \(woken) s")

@@ -13,7 +13,9 @@ import Glibc
 
 @Suite("History and autosave files: no symbolic link followed", .serialized)
 struct ConsoleFileSecurityTests {
-  @Test("the history file: a symbolic link planted at it is replaced by the history (libedit's writer), the victim is untouched, the new file is private (0600)")
+  @Test(
+    "the history file: a symbolic link planted at it is replaced by the history (libedit's writer), the victim is untouched, the new file is private (0600)"
+  )
   func historyDoesNotFollowLinks() throws {
     let folder = try TemporaryFolder()
     let victim = try folder.write("precious", to: "victim.txt")

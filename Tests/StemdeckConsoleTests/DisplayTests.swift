@@ -31,13 +31,14 @@ struct DisplayTests {
     sox.waitUntilExit()
     try #require(sox.terminationStatus == 0, "sox could not write FLAC")
     #expect(h.run("add \(plain) as plain; add \(h.folder.file("six.flac")) as surround").ok)
-    #expect(h.run("stems").output == [
-      "name      file          ch     Hz  length     vol   pan  rate  loops  flags  loop  position  peak dB",
-      "plain     six.wav   6 fold  48000  0:01.000  1.00  0.00  1.00  0      -         1  0:00.000  -inf/-inf",
-      "surround  six.flac   6 5.1  48000  0:01.000  1.00  0.00  1.00  0      -         1  0:00.000  -inf/-inf",
-      Self.stemsFooter,
-      "ch: more than 2 channels are downmixed by their layout (ITU-R BS.775; 'fold': no known layout, odd channels averaged left, even right)",
-    ])
+    #expect(
+      h.run("stems").output == [
+        "name      file          ch     Hz  length     vol   pan  rate  loops  flags  loop  position  peak dB",
+        "plain     six.wav   6 fold  48000  0:01.000  1.00  0.00  1.00  0      -         1  0:00.000  -inf/-inf",
+        "surround  six.flac   6 5.1  48000  0:01.000  1.00  0.00  1.00  0      -         1  0:00.000  -inf/-inf",
+        Self.stemsFooter,
+        "ch: more than 2 channels are downmixed by their layout (ITU-R BS.775; 'fold': no known layout, odd channels averaged left, even right)"
+      ])
   }
 
   @Test("stems: header, rows and flags")
@@ -46,35 +47,41 @@ struct DisplayTests {
     defer { h.shutdown() }
     let result = h.run("stems")
     #expect(result.ok)
-    #expect(result.output == [
-      "name   file       ch     Hz  length     vol   pan  rate  loops  flags  loop  position  peak dB",
-      "drums  drums.wav   2  48000  0:02.000  1.00  0.00  1.00  0      -         1  0:00.000  -inf/-inf",
-      "bass   bass.wav    1  44100  0:01.000  1.00  0.00  1.00  0      -         1  0:00.000  -inf/-inf",
-      Self.stemsFooter,
-    ])
+    #expect(
+      result.output == [
+        "name   file       ch     Hz  length     vol   pan  rate  loops  flags  loop  position  peak dB",
+        "drums  drums.wav   2  48000  0:02.000  1.00  0.00  1.00  0      -         1  0:00.000  -inf/-inf",
+        "bass   bass.wav    1  44100  0:01.000  1.00  0.00  1.00  0      -         1  0:00.000  -inf/-inf",
+        Self.stemsFooter
+      ])
     #expect(h.run("vol drums 0.5; pan drums -0.3; loops drums -1; mute drums; solo drums; directout drums on; rate bass 0.75").ok)
-    #expect(h.run("stems").output == [
-      "name   file       ch     Hz  length     vol    pan  rate  loops    flags  loop  position  peak dB",
-      "drums  drums.wav   2  48000  0:02.000  0.50  -0.30  1.00  forever  MSD       1  0:00.000  -inf/-inf",
-      "bass   bass.wav    1  44100  0:01.000  1.00   0.00  0.75  0        -         1  0:00.000  -inf/-inf",
-      Self.stemsFooter,
-    ])
+    #expect(
+      h.run("stems").output == [
+        "name   file       ch     Hz  length     vol    pan  rate  loops    flags  loop  position  peak dB",
+        "drums  drums.wav   2  48000  0:02.000  0.50  -0.30  1.00  forever  MSD       1  0:00.000  -inf/-inf",
+        "bass   bass.wav    1  44100  0:01.000  1.00   0.00  0.75  0        -         1  0:00.000  -inf/-inf",
+        Self.stemsFooter
+      ])
   }
 
   @Test("status without JACK")
   func status() throws {
     let h = try ConsoleHarness()
     defer { h.shutdown() }
-    #expect(h.run("status") == (true, [
-      "state: stopped",
-      "position: 0:00.000 / -",
-      "sample rate: 48000 Hz",
-      "server: none (offline)",
-      "underruns: 0",
-      "stems: 0",
-      "master: 1.00 (0.0 dB)",
-      "quality: fast",
-    ]))
+    #expect(
+      h.run("status") == (
+        true,
+        [
+          "state: stopped",
+          "position: 0:00.000 / -",
+          "sample rate: 48000 Hz",
+          "server: none (offline)",
+          "underruns: 0",
+          "stems: 0",
+          "master: 1.00 (0.0 dB)",
+          "quality: fast"
+        ]
+      ))
   }
 
   @Test("status with stems, a seek, the master in dB and an endless stem")
@@ -87,16 +94,17 @@ struct DisplayTests {
 
     #expect(h.run("seek 1:23.5; master -6dB; quality medium; loops bass -1").ok)
     let lines = h.run("status").output
-    #expect(lines == [
-      "state: paused",
-      "position: 1:23.500 / 0:02.000 (some stems loop forever)",
-      "sample rate: 48000 Hz",
-      "server: none (offline)",
-      "underruns: 0",
-      "stems: 2",
-      "master: 0.50 (-6.0 dB)",
-      "quality: medium",
-    ])
+    #expect(
+      lines == [
+        "state: paused",
+        "position: 1:23.500 / 0:02.000 (some stems loop forever)",
+        "sample rate: 48000 Hz",
+        "server: none (offline)",
+        "underruns: 0",
+        "stems: 2",
+        "master: 0.50 (-6.0 dB)",
+        "quality: medium"
+      ])
     #expect(h.run("seek 1:02:03.25").ok)
     #expect(h.run("status").output.dropFirst().first == "position: 1:02:03.250 / 0:02.000 (some stems loop forever)")
   }
@@ -151,8 +159,9 @@ struct DisplayTests {
     #expect(status.first == "state: playing")
   }
 
-  @Test("settings changed before the first play take effect from the first sample",
-        arguments: ["mute drums", "vol drums 0", "master 0", "solo bass"])
+  @Test(
+    "settings changed before the first play take effect from the first sample",
+    arguments: ["mute drums", "vol drums 0", "master 0", "solo bass"])
   func noLeakBeforeFirstPlay(_ line: String) throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }

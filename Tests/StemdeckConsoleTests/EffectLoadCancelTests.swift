@@ -21,7 +21,8 @@ struct EffectLoadCancelTests {
     return monotonicSeconds() - start
   }
 
-  @Test("a newer sfx load of the same name supersedes the running one: it says so, the old thread stops at once, only the new effect is loaded")
+  @Test(
+    "a newer sfx load of the same name supersedes the running one: it says so, the old thread stops at once, only the new effect is loaded")
   func newerLoadSupersedes() throws {
     let h = try EffectLoadingTests.withWideEffect()
     defer { h.shutdown() }
@@ -40,7 +41,8 @@ struct EffectLoadCancelTests {
     #expect(h.mixer.effectStatuses().map { abs($0.seconds - 1) < 0.001 } == [true], "the short file is the one loaded")
     let ended = Self.threadsEnd(h, timeout: fullSeconds)
     func f(_ x: Double) -> String { String(format: "%.2f", x) }
-    print("sfx load of 2 s of 64 channels at 768 kHz: \(f(fullSeconds)) s in full; its cancelled thread ended \(ended.map(f) ?? "-") s after")
+    print(
+      "sfx load of 2 s of 64 channels at 768 kHz: \(f(fullSeconds)) s in full; its cancelled thread ended \(ended.map(f) ?? "-") s after")
     #expect(ended != nil && ended! < max(0.5, fullSeconds / 4), "the cancelled load kept working")
   }
 

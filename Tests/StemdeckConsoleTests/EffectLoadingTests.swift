@@ -24,11 +24,12 @@ import Testing
     let wide = h.folder.file("wide.wav")
     let first = h.run("sfx load wide \(wide); sfx fire wide; sfx load wide \(wide)")
     #expect(!first.ok)
-    #expect(first.output == [
-      "loading effect wide…",
-      "error: effect 'wide' is still loading ('sfx wait wide' waits for it)",
-      "loading effect wide… (the earlier load of 'wide' is cancelled)",
-    ], "\(first.output)")
+    #expect(
+      first.output == [
+        "loading effect wide…",
+        "error: effect 'wide' is still loading ('sfx wait wide' waits for it)",
+        "loading effect wide… (the earlier load of 'wide' is cancelled)"
+      ], "\(first.output)")
     #expect(h.mixer.effectsStillLoading == ["wide"])
     #expect(h.mixer.isDirty)
     let waited = h.run("sfx wait wide; sfx fire wide")

@@ -30,8 +30,9 @@ func runMeasuringPeakMemory(_ arguments: [String], in folder: TemporaryFolder) t
   let deadline = ContinuousClock.now + .seconds(120)
   while process.isRunning && ContinuousClock.now < deadline {
     if let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-       let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-       let kB = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) {
+      let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+      let kB = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+    {
       peak = max(peak, kB * 1024)
     }
     usleep(5000)
@@ -42,13 +43,15 @@ func runMeasuringPeakMemory(_ arguments: [String], in folder: TemporaryFolder) t
 }
 
 @Suite struct EffectMemoryTests {
-  @Test("a 64-channel 768 kHz effect is read and downmixed a block at a time: the render that loads it peaks far below its 786 MB of floats")
+  @Test(
+    "a 64-channel 768 kHz effect is read and downmixed a block at a time: the render that loads it peaks far below its 786 MB of floats")
   func aManyChannelHighRateEffectIsReadAndFoldedABlockAtATime() throws {
     // 64 channels at 768 kHz: read whole before folding, 10 s were 2 GB of floats; these 4 s 786 MB.
     let folder = try TemporaryFolder()
     try WAV.writeSparse(folder.file("wide.wav"), channels: 64, sampleRate: 768_000, seconds: 4)
     try folder.wav("drums.wav", channels: 2, sampleRate: 48000, seconds: 1, amplitude: 0.5)
-    try folder.write(HostileInputTests.session(stems: 1, file: "drums.wav", effects: #"{ "name" : "wide", "file" : "wide.wav" }"#), to: "song.json")
+    try folder.write(
+      HostileInputTests.session(stems: 1, file: "drums.wav", effects: #"{ "name" : "wide", "file" : "wide.wav" }"#), to: "song.json")
     let run = try runMeasuringPeakMemory(["render", folder.file("song.json"), "--output", folder.file("out.wav")], in: folder)
     let stderr = (try? String(contentsOfFile: folder.file(".peak-stderr"), encoding: .utf8)) ?? ""
     #expect(run.status == 0, "render failed: \(stderr)")
@@ -67,8 +70,9 @@ func runMeasuringPeakMemory(_ arguments: [String], in folder: TemporaryFolder) t
     let error = #expect(throws: MixerError.self) {
       try mixer.loadEffect(path: path, settings: EffectSettings(name: "huge", file: "huge.wav"))
     }
-    #expect(error?.description.contains("too large to hold in memory") == true && error?.description.contains("huge.wav") == true,
-            "\(String(describing: error))")
+    #expect(
+      error?.description.contains("too large to hold in memory") == true && error?.description.contains("huge.wav") == true,
+      "\(String(describing: error))")
     #expect(mixer.effectStatuses().isEmpty)
   }
 }

@@ -25,7 +25,7 @@ struct EventGateTests {
       ("take 'take1' recorded: 0:02.000 in /tmp/t.wav, added as a stem", .record),
       ("recording 'take1': disk full", .record),
       ("effect 'hit' loaded", .other),
-      ("effect 'hit' failed: cannot load effect 'hit': /tmp/hit.wav: could read only 10 of 48000 frames (truncated or corrupt)", .other),
+      ("effect 'hit' failed: cannot load effect 'hit': /tmp/hit.wav: could read only 10 of 48000 frames (truncated or corrupt)", .other)
     ]
     for (line, expected) in cases { #expect(EventGate.classify(line) == expected, "\(line)") }
   }
@@ -75,7 +75,11 @@ struct EventGateTests {
     h.console.report(["underrun: stem 'a' ran out of audio from disk", "stem 'a' finished", "xrun: JACK reported 1 more (1 in total)"])
     #expect(shown == ["stem 'a' finished", "xrun: JACK reported 1 more (1 in total)"])
     let bad = h.run("events xrun nosuch")
-    #expect(!bad.ok && bad.output == ["error: events: unknown class 'nosuch' (allowed: on, off, or classes xrun, disk, end, server, transport, record, other)"])
+    #expect(
+      !bad.ok
+        && bad.output == [
+          "error: events: unknown class 'nosuch' (allowed: on, off, or classes xrun, disk, end, server, transport, record, other)"
+        ])
     #expect(h.console.eventGate.shown == [.xrun, .end], "a rejected events command changed the filter")
     #expect(h.run("events off").ok)
     shown = []

@@ -12,7 +12,7 @@ struct ReplFuzzTests {
     "add", "remove", "rm", "stems", "vol", "volume", "pan", "rate", "loops", "mute", "unmute", "solo", "unsolo",
     "offset", "directout", "master", "quality", "play", "pause", "stop", "seek", "status", "meters", "sfx",
     "ports", "connect", "disconnect", "connections", "routes", "new", "new!", "autopause", "meterpoint",
-    "help", "echo", "goto", "next", "prev", "setlist", "recover", "open", "paly", "VOL", "",
+    "help", "echo", "goto", "next", "prev", "setlist", "recover", "open", "paly", "VOL", ""
   ]
   static let arguments = [
     "drums", "bass", "all", "drms", "master", "input", "reset", "0", "-0", "1", "2", "3", "-1", "0.5", "-6dB",
@@ -20,7 +20,7 @@ struct ReplFuzzTests {
     "0x10", "1:23.5", "+10", "-5", "1:75", "on", "off", "pre", "post", "linear", "fast", "medium", "best",
     "ultra", "as", "from", "--watch", "fire", "load", "stop", "unload", "'quoted word'", "\"dq\"", "'unbalanced",
     "\\", "#comment", ";", "ドラム", "🥁", "\u{0}", "\u{1B}[2J", String(repeating: "x", count: 5000),
-    "/nonexistent.wav", "/etc/passwd", "/tmp", "/dev/null", ".", "..",
+    "/nonexistent.wav", "/etc/passwd", "/tmp", "/dev/null", ".", ".."
   ]
 
   static func randomLine(_ r: inout SplitMix64) -> String {

@@ -26,14 +26,15 @@ struct GroupGlideTests {
   }
 
   static let failingGroups = [
-    "at 0:00.4 { vol drums 0.9; pan drums 7 }",                          // lands later
-    "begin; vol drums 0.9; glide cancel drums; solo nosuch; commit",     // lands now
+    "at 0:00.4 { vol drums 0.9; pan drums 7 }",  // lands later
+    "begin; vol drums 0.9; glide cancel drums; solo nosuch; commit",  // lands now
     "at 0:00.1 { vol drums 0.1 over 0.1; rate drums 1.5 over 1s; pan drums 9 }",  // in the past: now
-    "at 0:00.2 { glide cancel drums; vol bass 0.2; mute nosuch }",
+    "at 0:00.2 { glide cancel drums; vol bass 0.2; mute nosuch }"
   ]
 
-  @Test("a failing group during 'vol drums 0.5 over 1s' (and a rate glide): same settings and the same samples as without it",
-        arguments: failingGroups)
+  @Test(
+    "a failing group during 'vol drums 0.5 over 1s' (and a rate glide): same settings and the same samples as without it",
+    arguments: failingGroups)
   func failingGroupLeavesTheGlide(group: String) throws {
     let reference = try ConsoleHarness.withStems()
     let tested = try ConsoleHarness.withStems()

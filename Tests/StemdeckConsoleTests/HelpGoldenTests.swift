@@ -61,43 +61,64 @@ struct HelpGoldenTests {
   }
 
   static let commandHelp: [(String, String)] = [
-    ("help pan", """
+    (
+      "help pan",
+      """
       usage: pan NAME|all VALUE [over TIME]
         stem pan -1 (left) … 0 … 1 (right); constant power for mono, balance for stereo
-      """),
-    ("help PAN", """
+      """
+    ),
+    (
+      "help PAN",
+      """
       usage: pan NAME|all VALUE [over TIME]
         stem pan -1 (left) … 0 … 1 (right); constant power for mono, balance for stereo
-      """),
-    ("help rm", """
+      """
+    ),
+    (
+      "help rm",
+      """
       usage: remove NAME|all
         remove a stem (it fades out)
         aliases: rm
-      """),
-    ("help add", """
+      """
+    ),
+    (
+      "help add",
+      """
       usage: add PATH [as NAME]
         add a stem from an audio file (WAV, AIFF, FLAC, Ogg, Opus, MP3)
         The stem joins sample-aligned with the others: at the current position when paused,
         a moment ahead when playing. NAME defaults to the file name without extension.
         Relative paths are relative to the current directory.
-      """),
-    ("help vol", """
+      """
+    ),
+    (
+      "help vol",
+      """
       usage: vol NAME|all VALUE [over TIME [exp]]
         stem volume: linear 0…2 or dB (-6dB, +3dB, -inf dB); 'over 4s' glides
         aliases: volume
         Changes are smoothed over 10 ms: no clicks or zipper noise.
         'vol drums 0 over 4s' glides linearly; add 'exp' to glide in equal dB steps.
-      """),
-    ("help quit", """
+      """
+    ),
+    (
+      "help quit",
+      """
       usage: quit
         leave stemdeck (quit! discards unsaved changes)
         aliases: exit, quit!, exit!, q
-      """),
-    ("help open!", """
+      """
+    ),
+    (
+      "help open!",
+      """
       usage: open PATH
         open a session file (open! discards unsaved changes)
         aliases: open!, load
-      """),
+      """
+    )
   ]
 
   @Test("help COMMAND (golden)", arguments: commandHelp)

@@ -152,7 +152,8 @@ struct HostileInputTests {
   func missingEffectKept() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
-    let effects = #"{ "name" : "hit", "file" : "drums.wav", "volume" : 0.5 }, { "name" : "gone", "file" : "sfx/gone.wav", "volume" : 0.25, "pan" : -0.5 }, { "name" : "tail", "file" : "bass.wav" }"#
+    let effects =
+      #"{ "name" : "hit", "file" : "drums.wav", "volume" : 0.5 }, { "name" : "gone", "file" : "sfx/gone.wav", "volume" : 0.25, "pan" : -0.5 }, { "name" : "tail", "file" : "bass.wav" }"#
     let path = try h.folder.write(Self.session(stems: 1, file: "drums.wav", effects: effects), to: "fx.json")
     let opened = h.run("open \(path)")
     #expect(opened.ok)
@@ -177,8 +178,10 @@ struct HostileInputTests {
     #expect(h.run("play").ok)
     let before = h.render(blocks: 8)
     let snapshot = MixerSnapshot(h)
-    for line in ["at 0:00.5 { vol drums 0.5; pan drums 7 }", "begin; vol all 0.1; master 0.2; mute bass; rate drums 9; commit",
-                 "at 0:00.3 { vol drums 0.1 over 0.1; rate bass 1.5 over 0.2; pan bass 0.5; solo nosuch }"] {
+    for line in [
+      "at 0:00.5 { vol drums 0.5; pan drums 7 }", "begin; vol all 0.1; master 0.2; mute bass; rate drums 9; commit",
+      "at 0:00.3 { vol drums 0.1 over 0.1; rate bass 1.5 over 0.2; pan bass 0.5; solo nosuch }"
+    ] {
       let result = h.run(line)
       #expect(!result.ok)
       #expect(result.output.last?.hasPrefix("error: nothing changed: the group is all or nothing") == true, "\(result.output)")
@@ -211,7 +214,9 @@ struct HostileInputTests {
       let name = String(repeating: "n", count: length - 5) + ".json"
       let result = h.run("save \(h.folder.file(name))")
       #expect(!result.ok)
-      #expect(result.output.count == 1 && result.output[0].contains("\(length) bytes long") && result.output[0].contains("236"), "\(result.output)")
+      #expect(
+        result.output.count == 1 && result.output[0].contains("\(length) bytes long") && result.output[0].contains("236"),
+        "\(result.output)")
       #expect(Self.type(h.folder.file(name)) == nil)
     }
     // The longest allowed name saves, saves again (backup), and autosaves.
@@ -239,12 +244,18 @@ extension HostileInputTests {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
     let before = MixerSnapshot(h)
-    for (region, fragment) in [(#""loopStart" : 5, "loopEnd" : 9"#, "loop end 0:09.000 is past the end of 'x' (0:02.000)"),
-                               (#""loopStart" : 0.1, "loopEnd" : 1, "crossfade" : 0.5"#, "needs that much audio before the loop start")] {
-      let path = try h.folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "drums.wav", \#(region) } ] }"#, to: "loop.json")
+    for (region, fragment) in [
+      (#""loopStart" : 5, "loopEnd" : 9"#, "loop end 0:09.000 is past the end of 'x' (0:02.000)"),
+      (#""loopStart" : 0.1, "loopEnd" : 1, "crossfade" : 0.5"#, "needs that much audio before the loop start")
+    ] {
+      let path = try h.folder.write(
+        #"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "drums.wav", \#(region) } ] }"#,
+        to: "loop.json")
       let result = h.run("open! \(path)")
       #expect(!result.ok)
-      #expect(result.output.count == 1 && result.output[0].contains("stems[0] (x).loopEnd: ") && result.output[0].contains(fragment), "\(result.output)")
+      #expect(
+        result.output.count == 1 && result.output[0].contains("stems[0] (x).loopEnd: ") && result.output[0].contains(fragment),
+        "\(result.output)")
       #expect(MixerSnapshot(h) == before)
     }
   }
@@ -277,14 +288,18 @@ extension HostileInputTests {
 }
 
 /// The `render` command on hostile outputs, through the real binary (like ScriptModeTests).
-@Suite("Hostile input: render outputs (issue 16)", .enabled(if: FileManager.default.isExecutableFile(atPath: stemdeckBinary),
-                                                            "build the binary first: swift build --product stemdeck"))
+@Suite(
+  "Hostile input: render outputs (issue 16)",
+  .enabled(
+    if: FileManager.default.isExecutableFile(atPath: stemdeckBinary),
+    "build the binary first: swift build --product stemdeck"))
 struct HostileRenderTests {
   /// drums.wav (stereo, 1 s) and song.json playing it.
   func fixture() throws -> TemporaryFolder {
     let folder = try TemporaryFolder()
     try folder.wav("drums.wav", channels: 2, sampleRate: 48000, seconds: 1, amplitude: 0.5)
-    try folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "drums", "file" : "drums.wav" } ] }"#, to: "song.json")
+    try folder.write(
+      #"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "drums", "file" : "drums.wav" } ] }"#, to: "song.json")
     return folder
   }
 
@@ -297,8 +312,9 @@ struct HostileRenderTests {
     let folder = try fixture()
     let previous = Data("the previous render".utf8)
     try previous.write(to: URL(fileURLWithPath: folder.file("out.wav")))
-    let prlimit = try #require(["/usr/bin/prlimit", "/bin/prlimit"].first { FileManager.default.isExecutableFile(atPath: $0) },
-                               "prlimit (util-linux) is needed")
+    let prlimit = try #require(
+      ["/usr/bin/prlimit", "/bin/prlimit"].first { FileManager.default.isExecutableFile(atPath: $0) },
+      "prlimit (util-linux) is needed")
     let r = try runBinary(["--fsize=100000", stemdeckBinary, "render", "song.json", "--output", "out.wav"], in: folder, executable: prlimit)
     #expect(r.status == 1, "exit \(r.status) (153 is death by SIGXFSZ)")
     #expect(r.stderr.count == 1 && r.stderr[0].hasPrefix("error: out.wav: write failed: File too large"), "\(r.stderr)")
@@ -321,7 +337,10 @@ struct HostileRenderTests {
     for output in ["drums.wav", "./drums.wav", "link.wav", "hard.wav"] {
       let r = try runBinary(["render", "song.json", "--output", output], in: folder)
       #expect(r.status == 1)
-      #expect(r.stderr == ["error: \(output): is the audio file of stem 'drums'; a render never writes over its own inputs (choose another --output)"])
+      #expect(
+        r.stderr == [
+          "error: \(output): is the audio file of stem 'drums'; a render never writes over its own inputs (choose another --output)"
+        ])
       #expect(FileManager.default.contents(atPath: folder.file("drums.wav")) == stem)
     }
   }
@@ -332,11 +351,20 @@ struct HostileRenderTests {
     try #require(mkfifo(folder.file("pipe.wav"), 0o644) == 0)
     try FileManager.default.createDirectory(atPath: folder.file("dir.wav"), withIntermediateDirectories: false)
     let cases: [([String], String)] = [
-      (["--output", "pipe.wav"], "error: pipe.wav: is a FIFO (named pipe), not a regular file; a render writes only to a regular file or a new name"),
+      (
+        ["--output", "pipe.wav"],
+        "error: pipe.wav: is a FIFO (named pipe), not a regular file; a render writes only to a regular file or a new name"
+      ),
       (["--output", "dir.wav"], "error: dir.wav: is a folder; give a file name for the render"),
-      (["--output", "wav"], "error: wav: unknown output format (no extension): use a .wav, .flac, .aiff, .ogg or .opus file name, or --format"),
-      (["--output", ".wav"], "error: .wav: unknown output format (no extension): use a .wav, .flac, .aiff, .ogg or .opus file name, or --format"),
-      (["--output", "x.wav", "--duration", "0.00001"], "error: --duration 1e-05 is shorter than one sample at 48000 Hz"),
+      (
+        ["--output", "wav"],
+        "error: wav: unknown output format (no extension): use a .wav, .flac, .aiff, .ogg or .opus file name, or --format"
+      ),
+      (
+        ["--output", ".wav"],
+        "error: .wav: unknown output format (no extension): use a .wav, .flac, .aiff, .ogg or .opus file name, or --format"
+      ),
+      (["--output", "x.wav", "--duration", "0.00001"], "error: --duration 1e-05 is shorter than one sample at 48000 Hz")
     ]
     for (arguments, message) in cases {
       let r = try runBinary(["render", "song.json"] + arguments, in: folder)
@@ -373,9 +401,18 @@ extension HostileRenderTests {
     let cases: [([String], [String: String], String)] = [
       (["--server", "../../x"], [:], "error: JACK server name '../../x' may not start with '.'"),
       (["--server", "a/../../b"], [:], "error: JACK server name 'a/../../b' may hold only ASCII letters, digits, '.', '_' and '-'"),
-      ([], ["JACK_DEFAULT_SERVER": "x/../../y"], "error: JACK server name 'x/../../y' (from JACK_DEFAULT_SERVER) may hold only ASCII letters, digits, '.', '_' and '-'"),
-      (["--server", "ok", "--name", long], [:], "error: JACK client name '\(long.prefix(60))…' (--name) is 70 bytes long; JACK allows at most 64"),
-      (["--server", "ok", "--name", "a:b"], [:], "error: JACK client name 'a:b' (--name) may not contain ':' (it separates a client's name from its ports')"),
+      (
+        [], ["JACK_DEFAULT_SERVER": "x/../../y"],
+        "error: JACK server name 'x/../../y' (from JACK_DEFAULT_SERVER) may hold only ASCII letters, digits, '.', '_' and '-'"
+      ),
+      (
+        ["--server", "ok", "--name", long], [:],
+        "error: JACK client name '\(long.prefix(60))…' (--name) is 70 bytes long; JACK allows at most 64"
+      ),
+      (
+        ["--server", "ok", "--name", "a:b"], [:],
+        "error: JACK client name 'a:b' (--name) may not contain ':' (it separates a client's name from its ports')"
+      )
     ]
     for (arguments, environment, message) in cases {
       let r = try runBinary(arguments + ["--no-start-server", "-c", "status"], in: folder, environment: environment)
@@ -396,7 +433,9 @@ extension HostileInputTests {
     try fm.createDirectory(atPath: h.folder.file("show/songs"), withIntermediateDirectories: true)
     try fm.createDirectory(atPath: h.folder.file("show/audio"), withIntermediateDirectories: true)
     try h.folder.wav("show/audio/x.wav", channels: 1, sampleRate: 48000, seconds: 0.5)
-    try h.folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "../audio/x.wav" } ] }"#, to: "show/songs/song.json")
+    try h.folder.write(
+      #"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "../audio/x.wav" } ] }"#,
+      to: "show/songs/song.json")
     try fm.createSymbolicLink(atPath: h.folder.file("here"), withDestinationPath: "show/songs")
     let path = h.folder.file("here/song.json")
     let result = h.run("open \(path)")
@@ -420,10 +459,14 @@ extension HostileInputTests {
     for (entry, line) in [("/dev/null", 2), ("pipe.json", 2)] {
       let list = try h.folder.write("a.json\n\(entry)\n", to: "list.txt")
       let result = h.run("setlist \(list)")
-      #expect(result == (false, ["error: \(list): line \(line): '\(entry)' is not a regular file (a device, pipe or socket), so not a session file"]))
+      #expect(
+        result == (
+          false, ["error: \(list): line \(line): '\(entry)' is not a regular file (a device, pipe or socket), so not a session file"]
+        ))
     }
     let result = h.run("setlist /dev/zero")
-    #expect(result == (false, ["error: /dev/zero: cannot read the setlist: is not a regular file (a device, pipe or socket), not a setlist"]))
+    #expect(
+      result == (false, ["error: /dev/zero: cannot read the setlist: is not a regular file (a device, pipe or socket), not a setlist"]))
   }
 
   @Test("29: a session whose recording folder is absolute or climbs out of its folder opens with a warning saying where takes go")
@@ -431,13 +474,18 @@ extension HostileInputTests {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
     for (folder, kind, target) in [("/etc", "an absolute path", "/etc"), ("../../x", "it climbs with ..", nil)] {
-      let path = try h.folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "recording" : { "folder" : "\#(folder)" } }"#, to: "rec.json")
+      let path = try h.folder.write(
+        #"{ "format" : "stemdeck-session", "version" : 1, "recording" : { "folder" : "\#(folder)" } }"#, to: "rec.json")
       let result = h.run("open! \(path)")
       #expect(result.ok)
       let warning = result.output.first { $0.hasPrefix("warning: ") } ?? ""
-      #expect(warning.contains("recording.folder '\(folder)' lies outside the session's folder (\(kind)); takes recorded will be written to \(target ?? SessionFile.resolve(file: folder, sessionPath: path))"), "\(result.output)")
+      #expect(
+        warning.contains(
+          "recording.folder '\(folder)' lies outside the session's folder (\(kind)); takes recorded will be written to \(target ?? SessionFile.resolve(file: folder, sessionPath: path))"
+        ), "\(result.output)")
     }
-    let inside = try h.folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "recording" : { "folder" : "takes" } }"#, to: "ok.json")
+    let inside = try h.folder.write(
+      #"{ "format" : "stemdeck-session", "version" : 1, "recording" : { "folder" : "takes" } }"#, to: "ok.json")
     #expect(h.run("open! \(inside)") == (true, ["opened \(inside): 0 stems"]))
   }
 }
@@ -454,7 +502,9 @@ extension HostileInputTests {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
     let evil = #"\u001b]2;HACKED\u0007\u001b[2J\u009b31m.wav"#
-    let path = try h.folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "\#(evil)" } ], "effects" : [ { "name" : "fx", "file" : "\#(evil)" } ] }"#, to: "evil.json")
+    let path = try h.folder.write(
+      #"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "\#(evil)" } ], "effects" : [ { "name" : "fx", "file" : "\#(evil)" } ] }"#,
+      to: "evil.json")
     var lines = h.run("open! \(path)").output
     lines += h.run("stems").output
     lines += h.run("vol x 0.5").output
@@ -471,7 +521,9 @@ extension HostileRenderTests {
   @Test("23: a render error naming a path with escapes prints it escaped on stderr")
   func renderErrorEscaped() throws {
     let folder = try fixture()
-    try folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "\u001b]2;HACKED\u0007.wav" } ] }"#, to: "evil.json")
+    try folder.write(
+      #"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "\u001b]2;HACKED\u0007.wav" } ] }"#,
+      to: "evil.json")
     let r = try runBinary(["render", "evil.json", "--output", "out\u{1B}[2J.wav"], in: folder)
     #expect(r.status == 1)
     #expect(r.stderr.count == 1)
@@ -496,7 +548,8 @@ extension HostileInputTests {
       let result = h.run("add \(path) as x")
       #expect(!result.ok)
       #expect(result.output.count == 1 && result.output[0].contains(path), "\(result.output)")
-      let session = try h.folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "\#(path)" } ] }"#, to: "s.json")
+      let session = try h.folder.write(
+        #"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "x", "file" : "\#(path)" } ] }"#, to: "s.json")
       h.console.strict = true
       let opened = h.run("open! \(session)")
       h.console.strict = false
@@ -516,7 +569,13 @@ extension HostileInputTests {
     try FileManager.default.createSymbolicLink(atPath: h.folder.file("link.json"), withDestinationPath: "drums.wav")
     for target in [h.drums, h.folder.file("link.json")] {
       let result = h.run("save \(target)")
-      #expect(result == (false, ["error: \(target): is an audio file of this session (drums.wav); a session is never saved over its own audio — choose another name"]))
+      #expect(
+        result == (
+          false,
+          [
+            "error: \(target): is an audio file of this session (drums.wav); a session is never saved over its own audio — choose another name"
+          ]
+        ))
     }
     #expect(Self.bytes(h.drums) == audio)
     #expect(Self.type(h.drums + ".bak") == nil)
@@ -528,7 +587,9 @@ extension HostileRenderTests {
   @Test("5: Ctrl-C during a render stops it between blocks: exit 130, the previous file kept, no temporary left")
   func interruptedRender() throws {
     let folder = try fixture()
-    try folder.write(#"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "drums", "file" : "drums.wav", "loops" : -1 } ] }"#, to: "endless.json")
+    try folder.write(
+      #"{ "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "drums", "file" : "drums.wav", "loops" : -1 } ] }"#,
+      to: "endless.json")
     let previous = Data("the previous render".utf8)
     try previous.write(to: URL(fileURLWithPath: folder.file("out.wav")))
     let process = Process()

@@ -10,23 +10,33 @@ struct LiveSessionTests {
   func driverEventWords() {
     let cases: [(DriverEvent, String)] = [
       (.mixer(.stemFinished("drums")), "stem 'drums' finished"),
-      (.serverWentAway(server: "live", retryMilliseconds: 250),
-       "JACK server 'live' went away; keeping the session and retrying every 250 ms"),
+      (
+        .serverWentAway(server: "live", retryMilliseconds: 250),
+        "JACK server 'live' went away; keeping the session and retrying every 250 ms"
+      ),
       (.xruns(new: 2, total: 5), "xrun: JACK reported 2 more (5 in total)"),
       (.transportFollowed(playing: true), "JACK transport started: playing (following JACK)"),
       (.transportFollowed(playing: false), "JACK transport stopped: paused (following JACK)"),
       (.autoPaused, "paused: the master outputs lost their last connection (autoPauseOnDisconnect is on)"),
-      (.sampleRateFollowed(newRate: 96000, oldRate: 48000),
-       "the JACK server now runs at 96000 Hz (was 48000 Hz); the engine follows"),
+      (
+        .sampleRateFollowed(newRate: 96000, oldRate: 48000),
+        "the JACK server now runs at 96000 Hz (was 48000 Hz); the engine follows"
+      ),
       (.rebuildWarning("stem 'x' is offline"), "stem 'x' is offline"),
-      (.rebuildFailed(newRate: 44100, reason: "no memory"),
-       "cannot follow the server's new sample rate 44100 Hz: no memory; retrying"),
+      (
+        .rebuildFailed(newRate: 44100, reason: "no memory"),
+        "cannot follow the server's new sample rate 44100 Hz: no memory; retrying"
+      ),
       (.reconnectFailed(reason: "cannot register"), "reconnect failed: cannot register"),
-      (.reconnected(server: "live", sampleRate: 48000, bufferSize: 256, restoredConnections: 1),
-       "reconnected to JACK server 'live' (48000 Hz, 256 frames); restored 1 connection"),
-      (.reconnected(server: "live", sampleRate: 48000, bufferSize: 256, restoredConnections: 3),
-       "reconnected to JACK server 'live' (48000 Hz, 256 frames); restored 3 connections"),
-      (.resumingPlayback, "resuming playback"),
+      (
+        .reconnected(server: "live", sampleRate: 48000, bufferSize: 256, restoredConnections: 1),
+        "reconnected to JACK server 'live' (48000 Hz, 256 frames); restored 1 connection"
+      ),
+      (
+        .reconnected(server: "live", sampleRate: 48000, bufferSize: 256, restoredConnections: 3),
+        "reconnected to JACK server 'live' (48000 Hz, 256 frames); restored 3 connections"
+      ),
+      (.resumingPlayback, "resuming playback")
     ]
     for (event, words) in cases { #expect(event.text == words) }
     #expect(DriverEvent.masterDisconnected.text == nil, "a fact for the auto-pause policy, not a line")

@@ -80,7 +80,7 @@ struct MidiCommandTests {
       ("midi map knob 7 vol drums", "MIDI source must be cc N, note N or bend (got 'knob')"),
       ("midi map cc 7 ch 1 vol drums", "that mapping exists already"),
       ("midi map cc 64 play drums", "play takes no name"),
-      ("midi unmap cc 99", "no mapping on cc 99"),
+      ("midi unmap cc 99", "no mapping on cc 99")
     ]
     for (line, fragment) in refusals {
       let r = h.run(line)

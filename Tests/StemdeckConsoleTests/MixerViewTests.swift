@@ -11,13 +11,15 @@ import StemdeckTestSupport
 @Suite("mixer view: model, layout and keys")
 struct MixerViewTests {
   static func strip(_ name: String, volume: Double = 1) -> MixerViewModel.Strip {
-    MixerViewModel.Strip(name: name, volume: volume, pan: 0, rate: 1, loop: 1, loops: 1,
-                         meters: [.init(peak: -6, rms: -9, hold: -3, clipped: false), .init(peak: -6, rms: -9, hold: -3, clipped: true)])
+    MixerViewModel.Strip(
+      name: name, volume: volume, pan: 0, rate: 1, loop: 1, loops: 1,
+      meters: [.init(peak: -6, rms: -9, hold: -3, clipped: false), .init(peak: -6, rms: -9, hold: -3, clipped: true)])
   }
 
   static func model(_ names: [String]) -> MixerViewModel {
-    MixerViewModel(strips: names.map { strip($0) }, master: MixerViewModel.Strip(name: "master", isMaster: true, volume: 1, meters: []),
-                   transport: .init(state: .playing, position: 1, length: 10, endless: false, session: "show.json", unsaved: true))
+    MixerViewModel(
+      strips: names.map { strip($0) }, master: MixerViewModel.Strip(name: "master", isMaster: true, volume: 1, meters: []),
+      transport: .init(state: .playing, position: 1, length: 10, endless: false, session: "show.json", unsaved: true))
   }
 
   @Test("at 80×24 at least 8 strips and the master fit; every line fits the width", arguments: [(80, 24), (120, 40), (200, 60)])
@@ -67,8 +69,9 @@ struct MixerViewTests {
     #expect(MixerScreen.strip(atColumn: 71, count: 20, firstShown: 0, columns: 80, rows: 24, fixed: 2) == nil)
   }
 
-  @Test("a click on a fader's track: the level of that row, the handle drawn on it; the bottom row is silence",
-        arguments: [6, 12, 28, 48])
+  @Test(
+    "a click on a fader's track: the level of that row, the handle drawn on it; the bottom row is silence",
+    arguments: [6, 12, 28, 48])
   func clickLevels(_ h: Int) {
     for r in 0..<h {
       let v = MixerScreen.volume(atRow: r, rows: h)
@@ -87,12 +90,16 @@ struct MixerViewTests {
     // 80×24, 20 stems: the first strip at column 5, 7 wide; its fader at 8…10; 12 meter rows from row 5.
     let top = MixerScreen.hit(column: 9, row: 5, count: 20, firstShown: 0, columns: 80, rows: 24)
     #expect(top?.strip == 0 && top?.volume.map { abs(Decibels.fromAmplitude($0) - 6) < 1e-9 } == true)
-    #expect(MixerScreen.hit(column: 8, row: 16, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.strip == 0 && $0.volume == 0 } == true)
-    #expect(MixerScreen.hit(column: 6, row: 8, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.strip == 0 && $0.volume == nil } == true)
-    #expect(MixerScreen.hit(column: 9, row: 1, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.strip == 0 && $0.volume == nil } == true)
+    #expect(
+      MixerScreen.hit(column: 8, row: 16, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.strip == 0 && $0.volume == 0 } == true)
+    #expect(
+      MixerScreen.hit(column: 6, row: 8, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.strip == 0 && $0.volume == nil } == true)
+    #expect(
+      MixerScreen.hit(column: 9, row: 1, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.strip == 0 && $0.volume == nil } == true)
     #expect(MixerScreen.hit(column: 9, row: 17, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.volume == nil } == true)
     // The master's fader (strip at 72: fader at 75…77), on the 0 dB mark's row.
-    #expect(MixerScreen.hit(column: 76, row: 7, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.strip == 20 && $0.volume == 1 } == true)
+    #expect(
+      MixerScreen.hit(column: 76, row: 7, count: 20, firstShown: 0, columns: 80, rows: 24).map { $0.strip == 20 && $0.volume == 1 } == true)
   }
 
   @Test("the mouse: a click on a fader's track sets the level (undoable), the wheel moves the fader under it")
@@ -142,8 +149,9 @@ struct MixerViewTests {
     #expect(Display.stemsTable([offline]) == ["offline: gone (/x/gone.wav: no such file)"])
     var meters = Self.strip("pad").meters
     meters[1].clips = 3
-    #expect(Display.meterLine("pad", meters)
-      == "pad          L peak   -6.0 avg   -9.0 hold   -3.0 clips 0 | R peak   -6.0 avg   -9.0 hold   -3.0 clips 3")
+    #expect(
+      Display.meterLine("pad", meters)
+        == "pad          L peak   -6.0 avg   -9.0 hold   -3.0 clips 0 | R peak   -6.0 avg   -9.0 hold   -3.0 clips 3")
   }
 
   /// A harness with `drums`, the offline `gone` (its file missing) and `bass`, opened from a session.

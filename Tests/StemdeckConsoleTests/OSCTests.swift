@@ -25,14 +25,16 @@ struct OSCTests {
   @Test("arguments shorter than their type tags are refused: d, h, t with 4 bytes, an unterminated string, a blob past the end")
   func shortArguments() {
     let address: [UInt8] = Array("/a".utf8) + [0, 0]
-    func tags(_ t: String) -> [UInt8] { let b = Array(("," + t).utf8) + [0]; return b + [UInt8](repeating: 0, count: (4 - b.count % 4) % 4) }
+    func tags(_ t: String) -> [UInt8] {
+      let b = Array(("," + t).utf8) + [0]; return b + [UInt8](repeating: 0, count: (4 - b.count % 4) % 4)
+    }
     let cases: [[UInt8]] = [
       address + tags("d") + [0x3f, 0xf0, 0, 0],
       address + tags("h") + [0, 0, 0, 1],
       address + tags("t") + [0, 0, 0, 1],
       address + tags("fd") + [0, 0, 0, 0, 0, 0, 0, 0],
       address + tags("s") + Array("abcd".utf8),
-      address + tags("b") + [0, 0, 0, 8, 1, 2, 3, 4],
+      address + tags("b") + [0, 0, 0, 8, 1, 2, 3, 4]
     ]
     for bytes in cases {
       let r = Self.decode(bytes)
@@ -54,8 +56,10 @@ struct OSCTests {
 
   @Test("every argument type stemdeck writes is read back as written (liblo encodes and decodes)")
   func roundTrip() throws {
-    let arguments: [OSCArgument] = [.int(-7), .float(-6.5), .string("vol drums -6dB"), .double(0.125), .int64(1 << 40),
-                                    .bool(true), .bool(false), .nil_, .string("")]
+    let arguments: [OSCArgument] = [
+      .int(-7), .float(-6.5), .string("vol drums -6dB"), .double(0.125), .int64(1 << 40),
+      .bool(true), .bool(false), .nil_, .string("")
+    ]
     let bytes = try #require(OSCSocket.encode("/stemdeck/reply", arguments))
     #expect(bytes.count % 4 == 0)
     let decoded = Self.decode(bytes)
@@ -86,7 +90,7 @@ struct OSCTests {
     (truncatedVol, "malformed OSC message"),
     (Array("/stemdeck/ping".utf8), "malformed OSC message"),
     (header + [0, 0, 0, 64, 47, 0, 0, 0], "does not fit the bundle"),
-    (header + [0, 0], "size is cut off"),
+    (header + [0, 0], "size is cut off")
   ]
 
   @Test("datagrams that are not OSC are refused with a reason and yield no message", arguments: notOSC)
@@ -105,7 +109,9 @@ struct OSCTests {
       var bytes: [UInt8]
       if i % 2 == 0 {
         bytes = valid
-        for _ in 0..<(1 + Int(random.next() % 4)) { bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next()) }
+        for _ in 0..<(1 + Int(random.next() % 4)) {
+          bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next())
+        }
         if random.next() % 4 == 0 { bytes = Array(bytes.prefix(Int(random.next() % UInt64(bytes.count)))) }
       } else {
         bytes = [47] + (0..<Int(random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
@@ -146,30 +152,32 @@ struct OSCTests {
     #expect(abs(h.mixer.position - 1.5) < 0.001)
   }
 
-  @Test("a refused message answers why and changes nothing", arguments: [
-    ("/stemdeck/stem/drums/vol", [OSCArgument.string("-6")], "got ,s"),
-    ("/stemdeck/stem/drums/vol", [.float(.nan)], "not NaN"),
-    ("/stemdeck/stem/drums/vol", [.float(.infinity)], "at most +6 dB"),
-    ("/stemdeck/stem/drums/vol", [.float(-6), .float(-6)], "got ,ff"),
-    ("/stemdeck/stem/drums/vol", [], "got ,"),
-    ("/stemdeck/stem/drums/vol", [.float(12)], "volume"),
-    ("/stemdeck/stem/drms/vol", [.float(-6)], "unknown stem 'drms'"),
-    ("/stemdeck/stem/x*/mute", [.int(1)], "no stem matches the pattern 'x*'"),
-    ("/stemdeck/stem/drums/mute", [.int(2)], "1 (on) or 0 (off)"),
-    ("/stemdeck/stem/drums/pan", [.double(3)], "pan"),
-    ("/stemdeck/stem/drums/rate", [.float(0.1)], "rate"),
-    ("/stemdeck/stem/drums/gain", [.float(1)], "unknown address"),
-    ("/stemdeck/transport/locate", [.float(-1)], "0 or more seconds"),
-    ("/stemdeck/transport/play", [.string("now")], "takes no arguments"),
-    ("/stemdeck/master/vol", [.bool(true)], "takes one number"),
-    ("/other/thing", [], "start with /stemdeck/"),
-    ("/stemdeck/cmd", [.string("vol drums 0.5; save /tmp/osc-never.json")], "refused over OSC"),
-    ("/stemdeck/cmd", [.string("add /etc/passwd")], "refused over OSC"),
-    ("/stemdeck/cmd", [.string("sfx load k /etc/passwd")], "refused over OSC"),
-    ("/stemdeck/cmd", [.string("vol drums 9")], "got 9"),
-    ("/stemdeck/subscribe", [.string("noise")], "topics are events, meters, transport"),
-    ("/stemdeck/subscribe", [.string("meters"), .float(500)], "1…60"),
-  ])
+  @Test(
+    "a refused message answers why and changes nothing",
+    arguments: [
+      ("/stemdeck/stem/drums/vol", [OSCArgument.string("-6")], "got ,s"),
+      ("/stemdeck/stem/drums/vol", [.float(.nan)], "not NaN"),
+      ("/stemdeck/stem/drums/vol", [.float(.infinity)], "at most +6 dB"),
+      ("/stemdeck/stem/drums/vol", [.float(-6), .float(-6)], "got ,ff"),
+      ("/stemdeck/stem/drums/vol", [], "got ,"),
+      ("/stemdeck/stem/drums/vol", [.float(12)], "volume"),
+      ("/stemdeck/stem/drms/vol", [.float(-6)], "unknown stem 'drms'"),
+      ("/stemdeck/stem/x*/mute", [.int(1)], "no stem matches the pattern 'x*'"),
+      ("/stemdeck/stem/drums/mute", [.int(2)], "1 (on) or 0 (off)"),
+      ("/stemdeck/stem/drums/pan", [.double(3)], "pan"),
+      ("/stemdeck/stem/drums/rate", [.float(0.1)], "rate"),
+      ("/stemdeck/stem/drums/gain", [.float(1)], "unknown address"),
+      ("/stemdeck/transport/locate", [.float(-1)], "0 or more seconds"),
+      ("/stemdeck/transport/play", [.string("now")], "takes no arguments"),
+      ("/stemdeck/master/vol", [.bool(true)], "takes one number"),
+      ("/other/thing", [], "start with /stemdeck/"),
+      ("/stemdeck/cmd", [.string("vol drums 0.5; save /tmp/osc-never.json")], "refused over OSC"),
+      ("/stemdeck/cmd", [.string("add /etc/passwd")], "refused over OSC"),
+      ("/stemdeck/cmd", [.string("sfx load k /etc/passwd")], "refused over OSC"),
+      ("/stemdeck/cmd", [.string("vol drums 9")], "got 9"),
+      ("/stemdeck/subscribe", [.string("noise")], "topics are events, meters, transport"),
+      ("/stemdeck/subscribe", [.string("meters"), .float(500)], "1…60")
+    ])
   func refusals(_ path: String, _ arguments: [OSCArgument], _ why: String) throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
@@ -190,7 +198,9 @@ struct OSCTests {
     #expect(first.port > 0)
     #expect(throws: ControlError.self) { try OSCServer(host: "127.0.0.1", port: first.port) }
     do { _ = try OSCServer(host: "127.0.0.1", port: first.port) } catch {
-      #expect(error.description.contains("UDP 127.0.0.1:\(first.port)") && error.description.contains("choose another with --osc PORT"), "\(error)")
+      #expect(
+        error.description.contains("UDP 127.0.0.1:\(first.port)") && error.description.contains("choose another with --osc PORT"),
+        "\(error)")
     }
     #expect(throws: ControlError.self) { try OSCServer(host: "no.such.host.invalid", port: 0) }
   }

@@ -15,8 +15,10 @@ import Glibc
 
 /// Makes a file whose name is `prefix` + the raw `bytes` + `suffix` in `folder` (a sine WAV),
 /// and returns its path as stemdeck holds it (RawFileName characters for the bytes).
-func makeRawNamedWAV(_ folder: TemporaryFolder, prefix: String, bytes: [UInt8], suffix: String,
-                     seconds: Double = 1) throws -> String {
+func makeRawNamedWAV(
+  _ folder: TemporaryFolder, prefix: String, bytes: [UInt8], suffix: String,
+  seconds: Double = 1
+) throws -> String {
   let plain = try folder.wav("plain-for-rename.wav", channels: 1, sampleRate: 48000, seconds: seconds, frequency: 440, amplitude: 0.5)
   let target = Array((folder.path + "/" + prefix).utf8) + bytes + Array(suffix.utf8)
   let result = (target.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { rename(plain, $0.baseAddress!) }
@@ -104,7 +106,9 @@ struct RawFileNameTests {
     // A raw name that does not exist: the error names it escaped, never with the raw byte.
     let missing = h.run(#"add ""# + h.folder.path + #"/nope\xff.wav""#)
     #expect(!missing.ok)
-    #expect(missing.output.count == 1 && missing.output[0].contains("nope\\xff.wav") && missing.output[0].contains("no such file"), "\(missing.output)")
+    #expect(
+      missing.output.count == 1 && missing.output[0].contains("nope\\xff.wav") && missing.output[0].contains("no such file"),
+      "\(missing.output)")
     #expect(!RawFileName.holdsRawBytes(missing.output.joined()))
   }
 
@@ -128,8 +132,9 @@ struct RawFileNameTests {
     #expect(h.run("save \(typed)").ok)
     #expect(h.run("vol drums 0.4; save").ok)
     let names = Completion.folderEntries(h.folder.path).map(RawFileName.bytes).filter { $0.starts(with: Array("set".utf8)) }
-    #expect(Set(names) == [Array("set".utf8) + [0xE9] + Array(".json".utf8), Array("set".utf8) + [0xE9] + Array(".json.bak".utf8)],
-            "\(names)")
+    #expect(
+      Set(names) == [Array("set".utf8) + [0xE9] + Array(".json".utf8), Array("set".utf8) + [0xE9] + Array(".json.bak".utf8)],
+      "\(names)")
     let again = try ConsoleHarness()
     defer { again.shutdown() }
     let opened = again.run("open \(typed)")

@@ -14,7 +14,8 @@ struct RenderFormatTests {
   func fixture() throws -> TemporaryFolder {
     let folder = try TemporaryFolder()
     try folder.wav("tone.wav", channels: 2, sampleRate: 48000, seconds: 2, amplitude: 0.5)
-    try folder.write("""
+    try folder.write(
+      """
       { "format" : "stemdeck-session", "version" : 1,
         "stems" : [ { "name" : "tone", "file" : "tone.wav", "volume" : 0.7 } ] }
       """, to: "song.json")
@@ -38,11 +39,12 @@ struct RenderFormatTests {
   static let lossless: [(String, String?, String, Int?)] = [
     ("a.wav", nil, "WAV", nil), ("b.wav", "wav16", "WAV", 16), ("c.wav", "wav24", "WAV", 24),
     ("d.wav", "wav32", "WAV", 32), ("e.flac", "flac16", "FLAC", 16), ("f.flac", nil, "FLAC", 24),
-    ("g.aiff", "aiff16", "AIFF", 16), ("h.aif", nil, "AIFF", 24),
+    ("g.aiff", "aiff16", "AIFF", 16), ("h.aif", nil, "AIFF", 24)
   ]
 
-  @Test("lossless formats: each holds the float mix on its own bit depth's grid, within a step (16-bit: its TPDF dither too)",
-        arguments: lossless)
+  @Test(
+    "lossless formats: each holds the float mix on its own bit depth's grid, within a step (16-bit: its TPDF dither too)",
+    arguments: lossless)
   func losslessFormats(_ output: String, _ format: String?, _ container: String, _ bits: Int?) throws {
     let folder = try fixture()
     let reference = try runBinary(["render", "song.json", "-o", "ref.wav"], in: folder)
@@ -76,9 +78,11 @@ struct RenderFormatTests {
     #expect(largest > 0 || bits == 32, "a \(bits)-bit file is not the float mix itself")
   }
 
-  @Test("lossy formats: Ogg Vorbis and Opus keep the mix's level (±0.5 dB) and its length", arguments: [
-    ("a.ogg", nil as String?), ("b.oga", "vorbis"), ("c.opus", nil), ("d", "opus"),
-  ])
+  @Test(
+    "lossy formats: Ogg Vorbis and Opus keep the mix's level (±0.5 dB) and its length",
+    arguments: [
+      ("a.ogg", nil as String?), ("b.oga", "vorbis"), ("c.opus", nil), ("d", "opus")
+    ])
   func lossyFormats(_ output: String, _ format: String?) throws {
     let folder = try fixture()
     #expect(try runBinary(["render", "song.json", "-o", "ref.wav"], in: folder).status == 0)
@@ -95,17 +99,27 @@ struct RenderFormatTests {
   func badFormats() throws {
     let folder = try fixture()
     let cases: [([String], String)] = [
-      (["-o", "x.wav", "--format", "mp3"],
-       "error: --format must be one of wav16, wav24, wav32, float, flac16, flac24, aiff16, aiff24, vorbis, opus (got 'mp3')"),
-      (["-o", "x.wav", "--format", "flac16"],
-       "error: x.wav: --format flac16 writes 16-bit FLAC, which does not go in a .wav file (use a .flac file name)"),
+      (
+        ["-o", "x.wav", "--format", "mp3"],
+        "error: --format must be one of wav16, wav24, wav32, float, flac16, flac24, aiff16, aiff24, vorbis, opus (got 'mp3')"
+      ),
+      (
+        ["-o", "x.wav", "--format", "flac16"],
+        "error: x.wav: --format flac16 writes 16-bit FLAC, which does not go in a .wav file (use a .flac file name)"
+      ),
       (["-o", "x.mp3"], "error: x.mp3: unknown output format ('.mp3'): use a .wav, .flac, .aiff, .ogg or .opus file name, or --format"),
-      (["-o", "x.opus", "--sample-rate", "44100"],
-       "error: x.opus: Opus files are 8000, 12000, 16000, 24000 or 48000 Hz, not 44100 Hz: render with --sample-rate 48000, or to another format"),
-      (["-o", "x.ogg", "--dither"],
-       "error: --dither is for integer outputs; x.ogg is Ogg Vorbis, a lossy codec that takes the float mix as it is"),
-      (["-o", "x.wav", "--format", "wav32", "--dither"],
-       "error: --dither is for 16- and 24-bit outputs; x.wav is 32-bit WAV, which holds every float sample of the mix exactly"),
+      (
+        ["-o", "x.opus", "--sample-rate", "44100"],
+        "error: x.opus: Opus files are 8000, 12000, 16000, 24000 or 48000 Hz, not 44100 Hz: render with --sample-rate 48000, or to another format"
+      ),
+      (
+        ["-o", "x.ogg", "--dither"],
+        "error: --dither is for integer outputs; x.ogg is Ogg Vorbis, a lossy codec that takes the float mix as it is"
+      ),
+      (
+        ["-o", "x.wav", "--format", "wav32", "--dither"],
+        "error: --dither is for 16- and 24-bit outputs; x.wav is 32-bit WAV, which holds every float sample of the mix exactly"
+      )
     ]
     for (arguments, message) in cases {
       let r = try runBinary(["render", "song.json"] + arguments, in: folder)

@@ -20,15 +20,19 @@ struct RunResult {
 
 /// Runs the binary with `arguments` in `folder`, with a 60 s watchdog.
 /// `executable` runs something else (e.g. prlimit) with `arguments`.
-func runBinary(_ arguments: [String], in folder: TemporaryFolder, executable: String = stemdeckBinary,
-               environment: [String: String] = [:]) throws -> RunResult {
+func runBinary(
+  _ arguments: [String], in folder: TemporaryFolder, executable: String = stemdeckBinary,
+  environment: [String: String] = [:]
+) throws -> RunResult {
   // `swift test` builds every product, so the binary is beside the test bundle; a missing one is
   // a failure, never a silent skip.
-  try #require(FileManager.default.isExecutableFile(atPath: stemdeckBinary),
-               "no stemdeck binary at \(stemdeckBinary): build it first (swift build --product stemdeck)")
+  try #require(
+    FileManager.default.isExecutableFile(atPath: stemdeckBinary),
+    "no stemdeck binary at \(stemdeckBinary): build it first (swift build --product stemdeck)")
   let outPath = folder.file(".stdout"), errPath = folder.file(".stderr")
-  let outcome = try runProcess(executable, arguments, directory: folder.path, environment: environment,
-                               stdout: outPath, stderr: errPath, timeout: 60)
+  let outcome = try runProcess(
+    executable, arguments, directory: folder.path, environment: environment,
+    stdout: outPath, stderr: errPath, timeout: 60)
   if outcome.timedOut { Issue.record("stemdeck \(arguments) timed out") }
   func lines(_ path: String) -> [String] {
     let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
@@ -44,7 +48,8 @@ struct ScriptModeTests {
   func fixture(loops: Int = 0) throws -> TemporaryFolder {
     let folder = try TemporaryFolder()
     try folder.wav("drums.wav", channels: 2, sampleRate: 48000, seconds: 2, amplitude: 0.5)
-    try folder.write("""
+    try folder.write(
+      """
       {
         "format" : "stemdeck-session",
         "version" : 1,
@@ -97,25 +102,41 @@ struct ScriptModeTests {
 
   /// (case, arguments, how the session is broken, fragments of the one stderr line).
   static let renderFailures: [(String, [String], @Sendable (String) -> String, [String])] = [
-    ("bad field", ["render", "song.json", "-o", "out.wav"],
-     { $0.replacingOccurrences(of: #""loops" : 0"#, with: #""loops" : 0, "pan" : 7"#) },
-     ["error: song.json: stems[0].pan: ", "between -1 and 1", "(got 7)", "(line 5, column "]),
-    ("missing audio", ["render", "song.json", "-o", "out.wav"],
-     { $0.replacingOccurrences(of: "drums.wav", with: "gone.wav") },
-     ["error: song.json: stems[0] (drums).file: ", "gone.wav: no such file"]),
-    ("not JSON", ["render", "song.json", "-o", "out.wav"], { _ in "stems: [drums]\n" },
-     ["error: song.json: invalid JSON: "]),
-    ("missing session", ["render", "nosuch.json", "-o", "out.wav"], { $0 },
-     ["error: nosuch.json: no such file"]),
-    ("endless without --duration", ["render", "song.json", "-o", "out.wav"],
-     { $0.replacingOccurrences(of: #""loops" : 0"#, with: #""loops" : -1"#) },
-     ["error: song.json: a stem loops forever (loops -1), so the render needs --duration SECONDS"]),
-    ("unknown output format", ["render", "song.json", "-o", "out.mp3"], { $0 },
-     ["error: out.mp3: unknown output format ('.mp3'): use a .wav, .flac, .aiff, .ogg or .opus file name, or --format"]),
-    ("zero duration", ["render", "song.json", "-o", "out.wav", "--duration", "0"], { $0 },
-     ["error: --duration must be a number of seconds above 0 and at most 86400 (got 0)"]),
-    ("bad sample rate", ["render", "song.json", "-o", "out.wav", "-r", "1000"], { $0 },
-     ["error: sample rate must be between 8000 and 384000 Hz (got 1000)"]),
+    (
+      "bad field", ["render", "song.json", "-o", "out.wav"],
+      { $0.replacingOccurrences(of: #""loops" : 0"#, with: #""loops" : 0, "pan" : 7"#) },
+      ["error: song.json: stems[0].pan: ", "between -1 and 1", "(got 7)", "(line 5, column "]
+    ),
+    (
+      "missing audio", ["render", "song.json", "-o", "out.wav"],
+      { $0.replacingOccurrences(of: "drums.wav", with: "gone.wav") },
+      ["error: song.json: stems[0] (drums).file: ", "gone.wav: no such file"]
+    ),
+    (
+      "not JSON", ["render", "song.json", "-o", "out.wav"], { _ in "stems: [drums]\n" },
+      ["error: song.json: invalid JSON: "]
+    ),
+    (
+      "missing session", ["render", "nosuch.json", "-o", "out.wav"], { $0 },
+      ["error: nosuch.json: no such file"]
+    ),
+    (
+      "endless without --duration", ["render", "song.json", "-o", "out.wav"],
+      { $0.replacingOccurrences(of: #""loops" : 0"#, with: #""loops" : -1"#) },
+      ["error: song.json: a stem loops forever (loops -1), so the render needs --duration SECONDS"]
+    ),
+    (
+      "unknown output format", ["render", "song.json", "-o", "out.mp3"], { $0 },
+      ["error: out.mp3: unknown output format ('.mp3'): use a .wav, .flac, .aiff, .ogg or .opus file name, or --format"]
+    ),
+    (
+      "zero duration", ["render", "song.json", "-o", "out.wav", "--duration", "0"], { $0 },
+      ["error: --duration must be a number of seconds above 0 and at most 86400 (got 0)"]
+    ),
+    (
+      "bad sample rate", ["render", "song.json", "-o", "out.wav", "-r", "1000"], { $0 },
+      ["error: sample rate must be between 8000 and 384000 Hz (got 1000)"]
+    )
   ]
 
   @Test("render failures: exit 1 with one 'error:' line on stderr naming the file and field", arguments: renderFailures)
@@ -137,7 +158,8 @@ struct ScriptModeTests {
   func toneFixture(level: Double, seconds: Double) throws -> TemporaryFolder {
     let folder = try TemporaryFolder()
     try folder.wav("tone.wav", channels: 2, sampleRate: 48000, seconds: seconds, frequency: 1000, amplitude: pow(10, level / 20))
-    try folder.write("""
+    try folder.write(
+      """
       { "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "tone", "file" : "tone.wav" } ] }
       """, to: "tone.json")
     return folder
@@ -149,19 +171,22 @@ struct ScriptModeTests {
     let r = try runBinary(["analyze", "tone.json"], in: folder)
     #expect(r.status == 0)
     #expect(r.stderr == [])
-    #expect(Array(r.stdout.prefix(5)) == [
-      "analyzed tone.json: 0:10.000 at 48000 Hz, stereo",
-      "integrated loudness -23.0 LUFS",
-      "loudness range 0.0 LU",
-      "true peak -23.0 dBTP",
-      "sample peak -23.0 dBFS",
-    ], "\(r.stdout)")
-    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted() == ["tone.json", "tone.wav"])
+    #expect(
+      Array(r.stdout.prefix(5)) == [
+        "analyzed tone.json: 0:10.000 at 48000 Hz, stereo",
+        "integrated loudness -23.0 LUFS",
+        "loudness range 0.0 LU",
+        "true peak -23.0 dBTP",
+        "sample peak -23.0 dBFS"
+      ], "\(r.stdout)")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted() == ["tone.json", "tone.wav"])
     let part = try runBinary(["analyze", "tone.json", "--from", "2", "--duration", "5"], in: folder)
     #expect(part.stdout.first == "analyzed tone.json: 0:05.000 at 48000 Hz, stereo, from 0:02.000", "\(part.stdout)")
   }
 
-  @Test("render --normalize -14LUFS --true-peak -1dBTP: the summary gives the gain and the output's figures; analyze of the output reads -14.0")
+  @Test(
+    "render --normalize -14LUFS --true-peak -1dBTP: the summary gives the gain and the output's figures; analyze of the output reads -14.0")
   func renderNormalized() throws {
     let folder = try toneFixture(level: -23, seconds: 10)
     let r = try runBinary(["render", "tone.json", "-o", "out.wav", "--normalize", "-14LUFS", "--true-peak", "-1dBTP"], in: folder)
@@ -177,7 +202,8 @@ struct ScriptModeTests {
     #expect(r.stdout.contains("integrated loudness -14.0 LUFS"))
     #expect(r.stdout.contains("true peak -14.0 dBTP"))
     // Measured again, independently of the render, from the written file.
-    try folder.write("""
+    try folder.write(
+      """
       { "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "out", "file" : "out.wav" } ] }
       """, to: "out.json")
     let check = try runBinary(["analyze", "out.json"], in: folder)
@@ -186,9 +212,15 @@ struct ScriptModeTests {
     // steady tone's loudness is its peak's, so the limiter holds it at -6.
     let limited = try runBinary(["render", "tone.json", "-o", "loud.wav", "--normalize", "-3", "--true-peak", "-6"], in: folder)
     #expect(limited.status == 0)
-    #expect(limited.stdout.contains { $0.hasPrefix("true-peak limiter: up to 3.0 dB of gain reduction, more than 0.1 dB for ") && $0.hasSuffix("; 2 measuring passes") },
-            "\(limited.stdout)")
-    #expect(limited.stdout.contains("the true-peak ceiling holds the output 3.0 LU under the target (a lower target or a higher ceiling reaches it)"), "\(limited.stdout)")
+    #expect(
+      limited.stdout.contains {
+        $0.hasPrefix("true-peak limiter: up to 3.0 dB of gain reduction, more than 0.1 dB for ") && $0.hasSuffix("; 2 measuring passes")
+      },
+      "\(limited.stdout)")
+    #expect(
+      limited.stdout.contains(
+        "the true-peak ceiling holds the output 3.0 LU under the target (a lower target or a higher ceiling reaches it)"),
+      "\(limited.stdout)")
     #expect(limited.stdout.contains("true peak -6.0 dBTP"), "\(limited.stdout)")
   }
 
@@ -211,7 +243,8 @@ struct ScriptModeTests {
     #expect(help.status == 0)
     #expect(help.stderr == [])
     #expect(help.stdout.first == "stemdeck — a multi-track stem mixer console for JACK")
-    #expect(help.stdout.contains("  stemdeck render SESSION --output FILE [--format NAME] [--from TIME] [--duration SECONDS] [--sample-rate HZ]"))
+    #expect(
+      help.stdout.contains("  stemdeck render SESSION --output FILE [--format NAME] [--from TIME] [--duration SECONDS] [--sample-rate HZ]"))
     #expect(help.stdout.last == "Type 'help' inside stemdeck for its commands.")
     #expect(try runBinary(["-h"], in: folder).stdout == help.stdout)
     let version = try runBinary(["--version"], in: folder)
@@ -225,10 +258,14 @@ struct ScriptModeTests {
     (["render"], "error: render: which session? usage: stemdeck render SESSION --output FILE"),
     (["a.json", "b.json"], "error: more than one session file given ('a.json' and 'b.json')"),
     (["--server"], "error: --server needs a value (see stemdeck --help)"),
-    (["render", "song.json", "-o", "out.wav", "--normalize", "-80LUFS"],
-     "error: --normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got -80 LUFS)"),
-    (["analyze", "song.json", "-o", "out.wav"],
-     "error: analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)"),
+    (
+      ["render", "song.json", "-o", "out.wav", "--normalize", "-80LUFS"],
+      "error: --normalize must be a level from -60 to 0 LUFS, such as -14LUFS (got -80 LUFS)"
+    ),
+    (
+      ["analyze", "song.json", "-o", "out.wav"],
+      "error: analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)"
+    )
   ]
 
   @Test("usage errors: exit 2 with one line on stderr", arguments: usageErrors)

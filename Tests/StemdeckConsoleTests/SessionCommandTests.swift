@@ -48,7 +48,10 @@ struct SessionCommandTests {
 
     // The JSON text itself: relative audio paths, the values as typed.
     let text = try String(contentsOfFile: path, encoding: .utf8)
-    #expect(text.contains(#"{ "name" : "drums", "file" : "drums.wav", "volume" : 0.5, "pan" : 0, "rate" : 0.75, "loops" : 3, "mute" : false, "solo" : true }"#))
+    #expect(
+      text.contains(
+        #"{ "name" : "drums", "file" : "drums.wav", "volume" : 0.5, "pan" : 0, "rate" : 0.75, "loops" : 3, "mute" : false, "solo" : true }"#
+      ))
     #expect(text.contains(#""master" : { "volume" : 0.8 }"#))
   }
 
@@ -79,8 +82,12 @@ struct SessionCommandTests {
     #expect(h.run("open \(path)") == (true, ["opened \(path): 2 stems"]))
     var after = MixerSnapshot(h)
     // The settings loaded from a file carry the file name as written in it.
-    before.stems = before.stems.map { var s = $0; s.file = String(s.file.split(separator: "/").last!); return s }
-    after.stems = after.stems.map { var s = $0; s.file = String(s.file.split(separator: "/").last!); return s }
+    before.stems = before.stems.map {
+      var s = $0; s.file = String(s.file.split(separator: "/").last!); return s
+    }
+    after.stems = after.stems.map {
+      var s = $0; s.file = String(s.file.split(separator: "/").last!); return s
+    }
     #expect(after == before)
   }
 
@@ -108,14 +115,18 @@ struct SessionCommandTests {
 
   /// (file name, document, fragments the one error line must contain besides the path).
   static let badSessions: [(String, String, [String])] = [
-    ("pan.json", goodSession.replacingOccurrences(of: #""pan" : -0.5"#, with: #""pan" : 7"#),
-     ["stems[0].pan", "between -1 and 1", "(got 7)", "(line 9, column "]),
+    (
+      "pan.json", goodSession.replacingOccurrences(of: #""pan" : -0.5"#, with: #""pan" : 7"#),
+      ["stems[0].pan", "between -1 and 1", "(got 7)", "(line 9, column "]
+    ),
     ("volume.json", goodSession.replacingOccurrences(of: #""-6dB""#, with: #""+9dB""#), ["stems[1].volume"]),
     ("dup.json", goodSession.replacingOccurrences(of: #""name" : "sub""#, with: #""name" : "kick""#), ["stems[1]", "kick"]),
     ("version.json", goodSession.replacingOccurrences(of: #""version" : 1"#, with: #""version" : 99"#), ["version"]),
-    ("unknown.json", goodSession.replacingOccurrences(of: #""mute" : true"#, with: #""mute" : true, "colour" : "red""#),
-     ["stems[0]", "colour"]),
-    ("truncated.json", String(goodSession.prefix(120)), ["invalid JSON"]),
+    (
+      "unknown.json", goodSession.replacingOccurrences(of: #""mute" : true"#, with: #""mute" : true, "colour" : "red""#),
+      ["stems[0]", "colour"]
+    ),
+    ("truncated.json", String(goodSession.prefix(120)), ["invalid JSON"])
   ]
 
   @Test("open of a bad session: one error line naming the file and the field; nothing changes", arguments: badSessions)
@@ -135,7 +146,9 @@ struct SessionCommandTests {
     #expect(MixerSnapshot(h) == before)
   }
 
-  @Test("open names the session file as it was typed (a relative path) in its errors and warnings, not as the absolute path the mixer was given")
+  @Test(
+    "open names the session file as it was typed (a relative path) in its errors and warnings, not as the absolute path the mixer was given"
+  )
   func openNamesTheFileAsTyped() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
@@ -161,17 +174,24 @@ struct SessionCommandTests {
     defer { h.shutdown() }
     let path = try h.folder.write(Self.missingAudio, to: "missing.json")
     let missing = h.folder.file("nope.wav")
-    #expect(h.run("open \(path)") == (true, [
-      "warning: \(path): stems[1] (sub).file: \(missing): no such file — the stem stays offline; the rest of the session opens",
-      "opened \(path): 2 stems (1 offline)",
-    ]))
+    #expect(
+      h.run("open \(path)") == (
+        true,
+        [
+          "warning: \(path): stems[1] (sub).file: \(missing): no such file — the stem stays offline; the rest of the session opens",
+          "opened \(path): 2 stems (1 offline)"
+        ]
+      ))
     #expect(h.mixer.stemNames == ["kick"])
     #expect(h.mixer.offlineStems.map(\.settings.name) == ["sub"])
     #expect(!h.mixer.isDirty)
     let table = h.run("stems").output
     #expect(table.count == 4)
     #expect(table[2] == "offline: sub (\(missing): no such file)")
-    #expect(h.run("vol sub 0.5") == (false, ["error: stem 'sub' is offline: no such file (fix the file and 'open' the session again, or 'remove sub')"]))
+    #expect(
+      h.run("vol sub 0.5") == (
+        false, ["error: stem 'sub' is offline: no such file (fix the file and 'open' the session again, or 'remove sub')"]
+      ))
     #expect(h.run("add \(h.drums) as sub") == (false, ["error: a stem named 'sub' already exists; choose another name with 'as NAME'"]))
 
     // Saved back with its settings, so nothing is lost.
@@ -191,7 +211,8 @@ struct SessionCommandTests {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
     let notes = try h.folder.write("not audio", to: "notes.txt")
-    let path = try h.folder.write(Self.goodSession.replacingOccurrences(of: #""file" : "bass.wav""#, with: #""file" : "notes.txt""#), to: "text.json")
+    let path = try h.folder.write(
+      Self.goodSession.replacingOccurrences(of: #""file" : "bass.wav""#, with: #""file" : "notes.txt""#), to: "text.json")
     let result = h.run("open \(path)")
     #expect(result.ok)
     #expect(result.output.count == 2)
@@ -214,7 +235,8 @@ struct SessionCommandTests {
   func offlineStemKeepsOrder() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
-    let path = try h.folder.write(Self.goodSession.replacingOccurrences(of: #""file" : "drums.wav""#, with: #""file" : "nope.wav""#), to: "first.json")
+    let path = try h.folder.write(
+      Self.goodSession.replacingOccurrences(of: #""file" : "drums.wav""#, with: #""file" : "nope.wav""#), to: "first.json")
     #expect(h.run("open \(path)").ok)
     #expect(h.run("save").ok)
     #expect(try SessionFile.load(path: path).stems.map(\.name) == ["kick", "sub"])
@@ -263,7 +285,8 @@ struct SessionCommandTests {
     let dirty = MixerSnapshot(h)
     #expect(dirty.isDirty)
     #expect(h.run("new") == (false, ["error: there are unsaved changes: 'save' them first, or use 'new!' to discard them"]))
-    #expect(h.run("open \(good)") == (false, ["error: there are unsaved changes: 'save' them first, or use 'open! \(good)' to discard them"]))
+    #expect(
+      h.run("open \(good)") == (false, ["error: there are unsaved changes: 'save' them first, or use 'open! \(good)' to discard them"]))
     #expect(h.run("load \(good)").ok == false)
     #expect(MixerSnapshot(h) == dirty)
     #expect(h.run("open! \(good)") == (true, ["opened \(good): 2 stems"]))

@@ -11,7 +11,8 @@ struct SetlistAdvanceTests {
     let h = try ConsoleHarness()
     try h.folder.wav("short.wav", channels: 1, sampleRate: 48000, seconds: 0.1, frequency: 375, amplitude: 0.5)
     for (i, pan) in [-1, 0, 1].enumerated() {
-      try h.folder.write("""
+      try h.folder.write(
+        """
         {
           "format" : "stemdeck-session",
           "version" : 1,
@@ -68,7 +69,8 @@ struct SetlistAdvanceTests {
     let h = try Self.harness()
     defer { h.shutdown() }
     var lines = Self.playFirstSong(h, after: ["advance cue"])
-    #expect(Array(lines.suffix(3)) == ["all stems finished", "opened \(h.folder.file("song2.json")): 1 stem", "song 2/3: song2"], "\(lines)")
+    #expect(
+      Array(lines.suffix(3)) == ["all stems finished", "opened \(h.folder.file("song2.json")): 1 stem", "song 2/3: song2"], "\(lines)")
     #expect(h.mixer.stemNames == ["s2"])
     h.render(blocks: 2)
     #expect(h.mixer.transportState == .paused, "cue leaves the next song stopped")
@@ -103,7 +105,8 @@ struct SetlistAdvanceTests {
     defer { h.shutdown() }
     h.console.interactive = true
     let lines = Self.playFirstSong(h, after: ["advance play", "vol s1 0.5"])
-    #expect(lines.last == "not advancing to song 2/3 (song2): this song has unsaved changes; 'save' them, or 'next!' to discard them", "\(lines)")
+    #expect(
+      lines.last == "not advancing to song 2/3 (song2): this song has unsaved changes; 'save' them, or 'next!' to discard them", "\(lines)")
     #expect(h.mixer.stemNames == ["s1"])
     #expect(h.mixer.stemStatuses().first?.settings.volume == 0.5)
   }

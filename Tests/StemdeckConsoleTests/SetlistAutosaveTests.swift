@@ -46,13 +46,15 @@ struct SetlistTests {
     #expect(h.run("setlist") == (true, ["▶ 1. song1", "  2. song2"]))
   }
 
-  @Test("goto rejects what is not in the setlist and changes nothing", arguments: [
-    ("goto 3", "error: goto: song number must be from 1 to 2 (got 3)"),
-    ("goto 0", "error: goto: song number must be from 1 to 2 (got 0)"),
-    ("goto -1", "error: goto: song number must be from 1 to 2 (got -1)"),
-    ("goto sng2", "error: goto: no song 'sng2' in the setlist — did you mean 'song2'?"),
-    ("goto encore", "error: goto: no song 'encore' in the setlist (songs: song1, song2)"),
-  ])
+  @Test(
+    "goto rejects what is not in the setlist and changes nothing",
+    arguments: [
+      ("goto 3", "error: goto: song number must be from 1 to 2 (got 3)"),
+      ("goto 0", "error: goto: song number must be from 1 to 2 (got 0)"),
+      ("goto -1", "error: goto: song number must be from 1 to 2 (got -1)"),
+      ("goto sng2", "error: goto: no song 'sng2' in the setlist — did you mean 'song2'?"),
+      ("goto encore", "error: goto: no song 'encore' in the setlist (songs: song1, song2)")
+    ])
   func badGoto(_ line: String, _ message: String) throws {
     let h = try Self.harness()
     defer { h.shutdown() }
@@ -69,7 +71,10 @@ struct SetlistTests {
     let typo = try h.folder.write("song1.json\nsnog2.json\n", to: "typo.txt")
     let empty = try h.folder.write("# nothing yet\n\n", to: "empty.txt")
     let before = MixerSnapshot(h)
-    #expect(h.run("setlist \(typo)") == (false, ["error: \(typo): line 2: no session file at 'snog2.json' (looked at \(h.folder.file("snog2.json")))"]))
+    #expect(
+      h.run("setlist \(typo)") == (
+        false, ["error: \(typo): line 2: no session file at 'snog2.json' (looked at \(h.folder.file("snog2.json")))"]
+      ))
     #expect(h.run("setlist \(empty)") == (false, ["error: \(empty): the setlist lists no sessions (one session path per line)"]))
     #expect(MixerSnapshot(h) == before)
   }
@@ -85,7 +90,10 @@ struct SetlistTests {
     let dirty = MixerSnapshot(h)
     #expect(h.run("next") == (false, ["error: there are unsaved changes: 'save' them first, or add '!' (e.g. 'next!') to discard them"]))
     #expect(h.run("goto 2").ok == false)
-    #expect(h.run("setlist \(show)") == (false, ["error: there are unsaved changes: 'save' them first, or use 'setlist! \(show)' to discard them"]))
+    #expect(
+      h.run("setlist \(show)") == (
+        false, ["error: there are unsaved changes: 'save' them first, or use 'setlist! \(show)' to discard them"]
+      ))
     #expect(MixerSnapshot(h) == dirty)
     #expect(h.run("next!").output.last == "song 2/2: song2")
   }
@@ -142,10 +150,14 @@ struct AutosaveTests {
     h.console.lastAutosave = .distantPast
     h.console.periodic()
     try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(60)], ofItemAtPath: side)
-    #expect(h.run("open \(path)") == (true, [
-      "opened \(path): 2 stems",
-      "an autosave of unsaved changes exists (\(side)): type 'recover' to open it, or 'recover discard' to delete it",
-    ]))
+    #expect(
+      h.run("open \(path)") == (
+        true,
+        [
+          "opened \(path): 2 stems",
+          "an autosave of unsaved changes exists (\(side)): type 'recover' to open it, or 'recover discard' to delete it"
+        ]
+      ))
     #expect(MixerSnapshot(h)[stem: "drums"].volume == 1)
     #expect(h.run("recover") == (true, ["recovered unsaved changes from the autosave; 'save' to keep them"]))
     #expect(MixerSnapshot(h)[stem: "drums"].volume == 0.3)

@@ -48,54 +48,69 @@ struct SettingCase: Sendable, CustomTestStringConvertible {
 @Suite("One rule per setting: the REPL and the session decoder agree")
 struct SettingRuleTests {
   static let cases: [SettingCase] = [
-    SettingCase(label: "stem volume", rule: .volume, what: "volume", line: "vol drums {v}",
-                members: SettingCase.stem(#""volume" : {v}"#), location: "stems[0].volume",
-                accepted: ["0", "2"], refused: ["-0.1", "2.0001"]),
-    SettingCase(label: "master volume", rule: .volume, what: "volume", line: "master {v}",
-                members: #""master" : { "volume" : {v} }"#, location: "master.volume",
-                accepted: ["0", "2"], refused: ["-0.1", "2.0001"]),
-    SettingCase(label: "effect volume", rule: .volume, what: "volume", setup: ["sfx load hit {drums}", "sfx wait"],
-                line: "sfx fire hit {v}", members: SettingCase.effect(#""volume" : {v}"#),
-                location: "effects[0].volume", accepted: ["0", "2"], refused: ["-0.1", "2.0001"]),
-    SettingCase(label: "stem pan", rule: .pan, what: "pan", line: "pan drums {v}",
-                members: SettingCase.stem(#""pan" : {v}"#), location: "stems[0].pan",
-                accepted: ["-1", "1"], refused: ["-1.5", "1.01"]),
-    SettingCase(label: "effect pan", rule: .pan, what: "effect pan", setup: ["sfx load hit {drums}", "sfx wait"],
-                line: "sfx fire hit 1 {v}", members: SettingCase.effect(#""pan" : {v}"#),
-                location: "effects[0].pan", accepted: ["-1", "1"], refused: ["-1.5", "1.01"]),
-    SettingCase(label: "rate", rule: .rate, what: "rate", line: "rate drums {v}",
-                members: SettingCase.stem(#""rate" : {v}"#), location: "stems[0].rate",
-                accepted: ["0.5", "2"], refused: ["0.49", "2.01"]),
-    SettingCase(label: "loops", rule: .loops, what: "loops", line: "loops drums {v}",
-                members: SettingCase.stem(#""loops" : {v}"#), location: "stems[0].loops",
-                accepted: ["-1", "1000000"], refused: ["-2", "1000001"]),
-    SettingCase(label: "start offset", rule: .startOffset, what: "start offset", line: "offset drums {v}",
-                members: SettingCase.stem(#""startOffset" : {v}"#), location: "stems[0].startOffset",
-                accepted: ["0", "100000", "1000000"], refused: ["-1", "1000000.5"]),
-    SettingCase(label: "pitch", rule: .pitch, what: "pitch", setup: ["mode drums stretch"], line: "pitch drums {v}",
-                members: SettingCase.stem(#""mode" : "stretch", "pitch" : {v}"#), location: "stems[0].pitch",
-                accepted: ["-24", "24"], refused: ["-24.5", "24.5"]),
-    SettingCase(label: "loop crossfade", rule: .crossfade, what: "crossfade", line: "loop drums 1 2 xfade {v}",
-                members: SettingCase.stem(#""loopStart" : 1, "loopEnd" : 2, "crossfade" : {v}"#),
-                location: "stems[0].crossfade", accepted: ["0", "1"], refused: ["1.001"]),
+    SettingCase(
+      label: "stem volume", rule: .volume, what: "volume", line: "vol drums {v}",
+      members: SettingCase.stem(#""volume" : {v}"#), location: "stems[0].volume",
+      accepted: ["0", "2"], refused: ["-0.1", "2.0001"]),
+    SettingCase(
+      label: "master volume", rule: .volume, what: "volume", line: "master {v}",
+      members: #""master" : { "volume" : {v} }"#, location: "master.volume",
+      accepted: ["0", "2"], refused: ["-0.1", "2.0001"]),
+    SettingCase(
+      label: "effect volume", rule: .volume, what: "volume", setup: ["sfx load hit {drums}", "sfx wait"],
+      line: "sfx fire hit {v}", members: SettingCase.effect(#""volume" : {v}"#),
+      location: "effects[0].volume", accepted: ["0", "2"], refused: ["-0.1", "2.0001"]),
+    SettingCase(
+      label: "stem pan", rule: .pan, what: "pan", line: "pan drums {v}",
+      members: SettingCase.stem(#""pan" : {v}"#), location: "stems[0].pan",
+      accepted: ["-1", "1"], refused: ["-1.5", "1.01"]),
+    SettingCase(
+      label: "effect pan", rule: .pan, what: "effect pan", setup: ["sfx load hit {drums}", "sfx wait"],
+      line: "sfx fire hit 1 {v}", members: SettingCase.effect(#""pan" : {v}"#),
+      location: "effects[0].pan", accepted: ["-1", "1"], refused: ["-1.5", "1.01"]),
+    SettingCase(
+      label: "rate", rule: .rate, what: "rate", line: "rate drums {v}",
+      members: SettingCase.stem(#""rate" : {v}"#), location: "stems[0].rate",
+      accepted: ["0.5", "2"], refused: ["0.49", "2.01"]),
+    SettingCase(
+      label: "loops", rule: .loops, what: "loops", line: "loops drums {v}",
+      members: SettingCase.stem(#""loops" : {v}"#), location: "stems[0].loops",
+      accepted: ["-1", "1000000"], refused: ["-2", "1000001"]),
+    SettingCase(
+      label: "start offset", rule: .startOffset, what: "start offset", line: "offset drums {v}",
+      members: SettingCase.stem(#""startOffset" : {v}"#), location: "stems[0].startOffset",
+      accepted: ["0", "100000", "1000000"], refused: ["-1", "1000000.5"]),
+    SettingCase(
+      label: "pitch", rule: .pitch, what: "pitch", setup: ["mode drums stretch"], line: "pitch drums {v}",
+      members: SettingCase.stem(#""mode" : "stretch", "pitch" : {v}"#), location: "stems[0].pitch",
+      accepted: ["-24", "24"], refused: ["-24.5", "24.5"]),
+    SettingCase(
+      label: "loop crossfade", rule: .crossfade, what: "crossfade", line: "loop drums 1 2 xfade {v}",
+      members: SettingCase.stem(#""loopStart" : 1, "loopEnd" : 2, "crossfade" : {v}"#),
+      location: "stems[0].crossfade", accepted: ["0", "1"], refused: ["1.001"]),
     // The upper bound itself (86400 s) is past the end of the test's 2 s file, which the mixer
     // refuses for its own reason; the range is still checked first.
-    SettingCase(label: "loop end", rule: .loopPoint, what: "loop end", line: "loop drums 0 {v}",
-                members: SettingCase.stem(#""loopStart" : 0, "loopEnd" : {v}"#), location: "stems[0].loopEnd",
-                accepted: ["1.5", "2"], refused: ["86400.5"]),
-    SettingCase(label: "song crossfade", rule: .crossfadeSeconds, what: "songchange: the crossfade",
-                line: "songchange crossfade {v}", members: #""options" : { "crossfadeSeconds" : {v} }"#,
-                location: "options.crossfadeSeconds", accepted: ["0.05", "30"], refused: ["0.04", "30.5"]),
-    SettingCase(label: "tempo", rule: .bpm, what: "tempo", line: "tempo {v}",
-                members: #""tempo" : { "bpm" : {v} }"#, location: "tempo.bpm",
-                accepted: ["20", "400"], refused: ["19.9", "400.5"]),
-    SettingCase(label: "beats per bar", rule: .beatsPerBar, what: "beats per bar", line: "tempo 120 {v}",
-                members: #""tempo" : { "bpm" : 120, "beatsPerBar" : {v} }"#, location: "tempo.beatsPerBar",
-                accepted: ["1", "32"], refused: ["0", "33"]),
+    SettingCase(
+      label: "loop end", rule: .loopPoint, what: "loop end", line: "loop drums 0 {v}",
+      members: SettingCase.stem(#""loopStart" : 0, "loopEnd" : {v}"#), location: "stems[0].loopEnd",
+      accepted: ["1.5", "2"], refused: ["86400.5"]),
+    SettingCase(
+      label: "song crossfade", rule: .crossfadeSeconds, what: "songchange: the crossfade",
+      line: "songchange crossfade {v}", members: #""options" : { "crossfadeSeconds" : {v} }"#,
+      location: "options.crossfadeSeconds", accepted: ["0.05", "30"], refused: ["0.04", "30.5"]),
+    SettingCase(
+      label: "tempo", rule: .bpm, what: "tempo", line: "tempo {v}",
+      members: #""tempo" : { "bpm" : {v} }"#, location: "tempo.bpm",
+      accepted: ["20", "400"], refused: ["19.9", "400.5"]),
+    SettingCase(
+      label: "beats per bar", rule: .beatsPerBar, what: "beats per bar", line: "tempo 120 {v}",
+      members: #""tempo" : { "bpm" : 120, "beatsPerBar" : {v} }"#, location: "tempo.beatsPerBar",
+      accepted: ["1", "32"], refused: ["0", "33"]),
     // Below 0 a seek is clamped (a relative seek past the start), so only the top is refused.
-    SettingCase(label: "position", rule: .position, what: "seek position", line: "seek {v}",
-                members: #""position" : {v}"#, location: "position",
-                accepted: ["0", "1000000"], refused: ["1000000.5"]),
+    SettingCase(
+      label: "position", rule: .position, what: "seek position", line: "seek {v}",
+      members: #""position" : {v}"#, location: "position",
+      accepted: ["0", "1000000"], refused: ["1000000.5"])
   ]
 
   @Test("each edge value: accepted by both, or refused by both with the same range text", arguments: cases)
@@ -159,8 +174,9 @@ struct SettingRuleTests {
     #expect(h.mixer.stemStatuses().first { $0.settings.name == "drums" }?.settings.startOffset == 100000)
   }
 
-  @Test("stem names: 'add … as NAME', 'record NAME' and the session decoder refuse the same names with the same sentence",
-        arguments: ["all", "All", "my drums", "", "master", "SFX", "in", "tab\there", String(repeating: "n", count: 65)])
+  @Test(
+    "stem names: 'add … as NAME', 'record NAME' and the session decoder refuse the same names with the same sentence",
+    arguments: ["all", "All", "my drums", "", "master", "SFX", "in", "tab\there", String(repeating: "n", count: 65)])
   func stemNames(_ name: String) throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }

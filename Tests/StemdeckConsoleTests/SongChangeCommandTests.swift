@@ -23,7 +23,8 @@ struct SongChangeCommandTests {
   static func harness() throws -> ConsoleHarness {
     let h = try ConsoleHarness()
     try h.folder.wav("tone.wav", channels: 1, sampleRate: 48000, seconds: 1, frequency: 375, amplitude: 0.5)
-    try h.folder.write(song("a", file: "tone.wav", pan: -1, options: #""songChange" : "crossfade", "crossfadeSeconds" : 0.1"#), to: "song1.json")
+    try h.folder.write(
+      song("a", file: "tone.wav", pan: -1, options: #""songChange" : "crossfade", "crossfadeSeconds" : 0.1"#), to: "song1.json")
     try h.folder.write(song("b", file: "tone.wav", pan: 1, options: #""songChange" : "gapless""#), to: "song2.json")
     try h.folder.write("song1.json\nsong2.json\n", to: "show.txt")
     return h
@@ -86,7 +87,7 @@ struct SongChangeCommandTests {
       ("songchange crossfade 40s", "error: songchange: the crossfade must be a number of seconds from 0.05 to 30 (got 40)"),
       ("songchange crossfade 10ms", "error: songchange: the crossfade must be a number of seconds from 0.05 to 30 (got 0.01)"),
       ("songchange gapless 2s", "error: songchange: only crossfade takes a time (usage: songchange crossfade 2s)"),
-      ("songchange crossfade -2s", "error: duration must not have a sign (got '-2s')"),
+      ("songchange crossfade -2s", "error: duration must not have a sign (got '-2s')")
     ] {
       #expect(h.run(line) == (false, [message]))
     }
@@ -101,9 +102,15 @@ struct SongChangeCommandTests {
     #expect(try Data(contentsOf: URL(fileURLWithPath: first)) == Data(contentsOf: URL(fileURLWithPath: second)))
   }
 
-  @Test("a next song that cannot be opened: the error names its file, the current song plays on untouched", arguments: [
-    ("not json", "song2.json"), ("{ \"format\" : \"stemdeck-session\", \"version\" : 1, \"stems\" : [ { \"name\" : \"b\", \"file\" : \"tone.wav\", \"pan\" : 7 } ] }", "stems[0].pan"),
-  ])
+  @Test(
+    "a next song that cannot be opened: the error names its file, the current song plays on untouched",
+    arguments: [
+      ("not json", "song2.json"),
+      (
+        "{ \"format\" : \"stemdeck-session\", \"version\" : 1, \"stems\" : [ { \"name\" : \"b\", \"file\" : \"tone.wav\", \"pan\" : 7 } ] }",
+        "stems[0].pan"
+      )
+    ])
   func brokenNextSong(_ content: String, _ fragment: String) throws {
     let h = try Self.harness()
     defer { h.shutdown() }

@@ -122,8 +122,11 @@ struct MixerSnapshot: Equatable, CustomStringConvertible {
   }
 
   var description: String {
-    let s = stems.map { "\($0.name)(vol \($0.volume) pan \($0.pan) rate \($0.rate) loops \($0.loops) mute \($0.mute) solo \($0.solo) direct \($0.directOut) offset \($0.startOffset))" }
-    return "stems \(s) master \(masterVolume) quality \(quality) options \(options) position \(position) dirty \(isDirty) session \(sessionPath ?? "-") autosave \(autosaveInterval) setlist \(setlist ?? []) #\(setlistIndex) effects \(effects) recording \(recording ?? "-")"
+    let s = stems.map {
+      "\($0.name)(vol \($0.volume) pan \($0.pan) rate \($0.rate) loops \($0.loops) mute \($0.mute) solo \($0.solo) direct \($0.directOut) offset \($0.startOffset))"
+    }
+    return
+      "stems \(s) master \(masterVolume) quality \(quality) options \(options) position \(position) dirty \(isDirty) session \(sessionPath ?? "-") autosave \(autosaveInterval) setlist \(setlist ?? []) #\(setlistIndex) effects \(effects) recording \(recording ?? "-")"
   }
 
   /// The settings of the stem called `name` (for building expected snapshots).

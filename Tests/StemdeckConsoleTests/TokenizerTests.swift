@@ -41,7 +41,7 @@ struct TokenizerTests {
     ("at 1 { a { b } c } d", [["at", "1", "{ a { b } c }", "d"]]),
     ("at 1 { mute a # not a comment }", [["at", "1", "{ mute a # not a comment }"]]),
     ("echo a{b}", [["echo", "a{b}"]]),
-    ("echo '{'", [["echo", "{"]]),
+    ("echo '{'", [["echo", "{"]])
   ]
 
   @Test("splits lines into commands and words", arguments: cases)
@@ -49,12 +49,14 @@ struct TokenizerTests {
     #expect(try Tokenizer.commands(in: line) == expected)
   }
 
-  @Test("unbalanced quotes are an error naming the quote", arguments: [
-    ("add 'My Drums.wav", "unbalanced quote: a ' is not closed"),
-    ("echo \"abc", "unbalanced quote: a \" is not closed"),
-    ("echo \"a\\\"", "unbalanced quote: a \" is not closed"),
-    ("play; echo 'x", "unbalanced quote: a ' is not closed"),
-  ])
+  @Test(
+    "unbalanced quotes are an error naming the quote",
+    arguments: [
+      ("add 'My Drums.wav", "unbalanced quote: a ' is not closed"),
+      ("echo \"abc", "unbalanced quote: a \" is not closed"),
+      ("echo \"a\\\"", "unbalanced quote: a \" is not closed"),
+      ("play; echo 'x", "unbalanced quote: a ' is not closed")
+    ])
   func unbalanced(_ line: String, _ message: String) {
     #expect(throws: CommandError(message)) { try Tokenizer.commands(in: line) }
   }

@@ -45,7 +45,9 @@ private func withWatchdog<T: Sendable>(
   let done = DispatchSemaphore(value: 0)
   let start = ContinuousClock.now
   let thread = Thread {
-    let work = job.lock.withLock { () -> (@Sendable () -> T)? in defer { job.body = nil }; return job.body }
+    let work = job.lock.withLock { () -> (@Sendable () -> T)? in
+      defer { job.body = nil }; return job.body
+    }
     if let work {
       let v = work()
       job.lock.withLock { job.value = v }
@@ -96,8 +98,11 @@ private func sleepUntil(_ deadline: ContinuousClock.Instant) {
 
 /// Renders `frames` frames paced to the wall clock (as JACK would call the renderer), with the
 /// mixer's own disk thread filling the rings. Events are pumped along the way and returned.
-private func renderPaced(_ mixer: Mixer, frames: Int, block: Int = 256, sampleRate: Double = 48000)
-  -> (audio: Stereo, events: [MixerEvent], states: [TransportState]) {
+private func renderPaced(
+  _ mixer: Mixer, frames: Int, block: Int = 256, sampleRate: Double = 48000
+)
+  -> (audio: Stereo, events: [MixerEvent], states: [TransportState])
+{
   var out = Stereo(frames: frames)
   var events: [MixerEvent] = []
   var states: [TransportState] = []
@@ -141,8 +146,9 @@ private func waitForFullRings(_ mixer: Mixer) {
 /// A stereo float file of seeded noise (every sample distinct, so any shift or loss shows).
 private func writeNoise(_ path: String, seconds: Double, seed: UInt64, amplitude: Double = 0.5) throws -> Stereo {
   let frames = Int(seconds * 48000)
-  let s = Stereo(left: Signal.noise(frames: frames, amplitude: amplitude, seed: seed),
-                 right: Signal.noise(frames: frames, amplitude: amplitude, seed: seed &+ 1))
+  let s = Stereo(
+    left: Signal.noise(frames: frames, amplitude: amplitude, seed: seed),
+    right: Signal.noise(frames: frames, amplitude: amplitude, seed: seed &+ 1))
   try writeAudio(path, format: .wavFloat, channels: [s.left, s.right])
   return s
 }
@@ -192,15 +198,18 @@ struct BadAudioTests {
       ("a WAV header claiming 0 channels", zeroChannels, ["channel"]),
       ("a WAV at 1 Hz", oneHertz, ["unsupported sample rate 1 Hz", "allowed: 1000 to 768000 Hz"]),
       ("a directory", directory, ["is a directory"]),
-      ("a FIFO", fifo, ["not a regular file"]),
+      ("a FIFO", fifo, ["not a regular file"])
     ]
     for (what, path, reasons) in cases {
       let box = Unchecked(value: rig)
-      let outcome = withWatchdog(timeout: 2, unblock: {
-        // A reader stuck opening the FIFO is released by a writer that opens and closes it.
-        let fd = open(fifo, O_WRONLY | O_NONBLOCK)
-        if fd >= 0 { close(fd) }
-      }) { () -> MixerError? in
+      let outcome = withWatchdog(
+        timeout: 2,
+        unblock: {
+          // A reader stuck opening the FIFO is released by a writer that opens and closes it.
+          let fd = open(fifo, O_WRONLY | O_NONBLOCK)
+          if fd >= 0 { close(fd) }
+        }
+      ) { () -> MixerError? in
         do throws(MixerError) {
           try box.value.mixer.addStem(path: path, settings: stem("vocals", path))
           return nil
@@ -242,19 +251,23 @@ struct BadAudioTests {
     let asNobody = geteuid() == 0
     // /proc/self/mem is unreadable at offset 0 and reports size 0.
     let cases: [(path: String, reasons: [String], asNobody: Bool)] = [
-      (locked, ["ermission denied"], asNobody), ("/proc/self/mem", [], false),
+      (locked, ["ermission denied"], asNobody), ("/proc/self/mem", [], false)
     ]
     for (path, reasons, nobody) in cases {
       let box = Unchecked(value: rig)
-      guard let outcome = withWatchdog(timeout: 2, { () -> MixerError? in
-        // setfsuid is per thread on Linux: only this watchdog thread reads as nobody.
-        let restore = nobody ? setFileSystemUID(65534) : nil
-        defer { if let restore { _ = setFileSystemUID(restore) } }
-        do throws(MixerError) {
-          try box.value.mixer.addStem(path: path, settings: stem("vocals", path))
-          return nil
-        } catch { return error }
-      }) else {
+      guard
+        let outcome = withWatchdog(
+          timeout: 2,
+          { () -> MixerError? in
+            // setfsuid is per thread on Linux: only this watchdog thread reads as nobody.
+            let restore = nobody ? setFileSystemUID(65534) : nil
+            defer { if let restore { _ = setFileSystemUID(restore) } }
+            do throws(MixerError) {
+              try box.value.mixer.addStem(path: path, settings: stem("vocals", path))
+              return nil
+            } catch { return error }
+          })
+      else {
         Issue.record("adding \(path) did not return within 2 s")
         continue
       }
@@ -306,10 +319,12 @@ struct BadAudioTests {
     // Channels 1, 3, 5, 7 (1-based) average into the left; 2, 4, 6, 8 into the right.
     let expectedLeft = Double(values[0] + values[2] + values[4] + values[6]) / 4
     let expectedRight = Double(values[1] + values[3] + values[5] + values[7]) / 4
-    #expect(maxAbsError(out.left, [Double](repeating: expectedLeft, count: frames)) < 1e-6,
-            "left \(out.left[100]) expected \(expectedLeft)")
-    #expect(maxAbsError(out.right, [Double](repeating: expectedRight, count: frames)) < 1e-6,
-            "right \(out.right[100]) expected \(expectedRight)")
+    #expect(
+      maxAbsError(out.left, [Double](repeating: expectedLeft, count: frames)) < 1e-6,
+      "left \(out.left[100]) expected \(expectedLeft)")
+    #expect(
+      maxAbsError(out.right, [Double](repeating: expectedRight, count: frames)) < 1e-6,
+      "right \(out.right[100]) expected \(expectedRight)")
   }
 
   @Test("a 768 kHz file is accepted and plays at the engine rate (same duration and pitch)")
@@ -317,8 +332,9 @@ struct BadAudioTests {
     let folder = try TemporaryFolder()
     let fileRate = 768_000
     let path = folder.file("hires.wav")
-    try writeAudio(path, format: .wavFloat, sampleRate: fileRate,
-                   channels: [Signal.sine(frequency: 1000, sampleRate: Double(fileRate), frames: fileRate / 2, amplitude: 0.5)])
+    try writeAudio(
+      path, format: .wavFloat, sampleRate: fileRate,
+      channels: [Signal.sine(frequency: 1000, sampleRate: Double(fileRate), frames: fileRate / 2, amplitude: 0.5)])
     let rig = MixerRig()
     try rig.mixer.addStem(path: path, settings: stem("hires", path))
     let status = try rig.mixer.stemStatus("hires")
@@ -352,12 +368,16 @@ struct BadAudioTests {
 
     let rig = MixerRig()
     let box = Unchecked(value: rig)
-    guard let outcome = withWatchdog(timeout: 2, grace: 60, { () -> MixerError? in
-      do throws(MixerError) {
-        try box.value.mixer.addStem(path: path, settings: stem("huge", path))
-        return nil
-      } catch { return error }
-    }) else {
+    guard
+      let outcome = withWatchdog(
+        timeout: 2, grace: 60,
+        { () -> MixerError? in
+          do throws(MixerError) {
+            try box.value.mixer.addStem(path: path, settings: stem("huge", path))
+            return nil
+          } catch { return error }
+        })
+    else {
       Issue.record("adding a 4 GB sparse file did not return within 2 s (it reads the file?)")
       return
     }
@@ -560,20 +580,25 @@ struct BadAudioTests {
     // from 1 s into their files, with the 5 ms fade-in of a start away from 0.
     let playingBlock = try #require(run.states.firstIndex(of: .playing), "never started: \(run.states.suffix(5))")
     let start = playingBlock * 256
-    #expect(run.audio.left[..<start].allSatisfy { $0 == 0 } && run.audio.right[..<start].allSatisfy { $0 == 0 },
-            "sound before the transport started")
+    #expect(
+      run.audio.left[..<start].allSatisfy { $0 == 0 } && run.audio.right[..<start].allSatisfy { $0 == 0 },
+      "sound before the transport started")
     let waited = Double(start) / 48000
     #expect(waited >= 0.2 && waited < 1, "waited \(waited) s for the slow stem")
     let fade = 256  // past the 5 ms (240-frame) fade-in
     let n = run.audio.count - start - fade
-    #expect(firstMismatch(run.audio.left[(start + fade)...], a.left[(48000 + fade)..<(48000 + fade + n)]) == nil,
-            "A not bit-exact after the wait")
-    #expect(firstMismatch(run.audio.right[(start + fade)...], b.right[(48000 + fade)..<(48000 + fade + n)]) == nil,
-            "B not bit-exact after the wait")
+    #expect(
+      firstMismatch(run.audio.left[(start + fade)...], a.left[(48000 + fade)..<(48000 + fade + n)]) == nil,
+      "A not bit-exact after the wait")
+    #expect(
+      firstMismatch(run.audio.right[(start + fade)...], b.right[(48000 + fade)..<(48000 + fade + n)]) == nil,
+      "B not bit-exact after the wait")
     print("slow disk (250 ms a read) after a seek: the transport waited \(String(format: "%.3f", waited)) s")
   }
 
-  @Test("slow disk past the hold (a slow disk: 1.5 s a read): prime timeout, that stem underruns (counted, reported, silent); the other plays bit-exact")
+  @Test(
+    "slow disk past the hold (a slow disk: 1.5 s a read): prime timeout, that stem underruns (counted, reported, silent); the other plays bit-exact"
+  )
   func slowDiskUnderrun() throws {
     let folder = try TemporaryFolder()
     let pathA = folder.file("a.wav"), pathB = folder.file("b.wav")
@@ -603,8 +628,9 @@ struct BadAudioTests {
     #expect(abs(start - 48000) <= 256, "the transport started at frame \(start), expected after the 1 s hold")
     let fade = 256
     let n = run.audio.count - start - fade
-    #expect(firstMismatch(run.audio.right[(start + fade)...], b.right[(48000 + fade)..<(48000 + fade + n)]) == nil,
-            "B not bit-exact")
+    #expect(
+      firstMismatch(run.audio.right[(start + fade)...], b.right[(48000 + fade)..<(48000 + fade + n)]) == nil,
+      "B not bit-exact")
     // A is still waiting for its first read: silent.
     #expect(peak(run.audio.left) == 0, "A should be silent while its read is pending")
     print("slow disk (1.5 s a read): \(status.underruns) underrun blocks on the slow stem; events \(run.events)")
@@ -633,7 +659,9 @@ struct BadAudioTests {
     #expect(!run.events.contains(.underrun("b")), "the healthy stem underran: \(run.events)")
     #expect(try mixer.stemStatus("b").underruns == 0)
     #expect(firstMismatch(run.audio.right[...], b.right[0..<run.audio.count]) == nil, "B is not bit-exact")
-    print("slow stem (1.5 s a read) for 4 s: underrun blocks a \(try mixer.stemStatus("a").underruns), b \(try mixer.stemStatus("b").underruns); events \(run.events)")
+    print(
+      "slow stem (1.5 s a read) for 4 s: underrun blocks a \(try mixer.stemStatus("a").underruns), b \(try mixer.stemStatus("b").underruns); events \(run.events)"
+    )
   }
 
   @Test("three slow stems at once (one fewer than the disk workers) still leave the healthy stem untouched")
@@ -718,7 +746,9 @@ struct BadAudioTests {
     let tail = (out.count - 48000)..<out.count
     #expect(out.left[tail].allSatisfy { $0 != 0 }, "still gaps \(fastSeconds) s after the disk recovered")
     let gaps = (heard..<out.count).filter { out.left[$0] == 0 }.count
-    print("underrun catch-up: came back \(heard - start) frames after the start, in step; \(gaps) silent frames after that while the disk stayed slow; \(events.filter { $0 == .underrun("a") }.count) underrun episodes")
+    print(
+      "underrun catch-up: came back \(heard - start) frames after the start, in step; \(gaps) silent frames after that while the disk stayed slow; \(events.filter { $0 == .underrun("a") }.count) underrun episodes"
+    )
   }
 }
 

@@ -15,8 +15,9 @@ func expectMixerError(
     Issue.record("expected a MixerError containing \(fragments)", sourceLocation: sourceLocation)
   } catch {
     for fragment in fragments {
-      #expect(error.message.contains(fragment), "message \"\(error.message)\" lacks \"\(fragment)\"",
-              sourceLocation: sourceLocation)
+      #expect(
+        error.message.contains(fragment), "message \"\(error.message)\" lacks \"\(fragment)\"",
+        sourceLocation: sourceLocation)
     }
   }
 }
@@ -27,8 +28,16 @@ func expectMixerError(
     try writeAudio(folder.file("drums.wav"), format: .wavFloat, channels: [Signal.constant(0.25, frames: 96000)])
     try writeAudio(folder.file("bass.flac"), format: .flac, channels: [Signal.constant(0.5, frames: 96000)])
     let rig = MixerRig()
-    try rig.mixer.addStem(path: folder.file("drums.wav"), settings: stem("drums", "drums.wav") { $0.pan = -1; $0.volume = 0.8; $0.loops = 1 })
-    try rig.mixer.addStem(path: folder.file("bass.flac"), settings: stem("bass", "bass.flac") { $0.pan = 1; $0.rate = 1 })
+    try rig.mixer.addStem(
+      path: folder.file("drums.wav"),
+      settings: stem("drums", "drums.wav") {
+        $0.pan = -1; $0.volume = 0.8; $0.loops = 1
+      })
+    try rig.mixer.addStem(
+      path: folder.file("bass.flac"),
+      settings: stem("bass", "bass.flac") {
+        $0.pan = 1; $0.rate = 1
+      })
     try rig.mixer.setMasterVolume(1)
     return rig
   }
@@ -53,11 +62,14 @@ func expectMixerError(
       (["loops must be an integer from -1 (forever) up to", "(got -2)"], { () throws(MixerError) in try rig.mixer.setLoops("drums", -2) }),
       (["master volume must be a number between 0 and 2", "(got 2.5)"], { () throws(MixerError) in try rig.mixer.setMasterVolume(2.5) }),
       (["start offset", "(got -1)"], { () throws(MixerError) in try rig.mixer.setStartOffset("drums", -1) }),
-      (["seek position must be a number of seconds from 0 to 1000000", "(got nan)"], { () throws(MixerError) in try rig.mixer.seek(toSeconds: .nan) }),
+      (
+        ["seek position must be a number of seconds from 0 to 1000000", "(got nan)"],
+        { () throws(MixerError) in try rig.mixer.seek(toSeconds: .nan) }
+      ),
       (["unknown stem 'drms'", "did you mean 'drums'?"], { () throws(MixerError) in try rig.mixer.setVolume("drms", 1) }),
       (["unknown stem 'Bas'", "did you mean 'bass'?"], { () throws(MixerError) in try rig.mixer.setMute("Bas", true) }),
       (["unknown stem 'vocals'", "drums", "bass"], { () throws(MixerError) in try rig.mixer.setSolo("vocals", true) }),
-      (["unknown stem 'guitar'"], { () throws(MixerError) in try rig.mixer.removeStem("guitar") }),
+      (["unknown stem 'guitar'"], { () throws(MixerError) in try rig.mixer.removeStem("guitar") })
     ]
     for (fragments, body) in cases {
       expectMixerError(fragments, body)
@@ -93,7 +105,7 @@ func expectMixerError(
       (text, "not a readable audio file"),
       (empty, "the file is empty"),
       (directory, "is a directory"),
-      (folder.file("noframes.wav"), "contains no audio frames"),
+      (folder.file("noframes.wav"), "contains no audio frames")
     ]
     for (path, reason) in cases {
       expectMixerError(["cannot add stem 'vocals'", path, reason]) { () throws(MixerError) in
@@ -118,7 +130,7 @@ func expectMixerError(
       (["a stem named 'drums' already exists"], stem("drums", good)),
       (["the stem name \"all\" is reserved"], stem("all", good)),
       (["a stem name must not be empty"], stem("", good)),
-      (["invalid stem name \"a b\": a space is not allowed", "letters, digits"], stem("a b", good)),
+      (["invalid stem name \"a b\": a space is not allowed", "letters, digits"], stem("a b", good))
     ]
     for (fragments, settings) in cases {
       expectMixerError(fragments) { () throws(MixerError) in try rig.mixer.addStem(path: good, settings: settings) }

@@ -6,8 +6,9 @@ import StemdeckTestSupport
 import Testing
 
 @Suite struct ChannelFoldTests {
-  @Test("files with more than two channels and no known layout fold to stereo: even channels averaged left, odd right",
-        arguments: [(3, OutputFormat.wav24), (4, .wavFloat), (6, .wav24), (8, .wavFloat)])
+  @Test(
+    "files with more than two channels and no known layout fold to stereo: even channels averaged left, odd right",
+    arguments: [(3, OutputFormat.wav24), (4, .wavFloat), (6, .wav24), (8, .wavFloat)])
   func fold(channelCount: Int, format: OutputFormat) throws {
     let folder = try TemporaryFolder()
     let frames = 20000
@@ -21,7 +22,11 @@ import Testing
 
     for pan in [0.0, 0.5] {
       var session = Session()
-      session.stems = [stem("multi", name) { $0.pan = pan; $0.volume = 0.9 }]
+      session.stems = [
+        stem("multi", name) {
+          $0.pan = pan; $0.volume = 0.9
+        }
+      ]
       let (summary, output) = try renderOffline(session, in: folder, name: "out\(pan).wav")
       #expect(summary.frames == frames)
       // Folded stems follow the stereo balance law.
@@ -68,8 +73,9 @@ import Testing
   /// its side, the LFE left out. 5.1 and 7.1 from WAVE_FORMAT_EXTENSIBLE masks (written by hand
   /// here: back and side surrounds), FLAC (its fixed order) and Ogg Vorbis (Vorbis order, made by
   /// sox from a WAV in that order).
-  @Test("5.1 and 7.1 files are downmixed by their layout (BS.775: C and surrounds −3 dB, LFE out)",
-        arguments: ["wav 5.1", "wav 5.1 side", "wav 7.1", "flac 5.1", "flac 7.1", "ogg 5.1", "ogg 7.1"])
+  @Test(
+    "5.1 and 7.1 files are downmixed by their layout (BS.775: C and surrounds −3 dB, LFE out)",
+    arguments: ["wav 5.1", "wav 5.1 side", "wav 7.1", "flac 5.1", "flac 7.1", "ogg 5.1", "ogg 7.1"])
   func downmixByLayout(_ kind: String) throws {
     let folder = try TemporaryFolder()
     let parts = kind.split(separator: " ").map(String.init)
@@ -85,7 +91,7 @@ import Testing
     }
     let h = 0.5.squareRoot()
     let expected: [String: (Double, Double)] = [
-      "L": (1, 0), "R": (0, 1), "C": (h, h), "LFE": (0, 0), "Lb": (h, 0), "Rb": (0, h), "Ls": (h, 0), "Rs": (0, h),
+      "L": (1, 0), "R": (0, 1), "C": (h, h), "LFE": (0, 0), "Lb": (h, 0), "Rb": (0, h), "Ls": (h, 0), "Rs": (0, h)
     ]
     let frames = 72000, amplitude = 0.25
     let frequencies = order.indices.map { 300.0 + 200.0 * Double($0) }
@@ -138,8 +144,9 @@ import Testing
         if w == 0 {  // 16-bit WAV: quantisation noise of the other tones is near −98 dB in a bin
           #expect(decibels(g) < (lossy ? -40 : -90), "\(kind): \(position) in the \(side): \(decibels(g)) dB, wanted nothing")
         } else {
-          #expect(abs(decibels(g) - decibels(w)) < (lossy ? 0.2 : 0.001),
-                  "\(kind): \(position) in the \(side): \(decibels(g)) dB, wanted \(decibels(w)) dB")
+          #expect(
+            abs(decibels(g) - decibels(w)) < (lossy ? 0.2 : 0.001),
+            "\(kind): \(position) in the \(side): \(decibels(g)) dB, wanted \(decibels(w)) dB")
         }
       }
       func db(_ v: Double) -> String { v < 1e-5 ? "-inf" : String(format: "%.2f", decibels(v)) }

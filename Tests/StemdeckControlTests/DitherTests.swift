@@ -20,8 +20,9 @@ import Testing
     var session = Session()
     session.stems = [stem("quiet", "quiet.wav")]
     let output = folder.file(name)
-    _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("session.stemdeck"), outputPath: output,
-                                   duration: nil, dither: dither)
+    _ = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("session.stemdeck"), outputPath: output,
+      duration: nil, dither: dither)
     return (floats.map { Double($0) / Self.lsb }, Stereo(try readAudio(output)))
   }
 
@@ -29,8 +30,9 @@ import Testing
   func tpdfDither() throws {
     let folder = try TemporaryFolder()
     let plain = try render(amplitude: 0.4, dither: false, name: "plain.flac", in: folder)
-    #expect(plain.output.left.allSatisfy { $0 == 0 } && plain.output.right.allSatisfy { $0 == 0 },
-            "an undithered 0.4 LSB sine should round to silence")
+    #expect(
+      plain.output.left.allSatisfy { $0 == 0 } && plain.output.right.allSatisfy { $0 == 0 },
+      "an undithered 0.4 LSB sine should round to silence")
 
     let dithered = try render(amplitude: 0.4, dither: true, name: "dither.flac", in: folder)
     let out = dithered.output.left.map { Double($0) / Self.lsb }
@@ -68,12 +70,14 @@ import Testing
     var session = Session()
     session.stems = [stem("a", "a.wav")]
     #expect(throws: MixerError.self) {
-      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"),
-                                     outputPath: folder.file("out.wav"), duration: nil, dither: true)
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"),
+        outputPath: folder.file("out.wav"), duration: nil, dither: true)
     }
     do {
-      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"),
-                                     outputPath: folder.file("out.wav"), duration: nil, dither: true)
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"),
+        outputPath: folder.file("out.wav"), duration: nil, dither: true)
     } catch {
       #expect(error.message.contains("--dither is for integer outputs (.flac, .aiff: 24-bit)"), "\(error)")
     }

@@ -11,8 +11,10 @@ import Testing
 // commands, and changes that rebuild stems are all or nothing (issue 16, items 2, 9, 12, 20).
 
 /// A folder holding one short mono file and a session of `count` stems playing it.
-func largeSession(_ folder: TemporaryFolder, count: Int, frames: Int = 4800, fileRate: Int = 48000,
-                  _ configure: (Int, inout StemSettings) -> Void = { _, _ in }) throws -> Session {
+func largeSession(
+  _ folder: TemporaryFolder, count: Int, frames: Int = 4800, fileRate: Int = 48000,
+  _ configure: (Int, inout StemSettings) -> Void = { _, _ in }
+) throws -> Session {
   try writeAudio(folder.file("tone.wav"), format: .wavFloat, sampleRate: fileRate, channels: [Signal.constant(0.001, frames: frames)])
   var session = Session()
   session.stems = (0..<count).map { i in
@@ -127,7 +129,9 @@ extension LargeSessionTests {
       try writeAudio(folder.file("\(name).wav"), format: .wavFloat, channels: [Signal.constant(0.1, frames: 4800)])
     }
     let rig = MixerRig()
-    for name in ["a", "b", "c"] { try rig.mixer.addStem(path: folder.file("\(name).wav"), settings: stem(name, "\(name).wav") { $0.volume = 0.5 }) }
+    for name in ["a", "b", "c"] {
+      try rig.mixer.addStem(path: folder.file("\(name).wav"), settings: stem(name, "\(name).wav") { $0.volume = 0.5 })
+    }
     try FileManager.default.removeItem(atPath: folder.file("b.wav"))
     var warnings: [String] = []
     let copy = try rig.mixer.copy(atSampleRate: 44100, warnings: &warnings)
@@ -167,7 +171,9 @@ extension LargeSessionTests {
     // Every slot the old voices had is accounted for: the remaining 424 can still be used, no more.
     try writeAudio(folder.file("more.wav"), format: .wavFloat, sampleRate: 16000, channels: [Signal.constant(0, frames: 800)])
     for i in 0..<424 { try rig.mixer.addStem(path: folder.file("more.wav"), settings: StemSettings(name: "m\(i)", file: "more.wav")) }
-    #expect(throws: MixerError.self) { try rig.mixer.addStem(path: folder.file("more.wav"), settings: StemSettings(name: "one-too-many", file: "more.wav")) }
+    #expect(throws: MixerError.self) {
+      try rig.mixer.addStem(path: folder.file("more.wav"), settings: StemSettings(name: "one-too-many", file: "more.wav"))
+    }
   }
 
   /// Three looping stems; `b`'s file is deleted while it plays.
@@ -177,7 +183,11 @@ extension LargeSessionTests {
     }
     let rig = MixerRig()
     for name in ["a", "b", "c"] {
-      try rig.mixer.addStem(path: folder.file("\(name).wav"), settings: stem(name, "\(name).wav") { $0.loops = -1; $0.pan = -1 })
+      try rig.mixer.addStem(
+        path: folder.file("\(name).wav"),
+        settings: stem(name, "\(name).wav") {
+          $0.loops = -1; $0.pan = -1
+        })
     }
     try rig.mixer.setMute("a", true)
     try rig.mixer.setMute("c", true)
@@ -201,7 +211,9 @@ extension LargeSessionTests {
     let folder = try TemporaryFolder()
     let rig = try rigWithADeletedFile(folder)
     let error = #expect(throws: MixerError.self) { try rig.mixer.setMode("b", .stretch) }
-    #expect(error?.description.contains("b.wav") == true && error?.description.contains("plays on as it was") == true, "\(String(describing: error))")
+    #expect(
+      error?.description.contains("b.wav") == true && error?.description.contains("plays on as it was") == true,
+      "\(String(describing: error))")
     expectBPlaysOnUnchanged(rig, folder)
   }
 
@@ -212,7 +224,11 @@ extension LargeSessionTests {
     }
     let rig = MixerRig()
     for name in ["a", "b", "c"] {
-      try rig.mixer.addStem(path: folder.file("\(name).wav"), settings: stem(name, "\(name).wav") { $0.loops = -1; $0.mode = .stretch })
+      try rig.mixer.addStem(
+        path: folder.file("\(name).wav"),
+        settings: stem(name, "\(name).wav") {
+          $0.loops = -1; $0.mode = .stretch
+        })
     }
     try FileManager.default.removeItem(atPath: folder.file("b.wav"))
     // Out of pitch 0 the stretcher is rebuilt: the file is needed again.
@@ -227,7 +243,9 @@ extension LargeSessionTests {
     let folder = try TemporaryFolder()
     let rig = try rigWithADeletedFile(folder)
     let error = #expect(throws: MixerError.self) { try rig.mixer.setQuality(.best) }
-    #expect(error?.description.contains("'b'") == true && error?.description.contains("no stem was changed") == true, "\(String(describing: error))")
+    #expect(
+      error?.description.contains("'b'") == true && error?.description.contains("no stem was changed") == true,
+      "\(String(describing: error))")
     #expect(rig.mixer.quality == .fast)
     expectBPlaysOnUnchanged(rig, folder)
   }
@@ -286,7 +304,9 @@ extension LargeSessionTests {
     #expect(rig.mixer.stemNames.count == 40)
     #expect(saved.stems.map(\.name) == session.stems.map(\.name))
     #expect(seconds < 20, "load and save took \(seconds) s")
-    print("40,000 stems (39,960 offline): load and save in \(String(format: "%.2f", seconds)) s (load \(String(format: "%.2f", loadSeconds)) s)")
+    print(
+      "40,000 stems (39,960 offline): load and save in \(String(format: "%.2f", seconds)) s (load \(String(format: "%.2f", loadSeconds)) s)"
+    )
   }
 }
 
@@ -327,10 +347,15 @@ extension LargeSessionTests {
     // The ring held 1.25 s of *engine* frames: a 192 kHz file at rate 2 on a 12 kHz render
     // needs 32 file frames per output frame, and the render was mostly silence (exit 0).
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("hi.wav"), format: .wavFloat, sampleRate: 192_000,
-                   channels: [Signal.constant(0.1, frames: 192_000 * 3)])
+    try writeAudio(
+      folder.file("hi.wav"), format: .wavFloat, sampleRate: 192_000,
+      channels: [Signal.constant(0.1, frames: 192_000 * 3)])
     var session = Session()
-    session.stems = [stem("hi", "hi.wav") { $0.rate = 2; $0.pan = -1 }]
+    session.stems = [
+      stem("hi", "hi.wav") {
+        $0.rate = 2; $0.pan = -1
+      }
+    ]
     let (summary, output) = try renderOffline(session, in: folder, duration: 1.2, sampleRate: 12000)
     #expect(summary.underruns == 0)
     let body = output.left[600..<(output.count - 600)]
@@ -346,10 +371,15 @@ extension LargeSessionTests {
     // top before every period here (what a disk worker with time to spare does), so the outcome
     // depends on the ring's size alone, not on how fast this machine (or a sanitizer) runs.
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("hi.wav"), format: .wavFloat, sampleRate: 384_000,
-                   channels: [Signal.constant(0.1, frames: 384_000 * 4)])
+    try writeAudio(
+      folder.file("hi.wav"), format: .wavFloat, sampleRate: 384_000,
+      channels: [Signal.constant(0.1, frames: 384_000 * 4)])
     let rig = MixerRig()  // shuts its mixer down when it goes
-    try rig.mixer.addStem(path: folder.file("hi.wav"), settings: stem("hi", "hi.wav") { $0.loops = -1; $0.rate = 2 })
+    try rig.mixer.addStem(
+      path: folder.file("hi.wav"),
+      settings: stem("hi", "hi.wav") {
+        $0.loops = -1; $0.rate = 2
+      })
     try rig.mixer.play()
     let out = rig.render(4096 * 18, block: 4096)  // 1.5 s
     #expect(try rig.mixer.stemStatus("hi").underruns == 0)

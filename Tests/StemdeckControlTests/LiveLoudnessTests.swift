@@ -82,8 +82,9 @@ struct LiveLoudnessTests {
     _ = rig.render(3 * 48000, block: 256)
     let l = try #require(rig.mixer.masterLoudness())
     #expect(l.droppedFrames > 48000 && l.droppedFrames < 2 * 48000, "\(l.droppedFrames) frames missed")
-    #expect(Double(l.droppedFrames) / 48000 + l.seconds > 2.99 && Double(l.droppedFrames) / 48000 + l.seconds < 3.01,
-            "measured plus missed is what was rendered: \(l.seconds) + \(l.droppedFrames)")
+    #expect(
+      Double(l.droppedFrames) / 48000 + l.seconds > 2.99 && Double(l.droppedFrames) / 48000 + l.seconds < 3.01,
+      "measured plus missed is what was rendered: \(l.seconds) + \(l.droppedFrames)")
     #expect(abs(l.integrated + 23) <= 0.1, "what was measured is still right: \(l.integrated)")
     #expect(l.line.hasSuffix("frames missed"), "\(l.line)")
   }

@@ -6,8 +6,9 @@ import StemdeckTestSupport
 import Testing
 
 @Suite struct LoopTests {
-  @Test("loops 2 plays the file's samples exactly three times back to back, then silence",
-        arguments: [OutputFormat.wavFloat, .flac])
+  @Test(
+    "loops 2 plays the file's samples exactly three times back to back, then silence",
+    arguments: [OutputFormat.wavFloat, .flac])
   func bitExactSeams(format: OutputFormat) throws {
     let folder = try TemporaryFolder()
     let n = 10007  // prime: no block size divides it, so seams fall mid-block
@@ -15,7 +16,11 @@ import Testing
     try writeAudio(folder.file(name), format: format, channels: [Signal.noise(frames: n, amplitude: 0.9, seed: 7)])
     let file = try readAudio(folder.file(name)).samples
     var session = Session()
-    session.stems = [stem("noise", name) { $0.pan = -1; $0.loops = 2 }]
+    session.stems = [
+      stem("noise", name) {
+        $0.pan = -1; $0.loops = 2
+      }
+    ]
 
     // Without a duration the render is exactly the three passes.
     let natural = try renderOffline(session, in: folder, name: "natural.wav")
@@ -37,7 +42,11 @@ import Testing
     let n = 3001
     try writeAudio(folder.file("r.wav"), format: .wavFloat, channels: [Signal.ramp(frames: n)])
     var session = Session()
-    session.stems = [stem("r", "r.wav") { $0.loops = 2; $0.pan = 0.3; $0.volume = 0.9 }]
+    session.stems = [
+      stem("r", "r.wav") {
+        $0.loops = 2; $0.pan = 0.3; $0.volume = 0.9
+      }
+    ]
     let reference = try renderOffline(session, in: folder, name: "a.wav", blockFrames: 1024).output
     for block in [1, 7, 4096] {
       let other = try renderOffline(session, in: folder, name: "b\(block).wav", blockFrames: block).output
@@ -52,10 +61,15 @@ import Testing
     let folder = try TemporaryFolder()
     // 100 Hz has a period of 480 frames, which divides n: the looped signal is one smooth sine.
     let n = 12000
-    try writeAudio(folder.file("sine.wav"), format: .wavFloat,
-                   channels: [Signal.sine(frequency: 100, sampleRate: 48000, frames: n, amplitude: 0.8)])
+    try writeAudio(
+      folder.file("sine.wav"), format: .wavFloat,
+      channels: [Signal.sine(frequency: 100, sampleRate: 48000, frames: n, amplitude: 0.8)])
     var session = Session()
-    session.stems = [stem("sine", "sine.wav") { $0.pan = -1; $0.loops = 2; $0.rate = 0.9 }]
+    session.stems = [
+      stem("sine", "sine.wav") {
+        $0.pan = -1; $0.loops = 2; $0.rate = 0.9
+      }
+    ]
     let (summary, output) = try renderOffline(session, in: folder, duration: 1.0)
     let playedFrames = Double(3 * n) / 0.9  // 40000
     let left = output.left
@@ -89,7 +103,11 @@ import Testing
     try writeAudio(folder.file("r.wav"), format: .wavFloat, channels: [Signal.ramp(frames: n)])
     let file = try readAudio(folder.file("r.wav")).samples
     var session = Session()
-    session.stems = [stem("r", "r.wav") { $0.loops = -1; $0.pan = -1 }]
+    session.stems = [
+      stem("r", "r.wav") {
+        $0.loops = -1; $0.pan = -1
+      }
+    ]
     let (_, output) = try renderOffline(session, in: folder, duration: Double(40 * n + 123) / 48000)
     for pass in 0..<40 {
       #expect(firstMismatch(output.left[(pass * n)..<((pass + 1) * n)], file[...]) == nil, "pass \(pass)")

@@ -13,8 +13,9 @@ import Testing
 
   /// A 1 kHz sine of `dBFS` peak level in both channels, `seconds` long (EBU Tech 3341 cases 1–5).
   static func sine(_ dBFS: Double, seconds: Double, frequency: Double = 1000, phase: Double = 0) -> [Float] {
-    let s = Signal.sine(frequency: frequency, sampleRate: Double(rate), frames: Int(seconds * Double(rate)),
-                        amplitude: linear(dBFS), phase: phase)
+    let s = Signal.sine(
+      frequency: frequency, sampleRate: Double(rate), frames: Int(seconds * Double(rate)),
+      amplitude: linear(dBFS), phase: phase)
     return Signal.interleave([s, s])
   }
 
@@ -35,8 +36,9 @@ import Testing
     return meter.loudness
   }
 
-  @Test("EBU Tech 3341 cases 1 and 2: a 1 kHz stereo sine at -23 and -20 dBFS reads -23.0 and -20.0 LUFS (±0.1)",
-        arguments: [-23.0, -20.0])
+  @Test(
+    "EBU Tech 3341 cases 1 and 2: a 1 kHz stereo sine at -23 and -20 dBFS reads -23.0 and -20.0 LUFS (±0.1)",
+    arguments: [-23.0, -20.0])
   func steadySine(level: Double) throws {
     let l = try Self.measure(Self.sine(level, seconds: 20))
     #expect(abs(l.integrated - level) <= 0.1, "\(l.integrated) LUFS")
@@ -51,12 +53,17 @@ import Testing
     let l3 = try Self.measure(three)
     #expect(abs(l3.integrated + 23) <= 0.1, "case 3: \(l3.integrated) LUFS")
     // Case 4: -72, -36, -23, -36, -72 dBFS for 10, 10, 60, 10, 10 s.
-    let four = Self.sine(-72, seconds: 10) + Self.sine(-36, seconds: 10) + Self.sine(-23, seconds: 60)
+    let four =
+      Self.sine(-72, seconds: 10) + Self.sine(-36, seconds: 10) + Self.sine(-23, seconds: 60)
       + Self.sine(-36, seconds: 10) + Self.sine(-72, seconds: 10)
     let l4 = try Self.measure(four)
     #expect(abs(l4.integrated + 23) <= 0.1, "case 4: \(l4.integrated) LUFS")
     // Without the gates the quiet parts would pull it down by about 0.8 LU: the gates are at work.
-    let ungated = 10 * log10((60 * Self.linear(-23) * Self.linear(-23) + 20 * Self.linear(-36) * Self.linear(-36)) / 80 / (Self.linear(-23) * Self.linear(-23))) - 23
+    let ungated =
+      10
+      * log10(
+        (60 * Self.linear(-23) * Self.linear(-23) + 20 * Self.linear(-36) * Self.linear(-36)) / 80 / (Self.linear(-23) * Self.linear(-23)))
+      - 23
     #expect(ungated < -23.5)
   }
 
@@ -80,8 +87,9 @@ import Testing
   /// A session with one stereo stem holding `samples` (interleaved).
   static func session(_ samples: [Float], in folder: TemporaryFolder, name: String = "tone.wav") throws -> Session {
     let frames = samples.count / 2
-    try writeAudio(folder.file(name), format: .wavFloat,
-                   channels: [(0..<frames).map { samples[2 * $0] }, (0..<frames).map { samples[2 * $0 + 1] }])
+    try writeAudio(
+      folder.file(name), format: .wavFloat,
+      channels: [(0..<frames).map { samples[2 * $0] }, (0..<frames).map { samples[2 * $0 + 1] }])
     var s = Session()
     s.stems = [stem("tone", name)]
     return s
@@ -118,8 +126,9 @@ import Testing
     #expect(abs(try #require(tail.loudness).integrated + 36) <= 0.1)
   }
 
-  @Test("render --normalize: the output's integrated loudness, measured from the file, is within 0.1 LU of the target",
-        arguments: [(-14.0, "out.wav"), (-23.0, "out.flac"), (-16.0, "out.aiff")])
+  @Test(
+    "render --normalize: the output's integrated loudness, measured from the file, is within 0.1 LU of the target",
+    arguments: [(-14.0, "out.wav"), (-23.0, "out.flac"), (-16.0, "out.aiff")])
   func normalize(target: Double, output: String) throws {
     let folder = try TemporaryFolder()
     let session = try Self.session(Self.programme(seconds: 12), in: folder)
@@ -152,7 +161,8 @@ import Testing
       if t >= seconds - 2 {
       } else if bar == 0 {
         let f = 55 * (1 + exp(-age / 0.03))
-        x += 0.2 * sin(2 * Double.pi * 55 * t) + 0.6 * exp(-age / 0.1) * sin(2 * Double.pi * f * age)
+        x +=
+          0.2 * sin(2 * Double.pi * 55 * t) + 0.6 * exp(-age / 0.1) * sin(2 * Double.pi * f * age)
           + (k < 24 ? 1.2 * (1 - Double(k) / 24) : 0)
       } else {
         x += 0.2 * sin(2 * Double.pi * 55 * t) + (k < 48 ? 0.9 : 0.4 * exp(-age / 0.05)) * Double(noise[i])
@@ -163,7 +173,9 @@ import Testing
     return out
   }
 
-  @Test("render --normalize -14LUFS --true-peak -1dBTP of loud drums: the limiter keeps the true peak of the file at or under -1.0 dBTP and its loudness within 0.1 LU of -14")
+  @Test(
+    "render --normalize -14LUFS --true-peak -1dBTP of loud drums: the limiter keeps the true peak of the file at or under -1.0 dBTP and its loudness within 0.1 LU of -14"
+  )
   func limiterOnTransients() throws {
     let folder = try TemporaryFolder()
     let source = Self.drums(seconds: 12)
@@ -228,10 +240,12 @@ import Testing
     let folder = try TemporaryFolder()
     let session = try Self.session(Self.programme(seconds: 8), in: folder)
     let path = folder.file("s.stemdeck")
-    let plain = try OfflineRenderer.render(session: session, sessionPath: path, outputPath: folder.file("plain.wav"), duration: nil,
-                                           normalize: .init(target: -20))
-    let ceiled = try OfflineRenderer.render(session: session, sessionPath: path, outputPath: folder.file("ceiled.wav"), duration: nil,
-                                            normalize: .init(target: -20, truePeakCeiling: -1))
+    let plain = try OfflineRenderer.render(
+      session: session, sessionPath: path, outputPath: folder.file("plain.wav"), duration: nil,
+      normalize: .init(target: -20))
+    let ceiled = try OfflineRenderer.render(
+      session: session, sessionPath: path, outputPath: folder.file("ceiled.wav"), duration: nil,
+      normalize: .init(target: -20, truePeakCeiling: -1))
     #expect(ceiled.normalization?.limiter == nil)
     #expect(try #require(ceiled.loudness).truePeakDecibels < -3, "far under the ceiling")
     let a = try readAudio(folder.file("plain.wav")), b = try readAudio(folder.file("ceiled.wav"))
@@ -240,7 +254,9 @@ import Testing
     #expect(plain.normalization?.gain == ceiled.normalization?.gain)
   }
 
-  @Test("render --normalize --true-peak: where the ceiling holds a steady tone's loudness down, the limiter stops after a pass that gains nothing, at the smaller gain")
+  @Test(
+    "render --normalize --true-peak: where the ceiling holds a steady tone's loudness down, the limiter stops after a pass that gains nothing, at the smaller gain"
+  )
   func ceilingHoldsLoudnessDown() throws {
     let folder = try TemporaryFolder()
     // A -30 dBFS 1 kHz tone (−30 LUFS) asked for -5 LUFS under a -8 dBTP ceiling: a sine's
@@ -271,8 +287,9 @@ import Testing
     let previous = Data("previous render".utf8)
     try previous.write(to: URL(fileURLWithPath: folder.file("out.wav")))
     func render(_ session: Session, _ normalize: OfflineRenderer.Normalize) throws(MixerError) {
-      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"),
-                                     duration: nil, normalize: normalize)
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"),
+        duration: nil, normalize: normalize)
     }
     for bad: Double in [-61, 1, .nan, -.infinity] {
       expectMixerError(["--normalize must be an integrated loudness from -60 to 0 LUFS"]) { () throws(MixerError) in
@@ -289,8 +306,9 @@ import Testing
       try render(silent, .init(target: -14))
     }
     #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file("out.wav"))) == previous)
-    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["out.wav", "silent.wav", "tone.wav"],
-            "no temporary file left")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["out.wav", "silent.wav", "tone.wav"],
+      "no temporary file left")
   }
 
   @Test("a render cancelled during the measuring pass writes nothing")
@@ -299,9 +317,12 @@ import Testing
     let session = try Self.session(Self.sine(-23, seconds: 4), in: folder)
     var asked = 0
     expectMixerError(["interrupted", "while measuring", "nothing was written"]) { () throws(MixerError) in
-      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"),
-                                     duration: nil, normalize: .init(target: -14),
-                                     cancelled: { asked += 1; return asked > 10 })
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"),
+        duration: nil, normalize: .init(target: -14),
+        cancelled: {
+          asked += 1; return asked > 10
+        })
     }
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["tone.wav"])
   }

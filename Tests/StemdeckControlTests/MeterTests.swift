@@ -9,8 +9,9 @@ import Testing
   @Test("a full-scale 1 kHz sine reads peak 0 dB and average -3.01 dB on the master; silence reads -160")
   func masterMeterKnownSignals() throws {
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("sine.wav"), format: .wavFloat,
-                   channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 48000)])
+    try writeAudio(
+      folder.file("sine.wav"), format: .wavFloat,
+      channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 48000)])
     let rig = MixerRig()
     // Before anything plays the meters read silence.
     _ = rig.render(4800)
@@ -53,10 +54,15 @@ import Testing
   @Test("a signal over full scale counts clips and reads above 0 dB")
   func overs() throws {
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("sine.wav"), format: .wavFloat,
-                   channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 48000)])
+    try writeAudio(
+      folder.file("sine.wav"), format: .wavFloat,
+      channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 48000)])
     let rig = MixerRig()
-    try rig.mixer.addStem(path: folder.file("sine.wav"), settings: stem("sine", "sine.wav") { $0.pan = -1; $0.volume = 2 })
+    try rig.mixer.addStem(
+      path: folder.file("sine.wav"),
+      settings: stem("sine", "sine.wav") {
+        $0.pan = -1; $0.volume = 2
+      })
     try rig.mixer.play()
     _ = rig.render(9600)
     let left = rig.mixer.masterMeter().channels[0]
@@ -75,14 +81,21 @@ import Testing
   @Test("stem meters: post-fader reads the stem after volume and pan (two sides), pre-fader the file")
   func stemMeterPoints() throws {
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("sine.wav"), format: .wavFloat,
-                   channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 96000)])
-    try writeAudio(folder.file("stereo.wav"), format: .wavFloat, channels: [
-      Signal.sine(frequency: 1000, sampleRate: 48000, frames: 96000, amplitude: 0.5),
-      Signal.sine(frequency: 500, sampleRate: 48000, frames: 96000, amplitude: 0.25),
-    ])
+    try writeAudio(
+      folder.file("sine.wav"), format: .wavFloat,
+      channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 96000)])
+    try writeAudio(
+      folder.file("stereo.wav"), format: .wavFloat,
+      channels: [
+        Signal.sine(frequency: 1000, sampleRate: 48000, frames: 96000, amplitude: 0.5),
+        Signal.sine(frequency: 500, sampleRate: 48000, frames: 96000, amplitude: 0.25)
+      ])
     let rig = MixerRig()
-    try rig.mixer.addStem(path: folder.file("sine.wav"), settings: stem("mono", "sine.wav") { $0.pan = -1; $0.volume = 0.5 })
+    try rig.mixer.addStem(
+      path: folder.file("sine.wav"),
+      settings: stem("mono", "sine.wav") {
+        $0.pan = -1; $0.volume = 0.5
+      })
     try rig.mixer.addStem(path: folder.file("stereo.wav"), settings: stem("stereo", "stereo.wav") { $0.pan = 0.5 })
     try rig.mixer.play()
     _ = rig.render(9600)
@@ -113,10 +126,15 @@ import Testing
   @Test("a copy of the mixer at another sample rate keeps stems, settings and position")
   func copyAtOtherRate() throws {
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("sine.wav"), format: .wavFloat,
-                   channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 96000, amplitude: 0.5)])
+    try writeAudio(
+      folder.file("sine.wav"), format: .wavFloat,
+      channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 96000, amplitude: 0.5)])
     let rig = MixerRig()
-    try rig.mixer.addStem(path: folder.file("sine.wav"), settings: stem("s", "sine.wav") { $0.pan = -1; $0.volume = 1.5; $0.loops = 3 })
+    try rig.mixer.addStem(
+      path: folder.file("sine.wav"),
+      settings: stem("s", "sine.wav") {
+        $0.pan = -1; $0.volume = 1.5; $0.loops = 3
+      })
     try rig.mixer.setMasterVolume(0.8)
     try rig.mixer.seek(toSeconds: 0.75)
     let copy = try rig.mixer.copy(atSampleRate: 44100)
@@ -131,10 +149,12 @@ import Testing
   @Test("a copy at another sample rate also keeps tempo, recording settings, effects and offline stems (all a session file holds)")
   func copyAtOtherRateKeepsEverything() throws {
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("sine.wav"), format: .wavFloat,
-                   channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 48000, amplitude: 0.5)])
-    try writeAudio(folder.file("hit.wav"), format: .wavFloat,
-                   channels: [Signal.sine(frequency: 500, sampleRate: 48000, frames: 4800, amplitude: 0.5)])
+    try writeAudio(
+      folder.file("sine.wav"), format: .wavFloat,
+      channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 48000, amplitude: 0.5)])
+    try writeAudio(
+      folder.file("hit.wav"), format: .wavFloat,
+      channels: [Signal.sine(frequency: 500, sampleRate: 48000, frames: 4800, amplitude: 0.5)])
     var session = Session()
     session.stems = [stem("s", "sine.wav") { $0.volume = 0.7 }, stem("gone", "missing.wav")]
     session.tempo = Tempo(bpm: 96, beatsPerBar: 3)

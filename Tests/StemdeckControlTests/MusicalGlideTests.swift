@@ -37,8 +37,9 @@ extension MusicalTests {
   /// `advanceGlides` (VoiceRendering.swift:243) ramps the gain across the whole pass to the value
   /// the glide reached, and `Glide.advance` clamps at the end, so when the glide's last frame falls
   /// inside a pass the target is reached only at the end of that pass, up to a block late.
-  @Test("a glide whose end falls inside a block still reaches its target exactly on its last frame",
-        arguments: [256, 4096])
+  @Test(
+    "a glide whose end falls inside a block still reaches its target exactly on its last frame",
+    arguments: [256, 4096])
   func glideEndsMidBlock(block: Int) throws {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))
@@ -53,8 +54,9 @@ extension MusicalTests {
     #expect(line < 1e-3, "block \(block): off the straight line by \(line)")
   }
 
-  @Test("exponential volume glide moves in equal dB steps and ends exactly on the target",
-        arguments: [(0.01, -20.0), (0.0, -40.0)])
+  @Test(
+    "exponential volume glide moves in equal dB steps and ends exactly on the target",
+    arguments: [(0.01, -20.0), (0.0, -40.0)])
   func exponentialVolumeGlide(target: Double, midwayDB: Double) throws {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))
@@ -87,8 +89,9 @@ extension MusicalTests {
       worst = max(worst, abs(l * l + r * r - 1))
     }
     #expect(worst < 2e-3, "power moves by \(worst)")
-    #expect(abs(Double(out.left[12000]) - 0.5.squareRoot()) < 0.01 && abs(Double(out.right[12000]) - 0.5.squareRoot()) < 0.01,
-            "at 0.25 s (centre): \(out.left[12000]), \(out.right[12000])")
+    #expect(
+      abs(Double(out.left[12000]) - 0.5.squareRoot()) < 0.01 && abs(Double(out.right[12000]) - 0.5.squareRoot()) < 0.01,
+      "at 0.25 s (centre): \(out.left[12000]), \(out.right[12000])")
     #expect(out.left[11000] > out.right[11000] && out.left[13000] < out.right[13000], "moves left to right")
     #expect(out.right[24000...].allSatisfy { $0 == 1 }, "right not exactly 1 after the glide")
     #expect(out.left[24000...].allSatisfy { abs($0) < 1e-6 }, "left not ≈ 0 after the glide")
@@ -175,8 +178,9 @@ extension MusicalTests {
   /// `.setLevels` (sent for every volume, pan, mute and solo change) clears BOTH the volume and
   /// the pan glide and sets the voice to the settings' values, which already hold the glide's
   /// target, so the glide jumps to its end in 10 ms.
-  @Test("setPan during a volume glide leaves the volume glide running",
-)
+  @Test(
+    "setPan during a volume glide leaves the volume glide running",
+  )
   func panChangeKeepsVolumeGlide() throws {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))
@@ -192,8 +196,9 @@ extension MusicalTests {
     #expect(abs(Double(r) - 0.5) <= 0.01, "right at 0.5 s: \(r) (volume glide cut short)")
   }
 
-  @Test("soloing another stem during a volume glide leaves the glide running",
-)
+  @Test(
+    "soloing another stem during a volume glide leaves the glide running",
+  )
   func soloElsewhereKeepsGlide() throws {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))

@@ -23,8 +23,9 @@ extension MusicalTests {
   /// `frame`: left 1 → 0, right 1 → 0.5.
   static func expectLanding(_ out: Stereo, at frame: Int, _ label: String) {
     let firstL = Musical.firstChange(out.left), firstR = Musical.firstChange(out.right)
-    #expect(out.left[..<frame].allSatisfy { $0 == 1 } && out.right[..<frame].allSatisfy { $0 == 1 },
-            "\(label): changed before frame \(frame) (first changes \(firstL ?? -1), \(firstR ?? -1))")
+    #expect(
+      out.left[..<frame].allSatisfy { $0 == 1 } && out.right[..<frame].allSatisfy { $0 == 1 },
+      "\(label): changed before frame \(frame) (first changes \(firstL ?? -1), \(firstR ?? -1))")
     #expect(firstL == firstR, "\(label): left first changes at \(firstL ?? -1), right at \(firstR ?? -1)")
     #expect(firstL == frame || firstL == frame + 1, "\(label): left first changes at \(firstL ?? -1), want \(frame)")
     let dl = Musical.deviation(out.left, at: frame, over: 0...480) { 1 - Double($0) / 480 }
@@ -33,8 +34,9 @@ extension MusicalTests {
     #expect(abs(out.left[frame + 600]) < 1e-6 && out.right[frame + 600] == 0.5, "\(label): end values")
   }
 
-  @Test("a group at 0.25 s lands on frame 12000 in both channels, whatever the block size",
-        arguments: [256, 1000, 4096, 777], ["volume", "mute"])
+  @Test(
+    "a group at 0.25 s lands on frame 12000 in both channels, whatever the block size",
+    arguments: [256, 1000, 4096, 777], ["volume", "mute"])
   func groupLandsOnOneFrame(block: Int, how: String) throws {
     let folder = try TemporaryFolder()
     let rig = try Self.twoSides(folder)
@@ -79,8 +81,9 @@ extension MusicalTests {
   /// the pass starts. The first pass after `play` from a stopped transport begins while still
   /// holding (it becomes playing inside `renderPass`), so it is not split: a group due inside
   /// the first block lands at the end of that block instead of on its frame.
-  @Test("a group due inside the first block after play still lands on its frame",
-        arguments: [256, 4096])
+  @Test(
+    "a group due inside the first block after play still lands on its frame",
+    arguments: [256, 4096])
   func groupInFirstBlock(block: Int) throws {
     let folder = try TemporaryFolder()
     let rig = try Self.twoSides(folder)

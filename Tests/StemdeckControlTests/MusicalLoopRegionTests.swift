@@ -21,7 +21,11 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let (path, file) = try Self.rampStem(folder)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("r", path) { $0.pan = -1; $0.loops = 2 })
+    try rig.mixer.addStem(
+      path: path,
+      settings: stem("r", path) {
+        $0.pan = -1; $0.loops = 2
+      })
     try rig.mixer.setLoopRegion("r", start: 0.25, end: 0.75, crossfade: 0)
     let status = try rig.mixer.stemStatus("r").settings
     #expect(status.loopStart == 0.25 && status.loopEnd == 0.75 && status.crossfade == 0)
@@ -41,7 +45,11 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let (path, file) = try Self.rampStem(folder)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("r", path) { $0.pan = -1; $0.loops = 2 })
+    try rig.mixer.addStem(
+      path: path,
+      settings: stem("r", path) {
+        $0.pan = -1; $0.loops = 2
+      })
     try rig.mixer.setLoopRegion("r", start: 0.25, end: 0.75, crossfade: 0.005)
     try rig.mixer.play()
     let out = rig.render(80000, block: 1000).left
@@ -58,7 +66,9 @@ extension MusicalTests {
         }
       }
     }
-    #expect(maxAbsError(Array(out[0..<72000]), expected) <= 1e-6, "off the documented crossfade by \(maxAbsError(Array(out[0..<72000]), expected))")
+    #expect(
+      maxAbsError(Array(out[0..<72000]), expected) <= 1e-6,
+      "off the documented crossfade by \(maxAbsError(Array(out[0..<72000]), expected))")
     for seam in [0, 24000, 48000] {
       #expect(out[seam] == file[12000], "pass at \(seam) starts with \(out[seam]), not file frame 12000")
     }
@@ -91,7 +101,7 @@ extension MusicalTests {
       ("negative start", -0.1, 0.4, 0),
       ("crossfade longer than the audio before start", 0.002, 0.5, 0.005),
       ("crossfade longer than the loop", 0.5, 0.502, 0.005),
-      ("crossfade out of range", 0.5, 0.9, 1.5),
+      ("crossfade out of range", 0.5, 0.9, 1.5)
     ]
     for (label, start, end, xfade) in cases {
       let error = Musical.error { () throws(MixerError) in try rig.mixer.setLoopRegion("r", start: start, end: end, crossfade: xfade) }
@@ -105,8 +115,9 @@ extension MusicalTests {
     #expect(firstMismatch(after[...], expected[...]) == nil, "the sound changed after refused regions")
   }
 
-  @Test("a half-given loop region (start without end) is refused, not stored half-set",
-)
+  @Test(
+    "a half-given loop region (start without end) is refused, not stored half-set",
+  )
   func halfRegion() throws {
     let folder = try TemporaryFolder()
     let (path, _) = try Self.rampStem(folder)

@@ -16,7 +16,11 @@ extension MusicalTests {
     let ramp = Signal.ramp(frames: 24000, from: 0.5, to: 1)
     let path = try Musical.mono(folder, "r.wav", ramp)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("r", path) { $0.pan = -1; $0.loops = -1 })
+    try rig.mixer.addStem(
+      path: path,
+      settings: stem("r", path) {
+        $0.pan = -1; $0.loops = -1
+      })
     try rig.mixer.play()
     var out = rig.render(10000).left
     let seam = try rig.mixer.nextLoopSeam(of: "r")
@@ -40,7 +44,11 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(0.5, frames: 24000))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("region", path) { $0.loops = -1; $0.loopStart = 0.1; $0.loopEnd = 0.3 })
+    try rig.mixer.addStem(
+      path: path,
+      settings: stem("region", path) {
+        $0.loops = -1; $0.loopStart = 0.1; $0.loopEnd = 0.3
+      })
     try rig.mixer.play()
     _ = rig.render(10000)
     let region = try rig.mixer.nextLoopSeam(of: "region")
@@ -51,17 +59,20 @@ extension MusicalTests {
   /// Rubber Band pull input ahead of what they have output (their internal buffers), so for a
   /// resampled or stretched stem the seam came early (rate 0.8 → 21565, heard 30000; stretch →
   /// 22224, heard 24000). It now counts what the renderer has output.
-  @Test("nextLoopSeam of a resampled or stretched stem is within a few frames of the seam heard",
-        arguments: [("varispeed 0.8", 30000), ("stretch 1", 24000)])
+  @Test(
+    "nextLoopSeam of a resampled or stretched stem is within a few frames of the seam heard",
+    arguments: [("varispeed 0.8", 30000), ("stretch 1", 24000)])
   func loopSeamResampled(label: String, heardAt: Int) throws {
     let folder = try TemporaryFolder()
     let ramp = Signal.ramp(frames: 24000, from: 0.5, to: 1)
     let path = try Musical.mono(folder, "r.wav", ramp)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("r", path) {
-      $0.pan = -1; $0.loops = -1
-      if label.hasPrefix("stretch") { $0.mode = .stretch } else { $0.rate = 0.8 }
-    })
+    try rig.mixer.addStem(
+      path: path,
+      settings: stem("r", path) {
+        $0.pan = -1; $0.loops = -1
+        if label.hasPrefix("stretch") { $0.mode = .stretch } else { $0.rate = 0.8 }
+      })
     try rig.mixer.play()
     var out = rig.render(10000).left
     let seam = try rig.mixer.nextLoopSeam(of: "r") * 48000
@@ -72,8 +83,9 @@ extension MusicalTests {
     #expect(abs(seam - Double(heardAt)) <= 4, "\(label): nextLoopSeam \(seam) frames, heard \(heard ?? -1)")
   }
 
-  @Test("a group at the next loop seam of a resampled or stretched stem lands on the seam's frame",
-        arguments: [("varispeed 0.8", 30000), ("varispeed 1.25", 19200), ("stretch 0.8", 30000), ("stretch 1", 24000)])
+  @Test(
+    "a group at the next loop seam of a resampled or stretched stem lands on the seam's frame",
+    arguments: [("varispeed 0.8", 30000), ("varispeed 1.25", 19200), ("stretch 0.8", 30000), ("stretch 1", 24000)])
   func groupAtResampledSeam(label: String, seamFrame: Int) throws {
     let folder = try TemporaryFolder()
     let ramp = Signal.ramp(frames: 24000, from: 0.5, to: 1)
@@ -81,10 +93,12 @@ extension MusicalTests {
     let rate = Double(label.split(separator: " ")[1])!
     func rig() throws -> MixerRig {
       let rig = MixerRig()
-      try rig.mixer.addStem(path: path, settings: stem("r", path) {
-        $0.pan = -1; $0.loops = -1; $0.rate = rate
-        if label.hasPrefix("stretch") { $0.mode = .stretch }
-      })
+      try rig.mixer.addStem(
+        path: path,
+        settings: stem("r", path) {
+          $0.pan = -1; $0.loops = -1; $0.rate = rate
+          if label.hasPrefix("stretch") { $0.mode = .stretch }
+        })
       try rig.mixer.play()
       return rig
     }

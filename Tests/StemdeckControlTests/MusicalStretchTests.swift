@@ -17,7 +17,11 @@ extension MusicalTests {
     let sine = Signal.sine(frequency: 440, sampleRate: Double(fileRate), frames: 4 * fileRate, amplitude: 0.5)
     let path = try Musical.mono(folder, "sine\(fileRate).wav", sine, sampleRate: fileRate)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("s", path) { $0.pan = -1; configure(&$0) })
+    try rig.mixer.addStem(
+      path: path,
+      settings: stem("s", path) {
+        $0.pan = -1; configure(&$0)
+      })
     try rig.mixer.play()
     return (rig, rig.render(Int(seconds * 48000), block: 512).left)
   }
@@ -33,7 +37,11 @@ extension MusicalTests {
     let sine = Signal.sine(frequency: 220, sampleRate: 44100, frames: 4 * 44100, amplitude: 0.5)
     let path = try Musical.mono(folder, "sine44.wav", sine, sampleRate: 44100)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("s", path) { $0.pan = -1; $0.mode = .stretch; $0.rate = 2; $0.pitch = 12 })
+    try rig.mixer.addStem(
+      path: path,
+      settings: stem("s", path) {
+        $0.pan = -1; $0.mode = .stretch; $0.rate = 2; $0.pitch = 12
+      })
     try rig.mixer.play()
     let out = rig.render(4096 * 20, block: 4096).left
     #expect(try rig.mixer.stemStatus("s").underruns == 0)
@@ -50,7 +58,9 @@ extension MusicalTests {
   @Test("stretch at rate 1.25 keeps 440 Hz and lasts 3.2 s; varispeed at 1.25 gives 550 Hz")
   func stretchKeepsPitch() throws {
     let folder = try TemporaryFolder()
-    let (rig, out) = try Self.renderSine(folder) { $0.mode = .stretch; $0.rate = 1.25 }
+    let (rig, out) = try Self.renderSine(folder) {
+      $0.mode = .stretch; $0.rate = 1.25
+    }
     #expect(abs((rig.mixer.duration ?? 0) - 3.2) < 1e-9)
     let f = estimatedFrequency(out, sampleRate: 48000, in: 48000..<120000)
     #expect(abs(f - 440) <= 2, "stretch 1.25: \(f) Hz")
@@ -73,8 +83,9 @@ extension MusicalTests {
     #expect(abs(varEnd - 153600) <= 48, "varispeed ends at \(varEnd)")
   }
 
-  @Test("a stretch stem at rate 1 starts with the file's first frames (the sine's rising start), 44.1 and 48 kHz",
-        arguments: [48000, 44100])
+  @Test(
+    "a stretch stem at rate 1 starts with the file's first frames (the sine's rising start), 44.1 and 48 kHz",
+    arguments: [48000, 44100])
   func stretchStartsExactly(fileRate: Int) throws {
     let folder = try TemporaryFolder()
     let (_, out) = try Self.renderSine(folder, fileRate: fileRate, seconds: 0.5) { $0.mode = .stretch }
@@ -91,12 +102,17 @@ extension MusicalTests {
   /// rate 0.8 → 437.81 Hz, −8.7 cents; a 100 Hz tone at rate 0.8 −14 cents): its phase resets at
   /// detected transients drop part of a cycle each time (TransientsMixed only moves the error
   /// below 150 Hz, TransientsSmooth removes it with the transients). The R3 engine is exact.
-  @Test("stretch pitch is exact to 0.5 cent: ±12, +3, +7 semitones, rates 0.8 and 1.25",
-        arguments: [(12.0, 1.0, 880.0), (-12.0, 1.0, 220.0), (0.0, 0.8, 440.0), (0.0, 1.25, 440.0),
-                    (3.0, 1.0, 523.2511306), (7.0, 0.8, 659.2551138)])
+  @Test(
+    "stretch pitch is exact to 0.5 cent: ±12, +3, +7 semitones, rates 0.8 and 1.25",
+    arguments: [
+      (12.0, 1.0, 880.0), (-12.0, 1.0, 220.0), (0.0, 0.8, 440.0), (0.0, 1.25, 440.0),
+      (3.0, 1.0, 523.2511306), (7.0, 0.8, 659.2551138)
+    ])
   func stretchPitchAccuracy(pitch: Double, rate: Double, expected: Double) throws {
     let folder = try TemporaryFolder()
-    let (_, out) = try Self.renderSine(folder, seconds: 2) { $0.mode = .stretch; $0.pitch = pitch; $0.rate = rate }
+    let (_, out) = try Self.renderSine(folder, seconds: 2) {
+      $0.mode = .stretch; $0.pitch = pitch; $0.rate = rate
+    }
     let f = estimatedFrequency(out, sampleRate: 48000, in: 24000..<90000)
     let cents = 1200 * log2(f / expected)
     #expect(abs(cents) <= 0.5, "pitch \(pitch), rate \(rate): \(f) Hz, want \(expected) (\(cents) cents)")
@@ -145,8 +161,9 @@ extension MusicalTests {
     try rig.mixer.setMode("v", .stretch)
     try rig.mixer.setPitch("v", 3)
     let back = Musical.error { () throws(MixerError) in try rig.mixer.setMode("v", .varispeed) }
-    #expect(back?.message == "'v' is pitch-shifted (3 semitones): 'pitch v 0' first (in varispeed the pitch follows the rate)",
-            "error: \(String(describing: back))")
+    #expect(
+      back?.message == "'v' is pitch-shifted (3 semitones): 'pitch v 0' first (in varispeed the pitch follows the rate)",
+      "error: \(String(describing: back))")
     #expect(try rig.mixer.stemStatus("v").settings.mode == .stretch)
     try rig.mixer.setPitch("v", 0)
     try rig.mixer.setMode("v", .varispeed)
@@ -157,8 +174,9 @@ extension MusicalTests {
     #expect(added?.message.contains("pitch shifts need stretch mode") == true, "error: \(String(describing: added))")
   }
 
-  @Test("switching mode while playing: no click (largest step < 0.05 on a 0.5 440 Hz sine), the tone goes on",
-        arguments: [RateMode.stretch, RateMode.varispeed])
+  @Test(
+    "switching mode while playing: no click (largest step < 0.05 on a 0.5 440 Hz sine), the tone goes on",
+    arguments: [RateMode.stretch, RateMode.varispeed])
   func modeSwitchWhilePlaying(to mode: RateMode) throws {
     let folder = try TemporaryFolder()
     let from: RateMode = mode == .stretch ? .varispeed : .stretch
@@ -196,13 +214,18 @@ extension MusicalTests {
     return (best.0, (best.1 / Double(range.count)).squareRoot())
   }
 
-  @Test("a stretch stem at rate 1 stays sample-aligned with a varispeed copy, from the start and after a live switch",
-        arguments: [48000, 44100])
+  @Test(
+    "a stretch stem at rate 1 stays sample-aligned with a varispeed copy, from the start and after a live switch",
+    arguments: [48000, 44100])
   func stretchStaysInSync(fileRate: Int) throws {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "t.wav", Self.tones(fileRate, 4 * fileRate), sampleRate: fileRate)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("s", path) { $0.pan = -1; $0.mode = .stretch })
+    try rig.mixer.addStem(
+      path: path,
+      settings: stem("s", path) {
+        $0.pan = -1; $0.mode = .stretch
+      })
     try rig.mixer.addStem(path: path, settings: stem("v", path) { $0.pan = 1 })
     try rig.mixer.play()
     var out = rig.render(48000, block: 512)
@@ -223,9 +246,17 @@ extension MusicalTests {
     let path = try Musical.mono(folder, "t.wav", Self.tones(48000, 4 * 48000))
     let sinePath = try Musical.mono(folder, "sine.wav", Signal.sine(frequency: 440, sampleRate: 48000, frames: 4 * 48000, amplitude: 0.5))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("s", path) { $0.pan = -1; $0.mode = .stretch })
+    try rig.mixer.addStem(
+      path: path,
+      settings: stem("s", path) {
+        $0.pan = -1; $0.mode = .stretch
+      })
     try rig.mixer.addStem(path: path, settings: stem("v", path) { $0.pan = 1 })
-    try rig.mixer.addStem(path: sinePath, settings: stem("tone", sinePath) { $0.pan = -1; $0.mode = .stretch; $0.volume = 0 })
+    try rig.mixer.addStem(
+      path: sinePath,
+      settings: stem("tone", sinePath) {
+        $0.pan = -1; $0.mode = .stretch; $0.volume = 0
+      })
     try rig.mixer.play()
     var out = rig.render(24000, block: 512)
     try rig.mixer.setPitch("s", 12)

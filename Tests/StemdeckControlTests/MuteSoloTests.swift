@@ -76,7 +76,11 @@ import Testing
     _ = rig.mixer.pump()
     #expect(!rig.mixer.hasPendingRemovals)
     // The name is free again.
-    try rig.mixer.addStem(path: folder.file("c.wav"), settings: stem("c", "c.wav") { $0.pan = -1; $0.solo = true })
+    try rig.mixer.addStem(
+      path: folder.file("c.wav"),
+      settings: stem("c", "c.wav") {
+        $0.pan = -1; $0.solo = true
+      })
     let out = rig.render(20000)
     // A stem added while playing joins 0.3 s (14400 frames) later, sample-aligned; the solo
     // silences the others at once.

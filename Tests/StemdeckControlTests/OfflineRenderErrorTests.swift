@@ -13,10 +13,13 @@ import Testing
     return s
   }
 
-  func render(_ session: Session, _ folder: TemporaryFolder, output: String = "out.wav",
-              duration: Double? = nil, sampleRate: Int = 48000) throws(MixerError) -> OfflineRenderer.Summary {
-    try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file(output),
-                               duration: duration, sampleRate: sampleRate)
+  func render(
+    _ session: Session, _ folder: TemporaryFolder, output: String = "out.wav",
+    duration: Double? = nil, sampleRate: Int = 48000
+  ) throws(MixerError) -> OfflineRenderer.Summary {
+    try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file(output),
+      duration: duration, sampleRate: sampleRate)
   }
 
   @Test("a stem looping forever needs --duration")
@@ -65,13 +68,15 @@ import Testing
       _ = try render(past, folder)
     }
     expectMixerError(["nothing to render: --from 0:01.000 is at or past the session's end (0:00.100)"]) { () throws(MixerError) in
-      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"),
-                                     duration: nil, from: 1)
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"),
+        duration: nil, from: 1)
     }
     for bad in [-1, Double.nan, 2_000_000] {
       expectMixerError(["--from must be a number of seconds from 0 to 1000000"]) { () throws(MixerError) in
-        _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"),
-                                       duration: nil, from: bad)
+        _ = try OfflineRenderer.render(
+          session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out.wav"),
+          duration: nil, from: bad)
       }
     }
     var missing = session
@@ -108,13 +113,15 @@ import Testing
     let folder = try TemporaryFolder()
     let (session, ramp) = try Self.rampSavedHalfWay(in: folder)
     let path = folder.file("s.stemdeck")
-    let whole = try OfflineRenderer.render(session: session, sessionPath: path, outputPath: folder.file("whole.wav"),
-                                           duration: nil, from: 0)
+    let whole = try OfflineRenderer.render(
+      session: session, sessionPath: path, outputPath: folder.file("whole.wav"),
+      duration: nil, from: 0)
     #expect(whole.frames == 48000 && whole.start == 0)
     let left = try readAudio(folder.file("whole.wav")).channel(0)
     #expect(firstMismatch(left[...], ramp[...]) == nil, "from 0 plays the ramp from its first sample, without a fade")
-    let tail = try OfflineRenderer.render(session: session, sessionPath: path, outputPath: folder.file("tail.wav"),
-                                          duration: nil, from: 0.25)
+    let tail = try OfflineRenderer.render(
+      session: session, sessionPath: path, outputPath: folder.file("tail.wav"),
+      duration: nil, from: 0.25)
     #expect(tail.frames == 36000 && tail.start == 0.25)
     let tailLeft = try readAudio(folder.file("tail.wav")).channel(0)
     #expect(firstMismatch(tailLeft[241...], ramp[12241...]) == nil)
@@ -123,8 +130,9 @@ import Testing
   @Test("other sample rates: a 48 kHz stem rendered at 96 kHz lasts as long and keeps its pitch")
   func otherEngineRate() throws {
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("s.wav"), format: .wavFloat,
-                   channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 24000, amplitude: 0.5)])
+    try writeAudio(
+      folder.file("s.wav"), format: .wavFloat,
+      channels: [Signal.sine(frequency: 1000, sampleRate: 48000, frames: 24000, amplitude: 0.5)])
     var session = Session()
     session.stems = [stem("s", "s.wav") { $0.pan = -1 }]
     let (summary, output) = try renderOffline(session, in: folder, sampleRate: 96000)

@@ -55,7 +55,9 @@ struct RecordingTests {
     try rig.mixer.startRecording(path: folder.file("t.wav"), name: "t", format: .wavFloat, latencyFrames: 300, muted: false)
     render(rig, 4096, inputFrame: &input, clicks: [])
     let settings = try finish(rig, "t", inputFrame: &input)
-    #expect(settings.startOffset == Double(transportAtStart - 300) / 48000, "startOffset \(settings.startOffset), transport at start \(transportAtStart)")
+    #expect(
+      settings.startOffset == Double(transportAtStart - 300) / 48000,
+      "startOffset \(settings.startOffset), transport at start \(transportAtStart)")
     #expect(settings.loopStart == nil)
   }
 

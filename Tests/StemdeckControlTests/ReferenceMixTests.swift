@@ -50,37 +50,58 @@ func referenceMix(_ stems: [ReferenceStem], frames: Int, sampleRate: Double, mas
 @Suite struct ReferenceMixTests {
   /// Five stems in four file formats, mono and stereo, 48 and 44.1 kHz, with loops and a start
   /// offset: writes the files and returns the session and the stems that need no conversion.
-  static func makeSession(in folder: TemporaryFolder, master: Double) throws -> (session: Session, direct: [ReferenceStem], resampled: StemSettings) {
+  static func makeSession(
+    in folder: TemporaryFolder, master: Double
+  ) throws -> (session: Session, direct: [ReferenceStem], resampled: StemSettings) {
     // Mono 32-bit float noise, played twice.
-    try writeAudio(folder.file("noise.wav"), format: .wavFloat,
-                   channels: [Signal.noise(frames: 30000, amplitude: 0.5, seed: 1)])
+    try writeAudio(
+      folder.file("noise.wav"), format: .wavFloat,
+      channels: [Signal.noise(frames: 30000, amplitude: 0.5, seed: 1)])
     // Stereo 16-bit WAV: two sines.
-    try writeAudio(folder.file("pad.wav"), format: .wav16, channels: [
-      Signal.sine(frequency: 220, sampleRate: 48000, frames: 50000, amplitude: 0.4),
-      Signal.sine(frequency: 330, sampleRate: 48000, frames: 50000, amplitude: 0.3, phase: 1),
-    ])
+    try writeAudio(
+      folder.file("pad.wav"), format: .wav16,
+      channels: [
+        Signal.sine(frequency: 220, sampleRate: 48000, frames: 50000, amplitude: 0.4),
+        Signal.sine(frequency: 330, sampleRate: 48000, frames: 50000, amplitude: 0.3, phase: 1)
+      ])
     // Stereo 24-bit FLAC: noise plus a sine, starting 0.1 s into the transport.
-    let bassLeft = zip(Signal.noise(frames: 70000, amplitude: 0.2, seed: 2),
-                       Signal.sine(frequency: 55, sampleRate: 48000, frames: 70000, amplitude: 0.5)).map { $0 + $1 }
-    try writeAudio(folder.file("bass.flac"), format: .flac, channels: [
-      bassLeft, Signal.noise(frames: 70000, amplitude: 0.6, seed: 3),
-    ])
+    let bassLeft = zip(
+      Signal.noise(frames: 70000, amplitude: 0.2, seed: 2),
+      Signal.sine(frequency: 55, sampleRate: 48000, frames: 70000, amplitude: 0.5)
+    ).map { $0 + $1 }
+    try writeAudio(
+      folder.file("bass.flac"), format: .flac,
+      channels: [
+        bassLeft, Signal.noise(frames: 70000, amplitude: 0.6, seed: 3)
+      ])
     // Mono 24-bit AIFF, short, played three times, hard right.
-    try writeAudio(folder.file("perc.aiff"), format: .aiff,
-                   channels: [Signal.noise(frames: 9000, amplitude: 0.9, seed: 4)])
+    try writeAudio(
+      folder.file("perc.aiff"), format: .aiff,
+      channels: [Signal.noise(frames: 9000, amplitude: 0.9, seed: 4)])
     // Mono float WAV at 44.1 kHz: goes through the resampler.
-    try writeAudio(folder.file("keys.wav"), format: .wavFloat, sampleRate: 44100,
-                   channels: [Signal.sine(frequency: 440, sampleRate: 44100, frames: 44100, amplitude: 0.5)])
+    try writeAudio(
+      folder.file("keys.wav"), format: .wavFloat, sampleRate: 44100,
+      channels: [Signal.sine(frequency: 440, sampleRate: 44100, frames: 44100, amplitude: 0.5)])
 
     var session = Session()
     session.masterVolume = master
     let direct = [
-      stem("noise", "noise.wav") { $0.volume = 0.8; $0.pan = -0.3; $0.loops = 1 },
-      stem("pad", "pad.wav") { $0.volume = 0.5; $0.pan = 0.4 },
-      stem("bass", "bass.flac") { $0.volume = 1.2; $0.pan = -0.6; $0.startOffset = 0.1 },
-      stem("perc", "perc.aiff") { $0.volume = 0.3; $0.pan = 1; $0.loops = 2 },
+      stem("noise", "noise.wav") {
+        $0.volume = 0.8; $0.pan = -0.3; $0.loops = 1
+      },
+      stem("pad", "pad.wav") {
+        $0.volume = 0.5; $0.pan = 0.4
+      },
+      stem("bass", "bass.flac") {
+        $0.volume = 1.2; $0.pan = -0.6; $0.startOffset = 0.1
+      },
+      stem("perc", "perc.aiff") {
+        $0.volume = 0.3; $0.pan = 1; $0.loops = 2
+      }
     ]
-    let keys = stem("keys", "keys.wav") { $0.volume = 0.7; $0.pan = 0.5 }
+    let keys = stem("keys", "keys.wav") {
+      $0.volume = 0.7; $0.pan = 0.5
+    }
     session.stems = direct + [keys]
     let stems = try direct.map { ReferenceStem(settings: $0, audio: try readAudio(folder.file($0.file))) }
     return (session, stems, keys)
@@ -145,15 +166,19 @@ func referenceMix(_ stems: [ReferenceStem], frames: Int, sampleRate: Double, mas
     #expect(summary.frames == 4800 + 70000)
     let errorLeft = maxAbsError(output.left, reference.left)
     let errorRight = maxAbsError(output.right, reference.right)
-    #expect(errorLeft < referenceTolerance, "left: max error \(errorLeft) at \(String(describing: firstMismatch(output.left[...], reference.left.map(Float.init)[...], tolerance: referenceTolerance)))")
+    #expect(
+      errorLeft < referenceTolerance,
+      "left: max error \(errorLeft) at \(String(describing: firstMismatch(output.left[...], reference.left.map(Float.init)[...], tolerance: referenceTolerance)))"
+    )
     #expect(errorRight < referenceTolerance, "right: max error \(errorRight)")
   }
 
   @Test("output formats: FLAC and AIFF renders decode to the float render within their 24-bit resolution")
   func otherOutputFormats() throws {
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("a.wav"), format: .wavFloat,
-                   channels: [Signal.noise(frames: 20000, amplitude: 0.7, seed: 9)])
+    try writeAudio(
+      folder.file("a.wav"), format: .wavFloat,
+      channels: [Signal.noise(frames: 20000, amplitude: 0.7, seed: 9)])
     var session = Session()
     session.stems = [stem("a", "a.wav") { $0.pan = 0.2 }]
     let float = try renderOffline(session, in: folder, name: "out.wav").output

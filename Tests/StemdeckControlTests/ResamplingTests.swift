@@ -9,8 +9,9 @@ import Testing
 @Suite struct ResamplingTests {
   static let scale = 48000.0 / 44100.0
 
-  @Test("a 44.1 kHz stem lasts its length scaled to 48 kHz (±2 frames), then is silent",
-        arguments: [ResamplerQuality.fast, .best])
+  @Test(
+    "a 44.1 kHz stem lasts its length scaled to 48 kHz (±2 frames), then is silent",
+    arguments: [ResamplerQuality.fast, .best])
   func lengthScales(quality: ResamplerQuality) throws {
     let folder = try TemporaryFolder()
     // Silence, a 0.5 plateau, silence: the plateau's edges mark the time mapping at two points.
@@ -39,8 +40,9 @@ import Testing
     #expect(peak(output.right) == 0, "pan -1 puts nothing on the right")
   }
 
-  @Test("a 1 kHz sine at 44.1 kHz stays 1 kHz (±0.5 Hz) and keeps its RMS (±0.1 dB)",
-        arguments: [ResamplerQuality.fast, .best])
+  @Test(
+    "a 1 kHz sine at 44.1 kHz stays 1 kHz (±0.5 Hz) and keeps its RMS (±0.1 dB)",
+    arguments: [ResamplerQuality.fast, .best])
   func pitchAndLevel(quality: ResamplerQuality) throws {
     let folder = try TemporaryFolder()
     let input = Signal.sine(frequency: 1000, sampleRate: 44100, frames: 44100, amplitude: 0.5)
@@ -66,7 +68,11 @@ import Testing
     let input = Signal.sine(frequency: 800, sampleRate: 48000, frames: 24000, amplitude: 0.5)
     try writeAudio(folder.file("sine.wav"), format: .wavFloat, channels: [input])
     var session = Session()
-    session.stems = [stem("sine", "sine.wav") { $0.pan = -1; $0.rate = 0.5 }]
+    session.stems = [
+      stem("sine", "sine.wav") {
+        $0.pan = -1; $0.rate = 0.5
+      }
+    ]
     let (summary, output) = try renderOffline(session, in: folder, duration: 1.2)
     #expect(summary.frames == 57600)
     let frequency = estimatedFrequency(output.left, sampleRate: 48000, in: 4800..<43200)
@@ -82,8 +88,9 @@ import Testing
     try rateChangeIsContinuous(quality: .linear)
   }
 
-  @Test("a rate change while playing (leaving the bypass) is continuous: sinc converters",
-        arguments: [ResamplerQuality.fast, .best])
+  @Test(
+    "a rate change while playing (leaving the bypass) is continuous: sinc converters",
+    arguments: [ResamplerQuality.fast, .best])
   func rateChangeWhilePlayingSinc(quality: ResamplerQuality) throws {
     try rateChangeIsContinuous(quality: quality)
   }
@@ -112,8 +119,9 @@ import Testing
   @Test("seeking a resampled (44.1 kHz) stem keeps it in step with the transport")
   func seekResampledStem() throws {
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("sine.wav"), format: .wavFloat, sampleRate: 44100,
-                   channels: [Signal.sine(frequency: 1000, sampleRate: 44100, frames: 44100, amplitude: 0.5)])
+    try writeAudio(
+      folder.file("sine.wav"), format: .wavFloat, sampleRate: 44100,
+      channels: [Signal.sine(frequency: 1000, sampleRate: 44100, frames: 44100, amplitude: 0.5)])
     let straight = MixerRig()
     try straight.mixer.addStem(path: folder.file("sine.wav"), settings: stem("s", "sine.wav") { $0.pan = -1 })
     try straight.mixer.play()

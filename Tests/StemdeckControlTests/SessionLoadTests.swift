@@ -15,8 +15,12 @@ import Testing
   static func firstSession() -> Session {
     var s = Session()
     s.stems = [
-      stem("drums", "drums.wav") { $0.pan = -1; $0.volume = 0.8 },
-      stem("bass", "bass.flac") { $0.pan = 1; $0.loops = 1 },
+      stem("drums", "drums.wav") {
+        $0.pan = -1; $0.volume = 0.8
+      },
+      stem("bass", "bass.flac") {
+        $0.pan = 1; $0.loops = 1
+      }
     ]
     return s
   }
@@ -38,7 +42,7 @@ import Testing
     bad.masterVolume = 0.5
     bad.stems = [
       stem("keys", "keys.wav"),
-      stem("vox", "takes/vox.wav"),
+      stem("vox", "takes/vox.wav")
     ]
     let badPath = folder.file("second.stemdeck")
     expectMixerError([badPath, "stems[1]", "vox", folder.file("takes/vox.wav"), "no such file"]) { () throws(MixerError) in
@@ -76,7 +80,7 @@ import Testing
       (volume, [path, "stems[1]", "drums", "volume", "(got 3)"]),
       (duplicate, [path, "stems[1]", "duplicate stem name 'keys'", "stems[0]"]),
       (notAudio, [path, "stems[0]", "readme", folder.file("readme.wav"), "not a readable audio file"]),
-      (master, [path, "master.volume", "(got 9)"]),
+      (master, [path, "master.volume", "(got 9)"])
     ]
     for (session, fragments) in cases {
       expectMixerError(fragments) { () throws(MixerError) in try rig.mixer.load(session, sessionPath: path, strict: true) }
@@ -93,7 +97,9 @@ import Testing
     var session = Session()
     session.stems = [
       stem("keys", "keys.wav") { $0.pan = -1 },
-      stem("vox", "takes/vox.wav") { $0.volume = 0.3; $0.loops = 2 },
+      stem("vox", "takes/vox.wav") {
+        $0.volume = 0.3; $0.loops = 2
+      }
     ]
     let path = folder.file("second.stemdeck")
     let warnings = try rig.mixer.load(session, sessionPath: path)
@@ -133,8 +139,12 @@ import Testing
     second.position = 1.25
     second.quality = .medium
     second.stems = [
-      stem("keys", "../keys.wav") { $0.pan = -1; $0.volume = 2 },
-      stem("drums", folder.file("drums.wav")) { $0.pan = 1; $0.rate = 0.5; $0.loops = 3 },
+      stem("keys", "../keys.wav") {
+        $0.pan = -1; $0.volume = 2
+      },
+      stem("drums", folder.file("drums.wav")) {
+        $0.pan = 1; $0.rate = 0.5; $0.loops = 3
+      }
     ]
     let sessionPath = folder.file("sessions/second.stemdeck")
     try rig.mixer.load(second, sessionPath: sessionPath)

@@ -16,8 +16,9 @@ import Testing
   @Test("volume 0 → 1 on a full-scale DC stem ramps in steps of at most 1/400 and arrives within 500 frames")
   func volumeJump() throws {
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("dc.wav"), format: .wavFloat,
-                   channels: [Signal.constant(1, frames: 96000), Signal.constant(1, frames: 96000)])
+    try writeAudio(
+      folder.file("dc.wav"), format: .wavFloat,
+      channels: [Signal.constant(1, frames: 96000), Signal.constant(1, frames: 96000)])
     let rig = MixerRig()
     try rig.mixer.addStem(path: folder.file("dc.wav"), settings: stem("dc", "dc.wav") { $0.volume = 0 })
     try rig.mixer.play()
@@ -44,8 +45,9 @@ import Testing
   @Test("pan -1 → 1 on a DC stem moves both sides in steps of at most 1/400", arguments: [1, 2])
   func panJump(channels: Int) throws {
     let folder = try TemporaryFolder()
-    try writeAudio(folder.file("dc.wav"), format: .wavFloat,
-                   channels: Array(repeating: Signal.constant(1, frames: 96000), count: channels))
+    try writeAudio(
+      folder.file("dc.wav"), format: .wavFloat,
+      channels: Array(repeating: Signal.constant(1, frames: 96000), count: channels))
     let rig = MixerRig()
     try rig.mixer.addStem(path: folder.file("dc.wav"), settings: stem("dc", "dc.wav") { $0.pan = -1 })
     try rig.mixer.play()
@@ -95,8 +97,9 @@ import Testing
     #expect(abs(resumed.left[0]) < 0.01, "no fade-in: first frame \(resumed.left[0])")
     #expect(maxStep(resumed.left) <= 1.0 / 200)
     let resumeFrame = Int((pausedAt * 48000).rounded())
-    #expect(firstMismatch(resumed.left[300...], ramp[(resumeFrame + 300)..<(resumeFrame + 2048)]) == nil,
-            "after the fade-in the audio is the file from the pause position")
+    #expect(
+      firstMismatch(resumed.left[300...], ramp[(resumeFrame + 300)..<(resumeFrame + 2048)]) == nil,
+      "after the fade-in the audio is the file from the pause position")
   }
 
   @Test("after a fade-in the output is bit-exact from the fade's end (frame 240 at 48 kHz)")
@@ -121,8 +124,9 @@ import Testing
     #expect(ramped.left[480] == ramp[base + 480], "frame 480: \(ramped.left[480]) vs \(ramp[base + 480])")
   }
 
-  @Test("a change made while paused applies from the first sample of play",
-        arguments: ["mute", "volume", "solo", "pan"])
+  @Test(
+    "a change made while paused applies from the first sample of play",
+    arguments: ["mute", "volume", "solo", "pan"])
   func changeWhilePausedAppliesAtOnce(change: String) throws {
     let folder = try TemporaryFolder()
     try writeAudio(folder.file("dc.wav"), format: .wavFloat, channels: [Signal.constant(1, frames: 48000)])

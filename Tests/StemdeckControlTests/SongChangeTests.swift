@@ -95,8 +95,9 @@ import Testing
     try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [Signal.constant(0.5, frames: 96000)])
     let rig = MixerRig()
     // Both songs call their stem "x": the old one must not be mistaken for the new one.
-    try rig.mixer.load(Self.session([stem("x", "a.wav") { $0.pan = -1 }], change: .crossfade, crossfade: 0.1),
-                       sessionPath: folder.file("a.json"))
+    try rig.mixer.load(
+      Self.session([stem("x", "a.wav") { $0.pan = -1 }], change: .crossfade, crossfade: 0.1),
+      sessionPath: folder.file("a.json"))
     try rig.mixer.play()
     var out = rig.render(2048)
     try rig.mixer.changeSong(to: Self.session([stem("x", "b.wav") { $0.pan = 1 }]), sessionPath: folder.file("b.json"))
@@ -105,7 +106,7 @@ import Testing
     out.append(Self.renderUntilSwitched(rig))
     out.append(rig.render(4096 + 1000))  // 0.1 s = 4800 frames of fade, and more
     let n = 4800
-    let p = try #require(out.right.indices.first { out.right[$0] != 0 } .map { $0 - 1 })  // sin(0) = 0 on the switch frame
+    let p = try #require(out.right.indices.first { out.right[$0] != 0 }.map { $0 - 1 })  // sin(0) = 0 on the switch frame
     #expect(p == 2048, "switch frame \(p): the start of the first block after the request")
     #expect(out.left[..<p].allSatisfy { $0 == 0.25 })
     var worst = 0.0
@@ -132,8 +133,9 @@ import Testing
     try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.constant(0.25, frames: 96000)])
     try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [Signal.constant(0.5, frames: 96000)])
     let rig = MixerRig()
-    try rig.mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }], change: .crossfade, crossfade: 0.2),
-                       sessionPath: folder.file("a.json"))
+    try rig.mixer.load(
+      Self.session([stem("a", "a.wav") { $0.pan = -1 }], change: .crossfade, crossfade: 0.2),
+      sessionPath: folder.file("a.json"))
     try rig.mixer.play()
     var out = rig.render(1024)
     try rig.mixer.changeSong(to: Self.session([stem("b", "b.wav") { $0.pan = 1 }]), sessionPath: folder.file("b.json"))
@@ -191,15 +193,23 @@ import Testing
     #expect(rest.left.last == 0.5)
   }
 
-  @Test("crossfade between two stems called x with direct outs: both feed x's ports, nothing reaches the master, and x's meter is the new song's")
+  @Test(
+    "crossfade between two stems called x with direct outs: both feed x's ports, nothing reaches the master, and x's meter is the new song's"
+  )
   func crossfadeDirectOutsAndMeters() throws {
     let folder = try TemporaryFolder()
     try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.constant(0.25, frames: 96000)])
     try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [Signal.constant(0.5, frames: 96000)])
     let rig = MixerRig()
     let mixer = rig.mixer
-    try mixer.load(Self.session([stem("x", "a.wav") { $0.pan = -1; $0.directOut = true }], change: .crossfade, crossfade: 0.1),
-                   sessionPath: folder.file("a.json"))
+    try mixer.load(
+      Self.session(
+        [
+          stem("x", "a.wav") {
+            $0.pan = -1; $0.directOut = true
+          }
+        ], change: .crossfade, crossfade: 0.1),
+      sessionPath: folder.file("a.json"))
     try mixer.play()
     // The ports of "x", as the JACK driver wires them: every slot using the name writes there.
     let portL = UnsafeMutablePointer<Float>.allocate(capacity: 256), portR = UnsafeMutablePointer<Float>.allocate(capacity: 256)
@@ -217,12 +227,19 @@ import Testing
       for _ in 0..<blocks {
         wire()
         master.append(rig.render(256))
-        direct.append(Stereo(left: Array(UnsafeBufferPointer(start: portL, count: 256)),
-                             right: Array(UnsafeBufferPointer(start: portR, count: 256))))
+        direct.append(
+          Stereo(
+            left: Array(UnsafeBufferPointer(start: portL, count: 256)),
+            right: Array(UnsafeBufferPointer(start: portR, count: 256))))
       }
     }
     render(8)
-    try mixer.changeSong(to: Self.session([stem("x", "b.wav") { $0.pan = 1; $0.directOut = true }]), sessionPath: folder.file("b.json"))
+    try mixer.changeSong(
+      to: Self.session([
+        stem("x", "b.wav") {
+          $0.pan = 1; $0.directOut = true
+        }
+      ]), sessionPath: folder.file("b.json"))
     let slots = mixer.directOutSlots()
     #expect(slots.count == 2 && slots.allSatisfy { $0.name == "x" } && slots[0].slot != slots[1].slot, "\(slots)")
     render(30)  // 0.1 s = 4800 frames of fade from frame 2048
@@ -231,8 +248,9 @@ import Testing
     var worst = 0.0
     for k in 0..<n {
       let angle = Double.pi / 2 * Double(k) / Double(n)
-      worst = max(worst, abs(Double(direct.left[p + k]) - 0.25 * cos(angle) - 0.5 * cos(Double.pi / 2) * sin(angle)),
-                  abs(Double(direct.right[p + k]) - 0.5 * sin(angle)))
+      worst = max(
+        worst, abs(Double(direct.left[p + k]) - 0.25 * cos(angle) - 0.5 * cos(Double.pi / 2) * sin(angle)),
+        abs(Double(direct.right[p + k]) - 0.5 * sin(angle)))
     }
     #expect(worst < 1e-6, "x's ports carry both songs' x with the crossfade gains (deviation \(worst))")
     #expect(direct.left[..<p].allSatisfy { $0 == 0.25 })

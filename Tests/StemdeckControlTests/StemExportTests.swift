@@ -10,17 +10,24 @@ import Testing
 @Suite struct StemExportTests {
   /// Three stems of different shapes (mono panned, stereo, a late start), master volume 0.7.
   static func session(in folder: TemporaryFolder) throws -> Session {
-    try writeAudio(folder.file("bass.wav"), format: .wavFloat,
-                   channels: [Signal.sine(frequency: 110, sampleRate: 48000, frames: 96_000, amplitude: 0.4)])
-    try writeAudio(folder.file("pad.flac"), format: .flac, sampleRate: 44100,
-                   channels: [Signal.noise(frames: 88_200, amplitude: 0.2, seed: 1), Signal.noise(frames: 88_200, amplitude: 0.2, seed: 2)])
-    try writeAudio(folder.file("lead.wav"), format: .wavFloat,
-                   channels: [Signal.sine(frequency: 880, sampleRate: 48000, frames: 48_000, amplitude: 0.3),
-                              Signal.sine(frequency: 660, sampleRate: 48000, frames: 48_000, amplitude: 0.3)])
+    try writeAudio(
+      folder.file("bass.wav"), format: .wavFloat,
+      channels: [Signal.sine(frequency: 110, sampleRate: 48000, frames: 96_000, amplitude: 0.4)])
+    try writeAudio(
+      folder.file("pad.flac"), format: .flac, sampleRate: 44100,
+      channels: [Signal.noise(frames: 88_200, amplitude: 0.2, seed: 1), Signal.noise(frames: 88_200, amplitude: 0.2, seed: 2)])
+    try writeAudio(
+      folder.file("lead.wav"), format: .wavFloat,
+      channels: [
+        Signal.sine(frequency: 880, sampleRate: 48000, frames: 48_000, amplitude: 0.3),
+        Signal.sine(frequency: 660, sampleRate: 48000, frames: 48_000, amplitude: 0.3)
+      ])
     var s = Session()
     s.masterVolume = 0.7
-    s.stems = [stem("bass", "bass.wav") { $0.pan = -0.4 }, stem("pad", "pad.flac") { $0.volume = 0.5 },
-               stem("lead", "lead.wav") { $0.startOffset = 0.25 }]
+    s.stems = [
+      stem("bass", "bass.wav") { $0.pan = -0.4 }, stem("pad", "pad.flac") { $0.volume = 0.5 },
+      stem("lead", "lead.wav") { $0.startOffset = 0.25 }
+    ]
     return s
   }
 
@@ -35,16 +42,18 @@ import Testing
     return worst == 0 ? -.infinity : 20 * log10(worst)
   }
 
-  @Test("the stem files are as long as the master, named after the stems, and sum to it to -100 dBFS (normalised too, and through the true-peak limiter)",
-        arguments: ["plain", "normalized", "limited"])
+  @Test(
+    "the stem files are as long as the master, named after the stems, and sum to it to -100 dBFS (normalised too, and through the true-peak limiter)",
+    arguments: ["plain", "normalized", "limited"])
   func stemsSumToMaster(mode: String) throws {
     let folder = try TemporaryFolder()
     let session = try Self.session(in: folder)
-    let normalize: OfflineRenderer.Normalize? = switch mode {
-    case "normalized": .init(target: -16)
-    case "limited": .init(target: -6, truePeakCeiling: -1)
-    default: nil
-    }
+    let normalize: OfflineRenderer.Normalize? =
+      switch mode {
+      case "normalized": .init(target: -16)
+      case "limited": .init(target: -6, truePeakCeiling: -1)
+      default: nil
+      }
     let summary = try OfflineRenderer.render(
       session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"), duration: nil,
       normalize: normalize, stemsFolder: folder.file("stems"))
@@ -84,16 +93,21 @@ import Testing
     // 2 s = 94 blocks of 1,024 frames; chunks of 32,768 frames go to the writer after blocks 32 and 64.
     var asked = 0
     expectMixerError(["interrupted"]) { () throws(MixerError) in
-      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
-                                     duration: nil, stemsFolder: folder.file("out"), cancelled: { asked += 1; return asked > 80 })
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+        duration: nil, stemsFolder: folder.file("out"),
+        cancelled: {
+          asked += 1; return asked > 80
+        })
     }
     #expect(asked == 81)
     #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file("out/pad.wav"))) == previous)
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("out")) == ["pad.wav"], "no temporary left")
     #expect(!FileManager.default.fileExists(atPath: folder.file("mix.wav")))
     // The same render to the end writes every file in full.
-    let summary = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
-                                             duration: nil, stemsFolder: folder.file("out"))
+    let summary = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+      duration: nil, stemsFolder: folder.file("out"))
     for name in ["bass", "pad", "lead"] {
       #expect(try readAudio(folder.file("out/\(name).wav")).frames == summary.frames, "\(name)")
     }
@@ -106,8 +120,9 @@ import Testing
     session.stems[0].solo = true
     session.stems[1].solo = true
     session.stems[1].mute = true
-    _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.flac"),
-                                   duration: nil, stemsFolder: folder.file("out"))
+    _ = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.flac"),
+      duration: nil, stemsFolder: folder.file("out"))
     let bass = Stereo(try readAudio(folder.file("out/bass.flac")))
     let pad = Stereo(try readAudio(folder.file("out/pad.flac")))
     let lead = Stereo(try readAudio(folder.file("out/lead.flac")))
@@ -123,8 +138,9 @@ import Testing
     let session = try Self.session(in: folder)
     try Data("x".utf8).write(to: URL(fileURLWithPath: folder.file("notafolder")))
     expectMixerError(["--stems", "notafolder", "is not a folder"]) { () throws(MixerError) in
-      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
-                                     duration: nil, stemsFolder: folder.file("notafolder"))
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+        duration: nil, stemsFolder: folder.file("notafolder"))
     }
     #expect(!FileManager.default.fileExists(atPath: folder.file("mix.wav")))
     try FileManager.default.createDirectory(atPath: folder.file("out"), withIntermediateDirectories: false)
@@ -132,19 +148,25 @@ import Testing
     try previous.write(to: URL(fileURLWithPath: folder.file("out/bass.wav")))
     var asked = 0
     expectMixerError(["interrupted"]) { () throws(MixerError) in
-      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
-                                     duration: nil, stemsFolder: folder.file("out"), cancelled: { asked += 1; return asked > 20 })
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+        duration: nil, stemsFolder: folder.file("out"),
+        cancelled: {
+          asked += 1; return asked > 20
+        })
     }
     #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file("out/bass.wav"))) == previous)
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("out")) == ["bass.wav"], "no temporary left")
     // A stem file that would land on the master itself, or on an input, is refused.
     expectMixerError(["--stems", "stem 'pad' would be written over --output", "choose another folder"]) { () throws(MixerError) in
-      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out/pad.wav"),
-                                     duration: nil, stemsFolder: folder.file("out"))
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("out/pad.wav"),
+        duration: nil, stemsFolder: folder.file("out"))
     }
     expectMixerError(["--stems", "bass.wav: is the audio file of stem 'bass'", "choose another --stems folder"]) { () throws(MixerError) in
-      _ = try OfflineRenderer.render(session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
-                                     duration: nil, stemsFolder: folder.path)
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+        duration: nil, stemsFolder: folder.path)
     }
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("out")) == ["bass.wav"])
   }

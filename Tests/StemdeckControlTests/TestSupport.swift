@@ -263,7 +263,9 @@ struct StemSnapshot: Equatable, CustomStringConvertible {
   var settings: StemSettings
   var path: String
   var info: SoundFileInfo
-  var description: String { "\(settings.name) \(path) vol \(settings.volume) pan \(settings.pan) rate \(settings.rate) loops \(settings.loops)" }
+  var description: String {
+    "\(settings.name) \(path) vol \(settings.volume) pan \(settings.pan) rate \(settings.rate) loops \(settings.loops)"
+  }
 }
 
 func snapshot(_ mixer: Mixer) -> [StemSnapshot] {

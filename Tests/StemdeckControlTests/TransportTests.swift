@@ -17,7 +17,11 @@ import Testing
     try writeAudio(folder.file("short.wav"), format: .wavFloat, channels: [short])
     let rig = MixerRig()
     try rig.mixer.addStem(path: folder.file("long.wav"), settings: stem("long", "long.wav") { $0.pan = -1 })
-    try rig.mixer.addStem(path: folder.file("short.wav"), settings: stem("short", "short.wav") { $0.pan = 1; $0.loops = 1 })
+    try rig.mixer.addStem(
+      path: folder.file("short.wav"),
+      settings: stem("short", "short.wav") {
+        $0.pan = 1; $0.loops = 1
+      })
     return (rig, long, short)
   }
 
@@ -164,7 +168,11 @@ import Testing
     let ramp = Signal.ramp(frames: 48000)
     try writeAudio(folder.file("r.wav"), format: .wavFloat, channels: [ramp])
     let rig = MixerRig()
-    try rig.mixer.addStem(path: folder.file("r.wav"), settings: stem("late", "r.wav") { $0.pan = -1; $0.startOffset = 0.25 })
+    try rig.mixer.addStem(
+      path: folder.file("r.wav"),
+      settings: stem("late", "r.wav") {
+        $0.pan = -1; $0.startOffset = 0.25
+      })
     #expect(rig.mixer.duration == 1.25)
     try rig.mixer.play()
     let out = rig.render(24000)
@@ -198,7 +206,11 @@ import Testing
     try rig.mixer.addStem(path: folder.file("three.wav"), settings: stem("three", "three.wav") { $0.startOffset = 0.5 })
     #expect(rig.mixer.duration == 3.5)
     // 1 s × 2 passes at half speed = 4 s.
-    try rig.mixer.addStem(path: folder.file("one.wav"), settings: stem("one", "one.wav") { $0.loops = 1; $0.rate = 0.5 })
+    try rig.mixer.addStem(
+      path: folder.file("one.wav"),
+      settings: stem("one", "one.wav") {
+        $0.loops = 1; $0.rate = 0.5
+      })
     #expect(abs(rig.mixer.duration! - 4) < 1e-9)
     // A stem looping forever is left out.
     try rig.mixer.addStem(path: folder.file("cd.wav"), settings: stem("forever", "cd.wav") { $0.loops = -1 })

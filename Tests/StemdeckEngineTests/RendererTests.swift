@@ -32,8 +32,10 @@ final class TestEngine {
     var error: Int32 = 0
     let src = src_new(Int32(SRC_SINC_FASTEST), Int32(channels), &error)!
     let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
-    voice.initialize(to: StemVoice(shared: s, audio: ends.consumer, channels: channels, resampler: src,
-                                   ratio: ratio, gains: gains, sampleRate: 48000, epoch: 0, joinFrame: 0))
+    voice.initialize(
+      to: StemVoice(
+        shared: s, audio: ends.consumer, channels: channels, resampler: src,
+        ratio: ratio, gains: gains, sampleRate: 48000, epoch: 0, joinFrame: 0))
     _ = rings.commands.push(.addVoice(slot: slot, voice: voice))
     shared.append(s)
     producers.append(ProducerFloatBox(producer))
@@ -59,7 +61,9 @@ final class TestEngine {
   }
 
   deinit {
-    RenderState.destroy(state) { v in v.deinitialize(count: 1); v.deallocate() }
+    RenderState.destroy(state) { v in
+      v.deinitialize(count: 1); v.deallocate()
+    }
     while let v = rings.retired.pop() { v.deinitialize(count: 1); v.deallocate() }
     for s in shared { s.deinitialize(count: 1); s.deallocate() }
   }

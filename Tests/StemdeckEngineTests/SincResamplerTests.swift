@@ -9,8 +9,10 @@ import Testing
 @Suite struct SincResamplerTests {
   /// Converts `input` (interleaved) at `ratio` in calls of at most `block` output frames, feeding
   /// input in pieces of `feed` frames like a ring's segments.
-  static func convertOwn(_ input: [Float], channels: Int, ratio: Double, block: Int = 128, feed: Int = 300,
-                         endRatio: Double? = nil) -> [Float] {
+  static func convertOwn(
+    _ input: [Float], channels: Int, ratio: Double, block: Int = 128, feed: Int = 300,
+    endRatio: Double? = nil
+  ) -> [Float] {
     var conv = SincResampler(channels: channels, minimumRatio: Swift.min(ratio, endRatio ?? ratio))
     defer { conv.deallocate() }
     let frames = input.count / channels
@@ -23,9 +25,10 @@ import Testing
           let want = Swift.min(block, o.count / channels - made)
           if want <= 0 { break }
           let r = endRatio.map { ratio + ($0 - ratio) * Double(calls) / 2000 } ?? ratio
-          let got = conv.process(input: inp.baseAddress! + read * channels, inputFrames: n,
-                                 output: o.baseAddress! + made * channels, outputFrames: want,
-                                 ratio: calls < 2000 ? r : (endRatio ?? ratio), endOfInput: read + n == frames)
+          let got = conv.process(
+            input: inp.baseAddress! + read * channels, inputFrames: n,
+            output: o.baseAddress! + made * channels, outputFrames: want,
+            ratio: calls < 2000 ? r : (endRatio ?? ratio), endOfInput: read + n == frames)
           read += got.used
           made += got.generated
           calls += 1
@@ -131,7 +134,8 @@ import Testing
       let b = Self.fit(ref, channel: 0, channels: 2, cycles: cycles / ratio)
       worstOwn = Swift.min(worstOwn, a.snr)
       worstSRC = Swift.min(worstSRC, b.snr)
-      report += String(format: " %.2f: own %.1f dB (gain %.4f) src %.1f dB (gain %.4f);", fraction, a.snr, a.amplitude / 0.5, b.snr, b.amplitude / 0.5)
+      report += String(
+        format: " %.2f: own %.1f dB (gain %.4f) src %.1f dB (gain %.4f);", fraction, a.snr, a.amplitude / 0.5, b.snr, b.amplitude / 0.5)
     }
     print("ratio \(ratio):\(report)")
     #expect(worstOwn >= worstSRC - 1, "ratio \(ratio): worst residual \(worstOwn) dB against libsamplerate's \(worstSRC) dB:\(report)")
@@ -151,7 +155,9 @@ extension SincResamplerTests {
     for ratio in [1 / 0.9, 1 / 1.3] {
       let own = Self.convertOwn(x, channels: channels, ratio: ratio)
       let ref = Self.convertLibsamplerate(x, channels: channels, ratio: ratio)
-      #expect(abs(own.count - ref.count) <= 2 * channels, "ratio \(ratio): \(own.count / channels) frames against libsamplerate's \(ref.count / channels)")
+      #expect(
+        abs(own.count - ref.count) <= 2 * channels,
+        "ratio \(ratio): \(own.count / channels) frames against libsamplerate's \(ref.count / channels)")
       var worst: Float = 0
       for i in (100 * channels)..<(Swift.min(own.count, ref.count) - 100 * channels) { worst = Swift.max(worst, abs(own[i] - ref[i])) }
       #expect(worst < 1e-4, "ratio \(ratio), \(channels) channel(s): differs from libsamplerate by up to \(worst)")
@@ -176,8 +182,10 @@ extension SincResamplerTests {
   /// Converts `input` with the ratio of each call taken from `schedule(call)`, in 128-frame calls;
   /// `table: false` keeps the converter on the scalar widened path. Also says whether the held
   /// ratio's table was complete at the end.
-  static func convertScheduled(_ input: [Float], channels: Int, minimumRatio: Double, table: Bool,
-                               schedule: (Int) -> Double) -> (output: [Float], tableComplete: Bool) {
+  static func convertScheduled(
+    _ input: [Float], channels: Int, minimumRatio: Double, table: Bool,
+    schedule: (Int) -> Double
+  ) -> (output: [Float], tableComplete: Bool) {
     var conv = SincResampler(channels: channels, minimumRatio: minimumRatio)
     conv.usesWideTable = table
     defer { conv.deallocate() }
@@ -190,9 +198,10 @@ extension SincResamplerTests {
           let n = Swift.min(300, frames - read)
           let want = Swift.min(128, o.count / channels - made)
           if want <= 0 { break }
-          let got = conv.process(input: inp.baseAddress! + read * channels, inputFrames: n,
-                                 output: o.baseAddress! + made * channels, outputFrames: want,
-                                 ratio: schedule(calls), endOfInput: read + n == frames)
+          let got = conv.process(
+            input: inp.baseAddress! + read * channels, inputFrames: n,
+            output: o.baseAddress! + made * channels, outputFrames: want,
+            ratio: schedule(calls), endOfInput: read + n == frames)
           read += got.used
           made += got.generated
           calls += 1
@@ -222,12 +231,15 @@ extension SincResamplerTests {
       ("held 44.1/48", { _ in 44100.0 / 48000 }),
       ("held 1/2", { _ in 0.5 }),
       // Held, then a glide over 40 calls, then held at a new ratio, then back above 1.
-      ("1/1.2, glide, 1/1.6, 1.1", { call in
-        if call < 60 { return 1 / 1.2 }
-        if call < 100 { return 1 / 1.2 + (1 / 1.6 - 1 / 1.2) * Double(call - 60) / 40 }
-        if call < 220 { return 1 / 1.6 }
-        return 1.1
-      }),
+      (
+        "1/1.2, glide, 1/1.6, 1.1",
+        { call in
+          if call < 60 { return 1 / 1.2 }
+          if call < 100 { return 1 / 1.2 + (1 / 1.6 - 1 / 1.2) * Double(call - 60) / 40 }
+          if call < 220 { return 1 / 1.6 }
+          return 1.1
+        }
+      )
     ]
     for (name, schedule) in schedules {
       let fast = Self.convertScheduled(x, channels: channels, minimumRatio: 0.5, table: true, schedule: schedule)

@@ -47,7 +47,9 @@ struct CreatedFileSecurityTests {
     let path = folder.file("song.json")
     try SessionFile.save(Session(), to: path)
     let expected = 0o666 & ~(try FileFacts.umask())
-    #expect(FileFacts.permissions(path) == expected, "got \(String(FileFacts.permissions(path) ?? 0, radix: 8)), umask gives \(String(expected, radix: 8))")
+    #expect(
+      FileFacts.permissions(path) == expected,
+      "got \(String(FileFacts.permissions(path) ?? 0, radix: 8)), umask gives \(String(expected, radix: 8))")
     try SessionFile.save(Session(), to: path)
     #expect(FileFacts.permissions(path + ".bak") == expected)
   }

@@ -11,10 +11,12 @@ import StemdeckSession
     #expect(abs(Decibels.fromAmplitude(2) - 6.0206) < 1e-4)
   }
 
-  @Test("dB text as the session file and the console write it", arguments: [
-    ("-6dB", 0.501187), ("-6 dB", 0.501187), ("+3dB", 1.412538), ("0.5db", 1.059254),
-    ("-inf dB", 0), ("-infinity dB", 0), ("-200dB", 0),
-  ])
+  @Test(
+    "dB text as the session file and the console write it",
+    arguments: [
+      ("-6dB", 0.501187), ("-6 dB", 0.501187), ("+3dB", 1.412538), ("0.5db", 1.059254),
+      ("-inf dB", 0), ("-infinity dB", 0), ("-200dB", 0)
+    ])
   func text(_ text: String, _ gain: Double) {
     let value = Decibels.linearGain(text: text)
     #expect(value != nil && abs(value! - gain) < 1e-6, "\(text) → \(String(describing: value))")

@@ -6,23 +6,27 @@ import Testing
 @Suite("Fuzzing the decoder")
 struct FuzzTests {
   /// Tokens inserted at random places.
-  static let tokens = ["{", "}", "[", "]", ",", ":", "\"", "\\", "null", "true", "false", "0", "-1", "1e999",
-                       "-1e999", "99999999999999999999999999999", "1.5", "-0", "\"x\"", "\"-6dB\"", "\"all\"",
-                       "\"drums\"", "NaN", "Infinity", "\u{0}", "\n", "\"\\ud800\"", "\"\\u0000\"", "é", "\u{FEFF}",
-                       "\"name\" : \"n\"", "\"volume\" : 3", "\"loops\" : -1", "\"vol\" : 1", "[]", "{}",
-                       "\"effects\" : []", "\"recording\" : {}", "\"songChange\" : \"crossfade\"", "\"horn\"",
-                       "\"tempo\" : {}", "\"tempo\" : { \"bpm\" : 120 }", "\"bpm\" : 400", "\"beatsPerBar\" : 33",
-                       "\"loopStart\" : 2", "\"loopEnd\" : 1", "\"crossfade\" : 0.5", "\"mode\" : \"stretch\"",
-                       "\"pitch\" : -24", "\"transportSync\" : \"lead\""]
+  static let tokens = [
+    "{", "}", "[", "]", ",", ":", "\"", "\\", "null", "true", "false", "0", "-1", "1e999",
+    "-1e999", "99999999999999999999999999999", "1.5", "-0", "\"x\"", "\"-6dB\"", "\"all\"",
+    "\"drums\"", "NaN", "Infinity", "\u{0}", "\n", "\"\\ud800\"", "\"\\u0000\"", "é", "\u{FEFF}",
+    "\"name\" : \"n\"", "\"volume\" : 3", "\"loops\" : -1", "\"vol\" : 1", "[]", "{}",
+    "\"effects\" : []", "\"recording\" : {}", "\"songChange\" : \"crossfade\"", "\"horn\"",
+    "\"tempo\" : {}", "\"tempo\" : { \"bpm\" : 120 }", "\"bpm\" : 400", "\"beatsPerBar\" : 33",
+    "\"loopStart\" : 2", "\"loopEnd\" : 1", "\"crossfade\" : 0.5", "\"mode\" : \"stretch\"",
+    "\"pitch\" : -24", "\"transportSync\" : \"lead\""
+  ]
   /// Values substituted for scalar values.
-  static let values = ["1e308", "-1e308", "1e-320", "123456789012345678901234567890", "-0", "0.5", "2", "-1", "1",
-                       "1000001", "1e999", "\"-inf dB\"", "\"+9dB\"", "\"\"", "\"a:b\"", "null", "true", "[]", "{}",
-                       "\"fast\"", "\"best\"", "\"pre\"", "3.0", "0.49999999999999994", "2.0000000000000004",
-                       "\"wav24\"", "\"flac24\"", "\"crossfade\"", "\"gapless\"", "0.05", "0.049999999999999996",
-                       "30", "30.000000000000004", "\"\\u0000\"", "\"kick\"",
-                       "\"stretch\"", "\"varispeed\"", "\"off\"", "\"follow\"", "\"lead\"", "20", "400",
-                       "19.999999999999996", "400.00000000000006", "32", "33", "0", "24", "-24", "24.000000000000004",
-                       "86400", "86400.00000000001", "9.25", "1.25", "1.0000000000000002"]
+  static let values = [
+    "1e308", "-1e308", "1e-320", "123456789012345678901234567890", "-0", "0.5", "2", "-1", "1",
+    "1000001", "1e999", "\"-inf dB\"", "\"+9dB\"", "\"\"", "\"a:b\"", "null", "true", "[]", "{}",
+    "\"fast\"", "\"best\"", "\"pre\"", "3.0", "0.49999999999999994", "2.0000000000000004",
+    "\"wav24\"", "\"flac24\"", "\"crossfade\"", "\"gapless\"", "0.05", "0.049999999999999996",
+    "30", "30.000000000000004", "\"\\u0000\"", "\"kick\"",
+    "\"stretch\"", "\"varispeed\"", "\"off\"", "\"follow\"", "\"lead\"", "20", "400",
+    "19.999999999999996", "400.00000000000006", "32", "33", "0", "24", "-24", "24.000000000000004",
+    "86400", "86400.00000000001", "9.25", "1.25", "1.0000000000000002"
+  ]
 
   /// The document the mutations start from: every section present (effects, recording, tempo, the
   /// crossfade and transport options, stem loop regions, stretch mode and pitch included), several stems.
@@ -47,8 +51,10 @@ struct FuzzTests {
             if byte == UInt8(ascii: "\\") { end += 1 } else if byte == UInt8(ascii: "\"") { inString = false }
           } else if byte == UInt8(ascii: "\"") {
             inString = true
-          } else if [UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: "\n"),
-                     UInt8(ascii: "{"), UInt8(ascii: "[")].contains(byte) {
+          } else if [
+            UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: "\n"),
+            UInt8(ascii: "{"), UInt8(ascii: "[")
+          ].contains(byte) {
             break
           }
           end += 1
@@ -80,9 +86,10 @@ struct FuzzTests {
     case 3:  // duplicate a "key" : value member into the same object
       let ranges = valueRanges(bytes)
       guard let range = ranges.randomElement(using: &random),
-            let keyStart = bytes[..<range.lowerBound].dropLast(4).lastIndex(of: UInt8(ascii: "\"")).flatMap({
-              bytes[..<$0].lastIndex(of: UInt8(ascii: "\""))
-            }) else { break }
+        let keyStart = bytes[..<range.lowerBound].dropLast(4).lastIndex(of: UInt8(ascii: "\"")).flatMap({
+          bytes[..<$0].lastIndex(of: UInt8(ascii: "\""))
+        })
+      else { break }
       let member = Array(bytes[keyStart..<range.upperBound])
       bytes.insert(contentsOf: member + Array(", ".utf8), at: keyStart)
     case 4:  // swap two values
@@ -102,7 +109,8 @@ struct FuzzTests {
     case 6:  // replace a value with deep nesting
       guard let range = valueRanges(bytes).randomElement(using: &random) else { break }
       let depth = Int.random(in: 1...200, using: &random)
-      let nested = Bool.random(using: &random)
+      let nested =
+        Bool.random(using: &random)
         ? String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth)
         : String(repeating: "{\"a\":", count: depth) + "1" + String(repeating: "}", count: depth)
       bytes.replaceSubrange(range, with: Array(nested.utf8))
@@ -157,14 +165,16 @@ struct FuzzTests {
     }
   }
 
-  @Test("pathological inputs fail cleanly", arguments: [
-    String(repeating: "[", count: 200_000),
-    String(repeating: "{\"a\":", count: 100_000),
-    "{\"format\":\"stemdeck-session\",\"version\":" + String(repeating: "9", count: 100_000) + "}",
-    "{\"format\":\"stemdeck-session\",\"version\":1,\"position\":1" + String(repeating: "0", count: 400) + "}",
-    "{\"format\":\"stemdeck-session\",\"version\":1,\"stems\":[" + String(repeating: "{},", count: 50_000) + "{}]}",
-    "\"" + String(repeating: "\\", count: 100_001),
-  ])
+  @Test(
+    "pathological inputs fail cleanly",
+    arguments: [
+      String(repeating: "[", count: 200_000),
+      String(repeating: "{\"a\":", count: 100_000),
+      "{\"format\":\"stemdeck-session\",\"version\":" + String(repeating: "9", count: 100_000) + "}",
+      "{\"format\":\"stemdeck-session\",\"version\":1,\"position\":1" + String(repeating: "0", count: 400) + "}",
+      "{\"format\":\"stemdeck-session\",\"version\":1,\"stems\":[" + String(repeating: "{},", count: 50_000) + "{}]}",
+      "\"" + String(repeating: "\\", count: 100_001)
+    ])
   func pathological(text: String) {
     #expect(throws: SessionError.self) { try decode(text) }
   }

@@ -21,7 +21,10 @@ struct HostileFileTests {
     let folder = try TemporaryFolder()
     let path = folder.file("pipe.json")
     try #require(mkfifo(path, 0o600) == 0)
-    #expect(throws: SessionError(file: path, message: "is a FIFO (named pipe), not a regular file; stemdeck saves only over a regular file or to a new name")) {
+    #expect(
+      throws: SessionError(
+        file: path, message: "is a FIFO (named pipe), not a regular file; stemdeck saves only over a regular file or to a new name")
+    ) {
       try SessionFile.save(Session(), to: path)
     }
     #expect(type(path) == S_IFIFO)
@@ -32,7 +35,10 @@ struct HostileFileTests {
   func nameTooLongForBackup() throws {
     let folder = try TemporaryFolder()
     let long = folder.file(String(repeating: "a", count: 247) + ".json")  // 252 bytes
-    #expect(throws: SessionError(file: long, message: "the file name is 252 bytes long; the longest that leaves room for its backup (NAME.bak) is 251 bytes")) {
+    #expect(
+      throws: SessionError(
+        file: long, message: "the file name is 252 bytes long; the longest that leaves room for its backup (NAME.bak) is 251 bytes")
+    ) {
       try SessionFile.save(Session(), to: long)
     }
     #expect(folder.entries().isEmpty)
@@ -57,7 +63,8 @@ struct HostileFileTests {
   @Test("widen the net: 100,000-deep nesting is an error, not a stack overflow")
   func deepNesting() throws {
     for (open, close) in [("[", "]"), (#"{"a":"#, "}")] {
-      let text = #"{ "format" : "stemdeck-session", "version" : 1, "x" : "# + String(repeating: open, count: 100_000)
+      let text =
+        #"{ "format" : "stemdeck-session", "version" : 1, "x" : "# + String(repeating: open, count: 100_000)
         + String(repeating: close, count: 100_000) + " }"
       #expect(throws: SessionError.self) { _ = try decode(text) }
     }
@@ -72,7 +79,8 @@ struct HostileFileTests {
         Issue.record("the name \(name) was accepted")
       } catch {
         let message = error.description
-        #expect(!message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7f }, "raw control character in: \(message.debugDescription)")
+        #expect(
+          !message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7f }, "raw control character in: \(message.debugDescription)")
       }
     }
   }
@@ -103,7 +111,9 @@ extension HostileFileTests {
     try #require(mkfifo(path, 0o600) == 0)
     var called = false
     #expect(throws: SessionError(file: path, message: "is a FIFO (named pipe), not a regular file; it is not replaced")) {
-      try AtomicFile.replace(path) { temporary in called = true; return FileManager.default.createFile(atPath: temporary, contents: Data()) }
+      try AtomicFile.replace(path) { temporary in
+        called = true; return FileManager.default.createFile(atPath: temporary, contents: Data())
+      }
     }
     #expect(!called)
     #expect(type(path) == S_IFIFO)

@@ -119,8 +119,9 @@ struct LoadTests {
     #expect(error.column == 29)
   }
 
-  @Test("UTF-8 validation rejects overlong forms, surrogates and truncated sequences",
-        arguments: [[0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82], [0x80], [0xFF]] as [[UInt8]])
+  @Test(
+    "UTF-8 validation rejects overlong forms, surrogates and truncated sequences",
+    arguments: [[0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82], [0x80], [0xFF]] as [[UInt8]])
   func strictUTF8(sequence: [UInt8]) {
     let bytes = Array("{\"a\":\"".utf8) + sequence + Array("\"}".utf8)
     #expect(UTF8Check.firstInvalidOffset(bytes) == 6)

@@ -3,41 +3,62 @@ import Testing
 @testable import StemdeckSession
 
 let badMidiDocuments: [BadDocument] = [
-  BadDocument(label: "midi not an object", text: document(top: [#""midi" : []"#]),
-              location: "midi", fragment: "must be an object such as", line: 4),
-  BadDocument(label: "midi unknown field", text: document(top: [#""midi" : { "mapings" : [] }"#]),
-              location: "midi.mapings", fragment: "did you mean \"mappings\"?", line: 4),
-  BadDocument(label: "midi feedback not a bool", text: document(top: [#""midi" : { "feedback" : "yes" }"#]),
-              location: "midi.feedback", fragment: "must be true or false", line: 4),
-  BadDocument(label: "midi mappings not an array", text: document(top: [#""midi" : { "mappings" : 7 }"#]),
-              location: "midi.mappings", fragment: "must be an array of mappings", line: 4),
-  BadDocument(label: "midi source unknown",
-              text: document(top: [#""midi" : { "mappings" : [ { "source" : "knob", "number" : 7, "action" : "volume", "target" : "drums" } ] }"#]),
-              location: "midi.mappings[0].source", fragment: "unknown MIDI source \"knob\" (allowed: cc, note, bend)", line: 4),
-  BadDocument(label: "midi number out of range",
-              text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 128, "action" : "volume", "target" : "drums" } ] }"#]),
-              location: "midi.mappings[0].number", fragment: "must be a whole number between 0 and 127 (got 128)", line: 4),
-  BadDocument(label: "midi number missing",
-              text: document(top: [#""midi" : { "mappings" : [ { "source" : "note", "action" : "sfx", "target" : "kick" } ] }"#]),
-              location: "midi.mappings[0].number", fragment: "is missing (a note mapping needs its note number 0…127)", line: 4),
-  BadDocument(label: "midi channel 0",
-              text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "channel" : 0, "action" : "volume", "target" : "drums" } ] }"#]),
-              location: "midi.mappings[0].channel", fragment: "between 1 and 16", line: 4),
-  BadDocument(label: "midi action unknown",
-              text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "wiggle", "target" : "drums" } ] }"#]),
-              location: "midi.mappings[0].action", fragment: "unknown MIDI action \"wiggle\" (allowed: volume, pan, rate, sfx, mute, solo, play)", line: 4),
-  BadDocument(label: "midi rate from a cc",
-              text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "rate", "target" : "drums" } ] }"#]),
-              location: "midi.mappings[0].action", fragment: "rate follows pitch bend only", line: 4),
-  BadDocument(label: "midi target missing",
-              text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "volume" } ] }"#]),
-              location: "midi.mappings[0].target", fragment: "a stem name", line: 4),
-  BadDocument(label: "midi too many mappings",
-              text: document(top: [#""midi" : { "mappings" : ["# + Array(repeating: #"{ "source" : "bend", "action" : "rate", "target" : "a" }"#, count: 257).joined(separator: ", ") + " ] }"]),
-              location: "midi.mappings", fragment: "has 257 mappings; at most 256", line: 4),
-  BadDocument(label: "midi repeated mapping",
-              text: document(top: [#""midi" : { "mappings" : [ { "source" : "bend", "action" : "rate", "target" : "a" }, { "source" : "bend", "action" : "rate", "target" : "a" } ] }"#]),
-              location: "midi.mappings[1]", fragment: "repeats midi.mappings[0]", line: 4),
+  BadDocument(
+    label: "midi not an object", text: document(top: [#""midi" : []"#]),
+    location: "midi", fragment: "must be an object such as", line: 4),
+  BadDocument(
+    label: "midi unknown field", text: document(top: [#""midi" : { "mapings" : [] }"#]),
+    location: "midi.mapings", fragment: "did you mean \"mappings\"?", line: 4),
+  BadDocument(
+    label: "midi feedback not a bool", text: document(top: [#""midi" : { "feedback" : "yes" }"#]),
+    location: "midi.feedback", fragment: "must be true or false", line: 4),
+  BadDocument(
+    label: "midi mappings not an array", text: document(top: [#""midi" : { "mappings" : 7 }"#]),
+    location: "midi.mappings", fragment: "must be an array of mappings", line: 4),
+  BadDocument(
+    label: "midi source unknown",
+    text: document(top: [#""midi" : { "mappings" : [ { "source" : "knob", "number" : 7, "action" : "volume", "target" : "drums" } ] }"#]),
+    location: "midi.mappings[0].source", fragment: "unknown MIDI source \"knob\" (allowed: cc, note, bend)", line: 4),
+  BadDocument(
+    label: "midi number out of range",
+    text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 128, "action" : "volume", "target" : "drums" } ] }"#]),
+    location: "midi.mappings[0].number", fragment: "must be a whole number between 0 and 127 (got 128)", line: 4),
+  BadDocument(
+    label: "midi number missing",
+    text: document(top: [#""midi" : { "mappings" : [ { "source" : "note", "action" : "sfx", "target" : "kick" } ] }"#]),
+    location: "midi.mappings[0].number", fragment: "is missing (a note mapping needs its note number 0…127)", line: 4),
+  BadDocument(
+    label: "midi channel 0",
+    text: document(top: [
+      #""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "channel" : 0, "action" : "volume", "target" : "drums" } ] }"#
+    ]),
+    location: "midi.mappings[0].channel", fragment: "between 1 and 16", line: 4),
+  BadDocument(
+    label: "midi action unknown",
+    text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "wiggle", "target" : "drums" } ] }"#]),
+    location: "midi.mappings[0].action", fragment: "unknown MIDI action \"wiggle\" (allowed: volume, pan, rate, sfx, mute, solo, play)",
+    line: 4),
+  BadDocument(
+    label: "midi rate from a cc",
+    text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "rate", "target" : "drums" } ] }"#]),
+    location: "midi.mappings[0].action", fragment: "rate follows pitch bend only", line: 4),
+  BadDocument(
+    label: "midi target missing",
+    text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "volume" } ] }"#]),
+    location: "midi.mappings[0].target", fragment: "a stem name", line: 4),
+  BadDocument(
+    label: "midi too many mappings",
+    text: document(top: [
+      #""midi" : { "mappings" : ["#
+        + Array(repeating: #"{ "source" : "bend", "action" : "rate", "target" : "a" }"#, count: 257).joined(separator: ", ") + " ] }"
+    ]),
+    location: "midi.mappings", fragment: "has 257 mappings; at most 256", line: 4),
+  BadDocument(
+    label: "midi repeated mapping",
+    text: document(top: [
+      #""midi" : { "mappings" : [ { "source" : "bend", "action" : "rate", "target" : "a" }, { "source" : "bend", "action" : "rate", "target" : "a" } ] }"#
+    ]),
+    location: "midi.mappings[1]", fragment: "repeats midi.mappings[0]", line: 4)
 ]
 
 @Suite("The session's midi section")
@@ -62,7 +83,7 @@ struct MidiSessionTests {
       MidiMapping(source: .cc, number: 7, channel: 1, action: .volume, target: "drums"),
       MidiMapping(source: .note, number: 36, action: .sfx, target: "kick"),
       MidiMapping(source: .bend, number: 0, channel: 16, action: .rate, target: "drums"),
-      MidiMapping(source: .cc, number: 64, action: .play, target: ""),
+      MidiMapping(source: .cc, number: 64, action: .play, target: "")
     ]
     let text = SessionFile.encode(session)
     #expect(text.contains(#"{ "source" : "cc", "number" : 7, "channel" : 1, "action" : "volume", "target" : "drums" }"#), "\(text)")

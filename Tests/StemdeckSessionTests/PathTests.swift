@@ -6,8 +6,9 @@ import Testing
 struct PathTests {
   @Test("relative files resolve against the session file's folder")
   func resolveRelative() {
-    #expect(SessionFile.resolve(file: "../Samples/drums.flac", sessionPath: "/work/main/Sessions/demo.json")
-            == "/work/main/Samples/drums.flac")
+    #expect(
+      SessionFile.resolve(file: "../Samples/drums.flac", sessionPath: "/work/main/Sessions/demo.json")
+        == "/work/main/Samples/drums.flac")
     #expect(SessionFile.resolve(file: "drums.flac", sessionPath: "/a/b/s.json") == "/a/b/drums.flac")
     #expect(SessionFile.resolve(file: "./x/./y/../drums.flac", sessionPath: "/a//b/./s.json") == "/a/b/x/drums.flac")
     #expect(SessionFile.resolve(file: "../../../../x.wav", sessionPath: "/a/s.json") == "/x.wav")
@@ -16,8 +17,9 @@ struct PathTests {
 
   @Test("absolute files are only normalized")
   func resolveAbsolute() {
-    #expect(SessionFile.resolve(file: "/data/./audio//x/../kick.wav", sessionPath: "/a/s.json")
-            == "/data/audio/kick.wav")
+    #expect(
+      SessionFile.resolve(file: "/data/./audio//x/../kick.wav", sessionPath: "/a/s.json")
+        == "/data/audio/kick.wav")
   }
 
   @Test("a relative session path is taken from the current directory")
@@ -34,24 +36,30 @@ struct PathTests {
     let session = "/work/main/Sessions/demo.json"
     #expect(SessionFile.storedPath(forAudioFile: "/work/main/Sessions/drums.flac", sessionPath: session) == "drums.flac")
     #expect(SessionFile.storedPath(forAudioFile: "/work/main/Sessions/stems/a.flac", sessionPath: session) == "stems/a.flac")
-    #expect(SessionFile.storedPath(forAudioFile: "/work/main/Samples/drums.flac", sessionPath: session)
-            == "../Samples/drums.flac")
+    #expect(
+      SessionFile.storedPath(forAudioFile: "/work/main/Samples/drums.flac", sessionPath: session)
+        == "../Samples/drums.flac")
     #expect(SessionFile.storedPath(forAudioFile: "/work/main/mix.wav", sessionPath: session) == "../mix.wav")
     #expect(SessionFile.storedPath(forAudioFile: "/srv/audio/x.flac", sessionPath: session) == "/srv/audio/x.flac")
-    #expect(SessionFile.storedPath(forAudioFile: "/work/main/Sessions/../Samples/./x.flac", sessionPath: session)
-            == "../Samples/x.flac")
+    #expect(
+      SessionFile.storedPath(forAudioFile: "/work/main/Sessions/../Samples/./x.flac", sessionPath: session)
+        == "../Samples/x.flac")
     // A folder whose name merely starts with the session folder's name is not inside it.
-    #expect(SessionFile.storedPath(forAudioFile: "/work/main/Sessions2/x.flac", sessionPath: session)
-            == "../Sessions2/x.flac")
+    #expect(
+      SessionFile.storedPath(forAudioFile: "/work/main/Sessions2/x.flac", sessionPath: session)
+        == "../Sessions2/x.flac")
     #expect(SessionFile.storedPath(forAudioFile: "/work/mainline/x.flac", sessionPath: session) == "/work/mainline/x.flac")
     // Sessions in / or in a top-level folder do not get paths relative to /.
     #expect(SessionFile.storedPath(forAudioFile: "/x.flac", sessionPath: "/s.json") == "/x.flac")
     #expect(SessionFile.storedPath(forAudioFile: "/other/x.flac", sessionPath: "/top/s.json") == "/other/x.flac")
   }
 
-  @Test("resolve(storedPath(p)) gives back the normalized path",
-        arguments: ["/work/main/Sessions/a.flac", "/work/main/Samples/b c.flac", "/work/x.flac", "/srv/y.wav",
-                    "/work/main/../main/Samples/./z.flac", "/"])
+  @Test(
+    "resolve(storedPath(p)) gives back the normalized path",
+    arguments: [
+      "/work/main/Sessions/a.flac", "/work/main/Samples/b c.flac", "/work/x.flac", "/srv/y.wav",
+      "/work/main/../main/Samples/./z.flac", "/"
+    ])
   func storedPathRoundTrip(audio: String) {
     let session = "/work/main/Sessions/demo.json"
     let stored = SessionFile.storedPath(forAudioFile: audio, sessionPath: session)

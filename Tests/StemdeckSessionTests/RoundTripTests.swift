@@ -50,12 +50,14 @@ struct RoundTripTests {
     #expect(!oddLine.contains("directOut"))
     #expect(!oddLine.contains("\"mode\""))
     // The loop region, crossfade, mode and pitch follow the other optional stem fields, in order.
-    #expect(first.contains("""
-          { "name" : "kick", "file" : "/abs/path/kick.wav", "volume" : 0.30000000000000004, "pan" : -1, \
-      "rate" : 0.5, "loops" : -1, "mute" : true, "solo" : true, "directOut" : true, "startOffset" : 1.5, \
-      "loopStart" : 1.25, "loopEnd" : 9.25, "crossfade" : 0.005, "mode" : "stretch", "pitch" : 2 },
+    #expect(
+      first.contains(
+        """
+            { "name" : "kick", "file" : "/abs/path/kick.wav", "volume" : 0.30000000000000004, "pan" : -1, \
+        "rate" : 0.5, "loops" : -1, "mute" : true, "solo" : true, "directOut" : true, "startOffset" : 1.5, \
+        "loopStart" : 1.25, "loopEnd" : 9.25, "crossfade" : 0.005, "mode" : "stretch", "pitch" : 2 },
 
-      """))
+        """))
     #expect(oddLine.hasSuffix(#""startOffset" : 1e-10, "loopStart" : 0, "loopEnd" : 86400, "crossfade" : 1 }"#))
     // Options, recording, tempo and effects, each in its place.
     let header = #"""
@@ -68,16 +70,18 @@ struct RoundTripTests {
 
       """#
     #expect(first.contains(header))
-    #expect(first.hasSuffix("""
-        ],
-        "effects" : [
-          { "name" : "horn", "file" : "../Samples/horn.wav", "volume" : 0.30000000000000004, "pan" : -1 },
-          { "name" : "kick", "file" : "/abs/ef\\"fe\\\\ct ファイル.flac", "volume" : 2, "pan" : 1e-10 },
-          { "name" : "Z.z-_0", "file" : "z.wav", "volume" : 1, "pan" : 0 }
-        ]
-      }
+    #expect(
+      first.hasSuffix(
+        """
+          ],
+          "effects" : [
+            { "name" : "horn", "file" : "../Samples/horn.wav", "volume" : 0.30000000000000004, "pan" : -1 },
+            { "name" : "kick", "file" : "/abs/ef\\"fe\\\\ct ファイル.flac", "volume" : 2, "pan" : 1e-10 },
+            { "name" : "Z.z-_0", "file" : "z.wav", "volume" : 1, "pan" : 0 }
+          ]
+        }
 
-      """))
+        """))
     #expect(decoded.effects.map(\.name) == ["horn", "kick", "Z.z-_0"])
     #expect(decoded.recording.folder == "takes/späť \"live\"\t\u{01}")
   }
@@ -90,30 +94,32 @@ struct RoundTripTests {
     session.recording.folder = "takes"
     session.options.songChange = .crossfade
     let text = SessionFile.encode(session)
-    #expect(text == """
-      {
-        "format" : "stemdeck-session",
-        "version" : 1,
-        "quality" : "fast",
-        "master" : { "volume" : 1 },
-        "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "songChange" : "crossfade" },
-        "recording" : { "format" : "wav32f", "takesMuted" : false, "folder" : "takes" },
-        "stems" : [
-          { "name" : "drums", "file" : "drums.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false }
-        ],
-        "effects" : [
-          { "name" : "horn", "file" : "../Samples/horn.wav", "volume" : 1, "pan" : 0 }
-        ]
-      }
+    #expect(
+      text == """
+        {
+          "format" : "stemdeck-session",
+          "version" : 1,
+          "quality" : "fast",
+          "master" : { "volume" : 1 },
+          "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "songChange" : "crossfade" },
+          "recording" : { "format" : "wav32f", "takesMuted" : false, "folder" : "takes" },
+          "stems" : [
+            { "name" : "drums", "file" : "drums.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false }
+          ],
+          "effects" : [
+            { "name" : "horn", "file" : "../Samples/horn.wav", "volume" : 1, "pan" : 0 }
+          ]
+        }
 
-      """)
+        """)
     #expect(try decode(text) == session)
 
     // Only the options key that differs is appended.
     var onlySeconds = Session()
     onlySeconds.options.crossfadeSeconds = 30
-    #expect(SessionFile.encode(onlySeconds).contains(
-      "\"options\" : { \"autoPauseOnDisconnect\" : false, \"meterPoint\" : \"post\", \"crossfadeSeconds\" : 30 },\n"))
+    #expect(
+      SessionFile.encode(onlySeconds).contains(
+        "\"options\" : { \"autoPauseOnDisconnect\" : false, \"meterPoint\" : \"post\", \"crossfadeSeconds\" : 30 },\n"))
     #expect(try decode(SessionFile.encode(onlySeconds)) == onlySeconds)
 
     // Any single non-default recording field brings out the whole object; effects with no stems
@@ -123,10 +129,14 @@ struct RoundTripTests {
       change(&changed.recording)
       changed.effects = [EffectSettings(name: "e", file: "e.wav")]
       let encoded = SessionFile.encode(changed)
-      #expect(encoded.contains("\"recording\" : { \"format\" : \"\(changed.recording.format.rawValue)\", "
-                               + "\"takesMuted\" : \(changed.recording.takesMuted), \"folder\" : \"\" },\n"))
-      #expect(encoded.hasSuffix("  \"stems\" : [],\n  \"effects\" : [\n"
-                                + "    { \"name\" : \"e\", \"file\" : \"e.wav\", \"volume\" : 1, \"pan\" : 0 }\n  ]\n}\n"))
+      #expect(
+        encoded.contains(
+          "\"recording\" : { \"format\" : \"\(changed.recording.format.rawValue)\", "
+            + "\"takesMuted\" : \(changed.recording.takesMuted), \"folder\" : \"\" },\n"))
+      #expect(
+        encoded.hasSuffix(
+          "  \"stems\" : [],\n  \"effects\" : [\n"
+            + "    { \"name\" : \"e\", \"file\" : \"e.wav\", \"volume\" : 1, \"pan\" : 0 }\n  ]\n}\n"))
       #expect(try decode(encoded) == changed)
     }
 
@@ -135,8 +145,9 @@ struct RoundTripTests {
     for word in ["recording", "effects", "songChange", "crossfadeSeconds", "tempo", "transportSync", "effectsOutput"] {
       #expect(!plain.contains(word))
     }
-    #expect(plain.contains(
-      "  \"options\" : { \"autoPauseOnDisconnect\" : false, \"meterPoint\" : \"post\" },\n  \"stems\" : []\n}\n"))
+    #expect(
+      plain.contains(
+        "  \"options\" : { \"autoPauseOnDisconnect\" : false, \"meterPoint\" : \"post\" },\n  \"stems\" : []\n}\n"))
   }
 
   @Test("tempo, loop regions, stretch mode and transport sync have a fixed layout and appear only when set")
@@ -162,23 +173,24 @@ struct RoundTripTests {
     session.stems = [drums, bass, keys, pad]
     try session.validate()
     let text = SessionFile.encode(session)
-    #expect(text == """
-      {
-        "format" : "stemdeck-session",
-        "version" : 1,
-        "quality" : "fast",
-        "master" : { "volume" : 1 },
-        "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "transportSync" : "follow" },
-        "tempo" : { "bpm" : 100, "beatsPerBar" : 4 },
-        "stems" : [
-          { "name" : "drums", "file" : "drums.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "loopStart" : 1.25, "loopEnd" : 9.25, "crossfade" : 0.005, "mode" : "stretch", "pitch" : 2 },
-          { "name" : "bass", "file" : "bass.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "mode" : "stretch" },
-          { "name" : "keys", "file" : "keys.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "startOffset" : 4, "mode" : "stretch", "pitch" : -0.5 },
-          { "name" : "pad", "file" : "pad.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "loopStart" : 0, "loopEnd" : 2 }
-        ]
-      }
+    #expect(
+      text == """
+        {
+          "format" : "stemdeck-session",
+          "version" : 1,
+          "quality" : "fast",
+          "master" : { "volume" : 1 },
+          "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "transportSync" : "follow" },
+          "tempo" : { "bpm" : 100, "beatsPerBar" : 4 },
+          "stems" : [
+            { "name" : "drums", "file" : "drums.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "loopStart" : 1.25, "loopEnd" : 9.25, "crossfade" : 0.005, "mode" : "stretch", "pitch" : 2 },
+            { "name" : "bass", "file" : "bass.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "mode" : "stretch" },
+            { "name" : "keys", "file" : "keys.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "startOffset" : 4, "mode" : "stretch", "pitch" : -0.5 },
+            { "name" : "pad", "file" : "pad.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "loopStart" : 0, "loopEnd" : 2 }
+          ]
+        }
 
-      """)
+        """)
     #expect(try decode(text) == session)
 
     // "tempo" sits between "recording" and "position"; "transportSync" follows the crossfade options.
@@ -191,15 +203,17 @@ struct RoundTripTests {
     full.options.transportSync = .lead
     full.options.effectsOutput = .ports
     let fullText = SessionFile.encode(full)
-    #expect(fullText.contains("""
-        "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "songChange" : "crossfade", \
-      "crossfadeSeconds" : 4, "transportSync" : "lead", "effectsOutput" : "ports" },
-        "recording" : { "format" : "wav32f", "takesMuted" : true, "folder" : "" },
-        "tempo" : { "bpm" : 92.5, "beatsPerBar" : 3 },
-        "position" : 3,
-        "stems" : []
+    #expect(
+      fullText.contains(
+        """
+          "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "songChange" : "crossfade", \
+        "crossfadeSeconds" : 4, "transportSync" : "lead", "effectsOutput" : "ports" },
+          "recording" : { "format" : "wav32f", "takesMuted" : true, "folder" : "" },
+          "tempo" : { "bpm" : 92.5, "beatsPerBar" : 3 },
+          "position" : 3,
+          "stems" : []
 
-      """))
+        """))
     #expect(try decode(fullText) == full)
 
     // A tempo at the default beats per bar still writes both keys; each transport sync choice and
@@ -251,8 +265,9 @@ struct RoundTripTests {
     let tempo = try decode(#"{"format":"stemdeck-session","version":1,"tempo":{"bpm":120}}"#)
     #expect(tempo.tempo == Tempo(bpm: 120, beatsPerBar: 4))
     #expect(SessionFile.encode(tempo).contains("\"tempo\" : { \"bpm\" : 120, \"beatsPerBar\" : 4 }"))
-    let reordered = try decode(#"{"format":"stemdeck-session","version":1,"tempo":{"beatsPerBar":6.0,"bpm":1.2e2},"#
-                               + #""stems":[{"loopEnd":3,"name":"x","loopStart":0.5,"file":"x.wav"}]}"#)
+    let reordered = try decode(
+      #"{"format":"stemdeck-session","version":1,"tempo":{"beatsPerBar":6.0,"bpm":1.2e2},"#
+        + #""stems":[{"loopEnd":3,"name":"x","loopStart":0.5,"file":"x.wav"}]}"#)
     #expect(reordered.tempo == Tempo(bpm: 120, beatsPerBar: 6))
     #expect(reordered.stems[0].loopStart == 0.5 && reordered.stems[0].loopEnd == 3)
     #expect(SessionFile.encode(reordered).contains("\"solo\" : false, \"loopStart\" : 0.5, \"loopEnd\" : 3 }"))
@@ -270,8 +285,9 @@ struct RoundTripTests {
       """
     #expect(try decode(text) == Session())
     #expect(try decode(#"{"format":"stemdeck-session","version":1,"recording":{}}"#) == Session())
-    let partial = try decode(#"{"format":"stemdeck-session","version":1,"recording":{"folder":"t"},"#
-                             + #""options":{"songChange":"crossfade"},"effects":[{"name":"h","file":"h.wav"}]}"#)
+    let partial = try decode(
+      #"{"format":"stemdeck-session","version":1,"recording":{"folder":"t"},"#
+        + #""options":{"songChange":"crossfade"},"effects":[{"name":"h","file":"h.wav"}]}"#)
     var expected = Session()
     expected.recording.folder = "t"
     expected.options.songChange = .crossfade
@@ -280,8 +296,9 @@ struct RoundTripTests {
     #expect(partial.options.crossfadeSeconds == 2)
     #expect(partial.recording.format == .wav32f && !partial.recording.takesMuted)
     // An effect volume in dB is read as linear gain and saved as a number, like a stem's.
-    let decibels = try decode(#"{"format":"stemdeck-session","version":1,"#
-                              + #""effects":[{"name":"h","file":"h.wav","volume":"-6dB","pan":-0.5}]}"#)
+    let decibels = try decode(
+      #"{"format":"stemdeck-session","version":1,"#
+        + #""effects":[{"name":"h","file":"h.wav","volume":"-6dB","pan":-0.5}]}"#)
     #expect(abs(decibels.effects[0].volume - 0.501187) < 1e-6)
     #expect(decibels.effects[0].pan == -0.5)
     #expect(!SessionFile.encode(decibels).contains("dB"))
@@ -334,8 +351,9 @@ struct RoundTripTests {
     #expect(empty.hasSuffix("}\n"))
   }
 
-  @Test("numbers: integral values have no decimal point, others read back exactly",
-        arguments: [0.0, 1, 3, -1, 0.45, -0.2, 0.1 + 0.2, 1e-10, 1.0 / 3, 2 - 1e-15, 123456.5])
+  @Test(
+    "numbers: integral values have no decimal point, others read back exactly",
+    arguments: [0.0, 1, 3, -1, 0.45, -0.2, 0.1 + 0.2, 1e-10, 1.0 / 3, 2 - 1e-15, 123456.5])
   func numberFormatting(value: Double) throws {
     var session = Session()
     session.stems = [StemSettings(name: "s", file: "s.wav")]
@@ -378,8 +396,11 @@ struct RoundTripTests {
 
     var duplicate = Session()
     duplicate.stems = [StemSettings(name: "a", file: "a"), StemSettings(name: "a", file: "b")]
-    #expect(throws: SessionError(file: "session", location: "stems[1].name",
-                                 message: "duplicate stem name 'a' (also stems[0])")) {
+    #expect(
+      throws: SessionError(
+        file: "session", location: "stems[1].name",
+        message: "duplicate stem name 'a' (also stems[0])")
+    ) {
       try duplicate.validate()
     }
     var badPort = Session()
@@ -399,13 +420,16 @@ struct RoundTripTests {
         return error
       }
     }
-    func expectProblem(_ location: String, _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation,
-                       _ change: (inout Session) -> Void) {
+    func expectProblem(
+      _ location: String, _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation,
+      _ change: (inout Session) -> Void
+    ) {
       let error = problem(change)
       #expect(error?.file == "v.json", sourceLocation: sourceLocation)
       #expect(error?.location == location, "\(String(describing: error))", sourceLocation: sourceLocation)
-      #expect(error?.message.contains(fragment) == true, "\(String(describing: error))",
-              sourceLocation: sourceLocation)
+      #expect(
+        error?.message.contains(fragment) == true, "\(String(describing: error))",
+        sourceLocation: sourceLocation)
     }
     #expect(problem { _ in } == nil)
     expectProblem("effects[2].name", "duplicate effect name 'horn' (also effects[0])") {
@@ -434,11 +458,12 @@ struct RoundTripTests {
       $0.recording.folder = String(repeating: "é", count: 2049)
     }
     // The edges are allowed, and a stem and an effect may share a name.
-    #expect(problem {
-      $0.options.crossfadeSeconds = 0.05
-      $0.recording.folder = String(repeating: "x", count: 4096)
-      $0.effects = [EffectSettings(name: $0.stems[0].name, file: "x.wav")]
-    } == nil)
+    #expect(
+      problem {
+        $0.options.crossfadeSeconds = 0.05
+        $0.recording.folder = String(repeating: "x", count: 4096)
+        $0.effects = [EffectSettings(name: $0.stems[0].name, file: "x.wav")]
+      } == nil)
     #expect(problem { $0.options.crossfadeSeconds = 30 } == nil)
     // save refuses what validate refuses, and encode never writes an unloadable value as a number.
     var bad = everythingSession()
@@ -463,13 +488,16 @@ struct RoundTripTests {
         return error
       }
     }
-    func expectProblem(_ location: String, _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation,
-                       _ change: (inout Session) -> Void) {
+    func expectProblem(
+      _ location: String, _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation,
+      _ change: (inout Session) -> Void
+    ) {
       let error = problem(change)
       #expect(error?.file == "v.json", sourceLocation: sourceLocation)
       #expect(error?.location == location, "\(String(describing: error))", sourceLocation: sourceLocation)
-      #expect(error?.message.contains(fragment) == true, "\(String(describing: error))",
-              sourceLocation: sourceLocation)
+      #expect(
+        error?.message.contains(fragment) == true, "\(String(describing: error))",
+        sourceLocation: sourceLocation)
     }
     expectProblem("tempo.bpm", "must be a number of beats per minute from 20 to 400 (got 19.5)") {
       $0.tempo?.bpm = 19.5
@@ -485,8 +513,10 @@ struct RoundTripTests {
     }
     expectProblem("stems[1].loopEnd", "(got 86400.5)") { $0.stems[1].loopEnd = 86400.5 }
     expectProblem("stems[1].loopEnd", "(got inf)") { $0.stems[1].loopEnd = .infinity }
-    expectProblem("stems[0].loopEnd",
-                  "is missing: a loop region needs both \"loopStart\" and \"loopEnd\" (only \"loopStart\" is given") {
+    expectProblem(
+      "stems[0].loopEnd",
+      "is missing: a loop region needs both \"loopStart\" and \"loopEnd\" (only \"loopStart\" is given"
+    ) {
       $0.stems[0].loopEnd = nil
     }
     expectProblem("stems[1].loopStart", "(only \"loopEnd\" is given; remove it for no loop region)") {
@@ -499,8 +529,11 @@ struct RoundTripTests {
       $0.stems[0].loopStart = 9.25
       $0.stems[0].loopEnd = 1.25
     }
-    expectProblem("stems[1].crossfade", "must be a number of seconds from 0 to 1 (the crossfade at the loop seam; "
-                  + "0 for none) (got 1.5)") { $0.stems[1].crossfade = 1.5 }
+    expectProblem(
+      "stems[1].crossfade",
+      "must be a number of seconds from 0 to 1 (the crossfade at the loop seam; "
+        + "0 for none) (got 1.5)"
+    ) { $0.stems[1].crossfade = 1.5 }
     expectProblem("stems[0].crossfade", "(got -0.001)") { $0.stems[0].crossfade = -0.001 }
     expectProblem("stems[0].pitch", "must be a number of semitones from -24 to 24 (got 24.5)") { $0.stems[0].pitch = 24.5 }
     // Checked in varispeed mode as well: the value is still saved.
@@ -510,18 +543,20 @@ struct RoundTripTests {
     }
     expectProblem("stems[1].pitch", "a pitch shift needs \"mode\" : \"stretch\"") { $0.stems[1].pitch = 2 }
     // The edges are allowed, and so is no tempo and no loop region.
-    #expect(problem {
-      $0.tempo = Tempo(bpm: 400, beatsPerBar: 1)
-      $0.stems[0].loopStart = 86399.999
-      $0.stems[0].loopEnd = 86400
-      $0.stems[0].crossfade = 0
-      $0.stems[0].pitch = 24
-    } == nil)
-    #expect(problem {
-      $0.tempo = nil
-      $0.stems[0].loopStart = nil
-      $0.stems[0].loopEnd = nil
-    } == nil)
+    #expect(
+      problem {
+        $0.tempo = Tempo(bpm: 400, beatsPerBar: 1)
+        $0.stems[0].loopStart = 86399.999
+        $0.stems[0].loopEnd = 86400
+        $0.stems[0].crossfade = 0
+        $0.stems[0].pitch = 24
+      } == nil)
+    #expect(
+      problem {
+        $0.tempo = nil
+        $0.stems[0].loopStart = nil
+        $0.stems[0].loopEnd = nil
+      } == nil)
 
     // encode writes whatever the model holds; a file with half a loop region fails to load with
     // exactly the error validate() gives, and save refuses it.
@@ -555,10 +590,12 @@ struct RoundTripTests {
 
   @Test("the error description names file, location, message and position")
   func errorDescription() {
-    let error = SessionError(file: "Sessions/x.json", location: "stems[2].pan", line: 9, column: 5,
-                             message: "must be a number between -1 and 1 (got 7)")
-    #expect(error.description
-            == "Sessions/x.json: stems[2].pan: must be a number between -1 and 1 (got 7) (line 9, column 5)")
+    let error = SessionError(
+      file: "Sessions/x.json", location: "stems[2].pan", line: 9, column: 5,
+      message: "must be a number between -1 and 1 (got 7)")
+    #expect(
+      error.description
+        == "Sessions/x.json: stems[2].pan: must be a number between -1 and 1 (got 7) (line 9, column 5)")
     let whole = SessionError(file: "a.json", message: "no such file")
     #expect(whole.description == "a.json: no such file")
   }

@@ -102,8 +102,11 @@ struct SaveTests {
     var bad = Session()
     bad.stems = [StemSettings(name: "x", file: "x.wav")]
     bad.stems[0].pan = 7
-    #expect(throws: SessionError(file: path, location: "stems[0].pan",
-                                 message: "must be a number between -1 and 1 (got 7)")) {
+    #expect(
+      throws: SessionError(
+        file: path, location: "stems[0].pan",
+        message: "must be a number between -1 and 1 (got 7)")
+    ) {
       try SessionFile.save(bad, to: path)
     }
     #expect(contents(of: path) == before)
@@ -144,8 +147,9 @@ struct SaveTests {
 
     // The first name offered for each temporary file is the planted one; the writer must skip it.
     let names = NameSequence()
-    try FileAccess.writeAtomically(Array(SessionFile.encode(everythingSession()).utf8), to: path,
-                                   temporaryName: names.next)
+    try FileAccess.writeAtomically(
+      Array(SessionFile.encode(everythingSession()).utf8), to: path,
+      temporaryName: names.next)
     #expect(contents(of: victim) == Array("precious".utf8))
     #expect(try SessionFile.load(path: path) == everythingSession())
     #expect(try SessionFile.load(path: path + ".bak") == Session())
@@ -188,8 +192,11 @@ struct SaveTests {
     let folder = try TemporaryFolder()
     let path = folder.file("rel.json")
     // Express the same file relative to the current directory.
-    let relative = String(repeating: "../", count: FileManager.default.currentDirectoryPath
-      .split(separator: "/").count) + String(path.dropFirst())
+    let relative =
+      String(
+        repeating: "../",
+        count: FileManager.default.currentDirectoryPath
+          .split(separator: "/").count) + String(path.dropFirst())
     try SessionFile.save(everythingSession(), to: relative)
     #expect(try SessionFile.load(path: path) == everythingSession())
   }

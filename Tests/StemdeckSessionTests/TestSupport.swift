@@ -30,20 +30,20 @@ let repositoryRoot = URL(fileURLWithPath: #filePath)
 
 /// A document in the exact layout of Sessions/demo.json.
 let demoLikeDocument = """
-{
-  "format" : "stemdeck-session",
-  "version" : 1,
-  "quality" : "fast",
-  "master" : { "volume" : 0.9 },
-  "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post" },
-  "stems" : [
-    { "name" : "drums", "file" : "../Samples/drums.flac", "volume" : 0.8, "pan" : 0, "rate" : 1, "loops" : 3, "mute" : false, "solo" : false },
-    { "name" : "bass", "file" : "../Samples/bass.flac", "volume" : 0.4, "pan" : 0, "rate" : 1, "loops" : 3, "mute" : false, "solo" : false },
-    { "name" : "chords", "file" : "../Samples/chords.flac", "volume" : 0.45, "pan" : -0.2, "rate" : 1, "loops" : 3, "mute" : false, "solo" : false }
-  ]
-}
+  {
+    "format" : "stemdeck-session",
+    "version" : 1,
+    "quality" : "fast",
+    "master" : { "volume" : 0.9 },
+    "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post" },
+    "stems" : [
+      { "name" : "drums", "file" : "../Samples/drums.flac", "volume" : 0.8, "pan" : 0, "rate" : 1, "loops" : 3, "mute" : false, "solo" : false },
+      { "name" : "bass", "file" : "../Samples/bass.flac", "volume" : 0.4, "pan" : 0, "rate" : 1, "loops" : 3, "mute" : false, "solo" : false },
+      { "name" : "chords", "file" : "../Samples/chords.flac", "volume" : 0.45, "pan" : -0.2, "rate" : 1, "loops" : 3, "mute" : false, "solo" : false }
+    ]
+  }
 
-"""
+  """
 
 /// A session with every field away from its default.
 func everythingSession() -> Session {
@@ -63,7 +63,7 @@ func everythingSession() -> Session {
   session.connections = [
     "master_L": ["system:playback_1", "jack_capture:input_1"],
     "master_R": ["system:playback_2"],
-    "kick_L": ["a2j:Midi Through [14] (capture): port"],
+    "kick_L": ["a2j:Midi Through [14] (capture): port"]
   ]
   var kick = StemSettings(name: "kick", file: "/abs/path/kick.wav")
   kick.volume = 0.1 + 0.2
@@ -109,34 +109,43 @@ func isWithinRules(_ session: Session) -> Bool {
   var names = Set<String>()
   for stem in session.stems {
     guard ok(stem.volume, SettingRange.volume), ok(stem.pan, SettingRange.pan),
-          ok(stem.rate, SettingRange.rate), SettingRange.loops.contains(stem.loops),
-          ok(stem.startOffset, SettingRange.startOffset), !stem.file.isEmpty,
-          (stem.loopStart == nil) == (stem.loopEnd == nil),
-          stem.loopStart.map({ ok($0, SettingRange.loopPoint) }) ?? true,
-          stem.loopEnd.map({ ok($0, SettingRange.loopPoint) }) ?? true,
-          (stem.loopStart ?? 0) < (stem.loopEnd ?? 1),
-          ok(stem.crossfade, SettingRange.crossfade), ok(stem.pitch, SettingRange.pitch),
-          SettingRange.nameLength.contains(stem.name.count),
-          stem.name.lowercased() != "all",
-          stem.name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic
-            || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)) }),
-          names.insert(stem.name).inserted else { return false }
+      ok(stem.rate, SettingRange.rate), SettingRange.loops.contains(stem.loops),
+      ok(stem.startOffset, SettingRange.startOffset), !stem.file.isEmpty,
+      (stem.loopStart == nil) == (stem.loopEnd == nil),
+      stem.loopStart.map({ ok($0, SettingRange.loopPoint) }) ?? true,
+      stem.loopEnd.map({ ok($0, SettingRange.loopPoint) }) ?? true,
+      (stem.loopStart ?? 0) < (stem.loopEnd ?? 1),
+      ok(stem.crossfade, SettingRange.crossfade), ok(stem.pitch, SettingRange.pitch),
+      SettingRange.nameLength.contains(stem.name.count),
+      stem.name.lowercased() != "all",
+      stem.name.unicodeScalars.allSatisfy({
+        $0.isASCII
+          && ($0.properties.isAlphabetic
+            || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0))
+      }),
+      names.insert(stem.name).inserted
+    else { return false }
   }
   if let tempo = session.tempo {
     guard ok(tempo.bpm, SettingRange.bpm), SettingRange.beatsPerBar.contains(tempo.beatsPerBar) else { return false }
   }
   guard ok(session.options.crossfadeSeconds, SettingRange.crossfadeSeconds),
-        !session.recording.folder.utf8.contains(0),
-        SettingRange.recordingFolderBytes.contains(session.recording.folder.utf8.count) else { return false }
+    !session.recording.folder.utf8.contains(0),
+    SettingRange.recordingFolderBytes.contains(session.recording.folder.utf8.count)
+  else { return false }
   var effectNames = Set<String>()
   for effect in session.effects {
     guard ok(effect.volume, SettingRange.volume), ok(effect.pan, SettingRange.pan), !effect.file.isEmpty,
-          !effect.file.utf8.contains(0),
-          SettingRange.nameLength.contains(effect.name.count),
-          effect.name.lowercased() != "all",
-          effect.name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic
-            || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0)) }),
-          effectNames.insert(effect.name).inserted else { return false }
+      !effect.file.utf8.contains(0),
+      SettingRange.nameLength.contains(effect.name.count),
+      effect.name.lowercased() != "all",
+      effect.name.unicodeScalars.allSatisfy({
+        $0.isASCII
+          && ($0.properties.isAlphabetic
+            || ("0"..."9").contains($0) || "_-.".unicodeScalars.contains($0))
+      }),
+      effectNames.insert(effect.name).inserted
+    else { return false }
   }
   for (port, peers) in session.connections {
     guard !port.isEmpty, !port.contains(":"), peers.allSatisfy({ $0.contains(":") }) else { return false }

@@ -33,7 +33,8 @@ public enum FileFacts {
   public static func umask() throws -> mode_t {
     let text = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
     guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
-          let mask = mode_t(line.split(separator: "\t").last.map(String.init) ?? "", radix: 8) else {
+      let mask = mode_t(line.split(separator: "\t").last.map(String.init) ?? "", radix: 8)
+    else {
       throw TestSupportError("no Umask line in /proc/self/status")
     }
     return mask

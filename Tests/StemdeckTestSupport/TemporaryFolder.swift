@@ -45,11 +45,14 @@ public final class TemporaryFolder: Sendable {
 
   /// Writes a 16-bit PCM WAV file holding a sine in every channel and returns its path.
   @discardableResult
-  public func wav(_ name: String, channels: Int, sampleRate: Int, seconds: Double,
-                  frequency: Double = 440, amplitude: Double = 1) throws -> String {
+  public func wav(
+    _ name: String, channels: Int, sampleRate: Int, seconds: Double,
+    frequency: Double = 440, amplitude: Double = 1
+  ) throws -> String {
     let target = file(name)
-    try WAV.writeSine(target, channels: channels, sampleRate: sampleRate, seconds: seconds,
-                      frequency: frequency, amplitude: amplitude)
+    try WAV.writeSine(
+      target, channels: channels, sampleRate: sampleRate, seconds: seconds,
+      frequency: frequency, amplitude: amplitude)
     return target
   }
 }

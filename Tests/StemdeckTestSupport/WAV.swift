@@ -9,8 +9,10 @@ import Glibc
 public enum WAV {
   /// The canonical 44-byte PCM WAV header. The fields are written as given, so a header can claim
   /// things no encoder would write (0 channels, 1 Hz, a data chunk of 4 GB).
-  public static func header(channels: UInt16, sampleRate: UInt32, bitsPerSample: UInt16 = 16,
-                            dataBytes: UInt32, formatTag: UInt16 = 1) -> [UInt8] {
+  public static func header(
+    channels: UInt16, sampleRate: UInt32, bitsPerSample: UInt16 = 16,
+    dataBytes: UInt32, formatTag: UInt16 = 1
+  ) -> [UInt8] {
     var b: [UInt8] = []
     func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { b += $0 } }
     func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { b += $0 } }
@@ -23,8 +25,10 @@ public enum WAV {
   }
 
   /// Writes a 16-bit PCM WAV holding the same sine in every channel.
-  public static func writeSine(_ path: String, channels: Int, sampleRate: Int, seconds: Double,
-                               frequency: Double = 440, amplitude: Double = 1) throws {
+  public static func writeSine(
+    _ path: String, channels: Int, sampleRate: Int, seconds: Double,
+    frequency: Double = 440, amplitude: Double = 1
+  ) throws {
     let frames = Int((seconds * Double(sampleRate)).rounded())
     let dataSize = frames * channels * 2
     var bytes = header(channels: UInt16(channels), sampleRate: UInt32(sampleRate), dataBytes: UInt32(dataSize))

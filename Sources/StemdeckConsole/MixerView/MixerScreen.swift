@@ -215,11 +215,17 @@ enum MixerScreen {
   /// What a click at (`x`, `y`) hits: the strip (as `strip(atColumn:…)`), and when it is on a
   /// fader's track (the three columns of its handle, the meter rows), the level there: a linear
   /// volume (0 on the bottom row: silence). The fader's handle is then drawn on the row clicked.
-  static func hit(column x: Int, row y: Int, count: Int, firstShown: Int, columns: Int, rows: Int,
-                  fixed: Int = 1) -> (strip: Int, volume: Double?)? {
-    guard let index = strip(atColumn: x, count: count, firstShown: firstShown, columns: columns, rows: rows, fixed: fixed) else { return nil }
+  static func hit(
+    column x: Int, row y: Int, count: Int, firstShown: Int, columns: Int, rows: Int,
+    fixed: Int = 1
+  ) -> (strip: Int, volume: Double?)? {
+    guard let index = strip(atColumn: x, count: count, firstShown: firstShown, columns: columns, rows: rows, fixed: fixed) else {
+      return nil
+    }
     let l = layout(count: count, columns: columns, rows: rows, fixed: fixed)
-    let stripX = index < count ? scaleWidth + (index - firstShown) * (l.stripWidth + 1)
+    let stripX =
+      index < count
+      ? scaleWidth + (index - firstShown) * (l.stripWidth + 1)
       : fixedStart(columns: columns, width: l.stripWidth, fixed: fixed) + (index - count) * (l.stripWidth + 1)
     let fx = faderColumn(stripX: stripX, width: l.stripWidth)
     let meterRow = y - meterTop
@@ -282,10 +288,12 @@ enum MixerScreen {
     var tick: Unicode.Scalar
     var play: String, pause: String, stop: String, left: String, right: String
 
-    static let unicode = Glyphs(rms: "█", peak: "▒", hold: "─", track: "│", handle: "◆", handleSide: "═", separator: "│", clip: "▲",
-                                tick: "·", play: "▶", pause: "‖", stop: "■", left: "◀", right: "▶")
-    static let ascii = Glyphs(rms: "#", peak: ":", hold: "-", track: "|", handle: "O", handleSide: "=", separator: "|", clip: "!",
-                              tick: ".", play: ">", pause: "=", stop: "#", left: "<", right: ">")
+    static let unicode = Glyphs(
+      rms: "█", peak: "▒", hold: "─", track: "│", handle: "◆", handleSide: "═", separator: "│", clip: "▲",
+      tick: "·", play: "▶", pause: "‖", stop: "■", left: "◀", right: "▶")
+    static let ascii = Glyphs(
+      rms: "#", peak: ":", hold: "-", track: "|", handle: "O", handleSide: "=", separator: "|", clip: "!",
+      tick: ".", play: ">", pause: "=", stop: "#", left: "<", right: ">")
   }
 
   /// The keys, shortest description first, for the footer (fitted to the width) and `?`.
@@ -303,7 +311,7 @@ enum MixerScreen {
     ("space", "play", "play / pause"),
     ("Enter", "stop", "stop (back to the start)"),
     (":", "cmd", "a command line: any REPL command"),
-    ("u", "undo", "undo the last fader move"),
+    ("u", "undo", "undo the last fader move")
   ]
 
   /// Draws one frame.
@@ -341,16 +349,18 @@ enum MixerScreen {
     let names = shownNames(model.strips.map(\.name), width: w, unicode: unicode)
     var x = scaleWidth
     for i in state.firstShown..<(state.firstShown + layout.shown) {
-      strip(model.strips[i], name: names[i], selected: state.selected == i, &canvas, x: x, width: w, meterTop: meterTop,
-            meterRows: h, glyphs: g, unicode: unicode)
+      strip(
+        model.strips[i], name: names[i], selected: state.selected == i, &canvas, x: x, width: w, meterTop: meterTop,
+        meterRows: h, glyphs: g, unicode: unicode)
       x += w + 1
     }
     // The effects (when shown) and the master, at the right edge after a separator.
     let right = fixedStart(columns: columns, width: w, fixed: fixed.count)
     for row in 1..<(valuesTop + 5) { canvas.set(g.separator, row: row, column: right - 1, style: .dim) }
     for (k, s) in fixed.enumerated() {
-      strip(s, name: s.name, selected: state.selected == model.strips.count + k, &canvas, x: right + k * (w + 1), width: w,
-            meterTop: meterTop, meterRows: h, glyphs: g, unicode: unicode)
+      strip(
+        s, name: s.name, selected: state.selected == model.strips.count + k, &canvas, x: right + k * (w + 1), width: w,
+        meterTop: meterTop, meterRows: h, glyphs: g, unicode: unicode)
     }
 
     statusLine(model, state, &canvas, row: rows - 2)
@@ -365,15 +375,18 @@ enum MixerScreen {
     max(0, min(rows - 1, Int(((1 - fraction) * Double(rows) + 1e-9).rounded(.down))))
   }
 
-  static func strip(_ s: MixerViewModel.Strip, name: String, selected: Bool, _ canvas: inout Canvas, x: Int, width w: Int,
-                    meterTop: Int, meterRows h: Int, glyphs g: Glyphs, unicode: Bool) {
+  static func strip(
+    _ s: MixerViewModel.Strip, name: String, selected: Bool, _ canvas: inout Canvas, x: Int, width w: Int,
+    meterTop: Int, meterRows h: Int, glyphs g: Glyphs, unicode: Bool
+  ) {
     let (first, second) = nameRows(name, width: w)
     let nameStyle: Canvas.Style = selected ? .selected : (s.isStem ? .normal : .bold)
     canvas.put(first.padded(w), row: 1, column: x, width: w, style: nameStyle)
     canvas.put(second.padded(w), row: 2, column: x, width: w, style: nameStyle)
     let flags = s.flags.text
-    canvas.put(flags.isEmpty ? (s.isStem ? "-" : "") : flags, row: 3, column: x, width: w,
-               style: s.flags.contains(.unreadable) || s.flags.contains(.underrun) ? .clip : (flags.isEmpty ? .dim : .bold))
+    canvas.put(
+      flags.isEmpty ? (s.isStem ? "-" : "") : flags, row: 3, column: x, width: w,
+      style: s.flags.contains(.unreadable) || s.flags.contains(.underrun) ? .clip : (flags.isEmpty ? .dim : .bold))
 
     // Meters: one column per channel (two for a mono one), as wide as the strip allows.
     let meterWidth = max(1, (w - 4) / 2)
@@ -421,8 +434,9 @@ enum MixerScreen {
       canvas.put(MixerText.loop(loop, of: loops, unicode: unicode).padLeft(w), row: valuesTop + 3, column: x, width: w)
     }
     let peak = channels.map(\.peak).max() ?? -160
-    canvas.put(MixerText.db(peak).padLeft(w), row: valuesTop + 4, column: x, width: w,
-               style: channels.contains { $0.clipped } ? .clip : .normal)
+    canvas.put(
+      MixerText.db(peak).padLeft(w), row: valuesTop + 4, column: x, width: w,
+      style: channels.contains { $0.clipped } ? .clip : .normal)
   }
 
   static func transportLine(_ model: MixerViewModel, _ state: MixerViewState, _ canvas: inout Canvas, glyphs g: Glyphs, unicode: Bool) {
@@ -435,10 +449,13 @@ enum MixerScreen {
     case .starting: stateText = "\(g.play) starting"
     }
     // Most important first; what does not fit is left out from the end.
-    var parts = [stateText, NumberFormat.time(t.position) + " / " + (t.length.map(NumberFormat.time) ?? "-"),
-                 (t.session ?? "(no session file)") + (t.unsaved ? " *" : "")]
+    var parts = [
+      stateText, NumberFormat.time(t.position) + " / " + (t.length.map(NumberFormat.time) ?? "-"),
+      (t.session ?? "(no session file)") + (t.unsaved ? " *" : "")
+    ]
     if state.selected < model.strips.count, model.strips[state.selected].offline == nil,
-       let loop = model.strips[state.selected].loop, let loops = model.strips[state.selected].loops {
+      let loop = model.strips[state.selected].loop, let loops = model.strips[state.selected].loops
+    {
       parts.append("loop " + MixerText.loop(loop, of: loops, unicode: unicode))
     }
     if let tempo = t.tempo { parts.append("\(NumberFormat.plain(tempo.bpm)) bpm \(MixerText.barBeat(t.position, tempo))") }
@@ -475,8 +492,10 @@ enum MixerScreen {
     let s = strip(model, at: state.selected)
     if s.isEffects {
       let peak = s.meters.map(\.peak).max() ?? -160
-      canvas.put(Display.shortened("effects: what the sound effects add to the master, peak \(MixerText.db(peak)) dB (no fader: each effect has its own volume)",
-                                   toEnd: canvas.columns), row: row, column: 0, style: .dim)
+      canvas.put(
+        Display.shortened(
+          "effects: what the sound effects add to the master, peak \(MixerText.db(peak)) dB (no fader: each effect has its own volume)",
+          toEnd: canvas.columns), row: row, column: 0, style: .dim)
       return
     }
     var text = "\(s.name): \(MixerText.db(s.volumeDB)) dB (\(Display.volume(s.volume)))"
@@ -506,8 +525,10 @@ enum MixerScreen {
   static func plain(_ text: String, unicode: Bool) -> String {
     guard !unicode else { return text }
     var out = text
-    for (from, to) in [("←→", "<-/->"), ("↑↓", "up/dn"), ("±", "+-"), ("−", "-"), ("×", "x"), ("…", "~"), ("↑/↓", "up/dn"),
-                       ("█", "#"), ("▒", ":"), ("─", "-"), ("▲", "!")] {
+    for (from, to) in [
+      ("←→", "<-/->"), ("↑↓", "up/dn"), ("±", "+-"), ("−", "-"), ("×", "x"), ("…", "~"), ("↑/↓", "up/dn"),
+      ("█", "#"), ("▒", ":"), ("─", "-"), ("▲", "!")
+    ] {
       out = out.replacingOccurrences(of: from, with: to)
     }
     return out
@@ -516,11 +537,13 @@ enum MixerScreen {
   static func help(_ canvas: inout Canvas, unicode: Bool) {
     var lines = ["stemdeck mixer: keys"]
     for k in keys { lines.append("\(k.key.padded(10)) \(k.help)") }
-    lines += ["?".padded(10) + " this help (any key closes it); q or Esc: back",
-              "Meters: \(unicode ? "█ RMS, ▒ peak, ─ 3-s hold, ▲ clipped" : "# RMS, : peak, - 3-s hold, ! clipped")",
-              "Flags: M mute S solo D direct out G gliding E ended U underruns",
-              "! unreadable or offline. effects: the sound effects' sum",
-              "Mouse: click a strip to select it, a fader's track to set it"]
+    lines += [
+      "?".padded(10) + " this help (any key closes it); q or Esc: back",
+      "Meters: \(unicode ? "█ RMS, ▒ peak, ─ 3-s hold, ▲ clipped" : "# RMS, : peak, - 3-s hold, ! clipped")",
+      "Flags: M mute S solo D direct out G gliding E ended U underruns",
+      "! unreadable or offline. effects: the sound effects' sum",
+      "Mouse: click a strip to select it, a fader's track to set it"
+    ]
     let width = min(canvas.columns - 2, (lines.map { TerminalInfo.displayWidth($0) }.max() ?? 20) + 4)
     let height = min(canvas.rows - 2, lines.count + 2)
     let left = max(0, (canvas.columns - width) / 2)

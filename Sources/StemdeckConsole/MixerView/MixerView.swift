@@ -263,13 +263,19 @@ final class MixerView {
     guard !state.showHelp, state.prompt == nil, kind != 0 else { return }
     let model = MixerViewModel.make(console)
     let count = model.strips.count
-    guard let hit = MixerScreen.hit(column: column, row: row, count: count, firstShown: state.firstShown,
-                                    columns: columns ?? Int(stemdeck_cols()), rows: rows ?? Int(stemdeck_lines()),
-                                    fixed: MixerScreen.fixedStrips(model).count) else { return }
+    guard
+      let hit = MixerScreen.hit(
+        column: column, row: row, count: count, firstShown: state.firstShown,
+        columns: columns ?? Int(stemdeck_cols()), rows: rows ?? Int(stemdeck_lines()),
+        fixed: MixerScreen.fixedStrips(model).count)
+    else { return }
     state.selected = hit.strip
     state.status = ""
-    if kind == 4 { handle(.up) } else if kind == 5 { handle(.down) }
-    else if let volume = hit.volume {
+    if kind == 4 {
+      handle(.up)
+    } else if kind == 5 {
+      handle(.down)
+    } else if let volume = hit.volume {
       let strip = MixerScreen.strip(model, at: hit.strip)
       if strip.hasFader { setVolume(strip, volume) }
     }
@@ -307,7 +313,8 @@ final class MixerView {
   /// or solo; the effects' strip only a meter; an offline stem only its fader.
   func refusal(_ what: String, _ strip: MixerViewModel.Strip) -> String? {
     if strip.isEffects {
-      return "the effects strip has no \(what): it shows what the sound effects add to the master (each effect has its own volume: 'sfx fire NAME VOL')"
+      return
+        "the effects strip has no \(what): it shows what the sound effects add to the master (each effect has its own volume: 'sfx fire NAME VOL')"
     }
     if strip.isMaster { return what == "mute" ? "the master has no mute (End silences it)" : "the master has no \(what)" }
     if let reason = strip.offline {
@@ -411,7 +418,11 @@ final class MixerView {
     guard strip.hasFader else { say(refusal("fader", strip) ?? "", error: true); return }
     let current = strip.volume <= 0 ? nil : (strip.volumeDB * 10).rounded() / 10
     var target: Double
-    if let current { target = Decibels.toAmplitude(current + db) } else { target = db > 0 ? Decibels.toAmplitude(MixerScreen.marks.last!) : 0 }
+    if let current {
+      target = Decibels.toAmplitude(current + db)
+    } else {
+      target = db > 0 ? Decibels.toAmplitude(MixerScreen.marks.last!) : 0
+    }
     if let current, current + db < MixerScreen.marks.last! { target = 0 }
     setVolume(strip, min(2, target))
   }

@@ -32,14 +32,18 @@ struct MixerViewModel {
 
     /// The letters of the `stems` table (its legend: M muted, S solo, D direct outs, G gliding,
     /// E ended, U underruns, ! unreadable).
-    static let letters: [(Flags, Character)] = [(.mute, "M"), (.solo, "S"), (.directOut, "D"), (.gliding, "G"),
-                                                 (.ended, "E"), (.underrun, "U"), (.unreadable, "!")]
+    static let letters: [(Flags, Character)] = [
+      (.mute, "M"), (.solo, "S"), (.directOut, "D"), (.gliding, "G"),
+      (.ended, "E"), (.underrun, "U"), (.unreadable, "!")
+    ]
     var text: String { String(Self.letters.filter { contains($0.0) }.map(\.1)) }
 
     /// The letters in the order of the `stems` table's flags column (kept as it always was:
     /// scripts read it).
-    static let tableLetters: [(Flags, Character)] = [(.mute, "M"), (.solo, "S"), (.directOut, "D"), (.ended, "E"),
-                                                      (.unreadable, "!"), (.underrun, "U"), (.gliding, "G")]
+    static let tableLetters: [(Flags, Character)] = [
+      (.mute, "M"), (.solo, "S"), (.directOut, "D"), (.ended, "E"),
+      (.unreadable, "!"), (.underrun, "U"), (.gliding, "G")
+    ]
     var tableText: String { String(Self.tableLetters.filter { contains($0.0) }.map(\.1)) }
   }
 
@@ -121,10 +125,11 @@ struct MixerViewModel {
     if s.failed { flags.insert(.unreadable) }
     let loops = s.settings.loops
     // A finished stem's read position has passed its last pass: show the last one.
-    var strip = Strip(name: s.settings.name, volume: s.glidingVolume ?? s.settings.volume, pan: s.glidingPan ?? s.settings.pan,
-                      rate: s.glidingRate ?? s.settings.rate,
-                      loop: loops >= 0 ? min(s.loopIndex, loops) + 1 : s.loopIndex + 1, loops: loops, flags: flags,
-                      meters: meter(s.meter), file: s.path.split(separator: "/").last.map { RawFileName.escaped(String($0)) })
+    var strip = Strip(
+      name: s.settings.name, volume: s.glidingVolume ?? s.settings.volume, pan: s.glidingPan ?? s.settings.pan,
+      rate: s.glidingRate ?? s.settings.rate,
+      loop: loops >= 0 ? min(s.loopIndex, loops) + 1 : s.loopIndex + 1, loops: loops, flags: flags,
+      meters: meter(s.meter), file: s.path.split(separator: "/").last.map { RawFileName.escaped(String($0)) })
     if s.glidingVolume != nil { strip.volumeTarget = s.settings.volume }
     if s.glidingPan != nil { strip.panTarget = s.settings.pan }
     if s.glidingRate != nil { strip.rateTarget = s.settings.rate }
@@ -141,9 +146,10 @@ struct MixerViewModel {
     if o.settings.mute { flags.insert(.mute) }
     if o.settings.solo { flags.insert(.solo) }
     if o.settings.directOut { flags.insert(.directOut) }
-    var strip = Strip(name: o.settings.name, volume: o.settings.volume, pan: o.settings.pan, rate: o.settings.rate,
-                      loop: 1, loops: o.settings.loops, flags: flags, meters: [],
-                      file: o.path.split(separator: "/").last.map { RawFileName.escaped(String($0)) })
+    var strip = Strip(
+      name: o.settings.name, volume: o.settings.volume, pan: o.settings.pan, rate: o.settings.rate,
+      loop: 1, loops: o.settings.loops, flags: flags, meters: [],
+      file: o.path.split(separator: "/").last.map { RawFileName.escaped(String($0)) })
     strip.path = o.path
     strip.offline = o.reason
     return strip
@@ -195,9 +201,10 @@ struct MixerViewModel {
     var position = m.position
     // As `status`: at the end of a song the position shown is the end, never past it.
     if let duration, !m.hasEndlessStems, m.songHasEnded { position = min(position, duration) }
-    var transport = Transport(state: state, position: position, length: duration, endless: m.hasEndlessStems, tempo: m.tempo,
-                              session: console.sessionPath.map { String($0.split(separator: "/").last ?? Substring($0)) },
-                              unsaved: m.isDirty)
+    var transport = Transport(
+      state: state, position: position, length: duration, endless: m.hasEndlessStems, tempo: m.tempo,
+      session: console.sessionPath.map { String($0.split(separator: "/").last ?? Substring($0)) },
+      unsaved: m.isDirty)
     transport.loudness = m.masterLoudness()
     if let d = console.driver {
       transport.dspLoad = d.cpuLoad
@@ -205,8 +212,9 @@ struct MixerViewModel {
       transport.server = d.serverName
       transport.serverConnected = d.connected
     }
-    return MixerViewModel(strips: strips, master: master, transport: transport, effects: effectsStrip(m),
-                          input: m.recordingStatus != nil ? inputStrip(m) : nil)
+    return MixerViewModel(
+      strips: strips, master: master, transport: transport, effects: effectsStrip(m),
+      input: m.recordingStatus != nil ? inputStrip(m) : nil)
   }
 }
 

@@ -67,8 +67,12 @@ public final class NSMClient {
 
   /// `/nsm/server/announce s:name s:capabilities s:executable i:major i:minor i:pid`.
   public func announce(executable: String) {
-    send("/nsm/server/announce", [.string("stemdeck"), .string(Self.capabilities), .string(executable),
-                                  .int(Self.apiMajor), .int(Self.apiMinor), .int(Int32(getpid()))])
+    send(
+      "/nsm/server/announce",
+      [
+        .string("stemdeck"), .string(Self.capabilities), .string(executable),
+        .int(Self.apiMajor), .int(Self.apiMinor), .int(Int32(getpid()))
+      ])
   }
 
   /// Waits for the manager's `/nsm/client/open` (answering nothing else yet); nil after `timeout`
@@ -92,8 +96,14 @@ public final class NSMClient {
 
   func parseOpen(_ m: OSCMessage) -> Open? {
     guard m.arguments.count == 3, case .string(let path) = m.arguments[0], case .string(let name) = m.arguments[1],
-          case .string(let id) = m.arguments[2], path.hasPrefix("/") else {
-      send("/error", [.string("/nsm/client/open"), .int(Self.errGeneral), .string("stemdeck: /nsm/client/open takes s:absolute path, s:display name, s:client id (got \(m.typeTags))")])
+      case .string(let id) = m.arguments[2], path.hasPrefix("/")
+    else {
+      send(
+        "/error",
+        [
+          .string("/nsm/client/open"), .int(Self.errGeneral),
+          .string("stemdeck: /nsm/client/open takes s:absolute path, s:display name, s:client id (got \(m.typeTags))")
+        ])
       return nil
     }
     return Open(path: path, displayName: name, clientID: id)
@@ -166,8 +176,11 @@ public final class NSMClient {
         let r = console.captured { () -> Bool in
           do { try console.save(to: o.sessionFile); return true } catch { console.write("error: \(error)"); return false }
         }
-        if r.ok { send("/reply", [.string("/nsm/client/save"), .string("saved \(o.sessionFile)")]) }
-        else { send("/error", [.string("/nsm/client/save"), .int(Self.errGeneral), .string(r.errors.joined(separator: "; "))]) }
+        if r.ok {
+          send("/reply", [.string("/nsm/client/save"), .string("saved \(o.sessionFile)")])
+        } else {
+          send("/error", [.string("/nsm/client/save"), .int(Self.errGeneral), .string(r.errors.joined(separator: "; "))])
+        }
       case "/nsm/client/open":
         guard let o = parseOpen(m) else { continue }
         let r = console.captured { openSession(o, console) == nil }

@@ -49,7 +49,8 @@ public final class OSCServer {
     }
     for m in received.messages {
       if let reply = handle(m, console) {
-        socket.send(Self.prefix + "/reply", [.int(reply.ok ? 1 : 0), .string(m.path), .string(reply.text)], to: m.source, length: m.sourceLength)
+        socket.send(
+          Self.prefix + "/reply", [.int(reply.ok ? 1 : 0), .string(m.path), .string(reply.text)], to: m.source, length: m.sourceLength)
       }
     }
     pushDue(console.mixer)
@@ -85,8 +86,10 @@ public final class OSCServer {
     func flag() -> Result<Bool, Refusal> {
       if m.arguments.isEmpty { return .success(true) }
       guard m.arguments.count == 1, let v = m.arguments[0].number, !v.isNaN, v == 0 || v == 1 else {
-        return .failure(Refusal("\(m.path) takes 1 (on) or 0 (off) (type tag ,i, ,f, ,T or ,F); got \(m.typeTags)"
-          + (m.arguments.count == 1 && m.arguments[0].number != nil ? " with \(NumberFormat.plain(m.arguments[0].number!))" : "")))
+        return .failure(
+          Refusal(
+            "\(m.path) takes 1 (on) or 0 (off) (type tag ,i, ,f, ,T or ,F); got \(m.typeTags)"
+              + (m.arguments.count == 1 && m.arguments[0].number != nil ? " with \(NumberFormat.plain(m.arguments[0].number!))" : "")))
       }
       return .success(v == 1)
     }
@@ -122,7 +125,9 @@ public final class OSCServer {
         switch number("the position in seconds") {
         case .failure(let r): return (false, r.text)
         case .success(let v):
-          guard v >= 0, v.isFinite else { return (false, "\(m.path): the position must be 0 or more seconds (got \(NumberFormat.plain(v)))") }
+          guard v >= 0, v.isFinite else {
+            return (false, "\(m.path): the position must be 0 or more seconds (got \(NumberFormat.plain(v)))")
+          }
           return run(["seek", plain(v)])
         }
       default: break
@@ -177,7 +182,9 @@ public final class OSCServer {
         switch a {
         case .string(let s): items.append(s)
         default:
-          guard let v = a.number, v.isFinite else { return (false, "\(m.path) takes topic names (s: events, meters, transport) and a meter rate (f or i); got \(m.typeTags)") }
+          guard let v = a.number, v.isFinite else {
+            return (false, "\(m.path) takes topic names (s: events, meters, transport) and a meter rate (f or i); got \(m.typeTags)")
+          }
           rate = v
         }
       }
@@ -191,7 +198,8 @@ public final class OSCServer {
       let key = OSCSocket.describe(m.source, m.sourceLength)
       subscribers.removeAll { $0.key == key }
       if subscribers.count >= Self.maxSubscribers { subscribers.removeFirst() }
-      subscribers.append(Subscriber(address: m.source, length: m.sourceLength, key: key, topics: parsed.topics, meterRate: parsed.meterRate))
+      subscribers.append(
+        Subscriber(address: m.source, length: m.sourceLength, key: key, topics: parsed.topics, meterRate: parsed.meterRate))
       transportSeen = ""
       return (true, "subscribed " + parsed.topics.map(\.rawValue).sorted().joined(separator: " ") + " for \(key)")
     case "unsubscribe":
@@ -200,7 +208,9 @@ public final class OSCServer {
       return (true, "unsubscribed \(key)")
     default: break
     }
-    return (false, "unknown address \(m.path) (see the README, Remote control, for stemdeck's OSC addresses; /stemdeck/cmd s runs any command)")
+    return (
+      false, "unknown address \(m.path) (see the README, Remote control, for stemdeck's OSC addresses; /stemdeck/cmd s runs any command)"
+    )
   }
 
   /// Commands that read or write files, refused over OSC: any local user can send UDP to the port
@@ -214,7 +224,8 @@ public final class OSCServer {
       guard let first = words.first, let spec = CommandTable.lookup(first.lowercased()) else { continue }
       let sfxLoad = spec.name == "sfx" && words.count > 1 && words[1].lowercased() == "load"
       if fileCommands.contains(spec.name) || sfxLoad {
-        return "'\(spec.name)\(sfxLoad ? " load" : "")' reads or writes files and is refused over OSC (any local user can reach a UDP port); use the control socket (stemdeck ctl), which only you can"
+        return
+          "'\(spec.name)\(sfxLoad ? " load" : "")' reads or writes files and is refused over OSC (any local user can reach a UDP port); use the control socket (stemdeck ctl), which only you can"
       }
     }
     return nil

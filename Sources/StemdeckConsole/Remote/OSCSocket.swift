@@ -85,8 +85,9 @@ public final class OSCSocket {
     guard bind(s, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
       let e = errno
       Glibc.close(s)
-      throw ControlError("OSC: cannot listen on UDP \(host):\(port): \(String(cString: strerror(e)))"
-        + (e == EADDRINUSE ? " (another program uses that port; choose another with --osc PORT)" : ""))
+      throw ControlError(
+        "OSC: cannot listen on UDP \(host):\(port): \(String(cString: strerror(e)))"
+          + (e == EADDRINUSE ? " (another program uses that port; choose another with --osc PORT)" : ""))
     }
     var bound = sockaddr_storage()
     var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -113,8 +114,14 @@ public final class OSCSocket {
   static func port(of address: sockaddr_storage) -> Int {
     var a = address
     switch Int32(a.ss_family) {
-    case AF_INET: return withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) } }
-    case AF_INET6: return withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) } }
+    case AF_INET:
+      return withUnsafePointer(to: &a) {
+        $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+      }
+    case AF_INET6:
+      return withUnsafePointer(to: &a) {
+        $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+      }
     default: return 0
     }
   }
@@ -158,7 +165,9 @@ public final class OSCSocket {
         break  // EAGAIN: nothing more; an ICMP error of an earlier send: ignore
       }
       var messages: [OSCMessage] = []
-      let reason = buffer.withUnsafeMutableBytes { Self.decode(UnsafeMutableRawBufferPointer(rebasing: $0[..<n]), depth: 0, into: &messages) }
+      let reason = buffer.withUnsafeMutableBytes {
+        Self.decode(UnsafeMutableRawBufferPointer(rebasing: $0[..<n]), depth: 0, into: &messages)
+      }
       if let reason {
         malformed += 1
         result.refused.append((reason, source, length))
@@ -184,8 +193,12 @@ public final class OSCSocket {
         guard offset + 4 <= data.count else { return "malformed OSC bundle: an element's size is cut off" }
         let size = Int(UInt32(bigEndian: data.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
         offset += 4
-        guard size > 0, size % 4 == 0, offset + size <= data.count else { return "malformed OSC bundle: an element's size (\(size) bytes) does not fit the bundle" }
-        if let reason = decode(UnsafeMutableRawBufferPointer(rebasing: data[offset..<(offset + size)]), depth: depth + 1, into: &inner) { return reason }
+        guard size > 0, size % 4 == 0, offset + size <= data.count else {
+          return "malformed OSC bundle: an element's size (\(size) bytes) does not fit the bundle"
+        }
+        if let reason = decode(UnsafeMutableRawBufferPointer(rebasing: data[offset..<(offset + size)]), depth: depth + 1, into: &inner) {
+          return reason
+        }
         offset += size
       }
       messages += inner
@@ -224,7 +237,11 @@ public final class OSCSocket {
         case UInt8(ascii: "h"): arguments.append(.int64(UnsafeRawPointer(arg).loadUnaligned(as: Int64.self)))
         case UInt8(ascii: "s"), UInt8(ascii: "S"):
           let text = UnsafeRawPointer(arg).assumingMemoryBound(to: CChar.self)
-          arguments.append(.string(String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text)), as: UTF8.self)))
+          arguments.append(
+            .string(
+              String(
+                decoding: UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text)),
+                as: UTF8.self)))
         default: arguments.append(.other(Character(UnicodeScalar(tag))))
         }
       }
@@ -309,7 +326,9 @@ public final class OSCSocket {
     guard fd >= 0, let bytes = Self.encode(path, arguments) else { sendFailures += 1; return false }
     var a = address
     let n = bytes.withUnsafeBytes { raw in
-      withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, length) } }
+      withUnsafePointer(to: &a) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, length) }
+      }
     }
     if n != bytes.count { sendFailures += 1; return false }
     return true

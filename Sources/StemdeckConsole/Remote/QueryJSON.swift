@@ -35,7 +35,7 @@ enum QueryJSON {
       "flags": s.flags.text, "meters": s.meters.map(meter),
       "mute": s.flags.contains(.mute), "solo": s.flags.contains(.solo), "directOut": s.flags.contains(.directOut),
       "gliding": s.flags.contains(.gliding), "ended": s.flags.contains(.ended),
-      "underrun": s.flags.contains(.underrun), "unreadable": s.flags.contains(.unreadable),
+      "underrun": s.flags.contains(.underrun), "unreadable": s.flags.contains(.unreadable)
     ]
     if let pan = s.pan { o["pan"] = number(pan) }
     if let rate = s.rate { o["rate"] = number(rate) }
@@ -67,9 +67,11 @@ enum QueryJSON {
   }
 
   static func loudness(_ l: LiveLoudness) -> [String: Any] {
-    ["momentary": db(l.momentary), "shortTerm": db(l.shortTerm), "integrated": db(l.integrated),
-     "range": number(l.range, 2), "truePeak": db(l.truePeakDecibels), "seconds": number(l.seconds, 3),
-     "droppedFrames": l.droppedFrames]
+    [
+      "momentary": db(l.momentary), "shortTerm": db(l.shortTerm), "integrated": db(l.integrated),
+      "range": number(l.range, 2), "truePeak": db(l.truePeakDecibels), "seconds": number(l.seconds, 3),
+      "droppedFrames": l.droppedFrames
+    ]
   }
 
   /// `meters [NAME|master|input]`: the master (its fader and, when measured, its loudness), the
@@ -78,8 +80,10 @@ enum QueryJSON {
     let model = MixerViewModel.make(c)
     var o: [String: Any] = [:]
     if only == nil || only == "master" {
-      var master: [String: Any] = ["channels": model.master.meters.map(meter), "volume": number(model.master.volume),
-                                   "volumeDB": db(model.master.volumeDB)]
+      var master: [String: Any] = [
+        "channels": model.master.meters.map(meter), "volume": number(model.master.volume),
+        "volumeDB": db(model.master.volumeDB)
+      ]
       if let l = model.transport.loudness { master["loudness"] = loudness(l) }
       o["master"] = master
     }
@@ -99,13 +103,13 @@ enum QueryJSON {
       "state": r.state, "position": number(r.position, 3), "length": r.length.map { number($0, 3) } ?? NSNull(),
       "endless": r.endless, "sampleRate": r.sampleRate, "underruns": r.underruns, "stems": r.stems,
       "master": ["volume": number(r.masterVolume), "volumeDB": db(Decibels.fromAmplitude(r.masterVolume))] as [String: Any],
-      "quality": r.quality, "session": r.session.map { $0 as Any } ?? NSNull(), "unsaved": r.unsaved,
+      "quality": r.quality, "session": r.session.map { $0 as Any } ?? NSNull(), "unsaved": r.unsaved
     ]
     if let d = r.server {
       var server: [String: Any] = [
         "name": d.name, "connected": d.connected, "bufferSize": d.bufferSize, "dspLoad": number(d.dspLoad, 2),
         "xruns": d.xruns, "driver": d.driver.map { $0 as Any } ?? NSNull(), "client": d.client,
-        "transportSync": d.transportSync ?? "off",
+        "transportSync": d.transportSync ?? "off"
       ]
       if let locked = d.transportLocked { server["transportLocked"] = locked }
       if let corrections = d.transportCorrections { server["transportCorrections"] = corrections }
@@ -147,8 +151,10 @@ enum QueryJSON {
     }
     // "unknown command 'x' (type 'help' for the list)", "unknown stem 'x' (stems: a, b)".
     if message.hasPrefix("unknown "), message.hasSuffix(")"), let r = message.range(of: "' (") {
-      return (String(message[..<message.index(after: r.lowerBound)]),
-              String(message[r.upperBound...].dropLast()))
+      return (
+        String(message[..<message.index(after: r.lowerBound)]),
+        String(message[r.upperBound...].dropLast())
+      )
     }
     return (message, nil)
   }

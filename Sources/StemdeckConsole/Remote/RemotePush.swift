@@ -58,7 +58,8 @@ enum RemotePush {
       case .rebuildFailed(let newRate, let reason): o["event"] = "rebuildFailed"; o["newRate"] = newRate; o["reason"] = reason
       case .reconnectFailed(let reason): o["event"] = "reconnectFailed"; o["reason"] = reason
       case .reconnected(let server, let rate, let frames, let restored):
-        o["event"] = "reconnected"; o["server"] = server; o["sampleRate"] = rate; o["bufferSize"] = frames; o["restoredConnections"] = restored
+        o["event"] = "reconnected"; o["server"] = server; o["sampleRate"] = rate; o["bufferSize"] = frames;
+        o["restoredConnections"] = restored
       case .resumingPlayback: o["event"] = "resumingPlayback"
       }
     }
@@ -99,9 +100,12 @@ enum RemotePush {
     var master = reading(mixer.masterMeter())
     // EBU R 128 of the master (LUFS, LU, dBTP; null for silence), when it is measured live.
     if let l = mixer.masterLoudness() {
-      master["loudness"] = ["momentary": db(l.momentary), "shortTerm": db(l.shortTerm), "integrated": db(l.integrated),
-                            "range": (l.range * 100).rounded() / 100, "truePeak": db(l.truePeakDecibels),
-                            "seconds": (l.seconds * 1000).rounded() / 1000, "droppedFrames": l.droppedFrames] as [String: Any]
+      master["loudness"] =
+        [
+          "momentary": db(l.momentary), "shortTerm": db(l.shortTerm), "integrated": db(l.integrated),
+          "range": (l.range * 100).rounded() / 100, "truePeak": db(l.truePeakDecibels),
+          "seconds": (l.seconds * 1000).rounded() / 1000, "droppedFrames": l.droppedFrames
+        ] as [String: Any]
     }
     return ["master": master, "stems": stems]
   }

@@ -171,9 +171,11 @@ public func scanBlock(
   var clipsA = SIMD8<Float>(repeating: 0)
   var clipsB = SIMD8<Float>(repeating: 0)
   // Stereo: lanes alternate L, R. Mono: every lane is the one channel, counted against both thresholds.
-  let thresholdA = channels == 2
-    ? SIMD8<Float>(clipThreshold.0, clipThreshold.1, clipThreshold.0, clipThreshold.1,
-                   clipThreshold.0, clipThreshold.1, clipThreshold.0, clipThreshold.1)
+  let thresholdA =
+    channels == 2
+    ? SIMD8<Float>(
+      clipThreshold.0, clipThreshold.1, clipThreshold.0, clipThreshold.1,
+      clipThreshold.0, clipThreshold.1, clipThreshold.0, clipThreshold.1)
     : SIMD8<Float>(repeating: clipThreshold.0)
   let thresholdB = SIMD8<Float>(repeating: clipThreshold.1)
   let one = SIMD8<Float>(repeating: 1)
@@ -201,8 +203,10 @@ public func scanBlock(
   }
   var result = BlockScan(peak: (0, 0), sumSquares: (0, 0), clips: (0, 0))
   if channels == 2 {
-    result.peak = (Swift.max(Swift.max(peak[0], peak[2]), Swift.max(peak[4], peak[6])),
-                   Swift.max(Swift.max(peak[1], peak[3]), Swift.max(peak[5], peak[7])))
+    result.peak = (
+      Swift.max(Swift.max(peak[0], peak[2]), Swift.max(peak[4], peak[6])),
+      Swift.max(Swift.max(peak[1], peak[3]), Swift.max(peak[5], peak[7]))
+    )
     result.sumSquares = (sum[0] + sum[2] + sum[4] + sum[6], sum[1] + sum[3] + sum[5] + sum[7])
     result.clips = (Int(clipsA[0] + clipsA[2] + clipsA[4] + clipsA[6]), Int(clipsA[1] + clipsA[3] + clipsA[5] + clipsA[7]))
   } else {

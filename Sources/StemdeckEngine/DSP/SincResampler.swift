@@ -202,8 +202,9 @@ public struct SincResampler {
       let centre = Int(position)
       if inputEnd >= 0 && position >= Double(inputEnd) { break }  // drained
       if centre &+ width < filled {
-        render(at: centre, fraction: position - Double(centre), ratio: r, width: width,
-               into: output + generated &* channels)
+        render(
+          at: centre, fraction: position - Double(centre), ratio: r, width: width,
+          into: output + generated &* channels)
         generated &+= 1
         position += 1 / r
         continue
@@ -225,7 +226,9 @@ public struct SincResampler {
       }
     }
     // Where the ramp got to: the next call continues from there.
-    lastRatio = generated == outputFrames ? ratio
+    lastRatio =
+      generated == outputFrames
+      ? ratio
       : startRatio + (ratio - startRatio) * Double(generated) / Double(outputFrames)
     return (used, generated)
   }
@@ -315,8 +318,9 @@ public struct SincResampler {
   @_noLocks @inline(__always)
   mutating func render(at centre: Int, fraction: Double, ratio: Double, width: Int, into out: UnsafeMutablePointer<Float>) {
     if ratio >= 1 {
-      polyphaseDot(rows: table.rows, rowLength: SincTable.taps, count: SincTable.taps, fraction: fraction,
-                   first: centre &- SincTable.halfTaps &+ 1, into: out)
+      polyphaseDot(
+        rows: table.rows, rowLength: SincTable.taps, count: SincTable.taps, fraction: fraction,
+        first: centre &- SincTable.halfTaps &+ 1, into: out)
       return
     }
     renderWidened(at: centre, fraction: fraction, ratio: ratio, width: width, into: out)
@@ -327,8 +331,10 @@ public struct SincResampler {
   /// the `count` input frames from `first`; a last group past `count` reads only the frames inside.
   /// (`mutating` only so that it works in place: the converter is not copied per output frame.)
   @_noLocks @inline(__always)
-  mutating func polyphaseDot(rows: UnsafeMutablePointer<Float>, rowLength: Int, count: Int, fraction: Double, first: Int,
-                             into out: UnsafeMutablePointer<Float>) {
+  mutating func polyphaseDot(
+    rows: UnsafeMutablePointer<Float>, rowLength: Int, count: Int, fraction: Double, first: Int,
+    into out: UnsafeMutablePointer<Float>
+  ) {
     let scaled = fraction * Double(SincTable.phases)
     let row = Swift.min(Int(scaled), SincTable.phases)
     let f = Float(scaled - Double(row))

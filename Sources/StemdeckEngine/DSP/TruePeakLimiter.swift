@@ -79,8 +79,10 @@ public struct TruePeakLimiter: ~Copyable, @unchecked Sendable {
 
   /// `ceiling`: linear. `channels` ≥ 2 (the first two are the master, whose peaks drive the gain).
   /// Allocates; not on the realtime thread.
-  public init(sampleRate: Int, ceiling: Double, channels: Int, maxFrames: Int,
-              lookAheadSeconds: Double = 0.0015, releaseSeconds: Double = 0.1, half: Int = 12) {
+  public init(
+    sampleRate: Int, ceiling: Double, channels: Int, maxFrames: Int,
+    lookAheadSeconds: Double = 0.0015, releaseSeconds: Double = 0.1, half: Int = 12
+  ) {
     precondition(channels >= 2 && maxFrames > 0 && half > 0)
     self.ceiling = Float(ceiling)
     self.channels = channels

@@ -94,17 +94,19 @@ public struct RenderState: ~Copyable {
       return p
     }
     let state = UnsafeMutablePointer<RenderState>.allocate(capacity: 1)
-    state.initialize(to: RenderState(
-      commands: commands.consumer, events: events.producer, retired: retired.producer,
-      loudnessTap: loudnessTap.producer, midiReports: midiReports.producer, status: status,
-      voices: voices, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames,
-      mixLeft: buffer(maxBlockFrames), mixRight: buffer(maxBlockFrames),
-      detachedLeft: buffer(maxBlockFrames), detachedRight: buffer(maxBlockFrames),
-      scratch: buffer(maxBlockFrames * 2), directOutputs: direct, sampleRate: sampleRate))
+    state.initialize(
+      to: RenderState(
+        commands: commands.consumer, events: events.producer, retired: retired.producer,
+        loudnessTap: loudnessTap.producer, midiReports: midiReports.producer, status: status,
+        voices: voices, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames,
+        mixLeft: buffer(maxBlockFrames), mixRight: buffer(maxBlockFrames),
+        detachedLeft: buffer(maxBlockFrames), detachedRight: buffer(maxBlockFrames),
+        scratch: buffer(maxBlockFrames * 2), directOutputs: direct, sampleRate: sampleRate))
     return RenderStateAndRings(
       state: state,
-      rings: EngineRings(commands: commands.producer, events: events.consumer, retired: retired.consumer,
-                         loudnessTap: loudnessTap.consumer, midiReports: midiReports.consumer))
+      rings: EngineRings(
+        commands: commands.producer, events: events.consumer, retired: retired.consumer,
+        loudnessTap: loudnessTap.consumer, midiReports: midiReports.consumer))
   }
 
   init(
@@ -351,7 +353,8 @@ func renderPass(
   }
 
   // Master: transport fade (which moves only while playing), effects, master gain, meters.
-  let fadeStep = playing ? state.pointee.transport.fade.advance(frames: n) : (start: state.pointee.transport.fade.current, step: Float(0), rampFrames: 0)
+  let fadeStep =
+    playing ? state.pointee.transport.fade.advance(frames: n) : (start: state.pointee.transport.fade.current, step: Float(0), rampFrames: 0)
   let gainStep = state.pointee.masterGain.advance(frames: n)
   var fadeGain = fadeStep.start
   var masterGain = gainStep.start
@@ -391,8 +394,9 @@ func renderPass(
     // A fade-out that reached silence completes a pause or a seek.
     if !state.pointee.transport.fade.isRamping && state.pointee.transport.fade.current == 0 {
       if state.pointee.transport.pendingSeekFrame >= 0 {
-        performSeek(state, frame: state.pointee.transport.pendingSeekFrame, epoch: state.pointee.transport.pendingSeekEpoch,
-                    resume: !state.pointee.transport.pendingPause)
+        performSeek(
+          state, frame: state.pointee.transport.pendingSeekFrame, epoch: state.pointee.transport.pendingSeekEpoch,
+          resume: !state.pointee.transport.pendingPause)
         state.pointee.transport.pendingPause = false
       } else if state.pointee.transport.pendingPause {
         state.pointee.transport.playing = false
@@ -403,6 +407,8 @@ func renderPass(
   }
   let status = state.pointee.status
   status.pointee.transportFrame.store(state.pointee.transport.frame, ordering: .relaxed)
-  let published: TransportState = state.pointee.transport.playing ? .playing : (state.pointee.transport.holding && state.pointee.transport.playAfterHold ? .waitingForDisk : .paused)
+  let published: TransportState =
+    state.pointee.transport.playing
+    ? .playing : (state.pointee.transport.holding && state.pointee.transport.playAfterHold ? .waitingForDisk : .paused)
   status.pointee.transportState.store(published.rawValue, ordering: .relaxed)
 }

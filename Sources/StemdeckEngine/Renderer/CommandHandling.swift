@@ -121,8 +121,10 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
 /// Installs `voice` in an empty slot; with `pendingSong` it waits for that song change
 /// (SongChange.swift) before it plays.
 @_noLocks
-func installVoice(_ state: UnsafeMutablePointer<RenderState>, slot: Int32, _ voice: UnsafeMutablePointer<StemVoice>,
-                  pendingSong: Int? = nil) {
+func installVoice(
+  _ state: UnsafeMutablePointer<RenderState>, slot: Int32, _ voice: UnsafeMutablePointer<StemVoice>,
+  pendingSong: Int? = nil
+) {
   let s = Int(slot)
   guard s >= 0, s < state.pointee.maxVoices, state.pointee.voices[s] == nil else { return }
   if let song = pendingSong {
@@ -136,8 +138,10 @@ func installVoice(_ state: UnsafeMutablePointer<RenderState>, slot: Int32, _ voi
 /// Puts `voice` in place of the slot's voice, which fades out first (its replacement takes over
 /// in `retireVoice`).
 @_noLocks
-func replaceVoice(_ state: UnsafeMutablePointer<RenderState>, slot: Int32, with voice: UnsafeMutablePointer<StemVoice>,
-                  jump: Bool) {
+func replaceVoice(
+  _ state: UnsafeMutablePointer<RenderState>, slot: Int32, with voice: UnsafeMutablePointer<StemVoice>,
+  jump: Bool
+) {
   let s = Int(slot)
   guard s >= 0, s < state.pointee.maxVoices else { return }
   guard let old = state.pointee.voices[s] else {
@@ -207,8 +211,10 @@ func setPitchScale(_ voice: UnsafeMutablePointer<StemVoice>, _ scale: Double) {
 }
 
 @_noLocks
-func startGlide(_ voice: UnsafeMutablePointer<StemVoice>, _ parameter: GlideParameter, to target: Double, frames: Int,
-                exponential: Bool) {
+func startGlide(
+  _ voice: UnsafeMutablePointer<StemVoice>, _ parameter: GlideParameter, to target: Double, frames: Int,
+  exponential: Bool
+) {
   guard !voice.pointee.removing else { return }
   let curve: Glide.Curve = exponential ? .exponential : .linear
   switch parameter {

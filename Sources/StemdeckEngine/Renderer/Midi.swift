@@ -216,7 +216,8 @@ public struct MidiTable: ~Copyable {
     guard index >= 0 && index < Self.capacity else { return }
     let old = bindings[index]
     if index >= count || old.kind != binding.kind || old.channel != binding.channel || old.number != binding.number
-      || old.target != binding.target || old.slot != binding.slot {
+      || old.target != binding.target || old.slot != binding.slot
+    {
       takeover[index] = SoftTakeover()
       fine[index] = FineController()
       sent[index] = -1
@@ -302,7 +303,8 @@ public func midiInput(_ state: UnsafeMutablePointer<RenderState>, offset: Int, c
       }
       value = volume ? MidiCurve.gain(position: position) : MidiCurve.pan(position: position)
       state.pointee.midi.takeover[i].lastApplied = value
-      command = volume
+      command =
+        volume
         ? .setLevels(slot: binding.slot, volume: value, pan: nil, audible: voice.pointee.audible)
         : .setLevels(slot: binding.slot, volume: nil, pan: value, audible: voice.pointee.audible)
       // The voice holds the new value at once, so that takeover judges the next event of this
@@ -333,9 +335,12 @@ public func midiFeedback(_ state: UnsafeMutablePointer<RenderState>, index: inou
     index &+= 1
     let binding = state.pointee.midi.bindings[i]
     guard binding.kind == .cc, binding.target == .volume || binding.target == .pan,
-          let voice = voiceAt(state, binding.slot), !voice.pointee.removing else { continue }
-    let position = binding.target == .volume ? MidiCurve.position(gain: voice.pointee.volume)
-                                             : MidiCurve.position(pan: voice.pointee.pan)
+      let voice = voiceAt(state, binding.slot), !voice.pointee.removing
+    else { continue }
+    let position =
+      binding.target == .volume
+      ? MidiCurve.position(gain: voice.pointee.volume)
+      : MidiCurve.position(pan: voice.pointee.pan)
     let value = Int16(Swift.max(0, Swift.min(127, Int(position + 0.5))))
     if value == state.pointee.midi.sent[i] { continue }
     state.pointee.midi.sent[i] = value

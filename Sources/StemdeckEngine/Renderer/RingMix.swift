@@ -17,13 +17,15 @@ func mixFromRing(
   slot: Int, offset: Int, count: Int, cells: UnsafePointer<MeterCells>
 ) -> Bool {
   guard voice.pointee.bypass, voice.pointee.stretch == nil, voice.pointee.skipFrames == 0,
-        !voice.pointee.gainLeft.isRamping, !voice.pointee.gainRight.isRamping else { return false }
+    !voice.pointee.gainLeft.isRamping, !voice.pointee.gainRight.isRamping
+  else { return false }
   let ch = voice.pointee.channels
   let segments = voice.pointee.audio.readableSegments()
   let samples = count &* ch
   // A segment that ends mid-frame (never expected: the disk writes whole frames) takes the copy.
   guard segments.count >= samples, segments.first.count % ch == 0,
-        let firstBase = segments.first.baseAddress else { return false }
+    let firstBase = segments.first.baseAddress
+  else { return false }
   let firstFrames = Swift.min(count, segments.first.count / ch)
   mixVoice(state, voice, slot: slot, source: firstBase, offset: offset, count: firstFrames, cells: cells)
   remember(voice, firstBase, frames: firstFrames)

@@ -102,7 +102,8 @@ func pendingVoicesPrimed(_ state: UnsafeMutablePointer<RenderState>) -> Bool {
   var all = true
   for slot in 0..<state.pointee.slotLimit {
     guard let voice = state.pointee.voices[slot], voice.pointee.pending, !voice.pointee.removing,
-          voice.pointee.pendingSong == state.pointee.songChange.song else { continue }
+      voice.pointee.pendingSong == state.pointee.songChange.song
+    else { continue }
     if !voiceIsPrimed(voice, primeFrames: state.pointee.transport.primeFrames) { all = false }
   }
   return all

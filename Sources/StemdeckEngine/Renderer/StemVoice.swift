@@ -123,8 +123,9 @@ public struct StemVoice: ~Copyable {
     resampler: OpaquePointer, ratio: Double, gains: (Float, Float), sampleRate: Double,
     epoch: Int, joinFrame: Int
   ) {
-    self.init(shared: shared, audio: audio, channels: channels, converter: .libsamplerate(resampler), rateScale: ratio, rate: 1,
-              volume: 1, pan: 0, audible: true, sampleRate: sampleRate, epoch: epoch, joinFrame: joinFrame)
+    self.init(
+      shared: shared, audio: audio, channels: channels, converter: .libsamplerate(resampler), rateScale: ratio, rate: 1,
+      volume: 1, pan: 0, audible: true, sampleRate: sampleRate, epoch: epoch, joinFrame: joinFrame)
     gainLeft.jump(to: gains.0)
     gainRight.jump(to: gains.1)
   }

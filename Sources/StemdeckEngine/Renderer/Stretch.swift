@@ -46,12 +46,14 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
     // 197 is coprime with 512: consecutive slots land far apart on the hop cycle.
     feedAhead = (slot * 197) % 512
     let resampling = Self.needsResampler(pitchSemitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate)
-    let options = Int32(RubberBandOptionProcessRealTime.rawValue | RubberBandOptionEngineFiner.rawValue
-                        | RubberBandOptionWindowShort.rawValue
-                        | (resampling ? RubberBandOptionPitchHighConsistency.rawValue : RubberBandOptionPitchHighSpeed.rawValue))
+    let options = Int32(
+      RubberBandOptionProcessRealTime.rawValue | RubberBandOptionEngineFiner.rawValue
+        | RubberBandOptionWindowShort.rawValue
+        | (resampling ? RubberBandOptionPitchHighConsistency.rawValue : RubberBandOptionPitchHighSpeed.rawValue))
     rateScale = engineRate / fileRate
-    stretcher = rubberband_new(UInt32(engineRate), UInt32(channels), options,
-                               rateScale / rate, Self.pitchScale(semitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate))
+    stretcher = rubberband_new(
+      UInt32(engineRate), UInt32(channels), options,
+      rateScale / rate, Self.pitchScale(semitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate))
     rubberband_set_max_process_size(stretcher, UInt32(Self.maxFrames))
     self.channels = channels
     inputs = .allocate(capacity: channels)
@@ -102,8 +104,10 @@ func updateStretchRatios(_ s: UnsafeMutablePointer<StretchState>, rate: Double, 
 /// Pulls `count` frames through the stretcher from the voice's ring into `destination`
 /// (interleaved); returns frames made.
 @_noLocks
-func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutablePointer<StretchState>,
-                   into destination: UnsafeMutablePointer<Float>, count: Int) -> Int {
+func pullStretched(
+  _ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutablePointer<StretchState>,
+  into destination: UnsafeMutablePointer<Float>, count: Int
+) -> Int {
   let ch = voice.pointee.channels
   let rb = s.pointee.stretcher
   let inputs = s.pointee.inputs
@@ -133,7 +137,8 @@ func pullStretched(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
     if available < 0 { voice.pointee.drained = true; break }  // finished and emptied
     // Feed when nothing is ready (the start delay is being dropped, or the pass needs more), or
     // when less than this pass plus the stem's feed-ahead is ready.
-    let feed = !s.pointee.finalSent
+    let feed =
+      !s.pointee.finalSent
       && (available == 0 || (s.pointee.discard == 0 && available < need &+ s.pointee.feedAhead))
     if feed {
       // The stretcher is always fed the same chunk (the end of the stream aside), so its input is

@@ -379,13 +379,17 @@ func mixVoice(
   if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
     // Steady gains (the usual case): one SIMD pass mixes and takes the meter's levels.
     let metering = state.pointee.stemMetering
-    let levels = mono
-      ? mixMonoSteady(source, frames: count, gainLeft: stepL.start, gainRight: stepR.start,
-                      left: mixL, right: mixR, metering: metering)
-      : mixStereoSteady(source, frames: count, gainLeft: stepL.start, gainRight: stepR.start,
-                        left: mixL, right: mixR, metering: metering)
-    postFaderMeter(state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
-                   mono: mono, cells: cells, preFader: preFader, levels: levels)
+    let levels =
+      mono
+      ? mixMonoSteady(
+        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start,
+        left: mixL, right: mixR, metering: metering)
+      : mixStereoSteady(
+        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start,
+        left: mixL, right: mixR, metering: metering)
+    postFaderMeter(
+      state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
+      mono: mono, cells: cells, preFader: preFader, levels: levels)
     return
   } else {
     var gl = stepL.start, gr = stepR.start
@@ -399,8 +403,9 @@ func mixVoice(
       gr = i &+ 1 < stepR.rampFrames ? gr + stepR.step : tr
     }
   }
-  postFaderMeter(state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
-                 mono: mono, cells: cells, preFader: preFader)
+  postFaderMeter(
+    state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
+    mono: mono, cells: cells, preFader: preFader)
 }
 
 /// Meters a voice from one SIMD scan of its source. Post-fader values are the source's scaled
@@ -423,8 +428,10 @@ func postFaderMeter(
     gainR = (Swift.max(c, d), (c * c + d * d) / 2)
   }
   // |x|·g > 1  ⇔  |x| > 1/g (no clip is possible at gain 0).
-  let threshold = (gainL.peak > 0 ? 1 / gainL.peak : Float.greatestFiniteMagnitude,
-                   gainR.peak > 0 ? 1 / gainR.peak : Float.greatestFiniteMagnitude)
+  let threshold = (
+    gainL.peak > 0 ? 1 / gainL.peak : Float.greatestFiniteMagnitude,
+    gainR.peak > 0 ? 1 / gainR.peak : Float.greatestFiniteMagnitude
+  )
   let peak: (Float, Float), sumSquares: (Float, Float), clips: (Int, Int)
   if let levels {
     // Levels already taken by the mix pass; overs need a scan only when a peak crosses 1/gain.
