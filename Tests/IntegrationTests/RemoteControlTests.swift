@@ -385,6 +385,45 @@ struct RemoteControlTests {
       "\(result.text)")
   }
 
+  @Test(
+    "NSM: a switch to a new project whose folder cannot take the session file is answered with /error and leaves the current session as it was"
+  )
+  func nsmNewProjectUnwritable() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-nsm-unwritable")
+    try writeSine(dir.file("drums.wav"), sampleRate: 48000, seconds: 2, frequencies: [440])
+    let script = dir.file("manager.py")
+    // /proc/self/fdinfo is a folder in which no file can be created, whoever runs the test.
+    try
+      (Self.managerPrelude + "\n" + #"""
+        p = launch()
+        url = handshake(p, "nDECK")
+        say("add", ctl("add " + wav + " as drums; vol drums -6dB")["ok"])
+        srv.send(url, "/nsm/client/open", "/proc/self/fdinfo", "stemdeck", "nDECK")
+        r = wait(lambda r: r[0] in ("/reply", "/error") and r[1][0] == "/nsm/client/open")
+        say("switch", r[0] if r else None, r[1] if r else None)
+        say("stems", ctl("stems")["output"], ctl("status")["output"])
+        p.send_signal(signal.SIGTERM)
+        say("exit", p.wait(15))
+        """#).write(toFile: script, atomically: true, encoding: .utf8)
+    let result = try await runTool(
+      "/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, dir.file("c.sock"), dir.file("drums.wav")],
+      environment: server.environment, timeout: 90)
+    let log = (try? String(contentsOfFile: dir.file("stemdeck.log"), encoding: .utf8)) ?? ""
+    let said = result.stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] }
+    func step(_ name: String) -> [Any]? { said.first { $0.first as? String == name } }
+    #expect(step("add")?[1] as? Bool == true, "\(result.text)\n\(log)")
+    #expect(step("switch")?[1] as? String == "/error", "the switch should fail: \(result.text)\n\(log)")
+    let stems = step("stems")?[1] as? [String] ?? []
+    let status = step("stems")?[2] as? [String] ?? []
+    #expect(stems.contains { $0.hasPrefix("drums ") && $0.contains(" 0.50 ") }, "the current session was emptied: \(result.text)")
+    #expect(
+      status.contains { $0.hasPrefix("session: ") && $0.contains(dir.file("instance/stemdeck.json")) },
+      "the session file changed: \(status)")
+    #expect(step("exit")?[1] as? Int == 0, "\(result.text)\n\(log)")
+  }
+
   @Test("NSM: a session file that cannot be read is answered with /error (ERR_BAD_PROJECT) and left as it was; stemdeck exits 1")
   func nsmBadProject() async throws {
     let server = try await PrivateJackServer()

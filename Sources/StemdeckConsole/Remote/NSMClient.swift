@@ -1,6 +1,7 @@
 import CLiblo
 import Foundation
 import StemdeckControl
+import StemdeckSession
 
 /// The Non Session Management client (docs/architecture.md, *Remote control*; README, *Session
 /// managers*): when `NSM_URL` is set, stemdeck announces itself to the manager, waits for
@@ -141,8 +142,10 @@ public final class NSMClient {
             return message
           }
         }
-        if console.sessionPath != nil || console.mixer.stemNames.count > 0 { try console.newSession(force: true) }
-        try console.save(to: file)
+        // The new project's file is written first, empty: a folder that cannot take it (read-only,
+        // full) leaves the current session as it was. Then it opens like an existing project.
+        do { try SessionFile.save(Session(), to: file) } catch { throw CommandError(error.description) }
+        try console.open(file, force: true)
       }
     } catch {
       let message = "stemdeck cannot open \(file): \(error)"
