@@ -97,23 +97,6 @@ func snapshotDifference(_ before: [String: [UInt8]], _ after: [String: [UInt8]])
   }.joined(separator: ", ")
 }
 
-extension StemdeckProcess {
-  /// `run` for a command expected to fail (script mode with --keep-going goes on after it):
-  /// the lines it printed, errors included, without recording them as an issue.
-  @discardableResult
-  func attempt(_ command: String, timeout: Double = 15) async throws -> [String] {
-    let marker = "attempt-marker-\(UInt64.random(in: 0 ... .max))"
-    let start = lineCount
-    send(command)
-    send("echo \(marker)")
-    guard await waitForLine(containing: marker, from: start, timeout: timeout) != nil else {
-      throw HarnessError("no answer to '\(command)' within \(timeout) s\n\(transcript)")
-    }
-    let out = Array(lines.dropFirst(start))
-    return Array(out[..<(out.firstIndex { $0 == marker } ?? out.count)])
-  }
-}
-
 @Suite(
   "Read-only and full file systems for every writer (issue 16)", .serialized, .timeLimit(.minutes(3)),
   .disabled(if: PrivateMounts.problem != nil, PrivateMounts.skipReason))

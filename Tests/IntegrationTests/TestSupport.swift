@@ -586,10 +586,11 @@ final class StemdeckProcess: @unchecked Sendable {
   }
 
   /// Sends `command` followed by an `echo` marker and returns the stdout lines the command
-  /// printed (events included). Throws if the marker does not come back within `timeout`
-  /// (the command failed and script mode stopped, or stemdeck hung).
+  /// printed (events and errors included) without judging them: for a command expected to fail
+  /// (script mode with --keep-going goes on after it). Throws if the marker does not come back
+  /// within `timeout` (the command failed and script mode stopped, or stemdeck hung).
   @discardableResult
-  func run(_ command: String, timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {
+  func attempt(_ command: String, timeout: Double = 15) async throws -> [String] {
     let n = syncCounter.add(1, ordering: .relaxed).newValue
     let marker = "sync-marker-\(n)-done"
     let start = lineCount
@@ -599,8 +600,13 @@ final class StemdeckProcess: @unchecked Sendable {
       throw HarnessError("no answer to '\(command)' within \(timeout) s\n\(transcript)")
     }
     let out = Array(lines.dropFirst(start))
-    let end = out.firstIndex { $0 == marker } ?? out.count
-    let result = Array(out[..<end])
+    return Array(out[..<(out.firstIndex { $0 == marker } ?? out.count)])
+  }
+
+  /// `attempt`, recording an issue when the command printed an error.
+  @discardableResult
+  func run(_ command: String, timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {
+    let result = try await attempt(command, timeout: timeout)
     if let error = result.first(where: { $0.hasPrefix("error: ") }) {
       Issue.record("'\(command)' failed: \(error)", sourceLocation: sourceLocation)
     }
