@@ -355,7 +355,11 @@ public final class JackDriver: @unchecked Sendable {
     for (key, since) in vanishedSince
     where serverAlive && now.timeIntervalSince(since.time) >= 0.25 && periods > since.periods + 8 {
       let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)
-      if parts.count == 2, !(Set(client.connections(of: fullName(parts[0]))).contains(parts[1])) {
+      // Forgotten only if the peer is still there: JACK disconnects a port just before it
+      // unregisters it (a net slave losing its master does that to system:playback_N), so a
+      // connection first seen vanishing with its peer present may turn out to have gone with
+      // its peer, and must then heal when the peer comes back.
+      if parts.count == 2, client.portExists(parts[1]), !(Set(client.connections(of: fullName(parts[0]))).contains(parts[1])) {
         intended[parts[0]]?.remove(parts[1])
       }
       vanishedSince[key] = nil

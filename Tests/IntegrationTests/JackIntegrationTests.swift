@@ -76,6 +76,74 @@ struct JackIntegrationTests {
     #expect(try await named.finish() == 0, "\(named.transcript)")
   }
 
+  /// A peer whose input ports go away and come back, as JACK does it: the connection is
+  /// removed first (the port-connect callback), the port a moment later. A net slave losing its
+  /// master does that to system:playback_1/2; the routing must heal when they return.
+  static let vanishingPeer = #"""
+    import jack, sys, time
+    client = jack.Client(sys.argv[1], no_start_server=True)
+    client.activate()
+    ports = []
+    print("ready", flush=True)
+    for line in sys.stdin:
+        w = line.split()
+        if not w:
+            continue
+        if w[0] == "register":
+            ports = [client.inports.register("in_%d" % (i + 1)) for i in range(2)]
+            print("registered", flush=True)
+        elif w[0] == "vanish":
+            for p in ports:
+                for other in p.connections:
+                    client.disconnect(other, p)
+            time.sleep(0.05)  # the disconnects are seen while the ports still exist
+            for p in ports:
+                p.unregister()
+            ports = []
+            print("vanished", flush=True)
+    """#
+
+  @Test(
+    "a peer's ports disconnected, gone and back (as a net slave's system ports when its master is lost): stemdeck's connections to them heal"
+  )
+  func routingHealsWhenPeerPortsReturn() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir()
+    try Self.vanishingPeer.write(toFile: dir.file("peer.py"), atomically: true, encoding: .utf8)
+    let peer = try ChildProcess("/usr/bin/python3", ["-u", dir.file("peer.py"), "peer"], environment: server.environment, stdinPipe: true)
+    defer { peer.terminate(grace: 2) }
+    func ask(_ command: String, _ answer: String) async throws {
+      let start = peer.stdoutLineCount
+      if !command.isEmpty { _ = peer.writeToStdin(command + "\n") }
+      let answered = await eventually(timeout: 10) { peer.stdoutLines.dropFirst(start).contains(answer) || !peer.isRunning }
+      try #require(
+        answered && peer.isRunning,
+        "peer: no '\(answer)' after '\(command)': \(peer.stdoutLines) \(peer.stderrLines.joined(separator: "\n"))")
+    }
+    try await ask("", "ready")
+    try await ask("register", "registered")
+    let deck = try StemdeckProcess(server: server)
+    defer { deck.kill() }
+    try await deck.run("connect master_L peer:in_1")
+    try await deck.run("connect master_R peer:in_2")
+    let wanted: [String: Set<String>] = ["stemdeck:master_L": ["peer:in_1"], "stemdeck:master_R": ["peer:in_2"]]
+    var graph = try await server.connections()
+    try #require(graph["stemdeck:master_L"] == wanted["stemdeck:master_L"], "\(graph)")
+    for round in 1...3 {
+      try await ask("vanish", "vanished")
+      // Longer than stemdeck takes to forget a connection a user removed (a quarter second).
+      try await deck.run("wait 0.6")
+      try await ask("register", "registered")
+      let healed = try await eventually(timeout: 5, interval: 0.05) {
+        graph = try await server.connections()
+        return graph["stemdeck:master_L"] == wanted["stemdeck:master_L"] && graph["stemdeck:master_R"] == wanted["stemdeck:master_R"]
+      }
+      #expect(healed, "round \(round): not healed: \(graph)\n\(deck.transcript.suffix(2000))")
+    }
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+  }
+
   // MARK: 2. Live equals offline
 
   /// Master 1 checks the signal path alone; master 0.9 is the regression test for the render

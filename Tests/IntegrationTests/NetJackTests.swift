@@ -94,6 +94,26 @@ final class NetJackPair: @unchecked Sendable {
     }
   }
 
+  /// The last lines of both servers' logs (runs of one repeated line shown once, with a count),
+  /// the slave's clients on the master and the slave's connections: what a failed wait for the
+  /// link or for sound reports.
+  func diagnosis() async -> String {
+    func tail(_ server: PrivateJackServer) -> String {
+      let log = (try? String(contentsOfFile: server.logPath, encoding: .utf8)) ?? "(no log at \(server.logPath))"
+      var lines: [(String, Int)] = []
+      for line in log.split(separator: "\n").map(String.init) {
+        if let last = lines.last, last.0 == line { lines[lines.count - 1].1 += 1 } else { lines.append((line, 1)) }
+      }
+      return lines.suffix(30).map { $0.1 > 1 ? "\($0.0) (×\($0.1))" : $0.0 }.joined(separator: "\n")
+    }
+    let ports: String
+    do { ports = try await master.ports().filter { $0.hasPrefix(slaveName) }.description } catch { ports = "jack_lsp failed: \(error)" }
+    let routes: String
+    do { routes = try await slave.connections().description } catch { routes = "jack_lsp failed: \(error)" }
+    return
+      "the slave's ports on the master: \(ports)\nconnections on the slave: \(routes)\nmaster log:\n\(tail(master))\nslave log:\n\(tail(slave))"
+  }
+
   func stop() {
     slave.stop()
     master.stop()
@@ -360,6 +380,20 @@ struct NetJackTests {
     )
   }
 
+  /// A second of the master's recording of the slave without a gap, at most 3 tries: right
+  /// after a relink, on a loaded machine, the dummy-driven servers (not realtime) can still lose
+  /// a few periods over the link. The last recording and how many were made.
+  func hearCleanly(
+    _ pair: NetJackPair, path: String, dir: IntegrationTempDir
+  ) async throws -> (peak: Float, longestSilence: Int, tries: Int) {
+    var tries = 0
+    while true {
+      tries += 1
+      let heard = try await hearOnMaster(pair, seconds: 1, path: path + ".try\(tries)", dir: dir)
+      if (heard.peak > 0.1 && heard.longestSilence < 480) || tries == 3 { return (heard.peak, heard.longestSilence, tries) }
+    }
+  }
+
   /// Records short clips on the master from the slave's current client until one has sound, for
   /// at most `timeout` seconds (a clip of a stale client, or one whose ports vanish under
   /// jack_capture, is silent or fails: the next one is tried). The seconds it took, or nil.
@@ -432,6 +466,7 @@ struct NetJackTests {
     #expect(before.peak > 0.1 && before.longestSilence < 480, "before: peak \(before.peak), longest silence \(before.longestSilence)")
 
     var noticed: [Double] = [], linked: [Double] = [], heardAfter: [Double] = []
+    var masterRestarts = 0
     for k in 1...3 {
       let lost = logCount(pair.slave, "Waiting for a master")
       let killedAt = monotonicSeconds()
@@ -446,24 +481,46 @@ struct NetJackTests {
       #expect(
         down["driver"] == "net (waiting for master 127.0.0.1, UDP port \(pair.port), network latency 2 periods)", "kill \(k): \(down)")
 
-      try await pair.master.start()
-      try await NetJackPair.loadManager(on: pair.master, port: pair.port)
-      let upAt = monotonicSeconds()
-      try #require(
-        try await pair.waitForLink(timeout: 45),
-        "kill \(k): the slave did not link to the restarted master within 45 s (netmanager can take 12 s to drop its stale client)")
-      linked.append(monotonicSeconds() - upAt)
-      let soundAfter = try await waitForSoundOnMaster(pair, since: upAt, timeout: 30, dir: dir, name: "kill-\(k)")
-      try #require(soundAfter != nil, "kill \(k): stemdeck was not heard on the master within 30 s of its restart")
-      heardAfter.append(soundAfter ?? -1)
+      // A master restarted on a loaded machine sometimes comes up broken on jackd's side (its
+      // netmanager's client for the slave half torn down: "jack_sem… already deallocated", no
+      // client can open): then it is killed and started again, as an operator would, at most
+      // 3 times, and the restarts are reported. stemdeck on the slave is what is tested.
+      var upAt = 0.0, linkedAfter = 0.0, soundAfter: Double?
+      var failures: [String] = []
+      for attempt in 1...3 {
+        if attempt > 1 {
+          pair.master.kill9()
+          pair.master.removeStaleFiles()
+          masterRestarts += 1
+        }
+        try await pair.master.start()
+        try await NetJackPair.loadManager(on: pair.master, port: pair.port)
+        upAt = monotonicSeconds()
+        guard try await pair.waitForLink(timeout: 25) else {
+          failures.append("attempt \(attempt): the slave did not link within 25 s; \(await pair.diagnosis())")
+          continue
+        }
+        linkedAfter = monotonicSeconds() - upAt
+        soundAfter = try await waitForSoundOnMaster(pair, since: upAt, timeout: 25, dir: dir, name: "kill-\(k)-\(attempt)")
+        if soundAfter != nil { break }
+        failures.append(
+          "attempt \(attempt): stemdeck was not heard within 25 s; stemdeck's events: \(deck.events); \(await pair.diagnosis())")
+      }
+      guard let soundAfter else {
+        Issue.record("kill \(k): the master restarted 3 times, never heard stemdeck:\n\(failures.joined(separator: "\n"))")
+        return
+      }
+      linked.append(linkedAfter)
+      heardAfter.append(soundAfter)
       let routes = try await pair.slave.connections()
       #expect(
         routes["stemdeck:master_L"] == ["system:playback_1"] && routes["stemdeck:master_R"] == ["system:playback_2"],
         "kill \(k): stemdeck's routing on the slave: \(routes)")
-      let heard = try await hearOnMaster(pair, seconds: 1, path: dir.file("after-\(k).wav"), dir: dir)
+      let heard = try await hearCleanly(pair, path: dir.file("after-\(k).wav"), dir: dir)
       #expect(
         heard.peak > 0.1 && heard.longestSilence < 480,
-        "kill \(k): the master heard peak \(heard.peak), longest silence \(heard.longestSilence)")
+        "kill \(k): the master heard peak \(heard.peak), longest silence \(heard.longestSilence) in each of \(heard.tries) seconds recorded"
+      )
       try await checkKept(deck, pair, expected, "kill \(k), master back")
     }
     let status = try await deck.status()
@@ -471,7 +528,7 @@ struct NetJackTests {
     #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(3000))")
     func s(_ xs: [Double]) -> String { xs.map(twoDecimals).joined(separator: ", ") }
     print(
-      "NetJack2 master killed 3 times: the slave noticed after \(s(noticed)) s; from the master's netmanager loaded: linked after \(s(linked)) s, stemdeck heard on the master again after \(s(heardAfter)) s"
+      "NetJack2 master killed 3 times: the slave noticed after \(s(noticed)) s; from the master's netmanager loaded: linked after \(s(linked)) s, stemdeck heard on the master again after \(s(heardAfter)) s; broken masters restarted again: \(masterRestarts)"
     )
   }
 
@@ -510,23 +567,16 @@ struct NetJackTests {
       // slave and take the new one: that is jackd's netmanager, not stemdeck.
       let soundAfter = try await waitForSoundOnMaster(pair, since: resumedAt, timeout: 45, dir: dir, name: "drop-\(k)")
       if soundAfter == nil {
-        let masterLog = (try? String(contentsOfFile: pair.master.logPath, encoding: .utf8)) ?? ""
-        let slaveLog = (try? String(contentsOfFile: pair.slave.logPath, encoding: .utf8)) ?? ""
-        func tail(_ log: String) -> String {
-          log.split(separator: "\n").filter {
-            !$0.hasPrefix("JackTimed") && !$0.hasPrefix("Cannot") && !$0.hasPrefix("jack server") && !$0.hasPrefix("JackShm")
-          }.suffix(25).joined(separator: "\n")
-        }
         Issue.record(
-          "drop \(k): stemdeck was not heard on the master within 45 s of it resuming (client \(pair.client)); master log:\n\(tail(masterLog))\nslave log:\n\(tail(slaveLog))"
-        )
+          "drop \(k): stemdeck was not heard on the master within 45 s of it resuming (client \(pair.client)); \(await pair.diagnosis())")
         return
       }
       heardAfter.append(soundAfter ?? -1)
-      let heard = try await hearOnMaster(pair, seconds: 1, path: dir.file("after-\(k).wav"), dir: dir)
+      let heard = try await hearCleanly(pair, path: dir.file("after-\(k).wav"), dir: dir)
       #expect(
         heard.peak > 0.1 && heard.longestSilence < 480,
-        "drop \(k): the master heard peak \(heard.peak), longest silence \(heard.longestSilence) (client \(pair.client))")
+        "drop \(k): the master heard peak \(heard.peak), longest silence \(heard.longestSilence) in each of \(heard.tries) seconds recorded (client \(pair.client))"
+      )
       try await checkKept(deck, pair, expected, "drop \(k), link back")
     }
     #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(3000))")
