@@ -20,6 +20,8 @@ public final class ControlServer {
   /// Set while a request runs: a `wait` in it serves the engine through `idle`, which must not
   /// start another request.
   private var running = false
+  /// The open group of requests answered without a client (in-process callers).
+  private var unattachedGroup: [[String]]?
   /// Identity of the socket file made by this server, so `close()` removes only its own.
   private var identity: (dev: UInt, ino: UInt)
 
@@ -45,6 +47,8 @@ public final class ControlServer {
     var nextMeter = Date.distantPast
     /// Meter frames not queued because its replies were piling up (a slow reader).
     var droppedFrames = 0
+    /// Its own open `begin … commit` group (Groups.swift), not the REPL's or another client's.
+    var group: [[String]]?
     init(fd: Int32) { self.fd = fd }
   }
 
@@ -310,7 +314,12 @@ public final class ControlServer {
     defer { running = false }
     // Output for a program, not fitted to stemdeck's terminal; queries add their data, transport
     // commands the frame they took effect at, errors their hint (QueryJSON.swift).
-    var reply = console.remoteReply(to: command)
+    var reply: [String: Any]
+    if let client {
+      reply = console.withOwnGroup(&client.group) { console.remoteReply(to: command) }
+    } else {
+      reply = console.withOwnGroup(&unattachedGroup) { console.remoteReply(to: command) }
+    }
     reply["id"] = id
     return Self.encode(reply)
   }

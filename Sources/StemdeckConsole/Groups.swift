@@ -8,6 +8,20 @@ extension Console {
   /// Commands that can wait for a frame (they change what the renderer does, nothing else).
   static let groupable: Set<String> = ["vol", "volume", "pan", "rate", "mute", "unmute", "solo", "unsolo", "master", "glide"]
 
+  /// Runs `body` with `group` as the open `begin … commit` group: each front end (the REPL or
+  /// script, every control-socket client, OSC) keeps its own, so one client's `begin` never
+  /// queues another's commands. Nothing is sent to the renderer before `commit`, so a group left
+  /// open by a client that goes away is simply dropped.
+  func withOwnGroup<T>(_ group: inout [[String]]?, _ body: () -> T) -> T {
+    let outer = pendingGroup
+    pendingGroup = group
+    defer {
+      group = pendingGroup
+      pendingGroup = outer
+    }
+    return body()
+  }
+
   /// Queues a command of an open group; false if no group is open.
   func queueInGroup(_ words: [String]) throws(CommandError) -> Bool {
     guard pendingGroup != nil else { return false }

@@ -256,6 +256,70 @@ struct ControlSocketTests {
     return n.doubleValue
   }
 
+  /// Each front end has its own `begin … commit` group: a socket client's open group never
+  /// queues the REPL's commands or another client's, and one left open by a client that goes
+  /// away is dropped.
+  @Test("begin over the socket opens that client's own group: another client's and the REPL's commands run at once; commit lands it")
+  func groupsPerClient() async throws {
+    let deck = try await Deck()
+    defer { deck.stop() }
+    let script = #"""
+      import json, socket, sys
+      def client():
+          s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+          s.connect(sys.argv[1])
+          return s, s.makefile("rb")
+      def ask(c, i, cmd):
+          c[0].sendall((json.dumps({"id": i, "cmd": cmd}) + "\n").encode())
+          r = json.loads(c[1].readline())
+          assert r["id"] == i, r
+          return r
+      a, b = client(), client()
+      def show(tag, r): print(tag, json.dumps(r), flush=True)
+      show("a-begin", ask(a, 1, "begin"))
+      show("a-queued", ask(a, 2, "vol drums -6dB"))
+      show("b-vol", ask(b, 3, "pan drums -0.5"))
+      show("b-commit", ask(b, 4, "commit"))
+      sys.stdin.readline()  # the REPL's turn
+      show("a-commit", ask(a, 5, "commit"))
+      show("a-begin-again", ask(a, 6, "begin"))
+      show("a-left-open", ask(a, 7, "vol drums -12dB"))
+      a[0].close()
+      show("b-stems", ask(b, 8, "stems"))
+      """#
+    let file = deck.dir.file("groups.py")
+    try script.write(toFile: file, atomically: true, encoding: .utf8)
+    let py = try ChildProcess("/usr/bin/python3", ["-u", file, deck.socket], stdinPipe: true)
+    defer { py.terminate(grace: 2) }
+    func line(_ tag: String) async -> String? {
+      var found: String?
+      _ = await eventually(timeout: 15) {
+        found = py.stdoutLines.first { $0.hasPrefix(tag + " ") }
+        return found != nil || !py.isRunning
+      }
+      return found ?? py.stdoutLines.first { $0.hasPrefix(tag + " ") }
+    }
+    let bCommit = await line("b-commit")
+    #expect(
+      bCommit?.contains("\"ok\": false") == true && bCommit?.contains("no group is open") == true, "\(py.stdoutLines) \(py.stderrLines)")
+    // Client a's group is open; the REPL's commands still run at once.
+    try await deck.stemdeck.run("mute drums")
+    let during = try await deck.stemdeck.stemsTable()["drums"]
+    #expect(
+      during?.volume == "1.00" && during?.pan == "-0.50" && during?.flags.contains("M") == true,
+      "while a's group is open, the REPL sees: \(String(describing: during))")
+    _ = py.writeToStdin("\n")
+    let aCommit = await line("a-commit")
+    #expect(aCommit?.contains("\"ok\": true") == true && aCommit?.contains("1 change land") == true, "\(py.stdoutLines)")
+    let bStems = await line("b-stems")
+    #expect(bStems?.contains("\"ok\": true") == true, "\(py.stdoutLines) \(py.stderrLines)")
+    // a's second group went with a: drums stays at -6 dB (0.50), for the REPL too, whose
+    // commands are not queued anywhere.
+    let echo = try await deck.stemdeck.run("echo still mine")
+    #expect(echo.contains("still mine"), "the REPL's commands were queued in a socket client's group: \(echo)")
+    #expect(try await deck.stemdeck.stemsTable()["drums"]?.volume == "0.50")
+  }
+
   @Test("queries reply with JSON data (numbers as numbers); transport replies carry the frame they took effect at; errors a hint")
   func structuredReplies() async throws {
     let deck = try await Deck()
@@ -470,8 +534,9 @@ struct ControlSocketTests {
               return json.dumps({"id": [i], "cmd": rng.choice([1, None, [cmd], {"c": cmd}, True])}).encode()
           return text.encode()
       N = 100000
-      # A 'begin' among them may have left a group open (every later command is queued in it,
-      # the REPL's too): 'abort' closes it before the last line, whose reply is then its echo.
+      # A 'begin' among them may have left this client's group open (its later commands are
+      # queued in it, and 'echo' refused there): 'abort' closes it before the last line, whose
+      # reply is then its echo.
       lines = [line(i) for i in range(N)] + [json.dumps({"id": "abort", "cmd": "abort"}).encode(),
                                              json.dumps({"id": "last", "cmd": "echo still here"}).encode()]
       s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -14,6 +14,9 @@ public final class OSCServer {
   public let host: String
   public var port: Int { socket.port }
   private var running = false
+  /// OSC's open `begin … commit` group (`/stemdeck/cmd "begin"`…), apart from the REPL's and the
+  /// socket clients' (Groups.swift).
+  private var group: [[String]]?
 
   struct Subscriber {
     var address: sockaddr_storage
@@ -111,7 +114,7 @@ public final class OSCServer {
       let outer = console.afterCommand
       console.afterCommand = nil
       defer { console.afterCommand = outer }
-      let r = console.captured { console.execute(line: line, stopOnError: true) }
+      let r = console.withOwnGroup(&group) { console.captured { console.execute(line: line, stopOnError: true) } }
       if r.ok { return (true, r.output.joined(separator: "\n")) }
       return (false, r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))
     case "transport" where parts.count == 2:
