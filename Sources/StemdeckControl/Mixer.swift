@@ -56,6 +56,11 @@ public final class Mixer: @unchecked Sendable {
   }
   var tempoSetting: Tempo?
   var commandsSent = 0
+  /// Between `beginGroup` and `endGroup`/`abortGroup`, and the grouped commands sent so far
+  /// (compare with `EngineStatus.scheduleReleased`: how many wait in the renderer's schedule).
+  var groupOpen = false
+  var groupedSent = 0
+  var groupedInThisGroup = 0
   /// The block count at which a wait for room in the command ring last gave up (see `send`).
   var stalledAtBlock = -1
   /// Setlist song changes sent to the renderer (compare with `EngineStatus.songChanges`).
@@ -138,10 +143,35 @@ public final class Mixer: @unchecked Sendable {
   // MARK: - Commands to the renderer
 
   func send(_ command: EngineCommand) throws(MixerError) {
+    let grouped: Bool
+    switch command {
+    case .beginGroup: grouped = false; groupOpen = true; groupedInThisGroup = 0
+    case .endGroup: grouped = false; groupOpen = false
+    case .abortGroup:
+      // The renderer drops the group's commands without counting them released.
+      grouped = false; groupOpen = false; groupedSent -= groupedInThisGroup; groupedInThisGroup = 0
+    default: grouped = groupOpen
+    }
+    if grouped {
+      // A grouped command waits in the renderer's schedule for its frame; one that did not fit
+      // would be applied at once, breaking the group's one frame and its all-or-nothing promise.
+      let status = renderState.pointee.status
+      let waiting = groupedSent - status.pointee.scheduleReleased.load(ordering: .acquiring)
+      let limit = renderState.pointee.scheduleLimit
+      if waiting >= limit {
+        throw MixerError(
+          "too many changes waiting for their frame: at most \(limit) at once (\(waiting) are already held, from this group and earlier ones still waiting)"
+        )
+      }
+    }
     guard rings.commands.push(command) || (waitForCommandRoom() && rings.commands.push(command)) else {
       throw MixerError("the audio engine is not keeping up with commands (command queue full); try again")
     }
     commandsSent += 1
+    if grouped {
+      groupedSent += 1
+      groupedInThisGroup += 1
+    }
     switch command {
     case .seek, .play, .addVoice, .addPendingVoice, .changeSong: disk.wake()  // audio needed now
     default: break

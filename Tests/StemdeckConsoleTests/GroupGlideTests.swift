@@ -59,6 +59,40 @@ struct GroupGlideTests {
     #expect(MixerSnapshot(tested).description == MixerSnapshot(reference).description)
   }
 
+  /// The renderer holds at most 1,024 grouped commands waiting for their frame; one more used to
+  /// be applied at once, off the group's frame and past its all-or-nothing promise.
+  @Test("a group that would overflow the renderer's schedule is refused whole; the groups already waiting still land")
+  func groupTooLargeForTheSchedule() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("play").ok)
+    _ = Self.render(h, blocks: 2)
+    // Each change differs from the one before (an unchanged value sends nothing).
+    func group(_ count: Int, volume: Double, at time: String) -> String {
+      "at \(time) { " + (0..<count).map { i in "vol drums \(i == count - 1 ? volume : i % 2 == 0 ? 0.3 : 0.4)" }.joined(separator: "; ")
+        + " }"
+    }
+    func drums() -> Double? { h.mixer.stemStatuses().first { $0.settings.name == "drums" }?.settings.volume }
+    let before = MixerSnapshot(h)
+    let tooMany = h.run(group(1100, volume: 0.5, at: "0:01"))
+    #expect(!tooMany.ok)
+    #expect(
+      tooMany.output.last?.contains("nothing changed: the group is all or nothing") == true
+        && tooMany.output.last?.contains("at most 1024 at once") == true, "\(tooMany.output)")
+    #expect(MixerSnapshot(h) == before)
+    // Two groups waiting at once: the second would not fit beside the first, so it is refused
+    // whole and the first still lands on its frame.
+    #expect(h.run(group(600, volume: 0.7, at: "0:00.5")).ok)
+    let second = h.run(group(600, volume: 0.2, at: "0:00.6"))
+    #expect(!second.ok && second.output.last?.contains("are already held") == true, "\(second.output)")
+    _ = Self.render(h, blocks: 60)  // past 0:00.6 (56 blocks of 512)
+    #expect(drums() == 0.7)
+    // Landed, they left the schedule: a group of 1,000 fits again.
+    #expect(h.run(group(1000, volume: 0.9, at: "0:01")).ok)
+    _ = Self.render(h, blocks: 40)
+    #expect(drums() == 0.9)
+  }
+
   @Test("a group that succeeds during a glide still lands (the abort path is only for failures)")
   func succeedingGroupLands() throws {
     let h = try ConsoleHarness.withStems()

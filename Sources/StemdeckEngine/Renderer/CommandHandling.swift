@@ -17,6 +17,7 @@ func applyCommands(_ state: UnsafeMutablePointer<RenderState>) {
     case .abortGroup:
       // Nothing is compacted while a group arrives (applyDueChanges waits), so its commands are
       // the entries from groupStart on. Only plain values are grouped: dropping them frees nothing.
+      // (The control side stops counting them itself: `Mixer.abortGroup`.)
       if state.pointee.schedule.collecting { state.pointee.schedule.count = state.pointee.schedule.groupStart }
       state.pointee.schedule.collecting = false
     default:
@@ -36,10 +37,15 @@ func applyCommands(_ state: UnsafeMutablePointer<RenderState>) {
 }
 
 /// Holds `command` until the transport reaches `frame` (Int.min: the next pass). If the
-/// schedule is full the command is applied now rather than lost.
+/// schedule is full the command is applied now rather than lost (the control side refuses a
+/// group that would not fit: `Mixer.send`).
 @_noLocks
 func schedule(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand, at frame: Int) {
-  guard state.pointee.schedule.count < state.pointee.schedule.capacity else { apply(state, command); return }
+  guard state.pointee.schedule.count < state.pointee.schedule.capacity else {
+    apply(state, command)
+    state.pointee.status.pointee.scheduleReleased.add(1, ordering: .releasing)
+    return
+  }
   state.pointee.schedule.entries[state.pointee.schedule.count] = ScheduledCommand(frame: frame, command: command)
   state.pointee.schedule.count &+= 1
 }
@@ -71,6 +77,7 @@ func applyDueChanges(_ state: UnsafeMutablePointer<RenderState>) {
       kept &+= 1
     }
   }
+  if kept != count { state.pointee.status.pointee.scheduleReleased.add(count &- kept, ordering: .releasing) }
   state.pointee.schedule.count = kept
 }
 

@@ -23,6 +23,10 @@ public struct EngineStatus: ~Copyable, @unchecked Sendable {
   /// transport command took effect at (where `play` starts, `pause` begins its fade, `seek` and
   /// `stop` land), for the control socket's replies (`Mixer.waitForApplication`).
   public let commandFrame = Atomic<Int>(0)
+  /// Grouped commands that have left the schedule so far (applied on their frame, or at once
+  /// because the schedule was full; not those of an aborted group, which the control side stops
+  /// counting when it aborts): compared with the grouped commands sent, how full the schedule is.
+  public let scheduleReleased = Atomic<Int>(0)
   /// Separately allocated so the renderer can hold a plain pointer to it.
   public let masterMeters: UnsafeMutablePointer<MeterCells> = MeterCells.allocate()
   /// Meters of the input ports (recording).

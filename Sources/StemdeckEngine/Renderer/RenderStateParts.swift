@@ -45,6 +45,12 @@ public struct RenderSchedule {
   init() { entries = .allocate(capacity: capacity) }
 }
 
+extension RenderState {
+  /// How many grouped commands may wait for their frame at once (the control side refuses a
+  /// group that would not fit: `Mixer.send`).
+  public var scheduleLimit: Int { schedule.capacity }
+}
+
 /// A song change waiting for its voices to be primed, and the old song's voices detached from
 /// the transport during a crossfade (SongChange.swift).
 public struct RenderSongChange {
