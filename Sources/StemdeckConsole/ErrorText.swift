@@ -66,8 +66,8 @@ extension MixerWarning {
 }
 
 extension MixerEvent {
-  /// The line shown for the mixer's event: its description, with a MIDI failure's error in the
-  /// console's words.
+  /// The line shown for the mixer's event: its description, with the error of a MIDI action or
+  /// of a background effect load in the console's words.
   var text: String {
     switch self {
     case .midiFailed(let message): return "midi: \(message.consoleWords)"
