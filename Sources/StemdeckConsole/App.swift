@@ -408,7 +408,7 @@ func runRender(_ a: Arguments) -> Int32 {
     return summary.mutedStems.isEmpty ? 0 : renderMutedStatus
   } catch {
     bar.clear()
-    printError("error: \(error.naming(sessionPath, as: a.session!).message)")
+    printError("error: \(error.naming(sessionPath, as: a.session!).consoleWords)")
     return interruptRequests.load(ordering: .relaxed) != 0 ? 130 : 1
   }
 }
@@ -575,7 +575,7 @@ func runLive(_ a: Arguments) -> Int32 {
     if !connected.isEmpty && interactive { writeOut("connected master to \(connected.joined(separator: ", "))") }
   }
   if a.play {
-    do { try live.mixer.play() } catch { printError("error: \(error)"); return 1 }
+    do { try live.mixer.play() } catch { printError("error: \(error.consoleWords)"); return 1 }
   }
 
   // The control socket: requests run through the console between lines and during waits.

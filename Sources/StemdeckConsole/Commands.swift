@@ -208,7 +208,7 @@ enum CommandTable {
       let xfade = try ValueParser.duration(a[1])
       for n in try c.stems(a[0]) {
         let s: StemStatus
-        do { s = try c.mixer.stemStatus(n) } catch { throw CommandError("\(error)") }
+        do { s = try c.mixer.stemStatus(n) } catch { throw CommandError(consoleWords(error)) }
         guard let start = s.settings.loopStart, let end = s.settings.loopEnd else {
           throw CommandError("xfade: '\(n)' has no loop region (set one with 'loop \(n) START END')")
         }
@@ -357,7 +357,7 @@ enum CommandTable {
       for _ in 0..<10 {
         let p0 = d.periods
         let sent: Int
-        do { sent = try c.mixer.probeCommand() } catch { throw CommandError("\(error)") }
+        do { sent = try c.mixer.probeCommand() } catch { throw CommandError(consoleWords(error)) }
         let deadline = Date().addingTimeInterval(1)
         while c.mixer.commandCounts.applied < sent && Date() < deadline { usleep(100) }
         guard c.mixer.commandCounts.applied >= sent else { throw CommandError("latency: the audio thread did not answer within 1 s") }

@@ -196,7 +196,7 @@ public final class Console {
       return names
     }
     let known = mixer.allStemNames
-    guard known.contains(name) else { throw CommandError(MixerError.unknownStem(name, known: known).message) }
+    guard known.contains(name) else { throw CommandError(MixerError.unknownStem(name, known: known).consoleWords) }
     return [name]
   }
 
@@ -204,13 +204,13 @@ public final class Console {
   /// nothing (validation is per value, so the first stem's check stands for all).
   func each(_ name: String, _ body: (String) throws(MixerError) -> Void) throws(CommandError) {
     for stem in try stems(name) {
-      do { try body(stem) } catch { throw CommandError(error.message) }
+      do { try body(stem) } catch { throw CommandError(error.consoleWords) }
     }
   }
 
   @discardableResult
   func mixerCall<T>(_ body: () throws(MixerError) -> T) throws(CommandError) -> T {
-    do { return try body() } catch { throw CommandError(error.message) }
+    do { return try body() } catch { throw CommandError(error.consoleWords) }
   }
 
   func jack() throws(CommandError) -> JackDriver {
@@ -269,9 +269,9 @@ public final class Console {
         ? try mixer.changeSong(to: session, sessionPath: absolute, strict: strict)
         : try mixer.load(session, sessionPath: absolute, strict: strict)
     } catch {
-      throw CommandError(error.naming(absolute, as: path).message)
+      throw CommandError(error.naming(absolute, as: path).consoleWords)
     }
-    for w in warnings { write("warning: \(w.naming(absolute, as: path))") }
+    for w in warnings { write("warning: \(w.naming(absolute, as: path).consoleWords)") }
     var line = "opened \(path): \(session.stems.count) stem\(session.stems.count == 1 ? "" : "s")"
     if !warnings.isEmpty && !mixer.offlineStems.isEmpty { line += " (\(mixer.offlineStems.count) offline)" }
     let missing = live.opened(session, at: absolute)
@@ -338,7 +338,7 @@ public final class Console {
     if discard { live.discardAutosave(for: path); write("autosave discarded"); return }
     let session: Session
     do { session = try SessionFile.load(path: side) } catch { throw CommandError(error.description) }
-    do { try mixer.load(session, sessionPath: path, strict: strict) } catch { throw CommandError(error.message) }
+    do { try mixer.load(session, sessionPath: path, strict: strict) } catch { throw CommandError(error.consoleWords) }
     live.recovered(session)
     write("recovered unsaved changes from the autosave; 'save' to keep them")
   }

@@ -10,7 +10,7 @@ extension DriverEvent {
   public var text: String? {
     switch self {
     case .masterDisconnected: return nil
-    case .mixer(let event): return event.description
+    case .mixer(let event): return event.text
     case .serverWentAway(let server, let retry):
       return "JACK server '\(server)' went away; keeping the session and retrying every \(retry) ms"
     case .xruns(let new, let total): return "xrun: JACK reported \(new) more (\(total) in total)"
@@ -36,7 +36,7 @@ extension LiveEvent {
   /// (`songEnded`: the setlist's advance writes its own lines).
   public var text: String? {
     switch self {
-    case .mixer(let event): return event.description
+    case .mixer(let event): return event.text
     case .driver(let event): return event.text
     case .songEnded: return nil
     }

@@ -44,7 +44,7 @@ extension Console {
       return nil
     case "next-loop":
       guard words.count == 2 else { throw CommandError("usage: at next-loop STEM") }
-      do { return try mixer.nextLoopSeam(of: words[1]) } catch { throw CommandError(error.message) }
+      do { return try mixer.nextLoopSeam(of: words[1]) } catch { throw CommandError(error.consoleWords) }
     case "bar":
       guard words.count == 2 else { throw CommandError("usage: at bar N[.BEAT]") }
       return try barTime(words[1])

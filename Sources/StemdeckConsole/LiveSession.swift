@@ -82,17 +82,17 @@ public final class LiveSession {
     guard let newRate = driver.rateAwaitingEngine else { return }
     let oldRate = Int(mixer.sampleRate)
     do {
-      var warnings: [String] = []
+      var warnings: [ControlText] = []
       let replacement = try mixer.copy(atSampleRate: Double(newRate), warnings: &warnings)
       report(.driver(.sampleRateFollowed(newRate: newRate, oldRate: oldRate)))
-      for warning in warnings { report(.driver(.rebuildWarning(warning))) }
+      for warning in warnings { report(.driver(.rebuildWarning(warning.consoleWords))) }
       rebuildFailures = 0
       lastRebuildFailure = nil
       for event in driver.resume(with: replacement) { apply(event, report) }
     } catch {
       rebuildFailures += 1
       driver.retryLater(after: min(5, JackDriver.reconnectInterval * Double(1 << min(rebuildFailures, 5))))
-      let failure = DriverEvent.rebuildFailed(newRate: newRate, reason: "\(error)")
+      let failure = DriverEvent.rebuildFailed(newRate: newRate, reason: error.consoleWords)
       guard failure != lastRebuildFailure else { return }
       lastRebuildFailure = failure
       report(.driver(failure))

@@ -82,7 +82,7 @@ extension Console {
       try switchSong(to: next, afterEnd: true)
       if advance == .play { try mixerCall { () throws(MixerError) in try mixer.play() } }
     } catch {
-      writeEvent("cannot advance to song \(next + 1)/\(list.songs.count) (\(name)): \(error)")
+      writeEvent("cannot advance to song \(next + 1)/\(list.songs.count) (\(name)): \(consoleWords(error))")
     }
   }
 

@@ -181,10 +181,10 @@ extension Mixer {
           try installEffect(settings: job.settings, path: job.path, slot: job.slot, decoded: decoded)
           events.append(.effectLoaded(job.settings.name))
         } catch {
-          events.append(.effectFailed(job.settings.name, error.description))
+          events.append(.effectFailed(job.settings.name, error.text))
         }
       case .failure(let error):
-        events.append(.effectFailed(job.settings.name, error.description))
+        events.append(.effectFailed(job.settings.name, "\(error)"))
       }
       return true
     }
@@ -215,12 +215,12 @@ extension Mixer {
 
   /// The checks before a load: the name, the settings, a free slot (returned).
   private func checkNewEffect(_ settings: EffectSettings) throws(MixerError) -> Int32 {
-    if let problem = NameRules.effectProblem(settings.name) { throw MixerError(problem) }
+    if let problem = NameRules.effectProblem(settings.name) { throw MixerError(ControlText(problem)) }
     if effectsLoading.contains(where: { $0.settings.name == settings.name }) {
-      throw MixerError("an effect named '\(settings.name)' is still loading ('sfx unload \(settings.name)' cancels it)")
+      throw MixerError("an effect named '\(settings.name)' is still loading (\(action: .unloadEffect(settings.name)) cancels it)")
     }
     if effectsByName[settings.name] != nil || offlineEffects.contains(where: { $0.settings.name == settings.name }) {
-      throw MixerError("an effect named '\(settings.name)' is already loaded ('sfx unload \(settings.name)' first)")
+      throw MixerError("an effect named '\(settings.name)' is already loaded (\(action: .unloadEffect(settings.name)) first)")
     }
     try MixerError.check(settings.volume, .volume, "effect volume")
     try MixerError.check(settings.pan, .pan, "effect pan")
@@ -247,7 +247,7 @@ extension Mixer {
       let needed = Self.effectBytes(file, sampleRate: sampleRate)
       if held + needed > Self.maxEffectBankBytes {
         throw MixerError(
-          "\(path): the loaded effects hold \(held >> 20) MB and this one needs \(needed >> 20) MB; effects may hold at most \(Self.maxEffectBankBytes >> 20) MB in all ('sfx unload' some first)"
+          "\(path): the loaded effects hold \(held >> 20) MB and this one needs \(needed >> 20) MB; effects may hold at most \(Self.maxEffectBankBytes >> 20) MB in all (\(action: .unloadEffect(nil)) some first)"
         )
       }
       return file
@@ -343,10 +343,10 @@ extension Mixer {
   func effect(_ name: String) throws(MixerError) -> LoadedEffect {
     if let e = effectsByName[name] { return e }
     if effectsLoading.contains(where: { $0.settings.name == name }) {
-      throw MixerError("effect '\(name)' is still loading ('sfx wait \(name)' waits for it)")
+      throw MixerError("effect '\(name)' is still loading (\(action: .waitForEffect(name)) waits for it)")
     }
     let known = effectOrder
-    if known.isEmpty { throw MixerError("unknown effect '\(name)' (no effects are loaded; 'sfx load NAME PATH')") }
+    if known.isEmpty { throw MixerError("unknown effect '\(name)' (no effects are loaded; \(action: .loadEffect))") }
     if let guess = Suggestion.closest(to: name, in: known) {
       throw MixerError("unknown effect '\(name)' — did you mean '\(guess)'?")
     }

@@ -79,11 +79,11 @@ extension Mixer {
     }
     if mapping.action == .sfx, effectsByName[mapping.target] == nil, !effectsLoading.contains(where: { $0.settings.name == mapping.target })
     {
-      throw MixerError("no effect named '\(printableText(mapping.target))' (load it with 'sfx load' first)")
+      throw MixerError("no effect named '\(printableText(mapping.target))' (\(action: .loadThatEffect) first)")
     }
     if midi.mappings.contains(mapping) { throw MixerError("that mapping exists already (\(mapping.description))") }
     if midi.mappings.count >= min(MidiTable.capacity, MidiSettings.maximumMappings) {
-      throw MixerError("at most \(MidiSettings.maximumMappings) MIDI mappings (remove one with 'midi unmap')")
+      throw MixerError("at most \(MidiSettings.maximumMappings) MIDI mappings (\(action: .unmapMidi))")
     }
   }
 
@@ -181,7 +181,7 @@ extension Mixer {
         do throws(MixerError) {
           try run(mapping)
         } catch {
-          out.append(.midiFailed("\(mapping.description): \(error.message)"))
+          out.append(.midiFailed("\(mapping.description): \(error)"))
         }
       }
     }
@@ -232,7 +232,7 @@ extension Mixer {
       try publishMidi()
       return .midiLearned(mapping.description)
     } catch {
-      return .midiFailed("learn \(mapping.description): \(error.message)")
+      return .midiFailed("learn \(mapping.description): \(error)")
     }
   }
 }

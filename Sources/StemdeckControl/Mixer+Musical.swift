@@ -28,7 +28,9 @@ extension Mixer {
         settings.volume = v; parameter = .volume; value = v
       case .pan(let p):
         try MixerError.check(p, .pan, "pan")
-        if exponential { throw MixerError("'exp' glides are for vol and rate only (pan glides linearly)") }
+        if exponential {
+          throw MixerError("\(action: .exponentialGlide) glides are for \(action: .exponentialGlideSettings) only (pan glides linearly)")
+        }
         settings.pan = p; parameter = .pan; value = p
       case .rate(let r):
         try MixerError.check(r, .rate, "rate")
@@ -174,7 +176,7 @@ extension Mixer {
         // Varispeed has no pitch of its own (the rate moves it): the same rule as `pitch` and the
         // session file's, so a saved session always opens again.
         throw MixerError(
-          "'\(name)' is pitch-shifted (\(NumberFormat.plain(stem.settings.pitch)) semitones): 'pitch \(name) 0' first (in varispeed the pitch follows the rate)"
+          "'\(name)' is pitch-shifted (\(NumberFormat.plain(stem.settings.pitch)) semitones): \(action: .resetPitch(name)) first (in varispeed the pitch follows the rate)"
         )
       }
       var settings = stem.settings
@@ -192,7 +194,7 @@ extension Mixer {
       let stem = try find(name)
       try MixerError.check(semitones, .pitch, "pitch")
       guard stem.settings.mode == .stretch else {
-        throw MixerError("pitch shifts need stretch mode: 'mode \(name) stretch' first (in varispeed the pitch follows the rate)")
+        throw MixerError("pitch shifts need stretch mode: \(action: .stretchMode(name)) first (in varispeed the pitch follows the rate)")
       }
       var settings = stem.settings
       settings.pitch = semitones

@@ -18,8 +18,8 @@ extension Mixer {
   /// (muted if `muted`), placed on the transport where it was recorded minus `latencyFrames`.
   public func startRecording(path: String, name: String, format: OutputFormat, latencyFrames: Int, muted: Bool) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      if recorder != nil { throw MixerError("already recording '\(recorder!.name)' ('record stop' first)") }
-      if let problem = NameRules.stemProblem(name) { throw MixerError(problem) }  // a take becomes a stem
+      if recorder != nil { throw MixerError("already recording '\(recorder!.name)' (\(action: .stopRecording) first)") }
+      if let problem = NameRules.stemProblem(name) { throw MixerError(ControlText(problem)) }  // a take becomes a stem
       if allStemNamesLocked().contains(name) { throw MixerError("a stem named '\(name)' already exists; choose another take name") }
       // lstat: a symbolic link counts, even one pointing nowhere (the writer would refuse it too).
       var existing = stat()
@@ -45,7 +45,7 @@ extension Mixer {
 
   public func pauseRecording(_ paused: Bool) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      guard let r = recorder, !recordStopping else { throw MixerError("not recording (start with 'record [NAME]')") }
+      guard let r = recorder, !recordStopping else { throw MixerError("not recording (\(action: .startRecording))") }
       if paused == recordPaused { throw MixerError("take '\(r.name)' is already \(paused ? "paused" : "recording")") }
       try send(.pauseRecording(paused))
       recordPaused = paused
@@ -56,7 +56,7 @@ extension Mixer {
   /// (reported by `pump` as `takeRecorded`).
   public func stopRecording() throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      guard recorder != nil, !recordStopping else { throw MixerError("not recording (start with 'record [NAME]')") }
+      guard recorder != nil, !recordStopping else { throw MixerError("not recording (\(action: .startRecording))") }
       try send(.stopRecording)
       recordStopping = true
     }

@@ -619,7 +619,7 @@ public final class Mixer: @unchecked Sendable {
   public func seek(toSeconds seconds: Double) throws(MixerError) {
     // Below 0 is clamped (a relative seek past the start), not refused.
     guard seconds.isFinite, seconds <= SettingRule.position.range.upperBound else {
-      throw MixerError(SettingRule.position.refusal("seek position", got: seconds))
+      throw MixerError(ControlText(SettingRule.position.refusal("seek position", got: seconds)))
     }
     try lock.locked { () throws(MixerError) in
       try seek(toFrame: Int((max(0, seconds) * sampleRate).rounded()))
@@ -846,15 +846,16 @@ public final class Mixer: @unchecked Sendable {
   func find(_ name: String) throws(MixerError) -> Stem {
     if let stem = stems.first(where: { $0.settings.name == name }) { return stem }
     if let offline = offlineStems.first(where: { $0.settings.name == name }) {
-      throw MixerError("stem '\(name)' is offline: \(offline.reason) (fix the file and 'open' the session again, or 'remove \(name)')")
+      throw MixerError(
+        "stem '\(name)' is offline: \(offline.reason) (fix the file and \(action: .reopenSession), or \(action: .removeStem(name)))")
     }
     throw MixerError.unknownStem(name, known: stems.map(\.settings.name))
   }
 
   func validate(_ s: StemSettings, isNew: Bool) throws(MixerError) {
-    if let problem = NameRules.stemProblem(s.name) { throw MixerError(problem) }
+    if let problem = NameRules.stemProblem(s.name) { throw MixerError(ControlText(problem)) }
     if isNew, stems.contains(where: { $0.settings.name == s.name }) || offlineStems.contains(where: { $0.settings.name == s.name }) {
-      throw MixerError("a stem named '\(s.name)' already exists; choose another name with 'as NAME'")
+      throw MixerError("a stem named '\(s.name)' already exists; \(action: .nameNewStem)")
     }
     try MixerError.check(s.volume, .volume, "volume")
     try MixerError.check(s.pan, .pan, "pan")
@@ -1037,7 +1038,7 @@ extension Mixer {
   /// tempo, recording settings and position (used when a JACK server comes back at a different
   /// rate). Its transport is paused.
   public func copy(atSampleRate newRate: Double) throws(MixerError) -> Mixer {
-    var warnings: [String] = []
+    var warnings: [ControlText] = []
     return try copy(atSampleRate: newRate, warnings: &warnings)
   }
 
@@ -1045,12 +1046,12 @@ extension Mixer {
   /// deleted during the show) as an offline stem, as a session load does, with a line in
   /// `warnings`: the engine follows the server rather than failing over one file. On an error
   /// the half-built copy is shut down (its disk threads and memory freed) before the throw.
-  public func copy(atSampleRate newRate: Double, warnings: inout [String]) throws(MixerError) -> Mixer {
+  public func copy(atSampleRate newRate: Double, warnings: inout [ControlText]) throws(MixerError) -> Mixer {
     try lock.locked { () throws(MixerError) -> Mixer in
       let other = Mixer(
         sampleRate: newRate, quality: quality, streaming: streaming,
         maxVoices: renderState.pointee.maxVoices, maxBlockFrames: renderState.pointee.maxBlockFrames)
-      var lost: [String] = []
+      var lost: [ControlText] = []
       do throws(MixerError) {
         try other.setOptions(options)
         try other.setMasterVolume(masterVolume)
@@ -1069,7 +1070,7 @@ extension Mixer {
             do throws(SoundFileError) { _ = try SoundFile(readingFrom: stem.path) } catch {
               offline.append(OfflineStem(settings: stem.settings, path: stem.path, reason: error.reason, index: index))
               lost.append(
-                "stem '\(printableText(stem.settings.name))' is offline: \(printableText(error.description)) (its settings are kept and saved; fix the file and 'open' the session again)"
+                "stem '\(printableText(stem.settings.name))' is offline: \(printableText(error.description)) (its settings are kept and saved; fix the file and \(action: .reopenSession))"
               )
               continue
             }

@@ -4,45 +4,55 @@ import StemdeckEngine
 import StemdeckSession
 
 /// A rejected control request: one line saying what was wrong and what is allowed. An error
-/// about a file (a session being opened or rendered) names it in `file`, apart from `detail`,
-/// so a front end can name the file as its user gave it (`naming(_:as:)`).
+/// about a file (a session being opened or rendered) names it in `file`, apart from `text`,
+/// so a front end can name the file as its user gave it (`naming(_:as:)`). The text states the
+/// fact; a render option or a suggested step in it is data (`ControlText`), worded by the front
+/// end (`words(option:action:)`); `message` words them neutrally.
 public struct MixerError: Error, CustomStringConvertible, Equatable, Sendable {
   /// The file the error is about, as the mixer was given it (absolute), or nil.
   public let file: String?
   /// What was wrong (with `file`, when there is one).
-  public let detail: String
-  public init(_ message: String) {
+  public let text: ControlText
+  public init(_ text: ControlText) {
     file = nil
-    detail = message
+    self.text = text
   }
-  public init(file: String, _ detail: String) {
+  public init(file: String, _ text: ControlText) {
     self.file = file
-    self.detail = detail
+    self.text = text
   }
-  /// The whole line: `FILE: detail`, or the detail alone.
+  /// `text` in neutral words.
+  public var detail: String { text.plain }
+  /// The whole line in neutral words: `FILE: detail`, or the detail alone.
   public var message: String { file.map { "\($0): \(detail)" } ?? detail }
   public var description: String { message }
 
+  /// The whole line with the options and actions worded by a front end.
+  public func words(option: (RenderOption) -> String, action: (MixerAction) -> String) -> String {
+    let d = text.words(option: option, action: action)
+    return file.map { "\($0): \(d)" } ?? d
+  }
+
   /// The same error with `file` shown as `shown` when it is `file` (the path as typed).
   public func naming(_ file: String, as shown: String) -> MixerError {
-    self.file == file ? MixerError(file: shown, detail) : self
+    self.file == file ? MixerError(file: shown, text) : self
   }
 
   /// Checks `value` against a setting's rule (StemdeckSession's `SettingRule`, the one the session
   /// format and the console use): `pan must be a number between -1 and 1 (got 7)`.
   static func check(_ value: Double, _ rule: SettingRule, _ what: String) throws(MixerError) {
-    guard rule.accepts(value) else { throw MixerError(rule.refusal(what, got: value)) }
+    guard rule.accepts(value) else { throw MixerError(ControlText(rule.refusal(what, got: value))) }
   }
 
   /// `check` for an integer setting (`loops`).
   static func check(_ value: Int, _ rule: SettingRule, _ what: String) throws(MixerError) {
-    guard rule.accepts(value) else { throw MixerError(rule.refusal(what, got: String(value))) }
+    guard rule.accepts(value) else { throw MixerError(ControlText(rule.refusal(what, got: String(value)))) }
   }
 
   /// "unknown stem 'drms' — did you mean 'drums'?"
   public static func unknownStem(_ rawName: String, known: [String]) -> MixerError {
     let name = printableText(rawName)
-    if known.isEmpty { return MixerError("unknown stem '\(name)' (there are no stems; add one with 'add PATH')") }
+    if known.isEmpty { return MixerError("unknown stem '\(name)' (there are no stems; \(action: .addStem))") }
     if let guess = Suggestion.closest(to: rawName, in: known) {
       return MixerError("unknown stem '\(name)' — did you mean '\(guess)'?")
     }
@@ -233,10 +243,10 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
   case recordingFailed(String, String)
   /// A background `sfx load` finished (the effect can be fired) or failed (nothing was loaded).
   case effectLoaded(String)
-  case effectFailed(String, String)
+  case effectFailed(String, ControlText)
   /// `midi learn` bound a control (the mapping as `midi maps` shows it), or a MIDI action failed.
   case midiLearned(String)
-  case midiFailed(String)
+  case midiFailed(ControlText)
 
   public var description: String {
     switch self {
@@ -251,9 +261,9 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
         + (dropped > 0 ? " (\(dropped) frames dropped: the disk was too slow)" : "")
     case .recordingFailed(let name, let message): return "recording '\(name)': \(message)"
     case .effectLoaded(let name): return "effect '\(name)' loaded"
-    case .effectFailed(let name, let message): return "effect '\(name)' failed: \(message)"
+    case .effectFailed(let name, let message): return "effect '\(name)' failed: \(message.plain)"
     case .midiLearned(let mapping): return "midi learned: \(mapping)"
-    case .midiFailed(let message): return "midi: \(message)"
+    case .midiFailed(let message): return "midi: \(message.plain)"
     }
   }
 }
@@ -317,15 +327,24 @@ extension NSRecursiveLock {
 /// session file, absolute) when it names one.
 public struct MixerWarning: CustomStringConvertible, Equatable, Sendable {
   public let file: String?
-  public let detail: String
-  public init(file: String?, _ detail: String) {
+  /// What happened, with options and actions as data (`ControlText`).
+  public let text: ControlText
+  public init(file: String?, _ text: ControlText) {
     self.file = file
-    self.detail = detail
+    self.text = text
   }
+  /// `text` in neutral words.
+  public var detail: String { text.plain }
   public var description: String { file.map { "\($0): \(detail)" } ?? detail }
+
+  /// The whole line with the options and actions worded by a front end.
+  public func words(option: (RenderOption) -> String, action: (MixerAction) -> String) -> String {
+    let d = text.words(option: option, action: action)
+    return file.map { "\($0): \(d)" } ?? d
+  }
 
   /// The same warning with `file` shown as `shown` when it is `file` (the path as typed).
   public func naming(_ file: String, as shown: String) -> MixerWarning {
-    self.file == file ? MixerWarning(file: shown, detail) : self
+    self.file == file ? MixerWarning(file: shown, text) : self
   }
 }

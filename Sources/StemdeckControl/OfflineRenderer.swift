@@ -111,21 +111,22 @@ public enum OfflineRenderer {
     }
     if dither == true && format.isLossy {
       throw MixerError(
-        "--dither is for integer outputs; \(printableText(outputPath)) is \(format.description), a lossy codec that takes the float mix as it is"
+        "\(option: .dither) is for integer outputs; \(printableText(outputPath)) is \(format.description), a lossy codec that takes the float mix as it is"
       )
     }
     if dither == true && format.integerBits == nil {
       throw MixerError(
-        "--dither is for integer outputs (.flac, .aiff: 24-bit); \(printableText(outputPath)) is 32-bit float WAV, which needs none")
+        "\(option: .dither) is for integer outputs (.flac, .aiff: 24-bit); \(printableText(outputPath)) is 32-bit float WAV, which needs none"
+      )
     }
     if format == .opus && ![8000, 12000, 16000, 24000, 48000].contains(sampleRate) {
       throw MixerError(
-        "\(printableText(outputPath)): Opus files are 8000, 12000, 16000, 24000 or 48000 Hz, not \(sampleRate) Hz: render with --sample-rate 48000, or to another format"
+        "\(printableText(outputPath)): Opus files are 8000, 12000, 16000, 24000 or 48000 Hz, not \(sampleRate) Hz: render with \(option: .sampleRate) 48000, or to another format"
       )
     }
     if dither == true && format.integerBits == 32 {
       throw MixerError(
-        "--dither is for 16- and 24-bit outputs; \(printableText(outputPath)) is \(format.description), which holds every float sample of the mix exactly"
+        "\(option: .dither) is for 16- and 24-bit outputs; \(printableText(outputPath)) is \(format.description), which holds every float sample of the mix exactly"
       )
     }
     if let normalize { try check(normalize) }
@@ -161,7 +162,7 @@ public enum OfflineRenderer {
       let measured = meter.loudness
       guard measured.integrated.isFinite else {
         throw MixerError(
-          "--normalize: the mix is silent (every 400 ms block lies under the -70 LUFS gate), so there is no loudness to bring to \(Loudness.lufs(normalize.target)); render without --normalize"
+          "\(option: .normalize): the mix is silent (every 400 ms block lies under the -70 LUFS gate), so there is no loudness to bring to \(Loudness.lufs(normalize.target)); render without \(option: .normalize)"
         )
       }
       var db = normalize.target - measured.integrated
@@ -194,7 +195,8 @@ public enum OfflineRenderer {
       }
       if let missing = stemSlots.firstIndex(of: -1) {
         throw MixerError(
-          "--stems: stem '\(printableText(session.stems[missing].name))' is not playable (its file is offline), so it has no file to write")
+          "\(option: .stems): stem '\(printableText(session.stems[missing].name))' is not playable (its file is offline), so it has no file to write"
+        )
       }
     }
 
@@ -365,13 +367,13 @@ public enum OfflineRenderer {
     let t = Normalize.targetRange, c = Normalize.ceilingRange
     guard normalize.target.isFinite, t.contains(normalize.target) else {
       throw MixerError(
-        "--normalize must be an integrated loudness from \(NumberFormat.plain(t.lowerBound)) to \(NumberFormat.plain(t.upperBound)) LUFS, such as -14LUFS (got \(NumberFormat.plain(normalize.target)))"
+        "\(option: .normalize) must be an integrated loudness from \(NumberFormat.plain(t.lowerBound)) to \(NumberFormat.plain(t.upperBound)) LUFS, such as -14LUFS (got \(NumberFormat.plain(normalize.target)))"
       )
     }
     if let ceiling = normalize.truePeakCeiling {
       guard ceiling.isFinite, c.contains(ceiling) else {
         throw MixerError(
-          "--true-peak must be a ceiling from \(NumberFormat.plain(c.lowerBound)) to \(NumberFormat.plain(c.upperBound)) dBTP, such as -1dBTP (got \(NumberFormat.plain(ceiling)))"
+          "\(option: .truePeak) must be a ceiling from \(NumberFormat.plain(c.lowerBound)) to \(NumberFormat.plain(c.upperBound)) dBTP, such as -1dBTP (got \(NumberFormat.plain(ceiling)))"
         )
       }
     }
@@ -387,7 +389,7 @@ public enum OfflineRenderer {
     var session = session
     if let from {
       guard SettingRule.position.accepts(from) else {
-        throw MixerError(SettingRule.position.refusal("--from", got: from))
+        throw MixerError("\(option: .from)\(SettingRule.position.refusal("", got: from))")
       }
       session.position = from
     }
@@ -398,26 +400,27 @@ public enum OfflineRenderer {
     let seconds: Double
     if let d = duration {
       guard d.isFinite, d > 0, d <= 24 * 3600 else {
-        throw MixerError("--duration must be a number of seconds above 0 and at most 86400 (got \(NumberFormat.plain(d)))")
+        throw MixerError("\(option: .duration) must be a number of seconds above 0 and at most 86400 (got \(NumberFormat.plain(d)))")
       }
       seconds = d
     } else {
       if mixer.hasEndlessStems {
-        throw MixerError(file: sessionPath, "a stem loops forever (loops -1), so the render needs --duration SECONDS")
+        throw MixerError(file: sessionPath, "a stem loops forever (loops -1), so the render needs \(option: .duration) SECONDS")
       }
       guard let d = mixer.duration else { throw MixerError(file: sessionPath, "the session has no stems to render") }
       seconds = d - session.position
     }
     let totalFrames = Int((seconds * Double(sampleRate)).rounded())
     if duration != nil && totalFrames == 0 {
-      throw MixerError("--duration \(NumberFormat.plain(seconds)) is shorter than one sample at \(sampleRate) Hz")
+      throw MixerError("\(option: .duration) \(NumberFormat.plain(seconds)) is shorter than one sample at \(sampleRate) Hz")
     }
     guard totalFrames > 0 else {
       let end = NumberFormat.time(mixer.duration ?? 0), at = NumberFormat.time(session.position)
       throw MixerError(
         from != nil
-          ? "nothing to render: --from \(at) is at or past the session's end (\(end))"
-          : "nothing to render: the session's saved position (\(at)) is at or past its end (\(end)); --from 0 renders from the start")
+          ? "nothing to render: \(option: .from) \(at) is at or past the session's end (\(end))"
+          : "nothing to render: the session's saved position (\(at)) is at or past its end (\(end)); \(option: .from) 0 renders from the start"
+      )
     }
     handedOver = true
     return Plan(mixer: mixer, session: session, sampleRate: sampleRate, totalFrames: totalFrames)
@@ -483,7 +486,7 @@ public enum OfflineRenderer {
     var skip = latency
     var lastProgress = -1
     while done < inputFrames {
-      if let cancelled, cancelled() { throw MixerError(interrupted) }
+      if let cancelled, cancelled() { throw MixerError(ControlText(interrupted)) }
       let n = min(blockFrames, inputFrames - done)
       // Frames of the mix in this block; the rest (the limiter's tail) is silence.
       let fresh = max(0, min(n, totalFrames - done))
@@ -550,24 +553,23 @@ public enum OfflineRenderer {
     var info = stat()
     if stat(folder, &info) != 0 {
       guard mkdir(folder, 0o777) == 0 else {
-        throw MixerError("--stems \(shown): cannot make the folder: \(String(cString: strerror(errno)))")
+        throw MixerError("\(option: .stems) \(shown): cannot make the folder: \(String(cString: strerror(errno)))")
       }
     } else if info.st_mode & S_IFMT != S_IFDIR {
-      throw MixerError("--stems \(shown): is not a folder; give a folder for the stem files")
+      throw MixerError("\(option: .stems) \(shown): is not a folder; give a folder for the stem files")
     }
     guard !session.stems.isEmpty else { throw MixerError(file: sessionPath, "the session has no stems to render") }
     let base = folder.hasSuffix("/") ? folder : folder + "/"
     var paths: [String] = []
     for stem in session.stems {
       let path = base + stem.name + "." + ext
-      do { try checkOutput(path, session: session, sessionPath: sessionPath) } catch {
-        throw MixerError(
-          "--stems \(shown): " + error.message.replacing("(choose another --output)", with: "(choose another --stems folder)"))
+      do { try checkOutput(path, session: session, sessionPath: sessionPath, choice: "\(option: .stems) folder") } catch {
+        throw MixerError("\(option: .stems) \(shown): \(error)")
       }
       var a = stat(), b = stat()
       if stat(path, &a) == 0 && stat(outputPath, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino || path == outputPath {
         throw MixerError(
-          "--stems \(shown): stem '\(printableText(stem.name))' would be written over --output \(printableText(outputPath)); choose another folder"
+          "\(option: .stems) \(shown): stem '\(printableText(stem.name))' would be written over \(option: .output) \(printableText(outputPath)); choose another folder"
         )
       }
       paths.append(path)
@@ -745,7 +747,10 @@ public enum OfflineRenderer {
   /// Refuses an output that is not a regular file or a new name (a folder, device, FIFO or
   /// socket) and one that is one of the render's own inputs (the same file as a stem's or an
   /// effect's audio, or the session file: compared by device and inode, so links count).
-  static func checkOutput(_ outputPath: String, session: Session, sessionPath: String) throws(MixerError) {
+  /// `choice` is what the user can choose instead (the output; a stem file's folder).
+  static func checkOutput(
+    _ outputPath: String, session: Session, sessionPath: String, choice: ControlText = "\(option: .output)"
+  ) throws(MixerError) {
     let shown = printableText(outputPath)
     var info = stat()
     if lstat(outputPath, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
@@ -761,16 +766,16 @@ public enum OfflineRenderer {
     }
     for stem in session.stems where same(SessionFile.resolve(file: stem.file, sessionPath: sessionPath)) {
       throw MixerError(
-        "\(shown): is the audio file of stem '\(printableText(stem.name))'; a render never writes over its own inputs (choose another --output)"
+        "\(shown): is the audio file of stem '\(printableText(stem.name))'; a render never writes over its own inputs (choose another \(choice))"
       )
     }
     for effect in session.effects where same(SessionFile.resolve(file: effect.file, sessionPath: sessionPath)) {
       throw MixerError(
-        "\(shown): is the audio file of effect '\(printableText(effect.name))'; a render never writes over its own inputs (choose another --output)"
+        "\(shown): is the audio file of effect '\(printableText(effect.name))'; a render never writes over its own inputs (choose another \(choice))"
       )
     }
     if same(sessionPath) {
-      throw MixerError("\(shown): is the session file itself; choose another --output")
+      throw MixerError("\(shown): is the session file itself; choose another \(option: .output)")
     }
   }
 }

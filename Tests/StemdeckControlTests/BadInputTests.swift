@@ -6,6 +6,7 @@ import StemdeckTestSupport
 import Testing
 
 /// Runs `body`, which must throw a `MixerError` whose message contains every one of `fragments`.
+/// The message is `flagged`: a render option it names is written `--NAME`.
 func expectMixerError(
   _ fragments: [String], sourceLocation: SourceLocation = #_sourceLocation,
   _ body: () throws(MixerError) -> Void
@@ -14,12 +15,23 @@ func expectMixerError(
     try body()
     Issue.record("expected a MixerError containing \(fragments)", sourceLocation: sourceLocation)
   } catch {
+    let message = flagged(error)
     for fragment in fragments {
       #expect(
-        error.message.contains(fragment), "message \"\(error.message)\" lacks \"\(fragment)\"",
+        message.contains(fragment), "message \"\(message)\" lacks \"\(fragment)\"",
         sourceLocation: sourceLocation)
     }
   }
+}
+
+/// An error's message with each render option it names (typed: `ControlText`) written `--NAME`
+/// (`sampleRate` as `--sample-rate`), so a test sees where the option sits; actions in neutral
+/// words. The console's own wording (its flags, the REPL's syntax) is StemdeckConsole's
+/// ErrorText.swift, held to the same texts by `ErrorTextTests`.
+func flagged(_ error: MixerError) -> String {
+  error.words(
+    option: { o in "--" + o.rawValue.map { $0.isUppercase ? "-" + $0.lowercased() : String($0) }.joined() },
+    action: \.plain)
 }
 
 @Suite struct BadInputTests {

@@ -79,7 +79,8 @@ import Testing
         session: session, sessionPath: folder.file("s.stemdeck"),
         outputPath: folder.file("out.wav"), duration: nil, dither: true)
     } catch {
-      #expect(error.message.contains("--dither is for integer outputs (.flac, .aiff: 24-bit)"), "\(error)")
+      #expect(flagged(error).contains("--dither is for integer outputs (.flac, .aiff: 24-bit)"), "\(error)")
+      #expect(error.text.options == [.dither])
     }
     #expect(!FileManager.default.fileExists(atPath: folder.file("out.wav")), "nothing written")
   }

@@ -133,12 +133,13 @@ extension LargeSessionTests {
       try rig.mixer.addStem(path: folder.file("\(name).wav"), settings: stem(name, "\(name).wav") { $0.volume = 0.5 })
     }
     try FileManager.default.removeItem(atPath: folder.file("b.wav"))
-    var warnings: [String] = []
+    var warnings: [ControlText] = []
     let copy = try rig.mixer.copy(atSampleRate: 44100, warnings: &warnings)
     defer { copy.shutdown() }
     #expect(copy.stemNames == ["a", "c"])
     #expect(copy.offlineStems.map(\.settings.name) == ["b"])
-    #expect(warnings.count == 1 && warnings[0].contains("'b' is offline") && warnings[0].contains("b.wav"), "\(warnings)")
+    #expect(warnings.count == 1 && warnings[0].plain.contains("'b' is offline") && warnings[0].plain.contains("b.wav"), "\(warnings)")
+    #expect(warnings.first?.actions == [.reopenSession])
     let saved = copy.session(savingTo: folder.file("session.stemdeck"))
     #expect(saved.stems.map(\.name) == ["a", "b", "c"])
     #expect(saved.stems[1].volume == 0.5)

@@ -162,8 +162,9 @@ extension MusicalTests {
     try rig.mixer.setPitch("v", 3)
     let back = Musical.error { () throws(MixerError) in try rig.mixer.setMode("v", .varispeed) }
     #expect(
-      back?.message == "'v' is pitch-shifted (3 semitones): 'pitch v 0' first (in varispeed the pitch follows the rate)",
+      back?.message == "'v' is pitch-shifted (3 semitones): set the pitch of 'v' to 0 first (in varispeed the pitch follows the rate)",
       "error: \(String(describing: back))")
+    #expect(back?.text.actions == [.resetPitch("v")], "the step is data; the REPL words it ('pitch v 0')")
     #expect(try rig.mixer.stemStatus("v").settings.mode == .stretch)
     try rig.mixer.setPitch("v", 0)
     try rig.mixer.setMode("v", .varispeed)

@@ -410,7 +410,7 @@ final class MixerView {
   /// Runs a mixer call; a refusal goes to the status line. Returns whether it was done.
   @discardableResult
   func act(_ body: () throws(MixerError) -> Void) -> Bool {
-    do { try body(); return true } catch { say("error: \(error)", error: true); return false }
+    do { try body(); return true } catch { say("error: \(consoleWords(error))", error: true); return false }
   }
 
   /// Moves a fader by `db` (from −inf: up to −72 dB first), on a 0.1 dB grid, within 0 … 2.

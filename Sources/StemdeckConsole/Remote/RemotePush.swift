@@ -80,9 +80,9 @@ enum RemotePush {
       o["event"] = "takeRecorded"; o["take"] = n; o["path"] = path; o["seconds"] = seconds; o["droppedFrames"] = dropped
     case .recordingFailed(let n, let m): o["event"] = "recordingFailed"; o["take"] = n; o["message"] = m
     case .effectLoaded(let n): o["event"] = "effectLoaded"; o["effect"] = n
-    case .effectFailed(let n, let m): o["event"] = "effectFailed"; o["effect"] = n; o["message"] = m
+    case .effectFailed(let n, let m): o["event"] = "effectFailed"; o["effect"] = n; o["message"] = m.consoleWords
     case .midiLearned(let m): o["event"] = "midiLearned"; o["mapping"] = m
-    case .midiFailed(let m): o["event"] = "midiFailed"; o["message"] = m
+    case .midiFailed(let m): o["event"] = "midiFailed"; o["message"] = m.consoleWords
     }
     return o
   }

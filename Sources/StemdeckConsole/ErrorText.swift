@@ -1,0 +1,78 @@
+import StemdeckControl
+
+// The console's words for what the control layer reports as data (StemdeckControl's
+// ControlText.swift): a render setting is named by its `stemdeck render` flag, a suggested step by
+// the REPL's command syntax. The control socket runs REPL lines, so it says the same, and its
+// JSON reply carries the step apart as `hint` where `QueryJSON.split` finds one.
+
+extension RenderOption {
+  /// The `stemdeck render` flag that sets it.
+  var flag: String {
+    switch self {
+    case .output: return "--output"
+    case .stems: return "--stems"
+    case .from: return "--from"
+    case .duration: return "--duration"
+    case .sampleRate: return "--sample-rate"
+    case .dither: return "--dither"
+    case .normalize: return "--normalize"
+    case .truePeak: return "--true-peak"
+    }
+  }
+}
+
+extension MixerAction {
+  /// The step in the REPL's words: its command syntax.
+  var replWords: String {
+    switch self {
+    case .addStem: return "add one with 'add PATH'"
+    case .nameNewStem: return "choose another name with 'as NAME'"
+    case .removeStem(let n): return "'remove \(n)'"
+    case .reopenSession: return "'open' the session again"
+    case .resetPitch(let n): return "'pitch \(n) 0'"
+    case .stretchMode(let n): return "'mode \(n) stretch'"
+    case .loadEffect: return "'sfx load NAME PATH'"
+    case .loadThatEffect: return "load it with 'sfx load'"
+    case .unloadEffect(let n): return n.map { "'sfx unload \($0)'" } ?? "'sfx unload'"
+    case .waitForEffect(let n): return "'sfx wait \(n)'"
+    case .startRecording: return "start with 'record [NAME]'"
+    case .stopRecording: return "'record stop'"
+    case .unmapMidi: return "remove one with 'midi unmap'"
+    case .exponentialGlide: return "'exp'"
+    case .exponentialGlideSettings: return "vol and rate"
+    }
+  }
+}
+
+extension ControlText {
+  /// The text in the console's words (flags, REPL syntax).
+  var consoleWords: String { words(option: \.flag, action: \.replWords) }
+}
+
+extension MixerError {
+  /// The error in the console's words (flags, REPL syntax), `FILE: ` first when it names one.
+  var consoleWords: String { words(option: \.flag, action: \.replWords) }
+}
+
+/// Any error as the console prints it: a `MixerError` in the console's words, others as they
+/// describe themselves.
+func consoleWords(_ error: any Error) -> String {
+  (error as? MixerError)?.consoleWords ?? "\(error)"
+}
+
+extension MixerWarning {
+  /// The warning in the console's words, `FILE: ` first when it names one.
+  var consoleWords: String { words(option: \.flag, action: \.replWords) }
+}
+
+extension MixerEvent {
+  /// The line shown for the mixer's event: its description, with the error of a MIDI action or
+  /// of a background effect load in the console's words.
+  var text: String {
+    switch self {
+    case .midiFailed(let message): return "midi: \(message.consoleWords)"
+    case .effectFailed(let name, let message): return "effect '\(name)' failed: \(message.consoleWords)"
+    default: return description
+    }
+  }
+}

@@ -1,0 +1,17 @@
+"""stemdeck's benchmark (`scripts/bench`, the entry point), by subject:
+
+- cli.py            options, tools, build, material, running the cases, the results JSON
+- common.py         constants, the run's state, processes, timing, number formatting
+- material.py       the generated stems (sox), sessions, and sox's measurements of outputs
+- jack.py           a private jackd, stemdeck in script mode, live measuring windows
+- engine.py         cases 1, 1b, 2, 2f, 2s: offline engine CPU against ecasound and sox
+- export.py         case 1s: stem export (`render --stems`)
+- live.py           cases 3, 3s: live DSP load and xruns, with load-matched controls
+- memory.py         case 4: resident memory
+- latency.py        case 5: open-to-play and `vol`-to-port latency
+- control_socket.py case 5c: the control socket to the port, and its round trip
+- targets.py        every target with its threshold, in one place
+- report.py         the markdown, rendered from the results JSON (`--report FILE.json` again)
+
+Python 3.11 standard library only. Method and caveats: docs/benchmarking.md.
+"""

@@ -1,0 +1,115 @@
+"""Cases 3 and 3s: live DSP load and xruns on a private jackd, with the observer-alone baselines and
+load-matched controls (JACK's jack_cpu), and the live stretch stems."""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import queue
+import re
+import resource
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import wave
+import struct
+
+from .common import *  # noqa: F401,F403 (constants, run/spawn, med/fmt)
+from .material import *  # noqa: F401,F403
+from .jack import *  # noqa: F401,F403
+
+
+def case_live(ctx):
+    cache, seconds = ctx["cache"], ctx["live_seconds"]
+    server = JackServer(f"bench-{os.getpid()}", cache, ctx["env"])
+    server.start()
+    res = {"rows": [], "server_cmd": server.cmd, "paired": {}}
+    row = lambda kind, n, fn: live_row(ctx, server, res, "3", kind, n, fn)
+    sessions = {}
+
+    try:
+        for rep in range(ctx["live_runs"]):
+            row("baseline (no stems)", "before", lambda: observer(ctx, server, seconds, "baseline-before"))
+            row("ecasound + observer", 32, lambda: live_ecasound(ctx, server, seconds))
+            s32 = write_session(cache, "live-plain32", 32, loops=-1)
+            row("stemdeck plain + observer", 32, lambda: live_stemdeck_observed(ctx, server, s32, seconds, "observed32"))
+            # A load of 1–3 % moves by half a percent from window to window (jack_cpu_load is a
+            # smoothed maximum, so one slow cycle shows): the comparison takes the median of
+            # alternating windows.
+            for i in range(PAIRED_EXTRA):
+                row("ecasound + observer", 32, lambda: live_ecasound(ctx, server, seconds))
+                row("stemdeck plain + observer", 32,
+                    lambda: live_stemdeck_observed(ctx, server, s32, seconds, f"observed32-{i + 2}"))
+            for n in (32, 64, 128, 256, 512):
+                s = write_session(cache, f"live-plain{n}", n, loops=-1, gain_scale=min(1.0, 32 / n))
+                sessions[("stemdeck plain", n)] = s
+                row("stemdeck plain", n, lambda: live_stemdeck(ctx, server, s, seconds, f"plain{n}"))
+            for n in (16, 32, 64, 128):
+                s = write_session(cache, f"live-vari{n}", n, rate=0.9, quality="fast", loops=-1, gain_scale=min(1.0, 32 / n))
+                sessions[("stemdeck varispeed 0.9 fast", n)] = s
+                row("stemdeck varispeed 0.9 fast", n, lambda: live_stemdeck(ctx, server, s, seconds, f"vari{n}"))
+            for n in (32, 64):
+                s = write_session(cache, f"live-vari12-{n}", n, rate=1.2, quality="fast", loops=-1, gain_scale=min(1.0, 32 / n))
+                row("stemdeck varispeed 1.2 fast", n, lambda: live_stemdeck(ctx, server, s, seconds, f"vari12-{n}"))
+            files = [stem_path(cache, 44100, i) for i in range(N_STEMS)]
+            s = write_session(cache, "live-44k32", 32, files=files, quality="fast", loops=-1)
+            row("stemdeck 44.1 kHz files, fast", 32, lambda: live_stemdeck(ctx, server, s, seconds, "44k32"))
+            # Load-matched controls for the two target rows: JACK's jack_cpu busy for the share of
+            # the period stemdeck's row added over the observer-alone baseline.
+            base_loads = [x["load"] for k, _, x in res["rows"] if k.startswith("baseline") and "error" not in x
+                          and x["load"] is not None]
+            for kind, n in (("stemdeck plain", 256), ("stemdeck varispeed 0.9 fast", 64)):
+                x = next((x for k, m, x in reversed(res["rows"]) if k == kind and m == n and "error" not in x), None)
+                if x is None or x["load"] is None:
+                    continue
+                pct = max(1, min(99, round(x["load"] - (med(base_loads) or 0))))
+                label = f"{kind.split()[1]}{n}"
+                row(CONTROL, f"{pct} % ({kind.split()[1]} {n})",
+                    lambda: live_control(ctx, server, seconds, pct, label))
+                # More windows, stemdeck and its control in turn: single windows of random xruns
+                # cannot tell a client from the machine; totals over several can.
+                for i in range(PAIRED_EXTRA):
+                    pair = []
+                    for what, fn in (("stemdeck", lambda: live_stemdeck(ctx, server, sessions[(kind, n)], seconds,
+                                                                        f"{label}-pair{i + 2}")),
+                                     ("control", lambda: live_control(ctx, server, seconds, pct, f"{label}-pair{i + 2}"))):
+                        wait_quiet(ctx["row_wait"])
+                        log(f"  case 3: {kind}, {n}: paired window {i + 2}, {what}")
+                        try:
+                            pair.append(fn())
+                        except BenchError as e:
+                            pair.append({"error": str(e).splitlines()[0][:200]})
+                    res["paired"].setdefault((kind, n), []).append(tuple(pair))
+            row("baseline (no stems)", "after", lambda: observer(ctx, server, seconds, "baseline-after"))
+    finally:
+        server.stop()
+    # JSON has no tuple keys: [kind, n, pairs] for each target row.
+    res["paired"] = [[kind, n, pairs] for (kind, n), pairs in res["paired"].items()]
+    return res
+
+
+def case_stretch_live(ctx):
+    """How many stretch stems (rate 0.9) play live at ≤ 50 % DSP load, between two baselines."""
+    cache, seconds = ctx["cache"], ctx["live_seconds"]
+    server = JackServer(f"benchstretch-{os.getpid()}", cache, ctx["env"])
+    server.start()
+    res = {"rows": [], "server_cmd": server.cmd}
+    row = lambda kind, n, fn: live_row(ctx, server, res, "3s", kind, n, fn)
+    try:
+        for rep in range(ctx["live_runs"]):
+            row("baseline (no stems)", "before", lambda: observer(ctx, server, seconds, "stretch-baseline-before"))
+            for n in STRETCH_LIVE:
+                s = write_session(cache, f"live-stretch{n}", n, rate=0.9, quality="fast", loops=-1,
+                                  gain_scale=min(1.0, 32 / n), mode="stretch")
+                row("stemdeck stretch 0.9", n, lambda: live_stemdeck(ctx, server, s, seconds, f"stretch{n}"))
+            row("baseline (no stems)", "after", lambda: observer(ctx, server, seconds, "stretch-baseline-after"))
+    finally:
+        server.stop()
+    return res

@@ -1,0 +1,50 @@
+"""Every target the issues set for the benchmark, with its threshold, in one place. The report's
+sections judge their figures with `met` (or `target(key).limit` where the figure is a ratio of
+two measurements) and print `text` in the summary table; docs/benchmarking.md explains them."""
+
+import operator
+from typing import NamedTuple
+
+
+class Target(NamedTuple):
+    key: str      # "CASE.name"
+    case: str     # the case that measures it
+    text: str     # the summary table's wording
+    op: str       # how the figure compares with the limit: "<", "<=", ">="
+    limit: float
+    figure: str   # what is compared
+
+
+TARGETS = [
+    Target("1.ecasound", "1", "stemdeck CPU ≤ 1/3 of ecasound's", ">=", 3, "ecasound's CPU / stemdeck's"),
+    Target("1.sox", "1", "stemdeck CPU ≤ 1/3 of sox's", ">=", 3, "sox's CPU / stemdeck's"),
+    Target("1.mix", "1", "render = reference mix (< −90 dBFS)", "<", -90, "max |render − reference mix|, dBFS"),
+    Target("1s.cpu", "1s", "--stems CPU < 1.5× a plain render", "<", 1.5, "CPU of --stems / plain"),
+    Target("1s.sum", "1s", "stem files sum to the master (< −100 dBFS)", "<", -100, "max |sum of stems − master|, dBFS"),
+    Target("2.band", "2", "fast render = sox's varispeed of the reference mix below 15 kHz (RMS < −90 dBFS)", "<", -90,
+           "RMS difference below 15 kHz, dBFS"),
+    Target("2.fast", "2", "fast sinc ≥ 2.5× ecasound's throughput", ">=", 2.5, "throughput / ecasound -ei's"),
+    Target("2.linear", "2", "linear ≥ 20× ecasound's throughput", ">=", 20, "throughput / ecasound -ei's"),
+    Target("3.load", "3", "DSP load ≤ 50 % (every judged live row, with xruns ≤ baseline)", "<=", 50, "jack_cpu_load %"),
+    Target("3.plain", "3", "plain", ">=", 256, "plain stems within 3.load"),
+    Target("3.varispeed", "3", "varispeed (fast)", ">=", 64, "varispeed 0.9 fast stems within 3.load"),
+    Target("3.ecasound", "3", "32 stems: DSP load ≤ ½ ecasound's (net of the server + observer baseline)", "<=", 0.5,
+           "stemdeck's net load / ecasound's"),
+    Target("4.memory", "4", "resident memory < 64 MB (61.0 MiB), 32 × 10-minute stems", "<", 64, "private MB"),
+    Target("5.open", "5", "64-stem session plays within 250 ms of `open`", "<=", 0.25, "open → playing, s"),
+    Target("5.port", "5", "a `vol` change reaches the port in the next period", "<=", 1, "latest period"),
+    Target("5c.port", "5c", "a `vol` over the control socket reaches the port in the next period", "<=", 1, "latest period"),
+]
+
+_BY_KEY = {t.key: t for t in TARGETS}
+_OPS = {"<": operator.lt, "<=": operator.le, ">=": operator.ge}
+
+
+def target(key):
+    return _BY_KEY[key]
+
+
+def met(key, value):
+    """True when `value` meets the target `key` (False for a missing figure)."""
+    t = _BY_KEY[key]
+    return value is not None and _OPS[t.op](value, t.limit)
