@@ -110,6 +110,21 @@ public struct EffectStatus: Sendable {
   public var channels: Int
 }
 
+/// The mixer's sound effects, by concern: what is loaded (in the order loaded), what is being
+/// decoded, what waits to be freed, and what a session named but could not load.
+struct EffectsState {
+  var byName: [String: LoadedEffect] = [:]
+  var order: [String] = []
+  /// Unloaded effects whose samples wait for the renderer to let go of them.
+  var unloading: [LoadedEffect] = []
+  /// Effects decoding on their own threads (`sfx load`), in the order asked for.
+  var loading: [EffectLoadJob] = []
+  /// Loads cancelled whose thread may still be running (`effectLoadThreadsRunning`).
+  var loadsCancelled: [EffectLoadJob] = []
+  /// Effects of a session whose audio file could not be loaded: kept (and saved) as they were.
+  var offline: [OfflineEffect] = []
+}
+
 extension Mixer {
   /// Longest sound effect held in memory.
   public static let maxEffectSeconds = 60.0
@@ -145,20 +160,20 @@ extension Mixer {
   @discardableResult
   public func startLoadingEffect(path: String, settings: EffectSettings) throws(MixerError) -> Bool {
     try lock.locked { () throws(MixerError) -> Bool in
-      let running = effectsLoading.firstIndex { $0.settings.name == settings.name }
-      let old = running.map { effectsLoading.remove(at: $0) }
+      let running = effects.loading.firstIndex { $0.settings.name == settings.name }
+      let old = running.map { effects.loading.remove(at: $0) }
       let slot: Int32
       let file: SoundFile
       do throws(MixerError) {
         slot = try checkNewEffect(settings)
         file = try openEffectFile(path: path, settings: settings)
       } catch {
-        if let old, let running { effectsLoading.insert(old, at: running) }
+        if let old, let running { effects.loading.insert(old, at: running) }
         throw error
       }
       if let old { retire(old) }
       let job = EffectLoadJob(settings: settings, path: path, slot: slot, sampleRate: sampleRate, file: file)
-      effectsLoading.append(job)
+      effects.loading.append(job)
       isDirty = true
       let thread = Thread { job.run() }
       thread.name = "stemdeck-sfx-load"
@@ -168,13 +183,19 @@ extension Mixer {
   }
 
   /// Names of the effects still loading, in the order they were asked for.
-  public var effectsStillLoading: [String] { lock.locked { effectsLoading.map(\.settings.name) } }
+  public var effectsStillLoading: [String] { lock.locked { effects.loading.map(\.settings.name) } }
 
   /// Installs the background loads that are done (called by pump).
   func finishEffectLoads() -> [MixerEvent] {
     var events: [MixerEvent] = []
-    effectsLoading.removeAll { job in
+    // The finished jobs leave the list first: installing touches `effects` too.
+    var done: [(EffectLoadJob, Result<DecodedEffect, MixerError>)] = []
+    effects.loading.removeAll { job in
       guard let result = job.takeResult() else { return false }
+      done.append((job, result))
+      return true
+    }
+    for (job, result) in done {
       switch result {
       case .success(let decoded):
         do throws(MixerError) {
@@ -186,45 +207,44 @@ extension Mixer {
       case .failure(let error):
         events.append(.effectFailed(job.settings.name, "\(error)"))
       }
-      return true
     }
     return events
   }
 
   /// Cancels the loads still running (their memory is freed by their thread when it ends).
   func cancelEffectLoads() {
-    for job in effectsLoading { retire(job) }
-    effectsLoading.removeAll()
+    for job in effects.loading { retire(job) }
+    effects.loading.removeAll()
   }
 
-  /// Cancels `job` (no longer in `effectsLoading`); its thread stops within a block.
+  /// Cancels `job` (no longer in `effects.loading`); its thread stops within a block.
   func retire(_ job: EffectLoadJob) {
     job.cancel()
-    effectLoadsCancelled.removeAll { $0.isFinished }
-    effectLoadsCancelled.append(job)
+    effects.loadsCancelled.removeAll { $0.isFinished }
+    effects.loadsCancelled.append(job)
   }
 
   /// Effect load threads still running, cancelled ones included (a cancel ends its thread's
   /// work within a block: the tests measure it).
   public var effectLoadThreadsRunning: Int {
     lock.locked {
-      effectLoadsCancelled.removeAll { $0.isFinished }
-      return effectsLoading.filter { !$0.isFinished }.count + effectLoadsCancelled.count
+      effects.loadsCancelled.removeAll { $0.isFinished }
+      return effects.loading.filter { !$0.isFinished }.count + effects.loadsCancelled.count
     }
   }
 
   /// The checks before a load: the name, the settings, a free slot (returned).
   private func checkNewEffect(_ settings: EffectSettings) throws(MixerError) -> Int32 {
     if let problem = NameRules.effectProblem(settings.name) { throw MixerError(ControlText(problem)) }
-    if effectsLoading.contains(where: { $0.settings.name == settings.name }) {
+    if effects.loading.contains(where: { $0.settings.name == settings.name }) {
       throw MixerError("an effect named '\(settings.name)' is still loading (\(action: .unloadEffect(settings.name)) cancels it)")
     }
-    if effectsByName[settings.name] != nil || offlineEffects.contains(where: { $0.settings.name == settings.name }) {
+    if effects.byName[settings.name] != nil || effects.offline.contains(where: { $0.settings.name == settings.name }) {
       throw MixerError("an effect named '\(settings.name)' is already loaded (\(action: .unloadEffect(settings.name)) first)")
     }
     try MixerError.check(settings.volume, .volume, "effect volume")
     try MixerError.check(settings.pan, .pan, "effect pan")
-    let taken = Set(effectsByName.values.map(\.slot) + effectsUnloading.map(\.slot) + effectsLoading.map(\.slot))
+    let taken = Set(effects.byName.values.map(\.slot) + effects.unloading.map(\.slot) + effects.loading.map(\.slot))
     guard let slot = (0..<Int32(EffectBank.maxEffects)).first(where: { !taken.contains($0) }) else {
       throw MixerError("cannot load effect '\(settings.name)': all \(EffectBank.maxEffects) effect slots are in use")
     }
@@ -242,8 +262,8 @@ extension Mixer {
         try file.checkFits(maxFrames: Int(Self.maxEffectSeconds * Double(fileRate)), maxBytes: Self.maxEffectBytes)
       } catch { throw MixerError("\(error)") }
       let held =
-        effectsByName.values.reduce(0) { $0 + $1.frames * $1.channels * MemoryLayout<Float>.size }
-        + effectsLoading.reduce(0) { $0 + $1.neededBytes }
+        effects.byName.values.reduce(0) { $0 + $1.frames * $1.channels * MemoryLayout<Float>.size }
+        + effects.loading.reduce(0) { $0 + $1.neededBytes }
       let needed = Self.effectBytes(file, sampleRate: sampleRate)
       if held + needed > Self.maxEffectBankBytes {
         throw MixerError(
@@ -336,16 +356,16 @@ extension Mixer {
       decoded.data.deallocate()
       throw error
     }
-    effectsByName[settings.name] = effect
-    effectOrder.append(settings.name)
+    effects.byName[settings.name] = effect
+    effects.order.append(settings.name)
   }
 
   func effect(_ name: String) throws(MixerError) -> LoadedEffect {
-    if let e = effectsByName[name] { return e }
-    if effectsLoading.contains(where: { $0.settings.name == name }) {
+    if let e = effects.byName[name] { return e }
+    if effects.loading.contains(where: { $0.settings.name == name }) {
       throw MixerError("effect '\(name)' is still loading (\(action: .waitForEffect(name)) waits for it)")
     }
-    let known = effectOrder
+    let known = effects.order
     if known.isEmpty { throw MixerError("unknown effect '\(name)' (no effects are loaded; \(action: .loadEffect))") }
     if let guess = Suggestion.closest(to: name, in: known) {
       throw MixerError("unknown effect '\(name)' — did you mean '\(guess)'?")
@@ -377,28 +397,28 @@ extension Mixer {
   /// Unloads an effect; its memory is freed once the renderer lets go of it.
   public func unloadEffect(_ name: String) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      if let index = offlineEffects.firstIndex(where: { $0.settings.name == name }) {
-        offlineEffects.remove(at: index)  // one whose file was missing at open
+      if let index = effects.offline.firstIndex(where: { $0.settings.name == name }) {
+        effects.offline.remove(at: index)  // one whose file was missing at open
         isDirty = true
         return
       }
-      if let index = effectsLoading.firstIndex(where: { $0.settings.name == name }) {
-        retire(effectsLoading.remove(at: index))  // still loading: its thread frees what it made
+      if let index = effects.loading.firstIndex(where: { $0.settings.name == name }) {
+        retire(effects.loading.remove(at: index))  // still loading: its thread frees what it made
         isDirty = true
         return
       }
       let e = try effect(name)
       try send(.unloadEffect(slot: e.slot))
-      effectsByName[name] = nil
-      effectOrder.removeAll { $0 == name }
-      effectsUnloading.append(e)
+      effects.byName[name] = nil
+      effects.order.removeAll { $0 == name }
+      effects.unloading.append(e)
       isDirty = true
     }
   }
 
   public func effectStatuses() -> [EffectStatus] {
     lock.locked {
-      effectOrder.compactMap { effectsByName[$0] }.map {
+      effects.order.compactMap { effects.byName[$0] }.map {
         EffectStatus(settings: $0.settings, path: $0.path, seconds: Double($0.frames) / sampleRate, channels: $0.channels)
       }
     }
@@ -406,19 +426,19 @@ extension Mixer {
 
   /// Frees an effect's memory after the renderer reported `effectUnloaded` (called by pump).
   func effectReleased(slot: Int32) {
-    if let index = effectsUnloading.firstIndex(where: { $0.slot == slot }) {
-      effectsUnloading[index].data.deallocate()
-      effectsUnloading.remove(at: index)
+    if let index = effects.unloading.firstIndex(where: { $0.slot == slot }) {
+      effects.unloading[index].data.deallocate()
+      effects.unloading.remove(at: index)
     }
   }
 
   /// Frees every effect (shutdown, after the driver stopped).
   func freeAllEffects() {
-    for e in effectsByName.values { e.data.deallocate() }
-    for e in effectsUnloading { e.data.deallocate() }
-    effectsByName.removeAll()
-    effectsUnloading.removeAll()
+    for e in effects.byName.values { e.data.deallocate() }
+    for e in effects.unloading { e.data.deallocate() }
+    effects.byName.removeAll()
+    effects.unloading.removeAll()
     cancelEffectLoads()
-    effectOrder.removeAll()
+    effects.order.removeAll()
   }
 }

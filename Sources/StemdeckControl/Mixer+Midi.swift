@@ -77,7 +77,8 @@ extension Mixer {
     if mapping.action.targetsStem, !stems.contains(where: { $0.settings.name == mapping.target }) {
       throw MixerError("no stem named '\(printableText(mapping.target))' (midi \(mapping.action.rawValue) drives a stem)")
     }
-    if mapping.action == .sfx, effectsByName[mapping.target] == nil, !effectsLoading.contains(where: { $0.settings.name == mapping.target })
+    if mapping.action == .sfx, effects.byName[mapping.target] == nil,
+      !effects.loading.contains(where: { $0.settings.name == mapping.target })
     {
       throw MixerError("no effect named '\(printableText(mapping.target))' (\(action: .loadThatEffect) first)")
     }

@@ -13,12 +13,22 @@ public struct RecordingStatus: Sendable {
   public var stopping: Bool
 }
 
+/// The take being recorded, as the control side tracks it.
+struct TakeState {
+  var recorder: TakeRecorder?
+  var paused = false
+  /// `record stop` asked; the writer is finishing the file.
+  var stopping = false
+  /// The take becomes a muted stem when it stops.
+  var muted = false
+}
+
 extension Mixer {
   /// Starts recording the input ports into a new file. When the take stops it becomes a stem
   /// (muted if `muted`), placed on the transport where it was recorded minus `latencyFrames`.
   public func startRecording(path: String, name: String, format: OutputFormat, latencyFrames: Int, muted: Bool) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      if recorder != nil { throw MixerError("already recording '\(recorder!.name)' (\(action: .stopRecording) first)") }
+      if takes.recorder != nil { throw MixerError("already recording '\(takes.recorder!.name)' (\(action: .stopRecording) first)") }
       if let problem = NameRules.stemProblem(name) { throw MixerError(ControlText(problem)) }  // a take becomes a stem
       if allStemNamesLocked().contains(name) { throw MixerError("a stem named '\(name)' already exists; choose another take name") }
       // lstat: a symbolic link counts, even one pointing nowhere (the writer would refuse it too).
@@ -36,19 +46,19 @@ extension Mixer {
         AtomicFile.removeRegularFile(path)  // only the file made here, never what replaced it
         throw error
       }
-      recorder = r
-      recordPaused = false
-      recordStopping = false
-      takeMuted = muted
+      takes.recorder = r
+      takes.paused = false
+      takes.stopping = false
+      takes.muted = muted
     }
   }
 
   public func pauseRecording(_ paused: Bool) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      guard let r = recorder, !recordStopping else { throw MixerError("not recording (\(action: .startRecording))") }
-      if paused == recordPaused { throw MixerError("take '\(r.name)' is already \(paused ? "paused" : "recording")") }
+      guard let r = takes.recorder, !takes.stopping else { throw MixerError("not recording (\(action: .startRecording))") }
+      if paused == takes.paused { throw MixerError("take '\(r.name)' is already \(paused ? "paused" : "recording")") }
       try send(.pauseRecording(paused))
-      recordPaused = paused
+      takes.paused = paused
     }
   }
 
@@ -56,24 +66,24 @@ extension Mixer {
   /// (reported by `pump` as `takeRecorded`).
   public func stopRecording() throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      guard recorder != nil, !recordStopping else { throw MixerError("not recording (\(action: .startRecording))") }
+      guard takes.recorder != nil, !takes.stopping else { throw MixerError("not recording (\(action: .startRecording))") }
       try send(.stopRecording)
-      recordStopping = true
+      takes.stopping = true
     }
   }
 
   /// The round-trip latency (JACK playback latency of the master plus capture latency of the
   /// inputs) the take in progress is shifted by; the JACK side sets it at start and again at stop.
   public func setRecordingLatency(_ frames: Int) {
-    lock.locked { recorder?.latencyFrames = max(0, frames) }
+    lock.locked { takes.recorder?.latencyFrames = max(0, frames) }
   }
 
   public var recordingStatus: RecordingStatus? {
     lock.locked {
-      recorder.map {
+      takes.recorder.map {
         RecordingStatus(
           name: $0.name, path: $0.path, seconds: Double($0.framesWritten) / sampleRate,
-          dropped: $0.framesDropped, paused: recordPaused, stopping: recordStopping)
+          dropped: $0.framesDropped, paused: takes.paused, stopping: takes.stopping)
       }
     }
   }
@@ -85,10 +95,10 @@ extension Mixer {
 
   /// Called by `pump` when the renderer has let go of the take.
   func finishTake() -> [MixerEvent] {
-    guard let r = recorder else { return [] }
+    guard let r = takes.recorder else { return [] }
     r.finish()
-    recorder = nil
-    recordStopping = false
+    takes.recorder = nil
+    takes.stopping = false
     var events: [MixerEvent] = []
     if let failure = r.failure, !r.failureReported { events.append(.recordingFailed(r.name, failure)) }
     guard r.framesWritten > 0 else {
@@ -97,7 +107,7 @@ extension Mixer {
       return events
     }
     var settings = StemSettings(name: r.name, file: r.path)
-    settings.mute = takeMuted
+    settings.mute = takes.muted
     // The take goes where it was played on the transport. What came before transport 0 (armed
     // before `play`, or the latency itself) is skipped with a region from there to the end, so
     // the rest still lines up sample for sample.

@@ -49,9 +49,9 @@ extension Mixer {
         throw error
       }
       for stem in oldStems { retire(stem) }
-      for name in effectOrder { try unloadEffect(name) }
+      for name in effects.order { try unloadEffect(name) }
       cancelEffectLoads()
-      offlineEffects = []
+      effects.offline = []
       recording = session.recording
       tempoSetting = session.tempo
       midi = session.midi
@@ -136,7 +136,7 @@ extension Mixer {
       do throws(MixerError) { try loadEffect(path: path, settings: effect) } catch {
         if strict { throw MixerError(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error)") }
         // Kept as it was (like an offline stem), so the next save writes it back unchanged.
-        offlineEffects.append(OfflineEffect(settings: effect, path: path, index: index))
+        effects.offline.append(OfflineEffect(settings: effect, path: path, index: index))
         warnings.append(
           MixerWarning(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error) — not loaded; kept in the session as it is"))
       }
@@ -149,7 +149,7 @@ extension Mixer {
   public var songChangeDone: Bool { lock.locked { !songChangePending } }
 
   var songChangePending: Bool {
-    renderState.pointee.status.pointee.songChanges.load(ordering: .relaxed) < songChangesSent
+    renderState.pointee.status.pointee.songChanges.load(ordering: .relaxed) < transport.songChangesSent
   }
 
   /// Makes a song change that still waits for the disk happen now, so that what the control
@@ -181,11 +181,11 @@ extension Mixer {
       let fadeFrames = options.songChange == .crossfade ? Int((options.crossfadeSeconds * sampleRate).rounded()) : 0
       let frame = Int((max(0, session.position) * sampleRate).rounded())
       // Everything needed to undo: the next song's stems go in beside the old ones.
-      let oldStems = stems, oldOffline = offlineStems, oldQuality = quality, oldEpoch = epoch
+      let oldStems = stems, oldOffline = offlineStems, oldQuality = quality, oldEpoch = transport.epoch
       stems = []
       offlineStems = []  // the new song's names may be the old song's (offline ones included)
       quality = session.quality  // new stems' converters; the old song keeps its own
-      epoch += 1
+      transport.epoch += 1
       do throws(MixerError) {
         let offlineNames = Set(offline.map(\.settings.name))
         for (index, stem) in session.stems.enumerated() where !offlineNames.contains(stem.name) {
@@ -194,7 +194,7 @@ extension Mixer {
             throw MixerError(file: sessionPath, "stems[\(index)] (\(stem.name)): \(error)")
           }
         }
-        try send(.changeSong(frame: frame, epoch: epoch, fadeFrames: fadeFrames, song: songChangesSent + 1))
+        try send(.changeSong(frame: frame, epoch: transport.epoch, fadeFrames: fadeFrames, song: transport.songChangesSent + 1))
       } catch {
         // Take the half-built song back (its voices are still pending, so silent) and restore.
         for stem in stems {
@@ -205,12 +205,12 @@ extension Mixer {
         stems = oldStems
         offlineStems = oldOffline
         quality = oldQuality
-        epoch = oldEpoch
+        transport.epoch = oldEpoch
         throw error
       }
-      songChangesSent += 1
-      seekTarget = frame
-      endReported = false
+      transport.songChangesSent += 1
+      transport.seekTarget = frame
+      transport.endReported = false
       for stem in oldStems {
         // Keeps streaming until the renderer hands its voice back: at the switch (gapless), when
         // its fade-out ends (crossfade), or at once if it belongs to a song that never started
@@ -218,9 +218,9 @@ extension Mixer {
         stem.leavingSong = true
         retiring.append(stem)
       }
-      for name in effectOrder { try unloadEffect(name) }
+      for name in effects.order { try unloadEffect(name) }
       cancelEffectLoads()
-      offlineEffects = []
+      effects.offline = []
       recording = session.recording
       tempoSetting = session.tempo
       midi = session.midi
@@ -254,18 +254,18 @@ extension Mixer {
       s.recording = recording
       s.tempo = tempoSetting
       s.midi = midi
-      s.effects = effectOrder.compactMap { effectsByName[$0] }.map { e in
+      s.effects = effects.order.compactMap { effects.byName[$0] }.map { e in
         var settings = e.settings
         settings.file = SessionFile.storedPath(forAudioFile: e.path, sessionPath: sessionPath)
         return settings
       }
       // Those still loading are part of the session already.
-      s.effects += effectsLoading.map { job in
+      s.effects += effects.loading.map { job in
         var settings = job.settings
         settings.file = SessionFile.storedPath(forAudioFile: job.path, sessionPath: sessionPath)
         return settings
       }
-      for effect in offlineEffects.sorted(by: { $0.index < $1.index })
+      for effect in effects.offline.sorted(by: { $0.index < $1.index })
       where !s.effects.contains(where: { $0.name == effect.settings.name }) {
         var settings = effect.settings
         settings.file = SessionFile.storedPath(forAudioFile: effect.path, sessionPath: sessionPath)

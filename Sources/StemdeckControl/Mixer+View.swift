@@ -12,7 +12,7 @@ extension Mixer {
   }
 
   /// Effects loaded or loading.
-  public var effectCount: Int { lock.locked { effectsByName.count + effectsLoading.count } }
+  public var effectCount: Int { lock.locked { effects.byName.count + effects.loading.count } }
 
   /// Sets the volume an offline stem (its file could not be opened) keeps in the session: it
   /// plays nothing now, and has this level when the file is back and the session is opened

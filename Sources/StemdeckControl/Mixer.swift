@@ -32,14 +32,10 @@ public final class Mixer: @unchecked Sendable {
   var stems: [Stem] = []
   /// Stems of a session whose audio file could not be opened: kept (and saved) as they were.
   public internal(set) var offlineStems: [OfflineStem] = []
-  /// Sound effects of a session whose audio file could not be loaded: kept (and saved) as they were.
-  var offlineEffects: [OfflineEffect] = []
   var retiring: [Stem] = []
   /// Retired stems whose stream a disk worker may still be in the middle of (see `pump`).
   var detaching: [Stem] = []
   var freeSlots: [Int32]
-  var epoch = 0
-  var seekTarget = 0
   var masterVolume: Double = 1
   public internal(set) var quality: ResamplerQuality
   public private(set) var options = SessionOptions()
@@ -63,23 +59,12 @@ public final class Mixer: @unchecked Sendable {
   var groupedInThisGroup = 0
   /// The block count at which a wait for room in the command ring last gave up (see `send`).
   var stalledAtBlock = -1
-  /// Setlist song changes sent to the renderer (compare with `EngineStatus.songChanges`).
-  var songChangesSent = 0
-  var effectsByName: [String: LoadedEffect] = [:]
-  var effectOrder: [String] = []
-  var effectsUnloading: [LoadedEffect] = []
-  /// Effects decoding on their own threads (`sfx load`), in the order asked for.
-  var effectsLoading: [EffectLoadJob] = []
-  /// Loads cancelled whose thread may still be running (`effectLoadThreadsRunning`).
-  var effectLoadsCancelled: [EffectLoadJob] = []
-  var recorder: TakeRecorder?
-  var recordPaused = false
-  var recordStopping = false
-  var takeMuted = false
-  /// Set once the end of the song has been reported; cleared by seeks.
-  var endReported = false
-  /// How many times the end of a song has been reported (`MixerEvent.allFinished`).
-  var songEndCount = 0
+  /// The transport as the control side drives it: seeks, song changes, the song's end.
+  var transport = TransportTracking()
+  /// The sound effects, loaded, loading and offline (Mixer+Effects.swift).
+  var effects = EffectsState()
+  /// The take being recorded, if any (Mixer+Recording.swift).
+  var takes = TakeState()
   /// The session's MIDI mappings and the MIDI control state (Mixer+Midi.swift).
   var midi = MidiSettings()
   var midiState = MidiControlState()
@@ -113,9 +98,9 @@ public final class Mixer: @unchecked Sendable {
       // A take in progress (quit or a signal while recording): the renderer has stopped, so
       // the writer drains what was captured and closes the file complete, not just up to the
       // last half-second flush.
-      if let r = recorder {
+      if let r = takes.recorder {
         r.finish()
-        recorder = nil
+        takes.recorder = nil
       }
       // Voices the renderer handed back but nobody collected yet.
       while let voice = rings.retired.pop() {
@@ -309,7 +294,8 @@ public final class Mixer: @unchecked Sendable {
       disk.add(prepared.stream)
       do throws(MixerError) {
         try send(
-          pendingAt == nil ? .addVoice(slot: slot, voice: voice) : .addPendingVoice(slot: slot, voice: voice, song: songChangesSent + 1))
+          pendingAt == nil
+            ? .addVoice(slot: slot, voice: voice) : .addPendingVoice(slot: slot, voice: voice, song: transport.songChangesSent + 1))
       } catch {
         disk.remove(prepared.stream)
         discard(prepared)
@@ -349,7 +335,7 @@ public final class Mixer: @unchecked Sendable {
     stem.publishRegion(sampleRate: Double(info.sampleRate))
     let place = placement(for: stem, atTransportFrame: frame)
     shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
-    shared.pointee.requestedEpoch.store(epoch, ordering: .releasing)
+    shared.pointee.requestedEpoch.store(transport.epoch, ordering: .releasing)
     let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
     stem.stream = stream
     let audible = stem.isAudible(anySolo: solo)
@@ -368,7 +354,7 @@ public final class Mixer: @unchecked Sendable {
         shared: shared, audio: ends.consumer, channels: channels, converter: converter,
         rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
         volume: settings.volume, pan: settings.pan, audible: audible,
-        sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame,
+        sampleRate: sampleRate, epoch: transport.epoch, joinFrame: place.joinFrame,
         stretch: stretch,
         pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate)))
     return PreparedStem(stem: stem, voice: voice, stream: stream)
@@ -505,7 +491,7 @@ public final class Mixer: @unchecked Sendable {
       guard settings != old else { return }
       stem.settings = settings
       if settings.loops != old.loops {
-        endReported = false
+        transport.endReported = false
         stem.shared.pointer.pointee.loops.store(settings.loops, ordering: .relaxed)
       }
       if settings.rate != old.rate {
@@ -595,8 +581,10 @@ public final class Mixer: @unchecked Sendable {
 
   public func play() throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != epoch
-      if endReported || (!seekPending && !stems.isEmpty && !stems.contains { $0.settings.loops < 0 } && allFiniteStemsFinishedLocked()) {
+      let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch
+      if transport.endReported
+        || (!seekPending && !stems.isEmpty && !stems.contains { $0.settings.loops < 0 } && allFiniteStemsFinishedLocked())
+      {
         try seek(toFrame: 0)  // played to the end: start again from the top
       }
       try send(.play(fadeIn: currentTransportFrame() > 0))
@@ -627,26 +615,26 @@ public final class Mixer: @unchecked Sendable {
   }
 
   func seek(toFrame frame: Int) throws(MixerError) {
-    endReported = false
-    epoch += 1
-    seekTarget = frame
+    transport.endReported = false
+    transport.epoch += 1
+    transport.seekTarget = frame
     for stem in stems {
       let place = placement(for: stem, atTransportFrame: frame)
       let shared = stem.shared.pointer
       shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
-      shared.pointee.requestedEpoch.store(epoch, ordering: .releasing)
+      shared.pointee.requestedEpoch.store(transport.epoch, ordering: .releasing)
       if place.joinFrame != frame {
         try send(.setJoinFrameAfterSeek(slot: stem.slot, frame: place.joinFrame))
       }
     }
-    try send(.seek(frame: frame, epoch: epoch))
+    try send(.seek(frame: frame, epoch: transport.epoch))
   }
 
   /// The transport position the control thread should assume: a seek not yet applied by the
   /// renderer counts as done.
   func currentTransportFrame() -> Int {
     let status = renderState.pointee.status
-    if status.pointee.appliedEpoch.load(ordering: .relaxed) != epoch { return seekTarget }
+    if status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch { return transport.seekTarget }
     return status.pointee.transportFrame.load(ordering: .relaxed)
   }
 
@@ -687,9 +675,9 @@ public final class Mixer: @unchecked Sendable {
   /// True when every stem that can finish has finished (and there is at least one such stem).
   /// Counts the ends of songs reported by `pump` (the transport stopped there); the console's
   /// setlist auto-advance and `wait end` watch it change.
-  public var songEnds: Int { lock.locked { songEndCount } }
+  public var songEnds: Int { lock.locked { transport.songEnds } }
   /// Whether the song has played to its end (reported, and not moved since).
-  public var songHasEnded: Bool { lock.locked { endReported } }
+  public var songHasEnded: Bool { lock.locked { transport.endReported } }
 
   public var allFiniteStemsFinished: Bool {
     lock.locked { allFiniteStemsFinishedLocked() }
@@ -755,12 +743,12 @@ public final class Mixer: @unchecked Sendable {
       // transport stops there (as a player does); `play` then starts again from the top.
       // Not while a seek is on its way to the renderer: the stems' `finished` flags are the old
       // position's until it is applied (`play` at the end rewinds that way).
-      let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != epoch
-      if !endReported && !seekPending && !stems.isEmpty && !stems.contains(where: { $0.settings.loops < 0 })
+      let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch
+      if !transport.endReported && !seekPending && !stems.isEmpty && !stems.contains(where: { $0.settings.loops < 0 })
         && allFiniteStemsFinishedLocked()
       {
-        endReported = true
-        songEndCount += 1
+        transport.endReported = true
+        transport.songEnds += 1
         out.append(.allFinished)
         if transportState == .playing { try? send(.pause) }
       }
@@ -773,7 +761,7 @@ public final class Mixer: @unchecked Sendable {
         isDirty = true
         out.append(.badSamples(stem.settings.name))
       }
-      if let r = recorder, !r.failureReported, let reason = r.failureIfAny {
+      if let r = takes.recorder, !r.failureReported, let reason = r.failureIfAny {
         r.failureReported = true
         let kept = NumberFormat.time(Double(r.framesWritten) / sampleRate)
         out.append(.recordingFailed(r.name, "\(reason) — the take keeps its first \(kept), a valid file; 'record stop' adds it as a stem"))
@@ -833,7 +821,7 @@ public final class Mixer: @unchecked Sendable {
   func allFiniteStemsFinishedLocked() -> Bool {
     // Until the renderer has applied the latest seek (e.g. 'play' after the end rewinds to 0),
     // the stems' finished flags describe the old position: not finished yet.
-    guard renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) == epoch else { return false }
+    guard renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) == transport.epoch else { return false }
     let finite = stems.filter { $0.settings.loops >= 0 }
     return !finite.isEmpty && finite.allSatisfy { $0.shared.pointer.pointee.finished.load(ordering: .acquiring) }
   }
@@ -1078,20 +1066,20 @@ extension Mixer {
           }
         }
         other.offlineStems = offline
-        other.offlineEffects = offlineEffects
+        other.effects.offline = effects.offline
         // Effects are converted to the engine rate when loaded: load them again at the new rate.
         // One whose file has gone since is kept offline (saved back unchanged) rather than keeping
         // the server unfollowed.
-        for (index, name) in effectOrder.enumerated() {
-          guard let effect = effectsByName[name] else { continue }
+        for (index, name) in effects.order.enumerated() {
+          guard let effect = effects.byName[name] else { continue }
           if (try? other.loadEffect(path: effect.path, settings: effect.settings)) == nil {
-            other.offlineEffects.append(OfflineEffect(settings: effect.settings, path: effect.path, index: index))
+            other.effects.offline.append(OfflineEffect(settings: effect.settings, path: effect.path, index: index))
           }
         }
         // Those still loading here load there (at its rate), synchronously.
-        for job in effectsLoading {
+        for job in effects.loading {
           if (try? other.loadEffect(path: job.path, settings: job.settings)) == nil {
-            other.offlineEffects.append(OfflineEffect(settings: job.settings, path: job.path, index: other.effectOrder.count))
+            other.effects.offline.append(OfflineEffect(settings: job.settings, path: job.path, index: other.effects.order.count))
           }
         }
         try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
@@ -1105,4 +1093,18 @@ extension Mixer {
       return other
     }
   }
+}
+
+/// The transport as the control side drives it (the renderer owns the transport itself).
+struct TransportTracking {
+  /// Bumped by every seek and song change; voices and the renderer follow the newest.
+  var epoch = 0
+  /// Where the last seek lands (what `position` says until the renderer has applied it).
+  var seekTarget = 0
+  /// Setlist song changes sent to the renderer (compare with `EngineStatus.songChanges`).
+  var songChangesSent = 0
+  /// Set once the end of the song has been reported; cleared by seeks.
+  var endReported = false
+  /// How many times the end of a song has been reported (`MixerEvent.allFinished`).
+  var songEnds = 0
 }
