@@ -248,7 +248,8 @@ enum CommandTable {
         throw CommandError("quality must be one of linear, fast, medium, best (got '\(ValueParser.printable(word))')")
       }
       try c.mixerCall { () throws(MixerError) in try c.mixer.setQuality(q) }
-    }
+    },
+    eqCommand
   ]
 
   // MARK: Transport

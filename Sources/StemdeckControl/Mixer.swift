@@ -41,6 +41,8 @@ public final class Mixer: @unchecked Sendable {
   var epoch = 0
   var seekTarget = 0
   var masterVolume: Double = 1
+  /// The master bus's channel EQ (Mixer+EQ.swift).
+  var masterEQ = EQSettings()
   public internal(set) var quality: ResamplerQuality
   public private(set) var options = SessionOptions()
   /// How takes are recorded (kept for the session file; used by the console's `record`).
@@ -340,7 +342,8 @@ public final class Mixer: @unchecked Sendable {
         volume: settings.volume, pan: settings.pan, audible: audible,
         sampleRate: sampleRate, epoch: epoch, joinFrame: place.joinFrame,
         stretch: stretch,
-        pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate)))
+        pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate),
+        eq: settings.eq.engineParameters))
     return PreparedStem(stem: stem, voice: voice, stream: stream)
   }
 
@@ -481,6 +484,7 @@ public final class Mixer: @unchecked Sendable {
       if settings.rate != old.rate {
         try send(.setRate(slot: stem.slot, rate: settings.rate))
       }
+      if settings.eq != old.eq { try sendEQ(slot: stem.slot, from: old.eq, to: settings.eq) }
       if settings.solo != old.solo {
         try pushAllGains()
       } else if settings.volume != old.volume || settings.pan != old.pan || settings.mute != old.mute {
@@ -833,6 +837,7 @@ public final class Mixer: @unchecked Sendable {
     try MixerError.check(s.startOffset, .startOffset, "start offset")
     try MixerError.check(s.crossfade, .crossfade, "crossfade")
     try MixerError.check(s.pitch, .pitch, "pitch")
+    try Mixer.checkEQ(s.eq, of: "'\(s.name)'")
     if s.mode == .varispeed && s.pitch != 0 {
       throw MixerError(
         "pitch shifts need stretch mode (got pitch \(NumberFormat.plain(s.pitch)) for '\(s.name)' in varispeed mode, where the pitch follows the rate)"
@@ -1024,6 +1029,7 @@ extension Mixer {
       do throws(MixerError) {
         try other.setOptions(options)
         try other.setMasterVolume(masterVolume)
+        try other.setMasterEQ(masterEQ)
         other.recording = recording
         other.tempoSetting = tempoSetting
         other.midi = midi

@@ -1,0 +1,95 @@
+import Foundation
+import StemdeckControl
+import StemdeckSession
+import Testing
+@testable import StemdeckConsole
+
+/// The `eq` command (Commands+EQ.swift): settings reach the mixer, `eq NAME` shows them, `stems`
+/// flags them, and every value out of range is refused by field, value and range, changing nothing.
+@Suite struct EQCommandTests {
+  @Test("eq sets, shows, switches and resets a stem's and the master's EQ")
+  func setsAndShows() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("eq drums").output == ["drums eq: flat"])
+    for line in ["eq drums hpf 80 24", "eq drums low 120 +3dB", "eq drums mid 1k -4dB q 1.4", "eq drums high 8kHz 2"] {
+      #expect(h.run(line).ok, "\(line)")
+    }
+    var expected = EQSettings()
+    expected.highPass = EQHighPass(frequency: 80, slope: 24)
+    expected.low = EQBand(frequency: 120, gain: 3)
+    expected.mid = EQBand(frequency: 1000, gain: -4, q: 1.4)
+    expected.high = EQBand(frequency: 8000, gain: 2)
+    #expect(try h.mixer.eqSettings("drums") == expected)
+    #expect(h.mixer.isDirty)
+    #expect(
+      h.run("eq drums").output == [
+        "drums eq: hpf 80 Hz 24 dB/oct, low 120 Hz +3 dB, mid 1000 Hz -4 dB q 1.4, high 8000 Hz +2 dB"
+      ])
+    #expect(h.run("stems").output.contains { $0.hasPrefix("drums") && $0.contains(" Q ") || $0.hasSuffix(" Q") })
+    #expect(h.run("eq drums off").ok)
+    #expect(
+      h.run("eq drums").output == ["drums eq: off (hpf 80 Hz 24 dB/oct, low 120 Hz +3 dB, mid 1000 Hz -4 dB q 1.4, high 8000 Hz +2 dB)"])
+    #expect(h.run("eq drums on; eq drums hpf off; eq drums mid 500 -2").ok)
+    #expect(try h.mixer.eqSettings("drums").highPass == nil)
+    #expect(try h.mixer.eqSettings("drums").mid == EQBand(frequency: 500, gain: -2, q: 1.4))
+    #expect(h.run("eq drums hpf 100").ok)
+    #expect(try h.mixer.eqSettings("drums").highPass == EQHighPass(frequency: 100, slope: 12))
+    #expect(h.run("eq drums flat").ok)
+    #expect(try h.mixer.eqSettings("drums") == EQSettings())
+    #expect(h.run("eq all low 200 -3dB").ok)
+    #expect(try h.mixer.eqSettings("bass").low == EQBand(frequency: 200, gain: -3))
+    #expect(h.run("eq master high 10k -1.5dB").ok)
+    #expect(h.mixer.masterEQSetting.high == EQBand(frequency: 10000, gain: -1.5))
+    #expect(h.run("eq master").output == ["master eq: high 10000 Hz -1.5 dB"])
+    // Saved and loaded with the session.
+    let session = h.mixer.session(savingTo: h.folder.file("s.json"))
+    #expect(session.masterEQ.high.gain == -1.5)
+    #expect(session.stems.first { $0.name == "bass" }?.eq.low.gain == -3)
+  }
+
+  static let rejections: [(String, String)] = [
+    ("eq drums hpf 10", "eq hpf frequency must be a frequency in Hz from 20 to 500 (got 10)"),
+    ("eq drums hpf 80 18", "eq hpf slope must be 12 or 24 (dB per octave) (got '18')"),
+    ("eq drums low 120 +19dB", "eq low gain must be a gain in dB from -18 to 18 (got 19)"),
+    ("eq drums mid 1k -4dB q 20", "eq mid q must be a Q from 0.1 to 10 (got 20)"),
+    ("eq drums high 25k 2", "eq high frequency must be a frequency in Hz from 20 to 20000 (got 25000)"),
+    ("eq drums high loud 2", "eq high frequency must be a frequency in Hz from 20 to 20000 (got 'loud')"),
+    ("eq drums mid 1000 lots", "eq mid gain must be a gain in dB from -18 to 18 (got 'lots')"),
+    ("eq drums presence 3k 2", "eq: unknown setting 'presence' (allowed: on, off, flat, hpf, low, mid, high)"),
+    ("eq master mid 1000 -30dB", "eq mid gain must be a gain in dB from -18 to 18 (got -30)")
+  ]
+
+  @Test("out-of-range values are refused by field, value and range; nothing changes")
+  func refusals() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("eq drums mid 300 +2dB").ok)
+    h.mixer.markSaved()
+    let before = try h.mixer.eqSettings("drums")
+    for (line, message) in Self.rejections {
+      let result = h.run(line)
+      #expect(!result.ok, "\(line)")
+      #expect(result.output == ["error: " + message], "\(line)")
+    }
+    #expect(try h.mixer.eqSettings("drums") == before)
+    #expect(h.mixer.masterEQSetting == EQSettings())
+    #expect(!h.mixer.isDirty)
+  }
+
+  @Test("an EQ set from the console changes what the engine renders; off restores the level")
+  func rendersThroughEngine() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("remove bass").ok)
+    #expect(h.run("play").ok)
+    let plain = h.render(blocks: 8)
+    #expect(h.run("eq drums hpf 500 24; eq drums mid 440 -18dB q 0.5").ok)
+    h.render(blocks: 2)  // the EQ fades in over 10 ms and glides over 30 ms
+    let cut = h.render(blocks: 8)
+    #expect(cut < plain * 0.2, "drums (a 440 Hz sine) through a -18 dB mid and a high-pass: \(cut) vs \(plain)")
+    #expect(h.run("eq drums off").ok)
+    h.render(blocks: 2)
+    #expect(abs(h.render(blocks: 8) - plain) < 0.001)
+  }
+}
