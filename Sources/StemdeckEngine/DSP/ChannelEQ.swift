@@ -290,26 +290,35 @@ public struct ChannelEQ {
     let twoSections = sections == 2
     let fading = wetStep != 0 || hpfWetStep != 0 || wet != 1 || (hpfOn && hpfWet != 1)
     if !fading {
-      // Steady: the sections in series, nothing mixed back.
-      for i in 0..<count {
-        let at = i &* stride
-        var x = Double(l[at])
-        if hpfOn { x = hpf1.left(x); if twoSections { x = hpf2.left(x) } }
-        if lowOn { x = low.left(x) }
-        if midOn { x = mid.left(x) }
-        if highOn { x = high.left(x) }
-        l[at] = Float(x)
+      // Steady: the sections in series, nothing mixed back. The sections are copied to locals
+      // (registers) for the loop, and both channels run in it (two independent chains).
+      var h1 = hpf1, h2 = hpf2, lo = low, mi = mid, hi = high
+      let useH1 = hpfOn, useH2 = hpfOn && twoSections, useLo = lowOn, useMi = midOn, useHi = highOn
+      if let r {
+        for i in 0..<count {
+          let at = i &* stride
+          var x = Double(l[at]), y = Double(r[at])
+          if useH1 { x = h1.left(x); y = h1.right(y) }
+          if useH2 { x = h2.left(x); y = h2.right(y) }
+          if useLo { x = lo.left(x); y = lo.right(y) }
+          if useMi { x = mi.left(x); y = mi.right(y) }
+          if useHi { x = hi.left(x); y = hi.right(y) }
+          l[at] = Float(x)
+          r[at] = Float(y)
+        }
+      } else {
+        for i in 0..<count {
+          let at = i &* stride
+          var x = Double(l[at])
+          if useH1 { x = h1.left(x) }
+          if useH2 { x = h2.left(x) }
+          if useLo { x = lo.left(x) }
+          if useMi { x = mi.left(x) }
+          if useHi { x = hi.left(x) }
+          l[at] = Float(x)
+        }
       }
-      guard let r else { return }
-      for i in 0..<count {
-        let at = i &* stride
-        var x = Double(r[at])
-        if hpfOn { x = hpf1.right(x); if twoSections { x = hpf2.right(x) } }
-        if lowOn { x = low.right(x) }
-        if midOn { x = mid.right(x) }
-        if highOn { x = high.right(x) }
-        r[at] = Float(x)
-      }
+      hpf1 = h1; hpf2 = h2; low = lo; mid = mi; high = hi
       return
     }
     for i in 0..<count {
