@@ -43,3 +43,42 @@ extension JackIntegrationTests {
       "live differs from offline from frame \(compared.firstDifference ?? -1) on, by up to \(compared.maxDiff)")
   }
 }
+
+extension JackIntegrationTests {
+  /// The master's left peak in dB from a `meters master` line (`master … L peak  -15.1 avg …`).
+  static func masterPeak(_ lines: [String]) -> Double? {
+    guard let line = lines.last(where: { $0.hasPrefix("master ") && $0.contains("L peak") }), let range = line.range(of: "L peak ") else {
+      return nil
+    }
+    return Double(line[range.upperBound...].drop { $0 == " " }.prefix { $0 != " " })
+  }
+
+  @Test("script mode, live: eq commands change what plays (a +12 dB mid at the tone's frequency), eq off restores it")
+  func eqCommandsLive() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir()
+    try writeSine(dir.file("tone.wav"), sampleRate: 48000, seconds: 1, frequencies: [1000], amplitude: 0.25)
+    let p = try StemdeckProcess(server: server)
+    defer { p.kill() }
+    // Each meter reading follows a reset and a wait, so it sees only the setting before it.
+    for line in [
+      "add \(dir.file("tone.wav")) as tone", "loops tone -1", "play", "wait 0.3",
+      "meters reset", "wait 0.4", "meters master",
+      "eq tone mid 1k +12dB q 1", "eq tone", "wait 0.2", "meters reset", "wait 0.4", "meters master",
+      "eq tone off", "wait 0.2", "meters reset", "wait 0.4", "meters master", "stems"
+    ] { p.send(line) }
+    #expect(try await p.finish(timeout: 20) == 0, "\(p.transcript)")
+    let readings = p.lines.indices.filter { p.lines[$0].hasPrefix("master ") && p.lines[$0].contains("L peak") }.map {
+      Self.masterPeak(Array(p.lines[...$0]))
+    }
+    try #require(readings.count == 3 && readings.allSatisfy { $0 != nil }, "\(p.transcript)")
+    let plain = readings[0]!, boosted = readings[1]!, off = readings[2]!
+    // A mono 0.25 sine in the centre: -15 dB per side; +12 dB at its own frequency: -3 dB.
+    #expect(abs(plain - -15.05) < 0.3, "\(p.transcript)")
+    #expect(abs(boosted - plain - 12) < 0.3, "\(p.transcript)")
+    #expect(abs(off - plain) < 0.3, "\(p.transcript)")
+    #expect(p.lines.contains("tone eq: mid 1000 Hz +12 dB q 1"), "\(p.transcript)")
+    #expect(!p.lines.contains { $0.hasPrefix("error: ") }, "\(p.transcript)")
+  }
+}

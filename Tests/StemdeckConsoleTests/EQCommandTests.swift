@@ -92,4 +92,34 @@ import Testing
     h.render(blocks: 2)
     #expect(abs(h.render(blocks: 8) - plain) < 0.001)
   }
+
+  @Test("a version 1 session opens with flat EQs, gets an EQ, and saves as version 2; a newer file changes nothing")
+  func version1SessionThroughTheConsole() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let path = h.folder.file("old.json")
+    try SessionCommandTests.goodSession.write(toFile: path, atomically: true, encoding: .utf8)
+    #expect(h.run("open \(path)").ok)
+    #expect(h.run("eq kick").output == ["kick eq: flat"])
+    #expect(h.run("eq master").output == ["master eq: flat"])
+    #expect(h.run("save").ok)
+    let saved = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(saved.contains(#""version" : 2,"#))
+    #expect(!saved.contains(#""eq""#))
+    #expect(h.run("eq kick mid 2k -3dB q 2; eq master hpf 40; save").ok)
+    let session = try SessionFile.load(path: path)
+    #expect(session.stems[0].eq.mid == EQBand(frequency: 2000, gain: -3, q: 2))
+    #expect(session.masterEQ.highPass == EQHighPass(frequency: 40))
+    // A file from a newer stemdeck: refused by name, the open session and the file untouched.
+    let newer = h.folder.file("newer.json")
+    let text = saved.replacingOccurrences(of: #""version" : 2,"#, with: #""version" : 3,"#)
+    try text.write(toFile: newer, atomically: true, encoding: .utf8)
+    let result = h.run("open \(newer)")
+    #expect(!result.ok)
+    #expect(result.output.count == 1)
+    #expect(result.output.first?.contains("made by a newer version of stemdeck (format 3; this one reads up to 2)") == true)
+    #expect(h.console.sessionPath == path)
+    #expect(try h.mixer.eqSettings("kick").mid.gain == -3)
+    #expect(try String(contentsOfFile: newer, encoding: .utf8) == text)
+  }
 }
