@@ -123,3 +123,35 @@ import Testing
     #expect(try String(contentsOfFile: newer, encoding: .utf8) == text)
   }
 }
+
+/// The EQ's settings in the one-rule-per-setting check: the REPL's `eq` and the session decoder
+/// accept and refuse the same edge values with the same range text.
+extension SettingRuleTests {
+  static let eqCases: [SettingCase] = [
+    SettingCase(
+      label: "EQ high-pass frequency", rule: .eqHighPass, what: "eq hpf frequency", line: "eq drums hpf {v}",
+      members: SettingCase.stem(#""eq" : { "hpf" : { "frequency" : {v} } }"#), location: "stems[0].eq.hpf.frequency",
+      accepted: ["20", "500"], refused: ["19.9", "501"]),
+    SettingCase(
+      label: "EQ band gain", rule: .eqGain, what: "eq low gain", line: "eq drums low 100 {v}",
+      members: SettingCase.stem(#""eq" : { "low" : { "gain" : {v} } }"#), location: "stems[0].eq.low.gain",
+      accepted: ["-18", "18"], refused: ["-18.5", "18.01"]),
+    SettingCase(
+      label: "EQ band frequency", rule: .eqFrequency, what: "eq high frequency", line: "eq drums high {v} 2",
+      members: SettingCase.stem(#""eq" : { "high" : { "frequency" : {v} } }"#), location: "stems[0].eq.high.frequency",
+      accepted: ["20", "20000"], refused: ["19", "20001"]),
+    SettingCase(
+      label: "EQ mid Q", rule: .eqQ, what: "eq mid q", line: "eq drums mid 1000 3 q {v}",
+      members: SettingCase.stem(#""eq" : { "mid" : { "q" : {v} } }"#), location: "stems[0].eq.mid.q",
+      accepted: ["0.1", "10"], refused: ["0.09", "10.5"]),
+    SettingCase(
+      label: "master EQ gain", rule: .eqGain, what: "eq mid gain", line: "eq master mid 1000 {v}",
+      members: #""master" : { "volume" : 1, "eq" : { "mid" : { "gain" : {v} } } }"#, location: "master.eq.mid.gain",
+      accepted: ["-18", "18"], refused: ["-19", "18.5"])
+  ]
+
+  @Test("EQ settings: each edge value accepted by both, or refused by both with the same range text", arguments: eqCases)
+  func eqBothSidesAgree(_ setting: SettingCase) throws {
+    try bothSidesAgree(setting)
+  }
+}
