@@ -93,6 +93,23 @@ import Testing
     #expect(abs(h.render(blocks: 8) - plain) < 0.001)
   }
 
+  @Test("eq in a group: lands with the others; a group that fails puts every EQ back")
+  func eqInGroups() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("begin; eq drums mid 1k -6dB; eq master low 80 +2dB; vol bass 0.5; commit").output == ["3 changes land now"])
+    #expect(try h.mixer.eqSettings("drums").mid.gain == -6)
+    #expect(h.mixer.masterEQSetting.low == EQBand(frequency: 80, gain: 2))
+    h.mixer.markSaved()
+    let result = h.run("begin; eq drums hpf 100 24; eq master off; eq bass low 100 +30dB; commit")
+    #expect(!result.ok)
+    #expect(result.output.first?.contains("nothing changed: the group is all or nothing") == true, "\(result.output)")
+    #expect(try h.mixer.eqSettings("drums").highPass == nil)
+    #expect(try h.mixer.eqSettings("drums").mid.gain == -6)
+    #expect(h.mixer.masterEQSetting.enabled)
+    #expect(!h.mixer.isDirty)
+  }
+
   @Test("a version 1 session opens with flat EQs, gets an EQ, and saves as version 2; a newer file changes nothing")
   func version1SessionThroughTheConsole() throws {
     let h = try ConsoleHarness.withStems()
