@@ -248,7 +248,8 @@ enum CommandTable {
         throw CommandError("quality must be one of linear, fast, medium, best (got '\(ValueParser.printable(word))')")
       }
       try c.mixerCall { () throws(MixerError) in try c.mixer.setQuality(q) }
-    }
+    },
+    eqCommand
   ]
 
   // MARK: Transport
@@ -313,7 +314,7 @@ enum CommandTable {
     CommandSpec(
       name: "begin", usage: "begin", summary: "start a group of changes that land on one frame (then 'commit')",
       details: """
-        Until 'commit', vol, pan, rate, mute, unmute, solo, unsolo, master and glide are held.
+        Until 'commit', vol, pan, rate, mute, unmute, solo, unsolo, master, glide and eq are held.
         commit                  apply them all at the start of the next period
         commit at 1:23.5        … when the transport reaches 1:23.5
         commit at bar 33        … at bar 33 (needs a tempo)

@@ -6,7 +6,7 @@ import StemdeckSession
 /// `at POSITION { cmd; cmd }`.
 extension Console {
   /// Commands that can wait for a frame (they change what the renderer does, nothing else).
-  static let groupable: Set<String> = ["vol", "volume", "pan", "rate", "mute", "unmute", "solo", "unsolo", "master", "glide"]
+  static let groupable: Set<String> = ["vol", "volume", "pan", "rate", "mute", "unmute", "solo", "unsolo", "master", "glide", "eq"]
 
   /// Runs `body` with `group` as the open `begin … commit` group: each front end (the REPL or
   /// script, every control-socket client, OSC) keeps its own, so one client's `begin` never
@@ -63,6 +63,7 @@ extension Console {
     if commands.isEmpty { throw CommandError("the group is empty: nothing to commit") }
     let stemsBefore = mixer.stemStatuses().map(\.settings)
     let masterBefore = mixer.masterVolumeSetting
+    let masterEQBefore = mixer.masterEQSetting
     let dirtyBefore = mixer.isDirty
     let now = mixer.position
     try mixerCall { () throws(MixerError) in try mixer.beginGroup(atSeconds: seconds) }
@@ -73,7 +74,7 @@ extension Console {
         break
       }
     }
-    if failure != nil { undoGroupChanges(stems: stemsBefore, master: masterBefore) }
+    if failure != nil { undoGroupChanges(stems: stemsBefore, master: masterBefore, masterEQ: masterEQBefore) }
     try mixerCall { () throws(MixerError) in try failure == nil ? mixer.endGroup() : mixer.abortGroup() }
     if let failure {
       if !dirtyBefore { mixer.markSaved() }
@@ -86,9 +87,9 @@ extension Console {
     write("\(commands.count) change\(commands.count == 1 ? "" : "s") land \(when)")
   }
 
-  /// Sets every stem's volume, pan, rate, mute and solo, and the master, back to `stems` and
-  /// `master` where a group's commands changed them.
-  private func undoGroupChanges(stems: [StemSettings], master: Double) {
+  /// Sets every stem's volume, pan, rate, mute, solo and EQ, and the master's volume and EQ, back
+  /// to `stems`, `master` and `masterEQ` where a group's commands changed them.
+  private func undoGroupChanges(stems: [StemSettings], master: Double, masterEQ: EQSettings) {
     let current = Dictionary(mixer.stemStatuses().map { ($0.settings.name, $0.settings) }, uniquingKeysWith: { a, _ in a })
     for old in stems {
       guard let now = current[old.name] else { continue }
@@ -97,8 +98,10 @@ extension Console {
       if now.rate != old.rate { try? mixer.setRate(old.name, old.rate) }
       if now.mute != old.mute { try? mixer.setMute(old.name, old.mute) }
       if now.solo != old.solo { try? mixer.setSolo(old.name, old.solo) }
+      if now.eq != old.eq { try? mixer.setEQ(old.name, old.eq) }
     }
     if mixer.masterVolumeSetting != master { try? mixer.setMasterVolume(master) }
+    if mixer.masterEQSetting != masterEQ { try? mixer.setMasterEQ(masterEQ) }
   }
 
   /// `at POSITION { cmd; cmd }`: `words` are the position words and the braced body.

@@ -59,6 +59,7 @@ extension Mixer {
       midiState.down = [:]
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
+      try setMasterEQ(session.masterEQ)
       offlineStems = offline
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
@@ -124,6 +125,7 @@ extension Mixer {
     }
     do {
       try MixerError.check(session.masterVolume, .volume, "master.volume")
+      try Mixer.checkEQ(session.masterEQ, of: "master")
     } catch { throw MixerError(file: sessionPath, "\(error)") }
     return (offline, warnings)
   }
@@ -228,6 +230,7 @@ extension Mixer {
       midiState.down = [:]
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
+      try setMasterEQ(session.masterEQ)
       offlineStems = offline
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
@@ -243,6 +246,7 @@ extension Mixer {
       var s = Session()
       s.quality = quality
       s.masterVolume = masterVolume
+      s.masterEQ = masterEQ
       s.options = options
       s.position = (Double(currentTransportFrame()) / sampleRate * 1000).rounded() / 1000
       // Offline stems go back to the places they had in the session they came from.

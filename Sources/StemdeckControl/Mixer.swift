@@ -37,6 +37,8 @@ public final class Mixer: @unchecked Sendable {
   var detaching: [Stem] = []
   var freeSlots: [Int32]
   var masterVolume: Double = 1
+  /// The master bus's channel EQ (Mixer+EQ.swift).
+  var masterEQ = EQSettings()
   public internal(set) var quality: ResamplerQuality
   public private(set) var options = SessionOptions()
   /// How takes are recorded (kept for the session file; used by the console's `record`).
@@ -356,7 +358,8 @@ public final class Mixer: @unchecked Sendable {
         volume: settings.volume, pan: settings.pan, audible: audible,
         sampleRate: sampleRate, epoch: transport.epoch, joinFrame: place.joinFrame,
         stretch: stretch,
-        pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate)))
+        pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate),
+        eq: settings.eq.engineParameters))
     return PreparedStem(stem: stem, voice: voice, stream: stream)
   }
 
@@ -497,6 +500,7 @@ public final class Mixer: @unchecked Sendable {
       if settings.rate != old.rate {
         try send(.setRate(slot: stem.slot, rate: settings.rate))
       }
+      if settings.eq != old.eq { try sendEQ(slot: stem.slot, from: old.eq, to: settings.eq) }
       if settings.solo != old.solo {
         try pushAllGains()
       } else if settings.volume != old.volume || settings.pan != old.pan || settings.mute != old.mute {
@@ -852,6 +856,7 @@ public final class Mixer: @unchecked Sendable {
     try MixerError.check(s.startOffset, .startOffset, "start offset")
     try MixerError.check(s.crossfade, .crossfade, "crossfade")
     try MixerError.check(s.pitch, .pitch, "pitch")
+    try Mixer.checkEQ(s.eq, of: "'\(s.name)'")
     if s.mode == .varispeed && s.pitch != 0 {
       throw MixerError(
         "pitch shifts need stretch mode (got pitch \(NumberFormat.plain(s.pitch)) for '\(s.name)' in varispeed mode, where the pitch follows the rate)"
@@ -1043,6 +1048,7 @@ extension Mixer {
       do throws(MixerError) {
         try other.setOptions(options)
         try other.setMasterVolume(masterVolume)
+        try other.setMasterEQ(masterEQ)
         other.recording = recording
         other.tempoSetting = tempoSetting
         other.midi = midi

@@ -27,6 +27,7 @@ struct SessionDecoder {
         node, at: "master", allowed: SessionRules.masterFields,
         example: "{ \"volume\" : 1 }")
       if let volume = master["volume"] { session.masterVolume = try self.volume(volume, at: "master.volume") }
+      if let eq = master["eq"] { session.masterEQ = try self.eq(eq, at: "master.eq") }
     }
     if let node = fields["options"] {
       let options = try object(
@@ -152,8 +153,8 @@ struct SessionDecoder {
     if version > Session.currentVersion {
       throw fail(
         nil, member.value,
-        "was written by a newer stemdeck (format version \(version); "
-          + "this one reads up to \(Session.currentVersion))")
+        "was made by a newer version of stemdeck (format \(version); "
+          + "this one reads up to \(Session.currentVersion)); nothing was changed")
     }
     if version < 1 {
       throw fail("version", member.value, "must be at least 1 (got \(version))")
@@ -207,9 +208,47 @@ struct SessionDecoder {
       if let node = fields["pitch"], stem.mode == .varispeed, stem.pitch != 0 {
         throw fail(base + ".pitch", node, SessionRules.pitchNeedsStretchMessage(stem.pitch))
       }
+      if let node = fields["eq"] { stem.eq = try eq(node, at: base + ".eq") }
       stems.append(stem)
     }
     return stems
+  }
+
+  /// A channel EQ (`"eq"` of a stem or of the master; EQSettings.swift): every part optional.
+  private func eq(_ node: JSONNode, at base: String) throws(SessionError) -> EQSettings {
+    let example = "{ \"hpf\" : { \"frequency\" : 80, \"slope\" : 24 }, \"mid\" : { \"frequency\" : 1000, \"gain\" : -4, \"q\" : 1.4 } }"
+    let fields = try object(node, at: base, allowed: EQSettings.fields, example: example)
+    var eq = EQSettings()
+    if let value = fields["enabled"] { eq.enabled = try bool(value, at: base + ".enabled") }
+    if let value = fields["hpf"] {
+      let path = base + ".hpf"
+      let f = try object(value, at: path, allowed: EQSettings.highPassFields, example: "{ \"frequency\" : 80, \"slope\" : 24 }")
+      guard let frequency = f["frequency"] else {
+        throw fail(path + ".frequency", value, "is missing (a high-pass needs its frequency, e.g. { \"frequency\" : 80 })")
+      }
+      var hpf = EQHighPass(frequency: try number(frequency, at: path + ".frequency", rule: .eqHighPass))
+      if let slope = f["slope"] {
+        guard case .number(let literal) = slope.value, let s = JSONNumber.integer(literal), EQSettings.slopes.contains(s) else {
+          throw fail(path + ".slope", slope, SettingRule.eqSlopeRule + " (got \(describe(slope)))")
+        }
+        hpf.slope = s
+      }
+      eq.highPass = hpf
+    }
+    func band(_ key: String, _ band: inout EQBand) throws(SessionError) {
+      guard let value = fields[key] else { return }
+      let path = base + "." + key
+      let f = try object(
+        value, at: path, allowed: key == "mid" ? EQSettings.midFields : EQSettings.shelfFields,
+        example: key == "mid" ? "{ \"frequency\" : 1000, \"gain\" : -4, \"q\" : 1.4 }" : "{ \"frequency\" : 120, \"gain\" : 3 }")
+      if let n = f["frequency"] { band.frequency = try number(n, at: path + ".frequency", rule: .eqFrequency) }
+      if let n = f["gain"] { band.gain = try number(n, at: path + ".gain", rule: .eqGain) }
+      if let n = f["q"] { band.q = try number(n, at: path + ".q", rule: .eqQ) }
+    }
+    try band("low", &eq.low)
+    try band("mid", &eq.mid)
+    try band("high", &eq.high)
+    return eq
   }
 
   /// A stem's `"loopStart"` and `"loopEnd"`: each in range, both or neither, start before end.
@@ -549,7 +588,11 @@ struct SessionDecoder {
 /// case that rewrites a document of the previous version into the new shape. Loading then applies
 /// the steps in order (1→2, 2→3, …), so every step is written once and only knows its neighbours.
 /// Migration works on the parsed document (before validation), so the validator only ever knows the
-/// current format. There is only version 1 so far: no steps exist yet.
+/// current format.
+///
+/// Versions: 1 (the first); 2 adds the channel EQ (`"eq"` on stems and on the master). A version 1
+/// document is a valid version 2 document without EQ (flat), so the 1 → 2 step changes nothing;
+/// it is saved as version 2.
 enum SessionMigration {
   /// Applies every migration step from `version` up to `Session.currentVersion`.
   static func upgrade(_ document: [JSONMember], from version: Int) -> [JSONMember] {
@@ -574,6 +617,8 @@ enum SessionMigration {
   ///       }
   static func migrate(_ document: [JSONMember], from version: Int) -> [JSONMember] {
     switch version {
+    case 1:
+      return document  // 1 → 2: "eq" is new and optional; nothing is renamed
     default:
       return document
     }

@@ -3,9 +3,9 @@
 //
 //   {
 //     "format" : "stemdeck-session",
-//     "version" : 1,
+//     "version" : 2,
 //     "quality" : "fast",
-//     "master" : { "volume" : 0.9 },
+//     "master" : { "volume" : 0.9 },                     <- "eq" (EQSettings.swift) only when not flat
 //     "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post" },
 //     "recording" : { "format" : "wav24", "takesMuted" : true, "folder" : "takes" },   <- only when
 //                                                                   not the default; all three keys
@@ -26,7 +26,7 @@
 //     ] }
 //   }
 //
-// A stem's "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode" and "pitch" are
+// A stem's "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch" and "eq" are
 // written (in that order, after "solo") only when they differ from the defaults, and so are the
 // options "songChange", "crossfadeSeconds", "transportSync" and "effectsOutput" (appended after "meterPoint").
 
@@ -72,7 +72,12 @@ enum SessionEncoder {
     fields.append("\"format\" : " + JSONText.string(SessionRules.formatName))
     fields.append("\"version\" : \(Session.currentVersion)")
     fields.append("\"quality\" : " + JSONText.string(session.quality.rawValue))
-    fields.append("\"master\" : { \"volume\" : \(JSONText.number(session.masterVolume)) }")
+    if session.masterEQ == EQSettings() {
+      fields.append("\"master\" : { \"volume\" : \(JSONText.number(session.masterVolume)) }")
+    } else {
+      fields.append(
+        "\"master\" : { \"volume\" : \(JSONText.number(session.masterVolume)), \"eq\" : " + eq(session.masterEQ) + " }")
+    }
     fields.append("\"options\" : " + options(session.options))
     if session.recording != RecordingSettings() {
       fields.append("\"recording\" : " + recording(session.recording))
@@ -184,6 +189,27 @@ enum SessionEncoder {
     if stem.crossfade != 0 { members.append("\"crossfade\" : " + JSONText.number(stem.crossfade)) }
     if stem.mode != .varispeed { members.append("\"mode\" : " + JSONText.string(stem.mode.rawValue)) }
     if stem.pitch != 0 { members.append("\"pitch\" : " + JSONText.number(stem.pitch)) }
+    if stem.eq != EQSettings() { members.append("\"eq\" : " + eq(stem.eq)) }
+    return "{ " + members.joined(separator: ", ") + " }"
+  }
+
+  /// A channel EQ on one line: "enabled" only when off, "hpf" only when on, a band only when it
+  /// is not the default (EQSettings.swift).
+  private static func eq(_ eq: EQSettings) -> String {
+    var members: [String] = []
+    if !eq.enabled { members.append("\"enabled\" : false") }
+    if let hpf = eq.highPass {
+      members.append("\"hpf\" : { \"frequency\" : \(JSONText.number(hpf.frequency)), \"slope\" : \(hpf.slope) }")
+    }
+    func band(_ key: String, _ band: EQBand, _ defaults: EQBand) {
+      guard band != defaults else { return }
+      var parts = ["\"frequency\" : " + JSONText.number(band.frequency), "\"gain\" : " + JSONText.number(band.gain)]
+      if key == "mid" { parts.append("\"q\" : " + JSONText.number(band.q)) }
+      members.append("\"\(key)\" : { " + parts.joined(separator: ", ") + " }")
+    }
+    band("low", eq.low, EQSettings.defaultLow)
+    band("mid", eq.mid, EQSettings.defaultMid)
+    band("high", eq.high, EQSettings.defaultHigh)
     return "{ " + members.joined(separator: ", ") + " }"
   }
 

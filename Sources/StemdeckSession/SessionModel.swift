@@ -147,6 +147,8 @@ public struct StemSettings: Equatable, Sendable {
   /// Semitones, in `SettingRange.pitch`: the pitch shift, in `.stretch` mode only (a session
   /// with a non-zero pitch in `.varispeed` mode is refused, as the REPL's `pitch` is).
   public var pitch: Double = 0
+  /// The stem's channel EQ (before its volume and pan); flat by default (format version 2).
+  public var eq = EQSettings()
 
   /// A stem with default mix settings (unity volume, centre, normal speed, plays once).
   public init(name: String, file: String) {
@@ -224,12 +226,14 @@ public struct SessionOptions: Equatable, Sendable {
 /// `validate()` runs (which `SessionFile.save` does before writing anything).
 public struct Session: Equatable, Sendable {
   /// The newest session format version this build reads and the one it writes.
-  public static let currentVersion = 1
+  public static let currentVersion = 2
 
   /// The sample-rate converter quality for varispeed and file-rate conversion.
   public var quality: ResamplerQuality = .fast
   /// The master bus's linear gain, in `SettingRange.volume`.
   public var masterVolume: Double = 1
+  /// The master bus's channel EQ (before the master volume); flat by default (format version 2).
+  public var masterEQ = EQSettings()
   /// Session-wide options.
   public var options = SessionOptions()
   /// Recording settings.

@@ -11,7 +11,7 @@ enum SessionRules {
     "format", "version", "quality", "master", "options", "recording",
     "tempo", "position", "connections", "stems", "effects", "midi"
   ]
-  static let masterFields = ["volume"]
+  static let masterFields = ["volume", "eq"]
   static let optionFields = [
     "autoPauseOnDisconnect", "meterPoint", "songChange", "crossfadeSeconds",
     "transportSync", "effectsOutput"
@@ -20,7 +20,7 @@ enum SessionRules {
   static let tempoFields = ["bpm", "beatsPerBar"]
   static let stemFields = [
     "name", "file", "volume", "pan", "rate", "loops", "mute", "solo",
-    "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch"
+    "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch", "eq"
   ]
   static let effectFields = ["name", "file", "volume", "pan"]
 
@@ -225,6 +225,7 @@ extension Session {
     }
 
     try check(masterVolume, .volume, "master.volume")
+    if let problem = masterEQ.problem() { throw fail("master.eq." + problem.field, problem.message) }
     try check(options.crossfadeSeconds, .crossfadeSeconds, "options.crossfadeSeconds")
     if let problem = SessionRules.recordingFolderProblem(recording.folder) {
       throw fail("recording.folder", problem)
@@ -266,6 +267,7 @@ extension Session {
       if stem.mode == .varispeed && stem.pitch != 0 {
         throw fail(base + ".pitch", SessionRules.pitchNeedsStretchMessage(stem.pitch))
       }
+      if let problem = stem.eq.problem() { throw fail(base + ".eq." + problem.field, problem.message) }
     }
     var firstEffectIndexByName: [String: Int] = [:]
     for (index, effect) in effects.enumerated() {

@@ -663,20 +663,25 @@ struct SessionStem {
   /// `varispeed` (nil: the field is left out) or `stretch`.
   var mode: String? = nil
   var pitch: Double? = nil
+  /// The stem's `"eq"` object as JSON text (nil: none; session format version 2).
+  var eq: String? = nil
 }
 
 /// Writes a stemdeck session (the format of Sessions/demo.json); stem files are relative to it.
-func writeSession(_ path: String, masterVolume: Double = 1, stems: [SessionStem]) throws {
+func writeSession(_ path: String, masterVolume: Double = 1, masterEQ: String? = nil, stems: [SessionStem]) throws {
   let lines = stems.map { s in
     "    { \"name\" : \"\(s.name)\", \"file\" : \"\(s.file)\", \"volume\" : \(s.volume), \"pan\" : \(s.pan), \"rate\" : \(s.rate), \"loops\" : \(s.loops), \"mute\" : false, \"solo\" : false"
-      + (s.mode.map { ", \"mode\" : \"\($0)\"" } ?? "") + (s.pitch.map { ", \"pitch\" : \($0)" } ?? "") + " }"
+      + (s.mode.map { ", \"mode\" : \"\($0)\"" } ?? "") + (s.pitch.map { ", \"pitch\" : \($0)" } ?? "")
+      + (s.eq.map { ", \"eq\" : \($0)" } ?? "") + " }"
   }
+  // Version 1 unless the EQ (version 2) is used: the older files still open.
+  let version = masterEQ != nil || stems.contains { $0.eq != nil } ? 2 : 1
   let text = """
     {
       "format" : "stemdeck-session",
-      "version" : 1,
+      "version" : \(version),
       "quality" : "fast",
-      "master" : { "volume" : \(masterVolume) },
+      "master" : { "volume" : \(masterVolume)\(masterEQ.map { ", \"eq\" : \($0)" } ?? "") },
       "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post" },
       "stems" : [
     \(lines.joined(separator: ",\n"))

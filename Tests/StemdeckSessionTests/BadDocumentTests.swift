@@ -99,13 +99,13 @@ let badDocuments: [BadDocument] =
       label: "missing version", text: "{ \"format\" : \"stemdeck-session\", \"stems\" : [] }",
       location: "version", fragment: "is missing", line: 1),
     BadDocument(
-      label: "version 2", text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 2"),
+      label: "version 3", text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 3"),
       location: nil,
-      fragment: "was written by a newer stemdeck (format version 2; this one reads up to 1)", line: 3),
+      fragment: "was made by a newer version of stemdeck (format 3; this one reads up to 2); nothing was changed", line: 3),
     BadDocument(
       label: "version \"1\"",
       text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : \"1\""),
-      location: "version", fragment: "must be an integer format version such as 1 (got \"1\")", line: 3),
+      location: "version", fragment: "must be an integer format version such as 2 (got \"1\")", line: 3),
     BadDocument(
       label: "version 0", text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 0"),
       location: "version", fragment: "must be at least 1 (got 0)", line: 3),
@@ -189,7 +189,7 @@ let badDocuments: [BadDocument] =
     BadDocument(
       label: "unknown stem key", text: stemDocument(#""vol" : 1"#), location: "stems[0].vol",
       fragment:
-        "unknown field (allowed: name, file, volume, pan, rate, loops, mute, solo, directOut, startOffset, loopStart, loopEnd, crossfade, mode, pitch); did you mean \"volume\"?",
+        "unknown field (allowed: name, file, volume, pan, rate, loops, mute, solo, directOut, startOffset, loopStart, loopEnd, crossfade, mode, pitch, eq); did you mean \"volume\"?",
       line: 5),
     BadDocument(
       label: "duplicate stem key", text: stemDocument(#""volume" : 1, "volume" : 0.5"#),

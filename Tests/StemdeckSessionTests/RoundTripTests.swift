@@ -98,7 +98,7 @@ struct RoundTripTests {
       text == """
         {
           "format" : "stemdeck-session",
-          "version" : 1,
+          "version" : 2,
           "quality" : "fast",
           "master" : { "volume" : 1 },
           "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "songChange" : "crossfade" },
@@ -177,7 +177,7 @@ struct RoundTripTests {
       text == """
         {
           "format" : "stemdeck-session",
-          "version" : 1,
+          "version" : 2,
           "quality" : "fast",
           "master" : { "volume" : 1 },
           "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "transportSync" : "follow" },

@@ -29,6 +29,8 @@ struct MixerViewModel {
     static let ended = Flags(rawValue: 16)
     static let underrun = Flags(rawValue: 32)
     static let unreadable = Flags(rawValue: 64)
+    /// The stem's channel EQ is on and not flat (`eq NAME`).
+    static let eq = Flags(rawValue: 128)
 
     /// The letters of the `stems` table (its legend: M muted, S solo, D direct outs, G gliding,
     /// E ended, U underruns, ! unreadable).
@@ -42,7 +44,7 @@ struct MixerViewModel {
     /// scripts read it).
     static let tableLetters: [(Flags, Character)] = [
       (.mute, "M"), (.solo, "S"), (.directOut, "D"), (.ended, "E"),
-      (.unreadable, "!"), (.underrun, "U"), (.gliding, "G")
+      (.unreadable, "!"), (.underrun, "U"), (.gliding, "G"), (.eq, "Q")
     ]
     var tableText: String { String(Self.tableLetters.filter { contains($0.0) }.map(\.1)) }
   }
@@ -123,6 +125,7 @@ struct MixerViewModel {
     if s.finished { flags.insert(.ended) }
     if s.underruns > 0 { flags.insert(.underrun) }
     if s.failed { flags.insert(.unreadable) }
+    if !s.settings.eq.isBypassed { flags.insert(.eq) }
     let loops = s.settings.loops
     // A finished stem's read position has passed its last pass: show the last one.
     var strip = Strip(

@@ -48,6 +48,12 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case abortGroup
   /// Master volume (linear).
   case setMasterGain(Float)
+  /// Sets one band of a channel EQ (`slot` −1: the master's): frequency in Hz, gain in dB, the
+  /// mid band's Q; for `.highPass`, frequency 0 is off and `q` is its sections (1 or 2).
+  /// The EQ glides there while the transport plays (DSP/ChannelEQ.swift).
+  case setEQ(slot: Int32, band: EQBandID, frequency: Double, gain: Double, q: Double)
+  /// Turns a channel EQ (`slot` −1: the master's) on or off, keeping its settings.
+  case setEQEnabled(slot: Int32, on: Bool)
   /// Starts the transport. `fadeIn` ramps the output up over a few milliseconds.
   case play(fadeIn: Bool)
   /// Fades out and stops the transport where it is.

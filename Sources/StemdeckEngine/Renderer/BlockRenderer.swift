@@ -38,6 +38,8 @@ public struct RenderState: ~Copyable {
   /// docs/architecture.md, *Seek and epoch protocol*).
   @usableFromInline var transport: RenderTransport
   @usableFromInline var masterGain: GainRamp
+  /// The master bus's channel EQ, before the master volume (bypassed: costs nothing).
+  @usableFromInline var masterEQ: ChannelEQ
   @usableFromInline var masterMeter: MeterAccumulator
   @usableFromInline var preFaderMeters = false
   @usableFromInline var stemMetering = true
@@ -143,6 +145,7 @@ public struct RenderState: ~Copyable {
       primeFrames: Swift.min(8192, Int(sampleRate / 4)))
     self.masterGain = GainRamp(gain: 1, length: Swift.max(1, Int(sampleRate * 0.010)))
     self.masterMeter = MeterAccumulator(sampleRate: sampleRate)
+    self.masterEQ = ChannelEQ(sampleRate: sampleRate)
     self.effects = EffectBank(sampleRate: sampleRate)
     self.effectsMeter = MeterAccumulator(sampleRate: sampleRate)
     self.recording = RenderRecording(inputMeter: MeterAccumulator(sampleRate: sampleRate))
@@ -358,7 +361,23 @@ func renderPass(
   let gainStep = state.pointee.masterGain.advance(frames: n)
   var fadeGain = fadeStep.start
   var masterGain = gainStep.start
-  if fadeStep.rampFrames == 0 && gainStep.rampFrames == 0 {
+  if state.pointee.masterEQ.isActive {
+    // The master EQ sees the whole master bus (stems after the transport fade, effects), before
+    // the master volume: the bus is summed in place, filtered, then scaled.
+    let fadeTarget = state.pointee.transport.fade.current
+    let gainTarget = state.pointee.masterGain.current
+    for i in 0..<n {
+      mixL[i] = mixL[i] * fadeGain + (effectsActive ? fxL[i] : 0)
+      mixR[i] = mixR[i] * fadeGain + (effectsActive ? fxR[i] : 0)
+      fadeGain = i &+ 1 < fadeStep.rampFrames ? fadeGain + fadeStep.step : fadeTarget
+    }
+    state.pointee.masterEQ.process(left: mixL, right: mixR, stride: 1, count: n)
+    for i in 0..<n {
+      left[i] = mixL[i] * masterGain
+      right[i] = mixR[i] * masterGain
+      masterGain = i &+ 1 < gainStep.rampFrames ? masterGain + gainStep.step : gainTarget
+    }
+  } else if fadeStep.rampFrames == 0 && gainStep.rampFrames == 0 {
     if effectsActive {
       for i in 0..<n {
         left[i] = (mixL[i] * fadeGain + fxL[i]) * masterGain

@@ -106,6 +106,9 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .cancelGlides(let slot): if let voice = voiceAt(state, slot) { cancelGlides(voice) }
   case .setJoinFrameAfterSeek(let slot, let frame): voiceAt(state, slot)?.pointee.joinFrameAfterSeek = frame
   case .setMasterGain(let gain): setRamp(&state.pointee.masterGain, gain, jump: jump)
+  case .setEQ(let slot, let band, let frequency, let gain, let q):
+    setEQ(state, slot: slot, jump: jump) { $0.set(band, frequency: frequency, gain: gain, q: q) }
+  case .setEQEnabled(let slot, let on): setEQ(state, slot: slot, jump: jump) { $0.enabled = on }
   case .play(let fadeIn): play(state, fadeIn: fadeIn)
   case .pause: pause(state)
   case .seek(let frame, let epoch): seek(state, frame: frame, epoch: epoch)
@@ -183,6 +186,23 @@ func setGains(_ voice: UnsafeMutablePointer<StemVoice>, _ l: Float, _ r: Float, 
   voice.pointee.panGlide = Glide()
   setRamp(&voice.pointee.gainLeft, l, jump: jump || voice.pointee.pending)
   setRamp(&voice.pointee.gainRight, r, jump: jump || voice.pointee.pending)
+}
+
+/// Changes the channel EQ of the voice in `slot` (−1: the master's) with `change`; it glides
+/// there while it sounds, and jumps while nothing does (transport stopped, a pending voice).
+@_noLocks
+func setEQ(
+  _ state: UnsafeMutablePointer<RenderState>, slot: Int32, jump: Bool, _ change: (inout EQParameters) -> Void
+) {
+  if slot < 0 {
+    var p = state.pointee.masterEQ.target
+    change(&p)
+    state.pointee.masterEQ.set(p, immediate: jump)
+  } else if let voice = voiceAt(state, slot), !voice.pointee.removing {
+    var p = voice.pointee.eq.target
+    change(&p)
+    voice.pointee.eq.set(p, immediate: jump || voice.pointee.pending)
+  }
 }
 
 /// Only the levels sent change (and only their glides stop): a pan change or a solo elsewhere

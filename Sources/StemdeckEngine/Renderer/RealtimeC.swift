@@ -33,6 +33,13 @@ enum RealtimeC {
     _unsafePerformance { powImpl(x, y) }
   }
 
+  /// log2(x).
+  @_noLocks @inline(__always) @usableFromInline
+  static func log2(_ x: Double) -> Double {
+    // RT-WAIVER: log2 from libm is a pure function: no allocation, no lock, no syscall.
+    _unsafePerformance { log2Impl(x) }
+  }
+
   // MARK: libsamplerate (linear, medium, best qualities)
 
   /// `src_reset`: clears the converter's internal buffers.

@@ -33,6 +33,8 @@ public struct StemVoice: ~Copyable {
   @usableFromInline var gainLeft: GainRamp
   @usableFromInline var gainRight: GainRamp
   @usableFromInline var meter: MeterAccumulator
+  /// The stem's channel EQ, before its fader and pan (bypassed: costs nothing).
+  @usableFromInline var eq: ChannelEQ
   /// The seek epoch this voice plays; data before the stream's boundary for it is discarded.
   @usableFromInline var epoch: Int
   @usableFromInline var synced = false
@@ -89,7 +91,8 @@ public struct StemVoice: ~Copyable {
     shared: UnsafeMutablePointer<StemShared>, audio: consuming Consumer<Float>, channels: Int,
     converter: RateConverter, rateScale: Double, rate: Double, volume: Double, pan: Double, audible: Bool,
     sampleRate: Double, epoch: Int, joinFrame: Int,
-    stretch: UnsafeMutablePointer<StretchState>? = nil, pitchScale: Double = 1
+    stretch: UnsafeMutablePointer<StretchState>? = nil, pitchScale: Double = 1,
+    eq: EQParameters = EQParameters()
   ) {
     self.stretch = stretch
     self.pitchScale = pitchScale
@@ -110,6 +113,8 @@ public struct StemVoice: ~Copyable {
     gainLeft = GainRamp(gain: Float(g.left * level), length: rampFrames)
     gainRight = GainRamp(gain: Float(g.right * level), length: rampFrames)
     meter = MeterAccumulator(sampleRate: sampleRate)
+    self.eq = ChannelEQ(sampleRate: sampleRate)
+    self.eq.set(eq, immediate: true)
     self.epoch = epoch
     self.joinFrame = joinFrame
     history = .allocate(capacity: Self.historyFrames * channels)

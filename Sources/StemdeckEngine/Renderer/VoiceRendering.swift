@@ -21,6 +21,7 @@ func syncVoice(_ voice: UnsafeMutablePointer<StemVoice>) -> Bool {
   voice.pointee.skipFrames = 0
   voice.pointee.startedSinceSync = false
   voice.pointee.heard = 0
+  voice.pointee.eq.clearState()  // the next audio does not continue what the filters hold
   shared.pointee.publishHeard(sourceFrames: 0, transportFrame: voice.pointee.joinFrame)
   // src_reset clears the converter's whole filter state (about 118k instructions for a stereo
   // fast-sinc converter: 32 stems starting or seeking together spent ~1 ms in one period). A
@@ -327,10 +328,14 @@ func renderVoice(
   let got = pullFrames(voice, into: source, count: count)
   let shared = voice.pointee.shared
   shared.pointee.readCounter.store(voice.pointee.audio.readCounter, ordering: .relaxed)
+  // Frames the channel EQ filters: all of them, but only up to the stream's end once it ended
+  // (its tail is cut there, whatever the block size, so live equals offline).
+  var eqFrames = count
   if got < count {
     source.advanced(by: got &* ch).update(repeating: 0, count: (count &- got) &* ch)
     let ended = voice.pointee.bypass && voice.pointee.stretch == nil ? streamEndsHere(voice, extra: 0) : voice.pointee.drained
     if ended || shared.pointee.readFailed.load(ordering: .relaxed) {
+      eqFrames = got
       if !voice.pointee.finished {
         voice.pointee.finished = true
         shared.pointee.finished.store(true, ordering: .releasing)
@@ -353,6 +358,8 @@ func renderVoice(
   if voice.pointee.songFade.isActive {
     applySongFade(voice, source, count: count, clock: transportStart &+ offset)
   }
+  // The channel EQ, before the fader and pan (a console channel's order). Bypassed: no-op.
+  voice.pointee.eq.process(left: source, right: ch == 2 ? source + 1 : nil, stride: ch, count: eqFrames)
   shared.pointee.publishHeard(sourceFrames: voice.pointee.heard, transportFrame: transportStart &+ n)
   mixVoice(state, voice, slot: slot, source: source, offset: offset, count: count, cells: cells)
 }

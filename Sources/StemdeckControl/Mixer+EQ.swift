@@ -1,0 +1,78 @@
+import StemdeckEngine
+import StemdeckSession
+
+// Channel EQ on the control side: settings checked here, sent to the renderer's `ChannelEQ`
+// (a stem's voice, or the master, slot −1) one band per command. docs/architecture.md, *Channel EQ*.
+
+extension EQSettings {
+  /// The numbers the renderer's `ChannelEQ` takes.
+  public var engineParameters: EQParameters {
+    var p = EQParameters()
+    p.enabled = enabled
+    p.highPassFrequency = highPass?.frequency ?? 0
+    p.highPassSections = highPass?.slope == 24 ? 2 : 1
+    p.lowFrequency = low.frequency; p.lowGain = low.gain
+    p.midFrequency = mid.frequency; p.midGain = mid.gain; p.midQ = mid.q
+    p.highFrequency = high.frequency; p.highGain = high.gain
+    return p
+  }
+}
+
+extension Mixer {
+  /// The master bus's EQ slot in `EngineCommand.setEQ`.
+  static let masterEQSlot: Int32 = -1
+
+  /// Refuses settings out of range: `eq mid.q must be a Q from 0.1 to 10 (got 20)`.
+  static func checkEQ(_ eq: EQSettings, of what: String) throws(MixerError) {
+    if let problem = eq.problem() { throw MixerError("\(what) eq \(problem.field) \(problem.message)") }
+  }
+
+  /// Sends what differs between `old` and `new` (everything when `old` is nil).
+  func sendEQ(slot: Int32, from old: EQSettings?, to new: EQSettings) throws(MixerError) {
+    let o = old?.engineParameters, n = new.engineParameters
+    if o == nil || o!.highPassFrequency != n.highPassFrequency || o!.highPassSections != n.highPassSections {
+      try send(
+        .setEQ(slot: slot, band: .highPass, frequency: n.highPassFrequency, gain: 0, q: Double(n.highPassSections)))
+    }
+    if o == nil || o!.lowFrequency != n.lowFrequency || o!.lowGain != n.lowGain {
+      try send(.setEQ(slot: slot, band: .low, frequency: n.lowFrequency, gain: n.lowGain, q: 0))
+    }
+    if o == nil || o!.midFrequency != n.midFrequency || o!.midGain != n.midGain || o!.midQ != n.midQ {
+      try send(.setEQ(slot: slot, band: .mid, frequency: n.midFrequency, gain: n.midGain, q: n.midQ))
+    }
+    if o == nil || o!.highFrequency != n.highFrequency || o!.highGain != n.highGain {
+      try send(.setEQ(slot: slot, band: .high, frequency: n.highFrequency, gain: n.highGain, q: 0))
+    }
+    if o == nil || o!.enabled != n.enabled { try send(.setEQEnabled(slot: slot, on: n.enabled)) }
+  }
+
+  /// Sets a stem's channel EQ (it glides there while the transport plays).
+  public func setEQ(_ name: String, _ eq: EQSettings) throws(MixerError) {
+    try change(name) { (s: inout StemSettings) throws(MixerError) in
+      try Mixer.checkEQ(eq, of: "'\(name)'")
+      s.eq = eq
+    }
+  }
+
+  /// Sets the master bus's channel EQ.
+  public func setMasterEQ(_ eq: EQSettings) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      try Mixer.checkEQ(eq, of: "master")
+      guard eq != masterEQ else { return }
+      try sendEQ(slot: Mixer.masterEQSlot, from: masterEQ, to: eq)
+      masterEQ = eq
+      isDirty = true
+    }
+  }
+
+  /// A stem's channel EQ (an offline stem's too: it is kept and saved).
+  public func eqSettings(_ name: String) throws(MixerError) -> EQSettings {
+    try lock.locked { () throws(MixerError) in
+      if let offline = offlineStems.first(where: { $0.settings.name == name }) { return offline.settings.eq }
+      return try find(name).settings.eq
+    }
+  }
+
+  /// The master bus's channel EQ.
+  public var masterEQSetting: EQSettings { lock.locked { masterEQ } }
+}
