@@ -24,7 +24,8 @@ public enum OfflineRenderer {
     public var underruns: Int
     /// Stems muted because their file holds NaN or infinite samples, in the order found.
     public var mutedStems: [MutedStem] = []
-    /// EBU R 128 figures of what was written (`render --normalize`) or measured (`analyze`).
+    /// EBU R 128 figures of what was written (`render --normalize`; an Ogg Vorbis or Opus file
+    /// decoded back and measured, since the codec changes the peaks) or measured (`analyze`).
     public var loudness: Loudness?
     /// `render --normalize`: the first pass's figures and the gain applied.
     public var normalization: Normalization?
@@ -208,6 +209,7 @@ public enum OfflineRenderer {
     defer { if !temporary.isEmpty && !renamed { unlink(temporary) } }
     var summary: Summary
     var limiter: LimiterBox?
+    var encodedLoudness: Loudness?
     do {
       // A fresh random name, created exclusively (nothing planted there is followed).
       let candidate = (folder.isEmpty ? "" : folder) + "/" + AtomicFile.temporaryName(for: name)
@@ -243,6 +245,9 @@ public enum OfflineRenderer {
         }
       }
       do { try writer.finish() } catch { throw MixerError("\(printableText(outputPath)): \(error.reason)") }
+      // A lossy file (Ogg Vorbis, Opus) is not the mix it was given (the codec moves the peaks
+      // and a little of the loudness): its figures are the file's, decoded back and measured.
+      if meter != nil && format.isLossy { encodedLoudness = try measureEncoded(temporary, shownAs: outputPath) }
       try stemFiles.finish()
       if let keptMode, chmod(temporary, keptMode) != 0 {
         throw MixerError("\(printableText(outputPath)): cannot set the permissions of the new file: \(String(cString: strerror(errno)))")
@@ -261,8 +266,29 @@ public enum OfflineRenderer {
         seconds: Double(reduced) / Double(sampleRate), passes: setting.passes, threshold: setting.threshold)
     }
     summary.normalization = normalization
-    summary.loudness = meter?.loudness
+    summary.loudness = encodedLoudness ?? meter?.loudness
     return summary
+  }
+
+  /// The loudness figures of an encoded render, from the file decoded by libsndfile.
+  static func measureEncoded(_ path: String, shownAs output: String) throws(MixerError) -> Loudness {
+    let file: SoundFile
+    do throws(SoundFileError) { file = try SoundFile(readingFrom: path) } catch {
+      throw MixerError("\(printableText(output)): cannot read the encoded file back to measure its loudness: \(error.reason)")
+    }
+    let meter = try LoudnessMeter(sampleRate: file.info.sampleRate, channels: file.info.channelCount)
+    let frames = 8192
+    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: frames * file.info.channelCount)
+    defer { buffer.deallocate() }
+    while true {
+      let got = file.readFrames(into: buffer, frameCount: frames)
+      if got <= 0 { break }
+      try meter.add(buffer, frames: got)
+    }
+    if let why = file.lastError {
+      throw MixerError("\(printableText(output)): cannot decode the encoded file to measure its loudness: \(why)")
+    }
+    return meter.loudness
   }
 
   /// The true-peak limiter of a render, boxed: `TruePeakLimiter` is ~Copyable.
