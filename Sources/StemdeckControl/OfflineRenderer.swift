@@ -826,8 +826,10 @@ public enum OfflineRenderer {
 /// independent uniform values of ±½ LSB) is added before rounding to the output's step, which
 /// makes the rounding error independent of the signal (noise of 0.5 LSB RMS in all, instead of
 /// distortion, and signals below ½ LSB are kept instead of rounded to silence). The rounding is
-/// done here, to integers that libsndfile writes back unchanged (it scales floats by 2^(bits−1) − 1,
-/// sndfile's float→int conversion). A fixed seed: the same render writes the same file.
+/// done here, to levels q/(2^(bits−1) − 1). FLAC keeps them exactly; libsndfile's PCM conversion
+/// for WAV and AIFF with clipping on (`SoundFileWriter.encodePCM`) scales by 2^31 and keeps the top
+/// bits, which writes a negative level q as q − 1 (and the top 31 of 16 bits as q + 1). A fixed
+/// seed: the same render writes the same file.
 struct TPDFDither {
   let scale: Double
   let largest: Double
