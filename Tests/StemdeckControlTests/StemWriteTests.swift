@@ -110,3 +110,49 @@ import Testing
     }
   }
 }
+
+extension StemWriteTests {
+  /// The descriptor this process holds open on `path` (from /proc/self/fd).
+  static func descriptor(of path: String) throws -> Int32 {
+    for entry in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+      if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + entry), target == path {
+        return try #require(Int32(entry))
+      }
+    }
+    throw SoundFileError(path: path, reason: "no descriptor open on it")
+  }
+
+  @Test(
+    "a converted write that fails part-way (the disk fills: the file's descriptor now refers to /dev/full) throws with the OS's reason, as sf_writef_float does"
+  )
+  func convertedWriteFailure() throws {
+    let folder = try TemporaryFolder()
+    let samples = [Float](repeating: 0.25, count: 2 * 32768)
+    let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: samples.count * 2)
+    defer { scratch.deallocate() }
+    let full = open("/dev/full", O_WRONLY | O_CLOEXEC)
+    #expect(full >= 0)
+    defer { close(full) }
+    for converted in [false, true] {
+      let path = folder.file("stem-\(converted).wav")
+      let writer = try SoundFileWriter(path: path, format: .wav16, sampleRate: 48000, channelCount: 2, exclusive: true)
+      try samples.withUnsafeBufferPointer { buffer in
+        func write() throws {
+          if converted {
+            try writer.writeConverted(buffer.baseAddress!, frameCount: 32768, bytes: 2, scratch: scratch)
+          } else {
+            try writer.write(buffer.baseAddress!, frameCount: 32768)
+          }
+        }
+        try write()  // the file takes the first chunk
+        #expect(dup2(full, try Self.descriptor(of: path)) >= 0)
+        do {
+          try write()
+          Issue.record("a write to a full disk did not fail (converted: \(converted))")
+        } catch let error as SoundFileError {
+          #expect(error.path == path && error.reason.hasPrefix("write failed: No space left on device"), "\(error.reason)")
+        }
+      }
+    }
+  }
+}
