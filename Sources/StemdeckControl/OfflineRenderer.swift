@@ -24,7 +24,8 @@ public enum OfflineRenderer {
     public var underruns: Int
     /// Stems muted because their file holds NaN or infinite samples, in the order found.
     public var mutedStems: [MutedStem] = []
-    /// EBU R 128 figures of what was written (`render --normalize`) or measured (`analyze`).
+    /// EBU R 128 figures of what was written (`render --normalize`; an Ogg Vorbis or Opus file
+    /// decoded back and measured, since the codec changes the peaks) or measured (`analyze`).
     public var loudness: Loudness?
     /// `render --normalize`: the first pass's figures and the gain applied.
     public var normalization: Normalization?
@@ -210,6 +211,7 @@ public enum OfflineRenderer {
     defer { if !temporary.isEmpty && !renamed { unlink(temporary) } }
     var summary: Summary
     var limiter: LimiterBox?
+    var encodedLoudness: Loudness?
     do {
       // A fresh random name, created exclusively (nothing planted there is followed).
       let candidate = (folder.isEmpty ? "" : folder) + "/" + AtomicFile.temporaryName(for: name)
@@ -245,6 +247,9 @@ public enum OfflineRenderer {
         }
       }
       do { try writer.finish() } catch { throw MixerError("\(printableText(outputPath)): \(error.reason)") }
+      // A lossy file (Ogg Vorbis, Opus) is not the mix it was given (the codec moves the peaks
+      // and a little of the loudness): its figures are the file's, decoded back and measured.
+      if meter != nil && format.isLossy { encodedLoudness = try measureEncoded(temporary, shownAs: outputPath) }
       try stemFiles.finish()
       if let keptMode, chmod(temporary, keptMode) != 0 {
         throw MixerError("\(printableText(outputPath)): cannot set the permissions of the new file: \(String(cString: strerror(errno)))")
@@ -263,8 +268,29 @@ public enum OfflineRenderer {
         seconds: Double(reduced) / Double(sampleRate), passes: setting.passes, threshold: setting.threshold)
     }
     summary.normalization = normalization
-    summary.loudness = meter?.loudness
+    summary.loudness = encodedLoudness ?? meter?.loudness
     return summary
+  }
+
+  /// The loudness figures of an encoded render, from the file decoded by libsndfile.
+  static func measureEncoded(_ path: String, shownAs output: String) throws(MixerError) -> Loudness {
+    let file: SoundFile
+    do throws(SoundFileError) { file = try SoundFile(readingFrom: path) } catch {
+      throw MixerError("\(printableText(output)): cannot read the encoded file back to measure its loudness: \(error.reason)")
+    }
+    let meter = try LoudnessMeter(sampleRate: file.info.sampleRate, channels: file.info.channelCount)
+    let frames = 8192
+    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: frames * file.info.channelCount)
+    defer { buffer.deallocate() }
+    while true {
+      let got = file.readFrames(into: buffer, frameCount: frames)
+      if got <= 0 { break }
+      try meter.add(buffer, frames: got)
+    }
+    if let why = file.lastError {
+      throw MixerError("\(printableText(output)): cannot decode the encoded file to measure its loudness: \(why)")
+    }
+    return meter.loudness
   }
 
   /// The true-peak limiter of a render, boxed: `TruePeakLimiter` is ~Copyable.
@@ -583,9 +609,11 @@ public enum OfflineRenderer {
   /// Written on a thread of their own (`stemdeck-stem-writer`), so that the render thread only
   /// mixes: the renderer interleaves each stem's block straight into one of two chunk buffers
   /// (`chunkFrames` frames of every stem, `slot`), and a full chunk goes to the writer thread,
-  /// which dithers and writes each stem's part in one `sf_writef_float` call while the render
-  /// fills the other (double buffering: the render waits only when the writer is a whole chunk
-  /// behind). A write error stops the render at the next chunk; nothing is put in place.
+  /// which dithers and writes each stem's part in one call while the render fills the other
+  /// (double buffering: the render waits only when the writer is a whole chunk behind): to an
+  /// integer WAV as bytes it converts itself (`SoundFileWriter.writeConverted`), to any other
+  /// format with `sf_writef_float`. A write error stops the render at the next chunk; nothing is
+  /// put in place.
   final class StemFiles: @unchecked Sendable {
     let paths: [String]
     var temporaries: [String] = []
@@ -595,7 +623,13 @@ public enum OfflineRenderer {
       init(_ writer: consuming SoundFileWriter) { self.writer = writer }
     }
     var writers: [Box] = []
-    var ditherers: [TPDFDither?]
+    /// One ditherer for every stem file: they would all start from the same seed and draw alike,
+    /// so the noise of a chunk is drawn once (`noise`) and added to each stem's samples.
+    var ditherer: TPDFDither?
+    let noise: UnsafeMutablePointer<Double>?
+    /// Integer WAV: bytes per sample, converted here into `bytes` (`SoundFileWriter.writeConverted`).
+    let sampleBytes: Int?
+    let bytes: UnsafeMutablePointer<UInt8>?
     var placed = 0
     /// Frames of every stem in one chunk (256 KiB of interleaved float stereo per stem).
     let chunkFrames: Int
@@ -622,7 +656,11 @@ public enum OfflineRenderer {
       self.paths = paths
       self.blockFrames = blockFrames
       chunkFrames = max(32768, blockFrames * 2)
-      ditherers = Array(repeating: dither, count: paths.count)
+      ditherer = paths.isEmpty ? nil : dither
+      noise = ditherer == nil ? nil : .allocate(capacity: chunkFrames * 2)
+      let sampleBytes = paths.isEmpty ? nil : format.wavIntegerBytes
+      self.sampleBytes = sampleBytes
+      bytes = sampleBytes.map { [chunkFrames] in .allocate(capacity: chunkFrames * 2 * $0) }
       for path in paths {
         let folder = String(path[..<path.lastIndex(of: "/")!])
         let name = String(path[path.index(after: path.lastIndex(of: "/")!)...])
@@ -651,6 +689,8 @@ public enum OfflineRenderer {
       stop()
       for chunk in chunks { chunk.deallocate() }
       chunkFill.deallocate()
+      noise?.deallocate()
+      bytes?.deallocate()
     }
 
     /// Where stem `index`'s next `n` frames go (interleaved stereo); `write` then takes them.
@@ -691,10 +731,17 @@ public enum OfflineRenderer {
         let chunk = written % 2, frames = chunkFill[chunk]
         written += 1
         if failure == nil {
+          if let noise { ditherer?.noise(into: noise, count: 2 * frames) }
           for index in paths.indices {
             let data = chunks[chunk] + index * chunkFrames * 2
-            ditherers[index]?.apply(data, count: 2 * frames)
-            do throws(SoundFileError) { try writers[index].writer.write(data, frameCount: frames) } catch {
+            do throws(SoundFileError) {
+              if let noise { ditherer?.apply(data, count: 2 * frames, noise: noise) }
+              if let sampleBytes, let bytes {
+                try writers[index].writer.writeConverted(data, frameCount: frames, bytes: sampleBytes, scratch: bytes)
+              } else {
+                try writers[index].writer.write(data, frameCount: frames)
+              }
+            } catch {
               failure = MixerError(
                 "\(printableText(paths[index])): \(error.reason) — the render stopped; previous stem files are left as they were")
               break
@@ -784,8 +831,10 @@ public enum OfflineRenderer {
 /// independent uniform values of ±½ LSB) is added before rounding to the output's step, which
 /// makes the rounding error independent of the signal (noise of 0.5 LSB RMS in all, instead of
 /// distortion, and signals below ½ LSB are kept instead of rounded to silence). The rounding is
-/// done here, to integers that libsndfile writes back unchanged (it scales floats by 2^(bits−1) − 1,
-/// sndfile's float→int conversion). A fixed seed: the same render writes the same file.
+/// done here, to levels q/(2^(bits−1) − 1). FLAC keeps them exactly; libsndfile's PCM conversion
+/// for WAV and AIFF with clipping on (`SoundFileWriter.encodePCM`) scales by 2^31 and keeps the top
+/// bits, which writes a negative level q as q − 1 (and the top 31 of 16 bits as q + 1). A fixed
+/// seed: the same render writes the same file.
 struct TPDFDither {
   let scale: Double
   let largest: Double
@@ -815,5 +864,31 @@ struct TPDFDither {
       samples[i] = Float(Swift.min(largest - 1, Swift.max(-largest, q)) / scale)
     }
     state = x
+  }
+
+  /// The noise `apply` would add to the next `count` samples (LSB), advancing the state as it
+  /// would: `render --stems` draws it once per chunk for every stem file, whose ditherers all
+  /// start from the same seed and advance alike (one draw per sample of the same length).
+  mutating func noise(into noise: UnsafeMutablePointer<Double>, count: Int) {
+    let toUnit = 1.0 / 4_294_967_296.0
+    var x = state
+    for i in 0..<count {
+      x ^= x >> 12
+      x ^= x << 25
+      x ^= x >> 27
+      let r = x &* 0x2545_F491_4F6C_DD1D
+      noise[i] = (Double(UInt32(truncatingIfNeeded: r >> 32)) - Double(UInt32(truncatingIfNeeded: r))) * toUnit
+    }
+    state = x
+  }
+
+  /// `apply` with its noise drawn beforehand (`noise(into:count:)`): the same samples.
+  func apply(_ samples: UnsafeMutablePointer<Float>, count: Int, noise: UnsafePointer<Double>) {
+    let scale = self.scale, largest = self.largest
+    let magic = 6_755_399_441_055_744.0
+    for i in 0..<count {
+      let q = (Double(samples[i]) * scale + noise[i] + magic) - magic
+      samples[i] = Float(Swift.min(largest - 1, Swift.max(-largest, q)) / scale)
+    }
   }
 }

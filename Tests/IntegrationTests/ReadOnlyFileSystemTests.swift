@@ -229,6 +229,12 @@ struct ReadOnlyFileSystemTests {
       naming: "stems", "render --stems into an existing folder")
     #expect(place.after(kind) == before, "\(snapshotDifference(before, place.after(kind)))")
     #expect(FileFacts.kind(master) == nil, "the master was written although its stems failed")
+    // 16-bit stems, which stemdeck converts and writes as bytes itself (sf_write_raw): the same.
+    expectFailure(
+      try await render(["--output", master, "--format", "wav16", "--stems", place.session.file("stems")]),
+      naming: "stems", "render --stems to 16-bit WAV into an existing folder")
+    #expect(place.after(kind) == before, "\(snapshotDifference(before, place.after(kind)))")
+    #expect(FileFacts.kind(master) == nil, "the master was written although its stems failed")
     expectFailure(
       try await render(["--output", master, "--stems", place.session.file("fresh")]),
       naming: "fresh", "render --stems into a new folder")
