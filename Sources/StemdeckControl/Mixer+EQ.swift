@@ -68,7 +68,7 @@ extension Mixer {
   /// A stem's channel EQ (an offline stem's too: it is kept and saved).
   public func eqSettings(_ name: String) throws(MixerError) -> EQSettings {
     try lock.locked { () throws(MixerError) in
-      if let offline = offlineStems.first(where: { $0.settings.name == name }) { return offline.settings.eq }
+      if let offline = table.offline.first(where: { $0.settings.name == name }) { return offline.settings.eq }
       return try find(name).settings.eq
     }
   }

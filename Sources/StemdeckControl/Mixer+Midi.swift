@@ -74,7 +74,7 @@ extension Mixer {
 
   func checkMidiMapping(_ mapping: MidiMapping) throws(MixerError) {
     if let problem = mapping.problem() { throw MixerError("midi mapping \(problem.field): \(problem.message)") }
-    if mapping.action.targetsStem, !stems.contains(where: { $0.settings.name == mapping.target }) {
+    if mapping.action.targetsStem, !table.stems.contains(where: { $0.settings.name == mapping.target }) {
       throw MixerError("no stem named '\(printableText(mapping.target))' (midi \(mapping.action.rawValue) drives a stem)")
     }
     if mapping.action == .sfx, effects.byName[mapping.target] == nil,
@@ -127,7 +127,7 @@ extension Mixer {
       case .rate: target = .rate
       default: target = .control
       }
-      if target != .control, let stem = stems.first(where: { $0.settings.name == m.target }) { slot = stem.slot }
+      if target != .control, let stem = self.table.stems.first(where: { $0.settings.name == m.target }) { slot = stem.slot }
       return [Int(kind.rawValue), (m.channel ?? 0) - 1, m.number, Int(target.rawValue), Int(slot)]
     }
     guard table != midiState.published else { return }
@@ -157,7 +157,7 @@ extension Mixer {
     while let report = rings.midiReports.pop() {
       switch report {
       case .applied(_, let slot, let target, let value):
-        guard let stem = stems.first(where: { $0.slot == slot }) else { continue }
+        guard let stem = table.stems.first(where: { $0.slot == slot }) else { continue }
         var s = stem.settings
         switch target {
         case .volume: s.volume = value

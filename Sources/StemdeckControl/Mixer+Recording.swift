@@ -129,5 +129,5 @@ extension Mixer {
     return events
   }
 
-  func allStemNamesLocked() -> [String] { stems.map(\.settings.name) + offlineStems.map(\.settings.name) }
+  func allStemNamesLocked() -> [String] { table.stems.map(\.settings.name) + table.offline.map(\.settings.name) }
 }

@@ -19,18 +19,18 @@ extension Mixer {
       // leaves the current session as it was. Only then are the current stems removed.
       let needed = session.stems.count - offline.count
       reclaimSlots(needed)
-      if needed > freeSlots.count {
+      if needed > table.freeSlots.count {
         let limit = renderState.pointee.maxVoices
         throw MixerError(
           file: sessionPath,
           needed > limit
             ? "the session has \(needed) stems; stemdeck plays at most \(limit) — nothing was opened"
-            : "its \(needed) stems need \(needed) free stem slots, but only \(freeSlots.count) of \(limit) are free while the current stems are in use — nothing was opened; try again in a moment"
+            : "its \(needed) stems need \(needed) free stem slots, but only \(table.freeSlots.count) of \(limit) are free while the current stems are in use — nothing was opened; try again in a moment"
         )
       }
-      let oldStems = stems, oldOffline = offlineStems, oldQuality = quality, oldDirty = isDirty
-      stems = []
-      offlineStems = []  // the new session's names may be the current one's
+      let oldStems = table.stems, oldOffline = table.offline, oldQuality = quality, oldDirty = isDirty
+      table.stems = []
+      table.offline = []  // the new session's names may be the current one's
       quality = session.quality  // new stems' converters
       do throws(MixerError) {
         let offlineNames = Set(offline.map(\.settings.name))  // a set: 50,000 offline stems were O(N²)
@@ -41,9 +41,9 @@ extension Mixer {
           }
         }
       } catch {
-        for stem in stems { retire(stem) }
-        stems = oldStems
-        offlineStems = oldOffline
+        for stem in table.stems { retire(stem) }
+        table.stems = oldStems
+        table.offline = oldOffline
         quality = oldQuality
         isDirty = oldDirty
         throw error
@@ -60,7 +60,7 @@ extension Mixer {
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
       try setMasterEQ(session.masterEQ)
-      offlineStems = offline
+      table.offline = offline
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
@@ -74,7 +74,7 @@ extension Mixer {
   func retire(_ stem: Stem) {
     try? send(.removeVoice(slot: stem.slot))
     stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
-    retiring.append(stem)
+    table.retiring.append(stem)
   }
 
   /// Checks everything in `session` that can fail before anything changes: settings, names,
@@ -163,7 +163,7 @@ extension Mixer {
 
   /// Old songs' stems still in the renderer (playing until the switch, or fading out after a
   /// crossfade); 0 once every one has been handed back and freed.
-  public var leavingStemCount: Int { lock.locked { retiring.filter(\.leavingSong).count } }
+  public var leavingStemCount: Int { lock.locked { table.retiring.filter(\.leavingSong).count } }
 
   /// Moves to the next song of a setlist: `session` (whose file is at `sessionPath`) replaces the
   /// current one, checked first exactly as `load` does; on an error nothing changes and the
@@ -183,9 +183,9 @@ extension Mixer {
       let fadeFrames = options.songChange == .crossfade ? Int((options.crossfadeSeconds * sampleRate).rounded()) : 0
       let frame = Int((max(0, session.position) * sampleRate).rounded())
       // Everything needed to undo: the next song's stems go in beside the old ones.
-      let oldStems = stems, oldOffline = offlineStems, oldQuality = quality, oldEpoch = transport.epoch
-      stems = []
-      offlineStems = []  // the new song's names may be the old song's (offline ones included)
+      let oldStems = table.stems, oldOffline = table.offline, oldQuality = quality, oldEpoch = transport.epoch
+      table.stems = []
+      table.offline = []  // the new song's names may be the old song's (offline ones included)
       quality = session.quality  // new stems' converters; the old song keeps its own
       transport.epoch += 1
       do throws(MixerError) {
@@ -199,13 +199,13 @@ extension Mixer {
         try send(.changeSong(frame: frame, epoch: transport.epoch, fadeFrames: fadeFrames, song: transport.songChangesSent + 1))
       } catch {
         // Take the half-built song back (its voices are still pending, so silent) and restore.
-        for stem in stems {
+        for stem in table.stems {
           try? send(.removeVoice(slot: stem.slot))
           stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
-          retiring.append(stem)
+          table.retiring.append(stem)
         }
-        stems = oldStems
-        offlineStems = oldOffline
+        table.stems = oldStems
+        table.offline = oldOffline
         quality = oldQuality
         transport.epoch = oldEpoch
         throw error
@@ -218,7 +218,7 @@ extension Mixer {
         // its fade-out ends (crossfade), or at once if it belongs to a song that never started
         // because this change superseded it.
         stem.leavingSong = true
-        retiring.append(stem)
+        table.retiring.append(stem)
       }
       for name in effects.order { try unloadEffect(name) }
       cancelEffectLoads()
@@ -231,7 +231,7 @@ extension Mixer {
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
       try setMasterEQ(session.masterEQ)
-      offlineStems = offline
+      table.offline = offline
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       isDirty = false
@@ -283,11 +283,11 @@ extension Mixer {
   /// its `index` (its place in the session it came from). Linear: inserting them one by one
   /// moved the whole list each time (40,000 offline stems took minutes).
   func savedOrder() -> [(settings: StemSettings, path: String, stem: Stem?, offline: OfflineStem?)] {
-    let offline = offlineStems.sorted { $0.index < $1.index }
+    let offline = table.offline.sorted { $0.index < $1.index }
     var out: [(settings: StemSettings, path: String, stem: Stem?, offline: OfflineStem?)] = []
-    out.reserveCapacity(stems.count + offline.count)
+    out.reserveCapacity(table.stems.count + offline.count)
     var j = 0
-    for stem in stems {
+    for stem in table.stems {
       while j < offline.count && offline[j].index <= out.count {
         out.append((offline[j].settings, offline[j].path, nil, offline[j]))
         j += 1

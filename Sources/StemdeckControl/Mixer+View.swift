@@ -20,12 +20,12 @@ extension Mixer {
   /// silently inaudible there).
   public func setOfflineVolume(_ name: String, _ volume: Double) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      guard let index = offlineStems.firstIndex(where: { $0.settings.name == name }) else {
+      guard let index = table.offline.firstIndex(where: { $0.settings.name == name }) else {
         throw MixerError("no offline stem named '\(name)'")
       }
       try MixerError.check(volume, .volume, "volume")
-      guard offlineStems[index].settings.volume != volume else { return }
-      offlineStems[index].settings.volume = volume
+      guard table.offline[index].settings.volume != volume else { return }
+      table.offline[index].settings.volume = volume
       isDirty = true
     }
   }

@@ -29,13 +29,13 @@ public final class Mixer: @unchecked Sendable {
   let lock = NSRecursiveLock()
   var rings: EngineRings
   let disk: DiskStreamer
-  var stems: [Stem] = []
+  /// The stems: playing, offline, on their way out, and the free voice slots.
+  var table: StemTable
   /// Stems of a session whose audio file could not be opened: kept (and saved) as they were.
-  public internal(set) var offlineStems: [OfflineStem] = []
-  var retiring: [Stem] = []
-  /// Retired stems whose stream a disk worker may still be in the middle of (see `pump`).
-  var detaching: [Stem] = []
-  var freeSlots: [Int32]
+  public internal(set) var offlineStems: [OfflineStem] {
+    get { table.offline }
+    set { table.offline = newValue }
+  }
   var masterVolume: Double = 1
   /// The master bus's channel EQ (Mixer+EQ.swift).
   var masterEQ = EQSettings()
@@ -88,7 +88,7 @@ public final class Mixer: @unchecked Sendable {
     let made = RenderState.make(sampleRate: sampleRate, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames)
     renderState = made.state
     rings = made.rings
-    freeSlots = (0..<Int32(maxVoices)).reversed()
+    table = StemTable(freeSlots: (0..<Int32(maxVoices)).reversed())
     if streaming == .thread { disk.start() }
   }
 
@@ -119,11 +119,11 @@ public final class Mixer: @unchecked Sendable {
         voice.deinitialize(count: 1)
         voice.deallocate()
       }
-      for stem in stems + retiring + detaching { stem.freeShared() }
+      for stem in table.stems + table.retiring + table.detaching { stem.freeShared() }
       freeAllEffects()
-      stems.removeAll()
-      retiring.removeAll()
-      detaching.removeAll()
+      table.stems.removeAll()
+      table.retiring.removeAll()
+      table.detaching.removeAll()
     }
   }
 
@@ -257,10 +257,10 @@ public final class Mixer: @unchecked Sendable {
   // MARK: - Stems
 
   /// The names of all stems, in order.
-  public var stemNames: [String] { lock.locked { stems.map(\.settings.name) } }
+  public var stemNames: [String] { lock.locked { table.stems.map(\.settings.name) } }
 
   /// Names of all stems including offline ones.
-  public var allStemNames: [String] { lock.locked { stems.map(\.settings.name) + offlineStems.map(\.settings.name) } }
+  public var allStemNames: [String] { lock.locked { table.stems.map(\.settings.name) + table.offline.map(\.settings.name) } }
 
   /// Adds a stem playing the audio file at `path` (absolute or relative to the current
   /// directory). Its settings come from `settings` (name and all), validated first.
@@ -280,7 +280,7 @@ public final class Mixer: @unchecked Sendable {
       do { file = try SoundFile(readingFrom: path) } catch {
         throw MixerError("cannot add stem '\(settings.name)': \(error)")
       }
-      guard let slot = freeSlots.popLast() else {
+      guard let slot = table.freeSlots.popLast() else {
         throw MixerError("cannot add stem '\(settings.name)': all \(renderState.pointee.maxVoices) stem slots are in use")
       }
       let prepared: PreparedStem
@@ -289,7 +289,7 @@ public final class Mixer: @unchecked Sendable {
           file: file, path: path, settings: settings, slot: slot, quality: quality,
           atTransportFrame: pendingAt ?? joinTransportFrame(), anySolo: anySolo(including: settings))
       } catch {
-        freeSlots.append(slot)
+        table.freeSlots.append(slot)
         throw MixerError("cannot add stem '\(settings.name)': \(error)")
       }
       let stem = prepared.stem, voice = prepared.voice
@@ -301,10 +301,10 @@ public final class Mixer: @unchecked Sendable {
       } catch {
         disk.remove(prepared.stream)
         discard(prepared)
-        freeSlots.append(slot)
+        table.freeSlots.append(slot)
         throw error
       }
-      stems.append(stem)
+      table.stems.append(stem)
       if settings.solo { try? pushAllGains() }
       isDirty = true
       return settings.name
@@ -404,37 +404,37 @@ public final class Mixer: @unchecked Sendable {
       }
     }
     // The swaps and the re-sync that follows (a join frame per stem and the seek) must all fit.
-    guard waitForCommandRoom(count: prepared.count + stems.count + 2) else {
+    guard waitForCommandRoom(count: prepared.count + table.stems.count + 2) else {
       for p in prepared { discard(p) }
       throw MixerError(
         "cannot \(what): the audio engine is not keeping up with commands (command queue full); nothing was changed; try again")
     }
     var index: [ObjectIdentifier: Int] = [:]
-    for (i, stem) in stems.enumerated() { index[ObjectIdentifier(stem)] = i }
+    for (i, stem) in table.stems.enumerated() { index[ObjectIdentifier(stem)] = i }
     for (p, (old, _)) in zip(prepared, targets) {
       disk.add(p.stream)
       // Cannot fail: the room was secured above and only this thread (under the lock) pushes.
       try? send(.replaceVoice(slot: old.slot, voice: p.voice))
       old.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
       old.slotHandedOver = true
-      retiring.append(old)
-      if let i = index[ObjectIdentifier(old)] { stems[i] = p.stem }
+      table.retiring.append(old)
+      if let i = index[ObjectIdentifier(old)] { table.stems[i] = p.stem }
     }
   }
 
   /// Removes a stem: it fades out and its resources are freed once the renderer hands it back.
   public func removeStem(_ name: String) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      if let index = offlineStems.firstIndex(where: { $0.settings.name == name }) {
-        offlineStems.remove(at: index)
+      if let index = table.offline.firstIndex(where: { $0.settings.name == name }) {
+        table.offline.remove(at: index)
         isDirty = true
         return
       }
       let stem = try find(name)
       try send(.removeVoice(slot: stem.slot))
-      stems.removeAll { $0 === stem }
+      table.stems.removeAll { $0 === stem }
       stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
-      retiring.append(stem)
+      table.retiring.append(stem)
       if stem.settings.solo { try? pushAllGains() }
       isDirty = true
     }
@@ -443,8 +443,8 @@ public final class Mixer: @unchecked Sendable {
   /// Removes every stem.
   public func removeAllStems() throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      for name in stems.map(\.settings.name) { try removeStem(name) }
-      if !offlineStems.isEmpty { offlineStems.removeAll(); isDirty = true }
+      for name in table.stems.map(\.settings.name) { try removeStem(name) }
+      if !table.offline.isEmpty { table.offline.removeAll(); isDirty = true }
     }
   }
 
@@ -511,7 +511,7 @@ public final class Mixer: @unchecked Sendable {
   }
 
   func anySolo(including extra: StemSettings? = nil) -> Bool {
-    (extra?.solo ?? false) || stems.contains { $0.settings.solo }
+    (extra?.solo ?? false) || table.stems.contains { $0.settings.solo }
   }
 
   /// Sends a stem's levels: volume and pan only when they changed (so glides of the others keep
@@ -531,7 +531,7 @@ public final class Mixer: @unchecked Sendable {
   /// (which overflowed the command ring at about 127 stems).
   func pushAllGains() throws(MixerError) {
     let solo = anySolo()
-    for stem in stems where stem.isAudible(anySolo: solo) != stem.sentAudible { try pushGains(stem, anySolo: solo) }
+    for stem in table.stems where stem.isAudible(anySolo: solo) != stem.sentAudible { try pushGains(stem, anySolo: solo) }
   }
 
   /// Master volume, linear 0…2.
@@ -552,7 +552,7 @@ public final class Mixer: @unchecked Sendable {
     try lock.locked { () throws(MixerError) in
       guard newQuality != quality else { return }
       let position = currentTransportFrame()
-      try rebuildStems(stems.map { ($0, $0.settings) }, quality: newQuality, what: "change the quality to \(newQuality.rawValue)")
+      try rebuildStems(table.stems.map { ($0, $0.settings) }, quality: newQuality, what: "change the quality to \(newQuality.rawValue)")
       quality = newQuality
       try seek(toFrame: position)
       isDirty = true
@@ -587,7 +587,7 @@ public final class Mixer: @unchecked Sendable {
     try lock.locked { () throws(MixerError) in
       let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch
       if transport.endReported
-        || (!seekPending && !stems.isEmpty && !stems.contains { $0.settings.loops < 0 } && allFiniteStemsFinishedLocked())
+        || (!seekPending && !table.stems.isEmpty && !table.stems.contains { $0.settings.loops < 0 } && allFiniteStemsFinishedLocked())
       {
         try seek(toFrame: 0)  // played to the end: start again from the top
       }
@@ -622,7 +622,7 @@ public final class Mixer: @unchecked Sendable {
     transport.endReported = false
     transport.epoch += 1
     transport.seekTarget = frame
-    for stem in stems {
+    for stem in table.stems {
       let place = placement(for: stem, atTransportFrame: frame)
       let shared = stem.shared.pointer
       shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
@@ -669,12 +669,12 @@ public final class Mixer: @unchecked Sendable {
   /// when there are no stems. Stems looping forever are left out; `hasEndlessStems` says so.
   public var duration: Double? {
     lock.locked {
-      let finite = stems.compactMap { $0.duration }
+      let finite = table.stems.compactMap { $0.duration }
       return finite.max()
     }
   }
 
-  public var hasEndlessStems: Bool { lock.locked { stems.contains { $0.settings.loops < 0 } } }
+  public var hasEndlessStems: Bool { lock.locked { table.stems.contains { $0.settings.loops < 0 } } }
 
   /// True when every stem that can finish has finished (and there is at least one such stem).
   /// Counts the ends of songs reported by `pump` (the transport stopped there); the console's
@@ -690,7 +690,7 @@ public final class Mixer: @unchecked Sendable {
   // MARK: - Status, stems and meters
 
   public func stemStatuses() -> [StemStatus] {
-    lock.locked { stems.map { $0.status(engineRate: sampleRate, preFader: options.meterPoint == .pre) } }
+    lock.locked { table.stems.map { $0.status(engineRate: sampleRate, preFader: options.meterPoint == .pre) } }
   }
 
   public func stemStatus(_ name: String) throws(MixerError) -> StemStatus {
@@ -710,7 +710,7 @@ public final class Mixer: @unchecked Sendable {
       resetLoudnessLocked()
       renderState.pointee.status.pointee.masterMeters.pointee.requestReset()
       renderState.pointee.status.pointee.effectsMeters.pointee.requestReset()
-      for stem in stems { stem.shared.pointer.pointee.meters.pointee.requestReset() }
+      for stem in table.stems { stem.shared.pointer.pointee.meters.pointee.requestReset() }
     }
   }
 
@@ -724,15 +724,15 @@ public final class Mixer: @unchecked Sendable {
       while let event = rings.events.pop() {
         switch event {
         case .stemFinished(let slot):
-          if let stem = stems.first(where: { $0.slot == slot }) {
+          if let stem = table.stems.first(where: { $0.slot == slot }) {
             out.append(.stemFinished(stem.settings.name))
           }
         case .underrun(let slot):
-          if let stem = stems.first(where: { $0.slot == slot }) { out.append(.underrun(stem.settings.name)) }
+          if let stem = table.stems.first(where: { $0.slot == slot }) { out.append(.underrun(stem.settings.name)) }
         case .primeTimeout:
           out.append(.primeTimeout)
         case .badSamples(let slot):
-          if let stem = stems.first(where: { $0.slot == slot }) { out.append(.badSamples(stem.settings.name)) }
+          if let stem = table.stems.first(where: { $0.slot == slot }) { out.append(.badSamples(stem.settings.name)) }
         case .effectUnloaded(let slot):
           effectReleased(slot: slot)
         case .recordingStopped:
@@ -748,7 +748,7 @@ public final class Mixer: @unchecked Sendable {
       // Not while a seek is on its way to the renderer: the stems' `finished` flags are the old
       // position's until it is applied (`play` at the end rewinds that way).
       let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch
-      if !transport.endReported && !seekPending && !stems.isEmpty && !stems.contains(where: { $0.settings.loops < 0 })
+      if !transport.endReported && !seekPending && !table.stems.isEmpty && !table.stems.contains(where: { $0.settings.loops < 0 })
         && allFiniteStemsFinishedLocked()
       {
         transport.endReported = true
@@ -756,7 +756,7 @@ public final class Mixer: @unchecked Sendable {
         out.append(.allFinished)
         if transportState == .playing { try? send(.pause) }
       }
-      for stem in stems where !stem.badSamplesReported && stem.shared.pointer.pointee.badSamples.load(ordering: .relaxed) {
+      for stem in table.stems where !stem.badSamplesReported && stem.shared.pointer.pointee.badSamples.load(ordering: .relaxed) {
         stem.badSamplesReported = true
         var settings = stem.settings
         settings.mute = true
@@ -770,7 +770,7 @@ public final class Mixer: @unchecked Sendable {
         let kept = NumberFormat.time(Double(r.framesWritten) / sampleRate)
         out.append(.recordingFailed(r.name, "\(reason) — the take keeps its first \(kept), a valid file; 'record stop' adds it as a stem"))
       }
-      for stem in stems where !stem.failureReported {
+      for stem in table.stems where !stem.failureReported {
         if let message = stem.stream?.failure {
           stem.failureReported = true
           out.append(.readFailed(stem.settings.name, message))
@@ -783,7 +783,7 @@ public final class Mixer: @unchecked Sendable {
   /// True when a stem's disk reader has found NaN or infinite samples that `pump` has not
   /// reported (and muted) yet. Cheap: one atomic load per stem.
   public var hasUnreportedBadSamples: Bool {
-    lock.locked { stems.contains { !$0.badSamplesReported && $0.shared.pointer.pointee.badSamples.load(ordering: .relaxed) } }
+    lock.locked { table.stems.contains { !$0.badSamplesReported && $0.shared.pointer.pointee.badSamples.load(ordering: .relaxed) } }
   }
 
   /// Frees the voices the renderer handed back and the stems they belonged to, returning their
@@ -793,19 +793,23 @@ public final class Mixer: @unchecked Sendable {
       let shared = voice.pointee.shared
       voice.deinitialize(count: 1)
       voice.deallocate()
-      if let index = retiring.firstIndex(where: { $0.shared.pointer == shared }) {
-        detaching.append(retiring.remove(at: index))
+      if let index = table.retiring.firstIndex(where: { $0.shared.pointer == shared }) {
+        let stem = table.retiring.remove(at: index)
+        table.detaching.append(stem)
       }
     }
     // A retired stem's shared state is freed once no disk worker holds its stream; a worker
     // stuck in a stalled read of it only delays that (never the REPL: this does not wait).
-    detaching.removeAll { stem in
+    // (The freed slots are collected first: `table` is being changed by removeAll.)
+    var freed: [Int32] = []
+    table.detaching.removeAll { stem in
       if let stream = stem.stream, !disk.tryRemove(stream) { return false }
       stem.stream = nil
       stem.freeShared()
-      if !stem.slotHandedOver { freeSlots.append(stem.slot) }
+      if !stem.slotHandedOver { freed.append(stem.slot) }
       return true
     }
+    table.freeSlots += freed
   }
 
   /// Makes sure `count` slots are free if the renderer can hand enough back: collects what it
@@ -814,9 +818,9 @@ public final class Mixer: @unchecked Sendable {
   /// slots because the songs they superseded had not been collected yet.
   func reclaimSlots(_ count: Int) {
     collectRetired()
-    guard freeSlots.count < count, streaming == .thread else { return }
+    guard table.freeSlots.count < count, streaming == .thread else { return }
     let deadline = Date().addingTimeInterval(2)
-    while freeSlots.count < count && !(retiring.isEmpty && detaching.isEmpty) && Date() < deadline {
+    while table.freeSlots.count < count && !(table.retiring.isEmpty && table.detaching.isEmpty) && Date() < deadline {
       usleep(1000)
       collectRetired()
     }
@@ -826,27 +830,27 @@ public final class Mixer: @unchecked Sendable {
     // Until the renderer has applied the latest seek (e.g. 'play' after the end rewinds to 0),
     // the stems' finished flags describe the old position: not finished yet.
     guard renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) == transport.epoch else { return false }
-    let finite = stems.filter { $0.settings.loops >= 0 }
+    let finite = table.stems.filter { $0.settings.loops >= 0 }
     return !finite.isEmpty && finite.allSatisfy { $0.shared.pointer.pointee.finished.load(ordering: .acquiring) }
   }
 
   /// True once every removed stem has been handed back and freed.
-  public var hasPendingRemovals: Bool { lock.locked { !retiring.isEmpty } }
+  public var hasPendingRemovals: Bool { lock.locked { !table.retiring.isEmpty } }
 
   // MARK: - Helpers
 
   func find(_ name: String) throws(MixerError) -> Stem {
-    if let stem = stems.first(where: { $0.settings.name == name }) { return stem }
-    if let offline = offlineStems.first(where: { $0.settings.name == name }) {
+    if let stem = table.stems.first(where: { $0.settings.name == name }) { return stem }
+    if let offline = table.offline.first(where: { $0.settings.name == name }) {
       throw MixerError(
         "stem '\(name)' is offline: \(offline.reason) (fix the file and \(action: .reopenSession), or \(action: .removeStem(name)))")
     }
-    throw MixerError.unknownStem(name, known: stems.map(\.settings.name))
+    throw MixerError.unknownStem(name, known: table.stems.map(\.settings.name))
   }
 
   func validate(_ s: StemSettings, isNew: Bool) throws(MixerError) {
     if let problem = NameRules.stemProblem(s.name) { throw MixerError(ControlText(problem)) }
-    if isNew, stems.contains(where: { $0.settings.name == s.name }) || offlineStems.contains(where: { $0.settings.name == s.name }) {
+    if isNew, table.stems.contains(where: { $0.settings.name == s.name }) || table.offline.contains(where: { $0.settings.name == s.name }) {
       throw MixerError("a stem named '\(s.name)' already exists; \(action: .nameNewStem)")
     }
     try MixerError.check(s.volume, .volume, "volume")
@@ -1023,7 +1027,7 @@ extension Mixer {
   public func directOutSlots() -> [(name: String, slot: Int)] {
     lock.locked {
       // An old song fading out after a crossfade keeps its direct outs until it is handed back.
-      (stems + retiring.filter(\.leavingSong)).filter(\.settings.directOut).map { ($0.settings.name, Int($0.slot)) }
+      (table.stems + table.retiring.filter(\.leavingSong)).filter(\.settings.directOut).map { ($0.settings.name, Int($0.slot)) }
     }
   }
 
@@ -1099,6 +1103,23 @@ extension Mixer {
       return other
     }
   }
+}
+
+/// The mixer's stems by where they are in their life.
+struct StemTable {
+  /// Playing (or ready to), in session order.
+  var stems: [Stem] = []
+  /// Stems of a session whose audio file could not be opened: kept (and saved) as they were.
+  var offline: [OfflineStem] = []
+  /// Removed, replaced or left behind by a song change: waiting for the renderer to hand their
+  /// voices back (see `pump`).
+  var retiring: [Stem] = []
+  /// Retired stems whose stream a disk worker may still be in the middle of (see `pump`).
+  var detaching: [Stem] = []
+  /// Voice slots no stem holds.
+  var freeSlots: [Int32]
+
+  init(freeSlots: [Int32]) { self.freeSlots = freeSlots }
 }
 
 /// The transport as the control side drives it (the renderer owns the transport itself).

@@ -192,7 +192,7 @@ public enum OfflineRenderer {
     var stemSlots: [Int32] = []
     if stemsFolder != nil {
       stemSlots = plan.mixer.lock.locked {
-        session.stems.map { stem in plan.mixer.stems.first { $0.settings.name == stem.name }?.slot ?? -1 }
+        session.stems.map { stem in plan.mixer.table.stems.first { $0.settings.name == stem.name }?.slot ?? -1 }
       }
       if let missing = stemSlots.firstIndex(of: -1) {
         throw MixerError(

@@ -132,7 +132,7 @@ private func renderPaced(
 private func waitForFullRings(_ mixer: Mixer) {
   let deadline = ContinuousClock.now + .seconds(30)
   func full() -> Bool {
-    mixer.stems.allSatisfy { stem in
+    mixer.table.stems.allSatisfy { stem in
       guard let stream = stem.stream else { return true }
       let wanted = min(stream.ringCapacity, stream.length * stream.outputChannels)
       let read = stem.shared.pointer.pointee.readCounter.load(ordering: .relaxed)
@@ -568,7 +568,7 @@ struct BadAudioTests {
     try mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
     try mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
     waitForFullRings(mixer)
-    let sharedA = try #require(mixer.stems.first { $0.settings.name == "a" }).shared.pointer
+    let sharedA = try #require(mixer.table.stems.first { $0.settings.name == "a" }).shared.pointer
     slowDisk.set(sharedA, milliseconds: 250)
     try mixer.seek(toSeconds: 1)
     try mixer.play()
@@ -610,7 +610,7 @@ struct BadAudioTests {
     try mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
     try mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
     waitForFullRings(mixer)
-    let sharedA = try #require(mixer.stems.first { $0.settings.name == "a" }).shared.pointer
+    let sharedA = try #require(mixer.table.stems.first { $0.settings.name == "a" }).shared.pointer
     slowDisk.set(sharedA, milliseconds: 1500)
     try mixer.seek(toSeconds: 1)
     try mixer.play()
@@ -648,7 +648,7 @@ struct BadAudioTests {
     try mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
     try mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
     waitForFullRings(mixer)
-    let sharedA = try #require(mixer.stems.first { $0.settings.name == "a" }).shared.pointer
+    let sharedA = try #require(mixer.table.stems.first { $0.settings.name == "a" }).shared.pointer
     slowDisk.set(sharedA, milliseconds: 1500)
     try mixer.play()
     // Both rings are full at the start (~1.4 s); after that B needs the disk thread, which
@@ -681,7 +681,7 @@ struct BadAudioTests {
     }
     waitForFullRings(mixer)
     for name in ["a1", "a2", "a3"] {
-      slowDisk.set(try #require(mixer.stems.first { $0.settings.name == name }).shared.pointer, milliseconds: 1500)
+      slowDisk.set(try #require(mixer.table.stems.first { $0.settings.name == name }).shared.pointer, milliseconds: 1500)
     }
     try mixer.play()
     let run = renderPaced(mixer, frames: 48000 * 4)
@@ -713,7 +713,7 @@ struct BadAudioTests {
     defer { mixer.shutdown() }
     try mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
     waitForFullRings(mixer)
-    let sharedA = try #require(mixer.stems.first { $0.settings.name == "a" }).shared.pointer
+    let sharedA = try #require(mixer.table.stems.first { $0.settings.name == "a" }).shared.pointer
     slowDisk.set(sharedA, milliseconds: 1500)
     try mixer.seek(toSeconds: 1)
     try mixer.play()
