@@ -126,7 +126,11 @@ def run_timed(cmd, timeout, env=None, cwd=None, log_path=None):
             with open(log_path, errors="replace") as f:
                 tail = f.read()[-2000:]
         raise BenchError(f"{cmd[0]} failed (exit {p.returncode}): {shlex.join(cmd)[:300]}\n{tail}")
+    LAST_RUSAGE[:] = [ru.ru_utime, ru.ru_stime]
     return ru.ru_utime + ru.ru_stime, wall
+
+
+LAST_RUSAGE = [0.0, 0.0]  # run_timed's last child: user and system CPU seconds (changed in place)
 
 
 def cpu_busy(seconds=2.0):

@@ -23,10 +23,31 @@ import struct
 from .common import *  # noqa: F401,F403 (constants, run/spawn, med/fmt)
 from .material import *  # noqa: F401,F403
 
+# The write floor of case 1s: the stem files' bytes (a fixed pattern, nothing computed) written
+# to N new files in the stem writer's 32,768-frame chunks, round robin, each fsync'ed and closed,
+# as the export does: what writing them costs the kernel alone (plus python3's start-up).
+WRITE_FLOOR = """
+import os, sys
+folder, n, size, chunk = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+data = memoryview(bytes(range(256)) * (chunk // 256 + 1))
+fds = [os.open(os.path.join(folder, "floor%03d.raw" % i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666) for i in range(n)]
+done = 0
+while done < size:
+    k = min(chunk, size - done)
+    for fd in fds:
+        if os.write(fd, data[:k]) != k:
+            sys.exit("short write")
+    done += k
+for fd in fds:
+    os.fsync(fd)
+    os.close(fd)
+"""
+
 
 def case_stem_export(ctx):
     """`render --stems` of the 32-stem mix beside a plain render of it: the CPU ratio (target
-    < 1.5×), and the 32 stem files summed by sox against the master (target < −100 dBFS)."""
+    < 1.5×), and the 32 stem files summed by sox against the master (target < −100 dBFS); each
+    render's user and system CPU apart, and the write floor (WRITE_FLOOR) before each export."""
     cache, env, runs, sd = ctx["cache"], ctx["env"], ctx["runs"], ctx["bin"]
     sess = write_session(cache, "mix32", N_STEMS)
     out = lambda n: os.path.join(cache, "out", n)
@@ -44,18 +65,37 @@ def case_stem_export(ctx):
         "plain 44.1k": [sd, "render", sess44, "--output", out("stems-plain44.wav"), "--quiet"],
         "--stems 44.1k": [sd, "render", sess44, "--output", out("stems-master44.wav"), "--stems", scratch, "--quiet"],
     }
+    # The write floor: the 32 stem files' bytes, float and 16-bit (the WAV data, 8 or 4 bytes a
+    # frame, and a 44-byte header), written by python3 in the same chunks (WRITE_FLOOR).
+    # Each run just before its export, so that both meet the same state of the machine (the
+    # kernel's cost of writing varies severalfold with the other processes' I/O).
+    floor_dir = out("write-floor")
+    floors = {name: [sys.executable, "-c", WRITE_FLOOR, floor_dir, str(N_STEMS),
+                     str(STEM_SECONDS * SR * frame_bytes + 44), str(32768 * frame_bytes)]
+              for name, frame_bytes in (("write floor", 8), ("write floor wav16", 4))}
+    order = ["plain", "write floor", "--stems", "plain wav16", "write floor wav16", "--stems wav16", "plain 44.1k", "--stems 44.1k"]
+    cmds = {k: cmds.get(k) or floors[k] for k in order}
     cpu = {k: [] for k in cmds}
     wall = {k: [] for k in cmds}
+    user = {k: [] for k in cmds}
+    system = {k: [] for k in cmds}
     for r in range(runs):
         for k, cmd in cmds.items():
             # Every export writes new files: freeing the previous run's 740 MB is not its cost.
             if k.startswith("--stems"):
                 shutil.rmtree(scratch if k.startswith("--stems ") else folder, ignore_errors=True)
+            if k.startswith("write floor"):
+                shutil.rmtree(floor_dir, ignore_errors=True)
+                os.makedirs(floor_dir)
+            os.sync()  # the previous run's dirty pages are not this one's to write back
             c, w = run_timed(cmd, timeout=600, env=env,
                              log_path=os.path.join(cache, "logs", "stems-" + k.strip("-").replace(" ", "-") + ".log"))
             cpu[k].append(c)
             wall[k].append(w)
-            log(f"  case 1s run {r + 1}/{runs}: {k:14s} cpu {c:6.2f} s  wall {w:6.2f} s")
+            user[k].append(LAST_RUSAGE[0])
+            system[k].append(LAST_RUSAGE[1])
+            log(f"  case 1s run {r + 1}/{runs}: {k:17s} cpu {c:6.2f} s (user {LAST_RUSAGE[0]:5.2f}, sys {LAST_RUSAGE[1]:5.2f})  wall {w:6.2f} s")
+    shutil.rmtree(floor_dir, ignore_errors=True)
     shutil.rmtree(scratch, ignore_errors=True)
     files = sorted(os.path.join(folder, f) for f in os.listdir(folder))
     if len(files) != N_STEMS:
@@ -67,5 +107,8 @@ def case_stem_export(ctx):
     ctl_cmd = ["sox", "-m"] + sum((["-v", "1", f] for f in files[1:]), []) + ["-e", "floating-point", "-b", "32", out("stems-sum-31.wav")]
     run(ctl_cmd, timeout=600, env=env, what="sox sum of 31 stem files")
     control_db = diff_dbfs(out("stems-sum-31.wav"), out("stems-master.wav"), out("diff-stems-31.wav"), env)
-    return {"cpu": cpu, "wall": wall, "diff_db": diff_db, "control_db": control_db,
+    # The report shows the snippet by name, not its text.
+    cmds = {k: (v if not k.startswith("write floor") else v[:2] + ["WRITE_FLOOR (scripts/stemdeck_bench/export.py)"] + v[3:])
+            for k, v in cmds.items()}
+    return {"cpu": cpu, "wall": wall, "user": user, "system": system, "diff_db": diff_db, "control_db": control_db,
             "commands": dict(cmds, **{"sox sum of the stems": sum_cmd[:4] + ["…"] + sum_cmd[-6:]})}

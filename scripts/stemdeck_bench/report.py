@@ -139,29 +139,49 @@ def section_1b(r, run, b, summary, commands):
 def section_1s(r, run, b, summary, commands):
     c = {k: med(v) for k, v in r["cpu"].items()}
     wl = {k: med(v) for k, v in r["wall"].items()}
+    # user/system and the write floor rows came later: older results lack them ("–", no floor line).
+    us = {k: med(v) for k, v in r.get("user", {}).items()}
+    sy = {k: med(v) for k, v in r.get("system", {}).items()}
+    floors = {"--stems": "write floor", "--stems wav16": "write floor wav16"}
     ratio = c["--stems"] / c["plain"]
     b("## 1s. Stem export: the 32-stem mix with `--stems` (33 files) beside the master alone")
     b("")
-    b("| render | CPU s (user+sys) | wall s | CPU ratio --stems / plain | wall ratio |")
-    b("|---|---:|---:|---:|---:|")
+    b("| render | CPU s (user+sys) | user s | sys s | wall s | CPU ratio --stems / plain | wall ratio "
+      "| (--stems − floor) / plain, CPU | (--stems − floor) / plain, wall |")
+    b("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for k in r["cpu"]:
         pair = "plain" + k[len("--stems"):] if k.startswith("--stems") else None
+        floor = floors.get(k) if floors.get(k) in c else None
         rc = f"{fmt(c[k] / c[pair], 2)}×" if pair in c else ""
         rw = f"{fmt(wl[k] / wl[pair], 2)}×" if pair in wl else ""
-        b(f"| {k} | {fmt(c[k])}{span(r['cpu'][k])} | {fmt(wl[k])} | {rc} | {rw} |")
+        fc = f"{fmt((c[k] - c[floor]) / c[pair], 2)}×" if floor and pair in c else ""
+        fw = f"{fmt((wl[k] - wl[floor]) / wl[pair], 2)}×" if floor and pair in wl else ""
+        b(f"| {k} | {fmt(c[k])}{span(r['cpu'][k])} | {fmt(us.get(k))} | {fmt(sy.get(k))} | {fmt(wl[k])} | {rc} | {rw} "
+          f"| {fc} | {fw} |")
     b("")
+    net = (c["--stems"] - c["write floor"]) / c["plain"] if "write floor" in c else None
+    if net is not None:
+        b(f"- Write floor (`WRITE_FLOOR` in `scripts/stemdeck_bench/export.py`: the 32 stem files' bytes, nothing "
+          f"computed, same chunks, fsync'ed; python3's start-up included): float {fmt(c['write floor'], 2)} s of CPU "
+          f"({fmt(c['write floor'] / c['plain'], 2)}× a plain render by itself), {fmt(wl['write floor'], 2)} s wall; "
+          f"16-bit {fmt(c.get('write floor wav16'), 2)} s. `(--stems − floor) / plain` is the ratio the export would "
+          "have if writing the bytes cost nothing: what is ours.")
     ok_r = met("1s.cpu", ratio)
     ok_d = met("1s.sum", r["diff_db"])
     b(f"- CPU ratio `--stems` / plain, float WAV: **{fmt(ratio, 2)}×** (target < 1.5×) **{verdict(ok_r)}**. One pass: the "
       "master's renderer taps each stem (`Renderer/StemTaps.swift`), and the stem files are written on their own "
-      "thread in 32,768-frame chunks without libsndfile's PEAK chunk. What remains is writing 33 files instead of "
-      "one (32 × 60 s of float stereo, 740 MB through the page cache: kernel time the process pays), which for "
-      "these unresampled stems costs more than the mixing itself; the wall ratio is lower (the writes overlap the "
-      "mixing on a second core). 16-bit WAV and resampled stems are shown for scale (no target).")
+      "thread in 32,768-frame chunks without libsndfile's PEAK chunk (integer WAV: converted and dithered there, "
+      "one write a chunk). What remains is writing 33 files instead of one (32 × 60 s of float stereo, 740 MB "
+      f"through the page cache: kernel time the process pays{', the write floor above' if net is not None else ''}), "
+      "which for these unresampled stems costs more than the mixing itself. 16-bit WAV and resampled stems are "
+      "shown for scale (no target).")
     b(f"- The 32 stem files summed by sox minus the master: max |difference| **{fmt(r['diff_db'], 1)} dBFS** "
       f"(target < −100 dBFS) **{verdict(ok_d)}**; control, one stem left out of the sum: {fmt(r['control_db'], 1)} dBFS.")
     b("")
     summary.append(("1s", target("1s.cpu").text, f"{fmt(ratio, 2)}×", verdict(ok_r)))
+    if net is not None:
+        summary.append(("1s", "(no target) --stems CPU less the write floor, / plain (float WAV)",
+                        f"{fmt(net, 2)}× (floor {fmt(c['write floor'] / c['plain'], 2)}× a plain render)", "INFO"))
     summary.append(("1s", target("1s.sum").text, f"{fmt(r['diff_db'], 1)} dBFS", verdict(ok_d)))
     commands["1s"] = r["commands"]
 
