@@ -30,6 +30,19 @@ struct Canvas {
     guard row >= 0, row < rows, column < columns else { return 0 }
     let limit = min(columns, column + (width ?? columns))
     var x = column
+    // Printable ASCII (the figures, most names): a cell per byte, without breaking the text into
+    // characters (which was most of the view's drawing cost).
+    if text.utf8.allSatisfy({ $0 >= 32 && $0 < 127 }) {
+      for b in text.utf8 {
+        if x + 1 > limit { break }
+        if x >= 0 {
+          cells[row * columns + x] = UInt32(b)
+          styles[row * columns + x] = style
+        }
+        x += 1
+      }
+      return x - column
+    }
     for c in text {
       guard let first = c.unicodeScalars.first else { continue }
       var v = first.value
@@ -231,6 +244,15 @@ enum MixerScreen {
     let meterRow = y - meterTop
     guard !l.tooSmall, x >= fx, x <= fx + 2, meterRow >= 0, meterRow < l.meterRows else { return (index, nil) }
     return (index, volume(atRow: meterRow, rows: l.meterRows))
+  }
+
+  /// The level a fader dragged with the mouse takes when the pointer is on screen row `y`: what
+  /// a click on its track at that row sets, the row kept within the track (above it the top,
+  /// below it silence), wherever the pointer's column. nil when the screen is too small.
+  static func dragVolume(row y: Int, count: Int, columns: Int, rows: Int, fixed: Int = 1) -> Double? {
+    let l = layout(count: count, columns: columns, rows: rows, fixed: fixed)
+    guard !l.tooSmall, l.meterRows > 0 else { return nil }
+    return volume(atRow: max(0, min(l.meterRows - 1, y - meterTop)), rows: l.meterRows)
   }
 
   /// The fader level a click on row `r` (0 = top) of a track `h` rows high sets: the bottom row
@@ -512,11 +534,15 @@ enum MixerScreen {
 
   static func footer(_ canvas: inout Canvas, row: Int, unicode: Bool) {
     let end = "?:help q:back"
+    let endWidth = TerminalInfo.displayWidth(end)
     var line = ""
+    var width = 0  // of `line`, kept as it grows (drawn every frame)
     for k in keys {
       let part = plain("\(k.key):\(k.what)", unicode: unicode)
-      if TerminalInfo.displayWidth(line) + TerminalInfo.displayWidth(part) + TerminalInfo.displayWidth(end) + 2 > canvas.columns { break }
+      let partWidth = TerminalInfo.displayWidth(part)
+      if width + partWidth + endWidth + 2 > canvas.columns { break }
       line += part + " "
+      width += partWidth + 1
     }
     canvas.put(line + end, row: row, column: 0, style: .bar)
   }
