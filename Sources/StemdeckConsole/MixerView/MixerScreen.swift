@@ -413,6 +413,8 @@ enum MixerScreen {
     // Meters: one column per channel (two for a mono one), as wide as the strip allows.
     let meterWidth = max(1, (w - 4) / 2)
     let channels = s.meters.isEmpty ? [MixerViewModel.Meter(peak: -160, rms: -160, hold: -160, clipped: false)] : s.meters
+    // The colour zones' bounds, once a strip (not for each of its rows).
+    let zeroDB = fraction(0), minus6 = fraction(-6)
     for (c, meter) in (channels.count == 1 ? [channels[0], channels[0]] : Array(channels.prefix(2))).enumerated() {
       let mx = x + c * meterWidth
       let peakRows = Double(h) * fraction(meter.peak)
@@ -421,7 +423,7 @@ enum MixerScreen {
       for r in 0..<h {
         let fromBottom = Double(h - 1 - r) + 0.5
         let level = 1 - (Double(r) + 0.5) / Double(h)
-        let zone: Canvas.Style = level > fraction(0) ? .meterHigh : level > fraction(-6) ? .meterMid : .meterLow
+        let zone: Canvas.Style = level > zeroDB ? .meterHigh : level > minus6 ? .meterMid : .meterLow
         let glyph: Unicode.Scalar? = rmsRows >= fromBottom ? g.rms : peakRows >= fromBottom ? g.peak : r == holdRow ? g.hold : nil
         for dx in 0..<meterWidth {
           if let glyph { canvas.set(glyph, row: meterTop + r, column: mx + dx, style: zone) }
@@ -568,7 +570,7 @@ enum MixerScreen {
       "Meters: \(unicode ? "█ RMS, ▒ peak, ─ 3-s hold, ▲ clipped" : "# RMS, : peak, - 3-s hold, ! clipped")",
       "Flags: M mute S solo D direct out G gliding E ended U underruns",
       "! unreadable or offline. effects: the sound effects' sum",
-      "Mouse: click a strip to select it, a fader's track to set it"
+      "Mouse: click a strip to select it, click or drag a fader"
     ]
     let width = min(canvas.columns - 2, (lines.map { TerminalInfo.displayWidth($0) }.max() ?? 20) + 4)
     let height = min(canvas.rows - 2, lines.count + 2)
