@@ -5,12 +5,12 @@ import StemdeckEngine
 /// "Threads"). libebur128 costs more than everything else the control loop does: K-weighting and
 /// 4× oversampled true peak on every frame, and each short-term figure is a sum over the last
 /// 3 s of audio. So the control thread only copies what the renderer's tap holds into this
-/// meter's inbox (`Mixer.pump`, a few thousand floats a second) and reads the figures it
-/// publishes; the meter thread owns libebur128, feeds it, and measures:
+/// meter's inbox (`Mixer.pump`: a copy, 96,000 floats a second at 48 kHz) and reads the figures
+/// it publishes; the meter thread owns libebur128, feeds it, and measures:
 /// - 5 times a second while someone reads the published figures (`published`: the mixer view,
 ///   drawn 30 times a second, only formats them; it shows short-term and integrated loudness and
-///   true peak, and each publication costs a sum over the last 3 s, so 5 keeps the thread under
-///   1 % of a core with the view open: README, Performance);
+///   true peak, and each publication costs a sum over the last 3 s: 5 keep the thread at about
+///   1 % of a core with the view open, README, Performance);
 /// - at once when asked for fresh figures (`fresh`: `meters master`, the socket's meter stream,
 ///   tests): everything handed in before the request is measured, as the control thread's own
 ///   meter did.
