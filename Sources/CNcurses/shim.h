@@ -28,12 +28,16 @@ static inline int stemdeck_has_alternate_screen(void) {
   const char *s = tigetstr("smcup");
   return s != NULL && s != (char *)-1 && s[0] != 0;
 }
-/* Mouse: the buttons the view asks for (a click or press of the first button, the wheel),
-   and which of them an event is: 1 the first button, 4 wheel up, 5 wheel down, 0 another. */
+/* Mouse: the buttons the view asks for (a click, press or release of the first button, the
+   wheel, and motion: reported while a button is held, in a drag), and which of them an event
+   is: 1 the first button pressed, 2 released, 3 motion, 4 wheel up, 5 wheel down, 0 another. */
 static inline mmask_t stemdeck_mouse_buttons(void) {
-  return BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED;
+  return BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED
+    | REPORT_MOUSE_POSITION;
 }
 static inline int stemdeck_mouse_kind(mmask_t b) {
+  if (b & REPORT_MOUSE_POSITION) return 3;
+  if (b & BUTTON1_RELEASED) return 2;
   if (b & (BUTTON1_PRESSED | BUTTON1_CLICKED)) return 1;
   if (b & BUTTON4_PRESSED) return 4;
   if (b & BUTTON5_PRESSED) return 5;

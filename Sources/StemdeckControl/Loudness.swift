@@ -132,32 +132,3 @@ public struct LiveLoudness: Sendable, Equatable {
       + " (over \(NumberFormat.time(seconds)))" + (droppedFrames > 0 ? ", \(droppedFrames) frames missed" : "")
   }
 }
-
-/// A `LoudnessMeter` fed live from the renderer's master tap. Control thread only (Mixer's lock).
-final class LiveLoudnessMeter {
-  var meter: LoudnessMeter
-  let sampleRate: Int
-  var frames = 0
-  /// The tap's dropped-frame count at the last reset.
-  var droppedAtReset: Int
-
-  init(sampleRate: Int, droppedSoFar: Int) throws(MixerError) {
-    self.sampleRate = sampleRate
-    meter = try LoudnessMeter(sampleRate: sampleRate, histogram: true)
-    droppedAtReset = droppedSoFar
-  }
-
-  func reset(droppedSoFar: Int) {
-    if let fresh = try? LoudnessMeter(sampleRate: sampleRate, histogram: true) { meter = fresh }
-    frames = 0
-    droppedAtReset = droppedSoFar
-  }
-
-  func reading(droppedSoFar: Int) -> LiveLoudness {
-    let l = meter.loudness
-    return LiveLoudness(
-      momentary: meter.momentary, shortTerm: meter.shortTerm, integrated: l.integrated, range: l.range,
-      truePeak: l.truePeak, seconds: Double(frames) / Double(sampleRate),
-      droppedFrames: droppedSoFar - droppedAtReset)
-  }
-}

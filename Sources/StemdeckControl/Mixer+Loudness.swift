@@ -1,8 +1,9 @@
 import StemdeckEngine
 
 /// The master's live loudness (issue 23): the renderer copies the master into its tap ring
-/// (StemdeckEngine's LoudnessTap.swift) once the meter is started; `pump` drains it into
-/// libebur128 here, on the control thread. Costs nothing until started.
+/// (StemdeckEngine's LoudnessTap.swift) once the meter is started; `pump` hands what it holds to
+/// the meter's own thread (LoudnessWorker.swift), which owns libebur128. Costs nothing until
+/// started.
 extension Mixer {
   /// Starts measuring the master's loudness live (idempotent). Live sessions start it; offline
   /// renders never do (they measure their own output).
@@ -29,37 +30,43 @@ extension Mixer {
   }
 
   /// The master's loudness since the last `meters reset`, or nil when it is not measured.
-  /// Drains the tap first, so the figures are as fresh as the last rendered period.
+  /// Drains the tap first and waits for the meter thread to measure it, so the figures are as
+  /// fresh as the last rendered period (`meters master`, the socket's meter stream).
   public func masterLoudness() -> LiveLoudness? {
-    lock.locked {
+    let worker = lock.locked { () -> LoudnessWorker? in
       drainLoudnessLocked()
-      return liveLoudness?.reading(droppedSoFar: droppedTapFrames)
+      return liveLoudness?.worker
     }
+    return worker?.fresh()
+  }
+
+  /// The master's loudness as the meter thread last published it (at most about 200 ms old
+  /// while it is read), or nil when it is not measured: for the mixer view, which reads it 30
+  /// times a second and must not wait for libebur128. After `meters reset`, never the figures
+  /// from before it.
+  public func publishedMasterLoudness() -> LiveLoudness? {
+    lock.locked { liveLoudness?.worker }?.published
   }
 
   var droppedTapFrames: Int {
     renderState.pointee.status.pointee.loudnessTap.pointee.droppedFrames.load(ordering: .relaxed)
   }
 
-  /// Feeds what the tap holds to the meter (under the lock; from `pump`).
+  /// Hands what the tap holds to the meter thread (under the lock; from `pump`). The renderer
+  /// only ever commits whole frames, so the segments hold whole frames.
   func drainLoudnessLocked() {
     guard let live = liveLoudness else { return }
     let segments = rings.loudnessTap.readableSegments()
-    var taken = 0
-    for part in [segments.first, segments.second] {
-      let frames = part.count / 2
-      guard frames > 0, let base = part.baseAddress else { continue }
-      // libebur128 fails only on allocation; the frames are then simply not measured.
-      try? live.meter.add(base, frames: frames)
-      live.frames += frames
-      taken += frames * 2
-    }
-    if taken > 0 { rings.loudnessTap.release(count: taken) }
+    guard segments.count > 0 else { return }
+    live.worker.add(segments, droppedSoFar: droppedTapFrames)
+    rings.loudnessTap.release(count: segments.count)
   }
 
+  /// Restarts the integration: what the tap holds from before is dropped, not measured.
   func resetLoudnessLocked() {
     guard let live = liveLoudness else { return }
-    drainLoudnessLocked()
-    live.reset(droppedSoFar: droppedTapFrames)
+    let stale = rings.loudnessTap.availableCount()
+    rings.loudnessTap.release(count: stale - stale % 2)
+    live.worker.reset(droppedSoFar: droppedTapFrames)
   }
 }

@@ -97,6 +97,7 @@ public final class Mixer: @unchecked Sendable {
   public func shutdown() {
     lock.locked {
       disk.stop()
+      liveLoudness = nil  // ends the loudness meter's thread
       // A take in progress (quit or a signal while recording): the renderer has stopped, so
       // the writer drains what was captured and closes the file complete, not just up to the
       // last half-second flush.

@@ -240,4 +240,75 @@ struct MixerViewTerminalTests {
     try await term.type("quit!")
     try await term.send("Enter")
   }
+
+  // MARK: - Dragging a fader
+
+  @Test("a fader dragged with the mouse follows the pointer, the release lets go, one u undoes the whole drag", arguments: sizes)
+  func dragFader(_ c: Case) async throws {
+    let binary = try StemdeckBinary.require()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try material()
+    let state = try IntegrationTempDir("stemdeck-mixerview-state")
+    let command =
+      "env TERM=\(c.term) XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) "
+      + "JACK_NO_START_SERVER=1 \(binary) show.json --server \(server.name) --no-start-server --no-connect --mixer"
+    let term = try await TmuxTerminal(command, columns: c.columns, rows: c.rows, directory: dir.path)
+    defer { Task { await term.close() } }
+    try await term.check(allNamesShown(term, columns: c.columns), "names at \(c): ")
+    // The view asked the terminal for motion while a button is held (xterm's mode 1002).
+    let modes = try await term.tmux(["display-message", "-p", "-t", term.session, "#{mouse_button_flag}#{mouse_any_flag}"])
+    #expect(modes.stdout.first?.contains("1") == true, "the pane's motion modes (1002, 1003): \(modes.stdout)")
+
+    let first = try await term.screen()
+    let handleColumn = first.first { $0.hasPrefix("   0") }.flatMap { row in
+      row.firstIndex { $0 == "◆" || $0 == "O" }.map { row.distance(from: row.startIndex, to: $0) }
+    }
+    let column = try #require(handleColumn, "no fader handle on the 0 dB row")
+    let zero = try #require(first.firstIndex { $0.hasPrefix("   0") }, "no 0 tick")
+    let minus6 = try #require(first.firstIndex { $0.hasPrefix("  -6") }, "no -6 tick")
+    let minus12 = try #require(first.firstIndex { $0.hasPrefix(" -12") }, "no -12 tick")
+
+    // Press on drums's handle at 0 dB (no change yet), drag down to -6, then to -12 with the
+    // pointer off the track (a held fader follows the row wherever the column), release.
+    try await term.type(Self.mouse(0, column: column, row: zero))
+    try await term.type(Self.mouse(32, column: column, row: minus6))
+    try await term.check(term.waitForScreen { Self.values($0, "dB").first == "-6.0" }, "dragged to -6: ")
+    try await term.type(Self.mouse(32, column: column + 2, row: minus12))
+    try await term.check(term.waitForScreen { Self.values($0, "dB").first == "-12.0" }, "dragged to -12: ")
+    try await term.type(Self.mouse(0, column: column + 2, row: minus12, release: true))
+    // After the release, motion (no button: 32 + 3) moves nothing; the wheel over bass shows
+    // the events after it were read.
+    try await term.type(Self.mouse(35, column: column, row: minus6))
+    let bassColumn = try #require(first[1].range(of: "bass").map { first[1].distance(from: first[1].startIndex, to: $0.lowerBound) })
+    try await term.type(Self.mouse(64, column: bassColumn + 1, row: 1))
+    try await term.check(
+      term.waitForScreen { Self.values($0, "dB").prefix(2) == ["-12.0", "+1.0"] }, "released: drums stays at -12, the wheel moves bass: ")
+
+    // u undoes the wheel, then the whole drag at once: drums back to 0 dB.
+    try await term.type("u")
+    try await term.check(term.waitForScreen { Self.values($0, "dB").prefix(2) == ["-12.0", "0.0"] }, "u undoes the wheel: ")
+    try await term.type("u")
+    try await term.check(term.waitFor("undone: drums back to 0.0 dB"), "u undoes the drag: ")
+    #expect(Self.values(try await term.screen(), "dB").first == "0.0")
+    try await term.type("u")
+    try await term.check(term.waitFor("nothing to undo"), "one undo entry for the drag: ")
+
+    // Drag again, from -6 up past the top of the track (the top of the scale: +6 dB) and back
+    // down to -12; then q: `stems` has drums at -12 dB (0.25).
+    try await term.type(Self.mouse(0, column: column, row: minus6))
+    try await term.type(Self.mouse(32, column: column, row: 0))
+    try await term.check(term.waitForScreen { Self.values($0, "dB").first == "+6.0" }, "dragged above the track: ")
+    try await term.type(Self.mouse(32, column: column, row: minus12) + Self.mouse(0, column: column, row: minus12, release: true))
+    try await term.check(term.waitForScreen { Self.values($0, "dB").first == "-12.0" }, "dragged back to -12: ")
+    try await term.type("q")
+    try await term.check(term.waitForCursorRow("stemdeck>"), "q: ")
+    try await term.type("stems")
+    try await term.send("Enter")
+    try await term.check(term.waitFor("flags:"), "stems: ")
+    let drums = try await term.joinedLines().last { $0.hasPrefix("drums ") } ?? ""
+    #expect(drums.contains(" 0.25 "), "drums: \(drums)")  // -12 dB = 0.2512
+    try await term.type("quit!")
+    try await term.send("Enter")
+  }
 }

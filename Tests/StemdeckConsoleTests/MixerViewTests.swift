@@ -128,6 +128,43 @@ struct MixerViewTests {
     #expect(try h.mixer.stemStatus("bass").settings.volume == 1)
   }
 
+  @Test("a drag: the press holds the fader, motion moves it to the pointer's row anywhere, the release lets go; one u undoes it")
+  func drag() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let view = MixerView(console: h.console)
+    let layout = MixerScreen.layout(count: 2, columns: 80, rows: 24)
+    let bassFader = MixerScreen.faderColumn(stripX: MixerScreen.scaleWidth + layout.stripWidth + 1, width: layout.stripWidth)
+    func row(_ db: Double) -> Int { MixerScreen.meterTop + MixerScreen.rowFor(MixerScreen.fraction(db), rows: layout.meterRows) }
+    func bassDB() throws -> Double { Decibels.fromAmplitude(try h.mixer.stemStatus("bass").settings.volume) }
+    // Pressed at 0 dB, where it is: held, nothing to undo yet.
+    view.mouse(column: bassFader + 1, row: row(0), kind: 1, columns: 80, rows: 24)
+    #expect(view.drag == MixerView.Drag(strip: 1, name: "bass", recorded: false))
+    #expect(view.undo.isEmpty)
+    view.mouse(column: bassFader + 1, row: row(-6), kind: 3, columns: 80, rows: 24)
+    #expect(abs(try bassDB() + 6) < 1e-9)
+    // Over drums's strip and below the track: the held fader (bass) goes to silence.
+    view.mouse(column: MixerScreen.scaleWidth + 1, row: 23, kind: 3, columns: 80, rows: 24)
+    #expect(try h.mixer.stemStatus("bass").settings.volume == 0)
+    #expect(try h.mixer.stemStatus("drums").settings.volume == 1)
+    view.mouse(column: bassFader, row: row(-12), kind: 3, columns: 80, rows: 24)
+    #expect(abs(try bassDB() + 12) < 1e-9)
+    view.mouse(column: bassFader, row: row(-12), kind: 2, columns: 80, rows: 24)
+    #expect(view.drag == nil)
+    // Motion after the release moves nothing.
+    view.mouse(column: bassFader, row: row(0), kind: 3, columns: 80, rows: 24)
+    #expect(abs(try bassDB() + 12) < 1e-9)
+    #expect(view.undo.count == 1)
+    view.handle(.character("u"))
+    #expect(try h.mixer.stemStatus("bass").settings.volume == 1)
+    #expect(view.undo.isEmpty)
+    // A key lets go too.
+    view.mouse(column: bassFader + 1, row: row(-6), kind: 1, columns: 80, rows: 24)
+    view.handle(.left)
+    view.mouse(column: bassFader + 1, row: row(-24), kind: 3, columns: 80, rows: 24)
+    #expect(abs(try bassDB() + 6) < 1e-9)
+  }
+
   @Test("stems and meters are drawn from the model's strips: glides, offline stems, clip counts")
   func textFromModel() {
     var gliding = Self.strip("pad", volume: 0.5)

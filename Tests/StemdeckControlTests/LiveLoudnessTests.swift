@@ -6,9 +6,10 @@ import StemdeckSession
 import StemdeckTestSupport
 import Testing
 
-// The master's live loudness (issue 23): the renderer's tap feeds libebur128 on the control
-// thread. Checked against EBU Tech 3341 figures of signals played through the real renderer,
-// across `meters reset`, a stalled control thread, and with the meter off.
+// The master's live loudness (issue 23): the renderer's tap, drained by the control thread,
+// feeds libebur128 on the meter's own thread (LoudnessWorker.swift). Checked against EBU Tech
+// 3341 figures of signals played through the real renderer, across `meters reset`, a stalled
+// control thread, and with the meter off.
 
 @Suite("live loudness meter: the renderer's master tap measured on the control thread")
 struct LiveLoudnessTests {
@@ -70,6 +71,36 @@ struct LiveLoudnessTests {
     let after = try #require(rig.mixer.masterLoudness())
     #expect(abs(after.integrated + 30) <= 0.1, "\(after.integrated)")
     #expect(abs(after.truePeakDecibels + 30) <= 0.2, "the true peak is the new level's: \(after.truePeakDecibels)")
+  }
+
+  @Test("the published figures (the mixer view's, read without waiting): refreshed while read, never from before a meters reset")
+  func published() throws {
+    let folder = try TemporaryFolder()
+    let rig = try rig(-23, in: folder)
+    #expect(rig.mixer.publishedMasterLoudness() == nil, "not measured until started")
+    try rig.mixer.startLoudnessMeter()
+    try rig.mixer.play()
+    play(rig, seconds: 5)
+    // Read as the view reads them, 100 times a second, until the meter's thread has published
+    // everything played (it does every 200 ms while they are read).
+    var seen = try #require(rig.mixer.publishedMasterLoudness())
+    let deadline = Date().addingTimeInterval(10)
+    while seen.seconds < 4.99 && Date() < deadline {
+      usleep(10_000)
+      seen = try #require(rig.mixer.publishedMasterLoudness())
+    }
+    #expect(abs(seen.seconds - 5) < 0.01, "\(seen.seconds) s published")
+    #expect(abs(seen.integrated + 23) <= 0.1, "integrated \(seen.integrated)")
+    #expect(abs(seen.shortTerm + 23) <= 0.1, "short-term \(seen.shortTerm)")
+    rig.mixer.resetMeters()
+    let after = try #require(rig.mixer.publishedMasterLoudness())
+    #expect(after.seconds == 0 && !after.integrated.isFinite && !after.momentary.isFinite && after.truePeak == 0, "\(after)")
+    // What the meter's thread measures from now on is the new integration only.
+    play(rig, seconds: 1)
+    let fresh = try #require(rig.mixer.masterLoudness())
+    #expect(abs(fresh.seconds - 1) < 0.01, "\(fresh.seconds) s after the reset")
+    rig.mixer.stopLoudnessMeter()
+    #expect(rig.mixer.publishedMasterLoudness() == nil)
   }
 
   @Test("a control thread that stalls past the tap's second: the missed frames are counted, never half-measured")

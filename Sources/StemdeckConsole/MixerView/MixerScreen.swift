@@ -30,6 +30,19 @@ struct Canvas {
     guard row >= 0, row < rows, column < columns else { return 0 }
     let limit = min(columns, column + (width ?? columns))
     var x = column
+    // Printable ASCII (the figures, most names): a cell per byte, without breaking the text into
+    // characters (which was most of the view's drawing cost).
+    if text.utf8.allSatisfy({ $0 >= 32 && $0 < 127 }) {
+      for b in text.utf8 {
+        if x + 1 > limit { break }
+        if x >= 0 {
+          cells[row * columns + x] = UInt32(b)
+          styles[row * columns + x] = style
+        }
+        x += 1
+      }
+      return x - column
+    }
     for c in text {
       guard let first = c.unicodeScalars.first else { continue }
       var v = first.value
@@ -233,6 +246,15 @@ enum MixerScreen {
     return (index, volume(atRow: meterRow, rows: l.meterRows))
   }
 
+  /// The level a fader dragged with the mouse takes when the pointer is on screen row `y`: what
+  /// a click on its track at that row sets, the row kept within the track (above it the top,
+  /// below it silence), wherever the pointer's column. nil when the screen is too small.
+  static func dragVolume(row y: Int, count: Int, columns: Int, rows: Int, fixed: Int = 1) -> Double? {
+    let l = layout(count: count, columns: columns, rows: rows, fixed: fixed)
+    guard !l.tooSmall, l.meterRows > 0 else { return nil }
+    return volume(atRow: max(0, min(l.meterRows - 1, y - meterTop)), rows: l.meterRows)
+  }
+
   /// The fader level a click on row `r` (0 = top) of a track `h` rows high sets: the bottom row
   /// is silence, a row with a scale mark is that mark exactly, any other row the level at its
   /// middle (to 0.1 dB). As a linear volume.
@@ -391,6 +413,8 @@ enum MixerScreen {
     // Meters: one column per channel (two for a mono one), as wide as the strip allows.
     let meterWidth = max(1, (w - 4) / 2)
     let channels = s.meters.isEmpty ? [MixerViewModel.Meter(peak: -160, rms: -160, hold: -160, clipped: false)] : s.meters
+    // The colour zones' bounds, once a strip (not for each of its rows).
+    let zeroDB = fraction(0), minus6 = fraction(-6)
     for (c, meter) in (channels.count == 1 ? [channels[0], channels[0]] : Array(channels.prefix(2))).enumerated() {
       let mx = x + c * meterWidth
       let peakRows = Double(h) * fraction(meter.peak)
@@ -399,7 +423,7 @@ enum MixerScreen {
       for r in 0..<h {
         let fromBottom = Double(h - 1 - r) + 0.5
         let level = 1 - (Double(r) + 0.5) / Double(h)
-        let zone: Canvas.Style = level > fraction(0) ? .meterHigh : level > fraction(-6) ? .meterMid : .meterLow
+        let zone: Canvas.Style = level > zeroDB ? .meterHigh : level > minus6 ? .meterMid : .meterLow
         let glyph: Unicode.Scalar? = rmsRows >= fromBottom ? g.rms : peakRows >= fromBottom ? g.peak : r == holdRow ? g.hold : nil
         for dx in 0..<meterWidth {
           if let glyph { canvas.set(glyph, row: meterTop + r, column: mx + dx, style: zone) }
@@ -512,11 +536,15 @@ enum MixerScreen {
 
   static func footer(_ canvas: inout Canvas, row: Int, unicode: Bool) {
     let end = "?:help q:back"
+    let endWidth = TerminalInfo.displayWidth(end)
     var line = ""
+    var width = 0  // of `line`, kept as it grows (drawn every frame)
     for k in keys {
       let part = plain("\(k.key):\(k.what)", unicode: unicode)
-      if TerminalInfo.displayWidth(line) + TerminalInfo.displayWidth(part) + TerminalInfo.displayWidth(end) + 2 > canvas.columns { break }
+      let partWidth = TerminalInfo.displayWidth(part)
+      if width + partWidth + endWidth + 2 > canvas.columns { break }
       line += part + " "
+      width += partWidth + 1
     }
     canvas.put(line + end, row: row, column: 0, style: .bar)
   }
@@ -542,7 +570,7 @@ enum MixerScreen {
       "Meters: \(unicode ? "█ RMS, ▒ peak, ─ 3-s hold, ▲ clipped" : "# RMS, : peak, - 3-s hold, ! clipped")",
       "Flags: M mute S solo D direct out G gliding E ended U underruns",
       "! unreadable or offline. effects: the sound effects' sum",
-      "Mouse: click a strip to select it, a fader's track to set it"
+      "Mouse: click a strip to select it, click or drag a fader"
     ]
     let width = min(canvas.columns - 2, (lines.map { TerminalInfo.displayWidth($0) }.max() ?? 20) + 4)
     let height = min(canvas.rows - 2, lines.count + 2)

@@ -20,6 +20,14 @@ final class MixerView {
   /// Earlier fader values, newest last, for `u`.
   var undo: [(name: String, target: FaderTarget, volume: Double)] = []
   var leaving = false
+  /// A fader held with the mouse (pressed on its track; motion moves it; the release lets go):
+  /// which strip, and whether its undo entry is recorded (one for the whole drag).
+  struct Drag: Equatable {
+    var strip: Int
+    var name: String
+    var recorded: Bool
+  }
+  private(set) var drag: Drag?
   /// The ncurses screen is open (false in tests, which hand keys to `handle` without one).
   private var screenOpen = false
   /// `interruptRequests` when the view last looked: a change is Ctrl-C (or a signal), which
@@ -68,8 +76,9 @@ final class MixerView {
     keypad(stemdeck_stdscr(), true)
     nodelay(stemdeck_stdscr(), true)
     curs_set(0)
-    // Clicks select a strip (and on a fader's track set its level), the wheel moves its fader
-    // (where the terminal reports the mouse).
+    // Clicks select a strip (and on a fader's track set its level), the wheel moves its fader,
+    // a press on a fader's track and motion with the button held drag it (where the terminal
+    // reports the mouse; with REPORT_MOUSE_POSITION ncurses asks an xterm-like one for motion).
     mousemask(stemdeck_mouse_buttons(), nil)
     mouseinterval(0)
     if color && has_colors() {
@@ -135,7 +144,7 @@ final class MixerView {
   }
 
   func draw() {
-    let model = MixerViewModel.make(console)
+    let model = MixerViewModel.make(console, freshLoudness: false)
     let rows = Int(stemdeck_lines()), columns = Int(stemdeck_cols())
     let canvas = MixerScreen.draw(model, &state, columns: columns, rows: rows, unicode: unicode)
     blit(canvas)
@@ -256,13 +265,32 @@ final class MixerView {
     }
   }
 
-  /// A click (kind 1) selects the strip under (`column`, `row`), and on a fader's track sets its
-  /// level there (`MixerScreen.hit`); the wheel (4 up, 5 down) selects it and moves its fader
-  /// 1 dB. `columns`/`rows`: the screen's size (ncurses's when nil).
+  /// A click or press (kind 1) selects the strip under (`column`, `row`), and on a fader's track
+  /// sets its level there (`MixerScreen.hit`) and holds the fader: motion with the button held
+  /// (kind 3) moves it to the pointer's row, the release (kind 2) lets it go, and one `u` undoes
+  /// the whole drag. The wheel (4 up, 5 down) selects the strip and moves its fader 1 dB.
+  /// `columns`/`rows`: the screen's size (ncurses's when nil).
   func mouse(column: Int, row: Int, kind: Int32, columns: Int? = nil, rows: Int? = nil) {
-    guard !state.showHelp, state.prompt == nil, kind != 0 else { return }
-    let model = MixerViewModel.make(console)
+    if kind == 2 || kind == 1 { drag = nil }
+    guard !state.showHelp, state.prompt == nil, kind != 0, kind != 2 else { return }
+    // Motion with no fader held (a terminal that reports every move): nothing to do.
+    if kind == 3 && drag == nil { return }
+    let model = MixerViewModel.make(console, freshLoudness: false)
     let count = model.strips.count
+    if kind == 3, let held = drag {
+      let fixed = MixerScreen.fixedStrips(model).count
+      // The strips changed under the pointer (a stem removed): the drag ends.
+      guard held.strip < count + fixed, MixerScreen.strip(model, at: held.strip).name == held.name,
+        let volume = MixerScreen.dragVolume(
+          row: row, count: count, columns: columns ?? Int(stemdeck_cols()), rows: rows ?? Int(stemdeck_lines()),
+          fixed: fixed)
+      else {
+        drag = nil
+        return
+      }
+      if setVolume(MixerScreen.strip(model, at: held.strip), volume, recordUndo: !held.recorded) { drag?.recorded = true }
+      return
+    }
     guard
       let hit = MixerScreen.hit(
         column: column, row: row, count: count, firstShown: state.firstShown,
@@ -277,7 +305,10 @@ final class MixerView {
       handle(.down)
     } else if let volume = hit.volume {
       let strip = MixerScreen.strip(model, at: hit.strip)
-      if strip.hasFader { setVolume(strip, volume) }
+      if strip.hasFader {
+        let recorded = setVolume(strip, volume)
+        drag = Drag(strip: hit.strip, name: strip.name, recorded: recorded)
+      }
     }
   }
 
@@ -324,10 +355,12 @@ final class MixerView {
   }
 
   func handle(_ key: Key) {
+    // A key lets go of a fader held with the mouse (its release may never come: `u` undoes).
+    drag = nil
     if state.showHelp { state.showHelp = false; return }
     if busy != nil && busyKey(key) { return }
     if state.prompt != nil { promptKey(key); return }
-    let model = MixerViewModel.make(console)
+    let model = MixerViewModel.make(console, freshLoudness: false)
     let count = model.strips.count
     let last = count + MixerScreen.fixedStrips(model).count - 1
     state.selected = max(0, min(state.selected, last))
@@ -428,8 +461,11 @@ final class MixerView {
   }
 
   /// Sets a fader: a stem's, the master's, or the level an offline stem keeps in the session.
-  func setVolume(_ strip: MixerViewModel.Strip, _ volume: Double) {
-    guard strip.hasFader else { say(refusal("fader", strip) ?? "", error: true); return }
+  /// `recordUndo`: the level before goes on the undo list when it changed (false while a drag
+  /// goes on whose level before is recorded). Returns whether it went on the list.
+  @discardableResult
+  func setVolume(_ strip: MixerViewModel.Strip, _ volume: Double, recordUndo: Bool = true) -> Bool {
+    guard strip.hasFader else { say(refusal("fader", strip) ?? "", error: true); return false }
     let target: FaderTarget = strip.isMaster ? .master : (strip.offline != nil ? .offline : .stem)
     let before = strip.isMaster ? console.mixer.masterVolumeSetting : (strip.volumeTarget ?? strip.volume)
     let done = act { () throws(MixerError) in
@@ -442,10 +478,10 @@ final class MixerView {
     if done && target == .offline {
       say("\(strip.name) is offline: \(MixerText.db(Decibels.fromAmplitude(volume))) dB kept in the session for when its file is back")
     }
-    if done && before != volume {
-      undo.append((strip.name, target, before))
-      if undo.count > 100 { undo.removeFirst() }
-    }
+    guard recordUndo && done && before != volume else { return false }
+    undo.append((strip.name, target, before))
+    if undo.count > 100 { undo.removeFirst() }
+    return true
   }
 
   /// A key while the ':' prompt is open: edit the line, Enter runs it, Esc cancels.
