@@ -48,9 +48,7 @@ struct MixerViewTerminalTests {
     defer { server.stop() }
     let dir = try material()
     let state = try IntegrationTempDir("stemdeck-mixerview-state")
-    let command =
-      "env TERM=\(c.term) \(c.noColor ? "NO_COLOR=1 " : "")XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) "
-      + "JACK_NO_START_SERVER=1 \(binary) show.json --server \(server.name) --no-start-server --no-connect --mixer"
+    let command = viewCommand(c, "show.json", binary: binary, server: server, state: state)
     let term = try await TmuxTerminal(command, columns: c.columns, rows: c.rows, directory: dir.path)
     defer { Task { await term.close() } }
     try await term.check(allNamesShown(term, columns: c.columns), "names at \(c): ")
@@ -143,6 +141,13 @@ struct MixerViewTerminalTests {
     "\u{1B}[<\(button);\(column + 1);\(row + 1)\(release ? "m" : "M")"
   }
 
+  /// The command line that opens `session` in the view, in `c`'s terminal, on `server`, with its
+  /// state (history) in `state`.
+  func viewCommand(_ c: Case, _ session: String, binary: String, server: PrivateJackServer, state: IntegrationTempDir) -> String {
+    "env TERM=\(c.term) \(c.noColor ? "NO_COLOR=1 " : "")XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) "
+      + "JACK_NO_START_SERVER=1 \(binary) \(session) --server \(server.name) --no-start-server --no-connect --mixer"
+  }
+
   static let sizes = [(80, 24), (120, 40), (200, 60)].map {
     Case(columns: $0.0, rows: $0.1, term: "xterm-256color", noColor: false, resized: ($0.0, $0.1))
   }
@@ -154,9 +159,7 @@ struct MixerViewTerminalTests {
     defer { server.stop() }
     let dir = try offlineMaterial()
     let state = try IntegrationTempDir("stemdeck-mixerview-state")
-    let command =
-      "env TERM=\(c.term) XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) "
-      + "JACK_NO_START_SERVER=1 \(binary) offline.json --server \(server.name) --no-start-server --no-connect --mixer"
+    let command = viewCommand(c, "offline.json", binary: binary, server: server, state: state)
     let term = try await TmuxTerminal(command, columns: c.columns, rows: c.rows, directory: dir.path)
     defer { Task { await term.close() } }
     try await term.check(
@@ -250,9 +253,7 @@ struct MixerViewTerminalTests {
     defer { server.stop() }
     let dir = try material()
     let state = try IntegrationTempDir("stemdeck-mixerview-state")
-    let command =
-      "env TERM=\(c.term) XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) "
-      + "JACK_NO_START_SERVER=1 \(binary) show.json --server \(server.name) --no-start-server --no-connect --mixer"
+    let command = viewCommand(c, "show.json", binary: binary, server: server, state: state)
     let term = try await TmuxTerminal(command, columns: c.columns, rows: c.rows, directory: dir.path)
     defer { Task { await term.close() } }
     try await term.check(allNamesShown(term, columns: c.columns), "names at \(c): ")
