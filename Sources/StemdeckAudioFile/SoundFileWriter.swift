@@ -33,14 +33,15 @@ public enum OutputFormat: String, Sendable, CaseIterable {
     }
   }
 
-  /// Bytes per sample of the integer WAV formats, whose samples `SoundFileWriter.writeConverted`
-  /// converts itself (nil: every other format, written through libsndfile's conversion).
-  public var wavIntegerBytes: Int? {
+  /// How `SoundFileWriter` hands an integer format's samples to libsndfile once `encodePCM` has
+  /// converted them: WAV and AIFF as the file's own bytes (`sf_write_raw`), FLAC as 32-bit words
+  /// (`sf_writef_int`, which keeps their top bits). nil: 32-bit float and the lossy codecs.
+  public var pcmLayout: PCMLayout? {
     switch self {
-    case .wav16: return 2
-    case .wav24: return 3
-    case .wav32: return 4
-    default: return nil
+    case .wav16, .wav24, .wav32: return .littleEndian
+    case .aiff16, .aiff: return .bigEndian
+    case .flac16, .flac: return .words
+    case .wavFloat, .vorbis, .opus: return nil
     }
   }
 
@@ -144,6 +145,17 @@ public enum OutputFormat: String, Sendable, CaseIterable {
   }
 }
 
+/// The layout `SoundFileWriter.encodePCM` writes integer levels in.
+public enum PCMLayout: Sendable, Equatable {
+  /// Signed integers of bits/8 bytes, least significant byte first (WAV's data chunk).
+  case littleEndian
+  /// Signed integers of bits/8 bytes, most significant byte first (AIFF's).
+  case bigEndian
+  /// One `Int32` a sample in the host's order, the level in its top bits (`level << (32 − bits)`):
+  /// what `sf_writef_int` takes (it keeps the top bits exactly).
+  case words
+}
+
 /// Owns one libsndfile handle open for writing. Move-only; closed (and the header finalized)
 /// on `close()` or deinit.
 public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
@@ -157,6 +169,12 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
   let descriptor: Int32
   public let path: String
   public let channelCount: Int
+  /// An integer format's bits per sample and layout (nil: float or lossy, written as floats).
+  let bits: Int?
+  let layout: PCMLayout?
+  /// `write`'s conversion buffer for an integer format (`scratchFrames` frames of 32-bit words).
+  let scratch: UnsafeMutablePointer<UInt8>?
+  static let scratchFrames = 4096
 
   /// Creates `path`. The corresponding C functions are `sf_open` with `SFM_WRITE` (which
   /// truncates an existing file, following a symbolic link), or with `exclusive`, `open` with
@@ -213,16 +231,34 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
     descriptor = fd
     self.path = path
     self.channelCount = channelCount
+    layout = format.pcmLayout
+    bits = layout == nil ? nil : format.integerBits
+    scratch = layout == nil ? nil : .allocate(capacity: Self.scratchFrames * channelCount * 4)
   }
 
   deinit {
     if let h = slot.pointee { sf_close(h) }
     slot.deallocate()
+    scratch?.deallocate()
     if descriptor >= 0 { close(descriptor) }
   }
 
-  /// Writes interleaved frames. The corresponding C function is `sf_writef_float`.
+  /// Writes interleaved frames. To an integer format each sample is stored as the level
+  /// `encodePCM` gives it (converted here, in pieces of `scratchFrames`, and handed over with
+  /// `writeConverted`); to any other with `sf_writef_float`.
   public func write(_ frames: UnsafePointer<Float>, frameCount: Int) throws(SoundFileError) {
+    guard let scratch else { return try writeFloats(frames, frameCount: frameCount) }
+    var done = 0
+    while done < frameCount {
+      let n = Swift.min(Self.scratchFrames, frameCount - done)
+      try writeConverted(frames + done * channelCount, frameCount: n, scratch: scratch)
+      done += n
+    }
+  }
+
+  /// Writes interleaved frames as floats, through libsndfile's own conversion. The corresponding
+  /// C function is `sf_writef_float`.
+  func writeFloats(_ frames: UnsafePointer<Float>, frameCount: Int) throws(SoundFileError) {
     guard let handle = slot.pointee else { throw SoundFileError(path: path, reason: "write failed: the file was already finished") }
     errno = 0
     let written = sf_writef_float(handle, frames, sf_count_t(frameCount))
@@ -231,59 +267,91 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
     }
   }
 
-  /// Writes interleaved frames to an integer WAV file (`OutputFormat.wavIntegerBytes`) as the
-  /// bytes `write` would: converted here (`encodePCM`) into `scratch` (at least `frameCount ×
-  /// channelCount × bytes` bytes) and handed over whole with `sf_write_raw`, instead of
-  /// libsndfile converting them a sample at a time into its own small buffer and writing that
-  /// in many pieces (`render --stems` to 16-bit spent a tenth of its time there). The header is
-  /// libsndfile's as before: the files are identical (`StemWriteTests`).
+  /// Writes interleaved frames to an integer file (`OutputFormat.pcmLayout`): converted here
+  /// (`encodePCM`) into `scratch` (at least `frameCount × channelCount × 4` bytes) and handed
+  /// over whole (`writeEncoded`). libsndfile's own float conversion (`sf_writef_float` with
+  /// clipping) is not used: it scales by 2^31 and keeps the top bits, rounding down, so a
+  /// negative level q was stored as q − 1 (docs/architecture.md, "Integer output"). Any other
+  /// format is written with `sf_writef_float` (`scratch` unused).
   public func writeConverted(
-    _ frames: UnsafePointer<Float>, frameCount: Int, bytes: Int, scratch: UnsafeMutablePointer<UInt8>
+    _ frames: UnsafePointer<Float>, frameCount: Int, scratch: UnsafeMutablePointer<UInt8>
   ) throws(SoundFileError) {
-    Self.encodePCM(frames, count: frameCount * channelCount, bytes: bytes, into: scratch)
-    try writeEncoded(scratch, frameCount: frameCount, bytes: bytes)
+    guard let bits, let layout else { return try writeFloats(frames, frameCount: frameCount) }
+    Self.encodePCM(frames, count: frameCount * channelCount, bits: bits, layout: layout, into: scratch)
+    try writeEncoded(scratch, frameCount: frameCount)
   }
 
-  /// Writes frames already encoded as `encodePCM` does (`bytes` bytes a sample, interleaved) to
-  /// an integer WAV file of that sample size. The corresponding C function is `sf_write_raw`.
-  public func writeEncoded(_ data: UnsafePointer<UInt8>, frameCount: Int, bytes: Int) throws(SoundFileError) {
+  /// Writes frames already encoded as `encodePCM` does for this file's format. The
+  /// corresponding C function is `sf_write_raw` (WAV, AIFF) or `sf_writef_int` (FLAC).
+  public func writeEncoded(_ data: UnsafePointer<UInt8>, frameCount: Int) throws(SoundFileError) {
     guard let handle = slot.pointee else { throw SoundFileError(path: path, reason: "write failed: the file was already finished") }
+    guard let bits, let layout else { throw SoundFileError(path: path, reason: "write failed: not an integer format") }
     errno = 0
-    let length = sf_count_t(frameCount * channelCount * bytes)
+    if layout == .words {
+      let words = UnsafeRawPointer(data).assumingMemoryBound(to: Int32.self)
+      if sf_writef_int(handle, words, sf_count_t(frameCount)) != sf_count_t(frameCount) {
+        throw SoundFileError(path: path, reason: "write failed: \(failureReason(errno))")
+      }
+      return
+    }
+    let length = sf_count_t(frameCount * channelCount * bits / 8)
     if sf_write_raw(handle, data, length) != length {
       throw SoundFileError(path: path, reason: "write failed: \(failureReason(errno))")
     }
   }
 
-  /// Float samples to little-endian signed integers of `bytes` (2, 3 or 4) bytes, the way
-  /// libsndfile writes a float to an integer WAV with clipping on (`SFC_SET_CLIPPING`): the sample
-  /// scaled by 2^31 in single precision, clipped to the 32-bit range, rounded to the nearest
-  /// integer (ties to even, as `lrintf`), and the top `bytes` bytes kept (an arithmetic shift, so
-  /// it rounds down). NaN is written as the most negative value, as libsndfile's conversion leaves it.
-  public static func encodePCM(_ samples: UnsafePointer<Float>, count: Int, bytes: Int, into out: UnsafeMutablePointer<UInt8>) {
+  /// Float samples to integer levels of `bits` (16, 24 or 32) bits in `layout`: the sample
+  /// scaled by 2^(bits−1) (the scale libsndfile and every reader divide by), clipped to the
+  /// levels −2^(bits−1) … 2^(bits−1) − 1 and rounded to the nearest (ties to even). A sample
+  /// that already is a level over 2^(bits−1) (`TPDFDither`'s output) is stored as exactly that
+  /// level. NaN is stored as 0. `out` takes `count` × bits/8 bytes (`words`: `count` × 4).
+  public static func encodePCM(
+    _ samples: UnsafePointer<Float>, count: Int, bits: Int, layout: PCMLayout, into out: UnsafeMutablePointer<UInt8>
+  ) {
     // Branch-free, so the loops vectorize: the clipped value plus 1.5 × 2^52 is rounded to an
     // integer (ties to even) that stands in the low 32 bits of the sum's bit pattern, two's
     // complement (`rounded()` is a libm call on baseline x86-64, and `Int32(_:)` checks its range).
     let magic = 6_755_399_441_055_744.0
-    @inline(__always) func word(_ s: Float) -> Int32 {
-      let d = Double(s * 2_147_483_648)
-      let clipped = Swift.min(2_147_483_647, Swift.max(-2_147_483_648, d == d ? d : -2_147_483_648))
+    let full = Double(sign: .plus, exponent: bits - 1, significand: 1)
+    @inline(__always) func level(_ s: Float) -> Int32 {
+      let d = Double(s) * full
+      let clipped = Swift.min(full - 1, Swift.max(-full, d == d ? d : 0))
       return Int32(truncatingIfNeeded: (clipped + magic).bitPattern)
     }
-    switch bytes {
-    case 2:
-      let out16 = UnsafeMutableRawPointer(out).bindMemory(to: Int16.self, capacity: count)
-      for i in 0..<count { out16[i] = Int16(truncatingIfNeeded: word(samples[i]) >> 16).littleEndian }
-    case 3:
+    let raw = UnsafeMutableRawPointer(out)
+    switch (layout, bits) {
+    case (.words, _):
+      let words = raw.bindMemory(to: Int32.self, capacity: count)
+      let shift = Int32(32 - bits)
+      for i in 0..<count { words[i] = level(samples[i]) << shift }
+    case (.littleEndian, 16), (.bigEndian, 16):
+      let out16 = raw.bindMemory(to: Int16.self, capacity: count)
+      if layout == .littleEndian {
+        for i in 0..<count { out16[i] = Int16(truncatingIfNeeded: level(samples[i])).littleEndian }
+      } else {
+        for i in 0..<count { out16[i] = Int16(truncatingIfNeeded: level(samples[i])).bigEndian }
+      }
+    case (.littleEndian, 24):
       for i in 0..<count {
-        let v = word(samples[i])
-        out[3 * i] = UInt8(truncatingIfNeeded: v >> 8)
-        out[3 * i + 1] = UInt8(truncatingIfNeeded: v >> 16)
-        out[3 * i + 2] = UInt8(truncatingIfNeeded: v >> 24)
+        let v = level(samples[i])
+        out[3 * i] = UInt8(truncatingIfNeeded: v)
+        out[3 * i + 1] = UInt8(truncatingIfNeeded: v >> 8)
+        out[3 * i + 2] = UInt8(truncatingIfNeeded: v >> 16)
+      }
+    case (.bigEndian, 24):
+      for i in 0..<count {
+        let v = level(samples[i])
+        out[3 * i] = UInt8(truncatingIfNeeded: v >> 16)
+        out[3 * i + 1] = UInt8(truncatingIfNeeded: v >> 8)
+        out[3 * i + 2] = UInt8(truncatingIfNeeded: v)
       }
     default:
-      let out32 = UnsafeMutableRawPointer(out).bindMemory(to: Int32.self, capacity: count)
-      for i in 0..<count { out32[i] = word(samples[i]).littleEndian }
+      let out32 = raw.bindMemory(to: Int32.self, capacity: count)
+      if layout == .littleEndian {
+        for i in 0..<count { out32[i] = level(samples[i]).littleEndian }
+      } else {
+        for i in 0..<count { out32[i] = level(samples[i]).bigEndian }
+      }
     }
   }
 

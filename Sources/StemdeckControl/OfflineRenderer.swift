@@ -611,8 +611,8 @@ public enum OfflineRenderer {
   /// (`chunkFrames` frames of every stem, `slot`), and a full chunk goes to the writer thread,
   /// which dithers and writes each stem's part in one call while the render fills the other
   /// (double buffering: the render waits only when the writer is a whole chunk behind): to an
-  /// integer WAV as bytes it converts itself (`SoundFileWriter.writeConverted`), to any other
-  /// format with `sf_writef_float`. A write error stops the render at the next chunk; nothing is
+  /// integer format converted into one shared buffer (`SoundFileWriter.writeConverted`, the
+  /// master's conversion), to any other with `sf_writef_float`. A write error stops the render at the next chunk; nothing is
   /// put in place.
   final class StemFiles: @unchecked Sendable {
     let paths: [String]
@@ -627,9 +627,8 @@ public enum OfflineRenderer {
     /// so the noise of a chunk is drawn once (`noise`) and added to each stem's samples.
     var ditherer: TPDFDither?
     let noise: UnsafeMutablePointer<Double>?
-    /// Integer WAV: bytes per sample, converted here into `bytes` (`SoundFileWriter.writeConverted`).
-    let sampleBytes: Int?
-    let bytes: UnsafeMutablePointer<UInt8>?
+    /// An integer format's samples are converted into this (`SoundFileWriter.writeConverted`).
+    let scratch: UnsafeMutablePointer<UInt8>?
     var placed = 0
     /// Frames of every stem in one chunk (256 KiB of interleaved float stereo per stem).
     let chunkFrames: Int
@@ -658,9 +657,7 @@ public enum OfflineRenderer {
       chunkFrames = max(32768, blockFrames * 2)
       ditherer = paths.isEmpty ? nil : dither
       noise = ditherer == nil ? nil : .allocate(capacity: chunkFrames * 2)
-      let sampleBytes = paths.isEmpty ? nil : format.wavIntegerBytes
-      self.sampleBytes = sampleBytes
-      bytes = sampleBytes.map { [chunkFrames] in .allocate(capacity: chunkFrames * 2 * $0) }
+      scratch = paths.isEmpty || format.pcmLayout == nil ? nil : .allocate(capacity: chunkFrames * 2 * 4)
       for path in paths {
         let folder = String(path[..<path.lastIndex(of: "/")!])
         let name = String(path[path.index(after: path.lastIndex(of: "/")!)...])
@@ -690,7 +687,7 @@ public enum OfflineRenderer {
       for chunk in chunks { chunk.deallocate() }
       chunkFill.deallocate()
       noise?.deallocate()
-      bytes?.deallocate()
+      scratch?.deallocate()
     }
 
     /// Where stem `index`'s next `n` frames go (interleaved stereo); `write` then takes them.
@@ -736,8 +733,8 @@ public enum OfflineRenderer {
             let data = chunks[chunk] + index * chunkFrames * 2
             do throws(SoundFileError) {
               if let noise { ditherer?.apply(data, count: 2 * frames, noise: noise) }
-              if let sampleBytes, let bytes {
-                try writers[index].writer.writeConverted(data, frameCount: frames, bytes: sampleBytes, scratch: bytes)
+              if let scratch {
+                try writers[index].writer.writeConverted(data, frameCount: frames, scratch: scratch)
               } else {
                 try writers[index].writer.write(data, frameCount: frames)
               }
@@ -831,18 +828,18 @@ public enum OfflineRenderer {
 /// independent uniform values of ±½ LSB) is added before rounding to the output's step, which
 /// makes the rounding error independent of the signal (noise of 0.5 LSB RMS in all, instead of
 /// distortion, and signals below ½ LSB are kept instead of rounded to silence). The rounding is
-/// done here, to levels q/(2^(bits−1) − 1). FLAC keeps them exactly; libsndfile's PCM conversion
-/// for WAV and AIFF with clipping on (`SoundFileWriter.encodePCM`) scales by 2^31 and keeps the top
-/// bits, which writes a negative level q as q − 1 (and the top 31 of 16 bits as q + 1). A fixed
-/// seed: the same render writes the same file.
+/// done here, to a level q in −2^(bits−1) … 2^(bits−1) − 1, handed on as q/2^(bits−1) (a float
+/// that holds it exactly): the scale the file is read back with, and the one
+/// `SoundFileWriter.encodePCM` stores levels by, so every format (WAV, AIFF, FLAC) stores q
+/// itself (`IntegerExactnessTests`). A fixed seed: the same render writes the same file.
 struct TPDFDither {
   let scale: Double
   let largest: Double
   var state: UInt64 = 0x9E37_79B9_7F4A_7C15
 
   init(bits: Int) {
-    scale = Double((1 << (bits - 1)) - 1)
-    largest = Double(1 << (bits - 1))
+    scale = Double(1 << (bits - 1))
+    largest = scale
   }
 
   /// Each sample takes one 64-bit draw (xorshift64*) split into two independent 32-bit uniform
@@ -851,7 +848,7 @@ struct TPDFDither {
   /// without a libm call: `render --stems` to 16-bit dithers every sample of 32 files, and the
   /// earlier two draws and `rounded()` per sample made that most of the export's time.
   mutating func apply(_ samples: UnsafeMutablePointer<Float>, count: Int) {
-    let scale = self.scale, largest = self.largest
+    let scale = self.scale, largest = self.largest, unit = 1 / self.scale
     let toUnit = 1.0 / 4_294_967_296.0, magic = 6_755_399_441_055_744.0
     var x = state
     for i in 0..<count {
@@ -861,7 +858,7 @@ struct TPDFDither {
       let r = x &* 0x2545_F491_4F6C_DD1D
       let noise = (Double(UInt32(truncatingIfNeeded: r >> 32)) - Double(UInt32(truncatingIfNeeded: r))) * toUnit
       let q = (Double(samples[i]) * scale + noise + magic) - magic
-      samples[i] = Float(Swift.min(largest - 1, Swift.max(-largest, q)) / scale)
+      samples[i] = Float(Swift.min(largest - 1, Swift.max(-largest, q)) * unit)
     }
     state = x
   }
@@ -884,11 +881,11 @@ struct TPDFDither {
 
   /// `apply` with its noise drawn beforehand (`noise(into:count:)`): the same samples.
   func apply(_ samples: UnsafeMutablePointer<Float>, count: Int, noise: UnsafePointer<Double>) {
-    let scale = self.scale, largest = self.largest
+    let scale = self.scale, largest = self.largest, unit = 1 / self.scale
     let magic = 6_755_399_441_055_744.0
     for i in 0..<count {
       let q = (Double(samples[i]) * scale + noise[i] + magic) - magic
-      samples[i] = Float(Swift.min(largest - 1, Swift.max(-largest, q)) / scale)
+      samples[i] = Float(Swift.min(largest - 1, Swift.max(-largest, q)) * unit)
     }
   }
 }

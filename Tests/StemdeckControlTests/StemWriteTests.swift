@@ -5,19 +5,23 @@ import StemdeckSession
 import StemdeckTestSupport
 import Testing
 
-// `render --stems` to integer WAV: the writer thread converts the samples itself and writes the
-// bytes with `sf_write_raw` (`SoundFileWriter.writeConverted`), and draws the dither noise once
-// for every stem. The files must be the ones libsndfile's own conversion wrote, byte for byte.
+// Integer output: `SoundFileWriter` converts the samples itself (`encodePCM`) and hands the
+// levels over whole (`sf_write_raw` for WAV and AIFF, `sf_writef_int` for FLAC); `render --stems`
+// writes each chunk of a stem that way from the writer thread and draws the dither noise once for
+// every stem. Every sample must be stored as the level meant for it: the clipped sample rounded
+// to the nearest step of 1/2^(bits−1) (libsndfile's own float conversion rounded down instead).
 
 @Suite struct StemWriteTests {
-  /// Every sample value that matters to the conversion: the dithered levels of 16 and 24 bits
-  /// (every 16-bit level, every 7th 24-bit one and the ends), the clipping edges, values beyond
-  /// full scale, infinities and NaN, tiny values and ties, and seeded noise over ±1.5.
+  /// Every sample value that matters to the conversion: every 16-bit level, every 7th 24-bit one
+  /// and the ends, half-way values between levels (ties), the clipping edges, values beyond full
+  /// scale, infinities and NaN, tiny values, and seeded noise over ±1.5.
   static func samples() -> [Float] {
     var values: [Float] = []
-    for q in -32768...32767 { values.append(Float(Double(q) / 32767)) }
-    for q in stride(from: -8_388_608, through: 8_388_607, by: 7) { values.append(Float(Double(q) / 8_388_607)) }
-    for q in [-8_388_608, -8_388_607, -1, 0, 1, 8_388_606, 8_388_607] { values.append(Float(Double(q) / 8_388_607)) }
+    for q in -32768...32767 { values.append(Float(Double(q) / 32768)) }
+    for q in stride(from: -8_388_608, through: 8_388_607, by: 7) { values.append(Float(Double(q) / 8_388_608)) }
+    for q in [-8_388_608, -8_388_607, -1, 0, 1, 8_388_606, 8_388_607] { values.append(Float(Double(q) / 8_388_608)) }
+    for q in [-32768, -3, -2, -1, 0, 1, 2, 32766] { values.append(Float((Double(q) + 0.5) / 32768)) }
+    for q in [-8_388_608, -3, -2, -1, 0, 1, 2, 8_388_606] { values.append(Float((Double(q) + 0.5) / 8_388_608)) }
     values += [1, -1, 1.0000001, -1.0000001, 2, -2, 0.99999994, -0.99999994, .infinity, -.infinity, .nan, -.nan, 0, -0.0]
     values += [Float.leastNonzeroMagnitude, -Float.leastNonzeroMagnitude, 0.5 / 2_147_483_648, 1.5 / 2_147_483_648, -0.5 / 2_147_483_648]
     values += [0.5 / 32768, 1.5 / 32768, -0.5 / 32768, -1.5 / 32768, 0.5 / 8_388_608, -0.5 / 8_388_608]
@@ -27,51 +31,71 @@ import Testing
     return values
   }
 
+  /// The level a sample should be stored as, computed independently: scaled by 2^(bits−1),
+  /// rounded to the nearest (ties to even), clipped to the format's range; NaN as 0.
+  static func level(_ sample: Float, bits: Int) -> Int64 {
+    guard !sample.isNaN else { return 0 }
+    let full = Double(Int64(1) << (bits - 1))
+    return Int64(Swift.min(full - 1, Swift.max(-full, (Double(sample) * full).rounded(.toNearestOrEven))))
+  }
+
   @Test(
-    "16-, 24- and 32-bit WAV: the bytes converted here and written with sf_write_raw are the file sf_writef_float writes, and read back with libsndfile",
-    arguments: [OutputFormat.wav16, .wav24, .wav32])
-  func convertedEqualsLibsndfile(format: OutputFormat) throws {
+    "16-, 24- and 32-bit WAV, 16- and 24-bit AIFF and FLAC: written in pieces with write and writeConverted, every sample is stored as its nearest level, clipped",
+    arguments: [OutputFormat.wav16, .wav24, .wav32, .aiff16, .aiff, .flac16, .flac])
+  func convertedIsNearestLevel(format: OutputFormat) throws {
     let folder = try TemporaryFolder()
     let samples = Self.samples()
     let frames = samples.count / 2
-    let bytes = try #require(format.wavIntegerBytes)
-    #expect(
-      OutputFormat.wavFloat.wavIntegerBytes == nil && OutputFormat.flac16.wavIntegerBytes == nil && OutputFormat.aiff.wavIntegerBytes == nil
-    )
+    let bits = try #require(format.integerBits)
+    #expect(OutputFormat.wavFloat.pcmLayout == nil && OutputFormat.vorbis.pcmLayout == nil && OutputFormat.opus.pcmLayout == nil)
+    let ext = format.container
     do {
-      let old = try SoundFileWriter(path: folder.file("old.wav"), format: format, sampleRate: 48000, channelCount: 2)
-      let new = try SoundFileWriter(path: folder.file("new.wav"), format: format, sampleRate: 48000, channelCount: 2)
-      let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: samples.count * bytes)
+      let whole = try SoundFileWriter(path: folder.file("write.\(ext)"), format: format, sampleRate: 48000, channelCount: 2)
+      let pieces = try SoundFileWriter(path: folder.file("converted.\(ext)"), format: format, sampleRate: 48000, channelCount: 2)
+      let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: samples.count * 4)
       defer { scratch.deallocate() }
       try samples.withUnsafeBufferPointer { buffer in
+        try whole.write(buffer.baseAddress!, frameCount: frames)
         // In pieces of different sizes, as chunks are.
         var done = 0
         for piece in [1, 7, 32768, frames] where done < frames {
           let n = min(piece, frames - done)
-          try old.write(buffer.baseAddress! + 2 * done, frameCount: n)
-          try new.writeConverted(buffer.baseAddress! + 2 * done, frameCount: n, bytes: bytes, scratch: scratch)
+          try pieces.writeConverted(buffer.baseAddress! + 2 * done, frameCount: n, scratch: scratch)
           done += n
         }
       }
-      try old.finish()
-      try new.finish()
+      try whole.finish()
+      try pieces.finish()
     }
-    let oldData = try Data(contentsOf: URL(fileURLWithPath: folder.file("old.wav")))
-    let newData = try Data(contentsOf: URL(fileURLWithPath: folder.file("new.wav")))
-    #expect(oldData.count == newData.count && oldData.count > frames * 2 * bytes)
-    if let first = zip(oldData, newData).enumerated().first(where: { $0.element.0 != $0.element.1 }) {
-      let sample = (first.offset - (oldData.count - frames * 2 * bytes)) / bytes
+    let a = try Data(contentsOf: URL(fileURLWithPath: folder.file("write.\(ext)")))
+    let b = try Data(contentsOf: URL(fileURLWithPath: folder.file("converted.\(ext)")))
+    #expect(a == b, "write and writeConverted write the same file")
+    let expected = samples.map { Self.level($0, bits: bits) }
+    var stored: [Int64]
+    if bits == 32 {
+      // A float holds 24 bits: the levels are the last frames × 2 × 4 bytes of the file (its data chunk).
+      #expect(a.count > samples.count * 4)
+      stored = stride(from: a.count - samples.count * 4, to: a.count, by: 4).map { (i: Int) -> Int64 in
+        var word: UInt32 = 0
+        for k in 0..<4 { word |= UInt32(a[i + k]) << UInt32(8 * k) }
+        return Int64(Int32(bitPattern: word))
+      }
+    } else {
+      // libsndfile reads level/2^(bits−1), exactly, as a float.
+      let back = try readAudio(folder.file("converted.\(ext)"))
+      #expect(back.frames == frames && back.channels == 2 && back.info.sampleRate == 48000)
+      let full = Double(1 << (bits - 1))
+      stored = back.samples.map { Int64(Double($0) * full) }
+    }
+    #expect(stored.count == expected.count)
+    if let first = zip(stored, expected).enumerated().first(where: { $0.element.0 != $0.element.1 }) {
       Issue.record(
-        "\(format.description): first differing byte at \(first.offset) (sample \(sample): \(sample >= 0 && sample < samples.count ? samples[sample] : .nan))"
-      )
+        "\(format.description): sample \(first.offset) (\(samples[first.offset])) stored as \(first.element.0), want \(first.element.1)")
     }
-    let back = try readAudio(folder.file("new.wav"))
-    #expect(back.frames == frames && back.channels == 2 && back.info.sampleRate == 48000)
-    #expect(back.samples[0] == -1 && abs(back.samples[2 * 32767 + 1] - 1) < 1e-4, "full scale reads back")
   }
 
   /// Three stems rendered with `--stems` to `format`, and each stem again, alone, as a master
-  /// (the path every master takes: `TPDFDither.apply` and `sf_writef_float`) from its float file.
+  /// (the path every master takes: `TPDFDither.apply` and `SoundFileWriter.write`) from its float file.
   @Test(
     "--stems to 16-bit WAV (dithered), 24-bit WAV dithered and not: every stem file is, byte for byte, that stem rendered alone as a master",
     arguments: [("wav16", false), ("wav24", true), ("wav24", false)])
@@ -128,7 +152,7 @@ extension StemWriteTests {
   func convertedWriteFailure() throws {
     let folder = try TemporaryFolder()
     let samples = [Float](repeating: 0.25, count: 2 * 32768)
-    let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: samples.count * 2)
+    let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: samples.count * 4)
     defer { scratch.deallocate() }
     let full = open("/dev/full", O_WRONLY | O_CLOEXEC)
     #expect(full >= 0)
@@ -139,7 +163,7 @@ extension StemWriteTests {
       try samples.withUnsafeBufferPointer { buffer in
         func write() throws {
           if converted {
-            try writer.writeConverted(buffer.baseAddress!, frameCount: 32768, bytes: 2, scratch: scratch)
+            try writer.writeConverted(buffer.baseAddress!, frameCount: 32768, scratch: scratch)
           } else {
             try writer.write(buffer.baseAddress!, frameCount: 32768)
           }
