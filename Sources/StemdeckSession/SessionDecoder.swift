@@ -590,9 +590,11 @@ struct SessionDecoder {
 /// Migration works on the parsed document (before validation), so the validator only ever knows the
 /// current format.
 ///
-/// Versions: 1 (the first); 2 adds the channel EQ (`"eq"` on stems and on the master). A version 1
-/// document is a valid version 2 document without EQ (flat), so the 1 → 2 step changes nothing;
-/// it is saved as version 2.
+/// Versions: 1 (the first); 2 adds the channel EQ (`"eq"` on stems and on the master); 3 adds the
+/// mixer graph's new parts (buses, live inputs, stretch quality; every one optional). A version 1
+/// document is a valid version 2 document without EQ (flat), and a version 2 document a valid
+/// version 3 document without those parts, so both steps change nothing; older files are saved as
+/// the current version.
 enum SessionMigration {
   /// Applies every migration step from `version` up to `Session.currentVersion`.
   static func upgrade(_ document: [JSONMember], from version: Int) -> [JSONMember] {
@@ -619,6 +621,8 @@ enum SessionMigration {
     switch version {
     case 1:
       return document  // 1 → 2: "eq" is new and optional; nothing is renamed
+    case 2:
+      return document  // 2 → 3: the new sections are optional; nothing is renamed
     default:
       return document
     }

@@ -226,7 +226,7 @@ public struct SessionOptions: Equatable, Sendable {
 /// `validate()` runs (which `SessionFile.save` does before writing anything).
 public struct Session: Equatable, Sendable {
   /// The newest session format version this build reads and the one it writes.
-  public static let currentVersion = 2
+  public static let currentVersion = 3
 
   /// The sample-rate converter quality for varispeed and file-rate conversion.
   public var quality: ResamplerQuality = .fast

@@ -110,7 +110,7 @@ import Testing
     #expect(!h.mixer.isDirty)
   }
 
-  @Test("a version 1 session opens with flat EQs, gets an EQ, and saves as version 2; a newer file changes nothing")
+  @Test("a version 1 session opens with flat EQs, gets an EQ, and saves as version 3; a newer file changes nothing")
   func version1SessionThroughTheConsole() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
@@ -121,7 +121,7 @@ import Testing
     #expect(h.run("eq master").output == ["master eq: flat"])
     #expect(h.run("save").ok)
     let saved = try String(contentsOfFile: path, encoding: .utf8)
-    #expect(saved.contains(#""version" : 2,"#))
+    #expect(saved.contains(#""version" : 3,"#))
     #expect(!saved.contains(#""eq""#))
     #expect(h.run("eq kick mid 2k -3dB q 2; eq master hpf 40; save").ok)
     let session = try SessionFile.load(path: path)
@@ -129,12 +129,12 @@ import Testing
     #expect(session.masterEQ.highPass == EQHighPass(frequency: 40))
     // A file from a newer stemdeck: refused by name, the open session and the file untouched.
     let newer = h.folder.file("newer.json")
-    let text = saved.replacingOccurrences(of: #""version" : 2,"#, with: #""version" : 3,"#)
+    let text = saved.replacingOccurrences(of: #""version" : 3,"#, with: #""version" : 4,"#)
     try text.write(toFile: newer, atomically: true, encoding: .utf8)
     let result = h.run("open \(newer)")
     #expect(!result.ok)
     #expect(result.output.count == 1)
-    #expect(result.output.first?.contains("made by a newer version of stemdeck (format 3; this one reads up to 2)") == true)
+    #expect(result.output.first?.contains("made by a newer version of stemdeck (format 4; this one reads up to 3)") == true)
     #expect(h.console.sessionPath == path)
     #expect(try h.mixer.eqSettings("kick").mid.gain == -3)
     #expect(try String(contentsOfFile: newer, encoding: .utf8) == text)

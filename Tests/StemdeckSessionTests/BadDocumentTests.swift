@@ -99,13 +99,13 @@ let badDocuments: [BadDocument] =
       label: "missing version", text: "{ \"format\" : \"stemdeck-session\", \"stems\" : [] }",
       location: "version", fragment: "is missing", line: 1),
     BadDocument(
-      label: "version 3", text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 3"),
+      label: "version 4", text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 4"),
       location: nil,
-      fragment: "was made by a newer version of stemdeck (format 3; this one reads up to 2); nothing was changed", line: 3),
+      fragment: "was made by a newer version of stemdeck (format 4; this one reads up to 3); nothing was changed", line: 3),
     BadDocument(
       label: "version \"1\"",
       text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : \"1\""),
-      location: "version", fragment: "must be an integer format version such as 2 (got \"1\")", line: 3),
+      location: "version", fragment: "must be an integer format version such as 3 (got \"1\")", line: 3),
     BadDocument(
       label: "version 0", text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 0"),
       location: "version", fragment: "must be at least 1 (got 0)", line: 3),

@@ -26,7 +26,7 @@ struct EQSessionTests {
 
     """
 
-  @Test("a version 1 file opens (no EQ), saves as version 2 with every other byte kept, and opens again")
+  @Test("a version 1 file opens (no EQ), saves as the current version (3) with every other byte kept, and opens again")
   func migratesVersion1() throws {
     let folder = try TemporaryFolder()
     let path = folder.file("old.json")
@@ -38,7 +38,7 @@ struct EQSessionTests {
     #expect(session.masterVolume == 0.9)
     try SessionFile.save(session, to: path)
     let saved = String(decoding: contents(of: path) ?? [], as: UTF8.self)
-    #expect(saved == Self.version1Demo.replacingOccurrences(of: "\"version\" : 1,", with: "\"version\" : 2,"))
+    #expect(saved == Self.version1Demo.replacingOccurrences(of: "\"version\" : 1,", with: "\"version\" : 3,"))
     #expect(try SessionFile.load(path: path) == session)
     // The repository's demo is that file, already saved as version 2.
     #expect(contents(of: repositoryRoot + "/Sessions/demo.json").map { String(decoding: $0, as: UTF8.self) } == saved)
@@ -54,7 +54,7 @@ struct EQSessionTests {
       _ = try SessionFile.load(path: path)
       Issue.record("a version 7 file loaded")
     } catch {
-      #expect(error.description.contains("made by a newer version of stemdeck (format 7; this one reads up to 2)"))
+      #expect(error.description.contains("made by a newer version of stemdeck (format 7; this one reads up to 3)"))
       #expect(error.description.contains(path))
     }
     #expect(contents(of: path) == Array(text.utf8))
@@ -79,7 +79,7 @@ struct EQSessionTests {
   func roundTrip() throws {
     let session = Self.eqSession()
     let text = SessionFile.encode(session)
-    #expect(text.contains(#""version" : 2,"#))
+    #expect(text.contains(#""version" : 3,"#))
     #expect(text.contains(#""master" : { "volume" : 1, "eq" : { "high" : { "frequency" : 10000, "gain" : -1.5 } } },"#))
     #expect(
       text.contains(

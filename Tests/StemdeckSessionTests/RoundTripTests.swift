@@ -98,7 +98,7 @@ struct RoundTripTests {
       text == """
         {
           "format" : "stemdeck-session",
-          "version" : 2,
+          "version" : 3,
           "quality" : "fast",
           "master" : { "volume" : 1 },
           "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "songChange" : "crossfade" },
@@ -177,7 +177,7 @@ struct RoundTripTests {
       text == """
         {
           "format" : "stemdeck-session",
-          "version" : 2,
+          "version" : 3,
           "quality" : "fast",
           "master" : { "volume" : 1 },
           "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post", "transportSync" : "follow" },

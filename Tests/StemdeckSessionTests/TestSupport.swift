@@ -32,7 +32,7 @@ let repositoryRoot = URL(fileURLWithPath: #filePath)
 let demoLikeDocument = """
   {
     "format" : "stemdeck-session",
-    "version" : 2,
+    "version" : 3,
     "quality" : "fast",
     "master" : { "volume" : 0.9 },
     "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post" },
