@@ -150,7 +150,7 @@ extension Console {
     // lstat, not fileExists: a symbolic link pointing nowhere occupies a name too.
     func occupied(_ path: String) -> Bool {
       var info = stat()
-      return lstat(path, &info) == 0
+      return lstat(RawFileName.cPath(path), &info) == 0
     }
     var n = 1
     while names.contains("take-\(n)") || occupied(takeFolder(mixer.recordingSettings) + "/take-\(n).wav")

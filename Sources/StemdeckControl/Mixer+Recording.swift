@@ -33,7 +33,7 @@ extension Mixer {
       if allStemNamesLocked().contains(name) { throw MixerError("a stem named '\(name)' already exists; choose another take name") }
       // lstat: a symbolic link counts, even one pointing nowhere (the writer would refuse it too).
       var existing = stat()
-      if lstat(path, &existing) == 0 {
+      if lstat(RawFileName.cPath(path), &existing) == 0 {
         let what = existing.st_mode & S_IFMT == S_IFLNK ? "a symbolic link" : "a file"
         throw MixerError("\(path) already exists (\(what)); stemdeck never writes a take over anything (choose another name)")
       }

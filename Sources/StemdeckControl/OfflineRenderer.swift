@@ -208,7 +208,7 @@ public enum OfflineRenderer {
     let keptMode = AtomicFile.regularFileMode(at: outputPath)
     var temporary = ""
     var renamed = false
-    defer { if !temporary.isEmpty && !renamed { unlink(temporary) } }
+    defer { if !temporary.isEmpty && !renamed { unlink(RawFileName.cPath(temporary)) } }
     var summary: Summary
     var limiter: LimiterBox?
     var encodedLoudness: Loudness?
@@ -251,13 +251,13 @@ public enum OfflineRenderer {
       // and a little of the loudness): its figures are the file's, decoded back and measured.
       if meter != nil && format.isLossy { encodedLoudness = try measureEncoded(temporary, shownAs: outputPath) }
       try stemFiles.finish()
-      if let keptMode, chmod(temporary, keptMode) != 0 {
+      if let keptMode, chmod(RawFileName.cPath(temporary), keptMode) != 0 {
         throw MixerError("\(printableText(outputPath)): cannot set the permissions of the new file: \(String(cString: strerror(errno)))")
       }
       // The stems are put in place first: a failure there leaves the previous master as it was.
       try stemFiles.putInPlace()
     }
-    if rename(temporary, outputPath) != 0 {
+    if rename(RawFileName.cPath(temporary), RawFileName.cPath(outputPath)) != 0 {
       throw MixerError("\(printableText(outputPath)): cannot put the render in place: \(String(cString: strerror(errno)))")
     }
     renamed = true
@@ -577,8 +577,8 @@ public enum OfflineRenderer {
   ) throws(MixerError) -> [String] {
     let shown = printableText(folder)
     var info = stat()
-    if stat(folder, &info) != 0 {
-      guard mkdir(folder, 0o777) == 0 else {
+    if stat(RawFileName.cPath(folder), &info) != 0 {
+      guard mkdir(RawFileName.cPath(folder), 0o777) == 0 else {
         throw MixerError("\(option: .stems) \(shown): cannot make the folder: \(String(cString: strerror(errno)))")
       }
     } else if info.st_mode & S_IFMT != S_IFDIR {
@@ -593,7 +593,9 @@ public enum OfflineRenderer {
         throw MixerError("\(option: .stems) \(shown): \(error)")
       }
       var a = stat(), b = stat()
-      if stat(path, &a) == 0 && stat(outputPath, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino || path == outputPath {
+      if stat(RawFileName.cPath(path), &a) == 0 && stat(RawFileName.cPath(outputPath), &b) == 0 && a.st_dev == b.st_dev
+        && a.st_ino == b.st_ino || path == outputPath
+      {
         throw MixerError(
           "\(option: .stems) \(shown): stem '\(printableText(stem.name))' would be written over \(option: .output) \(printableText(outputPath)); choose another folder"
         )
@@ -774,7 +776,7 @@ public enum OfflineRenderer {
 
     func putInPlace() throws(MixerError) {
       for i in paths.indices {
-        if rename(temporaries[i], paths[i]) != 0 {
+        if rename(RawFileName.cPath(temporaries[i]), RawFileName.cPath(paths[i])) != 0 {
           throw MixerError("\(printableText(paths[i])): cannot put the stem file in place: \(String(cString: strerror(errno)))")
         }
         placed = i + 1
@@ -784,7 +786,7 @@ public enum OfflineRenderer {
     /// Ends the writer thread and removes the temporary files not renamed into place.
     func removeTemporaries() {
       stop()
-      for i in placed..<temporaries.count { unlink(temporaries[i]) }
+      for i in placed..<temporaries.count { unlink(RawFileName.cPath(temporaries[i])) }
     }
   }
 
@@ -797,16 +799,16 @@ public enum OfflineRenderer {
   ) throws(MixerError) {
     let shown = printableText(outputPath)
     var info = stat()
-    if lstat(outputPath, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
+    if lstat(RawFileName.cPath(outputPath), &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
       throw MixerError("\(shown): is a folder; give a file name for the render")
     }
     if let what = AtomicFile.specialFileKind(at: outputPath) {
       throw MixerError("\(shown): is \(what), not a regular file; a render writes only to a regular file or a new name")
     }
-    guard stat(outputPath, &info) == 0 else { return }  // a new name (or a dangling link, replaced)
+    guard stat(RawFileName.cPath(outputPath), &info) == 0 else { return }  // a new name (or a dangling link, replaced)
     func same(_ path: String) -> Bool {
       var other = stat()
-      return stat(path, &other) == 0 && other.st_dev == info.st_dev && other.st_ino == info.st_ino
+      return stat(RawFileName.cPath(path), &other) == 0 && other.st_dev == info.st_dev && other.st_ino == info.st_ino
     }
     for stem in session.stems where same(SessionFile.resolve(file: stem.file, sessionPath: sessionPath)) {
       throw MixerError(

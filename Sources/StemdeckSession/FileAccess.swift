@@ -412,9 +412,7 @@ enum FileAccess {
   }
 
   /// The file system's bytes of `path`, NUL-terminated (a name that is not UTF-8: RawFileName).
-  static func fs(_ path: String) -> [CChar] {
-    RawFileName.bytes(path).map { CChar(bitPattern: $0) } + [0]
-  }
+  static func fs(_ path: String) -> [CChar] { RawFileName.cPath(path) }
 
   /// The OS's description of an errno value, e.g. "Permission denied".
   static func reason(_ code: Int32) -> String {

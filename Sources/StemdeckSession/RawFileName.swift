@@ -75,6 +75,12 @@ public enum RawFileName {
     holdsRawBytes(text) ? string(fromBytes: bytes(text)) : text
   }
 
+  /// The file system's C string for `path` (its bytes, NUL-terminated), for a system call that
+  /// takes a path: `rename(RawFileName.cPath(a), RawFileName.cPath(b))`.
+  public static func cPath(_ path: String) -> [CChar] {
+    bytes(path).map { CChar(bitPattern: $0) } + [0]
+  }
+
   /// Runs `body` with the file system's C string for `path` (its bytes, NUL-terminated).
   public static func withCPath<R>(_ path: String, _ body: (UnsafePointer<CChar>) -> R) -> R {
     if !holdsRawBytes(path) { return path.withCString(body) }

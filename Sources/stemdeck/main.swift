@@ -3,4 +3,4 @@
 import Foundation
 import StemdeckConsole
 
-exit(runStemdeck(Array(CommandLine.arguments.dropFirst())))
+exit(runStemdeck(commandLineArguments()))

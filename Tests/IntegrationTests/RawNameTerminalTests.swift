@@ -64,6 +64,34 @@ struct RawNameTerminalTests {
     #expect(mix.frames == 48000 && peakLevel(mix, channel: 0, frames: 0..<mix.frames) > 0.2, "\(render.text)")
   }
 
+  @Test("a session and an output named with bytes that are not UTF-8, given on the command line, are the files named")
+  func rawNamesOnTheCommandLine() async throws {
+    let dir = try IntegrationTempDir("stemdeck-raw")
+    try writeSine(dir.file("tone.wav"), sampleRate: 48000, seconds: 1, frequencies: [440], amplitude: 0.4)
+    try writeSession(dir.file("tmp.json"), stems: [SessionStem(name: "tone", file: "tone.wav")])
+    try Self.rename(dir.file("tmp.json"), to: dir.path, "sh", [0xFF], "w.json")
+    // The shell passes the bytes as they are (printf's octal escapes): \377 in the session's
+    // name, \376 in the output's.
+    let script = #"exec "$0" render "$(printf '%s/sh\377w.json' "$1")" --output "$(printf '%s/mix\376.wav' "$1")" "$2""#
+    let binary = try StemdeckBinary.require()
+    let render = try await runTool("/bin/sh", ["-c", script, binary, dir.path, "--quiet"], timeout: 60)
+    #expect(render.status == 0, "\(render.text)")
+    let written = Array((dir.path + "/mix").utf8) + [0xFE] + Array(".wav".utf8)
+    let moved = (written.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
+      Glibc.rename($0.baseAddress!, dir.file("mix.wav"))
+    }
+    #expect(moved == 0, "no output under the raw name: \(String(cString: strerror(errno)))")
+    let mix = try readAudio(dir.file("mix.wav"))
+    #expect(mix.frames == 48000 && peakLevel(mix, channel: 0, frames: 0..<mix.frames) > 0.2, "\(render.text)")
+
+    // A raw name that names no file: the error names it with its byte escaped.
+    let missing = #"exec "$0" render "$(printf '%s/n\377ne.json' "$1")" --output "$1/x.wav""#
+    let failed = try await runTool("/bin/sh", ["-c", missing, binary, dir.path], timeout: 60)
+    #expect(failed.status != 0)
+    #expect(failed.text.contains(#"n\xffne.json: no such file"#), "\(failed.text)")
+    #expect(!FileManager.default.fileExists(atPath: dir.file("x.wav")))
+  }
+
   @Test("18: Ctrl-C during 'sfx wait' cancels the load: it says so, nothing is loaded, the prompt comes back at once")
   func ctrlCCancelsALoad() async throws {
     let server = try await PrivateJackServer()
