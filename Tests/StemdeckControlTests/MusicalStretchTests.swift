@@ -127,13 +127,18 @@ extension MusicalTests {
     #expect(StretchState.preconverts(pitchSemitones: 0, fileRate: 44100, engineRate: 48000))
     #expect(!StretchState.needsResampler(pitchSemitones: 0, fileRate: 44100, engineRate: 48000))
     let folder = try TemporaryFolder()
-    let (_, out) = try Self.renderSine(folder, fileRate: 44100, seconds: 2) {
+    let (rig, out) = try Self.renderSine(folder, fileRate: 44100, seconds: 4 / rate + 0.2) {
       $0.mode = .stretch; $0.rate = rate
     }
     let f = estimatedFrequency(out, sampleRate: 48000, in: 24000..<90000)
     let cents = 1200 * log2(f / 440)
     #expect(abs(cents) <= 0.5, "44.1 kHz file, rate \(rate): \(f) Hz (\(cents) cents)")
     #expect(rms(out[24000..<90000]) > 0.3, "level sags: rms \(rms(out[24000..<90000]))")
+    // The converter's tail and the stretcher's are handed out: the 4 s file lasts 4 / rate s.
+    let end = Self.lastAudible(out)
+    let want = Int(4 / rate * 48000)
+    #expect(abs(end - want) <= 480, "rate \(rate): sound ends at frame \(end), want ≈ \(want)")
+    #expect(rig.mixer.pump().contains(.stemFinished("s")), "no finished event at rate \(rate)")
   }
 
   @Test("setPitch on a playing stretch stem shifts it live by the octave asked")
