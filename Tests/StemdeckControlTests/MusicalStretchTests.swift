@@ -118,6 +118,29 @@ extension MusicalTests {
     #expect(abs(cents) <= 0.5, "pitch \(pitch), rate \(rate): \(f) Hz, want \(expected) (\(cents) cents)")
   }
 
+  /// An unshifted 44.1 kHz stem is taken to 48 kHz by the voice's converter before the stretcher
+  /// (`StretchState.preconverts`, issue 25: Rubber Band's resampler cost more than the stretch).
+  @Test(
+    "a 44.1 kHz stretch stem keeps 440 Hz within 0.5 cent at rates 0.8, 1.15 and 1.25, converted ahead of the stretcher",
+    arguments: [0.8, 1.15, 1.25])
+  func stretchPitchAccuracyConverted(rate: Double) throws {
+    #expect(StretchState.preconverts(pitchSemitones: 0, fileRate: 44100, engineRate: 48000))
+    #expect(!StretchState.needsResampler(pitchSemitones: 0, fileRate: 44100, engineRate: 48000))
+    let folder = try TemporaryFolder()
+    let (rig, out) = try Self.renderSine(folder, fileRate: 44100, seconds: 4 / rate + 0.2) {
+      $0.mode = .stretch; $0.rate = rate
+    }
+    let f = estimatedFrequency(out, sampleRate: 48000, in: 24000..<90000)
+    let cents = 1200 * log2(f / 440)
+    #expect(abs(cents) <= 0.5, "44.1 kHz file, rate \(rate): \(f) Hz (\(cents) cents)")
+    #expect(rms(out[24000..<90000]) > 0.3, "level sags: rms \(rms(out[24000..<90000]))")
+    // The converter's tail and the stretcher's are handed out: the 4 s file lasts 4 / rate s.
+    let end = Self.lastAudible(out)
+    let want = Int(4 / rate * 48000)
+    #expect(abs(end - want) <= 480, "rate \(rate): sound ends at frame \(end), want ≈ \(want)")
+    #expect(rig.mixer.pump().contains(.stemFinished("s")), "no finished event at rate \(rate)")
+  }
+
   @Test("setPitch on a playing stretch stem shifts it live by the octave asked")
   func setPitchLive() throws {
     let folder = try TemporaryFolder()
@@ -239,13 +262,18 @@ extension MusicalTests {
     #expect(abs(switched.lag) <= 1 && switched.error < 0.02, "after switching both: lag \(switched.lag), error \(switched.error)")
   }
 
-  /// At pitch 0 (48 kHz file) the stretcher runs without its resampler; a pitch change away from 0
-  /// and back builds a new stretcher each time (`Mixer.setPitch`). The stem must come back in step.
-  @Test("pitch +12 and back to 0 while playing: in tune each time, then sample-aligned with a varispeed copy again")
-  func pitchAwayAndBack() throws {
+  /// At pitch 0 the stretcher runs without its resampler (a 44.1 kHz file is converted ahead of
+  /// it); a pitch change away from 0 and back builds a new stretcher each time (`Mixer.setPitch`).
+  /// The stem must come back in step.
+  @Test(
+    "pitch +12 and back to 0 while playing: in tune each time, then sample-aligned with a varispeed copy again",
+    arguments: [48000, 44100])
+  func pitchAwayAndBack(fileRate: Int) throws {
     let folder = try TemporaryFolder()
-    let path = try Musical.mono(folder, "t.wav", Self.tones(48000, 4 * 48000))
-    let sinePath = try Musical.mono(folder, "sine.wav", Signal.sine(frequency: 440, sampleRate: 48000, frames: 4 * 48000, amplitude: 0.5))
+    let path = try Musical.mono(folder, "t.wav", Self.tones(fileRate, 4 * fileRate), sampleRate: fileRate)
+    let sinePath = try Musical.mono(
+      folder, "sine.wav", Signal.sine(frequency: 440, sampleRate: Double(fileRate), frames: 4 * fileRate, amplitude: 0.5),
+      sampleRate: fileRate)
     let rig = MixerRig()
     try rig.mixer.addStem(
       path: path,

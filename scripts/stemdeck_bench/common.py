@@ -29,7 +29,11 @@ LONG_SECONDS = 600
 N_STEMS = 32
 N_LONG = 4
 N_STRETCH = 8  # stems in the offline stretch case (a stretch stem costs 7–13 fast-sinc stems)
-STRETCH_LIVE = (4, 6, 8, 12)
+# Live stretch stems (case 3s): for each tempo, the counts tried, the target's count last
+# (targets.py: 3s.tempo08, 3s.tempo115). Once a count saturates the period (load ≥ STRETCH_SATURATED)
+# the counts between it and the target's are skipped.
+STRETCH_LIVE = ((0.8, (4, 8, 12, 16, 24, 32)), (1.15, (4, 8, 12, 16, 24)))
+STRETCH_SATURATED = 90
 ALL_CASES = ("1", "1b", "1s", "2", "2f", "2s", "3", "3s", "4", "5", "5c")
 
 # ---------------------------------------------------------------------------------------------

@@ -129,11 +129,17 @@ def case_stretch_offline(ctx):
     out = lambda n: os.path.join(cache, "out", n)
     s_fast = write_session(cache, f"vari{N_STRETCH}-fast", N_STRETCH, rate=0.9, quality="fast")
     s_str = write_session(cache, f"stretch{N_STRETCH}", N_STRETCH, rate=0.9, quality="fast", mode="stretch")
+    files44 = [stem_path(cache, 44100, i) for i in range(N_STEMS)]
+    s_str44 = write_session(cache, f"stretch{N_STRETCH}-44k", N_STRETCH, rate=0.9, quality="fast", mode="stretch",
+                            files=files44)
     cmds = {
         "stemdeck varispeed fast": [sd, "render", s_fast, "--output", out("stemdeck-vari8-fast.wav"), "--sample-rate", str(SR)],
         "stemdeck stretch": [sd, "render", s_str, "--output", out("stemdeck-stretch8.wav"), "--sample-rate", str(SR)],
+        "stemdeck stretch 44.1 kHz files": [sd, "render", s_str44, "--output", out("stemdeck-stretch8-44k.wav"),
+                                            "--sample-rate", str(SR)],
     }
-    outs = {"stemdeck varispeed fast": out("stemdeck-vari8-fast.wav"), "stemdeck stretch": out("stemdeck-stretch8.wav")}
+    outs = {"stemdeck varispeed fast": out("stemdeck-vari8-fast.wav"), "stemdeck stretch": out("stemdeck-stretch8.wav"),
+            "stemdeck stretch 44.1 kHz files": out("stemdeck-stretch8-44k.wav")}
     cpu = {k: [] for k in cmds}
     for r in range(runs):
         for k, cmd in cmds.items():

@@ -96,20 +96,56 @@ def case_live(ctx):
 
 
 def case_stretch_live(ctx):
-    """How many stretch stems (rate 0.9) play live at ≤ 50 % DSP load, between two baselines."""
+    """Live stretch stems: for each tempo of STRETCH_LIVE the counts up to the target's (32 at 0.8,
+    24 at 1.15), between two observer baselines. A target row within 50 % load gets a load-matched
+    control and paired windows, as case 3's target rows."""
     cache, seconds = ctx["cache"], ctx["live_seconds"]
     server = JackServer(f"benchstretch-{os.getpid()}", cache, ctx["env"])
     server.start()
-    res = {"rows": [], "server_cmd": server.cmd}
+    res = {"rows": [], "server_cmd": server.cmd, "paired": {}}
     row = lambda kind, n, fn: live_row(ctx, server, res, "3s", kind, n, fn)
     try:
         for rep in range(ctx["live_runs"]):
             row("baseline (no stems)", "before", lambda: observer(ctx, server, seconds, "stretch-baseline-before"))
-            for n in STRETCH_LIVE:
-                s = write_session(cache, f"live-stretch{n}", n, rate=0.9, quality="fast", loops=-1,
-                                  gain_scale=min(1.0, 32 / n), mode="stretch")
-                row("stemdeck stretch 0.9", n, lambda: live_stemdeck(ctx, server, s, seconds, f"stretch{n}"))
+            for tempo, counts in STRETCH_LIVE:
+                kind = f"stemdeck stretch {tempo}"
+                saturated = False
+                for n in counts:
+                    if saturated and n != counts[-1]:
+                        continue  # a smaller count already filled the period: straight to the target's
+                    s = write_session(cache, f"live-stretch{tempo}-{n}", n, rate=tempo, quality="fast", loops=-1,
+                                      gain_scale=min(1.0, 32 / n), mode="stretch")
+                    row(kind, n, lambda: live_stemdeck(ctx, server, s, seconds, f"stretch{tempo}-{n}"))
+                    saturated = saturated or stretch_saturated(res["rows"][-1][2])
+                x = res["rows"][-1][2]  # the target's count
+                if stretch_saturated(x) or x["load"] > 50:
+                    continue  # over the load target: no control can save it
+                base_loads = [b["load"] for k, _, b in res["rows"] if k.startswith("baseline") and "error" not in b
+                              and b["load"] is not None]
+                pct = max(1, min(99, round(x["load"] - (med(base_loads) or 0))))
+                label = f"stretch{tempo}-{n}"
+                row(CONTROL, f"{pct} % (stretch {tempo} {n})", lambda: live_control(ctx, server, seconds, pct, label))
+                for i in range(PAIRED_EXTRA):
+                    pair = []
+                    for what, fn in (("stemdeck", lambda: live_stemdeck(ctx, server, s, seconds, f"{label}-pair{i + 2}")),
+                                     ("control", lambda: live_control(ctx, server, seconds, pct, f"{label}-pair{i + 2}"))):
+                        wait_quiet(ctx["row_wait"])
+                        log(f"  case 3s: {kind}, {n}: paired window {i + 2}, {what}")
+                        try:
+                            pair.append(fn())
+                        except BenchError as e:
+                            pair.append({"error": str(e).splitlines()[0][:200]})
+                    res["paired"].setdefault((kind, n), []).append(tuple(pair))
             row("baseline (no stems)", "after", lambda: observer(ctx, server, seconds, "stretch-baseline-after"))
     finally:
         server.stop()
+    # JSON has no tuple keys: [kind, n, pairs] for each target row.
+    res["paired"] = [[kind, n, pairs] for (kind, n), pairs in res["paired"].items()]
     return res
+
+
+def stretch_saturated(x):
+    """True when a live window filled the period: load ≥ STRETCH_SATURATED, or the client used that
+    much of a core (a client that overruns every cycle reads as ≈ 1 % load: JACK skips its cycles)."""
+    return ("error" in x or x["load"] is None or x["load"] >= STRETCH_SATURATED
+            or (x.get("client_cpu") or 0) >= STRETCH_SATURATED)

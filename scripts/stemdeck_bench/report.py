@@ -248,14 +248,16 @@ def section_2s(r, run, b, summary, commands):
     c = {k: med(v) for k, v in r["cpu"].items()}
     vari = c["stemdeck varispeed fast"]
     out_s = r["durations"]["stemdeck stretch"] or STEM_SECONDS / 0.9
-    b(f"### 2s. (no target) Stretch beside varispeed: {N_STRETCH} stems at rate 0.9, offline")
+    b(f"### 2s. Stretch beside varispeed: {N_STRETCH} stems at rate 0.9, offline")
     b("")
     b("| tool | quality | CPU s | stem-seconds per CPU-second | CPU per stem, % of a core in real time | cost vs varispeed | output length s | peak dBFS |")
     b("|---|---|---:|---:|---:|---:|---:|---:|")
     qual = {"stemdeck varispeed fast": "stemdeck's own sinc (`fast`): pitch follows the rate",
-            "stemdeck stretch": "Rubber Band R3 (finer), short window, real-time mode: tempo only, pitch kept"}
+            "stemdeck stretch": "Rubber Band R3 (finer), short window, real-time mode: tempo only, pitch kept",
+            "stemdeck stretch 44.1 kHz files": "the same from 44.1 kHz files (converted to 48 kHz by the `fast` sinc "
+                                               "ahead of the stretcher)"}
     for k in r["cpu"]:
-        per_stem = c[k] / N_STRETCH / out_s * 100
+        per_stem = c[k] / N_STRETCH / (r["durations"][k] or out_s) * 100
         b(f"| {k} | {qual[k]} | {fmt(c[k])}{span(r['cpu'][k])} | {fmt(N_STRETCH * STEM_SECONDS / c[k], 0)} | "
           f"{fmt(per_stem, 2)} | {fmt(c[k] / vari, 1)}× | {fmt(r['durations'][k], 3)} | {fmt(r['peaks'][k], 1)} |")
     b("")
@@ -263,8 +265,10 @@ def section_2s(r, run, b, summary, commands):
       "the share of one core a stem of that kind would take playing live (disk reads included, JACK excluded).")
     b("")
     st = c["stemdeck stretch"]
-    summary.append(("2s", "(no target) CPU per stretch stem, rate 0.9",
-                    f"{fmt(st / N_STRETCH / out_s * 100, 2)} % of a core ({fmt(st / vari, 1)}× a fast-sinc varispeed stem)", "INFO"))
+    per_stem = st / N_STRETCH / out_s * 100
+    summary.append(("2s", target("2s.cpu").text,
+                    f"{fmt(per_stem, 2)} % of a core ({fmt(st / vari, 1)}× a fast-sinc varispeed stem)",
+                    verdict(met("2s.cpu", per_stem))))
     commands["2s"] = r["commands"]
 
 
@@ -414,21 +418,41 @@ def section_3(r, run, b, summary, commands):
 
 
 def section_3s(r, run, b, summary, commands):
+    errors = [(k, n, x["error"]) for k, n, x in r["rows"] if "error" in x]
     rows = [(k, n, x) for k, n, x in r["rows"] if "error" not in x]
     base = [x for k, n, x in rows if k.startswith("baseline")]
     allowed = max(x["xruns"] for x in base) if base else 0
-    b(f"### 3s. (no target) Live stretch stems: private jackd, dummy driver, {SR} Hz, 128 frames")
+    # A target row may also have as many xruns as its load-matched control had (as in case 3).
+    controls = {}
+    for k, n, x in rows:
+        if k == CONTROL:
+            tempo, count = n.rstrip(")").split()[-2:]
+            controls[(f"stemdeck stretch {tempo}", int(count))] = x
+    allowed_for = lambda k, n: max(allowed, controls[(k, n)]["xruns"]) if (k, n) in controls else allowed
+    paired = {}
+    for k, n, pairs in r.get("paired", []):
+        first = next((x for kk, m, x in rows if kk == k and m == n), None)
+        if first is None or (k, n) not in controls:
+            continue
+        all_pairs = [(first, controls[(k, n)])] + [p for p in pairs if all("error" not in x for x in p)]
+        paired[(k, n)] = {"pairs": all_pairs, "sd": sum(a["xruns"] for a, _ in all_pairs),
+                          "ctl": sum(c["xruns"] for _, c in all_pairs),
+                          "load": med([a["load"] for a, _ in all_pairs if a["load"] is not None])}
+    b(f"### 3s. Live stretch stems: private jackd, dummy driver, {SR} Hz, 128 frames")
     b("")
-    b(f"Columns as in case 3; its own baselines (allowed xruns {allowed}).")
+    b(f"Columns as in case 3; its own baselines (allowed xruns {allowed}). Counts tried per tempo: "
+      + "; ".join(f"{t}: {', '.join(map(str, c))}" for t, c in STRETCH_LIVE)
+      + f" (after a count at ≥ {STRETCH_SATURATED} % load, only the target's).")
     b("")
     b("| client | stems | DSP load % (max) | client CPU % | xruns in window | xruns since start | underruns | start → playing s | private MiB | others' CPU % | ≤ 50 % and xruns ≤ baseline |")
     b("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    fit = []
+    fit = {}
     for k, n, x in rows:
-        ok = x["load"] is not None and x["load"] <= 50 and x["xruns"] <= allowed
-        judged = not k.startswith("baseline")
-        if judged and ok:
-            fit.append(n)
+        ok = (met("3.load", x["load"]) and x["xruns"] <= allowed_for(k, n)
+              and (x.get("client_cpu") or 0) < STRETCH_SATURATED)
+        judged = k.startswith("stemdeck stretch")
+        if judged:
+            fit.setdefault(k, {})[n] = ok
         mark = ("DISTURBED" if not ok and x.get("others", 0) > 0.15 else verdict(ok)) if judged else ""
         if "earlier" in x:
             mark += " (earlier disturbed windows: " + "; ".join(
@@ -436,17 +460,43 @@ def section_3s(r, run, b, summary, commands):
         b(f"| {k} | {n} | {fmt(x['load'], 1)} ({fmt(x['load_max'], 1)}) | {fmt(x.get('client_cpu'), 1)} | {x['xruns']} | {x['xruns_total']} | "
           f"{x['underruns']} | {fmt(x.get('start_s'), 2)} | {fmt((x.get('rss_kib') or 0) / 1024, 1)} | "
           f"{fmt(x.get('others', 0) * 100, 0)} | {mark} |")
-    for k, n, x in r["rows"]:
-        if "error" in x:
-            b(f"| {k} | {n} | error: {x['error']} | | | | | | | | |")
+    for k, n, e in errors:
+        b(f"| {k} | {n} | error: {e} | | | | | | | | {'FAIL' if k.startswith('stemdeck stretch') else ''} |")
+        if k.startswith("stemdeck stretch"):
+            fit.setdefault(k, {})[n] = False
     b("")
-    fits = f"{max(fit)} (tried {', '.join(map(str, STRETCH_LIVE))})" if fit else f"none of {', '.join(map(str, STRETCH_LIVE))}"
-    b(f"- Stretch stems that fit at ≤ 50 % DSP load with xruns ≤ baseline: **{fits}**.")
+    for (k, n), pt in paired.items():
+        b(f"- Paired windows, {k} {n} against its load-matched control: " + "; ".join(
+            f"{i + 1}: {a['xruns']} vs {c['xruns']} xruns ({fmt(a['load'], 1)} vs {fmt(c['load'], 1)} % load)"
+            for i, (a, c) in enumerate(pt["pairs"])) + f"; totals {pt['sd']} vs {pt['ctl']}.")
+    b("- A target row within 50 % load is measured in paired windows with a load-matched control, as in case 3, "
+      "and judged on the totals; a row over 50 % fails without one.")
     b("")
-    summary.append(("3s", "(no target) stretch stems at ≤ 50 % load, xruns ≤ baseline", fits, "INFO"))
+    byrow = {(k, n): x for k, n, x in rows}
+    for tempo, key in ((0.8, "3s.tempo08"), (1.15, "3s.tempo115")):
+        k, target_n = f"stemdeck stretch {tempo}", int(target(key).limit)
+        okn = fit.get(k, {})
+        x = byrow.get((k, target_n))
+        passes = [str(n) for n in sorted(okn) if okn[n]]
+        fig = (f"{target_n}: {fmt(x['load'], 1)} %, {x['xruns']} xruns (no-client baseline {allowed})"
+               if x else f"{target_n}: not measured")
+        fig += f"; within target at {', '.join(passes) or 'none'} (tried {', '.join(map(str, sorted(okn)))})"
+        v = verdict(bool(okn.get(target_n)))
+        pt = paired.get((k, target_n))
+        if pt:
+            fig += (f"; over {len(pt['pairs'])} paired windows: stemdeck {pt['sd']} xruns, load-matched jack_cpu "
+                    f"{pt['ctl']} (median load {fmt(pt['load'], 1)} %) — judged on these totals")
+            v = verdict(met("3.load", pt["load"]) and pt["sd"] <= max(pt["ctl"], allowed))
+        if x and (x.get("client_cpu") or 0) >= STRETCH_SATURATED:
+            fig += f" — stemdeck used {fmt(x['client_cpu'], 0)} % of a core: the period was full (JACK then reads ≈ 1 % load)"
+        elif v == "FAIL" and x and x.get("others", 0) > 0.15:
+            v = "INCONCLUSIVE"
+            fig += " — other processes above 15 % CPU in this window; rerun on a quiet machine"
+        summary.append(("3s", f"≥ {target_n} {target(key).text} stems at ≤ 50 % load, xruns ≤ baseline", fig, v))
+    last_tempo, last_counts = STRETCH_LIVE[0]
     commands["3s"] = {"jackd": r["server_cmd"],
-                             "stemdeck (live)": [run["bin"], os.path.join(run["cache"], f"live-stretch{STRETCH_LIVE[-1]}.json"), "--server",
-                                                 "benchstretch-PID", "--no-start-server", "--no-connect", "--name", "sdbench"]}
+                      "stemdeck (live)": [run["bin"], os.path.join(run["cache"], f"live-stretch{last_tempo}-{last_counts[-1]}.json"),
+                                          "--server", "benchstretch-PID", "--no-start-server", "--no-connect", "--name", "sdbench"]}
 
 
 def section_4(r, run, b, summary, commands):

@@ -1,10 +1,12 @@
 import CRubberBand
+import CSampleRate
 
 /// A stem's time-stretcher (Rubber Band, real-time mode, R3 "finer" engine with its short
-/// window): tempo changes without changing pitch, and an independent pitch shift. It also absorbs
-/// the file-rate → engine-rate conversion (time ratio × engine/file, pitch scale × file/engine),
-/// so a stretch stem needs no libsamplerate pass. Its resampler runs only where a pitch scale
-/// needs it (`needsResampler`).
+/// window): tempo changes without changing pitch, and an independent pitch shift. A pitch-shifted
+/// stem's file-rate → engine-rate conversion is folded into the stretcher (time ratio ×
+/// engine/file, pitch scale × file/engine), whose resampler runs anyway; an unshifted stem of
+/// another rate is converted by the voice's own converter first (`preconverts`), so Rubber Band's
+/// resampler runs only where a pitch scale needs it (`needsResampler`).
 ///
 /// Why R3, short window: the R2 engine renders tones flat whenever it really stretches (−8.7
 /// cents at tempo 0.8, −9.5 cents at +12 semitones, −23 cents at −12; librubberband 3.1.2, the
@@ -12,6 +14,11 @@ import CRubberBand
 /// exact to 0.01 cent from 100 Hz to 5 kHz. R3's standard window costs about 2.4× R2's CPU and,
 /// with a 44.1 kHz file's rate conversion folded in, strays from the source waveform by 0.067
 /// RMS; the short window costs what R2 did (less without the resampler) and stays within 0.003.
+/// No lighter setting exists to offer as a quality choice (issue 25; librubberband 3.1.2 as
+/// Debian builds it, with its built-in FFT; a stereo stem at tempo 0.8, 48 kHz, in the C API's
+/// real-time mode): R3 short window 4.1–4.3 % of a core; R2 with the transients that keep its
+/// pitch exact (`TransientsSmooth`) 4.9–5.7 %, adding `PhaseIndependent` and `WindowShort`
+/// 4.1–4.3 %, the same as R3 and with R2's smeared attacks; R3's standard window 12–15 %.
 ///
 /// - Thread: created and destroyed on the control thread (they allocate); used by the renderer.
 public struct StretchState: ~Copyable, @unchecked Sendable {
@@ -27,8 +34,22 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
   /// The input frames of every process call (a pass feeds as many chunks as it needs).
   public static let feedChunk = 256
   @usableFromInline let maxFrames = StretchState.maxFrames
-  /// engineRate / fileRate.
+  /// engineRate / fileRate for what the stretcher is fed: 1 when the voice's converter takes the
+  /// file to the engine rate first.
   @usableFromInline let rateScale: Double
+  /// The converter's ratio (engineRate / fileRate) when it runs ahead of the stretcher
+  /// (`preconverts`), else 0.
+  @usableFromInline let convertRatio: Double
+  /// Interleaved: one chunk of file-rate frames (the converter's input), and the engine-rate frames
+  /// the converter made that the stretcher has not been fed yet (`convertedFrames` of them).
+  @usableFromInline let convertInput: UnsafeMutablePointer<Float>
+  @usableFromInline let converted: UnsafeMutablePointer<Float>
+  @usableFromInline var convertedFrames = 0
+  /// The stream has ended and the converter has given everything it will.
+  @usableFromInline var convertDrained = false
+  /// Room for converted frames: under a chunk left over plus a chunk converted at the largest
+  /// ratio (an 8 kHz file at 48 kHz: 6 × 256) and the converter's tail at the end.
+  @usableFromInline static let convertedCapacity = 4096
   /// Output frames still to drop after a reset (the stretcher's start delay).
   @usableFromInline var discard = 0
   @usableFromInline var needsReset = true
@@ -46,11 +67,16 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
     // 197 is coprime with 512: consecutive slots land far apart on the hop cycle.
     feedAhead = (slot * 197) % 512
     let resampling = Self.needsResampler(pitchSemitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate)
+    let preconverting = Self.preconverts(pitchSemitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate)
     let options = Int32(
       RubberBandOptionProcessRealTime.rawValue | RubberBandOptionEngineFiner.rawValue
         | RubberBandOptionWindowShort.rawValue
         | (resampling ? RubberBandOptionPitchHighConsistency.rawValue : RubberBandOptionPitchHighSpeed.rawValue))
-    rateScale = engineRate / fileRate
+    rateScale = preconverting ? 1 : engineRate / fileRate
+    convertRatio = preconverting ? engineRate / fileRate : 0
+    let convertChannels = preconverting ? channels : 1
+    convertInput = .allocate(capacity: Self.feedChunk * convertChannels)
+    converted = .allocate(capacity: Self.convertedCapacity * convertChannels)
     stretcher = rubberband_new(
       UInt32(engineRate), UInt32(channels), options,
       rateScale / rate, Self.pitchScale(semitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate))
@@ -73,20 +99,35 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
     inputs.deallocate()
     outputs.deallocate()
     inputsForProcess.deallocate()
+    convertInput.deallocate()
+    converted.deallocate()
   }
 
   /// Whether the stretcher is built with its resampler always on (`PitchHighConsistency`): when
-  /// the stem is pitch-shifted or its file rate differs from the engine's. At pitch scale 1 the
-  /// `PitchHighSpeed` option leaves the resampler out and costs 40 % less (a stereo stem at tempo
-  /// 1.05: 3.3 % of a core instead of 5.7 %), but a pitch scale moved across 1 in that mode
-  /// switches the resampler in mid-stream, which R3 cannot do smoothly and cannot reconfigure:
-  /// a pitch change that moves a stem across this line gets a new stretcher (`Mixer.setPitch`).
+  /// the stem is pitch-shifted. At pitch scale 1 the `PitchHighSpeed` option leaves the resampler
+  /// out and costs 40 % less (a stereo stem at tempo 1.05: 3.3 % of a core instead of 5.7 %), but
+  /// a pitch scale moved across 1 in that mode switches the resampler in mid-stream, which R3
+  /// cannot do smoothly and cannot reconfigure: a pitch change that moves a stem across this line
+  /// gets a new stretcher (`Mixer.setPitch`). `fileRate` and `engineRate` do not decide it any
+  /// more (`preconverts`); they stay in the signature for its callers.
   public static func needsResampler(pitchSemitones: Double, fileRate: Double, engineRate: Double) -> Bool {
-    pitchSemitones != 0 || fileRate != engineRate
+    pitchSemitones != 0
   }
 
+  /// Whether an unshifted stem whose file rate is not the engine's has its file converted to the
+  /// engine rate by the voice's converter (the session's `quality`) before the stretcher, rather
+  /// than by Rubber Band's resampler inside it: stemdeck's `fast` sinc costs about 0.2 % of a core
+  /// where Rubber Band's resampler costs 2–3 % (issue 25: a 44.1 kHz stereo stem at tempo 0.8 took
+  /// 6.7 % of a core, a 48 kHz one 4.1–4.4 %). A pitch-shifted stem keeps both in the stretcher.
+  public static func preconverts(pitchSemitones: Double, fileRate: Double, engineRate: Double) -> Bool {
+    pitchSemitones == 0 && fileRate != engineRate
+  }
+
+  /// The stretcher's pitch scale: the shift, and the file-rate conversion unless the voice's
+  /// converter does that first (`preconverts`).
   public static func pitchScale(semitones: Double, fileRate: Double, engineRate: Double) -> Double {
-    pow2(semitones / 12) * fileRate / engineRate
+    if preconverts(pitchSemitones: semitones, fileRate: fileRate, engineRate: engineRate) { return 1 }
+    return pow2(semitones / 12) * fileRate / engineRate
   }
 }
 
@@ -125,6 +166,11 @@ func pullStretched(
       left &-= n
     }
     s.pointee.discard = RealtimeC.startDelay(rb)
+    if s.pointee.convertRatio > 0 {
+      resetResampler(voice)
+      s.pointee.convertedFrames = 0
+      s.pointee.convertDrained = false
+    }
   }
   var produced = 0
   var attempts = 0
@@ -140,7 +186,10 @@ func pullStretched(
     let feed =
       !s.pointee.finalSent
       && (available == 0 || (s.pointee.discard == 0 && available < need &+ s.pointee.feedAhead))
-    if feed {
+    if feed && s.pointee.convertRatio > 0 {
+      if feedConverted(voice, s) { continue }
+      // The disk is late (an underrun): hand out what is ready.
+    } else if feed {
       // The stretcher is always fed the same chunk (the end of the stream aside), so its input is
       // cut into process calls as a function of the transport alone, never of how far the disk
       // reader has got, where the ring wraps, or when output was retrieved (Rubber Band's
@@ -200,4 +249,79 @@ func pullStretched(
     produced &+= got
   }
   return produced
+}
+
+/// Feeds the stretcher one chunk of engine-rate frames that the voice's converter made from the
+/// file's (`StretchState.preconverts`); false when the disk is late (an underrun). Both cuts are
+/// functions of the stream alone, as in `pullStretched`: the converter is given whole
+/// `feedChunk`s of file frames (copied out of the ring, so where the ring wraps does not cut
+/// them) with room for all it makes, and the stretcher whole `feedChunk`s of what it made.
+@_noLocks
+func feedConverted(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutablePointer<StretchState>) -> Bool {
+  let ch = voice.pointee.channels
+  let chunk = StretchState.feedChunk
+  let input = s.pointee.convertInput
+  let converted = s.pointee.converted
+  var turns = 0
+  // Each turn converts one chunk; an 8 kHz file needs one, a 192 kHz file four.
+  while s.pointee.convertedFrames < chunk && !s.pointee.convertDrained && turns < 8 {
+    turns &+= 1
+    let segments = voice.pointee.audio.readableSegments()
+    let inRing = segments.count / ch
+    let ends = streamEndsHere(voice, extra: segments.count)
+    let n = inRing >= chunk ? chunk : (ends ? inRing : 0)
+    if n == 0 && !ends { return false }
+    let firstFrames = Swift.min(n, segments.first.count / ch)
+    if firstFrames > 0 {
+      UnsafeMutableRawPointer(input).copyMemory(
+        from: UnsafeRawPointer(segments.first.baseAddress!), byteCount: firstFrames &* ch &* 4)
+    }
+    if n > firstFrames {
+      UnsafeMutableRawPointer(input + firstFrames &* ch).copyMemory(
+        from: UnsafeRawPointer(segments.second.baseAddress!), byteCount: (n &- firstFrames) &* ch &* 4)
+    }
+    voice.pointee.audio.release(count: n &* ch)
+    let last = ends && n == inRing
+    var used = 0
+    var calls = 0
+    while calls < 16 {
+      calls &+= 1
+      var data = SRC_DATA()
+      data.data_in = UnsafePointer(input + used &* ch)
+      data.data_out = converted + s.pointee.convertedFrames &* ch
+      data.input_frames = n &- used
+      data.output_frames = StretchState.convertedCapacity &- s.pointee.convertedFrames
+      data.src_ratio = s.pointee.convertRatio
+      data.end_of_input = last ? 1 : 0
+      if convert(voice, &data) != 0 {
+        s.pointee.convertDrained = true  // a converter error ends the stem rather than looping
+        break
+      }
+      used &+= data.input_frames_used
+      s.pointee.convertedFrames &+= data.output_frames_gen
+      if data.input_frames_used == 0 && data.output_frames_gen == 0 {
+        if last { s.pointee.convertDrained = true }
+        break
+      }
+      if used >= n && !last { break }
+      if s.pointee.convertedFrames >= StretchState.convertedCapacity { break }
+    }
+  }
+  if s.pointee.convertedFrames < chunk && !s.pointee.convertDrained { return false }
+  let m = Swift.min(chunk, s.pointee.convertedFrames)
+  let inputs = s.pointee.inputs
+  for c in 0..<ch {
+    let dst = inputs[c]!
+    for i in 0..<m { dst[i] = converted[i &* ch &+ c] }
+  }
+  let rest = s.pointee.convertedFrames &- m
+  if rest > 0 {
+    // The regions overlap: copyMemory moves bytes like memmove.
+    UnsafeMutableRawPointer(converted).copyMemory(from: UnsafeRawPointer(converted + m &* ch), byteCount: rest &* ch &* 4)
+  }
+  s.pointee.convertedFrames = rest
+  let final = s.pointee.convertDrained && rest == 0
+  RealtimeC.process(s.pointee.stretcher, UnsafePointer(s.pointee.inputsForProcess), frames: m, final: final)
+  if final { s.pointee.finalSent = true }
+  return true
 }
