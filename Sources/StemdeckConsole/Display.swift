@@ -330,6 +330,9 @@ enum Display {
     for s in model.strips where s.offline == nil && (only == nil || only == s.name) {
       lines += meterLines(s.name, s.meters, width: width)
     }
+    for b in c.mixer.busStatuses() where only == nil || only == b.settings.name {
+      lines += meterLines("bus " + b.settings.name, MixerViewModel.meter(b.meter), width: width)
+    }
     return lines
   }
 
@@ -343,6 +346,9 @@ enum Display {
       for (i, ch) in s.meters.enumerated() {
         rows.append((s.meters.count == 1 ? s.name : "\(s.name) \(i == 0 ? "L" : "R")", ch))
       }
+    }
+    for b in c.mixer.busStatuses() {
+      for (i, ch) in MixerViewModel.meter(b.meter).enumerated() { rows.append(("bus \(b.settings.name) \(i == 0 ? "L" : "R")", ch)) }
     }
     let valueWidth = 12  // " -160.0 CLIP"
     let longest = rows.map { TerminalInfo.displayWidth($0.label) }.max() ?? 8

@@ -63,6 +63,14 @@ extension Mixer {
       + busTable.buses.filter { $0.settings.bus == bus }.map(\.settings.name)
   }
 
+  /// Every stem (offline ones too, in console order) and bus with where it goes (nil: the master).
+  public func routing() -> [(name: String, bus: String?, isBus: Bool, directOut: Bool)] {
+    lock.locked {
+      savedOrder().map { ($0.settings.name, $0.settings.bus, false, $0.settings.directOut) }
+        + busTable.buses.map { ($0.settings.name, $0.settings.bus, true, $0.settings.directOut) }
+    }
+  }
+
   /// Where a stem or bus goes: a bus's name, or nil for the master.
   public func destination(of name: String) throws(MixerError) -> String? {
     try lock.locked { () throws(MixerError) -> String? in

@@ -190,6 +190,13 @@ public enum OfflineRenderer {
     // the master and follow its fade and gain: StemdeckEngine's StemTaps.swift), in the
     // session's order. (One mixer per stem, each rendering its stem again, cost 2.9×.)
     var stemSlots: [Int32] = []
+    if stemsFolder != nil, let routed = session.stems.first(where: { $0.bus != nil }) {
+      // A stem's tap is its sound before any bus (a bus's EQ and fader are not in it), so the
+      // files would not sum to the master; a file per bus is not written yet either.
+      throw MixerError(
+        "\(option: .stems) does not support buses yet: stem '\(printableText(routed.name))' feeds bus '\(printableText(routed.bus!))' (route the stems to the master, or render without \(option: .stems))"
+      )
+    }
     if stemsFolder != nil {
       stemSlots = plan.mixer.lock.locked {
         session.stems.map { stem in plan.mixer.table.stems.first { $0.settings.name == stem.name }?.slot ?? -1 }
