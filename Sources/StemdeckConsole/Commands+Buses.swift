@@ -43,7 +43,8 @@ extension CommandTable {
         if result.members.isEmpty {
           c.write("bus '\(a[1])' removed")
         } else {
-          c.write("bus '\(a[1])' removed; \(result.members.joined(separator: ", ")) now feed\(result.members.count == 1 ? "s" : "") \(target)")
+          c.write(
+            "bus '\(a[1])' removed; \(result.members.joined(separator: ", ")) now feed\(result.members.count == 1 ? "s" : "") \(target)")
         }
       default:
         guard a.count == 1 else { throw CommandError("bus: usage: " + busUsage) }

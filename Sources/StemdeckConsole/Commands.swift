@@ -27,7 +27,8 @@ struct CommandSpec: Sendable {
 /// Every command, in the order `help` lists them.
 enum CommandTable {
   static let all: [CommandSpec] =
-    stemCommands + busCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands + routingCommands + sessionCommands
+    stemCommands + busCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands + routingCommands
+    + sessionCommands
     + otherCommands
 
   static func lookup(_ name: String) -> CommandSpec? {
