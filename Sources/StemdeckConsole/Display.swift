@@ -327,7 +327,7 @@ enum Display {
     if only == "input" || (only == nil && model.input != nil) {
       lines += meterLines("input", (model.input ?? MixerViewModel.inputStrip(c.mixer)).meters, width: width)
     }
-    for s in model.strips where s.offline == nil && (only == nil || only == s.name) {
+    for s in model.strips where s.offline == nil && !s.isBus && (only == nil || only == s.name) {
       lines += meterLines(s.name, s.meters, width: width)
     }
     for b in c.mixer.busStatuses() where only == nil || only == b.settings.name {
