@@ -77,6 +77,13 @@ import Testing
     #expect(h.run("begin").ok)
     #expect(!h.run("route drums grp").ok)
     #expect(h.run("abort").ok)
+    // A bus's levels are: all or nothing with the rest of the group.
+    #expect(h.run("begin; vol grp -6dB; mute sub; eq grp low 100 3; commit").ok)
+    let grp = try h.mixer.busSetting("grp"), sub = try h.mixer.busSetting("sub")
+    #expect(abs(grp.volume - 0.501187) < 1e-5 && grp.eq.low.gain == 3 && sub.mute)
+    #expect(!h.run("begin; vol grp 0dB; unmute sub; vol drums 7; commit").ok)
+    let grpAfter = try h.mixer.busSetting("grp"), subAfter = try h.mixer.busSetting("sub")
+    #expect(abs(grpAfter.volume - 0.501187) < 1e-5 && subAfter.mute)
   }
 
   @Test("buses are saved, opened again and completed by tab")
