@@ -107,4 +107,38 @@ import Testing
     #expect(Completion.candidates(console: h.console, words: ["route", "drums"], partial: "") == ["drums_bus", "master"])
     #expect(Completion.candidates(console: h.console, words: ["vol"], partial: "drums") == ["drums", "drums_bus"])
   }
+
+  @Test("the mixer view: a bus strip after the stems; its fader, pan, mute and solo keys reach the bus; rate refuses")
+  func mixerViewStrip() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("bus add drums_bus; route drums drums_bus; eq drums_bus low 100 3").ok)
+    let model = MixerViewModel.make(h.console)
+    #expect(model.strips.map(\.name) == ["drums", "bass", "drums_bus"])
+    let bus = model.strips[2]
+    #expect(bus.isBus && !bus.isStem && bus.rate == nil && bus.flags.contains(.eq))
+    var state = MixerViewState()
+    let canvas = MixerScreen.draw(model, &state, columns: 80, rows: 24, unicode: true)
+    #expect(canvas.lines[1].contains("drums_bus") || canvas.lines[2].contains("bus"), "\(canvas.lines[1])")
+    // The REPL's stems table and the JSON stems stay stems only.
+    #expect(!h.run("stems").output.contains { $0.hasPrefix("drums_bus ") })
+    #expect(QueryJSON.stems(h.console)["stems"].map { ($0 as? [[String: Any]])?.count == 2 } == true)
+
+    let view = MixerView(console: h.console)
+    for _ in 0..<2 { view.handle(.right) }
+    #expect(view.state.selected == 2)
+    view.handle(.down)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.busSetting("drums_bus").volume) - -1) < 1e-9)
+    view.handle(.character("]"))
+    #expect(abs(try h.mixer.busSetting("drums_bus").pan - 0.1) < 1e-9)
+    view.handle(.character("m"))
+    #expect(try h.mixer.busSetting("drums_bus").mute)
+    view.handle(.character("s"))
+    #expect(try h.mixer.busSetting("drums_bus").solo)
+    view.state.status = ""
+    view.handle(.character(">"))
+    #expect(view.state.statusIsError && view.state.status.contains("is a bus"), "\(view.state.status)")
+    view.handle(.character("u"))
+    #expect(abs(try h.mixer.busSetting("drums_bus").volume - 1) < 1e-9)
+  }
 }
