@@ -241,4 +241,23 @@ import Testing
     _ = m.pump()
     #expect(m.busNames.count == 64)
   }
+
+  @Test("render --stems with buses: a file per strip feeding the master (stems outside buses, top buses); they sum to the master")
+  func stemExportWithBuses() throws {
+    let folder = try TemporaryFolder()
+    var (session, _) = try Self.graphSession(in: folder)
+    session.masterEQ = EQSettings()  // the stem files carry no master EQ (README, Stem export)
+    let summary = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"), duration: nil,
+      normalize: .init(target: -16), stemsFolder: folder.file("stems"))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("stems")).sorted() == ["band.wav", "bass.wav"])
+    let master = Stereo(try readAudio(folder.file("mix.wav")))
+    #expect(master.count == summary.frames)
+    let files = try ["bass", "band"].map { Stereo(try readAudio(folder.file("stems/\($0).wav"))) }
+    #expect(files.allSatisfy { $0.count == master.count })
+    #expect(files.allSatisfy { peak($0) > 0.01 }, "every file has sound")
+    let residual = StemExportTests.residual(master: master, stems: files)
+    #expect(residual < -100, "master − Σ files: \(residual) dBFS")
+    print("stem export with buses: master − (bass + band) \(residual) dBFS")
+  }
 }

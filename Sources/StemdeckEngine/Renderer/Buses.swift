@@ -262,6 +262,17 @@ func renderBuses(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int, 
     strip.pointee.meter.accumulate(left: l, right: r, count: n, into: cells)
     let outL: UnsafeMutablePointer<Float>, outR: UnsafeMutablePointer<Float>
     if let dl = direct[busDirectBase &+ 2 &* bus], let dr = direct[busDirectBase &+ 2 &* bus &+ 1] {
+      if state.pointee.stemTaps {
+        // Stem export (StemTaps.swift): the bus's file gets what it adds to the master, which
+        // it still feeds; the master's fade and gain are applied to the tap afterwards.
+        for i in 0..<n {
+          dl[at &+ i] = l[i]
+          dr[at &+ i] = r[i]
+          mixL[i] += l[i]
+          mixR[i] += r[i]
+        }
+        continue
+      }
       outL = dl + at
       outR = dr + at
     } else {
