@@ -260,4 +260,36 @@ import Testing
     #expect(residual < -100, "master − Σ files: \(residual) dBFS")
     print("stem export with buses: master − (bass + band) \(residual) dBFS")
   }
+
+  @Test("a bus's volume glide sounds as the same glide on its one stem; the setting takes the target")
+  func busGlideEqualsStemGlide() throws {
+    let folder = try TemporaryFolder()
+    let tone = Signal.sine(frequency: 220, sampleRate: 48000, frames: 96_000, amplitude: 0.5)
+    try writeAudio(folder.file("t.wav"), format: .wavFloat, channels: [tone, tone])
+    func render(bus: Bool, exponential: Bool) throws -> Stereo {
+      let rig = MixerRig()
+      let m = rig.mixer
+      _ = try m.addStem(path: folder.file("t.wav"), settings: StemSettings(name: "t", file: "t.wav"))
+      if bus {
+        try m.addBus(BusSettings(name: "b"))
+        try m.route("t", to: "b")
+      }
+      try m.play()
+      var out = rig.render(4800, block: 128)
+      try m.glide(bus ? "b" : "t", to: .volume(0.1), seconds: 0.5, exponential: exponential)
+      let rest = rig.render(40_000, block: 128)
+      out.left += rest.left
+      out.right += rest.right
+      if bus { #expect(try m.busSetting("b").volume == 0.1) }
+      return out
+    }
+    for exponential in [false, true] {
+      let viaBus = try render(bus: true, exponential: exponential)
+      let viaStem = try render(bus: false, exponential: exponential)
+      #expect(maxAbsError(viaBus.left, viaStem.left) < 1e-6, "exponential \(exponential)")
+      // It moved: the end is at a tenth of the start.
+      let start = viaBus.left[2000..<4000].map(abs).max()!, end = viaBus.left[40_000..<44_800].map(abs).max()!
+      #expect(abs(end / start - 0.1) < 0.01, "\(start) → \(end)")
+    }
+  }
 }

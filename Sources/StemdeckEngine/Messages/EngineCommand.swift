@@ -91,6 +91,8 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setBusLevels(bus: Int32, volume: Double?, pan: Double?, audible: Bool)
   /// Puts bus index `bus` back to unity, centre and a flat EQ with no memory (taken into use again).
   case resetBus(bus: Int32)
+  /// Moves a bus's volume or balance to `target` over `frames` frames (as `glide` for a stem).
+  case busGlide(bus: Int32, parameter: GlideParameter, target: Double, frames: Int, exponential: Bool)
   /// Routes the stem in `slot` to bus `bus` (−1: the master).
   case setStemBus(slot: Int32, bus: Int32)
 }

@@ -59,6 +59,9 @@ public struct BusStrip {
   @usableFromInline var gainRight: GainRamp
   @usableFromInline var eq: ChannelEQ
   @usableFromInline var meter: MeterAccumulator
+  /// Volume and balance glides (`vol drums_bus 0 over 4s`; idle unless `isActive`).
+  @usableFromInline var volumeGlide = Glide()
+  @usableFromInline var panGlide = Glide()
 
   init(sampleRate: Double) {
     let ramp = Swift.max(1, Int(sampleRate * 0.010))  // 10 ms, as a stem's gain
@@ -68,13 +71,38 @@ public struct BusStrip {
     meter = MeterAccumulator(sampleRate: sampleRate)
   }
 
-  /// Sets the gains from volume, balance and audibility: ramped, or at once.
+  /// Sets the gains from volume, balance and audibility: ramped (over `frames`, 0: the usual
+  /// 10 ms), or at once.
   @_noLocks
-  mutating func updateGains(jump: Bool) {
+  mutating func updateGains(jump: Bool, frames: Int = 0) {
     let g = PanLaw.realtimeGains(pan: pan, channelCount: 2)
     let level = audible ? volume : 0
-    setRamp(&gainLeft, Float(g.left * level), jump: jump)
-    setRamp(&gainRight, Float(g.right * level), jump: jump)
+    let l = Float(g.left * level), r = Float(g.right * level)
+    if !jump && frames > 0 {
+      gainLeft.set(target: l, frames: frames)
+      gainRight.set(target: r, frames: frames)
+    } else {
+      setRamp(&gainLeft, l, jump: jump)
+      setRamp(&gainRight, r, jump: jump)
+    }
+  }
+
+  /// Advances the glides to the end of a pass of `frames`: the gains ramp across the pass to the
+  /// values reached (as a stem's, VoiceRendering.swift `advanceGlides`).
+  @_noLocks
+  mutating func advanceGlides(frames: Int) {
+    var rampFrames = frames
+    if volumeGlide.isActive { rampFrames = Swift.min(rampFrames, volumeGlide.totalFrames &- volumeGlide.doneFrames) }
+    if panGlide.isActive { rampFrames = Swift.min(rampFrames, panGlide.totalFrames &- panGlide.doneFrames) }
+    if volumeGlide.isActive {
+      volume = volumeGlide.advance(frames: rampFrames)
+      if volumeGlide.isFinished { volumeGlide = Glide() }
+    }
+    if panGlide.isActive {
+      pan = panGlide.advance(frames: rampFrames)
+      if panGlide.isFinished { panGlide = Glide() }
+    }
+    updateGains(jump: false, frames: Swift.max(1, rampFrames))
   }
 }
 
@@ -169,10 +197,31 @@ func retireBusPlans(_ state: UnsafeMutablePointer<RenderState>) {
 func setBusLevels(_ state: UnsafeMutablePointer<RenderState>, bus: Int32, volume: Double?, pan: Double?, audible: Bool, jump: Bool) {
   guard bus >= 0, Int(bus) < BusBank.maxBuses else { return }
   let strip = state.pointee.buses.strips + Int(bus)
-  if let volume { strip.pointee.volume = volume }
-  if let pan { strip.pointee.pan = pan }
+  if let volume {
+    strip.pointee.volume = volume
+    strip.pointee.volumeGlide = Glide()
+  }
+  if let pan {
+    strip.pointee.pan = pan
+    strip.pointee.panGlide = Glide()
+  }
   strip.pointee.audible = audible
   strip.pointee.updateGains(jump: jump)
+}
+
+/// Starts a bus's volume or balance glide (a rate glide means nothing for a bus).
+@_noLocks
+func startBusGlide(
+  _ state: UnsafeMutablePointer<RenderState>, bus: Int32, parameter: GlideParameter, target: Double, frames: Int, exponential: Bool
+) {
+  guard bus >= 0, Int(bus) < BusBank.maxBuses else { return }
+  let strip = state.pointee.buses.strips + Int(bus)
+  switch parameter {
+  case .volume:
+    strip.pointee.volumeGlide = Glide(from: strip.pointee.volume, to: target, frames: frames, curve: exponential ? .exponential : .linear)
+  case .pan: strip.pointee.panGlide = Glide(from: strip.pointee.pan, to: target, frames: frames, curve: .linear)
+  case .rate: break
+  }
 }
 
 /// A bus index taken into use again: unity, centre, EQ with no memory (the control thread sends
@@ -185,6 +234,8 @@ func resetBus(_ state: UnsafeMutablePointer<RenderState>, bus: Int32) {
   strip.pointee.volume = 1
   strip.pointee.pan = 0
   strip.pointee.audible = true
+  strip.pointee.volumeGlide = Glide()
+  strip.pointee.panGlide = Glide()
   strip.pointee.updateGains(jump: true)
   strip.pointee.eq.clearState()
 }
@@ -240,6 +291,7 @@ func renderBuses(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int, 
       strip.pointee.meter.accumulateSilence(count: n, into: cells)
       continue
     }
+    if strip.pointee.volumeGlide.isActive || strip.pointee.panGlide.isActive { strip.pointee.advanceGlides(frames: n) }
     strip.pointee.eq.process(left: l, right: r, stride: 1, count: n)
     let stepL = strip.pointee.gainLeft.advance(frames: n)
     let stepR = strip.pointee.gainRight.advance(frames: n)

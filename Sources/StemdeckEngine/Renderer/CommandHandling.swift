@@ -118,6 +118,8 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .setBusLevels(let bus, let volume, let pan, let audible):
     setBusLevels(state, bus: bus, volume: volume, pan: pan, audible: audible, jump: jump)
   case .resetBus(let bus): resetBus(state, bus: bus)
+  case .busGlide(let bus, let parameter, let target, let frames, let exponential):
+    startBusGlide(state, bus: bus, parameter: parameter, target: target, frames: frames, exponential: exponential)
   case .setStemBus(let slot, let bus): if let voice = voiceAt(state, slot) { voice.pointee.bus = bus }
   case .setMidiBinding(let index, let binding, let count): state.pointee.midi.apply(index: index, binding: binding, count: count)
   case .loadEffect(let slot, let sample): state.pointee.effects.load(slot: Int(slot), sample: sample)
