@@ -7,6 +7,8 @@ import StemdeckSession
 /// What a command's arguments are, for tab completion.
 enum ArgumentKind: Sendable {
   case stem, stemOrAll, file, port, keyword([String]), command, none
+  /// A bus's name, or `master` (Commands+Buses.swift).
+  case bus
 }
 
 /// One REPL command: its name, aliases, usage, help text and implementation.
@@ -25,7 +27,8 @@ struct CommandSpec: Sendable {
 /// Every command, in the order `help` lists them.
 enum CommandTable {
   static let all: [CommandSpec] =
-    stemCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands + routingCommands + sessionCommands
+    stemCommands + busCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands + routingCommands
+    + sessionCommands
     + otherCommands
 
   static func lookup(_ name: String) -> CommandSpec? {
@@ -72,6 +75,8 @@ enum CommandTable {
       argumentCount: 0...0
     ) { (c, _) throws(CommandError) in
       for line in Display.stemsTable(MixerViewModel.stemStrips(c.mixer), width: c.terminalColumns?()) { c.write(line) }
+      let buses = c.mixer.busStatuses()
+      if !buses.isEmpty { for line in Display.busLines(buses) { c.write(line) } }
     },
     CommandSpec(
       name: "vol", aliases: ["volume"], usage: "vol NAME|all VALUE [over TIME [exp]]",
@@ -459,6 +464,7 @@ enum CommandTable {
       argumentCount: 0...0
     ) { (c, _) throws(CommandError) in
       for line in Display.routeLines(try Display.routes(c, connectedOnly: false)) { c.write(line) }
+      if !c.mixer.busNames.isEmpty { for line in ["mixer graph:"] + Display.graphLines(c.mixer) { c.write(line) } }
     },
     CommandSpec(
       name: "events", usage: "events [on|off|CLASS…]", summary: "choose which events are shown (repeats are folded to one line a second)",
@@ -696,7 +702,7 @@ enum Help {
     }
     var lines: [String] = []
     let groups: [(String, [CommandSpec])] = [
-      ("stems", CommandTable.stemCommands), ("transport", CommandTable.transportCommands),
+      ("stems", CommandTable.stemCommands), ("buses", CommandTable.busCommands), ("transport", CommandTable.transportCommands),
       ("meters", CommandTable.meterCommands), ("effects and recording", CommandTable.effectAndRecordCommands),
       ("MIDI control", CommandTable.midiCommands), ("routing", CommandTable.routingCommands),
       ("session", CommandTable.sessionCommands), ("other", CommandTable.otherCommands)

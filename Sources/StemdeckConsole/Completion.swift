@@ -13,8 +13,9 @@ enum Completion {
       index < spec.completions.count ? spec.completions[index] : (spec.name == "add" && index == 1 ? .keyword(["as"]) : .none)
     var options: [String]
     switch kind {
-    case .stem: options = console.mixer.stemNames + (spec.name == "meters" ? ["master", "reset"] : [])
-    case .stemOrAll: options = console.mixer.stemNames + ["all"]
+    case .stem: options = console.mixer.stemNames + console.mixer.busNames + (spec.name == "meters" ? ["master", "reset"] : [])
+    case .stemOrAll: options = console.mixer.stemNames + console.mixer.busNames + ["all"]
+    case .bus: options = console.mixer.busNames + ["master"]
     case .keyword(let words): options = words
     case .command: options = CommandTable.all.map(\.name)
     case .port:

@@ -195,6 +195,7 @@ public final class Console {
       if names.isEmpty { throw CommandError("there are no stems (add one with 'add PATH')") }
       return names
     }
+    if mixer.isBus(name) { return [name] }  // a bus answers the strip commands (Commands+Buses.swift)
     let known = mixer.allStemNames
     guard known.contains(name) else { throw CommandError(MixerError.unknownStem(name, known: known).consoleWords) }
     return [name]

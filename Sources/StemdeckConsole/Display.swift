@@ -327,8 +327,11 @@ enum Display {
     if only == "input" || (only == nil && model.input != nil) {
       lines += meterLines("input", (model.input ?? MixerViewModel.inputStrip(c.mixer)).meters, width: width)
     }
-    for s in model.strips where s.offline == nil && (only == nil || only == s.name) {
+    for s in model.strips where s.offline == nil && !s.isBus && (only == nil || only == s.name) {
       lines += meterLines(s.name, s.meters, width: width)
+    }
+    for b in c.mixer.busStatuses() where only == nil || only == b.settings.name {
+      lines += meterLines("bus " + b.settings.name, MixerViewModel.meter(b.meter), width: width)
     }
     return lines
   }
@@ -343,6 +346,9 @@ enum Display {
       for (i, ch) in s.meters.enumerated() {
         rows.append((s.meters.count == 1 ? s.name : "\(s.name) \(i == 0 ? "L" : "R")", ch))
       }
+    }
+    for b in c.mixer.busStatuses() {
+      for (i, ch) in MixerViewModel.meter(b.meter).enumerated() { rows.append(("bus \(b.settings.name) \(i == 0 ? "L" : "R")", ch)) }
     }
     let valueWidth = 12  // " -160.0 CLIP"
     let longest = rows.map { TerminalInfo.displayWidth($0.label) }.max() ?? 8

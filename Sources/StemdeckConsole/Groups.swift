@@ -64,6 +64,7 @@ extension Console {
     let stemsBefore = mixer.stemStatuses().map(\.settings)
     let masterBefore = mixer.masterVolumeSetting
     let masterEQBefore = mixer.masterEQSetting
+    let busesBefore = mixer.busSettings
     let dirtyBefore = mixer.isDirty
     let now = mixer.position
     try mixerCall { () throws(MixerError) in try mixer.beginGroup(atSeconds: seconds) }
@@ -74,7 +75,10 @@ extension Console {
         break
       }
     }
-    if failure != nil { undoGroupChanges(stems: stemsBefore, master: masterBefore, masterEQ: masterEQBefore) }
+    if failure != nil {
+      undoGroupChanges(stems: stemsBefore, master: masterBefore, masterEQ: masterEQBefore)
+      undoBusChanges(busesBefore)
+    }
     try mixerCall { () throws(MixerError) in try failure == nil ? mixer.endGroup() : mixer.abortGroup() }
     if let failure {
       if !dirtyBefore { mixer.markSaved() }

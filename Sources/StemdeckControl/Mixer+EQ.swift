@@ -48,6 +48,7 @@ extension Mixer {
 
   /// Sets a stem's channel EQ (it glides there while the transport plays).
   public func setEQ(_ name: String, _ eq: EQSettings) throws(MixerError) {
+    if isBus(name) { return try setBusEQ(name, eq) }
     try change(name) { (s: inout StemSettings) throws(MixerError) in
       try Mixer.checkEQ(eq, of: "'\(name)'")
       s.eq = eq
@@ -69,6 +70,7 @@ extension Mixer {
   public func eqSettings(_ name: String) throws(MixerError) -> EQSettings {
     try lock.locked { () throws(MixerError) in
       if let offline = table.offline.first(where: { $0.settings.name == name }) { return offline.settings.eq }
+      if let p = busPosition(name) { return busTable.buses[p].settings.eq }
       return try find(name).settings.eq
     }
   }

@@ -17,6 +17,7 @@ extension Mixer {
       throw MixerError("glide time must be more than 0 and at most 3600 seconds (got \(NumberFormat.plain(seconds)))")
     }
     let frames = Int((seconds * sampleRate).rounded())
+    if isBus(name) { return try glideBus(name, to: target, frames: frames, exponential: exponential) }
     try lock.locked { () throws(MixerError) in
       let stem = try find(name)
       var settings = stem.settings

@@ -29,6 +29,10 @@ extension Mixer {
         )
       }
       let oldStems = table.stems, oldOffline = table.offline, oldQuality = quality, oldDirty = isDirty
+      // The new stems are added with no buses (so the old session's bus names do not clash);
+      // the new buses are installed once they are all in (`installBuses`).
+      let oldBuses = busTable
+      busTable = BusTable()
       table.stems = []
       table.offline = []  // the new session's names may be the current one's
       quality = session.quality  // new stems' converters
@@ -46,6 +50,7 @@ extension Mixer {
         table.offline = oldOffline
         quality = oldQuality
         isDirty = oldDirty
+        busTable = oldBuses
         throw error
       }
       for stem in oldStems { retire(stem) }
@@ -61,6 +66,7 @@ extension Mixer {
       try setMasterVolume(session.masterVolume)
       try setMasterEQ(session.masterEQ)
       table.offline = offline
+      try installBuses(session.buses)
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
@@ -123,6 +129,7 @@ extension Mixer {
           "recording.folder '\(printableText(folder))' lies outside the session's folder (\(folder.hasPrefix("/") ? "an absolute path" : "it climbs with ..")); takes recorded will be written to \(printableText(SessionFile.resolve(file: folder, sessionPath: sessionPath)))"
         ))
     }
+    if let problem = session.busProblem() { throw MixerError(file: sessionPath, "\(problem.location): \(problem.message)") }
     do {
       try MixerError.check(session.masterVolume, .volume, "master.volume")
       try Mixer.checkEQ(session.masterEQ, of: "master")
@@ -184,6 +191,8 @@ extension Mixer {
       let frame = Int((max(0, session.position) * sampleRate).rounded())
       // Everything needed to undo: the next song's stems go in beside the old ones.
       let oldStems = table.stems, oldOffline = table.offline, oldQuality = quality, oldEpoch = transport.epoch
+      let oldBuses = busTable
+      busTable = BusTable()  // the next song's buses are installed once its stems are in
       table.stems = []
       table.offline = []  // the new song's names may be the old song's (offline ones included)
       quality = session.quality  // new stems' converters; the old song keeps its own
@@ -208,6 +217,7 @@ extension Mixer {
         table.offline = oldOffline
         quality = oldQuality
         transport.epoch = oldEpoch
+        busTable = oldBuses
         throw error
       }
       transport.songChangesSent += 1
@@ -232,6 +242,7 @@ extension Mixer {
       try setMasterVolume(session.masterVolume)
       try setMasterEQ(session.masterEQ)
       table.offline = offline
+      try installBuses(session.buses)
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       isDirty = false
@@ -247,6 +258,7 @@ extension Mixer {
       s.quality = quality
       s.masterVolume = masterVolume
       s.masterEQ = masterEQ
+      s.buses = busTable.buses.map(\.settings)
       s.options = options
       s.position = (Double(currentTransportFrame()) / sampleRate * 1000).rounded() / 1000
       // Offline stems go back to the places they had in the session they came from.

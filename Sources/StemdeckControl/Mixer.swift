@@ -39,6 +39,8 @@ public final class Mixer: @unchecked Sendable {
   var masterVolume: Double = 1
   /// The master bus's channel EQ (Mixer+EQ.swift).
   var masterEQ = EQSettings()
+  /// The buses (subgroups) and the renderer's free bus indices (Mixer+Buses.swift).
+  var busTable = BusTable()
   public internal(set) var quality: ResamplerQuality
   public private(set) var options = SessionOptions()
   /// How takes are recorded (kept for the session file; used by the console's `record`).
@@ -113,6 +115,12 @@ public final class Mixer: @unchecked Sendable {
       RenderState.destroy(renderState) { voice in
         voice.deinitialize(count: 1)
         voice.deallocate()
+      }
+      // Bus plans handed back and not collected yet (the renderer freed the one it held).
+      while let event = rings.events.pop() {
+        if case .busPlanRetired(let address) = event, let plan = UnsafeMutablePointer<BusPlan>(bitPattern: address) {
+          BusPlan.free(plan)
+        }
       }
       // Commands still queued were applied by `destroy`: a rebuild's replacement that had not
       // taken over yet may have been handed back just now.
@@ -341,7 +349,7 @@ public final class Mixer: @unchecked Sendable {
     shared.pointee.requestedEpoch.store(transport.epoch, ordering: .releasing)
     let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
     stem.stream = stream
-    let audible = stem.isAudible(anySolo: solo)
+    let audible = stemAudible(settings, anySolo: solo)
     stem.sentAudible = audible
     var stretch: UnsafeMutablePointer<StretchState>?
     if settings.mode == .stretch {
@@ -361,6 +369,7 @@ public final class Mixer: @unchecked Sendable {
         stretch: stretch,
         pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate),
         eq: settings.eq.engineParameters))
+    voice.pointee.bus = busIndex(settings.bus)
     return PreparedStem(stem: stem, voice: voice, stream: stream)
   }
 
@@ -450,6 +459,7 @@ public final class Mixer: @unchecked Sendable {
   }
 
   public func setVolume(_ name: String, _ volume: Double) throws(MixerError) {
+    if isBus(name) { return try setBusVolume(name, volume) }
     try change(name) { (s: inout StemSettings) throws(MixerError) in
       try MixerError.check(volume, .volume, "volume")
       s.volume = volume
@@ -457,6 +467,7 @@ public final class Mixer: @unchecked Sendable {
   }
 
   public func setPan(_ name: String, _ pan: Double) throws(MixerError) {
+    if isBus(name) { return try setBusPan(name, pan) }
     try change(name) { (s: inout StemSettings) throws(MixerError) in
       try MixerError.check(pan, .pan, "pan")
       s.pan = pan
@@ -478,10 +489,12 @@ public final class Mixer: @unchecked Sendable {
   }
 
   public func setMute(_ name: String, _ mute: Bool) throws(MixerError) {
+    if isBus(name) { return try setBusMute(name, mute) }
     try change(name) { (s: inout StemSettings) throws(MixerError) in s.mute = mute }
   }
 
   public func setSolo(_ name: String, _ solo: Bool) throws(MixerError) {
+    if isBus(name) { return try setBusSolo(name, solo) }
     try change(name) { (s: inout StemSettings) throws(MixerError) in s.solo = solo }
   }
 
@@ -512,13 +525,13 @@ public final class Mixer: @unchecked Sendable {
   }
 
   func anySolo(including extra: StemSettings? = nil) -> Bool {
-    (extra?.solo ?? false) || table.stems.contains { $0.settings.solo }
+    (extra?.solo ?? false) || table.stems.contains { $0.settings.solo } || anyBusSolo
   }
 
   /// Sends a stem's levels: volume and pan only when they changed (so glides of the others keep
   /// running), audibility always.
   func pushGains(_ stem: Stem, volume: Bool = false, pan: Bool = false, anySolo solo: Bool? = nil) throws(MixerError) {
-    let audible = stem.isAudible(anySolo: solo ?? anySolo())
+    let audible = stemAudible(stem.settings, anySolo: solo ?? anySolo())
     try send(
       .setLevels(
         slot: stem.slot, volume: volume ? stem.settings.volume : nil, pan: pan ? stem.settings.pan : nil,
@@ -530,9 +543,12 @@ public final class Mixer: @unchecked Sendable {
   /// sent. Only the changes go: a solo on a large session costs one command per stem it
   /// silences or brings back, so adding N soloed stems (or `solo all`) is linear, not N² commands
   /// (which overflowed the command ring at about 127 stems).
-  func pushAllGains() throws(MixerError) {
+  /// Solo follows the buses (Mixer+Buses.swift): the buses' audibility goes too, and
+  /// `levelsOf` names a bus whose volume and balance are sent with it.
+  func pushAllGains(levelsOf: String? = nil) throws(MixerError) {
     let solo = anySolo()
-    for stem in table.stems where stem.isAudible(anySolo: solo) != stem.sentAudible { try pushGains(stem, anySolo: solo) }
+    for stem in table.stems where stemAudible(stem.settings, anySolo: solo) != stem.sentAudible { try pushGains(stem, anySolo: solo) }
+    try pushBusGains(anySolo: solo, levelsOf: levelsOf)
   }
 
   /// Master volume, linear 0…2.
@@ -712,6 +728,7 @@ public final class Mixer: @unchecked Sendable {
       renderState.pointee.status.pointee.masterMeters.pointee.requestReset()
       renderState.pointee.status.pointee.effectsMeters.pointee.requestReset()
       for stem in table.stems { stem.shared.pointer.pointee.meters.pointee.requestReset() }
+      for bus in busTable.buses { renderState.pointee.buses.meters[Int(bus.index)].requestReset() }
     }
   }
 
@@ -738,6 +755,8 @@ public final class Mixer: @unchecked Sendable {
           effectReleased(slot: slot)
         case .recordingStopped:
           out += finishTake()
+        case .busPlanRetired(let address):
+          if let plan = UnsafeMutablePointer<BusPlan>(bitPattern: address) { BusPlan.free(plan) }
         }
       }
       collectRetired()
@@ -846,6 +865,9 @@ public final class Mixer: @unchecked Sendable {
       throw MixerError(
         "stem '\(name)' is offline: \(offline.reason) (fix the file and \(action: .reopenSession), or \(action: .removeStem(name)))")
     }
+    if busPosition(name) != nil {
+      throw MixerError("'\(name)' is a bus; this applies to stems only (a bus has volume, pan, mute, solo, eq, directout and route)")
+    }
     throw MixerError.unknownStem(name, known: table.stems.map(\.settings.name))
   }
 
@@ -853,6 +875,9 @@ public final class Mixer: @unchecked Sendable {
     if let problem = NameRules.stemProblem(s.name) { throw MixerError(ControlText(problem)) }
     if isNew, table.stems.contains(where: { $0.settings.name == s.name }) || table.offline.contains(where: { $0.settings.name == s.name }) {
       throw MixerError("a stem named '\(s.name)' already exists; \(action: .nameNewStem)")
+    }
+    if isNew, busPosition(s.name) != nil {
+      throw MixerError("a bus named '\(s.name)' already exists (stems and buses need different names); \(action: .nameNewStem)")
     }
     try MixerError.check(s.volume, .volume, "volume")
     try MixerError.check(s.pan, .pan, "pan")
@@ -1012,6 +1037,7 @@ extension ResamplerQuality {
 extension Mixer {
   /// Turns a stem's direct outs on or off (the JACK driver registers the ports).
   public func setDirectOut(_ name: String, _ on: Bool) throws(MixerError) {
+    if isBus(name) { return try setBusDirectOut(name, on) }
     try change(name) { (s: inout StemSettings) throws(MixerError) in s.directOut = on }
   }
 
@@ -1029,6 +1055,7 @@ extension Mixer {
     lock.locked {
       // An old song fading out after a crossfade keeps its direct outs until it is handed back.
       (table.stems + table.retiring.filter(\.leavingSong)).filter(\.settings.directOut).map { ($0.settings.name, Int($0.slot)) }
+        + busDirectOutSlots()
     }
   }
 
@@ -1093,6 +1120,7 @@ extension Mixer {
             other.effects.offline.append(OfflineEffect(settings: job.settings, path: job.path, index: other.effects.order.count))
           }
         }
+        try other.installBuses(busTable.buses.map(\.settings))
         try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
         try other.publishMidi()
       } catch {

@@ -191,12 +191,19 @@ public enum OfflineRenderer {
     // session's order. (One mixer per stem, each rendering its stem again, cost 2.9×.)
     var stemSlots: [Int32] = []
     if stemsFolder != nil {
+      // A file per strip that feeds the master (`exportedStrips`): a stem's tap is its slot, a
+      // bus's is its direct-out index after the stems' (Renderer/Buses.swift).
+      let strips = exportedStrips(session)
       stemSlots = plan.mixer.lock.locked {
-        session.stems.map { stem in plan.mixer.table.stems.first { $0.settings.name == stem.name }?.slot ?? -1 }
+        strips.map { strip in
+          strip.isBus
+            ? Int32(plan.mixer.renderState.pointee.maxVoices) + plan.mixer.busIndex(strip.name)
+            : plan.mixer.table.stems.first { $0.settings.name == strip.name }?.slot ?? -1
+        }
       }
       if let missing = stemSlots.firstIndex(of: -1) {
         throw MixerError(
-          "\(option: .stems): stem '\(printableText(session.stems[missing].name))' is not playable (its file is offline), so it has no file to write"
+          "\(option: .stems): stem '\(printableText(strips[missing].name))' is not playable (its file is offline), so it has no file to write"
         )
       }
     }
@@ -572,6 +579,13 @@ public enum OfflineRenderer {
 
   /// The stem files' paths (`FOLDER/NAME.EXT`, the output's extension), each checked as an output
   /// is; the folder is made when missing (its parent must exist).
+  /// What `--stems` writes a file for: every strip that feeds the master, in the session's order:
+  /// the stems routed to no bus, then the buses routed to none (a stem in a bus is heard in its
+  /// bus's file, after the bus's EQ and fader). They sum to the master.
+  static func exportedStrips(_ session: Session) -> [(name: String, isBus: Bool)] {
+    session.stems.filter { $0.bus == nil }.map { ($0.name, false) } + session.buses.filter { $0.bus == nil }.map { ($0.name, true) }
+  }
+
   static func checkStemsFolder(
     _ folder: String, outputPath: String, extension ext: String, session: Session, sessionPath: String
   ) throws(MixerError) -> [String] {
@@ -587,7 +601,7 @@ public enum OfflineRenderer {
     guard !session.stems.isEmpty else { throw MixerError(file: sessionPath, "the session has no stems to render") }
     let base = folder.hasSuffix("/") ? folder : folder + "/"
     var paths: [String] = []
-    for stem in session.stems {
+    for stem in exportedStrips(session) {
       let path = base + stem.name + "." + ext
       do { try checkOutput(path, session: session, sessionPath: sessionPath, choice: "\(option: .stems) folder") } catch {
         throw MixerError("\(option: .stems) \(shown): \(error)")

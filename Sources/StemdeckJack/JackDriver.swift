@@ -122,7 +122,7 @@ public final class JackDriver: @unchecked Sendable {
       ctx.pointee.masterRight = right
       ctx.pointee.renderState = mixer.renderState
       ctx.pointee.serverGone.store(false, ordering: .releasing)
-      for i in 0..<(mixer.renderState.pointee.maxVoices * 2) { ctx.pointee.setDirectPort(i, nil) }
+      for i in 0..<ctx.pointee.directPortCount { ctx.pointee.setDirectPort(i, nil) }
     } else {
       ctx = .allocate(capacity: 1)
       ctx.initialize(

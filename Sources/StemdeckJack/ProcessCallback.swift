@@ -70,9 +70,10 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
     self.renderState = renderState
     self.masterLeft = masterLeft
     self.masterRight = masterRight
-    directPortCount = maxVoices * 2
-    directPorts = .allocate(capacity: maxVoices * 2)
-    for i in 0..<(maxVoices * 2) { (directPorts + i).initialize(to: Atomic(0)) }
+    // The stems' slots, then the buses' (bus b at maxVoices + b: Renderer/Buses.swift).
+    directPortCount = (maxVoices + BusBank.maxBuses) * 2
+    directPorts = .allocate(capacity: directPortCount)
+    for i in 0..<directPortCount { (directPorts + i).initialize(to: Atomic(0)) }
   }
 
   deinit {
@@ -222,6 +223,18 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
   let direct = state.pointee.directOutputs
   let maxVoices = state.pointee.maxVoices
   for slot in 0..<min(state.pointee.slotLimitForDrivers, maxVoices) {
+    let portL = context.pointee.directPort(2 &* slot)
+    let portR = context.pointee.directPort(2 &* slot &+ 1)
+    if let portL, let portR {
+      direct[2 &* slot] = portBuffer(portL, nframes)?.assumingMemoryBound(to: Float.self)
+      direct[2 &* slot &+ 1] = portBuffer(portR, nframes)?.assumingMemoryBound(to: Float.self)
+    } else {
+      direct[2 &* slot] = nil
+      direct[2 &* slot &+ 1] = nil
+    }
+  }
+  // The buses' direct outs, after the stems' slots.
+  for slot in maxVoices..<(maxVoices &+ BusBank.maxBuses) {
     let portL = context.pointee.directPort(2 &* slot)
     let portR = context.pointee.directPort(2 &* slot &+ 1)
     if let portL, let portR {

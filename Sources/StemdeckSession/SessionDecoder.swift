@@ -63,7 +63,73 @@ struct SessionDecoder {
     if let node = fields["stems"] { session.stems = try stems(node) }
     if let node = fields["effects"] { session.effects = try effects(node) }
     if let node = fields["midi"] { session.midi = try midi(node) }
+    if let node = fields["buses"] { session.buses = try buses(node) }
+    if let problem = session.busProblem() {
+      throw fail(problem.location, routeNode(problem.location, fields) ?? root, problem.message)
+    }
     return session
+  }
+
+  /// The optional "buses" section (BusSettings.swift). Names, ranges and the EQ are checked here;
+  /// routes (known buses, no loop, no stem of the same name) by `Session.busProblem` once the
+  /// stems are read too.
+  private func buses(_ node: JSONNode) throws(SessionError) -> [BusSettings] {
+    guard case .array(let elements) = node.value else {
+      throw fail("buses", node, "must be an array of buses [ { \"name\" : \"drums_bus\" }, ... ] (got \(describe(node)))")
+    }
+    if elements.count > BusSettings.maximumBuses {
+      throw fail("buses", node, "has \(elements.count) buses; at most \(BusSettings.maximumBuses)")
+    }
+    var buses: [BusSettings] = []
+    var firstIndexByName: [String: Int] = [:]
+    for (index, element) in elements.enumerated() {
+      let base = "buses[\(index)]"
+      let fields = try object(element, at: base, allowed: BusSettings.fields, example: "{ \"name\" : \"drums_bus\", \"volume\" : 0.8 }")
+      guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every bus needs a name)") }
+      let name = try string(nameNode, at: base + ".name", rule: "must be a bus name in double quotes")
+      if let problem = SessionRules.nameProblem(name, of: .bus) { throw fail(base + ".name", nameNode, problem) }
+      if let earlier = firstIndexByName[name] {
+        throw fail(base + ".name", nameNode, SessionRules.duplicateNameMessage(name, of: .bus, earlier: earlier))
+      }
+      firstIndexByName[name] = index
+      var bus = BusSettings(name: name)
+      if let n = fields["volume"] { bus.volume = try volume(n, at: base + ".volume") }
+      if let n = fields["pan"] { bus.pan = try number(n, at: base + ".pan", rule: .pan) }
+      if let n = fields["mute"] { bus.mute = try bool(n, at: base + ".mute") }
+      if let n = fields["solo"] { bus.solo = try bool(n, at: base + ".solo") }
+      if let n = fields["directOut"] { bus.directOut = try bool(n, at: base + ".directOut") }
+      if let n = fields["eq"] { bus.eq = try eq(n, at: base + ".eq") }
+      if let n = fields["bus"] { bus.bus = try destination(n, at: base + ".bus") }
+      buses.append(bus)
+    }
+    return buses
+  }
+
+  /// A `"bus"` field: the name of the bus fed, in double quotes ("master" is the same as leaving it out).
+  private func destination(_ node: JSONNode, at path: String) throws(SessionError) -> String? {
+    let name = try string(node, at: path, rule: "must be the name of a bus in double quotes (leave it out for the master)")
+    if name == "master" { return nil }
+    if let problem = SessionRules.nameProblem(name, of: .bus) { throw fail(path, node, problem) }
+    return name
+  }
+
+  /// The node a route problem's location (`buses[2].bus`, `stems[0].bus`) points at, for its line.
+  private func routeNode(_ location: String, _ fields: [String: JSONNode]) -> JSONNode? {
+    for list in ["buses", "stems"] where location.hasPrefix(list + "[") {
+      guard let node = fields[list], case .array(let elements) = node.value,
+        let close = location.firstIndex(of: "]"),
+        let index = Int(location[location.index(location.startIndex, offsetBy: list.count + 1)..<close]),
+        elements.indices.contains(index)
+      else { return fields[list] }
+      let element = elements[index]
+      if location.hasSuffix(".bus"), case .object(let members) = element.value,
+        let member = members.first(where: { $0.key == "bus" })
+      {
+        return member.value
+      }
+      return element
+    }
+    return nil
   }
 
   /// The optional "midi" section (MidiMapping.swift).
@@ -209,6 +275,7 @@ struct SessionDecoder {
         throw fail(base + ".pitch", node, SessionRules.pitchNeedsStretchMessage(stem.pitch))
       }
       if let node = fields["eq"] { stem.eq = try eq(node, at: base + ".eq") }
+      if let node = fields["bus"] { stem.bus = try destination(node, at: base + ".bus") }
       stems.append(stem)
     }
     return stems

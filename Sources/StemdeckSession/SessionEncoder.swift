@@ -21,12 +21,15 @@
 //     "effects" : [                                        <- only when not empty
 //       { "name" : "horn", "file" : "../Samples/horn.wav", "volume" : 1, "pan" : 0 }  <- one per line
 //     ],
+//     "buses" : [                                          <- only when not empty (BusSettings.swift)
+//       { "name" : "drums_bus", "volume" : 1, "pan" : 0, "mute" : false, "solo" : false }  <- one per line
+//     ],
 //     "midi" : { "mappings" : [                            <- only when not empty (MidiMapping.swift)
 //       { "source" : "cc", "number" : 7, "action" : "volume", "target" : "drums" }   <- one per line
 //     ] }
 //   }
 //
-// A stem's "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch" and "eq" are
+// A stem's "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch", "eq" and "bus" are
 // written (in that order, after "solo") only when they differ from the defaults, and so are the
 // options "songChange", "crossfadeSeconds", "transportSync" and "effectsOutput" (appended after "meterPoint").
 
@@ -103,6 +106,10 @@ enum SessionEncoder {
     if !session.effects.isEmpty {
       let entries = session.effects.map { "    " + effect($0) }
       fields.append("\"effects\" : [\n" + entries.joined(separator: ",\n") + "\n  ]")
+    }
+    if !session.buses.isEmpty {
+      let entries = session.buses.map { "    " + bus($0) }
+      fields.append("\"buses\" : [\n" + entries.joined(separator: ",\n") + "\n  ]")
     }
     if !session.midi.mappings.isEmpty || session.midi.feedback {
       let feedback = session.midi.feedback ? "\"feedback\" : true" : ""
@@ -190,6 +197,22 @@ enum SessionEncoder {
     if stem.mode != .varispeed { members.append("\"mode\" : " + JSONText.string(stem.mode.rawValue)) }
     if stem.pitch != 0 { members.append("\"pitch\" : " + JSONText.number(stem.pitch)) }
     if stem.eq != EQSettings() { members.append("\"eq\" : " + eq(stem.eq)) }
+    if let bus = stem.bus { members.append("\"bus\" : " + JSONText.string(bus)) }
+    return "{ " + members.joined(separator: ", ") + " }"
+  }
+
+  /// One bus on one line (BusSettings.swift): "directOut", "eq" and "bus" only when used.
+  private static func bus(_ bus: BusSettings) -> String {
+    var members = [
+      "\"name\" : " + JSONText.string(bus.name),
+      "\"volume\" : " + JSONText.number(bus.volume),
+      "\"pan\" : " + JSONText.number(bus.pan),
+      "\"mute\" : \(bus.mute)",
+      "\"solo\" : \(bus.solo)"
+    ]
+    if bus.directOut { members.append("\"directOut\" : true") }
+    if bus.eq != EQSettings() { members.append("\"eq\" : " + eq(bus.eq)) }
+    if let target = bus.bus { members.append("\"bus\" : " + JSONText.string(target)) }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 

@@ -149,6 +149,8 @@ public struct StemSettings: Equatable, Sendable {
   public var pitch: Double = 0
   /// The stem's channel EQ (before its volume and pan); flat by default (format version 2).
   public var eq = EQSettings()
+  /// The bus the stem feeds (BusSettings.swift), or nil for the master (format version 3).
+  public var bus: String? = nil
 
   /// A stem with default mix settings (unity volume, centre, normal speed, plays once).
   public init(name: String, file: String) {
@@ -251,6 +253,8 @@ public struct Session: Equatable, Sendable {
   public var connections: [String: [String]] = [:]
   /// MIDI control mappings (MidiMapping.swift); written only when there are some.
   public var midi = MidiSettings()
+  /// The buses (subgroups, BusSettings.swift), in console order; written only when there are some.
+  public var buses: [BusSettings] = []
 
   /// An empty session with default settings.
   public init() {}

@@ -9,7 +9,7 @@ enum SessionRules {
 
   static let topLevelFields = [
     "format", "version", "quality", "master", "options", "recording",
-    "tempo", "position", "connections", "stems", "effects", "midi"
+    "tempo", "position", "connections", "stems", "effects", "midi", "buses"
   ]
   static let masterFields = ["volume", "eq"]
   static let optionFields = [
@@ -20,7 +20,7 @@ enum SessionRules {
   static let tempoFields = ["bpm", "beatsPerBar"]
   static let stemFields = [
     "name", "file", "volume", "pan", "rate", "loops", "mute", "solo",
-    "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch", "eq"
+    "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch", "eq", "bus"
   ]
   static let effectFields = ["name", "file", "volume", "pan"]
 
@@ -28,12 +28,19 @@ enum SessionRules {
   enum ElementKind: String {
     case stem
     case effect
+    case bus
 
-    /// The list's field name and its location prefix: `"stems"`, `"effects"`.
-    var listName: String { rawValue + "s" }
+    /// The list's field name and its location prefix: `"stems"`, `"effects"`, `"buses"`.
+    var listName: String { self == .bus ? "buses" : rawValue + "s" }
 
-    /// The noun with its indefinite article: `"a stem"`, `"an effect"`.
-    var withArticle: String { self == .effect ? "an effect" : "a stem" }
+    /// The noun with its indefinite article: `"a stem"`, `"an effect"`, `"a bus"`.
+    var withArticle: String {
+      switch self {
+      case .effect: "an effect"
+      case .stem: "a stem"
+      case .bus: "a bus"
+      }
+    }
   }
 
   // MARK: Numbers
@@ -99,9 +106,9 @@ enum SessionRules {
       return "the \(noun) name \(quoted) is reserved (it means every \(noun) in console commands); "
         + "choose another name"
     }
-    if kind == .stem, NameRules.reservedForPorts.contains(name.lowercased()) {
+    if kind != .effect, NameRules.reservedForPorts.contains(name.lowercased()) {
       let lowered = name.lowercased()
-      return "the stem name \(quoted) is reserved: a stem's direct outs are NAME_L/NAME_R, and "
+      return "the \(noun) name \(quoted) is reserved: a \(noun)'s direct outs are NAME_L/NAME_R, and "
         + "\(lowered)_L/R are stemdeck's own ports (master_L/R, in_L/R, sfx_L/R); choose another name"
     }
     return nil
@@ -281,6 +288,7 @@ extension Session {
       try check(effect.volume, .volume, base + ".volume")
       try check(effect.pan, .pan, base + ".pan")
     }
+    if let problem = busProblem() { throw fail(problem.location, problem.message) }
     if let problem = midi.problem() { throw fail(problem.location, problem.message) }
     for (port, peers) in connections.sorted(by: { $0.key < $1.key }) {
       let base = SessionRules.path("connections", port)

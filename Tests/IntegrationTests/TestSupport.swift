@@ -665,17 +665,21 @@ struct SessionStem {
   var pitch: Double? = nil
   /// The stem's `"eq"` object as JSON text (nil: none; session format version 2).
   var eq: String? = nil
+  /// The bus it feeds (nil: the master; session format version 3).
+  var bus: String? = nil
 }
 
 /// Writes a stemdeck session (the format of Sessions/demo.json); stem files are relative to it.
-func writeSession(_ path: String, masterVolume: Double = 1, masterEQ: String? = nil, stems: [SessionStem]) throws {
+/// `buses` are the `"buses"` list's objects as JSON text (format version 3).
+func writeSession(_ path: String, masterVolume: Double = 1, masterEQ: String? = nil, stems: [SessionStem], buses: [String] = []) throws {
   let lines = stems.map { s in
     "    { \"name\" : \"\(s.name)\", \"file\" : \"\(s.file)\", \"volume\" : \(s.volume), \"pan\" : \(s.pan), \"rate\" : \(s.rate), \"loops\" : \(s.loops), \"mute\" : false, \"solo\" : false"
       + (s.mode.map { ", \"mode\" : \"\($0)\"" } ?? "") + (s.pitch.map { ", \"pitch\" : \($0)" } ?? "")
-      + (s.eq.map { ", \"eq\" : \($0)" } ?? "") + " }"
+      + (s.eq.map { ", \"eq\" : \($0)" } ?? "") + (s.bus.map { ", \"bus\" : \"\($0)\"" } ?? "") + " }"
   }
-  // Version 1 unless the EQ (version 2) is used: the older files still open.
-  let version = masterEQ != nil || stems.contains { $0.eq != nil } ? 2 : 1
+  // Version 1 unless the EQ (version 2) or buses (version 3) are used: the older files still open.
+  let version = !buses.isEmpty ? 3 : masterEQ != nil || stems.contains { $0.eq != nil } ? 2 : 1
+  let busList = buses.isEmpty ? "" : "  \"buses\" : [\n    " + buses.joined(separator: ",\n    ") + "\n  ],\n"
   let text = """
     {
       "format" : "stemdeck-session",
@@ -683,7 +687,7 @@ func writeSession(_ path: String, masterVolume: Double = 1, masterEQ: String? = 
       "quality" : "fast",
       "master" : { "volume" : \(masterVolume)\(masterEQ.map { ", \"eq\" : \($0)" } ?? "") },
       "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post" },
-      "stems" : [
+    \(busList)  "stems" : [
     \(lines.joined(separator: ",\n"))
       ]
     }

@@ -348,6 +348,7 @@ final class MixerView {
         "the effects strip has no \(what): it shows what the sound effects add to the master (each effect has its own volume: 'sfx fire NAME VOL')"
     }
     if strip.isMaster { return what == "mute" ? "the master has no mute (End silences it)" : "the master has no \(what)" }
+    if strip.isBus && what == "rate" { return "'\(strip.name)' is a bus: it has no rate (its fader, pan, mute and solo work)" }
     if let reason = strip.offline {
       return "'\(strip.name)' is offline (\(reason)): only its fader works, for the level kept in the session"
     }

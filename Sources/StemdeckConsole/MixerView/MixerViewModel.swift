@@ -79,10 +79,13 @@ struct MixerViewModel {
     /// An offline stem (its file could not be opened; flag `!`): why. It plays nothing; its
     /// fader sets the volume kept in the session for when the file is back.
     var offline: String? = nil
+    /// A bus (Commands+Buses.swift): fader, balance, mute, solo and meter; its name reaches the
+    /// bus through the same `Mixer` setters as a stem's.
+    var isBus = false
 
     var volumeDB: Double { Decibels.fromAmplitude(volume) }
     var hasFader: Bool { !isEffects }
-    var isStem: Bool { !isMaster && !isEffects }
+    var isStem: Bool { !isMaster && !isEffects && !isBus }
   }
 
   struct Transport: Equatable {
@@ -185,6 +188,18 @@ struct MixerViewModel {
     return out
   }
 
+  /// The buses, after the stems (drawn bold, like the master).
+  static func busStrips(_ m: Mixer) -> [Strip] {
+    m.busStatuses().map { b in
+      var flags: Flags = []
+      if b.settings.mute { flags.insert(.mute) }
+      if b.settings.solo { flags.insert(.solo) }
+      if b.settings.directOut { flags.insert(.directOut) }
+      if !b.settings.eq.isBypassed { flags.insert(.eq) }
+      return Strip(name: b.settings.name, volume: b.settings.volume, pan: b.settings.pan, flags: flags, meters: meter(b.meter), isBus: true)
+    }
+  }
+
   static func masterStrip(_ m: Mixer) -> Strip {
     Strip(name: "master", isMaster: true, volume: m.masterVolumeSetting, meters: meter(m.masterMeter()))
   }
@@ -204,7 +219,7 @@ struct MixerViewModel {
   /// false: as last published, at most about 200 ms old (the mixer view, 30 times a second).
   static func make(_ console: Console, freshLoudness: Bool = true) -> MixerViewModel {
     let m = console.mixer
-    let strips = stemStrips(m)
+    let strips = stemStrips(m) + busStrips(m)
     let master = masterStrip(m)
     let state: Transport.State
     switch m.transportState {

@@ -58,7 +58,7 @@ enum QueryJSON {
     let model = MixerViewModel.make(c)
     var statuses: [String: StemStatus] = [:]
     for s in c.mixer.stemStatuses() { statuses[s.settings.name] = s }
-    var o: [String: Any] = ["stems": model.strips.map { stem($0, statuses[$0.name]) }]
+    var o: [String: Any] = ["stems": model.strips.filter { !$0.isBus }.map { stem($0, statuses[$0.name]) }]
     let offline = c.mixer.offlineStems
     if !offline.isEmpty {
       o["offline"] = offline.map { ["name": $0.settings.name, "path": $0.path, "reason": $0.reason] as [String: Any] }
@@ -91,9 +91,11 @@ enum QueryJSON {
       o["input"] = ["channels": MixerViewModel.meter(c.mixer.inputMeter()).map(meter)] as [String: Any]
     }
     if only != "master" && only != "input" {
-      o["stems"] = model.strips.filter { only == nil || $0.name == only }.map {
+      o["stems"] = model.strips.filter { !$0.isBus && (only == nil || $0.name == only) }.map {
         ["name": $0.name, "channels": $0.meters.map(meter)] as [String: Any]
       }
+      let buses = model.strips.filter { $0.isBus && (only == nil || $0.name == only) }
+      if !buses.isEmpty { o["buses"] = buses.map { ["name": $0.name, "channels": $0.meters.map(meter)] as [String: Any] } }
     }
     return o
   }

@@ -84,6 +84,17 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setMidiBinding(index: Int32, binding: MidiBinding, count: Int32)
   /// Turns per-stem metering on or off (an offline render has no one to read stem meters).
   case setStemMetering(Bool)
+  /// Installs the buses' routing plan (Buses.swift), built on the control thread; the plan it
+  /// replaces comes back in `EngineEvent.busPlanRetired`. Never grouped.
+  case setBusPlan(UnsafeMutablePointer<BusPlan>)
+  /// A bus's volume and balance (nil: unchanged) and audibility (mute and solo along the graph).
+  case setBusLevels(bus: Int32, volume: Double?, pan: Double?, audible: Bool)
+  /// Puts bus index `bus` back to unity, centre and a flat EQ with no memory (taken into use again).
+  case resetBus(bus: Int32)
+  /// Moves a bus's volume or balance to `target` over `frames` frames (as `glide` for a stem).
+  case busGlide(bus: Int32, parameter: GlideParameter, target: Double, frames: Int, exponential: Bool)
+  /// Routes the stem in `slot` to bus `bus` (−1: the master).
+  case setStemBus(slot: Int32, bus: Int32)
 }
 
 /// What a glide moves.
@@ -105,4 +116,7 @@ public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
   case recordingStopped
   /// The renderer no longer uses effect `slot`'s memory: the control thread may free it.
   case effectUnloaded(slot: Int32)
+  /// The renderer let go of a bus plan (an `UnsafeMutablePointer<BusPlan>`'s address): the
+  /// control thread frees it (`BusPlan.free`).
+  case busPlanRetired(address: Int)
 }

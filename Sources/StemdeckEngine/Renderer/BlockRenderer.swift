@@ -24,7 +24,8 @@ public struct RenderState: ~Copyable {
   /// Source frames of one voice (interleaved, up to 2 channels) for one pass.
   @usableFromInline let scratch: UnsafeMutablePointer<Float>
   /// Per-slot direct-out buffers (left, right) for the current block, set by the driver before
-  /// each `renderBlock` (nil where a stem has no direct outs). `maxVoices` × 2 entries.
+  /// each `renderBlock` (nil where a stem has no direct outs). `maxVoices` × 2 entries, then
+  /// `BusBank.maxBuses` × 2 for the buses' direct outs (bus b at index 2 × (maxVoices + b)).
   public let directOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
   /// Offset of the current pass within the driver's block (for direct outs).
   @usableFromInline var passOffset = 0
@@ -62,6 +63,8 @@ public struct RenderState: ~Copyable {
   @usableFromInline var busRight: UnsafeMutablePointer<Float>
   /// A song change in flight and the old song's detached voices (SongChange.swift).
   @usableFromInline var songChange: RenderSongChange
+  /// The buses: buffers, strips, meters and the routing plan (Buses.swift).
+  public var buses: BusBank
   /// MIDI control: the mapping table and the changes due in this block (Midi.swift).
   @usableFromInline var midi: MidiTable
   /// What MIDI did, for the control thread (Midi.swift).
@@ -88,8 +91,9 @@ public struct RenderState: ~Copyable {
     status.initialize(to: EngineStatus())
     let voices = UnsafeMutablePointer<UnsafeMutablePointer<StemVoice>?>.allocate(capacity: maxVoices)
     voices.initialize(repeating: nil, count: maxVoices)
-    let direct = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: maxVoices * 2)
-    direct.initialize(repeating: nil, count: maxVoices * 2)
+    let directCount = (maxVoices + BusBank.maxBuses) * 2
+    let direct = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: directCount)
+    direct.initialize(repeating: nil, count: directCount)
     func buffer(_ n: Int) -> UnsafeMutablePointer<Float> {
       let p = UnsafeMutablePointer<Float>.allocate(capacity: n)
       p.initialize(repeating: 0, count: n)
@@ -150,6 +154,7 @@ public struct RenderState: ~Copyable {
     self.effectsMeter = MeterAccumulator(sampleRate: sampleRate)
     self.recording = RenderRecording(inputMeter: MeterAccumulator(sampleRate: sampleRate))
     self.schedule = RenderSchedule()
+    self.buses = BusBank(sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
   }
 
   /// Destroys a state whose driver has stopped calling `renderBlock`: applies the commands still
@@ -176,6 +181,7 @@ public struct RenderState: ~Copyable {
     state.pointee.directOutputs.deallocate()
     state.pointee.schedule.entries.deallocate()
     state.pointee.midi.free()
+    state.pointee.buses.free()
     let status = state.pointee.status
     state.deinitialize(count: 1)
     state.deallocate()
@@ -240,6 +246,11 @@ public func renderBlock(
   for i in 0..<(state.pointee.slotLimit &* 2) {
     if let buffer = direct[i] { buffer.update(repeating: 0, count: frameCount) }
   }
+  let busDirect = state.pointee.maxVoices &* 2
+  for i in busDirect..<(busDirect &+ BusBank.maxBuses &* 2) {
+    if let buffer = direct[i] { buffer.update(repeating: 0, count: frameCount) }
+  }
+  retireBusPlans(state)
   var done = 0
   // MIDI changes (Midi.swift) land on their frame: a pass ends where the next one is due.
   state.pointee.midi.timedNext = 0
@@ -277,6 +288,7 @@ func renderPass(
   let mixR = state.pointee.mixRight
   mixL.update(repeating: 0, count: n)
   mixR.update(repeating: 0, count: n)
+  clearBusInputs(state, frameCount: n)
 
   if state.pointee.transport.holding {
     var allPrimed = true
@@ -320,6 +332,7 @@ func renderPass(
     }
   }
 
+  renderBuses(state, frameCount: n, playing: playing)
   if state.pointee.stemTaps { addStemTapsToMix(state, frameCount: n) }
   let detachedActive = renderDetachedVoices(state, frameCount: n)
 

@@ -114,6 +114,13 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .seek(let frame, let epoch): seek(state, frame: frame, epoch: epoch)
   case .setMeterPoint(let preFader): state.pointee.preFaderMeters = preFader
   case .setStemMetering(let on): state.pointee.stemMetering = on
+  case .setBusPlan(let plan): setBusPlan(state, plan)
+  case .setBusLevels(let bus, let volume, let pan, let audible):
+    setBusLevels(state, bus: bus, volume: volume, pan: pan, audible: audible, jump: jump)
+  case .resetBus(let bus): resetBus(state, bus: bus)
+  case .busGlide(let bus, let parameter, let target, let frames, let exponential):
+    startBusGlide(state, bus: bus, parameter: parameter, target: target, frames: frames, exponential: exponential)
+  case .setStemBus(let slot, let bus): if let voice = voiceAt(state, slot) { voice.pointee.bus = bus }
   case .setMidiBinding(let index, let binding, let count): state.pointee.midi.apply(index: index, binding: binding, count: count)
   case .loadEffect(let slot, let sample): state.pointee.effects.load(slot: Int(slot), sample: sample)
   case .unloadEffect(let slot): unloadEffect(state, slot: slot)
@@ -194,7 +201,9 @@ func setGains(_ voice: UnsafeMutablePointer<StemVoice>, _ l: Float, _ r: Float, 
 func setEQ(
   _ state: UnsafeMutablePointer<RenderState>, slot: Int32, jump: Bool, _ change: (inout EQParameters) -> Void
 ) {
-  if slot < 0 {
+  if slot <= -2 {
+    setBusEQ(state, slot: slot, jump: jump, change)
+  } else if slot < 0 {
     var p = state.pointee.masterEQ.target
     change(&p)
     state.pointee.masterEQ.set(p, immediate: jump)

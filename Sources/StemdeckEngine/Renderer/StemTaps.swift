@@ -33,7 +33,10 @@ func applyMasterToStemTaps(
   let direct = state.pointee.directOutputs
   let fadeTarget = state.pointee.transport.fade.current
   let gainTarget = state.pointee.masterGain.current
-  for slot in 0..<state.pointee.slotLimit {
+  // The stems' taps, then the buses' (a bus's tap is its direct-out index: Buses.swift).
+  let busTaps = state.pointee.maxVoices
+  for index in 0..<(state.pointee.slotLimit &+ BusBank.maxBuses) {
+    let slot = index < state.pointee.slotLimit ? index : busTaps &+ (index &- state.pointee.slotLimit)
     guard let dl = direct[2 &* slot], let dr = direct[2 &* slot &+ 1] else { continue }
     if fade.rampFrames == 0 && gain.rampFrames == 0 {
       let g = fade.start * gain.start

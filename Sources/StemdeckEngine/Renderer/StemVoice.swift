@@ -55,6 +55,8 @@ public struct StemVoice: ~Copyable {
   @usableFromInline var pendingSong = 0
   /// An old song's voice after a crossfade switch: off the transport, on the detached clock.
   @usableFromInline var detached = false
+  /// The bus the stem feeds (an index in `BusBank`), or −1 for the master (Buses.swift).
+  public var bus: Int32 = -1
   /// The song-change fade (idle unless `isActive`).
   @usableFromInline var songFade = SongFade()
   /// Source frames to skip after an underrun, so the stem comes back in step with the transport

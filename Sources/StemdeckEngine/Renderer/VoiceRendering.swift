@@ -375,6 +375,12 @@ func mixVoice(
   let stepL = voice.pointee.gainLeft.advance(frames: count)
   let stepR = voice.pointee.gainRight.advance(frames: count)
   let preFader = state.pointee.preFaderMeters
+  // A stem routed to a bus mixes into the bus (not while an old song fades out on the detached
+  // bus: it keeps its own clock there). Buses.swift.
+  if voice.pointee.bus >= 0, !voice.pointee.detached, let input = state.pointee.buses.input(voice.pointee.bus) {
+    mixL = input.left + offset
+    mixR = input.right + offset
+  }
   // A stem with direct outs is written to its own ports instead of the master bus.
   let directIndex = 2 &* slot
   if let dl = state.pointee.directOutputs[directIndex], let dr = state.pointee.directOutputs[directIndex &+ 1] {

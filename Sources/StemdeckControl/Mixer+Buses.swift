@@ -1,0 +1,381 @@
+import StemdeckEngine
+import StemdeckSession
+
+// Buses (subgroups) on the control side: the bus table, routes, solo along the graph, and the
+// renderer's routing plan (StemdeckEngine Renderer/Buses.swift), built here and sent whole
+// through the command ring. docs/architecture.md, *Buses*.
+
+/// One bus as the control thread keeps it: its settings and its index in the renderer's bank.
+struct Bus {
+  var settings: BusSettings
+  let index: Int32
+  var sentAudible = true
+}
+
+/// The buses in console order and the renderer's free bus indices.
+struct BusTable {
+  var buses: [Bus] = []
+  var freeIndices: [Int32] = (0..<Int32(BusBank.maxBuses)).reversed()
+}
+
+/// A bus as `stems`, `meters` and the views show it.
+public struct BusStatus: Sendable {
+  public var settings: BusSettings
+  /// What feeds it: stems (offline ones too) and buses, in console order.
+  public var members: [String]
+  public var meter: MeterReading
+  /// Whether mute and solo (along the graph) let it be heard.
+  public var audible: Bool
+}
+
+extension Mixer {
+  // MARK: - Queries
+
+  /// The buses' names, in console order.
+  public var busNames: [String] { lock.locked { busTable.buses.map(\.settings.name) } }
+
+  /// The buses' settings, in console order (what a session saves).
+  public var busSettings: [BusSettings] { lock.locked { busTable.buses.map(\.settings) } }
+
+  /// Whether `name` names a bus.
+  public func isBus(_ name: String) -> Bool { lock.locked { busPosition(name) != nil } }
+
+  func busPosition(_ name: String) -> Int? { busTable.buses.firstIndex { $0.settings.name == name } }
+
+  /// Every bus with what feeds it and its meter.
+  public func busStatuses() -> [BusStatus] {
+    lock.locked {
+      let solo = anySolo()
+      return busTable.buses.map { bus in
+        BusStatus(
+          settings: bus.settings, members: membersLocked(of: bus.settings.name),
+          meter: MeterReading(cells: renderState.pointee.buses.meters + Int(bus.index), channels: 2),
+          audible: busAudible(bus.settings, anySolo: solo))
+      }
+    }
+  }
+
+  /// The stems (offline ones too) and buses routed to `bus`, in console order.
+  public func members(of bus: String) -> [String] { lock.locked { membersLocked(of: bus) } }
+
+  func membersLocked(of bus: String) -> [String] {
+    savedOrder().filter { $0.settings.bus == bus }.map(\.settings.name)
+      + busTable.buses.filter { $0.settings.bus == bus }.map(\.settings.name)
+  }
+
+  /// Every stem (offline ones too, in console order) and bus with where it goes (nil: the master).
+  public func routing() -> [(name: String, bus: String?, isBus: Bool, directOut: Bool)] {
+    lock.locked {
+      savedOrder().map { ($0.settings.name, $0.settings.bus, false, $0.settings.directOut) }
+        + busTable.buses.map { ($0.settings.name, $0.settings.bus, true, $0.settings.directOut) }
+    }
+  }
+
+  /// Where a stem or bus goes: a bus's name, or nil for the master.
+  public func destination(of name: String) throws(MixerError) -> String? {
+    try lock.locked { () throws(MixerError) -> String? in
+      if let p = busPosition(name) { return busTable.buses[p].settings.bus }
+      if let stem = table.stems.first(where: { $0.settings.name == name }) { return stem.settings.bus }
+      if let stem = table.offline.first(where: { $0.settings.name == name }) { return stem.settings.bus }
+      throw unknownStrip(name)
+    }
+  }
+
+  func unknownStrip(_ name: String) -> MixerError {
+    let known = table.stems.map(\.settings.name) + table.offline.map(\.settings.name) + busTable.buses.map(\.settings.name)
+    if let guess = Suggestion.closest(to: name, in: known) {
+      return MixerError("unknown stem or bus '\(printableText(name))' — did you mean '\(guess)'?")
+    }
+    return MixerError("unknown stem or bus '\(printableText(name))'")
+  }
+
+  func unknownBus(_ name: String) -> MixerError {
+    let names = busTable.buses.map(\.settings.name)
+    if names.isEmpty { return MixerError("unknown bus '\(printableText(name))' (there are no buses; add one with 'bus add NAME')") }
+    if let guess = Suggestion.closest(to: name, in: names) {
+      return MixerError("unknown bus '\(printableText(name))' — did you mean '\(guess)'?")
+    }
+    return MixerError("unknown bus '\(printableText(name))' (buses: \(names.joined(separator: ", ")), or master)")
+  }
+
+  // MARK: - Adding, removing, routing
+
+  /// Adds a bus (it feeds `settings.bus`, or the master). Refused: a bad or taken name (stems and
+  /// buses share names), more than `BusBank.maxBuses`, an unknown destination.
+  public func addBus(_ settings: BusSettings) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      let name = settings.name
+      if let problem = NameRules.busProblem(name) { throw MixerError(ControlText(problem)) }
+      if busPosition(name) != nil { throw MixerError("a bus named '\(name)' already exists") }
+      if table.stems.contains(where: { $0.settings.name == name }) || table.offline.contains(where: { $0.settings.name == name }) {
+        throw MixerError("a stem named '\(name)' already exists; stems and buses need different names")
+      }
+      try MixerError.check(settings.volume, .volume, "volume")
+      try MixerError.check(settings.pan, .pan, "pan")
+      try Mixer.checkEQ(settings.eq, of: "'\(name)'")
+      if let target = settings.bus {
+        guard busPosition(target) != nil else { throw unknownBus(target) }
+      }
+      guard let index = busTable.freeIndices.last else {
+        throw MixerError("cannot add bus '\(name)': stemdeck has at most \(BusBank.maxBuses) buses")
+      }
+      try installBus(settings, index: index)
+      busTable.freeIndices.removeLast()
+      try publishBusPlan()
+      try pushAllGains()
+      isDirty = true
+    }
+  }
+
+  /// Sends a bus's starting state to the renderer and adds it to the table (no plan yet).
+  func installBus(_ settings: BusSettings, index: Int32) throws(MixerError) {
+    try send(.resetBus(bus: index))
+    try send(.setBusLevels(bus: index, volume: settings.volume, pan: settings.pan, audible: !settings.mute))
+    try sendEQ(slot: busEQSlot(index), from: nil, to: settings.eq)
+    renderState.pointee.buses.meters[Int(index)].requestReset()
+    busTable.buses.append(Bus(settings: settings, index: index, sentAudible: !settings.mute))
+  }
+
+  /// Removes a bus. What fed it (stems and buses) is routed to where the bus went (its
+  /// destination, or the master); returns their names, so the caller can say so.
+  @discardableResult
+  public func removeBus(_ name: String) throws(MixerError) -> (members: [String], destination: String?) {
+    try lock.locked { () throws(MixerError) -> (members: [String], destination: String?) in
+      guard let p = busPosition(name) else { throw unknownBus(name) }
+      let bus = busTable.buses[p]
+      let target = bus.settings.bus
+      let members = membersLocked(of: name)
+      for member in members { try routeLocked(member, to: target, publish: false) }
+      busTable.buses.remove(at: p)
+      try publishBusPlan()
+      // The index is free again: a bus added later resets it, after this plan (commands keep order).
+      busTable.freeIndices.append(bus.index)
+      try pushAllGains()
+      isDirty = true
+      return (members, target)
+    }
+  }
+
+  /// Routes a stem (or an offline stem, or a bus) to bus `destination`, or to the master (nil).
+  /// A route that would close a loop of buses is refused, naming the loop.
+  public func route(_ source: String, to destination: String?) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      try routeLocked(source, to: destination, publish: true)
+      try pushAllGains()
+      isDirty = true
+    }
+  }
+
+  func routeLocked(_ source: String, to destination: String?, publish: Bool) throws(MixerError) {
+    if let target = destination {
+      guard busPosition(target) != nil else { throw unknownBus(target) }
+    }
+    if let p = busPosition(source) {
+      if let target = destination {
+        if target == source { throw MixerError("cannot route bus '\(source)' to itself") }
+        if let loop = BusGraph(buses: busTable.buses.map(\.settings)).loop(routing: source, to: target) {
+          throw MixerError("cannot route '\(source)' to '\(target)': it would make a loop (\(loop)); nothing was changed")
+        }
+      }
+      guard busTable.buses[p].settings.bus != destination else { return }
+      busTable.buses[p].settings.bus = destination
+      if publish { try publishBusPlan() }
+      return
+    }
+    if let stem = table.stems.first(where: { $0.settings.name == source }) {
+      guard stem.settings.bus != destination else { return }
+      try send(.setStemBus(slot: stem.slot, bus: busIndex(destination)))
+      stem.settings.bus = destination
+      return
+    }
+    if let i = table.offline.firstIndex(where: { $0.settings.name == source }) {
+      table.offline[i].settings.bus = destination
+      return
+    }
+    throw unknownStrip(source)
+  }
+
+  /// The renderer's index of bus `name` (−1: the master, or a bus that does not exist).
+  func busIndex(_ name: String?) -> Int32 {
+    guard let name, let p = busPosition(name) else { return -1 }
+    return busTable.buses[p].index
+  }
+
+  /// Builds the routing plan from the table and sends it; the renderer hands the old one back.
+  func publishBusPlan() throws(MixerError) {
+    let graph = BusGraph(buses: busTable.buses.map(\.settings))
+    let order = graph.renderOrder(busTable.buses.map(\.settings.name)).map { busIndex($0) }
+    var destinations: [Int32: Int32] = [:]
+    for bus in busTable.buses { destinations[bus.index] = bus.settings.bus.map { busIndex($0) } ?? BusPlan.master }
+    let plan = BusPlan.make(order: order, destinations: destinations)
+    do { try send(.setBusPlan(plan)) } catch {
+      BusPlan.free(plan)
+      throw error
+    }
+  }
+
+  /// Replaces every bus with `list` (a session being loaded), then routes the stems by their
+  /// settings. `list` has been checked (`Session.busProblem`).
+  func installBuses(_ list: [BusSettings]) throws(MixerError) {
+    for bus in busTable.buses { busTable.freeIndices.append(bus.index) }
+    busTable.buses = []
+    busTable.freeIndices.sort(by: >)
+    for settings in list.prefix(BusBank.maxBuses) {
+      guard let index = busTable.freeIndices.popLast() else { break }
+      try installBus(settings, index: index)
+    }
+    try publishBusPlan()
+    for stem in table.stems { try send(.setStemBus(slot: stem.slot, bus: busIndex(stem.settings.bus))) }
+    try pushAllGains()
+  }
+
+  // MARK: - A bus's settings
+
+  /// Applies a validated change to a bus's settings and sends what changed.
+  func changeBus(_ name: String, _ body: (inout BusSettings) throws(MixerError) -> Void) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      guard let p = busPosition(name) else { throw unknownBus(name) }
+      let old = busTable.buses[p].settings
+      var settings = old
+      try body(&settings)
+      guard settings != old else { return }
+      busTable.buses[p].settings = settings
+      let index = busTable.buses[p].index
+      if settings.eq != old.eq { try sendEQ(slot: busEQSlot(index), from: old.eq, to: settings.eq) }
+      if settings.solo != old.solo || settings.mute != old.mute {
+        try pushAllGains(levelsOf: settings.volume != old.volume || settings.pan != old.pan ? name : nil)
+      } else if settings.volume != old.volume || settings.pan != old.pan {
+        try sendBusLevels(p, volume: settings.volume != old.volume, pan: settings.pan != old.pan)
+      }
+      isDirty = true
+    }
+  }
+
+  func sendBusLevels(_ p: Int, volume: Bool, pan: Bool, anySolo solo: Bool? = nil) throws(MixerError) {
+    let bus = busTable.buses[p]
+    let audible = busAudible(bus.settings, anySolo: solo ?? anySolo())
+    try send(
+      .setBusLevels(
+        bus: bus.index, volume: volume ? bus.settings.volume : nil, pan: pan ? bus.settings.pan : nil, audible: audible))
+    busTable.buses[p].sentAudible = audible
+  }
+
+  public func setBusVolume(_ name: String, _ volume: Double) throws(MixerError) {
+    try changeBus(name) { (b: inout BusSettings) throws(MixerError) in
+      try MixerError.check(volume, .volume, "volume")
+      b.volume = volume
+    }
+  }
+
+  public func setBusPan(_ name: String, _ pan: Double) throws(MixerError) {
+    try changeBus(name) { (b: inout BusSettings) throws(MixerError) in
+      try MixerError.check(pan, .pan, "pan")
+      b.pan = pan
+    }
+  }
+
+  public func setBusMute(_ name: String, _ mute: Bool) throws(MixerError) {
+    try changeBus(name) { (b: inout BusSettings) throws(MixerError) in b.mute = mute }
+  }
+
+  public func setBusSolo(_ name: String, _ solo: Bool) throws(MixerError) {
+    try changeBus(name) { (b: inout BusSettings) throws(MixerError) in b.solo = solo }
+  }
+
+  public func setBusEQ(_ name: String, _ eq: EQSettings) throws(MixerError) {
+    try changeBus(name) { (b: inout BusSettings) throws(MixerError) in
+      try Mixer.checkEQ(eq, of: "'\(name)'")
+      b.eq = eq
+    }
+  }
+
+  /// A bus's direct outs (`NAME_L`/`NAME_R`): the JACK driver registers the ports from
+  /// `directOutSlots()`; with them the bus leaves its destination.
+  public func setBusDirectOut(_ name: String, _ on: Bool) throws(MixerError) {
+    try changeBus(name) { (b: inout BusSettings) throws(MixerError) in b.directOut = on }
+  }
+
+  /// A bus's volume or balance glide (`vol drums_bus 0 over 4s`); the settings take the target.
+  func glideBus(_ name: String, to target: GlideTarget, frames: Int, exponential: Bool) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      guard let p = busPosition(name) else { throw unknownBus(name) }
+      var settings = busTable.buses[p].settings
+      let parameter: GlideParameter, value: Double
+      switch target {
+      case .volume(let v):
+        try MixerError.check(v, .volume, "volume")
+        settings.volume = v; parameter = .volume; value = v
+      case .pan(let v):
+        try MixerError.check(v, .pan, "pan")
+        if exponential {
+          throw MixerError("\(action: .exponentialGlide) glides are for \(action: .exponentialGlideSettings) only (pan glides linearly)")
+        }
+        settings.pan = v; parameter = .pan; value = v
+      case .rate:
+        throw MixerError("'\(name)' is a bus; it has no rate")
+      }
+      try send(.busGlide(bus: busTable.buses[p].index, parameter: parameter, target: value, frames: frames, exponential: exponential))
+      busTable.buses[p].settings = settings
+      isDirty = true
+    }
+  }
+
+  /// One bus's settings.
+  public func busSetting(_ name: String) throws(MixerError) -> BusSettings {
+    try lock.locked { () throws(MixerError) -> BusSettings in
+      guard let p = busPosition(name) else { throw unknownBus(name) }
+      return busTable.buses[p].settings
+    }
+  }
+
+  /// (name, direct-out index) of every bus with direct outs: index `maxVoices + bus`, after the
+  /// stems' slots in the renderer's direct-out table.
+  func busDirectOutSlots() -> [(name: String, slot: Int)] {
+    busTable.buses.filter(\.settings.directOut).map { ($0.settings.name, renderState.pointee.maxVoices + Int($0.index)) }
+  }
+
+  // MARK: - Solo along the graph
+
+  /// Whether any stem or bus is soloed.
+  var anyBusSolo: Bool { busTable.buses.contains { $0.settings.solo } }
+
+  /// The buses from `bus` to the master (`bus` first).
+  func busPath(_ bus: String?) -> [String] {
+    guard let bus else { return [] }
+    return BusGraph(buses: busTable.buses.map(\.settings)).path(from: bus)
+  }
+
+  /// Whether a stem is heard: not muted, and with a solo anywhere, soloed itself or feeding a
+  /// soloed bus (directly or further down). A muted bus on its way silences it at the bus.
+  func stemAudible(_ settings: StemSettings, anySolo solo: Bool) -> Bool {
+    if settings.mute { return false }
+    if !solo || settings.solo { return true }
+    let soloed = Set(busTable.buses.filter(\.settings.solo).map(\.settings.name))
+    return busPath(settings.bus).contains { soloed.contains($0) }
+  }
+
+  /// Whether a bus is heard: not muted, and with a solo anywhere, soloed itself, on the way of a
+  /// soloed bus (downstream), or fed by a soloed stem or bus (upstream), so the path stays open.
+  func busAudible(_ settings: BusSettings, anySolo solo: Bool) -> Bool {
+    if settings.mute { return false }
+    if !solo || settings.solo { return true }
+    let soloedBuses = busTable.buses.filter(\.settings.solo).map(\.settings.name)
+    if busPath(settings.bus).contains(where: { soloedBuses.contains($0) }) { return true }
+    let name = settings.name
+    for bus in soloedBuses where busPath(bus).dropFirst().contains(name) { return true }
+    for stem in table.stems where stem.settings.solo && busPath(stem.settings.bus).contains(name) { return true }
+    return false
+  }
+
+  /// Sends the audibility of every bus whose heard state changed (and `levelsOf`'s volume and
+  /// balance, whatever its audibility did).
+  func pushBusGains(anySolo solo: Bool, levelsOf: String? = nil) throws(MixerError) {
+    for p in busTable.buses.indices {
+      let bus = busTable.buses[p]
+      let levels = bus.settings.name == levelsOf
+      if levels || busAudible(bus.settings, anySolo: solo) != bus.sentAudible {
+        try sendBusLevels(p, volume: levels, pan: levels, anySolo: solo)
+      }
+    }
+  }
+}
