@@ -25,7 +25,8 @@ struct CommandSpec: Sendable {
 /// Every command, in the order `help` lists them.
 enum CommandTable {
   static let all: [CommandSpec] =
-    stemCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands + routingCommands + sessionCommands
+    stemCommands + inputCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands + routingCommands
+    + sessionCommands
     + otherCommands
 
   static func lookup(_ name: String) -> CommandSpec? {

@@ -196,6 +196,8 @@ public final class Console {
       return names
     }
     let known = mixer.allStemNames
+    // A live input is a strip name too (vol, pan, mute, solo, eq, meters; Commands+Inputs.swift).
+    if !known.contains(name), mixer.inputNames.contains(name) { return [name] }
     guard known.contains(name) else { throw CommandError(MixerError.unknownStem(name, known: known).consoleWords) }
     return [name]
   }

@@ -330,6 +330,7 @@ enum Display {
     for s in model.strips where s.offline == nil && (only == nil || only == s.name) {
       lines += meterLines(s.name, s.meters, width: width)
     }
+    lines += inputMeterLines(c, only: only, width: width)
     return lines
   }
 

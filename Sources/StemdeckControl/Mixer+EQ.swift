@@ -69,6 +69,7 @@ extension Mixer {
   public func eqSettings(_ name: String) throws(MixerError) -> EQSettings {
     try lock.locked { () throws(MixerError) in
       if let offline = table.offline.first(where: { $0.settings.name == name }) { return offline.settings.eq }
+      if let input = liveInputs.find(name) { return input.settings.eq }
       return try find(name).settings.eq
     }
   }

@@ -61,6 +61,7 @@ extension Mixer {
       try setMasterVolume(session.masterVolume)
       try setMasterEQ(session.masterEQ)
       table.offline = offline
+      try replaceInputs(with: session.inputs)
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
@@ -123,6 +124,10 @@ extension Mixer {
           "recording.folder '\(printableText(folder))' lies outside the session's folder (\(folder.hasPrefix("/") ? "an absolute path" : "it climbs with ..")); takes recorded will be written to \(printableText(SessionFile.resolve(file: folder, sessionPath: sessionPath)))"
         ))
     }
+    // Live inputs: the session's rules (names, clashes with stems, count, ranges).
+    do throws(SessionError) {
+      try session.validateInputs(source: sessionPath)
+    } catch { throw MixerError(file: sessionPath, "\(error.location ?? "inputs"): \(error.message)") }
     do {
       try MixerError.check(session.masterVolume, .volume, "master.volume")
       try Mixer.checkEQ(session.masterEQ, of: "master")
@@ -232,6 +237,7 @@ extension Mixer {
       try setMasterVolume(session.masterVolume)
       try setMasterEQ(session.masterEQ)
       table.offline = offline
+      try replaceInputs(with: session.inputs)
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       isDirty = false
@@ -258,6 +264,7 @@ extension Mixer {
       s.recording = recording
       s.tempo = tempoSetting
       s.midi = midi
+      s.inputs = liveInputs.inputs.map(\.settings)
       s.effects = effects.order.compactMap { effects.byName[$0] }.map { e in
         var settings = e.settings
         settings.file = SessionFile.storedPath(forAudioFile: e.path, sessionPath: sessionPath)

@@ -76,6 +76,8 @@ public final class Mixer: @unchecked Sendable {
   static let joinMargin = 0.3
   /// The master's live loudness meter, fed from the renderer's tap (Mixer+Loudness.swift).
   var liveLoudness: LiveLoudnessMeter?
+  /// Live input strips (Mixer+Inputs.swift).
+  var liveInputs = InputTable()
 
   public init(
     sampleRate: Double, quality: ResamplerQuality = .fast, streaming: Streaming = .thread,
@@ -488,6 +490,7 @@ public final class Mixer: @unchecked Sendable {
   /// Applies a validated change to one stem's settings and sends what changed to the renderer.
   func change(_ name: String, _ body: (inout StemSettings) throws(MixerError) -> Void) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
+      if let input = liveInputs.find(name) { return try changeInput(input, stemChange: body) }
       let stem = try find(name)
       var settings = stem.settings
       try body(&settings)
@@ -512,7 +515,7 @@ public final class Mixer: @unchecked Sendable {
   }
 
   func anySolo(including extra: StemSettings? = nil) -> Bool {
-    (extra?.solo ?? false) || table.stems.contains { $0.settings.solo }
+    (extra?.solo ?? false) || table.stems.contains { $0.settings.solo } || anyInputSolo
   }
 
   /// Sends a stem's levels: volume and pan only when they changed (so glides of the others keep
@@ -533,6 +536,7 @@ public final class Mixer: @unchecked Sendable {
   func pushAllGains() throws(MixerError) {
     let solo = anySolo()
     for stem in table.stems where stem.isAudible(anySolo: solo) != stem.sentAudible { try pushGains(stem, anySolo: solo) }
+    try pushAllInputGains(anySolo: solo)
   }
 
   /// Master volume, linear 0…2.
@@ -712,6 +716,7 @@ public final class Mixer: @unchecked Sendable {
       renderState.pointee.status.pointee.masterMeters.pointee.requestReset()
       renderState.pointee.status.pointee.effectsMeters.pointee.requestReset()
       for stem in table.stems { stem.shared.pointer.pointee.meters.pointee.requestReset() }
+      for input in liveInputs.inputs { (renderState.pointee.inputs.meters + input.index).pointee.requestReset() }
     }
   }
 
@@ -846,6 +851,7 @@ public final class Mixer: @unchecked Sendable {
       throw MixerError(
         "stem '\(name)' is offline: \(offline.reason) (fix the file and \(action: .reopenSession), or \(action: .removeStem(name)))")
     }
+    if liveInputs.find(name) != nil { throw notForInputs(name) }
     throw MixerError.unknownStem(name, known: table.stems.map(\.settings.name))
   }
 
@@ -853,6 +859,9 @@ public final class Mixer: @unchecked Sendable {
     if let problem = NameRules.stemProblem(s.name) { throw MixerError(ControlText(problem)) }
     if isNew, table.stems.contains(where: { $0.settings.name == s.name }) || table.offline.contains(where: { $0.settings.name == s.name }) {
       throw MixerError("a stem named '\(s.name)' already exists; \(action: .nameNewStem)")
+    }
+    if isNew, liveInputs.find(s.name) != nil {
+      throw MixerError("'\(s.name)' is a live input's name; stems and inputs share one set of names, \(action: .nameNewStem)")
     }
     try MixerError.check(s.volume, .volume, "volume")
     try MixerError.check(s.pan, .pan, "pan")
@@ -1058,6 +1067,7 @@ extension Mixer {
         other.tempoSetting = tempoSetting
         other.midi = midi
         other.midiState.enabled = midiState.enabled
+        for input in liveInputs.inputs { try other.addInput(input.settings) }
         // Every stem in its saved order (offline ones at their places), so that a stem going
         // offline here is saved back where it was.
         var offline: [OfflineStem] = []

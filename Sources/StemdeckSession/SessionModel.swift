@@ -251,6 +251,8 @@ public struct Session: Equatable, Sendable {
   public var connections: [String: [String]] = [:]
   /// MIDI control mappings (MidiMapping.swift); written only when there are some.
   public var midi = MidiSettings()
+  /// Live input strips (InputSettings.swift); written only when there are some.
+  public var inputs: [InputSettings] = []
 
   /// An empty session with default settings.
   public init() {}

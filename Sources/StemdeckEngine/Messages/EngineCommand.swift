@@ -84,6 +84,12 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setMidiBinding(index: Int32, binding: MidiBinding, count: Int32)
   /// Turns per-stem metering on or off (an offline render has no one to read stem meters).
   case setStemMetering(Bool)
+  /// Starts live input strip `index` (InputStrips.swift) with these levels (its ports come after it).
+  case addInput(index: Int32, channels: Int32, volume: Double, pan: Double, audible: Bool)
+  /// A live input's volume and pan (nil: unchanged) and audibility (mute/solo); the gains ramp.
+  case setInputLevels(index: Int32, volume: Double?, pan: Double?, audible: Bool)
+  /// Fades live input `index` out; its strip is free once silent (`InputBank.live`).
+  case removeInput(index: Int32)
 }
 
 /// What a glide moves.

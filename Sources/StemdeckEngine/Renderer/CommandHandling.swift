@@ -114,6 +114,11 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .seek(let frame, let epoch): seek(state, frame: frame, epoch: epoch)
   case .setMeterPoint(let preFader): state.pointee.preFaderMeters = preFader
   case .setStemMetering(let on): state.pointee.stemMetering = on
+  case .addInput(let index, let channels, let volume, let pan, let audible):
+    state.pointee.inputs.add(index: Int(index), channels: Int(channels), volume: volume, pan: pan, audible: audible)
+  case .setInputLevels(let index, let volume, let pan, let audible):
+    state.pointee.inputs.setLevels(index: Int(index), volume: volume, pan: pan, audible: audible)
+  case .removeInput(let index): state.pointee.inputs.remove(index: Int(index))
   case .setMidiBinding(let index, let binding, let count): state.pointee.midi.apply(index: index, binding: binding, count: count)
   case .loadEffect(let slot, let sample): state.pointee.effects.load(slot: Int(slot), sample: sample)
   case .unloadEffect(let slot): unloadEffect(state, slot: slot)
@@ -194,7 +199,9 @@ func setGains(_ voice: UnsafeMutablePointer<StemVoice>, _ l: Float, _ r: Float, 
 func setEQ(
   _ state: UnsafeMutablePointer<RenderState>, slot: Int32, jump: Bool, _ change: (inout EQParameters) -> Void
 ) {
-  if slot < 0 {
+  if let input = InputBank.index(ofEQSlot: slot) {
+    state.pointee.inputs.changeEQ(index: input, change)
+  } else if slot < 0 {
     var p = state.pointee.masterEQ.target
     change(&p)
     state.pointee.masterEQ.set(p, immediate: jump)
