@@ -21,12 +21,17 @@ extension JackDriver {
     guard let client, let context else { return }
     let wanted = mixer.liveInputPorts()
     var released: [OpaquePointer] = []
+    let stillWanted = Set(wanted.values.flatMap { $0 })
     for (index, entry) in liveInputRegistered where wanted[index] != entry.names {
       context.pointee.setLiveInputPort(2 * index, nil)
       context.pointee.setLiveInputPort(2 * index + 1, nil)
       released += entry.ports
       liveInputRegistered[index] = nil
-      for name in entry.names { lastSeen[name] = nil }
+      // A removed input's connections go with it (an input added again is connected anew).
+      for name in entry.names where !stillWanted.contains(name) {
+        lastSeen[name] = nil
+        intended[name] = nil
+      }
     }
     if !released.isEmpty {
       let p = periods
