@@ -137,11 +137,19 @@ extension Mixer {
   /// name and channels is kept (its ports and connections stay) and takes the new settings;
   /// the others are removed or added.
   func replaceInputs(with wanted: [InputSettings]) throws(MixerError) {
-    let names = Set(wanted.map(\.name))
     for input in liveInputs.inputs {
       if let new = wanted.first(where: { $0.name == input.settings.name }), new.channels == input.settings.channels { continue }
-      _ = names
       try removeInput(input.settings.name)
+    }
+    // The strips of the inputs just removed are free once faded (10 ms): wait for that (bounded)
+    // when the new ones need them.
+    let adding = wanted.filter { liveInputs.find($0.name) == nil }.count
+    let capacity = renderState.pointee.inputs.capacity
+    let deadline = Date().addingTimeInterval(1)
+    collectRetiredInputs()
+    while streaming == .thread && liveInputs.inputs.count + liveInputs.retiring.count + adding > capacity && Date() < deadline {
+      usleep(1000)
+      collectRetiredInputs()
     }
     for settings in wanted {
       if let input = liveInputs.find(settings.name) {
