@@ -697,7 +697,7 @@ enum Help {
     }
     var lines: [String] = []
     let groups: [(String, [CommandSpec])] = [
-      ("stems", CommandTable.stemCommands), ("transport", CommandTable.transportCommands),
+      ("stems", CommandTable.stemCommands), ("live inputs", CommandTable.inputCommands), ("transport", CommandTable.transportCommands),
       ("meters", CommandTable.meterCommands), ("effects and recording", CommandTable.effectAndRecordCommands),
       ("MIDI control", CommandTable.midiCommands), ("routing", CommandTable.routingCommands),
       ("session", CommandTable.sessionCommands), ("other", CommandTable.otherCommands)

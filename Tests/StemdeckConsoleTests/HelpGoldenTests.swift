@@ -23,7 +23,9 @@ struct HelpGoldenTests {
     NAME may be 'all' where shown. '#' starts a comment; ';' separates commands.
     """
 
-  static let groupTitles = ["stems:", "transport:", "meters:", "effects and recording:", "MIDI control:", "routing:", "session:", "other:"]
+  static let groupTitles = [
+    "stems:", "live inputs:", "transport:", "meters:", "effects and recording:", "MIDI control:", "routing:", "session:", "other:"
+  ]
 
   func help(_ line: String) throws -> (ok: Bool, output: [String]) {
     let h = try ConsoleHarness()
