@@ -299,6 +299,8 @@ public final class JackDriver: @unchecked Sendable {
       }
       intended = connections.mapValues { Set($0) }
       lastSeen = [:]
+      // The session's live inputs get their ports now, so their connections are made below.
+      if client != nil && liveInputsOutOfStep() { syncLiveInputs() }
       // The leaving ports' connections are the old song's: seen already, so that they are not
       // adopted into the new song's routing (and saved with it).
       if let client {
