@@ -176,3 +176,34 @@ import Testing
     #expect(complete("eq mi") == ["mic", "mix"])
   }
 }
+
+extension InputCommandTests {
+  @Test("the mixer view: a live input's strip at the right edge; fader, pan, mute and solo keys reach the input, rate refuses")
+  func mixerViewStrip() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("input add mic mono").ok)
+    let model = MixerViewModel.make(h.console)
+    #expect(model.inputs.map(\.name) == ["mic"] && model.inputs[0].isInput && model.inputs[0].rate == nil)
+    #expect(model.strips.map(\.name) == ["drums", "bass"], "inputs are not stems")
+    var state = MixerViewState()
+    let canvas = MixerScreen.draw(model, &state, columns: 80, rows: 24, unicode: true)
+    #expect(canvas.lines[1].contains("mic") && canvas.lines[1].contains("master"), "\(canvas.lines[1])")
+    let view = MixerView(console: h.console)
+    for _ in 0..<2 { view.handle(.right) }
+    #expect(view.state.selected == 2)
+    view.handle(.down)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.inputStatus("mic").settings.volume) - -1) < 1e-9)
+    view.handle(.character("]"))
+    #expect(try h.mixer.inputStatus("mic").settings.pan == 0.1)
+    view.handle(.character("m"))
+    view.handle(.character("s"))
+    let settings = try h.mixer.inputStatus("mic").settings
+    #expect(settings.mute && settings.solo)
+    view.handle(.character("<"))
+    #expect(view.state.statusIsError && view.state.status == "'mic' is a live input: it has no rate", "\(view.state.status)")
+    view.handle(.character("0"))
+    #expect(try h.mixer.inputStatus("mic").settings.volume == 1 && h.mixer.inputStatus("mic").settings.pan == 0)
+    #expect(!view.state.status.contains("error"), "\(view.state.status)")
+  }
+}
