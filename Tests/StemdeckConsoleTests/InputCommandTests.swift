@@ -207,3 +207,18 @@ extension InputCommandTests {
     #expect(!view.state.status.contains("error"), "\(view.state.status)")
   }
 }
+
+extension InputCommandTests {
+  @Test("begin … commit takes an input's changes; a group that fails puts the input's settings back")
+  func groups() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("input add mic mono").ok)
+    #expect(h.run("begin; vol mic 0.5; pan mic 0.5; commit").ok)
+    #expect(try h.mixer.inputStatus("mic").settings.volume == 0.5)
+    let failed = h.run("begin; vol mic 0.2; mute mic; eq mic low 100 +3dB; rate drums 9; commit")
+    #expect(!failed.ok && failed.output.first?.contains("nothing changed") == true, "\(failed.output)")
+    let after = try h.mixer.inputStatus("mic").settings
+    #expect(after.volume == 0.5 && after.pan == 0.5 && !after.mute && after.eq == EQSettings(), "\(after)")
+  }
+}
