@@ -33,7 +33,7 @@ extension JackIntegrationTests {
   }
 
   @Test(
-    "a live input: a JACK peer into stemdeck:mic_in reaches the master at its volume and pan with the transport stopped; mute silences it; the session reopens its port and connection"
+    "a live input: a JACK peer into stemdeck:mic_in (and keys_in_R) reaches the master at its volume and pan with the transport stopped; mute silences it; the session reopens its port and connection"
   )
   func liveInputReachesMaster() async throws {
     let server = try await PrivateJackServer()
@@ -77,7 +77,15 @@ extension JackIntegrationTests {
     let meter = try await deck.run("meters mic").first { $0.hasPrefix("mic ") } ?? ""
     #expect(meter.contains("M peak  -12.7"), "\(meter)")
 
+    // The stereo input's right port alone (balance at the centre passes it unchanged): the right
+    // side only, while the microphone is muted.
     try await deck.run("mute mic")
+    try await deck.run("connect tone:out keys_in_R")
+    try await deck.run("vol keys 0.5")
+    try await deck.run("wait 0.1")
+    let right = Self.peaks(try await capture("keys.wav"), skip: 4800)
+    #expect(right.left == 0 && abs(right.right - 0.25) < 0.003, "keys_in_R alone: \(right)")
+    try await deck.run("mute keys")
     try await deck.run("wait 0.1")
     let muted = try await capture("muted.wav")
     let silent = Self.peaks(muted, skip: 0)
