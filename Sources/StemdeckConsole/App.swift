@@ -38,6 +38,8 @@ public struct Arguments: Equatable, Sendable {
   public var truePeak: Double?
   /// `render --stems DIR`: every stem to its own file in DIR as well.
   public var stems: String?
+  /// `render`/`analyze --input NAME=FILE`: a file standing in for live input NAME.
+  public var inputs: [RenderInput] = []
   /// `render --format NAME`: the sample format (nil: the output extension's default).
   public var format: OutputFormat?
   /// `render`/`analyze --quiet`: no progress bar.
@@ -119,6 +121,14 @@ public struct Arguments: Equatable, Sendable {
         }
       case "--dither": a.dither = true
       case "--stems": a.stems = try value(arg)
+      case "--input":
+        let given = try value(arg)
+        guard let eq = given.firstIndex(of: "="), eq != given.startIndex, given.index(after: eq) != given.endIndex else {
+          throw CommandError(
+            "--input must be NAME=FILE, a live input of the session and the audio file that stands in for it, e.g. --input mic=vocal.wav (got '\(ValueParser.printable(given))')"
+          )
+        }
+        a.inputs.append(RenderInput(name: String(given[..<eq]), path: String(given[given.index(after: eq)...])))
       case "--quiet", "-q": a.quiet = true
       case "--format", "-f":
         let v = try value(arg)
@@ -187,6 +197,9 @@ public struct Arguments: Equatable, Sendable {
       if a.dither != nil { throw CommandError("analyze writes no file, so it takes no --dither (it measures the mix before any rounding)") }
       if a.format != nil { throw CommandError("analyze writes no file, so it takes no --format") }
     }
+    if a.mode != .render && a.mode != .analyze && !a.inputs.isEmpty {
+      throw CommandError("--input is a render and analyze option (live, connect a source to the input's port instead)")
+    }
     if a.mode != .render && a.mode != .analyze && a.quiet {
       throw CommandError("--quiet is a render and analyze option (it hides their progress bar)")
     }
@@ -223,8 +236,8 @@ public struct Arguments: Equatable, Sendable {
     usage:
       stemdeck [SESSION] [options]          open SESSION live (interactive on a terminal, script mode otherwise)
       stemdeck render SESSION --output FILE [--format NAME] [--from TIME] [--duration SECONDS] [--sample-rate HZ]
-                     [--dither] [--normalize LUFS [--true-peak DBTP]] [--stems DIR] [--quiet]
-      stemdeck analyze SESSION [--from TIME] [--duration SECONDS] [--sample-rate HZ] [--quiet]
+                     [--dither] [--normalize LUFS [--true-peak DBTP]] [--stems DIR] [--input NAME=FILE] [--quiet]
+      stemdeck analyze SESSION [--from TIME] [--duration SECONDS] [--sample-rate HZ] [--input NAME=FILE] [--quiet]
                                             print the master's loudness (EBU R 128) without writing a file
       stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] [--json] [--watch TOPIC] 'CMD; CMD'
                                             run commands in a running stemdeck through its control socket
@@ -276,6 +289,9 @@ public struct Arguments: Equatable, Sendable {
                                at or under DBTP while the loudness still meets the target
       --stems DIR              also write every stem to DIR/NAME.EXT (same format), sample-aligned
                                with the master; the stem files sum to the master
+      --input NAME=FILE        the session's live input NAME plays FILE from the render's first frame
+                               (others are silent); a mono file feeds both sides of a stereo input, a
+                               stereo file for a mono input is refused; repeat for more inputs
     render exit status: 0 done; 1 failed; 2 bad arguments; 3 written, but a
       stem was muted because its file holds NaN or infinite samples (a warning names it)
 
@@ -344,7 +360,7 @@ func runRender(_ a: Arguments) -> Int32 {
     if a.mode == .analyze {
       summary = try OfflineRenderer.analyze(
         session: session, sessionPath: sessionPath, duration: a.duration, from: a.from, sampleRate: a.sampleRate,
-        progress: progress, warning: warning, cancelled: cancelled)
+        inputs: a.inputs, progress: progress, warning: warning, cancelled: cancelled)
       bar.clear()
       writeOut(
         "analyzed \(a.session!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
@@ -354,7 +370,7 @@ func runRender(_ a: Arguments) -> Int32 {
         session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
         from: a.from, sampleRate: a.sampleRate, dither: a.dither,
         normalize: a.normalize.map { OfflineRenderer.Normalize(target: $0, truePeakCeiling: a.truePeak) },
-        stemsFolder: a.stems, format: a.format,
+        stemsFolder: a.stems, format: a.format, inputs: a.inputs,
         progress: progress, warning: warning, cancelled: cancelled)
       bar.clear()
       writeOut(

@@ -27,7 +27,8 @@ struct CommandSpec: Sendable {
 /// Every command, in the order `help` lists them.
 enum CommandTable {
   static let all: [CommandSpec] =
-    stemCommands + busCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands + routingCommands
+    stemCommands + busCommands + inputCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands
+    + routingCommands
     + sessionCommands
     + otherCommands
 
@@ -702,7 +703,8 @@ enum Help {
     }
     var lines: [String] = []
     let groups: [(String, [CommandSpec])] = [
-      ("stems", CommandTable.stemCommands), ("buses", CommandTable.busCommands), ("transport", CommandTable.transportCommands),
+      ("stems", CommandTable.stemCommands), ("buses", CommandTable.busCommands), ("live inputs", CommandTable.inputCommands),
+      ("transport", CommandTable.transportCommands),
       ("meters", CommandTable.meterCommands), ("effects and recording", CommandTable.effectAndRecordCommands),
       ("MIDI control", CommandTable.midiCommands), ("routing", CommandTable.routingCommands),
       ("session", CommandTable.sessionCommands), ("other", CommandTable.otherCommands)

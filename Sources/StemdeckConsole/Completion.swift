@@ -12,9 +12,15 @@ enum Completion {
     let kind: ArgumentKind =
       index < spec.completions.count ? spec.completions[index] : (spec.name == "add" && index == 1 ? .keyword(["as"]) : .none)
     var options: [String]
+    // `input remove NAME`: the live inputs' names (InputSettings; Commands+Inputs.swift).
+    if spec.name == "input", index == 1, words[1].lowercased() == "remove" {
+      return (console.mixer.inputNames + ["all"]).filter { $0.hasPrefix(partial) }.sorted()
+    }
     switch kind {
-    case .stem: options = console.mixer.stemNames + console.mixer.busNames + (spec.name == "meters" ? ["master", "reset"] : [])
-    case .stemOrAll: options = console.mixer.stemNames + console.mixer.busNames + ["all"]
+    case .stem:
+      options =
+        console.mixer.stemNames + console.mixer.busNames + console.mixer.inputNames + (spec.name == "meters" ? ["master", "reset"] : [])
+    case .stemOrAll: options = console.mixer.stemNames + console.mixer.busNames + console.mixer.inputNames + ["all"]
     case .bus: options = console.mixer.busNames + ["master"]
     case .keyword(let words): options = words
     case .command: options = CommandTable.all.map(\.name)

@@ -197,6 +197,8 @@ public final class Console {
     }
     if mixer.isBus(name) { return [name] }  // a bus answers the strip commands (Commands+Buses.swift)
     let known = mixer.allStemNames
+    // A live input is a strip name too (vol, pan, mute, solo, eq, meters; Commands+Inputs.swift).
+    if !known.contains(name), mixer.inputNames.contains(name) { return [name] }
     guard known.contains(name) else { throw CommandError(MixerError.unknownStem(name, known: known).consoleWords) }
     return [name]
   }

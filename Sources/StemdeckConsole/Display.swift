@@ -333,6 +333,7 @@ enum Display {
     for b in c.mixer.busStatuses() where only == nil || only == b.settings.name {
       lines += meterLines("bus " + b.settings.name, MixerViewModel.meter(b.meter), width: width)
     }
+    lines += inputMeterLines(c, only: only, width: width)
     return lines
   }
 

@@ -17,6 +17,7 @@ extension RenderOption {
     case .dither: return "--dither"
     case .normalize: return "--normalize"
     case .truePeak: return "--true-peak"
+    case .input: return "--input"
     }
   }
 }
@@ -40,6 +41,8 @@ extension MixerAction {
     case .unmapMidi: return "remove one with 'midi unmap'"
     case .exponentialGlide: return "'exp'"
     case .exponentialGlideSettings: return "vol and rate"
+    case .addInput: return "add one with 'input add NAME mono|stereo'"
+    case .removeInput: return "'input remove NAME'"
     }
   }
 }

@@ -62,6 +62,7 @@ extension Console {
   func commitGroup(_ commands: [[String]], at seconds: Double?) throws(CommandError) {
     if commands.isEmpty { throw CommandError("the group is empty: nothing to commit") }
     let stemsBefore = mixer.stemStatuses().map(\.settings)
+    let inputsBefore = mixer.inputSettings
     let masterBefore = mixer.masterVolumeSetting
     let masterEQBefore = mixer.masterEQSetting
     let busesBefore = mixer.busSettings
@@ -76,7 +77,7 @@ extension Console {
       }
     }
     if failure != nil {
-      undoGroupChanges(stems: stemsBefore, master: masterBefore, masterEQ: masterEQBefore)
+      undoGroupChanges(stems: stemsBefore, inputs: inputsBefore, master: masterBefore, masterEQ: masterEQBefore)
       undoBusChanges(busesBefore)
     }
     try mixerCall { () throws(MixerError) in try failure == nil ? mixer.endGroup() : mixer.abortGroup() }
@@ -93,13 +94,22 @@ extension Console {
 
   /// Sets every stem's volume, pan, rate, mute, solo and EQ, and the master's volume and EQ, back
   /// to `stems`, `master` and `masterEQ` where a group's commands changed them.
-  private func undoGroupChanges(stems: [StemSettings], master: Double, masterEQ: EQSettings) {
+  private func undoGroupChanges(stems: [StemSettings], inputs: [InputSettings], master: Double, masterEQ: EQSettings) {
     let current = Dictionary(mixer.stemStatuses().map { ($0.settings.name, $0.settings) }, uniquingKeysWith: { a, _ in a })
     for old in stems {
       guard let now = current[old.name] else { continue }
       if now.volume != old.volume { try? mixer.setVolume(old.name, old.volume) }
       if now.pan != old.pan { try? mixer.setPan(old.name, old.pan) }
       if now.rate != old.rate { try? mixer.setRate(old.name, old.rate) }
+      if now.mute != old.mute { try? mixer.setMute(old.name, old.mute) }
+      if now.solo != old.solo { try? mixer.setSolo(old.name, old.solo) }
+      if now.eq != old.eq { try? mixer.setEQ(old.name, old.eq) }
+    }
+    // The live inputs' strips (Commands+Inputs.swift) likewise.
+    for old in inputs {
+      guard let now = mixer.inputSettings.first(where: { $0.name == old.name }) else { continue }
+      if now.volume != old.volume { try? mixer.setVolume(old.name, old.volume) }
+      if now.pan != old.pan { try? mixer.setPan(old.name, old.pan) }
       if now.mute != old.mute { try? mixer.setMute(old.name, old.mute) }
       if now.solo != old.solo { try? mixer.setSolo(old.name, old.solo) }
       if now.eq != old.eq { try? mixer.setEQ(old.name, old.eq) }

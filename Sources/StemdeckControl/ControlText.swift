@@ -65,7 +65,7 @@ public struct ControlText: Equatable, Sendable, ExpressibleByStringInterpolation
 
 /// A setting of an offline render (`OfflineRenderer.render`/`analyze`) an error is about.
 public enum RenderOption: String, Equatable, Sendable, CaseIterable {
-  case output, stems, from, duration, sampleRate, dither, normalize, truePeak
+  case output, stems, from, duration, sampleRate, dither, normalize, truePeak, input
 
   /// The neutral name: `sample rate`, `true-peak ceiling`.
   public var name: String {
@@ -78,6 +78,7 @@ public enum RenderOption: String, Equatable, Sendable, CaseIterable {
     case .dither: return "dither"
     case .normalize: return "normalize"
     case .truePeak: return "true-peak ceiling"
+    case .input: return "input"
     }
   }
 }
@@ -116,6 +117,10 @@ public enum MixerAction: Equatable, Sendable {
   case exponentialGlide
   /// The settings an exponential glide is for, named as the front end names them (volume, rate).
   case exponentialGlideSettings
+  /// Add a live input (there are none).
+  case addInput
+  /// Remove a live input (to make room).
+  case removeInput
 
   /// Neutral words for the step.
   public var plain: String {
@@ -135,6 +140,8 @@ public enum MixerAction: Equatable, Sendable {
     case .unmapMidi: return "remove a MIDI mapping"
     case .exponentialGlide: return "exponential"
     case .exponentialGlideSettings: return "volume and rate"
+    case .addInput: return "add a live input"
+    case .removeInput: return "remove an input"
     }
   }
 }

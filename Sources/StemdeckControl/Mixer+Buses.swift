@@ -110,6 +110,9 @@ extension Mixer {
       if table.stems.contains(where: { $0.settings.name == name }) || table.offline.contains(where: { $0.settings.name == name }) {
         throw MixerError("a stem named '\(name)' already exists; stems and buses need different names")
       }
+      if liveInputs.find(name) != nil {
+        throw MixerError("a live input named '\(name)' already exists; inputs and buses need different names")
+      }
       try MixerError.check(settings.volume, .volume, "volume")
       try MixerError.check(settings.pan, .pan, "pan")
       try Mixer.checkEQ(settings.eq, of: "'\(name)'")

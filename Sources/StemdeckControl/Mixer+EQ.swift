@@ -71,6 +71,7 @@ extension Mixer {
     try lock.locked { () throws(MixerError) in
       if let offline = table.offline.first(where: { $0.settings.name == name }) { return offline.settings.eq }
       if let p = busPosition(name) { return busTable.buses[p].settings.eq }
+      if let input = liveInputs.find(name) { return input.settings.eq }
       return try find(name).settings.eq
     }
   }

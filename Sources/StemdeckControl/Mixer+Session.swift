@@ -67,6 +67,7 @@ extension Mixer {
       try setMasterEQ(session.masterEQ)
       table.offline = offline
       try installBuses(session.buses)
+      try replaceInputs(with: session.inputs)
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
@@ -130,6 +131,10 @@ extension Mixer {
         ))
     }
     if let problem = session.busProblem() { throw MixerError(file: sessionPath, "\(problem.location): \(problem.message)") }
+    // Live inputs: the session's rules (names, clashes with stems, count, ranges).
+    do throws(SessionError) {
+      try session.validateInputs(source: sessionPath)
+    } catch { throw MixerError(file: sessionPath, "\(error.location ?? "inputs"): \(error.message)") }
     do {
       try MixerError.check(session.masterVolume, .volume, "master.volume")
       try Mixer.checkEQ(session.masterEQ, of: "master")
@@ -243,6 +248,7 @@ extension Mixer {
       try setMasterEQ(session.masterEQ)
       table.offline = offline
       try installBuses(session.buses)
+      try replaceInputs(with: session.inputs)
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       isDirty = false
@@ -270,6 +276,7 @@ extension Mixer {
       s.recording = recording
       s.tempo = tempoSetting
       s.midi = midi
+      s.inputs = liveInputs.inputs.map(\.settings)
       s.effects = effects.order.compactMap { effects.byName[$0] }.map { e in
         var settings = e.settings
         settings.file = SessionFile.storedPath(forAudioFile: e.path, sessionPath: sessionPath)

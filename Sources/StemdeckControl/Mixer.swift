@@ -78,6 +78,8 @@ public final class Mixer: @unchecked Sendable {
   static let joinMargin = 0.3
   /// The master's live loudness meter, fed from the renderer's tap (Mixer+Loudness.swift).
   var liveLoudness: LiveLoudnessMeter?
+  /// Live input strips (Mixer+Inputs.swift).
+  var liveInputs = InputTable()
 
   public init(
     sampleRate: Double, quality: ResamplerQuality = .fast, streaming: Streaming = .thread,
@@ -501,6 +503,7 @@ public final class Mixer: @unchecked Sendable {
   /// Applies a validated change to one stem's settings and sends what changed to the renderer.
   func change(_ name: String, _ body: (inout StemSettings) throws(MixerError) -> Void) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
+      if let input = liveInputs.find(name) { return try changeInput(input, stemChange: body) }
       let stem = try find(name)
       var settings = stem.settings
       try body(&settings)
@@ -525,7 +528,7 @@ public final class Mixer: @unchecked Sendable {
   }
 
   func anySolo(including extra: StemSettings? = nil) -> Bool {
-    (extra?.solo ?? false) || table.stems.contains { $0.settings.solo } || anyBusSolo
+    (extra?.solo ?? false) || table.stems.contains { $0.settings.solo } || anyBusSolo || anyInputSolo
   }
 
   /// Sends a stem's levels: volume and pan only when they changed (so glides of the others keep
@@ -549,6 +552,7 @@ public final class Mixer: @unchecked Sendable {
     let solo = anySolo()
     for stem in table.stems where stemAudible(stem.settings, anySolo: solo) != stem.sentAudible { try pushGains(stem, anySolo: solo) }
     try pushBusGains(anySolo: solo, levelsOf: levelsOf)
+    try pushAllInputGains(anySolo: solo)
   }
 
   /// Master volume, linear 0…2.
@@ -729,6 +733,7 @@ public final class Mixer: @unchecked Sendable {
       renderState.pointee.status.pointee.effectsMeters.pointee.requestReset()
       for stem in table.stems { stem.shared.pointer.pointee.meters.pointee.requestReset() }
       for bus in busTable.buses { renderState.pointee.buses.meters[Int(bus.index)].requestReset() }
+      for input in liveInputs.inputs { (renderState.pointee.inputs.meters + input.index).pointee.requestReset() }
     }
   }
 
@@ -868,6 +873,7 @@ public final class Mixer: @unchecked Sendable {
     if busPosition(name) != nil {
       throw MixerError("'\(name)' is a bus; this applies to stems only (a bus has volume, pan, mute, solo, eq, directout and route)")
     }
+    if liveInputs.find(name) != nil { throw notForInputs(name) }
     throw MixerError.unknownStem(name, known: table.stems.map(\.settings.name))
   }
 
@@ -878,6 +884,9 @@ public final class Mixer: @unchecked Sendable {
     }
     if isNew, busPosition(s.name) != nil {
       throw MixerError("a bus named '\(s.name)' already exists (stems and buses need different names); \(action: .nameNewStem)")
+    }
+    if isNew, liveInputs.find(s.name) != nil {
+      throw MixerError("'\(s.name)' is a live input's name; stems and inputs share one set of names, \(action: .nameNewStem)")
     }
     try MixerError.check(s.volume, .volume, "volume")
     try MixerError.check(s.pan, .pan, "pan")
@@ -1085,6 +1094,7 @@ extension Mixer {
         other.tempoSetting = tempoSetting
         other.midi = midi
         other.midiState.enabled = midiState.enabled
+        for input in liveInputs.inputs { try other.addInput(input.settings) }
         // Every stem in its saved order (offline ones at their places), so that a stem going
         // offline here is saved back where it was.
         var offline: [OfflineStem] = []

@@ -102,7 +102,7 @@ public enum OfflineRenderer {
     session: Session, sessionPath: String, outputPath: String, duration: Double?,
     from: Double? = nil, sampleRate: Int = 48000, blockFrames: Int = 1024,
     dither: Bool? = nil, normalize: Normalize? = nil, stemsFolder: String? = nil,
-    format chosen: OutputFormat? = nil,
+    format chosen: OutputFormat? = nil, inputs: [RenderInput] = [],
     progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
     cancelled: (() -> Bool)? = nil
   ) throws(MixerError) -> Summary {
@@ -135,6 +135,7 @@ public enum OfflineRenderer {
     // a 32-bit integer file holds the float mix's 24-bit mantissa exactly, so it needs none.
     var ditherer = format.integerBits.flatMap { bits in (dither ?? (bits <= 16)) ? TPDFDither(bits: bits) : nil }
     try checkOutput(outputPath, session: session, sessionPath: sessionPath)
+    let feeds = try InputFeeds.load(inputs, session: session, sessionPath: sessionPath, sampleRate: sampleRate)
     var stemPaths: [String] = []
     if let stemsFolder {
       stemPaths = try checkStemsFolder(
@@ -150,7 +151,8 @@ public enum OfflineRenderer {
     // The written pass's share of the progress bar starts here.
     var writtenFrom = 0.0
     if let normalize {
-      let measuring = try prepare(session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate)
+      let measuring = try prepare(
+        session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate, inputs: feeds)
       defer { measuring.mixer.shutdown() }
       let meter = try LoudnessMeter(sampleRate: sampleRate)
       _ = try run(
@@ -172,7 +174,7 @@ public enum OfflineRenderer {
       // else is written exactly as without --true-peak.
       if let ceiling = normalize.truePeakCeiling, measured.truePeak > 0, measured.truePeakDecibels + db > ceiling {
         let settled = try settleLimiter(
-          session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate,
+          session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate, inputs: feeds,
           blockFrames: blockFrames, target: normalize.target, ceiling: ceiling, gain: db,
           progress: progress.map { p in { p(0.5 + $0 / 4) } }, cancelled: cancelled)
         db = settled.gain
@@ -183,7 +185,8 @@ public enum OfflineRenderer {
       gain = Float(Decibels.toAmplitude(db))
     }
 
-    let plan = try prepare(session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate)
+    let plan = try prepare(
+      session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate, inputs: feeds)
     defer { plan.mixer.shutdown() }
     let meter = normalize == nil ? nil : try LoudnessMeter(sampleRate: sampleRate)
     // Stems: one pass. The master's mixer taps every stem (direct-out buffers that also feed
@@ -314,8 +317,8 @@ public enum OfflineRenderer {
   /// the ceiling, in at most 5 passes. When more gain no longer buys loudness (the ceiling holds
   /// it down: a steady tone, say) it stops and keeps the first gain that came as close.
   static func settleLimiter(
-    session: Session, sessionPath: String, duration: Double?, from: Double?, sampleRate: Int, blockFrames: Int,
-    target: Double, ceiling: Double, gain startGain: Double,
+    session: Session, sessionPath: String, duration: Double?, from: Double?, sampleRate: Int, inputs feeds: InputFeeds,
+    blockFrames: Int, target: Double, ceiling: Double, gain startGain: Double,
     progress: ((Double) -> Void)?, cancelled: (() -> Bool)?
   ) throws(MixerError) -> (gain: Double, threshold: Double, passes: Int) {
     struct Trial { var gain: Double; var threshold: Double; var loudness: Loudness }
@@ -327,7 +330,8 @@ public enum OfflineRenderer {
     var gain = startGain
     var threshold = ceiling - margin
     for pass in 0..<maxPasses {
-      let plan = try prepare(session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate)
+      let plan = try prepare(
+        session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate, inputs: feeds)
       defer { plan.mixer.shutdown() }
       let meter = try LoudnessMeter(sampleRate: sampleRate)
       let box = LimiterBox(
@@ -371,11 +375,13 @@ public enum OfflineRenderer {
   /// the EBU R 128 figures.
   public static func analyze(
     session: Session, sessionPath: String, duration: Double?, from: Double? = nil,
-    sampleRate: Int = 48000, blockFrames: Int = 1024,
+    sampleRate: Int = 48000, blockFrames: Int = 1024, inputs: [RenderInput] = [],
     progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
     cancelled: (() -> Bool)? = nil
   ) throws(MixerError) -> Summary {
-    let plan = try prepare(session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate)
+    let feeds = try InputFeeds.load(inputs, session: session, sessionPath: sessionPath, sampleRate: sampleRate)
+    let plan = try prepare(
+      session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate, inputs: feeds)
     defer { plan.mixer.shutdown() }
     let meter = try LoudnessMeter(sampleRate: sampleRate)
     var summary = try run(
@@ -394,6 +400,8 @@ public enum OfflineRenderer {
     let session: Session
     let sampleRate: Int
     let totalFrames: Int
+    /// Files standing in for live inputs (`render --input`; OfflineRenderer+Inputs.swift).
+    var inputs = InputFeeds.none
   }
 
   static func check(_ normalize: Normalize) throws(MixerError) {
@@ -414,7 +422,7 @@ public enum OfflineRenderer {
 
   /// Checks the rate, start and length, loads the session into a synchronous mixer.
   static func prepare(
-    session: Session, sessionPath: String, duration: Double?, from: Double?, sampleRate: Int
+    session: Session, sessionPath: String, duration: Double?, from: Double?, sampleRate: Int, inputs: InputFeeds = .none
   ) throws(MixerError) -> Plan {
     guard (8000...384_000).contains(sampleRate) else {
       throw MixerError("sample rate must be between 8000 and 384000 Hz (got \(sampleRate))")
@@ -456,7 +464,7 @@ public enum OfflineRenderer {
       )
     }
     handedOver = true
-    return Plan(mixer: mixer, session: session, sampleRate: sampleRate, totalFrames: totalFrames)
+    return Plan(mixer: mixer, session: session, sampleRate: sampleRate, totalFrames: totalFrames, inputs: inputs)
   }
 
   /// Plays `plan` to its end in blocks of `blockFrames`, hands each block (interleaved stereo,
@@ -483,6 +491,9 @@ public enum OfflineRenderer {
     // every block (it zeroes them).
     let taps = UnsafeMutablePointer<Float>.allocate(capacity: max(1, stemSlots.count * 2 * blockFrames))
     defer { taps.deallocate() }
+    // The live inputs' files, a block at a time (OfflineRenderer+Inputs.swift).
+    let inputScratch = UnsafeMutablePointer<Float>.allocate(capacity: max(1, plan.inputs.feeds.count * 2 * blockFrames))
+    defer { inputScratch.deallocate() }
     let state = mixer.renderState
     state.pointee.stemTaps = !stemSlots.isEmpty
     func attachTaps() {
@@ -527,6 +538,7 @@ public enum OfflineRenderer {
         mixer.fillStreams()
         if mixer.hasUnreportedBadSamples { muteBadStems(at: done) }
         attachTaps()
+        plan.inputs.attach(to: state, mixer: mixer, scratch: inputScratch, blockFrames: blockFrames, frame: done, count: fresh)
         renderBlock(mixer.renderState, left: left, right: right, frameCount: fresh)
       }
       var blockGain = gain

@@ -38,6 +38,8 @@ public final class JackDriver: @unchecked Sendable {
   var midiPort: OpaquePointer?
   /// `midi_out`, while the mixer sends MIDI feedback.
   var midiOutPort: OpaquePointer?
+  /// The live inputs' ports by strip index (JackDriver+Inputs.swift).
+  var liveInputRegistered: [Int: LiveInputPorts] = [:]
   public private(set) var launcher: ServerLauncher?
   let launch: ServerLauncher.Launch
   /// Connections we want, by our port's short name → full peer names. Survives server restarts.
@@ -135,6 +137,7 @@ public final class JackDriver: @unchecked Sendable {
     effectPorts = nil
     midiPort = nil
     midiOutPort = nil
+    forgetLiveInputs()
     ctx.pointee.midiPort.store(0, ordering: .releasing)
     ctx.pointee.midiOutPort.store(0, ordering: .releasing)
     ctx.pointee.effectPortLeft.store(0, ordering: .releasing)
@@ -154,6 +157,7 @@ public final class JackDriver: @unchecked Sendable {
     syncDirectOuts()
     syncEffectPorts()
     syncMidiPort()
+    syncLiveInputs()
     _ = healRouting()
     masterWasConnected = masterConnectionCount() > 0
   }
@@ -262,6 +266,7 @@ public final class JackDriver: @unchecked Sendable {
     if effectPorts != nil { names += ["sfx_L", "sfx_R"] }
     if midiPort != nil { names.append("midi_in") }
     if midiOutPort != nil { names.append("midi_out") }
+    names += liveInputPortNames
     for (name, _) in directPorts.sorted(by: { $0.key < $1.key }) { names += ["\(name)_L", "\(name)_R"] }
     for key in intended.keys.sorted() where !names.contains(key) { names.append(key) }
     return names
@@ -294,6 +299,8 @@ public final class JackDriver: @unchecked Sendable {
       }
       intended = connections.mapValues { Set($0) }
       lastSeen = [:]
+      // The session's live inputs get their ports now, so their connections are made below.
+      if client != nil && liveInputsOutOfStep() { syncLiveInputs() }
       // The leaving ports' connections are the old song's: seen already, so that they are not
       // adopted into the new song's routing (and saved with it).
       if let client {
@@ -533,6 +540,7 @@ public final class JackDriver: @unchecked Sendable {
         effectPorts = nil
         midiPort = nil
         midiOutPort = nil
+        forgetLiveInputs()
         reconnectAt = Date().addingTimeInterval(Self.reconnectInterval)
       }
       if !connected {
@@ -550,6 +558,7 @@ public final class JackDriver: @unchecked Sendable {
       if wantedDirectOuts() != directPorts.mapValues(\.slots) { syncDirectOuts() }
       if (mixer.options.effectsOutput == .ports) != (effectPorts != nil) { syncEffectPorts() }
       if mixer.midiPortWanted != (midiPort != nil) || mixer.midiFeedback != (midiOutPort != nil) { syncMidiPort() }
+      if liveInputsOutOfStep() { syncLiveInputs() }
       lines += syncTransport()
       let change = context.pointee.graphChanged.load(ordering: .acquiring)
       if change != lastGraphChange || !vanishedSince.isEmpty {

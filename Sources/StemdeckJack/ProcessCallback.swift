@@ -41,6 +41,11 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   /// Set by the control thread after changing `directPorts` entries (relaxed is enough: a stale
   /// read only delays a new port by one period, and pointers are published before the flag).
   let directPortsVersion = Atomic<Int>(0)
+  /// Live input ports (InputStrips.swift; JackDriver+Inputs.swift), left and right per input
+  /// strip (a mono input only the left), pointer bit patterns, 0 where none; published and
+  /// cleared like the direct outs.
+  let liveInputPorts: UnsafeMutablePointer<Atomic<Int>>
+  let liveInputPortCount: Int
   /// Incremented by JACK's xrun callback.
   public let xruns = Atomic<Int>(0)
   /// Set by the shutdown callback when the server goes away.
@@ -66,7 +71,10 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   /// Process-thread only: the lead lock's state between periods.
   var lead = TransportLeadState()
 
-  init(renderState: UnsafeMutablePointer<RenderState>, masterLeft: OpaquePointer, masterRight: OpaquePointer, maxVoices: Int) {
+  init(
+    renderState: UnsafeMutablePointer<RenderState>, masterLeft: OpaquePointer, masterRight: OpaquePointer, maxVoices: Int,
+    maxInputs: Int = InputBank.maxInputs
+  ) {
     self.renderState = renderState
     self.masterLeft = masterLeft
     self.masterRight = masterRight
@@ -74,11 +82,21 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
     directPortCount = (maxVoices + BusBank.maxBuses) * 2
     directPorts = .allocate(capacity: directPortCount)
     for i in 0..<directPortCount { (directPorts + i).initialize(to: Atomic(0)) }
+    liveInputPortCount = maxInputs * 2
+    liveInputPorts = .allocate(capacity: maxInputs * 2)
+    for i in 0..<(maxInputs * 2) { (liveInputPorts + i).initialize(to: Atomic(0)) }
   }
 
   deinit {
     directPorts.deinitialize(count: directPortCount)
     directPorts.deallocate()
+    liveInputPorts.deinitialize(count: liveInputPortCount)
+    liveInputPorts.deallocate()
+  }
+
+  /// Publishes (or clears) one live input port. Control thread.
+  func setLiveInputPort(_ index: Int, _ port: OpaquePointer?) {
+    liveInputPorts[index].store(port.map { Int(bitPattern: UnsafeRawPointer($0)) } ?? 0, ordering: .releasing)
   }
 
   /// Publishes (or clears) one direct-out port. Control thread.
@@ -243,6 +261,15 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
     } else {
       direct[2 &* slot] = nil
       direct[2 &* slot &+ 1] = nil
+    }
+  }
+  // Live inputs (InputStrips.swift): each port's buffer for this period, nil where none.
+  let inputBuffers = state.pointee.inputs.buffers
+  for i in 0..<Swift.min(context.pointee.liveInputPortCount, state.pointee.inputs.capacity &* 2) {
+    if let port = OpaquePointer(bitPattern: context.pointee.liveInputPorts[i].load(ordering: .acquiring)) {
+      inputBuffers[i] = portBuffer(port, nframes)?.assumingMemoryBound(to: Float.self)
+    } else {
+      inputBuffers[i] = nil
     }
   }
   readMidi(context, state, nframes)

@@ -67,6 +67,7 @@ struct SessionDecoder {
     if let problem = session.busProblem() {
       throw fail(problem.location, routeNode(problem.location, fields) ?? root, problem.message)
     }
+    if let node = fields["inputs"] { session.inputs = try inputs(node, stems: session.stems, buses: session.buses) }
     return session
   }
 
@@ -130,6 +131,53 @@ struct SessionDecoder {
       return element
     }
     return nil
+  }
+
+  /// The optional "inputs" section: live input strips (InputSettings.swift).
+  private func inputs(_ node: JSONNode, stems: [StemSettings], buses: [BusSettings]) throws(SessionError) -> [InputSettings] {
+    let example = "{ \"name\" : \"mic\", \"channels\" : \"mono\" }"
+    guard case .array(let elements) = node.value else {
+      throw fail("inputs", node, "must be an array of live inputs [ \(example), ... ] (got \(describe(node)))")
+    }
+    if elements.count > InputSettings.maximumCount {
+      throw fail("inputs", node, "has \(elements.count) inputs; at most \(InputSettings.maximumCount)")
+    }
+    let stemNames = Set(stems.map(\.name))
+    let busNames = Set(buses.map(\.name))
+    var firstIndexByName: [String: Int] = [:]
+    var inputs: [InputSettings] = []
+    for (index, element) in elements.enumerated() {
+      let base = "inputs[\(index)]"
+      let fields = try object(element, at: base, allowed: InputSettings.fields, example: example)
+      guard let nameNode = fields["name"] else {
+        throw fail(base + ".name", element, "is missing (every input needs a name and its channels, e.g. \(example))")
+      }
+      let name = try string(nameNode, at: base + ".name", rule: "must be an input name in double quotes")
+      if let problem = InputSettings.nameProblem(name) { throw fail(base + ".name", nameNode, problem) }
+      if let earlier = firstIndexByName[name] {
+        throw fail(base + ".name", nameNode, "duplicate input name \(SessionRules.quote(name)) (also inputs[\(earlier)])")
+      }
+      if stemNames.contains(name) {
+        throw fail(
+          base + ".name", nameNode, "\(SessionRules.quote(name)) is also a stem's name; inputs and stems share one set of names")
+      }
+      if busNames.contains(name) {
+        throw fail(
+          base + ".name", nameNode, "\(SessionRules.quote(name)) is also a bus's name; inputs, buses and stems share one set of names")
+      }
+      firstIndexByName[name] = index
+      guard let channelsNode = fields["channels"] else {
+        throw fail(base + ".channels", element, "is missing (an input is \"mono\" or \"stereo\", e.g. \(example))")
+      }
+      var input = InputSettings(name: name, channels: try choice(channelsNode, at: base + ".channels", what: "input channels"))
+      if let n = fields["volume"] { input.volume = try volume(n, at: base + ".volume") }
+      if let n = fields["pan"] { input.pan = try number(n, at: base + ".pan", rule: .pan) }
+      if let n = fields["mute"] { input.mute = try bool(n, at: base + ".mute") }
+      if let n = fields["solo"] { input.solo = try bool(n, at: base + ".solo") }
+      if let n = fields["eq"] { input.eq = try eq(n, at: base + ".eq") }
+      inputs.append(input)
+    }
+    return inputs
   }
 
   /// The optional "midi" section (MidiMapping.swift).

@@ -26,7 +26,10 @@
 //     ],
 //     "midi" : { "mappings" : [                            <- only when not empty (MidiMapping.swift)
 //       { "source" : "cc", "number" : 7, "action" : "volume", "target" : "drums" }   <- one per line
-//     ] }
+//     ] },
+//     "inputs" : [                                         <- only when not empty (InputSettings.swift)
+//       { "name" : "mic", "channels" : "mono", "volume" : 1, "pan" : 0, "mute" : false, "solo" : false }
+//     ]
 //   }
 //
 // A stem's "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch", "eq" and "bus" are
@@ -122,6 +125,10 @@ enum SessionEncoder {
             + entries.joined(separator: ",\n") + "\n  ] }")
       }
     }
+    if !session.inputs.isEmpty {
+      let entries = session.inputs.map { "    " + input($0) }
+      fields.append("\"inputs\" : [\n" + entries.joined(separator: ",\n") + "\n  ]")
+    }
     lines.append(fields.map { "  " + $0 }.joined(separator: ",\n"))
     lines.append("}")
     return lines.joined(separator: "\n") + "\n"
@@ -134,6 +141,20 @@ enum SessionEncoder {
     if let channel = m.channel { members.append("\"channel\" : \(channel)") }
     members.append("\"action\" : " + JSONText.string(m.action.rawValue))
     if !m.target.isEmpty { members.append("\"target\" : " + JSONText.string(m.target)) }
+    return "{ " + members.joined(separator: ", ") + " }"
+  }
+
+  /// One live input on one line (InputSettings.swift); "eq" only when not flat.
+  private static func input(_ input: InputSettings) -> String {
+    var members = [
+      "\"name\" : " + JSONText.string(input.name),
+      "\"channels\" : " + JSONText.string(input.channels.rawValue),
+      "\"volume\" : " + JSONText.number(input.volume),
+      "\"pan\" : " + JSONText.number(input.pan),
+      "\"mute\" : \(input.mute)",
+      "\"solo\" : \(input.solo)"
+    ]
+    if input.eq != EQSettings() { members.append("\"eq\" : " + eq(input.eq)) }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 

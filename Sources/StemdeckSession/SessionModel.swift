@@ -255,6 +255,8 @@ public struct Session: Equatable, Sendable {
   public var midi = MidiSettings()
   /// The buses (subgroups, BusSettings.swift), in console order; written only when there are some.
   public var buses: [BusSettings] = []
+  /// Live input strips (InputSettings.swift); written only when there are some.
+  public var inputs: [InputSettings] = []
 
   /// An empty session with default settings.
   public init() {}

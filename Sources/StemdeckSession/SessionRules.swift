@@ -9,7 +9,7 @@ enum SessionRules {
 
   static let topLevelFields = [
     "format", "version", "quality", "master", "options", "recording",
-    "tempo", "position", "connections", "stems", "effects", "midi", "buses"
+    "tempo", "position", "connections", "stems", "effects", "midi", "buses", "inputs"
   ]
   static let masterFields = ["volume", "eq"]
   static let optionFields = [
@@ -290,6 +290,7 @@ extension Session {
     }
     if let problem = busProblem() { throw fail(problem.location, problem.message) }
     if let problem = midi.problem() { throw fail(problem.location, problem.message) }
+    try validateInputs(fail)
     for (port, peers) in connections.sorted(by: { $0.key < $1.key }) {
       let base = SessionRules.path("connections", port)
       if let problem = SessionRules.localPortProblem(port) { throw fail(base, problem) }

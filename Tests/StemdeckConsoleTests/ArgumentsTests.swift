@@ -1,3 +1,4 @@
+import StemdeckControl
 import Testing
 @testable import StemdeckConsole
 
@@ -60,6 +61,19 @@ struct ArgumentsTests {
       ["render", "S", "-o", "o.wav", "--from", "Start", "--duration", "2s"],
       {
         $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.from = 0; $0.duration = 2
+      }
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--input", "mic=take 1.wav", "--input", "keys=a=b.wav"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.wav"
+        $0.inputs = [RenderInput(name: "mic", path: "take 1.wav"), RenderInput(name: "keys", path: "a=b.wav")]
+      }
+    ),
+    (
+      ["analyze", "S", "--input", "mic=v.wav"],
+      {
+        $0.mode = .analyze; $0.session = "S"; $0.inputs = [RenderInput(name: "mic", path: "v.wav")]
       }
     ),
     (
@@ -253,7 +267,16 @@ struct ArgumentsTests {
       ["render", "S", "-o", "x.wav", "--json"],
       "--json is for ctl and script mode: stemdeck ctl --json 'CMD', stemdeck SESSION --json -c 'CMD' print replies as JSON lines"
     ),
-    (["S", "--watch", "events"], "unknown option '--watch' (see stemdeck --help)")
+    (["S", "--watch", "events"], "unknown option '--watch' (see stemdeck --help)"),
+    (
+      ["render", "S", "-o", "o.wav", "--input", "mic"],
+      "--input must be NAME=FILE, a live input of the session and the audio file that stands in for it, e.g. --input mic=vocal.wav (got 'mic')"
+    ),
+    (
+      ["render", "S", "-o", "o.wav", "--input", "=v.wav"],
+      "--input must be NAME=FILE, a live input of the session and the audio file that stands in for it, e.g. --input mic=vocal.wav (got '=v.wav')"
+    ),
+    (["S", "--input", "mic=v.wav"], "--input is a render and analyze option (live, connect a source to the input's port instead)")
   ]
 
   @Test("invalid command lines", arguments: invalid)
@@ -274,7 +297,7 @@ struct ArgumentsTests {
       "--server", "-s", "--name", "-n", "--no-start-server", "--no-connect", "--play", "--strict", "--script",
       "-c", "--keep-going", "-k", "--output", "-o", "--from", "--duration", "--sample-rate",
       "--normalize", "--true-peak", "--stems", "--control", "--no-control", "--socket", "--osc", "--osc-host",
-      "--json", "--watch"
+      "--json", "--watch", "--input"
     ] {
       #expect(Arguments.usage.contains(option + " ") || Arguments.usage.contains(option + ","), "\(option)")
     }

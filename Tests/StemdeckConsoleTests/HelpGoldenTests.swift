@@ -24,7 +24,7 @@ struct HelpGoldenTests {
     """
 
   static let groupTitles = [
-    "stems:", "buses:", "transport:", "meters:", "effects and recording:", "MIDI control:", "routing:", "session:", "other:"
+    "stems:", "buses:", "live inputs:", "transport:", "meters:", "effects and recording:", "MIDI control:", "routing:", "session:", "other:"
   ]
 
   func help(_ line: String) throws -> (ok: Bool, output: [String]) {

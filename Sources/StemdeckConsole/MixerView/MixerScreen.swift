@@ -180,9 +180,10 @@ enum MixerScreen {
     return Layout(stripWidth: width, shown: shown, meterRows: max(0, rows - fixedRows), tooSmall: tooSmall)
   }
 
-  /// The strips at the right edge, left to right: the effects (when shown) and the master.
+  /// The strips at the right edge, left to right: the live inputs, the effects (when shown) and
+  /// the master.
   static func fixedStrips(_ model: MixerViewModel) -> [MixerViewModel.Strip] {
-    (model.effects.map { [$0] } ?? []) + [model.master]
+    model.inputs + (model.effects.map { [$0] } ?? []) + [model.master]
   }
 
   /// The strip at selection index `index` (`MixerViewState.selected`).

@@ -349,6 +349,7 @@ final class MixerView {
     }
     if strip.isMaster { return what == "mute" ? "the master has no mute (End silences it)" : "the master has no \(what)" }
     if strip.isBus && what == "rate" { return "'\(strip.name)' is a bus: it has no rate (its fader, pan, mute and solo work)" }
+    if strip.isInput && what == "rate" { return "'\(strip.name)' is a live input: it has no rate" }
     if let reason = strip.offline {
       return "'\(strip.name)' is offline (\(reason)): only its fader works, for the level kept in the session"
     }
@@ -394,7 +395,9 @@ final class MixerView {
       act { () throws(MixerError) in try console.mixer.setSolo(strip.name, !strip.flags.contains(.solo)) }
     case .character("0"):
       setVolume(strip, 1)
-      if strip.isStem && strip.offline == nil {
+      if strip.isInput {
+        act { () throws(MixerError) in try console.mixer.setPan(strip.name, 0) }
+      } else if strip.isStem && strip.offline == nil {
         act { () throws(MixerError) in
           try console.mixer.setPan(strip.name, 0)
           try console.mixer.setRate(strip.name, 1)

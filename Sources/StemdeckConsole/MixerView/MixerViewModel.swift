@@ -82,6 +82,9 @@ struct MixerViewModel {
     /// A bus (Commands+Buses.swift): fader, balance, mute, solo and meter; its name reaches the
     /// bus through the same `Mixer` setters as a stem's.
     var isBus = false
+    /// A live input's strip (Commands+Inputs.swift): fader, pan, mute, solo, meters; no file,
+    /// rate or loop.
+    var isInput = false
 
     var volumeDB: Double { Decibels.fromAmplitude(volume) }
     var hasFader: Bool { !isEffects }
@@ -113,6 +116,8 @@ struct MixerViewModel {
   var effects: Strip? = nil
   /// The recording inputs, while a take is recorded (`meters`; not drawn in the view).
   var input: Strip? = nil
+  /// The live inputs' strips (drawn at the right edge, before the effects and the master).
+  var inputs: [Strip] = []
 
   static func meter(_ reading: MeterReading) -> [Meter] {
     reading.channels.map { Meter(peak: $0.peak, rms: $0.average, hold: $0.hold, clipped: $0.clips > 0, clips: $0.clips) }
@@ -210,6 +215,19 @@ struct MixerViewModel {
     return Strip(name: "effects", volume: 1, meters: meter(m.effectsMeter()), isEffects: true)
   }
 
+  /// The live inputs' strips, in the order they were added.
+  static func liveInputStrips(_ m: Mixer) -> [Strip] {
+    m.inputStatuses().map { i in
+      var flags: Flags = []
+      if i.settings.mute { flags.insert(.mute) }
+      if i.settings.solo { flags.insert(.solo) }
+      if !i.settings.eq.isBypassed { flags.insert(.eq) }
+      var strip = Strip(name: i.settings.name, volume: i.settings.volume, pan: i.settings.pan, flags: flags, meters: meter(i.meter))
+      strip.isInput = true
+      return strip
+    }
+  }
+
   static func inputStrip(_ m: Mixer) -> Strip {
     Strip(name: "input", volume: 1, meters: meter(m.inputMeter()))
   }
@@ -244,7 +262,7 @@ struct MixerViewModel {
     }
     return MixerViewModel(
       strips: strips, master: master, transport: transport, effects: effectsStrip(m),
-      input: m.recordingStatus != nil ? inputStrip(m) : nil)
+      input: m.recordingStatus != nil ? inputStrip(m) : nil, inputs: liveInputStrips(m))
   }
 }
 

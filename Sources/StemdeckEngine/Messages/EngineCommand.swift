@@ -95,6 +95,12 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case busGlide(bus: Int32, parameter: GlideParameter, target: Double, frames: Int, exponential: Bool)
   /// Routes the stem in `slot` to bus `bus` (−1: the master).
   case setStemBus(slot: Int32, bus: Int32)
+  /// Starts live input strip `index` (InputStrips.swift) with these levels (its ports come after it).
+  case addInput(index: Int32, channels: Int32, volume: Double, pan: Double, audible: Bool)
+  /// A live input's volume and pan (nil: unchanged) and audibility (mute/solo); the gains ramp.
+  case setInputLevels(index: Int32, volume: Double?, pan: Double?, audible: Bool)
+  /// Fades live input `index` out; its strip is free once silent (`InputBank.live`).
+  case removeInput(index: Int32)
 }
 
 /// What a glide moves.

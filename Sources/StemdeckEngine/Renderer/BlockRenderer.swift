@@ -54,6 +54,8 @@ public struct RenderState: ~Copyable {
   /// (nil: effects go into the master). Set only while effects have their own ports.
   public var effectOutputLeft: UnsafeMutablePointer<Float>?
   public var effectOutputRight: UnsafeMutablePointer<Float>?
+  /// Live input strips (`stemdeck:NAME_in`…; InputStrips.swift): the driver sets their buffers.
+  public var inputs: InputBank
   /// The take being recorded from the input ports (Recording.swift).
   @usableFromInline var recording: RenderRecording
   /// Grouped changes waiting for a transport frame (`begin … commit at POS`, CommandHandling.swift).
@@ -155,6 +157,7 @@ public struct RenderState: ~Copyable {
     self.recording = RenderRecording(inputMeter: MeterAccumulator(sampleRate: sampleRate))
     self.schedule = RenderSchedule()
     self.buses = BusBank(sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
+    self.inputs = InputBank(sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
   }
 
   /// Destroys a state whose driver has stopped calling `renderBlock`: applies the commands still
@@ -182,6 +185,7 @@ public struct RenderState: ~Copyable {
     state.pointee.schedule.entries.deallocate()
     state.pointee.midi.free()
     state.pointee.buses.free()
+    state.pointee.inputs.free()
     let status = state.pointee.status
     state.deinitialize(count: 1)
     state.deallocate()
@@ -358,6 +362,8 @@ func renderPass(
   } else {
     state.pointee.effectsMeter.accumulateSilence(count: n, into: effectsMeters)
   }
+  // Live inputs play whatever the transport does, like the effects (InputStrips.swift).
+  if mixInputs(state, intoLeft: fxL, right: fxR, frameCount: n, add: effectsActive) { effectsActive = true }
   if detachedActive {
     let dl = state.pointee.songChange.detachedLeft, dr = state.pointee.songChange.detachedRight
     if effectsActive {

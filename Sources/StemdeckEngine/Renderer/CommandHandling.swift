@@ -121,6 +121,11 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .busGlide(let bus, let parameter, let target, let frames, let exponential):
     startBusGlide(state, bus: bus, parameter: parameter, target: target, frames: frames, exponential: exponential)
   case .setStemBus(let slot, let bus): if let voice = voiceAt(state, slot) { voice.pointee.bus = bus }
+  case .addInput(let index, let channels, let volume, let pan, let audible):
+    state.pointee.inputs.add(index: Int(index), channels: Int(channels), volume: volume, pan: pan, audible: audible)
+  case .setInputLevels(let index, let volume, let pan, let audible):
+    state.pointee.inputs.setLevels(index: Int(index), volume: volume, pan: pan, audible: audible)
+  case .removeInput(let index): state.pointee.inputs.remove(index: Int(index))
   case .setMidiBinding(let index, let binding, let count): state.pointee.midi.apply(index: index, binding: binding, count: count)
   case .loadEffect(let slot, let sample): state.pointee.effects.load(slot: Int(slot), sample: sample)
   case .unloadEffect(let slot): unloadEffect(state, slot: slot)
@@ -201,7 +206,9 @@ func setGains(_ voice: UnsafeMutablePointer<StemVoice>, _ l: Float, _ r: Float, 
 func setEQ(
   _ state: UnsafeMutablePointer<RenderState>, slot: Int32, jump: Bool, _ change: (inout EQParameters) -> Void
 ) {
-  if slot <= -2 {
+  if let input = InputBank.index(ofEQSlot: slot) {
+    state.pointee.inputs.changeEQ(index: input, change)
+  } else if slot <= -2 {
     setBusEQ(state, slot: slot, jump: jump, change)
   } else if slot < 0 {
     var p = state.pointee.masterEQ.target

@@ -1,0 +1,255 @@
+import Foundation
+import StemdeckEngine
+import StemdeckSession
+
+// Live input channels (issue 22, item 3) on the control side: the inputs' settings, their strips
+// in the renderer (InputStrips.swift, addressed by index) and the ports the JACK driver registers
+// for them (`liveInputPorts`). docs/architecture.md, *Live inputs*.
+
+/// One live input: its settings and its strip in the renderer.
+final class LiveInput {
+  var settings: InputSettings
+  /// The renderer's strip (`InputBank`), also the index of its ports in the process context.
+  let index: Int
+  /// The audibility (mute and solo) last sent to the renderer.
+  var sentAudible = true
+  /// Removed: the command count after which the renderer has started its fade-out.
+  var removedAfterCommand = 0
+
+  init(settings: InputSettings, index: Int) {
+    self.settings = settings
+    self.index = index
+  }
+
+  /// Whether mute and solo let the input be heard.
+  func isAudible(anySolo: Bool) -> Bool { !(settings.mute || (anySolo && !settings.solo)) }
+}
+
+/// The inputs: in use, and removed ones fading out (their strips and ports are not free yet).
+struct InputTable {
+  var inputs: [LiveInput] = []
+  var retiring: [LiveInput] = []
+
+  func find(_ name: String) -> LiveInput? { inputs.first { $0.settings.name == name } }
+}
+
+/// What one live input is doing, for `inputs`, `meters` and the tests.
+public struct InputStatus: Sendable {
+  public var settings: InputSettings
+  /// Its JACK ports (short names) and where its signal goes (the master, for now: the graph's
+  /// routing of issue 22 hooks in here).
+  public var ports: [String]
+  public var destination: String
+  public var meter: MeterReading
+}
+
+extension Mixer {
+  /// The live inputs' names, in the order they were added.
+  public var inputNames: [String] { lock.locked { liveInputs.inputs.map(\.settings.name) } }
+
+  /// The live inputs' settings, in order (saved in the session's "inputs").
+  public var inputSettings: [InputSettings] { lock.locked { liveInputs.inputs.map(\.settings) } }
+
+  /// Adds a live input strip; its ports are registered by the JACK driver at its next poll.
+  /// Refused: an invalid or taken name (stems and inputs share names), more than
+  /// `InputBank.maxInputs`, bad levels or EQ.
+  public func addInput(_ settings: InputSettings) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      try checkInput(settings, isNew: true)
+      collectRetiredInputs()
+      let capacity = renderState.pointee.inputs.capacity
+      let used = Set((liveInputs.inputs + liveInputs.retiring).map(\.index))
+      guard liveInputs.inputs.count < capacity else {
+        throw MixerError("stemdeck has at most \(capacity) live inputs (\(capacity) are in use; \(action: .removeInput))")
+      }
+      guard let index = (0..<capacity).first(where: { !used.contains($0) }) else {
+        throw MixerError("all \(capacity) live input strips are in use while removed inputs fade out; try again in a moment")
+      }
+      let input = LiveInput(settings: settings, index: index)
+      let solo = anyInputOrStemSolo(including: settings.solo)
+      input.sentAudible = input.isAudible(anySolo: solo)
+      try send(
+        .addInput(
+          index: Int32(index), channels: Int32(settings.channels.count), volume: settings.volume, pan: settings.pan,
+          audible: input.sentAudible))
+      liveInputs.inputs.append(input)
+      if settings.eq != EQSettings() { try? sendEQ(slot: InputBank.eqSlot(index), from: nil, to: settings.eq) }
+      if settings.solo { try? pushAllGains() }
+      isDirty = true
+    }
+  }
+
+  /// Removes a live input: it fades out (10 ms), then its strip and ports are freed.
+  public func removeInput(_ name: String) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      guard let input = liveInputs.find(name) else { throw unknownInput(name) }
+      try send(.removeInput(index: Int32(input.index)))
+      input.removedAfterCommand = commandsSent
+      liveInputs.inputs.removeAll { $0 === input }
+      liveInputs.retiring.append(input)
+      if input.settings.solo { try? pushAllGains() }
+      isDirty = true
+    }
+  }
+
+  /// Every input's status (settings, ports, meter), in order.
+  public func inputStatuses() -> [InputStatus] {
+    lock.locked {
+      liveInputs.inputs.map { input in
+        InputStatus(
+          settings: input.settings, ports: input.settings.portNames, destination: "master",
+          meter: MeterReading(cells: renderState.pointee.inputs.meters + input.index, channels: input.settings.channels.count))
+      }
+    }
+  }
+
+  /// One input's status.
+  public func inputStatus(_ name: String) throws(MixerError) -> InputStatus {
+    try lock.locked { () throws(MixerError) -> InputStatus in
+      guard let status = inputStatuses().first(where: { $0.settings.name == name }) else { throw unknownInput(name) }
+      return status
+    }
+  }
+
+  /// The ports the JACK driver keeps registered, by strip index: every input's and those of
+  /// removed inputs still fading out (so the fade has its signal). The driver publishes them to
+  /// the process callback (`ProcessContext.liveInputPorts`).
+  public func liveInputPorts() -> [Int: [String]] {
+    lock.locked {
+      collectRetiredInputs()
+      var ports: [Int: [String]] = [:]
+      for input in liveInputs.inputs + liveInputs.retiring { ports[input.index] = input.settings.portNames }
+      return ports
+    }
+  }
+
+  /// Frees the strips of removed inputs the renderer has faded out.
+  func collectRetiredInputs() {
+    guard !liveInputs.retiring.isEmpty else { return }
+    let applied = renderState.pointee.status.pointee.commandsApplied.load(ordering: .acquiring)
+    let live = renderState.pointee.inputs.live
+    liveInputs.retiring.removeAll { input in
+      applied >= input.removedAfterCommand && live[input.index].load(ordering: .acquiring) == 0
+    }
+  }
+
+  /// Makes the inputs those of `wanted` (opening a session, a song change): an input of the same
+  /// name and channels is kept (its ports and connections stay) and takes the new settings;
+  /// the others are removed or added.
+  func replaceInputs(with wanted: [InputSettings]) throws(MixerError) {
+    for input in liveInputs.inputs {
+      if let new = wanted.first(where: { $0.name == input.settings.name }), new.channels == input.settings.channels { continue }
+      try removeInput(input.settings.name)
+    }
+    // The strips of the inputs just removed are free once faded (10 ms): wait for that (bounded)
+    // when the new ones need them.
+    let adding = wanted.filter { liveInputs.find($0.name) == nil }.count
+    let capacity = renderState.pointee.inputs.capacity
+    let deadline = Date().addingTimeInterval(1)
+    collectRetiredInputs()
+    while streaming == .thread && liveInputs.inputs.count + liveInputs.retiring.count + adding > capacity && Date() < deadline {
+      usleep(1000)
+      collectRetiredInputs()
+    }
+    for settings in wanted {
+      if let input = liveInputs.find(settings.name) {
+        try changeInput(input) { (s: inout InputSettings) throws(MixerError) in s = settings }
+      } else {
+        try addInput(settings)
+      }
+    }
+  }
+
+  /// Checks an input's settings (a new one's name too).
+  func checkInput(_ s: InputSettings, isNew: Bool) throws(MixerError) {
+    if let problem = InputSettings.nameProblem(s.name) { throw MixerError(ControlText(problem)) }
+    if isNew {
+      if liveInputs.find(s.name) != nil {
+        throw MixerError("an input named '\(s.name)' already exists; choose another name")
+      }
+      if table.stems.contains(where: { $0.settings.name == s.name }) || table.offline.contains(where: { $0.settings.name == s.name }) {
+        throw MixerError("'\(s.name)' is a stem's name; stems and inputs share one set of names, choose another")
+      }
+      if busPosition(s.name) != nil {
+        throw MixerError("'\(s.name)' is a bus's name; buses and inputs share one set of names, choose another")
+      }
+    }
+    try MixerError.check(s.volume, .volume, "volume")
+    try MixerError.check(s.pan, .pan, "pan")
+    try Mixer.checkEQ(s.eq, of: "'\(s.name)'")
+  }
+
+  /// The stem-setting changes the console's commands make (`vol`, `pan`, `mute`, `solo`, `eq`),
+  /// applied to an input: only those fields may change; the others belong to stems.
+  func changeInput(_ input: LiveInput, stemChange body: (inout StemSettings) throws(MixerError) -> Void) throws(MixerError) {
+    var shim = StemSettings(name: input.settings.name, file: "")
+    shim.volume = input.settings.volume
+    shim.pan = input.settings.pan
+    shim.mute = input.settings.mute
+    shim.solo = input.settings.solo
+    shim.eq = input.settings.eq
+    let before = shim
+    try body(&shim)
+    var probe = shim
+    probe.volume = before.volume; probe.pan = before.pan; probe.mute = before.mute; probe.solo = before.solo; probe.eq = before.eq
+    guard probe == before else { throw notForInputs(input.settings.name) }
+    try changeInput(input) { (s: inout InputSettings) throws(MixerError) in
+      s.volume = shim.volume; s.pan = shim.pan; s.mute = shim.mute; s.solo = shim.solo; s.eq = shim.eq
+    }
+  }
+
+  /// Applies a checked change to one input and sends what changed to the renderer.
+  func changeInput(_ input: LiveInput, _ body: (inout InputSettings) throws(MixerError) -> Void) throws(MixerError) {
+    var settings = input.settings
+    try body(&settings)
+    try checkInput(settings, isNew: false)
+    let old = input.settings
+    guard settings != old else { return }
+    input.settings = settings
+    if settings.eq != old.eq { try sendEQ(slot: InputBank.eqSlot(input.index), from: old.eq, to: settings.eq) }
+    if settings.solo != old.solo {
+      try pushAllGains()
+    } else if settings.volume != old.volume || settings.pan != old.pan || settings.mute != old.mute {
+      try pushInputGains(input, volume: settings.volume != old.volume, pan: settings.pan != old.pan)
+    }
+    isDirty = true
+  }
+
+  /// Sends an input's levels (volume and pan only when they changed) and audibility.
+  func pushInputGains(_ input: LiveInput, volume: Bool = false, pan: Bool = false, anySolo solo: Bool? = nil) throws(MixerError) {
+    let audible = input.isAudible(anySolo: solo ?? anySolo())
+    try send(
+      .setInputLevels(
+        index: Int32(input.index), volume: volume ? input.settings.volume : nil, pan: pan ? input.settings.pan : nil,
+        audible: audible))
+    input.sentAudible = audible
+  }
+
+  /// Sends the audibility of every input whose mute/solo state as heard changed (`pushAllGains`).
+  func pushAllInputGains(anySolo solo: Bool) throws(MixerError) {
+    for input in liveInputs.inputs where input.isAudible(anySolo: solo) != input.sentAudible {
+      try pushInputGains(input, anySolo: solo)
+    }
+  }
+
+  /// Whether an input is soloed (solo is one for stems and inputs: a soloed strip silences
+  /// every strip that is not).
+  var anyInputSolo: Bool { liveInputs.inputs.contains { $0.settings.solo } }
+
+  func anyInputOrStemSolo(including extra: Bool) -> Bool { extra || anySolo() }
+
+  func unknownInput(_ name: String) -> MixerError {
+    let known = liveInputs.inputs.map(\.settings.name)
+    let shown = printableText(name)
+    if known.isEmpty { return MixerError("unknown input '\(shown)' (there are no live inputs; \(action: .addInput))") }
+    if let guess = Suggestion.closest(to: name, in: known) { return MixerError("unknown input '\(shown)' — did you mean '\(guess)'?") }
+    return MixerError("unknown input '\(shown)' (inputs: \(known.joined(separator: ", ")))")
+  }
+
+  /// The refusal of a stem-only setting for an input.
+  func notForInputs(_ name: String) -> MixerError {
+    MixerError(
+      "'\(printableText(name))' is a live input: it has volume, pan, mute, solo and eq, but no file, loop, rate, glide or direct outs (to take it away: \(action: .removeInput))"
+    )
+  }
+}

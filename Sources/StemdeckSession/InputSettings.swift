@@ -1,0 +1,103 @@
+import Foundation
+
+// Live input channels (issue 22, item 3): the optional top-level "inputs" list of a session,
+//
+//   "inputs" : [
+//     { "name" : "mic", "channels" : "mono", "volume" : 0.8, "pan" : -0.2, "mute" : false, "solo" : false },
+//     { "name" : "keys", "channels" : "stereo", "volume" : 1, "pan" : 0, "mute" : false, "solo" : false, "eq" : { … } }
+//   ]
+//
+// written only when a session has inputs (a file without them is byte for byte what it was).
+// An input registers the JACK input port `NAME_in` (mono) or `NAME_in_L`/`NAME_in_R` (stereo);
+// its connections are saved with the others under "connections". docs/architecture.md, *Live inputs*.
+
+/// How many channels a live input has: one port or a left/right pair.
+public enum InputChannels: String, CaseIterable, Sendable {
+  case mono
+  case stereo
+
+  public var count: Int { self == .mono ? 1 : 2 }
+}
+
+/// One live input strip: a stem strip without file, loop or rate.
+public struct InputSettings: Equatable, Sendable {
+  public var name: String
+  public var channels: InputChannels
+  public var volume: Double = 1
+  /// Pan (mono, constant power) or balance (stereo), as for stems (PanLaw in the engine).
+  public var pan: Double = 0
+  public var mute = false
+  public var solo = false
+  public var eq = EQSettings()
+
+  public init(name: String, channels: InputChannels) {
+    self.name = name
+    self.channels = channels
+  }
+
+  /// The input's JACK port short names: `mic_in`, or `keys_in_L` and `keys_in_R`.
+  public var portNames: [String] {
+    channels == .mono ? ["\(name)_in"] : ["\(name)_in_L", "\(name)_in_R"]
+  }
+
+  /// The most inputs a session may have (the renderer's preallocated strips).
+  public static let maximumCount = 32
+  /// The fields of one element of "inputs".
+  static let fields = ["name", "channels", "volume", "pan", "mute", "solo", "eq"]
+  /// Input names whose ports would be stemdeck's own (`midi_in`).
+  public static let reservedNames: Set<String> = ["midi"]
+
+  /// Why `name` is not a valid input name, or nil: the stem name rules (inputs share the stems'
+  /// names, so `master`, `in`, `sfx` and `all` are refused too) and no port of stemdeck's own.
+  public static func nameProblem(_ name: String) -> String? {
+    if let problem = SessionRules.nameProblem(name, of: .stem) {
+      return problem.replacingOccurrences(of: "stem name", with: "input name")
+    }
+    if reservedNames.contains(name.lowercased()) {
+      return "the input name \(SessionRules.quote(name)) is reserved: an input's port is NAME_in, and "
+        + "\(name.lowercased())_in is stemdeck's own port; choose another name"
+    }
+    return nil
+  }
+}
+
+extension Session {
+  /// Checks the inputs alone (the mixer, before it opens a session).
+  public func validateInputs(source: String) throws(SessionError) {
+    try validateInputs { SessionError(file: source, location: $0, message: $1) }
+  }
+
+  /// Checks the inputs (part of `validate()`): names, clashes with stems, count, ranges.
+  func validateInputs(_ fail: (String, String) -> SessionError) throws(SessionError) {
+    if inputs.count > InputSettings.maximumCount {
+      throw fail("inputs", "has \(inputs.count) inputs; at most \(InputSettings.maximumCount)")
+    }
+    var firstIndexByName: [String: Int] = [:]
+    let stemNames = Set(stems.map(\.name))
+    let busNames = Set(buses.map(\.name))
+    for (index, input) in inputs.enumerated() {
+      let base = "inputs[\(index)]"
+      if let problem = InputSettings.nameProblem(input.name) { throw fail(base + ".name", problem) }
+      if let earlier = firstIndexByName[input.name] {
+        throw fail(base + ".name", "duplicate input name \(SessionRules.quote(input.name)) (also inputs[\(earlier)])")
+      }
+      if stemNames.contains(input.name) {
+        throw fail(
+          base + ".name", "\(SessionRules.quote(input.name)) is also a stem's name; inputs and stems share one set of names")
+      }
+      if busNames.contains(input.name) {
+        throw fail(
+          base + ".name",
+          "\(SessionRules.quote(input.name)) is also a bus's name; inputs, buses and stems share one set of names")
+      }
+      firstIndexByName[input.name] = index
+      if !SettingRule.volume.accepts(input.volume) {
+        throw fail(base + ".volume", SettingRule.volume.rule + " (got \(SessionRules.number(input.volume)))")
+      }
+      if !SettingRule.pan.accepts(input.pan) {
+        throw fail(base + ".pan", SettingRule.pan.rule + " (got \(SessionRules.number(input.pan)))")
+      }
+      if let problem = input.eq.problem() { throw fail(base + ".eq." + problem.field, problem.message) }
+    }
+  }
+}
