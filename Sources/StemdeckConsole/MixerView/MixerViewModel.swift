@@ -211,7 +211,7 @@ struct MixerViewModel {
 
   /// The model of `console`'s live session now. Control thread only. `freshLoudness`: the
   /// master's loudness measured up to now (waits for the meter's thread: `meters`, queries);
-  /// false: as last published, at most about 200 ms old (the mixer view, 30 times a second).
+  /// false: as last published, at most about 300 ms old (the mixer view, 30 times a second).
   static func make(_ console: Console, freshLoudness: Bool = true) -> MixerViewModel {
     let m = console.mixer
     let strips = stemStrips(m)
