@@ -22,6 +22,9 @@ extension CommandTable {
                                                  one octave down to one up
                                  sfx fire NAME   fire a sound effect on each press
                                  toggle mute|solo NAME   toggle a stem on each press
+                                 toggle eq NAME  switch a stem's channel EQ off/on on each press
+                                 eq low|mid|high NAME    an EQ band's gain from a CC:
+                                                 0 -> -18 dB, 64 -> 0 dB, 127 -> +18 dB
                                  play            play/pause on each press
                                A press is a note on, or a controller rising to 64 or more.
                                vol and pan land at the event's frame, in the same period; a
@@ -81,7 +84,9 @@ extension CommandTable {
         let action = try MidiWords.action(rest)
         try c.mixerCall { () throws(MixerError) in try c.mixer.learnMidi(action: action.action, target: action.target) }
         c.driver?.updateMidiPort()
-        let what = action.action == .rate ? "pitch bend" : action.action.isContinuous ? "a controller" : "a key or button"
+        let what =
+          action.action == .rate
+          ? "pitch bend" : action.action.isContinuous || action.action.isEQGain ? "a controller" : "a key or button"
         c.write("midi learn: move \(what) to bind it to \(action.action.rawValue)\(action.target.isEmpty ? "" : " " + action.target)")
       case "unmap":
         var removed: [MidiMapping] = []
@@ -162,11 +167,14 @@ enum MidiWords {
     return (MidiMapping(source: source, number: number, channel: channel, action: .play, target: ""), used)
   }
 
-  /// `vol NAME`, `pan NAME`, `rate NAME`, `sfx [fire] NAME`, `[toggle] mute|solo NAME`, `play`.
+  /// `vol NAME`, `pan NAME`, `rate NAME`, `sfx [fire] NAME`, `[toggle] mute|solo|eq NAME`, `play`,
+  /// `eq low|mid|high NAME` (or `eqlow NAME` …, as `midi maps` writes them).
   static func action(_ words: [String]) throws(CommandError) -> (action: MidiMapping.Action, target: String) {
     var w = words
     guard let first = w.first?.lowercased() else {
-      throw CommandError("a MIDI action is missing: vol NAME, pan NAME, rate NAME, sfx fire NAME, toggle mute|solo NAME or play")
+      throw CommandError(
+        "a MIDI action is missing: vol NAME, pan NAME, rate NAME, sfx fire NAME, toggle mute|solo|eq NAME, eq low|mid|high NAME or play"
+      )
     }
     w.removeFirst()
     let action: MidiMapping.Action
@@ -178,16 +186,27 @@ enum MidiWords {
       if w.first?.lowercased() == "fire" { w.removeFirst() }
       action = .sfx
     case "toggle":
-      guard let what = w.first?.lowercased(), what == "mute" || what == "solo" else {
-        throw CommandError("toggle takes mute or solo (e.g. toggle mute bass)")
+      guard let what = w.first?.lowercased(), what == "mute" || what == "solo" || what == "eq" else {
+        throw CommandError("toggle takes mute, solo or eq (e.g. toggle mute bass)")
       }
       w.removeFirst()
-      action = what == "mute" ? .mute : .solo
+      action = what == "mute" ? .mute : what == "solo" ? .solo : .eq
     case "mute": action = .mute
     case "solo": action = .solo
     case "play": action = .play
+    case "eq":
+      guard let band = w.first?.lowercased(), ["low", "mid", "high"].contains(band) else {
+        throw CommandError("eq takes a band: eq low|mid|high NAME (a CC sets its gain), or toggle eq NAME")
+      }
+      w.removeFirst()
+      action = band == "low" ? .eqlow : band == "mid" ? .eqmid : .eqhigh
+    case "eqlow": action = .eqlow
+    case "eqmid": action = .eqmid
+    case "eqhigh": action = .eqhigh
     default:
-      throw CommandError("unknown MIDI action '\(ValueParser.printable(first))' (vol, pan, rate, sfx fire, toggle mute, toggle solo, play)")
+      throw CommandError(
+        "unknown MIDI action '\(ValueParser.printable(first))' (vol, pan, rate, sfx fire, toggle mute, toggle solo, toggle eq, eq low|mid|high, play)"
+      )
     }
     if action == .play {
       guard w.isEmpty else { throw CommandError("play takes no name (got '\(ValueParser.printable(w[0]))')") }

@@ -1,4 +1,5 @@
 import CEbur128
+import Foundation
 import StemdeckEngine
 import StemdeckSession
 
@@ -100,6 +101,18 @@ public final class LoudnessMeter {
   /// Short-term loudness (the last 3 s), LUFS; −infinity for silence or in the first 3 s.
   public var shortTerm: Double { figure(ebur128_loudness_shortterm) }
 
+  /// The mean K-weighted energy of the last `milliseconds` (at most 3000), channels summed as
+  /// BS.1770 weighs them: the quantity momentary (400 ms) and short-term (3 s) loudness are the
+  /// logarithm of. 0 for silence. `LoudnessSlices` sums 100 ms ones.
+  public func energy(lastMilliseconds milliseconds: Int) -> Double {
+    var v = -Double.infinity
+    guard ebur128_loudness_window(state, UInt(milliseconds), &v) == Int32(EBUR128_SUCCESS.rawValue), v.isFinite else {
+      return 0
+    }
+    // libebur128's loudness is 10 log10(energy) − 0.691 (BS.1770); undone here.
+    return pow(10, (v + 0.691) / 10)
+  }
+
   private func figure(_ f: (UnsafeMutablePointer<ebur128_state>?, UnsafeMutablePointer<Double>?) -> Int32) -> Double {
     var v = -Double.infinity
     if f(state, &v) != Int32(EBUR128_SUCCESS.rawValue) || v.isNaN || v < -200 { return -.infinity }
@@ -130,5 +143,57 @@ public struct LiveLoudness: Sendable, Equatable {
     return
       "M \(l(momentary))  S \(l(shortTerm))  I \(l(integrated)) LUFS  LRA \(NumberFormat.fixed(range, 1)) LU  TP \(l(truePeakDecibels)) dBTP"
       + " (over \(NumberFormat.time(seconds)))" + (droppedFrames > 0 ? ", \(droppedFrames) frames missed" : "")
+  }
+}
+
+/// Momentary and short-term loudness kept current 100 ms at a time (the live meter's
+/// publications, LoudnessWorker.swift). libebur128 answers `momentary` and `shortTerm` by summing
+/// the last 400 ms and 3 s of K-weighted audio on every call: five readings a second of both
+/// cost it more than measuring the audio. Here the audio is fed to the meter in slices ending on
+/// 100 ms boundaries, each slice's mean energy is asked for once (a sum over 100 ms), and the
+/// two figures are the means of the last 4 and 30 slices: the same windows, so the same figures
+/// (to rounding, `LoudnessTests`), as libebur128's at the last slice boundary. A slice not yet
+/// measured counts as silence, as libebur128's zeroed history does.
+struct LoudnessSlices {
+  /// Frames in 100 ms; 0 when the rate is not a multiple of 10 Hz (libebur128's 100 ms would
+  /// then be rounded): the figures are then asked of libebur128 directly.
+  let sliceFrames: Int
+  private var energies = [Double](repeating: 0, count: 30)
+  private var next = 0
+  private var intoSlice = 0
+
+  init(sampleRate: Int) {
+    sliceFrames = sampleRate % 10 == 0 ? sampleRate / 10 : 0
+  }
+
+  /// Feeds `frames` interleaved frames to `meter`, measuring each 100 ms slice they complete.
+  mutating func add(_ interleaved: UnsafePointer<Float>, frames: Int, to meter: LoudnessMeter) throws(MixerError) {
+    guard sliceFrames > 0 else { return try meter.add(interleaved, frames: frames) }
+    var done = 0
+    while done < frames {
+      let n = min(frames - done, sliceFrames - intoSlice)
+      try meter.add(interleaved + done * meter.channels, frames: n)
+      done += n
+      intoSlice += n
+      if intoSlice == sliceFrames {
+        intoSlice = 0
+        energies[next] = meter.energy(lastMilliseconds: 100)
+        next = (next + 1) % energies.count
+      }
+    }
+  }
+
+  /// Momentary loudness at the last slice boundary (the last 400 ms), as `LoudnessMeter.momentary`.
+  func momentary(_ meter: LoudnessMeter) -> Double { sliceFrames > 0 ? loudness(ofLast: 4) : meter.momentary }
+  /// Short-term loudness at the last slice boundary (the last 3 s), as `LoudnessMeter.shortTerm`.
+  func shortTerm(_ meter: LoudnessMeter) -> Double { sliceFrames > 0 ? loudness(ofLast: 30) : meter.shortTerm }
+
+  private func loudness(ofLast count: Int) -> Double {
+    var sum = 0.0
+    for i in 1...count { sum += energies[(next - i + energies.count) % energies.count] }
+    let energy = sum / Double(count)
+    guard energy > 0 else { return -.infinity }
+    let v = 10 * log10(energy) - 0.691
+    return v < -200 ? -.infinity : v
   }
 }

@@ -9,8 +9,10 @@ import StemdeckEngine
 /// it publishes; the meter thread owns libebur128, feeds it, and measures:
 /// - 5 times a second while someone reads the published figures (`published`: the mixer view,
 ///   drawn 30 times a second, only formats them; it shows short-term and integrated loudness and
-///   true peak, and each publication costs a sum over the last 3 s: 5 keep the thread at about
-///   1 % of a core with the view open, README, Performance);
+///   true peak). Momentary and short-term loudness are then those at the last 100 ms boundary,
+///   kept current 100 ms at a time (`LoudnessSlices`): asked of libebur128, each is a sum over
+///   the last 400 ms or 3 s, which five times a second cost more than a third of the thread's
+///   time (README, Performance);
 /// - at once when asked for fresh figures (`fresh`: `meters master`, the socket's meter stream,
 ///   tests): everything handed in before the request is measured, as the control thread's own
 ///   meter did.
@@ -46,22 +48,27 @@ final class LoudnessWorker: @unchecked Sendable {
 
   // The meter thread's own:
   private var meter: LoudnessMeter
+  private var slices: LoudnessSlices
   private var batch: [Float] = []
   private var frames = 0
   private var droppedAtReset: Int
   private var lostAtReset = 0
   private var lastPublication = ContinuousClock.now
   private let capacity: Int
+  /// Samples (interleaved) that wake the meter thread: 100 ms of stereo.
+  private let wakeSamples: Int
 
   /// Starts the meter thread. `droppedSoFar`: the tap's dropped-frame count now.
   init(sampleRate: Int, droppedSoFar: Int) throws(MixerError) {
     self.sampleRate = sampleRate
     meter = try LoudnessMeter(sampleRate: sampleRate, histogram: true)
+    slices = LoudnessSlices(sampleRate: sampleRate)
     self.droppedSoFar = droppedSoFar
     droppedAtReset = droppedSoFar
     latest = Self.silence
     // Two seconds of stereo: the inbox and the batch swap, so neither grows after this.
     capacity = max(8192, sampleRate * 4)
+    wakeSamples = max(2, sampleRate / 5)
     inbox.reserveCapacity(capacity)
     batch.reserveCapacity(capacity)
     let thread = Thread { [self] in
@@ -101,7 +108,9 @@ final class LoudnessWorker: @unchecked Sendable {
         inbox.append(contentsOf: part)
       }
     }
-    condition.broadcast()
+    // The meter thread measures 100 ms at a time (or sooner when a reading is due or asked
+    // for): fewer wake-ups than one per `pump`, which were a tenth of its time.
+    if inbox.count >= wakeSamples { condition.broadcast() }
   }
 
   /// Restarts the integration: what was handed in and not measured yet is dropped, and the
@@ -117,7 +126,7 @@ final class LoudnessWorker: @unchecked Sendable {
     condition.broadcast()
   }
 
-  /// The figures last published (at most about 200 ms old while they are read): for displays
+  /// The figures last published (at most about 300 ms old while they are read: every 200 ms, to the last 100 ms boundary): for displays
   /// that read them many times a second. Never waits for the meter thread.
   var published: LiveLoudness {
     condition.lock()
@@ -156,7 +165,7 @@ final class LoudnessWorker: @unchecked Sendable {
   private func run() {
     condition.lock()
     while true {
-      while !stopping && inbox.isEmpty && resetAsked == nil && requested == answered
+      while !stopping && inbox.count < wakeSamples && resetAsked == nil && requested == answered
         && !(wanted && ContinuousClock.now - lastPublication >= Self.publishInterval)
       {
         // While the figures are read, publish on time even when no audio comes in.
@@ -175,7 +184,10 @@ final class LoudnessWorker: @unchecked Sendable {
       condition.unlock()
 
       if let reset {
-        if let made = try? LoudnessMeter(sampleRate: sampleRate, histogram: true) { meter = made }
+        if let made = try? LoudnessMeter(sampleRate: sampleRate, histogram: true) {
+          meter = made
+          slices = LoudnessSlices(sampleRate: sampleRate)
+        }
         frames = 0
         droppedAtReset = reset
         lostAtReset = lost
@@ -184,14 +196,14 @@ final class LoudnessWorker: @unchecked Sendable {
         let count = batch.count - batch.count % 2
         batch.withUnsafeBufferPointer { b in
           // libebur128 fails only on allocation; the frames are then simply not measured.
-          if let base = b.baseAddress { try? meter.add(base, frames: count / 2) }
+          if let base = b.baseAddress { try? slices.add(base, frames: count / 2, to: meter) }
         }
         frames += count / 2
       }
       batch.removeAll(keepingCapacity: true)
       var reading: LiveLoudness?
       if request != answered || due || reset != nil {
-        reading = measure(droppedSoFar: dropped, lost: lost)
+        reading = measure(droppedSoFar: dropped, lost: lost, exact: request != answered || reset != nil)
         lastPublication = ContinuousClock.now
       }
 
@@ -209,10 +221,14 @@ final class LoudnessWorker: @unchecked Sendable {
     condition.unlock()
   }
 
-  private func measure(droppedSoFar: Int, lost: Int) -> LiveLoudness {
+  /// `exact`: momentary and short-term loudness at the last frame measured (libebur128 sums the
+  /// last 3 s for them), for `fresh`; otherwise at the last 100 ms boundary (`LoudnessSlices`:
+  /// the same figures, at most 100 ms older, for a fraction of the cost), for publications.
+  private func measure(droppedSoFar: Int, lost: Int, exact: Bool) -> LiveLoudness {
     let l = meter.loudness
     return LiveLoudness(
-      momentary: meter.momentary, shortTerm: meter.shortTerm, integrated: l.integrated, range: l.range,
+      momentary: exact ? meter.momentary : slices.momentary(meter),
+      shortTerm: exact ? meter.shortTerm : slices.shortTerm(meter), integrated: l.integrated, range: l.range,
       truePeak: l.truePeak, seconds: Double(frames) / Double(sampleRate),
       droppedFrames: droppedSoFar - droppedAtReset + lost - lostAtReset)
   }

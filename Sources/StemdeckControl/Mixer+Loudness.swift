@@ -40,7 +40,7 @@ extension Mixer {
     return worker?.fresh()
   }
 
-  /// The master's loudness as the meter thread last published it (at most about 200 ms old
+  /// The master's loudness as the meter thread last published it (at most about 300 ms old
   /// while it is read), or nil when it is not measured: for the mixer view, which reads it 30
   /// times a second and must not wait for libebur128. After `meters reset`, never the figures
   /// from before it.

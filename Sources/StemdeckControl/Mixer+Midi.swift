@@ -178,6 +178,16 @@ extension Mixer {
         }
         guard binding >= 0, Int(binding) < midi.mappings.count else { continue }
         let mapping = midi.mappings[Int(binding)]
+        if mapping.action.isEQGain {
+          // Every value the controller sends, not presses: the band's gain follows it.
+          guard status & 0xF0 == 0xB0 else { continue }
+          do throws(MixerError) {
+            try setEQGain(mapping, MidiMapping.eqGain(value: Int(data2)))
+          } catch {
+            out.append(.midiFailed("\(mapping.description): \(error)"))
+          }
+          continue
+        }
         guard isPress(index: Int(binding), status: status, value: Int(data2)) else { continue }
         do throws(MixerError) {
           try run(mapping)
@@ -208,8 +218,23 @@ extension Mixer {
     case .mute: try setMute(mapping.target, !(try find(mapping.target).settings.mute))
     case .solo: try setSolo(mapping.target, !(try find(mapping.target).settings.solo))
     case .play: if transportState == .paused { try play() } else { try pause() }
-    case .volume, .pan, .rate: break
+    case .eq:
+      var eq = try eqSettings(mapping.target)
+      eq.enabled.toggle()
+      try setEQ(mapping.target, eq)
+    case .volume, .pan, .rate, .eqlow, .eqmid, .eqhigh: break
     }
+  }
+
+  /// An `eqlow`/`eqmid`/`eqhigh` mapping's band set to `gain` dB (its frequency and Q kept).
+  func setEQGain(_ mapping: MidiMapping, _ gain: Double) throws(MixerError) {
+    var eq = try eqSettings(mapping.target)
+    switch mapping.action {
+    case .eqlow: eq.low.gain = gain
+    case .eqmid: eq.mid.gain = gain
+    default: eq.high.gain = gain
+    }
+    try setEQ(mapping.target, eq)
   }
 
   /// Completes a learn with this event if it is of a kind the action takes.
@@ -219,7 +244,7 @@ extension Mixer {
     switch (type, learning.action) {
     case (0xE0, .rate), (0xE0, .volume), (0xE0, .pan): source = .bend
     case (0xB0, let a) where a != .rate: source = .cc
-    case (0x90, .sfx), (0x90, .mute), (0x90, .solo), (0x90, .play): source = .note
+    case (0x90, .sfx), (0x90, .mute), (0x90, .solo), (0x90, .play), (0x90, .eq): source = .note
     default: return nil
     }
     let mapping = MidiMapping(

@@ -5,7 +5,8 @@
 //   "midi" : { "feedback" : true, "mappings" : [          <- "feedback" only when true
 //     { "source" : "cc", "number" : 7, "channel" : 1, "action" : "volume", "target" : "drums" },
 //     { "source" : "note", "number" : 36, "action" : "sfx", "target" : "kick" },
-//     { "source" : "cc", "number" : 64, "action" : "play" }
+//     { "source" : "cc", "number" : 64, "action" : "play" },
+//     { "source" : "cc", "number" : 20, "action" : "eqlow", "target" : "drums" }
 //   ] }
 
 /// One MIDI mapping: a source (a controller, a note or pitch bend, on one channel or any) and what
@@ -18,15 +19,19 @@ public struct MidiMapping: Equatable, Sendable {
 
   /// What the mapping does. `volume`, `pan` and `rate` follow the controller (in the renderer, at
   /// the event's frame); the others act once per press (a note on, or a controller rising to 64
-  /// or more) on the control thread: `sfx` fires an effect, `mute`/`solo` toggle a stem, `play`
-  /// toggles play/pause.
+  /// or more) on the control thread: `sfx` fires an effect, `mute`/`solo`/`eq` toggle a stem
+  /// (`eq`: its channel EQ on/off), `play` toggles play/pause. `eqlow`, `eqmid` and `eqhigh`
+  /// follow a controller on the control thread: the band's gain, CC 0 → −18 dB, 64 → 0 dB,
+  /// 127 → +18 dB (`eqGain(value:)`; the EQ glides to it, so the control loop's pace is smooth).
   public enum Action: String, CaseIterable, Sendable {
-    case volume, pan, rate, sfx, mute, solo, play
+    case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh
 
     /// Whether its target is a stem (an effect for `sfx`, nothing for `play`).
     public var targetsStem: Bool { self != .sfx && self != .play }
     /// Whether it follows a continuous value (and so has soft takeover).
     public var isContinuous: Bool { self == .volume || self == .pan || self == .rate }
+    /// Whether it sets an EQ band's gain (a controller's value, no takeover).
+    public var isEQGain: Bool { self == .eqlow || self == .eqmid || self == .eqhigh }
   }
 
   public var source: Source
@@ -63,7 +68,9 @@ public struct MidiMapping: Equatable, Sendable {
       }
     case .rate:
       if source != .bend { return ("action", "rate follows pitch bend only (use source bend)") }
-    case .sfx, .mute, .solo, .play:
+    case .eqlow, .eqmid, .eqhigh:
+      if source != .cc { return ("action", "\(action.rawValue) follows a controller only (use source cc)") }
+    case .sfx, .mute, .solo, .play, .eq:
       if source == .bend { return ("action", "\(action.rawValue) acts on a note or a controller press, not pitch bend") }
     }
     if action == .play {
@@ -82,6 +89,14 @@ public struct MidiMapping: Equatable, Sendable {
     words.append(action.rawValue)
     if !target.isEmpty { words.append(target) }
     return words.joined(separator: " ")
+  }
+
+  /// The gain (dB) of an `eqlow`/`eqmid`/`eqhigh` controller at `value` (0…127): −18 at 0, 0 at
+  /// 64, +18 at 127, linear in dB on either side, to 0.1 dB.
+  public static func eqGain(value: Int) -> Double {
+    let v = max(0, min(127, value)) - 64
+    let gain = Double(v) * 18 / (v >= 0 ? 63 : 64)
+    return (gain * 10).rounded() / 10
   }
 
   /// Whether both listen to the same messages (same source and number, overlapping channels).

@@ -312,4 +312,59 @@ struct MixerViewTerminalTests {
     try await term.type("quit!")
     try await term.send("Enter")
   }
+
+  // MARK: - Channel EQ
+
+  @Test(
+    "e switches the selected strip's EQ off and on; the strip shows Q and its high-pass while it is on",
+    arguments: [cases[0], cases[1]])
+  func eqKey(_ c: Case) async throws {
+    let binary = try StemdeckBinary.require()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try material()
+    let state = try IntegrationTempDir("stemdeck-mixerview-state")
+    let command = viewCommand(c, "show.json", binary: binary, server: server, state: state)
+    let term = try await TmuxTerminal(command, columns: c.columns, rows: c.rows, directory: dir.path)
+    defer { Task { await term.close() } }
+    try await term.check(allNamesShown(term, columns: c.columns), "names at \(c): ")
+    #expect(try await !term.joinedLines().contains { $0.contains("hp120") })
+
+    // Set with ':eq': bass's flags row shows Q and "hp120" (the narrowest strip holds both).
+    try await term.type(":eq bass hpf 120 24")
+    try await term.send("Enter")
+    try await term.check(term.waitFor("ok: eq bass hpf 120 24"), "':eq bass hpf 120 24': ")
+    try await term.check(
+      term.waitForScreen { rows in rows.contains { $0.range(of: #"^\s+-\s+Q\s+hp120\s+-"#, options: .regularExpression) != nil } },
+      "Q hp120 on bass's strip: ")
+
+    // bass selected, e: off (the flags row back to "-"), e: on again.
+    try await term.send("Right")
+    try await term.type("e")
+    try await term.check(
+      term.waitForScreen { rows in
+        rows.contains { $0.contains("bass eq off") } && !rows.contains { $0.contains("hp120") || $0.contains(" Q ") }
+      }, "e (off): ")
+    try await term.type("e")
+    try await term.check(
+      term.waitForScreen { rows in rows.contains { $0.contains("bass eq on") } && rows.contains { $0.contains("hp120") } },
+      "e (on): ")
+
+    // The master (the last strip) has an EQ too: flat, so e says how to set it.
+    for _ in 0..<Self.names.count { try await term.send("Right") }
+    try await term.type("e")
+    try await term.check(term.waitFor("master eq off (flat: set a band with ':eq master')"), "e on the master: ")
+
+    // The REPL agrees.
+    try await term.type("q")
+    try await term.check(term.waitForCursorRow("stemdeck>"), "q: ")
+    try await term.type("eq bass")
+    try await term.send("Enter")
+    try await term.check(term.waitFor("bass eq: hpf 120 Hz 24 dB/oct"), "eq bass: ")
+    try await term.type("eq master")
+    try await term.send("Enter")
+    try await term.check(term.waitFor("master eq: off (flat)"), "eq master: ")
+    try await term.type("quit!")
+    try await term.send("Enter")
+  }
 }

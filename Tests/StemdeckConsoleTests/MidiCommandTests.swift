@@ -132,6 +132,56 @@ struct MidiCommandTests {
     #expect(abs(v - MidiCurve.gain(position: 100.5)) < 1e-9, "\(v)")
   }
 
+  @Test("EQ mappings: a CC sets a band's gain (0 → -18 dB, 64 → 0, 127 → +18), a note toggles the EQ; refusals; saved")
+  func eqMappings() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("midi map cc 20 eq low drums").ok)
+    #expect(h.run("midi map cc 21 ch 2 eqmid drums").ok)
+    #expect(h.run("midi map cc 22 eq high bass").ok)
+    #expect(h.run("midi map note 36 toggle eq drums").ok)
+    #expect(
+      h.run("midi maps").output == ["cc 20 eqlow drums", "cc 21 ch 2 eqmid drums", "cc 22 eqhigh bass", "note 36 eq drums"])
+    for (line, fragment) in [
+      ("midi map note 40 eq low drums", "eqlow follows a controller only (use source cc)"),
+      ("midi map bend eq mid drums", "eqmid follows a controller only"),
+      ("midi map bend toggle eq drums", "eq acts on a note or a controller press, not pitch bend"),
+      ("midi map cc 23 eq treble drums", "eq takes a band: eq low|mid|high NAME"),
+      ("midi map cc 23 eq low nosuch", "no stem named 'nosuch'")
+    ] {
+      let r = h.run(line)
+      #expect(!r.ok && r.output.contains { $0.hasPrefix("error: ") && $0.contains(fragment) }, "\(line): \(r.output)")
+    }
+    // As the process callback: the event, then the block (which also takes the mapping table).
+    h.render(blocks: 1)
+    func send(_ b: [UInt8]) {
+      midiInput(h.mixer.renderState, offset: 0, count: 3, b[0], b[1], b[2])
+      h.render(blocks: 1)
+      _ = h.mixer.pump()
+    }
+    var gains: [Double] = []
+    for value: UInt8 in [0, 32, 64, 127] {
+      send([0xB0, 20, value])
+      gains.append(try h.mixer.eqSettings("drums").low.gain)
+    }
+    #expect(gains == [-18, -9, 0, 18], "\(gains)")
+    send([0xB1, 21, 96])  // channel 2
+    send([0xB0, 21, 127])  // channel 1: not this mapping's
+    #expect(try h.mixer.eqSettings("drums").mid.gain == 9.1)
+    send([0xB0, 22, 1])
+    #expect(try h.mixer.eqSettings("bass").high.gain == -17.7)
+    #expect(try h.mixer.eqSettings("drums").enabled)
+    send([0x90, 36, 100])
+    send([0x90, 36, 0])  // note off: not a press
+    #expect(try !h.mixer.eqSettings("drums").enabled)
+    send([0x90, 36, 90])
+    #expect(try h.mixer.eqSettings("drums").enabled)
+    #expect(h.run("eq drums").output == ["drums eq: low 100 Hz +18 dB, mid 1000 Hz +9.1 dB q 0.707"])
+    let path = h.folder.file("eq-midi.json")
+    #expect(h.run("save \(path)").ok)
+    #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midiMappings)
+  }
+
   @Test("learn binds the next CC; an unmapped note does nothing; the mappings round-trip through the session")
   func learnAndSession() throws {
     let h = try ConsoleHarness.withStems()

@@ -134,4 +134,41 @@ struct LiveLoudnessTests {
     #expect(rig.mixer.masterLoudness() == nil)
     #expect(rig.mixer.renderState.pointee.status.pointee.loudnessTap.pointee.droppedFrames.load(ordering: .relaxed) == 0)
   }
+
+  @Test("the published momentary and short-term figures (summed 100 ms slices) equal libebur128's own at every slice boundary")
+  func slicesMatchLibebur128() throws {
+    // EBU Tech 3341's steps (-36, -23, -20 dBFS) under a swelling programme, fed in pieces of
+    // 1000, 2600, 1200, 7000 and 2600 frames: boundaries fall between pieces and inside them.
+    let samples =
+      LoudnessTests.sine(-36, seconds: 4) + LoudnessTests.programme(seconds: 5) + LoudnessTests.sine(-23, seconds: 4)
+      + LoudnessTests.sine(-20, seconds: 3)
+    let meter = try LoudnessMeter(sampleRate: 48000, histogram: true)
+    var slices = LoudnessSlices(sampleRate: 48000)
+    #expect(slices.sliceFrames == 4800)
+    #expect(slices.momentary(meter) == -.infinity && slices.shortTerm(meter) == -.infinity)
+    let pieces = [1000, 2600, 1200, 7000, 2600]
+    var at = 0, compared = 0, worst = 0.0, shortTerms: [Double] = []
+    try samples.withUnsafeBufferPointer { b throws(MixerError) in
+      var k = 0
+      while at < samples.count / 2 {
+        let n = min(pieces[k % pieces.count], samples.count / 2 - at)
+        try slices.add(b.baseAddress! + 2 * at, frames: n, to: meter)
+        at += n
+        k += 1
+        guard at % 4800 == 0 else { continue }
+        let pairs = [(slices.momentary(meter), meter.momentary), (slices.shortTerm(meter), meter.shortTerm)]
+        for (mine, theirs) in pairs {
+          #expect(mine.isFinite == theirs.isFinite, "\(mine) against \(theirs) at frame \(at)")
+          if mine.isFinite && theirs.isFinite { worst = max(worst, abs(mine - theirs)) }
+        }
+        shortTerms.append(slices.shortTerm(meter))
+        compared += 1
+      }
+    }
+    #expect(compared >= 100, "\(compared) boundaries compared")
+    #expect(worst < 1e-9, "largest difference \(worst) LU")
+    // And the figures move with the signal: the last 3 s are the -20 dBFS tone.
+    #expect(abs(shortTerms.last! + 20) <= 0.1, "short-term \(shortTerms.last!)")
+    #expect(shortTerms.contains { abs($0 + 36) <= 0.1 }, "the -36 dBFS start was read")
+  }
 }

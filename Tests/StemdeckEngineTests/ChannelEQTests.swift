@@ -224,4 +224,36 @@ struct ChannelEQTests {
     let bound2 = 2 * Double.pi * 1000 * 0.1 * pow(10, 18.0 / 20) / Self.rate
     #expect(Self.maxStep(out2) <= bound2 * 1.05, "largest step \(Self.maxStep(out2)), bound \(bound2)")
   }
+
+  @Test("switching the high-pass between 12 and 24 dB/oct glides within the slope; switched at once it would click")
+  func slopeSwitchGlides() {
+    // A 1 kHz sine through a high-pass at 1 kHz: there the 12 dB/oct filter turns the phase by
+    // 90°, the 24 dB/oct one by 180° (both pass 0.707 of it), so a jump from one to the other
+    // moves the output by about its amplitude at once.
+    let bound = 2 * Double.pi * 1000 * 0.1 / Self.rate
+    for smoothed in [true, false] {
+      var p = EQParameters()
+      p.highPassFrequency = 1000; p.highPassSections = 1
+      var eq = ChannelEQ(sampleRate: Self.rate)
+      eq.set(p, immediate: true)
+      let out = Self.largestStep(&eq, frames: 24064, every: 6016) { frame, eq in
+        // 12 → 24 at 6016, back to 12 at 12032, to 24 again at 18048.
+        guard frame > 0 else { return }
+        p.highPassSections = p.highPassSections == 1 ? 2 : 1
+        eq.set(p, immediate: !smoothed)
+      }
+      if smoothed {
+        #expect(Self.maxStep(out) <= bound * 1.05, "largest step \(Self.maxStep(out)), bound \(bound)")
+      } else {
+        #expect(Self.maxStep(out) > bound * 1.5, "largest step \(Self.maxStep(out)), bound \(bound)")
+      }
+      // It arrives: the last 2000 frames are what a 24 dB/oct filter set from the start gives.
+      var reference = ChannelEQ(sampleRate: Self.rate)
+      reference.set(p, immediate: true)
+      let settled = Self.largestStep(&reference, frames: 24064, every: 24064) { _, _ in }
+      let last = (22064..<24064).map { abs(Double(out[$0]) - Double(settled[$0])) }.max()!
+      #expect(last < 1e-6, "\(last) from the 24 dB/oct filter's output")
+      #expect(eq.slope == 1 && eq.sections == 2)
+    }
+  }
 }

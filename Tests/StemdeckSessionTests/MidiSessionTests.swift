@@ -36,7 +36,8 @@ let badMidiDocuments: [BadDocument] = [
   BadDocument(
     label: "midi action unknown",
     text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "wiggle", "target" : "drums" } ] }"#]),
-    location: "midi.mappings[0].action", fragment: "unknown MIDI action \"wiggle\" (allowed: volume, pan, rate, sfx, mute, solo, play)",
+    location: "midi.mappings[0].action",
+    fragment: "unknown MIDI action \"wiggle\" (allowed: volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh)",
     line: 4),
   BadDocument(
     label: "midi rate from a cc",

@@ -123,7 +123,7 @@ struct MixerViewState {
 ///
 ///     row 0        transport: state, position / length, loop, tempo, DSP load, xruns, server, session
 ///     rows 1–2     names (never cut so that two look alike)
-///     row 3        flags (M S D G E U !, as `stems`)
+///     row 3        flags (M S D G E U !, as `stems`; Q: EQ on) and the EQ's high-pass ("hp80")
 ///     row 4        clip markers
 ///     rows 5…      meters (peak ▒, RMS █, 3-s hold ─) and the fader, scaled +6 … −∞ dB with ticks
 ///                  at 0, −6, −12, −24, −48
@@ -334,7 +334,8 @@ enum MixerScreen {
     ("space", "play", "play / pause"),
     ("Enter", "stop", "stop (back to the start)"),
     (":", "cmd", "a command line: any REPL command"),
-    ("u", "undo", "undo the last fader move")
+    ("u", "undo", "undo the last fader move"),
+    ("e", "eq", "channel EQ on/off (settings kept; set it with ':eq NAME …')")
   ]
 
   /// Draws one frame.
@@ -406,7 +407,12 @@ enum MixerScreen {
     let nameStyle: Canvas.Style = selected ? .selected : (s.isStem ? .normal : .bold)
     canvas.put(first.padded(w), row: 1, column: x, width: w, style: nameStyle)
     canvas.put(second.padded(w), row: 2, column: x, width: w, style: nameStyle)
-    let flags = s.flags.text
+    var flags = s.flags.text
+    // The EQ's high-pass at the right of the flags, where it fits.
+    if let hp = s.eqHighPass {
+      let hint = "hp" + String(Int(hp.rounded()))
+      if flags.count + 1 + hint.count <= w { flags += String(repeating: " ", count: w - flags.count - hint.count) + hint }
+    }
     canvas.put(
       flags.isEmpty ? (s.isStem ? "-" : "") : flags, row: 3, column: x, width: w,
       style: s.flags.contains(.unreadable) || s.flags.contains(.underrun) ? .clip : (flags.isEmpty ? .dim : .bold))
@@ -569,8 +575,8 @@ enum MixerScreen {
     lines += [
       "?".padded(10) + " this help (any key closes it); q or Esc: back",
       "Meters: \(unicode ? "█ RMS, ▒ peak, ─ 3-s hold, ▲ clipped" : "# RMS, : peak, - 3-s hold, ! clipped")",
-      "Flags: M mute S solo D direct out G gliding E ended U underruns",
-      "! unreadable or offline. effects: the sound effects' sum",
+      "Flags: M mute S solo D direct out G gliding E ended U underruns Q EQ",
+      "! unreadable or offline. hp80: EQ high-pass. effects: the effects' sum",
       "Mouse: click a strip to select it, click or drag a fader"
     ]
     let width = min(canvas.columns - 2, (lines.map { TerminalInfo.displayWidth($0) }.max() ?? 20) + 4)

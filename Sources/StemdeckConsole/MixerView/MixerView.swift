@@ -393,6 +393,14 @@ final class MixerView {
     case .character("s"):
       if let refused = refusal("solo", strip) { say(refused, error: true); return }
       act { () throws(MixerError) in try console.mixer.setSolo(strip.name, !strip.flags.contains(.solo)) }
+    case .character("e"):
+      if strip.isEffects || strip.offline != nil { say(refusal("EQ", strip) ?? "", error: true); return }
+      act { () throws(MixerError) in
+        var eq = strip.isMaster ? console.mixer.masterEQSetting : try console.mixer.eqSettings(strip.name)
+        eq.enabled.toggle()
+        if strip.isMaster { try console.mixer.setMasterEQ(eq) } else { try console.mixer.setEQ(strip.name, eq) }
+        say("\(strip.name) eq \(eq.enabled ? "on" : "off")" + (eq.isFlat ? " (flat: set a band with ':eq \(strip.name)')" : ""))
+      }
     case .character("0"):
       setVolume(strip, 1)
       if strip.isInput {

@@ -33,10 +33,10 @@ struct MixerViewModel {
     static let eq = Flags(rawValue: 128)
 
     /// The letters of the `stems` table (its legend: M muted, S solo, D direct outs, G gliding,
-    /// E ended, U underruns, ! unreadable).
+    /// E ended, U underruns, ! unreadable; the view adds Q: EQ on).
     static let letters: [(Flags, Character)] = [
       (.mute, "M"), (.solo, "S"), (.directOut, "D"), (.gliding, "G"),
-      (.ended, "E"), (.underrun, "U"), (.unreadable, "!")
+      (.ended, "E"), (.underrun, "U"), (.unreadable, "!"), (.eq, "Q")
     ]
     var text: String { String(Self.letters.filter { contains($0.0) }.map(\.1)) }
 
@@ -85,6 +85,9 @@ struct MixerViewModel {
     /// A live input's strip (Commands+Inputs.swift): fader, pan, mute, solo, meters; no file,
     /// rate or loop.
     var isInput = false
+    /// The frequency of the channel EQ's high-pass (Hz) while the EQ is on (flag `.eq`) and it
+    /// is in.
+    var eqHighPass: Double? = nil
 
     var volumeDB: Double { Decibels.fromAmplitude(volume) }
     var hasFader: Bool { !isEffects }
@@ -134,6 +137,7 @@ struct MixerViewModel {
     if s.underruns > 0 { flags.insert(.underrun) }
     if s.failed { flags.insert(.unreadable) }
     if !s.settings.eq.isBypassed { flags.insert(.eq) }
+    let eqHighPass = s.settings.eq.isBypassed ? nil : s.settings.eq.highPass?.frequency
     let loops = s.settings.loops
     // A finished stem's read position has passed its last pass: show the last one.
     var strip = Strip(
@@ -144,6 +148,7 @@ struct MixerViewModel {
     if s.glidingVolume != nil { strip.volumeTarget = s.settings.volume }
     if s.glidingPan != nil { strip.panTarget = s.settings.pan }
     if s.glidingRate != nil { strip.rateTarget = s.settings.rate }
+    strip.eqHighPass = eqHighPass
     strip.path = s.path
     strip.info = s.info
     strip.length = s.length
@@ -206,7 +211,12 @@ struct MixerViewModel {
   }
 
   static func masterStrip(_ m: Mixer) -> Strip {
-    Strip(name: "master", isMaster: true, volume: m.masterVolumeSetting, meters: meter(m.masterMeter()))
+    let eq = m.masterEQSetting
+    var strip = Strip(
+      name: "master", isMaster: true, volume: m.masterVolumeSetting, flags: eq.isBypassed ? [] : .eq,
+      meters: meter(m.masterMeter()))
+    strip.eqHighPass = eq.isBypassed ? nil : eq.highPass?.frequency
+    return strip
   }
 
   /// The effects' strip when they mix into the master and at least one is loaded (or loading).
@@ -234,7 +244,7 @@ struct MixerViewModel {
 
   /// The model of `console`'s live session now. Control thread only. `freshLoudness`: the
   /// master's loudness measured up to now (waits for the meter's thread: `meters`, queries);
-  /// false: as last published, at most about 200 ms old (the mixer view, 30 times a second).
+  /// false: as last published, at most about 300 ms old (the mixer view, 30 times a second).
   static func make(_ console: Console, freshLoudness: Bool = true) -> MixerViewModel {
     let m = console.mixer
     let strips = stemStrips(m) + busStrips(m)

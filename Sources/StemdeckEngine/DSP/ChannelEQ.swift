@@ -156,7 +156,10 @@ struct EQStage {
 /// - Smoothing: a new setting glides there (frequencies and Q in octaves, gains in dB, linearly
 ///   over `glideSeconds`), with the coefficients recomputed every `updateFrames` frames while it
 ///   moves. Turning the EQ (or its high-pass) on or off crossfades the filtered signal with the
-///   dry one over `fadeSeconds`; a band that starts from flat glides up from 0 dB.
+///   dry one over `fadeSeconds`; a band that starts from flat glides up from 0 dB. Changing
+///   the high-pass's slope (12 ↔ 24 dB/oct) glides too: the second section comes in from 8
+///   octaves under the frequency (where it passes the signal all but untouched) while the first
+///   section's Q moves from 1/√2 to the 24 dB/oct filter's, and leaves the same way back.
 /// - Bypass: while off (or flat with the high-pass off) and faded out, `process` returns at once
 ///   and leaves the samples untouched, bit for bit.
 /// - Realtime: safe; arithmetic and libm (cos, sin, pow through `RealtimeC`) when coefficients
@@ -190,7 +193,13 @@ public struct ChannelEQ {
   @usableFromInline var hpfWet = 0.0, hpfWetStep = 0.0, hpfWetTarget = 0.0
   /// Which sections run (a band runs from the moment it is not flat until the EQ is bypassed).
   @usableFromInline var hpfOn = false, lowOn = false, midOn = false, highOn = false
+  /// The high-pass's slope set last (1: 12 dB/oct, 2: 24).
   @usableFromInline var sections = 1
+  /// Where the high-pass's slope is: 0 is 12 dB/oct (one section), 1 is 24 (two); between, while
+  /// it glides from one to the other, the second section runs (`computeCoefficients`).
+  @usableFromInline var slope = 0.0, slopeStep = 0.0
+  /// Octaves under the high-pass frequency at which the second section starts and ends a glide.
+  static let slopeOctaves = 8.0
   @usableFromInline var hpf1 = EQStage(), hpf2 = EQStage(), low = EQStage(), mid = EQStage(), high = EQStage()
 
   public init(sampleRate: Double) {
@@ -236,6 +245,11 @@ public struct ChannelEQ {
       hpf1.clear(); hpf2.clear()
       hpfLog = log2(parameters.highPassFrequency)
       hpfWet = 0
+      // It fades in: its slope need not glide.
+      slope = parameters.highPassSections == 2 ? 1 : 0
+    } else if parameters.highPassSections == 2 && slope == 0 {
+      // The second section glides in from rest (`startGlide`).
+      hpf2.clear()
     }
     sections = parameters.highPassSections
     fadeHighPass(to: hpfWanted ? 1 : 0)
@@ -287,7 +301,7 @@ public struct ChannelEQ {
 
   @_noLocks
   mutating func run(_ l: UnsafeMutablePointer<Float>, _ r: UnsafeMutablePointer<Float>?, stride: Int, count: Int) {
-    let twoSections = sections == 2
+    let twoSections = slope > 0
     let fading = wetStep != 0 || hpfWetStep != 0 || wet != 1 || (hpfOn && hpfWet != 1)
     if !fading {
       // Steady: the sections in series, nothing mixed back. The sections are copied to locals
@@ -402,6 +416,9 @@ public struct ChannelEQ {
     hpfOn = p.highPassFrequency > 0
     hpfWetTarget = hpfOn ? 1 : 0
     sections = p.highPassSections
+    if sections == 2 && slope == 0 { hpf2.clear() }
+    slope = sections == 2 ? 1 : 0
+    slopeStep = 0
     lowOn = p.lowGain != 0; midOn = p.midGain != 0; highOn = p.highGain != 0
     hpfLog = hpfOn ? log2(p.highPassFrequency) : hpfLog
     lowLog = log2(p.lowFrequency); lowGain = p.lowGain
@@ -423,6 +440,7 @@ public struct ChannelEQ {
       (RealtimeC.log2(p.midQ) - qLog) / frames, (log2(p.highFrequency) - highLog) / frames,
       (p.highGain - highGain) / frames
     )
+    slopeStep = ((p.highPassSections == 2 ? 1 : 0) - slope) / frames
     glideLeft = Int(frames)
     updateIn = 0
   }
@@ -439,11 +457,15 @@ public struct ChannelEQ {
       lowLog = log2(p.lowFrequency); lowGain = p.lowGain
       midLog = log2(p.midFrequency); midGain = p.midGain; qLog = RealtimeC.log2(p.midQ)
       highLog = log2(p.highFrequency); highGain = p.highGain
+      slope = p.highPassSections == 2 ? 1 : 0
+      slopeStep = 0
+      if slope == 0 { hpf2.clear() }
     } else {
       let k = Double(n)
       hpfLog += glideSteps.0 * k; lowLog += glideSteps.1 * k; lowGain += glideSteps.2 * k
       midLog += glideSteps.3 * k; midGain += glideSteps.4 * k; qLog += glideSteps.5 * k
       highLog += glideSteps.6 * k; highGain += glideSteps.7 * k
+      slope = Swift.min(Swift.max(slope + slopeStep * k, 0), 1)
     }
     computeCoefficients()
   }
@@ -453,8 +475,20 @@ public struct ChannelEQ {
     let fs = sampleRate
     if hpfOn {
       let f = RealtimeC.pow(2, hpfLog)
-      hpf1.c = Biquad.highPass(frequency: f, q: Biquad.butterworthQ(section: 0, of: sections), sampleRate: fs)
-      hpf2.c = Biquad.highPass(frequency: f, q: Biquad.butterworthQ(section: 1, of: sections), sampleRate: fs)
+      if slope <= 0 || slope >= 1 {
+        let n = slope >= 1 ? 2 : 1
+        hpf1.c = Biquad.highPass(frequency: f, q: Biquad.butterworthQ(section: 0, of: n), sampleRate: fs)
+        hpf2.c = Biquad.highPass(frequency: f, q: Biquad.butterworthQ(section: 1, of: n), sampleRate: fs)
+      } else {
+        // Between the slopes: the first section's Q moves (in octaves) from the 12 dB/oct
+        // filter's to the 24's first section's; the second rises from `slopeOctaves` under f.
+        let q12 = RealtimeC.log2(Biquad.butterworthQ(section: 0, of: 1))
+        let q24 = RealtimeC.log2(Biquad.butterworthQ(section: 0, of: 2))
+        let q = RealtimeC.pow(2, q12 + slope * (q24 - q12))
+        let f2 = RealtimeC.pow(2, hpfLog - ChannelEQ.slopeOctaves * (1 - slope))
+        hpf1.c = Biquad.highPass(frequency: f, q: q, sampleRate: fs)
+        hpf2.c = Biquad.highPass(frequency: f2, q: Biquad.butterworthQ(section: 1, of: 2), sampleRate: fs)
+      }
     }
     if lowOn { low.c = Biquad.lowShelf(frequency: RealtimeC.pow(2, lowLog), gain: lowGain, sampleRate: fs) }
     if midOn {
