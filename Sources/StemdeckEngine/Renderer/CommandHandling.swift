@@ -120,7 +120,7 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .resetBus(let bus): resetBus(state, bus: bus)
   case .busGlide(let bus, let parameter, let target, let frames, let exponential):
     startBusGlide(state, bus: bus, parameter: parameter, target: target, frames: frames, exponential: exponential)
-  case .setStemBus(let slot, let bus): if let voice = voiceAt(state, slot) { voice.pointee.bus = bus }
+  case .setStemBus(let slot, let bus): if let voice = voiceAt(state, slot) { setStemBus(state, voice, bus: bus, jump: jump) }
   case .setMidiBinding(let index, let binding, let count): state.pointee.midi.apply(index: index, binding: binding, count: count)
   case .loadEffect(let slot, let sample): state.pointee.effects.load(slot: Int(slot), sample: sample)
   case .unloadEffect(let slot): unloadEffect(state, slot: slot)
