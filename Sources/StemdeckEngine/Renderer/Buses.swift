@@ -239,9 +239,8 @@ func startBusGlide(
   }
 }
 
-/// A bus index taken into use again: unity, centre, EQ with no memory (the control thread sends
-/// its EQ and
-/// clears its meter).
+/// A bus index taken into use again: unity, centre, no glide, an EQ with no memory (the control
+/// thread sends its EQ and clears its meter).
 @_noLocks
 func resetBus(_ state: UnsafeMutablePointer<RenderState>, bus: Int32) {
   guard bus >= 0, Int(bus) < BusBank.maxBuses else { return }
