@@ -292,4 +292,32 @@ import Testing
       #expect(abs(end / start - 0.1) < 0.01, "\(start) → \(end)")
     }
   }
+
+  @Test("routing a playing stem to another bus crossfades: the largest sample step stays within the signal's slope")
+  func routeChangeDoesNotClick() throws {
+    let folder = try TemporaryFolder()
+    let tone = Signal.sine(frequency: 220, sampleRate: 48000, frames: 96_000, amplitude: 0.5)
+    try writeAudio(folder.file("t.wav"), format: .wavFloat, channels: [tone, tone])
+    let rig = MixerRig()
+    let m = rig.mixer
+    _ = try m.addStem(path: folder.file("t.wav"), settings: StemSettings(name: "t", file: "t.wav"))
+    var quiet = BusSettings(name: "quiet")
+    quiet.volume = 0.25
+    try m.addBus(quiet)
+    try m.play()
+    var out = rig.render(4800, block: 128)
+    for (i, target) in ["quiet", nil, "quiet"].enumerated() {
+      try m.route("t", to: target)
+      let part = rig.render(4800 + 37 * i, block: 128)
+      out.left += part.left
+    }
+    // The tone's own largest step: 2π·220/48000·0.5 ≈ 0.0144; a cut would step by up to 0.375.
+    let slope = 2 * Double.pi * 220 / 48000 * 0.5
+    var worst = 0.0
+    for i in 1..<out.left.count { worst = max(worst, abs(Double(out.left[i] - out.left[i - 1]))) }
+    #expect(worst < slope * 1.1, "largest step \(worst), the tone's \(slope)")
+    // And it went through: the end is at the bus's level.
+    let end = out.left.suffix(2000).map(abs).max()!
+    #expect(abs(end - 0.125) < 0.002, "\(end)")
+  }
 }

@@ -209,6 +209,21 @@ func setBusLevels(_ state: UnsafeMutablePointer<RenderState>, bus: Int32, volume
   strip.pointee.updateGains(jump: jump)
 }
 
+/// Routes a voice to `bus` (−1: the master); while playing it crossfades from where it went
+/// over 10 ms (`mixRouteCrossfade`), at once otherwise.
+@_noLocks
+func setStemBus(_ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>, bus: Int32, jump: Bool) {
+  guard voice.pointee.bus != bus else { return }
+  if jump || voice.pointee.pending {
+    voice.pointee.routeFadeTotal = 0
+  } else {
+    voice.pointee.previousBus = voice.pointee.bus
+    voice.pointee.routeFadeDone = 0
+    voice.pointee.routeFadeTotal = Swift.max(1, Int(state.pointee.sampleRate * 0.010))
+  }
+  voice.pointee.bus = bus
+}
+
 /// Starts a bus's volume or balance glide (a rate glide means nothing for a bus).
 @_noLocks
 func startBusGlide(
@@ -224,9 +239,8 @@ func startBusGlide(
   }
 }
 
-/// A bus index taken into use again: unity, centre, EQ with no memory (the control thread sends
-/// its EQ and
-/// clears its meter).
+/// A bus index taken into use again: unity, centre, no glide, an EQ with no memory (the control
+/// thread sends its EQ and clears its meter).
 @_noLocks
 func resetBus(_ state: UnsafeMutablePointer<RenderState>, bus: Int32) {
   guard bus >= 0, Int(bus) < BusBank.maxBuses else { return }

@@ -120,7 +120,7 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .resetBus(let bus): resetBus(state, bus: bus)
   case .busGlide(let bus, let parameter, let target, let frames, let exponential):
     startBusGlide(state, bus: bus, parameter: parameter, target: target, frames: frames, exponential: exponential)
-  case .setStemBus(let slot, let bus): if let voice = voiceAt(state, slot) { voice.pointee.bus = bus }
+  case .setStemBus(let slot, let bus): if let voice = voiceAt(state, slot) { setStemBus(state, voice, bus: bus, jump: jump) }
   case .addInput(let index, let channels, let volume, let pan, let audible):
     state.pointee.inputs.add(index: Int(index), channels: Int(channels), volume: volume, pan: pan, audible: audible)
   case .setInputLevels(let index, let volume, let pan, let audible):

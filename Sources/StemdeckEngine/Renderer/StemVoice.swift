@@ -57,6 +57,11 @@ public struct StemVoice: ~Copyable {
   @usableFromInline var detached = false
   /// The bus the stem feeds (an index in `BusBank`), or −1 for the master (Buses.swift).
   public var bus: Int32 = -1
+  /// After a route change while playing: the destination it leaves, and the crossfade's
+  /// progress (`routeFadeTotal` 0: none).
+  @usableFromInline var previousBus: Int32 = -1
+  @usableFromInline var routeFadeDone = 0
+  @usableFromInline var routeFadeTotal = 0
   /// The song-change fade (idle unless `isActive`).
   @usableFromInline var songFade = SongFade()
   /// Source frames to skip after an underrun, so the stem comes back in step with the transport

@@ -387,8 +387,22 @@ func mixVoice(
     let at = state.pointee.passOffset &+ offset
     mixL = dl + at
     mixR = dr + at
+    voice.pointee.routeFadeTotal = 0
   }
   let mono = voice.pointee.channels == 1
+  if voice.pointee.routeFadeTotal > 0 {
+    // Just routed elsewhere while playing: a 10 ms crossfade from the old destination to the new.
+    var oldL = state.pointee.busLeft + offset, oldR = state.pointee.busRight + offset
+    if voice.pointee.previousBus >= 0, !voice.pointee.detached, let input = state.pointee.buses.input(voice.pointee.previousBus) {
+      oldL = input.left + offset
+      oldR = input.right + offset
+    }
+    mixRouteCrossfade(voice, source: source, count: count, new: (mixL, mixR), old: (oldL, oldR), stepL: stepL, stepR: stepR, mono: mono)
+    postFaderMeter(
+      state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
+      mono: mono, cells: cells, preFader: preFader)
+    return
+  }
   if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
     // Steady gains (the usual case): one SIMD pass mixes and takes the meter's levels.
     let metering = state.pointee.stemMetering
@@ -462,4 +476,34 @@ func postFaderMeter(
     peak: (peak.0 * gainL.peak, peak.1 * gainR.peak),
     sumSquares: (sumSquares.0 * gainL.square, sumSquares.1 * gainR.square),
     clips: clips, frames: count, into: cells)
+}
+
+/// Mixes `count` frames into the new destination and the old one with complementary linear
+/// gains (the voice's `routeFade`, Buses.swift): a route change while playing never clicks.
+@_noLocks
+func mixRouteCrossfade(
+  _ voice: UnsafeMutablePointer<StemVoice>, source: UnsafeMutablePointer<Float>, count: Int,
+  new: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), old: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+  stepL: (start: Float, step: Float, rampFrames: Int), stepR: (start: Float, step: Float, rampFrames: Int), mono: Bool
+) {
+  var gl = stepL.start, gr = stepR.start
+  let tl = voice.pointee.gainLeft.current, tr = voice.pointee.gainRight.current
+  let total = voice.pointee.routeFadeTotal
+  var done = voice.pointee.routeFadeDone
+  let inverse = 1 / Float(total)
+  for i in 0..<count {
+    let xl = mono ? source[i] : source[2 &* i]
+    let xr = mono ? xl : source[2 &* i &+ 1]
+    let t = done < total ? Float(done) * inverse : 1
+    let l = xl * gl, r = xr * gr
+    new.0[i] += l * t
+    new.1[i] += r * t
+    old.0[i] += l * (1 - t)
+    old.1[i] += r * (1 - t)
+    if done < total { done &+= 1 }
+    gl = i &+ 1 < stepL.rampFrames ? gl + stepL.step : tl
+    gr = i &+ 1 < stepR.rampFrames ? gr + stepR.step : tr
+  }
+  voice.pointee.routeFadeDone = done
+  if done >= total { voice.pointee.routeFadeTotal = 0 }
 }
