@@ -41,6 +41,8 @@ public final class Mixer: @unchecked Sendable {
   var masterEQ = EQSettings()
   /// The buses (subgroups) and the renderer's free bus indices (Mixer+Buses.swift).
   var busTable = BusTable()
+  /// The aux sends (Mixer+Sends.swift).
+  var sendTable = SendTable()
   public internal(set) var quality: ResamplerQuality
   public private(set) var options = SessionOptions()
   /// How takes are recorded (kept for the session file; used by the console's `record`).
@@ -444,6 +446,7 @@ public final class Mixer: @unchecked Sendable {
       }
       let stem = try find(name)
       try send(.removeVoice(slot: stem.slot))
+      clearSends(ofStem: name, slot: stem.slot)
       table.stems.removeAll { $0 === stem }
       stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
       table.retiring.append(stem)

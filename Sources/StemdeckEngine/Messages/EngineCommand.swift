@@ -101,6 +101,14 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setInputLevels(index: Int32, volume: Double?, pan: Double?, audible: Bool)
   /// Fades live input `index` out; its strip is free once silent (`InputBank.live`).
   case removeInput(index: Int32)
+  /// Starts aux send `index` (Sends.swift) with its return at `returnGain`; all levels silent.
+  case addSend(index: Int32, returnGain: Float)
+  /// Stops aux send `index`; its return fades out.
+  case removeSend(index: Int32)
+  /// Stem slot `slot`'s level into send `index`, pre- or post-fader (ramped while playing).
+  case setSendLevel(slot: Int32, index: Int32, gain: Float, preFader: Bool)
+  /// The volume of send `index`'s return (ramped).
+  case setReturnGain(index: Int32, gain: Float)
 }
 
 /// What a glide moves.

@@ -56,6 +56,8 @@ public struct RenderState: ~Copyable {
   public var effectOutputRight: UnsafeMutablePointer<Float>?
   /// Live input strips (`stemdeck:NAME_in`…; InputStrips.swift): the driver sets their buffers.
   public var inputs: InputBank
+  /// The aux sends and their returns (Sends.swift).
+  public var sends: SendBank
   /// The take being recorded from the input ports (Recording.swift).
   @usableFromInline var recording: RenderRecording
   /// Grouped changes waiting for a transport frame (`begin … commit at POS`, CommandHandling.swift).
@@ -158,6 +160,7 @@ public struct RenderState: ~Copyable {
     self.schedule = RenderSchedule()
     self.buses = BusBank(sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
     self.inputs = InputBank(sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
+    self.sends = SendBank(sampleRate: sampleRate, maxVoices: maxVoices)
   }
 
   /// Destroys a state whose driver has stopped calling `renderBlock`: applies the commands still
@@ -186,6 +189,7 @@ public struct RenderState: ~Copyable {
     state.pointee.midi.free()
     state.pointee.buses.free()
     state.pointee.inputs.free()
+    state.pointee.sends.free()
     let status = state.pointee.status
     state.deinitialize(count: 1)
     state.deallocate()
@@ -254,6 +258,7 @@ public func renderBlock(
   for i in busDirect..<(busDirect &+ BusBank.maxBuses &* 2) {
     if let buffer = direct[i] { buffer.update(repeating: 0, count: frameCount) }
   }
+  clearSendOutputs(state, frameCount: frameCount)
   retireBusPlans(state)
   var done = 0
   // MIDI changes (Midi.swift) land on their frame: a pass ends where the next one is due.
@@ -364,6 +369,7 @@ func renderPass(
   }
   // Live inputs play whatever the transport does, like the effects (InputStrips.swift).
   if mixInputs(state, intoLeft: fxL, right: fxR, frameCount: n, add: effectsActive) { effectsActive = true }
+  if mixSendReturns(state, intoLeft: fxL, right: fxR, frameCount: n, add: effectsActive) { effectsActive = true }
   if detachedActive {
     let dl = state.pointee.songChange.detachedLeft, dr = state.pointee.songChange.detachedRight
     if effectsActive {

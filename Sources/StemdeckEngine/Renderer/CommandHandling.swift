@@ -126,6 +126,11 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .setInputLevels(let index, let volume, let pan, let audible):
     state.pointee.inputs.setLevels(index: Int(index), volume: volume, pan: pan, audible: audible)
   case .removeInput(let index): state.pointee.inputs.remove(index: Int(index))
+  case .addSend(let index, let gain): state.pointee.sends.add(index: Int(index), returnGain: gain)
+  case .removeSend(let index): state.pointee.sends.remove(index: Int(index))
+  case .setSendLevel(let slot, let index, let gain, let pre):
+    state.pointee.sends.setLevel(slot: Int(slot), index: Int(index), gain: gain, preFader: pre, jump: jump)
+  case .setReturnGain(let index, let gain): state.pointee.sends.setReturnGain(index: Int(index), gain: gain)
   case .setMidiBinding(let index, let binding, let count): state.pointee.midi.apply(index: index, binding: binding, count: count)
   case .loadEffect(let slot, let sample): state.pointee.effects.load(slot: Int(slot), sample: sample)
   case .unloadEffect(let slot): unloadEffect(state, slot: slot)

@@ -1,0 +1,117 @@
+import Foundation
+import StemdeckEngine
+import StemdeckSession
+
+// Aux sends and returns (issue 22, item 2) on the control side: the sends by name, each with its
+// index in the renderer's `SendBank` (Sends.swift), its return's volume and the stems' levels into
+// it. docs/architecture.md, *Aux sends*.
+
+/// A stem's level into one send: linear gain, before or after the stem's fader.
+public struct SendLevel: Sendable, Equatable {
+  public var gain: Double
+  public var preFader: Bool
+  public init(gain: Double, preFader: Bool) {
+    self.gain = gain
+    self.preFader = preFader
+  }
+}
+
+/// One aux send.
+public struct AuxSend: Sendable, Equatable {
+  public var name: String
+  /// Its index in the renderer's `SendBank` and the driver's port table.
+  public var index: Int
+  /// The return's volume (linear gain, 0…`SettingRule.volume`'s maximum).
+  public var returnVolume: Double
+  /// The stems that feed it, by name.
+  public var levels: [String: SendLevel]
+
+  /// The JACK port short names: the send's outputs, then its return inputs.
+  public var outputPorts: [String] { ["\(name)_send_L", "\(name)_send_R"] }
+  public var returnPorts: [String] { ["\(name)_return_L", "\(name)_return_R"] }
+}
+
+/// The sends in the order they were added.
+struct SendTable {
+  var sends: [AuxSend] = []
+  func position(_ name: String) -> Int? { sends.firstIndex { $0.name == name } }
+}
+
+extension Mixer {
+  /// The aux sends, in order (for `sends`, `stems`, `routes` and the driver).
+  public var auxSends: [AuxSend] { lock.locked { sendTable.sends } }
+
+  /// Adds aux send `name` (ports `NAME_send_L/R` and `NAME_return_L/R`, registered by the JACK
+  /// driver), its return at `returnVolume`. Refused: a bad or taken name, more than
+  /// `SendBank.maxSends`.
+  public func addSend(_ name: String, returnVolume: Double = 1) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      if let problem = NameRules.busProblem(name) {
+        throw MixerError(ControlText(problem.replacingOccurrences(of: "bus", with: "send")))
+      }
+      if sendTable.position(name) != nil { throw MixerError("a send named '\(name)' already exists") }
+      try MixerError.check(returnVolume, .volume, "return volume")
+      let used = Set(sendTable.sends.map(\.index))
+      guard let index = (0..<SendBank.maxSends).first(where: { !used.contains($0) }) else {
+        throw MixerError("cannot add send '\(name)': stemdeck has at most \(SendBank.maxSends) sends")
+      }
+      try send(.addSend(index: Int32(index), returnGain: Float(returnVolume)))
+      sendTable.sends.append(AuxSend(name: name, index: index, returnVolume: returnVolume, levels: [:]))
+      isDirty = true
+    }
+  }
+
+  /// Removes aux send `name` (its ports go at the driver's next poll; its return fades out).
+  public func removeSend(_ name: String) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      guard let position = sendTable.position(name) else { throw unknownSend(name) }
+      try send(.removeSend(index: Int32(sendTable.sends[position].index)))
+      sendTable.sends.remove(at: position)
+      isDirty = true
+    }
+  }
+
+  /// Sets stem `stem`'s level into send `sendName` (nil: off), pre- or post-fader. Ramped in the
+  /// renderer (10 ms), so a change never clicks.
+  public func setSend(stem: String, send sendName: String, level: SendLevel?) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      guard let position = sendTable.position(sendName) else { throw unknownSend(sendName) }
+      if isBus(stem) { throw MixerError("'\(stem)' is a bus: sends are taken from stems only") }
+      let s = try find(stem)
+      if let level { try MixerError.check(level.gain, .volume, "send level") }
+      let aux = sendTable.sends[position]
+      try send(
+        .setSendLevel(
+          slot: s.slot, index: Int32(aux.index), gain: Float(level?.gain ?? 0),
+          preFader: level?.preFader ?? aux.levels[stem]?.preFader ?? false))
+      sendTable.sends[position].levels[stem] = level
+      isDirty = true
+    }
+  }
+
+  /// The volume of send `sendName`'s return (ramped).
+  public func setReturnVolume(_ sendName: String, _ volume: Double) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      guard let position = sendTable.position(sendName) else { throw unknownSend(sendName) }
+      try MixerError.check(volume, .volume, "return volume")
+      try send(.setReturnGain(index: Int32(sendTable.sends[position].index), gain: Float(volume)))
+      sendTable.sends[position].returnVolume = volume
+      isDirty = true
+    }
+  }
+
+  /// Silences a removed stem's sends (its slot may be taken by another stem). Under the lock.
+  func clearSends(ofStem name: String, slot: Int32) {
+    for position in sendTable.sends.indices where sendTable.sends[position].levels[name] != nil {
+      try? send(.setSendLevel(slot: slot, index: Int32(sendTable.sends[position].index), gain: 0, preFader: false))
+      sendTable.sends[position].levels[name] = nil
+    }
+  }
+
+  func unknownSend(_ name: String) -> MixerError {
+    let known = sendTable.sends.map(\.name)
+    return MixerError(
+      "no send named '\(name)'\(known.isEmpty ? " (there are no sends; add one with 'send add NAME')" : " (sends: \(known.joined(separator: ", ")))")"
+    )
+  }
+}

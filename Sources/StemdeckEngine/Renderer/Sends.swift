@@ -1,0 +1,182 @@
+// Aux sends and returns (issue 22, item 2): a send is a pair of JACK outputs (`NAME_send_L/R`) fed
+// from the stems at a per-stem level, pre- or post-fader, and a pair of return inputs
+// (`NAME_return_L/R`) summed into the master with their own volume, like a live input strip.
+// docs/architecture.md, *Aux sends*.
+
+/// The renderer's sends: levels per stem slot and send, the port buffers the driver hands in for
+/// each block, and the returns' gains. All preallocated in `RenderState.make`.
+public struct SendBank: ~Copyable {
+  /// The most sends a session can have.
+  public static let maxSends = 8
+  @usableFromInline let maxVoices: Int
+  /// Whether each send is in use.
+  @usableFromInline let active: UnsafeMutablePointer<Bool>
+  /// The send outputs' buffers for the current block (left, right per send), set by the driver
+  /// before each `renderBlock` (nil: nowhere to write). `maxSends` × 2.
+  public let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+  /// The return inputs' buffers for the current block (never written), nil: silence. `maxSends` × 2.
+  public let returns: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+  /// Each return's volume (10 ms ramps).
+  @usableFromInline let returnGains: UnsafeMutablePointer<GainRamp>
+  /// Send level of slot s into send k at `levels[s × maxSends + k]` (10 ms ramps), and whether it
+  /// is taken before the stem's fader.
+  @usableFromInline let levels: UnsafeMutablePointer<GainRamp>
+  @usableFromInline let preFader: UnsafeMutablePointer<Bool>
+  /// Whether slot s has any send level that is not silent (or still ramping).
+  @usableFromInline let slotUsed: UnsafeMutablePointer<Bool>
+
+  init(sampleRate: Double, maxVoices: Int) {
+    self.maxVoices = maxVoices
+    let ramp = Swift.max(1, Int(sampleRate * 0.010))
+    let k = SendBank.maxSends
+    active = .allocate(capacity: k)
+    active.initialize(repeating: false, count: k)
+    outputs = .allocate(capacity: k * 2)
+    outputs.initialize(repeating: nil, count: k * 2)
+    returns = .allocate(capacity: k * 2)
+    returns.initialize(repeating: nil, count: k * 2)
+    returnGains = .allocate(capacity: k)
+    returnGains.initialize(repeating: GainRamp(gain: 0, length: ramp), count: k)
+    levels = .allocate(capacity: maxVoices * k)
+    levels.initialize(repeating: GainRamp(gain: 0, length: ramp), count: maxVoices * k)
+    preFader = .allocate(capacity: maxVoices * k)
+    preFader.initialize(repeating: false, count: maxVoices * k)
+    slotUsed = .allocate(capacity: maxVoices)
+    slotUsed.initialize(repeating: false, count: maxVoices)
+  }
+
+  /// Frees the table (control thread, once the renderer has stopped).
+  func free() {
+    active.deallocate()
+    outputs.deallocate()
+    returns.deallocate()
+    returnGains.deallocate()
+    levels.deallocate()
+    preFader.deallocate()
+    slotUsed.deallocate()
+  }
+
+  /// Starts send `index` with its return at `returnGain`; every stem's level into it is silent.
+  @_noLocks
+  mutating func add(index: Int, returnGain: Float) {
+    guard index >= 0, index < SendBank.maxSends else { return }
+    active[index] = true
+    returnGains[index].jump(to: returnGain)
+    for slot in 0..<maxVoices {
+      levels[slot &* SendBank.maxSends &+ index].jump(to: 0)
+      preFader[slot &* SendBank.maxSends &+ index] = false
+    }
+  }
+
+  /// Stops send `index` (its ports go after this; its return fades for 10 ms on the way).
+  @_noLocks
+  mutating func remove(index: Int) {
+    guard index >= 0, index < SendBank.maxSends else { return }
+    active[index] = false
+    for slot in 0..<maxVoices { levels[slot &* SendBank.maxSends &+ index].jump(to: 0) }
+    returnGains[index].set(target: 0)
+  }
+
+  /// Slot `slot`'s level into send `index` (ramped over 10 ms; `jump`: at once).
+  @_noLocks
+  mutating func setLevel(slot: Int, index: Int, gain: Float, preFader pre: Bool, jump: Bool) {
+    guard slot >= 0, slot < maxVoices, index >= 0, index < SendBank.maxSends, active[index] else { return }
+    let at = slot &* SendBank.maxSends &+ index
+    if preFader[at] != pre {
+      // Pre and post take different signals: switching starts from silence (no step).
+      levels[at].jump(to: 0)
+      preFader[at] = pre
+    }
+    if jump { levels[at].jump(to: gain) } else { levels[at].set(target: gain) }
+    if gain != 0 || levels[at].isRamping { slotUsed[slot] = true }
+  }
+
+  /// The volume of send `index`'s return (ramped).
+  @_noLocks
+  mutating func setReturnGain(index: Int, gain: Float) {
+    guard index >= 0, index < SendBank.maxSends, active[index] else { return }
+    returnGains[index].set(target: gain)
+  }
+}
+
+/// Clears the send outputs at the start of a block.
+@_noLocks
+func clearSendOutputs(_ state: UnsafeMutablePointer<RenderState>, frameCount: Int) {
+  for i in 0..<(SendBank.maxSends &* 2) {
+    if let buffer = state.pointee.sends.outputs[i] { buffer.update(repeating: 0, count: frameCount) }
+  }
+}
+
+/// Adds a voice's `count` source frames to each send it feeds: post-fader through the voice's
+/// ramped channel gains (`stepL`/`stepR`, already advanced: its volume, pan, mute and solo),
+/// pre-fader straight from the source (after its EQ). `offset` is within the pass.
+@_noLocks
+func mixVoiceSends(
+  _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
+  slot: Int, source: UnsafeMutablePointer<Float>, offset: Int, count: Int,
+  stepL: (start: Float, step: Float, rampFrames: Int), stepR: (start: Float, step: Float, rampFrames: Int), mono: Bool
+) {
+  guard slot >= 0, slot < state.pointee.sends.maxVoices, state.pointee.sends.slotUsed[slot], !voice.pointee.detached else {
+    return
+  }
+  let at = state.pointee.passOffset &+ offset
+  let tl = voice.pointee.gainLeft.current, tr = voice.pointee.gainRight.current
+  var used = false
+  for k in 0..<SendBank.maxSends {
+    let level = state.pointee.sends.levels + (slot &* SendBank.maxSends &+ k)
+    guard state.pointee.sends.active[k], level.pointee.current != 0 || level.pointee.isRamping else { continue }
+    let step = level.pointee.advance(frames: count)
+    let target = level.pointee.current
+    if target != 0 { used = true }
+    guard let outL = state.pointee.sends.outputs[2 &* k], let outR = state.pointee.sends.outputs[2 &* k &+ 1] else {
+      continue
+    }
+    let pre = state.pointee.sends.preFader[slot &* SendBank.maxSends &+ k]
+    var g = step.start
+    var gl = pre ? 1 : stepL.start, gr = pre ? 1 : stepR.start
+    for i in 0..<count {
+      let xl = mono ? source[i] : source[2 &* i]
+      let xr = mono ? xl : source[2 &* i &+ 1]
+      outL[at &+ i] += xl * gl * g
+      outR[at &+ i] += xr * gr * g
+      g = i &+ 1 < step.rampFrames ? g + step.step : target
+      if !pre {
+        gl = i &+ 1 < stepL.rampFrames ? gl + stepL.step : tl
+        gr = i &+ 1 < stepR.rampFrames ? gr + stepR.step : tr
+      }
+    }
+  }
+  if !used { state.pointee.sends.slotUsed[slot] = false }
+}
+
+/// Adds every send's return (its input ports at the return's ramped volume) to `outL`/`outR`
+/// (`add` false: overwrites them first). Returns whether anything was written.
+@_noLocks
+func mixSendReturns(
+  _ state: UnsafeMutablePointer<RenderState>, intoLeft outL: UnsafeMutablePointer<Float>,
+  right outR: UnsafeMutablePointer<Float>, frameCount n: Int, add: Bool
+) -> Bool {
+  var written = add
+  let offset = state.pointee.passOffset
+  for k in 0..<SendBank.maxSends {
+    let ramp = state.pointee.sends.returnGains + k
+    guard state.pointee.sends.active[k] || ramp.pointee.isRamping else { continue }
+    let step = ramp.pointee.advance(frames: n)
+    let target = ramp.pointee.current
+    guard step.start != 0 || target != 0 else { continue }
+    let inL = state.pointee.sends.returns[2 &* k], inR = state.pointee.sends.returns[2 &* k &+ 1]
+    if inL == nil && inR == nil { continue }
+    if !written {
+      outL.update(repeating: 0, count: n)
+      outR.update(repeating: 0, count: n)
+      written = true
+    }
+    var g = step.start
+    for i in 0..<n {
+      if let inL { outL[i] += inL[offset &+ i] * g }
+      if let inR { outR[i] += inR[offset &+ i] * g }
+      g = i &+ 1 < step.rampFrames ? g + step.step : target
+    }
+  }
+  return written
+}
