@@ -27,7 +27,7 @@ struct CommandSpec: Sendable {
 /// Every command, in the order `help` lists them.
 enum CommandTable {
   static let all: [CommandSpec] =
-    stemCommands + busCommands + inputCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands
+    stemCommands + busCommands + inputCommands + sendCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands
     + routingCommands
     + sessionCommands
     + otherCommands
@@ -78,6 +78,8 @@ enum CommandTable {
       for line in Display.stemsTable(MixerViewModel.stemStrips(c.mixer), width: c.terminalColumns?()) { c.write(line) }
       let buses = c.mixer.busStatuses()
       if !buses.isEmpty { for line in Display.busLines(buses) { c.write(line) } }
+      let sends = c.mixer.auxSends
+      if !sends.isEmpty { for line in Display.sendLines(sends).map({ $0.hasPrefix(" ") ? $0 : "send " + $0 }) { c.write(line) } }
     },
     CommandSpec(
       name: "vol", aliases: ["volume"], usage: "vol NAME|all VALUE [over TIME [exp]]",
@@ -466,6 +468,8 @@ enum CommandTable {
     ) { (c, _) throws(CommandError) in
       for line in Display.routeLines(try Display.routes(c, connectedOnly: false)) { c.write(line) }
       if !c.mixer.busNames.isEmpty { for line in ["mixer graph:"] + Display.graphLines(c.mixer) { c.write(line) } }
+      let sends = c.mixer.auxSends
+      if !sends.isEmpty { for line in ["sends:"] + Display.sendLines(sends) { c.write(line) } }
     },
     CommandSpec(
       name: "events", usage: "events [on|off|CLASS…]", summary: "choose which events are shown (repeats are folded to one line a second)",
@@ -704,6 +708,7 @@ enum Help {
     var lines: [String] = []
     let groups: [(String, [CommandSpec])] = [
       ("stems", CommandTable.stemCommands), ("buses", CommandTable.busCommands), ("live inputs", CommandTable.inputCommands),
+      ("aux sends", CommandTable.sendCommands),
       ("transport", CommandTable.transportCommands),
       ("meters", CommandTable.meterCommands), ("effects and recording", CommandTable.effectAndRecordCommands),
       ("MIDI control", CommandTable.midiCommands), ("routing", CommandTable.routingCommands),

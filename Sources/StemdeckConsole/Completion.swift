@@ -16,6 +16,10 @@ enum Completion {
     if spec.name == "input", index == 1, words[1].lowercased() == "remove" {
       return (console.mixer.inputNames + ["all"]).filter { $0.hasPrefix(partial) }.sorted()
     }
+    // `send …`: the keywords and stems, then send names, then levels (Commands+Sends.swift).
+    if spec.name == "send", let options = sendCompletions(console: console, words: words, index: index) {
+      return options.filter { $0.hasPrefix(partial) }.sorted()
+    }
     switch kind {
     case .stem:
       options =

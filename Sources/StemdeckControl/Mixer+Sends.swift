@@ -115,3 +115,15 @@ extension Mixer {
     )
   }
 }
+
+extension Mixer {
+  /// The sends' JACK ports by send index: `NAME_send_L`, `NAME_send_R` (outputs), then
+  /// `NAME_return_L`, `NAME_return_R` (inputs). For the driver (JackDriver+Sends.swift).
+  public func sendPorts() -> [Int: [String]] {
+    lock.locked {
+      var ports: [Int: [String]] = [:]
+      for aux in sendTable.sends { ports[aux.index] = aux.outputPorts + aux.returnPorts }
+      return ports
+    }
+  }
+}

@@ -80,6 +80,7 @@ extension Mixer {
   /// are freed once the renderer hands it back (`pump`).
   func retire(_ stem: Stem) {
     try? send(.removeVoice(slot: stem.slot))
+    clearSends(ofStem: stem.settings.name, slot: stem.slot)
     stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
     table.retiring.append(stem)
   }

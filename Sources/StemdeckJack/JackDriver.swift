@@ -40,6 +40,8 @@ public final class JackDriver: @unchecked Sendable {
   var midiOutPort: OpaquePointer?
   /// The live inputs' ports by strip index (JackDriver+Inputs.swift).
   var liveInputRegistered: [Int: LiveInputPorts] = [:]
+  /// The aux sends' registered ports by send index (JackDriver+Sends.swift).
+  var sendRegistered: [Int: SendPorts] = [:]
   public private(set) var launcher: ServerLauncher?
   let launch: ServerLauncher.Launch
   /// Connections we want, by our port's short name → full peer names. Survives server restarts.
@@ -138,6 +140,7 @@ public final class JackDriver: @unchecked Sendable {
     midiPort = nil
     midiOutPort = nil
     forgetLiveInputs()
+    forgetSends()
     ctx.pointee.midiPort.store(0, ordering: .releasing)
     ctx.pointee.midiOutPort.store(0, ordering: .releasing)
     ctx.pointee.effectPortLeft.store(0, ordering: .releasing)
@@ -158,6 +161,7 @@ public final class JackDriver: @unchecked Sendable {
     syncEffectPorts()
     syncMidiPort()
     syncLiveInputs()
+    syncSends()
     _ = healRouting()
     masterWasConnected = masterConnectionCount() > 0
   }
@@ -267,6 +271,7 @@ public final class JackDriver: @unchecked Sendable {
     if midiPort != nil { names.append("midi_in") }
     if midiOutPort != nil { names.append("midi_out") }
     names += liveInputPortNames
+    names += sendPortNames
     for (name, _) in directPorts.sorted(by: { $0.key < $1.key }) { names += ["\(name)_L", "\(name)_R"] }
     for key in intended.keys.sorted() where !names.contains(key) { names.append(key) }
     return names
@@ -301,6 +306,7 @@ public final class JackDriver: @unchecked Sendable {
       lastSeen = [:]
       // The session's live inputs get their ports now, so their connections are made below.
       if client != nil && liveInputsOutOfStep() { syncLiveInputs() }
+      if client != nil && sendsOutOfStep() { syncSends() }
       // The leaving ports' connections are the old song's: seen already, so that they are not
       // adopted into the new song's routing (and saved with it).
       if let client {
@@ -541,6 +547,7 @@ public final class JackDriver: @unchecked Sendable {
         midiPort = nil
         midiOutPort = nil
         forgetLiveInputs()
+        forgetSends()
         reconnectAt = Date().addingTimeInterval(Self.reconnectInterval)
       }
       if !connected {
@@ -559,6 +566,7 @@ public final class JackDriver: @unchecked Sendable {
       if (mixer.options.effectsOutput == .ports) != (effectPorts != nil) { syncEffectPorts() }
       if mixer.midiPortWanted != (midiPort != nil) || mixer.midiFeedback != (midiOutPort != nil) { syncMidiPort() }
       if liveInputsOutOfStep() { syncLiveInputs() }
+      if sendsOutOfStep() { syncSends() }
       lines += syncTransport()
       let change = context.pointee.graphChanged.load(ordering: .acquiring)
       if change != lastGraphChange || !vanishedSince.isEmpty {

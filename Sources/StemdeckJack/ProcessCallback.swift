@@ -46,6 +46,10 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   /// cleared like the direct outs.
   let liveInputPorts: UnsafeMutablePointer<Atomic<Int>>
   let liveInputPortCount: Int
+  /// Aux send ports (Sends.swift; JackDriver+Sends.swift): send L/R, return L/R per send,
+  /// pointer bit patterns, 0 where none; published and cleared like the live inputs.
+  let sendPorts: UnsafeMutablePointer<Atomic<Int>>
+  let sendPortCount = SendBank.maxSends * 4
   /// Incremented by JACK's xrun callback.
   public let xruns = Atomic<Int>(0)
   /// Set by the shutdown callback when the server goes away.
@@ -85,6 +89,8 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
     liveInputPortCount = maxInputs * 2
     liveInputPorts = .allocate(capacity: maxInputs * 2)
     for i in 0..<(maxInputs * 2) { (liveInputPorts + i).initialize(to: Atomic(0)) }
+    sendPorts = .allocate(capacity: SendBank.maxSends * 4)
+    for i in 0..<(SendBank.maxSends * 4) { (sendPorts + i).initialize(to: Atomic(0)) }
   }
 
   deinit {
@@ -92,6 +98,13 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
     directPorts.deallocate()
     liveInputPorts.deinitialize(count: liveInputPortCount)
     liveInputPorts.deallocate()
+    sendPorts.deinitialize(count: sendPortCount)
+    sendPorts.deallocate()
+  }
+
+  /// Publishes (or clears) one send port. Control thread.
+  func setSendPort(_ index: Int, _ port: OpaquePointer?) {
+    sendPorts[index].store(port.map { Int(bitPattern: UnsafeRawPointer($0)) } ?? 0, ordering: .releasing)
   }
 
   /// Publishes (or clears) one live input port. Control thread.
@@ -270,6 +283,15 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
       inputBuffers[i] = portBuffer(port, nframes)?.assumingMemoryBound(to: Float.self)
     } else {
       inputBuffers[i] = nil
+    }
+  }
+  // Aux sends (Sends.swift): the send outputs' and returns' buffers for this period.
+  for k in 0..<(context.pointee.sendPortCount / 4) {
+    for side in 0..<2 {
+      let out = OpaquePointer(bitPattern: context.pointee.sendPorts[4 &* k &+ side].load(ordering: .acquiring))
+      let ret = OpaquePointer(bitPattern: context.pointee.sendPorts[4 &* k &+ 2 &+ side].load(ordering: .acquiring))
+      state.pointee.sends.outputs[2 &* k &+ side] = out.flatMap { portBuffer($0, nframes)?.assumingMemoryBound(to: Float.self) }
+      state.pointee.sends.returns[2 &* k &+ side] = ret.flatMap { portBuffer($0, nframes)?.assumingMemoryBound(to: Float.self) }
     }
   }
   readMidi(context, state, nframes)

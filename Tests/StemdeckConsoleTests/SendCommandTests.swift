@@ -1,0 +1,65 @@
+import Foundation
+import StemdeckControl
+import StemdeckSession
+import Testing
+@testable import StemdeckConsole
+
+/// The `send` and `sends` commands (Commands+Sends.swift): add, levels pre/post, off, return
+/// volume, remove; `stems`/`routes` show the sends; completion; refusals that change nothing.
+@Suite struct SendCommandTests {
+  @Test("send add, send STEM NAME LEVEL pre|post, off, return, remove; sends, stems lists them")
+  func addLevelRemove() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("sends").output == ["no sends (add one with 'send add NAME')"])
+    #expect(h.run("send add verb").output == ["added send verb (verb_send_L, verb_send_R, verb_return_L, verb_return_R)"])
+    #expect(h.run("send drums verb -12dB post").output == ["drums → verb: -12.0 dB post"])
+    #expect(h.run("send bass verb -6dB pre").ok)
+    #expect(h.mixer.isDirty)
+    let levels = h.mixer.auxSends[0].levels
+    #expect(abs((levels["drums"]?.gain ?? 0) - 0.251189) < 1e-5 && levels["drums"]?.preFader == false)
+    #expect(levels["bass"]?.preFader == true)
+    #expect(
+      h.run("send").output == [
+        "verb: out verb_send_L,verb_send_R, return verb_return_L,verb_return_R at 0.0 dB", "  bass -6.0 dB pre", "  drums -12.0 dB post"
+      ])
+    #expect(h.run("stems").output.contains("  drums -12.0 dB post"))
+    #expect(h.run("send return verb -6dB").ok)
+    #expect(abs(h.mixer.auxSends[0].returnVolume - 0.501187) < 1e-5)
+    #expect(h.run("send drums verb off").output == ["drums → verb: off"])
+    #expect(h.mixer.auxSends[0].levels["drums"] == nil)
+    #expect(h.run("send remove verb").output == ["removed send verb"])
+    #expect(h.mixer.auxSends.isEmpty)
+  }
+
+  @Test("send refusals: unknown stem or send, bad level or tap point, the limit; nothing changes")
+  func refusals() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("send add verb").ok)
+    for line in [
+      "send drums delay -6dB", "send drumz verb -6dB", "send drums verb loud", "send drums verb -6dB sideways",
+      "send drums verb off pre", "send add verb", "send remove delay", "send return verb 99", "send add"
+    ] {
+      let r = h.run(line)
+      #expect(!r.ok, "\(line) was accepted")
+    }
+    #expect(h.mixer.auxSends.count == 1 && h.mixer.auxSends[0].levels.isEmpty && h.mixer.auxSends[0].returnVolume == 1)
+    for i in 1..<8 { #expect(h.run("send add s\(i)").ok) }
+    let over = h.run("send add one_more")
+    #expect(!over.ok && over.output.joined().contains("at most 8 sends"), "\(over.output)")
+  }
+
+  @Test("completion: send keywords and stems, then send names, then levels and pre/post")
+  func completion() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("send add verb").ok)
+    #expect(Completion.candidates(console: h.console, words: ["send"], partial: "a") == ["add", "all"])
+    #expect(Completion.candidates(console: h.console, words: ["send"], partial: "dr") == ["drums"])
+    #expect(Completion.candidates(console: h.console, words: ["send", "drums"], partial: "v") == ["verb"])
+    #expect(Completion.candidates(console: h.console, words: ["send", "drums", "verb"], partial: "o") == ["off"])
+    #expect(Completion.candidates(console: h.console, words: ["send", "drums", "verb", "-12dB"], partial: "p") == ["post", "pre"])
+    #expect(Completion.candidates(console: h.console, words: [], partial: "se").contains("sends"))
+  }
+}
