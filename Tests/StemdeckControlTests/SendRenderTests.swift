@@ -166,5 +166,12 @@ import Testing
     try m.setSend(stem: "kick", send: "verb", level: SendLevel(gain: 1, preFader: false))
     try m.removeStem("kick")
     #expect(m.auxSends[0].levels.isEmpty)
+    // Opening a session retires the stems: their send levels go with them (their slots are reused).
+    _ = try m.addStem(path: folder.file("a.wav"), settings: StemSettings(name: "snare", file: "a.wav"))
+    try m.setSend(stem: "snare", send: "verb", level: SendLevel(gain: 1, preFader: true))
+    var next = Session()
+    next.stems = [StemSettings(name: "snare", file: "a.wav")]
+    _ = try m.load(next, sessionPath: folder.file("next.json"))
+    #expect(m.auxSends[0].levels.isEmpty)
   }
 }
