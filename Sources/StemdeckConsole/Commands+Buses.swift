@@ -115,7 +115,7 @@ extension Display {
       if !b.audible && !s.mute { flags += "s" }  // silenced by a solo elsewhere
       if s.directOut { flags += "D" }
       if !s.eq.isBypassed { flags += "Q" }
-      let peaks = b.meter.channels.map { NumberFormat.fixed(max(-99.9, $0.peak), 1) }.joined(separator: "/")
+      let peaks = b.meter.channels.map { Display.db($0.peak) }.joined(separator: "/")
       let from = b.members.isEmpty ? "(nothing routed)" : b.members.joined(separator: ", ")
       let to = s.directOut ? "\(s.name)_L/R" : (s.bus ?? "master")
       return "bus \(s.name)  vol \(NumberFormat.fixed(Decibels.fromAmplitude(s.volume), 1)) dB  pan \(NumberFormat.fixed(s.pan, 2))"
