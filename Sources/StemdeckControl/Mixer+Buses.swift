@@ -89,10 +89,11 @@ extension Mixer {
     let known =
       table.stems.map(\.settings.name) + table.offline.map(\.settings.name) + liveInputs.inputs.map(\.settings.name)
       + busTable.buses.map(\.settings.name)
+    let what = liveInputs.inputs.isEmpty ? "stem or bus" : "stem, input or bus"
     if let guess = Suggestion.closest(to: name, in: known) {
-      return MixerError("unknown stem, input or bus '\(printableText(name))' — did you mean '\(guess)'?")
+      return MixerError("unknown \(what) '\(printableText(name))' — did you mean '\(guess)'?")
     }
-    return MixerError("unknown stem, input or bus '\(printableText(name))'")
+    return MixerError("unknown \(what) '\(printableText(name))'")
   }
 
   func unknownBus(_ name: String) -> MixerError {
