@@ -32,6 +32,8 @@ public struct InputStrip {
   @usableFromInline var previousBus: Int32 = -1
   @usableFromInline var routeFadeDone = 0
   @usableFromInline var routeFadeTotal = 0
+  /// Added and not rendered yet: its EQ is set at once, as its gains (no signal to glide from).
+  @usableFromInline var fresh = false
 
   init(sampleRate: Double) {
     let ramp = Swift.max(1, Int(sampleRate * 0.010))
@@ -116,6 +118,7 @@ public struct InputBank: ~Copyable {
     let s = strips + index
     s.pointee.bus = -1
     s.pointee.routeFadeTotal = 0
+    s.pointee.fresh = true
     s.pointee.active = true
     s.pointee.removing = false
     s.pointee.channels = channels == 2 ? 2 : 1
@@ -173,13 +176,14 @@ public struct InputBank: ~Copyable {
     s.pointee.bus = bus
   }
 
-  /// Changes strip `index`'s EQ; it always glides (a live input sounds whatever the transport does).
+  /// Changes strip `index`'s EQ; it always glides (a live input sounds whatever the transport
+  /// does), except on a strip just added and not rendered yet: that one starts at its EQ.
   @_noLocks
   mutating func changeEQ(index: Int, _ change: (inout EQParameters) -> Void) {
     guard index >= 0, index < capacity, strips[index].active, !strips[index].removing else { return }
     var p = strips[index].eq.target
     change(&p)
-    strips[index].eq.set(p, immediate: false)
+    strips[index].eq.set(p, immediate: strips[index].fresh)
   }
 }
 
@@ -215,6 +219,7 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
   for index in 0..<limit {
     let s = state.pointee.inputs.strips + index
     guard s.pointee.active else { continue }
+    s.pointee.fresh = false
     let cells = UnsafePointer(state.pointee.inputs.meters + index)
     let stereo = s.pointee.channels == 2
     let bufL = state.pointee.inputs.buffers[2 &* index]
