@@ -180,5 +180,10 @@ import Testing
     #expect(message.contains("bad.json") && message.contains("inputs[0].bus") && message.contains("\"vocals\""), "\(message)")
     #expect(h.mixer.inputSettings == before)
     #expect(try h.mixer.inputStatus("mic").destination == "vox_bus")
+    // A new sample rate (the server restarted at another): the copy keeps the route.
+    let copy = try h.mixer.copy(atSampleRate: 44100)
+    defer { copy.shutdown() }
+    #expect(try copy.inputStatus("mic").destination == "vox_bus")
+    #expect(copy.members(of: "vox_bus") == ["mic"])
   }
 }
