@@ -56,9 +56,10 @@ extension CommandTable {
     },
     CommandSpec(
       name: "route", usage: routeUsage,
-      summary: "send a stem or a bus to a bus, or to the master: 'route kick drums_bus'",
+      summary: "send a stem, a live input or a bus to a bus, or to the master: 'route kick drums_bus'",
       details: """
         route kick drums_bus      the stem kick now feeds drums_bus (its EQ, fader, meter)
+        route mic vox_bus         a live input too (on a bus it follows the transport, as the bus)
         route drums_bus band      buses feed buses; a loop is refused, naming it
         route kick master         back to the master
         route kick                where it goes;  route  the whole graph

@@ -126,6 +126,8 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .setInputLevels(let index, let volume, let pan, let audible):
     state.pointee.inputs.setLevels(index: Int(index), volume: volume, pan: pan, audible: audible)
   case .removeInput(let index): state.pointee.inputs.remove(index: Int(index))
+  case .setInputBus(let index, let bus, let crossfade):
+    state.pointee.inputs.setBus(index: Int(index), bus: bus, sampleRate: state.pointee.sampleRate, jump: !crossfade)
   case .setMidiBinding(let index, let binding, let count): state.pointee.midi.apply(index: index, binding: binding, count: count)
   case .loadEffect(let slot, let sample): state.pointee.effects.load(slot: Int(slot), sample: sample)
   case .unloadEffect(let slot): unloadEffect(state, slot: slot)
