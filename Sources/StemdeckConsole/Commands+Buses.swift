@@ -56,9 +56,10 @@ extension CommandTable {
     },
     CommandSpec(
       name: "route", usage: routeUsage,
-      summary: "send a stem or a bus to a bus, or to the master: 'route kick drums_bus'",
+      summary: "send a stem, a live input or a bus to a bus, or to the master: 'route kick drums_bus'",
       details: """
         route kick drums_bus      the stem kick now feeds drums_bus (its EQ, fader, meter)
+        route mic vox_bus         a live input too (on a bus it follows the transport, as the bus)
         route drums_bus band      buses feed buses; a loop is refused, naming it
         route kick master         back to the master
         route kick                where it goes;  route  the whole graph
@@ -115,7 +116,7 @@ extension Display {
       if !b.audible && !s.mute { flags += "s" }  // silenced by a solo elsewhere
       if s.directOut { flags += "D" }
       if !s.eq.isBypassed { flags += "Q" }
-      let peaks = b.meter.channels.map { NumberFormat.fixed(max(-99.9, $0.peak), 1) }.joined(separator: "/")
+      let peaks = b.meter.channels.map { Display.db($0.peak) }.joined(separator: "/")
       let from = b.members.isEmpty ? "(nothing routed)" : b.members.joined(separator: ", ")
       let to = s.directOut ? "\(s.name)_L/R" : (s.bus ?? "master")
       return "bus \(s.name)  vol \(NumberFormat.fixed(Decibels.fromAmplitude(s.volume), 1)) dB  pan \(NumberFormat.fixed(s.pan, 2))"

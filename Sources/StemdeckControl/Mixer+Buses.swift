@@ -21,7 +21,7 @@ struct BusTable {
 /// A bus as `stems`, `meters` and the views show it.
 public struct BusStatus: Sendable {
   public var settings: BusSettings
-  /// What feeds it: stems (offline ones too) and buses, in console order.
+  /// What feeds it: stems (offline ones too), live inputs and buses, in console order.
   public var members: [String]
   public var meter: MeterReading
   /// Whether mute and solo (along the graph) let it be heard.
@@ -55,18 +55,21 @@ extension Mixer {
     }
   }
 
-  /// The stems (offline ones too) and buses routed to `bus`, in console order.
+  /// The stems (offline ones too), live inputs and buses routed to `bus`, in console order.
   public func members(of bus: String) -> [String] { lock.locked { membersLocked(of: bus) } }
 
   func membersLocked(of bus: String) -> [String] {
     savedOrder().filter { $0.settings.bus == bus }.map(\.settings.name)
+      + liveInputs.inputs.filter { $0.settings.bus == bus }.map(\.settings.name)
       + busTable.buses.filter { $0.settings.bus == bus }.map(\.settings.name)
   }
 
-  /// Every stem (offline ones too, in console order) and bus with where it goes (nil: the master).
+  /// Every stem (offline ones too, in console order), live input and bus with where it goes
+  /// (nil: the master).
   public func routing() -> [(name: String, bus: String?, isBus: Bool, directOut: Bool)] {
     lock.locked {
       savedOrder().map { ($0.settings.name, $0.settings.bus, false, $0.settings.directOut) }
+        + liveInputs.inputs.map { ($0.settings.name, $0.settings.bus, false, false) }
         + busTable.buses.map { ($0.settings.name, $0.settings.bus, true, $0.settings.directOut) }
     }
   }
@@ -77,16 +80,20 @@ extension Mixer {
       if let p = busPosition(name) { return busTable.buses[p].settings.bus }
       if let stem = table.stems.first(where: { $0.settings.name == name }) { return stem.settings.bus }
       if let stem = table.offline.first(where: { $0.settings.name == name }) { return stem.settings.bus }
+      if let input = liveInputs.find(name) { return input.settings.bus }
       throw unknownStrip(name)
     }
   }
 
   func unknownStrip(_ name: String) -> MixerError {
-    let known = table.stems.map(\.settings.name) + table.offline.map(\.settings.name) + busTable.buses.map(\.settings.name)
+    let known =
+      table.stems.map(\.settings.name) + table.offline.map(\.settings.name) + liveInputs.inputs.map(\.settings.name)
+      + busTable.buses.map(\.settings.name)
+    let what = liveInputs.inputs.isEmpty ? "stem or bus" : "stem, input or bus"
     if let guess = Suggestion.closest(to: name, in: known) {
-      return MixerError("unknown stem or bus '\(printableText(name))' — did you mean '\(guess)'?")
+      return MixerError("unknown \(what) '\(printableText(name))' — did you mean '\(guess)'?")
     }
-    return MixerError("unknown stem or bus '\(printableText(name))'")
+    return MixerError("unknown \(what) '\(printableText(name))'")
   }
 
   func unknownBus(_ name: String) -> MixerError {
@@ -159,7 +166,8 @@ extension Mixer {
     }
   }
 
-  /// Routes a stem (or an offline stem, or a bus) to bus `destination`, or to the master (nil).
+  /// Routes a stem (or an offline stem, a live input, or a bus) to bus `destination`, or to the
+  /// master (nil).
   /// A route that would close a loop of buses is refused, naming the loop.
   public func route(_ source: String, to destination: String?) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
@@ -193,6 +201,13 @@ extension Mixer {
     }
     if let i = table.offline.firstIndex(where: { $0.settings.name == source }) {
       table.offline[i].settings.bus = destination
+      return
+    }
+    if let input = liveInputs.find(source) {
+      guard input.settings.bus != destination else { return }
+      // Crossfades (10 ms) whatever the transport does (InputStrips.swift `setBus`).
+      try send(.setInputBus(index: Int32(input.index), bus: busIndex(destination), crossfade: true))
+      input.settings.bus = destination
       return
     }
     throw unknownStrip(source)
@@ -229,6 +244,9 @@ extension Mixer {
     }
     try publishBusPlan()
     for stem in table.stems { try send(.setStemBus(slot: stem.slot, bus: busIndex(stem.settings.bus))) }
+    for input in liveInputs.inputs {
+      try send(.setInputBus(index: Int32(input.index), bus: busIndex(input.settings.bus), crossfade: true))
+    }
     try pushAllGains()
   }
 
@@ -357,6 +375,14 @@ extension Mixer {
     return busPath(settings.bus).contains { soloed.contains($0) }
   }
 
+  /// Whether a live input is heard: as a stem (`stemAudible`), along its bus path.
+  func inputAudible(_ settings: InputSettings, anySolo solo: Bool) -> Bool {
+    if settings.mute { return false }
+    if !solo || settings.solo { return true }
+    let soloed = Set(busTable.buses.filter(\.settings.solo).map(\.settings.name))
+    return busPath(settings.bus).contains { soloed.contains($0) }
+  }
+
   /// Whether a bus is heard: not muted, and with a solo anywhere, soloed itself, on the way of a
   /// soloed bus (downstream), or fed by a soloed stem or bus (upstream), so the path stays open.
   func busAudible(_ settings: BusSettings, anySolo solo: Bool) -> Bool {
@@ -367,6 +393,7 @@ extension Mixer {
     let name = settings.name
     for bus in soloedBuses where busPath(bus).dropFirst().contains(name) { return true }
     for stem in table.stems where stem.settings.solo && busPath(stem.settings.bus).contains(name) { return true }
+    for input in liveInputs.inputs where input.settings.solo && busPath(input.settings.bus).contains(name) { return true }
     return false
   }
 

@@ -21,8 +21,6 @@ final class LiveInput {
     self.index = index
   }
 
-  /// Whether mute and solo let the input be heard.
-  func isAudible(anySolo: Bool) -> Bool { !(settings.mute || (anySolo && !settings.solo)) }
 }
 
 /// The inputs: in use, and removed ones fading out (their strips and ports are not free yet).
@@ -36,8 +34,7 @@ struct InputTable {
 /// What one live input is doing, for `inputs`, `meters` and the tests.
 public struct InputStatus: Sendable {
   public var settings: InputSettings
-  /// Its JACK ports (short names) and where its signal goes (the master, for now: the graph's
-  /// routing of issue 22 hooks in here).
+  /// Its JACK ports (short names) and where its signal goes: a bus's name or "master".
   public var ports: [String]
   public var destination: String
   public var meter: MeterReading
@@ -67,12 +64,13 @@ extension Mixer {
       }
       let input = LiveInput(settings: settings, index: index)
       let solo = anyInputOrStemSolo(including: settings.solo)
-      input.sentAudible = input.isAudible(anySolo: solo)
+      input.sentAudible = inputAudible(settings, anySolo: solo)
       try send(
         .addInput(
           index: Int32(index), channels: Int32(settings.channels.count), volume: settings.volume, pan: settings.pan,
           audible: input.sentAudible))
       liveInputs.inputs.append(input)
+      if settings.bus != nil { try? send(.setInputBus(index: Int32(index), bus: busIndex(settings.bus), crossfade: false)) }
       if settings.eq != EQSettings() { try? sendEQ(slot: InputBank.eqSlot(index), from: nil, to: settings.eq) }
       if settings.solo { try? pushAllGains() }
       isDirty = true
@@ -97,7 +95,7 @@ extension Mixer {
     lock.locked {
       liveInputs.inputs.map { input in
         InputStatus(
-          settings: input.settings, ports: input.settings.portNames, destination: "master",
+          settings: input.settings, ports: input.settings.portNames, destination: input.settings.bus ?? "master",
           meter: MeterReading(cells: renderState.pointee.inputs.meters + input.index, channels: input.settings.channels.count))
       }
     }
@@ -177,6 +175,7 @@ extension Mixer {
     try MixerError.check(s.volume, .volume, "volume")
     try MixerError.check(s.pan, .pan, "pan")
     try Mixer.checkEQ(s.eq, of: "'\(s.name)'")
+    if let target = s.bus, busPosition(target) == nil { throw unknownBus(target) }
   }
 
   /// The stem-setting changes the console's commands make (`vol`, `pan`, `mute`, `solo`, `eq`),
@@ -207,7 +206,8 @@ extension Mixer {
     guard settings != old else { return }
     input.settings = settings
     if settings.eq != old.eq { try sendEQ(slot: InputBank.eqSlot(input.index), from: old.eq, to: settings.eq) }
-    if settings.solo != old.solo {
+    if settings.bus != old.bus { try send(.setInputBus(index: Int32(input.index), bus: busIndex(settings.bus), crossfade: true)) }
+    if settings.solo != old.solo || settings.bus != old.bus {
       try pushAllGains()
     } else if settings.volume != old.volume || settings.pan != old.pan || settings.mute != old.mute {
       try pushInputGains(input, volume: settings.volume != old.volume, pan: settings.pan != old.pan)
@@ -217,7 +217,7 @@ extension Mixer {
 
   /// Sends an input's levels (volume and pan only when they changed) and audibility.
   func pushInputGains(_ input: LiveInput, volume: Bool = false, pan: Bool = false, anySolo solo: Bool? = nil) throws(MixerError) {
-    let audible = input.isAudible(anySolo: solo ?? anySolo())
+    let audible = inputAudible(input.settings, anySolo: solo ?? anySolo())
     try send(
       .setInputLevels(
         index: Int32(input.index), volume: volume ? input.settings.volume : nil, pan: pan ? input.settings.pan : nil,
@@ -227,7 +227,7 @@ extension Mixer {
 
   /// Sends the audibility of every input whose mute/solo state as heard changed (`pushAllGains`).
   func pushAllInputGains(anySolo solo: Bool) throws(MixerError) {
-    for input in liveInputs.inputs where input.isAudible(anySolo: solo) != input.sentAudible {
+    for input in liveInputs.inputs where inputAudible(input.settings, anySolo: solo) != input.sentAudible {
       try pushInputGains(input, anySolo: solo)
     }
   }

@@ -1097,7 +1097,12 @@ extension Mixer {
         other.tempoSetting = tempoSetting
         other.midi = midi
         other.midiState.enabled = midiState.enabled
-        for input in liveInputs.inputs { try other.addInput(input.settings) }
+        // The inputs at the master for now: their buses come with `installBuses` below.
+        for input in liveInputs.inputs {
+          var settings = input.settings
+          settings.bus = nil
+          try other.addInput(settings)
+        }
         // Every stem in its saved order (offline ones at their places), so that a stem going
         // offline here is saved back where it was.
         var offline: [OfflineStem] = []
@@ -1134,6 +1139,7 @@ extension Mixer {
           }
         }
         try other.installBuses(busTable.buses.map(\.settings))
+        for input in liveInputs.inputs where input.settings.bus != nil { try other.route(input.settings.name, to: input.settings.bus) }
         try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
         try other.publishMidi()
       } catch {

@@ -7,6 +7,8 @@ import Foundation
 //     { "name" : "keys", "channels" : "stereo", "volume" : 1, "pan" : 0, "mute" : false, "solo" : false, "eq" : { … } }
 //   ]
 //
+// "bus" (the name of a bus of "buses", like a stem's) routes an input to that bus; it is written
+// only when the input does not go to the master ("master" reads as leaving it out).
 // written only when a session has inputs (a file without them is byte for byte what it was).
 // An input registers the JACK input port `NAME_in` (mono) or `NAME_in_L`/`NAME_in_R` (stereo);
 // its connections are saved with the others under "connections". docs/architecture.md, *Live inputs*.
@@ -29,6 +31,8 @@ public struct InputSettings: Equatable, Sendable {
   public var mute = false
   public var solo = false
   public var eq = EQSettings()
+  /// The bus the input feeds (BusSettings.swift), or nil for the master.
+  public var bus: String? = nil
 
   public init(name: String, channels: InputChannels) {
     self.name = name
@@ -40,10 +44,16 @@ public struct InputSettings: Equatable, Sendable {
     channels == .mono ? ["\(name)_in"] : ["\(name)_in_L", "\(name)_in_R"]
   }
 
+  /// The message for a `"bus"` that names no bus of the session.
+  static func unknownBus(_ target: String, buses: [BusSettings]) -> String {
+    let list = buses.isEmpty ? "there are no buses" : "the buses are " + buses.map { "'\($0.name)'" }.joined(separator: ", ")
+    return "names no bus (got \(SessionRules.quote(target)); \(list), or leave it out for the master)"
+  }
+
   /// The most inputs a session may have (the renderer's preallocated strips).
   public static let maximumCount = 32
   /// The fields of one element of "inputs".
-  static let fields = ["name", "channels", "volume", "pan", "mute", "solo", "eq"]
+  static let fields = ["name", "channels", "volume", "pan", "mute", "solo", "eq", "bus"]
   /// Input names whose ports would be stemdeck's own (`midi_in`).
   public static let reservedNames: Set<String> = ["midi"]
 
@@ -98,6 +108,7 @@ extension Session {
         throw fail(base + ".pan", SettingRule.pan.rule + " (got \(SessionRules.number(input.pan)))")
       }
       if let problem = input.eq.problem() { throw fail(base + ".eq." + problem.field, problem.message) }
+      if let target = input.bus, !busNames.contains(target) { throw fail(base + ".bus", InputSettings.unknownBus(target, buses: buses)) }
     }
   }
 }

@@ -175,6 +175,10 @@ struct SessionDecoder {
       if let n = fields["mute"] { input.mute = try bool(n, at: base + ".mute") }
       if let n = fields["solo"] { input.solo = try bool(n, at: base + ".solo") }
       if let n = fields["eq"] { input.eq = try eq(n, at: base + ".eq") }
+      if let n = fields["bus"], let target = try destination(n, at: base + ".bus") {
+        guard busNames.contains(target) else { throw fail(base + ".bus", n, InputSettings.unknownBus(target, buses: buses)) }
+        input.bus = target
+      }
       inputs.append(input)
     }
     return inputs

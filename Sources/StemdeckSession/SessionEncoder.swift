@@ -144,7 +144,7 @@ enum SessionEncoder {
     return "{ " + members.joined(separator: ", ") + " }"
   }
 
-  /// One live input on one line (InputSettings.swift); "eq" only when not flat.
+  /// One live input on one line (InputSettings.swift); "eq" only when not flat, "bus" only when not the master.
   private static func input(_ input: InputSettings) -> String {
     var members = [
       "\"name\" : " + JSONText.string(input.name),
@@ -155,6 +155,7 @@ enum SessionEncoder {
       "\"solo\" : \(input.solo)"
     ]
     if input.eq != EQSettings() { members.append("\"eq\" : " + eq(input.eq)) }
+    if let target = input.bus { members.append("\"bus\" : " + JSONText.string(target)) }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 

@@ -69,7 +69,7 @@ struct InputSessionTests {
       (#"[ { "name" : "mic", "channels" : "mono", "mute" : "yes" } ]"#, "inputs[0].mute", "must be true or false"),
       (
         #"[ { "name" : "mic", "channels" : "mono", "rate" : 1 } ]"#, "inputs[0].rate",
-        "unknown field (allowed: name, channels, volume, pan, mute, solo, eq)"
+        "unknown field (allowed: name, channels, volume, pan, mute, solo, eq, bus)"
       ),
       (#"[ { "name" : "mic", "channels" : "mono", "eq" : { "low" : { "gain" : 30 } } } ]"#, "inputs[0].eq.low.gain", "(got 30)"),
       (
@@ -83,7 +83,12 @@ struct InputSessionTests {
       (#"[ { "name" : "midi", "channels" : "mono" } ]"#, "inputs[0].name", "midi_in is stemdeck's own port"),
       (#"[ { "name" : "master", "channels" : "mono" } ]"#, "inputs[0].name", "the input name \"master\" is reserved"),
       (#"[ { "name" : "all", "channels" : "mono" } ]"#, "inputs[0].name", "is reserved"),
-      (#"[ { "name" : "a b", "channels" : "mono" } ]"#, "inputs[0].name", "invalid input name \"a b\"")
+      (#"[ { "name" : "a b", "channels" : "mono" } ]"#, "inputs[0].name", "invalid input name \"a b\""),
+      (
+        #"[ { "name" : "mic", "channels" : "mono", "bus" : "nope" } ]"#, "inputs[0].bus",
+        "names no bus (got \"nope\"; there are no buses, or leave it out for the master)"
+      ),
+      (#"[ { "name" : "mic", "channels" : "mono", "bus" : 3 } ]"#, "inputs[0].bus", "must be the name of a bus in double quotes")
     ])
   func badInputs(inputs: String, location: String, message: String) {
     do {
@@ -95,6 +100,32 @@ struct InputSessionTests {
       #expect(error.message.contains(message), "\(error)")
       #expect(error.line != nil, "\(error)")
     }
+  }
+
+  @Test("an input's \"bus\": written only when not the master, read back, checked against the buses")
+  func busField() throws {
+    var session = Self.inputSession()
+    session.buses = [BusSettings(name: "vox_bus")]
+    session.inputs[0].bus = "vox_bus"
+    let text = SessionFile.encode(session)
+    #expect(text.contains(#""solo" : true, "eq" : { "hpf" : { "frequency" : 100, "slope" : 12 } }, "bus" : "vox_bus" },"#), "\(text)")
+    #expect(text.contains(#"{ "name" : "keys", "channels" : "stereo", "volume" : 1, "pan" : 0, "mute" : true, "solo" : false }"#))
+    #expect(try decode(text) == session)
+    // "master" is the same as leaving it out.
+    let master = try decode(text.replacingOccurrences(of: #""bus" : "vox_bus" },"#, with: #""bus" : "master" },"#))
+    #expect(master.inputs[0].bus == nil)
+    // An unknown bus: the field, the value and the buses there are.
+    do {
+      _ = try decode(text.replacingOccurrences(of: #""bus" : "vox_bus" },"#, with: #""bus" : "vox" },"#))
+      Issue.record("accepted an unknown bus")
+    } catch {
+      #expect(error.location == "inputs[0].bus", "\(error)")
+      #expect(error.message == #"names no bus (got "vox"; the buses are 'vox_bus', or leave it out for the master)"#, "\(error)")
+      #expect(error.line != nil)
+    }
+    var bad = session
+    bad.inputs[1].bus = "nope"
+    #expect(throws: SessionError.self) { try bad.validate() }
   }
 
   @Test("more inputs than the renderer's strips are refused")

@@ -101,6 +101,9 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setInputLevels(index: Int32, volume: Double?, pan: Double?, audible: Bool)
   /// Fades live input `index` out; its strip is free once silent (`InputBank.live`).
   case removeInput(index: Int32)
+  /// Routes live input `index` to bus `bus` (−1: the master); it crossfades (10 ms) unless
+  /// `crossfade` is false (an input just added: it has no signal yet).
+  case setInputBus(index: Int32, bus: Int32, crossfade: Bool)
   /// Starts aux send `index` (Sends.swift) with its return at `returnGain`; all levels silent.
   case addSend(index: Int32, returnGain: Float)
   /// Stops aux send `index`; its return fades out.

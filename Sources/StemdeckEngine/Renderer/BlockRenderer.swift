@@ -341,6 +341,9 @@ func renderPass(
     }
   }
 
+  // Live inputs: those routed to a bus join its input before the buses render; those routed to
+  // the master wait in their own planes for the effects' stage (InputStrips.swift).
+  mixInputs(state, frameCount: n)
   renderBuses(state, frameCount: n, playing: playing)
   if state.pointee.stemTaps { addStemTapsToMix(state, frameCount: n) }
   let detachedActive = renderDetachedVoices(state, frameCount: n)
@@ -368,7 +371,7 @@ func renderPass(
     state.pointee.effectsMeter.accumulateSilence(count: n, into: effectsMeters)
   }
   // Live inputs play whatever the transport does, like the effects (InputStrips.swift).
-  if mixInputs(state, intoLeft: fxL, right: fxR, frameCount: n, add: effectsActive) { effectsActive = true }
+  if addInputsToMaster(state, intoLeft: fxL, right: fxR, frameCount: n, add: effectsActive) { effectsActive = true }
   if mixSendReturns(state, intoLeft: fxL, right: fxR, frameCount: n, add: effectsActive) { effectsActive = true }
   if detachedActive {
     let dl = state.pointee.songChange.detachedLeft, dr = state.pointee.songChange.detachedRight

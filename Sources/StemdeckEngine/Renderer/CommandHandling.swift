@@ -126,6 +126,8 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .setInputLevels(let index, let volume, let pan, let audible):
     state.pointee.inputs.setLevels(index: Int(index), volume: volume, pan: pan, audible: audible)
   case .removeInput(let index): state.pointee.inputs.remove(index: Int(index))
+  case .setInputBus(let index, let bus, let crossfade):
+    state.pointee.inputs.setBus(index: Int(index), bus: bus, sampleRate: state.pointee.sampleRate, jump: !crossfade)
   case .addSend(let index, let gain): state.pointee.sends.add(index: Int(index), returnGain: gain)
   case .removeSend(let index): state.pointee.sends.remove(index: Int(index))
   case .setSendLevel(let slot, let index, let gain, let pre):

@@ -4,9 +4,12 @@ import Synchronization
 // the master like stems, with volume, pan or balance, mute/solo (as audibility), a meter and a
 // channel EQ. docs/architecture.md, *Live inputs*.
 //
-// They are live: a strip passes sound whatever the transport does (it is summed after the
-// transport fade, with the sound effects, before the master EQ and the master volume), so pause
-// and stop leave a microphone open, as a console's input channel does.
+// They are live: a strip routed to the master passes sound whatever the transport does (it is
+// summed after the transport fade, with the sound effects, before the master EQ and the master
+// volume), so pause and stop leave a microphone open, as a console's input channel does. A strip
+// routed to a bus (`route mic drums_bus`) is mixed into that bus's input before the buses render
+// and is then part of the bus: it is heard while the transport plays and goes quiet with the
+// transport fade, like the bus's stems (README, *Live inputs*).
 
 /// One live input as the renderer sees it. Trivial values only (a table entry, preallocated).
 public struct InputStrip {
@@ -22,6 +25,15 @@ public struct InputStrip {
   @usableFromInline var gainRight: GainRamp
   @usableFromInline var meter: MeterAccumulator
   @usableFromInline var eq: ChannelEQ
+  /// Where it goes: a bus index (≥ 0; one not in the plan means the master) or −1, the master.
+  @usableFromInline var bus: Int32 = -1
+  /// A route change in progress: the old destination and the 10 ms crossfade's progress
+  /// (`routeFadeTotal` 0: none), as a stem's (Buses.swift `setStemBus`).
+  @usableFromInline var previousBus: Int32 = -1
+  @usableFromInline var routeFadeDone = 0
+  @usableFromInline var routeFadeTotal = 0
+  /// Added and not rendered yet: its EQ is set at once, as its gains (no signal to glide from).
+  @usableFromInline var fresh = false
 
   init(sampleRate: Double) {
     let ramp = Swift.max(1, Int(sampleRate * 0.010))
@@ -58,6 +70,11 @@ public struct InputBank: ~Copyable {
   public let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
   /// A strip's signal for one pass (left plane, then right plane), `maxBlockFrames` each.
   @usableFromInline let work: UnsafeMutablePointer<Float>
+  /// The strips routed to the master, summed for one pass (left plane, then right plane); added
+  /// after the transport fade (`addInputsToMaster`).
+  @usableFromInline let master: UnsafeMutablePointer<Float>
+  /// Whether `master` holds anything this pass.
+  @usableFromInline var masterWritten = false
   @usableFromInline let maxBlockFrames: Int
   /// One past the highest active strip.
   @usableFromInline var limit = 0
@@ -77,6 +94,8 @@ public struct InputBank: ~Copyable {
     buffers.initialize(repeating: nil, count: capacity * 2)
     work = .allocate(capacity: maxBlockFrames * 2)
     work.initialize(repeating: 0, count: maxBlockFrames * 2)
+    master = .allocate(capacity: maxBlockFrames * 2)
+    master.initialize(repeating: 0, count: maxBlockFrames * 2)
   }
 
   /// Frees the table (control thread, once the renderer has stopped).
@@ -89,6 +108,7 @@ public struct InputBank: ~Copyable {
     live.deallocate()
     buffers.deallocate()
     work.deallocate()
+    master.deallocate()
   }
 
   /// Starts strip `index` with these levels (a new input).
@@ -96,6 +116,9 @@ public struct InputBank: ~Copyable {
   mutating func add(index: Int, channels: Int, volume: Double, pan: Double, audible: Bool) {
     guard index >= 0, index < capacity else { return }
     let s = strips + index
+    s.pointee.bus = -1
+    s.pointee.routeFadeTotal = 0
+    s.pointee.fresh = true
     s.pointee.active = true
     s.pointee.removing = false
     s.pointee.channels = channels == 2 ? 2 : 1
@@ -136,13 +159,31 @@ public struct InputBank: ~Copyable {
     s.pointee.gainRight.set(target: 0)
   }
 
-  /// Changes strip `index`'s EQ; it always glides (a live input sounds whatever the transport does).
+  /// Routes strip `index` to bus `bus` (−1: the master); it crossfades from where it went over
+  /// 10 ms, whatever the transport does (a live input is live), at once when `jump` (just added).
+  @_noLocks
+  mutating func setBus(index: Int, bus: Int32, sampleRate: Double, jump: Bool) {
+    guard index >= 0, index < capacity, strips[index].active else { return }
+    let s = strips + index
+    guard s.pointee.bus != bus else { return }
+    if jump {
+      s.pointee.routeFadeTotal = 0
+    } else {
+      s.pointee.previousBus = s.pointee.bus
+      s.pointee.routeFadeDone = 0
+      s.pointee.routeFadeTotal = Swift.max(1, Int(sampleRate * 0.010))
+    }
+    s.pointee.bus = bus
+  }
+
+  /// Changes strip `index`'s EQ; it always glides (a live input sounds whatever the transport
+  /// does), except on a strip just added and not rendered yet: that one starts at its EQ.
   @_noLocks
   mutating func changeEQ(index: Int, _ change: (inout EQParameters) -> Void) {
     guard index >= 0, index < capacity, strips[index].active, !strips[index].removing else { return }
     var p = strips[index].eq.target
     change(&p)
-    strips[index].eq.set(p, immediate: false)
+    strips[index].eq.set(p, immediate: strips[index].fresh)
   }
 }
 
@@ -158,25 +199,27 @@ extension InputBank {
   static func index(ofEQSlot slot: Int32) -> Int? { slot <= eqSlotBase ? Int(eqSlotBase &- Int(slot)) : nil }
 }
 
-/// Adds every active input strip's pass to `outL`/`outR` (`add` false: overwrites them first).
-/// Returns whether anything was written. Meters each strip (pre- or post-fader like the stems).
-/// `offset` is the pass's start within the driver's block (the port buffers are per block).
+/// Renders every active input strip's pass (EQ, fader, pan, meter: pre- or post-fader like the
+/// stems) into its destination: a bus in the plan (its input buffer, so this runs before
+/// `renderBuses`) or the inputs' master planes, added after the transport fade by
+/// `addInputsToMaster`. `offset` is the pass's start within the driver's block (the port buffers
+/// are per block).
 @_noLocks
-func mixInputs(
-  _ state: UnsafeMutablePointer<RenderState>, intoLeft outL: UnsafeMutablePointer<Float>,
-  right outR: UnsafeMutablePointer<Float>, frameCount n: Int, add: Bool
-) -> Bool {
+func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
+  state.pointee.inputs.masterWritten = false
   let limit = state.pointee.inputs.limit
-  if limit == 0 { return false }
+  if limit == 0 { return }
   let preFader = state.pointee.preFaderMeters
   let workL = state.pointee.inputs.work
   let workR = workL + state.pointee.inputs.maxBlockFrames
+  let masterL = state.pointee.inputs.master
+  let masterR = masterL + state.pointee.inputs.maxBlockFrames
   let offset = state.pointee.passOffset
-  var written = add
   var newLimit = 0
   for index in 0..<limit {
     let s = state.pointee.inputs.strips + index
     guard s.pointee.active else { continue }
+    s.pointee.fresh = false
     let cells = UnsafePointer(state.pointee.inputs.meters + index)
     let stereo = s.pointee.channels == 2
     let bufL = state.pointee.inputs.buffers[2 &* index]
@@ -205,15 +248,28 @@ func mixInputs(
       gr = i &+ 1 < stepR.rampFrames ? gr + stepR.step : targetR
     }
     if !preFader { s.pointee.meter.accumulate(left: workL, right: workR, count: n, into: cells) }
-    if written {
+    let new = inputDestination(state, bus: s.pointee.bus, masterL: masterL, masterR: masterR, n: n)
+    if s.pointee.routeFadeTotal > 0 {
+      // Just routed elsewhere: a 10 ms crossfade from the old destination to the new one.
+      let old = inputDestination(state, bus: s.pointee.previousBus, masterL: masterL, masterR: masterR, n: n)
+      let total = s.pointee.routeFadeTotal
+      var done = s.pointee.routeFadeDone
+      let inverse = 1 / Float(total)
       for i in 0..<n {
-        outL[i] += workL[i]
-        outR[i] += workR[i]
+        let t = done < total ? Float(done) * inverse : 1
+        new.0[i] += workL[i] * t
+        new.1[i] += workR[i] * t
+        old.0[i] += workL[i] * (1 - t)
+        old.1[i] += workR[i] * (1 - t)
+        if done < total { done &+= 1 }
       }
+      s.pointee.routeFadeDone = done
+      if done >= total { s.pointee.routeFadeTotal = 0 }
     } else {
-      copyFrames(outL, from: workL, n)
-      copyFrames(outR, from: workR, n)
-      written = true
+      for i in 0..<n {
+        new.0[i] += workL[i]
+        new.1[i] += workR[i]
+      }
     }
     if s.pointee.removing && !s.pointee.gainLeft.isRamping && !s.pointee.gainRight.isRamping {
       s.pointee.active = false
@@ -224,7 +280,44 @@ func mixInputs(
     }
   }
   state.pointee.inputs.limit = newLimit
-  return written
+}
+
+/// The planes an input routed to `bus` adds to: the bus's input (a bus in the plan) or the
+/// inputs' master planes (cleared on their first use in the pass).
+@_noLocks @inline(__always)
+func inputDestination(
+  _ state: UnsafeMutablePointer<RenderState>, bus: Int32, masterL: UnsafeMutablePointer<Float>,
+  masterR: UnsafeMutablePointer<Float>, n: Int
+) -> (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) {
+  if bus >= 0, let input = state.pointee.buses.input(bus) { return (input.left, input.right) }
+  if !state.pointee.inputs.masterWritten {
+    masterL.update(repeating: 0, count: n)
+    masterR.update(repeating: 0, count: n)
+    state.pointee.inputs.masterWritten = true
+  }
+  return (masterL, masterR)
+}
+
+/// Adds the inputs routed to the master (`mixInputs`) to `outL`/`outR` (`add` false: overwrites
+/// them). Returns whether anything was written.
+@_noLocks
+func addInputsToMaster(
+  _ state: UnsafeMutablePointer<RenderState>, intoLeft outL: UnsafeMutablePointer<Float>,
+  right outR: UnsafeMutablePointer<Float>, frameCount n: Int, add: Bool
+) -> Bool {
+  guard state.pointee.inputs.masterWritten else { return false }
+  let l = state.pointee.inputs.master
+  let r = l + state.pointee.inputs.maxBlockFrames
+  if add {
+    for i in 0..<n {
+      outL[i] += l[i]
+      outR[i] += r[i]
+    }
+  } else {
+    copyFrames(outL, from: l, n)
+    copyFrames(outR, from: r, n)
+  }
+  return true
 }
 
 /// `count` floats from `source` to `destination` (a plain loop: the checker accepts it).
