@@ -101,10 +101,63 @@ extension Mixer {
   }
 
   /// Silences a removed stem's sends (its slot may be taken by another stem). Under the lock.
+  /// Its levels stay in the table when a stem of the same name plays in another slot (the next
+  /// song's, after a song change): they are that stem's.
   func clearSends(ofStem name: String, slot: Int32) {
+    let successor = table.stems.contains { $0.settings.name == name && $0.slot != slot }
     for position in sendTable.sends.indices where sendTable.sends[position].levels[name] != nil {
       try? send(.setSendLevel(slot: slot, index: Int32(sendTable.sends[position].index), gain: 0, preFader: false))
-      sendTable.sends[position].levels[name] = nil
+      if !successor { sendTable.sends[position].levels[name] = nil }
+    }
+  }
+
+  /// Replaces the sends with a session's (`open`, a song change): sends of the same name keep
+  /// their index (and so their ports and connections), the others go or come; then the stems'
+  /// levels (`StemSettings.sends`) are set, an offline stem's kept for saving. Under the lock;
+  /// the session was validated (`Session.sendProblem`).
+  func replaceSends(with sends: [SendSettings], stems: [StemSettings]) throws(MixerError) {
+    let wanted = Set(sends.map(\.name))
+    for aux in sendTable.sends where !wanted.contains(aux.name) {
+      try send(.removeSend(index: Int32(aux.index)))
+    }
+    var kept = sendTable.sends.filter { wanted.contains($0.name) }
+    for position in kept.indices { kept[position].levels = [:] }
+    var result: [AuxSend] = []
+    for settings in sends {
+      if var aux = kept.first(where: { $0.name == settings.name }) {
+        if aux.returnVolume != settings.returnVolume {
+          try send(.setReturnGain(index: Int32(aux.index), gain: Float(settings.returnVolume)))
+          aux.returnVolume = settings.returnVolume
+        }
+        result.append(aux)
+      } else {
+        let used = Set(kept.map(\.index) + result.map(\.index))
+        guard let index = (0..<SendBank.maxSends).first(where: { !used.contains($0) }) else {
+          throw MixerError("cannot add send '\(settings.name)': stemdeck has at most \(SendBank.maxSends) sends")
+        }
+        try send(.addSend(index: Int32(index), returnGain: Float(settings.returnVolume)))
+        result.append(AuxSend(name: settings.name, index: index, returnVolume: settings.returnVolume, levels: [:]))
+      }
+    }
+    sendTable.sends = result
+    for stem in stems where !stem.sends.isEmpty {
+      let slot = table.stems.first { $0.settings.name == stem.name }?.slot
+      for level in stem.sends {
+        guard let position = sendTable.position(level.to) else { continue }
+        if let slot {
+          try send(
+            .setSendLevel(
+              slot: slot, index: Int32(sendTable.sends[position].index), gain: Float(level.level), preFader: level.preFader))
+        }
+        sendTable.sends[position].levels[stem.name] = SendLevel(gain: level.level, preFader: level.preFader)
+      }
+    }
+  }
+
+  /// Stem `name`'s levels into the sends, in the sends' order (for saving). Under the lock.
+  func stemSends(_ name: String) -> [StemSend] {
+    sendTable.sends.compactMap { aux in
+      aux.levels[name].map { StemSend(to: aux.name, level: $0.gain, preFader: $0.preFader) }
     }
   }
 

@@ -68,6 +68,7 @@ extension Mixer {
       table.offline = offline
       try installBuses(session.buses)
       try replaceInputs(with: session.inputs)
+      try replaceSends(with: session.sends, stems: session.stems)
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
@@ -136,6 +137,7 @@ extension Mixer {
     do throws(SessionError) {
       try session.validateInputs(source: sessionPath)
     } catch { throw MixerError(file: sessionPath, "\(error.location ?? "inputs"): \(error.message)") }
+    if let problem = session.sendProblem() { throw MixerError(file: sessionPath, "\(problem.location): \(problem.message)") }
     do {
       try MixerError.check(session.masterVolume, .volume, "master.volume")
       try Mixer.checkEQ(session.masterEQ, of: "master")
@@ -250,6 +252,7 @@ extension Mixer {
       table.offline = offline
       try installBuses(session.buses)
       try replaceInputs(with: session.inputs)
+      try replaceSends(with: session.sends, stems: session.stems)
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       isDirty = false
@@ -272,8 +275,10 @@ extension Mixer {
       s.stems = savedOrder().map { entry in
         var settings = entry.settings
         settings.file = SessionFile.storedPath(forAudioFile: entry.path, sessionPath: sessionPath)
+        settings.sends = stemSends(settings.name)
         return settings
       }
+      s.sends = sendTable.sends.map { SendSettings(name: $0.name, returnVolume: $0.returnVolume) }
       s.recording = recording
       s.tempo = tempoSetting
       s.midi = midi

@@ -1140,6 +1140,14 @@ extension Mixer {
         }
         try other.installBuses(busTable.buses.map(\.settings))
         for input in liveInputs.inputs where input.settings.bus != nil { try other.route(input.settings.name, to: input.settings.bus) }
+        // The sends with their ports' names and every stem's levels (offline stems' kept for saving).
+        let sendSettings = sendTable.sends.map { SendSettings(name: $0.name, returnVolume: $0.returnVolume) }
+        let stemLevels = savedOrder().map { entry in
+          var settings = entry.settings
+          settings.sends = stemSends(settings.name)
+          return settings
+        }
+        try other.lock.locked { () throws(MixerError) in try other.replaceSends(with: sendSettings, stems: stemLevels) }
         try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
         try other.publishMidi()
       } catch {

@@ -68,7 +68,82 @@ struct SessionDecoder {
       throw fail(problem.location, routeNode(problem.location, fields) ?? root, problem.message)
     }
     if let node = fields["inputs"] { session.inputs = try inputs(node, stems: session.stems, buses: session.buses) }
+    if let node = fields["sends"] { session.sends = try sends(node) }
+    if let problem = session.sendProblem() {
+      throw fail(problem.location, sendNode(problem.location, fields) ?? root, problem.message)
+    }
     return session
+  }
+
+  /// The optional "sends" section (SendSettings.swift): names and return volumes; the stems'
+  /// levels are checked against it by `Session.sendProblem` once both are read.
+  private func sends(_ node: JSONNode) throws(SessionError) -> [SendSettings] {
+    let example = "{ \"name\" : \"verb\", \"returnVolume\" : 1 }"
+    guard case .array(let elements) = node.value else {
+      throw fail("sends", node, "must be an array of aux sends [ \(example), ... ] (got \(describe(node)))")
+    }
+    var sends: [SendSettings] = []
+    for (index, element) in elements.enumerated() {
+      let base = "sends[\(index)]"
+      let fields = try object(element, at: base, allowed: SendSettings.fields, example: example)
+      guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every send needs a name)") }
+      var send = SendSettings(name: try string(nameNode, at: base + ".name", rule: "must be a send name in double quotes"))
+      if let n = fields["returnVolume"] { send.returnVolume = try volume(n, at: base + ".returnVolume") }
+      sends.append(send)
+    }
+    return sends
+  }
+
+  /// A stem's "sends": its levels into the aux sends, `[ { "to" : "verb", "level" : 0.25, "pre" : true } ]`.
+  private func stemSends(_ node: JSONNode, at path: String) throws(SessionError) -> [StemSend] {
+    let example = "{ \"to\" : \"verb\", \"level\" : 0.25 }"
+    guard case .array(let elements) = node.value else {
+      throw fail(path, node, "must be an array of send levels [ \(example), ... ] (got \(describe(node)))")
+    }
+    var levels: [StemSend] = []
+    for (index, element) in elements.enumerated() {
+      let base = "\(path)[\(index)]"
+      let fields = try object(element, at: base, allowed: SendSettings.stemFields, example: example)
+      guard let toNode = fields["to"] else { throw fail(base + ".to", element, "is missing (the send this level feeds, e.g. \(example))") }
+      guard let levelNode = fields["level"] else {
+        throw fail(base + ".level", element, "is missing (a gain like a volume, e.g. \(example))")
+      }
+      var level = StemSend(
+        to: try string(toNode, at: base + ".to", rule: "must be the name of a send in double quotes"),
+        level: try volume(levelNode, at: base + ".level"))
+      if let n = fields["pre"] { level.preFader = try bool(n, at: base + ".pre") }
+      levels.append(level)
+    }
+    return levels
+  }
+
+  /// The node a send problem's location (`sends[1].name`, `stems[0].sends[2].to`) points at, for its line.
+  private func sendNode(_ location: String, _ fields: [String: JSONNode]) -> JSONNode? {
+    func element(_ node: JSONNode?, _ index: Int) -> JSONNode? {
+      guard let node, case .array(let elements) = node.value, elements.indices.contains(index) else { return node }
+      return elements[index]
+    }
+    func member(_ node: JSONNode?, _ key: String) -> JSONNode? {
+      guard let node, case .object(let members) = node.value else { return node }
+      return members.first(where: { $0.key == key })?.value ?? node
+    }
+    // "list[i].field" or "stems[i].sends[j].field": walk down as far as the location names.
+    var node: JSONNode? = nil
+    var rest = Substring(location)
+    var first = true
+    while !rest.isEmpty {
+      let end = rest.firstIndex(where: { $0 == "." || $0 == "[" }) ?? rest.endIndex
+      let key = String(rest[..<end])
+      rest = rest[end...]
+      node = first ? fields[key] : member(node, key)
+      first = false
+      if rest.hasPrefix("["), let close = rest.firstIndex(of: "]"), let index = Int(rest[rest.index(after: rest.startIndex)..<close]) {
+        node = element(node, index)
+        rest = rest[rest.index(after: close)...]
+      }
+      if rest.hasPrefix(".") { rest = rest.dropFirst() }
+    }
+    return node
   }
 
   /// The optional "buses" section (BusSettings.swift). Names, ranges and the EQ are checked here;
@@ -328,6 +403,7 @@ struct SessionDecoder {
       }
       if let node = fields["eq"] { stem.eq = try eq(node, at: base + ".eq") }
       if let node = fields["bus"] { stem.bus = try destination(node, at: base + ".bus") }
+      if let node = fields["sends"] { stem.sends = try stemSends(node, at: base + ".sends") }
       stems.append(stem)
     }
     return stems

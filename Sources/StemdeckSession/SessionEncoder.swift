@@ -129,6 +129,12 @@ enum SessionEncoder {
       let entries = session.inputs.map { "    " + input($0) }
       fields.append("\"inputs\" : [\n" + entries.joined(separator: ",\n") + "\n  ]")
     }
+    if !session.sends.isEmpty {
+      let entries = session.sends.map {
+        "    { \"name\" : " + JSONText.string($0.name) + ", \"returnVolume\" : " + JSONText.number($0.returnVolume) + " }"
+      }
+      fields.append("\"sends\" : [\n" + entries.joined(separator: ",\n") + "\n  ]")
+    }
     lines.append(fields.map { "  " + $0 }.joined(separator: ",\n"))
     lines.append("}")
     return lines.joined(separator: "\n") + "\n"
@@ -220,6 +226,13 @@ enum SessionEncoder {
     if stem.pitch != 0 { members.append("\"pitch\" : " + JSONText.number(stem.pitch)) }
     if stem.eq != EQSettings() { members.append("\"eq\" : " + eq(stem.eq)) }
     if let bus = stem.bus { members.append("\"bus\" : " + JSONText.string(bus)) }
+    if !stem.sends.isEmpty {
+      let levels = stem.sends.map { level in
+        "{ \"to\" : " + JSONText.string(level.to) + ", \"level\" : " + JSONText.number(level.level)
+          + (level.preFader ? ", \"pre\" : true" : "") + " }"
+      }
+      members.append("\"sends\" : [ " + levels.joined(separator: ", ") + " ]")
+    }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 

@@ -151,6 +151,8 @@ public struct StemSettings: Equatable, Sendable {
   public var eq = EQSettings()
   /// The bus the stem feeds (BusSettings.swift), or nil for the master (format version 3).
   public var bus: String? = nil
+  /// Levels into the session's aux sends (SendSettings.swift); written only when there are some.
+  public var sends: [StemSend] = []
 
   /// A stem with default mix settings (unity volume, centre, normal speed, plays once).
   public init(name: String, file: String) {
@@ -257,6 +259,8 @@ public struct Session: Equatable, Sendable {
   public var buses: [BusSettings] = []
   /// Live input strips (InputSettings.swift); written only when there are some.
   public var inputs: [InputSettings] = []
+  /// Aux sends (SendSettings.swift); written only when there are some.
+  public var sends: [SendSettings] = []
 
   /// An empty session with default settings.
   public init() {}

@@ -9,7 +9,7 @@ enum SessionRules {
 
   static let topLevelFields = [
     "format", "version", "quality", "master", "options", "recording",
-    "tempo", "position", "connections", "stems", "effects", "midi", "buses", "inputs"
+    "tempo", "position", "connections", "stems", "effects", "midi", "buses", "inputs", "sends"
   ]
   static let masterFields = ["volume", "eq"]
   static let optionFields = [
@@ -20,7 +20,7 @@ enum SessionRules {
   static let tempoFields = ["bpm", "beatsPerBar"]
   static let stemFields = [
     "name", "file", "volume", "pan", "rate", "loops", "mute", "solo",
-    "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch", "eq", "bus"
+    "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch", "eq", "bus", "sends"
   ]
   static let effectFields = ["name", "file", "volume", "pan"]
 
@@ -291,6 +291,7 @@ extension Session {
     if let problem = busProblem() { throw fail(problem.location, problem.message) }
     if let problem = midi.problem() { throw fail(problem.location, problem.message) }
     try validateInputs(fail)
+    if let problem = sendProblem() { throw fail(problem.location, problem.message) }
     for (port, peers) in connections.sorted(by: { $0.key < $1.key }) {
       let base = SessionRules.path("connections", port)
       if let problem = SessionRules.localPortProblem(port) { throw fail(base, problem) }

@@ -24,7 +24,8 @@ struct HelpGoldenTests {
     """
 
   static let groupTitles = [
-    "stems:", "buses:", "live inputs:", "transport:", "meters:", "effects and recording:", "MIDI control:", "routing:", "session:", "other:"
+    "stems:", "buses:", "live inputs:", "aux sends:", "transport:", "meters:", "effects and recording:", "MIDI control:", "routing:",
+    "session:", "other:"
   ]
 
   func help(_ line: String) throws -> (ok: Bool, output: [String]) {

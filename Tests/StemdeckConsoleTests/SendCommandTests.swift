@@ -32,6 +32,30 @@ import Testing
     #expect(h.mixer.auxSends.isEmpty)
   }
 
+  @Test("save and open!: the sends and levels come back; a file with a level into an unknown send changes nothing")
+  func savedAndOpened() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let path = h.folder.file("s.json")
+    #expect(h.run("send add verb; send drums verb -12dB pre; send return verb -6dB; save \(path)").ok)
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(text.contains(#""sends" : [ { "to" : "verb", "level" : 0.251188643150958, "pre" : true } ]"#), "\(text)")
+    #expect(text.contains(#"{ "name" : "verb", "returnVolume" : 0.5011872336272722 }"#), "\(text)")
+    #expect(h.run("send remove verb; send add dly").ok)
+    #expect(h.run("open! \(path)").ok)
+    #expect(h.mixer.auxSends.map(\.name) == ["verb"])
+    #expect(
+      h.run("send").output == ["verb: out verb_send_L,verb_send_R, return verb_return_L,verb_return_R at -6.0 dB", "  drums -12.0 dB pre"])
+    // A level into a send the file does not have: refused by file, field and value; nothing changes.
+    let bad = h.folder.file("bad.json")
+    try text.replacingOccurrences(of: #""to" : "verb""#, with: #""to" : "hall""#).write(toFile: bad, atomically: true, encoding: .utf8)
+    let result = h.run("open! \(bad)")
+    let message = result.output.joined(separator: "\n")
+    #expect(
+      !result.ok && message.contains("bad.json") && message.contains("stems[0].sends[0].to") && message.contains("\"hall\""), "\(message)")
+    #expect(h.mixer.auxSends.map(\.name) == ["verb"] && h.mixer.auxSends[0].levels["drums"]?.preFader == true)
+  }
+
   @Test("send refusals: unknown stem or send, bad level or tap point, the limit; nothing changes")
   func refusals() throws {
     let h = try ConsoleHarness.withStems()

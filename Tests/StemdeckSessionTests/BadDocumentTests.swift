@@ -124,7 +124,7 @@ let badDocuments: [BadDocument] =
       label: "unknown top-level key", text: document(top: [#""swing" : 0.5"#]),
       location: "swing",
       fragment:
-        "unknown field (allowed: format, version, quality, master, options, recording, tempo, position, connections, stems, effects, midi, buses, inputs)",
+        "unknown field (allowed: format, version, quality, master, options, recording, tempo, position, connections, stems, effects, midi, buses, inputs, sends)",
       line: 4),
     BadDocument(
       label: "duplicate top-level key", text: document(top: [#""quality" : "fast""#, #""quality" : "best""#]),
@@ -189,7 +189,7 @@ let badDocuments: [BadDocument] =
     BadDocument(
       label: "unknown stem key", text: stemDocument(#""vol" : 1"#), location: "stems[0].vol",
       fragment:
-        "unknown field (allowed: name, file, volume, pan, rate, loops, mute, solo, directOut, startOffset, loopStart, loopEnd, crossfade, mode, pitch, eq, bus); did you mean \"volume\"?",
+        "unknown field (allowed: name, file, volume, pan, rate, loops, mute, solo, directOut, startOffset, loopStart, loopEnd, crossfade, mode, pitch, eq, bus, sends); did you mean \"volume\"?",
       line: 5),
     BadDocument(
       label: "duplicate stem key", text: stemDocument(#""volume" : 1, "volume" : 0.5"#),
