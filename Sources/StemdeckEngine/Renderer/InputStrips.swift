@@ -132,7 +132,7 @@ public struct InputBank: ~Copyable {
     s.pointee.gainRight.jump(to: g.1)
     s.pointee.eq.set(flatEQ, immediate: true)
     s.pointee.eq.clearState()
-    live[index].store(1, ordering: .releasing)
+    (live + index).pointee.store(1, ordering: .releasing)
     if index >= limit { limit = index &+ 1 }
   }
 
@@ -180,10 +180,14 @@ public struct InputBank: ~Copyable {
   /// does), except on a strip just added and not rendered yet: that one starts at its EQ.
   @_noLocks
   mutating func changeEQ(index: Int, _ change: (inout EQParameters) -> Void) {
-    guard index >= 0, index < capacity, strips[index].active, !strips[index].removing else { return }
-    var p = strips[index].eq.target
+    guard index >= 0, index < capacity else { return }
+    // Through the pointer (not `strips[index]`): the subscript form broke the ThreadSanitizer
+    // build's IR here ("Invalid bitcast", Swift 6.3.1).
+    let s = strips + index
+    guard s.pointee.active, !s.pointee.removing else { return }
+    var p = s.pointee.eq.target
     change(&p)
-    strips[index].eq.set(p, immediate: strips[index].fresh)
+    s.pointee.eq.set(p, immediate: s.pointee.fresh)
   }
 }
 
@@ -191,12 +195,11 @@ extension InputBank {
   /// The `EngineCommand.setEQ` slot that addresses input `index`: −1000 − index (−1 is the
   /// master, −2 − bus a bus (`busEQSlot`), stems ≥ 0).
   @_noLocks
-  public static func eqSlot(_ index: Int) -> Int32 { Int32(eqSlotBase &- index) }
-  @inline(__always) static var eqSlotBase: Int { -1000 }
+  public static func eqSlot(_ index: Int) -> Int32 { -1000 &- Int32(truncatingIfNeeded: index) }
 
   /// The input index an EQ slot addresses, or nil.
   @_noLocks
-  static func index(ofEQSlot slot: Int32) -> Int? { slot <= eqSlotBase ? Int(eqSlotBase &- Int(slot)) : nil }
+  static func index(ofEQSlot slot: Int32) -> Int? { slot <= -1000 ? Int(-1000 &- slot) : nil }
 }
 
 /// Renders every active input strip's pass (EQ, fader, pan, meter: pre- or post-fader like the
@@ -274,7 +277,7 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
     if s.pointee.removing && !s.pointee.gainLeft.isRamping && !s.pointee.gainRight.isRamping {
       s.pointee.active = false
       s.pointee.removing = false
-      state.pointee.inputs.live[index].store(0, ordering: .releasing)
+      (state.pointee.inputs.live + index).pointee.store(0, ordering: .releasing)
     } else {
       newLimit = index &+ 1
     }
