@@ -61,9 +61,9 @@ public struct SendBank: ~Copyable {
   mutating func add(index: Int, returnGain: Float) {
     guard index >= 0, index < SendBank.maxSends else { return }
     active[index] = true
-    returnGains[index].jump(to: returnGain)
+    (returnGains + index).pointee.jump(to: returnGain)
     for slot in 0..<maxVoices {
-      levels[slot &* SendBank.maxSends &+ index].jump(to: 0)
+      (levels + (slot &* SendBank.maxSends &+ index)).pointee.jump(to: 0)
       preFader[slot &* SendBank.maxSends &+ index] = false
     }
   }
@@ -73,8 +73,8 @@ public struct SendBank: ~Copyable {
   mutating func remove(index: Int) {
     guard index >= 0, index < SendBank.maxSends else { return }
     active[index] = false
-    for slot in 0..<maxVoices { levels[slot &* SendBank.maxSends &+ index].jump(to: 0) }
-    returnGains[index].set(target: 0)
+    for slot in 0..<maxVoices { (levels + (slot &* SendBank.maxSends &+ index)).pointee.jump(to: 0) }
+    (returnGains + index).pointee.set(target: 0)
   }
 
   /// Slot `slot`'s level into send `index` (ramped over 10 ms; `jump`: at once).
@@ -84,18 +84,18 @@ public struct SendBank: ~Copyable {
     let at = slot &* SendBank.maxSends &+ index
     if preFader[at] != pre {
       // Pre and post take different signals: switching starts from silence (no step).
-      levels[at].jump(to: 0)
+      (levels + at).pointee.jump(to: 0)
       preFader[at] = pre
     }
-    if jump { levels[at].jump(to: gain) } else { levels[at].set(target: gain) }
-    if gain != 0 || levels[at].isRamping { slotUsed[slot] = true }
+    if jump { (levels + at).pointee.jump(to: gain) } else { (levels + at).pointee.set(target: gain) }
+    if gain != 0 || (levels + at).pointee.isRamping { slotUsed[slot] = true }
   }
 
   /// The volume of send `index`'s return (ramped).
   @_noLocks
   mutating func setReturnGain(index: Int, gain: Float) {
     guard index >= 0, index < SendBank.maxSends, active[index] else { return }
-    returnGains[index].set(target: gain)
+    (returnGains + index).pointee.set(target: gain)
   }
 }
 
