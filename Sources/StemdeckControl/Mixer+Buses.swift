@@ -141,7 +141,7 @@ extension Mixer {
   func installBus(_ settings: BusSettings, index: Int32) throws(MixerError) {
     try send(.resetBus(bus: index))
     try send(.setBusLevels(bus: index, volume: settings.volume, pan: settings.pan, audible: !settings.mute))
-    try sendEQ(slot: busEQSlot(index), from: nil, to: settings.eq)
+    try sendEQ(.bus(index), from: nil, to: settings.eq)
     renderState.pointee.buses.meters[Int(index)].requestReset()
     busTable.buses.append(Bus(settings: settings, index: index, sentAudible: !settings.mute))
   }
@@ -262,7 +262,7 @@ extension Mixer {
       guard settings != old else { return }
       busTable.buses[p].settings = settings
       let index = busTable.buses[p].index
-      if settings.eq != old.eq { try sendEQ(slot: busEQSlot(index), from: old.eq, to: settings.eq) }
+      if settings.eq != old.eq { try sendEQ(.bus(index), from: old.eq, to: settings.eq) }
       if settings.solo != old.solo || settings.mute != old.mute {
         try pushAllGains(levelsOf: settings.volume != old.volume || settings.pan != old.pan ? name : nil)
       } else if settings.volume != old.volume || settings.pan != old.pan {

@@ -19,31 +19,28 @@ extension EQSettings {
 }
 
 extension Mixer {
-  /// The master bus's EQ slot in `EngineCommand.setEQ`.
-  static let masterEQSlot: Int32 = -1
-
   /// Refuses settings out of range: `eq mid.q must be a Q from 0.1 to 10 (got 20)`.
   static func checkEQ(_ eq: EQSettings, of what: String) throws(MixerError) {
     if let problem = eq.problem() { throw MixerError("\(what) eq \(problem.field) \(problem.message)") }
   }
 
   /// Sends what differs between `old` and `new` (everything when `old` is nil).
-  func sendEQ(slot: Int32, from old: EQSettings?, to new: EQSettings) throws(MixerError) {
+  func sendEQ(_ target: EQTarget, from old: EQSettings?, to new: EQSettings) throws(MixerError) {
     let o = old?.engineParameters, n = new.engineParameters
     if o == nil || o!.highPassFrequency != n.highPassFrequency || o!.highPassSections != n.highPassSections {
       try send(
-        .setEQ(slot: slot, band: .highPass, frequency: n.highPassFrequency, gain: 0, q: Double(n.highPassSections)))
+        .setEQ(target, band: .highPass, frequency: n.highPassFrequency, gain: 0, q: Double(n.highPassSections)))
     }
     if o == nil || o!.lowFrequency != n.lowFrequency || o!.lowGain != n.lowGain {
-      try send(.setEQ(slot: slot, band: .low, frequency: n.lowFrequency, gain: n.lowGain, q: 0))
+      try send(.setEQ(target, band: .low, frequency: n.lowFrequency, gain: n.lowGain, q: 0))
     }
     if o == nil || o!.midFrequency != n.midFrequency || o!.midGain != n.midGain || o!.midQ != n.midQ {
-      try send(.setEQ(slot: slot, band: .mid, frequency: n.midFrequency, gain: n.midGain, q: n.midQ))
+      try send(.setEQ(target, band: .mid, frequency: n.midFrequency, gain: n.midGain, q: n.midQ))
     }
     if o == nil || o!.highFrequency != n.highFrequency || o!.highGain != n.highGain {
-      try send(.setEQ(slot: slot, band: .high, frequency: n.highFrequency, gain: n.highGain, q: 0))
+      try send(.setEQ(target, band: .high, frequency: n.highFrequency, gain: n.highGain, q: 0))
     }
-    if o == nil || o!.enabled != n.enabled { try send(.setEQEnabled(slot: slot, on: n.enabled)) }
+    if o == nil || o!.enabled != n.enabled { try send(.setEQEnabled(target, on: n.enabled)) }
   }
 
   /// Sets a stem's channel EQ (it glides there while the transport plays).
@@ -60,7 +57,7 @@ extension Mixer {
     try lock.locked { () throws(MixerError) in
       try Mixer.checkEQ(eq, of: "master")
       guard eq != masterEQ else { return }
-      try sendEQ(slot: Mixer.masterEQSlot, from: masterEQ, to: eq)
+      try sendEQ(.master, from: masterEQ, to: eq)
       masterEQ = eq
       isDirty = true
     }

@@ -71,7 +71,7 @@ extension Mixer {
           audible: input.sentAudible))
       liveInputs.inputs.append(input)
       if settings.bus != nil { try? send(.setInputBus(index: Int32(index), bus: busIndex(settings.bus), crossfade: false)) }
-      if settings.eq != EQSettings() { try? sendEQ(slot: InputBank.eqSlot(index), from: nil, to: settings.eq) }
+      if settings.eq != EQSettings() { try? sendEQ(.input(Int32(index)), from: nil, to: settings.eq) }
       if settings.solo { try? pushAllGains() }
       isDirty = true
     }
@@ -205,7 +205,7 @@ extension Mixer {
     let old = input.settings
     guard settings != old else { return }
     input.settings = settings
-    if settings.eq != old.eq { try sendEQ(slot: InputBank.eqSlot(input.index), from: old.eq, to: settings.eq) }
+    if settings.eq != old.eq { try sendEQ(.input(Int32(input.index)), from: old.eq, to: settings.eq) }
     if settings.bus != old.bus { try send(.setInputBus(index: Int32(input.index), bus: busIndex(settings.bus), crossfade: true)) }
     if settings.solo != old.solo || settings.bus != old.bus {
       try pushAllGains()

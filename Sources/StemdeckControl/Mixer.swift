@@ -520,7 +520,7 @@ public final class Mixer: @unchecked Sendable {
       if settings.rate != old.rate {
         try send(.setRate(slot: stem.slot, rate: settings.rate))
       }
-      if settings.eq != old.eq { try sendEQ(slot: stem.slot, from: old.eq, to: settings.eq) }
+      if settings.eq != old.eq { try sendEQ(.stem(slot: stem.slot), from: old.eq, to: settings.eq) }
       if settings.solo != old.solo {
         try pushAllGains()
       } else if settings.volume != old.volume || settings.pan != old.pan || settings.mute != old.mute {

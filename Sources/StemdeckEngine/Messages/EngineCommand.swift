@@ -48,12 +48,12 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case abortGroup
   /// Master volume (linear).
   case setMasterGain(Float)
-  /// Sets one band of a channel EQ (`slot` −1: the master's): frequency in Hz, gain in dB, the
-  /// mid band's Q; for `.highPass`, frequency 0 is off and `q` is its sections (1 or 2).
+  /// Sets one band of `target`'s channel EQ: frequency in Hz, gain in dB, the mid band's Q; for
+  /// `.highPass`, frequency 0 is off and `q` is its sections (1 or 2).
   /// The EQ glides there while the transport plays (DSP/ChannelEQ.swift).
-  case setEQ(slot: Int32, band: EQBandID, frequency: Double, gain: Double, q: Double)
-  /// Turns a channel EQ (`slot` −1: the master's) on or off, keeping its settings.
-  case setEQEnabled(slot: Int32, on: Bool)
+  case setEQ(EQTarget, band: EQBandID, frequency: Double, gain: Double, q: Double)
+  /// Turns `target`'s channel EQ on or off, keeping its settings.
+  case setEQEnabled(EQTarget, on: Bool)
   /// Starts the transport. `fadeIn` ramps the output up over a few milliseconds.
   case play(fadeIn: Bool)
   /// Fades out and stops the transport where it is.
@@ -136,4 +136,17 @@ public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
   /// The renderer let go of a bus plan (an `UnsafeMutablePointer<BusPlan>`'s address): the
   /// control thread frees it (`BusPlan.free`).
   case busPlanRetired(address: Int)
+}
+
+/// Whose channel EQ `EngineCommand.setEQ` and `setEQEnabled` change: every strip kind has its
+/// own case (no number ranges to keep apart).
+public enum EQTarget: Equatable, Sendable, BitwiseCopyable {
+  /// The stem voice in this slot.
+  case stem(slot: Int32)
+  /// The master bus.
+  case master
+  /// The bus strip with this index (`BusBank`).
+  case bus(Int32)
+  /// The live input strip with this index (`InputBank`).
+  case input(Int32)
 }

@@ -254,14 +254,9 @@ func resetBus(_ state: UnsafeMutablePointer<RenderState>, bus: Int32) {
   strip.pointee.eq.clearState()
 }
 
-/// The EQ slot number of bus `bus` in `EngineCommand.setEQ` (−1 is the master's).
-@inlinable
-public func busEQSlot(_ bus: Int32) -> Int32 { -2 &- bus }
-
-/// Changes a bus's channel EQ (`slot` ≤ −2) with `change`.
+/// Changes bus `bus`'s channel EQ with `change`.
 @_noLocks
-func setBusEQ(_ state: UnsafeMutablePointer<RenderState>, slot: Int32, jump: Bool, _ change: (inout EQParameters) -> Void) {
-  let bus = Int(-2 &- slot)
+func setBusEQ(_ state: UnsafeMutablePointer<RenderState>, bus: Int, jump: Bool, _ change: (inout EQParameters) -> Void) {
   guard bus >= 0, bus < BusBank.maxBuses else { return }
   let strip = state.pointee.buses.strips + bus
   var p = strip.pointee.eq.target

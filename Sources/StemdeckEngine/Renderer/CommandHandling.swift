@@ -106,9 +106,9 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .cancelGlides(let slot): if let voice = voiceAt(state, slot) { cancelGlides(voice) }
   case .setJoinFrameAfterSeek(let slot, let frame): voiceAt(state, slot)?.pointee.joinFrameAfterSeek = frame
   case .setMasterGain(let gain): setRamp(&state.pointee.masterGain, gain, jump: jump)
-  case .setEQ(let slot, let band, let frequency, let gain, let q):
-    setEQ(state, slot: slot, jump: jump) { $0.set(band, frequency: frequency, gain: gain, q: q) }
-  case .setEQEnabled(let slot, let on): setEQ(state, slot: slot, jump: jump) { $0.enabled = on }
+  case .setEQ(let target, let band, let frequency, let gain, let q):
+    setEQ(state, target, jump: jump) { $0.set(band, frequency: frequency, gain: gain, q: q) }
+  case .setEQEnabled(let target, let on): setEQ(state, target, jump: jump) { $0.enabled = on }
   case .play(let fadeIn): play(state, fadeIn: fadeIn)
   case .pause: pause(state)
   case .seek(let frame, let epoch): seek(state, frame: frame, epoch: epoch)
@@ -207,21 +207,23 @@ func setGains(_ voice: UnsafeMutablePointer<StemVoice>, _ l: Float, _ r: Float, 
   setRamp(&voice.pointee.gainRight, r, jump: jump || voice.pointee.pending)
 }
 
-/// Changes the channel EQ of the voice in `slot` (−1: the master's) with `change`; it glides
-/// there while it sounds, and jumps while nothing does (transport stopped, a pending voice).
+/// Changes `target`'s channel EQ with `change`; it glides there while it sounds, and jumps while
+/// nothing does (transport stopped, a pending voice, a fresh input strip).
 @_noLocks
 func setEQ(
-  _ state: UnsafeMutablePointer<RenderState>, slot: Int32, jump: Bool, _ change: (inout EQParameters) -> Void
+  _ state: UnsafeMutablePointer<RenderState>, _ target: EQTarget, jump: Bool, _ change: (inout EQParameters) -> Void
 ) {
-  if let input = InputBank.index(ofEQSlot: slot) {
-    state.pointee.inputs.changeEQ(index: input, change)
-  } else if slot <= -2 {
-    setBusEQ(state, slot: slot, jump: jump, change)
-  } else if slot < 0 {
+  switch target {
+  case .input(let index):
+    state.pointee.inputs.changeEQ(index: Int(index), change)
+  case .bus(let bus):
+    setBusEQ(state, bus: Int(bus), jump: jump, change)
+  case .master:
     var p = state.pointee.masterEQ.target
     change(&p)
     state.pointee.masterEQ.set(p, immediate: jump)
-  } else if let voice = voiceAt(state, slot), !voice.pointee.removing {
+  case .stem(let slot):
+    guard let voice = voiceAt(state, slot), !voice.pointee.removing else { return }
     var p = voice.pointee.eq.target
     change(&p)
     voice.pointee.eq.set(p, immediate: jump || voice.pointee.pending)

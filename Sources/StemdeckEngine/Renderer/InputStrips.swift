@@ -191,17 +191,6 @@ public struct InputBank: ~Copyable {
   }
 }
 
-extension InputBank {
-  /// The `EngineCommand.setEQ` slot that addresses input `index`: −1000 − index (−1 is the
-  /// master, −2 − bus a bus (`busEQSlot`), stems ≥ 0).
-  @_noLocks
-  public static func eqSlot(_ index: Int) -> Int32 { -1000 &- Int32(truncatingIfNeeded: index) }
-
-  /// The input index an EQ slot addresses, or nil.
-  @_noLocks
-  static func index(ofEQSlot slot: Int32) -> Int? { slot <= -1000 ? Int(-1000 &- slot) : nil }
-}
-
 /// Renders every active input strip's pass (EQ, fader, pan, meter: pre- or post-fader like the
 /// stems) into its destination: a bus in the plan (its input buffer, so this runs before
 /// `renderBuses`) or the inputs' master planes, added after the transport fade by
