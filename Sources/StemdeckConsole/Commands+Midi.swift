@@ -9,20 +9,21 @@ extension CommandTable {
     CommandSpec(
       name: "midi",
       usage: "midi [on|off | map SOURCE ACTION | learn ACTION NAME | unmap SOURCE|all | maps | out on|off]",
-      summary: "JACK MIDI control: map controllers, notes and pitch bend to stems, effects and the transport",
+      summary: "JACK MIDI control: map controllers, notes and pitch bend to stems, buses, inputs, effects and the transport",
       details: """
         midi on | off          register (or remove) the MIDI input port midi_in; it exists anyway
                                while there are mappings or a learn waits
         midi map SOURCE ACTION     SOURCE: cc N [ch C] | note N [ch C] | bend [ch C]
                                (N 0-127, C 1-16; no channel: any). ACTION:
-                                 vol NAME        stem volume: CC 0 -> -inf, 100 -> 0 dB, 127 -> +6 dB
+                                 vol NAME        volume of a stem, bus or input: CC 0 -> -inf,
+                                                 100 -> 0 dB, 127 -> +6 dB
                                                  (gain = (CC/100)^2.9; in dB 58 x log10(CC/100))
-                                 pan NAME        stem pan: 0 left, 64 centre, 127 right
+                                 pan NAME        pan: 0 left, 64 centre, 127 right
                                  rate NAME       stem rate from pitch bend: 2^((bend-8192)/8192),
                                                  one octave down to one up
                                  sfx fire NAME   fire a sound effect on each press
-                                 toggle mute|solo NAME   toggle a stem on each press
-                                 toggle eq NAME  switch a stem's channel EQ off/on on each press
+                                 toggle mute|solo NAME   toggle a stem, bus or input on each press
+                                 toggle eq NAME  switch its channel EQ off/on on each press
                                  eq low|mid|high NAME    an EQ band's gain from a CC:
                                                  0 -> -18 dB, 64 -> 0 dB, 127 -> +18 dB
                                  play            play/pause on each press
@@ -31,7 +32,9 @@ extension CommandTable {
                                controller that disagrees with the stem does not move it until it
                                reaches or crosses the stem's value (soft takeover). A controller
                                0-31 whose partner 32-63 also sends is read as one 14-bit value
-                               (position = MSB + LSB/128).
+                               (position = MSB + LSB/128). A bus's or an input's vol and pan
+                               move on the control thread (within milliseconds, 7-bit, with
+                               the same soft takeover); midi out sends the stems' values.
         midi learn ACTION NAME bind the next control moved (a CC; a note for sfx/toggle/play; pitch
                                bend for rate): e.g. midi learn vol drums.  midi learn cancel
         midi unmap SOURCE | all    remove the mappings of a source (e.g. cc 7, note 36 ch 10, bend)

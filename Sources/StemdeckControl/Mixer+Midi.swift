@@ -21,6 +21,17 @@ struct MidiControlState {
   var down: [Int: Bool] = [:]
   /// Moves held back by soft takeover (a figure for `midi maps`).
   var held = 0
+  /// Soft takeover of the volume and pan mappings of buses and inputs, per mapping index (those
+  /// move on the control thread; the stems' move in the renderer, `MidiTable.takeover`).
+  var stripTakeover: [Int: SoftTakeover] = [:]
+}
+
+/// A bus's or a live input's fader and mute/solo switches, as MIDI reads and sets them.
+struct MidiStripLevels {
+  var volume: Double
+  var pan: Double
+  var mute: Bool
+  var solo: Bool
 }
 
 extension Mixer {
@@ -75,7 +86,13 @@ extension Mixer {
   func checkMidiMapping(_ mapping: MidiMapping) throws(MixerError) {
     if let problem = mapping.problem() { throw MixerError("midi mapping \(problem.field): \(problem.message)") }
     if mapping.action.targetsStem, !table.stems.contains(where: { $0.settings.name == mapping.target }) {
-      throw MixerError("no stem named '\(printableText(mapping.target))' (midi \(mapping.action.rawValue) drives a stem)")
+      // Buses and live inputs take every action a stem does but rate.
+      if mapping.action == .rate || midiStrip(mapping.target) == nil {
+        throw MixerError(
+          mapping.action == .rate
+            ? "no stem named '\(printableText(mapping.target))' (midi rate drives a stem)"
+            : "no stem, bus or input named '\(printableText(mapping.target))' (midi \(mapping.action.rawValue) drives one)")
+      }
     }
     if mapping.action == .sfx, effects.byName[mapping.target] == nil,
       !effects.loading.contains(where: { $0.settings.name == mapping.target })
@@ -96,6 +113,7 @@ extension Mixer {
       guard !removed.isEmpty else { return [] }
       midi.mappings.removeAll(where: matching)
       midiState.down = [:]
+      midiState.stripTakeover = [:]
       isDirty = true
       try publishMidi()
       return removed
@@ -119,7 +137,7 @@ extension Mixer {
   func publishMidi() throws(MixerError) {
     let table: [[Int]] = midi.mappings.map { m in
       let kind: MidiSourceKind = m.source == .cc ? .cc : m.source == .note ? .note : .bend
-      let target: MidiTarget
+      var target: MidiTarget
       var slot: Int32 = -1
       switch m.action {
       case .volume: target = .volume
@@ -127,7 +145,14 @@ extension Mixer {
       case .rate: target = .rate
       default: target = .control
       }
-      if target != .control, let stem = self.table.stems.first(where: { $0.settings.name == m.target }) { slot = stem.slot }
+      if target != .control {
+        if let stem = self.table.stems.first(where: { $0.settings.name == m.target }) {
+          slot = stem.slot
+        } else if midiStrip(m.target) != nil {
+          // A bus's or an input's volume or pan: its events come to `pumpMidi` (`moveStrip`).
+          target = .control
+        }
+      }
       return [Int(kind.rawValue), (m.channel ?? 0) - 1, m.number, Int(target.rawValue), Int(slot)]
     }
     guard table != midiState.published else { return }
@@ -188,6 +213,15 @@ extension Mixer {
           }
           continue
         }
+        if mapping.action == .volume || mapping.action == .pan {
+          // Only a bus's or an input's reach here (a stem's move in the renderer).
+          do throws(MixerError) {
+            try moveStrip(index: Int(binding), mapping, status: status, data1: data1, data2: Int(data2))
+          } catch {
+            out.append(.midiFailed("\(mapping.description): \(error)"))
+          }
+          continue
+        }
         guard isPress(index: Int(binding), status: status, value: Int(data2)) else { continue }
         do throws(MixerError) {
           try run(mapping)
@@ -215,8 +249,8 @@ extension Mixer {
   func run(_ mapping: MidiMapping) throws(MixerError) {
     switch mapping.action {
     case .sfx: try fireEffect(mapping.target)
-    case .mute: try setMute(mapping.target, !(try find(mapping.target).settings.mute))
-    case .solo: try setSolo(mapping.target, !(try find(mapping.target).settings.solo))
+    case .mute: try setMute(mapping.target, !(try isMuted(mapping.target)))
+    case .solo: try setSolo(mapping.target, !(try isSoloed(mapping.target)))
     case .play: if transportState == .paused { try play() } else { try pause() }
     case .eq:
       var eq = try eqSettings(mapping.target)
@@ -224,6 +258,56 @@ extension Mixer {
       try setEQ(mapping.target, eq)
     case .volume, .pan, .rate, .eqlow, .eqmid, .eqhigh: break
     }
+  }
+
+  /// Whether the stem, bus or input `name` is muted / soloed (for the toggles).
+  func isMuted(_ name: String) throws(MixerError) -> Bool {
+    if let strip = midiStrip(name) { return strip.mute }
+    return try find(name).settings.mute
+  }
+
+  func isSoloed(_ name: String) throws(MixerError) -> Bool {
+    if let strip = midiStrip(name) { return strip.solo }
+    return try find(name).settings.solo
+  }
+
+  /// The bus or live input named `name` (nil: neither; stems are not strips here).
+  func midiStrip(_ name: String) -> MidiStripLevels? {
+    if let p = busPosition(name) {
+      let s = busTable.buses[p].settings
+      return MidiStripLevels(volume: s.volume, pan: s.pan, mute: s.mute, solo: s.solo)
+    }
+    if let input = liveInputs.find(name) {
+      let s = input.settings
+      return MidiStripLevels(volume: s.volume, pan: s.pan, mute: s.mute, solo: s.solo)
+    }
+    return nil
+  }
+
+  /// A `vol`/`pan` mapping of a bus or live input moved: the same curves and soft takeover as a
+  /// stem's (`MidiCurve`, `SoftTakeover`), 7-bit, applied on the control thread.
+  func moveStrip(index: Int, _ mapping: MidiMapping, status: UInt8, data1: UInt8, data2: Int) throws(MixerError) {
+    guard let strip = midiStrip(mapping.target) else {
+      throw MixerError("no bus or input named '\(printableText(mapping.target))'")
+    }
+    let position: Double
+    switch status & 0xF0 {
+    case 0xB0, 0x90: position = Double(data2)
+    case 0xE0: position = Double(data2 * 128 + Int(data1)) / 128
+    default: return
+    }
+    let volume = mapping.action == .volume
+    let current = volume ? strip.volume : strip.pan
+    let currentPosition = volume ? MidiCurve.position(gain: current) : MidiCurve.position(pan: current)
+    var takeover = midiState.stripTakeover[index] ?? SoftTakeover()
+    defer { midiState.stripTakeover[index] = takeover }
+    guard takeover.accept(position: position, currentPosition: currentPosition, current: current) else {
+      midiState.held += 1
+      return
+    }
+    let value = volume ? MidiCurve.gain(position: position) : MidiCurve.pan(position: position)
+    takeover.lastApplied = value
+    if volume { try setVolume(mapping.target, value) } else { try setPan(mapping.target, value) }
   }
 
   /// An `eqlow`/`eqmid`/`eqhigh` mapping's band set to `gain` dB (its frequency and Q kept).

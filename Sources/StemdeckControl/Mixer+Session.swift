@@ -62,6 +62,7 @@ extension Mixer {
       midi = session.midi
       midiState.learning = nil
       midiState.down = [:]
+      midiState.stripTakeover = [:]
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
       try setMasterEQ(session.masterEQ)
@@ -246,6 +247,7 @@ extension Mixer {
       midi = session.midi
       midiState.learning = nil
       midiState.down = [:]
+      midiState.stripTakeover = [:]
       try setOptions(session.options)
       try setMasterVolume(session.masterVolume)
       try setMasterEQ(session.masterEQ)

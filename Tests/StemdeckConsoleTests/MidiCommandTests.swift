@@ -72,7 +72,7 @@ struct MidiCommandTests {
     let refusals: [(String, String)] = [
       ("midi map cc 200 vol drums", "cc number must be a whole number between 0 and 127 (got '200')"),
       ("midi map cc 7 ch 17 vol drums", "channel must be a whole number between 1 and 16"),
-      ("midi map cc 7 vol nosuch", "no stem named 'nosuch'"),
+      ("midi map cc 7 vol nosuch", "no stem, bus or input named 'nosuch'"),
       ("midi map note 36 sfx fire nokick", "no effect named 'nokick'"),
       ("midi map note 36 vol drums", "volume follows a controller or pitch bend, not a note"),
       ("midi map cc 7 rate drums", "rate follows pitch bend only"),
@@ -147,7 +147,7 @@ struct MidiCommandTests {
       ("midi map bend eq mid drums", "eqmid follows a controller only"),
       ("midi map bend toggle eq drums", "eq acts on a note or a controller press, not pitch bend"),
       ("midi map cc 23 eq treble drums", "eq takes a band: eq low|mid|high NAME"),
-      ("midi map cc 23 eq low nosuch", "no stem named 'nosuch'")
+      ("midi map cc 23 eq low nosuch", "no stem, bus or input named 'nosuch'")
     ] {
       let r = h.run(line)
       #expect(!r.ok && r.output.contains { $0.hasPrefix("error: ") && $0.contains(fragment) }, "\(line): \(r.output)")
@@ -178,6 +178,62 @@ struct MidiCommandTests {
     #expect(try h.mixer.eqSettings("drums").enabled)
     #expect(h.run("eq drums").output == ["drums eq: low 100 Hz +18 dB, mid 1000 Hz +9.1 dB q 0.707"])
     let path = h.folder.file("eq-midi.json")
+    #expect(h.run("save \(path)").ok)
+    #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midiMappings)
+  }
+
+  @Test("buses and live inputs: vol/pan through the fader curve with soft takeover, mute/solo/EQ toggles; rate refused")
+  func stripMappings() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    for line in [
+      "bus add grp", "input add mic mono", "midi map cc 30 vol grp", "midi map cc 31 pan mic", "midi map note 40 toggle mute grp",
+      "midi map note 41 toggle solo mic", "midi map note 42 toggle eq grp", "midi map cc 32 eq low mic"
+    ] {
+      let r = h.run(line)
+      #expect(r.ok, "\(line): \(r.output)")
+    }
+    for (line, fragment) in [
+      ("midi map bend rate grp", "no stem named 'grp' (midi rate drives a stem)"),
+      ("midi map cc 33 vol nosuch", "no stem, bus or input named 'nosuch'")
+    ] {
+      let r = h.run(line)
+      #expect(!r.ok && r.output.contains { $0.hasPrefix("error: ") && $0.contains(fragment) }, "\(line): \(r.output)")
+    }
+    h.render(blocks: 1)
+    func send(_ b: [UInt8]) {
+      midiInput(h.mixer.renderState, offset: 0, count: 3, b[0], b[1], b[2])
+      h.render(blocks: 1)
+      _ = h.mixer.pump()
+    }
+    func bus() throws -> BusSettings { try h.mixer.busSetting("grp") }
+    func mic() throws -> InputSettings { try h.mixer.inputStatus("mic").settings }
+    // The bus is at 0 dB (CC 100): a controller at 20 is held; reaching 99.6… (100) picks it up.
+    send([0xB0, 30, 20])
+    #expect(try bus().volume == 1)
+    #expect(h.mixer.midiHeldMoves == 1)
+    send([0xB0, 30, 100])
+    send([0xB0, 30, 50])
+    #expect(try abs(bus().volume - MidiCurve.gain(position: 50)) < 1e-12)
+    // A change made elsewhere drops the pick-up again.
+    #expect(h.run("vol grp 1").ok)
+    send([0xB0, 30, 10])
+    #expect(try bus().volume == 1)
+    // The input's pan: centre is 64.
+    send([0xB0, 31, 64])
+    send([0xB0, 31, 127])
+    #expect(try mic().pan == 1)
+    send([0x90, 40, 100])
+    #expect(try bus().mute)
+    send([0x90, 40, 100])
+    #expect(try !bus().mute)
+    send([0x90, 41, 90])
+    #expect(try mic().solo)
+    send([0x90, 42, 90])
+    #expect(try !bus().eq.enabled)
+    send([0xB0, 32, 127])
+    #expect(try mic().eq.low.gain == 18)
+    let path = h.folder.file("strip-midi.json")
     #expect(h.run("save \(path)").ok)
     #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midiMappings)
   }
