@@ -292,6 +292,38 @@ struct MidiControlTests {
     #expect(peak > 0.5, "note 36 fires kick: peak \(peak) after \(fired)\n\(deck.transcript)")
   }
 
+  @Test("a CC mapped to a bus's volume moves the bus (soft takeover at 0 dB); a note toggles the bus's mute")
+  func busVolume() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-midi")
+    let session = try Self.toneSession(in: dir, midi: nil)
+    let (deck, probe, reference) = try await Self.start(server, session: session)
+    defer { deck.kill(); probe.stop() }
+    try await deck.run("bus add grp")
+    try await deck.run("route tone grp")
+    try await deck.run("midi map cc 21 vol grp")
+    try await deck.run("midi map note 41 toggle mute grp")
+    // The bus is at 0 dB (CC 100): 100 picks it up, 50 sets (0.5)^2.9 of the level.
+    _ = try await probe.send([(0, Self.cc(21, 100))])
+    _ = try await probe.send([(0, Self.cc(21, 50))])
+    let want = reference * pow(0.5, 2.9)
+    var level = 0.0
+    _ = try await eventually(timeout: 10) {
+      level = try await probe.level(try await probe.now() - 480, 480)
+      return abs(level - want) < 0.03 * reference
+    }
+    #expect(abs(level - want) < 0.03 * reference, "bus at CC 50: \(level) vs \(want)\n\(deck.transcript)")
+    _ = try await probe.send([(0, [0x90, 41, 100])])
+    _ = try await eventually(timeout: 10) {
+      level = try await probe.level(try await probe.now() - 480, 480)
+      return level < 0.001
+    }
+    #expect(level < 0.001, "note 41 mutes the bus: \(level)")
+    let buses = try await deck.run("bus")
+    #expect(buses.contains { $0.hasPrefix("bus grp") && $0.contains("vol -17.5 dB") && $0.contains("M") }, "\(buses)")
+  }
+
   @Test("midi on registers stemdeck:midi_in and midi off removes it; pitch bend sets a stem's rate")
   func portAndBend() async throws {
     let server = try await PrivateJackServer()
