@@ -90,19 +90,24 @@ public enum Suggestion {
     // from the word's than the limit is skipped without the quadratic table: a mistyped word of
     // megabytes (a pasted file) costs one pass over it, not its length times each name's
     // (1 MB took 22 s and 3 MB 633 MB of memory). Words far longer than every name stop sooner.
-    let longest = candidates.reduce(0) { max($0, $1.utf8.count) }
-    guard word.utf8.count <= 8 * longest + 8 else { return nil }
-    let length = word.count
-    let limit = length < 2 ? 0 : max(1, length / 3)
+    let (compared, limit) = worthComparing(word, candidates)
     let lowered = word.lowercased()
     var best: (String, Int)?
-    for c in candidates {
-      let n = c.count
-      guard abs(n - length) <= limit else { continue }
+    for c in compared {
       let d = distance(lowered, c.lowercased())
       if d <= limit, d < (best?.1 ?? Int.max) { best = (c, d) }
     }
     return best?.0
+  }
+
+  /// The candidates `closest` builds an edit-distance table for (those whose length is within
+  /// `limit` edits of the word's), and that limit. None for a word far longer than every name.
+  static func worthComparing(_ word: String, _ candidates: [String]) -> (candidates: [String], limit: Int) {
+    let longest = candidates.reduce(0) { max($0, $1.utf8.count) }
+    guard word.utf8.count <= 8 * longest + 8 else { return ([], 0) }
+    let length = word.count
+    let limit = length < 2 ? 0 : max(1, length / 3)
+    return (candidates.filter { abs($0.count - length) <= limit }, limit)
   }
 
   /// Edit distance counting a swap of two neighbouring letters as one edit ("paly" → "play"):
