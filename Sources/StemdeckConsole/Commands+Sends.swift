@@ -3,7 +3,8 @@ import StemdeckEngine
 import StemdeckSession
 
 // Aux sends and returns (issue 22, item 2): `send add|remove NAME`, `send return NAME VOLUME`,
-// `send STEM NAME LEVEL [pre|post]` / `send STEM NAME off`, and `send`/`sends` to list them.
+// `send STRIP NAME LEVEL [pre|post]` / `send STRIP NAME off` (a stem, a bus or a live input), and
+// `send`/`sends` to list them.
 // docs/architecture.md, *Aux sends*.
 
 extension CommandTable {
@@ -13,13 +14,15 @@ extension CommandTable {
   static let sendCommands: [CommandSpec] = [
     CommandSpec(
       name: "send", usage: sendUsage,
-      summary: "aux sends: JACK outputs NAME_send_L/R fed from stems, returns NAME_return_L/R into the master",
+      summary: "aux sends: JACK outputs NAME_send_L/R fed from stems, buses and inputs, returns NAME_return_L/R into the master",
       details: """
         send add verb             registers stemdeck:verb_send_L/R (not in the master) and the
                                   return inputs verb_return_L/R (summed into the master)
         send drums verb -12dB post  the drums into verb at -12 dB after their fader and pan
                                   ('pre': before the fader; the default is post)
         send drums verb off       stops the drums' send
+        send drums_bus verb -6dB  a bus sends too (post: after its fader and balance; pre:
+                                  after its EQ), and so does a live input: send mic verb -10dB pre
         send return verb -6dB     the return's volume (default 0 dB)
         send remove verb          removes the send and its ports
         At most 8 sends. Level changes ramp over 10 ms. Close the loop with an effect in any
@@ -103,7 +106,8 @@ extension Display {
     return lines
   }
 
-  /// What a stem sends, for `stems` and `routes`: "verb -12.0 dB post, delay …", or nil.
+  /// What a strip (a stem, a bus, an input) sends, for `buses` and `inputs`: "verb -12.0 dB
+  /// post, delay …", or nil.
   static func sendSummary(_ sends: [AuxSend], stem: String) -> String? {
     let parts = sends.compactMap { aux in
       aux.levels[stem].map { "\(aux.name) \(sendLevel($0.gain)) \($0.preFader ? "pre" : "post")" }
@@ -113,11 +117,12 @@ extension Display {
 }
 
 extension Completion {
-  /// `send` words: the first is a keyword or a stem; then a send's name; then a level, `off`, `pre`/`post`.
+  /// `send` words: the first is a keyword or a strip (stem, bus, input); then a send's name; then
+  /// a level, `off`, `pre`/`post`.
   static func sendCompletions(console: Console, words: [String], index: Int) -> [String]? {
     let sends = console.mixer.auxSends.map(\.name)
     switch index {
-    case 0: return ["add", "remove", "return"] + console.mixer.stemNames + ["all"]
+    case 0: return ["add", "remove", "return"] + console.mixer.stemNames + console.mixer.busNames + console.mixer.inputNames + ["all"]
     case 1:
       let first = words[1].lowercased()
       if first == "add" { return [] }
