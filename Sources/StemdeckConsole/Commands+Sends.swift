@@ -1,4 +1,5 @@
 import StemdeckControl
+import StemdeckJack
 import StemdeckEngine
 import StemdeckSession
 
@@ -31,7 +32,9 @@ extension CommandTable {
       argumentCount: 0...4, completions: []
     ) { (c, a) throws(CommandError) in
       if a.isEmpty {
-        for line in Display.sendLines(c.mixer.auxSends) { c.write(line) }
+        for line in Display.sendLines(c.mixer.auxSends, latencies: c.driver?.returnLatencies(), sampleRate: c.driver?.sampleRate) {
+          c.write(line)
+        }
         return
       }
       switch a[0].lowercased() {
@@ -80,7 +83,9 @@ extension CommandTable {
       argumentCount: 0...0
     ) {
       (c, _) throws(CommandError) in
-      for line in Display.sendLines(c.mixer.auxSends) { c.write(line) }
+      for line in Display.sendLines(c.mixer.auxSends, latencies: c.driver?.returnLatencies(), sampleRate: c.driver?.sampleRate) {
+        c.write(line)
+      }
     }
   ]
 }
@@ -91,14 +96,25 @@ extension Display {
     gain <= 0 ? "-inf dB" : NumberFormat.fixed(Decibels.fromAmplitude(gain), 1) + " dB"
   }
 
-  /// The `send`/`sends` lines: one per send (ports, return volume), then one per stem feeding it.
-  static func sendLines(_ sends: [AuxSend]) -> [String] {
+  /// The `send`/`sends` lines: one per send (ports, return volume), with JACK (`latencies`) the
+  /// external loop's latency ("verb: return latency 256 frames (5.3 ms)", or "verb: loop not
+  /// connected"), then one per strip feeding it.
+  static func sendLines(_ sends: [AuxSend], latencies: [String: ReturnLatency]? = nil, sampleRate: Int? = nil) -> [String] {
     if sends.isEmpty { return ["no sends (add one with 'send add NAME')"] }
     var lines: [String] = []
     for aux in sends {
       lines.append(
         "\(aux.name): out \(aux.outputPorts.joined(separator: ",")), return \(aux.returnPorts.joined(separator: ",")) at \(sendLevel(aux.returnVolume))"
       )
+      switch latencies?[aux.name] {
+      case .notConnected:
+        lines.append(
+          "\(aux.name): loop not connected (connect \(aux.name)_send_L/R to an effect and its outputs to \(aux.name)_return_L/R)")
+      case .frames(let n):
+        let ms = sampleRate.map { " (" + NumberFormat.fixed(Double(n) * 1000 / Double(max(1, $0)), 1) + " ms)" } ?? ""
+        lines.append("\(aux.name): return latency \(n) frames\(ms)")
+      case nil: break
+      }
       for stem in aux.levels.keys.sorted() {
         if let level = aux.levels[stem] { lines.append("  \(stem) \(sendLevel(level.gain)) \(level.preFader ? "pre" : "post")") }
       }
