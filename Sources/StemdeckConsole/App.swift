@@ -38,7 +38,8 @@ public struct Arguments: Equatable, Sendable {
   public var truePeak: Double?
   /// `render --stems DIR`: every stem to its own file in DIR as well.
   public var stems: String?
-  /// `render`/`analyze --input NAME=FILE`: a file standing in for live input NAME.
+  /// `render`/`analyze --input NAME=FILE`: a file standing in for live input NAME (or for aux
+  /// send SEND's return, `SEND_return`).
   public var inputs: [RenderInput] = []
   /// `render --format NAME`: the sample format (nil: the output extension's default).
   public var format: OutputFormat?
@@ -291,7 +292,10 @@ public struct Arguments: Equatable, Sendable {
                                with the master; the stem files sum to the master
       --input NAME=FILE        the session's live input NAME plays FILE from the render's first frame
                                (others are silent); a mono file feeds both sides of a stereo input, a
-                               stereo file for a mono input is refused; repeat for more inputs
+                               stereo file for a mono input is refused; repeat for more inputs.
+                               NAME may be an aux send's return, SEND_return (e.g. verb_return=wet.wav):
+                               FILE is what the external effect sends back (a return is silent offline
+                               without one; the send outputs go nowhere offline)
     render exit status: 0 done; 1 failed; 2 bad arguments; 3 written, but a
       stem was muted because its file holds NaN or infinite samples (a warning names it)
 

@@ -24,7 +24,7 @@ extension CommandTable {
       argumentCount: 0...4, completions: [.keyword(["add", "remove"]), .bus, .keyword(["to"]), .bus]
     ) { (c, a) throws(CommandError) in
       guard let word = a.first else {
-        for line in Display.busLines(c.mixer.busStatuses()) { c.write(line) }
+        for line in Display.busLines(c.mixer.busStatuses(), sends: c.mixer.auxSends) { c.write(line) }
         return
       }
       switch word.lowercased() {
@@ -51,7 +51,7 @@ extension CommandTable {
         guard let status = c.mixer.busStatuses().first(where: { $0.settings.name == word }) else {
           throw CommandError(c.mixerError { () throws(MixerError) in _ = try c.mixer.busSetting(word) })
         }
-        for line in Display.busLines([status]) { c.write(line) }
+        for line in Display.busLines([status], sends: c.mixer.auxSends) { c.write(line) }
       }
     },
     CommandSpec(
@@ -106,7 +106,7 @@ extension Console {
 
 extension Display {
   /// `bus` and `stems`: one line per bus (volume, pan, flags, where it goes, what feeds it, peak).
-  static func busLines(_ buses: [BusStatus]) -> [String] {
+  static func busLines(_ buses: [BusStatus], sends: [AuxSend] = []) -> [String] {
     if buses.isEmpty { return ["no buses (add one with 'bus add NAME')"] }
     return buses.map { b in
       let s = b.settings
@@ -121,6 +121,7 @@ extension Display {
       let to = s.directOut ? "\(s.name)_L/R" : (s.bus ?? "master")
       return "bus \(s.name)  vol \(NumberFormat.fixed(Decibels.fromAmplitude(s.volume), 1)) dB  pan \(NumberFormat.fixed(s.pan, 2))"
         + "  \(flags.isEmpty ? "-" : flags)  → \(to)  ← \(from)  peak \(peaks) dB"
+        + (sendSummary(sends, stem: s.name).map { "  sends \($0)" } ?? "")
     }
   }
 

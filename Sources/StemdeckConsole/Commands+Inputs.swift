@@ -46,7 +46,13 @@ extension CommandTable {
     CommandSpec(
       name: "inputs", usage: "inputs", summary: "list live inputs with their ports, settings and meters", argumentCount: 0...0
     ) { (c, _) throws(CommandError) in
-      for line in Display.inputsTable(c.mixer.inputStatuses()) { c.write(line) }
+      let inputs = c.mixer.inputStatuses()
+      for line in Display.inputsTable(inputs) { c.write(line) }
+      // What each input sends, after the table (its columns stay as they are, for scripts).
+      let sends = c.mixer.auxSends
+      for input in inputs {
+        if let summary = Display.sendSummary(sends, stem: input.settings.name) { c.write("\(input.settings.name) sends \(summary)") }
+      }
     }
   ]
 }

@@ -1,9 +1,11 @@
 import StemdeckControl
+import StemdeckJack
 import StemdeckEngine
 import StemdeckSession
 
 // Aux sends and returns (issue 22, item 2): `send add|remove NAME`, `send return NAME VOLUME`,
-// `send STEM NAME LEVEL [pre|post]` / `send STEM NAME off`, and `send`/`sends` to list them.
+// `send STRIP NAME LEVEL [pre|post]` / `send STRIP NAME off` (a stem, a bus or a live input), and
+// `send`/`sends` to list them.
 // docs/architecture.md, *Aux sends*.
 
 extension CommandTable {
@@ -13,13 +15,15 @@ extension CommandTable {
   static let sendCommands: [CommandSpec] = [
     CommandSpec(
       name: "send", usage: sendUsage,
-      summary: "aux sends: JACK outputs NAME_send_L/R fed from stems, returns NAME_return_L/R into the master",
+      summary: "aux sends: JACK outputs NAME_send_L/R fed from stems, buses and inputs, returns NAME_return_L/R into the master",
       details: """
         send add verb             registers stemdeck:verb_send_L/R (not in the master) and the
                                   return inputs verb_return_L/R (summed into the master)
         send drums verb -12dB post  the drums into verb at -12 dB after their fader and pan
                                   ('pre': before the fader; the default is post)
         send drums verb off       stops the drums' send
+        send drums_bus verb -6dB  a bus sends too (post: after its fader and balance; pre:
+                                  after its EQ), and so does a live input: send mic verb -10dB pre
         send return verb -6dB     the return's volume (default 0 dB)
         send remove verb          removes the send and its ports
         At most 8 sends. Level changes ramp over 10 ms. Close the loop with an effect in any
@@ -28,7 +32,9 @@ extension CommandTable {
       argumentCount: 0...4, completions: []
     ) { (c, a) throws(CommandError) in
       if a.isEmpty {
-        for line in Display.sendLines(c.mixer.auxSends) { c.write(line) }
+        for line in Display.sendLines(c.mixer.auxSends, latencies: c.driver?.returnLatencies(), sampleRate: c.driver?.sampleRate) {
+          c.write(line)
+        }
         return
       }
       switch a[0].lowercased() {
@@ -77,7 +83,9 @@ extension CommandTable {
       argumentCount: 0...0
     ) {
       (c, _) throws(CommandError) in
-      for line in Display.sendLines(c.mixer.auxSends) { c.write(line) }
+      for line in Display.sendLines(c.mixer.auxSends, latencies: c.driver?.returnLatencies(), sampleRate: c.driver?.sampleRate) {
+        c.write(line)
+      }
     }
   ]
 }
@@ -88,14 +96,25 @@ extension Display {
     gain <= 0 ? "-inf dB" : NumberFormat.fixed(Decibels.fromAmplitude(gain), 1) + " dB"
   }
 
-  /// The `send`/`sends` lines: one per send (ports, return volume), then one per stem feeding it.
-  static func sendLines(_ sends: [AuxSend]) -> [String] {
+  /// The `send`/`sends` lines: one per send (ports, return volume), with JACK (`latencies`) the
+  /// external loop's latency ("verb: return latency 256 frames (5.3 ms)", or "verb: loop not
+  /// connected"), then one per strip feeding it.
+  static func sendLines(_ sends: [AuxSend], latencies: [String: ReturnLatency]? = nil, sampleRate: Int? = nil) -> [String] {
     if sends.isEmpty { return ["no sends (add one with 'send add NAME')"] }
     var lines: [String] = []
     for aux in sends {
       lines.append(
         "\(aux.name): out \(aux.outputPorts.joined(separator: ",")), return \(aux.returnPorts.joined(separator: ",")) at \(sendLevel(aux.returnVolume))"
       )
+      switch latencies?[aux.name] {
+      case .notConnected:
+        lines.append(
+          "\(aux.name): loop not connected (connect \(aux.name)_send_L/R to an effect and its outputs to \(aux.name)_return_L/R)")
+      case .frames(let n):
+        let ms = sampleRate.map { " (" + NumberFormat.fixed(Double(n) * 1000 / Double(max(1, $0)), 1) + " ms)" } ?? ""
+        lines.append("\(aux.name): return latency \(n) frames\(ms)")
+      case nil: break
+      }
       for stem in aux.levels.keys.sorted() {
         if let level = aux.levels[stem] { lines.append("  \(stem) \(sendLevel(level.gain)) \(level.preFader ? "pre" : "post")") }
       }
@@ -103,7 +122,8 @@ extension Display {
     return lines
   }
 
-  /// What a stem sends, for `stems` and `routes`: "verb -12.0 dB post, delay …", or nil.
+  /// What a strip (a stem, a bus, an input) sends, for `buses` and `inputs`: "verb -12.0 dB
+  /// post, delay …", or nil.
   static func sendSummary(_ sends: [AuxSend], stem: String) -> String? {
     let parts = sends.compactMap { aux in
       aux.levels[stem].map { "\(aux.name) \(sendLevel($0.gain)) \($0.preFader ? "pre" : "post")" }
@@ -113,11 +133,12 @@ extension Display {
 }
 
 extension Completion {
-  /// `send` words: the first is a keyword or a stem; then a send's name; then a level, `off`, `pre`/`post`.
+  /// `send` words: the first is a keyword or a strip (stem, bus, input); then a send's name; then
+  /// a level, `off`, `pre`/`post`.
   static func sendCompletions(console: Console, words: [String], index: Int) -> [String]? {
     let sends = console.mixer.auxSends.map(\.name)
     switch index {
-    case 0: return ["add", "remove", "return"] + console.mixer.stemNames + ["all"]
+    case 0: return ["add", "remove", "return"] + console.mixer.stemNames + console.mixer.busNames + console.mixer.inputNames + ["all"]
     case 1:
       let first = words[1].lowercased()
       if first == "add" { return [] }

@@ -77,7 +77,7 @@ enum CommandTable {
     ) { (c, _) throws(CommandError) in
       for line in Display.stemsTable(MixerViewModel.stemStrips(c.mixer), width: c.terminalColumns?()) { c.write(line) }
       let buses = c.mixer.busStatuses()
-      if !buses.isEmpty { for line in Display.busLines(buses) { c.write(line) } }
+      if !buses.isEmpty { for line in Display.busLines(buses, sends: c.mixer.auxSends) { c.write(line) } }
       let sends = c.mixer.auxSends
       if !sends.isEmpty { for line in Display.sendLines(sends).map({ $0.hasPrefix(" ") ? $0 : "send " + $0 }) { c.write(line) } }
     },

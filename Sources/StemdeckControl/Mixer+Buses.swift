@@ -139,6 +139,9 @@ extension Mixer {
 
   /// Sends a bus's starting state to the renderer and adds it to the table (no plan yet).
   func installBus(_ settings: BusSettings, index: Int32) throws(MixerError) {
+    // Its send levels live in the send table (Mixer+Sends.swift), set after the buses.
+    var settings = settings
+    settings.sends = []
     try send(.resetBus(bus: index))
     try send(.setBusLevels(bus: index, volume: settings.volume, pan: settings.pan, audible: !settings.mute))
     try sendEQ(.bus(index), from: nil, to: settings.eq)
@@ -156,6 +159,7 @@ extension Mixer {
       let target = bus.settings.bus
       let members = membersLocked(of: name)
       for member in members { try routeLocked(member, to: target, publish: false) }
+      clearSends(ofStrip: name, address: busEQSlot(bus.index))
       busTable.buses.remove(at: p)
       try publishBusPlan()
       // The index is free again: a bus added later resets it, after this plan (commands keep order).

@@ -82,6 +82,7 @@ extension Mixer {
     try lock.locked { () throws(MixerError) in
       guard let input = liveInputs.find(name) else { throw unknownInput(name) }
       try send(.removeInput(index: Int32(input.index)))
+      clearSends(ofStrip: name, address: InputBank.eqSlot(input.index))
       input.removedAfterCommand = commandsSent
       liveInputs.inputs.removeAll { $0 === input }
       liveInputs.retiring.append(input)
@@ -135,6 +136,12 @@ extension Mixer {
   /// name and channels is kept (its ports and connections stay) and takes the new settings;
   /// the others are removed or added.
   func replaceInputs(with wanted: [InputSettings]) throws(MixerError) {
+    // Their send levels live in the send table (Mixer+Sends.swift), set after the inputs.
+    let wanted = wanted.map { settings in
+      var settings = settings
+      settings.sends = []
+      return settings
+    }
     for input in liveInputs.inputs {
       if let new = wanted.first(where: { $0.name == input.settings.name }), new.channels == input.settings.channels { continue }
       try removeInput(input.settings.name)

@@ -3,10 +3,10 @@ import StemdeckEngine
 import StemdeckSession
 
 // Aux sends and returns (issue 22, item 2) on the control side: the sends by name, each with its
-// index in the renderer's `SendBank` (Sends.swift), its return's volume and the stems' levels into
-// it. docs/architecture.md, *Aux sends*.
+// index in the renderer's `SendBank` (Sends.swift), its return's volume and the levels of the
+// strips (stems, buses, live inputs) into it. docs/architecture.md, *Aux sends*.
 
-/// A stem's level into one send: linear gain, before or after the stem's fader.
+/// A strip's level into one send: linear gain, before or after the strip's fader.
 public struct SendLevel: Sendable, Equatable {
   public var gain: Double
   public var preFader: Bool
@@ -23,7 +23,8 @@ public struct AuxSend: Sendable, Equatable {
   public var index: Int
   /// The return's volume (linear gain, 0…`SettingRule.volume`'s maximum).
   public var returnVolume: Double
-  /// The stems that feed it, by name.
+  /// The strips that feed it, by name: stems (offline ones too), buses and live inputs (they
+  /// share one set of names).
   public var levels: [String: SendLevel]
 
   /// The JACK port short names: the send's outputs, then its return inputs.
@@ -71,21 +72,51 @@ extension Mixer {
     }
   }
 
-  /// Sets stem `stem`'s level into send `sendName` (nil: off), pre- or post-fader. Ramped in the
-  /// renderer (10 ms), so a change never clicks.
+  /// Sets stem `stem`'s level into send `sendName` (nil: off), pre- or post-fader; `stem` may
+  /// name a bus or a live input too (`setSend(strip:send:level:)`).
   public func setSend(stem: String, send sendName: String, level: SendLevel?) throws(MixerError) {
+    try setSend(strip: stem, send: sendName, level: level)
+  }
+
+  /// Sets a strip's level into send `sendName` (nil: off), pre- or post-fader: a stem's (an
+  /// offline stem's is kept for saving), a bus's or a live input's. Ramped in the renderer
+  /// (10 ms), so a change never clicks; a bus's, like a stem's, at once while stopped.
+  public func setSend(strip: String, send sendName: String, level: SendLevel?) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       guard let position = sendTable.position(sendName) else { throw unknownSend(sendName) }
-      if isBus(stem) { throw MixerError("'\(stem)' is a bus: sends are taken from stems only") }
-      let s = try find(stem)
+      let address = try sendAddress(of: strip)
       if let level { try MixerError.check(level.gain, .volume, "send level") }
       let aux = sendTable.sends[position]
-      try send(
-        .setSendLevel(
-          slot: s.slot, index: Int32(aux.index), gain: Float(level?.gain ?? 0),
-          preFader: level?.preFader ?? aux.levels[stem]?.preFader ?? false))
-      sendTable.sends[position].levels[stem] = level
+      if let address {
+        try send(
+          .setSendLevel(
+            slot: address, index: Int32(aux.index), gain: Float(level?.gain ?? 0),
+            preFader: level?.preFader ?? aux.levels[strip]?.preFader ?? false))
+      }
+      sendTable.sends[position].levels[strip] = level
       isDirty = true
+    }
+  }
+
+  /// Where the renderer keeps a strip's send levels (`EngineCommand.setSendLevel`'s `slot`): a
+  /// stem's slot, a bus's or an input's EQ slot number (Sends.swift `setSendLevel`); nil for an
+  /// offline stem (nothing plays). Under the lock.
+  func sendAddress(of name: String) throws(MixerError) -> Int32? {
+    if let stem = table.stems.first(where: { $0.settings.name == name }) { return stem.slot }
+    if let p = busPosition(name) { return busEQSlot(busTable.buses[p].index) }
+    if let input = liveInputs.find(name) { return InputBank.eqSlot(input.index) }
+    if table.offline.contains(where: { $0.settings.name == name }) { return nil }
+    throw unknownStrip(name)
+  }
+
+  /// Silences a bus's or live input's sends and forgets its levels (it is being removed; its
+  /// index may be taken by another). `address`: its `sendAddress`. Under the lock.
+  func clearSends(ofStrip name: String, address: Int32) {
+    for position in sendTable.sends.indices where sendTable.sends[position].levels[name] != nil {
+      let aux = sendTable.sends[position]
+      try? send(
+        .setSendLevel(slot: address, index: Int32(aux.index), gain: 0, preFader: aux.levels[name]?.preFader ?? false))
+      sendTable.sends[position].levels[name] = nil
     }
   }
 
@@ -113,10 +144,22 @@ extension Mixer {
 
   /// Replaces the sends with a session's (`open`, a song change): sends of the same name keep
   /// their index (and so their ports and connections), the others go or come; then the stems'
-  /// levels (`StemSettings.sends`) are set, an offline stem's kept for saving. Under the lock;
-  /// the session was validated (`Session.sendProblem`).
-  func replaceSends(with sends: [SendSettings], stems: [StemSettings]) throws(MixerError) {
+  /// levels (`StemSettings.sends`) are set, an offline stem's kept for saving, and the buses' and
+  /// inputs' (installed before this). Under the lock; the session was validated
+  /// (`Session.sendProblem`).
+  func replaceSends(
+    with sends: [SendSettings], stems: [StemSettings], buses: [BusSettings] = [], inputs: [InputSettings] = []
+  ) throws(MixerError) {
     let wanted = Set(sends.map(\.name))
+    // The buses and inputs that stay (an input of the same name keeps its strip) would keep their
+    // levels in the renderer: silenced first, the session's are set below.
+    for aux in sendTable.sends where wanted.contains(aux.name) {
+      for (name, level) in aux.levels where busPosition(name) != nil || liveInputs.find(name) != nil {
+        if let address = try? sendAddress(of: name) {
+          try send(.setSendLevel(slot: address, index: Int32(aux.index), gain: 0, preFader: level.preFader))
+        }
+      }
+    }
     for aux in sendTable.sends where !wanted.contains(aux.name) {
       try send(.removeSend(index: Int32(aux.index)))
     }
@@ -152,9 +195,22 @@ extension Mixer {
         sendTable.sends[position].levels[stem.name] = SendLevel(gain: level.level, preFader: level.preFader)
       }
     }
+    let strips = buses.map { ($0.name, $0.sends) } + inputs.map { ($0.name, $0.sends) }
+    for (name, levels) in strips where !levels.isEmpty {
+      // A bus or input of the session: installed before the sends (`load`, `copy(atSampleRate:)`).
+      guard let address = try? sendAddress(of: name) else { continue }
+      for level in levels {
+        guard let position = sendTable.position(level.to) else { continue }
+        try send(
+          .setSendLevel(
+            slot: address, index: Int32(sendTable.sends[position].index), gain: Float(level.level), preFader: level.preFader))
+        sendTable.sends[position].levels[name] = SendLevel(gain: level.level, preFader: level.preFader)
+      }
+    }
   }
 
-  /// Stem `name`'s levels into the sends, in the sends' order (for saving). Under the lock.
+  /// Strip `name`'s levels into the sends (a stem's, a bus's, an input's), in the sends' order
+  /// (for saving). Under the lock.
   func stemSends(_ name: String) -> [StemSend] {
     sendTable.sends.compactMap { aux in
       aux.levels[name].map { StemSend(to: aux.name, level: $0.gain, preFader: $0.preFader) }

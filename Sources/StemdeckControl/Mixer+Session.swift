@@ -69,7 +69,7 @@ extension Mixer {
       table.offline = offline
       try installBuses(session.buses)
       try replaceInputs(with: session.inputs)
-      try replaceSends(with: session.sends, stems: session.stems)
+      try replaceSends(with: session.sends, stems: session.stems, buses: session.buses, inputs: session.inputs)
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
@@ -254,7 +254,7 @@ extension Mixer {
       table.offline = offline
       try installBuses(session.buses)
       try replaceInputs(with: session.inputs)
-      try replaceSends(with: session.sends, stems: session.stems)
+      try replaceSends(with: session.sends, stems: session.stems, buses: session.buses, inputs: session.inputs)
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       isDirty = false
@@ -271,6 +271,7 @@ extension Mixer {
       s.masterVolume = masterVolume
       s.masterEQ = masterEQ
       s.buses = busTable.buses.map(\.settings)
+      for i in s.buses.indices { s.buses[i].sends = stemSends(s.buses[i].name) }
       s.options = options
       s.position = (Double(currentTransportFrame()) / sampleRate * 1000).rounded() / 1000
       // Offline stems go back to the places they had in the session they came from.
@@ -285,6 +286,7 @@ extension Mixer {
       s.tempo = tempoSetting
       s.midi = midi
       s.inputs = liveInputs.inputs.map(\.settings)
+      for i in s.inputs.indices { s.inputs[i].sends = stemSends(s.inputs[i].name) }
       s.effects = effects.order.compactMap { effects.byName[$0] }.map { e in
         var settings = e.settings
         settings.file = SessionFile.storedPath(forAudioFile: e.path, sessionPath: sessionPath)

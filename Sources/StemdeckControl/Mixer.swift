@@ -1147,7 +1147,13 @@ extension Mixer {
           settings.sends = stemSends(settings.name)
           return settings
         }
-        try other.lock.locked { () throws(MixerError) in try other.replaceSends(with: sendSettings, stems: stemLevels) }
+        var busLevels = busTable.buses.map(\.settings)
+        for i in busLevels.indices { busLevels[i].sends = stemSends(busLevels[i].name) }
+        var inputLevels = liveInputs.inputs.map(\.settings)
+        for i in inputLevels.indices { inputLevels[i].sends = stemSends(inputLevels[i].name) }
+        try other.lock.locked { () throws(MixerError) in
+          try other.replaceSends(with: sendSettings, stems: stemLevels, buses: busLevels, inputs: inputLevels)
+        }
         try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
         try other.publishMidi()
       } catch {

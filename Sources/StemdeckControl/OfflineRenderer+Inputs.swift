@@ -6,9 +6,11 @@ import StemdeckSession
 
 // Live inputs in an offline render (`render --input NAME=FILE`): a session's input strips are
 // silent unless a file stands in for what would arrive at their ports. docs/architecture.md,
-// *Live inputs*.
+// *Live inputs*. An aux send's return is fed the same way (`--input verb_return=FILE`: what the
+// external effect would send back to `verb_return_L/R`); without a file it is silent, and the
+// send's outputs go nowhere offline (docs/architecture.md, *Aux sends*).
 
-/// A file that stands in for a live input in an offline render.
+/// A file that stands in for a live input (or a send's return, `NAME_return`) in an offline render.
 public struct RenderInput: Equatable, Sendable {
   public var name: String
   public var path: String
@@ -23,6 +25,7 @@ public struct RenderInput: Equatable, Sendable {
 /// hold, handed to the renderer a block at a time (`attach`).
 ///
 /// - The file sounds from the render's first frame (whatever `--from` is), then silence.
+/// - `NAME_return` names send NAME's return (stereo) when no live input has that name.
 /// - A mono file for a stereo input feeds both of its channels; a stereo file for a mono input
 ///   is refused (add the input as stereo, or give a mono file); files of more than two channels
 ///   are folded to stereo first, as for stems. Another sample rate is converted (libsamplerate,
@@ -30,6 +33,8 @@ public struct RenderInput: Equatable, Sendable {
 struct InputFeeds {
   struct Feed {
     var name: String
+    /// The send whose return it feeds (`NAME_return`), or nil: a live input.
+    var sendReturn: String? = nil
     /// Planes (left, right; a mono input: left only) at the render rate.
     var left: [Float]
     var right: [Float]?
@@ -44,8 +49,20 @@ struct InputFeeds {
     var seen = Set<String>()
     for input in inputs {
       let flag: ControlText = "\(option: .input) \(printableText(input.name))=\(printableText(input.path))"
-      guard let settings = session.inputs.first(where: { $0.name == input.name }) else {
+      let settings = session.inputs.first(where: { $0.name == input.name })
+      let sendReturn = session.sends.first { $0.name + "_return" == input.name }?.name
+      if settings == nil && sendReturn == nil {
         let known = session.inputs.map(\.name)
+        let returns = session.sends.map { $0.name + "_return" }
+        if !returns.isEmpty {
+          let lists =
+            (known.isEmpty ? [] : ["its inputs: " + known.joined(separator: ", ")]) + [
+              "its send returns: " + returns.joined(separator: ", ")
+            ]
+          throw MixerError(
+            file: sessionPath,
+            "\(flag): the session has no live input or send return named '\(printableText(input.name))' (\(lists.joined(separator: "; ")))")
+        }
         throw MixerError(
           file: sessionPath,
           known.isEmpty
@@ -63,7 +80,7 @@ struct InputFeeds {
       } catch {
         throw MixerError("\(flag): \(error)")
       }
-      if channels == 2 && settings.channels == .mono {
+      if channels == 2, let settings, settings.channels == .mono {
         throw MixerError(
           "\(flag): '\(printableText(input.name))' is a mono input and the file is stereo; give a mono file (a mono file for a stereo input feeds both sides)"
         )
@@ -75,8 +92,10 @@ struct InputFeeds {
         }
       }
       let left = planes[0]
-      let right: [Float]? = settings.channels == .stereo ? (planes.count > 1 ? planes[1] : planes[0]) : nil
-      result.feeds.append(Feed(name: input.name, left: left, right: right))
+      // A return is stereo, as a stereo input: a mono file feeds both sides.
+      let stereo = settings.map { $0.channels == .stereo } ?? true
+      let right: [Float]? = stereo ? (planes.count > 1 ? planes[1] : planes[0]) : nil
+      result.feeds.append(Feed(name: input.name, sendReturn: settings == nil ? sendReturn : nil, left: left, right: right))
     }
     return result
   }
@@ -117,14 +136,23 @@ struct InputFeeds {
     frame: Int, count: Int
   ) {
     let indices = mixer.inputStripIndices()
+    let sends = mixer.sendIndices()
     for (k, feed) in feeds.enumerated() {
-      guard let index = indices[feed.name] else { continue }
       func fill(_ plane: [Float], _ target: UnsafeMutablePointer<Float>) {
         let available = max(0, min(count, plane.count - frame))
         for i in 0..<available { target[i] = plane[frame + i] }
         for i in available..<count { target[i] = 0 }
       }
       let l = scratch + 2 * k * blockFrames, r = l + blockFrames
+      if let send = feed.sendReturn {
+        guard let index = sends[send], let right = feed.right else { continue }
+        fill(feed.left, l)
+        fill(right, r)
+        state.pointee.sends.returns[2 * index] = l
+        state.pointee.sends.returns[2 * index + 1] = r
+        continue
+      }
+      guard let index = indices[feed.name] else { continue }
       fill(feed.left, l)
       state.pointee.inputs.buffers[2 * index] = l
       if let right = feed.right {
@@ -139,5 +167,10 @@ extension Mixer {
   /// Each live input's strip index (the offline renderer hands their buffers in).
   func inputStripIndices() -> [String: Int] {
     lock.locked { Dictionary(uniqueKeysWithValues: liveInputs.inputs.map { ($0.settings.name, $0.index) }) }
+  }
+
+  /// Each aux send's index in the renderer (the offline renderer hands their returns' buffers in).
+  func sendIndices() -> [String: Int] {
+    lock.locked { Dictionary(uniqueKeysWithValues: sendTable.sends.map { ($0.name, $0.index) }) }
   }
 }

@@ -16,7 +16,7 @@ public struct BusSettings: Equatable, Sendable {
   /// The most buses a session may hold (the renderer preallocates this many).
   public static let maximumBuses = 64
   /// The fields of a `"buses"` element.
-  public static let fields = ["name", "volume", "pan", "mute", "solo", "directOut", "eq", "bus"]
+  public static let fields = ["name", "volume", "pan", "mute", "solo", "directOut", "eq", "bus", "sends"]
 
   /// The bus's name: the stem name rules, unique among stems and buses.
   public var name: String
@@ -33,6 +33,9 @@ public struct BusSettings: Equatable, Sendable {
   public var eq = EQSettings()
   /// The bus it feeds, or nil for the master.
   public var bus: String? = nil
+  /// Levels into the session's aux sends, as a stem's (SendSettings.swift); written only when
+  /// there are some.
+  public var sends: [StemSend] = []
 
   /// A bus at unity, centred, feeding the master.
   public init(name: String) {

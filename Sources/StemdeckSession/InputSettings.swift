@@ -33,6 +33,9 @@ public struct InputSettings: Equatable, Sendable {
   public var eq = EQSettings()
   /// The bus the input feeds (BusSettings.swift), or nil for the master.
   public var bus: String? = nil
+  /// Levels into the session's aux sends, as a stem's (SendSettings.swift); written only when
+  /// there are some.
+  public var sends: [StemSend] = []
 
   public init(name: String, channels: InputChannels) {
     self.name = name
@@ -53,7 +56,7 @@ public struct InputSettings: Equatable, Sendable {
   /// The most inputs a session may have (the renderer's preallocated strips).
   public static let maximumCount = 32
   /// The fields of one element of "inputs".
-  static let fields = ["name", "channels", "volume", "pan", "mute", "solo", "eq", "bus"]
+  static let fields = ["name", "channels", "volume", "pan", "mute", "solo", "eq", "bus", "sends"]
   /// Input names whose ports would be stemdeck's own (`midi_in`).
   public static let reservedNames: Set<String> = ["midi"]
 

@@ -5,12 +5,15 @@
 //   ],
 //   "stems" : [
 //     { "name" : "drums", …, "sends" : [ { "to" : "verb", "level" : 0.25 }, { "to" : "dly", "level" : 0.5, "pre" : true } ] }
-//   ]
+//   ],
+//   "buses" : [ { "name" : "drums_bus", …, "sends" : [ { "to" : "verb", "level" : 0.5 } ] } ],
+//   "inputs" : [ { "name" : "mic", …, "sends" : [ { "to" : "verb", "level" : 0.3, "pre" : true } ] } ]
 //
 // A send registers the JACK outputs `NAME_send_L/R` and the return inputs `NAME_return_L/R`
 // (their connections are saved with the others under "connections"). A stem's "sends" lists
 // its levels into sends of "sends": "level" a gain like "volume" (0…2, or "-12dB"), "pre": true
-// for before the stem's fader (left out: after it). Written only when a stem has sends.
+// for before the stem's fader (left out: after it). Written only when a stem has sends. A bus's
+// and a live input's "sends" are the same (optional in format 3, read as none when left out).
 // docs/architecture.md, *Aux sends*.
 
 /// One aux send of a session: its name and its return's volume.
@@ -55,9 +58,9 @@ public struct StemSend: Equatable, Sendable {
 }
 
 extension Session {
-  /// The first problem of the sends and the stems' send levels, with its location, or nil: send
-  /// names (rules, unique), count, return volumes, levels, and that every level names a send of
-  /// the session once per stem.
+  /// The first problem of the sends and the send levels of the stems, buses and inputs, with its
+  /// location, or nil: send names (rules, unique), count, return volumes, levels, and that every
+  /// level names a send of the session once per strip.
   public func sendProblem() -> (location: String, message: String)? {
     if sends.count > SendSettings.maximumCount {
       return ("sends", "has \(sends.count) sends; at most \(SendSettings.maximumCount)")
@@ -74,10 +77,14 @@ extension Session {
         return (base + ".returnVolume", SettingRule.volume.rule + " (got \(SessionRules.number(send.returnVolume)))")
       }
     }
-    for (stemIndex, stem) in stems.enumerated() {
+    let strips =
+      stems.enumerated().map { ("stems[\($0.offset)]", $0.element.sends) }
+      + buses.enumerated().map { ("buses[\($0.offset)]", $0.element.sends) }
+      + inputs.enumerated().map { ("inputs[\($0.offset)]", $0.element.sends) }
+    for (strip, levels) in strips {
       var seen: [String: Int] = [:]
-      for (index, level) in stem.sends.enumerated() {
-        let base = "stems[\(stemIndex)].sends[\(index)]"
+      for (index, level) in levels.enumerated() {
+        let base = "\(strip).sends[\(index)]"
         if firstIndexByName[level.to] == nil {
           let list = sends.isEmpty ? "the session has no sends" : "the sends are " + sends.map { "'\($0.name)'" }.joined(separator: ", ")
           return (base + ".to", "names no send (got \(SessionRules.quote(level.to)); \(list))")

@@ -176,6 +176,7 @@ struct SessionDecoder {
       if let n = fields["directOut"] { bus.directOut = try bool(n, at: base + ".directOut") }
       if let n = fields["eq"] { bus.eq = try eq(n, at: base + ".eq") }
       if let n = fields["bus"] { bus.bus = try destination(n, at: base + ".bus") }
+      if let n = fields["sends"] { bus.sends = try stemSends(n, at: base + ".sends") }
       buses.append(bus)
     }
     return buses
@@ -254,6 +255,7 @@ struct SessionDecoder {
         guard busNames.contains(target) else { throw fail(base + ".bus", n, InputSettings.unknownBus(target, buses: buses)) }
         input.bus = target
       }
+      if let n = fields["sends"] { input.sends = try stemSends(n, at: base + ".sends") }
       inputs.append(input)
     }
     return inputs

@@ -162,6 +162,7 @@ enum SessionEncoder {
     ]
     if input.eq != EQSettings() { members.append("\"eq\" : " + eq(input.eq)) }
     if let target = input.bus { members.append("\"bus\" : " + JSONText.string(target)) }
+    if let levels = sendLevels(input.sends) { members.append(levels) }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 
@@ -226,14 +227,18 @@ enum SessionEncoder {
     if stem.pitch != 0 { members.append("\"pitch\" : " + JSONText.number(stem.pitch)) }
     if stem.eq != EQSettings() { members.append("\"eq\" : " + eq(stem.eq)) }
     if let bus = stem.bus { members.append("\"bus\" : " + JSONText.string(bus)) }
-    if !stem.sends.isEmpty {
-      let levels = stem.sends.map { level in
-        "{ \"to\" : " + JSONText.string(level.to) + ", \"level\" : " + JSONText.number(level.level)
-          + (level.preFader ? ", \"pre\" : true" : "") + " }"
-      }
-      members.append("\"sends\" : [ " + levels.joined(separator: ", ") + " ]")
-    }
+    if let levels = sendLevels(stem.sends) { members.append(levels) }
     return "{ " + members.joined(separator: ", ") + " }"
+  }
+
+  /// A strip's "sends" member (a stem's, a bus's, an input's; SendSettings.swift), nil when empty.
+  private static func sendLevels(_ sends: [StemSend]) -> String? {
+    if sends.isEmpty { return nil }
+    let levels = sends.map { level in
+      "{ \"to\" : " + JSONText.string(level.to) + ", \"level\" : " + JSONText.number(level.level)
+        + (level.preFader ? ", \"pre\" : true" : "") + " }"
+    }
+    return "\"sends\" : [ " + levels.joined(separator: ", ") + " ]"
   }
 
   /// One bus on one line (BusSettings.swift): "directOut", "eq" and "bus" only when used.
@@ -248,6 +253,7 @@ enum SessionEncoder {
     if bus.directOut { members.append("\"directOut\" : true") }
     if bus.eq != EQSettings() { members.append("\"eq\" : " + eq(bus.eq)) }
     if let target = bus.bus { members.append("\"bus\" : " + JSONText.string(target)) }
+    if let levels = sendLevels(bus.sends) { members.append(levels) }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 

@@ -86,4 +86,37 @@ import Testing
     #expect(Completion.candidates(console: h.console, words: ["send", "drums", "verb", "-12dB"], partial: "p") == ["post", "pre"])
     #expect(Completion.candidates(console: h.console, words: [], partial: "se").contains("sends"))
   }
+
+  @Test("send BUS and send INPUT: levels pre|post, listed by send, buses, inputs, stems and routes; completion; removal forgets them")
+  func busAndInputSends() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("send add verb; bus add drums_bus; route drums drums_bus; input add mic mono").ok)
+    #expect(h.run("send drums_bus verb -6dB post").output == ["drums_bus → verb: -6.0 dB post"])
+    #expect(h.run("send mic verb -10dB pre").output == ["mic → verb: -10.0 dB pre"])
+    let levels = h.mixer.auxSends[0].levels
+    #expect(levels["drums_bus"]?.preFader == false && levels["mic"]?.preFader == true)
+    #expect(
+      h.run("sends").output == [
+        "verb: out verb_send_L,verb_send_R, return verb_return_L,verb_return_R at 0.0 dB", "  drums_bus -6.0 dB post",
+        "  mic -10.0 dB pre"
+      ])
+    #expect(h.run("buses").output.first?.hasSuffix("sends verb -6.0 dB post") == true, "\(h.run("buses").output)")
+    #expect(h.run("inputs").output.contains("mic sends verb -10.0 dB pre"), "\(h.run("inputs").output)")
+    #expect(h.run("stems").output.contains("  drums_bus -6.0 dB post"))
+    #expect(Completion.candidates(console: h.console, words: ["send"], partial: "dr") == ["drums", "drums_bus"])
+    #expect(Completion.candidates(console: h.console, words: ["send"], partial: "m") == ["mic"])
+    // Saved with the bus and the input.
+    let path = h.folder.file("s.json")
+    #expect(h.run("save \(path)").ok)
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(
+      text.contains(#""bus" : "drums_bus""#) && text.contains(#""sends" : [ { "to" : "verb", "level" : 0.5011872336272722 } ]"#), "\(text)")
+    #expect(text.contains(#""sends" : [ { "to" : "verb", "level" : 0.31622776601683794, "pre" : true } ]"#), "\(text)")
+    // A bad level changes nothing; removing the bus and the input forgets their levels.
+    #expect(!h.run("send drums_bus verb 9").ok)
+    #expect(h.mixer.auxSends[0].levels["drums_bus"]?.preFader == false)
+    #expect(h.run("bus remove drums_bus; input remove mic").ok)
+    #expect(h.mixer.auxSends[0].levels.isEmpty)
+  }
 }

@@ -12,12 +12,22 @@ import Testing
   /// each bus filtered, scaled by its balance gains and added to the bus it feeds, deepest first;
   /// then the master EQ and volume. The RBJ functions are EQRenderTests' own (its script up to
   /// its main part), so both tests check against the same formulas.
+  /// Optional (aux sends, `SendGraphRenderTests`): a stem's or bus's "sends" (`to`, and the
+  /// `left`/`right` factors on its filtered signal: the level, times its fader gains when
+  /// post-fader) feed the sends of "sendNames", written after the master; "returns" (files,
+  /// `gain`) join the master before its EQ.
   static var referenceScript: String {
     let functions = EQRenderTests.referenceScript.components(separatedBy: "spec = json.load")[0]
     return functions + #"""
       spec = json.load(open(sys.argv[1]))
       fs, n = spec["rate"], spec["frames"]
       sums = {None: (np.zeros(n), np.zeros(n))}
+      sends = {s: (np.zeros(n), np.zeros(n)) for s in spec.get("sendNames", [])}
+      def feed(entry, l, r, m):
+          for s in entry.get("sends", []):
+              sl, sr = sends[s["to"]]
+              sl[:m] += s["left"] * l[:m]
+              sr[:m] += s["right"] * r[:m]
       for b in spec["buses"]:
           sums[b["name"]] = (np.zeros(n), np.zeros(n))
       for st in spec["stems"]:
@@ -29,6 +39,7 @@ import Testing
           else:
               l, r = filt(rows, x[0::2]), filt(rows, x[1::2])
           m = min(len(l), n)
+          feed(st, l, r, m)
           dl, dr = sums[st.get("bus")]
           dl[:m] += st["gainLeft"] * l[:m]
           dr[:m] += st["gainRight"] * r[:m]
@@ -36,12 +47,21 @@ import Testing
           l, r = sums[b["name"]]
           rows = sos(b.get("eq"), fs)
           dl, dr = sums[b.get("bus")]
-          dl += b["gainLeft"] * filt(rows, l)
-          dr += b["gainRight"] * filt(rows, r)
+          fl, fr = filt(rows, l), filt(rows, r)
+          feed(b, fl, fr, n)
+          dl += b["gainLeft"] * fl
+          dr += b["gainRight"] * fr
       left, right = sums[None]
+      for rt in spec.get("returns", []):
+          x = np.fromfile(rt["samples"], dtype=np.float32).astype(np.float64)
+          l, r = (x, x) if rt["channels"] == 1 else (x[0::2], x[1::2])
+          m = min(len(l), n)
+          left[:m] += rt["gain"] * l[:m]
+          right[:m] += rt["gain"] * r[:m]
       rows = sos(spec.get("masterEQ"), fs)
       left, right = filt(rows, left) * spec["master"], filt(rows, right) * spec["master"]
-      np.concatenate([left, right]).astype(np.float64).tofile(sys.argv[2])
+      outs = [left, right] + [c for s in spec.get("sendNames", []) for c in sends[s]]
+      np.concatenate(outs).astype(np.float64).tofile(sys.argv[2])
       """#
   }
 

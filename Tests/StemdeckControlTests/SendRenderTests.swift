@@ -9,9 +9,10 @@ import Testing
 /// buffer at its level (post-fader through the stem's fader and pan, pre-fader before it), the
 /// send is not in the master, a return is summed into the master at its volume; refusals.
 @Suite struct SendRenderTests {
-  /// Renders `frames` like `MixerRig.render`, with the send outputs of send 0 and a return feed
-  /// pointed at test buffers; returns the master and the send's output.
-  func render(_ rig: MixerRig, frames: Int, returnFeed: [Float]? = nil) -> (master: Stereo, send: Stereo) {
+  /// Renders `frames` like `MixerRig.render`, with the send outputs of send 0, a return feed and
+  /// the live inputs' ports (`inputFeed`: every strip's, whichever index the mixer chose) pointed
+  /// at test buffers; returns the master and the send's output.
+  func render(_ rig: MixerRig, frames: Int, returnFeed: [Float]? = nil, inputFeed: [Float]? = nil) -> (master: Stereo, send: Stereo) {
     let block = 256
     var master = Stereo(frames: frames)
     var send = Stereo(frames: frames)
@@ -19,7 +20,10 @@ import Testing
     let sendL = UnsafeMutablePointer<Float>.allocate(capacity: block)
     let sendR = UnsafeMutablePointer<Float>.allocate(capacity: block)
     let ret = UnsafeMutablePointer<Float>.allocate(capacity: block)
+    let input = UnsafeMutablePointer<Float>.allocate(capacity: block)
     defer {
+      input.deallocate()
+      for i in 0..<(2 * state.pointee.inputs.capacity) { state.pointee.inputs.buffers[i] = nil }
       sendL.deallocate()
       sendR.deallocate()
       ret.deallocate()
@@ -34,10 +38,12 @@ import Testing
       state.pointee.sends.returns[0] = ret
       state.pointee.sends.returns[1] = ret
     }
+    if inputFeed != nil { for i in 0..<(2 * state.pointee.inputs.capacity) { state.pointee.inputs.buffers[i] = input } }
     var done = 0
     while done < frames {
       let n = min(block, frames - done)
       if let returnFeed { for i in 0..<n { ret[i] = returnFeed[done + i] } }
+      if let inputFeed { for i in 0..<n { input[i] = inputFeed[done + i] } }
       rig.mixer.fillStreams()
       master.left.withUnsafeMutableBufferPointer { l in
         master.right.withUnsafeMutableBufferPointer { r in
@@ -199,8 +205,11 @@ import Testing
       message { () throws(MixerError) in try m.setSend(stem: "kick", send: "verb", level: SendLevel(gain: 99, preFader: false)) }.contains(
         "send level"))
     #expect(
-      message { () throws(MixerError) in try m.setSend(stem: "drums_bus", send: "verb", level: SendLevel(gain: 1, preFader: false)) }
-        .contains("is a bus"))
+      message { () throws(MixerError) in try m.setSend(strip: "drums_bus", send: "verb", level: SendLevel(gain: 3, preFader: false)) }
+        .contains("send level"))
+    #expect(
+      message { () throws(MixerError) in try m.setSend(strip: "nobody", send: "verb", level: SendLevel(gain: 1, preFader: false)) }
+        .contains("unknown stem or bus 'nobody'"))
     #expect(message { () throws(MixerError) in try m.setReturnVolume("verb", -1) }.contains("return volume"))
     #expect(m.auxSends.map(\.name) == ["verb"] && m.auxSends[0].returnVolume == 1 && m.auxSends[0].levels.isEmpty)
     for i in 1..<SendBank.maxSends { try m.addSend("s\(i)") }

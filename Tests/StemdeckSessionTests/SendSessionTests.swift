@@ -107,4 +107,47 @@ struct SendSessionTests {
     session.sends.removeLast()
     #expect(throws: SessionError.self) { try session.validate() }
   }
+
+  @Test("a bus's and a live input's send levels round-trip, and their problems name the field and its line")
+  func busAndInputLevels() throws {
+    var session = Self.sendSession()
+    var bus = BusSettings(name: "drums_bus")
+    bus.sends = [StemSend(to: "verb", level: 0.5)]
+    var mic = InputSettings(name: "mic", channels: .mono)
+    mic.sends = [StemSend(to: "dly", level: 0.3, preFader: true)]
+    session.buses = [bus, BusSettings(name: "band")]
+    session.inputs = [mic]
+    let text = SessionFile.encode(session)
+    #expect(text.contains(#""solo" : false, "sends" : [ { "to" : "verb", "level" : 0.5 } ] }"#), "\(text)")
+    #expect(text.contains(#""sends" : [ { "to" : "dly", "level" : 0.3, "pre" : true } ] }"#), "\(text)")
+    #expect(!text.contains(#""name" : "band", "volume" : 1, "pan" : 0, "mute" : false, "solo" : false, "sends""#))
+    #expect(try decode(text) == session)
+    try session.validate()
+    for (from, to, location, message) in [
+      (#"{ "to" : "verb", "level" : 0.5 }"#, #"{ "to" : "nope", "level" : 0.5 }"#, "buses[0].sends[0].to", "names no send (got \"nope\""),
+      (#"{ "to" : "dly", "level" : 0.3"#, #"{ "to" : "dly", "level" : 9"#, "inputs[0].sends[0].level", "must be a number between 0 and 2"),
+      (
+        #"[ { "to" : "dly", "level" : 0.3, "pre" : true } ]"#, #"[ { "to" : "dly", "level" : 0.3 }, { "to" : "dly", "level" : 1 } ]"#,
+        "inputs[0].sends[1].to", "a second level into \"dly\""
+      ),
+      (
+        #"{ "to" : "verb", "level" : 0.5 } ]"#, #"{ "to" : "verb", "level" : 0.5, "post" : 1 } ]"#, "buses[0].sends[0].post",
+        "unknown field"
+      )
+    ] {
+      let bad = text.replacingOccurrences(of: from, with: to)
+      #expect(bad != text, "\(from)")
+      do {
+        _ = try decode(bad)
+        Issue.record("accepted \(to)")
+      } catch {
+        #expect(error.location == location, "\(error)")
+        #expect(error.message.contains(message), "\(error)")
+        #expect(error.line != nil, "\(error)")
+      }
+    }
+    // validate() checks values set in code the same way.
+    session.buses[0].sends[0].to = "gone"
+    #expect(throws: SessionError.self) { try session.validate() }
+  }
 }

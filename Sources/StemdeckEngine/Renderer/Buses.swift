@@ -252,6 +252,7 @@ func resetBus(_ state: UnsafeMutablePointer<RenderState>, bus: Int32) {
   strip.pointee.panGlide = Glide()
   strip.pointee.updateGains(jump: true)
   strip.pointee.eq.clearState()
+  state.pointee.sends.buses.clear(strip: Int(bus))
 }
 
 /// Changes bus `bus`'s channel EQ with `change`.
@@ -302,6 +303,7 @@ func renderBuses(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int, 
     }
     if strip.pointee.volumeGlide.isActive || strip.pointee.panGlide.isActive { strip.pointee.advanceGlides(frames: n) }
     strip.pointee.eq.process(left: l, right: r, stride: 1, count: n)
+    mixStripSends(state, state.pointee.sends.buses, strip: bus, left: l, right: r, count: n, preFader: true)
     let stepL = strip.pointee.gainLeft.advance(frames: n)
     let stepR = strip.pointee.gainRight.advance(frames: n)
     if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
@@ -320,6 +322,7 @@ func renderBuses(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int, 
         gr = i &+ 1 < stepR.rampFrames ? gr + stepR.step : tr
       }
     }
+    mixStripSends(state, state.pointee.sends.buses, strip: bus, left: l, right: r, count: n, preFader: false)
     strip.pointee.meter.accumulate(left: l, right: r, count: n, into: cells)
     let outL: UnsafeMutablePointer<Float>, outR: UnsafeMutablePointer<Float>
     if let dl = direct[busDirectBase &+ 2 &* bus], let dr = direct[busDirectBase &+ 2 &* bus &+ 1] {

@@ -123,6 +123,7 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .setStemBus(let slot, let bus): if let voice = voiceAt(state, slot) { setStemBus(state, voice, bus: bus, jump: jump) }
   case .addInput(let index, let channels, let volume, let pan, let audible):
     state.pointee.inputs.add(index: Int(index), channels: Int(channels), volume: volume, pan: pan, audible: audible)
+    state.pointee.sends.inputs.clear(strip: Int(index))
   case .setInputLevels(let index, let volume, let pan, let audible):
     state.pointee.inputs.setLevels(index: Int(index), volume: volume, pan: pan, audible: audible)
   case .removeInput(let index): state.pointee.inputs.remove(index: Int(index))
@@ -131,7 +132,7 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .addSend(let index, let gain): state.pointee.sends.add(index: Int(index), returnGain: gain)
   case .removeSend(let index): state.pointee.sends.remove(index: Int(index))
   case .setSendLevel(let slot, let index, let gain, let pre):
-    state.pointee.sends.setLevel(slot: Int(slot), index: Int(index), gain: gain, preFader: pre, jump: jump)
+    setSendLevel(state, slot: slot, index: index, gain: gain, preFader: pre, jump: jump)
   case .setReturnGain(let index, let gain): state.pointee.sends.setReturnGain(index: Int(index), gain: gain)
   case .setMidiBinding(let index, let binding, let count): state.pointee.midi.apply(index: index, binding: binding, count: count)
   case .loadEffect(let slot, let sample): state.pointee.effects.load(slot: Int(slot), sample: sample)

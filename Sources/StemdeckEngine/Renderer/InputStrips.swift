@@ -223,6 +223,7 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
       if let bufR { copyFrames(workR, from: bufR + offset, n) } else { workR.update(repeating: 0, count: n) }
     }
     s.pointee.eq.process(left: workL, right: stereo ? workR : nil, stride: 1, count: n)
+    mixStripSends(state, state.pointee.sends.inputs, strip: index, left: workL, right: stereo ? workR : workL, count: n, preFader: true)
     if preFader {
       s.pointee.meter.accumulate(left: workL, right: stereo ? workR : workL, count: n, into: cells)
     }
@@ -240,6 +241,7 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
       gr = i &+ 1 < stepR.rampFrames ? gr + stepR.step : targetR
     }
     if !preFader { s.pointee.meter.accumulate(left: workL, right: workR, count: n, into: cells) }
+    mixStripSends(state, state.pointee.sends.inputs, strip: index, left: workL, right: workR, count: n, preFader: false)
     let new = inputDestination(state, bus: s.pointee.bus, masterL: masterL, masterR: masterR, n: n)
     if s.pointee.routeFadeTotal > 0 {
       // Just routed elsewhere: a 10 ms crossfade from the old destination to the new one.

@@ -24,6 +24,9 @@ public struct SendBank: ~Copyable {
   @usableFromInline let preFader: UnsafeMutablePointer<Bool>
   /// Whether slot s has any send level that is not silent (or still ramping).
   @usableFromInline let slotUsed: UnsafeMutablePointer<Bool>
+  /// The buses' levels (`BusBank.maxBuses` strips) and the live inputs' (`InputBank.maxInputs`).
+  public let buses: StripSendLevels
+  public let inputs: StripSendLevels
 
   init(sampleRate: Double, maxVoices: Int) {
     self.maxVoices = maxVoices
@@ -43,6 +46,8 @@ public struct SendBank: ~Copyable {
     preFader.initialize(repeating: false, count: maxVoices * k)
     slotUsed = .allocate(capacity: maxVoices)
     slotUsed.initialize(repeating: false, count: maxVoices)
+    buses = StripSendLevels(strips: BusBank.maxBuses, rampFrames: ramp)
+    inputs = StripSendLevels(strips: InputBank.maxInputs, rampFrames: ramp)
   }
 
   /// Frees the table (control thread, once the renderer has stopped).
@@ -54,6 +59,8 @@ public struct SendBank: ~Copyable {
     levels.deallocate()
     preFader.deallocate()
     slotUsed.deallocate()
+    buses.free()
+    inputs.free()
   }
 
   /// Starts send `index` with its return at `returnGain`; every stem's level into it is silent.
@@ -66,6 +73,8 @@ public struct SendBank: ~Copyable {
       (levels + (slot &* SendBank.maxSends &+ index)).pointee.jump(to: 0)
       preFader[slot &* SendBank.maxSends &+ index] = false
     }
+    buses.clear(send: index)
+    inputs.clear(send: index)
   }
 
   /// Stops send `index` (its ports go after this; its return fades for 10 ms on the way).
@@ -74,6 +83,8 @@ public struct SendBank: ~Copyable {
     guard index >= 0, index < SendBank.maxSends else { return }
     active[index] = false
     for slot in 0..<maxVoices { (levels + (slot &* SendBank.maxSends &+ index)).pointee.jump(to: 0) }
+    buses.clear(send: index)
+    inputs.clear(send: index)
     (returnGains + index).pointee.set(target: 0)
   }
 
@@ -179,4 +190,127 @@ func mixSendReturns(
     }
   }
   return written
+}
+
+// MARK: - Buses' and live inputs' sends
+
+/// The send levels of a kind of strip that is not a stem (the buses, the live inputs): strip s's
+/// level into send k at `levels[s × maxSends + k]` (10 ms ramps), pre- or post-fader, and whether
+/// the strip sends anything. Preallocated (`SendBank.init`); a value of pointers, so copies share
+/// the table.
+public struct StripSendLevels {
+  public let strips: Int
+  @usableFromInline let levels: UnsafeMutablePointer<GainRamp>
+  @usableFromInline let preFader: UnsafeMutablePointer<Bool>
+  @usableFromInline let used: UnsafeMutablePointer<Bool>
+
+  init(strips: Int, rampFrames: Int) {
+    self.strips = strips
+    let n = strips * SendBank.maxSends
+    levels = .allocate(capacity: n)
+    levels.initialize(repeating: GainRamp(gain: 0, length: rampFrames), count: n)
+    preFader = .allocate(capacity: n)
+    preFader.initialize(repeating: false, count: n)
+    used = .allocate(capacity: strips)
+    used.initialize(repeating: false, count: strips)
+  }
+
+  func free() {
+    levels.deallocate()
+    preFader.deallocate()
+    used.deallocate()
+  }
+
+  /// Strip `strip`'s level into send `index` (ramped over 10 ms; `jump`: at once). Switching
+  /// between pre and post starts from silence, as a stem's (`SendBank.setLevel`).
+  @_noLocks
+  func setLevel(strip: Int, index: Int, gain: Float, preFader pre: Bool, jump: Bool) {
+    guard strip >= 0, strip < strips, index >= 0, index < SendBank.maxSends else { return }
+    let at = strip &* SendBank.maxSends &+ index
+    if preFader[at] != pre {
+      (levels + at).pointee.jump(to: 0)
+      preFader[at] = pre
+    }
+    if jump { (levels + at).pointee.jump(to: gain) } else { (levels + at).pointee.set(target: gain) }
+    if gain != 0 || (levels + at).pointee.isRamping { used[strip] = true }
+  }
+
+  /// Silences every level of strip `strip` at once (a bus or input index taken into use again).
+  @_noLocks
+  func clear(strip: Int) {
+    guard strip >= 0, strip < strips else { return }
+    for k in 0..<SendBank.maxSends {
+      (levels + (strip &* SendBank.maxSends &+ k)).pointee.jump(to: 0)
+      preFader[strip &* SendBank.maxSends &+ k] = false
+    }
+    used[strip] = false
+  }
+
+  /// Silences every strip's level into send `index` at once (the send added or removed).
+  @_noLocks
+  func clear(send index: Int) {
+    guard index >= 0, index < SendBank.maxSends else { return }
+    for strip in 0..<strips {
+      (levels + (strip &* SendBank.maxSends &+ index)).pointee.jump(to: 0)
+      preFader[strip &* SendBank.maxSends &+ index] = false
+    }
+  }
+}
+
+/// `EngineCommand.setSendLevel`: `slot` ≥ 0 is a stem's, and the EQ slot numbers address the
+/// others (−2 − bus: a bus, `busEQSlot`; ≤ −1000: a live input, `InputBank.eqSlot`). A stem's and
+/// a bus's levels ramp while the transport plays (`jump` otherwise); a live input's always ramp
+/// (it sounds whatever the transport does), except on a strip added and not yet rendered.
+@_noLocks
+func setSendLevel(
+  _ state: UnsafeMutablePointer<RenderState>, slot: Int32, index: Int32, gain: Float, preFader: Bool, jump: Bool
+) {
+  let k = Int(index)
+  guard k >= 0, k < SendBank.maxSends, state.pointee.sends.active[k] else { return }
+  if slot >= 0 {
+    state.pointee.sends.setLevel(slot: Int(slot), index: k, gain: gain, preFader: preFader, jump: jump)
+  } else if let input = InputBank.index(ofEQSlot: slot) {
+    guard input < state.pointee.inputs.capacity else { return }
+    let strip = state.pointee.inputs.strips + input
+    let now = strip.pointee.fresh || !strip.pointee.active
+    state.pointee.sends.inputs.setLevel(strip: input, index: k, gain: gain, preFader: preFader, jump: now)
+  } else if slot <= -2 {
+    state.pointee.sends.buses.setLevel(strip: Int(-2 &- slot), index: k, gain: gain, preFader: preFader, jump: jump)
+  }
+}
+
+/// Adds a bus's or input's pass (`left`/`right`, `count` frames; the same plane twice for a mono
+/// input) to the sends it feeds at its levels: with `preFader` true the levels taken before the
+/// fader (call it after the strip's EQ), false those after it (call it after the fader and pan).
+/// Each level advances in the one call that matches it. `at` is the pass's offset in the block.
+@_noLocks
+func mixStripSends(
+  _ state: UnsafeMutablePointer<RenderState>, _ table: StripSendLevels, strip: Int,
+  left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, count: Int, preFader pre: Bool
+) {
+  guard strip >= 0, strip < table.strips, table.used[strip] else { return }
+  let at = state.pointee.passOffset
+  var used = false
+  for k in 0..<SendBank.maxSends {
+    let i0 = strip &* SendBank.maxSends &+ k
+    let level = table.levels + i0
+    guard level.pointee.current != 0 || level.pointee.isRamping else { continue }
+    if table.preFader[i0] != pre || !state.pointee.sends.active[k] {
+      used = true
+      continue
+    }
+    let step = level.pointee.advance(frames: count)
+    let target = level.pointee.current
+    if target != 0 || level.pointee.isRamping { used = true }
+    guard let outL = state.pointee.sends.outputs[2 &* k], let outR = state.pointee.sends.outputs[2 &* k &+ 1] else {
+      continue
+    }
+    var g = step.start
+    for i in 0..<count {
+      outL[at &+ i] += left[i] * g
+      outR[at &+ i] += right[i] * g
+      g = i &+ 1 < step.rampFrames ? g + step.step : target
+    }
+  }
+  if !used { table.used[strip] = false }
 }
