@@ -69,7 +69,7 @@ extension Mixer {
   public func routing() -> [(name: String, bus: String?, isBus: Bool, directOut: Bool)] {
     lock.locked {
       savedOrder().map { ($0.settings.name, $0.settings.bus, false, $0.settings.directOut) }
-        + liveInputs.inputs.map { ($0.settings.name, $0.settings.bus, false, false) }
+        + liveInputs.inputs.map { ($0.settings.name, $0.settings.bus, false, $0.settings.directOut) }
         + busTable.buses.map { ($0.settings.name, $0.settings.bus, true, $0.settings.directOut) }
     }
   }

@@ -254,6 +254,7 @@ struct SessionDecoder {
         guard busNames.contains(target) else { throw fail(base + ".bus", n, InputSettings.unknownBus(target, buses: buses)) }
         input.bus = target
       }
+      if let n = fields["directOut"] { input.directOut = try bool(n, at: base + ".directOut") }
       inputs.append(input)
     }
     return inputs

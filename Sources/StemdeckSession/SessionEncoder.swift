@@ -162,6 +162,7 @@ enum SessionEncoder {
     ]
     if input.eq != EQSettings() { members.append("\"eq\" : " + eq(input.eq)) }
     if let target = input.bus { members.append("\"bus\" : " + JSONText.string(target)) }
+    if input.directOut { members.append("\"directOut\" : true") }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 

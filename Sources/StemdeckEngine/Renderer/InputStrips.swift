@@ -57,7 +57,7 @@ public struct InputStrip {
 /// driver hands in for each block, and a work buffer. All preallocated in `RenderState.make`.
 public struct InputBank: ~Copyable {
   /// The most live inputs a session can have.
-  public static let maxInputs = 32
+  public static var maxInputs: Int { @_noLocks get { 32 } }
   public let capacity: Int
   @usableFromInline let strips: UnsafeMutablePointer<InputStrip>
   /// Each strip's meter (peak/average per channel), read by the control thread.
@@ -197,6 +197,11 @@ extension InputBank {
   @_noLocks
   public static func eqSlot(_ index: Int) -> Int32 { -1000 &- Int32(truncatingIfNeeded: index) }
 
+  /// Input `index`'s direct-out slot in `RenderState.directOutputs` (its left buffer at twice
+  /// the slot, the right after it): after the stems' slots and the buses'.
+  @_noLocks @inline(__always)
+  public static func directSlot(_ index: Int, maxVoices: Int) -> Int { maxVoices &+ BusBank.maxBuses &+ index }
+
   /// The input index an EQ slot addresses, or nil.
   @_noLocks
   static func index(ofEQSlot slot: Int32) -> Int? { slot <= -1000 ? Int(-1000 &- slot) : nil }
@@ -211,13 +216,23 @@ extension InputBank {
 func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
   state.pointee.inputs.masterWritten = false
   let limit = state.pointee.inputs.limit
-  if limit == 0 { return }
-  let preFader = state.pointee.preFaderMeters
   let workL = state.pointee.inputs.work
   let workR = workL + state.pointee.inputs.maxBlockFrames
+  // A take recorded from a strip (Recording.swift): its signal after the EQ, before the fader;
+  // silence while the strip is gone, so the take keeps time.
+  let recordIndex = state.pointee.recording.take?.pointee.inputStrip ?? -1
+  let rolling = state.pointee.transport.playing
+  if recordIndex >= 0 && (recordIndex >= limit || !(state.pointee.inputs.strips + recordIndex).pointee.active) {
+    workL.update(repeating: 0, count: n)
+    state.pointee.captureTake(left: workL, right: workL, frameCount: n, rolling: rolling)
+  }
+  if limit == 0 { return }
+  let preFader = state.pointee.preFaderMeters
   let masterL = state.pointee.inputs.master
   let masterR = masterL + state.pointee.inputs.maxBlockFrames
   let offset = state.pointee.passOffset
+  let direct = state.pointee.directOutputs
+  let directBase = InputBank.directSlot(0, maxVoices: state.pointee.maxVoices)
   var newLimit = 0
   for index in 0..<limit {
     let s = state.pointee.inputs.strips + index
@@ -234,6 +249,7 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
       if let bufR { copyFrames(workR, from: bufR + offset, n) } else { workR.update(repeating: 0, count: n) }
     }
     s.pointee.eq.process(left: workL, right: stereo ? workR : nil, stride: 1, count: n)
+    if index == recordIndex { state.pointee.captureTake(left: workL, right: stereo ? workR : workL, frameCount: n, rolling: rolling) }
     if preFader {
       s.pointee.meter.accumulate(left: workL, right: stereo ? workR : workL, count: n, into: cells)
     }
@@ -251,6 +267,21 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
       gr = i &+ 1 < stepR.rampFrames ? gr + stepR.step : targetR
     }
     if !preFader { s.pointee.meter.accumulate(left: workL, right: workR, count: n, into: cells) }
+    // Direct outs (post-fader, as a stem's): live, the strip goes to its own ports instead of its
+    // destination; in a stem export (StemTaps.swift) they are its tap and it feeds the master too.
+    if index < state.pointee.inputDirectCount, let dl = direct[2 &* (directBase &+ index)],
+      let dr = direct[2 &* (directBase &+ index) &+ 1]
+    {
+      for i in 0..<n {
+        dl[offset &+ i] += workL[i]
+        dr[offset &+ i] += workR[i]
+      }
+      if !state.pointee.stemTaps {
+        s.pointee.routeFadeTotal = 0
+        retireInputIfFaded(state, index: index, newLimit: &newLimit)
+        continue
+      }
+    }
     let new = inputDestination(state, bus: s.pointee.bus, masterL: masterL, masterR: masterR, n: n)
     if s.pointee.routeFadeTotal > 0 {
       // Just routed elsewhere: a 10 ms crossfade from the old destination to the new one.
@@ -274,15 +305,23 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
         new.1[i] += workR[i]
       }
     }
-    if s.pointee.removing && !s.pointee.gainLeft.isRamping && !s.pointee.gainRight.isRamping {
-      s.pointee.active = false
-      s.pointee.removing = false
-      (state.pointee.inputs.live + index).pointee.store(0, ordering: .releasing)
-    } else {
-      newLimit = index &+ 1
-    }
+    retireInputIfFaded(state, index: index, newLimit: &newLimit)
   }
   state.pointee.inputs.limit = newLimit
+}
+
+/// After a strip's pass: a removed strip whose fade is done becomes free; any other keeps
+/// `newLimit` (one past the highest active strip) above it.
+@_noLocks @inline(__always)
+func retireInputIfFaded(_ state: UnsafeMutablePointer<RenderState>, index: Int, newLimit: inout Int) {
+  let s = state.pointee.inputs.strips + index
+  if s.pointee.removing && !s.pointee.gainLeft.isRamping && !s.pointee.gainRight.isRamping {
+    s.pointee.active = false
+    s.pointee.removing = false
+    (state.pointee.inputs.live + index).pointee.store(0, ordering: .releasing)
+  } else {
+    newLimit = index &+ 1
+  }
 }
 
 /// The planes an input routed to `bus` adds to: the bus's input (a bus in the plan) or the
