@@ -3,8 +3,9 @@ import StemdeckAudioFile
 import StemdeckTestSupport
 import Testing
 
-// A live input's direct outs (issue 22, item 3) on a private JACK server: a JACK peer feeds
-// `stemdeck:mic_in`; jack_capture records `mic_L/R`, a bus's direct outs and the master at once.
+// A live input's direct outs and takes (issue 22, item 3) on a private JACK server: a JACK peer
+// feeds `stemdeck:mic_in`; jack_capture records `mic_L/R`, a bus's direct outs and the master at
+// once; `record from mic` records the strip into a take.
 extension JackIntegrationTests {
   @Test(
     "an input's direct outs: ports stemdeck:mic_L/R carry the strip post-fader and take it out of the master (a bus's direct outs beside it); saved and reopened; off brings it back"
@@ -82,5 +83,54 @@ extension JackIntegrationTests {
     let reopenedPorts = try await server.ports()
     #expect(again, "\(reopenedPorts)")
     #expect(try await reopened.finish() == 0, "\(reopened.transcript)")
+  }
+
+  @Test(
+    "a take recorded from an input strip (record t1 from mic, record mic): the fed tone after the EQ, before the fader and pan; kept as a stem"
+  )
+  func inputStripTake() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir()
+    try Self.tonePeer.write(toFile: dir.file("tone.py"), atomically: true, encoding: .utf8)
+    let peer = try ChildProcess(
+      "/usr/bin/python3", ["-u", dir.file("tone.py"), "tone", "1000", "0.5"], environment: server.environment, stdinPipe: true)
+    defer { peer.terminate(grace: 2) }
+    let ready = await eventually(timeout: 10) { peer.stdoutLines.contains("ready") || !peer.isRunning }
+    try #require(ready && peer.isRunning, "the tone peer did not start: \(peer.stderrLines.joined(separator: "\n"))")
+    try writeSession(dir.file("takes.json"), stems: [])
+    let deck = try StemdeckProcess(server: server, session: dir.file("takes.json"))
+    defer { deck.kill() }
+    // The fader, pan and mute do not reach the take; the strip's signal is the tone itself.
+    for line in ["input add mic mono", "connect tone:out mic_in", "vol mic 0.25", "pan mic -1", "mute mic"] {
+      try await deck.run(line)
+    }
+    try await deck.run("record t1 from mic")
+    try await deck.run("wait 1.2")
+    try await deck.run("record stop")
+    let recorded = await deck.waitForLine(containing: "take 't1' recorded", timeout: 5)
+    #expect(recorded != nil, "\(deck.transcript)")
+    let stems = try await deck.run("stems")
+    #expect(stems.contains { $0.hasPrefix("t1 ") }, "\(stems)")
+    let take = try readAudio(dir.file("t1.wav"))
+    try #require(take.channels == 2 && take.frames > 36000, "take: \(take.channels) channels, \(take.frames) frames")
+    // What was fed: 0.5 · sin(2π · 1000 · n / 48000 + φ), both sides. A quarter period (12
+    // frames) apart, sin² + cos² gives the amplitude back at every frame, whatever φ is.
+    var worst: Float = 0
+    for f in 0..<(take.frames - 12) {
+      let a = take.sample(f, 0), b = take.sample(f + 12, 0)
+      worst = max(worst, abs((a * a + b * b).squareRoot() - 0.5), abs(take.sample(f, 1) - a))
+    }
+    #expect(worst < 1e-4, "the take differs from the fed tone by up to \(worst)")
+
+    // `record mic`: the next take name, the same strip.
+    let started = try await deck.run("record mic")
+    #expect(started.contains { $0.contains("recording 'take-1' from input mic") }, "\(deck.transcript)")
+    try await deck.run("wait 0.3")
+    try await deck.run("record stop")
+    let second = await deck.waitForLine(containing: "take 'take-1' recorded", timeout: 5)
+    #expect(second != nil, "\(deck.transcript)")
+    #expect(!deck.lines.contains { $0.hasPrefix("error: ") }, "\(deck.transcript)")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
   }
 }
