@@ -60,6 +60,11 @@ extension JackIntegrationTests {
     let period = (4800..<(audio.frames - 48)).map { abs(audio.sample($0, 0) - audio.sample($0 + 48, 0)) }.max() ?? 1
     #expect(period < 1e-4, "mic_L is not the tone: largest difference a period apart \(period)")
 
+    // `routes`: the mixer graph, with the input and the bus on their direct outs.
+    let routes = try await deck.run("routes")
+    #expect(
+      routes.contains("mixer graph:") && routes.contains("master ← mic (direct outs mic_L/R)")
+        && routes.contains("  ← bus b (direct outs b_L/R): stem"), "\(routes)")
     let session = dir.file("direct.json")
     try await deck.run("save \(session)")
     let text = try String(contentsOfFile: session, encoding: .utf8)
