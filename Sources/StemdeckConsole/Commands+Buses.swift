@@ -132,7 +132,10 @@ extension Display {
     var lines: [String] = []
     func children(_ bus: String?) -> (buses: [String], stems: [String]) {
       let fed = routing.filter { $0.bus == bus }
-      return (fed.filter(\.isBus).map(\.name), fed.filter { !$0.isBus }.map(\.name))
+      // A stem or input with direct outs goes to its own ports rather than here.
+      return (
+        fed.filter(\.isBus).map(\.name), fed.filter { !$0.isBus }.map { $0.directOut ? "\($0.name) (direct outs \($0.name)_L/R)" : $0.name }
+      )
     }
     func walk(_ name: String, depth: Int) {
       let kids = children(name)

@@ -68,10 +68,12 @@ extension Display {
       var flags = ""
       if s.mute { flags += "M" }
       if s.solo { flags += "S" }
+      if s.directOut { flags += "D" }
       let eq = s.eq.enabled && s.eq != EQSettings() ? "on" : "-"
       rows.append([
         s.name, s.channels.rawValue, input.ports.joined(separator: ","), volume(s.volume), NumberFormat.fixed(s.pan, 2),
-        flags.isEmpty ? "-" : flags, eq, input.destination, input.meter.channels.map { db($0.peak) }.joined(separator: "/")
+        flags.isEmpty ? "-" : flags, eq, s.directOut ? "\(s.name)_L/R" : input.destination,
+        input.meter.channels.map { db($0.peak) }.joined(separator: "/")
       ])
     }
     var widths = [Int](repeating: 0, count: header.count)

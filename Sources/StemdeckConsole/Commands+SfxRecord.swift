@@ -81,13 +81,16 @@ extension CommandTable {
       }
     },
     CommandSpec(
-      name: "record", aliases: ["rec"], usage: "record [NAME] [from PORT…] | record pause|resume|stop",
-      summary: "record the inputs in_L/in_R to a new file; on stop the take becomes a stem",
+      name: "record", aliases: ["rec"], usage: "record [NAME] [from PORT…|from INPUT] | record INPUT | record pause|resume|stop",
+      summary: "record the inputs in_L/in_R (or a live input strip) to a new file; on stop the take becomes a stem",
       details: """
         The take lines up with the transport: JACK's playback latency of master_L plus the
         capture latency of in_L is subtracted, and a take armed before 'play' is anchored
         where the transport starts rolling (what came before becomes its lead-in).
         'from PORT…' connects those ports to in_L/in_R first (one port feeds both).
+        'from INPUT' (or 'record INPUT') records a live input strip instead: its signal after
+        its EQ and before its fader, pan, mute and solo (pre-fader, as a console's direct
+        recording; a mono input fills both sides), aligned by its own ports' capture latency.
         Files go to the session's folder (or its recording folder) as NAME.wav (32-bit float)
         or as set in the session's "recording" section; an existing file is never overwritten.
         """,
@@ -98,7 +101,9 @@ extension CommandTable {
       case "resume": try c.mixerCall { () throws(MixerError) in try c.mixer.pauseRecording(false) }; return
       case "stop":
         // Latencies are read again now: JACK recomputes them after connections change.
-        if let d = c.driver, c.mixer.recordingStatus != nil { c.mixer.setRecordingLatency(d.roundTripLatencyFrames) }
+        if let d = c.driver, let r = c.mixer.recordingStatus {
+          c.mixer.setRecordingLatency(r.input.map { d.roundTripLatencyFrames(input: $0) } ?? d.roundTripLatencyFrames)
+        }
         try c.mixerCall { () throws(MixerError) in try c.mixer.stopRecording() }
         return
       case "status":
@@ -114,12 +119,22 @@ extension CommandTable {
       }
       var words = a[...]
       var name: String?
+      let inputNames = c.mixer.inputNames
+      var input: String?
+      if words.count == 1, let first = words.first, inputNames.contains(first) {
+        input = first  // `record mic`: the strip, under the next take name
+        words = []
+      }
       if let first = words.first, first.lowercased() != "from" { name = first; words = words.dropFirst() }
       var ports: [String] = []
       if let first = words.first {
-        guard first.lowercased() == "from", words.count >= 2 else { throw CommandError("usage: record [NAME] [from PORT…]") }
+        guard first.lowercased() == "from", words.count >= 2 else { throw CommandError("usage: record [NAME] [from PORT…|from INPUT]") }
         ports = Array(words.dropFirst())
         guard ports.count <= 2 else { throw CommandError("record: at most two ports (left and right) after 'from'") }
+        if ports.count == 1, inputNames.contains(ports[0]) {
+          input = ports[0]
+          ports = []
+        }
       }
       let takeName = name ?? c.nextTakeName()
       let settings = c.mixer.recordingSettings
@@ -133,12 +148,13 @@ extension CommandTable {
           do { try d.connect(src, dst) } catch { throw CommandError("\(error)") }
         }
       }
-      let latency = c.driver?.roundTripLatencyFrames ?? 0
+      let latency = input.map { c.driver?.roundTripLatencyFrames(input: $0) ?? 0 } ?? c.driver?.roundTripLatencyFrames ?? 0
       let format: OutputFormat = settings.format == .flac24 ? .flac : settings.format == .wav24 ? .wav24 : .wavFloat
       try c.mixerCall { () throws(MixerError) in
-        try c.mixer.startRecording(path: path, name: takeName, format: format, latencyFrames: latency, muted: settings.takesMuted)
+        try c.mixer.startRecording(
+          path: path, name: takeName, format: format, latencyFrames: latency, muted: settings.takesMuted, input: input)
       }
-      c.write("recording '\(takeName)' → \(path)")
+      c.write("recording '\(takeName)'\(input.map { " from input \($0) (pre-fader)" } ?? "") → \(path)")
     }
   ]
 }

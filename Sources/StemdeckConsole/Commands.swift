@@ -467,7 +467,9 @@ enum CommandTable {
       argumentCount: 0...0
     ) { (c, _) throws(CommandError) in
       for line in Display.routeLines(try Display.routes(c, connectedOnly: false)) { c.write(line) }
-      if !c.mixer.busNames.isEmpty { for line in ["mixer graph:"] + Display.graphLines(c.mixer) { c.write(line) } }
+      if !c.mixer.busNames.isEmpty || !c.mixer.inputNames.isEmpty {
+        for line in ["mixer graph:"] + Display.graphLines(c.mixer) { c.write(line) }
+      }
       let sends = c.mixer.auxSends
       if !sends.isEmpty { for line in ["sends:"] + Display.sendLines(sends) { c.write(line) } }
     },

@@ -69,7 +69,7 @@ extension Mixer {
   public func routing() -> [(name: String, bus: String?, isBus: Bool, directOut: Bool)] {
     lock.locked {
       savedOrder().map { ($0.settings.name, $0.settings.bus, false, $0.settings.directOut) }
-        + liveInputs.inputs.map { ($0.settings.name, $0.settings.bus, false, false) }
+        + liveInputs.inputs.map { ($0.settings.name, $0.settings.bus, false, $0.settings.directOut) }
         + busTable.buses.map { ($0.settings.name, $0.settings.bus, true, $0.settings.directOut) }
     }
   }
@@ -159,7 +159,7 @@ extension Mixer {
       let target = bus.settings.bus
       let members = membersLocked(of: name)
       for member in members { try routeLocked(member, to: target, publish: false) }
-      clearSends(ofStrip: name, address: busEQSlot(bus.index))
+      clearSends(ofStrip: name, address: .bus(bus.index))
       busTable.buses.remove(at: p)
       try publishBusPlan()
       // The index is free again: a bus added later resets it, after this plan (commands keep order).

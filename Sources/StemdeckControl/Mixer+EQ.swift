@@ -25,7 +25,7 @@ extension Mixer {
   }
 
   /// Sends what differs between `old` and `new` (everything when `old` is nil).
-  func sendEQ(_ target: EQTarget, from old: EQSettings?, to new: EQSettings) throws(MixerError) {
+  func sendEQ(_ target: StripTarget, from old: EQSettings?, to new: EQSettings) throws(MixerError) {
     let o = old?.engineParameters, n = new.engineParameters
     if o == nil || o!.highPassFrequency != n.highPassFrequency || o!.highPassSections != n.highPassSections {
       try send(

@@ -82,7 +82,7 @@ extension Mixer {
     try lock.locked { () throws(MixerError) in
       guard let input = liveInputs.find(name) else { throw unknownInput(name) }
       try send(.removeInput(index: Int32(input.index)))
-      clearSends(ofStrip: name, address: InputBank.eqSlot(input.index))
+      clearSends(ofStrip: name, address: .input(Int32(input.index)))
       input.removedAfterCommand = commandsSent
       liveInputs.inputs.removeAll { $0 === input }
       liveInputs.retiring.append(input)
@@ -119,6 +119,14 @@ extension Mixer {
       var ports: [Int: [String]] = [:]
       for input in liveInputs.inputs + liveInputs.retiring { ports[input.index] = input.settings.portNames }
       return ports
+    }
+  }
+
+  /// (name, direct-out slot) of every input with direct outs (`InputBank.directSlot`: after the
+  /// stems' and buses' slots), removed ones still fading out included (their fade goes there).
+  func inputDirectOutSlots() -> [(name: String, slot: Int)] {
+    (liveInputs.inputs + liveInputs.retiring).filter(\.settings.directOut).map {
+      ($0.settings.name, InputBank.directSlot($0.index, maxVoices: renderState.pointee.maxVoices))
     }
   }
 
@@ -185,7 +193,7 @@ extension Mixer {
     if let target = s.bus, busPosition(target) == nil { throw unknownBus(target) }
   }
 
-  /// The stem-setting changes the console's commands make (`vol`, `pan`, `mute`, `solo`, `eq`),
+  /// The stem-setting changes the console's commands make (`vol`, `pan`, `mute`, `solo`, `eq`, `directout`),
   /// applied to an input: only those fields may change; the others belong to stems.
   func changeInput(_ input: LiveInput, stemChange body: (inout StemSettings) throws(MixerError) -> Void) throws(MixerError) {
     var shim = StemSettings(name: input.settings.name, file: "")
@@ -194,13 +202,16 @@ extension Mixer {
     shim.mute = input.settings.mute
     shim.solo = input.settings.solo
     shim.eq = input.settings.eq
+    shim.directOut = input.settings.directOut
     let before = shim
     try body(&shim)
     var probe = shim
     probe.volume = before.volume; probe.pan = before.pan; probe.mute = before.mute; probe.solo = before.solo; probe.eq = before.eq
+    probe.directOut = before.directOut
     guard probe == before else { throw notForInputs(input.settings.name) }
     try changeInput(input) { (s: inout InputSettings) throws(MixerError) in
       s.volume = shim.volume; s.pan = shim.pan; s.mute = shim.mute; s.solo = shim.solo; s.eq = shim.eq
+      s.directOut = shim.directOut
     }
   }
 
@@ -256,7 +267,7 @@ extension Mixer {
   /// The refusal of a stem-only setting for an input.
   func notForInputs(_ name: String) -> MixerError {
     MixerError(
-      "'\(printableText(name))' is a live input: it has volume, pan, mute, solo and eq, but no file, loop, rate, glide or direct outs (to take it away: \(action: .removeInput))"
+      "'\(printableText(name))' is a live input: it has volume, pan, mute, solo, eq and direct outs, but no file, loop, rate or glide (to take it away: \(action: .removeInput))"
     )
   }
 }

@@ -11,6 +11,8 @@ public struct RecordingStatus: Sendable {
   public var dropped: Int
   public var paused: Bool
   public var stopping: Bool
+  /// The live input recorded (`record from mic`), or nil: the input ports in_L/in_R.
+  public var input: String? = nil
 }
 
 /// The take being recorded, as the control side tracks it.
@@ -21,16 +23,29 @@ struct TakeState {
   var stopping = false
   /// The take becomes a muted stem when it stops.
   var muted = false
+  /// The live input recorded, or nil (the input ports).
+  var input: String?
 }
 
 extension Mixer {
-  /// Starts recording the input ports into a new file. When the take stops it becomes a stem
-  /// (muted if `muted`), placed on the transport where it was recorded minus `latencyFrames`.
-  public func startRecording(path: String, name: String, format: OutputFormat, latencyFrames: Int, muted: Bool) throws(MixerError) {
+  /// Starts recording the input ports (or live input `input`'s strip: after its EQ, before its
+  /// fader and pan; Renderer/Recording.swift) into a new file. When the take stops it becomes a
+  /// stem (muted if `muted`), placed on the transport where it was recorded minus `latencyFrames`.
+  public func startRecording(
+    path: String, name: String, format: OutputFormat, latencyFrames: Int, muted: Bool, input: String? = nil
+  ) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       if takes.recorder != nil { throw MixerError("already recording '\(takes.recorder!.name)' (\(action: .stopRecording) first)") }
+      var strip = -1
+      if let input {
+        guard let live = liveInputs.find(input) else { throw unknownInput(input) }
+        strip = live.index
+      }
       if let problem = NameRules.stemProblem(name) { throw MixerError(ControlText(problem)) }  // a take becomes a stem
       if allStemNamesLocked().contains(name) { throw MixerError("a stem named '\(name)' already exists; choose another take name") }
+      if liveInputs.find(name) != nil {
+        throw MixerError("'\(name)' is a live input's name (stems and inputs share names); choose another take name")
+      }
       // lstat: a symbolic link counts, even one pointing nowhere (the writer would refuse it too).
       var existing = stat()
       if lstat(RawFileName.cPath(path), &existing) == 0 {
@@ -41,6 +56,7 @@ extension Mixer {
       do throws(SoundFileError) {
         r = try TakeRecorder(path: path, name: name, format: format, sampleRate: sampleRate, latencyFrames: latencyFrames)
       } catch { throw MixerError("cannot record to \(path): \(error.reason)") }
+      r.takePointer.pointee.inputStrip = strip
       do throws(MixerError) { try send(.startRecording(r.takePointer)) } catch {
         r.finish()
         AtomicFile.removeRegularFile(path)  // only the file made here, never what replaced it
@@ -50,6 +66,7 @@ extension Mixer {
       takes.paused = false
       takes.stopping = false
       takes.muted = muted
+      takes.input = input
     }
   }
 
@@ -83,7 +100,7 @@ extension Mixer {
       takes.recorder.map {
         RecordingStatus(
           name: $0.name, path: $0.path, seconds: Double($0.framesWritten) / sampleRate,
-          dropped: $0.framesDropped, paused: takes.paused, stopping: takes.stopping)
+          dropped: $0.framesDropped, paused: takes.paused, stopping: takes.stopping, input: takes.input)
       }
     }
   }

@@ -90,7 +90,7 @@ extension Mixer {
       if let address {
         try send(
           .setSendLevel(
-            slot: address, index: Int32(aux.index), gain: Float(level?.gain ?? 0),
+            address, index: Int32(aux.index), gain: Float(level?.gain ?? 0),
             preFader: level?.preFader ?? aux.levels[strip]?.preFader ?? false))
       }
       sendTable.sends[position].levels[strip] = level
@@ -98,24 +98,23 @@ extension Mixer {
     }
   }
 
-  /// Where the renderer keeps a strip's send levels (`EngineCommand.setSendLevel`'s `slot`): a
-  /// stem's slot, a bus's or an input's EQ slot number (Sends.swift `setSendLevel`); nil for an
+  /// Which renderer strip holds a strip's send levels (`EngineCommand.setSendLevel`); nil for an
   /// offline stem (nothing plays). Under the lock.
-  func sendAddress(of name: String) throws(MixerError) -> Int32? {
-    if let stem = table.stems.first(where: { $0.settings.name == name }) { return stem.slot }
-    if let p = busPosition(name) { return busEQSlot(busTable.buses[p].index) }
-    if let input = liveInputs.find(name) { return InputBank.eqSlot(input.index) }
+  func sendAddress(of name: String) throws(MixerError) -> StripTarget? {
+    if let stem = table.stems.first(where: { $0.settings.name == name }) { return .stem(slot: stem.slot) }
+    if let p = busPosition(name) { return .bus(busTable.buses[p].index) }
+    if let input = liveInputs.find(name) { return .input(Int32(input.index)) }
     if table.offline.contains(where: { $0.settings.name == name }) { return nil }
     throw unknownStrip(name)
   }
 
   /// Silences a bus's or live input's sends and forgets its levels (it is being removed; its
   /// index may be taken by another). `address`: its `sendAddress`. Under the lock.
-  func clearSends(ofStrip name: String, address: Int32) {
+  func clearSends(ofStrip name: String, address: StripTarget) {
     for position in sendTable.sends.indices where sendTable.sends[position].levels[name] != nil {
       let aux = sendTable.sends[position]
       try? send(
-        .setSendLevel(slot: address, index: Int32(aux.index), gain: 0, preFader: aux.levels[name]?.preFader ?? false))
+        .setSendLevel(address, index: Int32(aux.index), gain: 0, preFader: aux.levels[name]?.preFader ?? false))
       sendTable.sends[position].levels[name] = nil
     }
   }
@@ -137,7 +136,7 @@ extension Mixer {
   func clearSends(ofStem name: String, slot: Int32) {
     let successor = table.stems.contains { $0.settings.name == name && $0.slot != slot }
     for position in sendTable.sends.indices where sendTable.sends[position].levels[name] != nil {
-      try? send(.setSendLevel(slot: slot, index: Int32(sendTable.sends[position].index), gain: 0, preFader: false))
+      try? send(.setSendLevel(.stem(slot: slot), index: Int32(sendTable.sends[position].index), gain: 0, preFader: false))
       if !successor { sendTable.sends[position].levels[name] = nil }
     }
   }
@@ -156,7 +155,7 @@ extension Mixer {
     for aux in sendTable.sends where wanted.contains(aux.name) {
       for (name, level) in aux.levels where busPosition(name) != nil || liveInputs.find(name) != nil {
         if let address = try? sendAddress(of: name) {
-          try send(.setSendLevel(slot: address, index: Int32(aux.index), gain: 0, preFader: level.preFader))
+          try send(.setSendLevel(address, index: Int32(aux.index), gain: 0, preFader: level.preFader))
         }
       }
     }
@@ -190,7 +189,7 @@ extension Mixer {
         if let slot {
           try send(
             .setSendLevel(
-              slot: slot, index: Int32(sendTable.sends[position].index), gain: Float(level.level), preFader: level.preFader))
+              .stem(slot: slot), index: Int32(sendTable.sends[position].index), gain: Float(level.level), preFader: level.preFader))
         }
         sendTable.sends[position].levels[stem.name] = SendLevel(gain: level.level, preFader: level.preFader)
       }
@@ -203,7 +202,7 @@ extension Mixer {
         guard let position = sendTable.position(level.to) else { continue }
         try send(
           .setSendLevel(
-            slot: address, index: Int32(sendTable.sends[position].index), gain: Float(level.level), preFader: level.preFader))
+            address, index: Int32(sendTable.sends[position].index), gain: Float(level.level), preFader: level.preFader))
         sendTable.sends[position].levels[name] = SendLevel(gain: level.level, preFader: level.preFader)
       }
     }

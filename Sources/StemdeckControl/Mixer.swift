@@ -1047,7 +1047,8 @@ extension ResamplerQuality {
 }
 
 extension Mixer {
-  /// Turns a stem's direct outs on or off (the JACK driver registers the ports).
+  /// Turns a stem's, a bus's or a live input's direct outs on or off (the JACK driver registers
+  /// the ports).
   public func setDirectOut(_ name: String, _ on: Bool) throws(MixerError) {
     if isBus(name) { return try setBusDirectOut(name, on) }
     try change(name) { (s: inout StemSettings) throws(MixerError) in s.directOut = on }
@@ -1067,7 +1068,7 @@ extension Mixer {
     lock.locked {
       // An old song fading out after a crossfade keeps its direct outs until it is handed back.
       (table.stems + table.retiring.filter(\.leavingSong)).filter(\.settings.directOut).map { ($0.settings.name, Int($0.slot)) }
-        + busDirectOutSlots()
+        + busDirectOutSlots() + inputDirectOutSlots()
     }
   }
 

@@ -195,12 +195,17 @@ public enum OfflineRenderer {
     var stemSlots: [Int32] = []
     if stemsFolder != nil {
       // A file per strip that feeds the master (`exportedStrips`): a stem's tap is its slot, a
-      // bus's is its direct-out index after the stems' (Renderer/Buses.swift).
+      // bus's is its direct-out index after the stems' (Renderer/Buses.swift), a live input's
+      // after the buses' (`InputBank.directSlot`).
       let strips = exportedStrips(session)
+      let maxVoices = plan.mixer.renderState.pointee.maxVoices
       stemSlots = plan.mixer.lock.locked {
         strips.map { strip in
-          strip.isBus
-            ? Int32(plan.mixer.renderState.pointee.maxVoices) + plan.mixer.busIndex(strip.name)
+          if strip.isInput {
+            return plan.mixer.liveInputs.find(strip.name).map { Int32(InputBank.directSlot($0.index, maxVoices: maxVoices)) } ?? -1
+          }
+          return strip.isBus
+            ? Int32(maxVoices) + plan.mixer.busIndex(strip.name)
             : plan.mixer.table.stems.first { $0.settings.name == strip.name }?.slot ?? -1
         }
       }
@@ -594,8 +599,10 @@ public enum OfflineRenderer {
   /// What `--stems` writes a file for: every strip that feeds the master, in the session's order:
   /// the stems routed to no bus, then the buses routed to none (a stem in a bus is heard in its
   /// bus's file, after the bus's EQ and fader). They sum to the master.
-  static func exportedStrips(_ session: Session) -> [(name: String, isBus: Bool)] {
-    session.stems.filter { $0.bus == nil }.map { ($0.name, false) } + session.buses.filter { $0.bus == nil }.map { ($0.name, true) }
+  static func exportedStrips(_ session: Session) -> [(name: String, isBus: Bool, isInput: Bool)] {
+    session.stems.filter { $0.bus == nil }.map { ($0.name, false, false) }
+      + session.buses.filter { $0.bus == nil }.map { ($0.name, true, false) }
+      + session.inputs.filter { $0.bus == nil }.map { ($0.name, false, true) }
   }
 
   static func checkStemsFolder(

@@ -67,6 +67,17 @@ extension JackDriver {
     lock.locked { if liveInputsOutOfStep() { syncLiveInputs() } }
   }
 
+  /// The round-trip latency of a take recorded from live input `name` (`record from mic`): the
+  /// master's playback latency plus its ports' capture latency (0 for a port not registered).
+  public func roundTripLatencyFrames(input name: String) -> Int {
+    lock.locked {
+      guard let client, let master = masterPorts else { return 0 }
+      let playback = max(client.latency(of: master.0, capture: false), client.latency(of: master.1, capture: false))
+      let entry = liveInputRegistered.values.first { $0.names == [name + "_in"] || $0.names == [name + "_in_L", name + "_in_R"] }
+      return playback + (entry?.ports.map { client.latency(of: $0, capture: true) }.max() ?? 0)
+    }
+  }
+
   /// The live inputs' registered port short names.
   var liveInputPortNames: [String] {
     liveInputRegistered.sorted { $0.key < $1.key }.flatMap(\.value.names)

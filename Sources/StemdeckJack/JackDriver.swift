@@ -127,6 +127,7 @@ public final class JackDriver: @unchecked Sendable {
       ctx.pointee.renderState = mixer.renderState
       ctx.pointee.serverGone.store(false, ordering: .releasing)
       for i in 0..<ctx.pointee.directPortCount { ctx.pointee.setDirectPort(i, nil) }
+      ctx.pointee.updateDirectLimits(maxVoices: mixer.renderState.pointee.maxVoices)
     } else {
       ctx = .allocate(capacity: 1)
       ctx.initialize(
@@ -498,6 +499,8 @@ public final class JackDriver: @unchecked Sendable {
         context.pointee.setDirectPort(2 * slot + 1, nil)
       }
     }
+    // The process callback fetches the buses' and inputs' slots up to the highest with ports.
+    defer { context.pointee.updateDirectLimits(maxVoices: mixer.renderState.pointee.maxVoices) }
     for (name, entry) in directPorts where wanted[name] == nil {
       // Let the process callback finish any period that still uses the ports before freeing them.
       let p = periods

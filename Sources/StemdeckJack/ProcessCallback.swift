@@ -33,7 +33,7 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   /// MIDI events read by the process callback (a figure for `midi maps`).
   public let midiEvents = Atomic<Int>(0)
   /// Per-slot direct-out ports (left, right) as pointer bit patterns, 0 where a stem has none;
-  /// `maxVoices` × 2 entries. Atomic because the control thread changes them while the process
+  /// `maxVoices` × 2 entries, then the buses' and the live inputs' (`RenderState.directOutputs`). Atomic because the control thread changes them while the process
   /// callback reads them (ThreadSanitizer caught the plain pointers racing); written with
   /// `setDirectPort` (releasing), read with `directPort` (acquiring).
   let directPorts: UnsafeMutablePointer<Atomic<Int>>
@@ -41,6 +41,15 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   /// Set by the control thread after changing `directPorts` entries (relaxed is enough: a stale
   /// read only delays a new port by one period, and pointers are published before the flag).
   let directPortsVersion = Atomic<Int>(0)
+  /// One past the highest bus and live input with direct-out ports (`updateDirectLimits`): the
+  /// process callback fetches those slots only.
+  let busDirectLimit = Atomic<Int>(0)
+  let inputDirectLimit = Atomic<Int>(0)
+  /// Process thread only: the slot counts fetched last period (the entries past this period's
+  /// counts are cleared once, so no stale buffer stays in `RenderState.directOutputs`).
+  var lastStemDirect = 0
+  var lastBusDirect = 0
+  var lastInputDirect = 0
   /// Live input ports (InputStrips.swift; JackDriver+Inputs.swift), left and right per input
   /// strip (a mono input only the left), pointer bit patterns, 0 where none; published and
   /// cleared like the direct outs.
@@ -82,8 +91,9 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
     self.renderState = renderState
     self.masterLeft = masterLeft
     self.masterRight = masterRight
-    // The stems' slots, then the buses' (bus b at maxVoices + b: Renderer/Buses.swift).
-    directPortCount = (maxVoices + BusBank.maxBuses) * 2
+    // The stems' slots, then the buses' (bus b at maxVoices + b: Renderer/Buses.swift), then the
+    // live inputs' (`InputBank.directSlot`).
+    directPortCount = (maxVoices + BusBank.maxBuses + InputBank.maxInputs) * 2
     directPorts = .allocate(capacity: directPortCount)
     for i in 0..<directPortCount { (directPorts + i).initialize(to: Atomic(0)) }
     liveInputPortCount = maxInputs * 2
@@ -115,6 +125,20 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   /// Publishes (or clears) one direct-out port. Control thread.
   func setDirectPort(_ index: Int, _ port: OpaquePointer?) {
     directPorts[index].store(port.map { Int(bitPattern: UnsafeRawPointer($0)) } ?? 0, ordering: .releasing)
+  }
+
+  /// Publishes how many bus and input direct-out slots the process callback fetches: one past
+  /// the highest with a port. Control thread, after the `setDirectPort` calls (a port is then
+  /// published before the count that covers it).
+  func updateDirectLimits(maxVoices: Int) {
+    func limit(first: Int, count: Int) -> Int {
+      var result = 0
+      for k in 0..<count where directPorts[2 * (first + k)].load(ordering: .relaxed) != 0 { result = k + 1 }
+      return result
+    }
+    busDirectLimit.store(limit(first: maxVoices, count: BusBank.maxBuses), ordering: .releasing)
+    inputDirectLimit.store(
+      limit(first: InputBank.directSlot(0, maxVoices: maxVoices), count: InputBank.maxInputs), ordering: .releasing)
   }
 
   /// One direct-out port, or nil. Process callback.
@@ -251,31 +275,23 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
       state.pointee.effectOutputRight = r
     }
   }
+  // Direct outs: the stems' slots in use, then the buses' and the live inputs' up to the highest
+  // with ports (`updateDirectLimits`), by one helper.
   let direct = state.pointee.directOutputs
   let maxVoices = state.pointee.maxVoices
-  for slot in 0..<min(state.pointee.slotLimitForDrivers, maxVoices) {
-    let portL = context.pointee.directPort(2 &* slot)
-    let portR = context.pointee.directPort(2 &* slot &+ 1)
-    if let portL, let portR {
-      direct[2 &* slot] = portBuffer(portL, nframes)?.assumingMemoryBound(to: Float.self)
-      direct[2 &* slot &+ 1] = portBuffer(portR, nframes)?.assumingMemoryBound(to: Float.self)
-    } else {
-      direct[2 &* slot] = nil
-      direct[2 &* slot &+ 1] = nil
-    }
-  }
-  // The buses' direct outs, after the stems' slots.
-  for slot in maxVoices..<(maxVoices &+ BusBank.maxBuses) {
-    let portL = context.pointee.directPort(2 &* slot)
-    let portR = context.pointee.directPort(2 &* slot &+ 1)
-    if let portL, let portR {
-      direct[2 &* slot] = portBuffer(portL, nframes)?.assumingMemoryBound(to: Float.self)
-      direct[2 &* slot &+ 1] = portBuffer(portR, nframes)?.assumingMemoryBound(to: Float.self)
-    } else {
-      direct[2 &* slot] = nil
-      direct[2 &* slot &+ 1] = nil
-    }
-  }
+  let stems = Swift.min(state.pointee.slotLimitForDrivers, maxVoices)
+  let buses = Swift.min(context.pointee.busDirectLimit.load(ordering: .acquiring), BusBank.maxBuses)
+  let inputs = Swift.min(context.pointee.inputDirectLimit.load(ordering: .acquiring), InputBank.maxInputs)
+  fetchDirectOutputs(context, direct, first: 0, count: stems, previous: context.pointee.lastStemDirect, nframes)
+  fetchDirectOutputs(context, direct, first: maxVoices, count: buses, previous: context.pointee.lastBusDirect, nframes)
+  fetchDirectOutputs(
+    context, direct, first: InputBank.directSlot(0, maxVoices: maxVoices), count: inputs,
+    previous: context.pointee.lastInputDirect, nframes)
+  context.pointee.lastStemDirect = stems
+  context.pointee.lastBusDirect = buses
+  context.pointee.lastInputDirect = inputs
+  state.pointee.busDirectCount = buses
+  state.pointee.inputDirectCount = inputs
   // Live inputs (InputStrips.swift): each port's buffer for this period, nil where none.
   let inputBuffers = state.pointee.inputs.buffers
   for i in 0..<Swift.min(context.pointee.liveInputPortCount, state.pointee.inputs.capacity &* 2) {
@@ -306,6 +322,33 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
   }
   context.pointee.periods.add(1, ordering: .relaxed)
   return 0
+}
+
+/// Sets the direct-out buffers of `count` slots from `first` (left and right: 2 × slot and the
+/// entry after it) to their ports' buffers for this period, nil where a slot has no ports, and
+/// clears the slots a larger `previous` count set last period.
+@_noLocks
+func fetchDirectOutputs(
+  _ context: UnsafeMutablePointer<ProcessContext>, _ direct: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>, first: Int,
+  count: Int, previous: Int, _ nframes: jack_nframes_t
+) {
+  let end = first &+ Swift.max(0, count)
+  for slot in first..<end {
+    if let portL = context.pointee.directPort(2 &* slot), let portR = context.pointee.directPort(2 &* slot &+ 1) {
+      direct[2 &* slot] = portBuffer(portL, nframes)?.assumingMemoryBound(to: Float.self)
+      direct[2 &* slot &+ 1] = portBuffer(portR, nframes)?.assumingMemoryBound(to: Float.self)
+    } else {
+      direct[2 &* slot] = nil
+      direct[2 &* slot &+ 1] = nil
+    }
+  }
+  let staleEnd = first &+ previous
+  if staleEnd > end {
+    for slot in end..<staleEnd {
+      direct[2 &* slot] = nil
+      direct[2 &* slot &+ 1] = nil
+    }
+  }
 }
 
 /// The process thread's memory of the lead lock between periods.

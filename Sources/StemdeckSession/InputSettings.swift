@@ -8,7 +8,8 @@ import Foundation
 //   ]
 //
 // "bus" (the name of a bus of "buses", like a stem's) routes an input to that bus; it is written
-// only when the input does not go to the master ("master" reads as leaving it out).
+// only when the input does not go to the master ("master" reads as leaving it out);
+// "directOut" : true (written only when true) sends it to its own outputs NAME_L/NAME_R instead.
 // written only when a session has inputs (a file without them is byte for byte what it was).
 // An input registers the JACK input port `NAME_in` (mono) or `NAME_in_L`/`NAME_in_R` (stereo);
 // its connections are saved with the others under "connections". docs/architecture.md, *Live inputs*.
@@ -36,6 +37,9 @@ public struct InputSettings: Equatable, Sendable {
   /// Levels into the session's aux sends, as a stem's (SendSettings.swift); written only when
   /// there are some.
   public var sends: [StemSend] = []
+  /// Direct outs: the strip (post-fader) goes to its own JACK outputs `NAME_L`/`NAME_R` instead
+  /// of its bus or the master, as a stem's or a bus's ("directOut", written only when true).
+  public var directOut = false
 
   public init(name: String, channels: InputChannels) {
     self.name = name
@@ -56,7 +60,7 @@ public struct InputSettings: Equatable, Sendable {
   /// The most inputs a session may have (the renderer's preallocated strips).
   public static let maximumCount = 32
   /// The fields of one element of "inputs".
-  static let fields = ["name", "channels", "volume", "pan", "mute", "solo", "eq", "bus", "sends"]
+  static let fields = ["name", "channels", "volume", "pan", "mute", "solo", "eq", "bus", "sends", "directOut"]
   /// Input names whose ports would be stemdeck's own (`midi_in`).
   public static let reservedNames: Set<String> = ["midi"]
 

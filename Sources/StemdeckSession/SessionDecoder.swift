@@ -256,6 +256,7 @@ struct SessionDecoder {
         input.bus = target
       }
       if let n = fields["sends"] { input.sends = try stemSends(n, at: base + ".sends") }
+      if let n = fields["directOut"] { input.directOut = try bool(n, at: base + ".directOut") }
       inputs.append(input)
     }
     return inputs

@@ -163,6 +163,7 @@ enum SessionEncoder {
     if input.eq != EQSettings() { members.append("\"eq\" : " + eq(input.eq)) }
     if let target = input.bus { members.append("\"bus\" : " + JSONText.string(target)) }
     if let levels = sendLevels(input.sends) { members.append(levels) }
+    if input.directOut { members.append("\"directOut\" : true") }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 

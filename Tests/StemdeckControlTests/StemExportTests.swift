@@ -83,6 +83,43 @@ import Testing
     #expect(residual < -100, "master − Σ stems peaks at \(residual) dBFS")
   }
 
+  @Test(
+    "live inputs on the master get their own files (--input NAME=FILE, or silent); an input on a bus is in the bus's; the files sum to the master to -100 dBFS",
+    arguments: ["plain", "limited"])
+  func inputsSumToMaster(mode: String) throws {
+    let folder = try TemporaryFolder()
+    var session = try Self.session(in: folder)
+    try writeAudio(
+      folder.file("voice.wav"), format: .wavFloat,
+      channels: [Signal.sine(frequency: 330, sampleRate: 48000, frames: 72_000, amplitude: 0.5)])
+    try writeAudio(
+      folder.file("synth.wav"), format: .wavFloat,
+      channels: [Signal.noise(frames: 96_000, amplitude: 0.3, seed: 3), Signal.noise(frames: 96_000, amplitude: 0.3, seed: 4)])
+    var bus = BusSettings(name: "band")
+    bus.volume = 0.8
+    session.buses = [bus]
+    session.stems[0].bus = "band"
+    var mic = InputSettings(name: "mic", channels: .mono)
+    mic.volume = 0.8
+    mic.pan = -0.3
+    mic.eq.highPass = EQHighPass(frequency: 120)
+    var keys = InputSettings(name: "keys", channels: .stereo)
+    keys.bus = "band"
+    session.inputs = [mic, keys, InputSettings(name: "idle", channels: .mono)]
+    let summary = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"), duration: nil,
+      normalize: mode == "limited" ? .init(target: -6, truePeakCeiling: -1) : nil, stemsFolder: folder.file("stems"),
+      inputs: [RenderInput(name: "mic", path: folder.file("voice.wav")), RenderInput(name: "keys", path: folder.file("synth.wav"))])
+    let names = ["pad", "lead", "band", "mic", "idle"]
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("stems")).sorted() == names.sorted().map { $0 + ".wav" })
+    let master = Stereo(try readAudio(folder.file("mix.wav")))
+    let files = try names.map { Stereo(try readAudio(folder.file("stems/\($0).wav"))) }
+    #expect(files.allSatisfy { $0.count == master.count && master.count == summary.frames })
+    #expect(peak(files[3].left) > 0.1 && peak(files[4].left) == 0 && peak(files[4].right) == 0, "mic sounds, idle is silent")
+    let residual = Self.residual(master: master, stems: files)
+    #expect(residual < -100, "master − Σ files peaks at \(residual) dBFS")
+  }
+
   @Test("a render stopped after the stem writer thread has written chunks: its thread ends, no temporary is left, previous stem files stay")
   func cancelledWhileWriting() throws {
     let folder = try TemporaryFolder()

@@ -69,8 +69,9 @@ struct InputSessionTests {
       (#"[ { "name" : "mic", "channels" : "mono", "mute" : "yes" } ]"#, "inputs[0].mute", "must be true or false"),
       (
         #"[ { "name" : "mic", "channels" : "mono", "rate" : 1 } ]"#, "inputs[0].rate",
-        "unknown field (allowed: name, channels, volume, pan, mute, solo, eq, bus, sends)"
+        "unknown field (allowed: name, channels, volume, pan, mute, solo, eq, bus, sends, directOut)"
       ),
+      (#"[ { "name" : "mic", "channels" : "mono", "directOut" : 1 } ]"#, "inputs[0].directOut", "must be true or false"),
       (#"[ { "name" : "mic", "channels" : "mono", "eq" : { "low" : { "gain" : 30 } } } ]"#, "inputs[0].eq.low.gain", "(got 30)"),
       (
         #"[ { "name" : "mic", "channels" : "mono" }, { "name" : "mic", "channels" : "stereo" } ]"#, "inputs[1].name",
@@ -100,6 +101,17 @@ struct InputSessionTests {
       #expect(error.message.contains(message), "\(error)")
       #expect(error.line != nil, "\(error)")
     }
+  }
+
+  @Test("an input's \"directOut\": written only when true, read back")
+  func directOutField() throws {
+    var session = Self.inputSession()
+    session.inputs[1].directOut = true
+    let text = SessionFile.encode(session)
+    #expect(text.components(separatedBy: #""directOut" : true"#).count == 2, "\(text)")
+    #expect(text.contains(#""name" : "keys""#) && text.contains(#""solo" : false, "directOut" : true }"#), "\(text)")
+    #expect(try decode(text) == session)
+    #expect(!SessionFile.encode(Self.inputSession()).contains("directOut"))
   }
 
   @Test("an input's \"bus\": written only when not the master, read back, checked against the buses")

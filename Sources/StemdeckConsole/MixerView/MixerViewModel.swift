@@ -231,6 +231,7 @@ struct MixerViewModel {
       var flags: Flags = []
       if i.settings.mute { flags.insert(.mute) }
       if i.settings.solo { flags.insert(.solo) }
+      if i.settings.directOut { flags.insert(.directOut) }
       if !i.settings.eq.isBypassed { flags.insert(.eq) }
       var strip = Strip(name: i.settings.name, volume: i.settings.volume, pan: i.settings.pan, flags: flags, meters: meter(i.meter))
       strip.isInput = true

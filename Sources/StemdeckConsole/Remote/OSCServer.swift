@@ -274,6 +274,7 @@ public final class OSCServer {
     if !meterDue.isEmpty {
       let master = mixer.masterMeter()
       let stems = mixer.stemStatuses()
+      let inputs = mixer.inputStatuses()
       func peaks(_ m: MeterReading) -> [OSCArgument] { m.channels.map { .float(Float(max(-160, $0.peak))) } }
       for i in meterDue {
         let s = subscribers[i]
@@ -281,6 +282,9 @@ public final class OSCServer {
         socket.send(Self.prefix + "/meter/master", peaks(master), to: s.address, length: s.length)
         for stem in stems {
           socket.send(Self.prefix + "/meter/stem/" + stem.settings.name, peaks(stem.meter), to: s.address, length: s.length)
+        }
+        for input in inputs {
+          socket.send(Self.prefix + "/meter/input/" + input.settings.name, peaks(input.meter), to: s.address, length: s.length)
         }
       }
     }

@@ -3,7 +3,7 @@ import StemdeckControl
 import StemdeckSession
 
 /// Structured replies of the control socket and of `--json` script mode (README, *Control
-/// socket*, reply shapes): the queries `status`, `stems`, `meters`, `routes` and `connections`
+/// socket*, reply shapes): the queries `status`, `stems`, `inputs`, `meters`, `routes` and `connections`
 /// add their data as JSON values (numbers as numbers), a transport command the frame it took
 /// effect at, and an error its hint. The text lines stay in `"output"`.
 ///
@@ -59,11 +59,26 @@ enum QueryJSON {
     var statuses: [String: StemStatus] = [:]
     for s in c.mixer.stemStatuses() { statuses[s.settings.name] = s }
     var o: [String: Any] = ["stems": model.strips.filter { !$0.isBus }.map { stem($0, statuses[$0.name]) }]
+    if !model.inputs.isEmpty { o["inputs"] = inputs(c) }
     let offline = c.mixer.offlineStems
     if !offline.isEmpty {
       o["offline"] = offline.map { ["name": $0.settings.name, "path": $0.path, "reason": $0.reason] as [String: Any] }
     }
     return o
+  }
+
+  /// `inputs` (and `stems`): every live input strip, in the order added: its settings, ports,
+  /// where it goes and its meters.
+  static func inputs(_ c: Console) -> [[String: Any]] {
+    c.mixer.inputStatuses().map { i in
+      let s = i.settings
+      return [
+        "name": s.name, "channels": s.channels.rawValue, "volume": number(s.volume), "volumeDB": db(Decibels.fromAmplitude(s.volume)),
+        "pan": number(s.pan), "mute": s.mute, "solo": s.solo, "directOut": s.directOut, "eq": !s.eq.isBypassed,
+        "destination": s.directOut ? "\(s.name)_L/R" : i.destination, "ports": i.ports,
+        "meters": MixerViewModel.meter(i.meter).map(meter)
+      ]
+    }
   }
 
   static func loudness(_ l: LiveLoudness) -> [String: Any] {
@@ -96,6 +111,8 @@ enum QueryJSON {
       }
       let buses = model.strips.filter { $0.isBus && (only == nil || $0.name == only) }
       if !buses.isEmpty { o["buses"] = buses.map { ["name": $0.name, "channels": $0.meters.map(meter)] as [String: Any] } }
+      let inputs = model.inputs.filter { only == nil || $0.name == only }
+      if !inputs.isEmpty { o["inputs"] = inputs.map { ["name": $0.name, "channels": $0.meters.map(meter)] as [String: Any] } }
     }
     return o
   }
@@ -132,6 +149,7 @@ enum QueryJSON {
     switch name {
     case "status": return ["status": status(Display.statusReport(c))]
     case "stems": return stems(c)
+    case "inputs": return args.isEmpty ? ["inputs": inputs(c)] : nil
     case "meters":
       if args.first == "reset" { return nil }
       let only = args.first { $0 != "--watch" }

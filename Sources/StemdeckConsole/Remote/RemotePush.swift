@@ -90,13 +90,15 @@ enum RemotePush {
   /// A level in dB as JSON: a number, or null for silence (the meter floor, −160 dB, and below).
   static func db(_ v: Double) -> Any { v.isFinite && v > -160 ? (v * 100).rounded() / 100 : NSNull() }
 
-  /// One meter frame: the master and every stem, peak and RMS (average) per channel in dB.
+  /// One meter frame: the master, every stem and live input, peak and RMS (average) per channel in dB.
   static func meters(_ mixer: Mixer) -> [String: Any] {
     func reading(_ m: MeterReading) -> [String: Any] {
       ["peak": m.channels.map { db($0.peak) }, "rms": m.channels.map { db($0.average) }, "clips": m.channels.map(\.clips)]
     }
     var stems: [String: Any] = [:]
     for s in mixer.stemStatuses() { stems[s.settings.name] = reading(s.meter) }
+    var inputs: [String: Any] = [:]
+    for i in mixer.inputStatuses() { inputs[i.settings.name] = reading(i.meter) }
     var master = reading(mixer.masterMeter())
     // EBU R 128 of the master (LUFS, LU, dBTP; null for silence), when it is measured live.
     if let l = mixer.masterLoudness() {
@@ -107,7 +109,9 @@ enum RemotePush {
           "seconds": (l.seconds * 1000).rounded() / 1000, "droppedFrames": l.droppedFrames
         ] as [String: Any]
     }
-    return ["master": master, "stems": stems]
+    var frame: [String: Any] = ["master": master, "stems": stems]
+    if !inputs.isEmpty { frame["inputs"] = inputs }  // live input strips (Commands+Inputs.swift)
+    return frame
   }
 
   /// The transport: state and position (seconds).

@@ -51,9 +51,9 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   /// Sets one band of `target`'s channel EQ: frequency in Hz, gain in dB, the mid band's Q; for
   /// `.highPass`, frequency 0 is off and `q` is its sections (1 or 2).
   /// The EQ glides there while the transport plays (DSP/ChannelEQ.swift).
-  case setEQ(EQTarget, band: EQBandID, frequency: Double, gain: Double, q: Double)
+  case setEQ(StripTarget, band: EQBandID, frequency: Double, gain: Double, q: Double)
   /// Turns `target`'s channel EQ on or off, keeping its settings.
-  case setEQEnabled(EQTarget, on: Bool)
+  case setEQEnabled(StripTarget, on: Bool)
   /// Starts the transport. `fadeIn` ramps the output up over a few milliseconds.
   case play(fadeIn: Bool)
   /// Fades out and stops the transport where it is.
@@ -108,8 +108,9 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case addSend(index: Int32, returnGain: Float)
   /// Stops aux send `index`; its return fades out.
   case removeSend(index: Int32)
-  /// Stem slot `slot`'s level into send `index`, pre- or post-fader (ramped while playing).
-  case setSendLevel(slot: Int32, index: Int32, gain: Float, preFader: Bool)
+  /// A stem's, bus's or live input's level into send `index`, pre- or post-fader (ramped while
+  /// playing; `.master` is not a send source and is ignored).
+  case setSendLevel(StripTarget, index: Int32, gain: Float, preFader: Bool)
   /// The volume of send `index`'s return (ramped).
   case setReturnGain(index: Int32, gain: Float)
 }
@@ -138,9 +139,10 @@ public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
   case busPlanRetired(address: Int)
 }
 
-/// Whose channel EQ `EngineCommand.setEQ` and `setEQEnabled` change: every strip kind has its
-/// own case (no number ranges to keep apart).
-public enum EQTarget: Equatable, Sendable, BitwiseCopyable {
+/// Which strip a command addresses (whose channel EQ `EngineCommand.setEQ` and `setEQEnabled`
+/// change, whose level `setSendLevel` sets): every strip kind has its own case, so that no number
+/// ranges need keeping apart.
+public enum StripTarget: Equatable, Sendable, BitwiseCopyable {
   /// The stem voice in this slot.
   case stem(slot: Int32)
   /// The master bus.

@@ -25,8 +25,14 @@ public struct RenderState: ~Copyable {
   @usableFromInline let scratch: UnsafeMutablePointer<Float>
   /// Per-slot direct-out buffers (left, right) for the current block, set by the driver before
   /// each `renderBlock` (nil where a stem has no direct outs). `maxVoices` × 2 entries, then
-  /// `BusBank.maxBuses` × 2 for the buses' direct outs (bus b at index 2 × (maxVoices + b)).
+  /// `BusBank.maxBuses` × 2 for the buses' direct outs (bus b at index 2 × (maxVoices + b)), then
+  /// `InputBank.maxInputs` × 2 for the live inputs' (`InputBank.directSlot`).
   public let directOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+  /// How many of the buses' and of the inputs' direct-out entries the driver may have set for
+  /// this block (those past them are nil): `renderBlock` clears the buffers of these only. The
+  /// JACK driver sets them to one past the highest bus and input with ports; the defaults cover all.
+  public var busDirectCount = BusBank.maxBuses
+  public var inputDirectCount = InputBank.maxInputs
   /// Offset of the current pass within the driver's block (for direct outs).
   @usableFromInline var passOffset = 0
   /// Stem export (offline `render --stems`): the direct outs become taps. A stem with direct-out
@@ -95,7 +101,7 @@ public struct RenderState: ~Copyable {
     status.initialize(to: EngineStatus())
     let voices = UnsafeMutablePointer<UnsafeMutablePointer<StemVoice>?>.allocate(capacity: maxVoices)
     voices.initialize(repeating: nil, count: maxVoices)
-    let directCount = (maxVoices + BusBank.maxBuses) * 2
+    let directCount = (maxVoices + BusBank.maxBuses + InputBank.maxInputs) * 2
     let direct = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: directCount)
     direct.initialize(repeating: nil, count: directCount)
     func buffer(_ n: Int) -> UnsafeMutablePointer<Float> {
@@ -255,7 +261,11 @@ public func renderBlock(
     if let buffer = direct[i] { buffer.update(repeating: 0, count: frameCount) }
   }
   let busDirect = state.pointee.maxVoices &* 2
-  for i in busDirect..<(busDirect &+ BusBank.maxBuses &* 2) {
+  for i in busDirect..<(busDirect &+ Swift.min(state.pointee.busDirectCount, BusBank.maxBuses) &* 2) {
+    if let buffer = direct[i] { buffer.update(repeating: 0, count: frameCount) }
+  }
+  let inputDirect = InputBank.directSlot(0, maxVoices: state.pointee.maxVoices) &* 2
+  for i in inputDirect..<(inputDirect &+ Swift.min(state.pointee.inputDirectCount, InputBank.maxInputs) &* 2) {
     if let buffer = direct[i] { buffer.update(repeating: 0, count: frameCount) }
   }
   clearSendOutputs(state, frameCount: frameCount)

@@ -131,8 +131,8 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     state.pointee.inputs.setBus(index: Int(index), bus: bus, sampleRate: state.pointee.sampleRate, jump: !crossfade)
   case .addSend(let index, let gain): state.pointee.sends.add(index: Int(index), returnGain: gain)
   case .removeSend(let index): state.pointee.sends.remove(index: Int(index))
-  case .setSendLevel(let slot, let index, let gain, let pre):
-    setSendLevel(state, slot: slot, index: index, gain: gain, preFader: pre, jump: jump)
+  case .setSendLevel(let strip, let index, let gain, let pre):
+    setSendLevel(state, strip, index: index, gain: gain, preFader: pre, jump: jump)
   case .setReturnGain(let index, let gain): state.pointee.sends.setReturnGain(index: Int(index), gain: gain)
   case .setMidiBinding(let index, let binding, let count): state.pointee.midi.apply(index: index, binding: binding, count: count)
   case .loadEffect(let slot, let sample): state.pointee.effects.load(slot: Int(slot), sample: sample)
@@ -212,7 +212,7 @@ func setGains(_ voice: UnsafeMutablePointer<StemVoice>, _ l: Float, _ r: Float, 
 /// nothing does (transport stopped, a pending voice, a fresh input strip).
 @_noLocks
 func setEQ(
-  _ state: UnsafeMutablePointer<RenderState>, _ target: EQTarget, jump: Bool, _ change: (inout EQParameters) -> Void
+  _ state: UnsafeMutablePointer<RenderState>, _ target: StripTarget, jump: Bool, _ change: (inout EQParameters) -> Void
 ) {
   switch target {
   case .input(let index):

@@ -57,7 +57,7 @@ public struct InputStrip {
 /// driver hands in for each block, and a work buffer. All preallocated in `RenderState.make`.
 public struct InputBank: ~Copyable {
   /// The most live inputs a session can have.
-  public static let maxInputs = 32
+  public static var maxInputs: Int { @_noLocks get { 32 } }
   public let capacity: Int
   @usableFromInline let strips: UnsafeMutablePointer<InputStrip>
   /// Each strip's meter (peak/average per channel), read by the control thread.
@@ -191,6 +191,13 @@ public struct InputBank: ~Copyable {
   }
 }
 
+extension InputBank {
+  /// Input `index`'s direct-out slot in `RenderState.directOutputs` (its left buffer at twice
+  /// the slot, the right after it): after the stems' slots and the buses'.
+  @_noLocks @inline(__always)
+  public static func directSlot(_ index: Int, maxVoices: Int) -> Int { maxVoices &+ BusBank.maxBuses &+ index }
+}
+
 /// Renders every active input strip's pass (EQ, fader, pan, meter: pre- or post-fader like the
 /// stems) into its destination: a bus in the plan (its input buffer, so this runs before
 /// `renderBuses`) or the inputs' master planes, added after the transport fade by
@@ -200,13 +207,23 @@ public struct InputBank: ~Copyable {
 func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
   state.pointee.inputs.masterWritten = false
   let limit = state.pointee.inputs.limit
-  if limit == 0 { return }
-  let preFader = state.pointee.preFaderMeters
   let workL = state.pointee.inputs.work
   let workR = workL + state.pointee.inputs.maxBlockFrames
+  // A take recorded from a strip (Recording.swift): its signal after the EQ, before the fader;
+  // silence while the strip is gone, so the take keeps time.
+  let recordIndex = state.pointee.recording.take?.pointee.inputStrip ?? -1
+  let rolling = state.pointee.transport.playing
+  if recordIndex >= 0 && (recordIndex >= limit || !(state.pointee.inputs.strips + recordIndex).pointee.active) {
+    workL.update(repeating: 0, count: n)
+    state.pointee.captureTake(left: workL, right: workL, frameCount: n, rolling: rolling)
+  }
+  if limit == 0 { return }
+  let preFader = state.pointee.preFaderMeters
   let masterL = state.pointee.inputs.master
   let masterR = masterL + state.pointee.inputs.maxBlockFrames
   let offset = state.pointee.passOffset
+  let direct = state.pointee.directOutputs
+  let directBase = InputBank.directSlot(0, maxVoices: state.pointee.maxVoices)
   var newLimit = 0
   for index in 0..<limit {
     let s = state.pointee.inputs.strips + index
@@ -224,6 +241,7 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
     }
     s.pointee.eq.process(left: workL, right: stereo ? workR : nil, stride: 1, count: n)
     mixStripSends(state, state.pointee.sends.inputs, strip: index, left: workL, right: stereo ? workR : workL, count: n, preFader: true)
+    if index == recordIndex { state.pointee.captureTake(left: workL, right: stereo ? workR : workL, frameCount: n, rolling: rolling) }
     if preFader {
       s.pointee.meter.accumulate(left: workL, right: stereo ? workR : workL, count: n, into: cells)
     }
@@ -242,6 +260,21 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
     }
     if !preFader { s.pointee.meter.accumulate(left: workL, right: workR, count: n, into: cells) }
     mixStripSends(state, state.pointee.sends.inputs, strip: index, left: workL, right: workR, count: n, preFader: false)
+    // Direct outs (post-fader, as a stem's): live, the strip goes to its own ports instead of its
+    // destination; in a stem export (StemTaps.swift) they are its tap and it feeds the master too.
+    if index < state.pointee.inputDirectCount, let dl = direct[2 &* (directBase &+ index)],
+      let dr = direct[2 &* (directBase &+ index) &+ 1]
+    {
+      for i in 0..<n {
+        dl[offset &+ i] += workL[i]
+        dr[offset &+ i] += workR[i]
+      }
+      if !state.pointee.stemTaps {
+        s.pointee.routeFadeTotal = 0
+        retireInputIfFaded(state, index: index, newLimit: &newLimit)
+        continue
+      }
+    }
     let new = inputDestination(state, bus: s.pointee.bus, masterL: masterL, masterR: masterR, n: n)
     if s.pointee.routeFadeTotal > 0 {
       // Just routed elsewhere: a 10 ms crossfade from the old destination to the new one.
@@ -265,15 +298,23 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
         new.1[i] += workR[i]
       }
     }
-    if s.pointee.removing && !s.pointee.gainLeft.isRamping && !s.pointee.gainRight.isRamping {
-      s.pointee.active = false
-      s.pointee.removing = false
-      (state.pointee.inputs.live + index).pointee.store(0, ordering: .releasing)
-    } else {
-      newLimit = index &+ 1
-    }
+    retireInputIfFaded(state, index: index, newLimit: &newLimit)
   }
   state.pointee.inputs.limit = newLimit
+}
+
+/// After a strip's pass: a removed strip whose fade is done becomes free; any other keeps
+/// `newLimit` (one past the highest active strip) above it.
+@_noLocks @inline(__always)
+func retireInputIfFaded(_ state: UnsafeMutablePointer<RenderState>, index: Int, newLimit: inout Int) {
+  let s = state.pointee.inputs.strips + index
+  if s.pointee.removing && !s.pointee.gainLeft.isRamping && !s.pointee.gainRight.isRamping {
+    s.pointee.active = false
+    s.pointee.removing = false
+    (state.pointee.inputs.live + index).pointee.store(0, ordering: .releasing)
+  } else {
+    newLimit = index &+ 1
+  }
 }
 
 /// The planes an input routed to `bus` adds to: the bus's input (a bus in the plan) or the

@@ -21,6 +21,10 @@ public struct RecordTake: ~Copyable, @unchecked Sendable {
   public let captured = Atomic<Int>(0)
   /// Frames lost because the writer fell behind (the ring was full).
   public let dropped = Atomic<Int>(0)
+  /// What is recorded: the input ports `in_L`/`in_R` (−1), or live input strip `index`'s signal
+  /// after its EQ and before its fader and pan (InputStrips.swift `mixInputs`; a mono strip on
+  /// both sides of the take). Set by the control thread before the take is handed over.
+  public var inputStrip = -1
 
   public init(ring: consuming Producer<Float>) {
     self.ring = ring
@@ -36,6 +40,14 @@ extension RenderState {
     let l = inL + passOffset
     let r = inR + passOffset
     recording.inputMeter.accumulate(left: l, right: r, count: n, into: status.pointee.inputMeters)
+    guard let take = recording.take, take.pointee.inputStrip < 0 else { return }
+    captureTake(left: l, right: r, frameCount: n, rolling: rolling)
+  }
+
+  /// Writes one pass of a take's source (`l`/`r`: `n` frames) into its ring, anchoring the take
+  /// on the transport (see `RecordTake.startFrame`).
+  @_noLocks
+  mutating func captureTake(left l: UnsafeMutablePointer<Float>, right r: UnsafeMutablePointer<Float>, frameCount n: Int, rolling: Bool) {
     guard let take = recording.take, !recording.paused else { return }
     if !take.pointee.anchored {
       let before = take.pointee.captured.load(ordering: .relaxed) &+ take.pointee.dropped.load(ordering: .relaxed)

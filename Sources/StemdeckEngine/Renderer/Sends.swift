@@ -257,25 +257,28 @@ public struct StripSendLevels {
   }
 }
 
-/// `EngineCommand.setSendLevel`: `slot` ≥ 0 is a stem's, and the EQ slot numbers address the
-/// others (−2 − bus: a bus, `busEQSlot`; ≤ −1000: a live input, `InputBank.eqSlot`). A stem's and
-/// a bus's levels ramp while the transport plays (`jump` otherwise); a live input's always ramp
+/// `EngineCommand.setSendLevel`: a stem's, bus's or live input's level into send `index`. A
+/// stem's and a bus's levels ramp while the transport plays (`jump` otherwise); a live input's always ramp
 /// (it sounds whatever the transport does), except on a strip added and not yet rendered.
 @_noLocks
 func setSendLevel(
-  _ state: UnsafeMutablePointer<RenderState>, slot: Int32, index: Int32, gain: Float, preFader: Bool, jump: Bool
+  _ state: UnsafeMutablePointer<RenderState>, _ target: StripTarget, index: Int32, gain: Float, preFader: Bool, jump: Bool
 ) {
   let k = Int(index)
   guard k >= 0, k < SendBank.maxSends, state.pointee.sends.active[k] else { return }
-  if slot >= 0 {
+  switch target {
+  case .stem(let slot):
     state.pointee.sends.setLevel(slot: Int(slot), index: k, gain: gain, preFader: preFader, jump: jump)
-  } else if let input = InputBank.index(ofEQSlot: slot) {
-    guard input < state.pointee.inputs.capacity else { return }
+  case .input(let i):
+    let input = Int(i)
+    guard input >= 0, input < state.pointee.inputs.capacity else { return }
     let strip = state.pointee.inputs.strips + input
     let now = strip.pointee.fresh || !strip.pointee.active
     state.pointee.sends.inputs.setLevel(strip: input, index: k, gain: gain, preFader: preFader, jump: now)
-  } else if slot <= -2 {
-    state.pointee.sends.buses.setLevel(strip: Int(-2 &- slot), index: k, gain: gain, preFader: preFader, jump: jump)
+  case .bus(let bus):
+    state.pointee.sends.buses.setLevel(strip: Int(bus), index: k, gain: gain, preFader: preFader, jump: jump)
+  case .master:
+    return
   }
 }
 

@@ -2,7 +2,8 @@
 // stem the offline renderer gave direct-out buffers is written there by `mixVoice` as usual, then
 // also added to the master mix here, and after the master stage its buffers get the same
 // transport fade and master gain as the master. The buffers then hold each stem as the master
-// hears it, and they sum to the master (effects aside, which renders never fire). Live, direct
+// hears it, and they sum to the master (effects aside, which renders never fire). A live input
+// on the master is tapped the same way (`mixInputs` writes its tap and feeds the master). Live, direct
 // outs keep their meaning (a stem goes to its own ports instead of the master) and this is off.
 
 /// Adds every tapped stem's buffers for this pass into the master mix.
@@ -53,6 +54,19 @@ func applyMasterToStemTaps(
         f = i &+ 1 < fade.rampFrames ? f + fade.step : fadeTarget
         m = i &+ 1 < gain.rampFrames ? m + gain.step : gainTarget
       }
+    }
+  }
+  // The live inputs' taps (those on the master: InputStrips.swift): they join the master after
+  // the transport fade, so they get the master gain alone.
+  let inputTaps = InputBank.directSlot(0, maxVoices: state.pointee.maxVoices)
+  for index in 0..<Swift.min(InputBank.maxInputs, state.pointee.inputDirectCount) {
+    let slot = inputTaps &+ index
+    guard let dl = direct[2 &* slot], let dr = direct[2 &* slot &+ 1] else { continue }
+    var m = gain.start
+    for i in 0..<n {
+      dl[at &+ i] *= m
+      dr[at &+ i] *= m
+      m = i &+ 1 < gain.rampFrames ? m + gain.step : gainTarget
     }
   }
 }
