@@ -152,6 +152,46 @@ struct OSCTests {
     #expect(abs(h.mixer.position - 1.5) < 0.001)
   }
 
+  @Test("buses, live inputs and aux sends by address: vol/pan/mute/solo, a send level keeping its tap point, a return")
+  func stripAddresses() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let server = try OSCServer(host: "127.0.0.1", port: 0)
+    defer { server.close() }
+    func send(_ path: String, _ arguments: [OSCArgument] = []) -> (ok: Bool, text: String)? {
+      server.handle(OSCMessage(path: path, arguments: arguments, source: sockaddr_storage(), sourceLength: 0), h.console)
+    }
+    for line in ["bus add grp", "bus add keys_bus", "input add mic mono", "send add verb", "send mic verb -20dB pre"] {
+      #expect(h.run(line).ok, "\(line)")
+    }
+    #expect(send("/stemdeck/bus/grp/vol", [.float(-6)]) == nil)
+    #expect(send("/stemdeck/bus/*/mute", [.int(1)]) == nil)
+    #expect(send("/stemdeck/input/mic/pan", [.float(0.25)]) == nil)
+    #expect(send("/stemdeck/input/all/solo", [.int(1)]) == nil)
+    #expect(send("/stemdeck/send/mic/verb", [.float(-10)]) == nil)
+    #expect(send("/stemdeck/send/drums/verb", [.float(-12)]) == nil)
+    #expect(send("/stemdeck/return/verb", [.float(-3)]) == nil)
+    let grp = try h.mixer.busSetting("grp")
+    let keys = try h.mixer.busSetting("keys_bus")
+    #expect(abs(grp.volume - linear(decibels: -6)) < 1e-6 && grp.mute && keys.mute)
+    let mic = try h.mixer.inputStatus("mic").settings
+    #expect(mic.pan == 0.25 && mic.solo)
+    let verb = try #require(h.mixer.auxSends.first { $0.name == "verb" })
+    #expect(verb.levels["mic"].map { abs($0.gain - linear(decibels: -10)) < 1e-6 && $0.preFader } == true, "\(verb.levels)")
+    #expect(verb.levels["drums"].map { abs($0.gain - linear(decibels: -12)) < 1e-6 && !$0.preFader } == true)
+    #expect(abs(verb.returnVolume - linear(decibels: -3)) < 1e-6)
+    #expect(send("/stemdeck/send/mic/verb", [.float(-.infinity)]) == nil)
+    #expect(h.mixer.auxSends.first { $0.name == "verb" }?.levels["mic"] == nil)
+    for (path, why) in [
+      ("/stemdeck/bus/grp/rate", "'grp' is a bus; this applies to stems only"),
+      ("/stemdeck/bus/grp/gain", "a bus's addresses are vol (dB), pan, mute, solo"), ("/stemdeck/bus/nosuch/vol", "nosuch"),
+      ("/stemdeck/input/x*/mute", "no input matches the pattern 'x*'"), ("/stemdeck/send/mic/nosuch", "nosuch")
+    ] {
+      let reply = send(path, [.float(0)])
+      #expect(reply?.ok == false && reply?.text.contains(why) == true, "\(path): \(reply?.text ?? "no reply")")
+    }
+  }
+
   @Test(
     "a refused message answers why and changes nothing",
     arguments: [

@@ -140,9 +140,22 @@ public final class OSCServer {
       case .failure(let r): return (false, r.text)
       case .success(let v): return run(["master", v == -.infinity ? "0" : plain(v) + "dB"])
       }
-    case "stem" where parts.count == 3:
+    case "send" where parts.count == 3, "return" where parts.count == 2:
+      // /stemdeck/send/STRIP/SEND dB (-inf: off), /stemdeck/return/SEND dB: the `send` command's.
+      switch number("the level in dB") {
+      case .failure(let r): return (false, r.text)
+      case .success(let v):
+        guard v != .infinity else { return (false, "\(m.path): the level must be at most +6 dB (got inf)") }
+        if parts[0] == "return" { return run(["send", "return", parts[1], v == -.infinity ? "0" : plain(v) + "dB"]) }
+        guard v != -.infinity else { return run(["send", parts[1], parts[2], "off"]) }
+        // A fader moves the level; the tap point stays what it is (post for a new level).
+        let aux = console.mixer.auxSends.first { $0.name == parts[2] }
+        let pre = aux?.levels[parts[1]]?.preFader ?? false
+        return run(["send", parts[1], parts[2], plain(v) + "dB", pre ? "pre" : "post"])
+      }
+    case "stem" where parts.count == 3, "bus" where parts.count == 3, "input" where parts.count == 3:
       let names: [String]
-      switch stems(matching: parts[1], console.mixer) {
+      switch strips(matching: parts[1], kind: parts[0], console.mixer) {
       case .failure(let r): return (false, r.text)
       case .success(let n): names = n
       }
@@ -171,7 +184,9 @@ public final class OSCServer {
         case .success(let on): words = { [(on ? "" : "un") + parts[2], $0] }
         }
       default:
-        return (false, "unknown address \(m.path): a stem's addresses are vol (dB), pan, rate, mute, solo")
+        return (
+          false, "unknown address \(m.path): a \(parts[0])'s addresses are vol (dB), pan, \(parts[0] == "stem" ? "rate, " : "")mute, solo"
+        )
       }
       // The value is the same for every stem a pattern names: a refused one stops at the first.
       for n in names {
@@ -238,12 +253,16 @@ public final class OSCServer {
 
   /// The stems an address names: one by name ("all" for all), or an OSC pattern (`*`, `?`,
   /// `[…]`, `{…}`) matched by liblo.
-  func stems(matching name: String, _ mixer: Mixer) -> Result<[String], Refusal> {
-    let names = mixer.stemNames
-    if name == "all" { return names.isEmpty ? .failure(Refusal("no stems to change")) : .success(["all"]) }
+  func strips(matching name: String, kind: String, _ mixer: Mixer) -> Result<[String], Refusal> {
+    let names = kind == "bus" ? mixer.busNames : kind == "input" ? mixer.inputNames : mixer.stemNames
+    let plural = kind == "bus" ? "buses" : kind + "s"
+    if name == "all" {
+      // The commands' `all` means every stem; buses and inputs are named one by one.
+      return names.isEmpty ? .failure(Refusal("no \(plural) to change")) : .success(kind == "stem" ? ["all"] : names)
+    }
     if name.contains(where: { "*?[]{}".contains($0) }) {
       let matched = names.filter { lo_pattern_match($0, name) != 0 }
-      return matched.isEmpty ? .failure(Refusal("no stem matches the pattern '\(name)'")) : .success(matched)
+      return matched.isEmpty ? .failure(Refusal("no \(kind) matches the pattern '\(name)'")) : .success(matched)
     }
     return .success([name])  // an unknown name is refused by the command, with a suggestion
   }
