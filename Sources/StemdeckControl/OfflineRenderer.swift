@@ -1,3 +1,4 @@
+import CStream
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
@@ -567,12 +568,10 @@ public enum OfflineRenderer {
       if out > 0 { try sink(interleaved, out) }
       for index in stemSlots.indices where out > 0 {
         let tl = taps + 2 * index * blockFrames + first, tr = tl + blockFrames
-        // Straight into the stem writer's chunk when it offers one (`stemSlot`).
+        // Straight into the stem writer's chunk when it offers one (`stemSlot`), past the cache
+        // (CStream: the chunk is not read again here).
         let target = stemSlot?(index) ?? interleaved
-        for i in 0..<out {
-          target[2 * i] = tl[i] * blockGain
-          target[2 * i + 1] = tr[i] * blockGain
-        }
+        stemdeck_interleave_stream(tl, tr, target, out, blockGain)
         try stemSink?(index, target, out)
       }
       done += n
