@@ -42,6 +42,9 @@ let package = Package(
     // glibc's malloc.h (malloc_trim, mallinfo2), which Swift's Glibc module leaves out: the
     // `debug heap` diagnostic measures the process's memory from inside.
     .systemLibrary(name: "CMalloc"),
+    // A header only: `render --stems`' interleave into the stem writer's chunk with
+    // non-temporal stores, which Swift cannot express (docs/architecture.md, *Offline render*).
+    .systemLibrary(name: "CStream"),
     // liblo: OSC messages encoded and decoded for the OSC server and the NSM client (control
     // thread only; stemdeck owns the UDP sockets, see docs/architecture.md, *Remote control*).
     .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
@@ -60,7 +63,7 @@ let package = Package(
     .target(name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "StemdeckSession", "CSndFile"]),
     .target(name: "StemdeckSession", dependencies: []),
     .target(name: "StemdeckControl",
-            dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128"]),
+            dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128", "CStream"]),
     .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckControl", "StemdeckSession", "CJack"]),
     .target(name: "StemdeckConsole",
             dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "CEditLine", "CLiblo", "CNcurses"]),

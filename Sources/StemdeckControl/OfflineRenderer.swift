@@ -1,3 +1,4 @@
+import CStream
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
@@ -572,12 +573,10 @@ public enum OfflineRenderer {
       if out > 0 { try sink(interleaved, out) }
       for index in stemSlots.indices where out > 0 {
         let tl = taps + 2 * index * blockFrames + first, tr = tl + blockFrames
-        // Straight into the stem writer's chunk when it offers one (`stemSlot`).
+        // Straight into the stem writer's chunk when it offers one (`stemSlot`), past the cache
+        // (CStream: the chunk is not read again here).
         let target = stemSlot?(index) ?? interleaved
-        for i in 0..<out {
-          target[2 * i] = tl[i] * blockGain
-          target[2 * i + 1] = tr[i] * blockGain
-        }
+        stemdeck_interleave_stream(tl, tr, target, out, blockGain)
         try stemSink?(index, target, out)
       }
       done += n
@@ -647,8 +646,9 @@ public enum OfflineRenderer {
   /// which dithers and writes each stem's part in one call while the render fills the other
   /// (double buffering: the render waits only when the writer is a whole chunk behind): to an
   /// integer format converted into one shared buffer (`SoundFileWriter.writeConverted`, the
-  /// master's conversion), to any other with `sf_writef_float`. A write error stops the render at the next chunk; nothing is
-  /// put in place.
+  /// master's conversion), to float WAV straight from the chunk to the disk (`DirectWAVWriter`:
+  /// O_DIRECT, the chunk buffers aligned for it), to any other with `sf_writef_float`. A write
+  /// error stops the render at the next chunk; nothing is put in place.
   final class StemFiles: @unchecked Sendable {
     let paths: [String]
     var temporaries: [String] = []
@@ -658,6 +658,8 @@ public enum OfflineRenderer {
       init(_ writer: consuming SoundFileWriter) { self.writer = writer }
     }
     var writers: [Box] = []
+    /// Float WAV's writers instead (`writesDirect`).
+    var directs: [DirectWAVWriter] = []
     /// One ditherer for every stem file: they would all start from the same seed and draw alike,
     /// so the noise of a chunk is drawn once (`noise`) and added to each stem's samples.
     var ditherer: TPDFDither?
@@ -698,11 +700,15 @@ public enum OfflineRenderer {
         let name = String(path[path.index(after: path.lastIndex(of: "/")!)...])
         let candidate = folder + "/" + AtomicFile.temporaryName(for: name)
         do throws(SoundFileError) {
-          writers.append(
-            Box(
-              try SoundFileWriter(
-                path: candidate, format: format, sampleRate: sampleRate, channelCount: 2, exclusive: true,
-                peakChunk: false)))
+          if Self.writesDirect(format) {
+            directs.append(try DirectWAVWriter(path: candidate, sampleRate: sampleRate, channelCount: 2))
+          } else {
+            writers.append(
+              Box(
+                try SoundFileWriter(
+                  path: candidate, format: format, sampleRate: sampleRate, channelCount: 2, exclusive: true,
+                  peakChunk: false)))
+          }
         } catch {
           removeTemporaries()
           throw MixerError("\(printableText(path)): cannot create a temporary file beside it: \(error.reason)")
@@ -710,7 +716,13 @@ public enum OfflineRenderer {
         temporaries.append(candidate)
       }
       guard !paths.isEmpty else { return }
-      for _ in 0..<2 { chunks.append(.allocate(capacity: paths.count * chunkFrames * 2)) }
+      // Aligned for direct writes: each stem's part starts at a multiple of 256 KiB.
+      for _ in 0..<2 {
+        chunks.append(
+          UnsafeMutableRawPointer.allocate(
+            byteCount: paths.count * chunkFrames * 2 * MemoryLayout<Float>.size, alignment: DirectWAVWriter.alignment
+          ).bindMemory(to: Float.self, capacity: paths.count * chunkFrames * 2))
+      }
       running = true
       let thread = Thread { [self] in writeChunks() }
       thread.name = "stemdeck-stem-writer"
@@ -723,6 +735,16 @@ public enum OfflineRenderer {
       chunkFill.deallocate()
       noise?.deallocate()
       scratch?.deallocate()
+    }
+
+    /// Whether the stem files of `format` are written by `DirectWAVWriter`: float WAV, whose
+    /// bytes are the samples as they are on a little-endian machine.
+    static func writesDirect(_ format: OutputFormat) -> Bool {
+      #if _endian(little)
+      return format == .wavFloat
+      #else
+      return false
+      #endif
     }
 
     /// Where stem `index`'s next `n` frames go (interleaved stereo); `write` then takes them.
@@ -768,7 +790,9 @@ public enum OfflineRenderer {
             let data = chunks[chunk] + index * chunkFrames * 2
             do throws(SoundFileError) {
               if let noise { ditherer?.apply(data, count: 2 * frames, noise: noise) }
-              if let scratch {
+              if !directs.isEmpty {
+                try directs[index].write(data, count: frames * 2 * MemoryLayout<Float>.size)
+              } else if let scratch {
                 try writers[index].writer.writeConverted(data, frameCount: frames, scratch: scratch)
               } else {
                 try writers[index].writer.write(data, frameCount: frames)
@@ -800,8 +824,8 @@ public enum OfflineRenderer {
         stop()
         if let failure { throw failure }
       }
-      for i in writers.indices {
-        do throws(SoundFileError) { try writers[i].writer.finish() } catch {
+      for i in paths.indices {
+        do throws(SoundFileError) { try directs.isEmpty ? writers[i].writer.finish() : directs[i].finish() } catch {
           throw MixerError("\(printableText(paths[i])): \(error.reason)")
         }
       }

@@ -180,3 +180,60 @@ extension StemWriteTests {
     }
   }
 }
+
+// Float WAV stem files: `DirectWAVWriter` writes the data itself (O_DIRECT where the file system
+// takes it) behind a header padded to 4096 bytes.
+extension StemWriteTests {
+  @Test(
+    "DirectWAVWriter: aligned and unaligned writes read back exactly (libsndfile), the header's sizes and frame count are the file's, nothing is written over"
+  )
+  func directWriterFile() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("direct.wav")
+    // An aligned buffer (what the stem writer hands over), then writes that leave the file offset unaligned.
+    let frames = 32768 + 1000 + 32768
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: frames * 8, alignment: DirectWAVWriter.alignment)
+    defer { buffer.deallocate() }
+    let samples = buffer.bindMemory(to: Float.self, capacity: frames * 2)
+    var random = SplitMix64(seed: 7)
+    for i in 0..<(frames * 2) { samples[i] = Float(Double.random(in: -1.5...1.5, using: &random)) }
+    let writer = try DirectWAVWriter(path: path, sampleRate: 44100, channelCount: 2)
+    try writer.write(samples, count: 32768 * 8)
+    try writer.write(samples + 32768 * 2, count: 1000 * 8)
+    try writer.write(samples + 33768 * 2, count: 32768 * 8)
+    try writer.finish()
+    let back = try readAudio(path)
+    #expect(back.frames == frames && back.channels == 2 && back.info.sampleRate == 44100)
+    #expect(back.samples == Array(UnsafeBufferPointer(start: samples, count: frames * 2)), "the samples read back as written")
+    let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
+    #expect(bytes.count == 4096 + frames * 8)
+    #expect(String(decoding: bytes[0..<4], as: UTF8.self) == "RIFF" && u32(4) == bytes.count - 8)
+    #expect(String(decoding: bytes[36..<40], as: UTF8.self) == "fact" && u32(44) == frames)
+    #expect(String(decoding: bytes[4088..<4092], as: UTF8.self) == "data" && u32(4092) == frames * 8)
+    // Created exclusively: an existing file is not written over.
+    #expect(throws: SoundFileError.self) { _ = try DirectWAVWriter(path: path, sampleRate: 48000, channelCount: 2) }
+    #expect(try readAudio(path).frames == frames)
+  }
+
+  @Test("DirectWAVWriter: a write to a full disk (the descriptor now refers to /dev/full) throws with the OS's reason")
+  func directWriterFailure() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("full.wav")
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: 32768 * 8, alignment: DirectWAVWriter.alignment)
+    defer { buffer.deallocate() }
+    buffer.initializeMemory(as: UInt8.self, repeating: 0, count: 32768 * 8)
+    let full = open("/dev/full", O_WRONLY | O_CLOEXEC)
+    #expect(full >= 0)
+    defer { close(full) }
+    let writer = try DirectWAVWriter(path: path, sampleRate: 48000, channelCount: 2)
+    try writer.write(buffer, count: 32768 * 8)
+    #expect(dup2(full, try Self.descriptor(of: path)) >= 0)
+    do {
+      try writer.write(buffer, count: 32768 * 8)
+      Issue.record("a write to a full disk did not fail")
+    } catch {
+      #expect(error.path == path && error.reason.hasPrefix("write failed: No space left on device"), "\(error.reason)")
+    }
+  }
+}

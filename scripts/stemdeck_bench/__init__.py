@@ -7,6 +7,7 @@
 - engine.py         cases 1, 1b, 2, 2f, 2s: offline engine CPU against ecasound and sox
 - export.py         case 1s: stem export (`render --stems`)
 - live.py           cases 3, 3s: live DSP load and xruns, with load-matched controls
+- graph.py          case 3g: the mixer graph live (64 EQ'd stems, 8 buses, 2 sends), EQ bypassed vs none
 - memory.py         case 4: resident memory
 - latency.py        case 5: open-to-play and `vol`-to-port latency
 - control_socket.py case 5c: the control socket to the port, and its round trip

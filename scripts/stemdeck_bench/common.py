@@ -34,7 +34,7 @@ N_STRETCH = 8  # stems in the offline stretch case (a stretch stem costs 7–13 
 # the counts between it and the target's are skipped.
 STRETCH_LIVE = ((0.8, (4, 8, 12, 16, 24, 32)), (1.15, (4, 8, 12, 16, 24)))
 STRETCH_SATURATED = 90
-ALL_CASES = ("1", "1b", "1s", "2", "2f", "2s", "3", "3s", "4", "5", "5c")
+ALL_CASES = ("1", "1b", "1s", "2", "2f", "2s", "3", "3s", "3g", "4", "5", "5c")
 
 # ---------------------------------------------------------------------------------------------
 # Processes: every child gets its own process group; all are ended on exit, jackd last.

@@ -25,15 +25,24 @@ from .material import *  # noqa: F401,F403
 
 # The write floor of case 1s: the stem files' bytes (a fixed pattern, nothing computed) written
 # to N new files in the stem writer's 32,768-frame chunks, round robin, each fsync'ed and closed,
-# as the export does: what writing them costs the kernel alone (plus python3's start-up).
+# as the export does: what writing them costs the kernel alone (plus python3's start-up). With
+# "direct" (the float stems' way, DirectWAVWriter): O_DIRECT from a page-aligned buffer, the
+# header padded to 4096 bytes, an unaligned tail through the page cache.
 WRITE_FLOOR = """
-import os, sys
+import fcntl, mmap, os, sys
 folder, n, size, chunk = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-data = memoryview(bytes(range(256)) * (chunk // 256 + 1))
-fds = [os.open(os.path.join(folder, "floor%03d.raw" % i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666) for i in range(n)]
+direct = len(sys.argv) > 5 and sys.argv[5] == "direct"
+buf = mmap.mmap(-1, chunk + 4096)  # page-aligned, as O_DIRECT needs
+buf.write(bytes(range(256)) * ((chunk + 4096) // 256))
+data = memoryview(buf)
+flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | (os.O_DIRECT if direct else 0)
+fds = [os.open(os.path.join(folder, "floor%03d.raw" % i), flags, 0o666) for i in range(n)]
 done = 0
 while done < size:
     k = min(chunk, size - done)
+    if direct and k % 4096:  # the tail: through the page cache, as the stem writer does
+        for fd in fds:
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_DIRECT)
     for fd in fds:
         if os.write(fd, data[:k]) != k:
             sys.exit("short write")
@@ -71,9 +80,10 @@ def case_stem_export(ctx):
     # kernel's cost of writing varies severalfold with the other processes' I/O).
     floor_dir = out("write-floor")
     floors = {name: [sys.executable, "-c", WRITE_FLOOR, floor_dir, str(N_STEMS),
-                     str(STEM_SECONDS * SR * frame_bytes + 44), str(32768 * frame_bytes)]
-              for name, frame_bytes in (("write floor", 8), ("write floor wav16", 4))}
-    order = ["plain", "write floor", "--stems", "plain wav16", "write floor wav16", "--stems wav16", "plain 44.1k", "--stems 44.1k"]
+                     str(STEM_SECONDS * SR * frame_bytes + header), str(32768 * frame_bytes)] + extra
+              for name, frame_bytes, header, extra in (("write floor", 8, 44, []), ("write floor direct", 8, 4096, ["direct"]),
+                                                       ("write floor wav16", 4, 44, []))}
+    order = ["plain", "write floor", "write floor direct", "--stems", "plain wav16", "write floor wav16", "--stems wav16", "plain 44.1k", "--stems 44.1k"]
     cmds = {k: cmds.get(k) or floors[k] for k in order}
     cpu = {k: [] for k in cmds}
     wall = {k: [] for k in cmds}

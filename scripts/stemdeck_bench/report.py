@@ -142,7 +142,9 @@ def section_1s(r, run, b, summary, commands):
     # user/system and the write floor rows came later: older results lack them ("–", no floor line).
     us = {k: med(v) for k, v in r.get("user", {}).items()}
     sy = {k: med(v) for k, v in r.get("system", {}).items()}
-    floors = {"--stems": "write floor", "--stems wav16": "write floor wav16"}
+    # Float stems are written with O_DIRECT (DirectWAVWriter): their floor is the direct one when measured.
+    floors = {"--stems": "write floor direct" if "write floor direct" in c else "write floor",
+              "--stems wav16": "write floor wav16"}
     ratio = c["--stems"] / c["plain"]
     b("## 1s. Stem export: the 32-stem mix with `--stems` (33 files) beside the master alone")
     b("")
@@ -159,7 +161,15 @@ def section_1s(r, run, b, summary, commands):
         b(f"| {k} | {fmt(c[k])}{span(r['cpu'][k])} | {fmt(us.get(k))} | {fmt(sy.get(k))} | {fmt(wl[k])} | {rc} | {rw} "
           f"| {fc} | {fw} |")
     b("")
-    net = (c["--stems"] - c["write floor"]) / c["plain"] if "write floor" in c else None
+    fl = floors["--stems"]
+    net = (c["--stems"] - c[fl]) / c["plain"] if fl in c else None
+    if "write floor direct" in c:
+        b(f"- Direct write floor (the same bytes with O_DIRECT from a page-aligned buffer, the header padded to 4096 "
+          f"bytes: how the float stem files are written, `DirectWAVWriter`): {fmt(c['write floor direct'], 2)} s of CPU "
+          f"(user {fmt(us.get('write floor direct'))}, sys {fmt(sy.get('write floor direct'))}; "
+          f"{fmt(c['write floor direct'] / c['plain'], 2)}× a plain render), {fmt(wl['write floor direct'], 2)} s wall. "
+          f"plain + this floor = {fmt((c['plain'] + c['write floor direct']) / c['plain'], 2)}× a plain render: "
+          "the least `--stems` can cost here with the mix computed once.")
     if net is not None:
         b(f"- Write floor (`WRITE_FLOOR` in `scripts/stemdeck_bench/export.py`: the 32 stem files' bytes, nothing "
           f"computed, same chunks, fsync'ed; python3's start-up included): float {fmt(c['write floor'], 2)} s of CPU "
@@ -171,8 +181,9 @@ def section_1s(r, run, b, summary, commands):
     b(f"- CPU ratio `--stems` / plain, float WAV: **{fmt(ratio, 2)}×** (target < 1.5×) **{verdict(ok_r)}**. One pass: the "
       "master's renderer taps each stem (`Renderer/StemTaps.swift`), and the stem files are written on their own "
       "thread in 32,768-frame chunks without libsndfile's PEAK chunk (integer WAV: converted and dithered there, "
-      "one write a chunk). What remains is writing 33 files instead of one (32 × 60 s of float stereo, 740 MB "
-      f"through the page cache: kernel time the process pays{', the write floor above' if net is not None else ''}), "
+      "one write a chunk; float WAV: interleaved with non-temporal stores and written with O_DIRECT, past the page "
+      "cache). What remains is writing 33 files instead of one (32 × 60 s of float stereo, 740 MB: the process "
+      f"pays the kernel's part{', the write floor above' if net is not None else ''}), "
       "which for these unresampled stems costs more than the mixing itself. 16-bit WAV and resampled stems are "
       "shown for scale (no target).")
     b(f"- The 32 stem files summed by sox minus the master: max |difference| **{fmt(r['diff_db'], 1)} dBFS** "
@@ -181,7 +192,7 @@ def section_1s(r, run, b, summary, commands):
     summary.append(("1s", target("1s.cpu").text, f"{fmt(ratio, 2)}×", verdict(ok_r)))
     if net is not None:
         summary.append(("1s", "(no target) --stems CPU less the write floor, / plain (float WAV)",
-                        f"{fmt(net, 2)}× (floor {fmt(c['write floor'] / c['plain'], 2)}× a plain render)", "INFO"))
+                        f"{fmt(net, 2)}× ({fl} {fmt(c[fl] / c['plain'], 2)}× a plain render)", "INFO"))
     summary.append(("1s", target("1s.sum").text, f"{fmt(r['diff_db'], 1)} dBFS", verdict(ok_d)))
     commands["1s"] = r["commands"]
 
@@ -497,6 +508,84 @@ def section_3s(r, run, b, summary, commands):
     commands["3s"] = {"jackd": r["server_cmd"],
                       "stemdeck (live)": [run["bin"], os.path.join(run["cache"], f"live-stretch{last_tempo}-{last_counts[-1]}.json"),
                                           "--server", "benchstretch-PID", "--no-start-server", "--no-connect", "--name", "sdbench"]}
+
+
+def section_3g(r, run, b, summary, commands):
+    errors = [(k, n, x["error"]) for k, n, x in r["rows"] if "error" in x]
+    rows = [(k, n, x) for k, n, x in r["rows"] if "error" not in x]
+    base = [x for k, n, x in rows if k.startswith("baseline")]
+    allowed = max(x["xruns"] for x in base) if base else 0
+    byrow = {(k, n): x for k, n, x in rows}
+    on, off, none = "stemdeck graph, EQ on", "stemdeck graph, EQ bypassed", "stemdeck graph, no EQ"
+    ctl = next((x for k, n, x in rows if k == CONTROL), None)
+    b("### 3g. Live mixer graph: 64 stems with EQ, 8 buses, 2 aux sends; private jackd, dummy driver, "
+      f"{SR} Hz, 128 frames")
+    b("")
+    b("Each stem: a high-pass (12 or 24 dB/oct, 40–120 Hz) and low shelf, peaking mid and high shelf away from 0 dB "
+      "(`stem_eq` in `scripts/stemdeck_bench/graph.py`), routed to one of 8 buses (8 stems each), sending to both aux "
+      "sends (`verb` post-fader, `dly` pre-fader); the 32 stems twice, looping. The same session with every stem's "
+      "EQ `\"enabled\": false` (bypassed, settings kept), and without `\"eq\"` (flat), beside it; and 64 plain stems "
+      f"(no buses, sends or EQ) for scale. Columns as in case 3; its own baselines (allowed xruns {allowed}).")
+    b("")
+    b("| client | stems | DSP load % (max) | client CPU % | xruns in window | xruns since start | underruns | start → playing s | private MiB | others' CPU % |")
+    b("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for k, n, x in rows:
+        b(f"| {k} | {n} | {fmt(x['load'], 1)} ({fmt(x['load_max'], 1)}) | {fmt(x.get('client_cpu'), 1)} | {x['xruns']} | "
+          f"{x['xruns_total']} | {x['underruns']} | {fmt(x.get('start_s'), 2)} | {fmt((x.get('rss_kib') or 0) / 1024, 1)} | "
+          f"{fmt(x.get('others', 0) * 100, 0)} |")
+    for k, n, e in errors:
+        b(f"| {k} | {n} | error: {e} | | | | | | | |")
+    b("")
+    # The target row: its first window and the paired ones against the control, judged on the totals.
+    first = byrow.get((on, 64))
+    pairs = []
+    for k, n, ps in r.get("paired", []):
+        if k == on:
+            pairs = [p for p in ps if all("error" not in x for x in p)]
+    all_pairs = ([(first, ctl)] if first and ctl else []) + [tuple(p) for p in pairs]
+    if all_pairs:
+        sd_x, ctl_x = sum(a["xruns"] for a, _ in all_pairs), sum(c["xruns"] for _, c in all_pairs)
+        load = med([a["load"] for a, _ in all_pairs])
+        b(f"- Paired windows, {on} against its load-matched control (`{CONTROL}`, busy for what the graph added over "
+          "the observer-alone baseline): " + "; ".join(
+              f"{i + 1}: {a['xruns']} vs {c['xruns']} xruns ({fmt(a['load'], 1)} vs {fmt(c['load'], 1)} % load)"
+              for i, (a, c) in enumerate(all_pairs)) + f"; totals {sd_x} vs {ctl_x}.")
+        ok = met("3g.load", load) and sd_x <= max(ctl_x, allowed)
+        fig = (f"{fmt(load, 1)} % (median of {len(all_pairs)} windows); xruns {sd_x}, load-matched jack_cpu {ctl_x}, "
+               f"no-client baseline {allowed}")
+        v = verdict(ok)
+        if not ok and any(a.get("others", 0) > 0.15 for a, _ in all_pairs):
+            v, fig = "INCONCLUSIVE", fig + " — other processes above 15 % CPU in a window; rerun on a quiet machine"
+    elif first:
+        ok = met("3g.load", first["load"]) and first["xruns"] <= allowed
+        fig, v = f"{fmt(first['load'], 1)} %, {first['xruns']} xruns (no control measured; baseline {allowed})", verdict(ok)
+    else:
+        fig, v = "not measured", "FAIL"
+    summary.append(("3g", target("3g.load").text, fig, v))
+    # Bypassed against no EQ: the first windows and the extra pairs, by their medians.
+    offs = [x for x in [byrow.get((off, 64))] + [p[0] for p in r.get("bypass_pairs", []) if len(p) == 2] if x and "error" not in x]
+    nones = [x for x in [byrow.get((none, 64))] + [p[1] for p in r.get("bypass_pairs", []) if len(p) == 2] if x and "error" not in x]
+    d_load = (med([x["load"] for x in offs]) - med([x["load"] for x in nones])) if offs and nones else None
+    d_cpu = (med([x.get("client_cpu") for x in offs]) - med([x.get("client_cpu") for x in nones])
+             if offs and nones and med([x.get("client_cpu") for x in offs]) is not None else None)
+    oc = {k: med(v) for k, v in r.get("offline_cpu", {}).items()}
+    peaks = r.get("offline_peak_db", {})
+    if offs and nones:
+        b(f"- EQ bypassed against no EQ, live: DSP load {', '.join(fmt(x['load'], 1) for x in offs)} % against "
+          f"{', '.join(fmt(x['load'], 1) for x in nones)} % (windows in turn): medians differ by **{fmt(d_load, 2)} points** "
+          f"(target ≤ {fmt(target('3g.bypass').limit, 1)}: a window's noise); the process's CPU by {fmt(d_cpu, 1)} % of a core.")
+    if oc.get("off") and oc.get("none"):
+        b(f"- The same offline (`render --duration {STEM_SECONDS}` of each session, {run['runs']} run(s), median CPU): EQ on "
+          f"{fmt(oc['on'])} s, bypassed {fmt(oc['off'])} s, no EQ {fmt(oc['none'])} s: bypassed / no EQ "
+          f"**{fmt(oc['off'] / oc['none'], 3)}×**, on / no EQ {fmt(oc['on'] / oc['none'], 2)}×. The bypassed render minus "
+          f"the one without EQ: max |difference| {fmt(peaks.get('off − none'), 1)} dBFS (bit-exact bypass: −inf); "
+          f"control, EQ on minus no EQ: {fmt(peaks.get('on − none'), 1)} dBFS.")
+    b("")
+    fig = f"{fmt(d_load, 2)} points live" if d_load is not None else "not measured"
+    if oc.get("off") and oc.get("none"):
+        fig += f"; offline CPU bypassed / no EQ {fmt(oc['off'] / oc['none'], 3)}× (EQ on {fmt(oc['on'] / oc['none'], 2)}×)"
+    summary.append(("3g", target("3g.bypass").text, fig, verdict(met("3g.bypass", d_load))))
+    commands["3g"] = r["commands"]
 
 
 def section_4(r, run, b, summary, commands):

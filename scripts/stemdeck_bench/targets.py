@@ -34,6 +34,10 @@ TARGETS = [
            "stemdeck's net load / ecasound's"),
     Target("3s.tempo08", "3s", "stretch at tempo 0.8", ">=", 32, "stretch stems at tempo 0.8 within 3.load"),
     Target("3s.tempo115", "3s", "stretch at tempo 1.15", ">=", 24, "stretch stems at tempo 1.15 within 3.load"),
+    Target("3g.load", "3g", "64 stems with HPF + 3-band EQ, 8 buses, 2 sends live at 128 frames: DSP load < 25 %, "
+           "xruns ≤ the load-matched control", "<", 25, "jack_cpu_load %, median of the paired windows"),
+    Target("3g.bypass", "3g", "a stem with EQ bypassed costs nothing extra (live load, bypassed − no EQ)", "<=", 0.5,
+           "median DSP load of the EQ-bypassed graph − the graph without EQ, % points"),
     Target("4.memory", "4", "resident memory < 64 MB (61.0 MiB), 32 × 10-minute stems", "<", 64, "private MB"),
     Target("5.open", "5", "64-stem session plays within 250 ms of `open`", "<=", 0.25, "open → playing, s"),
     Target("5.port", "5", "a `vol` change reaches the port in the next period", "<=", 1, "latest period"),
