@@ -14,7 +14,7 @@ import CSampleRate
 /// exact to 0.01 cent from 100 Hz to 5 kHz. R3's standard window costs about 2.4× R2's CPU and,
 /// with a 44.1 kHz file's rate conversion folded in, strays from the source waveform by 0.067
 /// RMS; the short window costs what R2 did (less without the resampler) and stays within 0.003.
-/// No lighter setting exists to offer as a quality choice (issue 25; librubberband 3.1.2 as
+/// No lighter Rubber Band setting exists to offer as a quality choice (issue 25; librubberband 3.1.2 as
 /// Debian builds it, with its built-in FFT; a stereo stem at tempo 0.8, 48 kHz, in the C API's
 /// real-time mode): R3 short window 4.1–4.3 % of a core; R2 with the transients that keep its
 /// pitch exact (`TransientsSmooth`) 4.9–5.7 %, adding `PhaseIndependent` and `WindowShort`
