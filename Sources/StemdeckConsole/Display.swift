@@ -48,7 +48,8 @@ enum Display {
       return w
     }
     func total() -> Int { let w = widths(); return shown.reduce(0) { $0 + w[$1] } + 2 * (shown.count - 1) }
-    let flagsLine = "flags: M muted, S solo, D direct outs, E ended, U underruns, G gliding, Q EQ, ! unreadable"
+    let flagsLine =
+      "flags: M muted, S solo, D direct outs, E ended, U underruns, G gliding, Q EQ, T stretch, F stretch fast, ! unreadable"
     var legend = [flagsLine]
     if let width {
       // Least useful first: channels, rate in Hz, loop number, peak, length; then the file

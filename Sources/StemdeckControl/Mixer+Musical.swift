@@ -169,10 +169,24 @@ extension Mixer {
   /// Switches a stem between varispeed (libsamplerate: pitch follows the rate, like tape) and
   /// stretch (Rubber Band: the rate changes tempo only, and `pitch` shifts independently). The
   /// stem gets a new voice and the transport re-syncs at its position (5 ms fades, no click).
-  public func setMode(_ name: String, _ mode: RateMode) throws(MixerError) {
+  /// In stretch mode `stretch` picks the stretcher (`StretchQuality`; nil: `fine`, Rubber Band,
+  /// as `mode NAME stretch` always meant); a change of quality alone rebuilds the stem only when
+  /// its stretcher changes (a pitch-shifted stem uses Rubber Band whatever the quality).
+  public func setMode(_ name: String, _ mode: RateMode, stretch: StretchQuality? = nil) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       let stem = try find(name)
-      guard stem.settings.mode != mode else { return }
+      var settings = stem.settings
+      settings.mode = mode
+      if mode == .stretch { settings.stretch = stretch ?? .fine }
+      guard settings != stem.settings else { return }
+      if mode == .stretch && stem.settings.mode == .stretch
+        && StretchState.usesWsola(fast: settings.stretch == .fast, pitchSemitones: settings.pitch)
+          == StretchState.usesWsola(fast: stem.settings.stretch == .fast, pitchSemitones: settings.pitch)
+      {
+        stem.settings = settings
+        isDirty = true
+        return
+      }
       if mode == .varispeed && stem.settings.pitch != 0 {
         // Varispeed has no pitch of its own (the rate moves it): the same rule as `pitch` and the
         // session file's, so a saved session always opens again.
@@ -180,8 +194,6 @@ extension Mixer {
           "'\(name)' is pitch-shifted (\(NumberFormat.plain(stem.settings.pitch)) semitones): \(action: .resetPitch(name)) first (in varispeed the pitch follows the rate)"
         )
       }
-      var settings = stem.settings
-      settings.mode = mode
       let position = currentTransportFrame()
       try rebuildStems([(stem, settings)], quality: quality, what: "switch '\(printableText(name))' to \(mode.rawValue) mode")
       try seek(toFrame: position)
@@ -201,6 +213,7 @@ extension Mixer {
       settings.pitch = semitones
       guard settings != stem.settings else { return }
       let fileRate = Double(stem.info.sampleRate)
+      // A `fast` stem moves between WSOLA and Rubber Band across pitch 0: the same line.
       let resampling = { (pitch: Double) in
         StretchState.needsResampler(pitchSemitones: pitch, fileRate: fileRate, engineRate: self.sampleRate)
       }

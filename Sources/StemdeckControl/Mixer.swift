@@ -361,7 +361,7 @@ public final class Mixer: @unchecked Sendable {
       stretch!.initialize(
         to: StretchState(
           channels: channels, engineRate: sampleRate, fileRate: Double(info.sampleRate),
-          rate: settings.rate, pitchSemitones: settings.pitch, slot: Int(slot)))
+          rate: settings.rate, pitchSemitones: settings.pitch, slot: Int(slot), fast: settings.stretch == .fast))
     }
     let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
     voice.initialize(

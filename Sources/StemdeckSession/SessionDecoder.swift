@@ -398,6 +398,9 @@ struct SessionDecoder {
         stem.crossfade = try number(node, at: base + ".crossfade", rule: .crossfade)
       }
       if let node = fields["mode"] { stem.mode = try choice(node, at: base + ".mode", what: "rate mode") }
+      if let node = fields["stretch"] {
+        stem.stretch = try choice(node, at: base + ".stretch", what: "stretch quality")
+      }
       if let node = fields["pitch"] {
         stem.pitch = try number(node, at: base + ".pitch", rule: .pitch)
       }

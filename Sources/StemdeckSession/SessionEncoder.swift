@@ -32,7 +32,7 @@
 //     ]
 //   }
 //
-// A stem's "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch", "eq" and "bus" are
+// A stem's "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "stretch", "pitch", "eq" and "bus" are
 // written (in that order, after "solo") only when they differ from the defaults, and so are the
 // options "songChange", "crossfadeSeconds", "transportSync" and "effectsOutput" (appended after "meterPoint").
 
@@ -225,6 +225,7 @@ enum SessionEncoder {
     if let end = stem.loopEnd { members.append("\"loopEnd\" : " + JSONText.number(end)) }
     if stem.crossfade != 0 { members.append("\"crossfade\" : " + JSONText.number(stem.crossfade)) }
     if stem.mode != .varispeed { members.append("\"mode\" : " + JSONText.string(stem.mode.rawValue)) }
+    if stem.stretch != .fine { members.append("\"stretch\" : " + JSONText.string(stem.stretch.rawValue)) }
     if stem.pitch != 0 { members.append("\"pitch\" : " + JSONText.number(stem.pitch)) }
     if stem.eq != EQSettings() { members.append("\"eq\" : " + eq(stem.eq)) }
     if let bus = stem.bus { members.append("\"bus\" : " + JSONText.string(bus)) }

@@ -50,6 +50,16 @@ public enum RateMode: String, CaseIterable, Sendable {
   case stretch
 }
 
+/// Which time-stretcher a stem in stretch mode uses (`"stretch"` of a stem, format version 3).
+public enum StretchQuality: String, CaseIterable, Sendable {
+  /// Rubber Band R3 (its short window): the best sound, about 4 % of a core per stereo stem.
+  /// The default.
+  case fine
+  /// stemdeck's own WSOLA (`WsolaStretcher`): pitch as exact, about a fortieth of the CPU, a
+  /// little rougher on dense material. A pitch-shifted stem uses Rubber Band all the same.
+  case fast
+}
+
 /// How the transport follows JACK's transport (`"options" : { "transportSync" : ... }`).
 public enum TransportSync: String, CaseIterable, Sendable {
   /// stemdeck's transport ignores JACK's. The default.
@@ -144,6 +154,8 @@ public struct StemSettings: Equatable, Sendable {
   public var crossfade: Double = 0
   /// How `rate` is applied: varispeed (pitch follows speed) or time-stretch.
   public var mode: RateMode = .varispeed
+  /// The time-stretcher used in `.stretch` mode (kept, unused, in varispeed).
+  public var stretch: StretchQuality = .fine
   /// Semitones, in `SettingRange.pitch`: the pitch shift, in `.stretch` mode only (a session
   /// with a non-zero pitch in `.varispeed` mode is refused, as the REPL's `pitch` is).
   public var pitch: Double = 0

@@ -20,7 +20,7 @@ enum SessionRules {
   static let tempoFields = ["bpm", "beatsPerBar"]
   static let stemFields = [
     "name", "file", "volume", "pan", "rate", "loops", "mute", "solo",
-    "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "pitch", "eq", "bus", "sends"
+    "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "stretch", "pitch", "eq", "bus", "sends"
   ]
   static let effectFields = ["name", "file", "volume", "pan"]
 

@@ -260,6 +260,48 @@ struct JackIntegrationTests {
     print("stretch live vs offline (\(render.frames) frames): " + report.joined(separator: "; "))
   }
 
+  /// The `fast` stretch quality (WSOLA, issue 25) live equals the offline render bit for bit at a
+  /// 128-frame period, as Rubber Band does: its output depends only on the input and the tempo of
+  /// each hop. The pitch-shifted stem uses Rubber Band (a pitch shift is its job whatever the quality).
+  @Test("stretch fast stems: the live master equals the offline render bit for bit, two runs")
+  func stretchFastLiveEqualsOffline() async throws {
+    let binary = try StemdeckBinary.require()
+    let dir = try IntegrationTempDir()
+    try writeBursts(dir.file("drums.wav"), sampleRate: 48000, seconds: 3)
+    try writeSine(dir.file("lead.wav"), sampleRate: 48000, seconds: 3, frequencies: [330, 495], amplitude: 0.3)
+    try writeSine(dir.file("pad.wav"), sampleRate: 44100, seconds: 2, frequencies: [220], amplitude: 0.2)
+    let session = dir.file("session.json")
+    try writeSession(
+      session,
+      stems: [
+        SessionStem(name: "drums", file: "drums.wav", volume: 0.8, pan: -0.2, rate: 0.8, mode: "stretch", stretch: "fast"),
+        SessionStem(name: "lead", file: "lead.wav", volume: 0.7, pan: 0.3, rate: 1.15, mode: "stretch", pitch: 3, stretch: "fast"),
+        SessionStem(name: "pad", file: "pad.wav", volume: 0.6, rate: 0.9, mode: "stretch", stretch: "fast")
+      ])
+    let renderPath = dir.file("render.wav")
+    let rendered = try await runTool(binary, ["render", session, "--output", renderPath], timeout: 60)
+    try #require(rendered.status == 0, "render failed: \(rendered.text)")
+    let render = try readAudio(renderPath)
+    try #require(render.frames > 3 * 48000, "render length \(render.frames) frames")
+
+    let server = try await PrivateJackServer(period: 128)
+    defer { server.stop() }
+    for run in 1...2 {
+      let (live, captureXruns) = try await captureLive(
+        server: server, session: session, stems: 3, seconds: 6, dir: dir,
+        name: "live\(run).wav", baseline: nil)
+      let compared = try compareAligned(render: render, live: live, tolerance: 0, period: server.period)
+      #expect(compared.overlap == render.frames, "run \(run): the capture ends \(render.frames - compared.overlap) frames early")
+      #expect(
+        compared.firstDifference == nil,
+        "run \(run): live differs from offline from frame \(compared.firstDifference ?? -1) on (max abs diff \(compared.maxDiff) at frame \(compared.worst.frame))"
+      )
+      #expect(
+        compared.glitches.count <= captureXruns,
+        "run \(run): \(compared.glitches.count) periods missing from the capture, jack_capture reported \(captureXruns) xruns")
+    }
+  }
+
   /// Plays `session` live on `server` once while jack_capture records the master for `seconds`;
   /// checks the run (no underruns, 32-bit float capture) and returns the capture.
   func captureLive(

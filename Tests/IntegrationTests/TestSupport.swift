@@ -663,6 +663,8 @@ struct SessionStem {
   /// `varispeed` (nil: the field is left out) or `stretch`.
   var mode: String? = nil
   var pitch: Double? = nil
+  /// The stretch quality, `fine` or `fast` (nil: the field is left out).
+  var stretch: String? = nil
   /// The stem's `"eq"` object as JSON text (nil: none; session format version 2).
   var eq: String? = nil
   /// The bus it feeds (nil: the master; session format version 3).
@@ -675,6 +677,7 @@ func writeSession(_ path: String, masterVolume: Double = 1, masterEQ: String? = 
   let lines = stems.map { s in
     "    { \"name\" : \"\(s.name)\", \"file\" : \"\(s.file)\", \"volume\" : \(s.volume), \"pan\" : \(s.pan), \"rate\" : \(s.rate), \"loops\" : \(s.loops), \"mute\" : false, \"solo\" : false"
       + (s.mode.map { ", \"mode\" : \"\($0)\"" } ?? "") + (s.pitch.map { ", \"pitch\" : \($0)" } ?? "")
+      + (s.stretch.map { ", \"stretch\" : \"\($0)\"" } ?? "")
       + (s.eq.map { ", \"eq\" : \($0)" } ?? "") + (s.bus.map { ", \"bus\" : \"\($0)\"" } ?? "") + " }"
   }
   // Version 1 unless the EQ (version 2) or buses (version 3) are used: the older files still open.

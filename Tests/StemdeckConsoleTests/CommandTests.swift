@@ -63,6 +63,9 @@ struct CommandValidationTests {
     Rejection("frobnicate", "error: unknown command 'frobnicate' (type 'help' for the list)"),
     Rejection("pley", "error: unknown command 'pley' — did you mean 'play'? (type 'help' for the list)"),
     Rejection("stms", "error: unknown command 'stms' — did you mean 'stems'? (type 'help' for the list)"),
+    Rejection("mode drums stretch quick", "error: stretch quality must be fine or fast (got 'quick')"),
+    Rejection(
+      "mode drums varispeed fast", "error: mode: a quality (fast) goes with stretch only: mode NAME stretch fine|fast"),
     Rejection("echo 'x", "error: unbalanced quote: a ' is not closed"),
     // add
     Rejection("add", "error: add: expected 1 to 3 arguments, got 0 — usage: add PATH [as NAME]"),
@@ -313,6 +316,13 @@ struct CommandValidationTests {
     Acceptance("   # only a comment") { _, _ in },
     Acceptance("vol drums 0.5") { s, _ in
       s[stem: "drums"].volume = 0.5; s.isDirty = true
+    },
+    Acceptance("mode all stretch fast") { s, _ in
+      for n in ["drums", "bass"] { s[stem: n].mode = .stretch; s[stem: n].stretch = .fast }
+      s.isDirty = true
+    },
+    Acceptance("mode drums stretch FINE") { s, _ in
+      s[stem: "drums"].mode = .stretch; s.isDirty = true
     },
     Acceptance("vol all 0.5") { s, _ in
       s[stem: "drums"].volume = 0.5; s[stem: "bass"].volume = 0.5; s.isDirty = true

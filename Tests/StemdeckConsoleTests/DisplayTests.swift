@@ -7,7 +7,8 @@ import StemdeckControl
 
 @Suite("Display (golden)")
 struct DisplayTests {
-  static let stemsFooter = "flags: M muted, S solo, D direct outs, E ended, U underruns, G gliding, Q EQ, ! unreadable"
+  static let stemsFooter =
+    "flags: M muted, S solo, D direct outs, E ended, U underruns, G gliding, Q EQ, T stretch, F stretch fast, ! unreadable"
 
   @Test("stems with no stems")
   func noStems() throws {

@@ -189,7 +189,7 @@ let badDocuments: [BadDocument] =
     BadDocument(
       label: "unknown stem key", text: stemDocument(#""vol" : 1"#), location: "stems[0].vol",
       fragment:
-        "unknown field (allowed: name, file, volume, pan, rate, loops, mute, solo, directOut, startOffset, loopStart, loopEnd, crossfade, mode, pitch, eq, bus, sends); did you mean \"volume\"?",
+        "unknown field (allowed: name, file, volume, pan, rate, loops, mute, solo, directOut, startOffset, loopStart, loopEnd, crossfade, mode, stretch, pitch, eq, bus, sends); did you mean \"volume\"?",
       line: 5),
     BadDocument(
       label: "duplicate stem key", text: stemDocument(#""volume" : 1, "volume" : 0.5"#),
@@ -611,6 +611,12 @@ let musicalBadDocuments: [BadDocument] = [
   BadDocument(
     label: "mode null", text: stemDocument(#""mode" : null"#), location: "stems[0].mode",
     fragment: "must be one of varispeed, stretch (got null)", line: 5),
+  BadDocument(
+    label: "stretch \"wsola\"", text: stemDocument(#""mode" : "stretch", "stretch" : "wsola""#), location: "stems[0].stretch",
+    fragment: "unknown stretch quality \"wsola\" (allowed: fine, fast)", line: 5),
+  BadDocument(
+    label: "stretch true", text: stemDocument(#""mode" : "stretch", "stretch" : true"#), location: "stems[0].stretch",
+    fragment: "must be one of fine, fast (got true)", line: 5),
   BadDocument(
     label: "pitch 24.5", text: stemDocument(#""mode" : "stretch", "pitch" : 24.5"#), location: "stems[0].pitch",
     fragment: "must be a number of semitones from -24 to 24 (got 24.5)", line: 5),

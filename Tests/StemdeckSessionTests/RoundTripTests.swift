@@ -150,7 +150,7 @@ struct RoundTripTests {
         "  \"options\" : { \"autoPauseOnDisconnect\" : false, \"meterPoint\" : \"post\" },\n  \"stems\" : []\n}\n"))
   }
 
-  @Test("tempo, loop regions, stretch mode and transport sync have a fixed layout and appear only when set")
+  @Test("tempo, loop regions, stretch mode and quality and transport sync have a fixed layout and appear only when set")
   func musicalFieldsLayout() throws {
     var session = Session()
     session.tempo = Tempo(bpm: 100)
@@ -163,6 +163,7 @@ struct RoundTripTests {
     drums.pitch = 2
     var bass = StemSettings(name: "bass", file: "bass.flac")
     bass.mode = .stretch
+    bass.stretch = .fast  // written after "mode"; the default "fine" is not written
     var keys = StemSettings(name: "keys", file: "keys.flac")
     keys.startOffset = 4
     keys.mode = .stretch
@@ -184,7 +185,7 @@ struct RoundTripTests {
           "tempo" : { "bpm" : 100, "beatsPerBar" : 4 },
           "stems" : [
             { "name" : "drums", "file" : "drums.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "loopStart" : 1.25, "loopEnd" : 9.25, "crossfade" : 0.005, "mode" : "stretch", "pitch" : 2 },
-            { "name" : "bass", "file" : "bass.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "mode" : "stretch" },
+            { "name" : "bass", "file" : "bass.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "mode" : "stretch", "stretch" : "fast" },
             { "name" : "keys", "file" : "keys.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "startOffset" : 4, "mode" : "stretch", "pitch" : -0.5 },
             { "name" : "pad", "file" : "pad.flac", "volume" : 1, "pan" : 0, "rate" : 1, "loops" : 0, "mute" : false, "solo" : false, "loopStart" : 0, "loopEnd" : 2 }
           ]

@@ -95,10 +95,29 @@ def case_live(ctx):
     return res
 
 
+# Case 3s's stretch qualities: Rubber Band R3 (`fine`, rows "stemdeck stretch TEMPO") and
+# stemdeck's WSOLA (`fast`, rows "stemdeck stretch TEMPO fast"; issue 25).
+STRETCH_QUALITIES = ("fine", "fast")
+
+
+def stretch_quality_session(path, quality):
+    """The session at `path` with every stem's stretch quality set (`fine` is the default: unchanged)."""
+    if quality == "fine":
+        return path
+    with open(path) as f:
+        doc = json.load(f)
+    for s in doc["stems"]:
+        s["stretch"] = quality
+    out = path[:-len(".json")] + f"-{quality}.json"
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+    return out
+
+
 def case_stretch_live(ctx):
-    """Live stretch stems: for each tempo of STRETCH_LIVE the counts up to the target's (32 at 0.8,
-    24 at 1.15), between two observer baselines. A target row within 50 % load gets a load-matched
-    control and paired windows, as case 3's target rows."""
+    """Live stretch stems: for each tempo of STRETCH_LIVE and each of STRETCH_QUALITIES the counts
+    up to the target's (32 at 0.8, 24 at 1.15), between two observer baselines. A target row within
+    50 % load gets a load-matched control and paired windows, as case 3's target rows."""
     cache, seconds = ctx["cache"], ctx["live_seconds"]
     server = JackServer(f"benchstretch-{os.getpid()}", cache, ctx["env"])
     server.start()
@@ -107,15 +126,17 @@ def case_stretch_live(ctx):
     try:
         for rep in range(ctx["live_runs"]):
             row("baseline (no stems)", "before", lambda: observer(ctx, server, seconds, "stretch-baseline-before"))
-            for tempo, counts in STRETCH_LIVE:
-                kind = f"stemdeck stretch {tempo}"
+            for tempo, counts, quality in ((t, c, q) for t, c in STRETCH_LIVE for q in STRETCH_QUALITIES):
+                kind = f"stemdeck stretch {tempo}" + ("" if quality == "fine" else f" {quality}")
+                tag = "" if quality == "fine" else f"-{quality}"
                 saturated = False
                 for n in counts:
                     if saturated and n != counts[-1]:
                         continue  # a smaller count already filled the period: straight to the target's
                     s = write_session(cache, f"live-stretch{tempo}-{n}", n, rate=tempo, quality="fast", loops=-1,
                                       gain_scale=min(1.0, 32 / n), mode="stretch")
-                    row(kind, n, lambda: live_stemdeck(ctx, server, s, seconds, f"stretch{tempo}-{n}"))
+                    s = stretch_quality_session(s, quality)
+                    row(kind, n, lambda: live_stemdeck(ctx, server, s, seconds, f"stretch{tempo}{tag}-{n}"))
                     saturated = saturated or stretch_saturated(res["rows"][-1][2])
                 x = res["rows"][-1][2]  # the target's count
                 if stretch_saturated(x) or x["load"] > 50:
@@ -123,8 +144,8 @@ def case_stretch_live(ctx):
                 base_loads = [b["load"] for k, _, b in res["rows"] if k.startswith("baseline") and "error" not in b
                               and b["load"] is not None]
                 pct = max(1, min(99, round(x["load"] - (med(base_loads) or 0))))
-                label = f"stretch{tempo}-{n}"
-                row(CONTROL, f"{pct} % (stretch {tempo} {n})", lambda: live_control(ctx, server, seconds, pct, label))
+                label = f"stretch{tempo}{tag}-{n}"
+                row(CONTROL, f"{pct} % ({kind[len('stemdeck '):]} {n})", lambda: live_control(ctx, server, seconds, pct, label))
                 for i in range(PAIRED_EXTRA):
                     pair = []
                     for what, fn in (("stemdeck", lambda: live_stemdeck(ctx, server, s, seconds, f"{label}-pair{i + 2}")),

@@ -31,6 +31,9 @@ struct MixerViewModel {
     static let unreadable = Flags(rawValue: 64)
     /// The stem's channel EQ is on and not flat (`eq NAME`).
     static let eq = Flags(rawValue: 128)
+    /// The stem is in stretch mode: `fine` (Rubber Band) or `fast` (WSOLA); the `stems` table's T and F.
+    static let stretch = Flags(rawValue: 256)
+    static let stretchFast = Flags(rawValue: 512)
 
     /// The letters of the `stems` table (its legend: M muted, S solo, D direct outs, G gliding,
     /// E ended, U underruns, ! unreadable; the view adds Q: EQ on).
@@ -44,7 +47,7 @@ struct MixerViewModel {
     /// scripts read it).
     static let tableLetters: [(Flags, Character)] = [
       (.mute, "M"), (.solo, "S"), (.directOut, "D"), (.ended, "E"),
-      (.unreadable, "!"), (.underrun, "U"), (.gliding, "G"), (.eq, "Q")
+      (.unreadable, "!"), (.underrun, "U"), (.gliding, "G"), (.eq, "Q"), (.stretch, "T"), (.stretchFast, "F")
     ]
     var tableText: String { String(Self.tableLetters.filter { contains($0.0) }.map(\.1)) }
   }
@@ -137,6 +140,7 @@ struct MixerViewModel {
     if s.underruns > 0 { flags.insert(.underrun) }
     if s.failed { flags.insert(.unreadable) }
     if !s.settings.eq.isBypassed { flags.insert(.eq) }
+    if s.settings.mode == .stretch { flags.insert(s.settings.stretch == .fast ? .stretchFast : .stretch) }
     let eqHighPass = s.settings.eq.isBypassed ? nil : s.settings.eq.highPass?.frequency
     let loops = s.settings.loops
     // A finished stem's read position has passed its last pass: show the last one.

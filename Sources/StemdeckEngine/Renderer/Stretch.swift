@@ -14,15 +14,23 @@ import CSampleRate
 /// exact to 0.01 cent from 100 Hz to 5 kHz. R3's standard window costs about 2.4× R2's CPU and,
 /// with a 44.1 kHz file's rate conversion folded in, strays from the source waveform by 0.067
 /// RMS; the short window costs what R2 did (less without the resampler) and stays within 0.003.
-/// No lighter setting exists to offer as a quality choice (issue 25; librubberband 3.1.2 as
+/// No lighter Rubber Band setting exists to offer as a quality choice (issue 25; librubberband 3.1.2 as
 /// Debian builds it, with its built-in FFT; a stereo stem at tempo 0.8, 48 kHz, in the C API's
 /// real-time mode): R3 short window 4.1–4.3 % of a core; R2 with the transients that keep its
 /// pitch exact (`TransientsSmooth`) 4.9–5.7 %, adding `PhaseIndependent` and `WindowShort`
 /// 4.1–4.3 %, the same as R3 and with R2's smeared attacks; R3's standard window 12–15 %.
 ///
+/// The `fast` stretch quality (issue 25) replaces Rubber Band with stemdeck's own WSOLA
+/// (`WsolaStretcher`, DSP/Wsola.swift) for an unshifted stem: about 0.1 % of a core per stereo
+/// stem instead of 4 %, pitch exact, with WSOLA's sound (tones clean, dense mixes slightly
+/// rougher). A pitch-shifted stem uses R3 whatever the quality (`usesWsola`).
+///
 /// - Thread: created and destroyed on the control thread (they allocate); used by the renderer.
 public struct StretchState: ~Copyable, @unchecked Sendable {
-  @usableFromInline let stretcher: OpaquePointer
+  /// Rubber Band's stretcher, nil when the stem uses `wsola`.
+  @usableFromInline let stretcher: OpaquePointer?
+  /// The light stretcher of the `fast` quality (an unshifted stem), else nil.
+  @usableFromInline let wsola: UnsafeMutablePointer<WsolaStretcher>?
   @usableFromInline let channels: Int
   /// Per-channel input and output buffers of `maxFrames` frames, and the pointer arrays the C
   /// API takes.
@@ -63,7 +71,10 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
 
   /// Creates a stretcher for `channels` channels at the engine rate. The corresponding C function
   /// is `rubberband_new`.
-  public init(channels: Int, engineRate: Double, fileRate: Double, rate: Double, pitchSemitones: Double, slot: Int = 0) {
+  public init(
+    channels: Int, engineRate: Double, fileRate: Double, rate: Double, pitchSemitones: Double, slot: Int = 0,
+    fast: Bool = false
+  ) {
     // 197 is coprime with 512: consecutive slots land far apart on the hop cycle.
     feedAhead = (slot * 197) % 512
     let resampling = Self.needsResampler(pitchSemitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate)
@@ -77,10 +88,18 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
     let convertChannels = preconverting ? channels : 1
     convertInput = .allocate(capacity: Self.feedChunk * convertChannels)
     converted = .allocate(capacity: Self.convertedCapacity * convertChannels)
-    stretcher = rubberband_new(
-      UInt32(engineRate), UInt32(channels), options,
-      rateScale / rate, Self.pitchScale(semitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate))
-    rubberband_set_max_process_size(stretcher, UInt32(Self.maxFrames))
+    if Self.usesWsola(fast: fast, pitchSemitones: pitchSemitones) {
+      stretcher = nil
+      wsola = .allocate(capacity: 1)
+      wsola!.initialize(to: WsolaStretcher(channels: channels, sampleRate: engineRate))
+    } else {
+      wsola = nil
+      let rb = rubberband_new(
+        UInt32(engineRate), UInt32(channels), options,
+        rateScale / rate, Self.pitchScale(semitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate))
+      rubberband_set_max_process_size(rb, UInt32(Self.maxFrames))
+      stretcher = rb
+    }
     self.channels = channels
     inputs = .allocate(capacity: channels)
     outputs = .allocate(capacity: channels)
@@ -94,7 +113,11 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
   }
 
   deinit {
-    rubberband_delete(stretcher)
+    if let stretcher { rubberband_delete(stretcher) }
+    if let wsola {
+      wsola.deinitialize(count: 1)
+      wsola.deallocate()
+    }
     for c in 0..<channels { inputs[c]!.deallocate(); outputs[c]!.deallocate() }
     inputs.deallocate()
     outputs.deallocate()
@@ -112,6 +135,13 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
   /// more (`preconverts`); they stay in the signature for its callers.
   public static func needsResampler(pitchSemitones: Double, fileRate: Double, engineRate: Double) -> Bool {
     pitchSemitones != 0
+  }
+
+  /// Whether a stem uses stemdeck's WSOLA rather than Rubber Band: the `fast` quality, unshifted
+  /// (pitch shifting stays Rubber Band's). A pitch change across 0 on a `fast` stem gets a new
+  /// stretcher, as a change across `needsResampler`'s line does (the same line).
+  public static func usesWsola(fast: Bool, pitchSemitones: Double) -> Bool {
+    fast && pitchSemitones == 0
   }
 
   /// Whether an unshifted stem whose file rate is not the engine's has its file converted to the
@@ -137,7 +167,8 @@ func pow2(_ x: Double) -> Double { powImpl(2, x) }
 /// Sets the stretcher's ratios for a varispeed-like `rate` (tempo) and a pitch shift.
 @_noLocks
 func updateStretchRatios(_ s: UnsafeMutablePointer<StretchState>, rate: Double, pitchScale: Double) {
-  let rb = s.pointee.stretcher
+  // WSOLA reads the voice's rate at each hop (`pullWsola`).
+  guard let rb = s.pointee.stretcher else { return }
   let timeRatio = s.pointee.rateScale / rate
   RealtimeC.setRatios(rb, time: timeRatio, pitch: pitchScale)
 }
@@ -149,8 +180,9 @@ func pullStretched(
   _ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutablePointer<StretchState>,
   into destination: UnsafeMutablePointer<Float>, count: Int
 ) -> Int {
+  if let wsola = s.pointee.wsola { return pullWsola(voice, s, wsola, into: destination, count: count) }
   let ch = voice.pointee.channels
-  let rb = s.pointee.stretcher
+  guard let rb = s.pointee.stretcher else { return 0 }
   let inputs = s.pointee.inputs
   let outputs = s.pointee.outputs
   if s.pointee.needsReset {
@@ -321,7 +353,73 @@ func feedConverted(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
   }
   s.pointee.convertedFrames = rest
   let final = s.pointee.convertDrained && rest == 0
-  RealtimeC.process(s.pointee.stretcher, UnsafePointer(s.pointee.inputsForProcess), frames: m, final: final)
+  if let wsola = s.pointee.wsola {
+    // Called only with room for a chunk (`pullWsola`).
+    wsola.pointee.append(planar: UnsafePointer(inputs), frames: m, final: final)
+  } else if let rb = s.pointee.stretcher {
+    RealtimeC.process(rb, UnsafePointer(s.pointee.inputsForProcess), frames: m, final: final)
+  }
   if final { s.pointee.finalSent = true }
   return true
+}
+
+/// `pullStretched` for a stem on the `fast` quality (`WsolaStretcher`): each hop is made at the
+/// voice's rate when the output needs it, so a tempo change is taken at the next hop (at most
+/// `hop` frames, 10.7 ms at 48 kHz, after the period that set it). Input is appended as the ring
+/// (or the converter, `feedConverted`) has it: WSOLA's output does not depend on how its input
+/// is cut.
+@_noLocks
+func pullWsola(
+  _ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutablePointer<StretchState>,
+  _ wsola: UnsafeMutablePointer<WsolaStretcher>, into destination: UnsafeMutablePointer<Float>, count: Int
+) -> Int {
+  let ch = voice.pointee.channels
+  if s.pointee.needsReset {
+    s.pointee.needsReset = false
+    s.pointee.finalSent = false
+    wsola.pointee.reset()
+    if s.pointee.convertRatio > 0 {
+      resetResampler(voice)
+      s.pointee.convertedFrames = 0
+      s.pointee.convertDrained = false
+    }
+  }
+  var produced = 0
+  var attempts = 0
+  // A bound on the loop: a 4096-frame pass at rate 2 makes 8 hops and feeds about 16 times.
+  while produced < count && attempts < 256 {
+    attempts &+= 1
+    produced &+= wsola.pointee.retrieve(into: destination + produced &* ch, frames: count &- produced)
+    if produced == count { break }
+    if wsola.pointee.isFinished() {
+      voice.pointee.drained = true
+      break
+    }
+    if wsola.pointee.hop(tempo: voice.pointee.rate) { continue }
+    // It needs more input.
+    if s.pointee.finalSent { break }  // cannot happen: past the end it reads silence
+    if wsola.pointee.room() < StretchState.feedChunk { break }  // cannot happen: see WsolaStretcher.capacity
+    if s.pointee.convertRatio > 0 {
+      if feedConverted(voice, s) { continue }
+      break  // the disk is late (an underrun)
+    }
+    let segments = voice.pointee.audio.readableSegments()
+    let inRing = segments.count / ch
+    let ends = streamEndsHere(voice, extra: segments.count)
+    if inRing == 0 && !ends { break }  // the disk is late (an underrun)
+    let room = wsola.pointee.room()
+    let n = Swift.min(inRing, room)
+    let last = ends && n == inRing
+    let firstFrames = Swift.min(n, segments.first.count / ch)
+    if firstFrames > 0 {
+      wsola.pointee.append(interleaved: segments.first.baseAddress!, frames: firstFrames, final: last && n == firstFrames)
+    }
+    if n > firstFrames {
+      wsola.pointee.append(interleaved: segments.second.baseAddress!, frames: n &- firstFrames, final: last)
+    }
+    if n == 0 && last { wsola.pointee.append(interleaved: destination, frames: 0, final: true) }
+    voice.pointee.audio.release(count: n &* ch)
+    if last { s.pointee.finalSent = true }
+  }
+  return produced
 }

@@ -1,0 +1,356 @@
+/// stemdeck's own light time-stretcher, the `fast` stretch quality (issue 25): WSOLA, waveform-
+/// similarity overlap-add (Verhelst and Roelands, 1993). The tempo changes and the pitch stays
+/// by construction: every output frame is a stretch of input played at its own speed.
+///
+/// The method: output frames of `frame` samples (a periodic Hann window, which sums to 1 at 50 %
+/// overlap) are laid every `hop` samples. Frame k's centre in the input advances by `hop × tempo`
+/// from frame k−1's (the tempo in force when frame k is made), so the input is consumed at the
+/// tempo; the frame is then moved by up to ±`tolerance` samples to where the input looks most like
+/// the natural continuation of frame k−1 (the input that followed it), so the overlap adds
+/// waveforms in phase. The search maximises the normalised cross-correlation of the channels' sum
+/// (stereo channels share one alignment, so the image stays): first on the sum decimated by 4
+/// (every 4th lag), then at full rate within ±3 samples of the coarse best. A stereo stem costs
+/// about a fortieth of Rubber Band R3's CPU (README, Stretch quality; docs/architecture.md).
+///
+/// Alignment and length: frame 0 is centred on input frame 0 and output frame 0 (the input before
+/// the start is silence, the output before it is dropped), so the output starts with the file and
+/// has no latency; at the end of the input the last hop is cut where its centre mapping reaches
+/// the input's end, so a file of L frames at a held tempo t lasts L / t frames (within one).
+///
+/// Determinism: the output depends only on the input samples and on the tempo given to each
+/// `hop(tempo:)`; how the input is cut into `append` calls and how the output is cut into
+/// `retrieve` calls change nothing (so live at any period equals the offline render bit for bit).
+///
+/// - Thread: `init` and `deinit` allocate and free (control thread); everything else is
+///   realtime code (no allocation, no locks).
+public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
+  public let channels: Int
+  /// Output samples between frames; half of `frame`.
+  public let hop: Int
+  /// Samples in a frame (its window).
+  public let frame: Int
+  /// The largest move of a frame from its nominal input position, in samples (a multiple of 4).
+  public let tolerance: Int
+  @usableFromInline static let decimation = 4
+  @usableFromInline let window: UnsafeMutablePointer<Float>
+  /// Planar input history, `capacity` samples a channel: absolute input frame `historyStart + i`
+  /// at index i (negative frames are the silence before the start).
+  @usableFromInline let history: UnsafeMutablePointer<Float>
+  @usableFromInline let capacity: Int
+  @usableFromInline var historyStart = 0
+  @usableFromInline var historyCount = 0
+  /// The input has ended at absolute frame `inputLength`.
+  @usableFromInline var inputEnded = false
+  @usableFromInline var inputLength = 0
+  /// Planar overlap-add accumulator, `frame` samples a channel, starting at the current frame's
+  /// first output sample.
+  @usableFromInline let accumulator: UnsafeMutablePointer<Float>
+  /// Planar finished output of the last hop, `hop` samples a channel: `readyCount` of them from
+  /// `readyOffset` not yet retrieved.
+  @usableFromInline let ready: UnsafeMutablePointer<Float>
+  @usableFromInline var readyOffset = 0
+  @usableFromInline var readyCount = 0
+  /// The last frame's centre in the input (fractional), and where its window started.
+  @usableFromInline var center: Double = 0
+  @usableFromInline var previousStart = 0
+  @usableFromInline var hops = 0
+  /// The end of the input has been reached: nothing more after `ready`.
+  @usableFromInline var ended = false
+  /// Search scratch: the natural continuation's channel sum (`frame`), the candidates' region
+  /// (`frame + 2 × tolerance`), and both decimated by 4.
+  @usableFromInline let natural: UnsafeMutablePointer<Float>
+  @usableFromInline let candidates: UnsafeMutablePointer<Float>
+  @usableFromInline let naturalCoarse: UnsafeMutablePointer<Float>
+  @usableFromInline let candidatesCoarse: UnsafeMutablePointer<Float>
+
+  /// A stretcher for `channels` channels (1 or 2) at `sampleRate`: 21 ms frames at 48 kHz
+  /// (1024 samples, hop 512, tolerance ±384), twice that above 64 kHz.
+  public init(channels: Int, sampleRate: Double) {
+    self.channels = channels
+    hop = sampleRate > 64000 ? 1024 : 512
+    frame = 2 * hop
+    tolerance = hop * 3 / 4
+    capacity = 8 * frame
+    window = .allocate(capacity: frame)
+    for i in 0..<frame {
+      window[i] = Float(0.5 - 0.5 * cosImpl(2 * Double.pi * Double(i) / Double(frame)))
+    }
+    history = .allocate(capacity: capacity * channels)
+    history.initialize(repeating: 0, count: capacity * channels)
+    accumulator = .allocate(capacity: frame * channels)
+    accumulator.initialize(repeating: 0, count: frame * channels)
+    ready = .allocate(capacity: hop * channels)
+    ready.initialize(repeating: 0, count: hop * channels)
+    natural = .allocate(capacity: frame)
+    natural.initialize(repeating: 0, count: frame)
+    candidates = .allocate(capacity: frame + 2 * tolerance)
+    candidates.initialize(repeating: 0, count: frame + 2 * tolerance)
+    naturalCoarse = .allocate(capacity: frame / Self.decimation)
+    naturalCoarse.initialize(repeating: 0, count: frame / Self.decimation)
+    candidatesCoarse = .allocate(capacity: (frame + 2 * tolerance) / Self.decimation)
+    candidatesCoarse.initialize(repeating: 0, count: (frame + 2 * tolerance) / Self.decimation)
+    reset()
+  }
+
+  deinit {
+    window.deallocate()
+    history.deallocate()
+    accumulator.deallocate()
+    ready.deallocate()
+    natural.deallocate()
+    candidates.deallocate()
+    naturalCoarse.deallocate()
+    candidatesCoarse.deallocate()
+  }
+
+  /// Forgets everything: the next input is frame 0 of a new stream.
+  @_noLocks
+  public mutating func reset() {
+    // The silence before the start that the first frames' windows and searches reach into.
+    let lead = frame / 2 &+ tolerance
+    history.update(repeating: 0, count: lead)
+    historyStart = -lead
+    historyCount = lead
+    inputEnded = false
+    inputLength = 0
+    accumulator.update(repeating: 0, count: frame &* channels)
+    readyOffset = 0
+    readyCount = 0
+    center = 0
+    previousStart = 0
+    hops = 0
+    ended = false
+  }
+
+  /// True when every output frame has been retrieved and no more will come.
+  @_noLocks
+  public func isFinished() -> Bool { ended && readyCount == 0 }
+
+  /// Input frames it can take now (the history's room once what no later frame reads is dropped).
+  @_noLocks
+  public mutating func room() -> Int {
+    compact()
+    return capacity &- historyCount
+  }
+
+  /// Appends `frames` interleaved frames (at most `room()`); `final` marks the input's end.
+  /// Returns the frames taken.
+  @_noLocks @discardableResult
+  public mutating func append(interleaved source: UnsafePointer<Float>, frames: Int, final: Bool) -> Int {
+    compact()
+    let n = Swift.min(frames, capacity &- historyCount)
+    let ch = channels
+    for c in 0..<ch {
+      let dst = history + (c &* capacity &+ historyCount)
+      for i in 0..<n { dst[i] = source[i &* ch &+ c] }
+    }
+    historyCount &+= n
+    if final { markEnd() }
+    return n
+  }
+
+  /// Appends `frames` frames from one buffer per channel (at most `room()`); returns the frames taken.
+  @_noLocks @discardableResult
+  public mutating func append(planar source: UnsafePointer<UnsafeMutablePointer<Float>?>, frames: Int, final: Bool) -> Int {
+    compact()
+    let n = Swift.min(frames, capacity &- historyCount)
+    for c in 0..<channels {
+      let src = source[c]!
+      let dst = history + (c &* capacity &+ historyCount)
+      for i in 0..<n { dst[i] = src[i] }
+    }
+    historyCount &+= n
+    if final { markEnd() }
+    return n
+  }
+
+  @_noLocks
+  mutating func markEnd() {
+    inputEnded = true
+    inputLength = historyStart &+ historyCount
+  }
+
+  /// Drops the history no later frame reads: before the natural continuation of the last frame
+  /// and before the earliest candidate of the next (its centre is at least the last one's).
+  @_noLocks
+  mutating func compact() {
+    // `center` is never negative: Int() is its floor.
+    let earliest = Swift.min(previousStart &+ hop, Int(center) &- frame / 2 &- tolerance)
+    let drop = earliest &- historyStart
+    if drop <= 0 { return }
+    let keep = historyCount &- drop
+    if keep > 0 {
+      for c in 0..<channels {
+        let base = history + c &* capacity
+        UnsafeMutableRawPointer(base).copyMemory(from: UnsafeRawPointer(base + drop), byteCount: keep &* 4)
+      }
+      historyCount = keep
+    } else {
+      historyCount = 0
+    }
+    historyStart = earliest
+  }
+
+  /// Moves up to `frames` finished frames into `destination` (interleaved, `channels` a frame);
+  /// returns how many.
+  @_noLocks
+  public mutating func retrieve(into destination: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+    let n = Swift.min(frames, readyCount)
+    let ch = channels
+    for c in 0..<ch {
+      let src = ready + (c &* hop &+ readyOffset)
+      for i in 0..<n { destination[i &* ch &+ c] = src[i] }
+    }
+    readyOffset &+= n
+    readyCount &-= n
+    return n
+  }
+
+  /// Makes the next frame at `tempo` (input frames per output frame, 0.5…2), which finishes `hop`
+  /// output frames (fewer at the end). False when it needs more input first (nothing changes);
+  /// call it only once `ready` is empty and while not `finished`.
+  @_noLocks
+  public mutating func hop(tempo: Double) -> Bool {
+    if ended || readyCount > 0 { return true }
+    let half = frame / 2
+    if hops == 0 {
+      // Frame 0 sits on input frame 0 without a search; the half before output frame 0 is dropped.
+      if !haveInput(upTo: half) { return false }
+      overlapAdd(start: -half)
+      previousStart = -half
+      hops = 1
+      readyCount = 0
+      readyOffset = 0
+      if inputEnded && inputLength == 0 { ended = true }
+      return true
+    }
+    let next = center + Double(hop) * tempo
+    let natural = previousStart &+ hop
+    let nominal = Int(next) &- half  // its floor: `next` is positive
+    if !haveInput(upTo: Swift.max(natural &+ frame, nominal &+ tolerance &+ frame)) { return false }
+    let start = nominal &+ search(natural: natural, nominal: nominal)
+    overlapAdd(start: start)
+    let previousCenter = center
+    center = next
+    previousStart = start
+    hops &+= 1
+    if inputEnded && next >= Double(inputLength) {
+      // The input's end lies in this hop: keep the output up to where it maps to.
+      let fraction = (Double(inputLength) - previousCenter) / (next - previousCenter)
+      let exact = fraction * Double(hop)
+      var kept = Int(exact)
+      if Double(kept) < exact { kept &+= 1 }  // rounded up
+      readyCount = Swift.max(0, Swift.min(hop, kept))
+      ended = true
+    }
+    return true
+  }
+
+  /// Whether the history reaches absolute frame `end` (exclusive); past the input's end it is
+  /// filled with silence.
+  @_noLocks
+  mutating func haveInput(upTo end: Int) -> Bool {
+    let have = historyStart &+ historyCount
+    if end <= have { return true }
+    if !inputEnded { return false }
+    compact()
+    let extra = Swift.min(end &- (historyStart &+ historyCount), capacity &- historyCount)
+    for c in 0..<channels { (history + (c &* capacity &+ historyCount)).update(repeating: 0, count: extra) }
+    historyCount &+= extra
+    return historyStart &+ historyCount >= end
+  }
+
+  /// The move (−tolerance…tolerance) that best aligns the frame at `nominal` with the natural
+  /// continuation at `natural`.
+  @_noLocks
+  func search(natural start: Int, nominal: Int) -> Int {
+    let n = frame
+    let span = frame &+ 2 &* tolerance
+    let first = nominal &- tolerance
+    // The channels' sums.
+    sumChannels(from: start &- historyStart, count: n, into: natural)
+    sumChannels(from: first &- historyStart, count: span, into: candidates)
+    let d = Self.decimation
+    let coarseN = n / d
+    for j in 0..<coarseN {
+      let p = natural + j &* d
+      naturalCoarse[j] = (p[0] + p[1]) + (p[2] + p[3])
+    }
+    for j in 0..<(span / d) {
+      let p = candidates + j &* d
+      candidatesCoarse[j] = (p[0] + p[1]) + (p[2] + p[3])
+    }
+    // The score is the normalised correlation squared with its sign (no square root): the same order.
+    var best = tolerance / d
+    var bestScore = -Float.infinity
+    for j in 0...(2 &* tolerance / d) {
+      let (cross, energy) = Self.correlate(UnsafePointer(naturalCoarse), UnsafePointer(candidatesCoarse + j), count: coarseN)
+      let score = cross * Swift.abs(cross) / (energy + 1e-9)
+      if score > bestScore {
+        bestScore = score
+        best = j
+      }
+    }
+    let coarse = best &* d
+    var fine = coarse
+    var fineScore = -Float.infinity
+    for k in Swift.max(0, coarse &- 3)...Swift.min(2 &* tolerance, coarse &+ 3) {
+      let (cross, energy) = Self.correlate(UnsafePointer(natural), UnsafePointer(candidates + k), count: n)
+      let score = cross * Swift.abs(cross) / (energy + 1e-9)
+      if score > fineScore {
+        fineScore = score
+        fine = k
+      }
+    }
+    return fine &- tolerance
+  }
+
+  @_noLocks @inline(__always)
+  func sumChannels(from index: Int, count: Int, into destination: UnsafeMutablePointer<Float>) {
+    let left = history + index
+    if channels == 1 {
+      UnsafeMutableRawPointer(destination).copyMemory(from: UnsafeRawPointer(left), byteCount: count &* 4)
+      return
+    }
+    let right = history + (capacity &+ index)
+    for i in 0..<count { destination[i] = left[i] + right[i] }
+  }
+
+  /// The dot product of `a` and `b` and the energy of `b` over `count` samples (a multiple of 8),
+  /// in SIMD lanes (a fixed order of additions: deterministic).
+  @_noLocks @inline(__always)
+  static func correlate(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int) -> (Float, Float) {
+    let ra = UnsafeRawPointer(a)
+    let rb = UnsafeRawPointer(b)
+    var cross = SIMD8<Float>(repeating: 0)
+    var energy = SIMD8<Float>(repeating: 0)
+    var i = 0
+    while i &+ 8 <= count {
+      let x = ra.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+      let y = rb.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+      cross += x * y
+      energy += y * y
+      i &+= 8
+    }
+    return (cross.sum(), energy.sum())
+  }
+
+  /// Adds the windowed frame of input starting at absolute frame `start` into the accumulator,
+  /// moves the first `hop` samples (now finished) to `ready` and shifts the accumulator by a hop.
+  @_noLocks
+  mutating func overlapAdd(start: Int) {
+    let index = start &- historyStart
+    let n = frame
+    let h = hop
+    for c in 0..<channels {
+      let src = history + (c &* capacity &+ index)
+      let acc = accumulator + c &* n
+      for i in 0..<n { acc[i] += window[i] * src[i] }
+      UnsafeMutableRawPointer(ready + c &* h).copyMemory(from: UnsafeRawPointer(acc), byteCount: h &* 4)
+      UnsafeMutableRawPointer(acc).copyMemory(from: UnsafeRawPointer(acc + h), byteCount: (n &- h) &* 4)
+      (acc + (n &- h)).update(repeating: 0, count: h)
+    }
+    readyOffset = 0
+    readyCount = h
+  }
+}
