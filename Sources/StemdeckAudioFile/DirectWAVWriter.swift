@@ -35,15 +35,7 @@ public final class DirectWAVWriter: @unchecked Sendable {
     self.path = path
     self.sampleRate = sampleRate
     self.channelCount = channelCount
-    descriptor = RawFileName.withCPath(path) { open($0, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666) }
-    if descriptor < 0 {
-      let code = errno
-      let why =
-        code == EEXIST
-        ? "something already exists there (a file or a symbolic link); it is not written over"
-        : String(cString: strerror(code))
-      throw SoundFileError(path: path, reason: "cannot create: \(why)")
-    }
+    descriptor = try SoundFileWriter.createExclusive(path)
     do throws(SoundFileError) { try writeHeader() } catch {
       close(descriptor)
       descriptor = -1

@@ -176,6 +176,20 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
   let scratch: UnsafeMutablePointer<UInt8>?
   static let scratchFrames = 4096
 
+  /// Creates `path` for writing, read-write, with `O_CREAT | O_EXCL | O_NOFOLLOW` and mode 0666
+  /// (the user's umask applies): nothing that exists there, a symbolic link included, is followed
+  /// or written over. A name that is not UTF-8 is created by its bytes (RawFileName).
+  static func createExclusive(_ path: String) throws(SoundFileError) -> Int32 {
+    let fd = RawFileName.withCPath(path) { open($0, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666) }
+    guard fd < 0 else { return fd }
+    let code = errno
+    let why =
+      code == EEXIST
+      ? "something already exists there (a file or a symbolic link); it is not written over"
+      : String(cString: strerror(code))
+    throw SoundFileError(path: path, reason: "cannot create: \(why)")
+  }
+
   /// Creates `path`. The corresponding C functions are `sf_open` with `SFM_WRITE` (which
   /// truncates an existing file, following a symbolic link), or with `exclusive`, `open` with
   /// `O_CREAT | O_EXCL | O_NOFOLLOW` and mode 0666 (so the user's umask applies) and `sf_open_fd`:
@@ -200,15 +214,7 @@ public struct SoundFileWriter: ~Copyable, @unchecked Sendable {
     let opened: OpaquePointer?
     if exclusive {
       // A name that is not UTF-8 is created by its bytes (RawFileName).
-      fd = RawFileName.withCPath(path) { open($0, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666) }
-      if fd < 0 {
-        let code = errno
-        let why =
-          code == EEXIST
-          ? "something already exists there (a file or a symbolic link); it is not written over"
-          : String(cString: strerror(code))
-        throw SoundFileError(path: path, reason: "cannot create: \(why)")
-      }
+      fd = try SoundFileWriter.createExclusive(path)
       opened = sf_open_fd(fd, Int32(SFM_WRITE), &info, Int32(SF_FALSE))
       if opened == nil {
         let why = String(cString: sf_strerror(nil))
