@@ -120,6 +120,41 @@ extension MusicalTests {
     #expect(abs(heard - (0.5 + 1.6 + 0.6)) < 0.05, "position in the file \(heard)")
   }
 
+  @Test("stretch fast after a seek: a stereo stem plays on from the new place as a fresh one started there (nothing of before)")
+  func fastStretchSeekForgets() throws {
+    let folder = try TemporaryFolder()
+    let path = try Self.music(folder, "m.wav", seconds: 3)
+    func rig() throws -> MixerRig {
+      let rig = MixerRig()
+      try rig.mixer.addStem(
+        path: path,
+        settings: stem("m", path) {
+          $0.mode = .stretch; $0.stretch = .fast; $0.rate = 0.8
+        })
+      return rig
+    }
+    // Played for a second, paused, sent back to 0.5 s and played again…
+    let played = try rig()
+    try played.mixer.play()
+    _ = played.render(48000)
+    try played.mixer.pause()
+    _ = played.render(4800)
+    try played.mixer.seek(toSeconds: 0.5)
+    _ = played.render(256)
+    try played.mixer.play()
+    let again = played.render(48000)
+    // …equals a stem started at 0.5 s, on both sides (the right channel's history too).
+    let fresh = try rig()
+    try fresh.mixer.seek(toSeconds: 0.5)
+    _ = fresh.render(256)
+    try fresh.mixer.play()
+    let first = fresh.render(48000)
+    #expect(rms(first.right[0..<24000]) > 0.02 && rms(first.left[0..<24000]) > 0.1, "silent output")
+    let l = (0..<48000).first { again.left[$0] != first.left[$0] }
+    let r = (0..<48000).first { again.right[$0] != first.right[$0] }
+    #expect(l == nil && r == nil, "after the seek, left differs from \(l ?? -1), right from \(r ?? -1)")
+  }
+
   @Test("stretch fast loops: a 1 s loop played three times at tempo 0.8 lasts 3.75 s with no gap at the seams")
   func fastStretchLoops() throws {
     let folder = try TemporaryFolder()

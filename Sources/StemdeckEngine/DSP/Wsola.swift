@@ -108,7 +108,7 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
   public mutating func reset() {
     // The silence before the start that the first frames' windows and searches reach into.
     let lead = frame / 2 &+ tolerance
-    history.update(repeating: 0, count: lead)
+    for c in 0..<channels { (history + c &* capacity).update(repeating: 0, count: lead) }
     historyStart = -lead
     historyCount = lead
     inputEnded = false
