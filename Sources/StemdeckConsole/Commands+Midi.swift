@@ -24,6 +24,8 @@ extension CommandTable {
                                  sfx fire NAME   fire a sound effect on each press
                                  toggle mute|solo NAME   toggle a stem, bus or input on each press
                                  toggle eq NAME  switch its channel EQ off/on on each press
+                                 send NAME SEND  a stem's, bus's or input's level into an aux
+                                                 send, as vol (its pre/post tap kept)
                                  eq low|mid|high NAME    an EQ band's gain from a CC:
                                                  0 -> -18 dB, 64 -> 0 dB, 127 -> +18 dB
                                  play            play/pause on each press
@@ -72,7 +74,7 @@ extension CommandTable {
         let action = try MidiWords.action(Array(rest.dropFirst(used)))
         let full = MidiMapping(
           source: mapping.source, number: mapping.number, channel: mapping.channel,
-          action: action.action, target: action.target)
+          action: action.action, target: action.target, send: action.send)
         if let problem = full.problem() { throw CommandError("midi map: \(problem.field) \(problem.message)") }
         try c.mixerCall { () throws(MixerError) in try c.mixer.addMidiMapping(full) }
         c.driver?.updateMidiPort()
@@ -85,12 +87,15 @@ extension CommandTable {
           return
         }
         let action = try MidiWords.action(rest)
-        try c.mixerCall { () throws(MixerError) in try c.mixer.learnMidi(action: action.action, target: action.target) }
+        try c.mixerCall { () throws(MixerError) in
+          try c.mixer.learnMidi(action: action.action, target: action.target, send: action.send)
+        }
         c.driver?.updateMidiPort()
         let what =
           action.action == .rate
           ? "pitch bend" : action.action.isContinuous || action.action.isEQGain ? "a controller" : "a key or button"
-        c.write("midi learn: move \(what) to bind it to \(action.action.rawValue)\(action.target.isEmpty ? "" : " " + action.target)")
+        let named = [action.target, action.send].filter { !$0.isEmpty }.map { " " + $0 }.joined()
+        c.write("midi learn: move \(what) to bind it to \(action.action.rawValue)\(named)")
       case "unmap":
         var removed: [MidiMapping] = []
         if rest.count == 1 && rest[0].lowercased() == "all" {
@@ -171,12 +176,12 @@ enum MidiWords {
   }
 
   /// `vol NAME`, `pan NAME`, `rate NAME`, `sfx [fire] NAME`, `[toggle] mute|solo|eq NAME`, `play`,
-  /// `eq low|mid|high NAME` (or `eqlow NAME` …, as `midi maps` writes them).
-  static func action(_ words: [String]) throws(CommandError) -> (action: MidiMapping.Action, target: String) {
+  /// `eq low|mid|high NAME` (or `eqlow NAME` …, as `midi maps` writes them), `send NAME SEND`.
+  static func action(_ words: [String]) throws(CommandError) -> (action: MidiMapping.Action, target: String, send: String) {
     var w = words
     guard let first = w.first?.lowercased() else {
       throw CommandError(
-        "a MIDI action is missing: vol NAME, pan NAME, rate NAME, sfx fire NAME, toggle mute|solo|eq NAME, eq low|mid|high NAME or play"
+        "a MIDI action is missing: vol NAME, pan NAME, rate NAME, sfx fire NAME, toggle mute|solo|eq NAME, eq low|mid|high NAME, send NAME SEND or play"
       )
     }
     w.removeFirst()
@@ -206,14 +211,22 @@ enum MidiWords {
     case "eqlow": action = .eqlow
     case "eqmid": action = .eqmid
     case "eqhigh": action = .eqhigh
+    case "send":
+      guard w.count == 2 else {
+        throw CommandError(
+          w.count < 2
+            ? "send needs the sending stem, bus or input and the send: send NAME SEND (e.g. send drums verb)"
+            : "unexpected '\(ValueParser.printable(w[2]))' after the send's name")
+      }
+      return (.send, w[0], w[1])
     default:
       throw CommandError(
-        "unknown MIDI action '\(ValueParser.printable(first))' (vol, pan, rate, sfx fire, toggle mute, toggle solo, toggle eq, eq low|mid|high, play)"
+        "unknown MIDI action '\(ValueParser.printable(first))' (vol, pan, rate, sfx fire, toggle mute, toggle solo, toggle eq, eq low|mid|high, send, play)"
       )
     }
     if action == .play {
       guard w.isEmpty else { throw CommandError("play takes no name (got '\(ValueParser.printable(w[0]))')") }
-      return (action, "")
+      return (action, "", "")
     }
     guard w.count == 1 else {
       throw CommandError(
@@ -221,7 +234,7 @@ enum MidiWords {
           ? "\(action.rawValue) needs \(action == .sfx ? "an effect" : "a stem") name"
           : "unexpected '\(ValueParser.printable(w[1]))' after the name")
     }
-    return (action, w[0])
+    return (action, w[0], "")
   }
 }
 

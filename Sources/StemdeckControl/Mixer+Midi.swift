@@ -94,6 +94,9 @@ extension Mixer {
             : "no stem, bus or input named '\(printableText(mapping.target))' (midi \(mapping.action.rawValue) drives one)")
       }
     }
+    if mapping.action == .send, sendTable.position(mapping.send) == nil {
+      throw unknownSend(printableText(mapping.send))
+    }
     if mapping.action == .sfx, effects.byName[mapping.target] == nil,
       !effects.loading.contains(where: { $0.settings.name == mapping.target })
     {
@@ -122,9 +125,10 @@ extension Mixer {
 
   /// Waits for the next controller moved (a note for sound effects and toggles, pitch bend for
   /// rate) and binds it to `action` on `target`. Checked now: the stem or effect must exist.
-  public func learnMidi(action: MidiMapping.Action, target: String) throws(MixerError) {
+  public func learnMidi(action: MidiMapping.Action, target: String, send: String = "") throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      let placeholder = MidiMapping(source: action == .rate ? .bend : .cc, number: 0, action: action, target: target)
+      let placeholder = MidiMapping(
+        source: action == .rate ? .bend : .cc, number: 0, action: action, target: target, send: send)
       try checkMidiMapping(placeholder)
       midiState.learning = placeholder
     }
@@ -213,8 +217,9 @@ extension Mixer {
           }
           continue
         }
-        if mapping.action == .volume || mapping.action == .pan {
-          // Only a bus's or an input's reach here (a stem's move in the renderer).
+        if mapping.action == .volume || mapping.action == .pan || mapping.action == .send {
+          // A bus's or an input's volume and pan, and every send level (a stem's volume and pan
+          // move in the renderer).
           do throws(MixerError) {
             try moveStrip(index: Int(binding), mapping, status: status, data1: data1, data2: Int(data2))
           } catch {
@@ -256,7 +261,7 @@ extension Mixer {
       var eq = try eqSettings(mapping.target)
       eq.enabled.toggle()
       try setEQ(mapping.target, eq)
-    case .volume, .pan, .rate, .eqlow, .eqmid, .eqhigh: break
+    case .volume, .pan, .rate, .eqlow, .eqmid, .eqhigh, .send: break
     }
   }
 
@@ -286,9 +291,22 @@ extension Mixer {
 
   /// A `vol`/`pan` mapping of a bus or live input moved: the same curves and soft takeover as a
   /// stem's (`MidiCurve`, `SoftTakeover`), 7-bit, applied on the control thread.
+  /// A `send` mapping moves the strip's level into its send the same way (the volume curve; the
+  /// tap point stays, post-fader for a new level).
   func moveStrip(index: Int, _ mapping: MidiMapping, status: UInt8, data1: UInt8, data2: Int) throws(MixerError) {
-    guard let strip = midiStrip(mapping.target) else {
-      throw MixerError("no bus or input named '\(printableText(mapping.target))'")
+    let current: Double
+    var tapPre = false
+    if mapping.action == .send {
+      guard let aux = sendTable.sends.first(where: { $0.name == mapping.send }) else {
+        throw unknownSend(printableText(mapping.send))
+      }
+      current = aux.levels[mapping.target]?.gain ?? 0
+      tapPre = aux.levels[mapping.target]?.preFader ?? false
+    } else {
+      guard let strip = midiStrip(mapping.target) else {
+        throw MixerError("no bus or input named '\(printableText(mapping.target))'")
+      }
+      current = mapping.action == .volume ? strip.volume : strip.pan
     }
     let position: Double
     switch status & 0xF0 {
@@ -296,8 +314,7 @@ extension Mixer {
     case 0xE0: position = Double(data2 * 128 + Int(data1)) / 128
     default: return
     }
-    let volume = mapping.action == .volume
-    let current = volume ? strip.volume : strip.pan
+    let volume = mapping.action != .pan
     let currentPosition = volume ? MidiCurve.position(gain: current) : MidiCurve.position(pan: current)
     var takeover = midiState.stripTakeover[index] ?? SoftTakeover()
     defer { midiState.stripTakeover[index] = takeover }
@@ -307,7 +324,12 @@ extension Mixer {
     }
     let value = volume ? MidiCurve.gain(position: position) : MidiCurve.pan(position: position)
     takeover.lastApplied = value
-    if volume { try setVolume(mapping.target, value) } else { try setPan(mapping.target, value) }
+    switch mapping.action {
+    case .send:
+      try setSend(strip: mapping.target, send: mapping.send, level: SendLevel(gain: value, preFader: tapPre))
+    case .volume: try setVolume(mapping.target, value)
+    default: try setPan(mapping.target, value)
+    }
   }
 
   /// An `eqlow`/`eqmid`/`eqhigh` mapping's band set to `gain` dB (its frequency and Q kept).
@@ -326,14 +348,14 @@ extension Mixer {
     let type = status & 0xF0
     let source: MidiMapping.Source
     switch (type, learning.action) {
-    case (0xE0, .rate), (0xE0, .volume), (0xE0, .pan): source = .bend
+    case (0xE0, .rate), (0xE0, .volume), (0xE0, .pan), (0xE0, .send): source = .bend
     case (0xB0, let a) where a != .rate: source = .cc
     case (0x90, .sfx), (0x90, .mute), (0x90, .solo), (0x90, .play), (0x90, .eq): source = .note
     default: return nil
     }
     let mapping = MidiMapping(
       source: source, number: source == .bend ? 0 : Int(data1), channel: Int(status & 0x0F) + 1,
-      action: learning.action, target: learning.target)
+      action: learning.action, target: learning.target, send: learning.send)
     midiState.learning = nil
     do throws(MixerError) {
       try checkMidiMapping(mapping)

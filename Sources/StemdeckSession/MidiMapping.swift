@@ -6,7 +6,8 @@
 //     { "source" : "cc", "number" : 7, "channel" : 1, "action" : "volume", "target" : "drums" },
 //     { "source" : "note", "number" : 36, "action" : "sfx", "target" : "kick" },
 //     { "source" : "cc", "number" : 64, "action" : "play" },
-//     { "source" : "cc", "number" : 20, "action" : "eqlow", "target" : "drums" }
+//     { "source" : "cc", "number" : 20, "action" : "eqlow", "target" : "drums" },
+//     { "source" : "cc", "number" : 21, "action" : "send", "target" : "drums", "send" : "verb" }
 //   ] }
 
 /// One MIDI mapping: a source (a controller, a note or pitch bend, on one channel or any) and what
@@ -23,13 +24,15 @@ public struct MidiMapping: Equatable, Sendable {
   /// (`eq`: its channel EQ on/off), `play` toggles play/pause. `eqlow`, `eqmid` and `eqhigh`
   /// follow a controller on the control thread: the band's gain, CC 0 → −18 dB, 64 → 0 dB,
   /// 127 → +18 dB (`eqGain(value:)`; the EQ glides to it, so the control loop's pace is smooth).
+  /// `send` follows a controller on the control thread too: a strip's level into the aux send
+  /// `MidiMapping.send`, through the volume fader curve, with soft takeover.
   public enum Action: String, CaseIterable, Sendable {
-    case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh
+    case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send
 
     /// Whether its target is a stem (an effect for `sfx`, nothing for `play`).
     public var targetsStem: Bool { self != .sfx && self != .play }
     /// Whether it follows a continuous value (and so has soft takeover).
-    public var isContinuous: Bool { self == .volume || self == .pan || self == .rate }
+    public var isContinuous: Bool { self == .volume || self == .pan || self == .rate || self == .send }
     /// Whether it sets an EQ band's gain (a controller's value, no takeover).
     public var isEQGain: Bool { self == .eqlow || self == .eqmid || self == .eqhigh }
   }
@@ -42,17 +45,20 @@ public struct MidiMapping: Equatable, Sendable {
   public var action: Action
   /// The stem (or, for `sfx`, the effect) it drives; empty for `play`.
   public var target: String
+  /// For `send`: the aux send whose level it sets (the target is the strip sending); empty otherwise.
+  public var send: String
 
-  public init(source: Source, number: Int, channel: Int? = nil, action: Action, target: String) {
+  public init(source: Source, number: Int, channel: Int? = nil, action: Action, target: String, send: String = "") {
     self.source = source
     self.number = number
     self.channel = channel
     self.action = action
     self.target = target
+    self.send = send
   }
 
   /// The fields of a mapping object in the session file.
-  static let fields = ["source", "number", "channel", "action", "target"]
+  static let fields = ["source", "number", "channel", "action", "target", "send"]
   public static let numberRule = "must be a whole number between 0 and 127"
   public static let channelRule = "must be a whole number between 1 and 16 (leave it out for any channel)"
 
@@ -62,7 +68,7 @@ public struct MidiMapping: Equatable, Sendable {
     if source == .bend && number != 0 { return ("number", "must be 0 or left out for pitch bend (got \(number))") }
     if let channel, !(1...16).contains(channel) { return ("channel", Self.channelRule + " (got \(channel))") }
     switch action {
-    case .volume, .pan:
+    case .volume, .pan, .send:
       if source == .note {
         return ("action", "\(action.rawValue) follows a controller or pitch bend, not a note (use source cc or bend)")
       }
@@ -78,6 +84,11 @@ public struct MidiMapping: Equatable, Sendable {
     } else if let problem = SessionRules.nameProblem(target, of: action == .sfx ? .effect : .stem) {
       return ("target", problem)
     }
+    if action == .send {
+      if let problem = SendSettings.nameProblem(send) { return ("send", problem) }
+    } else if !send.isEmpty {
+      return ("send", "only a send mapping names a send (got \(SessionRules.quote(send)) on \(action.rawValue))")
+    }
     return nil
   }
 
@@ -88,6 +99,7 @@ public struct MidiMapping: Equatable, Sendable {
     if let channel { words += ["ch", String(channel)] }
     words.append(action.rawValue)
     if !target.isEmpty { words.append(target) }
+    if !send.isEmpty { words.append(send) }
     return words.joined(separator: " ")
   }
 

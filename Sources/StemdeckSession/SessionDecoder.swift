@@ -304,7 +304,10 @@ struct SessionDecoder {
       if let t = f["target"] {
         target = try string(t, at: base + ".target", rule: "must be a stem or effect name in double quotes")
       }
-      let mapping = MidiMapping(source: source, number: number ?? 0, channel: channel, action: action, target: target)
+      var send = ""
+      if let s = f["send"] { send = try string(s, at: base + ".send", rule: "must be a send name in double quotes") }
+      let mapping = MidiMapping(
+        source: source, number: number ?? 0, channel: channel, action: action, target: target, send: send)
       if let problem = mapping.problem() {
         throw fail(base + "." + problem.field, f[problem.field] ?? element, problem.message)
       }

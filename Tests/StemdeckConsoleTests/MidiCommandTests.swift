@@ -182,7 +182,7 @@ struct MidiCommandTests {
     #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midiMappings)
   }
 
-  @Test("buses and live inputs: vol/pan through the fader curve with soft takeover, mute/solo/EQ toggles; rate refused")
+  @Test("buses and live inputs: vol/pan through the fader curve with soft takeover, mute/solo/EQ toggles; rate refused; send levels")
   func stripMappings() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
@@ -233,6 +233,28 @@ struct MidiCommandTests {
     #expect(try !bus().eq.enabled)
     send([0xB0, 32, 127])
     #expect(try mic().eq.low.gain == 18)
+    // Send levels: a bus's from silence (CC 0 picks it up), an input's pre-fader one at -20 dB
+    // (position 45.3) picked up at 45 and kept pre-fader.
+    for line in ["send add verb", "send mic verb -20dB pre", "midi map cc 34 send grp verb", "midi map cc 36 send mic verb"] {
+      let r = h.run(line)
+      #expect(r.ok, "\(line): \(r.output)")
+    }
+    for (line, fragment) in [
+      ("midi map cc 37 send grp nosuch", "no send named 'nosuch'"),
+      ("midi map note 3 send grp verb", "send follows a controller or pitch bend, not a note"),
+      ("midi map cc 38 send grp", "send needs the sending stem, bus or input and the send")
+    ] {
+      let r = h.run(line)
+      #expect(!r.ok && r.output.contains { $0.hasPrefix("error: ") && $0.contains(fragment) }, "\(line): \(r.output)")
+    }
+    h.render(blocks: 1)  // takes the new mappings
+    send([0xB0, 34, 0])
+    send([0xB0, 34, 100])
+    send([0xB0, 36, 45])
+    let verb = try #require(h.mixer.auxSends.first { $0.name == "verb" })
+    #expect(verb.levels["grp"] == SendLevel(gain: 1, preFader: false), "\(verb.levels)")
+    #expect(verb.levels["mic"] == SendLevel(gain: MidiCurve.gain(position: 45), preFader: true), "\(verb.levels)")
+    #expect(h.run("midi maps").output.contains("cc 34 send grp verb"))
     let path = h.folder.file("strip-midi.json")
     #expect(h.run("save \(path)").ok)
     #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midiMappings)

@@ -37,12 +37,22 @@ let badMidiDocuments: [BadDocument] = [
     label: "midi action unknown",
     text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "wiggle", "target" : "drums" } ] }"#]),
     location: "midi.mappings[0].action",
-    fragment: "unknown MIDI action \"wiggle\" (allowed: volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh)",
+    fragment: "unknown MIDI action \"wiggle\" (allowed: volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send)",
     line: 4),
   BadDocument(
     label: "midi rate from a cc",
     text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "rate", "target" : "drums" } ] }"#]),
     location: "midi.mappings[0].action", fragment: "rate follows pitch bend only", line: 4),
+  BadDocument(
+    label: "midi send without its send",
+    text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "send", "target" : "drums" } ] }"#]),
+    location: "midi.mappings[0].send", fragment: "a send name must not be empty", line: 4),
+  BadDocument(
+    label: "midi send named on a volume mapping",
+    text: document(top: [
+      #""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "volume", "target" : "drums", "send" : "verb" } ] }"#
+    ]),
+    location: "midi.mappings[0].send", fragment: "only a send mapping names a send (got \"verb\" on volume)", line: 4),
   BadDocument(
     label: "midi target missing",
     text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "volume" } ] }"#]),
@@ -84,7 +94,8 @@ struct MidiSessionTests {
       MidiMapping(source: .cc, number: 7, channel: 1, action: .volume, target: "drums"),
       MidiMapping(source: .note, number: 36, action: .sfx, target: "kick"),
       MidiMapping(source: .bend, number: 0, channel: 16, action: .rate, target: "drums"),
-      MidiMapping(source: .cc, number: 64, action: .play, target: "")
+      MidiMapping(source: .cc, number: 64, action: .play, target: ""),
+      MidiMapping(source: .cc, number: 21, action: .send, target: "drums", send: "verb")
     ]
     let text = SessionFile.encode(session)
     #expect(text.contains(#"{ "source" : "cc", "number" : 7, "channel" : 1, "action" : "volume", "target" : "drums" }"#), "\(text)")
