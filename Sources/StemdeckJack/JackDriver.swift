@@ -172,7 +172,15 @@ public final class JackDriver: @unchecked Sendable {
   public func shutdown() {
     lock.locked {
       client?.deactivate()
-      client?.removePortProperties()
+      if let client, !Self.removePortProperties(of: client, within: 2) {
+        // jack_client_close would wait on the same database: the client is left open (the
+        // process is ending) and the ports' pretty names stay behind in the database.
+        _ = Unmanaged.passRetained(client)
+        let text =
+          "stemdeck: JACK's metadata database did not answer within 2 s (a lock left taken by a "
+          + "JACK process that was killed?); quitting without removing the ports' names from it\n"
+        _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+      }
       client = nil
       pendingClient = nil
       connected = false
@@ -183,6 +191,22 @@ public final class JackDriver: @unchecked Sendable {
 
   deinit {
     if let context { context.deinitialize(count: 1); context.deallocate() }
+  }
+
+  /// Removes the client's port metadata on a thread of its own and waits at most `seconds` for
+  /// it. jackd2's metadata database (Berkeley DB under /dev/shm) is shared by every JACK process of
+  /// the user; a process killed while it held one of the database's locks leaves that lock taken,
+  /// and then the removal waits forever. Quitting must never hang on that (docs/architecture.md,
+  /// *JACK metadata*). Returns whether the removal finished.
+  static func removePortProperties(of client: JackClient, within seconds: Double) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    let worker = Thread {
+      client.removePortProperties()
+      done.signal()
+    }
+    worker.name = "stemdeck-metadata"
+    worker.start()
+    return done.wait(timeout: .now() + seconds) == .success
   }
 
   // MARK: - Status

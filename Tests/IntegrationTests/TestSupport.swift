@@ -335,8 +335,30 @@ final class PrivateJackServer: @unchecked Sendable {
   var pid: pid_t? { process.withLock { $0?.pid } }
   var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
 
-  /// Starts jackd (again, under the same name) and waits until clients can connect.
+  /// The test command's JACK preflight (scripts/jack-preflight), from this file's place.
+  static let preflightScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("scripts/jack-preflight").path
+
+  /// Starts jackd (again, under the same name) and waits until clients can connect. When it does
+  /// not come up, the JACK preflight runs once and the start is tried again: jackd2's metadata
+  /// database (shared by every JACK process of the user) stays locked after a process was killed
+  /// while holding its lock, and some tests kill stemdeck and jackd with SIGKILL on purpose; the
+  /// preflight moves such a database aside when no JACK server is running (docs/architecture.md,
+  /// *JACK metadata*). What the preflight said is part of the error if the retry fails too.
   func start() async throws {
+    do {
+      try await startOnce()
+    } catch {
+      let preflight = try await runTool(Self.preflightScript, [], environment: [:], timeout: 60)
+      do {
+        try await startOnce()
+      } catch {
+        throw HarnessError("\(error)\nafter the JACK preflight (exit \(preflight.status)):\n\(preflight.text)")
+      }
+    }
+  }
+
+  private func startOnce() async throws {
     guard findOnPath("jackd") != nil else { throw HarnessError("jackd is not installed (apt-get install jackd2)") }
     precondition(!isRunning, "server \(name) is already running")
     JackRegistry.reclaimDeadEntries()
