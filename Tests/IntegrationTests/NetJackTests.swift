@@ -301,7 +301,7 @@ struct NetJackTests {
     func equal(_ captureStart: Int, _ offset: Int, _ count: Int) -> Bool {
       for f in captureStart..<(captureStart + count) {
         let r = f - offset
-        guard r >= 0, r < reference.frames, f < capture.frames else { return false }
+        guard r >= 0, r < reference.frames, f >= 0, f < capture.frames else { return false }
         for c in 0..<2 where abs(reference.sample(r, c) - capture.sample(f, c)) > tolerance { return false }
       }
       return true
