@@ -349,6 +349,7 @@ final class PrivateJackServer: @unchecked Sendable {
     do {
       try await startOnce()
     } catch {
+      stop()  // whatever startOnce left running (a jack_wait that threw, not only one that failed)
       let preflight = try await runTool(Self.preflightScript, [], environment: [:], timeout: 60)
       do {
         try await startOnce()
@@ -366,7 +367,13 @@ final class PrivateJackServer: @unchecked Sendable {
       "jackd", ["-n", name, "--no-realtime"] + (driverArguments ?? ["-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]),
       environment: environment, stdout: .file(logPath), stderr: .file(logPath))
     process.withLock { $0 = child }
-    let waited = try await runTool("jack_wait", ["-s", name, "-w", "-t", "10"], environment: environment, timeout: 15)
+    let waited: ToolResult
+    do {
+      waited = try await runTool("jack_wait", ["-s", name, "-w", "-t", "10"], environment: environment, timeout: 15)
+    } catch {
+      stop()
+      throw HarnessError("private JACK server \(name): jack_wait failed: \(error)")
+    }
     guard waited.status == 0, child.isRunning else {
       let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
       stop()
