@@ -294,42 +294,55 @@ extension Mixer {
   /// A `send` mapping moves the strip's level into its send the same way (the volume curve; the
   /// tap point stays, post-fader for a new level).
   func moveStrip(index: Int, _ mapping: MidiMapping, status: UInt8, data1: UInt8, data2: Int) throws(MixerError) {
-    let current: Double
-    var tapPre = false
-    if mapping.action == .send {
-      guard let aux = sendTable.sends.first(where: { $0.name == mapping.send }) else {
-        throw unknownSend(printableText(mapping.send))
-      }
-      current = aux.levels[mapping.target]?.gain ?? 0
-      tapPre = aux.levels[mapping.target]?.preFader ?? false
-    } else {
-      guard let strip = midiStrip(mapping.target) else {
-        throw MixerError("no bus or input named '\(printableText(mapping.target))'")
-      }
-      current = mapping.action == .volume ? strip.volume : strip.pan
-    }
     let position: Double
     switch status & 0xF0 {
     case 0xB0, 0x90: position = Double(data2)
     case 0xE0: position = Double(data2 * 128 + Int(data1)) / 128
     default: return
     }
-    let volume = mapping.action != .pan
+    if mapping.action == .send {
+      try moveSendLevel(index: index, mapping, position: position)
+    } else {
+      try moveStripFader(index: index, mapping, position: position)
+    }
+  }
+
+  /// A `send` mapping: the level of its strip into its send, the tap point kept.
+  func moveSendLevel(index: Int, _ mapping: MidiMapping, position: Double) throws(MixerError) {
+    guard let aux = sendTable.sends.first(where: { $0.name == mapping.send }) else {
+      throw unknownSend(printableText(mapping.send))
+    }
+    let level = aux.levels[mapping.target]
+    guard let gain = takeOver(index: index, position: position, current: level?.gain ?? 0, volume: true) else { return }
+    try setSend(strip: mapping.target, send: mapping.send, level: SendLevel(gain: gain, preFader: level?.preFader ?? false))
+  }
+
+  /// A `vol` or `pan` mapping of a bus or live input.
+  func moveStripFader(index: Int, _ mapping: MidiMapping, position: Double) throws(MixerError) {
+    guard let strip = midiStrip(mapping.target) else {
+      throw MixerError("no bus or input named '\(printableText(mapping.target))'")
+    }
+    let volume = mapping.action == .volume
+    guard let value = takeOver(index: index, position: position, current: volume ? strip.volume : strip.pan, volume: volume) else {
+      return
+    }
+    if volume { try setVolume(mapping.target, value) } else { try setPan(mapping.target, value) }
+  }
+
+  /// The value mapping `index` sets for a control at `position` (0…127) when the control has
+  /// taken over the parameter (now `current`), or nil while soft takeover holds it (counted in
+  /// `midiState.held`). A volume (or send level) follows `MidiCurve`'s gain curve, a pan its pan curve.
+  func takeOver(index: Int, position: Double, current: Double, volume: Bool) -> Double? {
     let currentPosition = volume ? MidiCurve.position(gain: current) : MidiCurve.position(pan: current)
     var takeover = midiState.stripTakeover[index] ?? SoftTakeover()
     defer { midiState.stripTakeover[index] = takeover }
     guard takeover.accept(position: position, currentPosition: currentPosition, current: current) else {
       midiState.held += 1
-      return
+      return nil
     }
     let value = volume ? MidiCurve.gain(position: position) : MidiCurve.pan(position: position)
     takeover.lastApplied = value
-    switch mapping.action {
-    case .send:
-      try setSend(strip: mapping.target, send: mapping.send, level: SendLevel(gain: value, preFader: tapPre))
-    case .volume: try setVolume(mapping.target, value)
-    default: try setPan(mapping.target, value)
-    }
+    return value
   }
 
   /// An `eqlow`/`eqmid`/`eqhigh` mapping's band set to `gain` dB (its frequency and Q kept).

@@ -7,59 +7,24 @@ import StemdeckEngine
 // (`ProcessContext.liveInputPorts`), which hands their buffers to the renderer every period.
 // docs/architecture.md, *Live inputs*.
 
-/// A live input's registered ports: the short names and the ports, by strip index.
-struct LiveInputPorts {
-  var names: [String]
-  var ports: [OpaquePointer]
-}
-
 extension JackDriver {
+  /// Live inputs' port sets: `NAME_in`, or `NAME_in_L` and `NAME_in_R`, in slots 2i and 2i+1.
+  static let liveInputPortSet = PortSetKind(
+    slotsPerIndex: 2, publish: { context, slot, port in context.pointee.setLiveInputPort(slot, port) },
+    describe: { k, names in
+      (false, "stemdeck input \(names[k])" + (names.count == 1 ? "" : k == 0 ? " left" : " right"))
+    })
+
   /// Registers the ports of new inputs and removes those of inputs gone (after the process
-  /// callback has let go of them: cleared, then two periods, as the sfx ports). A port that
-  /// cannot be registered (a name JACK refuses or already taken) is tried again at each poll.
+  /// callback has let go of them). A port that cannot be registered (a name JACK refuses or
+  /// already taken) is tried again at each poll.
   func syncLiveInputs() {
-    guard let client, let context else { return }
-    let wanted = mixer.liveInputPorts()
-    var released: [OpaquePointer] = []
-    let stillWanted = Set(wanted.values.flatMap { $0 })
-    for (index, entry) in liveInputRegistered where wanted[index] != entry.names {
-      context.pointee.setLiveInputPort(2 * index, nil)
-      context.pointee.setLiveInputPort(2 * index + 1, nil)
-      released += entry.ports
-      liveInputRegistered[index] = nil
-      // A removed input's connections go with it (an input added again is connected anew).
-      for name in entry.names where !stillWanted.contains(name) {
-        lastSeen[name] = nil
-        intended[name] = nil
-      }
-    }
-    if !released.isEmpty {
-      let p = periods
-      let deadline = Date().addingTimeInterval(0.2)
-      while periods < p + 2 && Date() < deadline { usleep(1000) }
-      for port in released { client.unregister(port) }
-    }
-    for (index, names) in wanted.sorted(by: { $0.key < $1.key }) where liveInputRegistered[index] == nil {
-      var ports: [OpaquePointer] = []
-      for name in names {
-        let side = names.count == 1 ? "" : (name.hasSuffix("_L") ? " left" : " right")
-        guard let port = try? client.registerAudioPort(name, isOutput: false, prettyName: "stemdeck input \(name)\(side)") else { break }
-        ports.append(port)
-      }
-      guard ports.count == names.count else {
-        for port in ports { client.unregister(port) }
-        continue
-      }
-      liveInputRegistered[index] = LiveInputPorts(names: names, ports: ports)
-      context.pointee.setLiveInputPort(2 * index, ports[0])
-      context.pointee.setLiveInputPort(2 * index + 1, ports.count > 1 ? ports[1] : nil)
-    }
+    syncPortSets(wanted: mixer.liveInputPorts(), registered: \.liveInputRegistered, kind: Self.liveInputPortSet)
   }
 
   /// Whether the registered input ports differ from the mixer's inputs.
   func liveInputsOutOfStep() -> Bool {
-    let wanted = mixer.liveInputPorts()
-    return wanted.count != liveInputRegistered.count || wanted.contains { liveInputRegistered[$0.key]?.names != $0.value }
+    portSetsOutOfStep(wanted: mixer.liveInputPorts(), registered: liveInputRegistered)
   }
 
   /// Registers or removes input ports now (after `input add`/`remove`), rather than at the next `poll`.
@@ -85,8 +50,6 @@ extension JackDriver {
 
   /// Forgets the ports (a new client, or the server went away) and clears the process callback's copies.
   func forgetLiveInputs() {
-    liveInputRegistered = [:]
-    guard let context else { return }
-    for i in 0..<context.pointee.liveInputPortCount { context.pointee.setLiveInputPort(i, nil) }
+    forgetPortSets(\.liveInputRegistered, slots: context?.pointee.liveInputPortCount ?? 0, kind: Self.liveInputPortSet)
   }
 }

@@ -8,56 +8,24 @@ import StemdeckEngine
 // the renderer (`RenderState.sends`) every period. The live inputs' pattern
 // (JackDriver+Inputs.swift). docs/architecture.md, *Aux sends*.
 
-/// A send's registered ports: the short names and the ports (send L/R, return L/R).
-struct SendPorts {
-  var names: [String]
-  var ports: [OpaquePointer]
-}
-
 extension JackDriver {
+  /// Aux sends' port sets: `NAME_send_L`, `NAME_send_R` (outputs), `NAME_return_L`,
+  /// `NAME_return_R` (inputs), in slots 4i to 4i+3.
+  static let sendPortSet = PortSetKind(
+    slotsPerIndex: 4, publish: { context, slot, port in context.pointee.setSendPort(slot, port) },
+    describe: { k, names in
+      (k < 2, "stemdeck \(k < 2 ? "send" : "return") \(names[k])")
+    })
+
   /// Registers the ports of new sends and removes those of sends gone (cleared in the process
   /// context first, unregistered two periods later). A port JACK refuses is tried again at each poll.
   func syncSends() {
-    guard let client, let context else { return }
-    let wanted = mixer.sendPorts()
-    var released: [OpaquePointer] = []
-    let stillWanted = Set(wanted.values.flatMap { $0 })
-    for (index, entry) in sendRegistered where wanted[index] != entry.names {
-      for k in 0..<4 { context.pointee.setSendPort(4 * index + k, nil) }
-      released += entry.ports
-      sendRegistered[index] = nil
-      for name in entry.names where !stillWanted.contains(name) {
-        lastSeen[name] = nil
-        intended[name] = nil
-      }
-    }
-    if !released.isEmpty {
-      let p = periods
-      let deadline = Date().addingTimeInterval(0.2)
-      while periods < p + 2 && Date() < deadline { usleep(1000) }
-      for port in released { client.unregister(port) }
-    }
-    for (index, names) in wanted.sorted(by: { $0.key < $1.key }) where sendRegistered[index] == nil && names.count == 4 {
-      var ports: [OpaquePointer] = []
-      for (k, name) in names.enumerated() {
-        let output = k < 2
-        let pretty = "stemdeck \(output ? "send" : "return") \(name)"
-        guard let port = try? client.registerAudioPort(name, isOutput: output, prettyName: pretty) else { break }
-        ports.append(port)
-      }
-      guard ports.count == 4 else {
-        for port in ports { client.unregister(port) }
-        continue
-      }
-      sendRegistered[index] = SendPorts(names: names, ports: ports)
-      for k in 0..<4 { context.pointee.setSendPort(4 * index + k, ports[k]) }
-    }
+    syncPortSets(wanted: mixer.sendPorts(), registered: \.sendRegistered, kind: Self.sendPortSet)
   }
 
   /// Whether the registered send ports differ from the mixer's sends.
   func sendsOutOfStep() -> Bool {
-    let wanted = mixer.sendPorts()
-    return wanted.count != sendRegistered.count || wanted.contains { sendRegistered[$0.key]?.names != $0.value }
+    portSetsOutOfStep(wanted: mixer.sendPorts(), registered: sendRegistered)
   }
 
   /// Registers or removes send ports now (after `send add`/`remove`), rather than at the next `poll`.
@@ -72,9 +40,7 @@ extension JackDriver {
 
   /// Forgets the ports (a new client, or the server went away) and clears the process callback's copies.
   func forgetSends() {
-    sendRegistered = [:]
-    guard let context else { return }
-    for i in 0..<context.pointee.sendPortCount { context.pointee.setSendPort(i, nil) }
+    forgetPortSets(\.sendRegistered, slots: context?.pointee.sendPortCount ?? 0, kind: Self.sendPortSet)
   }
 }
 
@@ -95,7 +61,11 @@ func stemdeckLatency(_ mode: jack_latency_callback_mode_t, _ arg: UnsafeMutableR
     if port == 0 { continue }
     if i % 4 < 2 { sendOutputs.insert(port) } else { returnInputs.insert(port) }
   }
-  guard let list = jack_get_ports(client, nil, nil, 0) else { return }
+  // Only this client's ports (a regular expression of its name, escaped), not the whole graph's.
+  guard let own = jack_get_client_name(client) else { return }
+  let special = Set("\\^$.|?*+()[]{}")
+  let pattern = "^" + String(cString: own).map { special.contains($0) ? "\\\($0)" : "\($0)" }.joined() + ":"
+  guard let list = jack_get_ports(client, pattern, nil, 0) else { return }
   defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
   var inputs: [OpaquePointer] = [], outputs: [OpaquePointer] = []
   var i = 0

@@ -39,9 +39,9 @@ public final class JackDriver: @unchecked Sendable {
   /// `midi_out`, while the mixer sends MIDI feedback.
   var midiOutPort: OpaquePointer?
   /// The live inputs' ports by strip index (JackDriver+Inputs.swift).
-  var liveInputRegistered: [Int: LiveInputPorts] = [:]
+  var liveInputRegistered: [Int: RegisteredPorts] = [:]
   /// The aux sends' registered ports by send index (JackDriver+Sends.swift).
-  var sendRegistered: [Int: SendPorts] = [:]
+  var sendRegistered: [Int: RegisteredPorts] = [:]
   public private(set) var launcher: ServerLauncher?
   let launch: ServerLauncher.Launch
   /// Connections we want, by our port's short name → full peer names. Survives server restarts.
@@ -440,9 +440,7 @@ public final class JackDriver: @unchecked Sendable {
     } else if !wanted, let ports = effectPorts {
       context.pointee.effectPortLeft.store(0, ordering: .releasing)
       context.pointee.effectPortRight.store(0, ordering: .releasing)
-      let p = periods
-      let deadline = Date().addingTimeInterval(0.2)
-      while periods < p + 2 && Date() < deadline { usleep(1000) }
+      waitForTheProcessCallbackToLetGo()
       client.unregister(ports.left)
       client.unregister(ports.right)
       effectPorts = nil
@@ -462,9 +460,7 @@ public final class JackDriver: @unchecked Sendable {
       }
     } else if !out, let port = midiOutPort {
       context.pointee.midiOutPort.store(0, ordering: .releasing)
-      let p = periods
-      let deadline = Date().addingTimeInterval(0.2)
-      while periods < p + 2 && Date() < deadline { usleep(1000) }
+      waitForTheProcessCallbackToLetGo()
       client.unregister(port)
       midiOutPort = nil
     }
@@ -477,9 +473,7 @@ public final class JackDriver: @unchecked Sendable {
       context.pointee.midiPort.store(Int(bitPattern: UnsafeRawPointer(port)), ordering: .releasing)
     } else if !wanted, let port = midiPort {
       context.pointee.midiPort.store(0, ordering: .releasing)
-      let p = periods
-      let deadline = Date().addingTimeInterval(0.2)
-      while periods < p + 2 && Date() < deadline { usleep(1000) }
+      waitForTheProcessCallbackToLetGo()
       client.unregister(port)
       midiPort = nil
     }
@@ -527,9 +521,7 @@ public final class JackDriver: @unchecked Sendable {
     defer { context.pointee.updateDirectLimits(maxVoices: mixer.renderState.pointee.maxVoices) }
     for (name, entry) in directPorts where wanted[name] == nil {
       // Let the process callback finish any period that still uses the ports before freeing them.
-      let p = periods
-      let deadline = Date().addingTimeInterval(0.2)
-      while periods < p + 2 && Date() < deadline { usleep(1000) }
+      waitForTheProcessCallbackToLetGo()
       client.unregister(entry.left)
       client.unregister(entry.right)
       directPorts[name] = nil

@@ -1,0 +1,89 @@
+import Foundation
+
+// Port sets by index: the ports of one of the mixer's numbered objects (a live input's one or
+// two, an aux send's four), registered on the control thread and published to the process
+// callback through the process context's atomic slots. Live inputs (JackDriver+Inputs.swift)
+// and aux sends (JackDriver+Sends.swift) share this one syncer. docs/architecture.md, *Live
+// inputs* and *Aux sends*.
+
+/// The ports registered for one index: their short names and the ports, in slot order.
+struct RegisteredPorts: Equatable {
+  var names: [String]
+  var ports: [OpaquePointer]
+}
+
+/// How one kind of port set is registered and published.
+struct PortSetKind: Sendable {
+  /// Slots the process context keeps for each index (a live input 2, a send 4); slot `k` of
+  /// index `i` is `slotsPerIndex × i + k`.
+  let slotsPerIndex: Int
+  /// Stores the port (nil: clears the slot) in slot `slot` of the process context.
+  let publish: @Sendable (UnsafeMutablePointer<ProcessContext>, _ slot: Int, OpaquePointer?) -> Void
+  /// Whether port `k` of a set named `names` is an output, and its pretty name.
+  let describe: @Sendable (_ k: Int, _ names: [String]) -> (isOutput: Bool, prettyName: String)
+}
+
+extension JackDriver {
+  /// Waits (at most 0.2 s) until the process callback has begun two more periods, so that it no
+  /// longer uses a port cleared from the process context before that: then the port may be
+  /// unregistered.
+  func waitForTheProcessCallbackToLetGo() {
+    let p = periods
+    let deadline = Date().addingTimeInterval(0.2)
+    while periods < p + 2 && Date() < deadline { usleep(1000) }
+  }
+
+  /// Makes the registered sets (`registered`) match `wanted` (names by index): the sets that
+  /// changed or went are cleared from the process context, and unregistered once the process
+  /// callback let go of them (their connections forgotten, so one added again is connected
+  /// anew); the new ones are registered and published. A set JACK refuses a port of (a name
+  /// refused or already taken) is not registered at all and is tried again at the next poll.
+  func syncPortSets(
+    wanted: [Int: [String]], registered: ReferenceWritableKeyPath<JackDriver, [Int: RegisteredPorts]>, kind: PortSetKind
+  ) {
+    guard let client, let context else { return }
+    var released: [OpaquePointer] = []
+    let stillWanted = Set(wanted.values.flatMap { $0 })
+    for (index, entry) in self[keyPath: registered] where wanted[index] != entry.names {
+      for k in 0..<kind.slotsPerIndex { kind.publish(context, kind.slotsPerIndex * index + k, nil) }
+      released += entry.ports
+      self[keyPath: registered][index] = nil
+      for name in entry.names where !stillWanted.contains(name) {
+        lastSeen[name] = nil
+        intended[name] = nil
+      }
+    }
+    if !released.isEmpty {
+      waitForTheProcessCallbackToLetGo()
+      for port in released { client.unregister(port) }
+    }
+    for (index, names) in wanted.sorted(by: { $0.key < $1.key })
+    where self[keyPath: registered][index] == nil && (1...kind.slotsPerIndex).contains(names.count) {
+      var ports: [OpaquePointer] = []
+      for (k, name) in names.enumerated() {
+        let port = kind.describe(k, names)
+        guard let registered = try? client.registerAudioPort(name, isOutput: port.isOutput, prettyName: port.prettyName) else { break }
+        ports.append(registered)
+      }
+      guard ports.count == names.count else {
+        for port in ports { client.unregister(port) }
+        continue
+      }
+      self[keyPath: registered][index] = RegisteredPorts(names: names, ports: ports)
+      for k in 0..<kind.slotsPerIndex { kind.publish(context, kind.slotsPerIndex * index + k, k < ports.count ? ports[k] : nil) }
+    }
+  }
+
+  /// Whether the registered sets differ from `wanted`.
+  func portSetsOutOfStep(wanted: [Int: [String]], registered: [Int: RegisteredPorts]) -> Bool {
+    wanted.count != registered.count || wanted.contains { registered[$0.key]?.names != $0.value }
+  }
+
+  /// Forgets the registered sets (a new client, or the server went away) and clears every slot
+  /// of the process context (`slots` of them).
+  func forgetPortSets(_ registered: ReferenceWritableKeyPath<JackDriver, [Int: RegisteredPorts]>, slots: Int, kind: PortSetKind) {
+    self[keyPath: registered] = [:]
+    guard let context else { return }
+    for i in 0..<slots { kind.publish(context, i, nil) }
+  }
+}
