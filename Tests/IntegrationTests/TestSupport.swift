@@ -677,8 +677,12 @@ final class StemdeckProcess: @unchecked Sendable {
     return out
   }
 
-  /// Cleanup for `defer`: ends the process if a test left it running.
-  func kill() { child.terminate(grace: 2) }
+  /// Cleanup for `defer`: ends the process if a test left it running. SIGTERM first, and up to
+  /// 10 s for stemdeck's own quit before SIGKILL: the quit removes the ports' properties from
+  /// jackd2's metadata database, and a process killed inside that leaves the database locked for
+  /// every later jackd of the user (docs/architecture.md, *JACK metadata*). A healthy stemdeck
+  /// is gone in well under a second; only a hung one costs the wait.
+  func kill() { child.terminate(grace: 10) }
 }
 
 /// One stem of a generated session file.
