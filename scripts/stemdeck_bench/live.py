@@ -87,6 +87,13 @@ def case_live(ctx):
                         except BenchError as e:
                             pair.append({"error": str(e).splitlines()[0][:200]})
                     res["paired"].setdefault((kind, n), []).append(tuple(pair))
+                goal = STRETCH_GOAL.get(tempo)
+                if goal and quality == "fast":
+                    g = write_session(cache, f"live-stretch{tempo}-{goal}", goal, rate=tempo, quality="fast", loops=-1,
+                                      gain_scale=min(1.0, 32 / goal), mode="stretch")
+                    g = stretch_quality_session(g, quality)
+                    log(f"  case 3s: {kind}, {goal}: the stretch goal (not a target)")
+                    row(kind, goal, lambda: live_stemdeck(ctx, server, g, seconds, f"stretch{tempo}{tag}-{goal}"))
             row("baseline (no stems)", "after", lambda: observer(ctx, server, seconds, "baseline-after"))
     finally:
         server.stop()

@@ -509,6 +509,15 @@ def section_3s(r, run, b, summary, commands):
             v = "INCONCLUSIVE"
             fig += " — other processes above 15 % CPU in this window; rerun on a quiet machine"
         summary.append(("3s", f"≥ {target_n} {target(key).text}{suffix} stems at ≤ 50 % load, xruns ≤ baseline", fig, v))
+    for tempo, goal in STRETCH_GOAL.items():
+        k = f"stemdeck stretch {tempo} fast"
+        x = byrow.get((k, goal))
+        if x is None:
+            continue
+        ok = met("3.load", x["load"]) and x["xruns"] <= allowed_for(k, goal) and (x.get("client_cpu") or 0) < STRETCH_SATURATED
+        summary.append(("3s", f"stretch goal (not a target): {goal} stretch at tempo {tempo} fast stems at ≤ 50 % load",
+                        f"{goal}: {fmt(x['load'], 1)} %, {x['xruns']} xruns in one window (no-client baseline {allowed}), "
+                        f"client CPU {fmt(x.get('client_cpu'), 1)} % — goal {'met' if ok else 'not met'}", "INFO"))
     last_tempo, last_counts = STRETCH_LIVE[0]
     commands["3s"] = {"jackd": r["server_cmd"],
                       "stemdeck (live)": [run["bin"], os.path.join(run["cache"], f"live-stretch{last_tempo}-{last_counts[-1]}.json"),
