@@ -52,7 +52,7 @@ class JackServer:
                 said = f"exit {preflight.returncode}; it said:\n{preflight.stdout.strip()[-2000:]}"
             except (OSError, subprocess.TimeoutExpired) as e:
                 said = f"it did not run to the end: {e}"
-            log(f"jackd did not start; ran scripts/jack-preflight ({said.splitlines()[0]}), trying again")
+            log(f"jackd did not start; ran scripts/jack-preflight ({said}); trying again")
             try:
                 self._start_once(log_mode="a")  # the first attempt's log kept above
             except BenchError as second:
