@@ -158,7 +158,8 @@ struct BadAudioTests {
 
   // MARK: - Files that are rejected
 
-  @Test("unplayable files are rejected quickly, naming the file and the reason; the stems are unchanged")
+  @Test(
+    "unplayable files are rejected (never stuck on one: a FIFO is not waited on), naming the file and the reason; the stems are unchanged")
   func rejectedFiles() throws {
     let folder = try TemporaryFolder()
     let rig = try BadInputTests.rig(in: folder)
