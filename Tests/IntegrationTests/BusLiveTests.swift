@@ -28,22 +28,10 @@ extension JackIntegrationTests {
         #"{ "name" : "drums_bus", "volume" : 0.7, "pan" : -0.3, "mute" : false, "solo" : false, "eq" : { "hpf" : { "frequency" : 150, "slope" : 24 }, "high" : { "frequency" : 3000, "gain" : -6 } }, "bus" : "band" }"#,
         #"{ "name" : "band", "volume" : 1.2, "pan" : 0.2, "mute" : false, "solo" : false, "eq" : { "low" : { "frequency" : 100, "gain" : 5 } } }"#
       ])
-    let renderPath = dir.file("render.wav")
-    let rendered = try await runTool(binary, ["render", session, "--output", renderPath], timeout: 60)
-    try #require(rendered.status == 0, "render failed: \(rendered.text)")
-    let render = try readAudio(renderPath)
+    let render = try await renderOffline(binary, session, to: dir.file("render.wav"))
     #expect(abs(render.frames - 3 * 48000) <= 1, "render length \(render.frames) frames")
 
-    let server = try await PrivateJackServer()
-    defer { server.stop() }
-    let (live, captureXruns) = try await captureLive(
-      server: server, session: session, stems: 3, seconds: 6, dir: dir, name: "live.wav", baseline: nil)
-    let compared = try compareAligned(render: render, live: live, tolerance: 1e-5, period: server.period)
-    #expect(compared.glitches.count <= captureXruns, "\(compared.glitches.count) periods missing, \(captureXruns) xruns")
-    #expect(compared.overlap == render.frames, "the capture ends \(render.frames - compared.overlap) frames early")
-    #expect(
-      compared.firstDifference == nil && compared.maxDiff < 1e-5,
-      "live differs from offline from frame \(compared.firstDifference ?? -1) on, by up to \(compared.maxDiff)")
+    let compared = try await playLiveAndCompare(session, stems: 3, with: render, dir: dir)
     print("buses live vs offline: max difference \(compared.maxDiff) over \(compared.overlap) frames")
   }
 

@@ -6,16 +6,9 @@ import Testing
 extension TerminalSessionTests {
   @Test("Tab completes the bus words and names: rou → route, bus r → remove, route short d → drums_bus")
   func busCompletion() async throws {
-    let binary = try StemdeckBinary.require()
-    let server = try await PrivateJackServer()
-    defer { server.stop() }
-    let dir = try material()
-    let state = try IntegrationTempDir("stemdeck-term-state")
-    let term = try await TmuxTerminal(
-      command(binary, state: state, server: server.name, extra: "--no-start-server"),
-      columns: 80, rows: 24, directory: dir.path)
-    defer { Task { await term.close() } }
-    try await term.check(try await term.waitForCursorRow("stemdeck>"), "no prompt: ")
+    let run = try await atPrompt(columns: 80, rows: 24)
+    defer { run.close() }
+    let term = run.term
     try await term.type("bus add drums_bus")
     try await term.send("Enter")
     try await term.check(try await term.waitFor("bus 'drums_bus' added, feeding the master"), "bus add: ")

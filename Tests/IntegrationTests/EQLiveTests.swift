@@ -25,22 +25,10 @@ extension JackIntegrationTests {
           eq: #"{ "mid" : { "frequency" : 400, "gain" : -9, "q" : 2 }, "high" : { "frequency" : 3000, "gain" : -12 } }"#),
         SessionStem(name: "cd", file: "cd.wav", volume: 0.6, pan: 0.5, loops: 2, eq: #"{ "hpf" : { "frequency" : 300 } }"#)
       ])
-    let renderPath = dir.file("render.wav")
-    let rendered = try await runTool(binary, ["render", session, "--output", renderPath], timeout: 60)
-    try #require(rendered.status == 0, "render failed: \(rendered.text)")
-    let render = try readAudio(renderPath)
+    let render = try await renderOffline(binary, session, to: dir.file("render.wav"))
     #expect(abs(render.frames - 3 * 48000) <= 1, "render length \(render.frames) frames")
 
-    let server = try await PrivateJackServer()
-    defer { server.stop() }
-    let (live, captureXruns) = try await captureLive(
-      server: server, session: session, stems: 3, seconds: 6, dir: dir, name: "live.wav", baseline: nil)
-    let compared = try compareAligned(render: render, live: live, tolerance: 1e-5, period: server.period)
-    #expect(compared.glitches.count <= captureXruns, "\(compared.glitches.count) periods missing, \(captureXruns) xruns")
-    #expect(compared.overlap == render.frames, "the capture ends \(render.frames - compared.overlap) frames early")
-    #expect(
-      compared.firstDifference == nil && compared.maxDiff < 1e-5,
-      "live differs from offline from frame \(compared.firstDifference ?? -1) on, by up to \(compared.maxDiff)")
+    _ = try await playLiveAndCompare(session, stems: 3, with: render, dir: dir)
   }
 }
 

@@ -14,12 +14,8 @@ extension JackIntegrationTests {
     let server = try await PrivateJackServer()
     defer { server.stop() }
     let dir = try IntegrationTempDir()
-    try Self.tonePeer.write(toFile: dir.file("tone.py"), atomically: true, encoding: .utf8)
-    let peer = try ChildProcess(
-      "/usr/bin/python3", ["-u", dir.file("tone.py"), "tone", "1000", "0.5"], environment: server.environment, stdinPipe: true)
+    let peer = try await Self.startTonePeer(server, dir)
     defer { peer.terminate(grace: 2) }
-    let ready = await eventually(timeout: 10) { peer.stdoutLines.contains("ready") || !peer.isRunning }
-    try #require(ready && peer.isRunning, "the tone peer did not start: \(peer.stderrLines.joined(separator: "\n"))")
     try writeSine(dir.file("stem.wav"), sampleRate: 48000, seconds: 1, frequencies: [500], amplitude: 0.25)
 
     let deck = try StemdeckProcess(server: server)
@@ -97,12 +93,8 @@ extension JackIntegrationTests {
     let server = try await PrivateJackServer()
     defer { server.stop() }
     let dir = try IntegrationTempDir()
-    try Self.tonePeer.write(toFile: dir.file("tone.py"), atomically: true, encoding: .utf8)
-    let peer = try ChildProcess(
-      "/usr/bin/python3", ["-u", dir.file("tone.py"), "tone", "1000", "0.5"], environment: server.environment, stdinPipe: true)
+    let peer = try await Self.startTonePeer(server, dir)
     defer { peer.terminate(grace: 2) }
-    let ready = await eventually(timeout: 10) { peer.stdoutLines.contains("ready") || !peer.isRunning }
-    try #require(ready && peer.isRunning, "the tone peer did not start: \(peer.stderrLines.joined(separator: "\n"))")
     try writeSession(dir.file("takes.json"), stems: [])
     let deck = try StemdeckProcess(server: server, session: dir.file("takes.json"))
     defer { deck.kill() }

@@ -13,9 +13,7 @@ extension InteractiveTests {
     defer { server.stop() }
     let state = try IntegrationTempDir("stemdeck-tty")
     let session = "stemdeck-inputs-\(getpid())"
-    let command =
-      "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 "
-      + "\(binary) --server \(server.name) --no-start-server --no-connect"
+    let command = promptCommand(binary, server: server, state: state)
     defer { _ = try? runToolSync("tmux", ["kill-session", "-t", session]) }
     _ = try await tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "40", command])
     func expectScreen(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {

@@ -20,6 +20,12 @@ struct InteractiveTests {
     try await eventually(timeout: timeout, interval: 0.1) { try await screen(session).contains(text) }
   }
 
+  /// The shell command that runs stemdeck at its prompt on `server`, its history in `state`.
+  func promptCommand(_ binary: String, server: PrivateJackServer, state: IntegrationTempDir) -> String {
+    "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 "
+      + "\(binary) --server \(server.name) --no-start-server --no-connect"
+  }
+
   @Test("tab completes a command; history comes back after a restart")
   func completionAndHistory() async throws {
     let binary = try StemdeckBinary.require()
@@ -28,9 +34,7 @@ struct InteractiveTests {
     defer { server.stop() }
     let state = try IntegrationTempDir("stemdeck-tty")
     let session = "stemdeck-tty-\(getpid())"
-    let command =
-      "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 "
-      + "\(binary) --server \(server.name) --no-start-server --no-connect"
+    let command = promptCommand(binary, server: server, state: state)
     defer { _ = try? runToolSync("tmux", ["kill-session", "-t", session]) }
 
     _ = try await tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "40", command])
@@ -163,6 +167,34 @@ final class TmuxTerminal: @unchecked Sendable {
   deinit { _ = try? runToolSync("tmux", ["-L", socket, "kill-server"]) }
 }
 
+/// stemdeck in a real terminal (tmux) on a private JACK server of its own, what a terminal test
+/// holds to its end: `defer { run.close() }` closes the terminal and stops the server.
+struct TerminalRun {
+  let server: PrivateJackServer
+  let dir: IntegrationTempDir
+  let state: IntegrationTempDir
+  let term: TmuxTerminal
+
+  /// The shell command `command(binary, server, state)` in a new terminal of `columns` × `rows`,
+  /// in the folder `material()` makes, with a state folder of its own (named `stateName`).
+  static func start(
+    material: () throws -> IntegrationTempDir, state stateName: String, columns: Int, rows: Int,
+    command: (String, PrivateJackServer, IntegrationTempDir) -> String
+  ) async throws -> TerminalRun {
+    let binary = try StemdeckBinary.require()
+    let server = try await PrivateJackServer()
+    let dir = try material()
+    let state = try IntegrationTempDir(stateName)
+    let term = try await TmuxTerminal(command(binary, server, state), columns: columns, rows: rows, directory: dir.path)
+    return TerminalRun(server: server, dir: dir, state: state, term: term)
+  }
+
+  func close() {
+    Task { [term] in await term.close() }
+    server.stop()
+  }
+}
+
 extension String {
   func trimmingTrailingBlanks() -> String {
     var s = Substring(self)
@@ -221,19 +253,21 @@ struct TerminalSessionTests {
       + "\(binary) show.json --server \(server) --no-connect \(extra)"
   }
 
+  /// stemdeck on `show.json` of `material()` (its own server, `--no-start-server`) in a new
+  /// terminal of `columns` × `rows`, at its prompt (an issue when the prompt does not come).
+  func atPrompt(columns: Int, rows: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws -> TerminalRun {
+    let run = try await TerminalRun.start(material: material, state: "stemdeck-term-state", columns: columns, rows: rows) {
+      command($0, state: $2, server: $1.name, extra: "--no-start-server")
+    }
+    try await run.term.check(run.term.waitForCursorRow("stemdeck>"), "no prompt: ", sourceLocation: sourceLocation)
+    return run
+  }
+
   @Test("ten lines at 80×24: history, Ctrl-R, completion with quoting, UTF-8, an event mid-line, Ctrl-D, width")
   func tenLines() async throws {
-    let binary = try StemdeckBinary.require()
-    let server = try await PrivateJackServer()
-    defer { server.stop() }
-    let dir = try material()
-    let state = try IntegrationTempDir("stemdeck-term-state")
-    let term = try await TmuxTerminal(
-      command(binary, state: state, server: server.name, extra: "--no-start-server"),
-      columns: 80, rows: 24, directory: dir.path)
-    defer { Task { await term.close() } }
-    let prompted = try await term.waitForCursorRow("stemdeck>")
-    try await term.check(prompted, "no prompt: ")
+    let run = try await atPrompt(columns: 80, rows: 24)
+    defer { run.close() }
+    let term = run.term
 
     // 1. A path with spaces, completed: inserted escaped, so the line parses.
     try await term.type("add my")
@@ -367,16 +401,9 @@ struct TerminalSessionTests {
 
   @Test("at 200×50 nothing is wider than the terminal, and watch takes the whole screen and leaves on any key")
   func wideTerminalAndWatch() async throws {
-    let binary = try StemdeckBinary.require()
-    let server = try await PrivateJackServer()
-    defer { server.stop() }
-    let dir = try material()
-    let state = try IntegrationTempDir("stemdeck-term-state")
-    let term = try await TmuxTerminal(
-      command(binary, state: state, server: server.name, extra: "--no-start-server"),
-      columns: 200, rows: 50, directory: dir.path)
-    defer { Task { await term.close() } }
-    try await term.check(term.waitForCursorRow("stemdeck>"), "no prompt")
+    let run = try await atPrompt(columns: 200, rows: 50)
+    defer { run.close() }
+    let term = run.term
     // A connection is an unsaved change: quit asks.
     try await term.type("connect master_L system:playback_1")
     try await term.send("Enter")
@@ -474,11 +501,11 @@ struct TerminalSessionTests {
     case .sighup: kill(stemdeck, SIGHUP)
     case .terminalClosed, .terminalClosedDuringWait: await term.close()
     }
-    // Waited for as an event (a bound of 5 s, not a timing: a loaded machine may take over 1 s).
-    let ended = await eventually(timeout: 5, interval: 0.01) { ProcFS.ended(stemdeck) }
+    // Waited for as an event (a bound of 30 s against a stuck process, not a timing).
+    let ended = await eventually(timeout: 30, interval: 0.01) { ProcFS.ended(stemdeck) }
     let seconds = monotonicSeconds() - start
     #expect(ended, "stemdeck did not end within \(seconds) s (\(how))")
-    let jackdGone = await eventually(timeout: 1, interval: 0.01) { ProcFS.ended(jackd) }
+    let jackdGone = await eventually(timeout: 30, interval: 0.01) { ProcFS.ended(jackd) }
     #expect(jackdGone, "the jackd stemdeck started is still running after \(how)")
     if !jackdGone { kill(jackd, SIGKILL) }
 

@@ -172,10 +172,7 @@ struct JackIntegrationTests {
       ])
 
     // Offline.
-    let renderPath = dir.file("render.wav")
-    let rendered = try await runTool(binary, ["render", session, "--output", renderPath], timeout: 60)
-    try #require(rendered.status == 0, "render failed: \(rendered.text)")
-    let render = try readAudio(renderPath)
+    let render = try await renderOffline(binary, session, to: dir.file("render.wav"))
     #expect(render.channels == 2)
     #expect(render.sampleRate == 48000)
     #expect(abs(render.frames - 3 * 48000) <= 1, "render length \(render.frames) frames")
@@ -231,10 +228,7 @@ struct JackIntegrationTests {
         SessionStem(name: "lead", file: "lead.wav", volume: 0.7, pan: 0.3, mode: "stretch", pitch: 3),
         SessionStem(name: "pad", file: "pad.wav", volume: 0.6, rate: 0.9, mode: "stretch")
       ])
-    let renderPath = dir.file("render.wav")
-    let rendered = try await runTool(binary, ["render", session, "--output", renderPath], timeout: 60)
-    try #require(rendered.status == 0, "render failed: \(rendered.text)")
-    let render = try readAudio(renderPath)
+    let render = try await renderOffline(binary, session, to: dir.file("render.wav"))
     try #require(render.frames > 2 * 48000, "render length \(render.frames) frames")
 
     let server = try await PrivateJackServer(period: 128)
@@ -278,10 +272,7 @@ struct JackIntegrationTests {
         SessionStem(name: "lead", file: "lead.wav", volume: 0.7, pan: 0.3, rate: 1.15, mode: "stretch", pitch: 3, stretch: "fast"),
         SessionStem(name: "pad", file: "pad.wav", volume: 0.6, rate: 0.9, mode: "stretch", stretch: "fast")
       ])
-    let renderPath = dir.file("render.wav")
-    let rendered = try await runTool(binary, ["render", session, "--output", renderPath], timeout: 60)
-    try #require(rendered.status == 0, "render failed: \(rendered.text)")
-    let render = try readAudio(renderPath)
+    let render = try await renderOffline(binary, session, to: dir.file("render.wav"))
     try #require(render.frames > 3 * 48000, "render length \(render.frames) frames")
 
     let server = try await PrivateJackServer(period: 128)
@@ -300,6 +291,31 @@ struct JackIntegrationTests {
         compared.glitches.count <= captureXruns,
         "run \(run): \(compared.glitches.count) periods missing from the capture, jack_capture reported \(captureXruns) xruns")
     }
+  }
+
+  /// `session` played live once on a private server of its own (6 s recorded) equals `render` to
+  /// 1e-5 from its first sound to its end, but for periods jack_capture reported lost (xruns).
+  func playLiveAndCompare(
+    _ session: String, stems: Int, with render: AudioData, dir: IntegrationTempDir,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) async throws -> LiveComparison {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let (live, captureXruns) = try await captureLive(
+      server: server, session: session, stems: stems, seconds: 6, dir: dir, name: "live.wav", baseline: nil)
+    let compared = try compareAligned(
+      render: render, live: live, tolerance: 1e-5, period: server.period, sourceLocation: sourceLocation)
+    #expect(
+      compared.glitches.count <= captureXruns, "\(compared.glitches.count) periods missing, \(captureXruns) xruns",
+      sourceLocation: sourceLocation)
+    #expect(
+      compared.overlap == render.frames, "the capture ends \(render.frames - compared.overlap) frames early", sourceLocation: sourceLocation
+    )
+    #expect(
+      compared.firstDifference == nil && compared.maxDiff < 1e-5,
+      "live differs from offline from frame \(compared.firstDifference ?? -1) on, by up to \(compared.maxDiff)",
+      sourceLocation: sourceLocation)
+    return compared
   }
 
   /// Plays `session` live on `server` once while jack_capture records the master for `seconds`;

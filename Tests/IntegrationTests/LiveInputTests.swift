@@ -25,6 +25,12 @@ extension JackIntegrationTests {
     sys.stdin.read()
     """#
 
+  /// The tone peer as JACK client `tone`, a 1 kHz sine at 0.5 on `tone:out`, running and ready.
+  static func startTonePeer(_ server: PrivateJackServer, _ dir: IntegrationTempDir) async throws -> ChildProcess {
+    try await startPythonPeer(
+      tonePeer, file: dir.file("tone.py"), arguments: ["tone", "1000", "0.5"], server: server, what: "the tone peer")
+  }
+
   /// The largest |sample| of each channel after the first `skip` frames.
   static func peaks(_ audio: AudioData, skip: Int) -> (left: Float, right: Float) {
     var peak: (Float, Float) = (0, 0)
@@ -39,12 +45,8 @@ extension JackIntegrationTests {
     let server = try await PrivateJackServer()
     defer { server.stop() }
     let dir = try IntegrationTempDir()
-    try Self.tonePeer.write(toFile: dir.file("tone.py"), atomically: true, encoding: .utf8)
-    let peer = try ChildProcess(
-      "/usr/bin/python3", ["-u", dir.file("tone.py"), "tone", "1000", "0.5"], environment: server.environment, stdinPipe: true)
+    let peer = try await Self.startTonePeer(server, dir)
     defer { peer.terminate(grace: 2) }
-    let ready = await eventually(timeout: 10) { peer.stdoutLines.contains("ready") || !peer.isRunning }
-    try #require(ready && peer.isRunning, "the tone peer did not start: \(peer.stderrLines.joined(separator: "\n"))")
 
     let deck = try StemdeckProcess(server: server)
     defer { deck.kill() }

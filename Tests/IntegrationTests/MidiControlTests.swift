@@ -85,16 +85,9 @@ final class MidiProbe: @unchecked Sendable {
 
   init(server: PrivateJackServer, name: String = "probe") async throws {
     scriptFile = try IntegrationTempDir("stemdeck-midi-probe")
-    let path = scriptFile.file("probe.py")
-    try Self.script.write(toFile: path, atomically: true, encoding: .utf8)
     self.name = name
-    child = try ChildProcess("/usr/bin/python3", ["-u", path, name], environment: server.environment, stdinPipe: true)
-    guard await eventually(timeout: 10, { self.child.stdoutLines.contains("ready") || !self.child.isRunning }),
-      child.stdoutLines.contains("ready")
-    else {
-      throw HarnessError(
-        "the MIDI probe did not start (python3-jack-client: scripts/install-deps):\n\(child.stderrLines.joined(separator: "\n"))")
-    }
+    child = try await startPythonPeer(
+      Self.script, file: scriptFile.file("probe.py"), arguments: [name], server: server, what: "the MIDI probe")
   }
 
   /// Sends one command and returns its answer line (the first line after it starting with `word`).

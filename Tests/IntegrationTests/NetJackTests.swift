@@ -119,6 +119,13 @@ final class NetJackPair: @unchecked Sendable {
     master.stop()
   }
 
+  /// `stop()`, with an issue for either server still running (the end of each test: no server
+  /// outlives its test).
+  func stopAndExpectGone(sourceLocation: SourceLocation = #_sourceLocation) {
+    slave.stopAndExpectGone(sourceLocation: sourceLocation)
+    master.stopAndExpectGone(sourceLocation: sourceLocation)
+  }
+
   deinit { stop() }
 }
 
@@ -141,20 +148,6 @@ struct NetJackTests {
     return session
   }
 
-  /// Two looping stems (a: 220 Hz stereo, b: 330 Hz mono).
-  func loopingSession(_ dir: IntegrationTempDir) throws -> String {
-    try writeSine(dir.file("a.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220, 220], amplitude: 0.4)
-    try writeSine(dir.file("b.wav"), sampleRate: 48000, seconds: 0.5, frequencies: [330], amplitude: 0.3)
-    let session = dir.file("S.json")
-    try writeSession(
-      session,
-      stems: [
-        SessionStem(name: "a", file: "a.wav", volume: 0.8, loops: -1),
-        SessionStem(name: "b", file: "b.wav", volume: 0.5, pan: -0.5, loops: -1)
-      ])
-    return session
-  }
-
   /// The first frame of `channel` whose magnitude exceeds `threshold`.
   func onset(of audio: AudioData, channel: Int, above threshold: Float) -> Int? {
     (0..<audio.frames).first { abs(audio.sample($0, channel)) > threshold }
@@ -165,10 +158,7 @@ struct NetJackTests {
     let binary = try StemdeckBinary.require()
     let dir = try IntegrationTempDir("stemdeck-netjack")
     let session = try finiteSession(dir)
-    let renderPath = dir.file("render.wav")
-    let rendered = try await runTool(binary, ["render", session, "--output", renderPath], timeout: 60)
-    try #require(rendered.status == 0, "render failed: \(rendered.text)")
-    let render = try readAudio(renderPath)
+    let render = try await renderOffline(binary, session, to: dir.file("render.wav"))
 
     let pair = try await NetJackPair(latency: 2)
     defer { pair.stop() }
@@ -266,6 +256,7 @@ struct NetJackTests {
     print(
       "NetJack2 (-l \(pair.latency), \(period)-frame periods): master capture vs render: \(compared.exact) of \(compared.periods) periods bit-exact (residual -inf dB), \(compared.damaged.count) differ (residual over all \(twoDecimals(compared.residualDB)) dB; jack_capture xruns \(masterXruns)), \(compared.shifts) capture shifts; round trip slave→master→slave \(trip.offset) frames = \(Double(trip.offset) / Double(period)) periods (\(trip.exact) of \(trip.periods) periods unchanged); from_slave_1 \(stated)"
     )
+    pair.stopAndExpectGone()
   }
 
   /// A capture compared with a reference (the render) one JACK period of the capture at a time.
@@ -530,6 +521,7 @@ struct NetJackTests {
     print(
       "NetJack2 master killed 3 times: the slave noticed after \(s(noticed)) s; from the master's netmanager loaded: linked after \(s(linked)) s, stemdeck heard on the master again after \(s(heardAfter)) s; broken masters restarted again: \(masterRestarts)"
     )
+    pair.stopAndExpectGone()
   }
 
   /// The link silent for 2 s, on loopback without namespaces or firewall rules: the master's
@@ -584,6 +576,7 @@ struct NetJackTests {
     print(
       "NetJack2 link silent 3 times: the slave declared its master lost after \(s(noticed)) s; after the master resumed: the slave contacted it again after \(s(back)) s, stemdeck heard on the master again after \(s(heardAfter)) s (master's client now \(pair.client))"
     )
+    pair.stopAndExpectGone()
   }
 
   @Test(
@@ -623,6 +616,10 @@ struct NetJackTests {
     }
     let left = (try? await master.ports()) ?? []
     #expect(gone, "the slave's client is still on the master: \(left)")
+    // The slave's jackd itself is gone (stemdeck's launcher stops the server it started).
+    let slaveEnded = await eventually(timeout: 30, interval: 0.1) { jackdProcesses(named: slaveName).isEmpty }
+    #expect(slaveEnded, "the slave jackd stemdeck started still runs: pids \(jackdProcesses(named: slaveName))")
+    for pid in jackdProcesses(named: slaveName) { kill(pid, SIGKILL) }  // this test's own server
 
     // No master on that port: the launcher says what to do, within its 10 s.
     let lonely = try freeUDPPort()
@@ -637,5 +634,10 @@ struct NetJackTests {
           && $0.contains("jack_load netmanager -i \"-p \(lonely)\"")
       },
       "\(failed.text)")
+    // The slave it started and gave up on is stopped too (SIGTERM: waited for, bounded).
+    let failedEnded = await eventually(timeout: 30, interval: 0.1) { jackdProcesses(named: slaveName + "-2").isEmpty }
+    #expect(failedEnded, "the slave jackd stemdeck gave up on still runs: pids \(jackdProcesses(named: slaveName + "-2"))")
+    for pid in jackdProcesses(named: slaveName + "-2") { kill(pid, SIGKILL) }
+    master.stopAndExpectGone()
   }
 }

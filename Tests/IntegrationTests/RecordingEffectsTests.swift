@@ -233,21 +233,15 @@ struct RecordingEffectsTests {
     let deck = try StemdeckProcess(server: server)
     defer { deck.kill() }
     let start = deck.lineCount
-    let began = monotonicSeconds()
     let answer = try await deck.run("sfx load wide \(dir.file("wide.wav"))")
     #expect(answer.contains("loading effect wide…"), "\(answer)")
-    let statusStart = monotonicSeconds()
     let status = try await deck.status()
-    let statusSeconds = monotonicSeconds() - statusStart
     #expect(status["state"] != nil, "no status: \(status)")
     // The status came back before the effect was loaded: the control thread was not busy decoding.
     #expect(
       !deck.lines.dropFirst(start).contains { $0.contains("effect 'wide' loaded") },
       "the load finished before status answered\n\(deck.transcript)")
-    #expect(statusSeconds < 1, "status took \(statusSeconds) s during the load")
     #expect(await deck.waitForLine(containing: "effect 'wide' loaded", from: start, timeout: 120) != nil, "\(deck.transcript)")
-    let loadSeconds = monotonicSeconds() - began
-    #expect(loadSeconds > statusSeconds, "load \(loadSeconds) s, status \(statusSeconds) s")
     let listed = try await deck.run("sfx")
     #expect(listed.contains { $0.hasPrefix("wide") && $0.contains("0:02.000") }, "\(listed)")
     try await deck.run("sfx fire wide")

@@ -325,6 +325,31 @@ struct RemoteControlTests {
         return m[2]
     """#
 
+  /// What a run of the test manager said: one JSON array a line (`say`), and stemdeck's log.
+  struct ManagerRun {
+    let result: ToolResult
+    let said: [[Any]]
+    let log: String
+    /// The first thing said under `name`.
+    func step(_ name: String) -> [Any]? { said.first { $0.first as? String == name } }
+  }
+
+  /// Runs the test manager, `managerPrelude` then `steps`, against stemdeck on `server` with
+  /// `dir` as its folder (its control socket `dir/c.sock`, `wav` the file its steps add), for at
+  /// most `timeout` seconds.
+  func runManager(
+    _ steps: String, server: PrivateJackServer, dir: IntegrationTempDir, wav: String, timeout: Double
+  ) async throws -> ManagerRun {
+    let script = dir.file("manager.py")
+    try (Self.managerPrelude + "\n" + steps).write(toFile: script, atomically: true, encoding: .utf8)
+    let result = try await runTool(
+      "/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, dir.file("c.sock"), wav],
+      environment: server.environment, timeout: timeout)
+    let log = (try? String(contentsOfFile: dir.file("stemdeck.log"), encoding: .utf8)) ?? ""
+    let said = result.stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] }
+    return ManagerRun(result: result, said: said, log: log)
+  }
+
   @Test(
     "NSM: a manager announces, opens, saves and quits stemdeck; the JACK client has its name; dirty state is told; the session reopens identically"
   )
@@ -333,37 +358,31 @@ struct RemoteControlTests {
     defer { server.stop() }
     let dir = try IntegrationTempDir("stemdeck-nsm")
     try writeSine(dir.file("drums.wav"), sampleRate: 48000, seconds: 2, frequencies: [440])
-    let script = dir.file("manager.py")
-    try
-      (Self.managerPrelude + "\n" + #"""
-        p = launch()
-        url = handshake(p, "nDECK")
-        say("file", os.path.exists(os.path.join(folder, "instance", "stemdeck.json")))
-        lsp = subprocess.run(["jack_lsp"], capture_output=True, text=True, env=dict(os.environ, JACK_DEFAULT_SERVER=jackname))
-        say("ports", [l for l in lsp.stdout.splitlines() if l.startswith("nDECK:")])
-        say("add", ctl("add " + wav + " as drums")["ok"], ctl("vol drums -6dB; pan drums 0.25; mute drums")["ok"])
-        say("dirty", wait(lambda m: m[0] == "/nsm/client/is_dirty") is not None)
-        srv.send(url, "/nsm/client/save")
-        r = wait(lambda r: r[0] in ("/reply", "/error") and r[1][0] == "/nsm/client/save")
-        say("save", r[0] if r else None)
-        say("clean", wait(lambda m: m[0] == "/nsm/client/is_clean") is not None)
-        first = ctl("stems")["output"]
-        p.send_signal(signal.SIGTERM)
-        say("exit", p.wait(15))
-        p = launch()
-        handshake(p, "nDECK")
-        second = ctl("stems")["output"]
-        say("same", first == second, first, second)
-        p.send_signal(signal.SIGTERM)
-        say("exit", p.wait(15))
-        """#).write(toFile: script, atomically: true, encoding: .utf8)
-    let result = try await runTool(
-      "/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, dir.file("c.sock"), dir.file("drums.wav")],
-      environment: server.environment, timeout: 120)
-    let log = (try? String(contentsOfFile: dir.file("stemdeck.log"), encoding: .utf8)) ?? ""
+    let run = try await runManager(
+      #"""
+      p = launch()
+      url = handshake(p, "nDECK")
+      say("file", os.path.exists(os.path.join(folder, "instance", "stemdeck.json")))
+      lsp = subprocess.run(["jack_lsp"], capture_output=True, text=True, env=dict(os.environ, JACK_DEFAULT_SERVER=jackname))
+      say("ports", [l for l in lsp.stdout.splitlines() if l.startswith("nDECK:")])
+      say("add", ctl("add " + wav + " as drums")["ok"], ctl("vol drums -6dB; pan drums 0.25; mute drums")["ok"])
+      say("dirty", wait(lambda m: m[0] == "/nsm/client/is_dirty") is not None)
+      srv.send(url, "/nsm/client/save")
+      r = wait(lambda r: r[0] in ("/reply", "/error") and r[1][0] == "/nsm/client/save")
+      say("save", r[0] if r else None)
+      say("clean", wait(lambda m: m[0] == "/nsm/client/is_clean") is not None)
+      first = ctl("stems")["output"]
+      p.send_signal(signal.SIGTERM)
+      say("exit", p.wait(15))
+      p = launch()
+      handshake(p, "nDECK")
+      second = ctl("stems")["output"]
+      say("same", first == second, first, second)
+      p.send_signal(signal.SIGTERM)
+      say("exit", p.wait(15))
+      """#, server: server, dir: dir, wav: dir.file("drums.wav"), timeout: 120)
+    let (result, log, said, step) = (run.result, run.log, run.said, run.step)
     #expect(result.status == 0, "\(result.text)\n--- stemdeck ---\n\(log)")
-    let said = result.stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] }
-    func step(_ name: String) -> [Any]? { said.first { $0.first as? String == name } }
     let announce = step("announce")?[1] as? [Any]
     #expect(
       announce?.count == 6 && announce?[0] as? String == "stemdeck" && (announce?[1] as? String)?.contains(":dirty:") == true
@@ -393,26 +412,20 @@ struct RemoteControlTests {
     defer { server.stop() }
     let dir = try IntegrationTempDir("stemdeck-nsm-unwritable")
     try writeSine(dir.file("drums.wav"), sampleRate: 48000, seconds: 2, frequencies: [440])
-    let script = dir.file("manager.py")
     // /proc/self/fdinfo is a folder in which no file can be created, whoever runs the test.
-    try
-      (Self.managerPrelude + "\n" + #"""
-        p = launch()
-        url = handshake(p, "nDECK")
-        say("add", ctl("add " + wav + " as drums; vol drums -6dB")["ok"])
-        srv.send(url, "/nsm/client/open", "/proc/self/fdinfo", "stemdeck", "nDECK")
-        r = wait(lambda r: r[0] in ("/reply", "/error") and r[1][0] == "/nsm/client/open")
-        say("switch", r[0] if r else None, r[1] if r else None)
-        say("stems", ctl("stems")["output"], ctl("status")["output"])
-        p.send_signal(signal.SIGTERM)
-        say("exit", p.wait(15))
-        """#).write(toFile: script, atomically: true, encoding: .utf8)
-    let result = try await runTool(
-      "/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, dir.file("c.sock"), dir.file("drums.wav")],
-      environment: server.environment, timeout: 90)
-    let log = (try? String(contentsOfFile: dir.file("stemdeck.log"), encoding: .utf8)) ?? ""
-    let said = result.stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] }
-    func step(_ name: String) -> [Any]? { said.first { $0.first as? String == name } }
+    let run = try await runManager(
+      #"""
+      p = launch()
+      url = handshake(p, "nDECK")
+      say("add", ctl("add " + wav + " as drums; vol drums -6dB")["ok"])
+      srv.send(url, "/nsm/client/open", "/proc/self/fdinfo", "stemdeck", "nDECK")
+      r = wait(lambda r: r[0] in ("/reply", "/error") and r[1][0] == "/nsm/client/open")
+      say("switch", r[0] if r else None, r[1] if r else None)
+      say("stems", ctl("stems")["output"], ctl("status")["output"])
+      p.send_signal(signal.SIGTERM)
+      say("exit", p.wait(15))
+      """#, server: server, dir: dir, wav: dir.file("drums.wav"), timeout: 90)
+    let (result, log, step) = (run.result, run.log, run.step)
     #expect(step("add")?[1] as? Bool == true, "\(result.text)\n\(log)")
     #expect(step("switch")?[1] as? String == "/error", "the switch should fail: \(result.text)\n\(log)")
     let stems = step("stems")?[1] as? [String] ?? []
@@ -432,18 +445,13 @@ struct RemoteControlTests {
     try FileManager.default.createDirectory(atPath: dir.file("instance"), withIntermediateDirectories: true)
     let broken = "{ \"format\" : \"stemdeck-session\", \"version\" : 1, \"stems\" : [ { \"name\" : 7 } ] }"
     try broken.write(toFile: dir.file("instance/stemdeck.json"), atomically: true, encoding: .utf8)
-    let script = dir.file("manager.py")
-    try
-      (Self.managerPrelude + "\n" + #"""
-        p = launch()
-        handshake(p, "bad")
-        say("exit", p.wait(15))
-        """#).write(toFile: script, atomically: true, encoding: .utf8)
-    let result = try await runTool(
-      "/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, dir.file("c.sock"), dir.file("none.wav")],
-      environment: server.environment, timeout: 60)
-    let log = (try? String(contentsOfFile: dir.file("stemdeck.log"), encoding: .utf8)) ?? ""
-    let said = result.stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] }
+    let run = try await runManager(
+      #"""
+      p = launch()
+      handshake(p, "bad")
+      say("exit", p.wait(15))
+      """#, server: server, dir: dir, wav: dir.file("none.wav"), timeout: 60)
+    let (result, log, said) = (run.result, run.log, run.said)
     let open = said.first { $0.first as? String == "open" }
     #expect(open?[1] as? String == "/error", "\(result.text)\n\(log)")
     let args = open?[2] as? [Any]
@@ -459,19 +467,15 @@ struct RemoteControlTests {
     defer { server.stop() }
     let dir = try IntegrationTempDir("stemdeck-nsm-gone")
     try writeSine(dir.file("drums.wav"), sampleRate: 48000, seconds: 2, frequencies: [440])
-    let script = dir.file("manager.py")
-    try
-      (Self.managerPrelude + "\n" + #"""
-        p = launch()
-        handshake(p, "gone")
-        say("pid", p.pid)
-        os._exit(0)  # the manager dies without a word; stemdeck is left running
-        """#).write(toFile: script, atomically: true, encoding: .utf8)
+    let run = try await runManager(
+      #"""
+      p = launch()
+      handshake(p, "gone")
+      say("pid", p.pid)
+      os._exit(0)  # the manager dies without a word; stemdeck is left running
+      """#, server: server, dir: dir, wav: dir.file("drums.wav"), timeout: 60)
+    let (result, said) = (run.result, run.said)
     let socketPath = dir.file("c.sock")
-    let result = try await runTool(
-      "/usr/bin/python3", [script, try StemdeckBinary.require(), server.name, dir.path, socketPath, dir.file("drums.wav")],
-      environment: server.environment, timeout: 60)
-    let said = result.stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Any] }
     let pid = try #require(said.first { $0.first as? String == "pid" }?[1] as? Int, "\(result.text)")
     defer { kill(pid_t(pid), SIGKILL) }
     #expect(said.first { $0.first as? String == "open" }?[1] as? String == "/reply", "\(result.text)")

@@ -22,20 +22,6 @@ import Glibc
   .timeLimit(.minutes(6)))
 struct ServerFaultTests {
 
-  /// Two looping stems (a: 220 Hz stereo, b: 330 Hz mono) with settings changed by commands.
-  func loopingSession(_ dir: IntegrationTempDir) throws -> String {
-    try writeSine(dir.file("a.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220, 220], amplitude: 0.4)
-    try writeSine(dir.file("b.wav"), sampleRate: 48000, seconds: 0.5, frequencies: [330], amplitude: 0.3)
-    let session = dir.file("S.json")
-    try writeSession(
-      session,
-      stems: [
-        SessionStem(name: "a", file: "a.wav", volume: 0.8, loops: -1),
-        SessionStem(name: "b", file: "b.wav", volume: 0.5, pan: -0.5, loops: -1)
-      ])
-    return session
-  }
-
   /// What one recording of the master shows after it has been connected.
   struct Heard {
     var peak: Float

@@ -254,6 +254,16 @@ final class ChildProcess: @unchecked Sendable {
     _ = await eventually(timeout: timeout, interval: 0.01) { self.streamsClosed }
   }
 
+  /// SIGKILL at once, reaped, and only then its stdin closed (for a child that acts when its
+  /// stdin ends, such as a server's guardian: dismissed, it does nothing).
+  func killAndReap() {
+    if isRunning {
+      kill(pid, SIGKILL)
+      _ = waitForExitBlocking(timeout: 5)
+    }
+    closeStdin()
+  }
+
   /// SIGTERM, then SIGKILL after `grace` seconds; always reaps. Synchronous (for `defer`).
   func terminate(grace: Double = 3) {
     closeStdin()
@@ -274,6 +284,24 @@ final class ChildProcess: @unchecked Sendable {
     }
     state.withLock { s in if s.stdinFD >= 0 { close(s.stdinFD) } }
   }
+}
+
+/// A JACK peer written in Python (python3-jack-client): `script` is written to `file` and run as
+/// `python3 -u FILE ARGUMENTS…` against `server`, with a stdin pipe (such a peer runs until its
+/// stdin closes). Waited for until it prints "ready" (a bound of 30 s against a stuck start);
+/// throws with what it wrote to stderr if it exits or never says so. `what` names it in the error.
+func startPythonPeer(
+  _ script: String, file: String, arguments: [String] = [], server: PrivateJackServer, what: String
+) async throws -> ChildProcess {
+  try script.write(toFile: file, atomically: true, encoding: .utf8)
+  let peer = try ChildProcess("/usr/bin/python3", ["-u", file] + arguments, environment: server.environment, stdinPipe: true)
+  let ready = await eventually(timeout: 30) { peer.stdoutLines.contains("ready") || !peer.isRunning }
+  guard ready && peer.isRunning && peer.stdoutLines.contains("ready") else {
+    peer.terminate(grace: 1)
+    throw HarnessError(
+      "\(what) did not start (python3-jack-client: scripts/install-deps):\n\(peer.stderrLines.joined(separator: "\n"))")
+  }
+  return peer
 }
 
 /// What a finished tool run printed.
@@ -302,6 +330,19 @@ typealias IntegrationTempDir = TemporaryFolder
 
 // MARK: - A private JACK server
 
+/// The running `jackd` processes (of anyone) started with `-n NAME` or `--name NAME`, from
+/// /proc: what a test checks to know that no server of its outlived it.
+func jackdProcesses(named name: String) -> [pid_t] {
+  var found: [pid_t] = []
+  for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+    guard let pid = pid_t(entry), let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+    let argv = data.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+    guard let tool = argv.first, (tool as NSString).lastPathComponent == "jackd" else { continue }
+    if zip(argv, argv.dropFirst()).contains(where: { ($0.0 == "-n" || $0.0 == "--name") && $0.1 == name }) { found.append(pid) }
+  }
+  return found
+}
+
 /// `jackd -n stemdeck-test-<pid>-<n> --no-realtime -d dummy -r RATE -p PERIOD`, started and
 /// waited for with `jack_wait`, stopped on `stop()` (and in deinit). Restartable under the same
 /// name after `kill9()` or `stop()`.
@@ -317,6 +358,13 @@ final class PrivateJackServer: @unchecked Sendable {
   /// NetJack2 slave, whose rate and period come from its master).
   let driverArguments: [String]?
   private let process = Mutex<ChildProcess?>(nil)
+  /// A shell that waits for its stdin to end: when the test process dies without stopping the
+  /// server (a crash, a kill), the kernel closes the pipe and the guardian stops jackd (SIGTERM,
+  /// then SIGKILL), so that no server outlives the tests. A leaked server is worse than a
+  /// leaked file: while any JACK server of the user runs, scripts/jack-preflight may not repair
+  /// a locked metadata database, and every new jackd then hangs. Dismissed (SIGKILL, then its
+  /// stdin closed) after jackd is stopped.
+  private let guardian = Mutex<ChildProcess?>(nil)
 
   /// Environment for every JACK client the tests start (tools and stemdeck).
   var environment: [String: String] { ["JACK_DEFAULT_SERVER": name, "JACK_NO_START_SERVER": "1"] }
@@ -367,6 +415,13 @@ final class PrivateJackServer: @unchecked Sendable {
       "jackd", ["-n", name, "--no-realtime"] + (driverArguments ?? ["-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]),
       environment: environment, stdout: .file(logPath), stderr: .file(logPath))
     process.withLock { $0 = child }
+    let script = """
+      read -r _; kill -TERM \(child.pid) 2>/dev/null || exit 0
+      for _ in 1 2 3 4 5 6 7 8 9 10; do sleep 0.5; kill -0 \(child.pid) 2>/dev/null || exit 0; done
+      kill -KILL \(child.pid) 2>/dev/null
+      """
+    let watcher = try ChildProcess("sh", ["-c", script], stdinPipe: true, stdout: .null, stderr: .null)
+    guardian.withLock { $0 = watcher }
     let waited: ToolResult
     do {
       waited = try await runTool("jack_wait", ["-s", name, "-w", "-t", "10"], environment: environment, timeout: 15)
@@ -387,7 +442,26 @@ final class PrivateJackServer: @unchecked Sendable {
       defer { p = nil }; return p
     }
     child?.terminate(grace: 5)
+    dismissGuardian()
     removeStaleFiles()
+  }
+
+  private func dismissGuardian() {
+    let watcher = guardian.withLock { g -> ChildProcess? in
+      defer { g = nil }; return g
+    }
+    watcher?.killAndReap()
+  }
+
+  /// `stop()`, then an issue if a jackd of this server's name still runs: the end of a test that
+  /// proves it leaves no server behind.
+  func stopAndExpectGone(sourceLocation: SourceLocation = #_sourceLocation) {
+    let pid = self.pid
+    stop()
+    let left = jackdProcesses(named: name)
+    #expect(
+      left.isEmpty, "JACK server \(name) (pid \(pid.map(String.init) ?? "-")) still runs as \(left) after stop()",
+      sourceLocation: sourceLocation)
   }
 
   /// After a kill -9 that was not followed by a clean restart and stop, jackd leaves its
@@ -411,6 +485,7 @@ final class PrivateJackServer: @unchecked Sendable {
     guard let child else { return }
     kill(child.pid, SIGKILL)
     _ = child.waitForExitBlocking(timeout: 5)
+    dismissGuardian()
   }
 
   func restart() async throws {
@@ -730,6 +805,31 @@ func writeSession(_ path: String, masterVolume: Double = 1, masterEQ: String? = 
 
     """
   try text.write(toFile: path, atomically: true, encoding: .utf8)
+}
+
+/// `stemdeck render SESSION --output PATH` run to its end (60 s at most) and its file read back;
+/// fails the test when the render fails.
+func renderOffline(
+  _ binary: String, _ session: String, to path: String, sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> AudioData {
+  let rendered = try await runTool(binary, ["render", session, "--output", path], timeout: 60)
+  try #require(rendered.status == 0, "render failed: \(rendered.text)", sourceLocation: sourceLocation)
+  return try readAudio(path)
+}
+
+/// A session `DIR/S.json` of two looping stems (a: 220 Hz stereo at 0.8, b: 330 Hz mono at 0.5,
+/// panned -0.5), for the tests that play on while their server is killed or their link dropped.
+func loopingSession(_ dir: IntegrationTempDir) throws -> String {
+  try writeSine(dir.file("a.wav"), sampleRate: 48000, seconds: 1.0, frequencies: [220, 220], amplitude: 0.4)
+  try writeSine(dir.file("b.wav"), sampleRate: 48000, seconds: 0.5, frequencies: [330], amplitude: 0.3)
+  let session = dir.file("S.json")
+  try writeSession(
+    session,
+    stems: [
+      SessionStem(name: "a", file: "a.wav", volume: 0.8, loops: -1),
+      SessionStem(name: "b", file: "b.wav", volume: 0.5, pan: -0.5, loops: -1)
+    ])
+  return session
 }
 
 /// Parses "m:ss.mmm" (or "h:mm:ss.mmm") into seconds.

