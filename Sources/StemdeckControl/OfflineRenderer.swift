@@ -494,7 +494,7 @@ public enum OfflineRenderer {
     let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * 2)
     defer { left.deallocate(); right.deallocate(); interleaved.deallocate() }
     // Each tapped stem's left and right buffers (StemTaps.swift), handed to the renderer before
-    // every block (it zeroes them).
+    // every block (it writes every frame of them).
     let taps = UnsafeMutablePointer<Float>.allocate(capacity: max(1, stemSlots.count * 2 * blockFrames))
     defer { taps.deallocate() }
     // The live inputs' files, a block at a time (OfflineRenderer+Inputs.swift).

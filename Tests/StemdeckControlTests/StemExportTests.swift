@@ -84,6 +84,38 @@ import Testing
   }
 
   @Test(
+    "a stem's tap is written once a block, not cleared and added to: a stem starting and ending inside a block is exactly silent outside its span, and at master volume 1 the master is the stems' float sum bit for bit",
+    arguments: [1.0, 0.7])
+  func tapsWrittenOnce(masterVolume: Double) throws {
+    let folder = try TemporaryFolder()
+    var session = try Self.session(in: folder)
+    session.masterVolume = masterVolume
+    // lead: frames 12,000 to 60,000, both inside a 1,024-frame block.
+    let summary = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"), duration: nil,
+      stemsFolder: folder.file("stems"))
+    let master = Stereo(try readAudio(folder.file("mix.wav")))
+    let stems = try ["bass", "pad", "lead"].map { Stereo(try readAudio(folder.file("stems/\($0).wav"))) }
+    #expect(master.count == summary.frames && master.count == 96_000)
+    let lead = stems[2]
+    #expect(peak(lead.left[0..<12_000]) == 0 && peak(lead.right[0..<12_000]) == 0, "silent before its start")
+    #expect(peak(lead.left[60_000...]) == 0 && peak(lead.right[60_000...]) == 0, "silent after its end")
+    #expect(peak(lead.left[12_000..<12_100]) > 0 && peak(lead.left[59_900..<60_000]) > 0, "sounds up to its ends")
+    if masterVolume == 1 {
+      // The master stage is identity: the master is (bass + pad) + lead as the mix summed them.
+      var differing = 0
+      for i in 0..<master.count {
+        if master.left[i] != stems[0].left[i] + stems[1].left[i] + stems[2].left[i] { differing += 1 }
+        if master.right[i] != stems[0].right[i] + stems[1].right[i] + stems[2].right[i] { differing += 1 }
+      }
+      #expect(differing == 0)
+    } else {
+      let residual = Self.residual(master: master, stems: stems)
+      #expect(residual < -100, "master − Σ stems peaks at \(residual) dBFS")
+    }
+  }
+
+  @Test(
     "live inputs on the master get their own files (--input NAME=FILE, or silent); an input on a bus is in the bus's; the files sum to the master to -100 dBFS",
     arguments: ["plain", "limited"])
   func inputsSumToMaster(mode: String) throws {

@@ -91,6 +91,79 @@ func mixStereoSteady(
   return levels
 }
 
+/// Stem export (Renderer/StemTaps.swift): `mixStereoSteady` that also stores each product in a
+/// stem's tap (`tapLeft` / `tapRight`, written, not added to) from the same loads: the tap holds
+/// the stem as the mix gets it, and the mix gets the same sums as when the tap was added to it
+/// afterwards, without a pass to zero the tap and another to read it back.
+///
+/// - Realtime: safe; arithmetic on caller-provided buffers. Proven by `@_noLocks`.
+@_noLocks
+func tapStereoSteady(
+  _ source: UnsafePointer<Float>, frames: Int, gainLeft: Float, gainRight: Float,
+  tapLeft: UnsafeMutablePointer<Float>, tapRight: UnsafeMutablePointer<Float>,
+  left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, metering: Bool
+) -> BlockLevels {
+  var src = UnsafeRawPointer(source)
+  var outL = UnsafeMutableRawPointer(left)
+  var outR = UnsafeMutableRawPointer(right)
+  var tapL = UnsafeMutableRawPointer(tapLeft)
+  var tapR = UnsafeMutableRawPointer(tapRight)
+  let gl = SIMD4<Float>(repeating: gainLeft)
+  let gr = SIMD4<Float>(repeating: gainRight)
+  var peakA = SIMD4<Float>(), peakB = SIMD4<Float>()
+  var sumA = SIMD4<Float>(), sumB = SIMD4<Float>()
+  var quads = frames >> 2
+  if metering {
+    while quads > 0 {
+      let a = src.loadUnaligned(as: SIMD4<Float>.self)
+      let b = src.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
+      let l = SIMD4<Float>(a[0], a[2], b[0], b[2]) * gl
+      let r = SIMD4<Float>(a[1], a[3], b[1], b[3]) * gr
+      tapL.storeBytes(of: l, as: SIMD4<Float>.self)
+      tapR.storeBytes(of: r, as: SIMD4<Float>.self)
+      outL.storeBytes(of: outL.loadUnaligned(as: SIMD4<Float>.self) + l, as: SIMD4<Float>.self)
+      outR.storeBytes(of: outR.loadUnaligned(as: SIMD4<Float>.self) + r, as: SIMD4<Float>.self)
+      peakA = larger(magnitudes(a), peakA)
+      peakB = larger(magnitudes(b), peakB)
+      sumA += a * a
+      sumB += b * b
+      src += 32; outL += 16; outR += 16; tapL += 16; tapR += 16
+      quads &-= 1
+    }
+  } else {
+    while quads > 0 {
+      let a = src.loadUnaligned(as: SIMD4<Float>.self)
+      let b = src.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
+      let l = SIMD4<Float>(a[0], a[2], b[0], b[2]) * gl
+      let r = SIMD4<Float>(a[1], a[3], b[1], b[3]) * gr
+      tapL.storeBytes(of: l, as: SIMD4<Float>.self)
+      tapR.storeBytes(of: r, as: SIMD4<Float>.self)
+      outL.storeBytes(of: outL.loadUnaligned(as: SIMD4<Float>.self) + l, as: SIMD4<Float>.self)
+      outR.storeBytes(of: outR.loadUnaligned(as: SIMD4<Float>.self) + r, as: SIMD4<Float>.self)
+      src += 32; outL += 16; outR += 16; tapL += 16; tapR += 16
+      quads &-= 1
+    }
+  }
+  var i = frames & ~3
+  let peak = larger(peakA, peakB)
+  let sum = sumA + sumB
+  var levels = BlockLevels(
+    peak: (Swift.max(peak[0], peak[2]), Swift.max(peak[1], peak[3])),
+    sumSquares: (sum[0] + sum[2], sum[1] + sum[3]))
+  while i < frames {
+    let xl = source[2 &* i], xr = source[2 &* i &+ 1]
+    let l = xl * gainLeft, r = xr * gainRight
+    tapLeft[i] = l
+    tapRight[i] = r
+    left[i] += l
+    right[i] += r
+    levels.peak.0 = Swift.max(levels.peak.0, Swift.abs(xl)); levels.sumSquares.0 += xl * xl
+    levels.peak.1 = Swift.max(levels.peak.1, Swift.abs(xr)); levels.sumSquares.1 += xr * xr
+    i &+= 1
+  }
+  return levels
+}
+
 /// Adds `frames` mono frames of `source`, times `gainLeft` / `gainRight`, to `left` and `right`;
 /// with `metering`, returns the source's peak and sum of squares (the same for both channels).
 ///

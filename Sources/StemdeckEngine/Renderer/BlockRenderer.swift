@@ -37,8 +37,12 @@ public struct RenderState: ~Copyable {
   @usableFromInline var passOffset = 0
   /// Stem export (offline `render --stems`): the direct outs become taps. A stem with direct-out
   /// buffers still goes to the master as well, and its buffers get the master's transport fade
-  /// and gain, so the stems' buffers sum to the master (StemTaps.swift). Off live.
+  /// and gain (where they are not 1), so the stems' buffers sum to the master (StemTaps.swift). Off live.
   public var stemTaps = false
+  /// Stem export: per slot, how far into the block its tap holds this block's samples (StemTaps.swift):
+  /// taps are written once rather than zeroed and added to, and what no voice wrote is zeroed
+  /// at the end of the block. `maxVoices` entries.
+  @usableFromInline let tapCursors: UnsafeMutablePointer<Int>
   public let sampleRate: Double
 
   /// Where the transport is, and its start/hold/seek/pause state (the seek protocol:
@@ -104,6 +108,8 @@ public struct RenderState: ~Copyable {
     let directCount = (maxVoices + BusBank.maxBuses + InputBank.maxInputs) * 2
     let direct = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: directCount)
     direct.initialize(repeating: nil, count: directCount)
+    let tapCursors = UnsafeMutablePointer<Int>.allocate(capacity: maxVoices)
+    tapCursors.initialize(repeating: 0, count: maxVoices)
     func buffer(_ n: Int) -> UnsafeMutablePointer<Float> {
       let p = UnsafeMutablePointer<Float>.allocate(capacity: n)
       p.initialize(repeating: 0, count: n)
@@ -117,7 +123,7 @@ public struct RenderState: ~Copyable {
         voices: voices, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames,
         mixLeft: buffer(maxBlockFrames), mixRight: buffer(maxBlockFrames),
         detachedLeft: buffer(maxBlockFrames), detachedRight: buffer(maxBlockFrames),
-        scratch: buffer(maxBlockFrames * 2), directOutputs: direct, sampleRate: sampleRate))
+        scratch: buffer(maxBlockFrames * 2), directOutputs: direct, tapCursors: tapCursors, sampleRate: sampleRate))
     return RenderStateAndRings(
       state: state,
       rings: EngineRings(
@@ -134,7 +140,7 @@ public struct RenderState: ~Copyable {
     mixLeft: UnsafeMutablePointer<Float>, mixRight: UnsafeMutablePointer<Float>,
     detachedLeft: UnsafeMutablePointer<Float>, detachedRight: UnsafeMutablePointer<Float>,
     scratch: UnsafeMutablePointer<Float>, directOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
-    sampleRate: Double
+    tapCursors: UnsafeMutablePointer<Int>, sampleRate: Double
   ) {
     self.commands = commands
     self.events = events
@@ -153,6 +159,7 @@ public struct RenderState: ~Copyable {
     self.songChange = RenderSongChange(detachedLeft: detachedLeft, detachedRight: detachedRight)
     self.scratch = scratch
     self.directOutputs = directOutputs
+    self.tapCursors = tapCursors
     self.sampleRate = sampleRate
     self.transport = RenderTransport(
       fade: GainRamp(gain: 1, length: Swift.max(1, Int(sampleRate * 0.005))),
@@ -191,6 +198,7 @@ public struct RenderState: ~Copyable {
     state.pointee.songChange.detachedRight.deallocate()
     state.pointee.scratch.deallocate()
     state.pointee.directOutputs.deallocate()
+    state.pointee.tapCursors.deallocate()
     state.pointee.schedule.entries.deallocate()
     state.pointee.midi.free()
     state.pointee.buses.free()
@@ -257,8 +265,14 @@ public func renderBlock(
   applyCommands(state)
   advanceSongChange(state, frameCount: frameCount)
   let direct = state.pointee.directOutputs
-  for i in 0..<(state.pointee.slotLimit &* 2) {
-    if let buffer = direct[i] { buffer.update(repeating: 0, count: frameCount) }
+  let tapSlots = state.pointee.slotLimit
+  if state.pointee.stemTaps {
+    // Stem export: the stems' taps are written, not added to (StemTaps.swift); nothing to clear.
+    state.pointee.tapCursors.update(repeating: 0, count: state.pointee.maxVoices)
+  } else {
+    for i in 0..<(state.pointee.slotLimit &* 2) {
+      if let buffer = direct[i] { buffer.update(repeating: 0, count: frameCount) }
+    }
   }
   let busDirect = state.pointee.maxVoices &* 2
   for i in busDirect..<(busDirect &+ Swift.min(state.pointee.busDirectCount, BusBank.maxBuses) &* 2) {
@@ -293,6 +307,7 @@ public func renderBlock(
     nextTimed = applyTimed(state, upTo: done)
   }
   _ = applyTimed(state, upTo: Int.max)
+  if state.pointee.stemTaps { finishStemTaps(state, slots: tapSlots, frameCount: frameCount) }
   state.pointee.midi.timedCount = 0
   state.pointee.status.pointee.blocksRendered.add(1, ordering: .relaxed)
 }
@@ -355,7 +370,6 @@ func renderPass(
   // the master wait in their own planes for the effects' stage (InputStrips.swift).
   mixInputs(state, frameCount: n)
   renderBuses(state, frameCount: n, playing: playing)
-  if state.pointee.stemTaps { addStemTapsToMix(state, frameCount: n) }
   let detachedActive = renderDetachedVoices(state, frameCount: n)
 
   // Sound effects play whatever the transport does: they are summed after the transport fade,

@@ -1,29 +1,110 @@
 // Stem export in one pass (`render --stems`, issue 23): with `RenderState.stemTaps` on, every
-// stem the offline renderer gave direct-out buffers is written there by `mixVoice` as usual, then
-// also added to the master mix here, and after the master stage its buffers get the same
-// transport fade and master gain as the master. The buffers then hold each stem as the master
-// hears it, and they sum to the master (effects aside, which renders never fire). A live input
-// on the master is tapped the same way (`mixInputs` writes its tap and feeds the master). Live, direct
-// outs keep their meaning (a stem goes to its own ports instead of the master) and this is off.
+// stem the offline renderer gave direct-out buffers (its tap) is written there by `mixVoice`
+// (`mixVoiceIntoTap`), which adds the same samples to the master mix in the same pass; after the
+// master stage, where the transport fade or the master gain is not 1, the taps get them too
+// (`applyMasterToStemTaps`). The buffers then hold each stem as the master hears it, and they sum
+// to the master (effects aside, which renders never fire). A live input on the master is tapped
+// the same way (`mixInputs` writes its tap and feeds the master), and so is a bus
+// (`renderBuses`). Live, direct outs keep their meaning (a stem goes to its own ports instead of
+// the master) and this is off.
+//
+// A stem's tap is written once a block, not zeroed first and then added to: `tapCursors[slot]`
+// says how far into the block it already holds this block's samples; a write past the cursor
+// zeroes the gap first, and what no voice wrote (before a stem's start, after its end, while
+// paused) is zeroed at the end of the block (`finishStemTaps`). docs/architecture.md, *Stem export*.
 
-/// Adds every tapped stem's buffers for this pass into the master mix.
+/// Zeroes stem `slot`'s tap from its cursor up to `end` (frames into the block) and moves the
+/// cursor there; nothing when the cursor is already there or the slot has no tap.
 @_noLocks
-func addStemTapsToMix(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
-  let mixL = state.pointee.mixLeft, mixR = state.pointee.mixRight
-  let at = state.pointee.passOffset
-  let direct = state.pointee.directOutputs
-  for slot in 0..<state.pointee.slotLimit {
-    guard let dl = direct[2 &* slot], let dr = direct[2 &* slot &+ 1] else { continue }
-    for i in 0..<n {
-      mixL[i] += dl[at &+ i]
-      mixR[i] += dr[at &+ i]
-    }
+@inline(__always)
+func clearStemTap(_ state: UnsafeMutablePointer<RenderState>, slot: Int, through end: Int) {
+  let cursor = state.pointee.tapCursors[slot]
+  guard cursor < end, let dl = state.pointee.directOutputs[2 &* slot],
+    let dr = state.pointee.directOutputs[2 &* slot &+ 1]
+  else { return }
+  (dl + cursor).update(repeating: 0, count: end &- cursor)
+  (dr + cursor).update(repeating: 0, count: end &- cursor)
+  state.pointee.tapCursors[slot] = end
+}
+
+/// The end of a block of `n` frames: zeroes what no voice wrote of every stem's tap (`slots`:
+/// the slot limit the block started with; the current one may differ after the block's changes).
+@_noLocks
+func finishStemTaps(_ state: UnsafeMutablePointer<RenderState>, slots: Int, frameCount n: Int) {
+  for slot in 0..<Swift.max(slots, state.pointee.slotLimit) { clearStemTap(state, slot: slot, through: n) }
+}
+
+/// `mixVoice` for a tapped stem in a stem export: its `count` source frames at `offset` of the
+/// pass, times its ramped gains, written into its tap and added to the master mix, then metered.
+/// The usual case (steady gains, a stereo source, frames past the tap's cursor) is one SIMD pass
+/// that stores into the tap and adds to the mix (`tapStereoSteady`); anything else zeroes the
+/// tap up to the frames' end and adds into both.
+@_noLocks
+func mixVoiceIntoTap(
+  _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
+  slot: Int, source: UnsafeMutablePointer<Float>, offset: Int, count: Int,
+  tap: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+  stepL: (start: Float, step: Float, rampFrames: Int), stepR: (start: Float, step: Float, rampFrames: Int),
+  cells: UnsafePointer<MeterCells>, preFader: Bool
+) {
+  let at = state.pointee.passOffset &+ offset
+  let tapL = tap.0 + at, tapR = tap.1 + at
+  let mixL = state.pointee.mixLeft + offset, mixR = state.pointee.mixRight + offset
+  let mono = voice.pointee.channels == 1
+  let metering = state.pointee.stemMetering
+  let steady = stepL.rampFrames == 0 && stepR.rampFrames == 0
+  if steady && !mono && state.pointee.tapCursors[slot] <= at {
+    clearStemTap(state, slot: slot, through: at)
+    let levels = tapStereoSteady(
+      source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, tapLeft: tapL, tapRight: tapR,
+      left: mixL, right: mixR, metering: metering)
+    state.pointee.tapCursors[slot] = at &+ count
+    postFaderMeter(
+      state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
+      mono: mono, cells: cells, preFader: preFader, levels: levels)
+    return
   }
+  clearStemTap(state, slot: slot, through: at &+ count)
+  if steady {
+    // A mono source (or frames the tap already holds, never expected): the mix kernel into each.
+    let levels =
+      mono
+      ? mixMonoSteady(
+        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: tapL, right: tapR, metering: metering)
+      : mixStereoSteady(
+        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: tapL, right: tapR, metering: metering)
+    _ =
+      mono
+      ? mixMonoSteady(source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: mixL, right: mixR, metering: false)
+      : mixStereoSteady(
+        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: mixL, right: mixR, metering: false)
+    postFaderMeter(
+      state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
+      mono: mono, cells: cells, preFader: preFader, levels: levels)
+    return
+  }
+  var gl = stepL.start, gr = stepR.start
+  let tl = voice.pointee.gainLeft.current, tr = voice.pointee.gainRight.current
+  for i in 0..<count {
+    let xl = mono ? source[i] : source[2 &* i]
+    let xr = mono ? xl : source[2 &* i &+ 1]
+    let l = xl * gl, r = xr * gr
+    tapL[i] += l
+    tapR[i] += r
+    mixL[i] += l
+    mixR[i] += r
+    gl = i &+ 1 < stepL.rampFrames ? gl + stepL.step : tl
+    gr = i &+ 1 < stepR.rampFrames ? gr + stepR.step : tr
+  }
+  postFaderMeter(
+    state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
+    mono: mono, cells: cells, preFader: preFader)
 }
 
 /// Gives every tapped stem's buffers the gains the master stage just applied: the transport
 /// fade times the master gain, sample by sample through their ramps (`renderPass` computes the
-/// same sequence for the master).
+/// same sequence for the master). Where both are 1 and steady (a render's usual case) there is
+/// nothing to do, and the taps are not touched.
 @_noLocks
 func applyMasterToStemTaps(
   _ state: UnsafeMutablePointer<RenderState>,
@@ -34,12 +115,17 @@ func applyMasterToStemTaps(
   let direct = state.pointee.directOutputs
   let fadeTarget = state.pointee.transport.fade.current
   let gainTarget = state.pointee.masterGain.current
+  let steady = fade.rampFrames == 0 && gain.rampFrames == 0
   // The stems' taps, then the buses' (a bus's tap is its direct-out index: Buses.swift).
   let busTaps = state.pointee.maxVoices
-  for index in 0..<(state.pointee.slotLimit &+ BusBank.maxBuses) {
-    let slot = index < state.pointee.slotLimit ? index : busTaps &+ (index &- state.pointee.slotLimit)
+  let stems = state.pointee.slotLimit
+  for index in 0..<(steady && fade.start * gain.start == 1 ? 0 : stems &+ BusBank.maxBuses) {
+    let slot = index < stems ? index : busTaps &+ (index &- stems)
     guard let dl = direct[2 &* slot], let dr = direct[2 &* slot &+ 1] else { continue }
-    if fade.rampFrames == 0 && gain.rampFrames == 0 {
+    // A stem's frames of this pass that no voice wrote are zeroed first (the tap is not cleared
+    // before the block).
+    if index < stems { clearStemTap(state, slot: slot, through: at &+ n) }
+    if steady {
       let g = fade.start * gain.start
       for i in 0..<n {
         dl[at &+ i] *= g
@@ -59,7 +145,8 @@ func applyMasterToStemTaps(
   // The live inputs' taps (those on the master: InputStrips.swift): they join the master after
   // the transport fade, so they get the master gain alone.
   let inputTaps = InputBank.directSlot(0, maxVoices: state.pointee.maxVoices)
-  for index in 0..<Swift.min(InputBank.maxInputs, state.pointee.inputDirectCount) {
+  let inputs = gain.rampFrames == 0 && gain.start == 1 ? 0 : Swift.min(InputBank.maxInputs, state.pointee.inputDirectCount)
+  for index in 0..<inputs {
     let slot = inputTaps &+ index
     guard let dl = direct[2 &* slot], let dr = direct[2 &* slot &+ 1] else { continue }
     var m = gain.start

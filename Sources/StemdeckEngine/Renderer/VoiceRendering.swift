@@ -391,6 +391,13 @@ func mixVoice(
     mixL = dl + at
     mixR = dr + at
     voice.pointee.routeFadeTotal = 0
+    if state.pointee.stemTaps {
+      // Stem export: into its tap and the master in one pass (StemTaps.swift).
+      mixVoiceIntoTap(
+        state, voice, slot: slot, source: source, offset: offset, count: count, tap: (dl, dr), stepL: stepL, stepR: stepR,
+        cells: cells, preFader: preFader)
+      return
+    }
   }
   let mono = voice.pointee.channels == 1
   if voice.pointee.routeFadeTotal > 0 {
