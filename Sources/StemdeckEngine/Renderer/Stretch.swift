@@ -173,6 +173,36 @@ func updateStretchRatios(_ s: UnsafeMutablePointer<StretchState>, rate: Double, 
   RealtimeC.setRatios(rb, time: timeRatio, pitch: pitchScale)
 }
 
+/// Starts the stretcher's stream afresh when the voice asked for it (`needsReset`: the start, a
+/// seek, a loop seam): Rubber Band gets its start pad and start delay, WSOLA forgets its input,
+/// and the converter that feeds an unshifted stem of another rate starts again.
+@_noLocks
+func resetStretcherIfNeeded(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutablePointer<StretchState>) {
+  if !s.pointee.needsReset { return }
+  s.pointee.needsReset = false
+  s.pointee.finalSent = false
+  if let wsola = s.pointee.wsola {
+    wsola.pointee.reset()
+  } else if let rb = s.pointee.stretcher {
+    // The start pad of silence and the start delay follow Rubber Band 3's recipe for aligned output.
+    let pad = RealtimeC.resetForStartPad(rb)
+    let inputs = s.pointee.inputs
+    for c in 0..<s.pointee.channels { inputs[c]!.update(repeating: 0, count: s.pointee.maxFrames) }
+    var left = pad
+    while left > 0 {
+      let n = Swift.min(left, s.pointee.maxFrames)
+      RealtimeC.process(rb, UnsafePointer(s.pointee.inputsForProcess), frames: n, final: false)
+      left &-= n
+    }
+    s.pointee.discard = RealtimeC.startDelay(rb)
+  }
+  if s.pointee.convertRatio > 0 {
+    resetResampler(voice)
+    s.pointee.convertedFrames = 0
+    s.pointee.convertDrained = false
+  }
+}
+
 /// Pulls `count` frames through the stretcher from the voice's ring into `destination`
 /// (interleaved); returns frames made.
 @_noLocks
@@ -185,25 +215,7 @@ func pullStretched(
   guard let rb = s.pointee.stretcher else { return 0 }
   let inputs = s.pointee.inputs
   let outputs = s.pointee.outputs
-  if s.pointee.needsReset {
-    s.pointee.needsReset = false
-    s.pointee.finalSent = false
-    // The start pad of silence and the start delay follow Rubber Band 3's recipe for aligned output.
-    let pad = RealtimeC.resetForStartPad(rb)
-    for c in 0..<ch { inputs[c]!.update(repeating: 0, count: s.pointee.maxFrames) }
-    var left = pad
-    while left > 0 {
-      let n = Swift.min(left, s.pointee.maxFrames)
-      RealtimeC.process(rb, UnsafePointer(s.pointee.inputsForProcess), frames: n, final: false)
-      left &-= n
-    }
-    s.pointee.discard = RealtimeC.startDelay(rb)
-    if s.pointee.convertRatio > 0 {
-      resetResampler(voice)
-      s.pointee.convertedFrames = 0
-      s.pointee.convertDrained = false
-    }
-  }
+  resetStretcherIfNeeded(voice, s)
   var produced = 0
   var attempts = 0
   // A bound on the loop (each turn feeds one chunk or retrieves): a 4096-frame pass at rate 2
@@ -374,16 +386,7 @@ func pullWsola(
   _ wsola: UnsafeMutablePointer<WsolaStretcher>, into destination: UnsafeMutablePointer<Float>, count: Int
 ) -> Int {
   let ch = voice.pointee.channels
-  if s.pointee.needsReset {
-    s.pointee.needsReset = false
-    s.pointee.finalSent = false
-    wsola.pointee.reset()
-    if s.pointee.convertRatio > 0 {
-      resetResampler(voice)
-      s.pointee.convertedFrames = 0
-      s.pointee.convertDrained = false
-    }
-  }
+  resetStretcherIfNeeded(voice, s)
   var produced = 0
   var attempts = 0
   // A bound on the loop: a 4096-frame pass at rate 2 makes 8 hops and feeds about 16 times.
