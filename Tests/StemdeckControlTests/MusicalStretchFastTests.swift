@@ -178,6 +178,10 @@ extension MusicalTests {
     }
     let a = try render(block: 128)
     #expect(rms(a.left[96000..<144000]) > 0.1 && rms(a.right[96000..<144000]) > 0.02, "silent output")
+    // The glide and the change took effect: the 3 s file's end maps to 1 s at 1, 1.5 s gliding
+    // (1.2 s of it), 0.5 s at 0.6 (0.3 s), then its last 0.5 s at 1.2: output frame 164000.
+    let end = Self.lastAudible(a.left)
+    #expect(abs(end - 164_000) <= 1024, "the sound ends at frame \(end), want 164000")
     for block in [64, 1000] {
       let b = try render(block: block)
       let first = (0..<a.count).first { a.left[$0] != b.left[$0] || a.right[$0] != b.right[$0] }
