@@ -120,6 +120,75 @@ extension MusicalTests {
     #expect(abs(heard - (0.5 + 1.6 + 0.6)) < 0.05, "position in the file \(heard)")
   }
 
+  /// A tempo change reaches a `fast` stem in the next period, not at its next 512-frame hop: the
+  /// block right after `rate` differs from the same render without it, the blocks before do not.
+  /// (The mapping itself: WsolaTests' `tempoChangeFollowedNextPull`.)
+  @Test("stretch fast: 'rate' between two 128-frame periods in mid-hop changes the very next period", arguments: [(0.5, 1.5), (1.2, 0.7)])
+  func fastStretchRateChangeNextPeriod(from: Double, to: Double) throws {
+    let folder = try TemporaryFolder()
+    let path = try Self.music(folder, "m.wav", seconds: 3)
+    func rig() throws -> MixerRig {
+      let rig = MixerRig()
+      try rig.mixer.addStem(
+        path: path,
+        settings: stem("m", path) {
+          $0.mode = .stretch; $0.stretch = .fast; $0.rate = from
+        })
+      try rig.mixer.play()
+      return rig
+    }
+    // 47872 frames: half way through a hop.
+    let held = try rig()
+    let heldOut = held.render(47872 + 1024, block: 128)
+    let changed = try rig()
+    let before = changed.render(47872, block: 128)
+    try changed.mixer.setRate("m", to)
+    let after = changed.render(1024, block: 128)
+    #expect(before.left == Array(heldOut.left[0..<47872]) && before.right == Array(heldOut.right[0..<47872]))
+    let first = (0..<1024).first { after.left[$0] != heldOut.left[47872 + $0] || after.right[$0] != heldOut.right[47872 + $0] }
+    #expect(first != nil && first! < 128, "the change first shows at frame \(first ?? -1) after it")
+  }
+
+  /// The `fast` stretcher follows a rate glide output frame by output frame (not block by block as
+  /// the renderer advances the stem's rate), so a glide and a later rate change give the same
+  /// samples at any block size: live at 128 frames equals the offline render during a glide too.
+  @Test("stretch fast: a rate glide 1 → 0.6 over 1.5 s, then 'rate 1.2': bit-identical in 64-, 128- and 1000-frame blocks")
+  func fastStretchGlideBlockSizes() throws {
+    let folder = try TemporaryFolder()
+    let path = try Self.music(folder, "m.wav", seconds: 3)
+    func render(block: Int) throws -> Stereo {
+      let rig = MixerRig()
+      try rig.mixer.addStem(
+        path: path,
+        settings: stem("m", path) {
+          $0.mode = .stretch; $0.stretch = .fast
+        })
+      try rig.mixer.play()
+      var out = rig.render(48000, block: block)
+      func append(_ more: Stereo) {
+        out.left += more.left
+        out.right += more.right
+      }
+      try rig.mixer.glide("m", to: .rate(0.6), seconds: 1.5, exponential: false)
+      append(rig.render(96000, block: block))
+      try rig.mixer.setRate("m", 1.2)
+      append(rig.render(48000, block: block))
+      #expect(try rig.mixer.stemStatus("m").underruns == 0)
+      return out
+    }
+    let a = try render(block: 128)
+    #expect(rms(a.left[96000..<144000]) > 0.1 && rms(a.right[96000..<144000]) > 0.02, "silent output")
+    // The glide and the change took effect: the 3 s file's end maps to 1 s at 1, 1.5 s gliding
+    // (1.2 s of it), 0.5 s at 0.6 (0.3 s), then its last 0.5 s at 1.2: output frame 164000.
+    let end = Self.lastAudible(a.left)
+    #expect(abs(end - 164_000) <= 1024, "the sound ends at frame \(end), want 164000")
+    for block in [64, 1000] {
+      let b = try render(block: block)
+      let first = (0..<a.count).first { a.left[$0] != b.left[$0] || a.right[$0] != b.right[$0] }
+      #expect(first == nil, "128 vs \(block) frames differ from frame \(first ?? -1)")
+    }
+  }
+
   @Test("stretch fast after a seek: a stereo stem plays on from the new place as a fresh one started there (nothing of before)")
   func fastStretchSeekForgets() throws {
     let folder = try TemporaryFolder()

@@ -17,9 +17,22 @@
 /// has no latency; at the end of the input the last hop is cut where its centre mapping reaches
 /// the input's end, so a file of L frames at a held tempo t lasts L / t frames (within one).
 ///
-/// Determinism: the output depends only on the input samples and on the tempo given to each
-/// `hop(tempo:)`; how the input is cut into `append` calls and how the output is cut into
-/// `retrieve` calls change nothing (so live at any period equals the offline render bit for bit).
+/// Tempo changes (issue 25): the tempo is a schedule over output frames, held (`setTempo`) or
+/// gliding (`glideTempo`, a `Glide` over output frames from where it is given). Frame k's centre
+/// advances by the schedule's integral over the hop it finishes, not by `hop × tempo` of one
+/// moment. A change that arrives while part of the last hop is unplayed re-makes the rest of that
+/// hop at once (`update`): the frame's centre is moved to where the new schedule puts it from the
+/// current output position on, the search runs again, and the new frame's contribution replaces
+/// the old one's through a `crossfade` of `hop / 8` samples (1.3 ms at 48 kHz) starting at the
+/// next unplayed frame, so the change is heard from the next retrieved frame without a click. At
+/// most one re-make a hop: a second change within the same hop waits for the next hop (at most
+/// `hop` frames), which bounds the cost of many changes (a MIDI bend) to twice the steady cost; a
+/// glide needs none after its first frame, since the schedule knows it in advance.
+///
+/// Determinism: the output depends only on the input samples and on the tempo schedule (the tempo
+/// given for each output frame, and where each change was given); how the input is cut into
+/// `append` calls and how the output is cut into `retrieve` calls change nothing (so live at any
+/// period equals the offline render bit for bit, during a glide too).
 ///
 /// - Thread: `init` and `deinit` allocate and free (control thread); everything else is
 ///   realtime code (no allocation, no locks).
@@ -53,6 +66,23 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
   /// The last frame's centre in the input (fractional), and where its window started.
   @usableFromInline var center: Double = 0
   @usableFromInline var previousStart = 0
+  /// The frame before it (whose natural continuation a re-make of the last one searches against).
+  @usableFromInline var earlierCenter: Double = 0
+  @usableFromInline var earlierStart = 0
+  /// The nominal mapping of the last hop's output: from input `spliceInput` at output frame
+  /// `spliceOutput` (the hop's start, or where it was re-made) linearly to `center` at its end.
+  @usableFromInline var spliceOutput = 0
+  @usableFromInline var spliceInput: Double = 0
+  /// The tempo schedule changed since the last hop was made; the last hop was re-made already.
+  @usableFromInline var pending = false
+  @usableFromInline var remade = false
+  /// Output frames retrieved since `init` (`reset` keeps counting): where the schedule is given.
+  @usableFromInline var emitted = 0
+  /// The tempo schedule: `tempo` (a glide's target while `glide` runs), and an active `glide`
+  /// started at output frame `glideStart`.
+  @usableFromInline var tempo: Double
+  @usableFromInline var glide = Glide()
+  @usableFromInline var glideStart = 0
   @usableFromInline var hops = 0
   /// The end of the input has been reached: nothing more after `ready`.
   @usableFromInline var ended = false
@@ -62,15 +92,29 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
   @usableFromInline let candidates: UnsafeMutablePointer<Float>
   @usableFromInline let naturalCoarse: UnsafeMutablePointer<Float>
   @usableFromInline let candidatesCoarse: UnsafeMutablePointer<Float>
+  /// The accumulator's first `hop` samples a channel before the last hop added its frame (the
+  /// frame before's second half): what a re-make adds the new frame to.
+  @usableFromInline let tail: UnsafeMutablePointer<Float>
+  /// Samples of a re-make's crossfade, and its rising curve (`crossfade` values, 0 to 1 exclusive).
+  public let crossfade: Int
+  @usableFromInline let fade: UnsafeMutablePointer<Float>
 
   /// A stretcher for `channels` channels (1 or 2) at `sampleRate`: 21 ms frames at 48 kHz
-  /// (1024 samples, hop 512, tolerance ±384), twice that above 64 kHz.
-  public init(channels: Int, sampleRate: Double) {
+  /// (1024 samples, hop 512, tolerance ±384), twice that above 64 kHz; `tempo` held.
+  public init(channels: Int, sampleRate: Double, tempo: Double = 1) {
     self.channels = channels
+    self.tempo = tempo
     hop = sampleRate > 64000 ? 1024 : 512
     frame = 2 * hop
     tolerance = hop * 3 / 4
     capacity = 8 * frame
+    crossfade = hop / 8
+    tail = .allocate(capacity: hop * channels)
+    tail.initialize(repeating: 0, count: hop * channels)
+    fade = .allocate(capacity: crossfade)
+    for i in 0..<crossfade {
+      fade[i] = Float(0.5 - 0.5 * cosImpl(Double.pi * Double(i + 1) / Double(crossfade + 1)))
+    }
     window = .allocate(capacity: frame)
     for i in 0..<frame {
       window[i] = Float(0.5 - 0.5 * cosImpl(2 * Double.pi * Double(i) / Double(frame)))
@@ -101,9 +145,12 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     candidates.deallocate()
     naturalCoarse.deallocate()
     candidatesCoarse.deallocate()
+    tail.deallocate()
+    fade.deallocate()
   }
 
-  /// Forgets everything: the next input is frame 0 of a new stream.
+  /// Forgets everything but the tempo schedule: the next input is frame 0 of a new stream, and
+  /// the next output frame its output frame 0.
   @_noLocks
   public mutating func reset() {
     // The silence before the start that the first frames' windows and searches reach into.
@@ -118,8 +165,79 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     readyCount = 0
     center = 0
     previousStart = 0
+    earlierCenter = 0
+    earlierStart = 0
+    spliceOutput = emitted
+    spliceInput = 0
+    pending = false
+    remade = false
     hops = 0
     ended = false
+  }
+
+  /// From the next output frame on, the tempo is `tempo` (input frames per output frame,
+  /// 0.5…2), held; a glide stops. The next `update` re-makes the unplayed rest of the last hop.
+  @_noLocks
+  public mutating func setTempo(_ tempo: Double) {
+    if tempo == self.tempo && !isGliding() {
+      glide = Glide()
+      return
+    }
+    self.tempo = tempo
+    glide = Glide()
+    pending = true
+  }
+
+  /// From the next output frame on, the tempo follows `glide` (from its start: `doneFrames` 0),
+  /// one value an output frame, then holds its target.
+  @_noLocks
+  public mutating func glideTempo(_ glide: Glide) {
+    var g = glide
+    g.doneFrames = 0
+    self.glide = g
+    glideStart = emitted
+    tempo = g.to
+    pending = true
+  }
+
+  /// Whether a glide is moving the tempo at the next output frame.
+  @_noLocks
+  public func isGliding() -> Bool { glide.isActive && emitted < glideStart &+ glide.totalFrames }
+
+  /// The schedule's tempo at output frame `position` (not before the glide's start).
+  @_noLocks
+  func tempo(at position: Int) -> Double {
+    if !glide.isActive || position >= glideStart &+ glide.totalFrames { return tempo }
+    var g = glide
+    g.doneFrames = Swift.max(0, position &- glideStart)
+    return g.value
+  }
+
+  /// Input frames the schedule consumes from output frame `start` to `end`: exact for a held
+  /// tempo and a linear glide (a trapezoid; an exponential glide's curve is nearly straight over
+  /// a hop).
+  @_noLocks
+  func inputFrames(from start: Int, to end: Int) -> Double {
+    let glideEnd = glideStart &+ glide.totalFrames
+    if !glide.isActive || start >= glideEnd { return Double(end &- start) * tempo }
+    let middle = Swift.min(end, glideEnd)
+    var sum = Double(middle &- start) * ((tempo(at: start) + tempo(at: middle)) * 0.5)
+    if end > middle { sum += Double(end &- middle) * tempo }
+    return sum
+  }
+
+  /// Output frames retrieved since `init`: where a tempo given now takes effect.
+  public var outputPosition: Int { @_noLocks get { emitted } }
+
+  /// The nominal input frame the next output frame maps to (the frames' centres joined
+  /// linearly, from a re-make's splice where there was one): it advances at the tempo.
+  public var inputPosition: Double { @_noLocks get { mapped(at: emitted) } }
+
+  @_noLocks
+  func mapped(at position: Int) -> Double {
+    let span = emitted &- readyOffset &+ hop &- spliceOutput
+    if span <= 0 { return center }
+    return spliceInput + Double(position &- spliceOutput) * ((center - spliceInput) / Double(span))
   }
 
   /// True when every output frame has been retrieved and no more will come.
@@ -174,8 +292,11 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
   /// and before the earliest candidate of the next (its centre is at least the last one's).
   @_noLocks
   mutating func compact() {
-    // `center` is never negative: Int() is its floor.
-    let earliest = Swift.min(previousStart &+ hop, Int(center) &- frame / 2 &- tolerance)
+    // The centres are never negative: Int() is their floor. The earlier frame's continuation and
+    // its centre's candidates stay for a re-make of the last frame (the re-made centre is at least
+    // the earlier one).
+    let earliest = Swift.min(
+      Swift.min(previousStart, earlierStart) &+ hop, Int(earlierCenter) &- frame / 2 &- tolerance)
     let drop = earliest &- historyStart
     if drop <= 0 { return }
     let keep = historyCount &- drop
@@ -203,14 +324,38 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     }
     readyOffset &+= n
     readyCount &-= n
+    emitted &+= n
     return n
   }
 
-  /// Makes the next frame at `tempo` (input frames per output frame, 0.5…2), which finishes `hop`
-  /// output frames (fewer at the end). False when it needs more input first (nothing changes);
-  /// call it only once `ready` is empty and while not `finished`.
+  /// Brings `ready` up to the tempo schedule before frames are retrieved: re-makes the unplayed
+  /// rest of the last hop when the schedule changed since it was made (once a hop), and makes
+  /// the next hop when `ready` is empty (`hop` output frames, fewer at the end). False when it
+  /// needs more input first (nothing changes: append and call it again, or `abandonRemake`).
   @_noLocks
-  public mutating func hop(tempo: Double) -> Bool {
+  public mutating func update() -> Bool {
+    if pending {
+      if readyCount > 0 && !remade && !remake() { return false }
+      pending = false
+    }
+    if readyCount == 0 && !ended { return makeHop() }
+    return true
+  }
+
+  /// Gives up a re-make `update` could not do for want of input (the disk is late): the change
+  /// waits for the next hop. False when none was waiting.
+  @_noLocks
+  public mutating func abandonRemake() -> Bool {
+    if !pending || readyCount == 0 || remade { return false }
+    pending = false
+    remade = true
+    return true
+  }
+
+  /// Makes the next frame at the schedule's tempo over the hop it finishes. False when it needs
+  /// more input first (nothing changes); called once `ready` is empty and while not `ended`.
+  @_noLocks
+  mutating func makeHop() -> Bool {
     if ended || readyCount > 0 { return true }
     let half = frame / 2
     if hops == 0 {
@@ -218,21 +363,31 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
       if !haveInput(upTo: half) { return false }
       overlapAdd(start: -half)
       previousStart = -half
+      earlierStart = -half
+      spliceOutput = emitted
+      spliceInput = 0
       hops = 1
       readyCount = 0
       readyOffset = 0
+      pending = false
       if inputEnded && inputLength == 0 { ended = true }
       return true
     }
-    let next = center + Double(hop) * tempo
+    let next = center + inputFrames(from: emitted, to: emitted &+ hop)
     let natural = previousStart &+ hop
     let nominal = Int(next) &- half  // its floor: `next` is positive
     if !haveInput(upTo: Swift.max(natural &+ frame, nominal &+ tolerance &+ frame)) { return false }
     let start = nominal &+ search(natural: natural, nominal: nominal)
     overlapAdd(start: start)
     let previousCenter = center
+    earlierCenter = center
+    earlierStart = previousStart
+    spliceOutput = emitted
+    spliceInput = center
     center = next
     previousStart = start
+    pending = false
+    remade = false
     hops &+= 1
     if inputEnded && next >= Double(inputLength) {
       // The input's end lies in this hop: keep the output up to where it maps to.
@@ -244,6 +399,67 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
       ended = true
     }
     return true
+  }
+
+  /// Re-makes the unplayed rest of the last hop (frame k) where the schedule now puts its centre:
+  /// the mapping goes on from where the next output frame maps to, at the schedule's tempo, the
+  /// frame is searched again against the earlier frame's continuation, and the new frame replaces
+  /// the old through `crossfade` samples from the next output frame. False when it needs more
+  /// input first (nothing changes).
+  @_noLocks
+  mutating func remake() -> Bool {
+    let played = readyOffset
+    let hopEnd = emitted &- played &+ hop
+    let here = mapped(at: emitted)
+    let next = here + inputFrames(from: emitted, to: hopEnd)
+    if next == center { return true }
+    let natural = earlierStart &+ hop
+    let nominal = Int(next) &- frame / 2  // its floor: `next` is positive
+    if !haveInput(upTo: Swift.max(natural &+ frame, nominal &+ tolerance &+ frame)) { return false }
+    let start = nominal &+ search(natural: natural, nominal: nominal)
+    if start != previousStart { splice(start: start, from: played) }
+    center = next
+    previousStart = start
+    spliceOutput = emitted
+    spliceInput = here
+    remade = true
+    // The end of the input may now lie in this hop, or past it.
+    readyCount = hop &- played
+    ended = false
+    if inputEnded && next >= Double(inputLength) {
+      let exact = (Double(inputLength) - here) / (next - here) * Double(hop &- played)
+      var kept = Swift.max(0, Int(exact))
+      if Double(kept) < exact { kept &+= 1 }  // rounded up
+      readyCount = Swift.min(hop &- played, kept)
+      ended = true
+    }
+    return true
+  }
+
+  /// Replaces the last frame's contribution from `ready`'s sample `played` on (and to the
+  /// accumulator, its second half) with the frame of input at absolute frame `start`, crossfading
+  /// over the first `crossfade` samples.
+  @_noLocks
+  mutating func splice(start: Int, from played: Int) {
+    let index = start &- historyStart
+    let h = hop
+    let x = crossfade
+    for c in 0..<channels {
+      let src = history + (c &* capacity &+ index)
+      let before = tail + c &* h
+      let out = ready + c &* h
+      let acc = accumulator + c &* frame
+      for i in played..<h {
+        let made = before[i] + window[i] * src[i]
+        let k = i &- played
+        out[i] = k < x ? out[i] + (made - out[i]) * fade[k] : made
+      }
+      for j in 0..<h {
+        let made = window[h &+ j] * src[h &+ j]
+        let k = h &+ j &- played
+        acc[j] = k < x ? acc[j] + (made - acc[j]) * fade[k] : made
+      }
+    }
   }
 
   /// Whether the history reaches absolute frame `end` (exclusive); past the input's end it is
@@ -335,8 +551,9 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     return (cross.sum(), energy.sum())
   }
 
-  /// Adds the windowed frame of input starting at absolute frame `start` into the accumulator,
-  /// moves the first `hop` samples (now finished) to `ready` and shifts the accumulator by a hop.
+  /// Adds the windowed frame of input starting at absolute frame `start` into the accumulator
+  /// (keeping its first `hop` samples before in `tail`), moves the first `hop` samples (now
+  /// finished) to `ready` and shifts the accumulator by a hop.
   @_noLocks
   mutating func overlapAdd(start: Int) {
     let index = start &- historyStart
@@ -345,6 +562,7 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     for c in 0..<channels {
       let src = history + (c &* capacity &+ index)
       let acc = accumulator + c &* n
+      UnsafeMutableRawPointer(tail + c &* h).copyMemory(from: UnsafeRawPointer(acc), byteCount: h &* 4)
       for i in 0..<n { acc[i] += window[i] * src[i] }
       UnsafeMutableRawPointer(ready + c &* h).copyMemory(from: UnsafeRawPointer(acc), byteCount: h &* 4)
       UnsafeMutableRawPointer(acc).copyMemory(from: UnsafeRawPointer(acc + h), byteCount: (n &- h) &* 4)

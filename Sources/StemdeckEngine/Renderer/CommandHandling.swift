@@ -254,6 +254,7 @@ func setRate(_ voice: UnsafeMutablePointer<StemVoice>, _ rate: Double) {
   voice.pointee.rateGlide = Glide()
   voice.pointee.rate = rate
   applyRate(voice)
+  holdStretchTempo(voice)
   publishGlides(voice)
 }
 
@@ -273,7 +274,9 @@ func startGlide(
   switch parameter {
   case .volume: voice.pointee.volumeGlide = Glide(from: voice.pointee.volume, to: target, frames: frames, curve: curve)
   case .pan: voice.pointee.panGlide = Glide(from: voice.pointee.pan, to: target, frames: frames, curve: .linear)
-  case .rate: voice.pointee.rateGlide = Glide(from: voice.pointee.rate, to: target, frames: frames, curve: curve)
+  case .rate:
+    voice.pointee.rateGlide = Glide(from: voice.pointee.rate, to: target, frames: frames, curve: curve)
+    glideStretchTempo(voice)
   }
   publishGlides(voice)
 }
@@ -283,6 +286,7 @@ func cancelGlides(_ voice: UnsafeMutablePointer<StemVoice>) {
   voice.pointee.volumeGlide = Glide()
   voice.pointee.panGlide = Glide()
   voice.pointee.rateGlide = Glide()
+  holdStretchTempo(voice)
   publishGlides(voice)
 }
 

@@ -91,7 +91,7 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
     if Self.usesWsola(fast: fast, pitchSemitones: pitchSemitones) {
       stretcher = nil
       wsola = .allocate(capacity: 1)
-      wsola!.initialize(to: WsolaStretcher(channels: channels, sampleRate: engineRate))
+      wsola!.initialize(to: WsolaStretcher(channels: channels, sampleRate: engineRate, tempo: rate))
     } else {
       wsola = nil
       let rb = rubberband_new(
@@ -167,10 +167,59 @@ func pow2(_ x: Double) -> Double { powImpl(2, x) }
 /// Sets the stretcher's ratios for a varispeed-like `rate` (tempo) and a pitch shift.
 @_noLocks
 func updateStretchRatios(_ s: UnsafeMutablePointer<StretchState>, rate: Double, pitchScale: Double) {
-  // WSOLA reads the voice's rate at each hop (`pullWsola`).
+  // WSOLA holds its own tempo schedule (`holdStretchTempo`, `glideStretchTempo`).
   guard let rb = s.pointee.stretcher else { return }
   let timeRatio = s.pointee.rateScale / rate
   RealtimeC.setRatios(rb, time: timeRatio, pitch: pitchScale)
+}
+
+/// The voice's rate holds at `voice.rate` from its next output frame on (a plain change, a glide
+/// cancelled): a `fast` stem's WSOLA re-makes what it has ready at the new tempo, so the change is
+/// heard in the next period (`WsolaStretcher.setTempo`). Rubber Band takes its ratio from
+/// `updateStretchRatios`.
+@_noLocks
+func holdStretchTempo(_ voice: UnsafeMutablePointer<StemVoice>) {
+  guard let s = voice.pointee.stretch, let wsola = s.pointee.wsola else { return }
+  wsola.pointee.setTempo(voice.pointee.rate)
+}
+
+/// A rate glide starts (`voice.rateGlide`): a `fast` stem's WSOLA follows it output frame by
+/// output frame (`WsolaStretcher.glideTempo`), not block by block as the renderer advances it,
+/// so a glide's output does not depend on the block size either.
+@_noLocks
+func glideStretchTempo(_ voice: UnsafeMutablePointer<StemVoice>) {
+  guard let s = voice.pointee.stretch, let wsola = s.pointee.wsola else { return }
+  wsola.pointee.glideTempo(voice.pointee.rateGlide)
+}
+
+/// Starts the stretcher's stream afresh when the voice asked for it (`needsReset`: the start, a
+/// seek, a loop seam): Rubber Band gets its start pad and start delay, WSOLA forgets its input,
+/// and the converter that feeds an unshifted stem of another rate starts again.
+@_noLocks
+func resetStretcherIfNeeded(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutablePointer<StretchState>) {
+  if !s.pointee.needsReset { return }
+  s.pointee.needsReset = false
+  s.pointee.finalSent = false
+  if let wsola = s.pointee.wsola {
+    wsola.pointee.reset()
+  } else if let rb = s.pointee.stretcher {
+    // The start pad of silence and the start delay follow Rubber Band 3's recipe for aligned output.
+    let pad = RealtimeC.resetForStartPad(rb)
+    let inputs = s.pointee.inputs
+    for c in 0..<s.pointee.channels { inputs[c]!.update(repeating: 0, count: s.pointee.maxFrames) }
+    var left = pad
+    while left > 0 {
+      let n = Swift.min(left, s.pointee.maxFrames)
+      RealtimeC.process(rb, UnsafePointer(s.pointee.inputsForProcess), frames: n, final: false)
+      left &-= n
+    }
+    s.pointee.discard = RealtimeC.startDelay(rb)
+  }
+  if s.pointee.convertRatio > 0 {
+    resetResampler(voice)
+    s.pointee.convertedFrames = 0
+    s.pointee.convertDrained = false
+  }
 }
 
 /// Pulls `count` frames through the stretcher from the voice's ring into `destination`
@@ -185,25 +234,7 @@ func pullStretched(
   guard let rb = s.pointee.stretcher else { return 0 }
   let inputs = s.pointee.inputs
   let outputs = s.pointee.outputs
-  if s.pointee.needsReset {
-    s.pointee.needsReset = false
-    s.pointee.finalSent = false
-    // The start pad of silence and the start delay follow Rubber Band 3's recipe for aligned output.
-    let pad = RealtimeC.resetForStartPad(rb)
-    for c in 0..<ch { inputs[c]!.update(repeating: 0, count: s.pointee.maxFrames) }
-    var left = pad
-    while left > 0 {
-      let n = Swift.min(left, s.pointee.maxFrames)
-      RealtimeC.process(rb, UnsafePointer(s.pointee.inputsForProcess), frames: n, final: false)
-      left &-= n
-    }
-    s.pointee.discard = RealtimeC.startDelay(rb)
-    if s.pointee.convertRatio > 0 {
-      resetResampler(voice)
-      s.pointee.convertedFrames = 0
-      s.pointee.convertDrained = false
-    }
-  }
+  resetStretcherIfNeeded(voice, s)
   var produced = 0
   var attempts = 0
   // A bound on the loop (each turn feeds one chunk or retrieves): a 4096-frame pass at rate 2
@@ -363,50 +394,50 @@ func feedConverted(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
   return true
 }
 
-/// `pullStretched` for a stem on the `fast` quality (`WsolaStretcher`): each hop is made at the
-/// voice's rate when the output needs it, so a tempo change is taken at the next hop (at most
-/// `hop` frames, 10.7 ms at 48 kHz, after the period that set it). Input is appended as the ring
-/// (or the converter, `feedConverted`) has it: WSOLA's output does not depend on how its input
-/// is cut.
+/// `pullStretched` for a stem on the `fast` quality (`WsolaStretcher`): the stretcher holds the
+/// voice's tempo schedule (`holdStretchTempo`, `glideStretchTempo`); before frames are handed out
+/// it re-makes the unplayed rest of its last hop if the schedule changed (so a tempo change is
+/// heard from this period's first frame) and makes the next hop when they run out. Input is
+/// appended as the ring (or the converter, `feedConverted`) has it: WSOLA's output does not
+/// depend on how its input is cut.
 @_noLocks
 func pullWsola(
   _ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutablePointer<StretchState>,
   _ wsola: UnsafeMutablePointer<WsolaStretcher>, into destination: UnsafeMutablePointer<Float>, count: Int
 ) -> Int {
   let ch = voice.pointee.channels
-  if s.pointee.needsReset {
-    s.pointee.needsReset = false
-    s.pointee.finalSent = false
-    wsola.pointee.reset()
-    if s.pointee.convertRatio > 0 {
-      resetResampler(voice)
-      s.pointee.convertedFrames = 0
-      s.pointee.convertDrained = false
-    }
-  }
+  resetStretcherIfNeeded(voice, s)
   var produced = 0
   var attempts = 0
   // A bound on the loop: a 4096-frame pass at rate 2 makes 8 hops and feeds about 16 times.
   while produced < count && attempts < 256 {
     attempts &+= 1
-    produced &+= wsola.pointee.retrieve(into: destination + produced &* ch, frames: count &- produced)
-    if produced == count { break }
-    if wsola.pointee.isFinished() {
-      voice.pointee.drained = true
-      break
+    if wsola.pointee.update() {
+      produced &+= wsola.pointee.retrieve(into: destination + produced &* ch, frames: count &- produced)
+      if produced == count { break }
+      if wsola.pointee.isFinished() {
+        voice.pointee.drained = true
+        break
+      }
+      continue
     }
-    if wsola.pointee.hop(tempo: voice.pointee.rate) { continue }
     // It needs more input.
     if s.pointee.finalSent { break }  // cannot happen: past the end it reads silence
     if wsola.pointee.room() < StretchState.feedChunk { break }  // cannot happen: see WsolaStretcher.capacity
     if s.pointee.convertRatio > 0 {
       if feedConverted(voice, s) { continue }
-      break  // the disk is late (an underrun)
+      // The disk is late (an underrun): a re-make waits for the next hop, the old frames play.
+      if wsola.pointee.abandonRemake() { continue }
+      break
     }
     let segments = voice.pointee.audio.readableSegments()
     let inRing = segments.count / ch
     let ends = streamEndsHere(voice, extra: segments.count)
-    if inRing == 0 && !ends { break }  // the disk is late (an underrun)
+    if inRing == 0 && !ends {
+      // The disk is late (an underrun): a re-make waits for the next hop, the old frames play.
+      if wsola.pointee.abandonRemake() { continue }
+      break
+    }
     let room = wsola.pointee.room()
     let n = Swift.min(inRing, room)
     let last = ends && n == inRing
