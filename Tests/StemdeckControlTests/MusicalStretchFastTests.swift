@@ -27,6 +27,18 @@ extension MusicalTests {
     return path
   }
 
+  /// A rig with one `fast` stretch stem "m" playing `path` at `rate` (started unless `playing` is false).
+  static func fastStemRig(_ path: String, rate: Double = 1, playing: Bool = true) throws -> MixerRig {
+    let rig = MixerRig()
+    try rig.mixer.addStem(
+      path: path,
+      settings: stem("m", path) {
+        $0.mode = .stretch; $0.stretch = .fast; $0.rate = rate
+      })
+    if playing { try rig.mixer.play() }
+    return rig
+  }
+
   @Test(
     "stretch fast keeps a 440 Hz sine within 1 cent at tempi 0.5, 0.8, 1.15 and 1.5, at full level",
     arguments: [0.5, 0.8, 1.15, 1.5])
@@ -75,13 +87,7 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Self.music(folder, "m.wav", seconds: 3, sampleRate: fileRate)
     func render(block: Int) throws -> Stereo {
-      let rig = MixerRig()
-      try rig.mixer.addStem(
-        path: path,
-        settings: stem("m", path) {
-          $0.mode = .stretch; $0.stretch = .fast; $0.rate = rate
-        })
-      try rig.mixer.play()
+      let rig = try Self.fastStemRig(path, rate: rate)
       let out = rig.render(Int(3 / rate * 48000) + 4096, block: block)
       #expect(try rig.mixer.stemStatus("m").underruns == 0)
       return out
@@ -127,16 +133,7 @@ extension MusicalTests {
   func fastStretchRateChangeNextPeriod(from: Double, to: Double) throws {
     let folder = try TemporaryFolder()
     let path = try Self.music(folder, "m.wav", seconds: 3)
-    func rig() throws -> MixerRig {
-      let rig = MixerRig()
-      try rig.mixer.addStem(
-        path: path,
-        settings: stem("m", path) {
-          $0.mode = .stretch; $0.stretch = .fast; $0.rate = from
-        })
-      try rig.mixer.play()
-      return rig
-    }
+    func rig() throws -> MixerRig { try Self.fastStemRig(path, rate: from) }
     // 47872 frames: half way through a hop.
     let held = try rig()
     let heldOut = held.render(47872 + 1024, block: 128)
@@ -157,13 +154,7 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Self.music(folder, "m.wav", seconds: 3)
     func render(block: Int) throws -> Stereo {
-      let rig = MixerRig()
-      try rig.mixer.addStem(
-        path: path,
-        settings: stem("m", path) {
-          $0.mode = .stretch; $0.stretch = .fast
-        })
-      try rig.mixer.play()
+      let rig = try Self.fastStemRig(path)
       var out = rig.render(48000, block: block)
       func append(_ more: Stereo) {
         out.left += more.left
@@ -193,15 +184,7 @@ extension MusicalTests {
   func fastStretchSeekForgets() throws {
     let folder = try TemporaryFolder()
     let path = try Self.music(folder, "m.wav", seconds: 3)
-    func rig() throws -> MixerRig {
-      let rig = MixerRig()
-      try rig.mixer.addStem(
-        path: path,
-        settings: stem("m", path) {
-          $0.mode = .stretch; $0.stretch = .fast; $0.rate = 0.8
-        })
-      return rig
-    }
+    func rig() throws -> MixerRig { try Self.fastStemRig(path, rate: 0.8, playing: false) }
     // Played for a second, paused, sent back to 0.5 s and played again…
     let played = try rig()
     try played.mixer.play()
