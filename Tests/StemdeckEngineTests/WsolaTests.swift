@@ -63,17 +63,19 @@ extension WsolaTests {
   /// of `block`, a block also ending at each change's output frame (counted from this call's
   /// first), where the change is given. Returns the output and the mapped input position at the
   /// start of every pull. `fed`: the source frames given so far (a stretcher played on).
+  /// `lead`: after every pull the next hop is made ahead (`prepareAhead`) once at most `lead`
+  /// frames of the last one are left.
   static func play(
     _ w: inout WsolaStretcher, _ source: [Float], channels: Int, frames: Int, block: Int,
-    changes: [(at: Int, change: TempoChange)] = []
+    changes: [(at: Int, change: TempoChange)] = [], lead: Int? = nil
   ) -> (out: [Float], mapped: [Int: Double]) {
     var fed = 0
-    return play(&w, source, channels: channels, frames: frames, block: block, changes: changes, fed: &fed)
+    return play(&w, source, channels: channels, frames: frames, block: block, changes: changes, lead: lead, fed: &fed)
   }
 
   static func play(
     _ w: inout WsolaStretcher, _ source: [Float], channels: Int, frames: Int, block: Int,
-    changes: [(at: Int, change: TempoChange)] = [], fed: inout Int
+    changes: [(at: Int, change: TempoChange)] = [], lead: Int? = nil, fed: inout Int
   ) -> (out: [Float], mapped: [Int: Double]) {
     var out = [Float](repeating: 0, count: frames * channels)
     var mapped: [Int: Double] = [:]
@@ -102,8 +104,20 @@ extension WsolaTests {
           }
         }
       }
+      if let lead { prepare(&w, source, channels: channels, lead: lead, fed: &fed) }
     }
     return (out, mapped)
+  }
+
+  /// `prepareAhead(lead:)`, fed from `source` until it has the input it needs.
+  static func prepare(_ w: inout WsolaStretcher, _ source: [Float], channels: Int, lead: Int, fed: inout Int) {
+    let total = source.count / channels
+    while !w.prepareAhead(lead: lead) && fed < total {
+      let n = min(w.room(), total - fed, 256)
+      fed += source.withUnsafeBufferPointer {
+        w.append(interleaved: $0.baseAddress! + fed * channels, frames: n, final: fed + n == total)
+      }
+    }
   }
 
   static func sine(frames: Int) -> [Float] {
@@ -234,6 +248,104 @@ extension WsolaTests {
       if q - start > length { want += Double(q - start - length) * 0.5 }
       #expect(abs(mapped[q]! - want) < 1e-6, "output frame \(q) maps to \(mapped[q]!), want \(want)")
     }
+  }
+}
+
+/// Hops made ahead (issue 25: the hops of stems started together spread over different periods).
+extension WsolaTests {
+  static let aheadChanges: [(at: Int, change: TempoChange)] = [
+    (2688, .hold(0.7)), (4992, .hold(1.3)), (5120, .hold(1.25)), (9000, .glide(to: 0.6, frames: 20000)),
+    (20000, .hold(0.9)), (40000, .glide(to: 1.6, frames: 30000)), (75000, .hold(2.0))
+  ]
+
+  /// The hop made ahead is the hop `update` would have made: with tempo changes and glides in
+  /// and around it (which drop it), the output is the same sample for sample whatever the lead and
+  /// the pull size, to the input's end.
+  @Test(
+    "hops made ahead at any lead change nothing: tempo changes and glides, pulls of 64, 128 and 1000, to the input's end",
+    arguments: [0, 1, 127, 128, 200, 384, 511])
+  func aheadChangesNothing(lead: Int) {
+    let source = Self.input(frames: 2 * 48000, seed: 11)
+    var plain = WsolaStretcher(channels: 2, sampleRate: 48000, tempo: 1)
+    let want = Self.play(&plain, source, channels: 2, frames: 120_000, block: 128, changes: Self.aheadChanges).out
+    let plainFinished = plain.isFinished()
+    #expect(plainFinished, "the reference did not reach the input's end")
+    for block in [64, 128, 1000] {
+      var w = WsolaStretcher(channels: 2, sampleRate: 48000, tempo: 1)
+      let got = Self.play(&w, source, channels: 2, frames: 120_000, block: block, changes: Self.aheadChanges, lead: lead).out
+      let differs = (0..<want.count).first { want[$0] != got[$0] }
+      #expect(differs == nil, "lead \(lead), pulls of \(block): differs from sample \(differs ?? -1)")
+      let finished = w.isFinished()
+      #expect(finished, "lead \(lead), pulls of \(block): not finished at the input's end")
+    }
+  }
+
+  /// Stretchers started together with the renderer's leads (`StretchState.lead(slot:)`), made
+  /// ahead as `pullWsola` does (after a pull that made no search): in 128-frame pulls the hops of
+  /// 4 and of 32 stems spread evenly over the four pulls of a hop (without leads they all search
+  /// in the same pull, one pull in four).
+  @Test("stems with the renderer's leads search in every 128-frame pull, evenly, not all in one pull in four", arguments: [4, 32])
+  func aheadSpreadsTheWork(stems: Int) {
+    let source = Self.input(frames: 48000, seed: 13)
+    func searchesPerPull(leads: [Int?]) -> [Int] {
+      // The stretcher is noncopyable: one allocation holds them all.
+      let stretchers = UnsafeMutablePointer<WsolaStretcher>.allocate(capacity: leads.count)
+      for i in leads.indices { (stretchers + i).initialize(to: WsolaStretcher(channels: 2, sampleRate: 48000, tempo: 0.8)) }
+      defer {
+        stretchers.deinitialize(count: leads.count)
+        stretchers.deallocate()
+      }
+      var fed = [Int](repeating: 0, count: leads.count)
+      var perPull: [Int] = []
+      for _ in 0..<200 {
+        var searches = 0
+        for i in leads.indices {
+          let w = stretchers + i
+          let before = w.pointee.searches
+          _ = Self.play(&w.pointee, source, channels: 2, frames: 128, block: 128, fed: &fed[i])
+          if let lead = leads[i], w.pointee.searches == before {
+            Self.prepare(&w.pointee, source, channels: 2, lead: lead, fed: &fed[i])
+          }
+          searches += w.pointee.searches - before
+        }
+        perPull.append(searches)
+      }
+      return Array(perPull.dropFirst(8))
+    }
+    let spread = searchesPerPull(leads: (0..<stems).map { StretchState.lead(slot: $0) })
+    #expect(spread.max() == stems / 4 && spread.min() == stems / 4, "searches per pull: \(spread.prefix(16))…")
+    let bunched = searchesPerPull(leads: [Int?](repeating: nil, count: stems))
+    #expect(bunched.max() == stems, "without leads the \(stems) searched in one pull at most \(bunched.max() ?? -1) at once")
+  }
+}
+
+/// The renderer makes the hops ahead (`pullWsola`): stems started together spread their work.
+extension WsolaTests {
+  /// Eight `fast` stems in slots 0–7 at tempo 0.8, started on the same frame and rendered in
+  /// 128-frame periods: every period makes two of their searches (before, all eight came in one
+  /// period of four and none in the other three).
+  @Test("eight fast stretch stems in the renderer: two searches in every 128-frame period, none bunched")
+  func rendererSpreadsHops() {
+    let engine = TestEngine()
+    for slot in 0..<8 {
+      engine.addStretchVoice(samples: Self.input(frames: 96000, seed: UInt32(20 + slot)), channels: 2, rate: 0.8, slot: Int32(slot))
+    }
+    engine.send(.play(fadeIn: false))
+    func searches() -> Int {
+      (0..<8).reduce(0) { sum, slot in
+        sum + engine.state.pointee.voices[slot]!.pointee.stretch!.pointee.wsola!.pointee.searches
+      }
+    }
+    var perPeriod: [Int] = []
+    var (l, _) = engine.render(frames: 128, block: 128)
+    for _ in 0..<400 {
+      let before = searches()
+      (l, _) = engine.render(frames: 128, block: 128)
+      perPeriod.append(searches() - before)
+    }
+    let steady = perPeriod.dropFirst(8)
+    #expect(steady.min() == 2 && steady.max() == 2, "searches per period: \(Array(steady.prefix(16)))…")
+    #expect(rms(l[...]) > 0.01, "the stems are silent")
   }
 }
 

@@ -34,6 +34,15 @@
 /// `append` calls and how the output is cut into `retrieve` calls change nothing (so live at any
 /// period equals the offline render bit for bit, during a glide too).
 ///
+/// Making hops ahead (issue 25): the hop's work (a search and an overlap-add) comes once every
+/// `hop` output frames, and stems started together would all do it in the same JACK period.
+/// `prepareAhead(lead:)` makes the next hop as soon as at most `lead` frames of the last one are
+/// left, into spare buffers; when `ready` runs out, `update` adopts it instead of making it then.
+/// It is the hop `update` would have made (the same schedule over the same output frames, the same
+/// input), so the output does not change; a change of the schedule drops it (`setTempo`,
+/// `glideTempo`) and the hop is made again at the new tempo. Stems given different leads do
+/// their hops in different periods.
+///
 /// - Thread: `init` and `deinit` allocate and free (control thread); everything else is
 ///   realtime code (no allocation, no locks).
 public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
@@ -57,10 +66,10 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
   @usableFromInline var inputLength = 0
   /// Planar overlap-add accumulator, `frame` samples a channel, starting at the current frame's
   /// first output sample.
-  @usableFromInline let accumulator: UnsafeMutablePointer<Float>
+  @usableFromInline var accumulator: UnsafeMutablePointer<Float>
   /// Planar finished output of the last hop, `hop` samples a channel: `readyCount` of them from
   /// `readyOffset` not yet retrieved.
-  @usableFromInline let ready: UnsafeMutablePointer<Float>
+  @usableFromInline var ready: UnsafeMutablePointer<Float>
   @usableFromInline var readyOffset = 0
   @usableFromInline var readyCount = 0
   /// The last frame's centre in the input (fractional), and where its window started.
@@ -94,7 +103,16 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
   @usableFromInline let candidatesCoarse: UnsafeMutablePointer<Float>
   /// The accumulator's first `hop` samples a channel before the last hop added its frame (the
   /// frame before's second half): what a re-make adds the new frame to.
-  @usableFromInline let tail: UnsafeMutablePointer<Float>
+  @usableFromInline var tail: UnsafeMutablePointer<Float>
+  /// The next hop made ahead (`prepareAhead`): its accumulator, output and tail, swapped with
+  /// `accumulator`, `ready` and `tail` when it is adopted; its frame is `aheadHop` while `hasAhead`.
+  @usableFromInline var spareAccumulator: UnsafeMutablePointer<Float>
+  @usableFromInline var spareReady: UnsafeMutablePointer<Float>
+  @usableFromInline var spareTail: UnsafeMutablePointer<Float>
+  @usableFromInline var aheadHop = PlannedHop()
+  @usableFromInline var hasAhead = false
+  /// Searches made since `init` (hops and re-makes, ahead or not): the work, for tests and pulls.
+  public private(set) var searches = 0
   /// Samples of a re-make's crossfade, and its rising curve (`crossfade` values, 0 to 1 exclusive).
   public let crossfade: Int
   @usableFromInline let fade: UnsafeMutablePointer<Float>
@@ -111,6 +129,8 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     crossfade = hop / 8
     tail = .allocate(capacity: hop * channels)
     tail.initialize(repeating: 0, count: hop * channels)
+    spareTail = .allocate(capacity: hop * channels)
+    spareTail.initialize(repeating: 0, count: hop * channels)
     fade = .allocate(capacity: crossfade)
     for i in 0..<crossfade {
       fade[i] = Float(0.5 - 0.5 * cosImpl(Double.pi * Double(i + 1) / Double(crossfade + 1)))
@@ -125,6 +145,10 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     accumulator.initialize(repeating: 0, count: frame * channels)
     ready = .allocate(capacity: hop * channels)
     ready.initialize(repeating: 0, count: hop * channels)
+    spareAccumulator = .allocate(capacity: frame * channels)
+    spareAccumulator.initialize(repeating: 0, count: frame * channels)
+    spareReady = .allocate(capacity: hop * channels)
+    spareReady.initialize(repeating: 0, count: hop * channels)
     natural = .allocate(capacity: frame)
     natural.initialize(repeating: 0, count: frame)
     candidates = .allocate(capacity: frame + 2 * tolerance)
@@ -147,6 +171,9 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     candidatesCoarse.deallocate()
     tail.deallocate()
     fade.deallocate()
+    spareAccumulator.deallocate()
+    spareReady.deallocate()
+    spareTail.deallocate()
   }
 
   /// Forgets everything but the tempo schedule: the next input is frame 0 of a new stream, and
@@ -173,6 +200,7 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     remade = false
     hops = 0
     ended = false
+    hasAhead = false
   }
 
   /// From the next output frame on, the tempo is `tempo` (input frames per output frame,
@@ -186,6 +214,7 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     self.tempo = tempo
     glide = Glide()
     pending = true
+    hasAhead = false  // made at the old tempo
   }
 
   /// From the next output frame on, the tempo follows `glide` (from its start: `doneFrames` 0),
@@ -198,6 +227,7 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     glideStart = emitted
     tempo = g.to
     pending = true
+    hasAhead = false  // made on the old schedule
   }
 
   /// Whether a glide is moving the tempo at the next output frame.
@@ -330,17 +360,44 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
 
   /// Brings `ready` up to the tempo schedule before frames are retrieved: re-makes the unplayed
   /// rest of the last hop when the schedule changed since it was made (once a hop), and makes
-  /// the next hop when `ready` is empty (`hop` output frames, fewer at the end). False when it
-  /// needs more input first (nothing changes: append and call it again, or `abandonRemake`).
+  /// the next hop when `ready` is empty (`hop` output frames, fewer at the end), or adopts the one
+  /// `prepareAhead` made. False when it needs more input first (nothing changes: append and call
+  /// it again, or `abandonRemake`).
   @_noLocks
   public mutating func update() -> Bool {
     if pending {
       if readyCount > 0 && !remade && !remake() { return false }
       pending = false
     }
-    if readyCount == 0 && !ended { return makeHop() }
+    if readyCount == 0 && !ended {
+      if hasAhead {
+        adoptAhead()
+        return true
+      }
+      return makeHop()
+    }
     return true
   }
+
+  /// Makes the next hop now if at most `lead` output frames of the last one are left to retrieve
+  /// and none is made yet, so that `update` only has to adopt it when they run out (see the type's
+  /// doc: stems with different leads work in different periods). The same hop `update` would make
+  /// then: the output does not change. False when it needs more input first (nothing changes:
+  /// append and call it again, or leave it to `update`); true when it is made or not due.
+  @_noLocks
+  public mutating func prepareAhead(lead: Int) -> Bool {
+    if hasAhead || pending || ended || hops == 0 || readyCount > lead { return true }
+    guard let next = planHop(at: emitted &+ readyCount) else { return false }
+    UnsafeMutableRawPointer(spareAccumulator).copyMemory(
+      from: UnsafeRawPointer(accumulator), byteCount: frame &* channels &* 4)
+    overlapAdd(start: next.start, accumulator: spareAccumulator, ready: spareReady, tail: spareTail)
+    aheadHop = next
+    hasAhead = true
+    return true
+  }
+
+  /// Whether the next hop is made already (`prepareAhead`).
+  public var isAhead: Bool { @_noLocks get { hasAhead } }
 
   /// Gives up a re-make `update` could not do for want of input (the disk is late): the change
   /// waits for the next hop. False when none was waiting.
@@ -361,7 +418,7 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     if hops == 0 {
       // Frame 0 sits on input frame 0 without a search; the half before output frame 0 is dropped.
       if !haveInput(upTo: half) { return false }
-      overlapAdd(start: -half)
+      overlapAdd(start: -half, accumulator: accumulator, ready: ready, tail: tail)
       previousStart = -half
       earlierStart = -half
       spliceOutput = emitted
@@ -373,32 +430,68 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
       if inputEnded && inputLength == 0 { ended = true }
       return true
     }
-    let next = center + inputFrames(from: emitted, to: emitted &+ hop)
+    guard let next = planHop(at: emitted) else { return false }
+    overlapAdd(start: next.start, accumulator: accumulator, ready: ready, tail: tail)
+    adopt(next)
+    return true
+  }
+
+  /// Takes the hop `prepareAhead` made as the last one: its buffers become the current ones.
+  @_noLocks
+  mutating func adoptAhead() {
+    swap(&accumulator, &spareAccumulator)
+    swap(&ready, &spareReady)
+    swap(&tail, &spareTail)
+    hasAhead = false
+    adopt(aheadHop)
+  }
+
+  /// The next frame after the last one (its output starting at output frame `hopStart`): its
+  /// centre at the schedule's tempo over the hop, where the search puts its window, and how much
+  /// of the hop's output is kept (all, or up to where it maps to the input's end). Nil when it needs
+  /// more input first. It reads only the input and the schedule: made early, it is the same frame.
+  @_noLocks
+  mutating func planHop(at hopStart: Int) -> PlannedHop? {
+    let half = frame / 2
+    let next = center + inputFrames(from: hopStart, to: hopStart &+ hop)
     let natural = previousStart &+ hop
     let nominal = Int(next) &- half  // its floor: `next` is positive
-    if !haveInput(upTo: Swift.max(natural &+ frame, nominal &+ tolerance &+ frame)) { return false }
-    let start = nominal &+ search(natural: natural, nominal: nominal)
-    overlapAdd(start: start)
-    let previousCenter = center
-    earlierCenter = center
-    earlierStart = previousStart
-    spliceOutput = emitted
-    spliceInput = center
-    center = next
-    previousStart = start
-    pending = false
-    remade = false
-    hops &+= 1
+    // Where the input has not ended, this reaches past `next`, so the end cut below is decided
+    // the same way whenever the hop is planned.
+    if !haveInput(upTo: Swift.max(natural &+ frame, nominal &+ tolerance &+ frame)) { return nil }
+    searches &+= 1
+    var planned = PlannedHop()
+    planned.start = nominal &+ search(natural: natural, nominal: nominal)
+    planned.center = next
+    planned.outputStart = hopStart
+    planned.kept = hop
     if inputEnded && next >= Double(inputLength) {
       // The input's end lies in this hop: keep the output up to where it maps to.
-      let fraction = (Double(inputLength) - previousCenter) / (next - previousCenter)
+      let fraction = (Double(inputLength) - center) / (next - center)
       let exact = fraction * Double(hop)
       var kept = Int(exact)
       if Double(kept) < exact { kept &+= 1 }  // rounded up
-      readyCount = Swift.max(0, Swift.min(hop, kept))
-      ended = true
+      planned.kept = Swift.max(0, Swift.min(hop, kept))
+      planned.ends = true
     }
-    return true
+    return planned
+  }
+
+  /// Makes `next` (overlap-added into the current buffers already) the last hop.
+  @_noLocks
+  mutating func adopt(_ next: PlannedHop) {
+    earlierCenter = center
+    earlierStart = previousStart
+    spliceOutput = next.outputStart
+    spliceInput = center
+    center = next.center
+    previousStart = next.start
+    pending = false
+    remade = false
+    hops &+= 1
+    readyOffset = 0
+    readyCount = next.kept
+    if next.ends { ended = true }
   }
 
   /// Re-makes the unplayed rest of the last hop (frame k) where the schedule now puts its centre:
@@ -416,6 +509,7 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     let natural = earlierStart &+ hop
     let nominal = Int(next) &- frame / 2  // its floor: `next` is positive
     if !haveInput(upTo: Swift.max(natural &+ frame, nominal &+ tolerance &+ frame)) { return false }
+    searches &+= 1
     let start = nominal &+ search(natural: natural, nominal: nominal)
     if start != previousStart { splice(start: start, from: played) }
     center = next
@@ -551,11 +645,14 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     return (cross.sum(), energy.sum())
   }
 
-  /// Adds the windowed frame of input starting at absolute frame `start` into the accumulator
+  /// Adds the windowed frame of input starting at absolute frame `start` into `accumulator`
   /// (keeping its first `hop` samples before in `tail`), moves the first `hop` samples (now
   /// finished) to `ready` and shifts the accumulator by a hop.
   @_noLocks
-  mutating func overlapAdd(start: Int) {
+  mutating func overlapAdd(
+    start: Int, accumulator: UnsafeMutablePointer<Float>, ready: UnsafeMutablePointer<Float>,
+    tail: UnsafeMutablePointer<Float>
+  ) {
     let index = start &- historyStart
     let n = frame
     let h = hop
@@ -568,7 +665,18 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
       UnsafeMutableRawPointer(acc).copyMemory(from: UnsafeRawPointer(acc + h), byteCount: (n &- h) &* 4)
       (acc + (n &- h)).update(repeating: 0, count: h)
     }
-    readyOffset = 0
-    readyCount = h
   }
+}
+
+/// A hop's frame before it is the last one (`WsolaStretcher.planHop`): where its window starts,
+/// its centre, the output frame its output starts at, the output frames it keeps, and whether the
+/// input ends in it.
+@usableFromInline
+struct PlannedHop {
+  @usableFromInline var start = 0
+  @usableFromInline var center: Double = 0
+  @usableFromInline var outputStart = 0
+  @usableFromInline var kept = 0
+  @usableFromInline var ends = false
+  @usableFromInline init() {}
 }

@@ -67,7 +67,21 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
   /// in the pass that feeds it; stems started together would all work in the same period and
   /// that period would overrun. Spreading this over 0..<512 by slot spreads their hops over
   /// different periods. It moves when the work is done, not what is output (no added latency).
+  /// The WSOLA makes its next hop ahead by the same lead (`pullWsola`).
   @usableFromInline let feedAhead: Int
+
+  /// A slot's lead in 0..<512: its 9 bits reversed, so that the first 2^k slots fall one in each
+  /// of 2^k equal parts of the hop (slots 0–3 at 0, 256, 128, 384: one in each 128-frame period;
+  /// 32 stems eight to a period, 64 stems four to each 64-frame period).
+  public static func lead(slot: Int) -> Int {
+    var bits = slot & 511
+    var reversed = 0
+    for _ in 0..<9 {
+      reversed = reversed << 1 | bits & 1
+      bits >>= 1
+    }
+    return reversed
+  }
 
   /// Creates a stretcher for `channels` channels at the engine rate. The corresponding C function
   /// is `rubberband_new`.
@@ -75,8 +89,7 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
     channels: Int, engineRate: Double, fileRate: Double, rate: Double, pitchSemitones: Double, slot: Int = 0,
     fast: Bool = false
   ) {
-    // 197 is coprime with 512: consecutive slots land far apart on the hop cycle.
-    feedAhead = (slot * 197) % 512
+    feedAhead = Self.lead(slot: slot)
     let resampling = Self.needsResampler(pitchSemitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate)
     let preconverting = Self.preconverts(pitchSemitones: pitchSemitones, fileRate: fileRate, engineRate: engineRate)
     let options = Int32(
@@ -400,13 +413,20 @@ func feedConverted(_ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutableP
 /// heard from this period's first frame) and makes the next hop when they run out. Input is
 /// appended as the ring (or the converter, `feedConverted`) has it: WSOLA's output does not
 /// depend on how its input is cut.
+///
+/// The next hop is made ahead, once at most the stem's lead (`feedAhead`, spread over the hop by
+/// slot) is left of the last one, in a pull that made no search of its own: stems started
+/// together then do their hops in different periods instead of all in one period of four
+/// (issue 25: 32 stems at tempo 0.8 had bursts of xruns from that period). The output is the same
+/// (`WsolaStretcher.prepareAhead`).
 @_noLocks
 func pullWsola(
   _ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutablePointer<StretchState>,
   _ wsola: UnsafeMutablePointer<WsolaStretcher>, into destination: UnsafeMutablePointer<Float>, count: Int
 ) -> Int {
-  let ch = voice.pointee.channels
   resetStretcherIfNeeded(voice, s)
+  let ch = voice.pointee.channels
+  let searches = wsola.pointee.searches
   var produced = 0
   var attempts = 0
   // A bound on the loop: a 4096-frame pass at rate 2 makes 8 hops and feeds about 16 times.
@@ -422,35 +442,48 @@ func pullWsola(
       continue
     }
     // It needs more input.
-    if s.pointee.finalSent { break }  // cannot happen: past the end it reads silence
-    if wsola.pointee.room() < StretchState.feedChunk { break }  // cannot happen: see WsolaStretcher.capacity
-    if s.pointee.convertRatio > 0 {
-      if feedConverted(voice, s) { continue }
-      // The disk is late (an underrun): a re-make waits for the next hop, the old frames play.
-      if wsola.pointee.abandonRemake() { continue }
-      break
-    }
-    let segments = voice.pointee.audio.readableSegments()
-    let inRing = segments.count / ch
-    let ends = streamEndsHere(voice, extra: segments.count)
-    if inRing == 0 && !ends {
-      // The disk is late (an underrun): a re-make waits for the next hop, the old frames play.
-      if wsola.pointee.abandonRemake() { continue }
-      break
-    }
-    let room = wsola.pointee.room()
-    let n = Swift.min(inRing, room)
-    let last = ends && n == inRing
-    let firstFrames = Swift.min(n, segments.first.count / ch)
-    if firstFrames > 0 {
-      wsola.pointee.append(interleaved: segments.first.baseAddress!, frames: firstFrames, final: last && n == firstFrames)
-    }
-    if n > firstFrames {
-      wsola.pointee.append(interleaved: segments.second.baseAddress!, frames: n &- firstFrames, final: last)
-    }
-    if n == 0 && last { wsola.pointee.append(interleaved: destination, frames: 0, final: true) }
-    voice.pointee.audio.release(count: n &* ch)
-    if last { s.pointee.finalSent = true }
+    if feedWsola(voice, s, wsola) { continue }
+    // The disk is late (an underrun): a re-make waits for the next hop, the old frames play.
+    if wsola.pointee.abandonRemake() { continue }
+    break
+  }
+  if produced == count && wsola.pointee.searches == searches {
+    // The stem's lead, scaled from the 512 frames `feedAhead` spreads over to the hop (1024 above 64 kHz).
+    let lead = s.pointee.feedAhead &* wsola.pointee.hop / 512
+    var turns = 0
+    // If the input is not there yet (the disk is late), `update` makes the hop when it is due.
+    while turns < 16 && !wsola.pointee.prepareAhead(lead: lead) && feedWsola(voice, s, wsola) { turns &+= 1 }
   }
   return produced
+}
+
+/// Appends what the voice's ring (or its converter) has to the WSOLA's input, as much as it takes;
+/// false when nothing could be appended (the disk is late, or the stream was all given).
+@_noLocks
+func feedWsola(
+  _ voice: UnsafeMutablePointer<StemVoice>, _ s: UnsafeMutablePointer<StretchState>,
+  _ wsola: UnsafeMutablePointer<WsolaStretcher>
+) -> Bool {
+  if s.pointee.finalSent { return false }  // cannot happen while it needs input: past the end it reads silence
+  if wsola.pointee.room() < StretchState.feedChunk { return false }  // cannot happen: see WsolaStretcher.capacity
+  if s.pointee.convertRatio > 0 { return feedConverted(voice, s) }
+  let ch = voice.pointee.channels
+  let segments = voice.pointee.audio.readableSegments()
+  let inRing = segments.count / ch
+  let ends = streamEndsHere(voice, extra: segments.count)
+  if inRing == 0 && !ends { return false }
+  let room = wsola.pointee.room()
+  let n = Swift.min(inRing, room)
+  let last = ends && n == inRing
+  let firstFrames = Swift.min(n, segments.first.count / ch)
+  if firstFrames > 0 {
+    wsola.pointee.append(interleaved: segments.first.baseAddress!, frames: firstFrames, final: last && n == firstFrames)
+  }
+  if n > firstFrames {
+    wsola.pointee.append(interleaved: segments.second.baseAddress!, frames: n &- firstFrames, final: last)
+  }
+  if n == 0 && last { wsola.pointee.markEnd() }
+  voice.pointee.audio.release(count: n &* ch)
+  if last { s.pointee.finalSent = true }
+  return true
 }
