@@ -396,9 +396,6 @@ public struct WsolaStretcher: ~Copyable, @unchecked Sendable {
     return true
   }
 
-  /// Whether the next hop is made already (`prepareAhead`).
-  public var isAhead: Bool { @_noLocks get { hasAhead } }
-
   /// Gives up a re-make `update` could not do for want of input (the disk is late): the change
   /// waits for the next hop. False when none was waiting.
   @_noLocks
