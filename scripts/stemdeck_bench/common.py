@@ -37,6 +37,11 @@ STRETCH_SATURATED = 90
 # Issue 25's stretch goal: after a tempo's target rows, this many `fast` stretch stems once more
 # (shown in the table and the summary, not a target: the case's verdict stays the targets').
 STRETCH_GOAL = {0.8: 64}
+# Issue 25: a tempo change applied to all the target's stems at once must never xrun. After the
+# `fast` target's row at this tempo, the same stems with `rate all` alternating between these tempi
+# every 2 s (live_stemdeck's `tempi`), paired with a load-matched control like the target's row and
+# judged on the totals the same way.
+TEMPO_CHANGE_ROW = (0.8, (0.9, 0.8))
 ALL_CASES = ("1", "1b", "1s", "2", "2f", "2s", "3", "3s", "3g", "4", "5", "5c")
 
 # ---------------------------------------------------------------------------------------------

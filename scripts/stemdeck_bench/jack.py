@@ -247,7 +247,10 @@ def summarize_window(samples):
 # Cases
 
 
-def live_stemdeck(ctx, server, session, seconds, label):
+def live_stemdeck(ctx, server, session, seconds, label, tempi=None):
+    """stemdeck playing `session`, sampled for `seconds`. With `tempi`, `rate all T` (T taking each of
+    `tempi` in turn) follows every second status sample: a tempo change for every stem at once every 2 s
+    (issue 25: such a change must never xrun)."""
     sd = Stemdeck(ctx["bin"], [session, "--server", server.name, "--no-start-server", "--no-connect", "--name", "sdbench"],
                   server.env, os.path.join(ctx["cache"], "logs", f"live-{label}.log"))
     try:
@@ -256,12 +259,26 @@ def live_stemdeck(ctx, server, session, seconds, label):
         wait_playing(sd, timeout=60)
         started = time.monotonic() - t0
         time.sleep(2)  # settle
+        changes, samples = [0], [0]
+        if tempi:
+            plain = sd.status
+
+            def status(timeout=10):
+                st = plain(timeout)
+                samples[0] += 1
+                if samples[0] % 2 == 0:
+                    sd.command(f"rate all {tempi[changes[0] % len(tempi)]}")
+                    changes[0] += 1
+                return st
+            sd.status = status
         samples, others, client_cpu = sample_window(sd, seconds, [server.proc.pid, sd.proc.pid], client=sd.proc.pid)
         res = summarize_window(samples)
         res["others"] = others
         res["client_cpu"] = client_cpu
         res["start_s"] = started
         res["rss_kib"] = sd.rss_kib().get("private")
+        if tempi:
+            res["tempo_changes"] = changes[0]
         return res
     finally:
         sd.quit()

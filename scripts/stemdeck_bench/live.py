@@ -87,13 +87,6 @@ def case_live(ctx):
                         except BenchError as e:
                             pair.append({"error": str(e).splitlines()[0][:200]})
                     res["paired"].setdefault((kind, n), []).append(tuple(pair))
-                goal = STRETCH_GOAL.get(tempo)
-                if goal and quality == "fast":
-                    g = write_session(cache, f"live-stretch{tempo}-{goal}", goal, rate=tempo, quality="fast", loops=-1,
-                                      gain_scale=min(1.0, 32 / goal), mode="stretch")
-                    g = stretch_quality_session(g, quality)
-                    log(f"  case 3s: {kind}, {goal}: the stretch goal (not a target)")
-                    row(kind, goal, lambda: live_stemdeck(ctx, server, g, seconds, f"stretch{tempo}{tag}-{goal}"))
             row("baseline (no stems)", "after", lambda: observer(ctx, server, seconds, "baseline-after"))
     finally:
         server.stop()
@@ -145,31 +138,49 @@ def case_stretch_live(ctx):
                     s = stretch_quality_session(s, quality)
                     row(kind, n, lambda: live_stemdeck(ctx, server, s, seconds, f"stretch{tempo}{tag}-{n}"))
                     saturated = saturated or stretch_saturated(res["rows"][-1][2])
-                x = res["rows"][-1][2]  # the target's count
-                if stretch_saturated(x) or x["load"] > 50:
-                    continue  # over the load target: no control can save it
-                base_loads = [b["load"] for k, _, b in res["rows"] if k.startswith("baseline") and "error" not in b
-                              and b["load"] is not None]
-                pct = max(1, min(99, round(x["load"] - (med(base_loads) or 0))))
-                label = f"stretch{tempo}{tag}-{n}"
-                row(CONTROL, f"{pct} % ({kind[len('stemdeck '):]} {n})", lambda: live_control(ctx, server, seconds, pct, label))
-                for i in range(PAIRED_EXTRA):
-                    pair = []
-                    for what, fn in (("stemdeck", lambda: live_stemdeck(ctx, server, s, seconds, f"{label}-pair{i + 2}")),
-                                     ("control", lambda: live_control(ctx, server, seconds, pct, f"{label}-pair{i + 2}"))):
-                        wait_quiet(ctx["row_wait"])
-                        log(f"  case 3s: {kind}, {n}: paired window {i + 2}, {what}")
-                        try:
-                            pair.append(fn())
-                        except BenchError as e:
-                            pair.append({"error": str(e).splitlines()[0][:200]})
-                    res["paired"].setdefault((kind, n), []).append(tuple(pair))
+                paired_windows(ctx, server, res, row, kind, n, s, f"stretch{tempo}{tag}-{n}")
+                if quality == "fast" and tempo == TEMPO_CHANGE_ROW[0]:
+                    # The target's stems with a tempo change for all of them at once every 2 s.
+                    k, t = f"{kind}, rate all every 2 s", TEMPO_CHANGE_ROW[1]
+                    row(k, n, lambda: live_stemdeck(ctx, server, s, seconds, f"stretch{tempo}{tag}-{n}-changes", tempi=t))
+                    paired_windows(ctx, server, res, row, k, n, s, f"stretch{tempo}{tag}-{n}-changes", tempi=t)
+                goal = STRETCH_GOAL.get(tempo)
+                if goal and quality == "fast":
+                    g = write_session(cache, f"live-stretch{tempo}-{goal}", goal, rate=tempo, quality="fast", loops=-1,
+                                      gain_scale=min(1.0, 32 / goal), mode="stretch")
+                    g = stretch_quality_session(g, quality)
+                    log(f"  case 3s: {kind}, {goal}: the stretch goal (not a target)")
+                    row(kind, goal, lambda: live_stemdeck(ctx, server, g, seconds, f"stretch{tempo}{tag}-{goal}"))
             row("baseline (no stems)", "after", lambda: observer(ctx, server, seconds, "stretch-baseline-after"))
     finally:
         server.stop()
     # JSON has no tuple keys: [kind, n, pairs] for each target row.
     res["paired"] = [[kind, n, pairs] for (kind, n), pairs in res["paired"].items()]
     return res
+
+
+def paired_windows(ctx, server, res, row, kind, n, session, label, tempi=None):
+    """After a target row (the last of res["rows"]): when it is within 50 % load, a load-matched
+    control and PAIRED_EXTRA more windows of the row and the control in turn, recorded in res["paired"]."""
+    seconds = ctx["live_seconds"]
+    x = res["rows"][-1][2]
+    if stretch_saturated(x) or x["load"] > 50:
+        return  # over the load target: no control can save it
+    base_loads = [b["load"] for k, _, b in res["rows"] if k.startswith("baseline") and "error" not in b
+                  and b["load"] is not None]
+    pct = max(1, min(99, round(x["load"] - (med(base_loads) or 0))))
+    row(CONTROL, f"{pct} % ({kind[len('stemdeck '):]} {n})", lambda: live_control(ctx, server, seconds, pct, label))
+    for i in range(PAIRED_EXTRA):
+        pair = []
+        for what, fn in (("stemdeck", lambda: live_stemdeck(ctx, server, session, seconds, f"{label}-pair{i + 2}", tempi)),
+                         ("control", lambda: live_control(ctx, server, seconds, pct, f"{label}-pair{i + 2}"))):
+            wait_quiet(ctx["row_wait"])
+            log(f"  case 3s: {kind}, {n}: paired window {i + 2}, {what}")
+            try:
+                pair.append(fn())
+            except BenchError as e:
+                pair.append({"error": str(e).splitlines()[0][:200]})
+        res["paired"].setdefault((kind, n), []).append(tuple(pair))
 
 
 def stretch_saturated(x):

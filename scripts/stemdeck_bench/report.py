@@ -518,6 +518,19 @@ def section_3s(r, run, b, summary, commands):
         summary.append(("3s", f"stretch goal (not a target): {goal} stretch at tempo {tempo} fast stems at ≤ 50 % load",
                         f"{goal}: {fmt(x['load'], 1)} %, {x['xruns']} xruns in one window (no-client baseline {allowed}), "
                         f"client CPU {fmt(x.get('client_cpu'), 1)} % — goal {'met' if ok else 'not met'}", "INFO"))
+    tempo, tempi = TEMPO_CHANGE_ROW
+    k, n = f"stemdeck stretch {tempo} fast, rate all every 2 s", int(target("3s.tempo08").limit)
+    x, pt = byrow.get((k, n)), paired.get((k, n))
+    if x:
+        fig = (f"{n} stems, `rate all` alternating {' / '.join(map(str, tempi))} every 2 s: {fmt(x['load'], 1)} %, "
+               f"{x['xruns']} xruns in the first window")
+        v = verdict(met("3.load", x["load"]) and x["xruns"] <= allowed_for(k, n))
+        if pt:
+            fig += (f"; over {len(pt['pairs'])} paired windows: stemdeck {pt['sd']} xruns, load-matched jack_cpu "
+                    f"{pt['ctl']} (median load {fmt(pt['load'], 1)} %) — judged on these totals")
+            v = verdict(met("3.load", pt["load"]) and pt["sd"] <= max(pt["ctl"], allowed))
+        summary.append(("3s", f"a tempo change for all {n} fast stems at once never xruns (xruns ≤ the load-matched control)",
+                        fig, v))
     last_tempo, last_counts = STRETCH_LIVE[0]
     commands["3s"] = {"jackd": r["server_cmd"],
                       "stemdeck (live)": [run["bin"], os.path.join(run["cache"], f"live-stretch{last_tempo}-{last_counts[-1]}.json"),
