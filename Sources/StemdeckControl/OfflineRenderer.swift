@@ -105,7 +105,7 @@ public enum OfflineRenderer {
     dither: Bool? = nil, normalize: Normalize? = nil, stemsFolder: String? = nil,
     format chosen: OutputFormat? = nil, inputs: [RenderInput] = [],
     progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
-    cancelled: (() -> Bool)? = nil
+    cancelled: (() -> Bool)? = nil, interleavedStemTaps: Bool = true
   ) throws(MixerError) -> Summary {
     let format: OutputFormat
     do throws(SoundFileError) { format = try OutputFormat.resolve(path: outputPath, format: chosen) } catch {
@@ -251,8 +251,8 @@ public enum OfflineRenderer {
             channels: 2 + 2 * stemSlots.count, maxFrames: blockFrames))
       }
       summary = try run(
-        plan, stemSlots: stemSlots, stemSink: stemFiles.write, stemSlot: stemFiles.slot, limiter: limiter, blockFrames: blockFrames,
-        gain: gain,
+        plan, stemSlots: stemSlots, stemSink: stemFiles.write, stemSlot: stemFiles.slot, interleavedTaps: interleavedStemTaps,
+        limiter: limiter, blockFrames: blockFrames, gain: gain,
         progress: progress.map { p in normalize == nil ? p : { p(writtenFrom + $0 * (1 - writtenFrom)) } },
         warning: warning, cancelled: cancelled, interrupted: "interrupted: \(stopped)"
       ) { interleaved, n throws(MixerError) in
@@ -479,9 +479,15 @@ public enum OfflineRenderer {
   /// master and the stems go through it after the gain; its delay is made up (the mix is fed
   /// `latency` frames of silence past its end and the first `latency` frames out are dropped),
   /// so the output stays sample-aligned and as long.
+  ///
+  /// With `stemSlot` (the stem writer's chunk), `interleavedTaps`, no limiter and a gain of 1, the
+  /// stems' taps are their parts of the chunk (`RenderState.tapStride` 2): the mix writes them
+  /// interleaved in its own pass (StemTaps.swift). Otherwise, and for buses' and inputs' taps,
+  /// the taps are planar and interleaved into the chunk after each block (false: the planar path
+  /// for every tap, which the tests compare with).
   static func run(
     _ plan: Plan, stemSlots: [Int32] = [], stemSink: ((Int, UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void)? = nil,
-    stemSlot: ((Int) -> UnsafeMutablePointer<Float>)? = nil, limiter: LimiterBox? = nil, blockFrames: Int, gain: Float = 1,
+    stemSlot: ((Int) -> UnsafeMutablePointer<Float>)? = nil, interleavedTaps: Bool = true, limiter: LimiterBox? = nil, blockFrames: Int, gain: Float = 1,
     progress: ((Double) -> Void)?, warning: ((MutedStem) -> Void)?, cancelled: (() -> Bool)?,
     interrupted: String,
     sink: (UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void
@@ -502,8 +508,19 @@ public enum OfflineRenderer {
     defer { inputScratch.deallocate() }
     let state = mixer.renderState
     state.pointee.stemTaps = !stemSlots.isEmpty
+    // Which taps are written straight into the chunk, interleaved: the stems' (a bus's or an
+    // input's slot is past `maxVoices`), when nothing comes between the mix and the file.
+    let maxVoices = state.pointee.maxVoices
+    let inChunk = stemSlots.map { interleavedTaps && stemSlot != nil && limiter == nil && gain == 1 && Int($0) < maxVoices }
+    state.pointee.tapStride = inChunk.contains(true) ? 2 : 1
     func attachTaps() {
       for (i, slot) in stemSlots.enumerated() {
+        if inChunk[i], let stemSlot {
+          let frames = stemSlot(i)
+          state.pointee.directOutputs[2 * Int(slot)] = frames
+          state.pointee.directOutputs[2 * Int(slot) + 1] = frames + 1
+          continue
+        }
         state.pointee.directOutputs[2 * Int(slot)] = taps + 2 * i * blockFrames
         state.pointee.directOutputs[2 * Int(slot) + 1] = taps + (2 * i + 1) * blockFrames
       }
@@ -576,7 +593,8 @@ public enum OfflineRenderer {
         // Straight into the stem writer's chunk when it offers one (`stemSlot`), past the cache
         // (CStream: the chunk is not read again here).
         let target = stemSlot?(index) ?? interleaved
-        stemdeck_interleave_stream(tl, tr, target, out, blockGain)
+        // A tap in the chunk holds the block already (`inChunk`: no gain, no limiter).
+        if !inChunk[index] { stemdeck_interleave_stream(tl, tr, target, out, blockGain) }
         try stemSink?(index, target, out)
       }
       done += n
