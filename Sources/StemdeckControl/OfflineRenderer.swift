@@ -487,7 +487,8 @@ public enum OfflineRenderer {
   /// for every tap, which the tests compare with).
   static func run(
     _ plan: Plan, stemSlots: [Int32] = [], stemSink: ((Int, UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void)? = nil,
-    stemSlot: ((Int) -> UnsafeMutablePointer<Float>)? = nil, interleavedTaps: Bool = true, limiter: LimiterBox? = nil, blockFrames: Int, gain: Float = 1,
+    stemSlot: ((Int) -> UnsafeMutablePointer<Float>)? = nil, interleavedTaps: Bool = true, limiter: LimiterBox? = nil, blockFrames: Int,
+    gain: Float = 1,
     progress: ((Double) -> Void)?, warning: ((MutedStem) -> Void)?, cancelled: (() -> Bool)?,
     interrupted: String,
     sink: (UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void

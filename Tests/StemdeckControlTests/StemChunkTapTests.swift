@@ -26,8 +26,14 @@ import Testing
     var s = Session()
     s.masterVolume = masterVolume
     s.stems = [
-      stem("bass", "bass.wav") { $0.pan = -0.4 }, stem("pad", "pad.flac") { $0.volume = 0.5; $0.pan = 0.3 },
-      stem("lead", "lead.wav") { $0.startOffset = 0.25 }, stem("late", "lead.wav") { $0.startOffset = 0.1003; $0.volume = 1.7 }
+      stem("bass", "bass.wav") { $0.pan = -0.4 },
+      stem("pad", "pad.flac") {
+        $0.volume = 0.5; $0.pan = 0.3
+      },
+      stem("lead", "lead.wav") { $0.startOffset = 0.25 },
+      stem("late", "lead.wav") {
+        $0.startOffset = 0.1003; $0.volume = 1.7
+      }
     ]
     if bus {
       s.buses = [BusSettings(name: "grp")]
@@ -68,9 +74,10 @@ import Testing
       #expect(differing == 0, "\(name): \(differing) samples differ between the chunk's taps and the planar ones")
       #expect(a.contains { $0 != 0 }, "\(name) has sound")
     }
-    // The late stem is exactly silent before its start, in its part of the chunk too.
+    // The late stem is exactly silent before its start, in its part of the chunk too (16-bit
+    // stems are dithered: noise there).
     let lead = try #require(files[0]["lead.wav"])
-    #expect(lead[0..<(2 * 12_000)].allSatisfy { $0 == 0 } && lead[2 * 12_000] != 0)
+    if chosen == .wavFloat { #expect(lead[0..<(2 * 12_000)].allSatisfy { $0 == 0 } && lead[2 * 12_000] != 0) }
   }
 
   @Test("the stems' taps go into the chunk only where nothing comes between the mix and the file")
