@@ -105,7 +105,7 @@ public enum OfflineRenderer {
     dither: Bool? = nil, normalize: Normalize? = nil, stemsFolder: String? = nil,
     format chosen: OutputFormat? = nil, inputs: [RenderInput] = [],
     progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
-    cancelled: (() -> Bool)? = nil
+    cancelled: (() -> Bool)? = nil, interleavedStemTaps: Bool = true
   ) throws(MixerError) -> Summary {
     let format: OutputFormat
     do throws(SoundFileError) { format = try OutputFormat.resolve(path: outputPath, format: chosen) } catch {
@@ -251,8 +251,8 @@ public enum OfflineRenderer {
             channels: 2 + 2 * stemSlots.count, maxFrames: blockFrames))
       }
       summary = try run(
-        plan, stemSlots: stemSlots, stemSink: stemFiles.write, stemSlot: stemFiles.slot, limiter: limiter, blockFrames: blockFrames,
-        gain: gain,
+        plan, stemSlots: stemSlots, stemSink: stemFiles.write, stemSlot: stemFiles.slot, interleavedTaps: interleavedStemTaps,
+        limiter: limiter, blockFrames: blockFrames, gain: gain,
         progress: progress.map { p in normalize == nil ? p : { p(writtenFrom + $0 * (1 - writtenFrom)) } },
         warning: warning, cancelled: cancelled, interrupted: "interrupted: \(stopped)"
       ) { interleaved, n throws(MixerError) in
@@ -479,9 +479,16 @@ public enum OfflineRenderer {
   /// master and the stems go through it after the gain; its delay is made up (the mix is fed
   /// `latency` frames of silence past its end and the first `latency` frames out are dropped),
   /// so the output stays sample-aligned and as long.
+  ///
+  /// With `stemSlot` (the stem writer's chunk), `interleavedTaps`, no limiter and a gain of 1, the
+  /// stems' taps are their parts of the chunk (`RenderState.tapStride` 2): the mix writes them
+  /// interleaved in its own pass (StemTaps.swift). Otherwise, and for buses' and inputs' taps,
+  /// the taps are planar and interleaved into the chunk after each block (false: the planar path
+  /// for every tap, which the tests compare with).
   static func run(
     _ plan: Plan, stemSlots: [Int32] = [], stemSink: ((Int, UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void)? = nil,
-    stemSlot: ((Int) -> UnsafeMutablePointer<Float>)? = nil, limiter: LimiterBox? = nil, blockFrames: Int, gain: Float = 1,
+    stemSlot: ((Int) -> UnsafeMutablePointer<Float>)? = nil, interleavedTaps: Bool = true, limiter: LimiterBox? = nil, blockFrames: Int,
+    gain: Float = 1,
     progress: ((Double) -> Void)?, warning: ((MutedStem) -> Void)?, cancelled: (() -> Bool)?,
     interrupted: String,
     sink: (UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void
@@ -502,8 +509,20 @@ public enum OfflineRenderer {
     defer { inputScratch.deallocate() }
     let state = mixer.renderState
     state.pointee.stemTaps = !stemSlots.isEmpty
+    // Which taps are written straight into the chunk, interleaved: the stems' (a bus's or an
+    // input's slot is past `maxVoices`), when nothing comes between the mix and the file.
+    let inChunk = tapsInChunk(
+      stemSlots, maxVoices: state.pointee.maxVoices, interleaved: interleavedTaps && stemSlot != nil, limited: limiter != nil,
+      gain: gain)
+    state.pointee.tapStride = inChunk.contains(true) ? 2 : 1
     func attachTaps() {
       for (i, slot) in stemSlots.enumerated() {
+        if inChunk[i], let stemSlot {
+          let frames = stemSlot(i)
+          state.pointee.directOutputs[2 * Int(slot)] = frames
+          state.pointee.directOutputs[2 * Int(slot) + 1] = frames + 1
+          continue
+        }
         state.pointee.directOutputs[2 * Int(slot)] = taps + 2 * i * blockFrames
         state.pointee.directOutputs[2 * Int(slot) + 1] = taps + (2 * i + 1) * blockFrames
       }
@@ -576,7 +595,8 @@ public enum OfflineRenderer {
         // Straight into the stem writer's chunk when it offers one (`stemSlot`), past the cache
         // (CStream: the chunk is not read again here).
         let target = stemSlot?(index) ?? interleaved
-        stemdeck_interleave_stream(tl, tr, target, out, blockGain)
+        // A tap in the chunk holds the block already (`inChunk`: no gain, no limiter).
+        if !inChunk[index] { stemdeck_interleave_stream(tl, tr, target, out, blockGain) }
         try stemSink?(index, target, out)
       }
       done += n
@@ -591,6 +611,14 @@ public enum OfflineRenderer {
       frames: totalFrames, sampleRate: sampleRate, start: session.position, peak: (peak.0, peak.1),
       rms: ((sum.0 / frames).squareRoot(), (sum.1 / frames).squareRoot()),
       clippedSamples: clipped, underruns: underruns, mutedStems: muted)
+  }
+
+  /// Which of `stemSlots`' taps `run` has the mix write straight into the stem writer's chunk,
+  /// interleaved: the stems' (a bus's or an input's slot is `maxVoices` or past it), when the
+  /// chunk is offered (`interleaved`) and nothing comes between the mix and the file (no limiter,
+  /// a gain of 1).
+  static func tapsInChunk(_ stemSlots: [Int32], maxVoices: Int, interleaved: Bool, limited: Bool, gain: Float) -> [Bool] {
+    stemSlots.map { interleaved && !limited && gain == 1 && Int($0) < maxVoices }
   }
 
   /// The stem files' paths (`FOLDER/NAME.EXT`, the output's extension), each checked as an output
@@ -717,12 +745,7 @@ public enum OfflineRenderer {
       }
       guard !paths.isEmpty else { return }
       // Aligned for direct writes: each stem's part starts at a multiple of 256 KiB.
-      for _ in 0..<2 {
-        chunks.append(
-          UnsafeMutableRawPointer.allocate(
-            byteCount: paths.count * chunkFrames * 2 * MemoryLayout<Float>.size, alignment: DirectWAVWriter.alignment
-          ).bindMemory(to: Float.self, capacity: paths.count * chunkFrames * 2))
-      }
+      for _ in 0..<2 { chunks.append(Self.allocateChunk(floats: paths.count * chunkFrames * 2)) }
       running = true
       let thread = Thread { [self] in writeChunks() }
       thread.name = "stemdeck-stem-writer"
@@ -735,6 +758,22 @@ public enum OfflineRenderer {
       chunkFill.deallocate()
       noise?.deallocate()
       scratch?.deallocate()
+    }
+
+    /// A chunk buffer of `floats` samples, on transparent huge pages where the kernel offers them
+    /// (`MADV_HUGEPAGE`, a hint: without it, 4 KiB pages as before). 2 MiB aligned and rounded, so
+    /// every 256 KiB stem part is aligned for `O_DIRECT`. Huge pages are for the kernel's sake:
+    /// each direct write pins the buffer's pages (`get_user_pages`), 180,000 of them for 740 MB of
+    /// stems in 4 KiB pages, which was the writer thread's largest cost; in 2 MiB pages the walk is
+    /// one entry per 2 MiB, and the render's stores into the chunk miss the TLB less.
+    static func allocateChunk(floats: Int) -> UnsafeMutablePointer<Float> {
+      let huge = 2 << 20
+      let bytes = (floats * MemoryLayout<Float>.size + huge - 1) / huge * huge
+      let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: huge)
+      #if os(Linux)
+      _ = madvise(raw, bytes, MADV_HUGEPAGE)
+      #endif
+      return raw.bindMemory(to: Float.self, capacity: floats)
     }
 
     /// Whether the stem files of `format` are written by `DirectWAVWriter`: float WAV, whose

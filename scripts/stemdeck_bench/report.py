@@ -181,8 +181,8 @@ def section_1s(r, run, b, summary, commands):
     b(f"- CPU ratio `--stems` / plain, float WAV: **{fmt(ratio, 2)}×** (target < 1.5×) **{verdict(ok_r)}**. One pass: the "
       "master's renderer taps each stem (`Renderer/StemTaps.swift`), and the stem files are written on their own "
       "thread in 32,768-frame chunks without libsndfile's PEAK chunk (integer WAV: converted and dithered there, "
-      "one write a chunk; float WAV: interleaved with non-temporal stores and written with O_DIRECT, past the page "
-      "cache). What remains is writing 33 files instead of one (32 × 60 s of float stereo, 740 MB: the process "
+      "one write a chunk; float WAV: the mix writes each stem's tap interleaved straight into the chunk, on huge "
+      "pages, written with O_DIRECT, past the page cache). What remains is writing 33 files instead of one (32 × 60 s of float stereo, 740 MB: the process "
       f"pays the kernel's part{', the write floor above' if net is not None else ''}), "
       "which for these unresampled stems costs more than the mixing itself. 16-bit WAV and resampled stems are "
       "shown for scale (no target).")

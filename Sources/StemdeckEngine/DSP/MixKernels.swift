@@ -164,6 +164,82 @@ func tapStereoSteady(
   return levels
 }
 
+/// Stem export with interleaved taps (`RenderState.tapStride` 2, Renderer/StemTaps.swift):
+/// `tapStereoSteady` whose tap is interleaved stereo, `tap[2i]` left and `tap[2i + 1]` right, the
+/// layout of the file: the stem writer's chunk is written here, in the mix's pass, and no later
+/// pass reads planar taps to interleave them. The source is interleaved already, so each load
+/// times (gainLeft, gainRight, gainLeft, gainRight) is two frames of the tap as they are stored;
+/// the mix gets the same products, deinterleaved. Every sample is the one multiply of
+/// `tapStereoSteady`, so tap and mix are bit for bit what it gives.
+///
+/// - Realtime: safe; arithmetic on caller-provided buffers. Proven by `@_noLocks`.
+@_noLocks
+func tapStereoSteadyInterleaved(
+  _ source: UnsafePointer<Float>, frames: Int, gainLeft: Float, gainRight: Float,
+  tap: UnsafeMutablePointer<Float>,
+  left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, metering: Bool
+) -> BlockLevels {
+  var src = UnsafeRawPointer(source)
+  var outL = UnsafeMutableRawPointer(left)
+  var outR = UnsafeMutableRawPointer(right)
+  var out = UnsafeMutableRawPointer(tap)
+  let g = SIMD4<Float>(gainLeft, gainRight, gainLeft, gainRight)
+  var peakA = SIMD4<Float>(), peakB = SIMD4<Float>()
+  var sumA = SIMD4<Float>(), sumB = SIMD4<Float>()
+  var quads = frames >> 2
+  if metering {
+    while quads > 0 {
+      let a = src.loadUnaligned(as: SIMD4<Float>.self)
+      let b = src.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
+      let pa = a * g, pb = b * g
+      out.storeBytes(of: pa, as: SIMD4<Float>.self)
+      out.storeBytes(of: pb, toByteOffset: 16, as: SIMD4<Float>.self)
+      let l = SIMD4<Float>(pa[0], pa[2], pb[0], pb[2])
+      let r = SIMD4<Float>(pa[1], pa[3], pb[1], pb[3])
+      outL.storeBytes(of: outL.loadUnaligned(as: SIMD4<Float>.self) + l, as: SIMD4<Float>.self)
+      outR.storeBytes(of: outR.loadUnaligned(as: SIMD4<Float>.self) + r, as: SIMD4<Float>.self)
+      peakA = larger(magnitudes(a), peakA)
+      peakB = larger(magnitudes(b), peakB)
+      sumA += a * a
+      sumB += b * b
+      src += 32; outL += 16; outR += 16; out += 32
+      quads &-= 1
+    }
+  } else {
+    while quads > 0 {
+      let a = src.loadUnaligned(as: SIMD4<Float>.self)
+      let b = src.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
+      let pa = a * g, pb = b * g
+      out.storeBytes(of: pa, as: SIMD4<Float>.self)
+      out.storeBytes(of: pb, toByteOffset: 16, as: SIMD4<Float>.self)
+      let l = SIMD4<Float>(pa[0], pa[2], pb[0], pb[2])
+      let r = SIMD4<Float>(pa[1], pa[3], pb[1], pb[3])
+      outL.storeBytes(of: outL.loadUnaligned(as: SIMD4<Float>.self) + l, as: SIMD4<Float>.self)
+      outR.storeBytes(of: outR.loadUnaligned(as: SIMD4<Float>.self) + r, as: SIMD4<Float>.self)
+      src += 32; outL += 16; outR += 16; out += 32
+      quads &-= 1
+    }
+  }
+  var i = frames & ~3
+  let peak = larger(peakA, peakB)
+  let sum = sumA + sumB
+  var levels = BlockLevels(
+    peak: (Swift.max(peak[0], peak[2]), Swift.max(peak[1], peak[3])),
+    sumSquares: (sum[0] + sum[2], sum[1] + sum[3]))
+  while i < frames {
+    let xl = source[2 &* i], xr = source[2 &* i &+ 1]
+    let l = xl * gainLeft, r = xr * gainRight
+    tap[2 &* i] = l
+    tap[2 &* i &+ 1] = r
+    left[i] += l
+    right[i] += r
+    levels.peak.0 = Swift.max(levels.peak.0, Swift.abs(xl)); levels.sumSquares.0 += xl * xl
+    levels.peak.1 = Swift.max(levels.peak.1, Swift.abs(xr)); levels.sumSquares.1 += xr * xr
+    i &+= 1
+  }
+  return levels
+}
+
 /// Adds `frames` mono frames of `source`, times `gainLeft` / `gainRight`, to `left` and `right`;
 /// with `metering`, returns the source's peak and sum of squares (the same for both channels).
 ///

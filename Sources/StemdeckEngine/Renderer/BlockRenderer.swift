@@ -43,6 +43,12 @@ public struct RenderState: ~Copyable {
   /// taps are written once rather than zeroed and added to, and what no voice wrote is zeroed
   /// at the end of the block. `maxVoices` entries.
   @usableFromInline let tapCursors: UnsafeMutablePointer<Int>
+  /// Stem export: how the stems' taps (slots below `maxVoices`; buses' and inputs' stay planar)
+  /// lay out their frames. 1: left and right are separate buffers (`directOutputs[2 × slot]` and
+  /// `[2 × slot + 1]`, frame i at index i). 2: interleaved stereo, the offline renderer's part of
+  /// the stem writer's chunk: the left entry is the frames' start, the right entry one float past
+  /// it, frame i at index 2i of each (StemTaps.swift). Only 1 or 2.
+  public var tapStride = 1
   public let sampleRate: Double
 
   /// Where the transport is, and its start/hold/seek/pause state (the seek protocol:

@@ -12,6 +12,12 @@
 // says how far into the block it already holds this block's samples; a write past the cursor
 // zeroes the gap first, and what no voice wrote (before a stem's start, after its end, while
 // paused) is zeroed at the end of the block (`finishStemTaps`). docs/architecture.md, *Stem export*.
+//
+// A stem's tap is planar (left and right buffers) or, with `RenderState.tapStride` 2, interleaved
+// stereo: then it is the stem's part of the stem writer's chunk, written in the mix's own pass
+// (`tapStereoSteadyInterleaved`), and no pass interleaves it afterwards. Every write below indexes
+// frame i at `i × stride` from the left and the right entry (the right one float past the left
+// when interleaved), so both layouts get the same values in the same order.
 
 /// Zeroes stem `slot`'s tap from its cursor up to `end` (frames into the block) and moves the
 /// cursor there; nothing when the cursor is already there or the slot has no tap.
@@ -22,8 +28,13 @@ func clearStemTap(_ state: UnsafeMutablePointer<RenderState>, slot: Int, through
   guard cursor < end, let dl = state.pointee.directOutputs[2 &* slot],
     let dr = state.pointee.directOutputs[2 &* slot &+ 1]
   else { return }
-  (dl + cursor).update(repeating: 0, count: end &- cursor)
-  (dr + cursor).update(repeating: 0, count: end &- cursor)
+  if state.pointee.tapStride == 2 {
+    // Interleaved: the frames' left and right samples are contiguous from `dl` (`dr` is dl + 1).
+    (dl + 2 &* cursor).update(repeating: 0, count: 2 &* (end &- cursor))
+  } else {
+    (dl + cursor).update(repeating: 0, count: end &- cursor)
+    (dr + cursor).update(repeating: 0, count: end &- cursor)
+  }
   state.pointee.tapCursors[slot] = end
 }
 
@@ -38,7 +49,9 @@ func finishStemTaps(_ state: UnsafeMutablePointer<RenderState>, slots: Int, fram
 /// pass, times its ramped gains, written into its tap and added to the master mix, then metered.
 /// The usual case (steady gains, a stereo source, frames past the tap's cursor) is one SIMD pass
 /// that stores into the tap and adds to the mix (`tapStereoSteady`); anything else zeroes the
-/// tap up to the frames' end and adds into both.
+/// tap up to the frames' end and adds into both. With an interleaved tap (`tapStride` 2) the usual
+/// case stores into it interleaved (`tapStereoSteadyInterleaved`), and the rest adds to it frame by
+/// frame as the planar path does.
 @_noLocks
 func mixVoiceIntoTap(
   _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
@@ -48,16 +61,22 @@ func mixVoiceIntoTap(
   cells: UnsafePointer<MeterCells>, preFader: Bool
 ) {
   let at = state.pointee.passOffset &+ offset
-  let tapL = tap.0 + at, tapR = tap.1 + at
+  let stride = state.pointee.tapStride
+  let tapL = tap.0 + at &* stride, tapR = tap.1 + at &* stride
   let mixL = state.pointee.mixLeft + offset, mixR = state.pointee.mixRight + offset
   let mono = voice.pointee.channels == 1
   let metering = state.pointee.stemMetering
   let steady = stepL.rampFrames == 0 && stepR.rampFrames == 0
   if steady && !mono && state.pointee.tapCursors[slot] <= at {
     clearStemTap(state, slot: slot, through: at)
-    let levels = tapStereoSteady(
-      source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, tapLeft: tapL, tapRight: tapR,
-      left: mixL, right: mixR, metering: metering)
+    let levels =
+      stride == 2
+      ? tapStereoSteadyInterleaved(
+        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, tap: tapL, left: mixL, right: mixR,
+        metering: metering)
+      : tapStereoSteady(
+        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, tapLeft: tapL, tapRight: tapR,
+        left: mixL, right: mixR, metering: metering)
     state.pointee.tapCursors[slot] = at &+ count
     postFaderMeter(
       state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
@@ -65,6 +84,27 @@ func mixVoiceIntoTap(
     return
   }
   clearStemTap(state, slot: slot, through: at &+ count)
+  if steady && stride == 2 {
+    // Into the mix (and the meter's levels) as below; into the zeroed interleaved tap the same
+    // products added to it (0 + x·g, as the mix kernels compute them into the planar tap).
+    let levels =
+      mono
+      ? mixMonoSteady(
+        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: mixL, right: mixR, metering: metering)
+      : mixStereoSteady(
+        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: mixL, right: mixR, metering: metering)
+    let gl = stepL.start, gr = stepR.start
+    for i in 0..<count {
+      let xl = mono ? source[i] : source[2 &* i]
+      let xr = mono ? xl : source[2 &* i &+ 1]
+      tapL[2 &* i] += xl * gl
+      tapR[2 &* i] += xr * gr
+    }
+    postFaderMeter(
+      state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
+      mono: mono, cells: cells, preFader: preFader, levels: levels)
+    return
+  }
   if steady {
     // A mono source (or frames the tap already holds, never expected): the mix kernel into each.
     let levels =
@@ -89,8 +129,8 @@ func mixVoiceIntoTap(
     let xl = mono ? source[i] : source[2 &* i]
     let xr = mono ? xl : source[2 &* i &+ 1]
     let l = xl * gl, r = xr * gr
-    tapL[i] += l
-    tapR[i] += r
+    tapL[i &* stride] += l
+    tapR[i &* stride] += r
     mixL[i] += l
     mixR[i] += r
     gl = i &+ 1 < stepL.rampFrames ? gl + stepL.step : tl
@@ -119,24 +159,28 @@ func applyMasterToStemTaps(
   // The stems' taps, then the buses' (a bus's tap is its direct-out index: Buses.swift).
   let busTaps = state.pointee.maxVoices
   let stems = state.pointee.slotLimit
+  let tapStride = state.pointee.tapStride
   for index in 0..<(steady && fade.start * gain.start == 1 ? 0 : stems &+ BusBank.maxBuses) {
     let slot = index < stems ? index : busTaps &+ (index &- stems)
     guard let dl = direct[2 &* slot], let dr = direct[2 &* slot &+ 1] else { continue }
     // A stem's frames of this pass that no voice wrote are zeroed first (the tap is not cleared
     // before the block).
     if index < stems { clearStemTap(state, slot: slot, through: at &+ n) }
+    // A stem's tap may be interleaved (frame i at i × stride); a bus's is planar.
+    let s = index < stems ? tapStride : 1
     if steady {
       let g = fade.start * gain.start
       for i in 0..<n {
-        dl[at &+ i] *= g
-        dr[at &+ i] *= g
+        dl[(at &+ i) &* s] *= g
+        dr[(at &+ i) &* s] *= g
       }
     } else {
       var f = fade.start, m = gain.start
       for i in 0..<n {
         // In the master's order, (x · fade) · gain: one stem alone is then its master exactly.
-        dl[at &+ i] = dl[at &+ i] * f * m
-        dr[at &+ i] = dr[at &+ i] * f * m
+        let k = (at &+ i) &* s
+        dl[k] = dl[k] * f * m
+        dr[k] = dr[k] * f * m
         f = i &+ 1 < fade.rampFrames ? f + fade.step : fadeTarget
         m = i &+ 1 < gain.rampFrames ? m + gain.step : gainTarget
       }
