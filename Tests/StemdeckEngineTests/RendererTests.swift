@@ -20,6 +20,21 @@ final class TestEngine {
   /// Adds a voice with `samples` (interleaved, `channels`) already in its ring, as the whole stream.
   @discardableResult
   func addVoice(samples: [Float], channels: Int, gains: (Float, Float), ratio: Double = 1, slot: Int32) -> Int {
+    var error: Int32 = 0
+    let src = src_new(Int32(SRC_SINC_FASTEST), Int32(channels), &error)!
+    addStream(samples: samples, slot: slot) { s, audio in
+      StemVoice(
+        shared: s, audio: audio, channels: channels, resampler: src,
+        ratio: ratio, gains: gains, sampleRate: 48000, epoch: 0, joinFrame: 0)
+    }
+    return shared.count - 1
+  }
+
+  /// A ring holding `samples` as the whole stream and its shared state, the voice `make` builds
+  /// on them, added in `slot`.
+  private func addStream(
+    samples: [Float], slot: Int32, _ make: (UnsafeMutablePointer<StemShared>, consuming Consumer<Float>) -> StemVoice
+  ) {
     let ends = SPSCRing.make(minimumCapacity: max(samples.count, 16), of: Float.self)
     var producer = ends.producer
     let s = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
@@ -29,43 +44,25 @@ final class TestEngine {
     s.pointee.publishedEpoch.store(0, ordering: .releasing)
     s.pointee.endCounter.store(samples.count, ordering: .relaxed)
     s.pointee.endEpoch.store(0, ordering: .releasing)
-    var error: Int32 = 0
-    let src = src_new(Int32(SRC_SINC_FASTEST), Int32(channels), &error)!
     let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
-    voice.initialize(
-      to: StemVoice(
-        shared: s, audio: ends.consumer, channels: channels, resampler: src,
-        ratio: ratio, gains: gains, sampleRate: 48000, epoch: 0, joinFrame: 0))
+    voice.initialize(to: make(s, ends.consumer))
     _ = rings.commands.push(.addVoice(slot: slot, voice: voice))
     shared.append(s)
     producers.append(ProducerFloatBox(producer))
-    return shared.count - 1
   }
 
   /// Adds a `fast` stretch voice (WSOLA) at `rate` with `samples` in its ring, in `slot`.
   func addStretchVoice(samples: [Float], channels: Int, rate: Double, slot: Int32) {
-    let ends = SPSCRing.make(minimumCapacity: max(samples.count, 16), of: Float.self)
-    var producer = ends.producer
-    let s = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
-    s.initialize(to: StemShared(loops: 0))
-    _ = samples.withUnsafeBufferPointer { producer.write(from: $0) }
-    s.pointee.boundary.store(0, ordering: .relaxed)
-    s.pointee.publishedEpoch.store(0, ordering: .releasing)
-    s.pointee.endCounter.store(samples.count, ordering: .relaxed)
-    s.pointee.endEpoch.store(0, ordering: .releasing)
     let stretch = UnsafeMutablePointer<StretchState>.allocate(capacity: 1)
     stretch.initialize(
       to: StretchState(
         channels: channels, engineRate: 48000, fileRate: 48000, rate: rate, pitchSemitones: 0, slot: Int(slot), fast: true))
-    let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
-    voice.initialize(
-      to: StemVoice(
-        shared: s, audio: ends.consumer, channels: channels, converter: .makeSinc(channels: channels, minimumRatio: 0.5),
+    addStream(samples: samples, slot: slot) { s, audio in
+      StemVoice(
+        shared: s, audio: audio, channels: channels, converter: .makeSinc(channels: channels, minimumRatio: 0.5),
         rateScale: 1, rate: rate, volume: 1, pan: 0, audible: true, sampleRate: 48000, epoch: 0, joinFrame: 0,
-        stretch: stretch))
-    _ = rings.commands.push(.addVoice(slot: slot, voice: voice))
-    shared.append(s)
-    producers.append(ProducerFloatBox(producer))
+        stretch: stretch)
+    }
   }
 
   func send(_ c: EngineCommand) { let ok = rings.commands.push(c); #expect(ok) }
