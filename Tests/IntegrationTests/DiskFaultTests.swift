@@ -91,10 +91,15 @@ struct DiskFaultTests {
     let lastSecond = (audio.frames - rate)..<audio.frames
     func f(_ x: Double) -> String { String(format: "%.2f", x) }
 
+    // A period the whole client missed (the server reported xruns; the slow ThreadSanitizer
+    // binary misses one now and then) silences every playing stem on the same frames: not one
+    // stem starved by another's fault, which is what the gaps below are about. Where the capture
+    // saw xruns, a silence h, d (and t before its cut) share is left out; a stem's own gap counts.
+    func together(_ channels: [Int]) -> [Int] { xruns > 0 ? channels : [] }
     // h and d: the whole way, no gap, right pitch. (A deleted file's data lives on while it
     // is open, so the deleted stem plays to the end.)
     for (channel, s) in [(h, stems[0]), (d, stems[3])] {
-      let gap = longestSilence(audio, channel: channel, frames: whole)
+      let gap = longestSilence(audio, channel: channel, frames: whole, sharedWith: together(channel == h ? [d] : [h]))
       let pitch = sineFrequency(audio, channel: channel, frames: whole)
       #expect(gap < 256, "\(s.name): a silent gap of \(gap) frames")
       #expect(abs(pitch - s.frequency) < 1, "\(s.name): pitch \(pitch) Hz")
@@ -105,7 +110,8 @@ struct DiskFaultTests {
     #expect(tEvent?.contains(tPath) == true, "t: \(deck.events)")
     #expect(table["t"]?.flags.contains("!") == true, "t: \(String(describing: table["t"]))")
     let beforeCut = (start + margin)..<(start + Int((cutSeconds - 0.5) * Double(rate)))
-    #expect(longestSilence(audio, channel: t, frames: beforeCut) < 256, "t is not playing before its cut")
+    #expect(
+      longestSilence(audio, channel: t, frames: beforeCut, sharedWith: together([h, d])) < 256, "t is not playing before its cut")
     #expect(peakLevel(audio, channel: t, frames: lastSecond) == 0, "t is not silent after the cut")
     // g: reported, muted before a single garbage sample is heard.
     #expect(deck.events.contains("event: stem 'g' produced NaN or infinite samples and was muted"), "g: \(deck.events)")

@@ -100,10 +100,16 @@ func peakLevel(_ audio: AudioData, channel: Int, frames: Range<Int>) -> Float {
 
 /// The longest run of frames of `channel` within `frames` whose magnitude stays below
 /// `threshold` (a sine crosses zero in a frame or two; a dropout lasts a period or more).
-func longestSilence(_ audio: AudioData, channel: Int, frames: Range<Int>, threshold: Float = 1e-4) -> Int {
+/// `sharedWith`: frames where every one of those channels is silent too are not `channel`'s own
+/// silence (a period the whole client missed); they end a run.
+func longestSilence(
+  _ audio: AudioData, channel: Int, frames: Range<Int>, threshold: Float = 1e-4, sharedWith: [Int] = []
+) -> Int {
   var longest = 0, run = 0
   for f in frames.clamped(to: 0..<audio.frames) {
-    if abs(audio.sample(f, channel)) < threshold { run += 1; longest = max(longest, run) } else { run = 0 }
+    let silent = abs(audio.sample(f, channel)) < threshold
+    let shared = !sharedWith.isEmpty && sharedWith.allSatisfy { abs(audio.sample(f, $0)) < threshold }
+    if silent && !shared { run += 1; longest = max(longest, run) } else { run = 0 }
   }
   return longest
 }
