@@ -444,6 +444,60 @@ struct NetJackTests {
     #expect(deck.eventCount("went away") == 0 && deck.eventCount("reconnected") == 0, "\(what): \(deck.events)")
   }
 
+  /// What `startMasterAgain` found: seconds from the netmanager loaded to the link and to
+  /// stemdeck heard on the master (nil: never heard), the masters killed and started again, and
+  /// why each start failed.
+  struct MasterComeback {
+    var linkedAfter = 0.0
+    var heardAfter: Double?
+    var restarts = 0
+    var failures: [String] = []
+  }
+
+  /// Starts the master (after it was killed, or, with `killFirst`, kills the broken one first),
+  /// loads its netmanager, and waits for the slave's link and for stemdeck's sound on it.
+  /// A master started on a loaded machine sometimes comes up broken on jackd's side (its
+  /// netmanager's client for the slave torn down: "jack_sem… already deallocated", no client can
+  /// open): then it is killed and started again, as an operator would, at most 3 starts in all,
+  /// and the restarts are reported. stemdeck on the slave is what is tested.
+  func startMasterAgain(
+    _ pair: NetJackPair, _ deck: StemdeckProcess, dir: IntegrationTempDir, name: String, killFirst: Bool
+  ) async throws -> MasterComeback {
+    var result = MasterComeback()
+    for attempt in 1...3 {
+      if attempt > 1 || killFirst {
+        pair.master.kill9()
+        pair.master.removeStaleFiles()
+        result.restarts += 1
+      }
+      try await pair.master.start()
+      try await NetJackPair.loadManager(on: pair.master, port: pair.port)
+      let upAt = monotonicSeconds()
+      guard try await pair.waitForLink(timeout: 25) else {
+        result.failures.append("start \(attempt): the slave did not link within 25 s; \(await pair.diagnosis())")
+        continue
+      }
+      result.linkedAfter = monotonicSeconds() - upAt
+      result.heardAfter = try await waitForSoundOnMaster(pair, since: upAt, timeout: 25, dir: dir, name: "\(name)-\(attempt)")
+      if result.heardAfter != nil { break }
+      result.failures.append(
+        "start \(attempt): stemdeck was not heard within 25 s; stemdeck's events: \(deck.events); \(await pair.diagnosis())")
+    }
+    return result
+  }
+
+  /// Whether the master is broken on jackd's side (see `startMasterAgain`): no client can open
+  /// on it (jack_lsp fails 3 times, 0.5 s apart), or its log says, since it had `deallocated`
+  /// such lines, that the netmanager signals a client already torn down.
+  func masterBroken(_ pair: NetJackPair, deallocated: Int) async -> Bool {
+    if logCount(pair.master, "already deallocated") > deallocated { return true }
+    for attempt in 1...3 {
+      if attempt > 1 { await pause(0.5) }
+      if (try? await pair.master.ports()) != nil { return false }
+    }
+    return true
+  }
+
   @Test(
     "the master server killed (kill -9) and restarted 3 times: stemdeck on the slave keeps running, playing and its settings, and is heard on the master again each time"
   )
@@ -472,36 +526,13 @@ struct NetJackTests {
       #expect(
         down["driver"] == "net (waiting for master 127.0.0.1, UDP port \(pair.port), network latency 2 periods)", "kill \(k): \(down)")
 
-      // A master restarted on a loaded machine sometimes comes up broken on jackd's side (its
-      // netmanager's client for the slave half torn down: "jack_sem… already deallocated", no
-      // client can open): then it is killed and started again, as an operator would, at most
-      // 3 times, and the restarts are reported. stemdeck on the slave is what is tested.
-      var upAt = 0.0, linkedAfter = 0.0, soundAfter: Double?
-      var failures: [String] = []
-      for attempt in 1...3 {
-        if attempt > 1 {
-          pair.master.kill9()
-          pair.master.removeStaleFiles()
-          masterRestarts += 1
-        }
-        try await pair.master.start()
-        try await NetJackPair.loadManager(on: pair.master, port: pair.port)
-        upAt = monotonicSeconds()
-        guard try await pair.waitForLink(timeout: 25) else {
-          failures.append("attempt \(attempt): the slave did not link within 25 s; \(await pair.diagnosis())")
-          continue
-        }
-        linkedAfter = monotonicSeconds() - upAt
-        soundAfter = try await waitForSoundOnMaster(pair, since: upAt, timeout: 25, dir: dir, name: "kill-\(k)-\(attempt)")
-        if soundAfter != nil { break }
-        failures.append(
-          "attempt \(attempt): stemdeck was not heard within 25 s; stemdeck's events: \(deck.events); \(await pair.diagnosis())")
-      }
-      guard let soundAfter else {
-        Issue.record("kill \(k): the master restarted 3 times, never heard stemdeck:\n\(failures.joined(separator: "\n"))")
+      let back = try await startMasterAgain(pair, deck, dir: dir, name: "kill-\(k)", killFirst: false)
+      masterRestarts += back.restarts
+      guard let soundAfter = back.heardAfter else {
+        Issue.record("kill \(k): the master restarted 3 times, never heard stemdeck:\n\(back.failures.joined(separator: "\n"))")
         return
       }
-      linked.append(linkedAfter)
+      linked.append(back.linkedAfter)
       heardAfter.append(soundAfter)
       let routes = try await pair.slave.connections()
       #expect(
@@ -537,11 +568,13 @@ struct NetJackTests {
     defer { pair.stop() }
     let (deck, expected) = try await playingDeckOnSlave(pair, dir)
     defer { deck.kill() }
-    let masterPID = try #require(pair.master.pid)
+    var masterPID = try #require(pair.master.pid)
     var noticed: [Double] = [], back: [Double] = [], heardAfter: [Double] = []
+    var brokenRounds: [Int] = [], masterRestarts = 0
     for k in 1...3 {
       let lost = logCount(pair.slave, "Waiting for a master")
       let links = logCount(pair.slave, "Initializing connection with")
+      let deallocated = logCount(pair.master, "already deallocated")
       let droppedAt = monotonicSeconds()
       kill(masterPID, SIGSTOP)
       let declared = await eventually(timeout: 15) {
@@ -557,11 +590,30 @@ struct NetJackTests {
       back.append(monotonicSeconds() - resumedAt)
       // The master takes 1.4 s to 12 s here (more under load) to drop its stale client for the
       // slave and take the new one: that is jackd's netmanager, not stemdeck.
-      let soundAfter = try await waitForSoundOnMaster(pair, since: resumedAt, timeout: 45, dir: dir, name: "drop-\(k)")
+      var soundAfter = try await waitForSoundOnMaster(pair, since: resumedAt, timeout: 45, dir: dir, name: "drop-\(k)")
       if soundAfter == nil {
-        Issue.record(
-          "drop \(k): stemdeck was not heard on the master within 45 s of it resuming (client \(pair.client)); \(await pair.diagnosis())")
-        return
+        let diagnosis = await pair.diagnosis()
+        // Sometimes (CI, stop 31) the resumed master's netmanager tears its client for the slave
+        // down while its engine still signals it, and no client can open on the master again:
+        // jackd is broken, not stemdeck. Then the master is restarted and stemdeck on the slave
+        // must be heard on the new one; a healthy master that does not hear it is a failure.
+        guard await masterBroken(pair, deallocated: deallocated) else {
+          Issue.record(
+            "drop \(k): stemdeck was not heard on the master within 45 s of it resuming, and the master is not broken (client \(pair.client)); \(diagnosis)"
+          )
+          return
+        }
+        brokenRounds.append(k)
+        let comeback = try await startMasterAgain(pair, deck, dir: dir, name: "drop-\(k)-restart", killFirst: true)
+        masterRestarts += comeback.restarts
+        masterPID = try #require(pair.master.pid)
+        guard let heard = comeback.heardAfter else {
+          Issue.record(
+            "drop \(k): the master resumed broken (\(diagnosis)) and was restarted \(comeback.restarts) times; stemdeck was never heard:\n\(comeback.failures.joined(separator: "\n"))"
+          )
+          return
+        }
+        soundAfter = heard
       }
       heardAfter.append(soundAfter ?? -1)
       let heard = try await hearCleanly(pair, path: dir.file("after-\(k).wav"), dir: dir)
@@ -574,7 +626,7 @@ struct NetJackTests {
     #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(3000))")
     func s(_ xs: [Double]) -> String { xs.map(twoDecimals).joined(separator: ", ") }
     print(
-      "NetJack2 link silent 3 times: the slave declared its master lost after \(s(noticed)) s; after the master resumed: the slave contacted it again after \(s(back)) s, stemdeck heard on the master again after \(s(heardAfter)) s (master's client now \(pair.client))"
+      "NetJack2 link silent 3 times: the slave declared its master lost after \(s(noticed)) s; after the master resumed: the slave contacted it again after \(s(back)) s, stemdeck heard on the master again after \(s(heardAfter)) s (master's client now \(pair.client)); the master resumed broken in rounds \(brokenRounds) and was restarted \(masterRestarts) times"
     )
     pair.stopAndExpectGone()
   }
