@@ -95,38 +95,20 @@ def case_graph_live(ctx):
             # Bypassed against no EQ: a difference of a few tenths of a percent is within one
             # window's noise, so more windows of the two in turn, compared by their medians.
             for i in range(PAIRED_EXTRA):
-                pair = []
-                for eq in ("off", "none"):
-                    wait_quiet(ctx["row_wait"])
-                    log(f"  case 3g: {GRAPH_KIND[eq]}: paired window {i + 2}")
-                    try:
-                        pair.append(live(eq, f"graph-{eq}-pair{i + 2}")())
-                    except BenchError as e:
-                        pair.append({"error": str(e).splitlines()[0][:200]})
-                res["bypass_pairs"].append(pair)
+                res["bypass_pairs"].append(list(measured_pair(
+                    ctx, "3g", f"bypassed against no EQ: paired window {i + 2}",
+                    [(GRAPH_KIND[eq], live(eq, f"graph-{eq}-pair{i + 2}")) for eq in ("off", "none")])))
             # The load-matched control of the target row (EQ on), in paired windows as case 3's.
-            base_loads = [x["load"] for k, _, x in res["rows"] if k.startswith("baseline") and "error" not in x
-                          and x["load"] is not None]
             kind = f"stemdeck {GRAPH_KIND['on']}"
             x = next((x for k, m, x in res["rows"] if k == kind and "error" not in x), None)
             if x is not None and x["load"] is not None:
-                pct = max(1, min(99, round(x["load"] - (med(base_loads) or 0))))
-                row(CONTROL, f"{pct} % (graph {GRAPH_STEMS})", lambda: live_control(ctx, server, seconds, pct, "graph"))
-                for i in range(PAIRED_EXTRA):
-                    pair = []
-                    for what, fn in (("stemdeck", live("on", f"graph-on-pair{i + 2}")),
-                                     ("control", lambda: live_control(ctx, server, seconds, pct, f"graph-pair{i + 2}"))):
-                        wait_quiet(ctx["row_wait"])
-                        log(f"  case 3g: {kind}: paired window {i + 2}, {what}")
-                        try:
-                            pair.append(fn())
-                        except BenchError as e:
-                            pair.append({"error": str(e).splitlines()[0][:200]})
-                    res["paired"].setdefault(kind, []).append(pair)
+                control_and_pairs(ctx, server, res, row, "3g", kind, GRAPH_STEMS, x,
+                                  lambda tag: live("on", tag)(), "graph", f"graph {GRAPH_STEMS}")
             row("baseline (no stems)", "after", lambda: observer(ctx, server, seconds, "graph-baseline-after"))
     finally:
         server.stop()
-    res["paired"] = [[k, GRAPH_STEMS, pairs] for k, pairs in res["paired"].items()]
+    # JSON has no tuple keys: [kind, n, pairs] for the target row.
+    res["paired"] = [[k, n, pairs] for (k, n), pairs in res["paired"].items()]
     res["commands"] = dict(cmds, **{"jackd": server.cmd,
                                     "stemdeck (live)": [sd, sessions["on"], "--server", "benchgraph-PID", "--no-start-server",
                                                         "--no-connect", "--name", "sdbench"]})

@@ -388,3 +388,35 @@ def live_row(ctx, server, res, case, kind, n, fn):
 
 CONTROL = "control: jack_cpu busy client"
 PAIRED_EXTRA = 2  # windows of each target row and its control beyond the first (3 pairs in all)
+
+
+def measured_pair(ctx, case, what, runs):
+    """One window of each (name, fn) of `runs` in turn, each after the machine is quiet; a window
+    that fails keeps its error in its place."""
+    pair = []
+    for name, fn in runs:
+        wait_quiet(ctx["row_wait"])
+        log(f"  case {case}: {what}, {name}")
+        try:
+            pair.append(fn())
+        except BenchError as e:
+            pair.append({"error": str(e).splitlines()[0][:200]})
+    return tuple(pair)
+
+
+def control_and_pairs(ctx, server, res, row, case, kind, n, x, live, label, named):
+    """A target row's load-matched control and PAIRED_EXTRA more windows of the row and the control
+    in turn, in res["paired"][(kind, n)]: single windows of random xruns cannot tell a client from
+    the machine; totals over several can. `x` is the row's first window, `live(tag)` measures one
+    more; the control (JACK's jack_cpu, busy for the share of the period the row added over the
+    observer-alone baselines) is the row "P % (named)"."""
+    seconds = ctx["live_seconds"]
+    base_loads = [b["load"] for k, _, b in res["rows"] if k.startswith("baseline") and "error" not in b
+                  and b["load"] is not None]
+    pct = max(1, min(99, round(x["load"] - (med(base_loads) or 0))))
+    row(CONTROL, f"{pct} % ({named})", lambda: live_control(ctx, server, seconds, pct, label))
+    for i in range(PAIRED_EXTRA):
+        tag = f"{label}-pair{i + 2}"
+        res["paired"].setdefault((kind, n), []).append(measured_pair(
+            ctx, case, f"{kind}, {n}: paired window {i + 2}",
+            (("stemdeck", lambda: live(tag)), ("control", lambda: live_control(ctx, server, seconds, pct, tag)))))

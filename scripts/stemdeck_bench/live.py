@@ -61,32 +61,15 @@ def case_live(ctx):
             files = [stem_path(cache, 44100, i) for i in range(N_STEMS)]
             s = write_session(cache, "live-44k32", 32, files=files, quality="fast", loops=-1)
             row("stemdeck 44.1 kHz files, fast", 32, lambda: live_stemdeck(ctx, server, s, seconds, "44k32"))
-            # Load-matched controls for the two target rows: JACK's jack_cpu busy for the share of
-            # the period stemdeck's row added over the observer-alone baseline.
-            base_loads = [x["load"] for k, _, x in res["rows"] if k.startswith("baseline") and "error" not in x
-                          and x["load"] is not None]
+            # Load-matched controls and paired windows for the two target rows.
             for kind, n in (("stemdeck plain", 256), ("stemdeck varispeed 0.9 fast", 64)):
                 x = next((x for k, m, x in reversed(res["rows"]) if k == kind and m == n and "error" not in x), None)
                 if x is None or x["load"] is None:
                     continue
-                pct = max(1, min(99, round(x["load"] - (med(base_loads) or 0))))
-                label = f"{kind.split()[1]}{n}"
-                row(CONTROL, f"{pct} % ({kind.split()[1]} {n})",
-                    lambda: live_control(ctx, server, seconds, pct, label))
-                # More windows, stemdeck and its control in turn: single windows of random xruns
-                # cannot tell a client from the machine; totals over several can.
-                for i in range(PAIRED_EXTRA):
-                    pair = []
-                    for what, fn in (("stemdeck", lambda: live_stemdeck(ctx, server, sessions[(kind, n)], seconds,
-                                                                        f"{label}-pair{i + 2}")),
-                                     ("control", lambda: live_control(ctx, server, seconds, pct, f"{label}-pair{i + 2}"))):
-                        wait_quiet(ctx["row_wait"])
-                        log(f"  case 3: {kind}, {n}: paired window {i + 2}, {what}")
-                        try:
-                            pair.append(fn())
-                        except BenchError as e:
-                            pair.append({"error": str(e).splitlines()[0][:200]})
-                    res["paired"].setdefault((kind, n), []).append(tuple(pair))
+                s = sessions[(kind, n)]
+                control_and_pairs(ctx, server, res, row, "3", kind, n, x,
+                                  lambda tag, s=s: live_stemdeck(ctx, server, s, seconds, tag),
+                                  f"{kind.split()[1]}{n}", f"{kind.split()[1]} {n}")
             row("baseline (no stems)", "after", lambda: observer(ctx, server, seconds, "baseline-after"))
     finally:
         server.stop()
@@ -160,27 +143,14 @@ def case_stretch_live(ctx):
 
 
 def paired_windows(ctx, server, res, row, kind, n, session, label, tempi=None):
-    """After a target row (the last of res["rows"]): when it is within 50 % load, a load-matched
-    control and PAIRED_EXTRA more windows of the row and the control in turn, recorded in res["paired"]."""
-    seconds = ctx["live_seconds"]
+    """After a target row (the last of res["rows"]): when it is within 50 % load, its load-matched
+    control and paired windows (control_and_pairs)."""
     x = res["rows"][-1][2]
     if stretch_saturated(x) or x["load"] > 50:
         return  # over the load target: no control can save it
-    base_loads = [b["load"] for k, _, b in res["rows"] if k.startswith("baseline") and "error" not in b
-                  and b["load"] is not None]
-    pct = max(1, min(99, round(x["load"] - (med(base_loads) or 0))))
-    row(CONTROL, f"{pct} % ({kind[len('stemdeck '):]} {n})", lambda: live_control(ctx, server, seconds, pct, label))
-    for i in range(PAIRED_EXTRA):
-        pair = []
-        for what, fn in (("stemdeck", lambda: live_stemdeck(ctx, server, session, seconds, f"{label}-pair{i + 2}", tempi)),
-                         ("control", lambda: live_control(ctx, server, seconds, pct, f"{label}-pair{i + 2}"))):
-            wait_quiet(ctx["row_wait"])
-            log(f"  case 3s: {kind}, {n}: paired window {i + 2}, {what}")
-            try:
-                pair.append(fn())
-            except BenchError as e:
-                pair.append({"error": str(e).splitlines()[0][:200]})
-        res["paired"].setdefault((kind, n), []).append(tuple(pair))
+    control_and_pairs(ctx, server, res, row, "3s", kind, n, x,
+                      lambda tag: live_stemdeck(ctx, server, session, ctx["live_seconds"], tag, tempi),
+                      label, f"{kind[len('stemdeck '):]} {n}")
 
 
 def stretch_saturated(x):

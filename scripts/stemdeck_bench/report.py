@@ -283,6 +283,22 @@ def section_2s(r, run, b, summary, commands):
     commands["2s"] = r["commands"]
 
 
+def paired_totals(r, rows, controls):
+    """Each target row's paired windows against its load-matched control (`controls[(kind, n)]`),
+    the table's first window and the control's first one as the first pair; pairs with an error
+    left out: the pairs, the xruns of each side in all, and the row's median load."""
+    paired = {}
+    for k, n, pairs in r.get("paired", []):
+        first = next((x for kk, m, x in rows if kk == k and m == n), None)
+        if first is None or (k, n) not in controls:
+            continue
+        all_pairs = [(first, controls[(k, n)])] + [p for p in pairs if all("error" not in x for x in p)]
+        paired[(k, n)] = {"pairs": all_pairs, "sd": sum(a["xruns"] for a, _ in all_pairs),
+                          "ctl": sum(c["xruns"] for _, c in all_pairs),
+                          "load": med([a["load"] for a, _ in all_pairs if a["load"] is not None])}
+    return paired
+
+
 def section_3(r, run, b, summary, commands):
     errors = [(k, n, x["error"]) for k, n, x in r["rows"] if "error" in x]
     r = dict(r, rows=[(k, n, x) for k, n, x in r["rows"] if "error" not in x])
@@ -296,15 +312,7 @@ def section_3(r, run, b, summary, commands):
             controls[(kind, int(n.rstrip(")").split()[-1]))] = x
     allowed_for = lambda k, n: max(allowed, controls[(k, n)]["xruns"]) if (k, n) in controls else allowed
     # Totals over the paired windows (the table's window is the first pair).
-    paired = {}
-    for k, n, pairs in r.get("paired", []):
-        first = next((x for kk, m, x in r["rows"] if kk == k and m == n), None)
-        if first is None or (k, n) not in controls:
-            continue
-        all_pairs = [(first, controls[(k, n)])] + [p for p in pairs if all("error" not in x for x in p)]
-        paired[(k, n)] = {"pairs": all_pairs, "sd": sum(a["xruns"] for a, _ in all_pairs),
-                          "ctl": sum(c["xruns"] for _, c in all_pairs),
-                          "load": med([a["load"] for a, _ in all_pairs if a["load"] is not None])}
+    paired = paired_totals(r, r["rows"], controls)
     b(f"## 3. Live: private jackd, dummy driver, {SR} Hz, 128 frames ({128 / SR * 1000:.2f} ms periods)")
     b("")
     b(f"DSP load is JACK's `jack_cpu_load` for the whole server as printed by `status` (median of the "
@@ -441,15 +449,7 @@ def section_3s(r, run, b, summary, commands):
             words = n[n.index("(") + 1:].rstrip(")").split()
             controls[("stemdeck " + " ".join(words[:-1]), int(words[-1]))] = x
     allowed_for = lambda k, n: max(allowed, controls[(k, n)]["xruns"]) if (k, n) in controls else allowed
-    paired = {}
-    for k, n, pairs in r.get("paired", []):
-        first = next((x for kk, m, x in rows if kk == k and m == n), None)
-        if first is None or (k, n) not in controls:
-            continue
-        all_pairs = [(first, controls[(k, n)])] + [p for p in pairs if all("error" not in x for x in p)]
-        paired[(k, n)] = {"pairs": all_pairs, "sd": sum(a["xruns"] for a, _ in all_pairs),
-                          "ctl": sum(c["xruns"] for _, c in all_pairs),
-                          "load": med([a["load"] for a, _ in all_pairs if a["load"] is not None])}
+    paired = paired_totals(r, rows, controls)
     b(f"### 3s. Live stretch stems: private jackd, dummy driver, {SR} Hz, 128 frames")
     b("")
     b(f"Columns as in case 3; its own baselines (allowed xruns {allowed}). Counts tried per tempo: "
