@@ -1,5 +1,6 @@
 // swift-tools-version:6.0
 // stemdeck: a JACK multi-track stem mixer console for Linux.
+// Licence: GPL-3.0-or-later (see LICENSE); it links Rubber Band (GPL-2.0-or-later).
 //
 // Layout (what each target may touch; threads, rings and the realtime contract: docs/architecture.md):
 //   C*                  thin system-library targets (pkg-config; CMalloc is glibc's malloc.h; CNcurses links
