@@ -43,7 +43,11 @@ extension JackIntegrationTests {
       for f in 4800..<audio.frames { p = max(p, abs(audio.sample(f, channel))) }
       return p
     }
-    let audio = try await capture("direct.wav", ["mic_L", "mic_R", "b_L", "b_R", "master_L", "master_R"])
+    let path = dir.file("direct.wav")
+    let run = try server.startCapture(
+      ports: ["mic_L", "mic_R", "b_L", "b_R", "master_L", "master_R"].map { "stemdeck:" + $0 }, seconds: 1, to: path, hookDir: dir)
+    let captureXruns = try await run.finish(timeout: 15).xruns
+    let audio = try readAudio(path)
     try #require(audio.channels == 6 && audio.frames > 24000, "capture: \(audio.channels) channels, \(audio.frames) frames")
     // Mono at the centre, constant power: 0.5 (tone) × 0.5 (volume) × cos(π/4); the stem through
     // the bus: 0.25 × cos(π/4). The master hears neither.
@@ -53,8 +57,12 @@ extension JackIntegrationTests {
     }
     #expect(peak(audio, 4) == 0 && peak(audio, 5) == 0, "master: \(peak(audio, 4)), \(peak(audio, 5))")
     // The strip's samples are the tone's, scaled: a 1 kHz sine at 48 kHz repeats every 48 frames.
-    let period = (4800..<(audio.frames - 48)).map { abs(audio.sample($0, 0) - audio.sample($0 + 48, 0)) }.max() ?? 1
-    #expect(period < 1e-4, "mic_L is not the tone: largest difference a period apart \(period)")
+    // A period the server reported missed (an xrun: the Python peer was late) breaks the tone's
+    // phase there; anywhere else a difference is stemdeck's.
+    let glitches = toneGlitches(audio, channel: 0, from: 4800, framesPerCycle: 48, blockSize: server.period)
+    #expect(
+      glitches.count <= 2 * captureXruns,
+      "mic_L is not the tone in \(glitches.count) periods (at frames \(glitches.prefix(8))); the capture saw \(captureXruns) xruns")
 
     // `routes`: the mixer graph, with the input and the bus on their direct outs.
     let routes = try await deck.run("routes")
@@ -113,12 +121,17 @@ extension JackIntegrationTests {
     try #require(take.channels == 2 && take.frames > 36000, "take: \(take.channels) channels, \(take.frames) frames")
     // What was fed: 0.5 · sin(2π · 1000 · n / 48000 + φ), both sides. A quarter period (12
     // frames) apart, sin² + cos² gives the amplitude back at every frame, whatever φ is.
-    var worst: Float = 0
+    // Periods the server reported missed (xruns: the Python peer was late) break the tone's phase
+    // there; anywhere else a difference is stemdeck's.
+    var off: Set<Int> = []
     for f in 0..<(take.frames - 12) {
       let a = take.sample(f, 0), b = take.sample(f + 12, 0)
-      worst = max(worst, abs((a * a + b * b).squareRoot() - 0.5), abs(take.sample(f, 1) - a))
+      if max(abs((a * a + b * b).squareRoot() - 0.5), abs(take.sample(f, 1) - a)) >= 1e-4 { off.insert(f / server.period) }
     }
-    #expect(worst < 1e-4, "the take differs from the fed tone by up to \(worst)")
+    let xruns = Int(try await deck.status()["xruns"] ?? "") ?? 0
+    #expect(
+      off.count <= 2 * xruns,
+      "the take differs from the fed tone in \(off.count) periods (\(off.sorted().prefix(8))); stemdeck saw \(xruns) xruns")
 
     // `record mic`: the next take name, the same strip.
     let started = try await deck.run("record mic")
@@ -130,4 +143,15 @@ extension JackIntegrationTests {
     #expect(!deck.lines.contains { $0.hasPrefix("error: ") }, "\(deck.transcript)")
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
   }
+}
+
+/// The blocks (frame / `blockSize`) of `channel` from frame `from` on where the signal differs from
+/// itself one cycle later (a steady tone of `framesPerCycle` frames) by 1e-4 or more.
+func toneGlitches(_ audio: AudioData, channel: Int, from: Int, framesPerCycle: Int, blockSize: Int) -> [Int] {
+  var blocks: Set<Int> = []
+  for f in from..<max(from, audio.frames - framesPerCycle)
+  where abs(audio.sample(f, channel) - audio.sample(f + framesPerCycle, channel)) >= 1e-4 {
+    blocks.insert(f / blockSize)
+  }
+  return blocks.sorted()
 }

@@ -499,7 +499,7 @@ struct NetJackTests {
   }
 
   @Test(
-    "the master server killed (kill -9) and restarted 3 times: stemdeck on the slave keeps running, playing and its settings, and is heard on the master again each time"
+    "the master server killed (kill -9) and restarted, twice (5 times with STEMDECK_LONG_TESTS): stemdeck on the slave keeps running, playing and its settings, and is heard on the master again each time"
   )
   func masterKilledAndRestarted() async throws {
     let dir = try IntegrationTempDir("stemdeck-netjack-kill")
@@ -512,7 +512,7 @@ struct NetJackTests {
 
     var noticed: [Double] = [], linked: [Double] = [], heardAfter: [Double] = []
     var masterRestarts = 0
-    for k in 1...3 {
+    for k in 1...(longTests ? 5 : 2) {
       let lost = logCount(pair.slave, "Waiting for a master")
       let killedAt = monotonicSeconds()
       pair.master.kill9()
@@ -550,7 +550,7 @@ struct NetJackTests {
     #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(3000))")
     func s(_ xs: [Double]) -> String { xs.map(twoDecimals).joined(separator: ", ") }
     print(
-      "NetJack2 master killed 3 times: the slave noticed after \(s(noticed)) s; from the master's netmanager loaded: linked after \(s(linked)) s, stemdeck heard on the master again after \(s(heardAfter)) s; broken masters restarted again: \(masterRestarts)"
+      "NetJack2 master killed \(noticed.count) times: the slave noticed after \(s(noticed)) s; from the master's netmanager loaded: linked after \(s(linked)) s, stemdeck heard on the master again after \(s(heardAfter)) s; broken masters restarted again: \(masterRestarts)"
     )
     pair.stopAndExpectGone()
   }
@@ -560,7 +560,7 @@ struct NetJackTests {
   /// have passed, then continued. For the slave that is a dropped link (no packet arrives); the
   /// master finds its old client for the slave stale and takes the slave's new request.
   @Test(
-    "the link silent for 2 s (master stopped with SIGSTOP, then continued), 3 times: stemdeck on the slave keeps running, playing and its settings, and is heard on the master again each time"
+    "the link silent for 2 s (master stopped with SIGSTOP, then continued), twice (5 times with STEMDECK_LONG_TESTS): stemdeck on the slave keeps running, playing and its settings, and is heard on the master again each time"
   )
   func linkDropped() async throws {
     let dir = try IntegrationTempDir("stemdeck-netjack-drop")
@@ -571,7 +571,7 @@ struct NetJackTests {
     var masterPID = try #require(pair.master.pid)
     var noticed: [Double] = [], back: [Double] = [], heardAfter: [Double] = []
     var brokenRounds: [Int] = [], masterRestarts = 0
-    for k in 1...3 {
+    for k in 1...(longTests ? 5 : 2) {
       let lost = logCount(pair.slave, "Waiting for a master")
       let links = logCount(pair.slave, "Initializing connection with")
       let deallocated = logCount(pair.master, "already deallocated")
@@ -626,7 +626,7 @@ struct NetJackTests {
     #expect(try await deck.finish() == 0, "\(deck.transcript.suffix(3000))")
     func s(_ xs: [Double]) -> String { xs.map(twoDecimals).joined(separator: ", ") }
     print(
-      "NetJack2 link silent 3 times: the slave declared its master lost after \(s(noticed)) s; after the master resumed: the slave contacted it again after \(s(back)) s, stemdeck heard on the master again after \(s(heardAfter)) s (master's client now \(pair.client)); the master resumed broken in rounds \(brokenRounds) and was restarted \(masterRestarts) times"
+      "NetJack2 link silent \(noticed.count) times: the slave declared its master lost after \(s(noticed)) s; after the master resumed: the slave contacted it again after \(s(back)) s, stemdeck heard on the master again after \(s(heardAfter)) s (master's client now \(pair.client)); the master resumed broken in rounds \(brokenRounds) and was restarted \(masterRestarts) times"
     )
     pair.stopAndExpectGone()
   }

@@ -16,8 +16,6 @@ import Testing
 import Glibc
 #endif
 
-private let longTests = !(ProcessInfo.processInfo.environment["STEMDECK_LONG_TESTS"] ?? "").isEmpty
-
 /// A session file's stems as name → volume (nil when it is not a readable session document).
 private func sessionVolumes(_ path: String) -> [String: Double]? {
   guard let data = FileManager.default.contents(atPath: path),
@@ -343,8 +341,8 @@ struct ReliabilityTests {
 
   @Test("soak: random valid and invalid commands every 20 ms over 64 playing stems; every command answered, memory flat")
   func soak() async throws {
-    let seconds: Double = longTests ? 1800 : 120
-    let warmUp: Double = longTests ? 60 : 10
+    let seconds: Double = longTests ? 1800 : 30
+    let warmUp: Double = longTests ? 60 : 5
     let dir = try IntegrationTempDir("stemdeck-soak")
     let minute = dir.file("minute.wav")
     try await oneMinuteFile(minute)
@@ -505,7 +503,7 @@ struct ReliabilityTests {
 
     // After the warm-up, memory is measured settled every `sampleEvery` seconds (raw figures, for
     // the record) and, trimmed, at the first sample and at the end.
-    let sampleEvery: Double = longTests ? 60 : 20
+    let sampleEvery: Double = longTests ? 60 : 8
     let start = monotonicSeconds()
     var memorySamples: [Int] = []
     var trimmedStart = 0, heapStart = 0, anonymousStart = 0

@@ -24,10 +24,28 @@ struct HarnessError: Error, CustomStringConvertible {
   init(_ description: String) { self.description = description }
 }
 
+/// Pipes are made and children spawned one at a time in the process: the integration tests run
+/// two at a time (scripts/test), and a child spawned between another thread's `pipe()` and its
+/// `FD_CLOEXEC` would hold that pipe open, so its reader would wait for the wrong process's exit.
+private let spawnLock = NSLock()
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module
+/// does not declare: every child starts with only its stdin, stdout and stderr, whatever other
+/// descriptors the test process (Foundation's pipes included) has open at that moment.
+private let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+  guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+  return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+}()
+
 /// Writing to a child's stdin after it exited must not kill the test process.
 private let ignoreSIGPIPE: Void = {
   signal(SIGPIPE, SIG_IGN); return ()
 }()
+
+/// `STEMDECK_LONG_TESTS=1`: the soak, the fault loops and the fuzzers at their long sizes (a
+/// release check by hand, not part of the test command). The default sizes are the smallest that
+/// still catch the defects each test exists for (docs/architecture.md, *Tests*).
+let longTests = !(ProcessInfo.processInfo.environment["STEMDECK_LONG_TESTS"] ?? "").isEmpty
 
 /// Sleeps without blocking a cooperative thread.
 func pause(_ seconds: Double) async {
@@ -100,12 +118,14 @@ final class ChildProcess: @unchecked Sendable {
     posix_spawnattr_setsigmask(&attr, &mask)
     posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
+    spawnLock.lock()
+    defer { spawnLock.unlock() }
     var parentEnds: [Int32] = []  // closed on failure
     var childEnds: [Int32] = []  // closed in the parent after spawning
     func makePipe() throws -> (read: Int32, write: Int32) {
       var fds: [Int32] = [-1, -1]
       // pipe2 is not visible from Swift's Glibc module; set close-on-exec right away instead
-      // (only this serialized suite spawns processes, so no other spawn can race in between).
+      // (under `spawnLock`, so no spawn of this harness can race in between).
       guard pipe(&fds) == 0 else { throw HarnessError("pipe failed: \(String(cString: strerror(errno)))") }
       for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
       return (fds[0], fds[1])
@@ -136,6 +156,7 @@ final class ChildProcess: @unchecked Sendable {
       }
     }
 
+    if let addCloseFrom { _ = addCloseFrom(&fa, 3) }
     var env = ProcessInfo.processInfo.environment
     for (k, v) in extra { env[k] = v }
     let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -343,6 +364,34 @@ func jackdProcesses(named name: String) -> [pid_t] {
   return found
 }
 
+/// A first-come first-served gate for the tests' server starts (`PrivateJackServer.startOnce`):
+/// one at a time in this process (an actor queue), and across the test processes that scripts/test
+/// runs at once (an `flock` on a file in /tmp, polled so that no cooperative thread blocks).
+actor ServerStartGate {
+  static let shared = ServerStartGate()
+  static let lockPath = "/tmp/stemdeck-tests-jackd-start.lock"
+  private var busy = false
+  private var waiting: [CheckedContinuation<Void, Never>] = []
+  private var lockFD: Int32 = -1
+
+  func enter() async {
+    if busy {
+      await withCheckedContinuation { waiting.append($0) }
+    } else {
+      busy = true
+    }
+    if lockFD < 0 { lockFD = open(Self.lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o666) }
+    guard lockFD >= 0 else { return }  // no lock file: this process's own order still holds
+    let deadline = monotonicSeconds() + 60
+    while flock(lockFD, LOCK_EX | LOCK_NB) != 0 && monotonicSeconds() < deadline { await pause(0.02) }
+  }
+
+  func leave() {
+    if lockFD >= 0 { flock(lockFD, LOCK_UN) }
+    if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+  }
+}
+
 /// `jackd -n stemdeck-test-<pid>-<n> --no-realtime -d dummy -r RATE -p PERIOD`, started and
 /// waited for with `jack_wait`, stopped on `stop()` (and in deinit). Restartable under the same
 /// name after `kill9()` or `stop()`.
@@ -407,7 +456,20 @@ final class PrivateJackServer: @unchecked Sendable {
     }
   }
 
+  /// One server of this process starts at a time (two tests run at once): freeing dead registry
+  /// entries must not meet another jackd's registration half done.
   private func startOnce() async throws {
+    await ServerStartGate.shared.enter()
+    do {
+      try await startOnceGated()
+      await ServerStartGate.shared.leave()
+    } catch {
+      await ServerStartGate.shared.leave()
+      throw error
+    }
+  }
+
+  private func startOnceGated() async throws {
     guard findOnPath("jackd") != nil else { throw HarnessError("jackd is not installed (apt-get install jackd2)") }
     precondition(!isRunning, "server \(name) is already running")
     JackRegistry.reclaimDeadEntries()

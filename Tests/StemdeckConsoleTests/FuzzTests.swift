@@ -43,15 +43,23 @@ struct ReplFuzzTests {
     }
   }
 
-  @Test("100,000 random and mutated lines: no crash, and every rejected line changes nothing")
+  /// 20,000 lines (a million with STEMDECK_LONG_TESTS; STEMDECK_FUZZ_LINES sets another count):
+  /// every word meets every argument (45 × 68 pairs) several times over. This fuzz finds crashes
+  /// and parse faults; it is not what proves atomicity: on 2026-12-02 a planted "validate after
+  /// mutate" in the mixer (pan) was never reached (the REPL's value parser refuses first) and one
+  /// in the REPL's `pan` (applied before its argument count was checked) met no line of 100,000.
+  /// The per-command refusal tests (CommandTests, HostileInputTests) cover those.
+  @Test("20,000 random and mutated lines: no crash, and every rejected line changes nothing")
   func fuzzLines() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
     var r = SplitMix64(seed: 0x5EED_5EED)
-    let count = ProcessInfo.processInfo.environment["STEMDECK_LONG_TESTS"] != nil ? 1_000_000 : 100_000
+    let environment = ProcessInfo.processInfo.environment
+    let count = environment["STEMDECK_LONG_TESTS"] != nil ? 1_000_000 : (Int(environment["STEMDECK_FUZZ_LINES"] ?? "") ?? 20_000)
     var rejected = 0
     var accepted = 0
     var changedOnError: [String] = []
+    var changedCount = 0
     for i in 0..<count {
       let line = Self.randomLine(&r)
       let before = MixerSnapshot(h)
@@ -65,6 +73,9 @@ struct ReplFuzzTests {
       } else {
         rejected += 1
         #expect(result.output.last?.hasPrefix("error: ") == true, "line \(i): \(line.debugDescription)")
+        if single && MixerSnapshot(h) != before {
+          changedCount += 1
+        }
         if single && MixerSnapshot(h) != before && changedOnError.count < 5 {
           changedOnError.append("line \(i): \(line.debugDescription)")
         }
@@ -72,7 +83,7 @@ struct ReplFuzzTests {
       // Let the engine drain its command queue now and then, as the audio thread would.
       if i % 200 == 0 { h.render(blocks: 1) }
     }
-    #expect(changedOnError.isEmpty, "rejected lines that changed state: \(changedOnError)")
+    #expect(changedOnError.isEmpty, "\(changedCount) rejected lines changed state, the first: \(changedOnError)")
     #expect(rejected > count / 2)
     #expect(accepted > 100, "the vocabulary should also produce valid commands")
     print("REPL fuzz: \(count) lines, \(rejected) rejected, \(accepted) accepted")
