@@ -415,10 +415,7 @@ func runRender(_ a: Arguments) -> Int32 {
         )
       }
     }
-    func db(_ v: Double) -> String { NumberFormat.fixed(Decibels.fromAmplitude(v), 1) }
-    writeOut(
-      "peak L \(db(summary.peak.left)) dB, R \(db(summary.peak.right)) dB; RMS L \(db(summary.rms.left)) dB, R \(db(summary.rms.right)) dB; clipped samples \(summary.clippedSamples)"
-    )
+    writeOut(summary.levelsLine)
     if summary.underruns > 0 {
       printError(
         "warning: the render has \(summary.underruns) underrun\(summary.underruns == 1 ? "" : "s") (a stem's audio did not arrive in time; those frames are silent)"
