@@ -52,6 +52,10 @@ public enum OfflineRenderer {
     public var truePeakCeiling: Double?
     public static let targetRange: ClosedRange<Double> = -60...0
     public static let ceilingRange: ClosedRange<Double> = -30...0
+    /// `render --normalize` without `--true-peak`: the ceiling a delivery gets unless one is asked
+    /// for (−1 dBTP, EBU R 128's maximum true peak), so that a normalised integer
+    /// file is never written clipped.
+    public static let defaultCeiling: Double = -1
 
     public init(target: Double, truePeakCeiling: Double? = nil) {
       self.target = target
@@ -265,6 +269,7 @@ public enum OfflineRenderer {
           throw MixerError("\(printableText(outputPath)): \(error.reason) — \(stopped)")
         }
       }
+      try refuseClipped(summary, normalization: normalization, format: format)
       do { try writer.finish() } catch { throw MixerError("\(printableText(outputPath)): \(error.reason)") }
       // A lossy file (Ogg Vorbis, Opus) is not the mix it was given (the codec moves the peaks
       // and a little of the loudness): its figures are the file's, decoded back and measured.
@@ -289,6 +294,15 @@ public enum OfflineRenderer {
     summary.normalization = normalization
     summary.loudness = encodedLoudness ?? meter?.loudness
     return summary
+  }
+
+  /// A normalised integer file is never put in place clipped (a gain without a ceiling, or a
+  /// ceiling the limiter missed): the render is refused, and nothing is written.
+  static func refuseClipped(_ summary: Summary, normalization: Normalization?, format: OutputFormat) throws(MixerError) {
+    guard let db = normalization?.gain, let bits = format.integerBits, summary.clippedSamples > 0 else { return }
+    throw MixerError(
+      "\(option: .normalize): the gain of \(db >= 0 ? "+" : "")\(NumberFormat.fixed(db, 2)) dB puts \(summary.clippedSamples) samples over full scale, which a \(bits)-bit file cannot hold: give a lower target or \(option: .truePeak) (e.g. -1dBTP); nothing was written"
+    )
   }
 
   /// The loudness figures of an encoded render, from the file decoded by libsndfile.
