@@ -284,9 +284,10 @@ public struct Arguments: Equatable, Sendable {
                                default for 16 bits; lossy and float outputs take none)
       --quiet, -q              no progress bar (it shows only on a terminal, after the first second)
       --normalize LUFS         two passes: measure, then render with the gain that brings the
-                               integrated loudness to LUFS (-60 to 0, e.g. -14LUFS)
+                               integrated loudness to LUFS (-60 to 0, e.g. -14LUFS), its true
+                               peak at most -1 dBTP unless --true-peak gives another ceiling
       --true-peak DBTP         with --normalize: where the gain would put the true peak over DBTP
-                               (-30 to 0, e.g. -1dBTP), a look-ahead true-peak limiter keeps it
+                               (-30 to 0; default -1dBTP), a look-ahead true-peak limiter keeps it
                                at or under DBTP while the loudness still meets the target
       --stems DIR              also write every stem to DIR/NAME.EXT (same format), sample-aligned
                                with the master; the stem files sum to the master
@@ -373,7 +374,10 @@ func runRender(_ a: Arguments) -> Int32 {
       summary = try OfflineRenderer.render(
         session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
         from: a.from, sampleRate: a.sampleRate, dither: a.dither,
-        normalize: a.normalize.map { OfflineRenderer.Normalize(target: $0, truePeakCeiling: a.truePeak) },
+        // Without --true-peak, the default ceiling (-1 dBTP): a normalised delivery never clips.
+        normalize: a.normalize.map {
+          OfflineRenderer.Normalize(target: $0, truePeakCeiling: a.truePeak ?? OfflineRenderer.Normalize.defaultCeiling)
+        },
         stemsFolder: a.stems, format: a.format, inputs: a.inputs,
         progress: progress, warning: warning, cancelled: cancelled)
       bar.clear()
@@ -388,6 +392,7 @@ func runRender(_ a: Arguments) -> Int32 {
       writeOut(
         "normalized to \(Loudness.lufs(n.asked.target))"
           + (n.asked.truePeakCeiling.map { ", true peak at most \(Loudness.db($0, "dBTP"))" } ?? "")
+          + (a.truePeak == nil && n.asked.truePeakCeiling != nil ? " (the default ceiling)" : "")
           + ": the mix measured \(Loudness.lufs(n.measured.integrated)), true peak \(Loudness.db(n.measured.truePeakDecibels, "dBTP")); gain \(n.gain >= 0 ? "+" : "")\(NumberFormat.fixed(n.gain, 2)) dB"
       )
       if let l = n.limiter {
@@ -409,16 +414,9 @@ func runRender(_ a: Arguments) -> Int32 {
         printError(
           "warning: the output's true peak (\(NumberFormat.fixed(loudness.truePeakDecibels, 2)) dBTP) is over the --true-peak ceiling (\(NumberFormat.fixed(ceiling, 2)) dBTP)"
         )
-      } else if summary.normalization != nil && loudness.truePeak > 1 {
-        printError(
-          "warning: the output's true peak is above 0 dBTP (\(Loudness.db(loudness.truePeakDecibels, "dBTP"))): it will clip when converted; --true-peak -1dBTP keeps it under"
-        )
       }
     }
-    func db(_ v: Double) -> String { NumberFormat.fixed(Decibels.fromAmplitude(v), 1) }
-    writeOut(
-      "peak L \(db(summary.peak.left)) dB, R \(db(summary.peak.right)) dB; RMS L \(db(summary.rms.left)) dB, R \(db(summary.rms.right)) dB; clipped samples \(summary.clippedSamples)"
-    )
+    writeOut(summary.levelsLine)
     if summary.underruns > 0 {
       printError(
         "warning: the render has \(summary.underruns) underrun\(summary.underruns == 1 ? "" : "s") (a stem's audio did not arrive in time; those frames are silent)"

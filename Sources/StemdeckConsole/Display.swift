@@ -7,9 +7,8 @@ import StemdeckSession
 /// Text views of the mixer: the `stems` table, `status` lines, meters and the live bar view.
 /// Script mode output is documented in the README; keep these formats stable.
 enum Display {
-  static func db(_ v: Double) -> String {
-    v <= -160 ? "-inf" : NumberFormat.fixed(v, 1)
-  }
+  /// A level: "-12.3", "-inf" at or below −160 dB (`NumberFormat.level`, the one rule).
+  static func db(_ v: Double) -> String { NumberFormat.level(v) }
 
   static func volume(_ v: Double) -> String {
     "\(NumberFormat.fixed(v, 2))"

@@ -20,9 +20,9 @@ public struct Loudness: Sendable, Equatable {
   public var truePeakDecibels: Double { truePeak > 0 ? Decibels.fromAmplitude(truePeak) : -.infinity }
   public var samplePeakDecibels: Double { samplePeak > 0 ? Decibels.fromAmplitude(samplePeak) : -.infinity }
 
-  /// "−23.0 LUFS", "-inf LUFS" for silence.
-  public static func lufs(_ v: Double) -> String { v.isFinite ? NumberFormat.fixed(v, 1) + " LUFS" : "-inf LUFS" }
-  public static func db(_ v: Double, _ unit: String) -> String { v.isFinite ? NumberFormat.fixed(v, 1) + " " + unit : "-inf " + unit }
+  /// "−23.0 LUFS", "-inf LUFS" for silence (at or below −160, as every level: `NumberFormat.level`).
+  public static func lufs(_ v: Double) -> String { db(v, "LUFS") }
+  public static func db(_ v: Double, _ unit: String) -> String { NumberFormat.level(v) + " " + unit }
 
   /// The figures as lines, as `analyze` and `render --normalize` print them.
   public var lines: [String] {
@@ -139,7 +139,7 @@ public struct LiveLoudness: Sendable, Equatable {
 
   /// One line: "M -18.2  S -18.5  I -19.0 LUFS  LRA 3.1 LU  TP -1.2 dBTP (0:42)".
   public var line: String {
-    func l(_ v: Double) -> String { v.isFinite ? NumberFormat.fixed(v, 1) : "-inf" }
+    func l(_ v: Double) -> String { NumberFormat.level(v) }
     return
       "M \(l(momentary))  S \(l(shortTerm))  I \(l(integrated)) LUFS  LRA \(NumberFormat.fixed(range, 1)) LU  TP \(l(truePeakDecibels)) dBTP"
       + " (over \(NumberFormat.time(seconds)))" + (droppedFrames > 0 ? ", \(droppedFrames) frames missed" : "")

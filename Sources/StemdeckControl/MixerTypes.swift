@@ -296,6 +296,12 @@ public enum NumberFormat {
     return "\(m):\(String(s).leftPadded(to: 2)).\(msText)"
   }
 
+  /// A level in dB with `decimals` decimals ("-12.3"), or "-inf" at or below −160 dB as shown
+  /// (`Decibels.isSilent`): how every level is printed, meters, `analyze` and the render summary.
+  public static func level(_ decibels: Double, _ decimals: Int = 1) -> String {
+    Decibels.isSilent(decibels, decimals: decimals) ? "-inf" : fixed(decibels, decimals)
+  }
+
   /// Fixed decimals without Foundation's String(format:).
   public static func fixed(_ v: Double, _ decimals: Int) -> String {
     guard v.isFinite else { return plain(v) }

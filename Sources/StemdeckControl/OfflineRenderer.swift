@@ -52,6 +52,10 @@ public enum OfflineRenderer {
     public var truePeakCeiling: Double?
     public static let targetRange: ClosedRange<Double> = -60...0
     public static let ceilingRange: ClosedRange<Double> = -30...0
+    /// `render --normalize` without `--true-peak`: the ceiling a delivery gets unless one is asked
+    /// for (−1 dBTP, EBU R 128's maximum true peak), so that a normalised integer
+    /// file is never written clipped.
+    public static let defaultCeiling: Double = -1
 
     public init(target: Double, truePeakCeiling: Double? = nil) {
       self.target = target
@@ -134,6 +138,7 @@ public enum OfflineRenderer {
     if let normalize { try check(normalize) }
     // TPDF dither: on by default for 16-bit output, on request for 24-bit (as mastering tools do);
     // a 32-bit integer file holds the float mix's 24-bit mantissa exactly, so it needs none.
+    // The master's from `TPDFDither.masterSeed`; each stem file gets its own (`StemFiles`).
     var ditherer = format.integerBits.flatMap { bits in (dither ?? (bits <= 16)) ? TPDFDither(bits: bits) : nil }
     try checkOutput(outputPath, session: session, sessionPath: sessionPath)
     let feeds = try InputFeeds.load(inputs, session: session, sessionPath: sessionPath, sampleRate: sampleRate)
@@ -240,7 +245,9 @@ public enum OfflineRenderer {
       }
       let writer = try create()
       temporary = candidate
-      let stemFiles = try StemFiles(paths: stemPaths, format: format, sampleRate: sampleRate, dither: ditherer, blockFrames: blockFrames)
+      let stemFiles = try StemFiles(
+        paths: stemPaths, names: exportedStrips(session).map(\.name), format: format, sampleRate: sampleRate,
+        ditherBits: ditherer?.bits, blockFrames: blockFrames)
       defer { stemFiles.removeTemporaries() }
       let stopped = "the render stopped; a previous \(printableText(name)) is left as it was"
       // The stems go through the limiter with the master: the same gain curve, so they still sum to it.
@@ -262,6 +269,7 @@ public enum OfflineRenderer {
           throw MixerError("\(printableText(outputPath)): \(error.reason) — \(stopped)")
         }
       }
+      try refuseClipped(summary, normalization: normalization, format: format)
       do { try writer.finish() } catch { throw MixerError("\(printableText(outputPath)): \(error.reason)") }
       // A lossy file (Ogg Vorbis, Opus) is not the mix it was given (the codec moves the peaks
       // and a little of the loudness): its figures are the file's, decoded back and measured.
@@ -286,6 +294,15 @@ public enum OfflineRenderer {
     summary.normalization = normalization
     summary.loudness = encodedLoudness ?? meter?.loudness
     return summary
+  }
+
+  /// A normalised integer file is never put in place clipped (a gain without a ceiling, or a
+  /// ceiling the limiter missed): the render is refused, and nothing is written.
+  static func refuseClipped(_ summary: Summary, normalization: Normalization?, format: OutputFormat) throws(MixerError) {
+    guard let db = normalization?.gain, let bits = format.integerBits, summary.clippedSamples > 0 else { return }
+    throw MixerError(
+      "\(option: .normalize): the gain of \(db >= 0 ? "+" : "")\(NumberFormat.fixed(db, 2)) dB puts \(summary.clippedSamples) samples over full scale, which a \(bits)-bit file cannot hold: give a lower target or \(option: .truePeak) (e.g. -1dBTP); nothing was written"
+    )
   }
 
   /// The loudness figures of an encoded render, from the file decoded by libsndfile.
@@ -688,10 +705,9 @@ public enum OfflineRenderer {
     var writers: [Box] = []
     /// Float WAV's writers instead (`writesDirect`).
     var directs: [DirectWAVWriter] = []
-    /// One ditherer for every stem file: they would all start from the same seed and draw alike,
-    /// so the noise of a chunk is drawn once (`noise`) and added to each stem's samples.
-    var ditherer: TPDFDither?
-    let noise: UnsafeMutablePointer<Double>?
+    /// Each stem file's ditherer, seeded by its strip's name (`TPDFDither.stemSeed`): every file
+    /// its own sequence, so their rounding errors do not add up coherently when they are summed.
+    var ditherers: [TPDFDither] = []
     /// An integer format's samples are converted into this (`SoundFileWriter.writeConverted`).
     let scratch: UnsafeMutablePointer<UInt8>?
     var placed = 0
@@ -716,12 +732,17 @@ public enum OfflineRenderer {
     /// The first write error, set by the writer thread (read by the render after `free`/`ended`).
     var failure: MixerError?
 
-    init(paths: [String], format: OutputFormat, sampleRate: Int, dither: TPDFDither?, blockFrames: Int = 1024) throws(MixerError) {
+    /// `names`: the strips the files are of, in `paths`' order; `ditherBits`: the integer depth
+    /// to dither to, nil for none.
+    init(
+      paths: [String], names: [String], format: OutputFormat, sampleRate: Int, ditherBits: Int?, blockFrames: Int = 1024
+    ) throws(MixerError) {
       self.paths = paths
       self.blockFrames = blockFrames
       chunkFrames = max(32768, blockFrames * 2)
-      ditherer = paths.isEmpty ? nil : dither
-      noise = ditherer == nil ? nil : .allocate(capacity: chunkFrames * 2)
+      if let bits = ditherBits, !paths.isEmpty {
+        ditherers = names.map { TPDFDither(bits: bits, seed: TPDFDither.stemSeed(name: $0)) }
+      }
       scratch = paths.isEmpty || format.pcmLayout == nil ? nil : .allocate(capacity: chunkFrames * 2 * 4)
       for path in paths {
         let folder = String(path[..<path.lastIndex(of: "/")!])
@@ -756,7 +777,6 @@ public enum OfflineRenderer {
       stop()
       for chunk in chunks { chunk.deallocate() }
       chunkFill.deallocate()
-      noise?.deallocate()
       scratch?.deallocate()
     }
 
@@ -824,11 +844,10 @@ public enum OfflineRenderer {
         let chunk = written % 2, frames = chunkFill[chunk]
         written += 1
         if failure == nil {
-          if let noise { ditherer?.noise(into: noise, count: 2 * frames) }
           for index in paths.indices {
             let data = chunks[chunk] + index * chunkFrames * 2
             do throws(SoundFileError) {
-              if let noise { ditherer?.apply(data, count: 2 * frames, noise: noise) }
+              if index < ditherers.count { ditherers[index].apply(data, count: 2 * frames) }
               if !directs.isEmpty {
                 try directs[index].write(data, count: frames * 2 * MemoryLayout<Float>.size)
               } else if let scratch {
@@ -918,72 +937,6 @@ public enum OfflineRenderer {
     }
     if same(sessionPath) {
       throw MixerError("\(shown): is the session file itself; choose another \(option: .output)")
-    }
-  }
-}
-
-/// TPDF dither for an integer output of `bits` bits: triangular noise of ±1 LSB (the sum of two
-/// independent uniform values of ±½ LSB) is added before rounding to the output's step, which
-/// makes the rounding error independent of the signal (noise of 0.5 LSB RMS in all, instead of
-/// distortion, and signals below ½ LSB are kept instead of rounded to silence). The rounding is
-/// done here, to a level q in −2^(bits−1) … 2^(bits−1) − 1, handed on as q/2^(bits−1) (a float
-/// that holds it exactly): the scale the file is read back with, and the one
-/// `SoundFileWriter.encodePCM` stores levels by, so every format (WAV, AIFF, FLAC) stores q
-/// itself (`IntegerExactnessTests`). A fixed seed: the same render writes the same file.
-struct TPDFDither {
-  let scale: Double
-  let largest: Double
-  var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-
-  init(bits: Int) {
-    scale = Double(1 << (bits - 1))
-    largest = scale
-  }
-
-  /// Each sample takes one 64-bit draw (xorshift64*) split into two independent 32-bit uniform
-  /// values on [0, 1): their difference is triangular on (−1, 1) LSB. The rounding adds and
-  /// subtracts 1.5 × 2^52, which leaves a Double rounded to the nearest integer (ties to even)
-  /// without a libm call: `render --stems` to 16-bit dithers every sample of 32 files, and the
-  /// earlier two draws and `rounded()` per sample made that most of the export's time.
-  mutating func apply(_ samples: UnsafeMutablePointer<Float>, count: Int) {
-    let scale = self.scale, largest = self.largest, unit = 1 / self.scale
-    let toUnit = 1.0 / 4_294_967_296.0, magic = 6_755_399_441_055_744.0
-    var x = state
-    for i in 0..<count {
-      x ^= x >> 12
-      x ^= x << 25
-      x ^= x >> 27
-      let r = x &* 0x2545_F491_4F6C_DD1D
-      let noise = (Double(UInt32(truncatingIfNeeded: r >> 32)) - Double(UInt32(truncatingIfNeeded: r))) * toUnit
-      let q = (Double(samples[i]) * scale + noise + magic) - magic
-      samples[i] = Float(Swift.min(largest - 1, Swift.max(-largest, q)) * unit)
-    }
-    state = x
-  }
-
-  /// The noise `apply` would add to the next `count` samples (LSB), advancing the state as it
-  /// would: `render --stems` draws it once per chunk for every stem file, whose ditherers all
-  /// start from the same seed and advance alike (one draw per sample of the same length).
-  mutating func noise(into noise: UnsafeMutablePointer<Double>, count: Int) {
-    let toUnit = 1.0 / 4_294_967_296.0
-    var x = state
-    for i in 0..<count {
-      x ^= x >> 12
-      x ^= x << 25
-      x ^= x >> 27
-      let r = x &* 0x2545_F491_4F6C_DD1D
-      noise[i] = (Double(UInt32(truncatingIfNeeded: r >> 32)) - Double(UInt32(truncatingIfNeeded: r))) * toUnit
-    }
-    state = x
-  }
-
-  /// `apply` with its noise drawn beforehand (`noise(into:count:)`): the same samples.
-  func apply(_ samples: UnsafeMutablePointer<Float>, count: Int, noise: UnsafePointer<Double>) {
-    let scale = self.scale, largest = self.largest, unit = 1 / self.scale
-    let magic = 6_755_399_441_055_744.0
-    for i in 0..<count {
-      let q = (Double(samples[i]) * scale + noise[i] + magic) - magic
-      samples[i] = Float(Swift.min(largest - 1, Swift.max(-largest, q)) * unit)
     }
   }
 }

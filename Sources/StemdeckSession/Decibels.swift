@@ -16,6 +16,18 @@ public enum Decibels {
     return Swift.max(floor, 20 * log10(amplitude))
   }
 
+  /// Whether a level in dB is silence as stemdeck shows it with `decimals` decimals: at or below
+  /// `floor` (−infinity included) once rounded to them, so that the floor is never shown as a
+  /// number (−159.96 dB is not "-160.0"). The one rule for every level printed (the console's
+  /// meters, `analyze`, the render summary, one decimal: `-inf`) or sent as JSON (the control
+  /// socket, `--json`, pushes, two decimals: `null`).
+  public static func isSilent(_ decibels: Double, decimals: Int = 1) -> Bool {
+    if decibels <= floor { return true }
+    var scale = 1.0
+    for _ in 0..<max(0, decimals) { scale *= 10 }
+    return (decibels * scale).rounded() / scale <= floor
+  }
+
   /// The linear gain for `decibels` (anything at or below the floor gives 0).
   public static func toAmplitude(_ decibels: Double) -> Double {
     if decibels <= floor { return 0 }

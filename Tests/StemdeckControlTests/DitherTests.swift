@@ -63,6 +63,53 @@ import Testing
     #expect(again.output.left == dithered.output.left && again.output.right == dithered.output.right)
   }
 
+  @Test(
+    "render --stems to 16-bit: each stem file has its own TPDF sequence (errors uncorrelated, summed they add as noise), repeatable render to render"
+  )
+  func stemFilesDitherIndependently() throws {
+    let folder = try TemporaryFolder()
+    // Four stems of the same audio: with one shared sequence their files would be identical.
+    let tone = Signal.sine(frequency: 997, sampleRate: 48000, frames: 48000, amplitude: 40.0 / 32768)
+    try writeAudio(folder.file("tone.wav"), format: .wavFloat, channels: [tone, tone])
+    let names = ["a", "b", "c", "d"]
+    var session = Session()
+    session.stems = names.map { stem($0, "tone.wav") }
+    let sessionPath = folder.file("s.stemdeck")
+    _ = try OfflineRenderer.render(
+      session: session, sessionPath: sessionPath, outputPath: folder.file("mix.wav"), duration: nil,
+      stemsFolder: folder.file("float"))
+    for run in ["int", "again"] {
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: sessionPath, outputPath: folder.file("mix-\(run).wav"), duration: nil,
+        stemsFolder: folder.file(run), format: .wav16)
+    }
+    // Each file's error (file − float stem), in LSB.
+    var errors: [[Double]] = []
+    for name in names {
+      let exact = try readAudio(folder.file("float/\(name).wav")).samples
+      let written = try readAudio(folder.file("int/\(name).wav")).samples
+      #expect(written.count == 96000 && exact.count == 96000)
+      errors.append(zip(written, exact).map { (Double($0) - Double($1)) * 32768 })
+      let again = try Data(contentsOf: URL(fileURLWithPath: folder.file("again/\(name).wav")))
+      #expect(again == (try Data(contentsOf: URL(fileURLWithPath: folder.file("int/\(name).wav")))), "\(name): not repeatable")
+    }
+    func rms(_ x: [Double]) -> Double { (x.reduce(0) { $0 + $1 * $1 } / Double(x.count)).squareRoot() }
+    for (name, e) in zip(names, errors) {
+      #expect(abs(rms(e) - 0.5) < 0.02, "stem \(name): error RMS \(rms(e)) LSB, want 0.5 (TPDF)")
+    }
+    // 96,000 samples: an uncorrelated pair's correlation has a standard deviation of 0.003.
+    for i in errors.indices {
+      for j in errors.indices where j > i {
+        let r = zip(errors[i], errors[j]).reduce(0) { $0 + $1.0 * $1.1 } / (rms(errors[i]) * rms(errors[j]) * 96000)
+        #expect(abs(r) < 0.02, "stems \(names[i]) and \(names[j]): error correlation \(r)")
+      }
+    }
+    // Summed, four independent errors of 0.5 LSB RMS make 1.0 LSB (one shared sequence: 2.0).
+    let sum = errors[0].indices.map { k in errors.reduce(0) { $0 + $1[k] } }
+    #expect(abs(rms(sum) - 1.0) < 0.05, "the four stems' summed error: \(rms(sum)) LSB RMS, want 1.0")
+    print("--stems 16-bit dither: per-stem error RMS \(errors.map(rms)), summed \(rms(sum)) LSB")
+  }
+
   @Test("--dither on a 32-bit float WAV render is refused with the reason")
   func ditherNeedsInteger() throws {
     let folder = try TemporaryFolder()

@@ -8,13 +8,14 @@ import Testing
 // Integer renders store exactly the level meant for each sample: with dither, the ditherer's
 // rounded level q; without, the clipped float mix rounded to the nearest level. Checked against
 // an independent quantization of the float mix (the same render to 32-bit float WAV) with the
-// same TPDF noise, redrawn here from the ditherer's documented generator and seed.
+// same TPDF noise, redrawn here from the ditherer's documented generator and seeds (the master's,
+// and each stem file's own).
 
 @Suite struct IntegerExactnessTests {
   /// The ditherer's noise, in LSB, for `count` samples from its seed (xorshift64*, two 32-bit
   /// uniform values per draw, their difference), as `TPDFDither` documents it.
-  static func noise(count: Int) -> [Double] {
-    var x: UInt64 = 0x9E37_79B9_7F4A_7C15
+  static func noise(count: Int, seed: UInt64 = masterSeed) -> [Double] {
+    var x = seed
     var out: [Double] = []
     out.reserveCapacity(count)
     for _ in 0..<count {
@@ -25,6 +26,20 @@ import Testing
       out.append((Double(UInt32(truncatingIfNeeded: r >> 32)) - Double(UInt32(truncatingIfNeeded: r))) / 4_294_967_296)
     }
     return out
+  }
+
+  /// The master file's seed, as `TPDFDither` documents it.
+  static let masterSeed: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+  /// A stem file's seed, as `TPDFDither` documents it: FNV-1a (64-bit) of the strip's name,
+  /// exclusive-or the master's seed, through SplitMix64's finaliser.
+  static func stemSeed(_ name: String) -> UInt64 {
+    var h: UInt64 = 14_695_981_039_346_656_037
+    for byte in Array(name.utf8) { h = (h ^ UInt64(byte)) &* 1_099_511_628_211 }
+    var z = h ^ masterSeed
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
   }
 
   /// Two stems: "tone", left a 1 kHz sine of 5 LSB (16-bit) around zero, so half its levels are
@@ -46,9 +61,9 @@ import Testing
   /// The levels a file of `bits` bits should hold for the float `mix`: with dither, the mix
   /// scaled by 2^(bits−1) plus the ditherer's noise, rounded to the nearest level (ties to
   /// even), clipped; without, the mix rounded the same way.
-  static func levels(_ mix: [Float], bits: Int, dither: Bool) -> [Double] {
+  static func levels(_ mix: [Float], bits: Int, dither: Bool, seed: UInt64 = masterSeed) -> [Double] {
     let full = Double(1 << (bits - 1))
-    let noise = dither ? Self.noise(count: mix.count) : [Double](repeating: 0, count: mix.count)
+    let noise = dither ? Self.noise(count: mix.count, seed: seed) : [Double](repeating: 0, count: mix.count)
     return mix.indices.map { i in min(full - 1, max(-full, (Double(mix[i]) * full + noise[i]).rounded(.toNearestOrEven))) }
   }
 
@@ -84,11 +99,14 @@ import Testing
       session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.\(ext)"), duration: nil,
       dither: dither, stemsFolder: folder.file("int"), format: format)
     #expect(summary.clippedSamples > 0, "the master goes past full scale")
-    for (float, written) in [("float-mix.wav", "mix.\(ext)"), ("float/tone.wav", "int/tone.\(ext)"), ("float/hiss.wav", "int/hiss.\(ext)")]
-    {
+    let files = [
+      ("float-mix.wav", "mix.\(ext)", Self.masterSeed), ("float/tone.wav", "int/tone.\(ext)", Self.stemSeed("tone")),
+      ("float/hiss.wav", "int/hiss.\(ext)", Self.stemSeed("hiss"))
+    ]
+    for (float, written, seed) in files {
       let mix = try readAudio(folder.file(float)).samples
       #expect(mix.count == 96000)
-      let expected = Self.levels(mix, bits: bits, dither: dither)
+      let expected = Self.levels(mix, bits: bits, dither: dither, seed: seed)
       #expect(expected.contains { $0 < 0 } && expected.contains { $0 > 0 })
       let wrong = try Self.mismatches(folder.file(written), expected, bits: bits)
       #expect(wrong.isEmpty, "\(format.description), dither \(dither), \(written): \(wrong.sorted { $0.key < $1.key })")

@@ -1,14 +1,16 @@
 import Foundation
 import StemdeckAudioFile
-import StemdeckControl
+// @testable: the dithered stem files are compared with the master's path run with their own seed
+// (`TPDFDither`).
+@testable import StemdeckControl
 import StemdeckSession
 import StemdeckTestSupport
 import Testing
 
 // Integer output: `SoundFileWriter` converts the samples itself (`encodePCM`) and hands the
 // levels over whole (`sf_write_raw` for WAV and AIFF, `sf_writef_int` for FLAC); `render --stems`
-// writes each chunk of a stem that way from the writer thread and draws the dither noise once for
-// every stem. Every sample must be stored as the level meant for it: the clipped sample rounded
+// writes each chunk of a stem that way from the writer thread, each stem file dithered with its own
+// sequence (`TPDFDither.stemSeed`). Every sample must be stored as the level meant for it: the clipped sample rounded
 // to the nearest step of 1/2^(bits−1) (libsndfile's own float conversion rounded down instead).
 
 @Suite struct StemWriteTests {
@@ -95,9 +97,10 @@ import Testing
   }
 
   /// Three stems rendered with `--stems` to `format`, and each stem again, alone, as a master
-  /// (the path every master takes: `TPDFDither.apply` and `SoundFileWriter.write`) from its float file.
+  /// (the path every master takes: `TPDFDither.apply` and `SoundFileWriter.write`) from its float
+  /// file; dithered, that path is run here with the stem file's own seed.
   @Test(
-    "--stems to 16-bit WAV (dithered), 24-bit WAV dithered and not: every stem file is, byte for byte, that stem rendered alone as a master",
+    "--stems to 16-bit WAV (undithered), 24-bit WAV dithered and not: every stem file is, byte for byte, that stem through the master's path (dithered: with the stem's own seed)",
     arguments: [("wav16", false), ("wav24", true), ("wav24", false)])
   func stemFilesEqualMasterPath(name: String, dither: Bool) throws {
     let folder = try TemporaryFolder()
@@ -124,8 +127,23 @@ import Testing
       _ = try OfflineRenderer.render(
         session: alone, sessionPath: folder.file("s.stemdeck"), outputPath: aloneFloat, duration: nil)
       #expect(try readAudio(aloneFloat).samples == floats.samples, "\(stemName): the stem alone renders its samples exactly")
-      // …so its integer file is what the stem writer must write.
-      let expected = try Data(contentsOf: URL(fileURLWithPath: folder.file("alone-\(stemName).wav")))
+      // …so its integer file is what the stem writer must write: undithered, that render's file;
+      // dithered, the master's path (`TPDFDither.apply`, `SoundFileWriter.write`) with the stem's seed.
+      var expectedPath = folder.file("alone-\(stemName).wav")
+      if dither {
+        expectedPath = folder.file("alone-seeded-\(stemName).wav")
+        var samples = floats.samples
+        var ditherer = TPDFDither(bits: try #require(format.integerBits), seed: TPDFDither.stemSeed(name: stemName))
+        let writer = try SoundFileWriter(path: expectedPath, format: format, sampleRate: 48000, channelCount: 2, exclusive: true)
+        try samples.withUnsafeMutableBufferPointer { buffer in
+          ditherer.apply(buffer.baseAddress!, count: buffer.count)
+          try writer.write(buffer.baseAddress!, frameCount: buffer.count / 2)
+        }
+        try writer.finish()
+        let master = try Data(contentsOf: URL(fileURLWithPath: folder.file("alone-\(stemName).wav")))
+        #expect(master != (try Data(contentsOf: URL(fileURLWithPath: expectedPath))), "\(stemName): the stem's dither is not the master's")
+      }
+      let expected = try Data(contentsOf: URL(fileURLWithPath: expectedPath))
       let written = try Data(contentsOf: URL(fileURLWithPath: folder.file("int/\(stemName).wav")))
       #expect(written == expected, "\(name) dither \(dither): stem \(stemName) differs from the master path's file")
       let back = try readAudio(folder.file("int/\(stemName).wav"))

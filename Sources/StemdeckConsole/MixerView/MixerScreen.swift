@@ -491,7 +491,7 @@ enum MixerScreen {
     }
     if let tempo = t.tempo { parts.append("\(NumberFormat.plain(tempo.bpm)) bpm \(MixerText.barBeat(t.position, tempo))") }
     if let l = t.loudness {
-      func lufs(_ v: Double) -> String { v.isFinite ? NumberFormat.fixed(v, 1) : "-inf" }
+      func lufs(_ v: Double) -> String { NumberFormat.level(v) }
       parts.append("S \(lufs(l.shortTerm)) I \(lufs(l.integrated)) LUFS TP \(lufs(l.truePeakDecibels))")
     }
     if let load = t.dspLoad { parts.append("dsp \(NumberFormat.fixed(load, 1))%") }

@@ -285,7 +285,7 @@ struct MixerViewModel {
 enum MixerText {
   /// "-2.0", "+3.5", "0.0", "-inf".
   static func db(_ v: Double) -> String {
-    if v <= -160 || !v.isFinite { return "-inf" }
+    if Decibels.isSilent(v) || !v.isFinite { return "-inf" }
     let text = NumberFormat.fixed(v, 1)
     return v > 0.04 ? "+" + text : text == "-0.0" ? "0.0" : text
   }

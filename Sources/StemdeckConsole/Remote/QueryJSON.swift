@@ -21,8 +21,9 @@ enum QueryJSON {
     return r == 0 ? 0.0 : r  // never -0
   }
 
-  /// A level in dB: two decimals, null for silence (the meter floor, −160 dB, and below).
-  static func db(_ v: Double) -> Any { v.isFinite && v > -160 ? number(v, 2) : NSNull() }
+  /// A level in dB: two decimals, null for silence (the meter floor, −160 dB, and below:
+  /// `Decibels.isSilent`, the rule the text output's `-inf` follows).
+  static func db(_ v: Double) -> Any { v.isFinite && !Decibels.isSilent(v, decimals: 2) ? number(v, 2) : NSNull() }
 
   static func meter(_ m: MixerViewModel.Meter) -> [String: Any] {
     ["peak": db(m.peak), "rms": db(m.rms), "hold": db(m.hold), "clipped": m.clipped]

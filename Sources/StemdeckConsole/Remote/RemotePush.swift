@@ -87,8 +87,9 @@ enum RemotePush {
     return o
   }
 
-  /// A level in dB as JSON: a number, or null for silence (the meter floor, −160 dB, and below).
-  static func db(_ v: Double) -> Any { v.isFinite && v > -160 ? (v * 100).rounded() / 100 : NSNull() }
+  /// A level in dB as JSON: a number, or null for silence (the meter floor, −160 dB, and below:
+  /// `Decibels.isSilent`).
+  static func db(_ v: Double) -> Any { v.isFinite && !Decibels.isSilent(v, decimals: 2) ? (v * 100).rounded() / 100 : NSNull() }
 
   /// One meter frame: the master, every stem and live input, peak and RMS (average) per channel in dB.
   static func meters(_ mixer: Mixer) -> [String: Any] {
