@@ -52,7 +52,7 @@ struct TransportSyncTests {
     var show: ToolResult?
     var lines: [String] = []
     for _ in 0..<3 where lines.isEmpty {
-      show = try? await runTool("timeout", ["1.5", "jack_showtime"], environment: server.environment, timeout: 5)
+      show = try? await runTool("timeout", ["-k", "1", "1.5", "jack_showtime"], environment: server.environment, timeout: 5)
       lines = (show?.stdout ?? []).filter { $0.contains("BBT") }
     }
     let last = try #require(lines.last, "jack_showtime printed nothing: \(show?.text ?? "")")
@@ -68,7 +68,7 @@ struct TransportSyncTests {
     }
     try await deck.run("pause")
     _ = await eventually(timeout: 3, interval: 0.1) {
-      let s = try? await runTool("timeout", ["0.3", "jack_showtime"], environment: server.environment, timeout: 5)
+      let s = try? await runTool("timeout", ["-k", "1", "0.3", "jack_showtime"], environment: server.environment, timeout: 5)
       return s?.stdout.last?.contains("Stopped") == true
     }
     #expect(try await deck.finish() == 0)
