@@ -14,13 +14,15 @@ import Testing
 // to the nearest step of 1/2^(bits−1) (libsndfile's own float conversion rounded down instead).
 
 @Suite struct StemWriteTests {
-  /// Every sample value that matters to the conversion: every 16-bit level, every 7th 24-bit one
+  /// Every sample value that matters to the conversion: every 16-bit level, every 61st 24-bit one
   /// and the ends, half-way values between levels (ties), the clipping edges, values beyond full
   /// scale, infinities and NaN, tiny values, and seeded noise over ±1.5.
   static func samples() -> [Float] {
     var values: [Float] = []
     for q in -32768...32767 { values.append(Float(Double(q) / 32768)) }
-    for q in stride(from: -8_388_608, through: 8_388_607, by: 7) { values.append(Float(Double(q) / 8_388_608)) }
+    // Every 61st 24-bit level (275,000; every 7th was 2.4 million and took 43 s under
+    // AddressSanitizer for no defect more: a conversion that rounds wrong does so on most levels).
+    for q in stride(from: -8_388_608, through: 8_388_607, by: 61) { values.append(Float(Double(q) / 8_388_608)) }
     for q in [-8_388_608, -8_388_607, -1, 0, 1, 8_388_606, 8_388_607] { values.append(Float(Double(q) / 8_388_608)) }
     for q in [-32768, -3, -2, -1, 0, 1, 2, 32766] { values.append(Float((Double(q) + 0.5) / 32768)) }
     for q in [-8_388_608, -3, -2, -1, 0, 1, 2, 8_388_606] { values.append(Float((Double(q) + 0.5) / 8_388_608)) }
@@ -28,7 +30,7 @@ import Testing
     values += [Float.leastNonzeroMagnitude, -Float.leastNonzeroMagnitude, 0.5 / 2_147_483_648, 1.5 / 2_147_483_648, -0.5 / 2_147_483_648]
     values += [0.5 / 32768, 1.5 / 32768, -0.5 / 32768, -1.5 / 32768, 0.5 / 8_388_608, -0.5 / 8_388_608]
     var random = SplitMix64(seed: 23)
-    for _ in 0..<200_000 { values.append(Float(Double.random(in: -1.5...1.5, using: &random))) }
+    for _ in 0..<100_000 { values.append(Float(Double.random(in: -1.5...1.5, using: &random))) }
     if values.count % 2 == 1 { values.append(0.25) }
     return values
   }
