@@ -25,6 +25,9 @@ public struct SoundFileInfo: Sendable, Equatable {
   /// True for 16-bit integer PCM, which the disk reader converts itself in bulk (faster than
   /// libsndfile's per-sample conversion).
   public var isPCM16 = false
+  /// Bits of an integer PCM file (8, 16, 24 or 32); nil for float and compressed ones: where its
+  /// full scale lies (`analyze FILE`).
+  public var integerBits: Int?
   public var title: String?
   public var artist: String?
   /// For more than two channels: where each sounds, when the file or its format says (nil: no
@@ -142,10 +145,22 @@ public struct SoundFile: ~Copyable, @unchecked Sendable {
       frameCount: Int(sfInfo.frames), sampleRate: Int(sfInfo.samplerate),
       channelCount: Int(sfInfo.channels), formatName: name,
       isPCM16: sfInfo.format & Int32(SF_FORMAT_SUBMASK) == Int32(SF_FORMAT_PCM_16),
+      integerBits: Self.integerBits(sfInfo.format),
       title: tag(Int32(SF_STR_TITLE)), artist: tag(Int32(SF_STR_ARTIST)), layout: layout)
   }
 
   deinit { sf_close(handle) }
+
+  /// The bits of an integer PCM subformat (libsndfile's `SF_FORMAT_PCM_*`), nil for others.
+  static func integerBits(_ format: Int32) -> Int? {
+    switch format & Int32(SF_FORMAT_SUBMASK) {
+    case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8): 8
+    case Int32(SF_FORMAT_PCM_16): 16
+    case Int32(SF_FORMAT_PCM_24): 24
+    case Int32(SF_FORMAT_PCM_32): 32
+    default: nil
+    }
+  }
 
   /// Moves the read position to `frame`. The corresponding C function is `sf_seek`.
   public func seek(toFrame frame: Int) throws(SoundFileError) {

@@ -7,303 +7,6 @@ import StemdeckJack
 import StemdeckSession
 import Synchronization
 
-/// The command line, parsed.
-public struct Arguments: Equatable, Sendable {
-  public enum Mode: Equatable, Sendable { case live, render, analyze, ctl, help, version }
-  public var mode: Mode = .live
-  public var session: String?
-  public var server: String?
-  public var clientName = "stemdeck"
-  public var startServer = true
-  /// `--start-server DRIVER`: the server to start when none runs.
-  public var launch: ServerLauncher.Launch = .automatic
-  public var script: String?
-  public var commands: String?
-  public var keepGoing = false
-  public var play = false
-  public var strict = false
-  public var autoConnect = true
-  public var output: String?
-  public var duration: Double?
-  /// `render --from`: the transport time to start at (nil: the session's saved position).
-  public var from: Double?
-  public var sampleRate = 48000
-  /// `--verbose`: show libjack's own messages (on stderr).
-  public var verbose = false
-  /// `render --dither`: TPDF dither for a 24-bit output (nil: the default, off for 24-bit).
-  public var dither: Bool?
-  /// `render --normalize`: the integrated loudness to reach, LUFS.
-  public var normalize: Double?
-  /// `render --true-peak`: the true-peak ceiling of a normalised render, dBTP.
-  public var truePeak: Double?
-  /// `render --stems DIR`: every stem to its own file in DIR as well.
-  public var stems: String?
-  /// `render`/`analyze --input NAME=FILE`: a file standing in for live input NAME (or for aux
-  /// send SEND's return, `SEND_return`).
-  public var inputs: [RenderInput] = []
-  /// `render --format NAME`: the sample format (nil: the output extension's default).
-  public var format: OutputFormat?
-  /// `render`/`analyze --quiet`: no progress bar.
-  public var quiet = false
-  /// `--control PATH`: the control socket's path (nil: the default, `ControlServer.defaultPath`;
-  /// `ctl` finds it from `--name` and `--server`).
-  public var control: String?
-  /// `--no-control`: no control socket.
-  public var noControl = false
-  /// `ctl --socket PATH`: the socket to talk to.
-  public var socket: String?
-  /// `--osc PORT`: the OSC server's UDP port (nil: no OSC server).
-  public var oscPort: Int?
-  /// `--osc-host HOST`: the address the OSC server binds (default 127.0.0.1: this machine only).
-  public var oscHost: String?
-  /// `ctl --json`: print the replies as they come (JSON lines); in script mode, one reply object
-  /// per command, as the control socket answers. `ctl --watch TOPIC…`: follow pushes.
-  public var json = false
-  public var watch: [String] = []
-  /// `--mixer`: open the full-screen mixer view at start (interactive mode only).
-  public var mixer = false
-
-  public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
-    var a = Arguments()
-    var rest = args[...]
-    if rest.first == "render" { a.mode = .render; rest = rest.dropFirst() }
-    if rest.first == "analyze" { a.mode = .analyze; rest = rest.dropFirst() }
-    if rest.first == "ctl" { a.mode = .ctl; rest = rest.dropFirst() }
-    func value(_ flag: String) throws(CommandError) -> String {
-      guard let v = rest.popFirst(), !v.hasPrefix("--") else { throw CommandError("\(flag) needs a value (see stemdeck --help)") }
-      return v
-    }
-    while let arg = rest.popFirst() {
-      switch arg {
-      case "-h", "--help": a.mode = .help
-      case "--version": a.mode = .version
-      case "--server", "-s": a.server = try value(arg)
-      case "--name", "-n": a.clientName = try value(arg)
-      case "--control": a.control = try value(arg)
-      case "--no-control": a.noControl = true
-      case "--socket": a.socket = try value(arg)
-      case "--osc":
-        let v = try value(arg)
-        guard let port = Int(v), (1...65535).contains(port) else {
-          throw CommandError("--osc must be a UDP port 1…65535 (got '\(ValueParser.printable(v))')")
-        }
-        a.oscPort = port
-      case "--osc-host": a.oscHost = try value(arg)
-      case "--json": a.json = true
-      case "--watch" where a.mode == .ctl: a.watch.append(try value(arg))
-      case "--no-start-server": a.startServer = false
-      case "--start-server":
-        let v = try value(arg)
-        guard let launch = ServerLauncher.Launch.parse(v) else {
-          throw CommandError("--start-server: '\(ValueParser.printable(v))' is not a server to start; give \(ServerLauncher.Launch.forms)")
-        }
-        a.launch = launch
-      case "--script": a.script = try value(arg)
-      case "-c", "--commands": a.commands = try value(arg)
-      case "--keep-going", "-k": a.keepGoing = true
-      case "--play": a.play = true
-      case "--mixer": a.mixer = true
-      case "--strict": a.strict = true
-      case "--no-connect": a.autoConnect = false
-      case "--verbose", "-v": a.verbose = true
-      case "--output", "-o": a.output = try value(arg)
-      case "--duration", "-d":
-        let v = try value(arg)
-        a.duration = try ValueParser.duration(v)
-      case "--from":
-        let v = try value(arg)
-        if v.lowercased() == "start" {
-          a.from = 0
-        } else {
-          do { a.from = try ValueParser.duration(v) } catch {
-            throw CommandError(
-              "--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got '\(ValueParser.printable(v))')")
-          }
-        }
-      case "--dither": a.dither = true
-      case "--stems": a.stems = try value(arg)
-      case "--input":
-        let given = try value(arg)
-        guard let eq = given.firstIndex(of: "="), eq != given.startIndex, given.index(after: eq) != given.endIndex else {
-          throw CommandError(
-            "--input must be NAME=FILE, a live input of the session and the audio file that stands in for it, e.g. --input mic=vocal.wav (got '\(ValueParser.printable(given))')"
-          )
-        }
-        a.inputs.append(RenderInput(name: String(given[..<eq]), path: String(given[given.index(after: eq)...])))
-      case "--quiet", "-q": a.quiet = true
-      case "--format", "-f":
-        let v = try value(arg)
-        guard let f = OutputFormat.named(v) else {
-          throw CommandError(
-            "--format must be one of \(OutputFormat.formatNames.map(\.name).joined(separator: ", ")) (got '\(ValueParser.printable(v))')")
-        }
-        a.format = f
-      case "--normalize":
-        a.normalize = try level(
-          try value(arg), flag: arg, units: ["lufs", "lkfs"], example: "-14LUFS",
-          range: OfflineRenderer.Normalize.targetRange, unit: "LUFS")
-      case "--true-peak":
-        a.truePeak = try level(
-          try value(arg), flag: arg, units: ["dbtp"], example: "-1dBTP",
-          range: OfflineRenderer.Normalize.ceilingRange, unit: "dBTP")
-      case "--sample-rate", "-r":
-        let v = try value(arg)
-        a.sampleRate = try ValueParser.integer(v, "--sample-rate")
-      default:
-        if arg.hasPrefix("-") && arg.count > 1 {
-          throw CommandError("unknown option '\(ValueParser.printable(arg))' (see stemdeck --help)")
-        }
-        guard a.session == nil else { throw CommandError("more than one session file given ('\(a.session!)' and '\(arg)')") }
-        a.session = arg
-      }
-    }
-    if a.oscHost != nil && a.oscPort == nil { throw CommandError("--osc-host HOST needs --osc PORT (the OSC server is off without it)") }
-    if a.mode == .ctl && !a.watch.isEmpty && a.session == nil { a.session = "" }
-    if a.mode != .ctl && a.mode != .live && a.json {
-      throw CommandError(
-        "--json is for ctl and script mode: stemdeck ctl --json 'CMD', stemdeck SESSION --json -c 'CMD' print replies as JSON lines")
-    }
-    if a.mode == .ctl {
-      guard let commands = a.session, !commands.trimmingSpaces().isEmpty || !a.watch.isEmpty else {
-        throw CommandError("ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'")
-      }
-      if (a.clientName != Arguments().clientName || a.server != nil) && a.socket != nil {
-        throw CommandError("ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both")
-      }
-      a.commands = commands
-      a.session = nil
-    } else if a.socket != nil {
-      throw CommandError("--socket is a ctl option: stemdeck ctl --socket PATH 'CMD' (a live stemdeck takes --control PATH)")
-    }
-    if a.launch != .automatic && !a.startServer {
-      throw CommandError("--start-server and --no-start-server contradict each other: give one")
-    }
-    if a.control != nil && a.noControl { throw CommandError("--control PATH and --no-control contradict each other: give one") }
-    if a.mode == .render {
-      guard a.session != nil else { throw CommandError("render: which session? usage: stemdeck render SESSION --output FILE") }
-      guard a.output != nil else { throw CommandError("render: --output FILE is required (.wav, .flac, .aiff, .ogg or .opus)") }
-      if a.truePeak != nil && a.normalize == nil {
-        throw CommandError(
-          "--true-peak is the ceiling of a normalised render: give --normalize LUFS with it (e.g. --normalize -14LUFS --true-peak -1dBTP)")
-      }
-    }
-    if a.mode == .analyze {
-      guard a.session != nil else {
-        throw CommandError("analyze: which session? usage: stemdeck analyze SESSION [--from TIME] [--duration SECONDS]")
-      }
-      if a.output != nil {
-        throw CommandError(
-          "analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)")
-      }
-      if a.dither != nil { throw CommandError("analyze writes no file, so it takes no --dither (it measures the mix before any rounding)") }
-      if a.format != nil { throw CommandError("analyze writes no file, so it takes no --format") }
-    }
-    if a.mode != .render && a.mode != .analyze && !a.inputs.isEmpty {
-      throw CommandError("--input is a render and analyze option (live, connect a source to the input's port instead)")
-    }
-    if a.mode != .render && a.mode != .analyze && a.quiet {
-      throw CommandError("--quiet is a render and analyze option (it hides their progress bar)")
-    }
-    if a.mode != .render {
-      for (flag, given) in [("--normalize", a.normalize != nil), ("--true-peak", a.truePeak != nil), ("--stems", a.stems != nil)]
-      where given {
-        throw CommandError("\(flag) is a render option: stemdeck render SESSION --output FILE \(flag) …")
-      }
-    }
-    return a
-  }
-
-  /// A level with an optional unit suffix ("-14LUFS", "-14 lufs", "-14"), checked against `range`.
-  static func level(
-    _ text: String, flag: String, units: [String], example: String,
-    range: ClosedRange<Double>, unit: String
-  ) throws(CommandError) -> Double {
-    var number = text.lowercased()
-    for u in units where number.hasSuffix(u) { number = String(number.dropLast(u.count)).trimmingSpaces(); break }
-    let allowed = "from \(NumberFormat.plain(range.lowerBound)) to \(NumberFormat.plain(range.upperBound)) \(unit), such as \(example)"
-    let v: Double
-    do { v = try ValueParser.number(number, flag) } catch {
-      throw CommandError("\(flag) must be a level \(allowed) (got '\(ValueParser.printable(text))')")
-    }
-    guard range.contains(v) else {
-      throw CommandError("\(flag) must be a level \(allowed) (got \(NumberFormat.plain(v)) \(unit))")
-    }
-    return v
-  }
-
-  public static let usage = """
-    stemdeck — a multi-track stem mixer console for JACK
-
-    usage:
-      stemdeck [SESSION] [options]          open SESSION live (interactive on a terminal, script mode otherwise)
-      stemdeck render SESSION --output FILE [--format NAME] [--from TIME] [--duration SECONDS] [--sample-rate HZ]
-                     [--dither] [--normalize LUFS [--true-peak DBTP]] [--stems DIR] [--input NAME=FILE] [--quiet]
-      stemdeck analyze SESSION [--from TIME] [--duration SECONDS] [--sample-rate HZ] [--input NAME=FILE] [--quiet]
-                                            print the master's loudness (EBU R 128) without writing a file
-      stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] [--json] [--watch TOPIC] 'CMD; CMD'
-                                            run commands in a running stemdeck through its control socket
-                                            (--json prints its replies as JSON lines; --watch events, meters,
-                                            meters@RATE or transport follows pushed updates until interrupted)
-                                            (exit status 0 done; 1 a command failed; 2 bad usage or no stemdeck)
-
-    live options:
-      --server NAME, -s NAME   JACK server (default: $JACK_DEFAULT_SERVER, else "default")
-      --name CLIENT, -n CLIENT JACK client name (default: stemdeck)
-      --no-start-server        do not start a JACK server when none is running
-      --start-server DRIVER    when none is running, start this one: dummy, alsa, net (a NetJack2
-                               slave finding its master by multicast), net:MASTER_IP[:PORT]
-      --no-connect             do not connect the master to the system outputs
-      --play                   start playing once the session is open
-      --mixer                  open the full-screen mixer view at once (on a terminal; q goes to the prompt)
-      --strict                 refuse to open a session whose audio files are missing
-                               (default: open the rest, list those stems as offline)
-      --script FILE            run commands from FILE (script mode)
-      -c 'CMD; CMD'            run these commands (script mode)
-      --keep-going, -k         in script mode, continue after a failed command (exit status is still 1)
-      --json                   in script mode, print one JSON object per command, as the control
-                               socket replies (events as {"push": "event", "text": …})
-      --verbose, -v            show libjack's own messages on stderr (hidden by default)
-      --control PATH           the control socket (default: $XDG_RUNTIME_DIR/stemdeck/CLIENT.sock,
-                               CLIENT@SERVER.sock on a server other than "default")
-      --no-control             no control socket
-      --osc PORT               an OSC server on UDP PORT (off by default; see the README, Remote control)
-      --osc-host HOST          the address it listens on (default 127.0.0.1: this machine only;
-                               0.0.0.0 opens it to the network, where anyone can drive the mixer)
-
-    render options:
-      --output FILE, -o FILE   .wav (32-bit float), .flac or .aiff (24-bit), .ogg (Vorbis) or .opus
-      --format NAME, -f NAME   the sample format: wav16, wav24, wav32, float (WAV); flac16, flac24;
-                               aiff16, aiff24; vorbis; opus (8, 12, 16, 24 or 48 kHz). It must fit
-                               the file name's extension; a name without one takes it as it is
-      --from TIME              start at this transport time (90, 1:30, or 'start'; default: the
-                               position saved in the session)
-      --duration SECONDS       default: to the end of the longest finite stem (required if a stem
-                               loops forever)
-      --sample-rate HZ         default: 48000
-      --dither                 TPDF dither (±1 LSB) before rounding to 24 or 32 bits (on by
-                               default for 16 bits; lossy and float outputs take none)
-      --quiet, -q              no progress bar (it shows only on a terminal, after the first second)
-      --normalize LUFS         two passes: measure, then render with the gain that brings the
-                               integrated loudness to LUFS (-60 to 0, e.g. -14LUFS), its true
-                               peak at most -1 dBTP unless --true-peak gives another ceiling
-      --true-peak DBTP         with --normalize: where the gain would put the true peak over DBTP
-                               (-30 to 0; default -1dBTP), a look-ahead true-peak limiter keeps it
-                               at or under DBTP while the loudness still meets the target
-      --stems DIR              also write every stem to DIR/NAME.EXT (same format), sample-aligned
-                               with the master; the stem files sum to the master
-      --input NAME=FILE        the session's live input NAME plays FILE from the render's first frame
-                               (others are silent); a mono file feeds both sides of a stereo input, a
-                               stereo file for a mono input is refused; repeat for more inputs.
-                               NAME may be an aux send's return, SEND_return (e.g. verb_return=wet.wav):
-                               FILE is what the external effect sends back (a return is silent offline
-                               without one; the send outputs go nowhere offline)
-    render exit status: 0 done; 1 failed; 2 bad arguments; 3 written, but a
-      stem was muted because its file holds NaN or infinite samples (a warning names it)
-
-    Type 'help' inside stemdeck for its commands.
-    """
-}
-
 /// Runs stemdeck with `args` (without the program name); returns the exit status.
 public func runStemdeck(_ args: [String]) -> Int32 {
   let arguments: Arguments
@@ -312,10 +15,10 @@ public func runStemdeck(_ args: [String]) -> Int32 {
     return 2
   }
   switch arguments.mode {
-  case .help: writeOut(Arguments.usage); return 0
+  case .help: writeOut(Arguments.help(arguments.helpTopic)); return 0
   case .version: writeOut("stemdeck 0.1"); return 0
   case .render: return runRender(arguments)
-  case .analyze: return runRender(arguments)
+  case .analyze: return analyzesAudioFiles(arguments) ? runAnalyzeFiles(arguments) : runRender(arguments)
   case .ctl: return runCtl(arguments)
   case .live: return runLive(arguments)
   }
@@ -331,7 +34,9 @@ func printError(_ s: String) {
   Output.write(terminalSafe(s) + "\n", to: 2)
 }
 
-func runRender(_ a: Arguments) -> Int32 {
+/// Signals for `render` and `analyze`: Ctrl-C or SIGTERM stops them between blocks (a second
+/// Ctrl-C ends at once); SIGXFSZ and SIGPIPE become write errors.
+func installOfflineSignalHandlers() {
   // A file-size limit (ulimit -f) makes the write fail with EFBIG, reported as an error, instead
   // of killing stemdeck with SIGXFSZ half-way through the file.
   signal(SIGXFSZ, SIG_IGN)
@@ -347,93 +52,7 @@ func runRender(_ a: Arguments) -> Int32 {
   sigemptyset(&handled)
   for s in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&handled, s) }
   sigprocmask(SIG_UNBLOCK, &handled, nil)
-  let sessionPath = Console.absolutePath(a.session!)
-  let session: Session
-  do { session = try SessionFile.load(path: sessionPath) } catch {
-    printError("error: \(error.naming(a.session!, for: sessionPath))")
-    return 1
-  }
-  let bar = RenderProgress(enabled: isatty(2) != 0 && !a.quiet)
-  do {
-    let progress: (Double) -> Void = { bar.update($0) }
-    let warning: (OfflineRenderer.MutedStem) -> Void = { muted in
-      bar.clear()
-      printError("warning: \(muted.message)")
-    }
-    let cancelled = { interruptRequests.load(ordering: .relaxed) != 0 }
-    let summary: OfflineRenderer.Summary
-    if a.mode == .analyze {
-      summary = try OfflineRenderer.analyze(
-        session: session, sessionPath: sessionPath, duration: a.duration, from: a.from, sampleRate: a.sampleRate,
-        inputs: a.inputs, progress: progress, warning: warning, cancelled: cancelled)
-      bar.clear()
-      writeOut(
-        "analyzed \(a.session!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
-          + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
-    } else {
-      summary = try OfflineRenderer.render(
-        session: session, sessionPath: sessionPath, outputPath: a.output!, duration: a.duration,
-        from: a.from, sampleRate: a.sampleRate, dither: a.dither,
-        // Without --true-peak, the default ceiling (-1 dBTP): a normalised delivery never clips.
-        normalize: a.normalize.map {
-          OfflineRenderer.Normalize(target: $0, truePeakCeiling: a.truePeak ?? OfflineRenderer.Normalize.defaultCeiling)
-        },
-        stemsFolder: a.stems, format: a.format, inputs: a.inputs,
-        progress: progress, warning: warning, cancelled: cancelled)
-      bar.clear()
-      writeOut(
-        "rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
-          + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
-      if let folder = a.stems {
-        writeOut("stems: \(session.stems.count) file\(session.stems.count == 1 ? "" : "s") in \(folder)")
-      }
-    }
-    if let n = summary.normalization {
-      writeOut(
-        "normalized to \(Loudness.lufs(n.asked.target))"
-          + (n.asked.truePeakCeiling.map { ", true peak at most \(Loudness.db($0, "dBTP"))" } ?? "")
-          + (a.truePeak == nil && n.asked.truePeakCeiling != nil ? " (the default ceiling)" : "")
-          + ": the mix measured \(Loudness.lufs(n.measured.integrated)), true peak \(Loudness.db(n.measured.truePeakDecibels, "dBTP")); gain \(n.gain >= 0 ? "+" : "")\(NumberFormat.fixed(n.gain, 2)) dB"
-      )
-      if let l = n.limiter {
-        let share = summary.seconds > 0 ? l.seconds / summary.seconds * 100 : 0
-        writeOut(
-          "true-peak limiter: up to \(NumberFormat.fixed(l.maxReduction, 1)) dB of gain reduction, more than 0.1 dB for "
-            + "\(NumberFormat.fixed(l.seconds, 2)) s (\(NumberFormat.fixed(share, 1)) % of the render); \(l.passes) measuring pass\(l.passes == 1 ? "" : "es")"
-        )
-      }
-    }
-    if let loudness = summary.loudness {
-      for line in loudness.lines { writeOut(line) }
-      if let n = summary.normalization, n.limiter != nil, n.asked.target - loudness.integrated > 0.1 {
-        writeOut(
-          "the true-peak ceiling holds the output \(NumberFormat.fixed(n.asked.target - loudness.integrated, 1)) LU under the target (a lower target or a higher ceiling reaches it)"
-        )
-      }
-      if let n = summary.normalization, let ceiling = n.asked.truePeakCeiling, loudness.truePeakDecibels > ceiling + 0.005 {
-        printError(
-          "warning: the output's true peak (\(NumberFormat.fixed(loudness.truePeakDecibels, 2)) dBTP) is over the --true-peak ceiling (\(NumberFormat.fixed(ceiling, 2)) dBTP)"
-        )
-      }
-    }
-    writeOut(summary.levelsLine)
-    if summary.underruns > 0 {
-      printError(
-        "warning: the render has \(summary.underruns) underrun\(summary.underruns == 1 ? "" : "s") (a stem's audio did not arrive in time; those frames are silent)"
-      )
-    }
-    // The file is complete, but not the mix asked for: a stem had to be muted (see the warnings).
-    return summary.mutedStems.isEmpty ? 0 : renderMutedStatus
-  } catch {
-    bar.clear()
-    printError("error: \(error.naming(sessionPath, as: a.session!).consoleWords)")
-    return interruptRequests.load(ordering: .relaxed) != 0 ? 130 : 1
-  }
 }
-
-/// `render`'s exit status when the file was written but a stem was muted (NaN or infinite
-/// samples in its file); 1 is a render that failed, 0 a clean one.
-public let renderMutedStatus: Int32 = 3
 
 /// JACK gives a second client of the same name another one (`stemdeck-01`) unless told to use
 /// the exact name; scripts, saved connections and patchbay snapshots that say `stemdeck:` then
@@ -511,6 +130,15 @@ func runLive(_ a: Arguments) -> Int32 {
   }
   defer { nsm?.close() }
 
+  // The session file is read (and checked) before JACK is started or joined: a mistyped name
+  // must not start a server, and take the sound card, only to say "no such file".
+  if nsm == nil, let session = a.session {
+    let absolute = Console.absolutePath(session)
+    do { _ = try SessionFile.load(path: absolute) } catch {
+      printError("error: \(error.naming(session, for: absolute))")
+      return 1
+    }
+  }
   var options = JackDriver.Options()
   options.clientName = nsmOpen?.clientID ?? a.clientName
   options.serverName = a.server

@@ -1,7 +1,10 @@
 import Foundation
+import StemdeckControl
 
-/// The progress line of `render` and `analyze` on a terminal: a bar, the percentage and the time
-/// left, on stderr, redrawn in place. Nothing for the first second (a short render shows no bar),
+/// The progress line of `render` and `analyze` on a terminal: a bar, the percentage, the pass
+/// (`measuring`, `limiter pass N`, `writing`) and the time that pass has left, on stderr, redrawn
+/// in place. The time left is the pass's own: a normalised render's passes take different times
+/// and their number is known only as they go, so an estimate over all of them would jump. Nothing for the first second (a short render shows no bar),
 /// nothing at all when stderr is not a terminal or with `--quiet`; the line is erased before any
 /// other output (`clear()`), so warnings and the summary never share a line with it.
 final class RenderProgress {
@@ -14,11 +17,21 @@ final class RenderProgress {
   static let interval = 0.1
   var lastDraw = -Double.infinity
   var shown = false
+  /// The pass under way, and when it began (nil: one pass over the whole bar, unnamed).
+  var pass: OfflineRenderer.Pass?
+  var passStart: Double
 
   init(enabled: Bool, clock: @escaping () -> Double = { ProcessInfo.processInfo.systemUptime }) {
     self.enabled = enabled
     self.clock = clock
     start = clock()
+    passStart = start
+  }
+
+  /// A new pass begins (`OfflineRenderer`'s `pass` callback).
+  func begin(_ pass: OfflineRenderer.Pass) {
+    self.pass = pass
+    passStart = clock()
   }
 
   /// Called with the fraction done (0…1) as the render goes.
@@ -29,7 +42,8 @@ final class RenderProgress {
     guard elapsed >= Self.delay, now - lastDraw >= Self.interval else { return }
     lastDraw = now
     shown = true
-    printErrorNoNewline("\r" + Self.line(fraction: fraction, elapsed: elapsed) + "\u{1B}[K")
+    let line = Self.line(fraction: fraction, elapsed: now - passStart, pass: pass?.name, span: pass?.span ?? 0...1)
+    printErrorNoNewline("\r" + line + "\u{1B}[K")
   }
 
   /// Erases the line if it was drawn.
@@ -39,14 +53,20 @@ final class RenderProgress {
     printErrorNoNewline("\r\u{1B}[K")
   }
 
-  /// `[################........................]  40%  0:06 left` — the time left is the
-  /// elapsed time scaled by what remains (shown once 1 % is done; "--:--" before).
-  static func line(fraction: Double, elapsed: Double, width: Int = 40) -> String {
+  /// `[################........................]  40%  writing, 0:06 left` — the bar and the
+  /// percentage are of the whole; the time left is the pass's: `elapsed` (the time the pass has
+  /// taken) scaled by what remains of its `span` (shown once 1 % of it is done; "--:--" before).
+  static func line(
+    fraction: Double, elapsed: Double, width: Int = 40, pass: String? = nil, span: ClosedRange<Double> = 0...1
+  ) -> String {
     let f = min(max(fraction.isFinite ? fraction : 0, 0), 1)
     let filled = Int(f * Double(width))
     let percent = pad(String(Int(f * 100)), 3, " ")
-    let left = f >= 0.01 ? clockTime(elapsed * (1 - f) / f) : "--:--"
-    return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(percent)%  \(left) left"
+    let length = span.upperBound - span.lowerBound
+    let local = length > 0 ? min(max((f - span.lowerBound) / length, 0), 1) : 1
+    let left = local >= 0.01 ? clockTime(elapsed * (1 - local) / local) : "--:--"
+    return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(percent)%  "
+      + (pass.map { "\($0), " } ?? "") + "\(left) left"
   }
 
   /// m:ss, or h:mm:ss from an hour on (seconds rounded up, so "0:00 left" means done).

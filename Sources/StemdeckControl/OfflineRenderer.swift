@@ -44,6 +44,18 @@ public enum OfflineRenderer {
     }
   }
 
+  /// A pass over the mix, as the progress bar names it: `measuring` (the first pass of a
+  /// normalised render, and `analyze`), `limiter pass N` (the true-peak limiter's measuring
+  /// passes), `writing`. `span` is its share of the progress fraction.
+  public struct Pass: Sendable, Equatable {
+    public var name: String
+    public var span: ClosedRange<Double>
+    public init(_ name: String, _ span: ClosedRange<Double>) {
+      self.name = name
+      self.span = span
+    }
+  }
+
   /// `render --normalize`: the integrated loudness asked for, and optionally a true-peak ceiling.
   public struct Normalize: Sendable, Equatable {
     /// Target integrated loudness, LUFS (`targetRange`).
@@ -108,7 +120,7 @@ public enum OfflineRenderer {
     from: Double? = nil, sampleRate: Int = 48000, blockFrames: Int = 1024,
     dither: Bool? = nil, normalize: Normalize? = nil, stemsFolder: String? = nil,
     format chosen: OutputFormat? = nil, inputs: [RenderInput] = [],
-    progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
+    progress: ((Double) -> Void)? = nil, pass: ((Pass) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
     cancelled: (() -> Bool)? = nil, interleavedStemTaps: Bool = true
   ) throws(MixerError) -> Summary {
     let format: OutputFormat
@@ -143,8 +155,12 @@ public enum OfflineRenderer {
     try checkOutput(outputPath, session: session, sessionPath: sessionPath)
     let feeds = try InputFeeds.load(inputs, session: session, sessionPath: sessionPath, sampleRate: sampleRate)
     var stemPaths: [String] = []
+    // A --stems folder this render made is removed again when the render refuses or fails
+    // (rmdir: only if it is still empty): a refused render leaves nothing behind.
+    var madeStemsFolder = false, finished = false
+    defer { if let stemsFolder, madeStemsFolder && !finished { rmdir(RawFileName.cPath(stemsFolder)) } }
     if let stemsFolder {
-      stemPaths = try checkStemsFolder(
+      (stemPaths, madeStemsFolder) = try checkStemsFolder(
         stemsFolder, outputPath: outputPath, extension: OutputFormat.fileExtension(outputPath) ?? format.container,
         session: session, sessionPath: sessionPath)
     }
@@ -161,6 +177,7 @@ public enum OfflineRenderer {
         session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate, inputs: feeds)
       defer { measuring.mixer.shutdown() }
       let meter = try LoudnessMeter(sampleRate: sampleRate)
+      pass?(Pass("measuring", 0...0.5))
       _ = try run(
         measuring, blockFrames: blockFrames,
         progress: progress.map { p in { p($0 / 2) } }, warning: nil, cancelled: cancelled,
@@ -182,7 +199,7 @@ public enum OfflineRenderer {
         let settled = try settleLimiter(
           session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate, inputs: feeds,
           blockFrames: blockFrames, target: normalize.target, ceiling: ceiling, gain: db,
-          progress: progress.map { p in { p(0.5 + $0 / 4) } }, cancelled: cancelled)
+          progress: progress.map { p in { p(0.5 + $0 / 4) } }, pass: pass, cancelled: cancelled)
         db = settled.gain
         limiterSetting = (settled.threshold, settled.passes)
         writtenFrom = 0.75
@@ -257,6 +274,7 @@ public enum OfflineRenderer {
             sampleRate: sampleRate, ceiling: Decibels.toAmplitude(setting.threshold),
             channels: 2 + 2 * stemSlots.count, maxFrames: blockFrames))
       }
+      pass?(Pass("writing", writtenFrom...1))
       summary = try run(
         plan, stemSlots: stemSlots, stemSink: stemFiles.write, stemSlot: stemFiles.slot, interleavedTaps: interleavedStemTaps,
         limiter: limiter, blockFrames: blockFrames, gain: gain,
@@ -293,6 +311,7 @@ public enum OfflineRenderer {
     }
     summary.normalization = normalization
     summary.loudness = encodedLoudness ?? meter?.loudness
+    finished = true
     return summary
   }
 
@@ -342,7 +361,7 @@ public enum OfflineRenderer {
   static func settleLimiter(
     session: Session, sessionPath: String, duration: Double?, from: Double?, sampleRate: Int, inputs feeds: InputFeeds,
     blockFrames: Int, target: Double, ceiling: Double, gain startGain: Double,
-    progress: ((Double) -> Void)?, cancelled: (() -> Bool)?
+    progress: ((Double) -> Void)?, pass announce: ((Pass) -> Void)? = nil, cancelled: (() -> Bool)?
   ) throws(MixerError) -> (gain: Double, threshold: Double, passes: Int) {
     struct Trial { var gain: Double; var threshold: Double; var loudness: Loudness }
     // Margins, dB: a first threshold a little under the ceiling, and what the written pass may
@@ -361,6 +380,7 @@ public enum OfflineRenderer {
         TruePeakLimiter(sampleRate: sampleRate, ceiling: Decibels.toAmplitude(threshold), channels: 2, maxFrames: blockFrames))
       // Pass k fills half of what is left of this stage's share of the progress bar.
       let start = 1 - pow(0.5, Double(pass)), share = pow(0.5, Double(pass + 1))
+      announce?(Pass("limiter pass \(pass + 1)", (0.5 + start / 4)...(0.5 + (start + share) / 4)))
       _ = try run(
         plan, limiter: box, blockFrames: blockFrames, gain: Float(Decibels.toAmplitude(gain)),
         progress: progress.map { p in { p(start + $0 * share) } }, warning: nil, cancelled: cancelled,
@@ -399,7 +419,7 @@ public enum OfflineRenderer {
   public static func analyze(
     session: Session, sessionPath: String, duration: Double?, from: Double? = nil,
     sampleRate: Int = 48000, blockFrames: Int = 1024, inputs: [RenderInput] = [],
-    progress: ((Double) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
+    progress: ((Double) -> Void)? = nil, pass: ((Pass) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
     cancelled: (() -> Bool)? = nil
   ) throws(MixerError) -> Summary {
     let feeds = try InputFeeds.load(inputs, session: session, sessionPath: sessionPath, sampleRate: sampleRate)
@@ -407,6 +427,7 @@ public enum OfflineRenderer {
       session: session, sessionPath: sessionPath, duration: duration, from: from, sampleRate: sampleRate, inputs: feeds)
     defer { plan.mixer.shutdown() }
     let meter = try LoudnessMeter(sampleRate: sampleRate)
+    pass?(Pass("measuring", 0...1))
     var summary = try run(
       plan, blockFrames: blockFrames, progress: progress, warning: warning, cancelled: cancelled,
       interrupted: "interrupted: the analysis stopped"
@@ -643,6 +664,12 @@ public enum OfflineRenderer {
   /// What `--stems` writes a file for: every strip that feeds the master, in the session's order:
   /// the stems routed to no bus, then the buses routed to none (a stem in a bus is heard in its
   /// bus's file, after the bus's EQ and fader). They sum to the master.
+  /// What `render --stems` writes, for its summary: each file's strip name and kind ("stem",
+  /// "bus", "input"), in the order written.
+  public static func stemFileStrips(_ session: Session) -> [(name: String, kind: String)] {
+    exportedStrips(session).map { ($0.name, $0.isBus ? "bus" : $0.isInput ? "input" : "stem") }
+  }
+
   static func exportedStrips(_ session: Session) -> [(name: String, isBus: Bool, isInput: Bool)] {
     session.stems.filter { $0.bus == nil }.map { ($0.name, false, false) }
       + session.buses.filter { $0.bus == nil }.map { ($0.name, true, false) }
@@ -651,16 +678,20 @@ public enum OfflineRenderer {
 
   static func checkStemsFolder(
     _ folder: String, outputPath: String, extension ext: String, session: Session, sessionPath: String
-  ) throws(MixerError) -> [String] {
+  ) throws(MixerError) -> (paths: [String], made: Bool) {
     let shown = printableText(folder)
     var info = stat()
+    var made = false
     if stat(RawFileName.cPath(folder), &info) != 0 {
       guard mkdir(RawFileName.cPath(folder), 0o777) == 0 else {
         throw MixerError("\(option: .stems) \(shown): cannot make the folder: \(String(cString: strerror(errno)))")
       }
+      made = true
     } else if info.st_mode & S_IFMT != S_IFDIR {
       throw MixerError("\(option: .stems) \(shown): is not a folder; give a folder for the stem files")
     }
+    var checked = false
+    defer { if made && !checked { rmdir(RawFileName.cPath(folder)) } }
     guard !session.stems.isEmpty else { throw MixerError(file: sessionPath, "the session has no stems to render") }
     let base = folder.hasSuffix("/") ? folder : folder + "/"
     var paths: [String] = []
@@ -679,7 +710,8 @@ public enum OfflineRenderer {
       }
       paths.append(path)
     }
-    return paths
+    checked = true
+    return (paths, made)
   }
 
   /// The stem files of `render --stems`: temporary files beside their targets, renamed into place

@@ -9,6 +9,31 @@ struct ArgumentsTests {
 
   static let valid: [([String], Change)] = [
     ([], { _ in }),
+    // GNU long options: --opt=VALUE, and -- before file names that start with a dash.
+    (
+      ["--server=foo", "S", "--osc=9000"],
+      {
+        $0.server = "foo"; $0.session = "S"; $0.oscPort = 9000
+      }
+    ),
+    (
+      ["render", "S", "--output=o.wav", "--duration=5", "--from=start"],
+      {
+        $0.mode = .render; $0.session = "S"; $0.output = "o.wav"; $0.duration = 5; $0.from = 0
+      }
+    ),
+    (
+      ["--play", "--", "-odd.json"],
+      {
+        $0.play = true; $0.session = "-odd.json"
+      }
+    ),
+    (
+      ["analyze", "--json", "--", "--a.wav", "b.wav"],
+      {
+        $0.mode = .analyze; $0.json = true; $0.session = "--a.wav"; $0.files = ["b.wav"]
+      }
+    ),
     (["song.json"], { $0.session = "song.json" }),
     (
       ["render", "S", "--output", "o.wav", "--duration", "5"],
@@ -49,7 +74,25 @@ struct ArgumentsTests {
     (["--help"], { $0.mode = .help }),
     (["-h"], { $0.mode = .help }),
     (["--version"], { $0.mode = .version }),
-    (["render", "--help"], { $0.mode = .help }),
+    (
+      ["render", "--help"],
+      {
+        $0.mode = .help; $0.helpTopic = .render
+      }
+    ),
+    (["help"], { $0.mode = .help }),
+    (
+      ["help", "ctl"],
+      {
+        $0.mode = .help; $0.helpTopic = .ctl
+      }
+    ),
+    (
+      ["analyze", "x.wav", "-h"],
+      {
+        $0.mode = .help; $0.helpTopic = .analyze; $0.session = "x.wav"
+      }
+    ),
     (["-"], { $0.session = "-" }),
     (
       ["render", "S", "-o", "o.wav", "--from", "1:30"],
@@ -116,6 +159,12 @@ struct ArgumentsTests {
       ["analyze", "S"],
       {
         $0.mode = .analyze; $0.session = "S"
+      }
+    ),
+    (
+      ["analyze", "a.wav", "b.flac", "--json", "c.ogg"],
+      {
+        $0.mode = .analyze; $0.session = "a.wav"; $0.files = ["b.flac", "c.ogg"]; $0.json = true
       }
     ),
     (
@@ -196,7 +245,13 @@ struct ArgumentsTests {
   static let invalid: [([String], String)] = [
     (["--frobnicate"], "unknown option '--frobnicate' (see stemdeck --help)"),
     (["-x"], "unknown option '-x' (see stemdeck --help)"),
-    (["--output=o.wav"], "unknown option '--output=o.wav' (see stemdeck --help)"),
+    (["--output=o.wav"], "--output is a render option: stemdeck render SESSION --output FILE --output …"),
+    (["S", "--from", "1:00"], "--from is a render and analyze option (live, seek TIME at the prompt or in a script)"),
+    (
+      ["help", "mixer"],
+      "help: no help on 'mixer'; give render, analyze, ctl or live (the console's commands: 'help' inside stemdeck, or man stemdeck-commands)"
+    ),
+    (["help", "render", "x"], "help takes one topic: stemdeck help [render|analyze|ctl|live]"),
     (["render", "S"], "render: --output FILE is required (.wav, .flac, .aiff, .ogg or .opus)"),
     (["render", "S", "--duration", "5"], "render: --output FILE is required (.wav, .flac, .aiff, .ogg or .opus)"),
     (["render", "--output", "o.wav"], "render: which session? usage: stemdeck render SESSION --output FILE"),
@@ -246,7 +301,10 @@ struct ArgumentsTests {
       ["render", "S", "-o", "o.wav", "--true-peak", "-1dBTP"],
       "--true-peak is the ceiling of a normalised render: give --normalize LUFS with it (e.g. --normalize -14LUFS --true-peak -1dBTP)"
     ),
-    (["analyze"], "analyze: which session? usage: stemdeck analyze SESSION [--from TIME] [--duration SECONDS]"),
+    (
+      ["analyze"],
+      "analyze: which session or audio files? usage: stemdeck analyze SESSION [--from TIME] [--duration SECONDS], stemdeck analyze FILE…"
+    ),
     (
       ["analyze", "S", "-o", "o.wav"],
       "analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)"
@@ -265,7 +323,7 @@ struct ArgumentsTests {
     (["S", "--osc-host", "0.0.0.0"], "--osc-host HOST needs --osc PORT (the OSC server is off without it)"),
     (
       ["render", "S", "-o", "x.wav", "--json"],
-      "--json is for ctl and script mode: stemdeck ctl --json 'CMD', stemdeck SESSION --json -c 'CMD' print replies as JSON lines"
+      "--json is for ctl and script mode (and analyze): stemdeck ctl --json 'CMD', stemdeck SESSION --json -c 'CMD' print replies as JSON lines; stemdeck analyze FILE --json prints its figures"
     ),
     (["S", "--watch", "events"], "unknown option '--watch' (see stemdeck --help)"),
     (
@@ -276,7 +334,15 @@ struct ArgumentsTests {
       ["render", "S", "-o", "o.wav", "--input", "=v.wav"],
       "--input must be NAME=FILE, a live input of the session and the audio file that stands in for it, e.g. --input mic=vocal.wav (got '=v.wav')"
     ),
-    (["S", "--input", "mic=v.wav"], "--input is a render and analyze option (live, connect a source to the input's port instead)")
+    (["S", "--input", "mic=v.wav"], "--input is a render and analyze option (live, connect a source to the input's port instead)"),
+    (["S", "--play=yes"], "--play takes no value (got '--play=yes')"),
+    (["S", "--server="], "--server needs a value (see stemdeck --help)"),
+    (["--", "a.json", "b.json"], "more than one session file given ('a.json' and 'b.json')"),
+    (
+      ["render", "S", "-o", "o.wav", "--normalise", "-14"],
+      "unknown option '--normalise' — did you mean '--normalize'? (see stemdeck --help)"
+    ),
+    (["S", "--sampel-rate=44100"], "unknown option '--sampel-rate' — did you mean '--sample-rate'? (see stemdeck --help)")
   ]
 
   @Test("invalid command lines", arguments: invalid)
@@ -299,7 +365,33 @@ struct ArgumentsTests {
       "--normalize", "--true-peak", "--stems", "--control", "--no-control", "--socket", "--osc", "--osc-host",
       "--json", "--watch", "--input"
     ] {
-      #expect(Arguments.usage.contains(option + " ") || Arguments.usage.contains(option + ","), "\(option)")
+      #expect(Arguments.allHelp.contains(option + " ") || Arguments.allHelp.contains(option + ","), "\(option)")
     }
+    // The did-you-mean list is every long option, each in the usage text.
+    for option in Arguments.knownOptions {
+      #expect(
+        Arguments.allHelp.contains(option + " ") || Arguments.allHelp.contains(option + ",")
+          || Arguments.allHelp.contains(option + "]") || Arguments.allHelp.contains(option + "\n"),
+        "\(option)")
+    }
+  }
+
+  @Test("every help text fits 80 columns; each subcommand's names its own options")
+  func helpFits() {
+    for topic in [nil] + HelpTopic.allCases.map(Optional.some) {
+      for line in Arguments.help(topic).split(separator: "\n") {
+        #expect(line.count <= 80, "\(topic.map(\.rawValue) ?? "overview"): \(line.count) columns: \(line)")
+      }
+    }
+    for option in ["--output", "--format", "--dither", "--normalize", "--true-peak", "--stems", "--input", "--quiet"] {
+      #expect(Arguments.help(.render).contains(option + " "), "render: \(option)")
+    }
+    for option in ["--from", "--duration", "--sample-rate", "--input", "--json", "--quiet"] {
+      #expect(Arguments.help(.analyze).contains(option + " "), "analyze: \(option)")
+    }
+    for option in ["--name", "--server", "--socket", "--json", "--watch"] {
+      #expect(Arguments.help(.ctl).contains(option + " "), "ctl: \(option)")
+    }
+    #expect(Arguments.help(.live).contains("--start-server ") && Arguments.usage.contains("--osc-host "))
   }
 }

@@ -19,7 +19,7 @@ struct ErrorTextTests {
   @Test("each render option is named by a flag `stemdeck render` takes")
   func optionsAreFlags() {
     for option in RenderOption.allCases {
-      #expect(Arguments.usage.contains(option.flag + " "), "\(option) → \(option.flag)")
+      #expect(Arguments.allHelp.contains(option.flag + " "), "\(option) → \(option.flag)")
     }
   }
 

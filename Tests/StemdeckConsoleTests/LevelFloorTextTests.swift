@@ -49,14 +49,7 @@ struct LevelFloorTextTests {
       let edge = min(i, frames - 1 - i)
       return Float(edge >= ramp ? a : a * (0.5 - 0.5 * cos(Double.pi * Double(edge) / Double(ramp))))
     }
-    let writer = try SoundFileWriter(path: folder.file("level.wav"), format: .wavFloat, sampleRate: 48000, channelCount: 2)
-    let interleaved = mono.flatMap { [$0, $0] }
-    try interleaved.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frameCount: frames) }
-    try writer.finish()
-    try folder.write(
-      """
-      { "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "level", "file" : "level.wav" } ] }
-      """, to: "level.json")
+    try writeOneStemSession(folder, name: "level", mono: mono)
     return folder
   }
 

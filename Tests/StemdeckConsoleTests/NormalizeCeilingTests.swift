@@ -19,14 +19,7 @@ struct NormalizeCeilingTests {
       let burst = i % 24000 < 240
       return Float((burst ? 0.5 : 0.01) * sin(2 * Double.pi * 1000 * Double(i) / 48000))
     }
-    let writer = try SoundFileWriter(path: folder.file("spiky.wav"), format: .wavFloat, sampleRate: 48000, channelCount: 2)
-    let interleaved = mono.flatMap { [$0, $0] }
-    try interleaved.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frameCount: frames) }
-    try writer.finish()
-    try folder.write(
-      """
-      { "format" : "stemdeck-session", "version" : 1, "stems" : [ { "name" : "spiky", "file" : "spiky.wav" } ] }
-      """, to: "spiky.json")
+    try writeOneStemSession(folder, name: "spiky", mono: mono)
     return folder
   }
 

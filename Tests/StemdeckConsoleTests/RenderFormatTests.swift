@@ -140,6 +140,13 @@ struct RenderFormatTests {
     #expect(RenderProgress.line(fraction: 1, elapsed: 7, width: 4) == "[####] 100%  0:00 left")
     #expect(RenderProgress.line(fraction: 0.01, elapsed: 40, width: 4) == "[....]   1%  1:06:00 left")
     #expect(RenderProgress.line(fraction: .nan, elapsed: 1, width: 2) == "[..]   0%  --:-- left")
+    // A pass: the bar is of the whole, the time left the pass's (3 s for a quarter of its half).
+    #expect(
+      RenderProgress.line(fraction: 0.625, elapsed: 3, width: 8, pass: "writing", span: 0.5...1)
+        == "[#####...]  62%  writing, 0:09 left")
+    #expect(
+      RenderProgress.line(fraction: 0.5, elapsed: 2, width: 4, pass: "limiter pass 1", span: 0.5...0.625)
+        == "[##..]  50%  limiter pass 1, --:-- left")
   }
 
   @Test("progress: nothing in the first second, then at most ten redraws a second; nothing when disabled")
@@ -170,5 +177,35 @@ struct RenderFormatTests {
     #expect(try Arguments.parse(["render", "s.json", "-o", "x.wav", "--quiet"]).quiet)
     #expect(try Arguments.parse(["analyze", "s.json", "-q"]).quiet)
     #expect(throws: CommandError.self) { try Arguments.parse(["s.json", "--quiet"]) }
+  }
+
+  @Test("render --stems says what each file holds: a bus, an input silent without --input, a fed aux return in no file")
+  func stemFilesSummary() throws {
+    let folder = try TemporaryFolder()
+    try folder.wav("drums.wav", channels: 2, sampleRate: 48000, seconds: 1, amplitude: 0.3)
+    try folder.wav("bass.wav", channels: 1, sampleRate: 48000, seconds: 1, amplitude: 0.3)
+    try folder.wav("wet.wav", channels: 2, sampleRate: 48000, seconds: 1, amplitude: 0.1)
+    try folder.write(
+      """
+      { "format" : "stemdeck-session", "version" : 3,
+        "sends" : [ { "name" : "verb" } ],
+        "buses" : [ { "name" : "grp" } ],
+        "inputs" : [ { "name" : "mic", "channels" : "mono" }, { "name" : "gtr", "channels" : "stereo" } ],
+        "stems" : [ { "name" : "drums", "file" : "drums.wav", "bus" : "grp", "sends" : [ { "to" : "verb", "level" : 0.5 } ] },
+                    { "name" : "bass", "file" : "bass.wav" } ] }
+      """, to: "band.json")
+    let r = try runBinary(
+      ["render", "band.json", "-o", "mix.wav", "--stems", "stems", "--input", "gtr=wet.wav", "--input", "verb_return=wet.wav"],
+      in: folder)
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(
+      r.stdout.contains("stems: 4 files in stems: bass, grp (bus), mic (input, silent: no --input mic=FILE), gtr (input)"),
+      "\(r.stdout)")
+    #expect(
+      r.stdout.contains(
+        "note: aux send 'verb''s return (--input verb_return=…) is in the master but in no stem file: the stem files sum to the master without it"
+      ), "\(r.stdout)")
+    let files = try FileManager.default.contentsOfDirectory(atPath: folder.file("stems")).sorted()
+    #expect(files == ["bass.wav", "grp.wav", "gtr.wav", "mic.wav"], "\(files)")
   }
 }

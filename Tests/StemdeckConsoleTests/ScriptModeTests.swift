@@ -136,10 +136,21 @@ struct ScriptModeTests {
     (
       "bad sample rate", ["render", "song.json", "-o", "out.wav", "-r", "1000"], { $0 },
       ["error: sample rate must be between 8000 and 384000 Hz (got 1000)"]
+    ),
+    // Live, the session is checked before JACK: no server is started (it would say so on stdout).
+    (
+      "live, missing session", ["nosuch.json", "--start-server", "dummy", "-s", "stemdeck-unit-unstarted", "-c", "status"],
+      { $0 }, ["error: nosuch.json: no such file"]
+    ),
+    (
+      "live, not JSON", ["song.json", "--start-server", "dummy", "-s", "stemdeck-unit-unstarted", "-c", "status"],
+      { _ in "stems: [drums]\n" }, ["error: song.json: invalid JSON: "]
     )
   ]
 
-  @Test("render failures: exit 1 with one 'error:' line on stderr naming the file and field", arguments: renderFailures)
+  @Test(
+    "render and live failures: exit 1 with one 'error:' line on stderr naming the file and field, nothing started",
+    arguments: renderFailures)
   func renderFailure(_ name: String, _ arguments: [String], _ breakSession: @Sendable (String) -> String, _ fragments: [String]) throws {
     let folder = try fixture()
     let session = folder.file("song.json")
@@ -229,7 +240,7 @@ struct ScriptModeTests {
     let folder = try fixture()
     let r = try runBinary(["render", "song.json", "-o", "mix.flac", "--stems", "parts"], in: folder)
     #expect(r.status == 0, "\(r.stderr)")
-    #expect(r.stdout.prefix(2) == ["rendered mix.flac: 0:02.000 at 48000 Hz, stereo", "stems: 1 file in parts"], "\(r.stdout)")
+    #expect(r.stdout.prefix(2) == ["rendered mix.flac: 0:02.000 at 48000 Hz, stereo", "stems: 1 file in parts: drums"], "\(r.stdout)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("parts")) == ["drums.flac"])
     let master = try Data(contentsOf: URL(fileURLWithPath: folder.file("mix.flac")))
     let stem = try Data(contentsOf: URL(fileURLWithPath: folder.file("parts/drums.flac")))
@@ -243,10 +254,19 @@ struct ScriptModeTests {
     #expect(help.status == 0)
     #expect(help.stderr == [])
     #expect(help.stdout.first == "stemdeck — a multi-track stem mixer console for JACK")
-    #expect(
-      help.stdout.contains("  stemdeck render SESSION --output FILE [--format NAME] [--from TIME] [--duration SECONDS] [--sample-rate HZ]"))
-    #expect(help.stdout.last == "Type 'help' inside stemdeck for its commands.")
+    #expect(help.stdout.contains("  stemdeck render SESSION -o FILE    mix SESSION into an audio file (no JACK)"))
+    #expect(help.stdout.last == "Type 'help' inside stemdeck for its commands; man stemdeck for everything.")
     #expect(try runBinary(["-h"], in: folder).stdout == help.stdout)
+    #expect(try runBinary(["help"], in: folder).stdout == help.stdout)
+    // A subcommand's own help, the same from `help TOPIC` and `TOPIC --help`, within 80 columns.
+    for topic in ["render", "analyze", "ctl"] {
+      let own = try runBinary(["help", topic], in: folder)
+      #expect(own.status == 0 && own.stdout.first?.hasPrefix("usage: stemdeck \(topic) ") == true, "\(own.stdout)")
+      #expect(try runBinary([topic, "--help"], in: folder).stdout == own.stdout, "\(topic)")
+      #expect(own.stdout.allSatisfy { $0.count <= 80 }, "\(own.stdout)")
+    }
+    let unknown = try runBinary(["help", "mixer"], in: folder)
+    #expect(unknown.status == 2 && unknown.stdout == [] && unknown.stderr.first?.hasPrefix("error: help: no help on 'mixer'") == true)
     let version = try runBinary(["--version"], in: folder)
     #expect(version.status == 0)
     #expect(version.stdout == ["stemdeck 0.1"])

@@ -239,4 +239,63 @@ import Testing
     }
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.file("out")) == ["bass.wav"])
   }
+
+  @Test("a render that refuses (saved position past the end) or is interrupted leaves no --stems folder it made")
+  func refusedRenderMakesNoFolder() throws {
+    let folder = try TemporaryFolder()
+    var session = try Self.session(in: folder)
+    session.position = 60
+    expectMixerError(["nothing to render: the session's saved position (1:00.000) is at or past its end"]) {
+      () throws(MixerError) in
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+        duration: nil, stemsFolder: folder.file("fresh"))
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.file("fresh")), "the refused render left its --stems folder")
+    session.position = 0
+    var asked = 0
+    expectMixerError(["interrupted"]) { () throws(MixerError) in
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+        duration: nil, stemsFolder: folder.file("fresh"),
+        cancelled: {
+          asked += 1
+          return asked > 20
+        })
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.file("fresh")), "the interrupted render left its --stems folder")
+    // A folder that was there stays, even empty.
+    try FileManager.default.createDirectory(atPath: folder.file("kept"), withIntermediateDirectories: false)
+    expectMixerError(["interrupted"]) { () throws(MixerError) in
+      _ = try OfflineRenderer.render(
+        session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"),
+        duration: nil, stemsFolder: folder.file("kept"), cancelled: { true })
+    }
+    #expect(FileManager.default.fileExists(atPath: folder.file("kept")))
+  }
+
+  @Test("a limited render names its passes in order (measuring, limiter pass 1…, writing); each pass's progress stays in its span")
+  func passesInOrder() throws {
+    let folder = try TemporaryFolder()
+    let session = try Self.session(in: folder)
+    final class Log: @unchecked Sendable {
+      var passes: [OfflineRenderer.Pass] = []
+      var outside: [(String, Double)] = []
+    }
+    let log = Log()
+    _ = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("s.stemdeck"), outputPath: folder.file("mix.wav"), duration: nil,
+      normalize: .init(target: -6, truePeakCeiling: -1),
+      progress: { f in
+        if let p = log.passes.last, !(p.span.lowerBound - 1e-9...p.span.upperBound + 1e-9).contains(f) { log.outside.append((p.name, f)) }
+      },
+      pass: { log.passes.append($0) })
+    let names = log.passes.map(\.name)
+    #expect(names.first == "measuring" && names.last == "writing" && names.count >= 3, "\(names)")
+    #expect(names.dropFirst().dropLast() == ArraySlice((1...max(1, names.count - 2)).map { "limiter pass \($0)" }), "\(names)")
+    #expect(log.outside.isEmpty, "progress outside its pass's span: \(log.outside.prefix(5))")
+    // The spans tile the bar from 0, in order, and the last ends at 1.
+    #expect(log.passes.first?.span.lowerBound == 0 && log.passes.last?.span.upperBound == 1)
+    for (a, b) in zip(log.passes, log.passes.dropFirst()) { #expect(a.span.upperBound <= b.span.lowerBound + 1e-9, "\(a) then \(b)") }
+  }
 }

@@ -73,7 +73,7 @@ public final class OSCServer {
   /// The reply to one message (nil: none, for a value set without error).
   func handle(_ m: OSCMessage, _ console: Console) -> (ok: Bool, text: String)? {
     guard m.path == Self.prefix || m.path.hasPrefix(Self.prefix + "/") else {
-      return (false, "unknown address \(m.path): stemdeck's addresses start with \(Self.prefix)/ (see the README, Remote control)")
+      return (false, "unknown address \(m.path): stemdeck's addresses start with \(Self.prefix)/ (see docs/remote-control.md)")
     }
     let parts = m.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map(String.init)
     func expect(_ tags: String, _ what: String) -> String? {
@@ -227,7 +227,7 @@ public final class OSCServer {
     default: break
     }
     return (
-      false, "unknown address \(m.path) (see the README, Remote control, for stemdeck's OSC addresses; /stemdeck/cmd s runs any command)"
+      false, "unknown address \(m.path) (see docs/remote-control.md for stemdeck's OSC addresses; /stemdeck/cmd s runs any command)"
     )
   }
 

@@ -1,0 +1,313 @@
+import StemdeckAudioFile
+import StemdeckControl
+import StemdeckJack
+import StemdeckSession
+
+/// The command line, parsed.
+public struct Arguments: Equatable, Sendable {
+  public enum Mode: Equatable, Sendable { case live, render, analyze, ctl, help, version }
+  public var mode: Mode = .live
+  /// `stemdeck help TOPIC`, `stemdeck render --help`…: whose options to show (nil: the overview).
+  public var helpTopic: HelpTopic?
+  public var session: String?
+  /// `analyze FILE FILE…`: the audio files after the first (`session` holds the first).
+  public var files: [String] = []
+  public var server: String?
+  public var clientName = "stemdeck"
+  public var startServer = true
+  /// `--start-server DRIVER`: the server to start when none runs.
+  public var launch: ServerLauncher.Launch = .automatic
+  public var script: String?
+  public var commands: String?
+  public var keepGoing = false
+  public var play = false
+  public var strict = false
+  public var autoConnect = true
+  public var output: String?
+  public var duration: Double?
+  /// `render --from`: the transport time to start at (nil: the session's saved position).
+  public var from: Double?
+  public var sampleRate = 48000
+  /// `--verbose`: show libjack's own messages (on stderr).
+  public var verbose = false
+  /// `render --dither`: TPDF dither for a 24-bit output (nil: the default, off for 24-bit).
+  public var dither: Bool?
+  /// `render --normalize`: the integrated loudness to reach, LUFS.
+  public var normalize: Double?
+  /// `render --true-peak`: the true-peak ceiling of a normalised render, dBTP.
+  public var truePeak: Double?
+  /// `render --stems DIR`: every stem to its own file in DIR as well.
+  public var stems: String?
+  /// `render`/`analyze --input NAME=FILE`: a file standing in for live input NAME (or for aux
+  /// send SEND's return, `SEND_return`).
+  public var inputs: [RenderInput] = []
+  /// `render --format NAME`: the sample format (nil: the output extension's default).
+  public var format: OutputFormat?
+  /// `render`/`analyze --quiet`: no progress bar.
+  public var quiet = false
+  /// `--control PATH`: the control socket's path (nil: the default, `ControlServer.defaultPath`;
+  /// `ctl` finds it from `--name` and `--server`).
+  public var control: String?
+  /// `--no-control`: no control socket.
+  public var noControl = false
+  /// `ctl --socket PATH`: the socket to talk to.
+  public var socket: String?
+  /// `--osc PORT`: the OSC server's UDP port (nil: no OSC server).
+  public var oscPort: Int?
+  /// `--osc-host HOST`: the address the OSC server binds (default 127.0.0.1: this machine only).
+  public var oscHost: String?
+  /// `ctl --json`: print the replies as they come (JSON lines); in script mode, one reply object
+  /// per command, as the control socket answers. `ctl --watch TOPIC…`: follow pushes.
+  public var json = false
+  public var watch: [String] = []
+  /// `--mixer`: open the full-screen mixer view at start (interactive mode only).
+  public var mixer = false
+
+  public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
+    var a = Arguments()
+    var rest = args[...]
+    if rest.first == "help" {
+      a.mode = .help
+      rest = rest.dropFirst()
+      if let word = rest.popFirst() {
+        guard let topic = HelpTopic(rawValue: word) else {
+          throw CommandError(
+            "help: no help on '\(ValueParser.printable(word))'; give render, analyze, ctl or live (the console's commands: 'help' inside stemdeck, or man stemdeck-commands)"
+          )
+        }
+        a.helpTopic = topic
+      }
+      guard rest.isEmpty else { throw CommandError("help takes one topic: stemdeck help [render|analyze|ctl|live]") }
+      return a
+    }
+    if rest.first == "render" { a.mode = .render; rest = rest.dropFirst() }
+    if rest.first == "analyze" { a.mode = .analyze; rest = rest.dropFirst() }
+    if rest.first == "ctl" { a.mode = .ctl; rest = rest.dropFirst() }
+    // GNU long options: `--server=foo` is `--server foo`; after `--` every argument is a file.
+    var inline: String?
+    var filesOnly = false
+    func value(_ flag: String) throws(CommandError) -> String {
+      if let v = inline {
+        inline = nil
+        guard !v.isEmpty else { throw CommandError("\(flag) needs a value (see stemdeck --help)") }
+        return v
+      }
+      guard let v = rest.popFirst(), !v.hasPrefix("--") else { throw CommandError("\(flag) needs a value (see stemdeck --help)") }
+      return v
+    }
+    func positional(_ arg: String) throws(CommandError) {
+      if a.session != nil && a.mode == .analyze {
+        a.files.append(arg)
+      } else {
+        guard a.session == nil else { throw CommandError("more than one session file given ('\(a.session!)' and '\(arg)')") }
+        a.session = arg
+      }
+    }
+    while var arg = rest.popFirst() {
+      if filesOnly {
+        try positional(arg)
+        continue
+      }
+      if arg == "--" {
+        filesOnly = true
+        continue
+      }
+      if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
+        inline = String(arg[arg.index(after: eq)...])
+        arg = String(arg[..<eq])
+      }
+      switch arg {
+      case "-h", "--help":
+        a.helpTopic = a.helpTopic ?? HelpTopic(a.mode)
+        a.mode = .help
+      case "--version": a.mode = .version
+      case "--server", "-s": a.server = try value(arg)
+      case "--name", "-n": a.clientName = try value(arg)
+      case "--control": a.control = try value(arg)
+      case "--no-control": a.noControl = true
+      case "--socket": a.socket = try value(arg)
+      case "--osc":
+        let v = try value(arg)
+        guard let port = Int(v), (1...65535).contains(port) else {
+          throw CommandError("--osc must be a UDP port 1…65535 (got '\(ValueParser.printable(v))')")
+        }
+        a.oscPort = port
+      case "--osc-host": a.oscHost = try value(arg)
+      case "--json": a.json = true
+      case "--watch" where a.mode == .ctl: a.watch.append(try value(arg))
+      case "--no-start-server": a.startServer = false
+      case "--start-server":
+        let v = try value(arg)
+        guard let launch = ServerLauncher.Launch.parse(v) else {
+          throw CommandError("--start-server: '\(ValueParser.printable(v))' is not a server to start; give \(ServerLauncher.Launch.forms)")
+        }
+        a.launch = launch
+      case "--script": a.script = try value(arg)
+      case "-c", "--commands": a.commands = try value(arg)
+      case "--keep-going", "-k": a.keepGoing = true
+      case "--play": a.play = true
+      case "--mixer": a.mixer = true
+      case "--strict": a.strict = true
+      case "--no-connect": a.autoConnect = false
+      case "--verbose", "-v": a.verbose = true
+      case "--output", "-o": a.output = try value(arg)
+      case "--duration", "-d":
+        let v = try value(arg)
+        a.duration = try ValueParser.duration(v)
+      case "--from":
+        let v = try value(arg)
+        if v.lowercased() == "start" {
+          a.from = 0
+        } else {
+          do { a.from = try ValueParser.duration(v) } catch {
+            throw CommandError(
+              "--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got '\(ValueParser.printable(v))')")
+          }
+        }
+      case "--dither": a.dither = true
+      case "--stems": a.stems = try value(arg)
+      case "--input":
+        let given = try value(arg)
+        guard let eq = given.firstIndex(of: "="), eq != given.startIndex, given.index(after: eq) != given.endIndex else {
+          throw CommandError(
+            "--input must be NAME=FILE, a live input of the session and the audio file that stands in for it, e.g. --input mic=vocal.wav (got '\(ValueParser.printable(given))')"
+          )
+        }
+        a.inputs.append(RenderInput(name: String(given[..<eq]), path: String(given[given.index(after: eq)...])))
+      case "--quiet", "-q": a.quiet = true
+      case "--format", "-f":
+        let v = try value(arg)
+        guard let f = OutputFormat.named(v) else {
+          throw CommandError(
+            "--format must be one of \(OutputFormat.formatNames.map(\.name).joined(separator: ", ")) (got '\(ValueParser.printable(v))')")
+        }
+        a.format = f
+      case "--normalize":
+        a.normalize = try level(
+          try value(arg), flag: arg, units: ["lufs", "lkfs"], example: "-14LUFS",
+          range: OfflineRenderer.Normalize.targetRange, unit: "LUFS")
+      case "--true-peak":
+        a.truePeak = try level(
+          try value(arg), flag: arg, units: ["dbtp"], example: "-1dBTP",
+          range: OfflineRenderer.Normalize.ceilingRange, unit: "dBTP")
+      case "--sample-rate", "-r":
+        let v = try value(arg)
+        a.sampleRate = try ValueParser.integer(v, "--sample-rate")
+      default:
+        if arg.hasPrefix("-") && arg.count > 1 {
+          let guess = arg.hasPrefix("--") ? Suggestion.closest(to: arg, in: knownOptions.filter { $0 != arg }) : nil
+          throw CommandError(
+            "unknown option '\(ValueParser.printable(arg))'" + (guess.map { " — did you mean '\($0)'?" } ?? "")
+              + " (see stemdeck --help)")
+        }
+        try positional(arg)
+      }
+      if let v = inline { throw CommandError("\(arg) takes no value (got '\(ValueParser.printable(arg + "=" + v))')") }
+    }
+    try a.checkCombinations()
+    return a
+  }
+
+  /// The checks across options, once all are read: what belongs to which mode, what contradicts
+  /// what, and what a mode needs.
+  mutating func checkCombinations() throws(CommandError) {
+    if self.oscHost != nil && self.oscPort == nil {
+      throw CommandError("--osc-host HOST needs --osc PORT (the OSC server is off without it)")
+    }
+    if self.mode == .ctl && !self.watch.isEmpty && self.session == nil { self.session = "" }
+    if self.mode != .ctl && self.mode != .live && self.mode != .analyze && self.json {
+      throw CommandError(
+        "--json is for ctl and script mode (and analyze): stemdeck ctl --json 'CMD', stemdeck SESSION --json -c 'CMD' print replies as JSON lines; stemdeck analyze FILE --json prints its figures"
+      )
+    }
+    if self.mode == .ctl {
+      guard let commands = self.session, !commands.trimmingSpaces().isEmpty || !self.watch.isEmpty else {
+        throw CommandError("ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'")
+      }
+      if (self.clientName != Arguments().clientName || self.server != nil) && self.socket != nil {
+        throw CommandError("ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both")
+      }
+      self.commands = commands
+      self.session = nil
+    } else if self.socket != nil {
+      throw CommandError("--socket is a ctl option: stemdeck ctl --socket PATH 'CMD' (a live stemdeck takes --control PATH)")
+    }
+    if self.launch != .automatic && !self.startServer {
+      throw CommandError("--start-server and --no-start-server contradict each other: give one")
+    }
+    if self.control != nil && self.noControl { throw CommandError("--control PATH and --no-control contradict each other: give one") }
+    if self.mode == .render {
+      guard self.session != nil else { throw CommandError("render: which session? usage: stemdeck render SESSION --output FILE") }
+      guard self.output != nil else { throw CommandError("render: --output FILE is required (.wav, .flac, .aiff, .ogg or .opus)") }
+      if self.truePeak != nil && self.normalize == nil {
+        throw CommandError(
+          "--true-peak is the ceiling of a normalised render: give --normalize LUFS with it (e.g. --normalize -14LUFS --true-peak -1dBTP)")
+      }
+    }
+    if self.mode == .analyze {
+      guard self.session != nil else {
+        throw CommandError(
+          "analyze: which session or audio files? usage: stemdeck analyze SESSION [--from TIME] [--duration SECONDS], stemdeck analyze FILE…"
+        )
+      }
+      if self.output != nil {
+        throw CommandError(
+          "analyze writes no file, so it takes no --output (render --output FILE --normalize LUFS writes a normalised file)")
+      }
+      if self.dither != nil {
+        throw CommandError("analyze writes no file, so it takes no --dither (it measures the mix before any rounding)")
+      }
+      if self.format != nil { throw CommandError("analyze writes no file, so it takes no --format") }
+    }
+    if self.mode != .render && self.mode != .analyze && !self.inputs.isEmpty {
+      throw CommandError("--input is a render and analyze option (live, connect a source to the input's port instead)")
+    }
+    if self.mode != .render && self.mode != .analyze && self.quiet {
+      throw CommandError("--quiet is a render and analyze option (it hides their progress bar)")
+    }
+    if self.mode == .live || self.mode == .ctl {
+      for (flag, given) in [("--output", self.output != nil), ("--format", self.format != nil), ("--dither", self.dither != nil)]
+      where given {
+        throw CommandError("\(flag) is a render option: stemdeck render SESSION --output FILE \(flag) …")
+      }
+      if self.from != nil || self.duration != nil {
+        let flag = self.from != nil ? "--from" : "--duration"
+        let live = self.from != nil ? "seek TIME" : "wait SECONDS"
+        throw CommandError("\(flag) is a render and analyze option (live, \(live) at the prompt or in a script)")
+      }
+    }
+    if self.mode != .render {
+      for (flag, given) in [("--normalize", self.normalize != nil), ("--true-peak", self.truePeak != nil), ("--stems", self.stems != nil)]
+      where given {
+        throw CommandError("\(flag) is a render option: stemdeck render SESSION --output FILE \(flag) …")
+      }
+    }
+  }
+
+  /// Every option `parse` knows, for did-you-mean (`ArgumentsTests` checks the usage text names
+  /// each long one).
+  static let knownOptions = [
+    "--help", "--version", "--server", "--name", "--control", "--no-control", "--socket", "--osc", "--osc-host",
+    "--json", "--watch", "--no-start-server", "--start-server", "--script", "--commands", "--keep-going", "--play",
+    "--mixer", "--strict", "--no-connect", "--verbose", "--output", "--duration", "--from", "--dither", "--stems",
+    "--input", "--quiet", "--format", "--normalize", "--true-peak", "--sample-rate"
+  ]
+
+  /// A level with an optional unit suffix ("-14LUFS", "-14 lufs", "-14"), checked against `range`.
+  static func level(
+    _ text: String, flag: String, units: [String], example: String,
+    range: ClosedRange<Double>, unit: String
+  ) throws(CommandError) -> Double {
+    var number = text.lowercased()
+    for u in units where number.hasSuffix(u) { number = String(number.dropLast(u.count)).trimmingSpaces(); break }
+    let allowed = "from \(NumberFormat.plain(range.lowerBound)) to \(NumberFormat.plain(range.upperBound)) \(unit), such as \(example)"
+    let v: Double
+    do { v = try ValueParser.number(number, flag) } catch {
+      throw CommandError("\(flag) must be a level \(allowed) (got '\(ValueParser.printable(text))')")
+    }
+    guard range.contains(v) else {
+      throw CommandError("\(flag) must be a level \(allowed) (got \(NumberFormat.plain(v)) \(unit))")
+    }
+    return v
+  }
+}
