@@ -946,6 +946,17 @@ public enum OfflineRenderer {
   ) throws(MixerError) {
     let shown = printableText(outputPath)
     var info = stat()
+    // The folder it goes in must be there: otherwise the error would be the temporary file's.
+    if let slash = outputPath.lastIndex(of: "/") {
+      let folder = slash == outputPath.startIndex ? "/" : String(outputPath[..<slash])
+      if stat(RawFileName.cPath(folder), &info) != 0 {
+        let reason = errno == ENOENT ? "does not exist" : "cannot be reached (\(String(cString: strerror(errno))))"
+        throw MixerError("\(shown): the folder \(printableText(folder)) \(reason); make it first, or choose another \(choice)")
+      }
+      if info.st_mode & S_IFMT != S_IFDIR {
+        throw MixerError("\(shown): \(printableText(folder)) is not a folder; choose another \(choice)")
+      }
+    }
     if lstat(RawFileName.cPath(outputPath), &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
       throw MixerError("\(shown): is a folder; give a file name for the render")
     }

@@ -88,8 +88,8 @@ struct RenderCommandTests {
       let bars = bytes.components(separatedBy: "\r[").count - 1
       #expect(bars >= 2, "the bar is redrawn in place (\(bars) draws)")
       #expect(
-        bytes.range(of: #"\] +[0-9]+%  [0-9]+:[0-9]{2} left"#, options: .regularExpression) != nil,
-        "the bar gives the percentage and the time left: \(bytes.prefix(400))")
+        bytes.range(of: #"\] +[0-9]+%  writing, [0-9]+:[0-9]{2} left"#, options: .regularExpression) != nil,
+        "the bar gives the percentage, the pass and its time left: \(bytes.prefix(400))")
       #expect(bytes.contains("\r\u{1B}[K"), "the bar's line is erased")
     }
   }

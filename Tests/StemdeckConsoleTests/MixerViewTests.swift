@@ -40,6 +40,13 @@ struct MixerViewTests {
     }
   }
 
+  @Test("the loop shown is the pass of how many: loops 3 plays 4 times, the last is 4/4")
+  func loopPasses() {
+    #expect(MixerText.loop(1, of: 0, unicode: true) == "1/1")
+    #expect(MixerText.loop(4, of: 3, unicode: true) == "4/4")
+    #expect(MixerText.loop(7, of: -1, unicode: true) == "7/∞" && MixerText.loop(7, of: -1, unicode: false) == "7/inf")
+  }
+
   @Test("the strips scroll with the selection; the master stays")
   func scrolls() {
     let names = (1...20).map { "s\($0)" }

@@ -137,6 +137,14 @@ struct ScriptModeTests {
       "bad sample rate", ["render", "song.json", "-o", "out.wav", "-r", "1000"], { $0 },
       ["error: sample rate must be between 8000 and 384000 Hz (got 1000)"]
     ),
+    (
+      "missing output folder", ["render", "song.json", "-o", "nowhere/out.wav"], { $0 },
+      ["error: nowhere/out.wav: the folder nowhere does not exist; make it first, or choose another --output"]
+    ),
+    (
+      "output folder is a file", ["render", "song.json", "-o", "song.json/out.wav"], { $0 },
+      ["error: song.json/out.wav: song.json is not a folder; choose another --output"]
+    ),
     // Live, the session is checked before JACK: no server is started (it would say so on stdout).
     (
       "live, missing session", ["nosuch.json", "--start-server", "dummy", "-s", "stemdeck-unit-unstarted", "-c", "status"],

@@ -40,7 +40,7 @@ markdown again from that file without running anything). A --quick run or
 a run of only some --cases writes to CACHE/benchmarks-partial.md (and .json) instead (unless --output is
 given), so a smoke run never overwrites the published numbers.
 
-Builds stemdeck (and stemdeck-testrig, next to it) with `swift build -c release` unless STEMDECK_BIN names a
+Builds stemdeck (and stemdeck-testrig, next to it) with `scripts/build-release` unless STEMDECK_BIN names a
 binary (STEMDECK_BIN_SOURCE, if set, says in the report what it was built from). Needs sox,
 soxi, ecasound, jackd (jackd2), jack_wait and jack_lsp. Exit status 0 if every target passes,
 1 if one fails or a case cannot run, 2 on a missing tool or build failure. Method and caveats:
@@ -134,11 +134,12 @@ def main(argv=None):
             if not os.access(binary, os.X_OK):
                 raise BenchError(f"STEMDECK_BIN={binary} is not an executable file")
         else:
-            log("building: swift build -c release --product stemdeck (and stemdeck-testrig, for case 5)")
-            run(["swift", "build", "-c", "release", "--product", "stemdeck"], timeout=3600, cwd=REPO, env=env,
-                what="swift build")
-            run(["swift", "build", "-c", "release", "--product", "stemdeck-testrig"], timeout=3600, cwd=REPO, env=env,
-                what="swift build")
+            # The release build every script shares (scripts/build-release), so the tests' and the
+            # benchmark's binaries are the same one.
+            build = os.path.join(REPO, "scripts", "build-release")
+            log("building: scripts/build-release --product stemdeck (and stemdeck-testrig, for case 5)")
+            run([build, "--product", "stemdeck"], timeout=3600, cwd=REPO, env=env, what="scripts/build-release")
+            run([build, "--product", "stemdeck-testrig"], timeout=3600, cwd=REPO, env=env, what="scripts/build-release")
             binary = os.path.join(REPO, ".build", "release", "stemdeck")
         os.makedirs(cache, exist_ok=True)
         generate_material(cache, env)

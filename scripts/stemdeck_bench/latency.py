@@ -41,7 +41,7 @@ def vol_to_port_periods(ctx, server, count=40, via="stdin"):
     cache = ctx["cache"]
     rig_bin = os.path.join(os.path.dirname(ctx["bin"]), "stemdeck-testrig")
     if not os.access(rig_bin, os.X_OK):
-        raise BenchError(f"{rig_bin} is missing (swift build -c release builds it)")
+        raise BenchError(f"{rig_bin} is missing (scripts/build-release builds it)")
     dc = os.path.join(cache, "dc.wav")
     if not os.path.exists(dc):
         with wave.open(dc, "wb") as w:

@@ -297,8 +297,10 @@ enum MixerText {
   }
 
   /// "1/1", "2/4", "3/∞" (ASCII: "3/inf").
+  /// "4/4": the pass being played (1-based) of how many, for a stem set to `loops` extra
+  /// repetitions (`loops 3` plays 4 times; -1 forever: "7/∞").
   static func loop(_ index: Int, of loops: Int, unicode: Bool) -> String {
-    "\(index)/" + (loops < 0 ? (unicode ? "∞" : "inf") : String(loops))
+    "\(index)/" + (loops < 0 ? (unicode ? "∞" : "inf") : String(loops + 1))
   }
 
   /// Bar and beat (1-based) at `seconds` for `tempo`: "12.3".
