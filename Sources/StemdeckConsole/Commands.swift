@@ -653,10 +653,20 @@ enum CommandTable {
 
   static let otherCommands: [CommandSpec] = [
     CommandSpec(
-      name: "help", aliases: ["?"], usage: "help [COMMAND]", summary: "list commands, or explain one", argumentCount: 0...1,
-      completions: [.command]
+      name: "help", aliases: ["?"], usage: "help [COMMAND|GROUP]", summary: "list commands, or explain one, or list a group",
+      details: """
+        GROUP is a heading of the list: stems, buses, inputs, sends, transport, meters, effects,
+        midi, routing, session, other ('help group stems' where a command has the same name).
+        """,
+      argumentCount: 0...2, completions: [.command]
     ) { (c, a) throws(CommandError) in
-      for line in try Help.text(for: a.first, width: c.terminalColumns?()) { c.write(line) }
+      var topic = a.first
+      if a.count == 2 {
+        guard a[0].lowercased() == "group" else { throw CommandError("help: usage: help [COMMAND], help GROUP or help group GROUP") }
+        guard Help.group(named: a[1]) != nil else { throw Help.unknownGroup(a[1]) }
+        topic = "group " + a[1]
+      }
+      for line in try Help.text(for: topic, width: c.terminalColumns?()) { c.write(line) }
     },
     CommandSpec(name: "echo", usage: "echo TEXT…", summary: "print text (for scripts)", argumentCount: 0...99) {
       (c, a) throws(CommandError) in
@@ -699,46 +709,68 @@ enum CommandTable {
 
 /// `help` text, generated from the command table so it never drifts from the commands.
 enum Help {
-  /// With `width` (interactive mode: the terminal's columns), every line fits: in the list,
-  /// one line per command with its summary cut short ("help COMMAND" has it all); a command's
-  /// own help is wrapped.
-  static func text(for command: String?, width: Int?) throws(CommandError) -> [String] {
-    let lines = try text(for: command)
-    guard let width else { return lines }
-    if command != nil { return lines.flatMap { Display.wrapped($0, width: width, indent: 4) } }
-    return lines.map { line in
-      guard TerminalInfo.displayWidth(line) > width else { return line }
-      if line.hasPrefix("  ") { return Display.shortened(line, toEnd: width) }
-      return Display.wrapped(line, width: width).joined(separator: "\n")
-    }.flatMap { $0.split(separator: "\n").map(String.init) }
+  /// The list's headings, the words `help WORD` finds each by (when WORD is not a command; `help
+  /// group WORD` always), and their commands.
+  static let groups: [(title: String, words: [String], specs: [CommandSpec])] = [
+    ("stems", ["stems", "stem"], CommandTable.stemCommands), ("buses", ["buses"], CommandTable.busCommands),
+    ("live inputs", ["inputs", "live", "input"], CommandTable.inputCommands),
+    ("aux sends", ["sends", "aux"], CommandTable.sendCommands), ("transport", ["transport"], CommandTable.transportCommands),
+    ("meters", ["meters"], CommandTable.meterCommands),
+    ("effects and recording", ["effects", "recording", "sfx"], CommandTable.effectAndRecordCommands),
+    ("MIDI control", ["midi"], CommandTable.midiCommands), ("routing", ["routing"], CommandTable.routingCommands),
+    ("session", ["session", "sessions"], CommandTable.sessionCommands), ("other", ["other"], CommandTable.otherCommands)
+  ]
+  /// The column the summaries start at, after a two-space indent.
+  static let column = 34
+
+  static func group(named word: String) -> (title: String, words: [String], specs: [CommandSpec])? {
+    let w = word.lowercased()
+    return groups.first { $0.title.lowercased() == w || $0.words.contains(w) }
   }
 
-  static func text(for command: String?) throws(CommandError) -> [String] {
-    if let command {
-      guard let spec = CommandTable.lookup(command.lowercased()) else {
-        throw CommandError("no help for '\(ValueParser.printable(command))': unknown command (type 'help' for the list)")
+  static func unknownGroup(_ word: String) -> CommandError {
+    CommandError(
+      "help: no group '\(ValueParser.printable(word))' (groups: \(groups.map { $0.words[0] }.joined(separator: ", ")))")
+  }
+
+  /// With `width` (interactive mode: the terminal's columns), every line fits: in a list, a
+  /// summary too long for the line goes on under its column ("help COMMAND" has it all); a
+  /// command's own help is wrapped.
+  static func text(for topic: String?, width: Int?) throws(CommandError) -> [String] {
+    let lines = try text(for: topic)
+    guard let width else { return lines }
+    if let topic, !topic.lowercased().hasPrefix("group "), CommandTable.lookup(topic.lowercased()) != nil {
+      return lines.flatMap { Display.wrapped($0, width: width, indent: 4) }
+    }
+    return lines.flatMap { line -> [String] in
+      guard TerminalInfo.displayWidth(line) > width else { return [line] }
+      guard line.hasPrefix("  ") else { return Display.wrapped(line, width: width) }
+      // Too narrow to keep a readable summary column: the row is cut instead.
+      guard width >= column + 3 + 24 else { return [Display.shortened(line, toEnd: width)] }
+      return Display.wrapped(line, width: width, indent: column + 3)
+    }
+  }
+
+  static func text(for topic: String?) throws(CommandError) -> [String] {
+    if let topic {
+      let word = topic.lowercased()
+      if word.hasPrefix("group "), let g = group(named: String(word.dropFirst(6))) { return rows(g.title, g.specs) }
+      guard let spec = CommandTable.lookup(word) else {
+        if let g = group(named: word) { return rows(g.title, g.specs) }
+        throw CommandError("no help for '\(ValueParser.printable(topic))': unknown command (type 'help' for the list)")
       }
       var lines = ["usage: \(spec.usage)", "  \(spec.summary)"]
       if !spec.aliases.isEmpty { lines.append("  aliases: \(spec.aliases.joined(separator: ", "))") }
       for d in spec.details.split(separator: "\n") { lines.append("  " + String(d).trimmingSpaces()) }
       return lines
     }
-    var lines: [String] = []
-    let groups: [(String, [CommandSpec])] = [
-      ("stems", CommandTable.stemCommands), ("buses", CommandTable.busCommands), ("live inputs", CommandTable.inputCommands),
-      ("aux sends", CommandTable.sendCommands),
-      ("transport", CommandTable.transportCommands),
-      ("meters", CommandTable.meterCommands), ("effects and recording", CommandTable.effectAndRecordCommands),
-      ("MIDI control", CommandTable.midiCommands), ("routing", CommandTable.routingCommands),
-      ("session", CommandTable.sessionCommands), ("other", CommandTable.otherCommands)
-    ]
-    // One line per command; a usage longer than the column pushes its summary right.
-    let column = 34
-    for (title, specs) in groups {
-      lines.append("\(title):")
-      for s in specs { lines.append("  \(s.usage.padded(column)) \(s.summary)") }
-    }
+    var lines = groups.flatMap { rows($0.title, $0.specs) }
     lines.append("NAME may be 'all' where shown. '#' starts a comment; ';' separates commands.")
     return lines
+  }
+
+  /// A heading and one line per command; a usage longer than the column pushes its summary right.
+  static func rows(_ title: String, _ specs: [CommandSpec]) -> [String] {
+    ["\(title):"] + specs.map { "  \($0.usage.padded(column)) \($0.summary)" }
   }
 }

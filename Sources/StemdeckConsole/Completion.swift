@@ -33,9 +33,10 @@ enum Completion {
       let own = console.driver?.clientName
       func full(_ name: String) -> String { name.contains(":") || own == nil ? name : "\(own!):\(name)" }
       // A port already typed (connect master_L …): only ports that can connect to it, the
-      // other direction (an output connects to inputs, an input to outputs).
+      // other direction (an output connects to inputs, an input to outputs) and the same type
+      // (MIDI to MIDI: `connect midi_in …` offers no audio port).
       if index >= 1, let other = ports.first(where: { $0.name == full(words[index]) }) {
-        ports = ports.filter { other.isOutput ? $0.isInput : $0.isOutput }
+        ports = ports.filter { (other.isOutput ? $0.isInput : $0.isOutput) && $0.isAudio == other.isAudio }
       }
       options = ports.map(\.name)
       if let own {

@@ -301,7 +301,7 @@ struct JackCitizenTests {
 @Suite("port completion in a real terminal", .serialized, .timeLimit(.minutes(2)))
 struct PortCompletionTests {
   @Test(
-    "connect master_L sys<Tab> offers only playback ports; connect in_L sys<Tab> only capture ports; quit! leaves the shell's prompt on its own line"
+    "connect master_L sys<Tab> offers only playback ports; connect in_L sys<Tab> only capture ports; connect midi_in no audio port; quit! leaves the shell's prompt on its own line"
   )
   func completionFollowsDirection() async throws {
     let binary = try StemdeckBinary.require()
@@ -332,6 +332,17 @@ struct PortCompletionTests {
     try await term.type("connect mas")
     try await term.send("Tab")
     try await term.check(try await term.waitForCursorRow("stemdeck> connect master_"), "first port: ")
+    try await term.send("C-u")
+    // MIDI connects to MIDI only: the dummy driver has no MIDI ports, so `connect midi_in sys<Tab>`
+    // completes nothing (it offered the audio capture ports); the X typed after Tab lands right
+    // after "sys".
+    try await term.type("midi on")
+    try await term.send("Enter")
+    try await term.check(try await term.waitForCursorRow("stemdeck>"), "midi on: ")
+    try await term.type("connect midi_in sys")
+    try await term.send("Tab")
+    try await term.type("X")
+    try await term.check(try await term.waitForCursorRow("stemdeck> connect midi_in sysX"), "MIDI → no audio ports: ")
     try await term.send("C-u")
 
     try await term.type("quit!")

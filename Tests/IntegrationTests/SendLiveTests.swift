@@ -7,21 +7,25 @@ import Testing
 // JACK server (dummy driver); jack_capture records the send at the stem's level −12 dB.
 extension JackIntegrationTests {
   /// One second of `stemdeck:verb_send_L/R` recorded with jack_capture: each side's peak.
-  static func sendPeaks(_ server: PrivateJackServer, _ dir: IntegrationTempDir) async throws -> (Float, Float) {
+  /// The peaks of 1 s of stemdeck:verb_send_L/R (jack_capture), from frame `from` of the take on
+  /// (after a change's 10 ms ramps).
+  static func sendPeaks(_ server: PrivateJackServer, _ dir: IntegrationTempDir, from: Int = 0) async throws -> (Float, Float) {
     let path = dir.file("send-\(UInt32.random(in: 0...UInt32.max)).wav")
     let capture = try server.startCapture(ports: ["stemdeck:verb_send_L", "stemdeck:verb_send_R"], seconds: 1, to: path, hookDir: dir)
     _ = try await capture.finish(timeout: 15)
     let audio = try readAudio(path)
     #expect(audio.channels == 2 && audio.frames > 24000, "\(audio.frames) frames")
     var peakL: Float = 0, peakR: Float = 0
-    for frame in 0..<audio.frames {
+    for frame in min(from, audio.frames)..<audio.frames {
       peakL = max(peakL, abs(audio.sample(frame, 0)))
       peakR = max(peakR, abs(audio.sample(frame, 1)))
     }
     return (peakL, peakR)
   }
 
-  @Test("script mode, live: a post-fader send at -12 dB reaches stemdeck:verb_send_L/R (jack_capture) at the stem's level -12 dB")
+  @Test(
+    "script mode, live: a post-fader send at -12 dB reaches stemdeck:verb_send_L/R (jack_capture) at the stem's level -12 dB, after its fader and pan; pre-fader, before them and its mute"
+  )
   func sendLive() async throws {
     let server = try await PrivateJackServer()
     defer { server.stop() }
@@ -46,6 +50,24 @@ extension JackIntegrationTests {
     // A centred mono 0.25 sine: 0.25 · cos(π/4) a side, then −12 dB.
     let expected = Float(0.25 * cos(Double.pi / 4) * pow(10, -12.0 / 20))
     #expect(abs(peakL - expected) < expected * 0.01 && abs(peakR - expected) < expected * 0.01, "L \(peakL) R \(peakR), want \(expected)")
+    // The law with the fader and pan moved (issue 37, item 7): post follows the fader and the pan
+    // (constant power: θ = (pan + 1)·π/4, L cos θ, R sin θ); pre takes the stem after its EQ,
+    // before its fader, pan and mute: a mono stem at the send's level on both sides.
+    let send = pow(10, -12.0 / 20), fader = pow(10, -6.0 / 20), theta = 1.5 * Double.pi / 4
+    try await deck.run("vol tone -6dB")
+    try await deck.run("pan tone 0.5")
+    let (postL, postR) = try await Self.sendPeaks(server, dir, from: 12000)
+    let wantL = Float(0.25 * fader * cos(theta) * send), wantR = Float(0.25 * fader * sin(theta) * send)
+    #expect(
+      abs(postL - wantL) < wantL * 0.01 && abs(postR - wantR) < wantR * 0.01,
+      "post, fader -6 dB, pan 0.5: L \(postL) R \(postR), want \(wantL) \(wantR)")
+    try await deck.run("send tone verb -12dB pre")
+    try await deck.run("mute tone")
+    let (preL, preR) = try await Self.sendPeaks(server, dir, from: 12000)
+    let wantPre = Float(0.25 * send)
+    #expect(
+      abs(preL - wantPre) < wantPre * 0.01 && abs(preR - wantPre) < wantPre * 0.01,
+      "pre, the stem muted at -6 dB and panned: L \(preL) R \(preR), want \(wantPre) on both")
     try await deck.run("send remove verb")
     let gone = try await eventually(timeout: 5, interval: 0.05) { try await !server.ports().contains("stemdeck:verb_send_L") }
     #expect(gone)

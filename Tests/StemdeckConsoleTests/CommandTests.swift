@@ -287,7 +287,10 @@ struct CommandValidationTests {
     Rejection("meterpoint sideways", "error: meterpoint must be pre or post (got 'sideways')"),
     // other
     Rejection("help nosuch", "error: no help for 'nosuch': unknown command (type 'help' for the list)"),
-    Rejection("help pan vol", "error: help: expected 0 to 1 arguments, got 2 — usage: help [COMMAND]"),
+    Rejection("help pan vol", "error: help: usage: help [COMMAND], help GROUP or help group GROUP"),
+    Rejection(
+      "help group nope",
+      "error: help: no group 'nope' (groups: stems, buses, inputs, sends, transport, meters, effects, midi, routing, session, other)"),
     Rejection("quit now", "error: quit: expected 0 arguments, got 1 — usage: quit")
   ]
 

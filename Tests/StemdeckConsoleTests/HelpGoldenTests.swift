@@ -1,5 +1,6 @@
 // Golden tests of the help text, in the style of swift-argument-parser's AssertHelp: the expected
 // text lives here; when the help changes on purpose, update these strings deliberately.
+import Foundation
 import Testing
 @testable import StemdeckConsole
 
@@ -16,7 +17,7 @@ struct HelpGoldenTests {
 
   static let helpTail = """
     other:
-      help [COMMAND]                     list commands, or explain one
+      help [COMMAND|GROUP]               list commands, or explain one, or list a group
       echo TEXT…                         print text (for scripts)
       debug heap                         diagnostic: memory in use (heap after malloc_trim, own resident)
       quit                               leave stemdeck (quit! discards unsaved changes)
@@ -144,6 +145,25 @@ struct HelpGoldenTests {
   func unknownCommandHelp() throws {
     #expect(try help("help nosuch") == (false, ["error: no help for 'nosuch': unknown command (type 'help' for the list)"]))
     #expect(try help("help 'a\u{1B}b'") == (false, ["error: no help for 'a\\u{1b}b': unknown command (type 'help' for the list)"]))
+  }
+
+  @Test("help GROUP lists one group; 'help group NAME' where a command has the name; at 80 columns nothing is cut")
+  func groupsAndWidth() throws {
+    let session = try help("help session").output
+    #expect(session.first == "session:" && session.count == CommandTable.sessionCommands.count + 1, "\(session)")
+    #expect(try help("help routing").output.first == "routing:")
+    let stems = try help("help group stems").output
+    #expect(stems.first == "stems:" && stems.count == CommandTable.stemCommands.count + 1, "\(stems)")
+    #expect(try help("help stems").output.first == "usage: stems", "a command wins over a group")
+    // At a width every line fits, and no summary is cut: each is there in full once the
+    // continuation lines are joined back.
+    let lines = try Help.text(for: nil, width: 80)
+    #expect(lines.allSatisfy { TerminalInfo.displayWidth($0) <= 80 }, "\(lines.filter { TerminalInfo.displayWidth($0) > 80 })")
+    let joined = lines.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+    for spec in CommandTable.all {
+      let words = spec.summary.split(separator: " ").joined(separator: " ")
+      #expect(joined.contains(words), "\(spec.name)'s summary is cut: \(spec.summary)")
+    }
   }
 
   @Test("help: each row is the usage padded to 34 columns, a space, then the summary")

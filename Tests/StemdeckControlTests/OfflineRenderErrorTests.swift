@@ -84,7 +84,7 @@ import Testing
     expectMixerError([folder.file("s.stemdeck"), "stems[1]", "gone", folder.file("gone.flac")]) { () throws(MixerError) in
       _ = try render(missing, folder)
     }
-    expectMixerError(["cannot create", "no/such/dir/out.wav"]) { () throws(MixerError) in
+    expectMixerError(["no/such/dir/out.wav: the folder ", "no/such/dir does not exist; make it first"]) { () throws(MixerError) in
       _ = try render(session, folder, output: "no/such/dir/out.wav")
     }
   }

@@ -124,8 +124,10 @@ import Testing
     let frames = 24000
     var worstOwn = 200.0, worstSRC = 200.0
     var report = ""
-    // Tones across the band libsamplerate's fastest converter keeps (80 % of the lower Nyquist).
-    for fraction in [0.05, 0.2, 0.4, 0.6, 0.75, 0.8] {
+    // Tones across the band libsamplerate's fastest converter keeps (80 % of the lower Nyquist),
+    // and the two an audit found the worst (17.2 and 17.28 kHz of a 44.1 kHz file: an image at
+    // -99.8 dB, which made the README's "over 100 dB" false).
+    for fraction in [0.05, 0.2, 0.4, 0.6, 0.75, 17200.0 / 22050, 17280.0 / 22050, 0.8] {
       let cycles = fraction * 0.5 * Swift.min(1, ratio)
       let x = Self.tone(cycles, frames: frames)
       let own = Self.convertOwn(x, channels: 2, ratio: ratio)
@@ -138,9 +140,13 @@ import Testing
         format: " %.2f: own %.1f dB (gain %.4f) src %.1f dB (gain %.4f);", fraction, a.snr, a.amplitude / 0.5, b.snr, b.amplitude / 0.5)
     }
     print("ratio \(ratio):\(report)")
-    #expect(worstOwn >= worstSRC - 1, "ratio \(ratio): worst residual \(worstOwn) dB against libsamplerate's \(worstSRC) dB:\(report)")
-    // The README's figure: every residual more than 100 dB below the tone.
-    #expect(worstOwn >= 100, "ratio \(ratio): worst residual only \(worstOwn) dB below the tone:\(report)")
+    // Past 140 dB down both are at single precision's own noise (a float holds 24 bits): a dB
+    // there is no difference (at rate 2 the audit's tones read 146.1 against 147.8 dB).
+    #expect(
+      worstOwn >= Swift.min(worstSRC - 1, 140),
+      "ratio \(ratio): worst residual \(worstOwn) dB against libsamplerate's \(worstSRC) dB:\(report)")
+    // docs/sound.md's figure: every residual more than 99 dB below the tone.
+    #expect(worstOwn >= 99, "ratio \(ratio): worst residual only \(worstOwn) dB below the tone:\(report)")
   }
 }
 
