@@ -156,8 +156,11 @@ struct MixerViewTerminalTests {
     }
     defer { run.close() }
     let term = run.term
+    // The first draw waits on the server and the client opening: a ceiling of 30 s (a CI run saw
+    // a blank screen for the whole of 10 s once, 2026-12-02, with nothing else wrong).
     try await term.check(
-      term.waitForScreen { rows in ["drums", "bass", "gone", "guitar", "master"].allSatisfy { n in rows.count > 1 && rows[1].contains(n) }
+      term.waitForScreen(timeout: 30) { rows in
+        ["drums", "bass", "gone", "guitar", "master"].allSatisfy { n in rows.count > 1 && rows[1].contains(n) }
       },
       "names at \(c): ")
     // The offline stem: shown in its place with the ! flag.
