@@ -141,7 +141,7 @@ struct ControlSocketTests {
       "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 JACK_NO_START_SERVER=1 "
         + "\(binary) s.json --server \(server.name) --no-start-server --no-connect --control \(socket)",
       columns: 100, rows: 30, directory: dir.path)
-    defer { Task { await term.close() } }
+    defer { term.close() }
     try await term.check(term.waitForCursorRow("stemdeck>"), "no prompt")
     try await term.type("echo half")
     let answer = try await runTool(binary, ["ctl", "--socket", socket, "vol drums -6dB; stems"], timeout: 20)

@@ -74,165 +74,6 @@ struct InteractiveTests {
   }
 }
 
-/// Runs a tool synchronously (for cleanup in `defer`), for at most 30 s.
-func runToolSync(_ tool: String, _ arguments: [String]) throws -> Int32 {
-  try runProcess(findOnPath(tool) ?? "/usr/bin/\(tool)", arguments, timeout: 30).status
-}
-
-/// A terminal for stemdeck: a tmux session on a private tmux server (its own socket, so that
-/// closing it closes only this test's terminal), driven by keys, read back as screen text.
-final class TmuxTerminal: @unchecked Sendable {
-  let socket: String
-  let session = "t"
-  let columns: Int
-  let rows: Int
-
-  /// Starts `command` (run by sh) in a new terminal of `columns` × `rows`.
-  init(_ command: String, columns: Int = 80, rows: Int = 24, directory: String) async throws {
-    try #require(findOnPath("tmux") != nil, "tmux is not installed (scripts/install-deps installs it)")
-    socket = "stemdeck-test-\(getpid())-\(Int.random(in: 0..<1_000_000))"
-    self.columns = columns
-    self.rows = rows
-    let r = try await tmux(["new-session", "-d", "-s", session, "-x", "\(columns)", "-y", "\(rows)", "-c", directory, command])
-    guard r.status == 0 else { throw HarnessError("tmux new-session failed: \(r.text)") }
-  }
-
-  @discardableResult
-  func tmux(_ args: [String]) async throws -> ToolResult {
-    // -u: the terminal is UTF-8 whatever the test's locale.
-    try await runTool("tmux", ["-u", "-L", socket] + args, environment: ["LANG": "C.UTF-8"], timeout: 10)
-  }
-
-  /// Sends keys: tmux key names ("Enter", "Tab", "Up", "C-r") or literal text.
-  func send(_ keys: String...) async throws {
-    try await tmux(["send-keys", "-t", session] + keys)
-  }
-
-  /// Sends literal text (no key-name lookup).
-  func type(_ text: String) async throws {
-    try await tmux(["send-keys", "-t", session, "-l", text])
-  }
-
-  /// The visible screen, one string per row (trailing blank rows dropped).
-  func screen() async throws -> [String] {
-    var lines = try await tmux(["capture-pane", "-p", "-t", session]).stdout
-    while lines.last?.isEmpty == true { lines.removeLast() }
-    return lines
-  }
-
-  /// The screen and the scrollback with wrapped rows joined back into the lines the program
-  /// wrote (`capture-pane -J`): a line longer than the terminal is one long line here.
-  func joinedLines() async throws -> [String] {
-    try await tmux(["capture-pane", "-p", "-J", "-S", "-1000", "-t", session]).stdout
-  }
-
-  /// The row the cursor is on.
-  func cursorRow() async throws -> String {
-    let y = try await tmux(["display-message", "-p", "-t", session, "#{cursor_y}"]).stdout.first.flatMap { Int($0) } ?? -1
-    let rows = try await tmux(["capture-pane", "-p", "-t", session]).stdout
-    return y >= 0 && y < rows.count ? rows[y] : ""
-  }
-
-  /// Waits until the screen satisfies `condition` (deadline `timeout` seconds).
-  func waitForScreen(timeout: Double = 10, _ condition: @escaping ([String]) -> Bool) async throws -> Bool {
-    try await eventually(timeout: timeout, interval: 0.05) { condition(try await self.screen()) }
-  }
-
-  /// Waits until some row of the screen contains `text`.
-  func waitFor(_ text: String, timeout: Double = 10) async throws -> Bool {
-    try await waitForScreen(timeout: timeout) { $0.contains { $0.contains(text) } }
-  }
-
-  /// Waits until the row the cursor is on is exactly `text` (trailing spaces ignored).
-  func waitForCursorRow(_ text: String, timeout: Double = 10) async throws -> Bool {
-    try await eventually(timeout: timeout, interval: 0.05) {
-      try await self.cursorRow().trimmingTrailingBlanks() == text
-    }
-  }
-
-  var text: String {
-    get async { ((try? await screen()) ?? []).joined(separator: "\n") }
-  }
-
-  /// Records a failure with the screen's text when `ok` is false.
-  func check(_ ok: Bool, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) async {
-    if !ok { Issue.record("\(what)\n\(await text)", sourceLocation: sourceLocation) }
-  }
-
-  /// Closes the terminal: the tmux server closes the pty master (the program's terminal hangs up).
-  func close() async {
-    _ = try? await tmux(["kill-server"])
-  }
-
-  deinit { _ = try? runToolSync("tmux", ["-L", socket, "kill-server"]) }
-}
-
-/// stemdeck in a real terminal (tmux) on a private JACK server of its own, what a terminal test
-/// holds to its end: `defer { run.close() }` closes the terminal and stops the server.
-struct TerminalRun {
-  let server: PrivateJackServer
-  let dir: IntegrationTempDir
-  let state: IntegrationTempDir
-  let term: TmuxTerminal
-
-  /// The shell command `command(binary, server, state)` in a new terminal of `columns` × `rows`,
-  /// in the folder `material()` makes, with a state folder of its own (named `stateName`).
-  static func start(
-    material: () throws -> IntegrationTempDir, state stateName: String, columns: Int, rows: Int,
-    command: (String, PrivateJackServer, IntegrationTempDir) -> String
-  ) async throws -> TerminalRun {
-    let binary = try StemdeckBinary.require()
-    let server = try await PrivateJackServer()
-    let dir = try material()
-    let state = try IntegrationTempDir(stateName)
-    let term = try await TmuxTerminal(command(binary, server, state), columns: columns, rows: rows, directory: dir.path)
-    return TerminalRun(server: server, dir: dir, state: state, term: term)
-  }
-
-  func close() {
-    Task { [term] in await term.close() }
-    server.stop()
-  }
-}
-
-extension String {
-  func trimmingTrailingBlanks() -> String {
-    var s = Substring(self)
-    while s.last == " " { s = s.dropLast() }
-    return String(s)
-  }
-}
-
-/// Process facts from /proc, for processes the test did not start itself.
-enum ProcFS {
-  /// The state letter of `pid` ("R", "S", "Z"…), nil when it no longer exists.
-  static func state(_ pid: pid_t) -> String? {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let close = stat.lastIndex(of: ")")
-    else { return nil }
-    return stat[stat.index(close, offsetBy: 2)...].split(separator: " ").first.map(String.init)
-  }
-
-  /// Gone: no such process, or a zombie nobody has reaped yet (it has ended).
-  static func ended(_ pid: pid_t) -> Bool {
-    let s = state(pid)
-    return s == nil || s == "Z" || s == "X"
-  }
-
-  /// Children of `pid` whose command name is `name`.
-  static func children(of pid: pid_t, named name: String) -> [pid_t] {
-    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-    return entries.compactMap { Int32($0) }.filter { child in
-      guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
-        let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
-      else { return false }
-      let comm = stat[stat.index(after: open)..<close]
-      let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
-      return comm == name && fields.count > 1 && Int32(fields[1]) == pid
-    }
-  }
-}
-
 /// The REPL as a person uses it, in real terminals (tmux): every line edited by libedit, history,
 /// Ctrl-R, completion with quoting, UTF-8, events above a half-typed line, the terminal's width,
 /// and leaving: Ctrl-D, SIGTERM, SIGHUP, the terminal closed.
@@ -464,7 +305,7 @@ struct TerminalSessionTests {
     defer { PrivateJackServer.removeStaleFiles(of: serverName) }
     let shell = "\(command(binary, state: state, server: serverName)) 2>\(dir.file("stderr.txt")); echo $? > \(dir.file("status.txt"))"
     let term = try await TmuxTerminal(shell, columns: 100, rows: 30, directory: dir.path)
-    defer { Task { await term.close() } }
+    defer { term.close() }
     try await term.check(try await term.waitForCursorRow("stemdeck>", timeout: 20), "no prompt: ")
     let shellPid =
       try await term.tmux(["display-message", "-p", "-t", term.session, "#{pane_pid}"]).stdout.first.flatMap { Int32($0) } ?? -1
@@ -499,7 +340,7 @@ struct TerminalSessionTests {
     switch how {
     case .sigterm: kill(stemdeck, SIGTERM)
     case .sighup: kill(stemdeck, SIGHUP)
-    case .terminalClosed, .terminalClosedDuringWait: await term.close()
+    case .terminalClosed, .terminalClosedDuringWait: await term.hangUp()
     }
     // Waited for as an event (a bound of 30 s against a stuck process, not a timing).
     let ended = await eventually(timeout: 30, interval: 0.01) { ProcFS.ended(stemdeck) }

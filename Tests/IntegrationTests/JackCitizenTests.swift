@@ -315,7 +315,7 @@ struct PortCompletionTests {
       "env XDG_STATE_HOME=\(state.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 JACK_NO_START_SERVER=1 "
       + "\(binary) --server \(server.name) --no-start-server --no-connect; printf 'SHELL-PROMPT>'; sleep 30"
     let term = try await TmuxTerminal(command, columns: 100, rows: 30, directory: dir.path)
-    defer { Task { await term.close() } }
+    defer { term.close() }
     try await term.check(try await term.waitForCursorRow("stemdeck>", timeout: 20), "no prompt: ")
 
     // The dummy driver has system:capture_1/2 (outputs) and system:playback_1/2 (inputs): the

@@ -37,7 +37,7 @@ struct RawNameTerminalTests {
     try Self.rename(dir.file("tmp.wav"), to: dir.path, "caf", [0xE9], ".wav")
     try writeSession(dir.file("show.json"), stems: [])
     let term = try await start(dir, server: server)
-    defer { Task { await term.close() } }
+    defer { term.close() }
 
     try await term.type("add caf")
     try await term.send("Tab")
@@ -101,7 +101,7 @@ struct RawNameTerminalTests {
     try WAV.writeSparse(dir.file("wide.wav"), channels: 64, sampleRate: 768_000, seconds: 8)
     try writeSession(dir.file("show.json"), stems: [])
     let term = try await start(dir, server: server)
-    defer { Task { await term.close() } }
+    defer { term.close() }
 
     try await term.type("sfx load wide wide.wav")
     try await term.send("Enter")

@@ -296,7 +296,7 @@ struct ReadOnlyFileSystemTests {
       "\(launcher) env XDG_STATE_HOME=\(place.session.path) JACK_DEFAULT_SERVER=\(server.name) NO_COLOR=1 JACK_NO_START_SERVER=1 "
       + "\(binary) show.json --server \(server.name) --no-start-server --no-connect --no-control"
     let term = try await TmuxTerminal(command, columns: 160, rows: 30, directory: place.audio.path)
-    defer { Task { await term.close() } }
+    defer { term.close() }
     await term.check(try await term.waitForCursorRow("stemdeck>"), "no prompt: ")
     for n in 1...3 {
       try await term.type("echo line-\(n)")

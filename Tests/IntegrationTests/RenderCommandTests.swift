@@ -65,7 +65,7 @@ struct RenderCommandTests {
     // Long enough to take well over a second in any build: 10 minutes of two stems, one resampled (about 3 s in a release build on a quiet 2-core machine).
     let command = "read go; '\(binary)' render long.json -o out.wav --duration 600\(quiet ? " --quiet" : ""); echo render-exit-$?; exec cat"
     let terminal = try await TmuxTerminal(command, columns: 100, rows: 20, directory: dir.path)
-    defer { Task { await terminal.close() } }
+    defer { terminal.close() }
     let log = dir.file("terminal.log")
     try await terminal.tmux(["pipe-pane", "-o", "-t", terminal.session, "cat >> '\(log)'"])
     try await terminal.send("Enter")
