@@ -20,6 +20,7 @@
 //                       C entries), JACK's other callbacks, routing, server launcher.
 //   StemdeckConsole     the REPL and script mode: parser, commands, help text, line editor; App.swift
 //                       puts the parts together. MixerView/ is the full-screen mixer (ncursesw).
+//   StemdeckVersion     the version string only (VERSION and git, via Plugins/StemdeckVersionPlugin).
 //   stemdeck            the executable's entry point (main.swift hands argv to StemdeckConsole).
 import PackageDescription
 
@@ -66,8 +67,13 @@ let package = Package(
     .target(name: "StemdeckControl",
             dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128", "CStream"]),
     .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckControl", "StemdeckSession", "CJack"]),
+    // The version string (VERSION and git, written by scripts/version before every build); a
+    // module of its own, so that a new commit relinks and recompiles nothing else.
+    .plugin(name: "StemdeckVersionPlugin", capability: .buildTool()),
+    .target(name: "StemdeckVersion", plugins: ["StemdeckVersionPlugin"]),
     .target(name: "StemdeckConsole",
-            dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "CEditLine", "CLiblo", "CNcurses"]),
+            dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "StemdeckVersion",
+                           "CEditLine", "CLiblo", "CNcurses"]),
     .executableTarget(name: "stemdeck", dependencies: ["StemdeckConsole"]),
     .executableTarget(name: "stemdeck-testrig", dependencies: ["CJack"]),
     // What every test target shares (temporary folders, the seeded generator, WAV files written

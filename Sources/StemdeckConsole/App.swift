@@ -5,6 +5,7 @@ import StemdeckControl
 import StemdeckEngine
 import StemdeckJack
 import StemdeckSession
+import StemdeckVersion
 import Synchronization
 
 /// Runs stemdeck with `args` (without the program name); returns the exit status.
@@ -16,7 +17,7 @@ public func runStemdeck(_ args: [String]) -> Int32 {
   }
   switch arguments.mode {
   case .help: writeOut(Arguments.help(arguments.helpTopic)); return 0
-  case .version: writeOut("stemdeck 0.1"); return 0
+  case .version: writeOut("stemdeck \(StemdeckVersion.string)"); return 0
   case .render: return runRender(arguments)
   case .analyze: return analyzesAudioFiles(arguments) ? runAnalyzeFiles(arguments) : runRender(arguments)
   case .ctl: return runCtl(arguments)

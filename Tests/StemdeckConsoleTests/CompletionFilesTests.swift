@@ -72,6 +72,21 @@ struct CompletionFilesTests {
     }
   }
 
+  @Test("the version is the VERSION file's: every man page's header says it and the CHANGELOG has its section")
+  func versionInOnePlace() throws {
+    func read(_ path: String) throws -> String {
+      try String(contentsOfFile: Self.root.appendingPathComponent(path).path, encoding: .utf8)
+    }
+    let release = try read("VERSION").trimmingCharacters(in: .whitespacesAndNewlines)
+    #expect(release.wholeMatch(of: /[0-9]+(\.[0-9]+)*/) != nil, "VERSION: \(release)")
+    for page in ["man/stemdeck.1", "man/stemdeck-commands.7", "man/stemdeck-session.5"] {
+      let header = try read(page).split(separator: "\n").first { $0.hasPrefix(".TH ") } ?? ""
+      #expect(header.contains("\"stemdeck \(release)\""), "\(page): \(header)")
+    }
+    let sections = try read("CHANGELOG.md").split(separator: "\n").filter { $0.hasPrefix("## ") }
+    #expect(sections.contains { $0 == "## \(release)" || $0.hasPrefix("## \(release) ") }, "CHANGELOG sections: \(sections)")
+  }
+
   @Test("stemdeck-commands(7) has an entry for every console command and names every alias, and nothing else")
   func commandsManPage() throws {
     let text = try String(contentsOfFile: Self.root.appendingPathComponent("man/stemdeck-commands.7").path, encoding: .utf8)

@@ -277,7 +277,12 @@ struct ScriptModeTests {
     #expect(unknown.status == 2 && unknown.stdout == [] && unknown.stderr.first?.hasPrefix("error: help: no help on 'mixer'") == true)
     let version = try runBinary(["--version"], in: folder)
     #expect(version.status == 0)
-    #expect(version.stdout == ["stemdeck 0.1"])
+    // The VERSION file's release, then what git adds when built from a checkout (scripts/version).
+    let release = try String(contentsOf: CompletionFilesTests.root.appendingPathComponent("VERSION"), encoding: .utf8)
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    let line = version.stdout.first ?? ""
+    #expect(version.stdout.count == 1 && line.hasPrefix("stemdeck \(release)"), "\(version.stdout)")
+    #expect(line.wholeMatch(of: /stemdeck [0-9]+(\.[0-9]+)*(\+g[0-9a-f]{7}(\.dirty)?|\+dirty)?/) != nil, "\(line)")
   }
 
   static let usageErrors: [([String], String)] = [
