@@ -7,26 +7,26 @@
 _stemdeck() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=""
   [ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
-  local subcommands="render analyze ctl help"
-  local live_options="--server --name --no-start-server --start-server --no-connect --play --mixer --strict --script --commands --keep-going --json --verbose --control --no-control --osc --osc-host --help --version"
+  local subcommands="render analyze ctl config help"
+  local live_options="--server --name --no-start-server --start-server --no-connect --play --mixer --strict --script --commands --keep-going --json --verbose --control --no-control --osc --osc-host --config --help --version"
   local render_options="--output --format --from --duration --sample-rate --dither --normalize --true-peak --stems --input --quiet --help"
   local analyze_options="--from --duration --sample-rate --input --json --quiet --help"
   local ctl_options="--name --server --socket --json --watch --help"
   local formats="wav16 wav24 wav32 float flac16 flac24 aiff16 aiff24 vorbis opus"
   local drivers="dummy alsa net net:"
-  local topics="render analyze ctl live"
+  local topics="render analyze ctl config live"
   local watch_topics="events meters transport"
   local audio='!*.@(wav|WAV|wave|flac|FLAC|aif|aiff|AIFF|aifc|caf|ogg|oga|opus|mp3|MP3|w64|rf64|json)'
   local mode=live
   case ${COMP_WORDS[1]:-} in
-    render | analyze | ctl | help) mode=${COMP_WORDS[1]} ;;
+    render | analyze | ctl | config | help) mode=${COMP_WORDS[1]} ;;
   esac
   COMPREPLY=()
   case $prev in
     --format | -f) mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur"); return ;;
     --start-server) mapfile -t COMPREPLY < <(compgen -W "$drivers" -- "$cur"); return ;;
     --watch) mapfile -t COMPREPLY < <(compgen -W "$watch_topics" -- "$cur"); return ;;
-    --output | -o | --script | --control | --socket)
+    --output | -o | --script | --control | --socket | --config)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     --stems) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
     --server | -s | --name | -n | --osc | --osc-host | --from | --duration | -d | --sample-rate | -r | \
@@ -49,7 +49,7 @@ _stemdeck() {
   fi
   local -a files=() dirs=() words=()
   case $mode in
-    ctl) return ;;  # the commands to run
+    ctl | config) return ;;  # the commands to run; config takes no file
     analyze) mapfile -t files < <(shopt -s extglob; compgen -f -X "$audio" -- "$cur") ;;
     *) mapfile -t files < <(compgen -f -X '!*.json' -- "$cur") ;;
   esac

@@ -11,16 +11,22 @@ import Synchronization
 /// Runs stemdeck with `args` (without the program name); returns the exit status.
 public func runStemdeck(_ args: [String]) -> Int32 {
   let arguments: Arguments
-  do { arguments = try Arguments.parse(args) } catch {
+  let config: ConfigFile
+  do { (arguments, config) = try Arguments.parse(args, environment: ProcessInfo.processInfo.environment) } catch {
     printError("error: \(error)")
     return 2
   }
+  // `color = never` in the configuration is NO_COLOR for every part (and what stemdeck starts).
+  if !arguments.color { setenv("NO_COLOR", "1", 1) }
   switch arguments.mode {
   case .help: writeOut(Arguments.help(arguments.helpTopic)); return 0
   case .version: writeOut("stemdeck \(StemdeckVersion.string)"); return 0
   case .render: return runRender(arguments)
   case .analyze: return analyzesAudioFiles(arguments) ? runAnalyzeFiles(arguments) : runRender(arguments)
   case .ctl: return runCtl(arguments)
+  case .config:
+    for line in arguments.configReport(config, commandLine: args, environment: ProcessInfo.processInfo.environment) { writeOut(line) }
+    return 0
   case .live: return runLive(arguments)
   }
 }
@@ -145,6 +151,7 @@ func runLive(_ a: Arguments) -> Int32 {
   options.serverName = a.server
   options.startServer = a.startServer
   options.launch = a.launch
+  options.serverSettings = a.serverSettings
   let driver: JackDriver
   do {
     driver = try JackDriver(options: options) { rate in
@@ -177,6 +184,7 @@ func runLive(_ a: Arguments) -> Int32 {
   }
   // The live session owns the control loop; the console (REPL or script runner) is its front end.
   let live = LiveSession(driver: driver)
+  if let seconds = a.autosave { live.autosaveInterval = seconds }
   let console = Console(session: live) { writeOut($0) }
   console.interactive = interactive
   console.strict = a.strict
@@ -282,7 +290,7 @@ func runLive(_ a: Arguments) -> Int32 {
   }
 
   if interactive {
-    return runInteractive(console, openMixer: a.mixer)
+    return runInteractive(console, openMixer: a.mixer, historySize: a.historySize)
   }
   if nsm != nil && a.script == nil && a.commands == nil {
     return runHeadless(console)
@@ -393,11 +401,11 @@ func runHeadless(_ console: Console) -> Int32 {
 /// SIGHUP or a terminal that went away (a hang-up, EOF or EIO on it): then unsaved changes are
 /// written to the autosave file first, and it says so on stderr where it can. Returns the exit
 /// status (128 + the signal when one ended it).
-func runInteractive(_ console: Console, openMixer: Bool = false) -> Int32 {
+func runInteractive(_ console: Console, openMixer: Bool = false, historySize: Int = 2000) -> Int32 {
   TerminalInfo.setUTF8Locale()  // before libedit starts, or it drops non-ASCII input
   writeOut("stemdeck — type 'help' for commands, 'quit' or Ctrl-D to leave")
   let history = StatePaths.stateDirectory() + "/history"
-  let editor = LineEditor(prompt: "stemdeck> ", historyPath: history)
+  let editor = LineEditor(prompt: "stemdeck> ", historyPath: history, historySize: historySize)
   editor.completer = { words, partial in Completion.candidates(console: console, words: words, partial: partial) }
   // Every line fits the terminal: tables and meters are fitted by the commands, and any other
   // long line (an error, a warning, an event) is wrapped at spaces rather than anywhere.

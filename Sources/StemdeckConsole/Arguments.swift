@@ -5,7 +5,7 @@ import StemdeckSession
 
 /// The command line, parsed.
 public struct Arguments: Equatable, Sendable {
-  public enum Mode: Equatable, Sendable { case live, render, analyze, ctl, help, version }
+  public enum Mode: Equatable, Sendable { case live, render, analyze, ctl, config, help, version }
   public var mode: Mode = .live
   /// `stemdeck help TOPIC`, `stemdeck render --help`…: whose options to show (nil: the overview).
   public var helpTopic: HelpTopic?
@@ -62,8 +62,18 @@ public struct Arguments: Equatable, Sendable {
   public var watch: [String] = []
   /// `--mixer`: open the full-screen mixer view at start (interactive mode only).
   public var mixer = false
+  /// `--config FILE`: the configuration file instead of `$XDG_CONFIG_HOME/stemdeck/config`.
+  public var configPath: String?
+  /// From the configuration file only (ConfigFile.swift): a server stemdeck starts, seconds
+  /// between autosaves (nil: the console's default; 0: off), REPL history lines, colour.
+  public var serverSettings = ServerLauncher.Settings()
+  public var autosave: Double?
+  public var historySize = 2000
+  public var color = true
 
-  public static func parse(_ args: [String]) throws(CommandError) -> Arguments {
+  /// The command line alone (no configuration file; `parse(_:environment:)` adds it), checked
+  /// across options unless `checked` is false.
+  public static func parse(_ args: [String], checked: Bool = true) throws(CommandError) -> Arguments {
     var a = Arguments()
     var rest = args[...]
     if rest.first == "help" {
@@ -72,17 +82,18 @@ public struct Arguments: Equatable, Sendable {
       if let word = rest.popFirst() {
         guard let topic = HelpTopic(rawValue: word) else {
           throw CommandError(
-            "help: no help on '\(ValueParser.printable(word))'; give render, analyze, ctl or live (the console's commands: 'help' inside stemdeck, or man stemdeck-commands)"
+            "help: no help on '\(ValueParser.printable(word))'; give render, analyze, ctl, config or live (the console's commands: 'help' inside stemdeck, or man stemdeck-commands)"
           )
         }
         a.helpTopic = topic
       }
-      guard rest.isEmpty else { throw CommandError("help takes one topic: stemdeck help [render|analyze|ctl|live]") }
+      guard rest.isEmpty else { throw CommandError("help takes one topic: stemdeck help [render|analyze|ctl|config|live]") }
       return a
     }
     if rest.first == "render" { a.mode = .render; rest = rest.dropFirst() }
     if rest.first == "analyze" { a.mode = .analyze; rest = rest.dropFirst() }
     if rest.first == "ctl" { a.mode = .ctl; rest = rest.dropFirst() }
+    if rest.first == "config" { a.mode = .config; rest = rest.dropFirst() }
     // GNU long options: `--server=foo` is `--server foo`; after `--` every argument is a file.
     var inline: String?
     var filesOnly = false
@@ -121,6 +132,7 @@ public struct Arguments: Equatable, Sendable {
         a.helpTopic = a.helpTopic ?? HelpTopic(a.mode)
         a.mode = .help
       case "--version": a.mode = .version
+      case "--config": a.configPath = try value(arg)
       case "--server", "-s": a.server = try value(arg)
       case "--name", "-n": a.clientName = try value(arg)
       case "--control": a.control = try value(arg)
@@ -204,7 +216,7 @@ public struct Arguments: Equatable, Sendable {
       }
       if let v = inline { throw CommandError("\(arg) takes no value (got '\(ValueParser.printable(arg + "=" + v))')") }
     }
-    try a.checkCombinations()
+    if checked { try a.checkCombinations() }
     return a
   }
 
@@ -215,6 +227,9 @@ public struct Arguments: Equatable, Sendable {
       throw CommandError("--osc-host HOST needs --osc PORT (the OSC server is off without it)")
     }
     if self.mode == .ctl && !self.watch.isEmpty && self.session == nil { self.session = "" }
+    if self.mode == .config, let session {
+      throw CommandError("config takes no session ('\(ValueParser.printable(session))'): stemdeck config [OPTIONS] shows the settings those options give")
+    }
     if self.mode != .ctl && self.mode != .live && self.mode != .analyze && self.json {
       throw CommandError(
         "--json is for ctl and script mode (and analyze): stemdeck ctl --json 'CMD', stemdeck SESSION --json -c 'CMD' print replies as JSON lines; stemdeck analyze FILE --json prints its figures"
@@ -290,7 +305,7 @@ public struct Arguments: Equatable, Sendable {
     "--help", "--version", "--server", "--name", "--control", "--no-control", "--socket", "--osc", "--osc-host",
     "--json", "--watch", "--no-start-server", "--start-server", "--script", "--commands", "--keep-going", "--play",
     "--mixer", "--strict", "--no-connect", "--verbose", "--output", "--duration", "--from", "--dither", "--stems",
-    "--input", "--quiet", "--format", "--normalize", "--true-peak", "--sample-rate"
+    "--input", "--quiet", "--format", "--normalize", "--true-peak", "--sample-rate", "--config"
   ]
 
   /// A level with an optional unit suffix ("-14LUFS", "-14 lufs", "-14"), checked against `range`.

@@ -10,7 +10,9 @@ import StemdeckControl
 func runCtl(_ a: Arguments) -> Int32 {
   signal(SIGPIPE, SIG_IGN)
   let server = a.server ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] ?? "default"
-  let path = a.socket.map(Console.absolutePath) ?? ControlServer.defaultPath(client: a.clientName, server: server)
+  // --socket, else the configuration's `control` (the path the live console listens on), else
+  // the default path of the client and server.
+  let path = (a.socket ?? a.control).map(Console.absolutePath) ?? ControlServer.defaultPath(client: a.clientName, server: server)
   let commands: [String]
   do { commands = try Tokenizer.commands(in: a.commands ?? "").map(commandLine) } catch {
     printError("error: \(error)")

@@ -1,6 +1,6 @@
 /// Whose options `stemdeck help TOPIC` (or `stemdeck SUBCOMMAND --help`) shows.
 public enum HelpTopic: String, Sendable, CaseIterable {
-  case live, render, analyze, ctl
+  case live, render, analyze, ctl, config
 
   /// The topic of a subcommand's `--help` (nil: the overview).
   init?(_ mode: Arguments.Mode) {
@@ -8,6 +8,7 @@ public enum HelpTopic: String, Sendable, CaseIterable {
     case .render: self = .render
     case .analyze: self = .analyze
     case .ctl: self = .ctl
+    case .config: self = .config
     default: return nil
     }
   }
@@ -24,6 +25,7 @@ extension Arguments {
     case .render: renderHelp
     case .analyze: analyzeHelp
     case .ctl: ctlHelp
+    case .config: configHelp
     }
   }
 
@@ -39,7 +41,8 @@ extension Arguments {
       stemdeck render SESSION -o FILE    mix SESSION into an audio file (no JACK)
       stemdeck analyze SESSION | FILE…   measure loudness and peaks (no JACK)
       stemdeck ctl 'CMD; CMD'            run commands in a running stemdeck
-      stemdeck help [TOPIC]              TOPIC: render, analyze, ctl or live
+      stemdeck config [options]          the settings in effect, and whence
+      stemdeck help [TOPIC]              TOPIC: render, analyze, ctl, config, live
       stemdeck --help | --version
 
     \(liveOptions)
@@ -90,6 +93,35 @@ extension Arguments {
       --osc-host HOST          the address it listens on (default 127.0.0.1:
                                this machine only; 0.0.0.0 opens it to the
                                network, where anyone can drive the mixer)
+      --config FILE            settings from FILE (default:
+                               $XDG_CONFIG_HOME/stemdeck/config; stemdeck help
+                               config); these options win over it
+
+    """
+
+  static let configHelp = """
+    usage: stemdeck config [live options]
+
+    Prints every setting of the live console and ctl in effect, and where each
+    came from: the command line, the configuration file (FILE:LINE) or the
+    default. The output is itself a configuration file.
+
+    The file is $XDG_CONFIG_HOME/stemdeck/config (~/.config/stemdeck/config), or
+    --config FILE. One KEY = VALUE a line, # comments; a flag given on the
+    command line wins over the file. An unknown key, a key given twice or a bad
+    value is an error (FILE:LINE) and stemdeck does not start.
+
+      server, name             as --server, --name
+      start-server             auto, no, dummy, alsa, net, net:MASTER_IP[:PORT]
+      server-rate              of a server stemdeck starts: 8000-192000 Hz
+      server-period            its period, a power of two 16-8192 (default 256)
+      server-periods           its periods per buffer, 2-16 (ALSA; default 2)
+      connect                  yes or no (as --no-connect)
+      control                  the control socket's path, or off
+      osc, osc-host            the OSC server's UDP port (or off) and address
+      autosave                 seconds between autosaves 1-3600, or off (30)
+      history                  REPL history lines kept, 0-100000 (2000)
+      color                    auto or never (as NO_COLOR)
 
     """
 

@@ -24,7 +24,8 @@ final class LineEditor {
   /// Whether libedit owns the terminal (raw mode, prompt shown) and reads a line.
   private(set) var active = false
 
-  init(prompt: String, historyPath: String) {
+  /// `historySize`: lines kept (the configuration's `history`).
+  init(prompt: String, historyPath: String, historySize: Int = 2000) {
     self.prompt = prompt
     self.historyPath = historyPath
     activeEditor = self
@@ -32,7 +33,7 @@ final class LineEditor {
     stemdeck_rl_install_getc()  // before libedit initializes (read_history may do it)
     using_history()
     _ = read_history(historyPath)
-    stifle_history(2000)
+    stifle_history(Int32(historySize))
     stemdeck_rl_set_completion(lineEditorComplete)
   }
 

@@ -18,6 +18,8 @@ public final class JackDriver: @unchecked Sendable {
     public var startServer = true
     /// The server to start when none runs (`--start-server`).
     public var launch: ServerLauncher.Launch = .automatic
+    /// Rate, period and periods of a server started with the dummy or ALSA driver.
+    public var serverSettings = ServerLauncher.Settings()
     public init() {}
   }
 
@@ -44,6 +46,7 @@ public final class JackDriver: @unchecked Sendable {
   var sendRegistered: [Int: RegisteredPorts] = [:]
   public private(set) var launcher: ServerLauncher?
   let launch: ServerLauncher.Launch
+  let serverSettings: ServerLauncher.Settings
   /// Connections we want, by our port's short name → full peer names. Survives server restarts.
   var intended: [String: Set<String>] = [:]
   /// Connections last seen, to tell a user's disconnect from a peer that went away.
@@ -82,11 +85,14 @@ public final class JackDriver: @unchecked Sendable {
     }
     serverName = server
     launch = options.launch
+    serverSettings = options.serverSettings
     var opened: JackClient?
     do { opened = try JackClient(name: options.clientName, server: server) } catch {
       guard options.startServer else { throw error }
       let launch = options.launch
-      launcher = try ServerLauncher(serverName: server, launch: launch) { Self.serverReady(server, launch) }
+      launcher = try ServerLauncher(serverName: server, launch: launch, settings: options.serverSettings) {
+        Self.serverReady(server, launch)
+      }
       opened = try JackClient(name: options.clientName, server: server)
     }
     let client = opened!
@@ -602,7 +608,9 @@ public final class JackDriver: @unchecked Sendable {
   func tryReconnect() -> [DriverEvent] {
     if let launcher, !launcher.isRunning {
       let (server, launch) = (serverName, launch)
-      self.launcher = try? ServerLauncher(serverName: server, launch: launch) { Self.serverReady(server, launch) }
+      self.launcher = try? ServerLauncher(serverName: server, launch: launch, settings: serverSettings) {
+        Self.serverReady(server, launch)
+      }
     }
     guard let newClient = try? JackClient(name: clientName, server: serverName) else { return [] }
     if Double(newClient.sampleRate) != mixer.sampleRate {

@@ -15,6 +15,18 @@ public final class ServerLauncher: @unchecked Sendable {
     /// group to find one in), whose netmanager listens on UDP `port` (nil: NetJack2's default).
     case net(master: String, port: Int?)
 
+    /// As `--start-server` takes it (`auto` for `.automatic`).
+    public var spec: String {
+      switch self {
+      case .automatic: return "auto"
+      case .dummy: return "dummy"
+      case .alsa: return "alsa"
+      case .net(let master, let port):
+        if master == ServerDriverInfo.netDefaultMulticast && port == nil { return "net" }
+        return "net:\(master)" + (port.map { ":\($0)" } ?? "")
+      }
+    }
+
     /// What `--start-server` accepts, for error messages.
     public static let forms = "dummy, alsa, net (a master found by multicast), net:MASTER_IP or net:MASTER_IP:PORT"
 
@@ -40,6 +52,19 @@ public final class ServerLauncher: @unchecked Sendable {
     }
   }
 
+  /// The rate, period and period count of a server stemdeck starts with the dummy or ALSA driver
+  /// (the user's config: `server-rate`, `server-period`, `server-periods`). A net slave takes its
+  /// master's; `~/.jackdrc` says its own.
+  public struct Settings: Sendable, Equatable {
+    public var rate = 48000
+    public var period = 256
+    public var periods = 2
+    public init() {}
+    public static let rates = 8000...192_000
+    public static let periodRange = 16...8192
+    public static let periodsRange = 2...16
+  }
+
   public let serverName: String
   public let driver: String
   let process: Process
@@ -63,6 +88,14 @@ public final class ServerLauncher: @unchecked Sendable {
     if cards.contains("no soundcards") { return false }
     let devices = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/snd")) ?? []
     return devices.contains { $0.hasPrefix("pcmC") && $0.hasSuffix("p") }
+  }
+
+  static func dummyArguments(_ s: Settings) -> [String] {
+    ["--no-realtime", "-d", "dummy", "-r", "\(s.rate)", "-p", "\(s.period)"]
+  }
+
+  static func alsaArguments(_ s: Settings) -> [String] {
+    ["-d", "alsa", "-r", "\(s.rate)", "-p", "\(s.period)", "-n", "\(s.periods)"]
   }
 
   /// The command line that started the server (for the start-up line).
@@ -102,7 +135,10 @@ public final class ServerLauncher: @unchecked Sendable {
   /// `jackd -n NAME` with the ALSA driver (a sound card exists) or the dummy driver.
   /// With `launch` other than `.automatic`, that driver. A net slave is ready once it has
   /// linked to its master (`canConnect` then checks for the ports the link brings).
-  public init(serverName: String, launch: Launch = .automatic, timeout: Double = 10, canConnect: () -> Bool) throws(JackError) {
+  public init(
+    serverName: String, launch: Launch = .automatic, settings: Settings = Settings(), timeout: Double = 10,
+    canConnect: () -> Bool
+  ) throws(JackError) {
     // The name becomes part of the log file's path: never one that could leave the folder.
     if let problem = JackNames.serverProblem(serverName) {
       throw JackError("JACK server name '\(printableText(serverName))' \(problem)")
@@ -119,10 +155,10 @@ public final class ServerLauncher: @unchecked Sendable {
       switch launch {
       case .automatic, .dummy:
         driver = "dummy"
-        arguments += ["--no-realtime", "-d", "dummy", "-r", "48000", "-p", "256"]
+        arguments += Self.dummyArguments(settings)
       case .alsa:
         driver = "alsa"
-        arguments += ["-d", "alsa", "-r", "48000", "-p", "256", "-n", "2"]
+        arguments += Self.alsaArguments(settings)
       case .net(let master, let port):
         // Rate, period and channel counts come from the master.
         driver = "net"
@@ -141,11 +177,7 @@ public final class ServerLauncher: @unchecked Sendable {
       let alsa = Self.hasSoundCard()
       driver = alsa ? "alsa" : "dummy"
       arguments = ["-n", serverName]
-      if alsa {
-        arguments += ["-d", "alsa", "-r", "48000", "-p", "256", "-n", "2"]
-      } else {
-        arguments += ["--no-realtime", "-d", "dummy", "-r", "48000", "-p", "256"]
-      }
+      arguments += alsa ? Self.alsaArguments(settings) : Self.dummyArguments(settings)
       fromJackdrc = false
     }
     // Shown as one would type it: the program's name when it was found on PATH.

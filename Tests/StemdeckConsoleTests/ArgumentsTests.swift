@@ -249,9 +249,9 @@ struct ArgumentsTests {
     (["S", "--from", "1:00"], "--from is a render and analyze option (live, seek TIME at the prompt or in a script)"),
     (
       ["help", "mixer"],
-      "help: no help on 'mixer'; give render, analyze, ctl or live (the console's commands: 'help' inside stemdeck, or man stemdeck-commands)"
+      "help: no help on 'mixer'; give render, analyze, ctl, config or live (the console's commands: 'help' inside stemdeck, or man stemdeck-commands)"
     ),
-    (["help", "render", "x"], "help takes one topic: stemdeck help [render|analyze|ctl|live]"),
+    (["help", "render", "x"], "help takes one topic: stemdeck help [render|analyze|ctl|config|live]"),
     (["render", "S"], "render: --output FILE is required (.wav, .flac, .aiff, .ogg or .opus)"),
     (["render", "S", "--duration", "5"], "render: --output FILE is required (.wav, .flac, .aiff, .ogg or .opus)"),
     (["render", "--output", "o.wav"], "render: which session? usage: stemdeck render SESSION --output FILE"),

@@ -33,7 +33,7 @@ struct CompletionFilesTests {
     }
     #expect(try words("formats") == OutputFormat.formatNames.map(\.name))
     #expect(try Set(words("topics")) == Set(HelpTopic.allCases.map(\.rawValue)))
-    #expect(try words("subcommands") == ["render", "analyze", "ctl", "help"])
+    #expect(try words("subcommands") == ["render", "analyze", "ctl", "config", "help"])
   }
 
   @Test("bash completes options, values, sessions and audio files as Tab would")
@@ -47,7 +47,8 @@ struct CompletionFilesTests {
       (["stemdeck", "render", "song.json", "--format", "f"], "[float][flac16][flac24]"),
       (["stemdeck", "analyze", ""], "[my song.json][song.json][mix.flac][take.wav][stems]"),
       (["stemdeck", "analyze", "--j"], "[--json]"),
-      (["stemdeck", "help", ""], "[render][analyze][ctl][live]"),
+      (["stemdeck", "help", ""], "[render][analyze][ctl][config][live]"),
+      (["stemdeck", "config", "--con"], "[--config][--control]"),
       (["stemdeck", "ctl", "--w"], "[--watch]"),
       (["stemdeck", "--start-server", "n"], "[net][net:]"),
       (["stemdeck", "render", "song.json", "--no"], "[--normalize]")
