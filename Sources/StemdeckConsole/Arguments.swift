@@ -228,7 +228,8 @@ public struct Arguments: Equatable, Sendable {
     }
     if self.mode == .ctl && !self.watch.isEmpty && self.session == nil { self.session = "" }
     if self.mode == .config, let session {
-      throw CommandError("config takes no session ('\(ValueParser.printable(session))'): stemdeck config [OPTIONS] shows the settings those options give")
+      throw CommandError(
+        "config takes no session ('\(ValueParser.printable(session))'): stemdeck config [OPTIONS] shows the settings those options give")
     }
     if self.mode != .ctl && self.mode != .live && self.mode != .analyze && self.json {
       throw CommandError(

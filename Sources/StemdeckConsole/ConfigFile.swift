@@ -108,7 +108,8 @@ struct ConfigKey: Sendable {
 
   static func integer(_ key: String, _ value: String, in range: ClosedRange<Int>, unit: String) throws(CommandError) -> Int {
     guard let n = Int(value), range.contains(n) else {
-      throw CommandError("\(key) is a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound) (got '\(ValueParser.printable(value))')")
+      throw CommandError(
+        "\(key) is a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound) (got '\(ValueParser.printable(value))')")
     }
     return n
   }
@@ -158,7 +159,8 @@ struct ConfigKey: Sendable {
       apply: { a, v throws(CommandError) in a.autoConnect = try yesNo("connect", v) },
       show: { $0.autoConnect ? "yes" : "no" }),
     ConfigKey(
-      name: "control", flags: ["--control", "--no-control"], allowed: "the control socket's path, default (in $XDG_RUNTIME_DIR/stemdeck), or off",
+      name: "control", flags: ["--control", "--no-control"],
+      allowed: "the control socket's path, default (in $XDG_RUNTIME_DIR/stemdeck), or off",
       apply: { a, v throws(CommandError) in
         switch v.lowercased() {
         case "off": a.noControl = true
@@ -198,7 +200,7 @@ struct ConfigKey: Sendable {
         default: throw CommandError("color is auto or never (got '\(ValueParser.printable(v))')")
         }
       },
-      show: { $0.color ? "auto" : "never" }),
+      show: { $0.color ? "auto" : "never" })
   ]
 }
 
@@ -226,7 +228,8 @@ extension Arguments {
     for key in ConfigKey.all where !given.contains(key.name) {
       guard let entry = config.entries[key.name] else { continue }
       do { try key.apply(&self, entry.value) } catch {
-        throw CommandError("\(config.origin(of: key.name) ?? key.name): \(key.name) = \(ValueParser.printable(entry.value)): \(error.message)")
+        throw CommandError(
+          "\(config.origin(of: key.name) ?? key.name): \(key.name) = \(ValueParser.printable(entry.value)): \(error.message)")
       }
     }
   }

@@ -33,7 +33,9 @@ struct ConfigLiveTests {
     let result = try await runTool(binary, ["-c", "status"], environment: environment, timeout: 60)
     #expect(result.status == 0, "\(result.text)")
     #expect(
-      result.stdout.contains { $0.hasPrefix("started JACK server '\(name)' (dummy driver, 44100 Hz: jackd -n \(name) --no-realtime -d dummy -r 44100 -p 128)") },
+      result.stdout.contains {
+        $0.hasPrefix("started JACK server '\(name)' (dummy driver, 44100 Hz: jackd -n \(name) --no-realtime -d dummy -r 44100 -p 128)")
+      },
       "\(result.text)")
     for line in ["sample rate: 44100 Hz", "buffer: 128 frames", "server: \(name) (connected)"] {
       #expect(result.stdout.contains(line), "\(line)\n\(result.text)")

@@ -215,4 +215,3 @@ enum ProcFS {
     }
   }
 }
-

@@ -82,9 +82,11 @@ struct ConfigFileTests {
   func errors() throws {
     #expect(try error([], "osc = 99999") == "DIR/stemdeck/config:1: osc = 99999: --osc must be a UDP port 1…65535 (got '99999')")
     #expect(
-      try error([], "# x\nautosav = 9000").hasPrefix("DIR/stemdeck/config:2: unknown key 'autosav' — did you mean 'autosave'?; the keys are server, name,"))
+      try error([], "# x\nautosav = 9000").hasPrefix(
+        "DIR/stemdeck/config:2: unknown key 'autosav' — did you mean 'autosave'?; the keys are server, name,"))
     #expect(try error([], "osc = 1\nosc = 2") == "DIR/stemdeck/config:2: 'osc' is set again (first on line 1); give each key once")
-    #expect(try error([], "server studio") == "DIR/stemdeck/config:1: 'server studio' is not a setting; a line is KEY = VALUE (or # a comment)")
+    #expect(
+      try error([], "server studio") == "DIR/stemdeck/config:1: 'server studio' is not a setting; a line is KEY = VALUE (or # a comment)")
     #expect(try error([], "history =").hasPrefix("DIR/stemdeck/config:1: history has no value; lines of REPL history kept"))
     #expect(
       try error([], "server-period = 300")
@@ -93,13 +95,17 @@ struct ConfigFileTests {
       try error([], "server-rate = 1000000")
         == "DIR/stemdeck/config:1: server-rate = 1000000: server-rate is a whole number of Hz from 8000 to 192000 (got '1000000')")
     #expect(try error([], "connect = maybe") == "DIR/stemdeck/config:1: connect = maybe: connect is yes or no (got 'maybe')")
-    #expect(try error([], "start-server = jack") .contains("start-server = jack: --start-server: 'jack' is not a server to start; give dummy, alsa"))
+    #expect(
+      try error([], "start-server = jack").contains(
+        "start-server = jack: --start-server: 'jack' is not a server to start; give dummy, alsa"))
     // The file's osc-host waits for OSC to be on (here or with --osc); on the command line alone it
     // is still the error it was.
     #expect(try error([], "osc-host = 0.0.0.0") == "no error")
     #expect(try parse(["--osc", "9000"], "osc-host = 0.0.0.0").oscHost == "0.0.0.0")
     #expect(try error(["--osc-host", "0.0.0.0"], "") == "--osc-host HOST needs --osc PORT (the OSC server is off without it)")
-    #expect(try error(["--config", "/nonexistent/stemdeck.conf"], "") == "/nonexistent/stemdeck.conf: cannot read the configuration file: No such file or directory")
+    #expect(
+      try error(["--config", "/nonexistent/stemdeck.conf"], "")
+        == "/nonexistent/stemdeck.conf: cannot read the configuration file: No such file or directory")
   }
 
   @Test("no file at the default place is no configuration; a folder or bytes that are not UTF-8 are errors")
@@ -131,7 +137,9 @@ struct ConfigFileTests {
     #expect(run.status == 0 && run.stderr == [])
     let path = folder.file("stemdeck/config")
     #expect(run.stdout.first == "# stemdeck's settings: \(path), under the command line")
-    func row(_ key: String) -> String { (run.stdout.first { $0.hasPrefix(key + " = ") } ?? "").replacingOccurrences(of: #" +"#, with: " ", options: .regularExpression) }
+    func row(_ key: String) -> String {
+      (run.stdout.first { $0.hasPrefix(key + " = ") } ?? "").replacingOccurrences(of: #" +"#, with: " ", options: .regularExpression)
+    }
     #expect(row("server") == "server = studio # \(path):2")
     #expect(row("osc") == "osc = 9001 # command line")
     #expect(row("autosave") == "autosave = off # \(path):4")
@@ -148,6 +156,9 @@ struct ConfigFileTests {
     try folder.write("osc = 9000\nhistroy = 10\n", to: "stemdeck/config")
     let broken = try runBinary(["--no-start-server", "-c", "status"], in: folder, environment: env)
     #expect(broken.status == 2 && broken.stdout == [])
-    #expect(broken.stderr == ["error: \(path):2: unknown key 'histroy' — did you mean 'history'?; the keys are \(ConfigKey.all.map(\.name).joined(separator: ", ")) (stemdeck config lists them)"])
+    #expect(
+      broken.stderr == [
+        "error: \(path):2: unknown key 'histroy' — did you mean 'history'?; the keys are \(ConfigKey.all.map(\.name).joined(separator: ", ")) (stemdeck config lists them)"
+      ])
   }
 }
