@@ -187,6 +187,16 @@ func runLive(_ a: Arguments) -> Int32 {
   if let seconds = a.autosave { live.autosaveInterval = seconds }
   let console = Console(session: live) { writeOut($0) }
   console.interactive = interactive
+  if interactive {
+    // The `events` choice of the last interactive run, said when it hides something.
+    let path = Console.defaultEventsChoicePath()
+    console.eventsChoicePath = path
+    if let kept = Console.loadEventsChoice(from: path), kept != Set(EventGate.Class.allCases) {
+      console.eventGate.shown = kept
+      let hidden = EventGate.Class.allCases.filter { !kept.contains($0) }.map(\.rawValue)
+      writeOut("events hidden since the last run: \(hidden.joined(separator: ", ")) ('events on' shows them all)")
+    }
+  }
   console.strict = a.strict
   // The loop's waits block in poll(2) on stdin, the sockets below and a wake-up pipe.
   let loop = ControlLoop()

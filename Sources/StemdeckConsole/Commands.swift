@@ -490,10 +490,15 @@ enum CommandTable {
       if !sends.isEmpty { for line in ["sends:"] + Display.sendLines(sends) { c.write(line) } }
     },
     CommandSpec(
-      name: "events", usage: "events [on|off|CLASS…]", summary: "choose which events are shown (repeats are folded to one line a second)",
+      name: "events", usage: "events [on|off|CLASS…|-CLASS…|+CLASS…]",
+      summary: "choose which events are shown (repeats are folded to one line a second)",
       details: "Classes: " + EventGate.Class.allCases.map { "\($0.rawValue) (\($0.summary))" }.joined(separator: "; ")
-        + ". 'events CLASS…' shows only those; 'events on' all (the default), 'events off' none.",
-      argumentCount: 0...99, completions: Array(repeating: .keyword(["on", "off"] + EventGate.Class.allCases.map(\.rawValue)), count: 7)
+        + ". 'events CLASS…' shows only those; 'events -CLASS' hides one and 'events +CLASS' shows one again;"
+        + " 'events on' all (the default), 'events off' none. At the prompt the choice is kept for the next run.",
+      argumentCount: 0...99,
+      completions: Array(
+        repeating: .keyword(["on", "off"] + EventGate.Class.allCases.flatMap { [$0.rawValue, "-" + $0.rawValue, "+" + $0.rawValue] }),
+        count: 7)
     ) { (c, a) throws(CommandError) in
       try c.eventsCommand(a)
     }

@@ -70,6 +70,8 @@ public final class Console {
   var commandWord = ""
   /// Which events are shown, and repeats being folded (`events`, Events.swift).
   var eventGate = EventGate()
+  /// Where an interactive console keeps its `events` choice for the next run (nil: not kept).
+  var eventsChoicePath: String?
 
   /// A console as a front end of `live`.
   public init(session live: LiveSession, write: @escaping (String) -> Void) {

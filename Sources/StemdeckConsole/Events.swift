@@ -1,4 +1,6 @@
 import Foundation
+import StemdeckJack
+import StemdeckSession
 
 /// What happens to an event line (the mixer's and the JACK driver's) before it is shown: a
 /// class the user can hide with `events`, and repeated ones of the bursty classes (xruns and
@@ -93,31 +95,81 @@ extension Console {
     for line in out { writeEvent(line) }
   }
 
-  /// `events [on|off|CLASS…]`.
+  /// `events [on|off|CLASS…|-CLASS…|+CLASS…]`: on an interactive console the choice is kept
+  /// for the next run (`eventsChoicePath`).
   func eventsCommand(_ args: [String]) throws(CommandError) {
     let all = EventGate.Class.allCases
-    if let first = args.first {
-      if args.count == 1 && first.lowercased() == "on" {
-        eventGate.shown = Set(all)
-      } else if args.count == 1 && first.lowercased() == "off" {
-        eventGate.shown = []
-      } else {
-        var chosen = Set<EventGate.Class>()
-        for word in args {
-          guard let c = EventGate.Class(rawValue: word.lowercased()) else {
-            throw CommandError(
-              "events: unknown class '\(ValueParser.printable(word))' (allowed: on, off, or classes \(all.map(\.rawValue).joined(separator: ", ")))"
-            )
-          }
-          chosen.insert(c)
-        }
-        eventGate.shown = chosen
+    if !args.isEmpty {
+      eventGate.shown = try Self.eventClasses(args, current: eventGate.shown)
+      if interactive, let path = eventsChoicePath, let problem = Self.saveEventsChoice(eventGate.shown, to: path) {
+        write("warning: the choice of events cannot be kept for the next run (\(problem))")
       }
     }
     for c in all {
       write(
         "\(c.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))\(eventGate.shown.contains(c) ? "shown " : "hidden")  \(c.summary)"
       )
+    }
+  }
+
+  /// The classes `events WORDS…` leaves shown: `on`, `off`, exactly the CLASSes named, or the
+  /// current ones with each `-CLASS` hidden and each `+CLASS` shown.
+  static func eventClasses(_ args: [String], current: Set<EventGate.Class>) throws(CommandError) -> Set<EventGate.Class> {
+    let all = EventGate.Class.allCases
+    let words = args.map { $0.lowercased() }
+    if words == ["on"] { return Set(all) }
+    if words == ["off"] { return [] }
+    func named(_ word: Substring) throws(CommandError) -> EventGate.Class {
+      guard let c = EventGate.Class(rawValue: String(word)) else {
+        throw CommandError(
+          "events: unknown class '\(ValueParser.printable(String(word)))' (allowed: on, off, CLASS…, -CLASS or +CLASS, the classes being \(all.map(\.rawValue).joined(separator: ", ")))"
+        )
+      }
+      return c
+    }
+    let signed = words.filter { $0.hasPrefix("-") || $0.hasPrefix("+") }
+    if signed.isEmpty {
+      var chosen = Set<EventGate.Class>()
+      for word in words { chosen.insert(try named(word[...])) }
+      return chosen
+    }
+    guard signed.count == words.count else {
+      throw CommandError("events: give the classes to show (events xrun disk) or changes (events -xrun +disk), not both")
+    }
+    var shown = current
+    for word in words {
+      let c = try named(word.dropFirst())
+      if word.hasPrefix("-") { shown.remove(c) } else { shown.insert(c) }
+    }
+    return shown
+  }
+
+  /// Where an interactive console keeps its `events` choice: `$XDG_STATE_HOME/stemdeck/events`.
+  static func defaultEventsChoicePath() -> String { StatePaths.stateDirectory() + "/events" }
+
+  /// The classes kept at `path` (one line: the shown classes, space-separated); nil when there is
+  /// no such file or it holds something else (then all are shown, as by default).
+  static func loadEventsChoice(from path: String) -> Set<EventGate.Class>? {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+    let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+    var shown = Set<EventGate.Class>()
+    for word in words {
+      guard let c = EventGate.Class(rawValue: String(word)) else { return nil }
+      shown.insert(c)
+    }
+    return shown
+  }
+
+  /// Writes the choice (0600, replaced atomically); the problem when it cannot be, else nil.
+  static func saveEventsChoice(_ shown: Set<EventGate.Class>, to path: String) -> String? {
+    let line = EventGate.Class.allCases.filter { shown.contains($0) }.map(\.rawValue).joined(separator: " ") + "\n"
+    do {
+      try AtomicFile.replace(path, newMode: 0o600) { temporary in
+        FileManager.default.createFile(atPath: temporary, contents: Data(line.utf8))
+      }
+      return nil
+    } catch {
+      return "\(error)"
     }
   }
 }

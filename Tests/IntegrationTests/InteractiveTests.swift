@@ -240,6 +240,34 @@ struct TerminalSessionTests {
     try await term.send("Enter")
   }
 
+  @Test("events -xrun at the prompt is kept: the next run starts with xrun hidden and says so")
+  func eventsChoiceKept() async throws {
+    let run = try await atPrompt(columns: 100, rows: 30)
+    defer { run.close() }
+    try await run.term.type("events -xrun")
+    try await run.term.send("Enter")
+    try await run.term.check(run.term.waitFor("xrun      hidden  JACK xruns"), "events -xrun: ")
+    try await run.term.type("quit")
+    try await run.term.send("Enter")
+    let quit = await eventually(timeout: 10, interval: 0.05) {
+      (try? await run.term.tmux(["has-session", "-t", run.term.session]))?.status != 0
+    }
+    #expect(quit, "stemdeck did not quit")
+    // The next run, with the same state folder.
+    let binary = try StemdeckBinary.require()
+    let again = try await TmuxTerminal(
+      command(binary, state: run.state, server: run.server.name, extra: "--no-start-server"), columns: 100, rows: 30,
+      directory: run.dir.path)
+    defer { again.close() }
+    try await again.check(again.waitFor("events hidden since the last run: xrun ('events on' shows them all)"), "the next run: ")
+    try await again.check(again.waitForCursorRow("stemdeck>"), "prompt: ")
+    try await again.type("events on")
+    try await again.send("Enter")
+    try await again.check(again.waitFor("xrun      shown   JACK xruns"), "events on: ")
+    try await again.type("quit")
+    try await again.send("Enter")
+  }
+
   @Test("at 200×50 nothing is wider than the terminal, and watch takes the whole screen and leaves on any key")
   func wideTerminalAndWatch() async throws {
     let run = try await atPrompt(columns: 200, rows: 50)

@@ -1,6 +1,8 @@
 // The event gate (issue 26 item 5): classes, `events [on|off|CLASS…]`, and repeated events
 // folded to at most one line a second per kind, with a count.
 import Foundation
+import StemdeckSession
+import StemdeckTestSupport
 import Testing
 @testable import StemdeckConsole
 
@@ -78,7 +80,7 @@ struct EventGateTests {
     #expect(
       !bad.ok
         && bad.output == [
-          "error: events: unknown class 'nosuch' (allowed: on, off, or classes xrun, disk, end, server, transport, record, other)"
+          "error: events: unknown class 'nosuch' (allowed: on, off, CLASS…, -CLASS or +CLASS, the classes being xrun, disk, end, server, transport, record, other)"
         ])
     #expect(h.console.eventGate.shown == [.xrun, .end], "a rejected events command changed the filter")
     #expect(h.run("events off").ok)
@@ -88,5 +90,37 @@ struct EventGateTests {
     #expect(h.run("events on").ok)
     h.console.report(["all stems finished"])
     #expect(shown == ["all stems finished"])
+  }
+
+  @Test("events -CLASS hides one and +CLASS shows it again; at the prompt the choice is kept for the next run")
+  func hideOneAndKeep() throws {
+    let h = try ConsoleHarness()
+    defer { h.shutdown() }
+    let state = try TemporaryFolder()
+    defer { state.remove() }
+    let path = state.file("events")
+    h.console.interactive = true
+    h.console.eventsChoicePath = path
+    #expect(h.run("events -xrun -disk").ok)
+    #expect(h.console.eventGate.shown == Set(EventGate.Class.allCases).subtracting([.xrun, .disk]))
+    #expect(Console.loadEventsChoice(from: path) == h.console.eventGate.shown)
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == "end server transport record other\n")
+    #expect(AtomicFile.regularFileMode(at: path) == 0o600)
+    #expect(h.run("events +disk").ok)
+    #expect(Console.loadEventsChoice(from: path) == Set(EventGate.Class.allCases).subtracting([.xrun]))
+    // Changes and a plain list do not mix; a bad class changes nothing, the file included.
+    let mixed = h.run("events xrun -disk")
+    #expect(
+      !mixed.ok
+        && mixed.output == ["error: events: give the classes to show (events xrun disk) or changes (events -xrun +disk), not both"])
+    #expect(!h.run("events -nosuch").ok)
+    #expect(Console.loadEventsChoice(from: path) == Set(EventGate.Class.allCases).subtracting([.xrun]))
+    // A script or a control client's choice is its own: not kept.
+    h.console.interactive = false
+    #expect(h.run("events off").ok)
+    #expect(Console.loadEventsChoice(from: path) == Set(EventGate.Class.allCases).subtracting([.xrun]))
+    // A file holding something else is no choice (all shown).
+    try state.write("xrun bogus\n", to: "events")
+    #expect(Console.loadEventsChoice(from: path) == nil)
   }
 }
