@@ -474,7 +474,8 @@ func runInteractive(_ console: Console, openMixer: Bool = false, historySize: In
         continue
       }
       if !line.trimmingSpaces().isEmpty, let warning = editor.addHistory(line) { console.write("warning: \(warning)") }
-      console.execute(line: line)
+      // As in a script: the commands after a failed one on the line are not run (it says which).
+      console.execute(line: line, stopOnError: true, sayingSkipped: true)
       // Ctrl-C ended a command (a wait): say so; the prompt goes below it.
       if interruptRequests.load(ordering: .relaxed) != seenInterrupts && endingReason() == nil { Output.write("^C\n") }
       seenInterrupts = interruptRequests.load(ordering: .relaxed)

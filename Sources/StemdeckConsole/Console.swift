@@ -121,9 +121,11 @@ public final class Console {
   }
 
   /// Runs one input line (possibly several `;`-separated commands). Returns false if any failed.
-  /// With `stopOnError`, the commands after a failed one on the same line are not run.
+  /// With `stopOnError`, the commands after a failed one on the same line are not run, as in a
+  /// script or over the control socket; `sayingSkipped` then writes which ones (at the prompt,
+  /// where the line's author is reading).
   @discardableResult
-  public func execute(line: String, stopOnError: Bool = false) -> Bool {
+  public func execute(line: String, stopOnError: Bool = false, sayingSkipped: Bool = false) -> Bool {
     let commands: [[String]]
     do { commands = try Tokenizer.commands(in: line) } catch {
       write("error: \(error)")
@@ -133,19 +135,32 @@ public final class Console {
     // A signal (Ctrl-C, SIGTERM) during one command, e.g. a 'wait', stops the line there: the
     // commands after it are not run.
     let interruptsAtStart = interruptRequests.load(ordering: .relaxed)
-    for words in commands {
+    for (index, words) in commands.enumerated() {
       if quitRequested { break }
       if interruptRequests.load(ordering: .relaxed) != interruptsAtStart { ok = false; break }
       do { try run(words) } catch {
         write("error: \(error)")
         ok = false
         afterCommand?(words, false)
-        if stopOnError { break }
-        continue
+        guard stopOnError else { continue }
+        let rest = commands[(index + 1)...]
+        if sayingSkipped && !rest.isEmpty {
+          write("not run after the error: \(rest.map { Self.commandText($0) }.joined(separator: "; "))")
+        }
+        break
       }
       afterCommand?(words, true)
     }
     return ok
+  }
+
+  /// A command's words as one would type them: a word with a space, quote or `;` in quotes.
+  static func commandText(_ words: [String]) -> String {
+    words.map { word in
+      if word.hasPrefix("{") && word.hasSuffix("}") { return word }  // an `at` body, as typed
+      guard word.isEmpty || word.contains(where: { " \t;'\"{}".contains($0) }) else { return ValueParser.printable(word) }
+      return "\"" + ValueParser.printable(word).replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }.joined(separator: " ")
   }
 
   /// Called after each command `execute` runs, with its words and whether it succeeded (the

@@ -66,6 +66,16 @@ struct MixerViewTerminalTests {
     try await term.send("Enter")
     try await term.check(term.waitFor("ok: vol drums -6dB"), "':vol drums -6dB': ")
     try await term.check(term.waitFor("-6.0"), "drums at -6 dB: ")
+    // A result of more than one line: whole, in a box over the strips, until a key is pressed.
+    try await term.type(":stems")
+    try await term.send("Enter")
+    try await term.check(
+      term.waitForScreen { rows in
+        rows.contains { $0.contains(":stems") } && rows.contains { $0.contains("name") && $0.contains("vol") && $0.contains("pan") }
+      },
+      "':stems' in a box: ")
+    try await term.send("Space")  // any key closes it (and does nothing else: play stays off)
+    try await term.check(term.waitForScreen { rows in !rows.contains { $0.contains(":stems") } }, "the box closed: ")
 
     // A resize reflows: every name still there, nothing wider than the new width.
     try await term.tmux(["resize-window", "-t", term.session, "-x", "\(c.resized.columns)", "-y", "\(c.resized.rows)"])

@@ -54,9 +54,9 @@ final class ConsoleHarness {
 
   /// Runs one line; returns whether it succeeded and the lines it wrote.
   @discardableResult
-  func run(_ line: String, stopOnError: Bool = false) -> (ok: Bool, output: [String]) {
+  func run(_ line: String, stopOnError: Bool = false, sayingSkipped: Bool = false) -> (ok: Bool, output: [String]) {
     output.lines.removeAll()
-    let ok = console.execute(line: line, stopOnError: stopOnError)
+    let ok = console.execute(line: line, stopOnError: stopOnError, sayingSkipped: sayingSkipped)
     return (ok, output.lines)
   }
 

@@ -110,6 +110,9 @@ struct MixerViewState {
   /// The first stem strip shown.
   var firstShown = 0
   var showHelp = false
+  /// What a ':' command printed when it was more than one line, shown over the strips until a
+  /// key is pressed (nil: nothing shown).
+  var output: (title: String, lines: [String])?
   /// The command line being typed after ':' (nil: no prompt).
   var prompt: String?
   /// The status line: a command's result, an event, a refusal.
@@ -389,7 +392,11 @@ enum MixerScreen {
 
     statusLine(model, state, &canvas, row: rows - 2)
     footer(&canvas, row: rows - 1, unicode: unicode)
-    if state.showHelp { help(&canvas, unicode: unicode) }
+    if let output = state.output {
+      panel(&canvas, title: output.title, lines: output.lines, footer: "any key closes this", unicode: unicode)
+    } else if state.showHelp {
+      help(&canvas, unicode: unicode)
+    }
     return canvas
   }
 
@@ -567,27 +574,5 @@ enum MixerScreen {
       out = out.replacingOccurrences(of: from, with: to)
     }
     return out
-  }
-
-  static func help(_ canvas: inout Canvas, unicode: Bool) {
-    var lines = ["stemdeck mixer: keys"]
-    for k in keys { lines.append("\(k.key.padded(10)) \(k.help)") }
-    lines += [
-      "?".padded(10) + " this help (any key closes it); q or Esc: back",
-      "Meters: \(unicode ? "█ RMS, ▒ peak, ─ 3-s hold, ▲ clipped" : "# RMS, : peak, - 3-s hold, ! clipped")",
-      "Flags: M mute S solo D direct out G gliding E ended U underruns Q EQ",
-      "! unreadable or offline. hp80: EQ high-pass. effects: the effects' sum",
-      "Mouse: click a strip to select it, click or drag a fader"
-    ]
-    let width = min(canvas.columns - 2, (lines.map { TerminalInfo.displayWidth($0) }.max() ?? 20) + 4)
-    let height = min(canvas.rows - 2, lines.count + 2)
-    let left = max(0, (canvas.columns - width) / 2)
-    let top = max(0, (canvas.rows - height) / 2)
-    for r in 0..<height {
-      canvas.put(String(repeating: " ", count: width), row: top + r, column: left, style: .bar)
-    }
-    for (i, line) in lines.prefix(height - 2).enumerated() {
-      canvas.put(plain(line, unicode: unicode), row: top + 1 + i, column: left + 2, width: width - 4, style: i == 0 ? .bar : .bar)
-    }
   }
 }

@@ -272,7 +272,7 @@ final class MixerView {
   /// `columns`/`rows`: the screen's size (ncurses's when nil).
   func mouse(column: Int, row: Int, kind: Int32, columns: Int? = nil, rows: Int? = nil) {
     if kind == 2 || kind == 1 { drag = nil }
-    guard !state.showHelp, state.prompt == nil, kind != 0, kind != 2 else { return }
+    guard !state.showHelp, state.output == nil, state.prompt == nil, kind != 0, kind != 2 else { return }
     // Motion with no fader held (a terminal that reports every move): nothing to do.
     if kind == 3 && drag == nil { return }
     let model = MixerViewModel.make(console, freshLoudness: false)
@@ -359,7 +359,11 @@ final class MixerView {
   func handle(_ key: Key) {
     // A key lets go of a fader held with the mouse (its release may never come: `u` undoes).
     drag = nil
-    if state.showHelp { state.showHelp = false; return }
+    if state.showHelp || state.output != nil {
+      state.showHelp = false
+      state.output = nil
+      return
+    }
     if busy != nil && busyKey(key) { return }
     if state.prompt != nil { promptKey(key); return }
     let model = MixerViewModel.make(console, freshLoudness: false)
@@ -526,7 +530,9 @@ final class MixerView {
       savedIdle()
       self.whileBusy()
     }
-    let ok = console.capturingOutput({ output.append(terminalSafe($0)) }) { console.execute(line: line) }
+    let ok = console.capturingOutput({ output.append(terminalSafe($0)) }) {
+      console.execute(line: line, stopOnError: true, sayingSkipped: true)
+    }
     console.idle = savedIdle
     busy = nil
     // Esc or Ctrl-C while it ran stopped the command, not the view.
@@ -535,13 +541,15 @@ final class MixerView {
     // A full-screen command run from here would draw over the view: `watch`/`mixer` are no-ops.
     console.watchRequested = false
     console.mixerRequested = false
+    // More than one line: all of them in a box over the strips until a key is pressed.
+    if output.count > 1 { state.output = (title: ":" + line, lines: output) }
     let error = output.first { $0.hasPrefix("error:") }
     if let error {
       say(error, error: true)
     } else if stopped {
       say("stopped: \(line)")
     } else if let last = output.last(where: { !$0.trimmingSpaces().isEmpty }) {
-      say(output.count > 1 ? "\(last)  (+\(output.count - 1) more lines: run it at the prompt to see them)" : last)
+      say(last)
     } else {
       say(ok ? "ok: \(line)" : "failed: \(line)", error: !ok)
     }
