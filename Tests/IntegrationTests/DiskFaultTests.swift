@@ -96,12 +96,18 @@ struct DiskFaultTests {
     // stem starved by another's fault, which is what the gaps below are about. Where the capture
     // saw xruns, a silence h, d (and t before its cut) share is left out; a stem's own gap counts.
     func together(_ channels: [Int]) -> [Int] { xruns > 0 ? channels : [] }
+    // And a period stemdeck finished late can reach the capture half written: the stems it writes
+    // last silent for that one period while the first play (a CI run of the ThreadSanitizer
+    // binary, 68 xruns in the capture: d silent for exactly 256 frames, h not). With xruns, one
+    // period of silence is that; a stem starved by another's fault is silent for longer, and its
+    // underrun event is checked below.
+    let allowed = xruns > 0 ? server.period : 0
     // h and d: the whole way, no gap, right pitch. (A deleted file's data lives on while it
     // is open, so the deleted stem plays to the end.)
     for (channel, s) in [(h, stems[0]), (d, stems[3])] {
       let gap = longestSilence(audio, channel: channel, frames: whole, sharedWith: together(channel == h ? [d] : [h]))
       let pitch = sineFrequency(audio, channel: channel, frames: whole)
-      #expect(gap < 256, "\(s.name): a silent gap of \(gap) frames")
+      #expect(gap < 256 || gap <= allowed, "\(s.name): a silent gap of \(gap) frames (\(xruns) xruns)")
       #expect(abs(pitch - s.frequency) < 1, "\(s.name): pitch \(pitch) Hz")
       #expect(!deck.events.contains { $0.contains("stem '\(s.name)'") }, "\(s.name): \(deck.events)")
     }
@@ -111,7 +117,8 @@ struct DiskFaultTests {
     #expect(table["t"]?.flags.contains("!") == true, "t: \(String(describing: table["t"]))")
     let beforeCut = (start + margin)..<(start + Int((cutSeconds - 0.5) * Double(rate)))
     #expect(
-      longestSilence(audio, channel: t, frames: beforeCut, sharedWith: together([h, d])) < 256, "t is not playing before its cut")
+      longestSilence(audio, channel: t, frames: beforeCut, sharedWith: together([h, d])) < max(256, allowed + 1),
+      "t is not playing before its cut")
     #expect(peakLevel(audio, channel: t, frames: lastSecond) == 0, "t is not silent after the cut")
     // g: reported, muted before a single garbage sample is heard.
     #expect(deck.events.contains("event: stem 'g' produced NaN or infinite samples and was muted"), "g: \(deck.events)")
