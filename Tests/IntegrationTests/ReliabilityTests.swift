@@ -519,6 +519,14 @@ struct ReliabilityTests {
           trimmedStart = m.trimmed
           heapStart = m.heap
           anonymousStart = m.anonymous
+        } else if memorySamples.count == 1 {
+          // Anonymous memory can step up once in the first interval and stay (a CI run: 46.8 →
+          // 57.2 MB by the second sample, then flat to the end, the heap in use flat at 57.1 MB
+          // throughout): its baseline is the higher of the first two samples. A leak goes on
+          // growing; the heap in use is still judged from the first.
+          let m = try await measuredMemory()
+          memorySamples.append(m.raw)
+          anonymousStart = max(anonymousStart, m.anonymous)
         } else {
           memorySamples.append(try await settledMemory())
         }
@@ -577,7 +585,8 @@ struct ReliabilityTests {
       "heap in use grew from \(mb(heapStart)) to \(mb(end.heap)) (raw settled samples \(memorySamples.map(mb)))")
     #expect(
       end.anonymous - anonymousStart < 8 * 1_048_576,
-      "anonymous resident memory after malloc_trim grew from \(mb(anonymousStart)) to \(mb(end.anonymous))")
+      "anonymous resident memory after malloc_trim grew from \(mb(anonymousStart)) (the higher of the first two samples) to \(mb(end.anonymous))"
+    )
     let xruns = Int(status["xruns"] ?? "") ?? 0
     print(
       "soak \(Int(seconds)) s (seed \(seed)): \(sent.count) commands sent, \(rejected) rejected, slowest answer \(String(format: "%.2f", maxLag)) s; xruns \(xruns), underrun episodes \(underrunEvents)"
