@@ -68,6 +68,22 @@ enum JSONText {
   static func number(_ value: Double) -> String {
     value.isFinite ? SessionRules.number(value) : "null"
   }
+
+  /// A gain (a volume, a send's level): the number when it is short (0.8, 1, 0.25); else the
+  /// level in dB with at most two decimals when that, read back, is the same gain to the last bit
+  /// (`"-3dB"`, not 0.7079457843841379: what `vol drums -3dB` set); else the number in full. A
+  /// session file is read and edited by people too; the decoder takes both forms.
+  static func gain(_ value: Double) -> String {
+    let plain = number(value)
+    guard value.isFinite, value > 0, plain.count > 6 else { return plain }
+    let decibels = Decibels.fromAmplitude(value)
+    for decimals in 0...2 {
+      let scale = [1.0, 10, 100][decimals]
+      let text = SessionRules.number((decibels * scale).rounded() / scale) + "dB"
+      if Decibels.linearGain(text: text) == value { return string(text) }
+    }
+    return plain
+  }
 }
 
 enum SessionEncoder {
@@ -79,10 +95,10 @@ enum SessionEncoder {
     fields.append("\"version\" : \(Session.currentVersion)")
     fields.append("\"quality\" : " + JSONText.string(session.quality.rawValue))
     if session.masterEQ == EQSettings() {
-      fields.append("\"master\" : { \"volume\" : \(JSONText.number(session.masterVolume)) }")
+      fields.append("\"master\" : { \"volume\" : \(JSONText.gain(session.masterVolume)) }")
     } else {
       fields.append(
-        "\"master\" : { \"volume\" : \(JSONText.number(session.masterVolume)), \"eq\" : " + eq(session.masterEQ) + " }")
+        "\"master\" : { \"volume\" : \(JSONText.gain(session.masterVolume)), \"eq\" : " + eq(session.masterEQ) + " }")
     }
     fields.append("\"options\" : " + options(session.options))
     if session.recording != RecordingSettings() {
@@ -131,7 +147,7 @@ enum SessionEncoder {
     }
     if !session.sends.isEmpty {
       let entries = session.sends.map {
-        "    { \"name\" : " + JSONText.string($0.name) + ", \"returnVolume\" : " + JSONText.number($0.returnVolume) + " }"
+        "    { \"name\" : " + JSONText.string($0.name) + ", \"returnVolume\" : " + JSONText.gain($0.returnVolume) + " }"
       }
       fields.append("\"sends\" : [\n" + entries.joined(separator: ",\n") + "\n  ]")
     }
@@ -156,7 +172,7 @@ enum SessionEncoder {
     var members = [
       "\"name\" : " + JSONText.string(input.name),
       "\"channels\" : " + JSONText.string(input.channels.rawValue),
-      "\"volume\" : " + JSONText.number(input.volume),
+      "\"volume\" : " + JSONText.gain(input.volume),
       "\"pan\" : " + JSONText.number(input.pan),
       "\"mute\" : \(input.mute)",
       "\"solo\" : \(input.solo)"
@@ -202,7 +218,7 @@ enum SessionEncoder {
     let members = [
       "\"name\" : " + JSONText.string(effect.name),
       "\"file\" : " + JSONText.string(effect.file),
-      "\"volume\" : " + JSONText.number(effect.volume),
+      "\"volume\" : " + JSONText.gain(effect.volume),
       "\"pan\" : " + JSONText.number(effect.pan)
     ]
     return "{ " + members.joined(separator: ", ") + " }"
@@ -212,7 +228,7 @@ enum SessionEncoder {
     var members = [
       "\"name\" : " + JSONText.string(stem.name),
       "\"file\" : " + JSONText.string(stem.file),
-      "\"volume\" : " + JSONText.number(stem.volume),
+      "\"volume\" : " + JSONText.gain(stem.volume),
       "\"pan\" : " + JSONText.number(stem.pan),
       "\"rate\" : " + JSONText.number(stem.rate),
       "\"loops\" : \(stem.loops)",
@@ -238,7 +254,7 @@ enum SessionEncoder {
   private static func sendLevels(_ sends: [StemSend]) -> String? {
     if sends.isEmpty { return nil }
     let levels = sends.map { level in
-      "{ \"to\" : " + JSONText.string(level.to) + ", \"level\" : " + JSONText.number(level.level)
+      "{ \"to\" : " + JSONText.string(level.to) + ", \"level\" : " + JSONText.gain(level.level)
         + (level.preFader ? ", \"pre\" : true" : "") + " }"
     }
     return "\"sends\" : [ " + levels.joined(separator: ", ") + " ]"
@@ -248,7 +264,7 @@ enum SessionEncoder {
   private static func bus(_ bus: BusSettings) -> String {
     var members = [
       "\"name\" : " + JSONText.string(bus.name),
-      "\"volume\" : " + JSONText.number(bus.volume),
+      "\"volume\" : " + JSONText.gain(bus.volume),
       "\"pan\" : " + JSONText.number(bus.pan),
       "\"mute\" : \(bus.mute)",
       "\"solo\" : \(bus.solo)"

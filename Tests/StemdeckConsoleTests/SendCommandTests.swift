@@ -39,8 +39,8 @@ import Testing
     let path = h.folder.file("s.json")
     #expect(h.run("send add verb; send drums verb -12dB pre; send return verb -6dB; save \(path)").ok)
     let text = try String(contentsOfFile: path, encoding: .utf8)
-    #expect(text.contains(#""sends" : [ { "to" : "verb", "level" : 0.251188643150958, "pre" : true } ]"#), "\(text)")
-    #expect(text.contains(#"{ "name" : "verb", "returnVolume" : 0.5011872336272722 }"#), "\(text)")
+    #expect(text.contains(#""sends" : [ { "to" : "verb", "level" : "-12dB", "pre" : true } ]"#), "\(text)")
+    #expect(text.contains(#"{ "name" : "verb", "returnVolume" : "-6dB" }"#), "\(text)")
     #expect(h.run("send remove verb; send add dly").ok)
     #expect(h.run("open! \(path)").ok)
     #expect(h.mixer.auxSends.map(\.name) == ["verb"])
@@ -111,8 +111,8 @@ import Testing
     #expect(h.run("save \(path)").ok)
     let text = try String(contentsOfFile: path, encoding: .utf8)
     #expect(
-      text.contains(#""bus" : "drums_bus""#) && text.contains(#""sends" : [ { "to" : "verb", "level" : 0.5011872336272722 } ]"#), "\(text)")
-    #expect(text.contains(#""sends" : [ { "to" : "verb", "level" : 0.31622776601683794, "pre" : true } ]"#), "\(text)")
+      text.contains(#""bus" : "drums_bus""#) && text.contains(#""sends" : [ { "to" : "verb", "level" : "-6dB" } ]"#), "\(text)")
+    #expect(text.contains(#""sends" : [ { "to" : "verb", "level" : "-10dB", "pre" : true } ]"#), "\(text)")
     // A bad level changes nothing; removing the bus and the input forgets their levels.
     #expect(!h.run("send drums_bus verb 9").ok)
     #expect(h.mixer.auxSends[0].levels["drums_bus"]?.preFader == false)

@@ -296,13 +296,13 @@ struct RoundTripTests {
     #expect(partial == expected)
     #expect(partial.options.crossfadeSeconds == 2)
     #expect(partial.recording.format == .wav32f && !partial.recording.takesMuted)
-    // An effect volume in dB is read as linear gain and saved as a number, like a stem's.
+    // An effect volume in dB is read as linear gain and saved in dB again, like a stem's.
     let decibels = try decode(
       #"{"format":"stemdeck-session","version":1,"#
         + #""effects":[{"name":"h","file":"h.wav","volume":"-6dB","pan":-0.5}]}"#)
     #expect(abs(decibels.effects[0].volume - 0.501187) < 1e-6)
     #expect(decibels.effects[0].pan == -0.5)
-    #expect(!SessionFile.encode(decibels).contains("dB"))
+    #expect(SessionFile.encode(decibels).contains("\"volume\" : \"-6dB\""))
     #expect(try decode(SessionFile.encode(decibels)) == decibels)
   }
 
@@ -333,8 +333,9 @@ struct RoundTripTests {
     #expect(session.stems[4].volume == 1)
     #expect(abs(session.stems[5].volume - 1.995262) < 1e-6)
     let encoded = SessionFile.encode(session)
-    #expect(!encoded.contains("dB"))
-    #expect(encoded.contains("\"master\" : { \"volume\" : 0.501187"))
+    // Written back in dB, as given (GainTextTests): the same gains to the last bit.
+    #expect(encoded.contains("\"master\" : { \"volume\" : \"-6dB\""))
+    #expect(encoded.contains("\"volume\" : \"3dB\"") && encoded.contains("\"volume\" : \"6dB\""))
     let again = try decode(encoded)
     #expect(again == session)
     #expect(SessionFile.encode(again) == encoded)
