@@ -434,6 +434,15 @@ func runInteractive(_ console: Console, openMixer: Bool = false, historySize: In
   }
   if openMixer, let error = MixerView.run(console) { console.write("error: \(error)") }
   if !console.quitRequested { editor.start() }
+  /// Ctrl-C (or a signal) since the last look: forgets the half-typed line for a fresh prompt.
+  /// True when the loop should look again from the top (the session may be ending).
+  func cancelOnInterrupt() -> Bool {
+    let interrupts = interruptRequests.load(ordering: .relaxed)
+    guard interrupts != seenInterrupts else { return false }
+    seenInterrupts = interrupts
+    if endingReason() == nil { editor.cancelLine() }
+    return true
+  }
   while !console.quitRequested {
     if let why = endingReason() { ending = why; break }
     if terminalResized.exchange(false, ordering: .relaxed) { editor.resize() }
@@ -452,14 +461,14 @@ func runInteractive(_ console: Console, openMixer: Bool = false, historySize: In
         revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
         || ioctl(0, UInt(FIONREAD), &waiting) != 0 || waiting <= 0
       if gone { ending = endingReason() ?? ("the terminal went away", 128 + SIGHUP); break }
+      // Ctrl-C first: a key that arrived after it (a paste right behind it) belongs to the
+      // fresh line, not to the line Ctrl-C forgets. The kernel sends SIGINT as it reads the
+      // Ctrl-C, before the bytes behind it, and wakes this thread for it, so the count is
+      // already up when those bytes are readable.
+      if cancelOnInterrupt() { continue }
       editor.readCharacter()
     }
-    let interrupts = interruptRequests.load(ordering: .relaxed)
-    if interrupts != seenInterrupts {
-      seenInterrupts = interrupts
-      if endingReason() != nil { continue }
-      editor.cancelLine()
-    }
+    if cancelOnInterrupt() { continue }
     // While commands run, keys typed ahead are kept for the next prompt, neither echoed by the
     // terminal (they would show twice: once now, once in the next line) nor edited by the
     // kernel's line discipline (Ctrl-R, Ctrl-W…); Ctrl-C still interrupts. The terminal's own

@@ -194,6 +194,15 @@ struct TerminalSessionTests {
     try await term.type("echo never-run")
     try await term.send("C-c")
     #expect(try await term.waitForCursorRow("stemdeck>"), "Ctrl-C on a half line")
+    // A paste right behind Ctrl-C (one tmux command: microseconds apart) arrives whole on the
+    // fresh line: its first key is not read into the line Ctrl-C forgets.
+    for n in 1...3 {
+      try await term.type("echo half-\(n)")
+      try await term.tmux(["send-keys", "-t", term.session, "C-c", ";", "send-keys", "-t", term.session, "-l", "echo pasted-\(n)"])
+      try await term.send("Enter")
+      try await term.check(term.waitForScreen { $0.contains("pasted-\(n)") }, "paste \(n) right after Ctrl-C: ")
+      #expect(try await term.waitForCursorRow("stemdeck>"))
+    }
     try await term.type("wait 30; echo after-the-wait")
     try await term.send("Enter")
     #expect(try await term.waitForCursorRow(""))
@@ -223,6 +232,7 @@ struct TerminalSessionTests {
     }
     #expect(!transcript.contains("^[["), "raw escape sequence on screen:\n\(transcript)")
     #expect(!all.contains("never-run") && !all.contains("after-the-wait"), "\(transcript)")
+    #expect(!all.contains { ["half-1", "half-2", "half-3"].contains($0) }, "Ctrl-C then a paste:\n\(transcript)")
     let errors = all.filter { $0.hasPrefix("error:") && !$0.contains("there are unsaved changes") }
     #expect(errors.isEmpty, "a line failed:\n\(transcript)")
     let long = all.filter { TerminalWidth.columns($0) > 80 }
