@@ -28,19 +28,14 @@ public struct ConfigFile: Equatable, Sendable {
   /// Reads `path`. A missing file is no configuration when `required` is false (the default
   /// place), an error when it was named with `--config`.
   public static func load(path: String, required: Bool) throws(CommandError) -> ConfigFile {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    if fd < 0 {
-      let e = errno
-      if e == ENOENT && !required { return ConfigFile() }
-      throw CommandError("\(path): cannot read the configuration file: \(String(cString: strerror(e)))")
+    // Optional (the XDG default) and absent: no settings. Read like a session file otherwise:
+    // a regular file only (never a device or FIFO), at most 1 MiB.
+    if !required && access(path, F_OK) != 0 && errno == ENOENT { return ConfigFile() }
+    let data: [UInt8]
+    do { data = try SessionFile.readRegularFile(at: path, limit: 1 << 20, kind: "configuration file") } catch {
+      throw CommandError("\(path): cannot read the configuration file: \(error.message)")
     }
-    let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-    let data: Data
-    do { data = try handle.readToEnd() ?? Data() } catch {
-      let e = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? Int(EIO)
-      throw CommandError("\(path): cannot read the configuration file: \(String(cString: strerror(Int32(e))))")
-    }
-    guard let text = String(data: data, encoding: .utf8) else {
+    guard let text = String(validating: data, as: UTF8.self) else {
       throw CommandError("\(path): the configuration file is not UTF-8 text")
     }
     return try parse(text, path: path)

@@ -14,9 +14,8 @@ public struct Setlist: Equatable {
     let absolute = Console.absolutePath(path)
     // Read like a session file: a regular file only (never a device or FIFO), at most 1 MiB.
     let data: [UInt8]
-    do { data = try SessionFile.readRegularFile(at: absolute, limit: 1 << 20) } catch {
-      throw CommandError(
-        "\(printableText(path)): cannot read the setlist: \(error.message.replacingOccurrences(of: "session file", with: "setlist"))")
+    do { data = try SessionFile.readRegularFile(at: absolute, limit: 1 << 20, kind: "setlist") } catch {
+      throw CommandError("\(printableText(path)): cannot read the setlist: \(error.message)")
     }
     guard let text = String(validating: data, as: UTF8.self) else {
       throw CommandError("\(path): the setlist is not UTF-8 text")

@@ -10,32 +10,33 @@ import Musl
 enum FileAccess {
   // MARK: Reading
 
-  /// The whole content of the regular file at `path`, at most `limit` bytes.
-  static func readSessionFile(at path: String, limit: Int) throws(SessionError) -> [UInt8] {
-    guard !path.isEmpty else { throw SessionError(file: path, message: "no session file path given") }
+  /// The whole content of the regular file at `path`, at most `limit` bytes. `kind` names the
+  /// file in errors ("session file", "setlist", "configuration file").
+  static func readSessionFile(at path: String, limit: Int, kind: String = "session file") throws(SessionError) -> [UInt8] {
+    guard !path.isEmpty else { throw SessionError(file: path, message: "no \(kind) path given") }
     // O_NONBLOCK so that opening a FIFO by mistake does not hang; it is rejected just below.
     let fd = open(fs(path), O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     if fd < 0 {
       let code = errno
       if code == ENOENT { throw SessionError(file: path, message: "no such file") }
-      throw SessionError(file: path, message: "cannot open the session file: \(reason(code))")
+      throw SessionError(file: path, message: "cannot open the \(kind): \(reason(code))")
     }
     defer { close(fd) }
     var info = stat()
     if fstat(fd, &info) != 0 {
-      throw SessionError(file: path, message: "cannot read the session file: \(reason(errno))")
+      throw SessionError(file: path, message: "cannot read the \(kind): \(reason(errno))")
     }
     switch info.st_mode & S_IFMT {
     case S_IFREG: break
-    case S_IFDIR: throw SessionError(file: path, message: "is a directory, not a session file")
+    case S_IFDIR: throw SessionError(file: path, message: "is a directory, not a \(kind)")
     default:
       throw SessionError(
         file: path,
         message: "is not a regular file (a device, pipe or socket), "
-          + "not a session file")
+          + "not a \(kind)")
     }
     if Int(info.st_size) > limit {
-      throw SessionError(file: path, message: tooLargeMessage(Int(info.st_size), limit: limit))
+      throw SessionError(file: path, message: tooLargeMessage(Int(info.st_size), limit: limit, kind: kind))
     }
     // Read until end of file, but never more than limit + 1 bytes: the file may grow meanwhile.
     var bytes = [UInt8](repeating: 0, count: max(Int(info.st_size), 4096))
@@ -52,18 +53,18 @@ enum FileAccess {
       if got < 0 {
         let code = errno
         if code == EINTR { continue }
-        throw SessionError(file: path, message: "cannot read the session file: \(reason(code))")
+        throw SessionError(file: path, message: "cannot read the \(kind): \(reason(code))")
       }
       if got == 0 { break }
       count += got
     }
-    if count > limit { throw SessionError(file: path, message: tooLargeMessage(count, limit: limit)) }
+    if count > limit { throw SessionError(file: path, message: tooLargeMessage(count, limit: limit, kind: kind)) }
     bytes.removeSubrange(count...)
     return bytes
   }
 
-  static func tooLargeMessage(_ size: Int, limit: Int) -> String {
-    "is too large for a session file (\(size) bytes; the limit is \(limit >> 20) MiB)"
+  static func tooLargeMessage(_ size: Int, limit: Int, kind: String = "session file") -> String {
+    "is too large for a \(kind) (\(size) bytes; the limit is \(limit >> 20) MiB)"
   }
 
   // MARK: Atomic replacement

@@ -89,9 +89,10 @@ public enum SessionFile {
   }
 
   /// The bytes of the regular file at `path` (a device, FIFO, socket or folder is an error), at
-  /// most `limit` bytes: for small text files read like session files (setlists).
-  public static func readRegularFile(at path: String, limit: Int) throws(SessionError) -> [UInt8] {
-    try FileAccess.readSessionFile(at: path, limit: limit)
+  /// most `limit` bytes: for small text files read like session files (setlists, the
+  /// configuration). `kind` names the file in errors ("is a directory, not a setlist").
+  public static func readRegularFile(at path: String, limit: Int, kind: String) throws(SessionError) -> [UInt8] {
+    try FileAccess.readSessionFile(at: path, limit: limit, kind: kind)
   }
 
   /// Removes temporary files a save of `path` left behind when its process was killed:

@@ -105,7 +105,7 @@ struct ConfigFileTests {
     #expect(try error(["--osc-host", "0.0.0.0"], "") == "--osc-host HOST needs --osc PORT (the OSC server is off without it)")
     #expect(
       try error(["--config", "/nonexistent/stemdeck.conf"], "")
-        == "/nonexistent/stemdeck.conf: cannot read the configuration file: No such file or directory")
+        == "/nonexistent/stemdeck.conf: cannot read the configuration file: no such file")
   }
 
   @Test("no file at the default place is no configuration; a folder or bytes that are not UTF-8 are errors")
@@ -118,8 +118,18 @@ struct ConfigFileTests {
     #expect(ConfigFile.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.config/stemdeck/config")
     #expect(ConfigFile.defaultPath(environment: ["HOME": "/home/u", "XDG_CONFIG_HOME": "relative"]) == "/home/u/.config/stemdeck/config")
     try FileManager.default.createDirectory(atPath: folder.file("stemdeck/config"), withIntermediateDirectories: true)
-    #expect(throws: CommandError.self) { try Arguments.parse([], environment: ["XDG_CONFIG_HOME": folder.path]) }
-    try FileManager.default.removeItem(atPath: folder.file("stemdeck/config"))
+    let configPath = folder.file("stemdeck/config")
+    #expect(
+      throws: CommandError("\(configPath): cannot read the configuration file: is a directory, not a configuration file")
+    ) { try Arguments.parse([], environment: ["XDG_CONFIG_HOME": folder.path]) }
+    try FileManager.default.removeItem(atPath: configPath)
+    // A FIFO is refused at once (opened without waiting for a writer), not read until one comes.
+    #expect(mkfifo(configPath, 0o600) == 0)
+    #expect(
+      throws: CommandError(
+        "\(configPath): cannot read the configuration file: is not a regular file (a device, pipe or socket), not a configuration file")
+    ) { try Arguments.parse([], environment: ["XDG_CONFIG_HOME": folder.path]) }
+    try FileManager.default.removeItem(atPath: configPath)
     try Data([0x6f, 0x73, 0x63, 0x20, 0x3d, 0x20, 0xff]).write(to: URL(fileURLWithPath: folder.file("stemdeck/config")))
     do {
       _ = try Arguments.parse([], environment: ["XDG_CONFIG_HOME": folder.path])
