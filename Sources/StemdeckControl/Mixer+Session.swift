@@ -72,9 +72,10 @@ extension Mixer {
       try replaceSends(with: session.sends, stems: session.stems, buses: session.buses, inputs: session.inputs)
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
-      try seek(toFrame: Int((max(0, session.position) * sampleRate).rounded()))
+      let (start, atEnd) = startPosition(of: session, sessionPath: sessionPath)
+      try seek(toFrame: Int((start * sampleRate).rounded()))
       isDirty = false
-      return warnings + effectWarnings
+      return warnings + effectWarnings + (atEnd.map { [$0] } ?? [])
     }
   }
 
@@ -325,5 +326,20 @@ extension Mixer {
     }
     for k in j..<offline.count { out.append((offline[k].settings, offline[k].path, nil, offline[k])) }
     return out
+  }
+
+  /// Where a loaded session starts: its saved position, or the top when that is at or past the
+  /// end of every stem that ends (a session saved after its song finished played nothing on
+  /// `--play`, `play` or OSC). Then a warning says so. Call once its stems are in.
+  func startPosition(of session: Session, sessionPath: String) -> (seconds: Double, atEnd: MixerWarning?) {
+    let saved = max(0, session.position)
+    guard saved > 0, !hasEndlessStems, let end = duration, end > 0, saved >= end else { return (saved, nil) }
+    return (
+      0,
+      MixerWarning(
+        file: sessionPath,
+        "position: saved at \(NumberFormat.time(saved)), at or past the end of the song (\(NumberFormat.time(end))): opened at the top"
+      )
+    )
   }
 }
