@@ -184,6 +184,7 @@ func runLive(_ a: Arguments) -> Int32 {
   }
   // The live session owns the control loop; the console (REPL or script runner) is its front end.
   let live = LiveSession(driver: driver)
+  live.autoConnect = a.autoConnect
   if let seconds = a.autosave { live.autosaveInterval = seconds }
   let console = Console(session: live) { writeOut($0) }
   console.interactive = interactive

@@ -294,11 +294,12 @@ public final class Console {
     for w in warnings { write("warning: \(w.naming(absolute, as: path).consoleWords)") }
     var line = "opened \(path): \(session.stems.count) stem\(session.stems.count == 1 ? "" : "s")"
     if !warnings.isEmpty && !mixer.offlineStems.isEmpty { line += " (\(mixer.offlineStems.count) offline)" }
-    let missing = live.opened(session, at: absolute)
+    let (missing, masterConnected) = live.opened(session, at: absolute)
     if !missing.isEmpty {
       line += "; waiting for port\(missing.count == 1 ? "" : "s") to connect: \(missing.joined(separator: ", "))"
     }
     write(line)
+    if !masterConnected.isEmpty && interactive { write("connected master to \(masterConnected.joined(separator: ", "))") }
     if let side = live.newerAutosave(of: absolute) {
       write("an autosave of unsaved changes exists (\(side)): type 'recover' to open it, or 'recover discard' to delete it")
     }

@@ -30,6 +30,9 @@ public enum LiveEvent: Sendable, Equatable {
 /// thread-safe. It writes no words: what it reports is `LiveEvent`s.
 public final class LiveSession {
   public let driver: JackDriver?
+  /// Whether a session that saves no master connections gets the master connected on open
+  /// (`masterRouting`); off with `--no-connect` or `connect = no`.
+  public var autoConnect = false
   let ownMixer: Mixer?
   /// The session file saved to by default (absolute); nil for a session never saved.
   public internal(set) var path: String?
@@ -187,15 +190,39 @@ public final class LiveSession {
   }
 
   /// After the mixer loaded `session` from `path`: the path, the autosave clock, and the
-  /// session's connections (made where their peers exist). Returns the connections still waiting
-  /// for a port (`JackDriver.setIntendedConnections`).
-  func opened(_ session: Session, at path: String) -> [String] {
+  /// session's connections (made where their peers exist), the master's as `masterRouting`
+  /// says. Returns the connections still waiting for a port (`JackDriver.setIntendedConnections`)
+  /// and the playback ports the master was newly connected to.
+  func opened(_ session: Session, at path: String) -> (missing: [String], masterConnected: [String]) {
     self.path = path
     lastAutosave = Date()
-    guard let driver else { return [] }
-    let missing = driver.setIntendedConnections(session.connections)
+    guard let driver else { return ([], []) }
+    let (wanted, added) = masterRouting(for: session.connections, driver: driver)
+    let missing = driver.setIntendedConnections(wanted)
+    // Not a change of the user's: the routing a session opens with is its saved state.
     connectionsSeen = driver.intendedConnections
-    return missing
+    return (missing, added)
+  }
+
+  /// The connections to make for a session that saves `connections`. When it saves none for the
+  /// master and `autoConnect` is on (not `--no-connect`), the master is not left unconnected:
+  /// it keeps where it goes now (a song change, an `open` during a show: `open` and `setlist`
+  /// used to disconnect it, and the example setlist played into nothing), or else goes to the
+  /// first two physical playback ports (`added`).
+  func masterRouting(
+    for connections: [String: [String]], driver: JackDriver
+  ) -> (connections: [String: [String]], added: [String]) {
+    let master = ["master_L", "master_R"]
+    guard autoConnect, master.allSatisfy({ connections[$0]?.isEmpty ?? true }) else { return (connections, []) }
+    var wanted = connections
+    let now = driver.intendedConnections
+    if master.contains(where: { !(now[$0]?.isEmpty ?? true) }) {
+      for port in master { wanted[port] = now[port] }
+      return (wanted, [])
+    }
+    let physical = (try? driver.ports(matching: nil))?.filter { $0.isPhysical && $0.isInput && $0.isAudio } ?? []
+    for (mine, peer) in zip(master, physical.prefix(2)) { wanted[mine] = [peer.name] }
+    return (wanted, physical.prefix(2).map(\.name))
   }
 
   /// After the mixer was emptied (`new`): no file, no connections, nothing unsaved.
