@@ -196,8 +196,18 @@ public final class ServerLauncher: @unchecked Sendable {
       fd >= 0 ? nil : "cannot write jackd's log \(logPath): \(String(cString: strerror(openErrno))); jackd's messages are not kept"
     let see = fd >= 0 ? "; see \(logPath)" : ""
     process = Process()
-    process.executableURL = URL(fileURLWithPath: jackd)
-    process.arguments = arguments
+    // jackd dies with stemdeck, even with kill -9 or a crash: util-linux's setpriv execs it with a
+    // parent-death signal (PR_SET_PDEATHSIG), so no orphan server is left for the next stemdeck
+    // to adopt and never stop. The "parent" is the thread that starts it: always the control
+    // (main) thread, at start and when a server it started is started again. Without setpriv
+    // jackd is started directly, as before.
+    if let setpriv = Self.setprivPath() {
+      process.executableURL = URL(fileURLWithPath: setpriv)
+      process.arguments = ["--pdeathsig", "TERM", "--", jackd] + arguments
+    } else {
+      process.executableURL = URL(fileURLWithPath: jackd)
+      process.arguments = arguments
+    }
     process.standardOutput = log ?? FileHandle.nullDevice
     process.standardError = log ?? FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
@@ -223,6 +233,12 @@ public final class ServerLauncher: @unchecked Sendable {
   }
 
   public var isRunning: Bool { process.isRunning }
+
+  /// util-linux's `setpriv` (Essential on Debian), which can run a program with a parent-death
+  /// signal.
+  static func setprivPath() -> String? {
+    ["/usr/bin/setpriv", "/bin/setpriv"].first { FileManager.default.isExecutableFile(atPath: $0) }
+  }
 
   /// Stops the server (SIGTERM, then waits up to 3 s, then SIGKILL).
   public func stop() {

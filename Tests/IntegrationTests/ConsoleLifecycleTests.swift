@@ -101,3 +101,37 @@ struct ConsoleLifecycleTests {
     #expect(verbose.stderr.contains { $0.hasPrefix("jack: ") }, "--verbose: \(verbose.text)")
   }
 }
+
+@Suite("a JACK server stemdeck started", .serialized, .timeLimit(.minutes(2)))
+struct StartedServerLifetimeTests {
+  @Test(
+    "kill -9 of a stemdeck that started its jackd: the jackd ends too (a parent-death signal), so the next stemdeck finds no orphan server to adopt"
+  )
+  func serverDiesWithStemdeck() async throws {
+    let binary = try StemdeckBinary.require()
+    let state = try IntegrationTempDir("stemdeck-state")
+    defer { state.remove() }
+    let name = "stemdeck-test-\(getpid())-orphan"
+    defer { PrivateJackServer.removeStaleFiles(of: name) }
+    let child = try ChildProcess(
+      binary, ["--server", name, "--start-server", "dummy", "--no-connect", "--no-control"],
+      environment: ["XDG_STATE_HOME": state.path, "JACK_NO_START_SERVER": "1"], stdinPipe: true)
+    defer { child.terminate(grace: 5) }
+    // Script mode on a pipe: it waits for commands; the reply to one says it is running.
+    #expect(child.writeToStdin("echo running\n"))
+    let running = await eventually(timeout: 20, interval: 0.05) { child.stdoutLines.contains("running") }
+    try #require(running, "stemdeck did not start: \(child.stdoutLines + child.stderrLines)")
+    #expect(child.stdoutLines.contains { $0.hasPrefix("started JACK server '\(name)'") }, "\(child.stdoutLines)")
+    let jackd = ProcFS.descendants(of: child.pid).filter {
+      (try? String(contentsOfFile: "/proc/\($0)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == "jackd"
+    }
+    try #require(jackd.count == 1, "stemdeck's jackd: \(jackd)")
+
+    kill(child.pid, SIGKILL)
+    _ = await child.waitForExit(timeout: 10)
+    let ended = await eventually(timeout: 10, interval: 0.05) { ProcFS.ended(jackd[0]) }
+    #expect(ended, "jackd (pid \(jackd[0])) still runs after its stemdeck was killed: \(ProcFS.state(jackd[0]) ?? "?")")
+    let check = try await runTool("jack_wait", ["-s", name, "-c"], environment: ["JACK_NO_START_SERVER": "1"], timeout: 10)
+    #expect(check.text.contains("not running"), "server still running: \(check.text)")
+  }
+}
