@@ -557,6 +557,8 @@ enum CommandTable {
       if c.interactive && c.mixer.isDirty && !c.commandWord.hasSuffix("!") {
         throw CommandError("there are unsaved changes: 'save' them first, or use 'quit!' to discard them")
       }
+      // quit! discards the unsaved changes: their autosave too, or every later open offers it back.
+      if c.commandWord.hasSuffix("!"), let path = c.live.path { c.live.discardAutosave(for: path) }
       c.quitRequested = true
     }
   ]

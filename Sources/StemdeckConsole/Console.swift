@@ -254,7 +254,7 @@ public final class Console {
     let name = absolute.split(separator: "/").last.map(String.init) ?? absolute
     if name.utf8.count > Self.longestSessionName {
       throw CommandError(
-        "\(printableText(target)): the file name is \(name.utf8.count) bytes long; the longest stemdeck saves is \(Self.longestSessionName) bytes (room for its autosave, .NAME.autosave.json.bak)"
+        "\(printableText(target)): the file name is \(name.utf8.count) bytes long; the longest stemdeck saves is \(Self.longestSessionName) bytes (room for its autosave, .NAME.autosave.json)"
       )
     }
     let session = live.sessionForSaving(to: absolute)
@@ -322,9 +322,9 @@ public final class Console {
 
   // MARK: - Autosave
 
-  /// The longest session file name (bytes) whose autosave backup, ".NAME.autosave.json.bak",
-  /// still fits in a file name (NAME_MAX, 255 bytes).
-  static let longestSessionName = 255 - ".".utf8.count - ".autosave.json.bak".utf8.count
+  /// The longest session file name (bytes) whose autosave, ".NAME.autosave.json", still fits in
+  /// a file name (NAME_MAX, 255 bytes). Autosaves keep no backup of themselves.
+  static let longestSessionName = 255 - ".".utf8.count - ".autosave.json".utf8.count
 
   /// The sidecar file that holds unsaved changes of `session`: ".NAME.autosave.json" beside it.
   public static func autosavePath(for session: String) -> String { LiveSession.autosavePath(for: session) }

@@ -181,10 +181,12 @@ public final class LiveSession {
   }
 
   /// After a save to `path`: nothing is unsaved, and the session's file is `path` (its stale
-  /// autosave removed).
+  /// autosave removed; after a save under another name, the old name's too: its unsaved changes
+  /// are in the new file, and opening the old one must not offer them back).
   func saved(to path: String) {
     mixer.markSaved()
     if let driver { connectionsSeen = driver.intendedConnections }
+    if let old = self.path, old != path { discardAutosave(for: old) }
     self.path = path
     discardAutosave(for: path)
   }
@@ -263,7 +265,7 @@ public final class LiveSession {
     guard mixer.isDirty else { return nil }
     let target = path.map(Self.autosavePath(for:)) ?? StatePaths.stateDirectory() + "/untitled.autosave.json"
     let session = sessionForSaving(to: path ?? target)
-    do { try SessionFile.save(session, to: target) } catch {
+    do { try SessionFile.save(session, to: target, backup: false) } catch {
       return .failed(target: target, reason: "\(error)")
     }
     return .written(target: target, sessionPath: path)
@@ -275,7 +277,7 @@ public final class LiveSession {
     else { return }
     lastAutosave = Date()
     // The sidecar sits beside the session, so its relative paths resolve the same way.
-    do { try SessionFile.save(sessionForSaving(to: path), to: Self.autosavePath(for: path)) } catch {
+    do { try SessionFile.save(sessionForSaving(to: path), to: Self.autosavePath(for: path), backup: false) } catch {
       // A read-only or full file system: said at every attempt (once an interval), never
       // silently; the changes stay in memory, unsaved, and the files on disk as they were.
       autosaveFailed?(error.description)
@@ -285,7 +287,8 @@ public final class LiveSession {
   /// Told why a periodic autosave failed (the error names the file and the OS's reason).
   public var autosaveFailed: ((String) -> Void)?
 
-  /// Removes the sidecar (after a save, or when the user discards it).
+  /// Removes the sidecar (after a save, `quit!`, or when the user discards it), and a backup of
+  /// it older versions kept.
   func discardAutosave(for path: String) {
     let side = Self.autosavePath(for: path)
     // Only regular files: a folder or device planted at these names is never removed.

@@ -87,7 +87,7 @@ enum FileAccess {
   ///   (tests substitute a predictable one to plant files at it).
   static func writeAtomically(
     _ bytes: [UInt8], to path: String,
-    temporaryName: (String) -> String
+    temporaryName: (String) -> String, backup: Bool = true
   ) throws(SessionError) {
     func fail(_ message: String) -> SessionError { SessionError(file: path, message: message) }
 
@@ -125,7 +125,7 @@ enum FileAccess {
       throw fail("is \(what), not a regular file; stemdeck saves only over a regular file or to a new name")
     }
     // The previous version is kept as NAME.bak: that name must fit too (NAME_MAX, 255 bytes).
-    if name.utf8.count > maximumNameBytes - 4 {
+    if backup && name.utf8.count > maximumNameBytes - 4 {
       throw fail(
         "the file name is \(name.utf8.count) bytes long; the longest that leaves room for its backup (NAME.bak) is \(maximumNameBytes - 4) bytes"
       )
@@ -150,7 +150,7 @@ enum FileAccess {
     }
 
     // 2. Keep the existing file as <path>.bak (replacing an older backup atomically).
-    if targetExists {
+    if targetExists && backup {
       try keepBackup(of: path, type: targetType, in: inFolder, name: name, temporaryName: temporaryName)
     }
 

@@ -81,11 +81,12 @@ public enum SessionFile {
   ///   pointed to is left untouched, and `<path>.bak` is the old link.
   /// - Throws: `SessionError` naming the path and the OS reason (or the first validation problem).
   ///   On failure the temporary file is removed and the existing file is left as it was.
-  public static func save(_ session: Session, to path: String) throws(SessionError) {
+  /// - `backup: false` (autosaves): no `<path>.bak` is kept; the replacement is as atomic.
+  public static func save(_ session: Session, to path: String, backup: Bool = true) throws(SessionError) {
     try session.validate(source: path)
     let bytes = Array(encode(session).utf8)
     removeStaleTemporaries(for: path)
-    try FileAccess.writeAtomically(bytes, to: path, temporaryName: FileAccess.randomTemporaryName)
+    try FileAccess.writeAtomically(bytes, to: path, temporaryName: FileAccess.randomTemporaryName, backup: backup)
   }
 
   /// The bytes of the regular file at `path` (a device, FIFO, socket or folder is an error), at

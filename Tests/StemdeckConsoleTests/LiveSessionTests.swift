@@ -85,4 +85,38 @@ struct LiveSessionTests {
     #expect(h.run("save").ok)
     #expect(!FileManager.default.fileExists(atPath: side), "save removes the sidecar")
   }
+
+  @Test(
+    "the autosave belongs to its session: save-as removes the old name's, quit! removes it, and an autosave keeps no .bak of itself"
+  )
+  func autosaveBelongsToItsSession() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let first = h.folder.file("first.json"), second = h.folder.file("second.json")
+    #expect(h.run("save \(first)").ok)
+    func autosave() {
+      h.console.live.lastAutosave = .distantPast
+      h.console.live.serviceOnce { _ in }
+    }
+    let firstSide = LiveSession.autosavePath(for: first)
+    #expect(h.run("volume drums 0.5").ok)
+    autosave()
+    #expect(h.run("volume drums 0.4").ok)
+    autosave()
+    #expect(FileManager.default.fileExists(atPath: firstSide))
+    #expect(!FileManager.default.fileExists(atPath: firstSide + ".bak"), "a second autosave keeps no backup")
+    // Save under another name: the changes are in second.json; first.json offers nothing back.
+    #expect(h.run("save \(second)").ok)
+    #expect(!FileManager.default.fileExists(atPath: firstSide), "save-as left the old name's autosave")
+    #expect(h.run("open \(first)").output.allSatisfy { !$0.contains("an autosave") })
+    // quit! discards the unsaved changes, their autosave included.
+    #expect(h.run("volume drums 0.3").ok)
+    autosave()
+    #expect(FileManager.default.fileExists(atPath: firstSide))
+    h.console.interactive = true
+    #expect(!h.run("quit").ok, "quit refuses with unsaved changes")
+    #expect(FileManager.default.fileExists(atPath: firstSide), "a refused quit keeps the autosave")
+    #expect(h.run("quit!").ok)
+    #expect(!FileManager.default.fileExists(atPath: firstSide), "quit! left the autosave of the changes it discarded")
+  }
 }
