@@ -257,6 +257,7 @@ func runLive(_ a: Arguments) -> Int32 {
     }
   }
   defer { control?.close() }
+  console.listening.control = control?.path
   if let control {
     let serviceEngine = console.idle
     console.idle = {
@@ -280,6 +281,10 @@ func runLive(_ a: Arguments) -> Int32 {
     }
   }
   defer { osc?.close() }
+  if let osc, let port = a.oscPort {
+    let host = a.oscHost ?? "127.0.0.1"
+    console.listening.osc = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+  }
   if let osc {
     let serviceBefore = console.idle
     console.idle = {
@@ -415,6 +420,10 @@ func runHeadless(_ console: Console) -> Int32 {
 func runInteractive(_ console: Console, openMixer: Bool = false, historySize: Int = 2000) -> Int32 {
   TerminalInfo.setUTF8Locale()  // before libedit starts, or it drops non-ASCII input
   writeOut("stemdeck — type 'help' for commands, 'quit' or Ctrl-D to leave")
+  // What other programs reach: said once, short (a socket's path seldom fits the line; `status`
+  // gives it).
+  if console.listening.control != nil { writeOut("listening: control socket for stemdeck ctl ('status' shows its path)") }
+  if let osc = console.listening.osc { writeOut("listening: OSC on UDP \(osc)") }
   let history = StatePaths.stateDirectory() + "/history"
   let editor = LineEditor(prompt: "stemdeck> ", historyPath: history, historySize: historySize)
   editor.completer = { words, partial in Completion.candidates(console: console, words: words, partial: partial) }

@@ -32,6 +32,9 @@ public final class Console {
   public var sessionPath: String? { live.path }
   /// Interactive mode: risky commands refuse when there are unsaved changes.
   public var interactive = false
+  /// Where other programs reach this stemdeck (`status` says): the control socket's path and the
+  /// OSC server's `HOST:PORT`; nil when off. Set by the live start-up.
+  public var listening: (control: String?, osc: String?) = (nil, nil)
   /// Called while `wait` waits, to keep events flowing (the host's poll).
   public var idle: () -> Void = {}
   /// Where the waits block between `idle` steps (live: poll(2) on stdin, the sockets and the

@@ -179,6 +179,10 @@ enum Display {
     var quality: String
     var session: String?
     var unsaved: Bool
+    /// Where other programs reach this stemdeck: the control socket's path, the OSC server's
+    /// `HOST:PORT` (nil: off).
+    var control: String?
+    var osc: String?
 
     /// The `status` lines (script mode output is documented in the README: keep them stable).
     var lines: [String] {
@@ -214,6 +218,8 @@ enum Display {
       lines.append("master: \(Display.volume(masterVolume)) (\(Display.db(Decibels.fromAmplitude(masterVolume))) dB)")
       lines.append("quality: \(quality)")
       if let session { lines.append("session: \(session)\(unsaved ? " (unsaved changes)" : "")") }
+      if let control { lines.append("control socket: \(control)") }
+      if let osc { lines.append("OSC: \(osc) (UDP)") }
       return lines
     }
   }
@@ -255,7 +261,8 @@ enum Display {
     return StatusReport(
       state: state, position: position, length: duration, endless: m.hasEndlessStems, sampleRate: sampleRate,
       server: server, underruns: statuses.reduce(0) { $0 + $1.underruns }, stems: statuses.count,
-      masterVolume: m.masterVolumeSetting, quality: m.quality.rawValue, session: c.sessionPath, unsaved: m.isDirty)
+      masterVolume: m.masterVolumeSetting, quality: m.quality.rawValue, session: c.sessionPath, unsaved: m.isDirty,
+      control: c.listening.control, osc: c.listening.osc)
   }
 
   static func status(_ c: Console) -> [String] { statusReport(c).lines }

@@ -109,6 +109,8 @@ struct TerminalSessionTests {
     let run = try await atPrompt(columns: 80, rows: 24)
     defer { run.close() }
     let term = run.term
+    // Start-up names the control socket other programs reach (`stemdeck ctl`).
+    #expect(try await term.screen().contains("listening: control socket for stemdeck ctl ('status' shows its path)"))
 
     // 1. A path with spaces, completed: inserted escaped, so the line parses.
     try await term.type("add my")

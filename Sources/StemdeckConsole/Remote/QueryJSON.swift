@@ -123,7 +123,8 @@ enum QueryJSON {
       "state": r.state, "position": number(r.position, 3), "length": r.length.map { number($0, 3) } ?? NSNull(),
       "endless": r.endless, "sampleRate": r.sampleRate, "underruns": r.underruns, "stems": r.stems,
       "master": ["volume": number(r.masterVolume), "volumeDB": db(Decibels.fromAmplitude(r.masterVolume))] as [String: Any],
-      "quality": r.quality, "session": r.session.map { $0 as Any } ?? NSNull(), "unsaved": r.unsaved
+      "quality": r.quality, "session": r.session.map { $0 as Any } ?? NSNull(), "unsaved": r.unsaved,
+      "control": r.control.map { $0 as Any } ?? NSNull(), "osc": r.osc.map { $0 as Any } ?? NSNull()
     ]
     if let d = r.server {
       var server: [String: Any] = [
