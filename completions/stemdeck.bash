@@ -11,7 +11,7 @@ _stemdeck() {
   local live_options="--server --name --no-start-server --start-server --no-connect --play --mixer --strict --script --commands --keep-going --json --verbose --control --no-control --osc --osc-host --config --help --version"
   local render_options="--output --format --from --duration --sample-rate --dither --normalize --true-peak --stems --input --quiet --help"
   local analyze_options="--from --duration --sample-rate --input --json --quiet --help"
-  local ctl_options="--name --server --socket --json --watch --help"
+  local ctl_options="--name --server --socket --list --json --watch --help"
   local formats="wav16 wav24 wav32 float flac16 flac24 aiff16 aiff24 vorbis opus"
   local drivers="dummy alsa net net:"
   local topics="render analyze ctl config live"

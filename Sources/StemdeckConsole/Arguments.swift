@@ -60,6 +60,8 @@ public struct Arguments: Equatable, Sendable {
   /// per command, as the control socket answers. `ctl --watch TOPIC…`: follow pushes.
   public var json = false
   public var watch: [String] = []
+  /// `ctl --list`: list the stemdecks whose control sockets answer, and do nothing else.
+  public var list = false
   /// `--mixer`: open the full-screen mixer view at start (interactive mode only).
   public var mixer = false
   /// `--config FILE`: the configuration file instead of `$XDG_CONFIG_HOME/stemdeck/config`.
@@ -147,6 +149,7 @@ public struct Arguments: Equatable, Sendable {
       case "--osc-host": a.oscHost = try value(arg)
       case "--json": a.json = true
       case "--watch" where a.mode == .ctl: a.watch.append(try value(arg))
+      case "--list" where a.mode == .ctl: a.list = true
       case "--no-start-server": a.startServer = false
       case "--start-server":
         let v = try value(arg)
@@ -237,8 +240,16 @@ public struct Arguments: Equatable, Sendable {
       )
     }
     if self.mode == .ctl {
+      if self.list {
+        guard self.session == nil && self.watch.isEmpty else {
+          throw CommandError("ctl --list lists the running stemdecks and runs nothing: give it alone")
+        }
+        return
+      }
       guard let commands = self.session, !commands.trimmingSpaces().isEmpty || !self.watch.isEmpty else {
-        throw CommandError("ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'")
+        throw CommandError(
+          "ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD' (ctl --list: the running stemdecks)"
+        )
       }
       if (self.clientName != Arguments().clientName || self.server != nil) && self.socket != nil {
         throw CommandError("ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both")
@@ -304,7 +315,7 @@ public struct Arguments: Equatable, Sendable {
   /// each long one).
   static let knownOptions = [
     "--help", "--version", "--server", "--name", "--control", "--no-control", "--socket", "--osc", "--osc-host",
-    "--json", "--watch", "--no-start-server", "--start-server", "--script", "--commands", "--keep-going", "--play",
+    "--json", "--watch", "--list", "--no-start-server", "--start-server", "--script", "--commands", "--keep-going", "--play",
     "--mixer", "--strict", "--no-connect", "--verbose", "--output", "--duration", "--from", "--dither", "--stems",
     "--input", "--quiet", "--format", "--normalize", "--true-peak", "--sample-rate", "--config"
   ]

@@ -62,16 +62,41 @@ public final class ControlServer {
   /// another (the same client name on two servers is two stemdecks), in `control/` of
   /// stemdeck's state folder without a runtime folder.
   public static func defaultPath(client: String, server: String) -> String {
-    let env = ProcessInfo.processInfo.environment
-    let folder: String
-    if let runtime = env["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-      folder = runtime + "/stemdeck"
-    } else {
-      folder = StatePaths.stateDirectory() + "/control"
-    }
     func safe(_ name: String) -> String { String(name.map { $0 == "/" ? "_" : $0 }) }
     let name = server == "default" ? safe(client) : safe(client) + "@" + safe(server)
-    return folder + "/" + name + ".sock"
+    return defaultFolder() + "/" + name + ".sock"
+  }
+
+  /// The folder of the default paths: `$XDG_RUNTIME_DIR/stemdeck`, else `control/` in
+  /// stemdeck's state folder.
+  static func defaultFolder() -> String {
+    if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+      return runtime + "/stemdeck"
+    }
+    return StatePaths.stateDirectory() + "/control"
+  }
+
+  /// A stemdeck found by its socket in the default folder (`ctl --list`).
+  struct Running: CustomStringConvertible {
+    var path: String
+    var client: String
+    var server: String
+    var description: String { server == "default" ? client : "\(client) on \(server)" }
+  }
+
+  /// The stemdecks whose sockets in the default folder answer (a stale socket, left by a killed
+  /// stemdeck, does not), by name.
+  static func running() -> [Running] {
+    let folder = defaultFolder()
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+    return names.filter { $0.hasSuffix(".sock") }.sorted().compactMap { name in
+      let path = folder + "/" + name
+      guard answers(path) else { return nil }
+      let stem = String(name.dropLast(".sock".count))
+      let parts = stem.split(separator: "@", maxSplits: 1).map(String.init)
+      guard let client = parts.first else { return nil }
+      return Running(path: path, client: client, server: parts.count > 1 ? parts[1] : "default")
+    }
   }
 
   /// Listens on `path`. `makeFolder`: create its folder (0700) when missing, as for the default
@@ -154,6 +179,7 @@ public final class ControlServer {
 
   /// Whether something accepts connections on the socket at `path`.
   static func answers(_ path: String) -> Bool {
+    guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else { return false }
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return false }
     defer { Glibc.close(fd) }

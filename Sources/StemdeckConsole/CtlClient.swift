@@ -12,7 +12,22 @@ func runCtl(_ a: Arguments) -> Int32 {
   let server = a.server ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] ?? "default"
   // --socket, else the configuration's `control` (the path the live console listens on), else
   // the default path of the client and server.
-  let path = (a.socket ?? a.control).map(Console.absolutePath) ?? ControlServer.defaultPath(client: a.clientName, server: server)
+  if a.list { return listStemdecks() }
+  var path = (a.socket ?? a.control).map(Console.absolutePath) ?? ControlServer.defaultPath(client: a.clientName, server: server)
+  // Nothing named (no --name, --server, --socket, configured path): when no stemdeck answers at
+  // the default path but exactly one runs, that is the one meant.
+  let named = a.socket != nil || a.control != nil || a.server != nil || a.clientName != Arguments().clientName
+  if !named && !ControlServer.answers(path) {
+    let running = ControlServer.running()
+    if running.count == 1 {
+      path = running[0].path
+    } else if running.count > 1 {
+      printError(
+        "error: no stemdeck answers on \(path), and \(running.count) others run: \(running.map(\.description).joined(separator: ", ")); pick one with --name CLIENT, --server NAME or --socket PATH"
+      )
+      return 2
+    }
+  }
   let commands: [String]
   do { commands = try Tokenizer.commands(in: a.commands ?? "").map(commandLine) } catch {
     printError("error: \(error)")
@@ -93,6 +108,18 @@ func runCtl(_ a: Arguments) -> Int32 {
     default: break
     }
   }
+  return 0
+}
+
+/// `ctl --list`: one line per running stemdeck (a control socket in the default folder that
+/// answers): its JACK client, its server and the socket. None: exit 2, saying where it looked.
+func listStemdecks() -> Int32 {
+  let running = ControlServer.running()
+  guard !running.isEmpty else {
+    printError("no stemdeck is running (no control socket answers in \(ControlServer.defaultFolder()))")
+    return 2
+  }
+  for r in running { writeOut("\(r.client) on server \(r.server): \(r.path)") }
   return 0
 }
 

@@ -185,13 +185,15 @@ extension Arguments {
     usage: stemdeck ctl [options] 'CMD; CMD'
 
     Runs console commands in a running stemdeck through its control socket and
-    prints the replies.
+    prints the replies. With no --name, --server or --socket, and no stemdeck at
+    the default socket, the only one running is taken.
 
       -n, --name CLIENT        the stemdeck to reach, by JACK client name
                                (default: stemdeck)
       -s, --server NAME        on this JACK server (default: $JACK_DEFAULT_SERVER,
                                else "default")
       --socket PATH            or by its control socket's path
+      --list                   list the running stemdecks (their sockets answer)
       --json                   print the replies as JSON lines
       --watch TOPIC            follow pushed updates until interrupted: events,
                                meters, meters@RATE or transport (repeatable)

@@ -35,3 +35,61 @@ struct ListeningTests {
     #expect(try await quiet.finish() == 0, "\(quiet.transcript)")
   }
 }
+
+@Suite("ctl finds the running stemdecks", .serialized, .timeLimit(.minutes(1)))
+struct CtlListTests {
+  @Test(
+    "ctl --list names each running stemdeck (a stale socket is left out); ctl with no name takes the only one, and with two says which run"
+  )
+  func listAndPick() async throws {
+    let runtime = try IntegrationTempDir("stemdeck-runtime")
+    defer { runtime.remove() }
+    let binary = try StemdeckBinary.require()
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    // A stale socket file left by a killed stemdeck: bound, then its listener gone.
+    try FileManager.default.createDirectory(atPath: runtime.file("stemdeck"), withIntermediateDirectories: true)
+    let stale = runtime.file("stemdeck/ghost.sock")
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      raw.copyBytes(from: Array(stale.utf8))
+    }
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    close(fd)
+    try #require(bound == 0 && FileManager.default.fileExists(atPath: stale))
+
+    let env = ["XDG_RUNTIME_DIR": runtime.path]
+    func ctl(_ args: [String]) async throws -> ToolResult {
+      try await runTool(binary, ["ctl"] + args, environment: env, timeout: 10)
+    }
+    let launcher = ["env", "XDG_RUNTIME_DIR=\(runtime.path)"]
+    let alpha = try StemdeckProcess(server: server, extra: ["--name", "alpha"], launcher: launcher)
+    defer { alpha.kill() }
+    try await alpha.run("echo up")
+    let one = try await ctl(["echo via-ctl"])
+    #expect(one.status == 0 && one.stdout == ["via-ctl"], "the only one: \(one.text)")
+
+    let beta = try StemdeckProcess(server: server, extra: ["--name", "beta"], launcher: launcher)
+    defer { beta.kill() }
+    try await beta.run("echo up")
+    let list = try await ctl(["--list"])
+    #expect(
+      list.status == 0
+        && list.stdout == [
+          "alpha on server \(server.name): \(runtime.path)/stemdeck/alpha@\(server.name).sock",
+          "beta on server \(server.name): \(runtime.path)/stemdeck/beta@\(server.name).sock"
+        ], "\(list.text)")
+    let two = try await ctl(["echo which"])
+    #expect(two.status == 2 && two.stdout.isEmpty, "\(two.text)")
+    #expect(two.stderr.first?.contains("2 others run: alpha on \(server.name), beta on \(server.name)") == true, "\(two.text)")
+    #expect(try await alpha.finish() == 0, "\(alpha.transcript)")
+    #expect(try await beta.finish() == 0, "\(beta.transcript)")
+    let none = try await ctl(["--list"])
+    #expect(
+      none.status == 2 && none.stderr == ["no stemdeck is running (no control socket answers in \(runtime.path)/stemdeck)"], "\(none.text)")
+  }
+}

@@ -314,7 +314,10 @@ struct ArgumentsTests {
     (["analyze", "S", "--stems", "d"], "--stems is a render option: stemdeck render SESSION --output FILE --stems …"),
     (["render", "S", "-o", "o.wav", "--stems"], "--stems needs a value (see stemdeck --help)"),
     (["S", "--true-peak", "-1"], "--true-peak is a render option: stemdeck render SESSION --output FILE --true-peak …"),
-    (["ctl"], "ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD'"),
+    (
+      ["ctl"],
+      "ctl: which commands? usage: stemdeck ctl [--name CLIENT] [--server NAME] [--socket PATH] 'CMD; CMD' (ctl --list: the running stemdecks)"
+    ),
     (["ctl", "--name", "a", "--socket", "/tmp/c.sock", "play"], "ctl: give --name CLIENT (and --server NAME) or --socket PATH, not both"),
     (["S", "--socket", "/tmp/c.sock"], "--socket is a ctl option: stemdeck ctl --socket PATH 'CMD' (a live stemdeck takes --control PATH)"),
     (["S", "--control", "c.sock", "--no-control"], "--control PATH and --no-control contradict each other: give one"),
