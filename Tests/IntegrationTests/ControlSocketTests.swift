@@ -594,17 +594,7 @@ struct ControlSocketTests {
 
     // A stale socket (nobody answers) is replaced; a live one is refused.
     let stale = dir.file("stale.sock")
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      raw.copyBytes(from: Array(stale.utf8))
-    }
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
-    #expect(bound == 0)
-    close(fd)  // bound, never listened, closed: nobody answers
+    #expect(placeStaleSocket(at: stale))
     let fresh = try StemdeckProcess(server: server, extra: ["--control", stale])
     defer { fresh.kill() }
     try await fresh.run("echo up")

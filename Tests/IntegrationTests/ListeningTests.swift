@@ -4,6 +4,21 @@
 import Foundation
 import Testing
 
+/// Leaves a stale Unix socket at `path`, as a killed program does: bound, never listened on,
+/// closed, so nobody answers on it. True when the socket file is there.
+func placeStaleSocket(at path: String) -> Bool {
+  let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+  guard fd >= 0 else { return false }
+  defer { close(fd) }
+  var address = sockaddr_un()
+  address.sun_family = sa_family_t(AF_UNIX)
+  withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: Array(path.utf8)) }
+  let bound = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+  }
+  return bound == 0 && FileManager.default.fileExists(atPath: path)
+}
+
 @Suite("status names the control socket and the OSC port", .serialized, .timeLimit(.minutes(1)))
 struct ListeningTests {
   @Test("status says 'control socket: PATH' and 'OSC: 127.0.0.1:PORT (UDP)'; --json carries both; without them, neither line")
@@ -50,17 +65,7 @@ struct CtlListTests {
     // A stale socket file left by a killed stemdeck: bound, then its listener gone.
     try FileManager.default.createDirectory(atPath: runtime.file("stemdeck"), withIntermediateDirectories: true)
     let stale = runtime.file("stemdeck/ghost.sock")
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      raw.copyBytes(from: Array(stale.utf8))
-    }
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
-    close(fd)
-    try #require(bound == 0 && FileManager.default.fileExists(atPath: stale))
+    try #require(placeStaleSocket(at: stale))
 
     let env = ["XDG_RUNTIME_DIR": runtime.path]
     func ctl(_ args: [String]) async throws -> ToolResult {
