@@ -162,13 +162,11 @@ public final class LiveSession {
   /// physical ports found (the master goes to the first two).
   public func autoConnectMaster() -> [String] {
     guard let driver, driver.intendedConnections.isEmpty else { return [] }
-    let physical = (try? driver.ports(matching: nil))?.filter { $0.isPhysical && $0.isInput && $0.isAudio } ?? []
-    for (mine, peer) in zip(["master_L", "master_R"], physical.prefix(2)) {
-      try? driver.connect(mine, peer.name)
-    }
+    let physical = Self.playbackPorts(driver)
+    for (mine, peer) in zip(["master_L", "master_R"], physical) { try? driver.connect(mine, peer) }
     mixer.markSaved()
     markConnectionsSaved()
-    return physical.prefix(2).map(\.name)
+    return physical
   }
 
   // MARK: - Session state
@@ -222,9 +220,15 @@ public final class LiveSession {
       for port in master { wanted[port] = now[port] }
       return (wanted, [])
     }
+    let physical = Self.playbackPorts(driver)
+    for (mine, peer) in zip(master, physical) { wanted[mine] = [peer] }
+    return (wanted, physical)
+  }
+
+  /// The first two physical playback ports: where an unrouted master goes.
+  static func playbackPorts(_ driver: JackDriver) -> [String] {
     let physical = (try? driver.ports(matching: nil))?.filter { $0.isPhysical && $0.isInput && $0.isAudio } ?? []
-    for (mine, peer) in zip(master, physical.prefix(2)) { wanted[mine] = [peer.name] }
-    return (wanted, physical.prefix(2).map(\.name))
+    return physical.prefix(2).map(\.name)
   }
 
   /// After the mixer was emptied (`new`): no file, no connections, nothing unsaved.

@@ -21,21 +21,18 @@ extension JackDriver {
     try lock.locked { () throws(JackError) -> [PortInfo] in try requireClient().ports(matching: pattern) }
   }
 
-  public func connect(_ a: String, _ b: String) throws(JackError) {
-    try lock.locked { () throws(JackError) in
-      let client = try requireClient()
-      let (fa, fb) = (fullName(a), fullName(b))
-      try client.connect(fa, fb)
-      remember(fa, fb, connected: true)
-    }
-  }
+  public func connect(_ a: String, _ b: String) throws(JackError) { try change(a, b, connected: true) }
 
-  public func disconnect(_ a: String, _ b: String) throws(JackError) {
+  public func disconnect(_ a: String, _ b: String) throws(JackError) { try change(a, b, connected: false) }
+
+  /// Makes or removes the connection between `a` and `b` (short names of our ports allowed), and
+  /// records it in the intended routing.
+  func change(_ a: String, _ b: String, connected: Bool) throws(JackError) {
     try lock.locked { () throws(JackError) in
       let client = try requireClient()
       let (fa, fb) = (fullName(a), fullName(b))
-      try client.disconnect(fa, fb)
-      remember(fa, fb, connected: false)
+      if connected { try client.connect(fa, fb) } else { try client.disconnect(fa, fb) }
+      remember(fa, fb, connected: connected)
     }
   }
 
