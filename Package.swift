@@ -24,6 +24,13 @@
 //   stemdeck            the executable's entry point (main.swift hands argv to StemdeckConsole).
 import PackageDescription
 
+// STEMDECK_TEST_TARGETS=threaded (scripts/test's ThreadSanitizer build): only the test targets
+// whose code has more than one thread, which that build runs (the ring, the engine, the audio-file
+// workers, the control layer), and every product; the console's, the session format's and the
+// integration harness's tests are left out of it: some 20,000 lines it would compile for nothing.
+let threadedTestsOnly = Context.environment["STEMDECK_TEST_TARGETS"] == "threaded"
+let unthreadedTestTargets: Set = ["StemdeckConsoleTests", "IntegrationTests", "StemdeckSessionTests"]
+
 let package = Package(
   name: "stemdeck",
   products: [
@@ -92,3 +99,6 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
+if threadedTestsOnly {
+  package.targets.removeAll { $0.type == .test && unthreadedTestTargets.contains($0.name) }
+}
