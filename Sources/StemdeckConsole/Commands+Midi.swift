@@ -17,7 +17,8 @@ extension CommandTable {
                                (N 0-127, C 1-16; no channel: any). ACTION:
                                  vol NAME        volume of a stem, bus or input: CC 0 -> -inf,
                                                  100 -> 0 dB, 127 -> +6 dB
-                                                 (gain = (CC/100)^2.9; in dB 58 x log10(CC/100))
+                                                 (gain = (CC/100)^2.9; in dB 58 x log10(CC/100));
+                                                 vol master: the master fader
                                  pan NAME        pan: 0 left, 64 centre, 127 right
                                  rate NAME       stem rate from pitch bend: 2^((bend-8192)/8192),
                                                  one octave down to one up
@@ -29,6 +30,8 @@ extension CommandTable {
                                  eq low|mid|high NAME    an EQ band's gain from a CC:
                                                  0 -> -18 dB, 64 -> 0 dB, 127 -> +18 dB
                                  play            play/pause on each press
+                                 next | prev | stop   the show: the next or previous song
+                                                 of the setlist, or stop, on each press
                                A press is a note on, or a controller rising to 64 or more.
                                vol and pan land at the event's frame, in the same period; a
                                controller that disagrees with the stem does not move it until it
@@ -181,7 +184,7 @@ enum MidiWords {
     var w = words
     guard let first = w.first?.lowercased() else {
       throw CommandError(
-        "a MIDI action is missing: vol NAME, pan NAME, rate NAME, sfx fire NAME, toggle mute|solo|eq NAME, eq low|mid|high NAME, send NAME SEND or play"
+        "a MIDI action is missing: vol NAME, pan NAME, rate NAME, sfx fire NAME, toggle mute|solo|eq NAME, eq low|mid|high NAME, send NAME SEND, play, next, prev or stop"
       )
     }
     w.removeFirst()
@@ -202,6 +205,9 @@ enum MidiWords {
     case "mute": action = .mute
     case "solo": action = .solo
     case "play": action = .play
+    case "next": action = .next
+    case "prev", "previous": action = .prev
+    case "stop": action = .stop
     case "eq":
       guard let band = w.first?.lowercased(), ["low", "mid", "high"].contains(band) else {
         throw CommandError("eq takes a band: eq low|mid|high NAME (a CC sets its gain), or toggle eq NAME")
@@ -221,11 +227,11 @@ enum MidiWords {
       return (.send, w[0], w[1])
     default:
       throw CommandError(
-        "unknown MIDI action '\(ValueParser.printable(first))' (vol, pan, rate, sfx fire, toggle mute, toggle solo, toggle eq, eq low|mid|high, send, play)"
+        "unknown MIDI action '\(ValueParser.printable(first))' (vol, pan, rate, sfx fire, toggle mute, toggle solo, toggle eq, eq low|mid|high, send, play, next, prev, stop)"
       )
     }
-    if action == .play {
-      guard w.isEmpty else { throw CommandError("play takes no name (got '\(ValueParser.printable(w[0]))')") }
+    if action.takesNoTarget {
+      guard w.isEmpty else { throw CommandError("\(action.rawValue) takes no name (got '\(ValueParser.printable(w[0]))')") }
       return (action, "", "")
     }
     guard w.count == 1 else {
@@ -242,5 +248,16 @@ extension String {
   /// A mapping's description without its action words, for "no mapping on cc 7 ch 1".
   fileprivate var trimmingTrailingAction: String {
     split(separator: " ").dropLast().joined(separator: " ")
+  }
+}
+
+extension Console {
+  /// A MIDI press of a show command (`MixerEvent.midiCommand`: `next`, `prev`, `stop`), run as
+  /// the REPL's command of that name: it refuses what the REPL refuses (`next` with unsaved
+  /// changes in interactive mode), and what it says is shown as event lines, "midi next: …".
+  func runMidiCommand(_ command: String) {
+    let r = runCaptured([command])
+    for line in r.output { writeEvent("midi \(command): \(line)") }
+    if !r.ok { writeEvent("midi \(command): \(r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))") }
   }
 }

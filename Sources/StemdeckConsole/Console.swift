@@ -120,6 +120,7 @@ public final class Console {
   func handle(_ event: LiveEvent) {
     for observe in eventObservers { observe(event) }  // subscribers of the control socket and OSC
     if case .songEnded = event { songEnded(); return }
+    if case .mixer(.midiCommand(let command)) = event { runMidiCommand(command); return }
     if let text = event.text { report([text]) }  // through the gate: `events` classes, folding
   }
 

@@ -197,7 +197,8 @@ public final class LiveSession {
     self.path = path
     lastAutosave = Date()
     guard let driver else { return ([], []) }
-    let (wanted, added) = masterRouting(for: session.connections, driver: driver)
+    var (wanted, added) = masterRouting(for: session.connections, driver: driver)
+    keepControlPorts(in: &wanted, saved: session.connections, driver: driver)
     let missing = driver.setIntendedConnections(wanted)
     // Not a change of the user's: the routing a session opens with is its saved state.
     connectionsSeen = driver.intendedConnections
@@ -223,6 +224,19 @@ public final class LiveSession {
     let physical = Self.playbackPorts(driver)
     for (mine, peer) in zip(master, physical) { wanted[mine] = [peer] }
     return (wanted, physical)
+  }
+
+  /// The MIDI ports belong to the console, not to a song: a session that saves no connections
+  /// for `midi_in` (or `midi_out`) and still has the port keeps it wired as it is now, so that a
+  /// controller or footswitch stays connected through `next`, `open` and `setlist` (issue 35:
+  /// the second press of a footswitch's `next` went nowhere). Not `--no-connect`'s to stop: this
+  /// keeps a connection, it makes none.
+  func keepControlPorts(in wanted: inout [String: [String]], saved: [String: [String]], driver: JackDriver) {
+    let now = driver.intendedConnections
+    for (port, exists) in [("midi_in", mixer.midiPortWanted), ("midi_out", mixer.midiFeedback)] where exists {
+      guard saved[port]?.isEmpty ?? true, let peers = now[port], !peers.isEmpty else { continue }
+      wanted[port] = peers
+    }
   }
 
   /// The first two physical playback ports: where an unrouted master goes.

@@ -228,6 +228,10 @@ extension Mixer {
           continue
         }
         guard isPress(index: Int(binding), status: status, value: Int(data2)) else { continue }
+        if mapping.action.isShowCommand {
+          out.append(.midiCommand(mapping.action.rawValue))
+          continue
+        }
         do throws(MixerError) {
           try run(mapping)
         } catch {
@@ -257,6 +261,7 @@ extension Mixer {
     case .mute: try setMute(mapping.target, !(try isMuted(mapping.target)))
     case .solo: try setSolo(mapping.target, !(try isSoloed(mapping.target)))
     case .play: if transportState == .paused { try play() } else { try pause() }
+    case .next, .prev, .stop: break  // the front end's commands (`pumpMidi` reports them)
     case .eq:
       var eq = try eqSettings(mapping.target)
       eq.enabled.toggle()
@@ -276,8 +281,11 @@ extension Mixer {
     return try find(name).settings.solo
   }
 
-  /// The bus or live input named `name` (nil: neither; stems are not strips here).
+  /// The bus or live input named `name`, or the master (`MidiMapping.master`, whose volume
+  /// alone a mapping may drive: `MidiMapping.problem`); nil: none of these (stems are not
+  /// strips here).
   func midiStrip(_ name: String) -> MidiStripLevels? {
+    if name == MidiMapping.master { return MidiStripLevels(volume: masterVolume, pan: 0, mute: false, solo: false) }
     if let p = busPosition(name) {
       let s = busTable.buses[p].settings
       return MidiStripLevels(volume: s.volume, pan: s.pan, mute: s.mute, solo: s.solo)
@@ -326,7 +334,13 @@ extension Mixer {
     guard let value = takeOver(index: index, position: position, current: volume ? strip.volume : strip.pan, volume: volume) else {
       return
     }
-    if volume { try setVolume(mapping.target, value) } else { try setPan(mapping.target, value) }
+    if volume && mapping.target == MidiMapping.master {
+      try setMasterVolume(value)
+    } else if volume {
+      try setVolume(mapping.target, value)
+    } else {
+      try setPan(mapping.target, value)
+    }
   }
 
   /// The value mapping `index` sets for a control at `position` (0…127) when the control has
@@ -363,7 +377,8 @@ extension Mixer {
     switch (type, learning.action) {
     case (0xE0, .rate), (0xE0, .volume), (0xE0, .pan), (0xE0, .send): source = .bend
     case (0xB0, let a) where a != .rate: source = .cc
-    case (0x90, .sfx), (0x90, .mute), (0x90, .solo), (0x90, .play), (0x90, .eq): source = .note
+    case (0x90, .sfx), (0x90, .mute), (0x90, .solo), (0x90, .play), (0x90, .eq), (0x90, .next), (0x90, .prev), (0x90, .stop):
+      source = .note
     default: return nil
     }
     let mapping = MidiMapping(

@@ -252,6 +252,9 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
   /// `midi learn` bound a control (the mapping as `midi maps` shows it), or a MIDI action failed.
   case midiLearned(String)
   case midiFailed(ControlText)
+  /// A MIDI press of a show command (`next`, `prev`, `stop`): the front end runs it as its
+  /// command of that name, and reports what it says.
+  case midiCommand(String)
 
   public var description: String {
     switch self {
@@ -269,6 +272,7 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
     case .effectFailed(let name, let message): return "effect '\(name)' failed: \(message.plain)"
     case .midiLearned(let mapping): return "midi learned: \(mapping)"
     case .midiFailed(let message): return "midi: \(message.plain)"
+    case .midiCommand(let command): return "midi: \(command)"
     }
   }
 }

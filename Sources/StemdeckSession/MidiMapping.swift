@@ -6,6 +6,8 @@
 //     { "source" : "cc", "number" : 7, "channel" : 1, "action" : "volume", "target" : "drums" },
 //     { "source" : "note", "number" : 36, "action" : "sfx", "target" : "kick" },
 //     { "source" : "cc", "number" : 64, "action" : "play" },
+//     { "source" : "note", "number" : 60, "action" : "next" },            <- next, prev, stop: the show
+//     { "source" : "cc", "number" : 8, "action" : "volume", "target" : "master" },
 //     { "source" : "cc", "number" : 20, "action" : "eqlow", "target" : "drums" },
 //     { "source" : "cc", "number" : 21, "action" : "send", "target" : "drums", "send" : "verb" }
 //   ] }
@@ -21,16 +23,22 @@ public struct MidiMapping: Equatable, Sendable {
   /// What the mapping does. `volume`, `pan` and `rate` follow the controller (in the renderer, at
   /// the event's frame); the others act once per press (a note on, or a controller rising to 64
   /// or more) on the control thread: `sfx` fires an effect, `mute`/`solo`/`eq` toggle a stem
-  /// (`eq`: its channel EQ on/off), `play` toggles play/pause. `eqlow`, `eqmid` and `eqhigh`
+  /// (`eq`: its channel EQ on/off), `play` toggles play/pause; `next`, `prev` and `stop` are the
+  /// show's own commands (the front end runs them as the REPL's `next`, `prev`, `stop`). A
+  /// `volume` mapping's target may be `master`, the master fader (on the control thread). `eqlow`, `eqmid` and `eqhigh`
   /// follow a controller on the control thread: the band's gain, CC 0 → −18 dB, 64 → 0 dB,
   /// 127 → +18 dB (`eqGain(value:)`; the EQ glides to it, so the control loop's pace is smooth).
   /// `send` follows a controller on the control thread too: a strip's level into the aux send
   /// `MidiMapping.send`, through the volume fader curve, with soft takeover.
   public enum Action: String, CaseIterable, Sendable {
-    case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send
+    case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop
 
-    /// Whether its target is a stem (an effect for `sfx`, nothing for `play`).
-    public var targetsStem: Bool { self != .sfx && self != .play }
+    /// Whether its target is a stem (an effect for `sfx`, nothing for the transport and the show).
+    public var targetsStem: Bool { self != .sfx && !takesNoTarget }
+    /// The transport's and the show's presses: `play`, `next`, `prev`, `stop` name nothing.
+    public var takesNoTarget: Bool { self == .play || isShowCommand }
+    /// A press the front end runs as the REPL command of the same name (`next`, `prev`, `stop`).
+    public var isShowCommand: Bool { self == .next || self == .prev || self == .stop }
     /// Whether it follows a continuous value (and so has soft takeover).
     public var isContinuous: Bool { self == .volume || self == .pan || self == .rate || self == .send }
     /// Whether it sets an EQ band's gain (a controller's value, no takeover).
@@ -57,6 +65,9 @@ public struct MidiMapping: Equatable, Sendable {
     self.send = send
   }
 
+  /// The target of a `volume` mapping that moves the master fader.
+  public static let master = "master"
+
   /// The fields of a mapping object in the session file.
   static let fields = ["source", "number", "channel", "action", "target", "send"]
   public static let numberRule = "must be a whole number between 0 and 127"
@@ -76,11 +87,13 @@ public struct MidiMapping: Equatable, Sendable {
       if source != .bend { return ("action", "rate follows pitch bend only (use source bend)") }
     case .eqlow, .eqmid, .eqhigh:
       if source != .cc { return ("action", "\(action.rawValue) follows a controller only (use source cc)") }
-    case .sfx, .mute, .solo, .play, .eq:
+    case .sfx, .mute, .solo, .play, .eq, .next, .prev, .stop:
       if source == .bend { return ("action", "\(action.rawValue) acts on a note or a controller press, not pitch bend") }
     }
-    if action == .play {
-      if !target.isEmpty { return ("target", "play takes no target (got \(SessionRules.quote(target)))") }
+    if action.takesNoTarget {
+      if !target.isEmpty { return ("target", "\(action.rawValue) takes no target (got \(SessionRules.quote(target)))") }
+    } else if action == .volume && target == Self.master {
+      // The master fader: a name no stem, bus or input may take.
     } else if let problem = SessionRules.nameProblem(target, of: action == .sfx ? .effect : .stem) {
       return ("target", problem)
     }

@@ -260,6 +260,46 @@ struct MidiCommandTests {
     #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midiMappings)
   }
 
+  @Test("show mappings: next, prev and stop presses reach the front end as commands; vol master rides the master fader; refusals; saved")
+  func showMappings() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    for line in ["midi map note 60 next", "midi map note 59 prev", "midi map cc 70 stop", "midi map cc 15 vol master"] {
+      let r = h.run(line)
+      #expect(r.ok, "\(line): \(r.output)")
+    }
+    for (line, fragment) in [
+      ("midi map note 61 next drums", "next takes no name"),
+      ("midi map bend stop", "stop acts on a note or a controller press, not pitch bend"),
+      ("midi map cc 16 pan master", "target"),
+      ("midi map note 62 toggle mute master", "target")
+    ] {
+      let r = h.run(line)
+      #expect(!r.ok && r.output.contains { $0.hasPrefix("error: ") && $0.contains(fragment) }, "\(line): \(r.output)")
+    }
+    h.render(blocks: 1)
+    func send(_ b: [UInt8]) -> [MixerEvent] {
+      midiInput(h.mixer.renderState, offset: 0, count: 3, b[0], b[1], b[2])
+      h.render(blocks: 1)
+      return h.mixer.pump()
+    }
+    #expect(send([0x90, 60, 100]).contains(.midiCommand("next")))
+    #expect(!send([0x80, 60, 0]).contains(.midiCommand("next")), "a note off is not a press")
+    #expect(send([0x90, 59, 1]).contains(.midiCommand("prev")))
+    #expect(send([0xB0, 70, 127]).contains(.midiCommand("stop")))
+    #expect(!send([0xB0, 70, 127]).contains(.midiCommand("stop")), "held down: one press")
+    // The master is at 0 dB (CC 100): 20 is held; 100 picks it up; 50 sets it.
+    _ = send([0xB0, 15, 20])
+    #expect(h.mixer.masterVolumeSetting == 1)
+    _ = send([0xB0, 15, 100])
+    _ = send([0xB0, 15, 50])
+    #expect(abs(h.mixer.masterVolumeSetting - MidiCurve.gain(position: 50)) < 1e-12)
+    #expect(h.run("midi maps").output == ["note 60 next", "note 59 prev", "cc 70 stop", "cc 15 volume master"])
+    let path = h.folder.file("show-midi.json")
+    #expect(h.run("save \(path)").ok)
+    #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midiMappings)
+  }
+
   @Test("learn binds the next CC; an unmapped note does nothing; the mappings round-trip through the session")
   func learnAndSession() throws {
     let h = try ConsoleHarness.withStems()

@@ -216,7 +216,13 @@ struct OSCTests {
       ("/stemdeck/cmd", [.string("sfx load k /etc/passwd")], "refused over OSC"),
       ("/stemdeck/cmd", [.string("vol drums 9")], "got 9"),
       ("/stemdeck/subscribe", [.string("noise")], "topics are events, meters, transport"),
-      ("/stemdeck/subscribe", [.string("meters"), .float(500)], "1…60")
+      ("/stemdeck/subscribe", [.string("meters"), .float(500)], "1…60"),
+      ("/stemdeck/next", [.string("x")], "takes no arguments"),
+      ("/stemdeck/next", [], "no setlist loaded"),
+      ("/stemdeck/song/prev", [.int(1)], "no setlist loaded"),
+      ("/stemdeck/goto", [], "takes the song"),
+      ("/stemdeck/goto", [.float(1.5)], "whole number from 1"),
+      ("/stemdeck/song/goto", [.int(2)], "no setlist loaded")
     ])
   func refusals(_ path: String, _ arguments: [OSCArgument], _ why: String) throws {
     let h = try ConsoleHarness.withStems()
@@ -229,6 +235,55 @@ struct OSCTests {
     #expect(reply?.text.contains(why) == true, "\(reply?.text ?? "no reply")")
     #expect(MixerSnapshot(h) == before)
     #expect(FileFacts.kind("/tmp/osc-never.json") == nil)
+  }
+
+  /// An IPv4 address `host`:`port`.
+  static func address(_ host: String, _ port: Int) -> (sockaddr_storage, socklen_t) {
+    var storage = sockaddr_storage()
+    withUnsafeMutablePointer(to: &storage) {
+      $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+        $0.pointee.sin_family = sa_family_t(AF_INET)
+        $0.pointee.sin_port = UInt16(port).bigEndian
+        $0.pointee.sin_addr.s_addr = inet_addr(host)
+      }
+    }
+    return (storage, socklen_t(MemoryLayout<sockaddr_in>.size))
+  }
+
+  @Test(
+    "a return URL: taken off the end of a message; the sender's host at the URL's port; another host, another scheme or a bad port refused")
+  func returnURL() throws {
+    var m = OSCMessage(
+      path: "/stemdeck/subscribe", arguments: [.string("events"), .string("osc.udp://localhost:9001/")], source: sockaddr_storage(),
+      sourceLength: 0)
+    #expect(OSCReturnURL.take(from: &m) == "osc.udp://localhost:9001/")
+    #expect(m.arguments == [.string("events")] && m.typeTags == ",s")
+    var command = OSCMessage(path: "/stemdeck/cmd", arguments: [.string("status")], source: sockaddr_storage(), sourceLength: 0)
+    #expect(OSCReturnURL.take(from: &command) == nil && command.arguments.count == 1)
+
+    let (sender, length) = Self.address("127.0.0.1", 40000)
+    for url in [
+      "osc.udp://localhost:9001/", "osc.udp://127.0.0.1:9001", "OSC.UDP://my-laptop:9001/stemdeck", "osc.udp://[::ffff:127.0.0.1]:9001/"
+    ] {
+      switch OSCReturnURL.address(url, from: sender, length: length) {
+      case .success(let (to, toLength)): #expect(OSCSocket.describe(to, toLength) == "127.0.0.1:9001", "\(url)")
+      case .failure(let r): Issue.record("\(url): \(r.text)")
+      }
+    }
+    let refused = [
+      ("osc.udp://10.0.0.5:9001/", "only to the sender's own host (127.0.0.1), not to 10.0.0.5"),
+      ("osc.tcp://localhost:9001/", "must be osc.udp://HOST:PORT/"),
+      ("osc.udp://localhost/", "has no port"),
+      ("osc.udp://localhost:0/", "1…65535 (got '0')"),
+      ("osc.udp://localhost:99999/", "1…65535"),
+      ("osc.udp://[::1:9001/", "closing ']'")
+    ]
+    for (url, why) in refused {
+      switch OSCReturnURL.address(url, from: sender, length: length) {
+      case .success(let (to, toLength)): Issue.record("\(url) taken: \(OSCSocket.describe(to, toLength))")
+      case .failure(let r): #expect(r.text.contains(why), "\(url): \(r.text)")
+      }
+    }
   }
 
   @Test("binding: port 0 takes a free port; a port in use and an unknown host are clear errors")

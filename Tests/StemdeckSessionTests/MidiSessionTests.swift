@@ -37,8 +37,17 @@ let badMidiDocuments: [BadDocument] = [
     label: "midi action unknown",
     text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "wiggle", "target" : "drums" } ] }"#]),
     location: "midi.mappings[0].action",
-    fragment: "unknown MIDI action \"wiggle\" (allowed: volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send)",
+    fragment:
+      "unknown MIDI action \"wiggle\" (allowed: volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop)",
     line: 4),
+  BadDocument(
+    label: "midi next with a target",
+    text: document(top: [#""midi" : { "mappings" : [ { "source" : "note", "number" : 60, "action" : "next", "target" : "drums" } ] }"#]),
+    location: "midi.mappings[0].target", fragment: "next takes no target (got \"drums\")", line: 4),
+  BadDocument(
+    label: "midi pan of the master",
+    text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 8, "action" : "pan", "target" : "master" } ] }"#]),
+    location: "midi.mappings[0].target", fragment: "master", line: 4),
   BadDocument(
     label: "midi rate from a cc",
     text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "rate", "target" : "drums" } ] }"#]),

@@ -50,7 +50,16 @@ public final class OSCServer {
     for r in received.refused {
       socket.send(Self.prefix + "/reply", [.int(0), .string(""), .string(r.reason)], to: r.source, length: r.length)
     }
-    for m in received.messages {
+    for var m in received.messages {
+      // A return URL (OSCReturnURL.swift): the reply, and a subscription's pushes, go there.
+      if let url = OSCReturnURL.take(from: &m) {
+        switch OSCReturnURL.address(url, from: m.source, length: m.sourceLength) {
+        case .failure(let refusal):
+          socket.send(Self.prefix + "/reply", [.int(0), .string(m.path), .string(refusal.text)], to: m.source, length: m.sourceLength)
+          continue
+        case .success(let to): (m.source, m.sourceLength) = to
+        }
+      }
       if let reply = handle(m, console) {
         socket.send(
           Self.prefix + "/reply", [.int(reply.ok ? 1 : 0), .string(m.path), .string(reply.text)], to: m.source, length: m.sourceLength)
@@ -135,6 +144,10 @@ public final class OSCServer {
         }
       default: break
       }
+    case "next" where parts.count == 1, "prev" where parts.count == 1, "goto" where parts.count == 1:
+      return song(parts[0], m, run)
+    case "song" where parts.count == 2 && ["next", "prev", "goto"].contains(parts[1]):
+      return song(parts[1], m, run)
     case "master" where parts.count == 2 && (parts[1] == "vol" || parts[1] == "volume"):
       switch number("the master level in dB") {
       case .failure(let r): return (false, r.text)
@@ -229,6 +242,29 @@ public final class OSCServer {
     return (
       false, "unknown address \(m.path) (see docs/remote-control.md for stemdeck's OSC addresses; /stemdeck/cmd s runs any command)"
     )
+  }
+
+  /// `/stemdeck/next`, `/stemdeck/prev` (no argument, or a button's 1; its release, 0, does
+  /// nothing) and `/stemdeck/goto` (a song number from 1, ,i or ,f, or its name, ,s): the setlist's
+  /// commands of those names (also as `/stemdeck/song/next` …). Answered only when refused.
+  func song(
+    _ verb: String, _ m: OSCMessage, _ run: ([String], Bool) -> (ok: Bool, text: String)?
+  ) -> (ok: Bool, text: String)? {
+    if verb == "goto" {
+      guard m.arguments.count == 1 else {
+        return (false, "\(m.path) takes the song: its number from 1 (,i) or its name (,s); got \(m.typeTags)")
+      }
+      if case .string(let name) = m.arguments[0] { return run(["goto", name], false) }
+      guard let n = m.arguments[0].number, n.isFinite, n == n.rounded(), n >= 1, n <= 1_000_000 else {
+        return (false, "\(m.path): the song number must be a whole number from 1; got \(m.typeTags)")
+      }
+      return run(["goto", String(Int(n))], false)
+    }
+    if m.arguments.count == 1, m.arguments[0].number == 0 { return nil }  // a button's release
+    guard m.arguments.isEmpty || (m.arguments.count == 1 && m.arguments[0].number == 1) else {
+      return (false, "\(m.path) takes no arguments (or 1, as a button sends); got \(m.typeTags)")
+    }
+    return run([verb], false)
   }
 
   /// Commands that read or write files, refused over OSC: any local user can send UDP to the port

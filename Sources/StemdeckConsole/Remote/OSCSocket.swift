@@ -126,6 +126,28 @@ public final class OSCSocket {
     }
   }
 
+  /// An address with its port set to `port` (IPv4 or IPv6).
+  static func setPort(_ address: inout sockaddr_storage, _ port: Int) {
+    switch Int32(address.ss_family) {
+    case AF_INET:
+      withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port = UInt16(port).bigEndian }
+      }
+    case AF_INET6:
+      withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port = UInt16(port).bigEndian }
+      }
+    default: break
+    }
+  }
+
+  /// The numeric host of an address ("127.0.0.1", "::1"), for messages and comparisons.
+  static func describeHost(_ address: sockaddr_storage, _ length: socklen_t) -> String {
+    let text = describe(address, length)
+    guard let colon = text.lastIndex(of: ":") else { return text }
+    return String(text[..<colon])
+  }
+
   /// "host:port" of an address, for messages.
   static func describe(_ address: sockaddr_storage, _ length: socklen_t) -> String {
     var a = address

@@ -83,6 +83,7 @@ enum RemotePush {
     case .effectFailed(let n, let m): o["event"] = "effectFailed"; o["effect"] = n; o["message"] = m.consoleWords
     case .midiLearned(let m): o["event"] = "midiLearned"; o["mapping"] = m
     case .midiFailed(let m): o["event"] = "midiFailed"; o["message"] = m.consoleWords
+    case .midiCommand(let c): o["event"] = "midiCommand"; o["command"] = c
     }
     return o
   }
