@@ -20,11 +20,13 @@ struct GainTextTests {
     #expect(JSONText.gain(Decibels.toAmplitude(-3.125)) == JSONText.number(Decibels.toAmplitude(-3.125)))
   }
 
-  @Test("every form reads back to the same gain, bit for bit (20,000 gains: dB levels and random numbers)")
+  /// Every dB level a person types with two decimals, −60.00 … +6.00 dB (6,601 of them, where
+  /// 10,000 random draws from the same range met 78 % of them), and 2,000 random numbers.
+  @Test("every form reads back to the same gain, bit for bit (every dB level -60.00…+6.00 and 2,000 random numbers)")
   func readsBack() throws {
     var random = SplitMix64(seed: 36)
-    var gains: [Double] = (0..<10_000).map { _ in Decibels.toAmplitude(Double(Int.random(in: -6000...600, using: &random)) / 100) }
-    gains += (0..<10_000).map { _ in Double.random(in: 0...2, using: &random) }
+    var gains: [Double] = (-6000...600).map { Decibels.toAmplitude(Double($0) / 100) }
+    gains += (0..<2_000).map { _ in Double.random(in: 0...2, using: &random) }
     var inDB = 0
     for gain in gains where gain <= 2 {
       var session = Session()
@@ -37,6 +39,6 @@ struct GainTextTests {
       let back = try decode(text)
       #expect(back.stems[0].volume.bitPattern == gain.bitPattern && back.masterVolume.bitPattern == gain.bitPattern, "\(gain): \(text)")
     }
-    #expect(inDB > 9_000, "\(inDB) of 20,000 written in dB")
+    #expect(inDB > 6_000, "\(inDB) of 8,601 written in dB")
   }
 }
