@@ -12,7 +12,7 @@ extension Mixer {
   @discardableResult
   public func load(_ session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [MixerWarning] {
     try lock.locked { () throws(MixerError) -> [MixerWarning] in
-      let (offline, warnings) = try check(session, sessionPath: sessionPath, strict: strict)
+      let (offline, warnings, end) = try check(session, sessionPath: sessionPath, strict: strict)
       try completePendingSongChange()
       // All or nothing: the new stems are built beside the current ones (which keep their slots
       // until the renderer hands them back), so a failure part-way takes the new ones back and
@@ -72,7 +72,7 @@ extension Mixer {
       try replaceSends(with: session.sends, stems: session.stems, buses: session.buses, inputs: session.inputs)
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
-      let (start, atEnd) = startPosition(of: session, sessionPath: sessionPath)
+      let (start, atEnd) = Self.startPosition(of: session, end: end, sessionPath: sessionPath)
       try seek(toFrame: Int((start * sampleRate).rounded()))
       isDirty = false
       return warnings + effectWarnings + (atEnd.map { [$0] } ?? [])
@@ -90,9 +90,14 @@ extension Mixer {
 
   /// Checks everything in `session` that can fail before anything changes: settings, names,
   /// every audio file opens and decodes. Returns the stems that stay offline and the warnings.
-  func check(_ session: Session, sessionPath: String, strict: Bool) throws(MixerError) -> ([OfflineStem], [MixerWarning]) {
+  func check(
+    _ session: Session, sessionPath: String, strict: Bool
+  ) throws(MixerError) -> (
+    offline: [OfflineStem], warnings: [MixerWarning], end: SongEnd
+  ) {
     var offline: [OfflineStem] = []
     var warnings: [MixerWarning] = []
+    var end = SongEnd()
     var seen: [String: Int] = [:]
     for (index, stem) in session.stems.enumerated() {
       let place = "stems[\(index)] (\(stem.name))"
@@ -115,6 +120,7 @@ extension Mixer {
           start: stem.loopStart, end: stem.loopEnd, crossfade: stem.crossfade,
           length: Double(info.frameCount) / Double(info.sampleRate), name: stem.name)
       } catch { throw MixerError(file: sessionPath, "\(place).loopEnd: \(error)") }
+      end.add(Stem.duration(stem, info))
     }
     // In strict mode an effect that cannot load is an error: find it before anything changes.
     if strict {
@@ -144,7 +150,7 @@ extension Mixer {
       try MixerError.check(session.masterVolume, .volume, "master.volume")
       try Mixer.checkEQ(session.masterEQ, of: "master")
     } catch { throw MixerError(file: sessionPath, "\(error)") }
-    return (offline, warnings)
+    return (offline, warnings, end)
   }
 
   /// Loads the session's sound effects; a failure is a warning (an error in strict mode).
@@ -195,10 +201,12 @@ extension Mixer {
   public func changeSong(to session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [MixerWarning] {
     try lock.locked { () throws(MixerError) -> [MixerWarning] in
       guard transportState != .paused else { return try load(session, sessionPath: sessionPath, strict: strict) }
-      let (offline, warnings) = try check(session, sessionPath: sessionPath, strict: strict)
+      let (offline, warnings, end) = try check(session, sessionPath: sessionPath, strict: strict)
       reclaimSlots(session.stems.count - offline.count)
       let fadeFrames = options.songChange == .crossfade ? Int((options.crossfadeSeconds * sampleRate).rounded()) : 0
-      let frame = Int((max(0, session.position) * sampleRate).rounded())
+      // A song saved at or past its end comes in at its top, as `load` opens it.
+      let (start, atEnd) = Self.startPosition(of: session, end: end, sessionPath: sessionPath)
+      let frame = Int((start * sampleRate).rounded())
       // Everything needed to undo: the next song's stems go in beside the old ones.
       let oldStems = table.stems, oldOffline = table.offline, oldQuality = quality, oldEpoch = transport.epoch
       let oldBuses = busTable
@@ -259,7 +267,7 @@ extension Mixer {
       let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
       try publishMidi()
       isDirty = false
-      return warnings + effectWarnings
+      return warnings + effectWarnings + (atEnd.map { [$0] } ?? [])
     }
   }
 
@@ -328,12 +336,24 @@ extension Mixer {
     return out
   }
 
-  /// Where a loaded session starts: its saved position, or the top when that is at or past the
-  /// end of every stem that ends (a session saved after its song finished played nothing on
-  /// `--play`, `play` or OSC). Then a warning says so. Call once its stems are in.
-  func startPosition(of session: Session, sessionPath: String) -> (seconds: Double, atEnd: MixerWarning?) {
+  /// The end of a song's stems as `check` finds them (the stems that open): the longest finite
+  /// one, unless one loops forever.
+  struct SongEnd {
+    var longest: Double?
+    var endless = false
+
+    mutating func add(_ duration: Double?) {
+      guard let duration else { endless = true; return }
+      longest = max(longest ?? duration, duration)
+    }
+  }
+
+  /// Where a session starts, loaded or switched to by a setlist: its saved position, or the top
+  /// when that is at or past the end of every stem that ends (a session saved after its song
+  /// finished played nothing on `--play`, `play`, OSC or a playing `next`). Then a warning says so.
+  static func startPosition(of session: Session, end song: SongEnd, sessionPath: String) -> (seconds: Double, atEnd: MixerWarning?) {
     let saved = max(0, session.position)
-    guard saved > 0, !hasEndlessStems, let end = duration, end > 0, saved >= end else { return (saved, nil) }
+    guard saved > 0, !song.endless, let end = song.longest, end > 0, saved >= end else { return (saved, nil) }
     return (
       0,
       MixerWarning(

@@ -973,7 +973,9 @@ final class Stem {
   }
 
   /// Frames in one pass: the loop region, or the whole file.
-  var loopFrames: Int {
+  var loopFrames: Int { Self.loopFrames(settings, info) }
+
+  static func loopFrames(_ settings: StemSettings, _ info: SoundFileInfo) -> Int {
     guard let start = settings.loopStart, let end = settings.loopEnd else { return info.frameCount }
     let a = min(max(0, Int((start * Double(info.sampleRate)).rounded())), info.frameCount - 1)
     let b = min(max(a + 1, Int((end * Double(info.sampleRate)).rounded())), info.frameCount)
@@ -994,10 +996,13 @@ final class Stem {
   }
 
   /// Seconds from transport 0 until this stem has played all its loops; nil when endless.
-  var duration: Double? {
+  var duration: Double? { Self.duration(settings, info) }
+
+  /// The same for a stem not made yet (a song's stems checked before they are opened).
+  static func duration(_ settings: StemSettings, _ info: SoundFileInfo) -> Double? {
     guard settings.loops >= 0 else { return nil }
     let plays = Double(settings.loops + 1)
-    return settings.startOffset + plays * Double(loopFrames) / (Double(info.sampleRate) * settings.rate)
+    return settings.startOffset + plays * Double(loopFrames(settings, info)) / (Double(info.sampleRate) * settings.rate)
   }
 
   /// Post-fader meters have two channels (the stem after pan); pre-fader ones follow the file.

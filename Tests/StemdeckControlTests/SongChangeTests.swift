@@ -59,6 +59,39 @@ import Testing
     #expect(rig.mixer.position == Double(after.count) / Self.rate)
   }
 
+  @Test(
+    "a playing change to a song saved at or past its end brings it in at its top, with a warning; saved inside it, where it was (issue 35, item 4)"
+  )
+  func savedAtTheEndComesInAtTheTop() throws {
+    let folder = try TemporaryFolder()
+    let a = Self.ramp(-0.5, frames: 96000), b = Self.ramp(0.25, frames: 96000)  // 2 s each, no loops
+    try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [a])
+    try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [b])
+    for (saved, startsAt, warns) in [(2.0, 0, true), (9.0, 0, true), (1.0, 48000, false)] {
+      let rig = MixerRig()
+      try rig.mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }]), sessionPath: folder.file("a.json"))
+      try rig.mixer.play()
+      var out = rig.render(1024)
+      var song = Self.session([stem("b", "b.wav") { $0.pan = -1 }])
+      song.position = saved
+      let warnings = try rig.mixer.changeSong(to: song, sessionPath: folder.file("b.json"))
+      out.append(Self.renderUntilSwitched(rig))
+      out.append(rig.render(1024))
+      let switchFrame = try #require(out.left.indices.first { out.left[$0] != a[$0] }, "saved at \(saved): no switch")
+      #expect(
+        Array(out.left[switchFrame..<(switchFrame + 512)]) == Array(b[startsAt..<(startsAt + 512)]),
+        "saved at \(saved): song B from frame \(startsAt)")
+      let said = warnings.map(\.detail)
+      if warns {
+        #expect(
+          said == ["position: saved at \(NumberFormat.time(saved)), at or past the end of the song (0:02.000): opened at the top"],
+          "\(said)")
+      } else {
+        #expect(said.isEmpty, "\(said)")
+      }
+    }
+  }
+
   @Test("gapless with the disk thread, paced like a live audio thread: no frame belongs to neither song")
   func gaplessLive() throws {
     let folder = try TemporaryFolder()
