@@ -83,20 +83,6 @@ extension CommandTable {
 }
 
 extension Console {
-  /// Sets every bus's volume, pan, mute, solo and EQ back to `before` where a failed group
-  /// changed them (as `undoGroupChanges` does for the stems).
-  func undoBusChanges(_ before: [BusSettings]) {
-    let current = Dictionary(mixer.busSettings.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-    for old in before {
-      guard let now = current[old.name] else { continue }
-      if now.volume != old.volume { try? mixer.setBusVolume(old.name, old.volume) }
-      if now.pan != old.pan { try? mixer.setBusPan(old.name, old.pan) }
-      if now.mute != old.mute { try? mixer.setBusMute(old.name, old.mute) }
-      if now.solo != old.solo { try? mixer.setBusSolo(old.name, old.solo) }
-      if now.eq != old.eq { try? mixer.setBusEQ(old.name, old.eq) }
-    }
-  }
-
   /// The console's words for the error `body` throws (or a plain one if it does not).
   func mixerError(_ body: () throws(MixerError) -> Void) -> String {
     do { try body() } catch { return error.consoleWords }

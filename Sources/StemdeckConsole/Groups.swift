@@ -61,11 +61,7 @@ extension Console {
   /// says nothing changed.
   func commitGroup(_ commands: [[String]], at seconds: Double?) throws(CommandError) {
     if commands.isEmpty { throw CommandError("the group is empty: nothing to commit") }
-    let stemsBefore = mixer.stemStatuses().map(\.settings)
-    let inputsBefore = mixer.inputSettings
-    let masterBefore = mixer.masterVolumeSetting
-    let masterEQBefore = mixer.masterEQSetting
-    let busesBefore = mixer.busSettings
+    let before = mixer.mixSnapshot()
     let dirtyBefore = mixer.isDirty
     let now = mixer.position
     try mixerCall { () throws(MixerError) in try mixer.beginGroup(atSeconds: seconds) }
@@ -76,10 +72,7 @@ extension Console {
         break
       }
     }
-    if failure != nil {
-      undoGroupChanges(stems: stemsBefore, inputs: inputsBefore, master: masterBefore, masterEQ: masterEQBefore)
-      undoBusChanges(busesBefore)
-    }
+    if failure != nil { mixer.restoreMix(before) }
     try mixerCall { () throws(MixerError) in try failure == nil ? mixer.endGroup() : mixer.abortGroup() }
     if let failure {
       if !dirtyBefore { mixer.markSaved() }
@@ -90,32 +83,6 @@ extension Console {
       when = "now: \(NumberFormat.time(seconds)) has already passed (the transport is at \(NumberFormat.time(now)))"
     }
     write("\(commands.count) change\(commands.count == 1 ? "" : "s") land \(when)")
-  }
-
-  /// Sets every stem's volume, pan, rate, mute, solo and EQ, and the master's volume and EQ, back
-  /// to `stems`, `master` and `masterEQ` where a group's commands changed them.
-  private func undoGroupChanges(stems: [StemSettings], inputs: [InputSettings], master: Double, masterEQ: EQSettings) {
-    let current = Dictionary(mixer.stemStatuses().map { ($0.settings.name, $0.settings) }, uniquingKeysWith: { a, _ in a })
-    for old in stems {
-      guard let now = current[old.name] else { continue }
-      if now.volume != old.volume { try? mixer.setVolume(old.name, old.volume) }
-      if now.pan != old.pan { try? mixer.setPan(old.name, old.pan) }
-      if now.rate != old.rate { try? mixer.setRate(old.name, old.rate) }
-      if now.mute != old.mute { try? mixer.setMute(old.name, old.mute) }
-      if now.solo != old.solo { try? mixer.setSolo(old.name, old.solo) }
-      if now.eq != old.eq { try? mixer.setEQ(old.name, old.eq) }
-    }
-    // The live inputs' strips (Commands+Inputs.swift) likewise.
-    for old in inputs {
-      guard let now = mixer.inputSettings.first(where: { $0.name == old.name }) else { continue }
-      if now.volume != old.volume { try? mixer.setVolume(old.name, old.volume) }
-      if now.pan != old.pan { try? mixer.setPan(old.name, old.pan) }
-      if now.mute != old.mute { try? mixer.setMute(old.name, old.mute) }
-      if now.solo != old.solo { try? mixer.setSolo(old.name, old.solo) }
-      if now.eq != old.eq { try? mixer.setEQ(old.name, old.eq) }
-    }
-    if mixer.masterVolumeSetting != master { try? mixer.setMasterVolume(master) }
-    if mixer.masterEQSetting != masterEQ { try? mixer.setMasterEQ(masterEQ) }
   }
 
   /// `at POSITION { cmd; cmd }`: `words` are the position words and the braced body.

@@ -285,41 +285,6 @@ extension Mixer {
     busTable.buses[p].sentAudible = audible
   }
 
-  public func setBusVolume(_ name: String, _ volume: Double) throws(MixerError) {
-    try changeBus(name) { (b: inout BusSettings) throws(MixerError) in
-      try MixerError.check(volume, .volume, "volume")
-      b.volume = volume
-    }
-  }
-
-  public func setBusPan(_ name: String, _ pan: Double) throws(MixerError) {
-    try changeBus(name) { (b: inout BusSettings) throws(MixerError) in
-      try MixerError.check(pan, .pan, "pan")
-      b.pan = pan
-    }
-  }
-
-  public func setBusMute(_ name: String, _ mute: Bool) throws(MixerError) {
-    try changeBus(name) { (b: inout BusSettings) throws(MixerError) in b.mute = mute }
-  }
-
-  public func setBusSolo(_ name: String, _ solo: Bool) throws(MixerError) {
-    try changeBus(name) { (b: inout BusSettings) throws(MixerError) in b.solo = solo }
-  }
-
-  public func setBusEQ(_ name: String, _ eq: EQSettings) throws(MixerError) {
-    try changeBus(name) { (b: inout BusSettings) throws(MixerError) in
-      try Mixer.checkEQ(eq, of: "'\(name)'")
-      b.eq = eq
-    }
-  }
-
-  /// A bus's direct outs (`NAME_L`/`NAME_R`): the JACK driver registers the ports from
-  /// `directOutSlots()`; with them the bus leaves its destination.
-  public func setBusDirectOut(_ name: String, _ on: Bool) throws(MixerError) {
-    try changeBus(name) { (b: inout BusSettings) throws(MixerError) in b.directOut = on }
-  }
-
   /// A bus's volume or balance glide (`vol drums_bus 0 over 4s`); the settings take the target.
   func glideBus(_ name: String, to target: GlideTarget, frames: Int, exponential: Bool) throws(MixerError) {
     try lock.locked { () throws(MixerError) in

@@ -43,15 +43,6 @@ extension Mixer {
     if o == nil || o!.enabled != n.enabled { try send(.setEQEnabled(target, on: n.enabled)) }
   }
 
-  /// Sets a stem's channel EQ (it glides there while the transport plays).
-  public func setEQ(_ name: String, _ eq: EQSettings) throws(MixerError) {
-    if isBus(name) { return try setBusEQ(name, eq) }
-    try change(name) { (s: inout StemSettings) throws(MixerError) in
-      try Mixer.checkEQ(eq, of: "'\(name)'")
-      s.eq = eq
-    }
-  }
-
   /// Sets the master bus's channel EQ.
   public func setMasterEQ(_ eq: EQSettings) throws(MixerError) {
     try lock.locked { () throws(MixerError) in

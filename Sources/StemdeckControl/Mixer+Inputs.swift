@@ -194,25 +194,16 @@ extension Mixer {
   }
 
   /// The stem-setting changes the console's commands make (`vol`, `pan`, `mute`, `solo`, `eq`, `directout`),
-  /// applied to an input: only those fields may change; the others belong to stems.
+  /// applied to an input: only the strip may change (StripSettings); the other fields belong to stems.
   func changeInput(_ input: LiveInput, stemChange body: (inout StemSettings) throws(MixerError) -> Void) throws(MixerError) {
     var shim = StemSettings(name: input.settings.name, file: "")
-    shim.volume = input.settings.volume
-    shim.pan = input.settings.pan
-    shim.mute = input.settings.mute
-    shim.solo = input.settings.solo
-    shim.eq = input.settings.eq
-    shim.directOut = input.settings.directOut
+    shim.strip = input.settings.strip
     let before = shim
     try body(&shim)
     var probe = shim
-    probe.volume = before.volume; probe.pan = before.pan; probe.mute = before.mute; probe.solo = before.solo; probe.eq = before.eq
-    probe.directOut = before.directOut
+    probe.strip = before.strip
     guard probe == before else { throw notForInputs(input.settings.name) }
-    try changeInput(input) { (s: inout InputSettings) throws(MixerError) in
-      s.volume = shim.volume; s.pan = shim.pan; s.mute = shim.mute; s.solo = shim.solo; s.eq = shim.eq
-      s.directOut = shim.directOut
-    }
+    try changeInput(input) { (s: inout InputSettings) throws(MixerError) in s.strip = shim.strip }
   }
 
   /// Applies a checked change to one input and sends what changed to the renderer.

@@ -20,22 +20,10 @@ public struct BusSettings: Equatable, Sendable {
 
   /// The bus's name: the stem name rules, unique among stems and buses.
   public var name: String
-  /// Linear gain, in `SettingRange.volume`.
-  public var volume: Double = 1
-  /// Balance, in `SettingRange.pan` (a bus is stereo).
-  public var pan: Double = 0
-  public var mute = false
-  public var solo = false
-  /// Whether the bus goes out on its own JACK ports (`<name>_L`, `<name>_R`) instead of its
-  /// destination, as a stem's direct outs do.
-  public var directOut = false
-  /// The bus's channel EQ, before its volume and balance.
-  public var eq = EQSettings()
-  /// The bus it feeds, or nil for the master.
-  public var bus: String? = nil
-  /// Levels into the session's aux sends, as a stem's (SendSettings.swift); written only when
-  /// there are some.
-  public var sends: [StemSend] = []
+  /// The strip: volume, balance (a bus is stereo), mute, solo, direct outs (its own JACK ports
+  /// `<name>_L`, `<name>_R` instead of its destination), EQ, the bus it feeds (nil: the master)
+  /// and its sends; also read and written as `volume`, `pan`, … (StripSettings.swift).
+  public var strip = StripSettings()
 
   /// A bus at unity, centred, feeding the master.
   public init(name: String) {

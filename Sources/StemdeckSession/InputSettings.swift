@@ -26,20 +26,11 @@ public enum InputChannels: String, CaseIterable, Sendable {
 public struct InputSettings: Equatable, Sendable {
   public var name: String
   public var channels: InputChannels
-  public var volume: Double = 1
-  /// Pan (mono, constant power) or balance (stereo), as for stems (PanLaw in the engine).
-  public var pan: Double = 0
-  public var mute = false
-  public var solo = false
-  public var eq = EQSettings()
-  /// The bus the input feeds (BusSettings.swift), or nil for the master.
-  public var bus: String? = nil
-  /// Levels into the session's aux sends, as a stem's (SendSettings.swift); written only when
-  /// there are some.
-  public var sends: [StemSend] = []
-  /// Direct outs: the strip (post-fader) goes to its own JACK outputs `NAME_L`/`NAME_R` instead
-  /// of its bus or the master, as a stem's or a bus's ("directOut", written only when true).
-  public var directOut = false
+  /// The strip: volume, pan (mono, constant power) or balance (stereo), mute, solo, EQ, the bus
+  /// it feeds (nil: the master), its sends, and direct outs (post-fader to its own JACK outputs
+  /// `NAME_L`/`NAME_R` instead of its bus or the master); also read and written as `volume`,
+  /// `pan`, … (StripSettings.swift).
+  public var strip = StripSettings()
 
   public init(name: String, channels: InputChannels) {
     self.name = name

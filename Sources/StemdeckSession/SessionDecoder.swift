@@ -75,253 +75,9 @@ struct SessionDecoder {
     return session
   }
 
-  /// The optional "sends" section (SendSettings.swift): names and return volumes; the stems'
-  /// levels are checked against it by `Session.sendProblem` once both are read.
-  private func sends(_ node: JSONNode) throws(SessionError) -> [SendSettings] {
-    let example = "{ \"name\" : \"verb\", \"returnVolume\" : 1 }"
-    guard case .array(let elements) = node.value else {
-      throw fail("sends", node, "must be an array of aux sends [ \(example), ... ] (got \(describe(node)))")
-    }
-    var sends: [SendSettings] = []
-    for (index, element) in elements.enumerated() {
-      let base = "sends[\(index)]"
-      let fields = try object(element, at: base, allowed: SendSettings.fields, example: example)
-      guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every send needs a name)") }
-      var send = SendSettings(name: try string(nameNode, at: base + ".name", rule: "must be a send name in double quotes"))
-      if let n = fields["returnVolume"] { send.returnVolume = try volume(n, at: base + ".returnVolume") }
-      sends.append(send)
-    }
-    return sends
-  }
-
-  /// A stem's "sends": its levels into the aux sends, `[ { "to" : "verb", "level" : 0.25, "pre" : true } ]`.
-  private func stemSends(_ node: JSONNode, at path: String) throws(SessionError) -> [StemSend] {
-    let example = "{ \"to\" : \"verb\", \"level\" : 0.25 }"
-    guard case .array(let elements) = node.value else {
-      throw fail(path, node, "must be an array of send levels [ \(example), ... ] (got \(describe(node)))")
-    }
-    var levels: [StemSend] = []
-    for (index, element) in elements.enumerated() {
-      let base = "\(path)[\(index)]"
-      let fields = try object(element, at: base, allowed: SendSettings.stemFields, example: example)
-      guard let toNode = fields["to"] else { throw fail(base + ".to", element, "is missing (the send this level feeds, e.g. \(example))") }
-      guard let levelNode = fields["level"] else {
-        throw fail(base + ".level", element, "is missing (a gain like a volume, e.g. \(example))")
-      }
-      var level = StemSend(
-        to: try string(toNode, at: base + ".to", rule: "must be the name of a send in double quotes"),
-        level: try volume(levelNode, at: base + ".level"))
-      if let n = fields["pre"] { level.preFader = try bool(n, at: base + ".pre") }
-      levels.append(level)
-    }
-    return levels
-  }
-
-  /// The node a send problem's location (`sends[1].name`, `stems[0].sends[2].to`) points at, for its line.
-  private func sendNode(_ location: String, _ fields: [String: JSONNode]) -> JSONNode? {
-    func element(_ node: JSONNode?, _ index: Int) -> JSONNode? {
-      guard let node, case .array(let elements) = node.value, elements.indices.contains(index) else { return node }
-      return elements[index]
-    }
-    func member(_ node: JSONNode?, _ key: String) -> JSONNode? {
-      guard let node, case .object(let members) = node.value else { return node }
-      return members.first(where: { $0.key == key })?.value ?? node
-    }
-    // "list[i].field" or "stems[i].sends[j].field": walk down as far as the location names.
-    var node: JSONNode? = nil
-    var rest = Substring(location)
-    var first = true
-    while !rest.isEmpty {
-      let end = rest.firstIndex(where: { $0 == "." || $0 == "[" }) ?? rest.endIndex
-      let key = String(rest[..<end])
-      rest = rest[end...]
-      node = first ? fields[key] : member(node, key)
-      first = false
-      if rest.hasPrefix("["), let close = rest.firstIndex(of: "]"), let index = Int(rest[rest.index(after: rest.startIndex)..<close]) {
-        node = element(node, index)
-        rest = rest[rest.index(after: close)...]
-      }
-      if rest.hasPrefix(".") { rest = rest.dropFirst() }
-    }
-    return node
-  }
-
-  /// The optional "buses" section (BusSettings.swift). Names, ranges and the EQ are checked here;
-  /// routes (known buses, no loop, no stem of the same name) by `Session.busProblem` once the
-  /// stems are read too.
-  private func buses(_ node: JSONNode) throws(SessionError) -> [BusSettings] {
-    guard case .array(let elements) = node.value else {
-      throw fail("buses", node, "must be an array of buses [ { \"name\" : \"drums_bus\" }, ... ] (got \(describe(node)))")
-    }
-    if elements.count > BusSettings.maximumBuses {
-      throw fail("buses", node, "has \(elements.count) buses; at most \(BusSettings.maximumBuses)")
-    }
-    var buses: [BusSettings] = []
-    var firstIndexByName: [String: Int] = [:]
-    for (index, element) in elements.enumerated() {
-      let base = "buses[\(index)]"
-      let fields = try object(element, at: base, allowed: BusSettings.fields, example: "{ \"name\" : \"drums_bus\", \"volume\" : 0.8 }")
-      guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every bus needs a name)") }
-      let name = try string(nameNode, at: base + ".name", rule: "must be a bus name in double quotes")
-      if let problem = SessionRules.nameProblem(name, of: .bus) { throw fail(base + ".name", nameNode, problem) }
-      if let earlier = firstIndexByName[name] {
-        throw fail(base + ".name", nameNode, SessionRules.duplicateNameMessage(name, of: .bus, earlier: earlier))
-      }
-      firstIndexByName[name] = index
-      var bus = BusSettings(name: name)
-      if let n = fields["volume"] { bus.volume = try volume(n, at: base + ".volume") }
-      if let n = fields["pan"] { bus.pan = try number(n, at: base + ".pan", rule: .pan) }
-      if let n = fields["mute"] { bus.mute = try bool(n, at: base + ".mute") }
-      if let n = fields["solo"] { bus.solo = try bool(n, at: base + ".solo") }
-      if let n = fields["directOut"] { bus.directOut = try bool(n, at: base + ".directOut") }
-      if let n = fields["eq"] { bus.eq = try eq(n, at: base + ".eq") }
-      if let n = fields["bus"] { bus.bus = try destination(n, at: base + ".bus") }
-      if let n = fields["sends"] { bus.sends = try stemSends(n, at: base + ".sends") }
-      buses.append(bus)
-    }
-    return buses
-  }
-
-  /// A `"bus"` field: the name of the bus fed, in double quotes ("master" is the same as leaving it out).
-  private func destination(_ node: JSONNode, at path: String) throws(SessionError) -> String? {
-    let name = try string(node, at: path, rule: "must be the name of a bus in double quotes (leave it out for the master)")
-    if name == "master" { return nil }
-    if let problem = SessionRules.nameProblem(name, of: .bus) { throw fail(path, node, problem) }
-    return name
-  }
-
-  /// The node a route problem's location (`buses[2].bus`, `stems[0].bus`) points at, for its line.
-  private func routeNode(_ location: String, _ fields: [String: JSONNode]) -> JSONNode? {
-    for list in ["buses", "stems"] where location.hasPrefix(list + "[") {
-      guard let node = fields[list], case .array(let elements) = node.value,
-        let close = location.firstIndex(of: "]"),
-        let index = Int(location[location.index(location.startIndex, offsetBy: list.count + 1)..<close]),
-        elements.indices.contains(index)
-      else { return fields[list] }
-      let element = elements[index]
-      if location.hasSuffix(".bus"), case .object(let members) = element.value,
-        let member = members.first(where: { $0.key == "bus" })
-      {
-        return member.value
-      }
-      return element
-    }
-    return nil
-  }
-
-  /// The optional "inputs" section: live input strips (InputSettings.swift).
-  private func inputs(_ node: JSONNode, stems: [StemSettings], buses: [BusSettings]) throws(SessionError) -> [InputSettings] {
-    let example = "{ \"name\" : \"mic\", \"channels\" : \"mono\" }"
-    guard case .array(let elements) = node.value else {
-      throw fail("inputs", node, "must be an array of live inputs [ \(example), ... ] (got \(describe(node)))")
-    }
-    if elements.count > InputSettings.maximumCount {
-      throw fail("inputs", node, "has \(elements.count) inputs; at most \(InputSettings.maximumCount)")
-    }
-    let stemNames = Set(stems.map(\.name))
-    let busNames = Set(buses.map(\.name))
-    var firstIndexByName: [String: Int] = [:]
-    var inputs: [InputSettings] = []
-    for (index, element) in elements.enumerated() {
-      let base = "inputs[\(index)]"
-      let fields = try object(element, at: base, allowed: InputSettings.fields, example: example)
-      guard let nameNode = fields["name"] else {
-        throw fail(base + ".name", element, "is missing (every input needs a name and its channels, e.g. \(example))")
-      }
-      let name = try string(nameNode, at: base + ".name", rule: "must be an input name in double quotes")
-      if let problem = InputSettings.nameProblem(name) { throw fail(base + ".name", nameNode, problem) }
-      if let earlier = firstIndexByName[name] {
-        throw fail(base + ".name", nameNode, "duplicate input name \(SessionRules.quote(name)) (also inputs[\(earlier)])")
-      }
-      if stemNames.contains(name) {
-        throw fail(
-          base + ".name", nameNode, "\(SessionRules.quote(name)) is also a stem's name; inputs and stems share one set of names")
-      }
-      if busNames.contains(name) {
-        throw fail(
-          base + ".name", nameNode, "\(SessionRules.quote(name)) is also a bus's name; inputs, buses and stems share one set of names")
-      }
-      firstIndexByName[name] = index
-      guard let channelsNode = fields["channels"] else {
-        throw fail(base + ".channels", element, "is missing (an input is \"mono\" or \"stereo\", e.g. \(example))")
-      }
-      var input = InputSettings(name: name, channels: try choice(channelsNode, at: base + ".channels", what: "input channels"))
-      if let n = fields["volume"] { input.volume = try volume(n, at: base + ".volume") }
-      if let n = fields["pan"] { input.pan = try number(n, at: base + ".pan", rule: .pan) }
-      if let n = fields["mute"] { input.mute = try bool(n, at: base + ".mute") }
-      if let n = fields["solo"] { input.solo = try bool(n, at: base + ".solo") }
-      if let n = fields["eq"] { input.eq = try eq(n, at: base + ".eq") }
-      if let n = fields["bus"], let target = try destination(n, at: base + ".bus") {
-        guard busNames.contains(target) else { throw fail(base + ".bus", n, InputSettings.unknownBus(target, buses: buses)) }
-        input.bus = target
-      }
-      if let n = fields["sends"] { input.sends = try stemSends(n, at: base + ".sends") }
-      if let n = fields["directOut"] { input.directOut = try bool(n, at: base + ".directOut") }
-      inputs.append(input)
-    }
-    return inputs
-  }
-
-  /// The optional "midi" section (MidiMapping.swift).
-  private func midi(_ node: JSONNode) throws(SessionError) -> MidiSettings {
-    let example = "{ \"source\" : \"cc\", \"number\" : 7, \"action\" : \"volume\", \"target\" : \"drums\" }"
-    let fields = try object(node, at: "midi", allowed: MidiSettings.fields, example: "{ \"mappings\" : [ \(example) ] }")
-    var settings = MidiSettings()
-    if let value = fields["feedback"] { settings.feedback = try bool(value, at: "midi.feedback") }
-    guard let list = fields["mappings"] else { return settings }
-    guard case .array(let elements) = list.value else {
-      throw fail("midi.mappings", list, "must be an array of mappings [ \(example), ... ] (got \(describe(list)))")
-    }
-    if elements.count > MidiSettings.maximumMappings {
-      throw fail("midi.mappings", list, "has \(elements.count) mappings; at most \(MidiSettings.maximumMappings)")
-    }
-    for (index, element) in elements.enumerated() {
-      let base = "midi.mappings[\(index)]"
-      let f = try object(element, at: base, allowed: MidiMapping.fields, example: example)
-      func need(_ key: String) throws(SessionError) -> JSONNode {
-        guard let n = f[key] else {
-          throw fail(base + "." + key, element, "is missing (every mapping needs a source and an action, e.g. \(example))")
-        }
-        return n
-      }
-      func whole(_ key: String, rule: String, _ range: ClosedRange<Int>) throws(SessionError) -> Int? {
-        guard let n = f[key] else { return nil }
-        guard case .number(let literal) = n.value, let v = JSONNumber.integer(literal), range.contains(v) else {
-          throw fail(base + "." + key, n, rule + " (got \(describe(n)))")
-        }
-        return v
-      }
-      let source: MidiMapping.Source = try choice(try need("source"), at: base + ".source", what: "MIDI source")
-      let action: MidiMapping.Action = try choice(try need("action"), at: base + ".action", what: "MIDI action")
-      let number = try whole("number", rule: MidiMapping.numberRule, 0...127)
-      if number == nil && source != .bend {
-        throw fail(
-          base + ".number", element,
-          "is missing (a \(source.rawValue) mapping needs its \(source == .cc ? "controller" : "note") number 0…127)")
-      }
-      let channel = try whole("channel", rule: MidiMapping.channelRule, 1...16)
-      var target = ""
-      if let t = f["target"] {
-        target = try string(t, at: base + ".target", rule: "must be a stem or effect name in double quotes")
-      }
-      var send = ""
-      if let s = f["send"] { send = try string(s, at: base + ".send", rule: "must be a send name in double quotes") }
-      let mapping = MidiMapping(
-        source: source, number: number ?? 0, channel: channel, action: action, target: target, send: send)
-      if let problem = mapping.problem() {
-        throw fail(base + "." + problem.field, f[problem.field] ?? element, problem.message)
-      }
-      if let earlier = settings.mappings.firstIndex(of: mapping) {
-        throw fail(base, element, "repeats midi.mappings[\(earlier)] (\(mapping.description)); keep one")
-      }
-      settings.mappings.append(mapping)
-    }
-    return settings
-  }
-
   // MARK: Header
 
-  private func checkFormat(_ members: [JSONMember], root: JSONNode) throws(SessionError) {
+  func checkFormat(_ members: [JSONMember], root: JSONNode) throws(SessionError) {
     guard let member = members.first(where: { $0.key == "format" }) else {
       throw fail(
         "format", root,
@@ -336,7 +92,7 @@ struct SessionDecoder {
     }
   }
 
-  private func readVersion(_ members: [JSONMember], root: JSONNode) throws(SessionError) -> Int {
+  func readVersion(_ members: [JSONMember], root: JSONNode) throws(SessionError) -> Int {
     guard let member = members.first(where: { $0.key == "version" }) else {
       throw fail(
         "version", root,
@@ -363,7 +119,7 @@ struct SessionDecoder {
 
   // MARK: Sections
 
-  private func stems(_ node: JSONNode) throws(SessionError) -> [StemSettings] {
+  func stems(_ node: JSONNode) throws(SessionError) -> [StemSettings] {
     guard case .array(let elements) = node.value else {
       throw fail(
         "stems", node,
@@ -419,7 +175,7 @@ struct SessionDecoder {
   }
 
   /// A channel EQ (`"eq"` of a stem or of the master; EQSettings.swift): every part optional.
-  private func eq(_ node: JSONNode, at base: String) throws(SessionError) -> EQSettings {
+  func eq(_ node: JSONNode, at base: String) throws(SessionError) -> EQSettings {
     let example = "{ \"hpf\" : { \"frequency\" : 80, \"slope\" : 24 }, \"mid\" : { \"frequency\" : 1000, \"gain\" : -4, \"q\" : 1.4 } }"
     let fields = try object(node, at: base, allowed: EQSettings.fields, example: example)
     var eq = EQSettings()
@@ -456,7 +212,7 @@ struct SessionDecoder {
   }
 
   /// A stem's `"loopStart"` and `"loopEnd"`: each in range, both or neither, start before end.
-  private func loopRegion(
+  func loopRegion(
     _ fields: [String: JSONNode], of stem: inout StemSettings, in element: JSONNode,
     at base: String
   ) throws(SessionError) {
@@ -482,7 +238,7 @@ struct SessionDecoder {
     }
   }
 
-  private func effects(_ node: JSONNode) throws(SessionError) -> [EffectSettings] {
+  func effects(_ node: JSONNode) throws(SessionError) -> [EffectSettings] {
     guard case .array(let elements) = node.value else {
       throw fail(
         "effects", node,
@@ -512,7 +268,7 @@ struct SessionDecoder {
 
   /// The required `"name"` and `"file"` of a stem or effect, checked, with the name recorded in
   /// `firstIndexByName` so a later duplicate is caught.
-  private func nameAndFile(
+  func nameAndFile(
     _ fields: [String: JSONNode], of kind: SessionRules.ElementKind,
     in element: JSONNode, at base: String, index: Int,
     firstIndexByName: inout [String: Int]
@@ -531,7 +287,7 @@ struct SessionDecoder {
     return (name, file)
   }
 
-  private func recording(_ node: JSONNode) throws(SessionError) -> RecordingSettings {
+  func recording(_ node: JSONNode) throws(SessionError) -> RecordingSettings {
     let fields = try object(
       node, at: "recording", allowed: SessionRules.recordingFields,
       example: "{ \"format\" : \"flac24\", \"takesMuted\" : false, \"folder\" : \"takes\" }")
@@ -548,7 +304,7 @@ struct SessionDecoder {
     return recording
   }
 
-  private func tempo(_ node: JSONNode) throws(SessionError) -> Tempo {
+  func tempo(_ node: JSONNode) throws(SessionError) -> Tempo {
     let fields = try object(
       node, at: "tempo", allowed: SessionRules.tempoFields,
       example: "{ \"bpm\" : 120, \"beatsPerBar\" : 4 }")
@@ -570,7 +326,7 @@ struct SessionDecoder {
     return tempo
   }
 
-  private func connections(_ node: JSONNode) throws(SessionError) -> [String: [String]] {
+  func connections(_ node: JSONNode) throws(SessionError) -> [String: [String]] {
     let shape =
       "must be an object mapping stemdeck port names to lists of JACK ports, "
       + "e.g. { \"master_L\" : [ \"system:playback_1\" ] }"
@@ -605,230 +361,4 @@ struct SessionDecoder {
     return result
   }
 
-  // MARK: Objects and fields
-
-  /// The members of an object node, after rejecting duplicate and unknown keys.
-  private func object(
-    _ node: JSONNode, at path: String, allowed: [String],
-    example: String
-  ) throws(SessionError) -> [String: JSONNode] {
-    guard case .object(let members) = node.value else {
-      throw fail(path, node, "must be an object such as \(example) (got \(describe(node)))")
-    }
-    try rejectDuplicates(members, path: path)
-    return try knownFields(members, path: path, allowed: allowed)
-  }
-
-  private func rejectDuplicates(_ members: [JSONMember], path: String) throws(SessionError) {
-    var firstByKey: [String: TextPosition] = [:]
-    for member in members {
-      if let first = firstByKey[member.key] {
-        throw fail(
-          SessionRules.path(path, member.key), member.keyPosition,
-          "appears more than once (first at line \(first.line), column \(first.column)); "
-            + "keep one")
-      }
-      firstByKey[member.key] = member.keyPosition
-    }
-  }
-
-  private func knownFields(
-    _ members: [JSONMember], path: String,
-    allowed: [String]
-  ) throws(SessionError) -> [String: JSONNode] {
-    var fields: [String: JSONNode] = [:]
-    for member in members {
-      guard allowed.contains(member.key) else {
-        var message = "unknown field (allowed: \(allowed.joined(separator: ", ")))"
-        if let guess = closestMatch(member.key, in: allowed) { message += "; did you mean \"\(guess)\"?" }
-        throw fail(SessionRules.path(path, member.key), member.keyPosition, message)
-      }
-      fields[member.key] = member.value
-    }
-    return fields
-  }
-
-  private func required(
-    _ fields: [String: JSONNode], _ key: String, in object: JSONNode,
-    at path: String, of kind: SessionRules.ElementKind
-  ) throws(SessionError) -> JSONNode {
-    guard let node = fields[key] else {
-      throw fail(
-        SessionRules.path(path, key), object,
-        "is missing (every \(kind.rawValue) needs a name and a file)")
-    }
-    return node
-  }
-
-  // MARK: Values
-
-  private func number(_ node: JSONNode, at path: String, rule: SettingRule) throws(SessionError) -> Double {
-    guard case .number(let literal) = node.value, let value = JSONNumber.double(literal),
-      rule.accepts(value)
-    else {
-      throw fail(path, node, rule.rule + " (got \(describe(node)))")
-    }
-    return value
-  }
-
-  /// A volume: a linear number, or a string in dB ("-6dB"), which is converted to linear gain.
-  private func volume(_ node: JSONNode, at path: String) throws(SessionError) -> Double {
-    if case .string(let text) = node.value {
-      guard let gain = Decibels.linearGain(text: text) else {
-        throw fail(path, node, SettingRule.volume.rule + " (got \(describe(node)))")
-      }
-      guard SettingRule.volume.accepts(gain) else {
-        throw fail(path, node, SettingRule.volume.rule + " (got \(describe(node))\(Decibels.gainNote(gain)))")
-      }
-      return gain
-    }
-    return try number(node, at: path, rule: .volume)
-  }
-
-  private func loops(_ node: JSONNode, at path: String) throws(SessionError) -> Int {
-    guard case .number(let literal) = node.value, let value = JSONNumber.integer(literal),
-      SettingRule.loops.accepts(value)
-    else {
-      throw fail(path, node, SettingRule.loops.rule + " (got \(describe(node)))")
-    }
-    return value
-  }
-
-  private func bool(_ node: JSONNode, at path: String) throws(SessionError) -> Bool {
-    guard case .bool(let value) = node.value else {
-      throw fail(path, node, SessionRules.boolRule + " (got \(describe(node)))")
-    }
-    return value
-  }
-
-  private func string(_ node: JSONNode, at path: String, rule: String) throws(SessionError) -> String {
-    guard case .string(let value) = node.value else {
-      throw fail(path, node, rule + " (got \(describe(node)))")
-    }
-    return value
-  }
-
-  /// One of an enum's raw values.
-  private func choice<Choice: RawRepresentable & CaseIterable>(
-    _ node: JSONNode, at path: String, what: String
-  ) throws(SessionError) -> Choice where Choice.RawValue == String {
-    let allowed = Choice.allCases.map(\.rawValue).joined(separator: ", ")
-    guard case .string(let text) = node.value else {
-      throw fail(path, node, "must be one of \(allowed) (got \(describe(node)))")
-    }
-    guard let value = Choice(rawValue: text) else {
-      throw fail(path, node, "unknown \(what) \(SessionRules.quote(text)) (allowed: \(allowed))")
-    }
-    return value
-  }
-
-  // MARK: Messages
-
-  /// How a value appears in a "(got …)" clause: strings quoted, numbers as written, containers by kind.
-  private func describe(_ node: JSONNode) -> String {
-    switch node.value {
-    case .null: return "null"
-    case .bool(let value): return value ? "true" : "false"
-    case .number(let literal):
-      return literal.count <= 40 ? literal : String(literal.prefix(40)) + "…"
-    case .string(let text): return SessionRules.quote(text)
-    case .array: return "an array"
-    case .object: return "an object"
-    }
-  }
-
-  private func fail(_ location: String?, _ node: JSONNode, _ message: String) -> SessionError {
-    fail(location, node.position, message)
-  }
-
-  private func fail(_ location: String?, _ position: TextPosition, _ message: String) -> SessionError {
-    SessionError(
-      file: source, location: location, line: position.line, column: position.column,
-      message: message)
-  }
-
-  /// The allowed word a mistyped field name most likely meant: one it is a prefix of (`vol` →
-  /// `volume`), else the closest by edit distance if that is small for the word's length.
-  private func closestMatch(_ word: String, in candidates: [String]) -> String? {
-    let lowered = word.lowercased()
-    if lowered.count >= 2, let extended = candidates.first(where: { $0.lowercased().hasPrefix(lowered) }) {
-      return extended
-    }
-    var best: (candidate: String, distance: Int)?
-    for candidate in candidates {
-      let distance = editDistance(lowered, candidate.lowercased())
-      if let current = best, current.distance <= distance { continue }
-      best = (candidate, distance)
-    }
-    guard let best, best.distance <= max(1, min(2, lowered.count / 3)) else { return nil }
-    return best.candidate
-  }
-
-  /// Levenshtein distance, capped in cost by only being used on short field names.
-  private func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a.unicodeScalars.prefix(64))
-    let b = Array(b.unicodeScalars.prefix(64))
-    if a.isEmpty { return b.count }
-    if b.isEmpty { return a.count }
-    var previous = Array(0...b.count)
-    var current = [Int](repeating: 0, count: b.count + 1)
-    for i in 1...a.count {
-      current[0] = i
-      for j in 1...b.count {
-        current[j] = min(
-          previous[j] + 1, current[j - 1] + 1,
-          previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-      }
-      swap(&previous, &current)
-    }
-    return previous[b.count]
-  }
-}
-
-/// Upgrading documents written by older stemdeck versions.
-///
-/// A session file states its format version. When the format changes (a field renamed, a unit
-/// changed, a section restructured), `Session.currentVersion` goes up by one and `migrate` gets a
-/// case that rewrites a document of the previous version into the new shape. Loading then applies
-/// the steps in order (1→2, 2→3, …), so every step is written once and only knows its neighbours.
-/// Migration works on the parsed document (before validation), so the validator only ever knows the
-/// current format.
-///
-/// Versions: 1 (the first); 2 adds the channel EQ (`"eq"` on stems and on the master); 3 adds the
-/// mixer graph's new parts (buses, live inputs, stretch quality; every one optional). A version 1
-/// document is a valid version 2 document without EQ (flat), and a version 2 document a valid
-/// version 3 document without those parts, so both steps change nothing; older files are saved as
-/// the current version.
-enum SessionMigration {
-  /// Applies every migration step from `version` up to `Session.currentVersion`.
-  static func upgrade(_ document: [JSONMember], from version: Int) -> [JSONMember] {
-    var document = document
-    var version = version
-    while version < Session.currentVersion {
-      document = migrate(document, from: version)
-      version += 1
-    }
-    return document
-  }
-
-  /// Rewrites a document of format `version` into format `version + 1`.
-  ///
-  /// Example of a future step, if version 2 renamed "master" to "main":
-  ///
-  ///     case 1:
-  ///       return document.map { member in
-  ///         var member = member
-  ///         if member.key == "master" { member.key = "main" }
-  ///         return member
-  ///       }
-  static func migrate(_ document: [JSONMember], from version: Int) -> [JSONMember] {
-    switch version {
-    case 1:
-      return document  // 1 → 2: "eq" is new and optional; nothing is renamed
-    case 2:
-      return document  // 2 → 3: the new sections are optional; nothing is renamed
-    default:
-      return document
-    }
-  }
 }

@@ -128,20 +128,14 @@ public struct StemSettings: Equatable, Sendable {
   /// The audio file as written in the session: relative to the session file's folder, or absolute.
   /// Use `SessionFile.resolve(file:sessionPath:)` to get the path to open.
   public var file: String
-  /// Linear gain, in `SettingRange.volume`. (A session file may also give it in dB, e.g. `"-6dB"`.)
-  public var volume: Double = 1
-  /// Pan position, in `SettingRange.pan`.
-  public var pan: Double = 0
+  /// The strip: volume (a session file may also give it in dB, e.g. `"-6dB"`), pan, mute, solo,
+  /// direct outs, EQ (format version 2), the bus it feeds (version 3) and its sends; also read and
+  /// written as `volume`, `pan`, … (StripSettings.swift).
+  public var strip = StripSettings()
   /// Varispeed ratio, in `SettingRange.rate`.
   public var rate: Double = 1
   /// Extra repetitions, in `SettingRange.loops`: 0 plays once, -1 loops forever.
   public var loops: Int = 0
-  /// Whether the stem is muted.
-  public var mute = false
-  /// Whether the stem is soloed.
-  public var solo = false
-  /// Whether the stem also gets its own JACK output ports (`<name>_L`, `<name>_R`).
-  public var directOut = false
   /// Seconds, in `SettingRange.startOffset`: the transport time at which the stem starts.
   public var startOffset: Double = 0
   /// Seconds in the stem's audio file (not transport time), in `SettingRange.loopPoint`: where its
@@ -159,12 +153,6 @@ public struct StemSettings: Equatable, Sendable {
   /// Semitones, in `SettingRange.pitch`: the pitch shift, in `.stretch` mode only (a session
   /// with a non-zero pitch in `.varispeed` mode is refused, as the REPL's `pitch` is).
   public var pitch: Double = 0
-  /// The stem's channel EQ (before its volume and pan); flat by default (format version 2).
-  public var eq = EQSettings()
-  /// The bus the stem feeds (BusSettings.swift), or nil for the master (format version 3).
-  public var bus: String? = nil
-  /// Levels into the session's aux sends (SendSettings.swift); written only when there are some.
-  public var sends: [StemSend] = []
 
   /// A stem with default mix settings (unity volume, centre, normal speed, plays once).
   public init(name: String, file: String) {

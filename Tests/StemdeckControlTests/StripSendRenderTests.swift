@@ -56,7 +56,7 @@ import Testing
     }
     #expect(m.auxSends[0].levels == ["drums_bus": SendLevel(gain: 0.5, preFader: true)])
     // Muting the bus leaves a pre-fader send open (a console's pre-fader send is the monitor mix).
-    try m.setBusMute("drums_bus", true)
+    try m.setMute("drums_bus", true)
     let muted = capture.render(rig, frames: 2048)
     #expect(peak(muted.master.left[1024...]) == 0 && peak(muted.send.left[1024...]) > 0.05)
     try m.setSend(strip: "drums_bus", send: "verb", level: nil)

@@ -1,0 +1,436 @@
+import CSampleRate
+import Foundation
+import StemdeckAudioFile
+import StemdeckEngine
+import StemdeckSession
+import Synchronization
+
+/// Stems: adding, replacing, removing and changing them (docs/architecture.md, *Control*).
+extension Mixer {
+  // MARK: - Stems
+
+  /// The names of all stems, in order.
+  public var stemNames: [String] { lock.locked { table.stems.map(\.settings.name) } }
+
+  /// Names of all stems including offline ones.
+  public var allStemNames: [String] { lock.locked { table.stems.map(\.settings.name) + table.offline.map(\.settings.name) } }
+
+  /// Adds a stem playing the audio file at `path` (absolute or relative to the current
+  /// directory). Its settings come from `settings` (name and all), validated first.
+  @discardableResult
+  public func addStem(path: String, settings: StemSettings) throws(MixerError) -> String {
+    try addStem(path: path, settings: settings, pendingAt: nil)
+  }
+
+  /// `addStem`, or with `pendingAt`, a stem of the next song: its voice is placed for transport
+  /// frame `pendingAt` of the new song and stays silent until a `changeSong` switch.
+  @discardableResult
+  func addStem(path: String, settings: StemSettings, pendingAt: Int?) throws(MixerError) -> String {
+    try lock.locked { () throws(MixerError) -> String in
+      try validate(settings, isNew: true)
+      if pendingAt == nil { try completePendingSongChange() }
+      let file: SoundFile
+      do { file = try SoundFile(readingFrom: path) } catch {
+        throw MixerError("cannot add stem '\(settings.name)': \(error)")
+      }
+      guard let slot = table.freeSlots.popLast() else {
+        throw MixerError("cannot add stem '\(settings.name)': all \(renderState.pointee.maxVoices) stem slots are in use")
+      }
+      let prepared: PreparedStem
+      do throws(MixerError) {
+        prepared = try prepareStem(
+          file: file, path: path, settings: settings, slot: slot, quality: quality,
+          atTransportFrame: pendingAt ?? joinTransportFrame(), anySolo: anySolo(including: settings))
+      } catch {
+        table.freeSlots.append(slot)
+        throw MixerError("cannot add stem '\(settings.name)': \(error)")
+      }
+      let stem = prepared.stem, voice = prepared.voice
+      disk.add(prepared.stream)
+      do throws(MixerError) {
+        try send(
+          pendingAt == nil
+            ? .addVoice(slot: slot, voice: voice) : .addPendingVoice(slot: slot, voice: voice, song: transport.songChangesSent + 1))
+      } catch {
+        disk.remove(prepared.stream)
+        discard(prepared)
+        table.freeSlots.append(slot)
+        throw error
+      }
+      table.stems.append(stem)
+      if settings.solo { try? pushAllGains() }
+      isDirty = true
+      return settings.name
+    }
+  }
+
+  /// A stem built for the renderer but not yet handed to it (nothing is sent or streaming yet).
+  struct PreparedStem {
+    let stem: Stem
+    let voice: UnsafeMutablePointer<StemVoice>
+    let stream: DiskStream
+  }
+
+  /// Builds a stem's converter, ring, shared state, voice and stream for `slot`, placed for
+  /// `atTransportFrame`. Throws (having built nothing) when the converter cannot be made.
+  func prepareStem(
+    file: consuming SoundFile, path: String, settings: StemSettings, slot: Int32, quality: ResamplerQuality,
+    atTransportFrame frame: Int, anySolo solo: Bool
+  ) throws(MixerError) -> PreparedStem {
+    let info = file.info
+    let channels = min(info.channelCount, 2)
+    let converter = try quality.makeConverter(channels: channels, rateScale: sampleRate / Double(info.sampleRate))
+    let ringFrames = Self.ringFrames(
+      engineRate: sampleRate, fileRate: Double(info.sampleRate),
+      maxBlockFrames: renderState.pointee.maxBlockFrames)
+    let ends = SPSCRing.make(minimumCapacity: ringFrames * channels, of: Float.self)
+    let shared = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
+    shared.initialize(to: StemShared(loops: settings.loops))
+    let stem = Stem(settings: settings, path: path, info: info, slot: slot, shared: StemSharedRef(shared))
+    stem.publishRegion(sampleRate: Double(info.sampleRate))
+    let place = placement(for: stem, atTransportFrame: frame)
+    shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
+    shared.pointee.requestedEpoch.store(transport.epoch, ordering: .releasing)
+    let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
+    stem.stream = stream
+    let audible = stemAudible(settings, anySolo: solo)
+    stem.sentAudible = audible
+    var stretch: UnsafeMutablePointer<StretchState>?
+    if settings.mode == .stretch {
+      stretch = .allocate(capacity: 1)
+      stretch!.initialize(
+        to: StretchState(
+          channels: channels, engineRate: sampleRate, fileRate: Double(info.sampleRate),
+          rate: settings.rate, pitchSemitones: settings.pitch, slot: Int(slot), fast: settings.stretch == .fast))
+    }
+    let voice = UnsafeMutablePointer<StemVoice>.allocate(capacity: 1)
+    voice.initialize(
+      to: StemVoice(
+        shared: shared, audio: ends.consumer, channels: channels, converter: converter,
+        rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
+        volume: settings.volume, pan: settings.pan, audible: audible,
+        sampleRate: sampleRate, epoch: transport.epoch, joinFrame: place.joinFrame,
+        stretch: stretch,
+        pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate),
+        eq: settings.eq.engineParameters))
+    voice.pointee.bus = busIndex(settings.bus)
+    return PreparedStem(stem: stem, voice: voice, stream: stream)
+  }
+
+  /// Frees a prepared stem the renderer never saw (its stream was never given to the disk).
+  func discard(_ prepared: PreparedStem) {
+    prepared.voice.deinitialize(count: 1)
+    prepared.voice.deallocate()
+    prepared.stem.stream = nil
+    prepared.stem.freeShared()
+  }
+
+  /// Rebuilds stems in place with new settings and/or resampler quality (a mode, pitch or
+  /// quality change): each keeps its slot and its place in the list; the renderer fades the old
+  /// voice out and the new one takes the slot (`EngineCommand.replaceVoice`), so this needs no
+  /// free slot, and a session using 600 of the 1,024 slots can still rebuild all of them.
+  ///
+  /// All or nothing: every new stem is built (its file opened again, its converter made) and
+  /// room in the command ring is secured before the first is swapped; if anything fails the
+  /// error says which stem and why (`what` names the change) and every stem plays on as it was.
+  /// The caller re-syncs the transport afterwards (`seek`).
+  func rebuildStems(
+    _ targets: [(stem: Stem, settings: StemSettings)], quality newQuality: ResamplerQuality,
+    what: String
+  ) throws(MixerError) {
+    try completePendingSongChange()
+    let frame = joinTransportFrame()
+    let solo = anySolo()
+    var prepared: [PreparedStem] = []
+    prepared.reserveCapacity(targets.count)
+    for (old, settings) in targets {
+      do throws(MixerError) {
+        let file: SoundFile
+        do { file = try SoundFile(readingFrom: old.path) } catch { throw MixerError("\(error)") }
+        prepared.append(
+          try prepareStem(
+            file: file, path: old.path, settings: settings, slot: old.slot, quality: newQuality,
+            atTransportFrame: frame, anySolo: solo))
+      } catch {
+        for p in prepared { discard(p) }
+        let others = targets.count > 1 ? "; no stem was changed" : ""
+        throw MixerError("cannot \(what): stem '\(printableText(old.settings.name))': \(error) — it plays on as it was\(others)")
+      }
+    }
+    // The swaps and the re-sync that follows (a join frame per stem and the seek) must all fit.
+    guard waitForCommandRoom(count: prepared.count + table.stems.count + 2) else {
+      for p in prepared { discard(p) }
+      throw MixerError(
+        "cannot \(what): the audio engine is not keeping up with commands (command queue full); nothing was changed; try again")
+    }
+    var index: [ObjectIdentifier: Int] = [:]
+    for (i, stem) in table.stems.enumerated() { index[ObjectIdentifier(stem)] = i }
+    for (p, (old, _)) in zip(prepared, targets) {
+      disk.add(p.stream)
+      // Cannot fail: the room was secured above and only this thread (under the lock) pushes.
+      try? send(.replaceVoice(slot: old.slot, voice: p.voice))
+      old.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
+      old.slotHandedOver = true
+      table.retiring.append(old)
+      if let i = index[ObjectIdentifier(old)] { table.stems[i] = p.stem }
+    }
+  }
+
+  /// Removes a stem: it fades out and its resources are freed once the renderer hands it back.
+  public func removeStem(_ name: String) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      if let index = table.offline.firstIndex(where: { $0.settings.name == name }) {
+        table.offline.remove(at: index)
+        isDirty = true
+        return
+      }
+      let stem = try find(name)
+      try send(.removeVoice(slot: stem.slot))
+      clearSends(ofStem: name, slot: stem.slot)
+      table.stems.removeAll { $0 === stem }
+      stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
+      table.retiring.append(stem)
+      if stem.settings.solo { try? pushAllGains() }
+      isDirty = true
+    }
+  }
+
+  /// Removes every stem.
+  public func removeAllStems() throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      for name in table.stems.map(\.settings.name) { try removeStem(name) }
+      if !table.offline.isEmpty { table.offline.removeAll(); isDirty = true }
+    }
+  }
+
+  public func setRate(_ name: String, _ rate: Double) throws(MixerError) {
+    try change(name) { (s: inout StemSettings) throws(MixerError) in
+      try MixerError.check(rate, .rate, "rate")
+      s.rate = rate
+    }
+  }
+
+  public func setLoops(_ name: String, _ loops: Int) throws(MixerError) {
+    try change(name) { (s: inout StemSettings) throws(MixerError) in
+      try MixerError.check(loops, .loops, "loops")
+      s.loops = loops
+    }
+  }
+
+  /// Applies a validated change to one stem's settings and sends what changed to the renderer.
+  func change(_ name: String, _ body: (inout StemSettings) throws(MixerError) -> Void) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      if let input = liveInputs.find(name) { return try changeInput(input, stemChange: body) }
+      let stem = try find(name)
+      var settings = stem.settings
+      try body(&settings)
+      let old = stem.settings
+      guard settings != old else { return }
+      stem.settings = settings
+      if settings.loops != old.loops {
+        transport.endReported = false
+        stem.shared.pointer.pointee.loops.store(settings.loops, ordering: .relaxed)
+      }
+      if settings.rate != old.rate {
+        try send(.setRate(slot: stem.slot, rate: settings.rate))
+      }
+      if settings.eq != old.eq { try sendEQ(.stem(slot: stem.slot), from: old.eq, to: settings.eq) }
+      if settings.solo != old.solo {
+        try pushAllGains()
+      } else if settings.volume != old.volume || settings.pan != old.pan || settings.mute != old.mute {
+        try pushGains(stem, volume: settings.volume != old.volume, pan: settings.pan != old.pan)
+      }
+      isDirty = true
+    }
+  }
+
+  func anySolo(including extra: StemSettings? = nil) -> Bool {
+    (extra?.solo ?? false) || table.stems.contains { $0.settings.solo } || anyBusSolo || anyInputSolo
+  }
+
+  /// Sends a stem's levels: volume and pan only when they changed (so glides of the others keep
+  /// running), audibility always.
+  func pushGains(_ stem: Stem, volume: Bool = false, pan: Bool = false, anySolo solo: Bool? = nil) throws(MixerError) {
+    let audible = stemAudible(stem.settings, anySolo: solo ?? anySolo())
+    try send(
+      .setLevels(
+        slot: stem.slot, volume: volume ? stem.settings.volume : nil, pan: pan ? stem.settings.pan : nil,
+        audible: audible))
+    stem.sentAudible = audible
+  }
+
+  /// Sends the audibility of every stem whose mute/solo state as heard changed since it was last
+  /// sent. Only the changes go: a solo on a large session costs one command per stem it
+  /// silences or brings back, so adding N soloed stems (or `solo all`) is linear, not N² commands
+  /// (which overflowed the command ring at about 127 stems).
+  /// Solo follows the buses (Mixer+Buses.swift): the buses' audibility goes too, and
+  /// `levelsOf` names a bus whose volume and balance are sent with it.
+  func pushAllGains(levelsOf: String? = nil) throws(MixerError) {
+    let solo = anySolo()
+    for stem in table.stems where stemAudible(stem.settings, anySolo: solo) != stem.sentAudible { try pushGains(stem, anySolo: solo) }
+    try pushBusGains(anySolo: solo, levelsOf: levelsOf)
+    try pushAllInputGains(anySolo: solo)
+  }
+
+  /// Master volume, linear 0…2.
+  public func setMasterVolume(_ volume: Double) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      try MixerError.check(volume, .volume, "master volume")
+      try send(.setMasterGain(Float(volume)))
+      if masterVolume != volume { isDirty = true }
+      masterVolume = volume
+    }
+  }
+
+  public var masterVolumeSetting: Double { lock.locked { masterVolume } }
+
+  /// Changes the resampler quality: every stem gets a new converter, and the transport re-syncs
+  /// at its current position (a few milliseconds' fade).
+  public func setQuality(_ newQuality: ResamplerQuality) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      guard newQuality != quality else { return }
+      let position = currentTransportFrame()
+      try rebuildStems(table.stems.map { ($0, $0.settings) }, quality: newQuality, what: "change the quality to \(newQuality.rawValue)")
+      quality = newQuality
+      try seek(toFrame: position)
+      isDirty = true
+    }
+  }
+
+  public func setOptions(_ newOptions: SessionOptions) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      try MixerError.check(newOptions.crossfadeSeconds, .crossfadeSeconds, "song crossfade")
+      if newOptions.meterPoint != options.meterPoint {
+        try send(.setMeterPoint(preFader: newOptions.meterPoint == .pre))
+      }
+      if newOptions != options { isDirty = true }
+      options = newOptions
+    }
+  }
+
+  /// Turns per-stem metering on or off (the offline renderer turns it off: nobody reads it).
+  public func setStemMetering(_ on: Bool) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in try send(.setStemMetering(on)) }
+  }
+
+  /// Marks the state as changed (e.g. after recovering an autosave).
+  public func markDirty() { lock.locked { isDirty = true } }
+
+  /// Marks the current state as saved.
+  public func markSaved() { lock.locked { isDirty = false } }
+}
+
+extension Mixer {
+  /// Sets when a stem starts, in transport seconds (`SettingRule.startOffset`); takes effect at the
+  /// next seek or stop.
+  public func setStartOffset(_ name: String, _ seconds: Double) throws(MixerError) {
+    try change(name) { (s: inout StemSettings) throws(MixerError) in
+      try MixerError.check(seconds, .startOffset, "start offset")
+      s.startOffset = seconds
+    }
+  }
+
+  /// (name, slot) of every stem that wants direct outs.
+  public func directOutSlots() -> [(name: String, slot: Int)] {
+    lock.locked {
+      // An old song fading out after a crossfade keeps its direct outs until it is handed back.
+      (table.stems + table.retiring.filter(\.leavingSong)).filter(\.settings.directOut).map { ($0.settings.name, Int($0.slot)) }
+        + busDirectOutSlots() + inputDirectOutSlots()
+    }
+  }
+
+  /// A new mixer at another sample rate with the same stems (offline ones too), settings, effects,
+  /// tempo, recording settings and position (used when a JACK server comes back at a different
+  /// rate). Its transport is paused.
+  public func copy(atSampleRate newRate: Double) throws(MixerError) -> Mixer {
+    var warnings: [ControlText] = []
+    return try copy(atSampleRate: newRate, warnings: &warnings)
+  }
+
+  /// `copy(atSampleRate:)`, keeping a stem whose audio file cannot be opened any more (moved or
+  /// deleted during the show) as an offline stem, as a session load does, with a line in
+  /// `warnings`: the engine follows the server rather than failing over one file. On an error
+  /// the half-built copy is shut down (its disk threads and memory freed) before the throw.
+  public func copy(atSampleRate newRate: Double, warnings: inout [ControlText]) throws(MixerError) -> Mixer {
+    try lock.locked { () throws(MixerError) -> Mixer in
+      let other = Mixer(
+        sampleRate: newRate, quality: quality, streaming: streaming,
+        maxVoices: renderState.pointee.maxVoices, maxBlockFrames: renderState.pointee.maxBlockFrames)
+      var lost: [ControlText] = []
+      do throws(MixerError) {
+        try other.setOptions(options)
+        try other.setMasterVolume(masterVolume)
+        try other.setMasterEQ(masterEQ)
+        other.recording = recording
+        other.tempoSetting = tempoSetting
+        other.midi = midi
+        other.midiState.enabled = midiState.enabled
+        // The inputs at the master for now: their buses come with `installBuses` below.
+        for input in liveInputs.inputs {
+          var settings = input.settings
+          settings.bus = nil
+          try other.addInput(settings)
+        }
+        // Every stem in its saved order (offline ones at their places), so that a stem going
+        // offline here is saved back where it was.
+        var offline: [OfflineStem] = []
+        for (index, entry) in savedOrder().enumerated() {
+          if var stem = entry.offline {
+            stem.index = index
+            offline.append(stem)
+          } else if let stem = entry.stem {
+            do throws(SoundFileError) { _ = try SoundFile(readingFrom: stem.path) } catch {
+              offline.append(OfflineStem(settings: stem.settings, path: stem.path, reason: error.reason, index: index))
+              lost.append(
+                "stem '\(printableText(stem.settings.name))' is offline: \(printableText(error.description)) (its settings are kept and saved; fix the file and \(action: .reopenSession))"
+              )
+              continue
+            }
+            try other.addStem(path: stem.path, settings: stem.settings)
+          }
+        }
+        other.offlineStems = offline
+        other.effects.offline = effects.offline
+        // Effects are converted to the engine rate when loaded: load them again at the new rate.
+        // One whose file has gone since is kept offline (saved back unchanged) rather than keeping
+        // the server unfollowed.
+        for (index, name) in effects.order.enumerated() {
+          guard let effect = effects.byName[name] else { continue }
+          if (try? other.loadEffect(path: effect.path, settings: effect.settings)) == nil {
+            other.effects.offline.append(OfflineEffect(settings: effect.settings, path: effect.path, index: index))
+          }
+        }
+        // Those still loading here load there (at its rate), synchronously.
+        for job in effects.loading {
+          if (try? other.loadEffect(path: job.path, settings: job.settings)) == nil {
+            other.effects.offline.append(OfflineEffect(settings: job.settings, path: job.path, index: other.effects.order.count))
+          }
+        }
+        try other.installBuses(busTable.buses.map(\.settings))
+        for input in liveInputs.inputs where input.settings.bus != nil { try other.route(input.settings.name, to: input.settings.bus) }
+        // The sends with their ports' names and every stem's levels (offline stems' kept for saving).
+        let sendSettings = sendTable.sends.map { SendSettings(name: $0.name, returnVolume: $0.returnVolume) }
+        let stemLevels = savedOrder().map { entry in
+          var settings = entry.settings
+          settings.sends = stemSends(settings.name)
+          return settings
+        }
+        var busLevels = busTable.buses.map(\.settings)
+        for i in busLevels.indices { busLevels[i].sends = stemSends(busLevels[i].name) }
+        var inputLevels = liveInputs.inputs.map(\.settings)
+        for i in inputLevels.indices { inputLevels[i].sends = stemSends(inputLevels[i].name) }
+        try other.lock.locked { () throws(MixerError) in
+          try other.replaceSends(with: sendSettings, stems: stemLevels, buses: busLevels, inputs: inputLevels)
+        }
+        try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
+        try other.publishMidi()
+      } catch {
+        other.shutdown()
+        throw error
+      }
+      other.isDirty = isDirty
+      warnings += lost
+      return other
+    }
+  }
+}

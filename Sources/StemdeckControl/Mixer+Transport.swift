@@ -1,0 +1,126 @@
+import CSampleRate
+import Foundation
+import StemdeckAudioFile
+import StemdeckEngine
+import StemdeckSession
+import Synchronization
+
+/// The transport as the control side drives it: play, stop, seek, position and the song's end.
+extension Mixer {
+  public func play() throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch
+      if transport.endReported
+        || (!seekPending && !table.stems.isEmpty && !table.stems.contains { $0.settings.loops < 0 } && allFiniteStemsFinishedLocked())
+      {
+        try seek(toFrame: 0)  // played to the end: start again from the top
+      }
+      try send(.play(fadeIn: currentTransportFrame() > 0))
+    }
+  }
+
+  public func pause() throws(MixerError) {
+    try lock.locked { () throws(MixerError) in try send(.pause) }
+  }
+
+  /// Stops and rewinds to 0.
+  public func stop() throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      try send(.pause)
+      try seek(toFrame: 0)
+    }
+  }
+
+  /// Moves the transport to `seconds` (clamped at 0). Every stem keeps its own loop phase.
+  public func seek(toSeconds seconds: Double) throws(MixerError) {
+    // Below 0 is clamped (a relative seek past the start), not refused.
+    guard seconds.isFinite, seconds <= SettingRule.position.range.upperBound else {
+      throw MixerError(ControlText(SettingRule.position.refusal("seek position", got: seconds)))
+    }
+    try lock.locked { () throws(MixerError) in
+      try seek(toFrame: Int((max(0, seconds) * sampleRate).rounded()))
+    }
+  }
+
+  func seek(toFrame frame: Int) throws(MixerError) {
+    transport.endReported = false
+    transport.epoch += 1
+    transport.seekTarget = frame
+    for stem in table.stems {
+      let place = placement(for: stem, atTransportFrame: frame)
+      let shared = stem.shared.pointer
+      shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
+      shared.pointee.requestedEpoch.store(transport.epoch, ordering: .releasing)
+      if place.joinFrame != frame {
+        try send(.setJoinFrameAfterSeek(slot: stem.slot, frame: place.joinFrame))
+      }
+    }
+    try send(.seek(frame: frame, epoch: transport.epoch))
+  }
+
+  /// The transport position the control thread should assume: a seek not yet applied by the
+  /// renderer counts as done.
+  func currentTransportFrame() -> Int {
+    let status = renderState.pointee.status
+    if status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch { return transport.seekTarget }
+    return status.pointee.transportFrame.load(ordering: .relaxed)
+  }
+
+  /// Where a stem added now joins: the current position when paused, a little ahead when playing.
+  func joinTransportFrame() -> Int {
+    let frame = currentTransportFrame()
+    let state = renderState.pointee.status.pointee.transportState.load(ordering: .relaxed)
+    return state == TransportState.paused.rawValue ? frame : frame + Int(Self.joinMargin * sampleRate)
+  }
+
+  /// The source frame (in the looped stream) and the transport frame where a stem should be at
+  /// transport frame `t`, accounting for its start offset and rate.
+  func placement(for stem: Stem, atTransportFrame t: Int) -> (sourceFrame: Int, joinFrame: Int) {
+    let start = Int((stem.settings.startOffset * sampleRate).rounded())
+    if t <= start { return (0, start) }
+    let source = Double(t - start) * Double(stem.info.sampleRate) * stem.settings.rate / sampleRate
+    return (Int(source.rounded()), t)
+  }
+
+  public var transportState: TransportState {
+    TransportState(rawValue: renderState.pointee.status.pointee.transportState.load(ordering: .relaxed)) ?? .paused
+  }
+
+  /// Transport position in seconds.
+  public var position: Double { lock.locked { Double(currentTransportFrame()) / sampleRate } }
+
+  /// Length of the longest finite stem (all loops, at its rate, after its start offset), or nil
+  /// when there are no stems. Stems looping forever are left out; `hasEndlessStems` says so.
+  public var duration: Double? {
+    lock.locked {
+      let finite = table.stems.compactMap { $0.duration }
+      return finite.max()
+    }
+  }
+
+  public var hasEndlessStems: Bool { lock.locked { table.stems.contains { $0.settings.loops < 0 } } }
+
+  /// True when every stem that can finish has finished (and there is at least one such stem).
+  /// Counts the ends of songs reported by `pump` (the transport stopped there); the console's
+  /// setlist auto-advance and `wait end` watch it change.
+  public var songEnds: Int { lock.locked { transport.songEnds } }
+  /// Whether the song has played to its end (reported, and not moved since).
+  public var songHasEnded: Bool { lock.locked { transport.endReported } }
+
+  public var allFiniteStemsFinished: Bool {
+    lock.locked { allFiniteStemsFinishedLocked() }
+  }
+}
+
+struct TransportTracking {
+  /// Bumped by every seek and song change; voices and the renderer follow the newest.
+  var epoch = 0
+  /// Where the last seek lands (what `position` says until the renderer has applied it).
+  var seekTarget = 0
+  /// Setlist song changes sent to the renderer (compare with `EngineStatus.songChanges`).
+  var songChangesSent = 0
+  /// Set once the end of the song has been reported; cleared by seeks.
+  var endReported = false
+  /// How many times the end of a song has been reported (`MixerEvent.allFinished`).
+  var songEnds = 0
+}

@@ -1,0 +1,148 @@
+import CSampleRate
+import Foundation
+import StemdeckAudioFile
+import StemdeckEngine
+import StemdeckSession
+import Synchronization
+
+/// The control thread's record of one stem.
+final class Stem {
+  var settings: StemSettings
+  /// The audio file's path as opened (absolute when loaded from a session).
+  let path: String
+  let info: SoundFileInfo
+  let slot: Int32
+  let shared: StemSharedRef
+  var stream: DiskStream?
+  var failureReported = false
+  var badSamplesReported = false
+  /// The audibility (mute and solo) last sent to the renderer (see `pushAllGains`).
+  var sentAudible = true
+  /// Rebuilt in place (`rebuildStems`): its slot belongs to the new stem, not the free list.
+  var slotHandedOver = false
+  /// Part of a song being left by a setlist change: still playing (or fading out) until the
+  /// renderer hands its voice back.
+  var leavingSong = false
+  var sharedFreed = false
+
+  init(settings: StemSettings, path: String, info: SoundFileInfo, slot: Int32, shared: StemSharedRef) {
+    self.settings = settings
+    self.path = path
+    self.info = info
+    self.slot = slot
+    self.shared = shared
+  }
+
+  func freeShared() {
+    guard !sharedFreed else { return }
+    sharedFreed = true
+    shared.pointer.deinitialize(count: 1)
+    shared.pointer.deallocate()
+  }
+
+  var channels: Int { min(info.channelCount, 2) }
+
+  func ratio(engineRate: Double) -> Double {
+    engineRate / (Double(info.sampleRate) * settings.rate)
+  }
+
+  /// Whether mute and solo let the stem be heard.
+  func isAudible(anySolo: Bool) -> Bool {
+    !(settings.mute || (anySolo && !settings.solo))
+  }
+
+  /// Frames in one pass: the loop region, or the whole file.
+  var loopFrames: Int { Self.loopFrames(settings, info) }
+
+  static func loopFrames(_ settings: StemSettings, _ info: SoundFileInfo) -> Int {
+    guard let start = settings.loopStart, let end = settings.loopEnd else { return info.frameCount }
+    let a = min(max(0, Int((start * Double(info.sampleRate)).rounded())), info.frameCount - 1)
+    let b = min(max(a + 1, Int((end * Double(info.sampleRate)).rounded())), info.frameCount)
+    return b - a
+  }
+
+  /// Tells the disk reader the loop region and crossfade (frames in the file).
+  func publishRegion(sampleRate fileRate: Double) {
+    let s = shared.pointer
+    if let start = settings.loopStart, let end = settings.loopEnd {
+      s.pointee.regionStart.store(Int((start * fileRate).rounded()), ordering: .relaxed)
+      s.pointee.regionEnd.store(Int((end * fileRate).rounded()), ordering: .relaxed)
+    } else {
+      s.pointee.regionStart.store(-1, ordering: .relaxed)
+    }
+    s.pointee.crossfadeFrames.store(Int((settings.crossfade * fileRate).rounded()), ordering: .relaxed)
+    s.pointee.regionVersion.add(1, ordering: .releasing)
+  }
+
+  /// Seconds from transport 0 until this stem has played all its loops; nil when endless.
+  var duration: Double? { Self.duration(settings, info) }
+
+  /// The same for a stem not made yet (a song's stems checked before they are opened).
+  static func duration(_ settings: StemSettings, _ info: SoundFileInfo) -> Double? {
+    guard settings.loops >= 0 else { return nil }
+    let plays = Double(settings.loops + 1)
+    return settings.startOffset + plays * Double(loopFrames(settings, info)) / (Double(info.sampleRate) * settings.rate)
+  }
+
+  /// Post-fader meters have two channels (the stem after pan); pre-fader ones follow the file.
+  func status(engineRate: Double, preFader: Bool) -> StemStatus {
+    let s = shared.pointer
+    let start = s.pointee.epochStartFrame.load(ordering: .relaxed)
+    let synced = s.pointee.synced.load(ordering: .relaxed)
+    // As heard (the ring's read counter runs ahead of a resampled or stretched stem's output).
+    let sourceFrame = synced ? start + Int(s.pointee.heardPosition().sourceFrames) : start
+    let glides = s.pointee.glides.load(ordering: .relaxed)
+    return StemStatus(
+      settings: settings, path: path, info: info,
+      loopIndex: sourceFrame / max(1, loopFrames),
+      positionInFile: (Double(sourceFrame % max(1, loopFrames)) + (settings.loopStart ?? 0) * Double(info.sampleRate))
+        / Double(info.sampleRate),
+      length: Double(info.frameCount) / Double(info.sampleRate),
+      finished: s.pointee.finished.load(ordering: .relaxed),
+      underruns: s.pointee.underruns.load(ordering: .relaxed),
+      failed: s.pointee.readFailed.load(ordering: .relaxed),
+      meter: MeterReading(cells: s.pointee.meters, channels: preFader ? channels : 2),
+      glidingVolume: glides & 1 != 0 ? Double(bitPattern: s.pointee.glidingVolume.load(ordering: .relaxed)) : nil,
+      glidingPan: glides & 2 != 0 ? Double(bitPattern: s.pointee.glidingPan.load(ordering: .relaxed)) : nil,
+      glidingRate: glides & 4 != 0 ? Double(bitPattern: s.pointee.glidingRate.load(ordering: .relaxed)) : nil)
+  }
+}
+
+extension ResamplerQuality {
+  /// A converter for a stem whose ratio at rate 1 is `rateScale` (engine rate / file rate):
+  /// stemdeck's own sinc (`SincResampler`) for `fast`, libsamplerate for the others (its
+  /// converter constants import as Int, docs/architecture.md).
+  func makeConverter(channels: Int, rateScale: Double) throws(MixerError) -> RateConverter {
+    let type: Int
+    switch self {
+    case .fast:
+      // The ratio is rateScale / rate, and rate goes up to its range's top.
+      return .makeSinc(channels: channels, minimumRatio: rateScale / SettingRange.rate.upperBound)
+    case .linear: type = SRC_LINEAR
+    case .medium: type = SRC_SINC_MEDIUM_QUALITY
+    case .best: type = SRC_SINC_BEST_QUALITY
+    }
+    var errorCode: Int32 = 0
+    guard let state = src_new(Int32(type), Int32(channels), &errorCode) else {
+      throw MixerError("libsamplerate: \(String(cString: src_strerror(errorCode)))")
+    }
+    return .libsamplerate(state)
+  }
+}
+
+/// The mixer's stems by where they are in their life.
+struct StemTable {
+  /// Playing (or ready to), in session order.
+  var stems: [Stem] = []
+  /// Stems of a session whose audio file could not be opened: kept (and saved) as they were.
+  var offline: [OfflineStem] = []
+  /// Removed, replaced or left behind by a song change: waiting for the renderer to hand their
+  /// voices back (see `pump`).
+  var retiring: [Stem] = []
+  /// Retired stems whose stream a disk worker may still be in the middle of (see `pump`).
+  var detaching: [Stem] = []
+  /// Voice slots no stem holds.
+  var freeSlots: [Int32]
+
+  init(freeSlots: [Int32]) { self.freeSlots = freeSlots }
+}

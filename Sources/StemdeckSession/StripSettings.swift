@@ -1,0 +1,86 @@
+/// What every strip has, whatever feeds it: a stem (a file), a bus (the strips routed to it) or a
+/// live input (JACK ports). Embedded as `strip` in `StemSettings`, `BusSettings` and
+/// `InputSettings` (each also answers `volume`, `pan`, … directly), so code that changes or
+/// restores a strip's mix does it once for all three kinds (docs/architecture.md, *Strips*).
+///
+/// The session file keeps its per-kind fields (`"volume"`, `"pan"`, …) as they were; this is the
+/// model's shape, not a format change.
+public struct StripSettings: Equatable, Sendable {
+  /// Linear gain, in `SettingRange.volume`.
+  public var volume: Double = 1
+  /// Pan (a mono source, constant power) or balance (stereo), in `SettingRange.pan`.
+  public var pan: Double = 0
+  public var mute = false
+  public var solo = false
+  /// Whether the strip goes out on its own JACK ports (`<name>_L`, `<name>_R`) instead of its
+  /// destination.
+  public var directOut = false
+  /// The strip's channel EQ, before its fader.
+  public var eq = EQSettings()
+  /// The bus the strip feeds (BusSettings.swift), or nil for the master.
+  public var bus: String? = nil
+  /// Levels into the session's aux sends (SendSettings.swift).
+  public var sends: [StemSend] = []
+
+  /// A strip at unity, centred, flat, feeding the master.
+  public init() {}
+}
+
+/// A kind of strip settings: `strip` holds the mix every kind has; the kind adds its own fields.
+public protocol StripSettingsHolder {
+  var name: String { get }
+  var strip: StripSettings { get set }
+}
+
+extension StripSettingsHolder {
+  public var volume: Double {
+    get { strip.volume }
+    set { strip.volume = newValue }
+  }
+  public var pan: Double {
+    get { strip.pan }
+    set { strip.pan = newValue }
+  }
+  public var mute: Bool {
+    get { strip.mute }
+    set { strip.mute = newValue }
+  }
+  public var solo: Bool {
+    get { strip.solo }
+    set { strip.solo = newValue }
+  }
+  public var directOut: Bool {
+    get { strip.directOut }
+    set { strip.directOut = newValue }
+  }
+  public var eq: EQSettings {
+    get { strip.eq }
+    set { strip.eq = newValue }
+  }
+  public var bus: String? {
+    get { strip.bus }
+    set { strip.bus = newValue }
+  }
+  public var sends: [StemSend] {
+    get { strip.sends }
+    set { strip.sends = newValue }
+  }
+}
+
+extension StemSettings: StripSettingsHolder {}
+extension BusSettings: StripSettingsHolder {}
+extension InputSettings: StripSettingsHolder {}
+
+extension StripSettings {
+  /// This strip with `other`'s mix: every field but where the strip goes (`bus`, `directOut`)
+  /// and its `sends`, which have paths of their own (routing checks loops; sends and direct outs
+  /// change ports). A field added to the strip is part of the mix unless listed here, so a
+  /// group's rollback (`Mixer.restoreMix`) puts it back without being told.
+  public func withMix(of other: StripSettings) -> StripSettings {
+    var mixed = other
+    mixed.bus = bus
+    mixed.directOut = directOut
+    mixed.sends = sends
+    return mixed
+  }
+}
