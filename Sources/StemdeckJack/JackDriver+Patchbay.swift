@@ -153,6 +153,7 @@ extension JackDriver {
   func refreshSeen() {
     guard let client else { return }
     let now = Date()
+    let unregistered = context?.pointee.portsUnregistered.load(ordering: .acquiring) ?? 0
     for port in ourPortShortNames() {
       let mine = fullName(port)
       guard client.portExists(mine) else { continue }
@@ -161,19 +162,29 @@ extension JackDriver {
       for peer in actual.subtracting(before) { intended[port, default: []].insert(peer) }
       for peer in actual { vanishedSince["\(port)\u{0}\(peer)"] = nil }
       for peer in before.subtracting(actual) where client.portExists(peer) {
-        vanishedSince["\(port)\u{0}\(peer)"] = vanishedSince["\(port)\u{0}\(peer)"] ?? (now, periods)
+        vanishedSince["\(port)\u{0}\(peer)"] = vanishedSince["\(port)\u{0}\(peer)"] ?? (now, periods, unregisteredAtLastSeen)
       }
       lastSeen[port] = actual
     }
+    // A vanished connection is compared with the count when it was last seen present, so a peer
+    // gone and back between two looks is caught too.
+    unregisteredAtLastSeen = unregistered
     let serverAlive = !(context?.pointee.serverGone.load(ordering: .acquiring) ?? true)
     for (key, since) in vanishedSince
     where serverAlive && now.timeIntervalSince(since.time) >= 0.25 && periods > since.periods + 8 {
       let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)
-      // Forgotten only if the peer is still there: JACK disconnects a port just before it
-      // unregisters it (a net slave losing its master does that to system:playback_N), so a
-      // connection first seen vanishing with its peer present may turn out to have gone with
-      // its peer, and must then heal when the peer comes back.
-      if parts.count == 2, client.portExists(parts[1]), !(Set(client.connections(of: fullName(parts[0]))).contains(parts[1])) {
+      // Forgotten only if the peer is still there and no port went away meanwhile: JACK
+      // disconnects a port just before it unregisters it (a net slave losing its master does
+      // that to system:playback_N), so a connection first seen vanishing with its peer present
+      // may turn out to have gone with its peer, and must then heal when the peer comes back,
+      // even when a port of that name is back within the quarter second (a NetJack2 link that
+      // came back at once lost master_L's connection that way, 2026-12-03). JACK may give the
+      // new port the old one's id and UUID, so the names and ids cannot tell; any port
+      // unregistered meanwhile keeps the connection (a user's disconnect at the very moment
+      // another client closes is made again: one more disconnect, not a silent show).
+      if parts.count == 2, client.portExists(parts[1]), since.unregistered == unregistered,
+        !(Set(client.connections(of: fullName(parts[0]))).contains(parts[1]))
+      {
         intended[parts[0]]?.remove(parts[1])
       }
       vanishedSince[key] = nil

@@ -51,8 +51,11 @@ public final class JackDriver: @unchecked Sendable {
   var intended: [String: Set<String>] = [:]
   /// Connections last seen, to tell a user's disconnect from a peer that went away.
   var lastSeen: [String: Set<String>] = [:]
-  /// Connections seen vanishing (our port and peer, NUL-separated), and since when.
-  var vanishedSince: [String: (time: Date, periods: Int)] = [:]
+  /// Connections seen vanishing (our port and peer, NUL-separated), since when, and how many
+  /// ports had been unregistered then (`ProcessContext.portsUnregistered`).
+  var vanishedSince: [String: (time: Date, periods: Int, unregistered: Int)] = [:]
+  /// `ProcessContext.portsUnregistered` at the last `refreshSeen`: when `lastSeen` was taken.
+  var unregisteredAtLastSeen = 0
   var lastGraphChange = -1
   var masterWasConnected = false
   var reconnectAt = Date.distantPast

@@ -65,6 +65,10 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   public let serverGone = Atomic<Bool>(false)
   /// Set by port registration and connection callbacks: routing may need healing.
   public let graphChanged = Atomic<Int>(0)
+  /// Incremented by the port registration callback for every port unregistered (anyone's):
+  /// a connection seen vanishing may have gone with its peer even if a port of that name is
+  /// there again (JackDriver+Patchbay.swift, `refreshSeen`).
+  public let portsUnregistered = Atomic<Int>(0)
   /// Set by the sample-rate callback.
   public let sampleRate = Atomic<Int>(0)
   /// Periods processed.
@@ -431,7 +435,9 @@ func stemdeckShutdown(_ code: jack_status_t, _ reason: UnsafePointer<CChar>?, _ 
 }
 
 func stemdeckPortRegistration(_ port: jack_port_id_t, _ registered: Int32, _ arg: UnsafeMutableRawPointer?) {
-  arg?.assumingMemoryBound(to: ProcessContext.self).pointee.graphChanged.add(1, ordering: .releasing)
+  guard let context = arg?.assumingMemoryBound(to: ProcessContext.self) else { return }
+  if registered == 0 { context.pointee.portsUnregistered.add(1, ordering: .relaxed) }
+  context.pointee.graphChanged.add(1, ordering: .releasing)
   wakeControlLoop()
 }
 
