@@ -18,7 +18,7 @@ struct MixerViewTests {
 
   static func model(_ names: [String]) -> MixerViewModel {
     MixerViewModel(
-      strips: names.map { strip($0) }, master: MixerViewModel.Strip(name: "master", isMaster: true, volume: 1, meters: []),
+      strips: names.map { strip($0) }, master: MixerViewModel.Strip(name: "master", kind: .master, volume: 1, meters: []),
       transport: .init(state: .playing, position: 1, length: 10, endless: false, session: "show.json", unsaved: true))
   }
 

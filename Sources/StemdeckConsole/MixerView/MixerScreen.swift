@@ -411,7 +411,7 @@ enum MixerScreen {
     meterTop: Int, meterRows h: Int, glyphs g: Glyphs, unicode: Bool
   ) {
     let (first, second) = nameRows(name, width: w)
-    let nameStyle: Canvas.Style = selected ? .selected : (s.isStem ? .normal : .bold)
+    let nameStyle: Canvas.Style = selected ? .selected : (s.isPlain ? .normal : .bold)
     canvas.put(first.padded(w), row: 1, column: x, width: w, style: nameStyle)
     canvas.put(second.padded(w), row: 2, column: x, width: w, style: nameStyle)
     var flags = s.flags.text
@@ -421,7 +421,7 @@ enum MixerScreen {
       if flags.count + 1 + hint.count <= w { flags += String(repeating: " ", count: w - flags.count - hint.count) + hint }
     }
     canvas.put(
-      flags.isEmpty ? (s.isStem ? "-" : "") : flags, row: 3, column: x, width: w,
+      flags.isEmpty ? (s.isPlain ? "-" : "") : flags, row: 3, column: x, width: w,
       style: s.flags.contains(.unreadable) || s.flags.contains(.underrun) ? .clip : (flags.isEmpty ? .dim : .bold))
 
     // Meters: one column per channel (two for a mono one), as wide as the strip allows.

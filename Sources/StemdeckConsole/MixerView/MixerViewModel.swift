@@ -53,8 +53,24 @@ struct MixerViewModel {
   }
 
   struct Strip: Equatable {
+    /// What the strip is: one kind instead of a flag per kind.
+    enum Kind: Equatable {
+      /// A stem (offline ones too: `offline` says why).
+      case stem
+      /// A bus (Commands+Buses.swift): fader, balance, mute, solo and meter; its name reaches
+      /// the bus through the same `Mixer` setters as a stem's.
+      case bus
+      /// A live input's strip (Commands+Inputs.swift): fader, pan, mute, solo, meters; no file,
+      /// rate or loop.
+      case input
+      case master
+      /// The sound effects' strip (`sfx out master`): their meter only; no fader (each effect
+      /// has its own volume), pan, rate, loop, mute or solo.
+      case effects
+    }
+
     var name: String
-    var isMaster = false
+    var kind: Kind = .stem
     /// The fader: linear 0…2 (the value reached now while a glide runs).
     var volume: Double
     var pan: Double?
@@ -76,25 +92,23 @@ struct MixerViewModel {
     var info: SoundFileInfo? = nil
     var length: Double? = nil
     var position: Double? = nil
-    /// The sound effects' strip (`sfx out master`): their meter only; no fader (each effect has
-    /// its own volume), pan, rate, loop, mute or solo.
-    var isEffects = false
     /// An offline stem (its file could not be opened; flag `!`): why. It plays nothing; its
     /// fader sets the volume kept in the session for when the file is back.
     var offline: String? = nil
-    /// A bus (Commands+Buses.swift): fader, balance, mute, solo and meter; its name reaches the
-    /// bus through the same `Mixer` setters as a stem's.
-    var isBus = false
-    /// A live input's strip (Commands+Inputs.swift): fader, pan, mute, solo, meters; no file,
-    /// rate or loop.
-    var isInput = false
     /// The frequency of the channel EQ's high-pass (Hz) while the EQ is on (flag `.eq`) and it
     /// is in.
     var eqHighPass: Double? = nil
 
     var volumeDB: Double { Decibels.fromAmplitude(volume) }
-    var hasFader: Bool { !isEffects }
-    var isStem: Bool { !isMaster && !isEffects && !isBus }
+    var isMaster: Bool { kind == .master }
+    var isBus: Bool { kind == .bus }
+    var isInput: Bool { kind == .input }
+    var isEffects: Bool { kind == .effects }
+    var isStem: Bool { kind == .stem }
+    var hasFader: Bool { kind != .effects }
+    /// Drawn in the normal weight, with "-" for no flags: stems and live inputs (buses, the
+    /// master and the effects are bold).
+    var isPlain: Bool { kind == .stem || kind == .input }
   }
 
   struct Transport: Equatable {
@@ -210,14 +224,14 @@ struct MixerViewModel {
       if b.settings.solo { flags.insert(.solo) }
       if b.settings.directOut { flags.insert(.directOut) }
       if !b.settings.eq.isBypassed { flags.insert(.eq) }
-      return Strip(name: b.settings.name, volume: b.settings.volume, pan: b.settings.pan, flags: flags, meters: meter(b.meter), isBus: true)
+      return Strip(name: b.settings.name, kind: .bus, volume: b.settings.volume, pan: b.settings.pan, flags: flags, meters: meter(b.meter))
     }
   }
 
   static func masterStrip(_ m: Mixer) -> Strip {
     let eq = m.masterEQSetting
     var strip = Strip(
-      name: "master", isMaster: true, volume: m.masterVolumeSetting, flags: eq.isBypassed ? [] : .eq,
+      name: "master", kind: .master, volume: m.masterVolumeSetting, flags: eq.isBypassed ? [] : .eq,
       meters: meter(m.masterMeter()))
     strip.eqHighPass = eq.isBypassed ? nil : eq.highPass?.frequency
     return strip
@@ -226,7 +240,7 @@ struct MixerViewModel {
   /// The effects' strip when they mix into the master and at least one is loaded (or loading).
   static func effectsStrip(_ m: Mixer) -> Strip? {
     guard m.options.effectsOutput == .master, m.effectCount > 0 else { return nil }
-    return Strip(name: "effects", volume: 1, meters: meter(m.effectsMeter()), isEffects: true)
+    return Strip(name: "effects", kind: .effects, volume: 1, meters: meter(m.effectsMeter()))
   }
 
   /// The live inputs' strips, in the order they were added.
@@ -237,9 +251,8 @@ struct MixerViewModel {
       if i.settings.solo { flags.insert(.solo) }
       if i.settings.directOut { flags.insert(.directOut) }
       if !i.settings.eq.isBypassed { flags.insert(.eq) }
-      var strip = Strip(name: i.settings.name, volume: i.settings.volume, pan: i.settings.pan, flags: flags, meters: meter(i.meter))
-      strip.isInput = true
-      return strip
+      return Strip(
+        name: i.settings.name, kind: .input, volume: i.settings.volume, pan: i.settings.pan, flags: flags, meters: meter(i.meter))
     }
   }
 
