@@ -281,7 +281,7 @@ func runLive(_ a: Arguments) -> Int32 {
     }
   }
   defer { osc?.close() }
-  if let osc, let port = a.oscPort {
+  if osc != nil, let port = a.oscPort {
     let host = a.oscHost ?? "127.0.0.1"
     console.listening.osc = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
   }

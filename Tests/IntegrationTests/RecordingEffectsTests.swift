@@ -214,12 +214,35 @@ struct RecordingEffectsTests {
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
   }
 
+  /// The effect fired twice: 0.25 s of 1 kHz (its frequency is checked), then 0.3 s sweeping up
+  /// to 4 kHz, at 0.25, 44.1 kHz (converted). Two instances of a steady tone that start a period
+  /// apart add to anything from nothing to twice the level, by their phase (a 1 kHz tone fired
+  /// twice peaked at one instance's level under ThreadSanitizer, 2026-12-03: the fires had landed
+  /// 256 frames apart, a third of a cycle); under the sweep their phases drift through each
+  /// other every few milliseconds, so the two together reach twice the level whatever the
+  /// offset, and one instance alone stays at its own.
+  static func writeBlip(_ path: String) throws {
+    let rate = 44100.0
+    let steady = Int(0.25 * rate), sweep = Int(0.3 * rate)
+    let slope = (4000.0 - 1000.0) / 0.3  // Hz per second
+    var samples = [Float](repeating: 0, count: steady + sweep)
+    for i in 0..<samples.count {
+      let t = Double(i) / rate
+      let swept = max(0, t - 0.25)
+      let phase = 2 * Double.pi * (1000 * t + slope * swept * swept / 2)
+      samples[i] = Float(0.25 * sin(phase))
+    }
+    let writer = try SoundFileWriter(path: path, format: .wavFloat, sampleRate: Int(rate), channelCount: 1)
+    try samples.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frameCount: samples.count) }
+    writer.flush()
+  }
+
   @Test("a fired sound effect is heard on the master, polyphonically, while the transport is stopped")
   func fireEffect() async throws {
     let dir = try IntegrationTempDir()
     let server = try await PrivateJackServer()
     defer { server.stop() }
-    try writeSine(dir.file("blip.wav"), sampleRate: 44100, seconds: 0.3, frequencies: [1000], amplitude: 0.25)
+    try Self.writeBlip(dir.file("blip.wav"))
     let deck = try StemdeckProcess(server: server)
     defer { deck.kill() }
     try await deck.run("sfx load blip \(dir.file("blip.wav")); sfx wait blip")
@@ -233,8 +256,9 @@ struct RecordingEffectsTests {
     let audio = try readAudio(dir.file("fx.wav"))
     var peak: Float = 0
     for i in 0..<audio.frames { peak = max(peak, abs(audio.sample(i, 0))) }
-    // Two instances at 0.25, centred mono (−3 dB each side): 2 × 0.25 × 0.7071 ≈ 0.354.
-    #expect(abs(peak - 0.354) < 0.02, "effect peak \(peak)")
+    // Two instances at 0.25, centred mono (−3 dB each side): 2 × 0.25 × 0.7071 ≈ 0.354 where
+    // they add in phase, which the chirp makes happen whatever period each fire landed in.
+    #expect(abs(peak - 0.354) < 0.02, "effect peak \(peak) (one instance alone: 0.177)")
     let start = try #require(firstFrame(above: 0.01, in: audio))
     let f = frequency(audio, channel: 0, from: start + 1000, to: start + 10000)
     #expect(abs(f - 1000) < 10, "effect frequency \(f) (converted from 44.1 kHz)")
