@@ -77,18 +77,15 @@ extension Mixer {
   /// left as they are; routing, sends and direct outs are not part of the mix.
   public func restoreMix(_ snapshot: MixSnapshot) {
     lock.locked {
-      for old in snapshot.stems where table.stems.contains(where: { $0.settings.name == old.name }) {
+      // A strip removed since throws (unknown name): nothing to put back.
+      for old in snapshot.stems {
         try? change(old.name) { (s: inout StemSettings) throws(MixerError) in
           s.strip = s.strip.withMix(of: old.strip)
           s.rate = old.rate
         }
       }
-      for old in snapshot.buses where busPosition(old.name) != nil {
-        try? changeBus(old.name) { (b: inout BusSettings) throws(MixerError) in b.strip = b.strip.withMix(of: old.strip) }
-      }
-      for old in snapshot.inputs {
-        guard let input = liveInputs.find(old.name) else { continue }
-        try? changeInput(input) { (s: inout InputSettings) throws(MixerError) in s.strip = s.strip.withMix(of: old.strip) }
+      for (name, old) in snapshot.buses.map({ ($0.name, $0.strip) }) + snapshot.inputs.map({ ($0.name, $0.strip) }) {
+        try? changeStrip(name) { (s: inout StripSettings) throws(MixerError) in s = s.withMix(of: old) }
       }
       if masterVolume != snapshot.masterVolume { try? setMasterVolume(snapshot.masterVolume) }
       if masterEQ != snapshot.masterEQ { try? setMasterEQ(snapshot.masterEQ) }
