@@ -28,6 +28,23 @@ struct RecordingEffectsTests {
     #expect(try await deck.finish() == 0)
   }
 
+  /// Waits until the take `name` holds `seconds` by its own clock (JACK frames, `record status`),
+  /// not the wall clock: a dummy server on a loaded machine runs behind it (a take of 1.08 s after
+  /// a 'wait 1.2', CI 2026-12-02; one under 1.2 s after a 'wait 1.5', CI 2026-12-03). Returns the
+  /// length last reported.
+  @discardableResult
+  static func waitForTake(_ recorder: StemdeckProcess, _ name: String, seconds: Double) async throws -> Double {
+    var length = 0.0
+    let reached = try await eventually(timeout: 10, interval: 0.05) {
+      let line = try await recorder.run("record status").first { $0.hasPrefix("recording '\(name)': ") } ?? ""
+      let clock = line.dropFirst("recording '\(name)': ".count).prefix { $0 != " " }.split(separator: ":")
+      length = clock.count == 2 ? (Double(clock[0]) ?? 0) * 60 + (Double(clock[1]) ?? 0) : 0
+      return length >= seconds
+    }
+    try #require(reached, "the take '\(name)' never reached \(seconds) s: \(recorder.transcript.suffix(2000))")
+    return length
+  }
+
   @Test("another stemdeck's master recorded into a take: the right signal, kept as a stem")
   func recordFromAnotherClient() async throws {
     let dir = try IntegrationTempDir()
@@ -42,7 +59,7 @@ struct RecordingEffectsTests {
     defer { recorder.kill() }
     try await source.run("play")
     try await recorder.run("record t1 from source:master_L source:master_R")
-    try await recorder.run("wait 1.5")
+    try await Self.waitForTake(recorder, "t1", seconds: 1.5)
     try await recorder.run("record stop")
     let recorded = await recorder.waitForLine(containing: "take 't1' recorded", timeout: 5)
     #expect(recorded != nil, "\(recorder.transcript)")
@@ -100,16 +117,7 @@ struct RecordingEffectsTests {
     defer { recorder.kill() }
     try await source.run("play")
     try await recorder.run("record term from source:master_L source:master_R")
-    // The take's own clock (JACK frames, `record status`), not the wall clock: a dummy server on a
-    // loaded machine runs behind it (a take of 1.08 s after a 'wait 1.2', CI 2026-12-02).
-    var before = 0.0
-    let reached = try await eventually(timeout: 10, interval: 0.05) {
-      let line = try await recorder.run("record status").first { $0.hasPrefix("recording 'term': ") } ?? ""
-      let clock = line.dropFirst("recording 'term': ".count).prefix { $0 != " " }.split(separator: ":")
-      before = clock.count == 2 ? (Double(clock[0]) ?? 0) * 60 + (Double(clock[1]) ?? 0) : 0
-      return before >= 1.2
-    }
-    try #require(reached, "the take never reached 1.2 s: \(recorder.transcript.suffix(2000))")
+    let before = try await Self.waitForTake(recorder, "term", seconds: 1.2)
     let signalled = monotonicSeconds()
     recorder.child.send(signal: SIGTERM)
     let status = await recorder.child.waitForExit(timeout: 5)

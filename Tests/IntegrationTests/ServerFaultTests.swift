@@ -277,7 +277,10 @@ struct ServerFaultTests {
       let routed = try await server.waitForMasterToPeer(timeout: 5)
       #expect(routed, "master not routed to the peer at \(rate) Hz")
       let status = try await deck.status()
-      _ = try await peer.finish(timeout: 10)
+      // jack_capture on a freshly restarted server now and then keeps running past its time
+      // (a CI run: "did not finish within 10 s", an empty log); stopped, it closes its file.
+      let (_, stopped) = try await peer.finish(orStopAfter: 10)
+      if stopped { print("sample rate changes: jack_capture at \(rate) Hz kept running past its 1.5 s and was stopped") }
       let audio = try readAudio(path)
       #expect(audio.sampleRate == rate)
       let frames = max(0, audio.frames - Int(0.8 * Double(rate)))..<audio.frames
