@@ -146,7 +146,6 @@ public final class JackClient: @unchecked Sendable {
     jack_on_info_shutdown(handle, stemdeckShutdown, context)
     jack_set_port_registration_callback(handle, stemdeckPortRegistration, context)
     jack_set_port_connect_callback(handle, stemdeckPortConnect, context)
-    jack_set_graph_order_callback(handle, stemdeckGraphOrder, context)
     jack_set_sample_rate_callback(handle, stemdeckSampleRate, context)
     jack_set_latency_callback(handle, stemdeckLatency, context)
   }

@@ -57,6 +57,14 @@ public final class JackDriver: @unchecked Sendable {
   /// `ProcessContext.portsUnregistered` at the last `refreshSeen`: when `lastSeen` was taken.
   var unregisteredAtLastSeen = 0
   var lastGraphChange = -1
+  /// The period until which `poll` looks at the routing again after a graph change: jack2 tells
+  /// of a connection change before it is in the graph clients read (`jack_port_get_all_connections`
+  /// reads the current state; the server switches to the new one at the start of its next cycle),
+  /// so the look made on the notification can still see the old connections, and a user's
+  /// disconnection went unnoticed (autopause never came: CI, 1 run in 30). jack2's graph-order
+  /// callback comes after the switch, but registering it made `jack_client_close` after a server
+  /// restart deadlock in libjack (jack2 issue 395) several times as often: 1 in 6 restarts here.
+  var graphSettlesAt = 0
   var masterWasConnected = false
   var reconnectAt = Date.distantPast
   /// How often a lost server is looked for. An attempt without a server fails at once (the
@@ -157,6 +165,7 @@ public final class JackDriver: @unchecked Sendable {
     ctx.pointee.effectPortRight.store(0, ordering: .releasing)
     syncMode = .off  // a new client registers its timebase callback again
     lastSeen = [:]  // a new server has none of our connections yet: none were undone by a user
+    graphSettlesAt = 0
     vanishedSince = [:]
     ctx.pointee.inputLeft = inL
     ctx.pointee.inputRight = inR
@@ -400,8 +409,11 @@ public final class JackDriver: @unchecked Sendable {
       if sendsOutOfStep() { syncSends() }
       lines += syncTransport()
       let change = context.pointee.graphChanged.load(ordering: .acquiring)
-      if change != lastGraphChange || !vanishedSince.isEmpty {
+      if change != lastGraphChange {
         lastGraphChange = change
+        graphSettlesAt = periods + 3
+      }
+      if periods <= graphSettlesAt || !vanishedSince.isEmpty {
         _ = healRouting()
         let count = masterConnectionCount()
         if count == 0 && masterWasConnected { lines.append(.masterDisconnected) }

@@ -63,7 +63,7 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   public let xruns = Atomic<Int>(0)
   /// Set by the shutdown callback when the server goes away.
   public let serverGone = Atomic<Bool>(false)
-  /// Set by the port registration, connection and graph-order callbacks: routing may need healing.
+  /// Set by port registration and connection callbacks: routing may need healing.
   public let graphChanged = Atomic<Int>(0)
   /// Incremented by the port registration callback for every port unregistered (anyone's):
   /// a connection seen vanishing may have gone with its peer even if a port of that name is
@@ -444,18 +444,6 @@ func stemdeckPortRegistration(_ port: jack_port_id_t, _ registered: Int32, _ arg
 func stemdeckPortConnect(_ a: jack_port_id_t, _ b: jack_port_id_t, _ connect: Int32, _ arg: UnsafeMutableRawPointer?) {
   arg?.assumingMemoryBound(to: ProcessContext.self).pointee.graphChanged.add(1, ordering: .releasing)
   wakeControlLoop()
-}
-
-/// JACK's graph-order callback. jack2 tells of a connection change (`stemdeckPortConnect`)
-/// before the change is in the graph clients read (`jack_port_get_all_connections` reads the
-/// current state; the server switches to the new one at the start of its next cycle and only
-/// then sends this), so a look at the routing taken on the first callback can still see the
-/// old connections. This one comes after the switch: the look it triggers sees the change
-/// (a user's disconnection missed that way was never noticed, and autopause never came).
-func stemdeckGraphOrder(_ arg: UnsafeMutableRawPointer?) -> Int32 {
-  arg?.assumingMemoryBound(to: ProcessContext.self).pointee.graphChanged.add(1, ordering: .releasing)
-  wakeControlLoop()
-  return 0
 }
 
 func stemdeckSampleRate(_ rate: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {

@@ -445,6 +445,18 @@ struct JackIntegrationTests {
         }
       }
       if resynced { continue }
+      // A period lost in the render's last period: nothing after it can show the capture back in
+      // step, and the capture holds, where the render's tail should be, the silence after the
+      // end (CI, 2026-12-03: "differs from frame 143872" of 144,000 at 128-frame periods, in a
+      // run where jack_capture saw 38 xruns). Counted as a glitch; the end must be exact silence.
+      let tail = render.frames - (p - o)
+      if result.firstDifference == nil, p - o >= 0, tail > 0, tail <= period, p + period <= live.frames,
+        (p..<(p + period)).allSatisfy({ live.sample($0, 0) == 0 && live.sample($0, 1) == 0 })
+      {
+        result.glitches.append(f)
+        f = render.frames
+        break
+      }
       for c in 0..<2 {
         let d = abs(render.sample(f, c) - live.sample(f + o, c))
         if d > result.maxDiff { result.maxDiff = d; result.worst = (f, c) }
