@@ -285,31 +285,6 @@ extension Mixer {
     busTable.buses[p].sentAudible = audible
   }
 
-  /// A bus's volume or balance glide (`vol drums_bus 0 over 4s`); the settings take the target.
-  func glideBus(_ name: String, to target: GlideTarget, frames: Int, exponential: Bool) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      guard let p = busPosition(name) else { throw unknownBus(name) }
-      var settings = busTable.buses[p].settings
-      let parameter: GlideParameter, value: Double
-      switch target {
-      case .volume(let v):
-        try MixerError.check(v, .volume, "volume")
-        settings.volume = v; parameter = .volume; value = v
-      case .pan(let v):
-        try MixerError.check(v, .pan, "pan")
-        if exponential {
-          throw MixerError("\(action: .exponentialGlide) glides are for \(action: .exponentialGlideSettings) only (pan glides linearly)")
-        }
-        settings.pan = v; parameter = .pan; value = v
-      case .rate:
-        throw MixerError("'\(name)' is a bus; it has no rate")
-      }
-      try send(.busGlide(bus: busTable.buses[p].index, parameter: parameter, target: value, frames: frames, exponential: exponential))
-      busTable.buses[p].settings = settings
-      isDirty = true
-    }
-  }
-
   /// One bus's settings.
   public func busSetting(_ name: String) throws(MixerError) -> BusSettings {
     try lock.locked { () throws(MixerError) -> BusSettings in

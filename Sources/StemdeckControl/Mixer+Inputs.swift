@@ -193,19 +193,6 @@ extension Mixer {
     if let target = s.bus, busPosition(target) == nil { throw unknownBus(target) }
   }
 
-  /// The stem-setting changes the console's commands make (`vol`, `pan`, `mute`, `solo`, `eq`, `directout`),
-  /// applied to an input: only the strip may change (StripSettings); the other fields belong to stems.
-  func changeInput(_ input: LiveInput, stemChange body: (inout StemSettings) throws(MixerError) -> Void) throws(MixerError) {
-    var shim = StemSettings(name: input.settings.name, file: "")
-    shim.strip = input.settings.strip
-    let before = shim
-    try body(&shim)
-    var probe = shim
-    probe.strip = before.strip
-    guard probe == before else { throw notForInputs(input.settings.name) }
-    try changeInput(input) { (s: inout InputSettings) throws(MixerError) in s.strip = shim.strip }
-  }
-
   /// Applies a checked change to one input and sends what changed to the renderer.
   func changeInput(_ input: LiveInput, _ body: (inout InputSettings) throws(MixerError) -> Void) throws(MixerError) {
     var settings = input.settings
@@ -258,7 +245,7 @@ extension Mixer {
   /// The refusal of a stem-only setting for an input.
   func notForInputs(_ name: String) -> MixerError {
     MixerError(
-      "'\(printableText(name))' is a live input: it has volume, pan, mute, solo, eq and direct outs, but no file, loop, rate or glide (to take it away: \(action: .removeInput))"
+      "'\(printableText(name))' is a live input: it has volume, pan, mute, solo, eq and direct outs, but no file, loop or rate (to take it away: \(action: .removeInput))"
     )
   }
 }

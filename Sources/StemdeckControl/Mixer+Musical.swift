@@ -9,36 +9,52 @@ public enum GlideTarget: Sendable, Equatable {
 }
 
 extension Mixer {
-  /// Moves a stem parameter to a target over `seconds` (linear; `exponential` moves gain in equal
-  /// dB steps). The stem's settings take the target at once (that is what a save stores); the
-  /// sound gets there on time. A plain change of the same parameter cancels the glide.
+  /// Moves a strip's volume or pan (a stem's rate too) to a target over `seconds` (linear;
+  /// `exponential` moves gain in equal dB steps). The strip's settings take the target at once
+  /// (that is what a save stores); the sound gets there on time. A plain change of the same
+  /// parameter cancels the glide. A live input glides whatever the transport does; stems and
+  /// buses while it plays.
   public func glide(_ name: String, to target: GlideTarget, seconds: Double, exponential: Bool = false) throws(MixerError) {
     guard seconds.isFinite, seconds > 0, seconds <= 3600 else {
       throw MixerError("glide time must be more than 0 and at most 3600 seconds (got \(NumberFormat.plain(seconds)))")
     }
     let frames = Int((seconds * sampleRate).rounded())
-    if isBus(name) { return try glideBus(name, to: target, frames: frames, exponential: exponential) }
     try lock.locked { () throws(MixerError) in
-      let stem = try find(name)
-      var settings = stem.settings
-      let parameter: GlideParameter
-      let value: Double
+      let strip = try strip(named: name)
+      let parameter: GlideParameter, value: Double
       switch target {
       case .volume(let v):
         try MixerError.check(v, .volume, "volume")
-        settings.volume = v; parameter = .volume; value = v
+        (parameter, value) = (.volume, v)
       case .pan(let p):
         try MixerError.check(p, .pan, "pan")
         if exponential {
           throw MixerError("\(action: .exponentialGlide) glides are for \(action: .exponentialGlideSettings) only (pan glides linearly)")
         }
-        settings.pan = p; parameter = .pan; value = p
+        (parameter, value) = (.pan, p)
       case .rate(let r):
+        if case .bus = strip { throw MixerError("'\(name)' is a bus; it has no rate") }
+        if case .input = strip { throw notForInputs(name) }
         try MixerError.check(r, .rate, "rate")
-        settings.rate = r; parameter = .rate; value = r
+        (parameter, value) = (.rate, r)
       }
-      try send(.glide(slot: stem.slot, parameter: parameter, target: value, frames: frames, exponential: exponential))
-      stem.settings = settings
+      func take(_ s: inout StripSettings) {
+        if parameter == .volume { s.volume = value } else if parameter == .pan { s.pan = value }
+      }
+      switch strip {
+      case .stem(let stem):
+        try send(.stripGlide(.stem(slot: stem.slot), parameter: parameter, target: value, frames: frames, exponential: exponential))
+        take(&stem.settings.strip)
+        if parameter == .rate { stem.settings.rate = value }
+      case .bus(let p):
+        try send(
+          .stripGlide(.bus(busTable.buses[p].index), parameter: parameter, target: value, frames: frames, exponential: exponential))
+        take(&busTable.buses[p].settings.strip)
+      case .input(let input):
+        try send(
+          .stripGlide(.input(Int32(input.index)), parameter: parameter, target: value, frames: frames, exponential: exponential))
+        take(&input.settings.strip)
+      }
       isDirty = true
     }
   }

@@ -220,7 +220,6 @@ extension Mixer {
   /// Applies a validated change to one stem's settings and sends what changed to the renderer.
   func change(_ name: String, _ body: (inout StemSettings) throws(MixerError) -> Void) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      if let input = liveInputs.find(name) { return try changeInput(input, stemChange: body) }
       let stem = try find(name)
       var settings = stem.settings
       try body(&settings)

@@ -10,16 +10,34 @@ public struct MixSnapshot: Sendable {
   let masterEQ: EQSettings
 }
 
+/// A strip found by its name, once (the name tells the kind: stems, buses and live inputs share
+/// one set of names): what the change paths and glides work on.
+enum StripRef {
+  case stem(Stem)
+  /// The bus's position in `busTable.buses`.
+  case bus(Int)
+  case input(LiveInput)
+}
+
 extension Mixer {
+  /// The strip named `name`: a bus, a live input or a stem (an offline or unknown stem throws,
+  /// with what `find` says).
+  func strip(named name: String) throws(MixerError) -> StripRef {
+    if let p = busPosition(name) { return .bus(p) }
+    if let input = liveInputs.find(name) { return .input(input) }
+    return .stem(try find(name))
+  }
+
   /// Applies a checked change to the strip named `name`, whatever its kind, under one lock: the
-  /// name is resolved once (a bus; else a stem or a live input, which `change` tells apart) and
-  /// the kind's path sends what changed. Nothing changes when `body` throws.
+  /// name is resolved once and the kind's path sends what changed. Nothing changes when `body`
+  /// throws.
   func changeStrip(_ name: String, _ body: (inout StripSettings) throws(MixerError) -> Void) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      if busPosition(name) != nil {
-        return try changeBus(name) { (b: inout BusSettings) throws(MixerError) in try body(&b.strip) }
+      switch try strip(named: name) {
+      case .bus: try changeBus(name) { (b: inout BusSettings) throws(MixerError) in try body(&b.strip) }
+      case .input(let input): try changeInput(input) { (s: inout InputSettings) throws(MixerError) in try body(&s.strip) }
+      case .stem: try change(name) { (s: inout StemSettings) throws(MixerError) in try body(&s.strip) }
       }
-      try change(name) { (s: inout StemSettings) throws(MixerError) in try body(&s.strip) }
     }
   }
 

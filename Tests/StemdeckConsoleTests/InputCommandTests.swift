@@ -82,15 +82,27 @@ import Testing
     ("input remove nope", "unknown input 'nope' (inputs: mic)"),
     ("input remov mic", "input: usage: input add NAME mono|stereo | input remove NAME|all (got 'remov')"),
     ("input add mic", "input: usage: input add NAME mono|stereo | input remove NAME|all"),
-    ("rate mic 1.5", "'mic' is a live input: it has volume, pan, mute, solo, eq and direct outs, but no file, loop, rate or glide"),
+    ("rate mic 1.5", "'mic' is a live input: it has volume, pan, mute, solo, eq and direct outs, but no file, loop or rate"),
     ("loops mic 2", "'mic' is a live input"),
     ("directout mic maybe", "must be on or off"),
-    ("vol mic 0.5 over 2s", "'mic' is a live input"),
+    ("rate mic 1.5 over 2s", "'mic' is a live input"),
     ("remove mic", "(to take it away: 'input remove NAME')"),
     ("vol mic 3", "volume must be a number between 0 and 2"),
     ("pan mic 2", "pan must be a number between -1 and 1 (got 2)"),
     ("eq mic low 100 +30dB", "eq low gain must be a gain in dB from -18 to 18 (got 30)")
   ]
+
+  @Test("vol and pan glide on an input's name ('over 0.1s', 'exp' too), with the transport stopped: the engine gets there")
+  func inputGlides() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("input add mic mono").ok)
+    #expect(h.run("vol mic 0.25 over 0.1s exp; pan mic -1 over 0.1s").ok)
+    #expect(h.mixer.inputSettings.first?.volume == 0.25 && h.mixer.inputSettings.first?.pan == -1)
+    // 0.1 s is 4,800 frames: after 6 blocks of 1024 the glides are done: hard left at a quarter.
+    let peak = Self.render(h, signal: Self.tone, blocks: 6)
+    #expect(abs(peak.left - 0.125) < 0.002 && peak.right < 1e-6, "\(peak)")
+  }
 
   @Test("refusals say what is wrong and what is allowed; nothing changes")
   func refusalsChangeNothing() throws {

@@ -35,8 +35,6 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setRate(slot: Int32, rate: Double)
   /// A stretch-mode stem's Rubber Band pitch scale (pitch shift × file/engine rate).
   case setPitchScale(slot: Int32, scale: Double)
-  /// Moves a parameter to `target` over `frames` frames.
-  case glide(slot: Int32, parameter: GlideParameter, target: Double, frames: Int, exponential: Bool)
   /// Stops a stem's glides where they are.
   case cancelGlides(slot: Int32)
   /// The commands up to `endGroup` apply together when the transport reaches `frame`
@@ -91,8 +89,11 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setBusLevels(bus: Int32, volume: Double?, pan: Double?, audible: Bool)
   /// Puts bus index `bus` back to unity, centre and a flat EQ with no memory (taken into use again).
   case resetBus(bus: Int32)
-  /// Moves a bus's volume or balance to `target` over `frames` frames (as `glide` for a stem).
-  case busGlide(bus: Int32, parameter: GlideParameter, target: Double, frames: Int, exponential: Bool)
+  /// Moves a strip's volume or pan (a stem's rate too) to `target` over `frames` frames: a
+  /// stem's through its voice (which publishes its progress), a bus's or live input's through its
+  /// `StripLevels`, whatever the transport does for an input (the master does not
+  /// glide here: its fader is `setMasterGain`).
+  case stripGlide(StripTarget, parameter: GlideParameter, target: Double, frames: Int, exponential: Bool)
   /// Routes the stem in `slot` to bus `bus` (−1: the master).
   case setStemBus(slot: Int32, bus: Int32)
   /// Starts live input strip `index` (InputStrips.swift) with these levels (its ports come after it).

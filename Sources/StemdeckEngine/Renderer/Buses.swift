@@ -52,57 +52,15 @@ public struct BusPlan: ~Copyable {
 
 /// One bus's state in the renderer.
 public struct BusStrip {
-  @usableFromInline var volume: Double = 1
-  @usableFromInline var pan: Double = 0
-  @usableFromInline var audible = true
-  @usableFromInline var gainLeft: GainRamp
-  @usableFromInline var gainRight: GainRamp
+  /// Volume, balance, audibility, their glides (`vol drums_bus 0 over 4s`) and gains.
+  @usableFromInline var levels: StripLevels
   @usableFromInline var eq: ChannelEQ
   @usableFromInline var meter: MeterAccumulator
-  /// Volume and balance glides (`vol drums_bus 0 over 4s`; idle unless `isActive`).
-  @usableFromInline var volumeGlide = Glide()
-  @usableFromInline var panGlide = Glide()
 
   init(sampleRate: Double) {
-    let ramp = Swift.max(1, Int(sampleRate * 0.010))  // 10 ms, as a stem's gain
-    gainLeft = GainRamp(gain: 1, length: ramp)
-    gainRight = GainRamp(gain: 1, length: ramp)
+    levels = StripLevels(sampleRate: sampleRate, gain: 1)  // 10 ms ramps, as a stem's gain
     eq = ChannelEQ(sampleRate: sampleRate)
     meter = MeterAccumulator(sampleRate: sampleRate)
-  }
-
-  /// Sets the gains from volume, balance and audibility: ramped (over `frames`, 0: the usual
-  /// 10 ms), or at once.
-  @_noLocks
-  mutating func updateGains(jump: Bool, frames: Int = 0) {
-    let g = PanLaw.realtimeGains(pan: pan, channelCount: 2)
-    let level = audible ? volume : 0
-    let l = Float(g.left * level), r = Float(g.right * level)
-    if !jump && frames > 0 {
-      gainLeft.set(target: l, frames: frames)
-      gainRight.set(target: r, frames: frames)
-    } else {
-      setRamp(&gainLeft, l, jump: jump)
-      setRamp(&gainRight, r, jump: jump)
-    }
-  }
-
-  /// Advances the glides to the end of a pass of `frames`: the gains ramp across the pass to the
-  /// values reached (as a stem's, VoiceRendering.swift `advanceGlides`).
-  @_noLocks
-  mutating func advanceGlides(frames: Int) {
-    var rampFrames = frames
-    if volumeGlide.isActive { rampFrames = Swift.min(rampFrames, volumeGlide.totalFrames &- volumeGlide.doneFrames) }
-    if panGlide.isActive { rampFrames = Swift.min(rampFrames, panGlide.totalFrames &- panGlide.doneFrames) }
-    if volumeGlide.isActive {
-      volume = volumeGlide.advance(frames: rampFrames)
-      if volumeGlide.isFinished { volumeGlide = Glide() }
-    }
-    if panGlide.isActive {
-      pan = panGlide.advance(frames: rampFrames)
-      if panGlide.isFinished { panGlide = Glide() }
-    }
-    updateGains(jump: false, frames: Swift.max(1, rampFrames))
   }
 }
 
@@ -196,17 +154,7 @@ func retireBusPlans(_ state: UnsafeMutablePointer<RenderState>) {
 @_noLocks
 func setBusLevels(_ state: UnsafeMutablePointer<RenderState>, bus: Int32, volume: Double?, pan: Double?, audible: Bool, jump: Bool) {
   guard bus >= 0, Int(bus) < BusBank.maxBuses else { return }
-  let strip = state.pointee.buses.strips + Int(bus)
-  if let volume {
-    strip.pointee.volume = volume
-    strip.pointee.volumeGlide = Glide()
-  }
-  if let pan {
-    strip.pointee.pan = pan
-    strip.pointee.panGlide = Glide()
-  }
-  strip.pointee.audible = audible
-  strip.pointee.updateGains(jump: jump)
+  (state.pointee.buses.strips + Int(bus)).pointee.levels.set(volume: volume, pan: pan, audible: audible, jump: jump)
 }
 
 /// Routes a voice to `bus` (−1: the master); while playing it crossfades from where it went
@@ -230,13 +178,7 @@ func startBusGlide(
   _ state: UnsafeMutablePointer<RenderState>, bus: Int32, parameter: GlideParameter, target: Double, frames: Int, exponential: Bool
 ) {
   guard bus >= 0, Int(bus) < BusBank.maxBuses else { return }
-  let strip = state.pointee.buses.strips + Int(bus)
-  switch parameter {
-  case .volume:
-    strip.pointee.volumeGlide = Glide(from: strip.pointee.volume, to: target, frames: frames, curve: exponential ? .exponential : .linear)
-  case .pan: strip.pointee.panGlide = Glide(from: strip.pointee.pan, to: target, frames: frames, curve: .linear)
-  case .rate: break
-  }
+  (state.pointee.buses.strips + Int(bus)).pointee.levels.startGlide(parameter, to: target, frames: frames, exponential: exponential)
 }
 
 /// A bus index taken into use again: unity, centre, no glide, an EQ with no memory (the control
@@ -245,12 +187,7 @@ func startBusGlide(
 func resetBus(_ state: UnsafeMutablePointer<RenderState>, bus: Int32) {
   guard bus >= 0, Int(bus) < BusBank.maxBuses else { return }
   let strip = state.pointee.buses.strips + Int(bus)
-  strip.pointee.volume = 1
-  strip.pointee.pan = 0
-  strip.pointee.audible = true
-  strip.pointee.volumeGlide = Glide()
-  strip.pointee.panGlide = Glide()
-  strip.pointee.updateGains(jump: true)
+  strip.pointee.levels.reset(gain: 1)
   strip.pointee.eq.clearState()
   state.pointee.sends.buses.clear(strip: Int(bus))
 }
@@ -296,16 +233,16 @@ func renderBuses(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int, 
     let l = state.pointee.buses.left(bus), r = state.pointee.buses.right(bus)
     if !playing {
       strip.pointee.eq.clearState()
-      _ = strip.pointee.gainLeft.advance(frames: n)
-      _ = strip.pointee.gainRight.advance(frames: n)
+      _ = strip.pointee.levels.gainLeft.advance(frames: n)
+      _ = strip.pointee.levels.gainRight.advance(frames: n)
       strip.pointee.meter.accumulateSilence(count: n, into: cells)
       continue
     }
-    if strip.pointee.volumeGlide.isActive || strip.pointee.panGlide.isActive { strip.pointee.advanceGlides(frames: n) }
+    if strip.pointee.levels.isGliding { strip.pointee.levels.advanceGlides(frames: n) }
     strip.pointee.eq.process(left: l, right: r, stride: 1, count: n)
     mixStripSends(state, state.pointee.sends.buses, strip: bus, left: l, right: r, count: n, preFader: true)
-    let stepL = strip.pointee.gainLeft.advance(frames: n)
-    let stepR = strip.pointee.gainRight.advance(frames: n)
+    let stepL = strip.pointee.levels.gainLeft.advance(frames: n)
+    let stepR = strip.pointee.levels.gainRight.advance(frames: n)
     if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
       let gl = stepL.start, gr = stepR.start
       for i in 0..<n {
@@ -314,7 +251,7 @@ func renderBuses(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int, 
       }
     } else {
       var gl = stepL.start, gr = stepR.start
-      let tl = strip.pointee.gainLeft.current, tr = strip.pointee.gainRight.current
+      let tl = strip.pointee.levels.gainLeft.current, tr = strip.pointee.levels.gainRight.current
       for i in 0..<n {
         l[i] *= gl
         r[i] *= gr

@@ -101,8 +101,6 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     if let voice = voiceAt(state, slot) { setLevels(voice, volume: volume, pan: pan, audible: audible, jump: jump) }
   case .setRate(let slot, let rate): if let voice = voiceAt(state, slot) { setRate(voice, rate) }
   case .setPitchScale(let slot, let scale): if let voice = voiceAt(state, slot) { setPitchScale(voice, scale) }
-  case .glide(let slot, let parameter, let target, let frames, let exponential):
-    if let voice = voiceAt(state, slot) { startGlide(voice, parameter, to: target, frames: frames, exponential: exponential) }
   case .cancelGlides(let slot): if let voice = voiceAt(state, slot) { cancelGlides(voice) }
   case .setJoinFrameAfterSeek(let slot, let frame): voiceAt(state, slot)?.pointee.joinFrameAfterSeek = frame
   case .setMasterGain(let gain): setRamp(&state.pointee.masterGain, gain, jump: jump)
@@ -118,8 +116,8 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .setBusLevels(let bus, let volume, let pan, let audible):
     setBusLevels(state, bus: bus, volume: volume, pan: pan, audible: audible, jump: jump)
   case .resetBus(let bus): resetBus(state, bus: bus)
-  case .busGlide(let bus, let parameter, let target, let frames, let exponential):
-    startBusGlide(state, bus: bus, parameter: parameter, target: target, frames: frames, exponential: exponential)
+  case .stripGlide(let strip, let parameter, let target, let frames, let exponential):
+    startStripGlide(state, strip, parameter, to: target, frames: frames, exponential: exponential)
   case .setStemBus(let slot, let bus): if let voice = voiceAt(state, slot) { setStemBus(state, voice, bus: bus, jump: jump) }
   case .addInput(let index, let channels, let volume, let pan, let audible):
     state.pointee.inputs.add(index: Int(index), channels: Int(channels), volume: volume, pan: pan, audible: audible)
@@ -279,6 +277,24 @@ func startGlide(
     glideStretchTempo(voice)
   }
   publishGlides(voice)
+}
+
+/// Starts a glide on any strip (`EngineCommand.stripGlide`).
+@_noLocks
+func startStripGlide(
+  _ state: UnsafeMutablePointer<RenderState>, _ strip: StripTarget, _ parameter: GlideParameter, to target: Double,
+  frames: Int, exponential: Bool
+) {
+  switch strip {
+  case .stem(let slot):
+    if let voice = voiceAt(state, slot) { startGlide(voice, parameter, to: target, frames: frames, exponential: exponential) }
+  case .bus(let bus):
+    startBusGlide(state, bus: bus, parameter: parameter, target: target, frames: frames, exponential: exponential)
+  case .input(let index):
+    state.pointee.inputs.startGlide(index: Int(index), parameter, to: target, frames: frames, exponential: exponential)
+  case .master:
+    return
+  }
 }
 
 @_noLocks

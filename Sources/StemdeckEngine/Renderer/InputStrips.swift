@@ -17,12 +17,9 @@ public struct InputStrip {
   @usableFromInline var active = false
   /// Removed: fading to silence; inactive once the ramp is done.
   @usableFromInline var removing = false
-  @usableFromInline var channels = 1
-  @usableFromInline var volume = 1.0
-  @usableFromInline var pan = 0.0
-  @usableFromInline var audible = true
-  @usableFromInline var gainLeft: GainRamp
-  @usableFromInline var gainRight: GainRamp
+  /// Volume, pan or balance, audibility, their glides (`vol mic 0 over 4s`: a live input
+  /// glides whatever the transport does) and gains; `levels.channels` is the strip's.
+  @usableFromInline var levels: StripLevels
   @usableFromInline var meter: MeterAccumulator
   @usableFromInline var eq: ChannelEQ
   /// Where it goes: a bus index (≥ 0; one not in the plan means the master) or −1, the master.
@@ -36,20 +33,9 @@ public struct InputStrip {
   @usableFromInline var fresh = false
 
   init(sampleRate: Double) {
-    let ramp = Swift.max(1, Int(sampleRate * 0.010))
-    gainLeft = GainRamp(gain: 0, length: ramp)
-    gainRight = GainRamp(gain: 0, length: ramp)
+    levels = StripLevels(sampleRate: sampleRate, gain: 0)
     meter = MeterAccumulator(sampleRate: sampleRate)
     eq = ChannelEQ(sampleRate: sampleRate)
-  }
-
-  /// The gains volume, pan and audibility ask for (the stems' pan law: constant power for mono,
-  /// balance for stereo; PanLaw.swift).
-  @_noLocks
-  func targetGains() -> (Float, Float) {
-    let g = PanLaw.realtimeGains(pan: pan, channelCount: channels)
-    let level = audible && !removing ? volume : 0
-    return (Float(g.left * level), Float(g.right * level))
   }
 }
 
@@ -121,32 +107,30 @@ public struct InputBank: ~Copyable {
     s.pointee.fresh = true
     s.pointee.active = true
     s.pointee.removing = false
-    s.pointee.channels = channels == 2 ? 2 : 1
-    s.pointee.volume = volume
-    s.pointee.pan = pan
-    s.pointee.audible = audible
+    s.pointee.levels.reset(gain: 0)
+    s.pointee.levels.channels = channels == 2 ? 2 : 1
     // At its levels at once: its ports are registered after this (the driver's next poll), so
     // it has no signal yet to click; an offline render then starts exactly at the set gain.
-    let g = s.pointee.targetGains()
-    s.pointee.gainLeft.jump(to: g.0)
-    s.pointee.gainRight.jump(to: g.1)
+    s.pointee.levels.set(volume: volume, pan: pan, audible: audible, jump: true)
     s.pointee.eq.set(flatEQ, immediate: true)
     s.pointee.eq.clearState()
     (live + index).pointee.store(1, ordering: .releasing)
     if index >= limit { limit = index &+ 1 }
   }
 
-  /// New levels for strip `index` (nil: unchanged); the gains ramp there (10 ms).
+  /// New levels for strip `index` (nil: unchanged; a value set ends its glide); the gains ramp
+  /// there (10 ms).
   @_noLocks
   mutating func setLevels(index: Int, volume: Double?, pan: Double?, audible: Bool) {
     guard index >= 0, index < capacity, strips[index].active, !strips[index].removing else { return }
-    let s = strips + index
-    if let volume { s.pointee.volume = volume }
-    if let pan { s.pointee.pan = pan }
-    s.pointee.audible = audible
-    let g = s.pointee.targetGains()
-    s.pointee.gainLeft.set(target: g.0)
-    s.pointee.gainRight.set(target: g.1)
+    (strips + index).pointee.levels.set(volume: volume, pan: pan, audible: audible, jump: false)
+  }
+
+  /// Starts strip `index`'s volume or pan glide; it runs whatever the transport does.
+  @_noLocks
+  mutating func startGlide(index: Int, _ parameter: GlideParameter, to target: Double, frames: Int, exponential: Bool) {
+    guard index >= 0, index < capacity, strips[index].active, !strips[index].removing else { return }
+    (strips + index).pointee.levels.startGlide(parameter, to: target, frames: frames, exponential: exponential)
   }
 
   /// Fades strip `index` out; it becomes free once silent.
@@ -155,8 +139,9 @@ public struct InputBank: ~Copyable {
     guard index >= 0, index < capacity, strips[index].active else { return }
     let s = strips + index
     s.pointee.removing = true
-    s.pointee.gainLeft.set(target: 0)
-    s.pointee.gainRight.set(target: 0)
+    s.pointee.levels.volumeGlide = Glide()
+    s.pointee.levels.panGlide = Glide()
+    s.pointee.levels.updateGains(jump: false, silenced: true)
   }
 
   /// Routes strip `index` to bus `bus` (−1: the master); it crossfades from where it went over
@@ -230,7 +215,7 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
     guard s.pointee.active else { continue }
     s.pointee.fresh = false
     let cells = UnsafePointer(state.pointee.inputs.meters + index)
-    let stereo = s.pointee.channels == 2
+    let stereo = s.pointee.levels.channels == 2
     let bufL = state.pointee.inputs.buffers[2 &* index]
     let bufR = stereo ? state.pointee.inputs.buffers[2 &* index &+ 1] : bufL
     // The source: the port's samples (never written to: JACK may share an input's buffer), copied
@@ -246,9 +231,10 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
       s.pointee.meter.accumulate(left: workL, right: stereo ? workR : workL, count: n, into: cells)
     }
     // Fader and pan: the planes become the strip's contribution (mono: the left plane feeds both).
-    let stepL = s.pointee.gainLeft.advance(frames: n)
-    let stepR = s.pointee.gainRight.advance(frames: n)
-    let targetL = s.pointee.gainLeft.current, targetR = s.pointee.gainRight.current
+    if s.pointee.levels.isGliding { s.pointee.levels.advanceGlides(frames: n) }
+    let stepL = s.pointee.levels.gainLeft.advance(frames: n)
+    let stepR = s.pointee.levels.gainRight.advance(frames: n)
+    let targetL = s.pointee.levels.gainLeft.current, targetR = s.pointee.levels.gainRight.current
     var gl = stepL.start, gr = stepR.start
     for i in 0..<n {
       let xl = workL[i]
@@ -308,7 +294,7 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
 @_noLocks @inline(__always)
 func retireInputIfFaded(_ state: UnsafeMutablePointer<RenderState>, index: Int, newLimit: inout Int) {
   let s = state.pointee.inputs.strips + index
-  if s.pointee.removing && !s.pointee.gainLeft.isRamping && !s.pointee.gainRight.isRamping {
+  if s.pointee.removing && !s.pointee.levels.gainLeft.isRamping && !s.pointee.levels.gainRight.isRamping {
     s.pointee.active = false
     s.pointee.removing = false
     (state.pointee.inputs.live + index).pointee.store(0, ordering: .releasing)

@@ -1,0 +1,105 @@
+// A strip's fader in the renderer: volume, pan or balance, audibility (mute and solo, worked
+// out on the control thread), their glides and the two gain ramps they set. Buses and live
+// inputs embed one (`BusStrip.levels`, `InputStrip.levels`), so they set levels, glide and
+// cancel alike (docs/architecture.md, *Strips*). Stem voices keep their own (a stem also glides
+// its rate, and the control thread reads its glides' progress).
+
+/// One strip's levels. Trivial values only: it lives in the renderer's preallocated tables.
+public struct StripLevels {
+  @usableFromInline var volume: Double = 1
+  @usableFromInline var pan: Double = 0
+  @usableFromInline var audible = true
+  /// 1: mono (constant-power pan), 2: stereo (balance); PanLaw.swift.
+  @usableFromInline var channels = 2
+  @usableFromInline var gainLeft: GainRamp
+  @usableFromInline var gainRight: GainRamp
+  /// Volume and pan glides (`vol mic 0 over 4s`; idle unless `isActive`).
+  @usableFromInline var volumeGlide = Glide()
+  @usableFromInline var panGlide = Glide()
+
+  /// Levels at unity and centre; the gains start at `gain` and ramp over 10 ms.
+  init(sampleRate: Double, gain: Float) {
+    let ramp = Swift.max(1, Int(sampleRate * 0.010))
+    gainLeft = GainRamp(gain: gain, length: ramp)
+    gainRight = GainRamp(gain: gain, length: ramp)
+  }
+
+  var isGliding: Bool { @_noLocks get { volumeGlide.isActive || panGlide.isActive } }
+
+  /// The gains volume, pan and audibility ask for (`silenced`: 0, a strip fading out for good).
+  @_noLocks
+  func targetGains(silenced: Bool = false) -> (Float, Float) {
+    let g = PanLaw.realtimeGains(pan: pan, channelCount: channels)
+    let level = audible && !silenced ? volume : 0
+    return (Float(g.left * level), Float(g.right * level))
+  }
+
+  /// Moves the gains to what the levels ask for: over `frames` (0: the usual 10 ms), or at once.
+  @_noLocks
+  mutating func updateGains(jump: Bool, frames: Int = 0, silenced: Bool = false) {
+    let (l, r) = targetGains(silenced: silenced)
+    if !jump && frames > 0 {
+      gainLeft.set(target: l, frames: frames)
+      gainRight.set(target: r, frames: frames)
+    } else {
+      setRamp(&gainLeft, l, jump: jump)
+      setRamp(&gainRight, r, jump: jump)
+    }
+  }
+
+  /// New levels (nil: unchanged); a value set ends its glide there.
+  @_noLocks
+  mutating func set(volume newVolume: Double?, pan newPan: Double?, audible newAudible: Bool, jump: Bool) {
+    if let newVolume {
+      volume = newVolume
+      volumeGlide = Glide()
+    }
+    if let newPan {
+      pan = newPan
+      panGlide = Glide()
+    }
+    audible = newAudible
+    updateGains(jump: jump)
+  }
+
+  /// Starts a volume (linear or in equal dB steps) or pan glide from where it is now; a rate
+  /// glide means nothing for a bus or an input.
+  @_noLocks
+  mutating func startGlide(_ parameter: GlideParameter, to target: Double, frames: Int, exponential: Bool) {
+    switch parameter {
+    case .volume: volumeGlide = Glide(from: volume, to: target, frames: frames, curve: exponential ? .exponential : .linear)
+    case .pan: panGlide = Glide(from: pan, to: target, frames: frames, curve: .linear)
+    case .rate: break
+    }
+  }
+
+  /// Advances the glides to the end of a pass of `frames`: the gains ramp across the pass to the
+  /// values reached (as a stem's, VoiceRendering.swift `advanceGlides`).
+  @_noLocks
+  mutating func advanceGlides(frames: Int, silenced: Bool = false) {
+    var rampFrames = frames
+    if volumeGlide.isActive { rampFrames = Swift.min(rampFrames, volumeGlide.totalFrames &- volumeGlide.doneFrames) }
+    if panGlide.isActive { rampFrames = Swift.min(rampFrames, panGlide.totalFrames &- panGlide.doneFrames) }
+    if volumeGlide.isActive {
+      volume = volumeGlide.advance(frames: rampFrames)
+      if volumeGlide.isFinished { volumeGlide = Glide() }
+    }
+    if panGlide.isActive {
+      pan = panGlide.advance(frames: rampFrames)
+      if panGlide.isFinished { panGlide = Glide() }
+    }
+    updateGains(jump: false, frames: Swift.max(1, rampFrames), silenced: silenced)
+  }
+
+  /// Unity, centre, audible, no glide; the gains jump to `gain`.
+  @_noLocks
+  mutating func reset(gain: Float) {
+    volume = 1
+    pan = 0
+    audible = true
+    volumeGlide = Glide()
+    panGlide = Glide()
+    gainLeft.jump(to: gain)
+    gainRight.jump(to: gain)
+  }
+}
