@@ -62,7 +62,16 @@ extension Mixer {
   /// Stops a stem's glides where they are; the settings take the values reached.
   public func cancelGlides(_ name: String) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      let stem = try find(name)
+      let stem: Stem
+      switch try strip(named: name) {
+      case .stem(let s): stem = s
+      case .bus, .input:
+        // Their glides run in the engine alone: nothing reports where one has got to yet.
+        let kind = busPosition(name) != nil ? "a bus" : "a live input"
+        throw MixerError(
+          "'\(printableText(name))' is \(kind): 'glide cancel' stops a stem's glides only; set its volume or pan to end a glide where you want it"
+        )
+      }
       try send(.cancelGlides(slot: stem.slot))
       let s = stem.shared.pointer
       let flags = s.pointee.glides.load(ordering: .relaxed)

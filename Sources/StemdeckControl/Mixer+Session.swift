@@ -54,24 +54,7 @@ extension Mixer {
         throw error
       }
       for stem in oldStems { retire(stem) }
-      for name in effects.order { try unloadEffect(name) }
-      cancelEffectLoads()
-      effects.offline = []
-      recording = session.recording
-      tempoSetting = session.tempo
-      midi = session.midi
-      midiState.learning = nil
-      midiState.down = [:]
-      midiState.stripTakeover = [:]
-      try setOptions(session.options)
-      try setMasterVolume(session.masterVolume)
-      try setMasterEQ(session.masterEQ)
-      table.offline = offline
-      try installBuses(session.buses)
-      try replaceInputs(with: session.inputs)
-      try replaceSends(with: session.sends, stems: session.stems, buses: session.buses, inputs: session.inputs)
-      let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
-      try publishMidi()
+      let effectWarnings = try installParts(of: session, offline: offline, sessionPath: sessionPath, strict: strict)
       let (start, atEnd) = Self.startPosition(of: session, end: end, sessionPath: sessionPath)
       try seek(toFrame: Int((start * sampleRate).rounded()))
       isDirty = false
@@ -248,24 +231,7 @@ extension Mixer {
         stem.leavingSong = true
         table.retiring.append(stem)
       }
-      for name in effects.order { try unloadEffect(name) }
-      cancelEffectLoads()
-      effects.offline = []
-      recording = session.recording
-      tempoSetting = session.tempo
-      midi = session.midi
-      midiState.learning = nil
-      midiState.down = [:]
-      midiState.stripTakeover = [:]
-      try setOptions(session.options)
-      try setMasterVolume(session.masterVolume)
-      try setMasterEQ(session.masterEQ)
-      table.offline = offline
-      try installBuses(session.buses)
-      try replaceInputs(with: session.inputs)
-      try replaceSends(with: session.sends, stems: session.stems, buses: session.buses, inputs: session.inputs)
-      let effectWarnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
-      try publishMidi()
+      let effectWarnings = try installParts(of: session, offline: offline, sessionPath: sessionPath, strict: strict)
       isDirty = false
       return warnings + effectWarnings + (atEnd.map { [$0] } ?? [])
     }
@@ -361,5 +327,32 @@ extension Mixer {
         "position: saved at \(NumberFormat.time(saved)), at or past the end of the song (\(NumberFormat.time(end))): opened at the top"
       )
     )
+  }
+
+  /// Everything of `session` but its stems, in place of the current one's, for `open` and a
+  /// song change alike: effects, recording, tempo, MIDI map, options, the master, offline stems,
+  /// buses, inputs and sends. Returns the effects' warnings.
+  func installParts(
+    of session: Session, offline: [OfflineStem], sessionPath: String, strict: Bool
+  ) throws(MixerError) -> [MixerWarning] {
+    for name in effects.order { try unloadEffect(name) }
+    cancelEffectLoads()
+    effects.offline = []
+    recording = session.recording
+    tempoSetting = session.tempo
+    midi = session.midi
+    midiState.learning = nil
+    midiState.down = [:]
+    midiState.stripTakeover = [:]
+    try setOptions(session.options)
+    try setMasterVolume(session.masterVolume)
+    try setMasterEQ(session.masterEQ)
+    table.offline = offline
+    try installBuses(session.buses)
+    try replaceInputs(with: session.inputs)
+    try replaceSends(with: session.sends, stems: session.stems, buses: session.buses, inputs: session.inputs)
+    let warnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
+    try publishMidi()
+    return warnings
   }
 }

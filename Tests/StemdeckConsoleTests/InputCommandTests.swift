@@ -86,6 +86,7 @@ import Testing
     ("loops mic 2", "'mic' is a live input"),
     ("directout mic maybe", "must be on or off"),
     ("rate mic 1.5 over 2s", "'mic' is a live input"),
+    ("glide cancel mic", "'mic' is a live input: 'glide cancel' stops a stem's glides only; set its volume or pan"),
     ("remove mic", "(to take it away: 'input remove NAME')"),
     ("vol mic 3", "volume must be a number between 0 and 2"),
     ("pan mic 2", "pan must be a number between -1 and 1 (got 2)"),
