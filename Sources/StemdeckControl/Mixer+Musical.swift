@@ -59,18 +59,21 @@ extension Mixer {
     }
   }
 
+  static func noGlideCancel(_ name: String, _ kind: String) -> MixerError {
+    MixerError(
+      "'\(printableText(name))' is \(kind): 'glide cancel' stops a stem's glides only; set its volume or pan to end a glide where you want it"
+    )
+  }
+
   /// Stops a stem's glides where they are; the settings take the values reached.
   public func cancelGlides(_ name: String) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       let stem: Stem
       switch try strip(named: name) {
       case .stem(let s): stem = s
-      case .bus, .input:
-        // Their glides run in the engine alone: nothing reports where one has got to yet.
-        let kind = busPosition(name) != nil ? "a bus" : "a live input"
-        throw MixerError(
-          "'\(printableText(name))' is \(kind): 'glide cancel' stops a stem's glides only; set its volume or pan to end a glide where you want it"
-        )
+      // A bus's and an input's glides run in the engine alone: nothing reports where one has got to.
+      case .bus: throw Self.noGlideCancel(name, "a bus")
+      case .input: throw Self.noGlideCancel(name, "a live input")
       }
       try send(.cancelGlides(slot: stem.slot))
       let s = stem.shared.pointer

@@ -172,15 +172,6 @@ func setStemBus(_ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutab
   voice.pointee.bus = bus
 }
 
-/// Starts a bus's volume or balance glide (a rate glide means nothing for a bus).
-@_noLocks
-func startBusGlide(
-  _ state: UnsafeMutablePointer<RenderState>, bus: Int32, parameter: GlideParameter, target: Double, frames: Int, exponential: Bool
-) {
-  guard bus >= 0, Int(bus) < BusBank.maxBuses else { return }
-  (state.pointee.buses.strips + Int(bus)).pointee.levels.startGlide(parameter, to: target, frames: frames, exponential: exponential)
-}
-
 /// A bus index taken into use again: unity, centre, no glide, an EQ with no memory (the control
 /// thread sends its EQ and clears its meter).
 @_noLocks

@@ -289,7 +289,8 @@ func startStripGlide(
   case .stem(let slot):
     if let voice = voiceAt(state, slot) { startGlide(voice, parameter, to: target, frames: frames, exponential: exponential) }
   case .bus(let bus):
-    startBusGlide(state, bus: bus, parameter: parameter, target: target, frames: frames, exponential: exponential)
+    guard bus >= 0, Int(bus) < BusBank.maxBuses else { return }
+    (state.pointee.buses.strips + Int(bus)).pointee.levels.startGlide(parameter, to: target, frames: frames, exponential: exponential)
   case .input(let index):
     state.pointee.inputs.startGlide(index: Int(index), parameter, to: target, frames: frames, exponential: exponential)
   case .master:

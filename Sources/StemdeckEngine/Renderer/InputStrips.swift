@@ -139,8 +139,7 @@ public struct InputBank: ~Copyable {
     guard index >= 0, index < capacity, strips[index].active else { return }
     let s = strips + index
     s.pointee.removing = true
-    s.pointee.levels.volumeGlide = Glide()
-    s.pointee.levels.panGlide = Glide()
+    s.pointee.levels.stopGlides()
     s.pointee.levels.updateGains(jump: false, silenced: true)
   }
 

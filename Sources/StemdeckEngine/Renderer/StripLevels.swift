@@ -91,14 +91,20 @@ public struct StripLevels {
     updateGains(jump: false, frames: Swift.max(1, rampFrames), silenced: silenced)
   }
 
+  /// Ends both glides where they are (the levels keep the values reached).
+  @_noLocks
+  mutating func stopGlides() {
+    volumeGlide = Glide()
+    panGlide = Glide()
+  }
+
   /// Unity, centre, audible, no glide; the gains jump to `gain`.
   @_noLocks
   mutating func reset(gain: Float) {
     volume = 1
     pan = 0
     audible = true
-    volumeGlide = Glide()
-    panGlide = Glide()
+    stopGlides()
     gainLeft.jump(to: gain)
     gainRight.jump(to: gain)
   }
