@@ -174,7 +174,7 @@ func runLive(_ a: Arguments) -> Int32 {
     }
   }
   if let problem = driver.launcher?.logProblem { printError("warning: \(terminalSafe(problem))") }
-  if let message = renamedClientMessage(asked: a.clientName, got: driver.clientName, server: driver.serverName) {
+  if let message = renamedClientMessage(asked: options.clientName, got: driver.clientName, server: driver.serverName) {
     // Interactive: a line above the prompt; script mode: stderr, so stdout stays the commands'.
     if interactive {
       for line in isatty(1) != 0 ? Display.wrapped(message, width: TerminalInfo.columns()) : [message] { writeOut(line) }

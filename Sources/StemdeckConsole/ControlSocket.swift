@@ -142,7 +142,14 @@ public final class ControlServer {
     }
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw ControlError("control socket: socket(): \(String(cString: strerror(errno)))") }
-    var address = Self.address(absolute)
+    // The socket appears at its path only once it listens: bound under a temporary name beside
+    // it, then renamed. A client that waits for the file (a manager told "open" before the socket
+    // exists, a script polling for it) would otherwise be refused between bind and listen.
+    let temporary = absolute + ".\(getpid()).new"
+    let staged = temporary.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+    let bindPath = staged ? temporary : absolute
+    if staged { unlink(temporary) }  // a leftover of a killed stemdeck with this pid
+    var address = Self.address(bindPath)
     // The socket file is made 0600 from the start (bind obeys the umask), then checked.
     let oldMask = umask(0o177)
     let bound = withUnsafePointer(to: &address) {
@@ -154,10 +161,10 @@ public final class ControlServer {
       Glibc.close(fd)
       throw ControlError("control socket: cannot listen on \(absolute): \(String(cString: strerror(bindErrno)))")
     }
-    chmod(absolute, 0o600)
-    guard listen(fd, 16) == 0, lstat(absolute, &st) == 0 else {
+    chmod(bindPath, 0o600)
+    guard listen(fd, 16) == 0, !staged || rename(temporary, absolute) == 0, lstat(absolute, &st) == 0 else {
       let e = errno
-      Glibc.close(fd); unlink(absolute)
+      Glibc.close(fd); unlink(bindPath)
       throw ControlError("control socket: cannot listen on \(absolute): \(String(cString: strerror(e)))")
     }
     listenFD = fd

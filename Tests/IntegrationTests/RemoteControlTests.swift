@@ -391,6 +391,7 @@ struct RemoteControlTests {
     #expect(step("file")?[1] as? Bool == true, "no session file in the manager's folder: \(result.text)")
     #expect(
       (step("ports")?[1] as? [String])?.contains("nDECK:master_L") == true, "the JACK client is not named by the manager: \(result.text)")
+    #expect(!log.contains("already runs"), "the manager's client name was reported as a name clash: \(log)")
     #expect(step("add")?[1] as? Bool == true && step("add")?[2] as? Bool == true, "\(result.text)")
     #expect(step("dirty")?[1] as? Bool == true, "no /nsm/client/is_dirty after a change: \(result.text)")
     #expect(step("save")?[1] as? String == "/reply", "\(result.text)\n\(log)")

@@ -311,4 +311,48 @@ struct ControlLoopTests {
     #expect(Self.elapsed { revents = loop.wait(timeout: 60, input: ends[0]) } < 59, "input did not wake the loop (it waited its 60 s)")
     #expect(revents & Int16(POLLIN) != 0)
   }
+
+  @Test(
+    "the control socket's file appears only once it listens: a client connecting the moment it exists is never refused (2,000 starts); nothing else is left in its folder"
+  )
+  func socketAppearsListening() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.file("c.sock")
+    final class Watch: @unchecked Sendable {
+      var refused = 0
+      var other: [Int32] = []
+      let seen = DispatchSemaphore(value: 0)
+      let closed = DispatchSemaphore(value: 0)
+    }
+    let watch = Watch()
+    let rounds = 2000
+    // The watcher connects at the first sight of the file, as a manager or script polling does.
+    let watcher = Thread {
+      for _ in 0..<rounds {
+        var st = stat()
+        while lstat(path, &st) != 0 {}
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = ControlServer.address(path)
+        let r = withUnsafePointer(to: &address) {
+          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if r != 0 { if errno == ECONNREFUSED { watch.refused += 1 } else { watch.other.append(errno) } }
+        close(fd)
+        watch.seen.signal()
+        watch.closed.wait()
+      }
+    }
+    watcher.start()
+    for _ in 0..<rounds {
+      let server = try ControlServer(path: path, makeFolder: false)
+      watch.seen.wait()
+      server.close()  // removes the file before the watcher looks again
+      watch.closed.signal()
+    }
+    #expect(watch.refused == 0, "\(watch.refused) of \(rounds) connections were refused: the file existed before the socket listened")
+    #expect(watch.other.isEmpty, "connect failed otherwise: errno \(watch.other)")
+    let server = try ControlServer(path: path, makeFolder: false)
+    defer { server.close() }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["c.sock"])
+  }
 }
