@@ -102,10 +102,14 @@ extension Display {
       if !b.audible && !s.mute { flags += "s" }  // silenced by a solo elsewhere
       if s.directOut { flags += "D" }
       if !s.eq.isBypassed { flags += "Q" }
+      if b.glidingVolume != nil || b.glidingPan != nil { flags += "G" }
       let peaks = b.meter.channels.map { Display.db($0.peak) }.joined(separator: "/")
       let from = b.members.isEmpty ? "(nothing routed)" : b.members.joined(separator: ", ")
       let to = s.directOut ? "\(s.name)_L/R" : (s.bus ?? "master")
-      return "bus \(s.name)  vol \(NumberFormat.fixed(Decibels.fromAmplitude(s.volume), 1)) dB  pan \(NumberFormat.fixed(s.pan, 2))"
+      func dB(_ v: Double) -> String { NumberFormat.fixed(Decibels.fromAmplitude(v), 1) }
+      let vol = b.glidingVolume.map { "\(dB($0))→\(dB(s.volume))" } ?? dB(s.volume)
+      let pan = b.glidingPan.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.pan, 2))" } ?? NumberFormat.fixed(s.pan, 2)
+      return "bus \(s.name)  vol \(vol) dB  pan \(pan)"
         + "  \(flags.isEmpty ? "-" : flags)  → \(to)  ← \(from)  peak \(peaks) dB"
         + (sendSummary(sends, stem: s.name).map { "  sends \($0)" } ?? "")
     }

@@ -69,9 +69,12 @@ extension Display {
       if s.mute { flags += "M" }
       if s.solo { flags += "S" }
       if s.directOut { flags += "D" }
+      if input.glidingVolume != nil || input.glidingPan != nil { flags += "G" }
       let eq = s.eq.enabled && s.eq != EQSettings() ? "on" : "-"
       rows.append([
-        s.name, s.channels.rawValue, input.ports.joined(separator: ","), volume(s.volume), NumberFormat.fixed(s.pan, 2),
+        s.name, s.channels.rawValue, input.ports.joined(separator: ","),
+        input.glidingVolume.map { "\(volume($0))→\(volume(s.volume))" } ?? volume(s.volume),
+        input.glidingPan.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.pan, 2))" } ?? NumberFormat.fixed(s.pan, 2),
         flags.isEmpty ? "-" : flags, eq, s.directOut ? "\(s.name)_L/R" : input.destination,
         input.meter.channels.map { db($0.peak) }.joined(separator: "/")
       ])

@@ -165,7 +165,7 @@ enum CommandTable {
       try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setPitch(n, v) }
     },
     CommandSpec(
-      name: "glide", usage: "glide cancel NAME|all", summary: "stop a stem's glides where they are",
+      name: "glide", usage: "glide cancel NAME|all", summary: "stop a strip's glides where they are",
       argumentCount: 2...2, completions: [.keyword(["cancel"]), .stemOrAll]
     ) { (c, a) throws(CommandError) in
       guard a[0].lowercased() == "cancel" else {

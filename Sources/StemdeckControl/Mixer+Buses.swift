@@ -26,6 +26,9 @@ public struct BusStatus: Sendable {
   public var meter: MeterReading
   /// Whether mute and solo (along the graph) let it be heard.
   public var audible: Bool
+  /// Where a running volume or pan glide has got to (nil: not gliding); the settings hold its target.
+  public var glidingVolume: Double? = nil
+  public var glidingPan: Double? = nil
 }
 
 extension Mixer {
@@ -46,11 +49,13 @@ extension Mixer {
   public func busStatuses() -> [BusStatus] {
     lock.locked {
       let solo = anySolo()
-      return busTable.buses.map { bus in
-        BusStatus(
+      return busTable.buses.indices.map { p in
+        let bus = busTable.buses[p]
+        let glide = glideProgress(of: .bus(p))
+        return BusStatus(
           settings: bus.settings, members: membersLocked(of: bus.settings.name),
           meter: MeterReading(cells: renderState.pointee.buses.meters + Int(bus.index), channels: 2),
-          audible: busAudible(bus.settings, anySolo: solo))
+          audible: busAudible(bus.settings, anySolo: solo), glidingVolume: glide.volume, glidingPan: glide.pan)
       }
     }
   }
@@ -143,7 +148,7 @@ extension Mixer {
     var settings = settings
     settings.sends = []
     try send(.resetBus(bus: index))
-    try send(.setBusLevels(bus: index, volume: settings.volume, pan: settings.pan, audible: !settings.mute))
+    try send(.setStripLevels(.bus(index), volume: settings.volume, pan: settings.pan, audible: !settings.mute))
     try sendEQ(.bus(index), from: nil, to: settings.eq)
     renderState.pointee.buses.meters[Int(index)].requestReset()
     busTable.buses.append(Bus(settings: settings, index: index, sentAudible: !settings.mute))
@@ -256,35 +261,6 @@ extension Mixer {
 
   // MARK: - A bus's settings
 
-  /// Applies a validated change to a bus's settings and sends what changed.
-  func changeBus(_ name: String, _ body: (inout BusSettings) throws(MixerError) -> Void) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      guard let p = busPosition(name) else { throw unknownBus(name) }
-      let old = busTable.buses[p].settings
-      var settings = old
-      try body(&settings)
-      guard settings != old else { return }
-      busTable.buses[p].settings = settings
-      let index = busTable.buses[p].index
-      if settings.eq != old.eq { try sendEQ(.bus(index), from: old.eq, to: settings.eq) }
-      if settings.solo != old.solo || settings.mute != old.mute {
-        try pushAllGains(levelsOf: settings.volume != old.volume || settings.pan != old.pan ? name : nil)
-      } else if settings.volume != old.volume || settings.pan != old.pan {
-        try sendBusLevels(p, volume: settings.volume != old.volume, pan: settings.pan != old.pan)
-      }
-      isDirty = true
-    }
-  }
-
-  func sendBusLevels(_ p: Int, volume: Bool, pan: Bool, anySolo solo: Bool? = nil) throws(MixerError) {
-    let bus = busTable.buses[p]
-    let audible = busAudible(bus.settings, anySolo: solo ?? anySolo())
-    try send(
-      .setBusLevels(
-        bus: bus.index, volume: volume ? bus.settings.volume : nil, pan: pan ? bus.settings.pan : nil, audible: audible))
-    busTable.buses[p].sentAudible = audible
-  }
-
   /// One bus's settings.
   public func busSetting(_ name: String) throws(MixerError) -> BusSettings {
     try lock.locked { () throws(MixerError) -> BusSettings in
@@ -310,21 +286,14 @@ extension Mixer {
     return BusGraph(buses: busTable.buses.map(\.settings)).path(from: bus)
   }
 
-  /// Whether a stem is heard: not muted, and with a solo anywhere, soloed itself or feeding a
-  /// soloed bus (directly or further down). A muted bus on its way silences it at the bus.
-  func stemAudible(_ settings: StemSettings, anySolo solo: Bool) -> Bool {
-    if settings.mute { return false }
-    if !solo || settings.solo { return true }
+  /// Whether a stem or live input is heard: not muted, and with a solo anywhere, soloed itself
+  /// or feeding a soloed bus (directly or further down). A muted bus on its way silences it at
+  /// the bus.
+  func stripAudible(_ strip: StripSettings, anySolo solo: Bool) -> Bool {
+    if strip.mute { return false }
+    if !solo || strip.solo { return true }
     let soloed = Set(busTable.buses.filter(\.settings.solo).map(\.settings.name))
-    return busPath(settings.bus).contains { soloed.contains($0) }
-  }
-
-  /// Whether a live input is heard: as a stem (`stemAudible`), along its bus path.
-  func inputAudible(_ settings: InputSettings, anySolo solo: Bool) -> Bool {
-    if settings.mute { return false }
-    if !solo || settings.solo { return true }
-    let soloed = Set(busTable.buses.filter(\.settings.solo).map(\.settings.name))
-    return busPath(settings.bus).contains { soloed.contains($0) }
+    return busPath(strip.bus).contains { soloed.contains($0) }
   }
 
   /// Whether a bus is heard: not muted, and with a solo anywhere, soloed itself, on the way of a
@@ -339,17 +308,5 @@ extension Mixer {
     for stem in table.stems where stem.settings.solo && busPath(stem.settings.bus).contains(name) { return true }
     for input in liveInputs.inputs where input.settings.solo && busPath(input.settings.bus).contains(name) { return true }
     return false
-  }
-
-  /// Sends the audibility of every bus whose heard state changed (and `levelsOf`'s volume and
-  /// balance, whatever its audibility did).
-  func pushBusGains(anySolo solo: Bool, levelsOf: String? = nil) throws(MixerError) {
-    for p in busTable.buses.indices {
-      let bus = busTable.buses[p]
-      let levels = bus.settings.name == levelsOf
-      if levels || busAudible(bus.settings, anySolo: solo) != bus.sentAudible {
-        try sendBusLevels(p, volume: levels, pan: levels, anySolo: solo)
-      }
-    }
   }
 }

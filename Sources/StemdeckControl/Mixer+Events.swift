@@ -83,7 +83,7 @@ extension Mixer {
         var settings = stem.settings
         settings.mute = true
         stem.settings = settings
-        try? pushGains(stem)
+        try? pushLevels(.stem(stem))
         isDirty = true
         out.append(.badSamples(stem.settings.name))
       }

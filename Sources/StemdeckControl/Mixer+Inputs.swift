@@ -38,6 +38,9 @@ public struct InputStatus: Sendable {
   public var ports: [String]
   public var destination: String
   public var meter: MeterReading
+  /// Where a running volume or pan glide has got to (nil: not gliding); the settings hold its target.
+  public var glidingVolume: Double? = nil
+  public var glidingPan: Double? = nil
 }
 
 extension Mixer {
@@ -64,7 +67,7 @@ extension Mixer {
       }
       let input = LiveInput(settings: settings, index: index)
       let solo = anyInputOrStemSolo(including: settings.solo)
-      input.sentAudible = inputAudible(settings, anySolo: solo)
+      input.sentAudible = stripAudible(settings.strip, anySolo: solo)
       try send(
         .addInput(
           index: Int32(index), channels: Int32(settings.channels.count), volume: settings.volume, pan: settings.pan,
@@ -95,9 +98,11 @@ extension Mixer {
   public func inputStatuses() -> [InputStatus] {
     lock.locked {
       liveInputs.inputs.map { input in
-        InputStatus(
+        let glide = glideProgress(of: .input(input))
+        return InputStatus(
           settings: input.settings, ports: input.settings.portNames, destination: input.settings.bus ?? "master",
-          meter: MeterReading(cells: renderState.pointee.inputs.meters + input.index, channels: input.settings.channels.count))
+          meter: MeterReading(cells: renderState.pointee.inputs.meters + input.index, channels: input.settings.channels.count),
+          glidingVolume: glide.volume, glidingPan: glide.pan)
       }
     }
   }
@@ -166,7 +171,7 @@ extension Mixer {
     }
     for settings in wanted {
       if let input = liveInputs.find(settings.name) {
-        try changeInput(input) { (s: inout InputSettings) throws(MixerError) in s = settings }
+        try changeStrip(.input(input)) { (s: inout StripSettings) throws(MixerError) in s = settings.strip }
       } else {
         try addInput(settings)
       }
@@ -191,41 +196,6 @@ extension Mixer {
     try MixerError.check(s.pan, .pan, "pan")
     try Mixer.checkEQ(s.eq, of: "'\(s.name)'")
     if let target = s.bus, busPosition(target) == nil { throw unknownBus(target) }
-  }
-
-  /// Applies a checked change to one input and sends what changed to the renderer.
-  func changeInput(_ input: LiveInput, _ body: (inout InputSettings) throws(MixerError) -> Void) throws(MixerError) {
-    var settings = input.settings
-    try body(&settings)
-    try checkInput(settings, isNew: false)
-    let old = input.settings
-    guard settings != old else { return }
-    input.settings = settings
-    if settings.eq != old.eq { try sendEQ(.input(Int32(input.index)), from: old.eq, to: settings.eq) }
-    if settings.bus != old.bus { try send(.setInputBus(index: Int32(input.index), bus: busIndex(settings.bus), crossfade: true)) }
-    if settings.solo != old.solo || settings.bus != old.bus {
-      try pushAllGains()
-    } else if settings.volume != old.volume || settings.pan != old.pan || settings.mute != old.mute {
-      try pushInputGains(input, volume: settings.volume != old.volume, pan: settings.pan != old.pan)
-    }
-    isDirty = true
-  }
-
-  /// Sends an input's levels (volume and pan only when they changed) and audibility.
-  func pushInputGains(_ input: LiveInput, volume: Bool = false, pan: Bool = false, anySolo solo: Bool? = nil) throws(MixerError) {
-    let audible = inputAudible(input.settings, anySolo: solo ?? anySolo())
-    try send(
-      .setInputLevels(
-        index: Int32(input.index), volume: volume ? input.settings.volume : nil, pan: pan ? input.settings.pan : nil,
-        audible: audible))
-    input.sentAudible = audible
-  }
-
-  /// Sends the audibility of every input whose mute/solo state as heard changed (`pushAllGains`).
-  func pushAllInputGains(anySolo solo: Bool) throws(MixerError) {
-    for input in liveInputs.inputs where inputAudible(input.settings, anySolo: solo) != input.sentAudible {
-      try pushInputGains(input, anySolo: solo)
-    }
   }
 
   /// Whether an input is soloed (solo is one for stems and inputs: a soloed strip silences

@@ -38,51 +38,35 @@ extension Mixer {
         try MixerError.check(r, .rate, "rate")
         (parameter, value) = (.rate, r)
       }
-      func take(_ s: inout StripSettings) {
-        if parameter == .volume { s.volume = value } else if parameter == .pan { s.pan = value }
-      }
-      switch strip {
-      case .stem(let stem):
-        try send(.stripGlide(.stem(slot: stem.slot), parameter: parameter, target: value, frames: frames, exponential: exponential))
-        take(&stem.settings.strip)
-        if parameter == .rate { stem.settings.rate = value }
-      case .bus(let p):
-        try send(
-          .stripGlide(.bus(busTable.buses[p].index), parameter: parameter, target: value, frames: frames, exponential: exponential))
-        take(&busTable.buses[p].settings.strip)
-      case .input(let input):
-        try send(
-          .stripGlide(.input(Int32(input.index)), parameter: parameter, target: value, frames: frames, exponential: exponential))
-        take(&input.settings.strip)
-      }
+      try send(.stripGlide(self.target(of: strip), parameter: parameter, target: value, frames: frames, exponential: exponential))
+      // The settings take the target at once, as a stem's always did.
+      var mix = mix(of: strip)
+      if parameter == .volume { mix.volume = value } else if parameter == .pan { mix.pan = value }
+      store(mix, in: strip)
+      if case .stem(let stem) = strip, parameter == .rate { stem.settings.rate = value }
       isDirty = true
     }
   }
 
-  static func noGlideCancel(_ name: String, _ kind: String) -> MixerError {
-    MixerError(
-      "'\(printableText(name))' is \(kind): 'glide cancel' stops a stem's glides only; set its volume or pan to end a glide where you want it"
-    )
-  }
-
-  /// Stops a stem's glides where they are; the settings take the values reached.
+  /// Stops a strip's glides where they are; the settings take the values reached (a bus's and
+  /// a live input's are set there, which ends their glides).
   public func cancelGlides(_ name: String) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      let stem: Stem
-      switch try strip(named: name) {
-      case .stem(let s): stem = s
-      // A bus's and an input's glides run in the engine alone: nothing reports where one has got to.
-      case .bus: throw Self.noGlideCancel(name, "a bus")
-      case .input: throw Self.noGlideCancel(name, "a live input")
+      let strip = try strip(named: name)
+      let reached = glideProgress(of: strip)
+      var mix = mix(of: strip)
+      if let volume = reached.volume { mix.volume = volume }
+      if let pan = reached.pan { mix.pan = pan }
+      store(mix, in: strip)
+      guard case .stem(let stem) = strip else {
+        if reached.volume != nil || reached.pan != nil { try pushLevels(strip, volume: reached.volume != nil, pan: reached.pan != nil) }
+        return
       }
       try send(.cancelGlides(slot: stem.slot))
       let s = stem.shared.pointer
-      let flags = s.pointee.glides.load(ordering: .relaxed)
-      var settings = stem.settings
-      if flags & 1 != 0 { settings.volume = Double(bitPattern: s.pointee.glidingVolume.load(ordering: .relaxed)) }
-      if flags & 2 != 0 { settings.pan = Double(bitPattern: s.pointee.glidingPan.load(ordering: .relaxed)) }
-      if flags & 4 != 0 { settings.rate = Double(bitPattern: s.pointee.glidingRate.load(ordering: .relaxed)) }
-      stem.settings = settings
+      if s.pointee.glides.load(ordering: .relaxed) & 4 != 0 {
+        stem.settings.rate = Double(bitPattern: s.pointee.glidingRate.load(ordering: .relaxed))
+      }
     }
   }
 

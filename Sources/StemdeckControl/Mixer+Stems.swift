@@ -93,7 +93,7 @@ extension Mixer {
     shared.pointee.requestedEpoch.store(transport.epoch, ordering: .releasing)
     let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
     stem.stream = stream
-    let audible = stemAudible(settings, anySolo: solo)
+    let audible = stripAudible(settings.strip, anySolo: solo)
     stem.sentAudible = audible
     var stretch: UnsafeMutablePointer<StretchState>?
     if settings.mode == .stretch {
@@ -217,7 +217,8 @@ extension Mixer {
     }
   }
 
-  /// Applies a validated change to one stem's settings and sends what changed to the renderer.
+  /// Applies a validated change to one stem's settings and sends what changed to the renderer:
+  /// its mix through the one strip path (`changeStrip`), then its own fields.
   func change(_ name: String, _ body: (inout StemSettings) throws(MixerError) -> Void) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       let stem = try find(name)
@@ -225,6 +226,7 @@ extension Mixer {
       try body(&settings)
       let old = stem.settings
       guard settings != old else { return }
+      try changeStrip(.stem(stem)) { (s: inout StripSettings) throws(MixerError) in s = settings.strip }
       stem.settings = settings
       if settings.loops != old.loops {
         transport.endReported = false
@@ -233,42 +235,12 @@ extension Mixer {
       if settings.rate != old.rate {
         try send(.setRate(slot: stem.slot, rate: settings.rate))
       }
-      if settings.eq != old.eq { try sendEQ(.stem(slot: stem.slot), from: old.eq, to: settings.eq) }
-      if settings.solo != old.solo {
-        try pushAllGains()
-      } else if settings.volume != old.volume || settings.pan != old.pan || settings.mute != old.mute {
-        try pushGains(stem, volume: settings.volume != old.volume, pan: settings.pan != old.pan)
-      }
       isDirty = true
     }
   }
 
   func anySolo(including extra: StemSettings? = nil) -> Bool {
     (extra?.solo ?? false) || table.stems.contains { $0.settings.solo } || anyBusSolo || anyInputSolo
-  }
-
-  /// Sends a stem's levels: volume and pan only when they changed (so glides of the others keep
-  /// running), audibility always.
-  func pushGains(_ stem: Stem, volume: Bool = false, pan: Bool = false, anySolo solo: Bool? = nil) throws(MixerError) {
-    let audible = stemAudible(stem.settings, anySolo: solo ?? anySolo())
-    try send(
-      .setLevels(
-        slot: stem.slot, volume: volume ? stem.settings.volume : nil, pan: pan ? stem.settings.pan : nil,
-        audible: audible))
-    stem.sentAudible = audible
-  }
-
-  /// Sends the audibility of every stem whose mute/solo state as heard changed since it was last
-  /// sent. Only the changes go: a solo on a large session costs one command per stem it
-  /// silences or brings back, so adding N soloed stems (or `solo all`) is linear, not N² commands
-  /// (which overflowed the command ring at about 127 stems).
-  /// Solo follows the buses (Mixer+Buses.swift): the buses' audibility goes too, and
-  /// `levelsOf` names a bus whose volume and balance are sent with it.
-  func pushAllGains(levelsOf: String? = nil) throws(MixerError) {
-    let solo = anySolo()
-    for stem in table.stems where stemAudible(stem.settings, anySolo: solo) != stem.sentAudible { try pushGains(stem, anySolo: solo) }
-    try pushBusGains(anySolo: solo, levelsOf: levelsOf)
-    try pushAllInputGains(anySolo: solo)
   }
 
   /// Master volume, linear 0…2.

@@ -1,3 +1,4 @@
+import StemdeckEngine
 import StemdeckSession
 
 /// Every strip's mix at one moment (stems, buses, live inputs, the master), to put back when a
@@ -28,17 +29,132 @@ extension Mixer {
     return .stem(try find(name))
   }
 
-  /// Applies a checked change to the strip named `name`, whatever its kind, under one lock: the
-  /// name is resolved once and the kind's path sends what changed. Nothing changes when `body`
-  /// throws.
-  func changeStrip(_ name: String, _ body: (inout StripSettings) throws(MixerError) -> Void) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      switch try strip(named: name) {
-      case .bus: try changeBus(name) { (b: inout BusSettings) throws(MixerError) in try body(&b.strip) }
-      case .input(let input): try changeInput(input) { (s: inout InputSettings) throws(MixerError) in try body(&s.strip) }
-      case .stem: try change(name) { (s: inout StemSettings) throws(MixerError) in try body(&s.strip) }
-      }
+  /// Where the renderer keeps the strip.
+  func target(of strip: StripRef) -> StripTarget {
+    switch strip {
+    case .stem(let stem): .stem(slot: stem.slot)
+    case .bus(let p): .bus(busTable.buses[p].index)
+    case .input(let input): .input(Int32(input.index))
     }
+  }
+
+  /// The strip's mix as set (every kind's `StripSettings`).
+  func mix(of strip: StripRef) -> StripSettings {
+    switch strip {
+    case .stem(let stem): stem.settings.strip
+    case .bus(let p): busTable.buses[p].settings.strip
+    case .input(let input): input.settings.strip
+    }
+  }
+
+  func store(_ mix: StripSettings, in strip: StripRef) {
+    switch strip {
+    case .stem(let stem): stem.settings.strip = mix
+    case .bus(let p): busTable.buses[p].settings.strip = mix
+    case .input(let input): input.settings.strip = mix
+    }
+  }
+
+  /// Whether the strip is heard with solo as it is (`anySolo`): see `stripAudible`, `busAudible`.
+  func isAudible(_ strip: StripRef, anySolo solo: Bool) -> Bool {
+    switch strip {
+    case .bus(let p): busAudible(busTable.buses[p].settings, anySolo: solo)
+    case .stem, .input: stripAudible(mix(of: strip), anySolo: solo)
+    }
+  }
+
+  /// The audibility last sent to the renderer (only changes are sent: `pushAllGains`).
+  func sentAudible(_ strip: StripRef) -> Bool {
+    switch strip {
+    case .stem(let stem): stem.sentAudible
+    case .bus(let p): busTable.buses[p].sentAudible
+    case .input(let input): input.sentAudible
+    }
+  }
+
+  /// Where the strip's running glides have got to, as the renderer last published it (nil: that
+  /// parameter is not gliding).
+  func glideProgress(of strip: StripRef) -> (volume: Double?, pan: Double?) {
+    switch strip {
+    case .stem(let stem):
+      let s = stem.shared.pointer
+      let flags = s.pointee.glides.load(ordering: .relaxed)
+      return (
+        flags & 1 != 0 ? Double(bitPattern: s.pointee.glidingVolume.load(ordering: .relaxed)) : nil,
+        flags & 2 != 0 ? Double(bitPattern: s.pointee.glidingPan.load(ordering: .relaxed)) : nil
+      )
+    case .bus(let p): return renderState.pointee.buses.glides[Int(busTable.buses[p].index)].reading()
+    case .input(let input): return renderState.pointee.inputs.glides[input.index].reading()
+    }
+  }
+
+  /// Every live strip: stems, buses, inputs.
+  var allStrips: [StripRef] {
+    table.stems.map { .stem($0) } + busTable.buses.indices.map { .bus($0) } + liveInputs.inputs.map { .input($0) }
+  }
+
+  /// Sends a strip's levels (volume and pan only when they changed, so the other's glide runs
+  /// on) and its audibility.
+  func pushLevels(_ strip: StripRef, volume: Bool = false, pan: Bool = false, anySolo solo: Bool? = nil) throws(MixerError) {
+    let mix = mix(of: strip)
+    let audible = isAudible(strip, anySolo: solo ?? anySolo())
+    try send(.setStripLevels(target(of: strip), volume: volume ? mix.volume : nil, pan: pan ? mix.pan : nil, audible: audible))
+    switch strip {
+    case .stem(let stem): stem.sentAudible = audible
+    case .bus(let p): busTable.buses[p].sentAudible = audible
+    case .input(let input): input.sentAudible = audible
+    }
+  }
+
+  /// Sends the audibility of every strip whose mute/solo state as heard changed since it was
+  /// last sent. Only the changes go: a solo on a large session costs one command per strip it
+  /// silences or brings back, so adding N soloed stems (or `solo all`) is linear, not N²
+  /// commands (which overflowed the command ring at about 127 stems). Solo follows the buses
+  /// (Mixer+Buses.swift).
+  func pushAllGains() throws(MixerError) {
+    let solo = anySolo()
+    for strip in allStrips where isAudible(strip, anySolo: solo) != sentAudible(strip) { try pushLevels(strip, anySolo: solo) }
+  }
+
+  /// Applies a checked change to the strip named `name`, whatever its kind, under one lock: the
+  /// name is resolved once. Nothing changes when `body` throws.
+  func changeStrip(_ name: String, _ body: (inout StripSettings) throws(MixerError) -> Void) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in try changeStrip(try strip(named: name), body) }
+  }
+
+  /// The one change path of a strip's mix (a stem's own fields go through `change`): the new
+  /// mix is checked, stored and what changed is sent (`publish`). Under the lock.
+  func changeStrip(_ strip: StripRef, _ body: (inout StripSettings) throws(MixerError) -> Void) throws(MixerError) {
+    let old = mix(of: strip)
+    var new = old
+    try body(&new)
+    guard new != old else { return }
+    try MixerError.check(new.volume, .volume, "volume")
+    try MixerError.check(new.pan, .pan, "pan")
+    if new.eq != old.eq { try Mixer.checkEQ(new.eq, of: "'\(printableText(name(of: strip)))'") }
+    if new.bus != old.bus { try routeLocked(name(of: strip), to: new.bus, publish: true) }
+    store(new, in: strip)
+    try publish(strip, from: old, to: new)
+    isDirty = true
+  }
+
+  func name(of strip: StripRef) -> String {
+    switch strip {
+    case .stem(let stem): stem.settings.name
+    case .bus(let p): busTable.buses[p].settings.name
+    case .input(let input): input.settings.name
+    }
+  }
+
+  /// Sends what changed in a strip's mix, stored already (the route went with `routeLocked`):
+  /// its EQ, its levels and audibility, and everyone's audibility when solo or the route moved.
+  func publish(_ strip: StripRef, from old: StripSettings, to new: StripSettings) throws(MixerError) {
+    if new.eq != old.eq { try sendEQ(target(of: strip), from: old.eq, to: new.eq) }
+    let volume = new.volume != old.volume, pan = new.pan != old.pan
+    if volume || pan || new.mute != old.mute || new.solo != old.solo || new.bus != old.bus {
+      try pushLevels(strip, volume: volume, pan: pan)
+    }
+    if new.solo != old.solo || new.bus != old.bus { try pushAllGains() }
   }
 
   /// A strip's volume (a stem's, a bus's or a live input's), in `SettingRange.volume`.

@@ -86,7 +86,6 @@ import Testing
     ("loops mic 2", "'mic' is a live input"),
     ("directout mic maybe", "must be on or off"),
     ("rate mic 1.5 over 2s", "'mic' is a live input"),
-    ("glide cancel mic", "'mic' is a live input: 'glide cancel' stops a stem's glides only; set its volume or pan"),
     ("remove mic", "(to take it away: 'input remove NAME')"),
     ("vol mic 3", "volume must be a number between 0 and 2"),
     ("pan mic 2", "pan must be a number between -1 and 1 (got 2)"),
@@ -103,6 +102,18 @@ import Testing
     // 0.1 s is 4,800 frames: after 6 blocks of 1024 the glides are done: hard left at a quarter.
     let peak = Self.render(h, signal: Self.tone, blocks: 6)
     #expect(abs(peak.left - 0.125) < 0.002 && peak.right < 1e-6, "\(peak)")
+    // A glide under way shows in `inputs` (flag G, reached→target); `glide cancel` stops it there.
+    #expect(h.run("vol mic 0 over 10s").ok)
+    _ = Self.render(h, signal: Self.tone, blocks: 2)
+    let row = h.run("inputs").output.first { $0.hasPrefix("mic ") } ?? ""
+    #expect(row.contains("0.25→0.00") && row.split(separator: " ").contains("G"), "\(row)")
+    let cancel = h.run("glide cancel mic")
+    #expect(cancel.ok, "\(cancel.output)")
+    let held = try #require(h.mixer.inputSettings.first?.volume)
+    #expect(held > 0.2 && held < 0.25, "the volume is not where the glide stopped: \(held)")
+    _ = Self.render(h, signal: Self.tone, blocks: 1)
+    let after = h.run("inputs").output.first { $0.hasPrefix("mic ") } ?? ""
+    #expect(!after.contains("→"), "\(after)")
   }
 
   @Test("refusals say what is wrong and what is allowed; nothing changes")

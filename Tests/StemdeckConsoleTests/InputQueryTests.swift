@@ -65,6 +65,7 @@ import Testing
     #expect(inputs[0]["volume"] as? Double == 0.5 && inputs[0]["channels"] as? String == "mono")
     #expect(inputs[0]["ports"] as? [String] == ["mic_in"] && inputs[0]["destination"] as? String == "master")
     #expect(inputs[1]["directOut"] as? Bool == true && inputs[1]["destination"] as? String == "keys_L/R")
+    #expect(inputs[0]["gliding"] as? Bool == false)
     #expect((inputs[1]["meters"] as? [[String: Any]])?.count == 2)
     let listed = try #require(QueryJSON.data(for: "inputs", [], h.console)?["inputs"] as? [[String: Any]])
     #expect(listed.count == 2)

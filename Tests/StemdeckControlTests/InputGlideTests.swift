@@ -66,4 +66,55 @@ import Testing
     let refused = capture.message { () throws(MixerError) in try m.glide("keys", to: .rate(1.5), seconds: 1) }
     #expect(refused.hasPrefix("'keys' is a live input: it has volume, pan"), "\(refused)")
   }
+
+  @Test(
+    "an input kept by an open takes every field of the new session at once: volume, pan and solo changed together are all heard (one strip change path)"
+  )
+  func keptInputTakesEveryField() throws {
+    let rig = MixerRig()
+    try rig.mixer.addInput(InputSettings(name: "keys", channels: .stereo))
+    _ = capture.render(rig, frames: 4800, inputFeed: [Float](repeating: 0.5, count: 4800))
+    var session = Session()
+    var keys = InputSettings(name: "keys", channels: .stereo)
+    keys.volume = 0.5
+    keys.pan = -1
+    keys.solo = true
+    session.inputs = [keys]
+    _ = try rig.mixer.load(session, sessionPath: "/tmp/stemdeck-kept-input.json")
+    let after = capture.render(rig, frames: 9600, inputFeed: [Float](repeating: 0.5, count: 9600)).master
+    // Balance hard left on a stereo strip: the left side at volume, the right silent.
+    #expect(abs(after.left[9000] - 0.25) < 1e-6 && abs(after.right[9000]) < 1e-6, "\(after.left[9000]) \(after.right[9000])")
+    #expect(rig.mixer.inputSettings.first?.solo == true && rig.mixer.inputSettings.first?.volume == 0.5)
+  }
+
+  @Test(
+    "a running input or bus glide is told (the value reached, the settings at the target) and 'glide cancel' stops it there: the level holds, the status says no glide"
+  )
+  func progressAndCancel() throws {
+    let rig = MixerRig()
+    try rig.mixer.addInput(InputSettings(name: "keys", channels: .stereo))
+    try rig.mixer.glide("keys", to: .volume(0), seconds: 1)
+    // A quarter of the way (12,032 frames: whole 256-frame blocks, so the last block's end).
+    _ = capture.render(rig, frames: 12_032, inputFeed: [Float](repeating: 0.5, count: 12_032))
+    let during = try rig.mixer.inputStatus("keys")
+    let reached = try #require(during.glidingVolume, "no glide told while one runs")
+    #expect(abs(reached - (1 - 12_032.0 / 48_000)) < 1e-9, "reached \(reached)")
+    #expect(during.glidingPan == nil && during.settings.volume == 0, "\(during)")
+    try rig.mixer.cancelGlides("keys")
+    #expect(rig.mixer.inputSettings.first?.volume == reached)
+    let after = capture.render(rig, frames: 9600, inputFeed: [Float](repeating: 0.5, count: 9600)).master
+    #expect(abs(Double(after.left[9000]) - 0.5 * reached) < 1e-6, "the level does not hold where the glide stopped: \(after.left[9000])")
+    #expect(try rig.mixer.inputStatus("keys").glidingVolume == nil, "a glide is still told after cancel")
+
+    // A bus's glide waits for play (as a stem's): told at its start, and cancelled there.
+    try rig.mixer.addBus(BusSettings(name: "band"))
+    try rig.mixer.glide("band", to: .pan(-1), seconds: 2)
+    _ = capture.render(rig, frames: 512, inputFeed: [Float](repeating: 0.5, count: 512))
+    let bus = try #require(rig.mixer.busStatuses().first)
+    #expect(bus.glidingPan == 0 && bus.glidingVolume == nil && bus.settings.pan == -1, "\(bus)")
+    try rig.mixer.cancelGlides("band")
+    _ = capture.render(rig, frames: 512, inputFeed: [Float](repeating: 0.5, count: 512))
+    let cancelled = try #require(rig.mixer.busStatuses().first)
+    #expect(cancelled.glidingPan == nil && cancelled.settings.pan == 0, "\(cancelled)")
+  }
 }

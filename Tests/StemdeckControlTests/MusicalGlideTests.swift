@@ -175,7 +175,7 @@ extension MusicalTests {
   }
 
   /// Changing another parameter of a gliding stem must leave the glide running. The renderer's
-  /// `.setLevels` (sent for every volume, pan, mute and solo change) clears BOTH the volume and
+  /// `.setStripLevels` (sent for every volume, pan, mute and solo change) clears BOTH the volume and
   /// the pan glide and sets the voice to the settings' values, which already hold the glide's
   /// target, so the glide jumps to its end in 10 ms.
   @Test(

@@ -219,13 +219,26 @@ struct MixerViewModel {
   /// The buses, after the stems (drawn bold, like the master).
   static func busStrips(_ m: Mixer) -> [Strip] {
     m.busStatuses().map { b in
-      var flags: Flags = []
-      if b.settings.mute { flags.insert(.mute) }
-      if b.settings.solo { flags.insert(.solo) }
-      if b.settings.directOut { flags.insert(.directOut) }
-      if !b.settings.eq.isBypassed { flags.insert(.eq) }
-      return Strip(name: b.settings.name, kind: .bus, volume: b.settings.volume, pan: b.settings.pan, flags: flags, meters: meter(b.meter))
+      mixerStrip(b.settings.name, .bus, b.settings.strip, meter(b.meter), gliding: (b.glidingVolume, b.glidingPan))
     }
+  }
+
+  /// A bus's or live input's strip from its mix: flags M, S, D, Q; while a glide runs, flag G
+  /// and the value reached, with the target beside it (as a stem's).
+  static func mixerStrip(
+    _ name: String, _ kind: Strip.Kind, _ mix: StripSettings, _ meters: [Meter], gliding: (volume: Double?, pan: Double?)
+  ) -> Strip {
+    var flags: Flags = []
+    if mix.mute { flags.insert(.mute) }
+    if mix.solo { flags.insert(.solo) }
+    if mix.directOut { flags.insert(.directOut) }
+    if !mix.eq.isBypassed { flags.insert(.eq) }
+    var strip = Strip(
+      name: name, kind: kind, volume: gliding.volume ?? mix.volume, pan: gliding.pan ?? mix.pan, flags: flags, meters: meters)
+    if gliding.volume != nil || gliding.pan != nil { strip.flags.insert(.gliding) }
+    if gliding.volume != nil { strip.volumeTarget = mix.volume }
+    if gliding.pan != nil { strip.panTarget = mix.pan }
+    return strip
   }
 
   static func masterStrip(_ m: Mixer) -> Strip {
@@ -246,13 +259,7 @@ struct MixerViewModel {
   /// The live inputs' strips, in the order they were added.
   static func liveInputStrips(_ m: Mixer) -> [Strip] {
     m.inputStatuses().map { i in
-      var flags: Flags = []
-      if i.settings.mute { flags.insert(.mute) }
-      if i.settings.solo { flags.insert(.solo) }
-      if i.settings.directOut { flags.insert(.directOut) }
-      if !i.settings.eq.isBypassed { flags.insert(.eq) }
-      return Strip(
-        name: i.settings.name, kind: .input, volume: i.settings.volume, pan: i.settings.pan, flags: flags, meters: meter(i.meter))
+      mixerStrip(i.settings.name, .input, i.settings.strip, meter(i.meter), gliding: (i.glidingVolume, i.glidingPan))
     }
   }
 

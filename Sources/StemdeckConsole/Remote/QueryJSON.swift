@@ -76,6 +76,7 @@ enum QueryJSON {
       return [
         "name": s.name, "channels": s.channels.rawValue, "volume": number(s.volume), "volumeDB": db(Decibels.fromAmplitude(s.volume)),
         "pan": number(s.pan), "mute": s.mute, "solo": s.solo, "directOut": s.directOut, "eq": !s.eq.isBypassed,
+        "gliding": i.glidingVolume != nil || i.glidingPan != nil,
         "destination": s.directOut ? "\(s.name)_L/R" : i.destination, "ports": i.ports,
         "meters": MixerViewModel.meter(i.meter).map(meter)
       ]

@@ -28,9 +28,11 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case replaceVoice(slot: Int32, voice: UnsafeMutablePointer<StemVoice>)
   /// New target gains (left, right), already combining volume, pan, mute and solo.
   case setGains(slot: Int32, left: Float, right: Float)
-  /// A stem's volume and pan (nil: unchanged) and audibility (mute/solo); the renderer computes
-  /// the gains. Setting volume or pan cancels that parameter's glide.
-  case setLevels(slot: Int32, volume: Double?, pan: Double?, audible: Bool)
+  /// A strip's volume and pan (nil: unchanged) and audibility (mute, and solo along the bus
+  /// graph); the renderer computes the gains. Setting volume or pan ends that parameter's glide.
+  /// A live input's gains always ramp; a stem's and a bus's jump while stopped. The master's
+  /// fader is `setMasterGain` (it is not addressed here).
+  case setStripLevels(StripTarget, volume: Double?, pan: Double?, audible: Bool)
   /// A stem's varispeed rate (the ratio follows from the file and engine rates). Cancels a rate glide.
   case setRate(slot: Int32, rate: Double)
   /// A stretch-mode stem's Rubber Band pitch scale (pitch shift × file/engine rate).
@@ -85,8 +87,6 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   /// Installs the buses' routing plan (Buses.swift), built on the control thread; the plan it
   /// replaces comes back in `EngineEvent.busPlanRetired`. Never grouped.
   case setBusPlan(UnsafeMutablePointer<BusPlan>)
-  /// A bus's volume and balance (nil: unchanged) and audibility (mute and solo along the graph).
-  case setBusLevels(bus: Int32, volume: Double?, pan: Double?, audible: Bool)
   /// Puts bus index `bus` back to unity, centre and a flat EQ with no memory (taken into use again).
   case resetBus(bus: Int32)
   /// Moves a strip's volume or pan (a stem's rate too) to `target` over `frames` frames: a
@@ -98,8 +98,6 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setStemBus(slot: Int32, bus: Int32)
   /// Starts live input strip `index` (InputStrips.swift) with these levels (its ports come after it).
   case addInput(index: Int32, channels: Int32, volume: Double, pan: Double, audible: Bool)
-  /// A live input's volume and pan (nil: unchanged) and audibility (mute/solo); the gains ramp.
-  case setInputLevels(index: Int32, volume: Double?, pan: Double?, audible: Bool)
   /// Fades live input `index` out; its strip is free once silent (`InputBank.live`).
   case removeInput(index: Int32)
   /// Routes live input `index` to bus `bus` (−1: the master); it crossfades (10 ms) unless

@@ -77,6 +77,8 @@ public struct BusBank: ~Copyable {
   @usableFromInline let maxBlockFrames: Int
   /// Per bus meters (post-fader), read by the control thread.
   public let meters: UnsafeMutablePointer<MeterCells>
+  /// Per bus: where its glides are (`StripLevels.publish`), read by the control thread.
+  public let glides: UnsafeMutablePointer<GlideCells>
   @usableFromInline var plan: UnsafeMutablePointer<BusPlan>? = nil
   @usableFromInline let retiring: UnsafeMutablePointer<UnsafeMutablePointer<BusPlan>?>
   @usableFromInline var retiringCount = 0
@@ -89,6 +91,8 @@ public struct BusBank: ~Copyable {
     buffers.initialize(repeating: 0, count: Self.maxBuses * 2 * maxBlockFrames)
     meters = .allocate(capacity: Self.maxBuses)
     for i in 0..<Self.maxBuses { (meters + i).initialize(to: MeterCells()) }
+    glides = .allocate(capacity: Self.maxBuses)
+    for i in 0..<Self.maxBuses { (glides + i).initialize(to: GlideCells()) }
     retiring = .allocate(capacity: Self.retiringCapacity)
     retiring.initialize(repeating: nil, count: Self.retiringCapacity)
   }
@@ -102,6 +106,8 @@ public struct BusBank: ~Copyable {
     buffers.deallocate()
     meters.deinitialize(count: Self.maxBuses)
     meters.deallocate()
+    glides.deinitialize(count: Self.maxBuses)
+    glides.deallocate()
     retiring.deallocate()
   }
 
@@ -179,6 +185,8 @@ func resetBus(_ state: UnsafeMutablePointer<RenderState>, bus: Int32) {
   guard bus >= 0, Int(bus) < BusBank.maxBuses else { return }
   let strip = state.pointee.buses.strips + Int(bus)
   strip.pointee.levels.reset(gain: 1)
+  strip.pointee.levels.publishedGliding = false
+  state.pointee.buses.glides[Int(bus)].clear()
   strip.pointee.eq.clearState()
   state.pointee.sends.buses.clear(strip: Int(bus))
 }
@@ -226,10 +234,12 @@ func renderBuses(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int, 
       strip.pointee.eq.clearState()
       _ = strip.pointee.levels.gainLeft.advance(frames: n)
       _ = strip.pointee.levels.gainRight.advance(frames: n)
+      strip.pointee.levels.publish(to: state.pointee.buses.glides + bus)
       strip.pointee.meter.accumulateSilence(count: n, into: cells)
       continue
     }
     if strip.pointee.levels.isGliding { strip.pointee.levels.advanceGlides(frames: n) }
+    strip.pointee.levels.publish(to: state.pointee.buses.glides + bus)
     strip.pointee.eq.process(left: l, right: r, stride: 1, count: n)
     mixStripSends(state, state.pointee.sends.buses, strip: bus, left: l, right: r, count: n, preFader: true)
     let stepL = strip.pointee.levels.gainLeft.advance(frames: n)

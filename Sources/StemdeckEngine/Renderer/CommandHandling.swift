@@ -97,8 +97,8 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     requestSongChange(state, frame: frame, epoch: epoch, fadeFrames: fadeFrames, song: song)
   case .completeSongChange: if state.pointee.songChange.pending { performSongChange(state) }
   case .setGains(let slot, let l, let r): if let voice = voiceAt(state, slot) { setGains(voice, l, r, jump: jump) }
-  case .setLevels(let slot, let volume, let pan, let audible):
-    if let voice = voiceAt(state, slot) { setLevels(voice, volume: volume, pan: pan, audible: audible, jump: jump) }
+  case .setStripLevels(let strip, let volume, let pan, let audible):
+    setStripLevels(state, strip, volume: volume, pan: pan, audible: audible, jump: jump)
   case .setRate(let slot, let rate): if let voice = voiceAt(state, slot) { setRate(voice, rate) }
   case .setPitchScale(let slot, let scale): if let voice = voiceAt(state, slot) { setPitchScale(voice, scale) }
   case .cancelGlides(let slot): if let voice = voiceAt(state, slot) { cancelGlides(voice) }
@@ -113,8 +113,6 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .setMeterPoint(let preFader): state.pointee.preFaderMeters = preFader
   case .setStemMetering(let on): state.pointee.stemMetering = on
   case .setBusPlan(let plan): setBusPlan(state, plan)
-  case .setBusLevels(let bus, let volume, let pan, let audible):
-    setBusLevels(state, bus: bus, volume: volume, pan: pan, audible: audible, jump: jump)
   case .resetBus(let bus): resetBus(state, bus: bus)
   case .stripGlide(let strip, let parameter, let target, let frames, let exponential):
     startStripGlide(state, strip, parameter, to: target, frames: frames, exponential: exponential)
@@ -122,8 +120,6 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .addInput(let index, let channels, let volume, let pan, let audible):
     state.pointee.inputs.add(index: Int(index), channels: Int(channels), volume: volume, pan: pan, audible: audible)
     state.pointee.sends.inputs.clear(strip: Int(index))
-  case .setInputLevels(let index, let volume, let pan, let audible):
-    state.pointee.inputs.setLevels(index: Int(index), volume: volume, pan: pan, audible: audible)
   case .removeInput(let index): state.pointee.inputs.remove(index: Int(index))
   case .setInputBus(let index, let bus, let crossfade):
     state.pointee.inputs.setBus(index: Int(index), bus: bus, sampleRate: state.pointee.sampleRate, jump: !crossfade)
@@ -226,6 +222,19 @@ func setEQ(
     var p = voice.pointee.eq.target
     change(&p)
     voice.pointee.eq.set(p, immediate: jump || voice.pointee.pending)
+  }
+}
+
+/// Any strip's levels (`EngineCommand.setStripLevels`).
+@_noLocks
+func setStripLevels(
+  _ state: UnsafeMutablePointer<RenderState>, _ strip: StripTarget, volume: Double?, pan: Double?, audible: Bool, jump: Bool
+) {
+  switch strip {
+  case .stem(let slot): if let voice = voiceAt(state, slot) { setLevels(voice, volume: volume, pan: pan, audible: audible, jump: jump) }
+  case .bus(let bus): setBusLevels(state, bus: bus, volume: volume, pan: pan, audible: audible, jump: jump)
+  case .input(let index): state.pointee.inputs.setLevels(index: Int(index), volume: volume, pan: pan, audible: audible)
+  case .master: break
   }
 }
 

@@ -48,6 +48,8 @@ public struct InputBank: ~Copyable {
   @usableFromInline let strips: UnsafeMutablePointer<InputStrip>
   /// Each strip's meter (peak/average per channel), read by the control thread.
   public let meters: UnsafeMutablePointer<MeterCells>
+  /// Where each strip's glides are (`StripLevels.publish`), read by the control thread.
+  public let glides: UnsafeMutablePointer<GlideCells>
   /// Whether each strip is active (1) or free (0), for the control thread: a removed input's
   /// ports stay until the renderer has faded it out.
   public let live: UnsafeMutablePointer<Atomic<Int>>
@@ -74,6 +76,8 @@ public struct InputBank: ~Copyable {
     strips.initialize(repeating: InputStrip(sampleRate: sampleRate), count: capacity)
     meters = .allocate(capacity: capacity)
     for i in 0..<capacity { (meters + i).initialize(to: MeterCells()) }
+    glides = .allocate(capacity: capacity)
+    for i in 0..<capacity { (glides + i).initialize(to: GlideCells()) }
     live = .allocate(capacity: capacity)
     for i in 0..<capacity { (live + i).initialize(to: Atomic(0)) }
     buffers = .allocate(capacity: capacity * 2)
@@ -90,6 +94,8 @@ public struct InputBank: ~Copyable {
     strips.deallocate()
     meters.deinitialize(count: capacity)
     meters.deallocate()
+    glides.deinitialize(count: capacity)
+    glides.deallocate()
     live.deinitialize(count: capacity)
     live.deallocate()
     buffers.deallocate()
@@ -108,6 +114,8 @@ public struct InputBank: ~Copyable {
     s.pointee.active = true
     s.pointee.removing = false
     s.pointee.levels.reset(gain: 0)
+    s.pointee.levels.publishedGliding = false
+    glides[index].clear()
     s.pointee.levels.channels = channels == 2 ? 2 : 1
     // At its levels at once: its ports are registered after this (the driver's next poll), so
     // it has no signal yet to click; an offline render then starts exactly at the set gain.
@@ -231,6 +239,7 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
     }
     // Fader and pan: the planes become the strip's contribution (mono: the left plane feeds both).
     if s.pointee.levels.isGliding { s.pointee.levels.advanceGlides(frames: n) }
+    s.pointee.levels.publish(to: state.pointee.inputs.glides + index)
     let stepL = s.pointee.levels.gainLeft.advance(frames: n)
     let stepR = s.pointee.levels.gainRight.advance(frames: n)
     let targetL = s.pointee.levels.gainLeft.current, targetR = s.pointee.levels.gainRight.current

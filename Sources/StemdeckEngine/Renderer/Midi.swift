@@ -305,8 +305,8 @@ public func midiInput(_ state: UnsafeMutablePointer<RenderState>, offset: Int, c
       state.pointee.midi.takeover[i].lastApplied = value
       command =
         volume
-        ? .setLevels(slot: binding.slot, volume: value, pan: nil, audible: voice.pointee.audible)
-        : .setLevels(slot: binding.slot, volume: nil, pan: value, audible: voice.pointee.audible)
+        ? .setStripLevels(.stem(slot: binding.slot), volume: value, pan: nil, audible: voice.pointee.audible)
+        : .setStripLevels(.stem(slot: binding.slot), volume: nil, pan: value, audible: voice.pointee.audible)
       // The voice holds the new value at once, so that takeover judges the next event of this
       // block against it; the gains move when the command applies at `offset`.
       if volume { voice.pointee.volume = value } else { voice.pointee.pan = value }

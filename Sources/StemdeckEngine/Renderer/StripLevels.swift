@@ -2,7 +2,34 @@
 // out on the control thread), their glides and the two gain ramps they set. Buses and live
 // inputs embed one (`BusStrip.levels`, `InputStrip.levels`), so they set levels, glide and
 // cancel alike (docs/architecture.md, *Strips*). Stem voices keep their own (a stem also glides
-// its rate, and the control thread reads its glides' progress).
+// its rate). Where a bus's or input's glides have got to is published once a block into its
+// `GlideCells`, as a stem's into its `StemShared`.
+
+import Synchronization
+
+/// Which of a strip's glides run and the values they have reached (realtime → control; Double
+/// bit patterns). The control thread shows them (`G`) and `glide cancel` stops there.
+public struct GlideCells: ~Copyable, Sendable {
+  /// Bit 0: volume, bit 1: pan.
+  let glides = Atomic<Int>(0)
+  let volume = Atomic<UInt64>(0)
+  let pan = Atomic<UInt64>(0)
+
+  init() {}
+
+  /// The values the running glides have reached (nil: that parameter is not gliding).
+  public func reading() -> (volume: Double?, pan: Double?) {
+    let flags = glides.load(ordering: .relaxed)
+    return (
+      flags & 1 != 0 ? Double(bitPattern: volume.load(ordering: .relaxed)) : nil,
+      flags & 2 != 0 ? Double(bitPattern: pan.load(ordering: .relaxed)) : nil
+    )
+  }
+
+  /// No glide (a strip taken into use again).
+  @_noLocks
+  func clear() { glides.store(0, ordering: .relaxed) }
+}
 
 /// One strip's levels. Trivial values only: it lives in the renderer's preallocated tables.
 public struct StripLevels {
@@ -16,6 +43,8 @@ public struct StripLevels {
   /// Volume and pan glides (`vol mic 0 over 4s`; idle unless `isActive`).
   @usableFromInline var volumeGlide = Glide()
   @usableFromInline var panGlide = Glide()
+  /// Whether `publish` last said a glide runs (so that its end is said once, then nothing).
+  @usableFromInline var publishedGliding = false
 
   /// Levels at unity and centre; the gains start at `gain` and ramp over 10 ms.
   init(sampleRate: Double, gain: Float) {
@@ -89,6 +118,20 @@ public struct StripLevels {
       if panGlide.isFinished { panGlide = Glide() }
     }
     updateGains(jump: false, frames: Swift.max(1, rampFrames), silenced: silenced)
+  }
+
+  /// Says where the glides are, once a block: the values while one runs, then once that none
+  /// does. A strip that never glides costs a branch.
+  @_noLocks
+  mutating func publish(to cells: UnsafeMutablePointer<GlideCells>) {
+    let gliding = isGliding
+    guard gliding || publishedGliding else { return }
+    if gliding {
+      cells.pointee.volume.store(volume.bitPattern, ordering: .relaxed)
+      cells.pointee.pan.store(pan.bitPattern, ordering: .relaxed)
+    }
+    cells.pointee.glides.store((volumeGlide.isActive ? 1 : 0) | (panGlide.isActive ? 2 : 0), ordering: .relaxed)
+    publishedGliding = gliding
   }
 
   /// Ends both glides where they are (the levels keep the values reached).
