@@ -99,10 +99,15 @@ extension Mixer {
     let mix = mix(of: strip)
     let audible = isAudible(strip, anySolo: solo ?? anySolo())
     try send(.setStripLevels(target(of: strip), volume: volume ? mix.volume : nil, pan: pan ? mix.pan : nil, audible: audible))
+    // A value set ends its glide: not told as running from now on (a stem's voice says so itself).
     switch strip {
     case .stem(let stem): stem.sentAudible = audible
-    case .bus(let p): busTable.buses[p].sentAudible = audible
-    case .input(let input): input.sentAudible = audible
+    case .bus(let p):
+      busTable.buses[p].sentAudible = audible
+      renderState.pointee.buses.glides[Int(busTable.buses[p].index)].forget(volume: volume, pan: pan)
+    case .input(let input):
+      input.sentAudible = audible
+      renderState.pointee.inputs.glides[input.index].forget(volume: volume, pan: pan)
     }
   }
 

@@ -102,6 +102,7 @@ import Testing
     #expect(during.glidingPan == nil && during.settings.volume == 0, "\(during)")
     try rig.mixer.cancelGlides("keys")
     #expect(rig.mixer.inputSettings.first?.volume == reached)
+    #expect(try rig.mixer.inputStatus("keys").glidingVolume == nil, "told as gliding right after 'glide cancel'")
     let after = capture.render(rig, frames: 9600, inputFeed: [Float](repeating: 0.5, count: 9600)).master
     #expect(abs(Double(after.left[9000]) - 0.5 * reached) < 1e-6, "the level does not hold where the glide stopped: \(after.left[9000])")
     #expect(try rig.mixer.inputStatus("keys").glidingVolume == nil, "a glide is still told after cancel")
@@ -113,6 +114,7 @@ import Testing
     let bus = try #require(rig.mixer.busStatuses().first)
     #expect(bus.glidingPan == 0 && bus.glidingVolume == nil && bus.settings.pan == -1, "\(bus)")
     try rig.mixer.cancelGlides("band")
+    #expect(rig.mixer.busStatuses().first?.glidingPan == nil, "told as gliding right after 'glide cancel'")
     _ = capture.render(rig, frames: 512, inputFeed: [Float](repeating: 0.5, count: 512))
     let cancelled = try #require(rig.mixer.busStatuses().first)
     #expect(cancelled.glidingPan == nil && cancelled.settings.pan == 0, "\(cancelled)")

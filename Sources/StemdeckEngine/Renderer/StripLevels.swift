@@ -26,6 +26,12 @@ public struct GlideCells: ~Copyable, Sendable {
     )
   }
 
+  /// The control thread has ended these glides (a value set, `glide cancel`): not told from
+  /// now on; the renderer's next publish agrees.
+  public func forget(volume: Bool, pan: Bool) {
+    glides.bitwiseAnd(~((volume ? 1 : 0) | (pan ? 2 : 0)), ordering: .relaxed)
+  }
+
   /// No glide (a strip taken into use again).
   @_noLocks
   func clear() { glides.store(0, ordering: .relaxed) }
