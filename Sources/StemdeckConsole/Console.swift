@@ -197,6 +197,11 @@ public final class Console {
     if let count = spec.argumentCount, !count.contains(args.count) {
       throw CommandError("\(spec.name): expected \(Self.describe(count)), got \(args.count) — usage: \(spec.usage)")
     }
+    // A strip's name is checked before what follows it: `vol nope 3` says the name is unknown
+    // (with a suggestion), not that 3 is out of range. `master` is `eq`'s own word.
+    if case .stemOrAll = spec.completions.first, let strip = args.first, strip.lowercased() != "master" {
+      _ = try stems(strip, includeOffline: true)
+    }
     try spec.run(self, args)
   }
 

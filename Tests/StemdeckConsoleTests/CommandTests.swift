@@ -95,6 +95,10 @@ struct CommandValidationTests {
     Rejection("vol drms 0.5", "error: unknown stem 'drms' — did you mean 'drums'?"),
     Rejection("vol DRUMS 0.5", "error: unknown stem 'DRUMS' — did you mean 'drums'?"),
     Rejection("vol guitar 0.5", "error: unknown stem 'guitar' (stems: drums, bass)"),
+    // The name is checked before the value (the unknown name is the mistake to fix first).
+    Rejection("vol nope 3", "error: unknown stem 'nope' (stems: drums, bass)"),
+    Rejection("pan drms 7", "error: unknown stem 'drms' — did you mean 'drums'?"),
+    Rejection("rate nope fast", "error: unknown stem 'nope' (stems: drums, bass)"),
     Rejection("vol drums", "error: vol: expected 2 to 6 arguments, got 1 — usage: vol NAME|all VALUE [over TIME [exp]]"),
     Rejection("vol drums 0.5 0.5 0.5", "error: vol: usage: vol NAME|all VALUE [over TIME [exp]]"),
     Rejection("vol drums 3", "error: volume must be a number between 0 and 2, or a level in dB such as \"-6dB\" (got 3)"),
