@@ -422,7 +422,8 @@ enum CommandTable {
       }
       if a.first == "reset" { c.mixer.resetMeters(); c.write("meters reset"); return }
       let only = a.first
-      if let only, only != "master", only != "input" { _ = try c.stems(only) }
+      // A stem, bus or live input, or a send's return (`meters verb`).
+      if let only, only != "master", only != "input", !c.mixer.auxSends.contains(where: { $0.name == only }) { _ = try c.stems(only) }
       for line in Display.meters(c, only: only, width: c.terminalColumns?()) { c.write(line) }
     },
     CommandSpec(name: "watch", usage: "watch", summary: "live meter view until a key is pressed", argumentCount: 0...0) {

@@ -341,6 +341,9 @@ enum Display {
       lines += meterLines("bus " + b.settings.name, MixerViewModel.meter(b.meter), width: width)
     }
     lines += inputMeterLines(c, only: only, width: width)
+    for r in c.mixer.returnMeters() where only == nil || only == r.name {
+      lines += meterLines("return " + r.name, MixerViewModel.meter(r.meter), width: width)
+    }
     return lines
   }
 
@@ -357,6 +360,15 @@ enum Display {
     }
     for b in c.mixer.busStatuses() {
       for (i, ch) in MixerViewModel.meter(b.meter).enumerated() { rows.append(("bus \(b.settings.name) \(i == 0 ? "L" : "R")", ch)) }
+    }
+    for input in c.mixer.inputStatuses() {
+      let meters = MixerViewModel.meter(input.meter)
+      for (i, ch) in meters.enumerated() {
+        rows.append((meters.count == 1 ? input.settings.name : "\(input.settings.name) \(i == 0 ? "L" : "R")", ch))
+      }
+    }
+    for r in c.mixer.returnMeters() {
+      for (i, ch) in MixerViewModel.meter(r.meter).enumerated() { rows.append(("return \(r.name) \(i == 0 ? "L" : "R")", ch)) }
     }
     let valueWidth = 12  // " -160.0 CLIP"
     let longest = rows.map { TerminalInfo.displayWidth($0.label) }.max() ?? 8

@@ -21,7 +21,7 @@ extension Mixer {
     MeterReading(cells: renderState.pointee.status.pointee.masterMeters, channels: 2)
   }
 
-  /// Clears peak hold and clip counts of every stem and the master, and restarts the master's
+  /// Clears peak hold and clip counts of every strip, return and the master, and restarts the master's
   /// loudness integration (integrated loudness, range, true peak) when it is measured.
   public func resetMeters() {
     lock.locked {
@@ -31,6 +31,7 @@ extension Mixer {
       for stem in table.stems { stem.shared.pointer.pointee.meters.pointee.requestReset() }
       for bus in busTable.buses { renderState.pointee.buses.meters[Int(bus.index)].requestReset() }
       for input in liveInputs.inputs { (renderState.pointee.inputs.meters + input.index).pointee.requestReset() }
+      for aux in sendTable.sends { (renderState.pointee.sends.returnMeters + aux.index).pointee.requestReset() }
     }
   }
 

@@ -42,6 +42,14 @@ extension Mixer {
   /// The aux sends, in order (for `sends`, `stems`, `routes` and the driver).
   public var auxSends: [AuxSend] { lock.locked { sendTable.sends } }
 
+  /// Each send's return meter (after the return's volume, where it joins the master), in the
+  /// order of `auxSends`.
+  public func returnMeters() -> [(name: String, meter: MeterReading)] {
+    lock.locked {
+      sendTable.sends.map { ($0.name, MeterReading(cells: renderState.pointee.sends.returnMeters + $0.index, channels: 2)) }
+    }
+  }
+
   /// Adds aux send `name` (ports `NAME_send_L/R` and `NAME_return_L/R`, registered by the JACK
   /// driver), its return at `returnVolume`. Refused: a bad or taken name, more than
   /// `SendBank.maxSends`.
@@ -58,6 +66,7 @@ extension Mixer {
       }
       try send(.addSend(index: Int32(index), returnGain: Float(returnVolume)))
       sendTable.sends.append(AuxSend(name: name, index: index, returnVolume: returnVolume, levels: [:]))
+      (renderState.pointee.sends.returnMeters + index).pointee.requestReset()
       isDirty = true
     }
   }

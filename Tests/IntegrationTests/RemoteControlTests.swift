@@ -158,6 +158,7 @@ struct RemoteControlTests {
       srv.add_method(None, None, lambda path, args: got.append((path, args)))
       target = liblo.Address("127.0.0.1", port)
       srv.send(target, "/stemdeck/stem/d*/mute", 1)
+      srv.send(target, "/stemdeck/cmd", "bus add band; send add verb")
       srv.send(target, "/stemdeck/subscribe", "meters", "transport", 20)
       srv.send(target, "/stemdeck/transport/play")
       end = time.time() + 10
@@ -169,6 +170,8 @@ struct RemoteControlTests {
       meters = [a for p, a in got if p == "/stemdeck/meter/master"]
       print(json.dumps({"transport": [a[0] for p, a in got if p == "/stemdeck/transport"],
                         "masterFrames": len(meters), "stemFrames": len([1 for p, a in got if p == "/stemdeck/meter/stem/drums"]),
+                        "busFrames": len([1 for p, a in got if p == "/stemdeck/meter/bus/band"]),
+                        "returnFrames": len([1 for p, a in got if p == "/stemdeck/meter/return/verb"]),
                         "replies": [a for p, a in got if p == "/stemdeck/reply"]}))
       """#, [String(deck.oscPort)])
     #expect(pushes.status == 0, "\(pushes.text)")
@@ -180,6 +183,11 @@ struct RemoteControlTests {
     // Each frame is a master message then one per stem: the client's window may end between them.
     let stemFrames = summary["stemFrames"] as? Int ?? -1
     #expect(stemFrames == frames || stemFrames == frames - 1, "\(summary)")
+    // Buses and send returns are metered too, in every frame (after the stems).
+    for key in ["busFrames", "returnFrames"] {
+      let n = summary[key] as? Int ?? -1
+      #expect(n == frames || n == frames - 1, "\(key): \(summary)")
+    }
     row = try await deck.drumsRow()
     #expect(row.contains(" M"), "the pattern /stemdeck/stem/d*/mute did not mute drums: \(row)")
     print("OSC: \(frames) master meter frames in a second or more at 20 a second")

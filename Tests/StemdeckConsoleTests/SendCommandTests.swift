@@ -26,6 +26,20 @@ import Testing
     #expect(h.run("stems").output.contains("  drums -12.0 dB post"))
     #expect(h.run("send return verb -6dB").ok)
     #expect(abs(h.mixer.auxSends[0].returnVolume - 0.501187) < 1e-5)
+    // Every strip and return has a meter, by name, in every front end (nothing plays: silence).
+    #expect(h.run("bus add band; input add mic mono").ok)
+    let verb = h.run("meters verb")
+    #expect(
+      verb.ok && verb.output.count == 1 && verb.output[0].hasPrefix("return verb ") && verb.output[0].contains("L peak"), "\(verb.output)")
+    let all = h.run("meters").output
+    #expect(
+      ["master", "drums", "bass", "bus band", "mic", "return verb"].allSatisfy { n in all.contains { $0.hasPrefix(n + " ") } }, "\(all)")
+    let json = QueryJSON.meters(h.console, only: nil)
+    #expect((json["returns"] as? [[String: Any]])?.first?["name"] as? String == "verb", "\(json)")
+    #expect((json["buses"] as? [[String: Any]])?.first?["name"] as? String == "band")
+    let frame = RemotePush.meters(h.mixer)
+    #expect((frame["returns"] as? [String: Any])?["verb"] != nil && (frame["buses"] as? [String: Any])?["band"] != nil, "\(frame)")
+    #expect(h.run("bus remove band; input remove mic").ok)
     #expect(h.run("send drums verb off").output == ["drums → verb: off"])
     #expect(h.mixer.auxSends[0].levels["drums"] == nil)
     #expect(h.run("send remove verb").output == ["removed send verb"])

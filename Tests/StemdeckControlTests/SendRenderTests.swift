@@ -169,7 +169,9 @@ import Testing
     #expect(m.auxSends.first?.levels["keys"] == nil)
   }
 
-  @Test("a return is summed into the master at its volume; removing the send fades it out")
+  @Test(
+    "a return is summed into the master at its volume and metered there; a silent return meters silence; removing the send fades it out"
+  )
   func returnIntoMaster() throws {
     let rig = MixerRig()
     let m = rig.mixer
@@ -177,9 +179,17 @@ import Testing
     let feed = [Float](repeating: 0.3, count: 4096)
     let a = render(rig, frames: 4096, returnFeed: feed)
     #expect(abs(a.master.left[100] - 0.15) < 1e-6 && abs(a.master.right[4000] - 0.15) < 1e-6)
+    // The return's meter reads what it adds to the master: 0.15, -16.48 dB (a 50 ms window).
+    let metered = try #require(m.returnMeters().first)
+    #expect(metered.name == "verb" && metered.meter.channels.count == 2)
+    let expected = 20 * log10(0.15)
+    #expect(metered.meter.channels.allSatisfy { abs($0.peak - expected) < 0.01 && abs($0.average - expected) < 0.01 }, "\(metered.meter)")
     try m.setReturnVolume("verb", 1)
     let b = render(rig, frames: 4096, returnFeed: feed)
     #expect(abs(b.master.left[4000] - 0.3) < 1e-6)
+    // Its ports silent (nothing connected): the meter falls to silence.
+    _ = render(rig, frames: 4800)
+    #expect(m.returnMeters().first?.meter.channels.allSatisfy { $0.peak <= -160 } == true, "\(m.returnMeters())")
     try m.removeSend("verb")
     let c = render(rig, frames: 4096, returnFeed: feed)
     #expect(c.master.left[4000] == 0)

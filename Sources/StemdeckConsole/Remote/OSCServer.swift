@@ -330,6 +330,8 @@ public final class OSCServer {
       let master = mixer.masterMeter()
       let stems = mixer.stemStatuses()
       let inputs = mixer.inputStatuses()
+      let buses = mixer.busStatuses()
+      let returns = mixer.returnMeters()
       func peaks(_ m: MeterReading) -> [OSCArgument] { m.channels.map { .float(Float(max(-160, $0.peak))) } }
       for i in meterDue {
         let s = subscribers[i]
@@ -341,6 +343,10 @@ public final class OSCServer {
         for input in inputs {
           socket.send(Self.prefix + "/meter/input/" + input.settings.name, peaks(input.meter), to: s.address, length: s.length)
         }
+        for bus in buses {
+          socket.send(Self.prefix + "/meter/bus/" + bus.settings.name, peaks(bus.meter), to: s.address, length: s.length)
+        }
+        for r in returns { socket.send(Self.prefix + "/meter/return/" + r.name, peaks(r.meter), to: s.address, length: s.length) }
       }
     }
     let state = "\(mixer.transportState)"

@@ -115,6 +115,10 @@ enum QueryJSON {
       if !buses.isEmpty { o["buses"] = buses.map { ["name": $0.name, "channels": $0.meters.map(meter)] as [String: Any] } }
       let inputs = model.inputs.filter { only == nil || $0.name == only }
       if !inputs.isEmpty { o["inputs"] = inputs.map { ["name": $0.name, "channels": $0.meters.map(meter)] as [String: Any] } }
+      let returns = c.mixer.returnMeters().filter { only == nil || $0.name == only }
+      if !returns.isEmpty {
+        o["returns"] = returns.map { ["name": $0.name, "channels": MixerViewModel.meter($0.meter).map(meter)] as [String: Any] }
+      }
     }
     return o
   }

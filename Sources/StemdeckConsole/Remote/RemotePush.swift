@@ -92,7 +92,8 @@ enum RemotePush {
   /// `Decibels.isSilent`).
   static func db(_ v: Double) -> Any { v.isFinite && !Decibels.isSilent(v, decimals: 2) ? (v * 100).rounded() / 100 : NSNull() }
 
-  /// One meter frame: the master, every stem and live input, peak and RMS (average) per channel in dB.
+  /// One meter frame: the master, every stem, bus, live input and send return, peak and RMS
+  /// (average) per channel in dB.
   static func meters(_ mixer: Mixer) -> [String: Any] {
     func reading(_ m: MeterReading) -> [String: Any] {
       ["peak": m.channels.map { db($0.peak) }, "rms": m.channels.map { db($0.average) }, "clips": m.channels.map(\.clips)]
@@ -101,6 +102,10 @@ enum RemotePush {
     for s in mixer.stemStatuses() { stems[s.settings.name] = reading(s.meter) }
     var inputs: [String: Any] = [:]
     for i in mixer.inputStatuses() { inputs[i.settings.name] = reading(i.meter) }
+    var buses: [String: Any] = [:]
+    for b in mixer.busStatuses() { buses[b.settings.name] = reading(b.meter) }
+    var returns: [String: Any] = [:]
+    for r in mixer.returnMeters() { returns[r.name] = reading(r.meter) }
     var master = reading(mixer.masterMeter())
     // EBU R 128 of the master (LUFS, LU, dBTP; null for silence), when it is measured live.
     if let l = mixer.masterLoudness() {
@@ -113,6 +118,8 @@ enum RemotePush {
     }
     var frame: [String: Any] = ["master": master, "stems": stems]
     if !inputs.isEmpty { frame["inputs"] = inputs }  // live input strips (Commands+Inputs.swift)
+    if !buses.isEmpty { frame["buses"] = buses }
+    if !returns.isEmpty { frame["returns"] = returns }  // aux sends' returns, after their volume
     return frame
   }
 

@@ -179,7 +179,7 @@ public struct RenderState: ~Copyable {
     self.schedule = RenderSchedule()
     self.buses = BusBank(sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
     self.inputs = InputBank(sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
-    self.sends = SendBank(sampleRate: sampleRate, maxVoices: maxVoices)
+    self.sends = SendBank(sampleRate: sampleRate, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames)
   }
 
   /// Destroys a state whose driver has stopped calling `renderBlock`: applies the commands still

@@ -336,7 +336,16 @@ func addInputsToMaster(
 ) -> Bool {
   guard state.pointee.inputs.masterWritten else { return false }
   let l = state.pointee.inputs.master
-  let r = l + state.pointee.inputs.maxBlockFrames
+  mixPlanes(intoLeft: outL, right: outR, left: l, right: l + state.pointee.inputs.maxBlockFrames, n, add: add)
+  return true
+}
+
+/// Adds `n` frames of a pair of planes to `outL`/`outR` (`add` false: copies them there).
+@_noLocks @inline(__always)
+func mixPlanes(
+  intoLeft outL: UnsafeMutablePointer<Float>, right outR: UnsafeMutablePointer<Float>, left l: UnsafePointer<Float>,
+  right r: UnsafePointer<Float>, _ n: Int, add: Bool
+) {
   if add {
     for i in 0..<n {
       outL[i] += l[i]
@@ -346,7 +355,6 @@ func addInputsToMaster(
     copyFrames(outL, from: l, n)
     copyFrames(outR, from: r, n)
   }
-  return true
 }
 
 /// `count` floats from `source` to `destination` (a plain loop: the checker accepts it).

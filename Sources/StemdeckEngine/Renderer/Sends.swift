@@ -18,6 +18,13 @@ public struct SendBank: ~Copyable {
   public let returns: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
   /// Each return's volume (10 ms ramps).
   @usableFromInline let returnGains: UnsafeMutablePointer<GainRamp>
+  /// Each return's meter (after its volume, as a strip's post-fader meter), read by the control
+  /// thread, and its accumulator; `work` holds a return's scaled signal for one pass (left
+  /// plane, then right plane, `maxBlockFrames` each).
+  public let returnMeters: UnsafeMutablePointer<MeterCells>
+  @usableFromInline let returnMeterState: UnsafeMutablePointer<MeterAccumulator>
+  @usableFromInline let work: UnsafeMutablePointer<Float>
+  @usableFromInline let maxBlockFrames: Int
   /// Send level of slot s into send k at `levels[s × maxSends + k]` (10 ms ramps), and whether it
   /// is taken before the stem's fader.
   @usableFromInline let levels: UnsafeMutablePointer<GainRamp>
@@ -28,8 +35,9 @@ public struct SendBank: ~Copyable {
   public let buses: StripSendLevels
   public let inputs: StripSendLevels
 
-  init(sampleRate: Double, maxVoices: Int) {
+  init(sampleRate: Double, maxVoices: Int, maxBlockFrames: Int) {
     self.maxVoices = maxVoices
+    self.maxBlockFrames = maxBlockFrames
     let ramp = Swift.max(1, Int(sampleRate * 0.010))
     let k = SendBank.maxSends
     active = .allocate(capacity: k)
@@ -40,6 +48,12 @@ public struct SendBank: ~Copyable {
     returns.initialize(repeating: nil, count: k * 2)
     returnGains = .allocate(capacity: k)
     returnGains.initialize(repeating: GainRamp(gain: 0, length: ramp), count: k)
+    returnMeters = .allocate(capacity: k)
+    for i in 0..<k { (returnMeters + i).initialize(to: MeterCells()) }
+    returnMeterState = .allocate(capacity: k)
+    returnMeterState.initialize(repeating: MeterAccumulator(sampleRate: sampleRate), count: k)
+    work = .allocate(capacity: 2 * maxBlockFrames)
+    work.initialize(repeating: 0, count: 2 * maxBlockFrames)
     levels = .allocate(capacity: maxVoices * k)
     levels.initialize(repeating: GainRamp(gain: 0, length: ramp), count: maxVoices * k)
     preFader = .allocate(capacity: maxVoices * k)
@@ -56,6 +70,10 @@ public struct SendBank: ~Copyable {
     outputs.deallocate()
     returns.deallocate()
     returnGains.deallocate()
+    returnMeters.deinitialize(count: SendBank.maxSends)
+    returnMeters.deallocate()
+    returnMeterState.deallocate()
+    work.deallocate()
     levels.deallocate()
     preFader.deallocate()
     slotUsed.deallocate()
@@ -161,7 +179,7 @@ func mixVoiceSends(
 }
 
 /// Adds every send's return (its input ports at the return's ramped volume) to `outL`/`outR`
-/// (`add` false: overwrites them first). Returns whether anything was written.
+/// (`add` false: overwrites them first) and meters it. Returns whether anything was written.
 @_noLocks
 func mixSendReturns(
   _ state: UnsafeMutablePointer<RenderState>, intoLeft outL: UnsafeMutablePointer<Float>,
@@ -169,25 +187,28 @@ func mixSendReturns(
 ) -> Bool {
   var written = add
   let offset = state.pointee.passOffset
+  let wl = state.pointee.sends.work, wr = wl + state.pointee.sends.maxBlockFrames
   for k in 0..<SendBank.maxSends {
     let ramp = state.pointee.sends.returnGains + k
     guard state.pointee.sends.active[k] || ramp.pointee.isRamping else { continue }
+    let meter = state.pointee.sends.returnMeterState + k
+    let cells = UnsafePointer(state.pointee.sends.returnMeters + k)
     let step = ramp.pointee.advance(frames: n)
     let target = ramp.pointee.current
-    guard step.start != 0 || target != 0 else { continue }
     let inL = state.pointee.sends.returns[2 &* k], inR = state.pointee.sends.returns[2 &* k &+ 1]
-    if inL == nil && inR == nil { continue }
-    if !written {
-      outL.update(repeating: 0, count: n)
-      outR.update(repeating: 0, count: n)
-      written = true
+    if (step.start == 0 && target == 0) || (inL == nil && inR == nil) {
+      meter.pointee.accumulateSilence(count: n, into: cells)
+      continue
     }
     var g = step.start
     for i in 0..<n {
-      if let inL { outL[i] += inL[offset &+ i] * g }
-      if let inR { outR[i] += inR[offset &+ i] * g }
+      wl[i] = (inL?[offset &+ i] ?? 0) * g
+      wr[i] = (inR?[offset &+ i] ?? 0) * g
       g = i &+ 1 < step.rampFrames ? g + step.step : target
     }
+    meter.pointee.accumulate(left: wl, right: wr, count: n, into: cells)
+    mixPlanes(intoLeft: outL, right: outR, left: wl, right: wr, n, add: written)
+    written = true
   }
   return written
 }
