@@ -5,8 +5,9 @@ import StemdeckSession
 /// `commit [now | at POSITION | at bar N[.B] | at next-loop STEM]`; or on one line,
 /// `at POSITION { cmd; cmd }`.
 extension Console {
-  /// Commands that can wait for a frame (they change what the renderer does, nothing else).
-  static let groupable: Set<String> = ["vol", "volume", "pan", "rate", "mute", "unmute", "solo", "unsolo", "master", "glide", "eq"]
+  /// Commands that can wait for a frame (they change what the renderer does, nothing else): the
+  /// strip controls' console words (StripParameter.swift), the master's fader, glides and EQ.
+  static let groupable: Set<String> = Set(StripParameter.all.flatMap(\.consoleWords) + ["master", "glide", "eq"])
 
   /// Runs `body` with `group` as the open `begin … commit` group: each front end (the REPL or
   /// script, every control-socket client, OSC) keeps its own, so one client's `begin` never

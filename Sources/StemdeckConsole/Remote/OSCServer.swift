@@ -1,6 +1,7 @@
 import CLiblo
 import Foundation
 import StemdeckControl
+import StemdeckSession
 
 /// The OSC server (`--osc PORT`; docs/architecture.md, *Remote control*; the address table is in
 /// the README, *Remote control*). Messages are read from a non-blocking UDP socket on the control
@@ -172,34 +173,30 @@ public final class OSCServer {
       case .failure(let r): return (false, r.text)
       case .success(let n): names = n
       }
+      // The control, from the strip controls' table (StripParameter.swift).
+      let kind = StripKind(rawValue: parts[0]) ?? .stem
+      guard let control = StripParameter.osc(parts[2]) else {
+        return (false, "unknown address \(m.path): a \(parts[0])'s addresses are \(StripParameter.oscAddresses(on: kind))")
+      }
       let words: (String) -> [String]
-      switch parts[2] {
-      case "vol", "volume":
+      switch control.value {
+      case .gain:
         switch number("the level in dB") {
         case .failure(let r): return (false, r.text)
         case .success(let v):
           guard v != .infinity else { return (false, "\(m.path): the level must be at most +6 dB (got inf)") }
-          words = { ["vol", $0, v == -.infinity ? "0" : plain(v) + "dB"] }
+          words = { [control.word, $0, v == -.infinity ? "0" : plain(v) + "dB"] }
         }
-      case "pan":
-        switch number("the pan position -1…1") {
+      case .number(let what):
+        switch number(what) {
         case .failure(let r): return (false, r.text)
-        case .success(let v): words = { ["pan", $0, plain(v)] }
+        case .success(let v): words = { [control.word, $0, plain(v)] }
         }
-      case "rate":
-        switch number("the rate 0.5…2") {
-        case .failure(let r): return (false, r.text)
-        case .success(let v): words = { ["rate", $0, plain(v)] }
-        }
-      case "mute", "solo":
+      case .toggle:
         switch flag() {
         case .failure(let r): return (false, r.text)
-        case .success(let on): words = { [(on ? "" : "un") + parts[2], $0] }
+        case .success(let on): words = { [(on ? "" : "un") + control.word, $0] }
         }
-      default:
-        return (
-          false, "unknown address \(m.path): a \(parts[0])'s addresses are vol (dB), pan, \(parts[0] == "stem" ? "rate, " : "")mute, solo"
-        )
       }
       // The value is the same for every stem a pattern names: a refused one stops at the first.
       for n in names {

@@ -1,0 +1,80 @@
+// The strip controls, one row each (issue 34's parameter table): what a control is called in
+// the session file, at the console, over OSC and in a MIDI mapping, what value it takes, which
+// kinds of strip have it, whether it glides and whether a group may hold it. Front ends read
+// the table instead of spelling the control themselves: OSC's strip addresses
+// (`/stemdeck/KIND/NAME/WORD`, OSCServer.swift) and the console's groupable words
+// (Groups.swift) so far; docs/architecture.md, *Strips*, says what a new row needs.
+
+/// The kinds of mixer strip: what a control is offered on.
+public enum StripKind: String, Sendable, CaseIterable {
+  case stem, bus, input, master
+}
+
+/// One strip control.
+public struct StripParameter: Sendable {
+  /// What value the control takes.
+  public enum Value: Sendable {
+    /// A level: a linear gain in the session and at the console (which also reads dB), dB over
+    /// OSC (`-inf` turns it down to 0).
+    case gain
+    /// A plain number under `rule`; `what` names it in a refusal (`the pan position -1…1`).
+    case number(what: String)
+    /// On or off: the console word turns it on, `un` + the word off.
+    case toggle
+  }
+
+  /// The session file's key (`"volume"`, `"pan"`, …) and the control's name.
+  public let key: String
+  /// The console command (`vol`) and its other spellings (`volume`).
+  public let word: String
+  public let aliases: [String]
+  /// The last part of its OSC address (`/stemdeck/stem/drums/vol`), and how OSC's refusals list it.
+  public let osc: [String]
+  public let oscLabel: String
+  public let value: Value
+  /// The range and the words of a refusal (numbers and gains).
+  public let rule: SettingRule?
+  /// The strips that have it.
+  public let kinds: Set<StripKind>
+  /// Whether `… over TIME` glides it.
+  public let glides: Bool
+  /// The MIDI mapping's action that drives it, if one does.
+  public let midi: MidiMapping.Action?
+
+  public static let volume = StripParameter(
+    key: "volume", word: "vol", aliases: ["volume"], osc: ["vol", "volume"], oscLabel: "vol (dB)", value: .gain,
+    rule: .volume, kinds: [.stem, .bus, .input, .master], glides: true, midi: .volume)
+  public static let pan = StripParameter(
+    key: "pan", word: "pan", aliases: [], osc: ["pan"], oscLabel: "pan", value: .number(what: "the pan position -1…1"),
+    rule: .pan, kinds: [.stem, .bus, .input], glides: true, midi: .pan)
+  public static let rate = StripParameter(
+    key: "rate", word: "rate", aliases: [], osc: ["rate"], oscLabel: "rate", value: .number(what: "the rate 0.5…2"),
+    rule: .rate, kinds: [.stem], glides: true, midi: .rate)
+  public static let mute = StripParameter(
+    key: "mute", word: "mute", aliases: [], osc: ["mute"], oscLabel: "mute", value: .toggle, rule: nil,
+    kinds: [.stem, .bus, .input], glides: false, midi: .mute)
+  public static let solo = StripParameter(
+    key: "solo", word: "solo", aliases: [], osc: ["solo"], oscLabel: "solo", value: .toggle, rule: nil,
+    kinds: [.stem, .bus, .input], glides: false, midi: .solo)
+
+  /// Every row, in the order front ends list them.
+  public static let all: [StripParameter] = [.volume, .pan, .rate, .mute, .solo]
+
+  /// The control an OSC address ends with (nil: no control is called that). A kind of strip
+  /// without it refuses it by name when the change runs (`'grp' is a bus; …`).
+  public static func osc(_ word: String) -> StripParameter? {
+    all.first { $0.osc.contains(word) }
+  }
+
+  /// What OSC offers on a strip of `kind`, for its refusals: `vol (dB), pan, mute, solo`.
+  public static func oscAddresses(on kind: StripKind) -> String {
+    all.filter { $0.kinds.contains(kind) }.map(\.oscLabel).joined(separator: ", ")
+  }
+
+  /// The console words that change it: the word, its aliases, and `un` + the word of a toggle.
+  public var consoleWords: [String] {
+    var words = [word] + aliases
+    if case .toggle = value { words.append("un" + word) }
+    return words
+  }
+}
