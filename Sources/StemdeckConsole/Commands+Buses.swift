@@ -107,8 +107,8 @@ extension Display {
       let from = b.members.isEmpty ? "(nothing routed)" : b.members.joined(separator: ", ")
       let to = s.directOut ? "\(s.name)_L/R" : (s.bus ?? "master")
       func dB(_ v: Double) -> String { NumberFormat.fixed(Decibels.fromAmplitude(v), 1) }
-      let vol = b.glidingVolume.map { "\(dB($0))→\(dB(s.volume))" } ?? dB(s.volume)
-      let pan = b.glidingPan.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.pan, 2))" } ?? NumberFormat.fixed(s.pan, 2)
+      let vol = gliding(reached: b.glidingVolume, setting: s.volume, dB)
+      let pan = gliding(reached: b.glidingPan, setting: s.pan, fixed2)
       return "bus \(s.name)  vol \(vol) dB  pan \(pan)"
         + "  \(flags.isEmpty ? "-" : flags)  → \(to)  ← \(from)  peak \(peaks) dB"
         + (sendSummary(sends, stem: s.name).map { "  sends \($0)" } ?? "")

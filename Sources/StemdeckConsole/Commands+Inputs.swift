@@ -73,8 +73,7 @@ extension Display {
       let eq = s.eq.enabled && s.eq != EQSettings() ? "on" : "-"
       rows.append([
         s.name, s.channels.rawValue, input.ports.joined(separator: ","),
-        input.glidingVolume.map { "\(volume($0))→\(volume(s.volume))" } ?? volume(s.volume),
-        input.glidingPan.map { "\(NumberFormat.fixed($0, 2))→\(NumberFormat.fixed(s.pan, 2))" } ?? NumberFormat.fixed(s.pan, 2),
+        gliding(reached: input.glidingVolume, setting: s.volume, volume), gliding(reached: input.glidingPan, setting: s.pan, fixed2),
         flags.isEmpty ? "-" : flags, eq, s.directOut ? "\(s.name)_L/R" : input.destination,
         input.meter.channels.map { db($0.peak) }.joined(separator: "/")
       ])

@@ -19,6 +19,18 @@ enum Display {
   /// interactive mode) columns are dropped, least useful first, and the file name shortened in
   /// the middle until each row fits; stem names are never cut. Without it (script mode), every
   /// column, as documented.
+  /// A value, or while a glide runs, where it has got to and its target: `0.42→0.00`.
+  static func gliding(_ value: Double, to target: Double?, _ format: (Double) -> String) -> String {
+    target.map { "\(format(value))→\(format($0))" } ?? format(value)
+  }
+
+  /// A bus's or input's setting while its glide has got to `reached` (nil: no glide).
+  static func gliding(reached: Double?, setting: Double, _ format: (Double) -> String) -> String {
+    gliding(reached ?? setting, to: reached == nil ? nil : setting, format)
+  }
+
+  static func fixed2(_ v: Double) -> String { NumberFormat.fixed(v, 2) }
+
   static func stemsTable(_ strips: [MixerViewModel.Strip], width: Int? = nil) -> [String] {
     if strips.isEmpty { return ["no stems (add one with 'add PATH')"] }
     let stems = strips.filter { $0.offline == nil }
@@ -32,9 +44,7 @@ enum Display {
       let pan = s.pan ?? 0, rate = s.rate ?? 1, loops = s.loops ?? 0
       rows.append([
         s.name, s.file ?? "", s.info.map(channelsCell) ?? "", s.info.map { "\($0.sampleRate)" } ?? "", NumberFormat.time(s.length ?? 0),
-        s.volumeTarget.map { "\(volume(s.volume))→\(volume($0))" } ?? volume(s.volume),
-        s.panTarget.map { "\(NumberFormat.fixed(pan, 2))→\(NumberFormat.fixed($0, 2))" } ?? NumberFormat.fixed(pan, 2),
-        s.rateTarget.map { "\(NumberFormat.fixed(rate, 2))→\(NumberFormat.fixed($0, 2))" } ?? NumberFormat.fixed(rate, 2),
+        gliding(s.volume, to: s.volumeTarget, volume), gliding(pan, to: s.panTarget, fixed2), gliding(rate, to: s.rateTarget, fixed2),
         loops < 0 ? "forever" : "\(loops)", flags,
         "\(s.loop ?? 1)", NumberFormat.time(s.position ?? 0), peaks
       ])

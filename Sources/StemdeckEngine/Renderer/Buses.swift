@@ -185,8 +185,7 @@ func resetBus(_ state: UnsafeMutablePointer<RenderState>, bus: Int32) {
   guard bus >= 0, Int(bus) < BusBank.maxBuses else { return }
   let strip = state.pointee.buses.strips + Int(bus)
   strip.pointee.levels.reset(gain: 1)
-  strip.pointee.levels.publishedGliding = false
-  state.pointee.buses.glides[Int(bus)].clear()
+  strip.pointee.levels.unpublish(from: state.pointee.buses.glides + Int(bus))
   strip.pointee.eq.clearState()
   state.pointee.sends.buses.clear(strip: Int(bus))
 }

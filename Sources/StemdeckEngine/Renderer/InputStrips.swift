@@ -114,8 +114,7 @@ public struct InputBank: ~Copyable {
     s.pointee.active = true
     s.pointee.removing = false
     s.pointee.levels.reset(gain: 0)
-    s.pointee.levels.publishedGliding = false
-    glides[index].clear()
+    s.pointee.levels.unpublish(from: glides + index)
     s.pointee.levels.channels = channels == 2 ? 2 : 1
     // At its levels at once: its ports are registered after this (the driver's next poll), so
     // it has no signal yet to click; an offline render then starts exactly at the set gain.

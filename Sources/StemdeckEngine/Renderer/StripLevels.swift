@@ -140,6 +140,13 @@ public struct StripLevels {
     publishedGliding = gliding
   }
 
+  /// A strip taken into use again: nothing of its last owner's glides is told.
+  @_noLocks
+  mutating func unpublish(from cells: UnsafeMutablePointer<GlideCells>) {
+    publishedGliding = false
+    cells.pointee.clear()
+  }
+
   /// Ends both glides where they are (the levels keep the values reached).
   @_noLocks
   mutating func stopGlides() {
