@@ -94,7 +94,7 @@ let package = Package(
     .testTarget(name: "StemdeckConsoleTests",
                 dependencies: ["StemdeckConsole", "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckEngine", "CEditLine",
                                "StemdeckAudioFile", "StemdeckTestSupport"]),
-    .testTarget(name: "IntegrationTests", dependencies: ["StemdeckAudioFile", "StemdeckTestSupport"]),
+    .testTarget(name: "IntegrationTests", dependencies: ["StemdeckAudioFile", "StemdeckJack", "StemdeckTestSupport"]),
     .testTarget(name: "StemdeckSessionTests", dependencies: ["StemdeckSession", "StemdeckTestSupport"]),
   ],
   swiftLanguageModes: [.v6]

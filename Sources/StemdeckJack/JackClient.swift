@@ -45,21 +45,53 @@ public final class JackClient: @unchecked Sendable {
   public let serverName: String
   public let clientName: String
 
+  /// How many times the open was done again because libjack kept a closed client's futex
+  /// (JackSynchroCheck.swift): 0 almost always.
+  public let reopenedForStaleFutex: Int
+
   /// Opens a client on `server`. The corresponding C function is `jack_client_open`
-  /// (through the non-variadic shim `stemdeck_client_open`).
-  public init(name: String, server: String) throws(JackError) {
+  /// (through the non-variadic shim `stemdeck_client_open`). An open during which another
+  /// client closed can leave libjack unable to wake the next client given that one's place
+  /// (jack2 issue 721): then it is closed and opened again, up to `staleFutexRetries` times.
+  public init(name: String, server: String, staleFutexRetries: Int = JackClient.staleFutexRetries) throws(JackError) {
     setenv("JACK_DEFAULT_SERVER", server, 1)
     setenv("JACK_NO_START_SERVER", "1", 1)
-    var status = jack_status_t(0)
-    guard let h = stemdeck_client_open(name, 1, &status) else {
-      throw JackError.open(status: status, server: server)
+    var reopened = 0
+    while true {
+      var status = jack_status_t(0)
+      guard let h = stemdeck_client_open(name, 1, &status) else {
+        throw JackError.open(status: status, server: server)
+      }
+      JackSynchroCheck.roundTrip(h)
+      if reopened < staleFutexRetries && !JackSynchroCheck.staleFutexes(server: server).isEmpty {
+        jack_client_close(h)
+        reopened += 1
+        continue
+      }
+      handle = h
+      break
     }
-    handle = h
+    reopenedForStaleFutex = reopened
     serverName = server
-    clientName = String(cString: jack_get_client_name(h))
+    clientName = String(cString: jack_get_client_name(handle))
   }
 
-  deinit { jack_client_close(handle) }
+  /// Opens after the first that found a stale futex. One is enough when this is the process's
+  /// only client (libjack then starts a fresh table); with others open it cannot help.
+  public static let staleFutexRetries = 3
+
+  /// Set once `close()` has run: deinit does not close again.
+  private var closed = false
+
+  /// Closes the client now (deinit then does nothing). The corresponding C function is
+  /// `jack_client_close`.
+  func close() {
+    guard !closed else { return }
+    closed = true
+    jack_client_close(handle)
+  }
+
+  deinit { if !closed { jack_client_close(handle) } }
 
   public var sampleRate: Int { Int(jack_get_sample_rate(handle)) }
   public var bufferSize: Int { Int(jack_get_buffer_size(handle)) }

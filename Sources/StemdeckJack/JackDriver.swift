@@ -189,14 +189,12 @@ public final class JackDriver: @unchecked Sendable {
   /// can be shut down.
   public func shutdown() {
     lock.locked {
-      client?.deactivate()
-      if let client, !Self.removePortProperties(of: client, within: 2) {
-        // jack_client_close would wait on the same database: the client is left open (the
-        // process is ending) and the ports' pretty names stay behind in the database.
+      if let client, !Self.close(client, within: 2) {
+        // The client is left open (the process is ending); whatever hung keeps its reference.
         _ = Unmanaged.passRetained(client)
         let text =
-          "stemdeck: JACK's metadata database did not answer within 2 s (a lock left taken by a "
-          + "JACK process that was killed?); quitting without removing the ports' names from it\n"
+          "stemdeck: the JACK client did not close within 2 s (JACK's metadata database did not "
+          + "answer, or libjack hung in jack_client_close); quitting without waiting for it\n"
         _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
       }
       client = nil
@@ -207,24 +205,28 @@ public final class JackDriver: @unchecked Sendable {
     }
   }
 
-  deinit {
-    if let context { context.deinitialize(count: 1); context.deallocate() }
-  }
-
-  /// Removes the client's port metadata on a thread of its own and waits at most `seconds` for
-  /// it. jackd2's metadata database (Berkeley DB under /dev/shm) is shared by every JACK process of
-  /// the user; a process killed while it held one of the database's locks leaves that lock taken,
-  /// and then the removal waits forever. Quitting must never hang on that (docs/architecture.md,
-  /// *JACK metadata*). Returns whether the removal finished.
-  static func removePortProperties(of client: JackClient, within seconds: Double) -> Bool {
+  /// Deactivates `client`, removes its ports' metadata and closes it, on a thread of its own,
+  /// waiting at most `seconds`. Quitting must never hang (docs/architecture.md, *JACK metadata*
+  /// and *a client opened while another closes*): jackd2's metadata database (Berkeley DB
+  /// under /dev/shm, shared by every JACK process of the user) can be left locked by a process
+  /// that was killed, and libjack's `jack_client_close` can hang for good when another client
+  /// comes or goes at that instant (it cancels its notification thread, which may hold a lock
+  /// then). Returns whether the close finished.
+  static func close(_ client: JackClient, within seconds: Double) -> Bool {
     let done = DispatchSemaphore(value: 0)
     let worker = Thread {
+      client.deactivate()
       client.removePortProperties()
+      client.close()
       done.signal()
     }
-    worker.name = "stemdeck-metadata"
+    worker.name = "stemdeck-close"
     worker.start()
     return done.wait(timeout: .now() + seconds) == .success
+  }
+
+  deinit {
+    if let context { context.deinitialize(count: 1); context.deallocate() }
   }
 
   // MARK: - Status
