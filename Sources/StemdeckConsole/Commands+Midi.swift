@@ -180,30 +180,33 @@ enum MidiWords {
 
   /// `vol NAME`, `pan NAME`, `rate NAME`, `sfx [fire] NAME`, `[toggle] mute|solo|eq NAME`, `play`,
   /// `eq low|mid|high NAME` (or `eqlow NAME` …, as `midi maps` writes them), `send NAME SEND`.
+  /// The strip controls' words come from their table (StripParameter.swift): a row with a MIDI
+  /// action is mapped by its console word or an alias, a toggle also as `toggle WORD`.
   static func action(_ words: [String]) throws(CommandError) -> (action: MidiMapping.Action, target: String, send: String) {
     var w = words
+    let levels = StripParameter.all.filter { $0.midi != nil && !$0.isToggle }.map(\.word)
+    let toggles = StripParameter.all.filter { $0.midi != nil && $0.isToggle }.map(\.word) + ["eq"]
     guard let first = w.first?.lowercased() else {
+      let forms = levels.map { "\($0) NAME" } + ["sfx fire NAME", "toggle \(toggles.joined(separator: "|")) NAME"]
       throw CommandError(
-        "a MIDI action is missing: vol NAME, pan NAME, rate NAME, sfx fire NAME, toggle mute|solo|eq NAME, eq low|mid|high NAME, send NAME SEND, play, next, prev or stop"
-      )
+        "a MIDI action is missing: \(forms.joined(separator: ", ")), eq low|mid|high NAME, send NAME SEND, play, next, prev or stop")
     }
     w.removeFirst()
     let action: MidiMapping.Action
+    if let mapped = StripParameter.all.first(where: { $0.midi != nil && ([$0.word] + $0.aliases).contains(first) })?.midi {
+      return try target(of: mapped, in: w)
+    }
     switch first {
-    case "vol", "volume": action = .volume
-    case "pan": action = .pan
-    case "rate": action = .rate
     case "sfx":
       if w.first?.lowercased() == "fire" { w.removeFirst() }
       action = .sfx
     case "toggle":
-      guard let what = w.first?.lowercased(), what == "mute" || what == "solo" || what == "eq" else {
-        throw CommandError("toggle takes mute, solo or eq (e.g. toggle mute bass)")
+      guard let what = w.first?.lowercased(), toggles.contains(what) else {
+        let choices = toggles.dropLast().joined(separator: ", ") + " or " + toggles[toggles.count - 1]
+        throw CommandError("toggle takes \(choices) (e.g. toggle mute bass)")
       }
       w.removeFirst()
-      action = what == "mute" ? .mute : what == "solo" ? .solo : .eq
-    case "mute": action = .mute
-    case "solo": action = .solo
+      action = StripParameter.all.first { $0.isToggle && $0.word == what }?.midi ?? .eq
     case "play": action = .play
     case "next": action = .next
     case "prev", "previous": action = .prev
@@ -226,10 +229,21 @@ enum MidiWords {
       }
       return (.send, w[0], w[1])
     default:
+      let known = levels + ["sfx fire"] + toggles.map { "toggle \($0)" }
       throw CommandError(
-        "unknown MIDI action '\(ValueParser.printable(first))' (vol, pan, rate, sfx fire, toggle mute, toggle solo, toggle eq, eq low|mid|high, send, play, next, prev, stop)"
+        "unknown MIDI action '\(ValueParser.printable(first))' (\(known.joined(separator: ", ")), eq low|mid|high, send, play, next, prev, stop)"
       )
     }
+    return try target(of: action, in: w)
+  }
+
+  /// The name after a MIDI action's words: none for the transport's and the show's presses, one
+  /// (an effect for `sfx`, a strip otherwise) for the rest.
+  static func target(
+    of action: MidiMapping.Action, in w: [String]
+  ) throws(CommandError) -> (
+    action: MidiMapping.Action, target: String, send: String
+  ) {
     if action.takesNoTarget {
       guard w.isEmpty else { throw CommandError("\(action.rawValue) takes no name (got '\(ValueParser.printable(w[0]))')") }
       return (action, "", "")

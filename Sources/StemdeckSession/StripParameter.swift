@@ -71,10 +71,14 @@ public struct StripParameter: Sendable {
     all.filter { $0.kinds.contains(kind) }.map(\.oscLabel).joined(separator: ", ")
   }
 
+  /// Whether it is switched on and off (`mute`, `solo`) rather than set to a value.
+  public var isToggle: Bool {
+    if case .toggle = value { return true }
+    return false
+  }
+
   /// The console words that change it: the word, its aliases, and `un` + the word of a toggle.
   public var consoleWords: [String] {
-    var words = [word] + aliases
-    if case .toggle = value { words.append("un" + word) }
-    return words
+    [word] + aliases + (isToggle ? ["un" + word] : [])
   }
 }
