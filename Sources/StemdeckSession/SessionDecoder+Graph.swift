@@ -96,10 +96,7 @@ extension SessionDecoder {
       }
       firstIndexByName[name] = index
       var bus = BusSettings(name: name)
-      if let n = fields["volume"] { bus.volume = try volume(n, at: base + ".volume") }
-      if let n = fields["pan"] { bus.pan = try number(n, at: base + ".pan", rule: .pan) }
-      if let n = fields["mute"] { bus.mute = try bool(n, at: base + ".mute") }
-      if let n = fields["solo"] { bus.solo = try bool(n, at: base + ".solo") }
+      try stripControls(fields, of: .bus, into: &bus.strip, at: base)
       if let n = fields["directOut"] { bus.directOut = try bool(n, at: base + ".directOut") }
       if let n = fields["eq"] { bus.eq = try eq(n, at: base + ".eq") }
       if let n = fields["bus"] { bus.bus = try destination(n, at: base + ".bus") }
@@ -173,10 +170,7 @@ extension SessionDecoder {
         throw fail(base + ".channels", element, "is missing (an input is \"mono\" or \"stereo\", e.g. \(example))")
       }
       var input = InputSettings(name: name, channels: try choice(channelsNode, at: base + ".channels", what: "input channels"))
-      if let n = fields["volume"] { input.volume = try volume(n, at: base + ".volume") }
-      if let n = fields["pan"] { input.pan = try number(n, at: base + ".pan", rule: .pan) }
-      if let n = fields["mute"] { input.mute = try bool(n, at: base + ".mute") }
-      if let n = fields["solo"] { input.solo = try bool(n, at: base + ".solo") }
+      try stripControls(fields, of: .input, into: &input.strip, at: base)
       if let n = fields["eq"] { input.eq = try eq(n, at: base + ".eq") }
       if let n = fields["bus"], let target = try destination(n, at: base + ".bus") {
         guard busNames.contains(target) else { throw fail(base + ".bus", n, InputSettings.unknownBus(target, buses: buses)) }

@@ -138,16 +138,11 @@ struct SessionDecoder {
         fields, of: .stem, in: element, at: base, index: index,
         firstIndexByName: &firstIndexByName)
       var stem = StemSettings(name: name, file: file)
-      if let node = fields["volume"] { stem.volume = try volume(node, at: base + ".volume") }
-      if let node = fields["pan"] {
-        stem.pan = try number(node, at: base + ".pan", rule: .pan)
-      }
+      try stripControls(fields, of: .stem, into: &stem.strip, at: base)
       if let node = fields["rate"] {
         stem.rate = try number(node, at: base + ".rate", rule: .rate)
       }
       if let node = fields["loops"] { stem.loops = try loops(node, at: base + ".loops") }
-      if let node = fields["mute"] { stem.mute = try bool(node, at: base + ".mute") }
-      if let node = fields["solo"] { stem.solo = try bool(node, at: base + ".solo") }
       if let node = fields["directOut"] { stem.directOut = try bool(node, at: base + ".directOut") }
       if let node = fields["startOffset"] {
         stem.startOffset = try number(node, at: base + ".startOffset", rule: .startOffset)

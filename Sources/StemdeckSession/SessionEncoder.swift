@@ -171,12 +171,9 @@ enum SessionEncoder {
   private static func input(_ input: InputSettings) -> String {
     var members = [
       "\"name\" : " + JSONText.string(input.name),
-      "\"channels\" : " + JSONText.string(input.channels.rawValue),
-      "\"volume\" : " + JSONText.gain(input.volume),
-      "\"pan\" : " + JSONText.number(input.pan),
-      "\"mute\" : \(input.mute)",
-      "\"solo\" : \(input.solo)"
+      "\"channels\" : " + JSONText.string(input.channels.rawValue)
     ]
+    members += stripControls(input.strip, of: .input)
     if input.eq != EQSettings() { members.append("\"eq\" : " + eq(input.eq)) }
     if let target = input.bus { members.append("\"bus\" : " + JSONText.string(target)) }
     if let levels = sendLevels(input.sends) { members.append(levels) }
@@ -227,14 +224,12 @@ enum SessionEncoder {
   private static func stem(_ stem: StemSettings) -> String {
     var members = [
       "\"name\" : " + JSONText.string(stem.name),
-      "\"file\" : " + JSONText.string(stem.file),
-      "\"volume\" : " + JSONText.gain(stem.volume),
-      "\"pan\" : " + JSONText.number(stem.pan),
-      "\"rate\" : " + JSONText.number(stem.rate),
-      "\"loops\" : \(stem.loops)",
-      "\"mute\" : \(stem.mute)",
-      "\"solo\" : \(stem.solo)"
+      "\"file\" : " + JSONText.string(stem.file)
     ]
+    // The stem's own controls where its rate row stands: "rate", then "loops".
+    members += stripControls(stem.strip, of: .stem) { control in
+      control.key == StripParameter.rate.key ? ["\"rate\" : " + JSONText.number(stem.rate), "\"loops\" : \(stem.loops)"] : []
+    }
     if stem.directOut { members.append("\"directOut\" : true") }
     if stem.startOffset != 0 { members.append("\"startOffset\" : " + JSONText.number(stem.startOffset)) }
     // Each end is written when set; validate() (and the decoder) require both or neither.
@@ -250,6 +245,23 @@ enum SessionEncoder {
     return "{ " + members.joined(separator: ", ") + " }"
   }
 
+  /// The strip controls of a stem, bus or input in the table's order (StripParameter.swift),
+  /// each under its session key; `own` writes those the kind keeps itself (a row without a
+  /// `field`), where that row stands.
+  private static func stripControls(
+    _ strip: StripSettings, of kind: StripKind, own: (StripParameter) -> [String] = { _ in [] }
+  ) -> [String] {
+    StripParameter.all.filter { $0.kinds.contains(kind) }.flatMap { control -> [String] in
+      let name = "\"\(control.key)\" : "
+      switch (control.field, control.value) {
+      case (nil, _): return own(control)
+      case (.toggle(let keyPath)?, _): return [name + "\(strip[keyPath: keyPath])"]
+      case (.number(let keyPath)?, .gain): return [name + JSONText.gain(strip[keyPath: keyPath])]
+      case (.number(let keyPath)?, _): return [name + JSONText.number(strip[keyPath: keyPath])]
+      }
+    }
+  }
+
   /// A strip's "sends" member (a stem's, a bus's, an input's; SendSettings.swift), nil when empty.
   private static func sendLevels(_ sends: [StemSend]) -> String? {
     if sends.isEmpty { return nil }
@@ -263,12 +275,9 @@ enum SessionEncoder {
   /// One bus on one line (BusSettings.swift): "directOut", "eq" and "bus" only when used.
   private static func bus(_ bus: BusSettings) -> String {
     var members = [
-      "\"name\" : " + JSONText.string(bus.name),
-      "\"volume\" : " + JSONText.gain(bus.volume),
-      "\"pan\" : " + JSONText.number(bus.pan),
-      "\"mute\" : \(bus.mute)",
-      "\"solo\" : \(bus.solo)"
+      "\"name\" : " + JSONText.string(bus.name)
     ]
+    members += stripControls(bus.strip, of: .bus)
     if bus.directOut { members.append("\"directOut\" : true") }
     if bus.eq != EQSettings() { members.append("\"eq\" : " + eq(bus.eq)) }
     if let target = bus.bus { members.append("\"bus\" : " + JSONText.string(target)) }

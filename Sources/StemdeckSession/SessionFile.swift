@@ -43,7 +43,7 @@ public enum SessionFile {
   ///
   ///     {
   ///       "format" : "stemdeck-session",
-  ///       "version" : 2,
+  ///       "version" : 3,
   ///       "quality" : "fast",
   ///       "master" : { "volume" : 0.9 },
   ///       "options" : { "autoPauseOnDisconnect" : false, "meterPoint" : "post" },

@@ -1,9 +1,10 @@
 // The strip controls, one row each (issue 34's parameter table): what a control is called in
 // the session file, at the console, over OSC and in a MIDI mapping, what value it takes, which
 // kinds of strip have it, whether it glides and whether a group may hold it. Front ends read
-// the table instead of spelling the control themselves: OSC's strip addresses
-// (`/stemdeck/KIND/NAME/WORD`, OSCServer.swift) and the console's groupable words
-// (Groups.swift) so far; docs/architecture.md, *Strips*, says what a new row needs.
+// the table instead of spelling the control themselves: the session file's strip keys
+// (SessionDecoder+Strip.swift, SessionEncoder.swift), OSC's strip addresses
+// (`/stemdeck/KIND/NAME/WORD`, OSCServer.swift), MIDI mappings' words (Commands+Midi.swift) and
+// the console's groupable words (Groups.swift) so far; docs/architecture.md, *Strips*, says what a new row needs.
 
 /// The kinds of mixer strip: what a control is offered on.
 public enum StripKind: String, Sendable, CaseIterable {
@@ -23,8 +24,17 @@ public struct StripParameter: Sendable {
     case toggle
   }
 
+  /// Where a strip's settings keep the value (StripSettings.swift).
+  public enum Field: Sendable {
+    case number(WritableKeyPath<StripSettings, Double> & Sendable)
+    case toggle(WritableKeyPath<StripSettings, Bool> & Sendable)
+  }
+
   /// The session file's key (`"volume"`, `"pan"`, …) and the control's name.
   public let key: String
+  /// Where every strip keeps it; nil for a control one kind keeps in its own settings (a
+  /// stem's `rate`, StemSettings.swift), which that kind reads and writes itself.
+  public let field: Field?
   /// The console command (`vol`) and its other spellings (`volume`).
   public let word: String
   public let aliases: [String]
@@ -42,19 +52,20 @@ public struct StripParameter: Sendable {
   public let midi: MidiMapping.Action?
 
   public static let volume = StripParameter(
-    key: "volume", word: "vol", aliases: ["volume"], osc: ["vol", "volume"], oscLabel: "vol (dB)", value: .gain,
+    key: "volume", field: .number(\.volume), word: "vol", aliases: ["volume"], osc: ["vol", "volume"], oscLabel: "vol (dB)", value: .gain,
     rule: .volume, kinds: [.stem, .bus, .input, .master], glides: true, midi: .volume)
   public static let pan = StripParameter(
-    key: "pan", word: "pan", aliases: [], osc: ["pan"], oscLabel: "pan", value: .number(what: "the pan position -1…1"),
+    key: "pan", field: .number(\.pan), word: "pan", aliases: [], osc: ["pan"], oscLabel: "pan",
+    value: .number(what: "the pan position -1…1"),
     rule: .pan, kinds: [.stem, .bus, .input], glides: true, midi: .pan)
   public static let rate = StripParameter(
-    key: "rate", word: "rate", aliases: [], osc: ["rate"], oscLabel: "rate", value: .number(what: "the rate 0.5…2"),
+    key: "rate", field: nil, word: "rate", aliases: [], osc: ["rate"], oscLabel: "rate", value: .number(what: "the rate 0.5…2"),
     rule: .rate, kinds: [.stem], glides: true, midi: .rate)
   public static let mute = StripParameter(
-    key: "mute", word: "mute", aliases: [], osc: ["mute"], oscLabel: "mute", value: .toggle, rule: nil,
+    key: "mute", field: .toggle(\.mute), word: "mute", aliases: [], osc: ["mute"], oscLabel: "mute", value: .toggle, rule: nil,
     kinds: [.stem, .bus, .input], glides: false, midi: .mute)
   public static let solo = StripParameter(
-    key: "solo", word: "solo", aliases: [], osc: ["solo"], oscLabel: "solo", value: .toggle, rule: nil,
+    key: "solo", field: .toggle(\.solo), word: "solo", aliases: [], osc: ["solo"], oscLabel: "solo", value: .toggle, rule: nil,
     kinds: [.stem, .bus, .input], glides: false, midi: .solo)
 
   /// Every row, in the order front ends list them.
