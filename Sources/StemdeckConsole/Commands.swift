@@ -81,56 +81,9 @@ enum CommandTable {
       let sends = c.mixer.auxSends
       if !sends.isEmpty { for line in Display.sendLines(sends).map({ $0.hasPrefix(" ") ? $0 : "send " + $0 }) { c.write(line) } }
     },
-    CommandSpec(
-      name: "vol", aliases: ["volume"], usage: "vol NAME|all VALUE [over TIME [exp]]",
-      summary: "stem volume: linear 0…2 or dB (-6dB, +3dB, -inf dB); 'over 4s' glides",
-      details: """
-        Changes are smoothed over 10 ms: no clicks or zipper noise.
-        'vol drums 0 over 4s' glides linearly; add 'exp' to glide in equal dB steps.
-        """,
-      argumentCount: 2...6, completions: [.stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      let g = try GlideSyntax.split(Array(a.dropFirst()), command: "vol")
-      guard (1...2).contains(g.value.count) else { throw CommandError("vol: usage: vol NAME|all VALUE [over TIME [exp]]") }
-      let v = try ValueParser.volume(g.value.joined())
-      if let seconds = g.seconds {
-        try c.each(a[0]) { (n: String) throws(MixerError) in
-          try c.mixer.glide(n, to: .volume(v), seconds: seconds, exponential: g.exponential)
-        }
-      } else {
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setVolume(n, v) }
-      }
-    },
-    CommandSpec(
-      name: "pan", usage: "pan NAME|all VALUE [over TIME]",
-      summary: "stem pan -1 (left) … 0 … 1 (right); constant power for mono, balance for stereo",
-      argumentCount: 2...5, completions: [.stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      let g = try GlideSyntax.split(Array(a.dropFirst()), command: "pan")
-      guard g.value.count == 1 else { throw CommandError("pan: usage: pan NAME|all VALUE [over TIME]") }
-      let v = try ValueParser.number(g.value[0], "pan")
-      if let seconds = g.seconds {
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.glide(n, to: .pan(v), seconds: seconds, exponential: g.exponential)
-        }
-      } else {
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setPan(n, v) }
-      }
-    },
-    CommandSpec(
-      name: "rate", usage: "rate NAME|all VALUE [over TIME [exp]]", summary: "varispeed 0.5…2 (pitch follows, like tape); 'over 2s' glides",
-      argumentCount: 2...5, completions: [.stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      let g = try GlideSyntax.split(Array(a.dropFirst()), command: "rate")
-      guard g.value.count == 1 else { throw CommandError("rate: usage: rate NAME|all VALUE [over TIME [exp]]") }
-      let v = try ValueParser.number(g.value[0], "rate")
-      if let seconds = g.seconds {
-        try c.each(a[0]) { (n: String) throws(MixerError) in
-          try c.mixer.glide(n, to: .rate(v), seconds: seconds, exponential: g.exponential)
-        }
-      } else {
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setRate(n, v) }
-      }
-    },
+    level(.volume),
+    level(.pan),
+    level(.rate),
     CommandSpec(
       name: "mode", usage: "mode NAME|all varispeed|stretch [fine|fast]",
       summary: "varispeed: rate changes pitch too (tape); stretch: rate changes tempo only (Rubber Band; 'fast': light)",
@@ -180,30 +133,10 @@ enum CommandTable {
       let v = try ValueParser.integer(a[1], "loops")
       try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setLoops(n, v) }
     },
-    CommandSpec(
-      name: "mute", usage: "mute NAME|all", summary: "silence a stem", argumentCount: 1...1,
-      completions: [.stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setMute(n, true) }
-    },
-    CommandSpec(
-      name: "unmute", usage: "unmute NAME|all", summary: "undo mute", argumentCount: 1...1,
-      completions: [.stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setMute(n, false) }
-    },
-    CommandSpec(
-      name: "solo", usage: "solo NAME|all", summary: "hear only soloed stems", argumentCount: 1...1,
-      completions: [.stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setSolo(n, true) }
-    },
-    CommandSpec(
-      name: "unsolo", usage: "unsolo NAME|all", summary: "undo solo", argumentCount: 1...1,
-      completions: [.stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setSolo(n, false) }
-    },
+    toggle(.mute, on: true),
+    toggle(.mute, on: false),
+    toggle(.solo, on: true),
+    toggle(.solo, on: false),
     CommandSpec(
       name: "loop", usage: "loop NAME START END [xfade TIME] | loop NAME off",
       summary: "loop a region of the stem's file (seconds or m:ss), with an optional equal-power crossfade",

@@ -6,6 +6,17 @@ public enum GlideTarget: Sendable, Equatable {
   case volume(Double)
   case pan(Double)
   case rate(Double)
+
+  /// The glide of a row of the strip controls' table (StripParameter.swift) that glides; nil
+  /// for one that does not.
+  public init?(_ control: StripParameter, to value: Double) {
+    switch control.key {
+    case StripParameter.volume.key: self = .volume(value)
+    case StripParameter.pan.key: self = .pan(value)
+    case StripParameter.rate.key: self = .rate(value)
+    default: return nil
+    }
+  }
 }
 
 extension Mixer {

@@ -163,6 +163,24 @@ extension Mixer {
   }
 
   /// A strip's volume (a stem's, a bus's or a live input's), in `SettingRange.volume`.
+  /// Sets the control `control` (a row of the strip controls' table, StripParameter.swift) of
+  /// the strip `name`: a level or number to `value`, a toggle on when `value` is not 0. What a
+  /// front end driven by the table calls; the named setters below are the same changes.
+  public func set(_ control: StripParameter, of name: String, to value: Double) throws(MixerError) {
+    switch control.field {
+    case .toggle(let keyPath)?: try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in s[keyPath: keyPath] = value != 0 }
+    case .number(let keyPath)?:
+      try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in
+        if let rule = control.rule { try MixerError.check(value, rule, control.key) }
+        s[keyPath: keyPath] = value
+      }
+    case nil:
+      // The controls a kind keeps itself: a stem's rate.
+      guard control.key == StripParameter.rate.key else { throw MixerError("'\(name)': \(control.key) cannot be set") }
+      try setRate(name, value)
+    }
+  }
+
   public func setVolume(_ name: String, _ volume: Double) throws(MixerError) {
     try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in
       try MixerError.check(volume, .volume, "volume")

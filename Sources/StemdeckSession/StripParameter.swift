@@ -22,6 +22,11 @@ public struct StripParameter: Sendable {
     case number(what: String)
     /// On or off: the console word turns it on, `un` + the word off.
     case toggle
+
+    public var isGain: Bool {
+      if case .gain = self { return true }
+      return false
+    }
   }
 
   /// Where a strip's settings keep the value (StripSettings.swift).
@@ -50,23 +55,36 @@ public struct StripParameter: Sendable {
   public let glides: Bool
   /// The MIDI mapping's action that drives it, if one does.
   public let midi: MidiMapping.Action?
+  /// Its line in the console's `help` (for a toggle, the word that turns it on; `un` + the word
+  /// is "undo WORD"), and what `help WORD` adds.
+  public let summary: String
+  public var details: String = ""
+  /// Whether a glide may go in equal dB steps (`over 4s exp`): the console's usage offers it.
+  public var exponentialGlide = false
 
   public static let volume = StripParameter(
     key: "volume", field: .number(\.volume), word: "vol", aliases: ["volume"], osc: ["vol", "volume"], oscLabel: "vol (dB)", value: .gain,
-    rule: .volume, kinds: [.stem, .bus, .input, .master], glides: true, midi: .volume)
+    rule: .volume, kinds: [.stem, .bus, .input, .master], glides: true, midi: .volume,
+    summary: "stem volume: linear 0…2 or dB (-6dB, +3dB, -inf dB); 'over 4s' glides",
+    details: """
+      Changes are smoothed over 10 ms: no clicks or zipper noise.
+      'vol drums 0 over 4s' glides linearly; add 'exp' to glide in equal dB steps.
+      """, exponentialGlide: true)
   public static let pan = StripParameter(
     key: "pan", field: .number(\.pan), word: "pan", aliases: [], osc: ["pan"], oscLabel: "pan",
     value: .number(what: "the pan position -1…1"),
-    rule: .pan, kinds: [.stem, .bus, .input], glides: true, midi: .pan)
+    rule: .pan, kinds: [.stem, .bus, .input], glides: true, midi: .pan,
+    summary: "stem pan -1 (left) … 0 … 1 (right); constant power for mono, balance for stereo")
   public static let rate = StripParameter(
     key: "rate", field: nil, word: "rate", aliases: [], osc: ["rate"], oscLabel: "rate", value: .number(what: "the rate 0.5…2"),
-    rule: .rate, kinds: [.stem], glides: true, midi: .rate)
+    rule: .rate, kinds: [.stem], glides: true, midi: .rate,
+    summary: "varispeed 0.5…2 (pitch follows, like tape); 'over 2s' glides", exponentialGlide: true)
   public static let mute = StripParameter(
     key: "mute", field: .toggle(\.mute), word: "mute", aliases: [], osc: ["mute"], oscLabel: "mute", value: .toggle, rule: nil,
-    kinds: [.stem, .bus, .input], glides: false, midi: .mute)
+    kinds: [.stem, .bus, .input], glides: false, midi: .mute, summary: "silence a stem")
   public static let solo = StripParameter(
     key: "solo", field: .toggle(\.solo), word: "solo", aliases: [], osc: ["solo"], oscLabel: "solo", value: .toggle, rule: nil,
-    kinds: [.stem, .bus, .input], glides: false, midi: .solo)
+    kinds: [.stem, .bus, .input], glides: false, midi: .solo, summary: "hear only soloed stems")
 
   /// Every row, in the order front ends list them.
   public static let all: [StripParameter] = [.volume, .pan, .rate, .mute, .solo]

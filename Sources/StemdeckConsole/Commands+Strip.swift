@@ -1,0 +1,44 @@
+import StemdeckControl
+import StemdeckSession
+
+/// The console commands of the strip controls, built from their rows of the table
+/// (StripParameter.swift): `vol`, `pan`, `rate` take a value and glide; `mute`/`unmute`,
+/// `solo`/`unsolo` switch. A new row is one line in `stemCommands` (docs/architecture.md, *Strips*).
+extension CommandTable {
+  /// `WORD NAME|all VALUE [over TIME [exp]]`: a level (linear or dB, which may be two words:
+  /// `-6 dB`) or a number under the row's rule; `over` glides it.
+  static func level(_ control: StripParameter) -> CommandSpec {
+    let glide = control.glides ? (control.exponentialGlide ? " [over TIME [exp]]" : " [over TIME]") : ""
+    let usage = "\(control.word) NAME|all VALUE" + glide
+    let valueWords = control.value.isGain ? 2 : 1
+    // The name, the value, and `over TIME exp` (refused by the glide where it does not apply).
+    let most = 1 + valueWords + (control.glides ? 3 : 0)
+    return CommandSpec(
+      name: control.word, aliases: control.aliases, usage: usage, summary: control.summary, details: control.details,
+      argumentCount: 2...most, completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
+      let g = try GlideSyntax.split(Array(a.dropFirst()), command: control.word)
+      guard (1...valueWords).contains(g.value.count) else { throw CommandError("\(control.word): usage: \(usage)") }
+      let v = control.value.isGain ? try ValueParser.volume(g.value.joined()) : try ValueParser.number(g.value[0], control.word)
+      if let seconds = g.seconds {
+        guard let target = GlideTarget(control, to: v) else { throw CommandError("\(control.word) does not glide: usage: \(usage)") }
+        try c.each(a[0]) { (n: String) throws(MixerError) in
+          try c.mixer.glide(n, to: target, seconds: seconds, exponential: g.exponential)
+        }
+      } else {
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.set(control, of: n, to: v) }
+      }
+    }
+  }
+
+  /// `WORD NAME|all` turns a toggle on; `unWORD NAME|all` off.
+  static func toggle(_ control: StripParameter, on: Bool) -> CommandSpec {
+    let word = (on ? "" : "un") + control.word
+    return CommandSpec(
+      name: word, usage: "\(word) NAME|all", summary: on ? control.summary : "undo \(control.word)", argumentCount: 1...1,
+      completions: [.stemOrAll]
+    ) { (c, a) throws(CommandError) in
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.set(control, of: n, to: on ? 1 : 0) }
+    }
+  }
+}
