@@ -63,7 +63,8 @@ public final class JackClient: @unchecked Sendable {
         throw JackError.open(status: status, server: server)
       }
       JackSynchroCheck.roundTrip(h)
-      if reopened < staleFutexRetries && !JackSynchroCheck.staleFutexes(server: server).isEmpty {
+      if reopened < staleFutexRetries && JackSynchroCheck.staysStale(server: server) {
+        JackSynchroCheck.waitForQuiet(server: server)
         jack_client_close(h)
         reopened += 1
         continue

@@ -18,26 +18,62 @@ import Foundation
 //
 // The entry is private to libjack but its mapping is not: after a request to the server (which
 // handles requests one at a time, so the closing client's futex file is unlinked by then) a
-// stale entry shows in /proc/self/maps as that file `(deleted)`. A fresh open clears the table
-// when the process has no other client (libjack frees it with the last client).
+// stale entry shows in /proc/self/maps as that file `(deleted)`, and stays so. A fresh open
+// clears the table when the process has no other client (libjack frees it with the last one).
+//
+// The close before it has a hazard of its own: `jack_client_close` cancels the client's
+// notification thread, and one cancelled while it handles another client's arrival or leaving
+// keeps libjack's lock of this table for good: that close, and every later open in the process,
+// hangs (seen in JackSynchroTests about once in 130 reopens beside five closing clients). So the
+// reopen waits for a quiet moment first, and only for a futex that stays stale.
 
 enum JackSynchroCheck {
   /// The futex files of `server` this process still maps although the server removed them.
   static func staleFutexes(server: String) -> [String] {
+    futexMappings(server: server).filter { $0.hasSuffix(" (deleted)") }
+  }
+
+  /// The futex files of `server` this process maps (a removed one ends in ` (deleted)`).
+  static func futexMappings(server: String) -> [String] {
     guard let maps = fopen("/proc/self/maps", "r") else { return [] }
     defer { fclose(maps) }
-    var stale: [String] = []
+    var found: [String] = []
     var line: UnsafeMutablePointer<CChar>?
     var capacity = 0
     defer { free(line) }
     while getline(&line, &capacity, maps) > 0, let line {
       let text = String(cString: line)
-      guard text.contains("/dev/shm/jack_sem."), text.contains("_\(server)_"), text.hasSuffix(" (deleted)\n") else { continue }
-      if let path = text.split(separator: " ", omittingEmptySubsequences: true).first(where: { $0.hasPrefix("/dev/shm/") }) {
-        stale.append(String(path))
-      }
+      guard text.contains("/dev/shm/jack_sem."), text.contains("_\(server)_"),
+        let start = text.range(of: "/dev/shm/")
+      else { continue }
+      found.append(String(text[start.lowerBound...].dropLast()))
     }
-    return stale
+    return found
+  }
+
+  /// Whether a removed futex stays mapped: a closed client's futex is mapped for the moment
+  /// between the server's unlinking it and this process handling the notice, so one seen is
+  /// looked at again for up to 20 ms before it counts.
+  static func staysStale(server: String) -> Bool {
+    for _ in 0..<20 {
+      if staleFutexes(server: server).isEmpty { return false }
+      usleep(1000)
+    }
+    return true
+  }
+
+  /// Waits (at most 250 ms) until no client has come or gone for 10 ms, as far as this process's
+  /// futex mappings show: `jack_client_close` is least likely then to cancel the notification
+  /// thread while it handles one (the hang described above).
+  static func waitForQuiet(server: String) {
+    var last = futexMappings(server: server)
+    var quiet = 0
+    for _ in 0..<125 where quiet < 5 {
+      usleep(2000)
+      let now = futexMappings(server: server)
+      quiet = now == last ? quiet + 1 : 0
+      last = now
+    }
   }
 
   /// One request to the server and back: every client close it handled before is complete.
