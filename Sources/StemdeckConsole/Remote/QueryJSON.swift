@@ -61,9 +61,28 @@ enum QueryJSON {
     for s in c.mixer.stemStatuses() { statuses[s.settings.name] = s }
     var o: [String: Any] = ["stems": model.strips.filter { !$0.isBus }.map { stem($0, statuses[$0.name]) }]
     if !model.inputs.isEmpty { o["inputs"] = inputs(c) }
+    if !c.mixer.busNames.isEmpty { o["buses"] = buses(c) }
     let offline = c.mixer.offlineStems
     if !offline.isEmpty {
       o["offline"] = offline.map { ["name": $0.settings.name, "path": $0.path, "reason": $0.reason] as [String: Any] }
+    }
+    return o
+  }
+
+  /// The strip controls a strip of `kind` keeps in its settings, from their table
+  /// (StripParameter.swift): each under its session key (`"volume"`, `"pan"`, `"mute"`, …), a
+  /// level also in dB (`"volumeDB"`).
+  static func controls(_ strip: StripSettings, of kind: StripKind) -> [String: Any] {
+    var o: [String: Any] = [:]
+    for control in StripParameter.all where control.kinds.contains(kind) {
+      switch (control.field, control.value) {
+      case (.toggle(let keyPath)?, _): o[control.key] = strip[keyPath: keyPath]
+      case (.number(let keyPath)?, .gain):
+        o[control.key] = number(strip[keyPath: keyPath])
+        o[control.key + "DB"] = db(Decibels.fromAmplitude(strip[keyPath: keyPath]))
+      case (.number(let keyPath)?, _): o[control.key] = number(strip[keyPath: keyPath])
+      case (nil, _): break
+      }
     }
     return o
   }
@@ -73,13 +92,26 @@ enum QueryJSON {
   static func inputs(_ c: Console) -> [[String: Any]] {
     c.mixer.inputStatuses().map { i in
       let s = i.settings
-      return [
-        "name": s.name, "channels": s.channels.rawValue, "volume": number(s.volume), "volumeDB": db(Decibels.fromAmplitude(s.volume)),
-        "pan": number(s.pan), "mute": s.mute, "solo": s.solo, "directOut": s.directOut, "eq": !s.eq.isBypassed,
+      return controls(s.strip, of: .input).merging([
+        "name": s.name, "channels": s.channels.rawValue, "directOut": s.directOut, "eq": !s.eq.isBypassed,
         "gliding": i.glidingVolume != nil || i.glidingPan != nil,
         "destination": s.directOut ? "\(s.name)_L/R" : i.destination, "ports": i.ports,
         "meters": MixerViewModel.meter(i.meter).map(meter)
-      ]
+      ]) { $1 }
+    }
+  }
+
+  /// `bus` (and `stems`): every bus in console order: its settings, whether it is heard (a solo
+  /// elsewhere silences it), what feeds it, where it goes and its meters.
+  static func buses(_ c: Console) -> [[String: Any]] {
+    c.mixer.busStatuses().map { b in
+      let s = b.settings
+      return controls(s.strip, of: .bus).merging([
+        "name": s.name, "directOut": s.directOut, "eq": !s.eq.isBypassed, "audible": b.audible,
+        "gliding": b.glidingVolume != nil || b.glidingPan != nil,
+        "destination": s.directOut ? "\(s.name)_L/R" : (s.bus ?? "master"), "members": b.members,
+        "meters": MixerViewModel.meter(b.meter).map(meter)
+      ]) { $1 }
     }
   }
 
@@ -157,6 +189,7 @@ enum QueryJSON {
     case "status": return ["status": status(Display.statusReport(c))]
     case "stems": return stems(c)
     case "inputs": return args.isEmpty ? ["inputs": inputs(c)] : nil
+    case "bus": return args.isEmpty ? ["buses": buses(c)] : nil
     case "meters":
       if args.first == "reset" { return nil }
       let only = args.first { $0 != "--watch" }
