@@ -1,6 +1,7 @@
 import CJack
 import Foundation
 import StemdeckControl
+import Synchronization
 
 /// Why a JACK operation failed, in words a user can act on.
 public struct JackError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -81,18 +82,18 @@ public final class JackClient: @unchecked Sendable {
   /// only client (libjack then starts a fresh table); with others open it cannot help.
   public static let staleFutexRetries = 3
 
-  /// Set once `close()` has run: deinit does not close again.
-  private var closed = false
+  /// Set once `close()` has run: deinit does not close again. Atomic: the close runs on a
+  /// thread of its own at quit (`JackDriver.close(_:within:)`), deinit on the control thread.
+  private let closed = Atomic<Bool>(false)
 
   /// Closes the client now (deinit then does nothing). The corresponding C function is
   /// `jack_client_close`.
   func close() {
-    guard !closed else { return }
-    closed = true
+    guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
     jack_client_close(handle)
   }
 
-  deinit { if !closed { jack_client_close(handle) } }
+  deinit { if !closed.load(ordering: .acquiring) { jack_client_close(handle) } }
 
   public var sampleRate: Int { Int(jack_get_sample_rate(handle)) }
   public var bufferSize: Int { Int(jack_get_buffer_size(handle)) }
