@@ -237,6 +237,16 @@ public struct MidiTable: ~Copyable {
   }
 }
 
+/// Applies the commands the control thread queued so far, before a period's MIDI input is
+/// matched (`midiInput`): a binding, a stem or a level sent a moment before an event that
+/// arrives in the same period is in place for it. `renderBlock` applies whatever comes after.
+///
+/// - Realtime: safe (`applyCommands`).
+@_noLocks
+public func applyCommandsBeforeInput(_ state: UnsafeMutablePointer<RenderState>) {
+  applyCommands(state)
+}
+
 /// One MIDI event from the driver, at `offset` frames into the block about to be rendered
 /// (`renderBlock` must follow in the same period). `count` bytes of `b0…b2` are valid. Mapped
 /// volume, pan and rate changes are queued to apply at `offset`; every event is reported to the
