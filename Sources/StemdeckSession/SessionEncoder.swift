@@ -253,11 +253,11 @@ enum SessionEncoder {
   ) -> [String] {
     StripParameter.all.filter { $0.kinds.contains(kind) }.flatMap { control -> [String] in
       let name = "\"\(control.key)\" : "
-      switch (control.field, control.value) {
-      case (nil, _): return own(control)
-      case (.toggle(let keyPath)?, _): return [name + "\(strip[keyPath: keyPath])"]
-      case (.number(let keyPath)?, .gain): return [name + JSONText.gain(strip[keyPath: keyPath])]
-      case (.number(let keyPath)?, _): return [name + JSONText.number(strip[keyPath: keyPath])]
+      switch control.reading(in: strip) {
+      case nil: return own(control)
+      case .toggle(let on)?: return [name + "\(on)"]
+      case .gain(let v)?: return [name + JSONText.gain(v)]
+      case .number(let v)?: return [name + JSONText.number(v)]
       }
     }
   }

@@ -100,6 +100,21 @@ public struct StripParameter: Sendable {
     all.filter { $0.kinds.contains(kind) }.map(\.oscLabel).joined(separator: ", ")
   }
 
+  /// A strip's value of this control, as its kind says to show it.
+  public enum Reading: Equatable, Sendable {
+    case gain(Double), number(Double), toggle(Bool)
+  }
+
+  /// This control's value in `strip`; nil for a control a kind keeps itself (no `field`).
+  public func reading(in strip: StripSettings) -> Reading? {
+    switch (field, value) {
+    case (.toggle(let keyPath)?, _): return .toggle(strip[keyPath: keyPath])
+    case (.number(let keyPath)?, .gain): return .gain(strip[keyPath: keyPath])
+    case (.number(let keyPath)?, _): return .number(strip[keyPath: keyPath])
+    case (nil, _): return nil
+    }
+  }
+
   /// Whether it is switched on and off (`mute`, `solo`) rather than set to a value.
   public var isToggle: Bool {
     if case .toggle = value { return true }

@@ -75,13 +75,13 @@ enum QueryJSON {
   static func controls(_ strip: StripSettings, of kind: StripKind) -> [String: Any] {
     var o: [String: Any] = [:]
     for control in StripParameter.all where control.kinds.contains(kind) {
-      switch (control.field, control.value) {
-      case (.toggle(let keyPath)?, _): o[control.key] = strip[keyPath: keyPath]
-      case (.number(let keyPath)?, .gain):
-        o[control.key] = number(strip[keyPath: keyPath])
-        o[control.key + "DB"] = db(Decibels.fromAmplitude(strip[keyPath: keyPath]))
-      case (.number(let keyPath)?, _): o[control.key] = number(strip[keyPath: keyPath])
-      case (nil, _): break
+      switch control.reading(in: strip) {
+      case .toggle(let on)?: o[control.key] = on
+      case .gain(let v)?:
+        o[control.key] = number(v)
+        o[control.key + "DB"] = db(Decibels.fromAmplitude(v))
+      case .number(let v)?: o[control.key] = number(v)
+      case nil: break
       }
     }
     return o
