@@ -1,4 +1,3 @@
-import CLiblo
 import Foundation
 import StemdeckControl
 import StemdeckSession
@@ -80,188 +79,83 @@ public final class OSCServer {
 
   // MARK: - Messages
 
-  /// The reply to one message (nil: none, for a value set without error).
+  /// The reply to one message (nil: none, for a value set without error). The addresses that
+  /// need nothing of the server's state answer in OSCRequest.swift.
   func handle(_ m: OSCMessage, _ console: Console) -> (ok: Bool, text: String)? {
     guard m.path == Self.prefix || m.path.hasPrefix(Self.prefix + "/") else {
       return (false, "unknown address \(m.path): stemdeck's addresses start with \(Self.prefix)/ (see docs/remote-control.md)")
     }
-    let parts = m.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map(String.init)
-    func expect(_ tags: String, _ what: String) -> String? {
-      m.typeTags == "," + tags ? nil : "\(m.path) takes \(what) (type tags ,\(tags)); got \(m.typeTags)"
-    }
-    func number(_ what: String) -> Result<Double, Refusal> {
-      guard m.arguments.count == 1, let v = m.arguments[0].number, m.arguments[0].tag != "T", m.arguments[0].tag != "F" else {
-        return .failure(Refusal("\(m.path) takes one number, \(what) (type tag ,f, ,i or ,d); got \(m.typeTags)"))
-      }
-      guard !v.isNaN else { return .failure(Refusal("\(m.path): \(what) must be a number, not NaN")) }
-      return .success(v)
-    }
-    func flag() -> Result<Bool, Refusal> {
-      if m.arguments.isEmpty { return .success(true) }
-      guard m.arguments.count == 1, let v = m.arguments[0].number, !v.isNaN, v == 0 || v == 1 else {
-        return .failure(
-          Refusal(
-            "\(m.path) takes 1 (on) or 0 (off) (type tag ,i, ,f, ,T or ,F); got \(m.typeTags)"
-              + (m.arguments.count == 1 && m.arguments[0].number != nil ? " with \(NumberFormat.plain(m.arguments[0].number!))" : "")))
-      }
-      return .success(v == 1)
-    }
-    func run(_ words: [String], reply: Bool = false) -> (ok: Bool, text: String)? {
-      let r = console.runCaptured(words)
-      if !r.ok { return (false, r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; ")) }
-      return reply ? (true, r.output.joined(separator: "\n")) : nil
-    }
-    func plain(_ v: Double) -> String { String(format: "%.6f", v) }
-
+    let request = OSCRequest(m, console)
+    let parts = request.parts
     switch parts.first ?? "" {
-    case "ping":
-      return (true, "pong")
-    case "cmd":
-      if let e = expect("s", "one string, a command line such as 'vol drums -6dB'") { return (false, e) }
-      guard case .string(let line) = m.arguments[0] else { return (false, "\(m.path) takes a string") }
-      if let refusal = Self.refusedOverOSC(line) { return (false, refusal) }
-      // Run during a socket request's `wait`, its commands are not that request's (no data added to its reply).
-      let outer = console.afterCommand
-      console.afterCommand = nil
-      defer { console.afterCommand = outer }
-      let r = console.withOwnGroup(&group) { console.captured { console.execute(line: line, stopOnError: true) } }
-      if r.ok { return (true, r.output.joined(separator: "\n")) }
-      return (false, r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))
-    case "transport" where parts.count == 2:
-      switch parts[1] {
-      case "play", "pause", "stop":
-        if !m.arguments.isEmpty && !(m.arguments.count == 1 && m.arguments[0].number == 1) {
-          return (false, "\(m.path) takes no arguments (or 1, as a button sends); got \(m.typeTags)")
-        }
-        return run([parts[1]])
-      case "locate":
-        switch number("the position in seconds") {
-        case .failure(let r): return (false, r.text)
-        case .success(let v):
-          guard v >= 0, v.isFinite else {
-            return (false, "\(m.path): the position must be 0 or more seconds (got \(NumberFormat.plain(v)))")
-          }
-          return run(["seek", plain(v)])
-        }
-      default: break
-      }
+    case "ping": return (true, "pong")
+    case "cmd": return command(request)
+    case "transport" where parts.count == 2: return request.transport()
     case "next" where parts.count == 1, "prev" where parts.count == 1, "goto" where parts.count == 1:
-      return song(parts[0], m, run)
+      return request.song(parts[0])
     case "song" where parts.count == 2 && ["next", "prev", "goto"].contains(parts[1]):
-      return song(parts[1], m, run)
+      return request.song(parts[1])
     case "master" where parts.count == 2 && (parts[1] == "vol" || parts[1] == "volume"):
-      switch number("the master level in dB") {
-      case .failure(let r): return (false, r.text)
-      case .success(let v): return run(["master", v == -.infinity ? "0" : plain(v) + "dB"])
-      }
+      return request.masterVolume()
     case "send" where parts.count == 3, "return" where parts.count == 2:
-      // /stemdeck/send/STRIP/SEND dB (-inf: off), /stemdeck/return/SEND dB: the `send` command's.
-      switch number("the level in dB") {
-      case .failure(let r): return (false, r.text)
-      case .success(let v):
-        guard v != .infinity else { return (false, "\(m.path): the level must be at most +6 dB (got inf)") }
-        if parts[0] == "return" { return run(["send", "return", parts[1], v == -.infinity ? "0" : plain(v) + "dB"]) }
-        guard v != -.infinity else { return run(["send", parts[1], parts[2], "off"]) }
-        // A fader moves the level; the tap point stays what it is (post for a new level).
-        let aux = console.mixer.auxSends.first { $0.name == parts[2] }
-        let pre = aux?.levels[parts[1]]?.preFader ?? false
-        return run(["send", parts[1], parts[2], plain(v) + "dB", pre ? "pre" : "post"])
-      }
+      return request.sendLevel()
     case "stem" where parts.count == 3, "bus" where parts.count == 3, "input" where parts.count == 3:
-      let names: [String]
-      switch strips(matching: parts[1], kind: parts[0], console.mixer) {
-      case .failure(let r): return (false, r.text)
-      case .success(let n): names = n
-      }
-      // The control, from the strip controls' table (StripParameter.swift).
-      let kind = StripKind(rawValue: parts[0]) ?? .stem
-      guard let control = StripParameter.osc(parts[2]) else {
-        return (false, "unknown address \(m.path): a \(parts[0])'s addresses are \(StripParameter.oscAddresses(on: kind))")
-      }
-      let words: (String) -> [String]
-      switch control.value {
-      case .gain:
-        switch number("the level in dB") {
-        case .failure(let r): return (false, r.text)
-        case .success(let v):
-          guard v != .infinity else { return (false, "\(m.path): the level must be at most +6 dB (got inf)") }
-          words = { [control.word, $0, v == -.infinity ? "0" : plain(v) + "dB"] }
-        }
-      case .number(let what):
-        switch number(what) {
-        case .failure(let r): return (false, r.text)
-        case .success(let v): words = { [control.word, $0, plain(v)] }
-        }
-      case .toggle:
-        switch flag() {
-        case .failure(let r): return (false, r.text)
-        case .success(let on): words = { [(on ? "" : "un") + control.word, $0] }
-        }
-      }
-      // The value is the same for every stem a pattern names: a refused one stops at the first.
-      for n in names {
-        if let refusal = run(words(n)) { return refusal }
-      }
-      return nil
-    case "subscribe":
-      var items: [String] = []
-      var rate: Double?
-      for a in m.arguments {
-        switch a {
-        case .string(let s): items.append(s)
-        default:
-          guard let v = a.number, v.isFinite else {
-            return (false, "\(m.path) takes topic names (s: events, meters, transport) and a meter rate (f or i); got \(m.typeTags)")
-          }
-          rate = v
-        }
-      }
-      if items.isEmpty { items = RemoteTopic.allCases.map(\.rawValue) }
-      guard let parsed = parseTopics(items, rate: rate) else {
-        return (false, "\(m.path): topics are events, meters, transport (meters@RATE for a rate); got \(items.joined(separator: " "))")
-      }
-      guard PushRate.range.contains(parsed.meterRate) else {
-        return (false, "\(m.path): the meter rate must be 1…60 frames a second (got \(NumberFormat.plain(parsed.meterRate)))")
-      }
-      let key = OSCSocket.describe(m.source, m.sourceLength)
-      subscribers.removeAll { $0.key == key }
-      if subscribers.count >= Self.maxSubscribers { subscribers.removeFirst() }
-      subscribers.append(
-        Subscriber(address: m.source, length: m.sourceLength, key: key, topics: parsed.topics, meterRate: parsed.meterRate))
-      transportSeen = ""
-      return (true, "subscribed " + parsed.topics.map(\.rawValue).sorted().joined(separator: " ") + " for \(key)")
+      return request.stripControl()
+    case "subscribe": return subscribe(request)
     case "unsubscribe":
       let key = OSCSocket.describe(m.source, m.sourceLength)
       subscribers.removeAll { $0.key == key }
       return (true, "unsubscribed \(key)")
-    default: break
+    default: return request.unknown
     }
-    return (
-      false, "unknown address \(m.path) (see docs/remote-control.md for stemdeck's OSC addresses; /stemdeck/cmd s runs any command)"
-    )
   }
 
-  /// `/stemdeck/next`, `/stemdeck/prev` (no argument, or a button's 1; its release, 0, does
-  /// nothing) and `/stemdeck/goto` (a song number from 1, ,i or ,f, or its name, ,s): the setlist's
-  /// commands of those names (also as `/stemdeck/song/next` …). Answered only when refused.
-  func song(
-    _ verb: String, _ m: OSCMessage, _ run: ([String], Bool) -> (ok: Bool, text: String)?
-  ) -> (ok: Bool, text: String)? {
-    if verb == "goto" {
-      guard m.arguments.count == 1 else {
-        return (false, "\(m.path) takes the song: its number from 1 (,i) or its name (,s); got \(m.typeTags)")
+  /// `/stemdeck/cmd LINE`: any command line the REPL takes, but those that touch files, in OSC's
+  /// own `begin … commit` group; answered with its output or its errors.
+  func command(_ request: OSCRequest) -> (ok: Bool, text: String)? {
+    let console = request.console
+    if let e = request.expect("s", "one string, a command line such as 'vol drums -6dB'") { return (false, e) }
+    guard case .string(let line) = request.message.arguments[0] else { return (false, "\(request.path) takes a string") }
+    if let refusal = Self.refusedOverOSC(line) { return (false, refusal) }
+    // Run during a socket request's `wait`, its commands are not that request's (no data added to its reply).
+    let outer = console.afterCommand
+    console.afterCommand = nil
+    defer { console.afterCommand = outer }
+    let r = console.withOwnGroup(&group) { console.captured { console.execute(line: line, stopOnError: true) } }
+    if r.ok { return (true, r.output.joined(separator: "\n")) }
+    return (false, r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))
+  }
+
+  /// `/stemdeck/subscribe [TOPIC…] [RATE]`: the sender (or its return URL) gets the topics'
+  /// pushes (all three when none is named) until it unsubscribes; the oldest of 16 makes room.
+  func subscribe(_ request: OSCRequest) -> (ok: Bool, text: String)? {
+    let m = request.message
+    var items: [String] = []
+    var rate: Double?
+    for a in m.arguments {
+      switch a {
+      case .string(let s): items.append(s)
+      default:
+        guard let v = a.number, v.isFinite else {
+          return (false, "\(m.path) takes topic names (s: events, meters, transport) and a meter rate (f or i); got \(m.typeTags)")
+        }
+        rate = v
       }
-      if case .string(let name) = m.arguments[0] { return run(["goto", name], false) }
-      guard let n = m.arguments[0].number, n.isFinite, n == n.rounded(), n >= 1, n <= 1_000_000 else {
-        return (false, "\(m.path): the song number must be a whole number from 1; got \(m.typeTags)")
-      }
-      return run(["goto", String(Int(n))], false)
     }
-    if m.arguments.count == 1, m.arguments[0].number == 0 { return nil }  // a button's release
-    guard m.arguments.isEmpty || (m.arguments.count == 1 && m.arguments[0].number == 1) else {
-      return (false, "\(m.path) takes no arguments (or 1, as a button sends); got \(m.typeTags)")
+    if items.isEmpty { items = RemoteTopic.allCases.map(\.rawValue) }
+    guard let parsed = parseTopics(items, rate: rate) else {
+      return (false, "\(m.path): topics are events, meters, transport (meters@RATE for a rate); got \(items.joined(separator: " "))")
     }
-    return run([verb], false)
+    guard PushRate.range.contains(parsed.meterRate) else {
+      return (false, "\(m.path): the meter rate must be 1…60 frames a second (got \(NumberFormat.plain(parsed.meterRate)))")
+    }
+    let key = OSCSocket.describe(m.source, m.sourceLength)
+    subscribers.removeAll { $0.key == key }
+    if subscribers.count >= Self.maxSubscribers { subscribers.removeFirst() }
+    subscribers.append(
+      Subscriber(address: m.source, length: m.sourceLength, key: key, topics: parsed.topics, meterRate: parsed.meterRate))
+    transportSeen = ""
+    return (true, "subscribed " + parsed.topics.map(\.rawValue).sorted().joined(separator: " ") + " for \(key)")
   }
 
   /// Commands that read or write files, refused over OSC: any local user can send UDP to the port
@@ -283,22 +177,6 @@ public final class OSCServer {
   }
 
   struct Refusal: Error { let text: String; init(_ t: String) { text = t } }
-
-  /// The stems an address names: one by name ("all" for all), or an OSC pattern (`*`, `?`,
-  /// `[…]`, `{…}`) matched by liblo.
-  func strips(matching name: String, kind: String, _ mixer: Mixer) -> Result<[String], Refusal> {
-    let names = kind == "bus" ? mixer.busNames : kind == "input" ? mixer.inputNames : mixer.stemNames
-    let plural = kind == "bus" ? "buses" : kind + "s"
-    if name == "all" {
-      // The commands' `all` means every stem; buses and inputs are named one by one.
-      return names.isEmpty ? .failure(Refusal("no \(plural) to change")) : .success(kind == "stem" ? ["all"] : names)
-    }
-    if name.contains(where: { "*?[]{}".contains($0) }) {
-      let matched = names.filter { lo_pattern_match($0, name) != 0 }
-      return matched.isEmpty ? .failure(Refusal("no \(kind) matches the pattern '\(name)'")) : .success(matched)
-    }
-    return .success([name])  // an unknown name is refused by the command, with a suggestion
-  }
 
   // MARK: - Pushes
 
