@@ -74,153 +74,74 @@ public struct Arguments: Equatable, Sendable {
   public var color = true
 
   /// The command line alone (no configuration file; `parse(_:environment:)` adds it), checked
-  /// across options unless `checked` is false.
+  /// across options unless `checked` is false. The options themselves: Arguments+Options.swift.
   public static func parse(_ args: [String], checked: Bool = true) throws(CommandError) -> Arguments {
     var a = Arguments()
-    var rest = args[...]
-    if rest.first == "help" {
-      a.mode = .help
-      rest = rest.dropFirst()
-      if let word = rest.popFirst() {
-        guard let topic = HelpTopic(rawValue: word) else {
-          throw CommandError(
-            "help: no help on '\(ValueParser.printable(word))'; give render, analyze, ctl, config or live (the console's commands: 'help' inside stemdeck, or man stemdeck-commands)"
-          )
-        }
-        a.helpTopic = topic
-      }
-      guard rest.isEmpty else { throw CommandError("help takes one topic: stemdeck help [render|analyze|ctl|config|live]") }
-      return a
+    var words = OptionWords(rest: args[...])
+    if words.rest.first == "help" { return try parseHelp(words.rest.dropFirst()) }
+    for (word, mode) in [("render", Mode.render), ("analyze", .analyze), ("ctl", .ctl), ("config", .config)]
+    where words.rest.first == word {
+      a.mode = mode
+      words.rest = words.rest.dropFirst()
     }
-    if rest.first == "render" { a.mode = .render; rest = rest.dropFirst() }
-    if rest.first == "analyze" { a.mode = .analyze; rest = rest.dropFirst() }
-    if rest.first == "ctl" { a.mode = .ctl; rest = rest.dropFirst() }
-    if rest.first == "config" { a.mode = .config; rest = rest.dropFirst() }
-    // GNU long options: `--server=foo` is `--server foo`; after `--` every argument is a file.
-    var inline: String?
+    // After `--` every argument is a file.
     var filesOnly = false
-    func value(_ flag: String) throws(CommandError) -> String {
-      if let v = inline {
-        inline = nil
-        guard !v.isEmpty else { throw CommandError("\(flag) needs a value (see stemdeck --help)") }
-        return v
-      }
-      guard let v = rest.popFirst(), !v.hasPrefix("--") else { throw CommandError("\(flag) needs a value (see stemdeck --help)") }
-      return v
-    }
-    func positional(_ arg: String) throws(CommandError) {
-      if a.session != nil && a.mode == .analyze {
-        a.files.append(arg)
-      } else {
-        guard a.session == nil else { throw CommandError("more than one session file given ('\(a.session!)' and '\(arg)')") }
-        a.session = arg
-      }
-    }
-    while var arg = rest.popFirst() {
+    while var arg = words.rest.popFirst() {
       if filesOnly {
-        try positional(arg)
+        try a.positional(arg)
         continue
       }
       if arg == "--" {
         filesOnly = true
         continue
       }
+      // GNU long options: `--server=foo` is `--server foo`.
       if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
-        inline = String(arg[arg.index(after: eq)...])
+        words.inline = String(arg[arg.index(after: eq)...])
         arg = String(arg[..<eq])
       }
-      switch arg {
-      case "-h", "--help":
-        a.helpTopic = a.helpTopic ?? HelpTopic(a.mode)
-        a.mode = .help
-      case "--version": a.mode = .version
-      case "--config": a.configPath = try value(arg)
-      case "--server", "-s": a.server = try value(arg)
-      case "--name", "-n": a.clientName = try value(arg)
-      case "--control": a.control = try value(arg)
-      case "--no-control": a.noControl = true
-      case "--socket": a.socket = try value(arg)
-      case "--osc":
-        let v = try value(arg)
-        guard let port = Int(v), (1...65535).contains(port) else {
-          throw CommandError("--osc must be a UDP port 1…65535 (got '\(ValueParser.printable(v))')")
-        }
-        a.oscPort = port
-      case "--osc-host": a.oscHost = try value(arg)
-      case "--json": a.json = true
-      case "--watch" where a.mode == .ctl: a.watch.append(try value(arg))
-      case "--list" where a.mode == .ctl: a.list = true
-      case "--no-start-server": a.startServer = false
-      case "--start-server":
-        let v = try value(arg)
-        guard let launch = ServerLauncher.Launch.parse(v) else {
-          throw CommandError("--start-server: '\(ValueParser.printable(v))' is not a server to start; give \(ServerLauncher.Launch.forms)")
-        }
-        a.launch = launch
-      case "--script": a.script = try value(arg)
-      case "-c", "--commands": a.commands = try value(arg)
-      case "--keep-going", "-k": a.keepGoing = true
-      case "--play": a.play = true
-      case "--mixer": a.mixer = true
-      case "--strict": a.strict = true
-      case "--no-connect": a.autoConnect = false
-      case "--verbose", "-v": a.verbose = true
-      case "--output", "-o": a.output = try value(arg)
-      case "--duration", "-d":
-        let v = try value(arg)
-        a.duration = try ValueParser.duration(v)
-      case "--from":
-        let v = try value(arg)
-        if v.lowercased() == "start" {
-          a.from = 0
-        } else {
-          do { a.from = try ValueParser.duration(v) } catch {
-            throw CommandError(
-              "--from must be a time: seconds (90, 90s, 500ms), m:ss (1:30) or 'start' (got '\(ValueParser.printable(v))')")
-          }
-        }
-      case "--dither": a.dither = true
-      case "--stems": a.stems = try value(arg)
-      case "--input":
-        let given = try value(arg)
-        guard let eq = given.firstIndex(of: "="), eq != given.startIndex, given.index(after: eq) != given.endIndex else {
-          throw CommandError(
-            "--input must be NAME=FILE, a live input of the session and the audio file that stands in for it, e.g. --input mic=vocal.wav (got '\(ValueParser.printable(given))')"
-          )
-        }
-        a.inputs.append(RenderInput(name: String(given[..<eq]), path: String(given[given.index(after: eq)...])))
-      case "--quiet", "-q": a.quiet = true
-      case "--format", "-f":
-        let v = try value(arg)
-        guard let f = OutputFormat.named(v) else {
-          throw CommandError(
-            "--format must be one of \(OutputFormat.formatNames.map(\.name).joined(separator: ", ")) (got '\(ValueParser.printable(v))')")
-        }
-        a.format = f
-      case "--normalize":
-        a.normalize = try level(
-          try value(arg), flag: arg, units: ["lufs", "lkfs"], example: "-14LUFS",
-          range: OfflineRenderer.Normalize.targetRange, unit: "LUFS")
-      case "--true-peak":
-        a.truePeak = try level(
-          try value(arg), flag: arg, units: ["dbtp"], example: "-1dBTP",
-          range: OfflineRenderer.Normalize.ceilingRange, unit: "dBTP")
-      case "--sample-rate", "-r":
-        let v = try value(arg)
-        a.sampleRate = try ValueParser.integer(v, "--sample-rate")
-      default:
+      var taken = try a.takeOption(arg, &words)
+      if !taken { taken = try a.takeFileOption(arg, &words) }
+      if !taken {
         if arg.hasPrefix("-") && arg.count > 1 {
           let guess = arg.hasPrefix("--") ? Suggestion.closest(to: arg, in: knownOptions.filter { $0 != arg }) : nil
           throw CommandError(
             "unknown option '\(ValueParser.printable(arg))'" + (guess.map { " — did you mean '\($0)'?" } ?? "")
               + " (see stemdeck --help)")
         }
-        try positional(arg)
+        try a.positional(arg)
       }
-      if let v = inline { throw CommandError("\(arg) takes no value (got '\(ValueParser.printable(arg + "=" + v))')") }
+      if let v = words.inline { throw CommandError("\(arg) takes no value (got '\(ValueParser.printable(arg + "=" + v))')") }
     }
     if checked { try a.checkCombinations() }
     return a
+  }
+
+  /// `stemdeck help [TOPIC]`: the words after `help`.
+  static func parseHelp(_ rest: ArraySlice<String>) throws(CommandError) -> Arguments {
+    var a = Arguments()
+    var rest = rest
+    a.mode = .help
+    if let word = rest.popFirst() {
+      guard let topic = HelpTopic(rawValue: word) else {
+        throw CommandError(
+          "help: no help on '\(ValueParser.printable(word))'; give render, analyze, ctl, config or live (the console's commands: 'help' inside stemdeck, or man stemdeck-commands)"
+        )
+      }
+      a.helpTopic = topic
+    }
+    guard rest.isEmpty else { throw CommandError("help takes one topic: stemdeck help [render|analyze|ctl|config|live]") }
+    return a
+  }
+
+  /// A word that is no option: the session (or, for `analyze`, an audio file after the first).
+  mutating func positional(_ arg: String) throws(CommandError) {
+    if session != nil && mode == .analyze {
+      files.append(arg)
+    } else {
+      guard session == nil else { throw CommandError("more than one session file given ('\(session!)' and '\(arg)')") }
+      session = arg
+    }
   }
 
   /// The checks across options, once all are read: what belongs to which mode, what contradicts
