@@ -43,6 +43,9 @@ public final class Console {
   /// Called with every live event of a service step, before it is shown (pushes to remote
   /// subscribers: `ControlServer`, `OSCServer`).
   public var eventObservers: [(LiveEvent) -> Void] = []
+  /// The control socket, OSC and the session manager, served in this order after the engine in
+  /// each step of the live loop (`attach`, FrontEnd.swift).
+  public internal(set) var frontEnds: [any FrontEnd] = []
   /// The terminal's width, in interactive mode: tables, meters and help fit it. nil in script
   /// mode, whose output formats stay as documented.
   public var terminalColumns: (() -> Int)?
