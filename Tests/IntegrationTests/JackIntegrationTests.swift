@@ -242,9 +242,10 @@ struct JackIntegrationTests {
         name: "live\(run).wav", baseline: nil)
       let compared = try compareAligned(render: render, live: live, tolerance: 0, period: server.period)
       #expect(compared.overlap == render.frames, "run \(run): the capture ends \(render.frames - compared.overlap) frames early")
+      let kept = compared.firstDifference == nil ? "" : "; " + keptForDiagnosis([dir.file("render.wav"), dir.file("live\(run).wav")])
       #expect(
         compared.firstDifference == nil,
-        "run \(run): live differs from offline from frame \(compared.firstDifference ?? -1) on (max abs diff \(compared.maxDiff) at frame \(compared.worst.frame))"
+        "run \(run): live differs from offline from frame \(compared.firstDifference ?? -1) on (max abs diff \(compared.maxDiff) at frame \(compared.worst.frame))\(kept)"
       )
       #expect(
         compared.glitches.count <= captureXruns,
@@ -285,9 +286,10 @@ struct JackIntegrationTests {
         name: "live\(run).wav", baseline: nil)
       let compared = try compareAligned(render: render, live: live, tolerance: 0, period: server.period)
       #expect(compared.overlap == render.frames, "run \(run): the capture ends \(render.frames - compared.overlap) frames early")
+      let kept = compared.firstDifference == nil ? "" : "; " + keptForDiagnosis([dir.file("render.wav"), dir.file("live\(run).wav")])
       #expect(
         compared.firstDifference == nil,
-        "run \(run): live differs from offline from frame \(compared.firstDifference ?? -1) on (max abs diff \(compared.maxDiff) at frame \(compared.worst.frame))"
+        "run \(run): live differs from offline from frame \(compared.firstDifference ?? -1) on (max abs diff \(compared.maxDiff) at frame \(compared.worst.frame))\(kept)"
       )
       #expect(
         compared.glitches.count <= captureXruns,
@@ -445,15 +447,16 @@ struct JackIntegrationTests {
         }
       }
       if resynced { continue }
-      // A period lost in the render's last period: nothing after it can show the capture back in
-      // step, and the capture holds, where the render's tail should be, the silence after the
-      // end (CI, 2026-12-03: "differs from frame 143872" of 144,000 at 128-frame periods, in a
-      // run where jack_capture saw 38 xruns). Counted as a glitch; the end must be exact silence.
-      let tail = render.frames - (p - o)
-      if result.firstDifference == nil, p - o >= 0, tail > 0, tail <= period, p + period <= live.frames,
-        (p..<(p + period)).allSatisfy({ live.sample($0, 0) == 0 && live.sample($0, 1) == 0 })
+      // A glitch in the render's last periods (up to 3): nothing after them can show the capture
+      // back in step (CI, 2026-12-03: "differs from frame 143872" of 144,000 at 128-frame
+      // periods, 38 xruns; 2026-12-03 evening: from 143744, 312 xruns). Accepted when each
+      // capture period from here to the render's end holds either the render's frames at a
+      // whole-period shift (a period lost or recorded twice) or exact silence (the end reached
+      // early); each counts as a glitch.
+      if result.firstDifference == nil, p - o >= 0, render.frames - (p - o) <= 3 * period,
+        let periods = Self.endGlitch(render: render, live: live, from: p, offset: o, period: period, tolerance: tolerance)
       {
-        result.glitches.append(f)
+        result.glitches.append(contentsOf: Array(repeating: f, count: periods))
         f = render.frames
         break
       }
@@ -467,6 +470,27 @@ struct JackIntegrationTests {
     result.overlap = min(f, render.frames)
     result.endOffset = o
     return result
+  }
+
+  /// The capture periods from `p` (live frames) to the render's end, if each holds the render's
+  /// frames at a shift of up to three whole periods (within `tolerance`) or exact silence: how
+  /// many; else nil.
+  static func endGlitch(render: AudioData, live: AudioData, from p: Int, offset o: Int, period: Int, tolerance: Float) -> Int? {
+    var q = p
+    var periods = 0
+    while q - o < render.frames {
+      guard q + period <= live.frames else { return nil }
+      let silent = (q..<(q + period)).allSatisfy { live.sample($0, 0) == 0 && live.sample($0, 1) == 0 }
+      let shifted = [0, 1, -1, 2, -2, 3, -3].contains { k in
+        let g = q - o + k * period
+        guard g >= 0, g + period <= render.frames else { return false }
+        return (0..<period).allSatisfy { f in (0..<2).allSatisfy { abs(render.sample(g + f, $0) - live.sample(q + f, $0)) <= tolerance } }
+      }
+      guard silent || shifted else { return nil }
+      periods += 1
+      q += period
+    }
+    return periods
   }
 
   // MARK: 3. Server killed mid-playback

@@ -349,6 +349,17 @@ func runTool(_ tool: String, _ arguments: [String], environment: [String: String
 /// The shared temporary folder (StemdeckTestSupport), by the name these tests have always used.
 typealias IntegrationTempDir = TemporaryFolder
 
+/// Copies `files` into a folder that outlives the test (`/tmp/stemdeck-failed-XXXXXX`) and
+/// returns what a failure's message says of it: a capture and a render that differed, to be
+/// looked at after a CI run instead of only described.
+func keptForDiagnosis(_ files: [String]) -> String {
+  var template = Array("/tmp/stemdeck-failed-XXXXXX".utf8CString)
+  guard let made = mkdtemp(&template) else { return "(not kept: mkdtemp failed)" }
+  let folder = String(cString: made)
+  for file in files { try? FileManager.default.copyItem(atPath: file, toPath: folder + "/" + (file as NSString).lastPathComponent) }
+  return "kept in \(folder)"
+}
+
 // MARK: - A private JACK server
 
 /// The running `jackd` processes (of anyone) started with `-n NAME` or `--name NAME`, from
