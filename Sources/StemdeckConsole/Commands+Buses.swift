@@ -103,6 +103,7 @@ extension Display {
       if s.directOut { flags += "D" }
       if !s.eq.isBypassed { flags += "Q" }
       if b.glidingVolume != nil || b.glidingPan != nil { flags += "G" }
+      if s.soloSafe { flags += "L" }
       let peaks = b.meter.channels.map { Display.db($0.peak) }.joined(separator: "/")
       let from = b.members.isEmpty ? "(nothing routed)" : b.members.joined(separator: ", ")
       let to = s.directOut ? "\(s.name)_L/R" : (s.bus ?? "master")

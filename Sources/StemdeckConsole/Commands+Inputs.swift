@@ -70,6 +70,7 @@ extension Display {
       if s.solo { flags += "S" }
       if s.directOut { flags += "D" }
       if input.glidingVolume != nil || input.glidingPan != nil { flags += "G" }
+      if s.soloSafe { flags += "L" }
       let eq = s.eq.enabled && s.eq != EQSettings() ? "on" : "-"
       rows.append([
         s.name, s.channels.rawValue, input.ports.joined(separator: ","),

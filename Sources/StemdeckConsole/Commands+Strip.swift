@@ -31,14 +31,26 @@ extension CommandTable {
     }
   }
 
-  /// `WORD NAME|all` turns a toggle on; `unWORD NAME|all` off.
+  /// `WORD NAME|all` turns a toggle on; `unWORD NAME|all` off; a row that `takesOnOff` also
+  /// reads `WORD NAME|all on|off`.
   static func toggle(_ control: StripParameter, on: Bool) -> CommandSpec {
     let word = (on ? "" : "un") + control.word
+    let onOff = on && control.takesOnOff
+    let usage = "\(word) NAME|all" + (onOff ? " [on|off]" : "")
     return CommandSpec(
-      name: word, usage: "\(word) NAME|all", summary: on ? control.summary : "undo \(control.word)", argumentCount: 1...1,
-      completions: [.stemOrAll]
+      name: word, usage: usage, summary: on ? control.summary : "undo \(control.word)",
+      details: on ? control.details : "", argumentCount: 1...(onOff ? 2 : 1),
+      completions: onOff ? [.stemOrAll, .keyword(["on", "off"])] : [.stemOrAll]
     ) { (c, a) throws(CommandError) in
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.set(control, of: n, to: on ? 1 : 0) }
+      var value = on
+      if a.count == 2 {
+        switch a[1].lowercased() {
+        case "on": value = true
+        case "off": value = false
+        default: throw CommandError("\(word): '\(ValueParser.printable(a[1]))' is not on or off: usage: \(usage)")
+        }
+      }
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.set(control, of: n, to: value ? 1 : 0) }
     }
   }
 }

@@ -137,6 +137,8 @@ enum CommandTable {
     toggle(.mute, on: false),
     toggle(.solo, on: true),
     toggle(.solo, on: false),
+    toggle(.soloSafe, on: true),
+    toggle(.soloSafe, on: false),
     CommandSpec(
       name: "loop", usage: "loop NAME START END [xfade TIME] | loop NAME off",
       summary: "loop a region of the stem's file (seconds or m:ss), with an optional equal-power crossfade",
@@ -271,7 +273,7 @@ enum CommandTable {
     CommandSpec(
       name: "begin", usage: "begin", summary: "start a group of changes that land on one frame (then 'commit')",
       details: """
-        Until 'commit', vol, pan, rate, mute, unmute, solo, unsolo, master, glide and eq are held.
+        Until 'commit', vol, pan, rate, mute, solo, safe (and their un-), master, glide and eq are held.
         commit                  apply them all at the start of the next period
         commit at 1:23.5        … when the transport reaches 1:23.5
         commit at bar 33        … at bar 33 (needs a tempo)

@@ -58,7 +58,7 @@ enum Display {
     }
     func total() -> Int { let w = widths(); return shown.reduce(0) { $0 + w[$1] } + 2 * (shown.count - 1) }
     let flagsLine =
-      "flags: M muted, S solo, D direct outs, E ended, U underruns, G gliding, Q EQ, T stretch, F stretch fast, ! unreadable"
+      "flags: M muted, S solo, D direct outs, E ended, U underruns, G gliding, Q EQ, T stretch, F stretch fast, ! unreadable, L solo-safe"
     var legend = [flagsLine]
     if let width {
       // Least useful first: channels, rate in Hz, loop number, peak, length; then the file
@@ -193,6 +193,8 @@ enum Display {
     /// `HOST:PORT` (nil: off).
     var control: String?
     var osc: String?
+    /// The strips soloed (a solo is active while there is one).
+    var soloed: [String] = []
 
     /// The `status` lines (script mode output is documented in the README: keep them stable).
     var lines: [String] {
@@ -225,6 +227,9 @@ enum Display {
       }
       lines.append("underruns: \(underruns)")
       lines.append("stems: \(stems)")
+      if !soloed.isEmpty {
+        lines.append("solo: active (\(soloed.joined(separator: ", "))): strips neither soloed nor solo-safe are silent")
+      }
       lines.append("master: \(Display.volume(masterVolume)) (\(Display.db(Decibels.fromAmplitude(masterVolume))) dB)")
       lines.append("quality: \(quality)")
       if let session { lines.append("session: \(session)\(unsaved ? " (unsaved changes)" : "")") }
@@ -272,7 +277,7 @@ enum Display {
       state: state, position: position, length: duration, endless: m.hasEndlessStems, sampleRate: sampleRate,
       server: server, underruns: statuses.reduce(0) { $0 + $1.underruns }, stems: statuses.count,
       masterVolume: m.masterVolumeSetting, quality: m.quality.rawValue, session: c.sessionPath, unsaved: m.isDirty,
-      control: c.listening.control, osc: c.listening.osc)
+      control: c.listening.control, osc: c.listening.osc, soloed: m.soloedStrips)
   }
 
   static func status(_ c: Console) -> [String] { statusReport(c).lines }

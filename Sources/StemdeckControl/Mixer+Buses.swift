@@ -286,27 +286,42 @@ extension Mixer {
     return BusGraph(buses: busTable.buses.map(\.settings)).path(from: bus)
   }
 
-  /// Whether a stem or live input is heard: not muted, and with a solo anywhere, soloed itself
-  /// or feeding a soloed bus (directly or further down). A muted bus on its way silences it at
-  /// the bus.
+  /// Whether a stem or live input is heard: not muted, and with a solo anywhere, soloed itself,
+  /// solo-safe, or feeding a soloed bus (directly or further down). A muted bus on its way
+  /// silences it at the bus.
   func stripAudible(_ strip: StripSettings, anySolo solo: Bool) -> Bool {
     if strip.mute { return false }
-    if !solo || strip.solo { return true }
+    if !solo || strip.solo || strip.soloSafe { return true }
     let soloed = Set(busTable.buses.filter(\.settings.solo).map(\.settings.name))
     return busPath(strip.bus).contains { soloed.contains($0) }
   }
 
-  /// Whether a bus is heard: not muted, and with a solo anywhere, soloed itself, on the way of a
-  /// soloed bus (downstream), or fed by a soloed stem or bus (upstream), so the path stays open.
+  /// Whether a bus is heard: not muted, and with a solo anywhere, soloed itself, solo-safe, on
+  /// the way of a soloed bus (downstream), or fed by a soloed strip or a heard solo-safe one
+  /// (upstream), so the path stays open; the other strips on it still follow solo.
   func busAudible(_ settings: BusSettings, anySolo solo: Bool) -> Bool {
     if settings.mute { return false }
-    if !solo || settings.solo { return true }
+    if !solo || settings.solo || settings.soloSafe { return true }
     let soloedBuses = busTable.buses.filter(\.settings.solo).map(\.settings.name)
     if busPath(settings.bus).contains(where: { soloedBuses.contains($0) }) { return true }
     let name = settings.name
-    for bus in soloedBuses where busPath(bus).dropFirst().contains(name) { return true }
-    for stem in table.stems where stem.settings.solo && busPath(stem.settings.bus).contains(name) { return true }
-    for input in liveInputs.inputs where input.settings.solo && busPath(input.settings.bus).contains(name) { return true }
+    func opens(_ strip: StripSettings) -> Bool { strip.solo || (strip.soloSafe && !strip.mute) }
+    for bus in busTable.buses where opens(bus.settings.strip) && busPath(bus.settings.name).dropFirst().contains(name) { return true }
+    for stem in table.stems where opens(stem.settings.strip) && busPath(stem.settings.bus).contains(name) { return true }
+    for input in liveInputs.inputs where opens(input.settings.strip) && busPath(input.settings.bus).contains(name) { return true }
     return false
   }
+
+  /// The strips soloed now (stems, buses, inputs): while there is one, a solo is active and the
+  /// strips neither soloed, nor solo-safe, nor on a soloed bus's way are silent. What `status`,
+  /// the view and the socket's JSON show.
+  public var soloedStrips: [String] {
+    lock.locked { allStrips.filter { mix(of: $0).solo }.map { name(of: $0) } }
+  }
+}
+
+extension StripSettings {
+  /// Whether a strip with these settings, added or removed, changes what solo lets the others be
+  /// heard: it is soloed, or it is solo-safe, heard and on a bus (which it keeps open).
+  var changesOthersUnderSolo: Bool { solo || (soloSafe && !mute && bus != nil) }
 }

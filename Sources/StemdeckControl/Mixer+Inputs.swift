@@ -75,7 +75,7 @@ extension Mixer {
       liveInputs.inputs.append(input)
       if settings.bus != nil { try? send(.setInputBus(index: Int32(index), bus: busIndex(settings.bus), crossfade: false)) }
       if settings.eq != EQSettings() { try? sendEQ(.input(Int32(index)), from: nil, to: settings.eq) }
-      if settings.solo { try? pushAllGains() }
+      if settings.strip.changesOthersUnderSolo { try? pushAllGains() }
       isDirty = true
     }
   }
@@ -89,7 +89,7 @@ extension Mixer {
       input.removedAfterCommand = commandsSent
       liveInputs.inputs.removeAll { $0 === input }
       liveInputs.retiring.append(input)
-      if input.settings.solo { try? pushAllGains() }
+      if input.settings.strip.changesOthersUnderSolo { try? pushAllGains() }
       isDirty = true
     }
   }

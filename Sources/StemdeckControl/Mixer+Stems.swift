@@ -58,7 +58,7 @@ extension Mixer {
         throw error
       }
       table.stems.append(stem)
-      if settings.solo { try? pushAllGains() }
+      if settings.strip.changesOthersUnderSolo { try? pushAllGains() }
       isDirty = true
       return settings.name
     }
@@ -190,7 +190,7 @@ extension Mixer {
       table.stems.removeAll { $0 === stem }
       stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
       table.retiring.append(stem)
-      if stem.settings.solo { try? pushAllGains() }
+      if stem.settings.strip.changesOthersUnderSolo { try? pushAllGains() }
       isDirty = true
     }
   }

@@ -156,10 +156,14 @@ extension Mixer {
   func publish(_ strip: StripRef, from old: StripSettings, to new: StripSettings) throws(MixerError) {
     if new.eq != old.eq { try sendEQ(target(of: strip), from: old.eq, to: new.eq) }
     let volume = new.volume != old.volume, pan = new.pan != old.pan
-    if volume || pan || new.mute != old.mute || new.solo != old.solo || new.bus != old.bus {
+    let heard = new.mute != old.mute || new.solo != old.solo || new.soloSafe != old.soloSafe
+    if volume || pan || heard || new.bus != old.bus {
       try pushLevels(strip, volume: volume, pan: pan)
     }
-    if new.solo != old.solo || new.bus != old.bus { try pushAllGains() }
+    // Everyone's audibility when what solo silences or keeps open changed: a solo, a solo-safe
+    // flag, a solo-safe strip's mute (the buses it keeps open), or a route.
+    let opens = new.solo != old.solo || new.soloSafe != old.soloSafe || (new.soloSafe && new.mute != old.mute)
+    if opens || new.bus != old.bus { try pushAllGains() }
   }
 
   /// A strip's volume (a stem's, a bus's or a live input's), in `SettingRange.volume`.

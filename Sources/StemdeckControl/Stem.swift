@@ -46,11 +46,6 @@ final class Stem {
     engineRate / (Double(info.sampleRate) * settings.rate)
   }
 
-  /// Whether mute and solo let the stem be heard.
-  func isAudible(anySolo: Bool) -> Bool {
-    !(settings.mute || (anySolo && !settings.solo))
-  }
-
   /// Frames in one pass: the loop region, or the whole file.
   var loopFrames: Int { Self.loopFrames(settings, info) }
 

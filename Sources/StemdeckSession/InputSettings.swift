@@ -10,6 +10,8 @@ import Foundation
 // "bus" (the name of a bus of "buses", like a stem's) routes an input to that bus; it is written
 // only when the input does not go to the master ("master" reads as leaving it out);
 // "directOut" : true (written only when true) sends it to its own outputs NAME_L/NAME_R instead.
+// An input is solo-safe (heard whatever is soloed): "soloSafe" : false, written only then, makes
+// it follow solo as a stem does.
 // written only when a session has inputs (a file without them is byte for byte what it was).
 // An input registers the JACK input port `NAME_in` (mono) or `NAME_in_L`/`NAME_in_R` (stereo);
 // its connections are saved with the others under "connections". docs/architecture.md, *Live inputs*.
@@ -30,7 +32,7 @@ public struct InputSettings: Equatable, Sendable {
   /// it feeds (nil: the master), its sends, and direct outs (post-fader to its own JACK outputs
   /// `NAME_L`/`NAME_R` instead of its bus or the master); also read and written as `volume`,
   /// `pan`, … (StripSettings.swift).
-  public var strip = StripSettings()
+  public var strip = StripSettings.defaults(of: .input)
 
   public init(name: String, channels: InputChannels) {
     self.name = name
@@ -51,7 +53,7 @@ public struct InputSettings: Equatable, Sendable {
   /// The most inputs a session may have (the renderer's preallocated strips).
   public static let maximumCount = 32
   /// The fields of one element of "inputs".
-  static let fields = ["name", "channels", "volume", "pan", "mute", "solo", "eq", "bus", "sends", "directOut"]
+  static let fields = ["name", "channels", "volume", "pan", "mute", "solo", "soloSafe", "eq", "bus", "sends", "directOut"]
   /// Input names whose ports would be stemdeck's own (`midi_in`).
   public static let reservedNames: Set<String> = ["midi"]
 

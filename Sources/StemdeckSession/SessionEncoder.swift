@@ -251,9 +251,12 @@ enum SessionEncoder {
   private static func stripControls(
     _ strip: StripSettings, of kind: StripKind, own: (StripParameter) -> [String] = { _ in [] }
   ) -> [String] {
-    StripParameter.all.filter { $0.kinds.contains(kind) }.flatMap { control -> [String] in
+    let defaults = StripSettings.defaults(of: kind)
+    return StripParameter.all.filter { $0.kinds.contains(kind) }.flatMap { control -> [String] in
       let name = "\"\(control.key)\" : "
-      switch control.reading(in: strip) {
+      let value = control.reading(in: strip)
+      if !control.alwaysWritten && value == control.reading(in: defaults) { return [] }
+      switch value {
       case nil: return own(control)
       case .toggle(let on)?: return [name + "\(on)"]
       case .gain(let v)?: return [name + JSONText.gain(v)]

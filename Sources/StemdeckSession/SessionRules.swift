@@ -19,7 +19,7 @@ enum SessionRules {
   static let recordingFields = ["format", "takesMuted", "folder"]
   static let tempoFields = ["bpm", "beatsPerBar"]
   static let stemFields = [
-    "name", "file", "volume", "pan", "rate", "loops", "mute", "solo",
+    "name", "file", "volume", "pan", "rate", "loops", "mute", "solo", "soloSafe",
     "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "stretch", "pitch", "eq", "bus", "sends"
   ]
   static let effectFields = ["name", "file", "volume", "pan"]

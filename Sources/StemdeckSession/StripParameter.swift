@@ -61,6 +61,12 @@ public struct StripParameter: Sendable {
   public var details: String = ""
   /// Whether a glide may go in equal dB steps (`over 4s exp`): the console's usage offers it.
   public var exponentialGlide = false
+  /// Whether the session file always has the key; false: only where the value is not the
+  /// kind's default (`StripSettings.defaults(of:)`), so a new row leaves older files byte for byte.
+  public var alwaysWritten = true
+  /// For a toggle: whether the console word also takes `on` or `off` after the name
+  /// (`safe mic off`), besides `un` + the word.
+  public var takesOnOff = false
 
   public static let volume = StripParameter(
     key: "volume", field: .number(\.volume), word: "vol", aliases: ["volume"], osc: ["vol", "volume"], oscLabel: "vol (dB)", value: .gain,
@@ -85,9 +91,19 @@ public struct StripParameter: Sendable {
   public static let solo = StripParameter(
     key: "solo", field: .toggle(\.solo), word: "solo", aliases: [], osc: ["solo"], oscLabel: "solo", value: .toggle, rule: nil,
     kinds: [.stem, .bus, .input], glides: false, midi: .solo, summary: "hear only soloed stems")
+  public static let soloSafe = StripParameter(
+    key: "soloSafe", field: .toggle(\.soloSafe), word: "safe", aliases: [], osc: ["safe"], oscLabel: "safe", value: .toggle,
+    rule: nil, kinds: [.stem, .bus, .input], glides: false, midi: nil,
+    summary: "solo-safe: heard whatever is soloed (live inputs are, until 'safe NAME off')",
+    details: """
+      A solo-safe strip is never silenced by another strip's solo, and a bus it feeds stays
+      open (the other strips on that bus still follow solo). Live inputs are solo-safe from
+      the start, so soloing a backing track keeps the singer's mic; 'safe verb' keeps a reverb
+      bus. 'safe NAME on|off' or 'unsafe NAME'; 'status' says when a solo is active.
+      """, alwaysWritten: false, takesOnOff: true)
 
   /// Every row, in the order front ends list them.
-  public static let all: [StripParameter] = [.volume, .pan, .rate, .mute, .solo]
+  public static let all: [StripParameter] = [.volume, .pan, .rate, .mute, .solo, .soloSafe]
 
   /// The control an OSC address ends with (nil: no control is called that). A kind of strip
   /// without it refuses it by name when the change runs (`'grp' is a bus; …`).

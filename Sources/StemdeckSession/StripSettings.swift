@@ -12,6 +12,9 @@ public struct StripSettings: Equatable, Sendable {
   public var pan: Double = 0
   public var mute = false
   public var solo = false
+  /// Solo-safe: heard whatever is soloed elsewhere (a singer's mic, a reverb return), and a bus
+  /// it feeds stays open. Live inputs are solo-safe unless made otherwise (`defaults(of:)`).
+  public var soloSafe = false
   /// Whether the strip goes out on its own JACK ports (`<name>_L`, `<name>_R`) instead of its
   /// destination.
   public var directOut = false
@@ -24,6 +27,14 @@ public struct StripSettings: Equatable, Sendable {
 
   /// A strip at unity, centred, flat, feeding the master.
   public init() {}
+
+  /// A new strip of `kind`: as `init()`, but a live input is solo-safe (soloing a backing track
+  /// must not silence the singer).
+  public static func defaults(of kind: StripKind) -> StripSettings {
+    var strip = StripSettings()
+    strip.soloSafe = kind == .input
+    return strip
+  }
 }
 
 /// A kind of strip settings: `strip` holds the mix every kind has; the kind adds its own fields.
@@ -48,6 +59,10 @@ extension StripSettingsHolder {
   public var solo: Bool {
     get { strip.solo }
     set { strip.solo = newValue }
+  }
+  public var soloSafe: Bool {
+    get { strip.soloSafe }
+    set { strip.soloSafe = newValue }
   }
   public var directOut: Bool {
     get { strip.directOut }

@@ -34,7 +34,8 @@ extension InteractiveTests {
     try await expectScreen("stemdeck> mute mic")
     _ = try await tmux(["send-keys", "-t", session, "Enter", "inputs", "Enter"])
     let listed = try await eventually(timeout: 10, interval: 0.1) {
-      try await screen(session).split(separator: "\n").contains { $0.hasPrefix("mic ") && $0.contains(" M ") }
+      // M muted, L solo-safe (as every input is from the start).
+      try await screen(session).split(separator: "\n").contains { $0.hasPrefix("mic ") && $0.contains(" ML ") }
     }
     let seen = try await screen(session)
     #expect(listed, "\(seen)")

@@ -8,7 +8,7 @@ import StemdeckControl
 @Suite("Display (golden)")
 struct DisplayTests {
   static let stemsFooter =
-    "flags: M muted, S solo, D direct outs, E ended, U underruns, G gliding, Q EQ, T stretch, F stretch fast, ! unreadable"
+    "flags: M muted, S solo, D direct outs, E ended, U underruns, G gliding, Q EQ, T stretch, F stretch fast, ! unreadable, L solo-safe"
 
   @Test("stems with no stems")
   func noStems() throws {

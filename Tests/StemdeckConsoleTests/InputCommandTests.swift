@@ -55,8 +55,9 @@ import Testing
     #expect(keys.mute && keys.pan == 0.3)
     let table = h.run("inputs").output
     #expect(table.first?.hasPrefix("name  ch") == true, "\(table)")
-    #expect(table.contains { $0.hasPrefix("mic ") && $0.contains("mic_in") && $0.contains(" S ") && $0.contains("master") }, "\(table)")
-    #expect(table.contains { $0.hasPrefix("keys ") && $0.contains("keys_in_L,keys_in_R") && $0.contains(" M ") }, "\(table)")
+    // S solo, M mute, L solo-safe (every input is, from the start).
+    #expect(table.contains { $0.hasPrefix("mic ") && $0.contains("mic_in") && $0.contains(" SL ") && $0.contains("master") }, "\(table)")
+    #expect(table.contains { $0.hasPrefix("keys ") && $0.contains("keys_in_L,keys_in_R") && $0.contains(" ML ") }, "\(table)")
     #expect(h.run("meters mic").output.first?.hasPrefix("mic ") == true)
     #expect(h.run("meters").output.contains { $0.hasPrefix("keys ") && $0.contains("L peak") && $0.contains("R peak") })
     // Saved with the session, and opened again.
@@ -106,7 +107,7 @@ import Testing
     #expect(h.run("vol mic 0 over 10s").ok)
     _ = Self.render(h, signal: Self.tone, blocks: 2)
     let row = h.run("inputs").output.first { $0.hasPrefix("mic ") } ?? ""
-    #expect(row.contains("0.25→0.00") && row.split(separator: " ").contains("G"), "\(row)")
+    #expect(row.contains("0.25→0.00") && row.split(separator: " ").contains("GL"), "\(row)")
     let cancel = h.run("glide cancel mic")
     #expect(cancel.ok, "\(cancel.output)")
     let held = try #require(h.mixer.inputSettings.first?.volume)
@@ -171,7 +172,9 @@ import Testing
     #expect(h.mixer.inputNames.count == 32)
   }
 
-  @Test("the engine: an input plays with the transport stopped, at its volume and pan; mute and solo silence it")
+  @Test(
+    "the engine: an input plays with the transport stopped, at its volume and pan; mute silences it; a stem's solo does only once it is not solo-safe"
+  )
   func engineLevels() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
@@ -187,11 +190,14 @@ import Testing
     #expect(peak.left == 0 && peak.right == 0, "\(peak)")
     #expect(h.run("unmute mic; solo drums").ok)
     peak = Self.render(h, signal: Self.tone)
-    #expect(peak.left == 0 && peak.right == 0, "a soloed stem silences the input: \(peak)")
+    #expect(abs(peak.left - 0.25) < 1e-3, "an input is solo-safe: a soloed stem leaves it heard: \(peak)")
+    #expect(h.run("safe mic off").ok)
+    peak = Self.render(h, signal: Self.tone)
+    #expect(peak.left == 0 && peak.right == 0, "not solo-safe, a soloed stem silences the input: \(peak)")
     #expect(h.run("solo mic").ok)
     peak = Self.render(h, signal: Self.tone)
     #expect(abs(peak.left - 0.25) < 1e-3, "soloed too: \(peak)")
-    #expect(h.run("unsolo drums; unsolo mic; pause; stop").ok)
+    #expect(h.run("unsolo drums; unsolo mic; safe mic; pause; stop").ok)
     peak = Self.render(h, signal: Self.tone)
     #expect(abs(peak.left - 0.25) < 1e-3, "pause and stop leave it open: \(peak)")
     // The strip's meter: post-fader, as the stems'.

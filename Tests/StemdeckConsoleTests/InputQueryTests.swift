@@ -22,7 +22,7 @@ import Testing
     let slot = InputBank.directSlot(0, maxVoices: h.mixer.renderState.pointee.maxVoices)
     #expect(h.mixer.directOutSlots().contains { $0.name == "mic" && $0.slot == slot })
     let table = h.run("inputs").output
-    #expect(table.count == 2 && table[1].contains(" D ") && table[1].contains("mic_L/R"), "\(table)")
+    #expect(table.count == 2 && table[1].contains(" DL ") && table[1].contains("mic_L/R"), "\(table)")
     // The engine: the strip's buffers (what the driver hands in) get it, the master does not.
     let tap = UnsafeMutablePointer<Float>.allocate(capacity: 2048)
     defer { tap.deallocate() }

@@ -99,7 +99,9 @@ import Testing
     #expect(abs(left[1023] - Self.centre) < 1e-3, "back on the master at unity: \(left[1023])")
   }
 
-  @Test("solo follows the graph: a soloed input keeps its bus open, a soloed bus plays its inputs, a soloed stem elsewhere silences them")
+  @Test(
+    "solo follows the graph: a soloed input keeps its bus open, a soloed bus plays its inputs; a solo elsewhere keeps a solo-safe input and its buses, and silences it once unsafe"
+  )
   func soloAlongTheGraph() throws {
     let h = try Self.harness()
     defer { h.shutdown() }
@@ -115,10 +117,14 @@ import Testing
     #expect(h.run("unsolo band; solo vox_bus").ok)
     #expect(heard(), "a soloed bus plays the input routed to it")
     #expect(h.run("unsolo vox_bus; solo other").ok)
-    #expect(!heard(), "a soloed bus elsewhere silences it")
+    #expect(heard(), "a live input is solo-safe: a soloed bus elsewhere leaves it, and its buses, open")
+    #expect(audible("vox_bus") && audible("band"))
+    #expect(h.run("safe mic off").ok)
+    #expect(!heard(), "not solo-safe, a soloed bus elsewhere silences it")
+    #expect(!audible("vox_bus") && !audible("band"))
     #expect(h.run("unsolo other; solo drums").ok)
     #expect(!heard(), "a soloed stem silences it")
-    #expect(h.run("unsolo drums; mute band").ok)
+    #expect(h.run("unsolo drums; safe mic; mute band").ok)
     #expect(!heard(), "a muted bus on its way silences it")
     #expect(h.run("unmute band").ok)
     #expect(heard())

@@ -13,15 +13,17 @@ import Testing
       for word in control.consoleWords { #expect(CommandTable.lookup(word) != nil, "'\(word)' (\(control.key)) is not a command") }
     }
     #expect(
-      Console.groupable == ["vol", "volume", "pan", "rate", "mute", "unmute", "solo", "unsolo", "master", "glide", "eq"],
+      Console.groupable == [
+        "vol", "volume", "pan", "rate", "mute", "unmute", "solo", "unsolo", "safe", "unsafe", "master", "glide", "eq"
+      ],
       "\(Console.groupable.sorted())")
   }
 
   @Test("OSC's strip addresses by kind, from the table (what a kind's refusal lists)")
   func oscAddresses() {
-    #expect(StripParameter.oscAddresses(on: .stem) == "vol (dB), pan, rate, mute, solo")
-    #expect(StripParameter.oscAddresses(on: .bus) == "vol (dB), pan, mute, solo")
-    #expect(StripParameter.oscAddresses(on: .input) == "vol (dB), pan, mute, solo")
+    #expect(StripParameter.oscAddresses(on: .stem) == "vol (dB), pan, rate, mute, solo, safe")
+    #expect(StripParameter.oscAddresses(on: .bus) == "vol (dB), pan, mute, solo, safe")
+    #expect(StripParameter.oscAddresses(on: .input) == "vol (dB), pan, mute, solo, safe")
     #expect(StripParameter.osc("volume")?.key == "volume" && StripParameter.osc("gain") == nil)
     #expect(StripParameter.rate.kinds == [.stem] && !StripParameter.mute.glides)
   }

@@ -86,4 +86,52 @@ import Testing
       inputs: [RenderInput(name: "mic", path: folder.file("voice.wav"))])
     #expect(maxAbsError(Stereo(try readAudio(master)).left, refLeft) > 0.05)
   }
+
+  @Test(
+    "solo-safe inputs rendered: a soloed stem keeps the mic, on the master or through two buses whose stems stay silent; made unsafe, the mic follows solo"
+  )
+  func soloSafeInput() throws {
+    let folder = try TemporaryFolder()
+    var (session, _) = try BusRenderTests.graphSession(in: folder)
+    try writeAudio(folder.file("voice.wav"), format: .wavFloat, channels: [Signal.noise(frames: 30000, amplitude: 0.5, seed: 41)])
+    session.inputs = [InputSettings(name: "mic", channels: .mono)]
+    var n = 0
+    func render(_ s: Session) throws -> Stereo {
+      n += 1
+      let output = folder.file("safe-\(n).wav")
+      _ = try OfflineRenderer.render(
+        session: s, sessionPath: folder.file("session.json"), outputPath: output, duration: nil,
+        inputs: [RenderInput(name: "mic", path: folder.file("voice.wav"))])
+      return Stereo(try readAudio(output))
+    }
+    /// The session with these stems muted and no solo: what a solo should sound like.
+    func muting(_ names: Set<String>, _ s: Session) -> Session {
+      var s = s
+      for i in s.stems.indices where names.contains(s.stems[i].name) { s.stems[i].mute = true }
+      return s
+    }
+    func same(_ a: Stereo, _ b: Stereo) -> Bool { maxAbsError(a.left, b.left) < 1e-6 && maxAbsError(a.right, b.right) < 1e-6 }
+    // The bass soloed: the bass and the mic (safe from the start).
+    var solo = session
+    solo.stems[2].solo = true
+    let bassAndMic = try render(muting(["kick", "snare"], session))
+    #expect(same(try render(solo), bassAndMic))
+    // Unsafe, the mic follows solo: the bass alone, which differs from the bass and the mic.
+    var unsafe = solo
+    unsafe.inputs[0].soloSafe = false
+    var bassOnly = muting(["kick", "snare"], session)
+    bassOnly.inputs[0].mute = true
+    let alone = try render(bassOnly)
+    #expect(maxAbsError(alone.left, bassAndMic.left) > 0.05, "the mic is heard in the reference")
+    #expect(same(try render(unsafe), alone))
+    // The mic on the drums bus (which feeds the band bus): both stay open for it, through their
+    // EQ and faders; the kick and snare on them stay silent.
+    var onBus = solo
+    onBus.inputs[0].bus = "drums_bus"
+    var reference = muting(["kick", "snare"], session)
+    reference.inputs[0].bus = "drums_bus"
+    let expected = try render(reference)
+    #expect(maxAbsError(expected.left, alone.left) > 0.05, "the mic through the buses is heard in the reference")
+    #expect(same(try render(onBus), expected))
+  }
 }

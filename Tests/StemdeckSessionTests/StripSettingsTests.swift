@@ -11,6 +11,7 @@ struct StripSettingsTests {
     s.pan = -0.5
     s.mute = true
     s.solo = true
+    s.soloSafe = true
     s.directOut = true
     s.eq.low.gain = 3
     s.bus = "drums_bus"
@@ -18,7 +19,7 @@ struct StripSettingsTests {
     return s
   }
 
-  @Test("volume, pan, mute, solo, directOut, eq, bus and sends of each kind are its strip's")
+  @Test("volume, pan, mute, solo, soloSafe, directOut, eq, bus and sends of each kind are its strip's")
   func kindsShareTheStrip() {
     var stem = StemSettings(name: "a", file: "a.wav")
     var bus = BusSettings(name: "b")
@@ -27,12 +28,15 @@ struct StripSettingsTests {
     bus.strip = Self.unusual
     input.strip = Self.unusual
     for holder in [stem, bus, input] as [any StripSettingsHolder] {
-      #expect(holder.volume == 0.25 && holder.pan == -0.5 && holder.mute && holder.solo && holder.directOut)
+      #expect(holder.volume == 0.25 && holder.pan == -0.5 && holder.mute && holder.solo && holder.soloSafe && holder.directOut)
       #expect(holder.eq.low.gain == 3 && holder.bus == "drums_bus" && holder.sends == Self.unusual.sends)
     }
     stem.volume = 0.5
     #expect(stem.strip.volume == 0.5, "a field set by its old name lands in the strip")
     #expect(StemSettings(name: "a", file: "a.wav").strip == StripSettings(), "a new stem's strip is the default strip")
+    #expect(BusSettings(name: "b").strip == StripSettings.defaults(of: .bus))
+    #expect(InputSettings(name: "c", channels: .mono).strip == StripSettings.defaults(of: .input), "an input is solo-safe")
+    #expect(StripSettings.defaults(of: .input).soloSafe && !StripSettings.defaults(of: .stem).soloSafe)
   }
 
   @Test("a strip's mix is every field but bus, directOut and sends: what a failed group puts back")
@@ -48,7 +52,7 @@ struct StripSettingsTests {
     // Every stored field is named here: a field added to the strip fails this until it is decided
     // whether it is mix (put back by `withMix`, the default) or routing (kept, listed there).
     let fields = Mirror(reflecting: StripSettings()).children.compactMap(\.label)
-    #expect(fields == ["volume", "pan", "mute", "solo", "directOut", "eq", "bus", "sends"])
+    #expect(fields == ["volume", "pan", "mute", "solo", "soloSafe", "directOut", "eq", "bus", "sends"])
   }
 }
 

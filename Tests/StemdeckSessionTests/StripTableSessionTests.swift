@@ -42,6 +42,20 @@ struct StripTableSessionTests {
     }
   }
 
+  @Test("a row not always written (soloSafe) is left out at its kind's default, so older files stay byte for byte")
+  func defaultsLeftOut() throws {
+    var session = Session()
+    session.buses = [BusSettings(name: "band")]
+    session.inputs = [InputSettings(name: "mic", channels: .mono)]
+    session.stems = [StemSettings(name: "drums", file: "drums.flac")]
+    #expect(session.inputs[0].soloSafe && !session.stems[0].soloSafe && !session.buses[0].soloSafe)
+    let text = SessionFile.encode(session)
+    for control in StripParameter.all where !control.alwaysWritten {
+      #expect(!text.contains("\"\(control.key)\""), "\(control.key) written at its default: \(text)")
+    }
+    #expect(try SessionFile.decode(Data(text.utf8), source: "defaults.json") == session)
+  }
+
   @Test("a bad value under a row's key is refused at its path (stems[0].KEY, buses[0].KEY)")
   func refusalsByRow() {
     let documents = [

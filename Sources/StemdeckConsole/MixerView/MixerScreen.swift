@@ -488,7 +488,7 @@ enum MixerScreen {
     }
     // Most important first; what does not fit is left out from the end.
     var parts = [
-      stateText, NumberFormat.time(t.position) + " / " + (t.length.map(NumberFormat.time) ?? "-"),
+      stateText + (t.soloActive ? "  SOLO" : ""), NumberFormat.time(t.position) + " / " + (t.length.map(NumberFormat.time) ?? "-"),
       (t.session ?? "(no session file)") + (t.unsaved ? " *" : "")
     ]
     if state.selected < model.strips.count, model.strips[state.selected].offline == nil,

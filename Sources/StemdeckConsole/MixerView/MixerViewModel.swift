@@ -34,12 +34,14 @@ struct MixerViewModel {
     /// The stem is in stretch mode: `fine` (Rubber Band) or `fast` (WSOLA); the `stems` table's T and F.
     static let stretch = Flags(rawValue: 256)
     static let stretchFast = Flags(rawValue: 512)
+    /// Solo-safe: heard whatever is soloed (`safe NAME`; live inputs are from the start).
+    static let soloSafe = Flags(rawValue: 1024)
 
     /// The letters of the `stems` table (its legend: M muted, S solo, D direct outs, G gliding,
-    /// E ended, U underruns, ! unreadable; the view adds Q: EQ on).
+    /// E ended, U underruns, ! unreadable, L solo-safe; the view adds Q: EQ on).
     static let letters: [(Flags, Character)] = [
       (.mute, "M"), (.solo, "S"), (.directOut, "D"), (.gliding, "G"),
-      (.ended, "E"), (.underrun, "U"), (.unreadable, "!"), (.eq, "Q")
+      (.ended, "E"), (.underrun, "U"), (.unreadable, "!"), (.eq, "Q"), (.soloSafe, "L")
     ]
     var text: String { String(Self.letters.filter { contains($0.0) }.map(\.1)) }
 
@@ -47,7 +49,8 @@ struct MixerViewModel {
     /// scripts read it).
     static let tableLetters: [(Flags, Character)] = [
       (.mute, "M"), (.solo, "S"), (.directOut, "D"), (.ended, "E"),
-      (.unreadable, "!"), (.underrun, "U"), (.gliding, "G"), (.eq, "Q"), (.stretch, "T"), (.stretchFast, "F")
+      (.unreadable, "!"), (.underrun, "U"), (.gliding, "G"), (.eq, "Q"), (.stretch, "T"), (.stretchFast, "F"),
+      (.soloSafe, "L")
     ]
     var tableText: String { String(Self.tableLetters.filter { contains($0.0) }.map(\.1)) }
   }
@@ -126,6 +129,8 @@ struct MixerViewModel {
     var unsaved: Bool
     /// The master's live loudness (short-term and integrated LUFS, true peak), when measured.
     var loudness: LiveLoudness? = nil
+    /// Whether a strip is soloed (the others, but solo-safe ones, silent): the bar says SOLO.
+    var soloActive = false
   }
 
   /// The stems, in the session's order (offline ones where the session has them).
@@ -148,6 +153,7 @@ struct MixerViewModel {
     var flags: Flags = []
     if s.settings.mute { flags.insert(.mute) }
     if s.settings.solo { flags.insert(.solo) }
+    if s.settings.soloSafe { flags.insert(.soloSafe) }
     if s.settings.directOut { flags.insert(.directOut) }
     if s.isGliding { flags.insert(.gliding) }
     if s.finished { flags.insert(.ended) }
@@ -189,6 +195,7 @@ struct MixerViewModel {
     var flags: Flags = [.unreadable]
     if o.settings.mute { flags.insert(.mute) }
     if o.settings.solo { flags.insert(.solo) }
+    if o.settings.soloSafe { flags.insert(.soloSafe) }
     if o.settings.directOut { flags.insert(.directOut) }
     var strip = Strip(
       name: o.settings.name, volume: o.settings.volume, pan: o.settings.pan, rate: o.settings.rate,
@@ -223,7 +230,7 @@ struct MixerViewModel {
     }
   }
 
-  /// A bus's or live input's strip from its mix: flags M, S, D, Q; while a glide runs, flag G
+  /// A bus's or live input's strip from its mix: flags M, S, D, Q, L; while a glide runs, flag G
   /// and the value reached, with the target beside it (as a stem's).
   static func mixerStrip(
     _ name: String, _ kind: Strip.Kind, _ mix: StripSettings, _ meters: [Meter], gliding: (volume: Double?, pan: Double?)
@@ -231,6 +238,7 @@ struct MixerViewModel {
     var flags: Flags = []
     if mix.mute { flags.insert(.mute) }
     if mix.solo { flags.insert(.solo) }
+    if mix.soloSafe { flags.insert(.soloSafe) }
     if mix.directOut { flags.insert(.directOut) }
     if !mix.eq.isBypassed { flags.insert(.eq) }
     var strip = Strip(
@@ -289,6 +297,7 @@ struct MixerViewModel {
       session: console.sessionPath.map { String($0.split(separator: "/").last ?? Substring($0)) },
       unsaved: m.isDirty)
     transport.loudness = freshLoudness ? m.masterLoudness() : m.publishedMasterLoudness()
+    transport.soloActive = !m.soloedStrips.isEmpty
     if let d = console.driver {
       transport.dspLoad = d.cpuLoad
       transport.xruns = d.xruns

@@ -34,8 +34,8 @@ enum QueryJSON {
     var o: [String: Any] = [
       "name": s.name, "volume": number(s.volume), "volumeDB": db(s.volumeDB),
       "flags": s.flags.text, "meters": s.meters.map(meter),
-      "mute": s.flags.contains(.mute), "solo": s.flags.contains(.solo), "directOut": s.flags.contains(.directOut),
-      "gliding": s.flags.contains(.gliding), "ended": s.flags.contains(.ended),
+      "mute": s.flags.contains(.mute), "solo": s.flags.contains(.solo), "soloSafe": s.flags.contains(.soloSafe),
+      "directOut": s.flags.contains(.directOut), "gliding": s.flags.contains(.gliding), "ended": s.flags.contains(.ended),
       "underrun": s.flags.contains(.underrun), "unreadable": s.flags.contains(.unreadable)
     ]
     if let pan = s.pan { o["pan"] = number(pan) }
@@ -161,7 +161,8 @@ enum QueryJSON {
       "endless": r.endless, "sampleRate": r.sampleRate, "underruns": r.underruns, "stems": r.stems,
       "master": ["volume": number(r.masterVolume), "volumeDB": db(Decibels.fromAmplitude(r.masterVolume))] as [String: Any],
       "quality": r.quality, "session": r.session.map { $0 as Any } ?? NSNull(), "unsaved": r.unsaved,
-      "control": r.control.map { $0 as Any } ?? NSNull(), "osc": r.osc.map { $0 as Any } ?? NSNull()
+      "control": r.control.map { $0 as Any } ?? NSNull(), "osc": r.osc.map { $0 as Any } ?? NSNull(),
+      "solo": ["active": !r.soloed.isEmpty, "soloed": r.soloed] as [String: Any]
     ]
     if let d = r.server {
       var server: [String: Any] = [
