@@ -42,14 +42,7 @@ extension CommandTable {
       details: on ? control.details : "", argumentCount: 1...(onOff ? 2 : 1),
       completions: onOff ? [.stemOrAll, .keyword(["on", "off"])] : [.stemOrAll]
     ) { (c, a) throws(CommandError) in
-      var value = on
-      if a.count == 2 {
-        switch a[1].lowercased() {
-        case "on": value = true
-        case "off": value = false
-        default: throw CommandError("\(word): '\(ValueParser.printable(a[1]))' is not on or off: usage: \(usage)")
-        }
-      }
+      let value = a.count == 2 ? try ValueParser.onOff(a[1], word) : on
       try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.set(control, of: n, to: value ? 1 : 0) }
     }
   }

@@ -424,7 +424,8 @@ public final class ControlServer {
       queue(Self.encode(f), to: c)
     }
     let transport = RemotePush.transport(mixer)
-    let state = transport["state"] as? String ?? ""
+    // A change of state or of solo is pushed at once.
+    let state = (transport["state"] as? String ?? "") + (transport["solo"] as? Bool == true ? " solo" : "")
     if state != transportSeen || (state == "playing" && now >= nextTransport) {
       transportSeen = state
       nextTransport = now.addingTimeInterval(PushRate.transportInterval)

@@ -97,7 +97,8 @@ func runCtl(_ a: Arguments) -> Int32 {
     if let ok = o["ok"] as? Bool, !ok { printError("error: \(o["error"] as? String ?? "the subscription failed")"); return 1 }
     switch o["push"] as? String {
     case "event": writeOut("event: \(o["text"] as? String ?? o["event"] as? String ?? "?")")
-    case "transport": writeOut("transport: \(o["state"] ?? "?") \(o["position"] ?? "")")
+    case "transport":
+      writeOut("transport: \(o["state"] ?? "?") \(o["position"] ?? "")" + (o["solo"] as? Bool == true ? " (solo active)" : ""))
     case "meters":
       func peaks(_ m: Any?) -> String {
         ((m as? [String: Any])?["peak"] as? [Any] ?? []).map { ($0 as? NSNumber).map { NumberFormat.fixed($0.doubleValue, 1) } ?? "-inf" }

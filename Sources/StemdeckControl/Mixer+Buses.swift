@@ -318,6 +318,10 @@ extension Mixer {
   public var soloedStrips: [String] {
     lock.locked { allStrips.filter { mix(of: $0).solo }.map { name(of: $0) } }
   }
+
+  /// Whether a solo is active (`soloedStrips` is not empty), without listing them: what the
+  /// pushes check at every service step.
+  public var soloActive: Bool { lock.locked { anySolo() } }
 }
 
 extension StripSettings {

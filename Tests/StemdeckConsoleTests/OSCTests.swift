@@ -286,6 +286,39 @@ struct OSCTests {
     }
   }
 
+  @Test("a transport subscriber is told /stemdeck/solo: 0 on subscribing, 1 once a strip is soloed, 0 when none is")
+  func soloPush() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let server = try OSCServer(host: "127.0.0.1", port: 0)
+    defer { server.close() }
+    let client = try OSCSocket(host: "127.0.0.1", port: 0)
+    defer { client.close() }
+    let (address, length) = Self.address("127.0.0.1", client.port)
+    let subscribed = server.handle(
+      OSCMessage(path: "/stemdeck/subscribe", arguments: [.string("transport")], source: address, sourceLength: length), h.console)
+    #expect(subscribed?.ok == true, "\(subscribed?.text ?? "no reply")")
+    /// Pushes what is due, then waits (poll on the client's socket, at most 5 s) for the next
+    /// `/stemdeck/solo` and returns its value.
+    func nextSolo() -> Int32? {
+      server.pushDue(h.mixer)
+      var fds = pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)
+      let deadline = Date().addingTimeInterval(5)
+      while Date() < deadline {
+        for m in client.receive().messages where m.path == "/stemdeck/solo" {
+          if case .int(let v) = m.arguments.first { return v }
+        }
+        _ = poll(&fds, 1, 100)
+      }
+      return nil
+    }
+    #expect(nextSolo() == 0)
+    #expect(h.run("solo drums").ok)
+    #expect(nextSolo() == 1)
+    #expect(h.run("unsolo drums").ok)
+    #expect(nextSolo() == 0)
+  }
+
   @Test("binding: port 0 takes a free port; a port in use and an unknown host are clear errors")
   func binding() throws {
     let first = try OSCServer(host: "127.0.0.1", port: 0)

@@ -51,14 +51,14 @@ import Testing
     // Refusals: a word that is not on or off, an unknown strip; nothing changes.
     let before = h.mixer.session(savingTo: h.folder.file("x.json"))
     let bad = h.run("safe mic maybe")
-    #expect(!bad.ok && bad.output.joined().contains("'maybe' is not on or off: usage: safe NAME|all [on|off]"), "\(bad.output)")
+    #expect(!bad.ok && bad.output.joined().contains("safe must be on or off (got 'maybe')"), "\(bad.output)")
     let unknown = h.run("safe nope")
     #expect(!unknown.ok && unknown.output.joined().contains("nope"), "\(unknown.output)")
     #expect(h.mixer.session(savingTo: h.folder.file("x.json")) == before)
     #expect(h.run("help safe").output.contains { $0.contains("so soloing a backing track keeps the singer's mic") })
   }
 
-  @Test("status's JSON says whether a solo is active and which strips are soloed")
+  @Test("status's JSON says whether a solo is active and which strips are soloed; the transport push whether one is")
   func statusJSON() throws {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
@@ -66,9 +66,11 @@ import Testing
       (QueryJSON.status(Display.statusReport(h.console))["solo"]) as? [String: Any]
     }
     #expect(solo()?["active"] as? Bool == false && (solo()?["soloed"] as? [String])?.isEmpty == true)
+    #expect(RemotePush.transport(h.mixer)["solo"] as? Bool == false)
     #expect(h.run("bus add band; solo bass; solo band").ok)
     #expect(solo()?["active"] as? Bool == true)
     #expect(solo()?["soloed"] as? [String] == ["bass", "band"])
+    #expect(RemotePush.transport(h.mixer)["solo"] as? Bool == true, "the transport push says so too")
   }
 
   @Test("the session keeps soloSafe only where it is not the kind's default: an unsafe input, a safe stem or bus; read back equal")

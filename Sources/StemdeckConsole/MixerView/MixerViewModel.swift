@@ -297,7 +297,7 @@ struct MixerViewModel {
       session: console.sessionPath.map { String($0.split(separator: "/").last ?? Substring($0)) },
       unsaved: m.isDirty)
     transport.loudness = freshLoudness ? m.masterLoudness() : m.publishedMasterLoudness()
-    transport.soloActive = !m.soloedStrips.isEmpty
+    transport.soloActive = m.soloActive
     if let d = console.driver {
       transport.dspLoad = d.cpuLoad
       transport.xruns = d.xruns

@@ -29,6 +29,8 @@ public final class OSCServer {
   private var subscribers: [Subscriber] = []
   static let maxSubscribers = 16
   private var transportSeen = ""
+  /// The solo state last pushed (-1: none yet, so a new subscriber gets it).
+  private var soloSeen: Int32 = -1
   private var nextTransport = Date.distantPast
 
   public static let prefix = "/stemdeck"
@@ -155,6 +157,7 @@ public final class OSCServer {
     subscribers.append(
       Subscriber(address: m.source, length: m.sourceLength, key: key, topics: parsed.topics, meterRate: parsed.meterRate))
     transportSeen = ""
+    soloSeen = -1
     return (true, "subscribed " + parsed.topics.map(\.rawValue).sorted().joined(separator: " ") + " for \(key)")
   }
 
@@ -230,6 +233,14 @@ public final class OSCServer {
       nextTransport = now.addingTimeInterval(PushRate.transportInterval)
       for s in subscribers where s.topics.contains(.transport) {
         socket.send(Self.prefix + "/transport", [.string(state), .float(Float(mixer.position))], to: s.address, length: s.length)
+      }
+    }
+    // `/stemdeck/solo ,i`: 1 while a solo is active, on every change (and on subscribing).
+    let solo: Int32 = mixer.soloActive ? 1 : 0
+    if solo != soloSeen {
+      soloSeen = solo
+      for s in subscribers where s.topics.contains(.transport) {
+        socket.send(Self.prefix + "/solo", [.int(solo)], to: s.address, length: s.length)
       }
     }
   }

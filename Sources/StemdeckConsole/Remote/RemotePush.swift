@@ -123,9 +123,10 @@ enum RemotePush {
     return frame
   }
 
-  /// The transport: state and position (seconds).
+  /// The transport: state, position (seconds), and whether a solo is active (strips neither
+  /// soloed nor solo-safe silent).
   static func transport(_ mixer: Mixer) -> [String: Any] {
-    ["state": "\(mixer.transportState)", "position": (mixer.position * 1000).rounded() / 1000]
+    ["state": "\(mixer.transportState)", "position": (mixer.position * 1000).rounded() / 1000, "solo": mixer.soloActive]
   }
 }
 
