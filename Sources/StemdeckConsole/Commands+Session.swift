@@ -16,6 +16,20 @@ extension CommandTable {
       try c.save(to: a.first)
     },
     CommandSpec(
+      name: "diff", usage: "diff [FILE]", summary: "what the live mix changed from the saved session (or from FILE)",
+      details: """
+        One line per value: 'drums volume 0.8 → 0.5', 'bass bus master → drums_bus',
+        'bus verb added', 'connection master_L → system:playback_1 removed'. Values as the
+        session file writes them; '(default)' where the file leaves one out. The transport's
+        position is left out. Nothing is changed or saved.
+        """,
+      argumentCount: 0...1, completions: [.file]
+    ) { (c, a) throws(CommandError) in
+      let (changes, shown) = try c.diff(against: a.first)
+      if changes.isEmpty { c.write("no differences from \(shown)") }
+      for change in changes { c.write(change.line) }
+    },
+    CommandSpec(
       name: "open", aliases: ["open!", "load"], usage: "open PATH", summary: "open a session file (open! discards unsaved changes)",
       argumentCount: 1...1, completions: [.file]
     ) { (c, a) throws(CommandError) in

@@ -282,6 +282,20 @@ public final class Console {
     write("saved \(target)")
   }
 
+  /// What the live session changed from the session file at `path` (nil: the session's own file),
+  /// and the file's name as given, for `diff`.
+  func diff(against path: String?) throws(CommandError) -> (changes: [SessionChange], file: String) {
+    guard let target = path ?? sessionPath else {
+      throw CommandError("diff: this session has no file yet: give one to compare with (diff FILE), or save it first")
+    }
+    let absolute = Self.absolutePath(target)
+    let saved: Session
+    do { saved = try SessionFile.load(path: absolute) } catch {
+      throw CommandError("diff: " + error.naming(target, for: absolute).description)
+    }
+    return (SessionDiff.changes(from: saved, to: live.sessionForSaving(to: absolute)), target)
+  }
+
   /// Opens a session file, replacing the current session only if everything in it is valid.
   /// With `asSongChange` (setlists) a playing transport moves to it as the current session's
   /// `songChange` option says (gapless or crossfade; `Mixer.changeSong`).

@@ -196,6 +196,16 @@ enum QueryJSON {
       let only = args.first { $0 != "--watch" }
       return ["meters": meters(c, only: args.contains("--watch") ? nil : only)]
     case "routes": return (try? Display.routes(c, connectedOnly: false)).map { ["routes": routes($0)] as [String: Any] }
+    case "diff":
+      return (try? c.diff(against: args.first)).map { result in
+        let changes = result.changes.map { change -> [String: Any] in
+          [
+            "subject": change.subject, "field": change.field.map { $0 as Any } ?? NSNull(),
+            "from": change.from.map { $0 as Any } ?? NSNull(), "to": change.to.map { $0 as Any } ?? NSNull(), "text": change.line
+          ]
+        }
+        return ["diff": changes, "file": result.file] as [String: Any]
+      }
     case "connections": return (try? Display.routes(c, connectedOnly: true)).map { ["connections": routes($0)] as [String: Any] }
     default: return nil
     }
