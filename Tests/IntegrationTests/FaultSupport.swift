@@ -54,7 +54,8 @@ extension PrivateJackServer {
   /// `seconds`, and waits until its ports exist.
   func startPeer(recording seconds: Double, to path: String, dir: IntegrationTempDir) async throws -> CaptureRun {
     let peer = try startCapture(ports: [], seconds: seconds, to: path, hookDir: dir, manualConnections: true)
-    let registered = try await eventually(timeout: 5, interval: 0.02) {
+    // Polled every 50 ms: each look is a JACK client that comes and goes (see `runTool`).
+    let registered = try await eventually(timeout: 5, interval: 0.05) {
       try await self.ports().contains("jack_capture:input2")
     }
     if !registered {
@@ -66,7 +67,7 @@ extension PrivateJackServer {
 
   /// Waits until stemdeck's master feeds the peer's two inputs.
   func waitForMasterToPeer(timeout: Double) async throws -> Bool {
-    try await eventually(timeout: timeout, interval: 0.02) {
+    try await eventually(timeout: timeout, interval: 0.05) {
       let graph = try await self.connections()
       return graph["stemdeck:master_L"]?.contains("jack_capture:input1") == true
         && graph["stemdeck:master_R"]?.contains("jack_capture:input2") == true

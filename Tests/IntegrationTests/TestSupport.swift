@@ -333,15 +333,45 @@ struct ToolResult: Sendable {
   var text: String { (stdout + stderr).joined(separator: "\n") }
 }
 
-/// Runs a command to completion (killing it after `timeout` seconds, which is an error).
-func runTool(_ tool: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 30) async throws -> ToolResult {
+/// Runs a command to completion (killing it after `timeout` seconds, which is an error that says
+/// where its threads waited). `retryIfHung`: a tool that only looks (jack_lsp) and hung is said
+/// on stdout and run once more; a second hang is the error. libjack's own close can hang for
+/// good in the closing process when another client comes or goes at that instant (its
+/// notification thread is cancelled holding a lock; JackSynchroCheck.swift): a fresh client that
+/// answers shows the server and stemdeck were fine, one that hangs too shows they were not.
+/// (CI on 2026-12-03 twice: jack_lsp -s NAME hung 15 s while the harness polled a restarted
+/// server every 20 ms; 264 restarts in a loop here did not show it again.)
+func runTool(
+  _ tool: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 30, retryIfHung: Bool = false
+) async throws -> ToolResult {
   let child = try ChildProcess(tool, arguments, environment: environment)
   guard let status = await child.waitForExit(timeout: timeout) else {
+    let waits = threadsWaiting(child.pid)
     child.terminate(grace: 1)
-    throw HarnessError("\(tool) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+    let hung = "\(tool) \(arguments.joined(separator: " ")) did not finish within \(timeout) s (its threads: \(waits))"
+    guard retryIfHung else { throw HarnessError(hung) }
+    print("harness: \(hung); killed, and run once more")
+    do { return try await runTool(tool, arguments, environment: environment, timeout: timeout) } catch {
+      throw HarnessError("\(hung)\nrun again: \(error)")
+    }
   }
   await child.waitForStreams(timeout: 2)
   return ToolResult(status: status, stdout: child.stdoutLines, stderr: child.stderrLines)
+}
+
+/// Where a process's threads wait, from /proc (no debugger): each thread's name, state, kernel
+/// wait channel and, where readable, the top of its kernel stack.
+func threadsWaiting(_ pid: pid_t) -> String {
+  func read(_ path: String) -> String {
+    ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+  let tasks = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).sorted()
+  return tasks.map { tid in
+    let base = "/proc/\(pid)/task/\(tid)/"
+    let state = read(base + "stat").split(separator: ")").last?.split(separator: " ").first.map(String.init) ?? "?"
+    let stack = read(base + "stack").split(separator: "\n").prefix(3).map { $0.split(separator: " ").last.map(String.init) ?? "" }
+    return "\(tid) \(read(base + "comm")) \(state) in \(read(base + "wchan")) [\(stack.joined(separator: " < "))]"
+  }.joined(separator: "; ")
 }
 
 // MARK: - Temporary folders
@@ -589,14 +619,14 @@ final class PrivateJackServer: @unchecked Sendable {
 
   /// Port names (`jack_lsp -s NAME`).
   func ports() async throws -> [String] {
-    let r = try await tool("jack_lsp", ["-s", name])
+    let r = try await runTool("jack_lsp", ["-s", name], environment: environment, timeout: 15, retryIfHung: true)
     guard r.status == 0 else { throw HarnessError("jack_lsp failed: \(r.text)") }
     return r.stdout.filter { !$0.isEmpty && !$0.hasPrefix(" ") && !$0.hasPrefix("\t") }
   }
 
   /// Every port with the ports it is connected to (`jack_lsp -s NAME -c`).
   func connections() async throws -> [String: Set<String>] {
-    let r = try await tool("jack_lsp", ["-s", name, "-c"])
+    let r = try await runTool("jack_lsp", ["-s", name, "-c"], environment: environment, timeout: 15, retryIfHung: true)
     guard r.status == 0 else { throw HarnessError("jack_lsp -c failed: \(r.text)") }
     var out: [String: Set<String>] = [:]
     var current: String?
