@@ -88,39 +88,45 @@ public final class JackClient: @unchecked Sendable {
 
   /// Closes the client now (deinit then does nothing). The corresponding C function is
   /// `jack_client_close`.
+  /// Not while a metadata call that did not answer may still wake up and use the client: then
+  /// the client is left open (the process is quitting or the server went away).
   func close() {
     guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    jack_client_close(handle)
+    _ = metadata.whenQuiet { jack_client_close(handle) }
   }
 
-  deinit { if !closed.load(ordering: .acquiring) { jack_client_close(handle) } }
+  deinit { close() }
 
   public var sampleRate: Int { Int(jack_get_sample_rate(handle)) }
   public var bufferSize: Int { Int(jack_get_buffer_size(handle)) }
   /// DSP load in percent, as JACK measures it. The corresponding C function is `jack_cpu_load`.
   public var cpuLoad: Double { Double(jack_cpu_load(handle)) }
 
-  /// Registers an audio port. The corresponding C function is `jack_port_register`.
+  /// Registers an audio port and gives it its pretty name (a property of its own: whatever a
+  /// port of a dead server or killed client left under its UUID is removed first). The
+  /// corresponding C function is `jack_port_register`; metadata through `PortMetadata`.
   public func registerAudioPort(
     _ shortName: String, isOutput: Bool, prettyName: String? = nil,
     midi: Bool = false
   ) throws(JackError) -> OpaquePointer {
     let flags = UInt(isOutput ? JackPortIsOutput.rawValue : JackPortIsInput.rawValue)
-    guard let port = jack_port_register(handle, shortName, midi ? JACK_DEFAULT_MIDI_TYPE : JACK_DEFAULT_AUDIO_TYPE, flags, 0) else {
-      throw JackError("cannot register JACK port '\(clientName):\(shortName)'")
+    let port = metadata.request {
+      jack_port_register(handle, shortName, midi ? JACK_DEFAULT_MIDI_TYPE : JACK_DEFAULT_AUDIO_TYPE, flags, 0)
     }
-    // jack2 keeps metadata in a database that outlives clients and servers, keyed by UUIDs that
-    // a new server hands out again: a port can be born with the properties of a port of an
-    // instance that was killed, or of a server that died. Whatever is there is cleared first, so
-    // the port's properties are its own (docs/architecture.md, "Port metadata").
+    guard let port else { throw JackError("cannot register JACK port '\(clientName):\(shortName)'") }
+    let h = Unchecked(self.handle)
     let uuid = jack_port_uuid(port)
-    jack_remove_properties(handle, uuid)
-    if let prettyName {
-      jack_set_property(handle, uuid, stemdeck_pretty_name_key(), prettyName, "text/plain")
-    }
+    metadata.run { PortMetadata.claim(h.value, uuid, prettyName: prettyName) }
     registered.append((port, prettyName))
     return port
   }
+
+  /// Port metadata calls, bounded (PortMetadata.swift).
+  let metadata = PortMetadata()
+
+  /// Runs a request to the server on this client's channel, never beside a metadata call
+  /// (`PortMetadata.request`).
+  func request<T>(_ body: (OpaquePointer) -> T) -> T { metadata.request { body(handle) } }
 
   /// Ports registered through this client and not unregistered yet (their properties are
   /// removed with them).
@@ -132,29 +138,28 @@ public final class JackClient: @unchecked Sendable {
     registered.map { (jack_port_uuid($0.port), $0.prettyName) }
   }
 
-  /// Removes the properties of every port still registered (before closing: jack2 does not
-  /// remove a closed client's metadata). The corresponding C function is `jack_remove_properties`.
+  /// Removes the pretty names of every port still registered (before closing: jack2 does not
+  /// remove a closed client's metadata).
   public func removePortProperties() {
-    for entry in registered { jack_remove_properties(handle, jack_port_uuid(entry.port)) }
+    let h = Unchecked(self.handle)
+    let uuids = registered.filter { $0.prettyName != nil }.map { jack_port_uuid($0.port) }
+    metadata.run { for uuid in uuids { PortMetadata.removePrettyName(h.value, uuid) } }
   }
 
-  /// Removes the properties of `subjects` that no port of this server has now and whose pretty
-  /// name is still the one stemdeck set: the ports of a previous client on a server that died
-  /// (they could not be removed then). The database is shared by every server of the user, so a
-  /// UUID whose name is another's is left alone. The corresponding C functions are
-  /// `jack_get_property` and `jack_remove_properties`.
+  /// Removes the pretty names of `subjects` that no port of this server has now and that are
+  /// still the ones stemdeck set: the ports of a previous client on a server that died (they
+  /// could not be removed then). The database is shared by every server of the user, so a UUID
+  /// whose name is another's is left alone.
   func removeProperties(ofVanished subjects: [(uuid: jack_uuid_t, prettyName: String?)]) {
     guard !subjects.isEmpty else { return }
     var live = Set<jack_uuid_t>()
     for name in portNames() { if let p = jack_port_by_name(handle, name) { live.insert(jack_port_uuid(p)) } }
-    for subject in subjects where !live.contains(subject.uuid) {
-      var value: UnsafeMutablePointer<CChar>?
-      var type: UnsafeMutablePointer<CChar>?
-      guard jack_get_property(subject.uuid, stemdeck_pretty_name_key(), &value, &type) == 0 else { continue }
-      let current = value.map { String(cString: $0) }
-      if let value { jack_free(value) }
-      if let type { jack_free(type) }
-      if current == subject.prettyName { jack_remove_properties(handle, subject.uuid) }
+    let gone = subjects.filter { !live.contains($0.uuid) && $0.prettyName != nil }.map { ($0.uuid, $0.prettyName) }
+    let h = Unchecked(self.handle)
+    metadata.run {
+      for (uuid, name) in gone where PortMetadata.prettyName(of: uuid) == name {
+        PortMetadata.removePrettyName(h.value, uuid)
+      }
     }
   }
 
@@ -166,12 +171,16 @@ public final class JackClient: @unchecked Sendable {
     return Int(range.max)
   }
 
-  /// Removes the port's properties, then the port. The corresponding C functions are
-  /// `jack_remove_properties` and `jack_port_unregister`.
+  /// Removes the port's pretty name, then the port. The corresponding C function is
+  /// `jack_port_unregister`.
   public func unregister(_ port: OpaquePointer) {
-    jack_remove_properties(handle, jack_port_uuid(port))
+    if registered.contains(where: { $0.port == port && $0.prettyName != nil }) {
+      let h = Unchecked(self.handle)
+      let uuid = jack_port_uuid(port)
+      metadata.run { PortMetadata.removePrettyName(h.value, uuid) }
+    }
     registered.removeAll { $0.port == port }
-    jack_port_unregister(handle, port)
+    _ = metadata.request { jack_port_unregister(handle, port) }
   }
 
   func setCallbacks(context: UnsafeMutableRawPointer) {
@@ -185,10 +194,10 @@ public final class JackClient: @unchecked Sendable {
   }
 
   public func activate() throws(JackError) {
-    if jack_activate(handle) != 0 { throw JackError("cannot activate the JACK client '\(clientName)'") }
+    if metadata.request({ jack_activate(handle) }) != 0 { throw JackError("cannot activate the JACK client '\(clientName)'") }
   }
 
-  public func deactivate() { jack_deactivate(handle) }
+  public func deactivate() { _ = metadata.request { jack_deactivate(handle) } }
 
   // MARK: - Patchbay
 
@@ -259,7 +268,7 @@ public final class JackClient: @unchecked Sendable {
   /// Connects two ports (either order). The corresponding C function is `jack_connect`.
   public func connect(_ a: String, _ b: String) throws(JackError) {
     let pair = try orderedPair(a, b)
-    let result = jack_connect(handle, pair.source, pair.destination)
+    let result = metadata.request { jack_connect(handle, pair.source, pair.destination) }
     if result != 0 && result != EEXIST {
       throw JackError("JACK refused to connect '\(pair.source)' to '\(pair.destination)' (error \(result))")
     }
@@ -271,7 +280,7 @@ public final class JackClient: @unchecked Sendable {
     guard connections(of: pair.source).contains(pair.destination) else {
       throw JackError("'\(pair.source)' is not connected to '\(pair.destination)'")
     }
-    if jack_disconnect(handle, pair.source, pair.destination) != 0 {
+    if metadata.request({ jack_disconnect(handle, pair.source, pair.destination) }) != 0 {
       throw JackError("JACK refused to disconnect '\(pair.source)' from '\(pair.destination)'")
     }
   }

@@ -54,9 +54,9 @@ extension JackDriver {
       syncMode = mode
       context.pointee.leading.store(mode == .lead, ordering: .relaxed)
       if mode == .lead {
-        jack_set_timebase_callback(client.handle, 0, stemdeckTimebase, UnsafeMutableRawPointer(context))
+        _ = client.request { jack_set_timebase_callback($0, 0, stemdeckTimebase, UnsafeMutableRawPointer(context)) }
       } else {
-        jack_release_timebase(client.handle)
+        _ = client.request { jack_release_timebase($0) }
       }
     }
     if let tempo = mixer.tempo {

@@ -3,6 +3,7 @@
 // Each test starts its own private server (TestSupport.swift).
 
 import Foundation
+import StemdeckTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -295,6 +296,87 @@ struct JackCitizenTests {
     #expect(await deck.waitForLine(containing: "event: all stems finished", from: again, timeout: 10) != nil, "\(deck.transcript)")
     #expect(deck.lines.dropFirst(again).contains("event: stem 'short' finished"), "\(deck.transcript)")
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
+  }
+
+  /// Holds a write lock in JACK's metadata database on one property's bucket, as a program
+  /// killed inside a metadata call leaves it, until its stdin closes (python3-bsddb3: the same
+  /// Berkeley DB environment libjack opens, with libjack's flags and key layout).
+  static let lockHolder = #"""
+    import sys
+    from bsddb3 import db
+    home, uuid, key = sys.argv[1], sys.argv[2], sys.argv[3]
+    env = db.DBEnv()
+    env.open(home, db.DB_CREATE | db.DB_INIT_LOCK | db.DB_INIT_MPOOL | db.DB_THREAD)
+    d = db.DB(env)
+    d.open(home + "/metadata.db", dbtype=db.DB_HASH, flags=db.DB_CREATE | db.DB_THREAD, mode=0o666)
+    # libjack's key: the subject's UUID in decimal, NUL-padded to 37 bytes, then the key and a NUL.
+    k = uuid.encode().ljust(37, b"\0") + key.encode() + b"\0"
+    d.put(k, b"held\0text/plain\0")
+    cursor = d.cursor()
+    cursor.set(k, flags=db.DB_RMW)  # a write lock on the key's bucket, kept
+    print("ready", flush=True)
+    sys.stdin.read()
+    cursor.close()
+    d.close()
+    env.close()
+    print("released", flush=True)
+    """#
+
+  @Test(
+    "JACK's metadata database left locked (as by a program killed inside a metadata call): stemdeck starts in seconds, says so once, plays, adds ports at once and quits"
+  )
+  func lockedMetadataDatabase() async throws {
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    let dir = try IntegrationTempDir("stemdeck-metalock")
+    defer { dir.remove() }
+    let client = "sdlock\(getpid() % 10000)"
+    // The UUID master_L is given: a first instance's, which quits (its ports' places are free again).
+    let first = try StemdeckProcess(server: server, extra: ["--name", client])
+    defer { first.kill() }
+    try await first.run("echo up")
+    let uuid = try #require(try await portUUIDs(server, client: client)["\(client):master_L"])
+    #expect(try await first.finish() == 0, "\(first.transcript)")
+
+    let holder = try await startPythonPeer(
+      Self.lockHolder, file: dir.file("hold.py"),
+      arguments: [JackMetadataStore.directory, uuid, "http://jackaudio.org/metadata/pretty-name"], server: server,
+      what: "the metadata lock holder (python3-bsddb3)")
+    defer { holder.terminate(grace: 5) }
+    let started = monotonicSeconds()
+    let deck = try StemdeckProcess(server: server, extra: ["--name", client])
+    defer { deck.kill() }
+    try await deck.run("echo up", timeout: 30)
+    let startup = monotonicSeconds() - started
+    #expect(startup < 10, "stemdeck took \(startup) s to start beside a locked metadata database\n\(deck.transcript)")
+    // No other JACK client is opened meanwhile: jackd itself hangs on the lock when a client
+    // leaves (it removes the client's properties), so the ports are stemdeck's own `ports`.
+    #expect(try await deck.run("ports").contains { $0.contains("\(client):master_L") }, "\(deck.transcript)")
+    let said = deck.stderrLines.filter { $0.contains("metadata database") }
+    #expect(
+      said.count == 1 && said.first?.contains("did not answer within 3 s") == true && said.first?.contains("jack_db-") == true,
+      "\(deck.transcript)")
+
+    // It plays, and later ports come at once (the database is not asked again).
+    try await deck.run("add \(samplesDirectory)/bass.flac")
+    try await deck.run("play")
+    let asked = monotonicSeconds()
+    try await deck.run("directout bass on")
+    #expect(monotonicSeconds() - asked < 2, "directout waited for the database again\n\(deck.transcript)")
+    #expect(try await deck.run("ports").contains { $0.contains("\(client):bass_L") }, "\(deck.transcript)")
+    _ = try await eventually(timeout: 5, interval: 0.05) {
+      try await deck.run("status").contains { $0.hasPrefix("position: ") && !$0.hasPrefix("position: 0:00.000") }
+    }
+    let status = try await deck.run("status")
+    #expect(status.contains("state: playing"), "\(status)")
+    #expect(status.contains { $0.hasPrefix("position: ") && !$0.hasPrefix("position: 0:00.000") }, "\(status)")
+
+    // The lock given back (stemdeck's waiting call then ends), a clean quit.
+    holder.closeStdin()
+    let released = await eventually(timeout: 10) { holder.stdoutLines.contains("released") }
+    #expect(released, "\(holder.stderrLines)")
+    #expect(try await deck.finish() == 0, "\(deck.transcript)")
+    #expect(deck.stderrLines.filter { $0.contains("metadata database") }.count == 1, "\(deck.transcript)")
   }
 }
 
