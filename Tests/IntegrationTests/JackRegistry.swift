@@ -44,3 +44,40 @@ enum JackRegistry {
     return freed
   }
 }
+
+/// jackd2's metadata database (/dev/shm/jack_db-UID): one Berkeley DB environment for every JACK
+/// server and program of the user, without deadlock detection or recovery. A process killed while
+/// it held one of its locks (these tests kill stemdeck and jackd on purpose) leaves that lock held
+/// for good, and every later metadata call that needs it waits forever: jackd in its cleanup when
+/// a client leaves, `jack_property`, `jack_wait`'s server (a CI run, 2026-12-03, hung that way).
+/// A jackd that exits cleanly removes the environment's files itself; the harness does the same
+/// before a server starts while no JACK server of the user runs (nobody has them open then), so
+/// a lock left behind cannot outlive the test that left it.
+enum JackMetadataStore {
+  static var directory: String { "/dev/shm/jack_db-\(getuid())" }
+  static let files = ["metadata.db", "__db.001", "__db.002", "__db.003"]
+
+  /// Removes the environment's files when no jackd of this user runs; returns whether it did.
+  @discardableResult
+  static func resetIfUnused() -> Bool {
+    guard !anyJackdRunning() else { return false }
+    for file in files { unlink("\(directory)/\(file)") }
+    return true
+  }
+
+  /// Whether a process of this user named jackd runs (`/proc/PID/comm` and its owner).
+  static func anyJackdRunning() -> Bool {
+    let uid = getuid()
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int32(entry) != nil {
+      var info = stat()
+      guard stat("/proc/\(entry)", &info) == 0, info.st_uid == uid,
+        let comm = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8),
+        comm.trimmingCharacters(in: .whitespacesAndNewlines) == "jackd",
+        let status = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+        !status.contains(") Z ")
+      else { continue }
+      return true
+    }
+    return false
+  }
+}

@@ -514,6 +514,7 @@ final class PrivateJackServer: @unchecked Sendable {
     guard findOnPath("jackd") != nil else { throw HarnessError("jackd is not installed (apt-get install jackd2)") }
     precondition(!isRunning, "server \(name) is already running")
     JackRegistry.reclaimDeadEntries()
+    JackMetadataStore.resetIfUnused()
     let child = try ChildProcess(
       "jackd", ["-n", name, "--no-realtime"] + (driverArguments ?? ["-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]),
       environment: environment, stdout: .file(logPath), stderr: .file(logPath))
