@@ -75,10 +75,25 @@ public enum SessionDiff {
           path: path.map { $0 + "." + key } ?? key)
       }
     }
-    let before = a.map(text), after = b.map(text)
+    var before = a.map(text), after = b.map(text)
     guard before != after else { return [] }
+    if let key = (path ?? subject).split(separator: ".").last, key == "volume" || key == "level" {
+      (before, after) = sameUnits(before, after)
+    }
     // A top-level value (`quality`): the key is its subject.
     return [SessionChange(subject: path == nil ? "session" : subject, field: path ?? subject, from: before, to: after)]
+  }
+
+  /// Two gains in one unit: the file writes a short one as a number (0.8) and a long one in dB
+  /// (`"-6dB"`, SessionEncoder's `gain`), so `0.8 → -6dB` would mix them; when either side is in
+  /// dB both are (`-1.94dB → -6dB`, two decimals; silence stays 0).
+  static func sameUnits(_ a: String?, _ b: String?) -> (String?, String?) {
+    guard a?.hasSuffix("dB") == true || b?.hasSuffix("dB") == true else { return (a, b) }
+    func decibels(_ text: String?) -> String? {
+      guard let text, let gain = Double(text), gain > 0 else { return text }
+      return SessionRules.number((Decibels.fromAmplitude(gain) * 100).rounded() / 100) + "dB"
+    }
+    return (decibels(a), decibels(b))
   }
 
   /// A list of named elements: added, removed, changed field by field, and their order.
@@ -100,11 +115,7 @@ public enum SessionDiff {
         changes.append(SessionChange(subject: label(name), field: nil, from: nil, to: text(node)))
         continue
       }
-      changes += values(old, node, subject: label(name), path: "").map { change in
-        var c = change
-        c.field = c.field.map { $0.hasPrefix(".") ? String($0.dropFirst()) : $0 }
-        return c
-      }
+      changes += values(old, node, subject: label(name), path: nil)
     }
     let kept = x.map(\.name).filter { name in y.contains { $0.name == name } }
     let order = y.map(\.name).filter { name in x.contains { $0.name == name } }

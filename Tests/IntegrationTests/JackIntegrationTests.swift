@@ -411,11 +411,7 @@ struct JackIntegrationTests {
     try #require(o >= 0, "the capture started after the audio (offset \(o))", sourceLocation: sourceLocation)
     var result = LiveComparison(offset: o, overlap: 0)
     func matches(_ renderFrame: Int, _ liveFrame: Int, count: Int) -> Bool {
-      guard renderFrame >= 0, liveFrame >= 0, renderFrame + count <= render.frames, liveFrame + count <= live.frames else { return false }
-      for f in 0..<count {
-        for c in 0..<2 where abs(render.sample(renderFrame + f, c) - live.sample(liveFrame + f, c)) > tolerance { return false }
-      }
-      return true
+      Self.framesMatch(render, renderFrame, live, liveFrame, count: count, tolerance: tolerance)
     }
     var f = 0
     while f < render.frames && f + o < live.frames {
@@ -482,15 +478,25 @@ struct JackIntegrationTests {
       guard q + period <= live.frames else { return nil }
       let silent = (q..<(q + period)).allSatisfy { live.sample($0, 0) == 0 && live.sample($0, 1) == 0 }
       let shifted = [0, 1, -1, 2, -2, 3, -3].contains { k in
-        let g = q - o + k * period
-        guard g >= 0, g + period <= render.frames else { return false }
-        return (0..<period).allSatisfy { f in (0..<2).allSatisfy { abs(render.sample(g + f, $0) - live.sample(q + f, $0)) <= tolerance } }
+        framesMatch(render, q - o + k * period, live, q, count: period, tolerance: tolerance)
       }
       guard silent || shifted else { return nil }
       periods += 1
       q += period
     }
     return periods
+  }
+
+  /// Whether `count` stereo frames of `render` from `renderFrame` and of `live` from `liveFrame`
+  /// agree within `tolerance` (false when either run leaves its file).
+  static func framesMatch(
+    _ render: AudioData, _ renderFrame: Int, _ live: AudioData, _ liveFrame: Int, count: Int, tolerance: Float
+  ) -> Bool {
+    guard renderFrame >= 0, liveFrame >= 0, renderFrame + count <= render.frames, liveFrame + count <= live.frames else { return false }
+    for f in 0..<count {
+      for c in 0..<2 where abs(render.sample(renderFrame + f, c) - live.sample(liveFrame + f, c)) > tolerance { return false }
+    }
+    return true
   }
 
   // MARK: 3. Server killed mid-playback

@@ -39,6 +39,6 @@ import Testing
     let data = try #require(QueryJSON.data(for: "diff", [], h.console)?["diff"] as? [[String: Any]])
     #expect(data.count == 1)
     #expect(data.first?["subject"] as? String == "bass" && data.first?["field"] as? String == "volume")
-    #expect(data.first?["from"] as? String == "1" && data.first?["to"] as? String == "-6dB", "\(data)")
+    #expect(data.first?["from"] as? String == "0dB" && data.first?["to"] as? String == "-6dB", "\(data)")
   }
 }

@@ -25,6 +25,15 @@ import Testing
     #expect(SessionDiff.changes(from: saved, to: live).map(\.line) == ["drums eq.low.gain 3 → -2"])
   }
 
+  @Test("a volume the file writes in dB on one side only: both sides in dB (no '0.8 → -6dB'); both numbers stay numbers")
+  func gainsInOneUnit() throws {
+    var live = Self.base
+    live.stems[0].volume = try #require(Decibels.linearGain(text: "-6dB"))
+    live.masterVolume = 0.5
+    #expect(
+      SessionDiff.changes(from: Self.base, to: live).map(\.line) == ["master volume 0.9 → 0.5", "drums volume -1.94dB → -6dB"])
+  }
+
   @Test("the same session twice: no differences; the transport's position is not one")
   func same() {
     var moved = Self.base
