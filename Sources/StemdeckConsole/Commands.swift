@@ -491,6 +491,7 @@ enum CommandTable {
       argumentCount: 0...0
     ) { (c, _) throws(CommandError) in
       if c.interactive && c.mixer.isDirty && !c.commandWord.hasSuffix("!") {
+        if let summary = c.unsavedSummary() { c.write(summary) }
         throw CommandError("there are unsaved changes: 'save' them first, or use 'quit!' to discard them")
       }
       // quit! discards the unsaved changes: their autosave too, or every later open offers it back.

@@ -296,6 +296,16 @@ public final class Console {
     return (SessionDiff.changes(from: saved, to: live.sessionForSaving(to: absolute)), target)
   }
 
+  /// The short form of `diff` that `quit` shows before refusing: `unsaved: drums volume 0.8 → 0.5;
+  /// bass pan 0 → 0.3; and 2 more ('diff' lists them)`. Nil when the session has no file or the
+  /// file cannot be read (the refusal says enough), or nothing differs from it.
+  func unsavedSummary(shown: Int = 3) -> String? {
+    guard sessionPath != nil, let changes = try? diff(against: nil).changes, !changes.isEmpty else { return nil }
+    var parts = changes.prefix(shown).map(\.line)
+    if changes.count > shown { parts.append("and \(changes.count - shown) more ('diff' lists them)") }
+    return "unsaved: " + parts.joined(separator: "; ")
+  }
+
   /// Opens a session file, replacing the current session only if everything in it is valid.
   /// With `asSongChange` (setlists) a playing transport moves to it as the current session's
   /// `songChange` option says (gapless or crossfade; `Mixer.changeSong`).

@@ -41,4 +41,30 @@ import Testing
     #expect(data.first?["subject"] as? String == "bass" && data.first?["field"] as? String == "volume")
     #expect(data.first?["from"] as? String == "0dB" && data.first?["to"] as? String == "-6dB", "\(data)")
   }
+
+  @Test("quit with unsaved changes shows the diff's short form first (three changes, then how many more); a file-less session only refuses")
+  func quitShowsShortDiff() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    h.console.interactive = true
+    #expect(h.run("vol drums 0.5").ok)
+    let refusal = "error: there are unsaved changes: 'save' them first, or use 'quit!' to discard them"
+    #expect(h.run("quit") == (false, [refusal]))  // no file yet: nothing to compare with
+    let path = h.folder.file("song.json")
+    #expect(h.run("save \(path)").ok)
+    #expect(h.run("vol drums 0.25; pan bass 0.3").ok)
+    #expect(h.run("quit") == (false, ["unsaved: drums volume 0.5 → 0.25; bass pan 0 → 0.3", refusal]))
+    #expect(h.run("bus add band; bus add verb; safe drums").ok)
+    #expect(
+      h.run("quit")
+        == (
+          false,
+          [
+            "unsaved: drums volume 0.5 → 0.25; drums soloSafe (default) → true; bass pan 0 → 0.3; and 2 more ('diff' lists them)",
+            refusal
+          ]
+        ))
+    #expect(!h.console.quitRequested)
+    #expect(h.run("quit!").ok && h.console.quitRequested)
+  }
 }
