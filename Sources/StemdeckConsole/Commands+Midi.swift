@@ -32,6 +32,7 @@ extension CommandTable {
                                  play            play/pause on each press
                                  next | prev | stop   the show: the next or previous song
                                                  of the setlist, or stop, on each press
+                                 undo | redo     take back (or do again) the last change
                                A press is a note on, or a controller rising to 64 or more.
                                vol and pan land at the event's frame, in the same period; a
                                controller that disagrees with the stem does not move it until it
@@ -189,7 +190,8 @@ enum MidiWords {
     guard let first = w.first?.lowercased() else {
       let forms = levels.map { "\($0) NAME" } + ["sfx fire NAME", "toggle \(toggles.joined(separator: "|")) NAME"]
       throw CommandError(
-        "a MIDI action is missing: \(forms.joined(separator: ", ")), eq low|mid|high NAME, send NAME SEND, play, next, prev or stop")
+        "a MIDI action is missing: \(forms.joined(separator: ", ")), eq low|mid|high NAME, send NAME SEND, play, next, prev, stop, undo or redo"
+      )
     }
     w.removeFirst()
     let action: MidiMapping.Action
@@ -211,6 +213,8 @@ enum MidiWords {
     case "next": action = .next
     case "prev", "previous": action = .prev
     case "stop": action = .stop
+    case "undo": action = .undo
+    case "redo": action = .redo
     case "eq":
       guard let band = w.first?.lowercased(), ["low", "mid", "high"].contains(band) else {
         throw CommandError("eq takes a band: eq low|mid|high NAME (a CC sets its gain), or toggle eq NAME")
@@ -231,7 +235,7 @@ enum MidiWords {
     default:
       let known = levels + ["sfx fire"] + toggles.map { "toggle \($0)" }
       throw CommandError(
-        "unknown MIDI action '\(ValueParser.printable(first))' (\(known.joined(separator: ", ")), eq low|mid|high, send, play, next, prev, stop)"
+        "unknown MIDI action '\(ValueParser.printable(first))' (\(known.joined(separator: ", ")), eq low|mid|high, send, play, next, prev, stop, undo, redo)"
       )
     }
     return try target(of: action, in: w)
@@ -266,11 +270,12 @@ extension String {
 }
 
 extension Console {
-  /// A MIDI press of a show command (`MixerEvent.midiCommand`: `next`, `prev`, `stop`), run as
+  /// A MIDI press of a show command (`MixerEvent.midiCommand`: `next`, `prev`, `stop`, `undo`,
+  /// `redo`), run as
   /// the REPL's command of that name: it refuses what the REPL refuses (`next` with unsaved
   /// changes in interactive mode), and what it says is shown as event lines, "midi next: …".
   func runMidiCommand(_ command: String) {
-    let r = runCaptured([command])
+    let r = from("midi") { runCaptured([command]) }
     for line in r.output { writeEvent("midi \(command): \(line)") }
     if !r.ok { writeEvent("midi \(command): \(r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))") }
   }

@@ -30,6 +30,30 @@ extension CommandTable {
       for change in changes { c.write(change.line) }
     },
     CommandSpec(
+      name: "undo", usage: "undo [N]", summary: "take back the last change to the mix (or the last N)",
+      details: """
+        Every change to the mix is one step, from any front end: a command (a 'commit' group,
+        a glide, 'remove all'), a fader drag or key in the mixer view, a MIDI controller's
+        sweep. Undoing a removed stem brings it back playing in place. 'history' lists the
+        steps; 'redo' does undone ones again. The last \(UndoHistory.limit) steps are kept; 'open'
+        and 'new' start afresh, 'save' does not. JACK connections and sound effects are not
+        part of it.
+        """,
+      argumentCount: 0...1
+    ) { (c, a) throws(CommandError) in
+      for line in try c.undo(try historyCount(a.first, "undo"), redo: false) { c.write(line) }
+    },
+    CommandSpec(
+      name: "redo", usage: "redo [N]", summary: "do again the last undone change (or the last N)", argumentCount: 0...1
+    ) { (c, a) throws(CommandError) in
+      for line in try c.undo(try historyCount(a.first, "redo"), redo: true) { c.write(line) }
+    },
+    CommandSpec(
+      name: "history", usage: "history", summary: "the undoable steps: what each changed and where it came from", argumentCount: 0...0
+    ) { (c, _) throws(CommandError) in
+      for line in c.historyLines() { c.write(line) }
+    },
+    CommandSpec(
       name: "open", aliases: ["open!", "load"], usage: "open PATH", summary: "open a session file (open! discards unsaved changes)",
       argumentCount: 1...1, completions: [.file]
     ) { (c, a) throws(CommandError) in
@@ -170,4 +194,14 @@ extension CommandTable {
       try c.mixerCall { () throws(MixerError) in try c.mixer.setOptions(o) }
     }
   ]
+}
+
+/// `undo N`'s and `redo N`'s count: a whole number from 1 (none: 1).
+private func historyCount(_ word: String?, _ command: String) throws(CommandError) -> Int {
+  guard let word else { return 1 }
+  guard let n = Int(word), n >= 1, n <= UndoHistory.limit else {
+    throw CommandError(
+      "\(command): the number of steps must be a whole number from 1 to \(UndoHistory.limit) (got '\(ValueParser.printable(word))')")
+  }
+  return n
 }

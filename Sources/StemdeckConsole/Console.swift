@@ -78,6 +78,14 @@ public final class Console {
   var eventGate = EventGate()
   /// Where an interactive console keeps its `events` choice for the next run (nil: not kept).
   var eventsChoicePath: String?
+  /// Undo and redo (History.swift): the steps, and the front end the running command came from.
+  var history = UndoHistory()
+  var commandSource = "repl"
+  /// The commands of the group the running `commit` landed (Groups.swift), for its step's text.
+  var committedGroup: [[String]]?
+  /// Commands running inside one another (`commit` runs its group's): a step is noted when the
+  /// outermost ends.
+  private var runDepth = 0
 
   /// A console as a front end of `live`.
   public init(session live: LiveSession, write: @escaping (String) -> Void) {
@@ -116,6 +124,8 @@ public final class Console {
   /// lines; the end of a song advances the setlist.
   public func serviceOnce() {
     live.serviceOnce(handle)
+    // A MIDI controller moved a fader (a command's own service steps, in a `wait`, are its own).
+    if runDepth == 0 { noteChanges(source: "midi", text: "MIDI") }
     report([])  // folded event lines whose second is over
   }
 
@@ -190,6 +200,19 @@ public final class Console {
         throw CommandError("unknown command '\(ValueParser.printable(first))' — did you mean '\(guess)'? (type 'help' for the list)")
       }
       throw CommandError("unknown command '\(ValueParser.printable(first))' (type 'help' for the list)")
+    }
+    // One step per command, however many commands it runs (a group's `commit`); a change no one
+    // noted before it (a MIDI move in between) is a step of its own.
+    if runDepth == 0 { noteChanges(source: "midi", text: "MIDI") }
+    runDepth += 1
+    defer {
+      runDepth -= 1
+      if runDepth == 0 {
+        // A group's step says what it held: `commit: vol bass 0.5; pan bass -0.2`.
+        let group = committedGroup.map { ": " + $0.map { Self.commandText($0) }.joined(separator: "; ") } ?? ""
+        committedGroup = nil
+        noteChanges(source: commandSource, text: Self.commandText(words) + (name == "commit" ? group : ""))
+      }
     }
     commandWord = name
     appliedFrame = nil
@@ -336,6 +359,7 @@ public final class Console {
     }
     write(line)
     if !masterConnected.isEmpty && interactive { write("connected master to \(masterConnected.joined(separator: ", "))") }
+    resetHistory()
     if let side = live.newerAutosave(of: absolute) {
       write("an autosave of unsaved changes exists (\(side)): type 'recover' to open it, or 'recover discard' to delete it")
     }
@@ -353,6 +377,7 @@ public final class Console {
       try mixer.setQuality(.fast)
     }
     live.cleared()
+    resetHistory()
     write("new empty session")
   }
 
@@ -397,6 +422,7 @@ public final class Console {
     do { session = try SessionFile.load(path: side) } catch { throw CommandError(error.description) }
     do { try mixer.load(session, sessionPath: path, strict: strict) } catch { throw CommandError(error.consoleWords) }
     live.recovered(session)
+    resetHistory()
     write("recovered unsaved changes from the autosave; 'save' to keep them")
   }
 

@@ -83,6 +83,7 @@ extension Console {
     if let seconds, seconds < now {
       when = "now: \(NumberFormat.time(seconds)) has already passed (the transport is at \(NumberFormat.time(now)))"
     }
+    committedGroup = commands
     write("\(commands.count) change\(commands.count == 1 ? "" : "s") land \(when)")
   }
 

@@ -74,8 +74,12 @@ public final class Mixer: @unchecked Sendable {
   /// The session's MIDI mappings and the MIDI control state (Mixer+Midi.swift).
   var midi = MidiSettings()
   var midiState = MidiControlState()
-  /// Set when something changed since the last `markSaved()`.
-  public internal(set) var isDirty = false
+  /// Set when something changed since the last `markSaved()`; each time it is set, `changes`
+  /// counts one more change (undo's history looks for a change by it, Mixer+Undo.swift).
+  public internal(set) var isDirty = false {
+    didSet { if isDirty { changes &+= 1 } }
+  }
+  var changes = 0
   /// Seconds of look-ahead a stem added while playing is given before it joins.
   static let joinMargin = 0.3
   /// The master's live loudness meter, fed from the renderer's tap (Mixer+Loudness.swift).

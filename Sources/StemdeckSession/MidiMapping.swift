@@ -6,7 +6,7 @@
 //     { "source" : "cc", "number" : 7, "channel" : 1, "action" : "volume", "target" : "drums" },
 //     { "source" : "note", "number" : 36, "action" : "sfx", "target" : "kick" },
 //     { "source" : "cc", "number" : 64, "action" : "play" },
-//     { "source" : "note", "number" : 60, "action" : "next" },            <- next, prev, stop: the show
+//     { "source" : "note", "number" : 60, "action" : "next" },            <- next, prev, stop, undo, redo: the show
 //     { "source" : "cc", "number" : 8, "action" : "volume", "target" : "master" },
 //     { "source" : "cc", "number" : 20, "action" : "eqlow", "target" : "drums" },
 //     { "source" : "cc", "number" : 21, "action" : "send", "target" : "drums", "send" : "verb" }
@@ -31,14 +31,15 @@ public struct MidiMapping: Equatable, Sendable {
   /// `send` follows a controller on the control thread too: a strip's level into the aux send
   /// `MidiMapping.send`, through the volume fader curve, with soft takeover.
   public enum Action: String, CaseIterable, Sendable {
-    case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop
+    case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop, undo, redo
 
     /// Whether its target is a stem (an effect for `sfx`, nothing for the transport and the show).
     public var targetsStem: Bool { self != .sfx && !takesNoTarget }
     /// The transport's and the show's presses: `play`, `next`, `prev`, `stop` name nothing.
     public var takesNoTarget: Bool { self == .play || isShowCommand }
-    /// A press the front end runs as the REPL command of the same name (`next`, `prev`, `stop`).
-    public var isShowCommand: Bool { self == .next || self == .prev || self == .stop }
+    /// A press the front end runs as the REPL command of the same name (`next`, `prev`, `stop`,
+    /// `undo`, `redo`).
+    public var isShowCommand: Bool { [.next, .prev, .stop, .undo, .redo].contains(self) }
     /// Whether it follows a continuous value (and so has soft takeover).
     public var isContinuous: Bool { self == .volume || self == .pan || self == .rate || self == .send }
     /// Whether it sets an EQ band's gain (a controller's value, no takeover).
@@ -87,7 +88,7 @@ public struct MidiMapping: Equatable, Sendable {
       if source != .bend { return ("action", "rate follows pitch bend only (use source bend)") }
     case .eqlow, .eqmid, .eqhigh:
       if source != .cc { return ("action", "\(action.rawValue) follows a controller only (use source cc)") }
-    case .sfx, .mute, .solo, .play, .eq, .next, .prev, .stop:
+    case .sfx, .mute, .solo, .play, .eq, .next, .prev, .stop, .undo, .redo:
       if source == .bend { return ("action", "\(action.rawValue) acts on a note or a controller press, not pitch bend") }
     }
     if action.takesNoTarget {

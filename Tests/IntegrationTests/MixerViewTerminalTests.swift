@@ -252,7 +252,8 @@ struct MixerViewTerminalTests {
 
   // MARK: - Dragging a fader
 
-  @Test("a fader dragged with the mouse follows the pointer, the release lets go, one u undoes the whole drag", arguments: sizes)
+  @Test(
+    "a fader dragged with the mouse follows the pointer, the release lets go, one u undoes the whole drag, U redoes it", arguments: sizes)
   func dragFader(_ c: Case) async throws {
     let run = try await TerminalRun.start(material: material, state: "stemdeck-mixerview-state", columns: c.columns, rows: c.rows) {
       viewCommand(c, "show.json", binary: $0, server: $1, state: $2)
@@ -293,10 +294,15 @@ struct MixerViewTerminalTests {
     try await term.type("u")
     try await term.check(term.waitForScreen { Self.values($0, "dB").prefix(2) == ["-12.0", "0.0"] }, "u undoes the wheel: ")
     try await term.type("u")
-    try await term.check(term.waitFor("undone: drums back to 0.0 dB"), "u undoes the drag: ")
+    try await term.check(term.waitFor("undone: mixer view (drums volume"), "u undoes the drag: ")
     #expect(Self.values(try await term.screen(), "dB").first == "0.0")
     try await term.type("u")
-    try await term.check(term.waitFor("nothing to undo"), "one undo entry for the drag: ")
+    try await term.check(term.waitFor("nothing to undo"), "one undo step for the drag: ")
+    // U does the drag again (the console's redo), u takes it back once more.
+    try await term.type("U")
+    try await term.check(term.waitForScreen { Self.values($0, "dB").first == "-12.0" }, "U redoes the drag: ")
+    try await term.type("u")
+    try await term.check(term.waitForScreen { Self.values($0, "dB").first == "0.0" }, "u after U: ")
 
     // Drag again, from -6 up past the top of the track (the top of the scale: +6 dB) and back
     // down to -12; then q: `stems` has drums at -12 dB (0.25).

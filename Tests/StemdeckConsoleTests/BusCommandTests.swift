@@ -138,7 +138,11 @@ import Testing
     view.state.status = ""
     view.handle(.character(">"))
     #expect(view.state.statusIsError && view.state.status.contains("is a bus"), "\(view.state.status)")
+    // u takes back the view's changes one by one (the console's undo), last first.
     view.handle(.character("u"))
-    #expect(abs(try h.mixer.busSetting("drums_bus").volume - 1) < 1e-9)
+    #expect(try !h.mixer.busSetting("drums_bus").solo && h.mixer.busSetting("drums_bus").mute)
+    for _ in 0..<3 { view.handle(.character("u")) }
+    let back = try h.mixer.busSetting("drums_bus")
+    #expect(back.volume == 1 && back.pan == 0 && !back.mute && !back.solo && back.eq.low.gain == 3, "\(back)")
   }
 }

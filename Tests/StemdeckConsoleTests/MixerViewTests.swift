@@ -140,14 +140,14 @@ struct MixerViewTests {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
     let view = MixerView(console: h.console)
-    let layout = MixerScreen.layout(count: 2, columns: 80, rows: 24)
-    let bassFader = MixerScreen.faderColumn(stripX: MixerScreen.scaleWidth + layout.stripWidth + 1, width: layout.stripWidth)
-    func row(_ db: Double) -> Int { MixerScreen.meterTop + MixerScreen.rowFor(MixerScreen.fraction(db), rows: layout.meterRows) }
+    let faders = TwoStripFaders(), bassFader = faders.bass
+    func row(_ db: Double) -> Int { faders.row(db) }
     func bassDB() throws -> Double { Decibels.fromAmplitude(try h.mixer.stemStatus("bass").settings.volume) }
     // Pressed at 0 dB, where it is: held, nothing to undo yet.
     view.mouse(column: bassFader + 1, row: row(0), kind: 1, columns: 80, rows: 24)
-    #expect(view.drag == MixerView.Drag(strip: 1, name: "bass", recorded: false))
-    #expect(view.undo.isEmpty)
+    let steps = h.console.history.steps.count
+    #expect(view.drag?.strip == 1 && view.drag?.name == "bass")
+    #expect(h.console.history.steps.count == steps)
     view.mouse(column: bassFader + 1, row: row(-6), kind: 3, columns: 80, rows: 24)
     #expect(abs(try bassDB() + 6) < 1e-9)
     // Over drums's strip and below the track: the held fader (bass) goes to silence.
@@ -161,10 +161,10 @@ struct MixerViewTests {
     // Motion after the release moves nothing.
     view.mouse(column: bassFader, row: row(0), kind: 3, columns: 80, rows: 24)
     #expect(abs(try bassDB() + 12) < 1e-9)
-    #expect(view.undo.count == 1)
+    #expect(h.console.history.steps.count == steps + 1)
     view.handle(.character("u"))
     #expect(try h.mixer.stemStatus("bass").settings.volume == 1)
-    #expect(view.undo.isEmpty)
+    #expect(h.console.history.done == steps)
     // A key lets go too.
     view.mouse(column: bassFader + 1, row: row(-6), kind: 1, columns: 80, rows: 24)
     view.handle(.left)
@@ -423,4 +423,12 @@ struct MixerViewTests {
     let r = h.run("mixer")
     #expect(!r.ok && r.output.joined().contains("needs a terminal"))
   }
+}
+
+/// The two stems' view (`ConsoleHarness.withStems`) at 80×24: the second strip's (bass's) fader
+/// column and the row of a level on the meters' scale, for the mouse tests.
+struct TwoStripFaders {
+  let layout = MixerScreen.layout(count: 2, columns: 80, rows: 24)
+  var bass: Int { MixerScreen.faderColumn(stripX: MixerScreen.scaleWidth + layout.stripWidth + 1, width: layout.stripWidth) }
+  func row(_ db: Double) -> Int { MixerScreen.meterTop + MixerScreen.rowFor(MixerScreen.fraction(db), rows: layout.meterRows) }
 }

@@ -337,7 +337,7 @@ enum MixerScreen {
     ("space", "play", "play / pause"),
     ("Enter", "stop", "stop (back to the start)"),
     (":", "cmd", "a command line: any REPL command"),
-    ("u", "undo", "undo the last fader move"),
+    ("u U", "undo", "undo / redo the last change (from any front end; 'history' lists them)"),
     ("e", "eq", "channel EQ on/off (settings kept; set it with ':eq NAME …')")
   ]
 

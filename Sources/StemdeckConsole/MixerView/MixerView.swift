@@ -15,18 +15,19 @@ import StemdeckSession
 final class MixerView {
   let console: Console
   var state = MixerViewState()
-  /// Which fader a value belongs to (for `u`).
+  /// Which fader a value belongs to.
   enum FaderTarget: Equatable { case stem, master, offline }
-  /// Earlier fader values, newest last, for `u`.
-  var undo: [(name: String, target: FaderTarget, volume: Double)] = []
   var leaving = false
   /// A fader held with the mouse (pressed on its track; motion moves it; the release lets go):
-  /// which strip, and whether its undo entry is recorded (one for the whole drag).
+  /// which strip. Its moves are one step of the console's undo history (History.swift).
   struct Drag: Equatable {
     var strip: Int
     var name: String
-    var recorded: Bool
+    /// Which drag, for the history (`Console.noteChanges(drag:)`).
+    var id = 0
   }
+  /// Drags so far: the next one's `id`.
+  var drags = 0
   private(set) var drag: Drag?
   /// The ncurses screen is open (false in tests, which hand keys to `handle` without one).
   private var screenOpen = false
@@ -288,7 +289,7 @@ final class MixerView {
         drag = nil
         return
       }
-      if setVolume(MixerScreen.strip(model, at: held.strip), volume, recordUndo: !held.recorded) { drag?.recorded = true }
+      setVolume(MixerScreen.strip(model, at: held.strip), volume, drag: held.id)
       return
     }
     guard
@@ -306,8 +307,9 @@ final class MixerView {
     } else if let volume = hit.volume {
       let strip = MixerScreen.strip(model, at: hit.strip)
       if strip.hasFader {
-        let recorded = setVolume(strip, volume)
-        drag = Drag(strip: hit.strip, name: strip.name, recorded: recorded)
+        drags += 1
+        setVolume(strip, volume, drag: drags)
+        drag = Drag(strip: hit.strip, name: strip.name, id: drags)
       }
     }
   }
@@ -420,16 +422,9 @@ final class MixerView {
         if console.mixer.transportState == .paused { try console.mixer.play() } else { try console.mixer.pause() }
       }
     case .enter: act { () throws(MixerError) in try console.mixer.stop() }
-    case .character("u"):
-      guard let last = undo.popLast() else { say("nothing to undo"); return }
-      let ok = act { () throws(MixerError) in
-        switch last.target {
-        case .master: try console.mixer.setMasterVolume(last.volume)
-        case .stem: try console.mixer.setVolume(last.name, last.volume)
-        case .offline: try console.mixer.setOfflineVolume(last.name, last.volume)
-        }
-      }
-      if ok { say("undone: \(last.name) back to \(MixerText.db(Decibels.fromAmplitude(last.volume))) dB") }
+    case .character("u"), .character("U"):
+      // The console's history: any front end's change, not only this view's (History.swift).
+      do { say(try console.undo(1, redo: key == .character("U")).joined(separator: "; ")) } catch { say("error: \(error)", error: true) }
     case .character(":"): state.prompt = ""
     case .character("?"): state.showHelp = true
     case .character("q"), .escape: leaving = true
@@ -458,7 +453,10 @@ final class MixerView {
 
   /// Runs a mixer call; a refusal goes to the status line. Returns whether it was done.
   @discardableResult
-  func act(_ body: () throws(MixerError) -> Void) -> Bool {
+  /// Runs a key's change; what it changed is a step of the undo history, of its own or, while a
+  /// fader is dragged (`drag`), of the drag's.
+  func act(drag: Int? = nil, _ body: () throws(MixerError) -> Void) -> Bool {
+    defer { console.noteChanges(source: "view", text: "mixer view", drag: drag) }
     do { try body(); return true } catch { say("error: \(consoleWords(error))", error: true); return false }
   }
 
@@ -477,14 +475,11 @@ final class MixerView {
   }
 
   /// Sets a fader: a stem's, the master's, or the level an offline stem keeps in the session.
-  /// `recordUndo`: the level before goes on the undo list when it changed (false while a drag
-  /// goes on whose level before is recorded). Returns whether it went on the list.
-  @discardableResult
-  func setVolume(_ strip: MixerViewModel.Strip, _ volume: Double, recordUndo: Bool = true) -> Bool {
-    guard strip.hasFader else { say(refusal("fader", strip) ?? "", error: true); return false }
+  /// `drag`: a move of that drag, one undo step with its moves before.
+  func setVolume(_ strip: MixerViewModel.Strip, _ volume: Double, drag: Int? = nil) {
+    guard strip.hasFader else { say(refusal("fader", strip) ?? "", error: true); return }
     let target: FaderTarget = strip.isMaster ? .master : (strip.offline != nil ? .offline : .stem)
-    let before = strip.isMaster ? console.mixer.masterVolumeSetting : (strip.volumeTarget ?? strip.volume)
-    let done = act { () throws(MixerError) in
+    let done = act(drag: drag) { () throws(MixerError) in
       switch target {
       case .master: try console.mixer.setMasterVolume(volume)
       case .stem: try console.mixer.setVolume(strip.name, volume)
@@ -494,10 +489,6 @@ final class MixerView {
     if done && target == .offline {
       say("\(strip.name) is offline: \(MixerText.db(Decibels.fromAmplitude(volume))) dB kept in the session for when its file is back")
     }
-    guard recordUndo && done && before != volume else { return false }
-    undo.append((strip.name, target, before))
-    if undo.count > 100 { undo.removeFirst() }
-    return true
   }
 
   /// A key while the ':' prompt is open: edit the line, Enter runs it, Esc cancels.
@@ -531,7 +522,7 @@ final class MixerView {
       self.whileBusy()
     }
     let ok = console.capturingOutput({ output.append(terminalSafe($0)) }) {
-      console.execute(line: line, stopOnError: true, sayingSkipped: true)
+      console.from("view") { console.execute(line: line, stopOnError: true, sayingSkipped: true) }
     }
     console.idle = savedIdle
     busy = nil

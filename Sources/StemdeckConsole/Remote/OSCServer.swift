@@ -82,8 +82,13 @@ public final class OSCServer {
   // MARK: - Messages
 
   /// The reply to one message (nil: none, for a value set without error). The addresses that
-  /// need nothing of the server's state answer in OSCRequest.swift.
+  /// need nothing of the server's state answer in OSCRequest.swift. What it changes is an undo
+  /// step from `osc` (History.swift).
   func handle(_ m: OSCMessage, _ console: Console) -> (ok: Bool, text: String)? {
+    console.from("osc") { route(m, console) }
+  }
+
+  func route(_ m: OSCMessage, _ console: Console) -> (ok: Bool, text: String)? {
     guard m.path == Self.prefix || m.path.hasPrefix(Self.prefix + "/") else {
       return (false, "unknown address \(m.path): stemdeck's addresses start with \(Self.prefix)/ (see docs/remote-control.md)")
     }
@@ -95,6 +100,8 @@ public final class OSCServer {
     case "transport" where parts.count == 2: return request.transport()
     case "next" where parts.count == 1, "prev" where parts.count == 1, "goto" where parts.count == 1:
       return request.song(parts[0])
+    case "undo" where parts.count == 1, "redo" where parts.count == 1:
+      return request.song(parts[0])  // a button, as `next` is: the command of that name
     case "song" where parts.count == 2 && ["next", "prev", "goto"].contains(parts[1]):
       return request.song(parts[1])
     case "master" where parts.count == 2 && (parts[1] == "vol" || parts[1] == "volume"):

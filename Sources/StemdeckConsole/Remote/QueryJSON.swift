@@ -255,7 +255,7 @@ extension Console {
       }
     }
     defer { afterCommand = outer }
-    let r = captured { execute(line: line, stopOnError: true) }
+    let r = from("socket") { captured { execute(line: line, stopOnError: true) } }
     reply["ok"] = r.ok
     if r.ok {
       reply["output"] = r.output

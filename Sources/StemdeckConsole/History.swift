@@ -1,0 +1,201 @@
+import Foundation
+import StemdeckControl
+import StemdeckSession
+
+// Undo and redo (issue 41; docs/architecture.md, *Undo and redo*): every change to the mix, from
+// any front end, becomes one step holding the mix before and after it (`Mixer.snapshot`).
+// The console notes a step after each command it runs (the REPL, a script, the control socket,
+// OSC's `/stemdeck/cmd`, a MIDI show command), after each key of the mixer view, and after a
+// service step that moved something by itself (a MIDI controller): `Mixer.changeCount` says
+// whether anything may have changed, so a command that changed nothing costs no snapshot.
+
+/// One undoable step.
+struct HistoryStep {
+  /// The mix before and after it.
+  var before: Session
+  var after: Session
+  /// What made it: a command line as typed, "mixer view", "MIDI".
+  var text: String
+  /// Where it came from: repl, socket, osc, midi, view.
+  var source: String
+  /// What it changed, cheaply (`HistoryStep.parts`): steps of one fader drag or controller sweep
+  /// change the same parts, so they join into one.
+  var parts: [String]
+  var last: ContinuousClock.Instant
+  /// The mixer view's drag it belongs to, if one.
+  var drag: Int?
+
+  /// The parts two snapshots differ in: `stem drums volume`, `bus verb`, `master volume`, … —
+  /// a strip's field when only its strip changed, the element otherwise.
+  static func parts(from a: Session, to b: Session) -> [String] {
+    var out: [String] = []
+    if a.masterVolume != b.masterVolume { out.append("master volume") }
+    if a.masterEQ != b.masterEQ { out.append("master eq") }
+    if a.quality != b.quality || a.options != b.options || a.recording != b.recording || a.tempo != b.tempo || a.midi != b.midi {
+      out.append("session")
+    }
+    func compare<T: Equatable>(_ kind: String, _ x: [T], _ y: [T], _ name: (T) -> String, _ strip: WritableKeyPath<T, StripSettings>) {
+      let old = Dictionary(x.map { (name($0), $0) }, uniquingKeysWith: { p, _ in p })
+      for element in y {
+        let n = name(element)
+        guard let was = old[n] else { out.append("\(kind) \(n) added"); continue }
+        guard was != element else { continue }
+        var bareWas = was, bare = element
+        bareWas[keyPath: strip] = StripSettings()
+        bare[keyPath: strip] = StripSettings()
+        guard bareWas == bare else { out.append("\(kind) \(n)"); continue }
+        let s0 = was[keyPath: strip], s1 = element[keyPath: strip]
+        let fields = [
+          ("volume", s0.volume != s1.volume), ("pan", s0.pan != s1.pan), ("mute", s0.mute != s1.mute), ("solo", s0.solo != s1.solo),
+          ("soloSafe", s0.soloSafe != s1.soloSafe), ("eq", s0.eq != s1.eq), ("route", s1.withMix(of: s0) != s0)
+        ].filter(\.1).map(\.0)
+        for field in fields.isEmpty ? ["strip"] : fields { out.append("\(kind) \(n) \(field)") }
+      }
+      let names = Set(y.map(name))
+      for element in x where !names.contains(name(element)) { out.append("\(kind) \(name(element)) removed") }
+    }
+    compare("stem", a.stems, b.stems, \.name, \.strip)
+    compare("bus", a.buses, b.buses, \.name, \.strip)
+    compare("input", a.inputs, b.inputs, \.name, \.strip)
+    if a.sends != b.sends { out.append("sends") }
+    if a.stems.map(\.name) != b.stems.map(\.name) { out.append("stem order") }
+    return out
+  }
+}
+
+/// The steps, the ones in effect first: `steps[..<done]` are done (the last is what `undo`
+/// takes back), `steps[done...]` were undone (what `redo` does again, until a new change drops them).
+struct UndoHistory {
+  /// How many steps are kept: the oldest goes when a new one would make more (README,
+  /// *Undo*). A step holds two snapshots, shared with its neighbours (copy on write), so the
+  /// history holds about `limit` sessions at most, whatever number of changes was made.
+  static let limit = 100
+  /// How long after a controller's (or an OSC fader's) last move a move of the same parts from
+  /// the same front end still joins its step.
+  static let joinSeconds = 1.5
+
+  var steps: [HistoryStep] = []
+  var done = 0
+  /// The mix as last noted, and the mixer's change count then; nil before the first note.
+  var current: Session?
+  var changeCount = -1
+  /// Where a lone `undo` is said to have found nothing.
+  var isEmpty: Bool { steps.isEmpty }
+}
+
+extension Console {
+  /// Notes a step if the mix changed since the last note: `text` and `source` say what made it.
+  /// The front ends whose changes come as streams (a MIDI controller, an OSC fader) join a move
+  /// of the same parts within `UndoHistory.joinSeconds` to the step before it (one sweep, one
+  /// step; a key of the mixer view is a step of its own, as a typed command is);
+  /// `drag` names a fader drag of the mixer view: its moves are one step, however long it takes.
+  func noteChanges(source: String, text: String, drag: Int? = nil) {
+    let count = mixer.changeCount
+    guard count != history.changeCount || history.current == nil else { return }
+    let now = mixer.snapshot()
+    history.changeCount = count
+    guard let before = history.current else {
+      history.current = now
+      return
+    }
+    guard now != before else { return }
+    history.current = now
+    let parts = HistoryStep.parts(from: before, to: now)
+    let clock = ContinuousClock.now
+    if history.done == history.steps.count, var top = history.steps.last, top.source == source,
+      (drag != nil && top.drag == drag)
+        || (["midi", "osc"].contains(source) && top.parts == parts
+          && top.last.duration(to: clock) < .seconds(UndoHistory.joinSeconds))
+    {
+      top.after = now
+      top.last = clock
+      history.steps.removeLast()
+      history.done -= 1
+      if top.after != top.before {  // moved back where it started: no step at all
+        history.steps.append(top)
+        history.done += 1
+      }
+      return
+    }
+    history.steps.removeSubrange(history.done...)
+    history.steps.append(HistoryStep(before: before, after: now, text: text, source: source, parts: parts, last: clock, drag: drag))
+    if history.steps.count > UndoHistory.limit { history.steps.removeFirst(history.steps.count - UndoHistory.limit) }
+    history.done = history.steps.count
+  }
+
+  /// Starts the history again from the mix as it is (a session opened, a new one, a song change).
+  func resetHistory() {
+    history = UndoHistory()
+    history.current = mixer.snapshot()
+    history.changeCount = mixer.changeCount
+  }
+
+  /// Runs `body` with commands noted as coming from `source` (`socket`, `osc`, `midi`).
+  func from<T>(_ source: String, _ body: () -> T) -> T {
+    let outer = commandSource
+    commandSource = source
+    defer { commandSource = outer }
+    return body()
+  }
+
+  /// Takes back the last `count` steps (`redo`: does the last `count` undone steps again).
+  /// Returns one line per step: what it was and what it put back.
+  func undo(_ count: Int, redo: Bool) throws(CommandError) -> [String] {
+    noteChanges(source: commandSource, text: "(before undo)")
+    var lines: [String] = []
+    for _ in 0..<count {
+      let index = redo ? history.done : history.done - 1
+      guard history.steps.indices.contains(index) else { break }
+      let step = history.steps[index]
+      let (from, to) = redo ? (step.before, step.after) : (step.after, step.before)
+      do { try mixer.revert(from: from, to: to) } catch {
+        throw CommandError(
+          "\(redo ? "redo" : "undo") of '\(printableText(step.text))': \(error.consoleWords) — nothing was changed\(lines.isEmpty ? "" : " by this step (\(lines.count) before it were \(redo ? "redone" : "undone"))")"
+        )
+      }
+      history.done += redo ? 1 : -1
+      history.current = mixer.snapshot()
+      history.changeCount = mixer.changeCount
+      lines.append("\(redo ? "redone" : "undone"): \(printableText(step.text))\(Self.summary(SessionDiff.changes(from: from, to: to)))")
+    }
+    if lines.isEmpty {
+      throw CommandError(
+        redo
+          ? "nothing to redo\(history.done > 0 ? " (a change after an undo ends what can be redone)" : "")"
+          : "nothing to undo\(history.steps.isEmpty ? " since the session was opened" : " (the oldest of the last \(UndoHistory.limit) steps is reached)")"
+      )
+    }
+    return lines
+  }
+
+  /// `: drums volume 0dB → -6dB; and 2 more`, for a step's line.
+  static func summary(_ changes: [SessionChange], shown: Int = 2) -> String {
+    guard !changes.isEmpty else { return "" }
+    var parts = changes.prefix(shown).map(\.line)
+    if changes.count > shown { parts.append("and \(changes.count - shown) more") }
+    return " (" + parts.joined(separator: "; ") + ")"
+  }
+
+  /// `history`: the steps, oldest first, numbered; the undone ones marked.
+  func historyLines() -> [String] {
+    noteChanges(source: commandSource, text: "(before history)")
+    guard !history.steps.isEmpty else { return ["no changes since the session was opened"] }
+    var lines: [String] = []
+    for (i, step) in history.steps.enumerated() {
+      let mark = i < history.done ? " " : "~"
+      lines.append(
+        "\(mark)\(String(i + 1).leftPadded(to: 3))  \(printableText(step.text)) [\(step.source)]\(Self.summary(SessionDiff.changes(from: step.before, to: step.after), shown: 3))"
+      )
+    }
+    if history.done < history.steps.count {
+      lines.append("(~: undone; 'redo' does \(history.steps.count - history.done == 1 ? "it" : "them") again)")
+    }
+    return lines
+  }
+}
+
+extension String {
+  fileprivate func leftPadded(to width: Int) -> String {
+    count >= width ? self : String(repeating: " ", count: width - count) + self
+  }
+}
