@@ -33,6 +33,7 @@ extension CommandTable {
                                  next | prev | stop   the show: the next or previous song
                                                  of the setlist, or stop, on each press
                                  undo | redo     take back (or do again) the last change
+                                 scene NAME      recall a scene on each press
                                A press is a note on, or a controller rising to 64 or more.
                                vol and pan land at the event's frame, in the same period; a
                                controller that disagrees with the stem does not move it until it
@@ -214,6 +215,9 @@ enum MidiWords {
     case "prev", "previous": action = .prev
     case "stop": action = .stop
     case "undo": action = .undo
+    case "scene":
+      if w.first?.lowercased() == "recall" { w.removeFirst() }
+      action = .scene
     case "redo": action = .redo
     case "eq":
       guard let band = w.first?.lowercased(), ["low", "mid", "high"].contains(band) else {
@@ -235,7 +239,7 @@ enum MidiWords {
     default:
       let known = levels + ["sfx fire"] + toggles.map { "toggle \($0)" }
       throw CommandError(
-        "unknown MIDI action '\(ValueParser.printable(first))' (\(known.joined(separator: ", ")), eq low|mid|high, send, play, next, prev, stop, undo, redo)"
+        "unknown MIDI action '\(ValueParser.printable(first))' (\(known.joined(separator: ", ")), eq low|mid|high, send, play, next, prev, stop, undo, redo, scene NAME)"
       )
     }
     return try target(of: action, in: w)
@@ -255,7 +259,7 @@ enum MidiWords {
     guard w.count == 1 else {
       throw CommandError(
         w.isEmpty
-          ? "\(action.rawValue) needs \(action == .sfx ? "an effect" : "a stem") name"
+          ? "\(action.rawValue) needs \(action == .sfx ? "an effect" : action == .scene ? "a scene" : "a stem") name"
           : "unexpected '\(ValueParser.printable(w[1]))' after the name")
     }
     return (action, w[0], "")
@@ -275,7 +279,7 @@ extension Console {
   /// the REPL's command of that name: it refuses what the REPL refuses (`next` with unsaved
   /// changes in interactive mode), and what it says is shown as event lines, "midi next: …".
   func runMidiCommand(_ command: String) {
-    let r = from("midi") { runCaptured([command]) }
+    let r = from("midi") { runCaptured(command.split(separator: " ").map(String.init)) }
     for line in r.output { writeEvent("midi \(command): \(line)") }
     if !r.ok { writeEvent("midi \(command): \(r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))") }
   }

@@ -53,6 +53,7 @@ extension CommandTable {
     ) { (c, _) throws(CommandError) in
       for line in c.historyLines() { c.write(line) }
     },
+    sceneCommand,
     CommandSpec(
       name: "open", aliases: ["open!", "load"], usage: "open PATH", summary: "open a session file (open! discards unsaved changes)",
       argumentCount: 1...1, completions: [.file]

@@ -31,6 +31,7 @@ struct HistoryStep {
     var out: [String] = []
     if a.masterVolume != b.masterVolume { out.append("master volume") }
     if a.masterEQ != b.masterEQ { out.append("master eq") }
+    if a.scenes != b.scenes || a.recallSafe != b.recallSafe { out.append("scenes") }
     if a.quality != b.quality || a.options != b.options || a.recording != b.recording || a.tempo != b.tempo || a.midi != b.midi {
       out.append("session")
     }

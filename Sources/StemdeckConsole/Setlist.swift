@@ -3,10 +3,13 @@ import StemdeckControl
 import StemdeckSession
 
 /// A setlist: an ordered list of session files (songs), one path per line, relative to the
-/// setlist file; blank lines and lines starting with '#' are ignored.
+/// setlist file; blank lines and lines starting with '#' are ignored. A line `@scene NAME` after
+/// a song names a scene of that song's session, recalled when the song opens.
 public struct Setlist: Equatable {
   public var path: String
   public var songs: [String]
+  /// The scene recalled when a song opens, by song index.
+  public var scenes: [Int: String] = [:]
 
   /// Reads a setlist; every listed session must exist (checked up front, so a show does not stop
   /// at song 7 with a typo).
@@ -21,9 +24,22 @@ public struct Setlist: Equatable {
       throw CommandError("\(path): the setlist is not UTF-8 text")
     }
     var songs: [String] = []
+    var scenes: [Int: String] = [:]
     for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
       let line = String(raw).trimmingSpaces()
       if line.isEmpty || line.hasPrefix("#") { continue }
+      if line.hasPrefix("@") {
+        let words = line.split(separator: " ").map(String.init)
+        let place = "\(printableText(path)): line \(number + 1)"
+        guard words.first == "@scene", words.count == 2 else {
+          throw CommandError(
+            "\(place): '\(printableText(line))' is not a setlist directive (@scene NAME, after a song: the scene recalled when it opens)")
+        }
+        guard !songs.isEmpty else { throw CommandError("\(place): @scene comes after the song whose session holds the scene") }
+        if let problem = NameRules.sceneProblem(words[1]) { throw CommandError("\(place): \(problem)") }
+        scenes[songs.count - 1] = words[1]
+        continue
+      }
       let song = SessionFile.resolve(file: line, sessionPath: absolute)
       var isDir: ObjCBool = false
       guard FileManager.default.fileExists(atPath: song, isDirectory: &isDir), !isDir.boolValue else {
@@ -37,7 +53,7 @@ public struct Setlist: Equatable {
       songs.append(song)
     }
     if songs.isEmpty { throw CommandError("\(path): the setlist lists no sessions (one session path per line)") }
-    return Setlist(path: absolute, songs: songs)
+    return Setlist(path: absolute, songs: songs, scenes: scenes)
   }
 
   /// The song's display name: its file name without extension.
@@ -117,6 +133,16 @@ extension Console {
         ? " (crossfade \(NumberFormat.plain(change.crossfadeSeconds)) s)" : " (gapless)"
     }
     write(line)
+    guard let scene = list.scenes[wrapped] else { return }
+    // The song's scene, as it opens (a missing one is said, and the song plays as saved); the
+    // history starts after it, as after any open.
+    do {
+      let r = try mixer.recallScene(scene)
+      write("scene '\(scene)' recalled: \(r.changed.isEmpty ? "nothing differed" : r.changed.joined(separator: ", "))")
+    } catch {
+      write("warning: song \(wrapped + 1)'s scene '\(scene)': \(consoleWords(error)); the song plays as saved")
+    }
+    resetHistory()
   }
 
   func showSetlist() throws(CommandError) {

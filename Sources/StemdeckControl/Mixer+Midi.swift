@@ -232,6 +232,10 @@ extension Mixer {
           out.append(.midiCommand(mapping.action.rawValue))
           continue
         }
+        if mapping.action == .scene {  // the console's `scene recall NAME`
+          out.append(.midiCommand("scene recall " + mapping.target))
+          continue
+        }
         do throws(MixerError) {
           try run(mapping)
         } catch {
@@ -261,7 +265,7 @@ extension Mixer {
     case .mute: try setMute(mapping.target, !(try isMuted(mapping.target)))
     case .solo: try setSolo(mapping.target, !(try isSoloed(mapping.target)))
     case .play: if transportState == .paused { try play() } else { try pause() }
-    case .next, .prev, .stop, .undo, .redo: break  // the front end's commands (`pumpMidi` reports them)
+    case .next, .prev, .stop, .undo, .redo, .scene: break  // the front end's commands (`pumpMidi` reports them)
     case .eq:
       var eq = try eqSettings(mapping.target)
       eq.enabled.toggle()

@@ -258,6 +258,8 @@ extension Mixer {
       }
       s.sends = sendTable.sends.map { SendSettings(name: $0.name, returnVolume: $0.returnVolume) }
       s.recording = recording
+      s.scenes = scenes
+      s.recallSafe = recallSafe
       s.tempo = tempoSetting
       s.midi = midi
       s.inputs = liveInputs.inputs.map(\.settings)
@@ -340,6 +342,8 @@ extension Mixer {
     effects.offline = []
     recording = session.recording
     tempoSetting = session.tempo
+    scenes = session.scenes
+    recallSafe = session.recallSafe
     midi = session.midi
     midiState.learning = nil
     midiState.down = [:]

@@ -89,18 +89,20 @@ extension Mixer {
     try reorder(like: b)
   }
 
-  /// The session-wide values: quality, options, recording, tempo, the master, MIDI mappings.
+  /// The session-wide values: quality, options, recording, tempo, scenes, the master, MIDI mappings.
   func moveTopLevel(from a: Session, to b: Session) throws(MixerError) {
     if a.quality != b.quality { try setQuality(b.quality) }
     if a.options != b.options { try setOptions(b.options) }
-    if a.recording != b.recording && recording != b.recording {
-      recording = b.recording
+    // Values the renderer does not hold: taken as they are.
+    func take<T: Equatable>(_ field: ReferenceWritableKeyPath<Mixer, T>, _ a: T, _ b: T) {
+      guard a != b, self[keyPath: field] != b else { return }
+      self[keyPath: field] = b
       isDirty = true
     }
-    if a.tempo != b.tempo && tempoSetting != b.tempo {
-      tempoSetting = b.tempo
-      isDirty = true
-    }
+    take(\.recording, a.recording, b.recording)
+    take(\.tempoSetting, a.tempo, b.tempo)
+    take(\.scenes, a.scenes, b.scenes)
+    take(\.recallSafe, a.recallSafe, b.recallSafe)
     if a.masterVolume != b.masterVolume { try setMasterVolume(b.masterVolume) }
     if a.masterEQ != b.masterEQ { try setMasterEQ(b.masterEQ) }
     if a.midi != b.midi && midi != b.midi {

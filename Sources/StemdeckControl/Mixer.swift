@@ -74,6 +74,9 @@ public final class Mixer: @unchecked Sendable {
   /// The session's MIDI mappings and the MIDI control state (Mixer+Midi.swift).
   var midi = MidiSettings()
   var midiState = MidiControlState()
+  /// The session's scenes and its recall-safe strips (Mixer+Scenes.swift).
+  var scenes: [SceneSettings] = []
+  var recallSafe: [String] = []
   /// Set when something changed since the last `markSaved()`; each time it is set, `changes`
   /// counts one more change (undo's history looks for a change by it, Mixer+Undo.swift).
   public internal(set) var isDirty = false {

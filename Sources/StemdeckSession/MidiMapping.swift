@@ -31,10 +31,10 @@ public struct MidiMapping: Equatable, Sendable {
   /// `send` follows a controller on the control thread too: a strip's level into the aux send
   /// `MidiMapping.send`, through the volume fader curve, with soft takeover.
   public enum Action: String, CaseIterable, Sendable {
-    case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop, undo, redo
+    case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop, undo, redo, scene
 
     /// Whether its target is a stem (an effect for `sfx`, nothing for the transport and the show).
-    public var targetsStem: Bool { self != .sfx && !takesNoTarget }
+    public var targetsStem: Bool { self != .sfx && self != .scene && !takesNoTarget }
     /// The transport's and the show's presses: `play`, `next`, `prev`, `stop` name nothing.
     public var takesNoTarget: Bool { self == .play || isShowCommand }
     /// A press the front end runs as the REPL command of the same name (`next`, `prev`, `stop`,
@@ -88,14 +88,14 @@ public struct MidiMapping: Equatable, Sendable {
       if source != .bend { return ("action", "rate follows pitch bend only (use source bend)") }
     case .eqlow, .eqmid, .eqhigh:
       if source != .cc { return ("action", "\(action.rawValue) follows a controller only (use source cc)") }
-    case .sfx, .mute, .solo, .play, .eq, .next, .prev, .stop, .undo, .redo:
+    case .sfx, .mute, .solo, .play, .eq, .next, .prev, .stop, .undo, .redo, .scene:
       if source == .bend { return ("action", "\(action.rawValue) acts on a note or a controller press, not pitch bend") }
     }
     if action.takesNoTarget {
       if !target.isEmpty { return ("target", "\(action.rawValue) takes no target (got \(SessionRules.quote(target)))") }
     } else if action == .volume && target == Self.master {
       // The master fader: a name no stem, bus or input may take.
-    } else if let problem = SessionRules.nameProblem(target, of: action == .sfx ? .effect : .stem) {
+    } else if let problem = SessionRules.nameProblem(target, of: action == .sfx ? .effect : action == .scene ? .scene : .stem) {
       return ("target", problem)
     }
     if action == .send {

@@ -72,6 +72,8 @@ struct SessionDecoder {
     if let problem = session.sendProblem() {
       throw fail(problem.location, sendNode(problem.location, fields) ?? root, problem.message)
     }
+    if let node = fields["scenes"] { session.scenes = try scenes(node) }
+    if let node = fields["recallSafe"] { session.recallSafe = try recallSafe(node) }
     return session
   }
 

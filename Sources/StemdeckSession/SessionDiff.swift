@@ -2,7 +2,7 @@
 // the session file writes them (SessionEncoder.swift) and read back as JSON, so a value shows as
 // the file has it, a key the file leaves out (a default) as "(default)", and nothing of the model
 // needs a comparison of its own: a new field of the file is compared without a line here.
-// Elements of the named lists (stems, buses, inputs, effects) are matched by name, connections
+// Elements of the named lists (stems, buses, inputs, effects, sends, scenes) are matched by name, connections
 // by port and peer, MIDI mappings whole. The transport's saved position is left out: it is where
 // the transport stands, not the mix.
 
@@ -38,7 +38,7 @@ public enum SessionDiff {
     for key in keys(a, b) where !["format", "version", "position"].contains(key) {
       let before = a.first { $0.key == key }?.value, after = b.first { $0.key == key }?.value
       switch key {
-      case "stems", "buses", "inputs", "effects", "sends":
+      case "stems", "buses", "inputs", "effects", "sends", "scenes":
         changes += named(before, after, kind: key)
       case "connections":
         changes += connections(before, after)

@@ -151,6 +151,8 @@ enum SessionEncoder {
       }
       fields.append("\"sends\" : [\n" + entries.joined(separator: ",\n") + "\n  ]")
     }
+    if !session.scenes.isEmpty { fields.append(scenes(session.scenes)) }
+    if !session.recallSafe.isEmpty { fields.append("\"recallSafe\" : " + list(session.recallSafe.map(JSONText.string))) }
     lines.append(fields.map { "  " + $0 }.joined(separator: ",\n"))
     lines.append("}")
     return lines.joined(separator: "\n") + "\n"
@@ -248,7 +250,7 @@ enum SessionEncoder {
   /// The strip controls of a stem, bus or input in the table's order (StripParameter.swift),
   /// each under its session key; `own` writes those the kind keeps itself (a row without a
   /// `field`), where that row stands.
-  private static func stripControls(
+  static func stripControls(
     _ strip: StripSettings, of kind: StripKind, own: (StripParameter) -> [String] = { _ in [] }
   ) -> [String] {
     let defaults = StripSettings.defaults(of: kind)
@@ -290,7 +292,7 @@ enum SessionEncoder {
 
   /// A channel EQ on one line: "enabled" only when off, "hpf" only when on, a band only when it
   /// is not the default (EQSettings.swift).
-  private static func eq(_ eq: EQSettings) -> String {
+  static func eq(_ eq: EQSettings) -> String {
     var members: [String] = []
     if !eq.enabled { members.append("\"enabled\" : false") }
     if let hpf = eq.highPass {

@@ -261,6 +261,10 @@ public struct Session: Equatable, Sendable {
   public var inputs: [InputSettings] = []
   /// Aux sends (SendSettings.swift); written only when there are some.
   public var sends: [SendSettings] = []
+  /// Stored mixes (SceneSettings.swift), and the strips a recall leaves alone; written only when
+  /// there are some.
+  public var scenes: [SceneSettings] = []
+  public var recallSafe: [String] = []
 
   /// An empty session with default settings.
   public init() {}

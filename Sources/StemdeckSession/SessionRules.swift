@@ -9,7 +9,7 @@ enum SessionRules {
 
   static let topLevelFields = [
     "format", "version", "quality", "master", "options", "recording",
-    "tempo", "position", "connections", "stems", "effects", "midi", "buses", "inputs", "sends"
+    "tempo", "position", "connections", "stems", "effects", "midi", "buses", "inputs", "sends", "scenes", "recallSafe"
   ]
   static let masterFields = ["volume", "eq"]
   static let optionFields = [
@@ -29,6 +29,7 @@ enum SessionRules {
     case stem
     case effect
     case bus
+    case scene
 
     /// The list's field name and its location prefix: `"stems"`, `"effects"`, `"buses"`.
     var listName: String { self == .bus ? "buses" : rawValue + "s" }
@@ -39,6 +40,7 @@ enum SessionRules {
       case .effect: "an effect"
       case .stem: "a stem"
       case .bus: "a bus"
+      case .scene: "a scene"
       }
     }
   }
@@ -106,7 +108,7 @@ enum SessionRules {
       return "the \(noun) name \(quoted) is reserved (it means every \(noun) in console commands); "
         + "choose another name"
     }
-    if kind != .effect, NameRules.reservedForPorts.contains(name.lowercased()) {
+    if kind != .effect, kind != .scene, NameRules.reservedForPorts.contains(name.lowercased()) {
       let lowered = name.lowercased()
       return "the \(noun) name \(quoted) is reserved: a \(noun)'s direct outs are NAME_L/NAME_R, and "
         + "\(lowered)_L/R are stemdeck's own ports (master_L/R, in_L/R, sfx_L/R); choose another name"

@@ -131,4 +131,9 @@ public enum NameRules {
   public static func effectProblem(_ name: String) -> String? {
     SessionRules.nameProblem(name, of: .effect)
   }
+
+  /// Why `name` is not a valid scene name, or nil (SceneSettings.swift).
+  public static func sceneProblem(_ name: String) -> String? {
+    SessionRules.nameProblem(name, of: .scene)
+  }
 }

@@ -28,7 +28,8 @@ import Testing
       "mode drums stretch fast", "pitch drums 2", "bus add band", "route bass band", "vol band -4dB", "bus add sub to band",
       "bus remove band", "send add verb", "send drums verb -12dB", "send bass verb -6dB pre", "send return verb -3dB",
       "send remove verb", "input add mic mono", "vol mic -2dB", "route mic sub", "input remove mic", "midi map cc 7 vol bass",
-      "midi unmap cc 1", "tempo 120 4", "quality best", "songchange crossfade 3", "meterpoint pre", "remove drums",
+      "midi unmap cc 1", "tempo 120 4", "quality best", "songchange crossfade 3", "meterpoint pre", "scene save verse", "vol bass -9dB",
+      "scene recall verse fade 1s", "scene safe bass", "scene rename verse v2", "scene remove v2", "remove drums",
       "add \(h.drums) as again", "begin; vol bass 0.5; pan bass -0.2; commit", "vol bass 0 over 2s", "remove all"
     ]
     for line in lines {

@@ -113,6 +113,19 @@ struct OSCRequest {
     return run([verb])
   }
 
+  /// `/stemdeck/scene/recall NAME [FADE]`: the scene (,s) and a fade in seconds (,f, ,d or ,i).
+  func sceneRecall() -> Reply? {
+    let a = message.arguments
+    guard (1...2).contains(a.count), case .string(let name) = a[0] else {
+      return (false, "\(path) takes the scene's name (,s) and a fade in seconds (,f), e.g. ,sf chorus 2; got \(message.typeTags)")
+    }
+    guard a.count == 2 else { return run(["scene", "recall", name]) }
+    guard let fade = a[1].number, fade.isFinite, fade >= 0 else {
+      return (false, "\(path): the fade must be a number of seconds, 0 or more; got \(message.typeTags)")
+    }
+    return run(["scene", "recall", name] + (fade > 0 ? ["fade", Self.plain(fade)] : []))
+  }
+
   /// `/stemdeck/master/vol DB` (`-inf`: off).
   func masterVolume() -> Reply? {
     switch number("the master level in dB") {

@@ -104,6 +104,8 @@ public final class OSCServer {
       return request.song(parts[0])  // a button, as `next` is: the command of that name
     case "song" where parts.count == 2 && ["next", "prev", "goto"].contains(parts[1]):
       return request.song(parts[1])
+    case "scene" where parts.count == 2 && parts[1] == "recall":
+      return request.sceneRecall()
     case "master" where parts.count == 2 && (parts[1] == "vol" || parts[1] == "volume"):
       return request.masterVolume()
     case "send" where parts.count == 3, "return" where parts.count == 2:

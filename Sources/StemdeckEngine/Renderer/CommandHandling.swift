@@ -303,7 +303,9 @@ func startStripGlide(
   case .input(let index):
     state.pointee.inputs.startGlide(index: Int(index), parameter, to: target, frames: frames, exponential: exponential)
   case .master:
-    return
+    // The master's fader ramps exactly `frames` (linearly: a scene's fade); a plain change
+    // (`setMasterGain`) restarts its 10 ms ramp from where it stands, which ends the glide.
+    if case .volume = parameter { state.pointee.masterGain.set(target: Float(target), frames: frames) }
   }
 }
 
