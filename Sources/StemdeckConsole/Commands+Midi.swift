@@ -13,8 +13,9 @@ extension CommandTable {
       details: """
         midi on | off          register (or remove) the MIDI input port midi_in; it exists anyway
                                while there are mappings or a learn waits
-        midi map SOURCE ACTION     SOURCE: cc N [ch C] | note N [ch C] | bend [ch C]
-                               (N 0-127, C 1-16; no channel: any). ACTION:
+        midi map SOURCE ACTION     SOURCE: cc N [ch C] | note N [ch C] | pc N [ch C] | bend [ch C]
+                               (N 0-127, C 1-16; no channel: any; pc: a program change,
+                               a press). ACTION:
                                  vol NAME        volume of a stem, bus or input: CC 0 -> -inf,
                                                  100 -> 0 dB, 127 -> +6 dB
                                                  (gain = (CC/100)^2.9; in dB 58 x log10(CC/100));
@@ -155,8 +156,9 @@ enum MidiWords {
     case "cc", "control": source = .cc
     case "note": source = .note
     case "bend", "pitchbend": source = .bend
+    case "pc", "program": source = .pc
     default:
-      throw CommandError("MIDI source must be cc N, note N or bend (got '\(ValueParser.printable(first))')")
+      throw CommandError("MIDI source must be cc N, note N, pc N (a program change) or bend (got '\(ValueParser.printable(first))')")
     }
     var used = 1
     var number = 0

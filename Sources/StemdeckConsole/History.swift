@@ -177,6 +177,17 @@ extension Console {
     return " (" + parts.joined(separator: "; ") + ")"
   }
 
+  /// The steps for the control socket's `history` reply: number, text, source, undone, and the
+  /// changes as `diff` words.
+  func historySteps() -> [[String: Any]] {
+    history.steps.enumerated().map { i, step in
+      [
+        "number": i + 1, "text": step.text, "source": step.source, "undone": i >= history.done,
+        "changes": SessionDiff.changes(from: step.before, to: step.after).map(\.line)
+      ]
+    }
+  }
+
   /// `history`: the steps, oldest first, numbered; the undone ones marked.
   func historyLines() -> [String] {
     noteChanges(source: commandSource, text: "(before history)")

@@ -140,7 +140,13 @@ extension Mixer {
   /// stems). Called after every mapping change and from `pump`.
   func publishMidi() throws(MixerError) {
     let table: [[Int]] = midi.mappings.map { m in
-      let kind: MidiSourceKind = m.source == .cc ? .cc : m.source == .note ? .note : .bend
+      let kind: MidiSourceKind
+      switch m.source {
+      case .cc: kind = .cc
+      case .note: kind = .note
+      case .bend: kind = .bend
+      case .pc: kind = .program
+      }
       var target: MidiTarget
       var slot: Int32 = -1
       switch m.action {
@@ -246,9 +252,10 @@ extension Mixer {
     return out
   }
 
-  /// A note on (velocity > 0), or a controller rising to 64 or more.
+  /// A note on (velocity > 0), a controller rising to 64 or more, or a program change.
   func isPress(index: Int, status: UInt8, value: Int) -> Bool {
     switch status & 0xF0 {
+    case 0xC0: return true
     case 0x90: return value > 0
     case 0xB0:
       let wasDown = midiState.down[index] ?? false
@@ -381,8 +388,10 @@ extension Mixer {
     switch (type, learning.action) {
     case (0xE0, .rate), (0xE0, .volume), (0xE0, .pan), (0xE0, .send): source = .bend
     case (0xB0, let a) where a != .rate: source = .cc
-    case (0x90, .sfx), (0x90, .mute), (0x90, .solo), (0x90, .play), (0x90, .eq), (0x90, .next), (0x90, .prev), (0x90, .stop):
+    case (0x90, .sfx), (0x90, .mute), (0x90, .solo), (0x90, .play), (0x90, .eq), (0x90, .next), (0x90, .prev), (0x90, .stop),
+      (0x90, .undo), (0x90, .redo), (0x90, .scene):
       source = .note
+    case (0xC0, let a) where !a.isContinuous && !a.isEQGain: source = .pc
     default: return nil
     }
     let mapping = MidiMapping(

@@ -18,6 +18,8 @@ public struct MidiMapping: Equatable, Sendable {
   /// The kind of MIDI message.
   public enum Source: String, CaseIterable, Sendable {
     case cc, note, bend
+    /// A program change (a preset button on a pedal board or a keyboard): every one is a press.
+    case pc
   }
 
   /// What the mapping does. `volume`, `pan` and `rate` follow the controller (in the renderer, at
@@ -81,8 +83,11 @@ public struct MidiMapping: Equatable, Sendable {
     if let channel, !(1...16).contains(channel) { return ("channel", Self.channelRule + " (got \(channel))") }
     switch action {
     case .volume, .pan, .send:
-      if source == .note {
-        return ("action", "\(action.rawValue) follows a controller or pitch bend, not a note (use source cc or bend)")
+      if source == .note || source == .pc {
+        return (
+          "action",
+          "\(action.rawValue) follows a controller or pitch bend, not a \(source == .pc ? "program change" : "note") (use source cc or bend)"
+        )
       }
     case .rate:
       if source != .bend { return ("action", "rate follows pitch bend only (use source bend)") }

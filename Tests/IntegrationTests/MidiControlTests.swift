@@ -290,7 +290,7 @@ struct MidiControlTests {
     #expect(status.contains { $0.contains("held by takeover 2") }, "\(status)")
   }
 
-  @Test("a mapped note fires a sound effect; a mapped note toggles a stem's mute")
+  @Test("a mapped note fires a sound effect; a mapped note toggles a stem's mute; a program change recalls a scene")
   func noteFiresEffect() async throws {
     let server = try await PrivateJackServer()
     defer { server.stop() }
@@ -302,6 +302,8 @@ struct MidiControlTests {
     try await deck.run("sfx load kick \(dir.file("kick.wav")); sfx wait kick")
     try await deck.run("midi map note 36 sfx fire kick")
     try await deck.run("midi map note 40 toggle mute tone")
+    try await deck.run("scene save open")
+    try await deck.run("midi map pc 3 scene open")
 
     // Mute the tone by note 40; the master goes silent.
     let muted = try #require(try await probe.send([(0, [0x90, 40, 100])]).first)
@@ -311,6 +313,16 @@ struct MidiControlTests {
       return silent < 0.001
     }
     #expect(silent < 0.001, "note 40 toggles the tone's mute: \(silent) (sent at \(muted), reference \(reference))")
+    // A program change (two bytes, a pedal board's preset) recalls the scene saved before the
+    // mute: the tone is back at its level.
+    let recalled = try #require(try await probe.send([(0, [0xC0, 3])]).first)
+    var back = 0.0
+    _ = try await eventually(timeout: 10) {
+      back = try await probe.recentLevel(480)
+      return abs(back - reference) < 0.05 * reference
+    }
+    #expect(
+      abs(back - reference) < 0.05 * reference, "pc 3 recalls 'open': \(back) vs \(reference) (sent at \(recalled))\n\(deck.transcript)")
     // Note 36 fires the effect (louder than the tone was).
     let fired = try #require(try await probe.send([(0, [0x90, 36, 100])]).first)
     var peak = 0.0

@@ -77,7 +77,7 @@ struct MidiCommandTests {
       ("midi map note 36 vol drums", "volume follows a controller or pitch bend, not a note"),
       ("midi map cc 7 rate drums", "rate follows pitch bend only"),
       ("midi map cc 7 wiggle drums", "unknown MIDI action 'wiggle'"),
-      ("midi map knob 7 vol drums", "MIDI source must be cc N, note N or bend (got 'knob')"),
+      ("midi map knob 7 vol drums", "MIDI source must be cc N, note N, pc N (a program change) or bend (got 'knob')"),
       ("midi map cc 7 ch 1 vol drums", "that mapping exists already"),
       ("midi map cc 64 play drums", "play takes no name"),
       ("midi unmap cc 99", "no mapping on cc 99")

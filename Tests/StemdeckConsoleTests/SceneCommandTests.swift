@@ -59,6 +59,9 @@ import Testing
     #expect(h.run("scene remove intro").ok)
     #expect(h.run("scene safe nope").output.first?.hasPrefix("error: unknown") == true)
     #expect(h.run("scene list").output == ["chorus: 2 stems, 1 bus, 1 input, master -1.0 dB", "recall-safe: mic"])
+    let data = try #require(QueryJSON.data(for: "scene", [], h.console))
+    #expect(data["scenes"] as? [String] == ["chorus"] && data["recallSafe"] as? [String] == ["mic"])
+    #expect(QueryJSON.data(for: "scene", ["save", "x"], h.console) == nil)
   }
 
   @Test("scenes and recall-safe strips are saved in the session and read back; the file round-trips byte for byte")
@@ -138,6 +141,19 @@ import Testing
     h.console.serviceOnce()
     #expect(try h.mixer.stemStatus("drums").settings.mute)
     #expect(h.console.history.steps.last?.source == "midi")
+    // A program change (two bytes; a pedal board's preset) recalls one too.
+    #expect(h.run("midi map pc 5 ch 1 scene full").ok)
+    #expect(
+      h.run("midi map pc 6 vol drums").output == [
+        "error: midi map: action volume follows a controller or pitch bend, not a program change (use source cc or bend)"
+      ])
+    h.render(blocks: 1)  // the renderer takes the new mapping
+    midiInput(h.mixer.renderState, offset: 0, count: 2, 0xC0, 5, 0)
+    h.render(blocks: 1)
+    h.console.serviceOnce()
+    #expect(try !h.mixer.stemStatus("drums").settings.mute)
+    #expect(h.run("midi maps").output.last == "pc 5 ch 1 scene full")
+    #expect(h.run("mute drums").ok)
     let osc = try OSCServer(host: "127.0.0.1", port: 0)
     defer { osc.close() }
     let reply = osc.handle(

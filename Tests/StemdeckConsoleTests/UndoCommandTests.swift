@@ -167,6 +167,10 @@ import Testing
     let refused = try ask("redo 2; undo 1000")
     #expect(refused["ok"] as? Bool == false && (refused["error"] as? String)?.contains("whole number from 1 to 100") == true, "\(refused)")
     #expect(try h.mixer.stemStatus("drums").settings.volume == 0.5)  // 'redo 2' did the one step there was
+    let listed = try ask("history")
+    let rows = try #require(listed["history"] as? [[String: Any]], "\(listed)")
+    #expect(rows.last?["text"] as? String == "vol drums 0.5" && rows.last?["source"] as? String == "socket")
+    #expect(rows.last?["undone"] as? Bool == false && rows.last?["changes"] as? [String] == ["drums volume 1 → 0.5"], "\(rows)")
     let osc = try OSCServer(host: "127.0.0.1", port: 0)
     defer { osc.close() }
     func send(_ path: String, _ arguments: [OSCArgument] = []) -> (ok: Bool, text: String)? {

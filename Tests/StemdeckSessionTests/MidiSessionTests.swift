@@ -18,7 +18,7 @@ let badMidiDocuments: [BadDocument] = [
   BadDocument(
     label: "midi source unknown",
     text: document(top: [#""midi" : { "mappings" : [ { "source" : "knob", "number" : 7, "action" : "volume", "target" : "drums" } ] }"#]),
-    location: "midi.mappings[0].source", fragment: "unknown MIDI source \"knob\" (allowed: cc, note, bend)", line: 4),
+    location: "midi.mappings[0].source", fragment: "unknown MIDI source \"knob\" (allowed: cc, note, bend, pc)", line: 4),
   BadDocument(
     label: "midi number out of range",
     text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 128, "action" : "volume", "target" : "drums" } ] }"#]),

@@ -207,6 +207,10 @@ enum QueryJSON {
         return ["diff": changes, "file": result.file] as [String: Any]
       }
     case "connections": return (try? Display.routes(c, connectedOnly: true)).map { ["connections": routes($0)] as [String: Any] }
+    case "history": return ["history": c.historySteps(), "done": c.history.done]
+    case "scene", "scenes":
+      guard args.isEmpty || args.first?.lowercased() == "list" else { return nil }
+      return ["scenes": c.mixer.sceneList.map { $0.name }, "recallSafe": c.mixer.recallSafeStrips]
     default: return nil
     }
   }

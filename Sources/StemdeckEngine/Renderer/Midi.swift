@@ -132,6 +132,8 @@ public enum MidiTarget: UInt8, BitwiseCopyable, Sendable {
 /// The kind of MIDI message a binding listens to.
 public enum MidiSourceKind: UInt8, BitwiseCopyable, Sendable {
   case cc = 0, note = 1, bend = 2
+  /// A program change (two bytes: its number is the program).
+  case program = 3
 }
 
 /// One entry of the renderer's mapping table (trivial; sent by `EngineCommand.setMidiBinding`).
@@ -251,7 +253,7 @@ public func applyCommandsBeforeInput(_ state: UnsafeMutablePointer<RenderState>)
 /// (`renderBlock` must follow in the same period). `count` bytes of `b0…b2` are valid. Mapped
 /// volume, pan and rate changes are queued to apply at `offset`; every event is reported to the
 /// control thread on the MIDI ring (which keeps the mixer's settings in step, and acts on the
-/// others). Events other than note on, control change and pitch bend are ignored.
+/// others). Events other than note on, control change, pitch bend and program change are ignored.
 ///
 /// - Realtime: safe. A scan of at most `MidiTable.capacity` bindings; no allocation, no lock.
 @_noLocks
@@ -266,9 +268,10 @@ public func midiInput(_ state: UnsafeMutablePointer<RenderState>, offset: Int, c
   case 0xB0: kind = .cc
   case 0x90: kind = .note
   case 0xE0: kind = .bend
+  case 0xC0: kind = .program
   default: return
   }
-  if count < 3 { return }
+  if count < 3 && kind != .program { return }
   var taken = false
   let n = state.pointee.midi.count
   // Whether a CC 32…63 can be the LSB of a binding on CC n − 32: only when it is not bound itself
