@@ -35,6 +35,8 @@ extension CommandTable {
                                                  of the setlist, or stop, on each press
                                  undo | redo     take back (or do again) the last change
                                  scene NAME      recall a scene on each press
+                                 do "LINE"       run any command line on each press
+                                                 (not those that read or write files)
                                A press is a note on, or a controller rising to 64 or more.
                                vol and pan land at the event's frame, in the same period; a
                                controller that disagrees with the stem does not move it until it
@@ -193,7 +195,7 @@ enum MidiWords {
     guard let first = w.first?.lowercased() else {
       let forms = levels.map { "\($0) NAME" } + ["sfx fire NAME", "toggle \(toggles.joined(separator: "|")) NAME"]
       throw CommandError(
-        "a MIDI action is missing: \(forms.joined(separator: ", ")), eq low|mid|high NAME, send NAME SEND, play, next, prev, stop, undo or redo"
+        "a MIDI action is missing: \(forms.joined(separator: ", ")), eq low|mid|high NAME, send NAME SEND, play, next, prev, stop, undo, redo, scene NAME or do LINE"
       )
     }
     w.removeFirst()
@@ -220,6 +222,8 @@ enum MidiWords {
     case "scene":
       if w.first?.lowercased() == "recall" { w.removeFirst() }
       action = .scene
+    case "do":
+      return (.command, try doLine(w), "")
     case "redo": action = .redo
     case "eq":
       guard let band = w.first?.lowercased(), ["low", "mid", "high"].contains(band) else {
@@ -241,10 +245,28 @@ enum MidiWords {
     default:
       let known = levels + ["sfx fire"] + toggles.map { "toggle \($0)" }
       throw CommandError(
-        "unknown MIDI action '\(ValueParser.printable(first))' (\(known.joined(separator: ", ")), eq low|mid|high, send, play, next, prev, stop, undo, redo, scene NAME)"
+        "unknown MIDI action '\(ValueParser.printable(first))' (\(known.joined(separator: ", ")), eq low|mid|high, send, play, next, prev, stop, undo, redo, scene NAME, do LINE)"
       )
     }
     return try target(of: action, in: w)
+  }
+
+  /// A `do` mapping's command line: the words after `do` (one quoted word, or several), which
+  /// must name commands and touch no files (a session file could hold it).
+  static func doLine(_ words: [String]) throws(CommandError) -> String {
+    let line = words.joined(separator: " ")
+    if let problem = MidiMapping.commandLineProblem(line) { throw CommandError(problem) }
+    let commands: [[String]]
+    do { commands = try Tokenizer.commands(in: line) } catch { throw CommandError("do: \(error)") }
+    for command in commands {
+      guard let first = command.first, CommandTable.lookup(first.lowercased()) != nil else {
+        throw CommandError("do: unknown command '\(ValueParser.printable(command.first ?? ""))' in '\(ValueParser.printable(line))'")
+      }
+    }
+    if let refused = OSCServer.fileCommand(in: line) {
+      throw CommandError("do: '\(refused)' reads or writes files and cannot be bound to MIDI (a session file could hold it)")
+    }
+    return line
   }
 
   /// The name after a MIDI action's words: none for the transport's and the show's presses, one
@@ -281,7 +303,12 @@ extension Console {
   /// the REPL's command of that name: it refuses what the REPL refuses (`next` with unsaved
   /// changes in interactive mode), and what it says is shown as event lines, "midi next: …".
   func runMidiCommand(_ command: String) {
-    let r = from("midi") { runCaptured(command.split(separator: " ").map(String.init)) }
+    // A `do` line from a session file is checked as it was when mapped: no file commands.
+    if let refused = OSCServer.fileCommand(in: command) {
+      writeEvent("midi \(command): '\(refused)' reads or writes files and is not run from MIDI")
+      return
+    }
+    let r = from("midi") { captured { execute(line: command, stopOnError: true) } }
     for line in r.output { writeEvent("midi \(command): \(line)") }
     if !r.ok { writeEvent("midi \(command): \(r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))") }
   }

@@ -19,6 +19,9 @@ struct MidiControlState {
   var learning: MidiMapping?
   /// Per mapping index, whether its controller was last at 64 or more (presses of CC actions).
   var down: [Int: Bool] = [:]
+  /// When each controller mapping last counted a press, and how soon after it a rise is a bounce.
+  var lastPress: [Int: ContinuousClock.Instant] = [:]
+  static let debounce = Duration.milliseconds(40)
   /// Moves held back by soft takeover (a figure for `midi maps`).
   var held = 0
   /// Soft takeover of the volume and pan mappings of buses and inputs, per mapping index (those
@@ -116,6 +119,7 @@ extension Mixer {
       guard !removed.isEmpty else { return [] }
       midi.mappings.removeAll(where: matching)
       midiState.down = [:]
+      midiState.lastPress = [:]
       midiState.stripTakeover = [:]
       isDirty = true
       try publishMidi()
@@ -238,8 +242,8 @@ extension Mixer {
           out.append(.midiCommand(mapping.action.rawValue))
           continue
         }
-        if mapping.action == .scene {  // the console's `scene recall NAME`
-          out.append(.midiCommand("scene recall " + mapping.target))
+        if mapping.action == .scene || mapping.action == .command {  // `scene recall NAME`, a `do` line
+          out.append(.midiCommand(mapping.action == .scene ? "scene recall " + mapping.target : mapping.target))
           continue
         }
         do throws(MixerError) {
@@ -261,7 +265,12 @@ extension Mixer {
       let wasDown = midiState.down[index] ?? false
       let isDown = value >= 64
       midiState.down[index] = isDown
-      return isDown && !wasDown
+      guard isDown && !wasDown else { return false }
+      // A pedal's contacts bounce: a press within `MidiControlState.debounce` of the last one
+      // of the same mapping is the same press.
+      let now = ContinuousClock.now
+      defer { midiState.lastPress[index] = now }
+      return midiState.lastPress[index].map { $0.duration(to: now) >= MidiControlState.debounce } ?? true
     default: return false
     }
   }
@@ -272,7 +281,7 @@ extension Mixer {
     case .mute: try setMute(mapping.target, !(try isMuted(mapping.target)))
     case .solo: try setSolo(mapping.target, !(try isSoloed(mapping.target)))
     case .play: if transportState == .paused { try play() } else { try pause() }
-    case .next, .prev, .stop, .undo, .redo, .scene: break  // the front end's commands (`pumpMidi` reports them)
+    case .next, .prev, .stop, .undo, .redo, .scene, .command: break  // the front end's commands (`pumpMidi` reports them)
     case .eq:
       var eq = try eqSettings(mapping.target)
       eq.enabled.toggle()
@@ -389,7 +398,7 @@ extension Mixer {
     case (0xE0, .rate), (0xE0, .volume), (0xE0, .pan), (0xE0, .send): source = .bend
     case (0xB0, let a) where a != .rate: source = .cc
     case (0x90, .sfx), (0x90, .mute), (0x90, .solo), (0x90, .play), (0x90, .eq), (0x90, .next), (0x90, .prev), (0x90, .stop),
-      (0x90, .undo), (0x90, .redo), (0x90, .scene):
+      (0x90, .undo), (0x90, .redo), (0x90, .scene), (0x90, .command):
       source = .note
     case (0xC0, let a) where !a.isContinuous && !a.isEQGain: source = .pc
     default: return nil

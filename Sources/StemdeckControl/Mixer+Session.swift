@@ -347,6 +347,7 @@ extension Mixer {
     midi = session.midi
     midiState.learning = nil
     midiState.down = [:]
+    midiState.lastPress = [:]
     midiState.stripTakeover = [:]
     try setOptions(session.options)
     try setMasterVolume(session.masterVolume)

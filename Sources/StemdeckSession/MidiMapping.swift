@@ -34,9 +34,11 @@ public struct MidiMapping: Equatable, Sendable {
   /// `MidiMapping.send`, through the volume fader curve, with soft takeover.
   public enum Action: String, CaseIterable, Sendable {
     case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop, undo, redo, scene
+    /// Any console command line (the target), run on each press: `midi map cc 64 do next`.
+    case command = "do"
 
     /// Whether its target is a stem (an effect for `sfx`, nothing for the transport and the show).
-    public var targetsStem: Bool { self != .sfx && self != .scene && !takesNoTarget }
+    public var targetsStem: Bool { self != .sfx && self != .scene && self != .command && !takesNoTarget }
     /// The transport's and the show's presses: `play`, `next`, `prev`, `stop` name nothing.
     public var takesNoTarget: Bool { self == .play || isShowCommand }
     /// A press the front end runs as the REPL command of the same name (`next`, `prev`, `stop`,
@@ -93,11 +95,13 @@ public struct MidiMapping: Equatable, Sendable {
       if source != .bend { return ("action", "rate follows pitch bend only (use source bend)") }
     case .eqlow, .eqmid, .eqhigh:
       if source != .cc { return ("action", "\(action.rawValue) follows a controller only (use source cc)") }
-    case .sfx, .mute, .solo, .play, .eq, .next, .prev, .stop, .undo, .redo, .scene:
+    case .sfx, .mute, .solo, .play, .eq, .next, .prev, .stop, .undo, .redo, .scene, .command:
       if source == .bend { return ("action", "\(action.rawValue) acts on a note or a controller press, not pitch bend") }
     }
     if action.takesNoTarget {
       if !target.isEmpty { return ("target", "\(action.rawValue) takes no target (got \(SessionRules.quote(target)))") }
+    } else if action == .command {
+      if let problem = Self.commandLineProblem(target) { return ("target", problem) }
     } else if action == .volume && target == Self.master {
       // The master fader: a name no stem, bus or input may take.
     } else if let problem = SessionRules.nameProblem(target, of: action == .sfx ? .effect : action == .scene ? .scene : .stem) {
@@ -111,13 +115,36 @@ public struct MidiMapping: Equatable, Sendable {
     return nil
   }
 
-  /// How the console writes it: `cc 7 ch 1 volume drums`, `note 36 sfx kick`, `bend rate lead`.
+  /// The longest command line a `do` mapping holds.
+  public static let longestCommandLine = 1000
+
+  /// Why `line` cannot be a `do` mapping's command line, or nil (whether its commands exist is
+  /// the console's to say, when it is mapped and when it runs).
+  public static func commandLineProblem(_ line: String) -> String? {
+    if line.allSatisfy({ $0 == " " || $0 == "\t" }) { return "do needs a command line (e.g. \"next\")" }
+    if line.unicodeScalars.count > longestCommandLine {
+      return "the command line is \(line.unicodeScalars.count) characters long; at most \(longestCommandLine)"
+    }
+    if let bad = line.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+      return "the command line holds a control character (U+\(String(bad.value, radix: 16, uppercase: true))); one line of text"
+    }
+    return nil
+  }
+
+  /// How the console writes it: `cc 7 ch 1 volume drums`, `note 36 sfx kick`, `bend rate lead`,
+  /// `cc 64 do "goto chorus"` (a command line of several words in double quotes).
   public var description: String {
     var words = [source.rawValue]
     if source != .bend { words.append(String(number)) }
     if let channel { words += ["ch", String(channel)] }
     words.append(action.rawValue)
-    if !target.isEmpty { words.append(target) }
+    if action == .command {
+      let plain = !target.contains { " \t;'\"{}\\".contains($0) }
+      words.append(
+        plain ? target : "\"" + target.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"")
+    } else if !target.isEmpty {
+      words.append(target)
+    }
     if !send.isEmpty { words.append(send) }
     return words.joined(separator: " ")
   }

@@ -176,14 +176,19 @@ public final class OSCServer {
 
   /// Why `line` is refused over OSC, or nil. Groups (`at … { … }`) hold only value changes.
   static func refusedOverOSC(_ line: String) -> String? {
+    fileCommand(in: line).map {
+      "'\($0)' reads or writes files and is refused over OSC (any local user can reach a UDP port); use the control socket (stemdeck ctl), which only you can"
+    }
+  }
+
+  /// The first command of `line` that reads or writes files (`save`, `sfx load`, …), or nil:
+  /// what OSC and a MIDI mapping's `do` line refuse.
+  static func fileCommand(in line: String) -> String? {
     guard let commands = try? Tokenizer.commands(in: line) else { return nil }  // the run says what is wrong
     for words in commands {
       guard let first = words.first, let spec = CommandTable.lookup(first.lowercased()) else { continue }
       let sfxLoad = spec.name == "sfx" && words.count > 1 && words[1].lowercased() == "load"
-      if fileCommands.contains(spec.name) || sfxLoad {
-        return
-          "'\(spec.name)\(sfxLoad ? " load" : "")' reads or writes files and is refused over OSC (any local user can reach a UDP port); use the control socket (stemdeck ctl), which only you can"
-      }
+      if fileCommands.contains(spec.name) || sfxLoad { return spec.name + (sfxLoad ? " load" : "") }
     }
     return nil
   }

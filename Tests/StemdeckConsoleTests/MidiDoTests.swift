@@ -1,0 +1,75 @@
+import Foundation
+import StemdeckControl
+import StemdeckEngine
+import StemdeckSession
+import Testing
+
+@testable import StemdeckConsole
+
+/// Any command on a pedal (issue 42, item 3): a MIDI mapping's `do` line runs on each press, as
+/// typed; file commands are refused when mapped and again when run (a session file could hold
+/// one); a bouncing sustain pedal is one press.
+@Suite struct MidiDoTests {
+  @Test("'do' runs its line on each press (quoted, with ';'), is listed and saved as typed, and refuses what it must")
+  func doLines() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("midi map note 60 ch 16 do \"mute drums; pan bass 0.5\"").ok)
+    #expect(h.run("midi map cc 64 do next").ok)
+    for (line, fragment) in [
+      ("midi map note 61 do", "do needs a command line"),
+      ("midi map note 61 do \"save /tmp/x.json\"", "do: 'save' reads or writes files and cannot be bound to MIDI"),
+      ("midi map note 61 do \"vol drums 1; sfx load a b.wav\"", "'sfx load' reads or writes files"),
+      ("midi map note 61 do frobnicate", "do: unknown command 'frobnicate'"),
+      ("midi map bend do play", "not pitch bend")
+    ] {
+      let r = h.run(line)
+      #expect(!r.ok && r.output.joined().contains(fragment), "\(line): \(r.output)")
+    }
+    #expect(h.run("midi maps").output == ["note 60 ch 16 do \"mute drums; pan bass 0.5\"", "cc 64 do next"])
+    h.render(blocks: 1)
+    var events: [String] = []
+    h.console.writeEvent = { events.append($0) }
+    func send(_ b: [UInt8]) {
+      midiInput(h.mixer.renderState, offset: 0, count: b.count, b[0], b[1], b.count > 2 ? b[2] : 0)
+      h.render(blocks: 1)
+      h.console.serviceOnce()
+    }
+    send([0x9F, 60, 100])
+    #expect(try h.mixer.stemStatus("drums").settings.mute && h.mixer.stemStatus("bass").settings.pan == 0.5)
+    #expect(h.console.history.steps.last?.source == "midi")
+    // A sustain pedal whose contacts bounce (down, up, down within one period): one press, one
+    // 'next' (refused here: no setlist, said as an event).
+    events.removeAll()
+    for (offset, value) in [(10, 127), (12, 0), (14, 127)] as [(Int, UInt8)] {
+      midiInput(h.mixer.renderState, offset: offset, count: 3, 0xB0, 64, value)
+    }
+    h.render(blocks: 1)
+    h.console.serviceOnce()
+    #expect(events.filter { $0.hasPrefix("midi next:") }.count == 1, "\(events)")
+    // Saved as typed and read back.
+    let path = h.folder.file("pedal.json")
+    #expect(h.run("save \(path); new!; open! \(path)").ok)
+    #expect(h.run("midi maps").output == ["note 60 ch 16 do \"mute drums; pan bass 0.5\"", "cc 64 do next"])
+  }
+
+  @Test("a 'do' line that touches files, put in a session file by hand, is not run when pressed: the event says why")
+  func fileLineFromASessionFile() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let path = h.folder.file("planted.json"), target = h.folder.file("overwritten.json")
+    #expect(h.run("save \(path)").ok)
+    var session = try SessionFile.load(path: path)
+    session.midi.mappings.append(MidiMapping(source: .note, number: 62, action: .command, target: "save \(target)"))
+    try SessionFile.save(session, to: path)
+    #expect(h.run("open! \(path)").ok)
+    h.render(blocks: 1)
+    var events: [String] = []
+    h.console.writeEvent = { events.append($0) }
+    midiInput(h.mixer.renderState, offset: 0, count: 3, 0x90, 62, 100)
+    h.render(blocks: 1)
+    h.console.serviceOnce()
+    #expect(events.contains { $0.contains("'save' reads or writes files and is not run from MIDI") }, "\(events)")
+    #expect(!FileManager.default.fileExists(atPath: target))
+  }
+}
