@@ -24,7 +24,8 @@ extension CommandTable {
                                  rate NAME       stem rate from pitch bend: 2^((bend-8192)/8192),
                                                  one octave down to one up
                                  sfx fire NAME   fire a sound effect on each press
-                                 toggle mute|solo NAME   toggle a stem, bus or input on each press
+                                 toggle mute|solo|safe NAME   toggle a stem, bus or input on
+                                                 each press (safe: solo-safe)
                                  toggle eq NAME  switch its channel EQ off/on on each press
                                  send NAME SEND  a stem's, bus's or input's level into an aux
                                                  send, as vol (its pre/post tap kept)

@@ -280,6 +280,8 @@ extension Mixer {
     case .sfx: try fireEffect(mapping.target)
     case .mute: try setMute(mapping.target, !(try isMuted(mapping.target)))
     case .solo: try setSolo(mapping.target, !(try isSoloed(mapping.target)))
+    case .safe:
+      try set(.soloSafe, of: mapping.target, to: mix(of: try strip(named: mapping.target)).soloSafe ? 0 : 1)
     case .play: if transportState == .paused { try play() } else { try pause() }
     case .next, .prev, .stop, .undo, .redo, .scene, .command: break  // the front end's commands (`pumpMidi` reports them)
     case .eq:
@@ -398,7 +400,7 @@ extension Mixer {
     case (0xE0, .rate), (0xE0, .volume), (0xE0, .pan), (0xE0, .send): source = .bend
     case (0xB0, let a) where a != .rate: source = .cc
     case (0x90, .sfx), (0x90, .mute), (0x90, .solo), (0x90, .play), (0x90, .eq), (0x90, .next), (0x90, .prev), (0x90, .stop),
-      (0x90, .undo), (0x90, .redo), (0x90, .scene), (0x90, .command):
+      (0x90, .undo), (0x90, .redo), (0x90, .scene), (0x90, .command), (0x90, .safe):
       source = .note
     case (0xC0, let a) where !a.isContinuous && !a.isEQGain: source = .pc
     default: return nil

@@ -33,7 +33,7 @@ public struct MidiMapping: Equatable, Sendable {
   /// `send` follows a controller on the control thread too: a strip's level into the aux send
   /// `MidiMapping.send`, through the volume fader curve, with soft takeover.
   public enum Action: String, CaseIterable, Sendable {
-    case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop, undo, redo, scene
+    case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop, undo, redo, scene, safe
     /// Any console command line (the target), run on each press: `midi map cc 64 do next`.
     case command = "do"
 
@@ -95,7 +95,7 @@ public struct MidiMapping: Equatable, Sendable {
       if source != .bend { return ("action", "rate follows pitch bend only (use source bend)") }
     case .eqlow, .eqmid, .eqhigh:
       if source != .cc { return ("action", "\(action.rawValue) follows a controller only (use source cc)") }
-    case .sfx, .mute, .solo, .play, .eq, .next, .prev, .stop, .undo, .redo, .scene, .command:
+    case .sfx, .mute, .solo, .play, .eq, .next, .prev, .stop, .undo, .redo, .scene, .command, .safe:
       if source == .bend { return ("action", "\(action.rawValue) acts on a note or a controller press, not pitch bend") }
     }
     if action.takesNoTarget {

@@ -93,7 +93,7 @@ public struct StripParameter: Sendable {
     kinds: [.stem, .bus, .input], glides: false, midi: .solo, summary: "hear only soloed stems")
   public static let soloSafe = StripParameter(
     key: "soloSafe", field: .toggle(\.soloSafe), word: "safe", aliases: [], osc: ["safe"], oscLabel: "safe", value: .toggle,
-    rule: nil, kinds: [.stem, .bus, .input], glides: false, midi: nil,
+    rule: nil, kinds: [.stem, .bus, .input], glides: false, midi: .safe,
     summary: "solo-safe: heard whatever is soloed (live inputs are, until 'safe NAME off')",
     details: """
       A solo-safe strip is never silenced by another strip's solo, and a bus it feeds stays

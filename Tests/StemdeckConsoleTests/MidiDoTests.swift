@@ -72,4 +72,24 @@ import Testing
     #expect(events.contains { $0.contains("'save' reads or writes files and is not run from MIDI") }, "\(events)")
     #expect(!FileManager.default.fileExists(atPath: target))
   }
+
+  @Test("a press mapped to 'toggle safe' switches a strip's solo-safe, a stem's or a live input's")
+  func toggleSafe() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("input add mic mono; midi map note 41 toggle safe drums; midi map note 42 safe mic").ok)
+    #expect(h.run("midi maps").output == ["note 41 safe drums", "note 42 safe mic"])
+    h.render(blocks: 1)
+    func press(_ note: UInt8) {
+      midiInput(h.mixer.renderState, offset: 0, count: 3, 0x90, note, 100)
+      h.render(blocks: 1)
+      h.console.serviceOnce()
+    }
+    press(41)
+    #expect(try h.mixer.stemStatus("drums").settings.soloSafe)
+    press(42)  // a live input is solo-safe from the start: the press makes it follow solo
+    #expect(h.mixer.inputSettings.first?.strip.soloSafe == false)
+    press(41)
+    #expect(try !h.mixer.stemStatus("drums").settings.soloSafe)
+  }
 }

@@ -333,6 +333,7 @@ enum MixerScreen {
     ("< >", "rate", "rate (varispeed) down/up by 0.05"),
     ("m", "mute", "mute on/off"),
     ("s", "solo", "solo on/off"),
+    ("L", "safe", "solo-safe on/off: heard whatever is soloed"),
     ("0", "unity", "back to unity: 0 dB, centre, rate 1"),
     ("space", "play", "play / pause"),
     ("Enter", "stop", "stop (back to the start)"),

@@ -399,6 +399,12 @@ final class MixerView {
     case .character("s"):
       if let refused = refusal("solo", strip) { say(refused, error: true); return }
       act { () throws(MixerError) in try console.mixer.setSolo(strip.name, !strip.flags.contains(.solo)) }
+    case .character("L"):
+      if let refused = refusal("solo-safe", strip) { say(refused, error: true); return }
+      let on = !strip.flags.contains(.soloSafe)
+      if act({ () throws(MixerError) in try console.mixer.set(.soloSafe, of: strip.name, to: on ? 1 : 0) }) {
+        say("\(strip.name) \(on ? "is solo-safe: heard whatever is soloed" : "follows solo again")")
+      }
     case .character("e"):
       if strip.isEffects || strip.offline != nil { say(refusal("EQ", strip) ?? "", error: true); return }
       act { () throws(MixerError) in
