@@ -220,12 +220,12 @@ enum MidiWords {
     case "prev", "previous": action = .prev
     case "stop": action = .stop
     case "undo": action = .undo
+    case "redo": action = .redo
     case "scene":
       if w.first?.lowercased() == "recall" { w.removeFirst() }
       action = .scene
     case "do":
       return (.command, try doLine(w), "")
-    case "redo": action = .redo
     case "eq":
       guard let band = w.first?.lowercased(), ["low", "mid", "high"].contains(band) else {
         throw CommandError("eq takes a band: eq low|mid|high NAME (a CC sets its gain), or toggle eq NAME")
@@ -300,9 +300,9 @@ extension String {
 
 extension Console {
   /// A MIDI press of a show command (`MixerEvent.midiCommand`: `next`, `prev`, `stop`, `undo`,
-  /// `redo`), run as
-  /// the REPL's command of that name: it refuses what the REPL refuses (`next` with unsaved
-  /// changes in interactive mode), and what it says is shown as event lines, "midi next: …".
+  /// `redo`, `scene recall NAME`, a `do` line), run as typed at the prompt: it refuses what the
+  /// REPL refuses (`next` with unsaved changes in interactive mode), and what it says is shown
+  /// as event lines, "midi next: …".
   func runMidiCommand(_ command: String) {
     // A `do` line from a session file is checked as it was when mapped: no file commands.
     if let refused = OSCServer.fileCommand(in: command) {

@@ -107,9 +107,7 @@ extension Console {
       scenes.isEmpty
       ? ["no scenes ('scene save NAME' stores the mix now)"]
       : scenes.map { s in
-        let counts = s.lists.filter { !$0.strips.isEmpty }.map {
-          "\($0.strips.count) \($0.strips.count == 1 ? String($0.key.dropLast($0.key == "buses" ? 2 : 1)) : $0.key)"
-        }
+        let counts = s.lists.filter { !$0.strips.isEmpty }.map { "\($0.strips.count) \($0.strips.count == 1 ? $0.kind.rawValue : $0.key)" }
         return
           "\(s.name): \(counts.isEmpty ? "no strips" : counts.joined(separator: ", ")), master \(MixerText.db(Decibels.fromAmplitude(s.masterVolume))) dB"
       }

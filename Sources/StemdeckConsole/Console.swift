@@ -125,7 +125,7 @@ public final class Console {
   public func serviceOnce() {
     live.serviceOnce(handle)
     // A MIDI controller moved a fader (a command's own service steps, in a `wait`, are its own).
-    if runDepth == 0 { noteChanges(source: "midi", text: "MIDI") }
+    if runDepth == 0 { noteStrayChanges() }
     report([])  // folded event lines whose second is over
   }
 
@@ -203,7 +203,7 @@ public final class Console {
     }
     // One step per command, however many commands it runs (a group's `commit`); a change no one
     // noted before it (a MIDI move in between) is a step of its own.
-    if runDepth == 0 { noteChanges(source: "midi", text: "MIDI") }
+    if runDepth == 0 { noteStrayChanges() }
     runDepth += 1
     defer {
       runDepth -= 1
@@ -324,9 +324,7 @@ public final class Console {
   /// file cannot be read (the refusal says enough), or nothing differs from it.
   func unsavedSummary(shown: Int = 3) -> String? {
     guard sessionPath != nil, let changes = try? diff(against: nil).changes, !changes.isEmpty else { return nil }
-    var parts = changes.prefix(shown).map(\.line)
-    if changes.count > shown { parts.append("and \(changes.count - shown) more ('diff' lists them)") }
-    return "unsaved: " + parts.joined(separator: "; ")
+    return "unsaved: " + Self.shortForm(changes, shown: shown, more: " ('diff' lists them)")
   }
 
   /// Opens a session file, replacing the current session only if everything in it is valid.

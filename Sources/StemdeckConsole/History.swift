@@ -18,8 +18,9 @@ struct HistoryStep {
   var text: String
   /// Where it came from: repl, socket, osc, midi, view.
   var source: String
-  /// What it changed, cheaply (`HistoryStep.parts`): steps of one fader drag or controller sweep
-  /// change the same parts, so they join into one.
+  /// What it changed, cheaply (`HistoryStep.parts`), for the front ends whose moves come as
+  /// streams (`UndoHistory.streams`): the steps of one controller sweep change the same parts,
+  /// so they join into one. Empty for the others.
   var parts: [String]
   var last: ContinuousClock.Instant
   /// The mixer view's drag it belongs to, if one.
@@ -35,29 +36,29 @@ struct HistoryStep {
     if a.quality != b.quality || a.options != b.options || a.recording != b.recording || a.tempo != b.tempo || a.midi != b.midi {
       out.append("session")
     }
-    func compare<T: Equatable>(_ kind: String, _ x: [T], _ y: [T], _ name: (T) -> String, _ strip: WritableKeyPath<T, StripSettings>) {
-      let old = Dictionary(x.map { (name($0), $0) }, uniquingKeysWith: { p, _ in p })
+    // A strip's controls from the strip table (StripParameter.swift), its EQ and its route.
+    func compare<T: Equatable & StripSettingsHolder>(_ kind: String, _ x: [T], _ y: [T]) {
+      let old = Dictionary(x.map { ($0.name, $0) }, uniquingKeysWith: { p, _ in p })
       for element in y {
-        let n = name(element)
+        let n = element.name
         guard let was = old[n] else { out.append("\(kind) \(n) added"); continue }
         guard was != element else { continue }
         var bareWas = was, bare = element
-        bareWas[keyPath: strip] = StripSettings()
-        bare[keyPath: strip] = StripSettings()
+        bareWas.strip = StripSettings()
+        bare.strip = StripSettings()
         guard bareWas == bare else { out.append("\(kind) \(n)"); continue }
-        let s0 = was[keyPath: strip], s1 = element[keyPath: strip]
-        let fields = [
-          ("volume", s0.volume != s1.volume), ("pan", s0.pan != s1.pan), ("mute", s0.mute != s1.mute), ("solo", s0.solo != s1.solo),
-          ("soloSafe", s0.soloSafe != s1.soloSafe), ("eq", s0.eq != s1.eq), ("route", s1.withMix(of: s0) != s0)
-        ].filter(\.1).map(\.0)
+        let s0 = was.strip, s1 = element.strip
+        var fields = StripParameter.all.filter { $0.field != nil && $0.reading(in: s0) != $0.reading(in: s1) }.map(\.key)
+        if s0.eq != s1.eq { fields.append("eq") }
+        if s1.withMix(of: s0) != s0 { fields.append("route") }
         for field in fields.isEmpty ? ["strip"] : fields { out.append("\(kind) \(n) \(field)") }
       }
-      let names = Set(y.map(name))
-      for element in x where !names.contains(name(element)) { out.append("\(kind) \(name(element)) removed") }
+      let names = Set(y.map(\.name))
+      for element in x where !names.contains(element.name) { out.append("\(kind) \(element.name) removed") }
     }
-    compare("stem", a.stems, b.stems, \.name, \.strip)
-    compare("bus", a.buses, b.buses, \.name, \.strip)
-    compare("input", a.inputs, b.inputs, \.name, \.strip)
+    compare("stem", a.stems, b.stems)
+    compare("bus", a.buses, b.buses)
+    compare("input", a.inputs, b.inputs)
     if a.sends != b.sends { out.append("sends") }
     if a.stems.map(\.name) != b.stems.map(\.name) { out.append("stem order") }
     return out
@@ -74,14 +75,14 @@ struct UndoHistory {
   /// How long after a controller's (or an OSC fader's) last move a move of the same parts from
   /// the same front end still joins its step.
   static let joinSeconds = 1.5
+  /// The front ends whose moves come as streams and join.
+  static let streams: Set<String> = ["midi", "osc"]
 
   var steps: [HistoryStep] = []
   var done = 0
   /// The mix as last noted, and the mixer's change count then; nil before the first note.
   var current: Session?
   var changeCount = -1
-  /// Where a lone `undo` is said to have found nothing.
-  var isEmpty: Bool { steps.isEmpty }
 }
 
 extension Console {
@@ -101,20 +102,19 @@ extension Console {
     }
     guard now != before else { return }
     history.current = now
-    let parts = HistoryStep.parts(from: before, to: now)
+    let stream = UndoHistory.streams.contains(source)
+    let parts = stream ? HistoryStep.parts(from: before, to: now) : []
     let clock = ContinuousClock.now
-    if history.done == history.steps.count, var top = history.steps.last, top.source == source,
+    if history.done == history.steps.count, let top = history.steps.last, top.source == source,
       (drag != nil && top.drag == drag)
-        || (["midi", "osc"].contains(source) && top.parts == parts
-          && top.last.duration(to: clock) < .seconds(UndoHistory.joinSeconds))
+        || (stream && top.parts == parts && top.last.duration(to: clock) < .seconds(UndoHistory.joinSeconds))
     {
-      top.after = now
-      top.last = clock
-      history.steps.removeLast()
-      history.done -= 1
-      if top.after != top.before {  // moved back where it started: no step at all
-        history.steps.append(top)
-        history.done += 1
+      if now == top.before {  // moved back where it started: no step at all
+        history.steps.removeLast()
+        history.done -= 1
+      } else {
+        history.steps[history.steps.count - 1].after = now
+        history.steps[history.steps.count - 1].last = clock
       }
       return
     }
@@ -122,6 +122,12 @@ extension Console {
     history.steps.append(HistoryStep(before: before, after: now, text: text, source: source, parts: parts, last: clock, drag: drag))
     if history.steps.count > UndoHistory.limit { history.steps.removeFirst(history.steps.count - UndoHistory.limit) }
     history.done = history.steps.count
+  }
+
+  /// Notes a change nobody noted yet (between commands: a MIDI controller's move) as a step of
+  /// its own, before a command, a service step's end, `undo` or `history` looks at the history.
+  func noteStrayChanges() {
+    noteChanges(source: "midi", text: "MIDI")
   }
 
   /// Starts the history again from the mix as it is (a session opened, a new one, a song change).
@@ -142,7 +148,7 @@ extension Console {
   /// Takes back the last `count` steps (`redo`: does the last `count` undone steps again).
   /// Returns one line per step: what it was and what it put back.
   func undo(_ count: Int, redo: Bool) throws(CommandError) -> [String] {
-    noteChanges(source: commandSource, text: "(before undo)")
+    noteStrayChanges()
     var lines: [String] = []
     for _ in 0..<count {
       let index = redo ? history.done : history.done - 1
@@ -157,7 +163,8 @@ extension Console {
       history.done += redo ? 1 : -1
       history.current = mixer.snapshot()
       history.changeCount = mixer.changeCount
-      lines.append("\(redo ? "redone" : "undone"): \(printableText(step.text))\(Self.summary(SessionDiff.changes(from: from, to: to)))")
+      let changes = Self.shortForm(SessionDiff.changes(from: from, to: to), shown: 2)
+      lines.append("\(redo ? "redone" : "undone"): \(printableText(step.text))\(changes.isEmpty ? "" : " (\(changes))")")
     }
     if lines.isEmpty {
       throw CommandError(
@@ -169,12 +176,12 @@ extension Console {
     return lines
   }
 
-  /// `: drums volume 0dB → -6dB; and 2 more`, for a step's line.
-  static func summary(_ changes: [SessionChange], shown: Int = 2) -> String {
-    guard !changes.isEmpty else { return "" }
+  /// The first `shown` changes and how many more: `drums volume 0dB → -6dB; bass pan 0 → 0.3;
+  /// and 2 more` (a step's line, and `quit`'s `unsaved:` line with its `more` hint).
+  static func shortForm(_ changes: [SessionChange], shown: Int, more: String = "") -> String {
     var parts = changes.prefix(shown).map(\.line)
-    if changes.count > shown { parts.append("and \(changes.count - shown) more") }
-    return " (" + parts.joined(separator: "; ") + ")"
+    if changes.count > shown { parts.append("and \(changes.count - shown) more" + more) }
+    return parts.joined(separator: "; ")
   }
 
   /// The steps for the control socket's `history` reply: number, text, source, undone, and the
@@ -190,24 +197,18 @@ extension Console {
 
   /// `history`: the steps, oldest first, numbered; the undone ones marked.
   func historyLines() -> [String] {
-    noteChanges(source: commandSource, text: "(before history)")
+    noteStrayChanges()
     guard !history.steps.isEmpty else { return ["no changes since the session was opened"] }
     var lines: [String] = []
     for (i, step) in history.steps.enumerated() {
       let mark = i < history.done ? " " : "~"
+      let changes = Self.shortForm(SessionDiff.changes(from: step.before, to: step.after), shown: 3)
       lines.append(
-        "\(mark)\(String(i + 1).leftPadded(to: 3))  \(printableText(step.text)) [\(step.source)]\(Self.summary(SessionDiff.changes(from: step.before, to: step.after), shown: 3))"
-      )
+        "\(mark)\(String(i + 1).padLeft(3))  \(printableText(step.text)) [\(step.source)]\(changes.isEmpty ? "" : " (\(changes))")")
     }
     if history.done < history.steps.count {
       lines.append("(~: undone; 'redo' does \(history.steps.count - history.done == 1 ? "it" : "them") again)")
     }
     return lines
-  }
-}
-
-extension String {
-  fileprivate func leftPadded(to width: Int) -> String {
-    count >= width ? self : String(repeating: " ", count: width - count) + self
   }
 }

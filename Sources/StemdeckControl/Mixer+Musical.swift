@@ -26,9 +26,7 @@ extension Mixer {
   /// parameter cancels the glide. A live input glides whatever the transport does; stems and
   /// buses while it plays.
   public func glide(_ name: String, to target: GlideTarget, seconds: Double, exponential: Bool = false) throws(MixerError) {
-    guard seconds.isFinite, seconds > 0, seconds <= 3600 else {
-      throw MixerError("glide time must be more than 0 and at most 3600 seconds (got \(NumberFormat.plain(seconds)))")
-    }
+    try Self.checkGlideTime(seconds, "glide time")
     let frames = Int((seconds * sampleRate).rounded())
     try lock.locked { () throws(MixerError) in
       let strip = try strip(named: name)
@@ -56,6 +54,13 @@ extension Mixer {
       store(mix, in: strip)
       if case .stem(let stem) = strip, parameter == .rate { stem.settings.rate = value }
       isDirty = true
+    }
+  }
+
+  /// The rule of a glide's time (a glide's, a scene's fade): more than 0, at most an hour.
+  static func checkGlideTime(_ seconds: Double, _ what: String) throws(MixerError) {
+    guard seconds.isFinite, seconds > 0, seconds <= 3600 else {
+      throw MixerError("\(what) must be more than 0 and at most 3600 seconds (got \(NumberFormat.plain(seconds)))")
     }
   }
 

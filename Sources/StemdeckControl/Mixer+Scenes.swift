@@ -117,11 +117,7 @@ extension Mixer {
   public func recallScene(_ name: String, fade: Double = 0, scope: SceneScope = SceneScope()) throws(MixerError) -> SceneRecall {
     try lock.locked { () throws(MixerError) -> SceneRecall in
       guard let scene = scenes.first(where: { $0.name == name }) else { throw unknownScene(name) }
-      if fade != 0 {
-        guard fade.isFinite, fade > 0, fade <= 3600 else {
-          throw MixerError("a scene's fade must be more than 0 and at most 3600 seconds (got \(NumberFormat.plain(fade)))")
-        }
-      }
+      if fade != 0 { try Self.checkGlideTime(fade, "a scene's fade") }
       var result = SceneRecall()
       let before = mixSnapshot()
       try beginGroup(atSeconds: nil)

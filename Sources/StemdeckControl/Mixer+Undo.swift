@@ -47,15 +47,15 @@ extension Mixer {
   /// feeds it), then the order of each list. Under the lock.
   func move(from a: Session, to b: Session) throws(MixerError) {
     try moveTopLevel(from: a, to: b)
-    let sendsA = Dictionary(a.sends.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
+    let sendsA = Self.byName(a.sends, \.name)
     for s in b.sends where sendsA[s.name] == nil && sendTable.position(s.name) == nil {
       try addSend(s.name, returnVolume: s.returnVolume)
     }
     for s in b.sends where sendsA[s.name].map({ $0 != s }) ?? false { try setReturnVolume(s.name, s.returnVolume) }
-    let busesA = Dictionary(a.buses.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
+    let busesA = Self.byName(a.buses, \.name)
     // New buses come in bare (a bus may feed another that comes in here); their strips follow.
     for bus in b.buses where busesA[bus.name] == nil && busPosition(bus.name) == nil { try addBus(BusSettings(name: bus.name)) }
-    let inputsA = Dictionary(a.inputs.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
+    let inputsA = Self.byName(a.inputs, \.name)
     for input in b.inputs where liveInputs.find(input.name) != nil && (inputsA[input.name].map { $0.channels != input.channels } ?? false) {
       try removeInput(input.name)  // a mono input that was stereo: a new strip
     }
@@ -65,7 +65,7 @@ extension Mixer {
       bare.strip.sends = []
       try addInput(bare)
     }
-    let stemsA = Dictionary(a.stems.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
+    let stemsA = Self.byName(a.stems, \.name)
     for (index, stem) in b.stems.enumerated() {
       let before = stemsA[stem.name]
       if before?.file != stem.file, before != nil, hasStem(stem.name) { try removeStem(stem.name) }  // `replace`d
@@ -207,6 +207,11 @@ extension Mixer {
     }
     liveInputs.inputs = Self.ordered(liveInputs.inputs, by: rank(session.inputs.map(\.name))) { $0.settings.name }
     sendTable.sends = Self.ordered(sendTable.sends, by: rank(session.sends.map(\.name))) { $0.name }
+  }
+
+  /// A list's elements by name (the first of a name, should one repeat).
+  static func byName<T>(_ items: [T], _ name: KeyPath<T, String>) -> [String: T] {
+    Dictionary(items.map { ($0[keyPath: name], $0) }, uniquingKeysWith: { x, _ in x })
   }
 
   /// `items` sorted by their names' ranks, the unranked after in their order (a stable sort).

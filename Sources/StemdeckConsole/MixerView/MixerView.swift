@@ -457,10 +457,10 @@ final class MixerView {
     }
   }
 
-  /// Runs a mixer call; a refusal goes to the status line. Returns whether it was done.
+  /// Runs a key's mixer call; a refusal goes to the status line. Returns whether it was done.
+  /// What it changed is a step of the undo history, of its own or, while a fader is dragged
+  /// (`drag`), of the drag's.
   @discardableResult
-  /// Runs a key's change; what it changed is a step of the undo history, of its own or, while a
-  /// fader is dragged (`drag`), of the drag's.
   func act(drag: Int? = nil, _ body: () throws(MixerError) -> Void) -> Bool {
     defer { console.noteChanges(source: "view", text: "mixer view", drag: drag) }
     do { try body(); return true } catch { say("error: \(consoleWords(error))", error: true); return false }
