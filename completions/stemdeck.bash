@@ -8,10 +8,10 @@ _stemdeck() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=""
   [ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
   local subcommands="render analyze ctl config help"
-  local live_options="--server --name --no-start-server --start-server --no-connect --play --mixer --strict --script --commands --keep-going --json --verbose --control --no-control --osc --osc-host --config --help --version"
+  local live_options="--server --name --no-start-server --start-server --no-connect --play --mixer --strict --script --commands --keep-going --json --verbose --control --no-control --osc --osc-host --osc-allow --config --help --version"
   local render_options="--output --format --from --duration --sample-rate --dither --normalize --true-peak --stems --input --quiet --help"
   local analyze_options="--from --duration --sample-rate --input --json --quiet --help"
-  local ctl_options="--name --server --socket --list --json --watch --help"
+  local ctl_options="--name --server --socket --list --json --watch --timeout --help"
   local formats="wav16 wav24 wav32 float flac16 flac24 aiff16 aiff24 vorbis opus"
   local drivers="dummy alsa net net:"
   local topics="render analyze ctl config live"
@@ -26,11 +26,12 @@ _stemdeck() {
     --format | -f) mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur"); return ;;
     --start-server) mapfile -t COMPREPLY < <(compgen -W "$drivers" -- "$cur"); return ;;
     --watch) mapfile -t COMPREPLY < <(compgen -W "$watch_topics" -- "$cur"); return ;;
+    --osc-allow) mapfile -t COMPREPLY < <(compgen -W "mix all" -- "$cur"); return ;;
     --output | -o | --script | --control | --socket | --config)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     --stems) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
     --server | -s | --name | -n | --osc | --osc-host | --from | --duration | -d | --sample-rate | -r | \
-      --normalize | --true-peak | --commands | -c | --input)
+      --normalize | --true-peak | --commands | -c | --input | --timeout)
       return ;;  # a value to type
   esac
   if [ "$mode" = help ]; then

@@ -43,9 +43,25 @@ extension Arguments {
       }
       oscPort = port
     case "--osc-host": oscHost = try words.value(arg)
+    case "--osc-allow":
+      let v = try words.value(arg)
+      switch v.lowercased() {
+      case "mix": oscAllowsAll = false
+      case "all": oscAllowsAll = true
+      default:
+        throw CommandError(
+          "--osc-allow takes mix (mix, transport and show: the default) or all (also files, quit and routing) (got '\(ValueParser.printable(v))')"
+        )
+      }
     case "--json": json = true
     case "--watch" where mode == .ctl: watch.append(try words.value(arg))
     case "--list" where mode == .ctl: list = true
+    case "--timeout" where mode == .ctl:
+      let v = try words.value(arg)
+      guard let t = Double(v), t.isFinite, t > 0, t <= 86400 else {
+        throw CommandError("--timeout is seconds, more than 0 and at most 86400 (got '\(ValueParser.printable(v))')")
+      }
+      timeout = t
     case "--no-start-server": startServer = false
     case "--start-server":
       let v = try words.value(arg)

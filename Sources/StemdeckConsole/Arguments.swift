@@ -56,12 +56,17 @@ public struct Arguments: Equatable, Sendable {
   public var oscPort: Int?
   /// `--osc-host HOST`: the address the OSC server binds (default 127.0.0.1: this machine only).
   public var oscHost: String?
+  /// `--osc-allow all`: OSC may do what the control socket does (files, quit, routing); the
+  /// default, `mix`, lets it mix and run the transport and the show (Access.swift).
+  public var oscAllowsAll = false
   /// `ctl --json`: print the replies as they come (JSON lines); in script mode, one reply object
   /// per command, as the control socket answers. `ctl --watch TOPIC…`: follow pushes.
   public var json = false
   public var watch: [String] = []
   /// `ctl --list`: list the stemdecks whose control sockets answer, and do nothing else.
   public var list = false
+  /// `ctl --timeout SECONDS`: how long ctl waits for the connection and for each reply.
+  public var timeout: Double?
   /// `--mixer`: open the full-screen mixer view at start (interactive mode only).
   public var mixer = false
   /// `--config FILE`: the configuration file instead of `$XDG_CONFIG_HOME/stemdeck/config`.
@@ -147,6 +152,9 @@ public struct Arguments: Equatable, Sendable {
   /// The checks across options, once all are read: what belongs to which mode, what contradicts
   /// what, and what a mode needs.
   mutating func checkCombinations() throws(CommandError) {
+    if self.oscAllowsAll && self.oscPort == nil {
+      throw CommandError("--osc-allow all needs --osc PORT (the OSC server is off without it)")
+    }
     if self.oscHost != nil && self.oscPort == nil {
       throw CommandError("--osc-host HOST needs --osc PORT (the OSC server is off without it)")
     }
@@ -235,7 +243,7 @@ public struct Arguments: Equatable, Sendable {
   /// Every option `parse` knows, for did-you-mean (`ArgumentsTests` checks the usage text names
   /// each long one).
   static let knownOptions = [
-    "--help", "--version", "--server", "--name", "--control", "--no-control", "--socket", "--osc", "--osc-host",
+    "--help", "--version", "--server", "--name", "--control", "--no-control", "--socket", "--osc", "--osc-host", "--osc-allow", "--timeout",
     "--json", "--watch", "--list", "--no-start-server", "--start-server", "--script", "--commands", "--keep-going", "--play",
     "--mixer", "--strict", "--no-connect", "--verbose", "--output", "--duration", "--from", "--dither", "--stems",
     "--input", "--quiet", "--format", "--normalize", "--true-peak", "--sample-rate", "--config"

@@ -20,7 +20,8 @@ extension CommandTable {
         does: pause and stop leave it open, as a console's input channel. Connect a source with
         'connect system:capture_1 mic_in'; the connections are saved with the session.
         """,
-      argumentCount: 2...3, completions: [.keyword(["add", "remove"]), .none, .keyword(["mono", "stereo"])]
+      argumentCount: 2...3, completions: [.keyword(["add", "remove"]), .none, .keyword(["mono", "stereo"])],
+      accessWhenGiven: ["add": .rig, "remove": .rig]
     ) { (c, a) throws(CommandError) in
       switch a[0].lowercased() {
       case "add":

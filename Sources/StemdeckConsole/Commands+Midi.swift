@@ -55,7 +55,8 @@ extension CommandTable {
                                (motorised faders, LED rings); saved in the session
         midi                   the port, counts of mappings and of events read
         """,
-      argumentCount: 0...9, completions: [.keyword(["on", "off", "map", "learn", "unmap", "maps", "out"])]
+      argumentCount: 0...9, completions: [.keyword(["on", "off", "map", "learn", "unmap", "maps", "out"])],
+      accessWhenGiven: ["on": .rig, "off": .rig, "map": .rig, "learn": .rig, "unmap": .rig, "out": .rig]
     ) { (c, a) throws(CommandError) in
       guard let verb = a.first?.lowercased() else {
         let status = c.driver?.midiStatus ?? (port: false, events: 0)
@@ -264,9 +265,8 @@ enum MidiWords {
         throw CommandError("do: unknown command '\(ValueParser.printable(command.first ?? ""))' in '\(ValueParser.printable(line))'")
       }
     }
-    if let refused = OSCServer.fileCommand(in: line) {
-      throw CommandError("do: '\(refused)' reads or writes files and cannot be bound to MIDI (a session file could hold it)")
-    }
+    // Checked as it will be run: a mapping's line does what a MIDI mapping may (Access.swift).
+    if let refused = Console.refusal(of: line, from: .midi) { throw CommandError("do: \(refused)") }
     return line
   }
 
@@ -304,12 +304,15 @@ extension Console {
   /// REPL refuses (`next` with unsaved changes in interactive mode), and what it says is shown
   /// as event lines, "midi next: …".
   func runMidiCommand(_ command: String) {
-    // A `do` line from a session file is checked as it was when mapped: no file commands.
-    if let refused = OSCServer.fileCommand(in: command) {
-      writeEvent("midi \(command): '\(refused)' reads or writes files and is not run from MIDI")
+    // A `do` line from a session file is checked as it was when mapped, whole, before any of it runs.
+    if let refused = refusal(of: command, from: .midi) {
+      writeEvent("midi \(command): \(refused)")
       return
     }
-    let r = from("midi") { captured { execute(line: command, stopOnError: true) } }
+    // Its own group, always empty: a pedal pressed while the operator has a `begin` open is
+    // not captured into it (a `do` line cannot hold a `begin`: commandLineProblem).
+    var noGroup: [[String]]?
+    let r = from(.midi) { withOwnGroup(&noGroup) { captured { execute(line: command, stopOnError: true) } } }
     for line in r.output { writeEvent("midi \(command): \(line)") }
     if !r.ok { writeEvent("midi \(command): \(r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))") }
   }

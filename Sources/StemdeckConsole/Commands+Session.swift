@@ -11,7 +11,8 @@ extension CommandTable {
 
   static let sessionCommands: [CommandSpec] = [
     CommandSpec(
-      name: "save", usage: "save [PATH]", summary: "save the session (atomic; keeps PATH.bak)", argumentCount: 0...1, completions: [.file]
+      name: "save", usage: "save [PATH]", summary: "save the session (atomic; keeps PATH.bak)", argumentCount: 0...1, completions: [.file],
+      access: .files
     ) { (c, a) throws(CommandError) in
       try c.save(to: a.first)
     },
@@ -23,7 +24,7 @@ extension CommandTable {
         session file writes them; '(default)' where the file leaves one out. The transport's
         position is left out. Nothing is changed or saved.
         """,
-      argumentCount: 0...1, completions: [.file]
+      argumentCount: 0...1, completions: [.file], accessWhenGiven: ["*": .files]
     ) { (c, a) throws(CommandError) in
       let (changes, shown) = try c.diff(against: a.first)
       if changes.isEmpty { c.write("no differences from \(shown)") }
@@ -56,25 +57,26 @@ extension CommandTable {
     sceneCommand,
     CommandSpec(
       name: "open", aliases: ["open!", "load"], usage: "open PATH", summary: "open a session file (open! discards unsaved changes)",
-      argumentCount: 1...1, completions: [.file]
+      argumentCount: 1...1, completions: [.file], access: .files
     ) { (c, a) throws(CommandError) in
       try c.open(a[0], force: c.commandWord.hasSuffix("!"))
     },
     CommandSpec(
-      name: "new", aliases: ["new!"], usage: "new", summary: "start an empty session (new! discards unsaved changes)", argumentCount: 0...0
+      name: "new", aliases: ["new!"], usage: "new", summary: "start an empty session (new! discards unsaved changes)", argumentCount: 0...0,
+      access: .rig
     ) { (c, _) throws(CommandError) in
       try c.newSession(force: c.commandWord.hasSuffix("!"))
     },
     CommandSpec(
       name: "recover", usage: "recover [discard]", summary: "open the autosave of unsaved changes (or delete it)",
-      argumentCount: 0...1, completions: [.keyword(["discard"])]
+      argumentCount: 0...1, completions: [.keyword(["discard"])], access: .files
     ) { (c, a) throws(CommandError) in
       try c.recover(discard: a.first?.lowercased() == "discard")
     },
     CommandSpec(
       name: "autosave", usage: "autosave SECONDS|off",
       summary: "how often unsaved changes go to the .NAME.autosave.json sidecar (default 30)",
-      argumentCount: 0...1, completions: [.keyword(["off"])]
+      argumentCount: 0...1, completions: [.keyword(["off"])], accessWhenGiven: ["*": .rig]
     ) { (c, a) throws(CommandError) in
       guard let w = a.first else {
         c.write("autosave: \(c.autosaveInterval > 0 ? NumberFormat.plain(c.autosaveInterval) + " s" : "off")"); return
@@ -87,7 +89,7 @@ extension CommandTable {
     CommandSpec(
       name: "setlist", aliases: ["setlist!"], usage: "setlist [FILE]",
       summary: "load a setlist (sessions, one per line) and open its first song; without FILE, show it",
-      argumentCount: 0...1, completions: [.file]
+      argumentCount: 0...1, completions: [.file], accessWhenGiven: ["*": .files]
     ) { (c, a) throws(CommandError) in
       if let f = a.first { try c.loadSetlist(f) } else { try c.showSetlist() }
     },
@@ -141,7 +143,7 @@ extension CommandTable {
     CommandSpec(
       name: "transport", usage: "transport off|follow|lead",
       summary: "JACK transport: follow it (others start/stop/locate stemdeck) or lead it (with bar/beat/tick from the tempo)",
-      argumentCount: 0...1, completions: [.keyword(["off", "follow", "lead"])]
+      argumentCount: 0...1, completions: [.keyword(["off", "follow", "lead"])], accessWhenGiven: ["*": .rig]
     ) { (c, a) throws(CommandError) in
       guard let w = a.first else { c.write("transport: \(c.mixer.options.transportSync.rawValue)"); return }
       guard let sync = TransportSync(rawValue: w.lowercased()) else {

@@ -21,7 +21,7 @@ extension CommandTable {
                               ports sfx_L/sfx_R instead (a cue feed); saved in the session
         sfx                   list loaded effects (and those still loading)
         """,
-      argumentCount: 0...4, completions: [.keyword(["load", "wait", "fire", "stop", "unload", "out"])]
+      argumentCount: 0...4, completions: [.keyword(["load", "wait", "fire", "stop", "unload", "out"])], accessWhenGiven: ["load": .files]
     ) { (c, a) throws(CommandError) in
       guard let verb = a.first?.lowercased() else {
         let list = c.mixer.effectStatuses()
@@ -54,7 +54,7 @@ extension CommandTable {
         // A script written when `sfx load` finished before answering (`sfx load k …; sfx fire k`)
         // still works: outside the REPL, firing an effect that is still loading waits for it.
         // At the REPL it is a clear error instead (a person is not kept waiting by a key).
-        if !c.interactive && c.mixer.effectsStillLoading.contains(rest[0]) { try c.waitForEffects(rest[0]) }
+        if !c.interactive && c.mixer.effectsStillLoading.contains(rest[0]) { try c.waitForEffects(rest[0], parking: false) }
         try c.mixerCall { () throws(MixerError) in try c.mixer.fireEffect(rest[0], volume: vol, pan: pan) }
       case "stop":
         guard rest.count == 1 else { throw CommandError("usage: sfx stop NAME|all") }
@@ -94,7 +94,7 @@ extension CommandTable {
         Files go to the session's folder (or its recording folder) as NAME.wav (32-bit float)
         or as set in the session's "recording" section; an existing file is never overwritten.
         """,
-      argumentCount: 0...12, completions: [.keyword(["pause", "resume", "stop", "from"])]
+      argumentCount: 0...12, completions: [.keyword(["pause", "resume", "stop", "from"])], access: .files
     ) { (c, a) throws(CommandError) in
       switch a.first?.lowercased() {
       case "pause": try c.mixerCall { () throws(MixerError) in try c.mixer.pauseRecording(true) }; return

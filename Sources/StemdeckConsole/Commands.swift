@@ -21,6 +21,10 @@ struct CommandSpec: Sendable {
   /// Allowed argument counts (nil: the command checks itself).
   var argumentCount: ClosedRange<Int>?
   var completions: [ArgumentKind] = []
+  /// Who may run it (Access.swift): the level of the command as such, and the levels its
+  /// arguments raise it to (`"*"`: any argument; a subcommand's word: `"load": .files`).
+  var access = CommandAccess.mix
+  var accessWhenGiven: [String: CommandAccess] = [:]
   let run: @Sendable (Console, [String]) throws(CommandError) -> Void
 }
 
@@ -49,7 +53,7 @@ enum CommandTable {
         a moment ahead when playing. NAME defaults to the file name without extension.
         Relative paths are relative to the current directory.
         """,
-      argumentCount: 1...3, completions: [.file, .keyword(["as"])]
+      argumentCount: 1...3, completions: [.file, .keyword(["as"])], access: .files
     ) { (c, a) throws(CommandError) in
       var name: String?
       if a.count > 1 {
@@ -185,7 +189,7 @@ enum CommandTable {
     CommandSpec(
       name: "directout", usage: "directout NAME|all on|off",
       summary: "give a stem its own JACK outputs NAME_L/NAME_R (instead of the master)",
-      argumentCount: 2...2, completions: [.stemOrAll, .keyword(["on", "off"])]
+      argumentCount: 2...2, completions: [.stemOrAll, .keyword(["on", "off"])], access: .rig
     ) { (c, a) throws(CommandError) in
       let on = try ValueParser.onOff(a[1], "directout")
       try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setDirectOut(n, on) }
@@ -337,7 +341,7 @@ enum CommandTable {
       if a[0].lowercased() == "end" { try c.waitForEnd(); return }
       let seconds = try ValueParser.duration(a[0])
       guard seconds <= 86400 else { throw CommandError("wait: at most 86400 seconds (got \(NumberFormat.plain(seconds)))") }
-      c.wait(seconds: seconds)
+      try c.wait(seconds: seconds)
     }
   ]
 
@@ -347,7 +351,7 @@ enum CommandTable {
     CommandSpec(
       name: "meters", usage: "meters [NAME|master|input|reset] [--watch]",
       summary: "peak / average dB per channel, peak hold and clips",
-      argumentCount: 0...2, completions: [.stem]
+      argumentCount: 0...2, completions: [.stem], accessWhenGiven: ["--watch": .terminal]
     ) { (c, a) throws(CommandError) in
       if a.count == 2 && !a.contains("--watch") {
         throw CommandError("meters: usage: meters [NAME|master|input|reset] [--watch] (one name at a time)")
@@ -361,7 +365,7 @@ enum CommandTable {
       if let only, only != "master", only != "input", !c.mixer.auxSends.contains(where: { $0.name == only }) { _ = try c.stems(only) }
       for line in Display.meters(c, only: only, width: c.terminalColumns?()) { c.write(line) }
     },
-    CommandSpec(name: "watch", usage: "watch", summary: "live meter view until a key is pressed", argumentCount: 0...0) {
+    CommandSpec(name: "watch", usage: "watch", summary: "live meter view until a key is pressed", argumentCount: 0...0, access: .terminal) {
       (c, _) throws(CommandError) in
       c.watchRequested = true
       if !c.interactive { for l in Display.meters(c, only: nil) { c.write(l) } }
@@ -373,7 +377,7 @@ enum CommandTable {
         [ ] pan, < > rate, m mute, s solo, 0 unity, space play/pause, Enter stop, u undo,
         ':' runs any command, q or Esc goes back to the prompt. Also: stemdeck --mixer SESSION.
         """,
-      argumentCount: 0...0
+      argumentCount: 0...0, access: .terminal
     ) { (c, _) throws(CommandError) in
       guard c.interactive else {
         throw CommandError("mixer: the full-screen view needs a terminal (interactive mode); 'stems' and 'meters' print the same values")
@@ -400,13 +404,13 @@ enum CommandTable {
     },
     CommandSpec(
       name: "connect", usage: "connect SRC DST", summary: "connect two ports (stemdeck's own may be short: master_L)",
-      argumentCount: 2...2, completions: [.port, .port]
+      argumentCount: 2...2, completions: [.port, .port], access: .rig
     ) { (c, a) throws(CommandError) in
       try c.jackCall { (d: JackDriver) throws(JackError) in try d.connect(a[0], a[1]) }
     },
     CommandSpec(
       name: "disconnect", usage: "disconnect SRC DST", summary: "disconnect two ports",
-      argumentCount: 2...2, completions: [.port, .port]
+      argumentCount: 2...2, completions: [.port, .port], access: .rig
     ) { (c, a) throws(CommandError) in
       try c.jackCall { (d: JackDriver) throws(JackError) in try d.disconnect(a[0], a[1]) }
     },
@@ -434,7 +438,7 @@ enum CommandTable {
       argumentCount: 0...99,
       completions: Array(
         repeating: .keyword(["on", "off"] + EventGate.Class.allCases.flatMap { [$0.rawValue, "-" + $0.rawValue, "+" + $0.rawValue] }),
-        count: 7)
+        count: 7), accessWhenGiven: ["*": .rig]
     ) { (c, a) throws(CommandError) in
       try c.eventsCommand(a)
     }
@@ -488,14 +492,32 @@ enum CommandTable {
     },
     CommandSpec(
       name: "quit", aliases: ["exit", "quit!", "exit!", "q"], usage: "quit", summary: "leave stemdeck (quit! discards unsaved changes)",
-      argumentCount: 0...0
+      argumentCount: 0...0, access: .rig
     ) { (c, _) throws(CommandError) in
-      if c.interactive && c.mixer.isDirty && !c.commandWord.hasSuffix("!") {
+      let discard = c.commandWord.hasSuffix("!")
+      let remote = c.commandSource != .repl && c.commandSource != .view
+      if c.interactive && c.mixer.isDirty && !discard && !remote {
         if let summary = c.unsavedSummary() { c.write(summary) }
         throw CommandError("there are unsaved changes: 'save' them first, or use 'quit!' to discard them")
       }
+      // From another program (the socket, OSC with --osc-allow all, a pedal) quit is quit, and
+      // nothing is lost: the unsaved changes go to the autosave first (an autosave that fails
+      // keeps stemdeck running, and says so), and the operator reads why stemdeck left.
+      if remote && !discard && c.mixer.isDirty {
+        switch c.live.autosaveNow() {
+        case .failed(let target, let reason)?:
+          throw CommandError(
+            "not quitting: the unsaved changes could not be written to \(target) (\(reason)); 'save PATH' them, or 'quit!' to discard them")
+        case .written(let target, let sessionPath)?: c.write(Console.autosavedText(target, sessionPath))
+        case nil: break
+        }
+      }
       // quit! discards the unsaved changes: their autosave too, or every later open offers it back.
-      if c.commandWord.hasSuffix("!"), let path = c.live.path { c.live.discardAutosave(for: path) }
+      if discard, let path = c.live.path { c.live.discardAutosave(for: path) }
+      if remote {
+        c.writeEvent(
+          "quitting: asked \(c.commandSource.rawValue == "socket" ? "over the control socket" : "from \(c.commandSource.rawValue)")")
+      }
       c.quitRequested = true
     }
   ]

@@ -177,6 +177,14 @@ struct ConfigKey: Sendable {
       },
       show: { $0.oscHost ?? "127.0.0.1" }),
     ConfigKey(
+      name: "osc-allow", flags: ["--osc-allow"],
+      allowed: "what OSC may do: mix (mix, transport and show; the default) or all (also files, quit and routing)",
+      apply: { a, v throws(CommandError) in
+        let allows = try viaFlag("--osc-allow", v).oscAllowsAll
+        if a.oscPort != nil { a.oscAllowsAll = allows }
+      },
+      show: { $0.oscAllowsAll ? "all" : "mix" }),
+    ConfigKey(
       name: "autosave", flags: [], allowed: "seconds between autosaves of a changed session (1 to 3600), or off (default 30)",
       apply: { a, v throws(CommandError) in
         a.autosave = v.lowercased() == "off" ? 0 : Double(try integer("autosave", v, in: 1...3600, unit: "seconds"))

@@ -13,14 +13,15 @@ public let interruptRequests = Atomic<Int>(0)
 /// a command is rejected.
 public final class Console {
   /// Where output goes: normal lines, and event lines that may arrive while the user types.
-  /// Every line is passed through `terminalSafe` first (paths and port names may hold escapes).
+  /// Every line is passed through `lineSafe` first (paths and port names may hold escapes and
+  /// line breaks).
   public var write: (String) -> Void {
     get { writeSink }
-    set { writeSink = { newValue(terminalSafe($0)) } }
+    set { writeSink = { newValue(lineSafe($0)) } }
   }
   public var writeEvent: (String) -> Void {
     get { writeEventSink }
-    set { writeEventSink = { newValue(terminalSafe($0)) } }
+    set { writeEventSink = { newValue(lineSafe($0)) } }
   }
   private var writeSink: (String) -> Void
   private var writeEventSink: (String) -> Void
@@ -68,6 +69,10 @@ public final class Console {
     get { live.lastAutosave }
     set { live.lastAutosave = newValue }
   }
+  /// Set while a remote request runs (RemoteRun.swift): a command that waits parks its `Waiter`
+  /// in `parked` and returns, and the line stops there until its front end sees the wait over.
+  var parkable = false
+  var parked: Waiter?
   /// Commands of an open `begin … commit` group.
   var pendingGroup: [[String]]?
   /// Strict mode: a session whose audio file is missing does not open at all.
@@ -80,7 +85,9 @@ public final class Console {
   var eventsChoicePath: String?
   /// Undo and redo (History.swift): the steps, and the front end the running command came from.
   var history = UndoHistory()
-  var commandSource = "repl"
+  var commandSource = Surface.repl
+  /// `--osc-allow all`: OSC may do what the control socket does (Access.swift).
+  public var oscAllowsAll = false
   /// The commands of the group the running `commit` landed (Groups.swift), for its step's text.
   var committedGroup: [[String]]?
   /// Commands running inside one another (`commit` runs its group's): a step is noted when the
@@ -90,7 +97,7 @@ public final class Console {
   /// A console as a front end of `live`.
   public init(session live: LiveSession, write: @escaping (String) -> Void) {
     self.live = live
-    writeSink = { write(terminalSafe($0)) }
+    writeSink = { write(lineSafe($0)) }
     writeEventSink = writeSink
     // An event line (class other), e.g. "autosave failed: …/.song.json.autosave.json: cannot
     // create a temporary file next to it: Read-only file system; the changes are still unsaved".
@@ -148,11 +155,20 @@ public final class Console {
       write("error: \(error)")
       return false
     }
+    return execute(commands: commands[...], stopOnError: stopOnError, sayingSkipped: sayingSkipped).ok
+  }
+
+  /// Runs commands as `execute(line:)` does; stops after one that parked a wait (`parkable`)
+  /// and returns the commands after it, to be run when the wait is over.
+  func execute(
+    commands: ArraySlice<[String]>, stopOnError: Bool = false, sayingSkipped: Bool = false
+  ) -> (ok: Bool, rest: ArraySlice<[String]>) {
     var ok = true
     // A signal (Ctrl-C, SIGTERM) during one command, e.g. a 'wait', stops the line there: the
     // commands after it are not run.
     let interruptsAtStart = interruptRequests.load(ordering: .relaxed)
-    for (index, words) in commands.enumerated() {
+    for index in commands.indices {
+      let words = commands[index]
       if quitRequested { break }
       if interruptRequests.load(ordering: .relaxed) != interruptsAtStart { ok = false; break }
       do { try run(words) } catch {
@@ -167,8 +183,9 @@ public final class Console {
         break
       }
       afterCommand?(words, true)
+      if parked != nil { return (ok, commands[(index + 1)...]) }
     }
-    return ok
+    return (ok, [])
   }
 
   /// A command's words as one would type them: a word with a space, quote or `;` in quotes.
@@ -193,6 +210,8 @@ public final class Console {
   public func run(_ words: [String]) throws(CommandError) {
     guard let first = words.first else { return }
     let name = first.lowercased()
+    // Who may run it is checked first: a refused command is not even queued in a group.
+    if let spec = CommandTable.lookup(name) { try checkAccess(spec, words) }
     if !["commit", "abort", "begin"].contains(name), try queueInGroup(words) { return }
     guard let spec = CommandTable.lookup(name) else {
       let all = CommandTable.allNames
@@ -211,7 +230,7 @@ public final class Console {
         // A group's step says what it held: `commit: vol bass 0.5; pan bass -0.2`.
         let group = committedGroup.map { ": " + $0.map { Self.commandText($0) }.joined(separator: "; ") } ?? ""
         committedGroup = nil
-        noteChanges(source: commandSource, text: Self.commandText(words) + (name == "commit" ? group : ""))
+        noteChanges(source: commandSource.rawValue, text: Self.commandText(words) + (name == "commit" ? group : ""))
       }
     }
     commandWord = name
@@ -397,10 +416,14 @@ public final class Console {
     switch live.autosaveNow() {
     case nil: return nil
     case .failed(let target, let reason)?: return "could not write the unsaved changes to \(target): \(reason)"
-    case .written(let target, let sessionPath)?:
-      let hint = sessionPath.map { "open \($0) and type 'recover' to get them back" } ?? "'open \(target)' gets them back"
-      return "unsaved changes written to \(target) (\(hint))"
+    case .written(let target, let sessionPath)?: return Self.autosavedText(target, sessionPath)
     }
+  }
+
+  /// Where the unsaved changes went, and how to get them back.
+  static func autosavedText(_ target: String, _ sessionPath: String?) -> String {
+    let hint = sessionPath.map { "open \($0) and type 'recover' to get them back" } ?? "'open \(target)' gets them back"
+    return "unsaved changes written to \(target) (\(hint))"
   }
 
   /// Called regularly by the host, after it has printed the mixer's events
@@ -431,7 +454,6 @@ public final class Console {
 
   // MARK: - Waiting
 
-  /// Waits `seconds`, keeping events flowing; Ctrl-C ends the wait early.
   /// After a transport command, live: waits (a period or two, at most half a second) until the
   /// engine has applied it, so the next command sees its effect (`play; status` says playing or
   /// starting, never stopped), whether it came from a script, the prompt or the control socket.
@@ -439,84 +461,5 @@ public final class Console {
     guard let driver, driver.connected else { return }
     let frame = mixer.waitForApplication()
     if mixer.commandCounts.sent != commandsSentBefore { appliedFrame = frame }
-  }
-
-  func wait(seconds: Double) {
-    let start = interruptRequests.load(ordering: .relaxed)
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline && interruptRequests.load(ordering: .relaxed) == start {
-      idle()
-      pauseForWork(min(0.01, deadline.timeIntervalSinceNow))
-    }
-    idle()
-  }
-
-  /// Waits until the effects loading in the background (all, or `name`) are done: loaded, or
-  /// failed (an error naming them; their events say why). Ends early on an interrupt.
-  func waitForEffects(_ name: String?) throws(CommandError) {
-    let pending = mixer.effectsStillLoading
-    if let name, !pending.contains(name) {
-      if mixer.effectStatuses().contains(where: { $0.settings.name == name }) { return }
-      throw CommandError("sfx wait: no effect '\(ValueParser.printable(name))' is loading or loaded")
-    }
-    let waited = name.map { [$0] } ?? pending
-    let start = interruptRequests.load(ordering: .relaxed)
-    while !Set(mixer.effectsStillLoading).isDisjoint(with: waited) && interruptRequests.load(ordering: .relaxed) == start {
-      serviceOnce()  // what installs a finished load and reports its event, whatever `idle` is
-      idle()
-      pauseForWork(0.005)
-    }
-    let unfinished = mixer.effectsStillLoading.filter { waited.contains($0) }
-    if !unfinished.isEmpty {
-      // Ctrl-C (or SIGTERM) while waiting cancels what was waited for: nothing of it stays.
-      for name in unfinished { try? mixer.unloadEffect(name) }
-      throw CommandError(
-        "sfx wait: interrupted; cancelled loading \(unfinished.map { "'\($0)'" }.joined(separator: ", ")) (nothing of it is loaded)")
-    }
-    let loaded = Set(mixer.effectStatuses().map(\.settings.name))
-    let failed = waited.filter { !loaded.contains($0) }
-    if !failed.isEmpty {
-      throw CommandError("sfx wait: not loaded: \(failed.map { "'\($0)'" }.joined(separator: ", "))")
-    }
-  }
-
-  /// Waits until every finite stem has finished.
-  func waitForEnd() throws(CommandError) {
-    let statuses = mixer.stemStatuses()
-    if statuses.isEmpty { throw CommandError("wait end: there are no stems") }
-    if statuses.allSatisfy({ $0.settings.loops < 0 }) {
-      throw CommandError("wait end: every stem loops forever (loops -1), so the end never comes; use 'wait SECONDS'")
-    }
-    // A 'play' just sent takes a period to reach the renderer: give it a moment.
-    let startDeadline = Date().addingTimeInterval(2)
-    while mixer.transportState == .paused && !mixer.allFiniteStemsFinished && Date() < startDeadline {
-      idle()
-      pauseForWork(0.005)
-    }
-    if mixer.transportState == .paused && !mixer.allFiniteStemsFinished {
-      throw CommandError("wait end: the transport is paused; 'play' first")
-    }
-    let start = interruptRequests.load(ordering: .relaxed)
-    // The song's end is reported once; a setlist that advances opens the next song in the same
-    // `idle`, so the end counter, not the stems, says this song has ended.
-    let ends = mixer.songEnds
-    func ended() -> Bool { mixer.songEnds != ends || mixer.allFiniteStemsFinished }
-    while !ended() && interruptRequests.load(ordering: .relaxed) == start {
-      idle()
-      pauseForWork(0.01)
-      if mixer.transportState == .paused && !ended() {
-        idle()
-        if ended() { break }
-        throw CommandError("wait end: the transport was paused before the end")
-      }
-    }
-    idle()
-    // A setlist that advances opens the next song a period or two after the end: wait for it,
-    // so the next 'wait end' waits for that song.
-    let advanceDeadline = Date().addingTimeInterval(1)
-    while live.advanceDue != nil && Date() < advanceDeadline {
-      pauseForWork(0.005)
-      idle()
-    }
   }
 }

@@ -47,8 +47,15 @@ public final class ControlServer {
     var nextMeter = Date.distantPast
     /// Meter frames not queued because its replies were piling up (a slow reader).
     var droppedFrames = 0
+    /// Bytes it left unread while more was queued after them (`queue`): past `maxQueuedBytes` it is dropped.
+    var unread = 0
     /// Its own open `begin … commit` group (Groups.swift), not the REPL's or another client's.
     var group: [[String]]?
+    /// Its request that waits (`wait 5`): parked here, polled each step, answered when it is
+    /// over; the client's next lines wait behind it, nobody else does (RemoteRun.swift).
+    var parked: (id: Any, run: RemoteRun)?
+    /// When it last sent a request or connected: the idlest client makes room when all 64 are taken.
+    var lastActive = Date()
     init(fd: Int32) { self.fd = fd }
   }
 
@@ -220,24 +227,35 @@ public final class ControlServer {
       for client in clients { flush(client) }
       return
     }
-    while clients.count < Self.maxClients {
-      let fd = accept(listenFD, nil, nil)
-      if fd < 0 { break }
-      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-      clients.append(Client(fd: fd))
-    }
+    acceptClients()
     for client in clients {
       readAvailable(client)
+      // A request that waits: its client's next lines wait behind it; it ends with the client.
+      if let parked = client.parked {
+        if client.ended && Self.hungUp(client.fd) {
+          client.parked = nil
+          client.closing = true
+          continue
+        }
+        running = true
+        let done = console.withOwnGroup(&client.group) { console.advance(parked.run) }
+        running = false
+        guard done else { continue }
+        client.parked = nil
+        var reply = parked.run.reply
+        reply["id"] = parked.id
+        queue(Self.encode(reply), to: client)
+      }
       var handled = 0
       // A client not reading its replies gets one request a step: its work (until it is dropped
       // at `maxQueuedBytes`) is spread between the other clients' requests, not ahead of them.
       let budget = client.output.count > Self.meterBacklogBytes ? 1 : Self.requestsPerStep
-      while !client.closing, handled < budget, let newline = client.input.firstIndex(of: 10) {
+      while !client.closing, client.parked == nil, handled < budget, let newline = client.input.firstIndex(of: 10) {
         let line = Array(client.input[..<newline])
         client.input.removeSubrange(...newline)
         handled += 1
-        queue(reply(to: line, console, client: client), to: client)
+        client.lastActive = Date()
+        if let text = request(line, console, client: client) { queue(text, to: client) }
       }
       if !client.closing && client.input.count > Self.maxLineBytes && client.input.firstIndex(of: 10) == nil {
         queue(
@@ -246,15 +264,52 @@ public final class ControlServer {
         client.input = []
         client.closing = true
       }
-      if client.ended && client.input.firstIndex(of: 10) == nil { client.closing = true }
+      if client.ended && client.parked == nil && client.input.firstIndex(of: 10) == nil { client.closing = true }
     }
     pushDue(console.mixer)
     for client in clients { flush(client) }
     clients.removeAll { client in
-      let done = client.closing && client.output.isEmpty || client.output.count > Self.maxQueuedBytes
+      let done = client.closing && client.output.isEmpty || client.unread > Self.maxQueuedBytes
       if done { Glibc.close(client.fd) }
       return done
     }
+  }
+
+  /// Accepts the connections waiting. With every place taken, the client idle longest (no
+  /// request running, waiting or unread) is told and closed to make room: idle connections never
+  /// lock the others out; when none is idle, the newcomer is told stemdeck is busy.
+  private func acceptClients() {
+    while true {
+      let fd = accept(listenFD, nil, nil)
+      if fd < 0 { break }
+      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      if clients.filter({ !$0.closing }).count >= Self.maxClients {
+        let idle = clients.filter { !$0.closing && $0.parked == nil && !$0.input.contains(10) }.min { $0.lastActive < $1.lastActive }
+        guard let idle else {
+          let busy = Self.encode([
+            "id": NSNull(), "ok": false, "error": "stemdeck is busy: \(Self.maxClients) clients are connected and working; try again"
+          ])
+          _ = Array((busy + "\n").utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+          Glibc.close(fd)
+          continue
+        }
+        queue(
+          Self.encode([
+            "id": NSNull(), "ok": false,
+            "error": "closing this connection: it was the idlest of \(Self.maxClients) and another client connected; reconnect when needed"
+          ]), to: idle)
+        idle.closing = true
+        flush(idle)
+      }
+      clients.append(Client(fd: fd))
+    }
+  }
+
+  /// The peer has closed the connection (not only its sending side): POLLHUP on a Unix stream socket.
+  static func hungUp(_ fd: Int32) -> Bool {
+    var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+    return poll(&p, 1, 0) == 1 && (p.revents & Int16(POLLHUP | POLLERR)) != 0
   }
 
   /// What the control loop watches for this server (ControlLoop.swift): the listening socket
@@ -266,16 +321,19 @@ public final class ControlServer {
     let now = Date()
     for c in clients where c.topics.contains(.meters) && !c.closing { i.due(max(now, c.nextMeter)) }
     if clients.contains(where: { !$0.topics.isEmpty }) { i.due(now.addingTimeInterval(PushRate.transportInterval)) }
-    if !running && clients.count < Self.maxClients { i.watch(listenFD) }
+    if !running { i.watch(listenFD) }
     for c in clients {
       let readable = !running && !c.ended && !c.closing && c.input.count < Self.maxLineBytes * 4
       i.watch(c.fd, read: readable, write: !c.output.isEmpty)
-      if !running && !c.closing && c.input.contains(10) { i.workPending = true }  // lines left by the per-step bound
+      if !running && !c.closing && c.parked == nil && c.input.contains(10) { i.workPending = true }  // lines left by the per-step bound
+      if let parked = c.parked { i.due(now.addingTimeInterval(parked.run.waiting?.step ?? 0)) }  // its wait is polled
     }
   }
 
   /// Number of connected clients (tests, `status`).
   public var clientCount: Int { clients.count }
+  /// Clients whose request waits (RemoteRun.swift).
+  public var waitingCount: Int { clients.filter { $0.parked != nil }.count }
 
   private func readAvailable(_ client: Client) {
     // A client far ahead of its replies is not read until they are run (the kernel's buffer then
@@ -296,14 +354,21 @@ public final class ControlServer {
     }
   }
 
+  /// Queues a line; what was queued before it and is still unread counts toward the client's
+  /// bound (`maxQueuedBytes`), so one large reply reaches a client that reads.
   private func queue(_ text: String, to client: Client) {
+    client.unread = max(client.unread, client.output.count)
     client.output += Array((text + "\n").utf8)
   }
 
   private func flush(_ client: Client) {
     while !client.output.isEmpty {
       let n = client.output.withUnsafeBytes { send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-      if n > 0 { client.output.removeFirst(n); continue }
+      if n > 0 {
+        client.output.removeFirst(n)
+        client.unread = min(client.unread, client.output.count)
+        continue
+      }
       if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
       if n < 0 && errno == EINTR { continue }
       client.output = []; client.closing = true  // gone
@@ -313,8 +378,14 @@ public final class ControlServer {
 
   // MARK: - Requests
 
-  /// The reply line to one request line.
-  func reply(to line: [UInt8], _ console: Console, client: Client? = nil) -> String {
+  /// The reply line to one request line, run to its end (a `wait` in it waits here).
+  func reply(to line: [UInt8], _ console: Console) -> String {
+    request(line, console, client: nil) ?? ""
+  }
+
+  /// The reply line to one request line of `client`, or nil when the request waits (parked on
+  /// the client, answered when its wait is over). Without a client it runs to its end.
+  func request(_ line: [UInt8], _ console: Console, client: Client?) -> String? {
     var bytes = line
     if bytes.last == 13 { bytes.removeLast() }  // CRLF clients
     if bytes.allSatisfy({ $0 == 32 || $0 == 9 }) {
@@ -346,10 +417,15 @@ public final class ControlServer {
     running = true
     defer { running = false }
     // Output for a program, not fitted to stemdeck's terminal; queries add their data, transport
-    // commands the frame they took effect at, errors their hint (QueryJSON.swift).
+    // commands the frame they took effect at, errors their hint (RemoteRun.swift).
     var reply: [String: Any]
     if let client {
-      reply = console.withOwnGroup(&client.group) { console.remoteReply(to: command) }
+      let run = console.withOwnGroup(&client.group) { console.startRemote(command, from: .socket) }
+      guard run.finished else {
+        client.parked = (id, run)
+        return nil
+      }
+      reply = run.reply
     } else {
       reply = console.withOwnGroup(&unattachedGroup) { console.remoteReply(to: command) }
     }

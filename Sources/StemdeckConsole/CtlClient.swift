@@ -42,12 +42,27 @@ func runCtl(_ a: Arguments) -> Int32 {
     printError("error: the socket path \(path) is too long for a Unix socket (at most 107 bytes)")
     return 2
   }
-  let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+  let timeout = a.timeout ?? 10
+  let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
   guard fd >= 0 else { printError("error: socket(): \(String(cString: strerror(errno)))"); return 2 }
   defer { close(fd) }
   var address = ControlServer.address(path)
-  let connected = withUnsafePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+  // Non-blocking: a stemdeck whose queue of connections is full answers EAGAIN (a blocking
+  // connect would hang there); tried again until the timeout.
+  let connectDeadline = Date().addingTimeInterval(timeout)
+  var connected: Int32 = -1
+  while true {
+    connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard connected != 0, errno == EAGAIN || errno == EINTR, Date() < connectDeadline else { break }
+    var none = pollfd(fd: -1, events: 0, revents: 0)
+    _ = poll(&none, 0, 10)
+  }
+  if connected != 0 && errno == EAGAIN {
+    printError(
+      "error: stemdeck on \(path) is busy: it took no connection within \(NumberFormat.plain(timeout)) s (--timeout SECONDS waits longer)")
+    return 2
   }
   guard connected == 0 else {
     let why = String(cString: strerror(errno))
@@ -67,8 +82,15 @@ func runCtl(_ a: Arguments) -> Int32 {
       printError("error: stemdeck on \(path) went away (sending '\(ValueParser.printable(command))')")
       return 2
     }
-    guard let reply = readReply(fd, &pending) else {
-      printError("error: stemdeck on \(path) closed the connection before answering '\(ValueParser.printable(command))'")
+    let read = readReply(fd, &pending, within: replyTime(command, timeout: timeout, given: a.timeout != nil))
+    guard case .line(let reply) = read else {
+      if case .timedOut = read {
+        printError(
+          "error: stemdeck on \(path) is busy: no answer to '\(ValueParser.printable(command))' within \(NumberFormat.plain(timeout)) s (--timeout SECONDS waits longer)"
+        )
+      } else {
+        printError("error: stemdeck on \(path) closed the connection before answering '\(ValueParser.printable(command))'")
+      }
       return 2
     }
     guard let object = try? JSONSerialization.jsonObject(with: Data(reply)) as? [String: Any],
@@ -80,23 +102,26 @@ func runCtl(_ a: Arguments) -> Int32 {
     if a.json {
       writeOut(String(decoding: reply, as: UTF8.self))
     } else {
-      for line in object["output"] as? [String] ?? [] { writeOut(line) }
+      // One line each, whatever a name in it holds (a file name with a line feed cannot fake an `error:` line).
+      for line in object["output"] as? [String] ?? [] { writeOut(lineSafe(line)) }
     }
     if !ok {
       failed = true
-      if !a.json { printError("error: \(QueryJSON.joined(object["error"] as? String ?? "the command failed", object["hint"] as? String))") }
+      if !a.json {
+        printError("error: " + lineSafe(QueryJSON.joined(object["error"] as? String ?? "the command failed", object["hint"] as? String)))
+      }
       break  // as script mode: the commands after a failed one are not run
     }
   }
   if failed || a.watch.isEmpty { return failed ? 1 : 0 }
   let request = ControlServer.encode(["id": "watch", "subscribe": a.watch]) + "\n"
   guard writeAll(fd, Array(request.utf8)) else { printError("error: stemdeck on \(path) went away"); return 2 }
-  while let line = readReply(fd, &pending) {
+  while case .line(let line) = readReply(fd, &pending, within: nil) {
     if a.json { writeOut(String(decoding: line, as: UTF8.self)); continue }
     guard let o = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { continue }
     if let ok = o["ok"] as? Bool, !ok { printError("error: \(o["error"] as? String ?? "the subscription failed")"); return 1 }
     switch o["push"] as? String {
-    case "event": writeOut("event: \(o["text"] as? String ?? o["event"] as? String ?? "?")")
+    case "event": writeOut("event: " + lineSafe(o["text"] as? String ?? o["event"] as? String ?? "?"))
     case "transport":
       writeOut("transport: \(o["state"] ?? "?") \(o["position"] ?? "")" + (o["solo"] as? Bool == true ? " (solo active)" : ""))
     case "meters":
@@ -138,29 +163,52 @@ func commandLine(_ words: [String]) -> String {
   }.joined(separator: " ")
 }
 
+/// How long ctl waits for `command`'s reply: the timeout; for `wait SECONDS` that long more;
+/// for `wait end` and `sfx wait` (no knowing how long) as long as it takes, unless --timeout
+/// was given. nil: no limit.
+func replyTime(_ command: String, timeout: Double, given: Bool) -> Double? {
+  guard let words = try? Tokenizer.commands(in: command).first, let first = words.first?.lowercased() else { return timeout }
+  if first == "wait", words.count == 2, let seconds = try? ValueParser.duration(words[1]) { return timeout + seconds }
+  if first == "wait" || (first == "sfx" && words.dropFirst().first?.lowercased() == "wait") { return given ? timeout : nil }
+  return timeout
+}
+
 private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
   var offset = 0
   while offset < bytes.count {
     let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    if n < 0 && errno == EINTR { continue }
+    if n < 0 && (errno == EINTR || errno == EAGAIN) {
+      var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+      _ = poll(&p, 1, 100)
+      continue
+    }
     if n <= 0 { return false }
     offset += n
   }
   return true
 }
 
-/// The next reply line (without its newline); nil when the connection ended first.
-private func readReply(_ fd: Int32, _ pending: inout [UInt8]) -> [UInt8]? {
+enum ReplyRead { case line([UInt8]), ended, timedOut }
+
+/// The next reply line (without its newline), waiting at most `seconds` (nil: as long as it takes).
+private func readReply(_ fd: Int32, _ pending: inout [UInt8], within seconds: Double?) -> ReplyRead {
   var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+  let deadline = seconds.map { Date().addingTimeInterval($0) }
   while true {
     if let newline = pending.firstIndex(of: 10) {
       let line = Array(pending[..<newline])
       pending.removeSubrange(...newline)
-      return line
+      return .line(line)
+    }
+    var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    let left = deadline.map { Int32(max(0, min(1000, $0.timeIntervalSinceNow * 1000))) } ?? 1000
+    if poll(&p, 1, left) == 0 {
+      if let deadline, Date() >= deadline { return .timedOut }
+      continue
     }
     let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-    if n < 0 && errno == EINTR { continue }
-    if n <= 0 { return nil }
+    if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+    if n <= 0 { return .ended }
     pending += buffer[..<n]
   }
 }

@@ -93,6 +93,8 @@ extension Arguments {
       --osc-host HOST          the address it listens on (default 127.0.0.1:
                                this machine only; 0.0.0.0 opens it to the
                                network, where anyone can drive the mixer)
+      --osc-allow mix|all      what OSC may do: mix (mix, transport, show;
+                               default) or all (also files, quit, routing)
       --config FILE            settings from FILE (default:
                                $XDG_CONFIG_HOME/stemdeck/config; stemdeck help
                                config); these options win over it
@@ -119,6 +121,7 @@ extension Arguments {
       connect                  yes or no (as --no-connect)
       control                  the control socket's path, or off
       osc, osc-host            the OSC server's UDP port (or off) and address
+      osc-allow                what OSC may do: mix (default) or all
       autosave                 seconds between autosaves 1-3600, or off (30)
       history                  REPL history lines kept, 0-100000 (2000)
       color                    auto or never (as NO_COLOR)
@@ -197,7 +200,10 @@ extension Arguments {
       --json                   print the replies as JSON lines
       --watch TOPIC            follow pushed updates until interrupted: events,
                                meters, meters@RATE or transport (repeatable)
+      --timeout SECONDS        give up on a stemdeck that does not take the
+                               connection or answer within SECONDS (default 10;
+                               a 'wait' waits as long as it asks, plus this)
 
-    exit status: 0 done; 1 a command failed; 2 bad usage or no stemdeck
+    exit status: 0 done; 1 a command failed; 2 bad usage, no stemdeck, or busy
     """
 }

@@ -137,8 +137,9 @@ extension Console {
     history.changeCount = mixer.changeCount
   }
 
-  /// Runs `body` with commands noted as coming from `source` (`socket`, `osc`, `midi`).
-  func from<T>(_ source: String, _ body: () -> T) -> T {
+  /// Runs `body` with commands coming from `source` (`socket`, `osc`, `midi`): noted so in the
+  /// history, and held to what that front end may do (Access.swift).
+  func from<T>(_ source: Surface, _ body: () -> T) -> T {
     let outer = commandSource
     commandSource = source
     defer { commandSource = outer }

@@ -201,14 +201,18 @@ func openFrontEnds(_ a: Arguments, _ console: Console, _ driver: JackDriver) thr
   }
   if let port = a.oscPort {
     let host = a.oscHost ?? "127.0.0.1"
-    do { opened.append(try OSCServer(host: host, port: port)) } catch {
+    let server: OSCServer
+    do { server = try OSCServer(host: host, port: port) } catch {
       printError("error: \(error)")
       for frontEnd in opened { frontEnd.close() }
       throw ExitStatus(code: 1)
     }
-    if host != "127.0.0.1" && host != "::1" && host != "localhost" {
+    opened.append(server)
+    console.oscAllowsAll = a.oscAllowsAll
+    if !server.isLoopback {
       printError(
-        "warning: OSC listens on \(host):\(port): anyone who can reach it can drive this mixer (there is no authentication in OSC)")
+        "warning: OSC listens on \(host):\(port): anyone who can reach it can drive this mixer (there is no authentication in OSC)"
+          + (a.oscAllowsAll ? ", and --osc-allow all lets them save, open and quit" : ""))
     }
     console.listening.osc = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
   }

@@ -174,6 +174,22 @@ public func terminalSafe(_ text: String) -> String {
   return out
 }
 
+/// `terminalSafe` for text that must stay one line (a console line, a reply's output line, the
+/// mixer view's status): a line feed, the Unicode line and paragraph separators and the
+/// invisible direction marks are escaped too, so a file name or another JACK client's port name
+/// can neither start a line of its own (a fake `event:` or `error:` in a script's or `ctl`'s
+/// output) nor reorder what is printed.
+public func lineSafe(_ text: String) -> String {
+  let safe = terminalSafe(text)
+  func breaks(_ v: UInt32) -> Bool { v == 0x0A || v == 0x2028 || v == 0x2029 || v == 0x200E || v == 0x200F || v == 0x061C }
+  guard safe.unicodeScalars.contains(where: { breaks($0.value) }) else { return safe }
+  var out = ""
+  for scalar in safe.unicodeScalars {
+    if breaks(scalar.value) { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+  }
+  return out
+}
+
 /// A reading of a meter, in dB (AVAudioPlayer's scale: -160 … 0 and above for overs).
 public struct MeterReading: Sendable, Equatable {
   public struct Channel: Sendable, Equatable {

@@ -139,7 +139,7 @@ struct RemoteControlTests {
     #expect(reply(9)?.ok == 1 && reply(9)?.text == "pong", "\(result.stdout[9])")
     // A command line that writes a file is refused over OSC (any local user can reach the port).
     #expect(
-      reply(10)?.ok == 0 && reply(10)?.text.contains("'save' reads or writes files and is refused over OSC") == true, "\(result.stdout[10])"
+      reply(10)?.ok == 0 && reply(10)?.text.contains("reads or writes files: refused over OSC") == true, "\(result.stdout[10])"
     )
     #expect(FileFacts.kind(deck.dir.file("written-over-osc.json")) == nil, "a save over OSC wrote its file")
     #expect(result.stdout[11].contains("/stemdeck/reply") && result.stdout[11].contains("malformed OSC"), "\(result.stdout[11])")

@@ -130,7 +130,7 @@ final class MixerView {
 
   /// The status line's message (a command's result, an event).
   func say(_ text: String, error: Bool = false) {
-    state.status = terminalSafe(text)
+    state.status = lineSafe(text)
     state.statusIsError = error || text.hasPrefix("error:")
   }
 
@@ -527,8 +527,8 @@ final class MixerView {
       savedIdle()
       self.whileBusy()
     }
-    let ok = console.capturingOutput({ output.append(terminalSafe($0)) }) {
-      console.from("view") { console.execute(line: line, stopOnError: true, sayingSkipped: true) }
+    let ok = console.capturingOutput({ output.append(lineSafe($0)) }) {
+      console.from(.view) { console.execute(line: line, stopOnError: true, sayingSkipped: true) }
     }
     console.idle = savedIdle
     busy = nil

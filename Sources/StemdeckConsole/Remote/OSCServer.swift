@@ -13,9 +13,11 @@ public final class OSCServer {
   /// The host the socket is bound to, as given.
   public let host: String
   public var port: Int { socket.port }
+  /// Only this machine reaches it (OSCSocket.isLoopback).
+  public var isLoopback: Bool { socket.isLoopback }
   private var running = false
   /// OSC's open `begin … commit` group (`/stemdeck/cmd "begin"`…), apart from the REPL's and the
-  /// socket clients' (Groups.swift).
+  /// socket clients' (Groups.swift); every address runs with it (`handle`).
   private var group: [[String]]?
 
   struct Subscriber {
@@ -25,9 +27,37 @@ public final class OSCServer {
     var topics: Set<RemoteTopic>
     var meterRate: Double
     var nextMeter = Date.distantPast
+    /// When its lease ends: renewed by any message from it; a surface that goes away stops costing.
+    var expires: Date
+    /// Sends that failed in a row (a full buffer, an unreachable peer).
+    var sendFailures = 0
   }
   private var subscribers: [Subscriber] = []
   static let maxSubscribers = 16
+  /// A subscription lasts this long after the subscriber's last message (`/stemdeck/ping` or a
+  /// new `/stemdeck/subscribe` renews it).
+  var leaseSeconds = 60.0
+  /// Subscribers now (`status`, tests).
+  public var subscriberCount: Int { subscribers.count }
+  /// Senders whose `/stemdeck/cmd` waits.
+  public var waitingCount: Int { parked.count }
+  /// Failed sends in a row after which a subscriber is dropped.
+  static let maxSendFailures = 8
+
+  /// A `/stemdeck/cmd` that waits (`play; wait 5; stop`), per sender: parked and polled each
+  /// step (RemoteRun.swift), answered when it is over; the sender's next messages wait behind
+  /// it (at most `maxQueued`), nobody else's do.
+  struct Parked {
+    var path: String
+    var address: sockaddr_storage
+    var length: socklen_t
+    var run: RemoteRun
+    var queued: [OSCMessage] = []
+  }
+  private var parked: [String: Parked] = [:]
+  static let maxQueued = 16
+  /// The longest reply text: one UDP datagram holds the message (a longer one could never be sent).
+  static let maxReplyBytes = 60_000
   private var transportSeen = ""
   /// The solo state last pushed (-1: none yet, so a new subscriber gets it).
   private var soloSeen: Int32 = -1
@@ -52,22 +82,79 @@ public final class OSCServer {
     for r in received.refused {
       socket.send(Self.prefix + "/reply", [.int(0), .string(""), .string(r.reason)], to: r.source, length: r.length)
     }
+    resumeParked(console)
     for var m in received.messages {
       // A return URL (OSCReturnURL.swift): the reply, and a subscription's pushes, go there.
       if let url = OSCReturnURL.take(from: &m) {
         switch OSCReturnURL.address(url, from: m.source, length: m.sourceLength) {
         case .failure(let refusal):
-          socket.send(Self.prefix + "/reply", [.int(0), .string(m.path), .string(refusal.text)], to: m.source, length: m.sourceLength)
+          reply(m.path, ok: false, refusal.text, to: m.source, m.sourceLength)
           continue
         case .success(let to): (m.source, m.sourceLength) = to
         }
       }
-      if let reply = handle(m, console) {
-        socket.send(
-          Self.prefix + "/reply", [.int(reply.ok ? 1 : 0), .string(m.path), .string(reply.text)], to: m.source, length: m.sourceLength)
+      let key = OSCSocket.describe(m.source, m.sourceLength)
+      renewLease(key)
+      if parked[key] != nil {
+        if parked[key]!.queued.count >= Self.maxQueued {
+          reply(
+            m.path, ok: false, "refused: \(Self.maxQueued) messages already wait behind your request that waits", to: m.source,
+            m.sourceLength)
+        } else {
+          parked[key]!.queued.append(m)
+        }
+        continue
       }
+      if let answer = handle(m, console) { reply(m.path, ok: answer.ok, answer.text, to: m.source, m.sourceLength) }
     }
     pushDue(console.mixer)
+  }
+
+  /// `/stemdeck/reply ,iss`: 1 or 0, the address answered, the text; both cut to what one
+  /// datagram holds (a 60 KB address still gets its answer).
+  func reply(_ path: String, ok: Bool, _ text: String, to address: sockaddr_storage, _ length: socklen_t) {
+    func cut(_ t: String, _ most: Int) -> String {
+      guard t.utf8.count > most else { return t }
+      let kept = String(decoding: t.utf8.prefix(most), as: UTF8.self)
+      return kept + "… (cut: \(t.utf8.count) bytes, more than one OSC datagram holds; ask for less, or use the control socket)"
+    }
+    socket.send(
+      Self.prefix + "/reply", [.int(ok ? 1 : 0), .string(cut(path, 256)), .string(cut(text, Self.maxReplyBytes))], to: address,
+      length: length)
+  }
+
+  /// Polls each sender's request that waits; one that is over is answered, and the messages
+  /// that waited behind it run (until one waits again).
+  private func resumeParked(_ console: Console) {
+    for key in Array(parked.keys) {
+      guard var p = parked[key] else { continue }
+      let done = console.from(.osc) { console.withOwnGroup(&group) { console.advance(p.run) } }
+      guard done else { continue }
+      parked[key] = nil
+      answer(p.path, p.run, to: p.address, p.length)
+      while !p.queued.isEmpty && parked[key] == nil {
+        let m = p.queued.removeFirst()
+        if let answer = handle(m, console) { reply(m.path, ok: answer.ok, answer.text, to: m.source, m.sourceLength) }
+      }
+      if !p.queued.isEmpty, var again = parked[key] {  // one waits again: the rest stay behind it
+        again.queued = p.queued + again.queued
+        parked[key] = again
+      }
+    }
+  }
+
+  private func answer(_ path: String, _ run: RemoteRun, to address: sockaddr_storage, _ length: socklen_t) {
+    if run.ok {
+      reply(path, ok: true, run.output.joined(separator: "\n"), to: address, length)
+    } else {
+      reply(path, ok: false, run.errors.isEmpty ? "the command failed" : run.errors.joined(separator: "; "), to: address, length)
+    }
+  }
+
+  private func renewLease(_ key: String) {
+    for i in subscribers.indices where subscribers[i].key == key {
+      subscribers[i].expires = Date().addingTimeInterval(leaseSeconds)
+    }
   }
 
   /// What the control loop watches (ControlLoop.swift): the socket (not while a message runs:
@@ -75,6 +162,7 @@ public final class OSCServer {
   public func interest(_ i: inout ControlLoop.Interest) {
     if !running { i.watch(socket.fd) }
     let now = Date()
+    for p in parked.values { i.due(now.addingTimeInterval(p.run.waiting?.step ?? 0)) }
     for s in subscribers where s.topics.contains(.meters) { i.due(max(now, s.nextMeter)) }
     if subscribers.contains(where: { $0.topics.contains(.transport) }) { i.due(now.addingTimeInterval(PushRate.transportInterval)) }
   }
@@ -84,8 +172,11 @@ public final class OSCServer {
   /// The reply to one message (nil: none, for a value set without error). The addresses that
   /// need nothing of the server's state answer in OSCRequest.swift. What it changes is an undo
   /// step from `osc` (History.swift).
+  /// Every address runs in OSC's own group: a fader moved while the operator has a `begin`
+  /// open is not captured into the operator's group.
   func handle(_ m: OSCMessage, _ console: Console) -> (ok: Bool, text: String)? {
-    console.from("osc") { route(m, console) }
+    if console.quitRequested { return (false, "stemdeck is quitting") }
+    return console.from(.osc) { console.withOwnGroup(&group) { route(m, console) } }
   }
 
   func route(_ m: OSCMessage, _ console: Console) -> (ok: Bool, text: String)? {
@@ -121,20 +212,23 @@ public final class OSCServer {
     }
   }
 
-  /// `/stemdeck/cmd LINE`: any command line the REPL takes, but those that touch files, in OSC's
+  /// `/stemdeck/cmd LINE`: any command line the REPL takes that OSC may run (Access.swift), in OSC's
   /// own `begin … commit` group; answered with its output or its errors.
   func command(_ request: OSCRequest) -> (ok: Bool, text: String)? {
     let console = request.console
     if let e = request.expect("s", "one string, a command line such as 'vol drums -6dB'") { return (false, e) }
     guard case .string(let line) = request.message.arguments[0] else { return (false, "\(request.path) takes a string") }
-    if let refusal = Self.refusedOverOSC(line) { return (false, refusal) }
-    // Run during a socket request's `wait`, its commands are not that request's (no data added to its reply).
-    let outer = console.afterCommand
-    console.afterCommand = nil
-    defer { console.afterCommand = outer }
-    let r = console.withOwnGroup(&group) { console.captured { console.execute(line: line, stopOnError: true) } }
-    if r.ok { return (true, r.output.joined(separator: "\n")) }
-    return (false, r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))
+    // Refused whole before any of it runs when one command is beyond what OSC may do (Access.swift).
+    if let refusal = console.refusal(of: line, from: .osc) { return (false, refusal) }
+    let run = console.startRemote(line, from: .osc)
+    guard run.finished else {
+      // It waits: answered when the wait is over (`resumeParked`).
+      let m = request.message
+      parked[OSCSocket.describe(m.source, m.sourceLength)] = Parked(path: m.path, address: m.source, length: m.sourceLength, run: run)
+      return nil
+    }
+    if run.ok { return (true, run.output.joined(separator: "\n")) }
+    return (false, run.errors.isEmpty ? "the command failed" : run.errors.joined(separator: "; "))
   }
 
   /// `/stemdeck/subscribe [TOPIC…] [RATE]`: the sender (or its return URL) gets the topics'
@@ -161,36 +255,25 @@ public final class OSCServer {
       return (false, "\(m.path): the meter rate must be 1…60 frames a second (got \(NumberFormat.plain(parsed.meterRate)))")
     }
     let key = OSCSocket.describe(m.source, m.sourceLength)
-    subscribers.removeAll { $0.key == key }
-    if subscribers.count >= Self.maxSubscribers { subscribers.removeFirst() }
+    subscribers.removeAll { $0.key == key || $0.expires < Date() }
+    // A full list refuses the newcomer: a live surface's subscription is never pushed out.
+    if subscribers.count >= Self.maxSubscribers {
+      return (
+        false,
+        "\(m.path): \(Self.maxSubscribers) subscribers already; a subscription lasts \(Int(leaseSeconds)) s after its subscriber's last message (renew with /stemdeck/ping)"
+      )
+    }
     subscribers.append(
-      Subscriber(address: m.source, length: m.sourceLength, key: key, topics: parsed.topics, meterRate: parsed.meterRate))
+      Subscriber(
+        address: m.source, length: m.sourceLength, key: key, topics: parsed.topics, meterRate: parsed.meterRate,
+        expires: Date().addingTimeInterval(leaseSeconds)))
     transportSeen = ""
     soloSeen = -1
-    return (true, "subscribed " + parsed.topics.map(\.rawValue).sorted().joined(separator: " ") + " for \(key)")
-  }
-
-  /// Commands that read or write files, refused over OSC: any local user can send UDP to the port
-  /// (the control socket is its owner's only, 0600), so OSC never names a file to save over or read.
-  static let fileCommands: Set<String> = ["save", "open", "add", "recover", "setlist", "record"]
-
-  /// Why `line` is refused over OSC, or nil. Groups (`at … { … }`) hold only value changes.
-  static func refusedOverOSC(_ line: String) -> String? {
-    fileCommand(in: line).map {
-      "'\($0)' reads or writes files and is refused over OSC (any local user can reach a UDP port); use the control socket (stemdeck ctl), which only you can"
-    }
-  }
-
-  /// The first command of `line` that reads or writes files (`save`, `sfx load`, …), or nil:
-  /// what OSC and a MIDI mapping's `do` line refuse.
-  static func fileCommand(in line: String) -> String? {
-    guard let commands = try? Tokenizer.commands(in: line) else { return nil }  // the run says what is wrong
-    for words in commands {
-      guard let first = words.first, let spec = CommandTable.lookup(first.lowercased()) else { continue }
-      let sfxLoad = spec.name == "sfx" && words.count > 1 && words[1].lowercased() == "load"
-      if fileCommands.contains(spec.name) || sfxLoad { return spec.name + (sfxLoad ? " load" : "") }
-    }
-    return nil
+    return (
+      true,
+      "subscribed " + parsed.topics.map(\.rawValue).sorted().joined(separator: " ")
+        + " for \(key), for \(Int(leaseSeconds)) s after your last message (/stemdeck/ping renews it)"
+    )
   }
 
   struct Refusal: Error { let text: String; init(_ t: String) { text = t } }
@@ -209,14 +292,24 @@ public final class OSCServer {
     guard subscribers.contains(where: { $0.topics.contains(.events) }), let o = RemotePush.event(event) else { return }
     let kind = o["event"] as? String ?? "event"
     let text = o["text"] as? String ?? kind
-    for s in subscribers where s.topics.contains(.events) {
-      socket.send(Self.prefix + "/event", [.string(kind), .string(text)], to: s.address, length: s.length)
+    for i in subscribers.indices where subscribers[i].topics.contains(.events) {
+      pushTo(i, Self.prefix + "/event", [.string(kind), .string(text)])
+    }
+  }
+
+  /// Sends to subscriber `i`, counting failures in a row (`pushDue` drops it at `maxSendFailures`).
+  private func pushTo(_ i: Int, _ path: String, _ arguments: [OSCArgument]) {
+    if socket.send(path, arguments, to: subscribers[i].address, length: subscribers[i].length) {
+      subscribers[i].sendFailures = 0
+    } else {
+      subscribers[i].sendFailures += 1
     }
   }
 
   func pushDue(_ mixer: Mixer) {
-    guard !subscribers.isEmpty else { return }
     let now = Date()
+    subscribers.removeAll { $0.expires < now || $0.sendFailures >= Self.maxSendFailures }
+    guard !subscribers.isEmpty else { return }
     let meterDue = subscribers.indices.filter { subscribers[$0].topics.contains(.meters) && subscribers[$0].nextMeter <= now }
     if !meterDue.isEmpty {
       let master = mixer.masterMeter()
@@ -228,33 +321,33 @@ public final class OSCServer {
       for i in meterDue {
         let s = subscribers[i]
         subscribers[i].nextMeter = Self.nextDue(s.nextMeter, now: now, rate: s.meterRate)
-        socket.send(Self.prefix + "/meter/master", peaks(master), to: s.address, length: s.length)
+        pushTo(i, Self.prefix + "/meter/master", peaks(master))
         for stem in stems {
-          socket.send(Self.prefix + "/meter/stem/" + stem.settings.name, peaks(stem.meter), to: s.address, length: s.length)
+          pushTo(i, Self.prefix + "/meter/stem/" + stem.settings.name, peaks(stem.meter))
         }
         for input in inputs {
-          socket.send(Self.prefix + "/meter/input/" + input.settings.name, peaks(input.meter), to: s.address, length: s.length)
+          pushTo(i, Self.prefix + "/meter/input/" + input.settings.name, peaks(input.meter))
         }
         for bus in buses {
-          socket.send(Self.prefix + "/meter/bus/" + bus.settings.name, peaks(bus.meter), to: s.address, length: s.length)
+          pushTo(i, Self.prefix + "/meter/bus/" + bus.settings.name, peaks(bus.meter))
         }
-        for r in returns { socket.send(Self.prefix + "/meter/return/" + r.name, peaks(r.meter), to: s.address, length: s.length) }
+        for r in returns { pushTo(i, Self.prefix + "/meter/return/" + r.name, peaks(r.meter)) }
       }
     }
     let state = "\(mixer.transportState)"
     if state != transportSeen || (state == "playing" && now >= nextTransport) {
       transportSeen = state
       nextTransport = now.addingTimeInterval(PushRate.transportInterval)
-      for s in subscribers where s.topics.contains(.transport) {
-        socket.send(Self.prefix + "/transport", [.string(state), .float(Float(mixer.position))], to: s.address, length: s.length)
+      for i in subscribers.indices where subscribers[i].topics.contains(.transport) {
+        pushTo(i, Self.prefix + "/transport", [.string(state), .float(Float(mixer.position))])
       }
     }
     // `/stemdeck/solo ,i`: 1 while a solo is active, on every change (and on subscribing).
     let solo: Int32 = mixer.soloActive ? 1 : 0
     if solo != soloSeen {
       soloSeen = solo
-      for s in subscribers where s.topics.contains(.transport) {
-        socket.send(Self.prefix + "/solo", [.int(solo)], to: s.address, length: s.length)
+      for i in subscribers.indices where subscribers[i].topics.contains(.transport) {
+        pushTo(i, Self.prefix + "/solo", [.int(solo)])
       }
     }
   }

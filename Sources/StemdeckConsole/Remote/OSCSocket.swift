@@ -59,6 +59,9 @@ public final class OSCSocket {
   public private(set) var fd: Int32
   /// The port bound (the one asked for, or the one the kernel chose for port 0).
   public let port: Int
+  /// Bound to a loopback address (127.0.0.0/8, ::1, an IPv4-mapped 127.x): only this machine
+  /// reaches it, however the address was written (`127.1`, `localhost`).
+  public let isLoopback: Bool
   /// Datagrams that were not valid OSC (counted; each got an error reply where possible).
   public private(set) var malformed = 0
   /// Messages that could not be sent (the socket's buffer was full, or the peer unreachable).
@@ -94,6 +97,7 @@ public final class OSCSocket {
     _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(s, $0, &length) } }
     fd = s
     self.port = Self.port(of: bound)
+    isLoopback = Self.isLoopback(bound)
   }
 
   /// An unbound socket for a client (the NSM client): the kernel picks the local port on the
@@ -103,12 +107,31 @@ public final class OSCSocket {
     guard s >= 0 else { throw ControlError("OSC: socket(): \(String(cString: strerror(errno)))") }
     fd = s
     port = 0
+    isLoopback = false
   }
 
   deinit { close() }
 
   public func close() {
     if fd >= 0 { Glibc.close(fd); fd = -1 }
+  }
+
+  static func isLoopback(_ address: sockaddr_storage) -> Bool {
+    var a = address
+    switch Int32(a.ss_family) {
+    case AF_INET:
+      let ip = withUnsafePointer(to: &a) {
+        $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+      }
+      return ip >> 24 == 127
+    case AF_INET6:
+      let bytes = withUnsafePointer(to: &a) {
+        $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { p in withUnsafeBytes(of: p.pointee.sin6_addr) { Array($0) } }
+      }
+      if bytes == [UInt8](repeating: 0, count: 15) + [1] { return true }  // ::1
+      return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127  // ::ffff:127.x
+    default: return false
+    }
   }
 
   static func port(of address: sockaddr_storage) -> Int {

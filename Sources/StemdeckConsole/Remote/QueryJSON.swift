@@ -240,35 +240,3 @@ enum QueryJSON {
     return hint.hasPrefix("did you mean ") || hint.hasPrefix("usage: ") ? error + " — " + hint : error + " (" + hint + ")"
   }
 }
-
-extension Console {
-  /// Runs one command line as the control socket does (output captured: `captured`) and returns
-  /// its reply without the id: `ok`; `output` (the text lines); the data of each query it ran
-  /// (`QueryJSON.data`); `frame` after a transport command the engine applied; and for a
-  /// failure `error` and, when the console's words carry one, `hint`.
-  func remoteReply(to line: String) -> [String: Any] {
-    var reply: [String: Any] = [:]
-    // A request run inside another's `wait` (a socket request during a script's) has its own
-    // data: the outer one's observer is set aside, and back when this one ends.
-    let outer = afterCommand
-    afterCommand = { [unowned self] words, ok in
-      guard ok, let first = words.first, let spec = CommandTable.lookup(first.lowercased()) else { return }
-      if QueryJSON.transportCommands.contains(spec.name), let frame = self.appliedFrame { reply["frame"] = frame }
-      if let data = QueryJSON.data(for: spec.name, Array(words.dropFirst()), self) {
-        reply.merge(data) { _, new in new }
-      }
-    }
-    defer { afterCommand = outer }
-    let r = from("socket") { captured { execute(line: line, stopOnError: true) } }
-    reply["ok"] = r.ok
-    if r.ok {
-      reply["output"] = r.output
-    } else {
-      let (error, hint) = QueryJSON.split(r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))
-      reply["error"] = error
-      if let hint { reply["hint"] = hint }
-      if !r.output.isEmpty { reply["output"] = r.output }
-    }
-    return reply
-  }
-}
