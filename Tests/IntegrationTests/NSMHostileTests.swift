@@ -163,6 +163,28 @@ struct NSMHostileTests {
           srv.send(m[2], "/nsm/client/open", *args)
           r = wait(lambda r: r[0] in ("/reply", "/error") and r[1][0] == "/nsm/client/open")
           say(name, r[0] if r else None, r[1] if r else None, *finish(p, started))
+      # NSM_URL names the host, which Debian maps to 127.0.1.1: a manager on every address answers
+      # from 127.0.0.1, one bound to 127.0.1.1 only is reached there. Each open is answered (with
+      # the JACK server's absence: there is none), so stemdeck heard the manager.
+      p = start("osc.udp://127.0.1.1:%d/" % srv.port)
+      m = wait(lambda m: m[0] == "/nsm/server/announce")
+      if m:
+          srv.send(m[2], "/reply", "/nsm/server/announce", "welcome", "test-manager", ":server-control:")
+          srv.send(m[2], "/nsm/client/open", os.path.join(folder, "y"), "stemdeck", "nLOOP")
+      r = wait(lambda r: r[0] in ("/reply", "/error") and r[1][0] == "/nsm/client/open")
+      say("127.0.1.1", r[1] if r else None, *finish(p, time.time()))
+      def osc(path, *args):
+          pad = lambda b: b + b"\0" * (4 - len(b) % 4)
+          return pad(path.encode()) + pad(("," + "s" * len(args)).encode()) + b"".join(pad(a.encode()) for a in args)
+      only = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); only.bind(("127.0.1.1", 0)); only.settimeout(10)
+      p = start("osc.udp://127.0.1.1:%d/" % only.getsockname()[1])
+      try:
+          data, peer = only.recvfrom(65536)
+          only.sendto(osc("/reply", "/nsm/server/announce", "welcome", "test-manager", ":"), peer)
+          only.sendto(osc("/nsm/client/open", os.path.join(folder, "z"), "stemdeck", "nONLY"), peer)
+          answer = only.recvfrom(65536)[0]
+      except socket.timeout: answer = b""
+      say("127.0.1.1 only", answer.decode("latin-1"), *finish(p, time.time()))
       """#
     try (RemoteControlTests.managerPrelude + "\n" + steps).write(toFile: script, atomically: true, encoding: .utf8)
     let result = try await runTool(
@@ -197,5 +219,15 @@ struct NSMHostileTests {
       (item(item(step("client id"), 2), 2) as? String)?.contains("cannot use the client id 'has:colon' as its JACK client name") == true,
       "\(result.text)")
     #expect(!FileManager.default.fileExists(atPath: dir.file("x")), "a refused open made its folder")
+    let anyAddress = step("127.0.1.1")
+    #expect(
+      (item(item(anyAddress, 1), 2) as? String)?.contains("cannot start its JACK client") == true,
+      "a manager on every address, named 127.0.1.1, was not heard: \(result.text)")
+    #expect(item(anyAddress, 2) as? Int == 1, "\(result.text)")
+    let oneAddress = step("127.0.1.1 only")
+    #expect(
+      (item(oneAddress, 1) as? String)?.contains("cannot start its JACK client") == true,
+      "a manager bound to 127.0.1.1 only was not heard: \(result.text)")
+    #expect(item(oneAddress, 2) as? Int == 1, "\(result.text)")
   }
 }

@@ -53,6 +53,33 @@ extension NSMClient {
     return r == 0 ? nil : String(cString: strerror(errno))
   }
 
+  /// The address to try first for a manager at `address`: 127.0.0.1 at its port when `address`
+  /// is another IPv4 loopback address (Debian names the host 127.0.1.1, and managers put the
+  /// host's name in NSM_URL), else nil. A manager listening on every address (liblo's servers
+  /// do) answers from 127.0.0.1 whatever address it was sent to, and the connected socket would
+  /// drop that answer; one that listens only on the URL's address refuses 127.0.0.1, and is then
+  /// reached there (`waitForOpen`).
+  static func loopbackStandIn(_ address: sockaddr_storage) -> (sockaddr_storage, socklen_t)? {
+    guard Int32(address.ss_family) == AF_INET else { return nil }
+    var a = address
+    let ip = withUnsafePointer(to: &a) {
+      $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+    }
+    let localhost: UInt32 = 0x7F00_0001
+    guard ip >> 24 == 127, ip != localhost else { return nil }
+    withUnsafeMutablePointer(to: &a) {
+      $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr = localhost.bigEndian }
+    }
+    return (a, socklen_t(MemoryLayout<sockaddr_in>.size))
+  }
+
+  /// Connects the socket to another address of the manager; the reason when it cannot.
+  func moveTo(_ address: sockaddr_storage, _ length: socklen_t) -> String? {
+    manager = address
+    managerLength = length
+    return Self.connectToManager(socket.fd, address, length)
+  }
+
   /// How the wait for the manager's first `/nsm/client/open` ended.
   public enum Joining: Equatable {
     /// The session to open (its client id names the JACK client).
@@ -85,7 +112,14 @@ extension NSMClient {
       _ = poll(&fds, 1, 50)
       // A port nobody listens on answers the announce with an ICMP error: POLLERR, read (and
       // cleared) with SO_ERROR before any receive could swallow it.
-      if fds.revents & Int16(POLLERR) != 0, let problem = pendingError() { return .unreachable(problem) }
+      if fds.revents & Int16(POLLERR) != 0, let problem = pendingError() {
+        guard let next = untried else { return .unreachable(problem) }
+        // 127.0.0.1 refused: the manager listens only on the URL's own address; announce there.
+        untried = nil
+        if let problem = moveTo(next.address, next.length) { return .unreachable(problem) }
+        announce(executable: executable)
+        continue
+      }
       guard fds.revents & Int16(POLLIN) != 0 else { continue }
       for m in socket.receive().messages where fromManager(m) {
         if m.path == "/nsm/client/open" {

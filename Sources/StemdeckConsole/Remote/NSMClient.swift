@@ -12,8 +12,13 @@ import StemdeckSession
 /// it: messages to it are UDP datagrams that nobody reads. Control thread only.
 public final class NSMClient {
   let socket: OSCSocket
-  let manager: sockaddr_storage
-  let managerLength: socklen_t
+  /// Where the manager is reached (the socket is connected there), and, while joining, the
+  /// URL's own address when a loopback stand-in is tried first (`loopbackStandIn`).
+  var manager: sockaddr_storage
+  var managerLength: socklen_t
+  var untried: (address: sockaddr_storage, length: socklen_t)?
+  /// The executable name announced (an announce is sent again to the URL's own address).
+  var executable = "stemdeck"
   public let url: String
   /// The manager's name, from its reply to the announce.
   public private(set) var managerName: String?
@@ -46,10 +51,13 @@ public final class NSMClient {
     guard let (resolved, length) = OSCSocket.resolve(host: address.host, port: String(address.port)) else {
       throw ControlError("NSM_URL '\(printableText(url))': cannot resolve the host '\(printableText(address.host))'")
     }
-    manager = resolved
-    managerLength = length
+    (manager, managerLength) = (resolved, length)
+    if let standIn = Self.loopbackStandIn(resolved) {
+      untried = (resolved, length)
+      (manager, managerLength) = standIn
+    }
     socket = try OSCSocket(clientFor: Int32(resolved.ss_family))
-    if let problem = Self.connectToManager(socket.fd, resolved, length) {
+    if let problem = Self.connectToManager(socket.fd, manager, managerLength) {
       socket.close()
       throw ControlError("NSM_URL '\(printableText(url))': cannot reach the session manager at \(address): \(problem)")
     }
@@ -63,6 +71,7 @@ public final class NSMClient {
 
   /// `/nsm/server/announce s:name s:capabilities s:executable i:major i:minor i:pid`.
   public func announce(executable: String) {
+    self.executable = executable
     send(
       "/nsm/server/announce",
       [
