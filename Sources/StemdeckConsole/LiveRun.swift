@@ -87,6 +87,8 @@ func runLive(_ a: Arguments) -> Int32 {
 
 /// A session manager (NSM_URL): announce, and wait for the session to open before the JACK
 /// client exists, so that the client has the name the manager gives it. (nil, nil) without one.
+/// A manager that stays silent is said after 2 s; one that refuses stemdeck is run without; every
+/// other end of the wait says what went wrong and exits (docs/remote-control.md).
 func joinSessionManager(_ a: Arguments) throws(ExitStatus) -> (NSMClient?, NSMClient.Open?) {
   guard let url = ProcessInfo.processInfo.environment["NSM_URL"], !url.isEmpty else { return (nil, nil) }
   let nsm: NSMClient
@@ -94,20 +96,43 @@ func joinSessionManager(_ a: Arguments) throws(ExitStatus) -> (NSMClient?, NSMCl
     printError("error: \(error)")
     throw ExitStatus(code: 1)
   }
+  let shownURL = printableText(url)
   nsm.announce(executable: (CommandLine.arguments.first as NSString?)?.lastPathComponent ?? "stemdeck")
-  let open = nsm.waitForOpen(timeout: 30) { interruptRequests.load(ordering: .relaxed) != 0 }
-  if let why = nsm.refusal {
-    printError("warning: the session manager at \(url) refused stemdeck (\(why)); running without it")
+  let joining = nsm.waitForOpen(timeout: 30, slowAfter: 2) {
+    let what = nsm.managerName.map { "the session manager '\(printableText($0))' answered but has sent no /nsm/client/open" }
+    printError("note: \(what ?? "no answer yet from the session manager at \(shownURL) (NSM_URL)"); waiting up to 30 s")
+  } interrupted: {
+    interruptRequests.load(ordering: .relaxed) != 0
+  }
+  func fail(_ message: String, code: Int32 = 1) throws(ExitStatus) -> Never {
+    printError(message)
+    nsm.close()
+    throw ExitStatus(code: code)
+  }
+  switch joining {
+  case .opened(let open):
+    if let session = a.session { printError("note: under a session manager the session is \(open.sessionFile); \(session) is not opened") }
+    return (nsm, open)
+  case .announceRefused(let why):
+    printError("warning: the session manager at \(shownURL) refused stemdeck (\(printableText(why))); running without it")
     nsm.close()
     return (nil, nil)
+  case .openRefused(let message):
+    try fail("error: stemdeck refused the session manager's /nsm/client/open (and told it why): \(message)")
+  case .unreachable(let problem):
+    try fail(
+      "error: no session manager listens at \(shownURL) (NSM_URL): \(problem); "
+        + "is the manager that set NSM_URL still running? Unset NSM_URL to run stemdeck without one")
+  case .timedOut:
+    let who = nsm.managerName.map { "the session manager '\(printableText($0))' at \(shownURL)" } ?? "the session manager at \(shownURL)"
+    try fail(
+      nsm.managerName == nil
+        ? "error: \(who) (NSM_URL) did not answer stemdeck's announce within 30 s"
+        : "error: \(who) answered stemdeck's announce but sent no /nsm/client/open within 30 s")
+  case .interrupted:
+    let signal = terminationSignal.load(ordering: .relaxed)
+    try fail("stemdeck: stopped while waiting for the session manager at \(shownURL)", code: 128 + (signal != 0 ? signal : SIGINT))
   }
-  guard let open else {
-    printError("error: the session manager at \(url) did not send /nsm/client/open within 30 s")
-    nsm.close()
-    throw ExitStatus(code: 1)
-  }
-  if let session = a.session { printError("note: under a session manager the session is \(open.sessionFile); \(session) is not opened") }
-  return (nsm, open)
 }
 
 /// The JACK client (a server started if asked and none runs), and what its start has to say:
@@ -141,7 +166,9 @@ func startDriver(_ a: Arguments, clientName: String, interactive: Bool, nsm: NSM
     if a.json { printError(message) } else { say(message) }
   }
   if let problem = driver.launcher?.logProblem { printError("warning: \(terminalSafe(problem))") }
-  if let message = renamedClientMessage(asked: options.clientName, got: driver.clientName, server: driver.serverName) {
+  // Under a session manager the name asked is its client id, not --name (NSMClient+Join.swift).
+  let rename = nsm == nil ? renamedClientMessage : NSMClient.renamedClientMessage
+  if let message = rename(options.clientName, driver.clientName, driver.serverName) {
     // Interactive: a line above the prompt; script mode: stderr, so stdout stays the commands'.
     if interactive { say(message) } else { printError(message) }
   }

@@ -427,6 +427,9 @@ struct RemoteControlTests {
       p = launch()
       url = handshake(p, "nDECK")
       say("add", ctl("add " + wav + " as drums; vol drums -6dB")["ok"])
+      # Saved first: over unsaved changes the switch is refused before the folder is tried (NSMHostileTests).
+      srv.send(url, "/nsm/client/save")
+      wait(lambda r: r[0] in ("/reply", "/error") and r[1][0] == "/nsm/client/save")
       srv.send(url, "/nsm/client/open", "/proc/self/fdinfo", "stemdeck", "nDECK")
       r = wait(lambda r: r[0] in ("/reply", "/error") and r[1][0] == "/nsm/client/open")
       say("switch", r[0] if r else None, r[1] if r else None)
@@ -437,6 +440,9 @@ struct RemoteControlTests {
     let (result, log, step) = (run.result, run.log, run.step)
     #expect(step("add")?[1] as? Bool == true, "\(result.text)\n\(log)")
     #expect(step("switch")?[1] as? String == "/error", "the switch should fail: \(result.text)\n\(log)")
+    #expect(
+      ((step("switch")?[2] as? [Any])?.last as? String)?.contains("/proc/self/fdinfo") == true,
+      "refused for another reason than the folder: \(result.text)")
     let stems = step("stems")?[1] as? [String] ?? []
     let status = step("stems")?[2] as? [String] ?? []
     #expect(stems.contains { $0.hasPrefix("drums ") && $0.contains(" 0.50 ") }, "the current session was emptied: \(result.text)")

@@ -1,6 +1,6 @@
-import CLiblo
 import Foundation
 import StemdeckControl
+import StemdeckJack
 import StemdeckSession
 
 /// The Non Session Management client (docs/architecture.md, *Remote control*; README, *Session
@@ -12,8 +12,13 @@ import StemdeckSession
 /// it: messages to it are UDP datagrams that nobody reads. Control thread only.
 public final class NSMClient {
   let socket: OSCSocket
-  let manager: sockaddr_storage
-  let managerLength: socklen_t
+  /// Where the manager is reached (the socket is connected there), and, while joining, the
+  /// URL's own address when a loopback stand-in is tried first (`loopbackStandIn`).
+  var manager: sockaddr_storage
+  var managerLength: socklen_t
+  var untried: (address: sockaddr_storage, length: socklen_t)?
+  /// The executable name announced (an announce is sent again to the URL's own address).
+  var executable = "stemdeck"
   public let url: String
   /// The manager's name, from its reply to the announce.
   public private(set) var managerName: String?
@@ -27,9 +32,7 @@ public final class NSMClient {
     /// The session file in it.
     public var sessionFile: String { path + "/stemdeck.json" }
   }
-  public private(set) var open: Open?
-  /// An open that arrived while running (a manager that switches sessions), for `service`.
-  private var pendingOpens: [Open] = []
+  public internal(set) var open: Open?
   /// The dirty state last told to the manager.
   private var toldDirty: Bool?
 
@@ -38,26 +41,26 @@ public final class NSMClient {
   public static let capabilities = ":dirty:"
   static let apiMajor: Int32 = 1, apiMinor: Int32 = 2
   // The API's error codes used here.
-  static let errGeneral: Int32 = -1, errBadProject: Int32 = -9, errCreateFailed: Int32 = -10
+  static let errGeneral: Int32 = -1, errUnsavedChanges: Int32 = -7, errBadProject: Int32 = -9, errCreateFailed: Int32 = -10
 
+  /// Reads `url` (`parseURL`), resolves its host and connects a UDP socket to the manager
+  /// (`connectToManager`): only the manager can reach it, and nothing listening there is known at once.
   public init(url: String) throws(ControlError) {
     self.url = url
-    guard let hostC = lo_url_get_hostname(url), let portC = lo_url_get_port(url) else {
-      throw ControlError("NSM_URL '\(url)' is not an OSC URL such as osc.udp://host:port/")
+    let address = try Self.parseURL(url)
+    guard let (resolved, length) = OSCSocket.resolve(host: address.host, port: String(address.port)) else {
+      throw ControlError("NSM_URL '\(printableText(url))': cannot resolve the host '\(printableText(address.host))'")
     }
-    defer { free(hostC); free(portC) }
-    let host = String(cString: hostC), port = String(cString: portC)
-    if let protoC = lo_url_get_protocol(url) {
-      let proto = String(cString: protoC)
-      free(protoC)
-      guard proto == "udp" else { throw ControlError("NSM_URL '\(url)': only osc.udp:// managers are supported (got \(proto))") }
+    (manager, managerLength) = (resolved, length)
+    if let standIn = Self.loopbackStandIn(resolved) {
+      untried = (resolved, length)
+      (manager, managerLength) = standIn
     }
-    guard let (address, length) = OSCSocket.resolve(host: host, port: port) else {
-      throw ControlError("NSM_URL '\(url)': cannot resolve \(host):\(port)")
+    socket = try OSCSocket(clientFor: Int32(resolved.ss_family))
+    if let problem = Self.connectToManager(socket.fd, manager, managerLength) {
+      socket.close()
+      throw ControlError("NSM_URL '\(printableText(url))': cannot reach the session manager at \(address): \(problem)")
     }
-    manager = address
-    managerLength = length
-    socket = try OSCSocket(clientFor: Int32(address.ss_family))
   }
 
   public func close() { socket.close() }
@@ -68,6 +71,7 @@ public final class NSMClient {
 
   /// `/nsm/server/announce s:name s:capabilities s:executable i:major i:minor i:pid`.
   public func announce(executable: String) {
+    self.executable = executable
     send(
       "/nsm/server/announce",
       [
@@ -76,38 +80,39 @@ public final class NSMClient {
       ])
   }
 
-  /// Waits for the manager's `/nsm/client/open` (answering nothing else yet); nil after `timeout`
-  /// seconds, when the manager refused the announce (`refusal`), or on a signal.
-  public func waitForOpen(timeout: Double, interrupted: () -> Bool) -> Open? {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline && refusal == nil && !interrupted() {
-      var fds = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
-      _ = poll(&fds, 1, 50)
-      for m in socket.receive().messages where fromManager(m) {
-        if m.path == "/nsm/client/open" { if let o = parseOpen(m) { open = o; return o } } else { note(m) }
-      }
-    }
-    return nil
-  }
-
   func fromManager(_ m: OSCMessage) -> Bool {
-    // Only the manager's address is listened to: another local program cannot make stemdeck save or open.
+    // The socket is connected to the manager (`connectToManager`): the kernel delivers nothing
+    // else. Checked again here, so that no other program can make stemdeck save or open.
     OSCSocket.describe(m.source, m.sourceLength) == OSCSocket.describe(manager, managerLength)
   }
 
-  func parseOpen(_ m: OSCMessage) -> Open? {
+  /// An open the manager sent that stemdeck answered with `/error` (the message it was told).
+  public struct Refused: Error, Equatable {
+    public let message: String
+  }
+
+  /// Reads an `/nsm/client/open`; a malformed one is answered with `/error` here. `first`: the
+  /// open that names the JACK client, whose client id must be a name JACK takes.
+  func parseOpen(_ m: OSCMessage, first: Bool) -> Result<Open, Refused> {
     guard m.arguments.count == 3, case .string(let path) = m.arguments[0], case .string(let name) = m.arguments[1],
       case .string(let id) = m.arguments[2], path.hasPrefix("/")
     else {
-      send(
-        "/error",
-        [
-          .string("/nsm/client/open"), .int(Self.errGeneral),
-          .string("stemdeck: /nsm/client/open takes s:absolute path, s:display name, s:client id (got \(m.typeTags))")
-        ])
-      return nil
+      return .failure(
+        refuseOpen(Self.errGeneral, "stemdeck: /nsm/client/open takes s:absolute path, s:display name, s:client id (got \(m.typeTags))"))
     }
-    return Open(path: path, displayName: name, clientID: id)
+    if first, let problem = JackNames.clientProblem(id) {
+      return .failure(
+        refuseOpen(
+          Self.errGeneral,
+          "stemdeck cannot use the client id '\(printableText(id))' as its JACK client name: it \(problem)"))
+    }
+    return .success(Open(path: path, displayName: name, clientID: id))
+  }
+
+  /// Answers an open with `/error` (`code`, `message`); the refusal, for the caller to say.
+  func refuseOpen(_ code: Int32, _ message: String) -> Refused {
+    send("/error", [.string("/nsm/client/open"), .int(code), .string(message)])
+    return Refused(message: message)
   }
 
   /// Replies to the manager's messages that need no console (announce replies, unknown ones).
@@ -163,6 +168,25 @@ public final class NSMClient {
     send("/error", [.string("/nsm/client/open"), .int(Self.errGeneral), .string(message)])
   }
 
+  /// A later open (a manager switching projects). stemdeck announces no `:switch:`, so a
+  /// conforming manager sends none; one that comes anyway is honoured only without unsaved
+  /// changes, else refused with ERR_UNSAVED_CHANGES (the NSM API's answer for "unsaved changes
+  /// would be lost"): nothing is discarded, the manager and the console say why.
+  func switchSession(to o: Open, _ console: Console) {
+    if console.mixer.isDirty {
+      let current = open.map { " in \($0.sessionFile)" } ?? ""
+      let what = console.unsavedSummary().map { " (\($0))" } ?? ""
+      let refused = refuseOpen(
+        Self.errUnsavedChanges,
+        "stemdeck has unsaved changes\(current)\(what) and does not switch sessions over them (it announces no :switch:): "
+          + "save them (/nsm/client/save) first; \(o.sessionFile) was not opened")
+      console.write("error: refused the session manager's open: \(refused.message)")
+      return
+    }
+    let r = console.captured { openSession(o, console) == nil }
+    if !r.ok { console.write("error: " + r.errors.joined(separator: "; ")) }
+  }
+
   /// What the control loop watches (ControlLoop.swift): the manager's socket.
   public func interest(_ i: inout ControlLoop.Interest) { i.watch(socket.fd) }
 
@@ -185,9 +209,10 @@ public final class NSMClient {
           send("/error", [.string("/nsm/client/save"), .int(Self.errGeneral), .string(r.errors.joined(separator: "; "))])
         }
       case "/nsm/client/open":
-        guard let o = parseOpen(m) else { continue }
-        let r = console.captured { openSession(o, console) == nil }
-        if !r.ok { console.write("error: " + r.errors.joined(separator: "; ")) }
+        switch parseOpen(m, first: false) {
+        case .failure(let refused): console.write("error: refused the session manager's open: \(refused.message)")
+        case .success(let o): switchSession(to: o, console)
+        }
       default: note(m)
       }
     }
