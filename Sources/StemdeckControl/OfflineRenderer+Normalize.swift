@@ -21,7 +21,6 @@ extension OfflineRenderer {
     }
   }
 
-
   /// A normalised integer file is never put in place clipped (a gain without a ceiling, or a
   /// ceiling the limiter missed): the render is refused, and nothing is written. The same for
   /// `--stems` files (`stems`: their strips' names, in the files' order): the gain and the

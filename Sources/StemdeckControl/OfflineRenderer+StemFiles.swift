@@ -19,6 +19,25 @@ extension OfflineRenderer {
     stemSlots.map { interleaved && !limited && gain == 1 && Int($0) < maxVoices }
   }
 
+  /// Points the renderer's direct outputs of each tapped strip (`stemSlots`) at where its next
+  /// block goes: its part of the stem writer's chunk (`chunk`, interleaved) when `inChunk`, else
+  /// its left and right planes in `planar` (`blockFrames` each). Before every block.
+  static func attachTaps(
+    _ stemSlots: [Int32], to state: UnsafeMutablePointer<RenderState>, inChunk: [Bool],
+    chunk: ((Int) -> UnsafeMutablePointer<Float>)?, planar: UnsafeMutablePointer<Float>, blockFrames: Int
+  ) {
+    for (i, slot) in stemSlots.enumerated() {
+      if inChunk[i], let chunk {
+        let frames = chunk(i)
+        state.pointee.directOutputs[2 * Int(slot)] = frames
+        state.pointee.directOutputs[2 * Int(slot) + 1] = frames + 1
+        continue
+      }
+      state.pointee.directOutputs[2 * Int(slot)] = planar + 2 * i * blockFrames
+      state.pointee.directOutputs[2 * Int(slot) + 1] = planar + (2 * i + 1) * blockFrames
+    }
+  }
+
   /// The stem files' paths (`FOLDER/NAME.EXT`, the output's extension), each checked as an output
   /// is; the folder is made when missing (its parent must exist).
   /// What `--stems` writes a file for: every strip that feeds the master, in the session's order:

@@ -449,18 +449,6 @@ public enum OfflineRenderer {
       stemSlots, maxVoices: state.pointee.maxVoices, interleaved: interleavedTaps && stemSlot != nil, limited: limiter != nil,
       gain: gain)
     state.pointee.tapStride = inChunk.contains(true) ? 2 : 1
-    func attachTaps() {
-      for (i, slot) in stemSlots.enumerated() {
-        if inChunk[i], let stemSlot {
-          let frames = stemSlot(i)
-          state.pointee.directOutputs[2 * Int(slot)] = frames
-          state.pointee.directOutputs[2 * Int(slot) + 1] = frames + 1
-          continue
-        }
-        state.pointee.directOutputs[2 * Int(slot)] = taps + 2 * i * blockFrames
-        state.pointee.directOutputs[2 * Int(slot) + 1] = taps + (2 * i + 1) * blockFrames
-      }
-    }
 
     try mixer.setStemMetering(false)
     // The limiter's lanes: the master's left and right, then each tapped stem's.
@@ -489,7 +477,7 @@ public enum OfflineRenderer {
       if fresh > 0 {
         mixer.fillStreams()
         if mixer.hasUnreportedStreamFaults { muted += try streamFaults(mixer.pump(), plan: plan, at: done, warning: warning) }
-        attachTaps()
+        attachTaps(stemSlots, to: state, inChunk: inChunk, chunk: stemSlot, planar: taps, blockFrames: blockFrames)
         plan.inputs.attach(to: state, mixer: mixer, scratch: inputScratch, blockFrames: blockFrames, frame: done, count: fresh)
         renderBlock(mixer.renderState, left: left, right: right, frameCount: fresh)
       }

@@ -57,7 +57,9 @@ struct RenderHostileTests {
       let r = try runBinary(["render", "song.json", "-o", output, "--input", "mic=mic.wav"], in: folder)
       #expect(r.status == 1, "\(output): \(r.stdout) \(r.stderr)")
       #expect(
-        r.stderr.contains { $0.hasPrefix("error: \(output): is the file of --input mic=mic.wav") && $0.contains("never writes over its own inputs") },
+        r.stderr.contains {
+          $0.hasPrefix("error: \(output): is the file of --input mic=mic.wav") && $0.contains("never writes over its own inputs")
+        },
         "\(output): \(r.stderr)")
     }
     let stems = try runBinary(["render", "song.json", "-o", "out.wav", "--stems", "st", "--input", "mic=st/mic.wav"], in: folder)
@@ -92,7 +94,8 @@ struct RenderHostileTests {
 
   /// Item 9: a truncated or header-only FLAC stem is an error naming the stem, its file and where
   /// it ends (as live mode reports it), for render (no file written) and analyze alike.
-  @Test("a truncated or header-only FLAC stem: render and analyze exit 1 naming the stem, the file and where it ends; nothing written",
+  @Test(
+    "a truncated or header-only FLAC stem: render and analyze exit 1 naming the stem, the file and where it ends; nothing written",
     arguments: [false, true])
   func truncatedStem(headerOnly: Bool) throws {
     let folder = try TemporaryFolder()
@@ -127,7 +130,9 @@ struct RenderHostileTests {
       { "format" : "stemdeck-session", "version" : 1,
         "stems" : [ { "name" : "a", "file" : "huge.wav" }, { "name" : "b", "file" : "huge.wav" } ] }
       """, to: "song.json")
-    for arguments in [["render", "song.json", "-o", "out.wav"], ["render", "song.json", "-o", "out.wav", "--stems", "st"], ["analyze", "song.json"]] {
+    for arguments in [
+      ["render", "song.json", "-o", "out.wav"], ["render", "song.json", "-o", "out.wav", "--stems", "st"], ["analyze", "song.json"]
+    ] {
       let r = try runBinary(arguments, in: folder)
       #expect(r.status == 1, "\(arguments): \(r.stdout) \(r.stderr)")
       #expect(
@@ -151,7 +156,11 @@ struct RenderHostileTests {
     #expect(r.status == 0, "\(r.stderr)")
     #expect(!r.stdout.contains { $0.hasPrefix("normalized to 0.0 LUFS") }, "\(r.stdout)")
     #expect(
-      r.stdout.contains { $0.hasPrefix("normalized to -1.") && $0.contains(" LUFS, not the 0.0 LUFS asked (the true-peak ceiling holds it down), true peak at most -1.0 dBTP (the default ceiling): ") },
+      r.stdout.contains {
+        $0.hasPrefix("normalized to -1.")
+          && $0.contains(
+            " LUFS, not the 0.0 LUFS asked (the true-peak ceiling holds it down), true peak at most -1.0 dBTP (the default ceiling): ")
+      },
       "\(r.stdout)")
     let file = try SoundFile(readingFrom: folder.file("out.wav"))
     var samples = [Float](repeating: 0, count: file.info.frameCount * 2)
@@ -165,7 +174,8 @@ struct RenderHostileTests {
     try write(folder, "b.wav", format: .wavFloat, frames: 4 * 48000, sine(-0.48))
     try session(folder, "pair.json", stems: ["a.wav", "b.wav"])
     let before = visible(folder)
-    let stems = try runBinary(["render", "pair.json", "-o", "pair.wav", "--format", "wav16", "--normalize", "-14", "--stems", "parts"], in: folder)
+    let stems = try runBinary(
+      ["render", "pair.json", "-o", "pair.wav", "--format", "wav16", "--normalize", "-14", "--stems", "parts"], in: folder)
     #expect(stems.status == 1, "\(stems.stdout) \(stems.stderr)")
     #expect(
       stems.stderr.contains { $0.hasPrefix("error: --normalize: ") && $0.contains("samples of stem file 'a' over full scale") },
