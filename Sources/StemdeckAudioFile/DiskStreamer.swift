@@ -167,13 +167,17 @@ public final class DiskStream: @unchecked Sendable {
         if delay > 0 && !stall(milliseconds: delay, keepGoing: keepGoing) { break }
       }
       if filePosition != phase {
-        do { try file.seek(toFrame: phase) } catch { fail(error.description); break }
+        do { try file.seek(toFrame: phase) } catch {
+          // (A FLAC file cut after its header cannot even seek to frame 0.)
+          fail("\(error.reason) (its header declares \(length) frames: truncated, corrupt, or replaced while playing)")
+          break
+        }
         filePosition = phase
       }
       let got = read(into: segments.first.baseAddress!, frames: want)
       if got > 0 && !file.info.isPCM16 { sanitize(segments.first.baseAddress!, count: got * outputChannels) }
       if got <= 0 {
-        fail("the file ended early at frame \(phase) of \(length) (truncated or replaced while playing)")
+        fail("the file ends at frame \(phase) of the \(length) its header declares (truncated, corrupt, or replaced while playing)")
         break
       }
       if inFade { mixPreRoll(into: segments.first.baseAddress!, fromFadeFrame: phase - fadeStart, frames: got) }

@@ -55,11 +55,13 @@ func runRender(_ a: Arguments) -> Int32 {
       writeOut(
         "rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
           + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
-      if let folder = a.stems { for line in stemFilesLines(session, folder: folder, inputs: a.inputs) { writeOut(line) } }
+      if let folder = a.stems {
+        for line in stemFilesLines(session, folder: folder, inputs: a.inputs, replaced: summary.replacedStemFiles) { writeOut(line) }
+      }
     }
     if let n = summary.normalization {
       writeOut(
-        "normalized to \(Loudness.lufs(n.asked.target))"
+        normalizedHeadline(n, reached: summary.loudness)
           + (n.asked.truePeakCeiling.map { ", true peak at most \(Loudness.db($0, "dBTP"))" } ?? "")
           + (a.truePeak == nil && n.asked.truePeakCeiling != nil ? " (the default ceiling)" : "")
           + ": the mix measured \(Loudness.lufs(n.measured.integrated)), true peak \(Loudness.db(n.measured.truePeakDecibels, "dBTP")); gain \(n.gain >= 0 ? "+" : "")\(NumberFormat.fixed(n.gain, 2)) dB"
@@ -104,7 +106,7 @@ func runRender(_ a: Arguments) -> Int32 {
 /// bus's file), each said with its kind; a live input without `--input` is said to be silent,
 /// and a fed aux return (in the master, in no stem file) is noted, so the sum is never silently
 /// short of the master.
-func stemFilesLines(_ session: Session, folder: String, inputs: [RenderInput]) -> [String] {
+func stemFilesLines(_ session: Session, folder: String, inputs: [RenderInput], replaced: [String] = []) -> [String] {
   let strips = OfflineRenderer.stemFileStrips(session)
   let fed = Set(inputs.map(\.name))
   let names = strips.map { strip in
@@ -120,7 +122,23 @@ func stemFilesLines(_ session: Session, folder: String, inputs: [RenderInput]) -
       "note: aux send '\(send.name)''s return (--input \(send.name)_return=…) is in the master but in no stem file: the stem files sum to the master without it"
     )
   }
+  if !replaced.isEmpty {
+    let files = replaced.count == 1 ? "1 file that was" : "\(replaced.count) files that were"
+    lines.append("note: replaced \(files) in \(folder): \(replaced.map { printableText($0) }.joined(separator: ", "))")
+  }
   return lines
+}
+
+/// The first words of a normalised render's line: "normalized to -14.0 LUFS" when the output
+/// reached the target (within 0.1 LU), else what it reached and why ("normalized to -1.7 LUFS,
+/// not the 0.0 LUFS asked (the true-peak ceiling holds it down)"), so the line never claims a
+/// level the file does not have.
+func normalizedHeadline(_ n: OfflineRenderer.Normalization, reached loudness: Loudness?) -> String {
+  guard let got = loudness?.integrated, got.isFinite, abs(n.asked.target - got) > 0.1 else {
+    return "normalized to \(Loudness.lufs(n.asked.target))"
+  }
+  let why = n.limiter != nil && got < n.asked.target ? " (the true-peak ceiling holds it down)" : ""
+  return "normalized to \(Loudness.lufs(got)), not the \(Loudness.lufs(n.asked.target)) asked\(why)"
 }
 
 /// `render`'s exit status when the file was written but a stem was muted (NaN or infinite

@@ -103,10 +103,17 @@ extension Mixer {
     }
   }
 
-  /// True when a stem's disk reader has found NaN or infinite samples that `pump` has not
-  /// reported (and muted) yet. Cheap: one atomic load per stem.
-  public var hasUnreportedBadSamples: Bool {
-    lock.locked { table.stems.contains { !$0.badSamplesReported && $0.shared.pointer.pointee.badSamples.load(ordering: .relaxed) } }
+  /// True when a stem's disk reader has found NaN or infinite samples, or has failed (a read
+  /// error, a file that ends before its header says), and `pump` has not reported it yet (nor
+  /// muted the stem). Cheap: two atomic loads per stem. The offline renderer asks it every block.
+  public var hasUnreportedStreamFaults: Bool {
+    lock.locked {
+      table.stems.contains {
+        let shared = $0.shared.pointer
+        return !$0.badSamplesReported && shared.pointee.badSamples.load(ordering: .relaxed)
+          || !$0.failureReported && shared.pointee.readFailed.load(ordering: .acquiring)
+      }
+    }
   }
 
   /// Frees the voices the renderer handed back and the stems they belonged to, returning their

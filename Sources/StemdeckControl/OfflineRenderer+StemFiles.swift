@@ -19,6 +19,25 @@ extension OfflineRenderer {
     stemSlots.map { interleaved && !limited && gain == 1 && Int($0) < maxVoices }
   }
 
+  /// Points the renderer's direct outputs of each tapped strip (`stemSlots`) at where its next
+  /// block goes: its part of the stem writer's chunk (`chunk`, interleaved) when `inChunk`, else
+  /// its left and right planes in `planar` (`blockFrames` each). Before every block.
+  static func attachTaps(
+    _ stemSlots: [Int32], to state: UnsafeMutablePointer<RenderState>, inChunk: [Bool],
+    chunk: ((Int) -> UnsafeMutablePointer<Float>)?, planar: UnsafeMutablePointer<Float>, blockFrames: Int
+  ) {
+    for (i, slot) in stemSlots.enumerated() {
+      if inChunk[i], let chunk {
+        let frames = chunk(i)
+        state.pointee.directOutputs[2 * Int(slot)] = frames
+        state.pointee.directOutputs[2 * Int(slot) + 1] = frames + 1
+        continue
+      }
+      state.pointee.directOutputs[2 * Int(slot)] = planar + 2 * i * blockFrames
+      state.pointee.directOutputs[2 * Int(slot) + 1] = planar + (2 * i + 1) * blockFrames
+    }
+  }
+
   /// The stem files' paths (`FOLDER/NAME.EXT`, the output's extension), each checked as an output
   /// is; the folder is made when missing (its parent must exist).
   /// What `--stems` writes a file for: every strip that feeds the master, in the session's order:
@@ -36,9 +55,12 @@ extension OfflineRenderer {
       + session.inputs.filter { $0.bus == nil }.map { ($0.name, false, true) }
   }
 
+  /// `replaced`: the stem files that are there already (a render replaces them, as `--output`
+  /// replaces its file, and says which).
   static func checkStemsFolder(
-    _ folder: String, outputPath: String, extension ext: String, session: Session, sessionPath: String
-  ) throws(MixerError) -> (paths: [String], made: Bool) {
+    _ folder: String, outputPath: String, extension ext: String, session: Session, sessionPath: String,
+    inputs: [RenderInput] = []
+  ) throws(MixerError) -> (paths: [String], made: Bool, replaced: [String]) {
     let shown = printableText(folder)
     var info = stat()
     var made = false
@@ -54,24 +76,37 @@ extension OfflineRenderer {
     defer { if made && !checked { rmdir(RawFileName.cPath(folder)) } }
     guard !session.stems.isEmpty else { throw MixerError(file: sessionPath, "the session has no stems to render") }
     let base = folder.hasSuffix("/") ? folder : folder + "/"
-    var paths: [String] = []
+    var paths: [String] = [], replaced: [String] = []
     for stem in exportedStrips(session) {
       let path = base + stem.name + "." + ext
-      do { try checkOutput(path, session: session, sessionPath: sessionPath, choice: "\(option: .stems) folder") } catch {
+      do {
+        try checkOutput(path, session: session, sessionPath: sessionPath, inputs: inputs, choice: "\(option: .stems) folder")
+      } catch {
         throw MixerError("\(option: .stems) \(shown): \(error)")
       }
-      var a = stat(), b = stat()
-      if stat(RawFileName.cPath(path), &a) == 0 && stat(RawFileName.cPath(outputPath), &b) == 0 && a.st_dev == b.st_dev
-        && a.st_ino == b.st_ino || path == outputPath
-      {
+      if sameTarget(path, outputPath) {
         throw MixerError(
           "\(option: .stems) \(shown): stem '\(printableText(stem.name))' would be written over \(option: .output) \(printableText(outputPath)); choose another folder"
         )
       }
+      if lstat(RawFileName.cPath(path), &info) == 0 { replaced.append(stem.name + "." + ext) }
       paths.append(path)
     }
     checked = true
-    return (paths, made)
+    return (paths, made, replaced)
+  }
+
+  /// Whether two output paths name the same file: one existing file (device and inode, so links
+  /// count), or, for a name not there yet, the same name in the same folder (`a/x.wav` and
+  /// `./a/x.wav`).
+  static func sameTarget(_ a: String, _ b: String) -> Bool {
+    if AtomicFile.sameFile(a, b) { return true }
+    func split(_ path: String) -> (folder: String, name: Substring) {
+      guard let slash = path.lastIndex(of: "/") else { return (".", path[...]) }
+      return (slash == path.startIndex ? "/" : String(path[..<slash]), path[path.index(after: slash)...])
+    }
+    let x = split(a), y = split(b)
+    return x.name == y.name && AtomicFile.sameFile(x.folder, y.folder)
   }
 
   /// The stem files of `render --stems`: temporary files beside their targets, renamed into place
@@ -299,10 +334,11 @@ extension OfflineRenderer {
 
   /// Refuses an output that is not a regular file or a new name (a folder, device, FIFO or
   /// socket) and one that is one of the render's own inputs (the same file as a stem's or an
-  /// effect's audio, or the session file: compared by device and inode, so links count).
-  /// `choice` is what the user can choose instead (the output; a stem file's folder).
+  /// effect's audio, an `--input` file, or the session file: compared by device and inode, so
+  /// links count). `choice` is what the user can choose instead (the output; a stem file's folder).
   static func checkOutput(
-    _ outputPath: String, session: Session, sessionPath: String, choice: ControlText = "\(option: .output)"
+    _ outputPath: String, session: Session, sessionPath: String, inputs: [RenderInput] = [],
+    choice: ControlText = "\(option: .output)"
   ) throws(MixerError) {
     let shown = printableText(outputPath)
     var info = stat()
@@ -336,6 +372,11 @@ extension OfflineRenderer {
     for effect in session.effects where same(SessionFile.resolve(file: effect.file, sessionPath: sessionPath)) {
       throw MixerError(
         "\(shown): is the audio file of effect '\(printableText(effect.name))'; a render never writes over its own inputs (choose another \(choice))"
+      )
+    }
+    for input in inputs where same(input.path) {
+      throw MixerError(
+        "\(shown): is the file of \(option: .input) \(printableText(input.name))=\(printableText(input.path)); a render never writes over its own inputs (choose another \(choice))"
       )
     }
     if same(sessionPath) {

@@ -25,6 +25,11 @@ public enum OfflineRenderer {
     public var underruns: Int
     /// Stems muted because their file holds NaN or infinite samples, in the order found.
     public var mutedStems: [MutedStem] = []
+    /// `render --stems` with `--normalize` to an integer format: each stem file's samples over
+    /// full scale (the gain follows the master's peaks, not each stem's), in the files' order.
+    public var stemClippedSamples: [Int] = []
+    /// `render --stems`: the stem files that were there already and were replaced (names in the folder).
+    public var replacedStemFiles: [String] = []
     /// EBU R 128 figures of what was written (`render --normalize`; an Ogg Vorbis or Opus file
     /// decoded back and measured, since the codec changes the peaks) or measured (`analyze`).
     public var loudness: Loudness?
@@ -152,17 +157,17 @@ public enum OfflineRenderer {
     // a 32-bit integer file holds the float mix's 24-bit mantissa exactly, so it needs none.
     // The master's from `TPDFDither.masterSeed`; each stem file gets its own (`StemFiles`).
     var ditherer = format.integerBits.flatMap { bits in (dither ?? (bits <= 16)) ? TPDFDither(bits: bits) : nil }
-    try checkOutput(outputPath, session: session, sessionPath: sessionPath)
+    try checkOutput(outputPath, session: session, sessionPath: sessionPath, inputs: inputs)
     let feeds = try InputFeeds.load(inputs, session: session, sessionPath: sessionPath, sampleRate: sampleRate)
-    var stemPaths: [String] = []
+    var stemPaths: [String] = [], replacedStemFiles: [String] = []
     // A --stems folder this render made is removed again when the render refuses or fails
     // (rmdir: only if it is still empty): a refused render leaves nothing behind.
     var madeStemsFolder = false, finished = false
     defer { if let stemsFolder, madeStemsFolder && !finished { rmdir(RawFileName.cPath(stemsFolder)) } }
     if let stemsFolder {
-      (stemPaths, madeStemsFolder) = try checkStemsFolder(
+      (stemPaths, madeStemsFolder, replacedStemFiles) = try checkStemsFolder(
         stemsFolder, outputPath: outputPath, extension: OutputFormat.fileExtension(outputPath) ?? format.container,
-        session: session, sessionPath: sessionPath)
+        session: session, sessionPath: sessionPath, inputs: inputs)
     }
 
     // First pass of a normalised render: measure the mix as it is (nothing written).
@@ -277,7 +282,7 @@ public enum OfflineRenderer {
       pass?(Pass("writing", writtenFrom...1))
       summary = try run(
         plan, stemSlots: stemSlots, stemSink: stemFiles.write, stemSlot: stemFiles.slot, interleavedTaps: interleavedStemTaps,
-        limiter: limiter, blockFrames: blockFrames, gain: gain,
+        limiter: limiter, blockFrames: blockFrames, gain: gain, countStemClips: normalize != nil && format.integerBits != nil,
         progress: progress.map { p in normalize == nil ? p : { p(writtenFrom + $0 * (1 - writtenFrom)) } },
         warning: warning, cancelled: cancelled, interrupted: "interrupted: \(stopped)"
       ) { interleaved, n throws(MixerError) in
@@ -287,7 +292,7 @@ public enum OfflineRenderer {
           throw MixerError("\(printableText(outputPath)): \(error.reason) — \(stopped)")
         }
       }
-      try refuseClipped(summary, normalization: normalization, format: format)
+      try refuseClipped(summary, normalization: normalization, format: format, stems: exportedStrips(session).map(\.name))
       do { try writer.finish() } catch { throw MixerError("\(printableText(outputPath)): \(error.reason)") }
       // A lossy file (Ogg Vorbis, Opus) is not the mix it was given (the codec moves the peaks
       // and a little of the loudness): its figures are the file's, decoded back and measured.
@@ -310,39 +315,10 @@ public enum OfflineRenderer {
         seconds: Double(reduced) / Double(sampleRate), passes: setting.passes, threshold: setting.threshold)
     }
     summary.normalization = normalization
+    summary.replacedStemFiles = replacedStemFiles
     summary.loudness = encodedLoudness ?? meter?.loudness
     finished = true
     return summary
-  }
-
-  /// A normalised integer file is never put in place clipped (a gain without a ceiling, or a
-  /// ceiling the limiter missed): the render is refused, and nothing is written.
-  static func refuseClipped(_ summary: Summary, normalization: Normalization?, format: OutputFormat) throws(MixerError) {
-    guard let db = normalization?.gain, let bits = format.integerBits, summary.clippedSamples > 0 else { return }
-    throw MixerError(
-      "\(option: .normalize): the gain of \(db >= 0 ? "+" : "")\(NumberFormat.fixed(db, 2)) dB puts \(summary.clippedSamples) samples over full scale, which a \(bits)-bit file cannot hold: give a lower target or \(option: .truePeak) (e.g. -1dBTP); nothing was written"
-    )
-  }
-
-  /// The loudness figures of an encoded render, from the file decoded by libsndfile.
-  static func measureEncoded(_ path: String, shownAs output: String) throws(MixerError) -> Loudness {
-    let file: SoundFile
-    do throws(SoundFileError) { file = try SoundFile(readingFrom: path) } catch {
-      throw MixerError("\(printableText(output)): cannot read the encoded file back to measure its loudness: \(error.reason)")
-    }
-    let meter = try LoudnessMeter(sampleRate: file.info.sampleRate, channels: file.info.channelCount)
-    let frames = 8192
-    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: frames * file.info.channelCount)
-    defer { buffer.deallocate() }
-    while true {
-      let got = file.readFrames(into: buffer, frameCount: frames)
-      if got <= 0 { break }
-      try meter.add(buffer, frames: got)
-    }
-    if let why = file.lastError {
-      throw MixerError("\(printableText(output)): cannot decode the encoded file to measure its loudness: \(why)")
-    }
-    return meter.loudness
   }
 
   /// Measures `session`'s master as `render` would write it (same mixer, same blocks, same
@@ -374,26 +350,12 @@ public enum OfflineRenderer {
   struct Plan {
     let mixer: Mixer
     let session: Session
+    /// Where the session is stored: errors name it, and its stems' files resolve from it.
+    let sessionPath: String
     let sampleRate: Int
     let totalFrames: Int
     /// Files standing in for live inputs (`render --input`; OfflineRenderer+Inputs.swift).
     var inputs = InputFeeds.none
-  }
-
-  static func check(_ normalize: Normalize) throws(MixerError) {
-    let t = Normalize.targetRange, c = Normalize.ceilingRange
-    guard normalize.target.isFinite, t.contains(normalize.target) else {
-      throw MixerError(
-        "\(option: .normalize) must be an integrated loudness from \(NumberFormat.plain(t.lowerBound)) to \(NumberFormat.plain(t.upperBound)) LUFS, such as -14LUFS (got \(NumberFormat.plain(normalize.target)))"
-      )
-    }
-    if let ceiling = normalize.truePeakCeiling {
-      guard ceiling.isFinite, c.contains(ceiling) else {
-        throw MixerError(
-          "\(option: .truePeak) must be a ceiling from \(NumberFormat.plain(c.lowerBound)) to \(NumberFormat.plain(c.upperBound)) dBTP, such as -1dBTP (got \(NumberFormat.plain(ceiling)))"
-        )
-      }
-    }
   }
 
   /// Checks the rate, start and length, loads the session into a synchronous mixer.
@@ -440,7 +402,8 @@ public enum OfflineRenderer {
       )
     }
     handedOver = true
-    return Plan(mixer: mixer, session: session, sampleRate: sampleRate, totalFrames: totalFrames, inputs: inputs)
+    return Plan(
+      mixer: mixer, session: session, sessionPath: sessionPath, sampleRate: sampleRate, totalFrames: totalFrames, inputs: inputs)
   }
 
   /// Plays `plan` to its end in blocks of `blockFrames`, hands each block (interleaved stereo,
@@ -458,14 +421,15 @@ public enum OfflineRenderer {
   static func run(
     _ plan: Plan, stemSlots: [Int32] = [], stemSink: ((Int, UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void)? = nil,
     stemSlot: ((Int) -> UnsafeMutablePointer<Float>)? = nil, interleavedTaps: Bool = true, limiter: LimiterBox? = nil, blockFrames: Int,
-    gain: Float = 1,
+    gain: Float = 1, countStemClips: Bool = false,
     progress: ((Double) -> Void)?, warning: ((MutedStem) -> Void)?, cancelled: (() -> Bool)?,
     interrupted: String,
     sink: (UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void
   ) throws(MixerError) -> Summary {
-    let mixer = plan.mixer, session = plan.session, sampleRate = plan.sampleRate, totalFrames = plan.totalFrames
+    let mixer = plan.mixer, sampleRate = plan.sampleRate, totalFrames = plan.totalFrames
     var peak = (0.0, 0.0), sum = (0.0, 0.0), clipped = 0
     var muted: [MutedStem] = []
+    var stemClipped = [Int](repeating: 0, count: countStemClips ? stemSlots.count : 0)
     let left = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
     let right = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
     let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * 2)
@@ -485,30 +449,8 @@ public enum OfflineRenderer {
       stemSlots, maxVoices: state.pointee.maxVoices, interleaved: interleavedTaps && stemSlot != nil, limited: limiter != nil,
       gain: gain)
     state.pointee.tapStride = inChunk.contains(true) ? 2 : 1
-    func attachTaps() {
-      for (i, slot) in stemSlots.enumerated() {
-        if inChunk[i], let stemSlot {
-          let frames = stemSlot(i)
-          state.pointee.directOutputs[2 * Int(slot)] = frames
-          state.pointee.directOutputs[2 * Int(slot) + 1] = frames + 1
-          continue
-        }
-        state.pointee.directOutputs[2 * Int(slot)] = taps + 2 * i * blockFrames
-        state.pointee.directOutputs[2 * Int(slot) + 1] = taps + (2 * i + 1) * blockFrames
-      }
-    }
 
     try mixer.setStemMetering(false)
-    // Bad samples are found by the disk reader, ahead of playback (as live): a stem is muted
-    // before the next block, and before any sound when they lie in its first ring's worth.
-    func muteBadStems(at frame: Int) {
-      for case .badSamples(let name) in mixer.pump() {
-        let file = session.stems.first { $0.name == name }?.file ?? name
-        let stem = MutedStem(name: name, file: file, at: Double(frame) / Double(sampleRate))
-        muted.append(stem)
-        warning?(stem)
-      }
-    }
     // The limiter's lanes: the master's left and right, then each tapped stem's.
     let lanes = 2 + 2 * stemSlots.count
     let lanePointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: lanes)
@@ -519,7 +461,10 @@ public enum OfflineRenderer {
     let latency = limiter?.limiter.latency ?? 0
     let inputFrames = totalFrames + latency
     mixer.fillStreams()
-    muteBadStems(at: 0)
+    // Bad samples and read failures are found by the disk reader, ahead of playback (as live): a
+    // stem is muted before the next block, and before any sound when they lie in its first
+    // ring's worth; a failed one ends the render (OfflineRenderer+Faults.swift).
+    muted += try streamFaults(mixer.pump(), plan: plan, at: 0, warning: warning)
     try mixer.play()
     var done = 0
     var skip = latency
@@ -531,8 +476,8 @@ public enum OfflineRenderer {
       let fresh = max(0, min(n, totalFrames - done))
       if fresh > 0 {
         mixer.fillStreams()
-        if mixer.hasUnreportedBadSamples { muteBadStems(at: done) }
-        attachTaps()
+        if mixer.hasUnreportedStreamFaults { muted += try streamFaults(mixer.pump(), plan: plan, at: done, warning: warning) }
+        attachTaps(stemSlots, to: state, inChunk: inChunk, chunk: stemSlot, planar: taps, blockFrames: blockFrames)
         plan.inputs.attach(to: state, mixer: mixer, scratch: inputScratch, blockFrames: blockFrames, frame: done, count: fresh)
         renderBlock(mixer.renderState, left: left, right: right, frameCount: fresh)
       }
@@ -559,6 +504,10 @@ public enum OfflineRenderer {
         if al > 1 { clipped += 1 }
         if ar > 1 { clipped += 1 }
       }
+      // NaN or infinity in the master: a mix no file can hold (OfflineRenderer+Faults.swift).
+      if !(sum.0 + sum.1).isFinite {
+        throw nonFiniteMix(plan, at: max(0, done + first - latency) + (firstNonFiniteFrame(interleaved, count: 2 * out) ?? 0))
+      }
       if out > 0 { try sink(interleaved, out) }
       for index in stemSlots.indices where out > 0 {
         let tl = taps + 2 * index * blockFrames + first, tr = tl + blockFrames
@@ -567,19 +516,20 @@ public enum OfflineRenderer {
         let target = stemSlot?(index) ?? interleaved
         // A tap in the chunk holds the block already (`inChunk`: no gain, no limiter).
         if !inChunk[index] { stemdeck_interleave_stream(tl, tr, target, out, blockGain) }
+        if countStemClips { stemClipped[index] += overFullScale(target, count: 2 * out) }
         try stemSink?(index, target, out)
       }
       done += n
-      if done % (blockFrames * 64) == 0 { _ = mixer.pump() }
+      if done % (blockFrames * 64) == 0 { muted += try streamFaults(mixer.pump(), plan: plan, at: done, warning: warning) }
       let percent = done * 100 / inputFrames
       if percent != lastProgress { lastProgress = percent; progress?(Double(done) / Double(inputFrames)) }
     }
-    _ = mixer.pump()
+    muted += try streamFaults(mixer.pump(), plan: plan, at: totalFrames, warning: warning)
     let underruns = mixer.stemStatuses().reduce(0) { $0 + $1.underruns }
     let frames = Double(totalFrames)
     return Summary(
-      frames: totalFrames, sampleRate: sampleRate, start: session.position, peak: (peak.0, peak.1),
+      frames: totalFrames, sampleRate: sampleRate, start: plan.session.position, peak: (peak.0, peak.1),
       rms: ((sum.0 / frames).squareRoot(), (sum.1 / frames).squareRoot()),
-      clippedSamples: clipped, underruns: underruns, mutedStems: muted)
+      clippedSamples: clipped, underruns: underruns, mutedStems: muted, stemClippedSamples: stemClipped)
   }
 }
