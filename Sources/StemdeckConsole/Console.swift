@@ -437,7 +437,11 @@ public final class Console {
   func recover(discard: Bool) throws(CommandError) {
     guard let path = sessionPath else { throw CommandError("recover: no session is open") }
     let side = Self.autosavePath(for: path)
-    guard FileManager.default.fileExists(atPath: side) else { throw CommandError("recover: there is no autosave for \(path)") }
+    var isFolder: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: side, isDirectory: &isFolder) else {
+      throw CommandError("recover: there is no autosave for \(path)")
+    }
+    if isFolder.boolValue { throw CommandError("recover: \(side) is a folder, not an autosave; there is no autosave for \(path)") }
     if discard { live.discardAutosave(for: path); write("autosave discarded"); return }
     let session: Session
     do { session = try SessionFile.load(path: side) } catch { throw CommandError(error.description) }

@@ -314,10 +314,14 @@ public final class LiveSession {
     AtomicFile.removeRegularFile(side + ".bak")
   }
 
-  /// The autosave sidecar of `path` when it is newer than the session (after a crash).
+  /// The autosave sidecar of `path` when it is newer than the session (after a crash): a regular
+  /// file only (a folder or device planted at that name is no autosave, and `recover` would fail).
   func newerAutosave(of path: String) -> String? {
     let side = Self.autosavePath(for: path)
-    guard let sideDate = (try? FileManager.default.attributesOfItem(atPath: side))?[.modificationDate] as? Date else { return nil }
+    guard let attributes = try? FileManager.default.attributesOfItem(atPath: side),
+      attributes[.type] as? FileAttributeType == .typeRegular,
+      let sideDate = attributes[.modificationDate] as? Date
+    else { return nil }
     let mainDate = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date ?? .distantPast
     return sideDate > mainDate ? side : nil
   }

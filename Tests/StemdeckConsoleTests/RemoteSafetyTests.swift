@@ -332,3 +332,55 @@ struct ForgedLineTests {
     #expect(lineSafe(name) == "x\\u{a}event: xrun faked\\u{2028}error: faked\\u{200f}.wav")
   }
 }
+
+extension RemoteSafetyTests {
+  @Test("an OSC number out of range is quoted as sent, not re-read through six decimals")
+  func oscNumbersAsSent() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let server = try OSCServer(host: "127.0.0.1", port: 0)
+    defer { server.close() }
+    let r = Self.osc(server, h, "/stemdeck/stem/drums/pan", [.double(1e30)])
+    #expect(r?.ok == false && r?.text.contains("1e+30") == true && !(r?.text.contains("000000") ?? true), "\(String(describing: r))")
+    #expect(Self.osc(server, h, "/stemdeck/stem/drums/pan", [.double(1e-7)]) == nil)
+    #expect(MixerSnapshot(h)[stem: "drums"].pan == 1e-7)
+  }
+}
+
+extension ForgedLineTests {
+  @Test("a folder at the autosave's name is no autosave: open does not offer it, recover says what it is")
+  func folderAtTheAutosavesName() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let path = h.folder.file("s.json")
+    #expect(h.run("save \(path)").ok)
+    let side = Console.autosavePath(for: path)
+    try FileManager.default.createDirectory(atPath: side, withIntermediateDirectories: false)
+    let opened = h.run("open \(path)")
+    #expect(opened.ok && !opened.output.contains { $0.contains("autosave") }, "\(opened.output)")
+    let r = h.run("recover")
+    #expect(!r.ok && r.output.joined().contains("is a folder, not an autosave"), "\(r.output)")
+    var isFolder: ObjCBool = false
+    #expect(FileManager.default.fileExists(atPath: side, isDirectory: &isFolder) && isFolder.boolValue)
+  }
+}
+
+extension ControlSocketFairnessTests {
+  @Test("a reply larger than the 1 MiB bound reaches a client that reads, whole")
+  func largeReplyToAReader() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let path = h.folder.file("c.sock")
+    let server = try ControlServer(path: path, makeFolder: false)
+    defer { server.close() }
+    let client = try Client(path)
+    defer { client.close() }
+    // 64 stem tables of 200 stems: well over 1 MiB in one reply.
+    for i in 0..<198 { _ = try h.mixer.addStem(path: h.drums, settings: StemSettings(name: "s\(i)", file: h.drums)) }
+    client.send(Array(repeating: "stems", count: 64).joined(separator: "; "))
+    let reply = try #require(client.line(server, h.console))
+    #expect(reply.utf8.count > ControlServer.maxQueuedBytes, "\(reply.utf8.count) bytes: not a large reply")
+    let object = try JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any]
+    #expect(object?["ok"] as? Bool == true && (object?["output"] as? [String])?.isEmpty == false)
+  }
+}

@@ -70,8 +70,9 @@ struct OSCRequest {
     return reply ? (true, r.output.joined(separator: "\n")) : nil
   }
 
-  /// A value as the commands read it back (six decimals).
-  static func plain(_ v: Double) -> String { String(format: "%.6f", v) }
+  /// A value as the commands read it back: the shortest text that is exactly it (`1e+30`, not
+  /// thirty-one digits and six decimals in an error; `1e-07`, not `0.000000`).
+  static func plain(_ v: Double) -> String { NumberFormat.plain(v) }
 
   /// A level in dB as a command's words: `-inf` is 0 (off), else `VALUEdB`.
   static func decibels(_ v: Double) -> String { v == -.infinity ? "0" : plain(v) + "dB" }
