@@ -197,6 +197,43 @@ extension SessionDecoder {
 /// version 3 document without those parts, so both steps change nothing; older files are saved as
 /// the current version.
 enum SessionMigration {
+  /// The first version of each section or field that was new in a later version than 1: a file
+  /// that says an older version and holds one was hand-edited or written by hand wrongly, and is
+  /// refused rather than read silently as the newer format (issue 43).
+  static let topLevelSince: [String: (version: Int, what: String)] = [
+    "buses": (3, "buses"), "inputs": (3, "live inputs"), "sends": (3, "aux sends"),
+    "scenes": (3, "scenes"), "recallSafe": (3, "scenes' recall-safe strips")
+  ]
+  static let stemFieldSince: [String: (version: Int, what: String)] = [
+    "eq": (2, "the channel EQ"), "bus": (3, "buses"), "sends": (3, "aux sends")
+  ]
+
+  /// The first member of `document` newer than its `version`: where it is and what to say.
+  static func newerThanDeclared(_ document: [JSONMember], version: Int) -> (location: String, node: JSONNode, message: String)? {
+    func message(_ key: String, _ since: (version: Int, what: String)) -> String {
+      "is part of format \(since.version) (\(since.what)), but the file says \"version\" : \(version); "
+        + "set \"version\" : \(since.version) if it is meant, or remove \"\(key)\""
+    }
+    for member in document {
+      if let since = topLevelSince[member.key], since.version > version { return (member.key, member.value, message(member.key, since)) }
+      if member.key == "master", case .object(let fields) = member.value.value, version < 2,
+        let eq = fields.first(where: { $0.key == "eq" })
+      {
+        return ("master.eq", eq.value, message("eq", (2, "the channel EQ")))
+      }
+      guard member.key == "stems", case .array(let stems) = member.value.value else { continue }
+      for (i, stem) in stems.enumerated() {
+        guard case .object(let fields) = stem.value else { continue }
+        for field in fields {
+          if let since = stemFieldSince[field.key], since.version > version {
+            return ("stems[\(i)].\(field.key)", field.value, message(field.key, since))
+          }
+        }
+      }
+    }
+    return nil
+  }
+
   /// Applies every migration step from `version` up to `Session.currentVersion`.
   static func upgrade(_ document: [JSONMember], from version: Int) -> [JSONMember] {
     var document = document

@@ -17,6 +17,9 @@ struct SessionDecoder {
     try rejectDuplicates(rootMembers, path: "")
     try checkFormat(rootMembers, root: root)
     let version = try readVersion(rootMembers, root: root)
+    if let newer = SessionMigration.newerThanDeclared(rootMembers, version: version) {
+      throw fail(newer.location, newer.node, newer.message)
+    }
     let members = SessionMigration.upgrade(rootMembers, from: version)
     let fields = try knownFields(members, path: "", allowed: SessionRules.topLevelFields)
 

@@ -384,3 +384,29 @@ extension ControlSocketFairnessTests {
     #expect(object?["ok"] as? Bool == true && (object?["output"] as? [String])?.isEmpty == false)
   }
 }
+
+extension ForgedLineTests {
+  @Test(
+    "a file that says an older format version but holds a newer section is refused, naming the field and both versions",
+    arguments: [
+      (#""version" : 1, "inputs" : []"#, "inputs", "part of format 3 (live inputs), but the file says \"version\" : 1"),
+      (#""version" : 2, "stems" : [ { "name" : "a", "file" : "a.wav", "bus" : "x" } ]"#, "stems[0].bus", "format 3 (buses)"),
+      (#""version" : 1, "master" : { "eq" : {} }"#, "master.eq", "format 2 (the channel EQ)"),
+      (#""version" : 2, "scenes" : []"#, "scenes", "set \"version\" : 3 if it is meant, or remove \"scenes\"")
+    ])
+  func newerSectionsInAnOlderVersion(_ members: String, _ location: String, _ fragment: String) {
+    let text = #"{ "format" : "stemdeck-session", "# + members + " }"
+    do {
+      _ = try SessionFile.decode(Data(text.utf8), source: "old.json")
+      Issue.record("accepted: \(text)")
+    } catch {
+      #expect(error.location == location && error.message.contains(fragment), "\(error)")
+    }
+  }
+
+  @Test("a version 2 file with EQ still opens (EQ is format 2)")
+  func eqInVersion2() throws {
+    let text = #"{ "format" : "stemdeck-session", "version" : 2, "master" : { "eq" : {} } }"#
+    _ = try SessionFile.decode(Data(text.utf8), source: "v2.json")
+  }
+}

@@ -33,7 +33,7 @@ struct SettingCase: Sendable, CustomTestStringConvertible {
   }
 
   static func document(_ members: String) -> String {
-    #"{ "format" : "stemdeck-session", "version" : 1, "# + members + " }"
+    #"{ "format" : "stemdeck-session", "version" : 3, "# + members + " }"
   }
 
   static func stem(_ fields: String) -> String {

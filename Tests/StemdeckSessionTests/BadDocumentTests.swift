@@ -19,7 +19,7 @@ struct BadDocument: Sendable, CustomTestStringConvertible {
 /// A valid document with the given top-level fields (one per line, after "version") and stems (one per
 /// line). Stem `i` is on line `5 + top.count + i`.
 func document(top: [String] = [], stems: [String] = [#"{ "name" : "drums", "file" : "d.flac" }"#]) -> String {
-  var lines = ["{", #"  "format" : "stemdeck-session","#, #"  "version" : 1,"#]
+  var lines = ["{", #"  "format" : "stemdeck-session","#, #"  "version" : 3,"#]
   lines += top.map { "  " + $0 + "," }
   lines.append(#"  "stems" : ["#)
   lines.append(stems.map { "    " + $0 }.joined(separator: ",\n"))
@@ -99,19 +99,19 @@ let badDocuments: [BadDocument] =
       label: "missing version", text: "{ \"format\" : \"stemdeck-session\", \"stems\" : [] }",
       location: "version", fragment: "is missing", line: 1),
     BadDocument(
-      label: "version 4", text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 4"),
+      label: "version 4", text: document().replacingOccurrences(of: "\"version\" : 3", with: "\"version\" : 4"),
       location: nil,
       fragment: "was made by a newer version of stemdeck (format 4; this one reads up to 3); nothing was changed", line: 3),
     BadDocument(
       label: "version \"1\"",
-      text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : \"1\""),
+      text: document().replacingOccurrences(of: "\"version\" : 3", with: "\"version\" : \"1\""),
       location: "version", fragment: "must be an integer format version such as 3 (got \"1\")", line: 3),
     BadDocument(
-      label: "version 0", text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 0"),
+      label: "version 0", text: document().replacingOccurrences(of: "\"version\" : 3", with: "\"version\" : 0"),
       location: "version", fragment: "must be at least 1 (got 0)", line: 3),
     BadDocument(
       label: "version 1.5",
-      text: document().replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 1.5"),
+      text: document().replacingOccurrences(of: "\"version\" : 3", with: "\"version\" : 1.5"),
       location: "version", fragment: "must be an integer", line: 3),
     BadDocument(
       label: "format wrong",
