@@ -408,6 +408,7 @@ public final class JackDriver: @unchecked Sendable {
         wasPlayingAtLoss = mixer.transportState != .paused
         // Its ports' properties cannot be removed now (no server); the next client removes them.
         staleSubjects += client?.registeredSubjects ?? []
+        serverAnswered = true  // a late request ends with the server; "went away" says the rest
         client = nil  // closes the dead client
         connected = false
         masterPorts = nil
