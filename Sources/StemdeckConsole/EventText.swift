@@ -1,3 +1,4 @@
+import StemdeckControl
 import StemdeckJack
 import StemdeckSession
 
@@ -27,6 +28,12 @@ extension DriverEvent {
       return
         "reconnected to JACK server '\(server)' (\(rate) Hz, \(frames) frames); restored \(restored) connection\(restored == 1 ? "" : "s")"
     case .resumingPlayback: return "resuming playback"
+    case .serverNotAnswering(let server, let seconds):
+      return "JACK server '\(server)' does not answer (a request got no reply within \(seconds) s: the server is "
+        + "stopped or stuck); keeping the session, JACK commands are refused until it answers or is restarted"
+    case .serverAnswersAgain(let server): return "JACK server '\(server)' answers again"
+    case .portsRefused(let ports, let reason):
+      return "JACK refused the ports \(ports.map { printableText($0) }.joined(separator: ", ")): \(printableText(reason)); not tried again"
     }
   }
 }

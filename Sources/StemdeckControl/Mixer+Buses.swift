@@ -125,6 +125,8 @@ extension Mixer {
       if liveInputs.find(name) != nil {
         throw MixerError("a live input named '\(name)' already exists; inputs and buses need different names")
       }
+      try checkNotASend(name, kind: "bus")
+      if settings.directOut { try checkPorts(PortOwner("bus", name, ports: PortOwner.directOutPorts(name))) }
       try MixerError.check(settings.volume, .volume, "volume")
       try MixerError.check(settings.pan, .pan, "pan")
       try Mixer.checkEQ(settings.eq, of: "'\(name)'")

@@ -54,8 +54,19 @@ extension Mixer {
   /// Refused: an invalid or taken name (stems and inputs share names), more than
   /// `InputBank.maxInputs`, bad levels or EQ.
   public func addInput(_ settings: InputSettings) throws(MixerError) {
+    try addInput(settings, checkingOthers: true)
+  }
+
+  /// `addInput`; `checkingOthers` false for a session's inputs (`replaceInputs`: the session's
+  /// names and ports were checked as a whole, and the old session's sends are still there).
+  func addInput(_ settings: InputSettings, checkingOthers: Bool) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       try checkInput(settings, isNew: true)
+      if checkingOthers {
+        try checkNotASend(settings.name, kind: "input")
+        let s = settings
+        try checkPorts(PortOwner("input", s.name, ports: s.portNames + (s.directOut ? PortOwner.directOutPorts(s.name) : [])))
+      }
       collectRetiredInputs()
       let capacity = renderState.pointee.inputs.capacity
       let used = Set((liveInputs.inputs + liveInputs.retiring).map(\.index))
@@ -173,7 +184,7 @@ extension Mixer {
       if let input = liveInputs.find(settings.name) {
         try changeStrip(.input(input)) { (s: inout StripSettings) throws(MixerError) in s = settings.strip }
       } else {
-        try addInput(settings)
+        try addInput(settings, checkingOthers: false)
       }
     }
   }

@@ -59,6 +59,11 @@ extension Mixer {
         throw MixerError(ControlText(problem.replacingOccurrences(of: "bus", with: "send")))
       }
       if sendTable.position(name) != nil { throw MixerError("a send named '\(name)' already exists") }
+      if let kind = stripKind(of: name) {
+        throw MixerError(
+          "'\(name)' is a \(kind)'s name; sends, stems, buses and inputs need different names: choose another name for the send")
+      }
+      try checkPorts(PortOwner("send", name, ports: PortOwner.sendPorts(name)))
       try MixerError.check(returnVolume, .volume, "return volume")
       let used = Set(sendTable.sends.map(\.index))
       guard let index = (0..<SendBank.maxSends).first(where: { !used.contains($0) }) else {
@@ -242,5 +247,55 @@ extension Mixer {
       for aux in sendTable.sends { ports[aux.index] = aux.outputPorts + aux.returnPorts }
       return ports
     }
+  }
+}
+
+// MARK: - One set of names and ports for every part
+
+extension Mixer {
+  /// The JACK ports every part wants now (PortNames.swift), but the part `kind` `name` itself:
+  /// the strips' direct outs, the inputs' ports, the sends', stemdeck's own. Removed parts still
+  /// fading out are left out (their ports go within milliseconds; the driver tries a refused
+  /// port again once they do).
+  func portOwners(except kind: String, _ name: String) -> [PortOwner] {
+    var owners = [PortOwner.own]
+    for settings in table.stems.map(\.settings) + table.offline.map(\.settings) where settings.directOut {
+      owners.append(PortOwner("stem", settings.name, ports: PortOwner.directOutPorts(settings.name)))
+    }
+    for bus in busTable.buses where bus.settings.directOut {
+      owners.append(PortOwner("bus", bus.settings.name, ports: PortOwner.directOutPorts(bus.settings.name)))
+    }
+    for input in liveInputs.inputs {
+      let s = input.settings
+      owners.append(PortOwner("input", s.name, ports: s.portNames + (s.directOut ? PortOwner.directOutPorts(s.name) : [])))
+    }
+    for aux in sendTable.sends { owners.append(PortOwner("send", aux.name, ports: PortOwner.sendPorts(aux.name))) }
+    return owners.filter { !($0.kind == kind && $0.name == name) }
+  }
+
+  /// Refuses `owner` (a part added, or given direct outs) when another part has one of its
+  /// ports: JACK has one port per name, and the second never got its ports (issue 43, item 11).
+  func checkPorts(_ owner: PortOwner) throws(MixerError) {
+    if let problem = owner.clashProblem(with: portOwners(except: owner.kind, owner.name)) {
+      throw MixerError(
+        "cannot \(owner.kind == "send" ? "add" : "give") \(owner.what)\(owner.kind == "send" ? "" : " its ports"): \(problem)")
+    }
+  }
+
+  /// Refuses a new stem, bus or input named like a send (one set of names for every part).
+  func checkNotASend(_ name: String, kind: String) throws(MixerError) {
+    if sendTable.position(name) != nil {
+      throw MixerError(
+        "'\(name)' is a send's name; sends, stems, buses and inputs need different names: choose another name for the \(kind)")
+    }
+  }
+
+  /// What kind of strip `name` is ("stem", "bus", "input"), or nil.
+  func stripKind(of name: String) -> String? {
+    if table.stems.contains(where: { $0.settings.name == name }) || table.offline.contains(where: { $0.settings.name == name }) {
+      return "stem"
+    }
+    if busPosition(name) != nil { return "bus" }
+    return liveInputs.find(name) != nil ? "input" : nil
   }
 }

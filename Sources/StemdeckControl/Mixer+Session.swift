@@ -40,7 +40,7 @@ extension Mixer {
         let offlineNames = Set(offline.map(\.settings.name))  // a set: 50,000 offline stems were O(N²)
         for (index, stem) in session.stems.enumerated() where !offlineNames.contains(stem.name) {
           let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
-          do { try addStem(path: path, settings: stem) } catch {
+          do { try addStem(path: path, settings: stem, pendingAt: nil) } catch {
             throw MixerError(file: sessionPath, "stems[\(index)] (\(stem.name)): \(error) — nothing was opened")
           }
         }
@@ -128,7 +128,9 @@ extension Mixer {
     do throws(SessionError) {
       try session.validateInputs(source: sessionPath)
     } catch { throw MixerError(file: sessionPath, "\(error.location ?? "inputs"): \(error.message)") }
-    if let problem = session.sendProblem() { throw MixerError(file: sessionPath, "\(problem.location): \(problem.message)") }
+    if let problem = session.sendProblem() ?? session.portProblem() {
+      throw MixerError(file: sessionPath, "\(problem.location): \(problem.message)")
+    }
     do {
       try MixerError.check(session.masterVolume, .volume, "master.volume")
       try Mixer.checkEQ(session.masterEQ, of: "master")

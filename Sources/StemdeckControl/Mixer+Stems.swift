@@ -18,8 +18,16 @@ extension Mixer {
   /// Adds a stem playing the audio file at `path` (absolute or relative to the current
   /// directory). Its settings come from `settings` (name and all), validated first.
   @discardableResult
+  /// (A session's stems come through `load`, which checks the session's names and ports as a
+  /// whole: `Session.portProblem`.)
   public func addStem(path: String, settings: StemSettings) throws(MixerError) -> String {
-    try addStem(path: path, settings: settings, pendingAt: nil)
+    try lock.locked { () throws(MixerError) -> String in
+      if NameRules.stemProblem(settings.name) == nil {
+        try checkNotASend(settings.name, kind: "stem")
+        if settings.directOut { try checkPorts(PortOwner("stem", settings.name, ports: PortOwner.directOutPorts(settings.name))) }
+      }
+      return try addStem(path: path, settings: settings, pendingAt: nil)
+    }
   }
 
   /// `addStem`, or with `pendingAt`, a stem of the next song: its voice is placed for transport

@@ -218,8 +218,15 @@ extension Mixer {
 
   /// Turns a strip's direct outs on or off (the JACK driver registers the ports from
   /// `directOutSlots()`; with them the strip leaves its destination).
+  /// Refused when another part has one of its ports (`checkPorts`, Mixer+Sends.swift).
   public func setDirectOut(_ name: String, _ on: Bool) throws(MixerError) {
-    try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in s.directOut = on }
+    try lock.locked { () throws(MixerError) in
+      if on, let kind = stripKind(of: name) {
+        let input = liveInputs.find(name).map(\.settings.portNames) ?? []
+        try checkPorts(PortOwner(kind, name, ports: input + PortOwner.directOutPorts(name)))
+      }
+      try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in s.directOut = on }
+    }
   }
 
   /// The mix of every strip now.

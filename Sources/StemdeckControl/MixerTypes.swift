@@ -70,6 +70,8 @@ public enum StemName {
       base.unicodeScalars.map { c -> Character in
         StemSettings.isNameCharacter(c) ? Character(c) : "_"
       })
+    // Not '.' or '-' first (hidden files, folders, options: `SessionRules.nameProblem`).
+    while let first = cleaned.first, first == "." || first == "-" { cleaned.removeFirst() }
     if cleaned.isEmpty || cleaned.lowercased() == "all" { cleaned = "stem" }
     if NameRules.reservedForPorts.contains(cleaned.lowercased()) { cleaned += "-stem" }
     if cleaned.count > 60 { cleaned = String(cleaned.prefix(60)) }

@@ -29,4 +29,11 @@ public enum DriverEvent: Sendable, Equatable {
   case reconnected(server: String, sampleRate: Int, bufferSize: Int, restoredConnections: Int)
   /// Playback was running when the server went away, and runs again.
   case resumingPlayback
+  /// A request to the server got no reply within `seconds` (ServerCalls.swift): the server is
+  /// stopped or stuck. The session is kept; requests are refused until it answers.
+  case serverNotAnswering(server: String, seconds: Int)
+  /// The server answers again after `serverNotAnswering`.
+  case serverAnswersAgain(server: String)
+  /// JACK refused to register `ports` (`reason`); not tried again while they stay wanted.
+  case portsRefused(ports: [String], reason: String)
 }

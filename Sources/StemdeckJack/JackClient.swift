@@ -6,6 +6,9 @@ import Synchronization
 /// Why a JACK operation failed, in words a user can act on.
 public struct JackError: Error, CustomStringConvertible, Equatable, Sendable {
   public let message: String
+  /// The server did not answer in time (`notAnswering`, ServerCalls.swift): a server of that
+  /// name exists but is stopped or stuck; starting another under its name cannot help.
+  public internal(set) var serverNotAnswering = false
   public init(_ message: String) { self.message = message }
   public var description: String { message }
 
@@ -51,12 +54,30 @@ public final class JackClient: @unchecked Sendable {
   public let reopenedForStaleFutex: Int
 
   /// Opens a client on `server`. The corresponding C function is `jack_client_open`
-  /// (through the non-variadic shim `stemdeck_client_open`). An open during which another
-  /// client closed can leave libjack unable to wake the next client given that one's place
-  /// (jack2 issue 721): then it is closed and opened again, up to `staleFutexRetries` times.
+  /// (through the non-variadic shim `stemdeck_client_open`), run on a thread of its own and
+  /// waited for `ServerCalls.bound` seconds at most: a server that does not answer throws
+  /// `JackError.notAnswering` (ServerCalls.swift). An open during which another client closed
+  /// can leave libjack unable to wake the next client given that one's place (jack2 issue 721):
+  /// then it is closed and opened again, up to `staleFutexRetries` times.
   public init(name: String, server: String, staleFutexRetries: Int = JackClient.staleFutexRetries) throws(JackError) {
     setenv("JACK_DEFAULT_SERVER", server, 1)
     setenv("JACK_NO_START_SERVER", "1", 1)
+    let opened = try ServerCalls.open(server: server) { () throws(JackError) in
+      try Self.open(name: name, server: server, staleFutexRetries: staleFutexRetries)
+    } orphan: { late in
+      jack_client_close(late.handle.value)
+    }
+    handle = opened.handle.value
+    reopenedForStaleFutex = opened.reopened
+    serverName = server
+    clientName = String(cString: jack_get_client_name(handle))
+  }
+
+  /// The open itself (on the open thread): the client's handle and how many times it was opened
+  /// again for a stale futex.
+  private static func open(
+    name: String, server: String, staleFutexRetries: Int
+  ) throws(JackError) -> (handle: Unchecked<OpaquePointer>, reopened: Int) {
     var reopened = 0
     while true {
       var status = jack_status_t(0)
@@ -70,12 +91,8 @@ public final class JackClient: @unchecked Sendable {
         reopened += 1
         continue
       }
-      handle = h
-      break
+      return (Unchecked(h), reopened)
     }
-    reopenedForStaleFutex = reopened
-    serverName = server
-    clientName = String(cString: jack_get_client_name(handle))
   }
 
   /// Opens after the first that found a stale futex. One is enough when this is the process's
@@ -90,10 +107,16 @@ public final class JackClient: @unchecked Sendable {
   /// `jack_client_close`.
   /// Not while a metadata call that did not answer may still wake up and use the client: then
   /// the client is left open (the process is quitting or the server went away).
+  /// A request too: bounded like the others, and not tried while the server does not answer.
   func close() {
     guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    _ = metadata.whenQuiet { jack_client_close(handle) }
+    let h = Unchecked(handle)
+    _ = metadata.whenQuiet { _ = metadata.server.call({ jack_client_close(h.value) }, then: {}) }
   }
+
+  /// False while a request to the server did not answer and still waits for it
+  /// (ServerCalls.swift).
+  public var serverAnswers: Bool { metadata.server.answers }
 
   deinit { close() }
 
@@ -110,10 +133,15 @@ public final class JackClient: @unchecked Sendable {
     midi: Bool = false
   ) throws(JackError) -> OpaquePointer {
     let flags = UInt(isOutput ? JackPortIsOutput.rawValue : JackPortIsInput.rawValue)
-    let port = metadata.request {
-      jack_port_register(handle, shortName, midi ? JACK_DEFAULT_MIDI_TYPE : JACK_DEFAULT_AUDIO_TYPE, flags, 0)
+    let h0 = Unchecked(handle)
+    let answer = metadata.request {
+      Unchecked(jack_port_register(h0.value, shortName, midi ? JACK_DEFAULT_MIDI_TYPE : JACK_DEFAULT_AUDIO_TYPE, flags, 0))
     }
-    guard let port else { throw JackError("cannot register JACK port '\(clientName):\(shortName)'") }
+    guard let answer else { throw JackError.notAnswering(server: serverName, call: "jack_port_register") }
+    guard let port = answer.value else {
+      let taken = jack_port_by_name(handle, "\(clientName):\(shortName)") != nil
+      throw JackError("cannot register JACK port '\(clientName):\(shortName)'\(taken ? ": a port of that name exists already" : "")")
+    }
     let h = Unchecked(self.handle)
     let uuid = jack_port_uuid(port)
     metadata.run { PortMetadata.claim(h.value, uuid, prettyName: prettyName) }
@@ -126,7 +154,11 @@ public final class JackClient: @unchecked Sendable {
 
   /// Runs a request to the server on this client's channel, never beside a metadata call
   /// (`PortMetadata.request`).
-  func request<T>(_ body: (OpaquePointer) -> T) -> T { metadata.request { body(handle) } }
+  /// nil when the server does not answer.
+  func request<T>(_ body: @escaping (OpaquePointer) -> T) -> T? {
+    let h = Unchecked(handle)
+    return metadata.request { body(h.value) }
+  }
 
   /// Ports registered through this client and not unregistered yet (their properties are
   /// removed with them).
@@ -180,7 +212,7 @@ public final class JackClient: @unchecked Sendable {
       metadata.run { PortMetadata.removePrettyName(h.value, uuid) }
     }
     registered.removeAll { $0.port == port }
-    _ = metadata.request { jack_port_unregister(handle, port) }
+    _ = request { jack_port_unregister($0, port) }
   }
 
   func setCallbacks(context: UnsafeMutableRawPointer) {
@@ -194,10 +226,11 @@ public final class JackClient: @unchecked Sendable {
   }
 
   public func activate() throws(JackError) {
-    if metadata.request({ jack_activate(handle) }) != 0 { throw JackError("cannot activate the JACK client '\(clientName)'") }
+    guard let result = request({ jack_activate($0) }) else { throw JackError.notAnswering(server: serverName, call: "jack_activate") }
+    if result != 0 { throw JackError("cannot activate the JACK client '\(clientName)'") }
   }
 
-  public func deactivate() { _ = metadata.request { jack_deactivate(handle) } }
+  public func deactivate() { _ = request { jack_deactivate($0) } }
 
   // MARK: - Patchbay
 
@@ -268,7 +301,9 @@ public final class JackClient: @unchecked Sendable {
   /// Connects two ports (either order). The corresponding C function is `jack_connect`.
   public func connect(_ a: String, _ b: String) throws(JackError) {
     let pair = try orderedPair(a, b)
-    let result = metadata.request { jack_connect(handle, pair.source, pair.destination) }
+    guard let result = request({ jack_connect($0, pair.source, pair.destination) }) else {
+      throw JackError.notAnswering(server: serverName, call: "jack_connect")
+    }
     if result != 0 && result != EEXIST {
       throw JackError("JACK refused to connect '\(pair.source)' to '\(pair.destination)' (error \(result))")
     }
@@ -280,7 +315,10 @@ public final class JackClient: @unchecked Sendable {
     guard connections(of: pair.source).contains(pair.destination) else {
       throw JackError("'\(pair.source)' is not connected to '\(pair.destination)'")
     }
-    if metadata.request({ jack_disconnect(handle, pair.source, pair.destination) }) != 0 {
+    guard let result = request({ jack_disconnect($0, pair.source, pair.destination) }) else {
+      throw JackError.notAnswering(server: serverName, call: "jack_disconnect")
+    }
+    if result != 0 {
       throw JackError("JACK refused to disconnect '\(pair.source)' from '\(pair.destination)'")
     }
   }

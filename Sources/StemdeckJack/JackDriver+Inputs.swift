@@ -10,21 +10,26 @@ import StemdeckEngine
 extension JackDriver {
   /// Live inputs' port sets: `NAME_in`, or `NAME_in_L` and `NAME_in_R`, in slots 2i and 2i+1.
   static let liveInputPortSet = PortSetKind(
-    slotsPerIndex: 2, publish: { context, slot, port in context.pointee.setLiveInputPort(slot, port) },
+    name: "input", slotsPerIndex: 2, publish: { context, slot, port in context.pointee.setLiveInputPort(slot, port) },
     describe: { k, names in
       (false, "stemdeck input \(names[k])" + (names.count == 1 ? "" : k == 0 ? " left" : " right"))
     })
 
   /// Registers the ports of new inputs and removes those of inputs gone (after the process
-  /// callback has let go of them). A port that cannot be registered (a name JACK refuses or
-  /// already taken) is tried again at each poll.
+  /// callback has let go of them). A set JACK refuses is told once and not tried at each poll
+  /// (`syncPortSets`).
   func syncLiveInputs() {
-    syncPortSets(wanted: mixer.liveInputPorts(), registered: \.liveInputRegistered, kind: Self.liveInputPortSet)
+    syncPortSets(wanted: wantedLiveInputs(), registered: \.liveInputRegistered, kind: Self.liveInputPortSet)
   }
 
   /// Whether the registered input ports differ from the mixer's inputs.
   func liveInputsOutOfStep() -> Bool {
-    portSetsOutOfStep(wanted: mixer.liveInputPorts(), registered: liveInputRegistered)
+    portSetsOutOfStep(wanted: wantedLiveInputs(), registered: liveInputRegistered)
+  }
+
+  /// The mixer's input port sets but those JACK refused.
+  func wantedLiveInputs() -> [Int: [String]] {
+    unrefused(mixer.liveInputPorts(), kind: Self.liveInputPortSet.name)
   }
 
   /// Registers or removes input ports now (after `input add`/`remove`), rather than at the next `poll`.

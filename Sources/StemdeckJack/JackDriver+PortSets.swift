@@ -14,6 +14,8 @@ struct RegisteredPorts: Equatable {
 
 /// How one kind of port set is registered and published.
 struct PortSetKind: Sendable {
+  /// What the sets are, for the refusals' bookkeeping ("input", "send", "direct out").
+  let name: String
   /// Slots the process context keeps for each index (a live input 2, a send 4); slot `k` of
   /// index `i` is `slotsPerIndex × i + k`.
   let slotsPerIndex: Int
@@ -37,7 +39,9 @@ extension JackDriver {
   /// changed or went are cleared from the process context, and unregistered once the process
   /// callback let go of them (their connections forgotten, so one added again is connected
   /// anew); the new ones are registered and published. A set JACK refuses a port of (a name
-  /// refused or already taken) is not registered at all and is tried again at the next poll.
+  /// refused or already taken) is not registered at all, told once, and not tried again while it
+  /// stays wanted, until stemdeck lets go of a port (`refuse`): it was tried at every poll, and
+  /// jackd logged each refusal, some 280 lines a second.
   func syncPortSets(
     wanted: [Int: [String]], registered: ReferenceWritableKeyPath<JackDriver, [Int: RegisteredPorts]>, kind: PortSetKind
   ) {
@@ -56,14 +60,17 @@ extension JackDriver {
     if !released.isEmpty {
       waitForTheProcessCallbackToLetGo()
       for port in released { client.unregister(port) }
+      portsReleased()
     }
     for (index, names) in wanted.sorted(by: { $0.key < $1.key })
     where self[keyPath: registered][index] == nil && (1...kind.slotsPerIndex).contains(names.count) {
       var ports: [OpaquePointer] = []
       for (k, name) in names.enumerated() {
         let port = kind.describe(k, names)
-        guard let registered = try? client.registerAudioPort(name, isOutput: port.isOutput, prettyName: port.prettyName) else { break }
-        ports.append(registered)
+        do { ports.append(try client.registerAudioPort(name, isOutput: port.isOutput, prettyName: port.prettyName)) } catch {
+          refuse(names, kind: kind.name, error)
+          break
+        }
       }
       guard ports.count == names.count else {
         for port in ports { client.unregister(port) }
@@ -72,6 +79,36 @@ extension JackDriver {
       self[keyPath: registered][index] = RegisteredPorts(names: names, ports: ports)
       for k in 0..<kind.slotsPerIndex { kind.publish(context, kind.slotsPerIndex * index + k, k < ports.count ? ports[k] : nil) }
     }
+  }
+
+  // MARK: - Refused sets
+
+  /// `wanted` without the sets JACK refused (`refusedPorts`); the refusals of `kind`'s sets that
+  /// are no longer wanted are forgotten (one wanted again is tried again).
+  func unrefused<Key: Hashable>(_ wanted: [Key: [String]], kind: String) -> [Key: [String]] {
+    let sets = Set(wanted.values)
+    refusedPorts[kind] = refusedPorts[kind]?.filter { sets.contains($0.key) }
+    toldRefusals[kind] = toldRefusals[kind]?.filter { sets.contains($0) }
+    guard let refused = refusedPorts[kind], !refused.isEmpty else { return wanted }
+    return wanted.filter { refused[$0.value] == nil }
+  }
+
+  /// Notes that JACK refused a port of `names` (a set of `kind`): not tried again while wanted
+  /// (until `portsReleased`), told once in `poll`'s events. A server that did not answer refused
+  /// nothing: the set is tried again once it answers.
+  func refuse(_ names: [String], kind: String, _ error: JackError) {
+    guard !error.serverNotAnswering else { return }
+    refusedPorts[kind, default: [:]][names] = error.message
+    if toldRefusals[kind, default: []].insert(names).inserted {
+      pendingEvents.append(.portsRefused(ports: names, reason: error.message))
+    }
+  }
+
+  /// After stemdeck unregistered ports: a name it held may be free now, so every refused set is
+  /// tried once more (a setlist crossfade's old stem had the direct outs a new song's send wants);
+  /// a refusal again is not told again.
+  func portsReleased() {
+    refusedPorts = [:]
   }
 
   /// Whether the registered sets differ from `wanted`.

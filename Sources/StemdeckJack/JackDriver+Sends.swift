@@ -12,20 +12,26 @@ extension JackDriver {
   /// Aux sends' port sets: `NAME_send_L`, `NAME_send_R` (outputs), `NAME_return_L`,
   /// `NAME_return_R` (inputs), in slots 4i to 4i+3.
   static let sendPortSet = PortSetKind(
-    slotsPerIndex: 4, publish: { context, slot, port in context.pointee.setSendPort(slot, port) },
+    name: "send", slotsPerIndex: 4, publish: { context, slot, port in context.pointee.setSendPort(slot, port) },
     describe: { k, names in
       (k < 2, "stemdeck \(k < 2 ? "send" : "return") \(names[k])")
     })
 
   /// Registers the ports of new sends and removes those of sends gone (cleared in the process
-  /// context first, unregistered two periods later). A port JACK refuses is tried again at each poll.
+  /// context first, unregistered two periods later). A set JACK refuses is told once and not
+  /// tried at each poll (`syncPortSets`).
   func syncSends() {
-    syncPortSets(wanted: mixer.sendPorts(), registered: \.sendRegistered, kind: Self.sendPortSet)
+    syncPortSets(wanted: wantedSends(), registered: \.sendRegistered, kind: Self.sendPortSet)
   }
 
   /// Whether the registered send ports differ from the mixer's sends.
   func sendsOutOfStep() -> Bool {
-    portSetsOutOfStep(wanted: mixer.sendPorts(), registered: sendRegistered)
+    portSetsOutOfStep(wanted: wantedSends(), registered: sendRegistered)
+  }
+
+  /// The mixer's send port sets but those JACK refused.
+  func wantedSends() -> [Int: [String]] {
+    unrefused(mixer.sendPorts(), kind: Self.sendPortSet.name)
   }
 
   /// Registers or removes send ports now (after `send add`/`remove`), rather than at the next `poll`.

@@ -82,6 +82,16 @@ public final class JackDriver: @unchecked Sendable {
   var lastJackSeconds = 0.0
   /// UUIDs of ports of a client whose server died: their properties are removed on reconnect.
   var staleSubjects: [(uuid: jack_uuid_t, prettyName: String?)] = []
+  /// Whether the server answered at the last `poll` (a request that waited `ServerCalls.bound`
+  /// in vain makes it false until the server answers again): told once each way.
+  var serverAnswered = true
+  /// Port sets JACK refused to register (their short names) by kind, with why: not tried again
+  /// while they stay wanted, told once (JackDriver+PortSets.swift).
+  var refusedPorts: [String: [[String]: String]] = [:]
+  /// The refused sets already told, by kind (until they are no longer wanted).
+  var toldRefusals: [String: Set<[String]>] = [:]
+  /// Events noted outside `poll` (a refusal while syncing ports), reported by the next `poll`.
+  var pendingEvents: [DriverEvent] = []
 
   /// Opens the client (starting a server first when allowed and none runs) and activates it.
   public init(options: Options, makeMixer: (Double) -> Mixer) throws(JackError) {
@@ -99,7 +109,8 @@ public final class JackDriver: @unchecked Sendable {
     serverSettings = options.serverSettings
     var opened: JackClient?
     do { opened = try JackClient(name: options.clientName, server: server) } catch {
-      guard options.startServer else { throw error }
+      // A server that does not answer exists: starting another under its name cannot help.
+      guard options.startServer, !error.serverNotAnswering else { throw error }
       let launch = options.launch
       launcher = try ServerLauncher(serverName: server, launch: launch, settings: options.serverSettings) {
         Self.serverReady(server, launch)
@@ -164,6 +175,7 @@ public final class JackDriver: @unchecked Sendable {
     ctx.pointee.effectPortLeft.store(0, ordering: .releasing)
     ctx.pointee.effectPortRight.store(0, ordering: .releasing)
     syncMode = .off  // a new client registers its timebase callback again
+    refusedPorts = [:]  // a new client may register what the last one was refused
     lastSeen = [:]  // a new server has none of our connections yet: none were undone by a user
     graphSettlesAt = 0
     vanishedSince = [:]
@@ -193,8 +205,9 @@ public final class JackDriver: @unchecked Sendable {
         // The client is left open (the process is ending); whatever hung keeps its reference.
         _ = Unmanaged.passRetained(client)
         let text =
-          "stemdeck: the JACK client did not close within 2 s (JACK's metadata database did not "
-          + "answer, or libjack hung in jack_client_close); quitting without waiting for it\n"
+          "stemdeck: the JACK client did not close within 2 s (the JACK server '\(serverName)' or its "
+          + "metadata database did not answer, or libjack hung in jack_client_close); quitting "
+          + "without waiting for it\n"
         _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
       }
       client = nil
@@ -320,11 +333,16 @@ public final class JackDriver: @unchecked Sendable {
 
   /// The slots that want direct outs, by stem name (the mixer's stems and, during a setlist
   /// crossfade, the old song's stems still fading out).
+  /// Those whose ports JACK refused are left out (JackDriver+PortSets.swift, `unrefused`).
   func wantedDirectOuts() -> [String: Set<Int>] {
     var wanted: [String: Set<Int>] = [:]
     for (name, slot) in mixer.directOutSlots() { wanted[name, default: []].insert(slot) }
-    return wanted
+    let kept = unrefused(Dictionary(uniqueKeysWithValues: wanted.keys.map { ($0, Self.directOutNames($0)) }), kind: "direct out")
+    return wanted.filter { kept[$0.key] != nil }
   }
+
+  /// A strip's direct-out ports.
+  static func directOutNames(_ name: String) -> [String] { ["\(name)_L", "\(name)_R"] }
 
   /// Registers or removes per-stem direct-out ports, and points slots at them, to match the
   /// stems' settings. A port stays registered (and connected) while any slot uses its name, so
@@ -350,12 +368,21 @@ public final class JackDriver: @unchecked Sendable {
       directPorts[name] = nil
       lastSeen["\(name)_L"] = nil
       lastSeen["\(name)_R"] = nil
+      portsReleased()
     }
     for (name, slots) in wanted {
       if directPorts[name] == nil {
-        guard let l = try? client.registerAudioPort("\(name)_L", isOutput: true, prettyName: "\(name) left"),
-          let r = try? client.registerAudioPort("\(name)_R", isOutput: true, prettyName: "\(name) right")
-        else { continue }
+        let names = Self.directOutNames(name)
+        let l: OpaquePointer, r: OpaquePointer
+        do { l = try client.registerAudioPort(names[0], isOutput: true, prettyName: "\(name) left") } catch {
+          refuse(names, kind: "direct out", error)
+          continue
+        }
+        do { r = try client.registerAudioPort(names[1], isOutput: true, prettyName: "\(name) right") } catch {
+          client.unregister(l)
+          refuse(names, kind: "direct out", error)
+          continue
+        }
         directPorts[name] = (slots, l, r)
       }
       guard let entry = directPorts[name] else { continue }
@@ -381,6 +408,7 @@ public final class JackDriver: @unchecked Sendable {
         wasPlayingAtLoss = mixer.transportState != .paused
         // Its ports' properties cannot be removed now (no server); the next client removes them.
         staleSubjects += client?.registeredSubjects ?? []
+        serverAnswered = true  // a late request ends with the server; "went away" says the rest
         client = nil  // closes the dead client
         connected = false
         masterPorts = nil
@@ -399,6 +427,14 @@ public final class JackDriver: @unchecked Sendable {
         }
         return lines
       }
+      if let client, client.serverAnswers != serverAnswered {
+        serverAnswered.toggle()
+        lines.append(
+          serverAnswered
+            ? .serverAnswersAgain(server: serverName) : .serverNotAnswering(server: serverName, seconds: Int(ServerCalls.bound)))
+      }
+      // Nothing to do until it answers: every request would be refused at once.
+      guard serverAnswered else { return lines }
       let x = xruns
       if x > xrunsReported {
         lines.append(.xruns(new: x - xrunsReported, total: x))
@@ -409,6 +445,8 @@ public final class JackDriver: @unchecked Sendable {
       if mixer.midiPortWanted != (midiPort != nil) || mixer.midiFeedback != (midiOutPort != nil) { syncMidiPort() }
       if liveInputsOutOfStep() { syncLiveInputs() }
       if sendsOutOfStep() { syncSends() }
+      lines += pendingEvents
+      pendingEvents = []
       lines += syncTransport()
       let change = context.pointee.graphChanged.load(ordering: .acquiring)
       if change != lastGraphChange {
@@ -432,7 +470,13 @@ public final class JackDriver: @unchecked Sendable {
         Self.serverReady(server, launch)
       }
     }
-    guard let newClient = try? JackClient(name: clientName, server: serverName) else { return [] }
+    let newClient: JackClient
+    do { newClient = try JackClient(name: clientName, server: serverName) } catch {
+      // A server back but stuck is said once; looked for again every `reconnectInterval`.
+      guard error.serverNotAnswering, serverAnswered else { return [] }
+      serverAnswered = false
+      return [.serverNotAnswering(server: serverName, seconds: Int(ServerCalls.bound))]
+    }
     if Double(newClient.sampleRate) != mixer.sampleRate {
       pendingClient = newClient
       return []
@@ -471,6 +515,10 @@ public final class JackDriver: @unchecked Sendable {
   /// and the transport as it was at the loss.
   func finishReconnect(_ newClient: JackClient) -> [DriverEvent] {
     var lines: [DriverEvent] = []
+    if !serverAnswered {
+      serverAnswered = true
+      lines.append(.serverAnswersAgain(server: serverName))
+    }
     newClient.removeProperties(ofVanished: staleSubjects)
     staleSubjects = []
     do { try attach(newClient) } catch {

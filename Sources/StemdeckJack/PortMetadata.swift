@@ -40,27 +40,37 @@ final class PortMetadata: @unchecked Sendable {
   /// before).
   @discardableResult
   func run(_ body: @escaping @Sendable () -> Void) -> Bool {
-    guard isAnswering else { return false }
-    let done = DispatchSemaphore(value: 0)
+    // A metadata call ends with a request: with a server that does not answer it would hang
+    // there, and the database would be blamed.
+    guard isAnswering, server.answers else { return false }
+    let call = PendingCall<Void>()
     queue.async { [gate] in
       gate.wait()
-      body()
+      if call.enter() { body() }
       gate.signal()
-      done.signal()
+      call.done.signal()
     }
-    if done.wait(timeout: .now() + Self.bound) == .success { return true }
+    if call.done.wait(timeout: .now() + Self.bound) == .success { return true }
+    // Given up still at the gate: a request holds it (the server does not answer), not the
+    // database; it will not run.
+    guard !call.abandon(), server.answers else { return false }
     if !Self.stuck.exchange(true, ordering: .acquiringAndReleasing) { Self.sayStuck() }
     return false
   }
 
-  /// Runs `body` (a request to the server) never beside a metadata call: it waits for the
-  /// metadata thread while the database answers; once stuck it goes on without waiting (that
+  /// Runs `body` (a request to the server) never beside a metadata call, on the request thread,
+  /// and waits for it `ServerCalls.bound` seconds at most (ServerCalls.swift): nil when the server
+  /// does not answer (now, or a request before this one is still waiting for it). It waits for
+  /// the metadata thread while the database answers; once stuck it goes on without waiting (that
   /// thread waits on a lock nobody will give back).
-  func request<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+  func request<T>(_ body: @escaping () -> T) -> T? {
+    guard server.answers else { return nil }
     let passed = isAnswering ? gate.wait(timeout: .now() + Self.bound) == .success : gate.wait(timeout: .now()) == .success
-    defer { if passed { gate.signal() } }
-    return try body()
+    return server.call(body) { [gate] in if passed { gate.signal() } }
   }
+
+  /// Requests to the server, bounded (ServerCalls.swift).
+  let server = ServerCalls()
 
   /// Runs `body` only when no metadata call is inside libjack (waiting for one `bound` seconds
   /// at most while the database answers): for `jack_client_close`, which must not free the

@@ -72,7 +72,7 @@ struct SessionDecoder {
     }
     if let node = fields["inputs"] { session.inputs = try inputs(node, stems: session.stems, buses: session.buses) }
     if let node = fields["sends"] { session.sends = try sends(node) }
-    if let problem = session.sendProblem() {
+    if let problem = session.sendProblem() ?? session.portProblem() {
       throw fail(problem.location, sendNode(problem.location, fields) ?? root, problem.message)
     }
     if let node = fields["scenes"] { session.scenes = try scenes(node) }

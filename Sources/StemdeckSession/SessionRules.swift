@@ -104,6 +104,11 @@ enum SessionRules {
       return "invalid \(noun) name \(quoted): \(describe(bad)) is not allowed (allowed: 1 to "
         + "\(SettingRange.nameLength.upperBound) ASCII \(nameAlphabet))"
     }
+    if let first = name.first, first == "." || first == "-" {
+      return "invalid \(noun) name \(quoted): it may not start with '\(first)' (a stem's name is also its file's "
+        + "in 'render --stems': '.' and '..' are folders and '.x' a hidden file; a word starting with '-' reads as an "
+        + "option); start it with a letter, a digit or '_'"
+    }
     if name.lowercased() == "all" {
       return "the \(noun) name \(quoted) is reserved (it means every \(noun) in console commands); "
         + "choose another name"
@@ -293,7 +298,7 @@ extension Session {
     if let problem = busProblem() { throw fail(problem.location, problem.message) }
     if let problem = midi.problem() { throw fail(problem.location, problem.message) }
     try validateInputs(fail)
-    if let problem = sendProblem() { throw fail(problem.location, problem.message) }
+    if let problem = sendProblem() ?? portProblem() { throw fail(problem.location, problem.message) }
     for (port, peers) in connections.sorted(by: { $0.key < $1.key }) {
       let base = SessionRules.path("connections", port)
       if let problem = SessionRules.localPortProblem(port) { throw fail(base, problem) }

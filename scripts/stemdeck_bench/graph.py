@@ -97,7 +97,7 @@ def case_graph_live(ctx):
             for i in range(PAIRED_EXTRA):
                 res["bypass_pairs"].append(list(measured_pair(
                     ctx, "3g", f"bypassed against no EQ: paired window {i + 2}",
-                    [(GRAPH_KIND[eq], live(eq, f"graph-{eq}-pair{i + 2}")) for eq in ("off", "none")])))
+                    [(GRAPH_KIND[eq], live(eq, f"graph-{eq}-pair{i + 2}")) for eq in ("off", "none")], server=server)))
             # The load-matched control of the target row (EQ on), in paired windows as case 3's.
             kind = f"stemdeck {GRAPH_KIND['on']}"
             x = next((x for k, m, x in res["rows"] if k == kind and "error" not in x), None)

@@ -26,12 +26,42 @@ from .material import *  # noqa: F401,F403
 
 class JackServer:
     def __init__(self, name, cache, env):
+        self.base_name, self.base_env, self.cache = name, env, cache
+        self.restarts = []  # (where, why) of each fresh server started in place of one that stopped answering
+        self._name(name)
+        self.proc = None
+
+    def _name(self, name):
         self.name = name
-        self.env = dict(env, JACK_DEFAULT_SERVER=name)
+        self.env = dict(self.base_env, JACK_DEFAULT_SERVER=name)
         self.cmd = (["jackd", "-n", name, "-R" if STATE["jack_realtime"] else "--no-realtime"]
                     + ["-d", "dummy", "-r", str(SR), "-p", "128"])
-        self.log_path = os.path.join(cache, "logs", f"jackd-{name}.log")
-        self.proc = None
+        self.log_path = os.path.join(self.cache, "logs", f"jackd-{name}.log")
+
+    def answers(self, timeout=5):
+        """Whether the server takes a client and answers it within `timeout` s: `jack_lsp` under a
+        deadline. A jackd can stop answering while it runs (a live run saw its request thread wait
+        on a futex after a heavy window: `jack_lsp` hung, and so did every later client)."""
+        try:
+            run(["jack_lsp", "-s", self.name], timeout=timeout, env=self.env, what="jack_lsp")
+            return True
+        except BenchError:
+            return False
+
+    def ensure_answering(self, where):
+        """Before a window: when the server died or does not answer, stops it (SIGTERM, then
+        SIGKILL: a wedged jackd may hang in its own shutdown) and starts a fresh one under a new
+        name (nothing of the old one's registry entry or files in /dev/shm can get in its way), as
+        the tests' private servers do. Returns why it restarted, or None."""
+        if self.alive() and self.answers():
+            return None
+        why = "died" if not self.alive() else "did not answer jack_lsp within 5 s"
+        log(f"  jackd '{self.name}' {why} ({where}): starting a fresh server (log of the old one: {self.log_path})")
+        self.stop()
+        self.restarts.append((where, why))
+        self._name(f"{self.base_name}-r{len(self.restarts)}")
+        self.start()
+        return why
 
     def start(self):
         """Starts jackd and waits until clients can connect. When it does not come up, the JACK
@@ -367,6 +397,9 @@ def live_row(ctx, server, res, case, kind, n, fn):
     first = None
     for attempt in (1, 2, 3):
         wait_quiet(ctx["row_wait"])
+        restarted = server.ensure_answering(f"case {case}: {kind}, {n}")
+        if restarted:
+            res.setdefault("server_restarts", []).append([kind, n, restarted])
         log(f"  case {case}: {kind}, {n}{' (again: the last window was disturbed)' if attempt > 1 else ''}")
         try:
             x = fn()
@@ -374,7 +407,8 @@ def live_row(ctx, server, res, case, kind, n, fn):
             log(f"  case {case}: {kind} {n} FAILED: {e}")
             x = {"error": str(e).splitlines()[0][:200]}
         if not server.alive():
-            raise BenchError(f"jackd died during the live case (log: {server.log_path})")
+            # The next window starts a fresh server (ensure_answering); this one's numbers are void.
+            x = {"error": f"jackd died during the window (log: {server.log_path})"}
         if first is not None:
             x["earlier"] = first
         base = [b["xruns"] for k, _, b in res["rows"] if k.startswith("baseline") and "error" not in b]
@@ -390,12 +424,14 @@ CONTROL = "control: jack_cpu busy client"
 PAIRED_EXTRA = 2  # windows of each target row and its control beyond the first (3 pairs in all)
 
 
-def measured_pair(ctx, case, what, runs):
-    """One window of each (name, fn) of `runs` in turn, each after the machine is quiet; a window
-    that fails keeps its error in its place."""
+def measured_pair(ctx, case, what, runs, server=None):
+    """One window of each (name, fn) of `runs` in turn, each after the machine is quiet (and the
+    server answers: `JackServer.ensure_answering`); a window that fails keeps its error in its place."""
     pair = []
     for name, fn in runs:
         wait_quiet(ctx["row_wait"])
+        if server is not None:
+            server.ensure_answering(f"case {case}: {what}, {name}")
         log(f"  case {case}: {what}, {name}")
         try:
             pair.append(fn())
@@ -419,4 +455,5 @@ def control_and_pairs(ctx, server, res, row, case, kind, n, x, live, label, name
         tag = f"{label}-pair{i + 2}"
         res["paired"].setdefault((kind, n), []).append(measured_pair(
             ctx, case, f"{kind}, {n}: paired window {i + 2}",
-            (("stemdeck", lambda: live(tag)), ("control", lambda: live_control(ctx, server, seconds, pct, tag)))))
+            (("stemdeck", lambda: live(tag)), ("control", lambda: live_control(ctx, server, seconds, pct, tag))),
+            server=server))

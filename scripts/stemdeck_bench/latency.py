@@ -137,6 +137,7 @@ def case_latency(ctx):
     opens, open_cmd, play_to_playing, acks, to_silent, to_sound = [], [], [], [], [], []
     try:
         for r in range(runs):
+            server.ensure_answering(f"case 5 run {r + 1}")
             sd = Stemdeck(ctx["bin"], ["--server", server.name, "--no-start-server", "--no-connect"], server.env,
                           os.path.join(cache, "logs", "latency.log"))
             try:

@@ -34,6 +34,7 @@ def case_memory(ctx):
     rows = []
     try:
         for r in range(runs):
+            server.ensure_answering(f"case 4 run {r + 1}")
             sd = Stemdeck(ctx["bin"], [s, "--server", server.name, "--no-start-server", "--no-connect"], server.env,
                           os.path.join(cache, "logs", "memory.log"))
             try:

@@ -61,6 +61,9 @@ enum RemotePush {
         o["event"] = "reconnected"; o["server"] = server; o["sampleRate"] = rate; o["bufferSize"] = frames;
         o["restoredConnections"] = restored
       case .resumingPlayback: o["event"] = "resumingPlayback"
+      case .serverNotAnswering(let server, let seconds): o["event"] = "serverNotAnswering"; o["server"] = server; o["seconds"] = seconds
+      case .serverAnswersAgain(let server): o["event"] = "serverAnswersAgain"; o["server"] = server
+      case .portsRefused(let ports, let reason): o["event"] = "portsRefused"; o["ports"] = ports; o["reason"] = reason
       }
     }
     if let text = event.text { o["text"] = text }
