@@ -349,15 +349,17 @@ public final class Console {
   /// Opens a session file, replacing the current session only if everything in it is valid.
   /// With `asSongChange` (setlists) a playing transport moves to it as the current session's
   /// `songChange` option says (gapless or crossfade; `Mixer.changeSong`).
-  public func open(_ path: String, force: Bool = false, asSongChange: Bool = false) throws(CommandError) {
+  /// `throughRig`: a setlist's song, played through the rig that is live (`Session.playedThrough`).
+  public func open(_ path: String, force: Bool = false, asSongChange: Bool = false, throughRig: Bool = false) throws(CommandError) {
     if interactive && mixer.isDirty && !force {
       throw CommandError("there are unsaved changes: 'save' them first, or use 'open! \(path)' to discard them")
     }
     let absolute = Self.absolutePath(path)
-    let session: Session
+    var session: Session
     do { session = try SessionFile.load(path: absolute) } catch {
       throw CommandError(error.naming(path, for: absolute).description)
     }
+    if throughRig { session = session.playedThrough(rig: live.sessionForSaving(to: absolute)) }
     let warnings: [MixerWarning]
     do {
       warnings =

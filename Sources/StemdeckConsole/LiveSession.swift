@@ -42,6 +42,10 @@ public final class LiveSession {
   /// The intended connections when last looked at: a change (connect, disconnect, or another
   /// patchbay) is an unsaved change of the session.
   var connectionsSeen: [String: [String]] = [:]
+  /// The song's part (`Session.songLayer`) as opened or last saved: a setlist's `next` refuses
+  /// only when that changed (`songLayerDirty`); routing, inputs, buses and sends are the rig's,
+  /// carried to the next song, so a change of them never blocks the show (issue 35, item 5).
+  var savedSongLayer = Session().songLayer
   /// `mixer.songEnds` when last looked at.
   var songEndsSeen = 0
   /// When the current song ended, while `songEnded` waits for the renderer to stop.
@@ -183,6 +187,7 @@ public final class LiveSession {
   /// are in the new file, and opening the old one must not offer them back).
   func saved(to path: String) {
     mixer.markSaved()
+    savedSongLayer = mixer.session(savingTo: path).songLayer
     if let driver { connectionsSeen = driver.intendedConnections }
     if let old = self.path, old != path { discardAutosave(for: old) }
     self.path = path
@@ -196,6 +201,7 @@ public final class LiveSession {
   func opened(_ session: Session, at path: String) -> (missing: [String], masterConnected: [String]) {
     self.path = path
     lastAutosave = Date()
+    savedSongLayer = mixer.session(savingTo: path).songLayer
     guard let driver else { return ([], []) }
     var (wanted, added) = masterRouting(for: session.connections, driver: driver)
     keepControlPorts(in: &wanted, saved: session.connections, driver: driver)
@@ -250,7 +256,14 @@ public final class LiveSession {
     driver?.setIntendedConnections([:])
     path = nil
     mixer.markSaved()
+    savedSongLayer = mixer.session(savingTo: "").songLayer
     markConnectionsSaved()
+  }
+
+  /// The song's own part has unsaved changes (its stems, their mix, its options, scenes…): what
+  /// a setlist's song change would lose. Rig changes do not count: the rig goes on to the next song.
+  var songLayerDirty: Bool {
+    mixer.isDirty && mixer.session(savingTo: path ?? "").songLayer != savedSongLayer
   }
 
   /// After the mixer loaded an autosave of this session: its connections, and all of it unsaved.

@@ -87,7 +87,7 @@ extension Console {
       return
     }
     let name = Setlist.name(of: list.songs[next])
-    if interactive && mixer.isDirty {
+    if interactive && live.songLayerDirty {
       writeEvent(
         "not advancing to song \(next + 1)/\(list.songs.count) (\(name)): this song has unsaved changes; 'save' them, or 'next!' to discard them"
       )
@@ -104,7 +104,7 @@ extension Console {
   /// Loads a setlist and opens its first song.
   func loadSetlist(_ path: String) throws(CommandError) {
     let list = try Setlist.load(path)
-    if interactive && mixer.isDirty && !commandWord.hasSuffix("!") {
+    if interactive && live.songLayerDirty && !commandWord.hasSuffix("!") {
       throw CommandError("there are unsaved changes: 'save' them first, or use 'setlist! \(path)' to discard them")
     }
     setlist = list
@@ -118,13 +118,19 @@ extension Console {
   /// stop there, so this is a plain `open` even though the renderer may still say it is playing.
   func switchSong(to index: Int, afterEnd: Bool = false) throws(CommandError) {
     guard let list = setlist else { throw CommandError("no setlist loaded (use 'setlist FILE')") }
-    if interactive && mixer.isDirty && !commandWord.hasSuffix("!") {
-      throw CommandError("there are unsaved changes: 'save' them first, or add '!' (e.g. 'next!') to discard them")
+    // Only the song's own changes would be lost: the rig (routing, inputs, buses, sends, master)
+    // goes on to the next song (SessionRig.swift).
+    if interactive && live.songLayerDirty && !commandWord.hasSuffix("!") {
+      throw CommandError("this song has unsaved changes: 'save' them first, or add '!' (e.g. 'next!') to discard them")
     }
     let count = list.songs.count
     let wrapped = ((index % count) + count) % count
     let change = afterEnd || mixer.transportState == .paused ? nil : mixer.options
-    try open(list.songs[wrapped], force: true, asSongChange: !afterEnd)
+    // Unsaved changes that are not the song's are the rig's: they go on with it, still unsaved
+    // (a later `save` writes them, `quit` asks about them).
+    let rigUnsaved = mixer.isDirty && !live.songLayerDirty
+    try open(list.songs[wrapped], force: true, asSongChange: !afterEnd, throughRig: true)
+    if rigUnsaved { mixer.markDirty() }
     setlistIndex = wrapped
     var line = "song \(wrapped + 1)/\(count): \(Setlist.name(of: list.songs[wrapped]))"
     if let change {

@@ -135,9 +135,9 @@ struct RemoteSafetyTests {
       to = OSCTests.address("127.0.0.1", server.port)
     }
     func send(_ path: String, _ arguments: [OSCArgument]) { _ = socket.send(path, arguments, to: to.0, length: to.1) }
-    /// Serves `server` until a reply comes (at most 5 s).
+    /// Serves `server` until a reply comes (at most 30 s).
     func reply(_ server: OSCServer, _ console: Console) -> [OSCArgument]? {
-      let deadline = Date().addingTimeInterval(5)
+      let deadline = Date().addingTimeInterval(30)
       while Date() < deadline {
         server.service(console)
         for m in socket.receive().messages where m.path == "/stemdeck/reply" { return m.arguments }
@@ -190,15 +190,17 @@ struct RemoteSafetyTests {
     late.send("/stemdeck/subscribe", [.string("meters")])
     let refused = late.reply(server, h.console)
     #expect(refused?.first == .int(0) && server.subscriberCount == OSCServer.maxSubscribers, "\(String(describing: refused))")
-    // Leases of a tenth of a second: past it, the subscribers that sent nothing are gone.
-    server.leaseSeconds = 0.1
+    // A lease of one second for the one that subscribes again: past it, it is gone (the others
+    // still hold their minute).
+    server.leaseSeconds = 1
     late.send("/stemdeck/ping", [])
     #expect(late.reply(server, h.console)?.last == .string("pong"))
-    peers[0].send("/stemdeck/subscribe", [.string("meters")])  // its lease anew: a tenth of a second
+    peers[0].send("/stemdeck/subscribe", [.string("meters")])
     #expect(peers[0].reply(server, h.console)?.first == .int(1))
+    let renewed = Date()
     server.pushDue(h.mixer)
-    #expect(server.subscriberCount == OSCServer.maxSubscribers)
-    let lapse = Date().addingTimeInterval(0.1)
+    if Date().timeIntervalSince(renewed) < 0.9 { #expect(server.subscriberCount == OSCServer.maxSubscribers) }
+    let lapse = renewed.addingTimeInterval(1)
     while Date() <= lapse {
       var none = pollfd(fd: -1, events: 0, revents: 0)
       _ = poll(&none, 0, 10)
@@ -228,9 +230,10 @@ struct ControlSocketFairnessTests {
       let line = Array((ControlServer.encode(["id": id, "cmd": cmd]) + "\n").utf8)
       _ = line.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
-    /// The next reply line, serving `server` meanwhile; nil after 5 s.
+    /// The next reply line, serving `server` meanwhile; nil after 60 s (a bound, not a wait: a
+    /// reply comes as soon as it is written; under AddressSanitizer a large one takes seconds).
     func line(_ server: ControlServer, _ console: Console) -> String? {
-      let deadline = Date().addingTimeInterval(5)
+      let deadline = Date().addingTimeInterval(60)
       while Date() < deadline {
         if let n = pending.firstIndex(of: 10) {
           defer { pending.removeSubrange(...n) }
@@ -267,7 +270,7 @@ struct ControlSocketFairnessTests {
     #expect(reply?.contains("\"output\":[\"other\"]") == true, "\(String(describing: reply))")
     #expect(server.waitingCount == 1)
     waiting.close()
-    let gone = Date().addingTimeInterval(5)
+    let gone = Date().addingTimeInterval(30)
     while server.waitingCount > 0 && Date() < gone { server.service(h.console) }
     #expect(server.waitingCount == 0 && server.clientCount == 1)
   }
