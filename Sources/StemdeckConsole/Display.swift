@@ -173,6 +173,8 @@ enum Display {
       var xruns: Int
       var name: String
       var connected: Bool
+      /// False while the server does not answer stemdeck's requests (stopped or stuck).
+      var answering = true
       /// The `driver:` line after the colon; nil when the server's process cannot be seen.
       var driver: String?
       var client: String
@@ -207,7 +209,8 @@ enum Display {
         lines.append("buffer: \(d.bufferSize) frames")
         lines.append("dsp load: \(NumberFormat.fixed(d.dspLoad, 1)) %")
         lines.append("xruns: \(d.xruns)")
-        lines.append("server: \(d.name) (\(d.connected ? "connected" : "disconnected, retrying"))")
+        let state = !d.connected ? "disconnected, retrying" : d.answering ? "connected" : "connected, not answering: stopped or stuck"
+        lines.append("server: \(d.name) (\(state))")
         lines.append("driver: \(d.driver ?? "unknown (the server's process is not visible from here)")")
         lines.append("client: \(d.client)")
         switch d.transportSync {
@@ -259,10 +262,10 @@ enum Display {
       // The driver from the server's own command line (libjack does not say): net slaves show
       // their master and network latency.
       var info = ServerDriverInfo.of(server: d.serverName)
-      if info?.driver == "net", d.connected { info?.linked = ((try? d.ports()) ?? []).contains { $0.isPhysical } }
+      if info?.driver == "net", d.connected, d.serverAnswering { info?.linked = ((try? d.ports()) ?? []).contains { $0.isPhysical } }
       var s = StatusReport.Server(
         bufferSize: d.bufferSize, dspLoad: d.cpuLoad, xruns: d.xruns, name: d.serverName,
-        connected: d.connected, driver: info?.description, client: d.clientName)
+        connected: d.connected, answering: d.serverAnswering, driver: info?.description, client: d.clientName)
       switch m.options.transportSync {
       case .off: break
       case .follow: s.transportSync = "following"

@@ -85,6 +85,9 @@ public final class JackDriver: @unchecked Sendable {
   /// Whether the server answered at the last `poll` (a request that waited `ServerCalls.bound`
   /// in vain makes it false until the server answers again): told once each way.
   var serverAnswered = true
+  /// False while the server does not answer (a request waited `ServerCalls.bound` seconds in
+  /// vain): `status` says so instead of "connected".
+  public var serverAnswering: Bool { serverAnswered }
   /// Port sets JACK refused to register (their short names) by kind, with why: not tried again
   /// while they stay wanted, told once (JackDriver+PortSets.swift).
   var refusedPorts: [String: [[String]: String]] = [:]

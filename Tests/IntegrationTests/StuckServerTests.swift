@@ -50,6 +50,8 @@ struct StuckServerTests {
     let refusedIn = monotonicSeconds() - asked
     #expect(refusedIn < 2, "the second request and an echo took \(twoDecimals(refusedIn)) s")
     #expect(deck.eventCount("JACK server '\(server.name)' does not answer") == 1, "\(deck.transcript)")
+    let said = try await deck.attempt("status")
+    #expect(said.contains { $0.hasPrefix("server: \(server.name) (connected, not answering") }, "\(said)")
 
     // Resumed: said once, and JACK commands work again.
     #expect(kill(pid, SIGCONT) == 0)

@@ -88,7 +88,8 @@ struct SetlistTests {
     #expect(h.run("setlist \(show)").ok)
     #expect(h.run("vol kick 0.5").ok)
     let dirty = MixerSnapshot(h)
-    #expect(h.run("next") == (false, ["error: this song has unsaved changes: 'save' them first, or add '!' (e.g. 'next!') to discard them"]))
+    #expect(
+      h.run("next") == (false, ["error: this song has unsaved changes: 'save' them first, or add '!' (e.g. 'next!') to discard them"]))
     #expect(h.run("goto 2").ok == false)
     #expect(
       h.run("setlist \(show)") == (

@@ -166,7 +166,7 @@ enum QueryJSON {
     ]
     if let d = r.server {
       var server: [String: Any] = [
-        "name": d.name, "connected": d.connected, "bufferSize": d.bufferSize, "dspLoad": number(d.dspLoad, 2),
+        "name": d.name, "connected": d.connected, "answering": d.answering, "bufferSize": d.bufferSize, "dspLoad": number(d.dspLoad, 2),
         "xruns": d.xruns, "driver": d.driver.map { $0 as Any } ?? NSNull(), "client": d.client,
         "transportSync": d.transportSync ?? "off"
       ]
