@@ -312,6 +312,11 @@ extension Console {
     // Its own group, always empty: a pedal pressed while the operator has a `begin` open is
     // not captured into it (a `do` line cannot hold a `begin`: commandLineProblem).
     var noGroup: [[String]]?
+    // Never parked: run inside a remote request's step (an `sfx fire` waiting in it serves the
+    // engine), a `wait` here must not be taken for that request's.
+    let outerParkable = parkable
+    parkable = false
+    defer { parkable = outerParkable }
     let r = from(.midi) { withOwnGroup(&noGroup) { captured { execute(line: command, stopOnError: true) } } }
     for line in r.output { writeEvent("midi \(command): \(line)") }
     if !r.ok { writeEvent("midi \(command): \(r.errors.isEmpty ? "the command failed" : r.errors.joined(separator: "; "))") }

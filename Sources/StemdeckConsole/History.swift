@@ -156,6 +156,13 @@ extension Console {
       guard history.steps.indices.contains(index) else { break }
       let step = history.steps[index]
       let (from, to) = redo ? (step.before, step.after) : (step.after, step.before)
+      // A front end that may not change the rig may not undo or redo it either: OSC's `undo`
+      // must not take the operator's mic input away (Access.swift).
+      if ceiling < .rig, let part = Self.rigChange(from: from, to: to) {
+        throw CommandError(
+          "\(redo ? "redo" : "undo") of '\(printableText(step.text))' \(part), which \(CommandAccess.rig.what): refused \(commandSource.described)\(commandSource.remedy)"
+        )
+      }
       do { try mixer.revert(from: from, to: to) } catch {
         throw CommandError(
           "\(redo ? "redo" : "undo") of '\(printableText(step.text))': \(error.consoleWords) — nothing was changed\(lines.isEmpty ? "" : " by this step (\(lines.count) before it were \(redo ? "redone" : "undone"))")"
@@ -175,6 +182,21 @@ extension Console {
       )
     }
     return lines
+  }
+
+  /// What a move from `a` to `b` would do to the rig, in words, or nil: a live input, a bus or an
+  /// aux send added or removed, a strip's direct outs switched.
+  static func rigChange(from a: Session, to b: Session) -> String? {
+    if Set(a.inputs.map(\.name)) != Set(b.inputs.map(\.name)) { return "adds or removes a live input" }
+    if Set(a.sends.map(\.name)) != Set(b.sends.map(\.name)) { return "adds or removes an aux send" }
+    if Set(a.buses.map(\.name)) != Set(b.buses.map(\.name)) { return "adds or removes a bus" }
+    func directOuts(_ s: Session) -> Set<String> {
+      Set(
+        s.stems.filter(\.strip.directOut).map(\.name) + s.inputs.filter(\.strip.directOut).map(\.name)
+          + s.buses.filter(\.strip.directOut).map(\.name))
+    }
+    if directOuts(a) != directOuts(b) { return "switches a strip's direct outs" }
+    return nil
   }
 
   /// The first `shown` changes and how many more: `drums volume 0dB → -6dB; bass pan 0 → 0.3;

@@ -413,3 +413,21 @@ extension ForgedLineTests {
     _ = try SessionFile.decode(Data(text.utf8), source: "v2.json")
   }
 }
+
+extension RemoteSafetyTests {
+  @Test("OSC's undo cannot take the operator's live input away (a rig change): refused, the input stays; mix steps undo")
+  func oscUndoLeavesTheRig() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let server = try OSCServer(host: "127.0.0.1", port: 0)
+    defer { server.close() }
+    #expect(h.run("input add mic mono").ok)
+    let refused = Self.osc(server, h, "/stemdeck/undo")
+    #expect(refused?.ok == false && refused?.text.contains("adds or removes a live input") == true, "\(String(describing: refused))")
+    #expect(h.mixer.inputNames == ["mic"])
+    #expect(h.run("vol drums 0.5").ok)
+    #expect(Self.osc(server, h, "/stemdeck/undo") == nil)  // a button's press: answered only on a refusal
+    #expect(MixerSnapshot(h)[stem: "drums"].volume == 1)
+    #expect(h.run("undo").ok && h.mixer.inputNames.isEmpty, "the operator's own undo still takes the input back")
+  }
+}
