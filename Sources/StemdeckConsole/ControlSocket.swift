@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckControl
 import StemdeckJack
+import StemdeckSession
 
 /// The control socket (docs/architecture.md, *Control socket*): a Unix stream socket on which
 /// other programs send JSON lines `{"id": 7, "cmd": "vol drums -6dB"}` and get exactly one reply
@@ -398,6 +399,12 @@ public final class ControlServer {
       return Self.encode([
         "id": NSNull(), "ok": false,
         "error": "malformed request: not valid JSON (send one object per line, such as {\"id\": 1, \"cmd\": \"status\"})"
+      ])
+    }
+    if let key = JSONDuplicates.firstDuplicateKey(in: bytes) {
+      return Self.encode([
+        "id": NSNull(), "ok": false,
+        "error": "malformed request: \"\(key)\" appears more than once in it; send each key once (nothing was run)"
       ])
     }
     guard let request = object as? [String: Any] else {

@@ -431,3 +431,18 @@ extension RemoteSafetyTests {
     #expect(h.run("undo").ok && h.mixer.inputNames.isEmpty, "the operator's own undo still takes the input back")
   }
 }
+
+extension ControlSocketFairnessTests {
+  @Test("a request with a key twice ('cmd' echo, then 'cmd' quit) is refused whole: nothing runs")
+  func duplicateKeys() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let server = try ControlServer(path: h.folder.file("c.sock"), makeFolder: false)
+    defer { server.close() }
+    let text = server.reply(to: Array(#"{"id": 1, "cmd": "echo hi", "cmd": "quit!"}"#.utf8), h.console)
+    #expect(text.contains("\"ok\":false") && text.contains("\\\"cmd\\\" appears more than once"), "\(text)")
+    #expect(!h.console.quitRequested)
+    let nested = server.reply(to: Array(#"{"id": 2, "subscribe": ["events"], "rate": 5, "rate": 60}"#.utf8), h.console)
+    #expect(nested.contains("appears more than once"), "\(nested)")
+  }
+}
