@@ -218,13 +218,15 @@ struct SetlistIntegrationTests {
   }
 }
 
-/// A command's answer: its last output line that is not an event (an xrun under load may print
-/// an `event: ` line among them).
 extension SetlistIntegrationTests {
-  /// Issue 35, item 2: the rig outlives the songs. A live input added and patched during song 1,
-  /// and a send, are there with their JACK ports and connections after a gapless and a
-  /// crossfaded `next` while playing; the master stays connected throughout.
-  @Test("a mic input and a reverb send made in song 1 keep their ports and connections through two live song changes")
+  /// Issue 35, item 2: the rig outlives the songs. A live input added during song 1 and fed by a
+  /// JACK peer (the python tone as the singer), and a send, are there with their JACK ports and
+  /// connections after a gapless and a crossfaded `next` while playing, and the mic is still heard
+  /// on the master (the songs' stems are silent: only the mic can reach it); the master stays
+  /// connected throughout.
+  @Test(
+    "a mic input fed by a JACK peer and a reverb send made in song 1 keep their ports, connections and sound through two live song changes"
+  )
   func rigThroughSongChanges() async throws {
     let dir = try IntegrationTempDir()
     defer { dir.remove() }
@@ -233,17 +235,18 @@ extension SetlistIntegrationTests {
       let change = i == 1 ? #", "options" : { "songChange" : "crossfade", "crossfadeSeconds" : 0.1 }"# : ""
       try """
       { "format" : "stemdeck-session", "version" : 3, "connections" : { "master_L" : [ "system:playback_1" ] }\(change),
-        "stems" : [ { "name" : "x\(i)", "file" : "\(name).wav", "loops" : -1 } ] }
+        "stems" : [ { "name" : "x\(i)", "file" : "\(name).wav", "loops" : -1, "volume" : 0 } ] }
       """.write(toFile: dir.file("\(name).json"), atomically: true, encoding: .utf8)
     }
     try "one.json\ntwo.json\nthree.json\n".write(toFile: dir.file("show.txt"), atomically: true, encoding: .utf8)
     let server = try await PrivateJackServer()
     defer { server.stop() }
+    let tone = try await JackIntegrationTests.startTonePeer(server, dir)
+    defer { tone.terminate(grace: 2) }
     let deck = try StemdeckProcess(server: server)
     defer { deck.kill() }
     #expect(answer(try await deck.run("setlist \(dir.file("show.txt"))")) == "song 1/3: one", "\(deck.transcript)")
-    for line in ["input add mic mono", "connect system:capture_1 mic_in", "send add verb", "connect verb_send_L system:playback_2", "play"]
-    {
+    for line in ["input add mic mono", "connect tone:out mic_in", "send add verb", "connect verb_send_L system:playback_2", "play"] {
       let r = try await deck.attempt(line)
       #expect(!r.contains { $0.hasPrefix("error:") }, "\(line): \(r)")
     }
@@ -251,14 +254,21 @@ extension SetlistIntegrationTests {
       let switched = try await deck.run("next")
       #expect(answer(switched)?.hasPrefix("song \(song)/3") == true && answer(switched)?.contains(change) == true, "\(deck.transcript)")
       let graph = try await server.connections()
-      #expect(graph["stemdeck:mic_in"] == ["system:capture_1"], "song \(song): \(graph)")
+      #expect(graph["stemdeck:mic_in"] == ["tone:out"], "song \(song): \(graph)")
       #expect(graph["stemdeck:verb_send_L"] == ["system:playback_2"], "song \(song): \(graph)")
       #expect(graph["stemdeck:master_L"] == ["system:playback_1"], "song \(song): \(graph)")
       let inputs = try await deck.run("inputs")
       #expect(inputs.contains { $0.hasPrefix("mic ") }, "song \(song): \(inputs)")
+      // The singer is heard: the tone through the mic strip (the stems are at volume 0).
+      try await deck.run("meters reset")
+      try await deck.run("wait 0.3")
+      let peak = JackIntegrationTests.masterPeak(try await deck.run("meters master"))
+      #expect((peak ?? -200) > -20, "song \(song): the mic is not on the master (peak \(String(describing: peak)))\n\(deck.transcript)")
     }
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
   }
 }
 
+/// A command's answer: its last output line that is not an event (an xrun under load may print
+/// an `event: ` line among them).
 private func answer(_ lines: [String]) -> String? { lines.last { !$0.hasPrefix("event: ") } }
