@@ -96,10 +96,15 @@ extension Console {
 
   /// Throws the refusal when `spec` run as `words` is beyond the running front end's ceiling.
   func checkAccess(_ spec: CommandSpec, _ words: [String]) throws(CommandError) {
+    if let refused = Self.refusal(of: words, spec, from: commandSource, ceiling: ceiling) { throw CommandError(refused) }
+  }
+
+  /// Why `words` (a command of `spec`) is beyond `ceiling`, in the words every refusal uses; nil
+  /// when it is within it.
+  static func refusal(of words: [String], _ spec: CommandSpec, from surface: Surface, ceiling: CommandAccess) -> String? {
     let level = spec.access(word: words[0].lowercased(), arguments: Array(words.dropFirst()))
-    guard level > ceiling else { return }
-    throw CommandError(
-      "'\(Self.commandText(words))' \(level.what): refused \(commandSource.described)\(commandSource.remedy)")
+    guard level > ceiling else { return nil }
+    return "'\(commandText(words))' \(level.what): refused \(surface.described)\(surface.remedy)"
   }
 
   /// Why `line` may not run from `surface`, or nil: the first command beyond its ceiling, so a
@@ -114,10 +119,7 @@ extension Console {
     let ceiling = surface.ceiling(oscAllowsAll: oscAllowsAll)
     for words in commands {
       guard let first = words.first, let spec = CommandTable.lookup(first.lowercased()) else { continue }
-      let level = spec.access(word: first.lowercased(), arguments: Array(words.dropFirst()))
-      if level > ceiling {
-        return "'\(Self.commandText(words))' \(level.what): refused \(surface.described)\(surface.remedy)"
-      }
+      if let refused = refusal(of: words, spec, from: surface, ceiling: ceiling) { return refused }
       // An `at TIME { … }` body is commands too.
       for body in words.dropFirst() where body.hasPrefix("{") && body.hasSuffix("}") {
         if let inner = refusal(of: String(body.dropFirst().dropLast()), from: surface, oscAllowsAll: oscAllowsAll) { return inner }

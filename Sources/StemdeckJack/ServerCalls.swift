@@ -99,10 +99,6 @@ final class ServerCalls: @unchecked Sendable {
 
 /// One call handed to another thread: its result, and whether its caller still waits for it.
 final class PendingCall<T>: @unchecked Sendable {
-  static var running: Int { CallState.running }
-  static var entered: Int { CallState.entered }
-  static var finished: Int { CallState.finished }
-  static var abandoned: Int { CallState.abandoned }
   let state = Atomic<Int>(CallState.running)
   let done = DispatchSemaphore(value: 0)
   /// Written by the thread that runs the call before `state` leaves `running`; read by the caller
@@ -112,13 +108,13 @@ final class PendingCall<T>: @unchecked Sendable {
   /// Gives the call up (its caller no longer waits); false if it finished (or, for a call that
   /// has to `enter`, began) meanwhile.
   func abandon() -> Bool {
-    state.compareExchange(expected: Self.running, desired: Self.abandoned, ordering: .acquiringAndReleasing).exchanged
+    state.compareExchange(expected: CallState.running, desired: CallState.abandoned, ordering: .acquiringAndReleasing).exchanged
   }
 
   /// Marks the call as begun, for a call that waits for its turn first; false if its caller gave
   /// it up meanwhile (then it must not run: what it would use may be gone).
   func enter() -> Bool {
-    state.compareExchange(expected: Self.running, desired: Self.entered, ordering: .acquiringAndReleasing).exchanged
+    state.compareExchange(expected: CallState.running, desired: CallState.entered, ordering: .acquiringAndReleasing).exchanged
   }
 }
 

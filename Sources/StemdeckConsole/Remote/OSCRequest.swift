@@ -70,12 +70,8 @@ struct OSCRequest {
     return reply ? (true, r.output.joined(separator: "\n")) : nil
   }
 
-  /// A value as the commands read it back: the shortest text that is exactly it (`1e+30`, not
-  /// thirty-one digits and six decimals in an error; `1e-07`, not `0.000000`).
-  static func plain(_ v: Double) -> String { NumberFormat.plain(v) }
-
   /// A level in dB as a command's words: `-inf` is 0 (off), else `VALUEdB`.
-  static func decibels(_ v: Double) -> String { v == -.infinity ? "0" : plain(v) + "dB" }
+  static func decibels(_ v: Double) -> String { v == -.infinity ? "0" : NumberFormat.plain(v) + "dB" }
 
   // MARK: - Addresses
 
@@ -90,7 +86,7 @@ struct OSCRequest {
       case .failure(let r): return (false, r.text)
       case .success(let v):
         guard v >= 0, v.isFinite else { return (false, "\(path): the position must be 0 or more seconds (got \(NumberFormat.plain(v)))") }
-        return run(["seek", Self.plain(v)])
+        return run(["seek", NumberFormat.plain(v)])
       }
     default: return unknown
     }
@@ -124,7 +120,7 @@ struct OSCRequest {
     guard let fade = a[1].number, fade.isFinite, fade >= 0 else {
       return (false, "\(path): the fade must be a number of seconds, 0 or more; got \(message.typeTags)")
     }
-    return run(["scene", "recall", name] + (fade > 0 ? ["fade", Self.plain(fade)] : []))
+    return run(["scene", "recall", name] + (fade > 0 ? ["fade", NumberFormat.plain(fade)] : []))
   }
 
   /// `/stemdeck/master/vol DB` (`-inf`: off).
@@ -147,7 +143,7 @@ struct OSCRequest {
       // A fader moves the level; the tap point stays what it is (post for a new level).
       let aux = console.mixer.auxSends.first { $0.name == parts[2] }
       let pre = aux?.levels[parts[1]]?.preFader ?? false
-      return run(["send", parts[1], parts[2], Self.plain(v) + "dB", pre ? "pre" : "post"])
+      return run(["send", parts[1], parts[2], NumberFormat.plain(v) + "dB", pre ? "pre" : "post"])
     }
   }
 
@@ -175,7 +171,7 @@ struct OSCRequest {
     case .number(let what):
       switch number(what) {
       case .failure(let r): return (false, r.text)
-      case .success(let v): words = { [control.word, $0, Self.plain(v)] }
+      case .success(let v): words = { [control.word, $0, NumberFormat.plain(v)] }
       }
     case .toggle:
       switch flag() {

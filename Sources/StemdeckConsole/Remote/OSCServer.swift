@@ -218,8 +218,7 @@ public final class OSCServer {
     let console = request.console
     if let e = request.expect("s", "one string, a command line such as 'vol drums -6dB'") { return (false, e) }
     guard case .string(let line) = request.message.arguments[0] else { return (false, "\(request.path) takes a string") }
-    // Refused whole before any of it runs when one command is beyond what OSC may do (Access.swift).
-    if let refusal = console.refusal(of: line, from: .osc) { return (false, refusal) }
+    // Refused whole before any of it runs when one command is beyond what OSC may do (startRemote).
     let run = console.startRemote(line, from: .osc)
     guard run.finished else {
       // It waits: answered when the wait is over (`resumeParked`).
