@@ -102,7 +102,7 @@ extension Display {
       if !b.audible && !s.mute { flags += "s" }  // silenced by a solo elsewhere
       if s.directOut { flags += "D" }
       if !s.eq.isBypassed { flags += "Q" }
-      if b.glidingVolume != nil || b.glidingPan != nil { flags += "G" }
+      if b.gliding.any { flags += "G" }
       if s.soloSafe { flags += "L" }
       let peaks = b.meter.channels.map { Display.db($0.peak) }.joined(separator: "/")
       let from = b.members.isEmpty ? "(nothing routed)" : b.members.joined(separator: ", ")

@@ -70,7 +70,7 @@ extension Display {
       if s.mute { flags += "M" }
       if s.solo { flags += "S" }
       if s.directOut { flags += "D" }
-      if input.glidingVolume != nil || input.glidingPan != nil { flags += "G" }
+      if input.gliding.any { flags += "G" }
       if s.soloSafe { flags += "L" }
       let eq = s.eq.enabled && s.eq != EQSettings() ? "on" : "-"
       rows.append([

@@ -3,8 +3,13 @@ import StemdeckSession
 
 /// The console commands of the strip controls, built from their rows of the table
 /// (StripParameter.swift): `vol`, `pan`, `rate` take a value and glide; `mute`/`unmute`,
-/// `solo`/`unsolo` switch. A new row is one line in `stemCommands` (docs/architecture.md, *Strips*).
+/// `solo`/`unsolo` switch. A new row has its command without a line here (docs/architecture.md, *Strips*).
 extension CommandTable {
+  /// A command per value row of the table (`vol`, `pan`, `width`, `rate`), in its order.
+  static let stripLevelCommands = StripParameter.all.filter { !$0.isToggle }.map(level)
+  /// `WORD` and `unWORD` per toggle row (`mute`/`unmute`, `solo`/`unsolo`, `safe`/`unsafe`).
+  static let stripToggleCommands = StripParameter.all.filter(\.isToggle).flatMap { [toggle($0, on: true), toggle($0, on: false)] }
+
   /// `WORD NAME|all VALUE [over TIME [exp]]`: a level (linear or dB, which may be two words:
   /// `-6 dB`) or a number under the row's rule; `over` glides it.
   static func level(_ control: StripParameter) -> CommandSpec {

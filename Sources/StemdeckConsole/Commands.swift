@@ -44,176 +44,170 @@ enum CommandTable {
 
   // MARK: Stems
 
-  static let stemCommands: [CommandSpec] = [
-    CommandSpec(
-      name: "add", usage: "add PATH [as NAME]",
-      summary: "add a stem from an audio file (WAV, AIFF, FLAC, Ogg, Opus, MP3)",
-      details: """
-        The stem joins sample-aligned with the others: at the current position when paused,
-        a moment ahead when playing. NAME defaults to the file name without extension.
-        Relative paths are relative to the current directory.
-        """,
-      argumentCount: 1...3, completions: [.file, .keyword(["as"])], access: .files
-    ) { (c, a) throws(CommandError) in
-      var name: String?
-      if a.count > 1 {
-        guard a.count == 3, a[1].lowercased() == "as" else { throw CommandError("add: usage: add PATH [as NAME]") }
-        name = a[2]
-      }
-      let path = Console.absolutePath(a[0])
-      let stemName = name ?? StemName.derived(fromPath: a[0], taken: c.mixer.stemNames)
-      try c.mixerCall { () throws(MixerError) in
-        try c.mixer.addStem(path: path, settings: StemSettings(name: stemName, file: path))
-      }
-      c.write("added \(stemName)")
-    },
-    CommandSpec(
-      name: "remove", aliases: ["rm"], usage: "remove NAME|all", summary: "remove a stem (it fades out)",
-      argumentCount: 1...1, completions: [.stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      let names = try c.stems(a[0], includeOffline: true)
-      try c.mixerCall { () throws(MixerError) in for n in names { try c.mixer.removeStem(n) } }
-      c.write("removed \(names.joined(separator: ", "))")
-    },
-    CommandSpec(
-      name: "stems", aliases: ["ls"], usage: "stems", summary: "list stems with their settings, position and meters",
-      argumentCount: 0...0
-    ) { (c, _) throws(CommandError) in
-      for line in Display.stemsTable(MixerViewModel.stemStrips(c.mixer), width: c.terminalColumns?()) { c.write(line) }
-      let buses = c.mixer.busStatuses()
-      if !buses.isEmpty { for line in Display.busLines(buses, sends: c.mixer.auxSends) { c.write(line) } }
-      let sends = c.mixer.auxSends
-      if !sends.isEmpty { for line in Display.sendLines(sends).map({ $0.hasPrefix(" ") ? $0 : "send " + $0 }) { c.write(line) } }
-    },
-    level(.volume),
-    level(.pan),
-    level(.rate),
-    CommandSpec(
-      name: "mode", usage: "mode NAME|all varispeed|stretch [fine|fast]",
-      summary: "varispeed: rate changes pitch too (tape); stretch: rate changes tempo only (Rubber Band; 'fast': light)",
-      details: """
-        stretch fine (the default): Rubber Band R3, the best sound, about 4 % of a core per stereo stem.
-        stretch fast: stemdeck's own WSOLA, pitch as exact, about 0.1 % of a core; a little rougher
-        on dense material. A pitch-shifted stem uses Rubber Band whatever the quality.
-        """,
-      argumentCount: 2...3,
-      completions: [.stemOrAll, .keyword(["varispeed", "stretch"]), .keyword(StretchQuality.allCases.map(\.rawValue))]
-    ) { (c, a) throws(CommandError) in
-      guard let mode = RateMode(rawValue: a[1].lowercased()) else {
-        throw CommandError("mode must be varispeed or stretch (got '\(ValueParser.printable(a[1]))')")
-      }
-      var stretch: StretchQuality? = nil
-      if a.count == 3 {
-        guard mode == .stretch else {
-          throw CommandError("mode: a quality (\(ValueParser.printable(a[2]))) goes with stretch only: mode NAME stretch fine|fast")
+  static let stemCommands: [CommandSpec] =
+    [
+      CommandSpec(
+        name: "add", usage: "add PATH [as NAME]",
+        summary: "add a stem from an audio file (WAV, AIFF, FLAC, Ogg, Opus, MP3)",
+        details: """
+          The stem joins sample-aligned with the others: at the current position when paused,
+          a moment ahead when playing. NAME defaults to the file name without extension.
+          Relative paths are relative to the current directory.
+          """,
+        argumentCount: 1...3, completions: [.file, .keyword(["as"])], access: .files
+      ) { (c, a) throws(CommandError) in
+        var name: String?
+        if a.count > 1 {
+          guard a.count == 3, a[1].lowercased() == "as" else { throw CommandError("add: usage: add PATH [as NAME]") }
+          name = a[2]
         }
-        guard let quality = StretchQuality(rawValue: a[2].lowercased()) else {
-          throw CommandError("stretch quality must be fine or fast (got '\(ValueParser.printable(a[2]))')")
+        let path = Console.absolutePath(a[0])
+        let stemName = name ?? StemName.derived(fromPath: a[0], taken: c.mixer.stemNames)
+        try c.mixerCall { () throws(MixerError) in
+          try c.mixer.addStem(path: path, settings: StemSettings(name: stemName, file: path))
         }
-        stretch = quality
+        c.write("added \(stemName)")
+      },
+      CommandSpec(
+        name: "remove", aliases: ["rm"], usage: "remove NAME|all", summary: "remove a stem (it fades out)",
+        argumentCount: 1...1, completions: [.stemOrAll]
+      ) { (c, a) throws(CommandError) in
+        let names = try c.stems(a[0], includeOffline: true)
+        try c.mixerCall { () throws(MixerError) in for n in names { try c.mixer.removeStem(n) } }
+        c.write("removed \(names.joined(separator: ", "))")
+      },
+      CommandSpec(
+        name: "stems", aliases: ["ls"], usage: "stems", summary: "list stems with their settings, position and meters",
+        argumentCount: 0...0
+      ) { (c, _) throws(CommandError) in
+        for line in Display.stemsTable(MixerViewModel.stemStrips(c.mixer), width: c.terminalColumns?()) { c.write(line) }
+        let buses = c.mixer.busStatuses()
+        if !buses.isEmpty { for line in Display.busLines(buses, sends: c.mixer.auxSends) { c.write(line) } }
+        let sends = c.mixer.auxSends
+        if !sends.isEmpty { for line in Display.sendLines(sends).map({ $0.hasPrefix(" ") ? $0 : "send " + $0 }) { c.write(line) } }
       }
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setMode(n, mode, stretch: stretch) }
-    },
-    CommandSpec(
-      name: "pitch", usage: "pitch NAME|all SEMITONES", summary: "pitch shift −24…24 semitones (stretch mode)",
-      argumentCount: 2...2, completions: [.stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      let v = try ValueParser.number(a[1], "pitch")
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setPitch(n, v) }
-    },
-    CommandSpec(
-      name: "glide", usage: "glide cancel NAME|all", summary: "stop a strip's glides where they are",
-      argumentCount: 2...2, completions: [.keyword(["cancel"]), .stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      guard a[0].lowercased() == "cancel" else {
-        throw CommandError("glide: usage: glide cancel NAME|all (start a glide with 'vol NAME VALUE over TIME')")
-      }
-      try c.each(a[1]) { (n: String) throws(MixerError) in try c.mixer.cancelGlides(n) }
-    },
-    CommandSpec(
-      name: "loops", usage: "loops NAME|all N", summary: "0 plays once, N plays N+1 times, -1 loops forever",
-      argumentCount: 2...2, completions: [.stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      let v = try ValueParser.integer(a[1], "loops")
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setLoops(n, v) }
-    },
-    toggle(.mute, on: true),
-    toggle(.mute, on: false),
-    toggle(.solo, on: true),
-    toggle(.solo, on: false),
-    toggle(.soloSafe, on: true),
-    toggle(.soloSafe, on: false),
-    CommandSpec(
-      name: "loop", usage: "loop NAME START END [xfade TIME] | loop NAME off",
-      summary: "loop a region of the stem's file (seconds or m:ss), with an optional equal-power crossfade",
-      details: "'loop drums 1.25 9.25 xfade 5ms' loops 1.25 s to 9.25 s of drums, crossfading 5 ms at the seam.",
-      argumentCount: 2...5, completions: [.stemOrAll, .keyword(["off"])]
-    ) { (c, a) throws(CommandError) in
-      if a.count == 2 {
-        guard a[1].lowercased() == "off" else { throw CommandError("loop: usage: loop NAME START END [xfade TIME] | loop NAME off") }
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setLoopRegion(n, start: nil, end: nil, crossfade: 0) }
-        return
-      }
-      guard a.count == 3 || (a.count == 5 && a[3].lowercased() == "xfade") else {
-        throw CommandError("loop: usage: loop NAME START END [xfade TIME] | loop NAME off")
-      }
-      let start = try ValueParser.position(a[1]), end = try ValueParser.position(a[2])
-      guard !start.relative, !end.relative else { throw CommandError("loop: start and end are positions in the file (no + or -)") }
-      let xfade = a.count == 5 ? try ValueParser.duration(a[4]) : 0
-      try c.each(a[0]) { (n: String) throws(MixerError) in
-        try c.mixer.setLoopRegion(n, start: start.seconds, end: end.seconds, crossfade: xfade)
-      }
-    },
-    CommandSpec(
-      name: "xfade", usage: "xfade NAME TIME", summary: "set the crossfade at a stem's loop-region seam (e.g. 5ms; 0 for none)",
-      argumentCount: 2...2, completions: [.stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      let xfade = try ValueParser.duration(a[1])
-      for n in try c.stems(a[0]) {
-        let s: StemStatus
-        do { s = try c.mixer.stemStatus(n) } catch { throw CommandError(consoleWords(error)) }
-        guard let start = s.settings.loopStart, let end = s.settings.loopEnd else {
-          throw CommandError("xfade: '\(n)' has no loop region (set one with 'loop \(n) START END')")
+    ] + stripLevelCommands + [
+      CommandSpec(
+        name: "mode", usage: "mode NAME|all varispeed|stretch [fine|fast]",
+        summary: "varispeed: rate changes pitch too (tape); stretch: rate changes tempo only (Rubber Band; 'fast': light)",
+        details: """
+          stretch fine (the default): Rubber Band R3, the best sound, about 4 % of a core per stereo stem.
+          stretch fast: stemdeck's own WSOLA, pitch as exact, about 0.1 % of a core; a little rougher
+          on dense material. A pitch-shifted stem uses Rubber Band whatever the quality.
+          """,
+        argumentCount: 2...3,
+        completions: [.stemOrAll, .keyword(["varispeed", "stretch"]), .keyword(StretchQuality.allCases.map(\.rawValue))]
+      ) { (c, a) throws(CommandError) in
+        guard let mode = RateMode(rawValue: a[1].lowercased()) else {
+          throw CommandError("mode must be varispeed or stretch (got '\(ValueParser.printable(a[1]))')")
         }
-        try c.mixerCall { () throws(MixerError) in try c.mixer.setLoopRegion(n, start: start, end: end, crossfade: xfade) }
+        var stretch: StretchQuality? = nil
+        if a.count == 3 {
+          guard mode == .stretch else {
+            throw CommandError("mode: a quality (\(ValueParser.printable(a[2]))) goes with stretch only: mode NAME stretch fine|fast")
+          }
+          guard let quality = StretchQuality(rawValue: a[2].lowercased()) else {
+            throw CommandError("stretch quality must be fine or fast (got '\(ValueParser.printable(a[2]))')")
+          }
+          stretch = quality
+        }
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setMode(n, mode, stretch: stretch) }
+      },
+      CommandSpec(
+        name: "pitch", usage: "pitch NAME|all SEMITONES", summary: "pitch shift −24…24 semitones (stretch mode)",
+        argumentCount: 2...2, completions: [.stemOrAll]
+      ) { (c, a) throws(CommandError) in
+        let v = try ValueParser.number(a[1], "pitch")
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setPitch(n, v) }
+      },
+      CommandSpec(
+        name: "glide", usage: "glide cancel NAME|all", summary: "stop a strip's glides where they are",
+        argumentCount: 2...2, completions: [.keyword(["cancel"]), .stemOrAll]
+      ) { (c, a) throws(CommandError) in
+        guard a[0].lowercased() == "cancel" else {
+          throw CommandError("glide: usage: glide cancel NAME|all (start a glide with 'vol NAME VALUE over TIME')")
+        }
+        try c.each(a[1]) { (n: String) throws(MixerError) in try c.mixer.cancelGlides(n) }
+      },
+      CommandSpec(
+        name: "loops", usage: "loops NAME|all N", summary: "0 plays once, N plays N+1 times, -1 loops forever",
+        argumentCount: 2...2, completions: [.stemOrAll]
+      ) { (c, a) throws(CommandError) in
+        let v = try ValueParser.integer(a[1], "loops")
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setLoops(n, v) }
       }
-    },
-    CommandSpec(
-      name: "offset", usage: "offset NAME SECONDS", summary: "when a stem starts on the transport (applies at the next seek/stop)",
-      argumentCount: 2...2, completions: [.stemOrAll]
-    ) { (c, a) throws(CommandError) in
-      // A negative number reaches the mixer, which refuses it with the start offset's range.
-      let v = a[1].hasPrefix("-") ? try ValueParser.number(a[1], "start offset") : try ValueParser.duration(a[1])
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setStartOffset(n, v) }
-    },
-    CommandSpec(
-      name: "directout", usage: "directout NAME|all on|off",
-      summary: "give a stem its own JACK outputs NAME_L/NAME_R (instead of the master)",
-      argumentCount: 2...2, completions: [.stemOrAll, .keyword(["on", "off"])], access: .rig
-    ) { (c, a) throws(CommandError) in
-      let on = try ValueParser.onOff(a[1], "directout")
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setDirectOut(n, on) }
-    },
-    CommandSpec(
-      name: "master", usage: "master VALUE", summary: "master volume: linear 0…2 or dB",
-      argumentCount: 1...2
-    ) { (c, a) throws(CommandError) in
-      let v = try ValueParser.volume(a.joined())
-      try c.mixerCall { () throws(MixerError) in try c.mixer.setMasterVolume(v) }
-    },
-    CommandSpec(
-      name: "quality", usage: "quality linear|fast|medium|best",
-      summary: "resampler quality for rate and sample-rate conversion (default fast)",
-      argumentCount: 0...1, completions: [.keyword(ResamplerQuality.allCases.map(\.rawValue))]
-    ) { (c, a) throws(CommandError) in
-      guard let word = a.first else { c.write("quality: \(c.mixer.quality.rawValue)"); return }
-      guard let q = ResamplerQuality(rawValue: word.lowercased()) else {
-        throw CommandError("quality must be one of linear, fast, medium, best (got '\(ValueParser.printable(word))')")
-      }
-      try c.mixerCall { () throws(MixerError) in try c.mixer.setQuality(q) }
-    },
-    eqCommand
-  ]
+    ] + stripToggleCommands + [
+      CommandSpec(
+        name: "loop", usage: "loop NAME START END [xfade TIME] | loop NAME off",
+        summary: "loop a region of the stem's file (seconds or m:ss), with an optional equal-power crossfade",
+        details: "'loop drums 1.25 9.25 xfade 5ms' loops 1.25 s to 9.25 s of drums, crossfading 5 ms at the seam.",
+        argumentCount: 2...5, completions: [.stemOrAll, .keyword(["off"])]
+      ) { (c, a) throws(CommandError) in
+        if a.count == 2 {
+          guard a[1].lowercased() == "off" else { throw CommandError("loop: usage: loop NAME START END [xfade TIME] | loop NAME off") }
+          try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setLoopRegion(n, start: nil, end: nil, crossfade: 0) }
+          return
+        }
+        guard a.count == 3 || (a.count == 5 && a[3].lowercased() == "xfade") else {
+          throw CommandError("loop: usage: loop NAME START END [xfade TIME] | loop NAME off")
+        }
+        let start = try ValueParser.position(a[1]), end = try ValueParser.position(a[2])
+        guard !start.relative, !end.relative else { throw CommandError("loop: start and end are positions in the file (no + or -)") }
+        let xfade = a.count == 5 ? try ValueParser.duration(a[4]) : 0
+        try c.each(a[0]) { (n: String) throws(MixerError) in
+          try c.mixer.setLoopRegion(n, start: start.seconds, end: end.seconds, crossfade: xfade)
+        }
+      },
+      CommandSpec(
+        name: "xfade", usage: "xfade NAME TIME", summary: "set the crossfade at a stem's loop-region seam (e.g. 5ms; 0 for none)",
+        argumentCount: 2...2, completions: [.stemOrAll]
+      ) { (c, a) throws(CommandError) in
+        let xfade = try ValueParser.duration(a[1])
+        for n in try c.stems(a[0]) {
+          let s: StemStatus
+          do { s = try c.mixer.stemStatus(n) } catch { throw CommandError(consoleWords(error)) }
+          guard let start = s.settings.loopStart, let end = s.settings.loopEnd else {
+            throw CommandError("xfade: '\(n)' has no loop region (set one with 'loop \(n) START END')")
+          }
+          try c.mixerCall { () throws(MixerError) in try c.mixer.setLoopRegion(n, start: start, end: end, crossfade: xfade) }
+        }
+      },
+      CommandSpec(
+        name: "offset", usage: "offset NAME SECONDS", summary: "when a stem starts on the transport (applies at the next seek/stop)",
+        argumentCount: 2...2, completions: [.stemOrAll]
+      ) { (c, a) throws(CommandError) in
+        // A negative number reaches the mixer, which refuses it with the start offset's range.
+        let v = a[1].hasPrefix("-") ? try ValueParser.number(a[1], "start offset") : try ValueParser.duration(a[1])
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setStartOffset(n, v) }
+      },
+      CommandSpec(
+        name: "directout", usage: "directout NAME|all on|off",
+        summary: "give a stem its own JACK outputs NAME_L/NAME_R (instead of the master)",
+        argumentCount: 2...2, completions: [.stemOrAll, .keyword(["on", "off"])], access: .rig
+      ) { (c, a) throws(CommandError) in
+        let on = try ValueParser.onOff(a[1], "directout")
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setDirectOut(n, on) }
+      },
+      CommandSpec(
+        name: "master", usage: "master VALUE", summary: "master volume: linear 0…2 or dB",
+        argumentCount: 1...2
+      ) { (c, a) throws(CommandError) in
+        let v = try ValueParser.volume(a.joined())
+        try c.mixerCall { () throws(MixerError) in try c.mixer.setMasterVolume(v) }
+      },
+      CommandSpec(
+        name: "quality", usage: "quality linear|fast|medium|best",
+        summary: "resampler quality for rate and sample-rate conversion (default fast)",
+        argumentCount: 0...1, completions: [.keyword(ResamplerQuality.allCases.map(\.rawValue))]
+      ) { (c, a) throws(CommandError) in
+        guard let word = a.first else { c.write("quality: \(c.mixer.quality.rawValue)"); return }
+        guard let q = ResamplerQuality(rawValue: word.lowercased()) else {
+          throw CommandError("quality must be one of linear, fast, medium, best (got '\(ValueParser.printable(word))')")
+        }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.setQuality(q) }
+      },
+      eqCommand
+    ]
 
   // MARK: Transport
 

@@ -26,9 +26,11 @@ public struct BusStatus: Sendable {
   public var meter: MeterReading
   /// Whether mute and solo (along the graph) let it be heard.
   public var audible: Bool
-  /// Where a running volume or pan glide has got to (nil: not gliding); the settings hold its target.
-  public var glidingVolume: Double? = nil
-  public var glidingPan: Double? = nil
+  /// Where its running glides have got to (nil: that parameter is not gliding); the settings
+  /// hold the targets.
+  public var gliding = GlideReading()
+  public var glidingVolume: Double? { gliding.volume }
+  public var glidingPan: Double? { gliding.pan }
 }
 
 extension Mixer {
@@ -51,11 +53,10 @@ extension Mixer {
       let solo = anySolo()
       return busTable.buses.indices.map { p in
         let bus = busTable.buses[p]
-        let glide = glideProgress(of: .bus(p))
         return BusStatus(
           settings: bus.settings, members: membersLocked(of: bus.settings.name),
           meter: MeterReading(cells: renderState.pointee.buses.meters + Int(bus.index), channels: 2),
-          audible: busAudible(bus.settings, anySolo: solo), glidingVolume: glide.volume, glidingPan: glide.pan)
+          audible: busAudible(bus.settings, anySolo: solo), gliding: glideProgress(of: .bus(p)))
       }
     }
   }
@@ -127,8 +128,7 @@ extension Mixer {
       }
       try checkNotASend(name, kind: "bus")
       if settings.directOut { try checkPorts(PortOwner("bus", name, ports: PortOwner.directOutPorts(name))) }
-      try MixerError.check(settings.volume, .volume, "volume")
-      try MixerError.check(settings.pan, .pan, "pan")
+      if let p = settings.strip.ruleProblem(of: .bus) { throw MixerError("\(p.key) \(p.message)") }
       try Mixer.checkEQ(settings.eq, of: "'\(name)'")
       if let target = settings.bus {
         guard busPosition(target) != nil else { throw unknownBus(target) }
@@ -150,7 +150,7 @@ extension Mixer {
     var settings = settings
     settings.sends = []
     try send(.resetBus(bus: index))
-    try send(.setStripLevels(.bus(index), volume: settings.volume, pan: settings.pan, audible: !settings.mute))
+    try send(.setStripLevels(.bus(index), Self.allLevels(settings.strip, audible: !settings.mute)))
     try sendEQ(.bus(index), from: nil, to: settings.eq)
     renderState.pointee.buses.meters[Int(index)].requestReset()
     busTable.buses.append(Bus(settings: settings, index: index, sentAudible: !settings.mute))

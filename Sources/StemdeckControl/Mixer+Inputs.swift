@@ -38,9 +38,11 @@ public struct InputStatus: Sendable {
   public var ports: [String]
   public var destination: String
   public var meter: MeterReading
-  /// Where a running volume or pan glide has got to (nil: not gliding); the settings hold its target.
-  public var glidingVolume: Double? = nil
-  public var glidingPan: Double? = nil
+  /// Where its running glides have got to (nil: that parameter is not gliding); the settings
+  /// hold the targets.
+  public var gliding = GlideReading()
+  public var glidingVolume: Double? { gliding.volume }
+  public var glidingPan: Double? { gliding.pan }
 }
 
 extension Mixer {
@@ -81,8 +83,7 @@ extension Mixer {
       input.sentAudible = stripAudible(settings.strip, anySolo: solo)
       try send(
         .addInput(
-          index: Int32(index), channels: Int32(settings.channels.count), volume: settings.volume, pan: settings.pan,
-          audible: input.sentAudible))
+          index: Int32(index), channels: Int32(settings.channels.count), Self.allLevels(settings.strip, audible: input.sentAudible)))
       liveInputs.inputs.append(input)
       if settings.bus != nil { try? send(.setInputBus(index: Int32(index), bus: busIndex(settings.bus), crossfade: false)) }
       if settings.eq != EQSettings() { try? sendEQ(.input(Int32(index)), from: nil, to: settings.eq) }
@@ -109,11 +110,10 @@ extension Mixer {
   public func inputStatuses() -> [InputStatus] {
     lock.locked {
       liveInputs.inputs.map { input in
-        let glide = glideProgress(of: .input(input))
-        return InputStatus(
+        InputStatus(
           settings: input.settings, ports: input.settings.portNames, destination: input.settings.bus ?? "master",
           meter: MeterReading(cells: renderState.pointee.inputs.meters + input.index, channels: input.settings.channels.count),
-          glidingVolume: glide.volume, glidingPan: glide.pan)
+          gliding: glideProgress(of: .input(input)))
       }
     }
   }

@@ -30,6 +30,39 @@ struct MidiControlState {
 }
 
 /// A bus's or a live input's fader and mute/solo switches, as MIDI reads and sets them.
+/// How a controller's position (0…127) maps to a strip control's value: the fader's gain curve,
+/// the pan curve, or a row's range evenly (`width`).
+enum MidiFaderCurve {
+  case gain, pan
+  case linear(ClosedRange<Double>)
+
+  init(_ control: StripParameter) {
+    if control.value.isGain {
+      self = .gain
+    } else if control.key == StripParameter.pan.key {
+      self = .pan
+    } else {
+      self = .linear(control.rule?.range ?? 0...1)
+    }
+  }
+
+  func position(of value: Double) -> Double {
+    switch self {
+    case .gain: MidiCurve.position(gain: value)
+    case .pan: MidiCurve.position(pan: value)
+    case .linear(let r): (value - r.lowerBound) / (r.upperBound - r.lowerBound) * 127
+    }
+  }
+
+  func value(at position: Double) -> Double {
+    switch self {
+    case .gain: MidiCurve.gain(position: position)
+    case .pan: MidiCurve.pan(position: position)
+    case .linear(let r): r.lowerBound + Swift.min(1, Swift.max(0, position / 127)) * (r.upperBound - r.lowerBound)
+    }
+  }
+}
+
 struct MidiStripLevels {
   var volume: Double
   var pan: Double
@@ -227,9 +260,10 @@ extension Mixer {
           }
           continue
         }
-        if mapping.action == .volume || mapping.action == .pan || mapping.action == .send {
-          // A bus's or an input's volume and pan, and every send level (a stem's volume and pan
-          // move in the renderer).
+        if mapping.action.isContinuous && mapping.action != .rate {
+          // A strip control that follows a controller on the control thread: a bus's or an
+          // input's volume and pan, any strip's width, every send level (a stem's volume and
+          // pan move in the renderer).
           do throws(MixerError) {
             try moveStrip(index: Int(binding), mapping, status: status, data1: data1, data2: Int(data2))
           } catch {
@@ -288,7 +322,7 @@ extension Mixer {
       var eq = try eqSettings(mapping.target)
       eq.enabled.toggle()
       try setEQ(mapping.target, eq)
-    case .volume, .pan, .rate, .eqlow, .eqmid, .eqhigh, .send: break
+    default: break  // followed, not pressed (`isContinuous`, `isEQGain`): volume, pan, width, rate, send, the EQ's gains
     }
   }
 
@@ -343,40 +377,38 @@ extension Mixer {
       throw unknownSend(printableText(mapping.send))
     }
     let level = aux.levels[mapping.target]
-    guard let gain = takeOver(index: index, position: position, current: level?.gain ?? 0, volume: true) else { return }
+    guard let gain = takeOver(index: index, position: position, current: level?.gain ?? 0, curve: .gain) else { return }
     try setSend(strip: mapping.target, send: mapping.send, level: SendLevel(gain: gain, preFader: level?.preFader ?? false))
   }
 
-  /// A `vol` or `pan` mapping of a bus or live input.
+  /// A strip control's mapping followed on the control thread (`vol`/`pan` of a bus, an input
+  /// or the master's volume; `width` of any strip): the row's curve and soft takeover.
   func moveStripFader(index: Int, _ mapping: MidiMapping, position: Double) throws(MixerError) {
-    guard let strip = midiStrip(mapping.target) else {
-      throw MixerError("no bus or input named '\(printableText(mapping.target))'")
+    guard let control = StripParameter.row(midi: mapping.action), case .number(let keyPath)? = control.field else { return }
+    let curve = MidiFaderCurve(control)
+    if mapping.target == MidiMapping.master {
+      guard control.key == StripParameter.volume.key,
+        let value = takeOver(index: index, position: position, current: masterVolume, curve: curve)
+      else { return }
+      return try setMasterVolume(value)
     }
-    let volume = mapping.action == .volume
-    guard let value = takeOver(index: index, position: position, current: volume ? strip.volume : strip.pan, volume: volume) else {
-      return
-    }
-    if volume && mapping.target == MidiMapping.master {
-      try setMasterVolume(value)
-    } else if volume {
-      try setVolume(mapping.target, value)
-    } else {
-      try setPan(mapping.target, value)
-    }
+    let current = mix(of: try strip(named: mapping.target))[keyPath: keyPath]
+    guard let value = takeOver(index: index, position: position, current: current, curve: curve) else { return }
+    try set(control, of: mapping.target, to: value)
   }
 
   /// The value mapping `index` sets for a control at `position` (0…127) when the control has
   /// taken over the parameter (now `current`), or nil while soft takeover holds it (counted in
-  /// `midiState.held`). A volume (or send level) follows `MidiCurve`'s gain curve, a pan its pan curve.
-  func takeOver(index: Int, position: Double, current: Double, volume: Bool) -> Double? {
-    let currentPosition = volume ? MidiCurve.position(gain: current) : MidiCurve.position(pan: current)
+  /// `midiState.held`). A volume (or send level) follows `MidiCurve`'s gain curve, a pan its
+  /// pan curve, another row its range evenly.
+  func takeOver(index: Int, position: Double, current: Double, curve: MidiFaderCurve) -> Double? {
     var takeover = midiState.stripTakeover[index] ?? SoftTakeover()
     defer { midiState.stripTakeover[index] = takeover }
-    guard takeover.accept(position: position, currentPosition: currentPosition, current: current) else {
+    guard takeover.accept(position: position, currentPosition: curve.position(of: current), current: current) else {
       midiState.held += 1
       return nil
     }
-    let value = volume ? MidiCurve.gain(position: position) : MidiCurve.pan(position: position)
+    let value = curve.value(at: position)
     takeover.lastApplied = value
     return value
   }
@@ -397,7 +429,7 @@ extension Mixer {
     let type = status & 0xF0
     let source: MidiMapping.Source
     switch (type, learning.action) {
-    case (0xE0, .rate), (0xE0, .volume), (0xE0, .pan), (0xE0, .send): source = .bend
+    case (0xE0, let a) where a.isContinuous: source = .bend
     case (0xB0, let a) where a != .rate: source = .cc
     case (0x90, .sfx), (0x90, .mute), (0x90, .solo), (0x90, .play), (0x90, .eq), (0x90, .next), (0x90, .prev), (0x90, .stop),
       (0x90, .undo), (0x90, .redo), (0x90, .scene), (0x90, .command), (0x90, .safe):

@@ -1,58 +1,61 @@
 import StemdeckEngine
 import StemdeckSession
 
-/// What a glide moves, and to where.
-public enum GlideTarget: Sendable, Equatable {
-  case volume(Double)
-  case pan(Double)
-  case rate(Double)
+/// What a glide moves (a row of the strip controls' table that glides, StripParameter.swift),
+/// and to where.
+public struct GlideTarget: Sendable, Equatable {
+  public let control: StripParameter
+  public let value: Double
 
-  /// The glide of a row of the strip controls' table (StripParameter.swift) that glides; nil
-  /// for one that does not.
+  /// The glide of `control` to `value`; nil for a row that does not glide.
   public init?(_ control: StripParameter, to value: Double) {
-    switch control.key {
-    case StripParameter.volume.key: self = .volume(value)
-    case StripParameter.pan.key: self = .pan(value)
-    case StripParameter.rate.key: self = .rate(value)
-    default: return nil
-    }
+    guard control.glides, Mixer.glideParameter(of: control) != nil else { return nil }
+    self.control = control
+    self.value = value
   }
+
+  public static func volume(_ v: Double) -> GlideTarget { GlideTarget(.volume, to: v)! }
+  public static func pan(_ v: Double) -> GlideTarget { GlideTarget(.pan, to: v)! }
+  public static func rate(_ v: Double) -> GlideTarget { GlideTarget(.rate, to: v)! }
+
+  public static func == (a: GlideTarget, b: GlideTarget) -> Bool { a.control.key == b.control.key && a.value == b.value }
 }
 
 extension Mixer {
-  /// Moves a strip's volume or pan (a stem's rate too) to a target over `seconds` (linear;
-  /// `exponential` moves gain in equal dB steps). The strip's settings take the target at once
-  /// (that is what a save stores); the sound gets there on time. A plain change of the same
-  /// parameter cancels the glide. A live input glides whatever the transport does; stems and
-  /// buses while it plays.
+  /// The renderer's parameter that a row of the table moves (nil: none, a toggle): the one its
+  /// session key names.
+  static func glideParameter(of control: StripParameter) -> GlideParameter? {
+    control.isToggle ? nil : GlideParameter(rawValue: control.key)
+  }
+
+  /// Moves a strip's level (volume, pan, width; a stem's rate too) to a target over `seconds`
+  /// (linear; `exponential` moves gain in equal dB steps). The strip's settings take the target
+  /// at once (that is what a save stores); the sound gets there on time. A plain change of the
+  /// same parameter cancels the glide. A live input glides whatever the transport does; stems
+  /// and buses while it plays.
   public func glide(_ name: String, to target: GlideTarget, seconds: Double, exponential: Bool = false) throws(MixerError) {
     try Self.checkGlideTime(seconds, "glide time")
     let frames = Int((seconds * sampleRate).rounded())
+    let control = target.control, value = target.value
+    guard let parameter = Self.glideParameter(of: control) else { throw MixerError("\(control.word) does not glide") }
     try lock.locked { () throws(MixerError) in
       let strip = try strip(named: name)
-      let parameter: GlideParameter, value: Double
-      switch target {
-      case .volume(let v):
-        try MixerError.check(v, .volume, "volume")
-        (parameter, value) = (.volume, v)
-      case .pan(let p):
-        try MixerError.check(p, .pan, "pan")
-        if exponential {
-          throw MixerError("\(action: .exponentialGlide) glides are for \(action: .exponentialGlideSettings) only (pan glides linearly)")
-        }
-        (parameter, value) = (.pan, p)
-      case .rate(let r):
-        if case .bus = strip { throw MixerError("'\(name)' is a bus; it has no rate") }
-        if case .input = strip { throw notForInputs(name) }
-        try MixerError.check(r, .rate, "rate")
-        (parameter, value) = (.rate, r)
+      if case .bus = strip, !control.kinds.contains(.bus) { throw MixerError("'\(name)' is a bus; it has no \(control.key)") }
+      if case .input = strip, !control.kinds.contains(.input) { throw notForInputs(name) }
+      if let rule = control.rule { try MixerError.check(value, rule, control.key) }
+      if exponential && !control.exponentialGlide {
+        throw MixerError(
+          "\(action: .exponentialGlide) glides are for \(action: .exponentialGlideSettings) only (\(control.key) glides linearly)")
       }
       try send(.stripGlide(self.target(of: strip), parameter: parameter, target: value, frames: frames, exponential: exponential))
       // The settings take the target at once, as a stem's always did.
-      var mix = mix(of: strip)
-      if parameter == .volume { mix.volume = value } else if parameter == .pan { mix.pan = value }
-      store(mix, in: strip)
-      if case .stem(let stem) = strip, parameter == .rate { stem.settings.rate = value }
+      if case .number(let keyPath)? = control.field {
+        var mix = mix(of: strip)
+        mix[keyPath: keyPath] = value
+        store(mix, in: strip)
+      } else if case .stem(let stem) = strip, parameter == .rate {
+        stem.settings.rate = value
+      }
       isDirty = true
     }
   }
@@ -71,18 +74,21 @@ extension Mixer {
       let strip = try strip(named: name)
       let reached = glideProgress(of: strip)
       var mix = mix(of: strip)
-      if let volume = reached.volume { mix.volume = volume }
-      if let pan = reached.pan { mix.pan = pan }
+      var levels: Set<GlideParameter> = []
+      for control in StripParameter.all {
+        guard case .number(let keyPath)? = control.field, let parameter = Self.glideParameter(of: control),
+          let value = reached[parameter]
+        else { continue }
+        mix[keyPath: keyPath] = value
+        levels.insert(parameter)
+      }
       store(mix, in: strip)
       guard case .stem(let stem) = strip else {
-        if reached.volume != nil || reached.pan != nil { try pushLevels(strip, volume: reached.volume != nil, pan: reached.pan != nil) }
+        if !levels.isEmpty { try pushLevels(strip, levels) }
         return
       }
       try send(.cancelGlides(slot: stem.slot))
-      let s = stem.shared.pointer
-      if s.pointee.glides.load(ordering: .relaxed) & 4 != 0 {
-        stem.settings.rate = Double(bitPattern: s.pointee.glidingRate.load(ordering: .relaxed))
-      }
+      if let rate = reached.rate { stem.settings.rate = rate }
     }
   }
 

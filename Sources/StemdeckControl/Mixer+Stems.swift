@@ -116,7 +116,7 @@ extension Mixer {
       to: StemVoice(
         shared: shared, audio: ends.consumer, channels: channels, converter: converter,
         rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
-        volume: settings.volume, pan: settings.pan, audible: audible,
+        levels: Self.allLevels(settings.strip, audible: audible),
         sampleRate: sampleRate, epoch: transport.epoch, joinFrame: place.joinFrame,
         stretch: stretch,
         pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate),

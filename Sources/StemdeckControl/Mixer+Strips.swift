@@ -74,17 +74,16 @@ extension Mixer {
 
   /// Where the strip's running glides have got to, as the renderer last published it (nil: that
   /// parameter is not gliding).
-  func glideProgress(of strip: StripRef) -> (volume: Double?, pan: Double?) {
+  func glideProgress(of strip: StripRef) -> GlideReading {
+    glideCells(of: strip).pointee.reading()
+  }
+
+  /// Where the renderer publishes the strip's glides.
+  func glideCells(of strip: StripRef) -> UnsafeMutablePointer<GlideCells> {
     switch strip {
-    case .stem(let stem):
-      let s = stem.shared.pointer
-      let flags = s.pointee.glides.load(ordering: .relaxed)
-      return (
-        flags & 1 != 0 ? Double(bitPattern: s.pointee.glidingVolume.load(ordering: .relaxed)) : nil,
-        flags & 2 != 0 ? Double(bitPattern: s.pointee.glidingPan.load(ordering: .relaxed)) : nil
-      )
-    case .bus(let p): return renderState.pointee.buses.glides[Int(busTable.buses[p].index)].reading()
-    case .input(let input): return renderState.pointee.inputs.glides[input.index].reading()
+    case .stem(let stem): stem.shared.pointer.pointee.glides
+    case .bus(let p): renderState.pointee.buses.glides + Int(busTable.buses[p].index)
+    case .input(let input): renderState.pointee.inputs.glides + input.index
     }
   }
 
@@ -93,22 +92,42 @@ extension Mixer {
     table.stems.map { .stem($0) } + busTable.buses.indices.map { .bus($0) } + liveInputs.inputs.map { .input($0) }
   }
 
-  /// Sends a strip's levels (volume and pan only when they changed, so the other's glide runs
-  /// on) and its audibility.
-  func pushLevels(_ strip: StripRef, volume: Bool = false, pan: Bool = false, anySolo solo: Bool? = nil) throws(MixerError) {
-    let mix = mix(of: strip)
+  /// Sends a strip's levels (only those in `levels`, so the others' glides run on) and its
+  /// audibility.
+  func pushLevels(_ strip: StripRef, _ levels: Set<GlideParameter> = [], anySolo solo: Bool? = nil) throws(MixerError) {
     let audible = isAudible(strip, anySolo: solo ?? anySolo())
-    try send(.setStripLevels(target(of: strip), volume: volume ? mix.volume : nil, pan: pan ? mix.pan : nil, audible: audible))
-    // A value set ends its glide: not told as running from now on (a stem's voice says so itself).
+    try send(.setStripLevels(target(of: strip), Self.levelChange(mix(of: strip), levels, audible: audible)))
+    // A value set ends its glide: not told as running from now on.
+    glideCells(of: strip).pointee.forget(Array(levels))
     switch strip {
     case .stem(let stem): stem.sentAudible = audible
-    case .bus(let p):
-      busTable.buses[p].sentAudible = audible
-      renderState.pointee.buses.glides[Int(busTable.buses[p].index)].forget(volume: volume, pan: pan)
-    case .input(let input):
-      input.sentAudible = audible
-      renderState.pointee.inputs.glides[input.index].forget(volume: volume, pan: pan)
+    case .bus(let p): busTable.buses[p].sentAudible = audible
+    case .input(let input): input.sentAudible = audible
     }
+  }
+
+  /// The table's rows the renderer hears as a strip's levels (volume, pan, width…): a number
+  /// row kept in `StripSettings` whose key names a `GlideParameter`.
+  static let levelRows: [(GlideParameter, WritableKeyPath<StripSettings, Double> & Sendable)] = StripParameter.all.compactMap { row in
+    guard case .number(let keyPath)? = row.field, let parameter = GlideParameter(rawValue: row.key) else { return nil }
+    return (parameter, keyPath)
+  }
+
+  /// The renderer's levels of a strip's mix: those in `levels`, the others left as they are.
+  static func levelChange(_ mix: StripSettings, _ levels: Set<GlideParameter>, audible: Bool) -> StripLevelChange {
+    var change = StripLevelChange(audible: audible)
+    for (parameter, keyPath) in levelRows where levels.contains(parameter) { change[parameter] = mix[keyPath: keyPath] }
+    return change
+  }
+
+  /// Every level of a strip's mix (a strip the renderer starts with).
+  static func allLevels(_ mix: StripSettings, audible: Bool) -> StripLevelChange {
+    levelChange(mix, Set(levelRows.map(\.0)), audible: audible)
+  }
+
+  /// The renderer's levels that differ between two mixes.
+  static func levelsChanged(from old: StripSettings, to new: StripSettings) -> Set<GlideParameter> {
+    Set(levelRows.filter { old[keyPath: $0.1] != new[keyPath: $0.1] }.map(\.0))
   }
 
   /// Sends the audibility of every strip whose mute/solo state as heard changed since it was
@@ -134,8 +153,11 @@ extension Mixer {
     var new = old
     try body(&new)
     guard new != old else { return }
-    try MixerError.check(new.volume, .volume, "volume")
-    try MixerError.check(new.pan, .pan, "pan")
+    for control in StripParameter.all {
+      if case .number(let keyPath)? = control.field, let rule = control.rule {
+        try MixerError.check(new[keyPath: keyPath], rule, control.key)
+      }
+    }
     if new.eq != old.eq { try Mixer.checkEQ(new.eq, of: "'\(printableText(name(of: strip)))'") }
     if new.bus != old.bus { try routeLocked(name(of: strip), to: new.bus, publish: true) }
     store(new, in: strip)
@@ -155,10 +177,10 @@ extension Mixer {
   /// its EQ, its levels and audibility, and everyone's audibility when solo or the route moved.
   func publish(_ strip: StripRef, from old: StripSettings, to new: StripSettings) throws(MixerError) {
     if new.eq != old.eq { try sendEQ(target(of: strip), from: old.eq, to: new.eq) }
-    let volume = new.volume != old.volume, pan = new.pan != old.pan
+    let levels = Self.levelsChanged(from: old, to: new)
     let heard = new.mute != old.mute || new.solo != old.solo || new.soloSafe != old.soloSafe
-    if volume || pan || heard || new.bus != old.bus {
-      try pushLevels(strip, volume: volume, pan: pan)
+    if !levels.isEmpty || heard || new.bus != old.bus {
+      try pushLevels(strip, levels)
     }
     // Everyone's audibility when what solo silences or keeps open changed: a solo, a solo-safe
     // flag, a solo-safe strip's mute (the buses it keeps open), or a route.
@@ -182,6 +204,19 @@ extension Mixer {
       // The controls a kind keeps itself: a stem's rate.
       guard control.key == StripParameter.rate.key else { throw MixerError("'\(name)': \(control.key) cannot be set") }
       try setRate(name, value)
+    }
+  }
+
+  /// The value of the control `control` (a value row of the table) of the strip `name`, as set.
+  public func value(of control: StripParameter, of name: String) throws(MixerError) -> Double {
+    try lock.locked { () throws(MixerError) -> Double in
+      let strip = try strip(named: name)
+      switch (control.field, strip) {
+      case (.number(let keyPath)?, _): return mix(of: strip)[keyPath: keyPath]
+      case (.toggle(let keyPath)?, _): return mix(of: strip)[keyPath: keyPath] ? 1 : 0
+      case (nil, .stem(let stem)) where control.key == StripParameter.rate.key: return stem.settings.rate
+      default: throw MixerError("'\(name)' has no \(control.key)")
+      }
     }
   }
 

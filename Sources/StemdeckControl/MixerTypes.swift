@@ -228,11 +228,13 @@ public struct StemStatus: Sendable {
   public var underruns: Int
   public var failed: Bool
   public var meter: MeterReading
-  /// Values now reached by running glides (nil when that parameter is not gliding).
-  public var glidingVolume: Double?
-  public var glidingPan: Double?
-  public var glidingRate: Double?
-  public var isGliding: Bool { glidingVolume != nil || glidingPan != nil || glidingRate != nil }
+  /// Where its running glides have got to (nil: that parameter is not gliding); the settings
+  /// hold the targets.
+  public var gliding = GlideReading()
+  public var glidingVolume: Double? { gliding.volume }
+  public var glidingPan: Double? { gliding.pan }
+  public var glidingRate: Double? { gliding.rate }
+  public var isGliding: Bool { gliding.any }
 }
 
 /// A session stem whose audio file could not be opened. It stays in the session (and is saved

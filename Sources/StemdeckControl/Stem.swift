@@ -86,7 +86,6 @@ final class Stem {
     let synced = s.pointee.synced.load(ordering: .relaxed)
     // As heard (the ring's read counter runs ahead of a resampled or stretched stem's output).
     let sourceFrame = synced ? start + Int(s.pointee.heardPosition().sourceFrames) : start
-    let glides = s.pointee.glides.load(ordering: .relaxed)
     return StemStatus(
       settings: settings, path: path, info: info,
       loopIndex: sourceFrame / max(1, loopFrames),
@@ -97,9 +96,7 @@ final class Stem {
       underruns: s.pointee.underruns.load(ordering: .relaxed),
       failed: s.pointee.readFailed.load(ordering: .relaxed),
       meter: MeterReading(cells: s.pointee.meters, channels: preFader ? channels : 2),
-      glidingVolume: glides & 1 != 0 ? Double(bitPattern: s.pointee.glidingVolume.load(ordering: .relaxed)) : nil,
-      glidingPan: glides & 2 != 0 ? Double(bitPattern: s.pointee.glidingPan.load(ordering: .relaxed)) : nil,
-      glidingRate: glides & 4 != 0 ? Double(bitPattern: s.pointee.glidingRate.load(ordering: .relaxed)) : nil)
+      gliding: s.pointee.glides.pointee.reading())
   }
 }
 

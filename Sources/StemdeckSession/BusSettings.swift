@@ -16,7 +16,7 @@ public struct BusSettings: Equatable, Sendable {
   /// The most buses a session may hold (the renderer preallocates this many).
   public static let maximumBuses = 64
   /// The fields of a `"buses"` element.
-  public static let fields = ["name", "volume", "pan", "mute", "solo", "soloSafe", "directOut", "eq", "bus", "sends"]
+  public static let fields = ["name"] + StripParameter.sessionKeys(of: .bus) + ["directOut", "eq", "bus", "sends"]
 
   /// The bus's name: the stem name rules, unique among stems and buses.
   public var name: String
@@ -121,8 +121,7 @@ extension Session {
         return (base + ".name", "bus name '\(bus.name)' is also the name of stems[\(stem)]; stems and buses need different names")
       }
       busIndex[bus.name] = index
-      if let p = check(bus.volume, .volume, base + ".volume") { return p }
-      if let p = check(bus.pan, .pan, base + ".pan") { return p }
+      if let p = bus.strip.ruleProblem(of: .bus) { return (base + "." + p.key, p.message) }
       if let problem = bus.eq.problem() { return (base + ".eq." + problem.field, problem.message) }
     }
     let known = buses.map(\.name)

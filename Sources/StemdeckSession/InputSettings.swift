@@ -53,7 +53,7 @@ public struct InputSettings: Equatable, Sendable {
   /// The most inputs a session may have (the renderer's preallocated strips).
   public static let maximumCount = 32
   /// The fields of one element of "inputs".
-  static let fields = ["name", "channels", "volume", "pan", "mute", "solo", "soloSafe", "eq", "bus", "sends", "directOut"]
+  static let fields = ["name", "channels"] + StripParameter.sessionKeys(of: .input) + ["eq", "bus", "sends", "directOut"]
   /// Input names whose ports would be stemdeck's own (`midi_in`).
   public static let reservedNames: Set<String> = ["midi"]
 
@@ -101,12 +101,7 @@ extension Session {
           "\(SessionRules.quote(input.name)) is also a bus's name; inputs, buses and stems share one set of names")
       }
       firstIndexByName[input.name] = index
-      if !SettingRule.volume.accepts(input.volume) {
-        throw fail(base + ".volume", SettingRule.volume.rule + " (got \(SessionRules.number(input.volume)))")
-      }
-      if !SettingRule.pan.accepts(input.pan) {
-        throw fail(base + ".pan", SettingRule.pan.rule + " (got \(SessionRules.number(input.pan)))")
-      }
+      if let p = input.strip.ruleProblem(of: .input) { throw fail(base + "." + p.key, p.message) }
       if let problem = input.eq.problem() { throw fail(base + ".eq." + problem.field, problem.message) }
       if let target = input.bus, !busNames.contains(target) { throw fail(base + ".bus", InputSettings.unknownBus(target, buses: buses)) }
     }

@@ -45,7 +45,7 @@ public struct MidiMapping: Equatable, Sendable {
     /// `undo`, `redo`).
     public var isShowCommand: Bool { [.next, .prev, .stop, .undo, .redo].contains(self) }
     /// Whether it follows a continuous value (and so has soft takeover).
-    public var isContinuous: Bool { self == .volume || self == .pan || self == .rate || self == .send }
+    public var isContinuous: Bool { self == .send || StripParameter.row(midi: self).map { !$0.isToggle } == true }
     /// Whether it sets an EQ band's gain (a controller's value, no takeover).
     public var isEQGain: Bool { self == .eqlow || self == .eqmid || self == .eqhigh }
   }
@@ -83,20 +83,20 @@ public struct MidiMapping: Equatable, Sendable {
     if source != .bend && !(0...127).contains(number) { return ("number", Self.numberRule + " (got \(number))") }
     if source == .bend && number != 0 { return ("number", "must be 0 or left out for pitch bend (got \(number))") }
     if let channel, !(1...16).contains(channel) { return ("channel", Self.channelRule + " (got \(channel))") }
-    switch action {
-    case .volume, .pan, .send:
+    if action == .rate {
+      if source != .bend { return ("action", "rate follows pitch bend only (use source bend)") }
+    } else if action.isEQGain {
+      if source != .cc { return ("action", "\(action.rawValue) follows a controller only (use source cc)") }
+    } else if action.isContinuous {
+      // volume, pan, width (the table's value rows), send
       if source == .note || source == .pc {
         return (
           "action",
           "\(action.rawValue) follows a controller or pitch bend, not a \(source == .pc ? "program change" : "note") (use source cc or bend)"
         )
       }
-    case .rate:
-      if source != .bend { return ("action", "rate follows pitch bend only (use source bend)") }
-    case .eqlow, .eqmid, .eqhigh:
-      if source != .cc { return ("action", "\(action.rawValue) follows a controller only (use source cc)") }
-    case .sfx, .mute, .solo, .play, .eq, .next, .prev, .stop, .undo, .redo, .scene, .command, .safe:
-      if source == .bend { return ("action", "\(action.rawValue) acts on a note or a controller press, not pitch bend") }
+    } else if source == .bend {
+      return ("action", "\(action.rawValue) acts on a note or a controller press, not pitch bend")
     }
     if action.takesNoTarget {
       if !target.isEmpty { return ("target", "\(action.rawValue) takes no target (got \(SessionRules.quote(target)))") }

@@ -18,10 +18,12 @@ enum SessionRules {
   ]
   static let recordingFields = ["format", "takesMuted", "folder"]
   static let tempoFields = ["bpm", "beatsPerBar"]
-  static let stemFields = [
-    "name", "file", "volume", "pan", "rate", "loops", "mute", "solo", "soloSafe",
-    "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "stretch", "pitch", "eq", "bus", "sends"
-  ]
+  /// A stem's fields: its name and file, its strip controls (the table's keys, StripParameter.swift)
+  /// and its own.
+  static let stemFields =
+    ["name", "file"] + StripParameter.sessionKeys(of: .stem) + [
+      "loops", "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "stretch", "pitch", "eq", "bus", "sends"
+    ]
   static let effectFields = ["name", "file", "volume", "pan"]
 
   /// What a named list element is, for messages: `"stem"` or `"effect"`.
@@ -260,8 +262,7 @@ extension Session {
       }
       firstIndexByName[stem.name] = index
       if let problem = SessionRules.audioFileProblem(stem.file) { throw fail(base + ".file", problem) }
-      try check(stem.volume, .volume, base + ".volume")
-      try check(stem.pan, .pan, base + ".pan")
+      if let p = stem.strip.ruleProblem(of: .stem) { throw fail(base + "." + p.key, p.message) }
       try check(stem.rate, .rate, base + ".rate")
       if !SettingRule.loops.accepts(stem.loops) {
         throw fail(base + ".loops", SettingRule.loops.rule + " (got \(stem.loops))")

@@ -67,6 +67,24 @@ public struct StripParameter: Sendable {
   /// For a toggle: whether the console word also takes `on` or `off` after the name
   /// (`safe mic off`), besides `un` + the word.
   public var takesOnOff = false
+  /// The mixer view's keys that step it down and up, and the step (`{` `}` for width).
+  public var viewKeys: ViewKeys? = nil
+
+  /// Two keys of the mixer view and the step they move a value by.
+  public struct ViewKeys: Sendable {
+    public let down: Character
+    public let up: Character
+    public let step: Double
+  }
+
+  /// The row whose view keys include `key`, and whether `key` steps it up.
+  public static func row(viewKey key: Character) -> (StripParameter, up: Bool)? {
+    for control in all {
+      guard let keys = control.viewKeys, key == keys.down || key == keys.up else { continue }
+      return (control, key == keys.up)
+    }
+    return nil
+  }
 
   public static let volume = StripParameter(
     key: "volume", field: .number(\.volume), word: "vol", aliases: ["volume"], osc: ["vol", "volume"], oscLabel: "vol (dB)", value: .gain,
@@ -105,6 +123,16 @@ public struct StripParameter: Sendable {
   /// Every row, in the order front ends list them.
   public static let all: [StripParameter] = [.volume, .pan, .rate, .mute, .solo, .soloSafe]
 
+  /// The session file's keys of a strip of `kind`, in the table's order.
+  public static func sessionKeys(of kind: StripKind) -> [String] {
+    all.filter { $0.kinds.contains(kind) }.map(\.key)
+  }
+
+  /// The row a MIDI mapping's action drives, if a row names it.
+  public static func row(midi action: MidiMapping.Action) -> StripParameter? {
+    all.first { $0.midi == action }
+  }
+
   /// The control an OSC address ends with (nil: no control is called that). A kind of strip
   /// without it refuses it by name when the change runs (`'grp' is a bus; …`).
   public static func osc(_ word: String) -> StripParameter? {
@@ -140,5 +168,18 @@ public struct StripParameter: Sendable {
   /// The console words that change it: the word, its aliases, and `un` + the word of a toggle.
   public var consoleWords: [String] {
     [word] + aliases + (isToggle ? ["un" + word] : [])
+  }
+}
+
+extension StripSettings {
+  /// The first control of a strip of `kind` whose value breaks its rule (a session built in
+  /// code, `Session.validate()`): its key and the rule's words.
+  public func ruleProblem(of kind: StripKind) -> (key: String, message: String)? {
+    for control in StripParameter.all where control.kinds.contains(kind) {
+      guard case .number(let keyPath)? = control.field, let rule = control.rule else { continue }
+      let value = self[keyPath: keyPath]
+      if !rule.accepts(value) { return (control.key, rule.rule + " (got \(SessionRules.number(value)))") }
+    }
+    return nil
   }
 }

@@ -60,7 +60,7 @@ final class TestEngine {
     addStream(samples: samples, slot: slot) { s, audio in
       StemVoice(
         shared: s, audio: audio, channels: channels, converter: .makeSinc(channels: channels, minimumRatio: 0.5),
-        rateScale: 1, rate: rate, volume: 1, pan: 0, audible: true, sampleRate: 48000, epoch: 0, joinFrame: 0,
+        rateScale: 1, rate: rate, levels: StripLevelChange(audible: true), sampleRate: 48000, epoch: 0, joinFrame: 0,
         stretch: stretch)
     }
   }

@@ -322,25 +322,32 @@ enum MixerScreen {
       tick: ".", play: ">", pause: "=", stop: "#", left: "<", right: ">")
   }
 
+  /// The keys of the strip controls' rows that have some (`viewKeys`: `{ }` width).
+  static let rowKeys: [(key: String, what: String, help: String)] = StripParameter.all.compactMap { row in
+    row.viewKeys.map { ("\($0.down) \($0.up)", row.word, "\(row.word) down/up by \(NumberFormat.plain($0.step)): \(row.summary)") }
+  }
+
   /// The keys, shortest description first, for the footer (fitted to the width) and `?`.
-  static let keys: [(key: String, what: String, help: String)] = [
-    ("←→", "strip", "select a strip (h/l too)"),
-    ("↑↓", "±1dB", "fader up/down 1 dB (k/j too)"),
-    ("PgUp/PgDn", "±6dB", "fader up/down 6 dB (also Shift+↑/↓, +/-)"),
-    ("Home", "0dB", "fader to 0 dB (unity)"),
-    ("End", "-inf", "fader to −inf (silent)"),
-    ("[ ]", "pan", "pan left/right by 0.1"),
-    ("< >", "rate", "rate (varispeed) down/up by 0.05"),
-    ("m", "mute", "mute on/off"),
-    ("s", "solo", "solo on/off"),
-    ("L", "safe", "solo-safe on/off: heard whatever is soloed"),
-    ("0", "unity", "back to unity: 0 dB, centre, rate 1"),
-    ("space", "play", "play / pause"),
-    ("Enter", "stop", "stop (back to the start)"),
-    (":", "cmd", "a command line: any REPL command"),
-    ("u U", "undo", "undo / redo the last change (from any front end; 'history' lists them)"),
-    ("e", "eq", "channel EQ on/off (settings kept; set it with ':eq NAME …')")
-  ]
+  static let keys: [(key: String, what: String, help: String)] =
+    [
+      ("←→", "strip", "select a strip (h/l too)"),
+      ("↑↓", "±1dB", "fader up/down 1 dB (k/j too)"),
+      ("PgUp/PgDn", "±6dB", "fader up/down 6 dB (also Shift+↑/↓, +/-)"),
+      ("Home", "0dB", "fader to 0 dB (unity)"),
+      ("End", "-inf", "fader to −inf (silent)"),
+      ("[ ]", "pan", "pan left/right by 0.1")
+    ] + rowKeys + [
+      ("< >", "rate", "rate (varispeed) down/up by 0.05"),
+      ("m", "mute", "mute on/off"),
+      ("s", "solo", "solo on/off"),
+      ("L", "safe", "solo-safe on/off: heard whatever is soloed"),
+      ("0", "unity", "back to unity: 0 dB, centre, rate 1"),
+      ("space", "play", "play / pause"),
+      ("Enter", "stop", "stop (back to the start)"),
+      (":", "cmd", "a command line: any REPL command"),
+      ("u U", "undo", "undo / redo the last change (from any front end; 'history' lists them)"),
+      ("e", "eq", "channel EQ on/off (settings kept; set it with ':eq NAME …')")
+    ]
 
   /// Draws one frame.
   static func draw(_ model: MixerViewModel, _ state: inout MixerViewState, columns: Int, rows: Int, unicode: Bool) -> Canvas {

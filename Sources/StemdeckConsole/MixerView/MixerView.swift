@@ -358,6 +358,20 @@ final class MixerView {
     return nil
   }
 
+  /// A table row's view key (`{` `}`: width): one step, rounded to the step's decimals, kept
+  /// in the row's range.
+  func step(_ control: StripParameter, of strip: MixerViewModel.Strip, up: Bool) {
+    if let refused = refusal(control.key, strip) { say(refused, error: true); return }
+    guard let keys = control.viewKeys, let range = control.rule?.range else { return }
+    let scale = Foundation.pow(10, (-Foundation.log10(keys.step)).rounded(.up))
+    act { () throws(MixerError) in
+      let now = try console.mixer.value(of: control, of: strip.name)
+      let next = ((now + (up ? keys.step : -keys.step)) * scale).rounded() / scale
+      try console.mixer.set(control, of: strip.name, to: Swift.min(range.upperBound, Swift.max(range.lowerBound, next)))
+      say("\(strip.name) \(control.word) \(NumberFormat.plain(Swift.min(range.upperBound, Swift.max(range.lowerBound, next))))")
+    }
+  }
+
   func handle(_ key: Key) {
     // A key lets go of a fader held with the mouse (its release may never come: `u` undoes).
     drag = nil
@@ -393,6 +407,8 @@ final class MixerView {
       guard let rate = strip.rate else { return }
       let step = key == .character("<") ? -0.05 : 0.05
       act { () throws(MixerError) in try console.mixer.setRate(strip.name, max(0.5, min(2, ((rate + step) * 100).rounded() / 100))) }
+    case .character(let c) where StripParameter.row(viewKey: c) != nil:
+      if let (control, up) = StripParameter.row(viewKey: c) { step(control, of: strip, up: up) }
     case .character("m"):
       if let refused = refusal("mute", strip) { say(refused, error: true); return }
       act { () throws(MixerError) in try console.mixer.setMute(strip.name, !strip.flags.contains(.mute)) }

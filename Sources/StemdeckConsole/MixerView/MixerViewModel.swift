@@ -226,14 +226,14 @@ struct MixerViewModel {
   /// The buses, after the stems (drawn bold, like the master).
   static func busStrips(_ m: Mixer) -> [Strip] {
     m.busStatuses().map { b in
-      mixerStrip(b.settings.name, .bus, b.settings.strip, meter(b.meter), gliding: (b.glidingVolume, b.glidingPan))
+      mixerStrip(b.settings.name, .bus, b.settings.strip, meter(b.meter), gliding: b.gliding)
     }
   }
 
   /// A bus's or live input's strip from its mix: flags M, S, D, Q, L; while a glide runs, flag G
   /// and the value reached, with the target beside it (as a stem's).
   static func mixerStrip(
-    _ name: String, _ kind: Strip.Kind, _ mix: StripSettings, _ meters: [Meter], gliding: (volume: Double?, pan: Double?)
+    _ name: String, _ kind: Strip.Kind, _ mix: StripSettings, _ meters: [Meter], gliding: GlideReading
   ) -> Strip {
     var flags: Flags = []
     if mix.mute { flags.insert(.mute) }
@@ -243,7 +243,7 @@ struct MixerViewModel {
     if !mix.eq.isBypassed { flags.insert(.eq) }
     var strip = Strip(
       name: name, kind: kind, volume: gliding.volume ?? mix.volume, pan: gliding.pan ?? mix.pan, flags: flags, meters: meters)
-    if gliding.volume != nil || gliding.pan != nil { strip.flags.insert(.gliding) }
+    if gliding.any { strip.flags.insert(.gliding) }
     if gliding.volume != nil { strip.volumeTarget = mix.volume }
     if gliding.pan != nil { strip.panTarget = mix.pan }
     return strip
@@ -267,7 +267,7 @@ struct MixerViewModel {
   /// The live inputs' strips, in the order they were added.
   static func liveInputStrips(_ m: Mixer) -> [Strip] {
     m.inputStatuses().map { i in
-      mixerStrip(i.settings.name, .input, i.settings.strip, meter(i.meter), gliding: (i.glidingVolume, i.glidingPan))
+      mixerStrip(i.settings.name, .input, i.settings.strip, meter(i.meter), gliding: i.gliding)
     }
   }
 

@@ -44,6 +44,8 @@ enum QueryJSON {
     if let loops = s.loops { o["loops"] = loops }
     if let file = s.file { o["file"] = file }
     if let status {
+      // The table's other controls (`width`, …): as set.
+      for (key, value) in controls(status.settings.strip, of: .stem) where o[key] == nil { o[key] = value }
       o["path"] = status.path
       o["channels"] = status.info.channelCount
       o["sampleRate"] = status.info.sampleRate
@@ -94,7 +96,7 @@ enum QueryJSON {
       let s = i.settings
       return controls(s.strip, of: .input).merging([
         "name": s.name, "channels": s.channels.rawValue, "directOut": s.directOut, "eq": !s.eq.isBypassed,
-        "gliding": i.glidingVolume != nil || i.glidingPan != nil,
+        "gliding": i.gliding.any,
         "destination": s.directOut ? "\(s.name)_L/R" : i.destination, "ports": i.ports,
         "meters": MixerViewModel.meter(i.meter).map(meter)
       ]) { $1 }
@@ -108,7 +110,7 @@ enum QueryJSON {
       let s = b.settings
       return controls(s.strip, of: .bus).merging([
         "name": s.name, "directOut": s.directOut, "eq": !s.eq.isBypassed, "audible": b.audible,
-        "gliding": b.glidingVolume != nil || b.glidingPan != nil,
+        "gliding": b.gliding.any,
         "destination": s.directOut ? "\(s.name)_L/R" : (s.bus ?? "master"), "members": b.members,
         "meters": MixerViewModel.meter(b.meter).map(meter)
       ]) { $1 }

@@ -28,11 +28,11 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case replaceVoice(slot: Int32, voice: UnsafeMutablePointer<StemVoice>)
   /// New target gains (left, right), already combining volume, pan, mute and solo.
   case setGains(slot: Int32, left: Float, right: Float)
-  /// A strip's volume and pan (nil: unchanged) and audibility (mute, and solo along the bus
-  /// graph); the renderer computes the gains. Setting volume or pan ends that parameter's glide.
+  /// A strip's volume, pan and width (nil: unchanged) and audibility (mute, and solo along the
+  /// bus graph); the renderer computes the gains. Setting a level ends that parameter's glide.
   /// A live input's gains always ramp; a stem's and a bus's jump while stopped. The master's
   /// fader is `setMasterGain` (it is not addressed here).
-  case setStripLevels(StripTarget, volume: Double?, pan: Double?, audible: Bool)
+  case setStripLevels(StripTarget, StripLevelChange)
   /// A stem's varispeed rate (the ratio follows from the file and engine rates). Cancels a rate glide.
   case setRate(slot: Int32, rate: Double)
   /// A stretch-mode stem's Rubber Band pitch scale (pitch shift × file/engine rate).
@@ -97,7 +97,7 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   /// Routes the stem in `slot` to bus `bus` (−1: the master).
   case setStemBus(slot: Int32, bus: Int32)
   /// Starts live input strip `index` (InputStrips.swift) with these levels (its ports come after it).
-  case addInput(index: Int32, channels: Int32, volume: Double, pan: Double, audible: Bool)
+  case addInput(index: Int32, channels: Int32, StripLevelChange)
   /// Fades live input `index` out; its strip is free once silent (`InputBank.live`).
   case removeInput(index: Int32)
   /// Routes live input `index` to bus `bus` (−1: the master); it crossfades (10 ms) unless
@@ -114,9 +114,11 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setReturnGain(index: Int32, gain: Float)
 }
 
-/// What a glide moves.
-public enum GlideParameter: Int, BitwiseCopyable, Sendable {
-  case volume = 0, pan = 1, rate = 2
+/// What a glide moves (a strip's level: `StripLevels`; a stem's rate). The raw value is the
+/// strip control's session key (StripParameter.swift), which is how the control thread finds the
+/// parameter of a row of the table.
+public enum GlideParameter: String, BitwiseCopyable, Sendable, CaseIterable {
+  case volume, pan, rate
 }
 
 /// Something the realtime renderer reports to the control thread through the event ring.

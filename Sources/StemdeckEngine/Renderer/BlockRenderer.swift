@@ -358,7 +358,7 @@ func renderPass(
       continue
     }
     if voice.pointee.removing {
-      let faded = !voice.pointee.gainLeft.isRamping
+      let faded = !voice.pointee.levels.gainLeft.isRamping
       if faded || !playing {
         retireVoice(state, slot: slot, voice: voice)
         continue

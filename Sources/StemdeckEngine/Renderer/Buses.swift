@@ -155,12 +155,12 @@ func retireBusPlans(_ state: UnsafeMutablePointer<RenderState>) {
   }
 }
 
-/// A bus's volume and balance (nil: unchanged) and audibility (mute and solo, worked out on the
-/// control thread along the graph). Ramps while playing.
+/// A bus's volume, balance and width (nil: unchanged) and audibility (mute and solo, worked out
+/// on the control thread along the graph). Ramps while playing.
 @_noLocks
-func setBusLevels(_ state: UnsafeMutablePointer<RenderState>, bus: Int32, volume: Double?, pan: Double?, audible: Bool, jump: Bool) {
+func setBusLevels(_ state: UnsafeMutablePointer<RenderState>, bus: Int32, _ change: StripLevelChange, jump: Bool) {
   guard bus >= 0, Int(bus) < BusBank.maxBuses else { return }
-  (state.pointee.buses.strips + Int(bus)).pointee.levels.set(volume: volume, pan: pan, audible: audible, jump: jump)
+  (state.pointee.buses.strips + Int(bus)).pointee.levels.set(change, jump: jump)
 }
 
 /// Routes a voice to `bus` (−1: the master); while playing it crossfades from where it went
@@ -240,6 +240,7 @@ func renderBuses(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int, 
     if strip.pointee.levels.isGliding { strip.pointee.levels.advanceGlides(frames: n) }
     strip.pointee.levels.publish(to: state.pointee.buses.glides + bus)
     strip.pointee.eq.process(left: l, right: r, stride: 1, count: n)
+    strip.pointee.levels.applyStages(left: l, right: r, stride: 1, count: n)
     mixStripSends(state, state.pointee.sends.buses, strip: bus, left: l, right: r, count: n, preFader: true)
     let stepL = strip.pointee.levels.gainLeft.advance(frames: n)
     let stepR = strip.pointee.levels.gainRight.advance(frames: n)

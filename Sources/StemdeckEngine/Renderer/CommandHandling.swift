@@ -97,8 +97,7 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
     requestSongChange(state, frame: frame, epoch: epoch, fadeFrames: fadeFrames, song: song)
   case .completeSongChange: if state.pointee.songChange.pending { performSongChange(state) }
   case .setGains(let slot, let l, let r): if let voice = voiceAt(state, slot) { setGains(voice, l, r, jump: jump) }
-  case .setStripLevels(let strip, let volume, let pan, let audible):
-    setStripLevels(state, strip, volume: volume, pan: pan, audible: audible, jump: jump)
+  case .setStripLevels(let strip, let change): setStripLevels(state, strip, change, jump: jump)
   case .setRate(let slot, let rate): if let voice = voiceAt(state, slot) { setRate(voice, rate) }
   case .setPitchScale(let slot, let scale): if let voice = voiceAt(state, slot) { setPitchScale(voice, scale) }
   case .cancelGlides(let slot): if let voice = voiceAt(state, slot) { cancelGlides(voice) }
@@ -117,8 +116,8 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .stripGlide(let strip, let parameter, let target, let frames, let exponential):
     startStripGlide(state, strip, parameter, to: target, frames: frames, exponential: exponential)
   case .setStemBus(let slot, let bus): if let voice = voiceAt(state, slot) { setStemBus(state, voice, bus: bus, jump: jump) }
-  case .addInput(let index, let channels, let volume, let pan, let audible):
-    state.pointee.inputs.add(index: Int(index), channels: Int(channels), volume: volume, pan: pan, audible: audible)
+  case .addInput(let index, let channels, let levels):
+    state.pointee.inputs.add(index: Int(index), channels: Int(channels), levels)
     state.pointee.sends.inputs.clear(strip: Int(index))
   case .removeInput(let index): state.pointee.inputs.remove(index: Int(index))
   case .setInputBus(let index, let bus, let crossfade):
@@ -185,10 +184,9 @@ func replaceVoice(
 @_noLocks
 func fadeOutVoice(_ voice: UnsafeMutablePointer<StemVoice>, jump: Bool) {
   voice.pointee.removing = true
-  voice.pointee.volumeGlide = Glide()
-  voice.pointee.panGlide = Glide()
-  setRamp(&voice.pointee.gainLeft, 0, jump: jump)
-  setRamp(&voice.pointee.gainRight, 0, jump: jump)
+  voice.pointee.levels.stopGlides()
+  setRamp(&voice.pointee.levels.gainLeft, 0, jump: jump)
+  setRamp(&voice.pointee.levels.gainRight, 0, jump: jump)
 }
 
 // MARK: - A voice's levels, rate and glides
@@ -196,10 +194,9 @@ func fadeOutVoice(_ voice: UnsafeMutablePointer<StemVoice>, jump: Bool) {
 @_noLocks
 func setGains(_ voice: UnsafeMutablePointer<StemVoice>, _ l: Float, _ r: Float, jump: Bool) {
   guard !voice.pointee.removing else { return }
-  voice.pointee.volumeGlide = Glide()
-  voice.pointee.panGlide = Glide()
-  setRamp(&voice.pointee.gainLeft, l, jump: jump || voice.pointee.pending)
-  setRamp(&voice.pointee.gainRight, r, jump: jump || voice.pointee.pending)
+  voice.pointee.levels.stopGlides()
+  setRamp(&voice.pointee.levels.gainLeft, l, jump: jump || voice.pointee.pending)
+  setRamp(&voice.pointee.levels.gainRight, r, jump: jump || voice.pointee.pending)
 }
 
 /// Changes `target`'s channel EQ with `change`; it glides there while it sounds, and jumps while
@@ -227,13 +224,11 @@ func setEQ(
 
 /// Any strip's levels (`EngineCommand.setStripLevels`).
 @_noLocks
-func setStripLevels(
-  _ state: UnsafeMutablePointer<RenderState>, _ strip: StripTarget, volume: Double?, pan: Double?, audible: Bool, jump: Bool
-) {
+func setStripLevels(_ state: UnsafeMutablePointer<RenderState>, _ strip: StripTarget, _ change: StripLevelChange, jump: Bool) {
   switch strip {
-  case .stem(let slot): if let voice = voiceAt(state, slot) { setLevels(voice, volume: volume, pan: pan, audible: audible, jump: jump) }
-  case .bus(let bus): setBusLevels(state, bus: bus, volume: volume, pan: pan, audible: audible, jump: jump)
-  case .input(let index): state.pointee.inputs.setLevels(index: Int(index), volume: volume, pan: pan, audible: audible)
+  case .stem(let slot): if let voice = voiceAt(state, slot) { setLevels(voice, change, jump: jump) }
+  case .bus(let bus): setBusLevels(state, bus: bus, change, jump: jump)
+  case .input(let index): state.pointee.inputs.setLevels(index: Int(index), change)
   case .master: break
   }
 }
@@ -241,18 +236,9 @@ func setStripLevels(
 /// Only the levels sent change (and only their glides stop): a pan change or a solo elsewhere
 /// leaves a volume glide running.
 @_noLocks
-func setLevels(_ voice: UnsafeMutablePointer<StemVoice>, volume: Double?, pan: Double?, audible: Bool, jump: Bool) {
+func setLevels(_ voice: UnsafeMutablePointer<StemVoice>, _ change: StripLevelChange, jump: Bool) {
   guard !voice.pointee.removing else { return }
-  if let volume {
-    voice.pointee.volumeGlide = Glide()
-    voice.pointee.volume = volume
-  }
-  if let pan {
-    voice.pointee.panGlide = Glide()
-    voice.pointee.pan = pan
-  }
-  voice.pointee.audible = audible
-  updateGains(voice, frames: 0, jump: jump || voice.pointee.pending)
+  voice.pointee.levels.set(change, jump: jump || voice.pointee.pending)
   publishGlides(voice)
 }
 
@@ -277,13 +263,12 @@ func startGlide(
   exponential: Bool
 ) {
   guard !voice.pointee.removing else { return }
-  let curve: Glide.Curve = exponential ? .exponential : .linear
-  switch parameter {
-  case .volume: voice.pointee.volumeGlide = Glide(from: voice.pointee.volume, to: target, frames: frames, curve: curve)
-  case .pan: voice.pointee.panGlide = Glide(from: voice.pointee.pan, to: target, frames: frames, curve: .linear)
-  case .rate:
-    voice.pointee.rateGlide = Glide(from: voice.pointee.rate, to: target, frames: frames, curve: curve)
+  if case .rate = parameter {
+    voice.pointee.rateGlide = Glide(
+      from: voice.pointee.rate, to: target, frames: frames, curve: exponential ? .exponential : .linear)
     glideStretchTempo(voice)
+  } else {
+    voice.pointee.levels.startGlide(parameter, to: target, frames: frames, exponential: exponential)
   }
   publishGlides(voice)
 }
@@ -311,8 +296,7 @@ func startStripGlide(
 
 @_noLocks
 func cancelGlides(_ voice: UnsafeMutablePointer<StemVoice>) {
-  voice.pointee.volumeGlide = Glide()
-  voice.pointee.panGlide = Glide()
+  voice.pointee.levels.stopGlides()
   voice.pointee.rateGlide = Glide()
   holdStretchTempo(voice)
   publishGlides(voice)

@@ -105,7 +105,7 @@ public struct InputBank: ~Copyable {
 
   /// Starts strip `index` with these levels (a new input).
   @_noLocks
-  mutating func add(index: Int, channels: Int, volume: Double, pan: Double, audible: Bool) {
+  mutating func add(index: Int, channels: Int, _ levels: StripLevelChange) {
     guard index >= 0, index < capacity else { return }
     let s = strips + index
     s.pointee.bus = -1
@@ -118,7 +118,7 @@ public struct InputBank: ~Copyable {
     s.pointee.levels.channels = channels == 2 ? 2 : 1
     // At its levels at once: its ports are registered after this (the driver's next poll), so
     // it has no signal yet to click; an offline render then starts exactly at the set gain.
-    s.pointee.levels.set(volume: volume, pan: pan, audible: audible, jump: true)
+    s.pointee.levels.set(levels, jump: true)
     s.pointee.eq.set(flatEQ, immediate: true)
     s.pointee.eq.clearState()
     (live + index).pointee.store(1, ordering: .releasing)
@@ -128,9 +128,9 @@ public struct InputBank: ~Copyable {
   /// New levels for strip `index` (nil: unchanged; a value set ends its glide); the gains ramp
   /// there (10 ms).
   @_noLocks
-  mutating func setLevels(index: Int, volume: Double?, pan: Double?, audible: Bool) {
+  mutating func setLevels(index: Int, _ change: StripLevelChange) {
     guard index >= 0, index < capacity, strips[index].active, !strips[index].removing else { return }
-    (strips + index).pointee.levels.set(volume: volume, pan: pan, audible: audible, jump: false)
+    (strips + index).pointee.levels.set(change, jump: false)
   }
 
   /// Starts strip `index`'s volume or pan glide; it runs whatever the transport does.
@@ -231,6 +231,7 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
       if let bufR { copyFrames(workR, from: bufR + offset, n) } else { workR.update(repeating: 0, count: n) }
     }
     s.pointee.eq.process(left: workL, right: stereo ? workR : nil, stride: 1, count: n)
+    s.pointee.levels.applyStages(left: workL, right: stereo ? workR : nil, stride: 1, count: n)
     mixStripSends(state, state.pointee.sends.inputs, strip: index, left: workL, right: stereo ? workR : workL, count: n, preFader: true)
     if index == recordIndex { state.pointee.captureTake(left: workL, right: stereo ? workR : workL, frameCount: n, rolling: rolling) }
     if preFader {

@@ -308,7 +308,7 @@ public func midiInput(_ state: UnsafeMutablePointer<RenderState>, offset: Int, c
         position = Double(d2)
       }
       let volume = binding.target == .volume
-      let current = volume ? voice.pointee.volume : voice.pointee.pan
+      let current = volume ? voice.pointee.levels.volume : voice.pointee.levels.pan
       let currentPosition = volume ? MidiCurve.position(gain: current) : MidiCurve.position(pan: current)
       guard state.pointee.midi.takeover[i].accept(position: position, currentPosition: currentPosition, current: current) else {
         _ = state.pointee.midiReports.push(.held(binding: Int32(i)))
@@ -316,13 +316,12 @@ public func midiInput(_ state: UnsafeMutablePointer<RenderState>, offset: Int, c
       }
       value = volume ? MidiCurve.gain(position: position) : MidiCurve.pan(position: position)
       state.pointee.midi.takeover[i].lastApplied = value
-      command =
-        volume
-        ? .setStripLevels(.stem(slot: binding.slot), volume: value, pan: nil, audible: voice.pointee.audible)
-        : .setStripLevels(.stem(slot: binding.slot), volume: nil, pan: value, audible: voice.pointee.audible)
+      var change = StripLevelChange(audible: voice.pointee.levels.audible)
+      if volume { change.volume = value } else { change.pan = value }
+      command = .setStripLevels(.stem(slot: binding.slot), change)
       // The voice holds the new value at once, so that takeover judges the next event of this
       // block against it; the gains move when the command applies at `offset`.
-      if volume { voice.pointee.volume = value } else { voice.pointee.pan = value }
+      if volume { voice.pointee.levels.volume = value } else { voice.pointee.levels.pan = value }
     case .control:
       continue
     }
@@ -352,8 +351,8 @@ public func midiFeedback(_ state: UnsafeMutablePointer<RenderState>, index: inou
     else { continue }
     let position =
       binding.target == .volume
-      ? MidiCurve.position(gain: voice.pointee.volume)
-      : MidiCurve.position(pan: voice.pointee.pan)
+      ? MidiCurve.position(gain: voice.pointee.levels.volume)
+      : MidiCurve.position(pan: voice.pointee.levels.pan)
     let value = Int16(Swift.max(0, Swift.min(127, Int(position + 0.5))))
     if value == state.pointee.midi.sent[i] { continue }
     state.pointee.midi.sent[i] = value

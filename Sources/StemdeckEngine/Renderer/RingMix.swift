@@ -17,7 +17,7 @@ func mixFromRing(
   slot: Int, offset: Int, count: Int, cells: UnsafePointer<MeterCells>
 ) -> Bool {
   guard voice.pointee.bypass, voice.pointee.stretch == nil, voice.pointee.skipFrames == 0,
-    !voice.pointee.gainLeft.isRamping, !voice.pointee.gainRight.isRamping, !voice.pointee.eq.isActive
+    voice.pointee.levels.isPlain, !voice.pointee.eq.isActive
   else { return false }
   let ch = voice.pointee.channels
   let segments = voice.pointee.audio.readableSegments()

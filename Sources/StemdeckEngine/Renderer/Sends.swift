@@ -149,7 +149,7 @@ func mixVoiceSends(
     return
   }
   let at = state.pointee.passOffset &+ offset
-  let tl = voice.pointee.gainLeft.current, tr = voice.pointee.gainRight.current
+  let tl = voice.pointee.levels.gainLeft.current, tr = voice.pointee.levels.gainRight.current
   var used = false
   for k in 0..<SendBank.maxSends {
     let level = state.pointee.sends.levels + (slot &* SendBank.maxSends &+ k)

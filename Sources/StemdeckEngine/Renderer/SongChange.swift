@@ -188,7 +188,7 @@ func renderDetachedVoices(_ state: UnsafeMutablePointer<RenderState>, frameCount
   state.pointee.busRight = state.pointee.songChange.detachedRight
   for slot in 0..<state.pointee.slotLimit {
     guard let voice = state.pointee.voices[slot], voice.pointee.detached else { continue }
-    let removed = voice.pointee.removing && !voice.pointee.gainLeft.isRamping
+    let removed = voice.pointee.removing && !voice.pointee.levels.gainLeft.isRamping
     if !removed && !voice.pointee.finished {
       renderVoice(state, voice, slot: slot, transportStart: clock, frameCount: n)
     }

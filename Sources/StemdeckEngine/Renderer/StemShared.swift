@@ -48,12 +48,9 @@ public struct StemShared: ~Copyable, @unchecked Sendable {
   public let finished = Atomic<Bool>(false)
   /// The voice's read counter (samples), for position display.
   public let readCounter = Atomic<Int>(0)
-  /// Current volume, pan and rate while gliding (Double bit patterns) and which glides run
-  /// (bit 0 volume, 1 pan, 2 rate).
-  public let glidingVolume = Atomic<UInt64>(0)
-  public let glidingPan = Atomic<UInt64>(0)
-  public let glidingRate = Atomic<UInt64>(0)
-  public let glides = Atomic<Int>(0)
+  /// Which glides run and where they have got to (`GlideCells.reading()`). Separately
+  /// allocated, as `meters`.
+  public let glides: UnsafeMutablePointer<GlideCells> = GlideCells.allocate()
   /// True once the voice has reached the current epoch's boundary.
   public let synced = Atomic<Bool>(false)
   /// Where the stem is in its source as heard at the output, not as read from the ring (a
@@ -65,7 +62,12 @@ public struct StemShared: ~Copyable, @unchecked Sendable {
   public let heardSourceFrames = Atomic<UInt64>(0)
   public let heardTransportFrame = Atomic<Int>(0)
 
-  deinit { meters.deinitialize(count: 1); meters.deallocate() }
+  deinit {
+    meters.deinitialize(count: 1)
+    meters.deallocate()
+    glides.deinitialize(count: 1)
+    glides.deallocate()
+  }
 
   /// Publishes the heard position (renderer only).
   @_noLocks

@@ -124,7 +124,7 @@ func mixVoiceIntoTap(
     return
   }
   var gl = stepL.start, gr = stepR.start
-  let tl = voice.pointee.gainLeft.current, tr = voice.pointee.gainRight.current
+  let tl = voice.pointee.levels.gainLeft.current, tr = voice.pointee.levels.gainRight.current
   for i in 0..<count {
     let xl = mono ? source[i] : source[2 &* i]
     let xr = mono ? xl : source[2 &* i &+ 1]

@@ -22,16 +22,11 @@ public struct StemVoice: ~Copyable {
   /// True while the ratio has been exactly 1 since the last seek: frames are copied straight
   /// through and the converter is skipped (it costs most of a stem's CPU).
   @usableFromInline var bypass: Bool
-  /// Levels the gains are computed from (so glides and mute/solo combine in one place).
-  @usableFromInline var volume: Double
-  @usableFromInline var pan: Double
-  @usableFromInline var audible: Bool
-  /// Glides (idle unless `isActive`).
-  @usableFromInline var volumeGlide = Glide()
-  @usableFromInline var panGlide = Glide()
+  /// Its fader: volume, pan, width, audibility, their glides and gain ramps (as a bus's and an
+  /// input's: StripLevels.swift).
+  @usableFromInline var levels: StripLevels
+  /// The rate glide (idle unless `isActive`); the levels' glides are in `levels`.
   @usableFromInline var rateGlide = Glide()
-  @usableFromInline var gainLeft: GainRamp
-  @usableFromInline var gainRight: GainRamp
   @usableFromInline var meter: MeterAccumulator
   /// The stem's channel EQ, before its fader and pan (bypassed: costs nothing).
   @usableFromInline var eq: ChannelEQ
@@ -96,8 +91,8 @@ public struct StemVoice: ~Copyable {
   /// Builds a voice from a stem's levels.
   public init(
     shared: UnsafeMutablePointer<StemShared>, audio: consuming Consumer<Float>, channels: Int,
-    converter: RateConverter, rateScale: Double, rate: Double, volume: Double, pan: Double, audible: Bool,
-    sampleRate: Double, epoch: Int, joinFrame: Int,
+    converter: RateConverter, rateScale: Double, rate: Double, levels start: StripLevelChange, sampleRate: Double, epoch: Int,
+    joinFrame: Int,
     stretch: UnsafeMutablePointer<StretchState>? = nil, pitchScale: Double = 1,
     eq: EQParameters = EQParameters()
   ) {
@@ -111,14 +106,9 @@ public struct StemVoice: ~Copyable {
     self.rate = rate
     ratio = rateScale / rate
     bypass = ratio == 1
-    self.volume = volume
-    self.pan = pan
-    self.audible = audible
-    let rampFrames = Swift.max(1, Int(sampleRate * 0.010))
-    let g = PanLaw.gains(pan: pan, channelCount: channels)
-    let level = audible ? volume : 0
-    gainLeft = GainRamp(gain: Float(g.left * level), length: rampFrames)
-    gainRight = GainRamp(gain: Float(g.right * level), length: rampFrames)
+    levels = StripLevels(sampleRate: sampleRate, gain: 0)
+    levels.channels = channels
+    levels.set(start, jump: true)
     meter = MeterAccumulator(sampleRate: sampleRate)
     self.eq = ChannelEQ(sampleRate: sampleRate)
     self.eq.set(eq, immediate: true)
@@ -137,9 +127,9 @@ public struct StemVoice: ~Copyable {
   ) {
     self.init(
       shared: shared, audio: audio, channels: channels, converter: .libsamplerate(resampler), rateScale: ratio, rate: 1,
-      volume: 1, pan: 0, audible: true, sampleRate: sampleRate, epoch: epoch, joinFrame: joinFrame)
-    gainLeft.jump(to: gains.0)
-    gainRight.jump(to: gains.1)
+      levels: StripLevelChange(audible: true), sampleRate: sampleRate, epoch: epoch, joinFrame: joinFrame)
+    levels.gainLeft.jump(to: gains.0)
+    levels.gainRight.jump(to: gains.1)
   }
 
   deinit {

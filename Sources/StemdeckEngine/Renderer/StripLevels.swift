@@ -1,35 +1,80 @@
-// A strip's fader in the renderer: volume, pan or balance, audibility (mute and solo, worked
-// out on the control thread), their glides and the two gain ramps they set. Buses and live
-// inputs embed one (`BusStrip.levels`, `InputStrip.levels`), so they set levels, glide and
-// cancel alike (docs/architecture.md, *Strips*). Stem voices keep their own (a stem also glides
-// its rate). Where a bus's or input's glides have got to is published once a block into its
-// `GlideCells`, as a stem's into its `StemShared`.
+// A strip's fader in the renderer: volume, pan or balance, audibility (mute and solo,
+// worked out on the control thread), their glides and the gain ramps they set. Stem voices,
+// buses and live inputs embed one (`StemVoice.levels`, `BusStrip.levels`, `InputStrip.levels`),
+// so every kind sets levels, glides and cancels alike (docs/architecture.md, *Strips*); a stem
+// also glides its rate, which it keeps itself. Where a strip's glides have got to is published
+// into its `GlideCells` (a stem's in its `StemShared`).
 
 import Synchronization
+
+/// Where a strip's running glides have got to (nil: that parameter is not gliding).
+public struct GlideReading: Equatable, Sendable {
+  public var volume: Double?
+  public var pan: Double?
+  public var rate: Double?
+
+  public init(volume: Double? = nil, pan: Double? = nil, rate: Double? = nil) {
+    self.volume = volume
+    self.pan = pan
+    self.rate = rate
+  }
+
+  /// The value `parameter` has reached, if it glides.
+  public subscript(_ parameter: GlideParameter) -> Double? {
+    switch parameter {
+    case .volume: volume
+    case .pan: pan
+    case .rate: rate
+    }
+  }
+
+  /// Whether any glide runs.
+  public var any: Bool { volume != nil || pan != nil || rate != nil }
+}
 
 /// Which of a strip's glides run and the values they have reached (realtime → control; Double
 /// bit patterns). The control thread shows them (`G`) and `glide cancel` stops there.
 public struct GlideCells: ~Copyable, Sendable {
-  /// Bit 0: volume, bit 1: pan.
+  /// Bit `bit(parameter)` set: that parameter glides.
   let glides = Atomic<Int>(0)
   let volume = Atomic<UInt64>(0)
   let pan = Atomic<UInt64>(0)
+  let rate = Atomic<UInt64>(0)
 
   init() {}
 
-  /// The values the running glides have reached (nil: that parameter is not gliding).
-  public func reading() -> (volume: Double?, pan: Double?) {
+  /// A cell of its own (a stem's, `StemShared.glides`); freed with `deallocate`.
+  static func allocate() -> UnsafeMutablePointer<GlideCells> {
+    let cells = UnsafeMutablePointer<GlideCells>.allocate(capacity: 1)
+    cells.initialize(to: GlideCells())
+    return cells
+  }
+
+  /// The values the running glides have reached.
+  public func reading() -> GlideReading {
     let flags = glides.load(ordering: .relaxed)
-    return (
-      flags & 1 != 0 ? Double(bitPattern: volume.load(ordering: .relaxed)) : nil,
-      flags & 2 != 0 ? Double(bitPattern: pan.load(ordering: .relaxed)) : nil
-    )
+    func value(_ p: GlideParameter, _ cell: borrowing Atomic<UInt64>) -> Double? {
+      flags & GlideCells.bit(p) != 0 ? Double(bitPattern: cell.load(ordering: .relaxed)) : nil
+    }
+    return GlideReading(
+      volume: value(.volume, volume), pan: value(.pan, pan), rate: value(.rate, rate))
   }
 
   /// The control thread has ended these glides (a value set, `glide cancel`): not told from
   /// now on; the renderer's next publish agrees.
-  public func forget(volume: Bool, pan: Bool) {
-    glides.bitwiseAnd(~((volume ? 1 : 0) | (pan ? 2 : 0)), ordering: .relaxed)
+  public func forget(_ parameters: [GlideParameter]) {
+    let mask = parameters.reduce(0) { $0 | Self.bit($1) }
+    glides.bitwiseAnd(~mask, ordering: .relaxed)
+  }
+
+  /// The bit of `glides` that says `parameter` glides.
+  @_noLocks @inline(__always)
+  static func bit(_ parameter: GlideParameter) -> Int {
+    switch parameter {
+    case .volume: 1
+    case .pan: 2
+    case .rate: 4
+    }
   }
 
   /// No glide (a strip taken into use again).
@@ -69,7 +114,8 @@ public struct StripLevels {
     return (Float(g.left * level), Float(g.right * level))
   }
 
-  /// Moves the gains to what the levels ask for: over `frames` (0: the usual 10 ms), or at once.
+  /// Moves the gains to what the levels ask for: over `frames` (0: the usual
+  /// 10 ms), or at once.
   @_noLocks
   mutating func updateGains(jump: Bool, frames: Int = 0, silenced: Bool = false) {
     let (l, r) = targetGains(silenced: silenced)
@@ -84,21 +130,21 @@ public struct StripLevels {
 
   /// New levels (nil: unchanged); a value set ends its glide there.
   @_noLocks
-  mutating func set(volume newVolume: Double?, pan newPan: Double?, audible newAudible: Bool, jump: Bool) {
-    if let newVolume {
-      volume = newVolume
+  mutating func set(_ change: StripLevelChange, jump: Bool) {
+    if let v = change.volume {
+      volume = v
       volumeGlide = Glide()
     }
-    if let newPan {
-      pan = newPan
+    if let p = change.pan {
+      pan = p
       panGlide = Glide()
     }
-    audible = newAudible
+    audible = change.audible
     updateGains(jump: jump)
   }
 
-  /// Starts a volume (linear or in equal dB steps) or pan glide from where it is now; a rate
-  /// glide means nothing for a bus or an input.
+  /// Starts a volume (linear or in equal dB steps) or pan glide from where it is now; a
+  /// rate glide is a stem's own (`StemVoice.rateGlide`).
   @_noLocks
   mutating func startGlide(_ parameter: GlideParameter, to target: Double, frames: Int, exponential: Bool) {
     switch parameter {
@@ -109,7 +155,7 @@ public struct StripLevels {
   }
 
   /// Advances the glides to the end of a pass of `frames`: the gains ramp across the pass to the
-  /// values reached (as a stem's, VoiceRendering.swift `advanceGlides`).
+  /// values reached, and get there exactly when the first glide to end does.
   @_noLocks
   mutating func advanceGlides(frames: Int, silenced: Bool = false) {
     var rampFrames = frames
@@ -126,17 +172,37 @@ public struct StripLevels {
     updateGains(jump: false, frames: Swift.max(1, rampFrames), silenced: silenced)
   }
 
-  /// Says where the glides are, once a block: the values while one runs, then once that none
-  /// does. A strip that never glides costs a branch.
+  /// The strip's stages between its EQ and its fader, in place on its channels (none yet); each
+  /// kind's render calls it right after the EQ. A stage at its identity costs a branch.
   @_noLocks
-  mutating func publish(to cells: UnsafeMutablePointer<GlideCells>) {
-    let gliding = isGliding
+  mutating func applyStages(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, stride: Int, count: Int) {}
+
+  /// Whether the levels are steady and every stage is at its identity: the gains alone make the
+  /// strip's output (a stem at rate 1 may then mix straight from its ring).
+  var isPlain: Bool {
+    @_noLocks get { !gainLeft.isRamping && !gainRight.isRamping }
+  }
+
+  /// Says where the glides are: the values while one runs, then once that none does (a strip
+  /// that never glides costs a branch). A stem passes its rate while that glides.
+  @_noLocks
+  mutating func publish(to cells: UnsafeMutablePointer<GlideCells>, rate: Double? = nil) {
+    let gliding = isGliding || rate != nil
     guard gliding || publishedGliding else { return }
-    if gliding {
+    var flags = 0
+    if volumeGlide.isActive {
+      flags |= GlideCells.bit(.volume)
       cells.pointee.volume.store(volume.bitPattern, ordering: .relaxed)
+    }
+    if panGlide.isActive {
+      flags |= GlideCells.bit(.pan)
       cells.pointee.pan.store(pan.bitPattern, ordering: .relaxed)
     }
-    cells.pointee.glides.store((volumeGlide.isActive ? 1 : 0) | (panGlide.isActive ? 2 : 0), ordering: .relaxed)
+    if let rate {
+      flags |= GlideCells.bit(.rate)
+      cells.pointee.rate.store(rate.bitPattern, ordering: .relaxed)
+    }
+    cells.pointee.glides.store(flags, ordering: .relaxed)
     publishedGliding = gliding
   }
 
@@ -147,7 +213,7 @@ public struct StripLevels {
     cells.pointee.clear()
   }
 
-  /// Ends both glides where they are (the levels keep the values reached).
+  /// Ends the glides where they are (the levels keep the values reached).
   @_noLocks
   mutating func stopGlides() {
     volumeGlide = Glide()
@@ -163,5 +229,45 @@ public struct StripLevels {
     stopGlides()
     gainLeft.jump(to: gain)
     gainRight.jump(to: gain)
+  }
+}
+
+/// New levels for a strip (`EngineCommand.setStripLevels`): nil leaves a parameter (and its
+/// glide) as it is; audibility is always sent.
+public struct StripLevelChange: BitwiseCopyable, Sendable, Equatable {
+  public var volume: Double?
+  public var pan: Double?
+  public var audible: Bool
+
+  /// Audibility only; the levels as they are.
+  @_noLocks @inlinable
+  public init(audible: Bool) {
+    self.init(volume: nil, pan: nil, audible: audible)
+  }
+
+  /// A level by its parameter (the control thread fills a change row by row); a stem's rate is
+  /// not a level (`setRate`).
+  public subscript(_ parameter: GlideParameter) -> Double? {
+    get {
+      switch parameter {
+      case .volume: volume
+      case .pan: pan
+      case .rate: nil
+      }
+    }
+    set {
+      switch parameter {
+      case .volume: volume = newValue
+      case .pan: pan = newValue
+      case .rate: break
+      }
+    }
+  }
+
+  @_noLocks @inlinable
+  public init(volume: Double?, pan: Double?, audible: Bool) {
+    self.volume = volume
+    self.pan = pan
+    self.audible = audible
   }
 }

@@ -221,63 +221,25 @@ func pullFrames(_ voice: UnsafeMutablePointer<StemVoice>, into destination: Unsa
   return produced
 }
 
-/// Recomputes a voice's target gains from volume, pan and audibility; ramps over `frames`
-/// (0: the standard 10 ms), or jumps.
+/// Recomputes a voice's target gains from its levels; ramps over `frames` (0: the standard
+/// 10 ms), or jumps.
 @_noLocks
 func updateGains(_ voice: UnsafeMutablePointer<StemVoice>, frames: Int, jump: Bool) {
-  let g = PanLaw.realtimeGains(pan: voice.pointee.pan, channelCount: voice.pointee.channels)
-  let level = voice.pointee.audible ? voice.pointee.volume : 0
-  let l = Float(g.left * level), r = Float(g.right * level)
-  if jump {
-    voice.pointee.gainLeft.jump(to: l)
-    voice.pointee.gainRight.jump(to: r)
-  } else if frames > 0 {
-    voice.pointee.gainLeft.set(target: l, frames: frames)
-    voice.pointee.gainRight.set(target: r, frames: frames)
-  } else {
-    voice.pointee.gainLeft.set(target: l)
-    voice.pointee.gainRight.set(target: r)
-  }
+  voice.pointee.levels.updateGains(jump: jump, frames: frames)
 }
 
-/// Publishes the voice's current levels and running glides for the control thread.
+/// Publishes the voice's running glides (its levels' and its rate's) for the control thread.
 @_noLocks
 func publishGlides(_ voice: UnsafeMutablePointer<StemVoice>) {
-  let s = voice.pointee.shared
-  var flags = 0
-  if voice.pointee.volumeGlide.isActive { flags |= 1 }
-  if voice.pointee.panGlide.isActive { flags |= 2 }
-  if voice.pointee.rateGlide.isActive { flags |= 4 }
-  s.pointee.glidingVolume.store(voice.pointee.volume.bitPattern, ordering: .relaxed)
-  s.pointee.glidingPan.store(voice.pointee.pan.bitPattern, ordering: .relaxed)
-  s.pointee.glidingRate.store(voice.pointee.rate.bitPattern, ordering: .relaxed)
-  s.pointee.glides.store(flags, ordering: .relaxed)
+  let rate: Double? = voice.pointee.rateGlide.isActive ? voice.pointee.rate : nil
+  voice.pointee.levels.publish(to: voice.pointee.shared.pointee.glides, rate: rate)
 }
 
 /// Advances the voice's glides to the end of this pass: gains ramp across the pass to the
 /// values reached; a rate glide sets the ratio that libsamplerate ramps to across the pass.
 @_noLocks
 func advanceGlides(_ voice: UnsafeMutablePointer<StemVoice>, frames: Int) {
-  var levelsMoved = false
-  // Frames until the first level glide ends within this pass: the gains get there exactly then.
-  var rampFrames = frames
-  if voice.pointee.volumeGlide.isActive {
-    rampFrames = Swift.min(rampFrames, voice.pointee.volumeGlide.totalFrames &- voice.pointee.volumeGlide.doneFrames)
-  }
-  if voice.pointee.panGlide.isActive {
-    rampFrames = Swift.min(rampFrames, voice.pointee.panGlide.totalFrames &- voice.pointee.panGlide.doneFrames)
-  }
-  if voice.pointee.volumeGlide.isActive {
-    voice.pointee.volume = voice.pointee.volumeGlide.advance(frames: rampFrames)
-    if voice.pointee.volumeGlide.isFinished { voice.pointee.volumeGlide = Glide() }
-    levelsMoved = true
-  }
-  if voice.pointee.panGlide.isActive {
-    voice.pointee.pan = voice.pointee.panGlide.advance(frames: rampFrames)
-    if voice.pointee.panGlide.isFinished { voice.pointee.panGlide = Glide() }
-    levelsMoved = true
-  }
-  if levelsMoved { updateGains(voice, frames: Swift.max(1, rampFrames), jump: false) }
+  if voice.pointee.levels.isGliding { voice.pointee.levels.advanceGlides(frames: frames) }
   if voice.pointee.rateGlide.isActive {
     voice.pointee.rate = voice.pointee.rateGlide.advance(frames: frames)
     if voice.pointee.rateGlide.isFinished { voice.pointee.rateGlide = Glide() }
@@ -310,7 +272,7 @@ func renderVoice(
   }
   let count = n &- offset
   let rateBefore = voice.pointee.rate
-  if voice.pointee.volumeGlide.isActive || voice.pointee.panGlide.isActive || voice.pointee.rateGlide.isActive {
+  if voice.pointee.levels.isGliding || voice.pointee.rateGlide.isActive {
     advanceGlides(voice, frames: count)
   }
   // Every frame of the pass is heard time, silence of an underrun too (its frames are skipped
@@ -360,6 +322,7 @@ func renderVoice(
   }
   // The channel EQ, before the fader and pan (a console channel's order). Bypassed: no-op.
   voice.pointee.eq.process(left: source, right: ch == 2 ? source + 1 : nil, stride: ch, count: eqFrames)
+  voice.pointee.levels.applyStages(left: source, right: ch == 2 ? source + 1 : nil, stride: ch, count: count)
   shared.pointee.publishHeard(sourceFrames: voice.pointee.heard, transportFrame: transportStart &+ n)
   mixVoice(state, voice, slot: slot, source: source, offset: offset, count: count, cells: cells)
 }
@@ -372,8 +335,8 @@ func mixVoice(
 ) {
   var mixL = state.pointee.busLeft + offset
   var mixR = state.pointee.busRight + offset
-  let stepL = voice.pointee.gainLeft.advance(frames: count)
-  let stepR = voice.pointee.gainRight.advance(frames: count)
+  let stepL = voice.pointee.levels.gainLeft.advance(frames: count)
+  let stepR = voice.pointee.levels.gainRight.advance(frames: count)
   let preFader = state.pointee.preFaderMeters
   mixVoiceSends(
     state, voice, slot: slot, source: source, offset: offset, count: count, stepL: stepL, stepR: stepR,
@@ -430,7 +393,7 @@ func mixVoice(
     return
   } else {
     var gl = stepL.start, gr = stepR.start
-    let tl = voice.pointee.gainLeft.current, tr = voice.pointee.gainRight.current
+    let tl = voice.pointee.levels.gainLeft.current, tr = voice.pointee.levels.gainRight.current
     for i in 0..<count {
       let xl = mono ? source[i] : source[2 &* i]
       let xr = mono ? xl : source[2 &* i &+ 1]
@@ -459,7 +422,7 @@ func postFaderMeter(
   var gainL: (peak: Float, square: Float) = (1, 1)
   var gainR: (peak: Float, square: Float) = (1, 1)
   if !preFader {
-    let endL = voice.pointee.gainLeft.current, endR = voice.pointee.gainRight.current
+    let endL = voice.pointee.levels.gainLeft.current, endR = voice.pointee.levels.gainRight.current
     let a = Swift.abs(stepL.start), b = Swift.abs(endL), c = Swift.abs(stepR.start), d = Swift.abs(endR)
     gainL = (Swift.max(a, b), (a * a + b * b) / 2)
     gainR = (Swift.max(c, d), (c * c + d * d) / 2)
@@ -497,7 +460,7 @@ func mixRouteCrossfade(
   stepL: (start: Float, step: Float, rampFrames: Int), stepR: (start: Float, step: Float, rampFrames: Int), mono: Bool
 ) {
   var gl = stepL.start, gr = stepR.start
-  let tl = voice.pointee.gainLeft.current, tr = voice.pointee.gainRight.current
+  let tl = voice.pointee.levels.gainLeft.current, tr = voice.pointee.levels.gainRight.current
   let total = voice.pointee.routeFadeTotal
   var done = voice.pointee.routeFadeDone
   let inverse = 1 / Float(total)
