@@ -34,6 +34,8 @@ public struct MidiMapping: Equatable, Sendable {
   /// `MidiMapping.send`, through the volume fader curve, with soft takeover.
   public enum Action: String, CaseIterable, Sendable {
     case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop, undo, redo, scene, safe
+    /// A strip's stereo width (StripParameter.width), following a controller on the control thread.
+    case width
     /// Any console command line (the target), run on each press: `midi map cc 64 do next`.
     case command = "do"
 

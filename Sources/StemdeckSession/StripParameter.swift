@@ -99,6 +99,16 @@ public struct StripParameter: Sendable {
     value: .number(what: "the pan position -1…1"),
     rule: .pan, kinds: [.stem, .bus, .input], glides: true, midi: .pan,
     summary: "stem pan -1 (left) … 0 … 1 (right); constant power for mono, balance for stereo")
+  public static let width = StripParameter(
+    key: "width", field: .number(\.width), word: "width", aliases: [], osc: ["width"], oscLabel: "width",
+    value: .number(what: "the width 0…2"), rule: .width, kinds: [.stem, .bus, .input], glides: true, midi: .width,
+    summary: "stereo width 0 (mono) … 1 (as is) … 2 (wider); mid/side, loudness kept",
+    details: """
+      Mid/side: 0 folds a stereo strip to mono, 1 leaves it as recorded, 2 doubles its side.
+      Equal power for uncorrelated left and right, so a wide pad keeps its loudness; a
+      centred sound rises 3 dB at 0 and falls 4 dB at 2. A mono strip has no width.
+      Applied after the EQ, before the fader, pan and pre-fader sends' tap.
+      """, alwaysWritten: false, viewKeys: ViewKeys(down: "{", up: "}", step: 0.1))
   public static let rate = StripParameter(
     key: "rate", field: nil, word: "rate", aliases: [], osc: ["rate"], oscLabel: "rate", value: .number(what: "the rate 0.5…2"),
     rule: .rate, kinds: [.stem], glides: true, midi: .rate,
@@ -121,7 +131,7 @@ public struct StripParameter: Sendable {
       """, alwaysWritten: false, takesOnOff: true)
 
   /// Every row, in the order front ends list them.
-  public static let all: [StripParameter] = [.volume, .pan, .rate, .mute, .solo, .soloSafe]
+  public static let all: [StripParameter] = [.volume, .pan, .width, .rate, .mute, .solo, .soloSafe]
 
   /// The session file's keys of a strip of `kind`, in the table's order.
   public static func sessionKeys(of kind: StripKind) -> [String] {
@@ -182,4 +192,17 @@ extension StripSettings {
     }
     return nil
   }
+}
+
+extension SettingRange {
+  /// Stereo width: 0 is mono, 1 as recorded, 2 twice as wide (mid/side; StereoWidth.swift).
+  public static let width: ClosedRange<Double> = 0...2
+}
+
+extension SettingRule {
+  /// A strip's stereo width (`StripParameter.width`).
+  public static let width = SettingRule(
+    SettingRange.width,
+    allowed:
+      "a number between \(SessionRules.number(SettingRange.width.lowerBound)) and \(SessionRules.number(SettingRange.width.upperBound))")
 }

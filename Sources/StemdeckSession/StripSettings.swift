@@ -10,6 +10,8 @@ public struct StripSettings: Equatable, Sendable {
   public var volume: Double = 1
   /// Pan (a mono source, constant power) or balance (stereo), in `SettingRange.pan`.
   public var pan: Double = 0
+  /// Stereo width (mid/side) of a two-channel strip, in `SettingRange.width`; 1 leaves it as is.
+  public var width: Double = 1
   public var mute = false
   public var solo = false
   /// Solo-safe: heard whatever is soloed elsewhere (a singer's mic, a reverb return), and a bus
@@ -51,6 +53,10 @@ extension StripSettingsHolder {
   public var pan: Double {
     get { strip.pan }
     set { strip.pan = newValue }
+  }
+  public var width: Double {
+    get { strip.width }
+    set { strip.width = newValue }
   }
   public var mute: Bool {
     get { strip.mute }

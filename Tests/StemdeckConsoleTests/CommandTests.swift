@@ -193,7 +193,8 @@ struct CommandValidationTests {
     Rejection("at 1:00 vol drums 0", "error: usage: at POSITION { CMD; CMD } (POSITION: m:ss, seconds, bar N, next-loop STEM)"),
     Rejection(
       "at 1:00 { add {DRUMS} }",
-      "error: 'add' cannot land at a time (only eq, glide, master, mute, pan, rate, safe, solo, unmute, unsafe, unsolo, vol, volume)"),
+      "error: 'add' cannot land at a time (only eq, glide, master, mute, pan, rate, safe, solo, unmute, unsafe, unsolo, vol, volume, width)"
+    ),
     Rejection("at 1:00 { }", "error: the group is empty: nothing to commit"),
     Rejection("at bar 3 { mute drums }", "error: bar positions need a tempo: set one with 'tempo BPM [BEATS_PER_BAR]'"),
     Rejection("at abc { mute drums }", "error: \(positionFormat) (got 'abc')"),

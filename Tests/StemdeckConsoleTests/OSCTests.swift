@@ -184,7 +184,7 @@ struct OSCTests {
     #expect(h.mixer.auxSends.first { $0.name == "verb" }?.levels["mic"] == nil)
     for (path, why) in [
       ("/stemdeck/bus/grp/rate", "'grp' is a bus; this applies to stems only"),
-      ("/stemdeck/bus/grp/gain", "a bus's addresses are vol (dB), pan, mute, solo"), ("/stemdeck/bus/nosuch/vol", "nosuch"),
+      ("/stemdeck/bus/grp/gain", "a bus's addresses are vol (dB), pan, width, mute, solo"), ("/stemdeck/bus/nosuch/vol", "nosuch"),
       ("/stemdeck/input/x*/mute", "no input matches the pattern 'x*'"), ("/stemdeck/send/mic/nosuch", "nosuch")
     ] {
       let reply = send(path, [.float(0)])

@@ -14,16 +14,16 @@ import Testing
     }
     #expect(
       Console.groupable == [
-        "vol", "volume", "pan", "rate", "mute", "unmute", "solo", "unsolo", "safe", "unsafe", "master", "glide", "eq"
+        "vol", "volume", "pan", "width", "rate", "mute", "unmute", "solo", "unsolo", "safe", "unsafe", "master", "glide", "eq"
       ],
       "\(Console.groupable.sorted())")
   }
 
   @Test("OSC's strip addresses by kind, from the table (what a kind's refusal lists)")
   func oscAddresses() {
-    #expect(StripParameter.oscAddresses(on: .stem) == "vol (dB), pan, rate, mute, solo, safe")
-    #expect(StripParameter.oscAddresses(on: .bus) == "vol (dB), pan, mute, solo, safe")
-    #expect(StripParameter.oscAddresses(on: .input) == "vol (dB), pan, mute, solo, safe")
+    #expect(StripParameter.oscAddresses(on: .stem) == "vol (dB), pan, width, rate, mute, solo, safe")
+    #expect(StripParameter.oscAddresses(on: .bus) == "vol (dB), pan, width, mute, solo, safe")
+    #expect(StripParameter.oscAddresses(on: .input) == "vol (dB), pan, width, mute, solo, safe")
     #expect(StripParameter.osc("volume")?.key == "volume" && StripParameter.osc("gain") == nil)
     #expect(StripParameter.rate.kinds == [.stem] && !StripParameter.mute.glides)
   }

@@ -118,7 +118,7 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
 /// strip control's session key (StripParameter.swift), which is how the control thread finds the
 /// parameter of a row of the table.
 public enum GlideParameter: String, BitwiseCopyable, Sendable, CaseIterable {
-  case volume, pan, rate
+  case volume, pan, rate, width
 }
 
 /// Something the realtime renderer reports to the control thread through the event ring.

@@ -1,4 +1,4 @@
-// A strip's fader in the renderer: volume, pan or balance, audibility (mute and solo,
+// A strip's fader in the renderer: volume, pan or balance, width, audibility (mute and solo,
 // worked out on the control thread), their glides and the gain ramps they set. Stem voices,
 // buses and live inputs embed one (`StemVoice.levels`, `BusStrip.levels`, `InputStrip.levels`),
 // so every kind sets levels, glides and cancels alike (docs/architecture.md, *Strips*); a stem
@@ -12,11 +12,13 @@ public struct GlideReading: Equatable, Sendable {
   public var volume: Double?
   public var pan: Double?
   public var rate: Double?
+  public var width: Double?
 
-  public init(volume: Double? = nil, pan: Double? = nil, rate: Double? = nil) {
+  public init(volume: Double? = nil, pan: Double? = nil, rate: Double? = nil, width: Double? = nil) {
     self.volume = volume
     self.pan = pan
     self.rate = rate
+    self.width = width
   }
 
   /// The value `parameter` has reached, if it glides.
@@ -25,11 +27,12 @@ public struct GlideReading: Equatable, Sendable {
     case .volume: volume
     case .pan: pan
     case .rate: rate
+    case .width: width
     }
   }
 
   /// Whether any glide runs.
-  public var any: Bool { volume != nil || pan != nil || rate != nil }
+  public var any: Bool { volume != nil || pan != nil || rate != nil || width != nil }
 }
 
 /// Which of a strip's glides run and the values they have reached (realtime → control; Double
@@ -40,6 +43,7 @@ public struct GlideCells: ~Copyable, Sendable {
   let volume = Atomic<UInt64>(0)
   let pan = Atomic<UInt64>(0)
   let rate = Atomic<UInt64>(0)
+  let width = Atomic<UInt64>(0)
 
   init() {}
 
@@ -57,7 +61,7 @@ public struct GlideCells: ~Copyable, Sendable {
       flags & GlideCells.bit(p) != 0 ? Double(bitPattern: cell.load(ordering: .relaxed)) : nil
     }
     return GlideReading(
-      volume: value(.volume, volume), pan: value(.pan, pan), rate: value(.rate, rate))
+      volume: value(.volume, volume), pan: value(.pan, pan), rate: value(.rate, rate), width: value(.width, width))
   }
 
   /// The control thread has ended these glides (a value set, `glide cancel`): not told from
@@ -74,6 +78,7 @@ public struct GlideCells: ~Copyable, Sendable {
     case .volume: 1
     case .pan: 2
     case .rate: 4
+    case .width: 8
     }
   }
 
@@ -86,25 +91,30 @@ public struct GlideCells: ~Copyable, Sendable {
 public struct StripLevels {
   @usableFromInline var volume: Double = 1
   @usableFromInline var pan: Double = 0
+  /// Stereo width (DSP/StereoWidth.swift); a mono strip has none.
+  @usableFromInline var width: Double = 1
   @usableFromInline var audible = true
   /// 1: mono (constant-power pan), 2: stereo (balance); PanLaw.swift.
   @usableFromInline var channels = 2
   @usableFromInline var gainLeft: GainRamp
   @usableFromInline var gainRight: GainRamp
-  /// Volume and pan glides (`vol mic 0 over 4s`; idle unless `isActive`).
+  @usableFromInline var widthStage: StereoWidth
+  /// Volume, pan and width glides (`vol mic 0 over 4s`; idle unless `isActive`).
   @usableFromInline var volumeGlide = Glide()
   @usableFromInline var panGlide = Glide()
+  @usableFromInline var widthGlide = Glide()
   /// Whether `publish` last said a glide runs (so that its end is said once, then nothing).
   @usableFromInline var publishedGliding = false
 
-  /// Levels at unity and centre; the gains start at `gain` and ramp over 10 ms.
+  /// Levels at unity, centre and width 1; the gains start at `gain` and ramp over 10 ms.
   init(sampleRate: Double, gain: Float) {
     let ramp = Swift.max(1, Int(sampleRate * 0.010))
     gainLeft = GainRamp(gain: gain, length: ramp)
     gainRight = GainRamp(gain: gain, length: ramp)
+    widthStage = StereoWidth(rampFrames: ramp)
   }
 
-  var isGliding: Bool { @_noLocks get { volumeGlide.isActive || panGlide.isActive } }
+  var isGliding: Bool { @_noLocks get { volumeGlide.isActive || panGlide.isActive || widthGlide.isActive } }
 
   /// The gains volume, pan and audibility ask for (`silenced`: 0, a strip fading out for good).
   @_noLocks
@@ -114,7 +124,7 @@ public struct StripLevels {
     return (Float(g.left * level), Float(g.right * level))
   }
 
-  /// Moves the gains to what the levels ask for: over `frames` (0: the usual
+  /// Moves the gains and the width to what the levels ask for: over `frames` (0: the usual
   /// 10 ms), or at once.
   @_noLocks
   mutating func updateGains(jump: Bool, frames: Int = 0, silenced: Bool = false) {
@@ -126,6 +136,7 @@ public struct StripLevels {
       setRamp(&gainLeft, l, jump: jump)
       setRamp(&gainRight, r, jump: jump)
     }
+    if channels == 2 { widthStage.set(width: width, jump: jump, frames: jump ? 0 : frames) }
   }
 
   /// New levels (nil: unchanged); a value set ends its glide there.
@@ -139,17 +150,22 @@ public struct StripLevels {
       pan = p
       panGlide = Glide()
     }
+    if let w = change.width {
+      width = w
+      widthGlide = Glide()
+    }
     audible = change.audible
     updateGains(jump: jump)
   }
 
-  /// Starts a volume (linear or in equal dB steps) or pan glide from where it is now; a
+  /// Starts a volume (linear or in equal dB steps), pan or width glide from where it is now; a
   /// rate glide is a stem's own (`StemVoice.rateGlide`).
   @_noLocks
   mutating func startGlide(_ parameter: GlideParameter, to target: Double, frames: Int, exponential: Bool) {
     switch parameter {
     case .volume: volumeGlide = Glide(from: volume, to: target, frames: frames, curve: exponential ? .exponential : .linear)
     case .pan: panGlide = Glide(from: pan, to: target, frames: frames, curve: .linear)
+    case .width: widthGlide = Glide(from: width, to: target, frames: frames, curve: .linear)
     case .rate: break
     }
   }
@@ -161,6 +177,7 @@ public struct StripLevels {
     var rampFrames = frames
     if volumeGlide.isActive { rampFrames = Swift.min(rampFrames, volumeGlide.totalFrames &- volumeGlide.doneFrames) }
     if panGlide.isActive { rampFrames = Swift.min(rampFrames, panGlide.totalFrames &- panGlide.doneFrames) }
+    if widthGlide.isActive { rampFrames = Swift.min(rampFrames, widthGlide.totalFrames &- widthGlide.doneFrames) }
     if volumeGlide.isActive {
       volume = volumeGlide.advance(frames: rampFrames)
       if volumeGlide.isFinished { volumeGlide = Glide() }
@@ -169,18 +186,25 @@ public struct StripLevels {
       pan = panGlide.advance(frames: rampFrames)
       if panGlide.isFinished { panGlide = Glide() }
     }
+    if widthGlide.isActive {
+      width = widthGlide.advance(frames: rampFrames)
+      if widthGlide.isFinished { widthGlide = Glide() }
+    }
     updateGains(jump: false, frames: Swift.max(1, rampFrames), silenced: silenced)
   }
 
-  /// The strip's stages between its EQ and its fader, in place on its channels (none yet); each
+  /// The strip's stages between its EQ and its fader (width), in place on its channels; each
   /// kind's render calls it right after the EQ. A stage at its identity costs a branch.
   @_noLocks
-  mutating func applyStages(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, stride: Int, count: Int) {}
+  mutating func applyStages(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, stride: Int, count: Int) {
+    guard channels == 2, let right else { return }
+    widthStage.process(left: left, right: right, stride: stride, count: count)
+  }
 
   /// Whether the levels are steady and every stage is at its identity: the gains alone make the
   /// strip's output (a stem at rate 1 may then mix straight from its ring).
   var isPlain: Bool {
-    @_noLocks get { !gainLeft.isRamping && !gainRight.isRamping }
+    @_noLocks get { !gainLeft.isRamping && !gainRight.isRamping && (channels != 2 || widthStage.isIdentity) }
   }
 
   /// Says where the glides are: the values while one runs, then once that none does (a strip
@@ -202,6 +226,10 @@ public struct StripLevels {
       flags |= GlideCells.bit(.rate)
       cells.pointee.rate.store(rate.bitPattern, ordering: .relaxed)
     }
+    if widthGlide.isActive {
+      flags |= GlideCells.bit(.width)
+      cells.pointee.width.store(width.bitPattern, ordering: .relaxed)
+    }
     cells.pointee.glides.store(flags, ordering: .relaxed)
     publishedGliding = gliding
   }
@@ -218,17 +246,20 @@ public struct StripLevels {
   mutating func stopGlides() {
     volumeGlide = Glide()
     panGlide = Glide()
+    widthGlide = Glide()
   }
 
-  /// Unity, centre, audible, no glide; the gains jump to `gain`.
+  /// Unity, centre, width 1, audible, no glide; the gains jump to `gain`.
   @_noLocks
   mutating func reset(gain: Float) {
     volume = 1
     pan = 0
+    width = 1
     audible = true
     stopGlides()
     gainLeft.jump(to: gain)
     gainRight.jump(to: gain)
+    widthStage.set(width: 1, jump: true)
   }
 }
 
@@ -237,12 +268,13 @@ public struct StripLevels {
 public struct StripLevelChange: BitwiseCopyable, Sendable, Equatable {
   public var volume: Double?
   public var pan: Double?
+  public var width: Double?
   public var audible: Bool
 
   /// Audibility only; the levels as they are.
   @_noLocks @inlinable
   public init(audible: Bool) {
-    self.init(volume: nil, pan: nil, audible: audible)
+    self.init(volume: nil, pan: nil, width: nil, audible: audible)
   }
 
   /// A level by its parameter (the control thread fills a change row by row); a stem's rate is
@@ -252,6 +284,7 @@ public struct StripLevelChange: BitwiseCopyable, Sendable, Equatable {
       switch parameter {
       case .volume: volume
       case .pan: pan
+      case .width: width
       case .rate: nil
       }
     }
@@ -259,15 +292,17 @@ public struct StripLevelChange: BitwiseCopyable, Sendable, Equatable {
       switch parameter {
       case .volume: volume = newValue
       case .pan: pan = newValue
+      case .width: width = newValue
       case .rate: break
       }
     }
   }
 
   @_noLocks @inlinable
-  public init(volume: Double?, pan: Double?, audible: Bool) {
+  public init(volume: Double?, pan: Double?, width: Double?, audible: Bool) {
     self.volume = volume
     self.pan = pan
+    self.width = width
     self.audible = audible
   }
 }
