@@ -43,6 +43,13 @@ extension Arguments {
       }
       oscPort = port
     case "--osc-host": oscHost = try words.value(arg)
+    case "--http":
+      let v = try words.value(arg)
+      guard let port = Int(v), (0...65535).contains(port) else {
+        throw CommandError("--http must be a TCP port 1…65535, or 0 for any free one (got '\(ValueParser.printable(v))')")
+      }
+      httpPort = port
+    case "--http-host": httpHost = try words.value(arg)
     case "--osc-allow":
       let v = try words.value(arg)
       switch v.lowercased() {
