@@ -18,7 +18,7 @@ enum WebMixerScript {
     def say(check, **facts):
         print(json.dumps(dict(check=check, **facts)), flush=True)
 
-    def until(what, timeout=8.0):
+    def until(what, timeout=15.0):
         end = time.time() + timeout
         while time.time() < end:
             v = what()
