@@ -135,6 +135,15 @@ enum WebMixerScript {
         desk.find_element(By.ID, "stop").click()
         silent = until(lambda: peak(phone) is None and js(phone, "return document.getElementById('clock').dataset.state") == "stopped")
         say("stopped", silent=bool(silent))
+
+        # The test stops stemdeck and starts another on the same port: both pages say they lost
+        # it, then reconnect by themselves and show the new one's strips.
+        say("restart-me")
+        connected = lambda d: js(d, "return document.body.dataset.connected")
+        lost = until(lambda: connected(phone) == "no" and connected(desk) == "no")
+        say("lost", both=bool(lost), text=js(phone, "return document.getElementById('state').textContent"))
+        back = until(lambda: ready(phone) and ready(desk), timeout=30)
+        say("back", both=bool(back), drums=js(phone, "return views.get('stem:drums').fader.db"))
     finally:
         phone.quit()
         desk.quit()

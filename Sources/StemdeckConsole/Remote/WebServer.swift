@@ -117,12 +117,17 @@ final class WebServer: @unchecked Sendable {
   /// Starts the web thread.
   func start() {
     let t = Thread { [self] in
-      // The web thread's whole life: libwebsockets' loop until `stop`.
+      // The web thread's whole life: libwebsockets' loop until `stop`. Its name for the system
+      // (top -H) as LoudnessWorker sets it: Foundation's `name` is its own only.
+      if let comm = fopen("/proc/thread-self/comm", "w") {
+        fputs("stemdeck-web", comm)
+        fclose(comm)
+      }
       while !isStopping { _ = lws_service(context, 0) }
       finished.signal()
     }
     t.stackSize = 1 << 20
-    t.name = "stemdeck-web"  // Foundation names the thread (pthread_setname_np) when it starts
+    t.name = "stemdeck-web"
     thread = t
     t.start()
   }
