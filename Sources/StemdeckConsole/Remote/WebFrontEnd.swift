@@ -23,7 +23,9 @@ final class WebFrontEnd: FrontEnd {
   /// `tokenPath` (made there when missing).
   init(host: String, port: Int, tokenPath: String = WebToken.defaultPath()) throws(ControlError) {
     let token = WebToken.isLoopback(host) ? nil : try WebToken.loadOrCreate(at: tokenPath)
-    server = try WebServer(options: .init(host: host, port: port, token: token), assets: WebAssets.all)
+    // libwebsockets binds an address or an interface's name, not a host name.
+    let address = host.lowercased() == "localhost" ? "127.0.0.1" : host
+    server = try WebServer(options: .init(host: address, port: port, token: token), assets: WebAssets.all)
     server.start()
   }
 

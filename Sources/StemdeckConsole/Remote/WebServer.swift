@@ -1,6 +1,7 @@
 import CWebSockets
 import Foundation
 import Glibc
+import Synchronization
 import StemdeckJack
 
 /// The web mixer's HTTP and WebSocket server (`--http PORT`; docs/web.md, docs/architecture.md,
@@ -67,7 +68,9 @@ final class WebServer: @unchecked Sendable {
     retry.initialize(to: lws_retry_bo_t())
     retry.pointee.secs_since_valid_ping = 20
     retry.pointee.secs_since_valid_hangup = 60
-    lws_set_log_level(Int32(LLL_ERR), nil)
+    // libwebsockets' errors are kept, not printed (the web thread must not write over the
+    // prompt); a failed start says the last one.
+    lws_set_log_level(Int32(LLL_ERR), webLogLine)
     var info = lws_context_creation_info()
     info.port = Int32(options.port)
     let any = options.host == "0.0.0.0" || options.host == "::"
@@ -91,13 +94,21 @@ final class WebServer: @unchecked Sendable {
     info.retry_and_idle_policy = UnsafePointer(retry)
     info.server_string = UnsafePointer(cString("stemdeck"))
     info.user = Unmanaged.passUnretained(self).toOpaque()
-    guard let made = lws_create_context(&info) else {
+    WebLog.last.withLock { $0 = "" }
+    let made = lws_create_context(&info)
+    // A context whose listening socket could not be made (an address not of this machine) is
+    // made all the same, listening on nothing.
+    let bound = made.map { Int(lws_get_vhost_listen_port(lws_get_vhost_by_name($0, "default"))) } ?? 0
+    guard let made, bound > 0 else {
+      if let made { lws_context_destroy(made) }
+      let why = WebLog.last.withLock { $0 }
       throw ControlError(
-        "web mixer: cannot listen on \(options.host) port \(options.port) (in use, or not an address of this machine?)")
+        "web mixer: cannot listen on \(options.host) port \(options.port)"
+          + (why.contains("98)") ? ": the port is in use" : why.contains("DOESN'T EXIST") ? ": not an address of this machine" : "")
+          + (why.isEmpty ? "" : " (libwebsockets: \(why))"))
     }
     context = made
-    port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(made, "default")))
-    if port <= 0 { port = options.port }
+    port = bound
   }
 
   deinit {
@@ -293,4 +304,19 @@ final class WebSession {
   }
 
   var hasOutgoing: Bool { outgoingHead < outgoing.count }
+}
+
+/// libwebsockets' first error line since the start began (`lws_set_log_level`'s emitter), for
+/// the refusal of a start.
+enum WebLog {
+  static let last = Mutex("")
+}
+
+/// The log emitter: keeps the first line (without lws' time stamp and level), prints nothing.
+func webLogLine(_ level: Int32, _ line: UnsafePointer<CChar>?) {
+  guard let line else { return }
+  var text = String(decoding: UnsafeRawBufferPointer(start: line, count: strlen(line)), as: UTF8.self)
+  if let close = text.range(of: "] E: ") { text = String(text[close.upperBound...]) }
+  let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+  WebLog.last.withLock { if $0.isEmpty { $0 = trimmed } }  // the first says why; the others follow from it
 }
