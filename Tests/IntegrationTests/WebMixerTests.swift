@@ -82,6 +82,10 @@ struct WebMixerTests {
     #expect((reply["status"] as? [String: Any])?["state"] as? String == "stopped", "\(ctl.text)")
     let history = reply["history"] as? [[String: Any]] ?? []
     #expect(history.contains { $0["source"] as? String == "web" }, "\(ctl.text)")
+    // A drag's moves are one step of the history (UndoHistory.streams), and the pan dragged and
+    // tapped back to the centre is none.
+    #expect(history.filter { ($0["text"] as? String)?.hasPrefix("vol drums") == true }.count == 1, "\(ctl.text)")
+    #expect(!history.contains { ($0["text"] as? String)?.hasPrefix("pan drums") == true }, "\(ctl.text)")
   }
 
   /// The script's findings, by check ("handshake NAME" for each handshake).
