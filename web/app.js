@@ -89,7 +89,7 @@ function connect() {
     document.body.dataset.connected = "no";
     for (const done of link.pending.values()) done({ ok: false, error: "the connection was lost" });
     link.pending.clear();
-    if (!link.opened && !loopback) {
+    if (!link.everOpened && !loopback) { // refused (a wrong token) or not there: ask once it never opened
       $("token").hidden = false;
       $("tokenvalue").value = localStorage.getItem("stemdeck-token") || "";
     }
