@@ -61,6 +61,9 @@ let package = Package(
     // No pkgConfig: ncursesw.pc adds -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=600, which SwiftPM
     // prohibits (a warning on every build); the module map links ncursesw and tinfo itself.
     .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
+    // libwebsockets: the web mixer's HTTP and WebSocket server (`--http PORT`), on a thread of
+    // its own that never touches the mixer (StemdeckConsole/Remote/WebServer.swift).
+    .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
     // The SPSC ring is its own module so that its @inlinable generic bodies are serialized and
     // can be specialized into the engine in every build configuration.
     .target(name: "StemdeckRing"),
@@ -80,7 +83,7 @@ let package = Package(
     .target(name: "StemdeckVersion", plugins: ["StemdeckVersionPlugin"]),
     .target(name: "StemdeckConsole",
             dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "StemdeckVersion",
-                           "CEditLine", "CLiblo", "CNcurses"]),
+                           "CEditLine", "CLiblo", "CNcurses", "CWebSockets"]),
     .executableTarget(name: "stemdeck", dependencies: ["StemdeckConsole"]),
     .executableTarget(name: "stemdeck-testrig", dependencies: ["CJack"]),
     // What every test target shares (temporary folders, the seeded generator, WAV files written

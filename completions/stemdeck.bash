@@ -8,7 +8,7 @@ _stemdeck() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=""
   [ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
   local subcommands="render analyze ctl config help"
-  local live_options="--server --name --no-start-server --start-server --no-connect --play --mixer --strict --script --commands --keep-going --json --verbose --control --no-control --osc --osc-host --osc-allow --config --help --version"
+  local live_options="--server --name --no-start-server --start-server --no-connect --play --mixer --strict --script --commands --keep-going --json --verbose --control --no-control --osc --osc-host --osc-allow --http --http-host --config --help --version"
   local render_options="--output --format --from --duration --sample-rate --dither --normalize --true-peak --stems --input --quiet --help"
   local analyze_options="--from --duration --sample-rate --input --json --quiet --help"
   local ctl_options="--name --server --socket --list --json --watch --timeout --help"
@@ -30,7 +30,7 @@ _stemdeck() {
     --output | -o | --script | --control | --socket | --config)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     --stems) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
-    --server | -s | --name | -n | --osc | --osc-host | --from | --duration | -d | --sample-rate | -r | \
+    --server | -s | --name | -n | --osc | --osc-host | --http | --http-host | --from | --duration | -d | --sample-rate | -r | \
       --normalize | --true-peak | --commands | -c | --input | --timeout)
       return ;;  # a value to type
   esac

@@ -46,6 +46,8 @@ enum Surface: String, Sendable {
   case osc
   /// A MIDI mapping's `do` line: whatever can reach the JACK MIDI port.
   case midi
+  /// The web mixer's WebSocket (`--http`): any local user (loopback), or anyone with the token.
+  case web
 
   /// The most a command from here may do; `oscAllowsAll` is `--osc-allow all`.
   func ceiling(oscAllowsAll: Bool) -> CommandAccess {
@@ -54,6 +56,7 @@ enum Surface: String, Sendable {
     case .socket: .files
     case .midi: .rig
     case .osc: oscAllowsAll ? .files : .mix
+    case .web: .mix
     }
   }
 
@@ -65,6 +68,7 @@ enum Surface: String, Sendable {
     case .socket: "over the control socket (it would take the operator's terminal)"
     case .osc: "over OSC (any local user can send to its UDP port; OSC may mix, run the transport and the show)"
     case .midi: "from a MIDI mapping (a mapping may mix, run the transport, the show and the rig, but not touch files)"
+    case .web: "from the web mixer (a browser may mix, run the transport and the show)"
     }
   }
 

@@ -22,6 +22,14 @@ struct OptionWords {
 }
 
 extension Arguments {
+  /// A port number of `flag` within `range`; the refusal says `allowed`.
+  static func port(_ v: String, _ flag: String, _ range: ClosedRange<Int>, _ allowed: String) throws(CommandError) -> Int {
+    guard let port = Int(v), range.contains(port) else {
+      throw CommandError("\(flag) must be \(allowed) (got '\(ValueParser.printable(v))')")
+    }
+    return port
+  }
+
   /// The options of every mode, the live console's and `ctl`'s: true when `arg` is one (its
   /// value taken from `words`). Which mode may have which: `checkCombinations`.
   mutating func takeOption(_ arg: String, _ words: inout OptionWords) throws(CommandError) -> Bool {
@@ -36,13 +44,10 @@ extension Arguments {
     case "--control": control = try words.value(arg)
     case "--no-control": noControl = true
     case "--socket": socket = try words.value(arg)
-    case "--osc":
-      let v = try words.value(arg)
-      guard let port = Int(v), (1...65535).contains(port) else {
-        throw CommandError("--osc must be a UDP port 1…65535 (got '\(ValueParser.printable(v))')")
-      }
-      oscPort = port
+    case "--osc": oscPort = try Self.port(words.value(arg), "--osc", 1...65535, "a UDP port 1…65535")
     case "--osc-host": oscHost = try words.value(arg)
+    case "--http": httpPort = try Self.port(words.value(arg), "--http", 0...65535, "a TCP port 1…65535, or 0 for any free one")
+    case "--http-host": httpHost = try words.value(arg)
     case "--osc-allow":
       let v = try words.value(arg)
       switch v.lowercased() {

@@ -59,6 +59,11 @@ public struct Arguments: Equatable, Sendable {
   /// `--osc-allow all`: OSC may do what the control socket does (files, quit, routing); the
   /// default, `mix`, lets it mix and run the transport and the show (Access.swift).
   public var oscAllowsAll = false
+  /// `--http PORT`: the web mixer's TCP port (nil: no web mixer; 0: any free port).
+  public var httpPort: Int?
+  /// `--http-host ADDR`: the address the web mixer binds (default 127.0.0.1: this machine only;
+  /// any other needs the token, docs/web.md).
+  public var httpHost: String?
   /// `ctl --json`: print the replies as they come (JSON lines); in script mode, one reply object
   /// per command, as the control socket answers. `ctl --watch TOPIC…`: follow pushes.
   public var json = false
@@ -158,6 +163,9 @@ public struct Arguments: Equatable, Sendable {
     if self.oscHost != nil && self.oscPort == nil {
       throw CommandError("--osc-host HOST needs --osc PORT (the OSC server is off without it)")
     }
+    if self.httpHost != nil && self.httpPort == nil {
+      throw CommandError("--http-host ADDR needs --http PORT (the web mixer is off without it)")
+    }
     if self.mode == .ctl && !self.watch.isEmpty && self.session == nil { self.session = "" }
     if self.mode == .config, let session {
       throw CommandError(
@@ -243,7 +251,8 @@ public struct Arguments: Equatable, Sendable {
   /// Every option `parse` knows, for did-you-mean (`ArgumentsTests` checks the usage text names
   /// each long one).
   static let knownOptions = [
-    "--help", "--version", "--server", "--name", "--control", "--no-control", "--socket", "--osc", "--osc-host", "--osc-allow", "--timeout",
+    "--help", "--version", "--server", "--name", "--control", "--no-control", "--socket", "--osc", "--osc-host", "--osc-allow", "--http",
+    "--http-host", "--timeout",
     "--json", "--watch", "--list", "--no-start-server", "--start-server", "--script", "--commands", "--keep-going", "--play",
     "--mixer", "--strict", "--no-connect", "--verbose", "--output", "--duration", "--from", "--dither", "--stems",
     "--input", "--quiet", "--format", "--normalize", "--true-peak", "--sample-rate", "--config"

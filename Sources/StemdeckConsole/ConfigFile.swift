@@ -185,6 +185,19 @@ struct ConfigKey: Sendable {
       },
       show: { $0.oscAllowsAll ? "all" : "mix" }),
     ConfigKey(
+      name: "http", flags: ["--http"], allowed: "the web mixer's TCP port 1…65535 (0: any free one), or off (default off)",
+      apply: { a, v throws(CommandError) in a.httpPort = v.lowercased() == "off" ? nil : try viaFlag("--http", v).httpPort },
+      show: { $0.httpPort.map(String.init) ?? "off" }),
+    ConfigKey(
+      name: "http-host", flags: ["--http-host"],
+      allowed: "the address the web mixer binds (default 127.0.0.1: this machine only; any other needs its token)",
+      apply: { a, v throws(CommandError) in
+        // Kept for when the web mixer is on (here or by --http), as osc-host.
+        let host = try viaFlag("--http-host", v).httpHost
+        if a.httpPort != nil { a.httpHost = host }
+      },
+      show: { $0.httpHost ?? "127.0.0.1" }),
+    ConfigKey(
       name: "autosave", flags: [], allowed: "seconds between autosaves of a changed session (1 to 3600), or off (default 30)",
       apply: { a, v throws(CommandError) in
         a.autosave = v.lowercased() == "off" ? 0 : Double(try integer("autosave", v, in: 1...3600, unit: "seconds"))

@@ -14,9 +14,15 @@ import StemdeckSession
 /// `Console.remoteReply` (the REPL's path) with its output lines captured, and writes what it can.
 /// A client that does not read has its replies queued up to `maxQueuedBytes`, then it is dropped.
 public final class ControlServer {
-  /// The socket's path (absolute).
+  /// The socket's path (absolute); empty for a server without a socket of its own (`adopting`).
   public let path: String
+  /// Whose requests these are: `.socket`, or `.web` for the web mixer's connections.
+  let surface: Surface
   private var listenFD: Int32
+  /// Until `close()`.
+  private var isOpen = true
+  /// Bytes written to clients so far: the web mixer wakes its thread when this grows.
+  private(set) var sentBytes = 0
   var clients: [Client] = []
   /// Set while a request runs: a `wait` in it serves the engine through `idle`, which must not
   /// start another request.
@@ -177,6 +183,23 @@ public final class ControlServer {
     }
     listenFD = fd
     identity = (UInt(st.st_dev), UInt(st.st_ino))
+    surface = .socket
+  }
+
+  /// A server with no socket of its own: its clients are connections another front end hands
+  /// over (`adopt`), served exactly as the socket's but as `surface` (the web mixer's WebSockets,
+  /// each bridged to a socket pair: WebFrontEnd.swift).
+  init(adopting surface: Surface) {
+    path = ""
+    listenFD = -1
+    identity = (0, 0)
+    self.surface = surface
+  }
+
+  /// Serves `fd` (a connected stream socket, made non-blocking here) as a client from the next step.
+  func adopt(_ fd: Int32) {
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    clients.append(Client(fd: fd))
   }
 
   deinit { close() }
@@ -207,8 +230,9 @@ public final class ControlServer {
 
   /// Stops listening, drops every client and removes the socket file (only if it is still ours).
   public func close() {
-    guard listenFD >= 0 else { return }
-    Glibc.close(listenFD)
+    guard isOpen else { return }
+    isOpen = false
+    if listenFD >= 0 { Glibc.close(listenFD) }
     listenFD = -1
     for c in clients { Glibc.close(c.fd) }
     clients = []
@@ -221,7 +245,7 @@ public final class ControlServer {
   /// Accepts new clients, runs their complete request lines through `console`, and writes the
   /// replies without blocking. Control thread only.
   public func service(_ console: Console) {
-    guard listenFD >= 0 else { return }
+    guard isOpen else { return }
     if running {
       // A request is running (a `wait`): no other request starts, but subscribers keep getting pushes.
       pushDue(console.mixer)
@@ -280,7 +304,7 @@ public final class ControlServer {
   /// request running, waiting or unread) is told and closed to make room: idle connections never
   /// lock the others out; when none is idle, the newcomer is told stemdeck is busy.
   private func acceptClients() {
-    while true {
+    while listenFD >= 0 {
       let fd = accept(listenFD, nil, nil)
       if fd < 0 { break }
       _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -318,11 +342,11 @@ public final class ControlServer {
   /// and for writing (while replies wait), and the next meter push. While a request runs (a
   /// `wait`) nothing is read, so only the writes are watched: no busy loop on a waiting line.
   public func interest(_ i: inout ControlLoop.Interest) {
-    guard listenFD >= 0 else { return }
+    guard isOpen else { return }
     let now = Date()
     for c in clients where c.topics.contains(.meters) && !c.closing { i.due(max(now, c.nextMeter)) }
     if clients.contains(where: { !$0.topics.isEmpty }) { i.due(now.addingTimeInterval(PushRate.transportInterval)) }
-    if !running { i.watch(listenFD) }
+    if !running && listenFD >= 0 { i.watch(listenFD) }
     for c in clients {
       let readable = !running && !c.ended && !c.closing && c.input.count < Self.maxLineBytes * 4
       i.watch(c.fd, read: readable, write: !c.output.isEmpty)
@@ -366,6 +390,7 @@ public final class ControlServer {
     while !client.output.isEmpty {
       let n = client.output.withUnsafeBytes { send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
       if n > 0 {
+        sentBytes += n
         client.output.removeFirst(n)
         client.unread = min(client.unread, client.output.count)
         continue
@@ -427,7 +452,7 @@ public final class ControlServer {
     // commands the frame they took effect at, errors their hint (RemoteRun.swift).
     var reply: [String: Any]
     if let client {
-      let run = console.withOwnGroup(&client.group) { console.startRemote(command, from: .socket) }
+      let run = console.withOwnGroup(&client.group) { console.startRemote(command, from: surface) }
       guard run.finished else {
         client.parked = (id, run)
         return nil

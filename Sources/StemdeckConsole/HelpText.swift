@@ -95,6 +95,10 @@ extension Arguments {
                                network, where anyone can drive the mixer)
       --osc-allow mix|all      what OSC may do: mix (mix, transport, show;
                                default) or all (also files, quit, routing)
+      --http PORT              the web mixer on TCP PORT (off by default;
+                               docs/web.md)
+      --http-host ADDR         the address it listens on (default 127.0.0.1;
+                               any other needs the token it prints)
       --config FILE            settings from FILE (default:
                                $XDG_CONFIG_HOME/stemdeck/config; stemdeck help
                                config); these options win over it
@@ -122,6 +126,7 @@ extension Arguments {
       control                  the control socket's path, or off
       osc, osc-host            the OSC server's UDP port (or off) and address
       osc-allow                what OSC may do: mix (default) or all
+      http, http-host          the web mixer's TCP port (or off) and address
       autosave                 seconds between autosaves 1-3600, or off (30)
       history                  REPL history lines kept, 0-100000 (2000)
       color                    auto or never (as NO_COLOR)

@@ -16,7 +16,7 @@ struct HistoryStep {
   var after: Session
   /// What made it: a command line as typed, "mixer view", "MIDI".
   var text: String
-  /// Where it came from: repl, socket, osc, midi, view.
+  /// Where it came from: repl, socket, osc, midi, view, web.
   var source: String
   /// What it changed, cheaply (`HistoryStep.parts`), for the front ends whose moves come as
   /// streams (`UndoHistory.streams`): the steps of one controller sweep change the same parts,
@@ -76,7 +76,7 @@ struct UndoHistory {
   /// the same front end still joins its step.
   static let joinSeconds = 1.5
   /// The front ends whose moves come as streams and join.
-  static let streams: Set<String> = ["midi", "osc"]
+  static let streams: Set<String> = ["midi", "osc", "web"]  // web: a fader dragged in the page
 
   var steps: [HistoryStep] = []
   var done = 0

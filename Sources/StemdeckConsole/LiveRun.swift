@@ -243,6 +243,13 @@ func openFrontEnds(_ a: Arguments, _ console: Console, _ driver: JackDriver) thr
     }
     console.listening.osc = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
   }
+  if let port = a.httpPort {
+    do { opened.append(try openWebMixer(host: a.httpHost ?? "127.0.0.1", port: port)) } catch {
+      printError("error: \(error)")
+      for frontEnd in opened { frontEnd.close() }
+      throw ExitStatus(code: 1)
+    }
+  }
   for frontEnd in opened { console.attach(frontEnd) }
   return opened
 }

@@ -61,7 +61,9 @@ enum QueryJSON {
     let model = MixerViewModel.make(c)
     var statuses: [String: StemStatus] = [:]
     for s in c.mixer.stemStatuses() { statuses[s.settings.name] = s }
-    var o: [String: Any] = ["stems": model.strips.filter { !$0.isBus }.map { stem($0, statuses[$0.name]) }]
+    var o: [String: Any] = [
+      "stems": model.strips.filter { !$0.isBus }.map { stem($0, statuses[$0.name]) }, "controls": controlTable
+    ]
     if !model.inputs.isEmpty { o["inputs"] = inputs(c) }
     if !c.mixer.busNames.isEmpty { o["buses"] = buses(c) }
     let offline = c.mixer.offlineStems
@@ -69,6 +71,34 @@ enum QueryJSON {
       o["offline"] = offline.map { ["name": $0.settings.name, "path": $0.path, "reason": $0.reason] as [String: Any] }
     }
     return o
+  }
+
+  /// The strip controls' table (StripParameter.swift) as a front end builds its controls from it
+  /// (the web mixer): each control's key in a strip's object, its command word, its kind
+  /// (`gain`, `number`, `toggle`), its range and default, and the kinds of strip that have it.
+  static var controlTable: [[String: Any]] {
+    StripParameter.all.map { control in
+      var o: [String: Any] = [
+        "key": control.key, "word": control.word, "strips": StripKind.allCases.filter { control.kinds.contains($0) }.map(\.rawValue)
+      ]
+      switch control.value {
+      case .gain: o["kind"] = "gain"
+      case .number: o["kind"] = "number"
+      case .toggle: o["kind"] = "toggle"
+      }
+      if let rule = control.rule {
+        o["min"] = number(rule.range.lowerBound)
+        o["max"] = number(rule.range.upperBound)
+      }
+      switch control.reading(in: StripSettings.defaults(of: .stem)) {
+      case .gain(let v)?, .number(let v)?: o["default"] = number(v)
+      case .toggle(let on)?: o["default"] = on
+      case nil where control.key == "rate": o["default"] = number(StemSettings(name: "", file: "").rate)  // a stem's own setting
+      case nil: break
+      }
+      if control.takesOnOff { o["onOff"] = true }
+      return o
+    }
   }
 
   /// The strip controls a strip of `kind` keeps in its settings, from their table
