@@ -67,6 +67,7 @@ extension Mixer {
   func retire(_ stem: Stem) {
     try? send(.removeVoice(slot: stem.slot))
     clearSends(ofStem: stem.settings.name, slot: stem.slot)
+    dropInserts(of: .stem(slot: stem.slot))
     stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
     table.retiring.append(stem)
   }
