@@ -284,6 +284,7 @@ extension Mixer {
         settings.file = SessionFile.storedPath(forAudioFile: effect.path, sessionPath: sessionPath)
         s.effects.insert(settings, at: min(effect.index, s.effects.count))
       }
+      storeInserts(in: &s)
       return s
     }
   }
@@ -361,6 +362,6 @@ extension Mixer {
     try replaceSends(with: session.sends, stems: session.stems, buses: session.buses, inputs: session.inputs)
     let warnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
     try publishMidi()
-    return warnings
+    return warnings + installInserts(of: session, sessionPath: sessionPath)
   }
 }

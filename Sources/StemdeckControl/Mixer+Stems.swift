@@ -404,6 +404,7 @@ extension Mixer {
         }
         try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
         try other.publishMidi()
+        lost += copyInserts(to: other).map(\.text)  // instantiated again at the new rate
       } catch {
         other.shutdown()
         throw error

@@ -11,7 +11,7 @@ enum SessionRules {
     "format", "version", "quality", "master", "options", "recording",
     "tempo", "position", "connections", "stems", "effects", "midi", "buses", "inputs", "sends", "scenes", "recallSafe"
   ]
-  static let masterFields = ["volume", "eq"]
+  static let masterFields = ["volume", "eq", "inserts"]
   static let optionFields = [
     "autoPauseOnDisconnect", "meterPoint", "songChange", "crossfadeSeconds",
     "transportSync", "effectsOutput"
@@ -20,7 +20,8 @@ enum SessionRules {
   static let tempoFields = ["bpm", "beatsPerBar"]
   static let stemFields = [
     "name", "file", "volume", "pan", "rate", "loops", "mute", "solo", "soloSafe",
-    "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "stretch", "pitch", "eq", "bus", "sends"
+    "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "stretch", "pitch", "eq", "bus", "sends",
+    "inserts"
   ]
   static let effectFields = ["name", "file", "volume", "pan"]
 
