@@ -77,6 +77,21 @@ import Testing
     #expect(firstMismatch(out.right[...], wantR[...]) == nil, "right is not the input × \(g) 137 frames later")
   }
 
+  @Test("a bus runs its inserts after its EQ: a stem through a bus with swh amp at -20 dB comes out scaled exactly")
+  func busInsert() throws {
+    let folder = try TemporaryFolder()
+    let (rig, left, right) = try Self.rig(folder, frames: 4800)
+    try rig.mixer.addBus(BusSettings(name: "grp"))
+    try rig.mixer.route("noise", to: "grp")
+    try rig.mixer.addInsert("grp", plugin: Self.amp)
+    try rig.mixer.setInsertValue("grp", position: 1, symbol: "gain", -20)
+    try rig.mixer.play()
+    let out = rig.render(4800)
+    let g = powf(10, Float(-20) * 0.05)
+    #expect(firstMismatch(out.left[...], left.map { $0 * g }[...]) == nil, "left is not input × \(g)")
+    #expect(firstMismatch(out.right[...], right.map { $0 * g }[...]) == nil, "right is not input × \(g)")
+  }
+
   @Test("an insert that puts out infinity is bypassed at once, reported once, and nothing non-finite reaches the mix")
   func nonFiniteContained() throws {
     let folder = try TemporaryFolder()
