@@ -86,7 +86,8 @@ extension CommandTable {
       if list.isEmpty { c.write("\(strip): no inserts") }
       for x in list {
         let flags = (x.bypass ? "B" : "") + (x.name == nil ? "?" : "")
-        c.write("\(x.position)  \(flags.isEmpty ? "-" : flags)  \(x.name ?? "(not installed)")  \(x.uri)")
+        let latency = x.latency.map { "  latency \($0) frames" } ?? ""
+        c.write("\(x.position)  \(flags.isEmpty ? "-" : flags)  \(x.name ?? "(not installed)")  \(x.uri)\(latency)")
       }
     case "params":
       guard a.count == 3 else { throw usage }

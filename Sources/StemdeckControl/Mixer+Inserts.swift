@@ -38,6 +38,9 @@ public struct InsertStatus: Sendable, Equatable {
   public let name: String?
   public let bypass: Bool
   public let values: [String: Double]
+  /// The latency the plugin last reported (`lv2:reportsLatency`), in frames; nil when it
+  /// reports none or has not run yet. Not compensated yet.
+  public var latency: Int? = nil
 }
 
 extension Mixer {
@@ -60,7 +63,7 @@ extension Mixer {
       return (insertRacks.racks[key] ?? []).enumerated().map { i, x in
         InsertStatus(
           position: i + 1, uri: x.uri, name: x.info?.name, bypass: x.bypass,
-          values: Dictionary(x.values.map { ($0.symbol, $0.value) }, uniquingKeysWith: { a, _ in a }))
+          values: Dictionary(x.values.map { ($0.symbol, $0.value) }, uniquingKeysWith: { a, _ in a }), latency: x.latency)
       }
     }
   }

@@ -1,6 +1,7 @@
 import CLilv
 import Foundation
 import StemdeckEngine
+import Synchronization
 
 // One insert as the control thread owns it: the plugin's instance (two linked ones for a mono
 // plugin on a stereo strip), its port memory and the features it was given. Instantiated,
@@ -29,6 +30,21 @@ final class InsertInstance: @unchecked Sendable {
   private let maxBlockFrames: Int
   private var features: PluginFeatures?
   private(set) var freed = false
+  /// The plugin's latency output port index (`lv2:reportsLatency`), if it has one, and the
+  /// cell the renderer publishes its value in (frames; −1 until it has run).
+  private var latencyPortIndex: Int?
+  private let latencyCell: UnsafeMutablePointer<Atomic<Int32>> = {
+    let cell = UnsafeMutablePointer<Atomic<Int32>>.allocate(capacity: 1)
+    cell.initialize(to: Atomic(-1))
+    return cell
+  }()
+
+  /// The latency the plugin last reported, in frames; nil when it reports none or has not run.
+  var latency: Int? {
+    guard latencyPortIndex != nil else { return nil }
+    let v = latencyCell.pointee.load(ordering: .relaxed)
+    return v >= 0 ? Int(v) : nil
+  }
 
   /// A placeholder: passes audio through and keeps what the session said.
   init(placeholder uri: String, bypass: Bool, values: [(symbol: String, value: Double)], maxBlockFrames: Int) {
@@ -64,9 +80,11 @@ final class InsertInstance: @unchecked Sendable {
     audioIn.initialize(repeating: 0, count: 2 * maxBlockFrames)
     audioOut = .allocate(capacity: 2 * maxBlockFrames)
     audioOut.initialize(repeating: 0, count: 2 * maxBlockFrames)
-    let built = host.lock.withLock { () -> (Int, [UnsafeMutablePointer<LilvInstance>], PluginFeatures, UnsafeMutablePointer<Float>)? in
+    let built = host.lock.withLock {
+      () -> (Int, [UnsafeMutablePointer<LilvInstance>], PluginFeatures, UnsafeMutablePointer<Float>, Int?)? in
       guard let plugin = host.lilvPlugin(uri: info.uri) else { return nil }
       let ports = Int(lilv_plugin_get_num_ports(plugin))
+      let latencyIndex = lilv_plugin_has_latency(plugin) ? Int(lilv_plugin_get_latency_port_index(plugin)) : nil
       let memory = UnsafeMutablePointer<Float>.allocate(capacity: max(1, ports * 2))
       memory.initialize(repeating: 0, count: max(1, ports * 2))
       let features = PluginFeatures(host: host, sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
@@ -75,9 +93,9 @@ final class InsertInstance: @unchecked Sendable {
         guard let instance = features.withFeatures({ lilv_plugin_instantiate(plugin, sampleRate, $0) }) else { break }
         made.append(instance)
       }
-      return (ports, made, features, memory)
+      return (ports, made, features, memory, latencyIndex)
     }
-    guard let (ports, made, features, memory) = built, made.count == (linked ? 2 : 1) else {
+    guard let (ports, made, features, memory, latencyIndex) = built, made.count == (linked ? 2 : 1) else {
       audioIn.deallocate()
       audioOut.deallocate()
       if let built {
@@ -89,6 +107,7 @@ final class InsertInstance: @unchecked Sendable {
     }
     portCount = ports
     controls = memory
+    latencyPortIndex = latencyIndex
     instances = made
     self.features = features
     for c in info.controls { controls[c.index] = Float(merged.first(where: { $0.symbol == c.symbol })!.value) }
@@ -128,7 +147,8 @@ final class InsertInstance: @unchecked Sendable {
     let run = instances.first?.pointee.lv2_descriptor.pointee.run
     return InsertStage(
       run: run, first: instances.first?.pointee.lv2_handle, second: instances.count > 1 ? instances[1].pointee.lv2_handle : nil,
-      inputs: audioIn, outputs: audioOut, maxBlockFrames: maxBlockFrames, bypassed: bypass)
+      inputs: audioIn, outputs: audioOut, maxBlockFrames: maxBlockFrames, bypassed: bypass,
+      latencyPort: latencyPortIndex.map { UnsafePointer(controls + $0) }, latencyFrames: UnsafePointer(latencyCell))
   }
 
   /// The control port memory of `symbol` (nil: not a control of this plugin).
@@ -148,6 +168,8 @@ final class InsertInstance: @unchecked Sendable {
     }
     instances = []
     controls.deallocate()
+    latencyCell.deinitialize(count: 1)
+    latencyCell.deallocate()
     audioIn.deallocate()
     audioOut.deallocate()
     features?.free()

@@ -77,6 +77,18 @@ import Testing
     #expect(firstMismatch(out.right[...], wantR[...]) == nil, "right is not the input × \(g) 137 frames later")
   }
 
+  @Test("insert list reports the latency a plugin reports (x42 nodelay set to 100 frames), none for a plugin without a latency port")
+  func latencyReported() throws {
+    let folder = try TemporaryFolder()
+    let (rig, _, _) = try Self.rig(folder, frames: 4800)
+    try rig.mixer.addInsert("master", plugin: Self.delay)  // mode 1: delay and report latency
+    try rig.mixer.setInsertValue("master", position: 1, symbol: "delay", 100)
+    try rig.mixer.addInsert("master", plugin: Self.amp)
+    #expect(try rig.mixer.inserts(of: "master").map(\.latency) == [nil, nil], "reported before any run")
+    _ = rig.render(1024)
+    #expect(try rig.mixer.inserts(of: "master").map(\.latency) == [100, nil])
+  }
+
   @Test("a bus runs its inserts after its EQ: a stem through a bus with swh amp at -20 dB comes out scaled exactly")
   func busInsert() throws {
     let folder = try TemporaryFolder()

@@ -1,3 +1,5 @@
+import Synchronization
+
 // Plugin inserts: each strip's chain of LV2 effects, run right after its channel EQ and before
 // its fader (input → EQ → inserts → fader/pan → post sends). docs/architecture.md, *Plugin inserts*.
 //
@@ -27,13 +29,18 @@ public struct InsertStage: BitwiseCopyable, @unchecked Sendable {
   public let maxBlockFrames: Int
   /// Passed through as if absent.
   public let bypassed: Bool
+  /// The plugin's latency output port (`lv2:reportsLatency`, the first instance's), and where
+  /// the renderer publishes its value in frames after each run (−1: none yet), or nil.
+  public let latencyPort: UnsafePointer<Float>?
+  public let latencyFrames: UnsafePointer<Atomic<Int32>>?
   /// Written by the renderer only: the plugin put out NaN or infinity and is bypassed from then
   /// on (the control thread is told and sends a chain with it bypassed).
   public var faulted = false
 
   public init(
     run: InsertRunFunction?, first: UnsafeMutableRawPointer?, second: UnsafeMutableRawPointer?,
-    inputs: UnsafeMutablePointer<Float>, outputs: UnsafeMutablePointer<Float>, maxBlockFrames: Int, bypassed: Bool
+    inputs: UnsafeMutablePointer<Float>, outputs: UnsafeMutablePointer<Float>, maxBlockFrames: Int, bypassed: Bool,
+    latencyPort: UnsafePointer<Float>? = nil, latencyFrames: UnsafePointer<Atomic<Int32>>? = nil
   ) {
     self.run = run
     self.first = first
@@ -42,6 +49,8 @@ public struct InsertStage: BitwiseCopyable, @unchecked Sendable {
     self.outputs = outputs
     self.maxBlockFrames = maxBlockFrames
     self.bypassed = bypassed
+    self.latencyPort = latencyPort
+    self.latencyFrames = latencyFrames
   }
 }
 
@@ -177,6 +186,10 @@ func runInserts(
     if let right { for i in 0..<n { ins[stride2 &+ i] = right[i &* stride] } }
     RealtimeC.run(run, stage.pointee.first, frames: n)
     if let second = stage.pointee.second { RealtimeC.run(run, second, frames: n) }
+    if let port = stage.pointee.latencyPort, let cell = stage.pointee.latencyFrames {
+      let v = port.pointee
+      cell.pointee.store(v.isFinite && v >= 0 && v < 1e9 ? Int32(v) : -1, ordering: .relaxed)
+    }
     // Finite check: x − x is 0 for every finite x and NaN for NaN and ±infinity.
     var probe: Float = 0
     for c in 0..<planes {
