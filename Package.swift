@@ -64,6 +64,9 @@ let package = Package(
     // libwebsockets: the web mixer's HTTP and WebSocket server (`--http PORT`), on a thread of
     // its own that never touches the mixer (StemdeckConsole/Remote/WebServer.swift).
     .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
+    // lilv: LV2 plugin inserts (discovery, instances) on the control thread; the renderer calls
+    // only a plugin's own `run` (docs/architecture.md, *Plugin inserts*).
+    .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
     // The SPSC ring is its own module so that its @inlinable generic bodies are serialized and
     // can be specialized into the engine in every build configuration.
     .target(name: "StemdeckRing"),
@@ -75,7 +78,8 @@ let package = Package(
     .target(name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "StemdeckSession", "CSndFile"]),
     .target(name: "StemdeckSession", dependencies: []),
     .target(name: "StemdeckControl",
-            dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128", "CStream"]),
+            dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128", "CStream",
+                           "CLilv"]),
     .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckControl", "StemdeckSession", "CJack"]),
     // The version string (VERSION and git, written by scripts/version before every build); a
     // module of its own, so that a new commit relinks and recompiles nothing else.

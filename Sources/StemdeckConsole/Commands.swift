@@ -32,7 +32,7 @@ struct CommandSpec: Sendable {
 enum CommandTable {
   static let all: [CommandSpec] =
     stemCommands + busCommands + inputCommands + sendCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands
-    + routingCommands
+    + routingCommands + insertCommands
     + sessionCommands
     + otherCommands
 

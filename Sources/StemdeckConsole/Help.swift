@@ -15,6 +15,7 @@ enum Help {
     ("meters", ["meters"], CommandTable.meterCommands),
     ("effects and recording", ["effects", "recording", "sfx"], CommandTable.effectAndRecordCommands),
     ("MIDI control", ["midi"], CommandTable.midiCommands), ("routing", ["routing"], CommandTable.routingCommands),
+    ("plugin inserts", ["inserts", "plugins"], CommandTable.insertCommands),
     ("session", ["session", "sessions"], CommandTable.sessionCommands), ("other", ["other"], CommandTable.otherCommands)
   ]
   /// The column the summaries start at, after a two-space indent.

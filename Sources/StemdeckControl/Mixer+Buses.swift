@@ -167,6 +167,7 @@ extension Mixer {
       let members = membersLocked(of: name)
       for member in members { try routeLocked(member, to: target, publish: false) }
       clearSends(ofStrip: name, address: .bus(bus.index))
+      dropInserts(of: .bus(bus.index))
       busTable.buses.remove(at: p)
       try publishBusPlan()
       // The index is free again: a bus added later resets it, after this plan (commands keep order).

@@ -60,6 +60,10 @@ extension Mixer {
           out += finishTake()
         case .busPlanRetired(let address):
           if let plan = UnsafeMutablePointer<BusPlan>(bitPattern: address) { BusPlan.free(plan) }
+        case .insertChainRetired(let address):
+          insertChainRetired(address: address)
+        case .insertFaulted(let target, let index):
+          if let event = insertFaulted(target, index: index) { out.append(event) }
         }
       }
       collectRetired()

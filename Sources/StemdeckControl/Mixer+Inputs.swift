@@ -98,6 +98,7 @@ extension Mixer {
       guard let input = liveInputs.find(name) else { throw unknownInput(name) }
       try send(.removeInput(index: Int32(input.index)))
       clearSends(ofStrip: name, address: .input(Int32(input.index)))
+      dropInserts(of: .input(Int32(input.index)))
       input.removedAfterCommand = commandsSent
       liveInputs.inputs.removeAll { $0 === input }
       liveInputs.retiring.append(input)

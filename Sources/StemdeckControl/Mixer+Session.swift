@@ -67,6 +67,7 @@ extension Mixer {
   func retire(_ stem: Stem) {
     try? send(.removeVoice(slot: stem.slot))
     clearSends(ofStem: stem.settings.name, slot: stem.slot)
+    dropInserts(of: .stem(slot: stem.slot))
     stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
     table.retiring.append(stem)
   }
@@ -283,6 +284,7 @@ extension Mixer {
         settings.file = SessionFile.storedPath(forAudioFile: effect.path, sessionPath: sessionPath)
         s.effects.insert(settings, at: min(effect.index, s.effects.count))
       }
+      storeInserts(in: &s)
       return s
     }
   }
@@ -360,6 +362,6 @@ extension Mixer {
     try replaceSends(with: session.sends, stems: session.stems, buses: session.buses, inputs: session.inputs)
     let warnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
     try publishMidi()
-    return warnings
+    return warnings + installInserts(of: session, sessionPath: sessionPath)
   }
 }

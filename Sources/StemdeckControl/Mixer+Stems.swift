@@ -195,6 +195,7 @@ extension Mixer {
       let stem = try find(name)
       try send(.removeVoice(slot: stem.slot))
       clearSends(ofStem: name, slot: stem.slot)
+      dropInserts(of: .stem(slot: stem.slot))
       table.stems.removeAll { $0 === stem }
       stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
       table.retiring.append(stem)
@@ -403,6 +404,7 @@ extension Mixer {
         }
         try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
         try other.publishMidi()
+        lost += copyInserts(to: other).map(\.text)  // instantiated again at the new rate
       } catch {
         other.shutdown()
         throw error

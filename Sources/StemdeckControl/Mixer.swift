@@ -89,6 +89,8 @@ public final class Mixer: @unchecked Sendable {
   var liveLoudness: LiveLoudnessMeter?
   /// Live input strips (Mixer+Inputs.swift).
   var liveInputs = InputTable()
+  /// Every strip's plugin inserts (Mixer+Inserts.swift).
+  var insertRacks = InsertState()
 
   public init(
     sampleRate: Double, quality: ResamplerQuality = .fast, streaming: Streaming = .thread,
@@ -123,15 +125,22 @@ public final class Mixer: @unchecked Sendable {
         voice.deinitialize(count: 1)
         voice.deallocate()
       }
-      RenderState.destroy(renderState) { voice in
-        voice.deinitialize(count: 1)
-        voice.deallocate()
-      }
+      RenderState.destroy(
+        renderState,
+        dispose: { voice in
+          voice.deinitialize(count: 1)
+          voice.deallocate()
+        },
+        disposeInserts: { chain in
+          insertRacks.chains[Int(bitPattern: chain)] = nil
+          InsertChain.free(chain)
+        })
       // Bus plans handed back and not collected yet (the renderer freed the one it held).
       while let event = rings.events.pop() {
         if case .busPlanRetired(let address) = event, let plan = UnsafeMutablePointer<BusPlan>(bitPattern: address) {
           BusPlan.free(plan)
         }
+        if case .insertChainRetired(let address) = event { insertChainRetired(address: address) }
       }
       // Commands still queued were applied by `destroy`: a rebuild's replacement that had not
       // taken over yet may have been handed back just now.
@@ -141,6 +150,7 @@ public final class Mixer: @unchecked Sendable {
       }
       for stem in table.stems + table.retiring + table.detaching { stem.freeShared() }
       freeAllEffects()
+      freeAllInserts()
       table.stems.removeAll()
       table.retiring.removeAll()
       table.detaching.removeAll()

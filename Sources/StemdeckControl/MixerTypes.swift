@@ -275,6 +275,8 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
   /// A MIDI press of a show command (`next`, `prev`, `stop`): the front end runs it as its
   /// command of that name, and reports what it says.
   case midiCommand(String)
+  /// Insert (strip, 1-based position, plugin name) put out NaN or infinity and was bypassed.
+  case insertFaulted(String, Int, String)
 
   public var description: String {
     switch self {
@@ -283,6 +285,8 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
     case .underrun(let name): return "underrun: stem '\(name)' ran out of audio from disk (playing silence until it catches up)"
     case .primeTimeout: return "the disk was slow to fill after a start or seek; some stems started late"
     case .badSamples(let name): return "stem '\(name)' produced NaN or infinite samples and was muted"
+    case .insertFaulted(let strip, let position, let plugin):
+      return "insert \(position) of '\(strip)' (\(plugin)) put out NaN or infinite samples and was bypassed"
     case .readFailed(let name, let message): return "stem '\(name)' can no longer be read: \(message)"
     case .takeRecorded(let name, let path, let seconds, let dropped):
       return "take '\(name)' recorded: \(NumberFormat.time(seconds)) in \(path), added as a stem"

@@ -16,7 +16,7 @@ public struct BusSettings: Equatable, Sendable {
   /// The most buses a session may hold (the renderer preallocates this many).
   public static let maximumBuses = 64
   /// The fields of a `"buses"` element.
-  public static let fields = ["name"] + StripParameter.sessionKeys(of: .bus) + ["directOut", "eq", "bus", "sends"]
+  public static let fields = ["name"] + StripParameter.sessionKeys(of: .bus) + ["directOut", "eq", "bus", "sends", "inserts"]
 
   /// The bus's name: the stem name rules, unique among stems and buses.
   public var name: String

@@ -53,7 +53,7 @@ public struct InputSettings: Equatable, Sendable {
   /// The most inputs a session may have (the renderer's preallocated strips).
   public static let maximumCount = 32
   /// The fields of one element of "inputs".
-  static let fields = ["name", "channels"] + StripParameter.sessionKeys(of: .input) + ["eq", "bus", "sends", "directOut"]
+  static let fields = ["name", "channels"] + StripParameter.sessionKeys(of: .input) + ["eq", "bus", "sends", "directOut", "inserts"]
   /// Input names whose ports would be stemdeck's own (`midi_in`).
   public static let reservedNames: Set<String> = ["midi"]
 

@@ -99,6 +99,7 @@ extension SessionDecoder {
       try stripControls(fields, of: .bus, into: &bus.strip, at: base)
       if let n = fields["directOut"] { bus.directOut = try bool(n, at: base + ".directOut") }
       if let n = fields["eq"] { bus.eq = try eq(n, at: base + ".eq") }
+      if let n = fields["inserts"] { bus.strip.inserts = try inserts(n, at: base + ".inserts") }
       if let n = fields["bus"] { bus.bus = try destination(n, at: base + ".bus") }
       if let n = fields["sends"] { bus.sends = try stemSends(n, at: base + ".sends") }
       buses.append(bus)
@@ -172,6 +173,7 @@ extension SessionDecoder {
       var input = InputSettings(name: name, channels: try choice(channelsNode, at: base + ".channels", what: "input channels"))
       try stripControls(fields, of: .input, into: &input.strip, at: base)
       if let n = fields["eq"] { input.eq = try eq(n, at: base + ".eq") }
+      if let n = fields["inserts"] { input.strip.inserts = try inserts(n, at: base + ".inserts") }
       if let n = fields["bus"], let target = try destination(n, at: base + ".bus") {
         guard busNames.contains(target) else { throw fail(base + ".bus", n, InputSettings.unknownBus(target, buses: buses)) }
         input.bus = target

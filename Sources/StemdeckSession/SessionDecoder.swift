@@ -31,6 +31,7 @@ struct SessionDecoder {
         example: "{ \"volume\" : 1 }")
       if let volume = master["volume"] { session.masterVolume = try self.volume(volume, at: "master.volume") }
       if let eq = master["eq"] { session.masterEQ = try self.eq(eq, at: "master.eq") }
+      if let n = master["inserts"] { session.masterInserts = try inserts(n, at: "master.inserts") }
     }
     if let node = fields["options"] {
       let options = try object(
@@ -167,6 +168,7 @@ struct SessionDecoder {
         throw fail(base + ".pitch", node, SessionRules.pitchNeedsStretchMessage(stem.pitch))
       }
       if let node = fields["eq"] { stem.eq = try eq(node, at: base + ".eq") }
+      if let node = fields["inserts"] { stem.strip.inserts = try inserts(node, at: base + ".inserts") }
       if let node = fields["bus"] { stem.bus = try destination(node, at: base + ".bus") }
       if let node = fields["sends"] { stem.sends = try stemSends(node, at: base + ".sends") }
       stems.append(stem)

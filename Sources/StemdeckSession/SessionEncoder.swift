@@ -94,12 +94,10 @@ enum SessionEncoder {
     fields.append("\"format\" : " + JSONText.string(SessionRules.formatName))
     fields.append("\"version\" : \(Session.currentVersion)")
     fields.append("\"quality\" : " + JSONText.string(session.quality.rawValue))
-    if session.masterEQ == EQSettings() {
-      fields.append("\"master\" : { \"volume\" : \(JSONText.gain(session.masterVolume)) }")
-    } else {
-      fields.append(
-        "\"master\" : { \"volume\" : \(JSONText.gain(session.masterVolume)), \"eq\" : " + eq(session.masterEQ) + " }")
-    }
+    var master = ["\"volume\" : \(JSONText.gain(session.masterVolume))"]
+    if session.masterEQ != EQSettings() { master.append("\"eq\" : " + eq(session.masterEQ)) }
+    if let x = inserts(session.masterInserts) { master.append(x) }
+    fields.append("\"master\" : { " + master.joined(separator: ", ") + " }")
     fields.append("\"options\" : " + options(session.options))
     if session.recording != RecordingSettings() {
       fields.append("\"recording\" : " + recording(session.recording))
@@ -180,6 +178,7 @@ enum SessionEncoder {
     if let target = input.bus { members.append("\"bus\" : " + JSONText.string(target)) }
     if let levels = sendLevels(input.sends) { members.append(levels) }
     if input.directOut { members.append("\"directOut\" : true") }
+    if let x = inserts(input.strip.inserts) { members.append(x) }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 
@@ -244,6 +243,7 @@ enum SessionEncoder {
     if stem.eq != EQSettings() { members.append("\"eq\" : " + eq(stem.eq)) }
     if let bus = stem.bus { members.append("\"bus\" : " + JSONText.string(bus)) }
     if let levels = sendLevels(stem.sends) { members.append(levels) }
+    if let x = inserts(stem.strip.inserts) { members.append(x) }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 
@@ -287,6 +287,7 @@ enum SessionEncoder {
     if bus.eq != EQSettings() { members.append("\"eq\" : " + eq(bus.eq)) }
     if let target = bus.bus { members.append("\"bus\" : " + JSONText.string(target)) }
     if let levels = sendLevels(bus.sends) { members.append(levels) }
+    if let x = inserts(bus.strip.inserts) { members.append(x) }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 

@@ -238,6 +238,8 @@ public struct Session: Equatable, Sendable {
   public var masterVolume: Double = 1
   /// The master bus's channel EQ (before the master volume); flat by default (format version 2).
   public var masterEQ = EQSettings()
+  /// The master's plugin inserts (InsertSettings.swift), after its EQ.
+  public var masterInserts: [InsertSettings] = []
   /// Session-wide options.
   public var options = SessionOptions()
   /// Recording settings.

@@ -11,7 +11,7 @@ enum SessionRules {
     "format", "version", "quality", "master", "options", "recording",
     "tempo", "position", "connections", "stems", "effects", "midi", "buses", "inputs", "sends", "scenes", "recallSafe"
   ]
-  static let masterFields = ["volume", "eq"]
+  static let masterFields = ["volume", "eq", "inserts"]
   static let optionFields = [
     "autoPauseOnDisconnect", "meterPoint", "songChange", "crossfadeSeconds",
     "transportSync", "effectsOutput"
@@ -22,7 +22,7 @@ enum SessionRules {
   /// and its own.
   static let stemFields =
     ["name", "file"] + StripParameter.sessionKeys(of: .stem) + [
-      "loops", "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "stretch", "pitch", "eq", "bus", "sends"
+      "loops", "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "stretch", "pitch", "eq", "bus", "sends", "inserts",
     ]
   static let effectFields = ["name", "file", "volume", "pan"]
 

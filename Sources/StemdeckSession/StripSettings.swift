@@ -26,6 +26,9 @@ public struct StripSettings: Equatable, Sendable {
   public var bus: String? = nil
   /// Levels into the session's aux sends (SendSettings.swift).
   public var sends: [StemSend] = []
+  /// Plugin inserts as the session file holds them (InsertSettings.swift); the mixer's racks
+  /// are the live truth, written here when a session is saved.
+  public var inserts: [InsertSettings] = []
 
   /// A strip at unity, centred, flat, feeding the master.
   public init() {}
@@ -95,13 +98,14 @@ extension InputSettings: StripSettingsHolder {}
 extension StripSettings {
   /// This strip with `other`'s mix: every field but where the strip goes (`bus`, `directOut`)
   /// and its `sends`, which have paths of their own (routing checks loops; sends and direct outs
-  /// change ports). A field added to the strip is part of the mix unless listed here, so a
+  /// change ports), and its `inserts` (live in the mixer's racks). A field added to the strip is part of the mix unless listed here, so a
   /// group's rollback (`Mixer.restoreMix`) puts it back without being told.
   public func withMix(of other: StripSettings) -> StripSettings {
     var mixed = other
     mixed.bus = bus
     mixed.directOut = directOut
     mixed.sends = sends
+    mixed.inserts = inserts  // the mixer's insert racks are the truth (Mixer+Inserts.swift)
     return mixed
   }
 }

@@ -26,7 +26,7 @@ struct HelpGoldenTests {
 
   static let groupTitles = [
     "stems:", "buses:", "live inputs:", "aux sends:", "transport:", "meters:", "effects and recording:", "MIDI control:", "routing:",
-    "session:", "other:"
+    "plugin inserts:", "session:", "other:"
   ]
 
   func help(_ line: String) throws -> (ok: Bool, output: [String]) {

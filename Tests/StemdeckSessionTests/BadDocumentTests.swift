@@ -189,7 +189,7 @@ let badDocuments: [BadDocument] =
     BadDocument(
       label: "unknown stem key", text: stemDocument(#""vol" : 1"#), location: "stems[0].vol",
       fragment:
-        "unknown field (allowed: name, file, volume, pan, width, rate, mute, solo, soloSafe, loops, directOut, startOffset, loopStart, loopEnd, crossfade, mode, stretch, pitch, eq, bus, sends); did you mean \"volume\"?",
+        "unknown field (allowed: name, file, volume, pan, width, rate, mute, solo, soloSafe, loops, directOut, startOffset, loopStart, loopEnd, crossfade, mode, stretch, pitch, eq, bus, sends, inserts); did you mean \"volume\"?",
       line: 5),
     BadDocument(
       label: "duplicate stem key", text: stemDocument(#""volume" : 1, "volume" : 0.5"#),

@@ -71,7 +71,7 @@ struct BusSessionTests {
       (busDocument([#"{ "name" : "x", "eq" : { "low" : { "gain" : 40 } } }"#]), "buses[0].eq.low.gain", "(got 40)"),
       (
         busDocument([#"{ "name" : "x", "rate" : 1 }"#]), "buses[0].rate",
-        "unknown field (allowed: name, volume, pan, width, mute, solo, soloSafe, directOut, eq, bus, sends)"
+        "unknown field (allowed: name, volume, pan, width, mute, solo, soloSafe, directOut, eq, bus, sends, inserts)"
       ),
       (
         busDocument([#"{ "name" : "x", "bus" : "y" }"#]), "buses[0].bus",

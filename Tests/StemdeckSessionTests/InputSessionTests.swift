@@ -69,7 +69,7 @@ struct InputSessionTests {
       (#"[ { "name" : "mic", "channels" : "mono", "mute" : "yes" } ]"#, "inputs[0].mute", "must be true or false"),
       (
         #"[ { "name" : "mic", "channels" : "mono", "rate" : 1 } ]"#, "inputs[0].rate",
-        "unknown field (allowed: name, channels, volume, pan, width, mute, solo, soloSafe, eq, bus, sends, directOut)"
+        "unknown field (allowed: name, channels, volume, pan, width, mute, solo, soloSafe, eq, bus, sends, directOut, inserts)"
       ),
       (#"[ { "name" : "mic", "channels" : "mono", "directOut" : 1 } ]"#, "inputs[0].directOut", "must be true or false"),
       (#"[ { "name" : "mic", "channels" : "mono", "eq" : { "low" : { "gain" : 30 } } } ]"#, "inputs[0].eq.low.gain", "(got 30)"),

@@ -52,7 +52,7 @@ struct StripSettingsTests {
     // Every stored field is named here: a field added to the strip fails this until it is decided
     // whether it is mix (put back by `withMix`, the default) or routing (kept, listed there).
     let fields = Mirror(reflecting: StripSettings()).children.compactMap(\.label)
-    #expect(fields == ["volume", "pan", "width", "mute", "solo", "soloSafe", "directOut", "eq", "bus", "sends"])
+    #expect(fields == ["volume", "pan", "width", "mute", "solo", "soloSafe", "directOut", "eq", "bus", "sends", "inserts"])
   }
 }
 

@@ -87,6 +87,8 @@ enum RemotePush {
     case .midiLearned(let m): o["event"] = "midiLearned"; o["mapping"] = m
     case .midiFailed(let m): o["event"] = "midiFailed"; o["message"] = m.consoleWords
     case .midiCommand(let c): o["event"] = "midiCommand"; o["command"] = c
+    case .insertFaulted(let strip, let position, let plugin):
+      o["event"] = "insertFaulted"; o["strip"] = strip; o["position"] = position; o["plugin"] = plugin
     }
     return o
   }

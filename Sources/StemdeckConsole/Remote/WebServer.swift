@@ -180,8 +180,7 @@ final class WebServer: @unchecked Sendable {
   /// cannot be made.
   func open(_ wsi: OpaquePointer, _ slot: UnsafeMutablePointer<WebSlot>) -> Bool {
     var pair: [Int32] = [0, 0]
-    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0
-    else { return false }
+    guard stemdeck_socket_pair(&pair) == 0 else { return false }
     let id = nextSession
     nextSession += 1
     slot.pointee = WebSlot(kind: 2, value: id)
@@ -228,7 +227,7 @@ final class WebServer: @unchecked Sendable {
   /// not read while some wait (`lws_rx_flow_control`).
   func flushRequests(_ s: WebSession) {
     while !s.toControl.isEmpty {
-      let n = s.toControl.withUnsafeBytes { send(s.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+      let n = s.toControl.withUnsafeBytes { stemdeck_send_nosignal(s.fd, $0.baseAddress, UInt($0.count)) }
       if n > 0 {
         s.toControl.removeFirst(n)
       } else if n < 0 && errno == EINTR {

@@ -112,6 +112,12 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setSendLevel(StripTarget, index: Int32, gain: Float, preFader: Bool)
   /// The volume of send `index`'s return (ramped).
   case setReturnGain(index: Int32, gain: Float)
+  /// Installs `target`'s chain of plugin inserts (nil: none; Inserts.swift), built on the
+  /// control thread; the chain it replaces comes back in `EngineEvent.insertChainRetired`.
+  case setInserts(StripTarget, UnsafeMutablePointer<InsertChain>?)
+  /// Stores `value` in a plugin's control port (memory the control thread allocated and frees
+  /// only after every chain using the plugin is retired).
+  case setInsertControl(port: UnsafeMutablePointer<Float>, value: Float)
 }
 
 /// What a glide moves (a strip's level: `StripLevels`; a stem's rate). The raw value is the
@@ -138,6 +144,11 @@ public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
   /// The renderer let go of a bus plan (an `UnsafeMutablePointer<BusPlan>`'s address): the
   /// control thread frees it (`BusPlan.free`).
   case busPlanRetired(address: Int)
+  /// The renderer let go of an insert chain (an `UnsafeMutablePointer<InsertChain>`'s address):
+  /// the control thread frees it and any instance no chain holds any more.
+  case insertChainRetired(address: Int)
+  /// Insert `index` of `target`'s chain put out NaN or infinity: the renderer bypasses it.
+  case insertFaulted(StripTarget, index: Int32)
 }
 
 /// Which strip a command addresses (whose channel EQ `EngineCommand.setEQ` and `setEQEnabled`

@@ -89,6 +89,8 @@ public struct RenderState: ~Copyable {
   @usableFromInline var midi: MidiTable
   /// What MIDI did, for the control thread (Midi.swift).
   @usableFromInline var midiReports: Producer<MidiReport>
+  /// Every strip's plugin inserts (Inserts.swift).
+  @usableFromInline var inserts: InsertTable
 
   /// One past the highest occupied slot (drivers fill `directOutputs` up to here).
   public var slotLimitForDrivers: Int { @_noLocks get { slotLimit } }
@@ -180,13 +182,15 @@ public struct RenderState: ~Copyable {
     self.buses = BusBank(sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
     self.inputs = InputBank(sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
     self.sends = SendBank(sampleRate: sampleRate, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames)
+    self.inserts = InsertTable(maxVoices: maxVoices)
   }
 
   /// Destroys a state whose driver has stopped calling `renderBlock`: applies the commands still
   /// queued (so voices sent but never installed are freed too), frees the buffers and hands every
   /// voice to `dispose` (control thread).
   public static func destroy(
-    _ state: UnsafeMutablePointer<RenderState>, dispose: (UnsafeMutablePointer<StemVoice>) -> Void
+    _ state: UnsafeMutablePointer<RenderState>, dispose: (UnsafeMutablePointer<StemVoice>) -> Void,
+    disposeInserts: (UnsafeMutablePointer<InsertChain>) -> Void = { InsertChain.free($0) }
   ) {
     while state.pointee.commands.availableCount() > 0 { applyCommands(state) }
     state.pointee.schedule.collecting = false
@@ -210,6 +214,7 @@ public struct RenderState: ~Copyable {
     state.pointee.buses.free()
     state.pointee.inputs.free()
     state.pointee.sends.free()
+    state.pointee.inserts.free(dispose: disposeInserts)
     let status = state.pointee.status
     state.deinitialize(count: 1)
     state.deallocate()
@@ -290,6 +295,7 @@ public func renderBlock(
   }
   clearSendOutputs(state, frameCount: frameCount)
   retireBusPlans(state)
+  retireInsertChains(state)
   var done = 0
   // MIDI changes (Midi.swift) land on their frame: a pass ends where the next one is due.
   state.pointee.midi.timedNext = 0
@@ -419,9 +425,10 @@ func renderPass(
   let gainStep = state.pointee.masterGain.advance(frames: n)
   var fadeGain = fadeStep.start
   var masterGain = gainStep.start
-  if state.pointee.masterEQ.isActive {
-    // The master EQ sees the whole master bus (stems after the transport fade, effects), before
-    // the master volume: the bus is summed in place, filtered, then scaled.
+  let masterInserts = state.pointee.inserts.master
+  if state.pointee.masterEQ.isActive || masterInserts != nil {
+    // The master EQ and inserts see the whole master bus (stems after the transport fade,
+    // effects), before the master volume: the bus is summed in place, filtered, then scaled.
     let fadeTarget = state.pointee.transport.fade.current
     let gainTarget = state.pointee.masterGain.current
     for i in 0..<n {
@@ -430,6 +437,7 @@ func renderPass(
       fadeGain = i &+ 1 < fadeStep.rampFrames ? fadeGain + fadeStep.step : fadeTarget
     }
     state.pointee.masterEQ.process(left: mixL, right: mixR, stride: 1, count: n)
+    if let masterInserts { runInserts(state, masterInserts, target: .master, left: mixL, right: mixR, stride: 1, count: n) }
     for i in 0..<n {
       left[i] = mixL[i] * masterGain
       right[i] = mixR[i] * masterGain

@@ -240,6 +240,9 @@ func renderBuses(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int, 
     if strip.pointee.levels.isGliding { strip.pointee.levels.advanceGlides(frames: n) }
     strip.pointee.levels.publish(to: state.pointee.buses.glides + bus)
     strip.pointee.eq.process(left: l, right: r, stride: 1, count: n)
+    if let inserts = state.pointee.inserts.buses[bus] {
+      runInserts(state, inserts, target: .bus(Int32(bus)), left: l, right: r, stride: 1, count: n)
+    }
     strip.pointee.levels.applyStages(left: l, right: r, stride: 1, count: n)
     mixStripSends(state, state.pointee.sends.buses, strip: bus, left: l, right: r, count: n, preFader: true)
     let stepL = strip.pointee.levels.gainLeft.advance(frames: n)

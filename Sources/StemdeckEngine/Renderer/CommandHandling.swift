@@ -106,6 +106,8 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .setEQ(let target, let band, let frequency, let gain, let q):
     setEQ(state, target, jump: jump) { $0.set(band, frequency: frequency, gain: gain, q: q) }
   case .setEQEnabled(let target, let on): setEQ(state, target, jump: jump) { $0.enabled = on }
+  case .setInserts(let target, let chain): setInserts(state, target, chain)
+  case .setInsertControl(let port, let value): port.pointee = value
   case .play(let fadeIn): play(state, fadeIn: fadeIn)
   case .pause: pause(state)
   case .seek(let frame, let epoch): seek(state, frame: frame, epoch: epoch)

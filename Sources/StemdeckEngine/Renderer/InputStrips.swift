@@ -231,6 +231,9 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
       if let bufR { copyFrames(workR, from: bufR + offset, n) } else { workR.update(repeating: 0, count: n) }
     }
     s.pointee.eq.process(left: workL, right: stereo ? workR : nil, stride: 1, count: n)
+    if let inserts = state.pointee.inserts.inputs[index] {
+      runInserts(state, inserts, target: .input(Int32(index)), left: workL, right: stereo ? workR : nil, stride: 1, count: n)
+    }
     s.pointee.levels.applyStages(left: workL, right: stereo ? workR : nil, stride: 1, count: n)
     mixStripSends(state, state.pointee.sends.inputs, strip: index, left: workL, right: stereo ? workR : workL, count: n, preFader: true)
     if index == recordIndex { state.pointee.captureTake(left: workL, right: stereo ? workR : workL, frameCount: n, rolling: rolling) }

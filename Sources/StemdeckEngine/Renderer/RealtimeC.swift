@@ -111,4 +111,15 @@ enum RealtimeC {
     // RT-WAIVER: rubberband_retrieve copies out processed frames (lock-free, no allocation).
     _unsafePerformance { Int(rubberband_retrieve(rb, outputs, UInt32(frames))) }
   }
+
+  // MARK: LV2 plugins (Inserts.swift)
+
+  /// An LV2 plugin's `run(instance, sample_count)`, through the pointer its descriptor gave.
+  @_noLocks @inline(__always)
+  static func run(_ run: InsertRunFunction, _ handle: UnsafeMutableRawPointer?, frames: Int) {
+    // RT-WAIVER: run() is in LV2's audio threading class; live, stemdeck inserts only plugins
+    // that declare lv2:hardRTCapable (no allocation, lock or syscall in run) unless the user
+    // forced one in and was told why that is a risk (docs/architecture.md, *Plugin inserts*).
+    _unsafePerformance { run(handle, UInt32(truncatingIfNeeded: frames)) }
+  }
 }

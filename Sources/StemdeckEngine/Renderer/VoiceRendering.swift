@@ -280,8 +280,10 @@ func renderVoice(
   let meanRate = (rateBefore + voice.pointee.rate) * 0.5
   voice.pointee.heard += Double(count) * meanRate / voice.pointee.rateScale
   // A voice at rate 1 with steady gains mixes straight from its ring (not while a song change
-  // fades it: the fade works on a copy).
-  if !voice.pointee.songFade.isActive && mixFromRing(state, voice, slot: slot, offset: offset, count: count, cells: cells) {
+  // fades it, nor through plugin inserts: those work on a copy).
+  let inserts = slot < state.pointee.maxVoices ? state.pointee.inserts.stems[slot] : nil
+  if !voice.pointee.songFade.isActive && inserts == nil && mixFromRing(state, voice, slot: slot, offset: offset, count: count, cells: cells)
+  {
     voice.pointee.shared.pointee.publishHeard(sourceFrames: voice.pointee.heard, transportFrame: transportStart &+ n)
     return
   }
@@ -322,6 +324,10 @@ func renderVoice(
   }
   // The channel EQ, before the fader and pan (a console channel's order). Bypassed: no-op.
   voice.pointee.eq.process(left: source, right: ch == 2 ? source + 1 : nil, stride: ch, count: eqFrames)
+  // Then its plugin inserts (Inserts.swift), still before the fader.
+  if let inserts {
+    runInserts(state, inserts, target: .stem(slot: Int32(slot)), left: source, right: ch == 2 ? source + 1 : nil, stride: ch, count: count)
+  }
   voice.pointee.levels.applyStages(left: source, right: ch == 2 ? source + 1 : nil, stride: ch, count: count)
   shared.pointee.publishHeard(sourceFrames: voice.pointee.heard, transportFrame: transportStart &+ n)
   mixVoice(state, voice, slot: slot, source: source, offset: offset, count: count, cells: cells)

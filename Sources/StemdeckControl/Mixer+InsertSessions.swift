@@ -1,0 +1,113 @@
+import StemdeckEngine
+import StemdeckSession
+
+// Plugin inserts in sessions: saved from the racks (Mixer+Inserts.swift) with their values by
+// port symbol; opened into new racks. A plugin that is not installed (or no longer fits its
+// strip, or fails to instantiate) becomes a placeholder that passes audio through and is saved
+// back exactly as it was read; the open reports it once per plugin. docs/architecture.md,
+// *Plugin inserts*.
+
+extension Mixer {
+  /// `target`'s inserts as the session file holds them.
+  func insertSettings(_ target: StripTarget) -> [InsertSettings] {
+    (insertRacks.racks[InsertKey(target)] ?? []).map { x in
+      InsertSettings(uri: x.uri, bypass: x.bypass, values: x.values.map { InsertValue(symbol: $0.symbol, value: $0.value) })
+    }
+  }
+
+  /// Writes every strip's inserts into `session` (being saved).
+  func storeInserts(in session: inout Session) {
+    session.masterInserts = insertSettings(.master)
+    for i in session.buses.indices {
+      if let bus = busTable.buses.first(where: { $0.settings.name == session.buses[i].name }) {
+        session.buses[i].strip.inserts = insertSettings(.bus(bus.index))
+      }
+    }
+    for i in session.inputs.indices {
+      if let input = liveInputs.find(session.inputs[i].name) {
+        session.inputs[i].strip.inserts = insertSettings(.input(Int32(input.index)))
+      }
+    }
+    for i in session.stems.indices {
+      if let stem = table.stems.first(where: { $0.settings.name == session.stems[i].name }) {
+        session.stems[i].strip.inserts = insertSettings(.stem(slot: stem.slot))
+      }
+    }
+  }
+
+  /// Replaces every strip's inserts with `session`'s (its stems, buses and inputs are in
+  /// place). Returns a warning per plugin that is kept as a placeholder.
+  func installInserts(of session: Session, sessionPath: String?) -> [MixerWarning] {
+    for (key, rack) in insertRacks.racks {
+      let target: StripTarget
+      switch key {
+      case .stem(let slot): target = .stem(slot: slot)
+      case .bus(let b): target = .bus(b)
+      case .input(let i): target = .input(i)
+      case .master: target = .master
+      }
+      if (try? sendRack([], target)) != nil { insertRacks.released += rack }
+    }
+    var reported: Set<String> = []
+    var warnings: [MixerWarning] = []
+    func install(_ inserts: [InsertSettings], _ target: StripTarget, channels: Int, strip: String) {
+      guard !inserts.isEmpty else { return }
+      var rack: [InsertInstance] = []
+      for (i, x) in inserts.enumerated() {
+        let (instance, problem) = build(x, channels: channels, strip: strip)
+        rack.append(instance)
+        if let problem, reported.insert(x.uri + "\n" + problem).inserted {
+          warnings.append(
+            MixerWarning(
+              file: sessionPath, "'\(strip)' insert \(i + 1): \(problem); kept as a placeholder (passes audio through, saved unchanged)"))
+        }
+      }
+      if (try? sendRack(rack, target)) == nil { for x in rack { x.free() } }
+    }
+    install(session.masterInserts, .master, channels: 2, strip: "master")
+    for bus in busTable.buses {
+      let inserts = session.buses.first(where: { $0.name == bus.settings.name })?.strip.inserts ?? []
+      install(inserts, .bus(bus.index), channels: 2, strip: bus.settings.name)
+    }
+    for input in liveInputs.inputs {
+      let inserts = session.inputs.first(where: { $0.name == input.settings.name })?.strip.inserts ?? []
+      install(inserts, .input(Int32(input.index)), channels: input.settings.channels == .mono ? 1 : 2, strip: input.settings.name)
+    }
+    let stems = Dictionary(session.stems.map { ($0.name, $0.strip.inserts) }, uniquingKeysWith: { a, _ in a })
+    for stem in table.stems {
+      install(stems[stem.settings.name] ?? [], .stem(slot: stem.slot), channels: stem.channels, strip: stem.settings.name)
+    }
+    return warnings
+  }
+
+  /// Instantiates every strip's inserts again in `other` (a copy at another sample rate), with
+  /// their values and bypass; returns what became a placeholder there.
+  func copyInserts(to other: Mixer) -> [MixerWarning] {
+    var s = Session()
+    s.stems = table.stems.map(\.settings)
+    s.buses = busTable.buses.map(\.settings)
+    s.inputs = liveInputs.inputs.map(\.settings)
+    storeInserts(in: &s)
+    return other.lock.locked { other.installInserts(of: s, sessionPath: nil) }
+  }
+
+  /// An instance of `x`, or a placeholder with the reason.
+  private func build(_ x: InsertSettings, channels: Int, strip: String) -> (InsertInstance, String?) {
+    let values = x.values.map { (symbol: $0.symbol, value: $0.value) }
+    let maxBlockFrames = renderState.pointee.maxBlockFrames
+    let placeholder = InsertInstance(placeholder: x.uri, bypass: x.bypass, values: values, maxBlockFrames: maxBlockFrames)
+    guard let info = PluginHost.shared.plugins().first(where: { $0.uri == x.uri }) else {
+      return (placeholder, "the LV2 plugin <\(x.uri)> is not installed")
+    }
+    do throws(MixerError) {
+      try Self.checkFit(info, channels: channels, strip: strip)
+      let instance = try InsertInstance(
+        info, channels: channels, sampleRate: sampleRate, maxBlockFrames: maxBlockFrames, bypass: x.bypass, values: values,
+        host: PluginHost.shared)
+      placeholder.free()
+      return (instance, nil)
+    } catch {
+      return (placeholder, error.detail)
+    }
+  }
+}

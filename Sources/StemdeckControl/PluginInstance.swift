@@ -1,0 +1,255 @@
+import CLilv
+import Foundation
+import StemdeckEngine
+import Synchronization
+
+// One insert as the control thread owns it: the plugin's instance (two linked ones for a mono
+// plugin on a stereo strip), its port memory and the features it was given. Instantiated,
+// activated, deactivated and freed here, never on the realtime thread; the renderer gets an
+// `InsertStage` (Inserts.swift) holding the instances' `run` and handles. docs/architecture.md,
+// *Plugin inserts*.
+
+/// A plugin instantiated for one strip (or a placeholder for a plugin that is not installed).
+final class InsertInstance: @unchecked Sendable {
+  let uri: String
+  /// The catalog's description; nil for a placeholder.
+  let info: PluginInfo?
+  var bypass: Bool
+  /// Every control value by symbol: the plugin's input controls (placeholders keep what the
+  /// session said, in its order, to write it back unchanged).
+  var values: [(symbol: String, value: Double)]
+  /// lilv instances (`LilvInstance*`): one, or two linked.
+  private var instances: [UnsafeMutablePointer<LilvInstance>] = []
+  /// Control port memory: `portCount` floats per instance (inputs are the first instance's,
+  /// shared by both; outputs each their own).
+  private let controls: UnsafeMutablePointer<Float>
+  private let portCount: Int
+  /// Audio buffers (two channels' room each, planar, `maxBlockFrames` apart).
+  private let audioIn: UnsafeMutablePointer<Float>
+  private let audioOut: UnsafeMutablePointer<Float>
+  private let maxBlockFrames: Int
+  private var features: PluginFeatures?
+  private(set) var freed = false
+  /// The plugin's latency output port index (`lv2:reportsLatency`), if it has one, and the
+  /// cell the renderer publishes its value in (frames; −1 until it has run).
+  private var latencyPortIndex: Int?
+  private let latencyCell: UnsafeMutablePointer<Atomic<Int32>> = {
+    let cell = UnsafeMutablePointer<Atomic<Int32>>.allocate(capacity: 1)
+    cell.initialize(to: Atomic(-1))
+    return cell
+  }()
+
+  /// The latency the plugin last reported, in frames; nil when it reports none or has not run.
+  var latency: Int? {
+    guard latencyPortIndex != nil else { return nil }
+    let v = latencyCell.pointee.load(ordering: .relaxed)
+    return v >= 0 ? Int(v) : nil
+  }
+
+  /// A placeholder: passes audio through and keeps what the session said.
+  init(placeholder uri: String, bypass: Bool, values: [(symbol: String, value: Double)], maxBlockFrames: Int) {
+    self.uri = uri
+    self.info = nil
+    self.bypass = bypass
+    self.values = values
+    self.portCount = 0
+    self.maxBlockFrames = maxBlockFrames
+    controls = .allocate(capacity: 1)
+    audioIn = .allocate(capacity: 2 * maxBlockFrames)
+    audioOut = .allocate(capacity: 2 * maxBlockFrames)
+  }
+
+  /// Instantiates `info` for a strip of `channels` (1 or 2) at `sampleRate`, connects every
+  /// port, sets `values` (defaults for the rest) and activates it. Control thread.
+  init(
+    _ info: PluginInfo, channels: Int, sampleRate: Double, maxBlockFrames: Int, bypass: Bool,
+    values: [(symbol: String, value: Double)], host: PluginHost
+  ) throws(MixerError) {
+    uri = info.uri
+    self.info = info
+    self.bypass = bypass
+    self.maxBlockFrames = maxBlockFrames
+    let linked = info.audioInputs == 1 && channels == 2
+    var merged: [(symbol: String, value: Double)] = []
+    for c in info.controls {
+      let given = values.first(where: { $0.symbol == c.symbol })?.value
+      merged.append((c.symbol, given.map { min(max($0, c.minimum), c.maximum) } ?? c.defaultValue))
+    }
+    self.values = merged
+    audioIn = .allocate(capacity: 2 * maxBlockFrames)
+    audioIn.initialize(repeating: 0, count: 2 * maxBlockFrames)
+    audioOut = .allocate(capacity: 2 * maxBlockFrames)
+    audioOut.initialize(repeating: 0, count: 2 * maxBlockFrames)
+    let built = host.lock.withLock {
+      () -> (Int, [UnsafeMutablePointer<LilvInstance>], PluginFeatures, UnsafeMutablePointer<Float>, Int?)? in
+      guard let plugin = host.lilvPlugin(uri: info.uri) else { return nil }
+      let ports = Int(lilv_plugin_get_num_ports(plugin))
+      let latencyIndex = lilv_plugin_has_latency(plugin) ? Int(lilv_plugin_get_latency_port_index(plugin)) : nil
+      let memory = UnsafeMutablePointer<Float>.allocate(capacity: max(1, ports * 2))
+      memory.initialize(repeating: 0, count: max(1, ports * 2))
+      let features = PluginFeatures(host: host, sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
+      var made: [UnsafeMutablePointer<LilvInstance>] = []
+      for _ in 0..<(linked ? 2 : 1) {
+        guard let instance = features.withFeatures({ lilv_plugin_instantiate(plugin, sampleRate, $0) }) else { break }
+        made.append(instance)
+      }
+      return (ports, made, features, memory, latencyIndex)
+    }
+    guard let (ports, made, features, memory, latencyIndex) = built, made.count == (linked ? 2 : 1) else {
+      audioIn.deallocate()
+      audioOut.deallocate()
+      if let built {
+        for i in built.1 { lilv_instance_free(i) }
+        built.3.deallocate()
+        built.2.free()
+      }
+      throw MixerError("the LV2 plugin '\(info.name)' <\(info.uri)> failed to instantiate at \(NumberFormat.plain(sampleRate)) Hz")
+    }
+    portCount = ports
+    controls = memory
+    latencyPortIndex = latencyIndex
+    instances = made
+    self.features = features
+    for c in info.controls { controls[c.index] = Float(merged.first(where: { $0.symbol == c.symbol })!.value) }
+    host.lock.withLock { connect(host.lilvPlugin(uri: info.uri)!, world: host.world(), stereoPlugin: info.audioInputs == 2) }
+    for i in instances { lilv_instance_activate(i) }
+  }
+
+  /// Connects every port of every instance: audio to the planes (a linked pair's second
+  /// instance to the right plane), controls to their memory, optional others to nothing.
+  private func connect(_ plugin: OpaquePointer, world: OpaquePointer, stereoPlugin: Bool) {
+    let audio = lilv_new_uri(world, LV2URI.core + "AudioPort")
+    let control = lilv_new_uri(world, LV2URI.core + "ControlPort")
+    let input = lilv_new_uri(world, LV2URI.core + "InputPort")
+    defer { lilv_node_free(audio); lilv_node_free(control); lilv_node_free(input) }
+    for (k, instance) in instances.enumerated() {
+      var audioIns = 0, audioOuts = 0
+      for p in 0..<portCount {
+        guard let port = lilv_plugin_get_port_by_index(plugin, UInt32(p)) else { continue }
+        let isInput = lilv_port_is_a(plugin, port, input)
+        let target: UnsafeMutableRawPointer?
+        if lilv_port_is_a(plugin, port, audio) {
+          let channel = stereoPlugin ? (isInput ? audioIns : audioOuts) : k
+          if isInput { audioIns += 1 } else { audioOuts += 1 }
+          target = UnsafeMutableRawPointer((isInput ? audioIn : audioOut) + min(channel, 1) * maxBlockFrames)
+        } else if lilv_port_is_a(plugin, port, control) {
+          target = UnsafeMutableRawPointer(controls + (isInput ? p : k * portCount + p))
+        } else {
+          target = nil  // connectionOptional (others were refused)
+        }
+        lilv_instance_connect_port(instance, UInt32(p), target)
+      }
+    }
+  }
+
+  /// What the renderer runs.
+  func stage() -> InsertStage {
+    let run = instances.first?.pointee.lv2_descriptor.pointee.run
+    return InsertStage(
+      run: run, first: instances.first?.pointee.lv2_handle, second: instances.count > 1 ? instances[1].pointee.lv2_handle : nil,
+      inputs: audioIn, outputs: audioOut, maxBlockFrames: maxBlockFrames, bypassed: bypass,
+      latencyPort: latencyPortIndex.map { UnsafePointer(controls + $0) }, latencyFrames: UnsafePointer(latencyCell))
+  }
+
+  /// The control port memory of `symbol` (nil: not a control of this plugin).
+  func port(_ symbol: String) -> UnsafeMutablePointer<Float>? {
+    guard !instances.isEmpty, let c = info?.controls.first(where: { $0.symbol == symbol }) else { return nil }
+    return controls + c.index
+  }
+
+  /// Deactivates and frees the instances and the memory (control thread, once no chain in the
+  /// renderer holds it).
+  func free() {
+    guard !freed else { return }
+    freed = true
+    for i in instances {
+      lilv_instance_deactivate(i)
+      lilv_instance_free(i)
+    }
+    instances = []
+    controls.deallocate()
+    latencyCell.deinitialize(count: 1)
+    latencyCell.deallocate()
+    audioIn.deallocate()
+    audioOut.deallocate()
+    features?.free()
+    features = nil
+  }
+}
+
+/// The features an instance is given, kept alive as long as it lives: URID map and unmap,
+/// options (sample rate, min/max block length), bounded block length, log.
+final class PluginFeatures: @unchecked Sendable {
+  private let map = UnsafeMutablePointer<LV2_URID_Map>.allocate(capacity: 1)
+  private let unmap = UnsafeMutablePointer<LV2_URID_Unmap>.allocate(capacity: 1)
+  private let log = UnsafeMutablePointer<LV2_Log_Log>.allocate(capacity: 1)
+  private let options = UnsafeMutablePointer<LV2_Options_Option>.allocate(capacity: 4)
+  private let numbers = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 8)
+  private let uris: [UnsafeMutablePointer<CChar>]
+  private let list: UnsafeMutablePointer<LV2_Feature>
+  private let pointers: UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>
+  private static let count = 5
+
+  init(host: PluginHost, sampleRate: Double, maxBlockFrames: Int) {
+    let context = Unmanaged.passUnretained(host.urids).toOpaque()
+    map.initialize(
+      to: LV2_URID_Map(
+        handle: context,
+        map: { handle, uri in
+          guard let handle, let uri else { return 0 }
+          return Unmanaged<URIDMap>.fromOpaque(handle).takeUnretainedValue().map(String(cString: uri))
+        }))
+    unmap.initialize(
+      to: LV2_URID_Unmap(
+        handle: context,
+        unmap: { handle, id in
+          guard let handle else { return nil }
+          return Unmanaged<URIDMap>.fromOpaque(handle).takeUnretainedValue().unmap(id)
+        }))
+    log.initialize(to: LV2_Log_Log())
+    stemdeck_lv2_log_init(log)
+    let rate = numbers.assumingMemoryBound(to: Float.self)
+    rate.pointee = Float(sampleRate)
+    let lengths = (numbers + 8).assumingMemoryBound(to: Int32.self)
+    lengths[0] = 1
+    lengths[1] = Int32(maxBlockFrames)
+    let u = host.urids
+    let instance = LV2_Options_Context(0)
+    options[0] = LV2_Options_Option(
+      context: instance, subject: 0, key: u.map(LV2URI.sampleRate), size: 4, type: u.map(LV2URI.atomFloat), value: rate)
+    options[1] = LV2_Options_Option(
+      context: instance, subject: 0, key: u.map(LV2URI.bufSize + "minBlockLength"), size: 4, type: u.map(LV2URI.atomInt),
+      value: lengths)
+    options[2] = LV2_Options_Option(
+      context: instance, subject: 0, key: u.map(LV2URI.bufSize + "maxBlockLength"), size: 4, type: u.map(LV2URI.atomInt),
+      value: lengths + 1)
+    options[3] = LV2_Options_Option(context: instance, subject: 0, key: 0, size: 0, type: 0, value: nil)
+    uris = [LV2URI.uridMap, LV2URI.uridUnmap, LV2URI.options, LV2URI.boundedBlockLength, LV2URI.log].map {
+      (u: String) -> UnsafeMutablePointer<CChar> in strdup(u)!
+    }
+    let data: [UnsafeMutableRawPointer?] = [
+      UnsafeMutableRawPointer(map), UnsafeMutableRawPointer(unmap), UnsafeMutableRawPointer(options), nil, UnsafeMutableRawPointer(log)
+    ]
+    list = .allocate(capacity: Self.count)
+    pointers = .allocate(capacity: Self.count + 1)
+    for i in 0..<Self.count {
+      (list + i).initialize(to: LV2_Feature(URI: uris[i], data: data[i]))
+      pointers[i] = UnsafePointer(list + i)
+    }
+    pointers[Self.count] = nil
+  }
+
+  /// Calls `body` with the null-terminated feature array lilv passes to the plugin.
+  func withFeatures<T>(_ body: (UnsafePointer<UnsafePointer<LV2_Feature>?>) -> T) -> T { body(pointers) }
+
+  func free() {
+    map.deallocate()
+    unmap.deallocate()
+    log.deallocate()
+    options.deallocate()
+    numbers.deallocate()
+    for u in uris { Foundation.free(u) }
+    list.deallocate()
+    pointers.deallocate()
+  }
+}
