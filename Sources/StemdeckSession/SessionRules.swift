@@ -9,7 +9,7 @@ enum SessionRules {
 
   static let topLevelFields = [
     "format", "version", "quality", "master", "options", "recording",
-    "tempo", "position", "connections", "stems", "effects", "midi", "buses", "inputs", "sends", "scenes", "recallSafe"
+    "tempo", "click", "position", "connections", "stems", "effects", "midi", "buses", "inputs", "sends", "scenes", "recallSafe"
   ]
   static let masterFields = ["volume", "eq"]
   static let optionFields = [
@@ -250,6 +250,7 @@ extension Session {
         throw fail("tempo.beatsPerBar", SettingRule.beatsPerBar.rule + " (got \(tempo.beatsPerBar))")
       }
     }
+    if let problem = click.problem() { throw fail("click." + problem.field, problem.message) }
     try check(position, .position, "position")
     var firstIndexByName: [String: Int] = [:]
     for (index, stem) in stems.enumerated() {
