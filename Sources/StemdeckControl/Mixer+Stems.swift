@@ -342,6 +342,7 @@ extension Mixer {
         try other.setMasterEQ(masterEQ)
         other.recording = recording
         other.tempoSetting = tempoSetting
+        other.clickSetting = clickSetting
         other.midi = midi
         other.midiState.enabled = midiState.enabled
         // The inputs at the master for now: their buses come with `installBuses` below.

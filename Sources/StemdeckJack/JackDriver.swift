@@ -36,6 +36,8 @@ public final class JackDriver: @unchecked Sendable {
   var directPorts: [String: (slots: Set<Int>, left: OpaquePointer, right: OpaquePointer)] = [:]
   /// `sfx_L`/`sfx_R` while the session sends sound effects to their own ports.
   var effectPorts: (left: OpaquePointer, right: OpaquePointer)?
+  /// `click_L`/`click_R` while the click wants its own ports (JackDriver+Click.swift).
+  var clickPorts: (left: OpaquePointer, right: OpaquePointer)?
   /// `midi_in`, while the mixer wants MIDI control (Mixer+Midi.swift).
   var midiPort: OpaquePointer?
   /// `midi_out`, while the mixer sends MIDI feedback.
@@ -169,10 +171,13 @@ public final class JackDriver: @unchecked Sendable {
     }
     directPorts = [:]
     effectPorts = nil
+    clickPorts = nil
     midiPort = nil
     midiOutPort = nil
     forgetLiveInputs()
     forgetSends()
+    ctx.pointee.clickPortLeft.store(0, ordering: .releasing)
+    ctx.pointee.clickPortRight.store(0, ordering: .releasing)
     ctx.pointee.midiPort.store(0, ordering: .releasing)
     ctx.pointee.midiOutPort.store(0, ordering: .releasing)
     ctx.pointee.effectPortLeft.store(0, ordering: .releasing)
@@ -193,6 +198,7 @@ public final class JackDriver: @unchecked Sendable {
     connected = true
     syncDirectOuts()
     syncEffectPorts()
+    syncClickPorts()
     syncMidiPort()
     syncLiveInputs()
     syncSends()
@@ -417,6 +423,7 @@ public final class JackDriver: @unchecked Sendable {
         masterPorts = nil
         directPorts = [:]
         effectPorts = nil
+        clickPorts = nil
         midiPort = nil
         midiOutPort = nil
         forgetLiveInputs()
@@ -445,6 +452,7 @@ public final class JackDriver: @unchecked Sendable {
       }
       if wantedDirectOuts() != directPorts.mapValues(\.slots) { syncDirectOuts() }
       if (mixer.options.effectsOutput == .ports) != (effectPorts != nil) { syncEffectPorts() }
+      if clickPortsOutOfStep { syncClickPorts() }
       if mixer.midiPortWanted != (midiPort != nil) || mixer.midiFeedback != (midiOutPort != nil) { syncMidiPort() }
       if liveInputsOutOfStep() { syncLiveInputs() }
       if sendsOutOfStep() { syncSends() }

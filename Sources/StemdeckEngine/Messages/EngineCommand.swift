@@ -112,6 +112,8 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setSendLevel(StripTarget, index: Int32, gain: Float, preFader: Bool)
   /// The volume of send `index`'s return (ramped).
   case setReturnGain(index: Int32, gain: Float)
+  /// The click's and the count-in's settings (Click.swift).
+  case setClick(ClickParameters)
 }
 
 /// What a glide moves.

@@ -136,6 +136,7 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .startRecording(let take): state.pointee.recording.start(take)
   case .pauseRecording(let paused): state.pointee.recording.paused = paused
   case .stopRecording: stopRecording(state)
+  case .setClick(let parameters): state.pointee.click.parameters = parameters
   case .beginGroup, .endGroup, .abortGroup: break  // handled by applyCommands
   }
 }
@@ -334,11 +335,14 @@ func play(_ state: UnsafeMutablePointer<RenderState>, fadeIn: Bool) {
   state.pointee.transport.holding = true
   state.pointee.transport.playAfterHold = true
   state.pointee.transport.holdFramesLeft = Int(state.pointee.sampleRate)
+  startCountIn(state)
 }
 
 @_noLocks
 func pause(_ state: UnsafeMutablePointer<RenderState>) {
   state.pointee.transport.playAfterHold = false
+  state.pointee.click.countInLeft = 0
+  state.pointee.status.pointee.countInFramesLeft.store(0, ordering: .relaxed)
   if state.pointee.transport.playing {
     state.pointee.transport.pendingPause = true
     state.pointee.transport.fade.set(target: 0)
