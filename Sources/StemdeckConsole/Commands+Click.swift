@@ -76,6 +76,8 @@ extension CommandTable {
       parts.append("count-in \(click.countIn) bar\(click.countIn == 1 ? "" : "s")\(seconds)")
     }
     var line = "click: " + parts.joined(separator: ", ")
+    let left = mixer.countInSecondsLeft
+    if left > 0 { line += "; counting in, the stems start in \(NumberFormat.plain((left * 100).rounded() / 100)) s" }
     if (click.on || click.countIn > 0) && mixer.tempo == nil {
       line += "; no tempo yet: it clicks once there is one ('tempo BPM [BEATS_PER_BAR]')"
     }

@@ -118,6 +118,9 @@ import Testing
     let text = SessionFile.encode(session)
     #expect(text.contains("\"click\" : { \"on\" : true, \"output\" : \"master\", \"level\" : -4.5, \"countIn\" : 2 }"))
     #expect(try SessionFile.decode(Data(text.utf8), source: "s").click == session.click)
+    // A song's own in a setlist: its click comes with it, whatever the rig's.
+    #expect(session.songLayer.click == session.click)
+    #expect(session.playedThrough(rig: Session()).click == session.click)
     let bad = text.replacingOccurrences(of: "\"countIn\" : 2", with: "\"countIn\" : 17")
     #expect {
       try SessionFile.decode(Data(bad.utf8), source: "s")
