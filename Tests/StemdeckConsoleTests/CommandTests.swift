@@ -299,7 +299,8 @@ struct CommandValidationTests {
     Rejection("help pan vol", "error: help: usage: help [COMMAND], help GROUP or help group GROUP"),
     Rejection(
       "help group nope",
-      "error: help: no group 'nope' (groups: stems, buses, inputs, sends, transport, metronome, meters, effects, midi, routing, session, other)"),
+      "error: help: no group 'nope' (groups: stems, buses, inputs, sends, transport, metronome, meters, effects, midi, routing, session, other)"
+    ),
     Rejection("quit now", "error: quit: expected 0 arguments, got 1 — usage: quit")
   ]
 

@@ -25,7 +25,8 @@ struct HelpGoldenTests {
     """
 
   static let groupTitles = [
-    "stems:", "buses:", "live inputs:", "aux sends:", "transport:", "click and count-in:", "meters:", "effects and recording:", "MIDI control:", "routing:",
+    "stems:", "buses:", "live inputs:", "aux sends:", "transport:", "click and count-in:", "meters:", "effects and recording:",
+    "MIDI control:", "routing:",
     "session:", "other:"
   ]
 
