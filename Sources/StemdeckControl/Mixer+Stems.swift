@@ -181,6 +181,7 @@ extension Mixer {
       old.slotHandedOver = true
       table.retiring.append(old)
       if let i = index[ObjectIdentifier(old)] { table.stems[i] = p.stem }
+      p.stem.cue = old.cue  // the slot keeps its cue in the renderer
     }
   }
 

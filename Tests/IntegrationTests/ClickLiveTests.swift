@@ -7,7 +7,7 @@ import Testing
 // jack_capture records stemdeck:click_L and master_L in one take, so their frames line up.
 extension JackIntegrationTests {
   @Test(
-    "live: 'click on' + 'countin 1' at 240 bpm puts the click on stemdeck:click_L/R (not the master) and the stems start 48,000 frames (1 bar) after the first click, to the sample"
+    "live: 'click on' + 'countin 1' at 240 bpm puts the click on stemdeck:click_L/R (not the master) and the stems start 48,000 frames (1 bar) after the first click, to the sample; 'cue dc' puts the stem on cue_L at unity from the same frame"
   )
   func clickCountInLive() async throws {
     let server = try await PrivateJackServer()
@@ -21,23 +21,26 @@ extension JackIntegrationTests {
     writer.flush()
     let deck = try StemdeckProcess(server: server)
     defer { deck.kill() }
-    for line in ["add \(dir.file("dc.wav")) as dc", "tempo 240 4", "click on", "countin 1"] { try await deck.run(line) }
+    for line in ["add \(dir.file("dc.wav")) as dc", "tempo 240 4", "click on", "countin 1", "vol dc -6dB", "cue dc"] {
+      try await deck.run(line)
+    }
     let appeared = try await eventually(timeout: 5, interval: 0.05) {
       let ports = try await server.ports()
-      return ports.contains("stemdeck:click_L") && ports.contains("stemdeck:click_R")
+      return ["click_L", "click_R", "cue_L", "cue_R"].allSatisfy { ports.contains("stemdeck:" + $0) }
     }
     let ports = try await server.ports()
     try #require(appeared, "no click ports: \(ports)\n\(deck.transcript)")
     let path = dir.file("click-and-master.wav")
-    let capture = try server.startCapture(ports: ["stemdeck:click_L", "stemdeck:master_L"], seconds: 3, to: path, hookDir: dir)
-    for port in ["stemdeck:click_L", "stemdeck:master_L"] {
+    let captured = ["stemdeck:click_L", "stemdeck:master_L", "stemdeck:cue_L"]
+    let capture = try server.startCapture(ports: captured, seconds: 3, to: path, hookDir: dir)
+    for port in captured {
       let hooked = try await server.waitForConnection(port, timeout: 5) { $0.hasPrefix("jack_capture") }
       try #require(hooked, "jack_capture did not connect to \(port); log:\n\(capture.log)")
     }
     try await deck.run("play")
     _ = try await capture.finish(timeout: 15)
     let audio = try readAudio(path)
-    try #require(audio.channels == 2 && audio.frames > 100_000, "\(audio.frames) frames")
+    try #require(audio.channels == 3 && audio.frames > 100_000, "\(audio.channels) channels, \(audio.frames) frames")
     let click = (0..<audio.frames).map { audio.sample($0, 0) }
     let master = (0..<audio.frames).map { audio.sample($0, 1) }
     // A burst starts on a zero sample (sin 0): the first click is one frame before its first sound.
@@ -56,6 +59,10 @@ extension JackIntegrationTests {
     let expected = (0..<6).map { firstClick + 12000 * $0 }
     #expect(Array(bursts.prefix(6)) == expected, "click onsets \(bursts)")
     #expect(master[stemStart...].allSatisfy { $0 == master[stemStart] || $0 == 0 }, "the master holds the stem alone, no click")
+    // The cue (PFL): the stem before its -6 dB fader and pan, from the frame it starts on.
+    let cue = (0..<audio.frames).map { audio.sample($0, 2) }
+    #expect(cue.firstIndex { $0 != 0 } == stemStart)
+    #expect(cue[stemStart..<(stemStart + 48000)].allSatisfy { $0 == 0.5 }, "PFL: the stem's 0.5 at unity")
     #expect(!deck.lines.contains { $0.hasPrefix("error: ") }, "\(deck.transcript)")
   }
 }

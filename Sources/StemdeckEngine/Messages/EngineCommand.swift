@@ -114,6 +114,8 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setReturnGain(index: Int32, gain: Float)
   /// The click's and the count-in's settings (Click.swift).
   case setClick(ClickParameters)
+  /// Puts the stem in `slot` on the cue bus, before or after its fader, or takes it off (Cue.swift).
+  case setCue(slot: Int32, tap: CueTap)
 }
 
 /// What a glide moves.

@@ -91,6 +91,8 @@ public struct RenderState: ~Copyable {
   @usableFromInline var midiReports: Producer<MidiReport>
   /// The click and the count-in (Click.swift); the driver sets its output buffers.
   public var click: RenderClick
+  /// The cue bus (Cue.swift); the driver sets its output buffers.
+  public var cue: RenderCue
 
   /// One past the highest occupied slot (drivers fill `directOutputs` up to here).
   public var slotLimitForDrivers: Int { @_noLocks get { slotLimit } }
@@ -183,6 +185,7 @@ public struct RenderState: ~Copyable {
     self.inputs = InputBank(sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
     self.sends = SendBank(sampleRate: sampleRate, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames)
     self.click = RenderClick(sampleRate: sampleRate)
+    self.cue = RenderCue(maxVoices: maxVoices)
   }
 
   /// Destroys a state whose driver has stopped calling `renderBlock`: applies the commands still
@@ -214,6 +217,7 @@ public struct RenderState: ~Copyable {
     state.pointee.inputs.free()
     state.pointee.sends.free()
     state.pointee.click.free()
+    state.pointee.cue.free()
     let status = state.pointee.status
     state.deinitialize(count: 1)
     state.deallocate()
@@ -293,7 +297,7 @@ public func renderBlock(
     if let buffer = direct[i] { buffer.update(repeating: 0, count: frameCount) }
   }
   clearSendOutputs(state, frameCount: frameCount)
-  clearClickOutputs(state, frameCount: frameCount)
+  clearMonitorOutputs(state, frameCount: frameCount)
   retireBusPlans(state)
   var done = 0
   // MIDI changes (Midi.swift) land on their frame: a pass ends where the next one is due.

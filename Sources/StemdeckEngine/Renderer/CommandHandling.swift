@@ -137,6 +137,7 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .pauseRecording(let paused): state.pointee.recording.paused = paused
   case .stopRecording: stopRecording(state)
   case .setClick(let parameters): state.pointee.click.parameters = parameters
+  case .setCue(let slot, let tap): state.pointee.cue.set(slot, tap)
   case .beginGroup, .endGroup, .abortGroup: break  // handled by applyCommands
   }
 }
@@ -157,6 +158,7 @@ func installVoice(
     voice.pointee.pendingSong = song
   }
   state.pointee.voices[s] = voice
+  state.pointee.cue.set(slot, .off)  // a new stem in the slot is not cued
   if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
 }
 
