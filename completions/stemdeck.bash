@@ -9,7 +9,7 @@ _stemdeck() {
   [ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
   local subcommands="render analyze ctl config help"
   local live_options="--server --name --no-start-server --start-server --no-connect --play --mixer --strict --script --commands --keep-going --json --verbose --control --no-control --osc --osc-host --osc-allow --http --http-host --config --help --version"
-  local render_options="--output --format --from --duration --sample-rate --dither --normalize --true-peak --stems --input --quiet --help"
+  local render_options="--output --format --from --duration --sample-rate --dither --normalize --true-peak --stems --click --input --quiet --help"
   local analyze_options="--from --duration --sample-rate --input --json --quiet --help"
   local ctl_options="--name --server --socket --list --json --watch --timeout --help"
   local formats="wav16 wav24 wav32 float flac16 flac24 aiff16 aiff24 vorbis opus"
@@ -27,7 +27,7 @@ _stemdeck() {
     --start-server) mapfile -t COMPREPLY < <(compgen -W "$drivers" -- "$cur"); return ;;
     --watch) mapfile -t COMPREPLY < <(compgen -W "$watch_topics" -- "$cur"); return ;;
     --osc-allow) mapfile -t COMPREPLY < <(compgen -W "mix all" -- "$cur"); return ;;
-    --output | -o | --script | --control | --socket | --config)
+    --output | -o | --script | --control | --socket | --config | --click)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     --stems) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
     --server | -s | --name | -n | --osc | --osc-host | --http | --http-host | --from | --duration | -d | --sample-rate | -r | \

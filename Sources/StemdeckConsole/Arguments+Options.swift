@@ -107,6 +107,7 @@ extension Arguments {
       }
     case "--dither": dither = true
     case "--stems": stems = try words.value(arg)
+    case "--click": click = try words.value(arg)
     case "--input":
       let given = try words.value(arg)
       guard let eq = given.firstIndex(of: "="), eq != given.startIndex, given.index(after: eq) != given.endIndex else {

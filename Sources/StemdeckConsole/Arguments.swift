@@ -38,6 +38,8 @@ public struct Arguments: Equatable, Sendable {
   public var truePeak: Double?
   /// `render --stems DIR`: every stem to its own file in DIR as well.
   public var stems: String?
+  /// `render --click FILE`: the click alone (its count-in too) to FILE, aligned with the master.
+  public var click: String?
   /// `render`/`analyze --input NAME=FILE`: a file standing in for live input NAME (or for aux
   /// send SEND's return, `SEND_return`).
   public var inputs: [RenderInput] = []
@@ -241,7 +243,10 @@ public struct Arguments: Equatable, Sendable {
       }
     }
     if self.mode != .render {
-      for (flag, given) in [("--normalize", self.normalize != nil), ("--true-peak", self.truePeak != nil), ("--stems", self.stems != nil)]
+      for (flag, given) in [
+        ("--normalize", self.normalize != nil), ("--true-peak", self.truePeak != nil), ("--stems", self.stems != nil),
+        ("--click", self.click != nil)
+      ]
       where given {
         throw CommandError("\(flag) is a render option: stemdeck render SESSION --output FILE \(flag) …")
       }
@@ -254,7 +259,7 @@ public struct Arguments: Equatable, Sendable {
     "--help", "--version", "--server", "--name", "--control", "--no-control", "--socket", "--osc", "--osc-host", "--osc-allow", "--http",
     "--http-host", "--timeout",
     "--json", "--watch", "--list", "--no-start-server", "--start-server", "--script", "--commands", "--keep-going", "--play",
-    "--mixer", "--strict", "--no-connect", "--verbose", "--output", "--duration", "--from", "--dither", "--stems",
+    "--mixer", "--strict", "--no-connect", "--verbose", "--output", "--duration", "--from", "--dither", "--stems", "--click",
     "--input", "--quiet", "--format", "--normalize", "--true-peak", "--sample-rate", "--config"
   ]
 

@@ -31,8 +31,8 @@ struct CommandSpec: Sendable {
 /// Every command, in the order `help` lists them.
 enum CommandTable {
   static let all: [CommandSpec] =
-    stemCommands + busCommands + inputCommands + sendCommands + transportCommands + meterCommands + effectAndRecordCommands + midiCommands
-    + routingCommands + insertCommands
+    stemCommands + busCommands + inputCommands + sendCommands + transportCommands + clickCommands + cueCommands + meterCommands
+    + effectAndRecordCommands + midiCommands + routingCommands + insertCommands
     + sessionCommands
     + otherCommands
 

@@ -18,6 +18,7 @@ extension RenderOption {
     case .normalize: return "--normalize"
     case .truePeak: return "--true-peak"
     case .input: return "--input"
+    case .click: return "--click"
     }
   }
 }

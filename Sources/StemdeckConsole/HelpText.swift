@@ -159,6 +159,8 @@ extension Arguments {
                                look-ahead true-peak limiter holds it
       --stems DIR              also every stem to DIR/NAME.EXT, sample-aligned
                                with the master; they sum to it
+      --click FILE             also the click alone (count-in too) to FILE,
+                               sample-aligned with the master
       --input NAME=FILE        FILE plays as live input NAME (or as an aux send's
                                return, SEND_return) from the first frame; a mono
                                file feeds both sides; repeat for more inputs

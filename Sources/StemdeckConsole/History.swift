@@ -33,7 +33,9 @@ struct HistoryStep {
     if a.masterVolume != b.masterVolume { out.append("master volume") }
     if a.masterEQ != b.masterEQ { out.append("master eq") }
     if a.scenes != b.scenes || a.recallSafe != b.recallSafe { out.append("scenes") }
-    if a.quality != b.quality || a.options != b.options || a.recording != b.recording || a.tempo != b.tempo || a.midi != b.midi {
+    if a.quality != b.quality || a.options != b.options || a.recording != b.recording || a.tempo != b.tempo || a.click != b.click
+      || a.midi != b.midi
+    {
       out.append("session")
     }
     // A strip's controls from the strip table (StripParameter.swift), its EQ and its route.

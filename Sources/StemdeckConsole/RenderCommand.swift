@@ -50,11 +50,12 @@ func runRender(_ a: Arguments) -> Int32 {
           OfflineRenderer.Normalize(target: $0, truePeakCeiling: a.truePeak ?? OfflineRenderer.Normalize.defaultCeiling)
         },
         stemsFolder: a.stems, format: a.format, inputs: a.inputs,
-        progress: progress, pass: bar.begin, warning: warning, cancelled: cancelled)
+        progress: progress, pass: bar.begin, warning: warning, cancelled: cancelled, clickPath: a.click)
       bar.clear()
       writeOut(
         "rendered \(a.output!): \(NumberFormat.time(summary.seconds)) at \(summary.sampleRate) Hz, stereo"
           + (summary.start > 0 ? ", from \(NumberFormat.time(summary.start))" : ""))
+      if let click = a.click { writeOut("click: \(click), sample-aligned with the master") }
       if let folder = a.stems {
         for line in stemFilesLines(session, folder: folder, inputs: a.inputs, replaced: summary.replacedStemFiles) { writeOut(line) }
       }

@@ -65,7 +65,7 @@ public struct ControlText: Equatable, Sendable, ExpressibleByStringInterpolation
 
 /// A setting of an offline render (`OfflineRenderer.render`/`analyze`) an error is about.
 public enum RenderOption: String, Equatable, Sendable, CaseIterable {
-  case output, stems, from, duration, sampleRate, dither, normalize, truePeak, input
+  case output, stems, from, duration, sampleRate, dither, normalize, truePeak, input, click
 
   /// The neutral name: `sample rate`, `true-peak ceiling`.
   public var name: String {
@@ -79,6 +79,7 @@ public enum RenderOption: String, Equatable, Sendable, CaseIterable {
     case .normalize: return "normalize"
     case .truePeak: return "true-peak ceiling"
     case .input: return "input"
+    case .click: return "click file"
     }
   }
 }

@@ -264,6 +264,7 @@ extension Mixer {
       s.scenes = scenes
       s.recallSafe = recallSafe
       s.tempo = tempoSetting
+      s.click = clickSetting
       s.midi = midi
       s.inputs = liveInputs.inputs.map(\.settings)
       for i in s.inputs.indices { s.inputs[i].sends = stemSends(s.inputs[i].name) }
@@ -346,6 +347,7 @@ extension Mixer {
     effects.offline = []
     recording = session.recording
     tempoSetting = session.tempo
+    clickSetting = session.click
     scenes = session.scenes
     recallSafe = session.recallSafe
     midi = session.midi

@@ -181,6 +181,7 @@ extension Mixer {
       old.slotHandedOver = true
       table.retiring.append(old)
       if let i = index[ObjectIdentifier(old)] { table.stems[i] = p.stem }
+      p.stem.cue = old.cue  // the slot keeps its cue in the renderer
     }
   }
 
@@ -343,6 +344,7 @@ extension Mixer {
         try other.setMasterEQ(masterEQ)
         other.recording = recording
         other.tempoSetting = tempoSetting
+        other.clickSetting = clickSetting
         other.midi = midi
         other.midiState.enabled = midiState.enabled
         // The inputs at the master for now: their buses come with `installBuses` below.

@@ -15,6 +15,7 @@ extension Mixer {
       {
         try seek(toFrame: 0)  // played to the end: start again from the top
       }
+      try syncClick()
       try send(.play(fadeIn: currentTransportFrame() > 0))
     }
   }

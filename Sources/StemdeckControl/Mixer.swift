@@ -56,7 +56,15 @@ public final class Mixer: @unchecked Sendable {
     get { lock.locked { tempoSetting } }
     set { lock.locked { if tempoSetting != newValue { tempoSetting = newValue; isDirty = true } } }
   }
-  var tempoSetting: Tempo?
+  var tempoSetting: Tempo? {
+    // The click follows the tempo (Mixer+Click.swift); one not sent now is sent by `play`.
+    didSet { if tempoSetting != oldValue { try? syncClick() } }
+  }
+  /// The click and count-in (Mixer+Click.swift), and the parameters the renderer was last sent.
+  var clickSetting = ClickSettings() {
+    didSet { if clickSetting != oldValue { try? syncClick() } }
+  }
+  var clickSent = ClickParameters.off
   var commandsSent = 0
   /// Between `beginGroup` and `endGroup`/`abortGroup`, and the grouped commands sent so far
   /// (compare with `EngineStatus.scheduleReleased`: how many wait in the renderer's schedule).

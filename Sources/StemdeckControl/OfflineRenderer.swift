@@ -126,7 +126,7 @@ public enum OfflineRenderer {
     dither: Bool? = nil, normalize: Normalize? = nil, stemsFolder: String? = nil,
     format chosen: OutputFormat? = nil, inputs: [RenderInput] = [],
     progress: ((Double) -> Void)? = nil, pass: ((Pass) -> Void)? = nil, warning: ((MutedStem) -> Void)? = nil,
-    cancelled: (() -> Bool)? = nil, interleavedStemTaps: Bool = true
+    cancelled: (() -> Bool)? = nil, interleavedStemTaps: Bool = true, clickPath: String? = nil
   ) throws(MixerError) -> Summary {
     let format: OutputFormat
     do throws(SoundFileError) { format = try OutputFormat.resolve(path: outputPath, format: chosen) } catch {
@@ -158,6 +158,7 @@ public enum OfflineRenderer {
     // The master's from `TPDFDither.masterSeed`; each stem file gets its own (`StemFiles`).
     var ditherer = format.integerBits.flatMap { bits in (dither ?? (bits <= 16)) ? TPDFDither(bits: bits) : nil }
     try checkOutput(outputPath, session: session, sessionPath: sessionPath, inputs: inputs)
+    if let clickPath { try checkClickPath(clickPath, outputPath: outputPath, session: session, sessionPath: sessionPath, inputs: inputs) }
     let feeds = try InputFeeds.load(inputs, session: session, sessionPath: sessionPath, sampleRate: sampleRate)
     var stemPaths: [String] = [], replacedStemFiles: [String] = []
     // A --stems folder this render made is removed again when the render refuses or fails
@@ -267,6 +268,9 @@ public enum OfflineRenderer {
       }
       let writer = try create()
       temporary = candidate
+      let clickFile = try clickPath.map { (path) throws(MixerError) in
+        try ClickFile(path: path, sampleRate: sampleRate, blockFrames: blockFrames)
+      }
       let stemFiles = try StemFiles(
         paths: stemPaths, names: exportedStrips(session).map(\.name), format: format, sampleRate: sampleRate,
         ditherBits: ditherer?.bits, blockFrames: blockFrames)
@@ -281,7 +285,8 @@ public enum OfflineRenderer {
       }
       pass?(Pass("writing", writtenFrom...1))
       summary = try run(
-        plan, stemSlots: stemSlots, stemSink: stemFiles.write, stemSlot: stemFiles.slot, interleavedTaps: interleavedStemTaps,
+        plan, click: clickFile, stemSlots: stemSlots, stemSink: stemFiles.write, stemSlot: stemFiles.slot,
+        interleavedTaps: interleavedStemTaps,
         limiter: limiter, blockFrames: blockFrames, gain: gain, countStemClips: normalize != nil && format.integerBits != nil,
         progress: progress.map { p in normalize == nil ? p : { p(writtenFrom + $0 * (1 - writtenFrom)) } },
         warning: warning, cancelled: cancelled, interrupted: "interrupted: \(stopped)"
@@ -298,11 +303,13 @@ public enum OfflineRenderer {
       // and a little of the loudness): its figures are the file's, decoded back and measured.
       if meter != nil && format.isLossy { encodedLoudness = try measureEncoded(temporary, shownAs: outputPath) }
       try stemFiles.finish()
+      try clickFile?.finish()
       if let keptMode, chmod(RawFileName.cPath(temporary), keptMode) != 0 {
         throw MixerError("\(printableText(outputPath)): cannot set the permissions of the new file: \(String(cString: strerror(errno)))")
       }
       // The stems are put in place first: a failure there leaves the previous master as it was.
       try stemFiles.putInPlace()
+      try clickFile?.putInPlace()
     }
     if rename(RawFileName.cPath(temporary), RawFileName.cPath(outputPath)) != 0 {
       throw MixerError("\(printableText(outputPath)): cannot put the render in place: \(String(cString: strerror(errno)))")
@@ -389,7 +396,7 @@ public enum OfflineRenderer {
       guard let d = mixer.duration else { throw MixerError(file: sessionPath, "the session has no stems to render") }
       seconds = d - session.position
     }
-    let totalFrames = Int((seconds * Double(sampleRate)).rounded())
+    var totalFrames = Int((seconds * Double(sampleRate)).rounded())
     if duration != nil && totalFrames == 0 {
       throw MixerError("\(option: .duration) \(NumberFormat.plain(seconds)) is shorter than one sample at \(sampleRate) Hz")
     }
@@ -401,6 +408,8 @@ public enum OfflineRenderer {
           : "nothing to render: the session's saved position (\(at)) is at or past its end (\(end)); \(option: .from) 0 renders from the start"
       )
     }
+    // To the end, a count-in comes first: the stems start that much later (Click.swift).
+    if duration == nil { totalFrames += mixer.countInFrames }
     handedOver = true
     return Plan(
       mixer: mixer, session: session, sessionPath: sessionPath, sampleRate: sampleRate, totalFrames: totalFrames, inputs: inputs)
@@ -419,7 +428,8 @@ public enum OfflineRenderer {
   /// the taps are planar and interleaved into the chunk after each block (false: the planar path
   /// for every tap, which the tests compare with).
   static func run(
-    _ plan: Plan, stemSlots: [Int32] = [], stemSink: ((Int, UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void)? = nil,
+    _ plan: Plan, click: ClickFile? = nil, stemSlots: [Int32] = [],
+    stemSink: ((Int, UnsafeMutablePointer<Float>, Int) throws(MixerError) -> Void)? = nil,
     stemSlot: ((Int) -> UnsafeMutablePointer<Float>)? = nil, interleavedTaps: Bool = true, limiter: LimiterBox? = nil, blockFrames: Int,
     gain: Float = 1, countStemClips: Bool = false,
     progress: ((Double) -> Void)?, warning: ((MutedStem) -> Void)?, cancelled: (() -> Bool)?,
@@ -479,6 +489,7 @@ public enum OfflineRenderer {
         if mixer.hasUnreportedStreamFaults { muted += try streamFaults(mixer.pump(), plan: plan, at: done, warning: warning) }
         attachTaps(stemSlots, to: state, inChunk: inChunk, chunk: stemSlot, planar: taps, blockFrames: blockFrames)
         plan.inputs.attach(to: state, mixer: mixer, scratch: inputScratch, blockFrames: blockFrames, frame: done, count: fresh)
+        click?.attach(to: state)
         renderBlock(mixer.renderState, left: left, right: right, frameCount: fresh)
       }
       var blockGain = gain
@@ -509,6 +520,7 @@ public enum OfflineRenderer {
         throw nonFiniteMix(plan, at: max(0, done + first - latency) + (firstNonFiniteFrame(interleaved, count: 2 * out) ?? 0))
       }
       if out > 0 { try sink(interleaved, out) }
+      try click?.take(fresh: fresh, of: n, writing: out)
       for index in stemSlots.indices where out > 0 {
         let tl = taps + 2 * index * blockFrames + first, tr = tl + blockFrames
         // Straight into the stem writer's chunk when it offers one (`stemSlot`), past the cache

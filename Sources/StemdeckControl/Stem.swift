@@ -18,6 +18,8 @@ final class Stem {
   var badSamplesReported = false
   /// The audibility (mute and solo) last sent to the renderer (see `pushAllGains`).
   var sentAudible = true
+  /// On the cue bus (Mixer+Cue.swift): a listening state, never saved.
+  var cue = CueTap.off
   /// Rebuilt in place (`rebuildStems`): its slot belongs to the new stem, not the free list.
   var slotHandedOver = false
   /// Part of a song being left by a setlist change: still playing (or fading out) until the

@@ -69,6 +69,8 @@ extension JackDriver {
   func ourPortShortNames() -> [String] {
     var names = ["master_L", "master_R", "in_L", "in_R"]
     if effectPorts != nil { names += ["sfx_L", "sfx_R"] }
+    if clickPorts != nil { names += ["click_L", "click_R"] }
+    if cuePorts != nil { names += ["cue_L", "cue_R"] }
     if midiPort != nil { names.append("midi_in") }
     if midiOutPort != nil { names.append("midi_out") }
     names += liveInputPortNames

@@ -36,6 +36,10 @@ public final class JackDriver: @unchecked Sendable {
   var directPorts: [String: (slots: Set<Int>, left: OpaquePointer, right: OpaquePointer)] = [:]
   /// `sfx_L`/`sfx_R` while the session sends sound effects to their own ports.
   var effectPorts: (left: OpaquePointer, right: OpaquePointer)?
+  /// `click_L`/`click_R` while the click wants its own ports (JackDriver+Monitors.swift).
+  var clickPorts: (left: OpaquePointer, right: OpaquePointer)?
+  /// `cue_L`/`cue_R` while a stem is cued (JackDriver+Monitors.swift).
+  var cuePorts: (left: OpaquePointer, right: OpaquePointer)?
   /// `midi_in`, while the mixer wants MIDI control (Mixer+Midi.swift).
   var midiPort: OpaquePointer?
   /// `midi_out`, while the mixer sends MIDI feedback.
@@ -169,10 +173,14 @@ public final class JackDriver: @unchecked Sendable {
     }
     directPorts = [:]
     effectPorts = nil
+    clickPorts = nil
+    cuePorts = nil
     midiPort = nil
     midiOutPort = nil
     forgetLiveInputs()
     forgetSends()
+    MonitorPair.click.publish(ctx, 0, 0)
+    MonitorPair.cue.publish(ctx, 0, 0)
     ctx.pointee.midiPort.store(0, ordering: .releasing)
     ctx.pointee.midiOutPort.store(0, ordering: .releasing)
     ctx.pointee.effectPortLeft.store(0, ordering: .releasing)
@@ -193,6 +201,7 @@ public final class JackDriver: @unchecked Sendable {
     connected = true
     syncDirectOuts()
     syncEffectPorts()
+    syncMonitors()
     syncMidiPort()
     syncLiveInputs()
     syncSends()
@@ -417,6 +426,8 @@ public final class JackDriver: @unchecked Sendable {
         masterPorts = nil
         directPorts = [:]
         effectPorts = nil
+        clickPorts = nil
+        cuePorts = nil
         midiPort = nil
         midiOutPort = nil
         forgetLiveInputs()
@@ -445,6 +456,7 @@ public final class JackDriver: @unchecked Sendable {
       }
       if wantedDirectOuts() != directPorts.mapValues(\.slots) { syncDirectOuts() }
       if (mixer.options.effectsOutput == .ports) != (effectPorts != nil) { syncEffectPorts() }
+      if monitorsOutOfStep { syncMonitors() }
       if mixer.midiPortWanted != (midiPort != nil) || mixer.midiFeedback != (midiOutPort != nil) { syncMidiPort() }
       if liveInputsOutOfStep() { syncLiveInputs() }
       if sendsOutOfStep() { syncSends() }

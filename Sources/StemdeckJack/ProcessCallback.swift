@@ -20,6 +20,12 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   /// unregistering the ports.
   let effectPortLeft = Atomic<Int>(0)
   let effectPortRight = Atomic<Int>(0)
+  /// The click's ports `click_L`/`click_R` (JackDriver+Monitors.swift), published like the sfx ports.
+  let clickPortLeft = Atomic<Int>(0)
+  let clickPortRight = Atomic<Int>(0)
+  /// The cue bus's ports `cue_L`/`cue_R`, published the same way.
+  let cuePortLeft = Atomic<Int>(0)
+  let cuePortRight = Atomic<Int>(0)
   /// The MIDI input `midi_in` (pointer bit pattern; 0: none), published like the sfx ports.
   let midiPort = Atomic<Int>(0)
   /// The MIDI feedback output `midi_out` (pointer bit pattern; 0: none).
@@ -317,6 +323,7 @@ func stemdeckProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?)
       state.pointee.sends.returns[2 &* k &+ side] = ret.flatMap { portBuffer($0, nframes)?.assumingMemoryBound(to: Float.self) }
     }
   }
+  fetchMonitorOutputs(context, state, nframes)
   readMidi(context, state, nframes)
   renderBlock(
     state, left: leftBuffer.assumingMemoryBound(to: Float.self),

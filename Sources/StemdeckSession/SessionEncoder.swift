@@ -10,6 +10,8 @@
 //     "recording" : { "format" : "wav24", "takesMuted" : true, "folder" : "takes" },   <- only when
 //                                                                   not the default; all three keys
 //     "tempo" : { "bpm" : 100, "beatsPerBar" : 4 },        <- only when set; both keys
+//     "click" : { "on" : true, "countIn" : 2 },            <- only when not the default; only the
+//                                                             keys not at theirs (ClickSettings.swift)
 //     "position" : 12.5,                                   <- only when not 0
 //     "connections" : {                                    <- only when not empty; keys sorted
 //       "master_L" : [ "system:playback_1" ]
@@ -105,6 +107,7 @@ enum SessionEncoder {
     if let tempo = session.tempo {
       fields.append("\"tempo\" : { \"bpm\" : \(JSONText.number(tempo.bpm)), \"beatsPerBar\" : \(tempo.beatsPerBar) }")
     }
+    if session.click != ClickSettings() { fields.append("\"click\" : " + session.click.encoded()) }
     if session.position != 0 {
       fields.append("\"position\" : \(JSONText.number(session.position))")
     }

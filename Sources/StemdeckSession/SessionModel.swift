@@ -246,6 +246,8 @@ public struct Session: Equatable, Sendable {
   public var recording = RecordingSettings()
   /// The musical tempo, or nil when the session has none.
   public var tempo: Tempo? = nil
+  /// The click and the count-in (ClickSettings.swift).
+  public var click = ClickSettings()
   /// The stems, in console order.
   public var stems: [StemSettings] = []
   /// The sound effects, in console order.

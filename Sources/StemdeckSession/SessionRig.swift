@@ -2,8 +2,9 @@
 // session file holds both; in a setlist the rig outlives the songs: the master (its level, EQ and
 // connections), the live inputs, the buses, the aux sends and their returns, the MIDI mappings and
 // the connections of all of them are the rig's, and the next song is played through the rig that
-// is live when it opens. The stems, their mix, the effects, the tempo, the song's options (how it
-// is left: `songchange`), its scenes and its recording settings are the song's.
+// is live when it opens. The stems, their mix, the effects, the tempo and the click (its count-in
+// too), the song's options (how it is left: `songchange`), its scenes and its recording settings
+// are the song's.
 
 extension Session {
   /// This song played through `rig` (the live session when the song opens): the rig's parts, and
@@ -37,6 +38,7 @@ extension Session {
     song.options = options
     song.recording = recording
     song.tempo = tempo
+    song.click = click
     song.stems = stems
     song.effects = effects
     song.scenes = scenes

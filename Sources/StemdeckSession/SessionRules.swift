@@ -9,7 +9,7 @@ enum SessionRules {
 
   static let topLevelFields = [
     "format", "version", "quality", "master", "options", "recording",
-    "tempo", "position", "connections", "stems", "effects", "midi", "buses", "inputs", "sends", "scenes", "recallSafe"
+    "tempo", "click", "position", "connections", "stems", "effects", "midi", "buses", "inputs", "sends", "scenes", "recallSafe"
   ]
   static let masterFields = ["volume", "eq", "inserts"]
   static let optionFields = [
@@ -22,7 +22,7 @@ enum SessionRules {
   /// and its own.
   static let stemFields =
     ["name", "file"] + StripParameter.sessionKeys(of: .stem) + [
-      "loops", "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "stretch", "pitch", "eq", "bus", "sends", "inserts",
+      "loops", "directOut", "startOffset", "loopStart", "loopEnd", "crossfade", "mode", "stretch", "pitch", "eq", "bus", "sends", "inserts"
     ]
   static let effectFields = ["name", "file", "volume", "pan"]
 
@@ -252,6 +252,7 @@ extension Session {
         throw fail("tempo.beatsPerBar", SettingRule.beatsPerBar.rule + " (got \(tempo.beatsPerBar))")
       }
     }
+    if let problem = click.problem() { throw fail("click." + problem.field, problem.message) }
     try check(position, .position, "position")
     var firstIndexByName: [String: Int] = [:]
     for (index, stem) in stems.enumerated() {

@@ -290,13 +290,19 @@ struct CommandValidationTests {
     Rejection("goto", "error: goto: expected 1 argument, got 0 — usage: goto N|NAME"),
     Rejection("autopause maybe", "error: autopause must be on or off (got 'maybe')"),
     Rejection("meterpoint sideways", "error: meterpoint must be pre or post (got 'sideways')"),
+    // click and count-in
+    Rejection("click level 9dB", "error: click level must be a level in dB from -60 to 6 (got 9)"),
+    Rejection("click to monitors", "error: click to: the click goes to 'click' (its own ports) or 'master' (got 'monitors')"),
+    Rejection("countin 17", "error: count-in must be a whole number of bars from 0 to 16 (got 17)"),
+    Rejection("cue drums loud", "error: cue: the tap is pfl, afl or off (got 'loud')"),
+    Rejection("click loud", "error: click: usage: \(CommandTable.clickUsage)"),
     // other
     Rejection("help nosuch", "error: no help for 'nosuch': unknown command (type 'help' for the list)"),
     Rejection("help pan vol", "error: help: usage: help [COMMAND], help GROUP or help group GROUP"),
     Rejection(
       "help group nope",
-      "error: help: no group 'nope' (groups: stems, buses, inputs, sends, transport, meters, effects, midi, routing, inserts, session, "
-        + "other)"),
+      "error: help: no group 'nope' (groups: stems, buses, inputs, sends, transport, monitoring, meters, effects, midi, routing, inserts, "
+        + "session, other)"),
     Rejection("quit now", "error: quit: expected 0 arguments, got 1 — usage: quit")
   ]
 

@@ -25,8 +25,8 @@ struct HelpGoldenTests {
     """
 
   static let groupTitles = [
-    "stems:", "buses:", "live inputs:", "aux sends:", "transport:", "meters:", "effects and recording:", "MIDI control:", "routing:",
-    "plugin inserts:", "session:", "other:"
+    "stems:", "buses:", "live inputs:", "aux sends:", "transport:", "click, count-in and cue:", "meters:", "effects and recording:",
+    "MIDI control:", "routing:", "plugin inserts:", "session:", "other:"
   ]
 
   func help(_ line: String) throws -> (ok: Bool, output: [String]) {

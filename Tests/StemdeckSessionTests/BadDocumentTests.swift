@@ -124,7 +124,7 @@ let badDocuments: [BadDocument] =
       label: "unknown top-level key", text: document(top: [#""swing" : 0.5"#]),
       location: "swing",
       fragment:
-        "unknown field (allowed: format, version, quality, master, options, recording, tempo, position, connections, stems, effects, midi, buses, inputs, sends, scenes, recallSafe)",
+        "unknown field (allowed: format, version, quality, master, options, recording, tempo, click, position, connections, stems, effects, midi, buses, inputs, sends, scenes, recallSafe)",
       line: 4),
     BadDocument(
       label: "duplicate top-level key", text: document(top: [#""quality" : "fast""#, #""quality" : "best""#]),
@@ -478,6 +478,19 @@ let newSectionBadDocuments: [BadDocument] = [
 /// Bad documents for the tempo, the stems' loop regions, crossfade, rate mode and pitch, and the
 /// transport sync option (added without a version change).
 let musicalBadDocuments: [BadDocument] = [
+  // The click.
+  BadDocument(
+    label: "click level 9", text: document(top: [#""click" : { "on" : true, "level" : 9 }"#]), location: "click.level",
+    fragment: "must be a level in dB from -60 to 6 (got 9)", line: 4),
+  BadDocument(
+    label: "click countIn 1.5", text: document(top: [#""click" : { "countIn" : 1.5 }"#]), location: "click.countIn",
+    fragment: "must be a whole number of bars from 0 to 16 (got 1.5)", line: 4),
+  BadDocument(
+    label: "click output \"monitors\"", text: document(top: [#""click" : { "output" : "monitors" }"#]),
+    location: "click.output", fragment: "unknown click output \"monitors\" (allowed: click, master)", line: 4),
+  BadDocument(
+    label: "click unknown key", text: document(top: [#""click" : { "volume" : 1 }"#]), location: "click.volume",
+    fragment: "unknown field (allowed: on, output, level, countIn)", line: 4),
   // Tempo.
   BadDocument(
     label: "tempo a number", text: document(top: [#""tempo" : 120"#]), location: "tempo",

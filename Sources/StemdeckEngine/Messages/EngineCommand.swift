@@ -118,6 +118,10 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   /// Stores `value` in a plugin's control port (memory the control thread allocated and frees
   /// only after every chain using the plugin is retired).
   case setInsertControl(port: UnsafeMutablePointer<Float>, value: Float)
+  /// The click's and the count-in's settings (Click.swift).
+  case setClick(ClickParameters)
+  /// Puts the stem in `slot` on the cue bus, before or after its fader, or takes it off (Cue.swift).
+  case setCue(slot: Int32, tap: CueTap)
 }
 
 /// What a glide moves (a strip's level: `StripLevels`; a stem's rate). The raw value is the

@@ -91,6 +91,10 @@ public struct RenderState: ~Copyable {
   @usableFromInline var midiReports: Producer<MidiReport>
   /// Every strip's plugin inserts (Inserts.swift).
   @usableFromInline var inserts: InsertTable
+  /// The click and the count-in (Click.swift); the driver sets its output buffers.
+  public var click: RenderClick
+  /// The cue bus (Cue.swift); the driver sets its output buffers.
+  public var cue: RenderCue
 
   /// One past the highest occupied slot (drivers fill `directOutputs` up to here).
   public var slotLimitForDrivers: Int { @_noLocks get { slotLimit } }
@@ -183,6 +187,8 @@ public struct RenderState: ~Copyable {
     self.inputs = InputBank(sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
     self.sends = SendBank(sampleRate: sampleRate, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames)
     self.inserts = InsertTable(maxVoices: maxVoices)
+    self.click = RenderClick(sampleRate: sampleRate)
+    self.cue = RenderCue(maxVoices: maxVoices)
   }
 
   /// Destroys a state whose driver has stopped calling `renderBlock`: applies the commands still
@@ -215,6 +221,8 @@ public struct RenderState: ~Copyable {
     state.pointee.inputs.free()
     state.pointee.sends.free()
     state.pointee.inserts.free(dispose: disposeInserts)
+    state.pointee.click.free()
+    state.pointee.cue.free()
     let status = state.pointee.status
     state.deinitialize(count: 1)
     state.deallocate()
@@ -294,6 +302,7 @@ public func renderBlock(
     if let buffer = direct[i] { buffer.update(repeating: 0, count: frameCount) }
   }
   clearSendOutputs(state, frameCount: frameCount)
+  clearMonitorOutputs(state, frameCount: frameCount)
   retireBusPlans(state)
   retireInsertChains(state)
   var done = 0
@@ -303,6 +312,9 @@ public func renderBlock(
   while done < frameCount {
     applyDueChanges(state)
     var n = Swift.min(frameCount &- done, state.pointee.maxBlockFrames)
+    // A count-in's pass ends on its last frame: the stems start on the next (Click.swift).
+    let countIn = state.pointee.click.countInLeft
+    if countIn > 0 && countIn < n { n = countIn }
     if nextTimed != Int.max {
       let until = nextTimed &- done
       if until > 0 && until < n { n = until }
@@ -342,12 +354,14 @@ func renderPass(
       guard let voice = state.pointee.voices[slot], !voice.pointee.pending, !voice.pointee.detached else { continue }
       if !voiceIsPrimed(voice, primeFrames: state.pointee.transport.primeFrames) { allPrimed = false }
     }
-    state.pointee.transport.holdFramesLeft &-= n
+    // The disk's time limit runs from the count-in's end (it has all of it to prime).
+    if !state.pointee.click.countingIn { state.pointee.transport.holdFramesLeft &-= n }
     if !allPrimed && state.pointee.transport.holdFramesLeft <= 0 {
       _ = state.pointee.events.push(.primeTimeout)
       allPrimed = true
     }
-    if allPrimed {
+    // A count-in holds the stems until its last frame (Click.swift).
+    if allPrimed && !state.pointee.click.countingIn {
       state.pointee.transport.holding = false
       state.pointee.transport.playing = state.pointee.transport.playAfterHold
     }
@@ -469,6 +483,7 @@ func renderPass(
     }
   }
   if state.pointee.stemTaps { applyMasterToStemTaps(state, fade: fadeStep, gain: gainStep, frameCount: n) }
+  renderClick(state, left: left, right: right, frameCount: n, playing: playing, transportStart: start)
   state.pointee.masterMeter.accumulate(
     left: left, right: right, count: n,
     into: state.pointee.status.pointee.masterMeters)

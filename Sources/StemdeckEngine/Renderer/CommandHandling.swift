@@ -137,6 +137,8 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .startRecording(let take): state.pointee.recording.start(take)
   case .pauseRecording(let paused): state.pointee.recording.paused = paused
   case .stopRecording: stopRecording(state)
+  case .setClick(let parameters): state.pointee.click.parameters = parameters
+  case .setCue(let slot, let tap): state.pointee.cue.set(slot, tap)
   case .beginGroup, .endGroup, .abortGroup: break  // handled by applyCommands
   }
 }
@@ -157,6 +159,7 @@ func installVoice(
     voice.pointee.pendingSong = song
   }
   state.pointee.voices[s] = voice
+  state.pointee.cue.set(slot, .off)  // a new stem in the slot is not cued
   if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
 }
 
@@ -320,11 +323,14 @@ func play(_ state: UnsafeMutablePointer<RenderState>, fadeIn: Bool) {
   state.pointee.transport.holding = true
   state.pointee.transport.playAfterHold = true
   state.pointee.transport.holdFramesLeft = Int(state.pointee.sampleRate)
+  startCountIn(state)
 }
 
 @_noLocks
 func pause(_ state: UnsafeMutablePointer<RenderState>) {
   state.pointee.transport.playAfterHold = false
+  state.pointee.click.countInLeft = 0
+  state.pointee.status.pointee.countInFramesLeft.store(0, ordering: .relaxed)
   if state.pointee.transport.playing {
     state.pointee.transport.pendingPause = true
     state.pointee.transport.fade.set(target: 0)

@@ -27,6 +27,8 @@ public struct EngineStatus: ~Copyable, @unchecked Sendable {
   /// because the schedule was full; not those of an aborted group, which the control side stops
   /// counting when it aborts): compared with the grouped commands sent, how full the schedule is.
   public let scheduleReleased = Atomic<Int>(0)
+  /// Frames of count-in still to run before the stems start (0: none running; Click.swift).
+  public let countInFramesLeft = Atomic<Int>(0)
   /// Separately allocated so the renderer can hold a plain pointer to it.
   public let masterMeters: UnsafeMutablePointer<MeterCells> = MeterCells.allocate()
   /// Meters of the input ports (recording).

@@ -347,6 +347,9 @@ func mixVoice(
   mixVoiceSends(
     state, voice, slot: slot, source: source, offset: offset, count: count, stepL: stepL, stepR: stepR,
     mono: voice.pointee.channels == 1)
+  mixVoiceCue(
+    state, voice, slot: slot, source: source, offset: offset, count: count, stepL: stepL, stepR: stepR,
+    mono: voice.pointee.channels == 1)
   // A stem routed to a bus mixes into the bus (not while an old song fades out on the detached
   // bus: it keeps its own clock there). Buses.swift.
   if voice.pointee.bus >= 0, !voice.pointee.detached, let input = state.pointee.buses.input(voice.pointee.bus) {

@@ -1,0 +1,54 @@
+import StemdeckControl
+import StemdeckEngine
+
+// The cue bus (issue 42, item 4): `cue STEM [pfl|afl]`, `cue STEM off`, `cue off`, `cue` to list.
+// docs/architecture.md, *Cue bus*.
+
+extension CommandTable {
+  static let cueUsage = "cue [STEM [pfl|afl|off] | off]"
+
+  static let cueCommands: [CommandSpec] = [
+    CommandSpec(
+      name: "cue", usage: cueUsage,
+      summary: "listen to stems on stemdeck:cue_L/R (headphones), before or after their fader; the master is unchanged",
+      details: """
+        cue drums                 the drums on cue_L/R before their fader (PFL: after their
+                                  EQ, at unity, not panned)
+        cue drums afl             after their fader, pan, mute and solo (as in the mix)
+        cue drums off             takes the drums off the cue
+        cue off                   takes every stem off
+        Several stems can be cued; cue_L/R exist while one is. Not saved (a listening state);
+        stems only for now.
+        """,
+      argumentCount: 0...2, completions: [.stem, .keyword(["pfl", "afl", "off"])]
+    ) { (c, a) throws(CommandError) in
+      if a.isEmpty {
+        c.write(cueLine(c.mixer))
+        return
+      }
+      if a.count == 1 && a[0].lowercased() == "off" {
+        try c.mixerCall { () throws(MixerError) in try c.mixer.clearCues() }
+        c.write(cueLine(c.mixer))
+        return
+      }
+      var tap = CueTap.preFader
+      if a.count == 2 {
+        switch a[1].lowercased() {
+        case "pfl": tap = .preFader
+        case "afl": tap = .afterFader
+        case "off": tap = .off
+        default: throw CommandError("cue: the tap is pfl, afl or off (got '\(ValueParser.printable(a[1]))')")
+        }
+      }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.setCue(a[0], tap) }
+      c.write(cueLine(c.mixer))
+    }
+  ]
+
+  /// "cue: drums (pfl), bass (afl) on cue_L/R" or "cue: off".
+  static func cueLine(_ mixer: Mixer) -> String {
+    let cues = mixer.cues
+    if cues.isEmpty { return "cue: off" }
+    return "cue: " + cues.map { "\($0.name) (\($0.tap == .afterFader ? "afl" : "pfl"))" }.joined(separator: ", ") + " on cue_L/R"
+  }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import StemdeckAudioFile
+import StemdeckControl
+import StemdeckEngine
+import StemdeckSession
+import StemdeckTestSupport
+import Testing
+
+/// The click and the count-in (issue 42, item 1), offline: through `OfflineRenderer` (the same
+/// `renderBlock` the JACK driver runs) and a synchronous mixer.
+@Suite struct ClickTests {
+  /// The frames where click bursts start in `x`: a burst begins with a zero sample (sin 0) and
+  /// is non-zero from the next; bursts are 15 ms apart from each other at least.
+  static func onsets(_ x: [Float]) -> [Int] {
+    var out: [Int] = []
+    var quietSince = 0
+    for i in x.indices {
+      if x[i] == 0 { continue }
+      if i - quietSince > 1000 || out.isEmpty && i - quietSince >= 1 { out.append(i - 1) }
+      quietSince = i
+    }
+    return out
+  }
+
+  /// The largest |sample| of each burst in `x` starting at `onsets`.
+  static func peaks(_ x: [Float], _ onsets: [Int]) -> [Double] {
+    onsets.map { peak(x[$0..<min(x.count, $0 + ClickSound.frames(sampleRate: 48000))]) }
+  }
+
+  /// A one-second stereo stem of constant 0.5 (non-zero from its first frame).
+  static func dcSession(in folder: TemporaryFolder, _ configure: (inout Session) -> Void) throws -> Session {
+    let dc = Signal.constant(0.5, frames: 48000)
+    try writeAudio(folder.file("dc.wav"), format: .wavFloat, channels: [dc, dc])
+    var session = Session()
+    session.stems = [stem("dc", "dc.wav")]
+    configure(&session)
+    return session
+  }
+
+  @Test("count-in: 1 bar of 3/4 at 97 bpm is 89,072 frames of click; the stem's first frame is the next, and the master holds no click")
+  func countInOffline() throws {
+    let folder = try TemporaryFolder()
+    let session = try Self.dcSession(in: folder) {
+      $0.tempo = Tempo(bpm: 97, beatsPerBar: 3)
+      $0.click = ClickSettings(on: true, countIn: 1)
+    }
+    let output = folder.file("master.wav"), clickPath = folder.file("click.wav")
+    let summary = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("session.stemdeck"), outputPath: output, duration: nil,
+      clickPath: clickPath)
+    let perBeat = 48000.0 * 60 / 97
+    let countIn = Int((3 * perBeat).rounded())
+    #expect(countIn == 89072)
+    #expect(summary.frames == countIn + 48000, "the render runs the count-in, then the whole song")
+    let master = Stereo(try readAudio(output)), click = Stereo(try readAudio(clickPath))
+    #expect(master.count == click.count, "the click file is as long as the master")
+    // The stem starts on the count-in's last frame + 1, to the sample; nothing of the click is in the master.
+    #expect(master.left.firstIndex { $0 != 0 } == countIn)
+    #expect(master.left[countIn...].allSatisfy { $0 == master.left[countIn] }, "the master is the stem alone (no click in it)")
+    // The click: the count-in's 3 beats, then the song's beats (transport frames 0 and 29,691).
+    let beats = (0..<3).map { Int((Double($0) * perBeat).rounded()) } + [0, 1].map { countIn + Int((Double($0) * perBeat).rounded()) }
+    #expect(Self.onsets(click.left) == beats)
+    #expect(click.left == click.right)
+    let peaks = Self.peaks(click.left, beats)
+    let accent = [true, false, false, true, false]
+    for (p, a) in zip(peaks, accent) {
+      #expect(abs(p - (a ? ClickSound.accentPeak : ClickSound.beatPeak)) < 0.01, "burst peaks \(peaks)")
+    }
+  }
+
+  @Test(
+    "click to master with a soloed stem: the click is there (solo-safe), it is the only difference, and nothing of it without 'to master'")
+  func clickInMasterIsSoloSafe() throws {
+    let folder = try TemporaryFolder()
+    let quiet = Signal.constant(0.25, frames: 48000)
+    try writeAudio(folder.file("quiet.wav"), format: .wavFloat, channels: [quiet, quiet])
+    func render(_ click: ClickSettings, _ name: String) throws -> Stereo {
+      let session = try Self.dcSession(in: folder) {
+        $0.stems.append(stem("solo", "quiet.wav") { $0.solo = true })
+        $0.tempo = Tempo(bpm: 120, beatsPerBar: 4)
+        $0.click = click
+      }
+      return try renderOffline(session, in: folder, name: name).output
+    }
+    let plain = try render(ClickSettings(), "plain.wav")
+    let own = try render(ClickSettings(on: true), "own.wav")
+    let master = try render(ClickSettings(on: true, output: .master, level: -6), "master.wav")
+    #expect(own.left == plain.left && own.right == plain.right, "a click on its own ports changes the master by nothing")
+    #expect(plain.left.allSatisfy { $0 == plain.left[0] } && plain.left[0] > 0, "the soloed stem alone (the other is muted)")
+    let difference = zip(master.left, plain.left).map { $0 - $1 }
+    #expect(Self.onsets(difference) == [0, 24000], "beats at 120 bpm in a second")
+    let gain = pow(10, -6.0 / 20)
+    let peaks = Self.peaks(difference, [0, 24000])
+    #expect(abs(peaks[0] - ClickSound.accentPeak * gain) < 0.01 && abs(peaks[1] - ClickSound.beatPeak * gain) < 0.01, "\(peaks)")
+  }
+
+  @Test("the click follows a tempo change: 120 bpm, then 150 bpm from transport frame 48,000 (beats on the new tempo's grid)")
+  func tempoChange() throws {
+    let rig = MixerRig()
+    rig.mixer.tempo = Tempo(bpm: 120, beatsPerBar: 4)
+    try rig.mixer.setClick(ClickSettings(on: true, output: .master))
+    try rig.mixer.play()
+    var out = rig.render(48000)
+    rig.mixer.tempo = Tempo(bpm: 150, beatsPerBar: 4)
+    out.append(rig.render(52000))
+    // 150 bpm: a beat every 19,200 frames from transport frame 0; bar lines at 0 and 76,800.
+    let beats = [0, 24000, 57600, 76800, 96000]
+    #expect(Self.onsets(out.left) == beats)
+    let peaks = Self.peaks(out.left, beats)
+    #expect(peaks.map { $0 > 0.45 } == [true, false, false, true, false], "accents on the bars' first beats: \(peaks)")
+  }
+
+  @Test("the click setting is saved only when not the default, and survives a round trip")
+  func sessionRoundTrip() throws {
+    var session = Session()
+    #expect(!SessionFile.encode(session).contains("\"click\""), "an old session stays byte-identical")
+    session.click = ClickSettings(on: true, output: .master, level: -4.5, countIn: 2)
+    let text = SessionFile.encode(session)
+    #expect(text.contains("\"click\" : { \"on\" : true, \"output\" : \"master\", \"level\" : -4.5, \"countIn\" : 2 }"))
+    #expect(try SessionFile.decode(Data(text.utf8), source: "s").click == session.click)
+    // A song's own in a setlist: its click comes with it, whatever the rig's.
+    #expect(session.songLayer.click == session.click)
+    #expect(session.playedThrough(rig: Session()).click == session.click)
+    let bad = text.replacingOccurrences(of: "\"countIn\" : 2", with: "\"countIn\" : 17")
+    #expect {
+      try SessionFile.decode(Data(bad.utf8), source: "s")
+    } throws: { error in
+      "\(error)".contains("click.countIn") && "\(error)".contains("from 0 to 16")
+    }
+  }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import StemdeckAudioFile
+import StemdeckControl
+import StemdeckEngine
+import StemdeckSession
+import StemdeckTestSupport
+import Testing
+
+/// The cue bus (issue 42, item 4): a synchronous mixer whose cue outputs the test hands in, as
+/// the JACK driver hands in stemdeck:cue_L/R.
+@Suite struct CueTests {
+  /// Renders `frames` in blocks of 256 with the cue's outputs given; returns the master and the cue.
+  static func render(_ mixer: Mixer, frames: Int) -> (master: Stereo, cue: Stereo) {
+    var master = Stereo(frames: frames), cue = Stereo(frames: frames)
+    master.left.withUnsafeMutableBufferPointer { ml in
+      master.right.withUnsafeMutableBufferPointer { mr in
+        cue.left.withUnsafeMutableBufferPointer { cl in
+          cue.right.withUnsafeMutableBufferPointer { cr in
+            var done = 0
+            while done < frames {
+              let n = min(256, frames - done)
+              mixer.fillStreams()
+              mixer.renderState.pointee.cue.outputLeft = cl.baseAddress! + done
+              mixer.renderState.pointee.cue.outputRight = cr.baseAddress! + done
+              renderBlock(mixer.renderState, left: ml.baseAddress! + done, right: mr.baseAddress! + done, frameCount: n)
+              done += n
+            }
+          }
+        }
+      }
+    }
+    return (master, cue)
+  }
+
+  @Test(
+    "PFL puts a stem on the cue at unity, before its -6 dB fader and pan; AFL after them; the master is the same to the bit as with no cue")
+  func pflAndAfl() throws {
+    let folder = try TemporaryFolder()
+    let noise = Signal.noise(frames: 48000, amplitude: 0.5, seed: 42)
+    try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [noise])
+    try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [Signal.constant(0.1, frames: 48000)])
+    func rig() throws -> MixerRig {
+      let rig = MixerRig()
+      try rig.mixer.addStem(
+        path: folder.file("a.wav"),
+        settings: stem("a", "a.wav") {
+          $0.volume = 0.5; $0.pan = 0.5
+        })
+      try rig.mixer.addStem(path: folder.file("b.wav"), settings: stem("b", "b.wav"))
+      try rig.mixer.play()
+      return rig
+    }
+    let plain = try rig(), pfl = try rig(), afl = try rig()
+    try pfl.mixer.setCue("a", .preFader)
+    try afl.mixer.setCue("a", .afterFader)
+    #expect(pfl.mixer.cues.map(\.name) == ["a"] && pfl.mixer.cuePortsWanted)
+    let reference = Self.render(plain.mixer, frames: 24000)
+    let p = Self.render(pfl.mixer, frames: 24000)
+    let f = Self.render(afl.mixer, frames: 24000)
+    #expect(reference.cue.left.allSatisfy { $0 == 0 }, "nothing cued: the cue is silent")
+    #expect(p.master.left == reference.master.left && p.master.right == reference.master.right, "PFL changed the master")
+    #expect(f.master.left == reference.master.left && f.master.right == reference.master.right, "AFL changed the master")
+    // PFL: the source itself on both sides (a mono stem, unpanned, at unity), the other stem absent.
+    let start = reference.master.left.firstIndex { $0 != 0 } ?? 0
+    #expect(Array(p.cue.left[start...]) == Array(noise[0..<(24000 - start)]), "PFL is the stem's source")
+    #expect(p.cue.left == p.cue.right)
+    // AFL: the stem as it is in the master (its fader and pan), without the other stem.
+    let aloneA = try rig()
+    try aloneA.mixer.setMute("b", true)
+    let alone = Self.render(aloneA.mixer, frames: 24000)
+    #expect(maxAbsError(f.cue.left, alone.master.left) < 1e-6 && maxAbsError(f.cue.right, alone.master.right) < 1e-6)
+    #expect(peak(f.cue.left) < peak(f.cue.right), "panned right")
+    try afl.mixer.clearCues()
+    #expect(afl.mixer.cues.isEmpty && !afl.mixer.cuePortsWanted)
+    #expect(Self.render(afl.mixer, frames: 1024).cue.left.allSatisfy { $0 == 0 }, "cue off: silent")
+  }
+}
