@@ -107,7 +107,7 @@ public struct StripParameter: Sendable {
       Mid/side: 0 folds a stereo strip to mono, 1 leaves it as recorded, 2 doubles its side.
       Equal power for uncorrelated left and right, so a wide pad keeps its loudness; a
       centred sound rises 3 dB at 0 and falls 4 dB at 2. A mono strip has no width.
-      Applied after the EQ, before the fader, pan and pre-fader sends' tap.
+      Applied after the EQ and any inserts, before the fader, pan and pre-fader sends' tap.
       """, alwaysWritten: false, viewKeys: ViewKeys(down: "{", up: "}", step: 0.1))
   public static let rate = StripParameter(
     key: "rate", field: nil, word: "rate", aliases: [], osc: ["rate"], oscLabel: "rate", value: .number(what: "the rate 0.5…2"),
