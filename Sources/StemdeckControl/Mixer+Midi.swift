@@ -63,13 +63,6 @@ enum MidiFaderCurve {
   }
 }
 
-struct MidiStripLevels {
-  var volume: Double
-  var pan: Double
-  var mute: Bool
-  var solo: Bool
-}
-
 extension Mixer {
   /// The session's MIDI mappings, in order.
   public var midiMappings: [MidiMapping] { lock.locked { midi.mappings } }
@@ -123,7 +116,7 @@ extension Mixer {
     if let problem = mapping.problem() { throw MixerError("midi mapping \(problem.field): \(problem.message)") }
     if mapping.action.targetsStem, !table.stems.contains(where: { $0.settings.name == mapping.target }) {
       // Buses and live inputs take every action a stem does but rate.
-      if mapping.action == .rate || midiStrip(mapping.target) == nil {
+      if mapping.action == .rate || !isMidiControlStrip(mapping.target) {
         throw MixerError(
           mapping.action == .rate
             ? "no stem named '\(printableText(mapping.target))' (midi rate drives a stem)"
@@ -195,7 +188,7 @@ extension Mixer {
       if target != .control {
         if let stem = self.table.stems.first(where: { $0.settings.name == m.target }) {
           slot = stem.slot
-        } else if midiStrip(m.target) != nil {
+        } else if isMidiControlStrip(m.target) {
           // A bus's or an input's volume or pan: its events come to `pumpMidi` (`moveStrip`).
           target = .control
         }
@@ -327,30 +320,15 @@ extension Mixer {
   }
 
   /// Whether the stem, bus or input `name` is muted / soloed (for the toggles).
-  func isMuted(_ name: String) throws(MixerError) -> Bool {
-    if let strip = midiStrip(name) { return strip.mute }
-    return try find(name).settings.mute
-  }
+  func isMuted(_ name: String) throws(MixerError) -> Bool { mix(of: try strip(named: name)).mute }
 
-  func isSoloed(_ name: String) throws(MixerError) -> Bool {
-    if let strip = midiStrip(name) { return strip.solo }
-    return try find(name).settings.solo
-  }
+  func isSoloed(_ name: String) throws(MixerError) -> Bool { mix(of: try strip(named: name)).solo }
 
-  /// The bus or live input named `name`, or the master (`MidiMapping.master`, whose volume
-  /// alone a mapping may drive: `MidiMapping.problem`); nil: none of these (stems are not
-  /// strips here).
-  func midiStrip(_ name: String) -> MidiStripLevels? {
-    if name == MidiMapping.master { return MidiStripLevels(volume: masterVolume, pan: 0, mute: false, solo: false) }
-    if let p = busPosition(name) {
-      let s = busTable.buses[p].settings
-      return MidiStripLevels(volume: s.volume, pan: s.pan, mute: s.mute, solo: s.solo)
-    }
-    if let input = liveInputs.find(name) {
-      let s = input.settings
-      return MidiStripLevels(volume: s.volume, pan: s.pan, mute: s.mute, solo: s.solo)
-    }
-    return nil
+  /// Whether `name` is a bus, a live input or the master (`MidiMapping.master`, whose volume
+  /// alone a mapping may drive: `MidiMapping.problem`): a strip whose mappings are followed on
+  /// the control thread (a stem's volume and pan move in the renderer).
+  func isMidiControlStrip(_ name: String) -> Bool {
+    name == MidiMapping.master || busPosition(name) != nil || liveInputs.find(name) != nil
   }
 
   /// A `vol`/`pan` mapping of a bus or live input moved: the same curves and soft takeover as a

@@ -366,9 +366,10 @@ final class MixerView {
     let scale = Foundation.pow(10, (-Foundation.log10(keys.step)).rounded(.up))
     act { () throws(MixerError) in
       let now = try console.mixer.value(of: control, of: strip.name)
-      let next = ((now + (up ? keys.step : -keys.step)) * scale).rounded() / scale
-      try console.mixer.set(control, of: strip.name, to: Swift.min(range.upperBound, Swift.max(range.lowerBound, next)))
-      say("\(strip.name) \(control.word) \(NumberFormat.plain(Swift.min(range.upperBound, Swift.max(range.lowerBound, next))))")
+      let stepped = ((now + (up ? keys.step : -keys.step)) * scale).rounded() / scale
+      let next = Swift.min(range.upperBound, Swift.max(range.lowerBound, stepped))
+      try console.mixer.set(control, of: strip.name, to: next)
+      say("\(strip.name) \(control.word) \(NumberFormat.plain(next))")
     }
   }
 

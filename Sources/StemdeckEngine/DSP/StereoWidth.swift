@@ -10,6 +10,9 @@
 public struct StereoWidth: Sendable {
   @usableFromInline var direct: GainRamp
   @usableFromInline var cross: GainRamp
+  /// The width the coefficients are heading for (a level change that leaves it is not a width
+  /// change: its ramp runs on, and no coefficient is worked out again).
+  @usableFromInline var width: Double = 1
 
   /// Width 1 (the identity); a change ramps over `rampFrames`.
   public init(rampFrames: Int) {
@@ -33,8 +36,10 @@ public struct StereoWidth: Sendable {
 
   /// Moves to `width`: over `frames` (0: the usual ramp), or at once (`jump`).
   @_noLocks
-  public mutating func set(width: Double, jump: Bool, frames: Int = 0) {
-    let (a, b) = Self.coefficients(width: width)
+  public mutating func set(width newWidth: Double, jump: Bool, frames: Int = 0) {
+    if newWidth == width && !jump { return }
+    width = newWidth
+    let (a, b) = Self.coefficients(width: newWidth)
     if jump {
       direct.jump(to: a)
       cross.jump(to: b)

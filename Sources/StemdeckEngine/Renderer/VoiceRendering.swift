@@ -221,13 +221,6 @@ func pullFrames(_ voice: UnsafeMutablePointer<StemVoice>, into destination: Unsa
   return produced
 }
 
-/// Recomputes a voice's target gains from its levels; ramps over `frames` (0: the standard
-/// 10 ms), or jumps.
-@_noLocks
-func updateGains(_ voice: UnsafeMutablePointer<StemVoice>, frames: Int, jump: Bool) {
-  voice.pointee.levels.updateGains(jump: jump, frames: frames)
-}
-
 /// Publishes the voice's running glides (its levels' and its rate's) for the control thread.
 @_noLocks
 func publishGlides(_ voice: UnsafeMutablePointer<StemVoice>) {
