@@ -38,6 +38,7 @@ let package = Package(
     // A JACK stand-in for a sound card's outside world (declared latencies, clicks on transport
     // frames): the overdub alignment tests use it, and it checks a setup by hand.
     .executable(name: "stemdeck-testrig", targets: ["stemdeck-testrig"]),
+    .executable(name: "stemdeck-dsp-bench", targets: ["stemdeck-dsp-bench"])
   ],
   targets: [
     .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
@@ -54,6 +55,8 @@ let package = Package(
     // A header only: `render --stems`' interleave into the stem writer's chunk with
     // non-temporal stores, which Swift cannot express (docs/architecture.md, *Offline render*).
     .systemLibrary(name: "CStream"),
+    // DSP kernels for AVX2 and FMA, chosen at run time (the resampler's steady mode).
+    .systemLibrary(name: "CKernels"),
     // liblo: OSC messages encoded and decoded for the OSC server and the NSM client (control
     // thread only; stemdeck owns the UDP sockets, see docs/architecture.md, *Remote control*).
     .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
@@ -73,36 +76,51 @@ let package = Package(
     // The engine is always compiled optimized: the realtime checker (@_noLocks) can prove generic
     // ring calls free of locks only once they are specialized, which -Onone does not do.
     // It also keeps debug-build test runs of the DSP at realistic speed.
-    .target(name: "StemdeckEngine", dependencies: ["StemdeckRing", "CSampleRate", "CRubberBand"],
-            swiftSettings: [.unsafeFlags(["-O"])]),
+    .target(
+      name: "StemdeckEngine", dependencies: ["StemdeckRing", "CSampleRate", "CRubberBand", "CKernels"],
+      swiftSettings: [.unsafeFlags(["-O"])]),
     .target(name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "StemdeckSession", "CSndFile"]),
     .target(name: "StemdeckSession", dependencies: []),
-    .target(name: "StemdeckControl",
-            dependencies: ["StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128", "CStream",
-                           "CLilv"]),
+    .target(
+      name: "StemdeckControl",
+      dependencies: [
+        "StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128", "CStream",
+        "CLilv"
+      ]),
     .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckControl", "StemdeckSession", "CJack"]),
     // The version string (VERSION and git, written by scripts/version before every build); a
     // module of its own, so that a new commit relinks and recompiles nothing else.
     .plugin(name: "StemdeckVersionPlugin", capability: .buildTool()),
     .target(name: "StemdeckVersion", plugins: ["StemdeckVersionPlugin"]),
-    .target(name: "StemdeckConsole",
-            dependencies: ["StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "StemdeckVersion",
-                           "CEditLine", "CLiblo", "CNcurses", "CWebSockets"]),
+    .target(
+      name: "StemdeckConsole",
+      dependencies: [
+        "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "StemdeckVersion",
+        "CEditLine", "CLiblo", "CNcurses", "CWebSockets"
+      ]),
     .executableTarget(name: "stemdeck", dependencies: ["StemdeckConsole"]),
     .executableTarget(name: "stemdeck-testrig", dependencies: ["CJack"]),
+    // scripts/bench's case 1r: stemdeck's own converters timed on raw audio, beside the libraries.
+    .executableTarget(
+      name: "stemdeck-dsp-bench", dependencies: ["StemdeckEngine"],
+      swiftSettings: [.unsafeFlags(["-O"])]),
     // What every test target shares (temporary folders, the seeded generator, WAV files written
     // byte by byte, a process runner with a timeout, the monotonic clock); no production module.
     .target(name: "StemdeckTestSupport", path: "Tests/StemdeckTestSupport"),
     .testTarget(name: "StemdeckRingTests", dependencies: ["StemdeckRing"]),
     .testTarget(name: "StemdeckEngineTests", dependencies: ["StemdeckEngine", "StemdeckRing", "CSampleRate"]),
     .testTarget(name: "StemdeckAudioFileTests", dependencies: ["StemdeckAudioFile", "StemdeckTestSupport"]),
-    .testTarget(name: "StemdeckControlTests",
-                dependencies: ["StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine", "StemdeckTestSupport"]),
-    .testTarget(name: "StemdeckConsoleTests",
-                dependencies: ["StemdeckConsole", "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckEngine", "CEditLine",
-                               "StemdeckAudioFile", "StemdeckTestSupport"]),
+    .testTarget(
+      name: "StemdeckControlTests",
+      dependencies: ["StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine", "StemdeckTestSupport"]),
+    .testTarget(
+      name: "StemdeckConsoleTests",
+      dependencies: [
+        "StemdeckConsole", "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckEngine", "CEditLine",
+        "StemdeckAudioFile", "StemdeckTestSupport"
+      ]),
     .testTarget(name: "IntegrationTests", dependencies: ["StemdeckAudioFile", "StemdeckJack", "StemdeckTestSupport"]),
-    .testTarget(name: "StemdeckSessionTests", dependencies: ["StemdeckSession", "StemdeckTestSupport"]),
+    .testTarget(name: "StemdeckSessionTests", dependencies: ["StemdeckSession", "StemdeckTestSupport"])
   ],
   swiftLanguageModes: [.v6]
 )

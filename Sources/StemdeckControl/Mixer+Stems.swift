@@ -87,7 +87,8 @@ extension Mixer {
   ) throws(MixerError) -> PreparedStem {
     let info = file.info
     let channels = min(info.channelCount, 2)
-    let converter = try quality.makeConverter(channels: channels, rateScale: sampleRate / Double(info.sampleRate))
+    let converter = try quality.makeConverter(
+      channels: channels, engineRate: sampleRate, fileRate: Int(info.sampleRate))
     let ringFrames = Self.ringFrames(
       engineRate: sampleRate, fileRate: Double(info.sampleRate),
       maxBlockFrames: renderState.pointee.maxBlockFrames)

@@ -103,15 +103,19 @@ final class Stem {
 }
 
 extension ResamplerQuality {
-  /// A converter for a stem whose ratio at rate 1 is `rateScale` (engine rate / file rate):
-  /// stemdeck's own sinc (`SincResampler`) for `fast`, libsamplerate for the others (its
-  /// converter constants import as Int, docs/architecture.md).
-  func makeConverter(channels: Int, rateScale: Double) throws(MixerError) -> RateConverter {
+  /// A converter for a stem whose file plays at `fileRate` on an engine at `engineRate`:
+  /// stemdeck's own sinc (`SincResampler`, with exact rows for the ratio at rate 1) for `fast`,
+  /// libsamplerate for the others (its converter constants import as Int, docs/architecture.md).
+  func makeConverter(channels: Int, engineRate: Double, fileRate: Int) throws(MixerError) -> RateConverter {
     let type: Int
     switch self {
     case .fast:
       // The ratio is rateScale / rate, and rate goes up to its range's top.
-      return .makeSinc(channels: channels, minimumRatio: rateScale / SettingRange.rate.upperBound)
+      let rateScale = engineRate / Double(fileRate)
+      let engine = Int(exactly: engineRate)
+      return .makeSinc(
+        channels: channels, minimumRatio: rateScale / SettingRange.rate.upperBound,
+        steadyRates: engine.map { (output: $0, input: fileRate) })
     case .linear: type = SRC_LINEAR
     case .medium: type = SRC_SINC_MEDIUM_QUALITY
     case .best: type = SRC_SINC_BEST_QUALITY

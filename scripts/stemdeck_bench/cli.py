@@ -14,6 +14,7 @@ from .common import *  # noqa: F401,F403
 from .common import on_signal, realtime_allowed
 from .control_socket import case_socket_latency
 from .engine import case_offline_mix, case_rate_conversion, case_stretch_offline, case_varispeed, case_varispeed_faster
+from .resampling import case_resampling
 from .export import case_stem_export
 from .graph import case_graph_live
 from .latency import case_latency
@@ -25,10 +26,10 @@ USAGE = """stemdeck benchmarks: offline mix and varispeed against ecasound and s
 xruns on a private JACK server, resident memory, open-to-play and volume-change latency.
 
 Usage: scripts/bench [--runs N] [--quick] [--live-seconds S] [--live-runs N]
-                     [--cases 1,1b,1s,2,2f,2s,3,3s,3g,4,5,5c] [--cache DIR] [--output FILE] [--no-realtime]
+                     [--cases 1,1b,1r,1s,2,2f,2s,3,3s,3g,4,5,5c] [--cache DIR] [--output FILE] [--no-realtime]
        scripts/bench --report RESULTS.json [--output FILE]
 
-Cases: 1 offline mix, 1b 44.1 kHz files, 1s stem export (render --stems), 2 offline varispeed, 2f varispeed faster than the file
+Cases: 1 offline mix, 1b 44.1 kHz files, 1r converters side by side (stemdeck's sinc, libsamplerate, soxr, zita), 1s stem export (render --stems), 2 offline varispeed, 2f varispeed faster than the file
 (rate 1.2), 2s offline stretch beside varispeed, 3 live load, 3s live stretch stems, 3g live mixer graph
 (64 stems with EQ, 8 buses, 2 sends; EQ bypassed beside no EQ), 4 memory, 5 latency,
 5c a `vol` over the control socket to the port, and the socket's round trip. `--cases 2s,3s` runs only the stretch cases.
@@ -49,6 +50,7 @@ docs/benchmarking.md. Python 3.11 standard library only.
 
 # (case, name, function), in the order they run and are reported (ALL_CASES).
 CASES = [("1", "offline mix", case_offline_mix), ("1b", "44.1 kHz → 48 kHz", case_rate_conversion),
+         ("1r", "converters side by side", case_resampling),
          ("1s", "stem export", case_stem_export),
          ("2", "offline varispeed", case_varispeed), ("2f", "offline varispeed at rate 1.2", case_varispeed_faster),
          ("2s", "offline stretch", case_stretch_offline),
@@ -140,6 +142,7 @@ def main(argv=None):
             log("building: scripts/build-release --product stemdeck (and stemdeck-testrig, for case 5)")
             run([build, "--product", "stemdeck"], timeout=3600, cwd=REPO, env=env, what="scripts/build-release")
             run([build, "--product", "stemdeck-testrig"], timeout=3600, cwd=REPO, env=env, what="scripts/build-release")
+            run([build, "--product", "stemdeck-dsp-bench"], timeout=3600, cwd=REPO, env=env, what="scripts/build-release")
             binary = os.path.join(REPO, ".build", "release", "stemdeck")
         os.makedirs(cache, exist_ok=True)
         generate_material(cache, env)

@@ -168,4 +168,9 @@ def case_rate_conversion(ctx):
             c, w = run_timed(cmd, timeout=600, env=env, log_path=os.path.join(cache, "logs", "rate44k.log"))
             cpu[k].append(c)
             log(f"  case 1b run {r + 1}/{runs}: {k:14s} cpu {c:6.2f} s  wall {w:6.2f} s")
-    return {"cpu": cpu, "commands": cmds}
+    # Correctness: sox's very-high-quality conversion of the reference mix, below 15 kHz where a
+    # band-limited converter should be flat (so a fast wrong answer cannot win).
+    ref_cmd = reference_mix(cache, env, out("reference-mix-44k.wav"), rate=44100)
+    rms_band = rms_diff_dbfs(out("stemdeck-44k.wav"), out("reference-mix-44k.wav"), env, lowpass=15000)
+    return {"cpu": cpu, "rms_band": rms_band,
+            "commands": dict(cmds, **{"sox reference (mix at 44.1 kHz, rate -v 48000)": ref_cmd})}

@@ -59,8 +59,11 @@ def case_live(ctx):
                 s = write_session(cache, f"live-vari12-{n}", n, rate=1.2, quality="fast", loops=-1, gain_scale=min(1.0, 32 / n))
                 row("stemdeck varispeed 1.2 fast", n, lambda: live_stemdeck(ctx, server, s, seconds, f"vari12-{n}"))
             files = [stem_path(cache, 44100, i) for i in range(N_STEMS)]
-            s = write_session(cache, "live-44k32", 32, files=files, quality="fast", loops=-1)
-            row("stemdeck 44.1 kHz files, fast", 32, lambda: live_stemdeck(ctx, server, s, seconds, "44k32"))
+            for n in (32, 256):
+                # Issue 38's rows: a 44.1 kHz stem on this 48 kHz server converts in steady mode.
+                s = write_session(cache, f"live-44k{n}", n, files=files,
+                                  quality="fast", loops=-1, gain_scale=min(1.0, 32 / n))
+                row("stemdeck 44.1 kHz files, fast", n, lambda: live_stemdeck(ctx, server, s, seconds, f"44k{n}"))
             # Load-matched controls and paired windows for the two target rows.
             for kind, n in (("stemdeck plain", 256), ("stemdeck varispeed 0.9 fast", 64)):
                 x = next((x for k, m, x in reversed(res["rows"]) if k == kind and m == n and "error" not in x), None)

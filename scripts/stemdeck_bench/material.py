@@ -184,14 +184,16 @@ def rms_diff_dbfs(a, b, env, lowpass=None):
     raise BenchError(f"sox stats: no 'RMS lev dB' line for {a} − {b}:\n{out[-500:]}")
 
 
-def reference_mix(cache, env, path):
-    """sox's mix of the N_STEMS 48 kHz stems with stemdeck's balance law (left × g·min(1, 1−p), right × g·min(1, 1+p))."""
+def reference_mix(cache, env, path, rate=SR):
+    """sox's mix of the N_STEMS stems at `rate` with stemdeck's balance law (left × g·min(1, 1−p), right ×
+    g·min(1, 1+p)); stems at another rate than SR are converted to SR by sox's very high quality `rate -v`."""
     ref_inputs = []
     for i in range(N_STEMS):
         g, p = stem_gain(i), stem_pan(i)
         gl, gr = g * min(1.0, 1.0 - p), g * min(1.0, 1.0 + p)
-        ref_inputs += ["-v", "1", f"|sox {shlex.quote(stem_path(cache, SR, i))} -p remix 1v{gl:.9g} 2v{gr:.9g}"]
-    cmd = ["sox", "-m"] + ref_inputs + ["-e", "floating-point", "-b", "32", "-r", str(SR), "-c", "2", path]
+        ref_inputs += ["-v", "1", f"|sox {shlex.quote(stem_path(cache, rate, i))} -p remix 1v{gl:.9g} 2v{gr:.9g}"]
+    convert = [] if rate == SR else ["rate", "-v", str(SR)]
+    cmd = ["sox", "-m"] + ref_inputs + ["-e", "floating-point", "-b", "32", "-c", "2", path] + convert
     run(cmd, timeout=600, env=env, what="sox reference mix")
     return cmd
 

@@ -18,6 +18,7 @@ from .common import *  # noqa: F401,F403 (constants, run, med/fmt/span/verdict)
 from .common import scheduling_note
 from .jack import CONTROL, PAIRED_EXTRA
 from .material import stem_path, stem_recipe
+from .resampling import section_1r  # noqa: F401 (SECTIONS finds it by name)
 from .targets import met, target
 
 def tool_versions(env):
@@ -122,17 +123,25 @@ def section_1(r, run, b, summary, commands):
 
 def section_1b(r, run, b, summary, commands):
     c = {k: med(v) for k, v in r["cpu"].items()}
-    b("### 1b. (no target) The 44.1 kHz set rendered at 48 kHz")
+    b("### 1b. The 44.1 kHz set rendered at 48 kHz")
     b("")
-    b("The file-rate conversion runs in the same converter pass as varispeed (`fast`: stemdeck's own sinc). sox mixes at "
-      "44.1 kHz and converts once with its `rate` effect (default high quality), so it does 1 conversion "
-      "where stemdeck does 32: a cost comparison, not a like-for-like one.")
+    b("Each stem converts in its voice, through the exact rows of 160/147 (`fast`: stemdeck's own sinc, steady "
+      "mode; issue 38), exactly as live. sox mixes at 44.1 kHz and converts once with its `rate` effect (default "
+      "high quality), so it does 1 conversion where stemdeck does 32.")
     b("")
     b("| tool | CPU s | stem-seconds per CPU-second |")
     b("|---|---:|---:|")
     for k in r["cpu"]:
         b(f"| {k} | {fmt(c[k])}{span(r['cpu'][k])} | {fmt(N_STEMS * STEM_SECONDS / c[k], 0)} |")
     b("")
+    ratio = c["sox -m + rate"] / c["stemdeck fast"]
+    band = r.get("rms_band")
+    b(f"- CPU: sox / stemdeck **{fmt(ratio, 2)}×** (target ≥ 2×) **{verdict(met('1b.sox', ratio))}**.")
+    b(f"- Correctness: stemdeck's render minus sox's reference (the balance-law mix at 44.1 kHz, then `rate -v 48000`), "
+      f"RMS below 15 kHz **{fmt(band, 1)} dBFS** (target < −90 dBFS) **{verdict(met('1b.band', band))}**.")
+    b("")
+    summary.append(("1b", target("1b.sox").text, f"{fmt(ratio, 2)}× less", verdict(met("1b.sox", ratio))))
+    summary.append(("1b", target("1b.band").text, f"{fmt(band, 1)} dBFS", verdict(met("1b.band", band))))
     commands["1b"] = r["commands"]
 
 
@@ -322,7 +331,7 @@ def section_3(r, run, b, summary, commands):
     b("")
     b("| client | stems | DSP load % (max) | client CPU % | xruns in window | xruns since start | underruns | start → playing s | private MiB | others' CPU % | ≤ 50 % and xruns ≤ baseline |")
     b("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    best = ("stemdeck plain", "stemdeck varispeed 0.9 fast")
+    best = ("stemdeck plain", "stemdeck varispeed 0.9 fast", "stemdeck 44.1 kHz files, fast")
     ok_at = {}
     for k, n, x in r["rows"]:
         ok = met("3.load", x["load"]) and x["xruns"] <= allowed_for(k, n)
@@ -399,7 +408,8 @@ def section_3(r, run, b, summary, commands):
                      "On the dummy driver without realtime scheduling on a shared 2-core machine it follows "
                      "preemption as much as DSP work, and xruns happen with no client at all (the baseline rows)."))
     b("")
-    for k, key in (("stemdeck plain", "3.plain"), ("stemdeck varispeed 0.9 fast", "3.varispeed")):
+    for k, key in (("stemdeck plain", "3.plain"), ("stemdeck varispeed 0.9 fast", "3.varispeed"),
+                   ("stemdeck 44.1 kHz files, fast", "3.44k")):
         target_n, label = int(target(key).limit), target(key).text
         okn = ok_at.get(k, {})
         x = byrow.get((k, target_n))
@@ -424,6 +434,13 @@ def section_3(r, run, b, summary, commands):
             v = "INCONCLUSIVE"  # every window at the target N was disturbed by other tenants
             fig += " — every window at this N had other processes above 15 % CPU; rerun on a quiet machine"
         summary.append(("3", f"≥ {target_n} {label} stems at ≤ 50 % load, xruns ≤ baseline", fig, v))
+    # Issue 38: what a 44.1 kHz stem costs live against a native-rate one, 256 of each, net of the baseline.
+    p256, k256 = byrow.get(("stemdeck plain", 256)), byrow.get(("stemdeck 44.1 kHz files, fast", 256))
+    if p256 and k256 and net(p256["load"]) and net(k256["load"]) is not None:
+        cost = net(k256["load"]) / net(p256["load"])
+        summary.append(("3", target("3.44kcost").text,
+                        f"{fmt(cost, 2)}× ({fmt(net(k256['load']), 1)} % against {fmt(net(p256['load']), 1)} % net of "
+                        f"the {fmt(base_load, 1)} % baseline)", verdict(met("3.44kcost", cost))))
     ok32 = net(sd32) is not None and net(eca32) is not None and net(sd32) <= net(eca32) * target("3.ecasound").limit
     summary.append(("3", target("3.ecasound").text,
                     f"{fmt(net(sd32), 1)} % vs {fmt(net(eca32), 1)} % (raw {fmt(sd32, 1)} vs {fmt(eca32, 1)}; "

@@ -121,6 +121,18 @@ public struct SincResampler {
   var wideRows = 0
   /// False: never use `wide` (tests compare the two paths).
   var usesWideTable = true
+  /// Exact rows for the ratio a stem holds at rate 1 (its file rate to the engine's), or nil;
+  /// steady mode (SincResampler+Steady.swift) runs from a reset while the ratio stays that one.
+  let steady: SteadyRows?
+  /// In steady mode the read position is `steadyFrame` + `steadyPhase` / L, kept in integers
+  /// (`position` is brought up to date whenever the mode is left or the buffer compacted).
+  var inSteady = false
+  /// Steady mode's stereo loop runs in C with AVX2 and FMA when the processor has them (the
+  /// values differ from the SSE path's in the last bits: FMA rounds once). Tests and the
+  /// benchmark turn it off to compare.
+  public var usesAVX2: Bool
+  var steadyFrame = 0
+  var steadyPhase = 0
   /// Frames in `buffer` (valid input, or the silence before it / after the end).
   var filled = 0
   /// The next output frame's position in `buffer` frames.
@@ -133,13 +145,19 @@ public struct SincResampler {
   static let chunk = 1024
 
   /// A converter for `channels` interleaved channels whose ratio will not go below
-  /// `minimumRatio` (lower ratios still work, with a narrower filter than ideal).
-  public init(channels: Int, minimumRatio: Double, table: SincTable = .shared) {
+  /// `minimumRatio` (lower ratios still work, with a narrower filter than ideal). `steadyRates`
+  /// (output rate, input rate: the engine's and the file's) gets that ratio its exact rows.
+  public init(
+    channels: Int, minimumRatio: Double, table: SincTable = .shared, steadyRates: (output: Int, input: Int)? = nil
+  ) {
     precondition(channels >= 1)
     self.channels = channels
     self.table = table
     self.minimumRatio = Swift.min(1, Swift.max(minimumRatio, 1.0 / 64))
-    reach = Int((Double(SincTable.halfTaps) / self.minimumRatio).rounded(.up)) + 1
+    let reach = Int((Double(SincTable.halfTaps) / self.minimumRatio).rounded(.up)) + 1
+    self.reach = reach
+    steady = steadyRates.flatMap { SteadyRows(output: $0.output, input: $0.input, reach: reach) }
+    usesAVX2 = channels == 2 && Self.processorHasAVX2FMA()
     capacity = 2 * reach + Self.chunk + 8
     buffer = .allocate(capacity: capacity * channels)
     scratch = .allocate(capacity: 2 * reach + 8)
@@ -153,6 +171,7 @@ public struct SincResampler {
     buffer.deallocate()
     scratch.deallocate()
     wide.deallocate()
+    steady?.rows.deallocate()
   }
 
   /// `count` rounded up to whole SIMD8 groups.
@@ -172,6 +191,9 @@ public struct SincResampler {
     position = Double(reach)
     inputEnd = -1
     lastRatio = 0
+    inSteady = steady != nil
+    steadyFrame = reach
+    steadyPhase = 0
   }
 
   /// Converts interleaved `input` into interleaved `output`; returns the input frames consumed
@@ -184,6 +206,14 @@ public struct SincResampler {
     if !(ratio > 0) || outputFrames <= 0 { return (0, 0) }
     if lastRatio <= 0 { lastRatio = ratio }
     let startRatio = lastRatio
+    if inSteady {
+      if let steady, startRatio == ratio, steady.holds(ratio) {
+        return processSteady(
+          steady, input: input, inputFrames: inputFrames, output: output, outputFrames: outputFrames,
+          ratio: ratio, endOfInput: endOfInput)
+      }
+      leaveSteady()
+    }
     // A ratio below 1 that holds for a whole call gets its own table, built over a few calls.
     if usesWideTable && ratio < 1 && startRatio == ratio {
       let r = Swift.max(ratio, minimumRatio)
@@ -211,19 +241,7 @@ public struct SincResampler {
       }
       // Need more input: keep `reach` frames before the read position, move the rest down.
       compact()
-      if used < inputFrames {
-        let n = Swift.min(inputFrames &- used, capacity &- filled)
-        if n <= 0 { break }
-        append(input + used &* channels, frames: n)
-        used &+= n
-      } else if endOfInput && inputEnd < 0 {
-        inputEnd = filled
-        let n = Swift.min(reach &+ 1, capacity &- filled)
-        for c in 0..<channels { (buffer + c &* capacity + filled).update(repeating: 0, count: n) }
-        filled &+= n
-      } else {
-        break
-      }
+      if !refill(input: input, inputFrames: inputFrames, used: &used, endOfInput: endOfInput) { break }
     }
     // Where the ramp got to: the next call continues from there.
     lastRatio =
@@ -281,11 +299,32 @@ public struct SincResampler {
     return Swift.min(reach &- 1, Int(Double(SincTable.halfTaps) / r) &+ 1)
   }
 
-  /// Drops frames no longer needed: everything more than `reach` frames before the read position.
+  /// Takes more of `input` into the buffer (from frame `used`, which it advances), or marks the
+  /// end of the input with silence after it; false when neither is possible (the call is done).
   @_noLocks
-  mutating func compact() {
+  mutating func refill(input: UnsafePointer<Float>, inputFrames: Int, used: inout Int, endOfInput: Bool) -> Bool {
+    if used < inputFrames {
+      let n = Swift.min(inputFrames &- used, capacity &- filled)
+      if n <= 0 { return false }
+      append(input + used &* channels, frames: n)
+      used &+= n
+    } else if endOfInput && inputEnd < 0 {
+      inputEnd = filled
+      let n = Swift.min(reach &+ 1, capacity &- filled)
+      for c in 0..<channels { (buffer + c &* capacity + filled).update(repeating: 0, count: n) }
+      filled &+= n
+    } else {
+      return false
+    }
+    return true
+  }
+
+  /// Drops frames no longer needed: everything more than `reach` frames before the read position.
+  /// Returns how many frames the buffer moved down by.
+  @_noLocks @discardableResult
+  mutating func compact() -> Int {
     let keepFrom = Int(position) &- reach
-    if keepFrom <= 0 { return }
+    if keepFrom <= 0 { return 0 }
     let keep = filled &- keepFrom
     for c in 0..<channels {
       let base = buffer + c &* capacity
@@ -294,6 +333,7 @@ public struct SincResampler {
     filled = keep
     position -= Double(keepFrom)
     if inputEnd >= 0 { inputEnd &-= keepFrom }
+    return keepFrom
   }
 
   /// Appends interleaved frames to the planar buffer.

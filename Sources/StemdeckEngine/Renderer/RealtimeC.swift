@@ -1,3 +1,4 @@
+import CKernels
 import CRubberBand
 import CSampleRate
 
@@ -11,6 +12,23 @@ import CSampleRate
 @usableFromInline
 enum RealtimeC {
   // MARK: libm (through the `*Impl` shims in DSP/MathShims.swift)
+
+  // MARK: stemdeck's own C kernels (Sources/CKernels)
+
+  /// The resampler's steady-mode stereo loop with AVX2 and FMA (`stemdeck_steady_stereo_avx2`).
+  @_noLocks @inline(__always) @usableFromInline
+  static func steadyStereoAVX2(
+    rows: UnsafeMutablePointer<Float>, padded: Int, count: Int, width: Int, left: UnsafeMutablePointer<Float>,
+    right: UnsafeMutablePointer<Float>, filled: Int, end: Int, frames: Int, frameStep: Int, phaseStep: Int,
+    phases: Int, output: UnsafeMutablePointer<Float>, frame: inout Int, phase: inout Int
+  ) -> Int {
+    // RT-WAIVER: our own arithmetic loop over buffers the caller owns: no allocation, no lock, no syscall.
+    _unsafePerformance {
+      stemdeck_steady_stereo_avx2(
+        rows, padded, count, width, left, right, filled, end, frames, frameStep, phaseStep, phases, output, &frame,
+        &phase)
+    }
+  }
 
   /// cos(x).
   @_noLocks @inline(__always) @usableFromInline

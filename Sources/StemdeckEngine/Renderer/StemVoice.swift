@@ -152,10 +152,13 @@ public enum RateConverter {
   /// A `SRC_STATE*` from `src_new`.
   case libsamplerate(OpaquePointer)
 
-  /// stemdeck's sinc for `channels` channels at ratios down to `minimumRatio`.
-  public static func makeSinc(channels: Int, minimumRatio: Double) -> RateConverter {
+  /// stemdeck's sinc for `channels` channels at ratios down to `minimumRatio`; `steadyRates`
+  /// (engine rate, file rate) gives the ratio a stem holds at rate 1 its exact rows.
+  public static func makeSinc(
+    channels: Int, minimumRatio: Double, steadyRates: (output: Int, input: Int)? = nil
+  ) -> RateConverter {
     let p = UnsafeMutablePointer<SincResampler>.allocate(capacity: 1)
-    p.initialize(to: SincResampler(channels: channels, minimumRatio: minimumRatio))
+    p.initialize(to: SincResampler(channels: channels, minimumRatio: minimumRatio, steadyRates: steadyRates))
     return .sinc(p)
   }
 
