@@ -15,6 +15,7 @@ from .common import on_signal, realtime_allowed
 from .control_socket import case_socket_latency
 from .engine import case_offline_mix, case_rate_conversion, case_stretch_offline, case_varispeed, case_varispeed_faster
 from .resampling import case_resampling
+from .stretching import case_stretch_compare
 from .export import case_stem_export
 from .graph import case_graph_live
 from .latency import case_latency
@@ -26,11 +27,11 @@ USAGE = """stemdeck benchmarks: offline mix and varispeed against ecasound and s
 xruns on a private JACK server, resident memory, open-to-play and volume-change latency.
 
 Usage: scripts/bench [--runs N] [--quick] [--live-seconds S] [--live-runs N]
-                     [--cases 1,1b,1r,1s,2,2f,2s,3,3s,3g,4,5,5c] [--cache DIR] [--output FILE] [--no-realtime]
+                     [--cases 1,1b,1r,1s,2,2f,2s,2r,3,3s,3g,4,5,5c] [--cache DIR] [--output FILE] [--no-realtime]
        scripts/bench --report RESULTS.json [--output FILE]
 
 Cases: 1 offline mix, 1b 44.1 kHz files, 1r converters side by side (stemdeck's sinc, libsamplerate, soxr, zita), 1s stem export (render --stems), 2 offline varispeed, 2f varispeed faster than the file
-(rate 1.2), 2s offline stretch beside varispeed, 3 live load, 3s live stretch stems, 3g live mixer graph
+(rate 1.2), 2s offline stretch beside varispeed, 2r stretchers side by side (WSOLA, SoundTouch, Rubber Band), 3 live load, 3s live stretch stems, 3g live mixer graph
 (64 stems with EQ, 8 buses, 2 sends; EQ bypassed beside no EQ), 4 memory, 5 latency,
 5c a `vol` over the control socket to the port, and the socket's round trip. `--cases 2s,3s` runs only the stretch cases.
 
@@ -53,7 +54,7 @@ CASES = [("1", "offline mix", case_offline_mix), ("1b", "44.1 kHz → 48 kHz", c
          ("1r", "converters side by side", case_resampling),
          ("1s", "stem export", case_stem_export),
          ("2", "offline varispeed", case_varispeed), ("2f", "offline varispeed at rate 1.2", case_varispeed_faster),
-         ("2s", "offline stretch", case_stretch_offline),
+         ("2s", "offline stretch", case_stretch_offline), ("2r", "stretchers side by side", case_stretch_compare),
          ("3", "live load", case_live), ("3s", "live stretch", case_stretch_live),
          ("3g", "live mixer graph", case_graph_live),
          ("4", "memory", case_memory), ("5", "latency", case_latency),

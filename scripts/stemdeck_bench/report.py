@@ -19,6 +19,7 @@ from .common import scheduling_note
 from .jack import CONTROL, PAIRED_EXTRA
 from .material import stem_path, stem_recipe
 from .resampling import section_1r  # noqa: F401 (SECTIONS finds it by name)
+from .stretching import section_2r  # noqa: F401 (SECTIONS finds it by name)
 from .targets import met, target
 
 def tool_versions(env):

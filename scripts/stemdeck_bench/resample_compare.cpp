@@ -179,8 +179,8 @@ int main(int argc, char **argv) {
   } else if (lib == "zita" && setting == "vresampler") {
     VResampler r;
     // VResampler's filter is set up for one ratio and its ratio may then move by a factor of 16
-    // either way (set_rratio); set it up for the lowest ratio it will meet, so its cut-off is
-    // low enough for the fastest rate (as stemdeck's converter is made for rates up to 2).
+    // either way (set_rratio); set up for the lowest ratio this run meets: a host that rebuilds
+    // it for every new rate or glide (stemdeck's converter takes any rate up to 2 at once).
     double lowest = std::min(s.at(0), s.at(s.total));
     if (r.setup(lowest, unsigned(ch), 32) == 0) {
       r.set_rratio(s.at(0) / lowest);

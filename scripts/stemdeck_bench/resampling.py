@@ -39,7 +39,7 @@ CONVERTERS = [
     ("soxr high", "lib", ["soxr", "high"]),
     ("soxr very high", "lib", ["soxr", "very_high"]),
     ("zita Resampler (hlen 32)", "lib", ["zita", "resampler"]),
-    ("zita VResampler (hlen 32)", "lib", ["zita", "vresampler"]),
+    ("zita VResampler (hlen 32), set up for this rate", "lib", ["zita", "vresampler"]),
 ]
 
 # (label, input rate, output rate, rate from, rate to); rate None: a fixed-ratio conversion.
@@ -195,7 +195,9 @@ def section_1r(r, run_info, b, summary, commands):
       f"over tones up to {KEPT * 100:.0f} % of the lower Nyquist frequency, and up to 90 %); cost in CPU ns per "
       "output sample per channel on 20 s of a real stem, 128 output frames a call. Higher dB is cleaner. "
       "soxr's and zita's filters keep more of the band (to about 91–95 %) than stemdeck's and libsamplerate's "
-      "fastest (80 %); their residual at 85–90 % shows it.")
+      "fastest (80 %); their residual at 85–90 % shows it. zita's VResampler keeps one filter, set up for one "
+      "ratio, here the lowest of each run: a host that rebuilds it at every rate change or glide (off the realtime "
+      "thread, with a crossfade), where stemdeck's converter takes any rate up to 2 at once.")
     jobs = []
     for row in r["rows"]:
         if row["job"] not in jobs:

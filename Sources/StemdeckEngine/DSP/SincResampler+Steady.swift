@@ -6,7 +6,7 @@ import CKernels
 /// computed exactly from the prototype when the converter is made (control thread), and steady
 /// mode walks them with an integer position: no interpolation between table rows, no
 /// floating-point position, one coefficient load for both channels. It costs about half of the
-/// general path per output frame (a fifth with AVX2), and the rows are exact rather than
+/// general path per output frame (a quarter with AVX2), and the rows are exact rather than
 /// interpolated between 256 table phases.
 ///
 /// When it runs: from a reset (a voice's start or seek) for as long as every call asks for
