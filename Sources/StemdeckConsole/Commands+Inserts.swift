@@ -89,6 +89,8 @@ extension CommandTable {
         let latency = x.latency.map { "  latency \($0) frames" } ?? ""
         c.write("\(x.position)  \(flags.isEmpty ? "-" : flags)  \(x.name ?? "(not installed)")  \(x.uri)\(latency)")
       }
+      let delay = try c.mixerCall { () throws(MixerError) in try c.mixer.compensationDelay(of: strip) }
+      if delay > 0 { c.write("compensation: \(strip) is delayed \(delay) frames to meet strips with more latency") }
     case "params":
       guard a.count == 3 else { throw usage }
       let n = try position(2)
