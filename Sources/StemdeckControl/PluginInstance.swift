@@ -166,6 +166,9 @@ final class InsertInstance: @unchecked Sendable {
       latencyPort: latencyPortIndex.map { UnsafePointer(controls + $0) }, latencyFrames: UnsafePointer(latencyCell))
   }
 
+  /// The first lilv instance (nil: a placeholder), for lilv's state calls (PluginPresets.swift).
+  var lilvInstance: UnsafeMutablePointer<LilvInstance>? { instances.first }
+
   /// The control port memory of `symbol` (nil: not a control of this plugin).
   func port(_ symbol: String) -> UnsafeMutablePointer<Float>? {
     guard !instances.isEmpty, let c = info?.controls.first(where: { $0.symbol == symbol }) else { return nil }
