@@ -83,7 +83,7 @@ extension Mixer {
   }
 
   /// An instance of `x`, or a placeholder with the reason.
-  private func build(_ x: InsertSettings, channels: Int, strip: String) -> (InsertInstance, String?) {
+  func build(_ x: InsertSettings, channels: Int, strip: String) -> (InsertInstance, String?) {
     let values = x.values.map { (symbol: $0.symbol, value: $0.value) }
     let maxBlockFrames = renderState.pointee.maxBlockFrames
     let placeholder = InsertInstance(placeholder: x.uri, bypass: x.bypass, values: values, maxBlockFrames: maxBlockFrames)
