@@ -1,3 +1,4 @@
+import Foundation
 import StemdeckControl
 import StemdeckSession
 
@@ -27,10 +28,10 @@ extension CommandTable {
   ]
 
   static let insertUsage =
-    "insert add STRIP PLUGIN [at N] [force] | remove STRIP N | move STRIP N TO | bypass STRIP N [on|off] | list STRIP | params STRIP N | set STRIP N SYMBOL VALUE"
+    "insert add STRIP PLUGIN [at N] [force] | remove STRIP N | move STRIP N TO | bypass STRIP N [on|off] | list STRIP | params STRIP N | set STRIP N SYMBOL VALUE | preset STRIP N [NAME | save NAME]"
 
   static let insertCommand = CommandSpec(
-    name: "insert", usage: "insert add|remove|move|bypass|list|params|set STRIP …",
+    name: "insert", usage: "insert add|remove|move|bypass|list|params|set|preset STRIP …",
     summary: "LV2 plugin inserts on a stem, bus, live input or the master (after the EQ, before the fader)",
     details: """
       insert add drums "Simple amplifier"   by name (a unique part will do) or URI; 'at N' places it
@@ -40,9 +41,11 @@ extension CommandTable {
       insert set drums 1 gain -6       a control by symbol, checked against its range
       insert bypass drums 1 [on|off]   pass audio by (toggles without on/off)
       insert move drums 2 1            reorder;  insert remove drums 1
+      insert preset drums 1            the plugin's LV2 presets; 'insert preset drums 1 NAME' loads one
+      insert preset drums 1 save NAME  its control values as a preset in ~/.lv2 (any LV2 host reads it)
       A mono plugin on a stereo strip runs as two linked instances (one per side).
       """,
-    completions: [.keyword(["add", "remove", "move", "bypass", "list", "params", "set"]), .stemOrAll],
+    completions: [.keyword(["add", "remove", "move", "bypass", "list", "params", "set", "preset"]), .stemOrAll],
     accessWhenGiven: ["add": .rig, "remove": .rig, "move": .rig]
   ) { (c, a) throws(CommandError) in
     let usage = CommandError("insert: usage: " + insertUsage)
@@ -89,18 +92,47 @@ extension CommandTable {
         let latency = x.latency.map { "  latency \($0) frames" } ?? ""
         c.write("\(x.position)  \(flags.isEmpty ? "-" : flags)  \(x.name ?? "(not installed)")  \(x.uri)\(latency)")
       }
+      let delay = try c.mixerCall { () throws(MixerError) in try c.mixer.compensationDelay(of: strip) }
+      if delay > 0 { c.write("compensation: \(strip) is delayed \(delay) frames to meet strips with more latency") }
     case "params":
       guard a.count == 3 else { throw usage }
       let n = try position(2)
       let controls = try c.mixerCall { () throws(MixerError) in try c.mixer.insertControls(of: strip, position: n) }
       for line in Display.insertParams(controls) { c.write(line) }
+    case "preset":
+      guard a.count >= 3 else { throw usage }
+      let n = try position(2)
+      try insertPreset(c, strip, n, Array(a.dropFirst(3)), usage: usage)
     case "set":
       guard a.count == 5 else { throw usage }
       let n = try position(2)
       let v = try ValueParser.number(a[4], "insert value")
       try c.mixerCall { () throws(MixerError) in try c.mixer.setInsertValue(strip, position: n, symbol: a[3], v) }
     default:
-      throw CommandError("insert: unknown action '\(ValueParser.printable(a[0]))' (allowed: add, remove, move, bypass, list, params, set)")
+      throw CommandError(
+        "insert: unknown action '\(ValueParser.printable(a[0]))' (allowed: add, remove, move, bypass, list, params, set, preset)")
+    }
+  }
+}
+
+extension CommandTable {
+  /// `insert preset STRIP N [NAME | save NAME]`: lists, loads or saves a preset.
+  static func insertPreset(_ c: Console, _ strip: String, _ n: Int, _ rest: [String], usage: CommandError) throws(CommandError) {
+    if rest.isEmpty {
+      let presets = try c.mixerCall { () throws(MixerError) in try c.mixer.insertPresets(of: strip, position: n) }
+      if presets.isEmpty { c.write("\(strip) insert \(n): no presets") }
+      for p in presets { c.write("\(p.label)  \(p.uri)") }
+    } else if rest[0].lowercased() == "save" {
+      guard rest.count == 2 else { throw usage }
+      let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+      let bundle = try c.mixerCall { () throws(MixerError) in
+        try c.mixer.saveInsertPreset(strip, position: n, label: rest[1], directory: (home as NSString).appendingPathComponent(".lv2"))
+      }
+      c.write("\(strip) insert \(n): preset '\(rest[1])' saved in \(bundle)")
+    } else {
+      guard rest.count == 1 else { throw usage }
+      let label = try c.mixerCall { () throws(MixerError) in try c.mixer.loadInsertPreset(strip, position: n, preset: rest[0]) }
+      c.write("\(strip) insert \(n): preset '\(label)' loaded")
     }
   }
 }

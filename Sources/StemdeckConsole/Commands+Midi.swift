@@ -29,6 +29,8 @@ extension CommandTable {
                                  toggle eq NAME  switch its channel EQ off/on on each press
                                  send NAME SEND  a stem's, bus's or input's level into an aux
                                                  send, as vol (its pre/post tap kept)
+                                 insert NAME N SYMBOL  a plugin insert's control across its
+                                                 range (logarithmic where the plugin says)
                                  eq low|mid|high NAME    an EQ band's gain from a CC:
                                                  0 -> -18 dB, 64 -> 0 dB, 127 -> +18 dB
                                  play            play/pause on each press
@@ -244,6 +246,11 @@ enum MidiWords {
             : "unexpected '\(ValueParser.printable(w[2]))' after the send's name")
       }
       return (.send, w[0], w[1])
+    case "insert":
+      guard w.count == 3, let n = Int(w[1]), n >= 1 else {
+        throw CommandError("insert needs the strip, the insert's position and the control: insert NAME N SYMBOL (e.g. insert drums 1 gain)")
+      }
+      return (.insert, w[0], "\(n)/\(w[2])")
     default:
       let known = levels + ["sfx fire"] + toggles.map { "toggle \($0)" }
       throw CommandError(

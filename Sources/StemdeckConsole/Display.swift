@@ -197,6 +197,8 @@ enum Display {
     var osc: String?
     /// The strips soloed (a solo is active while there is one).
     var soloed: [String] = []
+    /// The plugin inserts' latency at the master after compensation, in frames.
+    var insertLatency = 0
 
     /// The `status` lines (script mode output is documented in the README: keep them stable).
     var lines: [String] {
@@ -234,6 +236,7 @@ enum Display {
         lines.append("solo: active (\(soloed.joined(separator: ", "))): strips neither soloed nor solo-safe are silent")
       }
       lines.append("master: \(Display.volume(masterVolume)) (\(Display.db(Decibels.fromAmplitude(masterVolume))) dB)")
+      if insertLatency > 0 { lines.append("latency: \(insertLatency) frames (plugin inserts, strips compensated)") }
       lines.append("quality: \(quality)")
       if let session { lines.append("session: \(session)\(unsaved ? " (unsaved changes)" : "")") }
       if let control { lines.append("control socket: \(control)") }
@@ -280,7 +283,7 @@ enum Display {
       state: state, position: position, length: duration, endless: m.hasEndlessStems, sampleRate: sampleRate,
       server: server, underruns: statuses.reduce(0) { $0 + $1.underruns }, stems: statuses.count,
       masterVolume: m.masterVolumeSetting, quality: m.quality.rawValue, session: c.sessionPath, unsaved: m.isDirty,
-      control: c.listening.control, osc: c.listening.osc, soloed: m.soloedStrips)
+      control: c.listening.control, osc: c.listening.osc, soloed: m.soloedStrips, insertLatency: m.insertLatency)
   }
 
   static func status(_ c: Console) -> [String] { statusReport(c).lines }

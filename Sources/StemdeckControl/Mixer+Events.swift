@@ -67,6 +67,7 @@ extension Mixer {
         }
       }
       collectRetired()
+      compensateLatency()
       drainLoudnessLocked()
       out += finishEffectLoads()
       out += pumpMidi()

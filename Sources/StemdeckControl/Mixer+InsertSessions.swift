@@ -38,16 +38,7 @@ extension Mixer {
   /// Replaces every strip's inserts with `session`'s (its stems, buses and inputs are in
   /// place). Returns a warning per plugin that is kept as a placeholder.
   func installInserts(of session: Session, sessionPath: String?) -> [MixerWarning] {
-    for (key, rack) in insertRacks.racks {
-      let target: StripTarget
-      switch key {
-      case .stem(let slot): target = .stem(slot: slot)
-      case .bus(let b): target = .bus(b)
-      case .input(let i): target = .input(i)
-      case .master: target = .master
-      }
-      if (try? sendRack([], target)) != nil { insertRacks.released += rack }
-    }
+    for (key, rack) in insertRacks.racks where (try? sendRack([], key.target)) != nil { insertRacks.released += rack }
     var reported: Set<String> = []
     var warnings: [MixerWarning] = []
     func install(_ inserts: [InsertSettings], _ target: StripTarget, channels: Int, strip: String) {
@@ -92,7 +83,7 @@ extension Mixer {
   }
 
   /// An instance of `x`, or a placeholder with the reason.
-  private func build(_ x: InsertSettings, channels: Int, strip: String) -> (InsertInstance, String?) {
+  func build(_ x: InsertSettings, channels: Int, strip: String) -> (InsertInstance, String?) {
     let values = x.values.map { (symbol: $0.symbol, value: $0.value) }
     let maxBlockFrames = renderState.pointee.maxBlockFrames
     let placeholder = InsertInstance(placeholder: x.uri, bypass: x.bypass, values: values, maxBlockFrames: maxBlockFrames)

@@ -27,6 +27,10 @@ struct InsertState {
   var chains: [Int: [InsertInstance]] = [:]
   /// Instances taken off their strip, freed once no chain holds them.
   var released: [InsertInstance] = []
+  /// Each strip's compensation delay in the chain the renderer has (Mixer+InsertLatency.swift).
+  var delays: [InsertKey: Int] = [:]
+  /// The latency at the master's output, as last planned.
+  var totalLatency = 0
 }
 
 /// One insert as `insert list` shows it.
@@ -39,7 +43,7 @@ public struct InsertStatus: Sendable, Equatable {
   public let bypass: Bool
   public let values: [String: Double]
   /// The latency the plugin last reported (`lv2:reportsLatency`), in frames; nil when it
-  /// reports none or has not run yet. Not compensated yet.
+  /// reports none. Other strips are delayed to meet it (Mixer+InsertLatency.swift).
   public var latency: Int? = nil
 }
 
@@ -208,9 +212,16 @@ extension Mixer {
     }
   }
 
-  /// Sends `rack` as `target`'s chain and keeps it as the strip's inserts. Under the lock.
+  /// Sends `rack` as `target`'s chain and keeps it as the strip's inserts, then compensates
+  /// the strips for the latency it may have changed. Under the lock.
   func sendRack(_ rack: [InsertInstance], _ target: StripTarget) throws(MixerError) {
-    let chain = rack.isEmpty ? nil : InsertChain.make(rack.map { $0.stage() })
+    try sendChain(rack, target, delay: insertRacks.delays[InsertKey(target)] ?? 0)
+    compensateLatency()
+  }
+
+  /// Sends `rack` with a compensation delay of `delay` frames as `target`'s chain (none: nil).
+  func sendChain(_ rack: [InsertInstance], _ target: StripTarget, delay: Int) throws(MixerError) {
+    let chain = rack.isEmpty && delay <= 0 ? nil : InsertChain.make(rack.map { $0.stage() }, delayFrames: delay)
     do { try send(.setInserts(target, chain)) } catch {
       if let chain { InsertChain.free(chain) }
       throw error
@@ -219,10 +230,16 @@ extension Mixer {
     insertRacks.racks[InsertKey(target)] = rack.isEmpty ? nil : rack
   }
 
-  /// Takes every insert off a strip that is going away (its renderer index may be reused).
+  /// Takes every insert and the compensation delay off a strip that is going away (its
+  /// renderer index may be reused).
   func dropInserts(of target: StripTarget) {
-    guard let rack = insertRacks.racks[InsertKey(target)] else { return }
-    if (try? sendRack([], target)) != nil { insertRacks.released += rack }
+    let key = InsertKey(target)
+    guard insertRacks.racks[key] != nil || insertRacks.delays[key] != nil else { return }
+    let rack = insertRacks.racks[key] ?? []
+    if (try? sendChain([], target, delay: 0)) != nil {
+      insertRacks.released += rack
+      insertRacks.delays[key] = nil
+    }
   }
 
   /// A chain the renderer handed back: frees it and every released instance no chain holds.

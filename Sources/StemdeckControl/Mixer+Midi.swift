@@ -126,6 +126,7 @@ extension Mixer {
     if mapping.action == .send, sendTable.position(mapping.send) == nil {
       throw unknownSend(printableText(mapping.send))
     }
+    if mapping.action == .insert { _ = try insertControl(of: mapping) }
     if mapping.action == .sfx, effects.byName[mapping.target] == nil,
       !effects.loading.contains(where: { $0.settings.name == mapping.target })
     {
@@ -344,6 +345,8 @@ extension Mixer {
     }
     if mapping.action == .send {
       try moveSendLevel(index: index, mapping, position: position)
+    } else if mapping.action == .insert {
+      try moveInsertControl(mapping, position: position)  // Mixer+InsertMidi.swift
     } else {
       try moveStripFader(index: index, mapping, position: position)
     }

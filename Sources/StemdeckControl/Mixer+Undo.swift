@@ -87,6 +87,7 @@ extension Mixer {
     let sendsB = Set(b.sends.map(\.name))
     for s in a.sends where !sendsB.contains(s.name) && sendTable.position(s.name) != nil { try removeSend(s.name) }
     try reorder(like: b)
+    try moveInserts(from: a, to: b)  // Mixer+InsertUndo.swift
   }
 
   /// The session-wide values: quality, options, recording, tempo, scenes, the master, MIDI mappings.

@@ -213,6 +213,10 @@ enum LV2URI {
   static let log = "http://lv2plug.in/ns/ext/log#log"
   static let atomInt = "http://lv2plug.in/ns/ext/atom#Int"
   static let atomFloat = "http://lv2plug.in/ns/ext/atom#Float"
+  static let atomDouble = "http://lv2plug.in/ns/ext/atom#Double"
+  static let atomBool = "http://lv2plug.in/ns/ext/atom#Bool"
+  static let presets = "http://lv2plug.in/ns/ext/presets#"
+  static let rdfsLabel = "http://www.w3.org/2000/01/rdf-schema#label"
   static let sampleRate = "http://lv2plug.in/ns/ext/parameters#sampleRate"
   static let portProps = "http://lv2plug.in/ns/ext/port-props#"
 }

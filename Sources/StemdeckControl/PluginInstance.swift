@@ -113,6 +113,21 @@ final class InsertInstance: @unchecked Sendable {
     for c in info.controls { controls[c.index] = Float(merged.first(where: { $0.symbol == c.symbol })!.value) }
     host.lock.withLock { connect(host.lilvPlugin(uri: info.uri)!, world: host.world(), stereoPlugin: info.audioInputs == 2) }
     for i in instances { lilv_instance_activate(i) }
+    primeLatency()
+  }
+
+  /// Runs every instance on zero frames, twice, before the renderer has it (the LV2 core lets
+  /// a host call `run` with no samples to have the output controls updated): the plugin sees
+  /// its controls once and reports the latency they give (x42's nodelay, for one, applies a new
+  /// delay on the run after it reads it). The renderer then starts from a known latency, so
+  /// strips are compensated from the first frame, live and offline alike.
+  private func primeLatency() {
+    guard let run = instances.first?.pointee.lv2_descriptor.pointee.run else { return }
+    for _ in 0..<2 { for i in instances { run(i.pointee.lv2_handle, 0) } }
+    if let index = latencyPortIndex {
+      let v = controls[index]
+      latencyCell.pointee.store(v.isFinite && v >= 0 && v < 1e9 ? Int32(v) : -1, ordering: .relaxed)
+    }
   }
 
   /// Connects every port of every instance: audio to the planes (a linked pair's second
@@ -150,6 +165,9 @@ final class InsertInstance: @unchecked Sendable {
       inputs: audioIn, outputs: audioOut, maxBlockFrames: maxBlockFrames, bypassed: bypass,
       latencyPort: latencyPortIndex.map { UnsafePointer(controls + $0) }, latencyFrames: UnsafePointer(latencyCell))
   }
+
+  /// The first lilv instance (nil: a placeholder), for lilv's state calls (PluginPresets.swift).
+  var lilvInstance: UnsafeMutablePointer<LilvInstance>? { instances.first }
 
   /// The control port memory of `symbol` (nil: not a control of this plugin).
   func port(_ symbol: String) -> UnsafeMutablePointer<Float>? {

@@ -93,6 +93,10 @@ func stemdeckLatency(_ mode: jack_latency_callback_mode_t, _ arg: UnsafeMutableR
     range.max = max(range.max, r.max)
   }
   if range.min == UInt32.max { range.min = 0 }
+  // The inserts' latency at the master (JackDriver+Latency.swift): stemdeck's own.
+  let added = UInt32(clamping: max(0, context.pointee.processingLatency.load(ordering: .acquiring)))
+  range.min &+= added
+  range.max &+= added
   for port in to { jack_port_set_latency_range(port, mode, &range) }
 }
 

@@ -460,6 +460,7 @@ public final class JackDriver: @unchecked Sendable {
       if mixer.midiPortWanted != (midiPort != nil) || mixer.midiFeedback != (midiOutPort != nil) { syncMidiPort() }
       if liveInputsOutOfStep() { syncLiveInputs() }
       if sendsOutOfStep() { syncSends() }
+      syncProcessingLatency()
       lines += pendingEvents
       pendingEvents = []
       lines += syncTransport()

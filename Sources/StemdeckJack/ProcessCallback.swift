@@ -77,6 +77,9 @@ public struct ProcessContext: ~Copyable, @unchecked Sendable {
   public let portsUnregistered = Atomic<Int>(0)
   /// Set by the sample-rate callback.
   public let sampleRate = Atomic<Int>(0)
+  /// The plugin inserts' latency at the master in frames, added to the ports' latencies by the
+  /// latency callback (JackDriver+Latency.swift); −1: not yet told to JACK.
+  let processingLatency = Atomic<Int>(0)
   /// Periods processed.
   public let periods = Atomic<Int>(0)
   /// The tempo the timebase callback reports (JACK transport lead).

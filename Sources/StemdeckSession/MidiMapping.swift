@@ -36,6 +36,8 @@ public struct MidiMapping: Equatable, Sendable {
     case volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop, undo, redo, scene, safe
     /// A strip's stereo width (StripParameter.width), following a controller on the control thread.
     case width
+    /// A plugin insert's control (`parameter`: "N/SYMBOL"), across its range, on the control thread.
+    case insert
     /// Any console command line (the target), run on each press: `midi map cc 64 do next`.
     case command = "do"
 
@@ -47,7 +49,9 @@ public struct MidiMapping: Equatable, Sendable {
     /// `undo`, `redo`).
     public var isShowCommand: Bool { [.next, .prev, .stop, .undo, .redo].contains(self) }
     /// Whether it follows a continuous value (and so has soft takeover).
-    public var isContinuous: Bool { self == .send || StripParameter.row(midi: self).map { !$0.isToggle } == true }
+    public var isContinuous: Bool {
+      self == .send || self == .insert || StripParameter.row(midi: self).map { !$0.isToggle } == true
+    }
     /// Whether it sets an EQ band's gain (a controller's value, no takeover).
     public var isEQGain: Bool { self == .eqlow || self == .eqmid || self == .eqhigh }
   }
@@ -60,7 +64,8 @@ public struct MidiMapping: Equatable, Sendable {
   public var action: Action
   /// The stem (or, for `sfx`, the effect) it drives; empty for `play`.
   public var target: String
-  /// For `send`: the aux send whose level it sets (the target is the strip sending); empty otherwise.
+  /// For `send`: the aux send whose level it sets (the target is the strip sending); for
+  /// `insert`: the parameter, "N/SYMBOL" (the file's "parameter"); empty otherwise.
   public var send: String
 
   public init(source: Source, number: Int, channel: Int? = nil, action: Action, target: String, send: String = "") {
@@ -76,7 +81,14 @@ public struct MidiMapping: Equatable, Sendable {
   public static let master = "master"
 
   /// The fields of a mapping object in the session file.
-  static let fields = ["source", "number", "channel", "action", "target", "send"]
+  static let fields = ["source", "number", "channel", "action", "target", "send", "parameter"]
+
+  /// An `insert` mapping's insert position (1-based) and control symbol, or nil.
+  public var insertParameter: (position: Int, symbol: String)? {
+    guard action == .insert, let slash = send.firstIndex(of: "/"), let n = Int(send[..<slash]), n >= 1 else { return nil }
+    let symbol = String(send[send.index(after: slash)...])
+    return symbol.isEmpty ? nil : (n, symbol)
+  }
   public static let numberRule = "must be a whole number between 0 and 127"
   public static let channelRule = "must be a whole number between 1 and 16 (leave it out for any channel)"
 
@@ -104,13 +116,17 @@ public struct MidiMapping: Equatable, Sendable {
       if !target.isEmpty { return ("target", "\(action.rawValue) takes no target (got \(SessionRules.quote(target)))") }
     } else if action == .command {
       if let problem = Self.commandLineProblem(target) { return ("target", problem) }
-    } else if action == .volume && target == Self.master {
+    } else if (action == .volume || action == .insert) && target == Self.master {
       // The master fader: a name no stem, bus or input may take.
     } else if let problem = SessionRules.nameProblem(target, of: action == .sfx ? .effect : action == .scene ? .scene : .stem) {
       return ("target", problem)
     }
     if action == .send {
       if let problem = SendSettings.nameProblem(send) { return ("send", problem) }
+    } else if action == .insert {
+      if insertParameter == nil {
+        return ("parameter", "must be the insert's position and the control's symbol, as \"1/gain\" (got \(SessionRules.quote(send)))")
+      }
     } else if !send.isEmpty {
       return ("send", "only a send mapping names a send (got \(SessionRules.quote(send)) on \(action.rawValue))")
     }
@@ -147,7 +163,11 @@ public struct MidiMapping: Equatable, Sendable {
     } else if !target.isEmpty {
       words.append(target)
     }
-    if !send.isEmpty { words.append(send) }
+    if let p = insertParameter {
+      words += [String(p.position), p.symbol]
+    } else if !send.isEmpty {
+      words.append(send)
+    }
     return words.joined(separator: " ")
   }
 

@@ -229,6 +229,12 @@ extension SessionDecoder {
       }
       var send = ""
       if let s = f["send"] { send = try string(s, at: base + ".send", rule: "must be a send name in double quotes") }
+      if let p = f["parameter"] {
+        guard action == .insert, send.isEmpty else {
+          throw fail(base + ".parameter", p, "only an insert mapping names a parameter (alone, without \"send\")")
+        }
+        send = try string(p, at: base + ".parameter", rule: "must be \"N/SYMBOL\" in double quotes (e.g. \"1/gain\")")
+      }
       let mapping = MidiMapping(
         source: source, number: number ?? 0, channel: channel, action: action, target: target, send: send)
       if let problem = mapping.problem() {

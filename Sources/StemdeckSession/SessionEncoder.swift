@@ -166,7 +166,7 @@ enum SessionEncoder {
     if let channel = m.channel { members.append("\"channel\" : \(channel)") }
     members.append("\"action\" : " + JSONText.string(m.action.rawValue))
     if !m.target.isEmpty { members.append("\"target\" : " + JSONText.string(m.target)) }
-    if !m.send.isEmpty { members.append("\"send\" : " + JSONText.string(m.send)) }
+    if !m.send.isEmpty { members.append("\"\(m.action == .insert ? "parameter" : "send")\" : " + JSONText.string(m.send)) }
     return "{ " + members.joined(separator: ", ") + " }"
   }
 

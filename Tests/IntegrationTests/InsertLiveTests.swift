@@ -4,7 +4,7 @@ import Testing
 
 // LV2 inserts live: added, bypassed, moved and removed while a looping tone plays on a private
 // JACK server, each change heard on the master meter (swh's amp, Debian swh-lv2; x42's nodelay,
-// x42-plugins).
+// x42-plugins), and a latency-reporting insert's latency on stemdeck's JACK ports.
 extension JackIntegrationTests {
   @Test("live: inserts added, bypassed and removed while playing change the master's level; a non-RT plugin needs 'force'")
   func insertsWhilePlaying() async throws {
@@ -41,6 +41,17 @@ extension JackIntegrationTests {
     try await p.run("insert add master \(amp) at 1 force")
     try await p.run("insert set master 1 gain 3")
     try await expectMaster(-18.05, "amp -6 dB on the stem, +3 dB on the master")
+    // nodelay at 64 frames reports 64 frames of latency: stemdeck says so in `status` and on
+    // its JACK ports (every output's capture latency; the latency callback, jack_lsp -l).
+    try await p.run("insert set master 2 delay 64")
+    var seen: [String] = []
+    let reported = try await eventually(timeout: 5, interval: 0.05) {
+      let status = try await p.run("status")
+      seen = try await server.tool("jack_lsp", ["-s", server.name, "-l", "master_L"]).stdout
+      return status.contains("latency: 64 frames (plugin inserts, strips compensated)")
+        && seen.contains { $0.contains("port capture latency = [ 64 64 ]") }
+    }
+    #expect(reported, "jack_lsp -l: \(seen)\n\(p.transcript)")
     try await p.run("insert bypass tone 1")
     try await expectMaster(-12.05, "stem amp bypassed")
     // Churn while playing: every add is instantiated on the control thread and every removed

@@ -84,9 +84,12 @@ import Testing
     try rig.mixer.addInsert("master", plugin: Self.delay)  // mode 1: delay and report latency
     try rig.mixer.setInsertValue("master", position: 1, symbol: "delay", 100)
     try rig.mixer.addInsert("master", plugin: Self.amp)
-    #expect(try rig.mixer.inserts(of: "master").map(\.latency) == [nil, nil], "reported before any run")
+    // Primed on zero frames when added, at its default delay (0); the new delay after a run.
+    #expect(try rig.mixer.inserts(of: "master").map(\.latency) == [0, nil], "as added")
     _ = rig.render(1024)
+    _ = rig.mixer.pump()
     #expect(try rig.mixer.inserts(of: "master").map(\.latency) == [100, nil])
+    #expect(rig.mixer.insertLatency == 100, "the master's inserts are the mix's latency")
   }
 
   @Test("a bus runs its inserts after its EQ: a stem through a bus with swh amp at -20 dB comes out scaled exactly")

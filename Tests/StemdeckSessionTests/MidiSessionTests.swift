@@ -38,7 +38,7 @@ let badMidiDocuments: [BadDocument] = [
     text: document(top: [#""midi" : { "mappings" : [ { "source" : "cc", "number" : 7, "action" : "wiggle", "target" : "drums" } ] }"#]),
     location: "midi.mappings[0].action",
     fragment:
-      "unknown MIDI action \"wiggle\" (allowed: volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop, undo, redo, scene, safe, width, do)",
+      "unknown MIDI action \"wiggle\" (allowed: volume, pan, rate, sfx, mute, solo, play, eq, eqlow, eqmid, eqhigh, send, next, prev, stop, undo, redo, scene, safe, width, insert, do)",
     line: 4),
   BadDocument(
     label: "midi next with a target",

@@ -203,6 +203,8 @@ public final class OSCServer {
       return request.sendLevel()
     case "stem" where parts.count == 3, "bus" where parts.count == 3, "input" where parts.count == 3:
       return request.stripControl()
+    case "strip" where parts.count == 5 && parts[2] == "insert":
+      return request.insertValue()  // OSCRequest+Inserts.swift
     case "subscribe": return subscribe(request)
     case "unsubscribe":
       let key = OSCSocket.describe(m.source, m.sourceLength)

@@ -194,7 +194,7 @@ enum QueryJSON {
       "master": ["volume": number(r.masterVolume), "volumeDB": db(Decibels.fromAmplitude(r.masterVolume))] as [String: Any],
       "quality": r.quality, "session": r.session.map { $0 as Any } ?? NSNull(), "unsaved": r.unsaved,
       "control": r.control.map { $0 as Any } ?? NSNull(), "osc": r.osc.map { $0 as Any } ?? NSNull(),
-      "solo": ["active": !r.soloed.isEmpty, "soloed": r.soloed] as [String: Any]
+      "solo": ["active": !r.soloed.isEmpty, "soloed": r.soloed] as [String: Any], "insertLatency": r.insertLatency
     ]
     if let d = r.server {
       var server: [String: Any] = [

@@ -54,30 +54,43 @@ public struct InsertStage: BitwiseCopyable, @unchecked Sendable {
   }
 }
 
-/// A strip's inserts in order: immutable once sent (but each stage's `faulted`).
+/// A strip's inserts in order, then its latency compensation: immutable once sent (but each
+/// stage's `faulted` and the delay line's position). A chain may hold no stage and only a delay
+/// (a strip without latency of its own, delayed to meet a strip with it).
 public struct InsertChain: ~Copyable {
   public let count: Int
   @usableFromInline let stages: UnsafeMutablePointer<InsertStage>
+  /// The compensation delay in frames (0: none), run after the stages: planar, two channels'
+  /// room of `delayFrames` each, zeroed when built; `delayPosition` is the renderer's.
+  public let delayFrames: Int
+  @usableFromInline let delayLine: UnsafeMutablePointer<Float>
+  @usableFromInline var delayPosition = 0
 
-  /// Builds a chain on the heap (control thread).
-  public static func make(_ stages: [InsertStage]) -> UnsafeMutablePointer<InsertChain> {
+  /// Builds a chain on the heap (control thread), its delay line sized here.
+  public static func make(_ stages: [InsertStage], delayFrames: Int = 0) -> UnsafeMutablePointer<InsertChain> {
     let buffer = UnsafeMutablePointer<InsertStage>.allocate(capacity: Swift.max(1, stages.count))
     for (i, s) in stages.enumerated() { (buffer + i).initialize(to: s) }
+    let delay = Swift.max(0, delayFrames)
+    let line = UnsafeMutablePointer<Float>.allocate(capacity: Swift.max(1, 2 * delay))
+    line.initialize(repeating: 0, count: Swift.max(1, 2 * delay))
     let chain = UnsafeMutablePointer<InsertChain>.allocate(capacity: 1)
-    chain.initialize(to: InsertChain(count: stages.count, stages: buffer))
+    chain.initialize(to: InsertChain(count: stages.count, stages: buffer, delayFrames: delay, delayLine: line))
     return chain
   }
 
   /// Frees the chain (control thread; the instances are the control thread's own to free).
   public static func free(_ chain: UnsafeMutablePointer<InsertChain>) {
     chain.pointee.stages.deallocate()
+    chain.pointee.delayLine.deallocate()
     chain.deinitialize(count: 1)
     chain.deallocate()
   }
 
-  init(count: Int, stages: UnsafeMutablePointer<InsertStage>) {
+  init(count: Int, stages: UnsafeMutablePointer<InsertStage>, delayFrames: Int, delayLine: UnsafeMutablePointer<Float>) {
     self.count = count
     self.stages = stages
+    self.delayFrames = delayFrames
+    self.delayLine = delayLine
   }
 }
 
@@ -204,4 +217,32 @@ func runInserts(
     for i in 0..<n { left[i &* stride] = outs[i] }
     if let right { for i in 0..<n { right[i &* stride] = outs[stride2 &+ i] } }
   }
+  compensate(chain, left: left, right: right, stride: stride, count: count)
+}
+
+/// The chain's compensation delay over `count` frames (none: nothing): each sample swapped with
+/// the one `delayFrames` earlier in the line. Docs: architecture.md, *Plugin inserts*, *Latency*.
+@_noLocks @inline(__always)
+func compensate(
+  _ chain: UnsafeMutablePointer<InsertChain>, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?,
+  stride: Int, count: Int
+) {
+  let d = chain.pointee.delayFrames
+  guard d > 0 else { return }
+  let lineL = chain.pointee.delayLine, lineR = lineL + d
+  var at = chain.pointee.delayPosition
+  for i in 0..<count {
+    let k = i &* stride
+    let l = lineL[at]
+    lineL[at] = left[k]
+    left[k] = l
+    if let right {
+      let r = lineR[at]
+      lineR[at] = right[k]
+      right[k] = r
+    }
+    at &+= 1
+    if at == d { at = 0 }
+  }
+  chain.pointee.delayPosition = at
 }

@@ -1,0 +1,223 @@
+import CLilv
+import Foundation
+import StemdeckEngine
+
+// LV2 presets (the presets extension, through lilv): a plugin's presets are the `pset:Preset`
+// resources that apply to it (its bundle's, and the user's saved in ~/.lv2); loading one sets
+// the control values it holds, through the same path as `insert set`; saving writes the
+// insert's control values as a preset bundle any LV2 host can load. Control thread only.
+// docs/architecture.md, *Plugin inserts*.
+
+/// One preset of a plugin.
+public struct PluginPreset: Sendable, Equatable {
+  public let uri: String
+  public let label: String
+}
+
+extension PluginHost {
+  /// Calls `body` with a URID map and unmap on this host's table (for lilv's state calls).
+  func withURIDs<T>(_ body: (UnsafeMutablePointer<LV2_URID_Map>, UnsafeMutablePointer<LV2_URID_Unmap>) -> T) -> T {
+    let context = Unmanaged.passUnretained(urids).toOpaque()
+    var map = LV2_URID_Map(
+      handle: context,
+      map: { handle, uri in
+        guard let handle, let uri else { return 0 }
+        return Unmanaged<URIDMap>.fromOpaque(handle).takeUnretainedValue().map(String(cString: uri))
+      })
+    var unmap = LV2_URID_Unmap(
+      handle: context,
+      unmap: { handle, id in
+        guard let handle else { return nil }
+        return Unmanaged<URIDMap>.fromOpaque(handle).takeUnretainedValue().unmap(id)
+      })
+    return body(&map, &unmap)
+  }
+
+  /// The presets of plugin `uri`, by label.
+  public func presets(of uri: String) -> [PluginPreset] {
+    lock.withLock {
+      guard let plugin = lilvPlugin(uri: uri) else { return [] }
+      let w = world()
+      let presetClass = lilv_new_uri(w, LV2URI.presets + "Preset")
+      let label = lilv_new_uri(w, LV2URI.rdfsLabel)
+      defer { lilv_node_free(presetClass); lilv_node_free(label) }
+      guard let related = lilv_plugin_get_related(plugin, presetClass) else { return [] }
+      defer { lilv_nodes_free(related) }
+      var found: [PluginPreset] = []
+      var it = lilv_nodes_begin(related)
+      while !lilv_nodes_is_end(related, it) {
+        if let node = lilv_nodes_get(related, it), let presetURI = string(node) {
+          lilv_world_load_resource(w, node)
+          let labels = lilv_world_get(w, node, label, nil)
+          found.append(PluginPreset(uri: presetURI, label: string(labels) ?? presetURI))
+          lilv_node_free(labels)
+        }
+        it = lilv_nodes_next(related, it)
+      }
+      return found.sorted { ($0.label.lowercased(), $0.uri) < ($1.label.lowercased(), $1.uri) }
+    }
+  }
+
+  /// The control values preset `presetURI` holds, by port symbol; throws for a preset that also
+  /// holds plugin state (restoring it into a running instance is not done yet).
+  func presetValues(_ preset: PluginPreset) throws(MixerError) -> [(symbol: String, value: Double)] {
+    let result = lock.withLock { () -> [(symbol: String, value: Double)]? in
+      let w = world()
+      let node = lilv_new_uri(w, preset.uri)
+      defer { lilv_node_free(node) }
+      return withURIDs { map, _ in
+        guard let state = lilv_state_new_from_world(w, map, node) else { return nil }
+        defer { lilv_state_free(state) }
+        guard lilv_state_get_num_properties(state) == 0 else { return [] }
+        let box = PortValues(urids: urids)
+        lilv_state_emit_port_values(
+          state,
+          { symbol, data, value, size, type in
+            guard let symbol, let data, let value else { return }
+            Unmanaged<PortValues>.fromOpaque(data).takeUnretainedValue().add(String(cString: symbol), value, size: size, type: type)
+          }, Unmanaged.passUnretained(box).toOpaque())
+        return box.values
+      }
+    }
+    guard let result else { throw MixerError("the LV2 preset '\(preset.label)' <\(preset.uri)> could not be read") }
+    if result.isEmpty {
+      throw MixerError("the LV2 preset '\(preset.label)' holds plugin state, not only control values: stemdeck cannot load it yet")
+    }
+    return result
+  }
+
+  /// Saves `values` of `instance` (plugin `uri`) as preset `label`: a bundle `directory/NAME.lv2`
+  /// holding `NAME.ttl` and a manifest, then loaded so the plugin lists it. Returns the bundle.
+  func savePreset(
+    uri: String, instance: UnsafeMutablePointer<LilvInstance>, values: [(symbol: String, value: Double)], label: String,
+    directory: String
+  ) throws(MixerError) -> String {
+    let safe = String(label.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
+    let bundle = (directory as NSString).appendingPathComponent(safe + ".lv2")
+    do { try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true) } catch {
+      throw MixerError("cannot create the preset bundle \(bundle): \(error.localizedDescription)")
+    }
+    let saved = lock.withLock { () -> Int32 in
+      guard let plugin = lilvPlugin(uri: uri) else { return -1 }
+      let w = world()
+      let box = PortValues(urids: urids)
+      box.prepare(values)
+      return withURIDs { map, unmap in
+        guard
+          let state = lilv_state_new_from_instance(
+            plugin, instance, map, nil, nil, nil, bundle,
+            { symbol, data, size, type in
+              guard let symbol, let data, let size, let type else { return nil }
+              return Unmanaged<PortValues>.fromOpaque(data).takeUnretainedValue().value(String(cString: symbol), size: size, type: type)
+            }, Unmanaged.passUnretained(box).toOpaque(), 0, nil)
+        else { return -1 }
+        defer { lilv_state_free(state) }
+        lilv_state_set_label(state, label)
+        let rc = lilv_state_save(w, map, unmap, state, nil, bundle, safe + ".ttl")
+        if rc == 0 {
+          let node = lilv_new_file_uri(w, nil, bundle + "/")
+          lilv_world_load_bundle(w, node)
+          lilv_node_free(node)
+        }
+        return rc
+      }
+    }
+    guard saved == 0 else { throw MixerError("cannot save the LV2 preset '\(label)' in \(bundle) (lilv_state_save failed)") }
+    return bundle
+  }
+}
+
+/// Port values passed through lilv's callbacks: collected (a preset read) or served (saved).
+private final class PortValues {
+  let urids: URIDMap
+  var values: [(symbol: String, value: Double)] = []
+  private var served: [String: UnsafeMutablePointer<Float>] = [:]
+
+  init(urids: URIDMap) { self.urids = urids }
+
+  deinit { for p in served.values { p.deallocate() } }
+
+  func add(_ symbol: String, _ value: UnsafeRawPointer, size: UInt32, type: UInt32) {
+    switch urids.unmap(type).map({ String(cString: $0) }) {
+    case LV2URI.atomFloat? where size >= 4: values.append((symbol, Double(value.load(as: Float.self))))
+    case LV2URI.atomDouble? where size >= 8: values.append((symbol, value.load(as: Double.self)))
+    case LV2URI.atomInt? where size >= 4: values.append((symbol, Double(value.load(as: Int32.self))))
+    case LV2URI.atomBool? where size >= 4: values.append((symbol, value.load(as: Int32.self) != 0 ? 1 : 0))
+    default: break  // a value of a type a control port cannot hold
+    }
+  }
+
+  func prepare(_ list: [(symbol: String, value: Double)]) {
+    for (symbol, value) in list {
+      let p = UnsafeMutablePointer<Float>.allocate(capacity: 1)
+      p.initialize(to: Float(value))
+      served[symbol] = p
+    }
+  }
+
+  func value(_ symbol: String, size: UnsafeMutablePointer<UInt32>, type: UnsafeMutablePointer<UInt32>) -> UnsafeRawPointer? {
+    guard let p = served[symbol] else { return nil }
+    size.pointee = 4
+    type.pointee = urids.map(LV2URI.atomFloat)
+    return UnsafeRawPointer(p)
+  }
+}
+
+extension Mixer {
+  /// The presets of insert `position` of strip `name`.
+  public func insertPresets(of name: String, position: Int) throws(MixerError) -> [PluginPreset] {
+    let uri = try lock.locked { () throws(MixerError) -> String in try pluginOf(name, position).info.uri }
+    return PluginHost.shared.presets(of: uri)
+  }
+
+  /// Loads preset `query` (its label, case-insensitive, or its URI) into insert `position` of
+  /// strip `name`: every control it holds, clamped to the port's range. Returns its label.
+  @discardableResult
+  public func loadInsertPreset(_ name: String, position: Int, preset query: String) throws(MixerError) -> String {
+    let uri = try lock.locked { () throws(MixerError) -> String in try pluginOf(name, position).info.uri }
+    let all = PluginHost.shared.presets(of: uri)
+    let wanted = query.lowercased()
+    let byURI = all.first { $0.uri == query }
+    guard let preset = byURI ?? all.first(where: { $0.label.lowercased() == wanted }) else {
+      let known = all.map { "'\($0.label)'" }.joined(separator: ", ")
+      throw MixerError("insert \(position) of '\(name)' has no preset '\(query)' (its presets: \(known.isEmpty ? "none" : known))")
+    }
+    let values = try PluginHost.shared.presetValues(preset)
+    try lock.locked { () throws(MixerError) in
+      let (instance, info) = try pluginOf(name, position)
+      var ports: [(UnsafeMutablePointer<Float>, Float, Int)] = []
+      for (symbol, value) in values {
+        guard let c = info.controls.first(where: { $0.symbol == symbol }), let port = instance.port(symbol),
+          let i = instance.values.firstIndex(where: { $0.symbol == symbol })
+        else { continue }
+        var v = min(max(value, c.minimum), c.maximum)
+        if c.properties.contains("integer") || c.properties.contains("toggled") { v = v.rounded() }
+        ports.append((port, Float(v), i))
+      }
+      for (port, value, _) in ports { try send(.setInsertControl(port: port, value: value)) }
+      for (_, value, i) in ports { instance.values[i].value = Double(value) }
+      isDirty = true
+    }
+    return preset.label
+  }
+
+  /// Saves insert `position` of strip `name`'s control values as preset `label` in `directory`
+  /// (the console's: ~/.lv2, where LV2 hosts keep user presets). Returns the bundle's path.
+  @discardableResult
+  public func saveInsertPreset(_ name: String, position: Int, label: String, directory: String) throws(MixerError) -> String {
+    let (uri, instance, values) = try lock.locked {
+      () throws(MixerError) -> (String, UnsafeMutablePointer<LilvInstance>?, [(symbol: String, value: Double)]) in
+      let x = try pluginOf(name, position).instance
+      return (x.uri, x.lilvInstance, x.values)
+    }
+    guard !label.isEmpty, let instance else { throw MixerError("a preset needs a name") }
+    return try PluginHost.shared.savePreset(uri: uri, instance: instance, values: values, label: label, directory: directory)
+  }
+
+  /// Insert `position` of strip `name` with its plugin's description (not a placeholder).
+  private func pluginOf(_ name: String, _ position: Int) throws(MixerError) -> (instance: InsertInstance, info: PluginInfo) {
+    let x = try insertAt(name, position).instance
+    guard let info = x.info else { throw MixerError("insert \(position) of '\(name)' is a placeholder: <\(x.uri)> is not installed") }
+    return (x, info)
+  }
+}
