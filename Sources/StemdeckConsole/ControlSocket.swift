@@ -70,6 +70,8 @@ public final class ControlServer {
   static let meterBacklogBytes = 64 * 1024
   var transportSeen = ""
   var nextTransport = Date.distantPast
+  /// The mix as last told to event subscribers (`MixMark`, ControlSocket+Push.swift).
+  var mixSeen: MixMark?
 
   /// The default path for JACK client `client` of server `server`:
   /// `$XDG_RUNTIME_DIR/stemdeck/CLIENT.sock` on the default server, `CLIENT@SERVER.sock` on
@@ -248,7 +250,7 @@ public final class ControlServer {
     guard isOpen else { return }
     if running {
       // A request is running (a `wait`): no other request starts, but subscribers keep getting pushes.
-      pushDue(console.mixer)
+      pushDue(console)
       for client in clients { flush(client) }
       return
     }
@@ -291,7 +293,7 @@ public final class ControlServer {
       }
       if client.ended && client.parked == nil && client.input.firstIndex(of: 10) == nil { client.closing = true }
     }
-    pushDue(console.mixer)
+    pushDue(console)
     for client in clients { flush(client) }
     clients.removeAll { client in
       let done = client.closing && client.output.isEmpty || client.unread > Self.maxQueuedBytes
