@@ -18,7 +18,9 @@ struct MeterFrame {
   /// The master, every stem, bus, live input and send return, now.
   init(_ mixer: Mixer) {
     master = mixer.masterMeter()
-    loudness = mixer.masterLoudness()
+    // The figures the meter thread last published (≤ 300 ms old, as the mixer view shows them):
+    // `masterLoudness()` would wait for the meter thread to integrate anew, 30 times a second.
+    loudness = mixer.publishedMasterLoudness()
     stems = mixer.stemStatuses().map { ($0.settings.name, $0.meter) }
     inputs = mixer.inputStatuses().map { ($0.settings.name, $0.meter) }
     buses = mixer.busStatuses().map { ($0.settings.name, $0.meter) }

@@ -113,7 +113,7 @@ enum RemotePush {
     for r in mixer.returnMeters() { returns[r.name] = reading(r.meter) }
     var master = reading(mixer.masterMeter())
     // EBU R 128 of the master (LUFS, LU, dBTP; null for silence), when it is measured live.
-    if let l = mixer.masterLoudness() {
+    if let l = mixer.publishedMasterLoudness() {  // as MeterFrame: never waits for the meter thread
       master["loudness"] =
         [
           "momentary": db(l.momentary), "shortTerm": db(l.shortTerm), "integrated": db(l.integrated),
