@@ -95,17 +95,17 @@ extension ControlServer {
     var frame: MeterFrame?
     // Written once for every subscriber that dropped no frame (most of them): the writing is
     // the cost of a push (docs/measurements.md, *The web mixer*).
-    var unbroken: String?
+    var unbroken: [UInt8]?
     for c in clients where c.topics.contains(.meters) && !c.closing && c.nextMeter <= now {
       c.nextMeter = Self.meterTick(after: now, rate: c.meterRate)
       if c.output.count > Self.meterBacklogBytes { c.droppedFrames += 1; continue }
       if frame == nil { frame = MeterFrame(mixer) }
       guard let frame else { continue }
       if c.droppedFrames == 0 {
-        if unbroken == nil { unbroken = frame.json(dropped: 0) }
-        queue(unbroken ?? "", to: c)
+        if unbroken == nil { unbroken = frame.line(dropped: 0) }
+        queue(line: unbroken ?? [], to: c)
       } else {
-        queue(frame.json(dropped: c.droppedFrames), to: c)
+        queue(line: frame.line(dropped: c.droppedFrames), to: c)
       }
     }
     let transport = RemotePush.transport(mixer)

@@ -384,8 +384,13 @@ public final class ControlServer {
   /// Queues a line; what was queued before it and is still unread counts toward the client's
   /// bound (`maxQueuedBytes`), so one large reply reaches a client that reads.
   func queue(_ text: String, to client: Client) {
+    queue(line: Array((text + "\n").utf8), to: client)
+  }
+
+  /// Queues a line already in bytes, its line break included (one meter frame for many clients).
+  func queue(line: [UInt8], to client: Client) {
     client.unread = max(client.unread, client.output.count)
-    client.output += Array((text + "\n").utf8)
+    client.output += line
   }
 
   private func flush(_ client: Client) {

@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckControl
+import StemdeckSession
 
 /// One meter frame as pushed to subscribers (`{"push": "meters", …}`, docs/remote-control.md):
 /// read from the mixer once a tick, written as JSON text by hand. Foundation's
@@ -21,13 +22,16 @@ struct MeterFrame {
     // The figures the meter thread last published (≤ 300 ms old, as the mixer view shows them):
     // `masterLoudness()` would wait for the meter thread to integrate anew, 30 times a second.
     loudness = mixer.publishedMasterLoudness()
-    stems = mixer.stemStatuses().map { ($0.settings.name, $0.meter) }
+    stems = mixer.stemMeters()
     inputs = mixer.inputStatuses().map { ($0.settings.name, $0.meter) }
     buses = mixer.busStatuses().map { ($0.settings.name, $0.meter) }
     returns = mixer.returnMeters()
   }
 
-  /// The frame's line: `{"buses"?, "dropped", "inputs"?, "master", "push": "meters", "returns"?, "stems"}`.
+  /// The frame's line as the bytes queued for a client (with its line break).
+  func line(dropped: Int) -> [UInt8] { Array((json(dropped: dropped) + "\n").utf8) }
+
+  /// The frame's text: `{"buses"?, "dropped", "inputs"?, "master", "push": "meters", "returns"?, "stems"}`.
   func json(dropped: Int) -> String {
     var out = "{"
     out.reserveCapacity(96 + 90 * (stems.count + inputs.count + buses.count + returns.count))
@@ -89,12 +93,13 @@ struct MeterFrame {
     out += "]}"
   }
 
-  /// A level as `RemotePush.db` gives it: two decimals, null for silence.
+  /// A level as `RemotePush.db` gives it (two decimals, null for silence), without boxing it.
   private static func db(_ v: Double, into out: inout String) {
-    switch RemotePush.db(v) {
-    case let d as Double: out += number(d)
-    default: out += "null"
+    guard v.isFinite, !Decibels.isSilent(v, decimals: 2) else {
+      out += "null"
+      return
     }
+    out += number((v * 100).rounded() / 100)
   }
 
   /// A finite number as JSON: integers without a fraction, others in Swift's shortest form.
