@@ -178,6 +178,7 @@ async function fetchMix(reason) {
 }
 
 function build() {
+  sized = false; // strips come and go: the meters' sizes are read again
   const strips = $("strips");
   const keep = new Set();
   for (const s of mix.strips) keep.add(s.kind + ":" + s.name);
@@ -397,22 +398,21 @@ function levelsFor(key, frame) {
   return group ? group[name] : null;
 }
 let lastDraw = 0;
+// Each frame: the levels fall and holds age for every meter (reads no layout, writes no DOM), then
+// only the meters whose picture changed are painted; the loudness text changes with meter frames.
+// The canvases' sizes are read on a resize, not per frame (a read after a DOM write forces layout).
+let sized = false;
+addEventListener("resize", () => { sized = false; });
 function draw(now) {
   const dt = Math.min((now - lastDraw) / 1000, 0.25);
   lastDraw = now;
   const frame = meters.frame;
+  if (!sized) { for (const view of views.values()) view.size = null; sized = true; }
   for (const [key, view] of views) {
     const m = levelsFor(key, frame);
     const peaks = m ? m.peak : [];
-    const c = view.meter;
-    const w = c.clientWidth, h = c.clientHeight, dpr = window.devicePixelRatio || 1;
-    if (!w || !h) continue;
-    if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) { c.width = Math.round(w * dpr); c.height = Math.round(h * dpr); }
-    const g = c.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, w, h);
-    const n = Math.max(peaks.length, 1), bw = (w - (n - 1)) / n;
-    let top = -Infinity;
+    const n = Math.max(peaks.length, 1);
+    let top = -Infinity, picture = "";
     for (let i = 0; i < n; i++) {
       const target = peaks[i] === null || peaks[i] === undefined ? -Infinity : peaks[i];
       const lv = view.levels[i] || (view.levels[i] = { shown: -Infinity, hold: -Infinity, holdAge: 0 });
@@ -420,29 +420,60 @@ function draw(now) {
       lv.shown = target >= lv.shown ? target : Math.max(target, lv.shown - 24 * dt);
       if (target >= lv.hold) { lv.hold = target; lv.holdAge = 0; } else if ((lv.holdAge += dt) > 1.5) lv.hold = Math.max(target, lv.hold - 24 * dt);
       top = Math.max(top, lv.shown);
-      const x = i * (bw + 1), y = h * (1 - dbToPos(lv.shown));
-      const grad = g.createLinearGradient(0, h, 0, 0);
-      grad.addColorStop(0, "#2f9e5a"); grad.addColorStop(dbToPos(-6), "#3fbf6f");
-      grad.addColorStop(dbToPos(-3), "#e0c030"); grad.addColorStop(dbToPos(0), "#ff4a4a");
-      g.fillStyle = grad;
-      g.fillRect(x, y, bw, h - y);
-      if (isFinite(lv.hold)) {
-        g.fillStyle = lv.hold >= 0 ? "#ff4a4a" : "#e8e8e8";
-        g.fillRect(x, Math.round(h * (1 - dbToPos(lv.hold))), bw, 2);
-      }
+      picture += dbToPos(lv.shown).toFixed(3) + " " + dbToPos(lv.hold).toFixed(3) + " ";
     }
-    c.dataset.peak = isFinite(top) ? top.toFixed(1) : "-inf";
-    if (view.loud && frame && frame.master.loudness) {
-      const l = frame.master.loudness, f = (v) => (v === null ? "-inf" : v.toFixed(1));
-      view.loud.innerHTML = "";
-      for (const [label, v, unit] of [["M", l.momentary, ""], ["S", l.shortTerm, ""], ["I", l.integrated, " LUFS"], ["TP", l.truePeak, " dBTP"]]) {
-        const line = el("div", "", label + " ");
-        line.append(el("b", "", f(v)), unit);
-        view.loud.append(line);
-      }
+    const c = view.meter;
+    if (!view.size || !view.size.w || !view.size.h) view.size = { w: c.clientWidth, h: c.clientHeight };
+    const { w, h } = view.size;
+    if (w && h && picture !== view.picture) { view.picture = picture; paintMeter(view, c, w, h, n); }
+    const peakText = isFinite(top) ? top.toFixed(1) : "-inf";
+    if (c.dataset.peak !== peakText) c.dataset.peak = peakText;
+    if (view.loud && frame && frame !== view.loudFrame && frame.master.loudness) {
+      view.loudFrame = frame;
+      showLoudness(view, frame.master.loudness);
     }
   }
   requestAnimationFrame(draw);
+}
+function paintMeter(view, c, w, h, n) {
+  const dpr = window.devicePixelRatio || 1;
+  if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) { c.width = Math.round(w * dpr); c.height = Math.round(h * dpr); }
+  const g = c.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, w, h);
+  if (!view.gradient || view.gradientHeight !== h) {
+    const grad = g.createLinearGradient(0, h, 0, 0);
+    grad.addColorStop(0, "#2f9e5a"); grad.addColorStop(dbToPos(-6), "#3fbf6f");
+    grad.addColorStop(dbToPos(-3), "#e0c030"); grad.addColorStop(dbToPos(0), "#ff4a4a");
+    view.gradient = grad;
+    view.gradientHeight = h;
+  }
+  const bw = (w - (n - 1)) / n;
+  for (let i = 0; i < n; i++) {
+    const lv = view.levels[i], x = i * (bw + 1), y = h * (1 - dbToPos(lv.shown));
+    g.fillStyle = view.gradient;
+    g.fillRect(x, y, bw, h - y);
+    if (isFinite(lv.hold)) {
+      g.fillStyle = lv.hold >= 0 ? "#ff4a4a" : "#e8e8e8";
+      g.fillRect(x, Math.round(h * (1 - dbToPos(lv.hold))), bw, 2);
+    }
+  }
+}
+function showLoudness(view, l) {
+  const f = (v) => (v === null ? "-inf" : v.toFixed(1));
+  if (!view.loudCells) {
+    view.loudCells = [];
+    for (const [label, unit] of [["M", ""], ["S", ""], ["I", " LUFS"], ["TP", " dBTP"]]) {
+      const line = el("div", "", label + " "), b = el("b", "", "");
+      line.append(b, unit);
+      view.loud.append(line);
+      view.loudCells.push(b);
+    }
+  }
+  [l.momentary, l.shortTerm, l.integrated, l.truePeak].forEach((v, i) => {
+    const text = f(v);
+    if (view.loudCells[i].textContent !== text) view.loudCells[i].textContent = text;
+  });
 }
 
 // ---- The bar: transport, setlist, undo, scenes.

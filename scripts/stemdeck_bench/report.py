@@ -732,6 +732,22 @@ def section_5m(r, run, b, summary, commands):
     summary.append(("5m", target("5m.cpu").text, f"+{r['cost_points']} points", verdict(met("5m.cpu", r["cost_points"]))))
 
 
+def section_5p(r, run, b, summary, commands):
+    b("### 5p. Web mixer page frame rate")
+    b("")
+    b(f"The page against stemdeck playing {r['strips']} stems, in headless Chromium at 1280×800 (software "
+      "rendering, `--disable-gpu`), read through the DevTools protocol (`Runtime.evaluate`): 5 s of "
+      "`requestAnimationFrame` callbacks once every strip is shown and meter frames arrive, and the time "
+      "the page's own drawing (meters and loudness, `draw` in app.js) takes in each.")
+    b("")
+    b("| frames a second | interval median | p95 | max | drawing median | p95 |")
+    b("|---:|---:|---:|---:|---:|---:|")
+    b(f"| {r['fps']} | {r['gap_median_ms']} ms | {r['gap_p95_ms']} ms | {r['gap_max_ms']} ms | "
+      f"{r['draw_median_ms']} ms | {r['draw_p95_ms']} ms |")
+    b("")
+    summary.append(("5p", target("5p.fps").text, f"{r['fps']} frames/s", verdict(met("5p.fps", r["fps"]))))
+
+
 for _key in ALL_CASES:
     SECTIONS[_key] = globals()["section_" + _key]
 
