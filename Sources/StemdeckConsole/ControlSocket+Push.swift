@@ -108,13 +108,13 @@ extension ControlServer {
         queue(line: frame.line(dropped: c.droppedFrames), to: c)
       }
     }
-    let transport = RemotePush.transport(mixer)
-    // A change of state or of solo is pushed at once.
-    let state = (transport["state"] as? String ?? "") + (transport["solo"] as? Bool == true ? " solo" : "")
+    // A change of state or of solo is pushed at once. Looked at every step: the frame is built
+    // only when it goes out (a state's name by interpolation cost a reflection each step).
+    let state = RemotePush.word(mixer.transportState) + (mixer.soloActive ? " solo" : "")
     if state != transportSeen || (state == "playing" && now >= nextTransport) {
       transportSeen = state
       nextTransport = now.addingTimeInterval(PushRate.transportInterval)
-      var t = transport
+      var t = RemotePush.transport(mixer)
       t["push"] = "transport"
       let line = Self.encode(t)
       for c in clients where c.topics.contains(.transport) && !c.closing { queue(line, to: c) }

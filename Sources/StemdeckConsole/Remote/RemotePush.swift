@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckControl
+import StemdeckEngine
 import StemdeckJack
 import StemdeckSession
 
@@ -128,10 +129,19 @@ enum RemotePush {
     return frame
   }
 
+  /// A transport state's name, as pushed: its case's name, without reflection.
+  static func word(_ state: TransportState) -> String {
+    switch state {
+    case .paused: "paused"
+    case .playing: "playing"
+    case .waitingForDisk: "waitingForDisk"
+    }
+  }
+
   /// The transport: state, position (seconds), and whether a solo is active (strips neither
   /// soloed nor solo-safe silent).
   static func transport(_ mixer: Mixer) -> [String: Any] {
-    ["state": "\(mixer.transportState)", "position": (mixer.position * 1000).rounded() / 1000, "solo": mixer.soloActive]
+    ["state": word(mixer.transportState), "position": (mixer.position * 1000).rounded() / 1000, "solo": mixer.soloActive]
   }
 }
 
