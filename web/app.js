@@ -74,7 +74,7 @@ function connect() {
     document.body.dataset.connected = "yes";
     $("state").textContent = "connected";
     request({ subscribe: ["meters@30", "transport", "events"] });
-    refresh();
+    refresh("connect");
   };
   ws.onmessage = (m) => {
     let o;
@@ -119,18 +119,43 @@ function say(text) {
   sayTimer = setTimeout(() => { $("message").textContent = ""; }, 6000);
 }
 
-// ---- The model: strips and controls from `stems; status; scene list`, kept in sync by polling
-// (other clients' moves) and by the pushes.
-const mix = { controls: [], strips: [], layout: "", master: null, transport: {}, scenes: null };
+// ---- The model: strips and controls from `stems; status; scene list; setlist`, fetched again
+// when stemdeck pushes `mixChanged` (any front end changed the mix: another browser, the console,
+// OSC, MIDI), on connecting, and as a slow resync; the transport and meters come pushed.
+const mix = { controls: [], strips: [], layout: "", master: null, transport: {}, scenes: null,
+  sends: [], inserts: {}, cues: {}, setlist: null, refreshes: 0, reason: "" };
 const views = new Map(); // strip key ("stem:drums") → its view
-let refreshing = false;
+const RESYNC_MS = 15000; // the slow resync, in case a push was missed
+const REFRESH_GAP_MS = 150; // pushes during a drag elsewhere: at most one fetch per gap
+const fetching = { busy: false, again: null, last: 0, timer: 0 };
 
-async function refresh() {
-  if (refreshing) return;
-  refreshing = true;
-  const r = await request({ cmd: "stems; status; scene list" });
-  refreshing = false;
+// Fetches the mix now, or once the fetch under way and the gap are over (the latest reason wins).
+function refresh(reason = "asked") {
+  if (fetching.busy || fetching.timer) { fetching.again = reason; return; }
+  const wait = fetching.last + REFRESH_GAP_MS - performance.now();
+  if (wait > 0) {
+    fetching.again = reason;
+    fetching.timer = setTimeout(() => { fetching.timer = 0; const r = fetching.again; fetching.again = null; refresh(r); }, wait);
+    return;
+  }
+  fetchMix(reason).finally(() => {
+    fetching.busy = false;
+    fetching.last = performance.now();
+    if (fetching.again !== null) { const r = fetching.again; fetching.again = null; refresh(r); }
+  });
+}
+
+async function fetchMix(reason) {
+  fetching.busy = true;
+  // `setlist` last: without a setlist it fails, and the line stops there.
+  const r = await request({ cmd: "stems; status; scene list; setlist" });
   if (!r.stems || !r.status) return; // data is there even when a later command of the line failed
+  mix.refreshes++;
+  mix.reason = reason;
+  mix.sends = r.sends || [];
+  mix.inserts = r.stripInserts || {};
+  mix.cues = Object.fromEntries((r.cues || []).map((c) => [c.name, c.tap]));
+  mix.setlist = r.setlist || null;
   mix.controls = r.controls || [];
   const strips = [];
   for (const s of r.stems || []) strips.push({ kind: "stem", ...s });
@@ -139,16 +164,21 @@ async function refresh() {
   mix.strips = strips;
   const master = r.status ? r.status.master : { volume: 1 };
   mix.master = { kind: "master", name: "master", volume: master.volume };
-  mix.transport = Object.assign(mix.transport, { state: r.status.state, position: r.status.position, length: r.status.length });
+  mix.transport = Object.assign(mix.transport, { state: r.status.state, position: r.status.position, length: r.status.length,
+    at: performance.now() });
   mix.solo = r.status.solo;
-  const layout = JSON.stringify([strips.map((s) => s.kind + ":" + s.name), mix.controls.map((c) => c.key + c.kind + c.strips)]);
+  const layout = JSON.stringify([strips.map((s) => s.kind + ":" + s.name), mix.controls.map((c) => c.key + c.kind + c.strips),
+    mix.sends.map((x) => x.name), Object.entries(mix.inserts).map(([k, v]) => k + v.length)]);
   if (layout !== mix.layout) { mix.layout = layout; build(); }
   for (const s of [...strips, mix.master]) views.get(s.kind + ":" + s.name)?.update(s);
   setScenes(r.scenes || []);
+  showSetlist();
   showTransport();
+  panelRefresh();
 }
 
 function build() {
+  sized = false; // strips come and go: the meters' sizes are read again
   const strips = $("strips");
   const keep = new Set();
   for (const s of mix.strips) keep.add(s.kind + ":" + s.name);
@@ -182,20 +212,24 @@ function makeStrip(s) {
     const b = el("button", "", c.key === "soloSafe" ? "safe" : c.word.slice(0, 1).toUpperCase() + c.word.slice(1, 4));
     b.dataset.key = c.key;
     b.title = c.word + " " + s.name;
-    b.onclick = async () => {
+    b.onclick = () => {
       const on = !b.classList.contains("on");
       b.classList.toggle("on", on);
-      await run((on ? c.word : "un" + c.word) + " " + word(s.name));
-      refresh();
+      run((on ? c.word : "un" + c.word) + " " + word(s.name)); // the push brings the mix back
     };
     updates.push((v) => { if (v[c.key] !== undefined) b.classList.toggle("on", !!v[c.key]); });
     toggles.append(b);
   }
+  const cue = makeCue(s);
+  if (cue) { toggles.append(cue.root); updates.push(cue.update); }
   if (toggles.children.length) root.append(toggles);
   for (const c of controls.filter((c) => c.kind === "number")) {
     const slider = makeSlider(s, c);
     root.append(slider.root);
     updates.push(slider.update);
+  }
+  for (const extra of [makeSends(s), makeInserts(s)]) {
+    if (extra) { root.append(extra.root); updates.push(extra.update); }
   }
   const gain = controls.find((c) => c.kind === "gain");
   const channel = el("div", "channel");
@@ -269,7 +303,6 @@ function draggable(target, axis, get, set, reset) {
     } else {
       set(null, true);
     }
-    setTimeout(refresh, 150);
   };
   target.addEventListener("pointerup", end);
   target.addEventListener("pointercancel", end);
@@ -312,28 +345,39 @@ function makeFader(s, c) {
 }
 
 function makeSlider(s, c) {
+  const text = (v) => (c.key === "pan" ? (Math.abs(v) < 0.005 ? "C" : (v < 0 ? "L" : "R") + Math.round(Math.abs(v) * 100)) : c.word + " " + v.toFixed(2));
+  return makeRange({ key: c.key, name: s.name, min: c.min ?? 0, max: c.max ?? 1, def: c.default, text,
+    cmd: (v) => c.word + " " + word(s.name) + " " + v.toFixed(3), read: (v) => v[c.key] });
+}
+
+// A horizontal control dragged like a fader (relative, fine mode, double tap to its default):
+// `o` gives its range, default, label text, command and how to read its value from an update.
+function makeRange(o) {
   const root = el("div", "slider");
-  root.dataset.key = c.key;
-  root.dataset.name = s.name;
+  root.dataset.key = o.key;
+  root.dataset.name = o.name;
   const fill = el("div", "fill"), label = el("div", "label", "");
   root.append(fill, label);
-  const min = c.min ?? 0, max = c.max ?? 1, origin = min < 0 && max > 0 ? 0 : min;
-  const def = c.default ?? origin;
+  const min = o.min, max = o.max, origin = o.origin ?? (min < 0 && max > 0 ? 0 : min); // the fill starts there
+  const def = o.def ?? origin;
   const sl = { root, value: def };
-  const text = (v) => (c.key === "pan" ? (Math.abs(v) < 0.005 ? "C" : (v < 0 ? "L" : "R") + Math.round(Math.abs(v) * 100)) : c.word + " " + v.toFixed(2));
+  const text = o.text;
   const show = () => {
     const a = (Math.min(origin, sl.value) - min) / (max - min), b = (Math.max(origin, sl.value) - min) / (max - min);
     fill.style.left = (a * 100).toFixed(2) + "%";
     fill.style.width = (Math.max(b - a, 0.02) * 100).toFixed(2) + "%";
     label.textContent = text(sl.value);
   };
-  const send = sender((v) => c.word + " " + word(s.name) + " " + v.toFixed(3));
+  const send = sender(o.cmd);
   const held = draggable(root, "x", () => (sl.value - min) / (max - min), (f, done) => {
     if (f !== null) sl.value = min + Math.max(0, Math.min(1, f)) * (max - min);
     show();
     send(sl.value);
   }, () => { sl.value = def; show(); send(def); });
-  sl.update = (v) => { if (!held() && typeof v[c.key] === "number") { sl.value = v[c.key]; show(); } };
+  sl.update = (v) => {
+    const x = o.read(v);
+    if (!held() && typeof x === "number") { sl.value = Math.max(min, Math.min(max, x)); show(); }
+  };
   show();
   return sl;
 }
@@ -342,7 +386,8 @@ function makeSlider(s, c) {
 const meters = { frame: null };
 function pushed(o) {
   if (o.push === "meters") meters.frame = o;
-  else if (o.push === "transport") { Object.assign(mix.transport, o); showTransport(); }
+  else if (o.push === "transport") { Object.assign(mix.transport, o, { at: performance.now() }); showTransport(); }
+  else if (o.push === "event" && o.event === "mixChanged") refresh("push");
   else if (o.push === "event" && o.text) say(o.text);
 }
 function levelsFor(key, frame) {
@@ -353,22 +398,21 @@ function levelsFor(key, frame) {
   return group ? group[name] : null;
 }
 let lastDraw = 0;
+// Each frame: the levels fall and holds age for every meter (reads no layout, writes no DOM), then
+// only the meters whose picture changed are painted; the loudness text changes with meter frames.
+// The canvases' sizes are read on a resize, not per frame (a read after a DOM write forces layout).
+let sized = false;
+addEventListener("resize", () => { sized = false; });
 function draw(now) {
   const dt = Math.min((now - lastDraw) / 1000, 0.25);
   lastDraw = now;
   const frame = meters.frame;
+  if (!sized) { for (const view of views.values()) view.size = null; sized = true; }
   for (const [key, view] of views) {
     const m = levelsFor(key, frame);
     const peaks = m ? m.peak : [];
-    const c = view.meter;
-    const w = c.clientWidth, h = c.clientHeight, dpr = window.devicePixelRatio || 1;
-    if (!w || !h) continue;
-    if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) { c.width = Math.round(w * dpr); c.height = Math.round(h * dpr); }
-    const g = c.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, w, h);
-    const n = Math.max(peaks.length, 1), bw = (w - (n - 1)) / n;
-    let top = -Infinity;
+    const n = Math.max(peaks.length, 1);
+    let top = -Infinity, picture = "";
     for (let i = 0; i < n; i++) {
       const target = peaks[i] === null || peaks[i] === undefined ? -Infinity : peaks[i];
       const lv = view.levels[i] || (view.levels[i] = { shown: -Infinity, hold: -Infinity, holdAge: 0 });
@@ -376,29 +420,60 @@ function draw(now) {
       lv.shown = target >= lv.shown ? target : Math.max(target, lv.shown - 24 * dt);
       if (target >= lv.hold) { lv.hold = target; lv.holdAge = 0; } else if ((lv.holdAge += dt) > 1.5) lv.hold = Math.max(target, lv.hold - 24 * dt);
       top = Math.max(top, lv.shown);
-      const x = i * (bw + 1), y = h * (1 - dbToPos(lv.shown));
-      const grad = g.createLinearGradient(0, h, 0, 0);
-      grad.addColorStop(0, "#2f9e5a"); grad.addColorStop(dbToPos(-6), "#3fbf6f");
-      grad.addColorStop(dbToPos(-3), "#e0c030"); grad.addColorStop(dbToPos(0), "#ff4a4a");
-      g.fillStyle = grad;
-      g.fillRect(x, y, bw, h - y);
-      if (isFinite(lv.hold)) {
-        g.fillStyle = lv.hold >= 0 ? "#ff4a4a" : "#e8e8e8";
-        g.fillRect(x, Math.round(h * (1 - dbToPos(lv.hold))), bw, 2);
-      }
+      picture += dbToPos(lv.shown).toFixed(3) + " " + dbToPos(lv.hold).toFixed(3) + " ";
     }
-    c.dataset.peak = isFinite(top) ? top.toFixed(1) : "-inf";
-    if (view.loud && frame && frame.master.loudness) {
-      const l = frame.master.loudness, f = (v) => (v === null ? "-inf" : v.toFixed(1));
-      view.loud.innerHTML = "";
-      for (const [label, v, unit] of [["M", l.momentary, ""], ["S", l.shortTerm, ""], ["I", l.integrated, " LUFS"], ["TP", l.truePeak, " dBTP"]]) {
-        const line = el("div", "", label + " ");
-        line.append(el("b", "", f(v)), unit);
-        view.loud.append(line);
-      }
+    const c = view.meter;
+    if (!view.size || !view.size.w || !view.size.h) view.size = { w: c.clientWidth, h: c.clientHeight };
+    const { w, h } = view.size;
+    if (w && h && picture !== view.picture) { view.picture = picture; paintMeter(view, c, w, h, n); }
+    const peakText = isFinite(top) ? top.toFixed(1) : "-inf";
+    if (c.dataset.peak !== peakText) c.dataset.peak = peakText;
+    if (view.loud && frame && frame !== view.loudFrame && frame.master.loudness) {
+      view.loudFrame = frame;
+      showLoudness(view, frame.master.loudness);
     }
   }
   requestAnimationFrame(draw);
+}
+function paintMeter(view, c, w, h, n) {
+  const dpr = window.devicePixelRatio || 1;
+  if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) { c.width = Math.round(w * dpr); c.height = Math.round(h * dpr); }
+  const g = c.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, w, h);
+  if (!view.gradient || view.gradientHeight !== h) {
+    const grad = g.createLinearGradient(0, h, 0, 0);
+    grad.addColorStop(0, "#2f9e5a"); grad.addColorStop(dbToPos(-6), "#3fbf6f");
+    grad.addColorStop(dbToPos(-3), "#e0c030"); grad.addColorStop(dbToPos(0), "#ff4a4a");
+    view.gradient = grad;
+    view.gradientHeight = h;
+  }
+  const bw = (w - (n - 1)) / n;
+  for (let i = 0; i < n; i++) {
+    const lv = view.levels[i], x = i * (bw + 1), y = h * (1 - dbToPos(lv.shown));
+    g.fillStyle = view.gradient;
+    g.fillRect(x, y, bw, h - y);
+    if (isFinite(lv.hold)) {
+      g.fillStyle = lv.hold >= 0 ? "#ff4a4a" : "#e8e8e8";
+      g.fillRect(x, Math.round(h * (1 - dbToPos(lv.hold))), bw, 2);
+    }
+  }
+}
+function showLoudness(view, l) {
+  const f = (v) => (v === null ? "-inf" : v.toFixed(1));
+  if (!view.loudCells) {
+    view.loudCells = [];
+    for (const [label, unit] of [["M", ""], ["S", ""], ["I", " LUFS"], ["TP", " dBTP"]]) {
+      const line = el("div", "", label + " "), b = el("b", "", "");
+      line.append(b, unit);
+      view.loud.append(line);
+      view.loudCells.push(b);
+    }
+  }
+  [l.momentary, l.shortTerm, l.integrated, l.truePeak].forEach((v, i) => {
+    const text = f(v);
+    if (view.loudCells[i].textContent !== text) view.loudCells[i].textContent = text;
+  });
 }
 
 // ---- The bar: transport, setlist, undo, scenes.
@@ -406,6 +481,7 @@ function showTransport() {
   const t = mix.transport, clock = (s) => (s === null || s === undefined ? "--:--" :
     Math.floor(s / 60) + ":" + String(Math.floor(s % 60)).padStart(2, "0"));
   $("clock").textContent = clock(t.position) + " / " + clock(t.length);
+  showSeek();
   $("play").setAttribute("aria-pressed", String(t.state === "playing" || t.state === "starting"));
   $("clock").dataset.state = t.state || "";
 }
@@ -420,9 +496,10 @@ function setScenes(names) {
 }
 function wire() {
   for (const [id, cmd] of [["play", "play"], ["pause", "pause"], ["stop", "stop"], ["next", "next"], ["prev", "prev"], ["undo", "undo"], ["redo", "redo"]]) {
-    $(id).onclick = async () => { await run(cmd); refresh(); };
+    $(id).onclick = () => run(cmd);
   }
-  $("recall").onclick = async () => { if ($("scene").value) { await run("scene recall " + word($("scene").value)); refresh(); } };
+  $("recall").onclick = () => { if ($("scene").value) run("scene recall " + word($("scene").value)); };
+  wireShow();
   $("fine").onclick = () => { fine.on = !fine.on; $("fine").setAttribute("aria-pressed", String(fine.on)); };
   $("token").onsubmit = (e) => {
     e.preventDefault();
@@ -430,8 +507,8 @@ function wire() {
     $("token").hidden = true;
     if (link.ws) link.ws.close();
   };
-  // Other clients' moves and changes made elsewhere arrive within half a second.
-  setInterval(() => { if (link.opened && !document.hidden) refresh(); }, 500);
+  // Changes come pushed (`mixChanged`); this only catches what a lost push would miss.
+  setInterval(() => { if (link.opened && !document.hidden) refresh("resync"); }, RESYNC_MS);
 }
 
 wire();

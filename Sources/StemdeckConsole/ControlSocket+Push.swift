@@ -63,40 +63,74 @@ extension ControlServer {
     return Date(timeIntervalSinceReferenceDate: ((t * rate).rounded(.down) + 1) / rate)
   }
 
+  /// Tells the subscribers of events that the mix changed (`mixChanged`), once per service step
+  /// in which anything a page shows may have: a strip control, a send, an insert, a scene (the
+  /// mixer's change count, which undo's history keeps too), a session opened or a song changed
+  /// (the history's epoch), the cue. The web mixer's pages fetch the mix again on it instead of
+  /// polling (docs/web.md); moves coalesce, as one step's changes make one push.
+  func pushMixChanged(_ console: Console) {
+    guard clients.contains(where: { $0.topics.contains(.events) && !$0.closing }) else { return }
+    let mark = MixMark(
+      changes: console.mixer.changeCount, epoch: console.history.epoch, song: console.setlist == nil ? -1 : console.setlistIndex,
+      cues: console.mixer.cues.map { "\($0.name) \($0.tap)" })
+    guard let seen = mixSeen else {
+      mixSeen = mark  // the first look: nothing to tell
+      return
+    }
+    guard mark != seen else { return }
+    mixSeen = mark
+    let line = Self.encode([
+      "push": "event", "event": "mixChanged", "class": "mixer", "changes": mark.changes, "song": mark.song >= 0 ? mark.song + 1 : NSNull()
+    ])
+    for c in clients where c.topics.contains(.events) && !c.closing { queue(line, to: c) }
+  }
+
   /// Meter frames at each subscriber's rate (skipped and counted while its queue is backed up),
-  /// and the transport on every change and once a second while playing.
-  func pushDue(_ mixer: Mixer) {
+  /// the transport on every change and once a second while playing, and `mixChanged`.
+  func pushDue(_ console: Console) {
     guard clients.contains(where: { !$0.topics.isEmpty }) else { return }
+    let mixer = console.mixer
+    pushMixChanged(console)
     let now = Date()
-    var frame: [String: Any]?
-    // Encoded once for every subscriber that dropped no frame (most of them): the encoding is
+    var frame: MeterFrame?
+    // Written once for every subscriber that dropped no frame (most of them): the writing is
     // the cost of a push (docs/measurements.md, *The web mixer*).
-    var unbroken: String?
+    var unbroken: [UInt8]?
     for c in clients where c.topics.contains(.meters) && !c.closing && c.nextMeter <= now {
       c.nextMeter = Self.meterTick(after: now, rate: c.meterRate)
       if c.output.count > Self.meterBacklogBytes { c.droppedFrames += 1; continue }
-      if frame == nil { frame = RemotePush.meters(mixer) }
-      if c.droppedFrames == 0, let unbroken {
-        queue(unbroken, to: c)
-        continue
+      if frame == nil { frame = MeterFrame(mixer) }
+      guard let frame else { continue }
+      if c.droppedFrames == 0 {
+        if unbroken == nil { unbroken = frame.line(dropped: 0) }
+        queue(line: unbroken ?? [], to: c)
+      } else {
+        queue(line: frame.line(dropped: c.droppedFrames), to: c)
       }
-      var f = frame!
-      f["push"] = "meters"
-      f["dropped"] = c.droppedFrames
-      let line = Self.encode(f)
-      if c.droppedFrames == 0 { unbroken = line }
-      queue(line, to: c)
     }
-    let transport = RemotePush.transport(mixer)
-    // A change of state or of solo is pushed at once.
-    let state = (transport["state"] as? String ?? "") + (transport["solo"] as? Bool == true ? " solo" : "")
+    // A change of state or of solo is pushed at once. Looked at every step: the frame is built
+    // only when it goes out (a state's name by interpolation cost a reflection each step).
+    let state = RemotePush.word(mixer.transportState) + (mixer.soloActive ? " solo" : "")
     if state != transportSeen || (state == "playing" && now >= nextTransport) {
       transportSeen = state
       nextTransport = now.addingTimeInterval(PushRate.transportInterval)
-      var t = transport
+      var t = RemotePush.transport(mixer)
       t["push"] = "transport"
       let line = Self.encode(t)
       for c in clients where c.topics.contains(.transport) && !c.closing { queue(line, to: c) }
     }
   }
+}
+
+/// What the web mixer's pages show of the mix, as cheaply as it can be compared: when it
+/// differs from the last one told, subscribers of events hear `mixChanged`.
+struct MixMark: Equatable {
+  /// `Mixer.changeCount`: every change that marks the session unsaved.
+  var changes: Int
+  /// `UndoHistory.epoch`: a session opened, a song changed.
+  var epoch: Int
+  /// The setlist's current song (0-based), -1 without a setlist.
+  var song: Int
+  /// The cued strips and their taps (a listening state: not a change of the session).
+  var cues: [String]
 }

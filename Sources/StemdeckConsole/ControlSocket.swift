@@ -70,6 +70,8 @@ public final class ControlServer {
   static let meterBacklogBytes = 64 * 1024
   var transportSeen = ""
   var nextTransport = Date.distantPast
+  /// The mix as last told to event subscribers (`MixMark`, ControlSocket+Push.swift).
+  var mixSeen: MixMark?
 
   /// The default path for JACK client `client` of server `server`:
   /// `$XDG_RUNTIME_DIR/stemdeck/CLIENT.sock` on the default server, `CLIENT@SERVER.sock` on
@@ -248,7 +250,7 @@ public final class ControlServer {
     guard isOpen else { return }
     if running {
       // A request is running (a `wait`): no other request starts, but subscribers keep getting pushes.
-      pushDue(console.mixer)
+      pushDue(console)
       for client in clients { flush(client) }
       return
     }
@@ -291,7 +293,7 @@ public final class ControlServer {
       }
       if client.ended && client.parked == nil && client.input.firstIndex(of: 10) == nil { client.closing = true }
     }
-    pushDue(console.mixer)
+    pushDue(console)
     for client in clients { flush(client) }
     clients.removeAll { client in
       let done = client.closing && client.output.isEmpty || client.unread > Self.maxQueuedBytes
@@ -382,8 +384,13 @@ public final class ControlServer {
   /// Queues a line; what was queued before it and is still unread counts toward the client's
   /// bound (`maxQueuedBytes`), so one large reply reaches a client that reads.
   func queue(_ text: String, to client: Client) {
+    queue(line: Array((text + "\n").utf8), to: client)
+  }
+
+  /// Queues a line already in bytes, its line break included (one meter frame for many clients).
+  func queue(line: [UInt8], to client: Client) {
     client.unread = max(client.unread, client.output.count)
-    client.output += Array((text + "\n").utf8)
+    client.output += line
   }
 
   private func flush(_ client: Client) {

@@ -85,6 +85,9 @@ struct UndoHistory {
   /// The mix as last noted, and the mixer's change count then; nil before the first note.
   var current: Session?
   var changeCount = -1
+  /// How many times the history started again (a session opened, a song change): with the
+  /// change count, what tells the web mixer's pages the whole mix may be new (ControlSocket+Push.swift).
+  var epoch = 0
 }
 
 extension Console {
@@ -134,7 +137,9 @@ extension Console {
 
   /// Starts the history again from the mix as it is (a session opened, a new one, a song change).
   func resetHistory() {
+    let epoch = history.epoch &+ 1
     history = UndoHistory()
+    history.epoch = epoch
     history.current = mixer.snapshot()
     history.changeCount = mixer.changeCount
   }

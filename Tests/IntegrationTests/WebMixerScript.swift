@@ -12,7 +12,7 @@ enum WebMixerScript {
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
-    port, token, shots = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    port, token, shots, control = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
     base = "http://127.0.0.1:%d/" % port
 
     def say(check, **facts):
@@ -128,8 +128,36 @@ enum WebMixerScript {
         centred = until(lambda: js(desk, label) == "C")
         say("pan", deskSees=dragged, centred=bool(centred))
 
+        # A change over the control socket reaches the page by the push (mixChanged), not the slow resync.
+        c = socket.socket(socket.AF_UNIX)
+        c.connect(control)
+        c.sendall(b'{"id": 1, "cmd": "vol bass -10dB"}\n')
+        c.recv(65536)
+        c.close()
+        bass = "return views.get('stem:bass').fader.db"
+        pushed = until(lambda: abs(js(phone, bass) + 10) < 0.05, timeout=5)
+        say("push", seen=bool(pushed), reason=js(phone, "return mix.reason"), db=js(phone, bass))
+
+        say("fits", width=js(phone, "return document.documentElement.scrollWidth"))
         phone.save_screenshot(shots + "/phone-390x844.png")
         desk.save_screenshot(shots + "/desktop-1280x800.png")
+
+        # The desktop double-taps drums' send to verb: 0 dB (the test reads it back from stemdeck).
+        send = desk.find_element(By.CSS_SELECTOR, ".strip[data-name=drums] .sends .slider[data-send=verb]")
+        ActionChains(desk).double_click(send).perform()
+        slabel = "return document.querySelector('.strip[data-name=drums] .sends .slider[data-send=verb] .label').textContent"
+        say("send", phoneSees=until(lambda: (lambda t: t if t == "verb 0" else None)(js(phone, slabel))))
+
+        # The phone opens drums' insert (swh amp) and types its gain: the stem's meter falls by it.
+        phone.find_element(By.CSS_SELECTOR, ".strip[data-name=drums] .inserts button").click()
+        box = until(lambda: (lambda e: e[0] if e else None)(phone.find_elements(By.CSS_SELECTOR, "#panel .param[data-symbol=gain] .pvalue")))
+        p1 = until(lambda: peak(phone))
+        box.clear()
+        box.send_keys("-20\n")
+        heard = until(lambda: (lambda p: p if p is not None and abs((p - p1) + 20) < 1.0 else None)(peak(phone)), timeout=8)
+        label = js(phone, "return document.querySelector('#panel .param[data-symbol=gain] .label').textContent")
+        phone.save_screenshot(shots + "/phone-insert-390x844.png")
+        say("insert", peakBefore=p1, peakAfter=peak(phone), heard=heard is not None, label=label)
 
         # Stop from the desktop: the meters fall silent on the phone.
         desk.find_element(By.ID, "stop").click()

@@ -17,6 +17,7 @@ struct WebMixerTests {
     let stemdeck = try StemdeckProcess(
       server: server, session: dir.file("s.json"), extra: extra + ["--http", String(port), "--http-host", "0.0.0.0"],
       launcher: ["/usr/bin/env", "XDG_CONFIG_HOME=\(dir.path)"])
+    for line in extra.contains("--control") ? Self.setup : [] { try await stemdeck.run(line) }
     try await stemdeck.run("play")
     _ = await eventually(timeout: 5) { stemdeck.stderrLines.contains { $0.hasPrefix("web mixer: ") } }
     // "web mixer: http://HOST:PORT/#token=TOKEN (the token is kept in …)"
@@ -26,6 +27,12 @@ struct WebMixerTests {
     let bound = try #require(parts.count == 2 ? Int(parts[0]) : nil, "\(line)")
     return (stemdeck, bound, parts[1])
   }
+
+  /// The first stemdeck's mix beyond its session: an aux send and an insert (swh's amp, exact
+  /// gain in dB) on drums, for the page's send row and insert panel.
+  static let setup = [
+    "send add verb", "send drums verb -20dB", "insert add drums http://plugin.org.uk/swh-plugins/amp force"
+  ]
 
   @Test("a fader dragged in one browser moves the stem and the other browser; mute, pan, stop, meters; refusals; reconnection")
   func browsersDriveTheMixer() async throws {
@@ -47,7 +54,7 @@ struct WebMixerTests {
     try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
     try WebMixerScript.text.write(toFile: dir.file("browser.py"), atomically: true, encoding: .utf8)
     let started = ContinuousClock.now
-    let py = try ChildProcess("/usr/bin/python3", ["-u", dir.file("browser.py"), String(port), token, shots])
+    let py = try ChildProcess("/usr/bin/python3", ["-u", dir.file("browser.py"), String(port), token, shots, socket])
     defer { py.terminate(grace: 2) }
     func said(_ check: String, timeout: Double) async -> Bool {
       await eventually(timeout: timeout) { py.stdoutLines.contains { $0.contains("\"check\": \"\(check)\"") } || !py.isRunning }
@@ -58,7 +65,8 @@ struct WebMixerTests {
 
     // The mixer itself, asked over the control socket: drums at the level the fader was left at,
     // bass muted, drums' pan back at the centre, the transport stopped; the history says "web".
-    let ctl = try await runTool(try StemdeckBinary.require(), ["ctl", "--socket", socket, "--json", "stems; status; history"], timeout: 20)
+    let ctl = try await runTool(
+      try StemdeckBinary.require(), ["ctl", "--socket", socket, "--json", "stems; status; history; insert list drums"], timeout: 20)
     var reply: [String: Any] = [:]  // one reply line a command: their data merged
     for l in ctl.stdout {
       if let o = try? JSONSerialization.jsonObject(with: Data(l.utf8)) as? [String: Any] { reply.merge(o) { $1 } }
@@ -80,6 +88,12 @@ struct WebMixerTests {
     #expect(abs(20 * log10(volume) - after) < 0.05, "drums at \(volume), the page showed \(after) dB")
     #expect(bass["mute"] as? Bool == true && drums["pan"] as? Double == 0, "\(ctl.text)")
     #expect((reply["status"] as? [String: Any])?["state"] as? String == "stopped", "\(ctl.text)")
+    // The send double-tapped to 0 dB and the insert's gain typed in the panel reached stemdeck.
+    let verb = (reply["sends"] as? [[String: Any]])?.first { $0["name"] as? String == "verb" }
+    let level = (verb?["levels"] as? [String: Any])?["drums"] as? [String: Any]
+    #expect(level?["db"] as? Double == 0 && level?["pre"] as? Bool == false, "\(ctl.text)")
+    let amp = (reply["inserts"] as? [[String: Any]])?.first
+    #expect((amp?["values"] as? [String: Any])?["gain"] as? Double == -20, "\(ctl.text)")
     let history = reply["history"] as? [[String: Any]] ?? []
     #expect(history.contains { $0["source"] as? String == "web" }, "\(ctl.text)")
     // A drag's moves are one step of the history (UndoHistory.streams), and the pan dragged and
@@ -122,6 +136,12 @@ struct WebMixerTests {
     #expect(fact("mute", "phoneSees") as? Bool == true && fact("pan", "centred") as? Bool == true, "\(transcript)")
     #expect(fact("pan", "deskSees") is String, "\(transcript)")
     #expect(fact("stopped", "silent") as? Bool == true, "\(transcript)")
+    // A change over the control socket came by the push; the send and the insert from the page.
+    #expect(fact("push", "seen") as? Bool == true && fact("push", "reason") as? String == "push", "\(transcript)")
+    #expect(fact("send", "phoneSees") as? String == "verb 0", "\(transcript)")
+    // The phone's page is as wide as the phone: the strips scroll inside it, nothing widens it.
+    #expect(fact("fits", "width") as? Int == 390, "\(transcript)")
+    #expect(fact("insert", "heard") as? Bool == true && fact("insert", "label") as? String == "-20", "\(transcript)")
     // Stemdeck gone: both pages say so; another on the port: both reconnect and show its drums
     // at the session's -6 dB, not the level the first one was left at.
     #expect(fact("lost", "both") as? Bool == true && (fact("lost", "text") as? String)?.contains("reconnecting") == true, "\(transcript)")
@@ -129,5 +149,6 @@ struct WebMixerTests {
     #expect(abs((fact("back", "drums") as? Double ?? 0) + 6.02) < 0.05, "\(transcript)")
     #expect(FileManager.default.fileExists(atPath: shots + "/phone-390x844.png"))
     #expect(FileManager.default.fileExists(atPath: shots + "/desktop-1280x800.png"))
+    #expect(FileManager.default.fileExists(atPath: shots + "/phone-insert-390x844.png"))
   }
 }

@@ -45,3 +45,94 @@ struct WebSurfaceTests {
     #expect(h.console.historySteps().contains { $0["source"] as? String == "web" })
   }
 }
+
+/// A client of a `ControlServer` on a socket pair, served by hand: what a page's WebSocket is.
+private final class PairClient {
+  let server: ControlServer
+  let console: Console
+  var fd: Int32 = -1
+  var pending: [UInt8] = []
+  var pushes: [[String: Any]] = []
+
+  init(_ server: ControlServer, _ console: Console) {
+    self.server = server
+    self.console = console
+    var pair: [Int32] = [0, 0]
+    if socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 {
+      fd = pair[0]
+      server.adopt(pair[1])
+    }
+  }
+  deinit { if fd >= 0 { close(fd) } }
+
+  /// Serves one step and keeps what arrived: pushes aside, the first reply returned.
+  func step() -> [String: Any]? {
+    server.service(console)
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+    if n > 0 { pending += buffer[..<n] }
+    var reply: [String: Any]?
+    while let end = pending.firstIndex(of: 10) {
+      let line = Array(pending[..<end])
+      pending.removeSubrange(...end)
+      guard let o = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { continue }
+      if o["push"] != nil { pushes.append(o) } else if reply == nil { reply = o }
+    }
+    return reply
+  }
+
+  func ask(_ request: [String: Any]) throws -> [String: Any] {
+    let line = Array((ControlServer.encode(request) + "\n").utf8)
+    #expect(line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) } == line.count)
+    for _ in 0..<500 {
+      if let r = step() { return r }
+      usleep(2000)
+    }
+    throw CommandError("no reply to \(request)")
+  }
+
+  /// The `mixChanged` pushes received so far (after one more step).
+  func mixChanges() -> Int {
+    _ = step()
+    return pushes.filter { $0["event"] as? String == "mixChanged" }.count
+  }
+}
+
+extension WebSurfaceTests {
+  @Test("a subscriber of events hears mixChanged once per change from anyone (a client, the console, the cue), never for a query")
+  func mixChangedIsPushed() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let server = ControlServer(adopting: .web)
+    defer { server.close() }
+    let page = PairClient(server, h.console), other = PairClient(server, h.console)
+    #expect(try page.ask(["id": 1, "subscribe": ["events"]])["ok"] as? Bool == true)
+    #expect(page.mixChanges() == 0)
+    var seen = 0
+    // Queries change nothing: no push.
+    for cmd in ["stems; status; scene list", "sends", "cue"] { #expect(try other.ask(["id": 2, "cmd": cmd])["ok"] as? Bool == true) }
+    #expect(page.mixChanges() == 0, "\(page.pushes)")
+    // Another client's move, the console's own command, a scene, a send, the cue: one push each.
+    for change in ["vol drums -3dB", "console: mute bass", "scene save a", "send add verb", "send drums verb -12dB pre", "cue drums"] {
+      if change.hasPrefix("console: ") {
+        #expect(h.run(String(change.dropFirst("console: ".count))).ok)
+      } else {
+        let r = try other.ask(["id": 3, "cmd": change])
+        #expect(r["ok"] as? Bool == true, "\(change): \(r)")
+      }
+      #expect(page.mixChanges() == seen + 1, "\(change): \(page.pushes)")
+      seen += 1
+    }
+    let push = try #require(page.pushes.last)
+    #expect(push["class"] as? String == "mixer" && push["changes"] is Int && push["song"] is NSNull, "\(push)")
+    // The data a page builds its sends and cue from: in `stems` (the whole mix in one reply) and on their own.
+    let r = try other.ask(["id": 4, "cmd": "stems; cue; sends"])
+    let sends = try #require(r["sends"] as? [[String: Any]], "\(r)")
+    let drums = (sends.first?["levels"] as? [String: Any])?["drums"] as? [String: Any]
+    #expect(sends.first?["name"] as? String == "verb" && drums?["pre"] as? Bool == true, "\(r)")
+    #expect(abs((drums?["db"] as? Double ?? 0) + 12) < 0.01, "\(r)")
+    #expect((r["cues"] as? [[String: Any]])?.first?["tap"] as? String == "pfl", "\(r)")
+    // A client that is not subscribed hears nothing.
+    #expect(!other.pushes.contains { $0["event"] as? String == "mixChanged" })
+  }
+}

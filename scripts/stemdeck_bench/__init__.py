@@ -11,6 +11,7 @@
 - memory.py         case 4: resident memory
 - latency.py        case 5: open-to-play and `vol`-to-port latency
 - control_socket.py case 5c: the control socket to the port, and its round trip
+- web.py            cases 5w, 5m, 5p: the web mixer's WebSocket to the port; what 8 pages cost (64 stems); the page's frame rate
 - targets.py        every target with its threshold, in one place
 - report.py         the markdown, rendered from the results JSON (`--report FILE.json` again)
 

@@ -59,10 +59,14 @@ def vol_to_port_periods(ctx, server, count=40, via="stdin"):
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
     control = os.path.join(cache, f"bench-{os.getpid()}.sock")
     extra = ["--control", control] if via == "socket" else ["--no-control"]
+    if via == "web":  # case 5w: the web mixer's WebSocket (web.py)
+        from .web import free_tcp_port, web_link
+        http_port = free_tcp_port()
+        extra += ["--http", str(http_port)]
     sd = Stemdeck(ctx["bin"], [session, "--server", server.name, "--no-start-server", "--no-connect"] + extra, server.env,
                   os.path.join(cache, "logs", f"latency-port-{via}.log"))
     periods, straddled, round_trips = [], 0, []
-    sock = sock_file = None
+    sock = sock_file = close_web = None
     try:
         if not rig.stdout.readline().startswith("ready"):
             raise BenchError("stemdeck-testrig did not start")
@@ -75,6 +79,8 @@ def vol_to_port_periods(ctx, server, count=40, via="stdin"):
         sd.command("play", "wait 0.5", timeout=30)
         run(["jack_connect", "stemdeck:master_L", "benchrig-speaker:in"], timeout=10, env=server.env, what="jack_connect")
         time.sleep(0.3)
+        if via == "web":
+            request, reply, close_web = web_link(http_port)
         if via == "socket":
             import socket as socket_module
             sock = socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM)
@@ -90,6 +96,7 @@ def vol_to_port_periods(ctx, server, count=40, via="stdin"):
                 if r.get("id") != n or not r.get("ok"):
                     raise BenchError(f"control socket: unexpected reply {r}")
 
+        if via in ("socket", "web"):
             for n in range(200):
                 t = time.monotonic()
                 request(n, "echo ping")
@@ -101,13 +108,13 @@ def vol_to_port_periods(ctx, server, count=40, via="stdin"):
             if ask("arm") != ["armed"]:
                 raise BenchError("stemdeck-testrig could not arm")
             t0 = int(ask("now")[1])
-            if via == "socket":
+            if via in ("socket", "web"):
                 request(1000 + i, f"vol dc {0.5 if i % 2 == 0 else 1}")
             else:
                 sd.send(f"vol dc {0.5 if i % 2 == 0 else 1}")
             t1 = int(ask("now")[1])
             answer = ask("wait")
-            if via == "socket":
+            if via in ("socket", "web"):
                 reply(1000 + i)
             if answer[0] != "change":
                 raise BenchError(f"master_L did not change within 3 s of a vol command (rig: {answer})")
@@ -120,6 +127,8 @@ def vol_to_port_periods(ctx, server, count=40, via="stdin"):
     finally:
         if sock is not None:
             sock.close()
+        if close_web is not None:
+            close_web()
         sd.quit()
         try:
             rig.stdin.close()

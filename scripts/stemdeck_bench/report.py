@@ -697,26 +697,73 @@ def section_5(r, run, b, summary, commands):
 
 
 def section_5c(r, run, b, summary, commands):
-    pp, rt = r["port_periods"], sorted(r["round_trips"])
-    hist = {k: pp.count(k) for k in sorted(set(pp))}
     b("### 5c. Control socket latency")
     b("")
     b("As case 5's port measurement, with each `vol` sent as a JSON request on stemdeck's control socket "
       "(`--control PATH`) instead of its stdin. The control loop waits in poll(2) on the socket, so the "
       "request is run the moment it arrives.")
     b("")
-    b(f"| `vol` over the socket → first changed sample at `master_L` ({len(pp)} commands) | commands |")
+    request_latency_rows(r, b, summary, "5c", "the socket")
+
+
+def request_latency_rows(r, b, summary, case, what):
+    """Cases 5c and 5w: the periods a `vol` request took to the port, the round trip, the verdict."""
+    pp, rt = r["port_periods"], sorted(r["round_trips"])
+    b(f"| `vol` over {what} → first changed sample at `master_L` ({len(pp)} commands) | commands |")
     b("|---|---:|")
-    for k, c in hist.items():
-        b(f"| in period {k} after the one the request was sent in{' (the next period)' if k == 1 else ''} | {c} |")
+    for k in sorted(set(pp)):
+        b(f"| in period {k} after the one the request was sent in{' (the next period)' if k == 1 else ''} | {pp.count(k)} |")
     b("")
     b(f"Request → reply round trip (`echo`, {len(rt)} requests on one connection, while playing): median "
       f"{fmt(med(rt) * 1000, 2)} ms, p95 {fmt(rt[int(len(rt) * 0.95)] * 1000, 2)} ms, max {fmt(rt[-1] * 1000, 2)} ms. "
       f"{r['straddled']} command(s) straddled a period boundary and are left out.")
     b("")
-    summary.append(("5c", target("5c.port").text,
+    summary.append((case, target(f"{case}.port").text,
                     f"{pp.count(1)} of {len(pp)} in the next period, latest {max(pp) if pp else '-'}",
-                    verdict(bool(pp) and met("5c.port", max(pp)))))
+                    verdict(bool(pp) and met(f"{case}.port", max(pp)))))
+
+
+def section_5w(r, run, b, summary, commands):
+    b("### 5w. Web mixer latency")
+    b("")
+    b("As case 5c, with each `vol` sent as a message on the web mixer's WebSocket (`--http PORT`, `/ws`): "
+      "the libwebsockets thread hands it to the control thread through a socket pair.")
+    b("")
+    request_latency_rows(r, b, summary, "5w", "the WebSocket")
+
+
+def section_5m(r, run, b, summary, commands):
+    b("### 5m. Web mixer pages")
+    b("")
+    b(f"stemdeck playing {r['strips']} stems with `--http`; its CPU (all threads, % of one core, {r['window']} s windows) "
+      f"with no page, with {r['pages']} WebSocket clients each subscribed to meters at {r['meter_rate']} a second, the "
+      "transport and events after one fetch of the mix (what an idle page does; it fetches again only on `mixChanged`), "
+      "and with no page again.")
+    b("")
+    b(f"| without | with {r['pages']} pages | cost | frames a second a page | bytes a frame |")
+    b("|---:|---:|---:|---:|---:|")
+    b(f"| {r['without'][0]} %, {r['without'][1]} % | {r['with']} % | +{r['cost_points']} points (× {r['ratio']}) | "
+      f"{r['frames_per_page_second']} | {r['bytes_per_frame']} |")
+    b("")
+    b(f"By thread with the pages: {', '.join(f'{k} {v} %' for k, v in sorted(r['threads_with'].items()))}.")
+    b("")
+    summary.append(("5m", target("5m.cpu").text, f"+{r['cost_points']} points", verdict(met("5m.cpu", r["cost_points"]))))
+
+
+def section_5p(r, run, b, summary, commands):
+    b("### 5p. Web mixer page frame rate")
+    b("")
+    b(f"The page against stemdeck playing {r['strips']} stems, in headless Chromium at 1280×800 (software "
+      "rendering, `--disable-gpu`), read through the DevTools protocol (`Runtime.evaluate`): 5 s of "
+      "`requestAnimationFrame` callbacks once every strip is shown and meter frames arrive, and the time "
+      "the page's own drawing (meters and loudness, `draw` in app.js) takes in each.")
+    b("")
+    b("| frames a second | interval median | p95 | max | drawing median | p95 |")
+    b("|---:|---:|---:|---:|---:|---:|")
+    b(f"| {r['fps']} | {r['gap_median_ms']} ms | {r['gap_p95_ms']} ms | {r['gap_max_ms']} ms | "
+      f"{r['draw_median_ms']} ms | {r['draw_p95_ms']} ms |")
+    b("")
+    summary.append(("5p", target("5p.fps").text, f"{r['fps']} frames/s", verdict(met("5p.fps", r["fps"]))))
 
 
 for _key in ALL_CASES:

@@ -53,6 +53,12 @@ TARGETS = [
     Target("5.open", "5", "64-stem session plays within 250 ms of `open`", "<=", 0.25, "open → playing, s"),
     Target("5.port", "5", "a `vol` change reaches the port in the next period", "<=", 1, "latest period"),
     Target("5c.port", "5c", "a `vol` over the control socket reaches the port in the next period", "<=", 1, "latest period"),
+    Target("5w.port", "5w", "a `vol` over the web mixer's WebSocket reaches the port in the next period", "<=", 1,
+           "latest period"),
+    Target("5m.cpu", "5m", "8 web mixer pages (meters at 30/s, 64 stems) cost stemdeck < 2 % of a core", "<", 2,
+           "% points of one core over no page"),
+    Target("5p.fps", "5p", "the page renders 64 strips at 60 frames a second (headless Chromium)", ">=", 57,
+           "requestAnimationFrame callbacks a second over 5 s"),
 ]
 
 _BY_KEY = {t.key: t for t in TARGETS}

@@ -70,6 +70,7 @@ enum QueryJSON {
     if !offline.isEmpty {
       o["offline"] = offline.map { ["name": $0.settings.name, "path": $0.path, "reason": $0.reason] as [String: Any] }
     }
+    o.merge(mixExtras(c, strips: model.strips.map(\.name) + model.inputs.map(\.name))) { old, _ in old }
     return o
   }
 
@@ -243,7 +244,7 @@ enum QueryJSON {
     case "scene", "scenes":
       guard args.isEmpty || args.first?.lowercased() == "list" else { return nil }
       return ["scenes": c.mixer.sceneList.map { $0.name }, "recallSafe": c.mixer.recallSafeStrips]
-    default: return nil
+    default: return mixData(for: name, args, c)
     }
   }
 

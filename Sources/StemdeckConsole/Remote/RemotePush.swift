@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckControl
+import StemdeckEngine
 import StemdeckJack
 import StemdeckSession
 
@@ -113,7 +114,7 @@ enum RemotePush {
     for r in mixer.returnMeters() { returns[r.name] = reading(r.meter) }
     var master = reading(mixer.masterMeter())
     // EBU R 128 of the master (LUFS, LU, dBTP; null for silence), when it is measured live.
-    if let l = mixer.masterLoudness() {
+    if let l = mixer.publishedMasterLoudness() {  // as MeterFrame: never waits for the meter thread
       master["loudness"] =
         [
           "momentary": db(l.momentary), "shortTerm": db(l.shortTerm), "integrated": db(l.integrated),
@@ -128,10 +129,19 @@ enum RemotePush {
     return frame
   }
 
+  /// A transport state's name, as pushed: its case's name, without reflection.
+  static func word(_ state: TransportState) -> String {
+    switch state {
+    case .paused: "paused"
+    case .playing: "playing"
+    case .waitingForDisk: "waitingForDisk"
+    }
+  }
+
   /// The transport: state, position (seconds), and whether a solo is active (strips neither
   /// soloed nor solo-safe silent).
   static func transport(_ mixer: Mixer) -> [String: Any] {
-    ["state": "\(mixer.transportState)", "position": (mixer.position * 1000).rounded() / 1000, "solo": mixer.soloActive]
+    ["state": word(mixer.transportState), "position": (mixer.position * 1000).rounded() / 1000, "solo": mixer.soloActive]
   }
 }
 

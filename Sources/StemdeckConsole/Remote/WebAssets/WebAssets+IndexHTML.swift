@@ -10,6 +10,7 @@ extension WebAssets {
     <meta name="color-scheme" content="dark">
     <title>stemdeck</title>
     <link rel="stylesheet" href="style.css">
+    <script src="panel.js" defer></script>
     <script src="app.js" defer></script>
     </head>
     <body class="offline">
@@ -20,7 +21,13 @@ extension WebAssets {
         <button id="pause" title="pause" aria-label="pause">&#x25AE;&#x25AE;</button>
         <button id="stop" title="stop and rewind" aria-label="stop">&#x25A0;</button>
         <button id="next" title="next song" aria-label="next song">&#x25B6;|</button>
+      </div>
+      <div class="group" id="position">
         <span id="clock">--:--</span>
+        <input id="seek" type="range" min="0" max="1" step="any" value="0" aria-label="position: drag or tap to seek" disabled>
+      </div>
+      <div class="group" id="setlist" hidden>
+        <select id="song" aria-label="song: choose to go to it"></select>
       </div>
       <div class="group" id="history">
         <button id="undo" title="undo the last change">undo</button>
@@ -38,6 +45,14 @@ extension WebAssets {
       <div id="master"></div>
     </main>
     <div id="message" role="status"></div>
+    <section id="panel" hidden aria-label="insert">
+      <div class="head">
+        <span id="panel-title"></span>
+        <button id="panel-bypass" aria-pressed="false" title="bypass this insert">bypass</button>
+        <button id="panel-close" title="close">&#x2715;</button>
+      </div>
+      <div id="panel-params"></div>
+    </section>
     <form id="token" hidden>
       <p>This stemdeck listens beyond this machine: enter the token it printed when it started
       (it is kept in ~/.config/stemdeck/web-token).</p>

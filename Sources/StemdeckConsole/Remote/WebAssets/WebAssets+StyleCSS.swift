@@ -25,6 +25,9 @@ extension WebAssets {
     #transport button { min-width: 40px; padding: 0 6px; }
     #clock { font-variant-numeric: tabular-nums; min-width: 7.5em; color: var(--dim); padding-left: 4px; }
     #scene { max-width: 10em; }
+    #song { max-width: 12em; }
+    #position { flex: 1 1 12em; min-width: 0; }
+    #seek { flex: 1; min-width: 4em; max-width: 16em; min-height: 0; padding: 0; accent-color: var(--accent); }
     #link { margin-left: auto; color: var(--dim); font-size: 12px; }
     #dot { width: 10px; height: 10px; border-radius: 50%; background: var(--clip); margin-right: 6px; }
     body:not(.offline) #dot { background: var(--solo); }
@@ -64,6 +67,22 @@ extension WebAssets {
     .strip .value { text-align: center; font-variant-numeric: tabular-nums; font-size: 12px; color: var(--dim); }
     .loudness { font-size: 11px; color: var(--dim); font-variant-numeric: tabular-nums; line-height: 1.25; }
     .loudness b { color: var(--text); font-weight: 600; }
+    button.cue.on { background: var(--accent); color: #000; text-transform: uppercase; }
+    .sends, .inserts { display: flex; flex-direction: column; gap: 3px; }
+    .sends .slider { height: 20px; }
+    .sends .slider .label { line-height: 18px; font-size: 10px; }
+    .sends .slider .fill { background: var(--safe); }
+    .inserts button { min-height: 24px; padding: 0 4px; font-size: 11px; overflow: hidden; text-overflow: ellipsis;
+      white-space: nowrap; text-align: left; }
+    .inserts button.bypassed { color: var(--dim); text-decoration: line-through; }
+    #panel { position: fixed; left: 8px; right: 8px; bottom: 8px; max-height: 60dvh; overflow-y: auto; padding: 10px;
+      background: var(--panel); border: 1px solid var(--accent); border-radius: 8px; box-shadow: 0 4px 16px #000; }
+    #panel .head { display: flex; gap: 6px; align-items: center; margin-bottom: 8px; }
+    #panel-title { flex: 1; font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    .param { display: grid; grid-template-columns: minmax(6em, 1fr) 2fr 5.5em; gap: 6px; align-items: center; margin: 4px 0; }
+    .param .pname { font-size: 12px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    .param .pvalue { width: 100%; min-height: 28px; padding: 0 4px; }
+    .param button.on { background: var(--accent); color: #000; }
     #master .strip { width: calc(var(--strip) + 22px); border-right: none; }
 
     #message { flex: none; min-height: 1.4em; padding: 2px 8px; font-size: 12px; color: var(--mute);
@@ -74,7 +93,8 @@ extension WebAssets {
     #token p { margin: 0; flex-basis: 100%; }
     #token input { flex: 1; min-width: 12em; }
 
-    @media (min-width: 900px) { :root { --strip: 92px; } body { font-size: 15px; } }
+    @media (min-width: 900px) { :root { --strip: 92px; } body { font-size: 15px; }
+      #panel { left: auto; width: 440px; } }
     @media (max-height: 500px) { .strip .kind { display: none; } .channel { min-height: 80px; } }
 
     """##

@@ -4,6 +4,7 @@
 enum WebAssets {
   static let all: [WebAsset] = [
     WebAsset(path: "/index.html", type: "text/html; charset=utf-8", bytes: Array(indexHTML.utf8)),
+    WebAsset(path: "/panel.js", type: "text/javascript; charset=utf-8", bytes: Array(panelJS.utf8)),
     WebAsset(path: "/app.js", type: "text/javascript; charset=utf-8", bytes: Array(appJS.utf8)),
     WebAsset(path: "/style.css", type: "text/css; charset=utf-8", bytes: Array(styleCSS.utf8))
   ]
@@ -11,6 +12,7 @@ enum WebAssets {
   /// The files of web/ that are embedded, with their Swift names.
   static let sources: [(file: String, text: String)] = [
     ("index.html", indexHTML),
+    ("panel.js", panelJS),
     ("app.js", appJS),
     ("style.css", styleCSS)
   ]
