@@ -265,6 +265,7 @@ extension Mixer {
       s.recallSafe = recallSafe
       s.tempo = tempoSetting
       s.click = clickSetting
+      s.marks = markList
       s.midi = midi
       s.inputs = liveInputs.inputs.map(\.settings)
       for i in s.inputs.indices { s.inputs[i].sends = stemSends(s.inputs[i].name) }
@@ -348,6 +349,7 @@ extension Mixer {
     recording = session.recording
     tempoSetting = session.tempo
     clickSetting = session.click
+    markList = session.marks
     scenes = session.scenes
     recallSafe = session.recallSafe
     midi = session.midi

@@ -65,6 +65,8 @@ public final class Mixer: @unchecked Sendable {
     didSet { if clickSetting != oldValue { try? syncClick() } }
   }
   var clickSent = ClickParameters.off
+  /// The song's marks (Mixer+Marks.swift), in the order they were added.
+  var markList: [Mark] = []
   var commandsSent = 0
   /// Between `beginGroup` and `endGroup`/`abortGroup`, and the grouped commands sent so far
   /// (compare with `EngineStatus.scheduleReleased`: how many wait in the renderer's schedule).

@@ -287,7 +287,7 @@ struct CommandValidationTests {
     Rejection("prev", "error: no setlist loaded (use 'setlist FILE')"),
     Rejection("previous 1", "error: prev: expected 0 arguments, got 1 — usage: prev"),
     Rejection("goto 1", "error: no setlist loaded (use 'setlist FILE')"),
-    Rejection("goto", "error: goto: expected 1 argument, got 0 — usage: goto N|NAME"),
+    Rejection("goto", "error: goto: expected 1 to 2 arguments, got 0 — usage: goto MARK [now|bar|end] | goto N|SONG"),
     Rejection("autopause maybe", "error: autopause must be on or off (got 'maybe')"),
     Rejection("meterpoint sideways", "error: meterpoint must be pre or post (got 'sideways')"),
     // click and count-in

@@ -124,7 +124,7 @@ let badDocuments: [BadDocument] =
       label: "unknown top-level key", text: document(top: [#""swing" : 0.5"#]),
       location: "swing",
       fragment:
-        "unknown field (allowed: format, version, quality, master, options, recording, tempo, click, position, connections, stems, effects, midi, buses, inputs, sends, scenes, recallSafe)",
+        "unknown field (allowed: format, version, quality, master, options, recording, tempo, click, marks, position, connections, stems, effects, midi, buses, inputs, sends, scenes, recallSafe)",
       line: 4),
     BadDocument(
       label: "duplicate top-level key", text: document(top: [#""quality" : "fast""#, #""quality" : "best""#]),

@@ -131,6 +131,9 @@ struct MixerViewModel {
     var loudness: LiveLoudness? = nil
     /// Whether a strip is soloed (the others, but solo-safe ones, silent): the bar says SOLO.
     var soloActive = false
+    /// The last mark at or before the position, and a quantised jump waiting (Commands+Marks.swift).
+    var mark: String? = nil
+    var jump: WaitingJump? = nil
   }
 
   /// The stems, in the session's order (offline ones where the session has them).
@@ -298,6 +301,8 @@ struct MixerViewModel {
       unsaved: m.isDirty)
     transport.loudness = freshLoudness ? m.masterLoudness() : m.publishedMasterLoudness()
     transport.soloActive = m.soloActive
+    transport.mark = m.marks.filter { $0.at <= position + 0.0005 }.max { ($0.at, $0.name) < ($1.at, $1.name) }?.name
+    transport.jump = m.waitingJump
     if let d = console.driver {
       transport.dspLoad = d.cpuLoad
       transport.xruns = d.xruns

@@ -120,6 +120,11 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setInsertControl(port: UnsafeMutablePointer<Float>, value: Float)
   /// The click's and the count-in's settings (Click.swift).
   case setClick(ClickParameters)
+  /// A quantised jump (Jump.swift): when the playing transport reaches `atFrame`, it goes on from
+  /// `toFrame` on that very frame, with no fade and no hold: every voice moves to seek epoch
+  /// `epoch`, whose stream the disk starts after the old stream's cut (`StemShared.requestedCut`).
+  /// Replaces a jump still waiting; a seek or a song change cancels it.
+  case jump(atFrame: Int, toFrame: Int, epoch: Int)
   /// Puts the stem in `slot` on the cue bus, before or after its fader, or takes it off (Cue.swift).
   case setCue(slot: Int32, tap: CueTap)
 }

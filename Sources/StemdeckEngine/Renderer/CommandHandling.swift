@@ -139,6 +139,7 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .stopRecording: stopRecording(state)
   case .setClick(let parameters): state.pointee.click.parameters = parameters
   case .setCue(let slot, let tap): state.pointee.cue.set(slot, tap)
+  case .jump(let at, let target, let epoch): scheduleJump(state, at: at, to: target, epoch: epoch)
   case .beginGroup, .endGroup, .abortGroup: break  // handled by applyCommands
   }
 }
@@ -350,6 +351,7 @@ func seek(_ state: UnsafeMutablePointer<RenderState>, frame: Int, epoch: Int) {
     }
     return
   }
+  state.pointee.transport.pendingJumpFrame = -1  // a seek cancels a waiting jump (Jump.swift)
   if state.pointee.transport.playing {
     state.pointee.transport.pendingSeekFrame = frame
     state.pointee.transport.pendingSeekEpoch = epoch
