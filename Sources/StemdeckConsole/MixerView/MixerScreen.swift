@@ -341,6 +341,7 @@ enum MixerScreen {
       ("m", "mute", "mute on/off"),
       ("s", "solo", "solo on/off"),
       ("L", "safe", "solo-safe on/off: heard whatever is soloed"),
+      ("c", "cue", "cue (pfl) on/off: the strip on cue_L/R, the master unchanged"),
       ("0", "unity", "back to unity: 0 dB, centre, rate 1"),
       ("space", "play", "play / pause"),
       ("Enter", "stop", "stop (back to the start)"),

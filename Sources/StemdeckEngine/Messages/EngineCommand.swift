@@ -125,8 +125,9 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   /// `epoch`, whose stream the disk starts after the old stream's cut (`StemShared.requestedCut`).
   /// Replaces a jump still waiting; a seek or a song change cancels it.
   case jump(atFrame: Int, toFrame: Int, epoch: Int)
-  /// Puts the stem in `slot` on the cue bus, before or after its fader, or takes it off (Cue.swift).
-  case setCue(slot: Int32, tap: CueTap)
+  /// Puts a stem, bus or live input on the cue bus, before or after its fader, or takes it off
+  /// (Cue.swift; the master is ignored).
+  case setCue(StripTarget, tap: CueTap)
 }
 
 /// What a glide moves (a strip's level: `StripLevels`; a stem's rate). The raw value is the
