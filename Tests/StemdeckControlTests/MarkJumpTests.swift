@@ -94,4 +94,24 @@ import Testing
       do { _ = try SessionFile.decode(Data(doc.utf8), source: "s") } catch { #expect("\(error)".contains(fragment), "\(error)") }
     }
   }
+
+  @Test("goto … end with a stem looping forever: the jump lands on its loop seam, in its second pass, to the frame")
+  func endLandsOnTheLoopSeam() throws {
+    let folder = try TemporaryFolder()
+    let ramp = Self.ramp(frames: 48_000)  // a 1 s loop
+    let path = folder.file("loop.wav")
+    try writeAudio(path, format: .wavFloat, channels: [ramp, ramp])
+    let rig = MixerRig()
+    try rig.mixer.addStem(path: path, settings: stem("loop", path) { $0.loops = -1 })
+    try rig.mixer.addMark("half", at: 0.5)
+    try rig.mixer.play()
+    var out = rig.render(62_400)  // 1.3 s: in the second pass
+    let start = try #require(out.left.firstIndex { $0 != 0 })
+    let gain = out.left[start] / ramp[0]
+    let jump = try #require(try rig.mixer.goto(mark: "half", landing: .end))
+    #expect(jump.atSeconds == 2, "the seam after 1.3 s + 0.25 s is the second pass's end (2 s)")
+    out.append(rig.render(start + 96_000 + 2_400 - out.left.count))
+    let f = start + 96_000
+    #expect(out.left[f - 1] == gain * ramp[47_999] && out.left[f] == gain * ramp[24_000] && out.left[f + 2_399] == gain * ramp[26_399])
+  }
 }
