@@ -296,6 +296,12 @@ struct CommandValidationTests {
     Rejection("countin 17", "error: count-in must be a whole number of bars from 0 to 16 (got 17)"),
     Rejection("cue drums loud", "error: cue: the tap is pfl, afl or off (got 'loud')"),
     Rejection("click loud", "error: click: usage: \(CommandTable.clickUsage)"),
+    Rejection("click sample /nonexistent/wood.wav", containing: "error: click sample: ", "/nonexistent/wood.wav", "at most 2 s"),
+    Rejection(
+      "click accent {DRUMS}",
+      "error: click accent: set the beats' sample first ('click sample FILE'); the accent replaces it on the bar's first beat"),
+    Rejection("mark add a b c", "error: mark add: usage: mark add NAME [at POSITION | at bar N[.BEAT]]"),
+    Rejection("goto intro sometime", "error: goto: a jump lands now, bar or end (got 'sometime')"),
     // other
     Rejection("help nosuch", "error: no help for 'nosuch': unknown command (type 'help' for the list)"),
     Rejection("help pan vol", "error: help: usage: help [COMMAND], help GROUP or help group GROUP"),
@@ -663,5 +669,16 @@ struct CommandValidationTests {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
     #expect(h.run("vol 'x\u{1B}[2J' 1") == (false, ["error: unknown stem 'x\\u{1b}[2J' (stems: drums, bass)"]))
+  }
+
+  @Test(
+    "click sample FILE and click accent FILE are shown by 'click', saved relative to the session, and 'click sample off' takes both back")
+  func clickSampleCommand() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("click sample \(h.drums); click accent \(h.drums)").ok)
+    #expect(h.run("click").output == ["click: off, on its ports click_L/R, level 0 dB, no count-in, sample \(h.drums), accent \(h.drums)"])
+    #expect(h.mixer.session(savingTo: h.folder.file("s.json")).click.sample == "drums.wav")
+    #expect(h.run("click sample off").ok && h.mixer.click.sample == nil && h.mixer.click.accentSample == nil)
   }
 }

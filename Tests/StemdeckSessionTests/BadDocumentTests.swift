@@ -490,7 +490,7 @@ let musicalBadDocuments: [BadDocument] = [
     location: "click.output", fragment: "unknown click output \"monitors\" (allowed: click, master)", line: 4),
   BadDocument(
     label: "click unknown key", text: document(top: [#""click" : { "volume" : 1 }"#]), location: "click.volume",
-    fragment: "unknown field (allowed: on, output, level, countIn)", line: 4),
+    fragment: "unknown field (allowed: on, output, level, countIn, sample, accentSample)", line: 4),
   // Tempo.
   BadDocument(
     label: "tempo a number", text: document(top: [#""tempo" : 120"#]), location: "tempo",

@@ -141,6 +141,7 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .pauseRecording(let paused): state.pointee.recording.paused = paused
   case .stopRecording: stopRecording(state)
   case .setClick(let parameters): state.pointee.click.parameters = parameters
+  case .setClickSamples(let samples): setClickSamples(state, samples)
   case .setCue(let target, let tap): state.pointee.cue.set(target, tap)
   case .jump(let at, let target, let epoch): scheduleJump(state, at: at, to: target, epoch: epoch)
   case .beginGroup, .endGroup, .abortGroup: break  // handled by applyCommands
