@@ -94,7 +94,7 @@ import Testing
   }
 
   @Test(
-    "a pedal's 'goto chorus' (issue 42, item 2) sets a jump waiting for the next bar line, shown by 'mark list', 'status' and the JSON status; 'goto chorus now' seeks"
+    "a pedal's 'goto chorus' (issue 42, item 2) sets a jump waiting for the next bar line, shown by 'mark list', 'status' and the JSON status; 'goto chorus now' seeks; OSC /stemdeck/goto ,ss chorus bar jumps too"
   )
   func pedalGoto() throws {
     let h = try ConsoleHarness.withStems()
@@ -114,5 +114,13 @@ import Testing
     #expect((json["jump"] as? [String: Any])?["at"] as? Double == 2)
     #expect(h.run("goto chorus now").output == ["at 'chorus' (0:01.500)"])
     #expect(h.mixer.waitingJump == nil && h.mixer.position == 1.5)
+    // OSC: a mark and where it lands (,ss).
+    h.render(blocks: 4)
+    let server = try OSCServer(host: "127.0.0.1", port: 0)
+    defer { server.close() }
+    let message = OSCMessage(
+      path: "/stemdeck/goto", arguments: [.string("chorus"), .string("bar")], source: sockaddr_storage(), sourceLength: 0)
+    #expect(server.handle(message, h.console) == nil)
+    #expect(h.mixer.waitingJump?.mark == "chorus" && h.mixer.waitingJump?.atSeconds == 2)
   }
 }
