@@ -98,13 +98,25 @@ public final class DiskStream: @unchecked Sendable {
   }
 
   /// Reads the pending seek request consistently (the two atomics can change between loads).
-  func request() -> (epoch: Int, frame: Int) {
+  func request() -> (epoch: Int, frame: Int, cut: Int) {
     let s = shared.pointer
     while true {
       let e = s.pointee.requestedEpoch.load(ordering: .acquiring)
       let f = s.pointee.requestedFrame.load(ordering: .relaxed)
-      if s.pointee.requestedEpoch.load(ordering: .acquiring) == e { return (e, f) }
+      let c = s.pointee.requestedCut.load(ordering: .relaxed)
+      if s.pointee.requestedEpoch.load(ordering: .acquiring) == e { return (e, f, c) }
     }
+  }
+
+  /// Starts epoch `newEpoch`'s stream at `frame`: everything written from here on is it.
+  func begin(epoch newEpoch: Int, frame: Int) {
+    let s = shared.pointer
+    epoch = newEpoch
+    sourceFrame = max(0, frame)
+    ended = false
+    s.pointee.boundary.store(producer.writeCounter, ordering: .relaxed)
+    s.pointee.epochStartFrame.store(sourceFrame, ordering: .relaxed)
+    s.pointee.publishedEpoch.store(epoch, ordering: .releasing)
   }
 
   /// Does one bounded slice of work; returns the number of frames written. The caller must hold
@@ -115,14 +127,17 @@ public final class DiskStream: @unchecked Sendable {
     let s = shared.pointer
     if s.pointee.closing.load(ordering: .relaxed) { return 0 }
     let req = request()
-    let seeked = req.epoch != epoch
-    if seeked {
-      epoch = req.epoch
-      sourceFrame = max(0, req.frame)
-      ended = false
-      s.pointee.boundary.store(producer.writeCounter, ordering: .relaxed)
-      s.pointee.epochStartFrame.store(sourceFrame, ordering: .relaxed)
-      s.pointee.publishedEpoch.store(epoch, ordering: .releasing)
+    // A quantised jump's epoch (Renderer/Jump.swift) begins only once the stream being written
+    // reaches its cut: until then the old stream goes on, up to the cut and no further.
+    var cut = Int.max
+    var seeked = false
+    if req.epoch != epoch {
+      if req.cut < 0 || ended || failed || sourceFrame >= req.cut {
+        begin(epoch: req.epoch, frame: req.frame)
+        seeked = true
+      } else {
+        cut = req.cut
+      }
     }
     // A stream that ended can start again if the loop count was raised before the renderer got
     // to its end (a short stem is read to its end long before it is heard).
@@ -146,6 +161,10 @@ public final class DiskStream: @unchecked Sendable {
     var written = 0
     let loopLength = loopEnd - loopStart
     while written < maxFrames {
+      if sourceFrame >= cut {
+        begin(epoch: req.epoch, frame: req.frame)
+        cut = Int.max
+      }
       let loops = s.pointee.loops.load(ordering: .relaxed)
       let loopIndex = sourceFrame / loopLength
       if loops >= 0 && loopIndex > loops {
@@ -160,7 +179,7 @@ public final class DiskStream: @unchecked Sendable {
       let fadeStart = loopEnd - crossfade
       let anotherPass = loops < 0 || loopIndex < loops
       let inFade = crossfade > 0 && anotherPass && phase >= fadeStart
-      var want = min(freeFrames, loopEnd - phase, maxFrames - written)
+      var want = min(freeFrames, loopEnd - phase, maxFrames - written, cut - sourceFrame)
       if crossfade > 0 && anotherPass && phase < fadeStart { want = min(want, fadeStart - phase) }
       if let pacing {
         let delay = pacing.stallMilliseconds(beforeReading: shared)

@@ -1,3 +1,4 @@
+import Foundation
 import StemdeckControl
 import StemdeckSession
 
@@ -6,7 +7,7 @@ import StemdeckSession
 // docs/architecture.md, *Click and count-in*.
 
 extension CommandTable {
-  static let clickUsage = "click [on|off | to click|master | level DB | countin BARS]"
+  static let clickUsage = "click [on|off | to click|master | level DB | countin BARS | sample FILE|off | accent FILE|off]"
 
   static let clickCommands: [CommandSpec] = [
     CommandSpec(
@@ -22,11 +23,14 @@ extension CommandTable {
                                   -6 dBFS, the other beats at -9 dBFS)
         click countin 2           'play' from a stop clicks 2 bars first; the stems start on
                                   the downbeat after them (0: none; also 'countin 2')
-        The click is a synthesized sine burst (1,500 Hz accent, 1,000 Hz beat, 15 ms). Solo
+        click sample wood.wav     play an audio file (at most 2 s, mono-folded) on every beat
+                                  instead of the synthesized burst ('click sample off': back)
+        click accent cow.wav      another for the bar's first beat (needs a sample; 'off')
+        The synthesized click is a sine burst (1,500 Hz accent, 1,000 Hz beat, 15 ms). Solo
         never mutes it. Saved in the session (per song in a setlist).
         """,
-      argumentCount: 0...2, completions: [.keyword(["on", "off", "to", "level", "countin"])],
-      accessWhenGiven: ["to": .rig]
+      argumentCount: 0...2, completions: [.keyword(["on", "off", "to", "level", "countin", "sample", "accent"])],
+      accessWhenGiven: ["to": .rig, "sample": .files, "accent": .files]
     ) { (c, a) throws(CommandError) in
       if a.isEmpty {
         c.write(clickLine(c.mixer))
@@ -43,6 +47,15 @@ extension CommandTable {
         settings.output = output
       case "level" where a.count == 2: settings.level = try clickLevel(a[1])
       case "countin" where a.count == 2: settings.countIn = try countIn(a[1])
+      case "sample" where a.count == 2:
+        settings.sample = a[1].lowercased() == "off" ? nil : absolutePath(a[1])
+        if settings.sample == nil { settings.accentSample = nil }
+      case "accent" where a.count == 2:
+        guard a[1].lowercased() == "off" || settings.sample != nil else {
+          throw CommandError(
+            "click accent: set the beats' sample first ('click sample FILE'); the accent replaces it on the bar's first beat")
+        }
+        settings.accentSample = a[1].lowercased() == "off" ? nil : absolutePath(a[1])
       default: throw CommandError("click: usage: \(clickUsage)")
       }
       try c.mixerCall { () throws(MixerError) in try c.mixer.setClick(settings) }
@@ -75,6 +88,10 @@ extension CommandTable {
       let seconds = frames > 0 ? " (\(NumberFormat.plain((Double(frames) / mixer.sampleRate * 100).rounded() / 100)) s)" : ""
       parts.append("count-in \(click.countIn) bar\(click.countIn == 1 ? "" : "s")\(seconds)")
     }
+    if let sample = click.sample {
+      parts.append("sample \(sample)" + (click.accentSample.map { ", accent \($0)" } ?? ""))
+      if let problem = mixer.clickSampleWarning { parts.append("(\(problem.plain): the synthesized click plays)") }
+    }
     var line = "click: " + parts.joined(separator: ", ")
     let left = mixer.countInSecondsLeft
     if left > 0 { line += "; counting in, the stems start in \(NumberFormat.plain((left * 100).rounded() / 100)) s" }
@@ -82,6 +99,11 @@ extension CommandTable {
       line += "; no tempo yet: it clicks once there is one ('tempo BPM [BEATS_PER_BAR]')"
     }
     return line
+  }
+
+  /// A path as typed, absolute (relative to the working directory).
+  static func absolutePath(_ path: String) -> String {
+    path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
   }
 
   /// A click level in dB: "-6", "-6dB".

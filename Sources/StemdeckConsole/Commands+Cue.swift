@@ -1,24 +1,27 @@
 import StemdeckControl
 import StemdeckEngine
 
-// The cue bus (issue 42, item 4): `cue STEM [pfl|afl]`, `cue STEM off`, `cue off`, `cue` to list.
+// The cue bus (issue 42, item 4): `cue STRIP [pfl|afl]`, `cue STRIP off`, `cue off`, `cue` to list;
+// a strip is a stem, a bus or a live input.
 // docs/architecture.md, *Cue bus*.
 
 extension CommandTable {
-  static let cueUsage = "cue [STEM [pfl|afl|off] | off]"
+  static let cueUsage = "cue [STRIP [pfl|afl|off] | off]"
 
   static let cueCommands: [CommandSpec] = [
     CommandSpec(
       name: "cue", usage: cueUsage,
-      summary: "listen to stems on stemdeck:cue_L/R (headphones), before or after their fader; the master is unchanged",
+      summary:
+        "listen to stems, buses or live inputs on stemdeck:cue_L/R (headphones), before or after their fader; the master is unchanged",
       details: """
-        cue drums                 the drums on cue_L/R before their fader (PFL: after their
-                                  EQ, at unity, not panned)
+        cue drums                 the drums on cue_L/R before their fader (PFL: a stem after
+                                  its EQ, at unity, not panned; a bus or live input where its
+                                  pre-fader sends tap it: after EQ, inserts and width)
         cue drums afl             after their fader, pan, mute and solo (as in the mix)
         cue drums off             takes the drums off the cue
-        cue off                   takes every stem off
-        Several stems can be cued; cue_L/R exist while one is. Not saved (a listening state);
-        stems only for now.
+        cue off                   takes every strip off
+        Several strips can be cued; cue_L/R exist while one is. Not saved (a listening state).
+        In the mixer view: flag C, key c (PFL on/off).
         """,
       argumentCount: 0...2, completions: [.stem, .keyword(["pfl", "afl", "off"])]
     ) { (c, a) throws(CommandError) in

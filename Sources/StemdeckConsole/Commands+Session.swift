@@ -127,9 +127,23 @@ extension CommandTable {
     ) { (c, _) throws(CommandError) in
       try c.switchSong(to: c.setlistIndex - 1)
     },
-    CommandSpec(name: "goto", aliases: ["goto!"], usage: "goto N|NAME", summary: "open song N (from 1) or by name", argumentCount: 1...1) {
-      (c, a) throws(CommandError) in
-      try c.gotoSong(a[0])
+    CommandSpec(
+      name: "goto", aliases: ["goto!"], usage: "goto MARK [now|bar|end] | goto N|SONG",
+      summary: "jump to a mark (on the next bar line, now, or at the loop's or song's end), or open song N or SONG",
+      details: """
+        goto chorus               at the next bar line of the tempo (at least 0.25 s ahead),
+                                  frame-exactly, no gap: the song goes on from the mark
+        goto chorus now           at once (a seek: a 5 ms fade)
+        goto chorus end           at the end of the current pass of the looping stems (the
+                                  earliest loop seam), or at the song's end when none loops
+        goto 3, goto intro        open song 3, or the song 'intro', of the setlist (a mark of
+                                  that name is looked up first)
+        Stopped, a goto is a seek. A jump waiting for its bar line is shown by 'mark list' and
+        'status'; another may replace it on the same frame; a seek cancels it.
+        """,
+      argumentCount: 1...2, completions: [.keyword(JumpLanding.allCases.map(\.rawValue))]
+    ) { (c, a) throws(CommandError) in
+      try c.gotoMarkOrSong(a)
     },
     CommandSpec(
       name: "autopause", usage: "autopause on|off", summary: "pause when the master outputs lose their last connection",

@@ -31,7 +31,8 @@ struct CommandSpec: Sendable {
 /// Every command, in the order `help` lists them.
 enum CommandTable {
   static let all: [CommandSpec] =
-    stemCommands + busCommands + inputCommands + sendCommands + transportCommands + clickCommands + cueCommands + meterCommands
+    stemCommands + busCommands + inputCommands + sendCommands + transportCommands + clickCommands + cueCommands + markCommands
+    + meterCommands
     + effectAndRecordCommands + midiCommands + routingCommands + insertCommands
     + sessionCommands
     + otherCommands

@@ -199,6 +199,9 @@ enum Display {
     var soloed: [String] = []
     /// The plugin inserts' latency at the master after compensation, in frames.
     var insertLatency = 0
+    /// The song's marks, in time order, and a quantised jump waiting for its frame.
+    var marks: [Mark] = []
+    var jump: WaitingJump?
 
     /// The `status` lines (script mode output is documented in the README: keep them stable).
     var lines: [String] {
@@ -232,6 +235,8 @@ enum Display {
       }
       lines.append("underruns: \(underruns)")
       lines.append("stems: \(stems)")
+      if !marks.isEmpty { lines.append("marks: " + marks.map { "\($0.name) \(NumberFormat.time($0.at))" }.joined(separator: ", ")) }
+      if let jump { lines.append(CommandTable.jumpLine(jump, nil)) }
       if !soloed.isEmpty {
         lines.append("solo: active (\(soloed.joined(separator: ", "))): strips neither soloed nor solo-safe are silent")
       }
@@ -283,7 +288,8 @@ enum Display {
       state: state, position: position, length: duration, endless: m.hasEndlessStems, sampleRate: sampleRate,
       server: server, underruns: statuses.reduce(0) { $0 + $1.underruns }, stems: statuses.count,
       masterVolume: m.masterVolumeSetting, quality: m.quality.rawValue, session: c.sessionPath, unsaved: m.isDirty,
-      control: c.listening.control, osc: c.listening.osc, soloed: m.soloedStrips, insertLatency: m.insertLatency)
+      control: c.listening.control, osc: c.listening.osc, soloed: m.soloedStrips, insertLatency: m.insertLatency,
+      marks: m.marks.sorted { ($0.at, $0.name) < ($1.at, $1.name) }, jump: m.waitingJump)
   }
 
   static func status(_ c: Console) -> [String] { statusReport(c).lines }

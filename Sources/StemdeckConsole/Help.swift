@@ -12,7 +12,10 @@ enum Help {
     ("stems", ["stems", "stem"], CommandTable.stemCommands), ("buses", ["buses"], CommandTable.busCommands),
     ("live inputs", ["inputs", "live", "input"], CommandTable.inputCommands),
     ("aux sends", ["sends", "aux"], CommandTable.sendCommands), ("transport", ["transport"], CommandTable.transportCommands),
-    ("click, count-in and cue", ["monitoring", "metronome"], CommandTable.clickCommands + CommandTable.cueCommands),
+    (
+      "click, count-in, cue and marks", ["monitoring", "metronome", "marks"],
+      CommandTable.clickCommands + CommandTable.cueCommands + CommandTable.markCommands
+    ),
     ("meters", ["meters"], CommandTable.meterCommands),
     ("effects and recording", ["effects", "recording", "sfx"], CommandTable.effectAndRecordCommands),
     ("MIDI control", ["midi"], CommandTable.midiCommands), ("routing", ["routing"], CommandTable.routingCommands),

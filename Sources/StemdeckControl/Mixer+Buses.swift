@@ -10,6 +10,8 @@ struct Bus {
   var settings: BusSettings
   let index: Int32
   var sentAudible = true
+  /// On the cue bus (Mixer+Cue.swift): a listening state, never saved.
+  var cue = CueTap.off
 }
 
 /// The buses in console order and the renderer's free bus indices.

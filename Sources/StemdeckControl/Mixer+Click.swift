@@ -1,3 +1,4 @@
+import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
 
@@ -11,16 +12,84 @@ extension Mixer {
 
   /// Sets the click and count-in (each value checked against its rule; nothing changes on a
   /// refusal). The renderer takes it at the start of its next block.
+  /// A sample (absolute paths) that cannot be read is refused, and nothing changes.
   public func setClick(_ settings: ClickSettings) throws(MixerError) {
     try MixerError.check(settings.level, .clickLevel, "click level")
     try MixerError.check(settings.countIn, .countIn, "count-in")
     try lock.locked { () throws(MixerError) in
       guard settings != clickSetting else { return }
+      if settings.sample != clickSetting.sample || settings.accentSample != clickSetting.accentSample {
+        // Read first: a file that cannot be read changes nothing.
+        for path in [settings.sample, settings.accentSample].compactMap({ $0 }) {
+          _ = try Self.readClickSample(path, sampleRate: sampleRate)
+        }
+      }
       let parameters = Self.clickParameters(settings, tempo: tempoSetting, sampleRate: sampleRate)
       try send(.setClick(parameters))
       clickSent = parameters
       clickSetting = settings
       isDirty = true
+      if let problem = clickSampleProblem { throw MixerError(problem) }
+    }
+  }
+
+  /// Why the session's click samples could not be read (the synthesized click plays), or nil.
+  public var clickSampleWarning: ControlText? { lock.locked { clickSampleProblem } }
+
+  /// Sends the click's samples when they are not the ones the renderer has (`syncClick`): read,
+  /// folded to mono and brought to the engine rate here; one that cannot be read leaves the
+  /// synthesized click and says why in `clickSampleProblem`.
+  func syncClickSamples() {
+    let wanted = [clickSetting.sample, clickSetting.accentSample]
+    guard wanted != clickSamplesSent else { return }
+    clickSampleProblem = nil
+    var samples: UnsafeMutablePointer<ClickSamples>?
+    if let beatPath = clickSetting.sample {
+      do throws(MixerError) {
+        let beat = try Self.readClickSample(beatPath, sampleRate: sampleRate)
+        let accent = try clickSetting.accentSample.map { (p: String) throws(MixerError) in
+          try Self.readClickSample(p, sampleRate: sampleRate)
+        }
+        samples = ClickSamples.make(accent: accent ?? beat, beat: beat)
+      } catch {
+        clickSampleProblem = error.text
+      }
+    }
+    do {
+      try send(.setClickSamples(samples))
+      clickSamplesSent = wanted
+    } catch {
+      if let samples { ClickSamples.free(samples) }  // not sent: `play` tries again
+    }
+  }
+
+  /// A click sample's frames: mono (the channels' mean), at `sampleRate` (linear interpolation),
+  /// NaN and infinity as silence. At most `ClickSettings.maxSampleSeconds`, at least one frame.
+  static func readClickSample(_ path: String, sampleRate: Double) throws(MixerError) -> [Float] {
+    let raw: [Float], channels: Int, fileRate: Double
+    do {
+      let file = try SoundFile(readingFrom: path)
+      fileRate = Double(file.info.sampleRate)
+      (raw, channels) = try file.readAll(maxFrames: Int(ClickSettings.maxSampleSeconds * fileRate) + 1)
+    } catch {
+      throw MixerError(
+        "click sample: \(error) (a click sample is an audio file of at most \(NumberFormat.plain(ClickSettings.maxSampleSeconds)) s)")
+    }
+    let frames = raw.count / max(1, channels)
+    guard frames > 0 else { throw MixerError("click sample: \(path) has no audio") }
+    let mono = (0..<frames).map { i -> Float in
+      var sum: Float = 0
+      for c in 0..<channels { sum += raw[i * channels + c] }
+      let x = sum / Float(channels)
+      return x.isFinite ? x : 0
+    }
+    guard fileRate != sampleRate else { return mono }
+    let step = fileRate / sampleRate
+    let count = max(1, Int(Double(frames) / step))
+    return (0..<count).map { j in
+      let t = Double(j) * step
+      let i = Int(t), f = Float(t - Double(i))
+      return i + 1 < frames ? mono[i] * (1 - f) + mono[i + 1] * f : mono[min(i, frames - 1)]
     }
   }
 
@@ -45,6 +114,7 @@ extension Mixer {
   /// Sends the click's parameters when the renderer's are not the session's (after a tempo or
   /// click change that could not be sent at once: `tempoSetting`'s and `clickSetting`'s didSet).
   func syncClick() throws(MixerError) {
+    syncClickSamples()
     let parameters = Self.clickParameters(clickSetting, tempo: tempoSetting, sampleRate: sampleRate)
     guard parameters != clickSent else { return }
     try send(.setClick(parameters))

@@ -73,6 +73,8 @@ extension Mixer {
           if let plan = UnsafeMutablePointer<BusPlan>(bitPattern: address) { BusPlan.free(plan) }
         case .insertChainRetired(let address):
           insertChainRetired(address: address)
+        case .clickSamplesRetired(let address):
+          if let samples = UnsafeMutablePointer<ClickSamples>(bitPattern: address) { ClickSamples.free(samples) }
         case .insertFaulted(let target, let index):
           if let event = insertFaulted(target, index: index) { out.append(event) }
         }

@@ -15,6 +15,8 @@ final class LiveInput {
   var sentAudible = true
   /// Removed: the command count after which the renderer has started its fade-out.
   var removedAfterCommand = 0
+  /// On the cue bus (Mixer+Cue.swift): a listening state, never saved.
+  var cue = CueTap.off
 
   init(settings: InputSettings, index: Int) {
     self.settings = settings

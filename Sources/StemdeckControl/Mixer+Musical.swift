@@ -125,25 +125,27 @@ extension Mixer {
   /// heard on, and carried on to the seam at the stem's rate. Exact while the rate holds; a
   /// rate glide still running moves the seam by what it changes after the call.
   public func nextLoopSeam(of name: String) throws(MixerError) -> Double {
-    try lock.locked { () throws(MixerError) -> Double in
-      let stem = try find(name)
-      let s = stem.shared.pointer
-      let status = renderState.pointee.status
-      let transport = Double(status.pointee.transportFrame.load(ordering: .relaxed))
-      let synced = s.pointee.synced.load(ordering: .relaxed)
-      let start = Double(s.pointee.epochStartFrame.load(ordering: .relaxed))
-      let heard = s.pointee.heardPosition()
-      let length = Double(stem.loopFrames)
-      let perTransportFrame = Double(stem.info.sampleRate) * stem.settings.rate / sampleRate
-      let startFrame = stem.settings.startOffset * sampleRate
-      // Not synced yet (just added or sought): it starts from the epoch's first frame.
-      let source = synced ? start + heard.sourceFrames : start
-      let anchor = synced ? Double(heard.transportFrame) : max(transport, startFrame)
-      // Floating error may leave the position a hair under a seam it has reached.
-      let seam = ((source + 1e-6) / length).rounded(.down) * length + length
-      let at = anchor + (seam - source) / perTransportFrame
-      return at / sampleRate
-    }
+    try lock.locked { () throws(MixerError) -> Double in nextLoopSeamLocked(try find(name)) }
+  }
+
+  func nextLoopSeamLocked(_ stem: Stem) -> Double {
+    let s = stem.shared.pointer
+    let status = renderState.pointee.status
+    let transport = Double(status.pointee.transportFrame.load(ordering: .relaxed))
+    let synced = s.pointee.synced.load(ordering: .relaxed)
+    let start = Double(
+      synced ? s.pointee.heardStartFrame.load(ordering: .relaxed) : s.pointee.epochStartFrame.load(ordering: .relaxed))
+    let heard = s.pointee.heardPosition()
+    let length = Double(stem.loopFrames)
+    let perTransportFrame = Double(stem.info.sampleRate) * stem.settings.rate / sampleRate
+    let startFrame = stem.settings.startOffset * sampleRate
+    // Not synced yet (just added or sought): it starts from the epoch's first frame.
+    let source = synced ? start + heard.sourceFrames : start
+    let anchor = synced ? Double(heard.transportFrame) : max(transport, startFrame)
+    // Floating error may leave the position a hair under a seam it has reached.
+    let seam = ((source + 1e-6) / length).rounded(.down) * length + length
+    let at = anchor + (seam - source) / perTransportFrame
+    return at / sampleRate
   }
 }
 

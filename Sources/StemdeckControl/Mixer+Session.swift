@@ -265,6 +265,9 @@ extension Mixer {
       s.recallSafe = recallSafe
       s.tempo = tempoSetting
       s.click = clickSetting
+      s.click.sample = s.click.sample.map { SessionFile.storedPath(forAudioFile: $0, sessionPath: sessionPath) }
+      s.click.accentSample = s.click.accentSample.map { SessionFile.storedPath(forAudioFile: $0, sessionPath: sessionPath) }
+      s.marks = markList
       s.midi = midi
       s.inputs = liveInputs.inputs.map(\.settings)
       for i in s.inputs.indices { s.inputs[i].sends = stemSends(s.inputs[i].name) }
@@ -347,7 +350,14 @@ extension Mixer {
     effects.offline = []
     recording = session.recording
     tempoSetting = session.tempo
-    clickSetting = session.click
+    // The click's samples, relative to the session's folder in the file, are absolute here.
+    var click = session.click
+    click.sample = click.sample.map { SessionFile.resolve(file: $0, sessionPath: sessionPath) }
+    click.accentSample = click.accentSample.map { SessionFile.resolve(file: $0, sessionPath: sessionPath) }
+    clickSetting = click
+    syncClickSamples()
+    let clickWarning = clickSampleProblem.map { MixerWarning(file: nil, "\($0); the synthesized click plays (the setting is kept)") }
+    markList = session.marks
     scenes = session.scenes
     recallSafe = session.recallSafe
     midi = session.midi
@@ -364,6 +374,6 @@ extension Mixer {
     try replaceSends(with: session.sends, stems: session.stems, buses: session.buses, inputs: session.inputs)
     let warnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
     try publishMidi()
-    return warnings + installInserts(of: session, sessionPath: sessionPath)
+    return warnings + installInserts(of: session, sessionPath: sessionPath) + (clickWarning.map { [$0] } ?? [])
   }
 }

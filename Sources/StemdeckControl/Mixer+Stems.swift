@@ -26,6 +26,7 @@ extension Mixer {
         try checkNotASend(settings.name, kind: "stem")
         if settings.directOut { try checkPorts(PortOwner("stem", settings.name, ports: PortOwner.directOutPorts(settings.name))) }
       }
+      try checkNoJumpWaiting("cannot add stem '\(settings.name)'")
       return try addStem(path: path, settings: settings, pendingAt: nil)
     }
   }
@@ -346,6 +347,7 @@ extension Mixer {
         other.recording = recording
         other.tempoSetting = tempoSetting
         other.clickSetting = clickSetting
+        other.markList = markList
         other.midi = midi
         other.midiState.enabled = midiState.enabled
         // The inputs at the master for now: their buses come with `installBuses` below.

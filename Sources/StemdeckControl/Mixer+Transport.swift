@@ -45,14 +45,19 @@ extension Mixer {
 
   func seek(toFrame frame: Int) throws(MixerError) {
     transport.endReported = false
+    // A jump still waiting is cancelled (the renderer drops it on this seek): its stems' join
+    // frames are sent again, whatever they are, so none of the jump's is left for this seek.
+    let jumpWaiting = waitingJumpLocked() != nil
+    transport.jump = nil
     transport.epoch += 1
     transport.seekTarget = frame
     for stem in table.stems {
       let place = placement(for: stem, atTransportFrame: frame)
       let shared = stem.shared.pointer
       shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
+      shared.pointee.requestedCut.store(-1, ordering: .relaxed)
       shared.pointee.requestedEpoch.store(transport.epoch, ordering: .releasing)
-      if place.joinFrame != frame {
+      if place.joinFrame != frame || jumpWaiting {
         try send(.setJoinFrameAfterSeek(slot: stem.slot, frame: place.joinFrame))
       }
     }
@@ -63,7 +68,10 @@ extension Mixer {
   /// renderer counts as done.
   func currentTransportFrame() -> Int {
     let status = renderState.pointee.status
-    if status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch { return transport.seekTarget }
+    // A jump waiting for its frame (Mixer+Marks.swift) has not moved the transport yet.
+    if status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch && transport.jump?.epoch != transport.epoch {
+      return transport.seekTarget
+    }
     return status.pointee.transportFrame.load(ordering: .relaxed)
   }
 
@@ -124,4 +132,7 @@ struct TransportTracking {
   var endReported = false
   /// How many times the end of a song has been reported (`MixerEvent.allFinished`).
   var songEnds = 0
+  /// The last quantised jump sent (Mixer+Marks.swift); waiting while the renderer has not
+  /// applied its epoch.
+  var jump: PendingJump?
 }

@@ -103,6 +103,7 @@ extension Mixer {
     take(\.recording, a.recording, b.recording)
     take(\.tempoSetting, a.tempo, b.tempo)
     take(\.clickSetting, a.click, b.click)
+    take(\.markList, a.marks, b.marks)
     take(\.scenes, a.scenes, b.scenes)
     take(\.recallSafe, a.recallSafe, b.recallSafe)
     if a.masterVolume != b.masterVolume { try setMasterVolume(b.masterVolume) }

@@ -65,6 +65,12 @@ public final class Mixer: @unchecked Sendable {
     didSet { if clickSetting != oldValue { try? syncClick() } }
   }
   var clickSent = ClickParameters.off
+  /// The click samples the renderer was sent (beat, accent: absolute paths; empty: none sent
+  /// yet), and why the last ones could not be read (Mixer+Click.swift).
+  var clickSamplesSent: [String?] = []
+  var clickSampleProblem: ControlText?
+  /// The song's marks (Mixer+Marks.swift), in the order they were added.
+  var markList: [Mark] = []
   var commandsSent = 0
   /// Between `beginGroup` and `endGroup`/`abortGroup`, and the grouped commands sent so far
   /// (compare with `EngineStatus.scheduleReleased`: how many wait in the renderer's schedule).
@@ -149,6 +155,9 @@ public final class Mixer: @unchecked Sendable {
           BusPlan.free(plan)
         }
         if case .insertChainRetired(let address) = event { insertChainRetired(address: address) }
+        if case .clickSamplesRetired(let address) = event, let samples = UnsafeMutablePointer<ClickSamples>(bitPattern: address) {
+          ClickSamples.free(samples)
+        }
       }
       // Commands still queued were applied by `destroy`: a rebuild's replacement that had not
       // taken over yet may have been handed back just now.

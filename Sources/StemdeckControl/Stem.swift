@@ -84,8 +84,8 @@ final class Stem {
   /// Post-fader meters have two channels (the stem after pan); pre-fader ones follow the file.
   func status(engineRate: Double, preFader: Bool) -> StemStatus {
     let s = shared.pointer
-    let start = s.pointee.epochStartFrame.load(ordering: .relaxed)
     let synced = s.pointee.synced.load(ordering: .relaxed)
+    let start = synced ? s.pointee.heardStartFrame.load(ordering: .relaxed) : s.pointee.epochStartFrame.load(ordering: .relaxed)
     // As heard (the ring's read counter runs ahead of a resampled or stretched stem's output).
     let sourceFrame = synced ? start + Int(s.pointee.heardPosition().sourceFrames) : start
     return StemStatus(

@@ -17,6 +17,13 @@ public struct ClickSettings: Equatable, Sendable {
   public var level = 0.0
   /// Bars of click before `play` starts the stems, in `SettingRange.countIn` (0: none).
   public var countIn = 0
+  /// An audio file played on every beat instead of the synthesized burst (nil: the burst), and
+  /// one for the bar's first beat (nil: `sample` there too). In a session file, relative to its
+  /// folder; in a running mixer, absolute. At most `maxSampleSeconds`.
+  public var sample: String? = nil
+  public var accentSample: String? = nil
+  /// The longest click sample, seconds.
+  public static let maxSampleSeconds = 2.0
 
   public init(on: Bool = false, output: Output = .click, level: Double = 0, countIn: Int = 0) {
     self.on = on
@@ -46,7 +53,7 @@ extension SettingRule {
 }
 
 extension SessionRules {
-  static let clickFields = ["on", "output", "level", "countIn"]
+  static let clickFields = ["on", "output", "level", "countIn", "sample", "accentSample"]
 }
 
 extension ClickSettings {
@@ -56,6 +63,11 @@ extension ClickSettings {
       return ("level", SettingRule.clickLevel.rule + " (got \(SessionRules.number(level)))")
     }
     if !SettingRule.countIn.accepts(countIn) { return ("countIn", SettingRule.countIn.rule + " (got \(countIn))") }
+    if let sample, let problem = SessionRules.audioFileProblem(sample) { return ("sample", problem) }
+    if let accentSample, let problem = SessionRules.audioFileProblem(accentSample) { return ("accentSample", problem) }
+    if accentSample != nil && sample == nil {
+      return ("accentSample", "needs \"sample\" too (the other beats' sound); set both, or only \"sample\" for every beat")
+    }
     return nil
   }
 
@@ -66,6 +78,8 @@ extension ClickSettings {
     if output != .click { fields.append("\"output\" : " + JSONText.string(output.rawValue)) }
     if level != 0 { fields.append("\"level\" : " + JSONText.number(level)) }
     if countIn != 0 { fields.append("\"countIn\" : \(countIn)") }
+    if let sample { fields.append("\"sample\" : " + JSONText.string(sample)) }
+    if let accentSample { fields.append("\"accentSample\" : " + JSONText.string(accentSample)) }
     return "{ " + fields.joined(separator: ", ") + " }"
   }
 }
@@ -85,6 +99,15 @@ extension SessionDecoder {
         throw fail("click.countIn", value, SettingRule.countIn.rule + " (got \(describe(value)))")
       }
       click.countIn = bars
+    }
+    for key in ["sample", "accentSample"] {
+      guard let value = fields[key] else { continue }
+      let file = try string(value, at: "click." + key, rule: "must be an audio file's path in double quotes")
+      if let problem = SessionRules.audioFileProblem(file) { throw fail("click." + key, value, problem) }
+      if key == "sample" { click.sample = file } else { click.accentSample = file }
+    }
+    if click.accentSample != nil && click.sample == nil, let value = fields["accentSample"] {
+      throw fail("click.accentSample", value, "needs \"sample\" too (the other beats' sound); set both, or only \"sample\" for every beat")
     }
     return click
   }

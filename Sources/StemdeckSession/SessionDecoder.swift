@@ -61,6 +61,7 @@ struct SessionDecoder {
     if let node = fields["recording"] { session.recording = try recording(node) }
     if let node = fields["tempo"] { session.tempo = try tempo(node) }
     if let node = fields["click"] { session.click = try click(node) }
+    if let node = fields["marks"] { session.marks = try marks(node) }
     if let node = fields["position"] {
       session.position = try number(node, at: "position", rule: .position)
     }

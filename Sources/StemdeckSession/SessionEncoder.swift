@@ -12,6 +12,9 @@
 //     "tempo" : { "bpm" : 100, "beatsPerBar" : 4 },        <- only when set; both keys
 //     "click" : { "on" : true, "countIn" : 2 },            <- only when not the default; only the
 //                                                             keys not at theirs (ClickSettings.swift)
+//     "marks" : [                                          <- only when not empty (MarkSettings.swift)
+//       { "name" : "chorus", "at" : 61.5 }                 <- one per line
+//     ],
 //     "position" : 12.5,                                   <- only when not 0
 //     "connections" : {                                    <- only when not empty; keys sorted
 //       "master_L" : [ "system:playback_1" ]
@@ -108,6 +111,7 @@ enum SessionEncoder {
       fields.append("\"tempo\" : { \"bpm\" : \(JSONText.number(tempo.bpm)), \"beatsPerBar\" : \(tempo.beatsPerBar) }")
     }
     if session.click != ClickSettings() { fields.append("\"click\" : " + session.click.encoded()) }
+    if !session.marks.isEmpty { fields.append(marks(session.marks)) }
     if session.position != 0 {
       fields.append("\"position\" : \(JSONText.number(session.position))")
     }

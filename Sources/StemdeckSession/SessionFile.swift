@@ -25,7 +25,7 @@ public enum SessionFile {
   ///
   /// Rules: the document is a JSON object with `"format" : "stemdeck-session"` and an integer
   /// `"version"` from 1 to `Session.currentVersion`; every other section is optional and takes its
-  /// default when absent (`quality`, `master`, `options`, `recording`, `tempo`, `click`, `position`,
+  /// default when absent (`quality`, `master`, `options`, `recording`, `tempo`, `click`, `marks`, `position`,
   /// `connections`, `stems`, `effects`), as does every field inside them except a stem's or effect's
   /// `name` and `file` and a tempo's `bpm`. A stem's `loopStart` and `loopEnd` come together or not
   /// at all, start before end. Unknown and duplicate fields are errors. A volume may be a linear number or a dB string
@@ -53,7 +53,7 @@ public enum SessionFile {
   ///       ]
   ///     }
   ///
-  /// `"recording"` (after `"options"`, all three keys), `"tempo"` (after it, both keys), `"click"` (after it, its keys that are not the default), `"position"`
+  /// `"recording"` (after `"options"`, all three keys), `"tempo"` (after it, both keys), `"click"` (after it, its keys that are not the default), `"marks"` (after it, one a line, when there are some), `"position"`
   /// (after that), `"connections"` (next, keys sorted), `"effects"` (after `"stems"`, one effect per
   /// line), the options `"songChange"`, `"crossfadeSeconds"`, `"transportSync"` and `"effectsOutput"` (after
   /// `"meterPoint"`) and each stem's `"directOut"`, `"startOffset"`, `"loopStart"`, `"loopEnd"`,

@@ -248,6 +248,9 @@ public struct Session: Equatable, Sendable {
   public var tempo: Tempo? = nil
   /// The click and the count-in (ClickSettings.swift).
   public var click = ClickSettings()
+  /// Named positions for `goto` (MarkSettings.swift), in the order they were added; written
+  /// only when there are some.
+  public var marks: [Mark] = []
   /// The stems, in console order.
   public var stems: [StemSettings] = []
   /// The sound effects, in console order.

@@ -3,7 +3,7 @@
 // connections), the live inputs, the buses, the aux sends and their returns, the MIDI mappings and
 // the connections of all of them are the rig's, and the next song is played through the rig that
 // is live when it opens. The stems, their mix, the effects, the tempo and the click (its count-in
-// too), the song's options (how it is left: `songchange`), its scenes and its recording settings
+// too), the marks, the song's options (how it is left: `songchange`), its scenes and its recording settings
 // are the song's.
 
 extension Session {
@@ -39,6 +39,7 @@ extension Session {
     song.recording = recording
     song.tempo = tempo
     song.click = click
+    song.marks = marks
     song.stems = stems
     song.effects = effects
     song.scenes = scenes

@@ -9,7 +9,7 @@ enum SessionRules {
 
   static let topLevelFields = [
     "format", "version", "quality", "master", "options", "recording",
-    "tempo", "click", "position", "connections", "stems", "effects", "midi", "buses", "inputs", "sends", "scenes", "recallSafe"
+    "tempo", "click", "marks", "position", "connections", "stems", "effects", "midi", "buses", "inputs", "sends", "scenes", "recallSafe"
   ]
   static let masterFields = ["volume", "eq", "inserts"]
   static let optionFields = [
@@ -32,6 +32,7 @@ enum SessionRules {
     case effect
     case bus
     case scene
+    case mark
 
     /// The list's field name and its location prefix: `"stems"`, `"effects"`, `"buses"`.
     var listName: String { self == .bus ? "buses" : rawValue + "s" }
@@ -43,6 +44,7 @@ enum SessionRules {
       case .stem: "a stem"
       case .bus: "a bus"
       case .scene: "a scene"
+      case .mark: "a mark"
       }
     }
   }
@@ -115,7 +117,7 @@ enum SessionRules {
       return "the \(noun) name \(quoted) is reserved (it means every \(noun) in console commands); "
         + "choose another name"
     }
-    if kind != .effect, kind != .scene, NameRules.reservedForPorts.contains(name.lowercased()) {
+    if kind != .effect, kind != .scene, kind != .mark, NameRules.reservedForPorts.contains(name.lowercased()) {
       let lowered = name.lowercased()
       return "the \(noun) name \(quoted) is reserved: a \(noun)'s direct outs are NAME_L/NAME_R, and "
         + "\(lowered)_L/R are stemdeck's own ports (master_L/R, in_L/R, sfx_L/R); choose another name"
@@ -253,6 +255,7 @@ extension Session {
       }
     }
     if let problem = click.problem() { throw fail("click." + problem.field, problem.message) }
+    if let problem = markProblem() { throw fail(problem.location, problem.message) }
     try check(position, .position, "position")
     var firstIndexByName: [String: Int] = [:]
     for (index, stem) in stems.enumerated() {

@@ -287,7 +287,7 @@ struct CommandValidationTests {
     Rejection("prev", "error: no setlist loaded (use 'setlist FILE')"),
     Rejection("previous 1", "error: prev: expected 0 arguments, got 1 — usage: prev"),
     Rejection("goto 1", "error: no setlist loaded (use 'setlist FILE')"),
-    Rejection("goto", "error: goto: expected 1 argument, got 0 — usage: goto N|NAME"),
+    Rejection("goto", "error: goto: expected 1 to 2 arguments, got 0 — usage: goto MARK [now|bar|end] | goto N|SONG"),
     Rejection("autopause maybe", "error: autopause must be on or off (got 'maybe')"),
     Rejection("meterpoint sideways", "error: meterpoint must be pre or post (got 'sideways')"),
     // click and count-in
@@ -296,6 +296,12 @@ struct CommandValidationTests {
     Rejection("countin 17", "error: count-in must be a whole number of bars from 0 to 16 (got 17)"),
     Rejection("cue drums loud", "error: cue: the tap is pfl, afl or off (got 'loud')"),
     Rejection("click loud", "error: click: usage: \(CommandTable.clickUsage)"),
+    Rejection("click sample /nonexistent/wood.wav", containing: "error: click sample: ", "/nonexistent/wood.wav", "at most 2 s"),
+    Rejection(
+      "click accent {DRUMS}",
+      "error: click accent: set the beats' sample first ('click sample FILE'); the accent replaces it on the bar's first beat"),
+    Rejection("mark add a b c", "error: mark add: usage: mark add NAME [at POSITION | at bar N[.BEAT]]"),
+    Rejection("goto intro sometime", "error: goto: a jump lands now, bar or end (got 'sometime')"),
     // other
     Rejection("help nosuch", "error: no help for 'nosuch': unknown command (type 'help' for the list)"),
     Rejection("help pan vol", "error: help: usage: help [COMMAND], help GROUP or help group GROUP"),

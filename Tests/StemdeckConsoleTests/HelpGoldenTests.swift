@@ -25,7 +25,7 @@ struct HelpGoldenTests {
     """
 
   static let groupTitles = [
-    "stems:", "buses:", "live inputs:", "aux sends:", "transport:", "click, count-in and cue:", "meters:", "effects and recording:",
+    "stems:", "buses:", "live inputs:", "aux sends:", "transport:", "click, count-in, cue and marks:", "meters:", "effects and recording:",
     "MIDI control:", "routing:", "plugin inserts:", "session:", "other:"
   ]
 

@@ -92,4 +92,35 @@ import Testing
     press(41)
     #expect(try !h.mixer.stemStatus("drums").settings.soloSafe)
   }
+
+  @Test(
+    "a pedal's 'goto chorus' (issue 42, item 2) sets a jump waiting for the next bar line, shown by 'mark list', 'status' and the JSON status; 'goto chorus now' seeks; OSC /stemdeck/goto ,ss chorus bar jumps too"
+  )
+  func pedalGoto() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("tempo 120 4; mark add chorus at 1.5; midi map note 60 do \"goto chorus\"; play").ok)
+    #expect(h.run("mark add chorus at 0.5").output.joined().contains("already a mark 'chorus'"))
+    #expect(h.run("goto chorsu").output.joined().contains("did you mean 'chorus'?"))
+    h.render(blocks: 4)  // 4,096 frames: the next bar line 0.25 s on is bar 2's (2 s, frame 96,000)
+    midiInput(h.mixer.renderState, offset: 0, count: 3, 0x90, 60, 100)
+    h.render(blocks: 1)
+    h.console.serviceOnce()
+    let jump = try #require(h.mixer.waitingJump, "the pedal's goto sent no jump")
+    #expect(jump.mark == "chorus" && jump.atSeconds == 2 && jump.toSeconds == 1.5)
+    #expect(h.run("mark list").output == ["chorus  0:01.500 (bar 1.4)", "jumping to 'chorus' (0:01.500) at 0:02.000 (bar 2.1)"])
+    #expect(h.run("status").output.contains("jumping to 'chorus' (0:01.500) at 0:02.000"))
+    let json = QueryJSON.status(Display.statusReport(h.console))
+    #expect((json["jump"] as? [String: Any])?["at"] as? Double == 2)
+    #expect(h.run("goto chorus now").output == ["at 'chorus' (0:01.500)"])
+    #expect(h.mixer.waitingJump == nil && h.mixer.position == 1.5)
+    // OSC: a mark and where it lands (,ss).
+    h.render(blocks: 4)
+    let server = try OSCServer(host: "127.0.0.1", port: 0)
+    defer { server.close() }
+    let message = OSCMessage(
+      path: "/stemdeck/goto", arguments: [.string("chorus"), .string("bar")], source: sockaddr_storage(), sourceLength: 0)
+    #expect(server.handle(message, h.console) == nil)
+    #expect(h.mixer.waitingJump?.mark == "chorus" && h.mixer.waitingJump?.atSeconds == 2)
+  }
 }

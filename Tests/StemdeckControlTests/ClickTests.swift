@@ -128,4 +128,53 @@ import Testing
       "\(error)".contains("click.countIn") && "\(error)".contains("from 0 to 16")
     }
   }
+
+  @Test(
+    "click samples from the session: the accent's file (24 kHz, brought to 48 kHz) on the bar's first beat, the beat's on the others, in place of the bursts; a missing one warns and keeps the setting"
+  )
+  func clickSamples() throws {
+    let folder = try TemporaryFolder()
+    try writeAudio(folder.file("wood.wav"), format: .wavFloat, channels: [Signal.constant(0.3, frames: 100)])
+    try writeAudio(folder.file("cow.wav"), format: .wavFloat, sampleRate: 24000, channels: [Signal.constant(0.5, frames: 50)])
+    let session = try Self.dcSession(in: folder) {
+      $0.tempo = Tempo(bpm: 120, beatsPerBar: 2)
+      $0.click = ClickSettings(on: true)
+      $0.click.sample = "wood.wav"
+      $0.click.accentSample = "cow.wav"
+    }
+    let text = SessionFile.encode(session)
+    #expect(text.contains("\"click\" : { \"on\" : true, \"sample\" : \"wood.wav\", \"accentSample\" : \"cow.wav\" }"))
+    #expect(try SessionFile.decode(Data(text.utf8), source: "s").click == session.click)
+    let clickPath = folder.file("click.wav")
+    _ = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("session.stemdeck"), outputPath: folder.file("master.wav"), duration: nil,
+      clickPath: clickPath)
+    let click = Stereo(try readAudio(clickPath)).left
+    // 120 bpm: beats at 0 (the accent: 50 frames at 24 kHz are 100 at 48 kHz), 24,000, 48,000 (a bar of 2).
+    #expect(click[0..<100].allSatisfy { $0 == 0.5 } && click[100..<24000].allSatisfy { $0 == 0 }, "the accent's sample, once")
+    #expect(click[24000..<24100].allSatisfy { $0 == 0.3 } && click[24100..<48000].allSatisfy { $0 == 0 }, "the beat's sample")
+
+    let rig = MixerRig()
+    var missing = session
+    missing.click.sample = "nope.wav"
+    missing.click.accentSample = nil
+    let warnings = try rig.mixer.load(missing, sessionPath: folder.file("session.stemdeck"))
+    #expect(
+      warnings.contains { "\($0)".contains("click sample") && "\($0)".contains("nope.wav") && "\($0)".contains("synthesized click plays") })
+    #expect(rig.mixer.session(savingTo: folder.file("session.stemdeck")).click.sample == "nope.wav", "kept, and saved back as it was")
+    var bad = rig.mixer.click
+    bad.sample = folder.file("also-missing.wav")
+    #expect(throws: MixerError.self) { try rig.mixer.setClick(bad) }
+    #expect(rig.mixer.click.sample == folder.file("nope.wav"), "a refused sample changes nothing")
+    for (json, fragment) in [
+      ("\"sample\" : 5", "click.sample"), ("\"accentSample\" : \"a.wav\"", "needs \"sample\" too"),
+      ("\"sample\" : \"\"", "must not be empty")
+    ] {
+      let doc = text.replacingOccurrences(of: "\"sample\" : \"wood.wav\", \"accentSample\" : \"cow.wav\"", with: json)
+      do {
+        _ = try SessionFile.decode(Data(doc.utf8), source: "s")
+        Issue.record("accepted: \(json)")
+      } catch { #expect("\(error)".contains(fragment), "\(error)") }
+    }
+  }
 }

@@ -10,7 +10,9 @@ import Testing
 /// the JACK driver hands in stemdeck:cue_L/R.
 @Suite struct CueTests {
   /// Renders `frames` in blocks of 256 with the cue's outputs given; returns the master and the cue.
-  static func render(_ mixer: Mixer, frames: Int) -> (master: Stereo, cue: Stereo) {
+  /// With `input`, every live input's port reads that constant (a live source the test holds still).
+  static func render(_ mixer: Mixer, frames: Int, input: Float? = nil) -> (master: Stereo, cue: Stereo) {
+    let port = [Float](repeating: input ?? 0, count: 256)
     var master = Stereo(frames: frames), cue = Stereo(frames: frames)
     master.left.withUnsafeMutableBufferPointer { ml in
       master.right.withUnsafeMutableBufferPointer { mr in
@@ -22,6 +24,11 @@ import Testing
               mixer.fillStreams()
               mixer.renderState.pointee.cue.outputLeft = cl.baseAddress! + done
               mixer.renderState.pointee.cue.outputRight = cr.baseAddress! + done
+              if input != nil {
+                port.withUnsafeBufferPointer { p in
+                  for i in 0..<8 { mixer.renderState.pointee.inputs.buffers[i] = UnsafeMutablePointer(mutating: p.baseAddress!) }
+                }
+              }
               renderBlock(mixer.renderState, left: ml.baseAddress! + done, right: mr.baseAddress! + done, frameCount: n)
               done += n
             }
@@ -73,5 +80,47 @@ import Testing
     try afl.mixer.clearCues()
     #expect(afl.mixer.cues.isEmpty && !afl.mixer.cuePortsWanted)
     #expect(Self.render(afl.mixer, frames: 1024).cue.left.allSatisfy { $0 == 0 }, "cue off: silent")
+  }
+
+  @Test(
+    "cue on every strip kind: a bus's PFL is its sum before its -6 dB fader, a live input's its signal at unity, a bus's AFL what it adds to the master; the master is the same to the bit"
+  )
+  func busAndInputCue() throws {
+    let folder = try TemporaryFolder()
+    let noise = Signal.noise(frames: 48000, amplitude: 0.5, seed: 7)
+    try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [noise, noise])
+    func rig(micMuted: Bool = false) throws -> MixerRig {
+      let rig = MixerRig()
+      try rig.mixer.addStem(path: folder.file("a.wav"), settings: stem("a", "a.wav"))
+      try rig.mixer.addBus(BusSettings(name: "grp"))
+      try rig.mixer.setVolume("grp", 0.5)
+      try rig.mixer.route("a", to: "grp")
+      var mic = InputSettings(name: "mic", channels: .mono)
+      mic.mute = micMuted
+      try rig.mixer.addInput(mic)
+      try rig.mixer.play()
+      return rig
+    }
+    let plain = try rig(), micMuted = try rig(micMuted: true)  // kept: a rig shuts its mixer down when it goes
+    let reference = Self.render(plain.mixer, frames: 12000, input: 0.25)
+    let busOnly = Self.render(micMuted.mixer, frames: 12000, input: 0.25)
+    for (strip, tap) in [("grp", CueTap.preFader), ("mic", .preFader), ("grp", .afterFader)] {
+      let cued = try rig()
+      try cued.mixer.setCue(strip, tap)
+      #expect(cued.mixer.cues.map(\.name) == [strip] && cued.mixer.cuePortsWanted && cued.mixer.cue(of: strip) == tap)
+      let r = Self.render(cued.mixer, frames: 12000, input: 0.25)
+      #expect(r.master.left == reference.master.left && r.master.right == reference.master.right, "\(strip) \(tap) changed the master")
+      switch (strip, tap) {
+      case ("grp", .preFader):
+        #expect(r.cue.left == busOnly.master.left.map { $0 * 2 }, "the bus before its fader (0.5): twice what it adds")
+      case ("grp", _):
+        #expect(r.cue.left == busOnly.master.left && r.cue.right == busOnly.master.right, "the bus as it is in the master")
+      default:
+        #expect(r.cue.left.allSatisfy { $0 == 0.25 } && r.cue.right == r.cue.left, "the input's signal at unity on both sides")
+      }
+      try cued.mixer.clearCues()
+      #expect(cued.mixer.cues.isEmpty && !cued.mixer.cuePortsWanted)
+    }
+    #expect(throws: MixerError.self) { try plain.mixer.setCue("nothing", .preFader) }
   }
 }

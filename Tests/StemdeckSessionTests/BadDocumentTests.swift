@@ -124,7 +124,7 @@ let badDocuments: [BadDocument] =
       label: "unknown top-level key", text: document(top: [#""swing" : 0.5"#]),
       location: "swing",
       fragment:
-        "unknown field (allowed: format, version, quality, master, options, recording, tempo, click, position, connections, stems, effects, midi, buses, inputs, sends, scenes, recallSafe)",
+        "unknown field (allowed: format, version, quality, master, options, recording, tempo, click, marks, position, connections, stems, effects, midi, buses, inputs, sends, scenes, recallSafe)",
       line: 4),
     BadDocument(
       label: "duplicate top-level key", text: document(top: [#""quality" : "fast""#, #""quality" : "best""#]),
@@ -490,7 +490,7 @@ let musicalBadDocuments: [BadDocument] = [
     location: "click.output", fragment: "unknown click output \"monitors\" (allowed: click, master)", line: 4),
   BadDocument(
     label: "click unknown key", text: document(top: [#""click" : { "volume" : 1 }"#]), location: "click.volume",
-    fragment: "unknown field (allowed: on, output, level, countIn)", line: 4),
+    fragment: "unknown field (allowed: on, output, level, countIn, sample, accentSample)", line: 4),
   // Tempo.
   BadDocument(
     label: "tempo a number", text: document(top: [#""tempo" : 120"#]), location: "tempo",

@@ -7,7 +7,7 @@ extension MixerScreen {
     lines += [
       "?".padded(10) + " this help (any key closes it); q or Esc: back",
       "Meters: \(unicode ? "█ RMS, ▒ peak, ─ 3-s hold, ▲ clipped" : "# RMS, : peak, - 3-s hold, ! clipped")",
-      "Flags: M mute S solo D direct out G gliding E ended U underruns Q EQ L solo-safe",
+      "Flags: M mute S solo D direct out G gliding E ended U underruns Q EQ L solo-safe C cue",
       "! unreadable or offline. hp80: EQ high-pass. effects: the effects' sum",
       "Mouse: click a strip to select it, click or drag a fader"
     ]

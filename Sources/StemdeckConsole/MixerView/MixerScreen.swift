@@ -341,6 +341,7 @@ enum MixerScreen {
       ("m", "mute", "mute on/off"),
       ("s", "solo", "solo on/off"),
       ("L", "safe", "solo-safe on/off: heard whatever is soloed"),
+      ("c", "cue", "cue (pfl) on/off: the strip on cue_L/R, the master unchanged"),
       ("0", "unity", "back to unity: 0 dB, centre, rate 1"),
       ("space", "play", "play / pause"),
       ("Enter", "stop", "stop (back to the start)"),
@@ -499,6 +500,9 @@ enum MixerScreen {
       stateText + (t.soloActive ? "  SOLO" : ""), NumberFormat.time(t.position) + " / " + (t.length.map(NumberFormat.time) ?? "-"),
       (t.session ?? "(no session file)") + (t.unsaved ? " *" : "")
     ]
+    // A jump waiting for its bar line, then the mark the song is in (Commands+Marks.swift).
+    if let jump = t.jump { parts.insert("\(unicode ? "→" : "->") \(jump.mark) at \(NumberFormat.time(jump.atSeconds))", at: 2) }
+    if let mark = t.mark { parts.append("at mark \(mark)") }
     if state.selected < model.strips.count, model.strips[state.selected].offline == nil,
       let loop = model.strips[state.selected].loop, let loops = model.strips[state.selected].loops
     {

@@ -422,6 +422,12 @@ final class MixerView {
       if act({ () throws(MixerError) in try console.mixer.set(.soloSafe, of: strip.name, to: on ? 1 : 0) }) {
         say("\(strip.name) \(on ? "is solo-safe: heard whatever is soloed" : "follows solo again")")
       }
+    case .character("c"):
+      if let refused = refusal("cue", strip) { say(refused, error: true); return }
+      let on = !strip.flags.contains(.cue)
+      if act({ () throws(MixerError) in try console.mixer.setCue(strip.name, on ? .preFader : .off) }) {
+        say(on ? "\(strip.name) on the cue (pfl: ':cue \(strip.name) afl' for after its fader)" : "\(strip.name) off the cue")
+      }
     case .character("e"):
       if strip.isEffects || strip.offline != nil { say(refusal("EQ", strip) ?? "", error: true); return }
       act { () throws(MixerError) in

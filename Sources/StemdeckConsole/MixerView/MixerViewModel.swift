@@ -36,12 +36,14 @@ struct MixerViewModel {
     static let stretchFast = Flags(rawValue: 512)
     /// Solo-safe: heard whatever is soloed (`safe NAME`; live inputs are from the start).
     static let soloSafe = Flags(rawValue: 1024)
+    /// On the cue bus, before or after its fader (`cue NAME`; the view's C, not the table's).
+    static let cue = Flags(rawValue: 2048)
 
     /// The letters of the `stems` table (its legend: M muted, S solo, D direct outs, G gliding,
     /// E ended, U underruns, ! unreadable, L solo-safe; the view adds Q: EQ on).
     static let letters: [(Flags, Character)] = [
       (.mute, "M"), (.solo, "S"), (.directOut, "D"), (.gliding, "G"),
-      (.ended, "E"), (.underrun, "U"), (.unreadable, "!"), (.eq, "Q"), (.soloSafe, "L")
+      (.ended, "E"), (.underrun, "U"), (.unreadable, "!"), (.eq, "Q"), (.soloSafe, "L"), (.cue, "C")
     ]
     var text: String { String(Self.letters.filter { contains($0.0) }.map(\.1)) }
 
@@ -131,6 +133,9 @@ struct MixerViewModel {
     var loudness: LiveLoudness? = nil
     /// Whether a strip is soloed (the others, but solo-safe ones, silent): the bar says SOLO.
     var soloActive = false
+    /// The last mark at or before the position, and a quantised jump waiting (Commands+Marks.swift).
+    var mark: String? = nil
+    var jump: WaitingJump? = nil
   }
 
   /// The stems, in the session's order (offline ones where the session has them).
@@ -280,7 +285,14 @@ struct MixerViewModel {
   /// false: as last published, at most about 300 ms old (the mixer view, 30 times a second).
   static func make(_ console: Console, freshLoudness: Bool = true) -> MixerViewModel {
     let m = console.mixer
-    let strips = stemStrips(m) + busStrips(m)
+    // The cue (Mixer+Cue.swift) is a listening state, not part of a strip's mix: flag C here.
+    let cued = Set(m.cues.map(\.name))
+    func cue(_ list: [Strip]) -> [Strip] {
+      list.map { s in
+        var s = s; if cued.contains(s.name) { s.flags.insert(.cue) }; return s
+      }
+    }
+    let strips = cue(stemStrips(m) + busStrips(m))
     let master = masterStrip(m)
     let state: Transport.State
     switch m.transportState {
@@ -298,6 +310,8 @@ struct MixerViewModel {
       unsaved: m.isDirty)
     transport.loudness = freshLoudness ? m.masterLoudness() : m.publishedMasterLoudness()
     transport.soloActive = m.soloActive
+    transport.mark = m.marks.filter { $0.at <= position + 0.0005 }.max { ($0.at, $0.name) < ($1.at, $1.name) }?.name
+    transport.jump = m.waitingJump
     if let d = console.driver {
       transport.dspLoad = d.cpuLoad
       transport.xruns = d.xruns
@@ -306,7 +320,7 @@ struct MixerViewModel {
     }
     return MixerViewModel(
       strips: strips, master: master, transport: transport, effects: effectsStrip(m),
-      input: m.recordingStatus != nil ? inputStrip(m) : nil, inputs: liveInputStrips(m))
+      input: m.recordingStatus != nil ? inputStrip(m) : nil, inputs: cue(liveInputStrips(m)))
   }
 }
 

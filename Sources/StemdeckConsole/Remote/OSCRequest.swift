@@ -93,12 +93,20 @@ struct OSCRequest {
   }
 
   /// `/stemdeck/next`, `/stemdeck/prev` (no argument, or a button's 1; its release, 0, does
-  /// nothing) and `/stemdeck/goto` (a song number from 1, ,i or ,f, or its name, ,s): the setlist's
-  /// commands of those names (also as `/stemdeck/song/next` …). Answered only when refused.
+  /// nothing) and `/stemdeck/goto` (a song number from 1, ,i or ,f, or its name, ,s; or a mark's
+  /// name and where the jump lands, ,ss chorus bar): the setlist's commands of those names (also
+  /// as `/stemdeck/song/next` …) and the mark's jump. Answered only when refused.
   func song(_ verb: String) -> Reply? {
     let a = message.arguments
+    if verb == "goto", a.count == 2, case .string(let name) = a[0], case .string(let landing) = a[1] {
+      return run(["goto", name, landing])
+    }
     if verb == "goto" {
-      guard a.count == 1 else { return (false, "\(path) takes the song: its number from 1 (,i) or its name (,s); got \(message.typeTags)") }
+      guard a.count == 1 else {
+        return (
+          false, "\(path) takes the song: its number from 1 (,i) or its name (,s), or a mark and now|bar|end (,ss); got \(message.typeTags)"
+        )
+      }
       if case .string(let name) = a[0] { return run(["goto", name]) }
       guard let n = a[0].number, n.isFinite, n == n.rounded(), n >= 1, n <= 1_000_000 else {
         return (false, "\(path): the song number must be a whole number from 1; got \(message.typeTags)")

@@ -195,7 +195,9 @@ enum QueryJSON {
       "master": ["volume": number(r.masterVolume), "volumeDB": db(Decibels.fromAmplitude(r.masterVolume))] as [String: Any],
       "quality": r.quality, "session": r.session.map { $0 as Any } ?? NSNull(), "unsaved": r.unsaved,
       "control": r.control.map { $0 as Any } ?? NSNull(), "osc": r.osc.map { $0 as Any } ?? NSNull(),
-      "solo": ["active": !r.soloed.isEmpty, "soloed": r.soloed] as [String: Any], "insertLatency": r.insertLatency
+      "solo": ["active": !r.soloed.isEmpty, "soloed": r.soloed] as [String: Any], "insertLatency": r.insertLatency,
+      "marks": r.marks.map { ["name": $0.name, "at": number($0.at, 3)] as [String: Any] },
+      "jump": r.jump.map { ["mark": $0.mark, "at": number($0.atSeconds, 3), "to": number($0.toSeconds, 3)] as Any } ?? NSNull()
     ]
     if let d = r.server {
       var server: [String: Any] = [

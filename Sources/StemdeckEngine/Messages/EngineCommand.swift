@@ -120,8 +120,17 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   case setInsertControl(port: UnsafeMutablePointer<Float>, value: Float)
   /// The click's and the count-in's settings (Click.swift).
   case setClick(ClickParameters)
-  /// Puts the stem in `slot` on the cue bus, before or after its fader, or takes it off (Cue.swift).
-  case setCue(slot: Int32, tap: CueTap)
+  /// Plays the click from these samples (nil: the synthesized bursts); the ones replaced come
+  /// back in `EngineEvent.clickSamplesRetired` (Click.swift).
+  case setClickSamples(UnsafeMutablePointer<ClickSamples>?)
+  /// A quantised jump (Jump.swift): when the playing transport reaches `atFrame`, it goes on from
+  /// `toFrame` on that very frame, with no fade and no hold: every voice moves to seek epoch
+  /// `epoch`, whose stream the disk starts after the old stream's cut (`StemShared.requestedCut`).
+  /// Replaces a jump still waiting; a seek or a song change cancels it.
+  case jump(atFrame: Int, toFrame: Int, epoch: Int)
+  /// Puts a stem, bus or live input on the cue bus, before or after its fader, or takes it off
+  /// (Cue.swift; the master is ignored).
+  case setCue(StripTarget, tap: CueTap)
 }
 
 /// What a glide moves (a strip's level: `StripLevels`; a stem's rate). The raw value is the
@@ -153,6 +162,8 @@ public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
   case insertChainRetired(address: Int)
   /// Insert `index` of `target`'s chain put out NaN or infinity: the renderer bypasses it.
   case insertFaulted(StripTarget, index: Int32)
+  /// Click samples the renderer let go of (`setClickSamples`), to be freed (`ClickSamples.free`).
+  case clickSamplesRetired(address: Int)
 }
 
 /// Which strip a command addresses (whose channel EQ `EngineCommand.setEQ` and `setEQEnabled`

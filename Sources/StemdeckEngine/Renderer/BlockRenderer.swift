@@ -325,7 +325,13 @@ public func renderBlock(
       let until = due &- state.pointee.transport.frame
       if until > 0 && until < n { n = until }
     }
+    // A quantised jump lands on its frame: the pass before it ends there (Jump.swift).
+    if state.pointee.transport.playing && state.pointee.transport.pendingJumpFrame >= 0 {
+      let until = state.pointee.transport.pendingJumpFrame &- state.pointee.transport.frame
+      if until > 0 && until < n { n = until }
+    }
     state.pointee.passOffset = done
+    applyDueJump(state)
     renderPass(state, left: left + done, right: right + done, frameCount: n)
     done &+= n
     nextTimed = applyTimed(state, upTo: done)

@@ -245,6 +245,7 @@ func renderBuses(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int, 
     }
     strip.pointee.levels.applyStages(left: l, right: r, stride: 1, count: n)
     mixStripSends(state, state.pointee.sends.buses, strip: bus, left: l, right: r, count: n, preFader: true)
+    mixStripCue(state, .bus(Int32(bus)), left: l, right: r, count: n, afterFader: false)
     let stepL = strip.pointee.levels.gainLeft.advance(frames: n)
     let stepR = strip.pointee.levels.gainRight.advance(frames: n)
     if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
@@ -264,6 +265,7 @@ func renderBuses(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int, 
       }
     }
     mixStripSends(state, state.pointee.sends.buses, strip: bus, left: l, right: r, count: n, preFader: false)
+    mixStripCue(state, .bus(Int32(bus)), left: l, right: r, count: n, afterFader: true)
     strip.pointee.meter.accumulate(left: l, right: r, count: n, into: cells)
     let outL: UnsafeMutablePointer<Float>, outR: UnsafeMutablePointer<Float>
     if let dl = direct[busDirectBase &+ 2 &* bus], let dr = direct[busDirectBase &+ 2 &* bus &+ 1] {

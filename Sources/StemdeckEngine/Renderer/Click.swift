@@ -86,6 +86,40 @@ public enum ClickSound {
   }
 }
 
+/// A click played from the session's samples (`"click": { "sample": … }`) instead of the
+/// synthesized bursts: mono frames at the engine rate, built on the control thread, handed to the
+/// renderer (`EngineCommand.setClickSamples`) and back through the event ring to be freed
+/// (`EngineEvent.clickSamplesRetired`).
+public struct ClickSamples {
+  public let accent: UnsafeMutablePointer<Float>
+  public let accentFrames: Int
+  public let beat: UnsafeMutablePointer<Float>
+  public let beatFrames: Int
+
+  /// Copies `accent` and `beat` (each at least one frame) into new memory (control thread).
+  public static func make(accent: [Float], beat: [Float]) -> UnsafeMutablePointer<ClickSamples> {
+    func copy(_ x: [Float]) -> UnsafeMutablePointer<Float> {
+      let p = UnsafeMutablePointer<Float>.allocate(capacity: Swift.max(1, x.count))
+      p.initialize(repeating: 0, count: Swift.max(1, x.count))
+      x.withUnsafeBufferPointer { if let b = $0.baseAddress { p.update(from: b, count: x.count) } }
+      return p
+    }
+    let samples = UnsafeMutablePointer<ClickSamples>.allocate(capacity: 1)
+    samples.initialize(
+      to: ClickSamples(
+        accent: copy(accent), accentFrames: Swift.max(1, accent.count), beat: copy(beat), beatFrames: Swift.max(1, beat.count)))
+    return samples
+  }
+
+  /// Frees samples the renderer no longer holds (control thread).
+  public static func free(_ samples: UnsafeMutablePointer<ClickSamples>) {
+    samples.pointee.accent.deallocate()
+    samples.pointee.beat.deallocate()
+    samples.deinitialize(count: 1)
+    samples.deallocate()
+  }
+}
+
 /// The click's state in the renderer: its settings, the two bursts, the burst sounding and the
 /// count-in running. The driver sets `outputLeft`/`outputRight` before each block (nil: the click
 /// has nowhere to go but the master, when routed there).
@@ -94,6 +128,8 @@ public struct RenderClick {
   @usableFromInline let accent: UnsafeMutablePointer<Float>
   @usableFromInline let beat: UnsafeMutablePointer<Float>
   @usableFromInline let burstFrames: Int
+  /// The session's samples, played instead of the bursts (nil: the synthesized click).
+  @usableFromInline var samples: UnsafeMutablePointer<ClickSamples>?
   /// The burst sounding: 0 none, 1 the accent, 2 a beat; how far into it; its gain (latched at
   /// its start, so a level change never steps inside a burst).
   @usableFromInline var burst = 0
@@ -119,10 +155,24 @@ public struct RenderClick {
   func free() {
     accent.deallocate()
     beat.deallocate()
+    if let samples { ClickSamples.free(samples) }
   }
 
   /// Whether a count-in is running (the stems wait for it).
   public var countingIn: Bool { @_noLocks get { countInLeft > 0 } }
+}
+
+/// Plays `samples` instead of what the click played (nil: the synthesized bursts); the samples
+/// it replaces go back to the control thread. A sound in flight stops (its table is gone).
+@_noLocks
+func setClickSamples(_ state: UnsafeMutablePointer<RenderState>, _ samples: UnsafeMutablePointer<ClickSamples>?) {
+  if let old = state.pointee.click.samples {
+    // The event ring holds 4,096 events, drained every few tens of milliseconds: a full ring
+    // keeps the old samples installed rather than losing them unseen.
+    guard state.pointee.events.push(.clickSamplesRetired(address: Int(bitPattern: old))) else { return }
+  }
+  state.pointee.click.samples = samples
+  state.pointee.click.burst = 0
 }
 
 /// Starts the count-in, if one is set, as `play` starts the transport from a stop.
@@ -202,9 +252,14 @@ func writeBurst(
 ) {
   let kind = state.pointee.click.burst
   guard kind != 0, to > from else { return }
-  let table = kind == 1 ? state.pointee.click.accent : state.pointee.click.beat
+  var table = kind == 1 ? state.pointee.click.accent : state.pointee.click.beat
+  var length = state.pointee.click.burstFrames
+  if let samples = state.pointee.click.samples {
+    table = kind == 1 ? samples.pointee.accent : samples.pointee.beat
+    length = kind == 1 ? samples.pointee.accentFrames : samples.pointee.beatFrames
+  }
   let offset = state.pointee.click.burstOffset
-  let count = Swift.min(to &- from, state.pointee.click.burstFrames &- offset)
+  let count = Swift.max(0, Swift.min(to &- from, length &- offset))
   if let outL, let outR {
     let g = state.pointee.click.burstGain
     for i in 0..<count {
@@ -214,5 +269,5 @@ func writeBurst(
     }
   }
   state.pointee.click.burstOffset = offset &+ count
-  if state.pointee.click.burstOffset >= state.pointee.click.burstFrames { state.pointee.click.burst = 0 }
+  if state.pointee.click.burstOffset >= length { state.pointee.click.burst = 0 }
 }

@@ -114,13 +114,16 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .setMeterPoint(let preFader): state.pointee.preFaderMeters = preFader
   case .setStemMetering(let on): state.pointee.stemMetering = on
   case .setBusPlan(let plan): setBusPlan(state, plan)
-  case .resetBus(let bus): resetBus(state, bus: bus)
+  case .resetBus(let bus):
+    resetBus(state, bus: bus)
+    state.pointee.cue.set(.bus(bus), .off)  // a bus taken into use again is not cued
   case .stripGlide(let strip, let parameter, let target, let frames, let exponential):
     startStripGlide(state, strip, parameter, to: target, frames: frames, exponential: exponential)
   case .setStemBus(let slot, let bus): if let voice = voiceAt(state, slot) { setStemBus(state, voice, bus: bus, jump: jump) }
   case .addInput(let index, let channels, let levels):
     state.pointee.inputs.add(index: Int(index), channels: Int(channels), levels)
     state.pointee.sends.inputs.clear(strip: Int(index))
+    state.pointee.cue.set(.input(index), .off)
   case .removeInput(let index): state.pointee.inputs.remove(index: Int(index))
   case .setInputBus(let index, let bus, let crossfade):
     state.pointee.inputs.setBus(index: Int(index), bus: bus, sampleRate: state.pointee.sampleRate, jump: !crossfade)
@@ -138,7 +141,9 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .pauseRecording(let paused): state.pointee.recording.paused = paused
   case .stopRecording: stopRecording(state)
   case .setClick(let parameters): state.pointee.click.parameters = parameters
-  case .setCue(let slot, let tap): state.pointee.cue.set(slot, tap)
+  case .setClickSamples(let samples): setClickSamples(state, samples)
+  case .setCue(let target, let tap): state.pointee.cue.set(target, tap)
+  case .jump(let at, let target, let epoch): scheduleJump(state, at: at, to: target, epoch: epoch)
   case .beginGroup, .endGroup, .abortGroup: break  // handled by applyCommands
   }
 }
@@ -159,7 +164,7 @@ func installVoice(
     voice.pointee.pendingSong = song
   }
   state.pointee.voices[s] = voice
-  state.pointee.cue.set(slot, .off)  // a new stem in the slot is not cued
+  state.pointee.cue.set(.stem(slot: slot), .off)  // a new stem in the slot is not cued
   if s >= state.pointee.slotLimit { state.pointee.slotLimit = s &+ 1 }
 }
 
@@ -350,6 +355,7 @@ func seek(_ state: UnsafeMutablePointer<RenderState>, frame: Int, epoch: Int) {
     }
     return
   }
+  state.pointee.transport.pendingJumpFrame = -1  // a seek cancels a waiting jump (Jump.swift)
   if state.pointee.transport.playing {
     state.pointee.transport.pendingSeekFrame = frame
     state.pointee.transport.pendingSeekEpoch = epoch

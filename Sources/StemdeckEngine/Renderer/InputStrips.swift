@@ -236,6 +236,7 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
     }
     s.pointee.levels.applyStages(left: workL, right: stereo ? workR : nil, stride: 1, count: n)
     mixStripSends(state, state.pointee.sends.inputs, strip: index, left: workL, right: stereo ? workR : workL, count: n, preFader: true)
+    mixStripCue(state, .input(Int32(index)), left: workL, right: stereo ? workR : workL, count: n, afterFader: false)
     if index == recordIndex { state.pointee.captureTake(left: workL, right: stereo ? workR : workL, frameCount: n, rolling: rolling) }
     if preFader {
       s.pointee.meter.accumulate(left: workL, right: stereo ? workR : workL, count: n, into: cells)
@@ -257,6 +258,7 @@ func mixInputs(_ state: UnsafeMutablePointer<RenderState>, frameCount n: Int) {
     }
     if !preFader { s.pointee.meter.accumulate(left: workL, right: workR, count: n, into: cells) }
     mixStripSends(state, state.pointee.sends.inputs, strip: index, left: workL, right: workR, count: n, preFader: false)
+    mixStripCue(state, .input(Int32(index)), left: workL, right: workR, count: n, afterFader: true)
     // Direct outs (post-fader, as a stem's): live, the strip goes to its own ports instead of its
     // destination; in a stem export (StemTaps.swift) they are its tap and it feeds the master too.
     if index < state.pointee.inputDirectCount, let dl = direct[2 &* (directBase &+ index)],

@@ -17,6 +17,10 @@ public struct RenderTransport {
   @usableFromInline var pendingSeekFrame = -1
   @usableFromInline var pendingSeekEpoch = 0
   @usableFromInline var pendingPause = false
+  /// A quantised jump waiting for its frame (-1: none), where it goes and its epoch (Jump.swift).
+  @usableFromInline var pendingJumpFrame = -1
+  @usableFromInline var pendingJumpTarget = 0
+  @usableFromInline var pendingJumpEpoch = 0
   /// The transport fade: 5 ms in on a start away from 0, out before a seek or pause.
   @usableFromInline var fade: GainRamp
   /// Frames a voice must have buffered before a held transport starts.

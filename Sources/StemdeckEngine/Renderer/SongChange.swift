@@ -125,6 +125,7 @@ func advanceSongChange(_ state: UnsafeMutablePointer<RenderState>, frameCount: I
 @_noLocks
 func performSongChange(_ state: UnsafeMutablePointer<RenderState>) {
   state.pointee.songChange.pending = false
+  state.pointee.transport.pendingJumpFrame = -1  // the old song's jump leaves with it (Jump.swift)
   let fadeFrames = state.pointee.songChange.fadeFrames
   let frame = state.pointee.songChange.frame
   let oldFrame = state.pointee.transport.frame

@@ -16,6 +16,10 @@ public struct StemShared: ~Copyable, @unchecked Sendable {
   // control → disk
   public let requestedEpoch = Atomic<Int>(0)
   public let requestedFrame = Atomic<Int>(0)
+  /// A quantised jump's cut (Renderer/Jump.swift): the requested epoch's stream starts only once
+  /// the stream being written has reached this frame (-1: at once, a seek). Stored before
+  /// `requestedEpoch`, like `requestedFrame`.
+  public let requestedCut = Atomic<Int>(-1)
   /// Loop count with AVAudioPlayer's meaning (0 once, N → N+1 plays, -1 forever).
   public let loops: Atomic<Int>
   /// Loop region in file frames (regionStart < 0: the whole file), the equal-power crossfade at
@@ -51,6 +55,9 @@ public struct StemShared: ~Copyable, @unchecked Sendable {
   /// Which glides run and where they have got to (`GlideCells.reading()`). Separately
   /// allocated, as `meters`.
   public let glides: UnsafeMutablePointer<GlideCells> = GlideCells.allocate()
+  /// `epochStartFrame` as it was when the voice reached its epoch's boundary: where the heard
+  /// position counts from (the disk may publish a jump's epoch before the voice gets there).
+  public let heardStartFrame = Atomic<Int>(0)
   /// True once the voice has reached the current epoch's boundary.
   public let synced = Atomic<Bool>(false)
   /// Where the stem is in its source as heard at the output, not as read from the ring (a

@@ -22,6 +22,7 @@ func syncVoice(_ voice: UnsafeMutablePointer<StemVoice>) -> Bool {
   voice.pointee.startedSinceSync = false
   voice.pointee.heard = 0
   voice.pointee.eq.clearState()  // the next audio does not continue what the filters hold
+  shared.pointee.heardStartFrame.store(shared.pointee.epochStartFrame.load(ordering: .relaxed), ordering: .relaxed)
   shared.pointee.publishHeard(sourceFrames: 0, transportFrame: voice.pointee.joinFrame)
   // src_reset clears the converter's whole filter state (about 118k instructions for a stereo
   // fast-sinc converter: 32 stems starting or seeking together spent ~1 ms in one period). A

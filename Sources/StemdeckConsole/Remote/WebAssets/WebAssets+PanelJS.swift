@@ -7,8 +7,8 @@ extension WebAssets {
     // Loaded before app.js, whose helpers (el, word, run, makeRange, mix, views…) these use when called.
     "use strict";
 
-    // ---- The cue (headphones): a stem's button cycles off → PFL → AFL → off (`cue NAME pfl|afl|off`).
-    const CUE_KINDS = ["stem"]; // the strips `cue` takes
+    // ---- The cue (headphones): a strip's button cycles off → PFL → AFL → off (`cue NAME pfl|afl|off`).
+    const CUE_KINDS = ["stem", "bus", "input"]; // the strips `cue` takes
     function makeCue(s) {
       if (!CUE_KINDS.includes(s.kind)) return null;
       const b = el("button", "cue", "cue");

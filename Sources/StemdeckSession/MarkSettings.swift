@@ -1,0 +1,81 @@
+// Marks (the session's `"marks"` array): named transport positions a performer jumps to with
+// `goto NAME [now|bar|end]` (issue 42, item 2). Absent when there are none, so older sessions stay
+// byte-identical. docs/architecture.md, *Marks and quantised jumps*.
+
+/// A named position on the song's transport.
+public struct Mark: Equatable, Sendable {
+  /// The mark's name: a stem name's alphabet (ASCII letters, digits, `_ - . + @`…), 1 to 64.
+  public var name: String
+  /// Transport seconds, in `SettingRange.position`.
+  public var at: Double
+
+  public init(name: String, at: Double) {
+    self.name = name
+    self.at = at
+  }
+}
+
+extension SessionRules {
+  static let markFields = ["name", "at"]
+}
+
+extension SettingRule {
+  /// Why `name` is not a valid mark name, or nil.
+  public static func markProblem(_ name: String) -> String? {
+    SessionRules.nameProblem(name, of: .mark)
+  }
+}
+
+extension Session {
+  /// The first mark that breaks a rule, as `validate()` words it (location, message).
+  func markProblem() -> (location: String, message: String)? {
+    var firstIndexByName: [String: Int] = [:]
+    for (index, mark) in marks.enumerated() {
+      let base = "marks[\(index)]"
+      if let problem = SessionRules.nameProblem(mark.name, of: .mark) { return (base + ".name", problem) }
+      if let earlier = firstIndexByName[mark.name] {
+        return (base + ".name", SessionRules.duplicateNameMessage(mark.name, of: .mark, earlier: earlier))
+      }
+      firstIndexByName[mark.name] = index
+      if !SettingRule.position.accepts(mark.at) {
+        return (base + ".at", SettingRule.position.rule + " (got \(SessionRules.number(mark.at)))")
+      }
+    }
+    return nil
+  }
+}
+
+extension SessionEncoder {
+  /// `"marks" : [ { "name" : "chorus", "at" : 61.5 }, … ]`, one mark a line.
+  static func marks(_ marks: [Mark]) -> String {
+    let entries = marks.map { "    { \"name\" : " + JSONText.string($0.name) + ", \"at\" : " + JSONText.number($0.at) + " }" }
+    return "\"marks\" : [\n" + entries.joined(separator: ",\n") + "\n  ]"
+  }
+}
+
+extension SessionDecoder {
+  func marks(_ node: JSONNode) throws(SessionError) -> [Mark] {
+    let example = "{ \"name\" : \"chorus\", \"at\" : 61.5 }"
+    guard case .array(let elements) = node.value else {
+      throw fail("marks", node, "must be an array of marks [ \(example), ... ] (got \(describe(node)))")
+    }
+    var marks: [Mark] = []
+    var firstIndexByName: [String: Int] = [:]
+    for (index, element) in elements.enumerated() {
+      let base = "marks[\(index)]"
+      let fields = try object(element, at: base, allowed: SessionRules.markFields, example: example)
+      guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every mark needs a name)") }
+      let name = try string(nameNode, at: base + ".name", rule: "must be a mark name in double quotes")
+      if let problem = SessionRules.nameProblem(name, of: .mark) { throw fail(base + ".name", nameNode, problem) }
+      if let earlier = firstIndexByName[name] {
+        throw fail(base + ".name", nameNode, SessionRules.duplicateNameMessage(name, of: .mark, earlier: earlier))
+      }
+      firstIndexByName[name] = index
+      guard let atNode = fields["at"] else {
+        throw fail(base + ".at", element, "is missing (the mark's position in seconds on the transport)")
+      }
+      marks.append(Mark(name: name, at: try number(atNode, at: base + ".at", rule: .position)))
+    }
+    return marks
+  }
+}
