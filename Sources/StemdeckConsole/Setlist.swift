@@ -132,6 +132,7 @@ extension Console {
     try open(list.songs[wrapped], force: true, asSongChange: !afterEnd, throughRig: true)
     if rigUnsaved { mixer.markDirty() }
     setlistIndex = wrapped
+    mixer.setMidiSongNumber(wrapped)
     var line = "song \(wrapped + 1)/\(count): \(Setlist.name(of: list.songs[wrapped]))"
     if let change {
       line +=

@@ -27,6 +27,8 @@ struct MidiControlState {
   /// Soft takeover of the volume and pan mappings of buses and inputs, per mapping index (those
   /// move on the control thread; the stems' move in the renderer, `MidiTable.takeover`).
   var stripTakeover: [Int: SoftTakeover] = [:]
+  /// The setlist song playing, from 0 (0 without a setlist): what song buttons show on `midi_out`.
+  var songNumber = 0
 }
 
 /// A bus's or a live input's fader and mute/solo switches, as MIDI reads and sets them.
@@ -194,7 +196,7 @@ extension Mixer {
           target = .control
         }
       }
-      return [Int(kind.rawValue), (m.channel ?? 0) - 1, m.number, Int(target.rawValue), Int(slot)]
+      return [Int(kind.rawValue), (m.channel ?? 0) - 1, m.number, Int(target.rawValue), Int(slot)] + feedbackRow(m)
     }
     guard table != midiState.published else { return }
     guard waitForCommandRoom(count: table.count + 1) else {
@@ -204,7 +206,7 @@ extension Mixer {
       let binding = MidiBinding(
         kind: MidiSourceKind(rawValue: UInt8(row[0])) ?? .cc, channel: Int8(row[1]),
         number: Int16(row[2]), target: MidiTarget(rawValue: UInt8(row[3])) ?? .control,
-        slot: Int32(row[4]))
+        slot: Int32(row[4]), feedback: row[5] == 1 ? .playing : row[5] == 2 ? .song(Int16(row[6])) : .none)
       try send(.setMidiBinding(index: Int32(index), binding: binding, count: Int32(index + 1)))
     }
     if table.count < midiState.published.count || table.isEmpty {
@@ -214,6 +216,32 @@ extension Mixer {
           count: Int32(table.count)))
     }
     midiState.published = table
+  }
+
+  /// A mapping's feedback as two table columns (kind: 0 none, 1 the transport, 2 the song; the
+  /// song's number): a play button shows the transport, a song button (`next`, `prev`, a `do`
+  /// line that plays, pauses or changes song) the setlist song (issue 42, item 3).
+  func feedbackRow(_ m: MidiMapping) -> [Int] {
+    let word: String
+    switch m.action {
+    case .play: word = "play"
+    case .next, .prev: word = "next"
+    case .command: word = m.target.split(separator: " ").first.map { $0.lowercased() } ?? ""
+    default: word = ""
+    }
+    switch word {
+    case "play", "pause": return [1, 0]
+    case "next", "prev", "goto", "song": return [2, midiState.songNumber]
+    default: return [0, 0]
+    }
+  }
+
+  /// Tells song buttons' feedback which setlist song plays (from 0).
+  public func setMidiSongNumber(_ number: Int) {
+    lock.locked {
+      midiState.songNumber = Swift.max(0, Swift.min(127, number))
+      try? publishMidi()
+    }
   }
 
   /// Drains the renderer's MIDI reports (from `pump`, under the lock).

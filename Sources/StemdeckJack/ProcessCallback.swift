@@ -238,12 +238,13 @@ func writeMidiFeedback(
   var index = 0
   var written = 0
   while written < 128, let message = midiFeedback(state, index: &index) {
-    // RT-WAIVER: jack_midi_event_reserve hands out 3 bytes inside the port buffer (nil when it is
-    // full); no allocation, no lock, no syscall.
-    guard let data = _unsafePerformance({ jack_midi_event_reserve(buffer, 0, 3) }) else { break }
+    let length = midiFeedbackLength(status: message.status)
+    // RT-WAIVER: jack_midi_event_reserve hands out 2 or 3 bytes inside the port buffer (nil when
+    // it is full); no allocation, no lock, no syscall.
+    guard let data = _unsafePerformance({ jack_midi_event_reserve(buffer, 0, length) }) else { break }
     data[0] = message.status
     data[1] = message.data1
-    data[2] = message.data2
+    if length == 3 { data[2] = message.data2 }
     written &+= 1
   }
 }

@@ -394,7 +394,7 @@ struct MidiControlTests {
     #expect(!(try await server.ports()).contains("stemdeck:midi_in"), "midi off and no mappings: the port is removed")
   }
 
-  @Test("midi out sends the mapped volume back as its CC when it changes (saved in the session)")
+  @Test("midi out sends the mapped volume back as its CC when it changes, and a play button's LED (saved in the session)")
   func feedback() async throws {
     let server = try await PrivateJackServer()
     defer { server.stop() }
@@ -402,7 +402,8 @@ struct MidiControlTests {
     let session = try Self.toneSession(
       in: dir,
       midi: """
-        { "feedback" : true, "mappings" : [ { "source" : "cc", "number" : 7, "channel" : 2, "action" : "volume", "target" : "tone" } ] }
+        { "feedback" : true, "mappings" : [ { "source" : "cc", "number" : 7, "channel" : 2, "action" : "volume", "target" : "tone" },
+          { "source" : "note", "number" : 60, "channel" : 2, "action" : "play" } ] }
         """)
     let (deck, probe, _) = try await Self.start(server, session: session)
     defer { deck.kill(); probe.stop() }
@@ -423,6 +424,13 @@ struct MidiControlTests {
       got = try await probe.received(); return got.contains("b1074f")
     }
     #expect(got.contains("b1074f"), "\(got)")
+    // A play button's LED (issue 42): note 60 on while playing, off once paused.
+    #expect(got.contains("913c7f"), "playing: note 60 on at velocity 127 on channel 2: \(got)")
+    try await deck.run("pause")
+    _ = try await eventually(timeout: 10) {
+      got = try await probe.received(); return got.contains("813c00")
+    }
+    #expect(got.contains("813c00"), "paused: note 60 off: \(got)")
     let saved = dir.file("fb.json")
     try await deck.run("save \(saved)")
     #expect(try String(contentsOfFile: saved, encoding: .utf8).contains("\"midi\" : { \"feedback\" : true, \"mappings\" : ["))

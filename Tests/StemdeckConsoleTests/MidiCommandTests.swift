@@ -342,4 +342,52 @@ struct MidiCommandTests {
     midiFeedbackReset(h.mixer.renderState)
     #expect(drain().count == 2)
   }
+
+  /// Issue 42, item 3: a footswitch's LED and a pedal board's display.
+  @Test("feedback: a play button's LED follows the transport; song buttons send the setlist song as a program change")
+  func feedbackOfPlayAndSong() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("midi map note 60 ch 16 play").ok)
+    #expect(h.run("midi map cc 64 ch 16 do next").ok)
+    #expect(h.run("midi map cc 65 ch 16 do \"vol drums -3dB\"").ok)  // shows nothing
+    func drain() -> [[UInt8]] {
+      var index = 0
+      var out: [[UInt8]] = []
+      while let m = midiFeedback(h.mixer.renderState, index: &index) {
+        out.append(Array([m.status, m.data1, m.data2].prefix(midiFeedbackLength(status: m.status))))
+      }
+      return out
+    }
+    h.render(blocks: 1)
+    #expect(drain() == [[0x8F, 60, 0], [0xCF, 0]], "stopped, song 1 (program 0)")
+    #expect(drain().isEmpty, "nothing again until something changes")
+    #expect(h.run("play").ok)
+    var got: [[UInt8]] = []
+    for _ in 0..<20 where got.isEmpty {
+      h.render(blocks: 1)
+      got = drain()
+    }
+    #expect(got == [[0x9F, 60, 127]], "playing: the LED on")
+    h.mixer.setMidiSongNumber(2)
+    h.render(blocks: 1)
+    #expect(drain() == [[0xCF, 2]], "song 3 (program 2)")
+    #expect(h.run("stop").ok)
+    got = []
+    for _ in 0..<20 where got.isEmpty {
+      h.render(blocks: 1)
+      got = drain()
+    }
+    #expect(got == [[0x8F, 60, 0]], "stopped: the LED off")
+    // A setlist's songs (each saved with the mappings): its number follows `next`.
+    #expect(h.run("save \(h.folder.file("one.json"))").ok)
+    #expect(h.run("save \(h.folder.file("two.json"))").ok)
+    try "one.json\ntwo.json\n".write(toFile: h.folder.file("list.txt"), atomically: true, encoding: .utf8)
+    #expect(h.run("setlist \(h.folder.file("list.txt"))").ok)
+    h.render(blocks: 1)
+    #expect(drain().contains([0xCF, 0]), "song 1 of the setlist: program 0")
+    #expect(h.run("next").ok)
+    h.render(blocks: 1)
+    #expect(drain().contains([0xCF, 1]), "song 2: program 1")
+  }
 }

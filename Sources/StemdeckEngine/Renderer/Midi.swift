@@ -136,6 +136,17 @@ public enum MidiSourceKind: UInt8, BitwiseCopyable, Sendable {
   case program = 3
 }
 
+/// What a binding shows on `midi_out` besides a fader's position (issue 42, item 3): a play
+/// button's LED follows the transport; a song button (`next`, `prev`, a `do "goto …"`) sends the
+/// setlist song's number as a program change, for a pedal board's display.
+public enum MidiFeedback: BitwiseCopyable, Sendable, Equatable {
+  case none
+  /// Note on (velocity 127) or CC 127 while the transport plays; note off or CC 0 otherwise.
+  case playing
+  /// Program change N − 1 for song N of the setlist (0 without one), on the binding's channel.
+  case song(Int16)
+}
+
 /// One entry of the renderer's mapping table (trivial; sent by `EngineCommand.setMidiBinding`).
 public struct MidiBinding: BitwiseCopyable, Sendable {
   public var kind: MidiSourceKind
@@ -146,13 +157,18 @@ public struct MidiBinding: BitwiseCopyable, Sendable {
   public var target: MidiTarget
   /// The stem's slot for volume, pan and rate (−1: its stem is not loaded; the event is ignored).
   public var slot: Int32
+  /// What it sends back on `midi_out` beyond a stem fader's position.
+  public var feedback: MidiFeedback
 
-  public init(kind: MidiSourceKind, channel: Int8, number: Int16, target: MidiTarget, slot: Int32) {
+  public init(
+    kind: MidiSourceKind, channel: Int8, number: Int16, target: MidiTarget, slot: Int32, feedback: MidiFeedback = .none
+  ) {
     self.kind = kind
     self.channel = channel
     self.number = number
     self.target = target
     self.slot = slot
+    self.feedback = feedback
   }
 
   @_noLocks @inline(__always)
@@ -218,7 +234,7 @@ public struct MidiTable: ~Copyable {
     guard index >= 0 && index < Self.capacity else { return }
     let old = bindings[index]
     if index >= count || old.kind != binding.kind || old.channel != binding.channel || old.number != binding.number
-      || old.target != binding.target || old.slot != binding.slot
+      || old.target != binding.target || old.slot != binding.slot || old.feedback != binding.feedback
     {
       takeover[index] = SoftTakeover()
       fine[index] = FineController()
@@ -333,11 +349,12 @@ public func midiInput(_ state: UnsafeMutablePointer<RenderState>, offset: Int, c
   }
 }
 
-/// MIDI feedback (`midi out`): the next control change to send back so that a motorised fader or
-/// an LED ring shows a stem's volume or pan, starting the scan at binding `index` (advanced past
-/// the binding returned). Only CC bindings of volume and pan whose stem is loaded; a value is sent
-/// when its 7-bit position differs from the one last sent. Call after `renderBlock` (the values
-/// are then the block's), until it returns nil.
+/// MIDI feedback (`midi out`): the next message to send back so that a motorised fader or an LED
+/// ring shows a stem's volume or pan, a play button's LED the transport, a pedal board's display
+/// the song (`MidiFeedback`), starting the scan at binding `index` (advanced past the binding
+/// returned). A value is sent when it differs from the one last sent. Call after `renderBlock`
+/// (the values are then the block's), until it returns nil; `midiFeedbackLength` says how many of
+/// the three bytes a message has.
 ///
 /// - Realtime: safe. A scan of at most `MidiTable.capacity` bindings per period in all.
 @_noLocks
@@ -346,21 +363,45 @@ public func midiFeedback(_ state: UnsafeMutablePointer<RenderState>, index: inou
     let i = index
     index &+= 1
     let binding = state.pointee.midi.bindings[i]
+    guard let value = feedbackValue(state, binding), value != state.pointee.midi.sent[i] else { continue }
+    state.pointee.midi.sent[i] = value
+    let channel = UInt8(truncatingIfNeeded: Swift.max(0, Int(binding.channel)))
+    let number = UInt8(truncatingIfNeeded: binding.number), byte = UInt8(truncatingIfNeeded: value)
+    switch binding.feedback {
+    case .song: return (0xC0 | channel, byte, 0)  // two bytes: `midiFeedbackLength`
+    case .playing where binding.kind == .note: return value > 0 ? (0x90 | channel, number, 127) : (0x80 | channel, number, 0)
+    default: return (0xB0 | channel, number, byte)
+    }
+  }
+  return nil
+}
+
+/// The value binding `binding` shows now (0…127), or nil when it shows nothing: a stem fader's
+/// position (a CC of volume or pan), the transport (`.playing`, a note or a CC), the song's
+/// number (`.song`).
+@_noLocks @inline(__always)
+func feedbackValue(_ state: UnsafeMutablePointer<RenderState>, _ binding: MidiBinding) -> Int16? {
+  switch binding.feedback {
+  case .playing:
+    guard binding.kind == .note || binding.kind == .cc else { return nil }
+    return state.pointee.transport.playing ? 127 : 0
+  case .song(let number):
+    return Swift.max(0, Swift.min(127, number))
+  case .none:
     guard binding.kind == .cc, binding.target == .volume || binding.target == .pan,
       let voice = voiceAt(state, binding.slot), !voice.pointee.removing
-    else { continue }
+    else { return nil }
     let position =
       binding.target == .volume
       ? MidiCurve.position(gain: voice.pointee.levels.volume)
       : MidiCurve.position(pan: voice.pointee.levels.pan)
-    let value = Int16(Swift.max(0, Swift.min(127, Int(position + 0.5))))
-    if value == state.pointee.midi.sent[i] { continue }
-    state.pointee.midi.sent[i] = value
-    let channel = UInt8(truncatingIfNeeded: Swift.max(0, Int(binding.channel)))
-    return (0xB0 | channel, UInt8(truncatingIfNeeded: binding.number), UInt8(truncatingIfNeeded: value))
+    return Int16(Swift.max(0, Swift.min(127, Int(position + 0.5))))
   }
-  return nil
 }
+
+/// Bytes in a feedback message with status byte `status`: a program change has one data byte.
+@_noLocks @inline(__always)
+public func midiFeedbackLength(status: UInt8) -> Int { status & 0xF0 == 0xC0 ? 2 : 3 }
 
 /// Forgets what feedback was sent, so that every value goes out again (a new `midi_out` port).
 @_noLocks
