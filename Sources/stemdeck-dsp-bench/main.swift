@@ -20,7 +20,9 @@ import Foundation
 import StemdeckEngine
 
 func fail(_ message: String, status: Int32 = 2) -> Never {
-  FileHandle.standardError.write(Data("stemdeck-dsp-bench: \(message)\n".utf8))
+  // A closed stderr must not trap here: the throwing write, its error ignored (nothing is left
+  // to tell it to).
+  try? FileHandle.standardError.write(contentsOf: Data("stemdeck-dsp-bench: \(message)\n".utf8))
   exit(status)
 }
 

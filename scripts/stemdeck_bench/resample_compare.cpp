@@ -14,7 +14,8 @@
 #include <zita-resampler/resampler.h>
 #include <zita-resampler/vresampler.h>
 
-#include <time.h>
+
+#include "bench_io.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -23,26 +24,6 @@
 #include <vector>
 
 namespace {
-
-double cpu_seconds() {
-  timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-std::vector<float> read_all(const char *path) {
-  std::vector<float> data;
-  FILE *f = std::fopen(path, "rb");
-  if (!f) {
-    std::fprintf(stderr, "resample_compare: cannot open %s\n", path);
-    std::exit(1);
-  }
-  float buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, sizeof(float), 4096, f)) > 0) data.insert(data.end(), buf, buf + n);
-  std::fclose(f);
-  return data;
-}
 
 // The ratio (output / input) for output frame `i` of `total`.
 struct Schedule {
@@ -145,7 +126,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string lib = argv[1], setting = argv[2];
-  std::vector<float> in = read_all(argv[3]);
+  std::vector<float> in = read_all("resample_compare", argv[3]);
   int ch = std::atoi(argv[4]);
   double in_rate = std::atof(argv[5]), out_rate = std::atof(argv[6]);
   bool variable = argc > 8;
@@ -192,12 +173,5 @@ int main(int argc, char **argv) {
                  setting.c_str(), variable ? "yes" : "no");
     return 2;
   }
-  FILE *f = std::fopen(argv[7], "wb");
-  if (!f || std::fwrite(out.data(), sizeof(float), size_t(made) * ch, f) != size_t(made) * ch) {
-    std::fprintf(stderr, "resample_compare: cannot write %s\n", argv[7]);
-    return 1;
-  }
-  std::fclose(f);
-  std::printf("ns_per_sample %.3f frames_out %ld\n", made > 0 ? cpu * 1e9 / double(made) / ch : 0.0, made);
-  return 0;
+  return finish("resample_compare", argv[7], out, made, ch, cpu);
 }

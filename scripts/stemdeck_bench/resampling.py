@@ -58,13 +58,20 @@ TONE_FRAMES = 24000
 SKIP = 3000  # frames left out at each edge of a tone's output (filter start-up and flush)
 
 
-def build_harness(cache, env):
-    exe = os.path.join(cache, "resample_compare")
-    src = os.path.join(HERE, "resample_compare.cpp")
-    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
-        run(["g++", "-O2", "-std=c++17", "-o", exe, src, "-lsamplerate", "-lsoxr", "-lzita-resampler"],
-            timeout=300, env=env, what="g++ resample_compare.cpp")
+def build_tool(cache, env, name, libs):
+    """The C++ harness NAME.cpp (beside this file) built into the cache with g++, again whenever it
+    or bench_io.h (what the harnesses share) is newer than the build."""
+    exe = os.path.join(cache, name)
+    sources = [os.path.join(HERE, name + ".cpp"), os.path.join(HERE, "bench_io.h")]
+    if not os.path.exists(exe) or os.path.getmtime(exe) < max(map(os.path.getmtime, sources)):
+        run(["g++", "-O2", "-std=c++17", "-o", exe, sources[0]] + libs, timeout=300, env=env, what=f"g++ {name}.cpp")
     return exe
+
+
+def ns_per_sample(output):
+    """The figure a harness (or stemdeck-dsp-bench) prints: "ns_per_sample N frames_out F"."""
+    fields = output.split()
+    return float(fields[fields.index("ns_per_sample") + 1])
 
 
 def write_f32(path, samples):
@@ -131,15 +138,14 @@ def convert(ctx, tools, conv, job, src, dst, channels=2):
     exe = tools["sd"] if prog == "sd" else tools["lib"]
     cmd = [exe] + (["resample"] if prog == "sd" else []) + mode + [src, str(channels), str(rin), str(rout), dst] + rates
     out = run(cmd, timeout=600, env=ctx["env"], what=f"{conv[0]} {job[0]}", stderr_too=False)
-    fields = out.split()
-    return float(fields[fields.index("ns_per_sample") + 1]), cmd
+    return ns_per_sample(out), cmd
 
 
 def case_resampling(ctx):
     cache, env, runs = ctx["cache"], ctx["env"], ctx["runs"]
     work = os.path.join(cache, "resampling")
     os.makedirs(work, exist_ok=True)
-    tools = {"lib": build_harness(cache, env),
+    tools = {"lib": build_tool(cache, env, "resample_compare", ["-lsamplerate", "-lsoxr", "-lzita-resampler"]),
              "sd": os.path.join(os.path.dirname(ctx["bin"]), "stemdeck-dsp-bench")}
     # Timing material: stem 1 (20 s) at each input rate, raw float.
     material = {}

@@ -11,7 +11,8 @@
 // Prints one line: "ns_per_sample N frames_out F" (N per output sample per channel).
 #include <rubberband/rubberband-c.h>
 #include <soundtouch/SoundTouch.h>
-#include <time.h>
+
+#include "bench_io.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -19,26 +20,6 @@
 #include <vector>
 
 namespace {
-
-double cpu_seconds() {
-  timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-std::vector<float> read_all(const char *path) {
-  std::vector<float> data;
-  FILE *f = std::fopen(path, "rb");
-  if (!f) {
-    std::fprintf(stderr, "stretch_compare: cannot open %s\n", path);
-    std::exit(1);
-  }
-  float buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, sizeof(float), 4096, f)) > 0) data.insert(data.end(), buf, buf + n);
-  std::fclose(f);
-  return data;
-}
 
 const long kFeed = 256, kBlock = 128;
 
@@ -115,7 +96,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string lib = argv[1], setting = argv[2];
-  std::vector<float> in = read_all(argv[3]);
+  std::vector<float> in = read_all("stretch_compare", argv[3]);
   int ch = std::atoi(argv[4]);
   double rate = std::atof(argv[5]), tempo = std::atof(argv[6]);
   if (ch < 1 || ch > 2 || rate <= 0 || tempo <= 0) {
@@ -140,12 +121,5 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "stretch_compare: unknown %s %s\n", lib.c_str(), setting.c_str());
     return 2;
   }
-  FILE *f = std::fopen(argv[7], "wb");
-  if (!f || std::fwrite(out.data(), sizeof(float), size_t(made) * ch, f) != size_t(made) * ch) {
-    std::fprintf(stderr, "stretch_compare: cannot write %s\n", argv[7]);
-    return 1;
-  }
-  std::fclose(f);
-  std::printf("ns_per_sample %.3f frames_out %ld\n", made > 0 ? cpu * 1e9 / double(made) / ch : 0.0, made);
-  return 0;
+  return finish("stretch_compare", argv[7], out, made, ch, cpu);
 }

@@ -20,9 +20,8 @@ import os
 
 from .common import *  # noqa: F401,F403 (constants, run, med/fmt/span/verdict)
 from .material import stem_path
-from .resampling import read_f32, write_f32
+from .resampling import build_tool, ns_per_sample, read_f32, write_f32
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPOS = (0.8, 1.15)
 STRETCHERS = [
     ("stemdeck fast (WSOLA)", "sd", ["wsola"]),
@@ -32,15 +31,6 @@ STRETCHERS = [
     ("Rubber Band R3, short window (stemdeck fine)", "lib", ["rubberband", "r3short"]),
 ]
 SIGNAL_SECONDS = 5
-
-
-def build_harness(cache, env):
-    exe = os.path.join(cache, "stretch_compare")
-    src = os.path.join(HERE, "stretch_compare.cpp")
-    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
-        run(["g++", "-O2", "-std=c++17", "-o", exe, src, "-lrubberband", "-lSoundTouch"],
-            timeout=300, env=env, what="g++ stretch_compare.cpp")
-    return exe
 
 
 def signals(work):
@@ -118,15 +108,14 @@ def stretch(ctx, tools, entry, src, dst, tempo):
     exe = tools[prog]
     cmd = [exe] + (["stretch"] if prog == "sd" else []) + mode + [src, "2", str(SR), str(tempo), dst]
     out = run(cmd, timeout=900, env=ctx["env"], what=f"{entry[0]} tempo {tempo}", stderr_too=False)
-    fields = out.split()
-    return float(fields[fields.index("ns_per_sample") + 1]), cmd
+    return ns_per_sample(out), cmd
 
 
 def case_stretch_compare(ctx):
     cache, env, runs = ctx["cache"], ctx["env"], ctx["runs"]
     work = os.path.join(cache, "stretching")
     os.makedirs(work, exist_ok=True)
-    tools = {"lib": build_harness(cache, env),
+    tools = {"lib": build_tool(cache, env, "stretch_compare", ["-lrubberband", "-lSoundTouch"]),
              "sd": os.path.join(os.path.dirname(ctx["bin"]), "stemdeck-dsp-bench")}
     material = os.path.join(work, "stem.f32")
     if not os.path.exists(material):

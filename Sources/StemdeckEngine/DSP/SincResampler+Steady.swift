@@ -19,7 +19,8 @@ import CKernels
 /// The exact polyphase rows of one rational ratio: `outputStep` (L) rows of `padded` coefficients,
 /// row p for the read position's fraction p / L.
 ///
-/// - Thread: built on the control thread; read by the realtime thread; freed with the converter.
+/// - Thread: built on the control thread; read by the realtime thread; freed with the converter
+///   that built it, or kept for the process by the stems' shared cache (Control, Stem.swift).
 public struct SteadyRows: @unchecked Sendable {
   /// The ratio as output frames L per input frames M, in lowest terms.
   public let outputStep: Int
@@ -42,7 +43,7 @@ public struct SteadyRows: @unchecked Sendable {
   /// The rows for converting `input` Hz to `output` Hz, or nil when the rates are equal, not
   /// positive, or their ratio needs too many rows. `reach` is the converter's (it bounds the
   /// width of a ratio below 1).
-  init?(output: Int, input: Int, reach: Int) {
+  public init?(output: Int, input: Int, reach: Int) {
     guard output > 0, input > 0, output != input else { return nil }
     var a = output, b = input
     while b != 0 { (a, b) = (b, a % b) }

@@ -124,6 +124,8 @@ public struct SincResampler {
   /// Exact rows for the ratio a stem holds at rate 1 (its file rate to the engine's), or nil;
   /// steady mode (SincResampler+Steady.swift) runs from a reset while the ratio stays that one.
   let steady: SteadyRows?
+  /// Whether `steady` was built for this converter (freed with it) or is shared (`steadyRows`).
+  let ownsSteady: Bool
   /// In steady mode the read position is `steadyFrame` + `steadyPhase` / L, kept in integers
   /// (`position` is brought up to date whenever the mode is left or the buffer compacted).
   var inSteady = false
@@ -145,18 +147,22 @@ public struct SincResampler {
   static let chunk = 1024
 
   /// A converter for `channels` interleaved channels whose ratio will not go below
-  /// `minimumRatio` (lower ratios still work, with a narrower filter than ideal). `steadyRates`
-  /// (output rate, input rate: the engine's and the file's) gets that ratio its exact rows.
+  /// `minimumRatio` (lower ratios still work, with a narrower filter than ideal). Steady mode's
+  /// rows: `steadyRows`, shared and immutable (built once for every converter of that ratio and
+  /// `reach(minimumRatio:)`; not freed here), or built for this converter from `steadyRates`
+  /// (output rate, input rate: the engine's and the file's).
   public init(
-    channels: Int, minimumRatio: Double, table: SincTable = .shared, steadyRates: (output: Int, input: Int)? = nil
+    channels: Int, minimumRatio: Double, table: SincTable = .shared, steadyRates: (output: Int, input: Int)? = nil,
+    steadyRows: SteadyRows? = nil
   ) {
     precondition(channels >= 1)
     self.channels = channels
     self.table = table
-    self.minimumRatio = Swift.min(1, Swift.max(minimumRatio, 1.0 / 64))
-    let reach = Int((Double(SincTable.halfTaps) / self.minimumRatio).rounded(.up)) + 1
+    self.minimumRatio = Self.clamped(minimumRatio: minimumRatio)
+    let reach = Self.reach(minimumRatio: minimumRatio)
     self.reach = reach
-    steady = steadyRates.flatMap { SteadyRows(output: $0.output, input: $0.input, reach: reach) }
+    ownsSteady = steadyRows == nil && steadyRates != nil
+    steady = steadyRows ?? steadyRates.flatMap { SteadyRows(output: $0.output, input: $0.input, reach: reach) }
     usesAVX2 = channels == 2 && Self.processorHasAVX2FMA()
     capacity = 2 * reach + Self.chunk + 8
     buffer = .allocate(capacity: capacity * channels)
@@ -171,7 +177,16 @@ public struct SincResampler {
     buffer.deallocate()
     scratch.deallocate()
     wide.deallocate()
-    steady?.rows.deallocate()
+    if ownsSteady { steady?.rows.deallocate() }
+  }
+
+  /// The ratio the filter is widened for at the lowest: `minimumRatio` within 1/64 … 1.
+  static func clamped(minimumRatio: Double) -> Double { Swift.min(1, Swift.max(minimumRatio, 1.0 / 64)) }
+
+  /// Frames kept on each side of the read position by a converter made for `minimumRatio` (what
+  /// steady rows are built for: `SteadyRows(output:input:reach:)`).
+  public static func reach(minimumRatio: Double) -> Int {
+    Int((Double(SincTable.halfTaps) / clamped(minimumRatio: minimumRatio)).rounded(.up)) + 1
   }
 
   /// `count` rounded up to whole SIMD8 groups.

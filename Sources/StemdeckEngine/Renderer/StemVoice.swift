@@ -152,13 +152,11 @@ public enum RateConverter {
   /// A `SRC_STATE*` from `src_new`.
   case libsamplerate(OpaquePointer)
 
-  /// stemdeck's sinc for `channels` channels at ratios down to `minimumRatio`; `steadyRates`
-  /// (engine rate, file rate) gives the ratio a stem holds at rate 1 its exact rows.
-  public static func makeSinc(
-    channels: Int, minimumRatio: Double, steadyRates: (output: Int, input: Int)? = nil
-  ) -> RateConverter {
+  /// stemdeck's sinc for `channels` channels at ratios down to `minimumRatio`; `steadyRows`
+  /// (shared) are the exact rows of the ratio a stem holds at rate 1.
+  public static func makeSinc(channels: Int, minimumRatio: Double, steadyRows: SteadyRows? = nil) -> RateConverter {
     let p = UnsafeMutablePointer<SincResampler>.allocate(capacity: 1)
-    p.initialize(to: SincResampler(channels: channels, minimumRatio: minimumRatio, steadyRates: steadyRates))
+    p.initialize(to: SincResampler(channels: channels, minimumRatio: minimumRatio, steadyRows: steadyRows))
     return .sinc(p)
   }
 
