@@ -12,12 +12,16 @@
 //                       libsndfile, no Foundation I/O.
 //   StemdeckAudioFile   libsndfile owner (SoundFile, SoundFileWriter), the disk workers (DiskStreamer)
 //                       and the take writer (TakeRecorder): the non-realtime ends of the renderer's rings.
+//   StemdeckText        text every layer shows: user text made safe, suggestions, number formatting, file
+//                       names that are not UTF-8 (a leaf: no stemdeck dependencies).
 //   StemdeckSession     the session file format: strict JSON reader, validation, migration, atomic save;
 //                       every setting's rules (SettingRule, NameRules) and dB conversion, used by all layers.
 //   StemdeckControl     the control-thread engine API (Mixer) that the REPL, the session loader,
 //                       the offline renderer and the tests all drive.
 //   StemdeckJack        the JACK client: ports, the process and timebase callbacks (the realtime
-//                       C entries), JACK's other callbacks, routing, server launcher.
+//                       C entries), JACK's other callbacks, routing, server launcher. It owns no
+//                       mixer: it runs a `JackHost`'s render state and registers the ports its
+//                       `PortPlan` asks for (the live session is the host); no StemdeckControl.
 //   StemdeckConsole     the REPL and script mode: parser, commands, help text, line editor; App.swift
 //                       puts the parts together. MixerView/ is the full-screen mixer (ncursesw).
 //   StemdeckVersion     the version string only (VERSION and git, via Plugins/StemdeckVersionPlugin).
@@ -79,15 +83,17 @@ let package = Package(
     .target(
       name: "StemdeckEngine", dependencies: ["StemdeckRing", "CSampleRate", "CRubberBand", "CKernels"],
       swiftSettings: [.unsafeFlags(["-O"])]),
-    .target(name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "StemdeckSession", "CSndFile"]),
-    .target(name: "StemdeckSession", dependencies: []),
+    // Text every layer shows: safe user text, suggestions, numbers, names that are not UTF-8.
+    .target(name: "StemdeckText"),
+    .target(name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "StemdeckSession", "StemdeckText", "CSndFile"]),
+    .target(name: "StemdeckSession", dependencies: ["StemdeckText"]),
     .target(
       name: "StemdeckControl",
       dependencies: [
-        "StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "CSampleRate", "CMalloc", "CEbur128", "CStream",
-        "CLilv"
+        "StemdeckEngine", "StemdeckAudioFile", "StemdeckSession", "StemdeckText", "CSampleRate", "CMalloc", "CEbur128",
+        "CStream", "CLilv"
       ]),
-    .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckControl", "StemdeckSession", "CJack"]),
+    .target(name: "StemdeckJack", dependencies: ["StemdeckEngine", "StemdeckSession", "StemdeckText", "CJack"]),
     // The version string (VERSION and git, written by scripts/version before every build); a
     // module of its own, so that a new commit relinks and recompiles nothing else.
     .plugin(name: "StemdeckVersionPlugin", capability: .buildTool()),
@@ -95,8 +101,8 @@ let package = Package(
     .target(
       name: "StemdeckConsole",
       dependencies: [
-        "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "StemdeckVersion",
-        "CEditLine", "CLiblo", "CNcurses", "CWebSockets"
+        "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "StemdeckText",
+        "StemdeckVersion", "CEditLine", "CLiblo", "CNcurses", "CWebSockets"
       ]),
     .executableTarget(name: "stemdeck", dependencies: ["StemdeckConsole"]),
     .executableTarget(name: "stemdeck-testrig", dependencies: ["CJack"]),
@@ -112,12 +118,14 @@ let package = Package(
     .testTarget(name: "StemdeckAudioFileTests", dependencies: ["StemdeckAudioFile", "StemdeckTestSupport"]),
     .testTarget(
       name: "StemdeckControlTests",
-      dependencies: ["StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine", "StemdeckTestSupport"]),
+      dependencies: [
+        "StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine", "StemdeckText", "StemdeckTestSupport"
+      ]),
     .testTarget(
       name: "StemdeckConsoleTests",
       dependencies: [
-        "StemdeckConsole", "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckEngine", "CEditLine",
-        "StemdeckAudioFile", "StemdeckTestSupport"
+        "StemdeckConsole", "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckEngine", "StemdeckText",
+        "CEditLine", "StemdeckAudioFile", "StemdeckTestSupport"
       ]),
     .testTarget(name: "IntegrationTests", dependencies: ["StemdeckAudioFile", "StemdeckJack", "StemdeckTestSupport"]),
     .testTarget(name: "StemdeckSessionTests", dependencies: ["StemdeckSession", "StemdeckTestSupport"])

@@ -2,6 +2,7 @@ import StemdeckSession
 #if canImport(Glibc)
 import Glibc
 #endif
+import StemdeckText
 
 /// A 32-bit float WAV file whose audio is written straight from the caller's buffers to the disk
 /// (`O_DIRECT`), past the page cache: `render --stems` writes 32 files of float stereo at once,

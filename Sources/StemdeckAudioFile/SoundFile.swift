@@ -3,6 +3,7 @@ import StemdeckSession
 #if canImport(Glibc)
 import Glibc
 #endif
+import StemdeckText
 
 /// Why an audio file could not be opened, read or written. Every case names the file.
 public struct SoundFileError: Error, CustomStringConvertible, Equatable, Sendable {

@@ -3,6 +3,7 @@ import StemdeckSession
 #if canImport(Glibc)
 import Glibc
 #endif
+import StemdeckText
 
 /// Output file formats: the container comes from the file extension (`forPath`), the sample
 /// format from `render --format` (`named`) or the container's default.

@@ -2,6 +2,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 /// Audio-file extensions `analyze` takes as audio even when libsndfile cannot open the file (its
 /// error is then the answer, not the session reader's).

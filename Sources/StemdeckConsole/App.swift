@@ -5,6 +5,7 @@ import StemdeckControl
 import StemdeckEngine
 import StemdeckJack
 import StemdeckSession
+import StemdeckText
 import StemdeckVersion
 import Synchronization
 

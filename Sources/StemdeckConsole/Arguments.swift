@@ -2,6 +2,7 @@ import StemdeckAudioFile
 import StemdeckControl
 import StemdeckJack
 import StemdeckSession
+import StemdeckText
 
 /// The command line, parsed.
 public struct Arguments: Equatable, Sendable {

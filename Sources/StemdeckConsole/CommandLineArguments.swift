@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import StemdeckText
 
 /// The process's arguments (without the program name) as the kernel gave them. An argument that
 /// is not valid UTF-8 keeps its bytes (RawFileName: each stray byte becomes its stand-in

@@ -1,5 +1,6 @@
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 // The `bus` and `route` commands: buses (subgroups) and where each stem and bus goes
 // (Mixer+Buses.swift). A bus also answers `vol`, `pan`, `mute`, `solo`, `eq`, `directout` and

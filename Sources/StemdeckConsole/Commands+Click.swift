@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 // The click and the count-in (issue 42, item 1): `click on|off`, `click to click|master`,
 // `click level DB`, `click countin N` (also `countin N`), and `click` alone to show them.

@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 // `plugins` and `insert`: LV2 effects hosted through lilv on any strip (PluginHost.swift,
 // Mixer+Inserts.swift). docs/architecture.md, *Plugin inserts*.

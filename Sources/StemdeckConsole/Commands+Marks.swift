@@ -1,5 +1,6 @@
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 // Marks and quantised jumps (issue 42, item 2): `mark add NAME [at TIME|at bar N]`, `mark list`,
 // `mark remove NAME`, and `goto NAME [now|bar|end]` (the setlist's `goto N|SONG` still opens a

@@ -75,7 +75,7 @@ extension CommandTable {
       let rest = Array(a.dropFirst())
       switch verb {
       case "on", "off":
-        guard rest.isEmpty else { throw CommandError("usage: midi on|off") }
+        guard rest.isEmpty else { throw CommandError(usage: "midi on|off") }
         c.mixer.setMidiEnabled(verb == "on")
         c.driver?.updateMidiPort()
         let port = c.driver?.midiStatus.port ?? false
@@ -129,7 +129,7 @@ extension CommandTable {
         c.driver?.updateMidiPort()
         for m in removed { c.write("midi: removed \(m.description)") }
       case "out", "feedback":
-        guard rest.count <= 1 else { throw CommandError("usage: midi out on|off") }
+        guard rest.count <= 1 else { throw CommandError(usage: "midi out on|off") }
         guard let word = rest.first?.lowercased() else {
           c.write("midi out: \(c.mixer.midiFeedback ? "on" : "off")")
           return
@@ -141,7 +141,7 @@ extension CommandTable {
         c.driver?.updateMidiPort()
         c.write(word == "on" ? "midi feedback: \(c.driver?.clientName ?? "stemdeck"):midi_out" : "midi feedback off")
       case "maps", "list":
-        guard rest.isEmpty else { throw CommandError("usage: midi maps") }
+        guard rest.isEmpty else { throw CommandError(usage: "midi maps") }
         let maps = c.mixer.midiMappings
         if maps.isEmpty { c.write("no MIDI mappings ('midi map cc 7 vol NAME', 'midi learn vol NAME')") }
         for m in maps { c.write(m.description) }
@@ -156,7 +156,7 @@ extension CommandTable {
 enum MidiWords {
   /// `cc N [ch C]`, `note N [ch C]`, `bend [ch C]` at the start of `words`; the words used.
   static func source(_ words: [String], usage: String) throws(CommandError) -> (MidiMapping, Int) {
-    guard let first = words.first?.lowercased() else { throw CommandError("usage: \(usage)") }
+    guard let first = words.first?.lowercased() else { throw CommandError(usage: "\(usage)") }
     let source: MidiMapping.Source
     switch first {
     case "cc", "control": source = .cc

@@ -1,5 +1,6 @@
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 // `scene` (issue 41): stored mixes recalled by name, with a fade, a scope and recall-safe strips
 // (Mixer+Scenes.swift). Saved in the session; a recall is one undo step.

@@ -2,6 +2,7 @@ import StemdeckControl
 import StemdeckJack
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // Aux sends and returns (issue 22, item 2): `send add|remove NAME`, `send return NAME VOLUME`,
 // `send STRIP NAME LEVEL [pre|post]` / `send STRIP NAME off` (a stem, a bus or a live input), and

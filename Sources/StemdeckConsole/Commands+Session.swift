@@ -3,6 +3,7 @@ import StemdeckControl
 import StemdeckEngine
 import StemdeckJack
 import StemdeckSession
+import StemdeckText
 
 // The session commands of the REPL's table (Commands.swift): save, open, new, autosave, setlists,
 // song changes and the session's options.

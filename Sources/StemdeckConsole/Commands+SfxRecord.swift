@@ -3,6 +3,7 @@ import StemdeckAudioFile
 import StemdeckControl
 import StemdeckJack
 import StemdeckSession
+import StemdeckText
 
 /// `sfx` and `record`: one-shot sound effects and recording takes.
 extension CommandTable {
@@ -38,17 +39,17 @@ extension CommandTable {
       let rest = Array(a.dropFirst())
       switch verb {
       case "load":
-        guard rest.count == 2 else { throw CommandError("usage: sfx load NAME PATH") }
+        guard rest.count == 2 else { throw CommandError(usage: "sfx load NAME PATH") }
         let path = Console.absolutePath(rest[1])
         let superseded = try c.mixerCall { () throws(MixerError) -> Bool in
           try c.mixer.startLoadingEffect(path: path, settings: EffectSettings(name: rest[0], file: path))
         }
         c.write("loading effect \(rest[0])…" + (superseded ? " (the earlier load of '\(rest[0])' is cancelled)" : ""))
       case "wait":
-        guard rest.count <= 1 else { throw CommandError("usage: sfx wait [NAME]") }
+        guard rest.count <= 1 else { throw CommandError(usage: "sfx wait [NAME]") }
         try c.waitForEffects(rest.first)
       case "fire", "play":
-        guard (1...3).contains(rest.count) else { throw CommandError("usage: sfx fire NAME [VOL] [PAN]") }
+        guard (1...3).contains(rest.count) else { throw CommandError(usage: "sfx fire NAME [VOL] [PAN]") }
         let vol = rest.count > 1 ? try ValueParser.volume(rest[1]) : nil
         let pan = rest.count > 2 ? try ValueParser.number(rest[2], "pan") : nil
         // A script written when `sfx load` finished before answering (`sfx load k …; sfx fire k`)
@@ -57,10 +58,10 @@ extension CommandTable {
         if !c.interactive && c.mixer.effectsStillLoading.contains(rest[0]) { try c.waitForEffects(rest[0], parking: false) }
         try c.mixerCall { () throws(MixerError) in try c.mixer.fireEffect(rest[0], volume: vol, pan: pan) }
       case "stop":
-        guard rest.count == 1 else { throw CommandError("usage: sfx stop NAME|all") }
+        guard rest.count == 1 else { throw CommandError(usage: "sfx stop NAME|all") }
         try c.mixerCall { () throws(MixerError) in try c.mixer.stopEffect(rest[0] == "all" ? nil : rest[0]) }
       case "out", "output":
-        guard rest.count <= 1 else { throw CommandError("usage: sfx out master|ports") }
+        guard rest.count <= 1 else { throw CommandError(usage: "sfx out master|ports") }
         guard let word = rest.first else { c.write("sfx out: \(c.mixer.options.effectsOutput.rawValue)"); return }
         guard let output = EffectsOutput(rawValue: word.lowercased()) else {
           throw CommandError("sfx out must be master or ports (got '\(ValueParser.printable(word))')")
@@ -73,7 +74,7 @@ extension CommandTable {
             ? "sound effects play on \(c.driver?.clientName ?? "stemdeck"):sfx_L/sfx_R, not in the master"
             : "sound effects play in the master")
       case "unload", "remove":
-        guard rest.count == 1 else { throw CommandError("usage: sfx unload NAME") }
+        guard rest.count == 1 else { throw CommandError(usage: "sfx unload NAME") }
         try c.mixerCall { () throws(MixerError) in try c.mixer.unloadEffect(rest[0]) }
         c.write("unloaded effect \(rest[0])")
       default:
@@ -128,7 +129,7 @@ extension CommandTable {
       if let first = words.first, first.lowercased() != "from" { name = first; words = words.dropFirst() }
       var ports: [String] = []
       if let first = words.first {
-        guard first.lowercased() == "from", words.count >= 2 else { throw CommandError("usage: record [NAME] [from PORT…|from INPUT]") }
+        guard first.lowercased() == "from", words.count >= 2 else { throw CommandError(usage: "record [NAME] [from PORT…|from INPUT]") }
         ports = Array(words.dropFirst())
         guard ports.count <= 2 else { throw CommandError("record: at most two ports (left and right) after 'from'") }
         if ports.count == 1, inputNames.contains(ports[0]) {
@@ -145,7 +146,7 @@ extension CommandTable {
         let d = try c.jack()
         let targets = ports.count == 1 ? [(ports[0], "in_L"), (ports[0], "in_R")] : [(ports[0], "in_L"), (ports[1], "in_R")]
         for (src, dst) in targets {
-          do { try d.connect(src, dst) } catch { throw CommandError("\(error)") }
+          do throws(JackError) { try d.connect(src, dst) } catch { throw CommandError(error) }
         }
       }
       let latency = input.map { c.driver?.roundTripLatencyFrames(input: $0) ?? 0 } ?? c.driver?.roundTripLatencyFrames ?? 0

@@ -3,6 +3,7 @@ import StemdeckControl
 import StemdeckEngine
 import StemdeckJack
 import StemdeckSession
+import StemdeckText
 
 /// What a command's arguments are, for tab completion.
 enum ArgumentKind: Sendable {

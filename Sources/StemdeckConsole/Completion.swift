@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckSession
+import StemdeckText
 
 /// Tab-completion candidates: command names, stem names, port names, keywords and file paths.
 enum Completion {

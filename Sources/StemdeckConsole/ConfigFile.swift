@@ -2,6 +2,7 @@ import Foundation
 import StemdeckControl
 import StemdeckJack
 import StemdeckSession
+import StemdeckText
 
 /// The user's configuration: `$XDG_CONFIG_HOME/stemdeck/config` (`~/.config/stemdeck/config`),
 /// or the file `--config FILE` names. `key = value` lines; `#` starts a comment line; blank lines

@@ -3,6 +3,7 @@ import StemdeckControl
 import StemdeckEngine
 import StemdeckJack
 import StemdeckSession
+import StemdeckText
 import Synchronization
 
 /// Set by SIGINT/SIGTERM/SIGHUP handlers; read by the console's loops.
@@ -102,11 +103,6 @@ public final class Console {
     // An event line (class other), e.g. "autosave failed: …/.song.json.autosave.json: cannot
     // create a temporary file next to it: Read-only file system; the changes are still unsaved".
     live.autosaveFailed = { [weak self] reason in self?.report(["autosave failed: \(reason); the changes are still unsaved"]) }
-  }
-
-  /// A console driving a live JACK mixer.
-  public convenience init(driver: JackDriver, write: @escaping (String) -> Void) {
-    self.init(session: LiveSession(driver: driver), write: write)
   }
 
   /// A console driving a mixer without JACK (tests, offline use).
@@ -214,11 +210,7 @@ public final class Console {
     if let spec = CommandTable.lookup(name) { try checkAccess(spec, words) }
     if !["commit", "abort", "begin"].contains(name), try queueInGroup(words) { return }
     guard let spec = CommandTable.lookup(name) else {
-      let all = CommandTable.allNames
-      if let guess = Suggestion.closest(to: name, in: all) {
-        throw CommandError("unknown command '\(ValueParser.printable(first))' — did you mean '\(guess)'? (type 'help' for the list)")
-      }
-      throw CommandError("unknown command '\(ValueParser.printable(first))' (type 'help' for the list)")
+      throw CommandError(unknownCommand: first, suggestion: Suggestion.closest(to: name, in: CommandTable.allNames))
     }
     // One step per command, however many commands it runs (a group's `commit`); a change no one
     // noted before it (a MIDI move in between) is a step of its own.
@@ -270,7 +262,7 @@ public final class Console {
     let known = mixer.allStemNames
     // A live input is a strip name too (vol, pan, mute, solo, eq, meters; Commands+Inputs.swift).
     if !known.contains(name), mixer.inputNames.contains(name) { return [name] }
-    guard known.contains(name) else { throw CommandError(MixerError.unknownStem(name, known: known).consoleWords) }
+    guard known.contains(name) else { throw CommandError(mixer.unknownStripError(name)) }
     return [name]
   }
 
@@ -278,13 +270,13 @@ public final class Console {
   /// nothing (validation is per value, so the first stem's check stands for all).
   func each(_ name: String, _ body: (String) throws(MixerError) -> Void) throws(CommandError) {
     for stem in try stems(name) {
-      do { try body(stem) } catch { throw CommandError(error.consoleWords) }
+      do { try body(stem) } catch { throw CommandError(error) }
     }
   }
 
   @discardableResult
   func mixerCall<T>(_ body: () throws(MixerError) -> T) throws(CommandError) -> T {
-    do { return try body() } catch { throw CommandError(error.consoleWords) }
+    do { return try body() } catch { throw CommandError(error) }
   }
 
   func jack() throws(CommandError) -> JackDriver {
@@ -294,7 +286,7 @@ public final class Console {
 
   func jackCall<T>(_ body: (JackDriver) throws(JackError) -> T) throws(CommandError) -> T {
     let d = try jack()
-    do { return try body(d) } catch { throw CommandError(error.message) }
+    do { return try body(d) } catch { throw CommandError(error) }
   }
 
   // MARK: - Session commands
@@ -367,7 +359,7 @@ public final class Console {
         ? try mixer.changeSong(to: session, sessionPath: absolute, strict: strict)
         : try mixer.load(session, sessionPath: absolute, strict: strict)
     } catch {
-      throw CommandError(error.naming(absolute, as: path).consoleWords)
+      throw CommandError(error.naming(absolute, as: path))
     }
     for w in warnings { write("warning: \(w.naming(absolute, as: path).consoleWords)") }
     var line = "opened \(path): \(session.stems.count) stem\(session.stems.count == 1 ? "" : "s")"
@@ -447,7 +439,7 @@ public final class Console {
     if discard { live.discardAutosave(for: path); write("autosave discarded"); return }
     let session: Session
     do { session = try SessionFile.load(path: side) } catch { throw CommandError(error.description) }
-    do { try mixer.load(session, sessionPath: path, strict: strict) } catch { throw CommandError(error.consoleWords) }
+    do { try mixer.load(session, sessionPath: path, strict: strict) } catch { throw CommandError(error) }
     live.recovered(session)
     resetHistory()
     write("recovered unsaved changes from the autosave; 'save' to keep them")

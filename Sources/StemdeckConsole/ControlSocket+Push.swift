@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckControl
+import StemdeckText
 
 // The control socket's subscriptions and pushes (docs/remote-control.md, *Subscriptions on the
 // socket*): a client's topics and meter rate live on its `Client`; pushes are queued as lines

@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckControl
+import StemdeckText
 
 /// `stemdeck ctl [--name CLIENT | --socket PATH] 'CMD; CMD'`: sends each command to a running
 /// stemdeck's control socket (`ControlServer`), prints its output lines on stdout and its errors

@@ -3,6 +3,7 @@ import StemdeckControl
 import StemdeckEngine
 import StemdeckJack
 import StemdeckSession
+import StemdeckText
 
 /// Text views of the mixer: the `stems` table, `status` lines, meters and the live bar view.
 /// Script mode output is documented in the README; keep these formats stable.

@@ -1,4 +1,6 @@
 import StemdeckControl
+import StemdeckJack
+import StemdeckText
 
 // The console's words for what the control layer reports as data (StemdeckControl's
 // ControlText.swift): a render setting is named by its `stemdeck render` flag, a suggested step by
@@ -44,6 +46,8 @@ extension MixerAction {
     case .exponentialGlideSettings: return "vol and rate"
     case .addInput: return "add one with 'input add NAME mono|stereo'"
     case .removeInput: return "'input remove NAME'"
+    case .addBus: return "add one with 'bus add NAME'"
+    case .addMark: return "add one with 'mark add NAME'"
     }
   }
 }
@@ -58,10 +62,23 @@ extension MixerError {
   var consoleWords: String { words(option: \.flag, action: \.replWords) }
 }
 
-/// Any error as the console prints it: a `MixerError` in the console's words, others as they
-/// describe themselves.
+extension JackError {
+  /// The error in the console's words: the flags that change the client name (`--name`) and let
+  /// stemdeck start a server (leaving out `--no-start-server`), and the REPL's `ports`.
+  public var consoleWords: String {
+    if case .badClientName(let name, let problem) = self { return "JACK client name '\(printableText(name))' (--name) \(problem)" }
+    return words(
+      clientNameFlag: "another with --name", startHint: "let stemdeck start it by leaving out --no-start-server",
+      portsHint: "list ports with 'ports'")
+  }
+}
+
+/// Any error as the console prints it: a `MixerError` or `JackError` in the console's words,
+/// others as they describe themselves.
 func consoleWords(_ error: any Error) -> String {
-  (error as? MixerError)?.consoleWords ?? "\(error)"
+  if let e = error as? MixerError { return e.consoleWords }
+  if let e = error as? JackError { return e.consoleWords }
+  return "\(error)"
 }
 
 extension MixerWarning {

@@ -1,6 +1,7 @@
 import StemdeckControl
 import StemdeckJack
 import StemdeckSession
+import StemdeckText
 
 // The console's words for the live session's events (`DriverEvent`, `LiveEvent`): the driver
 // and the mixer report values; what the user reads is written here, and only here.
@@ -11,7 +12,6 @@ extension DriverEvent {
   public var text: String? {
     switch self {
     case .masterDisconnected: return nil
-    case .mixer(let event): return event.text
     case .serverWentAway(let server, let retry):
       return "JACK server '\(server)' went away; keeping the session and retrying every \(retry) ms"
     case .xruns(let new, let total): return "xrun: JACK reported \(new) more (\(total) in total)"

@@ -1,5 +1,6 @@
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 /// Changes that land together on one sample frame: `begin`, then stem or master changes, then
 /// `commit [now | at POSITION | at bar N[.B] | at next-loop STEM]`; or on one line,
@@ -44,13 +45,13 @@ extension Console {
       guard words.count == 1 else { throw CommandError("commit now: nothing may follow 'now'") }
       return nil
     case "next-loop":
-      guard words.count == 2 else { throw CommandError("usage: at next-loop STEM") }
-      do { return try mixer.nextLoopSeam(of: words[1]) } catch { throw CommandError(error.consoleWords) }
+      guard words.count == 2 else { throw CommandError(usage: "at next-loop STEM") }
+      do { return try mixer.nextLoopSeam(of: words[1]) } catch { throw CommandError(error) }
     case "bar":
-      guard words.count == 2 else { throw CommandError("usage: at bar N[.BEAT]") }
+      guard words.count == 2 else { throw CommandError(usage: "at bar N[.BEAT]") }
       return try barTime(words[1])
     default:
-      guard words.count == 1 else { throw CommandError("usage: commit [now | at POSITION | at bar N | at next-loop STEM]") }
+      guard words.count == 1 else { throw CommandError(usage: "commit [now | at POSITION | at bar N | at next-loop STEM]") }
       let p = try ValueParser.position(words[0])
       return p.relative ? mixer.position + p.seconds : p.seconds
     }
@@ -90,7 +91,7 @@ extension Console {
   /// `at POSITION { cmd; cmd }`: `words` are the position words and the braced body.
   func runAt(_ words: [String]) throws(CommandError) {
     guard let body = words.last, body.hasPrefix("{"), body.hasSuffix("}"), words.count >= 2 else {
-      throw CommandError("usage: at POSITION { CMD; CMD } (POSITION: m:ss, seconds, bar N, next-loop STEM)")
+      throw CommandError(usage: "at POSITION { CMD; CMD } (POSITION: m:ss, seconds, bar N, next-loop STEM)")
     }
     let when = try landingTime(Array(words.dropLast()))
     let inner = String(body.dropFirst().dropLast())

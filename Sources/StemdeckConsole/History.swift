@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 // Undo and redo (issue 41; docs/architecture.md, *Undo and redo*): every change to the mix, from
 // any front end, becomes one step holding the mix before and after it (`Mixer.snapshot`).

@@ -2,6 +2,7 @@ import Foundation
 import StemdeckControl
 import StemdeckJack
 import StemdeckSession
+import StemdeckText
 import Synchronization
 
 // `stemdeck [SESSION]`, the live console, as wiring: a session manager joined if one calls, the
@@ -40,8 +41,9 @@ func runLive(_ a: Arguments) -> Int32 {
       }
     }
     let driver = try startDriver(a, clientName: nsmOpen?.clientID ?? a.clientName, interactive: interactive, nsm: nsm)
-    // The live session owns the control loop; the console (REPL or script runner) is its front end.
-    let live = LiveSession(driver: driver)
+    // The live session owns the mixer and the control loop, and is the driver's host; the console
+    // (REPL or script runner) is its front end.
+    let live = try startLiveSession(driver, nsm: nsm)
     live.autoConnect = a.autoConnect
     if let seconds = a.autosave { live.autosaveInterval = seconds }
     let console = makeConsole(a, live, interactive: interactive)
@@ -135,6 +137,21 @@ func joinSessionManager(_ a: Arguments) throws(ExitStatus) -> (NSMClient?, NSMCl
   }
 }
 
+/// The mixer made at the server's rate, and the live session that owns it and runs it on
+/// `driver` (its ports registered, its client activated).
+func startLiveSession(_ driver: JackDriver, nsm: NSMClient?) throws(ExitStatus) -> LiveSession {
+  let mixer = Mixer(sampleRate: Double(driver.sampleRate))
+  // The master's live loudness (`meters master`); a meter that cannot start leaves it out.
+  try? mixer.startLoudnessMeter()
+  do { return try LiveSession(driver: driver, mixer: mixer) } catch {
+    printError("error: \(error.consoleWords)")
+    nsm?.openFailed("stemdeck cannot start its JACK client: \(error.consoleWords)")
+    driver.shutdown()
+    mixer.shutdown()
+    throw ExitStatus(code: 1)
+  }
+}
+
 /// The JACK client (a server started if asked and none runs), and what its start has to say:
 /// a server started, a problem with its log, a client name JACK changed.
 func startDriver(_ a: Arguments, clientName: String, interactive: Bool, nsm: NSMClient?) throws(ExitStatus) -> JackDriver {
@@ -145,16 +162,9 @@ func startDriver(_ a: Arguments, clientName: String, interactive: Bool, nsm: NSM
   options.launch = a.launch
   options.serverSettings = a.serverSettings
   let driver: JackDriver
-  do {
-    driver = try JackDriver(options: options) { rate in
-      let mixer = Mixer(sampleRate: rate)
-      // The master's live loudness (`meters master`); a meter that cannot start leaves it out.
-      try? mixer.startLoudnessMeter()
-      return mixer
-    }
-  } catch {
-    printError("error: \(error)")
-    nsm?.openFailed("stemdeck cannot start its JACK client: \(error)")  // the manager shows why
+  do { driver = try JackDriver(options: options) } catch {
+    printError("error: \(error.consoleWords)")
+    nsm?.openFailed("stemdeck cannot start its JACK client: \(error.consoleWords)")  // the manager shows why
     throw ExitStatus(code: 1)
   }
   /// One line; on a terminal, wrapped at spaces to its width.

@@ -15,10 +15,11 @@ public enum LiveEvent: Sendable, Equatable {
   case songEnded
 }
 
-/// The live session: the one owner of the control loop and of the session's state. It holds the
-/// mixer (through the JACK driver, which takes the one rebuilt here when the server comes back
-/// at another rate),
-/// the session file's path, autosave, and the intended connections as last saved; its
+/// The live session: the one owner of the control loop and of the session's state. It owns the
+/// mixer (replaced by the one rebuilt here when the server comes back at another rate) and is the
+/// JACK driver's host (`JackHost`, LiveSession+Host.swift: the driver runs the mixer's render
+/// state and registers the ports it asks for, but owns none of it), the session file's path,
+/// autosave, and the intended connections as last saved; its
 /// `serviceOnce(_:)` step runs the driver's bookkeeping (`JackDriver.poll`: reconnects,
 /// transport follow/lead, routing that heals), its own policies on what the driver reports
 /// (auto-pause: `apply`; the engine rebuilt when the server comes back at another rate:
@@ -33,7 +34,8 @@ public final class LiveSession {
   /// Whether a session that saves no master connections gets the master connected on open
   /// (`masterRouting`); off with `--no-connect` or `connect = no`.
   public var autoConnect = false
-  let ownMixer: Mixer?
+  /// The mixer now: never keep it across `serviceOnce` (a rate change replaces it).
+  public internal(set) var mixer: Mixer
   /// The session file saved to by default (absolute); nil for a session never saved.
   public internal(set) var path: String?
   /// Seconds between autosaves of unsaved changes (0 = off).
@@ -54,30 +56,34 @@ public final class LiveSession {
   var rebuildFailures = 0
   var lastRebuildFailure: DriverEvent?
 
-  /// A session driving a live JACK mixer.
-  public init(driver: JackDriver) {
+  /// A session driving `mixer` live through `driver` (opened, not yet started): the driver is
+  /// started with this session as its host.
+  public init(driver: JackDriver, mixer: Mixer) throws(JackError) {
     self.driver = driver
-    ownMixer = nil
+    self.mixer = mixer
+    try driver.start(self)
   }
 
   /// A session driving a mixer without JACK (tests, offline use).
   public init(mixer: Mixer) {
     driver = nil
-    ownMixer = mixer
+    self.mixer = mixer
   }
-
-  /// The mixer now: never keep it across `serviceOnce` (a rate change replaces it).
-  public var mixer: Mixer { driver?.mixer ?? ownMixer! }
 
   // MARK: - The service step
 
-  /// One step of the control loop; call every 10–50 ms. Reports the driver's and the mixer's
+  /// One step of the control loop; call every 10–50 ms. Reports the mixer's and the driver's
   /// events, then does the bookkeeping of `afterEvents(_:)`.
   public func serviceOnce(_ report: (LiveEvent) -> Void) {
-    let events = driver?.poll() ?? mixer.pump().map(DriverEvent.mixer)
-    for event in events { apply(event, report) }
+    pollEvents(report)
     if let driver { followServerRate(driver, report) }
     afterEvents(report)
+  }
+
+  /// The mixer's events, then the driver's (its bookkeeping: reconnects, ports, routing).
+  func pollEvents(_ report: (LiveEvent) -> Void) {
+    for event in mixer.pump() { report(.mixer(event)) }
+    for event in driver?.poll() ?? [] { apply(event, report) }
   }
 
   /// The server came back at another sample rate: the engine is rebuilt at that rate
@@ -95,7 +101,10 @@ public final class LiveSession {
       for warning in warnings { report(.driver(.rebuildWarning(warning.consoleWords))) }
       rebuildFailures = 0
       lastRebuildFailure = nil
-      for event in driver.resume(with: replacement) { apply(event, report) }
+      let old = mixer
+      mixer = replacement
+      old.shutdown()
+      for event in driver.resume() { apply(event, report) }
     } catch {
       rebuildFailures += 1
       driver.retryLater(after: min(5, JackDriver.reconnectInterval * Double(1 << min(rebuildFailures, 5))))
@@ -110,7 +119,6 @@ public final class LiveSession {
   /// its last connection while playing and `autoPauseOnDisconnect` is on).
   func apply(_ event: DriverEvent, _ report: (LiveEvent) -> Void) {
     switch event {
-    case .mixer(let e): report(.mixer(e))
     case .masterDisconnected:
       guard mixer.options.autoPauseOnDisconnect && mixer.transportState == .playing else { return }
       try? mixer.pause()
@@ -345,10 +353,10 @@ public final class LiveSession {
   /// go of it within a period), so the file is complete even if closing the client is what kills
   /// the process; it becomes a stem of the session. Events meanwhile go to `report`.
   public func finishTake(_ report: (LiveEvent) -> Void) {
-    guard let driver, driver.mixer.recordingStatus != nil, (try? driver.mixer.stopRecording()) != nil else { return }
+    guard driver != nil, mixer.recordingStatus != nil, (try? mixer.stopRecording()) != nil else { return }
     let deadline = Date().addingTimeInterval(1)
-    while driver.mixer.recordingStatus != nil && Date() < deadline {
-      for event in driver.poll() { apply(event, report) }
+    while mixer.recordingStatus != nil && Date() < deadline {
+      pollEvents(report)
       usleep(2_000)
     }
   }
@@ -359,6 +367,6 @@ public final class LiveSession {
     guard let driver else { mixer.shutdown(); return }
     usleep(30_000)
     driver.shutdown()
-    driver.mixer.shutdown()
+    mixer.shutdown()
   }
 }

@@ -1,11 +1,50 @@
 import StemdeckControl
+import StemdeckJack
 import StemdeckSession
+import StemdeckText
 
-/// A rejected command line: printed as `error: <message>`.
+/// A rejected command line: printed as `error: <message>`. Why is kept as a case: a refusal of
+/// the control layer (`mixer`) or the JACK driver (`jack`) keeps its typed error, so a test or a
+/// front end can match on what was refused; the console's own refusals (a command's syntax, a word
+/// it does not know) are words. Two errors are equal when they say the same (`message`).
 public struct CommandError: Error, CustomStringConvertible, Equatable {
-  public let message: String
-  public init(_ message: String) { self.message = message }
+  public enum Reason: Sendable {
+    /// The control layer refused (its typed reason in `MixerError.reason`).
+    case mixer(MixerError)
+    /// The JACK driver refused.
+    case jack(JackError)
+    /// A command word the console does not know (`suggestion`: the closest one it does).
+    case unknownCommand(String, suggestion: String?)
+    /// A command given the wrong words: its usage line (after `usage: `).
+    case usage(String)
+    /// The console's own refusal, in words.
+    case console(String)
+  }
+  public let reason: Reason
+  public init(_ message: String) { reason = .console(message) }
+  public init(_ error: MixerError) { reason = .mixer(error) }
+  public init(_ error: JackError) { reason = .jack(error) }
+  public init(usage: String) { reason = .usage(usage) }
+  public init(unknownCommand word: String, suggestion: String?) { reason = .unknownCommand(word, suggestion: suggestion) }
+  /// The line after `error: `, in the console's words.
+  public var message: String {
+    switch reason {
+    case .mixer(let e): return e.consoleWords
+    case .jack(let e): return e.consoleWords
+    case .usage(let line): return "usage: " + line
+    case .unknownCommand(let word, let guess):
+      let shown = ValueParser.printable(word)
+      if let guess { return "unknown command '\(shown)' — did you mean '\(guess)'? (type 'help' for the list)" }
+      return "unknown command '\(shown)' (type 'help' for the list)"
+    case .console(let m): return m
+    }
+  }
+  /// The control layer's error, when it was one.
+  public var mixerError: MixerError? { if case .mixer(let e) = reason { e } else { nil } }
+  /// The JACK driver's error, when it was one.
+  public var jackError: JackError? { if case .jack(let e) = reason { e } else { nil } }
   public var description: String { message }
+  public static func == (a: CommandError, b: CommandError) -> Bool { a.message == b.message }
 }
 
 /// Splits command lines into words.

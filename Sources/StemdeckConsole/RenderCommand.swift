@@ -2,6 +2,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 /// `stemdeck render` and `stemdeck analyze SESSION`: the session played offline through
 /// `OfflineRenderer`, its summary printed (docs/render.md). `analyze FILE…` is AnalyzeFiles.swift.

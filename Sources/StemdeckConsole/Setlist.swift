@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 /// A setlist: an ordered list of session files (songs), one path per line, relative to the
 /// setlist file; blank lines and lines starting with '#' are ignored. A line `@scene NAME` after

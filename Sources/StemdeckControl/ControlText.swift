@@ -122,6 +122,10 @@ public enum MixerAction: Equatable, Sendable {
   case addInput
   /// Remove a live input (to make room).
   case removeInput
+  /// Add a bus (there are none).
+  case addBus
+  /// Add a mark (the song has none).
+  case addMark
 
   /// Neutral words for the step.
   public var plain: String {
@@ -143,6 +147,8 @@ public enum MixerAction: Equatable, Sendable {
     case .exponentialGlideSettings: return "volume and rate"
     case .addInput: return "add a live input"
     case .removeInput: return "remove an input"
+    case .addBus: return "add a bus"
+    case .addMark: return "add a mark"
     }
   }
 }

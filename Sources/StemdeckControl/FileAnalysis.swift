@@ -1,5 +1,6 @@
 import StemdeckAudioFile
 import StemdeckSession
+import StemdeckText
 
 /// `analyze FILE…`: an audio file measured as it is, with no session and no mixer: EBU R 128
 /// loudness and range over its channels, its true and sample peak, and how many of its samples

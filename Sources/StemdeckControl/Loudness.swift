@@ -2,6 +2,7 @@ import CEbur128
 import Foundation
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 /// EBU R 128 figures of a stereo signal, as libebur128 measures them (ITU-R BS.1770-4:
 /// K-weighting, 400 ms blocks, the −70 LUFS absolute and −10 LU relative gates; true peak by

@@ -1,5 +1,6 @@
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // Buses (subgroups) on the control side: the bus table, routes, solo along the graph, and the
 // renderer's routing plan (StemdeckEngine Renderer/Buses.swift), built here and sent whole
@@ -97,20 +98,11 @@ extension Mixer {
     let known =
       table.stems.map(\.settings.name) + table.offline.map(\.settings.name) + liveInputs.inputs.map(\.settings.name)
       + busTable.buses.map(\.settings.name)
-    let what = liveInputs.inputs.isEmpty ? "stem or bus" : "stem, input or bus"
-    if let guess = Suggestion.closest(to: name, in: known) {
-      return MixerError("unknown \(what) '\(printableText(name))' — did you mean '\(guess)'?")
-    }
-    return MixerError("unknown \(what) '\(printableText(name))'")
+    return MixerError.unknown(.strip(withInputs: !liveInputs.inputs.isEmpty), name, known: known)
   }
 
   func unknownBus(_ name: String) -> MixerError {
-    let names = busTable.buses.map(\.settings.name)
-    if names.isEmpty { return MixerError("unknown bus '\(printableText(name))' (there are no buses; add one with 'bus add NAME')") }
-    if let guess = Suggestion.closest(to: name, in: names) {
-      return MixerError("unknown bus '\(printableText(name))' — did you mean '\(guess)'?")
-    }
-    return MixerError("unknown bus '\(printableText(name))' (buses: \(names.joined(separator: ", ")), or master)")
+    MixerError.unknown(.bus, name, known: busTable.buses.map(\.settings.name))
   }
 
   // MARK: - Adding, removing, routing
@@ -136,7 +128,7 @@ extension Mixer {
         guard busPosition(target) != nil else { throw unknownBus(target) }
       }
       guard let index = busTable.freeIndices.last else {
-        throw MixerError("cannot add bus '\(name)': stemdeck has at most \(BusBank.maxBuses) buses")
+        throw MixerError(reason: .limit(what: .buses, max: BusBank.maxBuses, adding: name))
       }
       try installBus(settings, index: index)
       busTable.freeIndices.removeLast()

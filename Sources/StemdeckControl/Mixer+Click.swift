@@ -1,6 +1,7 @@
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // The click and the count-in, on the control side: the session's `ClickSettings` and its tempo
 // become the renderer's `ClickParameters` (StemdeckEngine's Renderer/Click.swift), sent whenever

@@ -1,5 +1,6 @@
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // The cue bus (issue 42, item 4): `cue STRIP [pfl|afl]` puts a stem, bus or live input on
 // `stemdeck:cue_L/R` for headphones without changing the master (StemdeckEngine's

@@ -1,5 +1,6 @@
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // Channel EQ on the control side: settings checked here, sent to the renderer's `ChannelEQ`
 // (a stem's voice, or the master, slot −1) one band per command. docs/architecture.md, *Channel EQ*.

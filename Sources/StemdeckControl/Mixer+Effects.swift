@@ -3,6 +3,7 @@ import CSampleRate
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 /// A sound effect loaded in memory (control thread's record).
 final class LoadedEffect {
@@ -365,12 +366,7 @@ extension Mixer {
     if effects.loading.contains(where: { $0.settings.name == name }) {
       throw MixerError("effect '\(name)' is still loading (\(action: .waitForEffect(name)) waits for it)")
     }
-    let known = effects.order
-    if known.isEmpty { throw MixerError("unknown effect '\(name)' (no effects are loaded; \(action: .loadEffect))") }
-    if let guess = Suggestion.closest(to: name, in: known) {
-      throw MixerError("unknown effect '\(name)' — did you mean '\(guess)'?")
-    }
-    throw MixerError("unknown effect '\(name)' (effects: \(known.joined(separator: ", ")))")
+    throw MixerError.unknown(.effect, name, known: effects.order)
   }
 
   /// Plays an effect now (it sounds from the start of the next period), polyphonically.

@@ -3,6 +3,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 import Synchronization
 
 /// Status, meters and the renderer's events as the control side reads them.

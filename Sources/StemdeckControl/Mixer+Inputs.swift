@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // Live input channels (issue 22, item 3) on the control side: the inputs' settings, their strips
 // in the renderer (InputStrips.swift, addressed by index) and the ports the JACK driver registers
@@ -75,7 +76,7 @@ extension Mixer {
       let capacity = renderState.pointee.inputs.capacity
       let used = Set((liveInputs.inputs + liveInputs.retiring).map(\.index))
       guard liveInputs.inputs.count < capacity else {
-        throw MixerError("stemdeck has at most \(capacity) live inputs (\(capacity) are in use; \(action: .removeInput))")
+        throw MixerError(reason: .limit(what: .liveInputs, max: capacity, adding: nil))
       }
       guard let index = (0..<capacity).first(where: { !used.contains($0) }) else {
         throw MixerError("all \(capacity) live input strips are in use while removed inputs fade out; try again in a moment")
@@ -219,11 +220,7 @@ extension Mixer {
   func anyInputOrStemSolo(including extra: Bool) -> Bool { extra || anySolo() }
 
   func unknownInput(_ name: String) -> MixerError {
-    let known = liveInputs.inputs.map(\.settings.name)
-    let shown = printableText(name)
-    if known.isEmpty { return MixerError("unknown input '\(shown)' (there are no live inputs; \(action: .addInput))") }
-    if let guess = Suggestion.closest(to: name, in: known) { return MixerError("unknown input '\(shown)' — did you mean '\(guess)'?") }
-    return MixerError("unknown input '\(shown)' (inputs: \(known.joined(separator: ", ")))")
+    MixerError.unknown(.input, name, known: liveInputs.inputs.map(\.settings.name))
   }
 
   /// The refusal of a stem-only setting for an input.

@@ -1,5 +1,6 @@
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // Latency compensation between strips: each insert's reported latency (`lv2:reportsLatency`) is
 // summed per strip, and every strip that meets others at a bus or at the master is delayed so

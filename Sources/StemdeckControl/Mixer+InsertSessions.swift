@@ -1,5 +1,6 @@
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // Plugin inserts in sessions: saved from the racks (Mixer+Inserts.swift) with their values by
 // port symbol; opened into new racks. A plugin that is not installed (or no longer fits its

@@ -1,5 +1,6 @@
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // Plugin inserts on the control side: each strip's list of LV2 effects (PluginInstance.swift),
 // sent to the renderer as a whole chain (StemdeckEngine's Inserts.swift) whenever it changes;

@@ -1,4 +1,5 @@
 import StemdeckEngine
+import StemdeckText
 
 /// The master's live loudness (issue 23): the renderer copies the master into its tap ring
 /// (StemdeckEngine's LoudnessTap.swift) once the meter is started; `pump` hands what it holds to

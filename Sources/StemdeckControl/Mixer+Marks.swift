@@ -1,5 +1,6 @@
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // Marks and quantised jumps (issue 42, item 2), on the control side: the song's named positions
 // (saved as the session's "marks") and `goto NAME now|bar|end`, which picks the frame the jump
@@ -79,11 +80,7 @@ extension Mixer {
 
   func findMark(_ rawName: String) throws(MixerError) -> Mark {
     if let mark = markList.first(where: { $0.name == rawName }) { return mark }
-    let name = printableText(rawName)
-    let known = markList.map(\.name)
-    if known.isEmpty { throw MixerError("unknown mark '\(name)' (this song has no marks; add one with 'mark add NAME')") }
-    if let guess = Suggestion.closest(to: rawName, in: known) { throw MixerError("unknown mark '\(name)' — did you mean '\(guess)'?") }
-    throw MixerError("unknown mark '\(name)' (marks: \(known.joined(separator: ", ")))")
+    throw MixerError.unknown(.mark, rawName, known: markList.map(\.name))
   }
 
   /// The jump still waiting for its frame, if any.

@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 /// The control thread's side of MIDI control (docs/architecture.md, *MIDI control*).
 ///
@@ -136,7 +137,7 @@ extension Mixer {
     }
     if midi.mappings.contains(mapping) { throw MixerError("that mapping exists already (\(mapping.description))") }
     if midi.mappings.count >= min(MidiTable.capacity, MidiSettings.maximumMappings) {
-      throw MixerError("at most \(MidiSettings.maximumMappings) MIDI mappings (\(action: .unmapMidi))")
+      throw MixerError(reason: .limit(what: .midiMappings, max: MidiSettings.maximumMappings, adding: nil))
     }
   }
 

@@ -1,5 +1,6 @@
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 /// What a glide moves (a row of the strip controls' table that glides, StripParameter.swift),
 /// and to where.

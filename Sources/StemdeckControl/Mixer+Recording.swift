@@ -2,6 +2,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 /// The take in progress, as `status` and `record` report it.
 public struct RecordingStatus: Sendable {

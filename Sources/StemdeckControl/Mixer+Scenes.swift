@@ -1,4 +1,5 @@
 import StemdeckSession
+import StemdeckText
 
 // Scenes (issue 41; docs/architecture.md, *Scenes*): stored mixes of every strip and the master
 // (SceneSettings.swift), saved in the session. A recall changes every strip whose stored mix

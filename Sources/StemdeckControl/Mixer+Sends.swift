@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // Aux sends and returns (issue 22, item 2) on the control side: the sends by name, each with its
 // index in the renderer's `SendBank` (Sends.swift), its return's volume and the levels of the
@@ -67,7 +68,7 @@ extension Mixer {
       try MixerError.check(returnVolume, .volume, "return volume")
       let used = Set(sendTable.sends.map(\.index))
       guard let index = (0..<SendBank.maxSends).first(where: { !used.contains($0) }) else {
-        throw MixerError("cannot add send '\(name)': stemdeck has at most \(SendBank.maxSends) sends")
+        throw MixerError(reason: .limit(what: .sends, max: SendBank.maxSends, adding: name))
       }
       try send(.addSend(index: Int32(index), returnGain: Float(returnVolume)))
       sendTable.sends.append(AuxSend(name: name, index: index, returnVolume: returnVolume, levels: [:]))
@@ -189,7 +190,7 @@ extension Mixer {
       } else {
         let used = Set(kept.map(\.index) + result.map(\.index))
         guard let index = (0..<SendBank.maxSends).first(where: { !used.contains($0) }) else {
-          throw MixerError("cannot add send '\(settings.name)': stemdeck has at most \(SendBank.maxSends) sends")
+          throw MixerError(reason: .limit(what: .sends, max: SendBank.maxSends, adding: settings.name))
         }
         try send(.addSend(index: Int32(index), returnGain: Float(settings.returnVolume)))
         result.append(AuxSend(name: settings.name, index: index, returnVolume: settings.returnVolume, levels: [:]))

@@ -1,5 +1,6 @@
 import StemdeckAudioFile
 import StemdeckSession
+import StemdeckText
 
 extension Mixer {
   /// Replaces the mixer's content with `session` (whose file is at `sessionPath`, for resolving

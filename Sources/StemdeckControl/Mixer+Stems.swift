@@ -3,6 +3,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 import Synchronization
 
 /// Stems: adding, replacing, removing and changing them (docs/architecture.md, *Control*).

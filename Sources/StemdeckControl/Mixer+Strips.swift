@@ -1,5 +1,6 @@
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 /// Every strip's mix at one moment (stems, buses, live inputs, the master), to put back when a
 /// change of several strips fails half way (`Mixer.restoreMix`; the console's `commit`).
@@ -21,12 +22,24 @@ enum StripRef {
 }
 
 extension Mixer {
-  /// The strip named `name`: a bus, a live input or a stem (an offline or unknown stem throws,
-  /// with what `find` says).
+  /// The strip named `name`: a bus, a live input or a stem (an offline stem throws, with what
+  /// `find` says). A name of nothing is an unknown stem while stems are all there is, else an
+  /// unknown strip, with the closest name of any kind.
   func strip(named name: String) throws(MixerError) -> StripRef {
     if let p = busPosition(name) { return .bus(p) }
     if let input = liveInputs.find(name) { return .input(input) }
+    let isStem = table.stems.contains { $0.settings.name == name } || table.offline.contains { $0.settings.name == name }
+    if !isStem && !(busTable.buses.isEmpty && liveInputs.inputs.isEmpty) { throw unknownStrip(name) }
     return .stem(try find(name))
+  }
+
+  /// The refusal of `name` when it names no strip, as `strip(named:)` words it: an unknown stem
+  /// while stems are all there is, else an unknown strip with the closest name of any kind.
+  public func unknownStripError(_ name: String) -> MixerError {
+    lock.locked {
+      guard busTable.buses.isEmpty && liveInputs.inputs.isEmpty else { return unknownStrip(name) }
+      return MixerError.unknownStem(name, known: table.stems.map(\.settings.name) + table.offline.map(\.settings.name))
+    }
   }
 
   /// Where the renderer keeps the strip.

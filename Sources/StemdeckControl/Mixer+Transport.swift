@@ -3,6 +3,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 import Synchronization
 
 /// The transport as the control side drives it: play, stop, seek, position and the song's end.
@@ -36,7 +37,7 @@ extension Mixer {
   public func seek(toSeconds seconds: Double) throws(MixerError) {
     // Below 0 is clamped (a relative seek past the start), not refused.
     guard seconds.isFinite, seconds <= SettingRule.position.range.upperBound else {
-      throw MixerError(ControlText(SettingRule.position.refusal("seek position", got: seconds)))
+      throw MixerError.outOfRange("seek position", .position, got: seconds)
     }
     try lock.locked { () throws(MixerError) in
       try seek(toFrame: Int((max(0, seconds) * sampleRate).rounded()))

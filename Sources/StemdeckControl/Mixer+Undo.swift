@@ -1,5 +1,6 @@
 import StemdeckAudioFile
 import StemdeckSession
+import StemdeckText
 
 // Undo and redo (issue 41; docs/architecture.md, *Undo and redo*). The console keeps the session
 // as it was before and after each change (`snapshot`); undoing a step moves the live mix from its

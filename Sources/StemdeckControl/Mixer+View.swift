@@ -1,5 +1,6 @@
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 /// What the full-screen mixer view and the `stems`/`meters` text read beyond a stem's status
 /// (StemdeckConsole/MixerView; docs/architecture.md, "The console").

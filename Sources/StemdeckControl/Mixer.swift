@@ -3,6 +3,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 import Synchronization
 
 /// The engine as the control thread sees it: stems with their settings, the transport, the

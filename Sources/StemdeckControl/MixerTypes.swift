@@ -2,25 +2,52 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
-/// A rejected control request: one line saying what was wrong and what is allowed. An error
-/// about a file (a session being opened or rendered) names it in `file`, apart from `text`,
-/// so a front end can name the file as its user gave it (`naming(_:as:)`). The text states the
-/// fact; a render option or a suggested step in it is data (`ControlText`), worded by the front
-/// end (`words(option:action:)`); `message` words them neutrally.
+/// A rejected control request: why, as a typed `reason` (what was unknown, out of range or full,
+/// with its values), and about which `file` when a session being opened or rendered names one,
+/// apart from the reason, so a front end can name the file as its user gave it
+/// (`naming(_:as:)`). Tests and programs match on `reason`; words are made from it only for a
+/// front end: `text` keeps a render option or a suggested step as data (`ControlText`, worded by
+/// the front end with `words(option:action:)`); `message` words them neutrally.
 public struct MixerError: Error, CustomStringConvertible, Equatable, Sendable {
+  /// Why a request was refused.
+  public enum Reason: Equatable, Sendable {
+    /// `name` (as given) names no `kind`; `known` are the names there are (the list a refusal
+    /// shows), `suggestion` the closest of them.
+    case unknown(kind: NameKind, name: String, known: [String], suggestion: String?)
+    /// `got` (the value as given) is outside `rule` for the setting `what`.
+    case outOfRange(what: String, rule: SettingRule, got: String)
+    /// `what` is full: at most `max`; `adding` is the name refused, when the request named one.
+    case limit(what: Capacity, max: Int, adding: String?)
+    /// Any other refusal: the fact in words, with the front end's parts as data.
+    case refused(ControlText)
+  }
+
+  /// What kind of name was not found.
+  public enum NameKind: Equatable, Sendable {
+    case stem, bus, input, effect, mark
+    /// Any strip (`withInputs`: live inputs exist, so the words name them too).
+    case strip(withInputs: Bool)
+  }
+
+  /// A fixed capacity of the engine or the control layer.
+  public enum Capacity: String, Equatable, Sendable {
+    case midiMappings, sends, buses, liveInputs
+  }
+
   /// The file the error is about, as the mixer was given it (absolute), or nil.
   public let file: String?
-  /// What was wrong (with `file`, when there is one).
-  public let text: ControlText
-  public init(_ text: ControlText) {
-    file = nil
-    self.text = text
-  }
-  public init(file: String, _ text: ControlText) {
+  /// Why.
+  public let reason: Reason
+  public init(_ text: ControlText) { self.init(reason: .refused(text)) }
+  public init(file: String, _ text: ControlText) { self.init(file: file, reason: .refused(text)) }
+  public init(file: String? = nil, reason: Reason) {
     self.file = file
-    self.text = text
+    self.reason = reason
   }
+  /// The reason as words, with a render option or a suggested step kept as data.
+  public var text: ControlText { reason.text }
   /// `text` in neutral words.
   public var detail: String { text.plain }
   /// The whole line in neutral words: `FILE: detail`, or the detail alone.
@@ -35,28 +62,97 @@ public struct MixerError: Error, CustomStringConvertible, Equatable, Sendable {
 
   /// The same error with `file` shown as `shown` when it is `file` (the path as typed).
   public func naming(_ file: String, as shown: String) -> MixerError {
-    self.file == file ? MixerError(file: shown, text) : self
+    self.file == file ? MixerError(file: shown, reason: reason) : self
   }
 
   /// Checks `value` against a setting's rule (StemdeckSession's `SettingRule`, the one the session
   /// format and the console use): `pan must be a number between -1 and 1 (got 7)`.
   static func check(_ value: Double, _ rule: SettingRule, _ what: String) throws(MixerError) {
-    guard rule.accepts(value) else { throw MixerError(ControlText(rule.refusal(what, got: value))) }
+    guard rule.accepts(value) else { throw outOfRange(what, rule, got: value) }
   }
 
   /// `check` for an integer setting (`loops`).
   static func check(_ value: Int, _ rule: SettingRule, _ what: String) throws(MixerError) {
-    guard rule.accepts(value) else { throw MixerError(ControlText(rule.refusal(what, got: String(value)))) }
+    guard rule.accepts(value) else { throw MixerError(reason: .outOfRange(what: what, rule: rule, got: String(value))) }
+  }
+
+  /// `value` refused by `rule` for `what`.
+  static func outOfRange(_ what: String, _ rule: SettingRule, got value: Double) -> MixerError {
+    MixerError(reason: .outOfRange(what: what, rule: rule, got: SettingRule.shown(value)))
+  }
+
+  /// `name` names no `kind` among `known` (the closest one suggested).
+  public static func unknown(_ kind: NameKind, _ name: String, known: [String]) -> MixerError {
+    MixerError(reason: .unknown(kind: kind, name: name, known: known, suggestion: Suggestion.closest(to: name, in: known)))
   }
 
   /// "unknown stem 'drms' — did you mean 'drums'?"
-  public static func unknownStem(_ rawName: String, known: [String]) -> MixerError {
-    let name = printableText(rawName)
-    if known.isEmpty { return MixerError("unknown stem '\(name)' (there are no stems; \(action: .addStem))") }
-    if let guess = Suggestion.closest(to: rawName, in: known) {
-      return MixerError("unknown stem '\(name)' — did you mean '\(guess)'?")
+  public static func unknownStem(_ rawName: String, known: [String]) -> MixerError { unknown(.stem, rawName, known: known) }
+}
+
+extension MixerError.Reason {
+  /// The neutral words of the reason (`refused` is its own words).
+  public var text: ControlText {
+    switch self {
+    case .refused(let text): return text
+    case .outOfRange(let what, let rule, let got): return ControlText(rule.refusal(what, got: got))
+    case .limit(let what, let max, let adding): return Self.limitText(what, max, adding)
+    case .unknown(let kind, let name, let known, let suggestion):
+      let shown = printableText(name)
+      let head: ControlText = "unknown \(kind.noun) '\(shown)'"
+      if let guess = suggestion { return "\(head) — did you mean '\(guess)'?" }
+      if case .strip = kind { return head }
+      if known.isEmpty { return "\(head) (\(kind.noneText))" }
+      let list = known.joined(separator: ", ") + (kind == .bus ? ", or master" : "")
+      return "\(head) (\(kind.plural): \(list))"
     }
-    return MixerError("unknown stem '\(name)' (stems: \(known.joined(separator: ", ")))")
+  }
+
+  static func limitText(_ what: MixerError.Capacity, _ max: Int, _ adding: String?) -> ControlText {
+    switch what {
+    case .midiMappings: return "at most \(max) MIDI mappings (\(action: .unmapMidi))"
+    case .sends: return "cannot add send '\(adding ?? "")': stemdeck has at most \(max) sends"
+    case .buses: return "cannot add bus '\(adding ?? "")': stemdeck has at most \(max) buses"
+    case .liveInputs: return "stemdeck has at most \(max) live inputs (\(max) are in use; \(action: .removeInput))"
+    }
+  }
+}
+
+extension MixerError.NameKind {
+  /// As in "unknown stem".
+  public var noun: String {
+    switch self {
+    case .stem: return "stem"
+    case .bus: return "bus"
+    case .input: return "input"
+    case .effect: return "effect"
+    case .mark: return "mark"
+    case .strip(let withInputs): return withInputs ? "stem, input or bus" : "stem or bus"
+    }
+  }
+
+  /// As in "(stems: a, b)".
+  var plural: String {
+    switch self {
+    case .stem: return "stems"
+    case .bus: return "buses"
+    case .input: return "inputs"
+    case .effect: return "effects"
+    case .mark: return "marks"
+    case .strip: return "strips"
+    }
+  }
+
+  /// Why none was found when there are none, with the step that makes one.
+  var noneText: ControlText {
+    switch self {
+    case .stem: return "there are no stems; \(action: .addStem)"
+    case .bus: return "there are no buses; \(action: .addBus)"
+    case .input: return "there are no live inputs; \(action: .addInput)"
+    case .effect: return "no effects are loaded; \(action: .loadEffect)"
+    case .mark: return "this song has no marks; \(action: .addMark)"
+    case .strip: return "there are no strips"
+    }
   }
 }
 
@@ -80,116 +176,6 @@ public enum StemName {
     while taken.contains(name) { name = "\(cleaned)-\(n)"; n += 1 }
     return name
   }
-}
-
-/// "Did you mean" suggestions by edit distance.
-public enum Suggestion {
-  public static func closest(to word: String, in candidates: [String]) -> String? {
-    // One edit per three characters; very short words only match on a single edit if they are
-    // at least two characters long (so 'c' does not "mean" 'a').
-    //
-    // The distance is at least the difference in length, so a candidate whose length is further
-    // from the word's than the limit is skipped without the quadratic table: a mistyped word of
-    // megabytes (a pasted file) costs one pass over it, not its length times each name's
-    // (1 MB took 22 s and 3 MB 633 MB of memory). Words far longer than every name stop sooner.
-    let (compared, limit) = worthComparing(word, candidates)
-    let lowered = word.lowercased()
-    var best: (String, Int)?
-    for c in compared {
-      let d = distance(lowered, c.lowercased())
-      if d <= limit, d < (best?.1 ?? Int.max) { best = (c, d) }
-    }
-    return best?.0
-  }
-
-  /// The candidates `closest` builds an edit-distance table for (those whose length is within
-  /// `limit` edits of the word's), and that limit. None for a word far longer than every name.
-  static func worthComparing(_ word: String, _ candidates: [String]) -> (candidates: [String], limit: Int) {
-    let longest = candidates.reduce(0) { max($0, $1.utf8.count) }
-    guard word.utf8.count <= 8 * longest + 8 else { return ([], 0) }
-    let length = word.count
-    let limit = length < 2 ? 0 : max(1, length / 3)
-    return (candidates.filter { abs($0.count - length) <= limit }, limit)
-  }
-
-  /// Edit distance counting a swap of two neighbouring letters as one edit ("paly" → "play"):
-  /// the optimal-string-alignment variant of Damerau–Levenshtein.
-  static func distance(_ a: String, _ b: String) -> Int {
-    let a = Array(a), b = Array(b)
-    if a.isEmpty { return b.count }
-    if b.isEmpty { return a.count }
-    var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
-    for i in 0...a.count { d[i][0] = i }
-    for j in 0...b.count { d[0][j] = j }
-    for i in 1...a.count {
-      for j in 1...b.count {
-        let cost = a[i - 1] == b[j - 1] ? 0 : 1
-        d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
-        if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
-          d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
-        }
-      }
-    }
-    return d[a.count][b.count]
-  }
-}
-
-/// User text made safe to show in a message: control characters as escapes, long text cut.
-public func printableText(_ text: String) -> String {
-  var out = ""
-  for scalar in text.unicodeScalars.prefix(60) {
-    if scalar.value < 0x20 || scalar.value == 0x7f {
-      out += "\\u{\(String(scalar.value, radix: 16))}"
-    } else if RawFileName.byte(of: scalar) != nil {
-      out += RawFileName.escaped(String(scalar))
-    } else {
-      out.unicodeScalars.append(scalar)
-    }
-  }
-  if text.unicodeScalars.count > 60 { out += "…" }
-  return out
-}
-
-/// `text` safe to print on a terminal: every control character that could move the cursor,
-/// retitle the window or rewrite the screen (C0 except newline and tab, DEL, the C1 range
-/// U+0080–U+009F, and the bidirectional overrides U+202A–U+202E, U+2066–U+2069) is written as
-/// `\u{1b}`. Nothing is cut. Applied to every line the console prints (`Console.write`, stdout
-/// and stderr lines), since paths from session files and other clients' JACK port names are
-/// whatever their authors made them. Idempotent.
-public func terminalSafe(_ text: String) -> String {
-  func unsafe(_ v: UInt32) -> Bool {
-    (v < 0x20 && v != 0x0A && v != 0x09) || (0x7F...0x9F).contains(v)
-      || (0x202A...0x202E).contains(v) || (0x2066...0x2069).contains(v)
-  }
-  guard text.unicodeScalars.contains(where: { unsafe($0.value) || RawFileName.byte(of: $0) != nil }) else { return text }
-  var out = ""
-  for scalar in text.unicodeScalars {
-    if unsafe(scalar.value) {
-      out += "\\u{\(String(scalar.value, radix: 16))}"
-    } else if RawFileName.byte(of: scalar) != nil {
-      out += RawFileName.escaped(String(scalar))
-    }  // a name that is not UTF-8
-    else {
-      out.unicodeScalars.append(scalar)
-    }
-  }
-  return out
-}
-
-/// `terminalSafe` for text that must stay one line (a console line, a reply's output line, the
-/// mixer view's status): a line feed, the Unicode line and paragraph separators and the
-/// invisible direction marks are escaped too, so a file name or another JACK client's port name
-/// can neither start a line of its own (a fake `event:` or `error:` in a script's or `ctl`'s
-/// output) nor reorder what is printed.
-public func lineSafe(_ text: String) -> String {
-  let safe = terminalSafe(text)
-  func breaks(_ v: UInt32) -> Bool { v == 0x0A || v == 0x2028 || v == 0x2029 || v == 0x200E || v == 0x200F || v == 0x061C }
-  guard safe.unicodeScalars.contains(where: { breaks($0.value) }) else { return safe }
-  var out = ""
-  for scalar in safe.unicodeScalars {
-    if breaks(scalar.value) { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
-  }
-  return out
 }
 
 /// A reading of a meter, in dB (AVAudioPlayer's scale: -160 … 0 and above for overs).
@@ -298,66 +284,6 @@ public enum MixerEvent: Sendable, Equatable, CustomStringConvertible {
     case .midiFailed(let message): return "midi: \(message.plain)"
     case .midiCommand(let command): return "midi: \(command)"
     }
-  }
-}
-
-/// Formatting numbers for messages and tables.
-public enum NumberFormat {
-  /// A number as people write it: "7", "0.25", "-0.3", "nan".
-  public static func plain(_ v: Double) -> String {
-    if v.isNaN { return "nan" }
-    if v.isInfinite { return v > 0 ? "inf" : "-inf" }
-    if v == v.rounded(), abs(v) < 1e15 { return String(Int(v)) }
-    return String(v)
-  }
-
-  /// m:ss.mmm (h:mm:ss.mmm past an hour).
-  public static func time(_ seconds: Double) -> String {
-    guard seconds.isFinite else { return "--:--.---" }
-    let totalMillis = Int((max(0, seconds) * 1000).rounded())
-    let ms = totalMillis % 1000
-    let s = (totalMillis / 1000) % 60
-    let m = (totalMillis / 60000) % 60
-    let h = totalMillis / 3_600_000
-    let msText = String(ms).leftPadded(to: 3)
-    if h > 0 { return "\(h):\(String(m).leftPadded(to: 2)):\(String(s).leftPadded(to: 2)).\(msText)" }
-    return "\(m):\(String(s).leftPadded(to: 2)).\(msText)"
-  }
-
-  /// A level in dB with `decimals` decimals ("-12.3"), or "-inf" at or below −160 dB as shown
-  /// (`Decibels.isSilent`): how every level is printed, meters, `analyze` and the render summary.
-  public static func level(_ decibels: Double, _ decimals: Int = 1) -> String {
-    Decibels.isSilent(decibels, decimals: decimals) ? "-inf" : fixed(decibels, decimals)
-  }
-
-  /// Fixed decimals without Foundation's String(format:).
-  public static func fixed(_ v: Double, _ decimals: Int) -> String {
-    guard v.isFinite else { return plain(v) }
-    var scale = 1.0
-    for _ in 0..<decimals { scale *= 10 }
-    let r = (abs(v) * scale).rounded()
-    let whole = Int(r / scale)
-    let frac = Int(r - Double(whole) * scale)
-    let sign = v < 0 && r > 0 ? "-" : ""
-    if decimals == 0 { return "\(sign)\(whole)" }
-    return "\(sign)\(whole).\(String(frac).leftPadded(to: decimals))"
-  }
-}
-
-extension String {
-  func leftPadded(to width: Int, with pad: Character = "0") -> String {
-    count >= width ? self : String(repeating: pad, count: width - count) + self
-  }
-}
-
-extension NSRecursiveLock {
-  /// Runs `body` holding the lock, keeping `body`'s typed error (Foundation's `withLock` rethrows
-  /// untyped errors).
-  @inlinable
-  public func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-    lock()
-    defer { unlock() }
-    return try body()
   }
 }
 

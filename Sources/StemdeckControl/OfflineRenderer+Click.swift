@@ -4,6 +4,7 @@ import StemdeckSession
 #if canImport(Glibc)
 import Glibc
 #endif
+import StemdeckText
 
 // `render --click FILE`: the click alone (its count-in too), frame for frame beside the master,
 // written through a temporary file put in place with the master. The renderer writes the click

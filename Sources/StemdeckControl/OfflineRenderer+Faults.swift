@@ -1,5 +1,6 @@
 import StemdeckAudioFile
 import StemdeckSession
+import StemdeckText
 
 // What an offline render does with audio it cannot trust (OfflineRenderer.run calls these): a
 // stem whose file holds NaN or infinite samples is muted and said (exit status 3, as live); a

@@ -3,6 +3,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // Live inputs in an offline render (`render --input NAME=FILE`): a session's input strips are
 // silent unless a file stands in for what would arrive at their ports. docs/architecture.md,

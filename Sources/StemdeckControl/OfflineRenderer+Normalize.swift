@@ -1,5 +1,6 @@
 import StemdeckAudioFile
 import StemdeckSession
+import StemdeckText
 
 // `render --normalize`: the target's checks, what a normalised render refuses to put in place,
 // and an encoded file's figures (OfflineRenderer.render runs the passes; the limiter's are in

@@ -3,6 +3,7 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 import Synchronization
 #if canImport(Glibc)
 import Glibc

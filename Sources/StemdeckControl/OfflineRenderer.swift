@@ -3,6 +3,7 @@ import StemdeckAudioFile
 import StemdeckEngine
 import StemdeckSession
 import Foundation
+import StemdeckText
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import CLilv
 import Foundation
 import StemdeckEngine
+import StemdeckText
 import Synchronization
 
 // One insert as the control thread owns it: the plugin's instance (two linked ones for a mono

@@ -1,6 +1,7 @@
 import CLilv
 import Foundation
 import StemdeckEngine
+import StemdeckText
 
 // LV2 presets (the presets extension, through lilv): a plugin's presets are the `pset:Preset`
 // resources that apply to it (its bundle's, and the user's saved in ~/.lv2); loading one sets

@@ -1,4 +1,5 @@
 import StemdeckSession
+import StemdeckText
 
 extension OfflineRenderer.Summary {
   /// The master's peak and RMS per channel and the clipped samples, as `render` and `analyze`

@@ -1,10 +1,5 @@
-import StemdeckControl
-
-/// What `JackDriver.poll()` reports: the mixer's events and the driver's own, with their values
-/// as fields. Only a front end turns them into words (the console's `EventText.swift`).
+/// What `JackDriver.poll()` reports, with its values as fields. Only a front end turns them into words (the console's `EventText.swift`).
 public enum DriverEvent: Sendable, Equatable {
-  /// An event of the mixer (drained by `Mixer.pump()`).
-  case mixer(MixerEvent)
   /// The server died; the session is kept and a reconnect is tried every `retryMilliseconds`.
   case serverWentAway(server: String, retryMilliseconds: Int)
   /// JACK reported `new` more xruns since the last report, `total` in all.

@@ -1,32 +1,134 @@
 import CJack
 import Foundation
-import StemdeckControl
+import StemdeckText
 import Synchronization
 
-/// Why a JACK operation failed, in words a user can act on.
-public struct JackError: Error, CustomStringConvertible, Equatable, Sendable {
-  public let message: String
-  /// The server did not answer in time (`notAnswering`, ServerCalls.swift): a server of that
-  /// name exists but is stopped or stuck; starting another under its name cannot help.
-  public internal(set) var serverNotAnswering = false
-  public init(_ message: String) { self.message = message }
-  public var description: String { message }
+/// Why a JACK operation failed, as a case with its values. `description` words it neutrally;
+/// a front end that has flags and commands to point at words it its own way (the console's
+/// `JackError.consoleWords`, ErrorText.swift: `--name`, `--no-start-server`, `ports`).
+public enum JackError: Error, CustomStringConvertible, Equatable, Sendable {
+  /// No server of that name runs (or it refused the client).
+  case serverUnavailable(server: String)
+  /// A client of that name exists on the server.
+  case clientNameTaken(server: String)
+  /// The server speaks another protocol version than this libjack.
+  case protocolMismatch(server: String)
+  /// JACK could not use shared memory.
+  case sharedMemory(server: String)
+  /// The client could not be opened for another reason (`jack_status_t` bits).
+  case openFailed(server: String, status: UInt32)
+  /// The server did not answer `call` in time (`ServerCalls.bound`), or an earlier open still
+  /// waits for it: a server of that name exists but is stopped or stuck, and starting another
+  /// under its name cannot help.
+  case notAnswering(server: String, call: String, earlierOpen: Bool)
+  /// A server name JACK cannot use (`fromEnvironment`: it came from $JACK_DEFAULT_SERVER).
+  case badServerName(name: String, problem: String, fromEnvironment: Bool)
+  /// A client name JACK cannot use.
+  case badClientName(name: String, problem: String)
+  /// The driver was asked for the server while it is away.
+  case notConnected(server: String)
+  /// The driver was started without an engine to run.
+  case noEngine
+  /// jackd is not installed (`serverRunning`: none runs either, so nothing can be done).
+  case jackdMissing(noServerRunning: Bool)
+  /// jackd could not be run, exited at once, or was not ready in time (`log`: its log file).
+  case launchFailed(LaunchFailure, log: String?)
+  /// A port could not be registered (`exists`: a port of that name exists already).
+  case portNotRegistered(port: String, exists: Bool)
+  /// The client could not be activated.
+  case notActivated(client: String)
+  /// No port of that name (`suggestion`: the closest name there is).
+  case unknownPort(name: String, suggestion: String?)
+  /// Two outputs or two inputs (`outputs` says which).
+  case sameDirection(String, String, outputs: Bool)
+  /// JACK refused a connection (its error code).
+  case connectRefused(source: String, destination: String, code: Int32)
+  /// A disconnection of ports that are not connected.
+  case notConnectedPair(source: String, destination: String)
+  /// JACK refused a disconnection.
+  case disconnectRefused(source: String, destination: String)
+
+  /// How starting jackd failed.
+  public enum LaunchFailure: Equatable, Sendable {
+    case couldNotRun(command: String, reason: String)
+    case exitedAtOnce(status: Int32)
+    case notReady(seconds: Int)
+    case noNetMaster(master: String, port: Int, seconds: Int)
+  }
+
+  /// The server did not answer: starting another server under its name cannot help.
+  public var serverNotAnswering: Bool {
+    if case .notAnswering = self { return true }
+    return false
+  }
+
+  /// Neutral words (no flags or commands of a front end).
+  public var description: String { words(clientNameFlag: "another client name", startHint: "let stemdeck start it", portsHint: nil) }
+
+  /// The words, with a front end's way to change the client name, to have a server started, and
+  /// to list ports (nil: no hint).
+  public func words(clientNameFlag: String, startHint: String, portsHint: String?) -> String {
+    switch self {
+    case .serverUnavailable(let server):
+      return "cannot connect to JACK server '\(server)' (is it running? start one with 'jackd -n \(server) -d dummy', or \(startHint))"
+    case .clientNameTaken(let server):
+      return "a JACK client with this name already exists on server '\(server)'; choose \(clientNameFlag)"
+    case .protocolMismatch(let server): return "the JACK server '\(server)' speaks another protocol version than this libjack"
+    case .sharedMemory(let server): return "JACK could not use shared memory (server '\(server)')"
+    case .openFailed(let server, let status):
+      return "JACK client could not be opened on server '\(server)' (status 0x\(String(status, radix: 16)))"
+    case .notAnswering(let server, let call, let earlierOpen):
+      let what =
+        earlierOpen ? "an earlier jack_client_open is still waiting for it" : "\(call) got no reply within \(Int(ServerCalls.bound)) s"
+      return "JACK server '\(server)' does not answer: \(what) (the server is stopped or stuck; 'jack_lsp -s \(server)' "
+        + "hangs too). Stop that jackd (kill -9 if it does not end) and start it again"
+    case .badServerName(let name, let problem, let fromEnvironment):
+      return "JACK server name '\(printableText(name))'\(fromEnvironment ? " (from JACK_DEFAULT_SERVER)" : "") \(problem)"
+    case .badClientName(let name, let problem): return "JACK client name '\(printableText(name))' \(problem)"
+    case .notConnected(let server): return "not connected to JACK server '\(server)' (waiting for it to come back)"
+    case .noEngine: return "the JACK client has no engine to run"
+    case .jackdMissing(let none):
+      return (none ? "no JACK server is running and jackd is not installed" : "jackd is not installed")
+        + " (apt-get install -y --no-install-recommends jackd2)"
+    case .launchFailed(let failure, let log): return failure.words + (log.map { "; see \($0)" } ?? "")
+    case .portNotRegistered(let port, let exists):
+      return "cannot register JACK port '\(port)'\(exists ? ": a port of that name exists already" : "")"
+    case .notActivated(let client): return "cannot activate the JACK client '\(client)'"
+    case .unknownPort(let name, let suggestion):
+      if let guess = suggestion { return "unknown port '\(name)' — did you mean '\(guess)'?" }
+      return portsHint.map { "unknown port '\(name)' (\($0))" } ?? "unknown port '\(name)'"
+    case .sameDirection(let a, let b, let outputs):
+      return "cannot connect '\(a)' and '\(b)': both are \(outputs ? "outputs" : "inputs"); a connection goes from an output to an input"
+    case .connectRefused(let source, let destination, let code):
+      return "JACK refused to connect '\(source)' to '\(destination)' (error \(code))"
+    case .notConnectedPair(let source, let destination): return "'\(source)' is not connected to '\(destination)'"
+    case .disconnectRefused(let source, let destination): return "JACK refused to disconnect '\(source)' from '\(destination)'"
+    }
+  }
 
   /// Decodes `jack_status_t` bits (as jack-example-tools' simple_client does).
   static func open(status: jack_status_t, server: String) -> JackError {
     let bits = status.rawValue
     func has(_ flag: JackStatus) -> Bool { bits & flag.rawValue != 0 }
-    if has(JackServerFailed) || has(JackServerError) {
-      return JackError(
-        "cannot connect to JACK server '\(server)' (is it running? start one with 'jackd -n \(server) -d dummy', or let stemdeck start it by leaving out --no-start-server)"
-      )
+    if has(JackServerFailed) || has(JackServerError) { return .serverUnavailable(server: server) }
+    if has(JackNameNotUnique) { return .clientNameTaken(server: server) }
+    if has(JackVersionError) { return .protocolMismatch(server: server) }
+    if has(JackShmFailure) { return .sharedMemory(server: server) }
+    return .openFailed(server: server, status: bits)
+  }
+}
+
+extension JackError.LaunchFailure {
+  var words: String {
+    switch self {
+    case .couldNotRun(let command, let reason): return "could not start \(command): \(reason)"
+    case .exitedAtOnce(let status): return "jackd exited at once (status \(status))"
+    case .notReady(let seconds): return "jackd did not become ready within \(seconds) s"
+    case .noNetMaster(let master, let port, let seconds):
+      let load = port == ServerDriverInfo.netDefaultPort ? "" : " -i \"-p \(port)\""
+      return "the NetJack2 slave found no master at \(master) (UDP port \(port)) within \(seconds) s: is the master's JACK "
+        + "server running with 'jack_load netmanager\(load)' and reachable?"
     }
-    if has(JackNameNotUnique) {
-      return JackError("a JACK client with this name already exists on server '\(server)'; choose another with --name")
-    }
-    if has(JackVersionError) { return JackError("the JACK server '\(server)' speaks another protocol version than this libjack") }
-    if has(JackShmFailure) { return JackError("JACK could not use shared memory (server '\(server)')") }
-    return JackError("JACK client could not be opened on server '\(server)' (status 0x\(String(bits, radix: 16)))")
   }
 }
 
@@ -137,10 +239,10 @@ public final class JackClient: @unchecked Sendable {
     let answer = metadata.request {
       Unchecked(jack_port_register(h0.value, shortName, midi ? JACK_DEFAULT_MIDI_TYPE : JACK_DEFAULT_AUDIO_TYPE, flags, 0))
     }
-    guard let answer else { throw JackError.notAnswering(server: serverName, call: "jack_port_register") }
+    guard let answer else { throw JackError.notAnswering(server: serverName, call: "jack_port_register", earlierOpen: false) }
     guard let port = answer.value else {
       let taken = jack_port_by_name(handle, "\(clientName):\(shortName)") != nil
-      throw JackError("cannot register JACK port '\(clientName):\(shortName)'\(taken ? ": a port of that name exists already" : "")")
+      throw JackError.portNotRegistered(port: "\(clientName):\(shortName)", exists: taken)
     }
     let h = Unchecked(self.handle)
     let uuid = jack_port_uuid(port)
@@ -226,8 +328,10 @@ public final class JackClient: @unchecked Sendable {
   }
 
   public func activate() throws(JackError) {
-    guard let result = request({ jack_activate($0) }) else { throw JackError.notAnswering(server: serverName, call: "jack_activate") }
-    if result != 0 { throw JackError("cannot activate the JACK client '\(clientName)'") }
+    guard let result = request({ jack_activate($0) }) else {
+      throw JackError.notAnswering(server: serverName, call: "jack_activate", earlierOpen: false)
+    }
+    if result != 0 { throw JackError.notActivated(client: clientName) }
   }
 
   public func deactivate() { _ = request { jack_deactivate($0) } }
@@ -284,28 +388,24 @@ public final class JackClient: @unchecked Sendable {
   func orderedPair(_ a: String, _ b: String) throws(JackError) -> (source: String, destination: String) {
     let all = portNames()
     for name in [a, b] where jack_port_by_name(handle, name) == nil {
-      if let guess = closestPort(to: name, in: all) {
-        throw JackError("unknown port '\(name)' — did you mean '\(guess)'?")
-      }
-      throw JackError("unknown port '\(name)' (list ports with 'ports')")
+      throw JackError.unknownPort(name: name, suggestion: closestPort(to: name, in: all))
     }
     let fa = UInt32(jack_port_flags(jack_port_by_name(handle, a)))
     let fb = UInt32(jack_port_flags(jack_port_by_name(handle, b)))
     let aOut = fa & JackPortIsOutput.rawValue != 0, bOut = fb & JackPortIsOutput.rawValue != 0
     if aOut && !bOut { return (a, b) }
     if bOut && !aOut { return (b, a) }
-    let kind = aOut ? "outputs" : "inputs"
-    throw JackError("cannot connect '\(a)' and '\(b)': both are \(kind); a connection goes from an output to an input")
+    throw JackError.sameDirection(a, b, outputs: aOut)
   }
 
   /// Connects two ports (either order). The corresponding C function is `jack_connect`.
   public func connect(_ a: String, _ b: String) throws(JackError) {
     let pair = try orderedPair(a, b)
     guard let result = request({ jack_connect($0, pair.source, pair.destination) }) else {
-      throw JackError.notAnswering(server: serverName, call: "jack_connect")
+      throw JackError.notAnswering(server: serverName, call: "jack_connect", earlierOpen: false)
     }
     if result != 0 && result != EEXIST {
-      throw JackError("JACK refused to connect '\(pair.source)' to '\(pair.destination)' (error \(result))")
+      throw JackError.connectRefused(source: pair.source, destination: pair.destination, code: result)
     }
   }
 
@@ -313,13 +413,13 @@ public final class JackClient: @unchecked Sendable {
   public func disconnect(_ a: String, _ b: String) throws(JackError) {
     let pair = try orderedPair(a, b)
     guard connections(of: pair.source).contains(pair.destination) else {
-      throw JackError("'\(pair.source)' is not connected to '\(pair.destination)'")
+      throw JackError.notConnectedPair(source: pair.source, destination: pair.destination)
     }
     guard let result = request({ jack_disconnect($0, pair.source, pair.destination) }) else {
-      throw JackError.notAnswering(server: serverName, call: "jack_disconnect")
+      throw JackError.notAnswering(server: serverName, call: "jack_disconnect", earlierOpen: false)
     }
     if result != 0 {
-      throw JackError("JACK refused to disconnect '\(pair.source)' from '\(pair.destination)'")
+      throw JackError.disconnectRefused(source: pair.source, destination: pair.destination)
     }
   }
 

@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckEngine
+import StemdeckText
 
 // Live input ports (issue 22, item 3): `stemdeck:NAME_in` (mono) or `NAME_in_L`/`NAME_in_R`
 // (stereo) for each of the mixer's live inputs, registered here on the control thread
@@ -29,12 +30,15 @@ extension JackDriver {
 
   /// The mixer's input port sets but those JACK refused.
   func wantedLiveInputs() -> [Int: [String]] {
-    unrefused(mixer.liveInputPorts(), kind: Self.liveInputPortSet.name)
+    unrefused(plan.liveInputs, kind: Self.liveInputPortSet.name)
   }
 
   /// Registers or removes input ports now (after `input add`/`remove`), rather than at the next `poll`.
   public func updateLiveInputs() {
-    lock.locked { if liveInputsOutOfStep() { syncLiveInputs() } }
+    lock.locked {
+      refreshPlan()
+      if liveInputsOutOfStep() { syncLiveInputs() }
+    }
   }
 
   /// The round-trip latency of a take recorded from live input `name` (`record from mic`): the

@@ -1,4 +1,5 @@
 import CJack
+import StemdeckText
 import Synchronization
 
 // stemdeck's own processing latency on its JACK ports: the plugin inserts' latency at the
@@ -20,7 +21,7 @@ extension JackDriver {
   /// JACK recompute the graph's latencies (control thread, from `poll`; under the lock).
   func syncProcessingLatency() {
     guard let context, let client else { return }
-    let frames = mixer.insertLatency
+    let frames = plan.processingLatency
     guard context.pointee.processingLatency.load(ordering: .relaxed) != frames else { return }
     context.pointee.processingLatency.store(frames, ordering: .releasing)
     if !client.recomputeLatencies() { context.pointee.processingLatency.store(-1, ordering: .relaxed) }  // try again

@@ -25,13 +25,13 @@ struct MonitorPair: Sendable {
 }
 
 extension JackDriver {
-  func syncClickPorts() { syncMonitor(.click, wanted: mixer.clickPortsWanted, ports: \.clickPorts) }
-  func syncCuePorts() { syncMonitor(.cue, wanted: mixer.cuePortsWanted, ports: \.cuePorts) }
+  func syncClickPorts() { syncMonitor(.click, wanted: plan.clickPorts, ports: \.clickPorts) }
+  func syncCuePorts() { syncMonitor(.cue, wanted: plan.cuePorts, ports: \.cuePorts) }
 
   /// Whether either pair differs from what the mixer wants (and a refusal has not been told).
   var monitorsOutOfStep: Bool {
-    outOfStep(.click, wanted: mixer.clickPortsWanted, registered: clickPorts != nil)
-      || outOfStep(.cue, wanted: mixer.cuePortsWanted, registered: cuePorts != nil)
+    outOfStep(.click, wanted: plan.clickPorts, registered: clickPorts != nil)
+      || outOfStep(.cue, wanted: plan.cuePorts, registered: cuePorts != nil)
   }
 
   func syncMonitors() {

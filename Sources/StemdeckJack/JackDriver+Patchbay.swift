@@ -1,14 +1,14 @@
 import CJack
 import Foundation
-import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 // The patchbay side of the driver: our ports' intended connections, healing them, and folding
 // in what other patchbays change. See docs/live-jack.md (routing) and docs/architecture.md.
 extension JackDriver {
   func requireClient() throws(JackError) -> JackClient {
-    guard let client else { throw JackError("not connected to JACK server '\(serverName)' (waiting for it to come back)") }
+    guard let client else { throw JackError.notConnected(server: serverName) }
     return client
   }
 
@@ -94,7 +94,8 @@ extension JackDriver {
   @discardableResult
   public func setIntendedConnections(_ connections: [String: [String]]) -> [String] {
     lock.locked {
-      let current = Set(mixer.stemNames)
+      refreshPlan()
+      let current = plan.currentStems
       let leavingPorts = Set(directPorts.keys.filter { !current.contains($0) }.flatMap { ["\($0)_L", "\($0)_R"] })
         .filter { connections[$0] == nil }
       if let client {

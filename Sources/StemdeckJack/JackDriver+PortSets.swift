@@ -98,9 +98,9 @@ extension JackDriver {
   /// nothing: the set is tried again once it answers.
   func refuse(_ names: [String], kind: String, _ error: JackError) {
     guard !error.serverNotAnswering else { return }
-    refusedPorts[kind, default: [:]][names] = error.message
+    refusedPorts[kind, default: [:]][names] = error.description
     if toldRefusals[kind, default: []].insert(names).inserted {
-      pendingEvents.append(.portsRefused(ports: names, reason: error.message))
+      pendingEvents.append(.portsRefused(ports: names, reason: error.description))
     }
   }
 

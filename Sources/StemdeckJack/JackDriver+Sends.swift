@@ -1,6 +1,7 @@
 import CJack
 import Foundation
 import StemdeckEngine
+import StemdeckText
 
 // Aux send ports (issue 22, item 2): `stemdeck:NAME_send_L/R` (outputs) and `NAME_return_L/R`
 // (inputs) for each of the mixer's sends, registered here on the control thread and published
@@ -31,12 +32,15 @@ extension JackDriver {
 
   /// The mixer's send port sets but those JACK refused.
   func wantedSends() -> [Int: [String]] {
-    unrefused(mixer.sendPorts(), kind: Self.sendPortSet.name)
+    unrefused(plan.sends, kind: Self.sendPortSet.name)
   }
 
   /// Registers or removes send ports now (after `send add`/`remove`), rather than at the next `poll`.
   public func updateSends() {
-    lock.locked { if sendsOutOfStep() { syncSends() } }
+    lock.locked {
+      refreshPlan()
+      if sendsOutOfStep() { syncSends() }
+    }
   }
 
   /// The sends' registered port short names.
@@ -112,9 +116,10 @@ extension JackDriver {
   /// Each send's loop latency by send name (control thread): read from JACK's port latency
   /// ranges each time (JACK recomputes them when the graph changes and calls `stemdeckLatency`).
   public func returnLatencies() -> [String: ReturnLatency] {
-    let names = Dictionary(uniqueKeysWithValues: mixer.auxSends.map { ($0.index, $0.name) })
-    return lock.locked {
+    lock.locked {
       guard let client else { return [:] }
+      refreshPlan()
+      let names = plan.sendNames
       var result: [String: ReturnLatency] = [:]
       for (index, entry) in sendRegistered {
         guard let name = names[index], entry.ports.count == 4 else { continue }

@@ -1,15 +1,16 @@
 import CJack
 import Foundation
-import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
-/// Runs a `Mixer` live as a JACK client: ports, the process callback, routing that heals itself,
-/// and surviving the server going away (interruption) or the master losing its connections
-/// (route change).
+/// Runs a host's engine live as a JACK client: ports, the process callback, routing that heals
+/// itself, and surviving the server going away (interruption) or the master losing its
+/// connections (route change). It owns none of the application: the host (`JackHost`, the live
+/// session) owns the mixer and tells the driver the render state and the ports it wants.
 ///
 /// - Thread: the control thread; `poll()` is called every few tens of milliseconds by the host's
-///   service loop and does all the bookkeeping (events, reconnects, routing, direct outs).
+///   service loop and does all the bookkeeping (reconnects, routing, direct outs).
 public final class JackDriver: @unchecked Sendable {
   public struct Options: Sendable {
     public var clientName = "stemdeck"
@@ -23,7 +24,12 @@ public final class JackDriver: @unchecked Sendable {
     public init() {}
   }
 
-  public private(set) var mixer: Mixer
+  /// What the driver serves (`start(_:)`); held weakly: the host owns the driver.
+  public private(set) weak var host: (any JackHost)?
+  /// The host's ports as last asked (`refreshPlan`, at each `poll` and `update…`).
+  var plan = PortPlan()
+  /// The client opened by `init`, until `start(_:)` attaches it.
+  var opened: JackClient?
   public let clientName: String
   public let serverName: String
   let lock = NSRecursiveLock()
@@ -100,16 +106,16 @@ public final class JackDriver: @unchecked Sendable {
   /// Events noted outside `poll` (a refusal while syncing ports), reported by the next `poll`.
   var pendingEvents: [DriverEvent] = []
 
-  /// Opens the client (starting a server first when allowed and none runs) and activates it.
-  public init(options: Options, makeMixer: (Double) -> Mixer) throws(JackError) {
+  /// Opens the client (starting a server first when allowed and none runs); `start(_:)`
+  /// activates it with the host's engine, made at `sampleRate`.
+  public init(options: Options) throws(JackError) {
     let fromEnvironment = options.serverName == nil ? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] : nil
     let server = options.serverName ?? fromEnvironment ?? "default"
     if let problem = JackNames.serverProblem(server) {
-      throw JackError(
-        "JACK server name '\(printableText(server))'\(fromEnvironment != nil ? " (from JACK_DEFAULT_SERVER)" : "") \(problem)")
+      throw JackError.badServerName(name: server, problem: problem, fromEnvironment: fromEnvironment != nil)
     }
     if let problem = JackNames.clientProblem(options.clientName) {
-      throw JackError("JACK client name '\(printableText(options.clientName))' (--name) \(problem)")
+      throw JackError.badClientName(name: options.clientName, problem: problem)
     }
     serverName = server
     launch = options.launch
@@ -124,10 +130,24 @@ public final class JackDriver: @unchecked Sendable {
       }
       opened = try JackClient(name: options.clientName, server: server)
     }
-    let client = opened!
-    clientName = client.clientName
-    mixer = makeMixer(Double(client.sampleRate))
-    try attach(client)
+    clientName = opened!.clientName
+    self.opened = opened
+  }
+
+  /// Registers the ports, installs the callbacks and activates the client opened by `init`,
+  /// running `host`'s engine.
+  public func start(_ host: any JackHost) throws(JackError) {
+    try lock.locked { () throws(JackError) in
+      self.host = host
+      guard let client = opened else { return }
+      opened = nil
+      try attach(client)
+    }
+  }
+
+  /// Asks the host for the ports it wants now.
+  func refreshPlan() {
+    if let host { plan = host.portPlan }
   }
 
   /// Whether a server the launcher started takes clients: a net slave only once it has linked to
@@ -148,6 +168,9 @@ public final class JackDriver: @unchecked Sendable {
 
   /// Registers ports, installs callbacks and activates; then restores intended connections.
   func attach(_ client: JackClient) throws(JackError) {
+    guard let host else { throw JackError.noEngine }
+    refreshPlan()
+    let renderState = host.renderState
     let left = try client.registerAudioPort("master_L", isOutput: true, prettyName: "stemdeck master left")
     let right = try client.registerAudioPort("master_R", isOutput: true, prettyName: "stemdeck master right")
     masterPorts = (left, right)
@@ -159,16 +182,16 @@ public final class JackDriver: @unchecked Sendable {
       ctx = existing
       ctx.pointee.masterLeft = left
       ctx.pointee.masterRight = right
-      ctx.pointee.renderState = mixer.renderState
+      ctx.pointee.renderState = renderState
       ctx.pointee.serverGone.store(false, ordering: .releasing)
       for i in 0..<ctx.pointee.directPortCount { ctx.pointee.setDirectPort(i, nil) }
-      ctx.pointee.updateDirectLimits(maxVoices: mixer.renderState.pointee.maxVoices)
+      ctx.pointee.updateDirectLimits(maxVoices: renderState.pointee.maxVoices)
     } else {
       ctx = .allocate(capacity: 1)
       ctx.initialize(
         to: ProcessContext(
-          renderState: mixer.renderState, masterLeft: left, masterRight: right,
-          maxVoices: mixer.renderState.pointee.maxVoices))
+          renderState: renderState, masterLeft: left, masterRight: right,
+          maxVoices: renderState.pointee.maxVoices))
       context = ctx
     }
     directPorts = [:]
@@ -209,8 +232,8 @@ public final class JackDriver: @unchecked Sendable {
     masterWasConnected = masterConnectionCount() > 0
   }
 
-  /// Stops processing and closes the client; stops a server stemdeck started. Then the mixer
-  /// can be shut down.
+  /// Stops processing and closes the client; stops a server stemdeck started. Then the host's
+  /// engine can be shut down.
   public func shutdown() {
     lock.locked {
       if let client, !Self.close(client, within: 2) {
@@ -223,6 +246,7 @@ public final class JackDriver: @unchecked Sendable {
         _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
       }
       client = nil
+      opened = nil
       pendingClient = nil
       connected = false
       launcher?.stop()
@@ -256,7 +280,9 @@ public final class JackDriver: @unchecked Sendable {
 
   // MARK: - Status
 
-  public var sampleRate: Int { lock.locked { client?.sampleRate ?? Int(mixer.sampleRate) } }
+  public var sampleRate: Int {
+    lock.locked { client?.sampleRate ?? opened?.sampleRate ?? Int(host?.engineSampleRate ?? 0) }
+  }
   public var bufferSize: Int { lock.locked { client?.bufferSize ?? 0 } }
   public var cpuLoad: Double { lock.locked { client?.cpuLoad ?? 0 } }
   public var xruns: Int { context?.pointee.xruns.load(ordering: .relaxed) ?? 0 }
@@ -277,7 +303,7 @@ public final class JackDriver: @unchecked Sendable {
   /// unregisters them (after the process callback has let go) when it no longer does.
   func syncEffectPorts() {
     guard let client, let context else { return }
-    let wanted = mixer.options.effectsOutput == .ports
+    let wanted = plan.effectPorts
     if wanted, effectPorts == nil {
       guard let l = try? client.registerAudioPort("sfx_L", isOutput: true, prettyName: "stemdeck sound effects left"),
         let r = try? client.registerAudioPort("sfx_R", isOutput: true, prettyName: "stemdeck sound effects right")
@@ -300,7 +326,7 @@ public final class JackDriver: @unchecked Sendable {
   /// periods before it goes).
   func syncMidiPort() {
     guard let client, let context else { return }
-    let out = mixer.midiFeedback
+    let out = plan.midiOut
     if out, midiOutPort == nil {
       if let port = try? client.registerAudioPort("midi_out", isOutput: true, prettyName: "stemdeck MIDI feedback", midi: true) {
         midiOutPort = port
@@ -312,7 +338,7 @@ public final class JackDriver: @unchecked Sendable {
       client.unregister(port)
       midiOutPort = nil
     }
-    let wanted = mixer.midiPortWanted
+    let wanted = plan.midiIn
     if wanted, midiPort == nil {
       guard let port = try? client.registerAudioPort("midi_in", isOutput: false, prettyName: "stemdeck MIDI control", midi: true) else {
         return
@@ -336,9 +362,12 @@ public final class JackDriver: @unchecked Sendable {
   /// at the next `poll`.
   public func updateMidiPort() {
     lock.locked {
-      if mixer.midiPortWanted != (midiPort != nil) || mixer.midiFeedback != (midiOutPort != nil) { syncMidiPort() }
+      refreshPlan()
+      if midiOutOfStep { syncMidiPort() }
     }
   }
+
+  var midiOutOfStep: Bool { plan.midiIn != (midiPort != nil) || plan.midiOut != (midiOutPort != nil) }
 
   /// Whether `midi_out` exists.
   public var midiOutputPort: Bool { lock.locked { midiOutPort != nil } }
@@ -347,8 +376,7 @@ public final class JackDriver: @unchecked Sendable {
   /// crossfade, the old song's stems still fading out).
   /// Those whose ports JACK refused are left out (JackDriver+PortSets.swift, `unrefused`).
   func wantedDirectOuts() -> [String: Set<Int>] {
-    var wanted: [String: Set<Int>] = [:]
-    for (name, slot) in mixer.directOutSlots() { wanted[name, default: []].insert(slot) }
+    let wanted = plan.directOuts
     let kept = unrefused(Dictionary(uniqueKeysWithValues: wanted.keys.map { ($0, Self.directOutNames($0)) }), kind: "direct out")
     return wanted.filter { kept[$0.key] != nil }
   }
@@ -371,7 +399,7 @@ public final class JackDriver: @unchecked Sendable {
       }
     }
     // The process callback fetches the buses' and inputs' slots up to the highest with ports.
-    defer { context.pointee.updateDirectLimits(maxVoices: mixer.renderState.pointee.maxVoices) }
+    defer { context.pointee.updateDirectLimits(maxVoices: context.pointee.renderState.pointee.maxVoices) }
     for (name, entry) in directPorts where wanted[name] == nil {
       // Let the process callback finish any period that still uses the ports before freeing them.
       waitForTheProcessCallbackToLetGo()
@@ -412,12 +440,13 @@ public final class JackDriver: @unchecked Sendable {
   /// Call every 20–50 ms.
   public func poll() -> [DriverEvent] {
     lock.locked {
-      var lines = mixer.pump().map(DriverEvent.mixer)
+      var lines: [DriverEvent] = []
       guard let context else { return lines }
+      refreshPlan()
       if connected && context.pointee.serverGone.load(ordering: .acquiring) {
         lines.append(.serverWentAway(server: serverName, retryMilliseconds: Int(Self.reconnectInterval * 1000)))
         vanishedSince = [:]
-        wasPlayingAtLoss = mixer.transportState != .paused
+        wasPlayingAtLoss = host?.transport.playing ?? false
         // Its ports' properties cannot be removed now (no server); the next client removes them.
         staleSubjects += client?.registeredSubjects ?? []
         serverAnswered = true  // a late request ends with the server; "went away" says the rest
@@ -455,9 +484,9 @@ public final class JackDriver: @unchecked Sendable {
         xrunsReported = x
       }
       if wantedDirectOuts() != directPorts.mapValues(\.slots) { syncDirectOuts() }
-      if (mixer.options.effectsOutput == .ports) != (effectPorts != nil) { syncEffectPorts() }
+      if plan.effectPorts != (effectPorts != nil) { syncEffectPorts() }
       if monitorsOutOfStep { syncMonitors() }
-      if mixer.midiPortWanted != (midiPort != nil) || mixer.midiFeedback != (midiOutPort != nil) { syncMidiPort() }
+      if midiOutOfStep { syncMidiPort() }
       if liveInputsOutOfStep() { syncLiveInputs() }
       if sendsOutOfStep() { syncSends() }
       syncProcessingLatency()
@@ -493,7 +522,7 @@ public final class JackDriver: @unchecked Sendable {
       serverAnswered = false
       return [.serverNotAnswering(server: serverName, seconds: Int(ServerCalls.bound))]
     }
-    if Double(newClient.sampleRate) != mixer.sampleRate {
+    if Double(newClient.sampleRate) != host?.engineSampleRate {
       pendingClient = newClient
       return []
     }
@@ -502,19 +531,16 @@ public final class JackDriver: @unchecked Sendable {
 
   // MARK: - A server back at another rate
 
-  /// The rate of a server that came back at another rate than the mixer's, while its client
-  /// waits for an engine at that rate (`LiveSession` rebuilds it); nil otherwise.
+  /// The rate of a server that came back at another rate than the engine's, while its client
+  /// waits for an engine at that rate (the host, `LiveSession`, rebuilds it); nil otherwise.
   public var rateAwaitingEngine: Int? { lock.locked { pendingClient?.sampleRate } }
 
-  /// Takes `replacement` (the mixer rebuilt at `rateAwaitingEngine`) as the engine, shuts the
-  /// old one down, and attaches the waiting client: what `poll()` reports of a reconnect.
-  public func resume(with replacement: Mixer) -> [DriverEvent] {
+  /// Attaches the waiting client to the host's engine, rebuilt at `rateAwaitingEngine`: what
+  /// `poll()` reports of a reconnect.
+  public func resume() -> [DriverEvent] {
     lock.locked {
       guard let newClient = pendingClient else { return [] }
       pendingClient = nil
-      let old = mixer
-      mixer = replacement
-      old.shutdown()
       return finishReconnect(newClient)
     }
   }
@@ -548,7 +574,7 @@ public final class JackDriver: @unchecked Sendable {
         server: serverName, sampleRate: newClient.sampleRate, bufferSize: newClient.bufferSize,
         restoredConnections: restored))
     if wasPlayingAtLoss {
-      if mixer.transportState == .paused { try? mixer.play() }
+      host?.follow(.resume)
       lines.append(.resumingPlayback)
     }
     return lines

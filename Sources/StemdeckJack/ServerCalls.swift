@@ -71,7 +71,9 @@ final class ServerCalls: @unchecked Sendable {
   static func open<T>(
     server: String, _ body: @escaping () throws(JackError) -> T, orphan: @escaping (T) -> Void
   ) throws(JackError) -> T {
-    guard !openWaiting.load(ordering: .acquiring) else { throw JackError.notAnswering(server: server, earlierOpen: true) }
+    guard !openWaiting.load(ordering: .acquiring) else {
+      throw JackError.notAnswering(server: server, call: "jack_client_open", earlierOpen: true)
+    }
     let call = PendingCall<Result<T, JackError>>()
     let work = Unchecked(body)
     let drop = Unchecked(orphan)
@@ -88,11 +90,11 @@ final class ServerCalls: @unchecked Sendable {
     thread.start()
     if call.done.wait(timeout: .now() + bound) != .success {
       openWaiting.store(true, ordering: .releasing)
-      if call.abandon() { throw JackError.notAnswering(server: server, call: "jack_client_open") }
+      if call.abandon() { throw JackError.notAnswering(server: server, call: "jack_client_open", earlierOpen: false) }
       openWaiting.store(false, ordering: .releasing)
       call.done.wait()
     }
-    guard let result = call.value else { throw JackError.notAnswering(server: server, call: "jack_client_open") }
+    guard let result = call.value else { throw JackError.notAnswering(server: server, call: "jack_client_open", earlierOpen: false) }
     return try result.get()
   }
 }
@@ -124,20 +126,4 @@ enum CallState {
   static let entered = 1
   static let finished = 2
   static let abandoned = 3
-}
-
-extension JackError {
-  /// The server took no reply to `call` within `ServerCalls.bound` seconds, or (`earlierOpen`)
-  /// an earlier open still waits for it.
-  static func notAnswering(server: String, call: String = "jack_client_open", earlierOpen: Bool = false) -> JackError {
-    let what =
-      earlierOpen
-      ? "an earlier jack_client_open is still waiting for it"
-      : "\(call) got no reply within \(Int(ServerCalls.bound)) s"
-    var error = JackError(
-      "JACK server '\(server)' does not answer: \(what) (the server is stopped or stuck; 'jack_lsp -s \(server)' "
-        + "hangs too). Stop that jackd (kill -9 if it does not end) and start it again")
-    error.serverNotAnswering = true
-    return error
-  }
 }

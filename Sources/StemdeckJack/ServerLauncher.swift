@@ -1,5 +1,5 @@
 import Foundation
-import StemdeckControl
+import StemdeckText
 
 /// Starts a JACK server as a child process when none is running, so the quick start works on a
 /// fresh machine: the ALSA driver where a sound card exists, else the dummy driver, at 48 kHz.
@@ -141,14 +141,14 @@ public final class ServerLauncher: @unchecked Sendable {
   ) throws(JackError) {
     // The name becomes part of the log file's path: never one that could leave the folder.
     if let problem = JackNames.serverProblem(serverName) {
-      throw JackError("JACK server name '\(printableText(serverName))' \(problem)")
+      throw JackError.badServerName(name: serverName, problem: problem, fromEnvironment: false)
     }
     self.serverName = serverName
     let executable: String
     var arguments: [String]
     if launch != .automatic {
       guard let jackd = Self.jackdPath() else {
-        throw JackError("jackd is not installed (apt-get install -y --no-install-recommends jackd2)")
+        throw JackError.jackdMissing(noServerRunning: false)
       }
       executable = jackd
       arguments = ["-n", serverName]
@@ -171,7 +171,7 @@ public final class ServerLauncher: @unchecked Sendable {
       fromJackdrc = true
     } else {
       guard let jackd = Self.jackdPath() else {
-        throw JackError("no JACK server is running and jackd is not installed (apt-get install -y --no-install-recommends jackd2)")
+        throw JackError.jackdMissing(noServerRunning: true)
       }
       executable = jackd
       let alsa = Self.hasSoundCard()
@@ -194,7 +194,7 @@ public final class ServerLauncher: @unchecked Sendable {
     // user is told so (never "see LOG" for a log that does not exist).
     logProblem =
       fd >= 0 ? nil : "cannot write jackd's log \(logPath): \(String(cString: strerror(openErrno))); jackd's messages are not kept"
-    let see = fd >= 0 ? "; see \(logPath)" : ""
+    let logFile: String? = fd >= 0 ? logPath : nil
     process = Process()
     // jackd dies with stemdeck, even with kill -9 or a crash: util-linux's setpriv execs it with a
     // parent-death signal (PR_SET_PDEATHSIG), so no orphan server is left for the next stemdeck
@@ -212,12 +212,12 @@ public final class ServerLauncher: @unchecked Sendable {
     process.standardError = log ?? FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
     do { try process.run() } catch {
-      throw JackError("could not start \(jackd): \(error.localizedDescription)")
+      throw JackError.launchFailed(.couldNotRun(command: jackd, reason: error.localizedDescription), log: nil)
     }
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
       if !process.isRunning {
-        throw JackError("jackd exited at once (status \(process.terminationStatus))\(see)")
+        throw JackError.launchFailed(.exitedAtOnce(status: process.terminationStatus), log: logFile)
       }
       if canConnect() { return }
       usleep(100_000)
@@ -225,11 +225,9 @@ public final class ServerLauncher: @unchecked Sendable {
     process.terminate()
     if case .net(let master, let port) = launch {
       let p = port ?? ServerDriverInfo.netDefaultPort
-      throw JackError(
-        "the NetJack2 slave found no master at \(master) (UDP port \(p)) within \(Int(timeout)) s: is the master's JACK server running with 'jack_load netmanager\(p == ServerDriverInfo.netDefaultPort ? "" : " -i \"-p \(p)\"")' and reachable?\(see)"
-      )
+      throw JackError.launchFailed(.noNetMaster(master: master, port: p, seconds: Int(timeout)), log: logFile)
     }
-    throw JackError("jackd did not become ready within \(Int(timeout)) s\(see)")
+    throw JackError.launchFailed(.notReady(seconds: Int(timeout)), log: logFile)
   }
 
   public var isRunning: Bool { process.isRunning }

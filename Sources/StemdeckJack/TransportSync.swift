@@ -1,6 +1,5 @@
 import CJack
 import Foundation
-import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
 import Synchronization
@@ -48,8 +47,9 @@ extension JackDriver {
   /// Keeps stemdeck's transport and JACK's in step, as the session's `transportSync` says.
   /// Called from `poll()` (control thread).
   func syncTransport() -> [DriverEvent] {
-    guard let client, let context else { return [] }
-    let mode = mixer.options.transportSync
+    guard let client, let context, let host else { return [] }
+    let transport = host.transport
+    let mode = transport.sync
     if mode != syncMode {
       syncMode = mode
       context.pointee.leading.store(mode == .lead, ordering: .relaxed)
@@ -59,7 +59,7 @@ extension JackDriver {
         _ = client.request { jack_release_timebase($0) }
       }
     }
-    if let tempo = mixer.tempo {
+    if let tempo = transport.tempo {
       context.pointee.tempo.bpmBits.store(tempo.bpm.bitPattern, ordering: .relaxed)
       context.pointee.tempo.beatsPerBar.store(tempo.beatsPerBar, ordering: .relaxed)
     } else {
@@ -70,17 +70,16 @@ extension JackDriver {
     let jackState = jack_transport_query(client.handle, &pos)
     let jackRolling = jackState == JackTransportRolling || jackState == JackTransportStarting
     let jackSeconds = Double(pos.frame) / Double(max(1, pos.frame_rate))
-    let ours = mixer.transportState
-    let ourSeconds = mixer.position
-    let playing = ours != .paused
+    let ourSeconds = transport.seconds
+    let playing = transport.playing
     var lines: [DriverEvent] = []
     switch mode {
     case .follow:
       if abs(jackSeconds - ourSeconds) > 0.05 && (jackRolling || abs(jackSeconds - lastJackSeconds) > 0.001) {
-        try? mixer.seek(toSeconds: jackSeconds)
+        host.follow(.seek(seconds: jackSeconds))
       }
-      if jackRolling && !playing { try? mixer.play(); lines.append(.transportFollowed(playing: true)) }
-      if !jackRolling && playing { try? mixer.pause(); lines.append(.transportFollowed(playing: false)) }
+      if jackRolling && !playing { host.follow(.play); lines.append(.transportFollowed(playing: true)) }
+      if !jackRolling && playing { host.follow(.pause); lines.append(.transportFollowed(playing: false)) }
     case .lead:
       if playing && !jackRolling {
         jack_transport_locate(client.handle, jack_nframes_t(max(0, ourSeconds) * Double(client.sampleRate)))

@@ -1,4 +1,5 @@
 import Foundation
+import StemdeckText
 
 /// Conversions between linear gain and decibels, with AVAudioPlayer's -160 dB floor: the one
 /// place dB is converted, for the session format, the mixer's meters and the console alike.
@@ -64,5 +65,13 @@ public enum Decibels {
     let rounded = (gain * 1000).rounded() / 1000
     let shown = SettingRule.volume.accepts(rounded) ? gain : rounded
     return ", which is a gain of \(SessionRules.number(shown))"
+  }
+}
+
+extension NumberFormat {
+  /// A level in dB with `decimals` decimals ("-12.3"), or "-inf" at or below −160 dB as shown
+  /// (`Decibels.isSilent`): how every level is printed, meters, `analyze` and the render summary.
+  public static func level(_ decibels: Double, _ decimals: Int = 1) -> String {
+    Decibels.isSilent(decibels, decimals: decimals) ? "-inf" : fixed(decibels, decimals)
   }
 }

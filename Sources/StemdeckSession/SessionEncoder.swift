@@ -1,3 +1,4 @@
+import StemdeckText
 // Writing a session as text. The layout is fixed and hand-made (not JSONSerialization's), so a
 // file diffs well under version control and Sessions/demo.json round-trips byte for byte:
 //

@@ -8,7 +8,7 @@
 ///
 /// A session file's error says `stems[0].pan: must be a number between -1 and 1 (got 7)`; the
 /// console's says `pan must be a number between -1 and 1 (got 7)`. `allowed` is the shared part.
-public struct SettingRule: Sendable {
+public struct SettingRule: Sendable, Equatable {
   /// The allowed values, bounds included.
   public let range: ClosedRange<Double>
   /// Whether only whole numbers are allowed (`loops`, `beatsPerBar`).
@@ -39,6 +39,9 @@ public struct SettingRule: Sendable {
 
   /// The rule as the session format states it: `must be a number between -1 and 1`.
   public var rule: String { "must be " + allowed }
+
+  /// A value as a refusal shows it after "got": as the session file writes numbers (`0.45`, `3`).
+  public static func shown(_ value: Double) -> String { SessionRules.number(value) }
 
   /// A refusal in the control API's and the console's words:
   /// `pan must be a number between -1 and 1 (got 7)`.

@@ -13,7 +13,8 @@ struct ErrorTextTests {
   static let actions: [MixerAction] = [
     .addStem, .nameNewStem, .removeStem("drums"), .reopenSession, .resetPitch("drums"), .stretchMode("drums"),
     .loadEffect, .loadThatEffect, .unloadEffect("horn"), .unloadEffect(nil), .waitForEffect("horn"),
-    .startRecording, .stopRecording, .unmapMidi, .exponentialGlide, .exponentialGlideSettings, .addInput, .removeInput
+    .startRecording, .stopRecording, .unmapMidi, .exponentialGlide, .exponentialGlideSettings, .addInput, .removeInput,
+    .addBus, .addMark
   ]
 
   @Test("each render option is named by a flag `stemdeck render` takes")

@@ -1,5 +1,6 @@
 import Foundation
 @testable import StemdeckControl
+import StemdeckText
 import Testing
 @testable import StemdeckConsole
 

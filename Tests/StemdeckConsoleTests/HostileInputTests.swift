@@ -3,6 +3,7 @@
 // the same classes found around them. See README's "Security" section for the rules they prove.
 import Foundation
 import StemdeckTestSupport
+import StemdeckText
 import Testing
 @testable import StemdeckConsole
 import StemdeckControl

@@ -5,6 +5,7 @@ import StemdeckAudioFile
 @testable import StemdeckConsole
 import StemdeckControl
 import StemdeckTestSupport
+import StemdeckText
 import Testing
 
 @Suite("render --normalize: the default -1 dBTP ceiling")

@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckControl
+import StemdeckText
 import Testing
 @testable import StemdeckConsole
 

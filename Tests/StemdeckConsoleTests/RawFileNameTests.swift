@@ -7,6 +7,7 @@ import StemdeckAudioFile
 import StemdeckControl
 import StemdeckSession
 import StemdeckTestSupport
+import StemdeckText
 import Testing
 
 #if canImport(Glibc)

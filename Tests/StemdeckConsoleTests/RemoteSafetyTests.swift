@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckTestSupport
+import StemdeckText
 import Testing
 @testable import StemdeckConsole
 import StemdeckControl

@@ -5,6 +5,7 @@ import StemdeckAudioFile
 @testable import StemdeckControl
 import StemdeckSession
 import StemdeckTestSupport
+import StemdeckText
 import Testing
 
 // The level floor (issue 37, item 4): levels at or below −160 dBFS print `-inf`, one rule for

@@ -3,6 +3,7 @@ import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
 import StemdeckTestSupport
+import StemdeckText
 import Testing
 
 /// Setlist song changes (`Mixer.changeSong`): gapless and crossfade, rendered through the real

@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 /// A character grid with a style per cell: what the mixer view draws into. Pure Swift (no
 /// terminal), so the layout is tested without one (`MixerScreenTests`); `MixerView` copies it to

@@ -2,6 +2,7 @@ import CNcurses
 import Foundation
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 /// The full-screen mixer view (`mixer`, `stemdeck --mixer SESSION`; docs/architecture.md, "The
 /// console"): a front end of the console's `LiveSession` like `MeterView`. Each frame (30 a

@@ -2,6 +2,7 @@ import StemdeckAudioFile
 import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
+import StemdeckText
 
 /// What the full-screen mixer view shows, read from the live session on the control thread
 /// (between `serviceOnce` steps) and nothing else: the drawing (`MixerScreen`) only renders a

@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckControl
+import StemdeckText
 
 // Joining a session manager (NSMClient.swift): `NSM_URL` read and checked, the socket connected
 // to the manager only, and the wait for its first `/nsm/client/open`, which ends with a reason

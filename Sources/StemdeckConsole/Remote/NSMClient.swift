@@ -2,6 +2,7 @@ import Foundation
 import StemdeckControl
 import StemdeckJack
 import StemdeckSession
+import StemdeckText
 
 /// The Non Session Management client (docs/architecture.md, *Remote control*; README, *Session
 /// managers*): when `NSM_URL` is set, stemdeck announces itself to the manager, waits for

@@ -1,4 +1,5 @@
 import StemdeckControl
+import StemdeckText
 
 // OSC addresses of plugin insert parameters: `/stemdeck/strip/NAME/insert/N/SYMBOL VALUE` sets
 // control SYMBOL of insert N on strip NAME (a stem, bus, live input or `master`), through

@@ -2,6 +2,7 @@ import CLiblo
 import Foundation
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 /// One OSC message being answered (`OSCServer.handle`): the parts of its address after
 /// `/stemdeck`, the readers of its arguments every address shares (with their refusals' words),

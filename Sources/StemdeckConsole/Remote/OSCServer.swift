@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckControl
 import StemdeckSession
+import StemdeckText
 
 /// The OSC server (`--osc PORT`; docs/architecture.md, *Remote control*; the address table is in
 /// the README, *Remote control*). Messages are read from a non-blocking UDP socket on the control

@@ -44,12 +44,10 @@ enum RemotePush {
     switch event {
     case .songEnded: o = ["event": "songEnded", "class": "song"]
     case .mixer(let e): o = mixer(e)
-    case .driver(.mixer(let e)): o = mixer(e)
     case .driver(let e):
       o = ["class": "driver"]
       switch e {
       case .masterDisconnected: return nil
-      case .mixer: return nil
       case .serverWentAway(let server, let retry): o["event"] = "serverWentAway"; o["server"] = server; o["retryMilliseconds"] = retry
       case .xruns(let new, let total): o["event"] = "xruns"; o["new"] = new; o["total"] = total
       case .transportFollowed(let playing): o["event"] = "transportFollowed"; o["playing"] = playing
