@@ -4,7 +4,7 @@
 // the table instead of spelling the control themselves: the session file's strip keys
 // (SessionDecoder+Strip.swift, SessionEncoder.swift), OSC's strip addresses
 // (`/stemdeck/KIND/NAME/WORD`, OSCServer.swift), MIDI mappings' words (Commands+Midi.swift) and
-// the console's groupable words (Groups.swift) so far; docs/architecture.md, *Strips*, says what a new row needs.
+// the console's groupable words (Groups.swift) so far; docs/architecture.md, *How to add a strip control*, says what a new row needs.
 
 /// The kinds of mixer strip: what a control is offered on.
 public enum StripKind: String, Sendable, CaseIterable {
