@@ -22,8 +22,13 @@
 //                       C entries), JACK's other callbacks, routing, server launcher. It owns no
 //                       mixer: it runs a `JackHost`'s render state and registers the ports its
 //                       `PortPlan` asks for (the live session is the host); no StemdeckControl.
-//   StemdeckConsole     the REPL and script mode: parser, commands, help text, line editor; App.swift
-//                       puts the parts together. MixerView/ is the full-screen mixer (ncursesw).
+//   StemdeckLive        the live session (owns the mixer; the JACK driver's host) and the command
+//                       interpreter every front end drives: commands, replies, words, groups, waits.
+//   StemdeckRemote      front ends over the network: control socket, OSC, NSM, the web mixer.
+//   StemdeckMixerView   the full-screen mixer view (ncursesw).
+//   StemdeckConsole     the program: arguments and modes (App/), the REPL and script mode (REPL/:
+//                       line editor, history, completion), and the wiring of the front ends.
+//                       The front ends depend on StemdeckLive, never on each other.
 //   StemdeckVersion     the version string only (VERSION and git, via Plugins/StemdeckVersionPlugin).
 //   stemdeck            the executable's entry point (main.swift hands argv to StemdeckConsole).
 import PackageDescription
@@ -98,11 +103,32 @@ let package = Package(
     // module of its own, so that a new commit relinks and recompiles nothing else.
     .plugin(name: "StemdeckVersionPlugin", capability: .buildTool()),
     .target(name: "StemdeckVersion", plugins: ["StemdeckVersionPlugin"]),
+    // The live session (it owns the mixer and is the JACK driver's host) and the command
+    // interpreter every front end drives (`Console`): commands, their replies and words, groups,
+    // waits, the setlist, who may do what, the control loop and the `FrontEnd` protocol.
+    .target(
+      name: "StemdeckLive",
+      dependencies: [
+        "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "StemdeckText"
+      ]),
+    // The remote front ends: the control socket, OSC, the session manager (NSM) and the web mixer.
+    .target(
+      name: "StemdeckRemote",
+      dependencies: [
+        "StemdeckLive", "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckEngine", "StemdeckText", "CLiblo",
+        "CWebSockets"
+      ]),
+    // The full-screen mixer view (ncursesw).
+    .target(
+      name: "StemdeckMixerView",
+      dependencies: ["StemdeckLive", "StemdeckControl", "StemdeckSession", "StemdeckText", "CNcurses"]),
+    // The program: arguments and modes (App/), the REPL and script front end (REPL/), and the
+    // wiring of the live session to its front ends.
     .target(
       name: "StemdeckConsole",
       dependencies: [
-        "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckAudioFile", "StemdeckEngine", "StemdeckText",
-        "StemdeckVersion", "CEditLine", "CLiblo", "CNcurses", "CWebSockets"
+        "StemdeckLive", "StemdeckRemote", "StemdeckMixerView", "StemdeckControl", "StemdeckJack", "StemdeckSession",
+        "StemdeckAudioFile", "StemdeckEngine", "StemdeckText", "StemdeckVersion", "CEditLine"
       ]),
     .executableTarget(name: "stemdeck", dependencies: ["StemdeckConsole"]),
     .executableTarget(name: "stemdeck-testrig", dependencies: ["CJack"]),
@@ -124,8 +150,8 @@ let package = Package(
     .testTarget(
       name: "StemdeckConsoleTests",
       dependencies: [
-        "StemdeckConsole", "StemdeckControl", "StemdeckJack", "StemdeckSession", "StemdeckEngine", "StemdeckText",
-        "CEditLine", "StemdeckAudioFile", "StemdeckTestSupport"
+        "StemdeckConsole", "StemdeckLive", "StemdeckRemote", "StemdeckMixerView", "StemdeckControl", "StemdeckJack",
+        "StemdeckSession", "StemdeckEngine", "StemdeckText", "CEditLine", "StemdeckAudioFile", "StemdeckTestSupport"
       ]),
     .testTarget(name: "IntegrationTests", dependencies: ["StemdeckAudioFile", "StemdeckJack", "StemdeckTestSupport"]),
     .testTarget(name: "StemdeckSessionTests", dependencies: ["StemdeckSession", "StemdeckTestSupport"])

@@ -6,6 +6,8 @@ import Foundation
 import StemdeckAudioFile
 import StemdeckTestSupport
 import Testing
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("analyze FILE: audio files measured directly")
 struct AnalyzeFileTests {

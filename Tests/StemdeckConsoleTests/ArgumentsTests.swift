@@ -1,6 +1,9 @@
 import StemdeckControl
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("Arguments.parse")
 struct ArgumentsTests {

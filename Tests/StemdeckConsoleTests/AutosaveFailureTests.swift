@@ -7,6 +7,9 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 #endif
 
 // Issue 16: a periodic autosave that cannot be written (here a folder planted at the sidecar's

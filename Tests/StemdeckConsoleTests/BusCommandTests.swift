@@ -3,6 +3,9 @@ import StemdeckControl
 import StemdeckSession
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// The `bus` and `route` commands (Commands+Buses.swift), a bus answering the strip commands by
 /// name, the displays, completion, refusals that change nothing, and the session round trip.

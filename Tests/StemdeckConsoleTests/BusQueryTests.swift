@@ -3,6 +3,9 @@ import StemdeckSession
 import Testing
 
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// Buses in the control socket's JSON: `bus` (and `buses`) replies with every bus, `stems` adds
 /// them as it adds the inputs. A bus's controls come from the strip controls' table

@@ -2,6 +2,9 @@ import StemdeckControl
 import Testing
 
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// The click's commands that read files (issue 42, item 1): `click sample`, `click accent`.
 @Suite struct ClickCommandTests {

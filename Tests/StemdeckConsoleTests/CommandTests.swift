@@ -3,6 +3,9 @@ import Testing
 @testable import StemdeckConsole
 import StemdeckControl
 import StemdeckSession
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// What a rejected line must print: exactly one line, given in full or by fragments.
 enum ExpectedError: Sendable {

@@ -6,6 +6,8 @@ import StemdeckAudioFile
 @testable import StemdeckConsole
 import StemdeckTestSupport
 import Testing
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("completion files and the commands man page agree with the program")
 struct CompletionFilesTests {

@@ -1,5 +1,8 @@
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// What Tab inserts parses back to the file or name it completed: escaped, or inside the quote
 /// the user opened (the terminal tests drive the same through libedit).

@@ -3,6 +3,9 @@ import StemdeckJack
 import StemdeckTestSupport
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// The user's configuration file (`$XDG_CONFIG_HOME/stemdeck/config`): its syntax, its errors
 /// (file, line, what is allowed), flags winning over it, and `stemdeck config` run as a user runs it.

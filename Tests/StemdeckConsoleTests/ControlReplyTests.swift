@@ -7,6 +7,9 @@ import StemdeckJack
 
 #if canImport(Glibc)
 import Glibc
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 #endif
 
 /// The control socket's reply path (`ControlServer.reply`, QueryJSON.swift) in-process, against

@@ -7,6 +7,9 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 #endif
 
 // The REPL history and the autosave sidecar never follow a symbolic link planted in their place.

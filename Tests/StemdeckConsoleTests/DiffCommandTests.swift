@@ -4,6 +4,9 @@ import StemdeckSession
 import Testing
 
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// `diff [FILE]` (issue 41): what the live mix changed from the saved session, as lines and as
 /// the control socket's JSON; refusals name what is wrong; nothing is changed or saved.

@@ -4,6 +4,9 @@ import Foundation
 import Testing
 @testable import StemdeckConsole
 import StemdeckControl
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("Display (golden)")
 struct DisplayTests {

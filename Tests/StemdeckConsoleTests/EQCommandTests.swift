@@ -3,6 +3,9 @@ import StemdeckControl
 import StemdeckSession
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// The `eq` command (Commands+EQ.swift): settings reach the mixer, `eq NAME` shows them, `stems`
 /// flags them, and every value out of range is refused by field, value and range, changing nothing.

@@ -3,6 +3,9 @@ import Foundation
 import StemdeckControl
 import StemdeckTestSupport
 import Testing
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 // Issue 16, item 18: `sfx load` runs off the control thread, and a long one can be cancelled
 // (`sfx unload`/`sfx remove`, a newer `sfx load` of the same name, Ctrl-C during `sfx wait`: the

@@ -2,6 +2,9 @@ import Foundation
 import StemdeckControl
 import StemdeckTestSupport
 import Testing
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 // `sfx load` decodes off the control thread (issue 16, item 18): it answers at once, an event
 // says when the effect is ready, and `sfx wait` makes scripts wait for it.

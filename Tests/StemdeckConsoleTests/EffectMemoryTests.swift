@@ -7,6 +7,9 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 #endif
 
 // Sound effects bounded by memory, not only by length (issue 16, item 18).

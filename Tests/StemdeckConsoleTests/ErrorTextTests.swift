@@ -7,6 +7,9 @@ import StemdeckControl
 @testable import StemdeckConsole
 import StemdeckTestSupport
 import Testing
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("the console words the control layer's errors")
 struct ErrorTextTests {

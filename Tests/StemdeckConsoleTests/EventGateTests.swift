@@ -5,6 +5,9 @@ import StemdeckSession
 import StemdeckTestSupport
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("events: classes, filter, folding")
 struct EventGateTests {

@@ -3,6 +3,9 @@ import StemdeckTestSupport
 import Testing
 @testable import StemdeckConsole
 import StemdeckControl
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("REPL fuzz")
 struct ReplFuzzTests {

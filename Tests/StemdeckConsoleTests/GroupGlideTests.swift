@@ -8,6 +8,9 @@ import StemdeckEngine
 import StemdeckSession
 import StemdeckTestSupport
 import Testing
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("Groups and glides in flight (issue 16)")
 struct GroupGlideTests {

@@ -3,6 +3,9 @@
 import Foundation
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("Help text (golden)")
 struct HelpGoldenTests {

@@ -3,6 +3,9 @@ import Foundation
 import StemdeckText
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 // Bounds on what hostile input can cost (issue 16, item 14).
 

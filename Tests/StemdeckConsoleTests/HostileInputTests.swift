@@ -11,6 +11,9 @@ import StemdeckSession
 
 #if canImport(Glibc)
 import Glibc
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 #endif
 
 @Suite("Hostile input: nothing lost (issue 16)")

@@ -4,6 +4,9 @@ import StemdeckEngine
 import StemdeckSession
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// Live input strips from the console (Commands+Inputs.swift): `input add|remove`, `inputs`, the
 /// strip commands on an input's name, refusals, completion, and what the engine then renders

@@ -4,6 +4,9 @@ import StemdeckEngine
 import StemdeckSession
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// Live inputs in the queries and the graph (issue 22, item 3): `directout` on an input, the
 /// mixer graph of `route`/`routes`, the control socket's JSON (`stems`, `inputs`, `meters`) and

@@ -4,6 +4,9 @@ import StemdeckEngine
 import StemdeckSession
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// Live inputs routed to buses (Mixer+Buses.swift `routeLocked`, InputStrips.swift): what the
 /// engine renders from a signal at the input's buffers (`InputCommandTests.render`), solo along

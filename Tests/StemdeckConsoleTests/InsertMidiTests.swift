@@ -4,6 +4,9 @@ import StemdeckEngine
 import StemdeckSession
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// A plugin insert's control as a MIDI target: `midi map cc N insert STRIP POS SYMBOL` spans the
 /// port's range (swh's amp: gain −70…70 dB, linear; swh's lowpass_iir: cutoff 0.0001…0.45,

@@ -6,6 +6,9 @@ import StemdeckControl
 
 #if canImport(Glibc)
 import Glibc
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 #endif
 
 /// An insert's parameter over OSC: `/stemdeck/strip/NAME/insert/N/SYMBOL f` sets it as `insert

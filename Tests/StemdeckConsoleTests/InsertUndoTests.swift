@@ -3,6 +3,9 @@ import StemdeckTestSupport
 import Testing
 @testable import StemdeckConsole
 import StemdeckControl
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// Plugin inserts in undo and redo: each `insert` command is a step; undoing a value or a bypass
 /// moves the running insert back in place, undoing an add or a remove rebuilds the strip's rack

@@ -7,6 +7,8 @@ import StemdeckAudioFile
 import StemdeckControl
 import StemdeckTestSupport
 import Testing
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("level floor: -inf in text, null in JSON, at or below -160 dB")
 struct LevelFloorTextTests {

@@ -3,6 +3,9 @@ import Testing
 @testable import StemdeckConsole
 import StemdeckControl
 import StemdeckJack
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("LiveSession: one service step, typed events, the console's words")
 struct LiveSessionTests {

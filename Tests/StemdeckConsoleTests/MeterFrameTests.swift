@@ -3,6 +3,9 @@
 import Foundation
 @testable import StemdeckConsole
 import Testing
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("pushed meter frames")
 struct MeterFrameTests {

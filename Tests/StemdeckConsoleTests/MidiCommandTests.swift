@@ -4,6 +4,9 @@ import StemdeckEngine
 import StemdeckSession
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 // MIDI control without JACK: the `midi` command against an offline mixer, and MIDI events fed to
 // the renderer the way the process callback does (`midiInput` before `renderBlock`).

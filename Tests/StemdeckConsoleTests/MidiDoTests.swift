@@ -5,6 +5,9 @@ import StemdeckSession
 import Testing
 
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// Any command on a pedal (issue 42, item 3): a MIDI mapping's `do` line runs on each press, as
 /// typed; file commands are refused when mapped and again when run (a session file could hold

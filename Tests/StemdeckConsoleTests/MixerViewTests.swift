@@ -3,6 +3,9 @@ import Testing
 import StemdeckControl
 import StemdeckSession
 import StemdeckTestSupport
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// The full-screen mixer's model, drawing and keys, without a terminal: the model is built from a
 /// real mixer (`ConsoleHarness`), drawn into a `Canvas`, and keys are handed to `MixerView.handle`

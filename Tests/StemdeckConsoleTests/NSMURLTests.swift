@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// `NSM_URL` as a session manager sets it, and every way it can be wrong (issue 43): each is
 /// refused naming the part, before any socket exists (the peers are in NSMHostileTests).

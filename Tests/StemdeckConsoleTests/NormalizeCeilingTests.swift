@@ -7,6 +7,8 @@ import StemdeckControl
 import StemdeckTestSupport
 import StemdeckText
 import Testing
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("render --normalize: the default -1 dBTP ceiling")
 struct NormalizeCeilingTests {

@@ -5,6 +5,9 @@ import StemdeckTestSupport
 
 #if canImport(Glibc)
 import Glibc
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 #endif
 
 /// The OSC layer without a network peer (the peers are in IntegrationTests.RemoteControlTests):

@@ -3,6 +3,9 @@ import StemdeckControl
 import StemdeckText
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// A session saved after its song ended (soundcheck to the end, `save`) opens at the top, and
 /// says so: it used to reopen at its end, and `--play`, `play` and OSC then played nothing

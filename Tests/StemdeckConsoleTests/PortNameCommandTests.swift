@@ -3,6 +3,9 @@ import StemdeckControl
 import StemdeckSession
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// Names whose JACK ports would be another part's (issue 43, item 11): refused when a stem or
 /// bus gets direct outs, and when a send, input, bus or stem is added, naming the other part;

@@ -12,6 +12,9 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 #endif
 
 /// Makes a file whose name is `prefix` + the raw `bytes` + `suffix` in `folder` (a sine WAV),

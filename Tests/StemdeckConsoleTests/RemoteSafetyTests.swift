@@ -8,6 +8,9 @@ import StemdeckSession
 
 #if canImport(Glibc)
 import Glibc
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 #endif
 
 /// Issue 43's hostile cases against the remote front ends, in-process on real sockets (a Unix

@@ -1,5 +1,7 @@
 import StemdeckAudioFile
 import StemdeckTestSupport
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// Writes NAME.wav (48 kHz, 32-bit float, `mono` in both channels) and NAME.json, a session
 /// playing it as its one stem, into `folder`: the fixture of the binary's render and analyze

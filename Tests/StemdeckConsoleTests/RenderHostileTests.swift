@@ -7,6 +7,9 @@ import StemdeckAudioFile
 @testable import StemdeckConsole
 import StemdeckTestSupport
 import Testing
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("render and analyze: hostile cases (issue 43)")
 struct RenderHostileTests {

@@ -5,6 +5,9 @@ import StemdeckSession
 import Testing
 
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// Scenes (issue 41): stored mixes recalled by name, with a scope, recall-safe strips and a fade;
 /// saved in the session; a recall is one undo step; from MIDI and OSC.

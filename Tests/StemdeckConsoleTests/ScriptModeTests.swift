@@ -4,6 +4,9 @@
 import Foundation
 import StemdeckTestSupport
 import Testing
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// The `stemdeck` executable built next to this test bundle (`swift build --build-tests` and
 /// `swift test` build it into the same folder).

@@ -1,6 +1,9 @@
 import StemdeckControl
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// A line of `;`-separated commands with a failure in it: where the rest runs and where it stops.
 @Suite("commands after a failed one on the line")

@@ -3,6 +3,9 @@ import StemdeckControl
 import StemdeckSession
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// The `send` and `sends` commands (Commands+Sends.swift): add, levels pre/post, off, return
 /// volume, remove; `stems`/`routes` show the sends; completion; refusals that change nothing.

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import StemdeckConsole
 @testable import StemdeckJack
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// `--start-server DRIVER` and the `driver:` line of `status` read from a jackd command line
 /// (issue 24, NetJack2). The live behaviour is in IntegrationTests.NetJackTests.

@@ -3,6 +3,9 @@ import Testing
 @testable import StemdeckConsole
 import StemdeckControl
 import StemdeckSession
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("Setlist auto-advance (advance off|cue|play)")
 struct SetlistAdvanceTests {

@@ -3,6 +3,9 @@ import Testing
 @testable import StemdeckConsole
 import StemdeckControl
 import StemdeckSession
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// Issue 35, items 2 and 5: in a setlist the rig (live inputs, buses, aux sends, the master, MIDI
 /// mappings) outlives the songs, and only the song's own unsaved changes hold `next` back.

@@ -8,6 +8,9 @@ import Testing
 @testable import StemdeckConsole
 import StemdeckControl
 @testable import StemdeckSession
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// One setting, seen from both sides: the REPL line that sets it and the session document that holds it.
 struct SettingCase: Sendable, CustomTestStringConvertible {

@@ -4,6 +4,9 @@ import StemdeckSession
 import Testing
 
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// Solo-safe strips (issue 35, item 3; the `soloSafe` row of StripParameter.swift): `safe NAME
 /// [on|off]` and `unsafe NAME` on stems, buses and inputs, live inputs safe from the start, the

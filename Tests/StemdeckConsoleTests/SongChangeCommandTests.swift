@@ -4,6 +4,9 @@ import Testing
 import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("Setlist song changes (songchange, next, prev)")
 struct SongChangeCommandTests {

@@ -4,6 +4,9 @@ import StemdeckSession
 import Testing
 
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// The stretch quality from the console (issue 25): `mode NAME stretch fine|fast`, its completion,
 /// its help, and the `stems` table's T and F flags.

@@ -1,6 +1,9 @@
 import StemdeckSession
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// The strip controls' table (StemdeckSession/StripParameter.swift) against the front ends it
 /// drives: every word it gives the console is a command, the groupable words and OSC's strip

@@ -12,6 +12,9 @@ import StemdeckSession
 #if canImport(Glibc)
 import Glibc
 import StemdeckTestSupport
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 #endif
 
 /// Collects what the console writes.

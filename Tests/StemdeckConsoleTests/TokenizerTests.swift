@@ -1,5 +1,8 @@
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("Tokenizer")
 struct TokenizerTests {

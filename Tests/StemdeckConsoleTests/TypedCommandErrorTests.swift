@@ -5,6 +5,9 @@ import StemdeckSession
 import Testing
 
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// A command's refusal keeps the typed error it came from (`CommandError.reason`: the control
 /// layer's `MixerError`, the JACK driver's `JackError`, or the console's own usage and unknown

@@ -5,6 +5,9 @@ import StemdeckSession
 import Testing
 
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// Undo and redo (issue 41): every kind of change taken back to the byte and done again; one
 /// step per command, group, glide or drag; the history's bounds and words.

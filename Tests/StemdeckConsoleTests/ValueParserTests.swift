@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 @Suite("ValueParser")
 struct ValueParserTests {

@@ -5,6 +5,9 @@ import StemdeckSession
 import Testing
 
 @testable import StemdeckConsole
+@testable import StemdeckMixerView
+@testable import StemdeckRemote
+@testable import StemdeckLive
 
 /// `width` (issue 34's proof that a strip control is a row of the table): the console word, its
 /// glide, groups, undo, scenes, OSC's address, a MIDI controller and the socket's JSON reach it
