@@ -101,7 +101,6 @@ extension MixerError.Reason {
       let shown = printableText(name)
       let head: ControlText = "unknown \(kind.noun) '\(shown)'"
       if let guess = suggestion { return "\(head) — did you mean '\(guess)'?" }
-      if case .strip = kind { return head }
       if known.isEmpty { return "\(head) (\(kind.noneText))" }
       let list = known.joined(separator: ", ") + (kind == .bus ? ", or master" : "")
       return "\(head) (\(kind.plural): \(list))"
@@ -151,7 +150,7 @@ extension MixerError.NameKind {
     case .input: return "there are no live inputs; \(action: .addInput)"
     case .effect: return "no effects are loaded; \(action: .loadEffect)"
     case .mark: return "this song has no marks; \(action: .addMark)"
-    case .strip: return "there are no strips"
+    case .strip: return "there are no strips; \(action: .addStem)"
     }
   }
 }

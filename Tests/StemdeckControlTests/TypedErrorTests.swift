@@ -22,6 +22,8 @@ import Testing
     let error = refusal { () throws(MixerError) in try mixer.setVolume("verv", 7) }
     #expect(error?.reason == .unknown(kind: .strip(withInputs: false), name: "verv", known: ["verb"], suggestion: "verb"))
     #expect(error?.message == "unknown stem or bus 'verv' — did you mean 'verb'?")
+    let far = refusal { () throws(MixerError) in try mixer.setVolume("zzzzzz", 1) }
+    #expect(far?.message == "unknown stem or bus 'zzzzzz' (strips: verb)", "no close name: the names there are")
     let bus = refusal { () throws(MixerError) in try mixer.route("verb", to: "nope") }
     if case .unknown(.bus, "nope", _, nil)? = bus?.reason {} else { Issue.record("not an unknown bus: \(String(describing: bus))") }
   }
