@@ -1,6 +1,6 @@
-import StemdeckLive
 import Foundation
 import StemdeckControl
+import StemdeckLive
 import StemdeckText
 
 // The control socket's subscriptions and pushes (docs/remote-control.md, *Subscriptions on the

@@ -1,7 +1,7 @@
-import StemdeckLive
 import Foundation
 import StemdeckControl
 import StemdeckJack
+import StemdeckLive
 import StemdeckSession
 
 /// The control socket (docs/architecture.md, *Control socket*): a Unix stream socket on which

@@ -1,6 +1,6 @@
-import StemdeckLive
 import Foundation
 import StemdeckControl
+import StemdeckLive
 import StemdeckSession
 
 /// One meter frame as pushed to subscribers (`{"push": "meters", …}`, docs/remote-control.md):

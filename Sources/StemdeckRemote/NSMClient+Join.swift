@@ -1,6 +1,6 @@
-import StemdeckLive
 import Foundation
 import StemdeckControl
+import StemdeckLive
 import StemdeckText
 
 // Joining a session manager (NSMClient.swift): `NSM_URL` read and checked, the socket connected

@@ -1,7 +1,7 @@
-import StemdeckLive
 import Foundation
 import StemdeckControl
 import StemdeckJack
+import StemdeckLive
 import StemdeckSession
 import StemdeckText
 

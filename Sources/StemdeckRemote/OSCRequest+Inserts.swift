@@ -1,5 +1,5 @@
-import StemdeckLive
 import StemdeckControl
+import StemdeckLive
 import StemdeckText
 
 // OSC addresses of plugin insert parameters: `/stemdeck/strip/NAME/insert/N/SYMBOL VALUE` sets

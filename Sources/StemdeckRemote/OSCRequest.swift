@@ -1,7 +1,7 @@
-import StemdeckLive
 import CLiblo
 import Foundation
 import StemdeckControl
+import StemdeckLive
 import StemdeckSession
 import StemdeckText
 

@@ -1,5 +1,5 @@
-import StemdeckLive
 import Foundation
+import StemdeckLive
 
 /// A return URL (`osc.udp://HOST:PORT/`) as the last argument of an OSC message: the reply, and
 /// for `/stemdeck/subscribe` the pushes, go to that port instead of the port the message came from

@@ -1,6 +1,6 @@
-import StemdeckLive
 import Foundation
 import StemdeckControl
+import StemdeckLive
 import StemdeckSession
 import StemdeckText
 

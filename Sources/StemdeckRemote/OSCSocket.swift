@@ -1,6 +1,6 @@
-import StemdeckLive
 import CLiblo
 import Foundation
+import StemdeckLive
 
 /// One OSC argument, as stemdeck reads and writes them.
 public enum OSCArgument: Equatable, Sendable {

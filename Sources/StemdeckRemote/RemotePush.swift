@@ -1,8 +1,8 @@
-import StemdeckLive
 import Foundation
 import StemdeckControl
 import StemdeckEngine
 import StemdeckJack
+import StemdeckLive
 import StemdeckSession
 
 /// What the control socket and OSC push to subscribers (docs/architecture.md, *Remote control*):

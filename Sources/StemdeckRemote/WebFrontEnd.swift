@@ -1,6 +1,6 @@
-import StemdeckLive
 import Foundation
 import StemdeckControl
+import StemdeckLive
 
 /// The web mixer as the control loop sees it (`--http PORT`; docs/web.md): the WebSockets the
 /// web thread opened (WebServer.swift), each a control-socket client of a server of their own

@@ -1,6 +1,6 @@
-import StemdeckLive
 import CWebSockets
 import Foundation
+import StemdeckLive
 
 // libwebsockets' callback (one protocol, "stemdeck", for the HTTP files and the WebSocket), on
 // the web thread: the bundled files, the checks before a WebSocket opens (path, Origin, Host,

@@ -1,9 +1,9 @@
-import StemdeckLive
 import CWebSockets
 import Foundation
 import Glibc
-import Synchronization
 import StemdeckJack
+import StemdeckLive
+import Synchronization
 
 /// The web mixer's HTTP and WebSocket server (`--http PORT`; docs/web.md, docs/architecture.md,
 /// *The web mixer*): libwebsockets on a thread of its own, `stemdeck-web`.
