@@ -31,3 +31,58 @@ extension Mixer {
     }
   }
 }
+
+/// One insert as the mixer view shows it: its plugin's name (the URI's last part for a plugin
+/// that is not installed) and whether it is bypassed.
+public struct InsertChip: Sendable, Equatable {
+  public let name: String
+  public let bypassed: Bool
+  public init(name: String, bypassed: Bool) {
+    self.name = name
+    self.bypassed = bypassed
+  }
+}
+
+extension Mixer {
+  /// Every strip's inserts by strip name ("master" for the master's), in order: for the mixer
+  /// view, 30 times a second, so one lock and no parameter values (`inserts(of:)` has those).
+  public func insertChips() -> [String: [InsertChip]] {
+    lock.locked {
+      let racks = insertRacks.racks
+      guard !racks.isEmpty else { return [:] }
+      func chips(_ key: InsertKey) -> [InsertChip]? {
+        racks[key].flatMap { list in
+          list.isEmpty
+            ? nil
+            : list.map { InsertChip(name: $0.info?.name ?? String($0.uri.split(separator: "/").last ?? ""), bypassed: $0.bypass) }
+        }
+      }
+      var out: [String: [InsertChip]] = [:]
+      for stem in table.stems { if let c = chips(.stem(stem.slot)) { out[stem.settings.name] = c } }
+      for bus in busTable.buses { if let c = chips(.bus(bus.index)) { out[bus.settings.name] = c } }
+      for input in liveInputs.inputs { if let c = chips(.input(Int32(input.index))) { out[input.settings.name] = c } }
+      if let c = chips(.master) { out["master"] = c }
+      return out
+    }
+  }
+}
+
+extension Mixer {
+  /// Bypasses every insert of strip `name` (`out`), or puts every one in again, in one chain the
+  /// renderer takes at once: a desk's insert switch (the mixer view's `x`). All or nothing.
+  public func setInsertsOut(_ name: String, _ out: Bool) throws(MixerError) {
+    try lock.locked { () throws(MixerError) in
+      let key = InsertKey(try insertStrip(name).target)
+      let rack = insertRacks.racks[key] ?? []
+      guard !rack.isEmpty else { throw MixerError("'\(printableText(name))' has no inserts") }
+      let before = rack.map(\.bypass)
+      guard before.contains(!out) else { return }
+      for instance in rack { instance.bypass = out }
+      do throws(MixerError) { try sendRack(rack, try insertStrip(name).target) } catch {
+        for (instance, bypass) in zip(rack, before) { instance.bypass = bypass }
+        throw error
+      }
+      isDirty = true
+    }
+  }
+}

@@ -47,12 +47,17 @@ package struct MixerViewModel {
     package static let soloSafe = Flags(rawValue: 1024)
     /// On the cue bus, before or after its fader (`cue NAME`; the view's C, not the table's).
     package static let cue = Flags(rawValue: 2048)
+    /// Plugin inserts, at least one of them in (`insert add`; the view's X).
+    package static let inserts = Flags(rawValue: 4096)
+    /// Plugin inserts, every one bypassed (the view's x, and its `x` key).
+    package static let insertsOut = Flags(rawValue: 8192)
 
     /// The letters of the `stems` table (its legend: M muted, S solo, D direct outs, G gliding,
     /// E ended, U underruns, ! unreadable, L solo-safe; the view adds Q: EQ on).
     package static let letters: [(Flags, Character)] = [
       (.mute, "M"), (.solo, "S"), (.directOut, "D"), (.gliding, "G"),
-      (.ended, "E"), (.underrun, "U"), (.unreadable, "!"), (.eq, "Q"), (.soloSafe, "L"), (.cue, "C")
+      (.ended, "E"), (.underrun, "U"), (.unreadable, "!"), (.eq, "Q"), (.soloSafe, "L"), (.cue, "C"),
+      (.inserts, "X"), (.insertsOut, "x")
     ]
     package var text: String { String(Self.letters.filter { contains($0.0) }.map(\.1)) }
 
@@ -112,6 +117,8 @@ package struct MixerViewModel {
     /// The frequency of the channel EQ's high-pass (Hz) while the EQ is on (flag `.eq`) and it
     /// is in.
     package var eqHighPass: Double? = nil
+    /// The plugin inserts, in order (`insert list NAME`).
+    package var inserts: [InsertChip] = []
 
     package var volumeDB: Double { Decibels.fromAmplitude(volume) }
     package var isMaster: Bool { kind == .master }
@@ -296,13 +303,19 @@ package struct MixerViewModel {
     let m = console.mixer
     // The cue (Mixer+Cue.swift) is a listening state, not part of a strip's mix: flag C here.
     let cued = Set(m.cues.map(\.name))
+    // Inserts too: flag X while one is in, x when all are bypassed.
+    let chips = m.insertChips()
     func cue(_ list: [Strip]) -> [Strip] {
       list.map { s in
-        var s = s; if cued.contains(s.name) { s.flags.insert(.cue) }; return s
+        var s = s
+        if cued.contains(s.name) { s.flags.insert(.cue) }
+        if let c = chips[s.name], s.kind != .effects { withInserts(&s, c) }
+        return s
       }
     }
     let strips = cue(stemStrips(m) + busStrips(m))
-    let master = masterStrip(m)
+    var master = masterStrip(m)
+    if let c = chips["master"] { withInserts(&master, c) }
     let state: Transport.State
     switch m.transportState {
     case .playing: state = .playing
@@ -330,6 +343,14 @@ package struct MixerViewModel {
     return MixerViewModel(
       strips: strips, master: master, transport: transport, effects: effectsStrip(m),
       input: m.recordingStatus != nil ? inputStrip(m) : nil, inputs: cue(liveInputStrips(m)))
+  }
+}
+
+extension MixerViewModel {
+  /// `strip` with its inserts and their flag.
+  static func withInserts(_ strip: inout Strip, _ chips: [InsertChip]) {
+    strip.inserts = chips
+    strip.flags.insert(chips.allSatisfy(\.bypassed) ? .insertsOut : .inserts)
   }
 }
 

@@ -81,6 +81,7 @@ extension MixerScreen {
     if let pan = s.pan { text += "  pan \(NumberFormat.fixed(pan, 2))" }
     if let rate = s.rate { text += "  rate \(NumberFormat.fixed(rate, 2))" }
     if let file = s.file { text += "  \(file)" }
+    if !s.inserts.isEmpty { text += "  inserts: " + s.inserts.map { $0.name + ($0.bypassed ? " (out)" : "") }.joined(separator: ", ") }
     canvas.put(Display.shortened(text, toEnd: canvas.columns), row: row, column: 0, style: .dim)
   }
 

@@ -349,7 +349,8 @@ package enum MixerScreen {
       ("Enter", "stop", "stop (back to the start)"),
       (":", "cmd", "a command line: any REPL command"),
       ("u U", "undo", "undo / redo the last change (from any front end; 'history' lists them)"),
-      ("e", "eq", "channel EQ on/off (settings kept; set it with ':eq NAME …')")
+      ("e", "eq", "channel EQ on/off (settings kept; set it with ':eq NAME …')"),
+      ("x", "inserts", "the strip's plugin inserts in/out: all bypassed, or all in again ('insert list NAME')")
     ]
 
   /// Draws one frame.

@@ -225,6 +225,7 @@ extension MixerView {
         if strip.isMaster { try console.mixer.setMasterEQ(eq) } else { try console.mixer.setEQ(strip.name, eq) }
         say("\(strip.name) eq \(eq.enabled ? "on" : "off")" + (eq.isFlat ? " (flat: set a band with ':eq \(strip.name)')" : ""))
       }
+    case .character("x"): toggleInserts(strip)
     case .character("0"):
       setVolume(strip, 1)
       if strip.isInput {
@@ -247,6 +248,20 @@ extension MixerView {
     case .character("?"): state.showHelp = true
     case .character("q"), .escape: leaving = true
     default: break
+    }
+  }
+
+  /// `x`: the strip's plugin inserts out (every one bypassed) while any is in, else all in again,
+  /// as a desk's insert switch; each insert's own bypass stays `:insert bypass NAME N`.
+  package func toggleInserts(_ strip: MixerViewModel.Strip) {
+    guard !strip.inserts.isEmpty else {
+      say("\(strip.name) has no inserts (':insert add \(strip.name) PLUGIN' adds one)", error: true)
+      return
+    }
+    let out = strip.inserts.contains { !$0.bypassed }
+    let name = strip.isMaster ? "master" : strip.name
+    if act({ () throws(MixerError) in try console.mixer.setInsertsOut(name, out) }) {
+      say("\(strip.name) inserts \(out ? "out (all \(strip.inserts.count) bypassed)" : "in")")
     }
   }
 
