@@ -61,10 +61,14 @@ public struct InsertChain: ~Copyable {
   public let count: Int
   @usableFromInline let stages: UnsafeMutablePointer<InsertStage>
   /// The compensation delay in frames (0: none), run after the stages: planar, two channels'
-  /// room of `delayFrames` each, zeroed when built; `delayPosition` is the renderer's.
+  /// room of `delayFrames` each, zeroed when built. The rest is the renderer's: the line's
+  /// position; the delay it runs at while it catches up with `delayFrames` after replacing a
+  /// chain with a shorter one, and for how many more frames (InsertDelay.swift).
   public let delayFrames: Int
   @usableFromInline let delayLine: UnsafeMutablePointer<Float>
   @usableFromInline var delayPosition = 0
+  @usableFromInline var lag = 0
+  @usableFromInline var catchUp = 0
 
   /// Builds a chain on the heap (control thread), its delay line sized here.
   public static func make(_ stages: [InsertStage], delayFrames: Int = 0) -> UnsafeMutablePointer<InsertChain> {
@@ -91,6 +95,7 @@ public struct InsertChain: ~Copyable {
     self.stages = stages
     self.delayFrames = delayFrames
     self.delayLine = delayLine
+    self.lag = delayFrames
   }
 }
 
@@ -158,6 +163,8 @@ func setInserts(_ state: UnsafeMutablePointer<RenderState>, _ target: StripTarge
   } else {
     old = chain  // nowhere to put it: straight back
   }
+  // What the old chain's delay line still holds plays on in the new one (InsertDelay.swift).
+  if let chain, old != chain { carryDelay(from: old, to: chain) }
   if let old, state.pointee.inserts.retiringCount < InsertTable.retiringCapacity {
     state.pointee.inserts.retiring[state.pointee.inserts.retiringCount] = old
     state.pointee.inserts.retiringCount &+= 1
@@ -218,31 +225,4 @@ func runInserts(
     if let right { for i in 0..<n { right[i &* stride] = outs[stride2 &+ i] } }
   }
   compensate(chain, left: left, right: right, stride: stride, count: count)
-}
-
-/// The chain's compensation delay over `count` frames (none: nothing): each sample swapped with
-/// the one `delayFrames` earlier in the line. Docs: architecture.md, *Plugin inserts*, *Latency*.
-@_noLocks @inline(__always)
-func compensate(
-  _ chain: UnsafeMutablePointer<InsertChain>, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?,
-  stride: Int, count: Int
-) {
-  let d = chain.pointee.delayFrames
-  guard d > 0 else { return }
-  let lineL = chain.pointee.delayLine, lineR = lineL + d
-  var at = chain.pointee.delayPosition
-  for i in 0..<count {
-    let k = i &* stride
-    let l = lineL[at]
-    lineL[at] = left[k]
-    left[k] = l
-    if let right {
-      let r = lineR[at]
-      lineR[at] = right[k]
-      right[k] = r
-    }
-    at &+= 1
-    if at == d { at = 0 }
-  }
-  chain.pointee.delayPosition = at
 }
