@@ -39,6 +39,9 @@ final class InsertInstance: @unchecked Sendable {
     return cell
   }()
 
+  /// The latency the latency plan last read from it (Mixer+InsertLatency.swift).
+  var plannedLatency: Int?
+
   /// The latency the plugin last reported, in frames; nil when it reports none or has not run.
   var latency: Int? {
     guard latencyPortIndex != nil else { return nil }
