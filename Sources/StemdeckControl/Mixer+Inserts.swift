@@ -94,6 +94,8 @@ extension Mixer {
     -> InsertStatus
   {
     let info = try PluginHost.shared.find(query)
+    // Tried in a child process first (once per plugin), before the mixer's lock is taken.
+    try PluginProbe.check(info, sampleRate: sampleRate, maxBlockFrames: renderState.pointee.maxBlockFrames)
     return try lock.locked { () throws(MixerError) -> InsertStatus in
       let (target, channels) = try insertStrip(name)
       try Self.checkFit(info, channels: channels, strip: name)

@@ -68,6 +68,8 @@ final class InsertInstance: @unchecked Sendable {
     _ info: PluginInfo, channels: Int, sampleRate: Double, maxBlockFrames: Int, bypass: Bool,
     values: [(symbol: String, value: Double)], host: PluginHost
   ) throws(MixerError) {
+    // The first time in this process, in a child process: a crash there is an error here.
+    try PluginProbe.check(info, sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
     uri = info.uri
     self.info = info
     self.bypass = bypass
@@ -158,6 +160,13 @@ final class InsertInstance: @unchecked Sendable {
         lilv_instance_connect_port(instance, UInt32(p), target)
       }
     }
+  }
+
+  /// Runs every instance once on `frames` frames of silence (the probe's child, PluginProbe.swift).
+  func runSilence(frames: Int) {
+    guard let run = instances.first?.pointee.lv2_descriptor.pointee.run else { return }
+    audioIn.update(repeating: 0, count: 2 * maxBlockFrames)
+    for i in instances { run(i.pointee.lv2_handle, UInt32(min(frames, maxBlockFrames))) }
   }
 
   /// What the renderer runs.
