@@ -188,7 +188,10 @@ func retireInsertChains(_ state: UnsafeMutablePointer<RenderState>) {
 /// Runs `chain` over `count` frames of a strip's audio: `channels` (1 or 2) interleaved with
 /// `stride` floats between frames (1: `left` and `right` are separate planes). A stage whose
 /// output holds NaN or infinity is bypassed from then on and reported (`insertFaulted`): what
-/// it put out never reaches the mix.
+/// it put out never reaches the mix. The signal goes from stage to stage in their planar
+/// buffers: copied out of the strip into the first running stage's inputs, each good output
+/// into the next one's inputs, and the last good output back into the strip (a strip whose
+/// every stage faulted or is bypassed keeps its samples untouched).
 @_noLocks
 func runInserts(
   _ state: UnsafeMutablePointer<RenderState>, _ chain: UnsafeMutablePointer<InsertChain>, target: StripTarget,
@@ -196,35 +199,51 @@ func runInserts(
 ) {
   guard count > 0 else { return }
   let planes = right == nil ? 1 : 2
+  // Where the signal is: nil, still in the strip; else a stage's output planes, `held` apart.
+  var signal: UnsafeMutablePointer<Float>? = nil
+  var held = 0
+  var n = count
   for k in 0..<chain.pointee.count {
     let stage = chain.pointee.stages + k
     guard let run = stage.pointee.run, !stage.pointee.bypassed, !stage.pointee.faulted else { continue }
-    let n = Swift.min(count, stage.pointee.maxBlockFrames)
     let stride2 = stage.pointee.maxBlockFrames
+    n = Swift.min(n, stride2)
     let ins = stage.pointee.inputs, outs = stage.pointee.outputs
-    for i in 0..<n { ins[i] = left[i &* stride] }
-    if let right { for i in 0..<n { ins[stride2 &+ i] = right[i &* stride] } }
+    if let signal {
+      for c in 0..<planes {
+        let from = signal + c &* held, to = ins + c &* stride2
+        for i in 0..<n { to[i] = from[i] }
+      }
+    } else {
+      for i in 0..<n { ins[i] = left[i &* stride] }
+      if let right { for i in 0..<n { ins[stride2 &+ i] = right[i &* stride] } }
+    }
     RealtimeC.run(run, stage.pointee.first, frames: n)
     if let second = stage.pointee.second { RealtimeC.run(run, second, frames: n) }
     if let port = stage.pointee.latencyPort, let cell = stage.pointee.latencyFrames {
       let v = port.pointee
       cell.pointee.store(v.isFinite && v >= 0 && v < 1e9 ? Int32(v) : -1, ordering: .relaxed)
     }
-    // Finite check: a float is NaN or ±infinity exactly when its exponent bits are all ones.
-    // The largest exponent field seen says so: an integer max, which the compiler vectorizes
-    // (a float sum it may not reorder ran one add at a time: a tenth of a 2-plugin render).
-    var exponent: UInt32 = 0
+    // Finite check: a float is NaN or ±infinity exactly when its exponent bits are all ones,
+    // and only then does adding 1 to its exponent field carry into bit 31. OR-ing that over the
+    // output is and, add, or: integer work the compiler vectorizes with SSE2 alone (a float sum
+    // of x − x, which it may not reorder, ran one add at a time: a tenth of a 2-plugin render).
+    var carry: UInt32 = 0
     for c in 0..<planes {
       let o = outs + c &* stride2
-      for i in 0..<n { exponent = Swift.max(exponent, o[i].bitPattern & 0x7f80_0000) }
+      for i in 0..<n { carry |= (o[i].bitPattern & 0x7f80_0000) &+ 0x0080_0000 }
     }
-    if exponent == 0x7f80_0000 {
+    if carry & 0x8000_0000 != 0 {
       stage.pointee.faulted = true
       _ = state.pointee.events.push(.insertFaulted(target, index: Int32(k)))
       continue
     }
-    for i in 0..<n { left[i &* stride] = outs[i] }
-    if let right { for i in 0..<n { right[i &* stride] = outs[stride2 &+ i] } }
+    signal = outs
+    held = stride2
+  }
+  if let signal {
+    for i in 0..<n { left[i &* stride] = signal[i] }
+    if let right { for i in 0..<n { right[i &* stride] = signal[held &+ i] } }
   }
   compensate(chain, left: left, right: right, stride: stride, count: count)
 }
