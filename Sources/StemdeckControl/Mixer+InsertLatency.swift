@@ -73,18 +73,34 @@ extension Mixer {
   }
 
   /// Makes the renderer's delays match the plan: a strip whose delay changes gets its chain
-  /// again with the new delay line (a strip whose delay stays keeps its chain and what its line
-  /// holds). Under the lock; after any change of inserts, and at every `pump` (a plugin's
-  /// reported latency may move, and routes change elsewhere).
+  /// again with the new delay line (which carries on what the old one held: Engine
+  /// InsertDelay.swift). Under the lock; after any change of inserts, and at every `pump`,
+  /// where it plans again only when something the plan reads changed: a rack, a route, a bus,
+  /// a send or the set of strips (`planStale`, set by `send` for the commands that change them,
+  /// `movesLatencyPlan`), or a plugin's reported latency (it may move with its controls).
   func compensateLatency() {
+    guard insertRacks.planStale || reportedLatencyMoved() else { return }
+    insertRacks.planStale = false
+    insertRacks.plansMade &+= 1
+    for rack in insertRacks.racks.values { for x in rack { x.plannedLatency = x.latency } }
     let plan = latencyPlan()
     insertRacks.totalLatency = plan.total
     for key in Set(plan.delays.keys).union(insertRacks.delays.keys) {
       let want = plan.delays[key] ?? 0
       guard want != insertRacks.delays[key] ?? 0 else { continue }
-      guard (try? sendChain(insertRacks.racks[key] ?? [], key.target, delay: want)) != nil else { continue }
+      guard (try? sendChain(insertRacks.racks[key] ?? [], key.target, delay: want)) != nil else {
+        insertRacks.planStale = true  // the command ring is full: again at the next pump
+        continue
+      }
       insertRacks.delays[key] = want == 0 ? nil : want
     }
+  }
+
+  /// True when a plugin reports another latency than the plan last read from it (an atomic
+  /// load per insert; no allocation).
+  func reportedLatencyMoved() -> Bool {
+    for rack in insertRacks.racks.values { for x in rack where x.latency != x.plannedLatency { return true } }
+    return false
   }
 
   /// The latency of the mix at the master's output in frames (the latest path to the master,
@@ -94,5 +110,18 @@ extension Mixer {
   /// The compensation delay strip `name` runs now, in frames (0: none).
   public func compensationDelay(of name: String) throws(MixerError) -> Int {
     try lock.locked { () throws(MixerError) -> Int in insertRacks.delays[InsertKey(try insertStrip(name).target)] ?? 0 }
+  }
+}
+
+extension EngineCommand {
+  /// True for the commands that change what the latency plan reads: the strips that feed the
+  /// mix, their routes, the buses, the sends (`Mixer.send` marks the plan stale for these).
+  var movesLatencyPlan: Bool {
+    switch self {
+    case .addVoice, .addPendingVoice, .changeSong, .completeSongChange, .removeVoice, .replaceVoice, .setBusPlan, .resetBus,
+      .setStemBus, .addInput, .removeInput, .setInputBus, .addSend, .removeSend:
+      true
+    default: false
+    }
   }
 }

@@ -32,6 +32,10 @@ struct InsertState {
   var delays: [InsertKey: Int] = [:]
   /// The latency at the master's output, as last planned.
   var totalLatency = 0
+  /// The plan may be out of date: a rack, a route, a bus, a send or the set of strips changed
+  /// since it was made (Mixer+InsertLatency.swift); and how many plans were made (tests).
+  var planStale = true
+  var plansMade = 0
 }
 
 /// One insert as `insert list` shows it.
@@ -91,6 +95,8 @@ extension Mixer {
     -> InsertStatus
   {
     let info = try PluginHost.shared.find(query)
+    // Tried in a child process first (once per plugin), before the mixer's lock is taken.
+    try PluginProbe.check(info, sampleRate: sampleRate, maxBlockFrames: renderState.pointee.maxBlockFrames)
     return try lock.locked { () throws(MixerError) -> InsertStatus in
       let (target, channels) = try insertStrip(name)
       try Self.checkFit(info, channels: channels, strip: name)
@@ -217,6 +223,7 @@ extension Mixer {
   /// the strips for the latency it may have changed. Under the lock.
   func sendRack(_ rack: [InsertInstance], _ target: StripTarget) throws(MixerError) {
     try sendChain(rack, target, delay: insertRacks.delays[InsertKey(target)] ?? 0)
+    insertRacks.planStale = true
     compensateLatency()
   }
 
@@ -240,6 +247,7 @@ extension Mixer {
     if (try? sendChain([], target, delay: 0)) != nil {
       insertRacks.released += rack
       insertRacks.delays[key] = nil
+      insertRacks.planStale = true
     }
   }
 

@@ -178,6 +178,7 @@ public final class Mixer: @unchecked Sendable {
   // MARK: - Commands to the renderer
 
   func send(_ command: EngineCommand) throws(MixerError) {
+    if command.movesLatencyPlan { insertRacks.planStale = true }  // Mixer+InsertLatency.swift
     let grouped: Bool
     switch command {
     case .beginGroup: grouped = false; groupOpen = true; groupedInThisGroup = 0

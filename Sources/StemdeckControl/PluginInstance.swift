@@ -40,6 +40,9 @@ final class InsertInstance: @unchecked Sendable {
     return cell
   }()
 
+  /// The latency the latency plan last read from it (Mixer+InsertLatency.swift).
+  var plannedLatency: Int?
+
   /// The latency the plugin last reported, in frames; nil when it reports none or has not run.
   var latency: Int? {
     guard latencyPortIndex != nil else { return nil }
@@ -66,6 +69,8 @@ final class InsertInstance: @unchecked Sendable {
     _ info: PluginInfo, channels: Int, sampleRate: Double, maxBlockFrames: Int, bypass: Bool,
     values: [(symbol: String, value: Double)], host: PluginHost
   ) throws(MixerError) {
+    // The first time in this process, in a child process: a crash there is an error here.
+    try PluginProbe.check(info, sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
     uri = info.uri
     self.info = info
     self.bypass = bypass
@@ -156,6 +161,13 @@ final class InsertInstance: @unchecked Sendable {
         lilv_instance_connect_port(instance, UInt32(p), target)
       }
     }
+  }
+
+  /// Runs every instance once on `frames` frames of silence (the probe's child, PluginProbe.swift).
+  func runSilence(frames: Int) {
+    guard let run = instances.first?.pointee.lv2_descriptor.pointee.run else { return }
+    audioIn.update(repeating: 0, count: 2 * maxBlockFrames)
+    for i in instances { run(i.pointee.lv2_handle, UInt32(min(frames, maxBlockFrames))) }
   }
 
   /// What the renderer runs.

@@ -65,6 +65,15 @@ extension JackIntegrationTests {
     let list = try await p.run("insert list tone") + p.run("insert list master")
     #expect(list.contains("tone: no inserts") && list.contains { $0.contains("No Delay Line") }, "\(list)")
     try await expectMaster(-15.05, "inserts removed")
+    // The latent insert removed: the mix has no latency, and the JACK ports say so at once (the
+    // plan is made again when an insert changes, not at every poll).
+    try await p.run("insert remove master 1")
+    let cleared = try await eventually(timeout: 5, interval: 0.05) {
+      seen = try await server.tool("jack_lsp", ["-s", server.name, "-l", "master_L"]).stdout
+      return seen.contains { $0.contains("port capture latency = [ 0 0 ]") }
+    }
+    #expect(cleared, "jack_lsp -l: \(seen)\n\(p.transcript)")
+    #expect(!(try await p.run("status")).contains { $0.hasPrefix("latency:") }, "\(p.transcript)")
     // 1: the refused add failed (--keep-going goes on but keeps the status); nothing else did.
     #expect(try await p.finish(timeout: 20) == 1, "\(p.transcript)")
     #expect(!p.lines.contains { $0.hasPrefix("error: ") && !$0.contains("hardRTCapable") }, "\(p.transcript)")

@@ -53,3 +53,75 @@ import Testing
     #expect(rig.mixer.insertLatency == 30)
   }
 }
+
+/// A change of the latency plan while playing keeps the compensated strips' audio running: the
+/// delay line a strip's new chain gets takes over what the old one held (InsertDelay.swift).
+@Suite struct InsertDelayCarryTests {
+  /// The delay of each frame of `out` behind `source`, in segments: where a segment starts and
+  /// its delay (0…400 frames); or the first frame that equals no frame of `source` that far
+  /// back (a silent or foreign sample). Noise makes every match unambiguous.
+  static func delays(_ out: [Float], behind source: [Float]) -> (segments: [(frame: Int, delay: Int)], unexplained: Int?) {
+    var segments: [(frame: Int, delay: Int)] = []
+    var delay = -1
+    for t in out.indices {
+      if delay >= 0, t - delay >= 0, out[t] == source[t - delay] { continue }
+      guard let d = (0...min(400, t)).first(where: { d in (0..<4).allSatisfy { t + $0 >= out.count || out[t + $0] == source[t + $0 - d] } })
+      else { return (segments, t) }
+      delay = d
+      segments.append((t, d))
+    }
+    return (segments, nil)
+  }
+
+  @Test(
+    "a latent insert added, changed and removed while playing: the other strip's audio never stops (in flight carried over, a longer delay repeats instead of going silent)"
+  )
+  func continuousAcrossPlanChanges() throws {
+    let folder = try TemporaryFolder()
+    let frames = 12_000
+    // Stem a on the left only, b on the right only: the right channel is b alone.
+    let x = Signal.noise(frames: frames, amplitude: 0.5, seed: 139)
+    let silence = [Float](repeating: 0, count: frames)
+    try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.noise(frames: frames, amplitude: 0.5, seed: 140), silence])
+    try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [silence, x])
+    let rig = MixerRig()
+    try rig.mixer.addStem(path: folder.file("a.wav"), settings: stem("a", folder.file("a.wav")))
+    try rig.mixer.addStem(path: folder.file("b.wav"), settings: stem("b", folder.file("b.wav")))
+    // b through swh's amp at -20 dB (exact: input × powf(10, -1)), so b has a chain of its own.
+    try rig.mixer.addInsert("b", plugin: InsertRenderTests.amp)
+    try rig.mixer.setInsertValue("b", position: 1, symbol: "gain", -20)
+    let y = x.map { $0 * powf(10, Float(-20) * 0.05) }
+    try rig.mixer.play()
+    var right = rig.render(2048).right
+    // x42's nodelay on a, set to 100 frames: it reports 100 after a run; the pump plans b's delay.
+    try rig.mixer.addInsert("a", plugin: InsertRenderTests.delay)
+    try rig.mixer.setInsertValue("a", position: 1, symbol: "delay", 100)
+    right += rig.render(1024).right
+    _ = rig.mixer.pump()
+    #expect(try rig.mixer.compensationDelay(of: "b") == 100)
+    let grew = rig.rendered  // 3072: the new chain is installed at the start of the next block
+    right += rig.render(2048).right
+    // A second (unity) amp on b: b's chain is sent again with the same delay, its line carried.
+    try rig.mixer.addInsert("b", plugin: InsertRenderTests.amp)
+    right += rig.render(1024).right
+    // nodelay to 150: b's delay grows by 50 with 100 frames in flight.
+    try rig.mixer.setInsertValue("a", position: 1, symbol: "delay", 150)
+    right += rig.render(1024).right
+    _ = rig.mixer.pump()
+    #expect(try rig.mixer.compensationDelay(of: "b") == 150)
+    let grewAgain = rig.rendered
+    right += rig.render(2048).right
+    // nodelay removed: b's delay goes back to 0, skipping what was in flight.
+    try rig.mixer.removeInsert("a", position: 1)
+    #expect(try rig.mixer.compensationDelay(of: "b") == 0)
+    let shrank = rig.rendered
+    right += rig.render(1024).right
+    let (segments, unexplained) = Self.delays(right, behind: y)
+    #expect(
+      unexplained == nil,
+      "b's channel is not b's audio from frame \(unexplained ?? 0) (\(right[(unexplained ?? 0)...].prefix(4))…): a gap of silence")
+    // A longer delay plays on at the old one until its line is full, then repeats the difference.
+    let want = [(0, 0), (grew + 100, 100), (grewAgain + 150, 150), (shrank, 0)]
+    #expect(segments.map(\.frame) == want.map(\.0) && segments.map(\.delay) == want.map(\.1), "segments: \(segments)")
+  }
+}

@@ -5,6 +5,7 @@
 - material.py       the generated stems (sox), sessions, and sox's measurements of outputs
 - jack.py           a private jackd, stemdeck in script mode, live measuring windows
 - engine.py         cases 1, 1b, 2, 2f, 2s: offline engine CPU against ecasound and sox
+- inserts.py        case 1i: 32 stems through LV2 inserts offline, against ecasound hosting the same plugins
 - export.py         case 1s: stem export (`render --stems`)
 - live.py           cases 3, 3s: live DSP load and xruns, with load-matched controls
 - graph.py          case 3g: the mixer graph live (64 EQ'd stems, 8 buses, 2 sends), EQ bypassed vs none

@@ -18,6 +18,7 @@ from .resampling import case_resampling
 from .stretching import case_stretch_compare
 from .export import case_stem_export
 from .graph import case_graph_live
+from .inserts import case_offline_inserts
 from .latency import case_latency
 from .live import case_live, case_stretch_live
 from .material import generate_material
@@ -54,6 +55,7 @@ docs/benchmarking.md. Python 3.11 standard library only.
 
 # (case, name, function), in the order they run and are reported (ALL_CASES).
 CASES = [("1", "offline mix", case_offline_mix), ("1b", "44.1 kHz → 48 kHz", case_rate_conversion),
+         ("1i", "offline plugin inserts", case_offline_inserts),
          ("1r", "converters side by side", case_resampling),
          ("1s", "stem export", case_stem_export),
          ("2", "offline varispeed", case_varispeed), ("2f", "offline varispeed at rate 1.2", case_varispeed_faster),

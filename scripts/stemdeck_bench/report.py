@@ -17,6 +17,7 @@ import time
 from .common import *  # noqa: F401,F403 (constants, run, med/fmt/span/verdict)
 from .common import scheduling_note
 from .material import stem_path, stem_recipe
+from .inserts import section_1i  # noqa: F401 (SECTIONS finds it by name)
 from .resampling import section_1r  # noqa: F401 (SECTIONS finds it by name)
 from .stretching import section_2r  # noqa: F401 (SECTIONS finds it by name)
 from .report_live import section_3, section_3s, section_3g  # noqa: F401 (SECTIONS finds them by name)

@@ -23,6 +23,8 @@ TARGETS = [
            "sox's CPU / stemdeck's"),
     Target("1b.band", "1b", "44.1 kHz stems at 48 kHz = sox's very-high-quality mix below 15 kHz (RMS < −90 dBFS)", "<",
            -90, "RMS difference below 15 kHz, dBFS"),
+    Target("1i.ecasound", "1i", "32 stems × an LV2 EQ and compressor offline: stemdeck CPU ≤ ½ of ecasound's (-elv2)",
+           ">=", 2, "ecasound's CPU / stemdeck's"),
     Target("1r.soxr", "1r", "44.1 → 48 kHz: stemdeck's `fast` costs less than soxr high", ">=", 1,
            "soxr high's ns per sample / stemdeck's"),
     Target("1r.clean", "1r", "stemdeck's `fast`: residual at least 99 dB under every tone it keeps", ">=", 99,

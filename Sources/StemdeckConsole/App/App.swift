@@ -14,6 +14,8 @@ import StemdeckLive
 
 /// Runs stemdeck with `args` (without the program name); returns the exit status.
 public func runStemdeck(_ args: [String]) -> Int32 {
+  // The hidden `__lv2-probe` subcommand (a plugin tried in a child process), or arm it.
+  if let status = PluginProbe.handle(args) { return status }
   let arguments: Arguments
   let config: ConfigFile
   do { (arguments, config) = try Arguments.parse(args, environment: ProcessInfo.processInfo.environment) } catch {

@@ -61,10 +61,14 @@ public struct InsertChain: ~Copyable {
   public let count: Int
   @usableFromInline let stages: UnsafeMutablePointer<InsertStage>
   /// The compensation delay in frames (0: none), run after the stages: planar, two channels'
-  /// room of `delayFrames` each, zeroed when built; `delayPosition` is the renderer's.
+  /// room of `delayFrames` each, zeroed when built. The rest is the renderer's: the line's
+  /// position; the delay it runs at while it catches up with `delayFrames` after replacing a
+  /// chain with a shorter one, and for how many more frames (InsertDelay.swift).
   public let delayFrames: Int
   @usableFromInline let delayLine: UnsafeMutablePointer<Float>
   @usableFromInline var delayPosition = 0
+  @usableFromInline var lag = 0
+  @usableFromInline var catchUp = 0
 
   /// Builds a chain on the heap (control thread), its delay line sized here.
   public static func make(_ stages: [InsertStage], delayFrames: Int = 0) -> UnsafeMutablePointer<InsertChain> {
@@ -91,6 +95,7 @@ public struct InsertChain: ~Copyable {
     self.stages = stages
     self.delayFrames = delayFrames
     self.delayLine = delayLine
+    self.lag = delayFrames
   }
 }
 
@@ -158,6 +163,8 @@ func setInserts(_ state: UnsafeMutablePointer<RenderState>, _ target: StripTarge
   } else {
     old = chain  // nowhere to put it: straight back
   }
+  // What the old chain's delay line still holds plays on in the new one (InsertDelay.swift).
+  if let chain, old != chain { carryDelay(from: old, to: chain) }
   if let old, state.pointee.inserts.retiringCount < InsertTable.retiringCapacity {
     state.pointee.inserts.retiring[state.pointee.inserts.retiringCount] = old
     state.pointee.inserts.retiringCount &+= 1
@@ -181,7 +188,10 @@ func retireInsertChains(_ state: UnsafeMutablePointer<RenderState>) {
 /// Runs `chain` over `count` frames of a strip's audio: `channels` (1 or 2) interleaved with
 /// `stride` floats between frames (1: `left` and `right` are separate planes). A stage whose
 /// output holds NaN or infinity is bypassed from then on and reported (`insertFaulted`): what
-/// it put out never reaches the mix.
+/// it put out never reaches the mix. The signal goes from stage to stage in their planar
+/// buffers: copied out of the strip into the first running stage's inputs, each good output
+/// into the next one's inputs, and the last good output back into the strip (a strip whose
+/// every stage faulted or is bypassed keeps its samples untouched).
 @_noLocks
 func runInserts(
   _ state: UnsafeMutablePointer<RenderState>, _ chain: UnsafeMutablePointer<InsertChain>, target: StripTarget,
@@ -189,60 +199,51 @@ func runInserts(
 ) {
   guard count > 0 else { return }
   let planes = right == nil ? 1 : 2
+  // Where the signal is: nil, still in the strip; else a stage's output planes, `held` apart.
+  var signal: UnsafeMutablePointer<Float>? = nil
+  var held = 0
+  var n = count
   for k in 0..<chain.pointee.count {
     let stage = chain.pointee.stages + k
     guard let run = stage.pointee.run, !stage.pointee.bypassed, !stage.pointee.faulted else { continue }
-    let n = Swift.min(count, stage.pointee.maxBlockFrames)
     let stride2 = stage.pointee.maxBlockFrames
+    n = Swift.min(n, stride2)
     let ins = stage.pointee.inputs, outs = stage.pointee.outputs
-    for i in 0..<n { ins[i] = left[i &* stride] }
-    if let right { for i in 0..<n { ins[stride2 &+ i] = right[i &* stride] } }
+    if let signal {
+      for c in 0..<planes {
+        let from = signal + c &* held, to = ins + c &* stride2
+        for i in 0..<n { to[i] = from[i] }
+      }
+    } else {
+      for i in 0..<n { ins[i] = left[i &* stride] }
+      if let right { for i in 0..<n { ins[stride2 &+ i] = right[i &* stride] } }
+    }
     RealtimeC.run(run, stage.pointee.first, frames: n)
     if let second = stage.pointee.second { RealtimeC.run(run, second, frames: n) }
     if let port = stage.pointee.latencyPort, let cell = stage.pointee.latencyFrames {
       let v = port.pointee
       cell.pointee.store(v.isFinite && v >= 0 && v < 1e9 ? Int32(v) : -1, ordering: .relaxed)
     }
-    // Finite check: x − x is 0 for every finite x and NaN for NaN and ±infinity.
-    var probe: Float = 0
+    // Finite check: a float is NaN or ±infinity exactly when its exponent bits are all ones,
+    // and only then does adding 1 to its exponent field carry into bit 31. OR-ing that over the
+    // output is and, add, or: integer work the compiler vectorizes with SSE2 alone (a float sum
+    // of x − x, which it may not reorder, ran one add at a time: a tenth of a 2-plugin render).
+    var carry: UInt32 = 0
     for c in 0..<planes {
       let o = outs + c &* stride2
-      for i in 0..<n { probe += o[i] - o[i] }
+      for i in 0..<n { carry |= (o[i].bitPattern & 0x7f80_0000) &+ 0x0080_0000 }
     }
-    if probe != 0 {
+    if carry & 0x8000_0000 != 0 {
       stage.pointee.faulted = true
       _ = state.pointee.events.push(.insertFaulted(target, index: Int32(k)))
       continue
     }
-    for i in 0..<n { left[i &* stride] = outs[i] }
-    if let right { for i in 0..<n { right[i &* stride] = outs[stride2 &+ i] } }
+    signal = outs
+    held = stride2
+  }
+  if let signal {
+    for i in 0..<n { left[i &* stride] = signal[i] }
+    if let right { for i in 0..<n { right[i &* stride] = signal[held &+ i] } }
   }
   compensate(chain, left: left, right: right, stride: stride, count: count)
-}
-
-/// The chain's compensation delay over `count` frames (none: nothing): each sample swapped with
-/// the one `delayFrames` earlier in the line. Docs: architecture.md, *Plugin inserts*, *Latency*.
-@_noLocks @inline(__always)
-func compensate(
-  _ chain: UnsafeMutablePointer<InsertChain>, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?,
-  stride: Int, count: Int
-) {
-  let d = chain.pointee.delayFrames
-  guard d > 0 else { return }
-  let lineL = chain.pointee.delayLine, lineR = lineL + d
-  var at = chain.pointee.delayPosition
-  for i in 0..<count {
-    let k = i &* stride
-    let l = lineL[at]
-    lineL[at] = left[k]
-    left[k] = l
-    if let right {
-      let r = lineR[at]
-      lineR[at] = right[k]
-      right[k] = r
-    }
-    at &+= 1
-    if at == d { at = 0 }
-  }
-  chain.pointee.delayPosition = at
 }

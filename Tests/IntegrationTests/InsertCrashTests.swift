@@ -1,0 +1,100 @@
+import Foundation
+import StemdeckTestSupport
+import Testing
+
+// Crash containment: an LV2 plugin that crashes when instantiated, or in its first run, is
+// refused with an error naming it and the signal, and the console plays on. The plugins are a
+// test fixture: a tiny LV2 bundle compiled here with cc into a temporary LV2_PATH (its
+// `instantiate` raises SIGSEGV; the other's `run` aborts). stemdeck tries each new plugin in a
+// child process first (PluginProbe.swift, the hidden `__lv2-probe` subcommand).
+extension JackIntegrationTests {
+  static let crashSource = """
+    #include <lv2/core/lv2.h>
+    #include <signal.h>
+    #include <stdlib.h>
+
+    typedef struct { const float *in; float *out; } Pass;
+
+    static LV2_Handle crashing(const LV2_Descriptor *d, double rate, const char *path, const LV2_Feature *const *f) {
+      raise(SIGSEGV);
+      return NULL;
+    }
+    static LV2_Handle passing(const LV2_Descriptor *d, double rate, const char *path, const LV2_Feature *const *f) {
+      return calloc(1, sizeof(Pass));
+    }
+    static void connect(LV2_Handle h, uint32_t port, void *data) {
+      Pass *p = h;
+      if (port == 0) p->in = data; else p->out = data;
+    }
+    static void copy(LV2_Handle h, uint32_t n) {
+      Pass *p = h;
+      for (uint32_t i = 0; i < n; i++) p->out[i] = p->in[i];
+    }
+    static void aborting(LV2_Handle h, uint32_t n) { abort(); }
+    static void cleanup(LV2_Handle h) { free(h); }
+
+    static const LV2_Descriptor descriptors[] = {
+      {"urn:stemdeck:test:crash-instantiate", crashing, connect, NULL, copy, NULL, cleanup, NULL},
+      {"urn:stemdeck:test:crash-run", passing, connect, NULL, aborting, NULL, cleanup, NULL},
+    };
+
+    LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t index) {
+      return index < 2 ? &descriptors[index] : NULL;
+    }
+    """
+
+  static func crashManifest() -> String {
+    let plugins = [("crash-instantiate", "Crash in instantiate"), ("crash-run", "Crash in run")].map { uri, name in
+      """
+      <urn:stemdeck:test:\(uri)> a lv2:Plugin, lv2:AmplifierPlugin ;
+        lv2:binary <crash.so> ;
+        doap:name "\(name)" ;
+        lv2:optionalFeature lv2:hardRTCapable ;
+        lv2:port [ a lv2:AudioPort, lv2:InputPort ; lv2:index 0 ; lv2:symbol "in" ; lv2:name "In" ] ,
+          [ a lv2:AudioPort, lv2:OutputPort ; lv2:index 1 ; lv2:symbol "out" ; lv2:name "Out" ] .
+      """
+    }
+    return "@prefix lv2: <http://lv2plug.in/ns/lv2core#> .\n@prefix doap: <http://usefulinc.com/ns/doap#> .\n\n"
+      + plugins.joined(separator: "\n\n") + "\n"
+  }
+
+  @Test("live: a plugin that crashes in instantiate or in its first run is an error naming it and the signal; the console plays on")
+  func crashingPluginsContained() async throws {
+    let dir = try IntegrationTempDir()
+    let bundle = dir.file("lv2/crash.lv2")
+    try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+    try Self.crashSource.write(toFile: dir.file("crash.c"), atomically: true, encoding: .utf8)
+    try Self.crashManifest().write(toFile: bundle + "/manifest.ttl", atomically: true, encoding: .utf8)
+    let cc = try await runTool("cc", ["-shared", "-fPIC", "-O1", "-o", bundle + "/crash.so", dir.file("crash.c")], timeout: 60)
+    try #require(cc.status == 0, "cc: \(cc.stderr)")
+    let server = try await PrivateJackServer()
+    defer { server.stop() }
+    try writeSine(dir.file("tone.wav"), sampleRate: 48000, seconds: 1, frequencies: [1000], amplitude: 0.25)
+    let p = try StemdeckProcess(
+      server: server, extra: ["--keep-going"], launcher: ["/usr/bin/env", "LV2_PATH=\(dir.file("lv2")):/usr/lib/lv2"])
+    defer { p.kill() }
+    try await p.run("add \(dir.file("tone.wav")) as tone")
+    try await p.run("loops tone -1")
+    try await p.run("play")
+    let listed = try await p.run("plugins crash")
+    #expect(listed.contains { $0.contains("Crash in instantiate") } && listed.contains { $0.contains("Crash in run") }, "\(listed)")
+    for _ in 0..<2 {  // a crash is not remembered as good: tried again, refused again
+      let refused = try await p.attempt("insert add tone urn:stemdeck:test:crash-instantiate", timeout: 40)
+      #expect(
+        refused.contains { $0.hasPrefix("error: ") && $0.contains("'Crash in instantiate'") && $0.contains("SIGSEGV") },
+        "\(refused)\n\(p.transcript)")
+    }
+    let aborted = try await p.attempt("insert add master urn:stemdeck:test:crash-run", timeout: 40)
+    #expect(
+      aborted.contains { $0.hasPrefix("error: ") && $0.contains("'Crash in run'") && $0.contains("SIGABRT") }, "\(aborted)\n\(p.transcript)"
+    )
+    // Still here, still playing, and a plugin that works goes in.
+    try await p.run("insert add tone http://plugin.org.uk/swh-plugins/amp force", timeout: 40)
+    let list = try await p.run("insert list tone") + p.run("insert list master") + p.run("status")
+    #expect(list.contains { $0.contains("Simple amplifier") } && list.contains("master: no inserts"), "\(list)")
+    #expect(list.contains { $0.contains("playing") }, "\(list)")
+    #expect(!FileManager.default.fileExists(atPath: "core"), "a child left a core file")
+    // 1: the three refused adds failed (--keep-going goes on but keeps the status).
+    #expect(try await p.finish(timeout: 20) == 1, "\(p.transcript)")
+  }
+}
