@@ -1,4 +1,5 @@
 import Foundation
+import StemdeckText
 
 #if canImport(Glibc)
 import Glibc
