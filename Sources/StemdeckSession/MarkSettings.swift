@@ -29,14 +29,10 @@ extension SettingRule {
 extension Session {
   /// The first mark that breaks a rule, as `validate()` words it (location, message).
   func markProblem() -> (location: String, message: String)? {
-    var firstIndexByName: [String: Int] = [:]
+    var names = SessionRules.NameList(of: .mark)
     for (index, mark) in marks.enumerated() {
       let base = "marks[\(index)]"
-      if let problem = SessionRules.nameProblem(mark.name, of: .mark) { return (base + ".name", problem) }
-      if let earlier = firstIndexByName[mark.name] {
-        return (base + ".name", SessionRules.duplicateNameMessage(mark.name, of: .mark, earlier: earlier))
-      }
-      firstIndexByName[mark.name] = index
+      if let problem = names.problem(mark.name, at: index) { return (base + ".name", problem) }
       if !SettingRule.position.accepts(mark.at) {
         return (base + ".at", SettingRule.position.rule + " (got \(SessionRules.number(mark.at)))")
       }
@@ -60,17 +56,13 @@ extension SessionDecoder {
       throw fail("marks", node, "must be an array of marks [ \(example), ... ] (got \(describe(node)))")
     }
     var marks: [Mark] = []
-    var firstIndexByName: [String: Int] = [:]
+    var names = SessionRules.NameList(of: .mark)
     for (index, element) in elements.enumerated() {
       let base = "marks[\(index)]"
       let fields = try object(element, at: base, allowed: SessionRules.markFields, example: example)
       guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every mark needs a name)") }
       let name = try string(nameNode, at: base + ".name", rule: "must be a mark name in double quotes")
-      if let problem = SessionRules.nameProblem(name, of: .mark) { throw fail(base + ".name", nameNode, problem) }
-      if let earlier = firstIndexByName[name] {
-        throw fail(base + ".name", nameNode, SessionRules.duplicateNameMessage(name, of: .mark, earlier: earlier))
-      }
-      firstIndexByName[name] = index
+      if let problem = names.problem(name, at: index) { throw fail(base + ".name", nameNode, problem) }
       guard let atNode = fields["at"] else {
         throw fail(base + ".at", element, "is missing (the mark's position in seconds on the transport)")
       }

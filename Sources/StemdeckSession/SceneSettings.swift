@@ -59,17 +59,13 @@ extension SessionDecoder {
       throw fail("scenes", node, "must be an array of scenes [ \(example), ... ] (got \(describe(node)))")
     }
     var scenes: [SceneSettings] = []
-    var firstIndexByName: [String: Int] = [:]
+    var names = SessionRules.NameList(of: .scene)
     for (index, element) in elements.enumerated() {
       let base = "scenes[\(index)]"
       let fields = try object(element, at: base, allowed: SceneSettings.fields, example: example)
       guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every scene needs a name)") }
       let name = try string(nameNode, at: base + ".name", rule: "must be a scene name in double quotes")
-      if let problem = SessionRules.nameProblem(name, of: .scene) { throw fail(base + ".name", nameNode, problem) }
-      if let earlier = firstIndexByName[name] {
-        throw fail(base + ".name", nameNode, SessionRules.duplicateNameMessage(name, of: .scene, earlier: earlier))
-      }
-      firstIndexByName[name] = index
+      if let problem = names.problem(name, at: index) { throw fail(base + ".name", nameNode, problem) }
       var scene = SceneSettings(name: name)
       if let master = fields["master"] {
         let m = try object(master, at: base + ".master", allowed: SessionRules.masterFields, example: "{ \"volume\" : 1 }")

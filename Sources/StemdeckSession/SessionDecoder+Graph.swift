@@ -84,24 +84,17 @@ extension SessionDecoder {
       throw fail("buses", node, "has \(elements.count) buses; at most \(BusSettings.maximumBuses)")
     }
     var buses: [BusSettings] = []
-    var firstIndexByName: [String: Int] = [:]
+    var names = SessionRules.NameList(of: .bus)
     for (index, element) in elements.enumerated() {
       let base = "buses[\(index)]"
       let fields = try object(element, at: base, allowed: BusSettings.fields, example: "{ \"name\" : \"drums_bus\", \"volume\" : 0.8 }")
       guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every bus needs a name)") }
       let name = try string(nameNode, at: base + ".name", rule: "must be a bus name in double quotes")
-      if let problem = SessionRules.nameProblem(name, of: .bus) { throw fail(base + ".name", nameNode, problem) }
-      if let earlier = firstIndexByName[name] {
-        throw fail(base + ".name", nameNode, SessionRules.duplicateNameMessage(name, of: .bus, earlier: earlier))
-      }
-      firstIndexByName[name] = index
+      if let problem = names.problem(name, at: index) { throw fail(base + ".name", nameNode, problem) }
       var bus = BusSettings(name: name)
       try stripControls(fields, of: .bus, into: &bus.strip, at: base)
       if let n = fields["directOut"] { bus.directOut = try bool(n, at: base + ".directOut") }
-      if let n = fields["eq"] { bus.eq = try eq(n, at: base + ".eq") }
-      if let n = fields["inserts"] { bus.strip.inserts = try inserts(n, at: base + ".inserts") }
-      if let n = fields["bus"] { bus.bus = try destination(n, at: base + ".bus") }
-      if let n = fields["sends"] { bus.sends = try stemSends(n, at: base + ".sends") }
+      try stripRouting(fields, into: &bus.strip, at: base)
       buses.append(bus)
     }
     return buses

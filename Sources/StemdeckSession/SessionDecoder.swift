@@ -136,15 +136,13 @@ struct SessionDecoder {
     }
     var stems: [StemSettings] = []
     stems.reserveCapacity(elements.count)
-    var firstIndexByName: [String: Int] = [:]
+    var names = SessionRules.NameList(of: .stem)
     for (index, element) in elements.enumerated() {
       let base = "stems[\(index)]"
       let fields = try object(
         element, at: base, allowed: SessionRules.stemFields,
         example: "{ \"name\" : \"drums\", \"file\" : \"drums.flac\" }")
-      let (name, file) = try nameAndFile(
-        fields, of: .stem, in: element, at: base, index: index,
-        firstIndexByName: &firstIndexByName)
+      let (name, file) = try nameAndFile(fields, in: element, at: base, index: index, names: &names)
       var stem = StemSettings(name: name, file: file)
       try stripControls(fields, of: .stem, into: &stem.strip, at: base)
       if let node = fields["rate"] {
@@ -169,10 +167,7 @@ struct SessionDecoder {
       if let node = fields["pitch"], stem.mode == .varispeed, stem.pitch != 0 {
         throw fail(base + ".pitch", node, SessionRules.pitchNeedsStretchMessage(stem.pitch))
       }
-      if let node = fields["eq"] { stem.eq = try eq(node, at: base + ".eq") }
-      if let node = fields["inserts"] { stem.strip.inserts = try inserts(node, at: base + ".inserts") }
-      if let node = fields["bus"] { stem.bus = try destination(node, at: base + ".bus") }
-      if let node = fields["sends"] { stem.sends = try stemSends(node, at: base + ".sends") }
+      try stripRouting(fields, into: &stem.strip, at: base)
       stems.append(stem)
     }
     return stems
@@ -251,15 +246,13 @@ struct SessionDecoder {
     }
     var effects: [EffectSettings] = []
     effects.reserveCapacity(elements.count)
-    var firstIndexByName: [String: Int] = [:]
+    var names = SessionRules.NameList(of: .effect)
     for (index, element) in elements.enumerated() {
       let base = "effects[\(index)]"
       let fields = try object(
         element, at: base, allowed: SessionRules.effectFields,
         example: "{ \"name\" : \"horn\", \"file\" : \"horn.wav\" }")
-      let (name, file) = try nameAndFile(
-        fields, of: .effect, in: element, at: base, index: index,
-        firstIndexByName: &firstIndexByName)
+      let (name, file) = try nameAndFile(fields, in: element, at: base, index: index, names: &names)
       var effect = EffectSettings(name: name, file: file)
       if let node = fields["volume"] { effect.volume = try volume(node, at: base + ".volume") }
       if let node = fields["pan"] {
@@ -270,20 +263,15 @@ struct SessionDecoder {
     return effects
   }
 
-  /// The required `"name"` and `"file"` of a stem or effect, checked, with the name recorded in
-  /// `firstIndexByName` so a later duplicate is caught.
+  /// The required `"name"` and `"file"` of a stem or effect (`names.kind`), checked, with the
+  /// name recorded in `names` so a later duplicate is caught.
   func nameAndFile(
-    _ fields: [String: JSONNode], of kind: SessionRules.ElementKind,
-    in element: JSONNode, at base: String, index: Int,
-    firstIndexByName: inout [String: Int]
+    _ fields: [String: JSONNode], in element: JSONNode, at base: String, index: Int, names: inout SessionRules.NameList
   ) throws(SessionError) -> (String, String) {
+    let kind = names.kind
     let nameNode = try required(fields, "name", in: element, at: base, of: kind)
     let name = try string(nameNode, at: base + ".name", rule: "must be \(kind.withArticle) name in double quotes")
-    if let problem = SessionRules.nameProblem(name, of: kind) { throw fail(base + ".name", nameNode, problem) }
-    if let earlier = firstIndexByName[name] {
-      throw fail(base + ".name", nameNode, SessionRules.duplicateNameMessage(name, of: kind, earlier: earlier))
-    }
-    firstIndexByName[name] = index
+    if let problem = names.problem(name, at: index) { throw fail(base + ".name", nameNode, problem) }
 
     let fileNode = try required(fields, "file", in: element, at: base, of: kind)
     let file = try string(fileNode, at: base + ".file", rule: "must be the audio file's path in double quotes")
