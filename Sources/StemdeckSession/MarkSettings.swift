@@ -52,22 +52,12 @@ extension SessionEncoder {
 extension SessionDecoder {
   func marks(_ node: JSONNode) throws(SessionError) -> [Mark] {
     let example = "{ \"name\" : \"chorus\", \"at\" : 61.5 }"
-    guard case .array(let elements) = node.value else {
-      throw fail("marks", node, "must be an array of marks [ \(example), ... ] (got \(describe(node)))")
-    }
-    var marks: [Mark] = []
-    var names = SessionRules.NameList(of: .mark)
-    for (index, element) in elements.enumerated() {
-      let base = "marks[\(index)]"
-      let fields = try object(element, at: base, allowed: SessionRules.markFields, example: example)
-      guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every mark needs a name)") }
-      let name = try string(nameNode, at: base + ".name", rule: "must be a mark name in double quotes")
-      if let problem = names.problem(name, at: index) { throw fail(base + ".name", nameNode, problem) }
-      guard let atNode = fields["at"] else {
-        throw fail(base + ".at", element, "is missing (the mark's position in seconds on the transport)")
+    return try namedList(node, of: .mark, allowed: SessionRules.markFields, arrayExample: example, example: example) {
+      (mark) throws(SessionError) -> Mark in
+      guard let atNode = mark.fields["at"] else {
+        throw fail(mark.base + ".at", mark.node, "is missing (the mark's position in seconds on the transport)")
       }
-      marks.append(Mark(name: name, at: try number(atNode, at: base + ".at", rule: .position)))
+      return Mark(name: mark.name, at: try number(atNode, at: mark.base + ".at", rule: .position))
     }
-    return marks
   }
 }
