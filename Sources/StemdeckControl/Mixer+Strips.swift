@@ -201,7 +201,6 @@ extension Mixer {
     if opens || new.bus != old.bus { try pushAllGains() }
   }
 
-  /// A strip's volume (a stem's, a bus's or a live input's), in `SettingRange.volume`.
   /// Sets the control `control` (a row of the strip controls' table, StripParameter.swift) of
   /// the strip `name`: a level or number to `value`, a toggle on when `value` is not 0. What a
   /// front end driven by the table calls; the named setters below are the same changes.
@@ -233,27 +232,22 @@ extension Mixer {
     }
   }
 
+  /// A strip's volume (a stem's, a bus's or a live input's), in `SettingRange.volume`: `set(.volume, …)`.
   public func setVolume(_ name: String, _ volume: Double) throws(MixerError) {
-    try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in
-      try MixerError.check(volume, .volume, "volume")
-      s.volume = volume
-    }
+    try set(.volume, of: name, to: volume)
   }
 
-  /// A strip's pan (a mono source) or balance (stereo), in `SettingRange.pan`.
+  /// A strip's pan (a mono source) or balance (stereo), in `SettingRange.pan`: `set(.pan, …)`.
   public func setPan(_ name: String, _ pan: Double) throws(MixerError) {
-    try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in
-      try MixerError.check(pan, .pan, "pan")
-      s.pan = pan
-    }
+    try set(.pan, of: name, to: pan)
   }
 
   public func setMute(_ name: String, _ mute: Bool) throws(MixerError) {
-    try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in s.mute = mute }
+    try set(.mute, of: name, to: mute ? 1 : 0)
   }
 
   public func setSolo(_ name: String, _ solo: Bool) throws(MixerError) {
-    try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in s.solo = solo }
+    try set(.solo, of: name, to: solo ? 1 : 0)
   }
 
   /// A strip's channel EQ (it glides there while the transport plays).

@@ -14,31 +14,11 @@ extension JackDriver {
     name: "input", slotsPerIndex: 2, publish: { context, slot, port in context.pointee.setLiveInputPort(slot, port) },
     describe: { k, names in
       (false, "stemdeck input \(names[k])" + (names.count == 1 ? "" : k == 0 ? " left" : " right"))
-    })
-
-  /// Registers the ports of new inputs and removes those of inputs gone (after the process
-  /// callback has let go of them). A set JACK refuses is told once and not tried at each poll
-  /// (`syncPortSets`).
-  func syncLiveInputs() {
-    syncPortSets(wanted: wantedLiveInputs(), registered: \.liveInputRegistered, kind: Self.liveInputPortSet)
-  }
-
-  /// Whether the registered input ports differ from the mixer's inputs.
-  func liveInputsOutOfStep() -> Bool {
-    portSetsOutOfStep(wanted: wantedLiveInputs(), registered: liveInputRegistered)
-  }
-
-  /// The mixer's input port sets but those JACK refused.
-  func wantedLiveInputs() -> [Int: [String]] {
-    unrefused(plan.liveInputs, kind: Self.liveInputPortSet.name)
-  }
+    }, planned: \.liveInputs, registered: \.liveInputRegistered, slotCount: { $0.pointee.liveInputPortCount })
 
   /// Registers or removes input ports now (after `input add`/`remove`), rather than at the next `poll`.
   public func updateLiveInputs() {
-    lock.locked {
-      refreshPlan()
-      if liveInputsOutOfStep() { syncLiveInputs() }
-    }
+    updatePortSets(Self.liveInputPortSet)
   }
 
   /// The round-trip latency of a take recorded from live input `name` (`record from mic`): the
@@ -50,15 +30,5 @@ extension JackDriver {
       let entry = liveInputRegistered.values.first { $0.names == [name + "_in"] || $0.names == [name + "_in_L", name + "_in_R"] }
       return playback + (entry?.ports.map { client.latency(of: $0, capture: true) }.max() ?? 0)
     }
-  }
-
-  /// The live inputs' registered port short names.
-  var liveInputPortNames: [String] {
-    liveInputRegistered.sorted { $0.key < $1.key }.flatMap(\.value.names)
-  }
-
-  /// Forgets the ports (a new client, or the server went away) and clears the process callback's copies.
-  func forgetLiveInputs() {
-    forgetPortSets(\.liveInputRegistered, slots: context?.pointee.liveInputPortCount ?? 0, kind: Self.liveInputPortSet)
   }
 }

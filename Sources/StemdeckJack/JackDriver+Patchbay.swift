@@ -73,8 +73,7 @@ extension JackDriver {
     if cuePorts != nil { names += ["cue_L", "cue_R"] }
     if midiPort != nil { names.append("midi_in") }
     if midiOutPort != nil { names.append("midi_out") }
-    names += liveInputPortNames
-    names += sendPortNames
+    for kind in Self.portSetKinds { names += portSetNames(kind) }
     for (name, _) in directPorts.sorted(by: { $0.key < $1.key }) { names += ["\(name)_L", "\(name)_R"] }
     for key in intended.keys.sorted() where !names.contains(key) { names.append(key) }
     return names
@@ -109,8 +108,7 @@ extension JackDriver {
       intended = connections.mapValues { Set($0) }
       lastSeen = [:]
       // The session's live inputs get their ports now, so their connections are made below.
-      if client != nil && liveInputsOutOfStep() { syncLiveInputs() }
-      if client != nil && sendsOutOfStep() { syncSends() }
+      for kind in Self.portSetKinds where client != nil && portSetsOutOfStep(kind) { syncPortSets(kind) }
       // The leaving ports' connections are the old song's: seen already, so that they are not
       // adopted into the new song's routing (and saved with it).
       if let client {

@@ -23,9 +23,30 @@ struct PortSetKind: Sendable {
   let publish: @Sendable (UnsafeMutablePointer<ProcessContext>, _ slot: Int, OpaquePointer?) -> Void
   /// Whether port `k` of a set named `names` is an output, and its pretty name.
   let describe: @Sendable (_ k: Int, _ names: [String]) -> (isOutput: Bool, prettyName: String)
+  /// The sets the host wants, names by index, in its port plan.
+  let planned: KeyPath<PortPlan, [Int: [String]]> & Sendable
+  /// The driver's record of the sets registered.
+  let registered: ReferenceWritableKeyPath<JackDriver, [Int: RegisteredPorts]> & Sendable
+  /// How many slots the process context keeps for every set of the kind.
+  let slotCount: @Sendable (UnsafeMutablePointer<ProcessContext>) -> Int
 }
 
 extension JackDriver {
+  /// Every kind of port set, in the order they are synced.
+  static let portSetKinds = [liveInputPortSet, sendPortSet]
+
+  /// Forgets every port but the master's, here and in the process context's port sets: a new
+  /// client registers them anew (`attach`), or the server went away with them (`poll`).
+  func forgetPorts() {
+    directPorts = [:]
+    effectPorts = nil
+    clickPorts = nil
+    cuePorts = nil
+    midiPort = nil
+    midiOutPort = nil
+    for kind in Self.portSetKinds { forgetPortSets(kind) }
+  }
+
   /// Waits (at most 0.2 s) until the process callback has begun two more periods, so that it no
   /// longer uses a port cleared from the process context before that: then the port may be
   /// unregistered.
@@ -35,17 +56,16 @@ extension JackDriver {
     while periods < p + 2 && Date() < deadline { usleep(1000) }
   }
 
-  /// Makes the registered sets (`registered`) match `wanted` (names by index): the sets that
+  /// Makes the registered sets of `kind` match the host's (`wantedPortSets`): the sets that
   /// changed or went are cleared from the process context, and unregistered once the process
   /// callback let go of them (their connections forgotten, so one added again is connected
   /// anew); the new ones are registered and published. A set JACK refuses a port of (a name
   /// refused or already taken) is not registered at all, told once, and not tried again while it
   /// stays wanted, until stemdeck lets go of a port (`refuse`): it was tried at every poll, and
   /// jackd logged each refusal, some 280 lines a second.
-  func syncPortSets(
-    wanted: [Int: [String]], registered: ReferenceWritableKeyPath<JackDriver, [Int: RegisteredPorts]>, kind: PortSetKind
-  ) {
+  func syncPortSets(_ kind: PortSetKind) {
     guard let client, let context else { return }
+    let wanted = wantedPortSets(kind), registered = kind.registered
     var released: [OpaquePointer] = []
     let stillWanted = Set(wanted.values.flatMap { $0 })
     for (index, entry) in self[keyPath: registered] where wanted[index] != entry.names {
@@ -111,16 +131,38 @@ extension JackDriver {
     refusedPorts = [:]
   }
 
-  /// Whether the registered sets differ from `wanted`.
-  func portSetsOutOfStep(wanted: [Int: [String]], registered: [Int: RegisteredPorts]) -> Bool {
-    wanted.count != registered.count || wanted.contains { registered[$0.key]?.names != $0.value }
+  // MARK: - Every kind alike
+
+  /// The host's sets of `kind` but those JACK refused.
+  func wantedPortSets(_ kind: PortSetKind) -> [Int: [String]] {
+    unrefused(plan[keyPath: kind.planned], kind: kind.name)
   }
 
-  /// Forgets the registered sets (a new client, or the server went away) and clears every slot
-  /// of the process context (`slots` of them).
-  func forgetPortSets(_ registered: ReferenceWritableKeyPath<JackDriver, [Int: RegisteredPorts]>, slots: Int, kind: PortSetKind) {
-    self[keyPath: registered] = [:]
+  /// Whether the registered sets of `kind` differ from the host's.
+  func portSetsOutOfStep(_ kind: PortSetKind) -> Bool {
+    let wanted = wantedPortSets(kind), registered = self[keyPath: kind.registered]
+    return wanted.count != registered.count || wanted.contains { registered[$0.key]?.names != $0.value }
+  }
+
+  /// Registers or removes the ports of `kind` now (after `input add`, `send remove`…), rather
+  /// than at the next `poll`.
+  func updatePortSets(_ kind: PortSetKind) {
+    lock.locked {
+      refreshPlan()
+      if portSetsOutOfStep(kind) { syncPortSets(kind) }
+    }
+  }
+
+  /// The registered port short names of `kind`, by index.
+  func portSetNames(_ kind: PortSetKind) -> [String] {
+    self[keyPath: kind.registered].sorted { $0.key < $1.key }.flatMap(\.value.names)
+  }
+
+  /// Forgets the registered sets of `kind` (a new client, or the server went away) and clears
+  /// every slot of theirs in the process context.
+  func forgetPortSets(_ kind: PortSetKind) {
+    self[keyPath: kind.registered] = [:]
     guard let context else { return }
-    for i in 0..<slots { kind.publish(context, i, nil) }
+    for i in 0..<kind.slotCount(context) { kind.publish(context, i, nil) }
   }
 }

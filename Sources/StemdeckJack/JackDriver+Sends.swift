@@ -16,41 +16,11 @@ extension JackDriver {
     name: "send", slotsPerIndex: 4, publish: { context, slot, port in context.pointee.setSendPort(slot, port) },
     describe: { k, names in
       (k < 2, "stemdeck \(k < 2 ? "send" : "return") \(names[k])")
-    })
-
-  /// Registers the ports of new sends and removes those of sends gone (cleared in the process
-  /// context first, unregistered two periods later). A set JACK refuses is told once and not
-  /// tried at each poll (`syncPortSets`).
-  func syncSends() {
-    syncPortSets(wanted: wantedSends(), registered: \.sendRegistered, kind: Self.sendPortSet)
-  }
-
-  /// Whether the registered send ports differ from the mixer's sends.
-  func sendsOutOfStep() -> Bool {
-    portSetsOutOfStep(wanted: wantedSends(), registered: sendRegistered)
-  }
-
-  /// The mixer's send port sets but those JACK refused.
-  func wantedSends() -> [Int: [String]] {
-    unrefused(plan.sends, kind: Self.sendPortSet.name)
-  }
+    }, planned: \.sends, registered: \.sendRegistered, slotCount: { $0.pointee.sendPortCount })
 
   /// Registers or removes send ports now (after `send add`/`remove`), rather than at the next `poll`.
   public func updateSends() {
-    lock.locked {
-      refreshPlan()
-      if sendsOutOfStep() { syncSends() }
-    }
-  }
-
-  /// The sends' registered port short names.
-  var sendPortNames: [String] {
-    sendRegistered.sorted { $0.key < $1.key }.flatMap(\.value.names)
-  }
-
-  /// Forgets the ports (a new client, or the server went away) and clears the process callback's copies.
-  func forgetSends() {
-    forgetPortSets(\.sendRegistered, slots: context?.pointee.sendPortCount ?? 0, kind: Self.sendPortSet)
+    updatePortSets(Self.sendPortSet)
   }
 }
 

@@ -194,14 +194,7 @@ public final class JackDriver: @unchecked Sendable {
           maxVoices: renderState.pointee.maxVoices))
       context = ctx
     }
-    directPorts = [:]
-    effectPorts = nil
-    clickPorts = nil
-    cuePorts = nil
-    midiPort = nil
-    midiOutPort = nil
-    forgetLiveInputs()
-    forgetSends()
+    forgetPorts()
     MonitorPair.click.publish(ctx, 0, 0)
     MonitorPair.cue.publish(ctx, 0, 0)
     ctx.pointee.midiPort.store(0, ordering: .releasing)
@@ -226,8 +219,7 @@ public final class JackDriver: @unchecked Sendable {
     syncEffectPorts()
     syncMonitors()
     syncMidiPort()
-    syncLiveInputs()
-    syncSends()
+    for kind in Self.portSetKinds { syncPortSets(kind) }
     _ = healRouting()
     masterWasConnected = masterConnectionCount() > 0
   }
@@ -325,31 +317,33 @@ public final class JackDriver: @unchecked Sendable {
   /// and removes it otherwise, as the sfx ports are (the process callback stops reading it two
   /// periods before it goes).
   func syncMidiPort() {
-    guard let client, let context else { return }
-    let out = plan.midiOut
-    if out, midiOutPort == nil {
-      if let port = try? client.registerAudioPort("midi_out", isOutput: true, prettyName: "stemdeck MIDI feedback", midi: true) {
-        midiOutPort = port
-        context.pointee.midiOutPort.store(Int(bitPattern: UnsafeRawPointer(port)), ordering: .releasing)
-      }
-    } else if !out, let port = midiOutPort {
-      context.pointee.midiOutPort.store(0, ordering: .releasing)
-      waitForTheProcessCallbackToLetGo()
-      client.unregister(port)
-      midiOutPort = nil
+    syncMidi("midi_out", isOutput: true, prettyName: "stemdeck MIDI feedback", wanted: plan.midiOut, port: \.midiOutPort) {
+      $0.pointee.midiOutPort.store($1, ordering: .releasing)
     }
-    let wanted = plan.midiIn
-    if wanted, midiPort == nil {
-      guard let port = try? client.registerAudioPort("midi_in", isOutput: false, prettyName: "stemdeck MIDI control", midi: true) else {
+    syncMidi("midi_in", isOutput: false, prettyName: "stemdeck MIDI control", wanted: plan.midiIn, port: \.midiPort) {
+      $0.pointee.midiPort.store($1, ordering: .releasing)
+    }
+  }
+
+  /// Registers the MIDI port `name` while `wanted` and publishes it (`publish` stores its bit
+  /// pattern, 0 for none, in the process context); removes it once not wanted, after the process
+  /// callback let go of it. A port JACK refuses is tried again at the next sync.
+  private func syncMidi(
+    _ name: String, isOutput: Bool, prettyName: String, wanted: Bool, port: ReferenceWritableKeyPath<JackDriver, OpaquePointer?>,
+    publish: (UnsafeMutablePointer<ProcessContext>, Int) -> Void
+  ) {
+    guard let client, let context else { return }
+    if wanted, self[keyPath: port] == nil {
+      guard let registered = try? client.registerAudioPort(name, isOutput: isOutput, prettyName: prettyName, midi: true) else {
         return
       }
-      midiPort = port
-      context.pointee.midiPort.store(Int(bitPattern: UnsafeRawPointer(port)), ordering: .releasing)
-    } else if !wanted, let port = midiPort {
-      context.pointee.midiPort.store(0, ordering: .releasing)
+      self[keyPath: port] = registered
+      publish(context, Int(bitPattern: UnsafeRawPointer(registered)))
+    } else if !wanted, let registered = self[keyPath: port] {
+      publish(context, 0)
       waitForTheProcessCallbackToLetGo()
-      client.unregister(port)
-      midiPort = nil
+      client.unregister(registered)
+      self[keyPath: port] = nil
     }
   }
 
@@ -453,14 +447,7 @@ public final class JackDriver: @unchecked Sendable {
         client = nil  // closes the dead client
         connected = false
         masterPorts = nil
-        directPorts = [:]
-        effectPorts = nil
-        clickPorts = nil
-        cuePorts = nil
-        midiPort = nil
-        midiOutPort = nil
-        forgetLiveInputs()
-        forgetSends()
+        forgetPorts()
         reconnectAt = Date().addingTimeInterval(Self.reconnectInterval)
       }
       if !connected {
@@ -487,8 +474,7 @@ public final class JackDriver: @unchecked Sendable {
       if plan.effectPorts != (effectPorts != nil) { syncEffectPorts() }
       if monitorsOutOfStep { syncMonitors() }
       if midiOutOfStep { syncMidiPort() }
-      if liveInputsOutOfStep() { syncLiveInputs() }
-      if sendsOutOfStep() { syncSends() }
+      for kind in Self.portSetKinds where portSetsOutOfStep(kind) { syncPortSets(kind) }
       syncProcessingLatency()
       lines += pendingEvents
       pendingEvents = []

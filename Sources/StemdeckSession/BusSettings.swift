@@ -107,23 +107,20 @@ extension Session {
       return ("buses", "has \(buses.count) buses; at most \(BusSettings.maximumBuses)")
     }
     let stemIndex = Dictionary(stems.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { a, _ in a })
-    var busIndex: [String: Int] = [:]
+    var busNames = SessionRules.NameList(of: .bus)
     func check(_ value: Double, _ rule: SettingRule, _ location: String) -> (String, String)? {
       rule.accepts(value) ? nil : (location, rule.rule + " (got \(SessionRules.number(value)))")
     }
     for (index, bus) in buses.enumerated() {
       let base = "buses[\(index)]"
-      if let problem = SessionRules.nameProblem(bus.name, of: .bus) { return (base + ".name", problem) }
-      if let earlier = busIndex[bus.name] {
-        return (base + ".name", SessionRules.duplicateNameMessage(bus.name, of: .bus, earlier: earlier))
-      }
+      if let problem = busNames.problem(bus.name, at: index) { return (base + ".name", problem) }
       if let stem = stemIndex[bus.name] {
         return (base + ".name", "bus name '\(bus.name)' is also the name of stems[\(stem)]; stems and buses need different names")
       }
-      busIndex[bus.name] = index
       if let p = bus.strip.ruleProblem(of: .bus) { return (base + "." + p.key, p.message) }
       if let problem = bus.eq.problem() { return (base + ".eq." + problem.field, problem.message) }
     }
+    let busIndex = busNames.firstIndexByName
     let known = buses.map(\.name)
     func unknown(_ target: String) -> String {
       let list = known.isEmpty ? "there are no buses" : "the buses are " + known.map { "'\($0)'" }.joined(separator: ", ")

@@ -42,14 +42,9 @@ extension SettingRange {
 
 extension SettingRule {
   /// The click's level in dB.
-  public static let clickLevel = SettingRule(
-    SettingRange.clickLevel,
-    allowed: "a level in dB from \(SessionRules.number(SettingRange.clickLevel.lowerBound)) to "
-      + "\(SessionRules.number(SettingRange.clickLevel.upperBound))")
+  public static let clickLevel = span(SettingRange.clickLevel, "a level in dB")
   /// Bars of count-in.
-  public static let countIn = SettingRule(
-    SettingRange.countIn,
-    allowed: "a whole number of bars from \(SettingRange.countIn.lowerBound) to \(SettingRange.countIn.upperBound)")
+  public static let countIn = span(SettingRange.countIn, "a whole number of bars")
 }
 
 extension SessionRules {

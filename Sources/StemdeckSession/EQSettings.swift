@@ -109,25 +109,13 @@ extension SettingRange {
 
 extension SettingRule {
   /// The high-pass filter's frequency.
-  public static let eqHighPass = SettingRule(
-    SettingRange.eqHighPass,
-    allowed: "a frequency in Hz from \(SessionRules.number(SettingRange.eqHighPass.lowerBound)) to "
-      + "\(SessionRules.number(SettingRange.eqHighPass.upperBound))")
+  public static let eqHighPass = span(SettingRange.eqHighPass, "a frequency in Hz")
   /// A band's frequency.
-  public static let eqFrequency = SettingRule(
-    SettingRange.eqFrequency,
-    allowed: "a frequency in Hz from \(SessionRules.number(SettingRange.eqFrequency.lowerBound)) to "
-      + "\(SessionRules.number(SettingRange.eqFrequency.upperBound))")
+  public static let eqFrequency = span(SettingRange.eqFrequency, "a frequency in Hz")
   /// A band's gain.
-  public static let eqGain = SettingRule(
-    SettingRange.eqGain,
-    allowed: "a gain in dB from \(SessionRules.number(SettingRange.eqGain.lowerBound)) to "
-      + "\(SessionRules.number(SettingRange.eqGain.upperBound))")
+  public static let eqGain = span(SettingRange.eqGain, "a gain in dB")
   /// The mid band's Q.
-  public static let eqQ = SettingRule(
-    SettingRange.eqQ,
-    allowed: "a Q from \(SessionRules.number(SettingRange.eqQ.lowerBound)) to "
-      + "\(SessionRules.number(SettingRange.eqQ.upperBound))")
+  public static let eqQ = span(SettingRange.eqQ, "a Q")
   /// The high-pass slope's rule sentence.
   public static let eqSlopeRule = "must be 12 or 24 (dB per octave)"
 }

@@ -82,6 +82,13 @@ enum FileAccess {
     return ".\(stem).tmp-\(getpid())-" + String(repeating: "0", count: 16 - random.count) + random
   }
 
+  /// The folder of `path` ("/" at the root, "." for a bare name) and the name in it (after the
+  /// last "/"; empty for a path ending in "/").
+  static func folderAndName(_ path: String) -> (folder: String, name: String) {
+    guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+    return (slash == path.startIndex ? "/" : String(path[..<slash]), String(path[path.index(after: slash)...]))
+  }
+
   /// Replaces the file at `path` with `bytes`, keeping the old file as `<path>.bak`.
   /// See `SessionFile.save(_:to:)` for the guarantees.
   /// - Parameter temporaryName: makes a new temporary file name for a target name on each call
@@ -94,15 +101,7 @@ enum FileAccess {
 
     guard !path.isEmpty else { throw fail("no session file path given") }
     guard !path.hasSuffix("/") else { throw fail("is a folder path (ends with '/'), not a file name") }
-    let folder: String
-    let name: String
-    if let slash = path.lastIndex(of: "/") {
-      folder = slash == path.startIndex ? "/" : String(path[..<slash])
-      name = String(path[path.index(after: slash)...])
-    } else {
-      folder = "."
-      name = path
-    }
+    let (folder, name) = folderAndName(path)
     guard name != ".", name != ".." else { throw fail("is a folder, not a file name") }
     func inFolder(_ entry: String) -> String { folder == "/" ? "/" + entry : folder + "/" + entry }
 
@@ -358,14 +357,7 @@ enum FileAccess {
     guard !path.isEmpty, !path.hasSuffix("/") else { throw fail("is not a file name") }
     // Never rename over a device, FIFO or socket (as root that would replace /dev/null).
     if let what = specialFileKind(at: path) { throw fail("is \(what), not a regular file; it is not replaced") }
-    let folder: String, name: String
-    if let slash = path.lastIndex(of: "/") {
-      folder = slash == path.startIndex ? "/" : String(path[..<slash])
-      name = String(path[path.index(after: slash)...])
-    } else {
-      folder = "."
-      name = path
-    }
+    let (folder, name) = folderAndName(path)
     var template = Array(((folder == "/" ? "/" : folder + "/") + randomTemporaryName(for: name) + "-XXXXXX").utf8CString)
     guard let made = mkdtemp(&template) else {
       throw fail("cannot create a temporary folder next to it: \(reason(errno))")

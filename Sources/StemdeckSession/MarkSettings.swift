@@ -29,14 +29,10 @@ extension SettingRule {
 extension Session {
   /// The first mark that breaks a rule, as `validate()` words it (location, message).
   func markProblem() -> (location: String, message: String)? {
-    var firstIndexByName: [String: Int] = [:]
+    var names = SessionRules.NameList(of: .mark)
     for (index, mark) in marks.enumerated() {
       let base = "marks[\(index)]"
-      if let problem = SessionRules.nameProblem(mark.name, of: .mark) { return (base + ".name", problem) }
-      if let earlier = firstIndexByName[mark.name] {
-        return (base + ".name", SessionRules.duplicateNameMessage(mark.name, of: .mark, earlier: earlier))
-      }
-      firstIndexByName[mark.name] = index
+      if let problem = names.problem(mark.name, at: index) { return (base + ".name", problem) }
       if !SettingRule.position.accepts(mark.at) {
         return (base + ".at", SettingRule.position.rule + " (got \(SessionRules.number(mark.at)))")
       }
@@ -56,26 +52,12 @@ extension SessionEncoder {
 extension SessionDecoder {
   func marks(_ node: JSONNode) throws(SessionError) -> [Mark] {
     let example = "{ \"name\" : \"chorus\", \"at\" : 61.5 }"
-    guard case .array(let elements) = node.value else {
-      throw fail("marks", node, "must be an array of marks [ \(example), ... ] (got \(describe(node)))")
-    }
-    var marks: [Mark] = []
-    var firstIndexByName: [String: Int] = [:]
-    for (index, element) in elements.enumerated() {
-      let base = "marks[\(index)]"
-      let fields = try object(element, at: base, allowed: SessionRules.markFields, example: example)
-      guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every mark needs a name)") }
-      let name = try string(nameNode, at: base + ".name", rule: "must be a mark name in double quotes")
-      if let problem = SessionRules.nameProblem(name, of: .mark) { throw fail(base + ".name", nameNode, problem) }
-      if let earlier = firstIndexByName[name] {
-        throw fail(base + ".name", nameNode, SessionRules.duplicateNameMessage(name, of: .mark, earlier: earlier))
+    return try namedList(node, of: .mark, allowed: SessionRules.markFields, arrayExample: example, example: example) {
+      (mark) throws(SessionError) -> Mark in
+      guard let atNode = mark.fields["at"] else {
+        throw fail(mark.base + ".at", mark.node, "is missing (the mark's position in seconds on the transport)")
       }
-      firstIndexByName[name] = index
-      guard let atNode = fields["at"] else {
-        throw fail(base + ".at", element, "is missing (the mark's position in seconds on the transport)")
-      }
-      marks.append(Mark(name: name, at: try number(atNode, at: base + ".at", rule: .position)))
+      return Mark(name: mark.name, at: try number(atNode, at: mark.base + ".at", rule: .position))
     }
-    return marks
   }
 }

@@ -55,33 +55,20 @@ extension SessionDecoder {
   /// The optional "scenes" section.
   func scenes(_ node: JSONNode) throws(SessionError) -> [SceneSettings] {
     let example = "{ \"name\" : \"chorus\", \"master\" : { \"volume\" : 1 }, \"stems\" : [ { \"name\" : \"drums\", \"volume\" : 0.8 } ] }"
-    guard case .array(let elements) = node.value else {
-      throw fail("scenes", node, "must be an array of scenes [ \(example), ... ] (got \(describe(node)))")
-    }
-    var scenes: [SceneSettings] = []
-    var firstIndexByName: [String: Int] = [:]
-    for (index, element) in elements.enumerated() {
-      let base = "scenes[\(index)]"
-      let fields = try object(element, at: base, allowed: SceneSettings.fields, example: example)
-      guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every scene needs a name)") }
-      let name = try string(nameNode, at: base + ".name", rule: "must be a scene name in double quotes")
-      if let problem = SessionRules.nameProblem(name, of: .scene) { throw fail(base + ".name", nameNode, problem) }
-      if let earlier = firstIndexByName[name] {
-        throw fail(base + ".name", nameNode, SessionRules.duplicateNameMessage(name, of: .scene, earlier: earlier))
-      }
-      firstIndexByName[name] = index
-      var scene = SceneSettings(name: name)
+    return try namedList(node, of: .scene, allowed: SceneSettings.fields, arrayExample: example, example: example) {
+      (object) throws(SessionError) -> SceneSettings in
+      let base = object.base, fields = object.fields
+      var scene = SceneSettings(name: object.name)
       if let master = fields["master"] {
-        let m = try object(master, at: base + ".master", allowed: SessionRules.masterFields, example: "{ \"volume\" : 1 }")
+        let m = try self.object(master, at: base + ".master", allowed: SessionRules.masterFields, example: "{ \"volume\" : 1 }")
         if let v = m["volume"] { scene.masterVolume = try volume(v, at: base + ".master.volume") }
         if let e = m["eq"] { scene.masterEQ = try eq(e, at: base + ".master.eq") }
       }
       if let n = fields["stems"] { scene.stems = try sceneStrips(n, of: .stem, at: base + ".stems") }
       if let n = fields["buses"] { scene.buses = try sceneStrips(n, of: .bus, at: base + ".buses") }
       if let n = fields["inputs"] { scene.inputs = try sceneStrips(n, of: .input, at: base + ".inputs") }
-      scenes.append(scene)
+      return scene
     }
-    return scenes
   }
 
   func sceneStrips(_ node: JSONNode, of kind: StripKind, at path: String) throws(SessionError) -> [SceneStrip] {

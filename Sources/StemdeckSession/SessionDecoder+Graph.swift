@@ -77,34 +77,16 @@ extension SessionDecoder {
   /// routes (known buses, no loop, no stem of the same name) by `Session.busProblem` once the
   /// stems are read too.
   func buses(_ node: JSONNode) throws(SessionError) -> [BusSettings] {
-    guard case .array(let elements) = node.value else {
-      throw fail("buses", node, "must be an array of buses [ { \"name\" : \"drums_bus\" }, ... ] (got \(describe(node)))")
+    try namedList(
+      node, of: .bus, allowed: BusSettings.fields, arrayExample: "{ \"name\" : \"drums_bus\" }",
+      example: "{ \"name\" : \"drums_bus\", \"volume\" : 0.8 }", maximum: BusSettings.maximumBuses
+    ) { (object) throws(SessionError) -> BusSettings in
+      var bus = BusSettings(name: object.name)
+      try stripControls(object.fields, of: .bus, into: &bus.strip, at: object.base)
+      if let n = object.fields["directOut"] { bus.directOut = try bool(n, at: object.base + ".directOut") }
+      try stripRouting(object.fields, into: &bus.strip, at: object.base)
+      return bus
     }
-    if elements.count > BusSettings.maximumBuses {
-      throw fail("buses", node, "has \(elements.count) buses; at most \(BusSettings.maximumBuses)")
-    }
-    var buses: [BusSettings] = []
-    var firstIndexByName: [String: Int] = [:]
-    for (index, element) in elements.enumerated() {
-      let base = "buses[\(index)]"
-      let fields = try object(element, at: base, allowed: BusSettings.fields, example: "{ \"name\" : \"drums_bus\", \"volume\" : 0.8 }")
-      guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every bus needs a name)") }
-      let name = try string(nameNode, at: base + ".name", rule: "must be a bus name in double quotes")
-      if let problem = SessionRules.nameProblem(name, of: .bus) { throw fail(base + ".name", nameNode, problem) }
-      if let earlier = firstIndexByName[name] {
-        throw fail(base + ".name", nameNode, SessionRules.duplicateNameMessage(name, of: .bus, earlier: earlier))
-      }
-      firstIndexByName[name] = index
-      var bus = BusSettings(name: name)
-      try stripControls(fields, of: .bus, into: &bus.strip, at: base)
-      if let n = fields["directOut"] { bus.directOut = try bool(n, at: base + ".directOut") }
-      if let n = fields["eq"] { bus.eq = try eq(n, at: base + ".eq") }
-      if let n = fields["inserts"] { bus.strip.inserts = try inserts(n, at: base + ".inserts") }
-      if let n = fields["bus"] { bus.bus = try destination(n, at: base + ".bus") }
-      if let n = fields["sends"] { bus.sends = try stemSends(n, at: base + ".sends") }
-      buses.append(bus)
-    }
-    return buses
   }
 
   /// A `"bus"` field: the name of the bus fed, in double quotes ("master" is the same as leaving it out).

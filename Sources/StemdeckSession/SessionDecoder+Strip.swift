@@ -20,4 +20,13 @@ extension SessionDecoder {
       }
     }
   }
+
+  /// Reads a stem's or a bus's `"eq"`, `"inserts"`, `"bus"` and `"sends"` (in that order: the
+  /// first one wrong is the one told) into `strip`. An input reads its own: its bus must exist.
+  func stripRouting(_ fields: [String: JSONNode], into strip: inout StripSettings, at base: String) throws(SessionError) {
+    if let node = fields["eq"] { strip.eq = try eq(node, at: base + ".eq") }
+    if let node = fields["inserts"] { strip.inserts = try inserts(node, at: base + ".inserts") }
+    if let node = fields["bus"] { strip.bus = try destination(node, at: base + ".bus") }
+    if let node = fields["sends"] { strip.sends = try stemSends(node, at: base + ".sends") }
+  }
 }

@@ -45,6 +45,44 @@ extension SessionDecoder {
     return fields
   }
 
+  /// One object of a list of named objects (`namedList`): its index, its location
+  /// (`marks[2]`), its fields and its name, checked.
+  struct NamedObject {
+    let index: Int
+    let base: String
+    let fields: [String: JSONNode]
+    let node: JSONNode
+    let name: String
+  }
+
+  /// A list section of named objects (`kind.listName`: stems, effects, buses, scenes, marks): an
+  /// array (its error shows `arrayExample`) of at most `maximum` objects, each with only
+  /// `allowed` fields (its error shows `example`) and a `"name"` (missing: "every stem needs
+  /// `needs`") the rules accept and no earlier object has; `read` makes each element from what
+  /// that leaves to read.
+  func namedList<Element>(
+    _ node: JSONNode, of kind: SessionRules.ElementKind, allowed: [String], arrayExample: String, example: String,
+    needs: String = "a name", maximum: Int? = nil, _ read: (NamedObject) throws(SessionError) -> Element
+  ) throws(SessionError) -> [Element] {
+    let list = kind.listName
+    guard case .array(let elements) = node.value else {
+      throw fail(list, node, "must be an array of \(list) [ \(arrayExample), ... ] (got \(describe(node)))")
+    }
+    if let maximum, elements.count > maximum { throw fail(list, node, "has \(elements.count) \(list); at most \(maximum)") }
+    var result: [Element] = []
+    result.reserveCapacity(elements.count)
+    var names = SessionRules.NameList(of: kind)
+    for (index, element) in elements.enumerated() {
+      let base = "\(list)[\(index)]"
+      let fields = try object(element, at: base, allowed: allowed, example: example)
+      guard let nameNode = fields["name"] else { throw fail(base + ".name", element, "is missing (every \(kind.rawValue) needs \(needs))") }
+      let name = try string(nameNode, at: base + ".name", rule: "must be \(kind.withArticle) name in double quotes")
+      if let problem = names.problem(name, at: index) { throw fail(base + ".name", nameNode, problem) }
+      result.append(try read(NamedObject(index: index, base: base, fields: fields, node: element, name: name)))
+    }
+    return result
+  }
+
   func required(
     _ fields: [String: JSONNode], _ key: String, in object: JSONNode,
     at path: String, of kind: SessionRules.ElementKind

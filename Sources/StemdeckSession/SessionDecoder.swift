@@ -128,24 +128,12 @@ struct SessionDecoder {
   // MARK: Sections
 
   func stems(_ node: JSONNode) throws(SessionError) -> [StemSettings] {
-    guard case .array(let elements) = node.value else {
-      throw fail(
-        "stems", node,
-        "must be an array of stems [ { \"name\" : ..., \"file\" : ... }, ... ] "
-          + "(got \(describe(node)))")
-    }
-    var stems: [StemSettings] = []
-    stems.reserveCapacity(elements.count)
-    var firstIndexByName: [String: Int] = [:]
-    for (index, element) in elements.enumerated() {
-      let base = "stems[\(index)]"
-      let fields = try object(
-        element, at: base, allowed: SessionRules.stemFields,
-        example: "{ \"name\" : \"drums\", \"file\" : \"drums.flac\" }")
-      let (name, file) = try nameAndFile(
-        fields, of: .stem, in: element, at: base, index: index,
-        firstIndexByName: &firstIndexByName)
-      var stem = StemSettings(name: name, file: file)
+    try namedList(
+      node, of: .stem, allowed: SessionRules.stemFields, arrayExample: "{ \"name\" : ..., \"file\" : ... }",
+      example: "{ \"name\" : \"drums\", \"file\" : \"drums.flac\" }", needs: "a name and a file"
+    ) { (object) throws(SessionError) -> StemSettings in
+      let base = object.base, fields = object.fields, element = object.node
+      var stem = StemSettings(name: object.name, file: try audioFile(of: object, .stem))
       try stripControls(fields, of: .stem, into: &stem.strip, at: base)
       if let node = fields["rate"] {
         stem.rate = try number(node, at: base + ".rate", rule: .rate)
@@ -169,13 +157,9 @@ struct SessionDecoder {
       if let node = fields["pitch"], stem.mode == .varispeed, stem.pitch != 0 {
         throw fail(base + ".pitch", node, SessionRules.pitchNeedsStretchMessage(stem.pitch))
       }
-      if let node = fields["eq"] { stem.eq = try eq(node, at: base + ".eq") }
-      if let node = fields["inserts"] { stem.strip.inserts = try inserts(node, at: base + ".inserts") }
-      if let node = fields["bus"] { stem.bus = try destination(node, at: base + ".bus") }
-      if let node = fields["sends"] { stem.sends = try stemSends(node, at: base + ".sends") }
-      stems.append(stem)
+      try stripRouting(fields, into: &stem.strip, at: base)
+      return stem
     }
-    return stems
   }
 
   /// A channel EQ (`"eq"` of a stem or of the master; EQSettings.swift): every part optional.
@@ -243,52 +227,23 @@ struct SessionDecoder {
   }
 
   func effects(_ node: JSONNode) throws(SessionError) -> [EffectSettings] {
-    guard case .array(let elements) = node.value else {
-      throw fail(
-        "effects", node,
-        "must be an array of effects [ { \"name\" : ..., \"file\" : ... }, ... ] "
-          + "(got \(describe(node)))")
+    try namedList(
+      node, of: .effect, allowed: SessionRules.effectFields, arrayExample: "{ \"name\" : ..., \"file\" : ... }",
+      example: "{ \"name\" : \"horn\", \"file\" : \"horn.wav\" }", needs: "a name and a file"
+    ) { (object) throws(SessionError) -> EffectSettings in
+      var effect = EffectSettings(name: object.name, file: try audioFile(of: object, .effect))
+      if let node = object.fields["volume"] { effect.volume = try volume(node, at: object.base + ".volume") }
+      if let node = object.fields["pan"] { effect.pan = try number(node, at: object.base + ".pan", rule: .pan) }
+      return effect
     }
-    var effects: [EffectSettings] = []
-    effects.reserveCapacity(elements.count)
-    var firstIndexByName: [String: Int] = [:]
-    for (index, element) in elements.enumerated() {
-      let base = "effects[\(index)]"
-      let fields = try object(
-        element, at: base, allowed: SessionRules.effectFields,
-        example: "{ \"name\" : \"horn\", \"file\" : \"horn.wav\" }")
-      let (name, file) = try nameAndFile(
-        fields, of: .effect, in: element, at: base, index: index,
-        firstIndexByName: &firstIndexByName)
-      var effect = EffectSettings(name: name, file: file)
-      if let node = fields["volume"] { effect.volume = try volume(node, at: base + ".volume") }
-      if let node = fields["pan"] {
-        effect.pan = try number(node, at: base + ".pan", rule: .pan)
-      }
-      effects.append(effect)
-    }
-    return effects
   }
 
-  /// The required `"name"` and `"file"` of a stem or effect, checked, with the name recorded in
-  /// `firstIndexByName` so a later duplicate is caught.
-  func nameAndFile(
-    _ fields: [String: JSONNode], of kind: SessionRules.ElementKind,
-    in element: JSONNode, at base: String, index: Int,
-    firstIndexByName: inout [String: Int]
-  ) throws(SessionError) -> (String, String) {
-    let nameNode = try required(fields, "name", in: element, at: base, of: kind)
-    let name = try string(nameNode, at: base + ".name", rule: "must be \(kind.withArticle) name in double quotes")
-    if let problem = SessionRules.nameProblem(name, of: kind) { throw fail(base + ".name", nameNode, problem) }
-    if let earlier = firstIndexByName[name] {
-      throw fail(base + ".name", nameNode, SessionRules.duplicateNameMessage(name, of: kind, earlier: earlier))
-    }
-    firstIndexByName[name] = index
-
-    let fileNode = try required(fields, "file", in: element, at: base, of: kind)
-    let file = try string(fileNode, at: base + ".file", rule: "must be the audio file's path in double quotes")
-    if let problem = SessionRules.audioFileProblem(file) { throw fail(base + ".file", fileNode, problem) }
-    return (name, file)
+  /// The required `"file"` of a stem or effect (`kind`): an audio file's path, checked.
+  func audioFile(of object: NamedObject, _ kind: SessionRules.ElementKind) throws(SessionError) -> String {
+    let fileNode = try required(object.fields, "file", in: object.node, at: object.base, of: kind)
+    let file = try string(fileNode, at: object.base + ".file", rule: "must be the audio file's path in double quotes")
+    if let problem = SessionRules.audioFileProblem(file) { throw fail(object.base + ".file", fileNode, problem) }
+    return file
   }
 
   func recording(_ node: JSONNode) throws(SessionError) -> RecordingSettings {

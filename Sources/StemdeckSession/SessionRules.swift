@@ -130,6 +130,26 @@ enum SessionRules {
     "duplicate \(kind.rawValue) name '\(name)' (also \(kind.listName)[\(earlier)])"
   }
 
+  /// The names of one list of a session (its stems, effects, buses, scenes or marks) as they are
+  /// read or checked in order, each with the index it first stands at: what tells a name the
+  /// rules refuse (`nameProblem`) or one the list used before (`duplicateNameMessage`).
+  struct NameList {
+    let kind: ElementKind
+    /// The index each name first stood at.
+    private(set) var firstIndexByName: [String: Int] = [:]
+
+    init(of kind: ElementKind) { self.kind = kind }
+
+    /// What is wrong with `name`, the name of the list's element `index`, or nil (then it is
+    /// noted, so that a later element of the same name is a duplicate).
+    mutating func problem(_ name: String, at index: Int) -> String? {
+      if let problem = SessionRules.nameProblem(name, of: kind) { return problem }
+      if let earlier = firstIndexByName[name] { return SessionRules.duplicateNameMessage(name, of: kind, earlier: earlier) }
+      firstIndexByName[name] = index
+      return nil
+    }
+  }
+
   private static func isNameScalar(_ scalar: Unicode.Scalar) -> Bool {
     StemSettings.isNameCharacter(scalar)
   }
@@ -257,14 +277,10 @@ extension Session {
     if let problem = click.problem() { throw fail("click." + problem.field, problem.message) }
     if let problem = markProblem() { throw fail(problem.location, problem.message) }
     try check(position, .position, "position")
-    var firstIndexByName: [String: Int] = [:]
+    var stemNames = SessionRules.NameList(of: .stem)
     for (index, stem) in stems.enumerated() {
       let base = "stems[\(index)]"
-      if let problem = SessionRules.nameProblem(stem.name, of: .stem) { throw fail(base + ".name", problem) }
-      if let earlier = firstIndexByName[stem.name] {
-        throw fail(base + ".name", SessionRules.duplicateNameMessage(stem.name, of: .stem, earlier: earlier))
-      }
-      firstIndexByName[stem.name] = index
+      if let problem = stemNames.problem(stem.name, at: index) { throw fail(base + ".name", problem) }
       if let problem = SessionRules.audioFileProblem(stem.file) { throw fail(base + ".file", problem) }
       if let p = stem.strip.ruleProblem(of: .stem) { throw fail(base + "." + p.key, p.message) }
       try check(stem.rate, .rate, base + ".rate")
@@ -288,14 +304,10 @@ extension Session {
       }
       if let problem = stem.eq.problem() { throw fail(base + ".eq." + problem.field, problem.message) }
     }
-    var firstEffectIndexByName: [String: Int] = [:]
+    var effectNames = SessionRules.NameList(of: .effect)
     for (index, effect) in effects.enumerated() {
       let base = "effects[\(index)]"
-      if let problem = SessionRules.nameProblem(effect.name, of: .effect) { throw fail(base + ".name", problem) }
-      if let earlier = firstEffectIndexByName[effect.name] {
-        throw fail(base + ".name", SessionRules.duplicateNameMessage(effect.name, of: .effect, earlier: earlier))
-      }
-      firstEffectIndexByName[effect.name] = index
+      if let problem = effectNames.problem(effect.name, at: index) { throw fail(base + ".name", problem) }
       if let problem = SessionRules.audioFileProblem(effect.file) { throw fail(base + ".file", problem) }
       try check(effect.volume, .volume, base + ".volume")
       try check(effect.pan, .pan, base + ".pan")

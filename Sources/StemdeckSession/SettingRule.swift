@@ -58,63 +58,50 @@ public struct SettingRule: Sendable, Equatable {
 extension SettingRule {
   private static func number(_ value: Double) -> String { SessionRules.number(value) }
 
+  /// The rule whose sentence is `what` followed by its bounds and `note`: `a frequency in Hz from
+  /// 20 to 500` (the bounds as the session file writes numbers).
+  static func span(_ range: ClosedRange<Double>, _ what: String, note: String = "") -> SettingRule {
+    SettingRule(range, allowed: "\(what) from \(number(range.lowerBound)) to \(number(range.upperBound))" + note)
+  }
+
+  /// The whole-number rule whose sentence is `what` followed by its bounds: `a whole number of
+  /// bars from 0 to 16`.
+  static func span(_ range: ClosedRange<Int>, _ what: String) -> SettingRule {
+    SettingRule(range, allowed: "\(what) from \(range.lowerBound) to \(range.upperBound)")
+  }
+
+  /// The rule `a number between -1 and 1`, then `note`.
+  static func between(_ range: ClosedRange<Double>, note: String = "") -> SettingRule {
+    SettingRule(range, allowed: "a number between \(number(range.lowerBound)) and \(number(range.upperBound))" + note)
+  }
+
   /// Linear gain of a stem, an effect or the master; a session file (and the console) may also
   /// give it in dB (`Decibels.linearGain(text:)`).
-  public static let volume = SettingRule(
-    SettingRange.volume,
-    allowed: "a number between \(number(SettingRange.volume.lowerBound)) and "
-      + "\(number(SettingRange.volume.upperBound)), or a level in dB such as \"-6dB\"")
+  public static let volume = between(SettingRange.volume, note: ", or a level in dB such as \"-6dB\"")
   /// Pan of a stem or an effect.
-  public static let pan = SettingRule(
-    SettingRange.pan,
-    allowed: "a number between \(number(SettingRange.pan.lowerBound)) and \(number(SettingRange.pan.upperBound))")
+  public static let pan = between(SettingRange.pan)
   /// A stem's varispeed ratio.
-  public static let rate = SettingRule(
-    SettingRange.rate,
-    allowed: "a number between \(number(SettingRange.rate.lowerBound)) and \(number(SettingRange.rate.upperBound))")
+  public static let rate = between(SettingRange.rate)
   /// A stem's extra repetitions.
   public static let loops = SettingRule(
     SettingRange.loops, allowed: "an integer from -1 (forever) up to \(SettingRange.loops.upperBound)")
   /// A stem's start offset on the transport, in seconds.
-  public static let startOffset = SettingRule(
-    SettingRange.startOffset,
-    allowed: "a number of seconds from \(number(SettingRange.startOffset.lowerBound)) to "
-      + "\(number(SettingRange.startOffset.upperBound))")
+  public static let startOffset = span(SettingRange.startOffset, "a number of seconds")
   /// The transport position (saved in a session, or sought to), in seconds.
-  public static let position = SettingRule(
-    SettingRange.position,
-    allowed: "a number of seconds from \(number(SettingRange.position.lowerBound)) to "
-      + "\(number(SettingRange.position.upperBound))")
+  public static let position = span(SettingRange.position, "a number of seconds")
   /// The overlap of a setlist crossfade, in seconds.
-  public static let crossfadeSeconds = SettingRule(
-    SettingRange.crossfadeSeconds,
-    allowed: "a number of seconds from \(number(SettingRange.crossfadeSeconds.lowerBound)) to "
-      + "\(number(SettingRange.crossfadeSeconds.upperBound))")
+  public static let crossfadeSeconds = span(SettingRange.crossfadeSeconds, "a number of seconds")
   /// The session tempo's beats per minute.
-  public static let bpm = SettingRule(
-    SettingRange.bpm,
-    allowed: "a number of beats per minute from \(number(SettingRange.bpm.lowerBound)) to "
-      + "\(number(SettingRange.bpm.upperBound))")
+  public static let bpm = span(SettingRange.bpm, "a number of beats per minute")
   /// The session tempo's beats in one bar.
-  public static let beatsPerBar = SettingRule(
-    SettingRange.beatsPerBar,
-    allowed: "an integer number of beats per bar from \(SettingRange.beatsPerBar.lowerBound) to "
-      + "\(SettingRange.beatsPerBar.upperBound)")
+  public static let beatsPerBar = span(SettingRange.beatsPerBar, "an integer number of beats per bar")
   /// A stem's loop start or end, in seconds of its audio file.
-  public static let loopPoint = SettingRule(
-    SettingRange.loopPoint,
-    allowed: "a number of seconds in the stem's audio file from \(number(SettingRange.loopPoint.lowerBound)) "
-      + "to \(number(SettingRange.loopPoint.upperBound))")
+  public static let loopPoint = span(SettingRange.loopPoint, "a number of seconds in the stem's audio file")
   /// The crossfade at a stem's loop seam, in seconds.
-  public static let crossfade = SettingRule(
-    SettingRange.crossfade,
-    allowed: "a number of seconds from \(number(SettingRange.crossfade.lowerBound)) to "
-      + "\(number(SettingRange.crossfade.upperBound)) (the crossfade at the loop seam; 0 for none)")
+  public static let crossfade = span(
+    SettingRange.crossfade, "a number of seconds", note: " (the crossfade at the loop seam; 0 for none)")
   /// A stem's pitch shift in stretch mode, in semitones.
-  public static let pitch = SettingRule(
-    SettingRange.pitch,
-    allowed: "a number of semitones from \(number(SettingRange.pitch.lowerBound)) to "
-      + "\(number(SettingRange.pitch.upperBound))")
+  public static let pitch = span(SettingRange.pitch, "a number of semitones")
 }
 
 /// The rules for stem and effect names (`SessionRules.nameProblem`), for the mixer and the console:

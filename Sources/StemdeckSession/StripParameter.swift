@@ -201,8 +201,5 @@ extension SettingRange {
 
 extension SettingRule {
   /// A strip's stereo width (`StripParameter.width`).
-  public static let width = SettingRule(
-    SettingRange.width,
-    allowed:
-      "a number between \(SessionRules.number(SettingRange.width.lowerBound)) and \(SessionRules.number(SettingRange.width.upperBound))")
+  public static let width = between(SettingRange.width)
 }

@@ -56,6 +56,30 @@ func finish(_ output: [Float], frames: Int, channels: Int, cpu: Double, path: St
   print(String(format: "ns_per_sample %.3f frames_out %d", ns, frames))
 }
 
+/// Output frames a processing call makes at most: a live period.
+let blockFrames = 128
+
+/// The timed loop both cases share: calls `step` while a block more fits in the output
+/// (`capacity` frames), with the input, where the output's next frame goes, and the frames made
+/// so far (which it adds to), until it returns false; then writes what was made to `path` with
+/// the CPU time of the calls (`finish`).
+func runBlocks(
+  _ input: [Float], channels: Int, capacity: Int, path: String,
+  step: (_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Float>, _ made: inout Int) -> Bool
+) {
+  var output = [Float](repeating: 0, count: capacity * channels)
+  var made = 0
+  let start = cpuSeconds()
+  input.withUnsafeBufferPointer { source in
+    output.withUnsafeMutableBufferPointer { destination in
+      while made + blockFrames <= capacity {
+        if !step(source.baseAddress!, destination.baseAddress! + made * channels, &made) { break }
+      }
+    }
+  }
+  finish(output, frames: made, channels: channels, cpu: cpuSeconds() - start, path: path)
+}
+
 func resample(_ args: [String]) {
   let mode = args[2]
   guard ["fast", "fast-sse", "fast-general"].contains(mode) else {
@@ -72,32 +96,23 @@ func resample(_ args: [String]) {
   let base = Double(outRate) / Double(inRate)
   let total = Double(inFrames) * base / ((rateFrom + rateTo) / 2)
   let capacity = Int(Double(inFrames) * base / Swift.min(rateFrom, rateTo) * 1.05) + 8192
-  var output = [Float](repeating: 0, count: capacity * channels)
   // As a stem makes it (Stem.swift): ratios down to the file ratio at the top rate, 2.
   var converter = SincResampler(
     channels: channels, minimumRatio: base / 2,
     steadyRates: mode == "fast-general" ? nil : (output: outRate, input: inRate))
   if mode == "fast-sse" { converter.usesAVX2 = false }
   defer { converter.deallocate() }
-  var read = 0, made = 0
-  let block = 128
-  let start = cpuSeconds()
-  input.withUnsafeBufferPointer { source in
-    output.withUnsafeMutableBufferPointer { destination in
-      while made + block <= capacity {
-        let rate = rateFrom + (rateTo - rateFrom) * Swift.min(1, Double(made) / total)
-        let feed = Swift.min(256, inFrames - read)
-        let got = converter.process(
-          input: source.baseAddress! + read * channels, inputFrames: feed,
-          output: destination.baseAddress! + made * channels, outputFrames: block,
-          ratio: base / rate, endOfInput: read + feed == inFrames)
-        read += got.used
-        made += got.generated
-        if got.used == 0 && got.generated == 0 { break }
-      }
-    }
+  var read = 0
+  runBlocks(input, channels: channels, capacity: capacity, path: args[7]) { source, destination, made in
+    let rate = rateFrom + (rateTo - rateFrom) * Swift.min(1, Double(made) / total)
+    let feed = Swift.min(256, inFrames - read)
+    let got = converter.process(
+      input: source + read * channels, inputFrames: feed, output: destination, outputFrames: blockFrames,
+      ratio: base / rate, endOfInput: read + feed == inFrames)
+    read += got.used
+    made += got.generated
+    return got.used != 0 || got.generated != 0
   }
-  finish(output, frames: made, channels: channels, cpu: cpuSeconds() - start, path: args[7])
 }
 
 func stretch(_ args: [String]) {
@@ -108,26 +123,18 @@ func stretch(_ args: [String]) {
   let input = readFloats(args[3])
   let inFrames = input.count / channels
   let capacity = Int(Double(inFrames) / tempo) + 8192
-  var output = [Float](repeating: 0, count: capacity * channels)
   var wsola = WsolaStretcher(channels: channels, sampleRate: rate, tempo: tempo)
-  var fed = 0, made = 0
-  let block = 128
-  let start = cpuSeconds()
-  input.withUnsafeBufferPointer { source in
-    output.withUnsafeMutableBufferPointer { destination in
-      while made + block <= capacity {
-        if wsola.update() {
-          made += wsola.retrieve(into: destination.baseAddress! + made * channels, frames: block)
-          if wsola.isFinished() { break }
-        } else {
-          let n = Swift.min(wsola.room(), inFrames - fed, 256)
-          if n <= 0 { break }  // no room and no more input: nothing more will come
-          fed += wsola.append(interleaved: source.baseAddress! + fed * channels, frames: n, final: fed + n == inFrames)
-        }
-      }
+  var fed = 0
+  runBlocks(input, channels: channels, capacity: capacity, path: args[7]) { source, destination, made in
+    if wsola.update() {
+      made += wsola.retrieve(into: destination, frames: blockFrames)
+      return !wsola.isFinished()
     }
+    let n = Swift.min(wsola.room(), inFrames - fed, 256)
+    if n <= 0 { return false }  // no room and no more input: nothing more will come
+    fed += wsola.append(interleaved: source + fed * channels, frames: n, final: fed + n == inFrames)
+    return true
   }
-  finish(output, frames: made, channels: channels, cpu: cpuSeconds() - start, path: args[7])
 }
 
 let args = CommandLine.arguments

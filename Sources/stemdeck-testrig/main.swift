@@ -101,19 +101,20 @@ func speakerProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) 
 
 /// The latency callbacks: each client declares its port's latency for its own direction.
 func speakerLatency(_ mode: jack_latency_callback_mode_t, _ arg: UnsafeMutableRawPointer?) {
-  guard let arg, mode == JackPlaybackLatency else { return }
-  let rig = arg.assumingMemoryBound(to: RigContext.self)
-  guard let port = rig.pointee.speakerIn else { return }
-  var range = jack_latency_range_t(min: UInt32(rig.pointee.playbackLatency), max: UInt32(rig.pointee.playbackLatency))
-  jack_port_set_latency_range(port, JackPlaybackLatency, &range)
+  guard mode == JackPlaybackLatency, let rig = arg?.assumingMemoryBound(to: RigContext.self) else { return }
+  declareLatency(of: rig.pointee.speakerIn, frames: rig.pointee.playbackLatency, mode)
 }
 
 func micLatency(_ mode: jack_latency_callback_mode_t, _ arg: UnsafeMutableRawPointer?) {
-  guard let arg, mode == JackCaptureLatency else { return }
-  let rig = arg.assumingMemoryBound(to: RigContext.self)
-  guard let port = rig.pointee.micOut else { return }
-  var range = jack_latency_range_t(min: UInt32(rig.pointee.captureLatency), max: UInt32(rig.pointee.captureLatency))
-  jack_port_set_latency_range(port, JackCaptureLatency, &range)
+  guard mode == JackCaptureLatency, let rig = arg?.assumingMemoryBound(to: RigContext.self) else { return }
+  declareLatency(of: rig.pointee.micOut, frames: rig.pointee.captureLatency, mode)
+}
+
+/// Sets `port`'s latency range in `mode`'s direction to exactly `frames`.
+func declareLatency(of port: OpaquePointer?, frames: Int, _ mode: jack_latency_callback_mode_t) {
+  guard let port else { return }
+  var range = jack_latency_range_t(min: UInt32(frames), max: UInt32(frames))
+  jack_port_set_latency_range(port, mode, &range)
 }
 
 /// Writes `text` to a file descriptor with write(2); a closed pipe or terminal ends the rig

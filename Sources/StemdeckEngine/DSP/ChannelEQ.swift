@@ -53,28 +53,29 @@ public struct Biquad: BitwiseCopyable, Sendable, Equatable {
   /// Low shelf of `gain` dB below `frequency` (shelf slope S = 1: half the gain at `frequency`).
   @_noLocks
   public static func lowShelf(frequency: Double, gain: Double, sampleRate: Double) -> Biquad {
-    let a = RealtimeC.pow(10, gain / 40)
-    let w0 = 2 * Double.pi * frequency / sampleRate
-    let c = RealtimeC.cos(w0)
-    // S = 1: alpha = sin(w0)/2 · sqrt((A + 1/A)(1/S − 1) + 2) = sin(w0)/√2.
-    let alpha = RealtimeC.sin(w0) * ChannelEQ.halfRoot2
-    let k = 2 * RealtimeC.pow(10, gain / 80) * alpha  // 2·√A·alpha
-    return Biquad(
-      a * ((a + 1) - (a - 1) * c + k), 2 * a * ((a - 1) - (a + 1) * c), a * ((a + 1) - (a - 1) * c - k),
-      (a + 1) + (a - 1) * c + k, -2 * ((a - 1) + (a + 1) * c), (a + 1) + (a - 1) * c - k)
+    shelf(frequency: frequency, gain: gain, sampleRate: sampleRate, high: false)
   }
 
   /// High shelf of `gain` dB above `frequency` (shelf slope S = 1: half the gain at `frequency`).
   @_noLocks
   public static func highShelf(frequency: Double, gain: Double, sampleRate: Double) -> Biquad {
+    shelf(frequency: frequency, gain: gain, sampleRate: sampleRate, high: true)
+  }
+
+  /// The cookbook's shelves, written once: the high shelf's formulas are the low shelf's with
+  /// cos(w0) negated and b1 and a1 negated (exact in floating point: only signs change).
+  @_noLocks
+  static func shelf(frequency: Double, gain: Double, sampleRate: Double, high: Bool) -> Biquad {
     let a = RealtimeC.pow(10, gain / 40)
     let w0 = 2 * Double.pi * frequency / sampleRate
-    let c = RealtimeC.cos(w0)
+    let c = high ? -RealtimeC.cos(w0) : RealtimeC.cos(w0)
+    // S = 1: alpha = sin(w0)/2 · sqrt((A + 1/A)(1/S − 1) + 2) = sin(w0)/√2.
     let alpha = RealtimeC.sin(w0) * ChannelEQ.halfRoot2
     let k = 2 * RealtimeC.pow(10, gain / 80) * alpha  // 2·√A·alpha
+    let odd: Double = high ? -1 : 1
     return Biquad(
-      a * ((a + 1) + (a - 1) * c + k), -2 * a * ((a - 1) + (a + 1) * c), a * ((a + 1) + (a - 1) * c - k),
-      (a + 1) - (a - 1) * c + k, 2 * ((a - 1) - (a + 1) * c), (a + 1) - (a - 1) * c - k)
+      a * ((a + 1) - (a - 1) * c + k), odd * (2 * a * ((a - 1) - (a + 1) * c)), a * ((a + 1) - (a - 1) * c - k),
+      (a + 1) + (a - 1) * c + k, odd * (-2 * ((a - 1) + (a + 1) * c)), (a + 1) + (a - 1) * c - k)
   }
 
   /// The quality of each section of a Butterworth high-pass made of `sections` biquads (1: 12
@@ -135,19 +136,24 @@ struct EQStage {
   mutating func clear() { z1L = 0; z2L = 0; z1R = 0; z2R = 0 }
 
   @_noLocks @inline(__always) @usableFromInline
-  mutating func left(_ x: Double) -> Double {
-    let y = c.b0 * x + z1L
-    z1L = c.b1 * x - c.a1 * y + z2L
-    z2L = c.b2 * x - c.a2 * y
+  mutating func left(_ x: Double) -> Double { Self.tick(c, x, &z1L, &z2L) }
+
+  @_noLocks @inline(__always) @usableFromInline
+  mutating func right(_ x: Double) -> Double { Self.tick(c, x, &z1R, &z2R) }
+
+  /// One sample through biquad `c` with one channel's state `z1`, `z2`.
+  @_noLocks @inline(__always) @usableFromInline
+  static func tick(_ c: Biquad, _ x: Double, _ z1: inout Double, _ z2: inout Double) -> Double {
+    let y = c.b0 * x + z1
+    z1 = c.b1 * x - c.a1 * y + z2
+    z2 = c.b2 * x - c.a2 * y
     return y
   }
 
+  /// `right(x)` or `left(x)`.
   @_noLocks @inline(__always) @usableFromInline
-  mutating func right(_ x: Double) -> Double {
-    let y = c.b0 * x + z1R
-    z1R = c.b1 * x - c.a1 * y + z2R
-    z2R = c.b2 * x - c.a2 * y
-    return y
+  mutating func filter(_ x: Double, right isRight: Bool) -> Double {
+    isRight ? right(x) : left(x)
   }
 }
 
@@ -337,40 +343,38 @@ public struct ChannelEQ {
     }
     for i in 0..<count {
       let at = i &* stride
-      let dryL = Double(l[at])
-      var x = dryL
-      if hpfOn {
-        var h = hpf1.left(x)
-        if twoSections { h = hpf2.left(h) }
-        x += hpfWet * (h - x)
-      }
-      if lowOn { x = low.left(x) }
-      if midOn { x = mid.left(x) }
-      if highOn { x = high.left(x) }
-      l[at] = Float(dryL + wet * (x - dryL))
-      if let r {
-        let dryR = Double(r[at])
-        var y = dryR
-        if hpfOn {
-          var h = hpf1.right(y)
-          if twoSections { h = hpf2.right(h) }
-          y += hpfWet * (h - y)
-        }
-        if lowOn { y = low.right(y) }
-        if midOn { y = mid.right(y) }
-        if highOn { y = high.right(y) }
-        r[at] = Float(dryR + wet * (y - dryR))
-      }
-      if wetStep != 0 {
-        wet += wetStep
-        if (wetStep > 0 && wet >= wetTarget) || (wetStep < 0 && wet <= wetTarget) { wet = wetTarget; wetStep = 0 }
-      }
-      if hpfWetStep != 0 {
-        hpfWet += hpfWetStep
-        if (hpfWetStep > 0 && hpfWet >= hpfWetTarget) || (hpfWetStep < 0 && hpfWet <= hpfWetTarget) {
-          hpfWet = hpfWetTarget; hpfWetStep = 0
-        }
-      }
+      l[at] = Float(fadingSample(Double(l[at]), right: false, twoSections: twoSections))
+      if let r { r[at] = Float(fadingSample(Double(r[at]), right: true, twoSections: twoSections)) }
+      Self.advance(&wet, step: &wetStep, to: wetTarget)
+      Self.advance(&hpfWet, step: &hpfWetStep, to: hpfWetTarget)
+    }
+  }
+
+  /// One sample of one channel through the sections while a section or the whole EQ fades: the
+  /// high-pass mixed with its dry input by `hpfWet`, then the bands, then all mixed with `dry`
+  /// by `wet`. The same for either channel but for the state each section keeps for it.
+  @_noLocks @inline(__always)
+  mutating func fadingSample(_ dry: Double, right: Bool, twoSections: Bool) -> Double {
+    var x = dry
+    if hpfOn {
+      var h = hpf1.filter(x, right: right)
+      if twoSections { h = hpf2.filter(h, right: right) }
+      x += hpfWet * (h - x)
+    }
+    if lowOn { x = low.filter(x, right: right) }
+    if midOn { x = mid.filter(x, right: right) }
+    if highOn { x = high.filter(x, right: right) }
+    return dry + wet * (x - dry)
+  }
+
+  /// Moves a fade's `value` one `step` towards `target`, and stops it there.
+  @_noLocks @inline(__always)
+  static func advance(_ value: inout Double, step: inout Double, to target: Double) {
+    guard step != 0 else { return }
+    value += step
+    if (step > 0 && value >= target) || (step < 0 && value <= target) {
+      value = target
+      step = 0
     }
   }
 

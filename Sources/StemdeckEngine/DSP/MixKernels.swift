@@ -280,6 +280,45 @@ func mixMonoSteady(
   return BlockLevels(peak: (peak, peak), sumSquares: (sum, sum))
 }
 
+/// A voice's steady mix: `mixMonoSteady` for a mono source, `mixStereoSteady` for an
+/// interleaved stereo one.
+///
+/// - Realtime: safe; arithmetic on caller-provided buffers. Proven by `@_noLocks`.
+@_noLocks @inline(__always)
+func mixSteady(
+  _ source: UnsafePointer<Float>, mono: Bool, frames: Int, gainLeft: Float, gainRight: Float,
+  left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, metering: Bool
+) -> BlockLevels {
+  mono
+    ? mixMonoSteady(source, frames: frames, gainLeft: gainLeft, gainRight: gainRight, left: left, right: right, metering: metering)
+    : mixStereoSteady(source, frames: frames, gainLeft: gainLeft, gainRight: gainRight, left: left, right: right, metering: metering)
+}
+
+/// Adds `count` frames of a mono or interleaved stereo `source`, times gains that ramp, to `left`
+/// and `right` (every `stride`th sample): the left gain starts at `stepL.start`, moves by
+/// `stepL.step` a frame for `stepL.rampFrames` frames and is `targets.left` from then on; the
+/// right likewise. One multiply and one add per sample, so a tap and the mix given the same
+/// ramp get the same products.
+///
+/// - Realtime: safe; arithmetic on caller-provided buffers. Proven by `@_noLocks`.
+@_noLocks @inline(__always)
+func mixRamping(
+  _ source: UnsafePointer<Float>, mono: Bool, count: Int,
+  stepL: (start: Float, step: Float, rampFrames: Int), stepR: (start: Float, step: Float, rampFrames: Int),
+  targets: (left: Float, right: Float),
+  left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, stride: Int = 1
+) {
+  var gl = stepL.start, gr = stepR.start
+  for i in 0..<count {
+    let xl = mono ? source[i] : source[2 &* i]
+    let xr = mono ? xl : source[2 &* i &+ 1]
+    left[i &* stride] += xl * gl
+    right[i &* stride] += xr * gr
+    gl = i &+ 1 < stepL.rampFrames ? gl + stepL.step : targets.left
+    gr = i &+ 1 < stepR.rampFrames ? gr + stepR.step : targets.right
+  }
+}
+
 /// Peak |x|, sum of x² and count of |x| > 1 over `count` contiguous samples (the master and
 /// input meters). Peak and sum in SIMD lanes; overs are counted in a second pass only when the
 /// peak is over full scale.

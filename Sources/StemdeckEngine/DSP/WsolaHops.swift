@@ -130,11 +130,10 @@ extension WsolaStretcher {
   /// over the first `crossfade` samples.
   @_noLocks
   mutating func splice(start: Int, from played: Int) {
-    let index = start &- historyStart
     let h = hop
     let x = crossfade
     for c in 0..<channels {
-      let src = history + (c &* capacity &+ index)
+      let src = input(channel: c, from: start)
       let before = tail + c &* h
       let out = ready + c &* h
       let acc = accumulator + c &* frame
@@ -160,7 +159,7 @@ extension WsolaStretcher {
     if !inputEnded { return false }
     compact()
     let extra = Swift.min(end &- (historyStart &+ historyCount), capacity &- historyCount)
-    for c in 0..<channels { (history + (c &* capacity &+ historyCount)).update(repeating: 0, count: extra) }
+    for c in 0..<channels { input(channel: c, from: historyStart &+ historyCount).update(repeating: 0, count: extra) }
     historyCount &+= extra
     return historyStart &+ historyCount >= end
   }
@@ -173,8 +172,8 @@ extension WsolaStretcher {
     let span = frame &+ 2 &* tolerance
     let first = nominal &- tolerance
     // The channels' sums.
-    sumChannels(from: start &- historyStart, count: n, into: natural)
-    sumChannels(from: first &- historyStart, count: span, into: candidates)
+    sumChannels(from: start, count: n, into: natural)
+    sumChannels(from: first, count: span, into: candidates)
     let d = Self.decimation
     let coarseN = n / d
     for j in 0..<coarseN {
@@ -210,14 +209,21 @@ extension WsolaStretcher {
     return fine &- tolerance
   }
 
+  /// Channel `c`'s input from absolute frame `frame` on, in the history (which must hold it).
   @_noLocks @inline(__always)
-  func sumChannels(from index: Int, count: Int, into destination: UnsafeMutablePointer<Float>) {
-    let left = history + index
+  func input(channel c: Int, from frame: Int) -> UnsafeMutablePointer<Float> {
+    history + (c &* capacity &+ (frame &- historyStart))
+  }
+
+  /// The channels' input from absolute frame `frame` on, summed, into `destination`.
+  @_noLocks @inline(__always)
+  func sumChannels(from frame: Int, count: Int, into destination: UnsafeMutablePointer<Float>) {
+    let left = input(channel: 0, from: frame)
     if channels == 1 {
       UnsafeMutableRawPointer(destination).copyMemory(from: UnsafeRawPointer(left), byteCount: count &* 4)
       return
     }
-    let right = history + (capacity &+ index)
+    let right = input(channel: 1, from: frame)
     for i in 0..<count { destination[i] = left[i] + right[i] }
   }
 
@@ -248,11 +254,10 @@ extension WsolaStretcher {
     start: Int, accumulator: UnsafeMutablePointer<Float>, ready: UnsafeMutablePointer<Float>,
     tail: UnsafeMutablePointer<Float>
   ) {
-    let index = start &- historyStart
     let n = frame
     let h = hop
     for c in 0..<channels {
-      let src = history + (c &* capacity &+ index)
+      let src = input(channel: c, from: start)
       let acc = accumulator + c &* n
       UnsafeMutableRawPointer(tail + c &* h).copyMemory(from: UnsafeRawPointer(acc), byteCount: h &* 4)
       for i in 0..<n { acc[i] += window[i] * src[i] }

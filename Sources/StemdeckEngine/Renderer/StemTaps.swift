@@ -84,61 +84,20 @@ func mixVoiceIntoTap(
     return
   }
   clearStemTap(state, slot: slot, through: at &+ count)
-  if steady && stride == 2 {
-    // Into the mix (and the meter's levels) as below; into the zeroed interleaved tap the same
-    // products added to it (0 + x·g, as the mix kernels compute them into the planar tap).
-    let levels =
-      mono
-      ? mixMonoSteady(
-        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: mixL, right: mixR, metering: metering)
-      : mixStereoSteady(
-        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: mixL, right: mixR, metering: metering)
-    let gl = stepL.start, gr = stepR.start
-    for i in 0..<count {
-      let xl = mono ? source[i] : source[2 &* i]
-      let xr = mono ? xl : source[2 &* i &+ 1]
-      tapL[2 &* i] += xl * gl
-      tapR[2 &* i] += xr * gr
-    }
-    postFaderMeter(
-      state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
-      mono: mono, cells: cells, preFader: preFader, levels: levels)
-    return
+  // Anything else (a mono source, ramping gains, frames the tap already holds: never expected):
+  // the products added into the zeroed tap, then into the mix and metered as `mixVoice` does.
+  // Both passes compute the same products (0 + x·g in the tap), so the tap is the stem as mixed.
+  if steady && stride == 1 {
+    _ = mixSteady(
+      source, mono: mono, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: tapL, right: tapR,
+      metering: false)
+  } else {
+    let targets = steady ? (stepL.start, stepR.start) : (voice.pointee.levels.gainLeft.current, voice.pointee.levels.gainRight.current)
+    mixRamping(source, mono: mono, count: count, stepL: stepL, stepR: stepR, targets: targets, left: tapL, right: tapR, stride: stride)
   }
-  if steady {
-    // A mono source (or frames the tap already holds, never expected): the mix kernel into each.
-    let levels =
-      mono
-      ? mixMonoSteady(
-        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: tapL, right: tapR, metering: metering)
-      : mixStereoSteady(
-        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: tapL, right: tapR, metering: metering)
-    _ =
-      mono
-      ? mixMonoSteady(source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: mixL, right: mixR, metering: false)
-      : mixStereoSteady(
-        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start, left: mixL, right: mixR, metering: false)
-    postFaderMeter(
-      state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
-      mono: mono, cells: cells, preFader: preFader, levels: levels)
-    return
-  }
-  var gl = stepL.start, gr = stepR.start
-  let tl = voice.pointee.levels.gainLeft.current, tr = voice.pointee.levels.gainRight.current
-  for i in 0..<count {
-    let xl = mono ? source[i] : source[2 &* i]
-    let xr = mono ? xl : source[2 &* i &+ 1]
-    let l = xl * gl, r = xr * gr
-    tapL[i &* stride] += l
-    tapR[i &* stride] += r
-    mixL[i] += l
-    mixR[i] += r
-    gl = i &+ 1 < stepL.rampFrames ? gl + stepL.step : tl
-    gr = i &+ 1 < stepR.rampFrames ? gr + stepR.step : tr
-  }
-  postFaderMeter(
-    state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
-    mono: mono, cells: cells, preFader: preFader)
+  mixAndMeter(
+    state, voice, source: source, count: count, stepL: stepL, stepR: stepR, mono: mono, cells: cells, preFader: preFader,
+    left: mixL, right: mixR)
 }
 
 /// Gives every tapped stem's buffers the gains the master stage just applied: the transport

@@ -379,36 +379,33 @@ func mixVoice(
       mono: mono, cells: cells, preFader: preFader)
     return
   }
+  mixAndMeter(
+    state, voice, source: source, count: count, stepL: stepL, stepR: stepR, mono: mono, cells: cells, preFader: preFader,
+    left: mixL, right: mixR)
+}
+
+/// Adds a voice's `count` source frames times its gains (steady, or ramping from `stepL`/`stepR`
+/// to its levels' current gains) to `left` and `right`, and meters it. Steady gains (the usual
+/// case) take one SIMD pass that mixes and takes the meter's levels.
+@_noLocks @inline(__always)
+func mixAndMeter(
+  _ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>,
+  source: UnsafeMutablePointer<Float>, count: Int,
+  stepL: (start: Float, step: Float, rampFrames: Int), stepR: (start: Float, step: Float, rampFrames: Int),
+  mono: Bool, cells: UnsafePointer<MeterCells>, preFader: Bool, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
+) {
+  var levels: BlockLevels? = nil
   if stepL.rampFrames == 0 && stepR.rampFrames == 0 {
-    // Steady gains (the usual case): one SIMD pass mixes and takes the meter's levels.
-    let metering = state.pointee.stemMetering
-    let levels =
-      mono
-      ? mixMonoSteady(
-        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start,
-        left: mixL, right: mixR, metering: metering)
-      : mixStereoSteady(
-        source, frames: count, gainLeft: stepL.start, gainRight: stepR.start,
-        left: mixL, right: mixR, metering: metering)
-    postFaderMeter(
-      state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
-      mono: mono, cells: cells, preFader: preFader, levels: levels)
-    return
+    levels = mixSteady(
+      source, mono: mono, frames: count, gainLeft: stepL.start, gainRight: stepR.start,
+      left: left, right: right, metering: state.pointee.stemMetering)
   } else {
-    var gl = stepL.start, gr = stepR.start
-    let tl = voice.pointee.levels.gainLeft.current, tr = voice.pointee.levels.gainRight.current
-    for i in 0..<count {
-      let xl = mono ? source[i] : source[2 &* i]
-      let xr = mono ? xl : source[2 &* i &+ 1]
-      mixL[i] += xl * gl
-      mixR[i] += xr * gr
-      gl = i &+ 1 < stepL.rampFrames ? gl + stepL.step : tl
-      gr = i &+ 1 < stepR.rampFrames ? gr + stepR.step : tr
-    }
+    let targets = (voice.pointee.levels.gainLeft.current, voice.pointee.levels.gainRight.current)
+    mixRamping(source, mono: mono, count: count, stepL: stepL, stepR: stepR, targets: targets, left: left, right: right)
   }
   postFaderMeter(
     state, voice, source: source, count: count, stepL: stepL, stepR: stepR,
-    mono: mono, cells: cells, preFader: preFader)
+    mono: mono, cells: cells, preFader: preFader, levels: levels)
 }
 
 /// Meters a voice from one SIMD scan of its source. Post-fader values are the source's scaled
