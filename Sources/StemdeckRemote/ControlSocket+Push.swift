@@ -10,13 +10,13 @@ import StemdeckText
 extension ControlServer {
   /// `{"id", "subscribe": ["events", "meters", "transport"], "rate": 20}` (or "meters@20"), and
   /// `{"id", "unsubscribe": [...]}` (an empty list: everything).
-  package func subscription(_ request: [String: Any], id: Any, client: Client?) -> String {
+  package func subscription(_ request: [String: Any], id: Any, client: Client?, console: Console? = nil) -> String {
     let usage = "{\"id\": 1, \"subscribe\": [\"events\", \"meters\", \"transport\"], \"rate\": 20}"
     guard let client else { return Self.encode(["id": id, "ok": false, "error": "subscriptions are for socket clients"]) }
     if let list = request["unsubscribe"] {
       guard let items = list as? [String], let parsed = parseTopics(items, rate: nil) else {
         return Self.encode([
-          "id": id, "ok": false, "error": "malformed request: \"unsubscribe\" is a list of topics: events, meters, transport"
+          "id": id, "ok": false, "error": "malformed request: \"unsubscribe\" is a list of topics: events, meters, transport, values"
         ])
       }
       client.topics = items.isEmpty ? [] : client.topics.subtracting(parsed.topics)
@@ -34,7 +34,7 @@ extension ControlServer {
     guard let items = request["subscribe"] as? [String], !items.isEmpty, let parsed = parseTopics(items, rate: rate) else {
       return Self.encode([
         "id": id, "ok": false,
-        "error": "malformed request: \"subscribe\" is a list of topics (events, meters, meters@RATE, transport), as in \(usage)"
+        "error": "malformed request: \"subscribe\" is a list of topics (events, meters, meters@RATE, transport, values), as in \(usage)"
       ])
     }
     guard PushRate.range.contains(parsed.meterRate) else {
@@ -46,6 +46,10 @@ extension ControlServer {
     client.meterRate = parsed.meterRate
     client.nextMeter = .distantPast
     transportSeen = ""  // a new transport subscriber hears the state at once
+    if parsed.topics.contains(.values), let console {
+      // Every value at once, then what changes (queued before the reply, which `answer` writes next).
+      queue(Self.valuesLine(values.all(console.mixer)), to: client)
+    }
     return Self.encode(["id": id, "ok": true, "subscribed": client.topics.map(\.rawValue).sorted(), "rate": parsed.meterRate])
   }
 
@@ -93,6 +97,13 @@ extension ControlServer {
     guard clients.contains(where: { !$0.topics.isEmpty }) else { return }
     let mixer = console.mixer
     pushMixChanged(console)
+    if clients.contains(where: { $0.topics.contains(.values) && !$0.closing }) {
+      let changed = values.due(mixer)
+      if !changed.isEmpty {
+        let line = Self.valuesLine(changed)
+        for c in clients where c.topics.contains(.values) && !c.closing { queue(line, to: c) }
+      }
+    }
     let now = Date()
     var frame: MeterFrame?
     // Written once for every subscriber that dropped no frame (most of them): the writing is
@@ -121,6 +132,13 @@ extension ControlServer {
       let line = Self.encode(t)
       for c in clients where c.topics.contains(.transport) && !c.closing { queue(line, to: c) }
     }
+  }
+}
+
+extension ControlServer {
+  /// `{"push": "values", "values": {ADDRESS: VALUE, …}}`: the `values` topic's line.
+  static func valuesLine(_ values: [(String, Double)]) -> String {
+    encode(["push": "values", "values": Dictionary(values, uniquingKeysWith: { a, _ in a })])
   }
 }
 

@@ -73,6 +73,8 @@ public final class ControlServer {
   package var nextTransport = Date.distantPast
   /// The mix as last told to event subscribers (`MixMark`, ControlSocket+Push.swift).
   package var mixSeen: MixMark?
+  /// The `values` topic's last look (MixValues.swift).
+  package var values = ValuesTracker()
 
   /// The default path for JACK client `client` of server `server`:
   /// `$XDG_RUNTIME_DIR/stemdeck/CLIENT.sock` on the default server, `CLIENT@SERVER.sock` on
@@ -447,7 +449,7 @@ public final class ControlServer {
     }
     let id = request["id"] ?? NSNull()
     if request["subscribe"] != nil || request["unsubscribe"] != nil {
-      return subscription(request, id: id, client: client)
+      return subscription(request, id: id, client: client, console: console)
     }
     guard let command = request["cmd"] as? String else {
       return Self.encode([

@@ -63,6 +63,8 @@ public final class OSCServer {
   private var transportSeen = ""
   /// The solo state last pushed (-1: none yet, so a new subscriber gets it).
   private var soloSeen: Int32 = -1
+  /// The `values` topic's last look (MixValues.swift).
+  private var values = ValuesTracker()
   private var nextTransport = Date.distantPast
 
   public static let prefix = "/stemdeck"
@@ -245,14 +247,16 @@ public final class OSCServer {
       case .string(let s): items.append(s)
       default:
         guard let v = a.number, v.isFinite else {
-          return (false, "\(m.path) takes topic names (s: events, meters, transport) and a meter rate (f or i); got \(m.typeTags)")
+          return (false, "\(m.path) takes topic names (s: events, meters, transport, values) and a meter rate (f or i); got \(m.typeTags)")
         }
         rate = v
       }
     }
-    if items.isEmpty { items = RemoteTopic.allCases.map(\.rawValue) }
+    if items.isEmpty { items = RemoteTopic.defaults.map(\.rawValue) }
     guard let parsed = parseTopics(items, rate: rate) else {
-      return (false, "\(m.path): topics are events, meters, transport (meters@RATE for a rate); got \(items.joined(separator: " "))")
+      return (
+        false, "\(m.path): topics are events, meters, transport, values (meters@RATE for a rate); got \(items.joined(separator: " "))"
+      )
     }
     guard PushRate.range.contains(parsed.meterRate) else {
       return (false, "\(m.path): the meter rate must be 1…60 frames a second (got \(NumberFormat.plain(parsed.meterRate)))")
@@ -272,6 +276,10 @@ public final class OSCServer {
         expires: Date().addingTimeInterval(leaseSeconds)))
     transportSeen = ""
     soloSeen = -1
+    if parsed.topics.contains(.values), let i = subscribers.indices.last {
+      // A new surface is told every value at once, then what changes.
+      for (address, value) in values.all(request.console.mixer) { pushTo(i, address, [.float(Float(value))]) }
+    }
     return (
       true,
       "subscribed " + parsed.topics.map(\.rawValue).sorted().joined(separator: " ")
@@ -343,6 +351,12 @@ public final class OSCServer {
       nextTransport = now.addingTimeInterval(PushRate.transportInterval)
       for i in subscribers.indices where subscribers[i].topics.contains(.transport) {
         pushTo(i, Self.prefix + "/transport", [.string(state), .float(Float(mixer.position))])
+      }
+    }
+    if subscribers.contains(where: { $0.topics.contains(.values) }) {
+      let changed = values.due(mixer, now: now)
+      for i in subscribers.indices where subscribers[i].topics.contains(.values) {
+        for (address, value) in changed { pushTo(i, address, [.float(Float(value))]) }
       }
     }
     // `/stemdeck/solo ,i`: 1 while a solo is active, on every change (and on subscribing).

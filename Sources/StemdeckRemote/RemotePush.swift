@@ -10,6 +10,11 @@ import StemdeckSession
 /// thread from the `LiveEvent`s a service step reports and from the mixer's meters.
 public enum RemoteTopic: String, CaseIterable, Sendable {
   case events, meters, transport
+  /// The mix's settable values at their OSC addresses, pushed when they change (MixValues.swift).
+  case values
+
+  /// What a subscription naming no topic gets.
+  public static let defaults: [RemoteTopic] = [.events, .meters, .transport]
 }
 
 /// A subscription's rates: meter frames per second.

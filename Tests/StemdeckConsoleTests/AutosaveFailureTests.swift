@@ -5,11 +5,12 @@ import StemdeckSession
 import StemdeckTestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
 @testable import StemdeckMixerView
 @testable import StemdeckRemote
 @testable import StemdeckLive
+
+#if canImport(Glibc)
+import Glibc
 #endif
 
 // Issue 16: a periodic autosave that cannot be written (here a folder planted at the sidecar's

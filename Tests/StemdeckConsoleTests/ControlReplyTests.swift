@@ -5,11 +5,12 @@ import Testing
 import StemdeckControl
 import StemdeckJack
 
-#if canImport(Glibc)
-import Glibc
 @testable import StemdeckMixerView
 @testable import StemdeckRemote
 @testable import StemdeckLive
+
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// The control socket's reply path (`ControlServer.reply`, QueryJSON.swift) in-process, against

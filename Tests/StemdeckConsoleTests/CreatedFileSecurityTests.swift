@@ -5,11 +5,12 @@ import StemdeckSession
 import StemdeckTestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
 @testable import StemdeckMixerView
 @testable import StemdeckRemote
 @testable import StemdeckLive
+
+#if canImport(Glibc)
+import Glibc
 #endif
 
 // The REPL history and the autosave sidecar never follow a symbolic link planted in their place.

@@ -5,11 +5,12 @@ import StemdeckSession
 import StemdeckTestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
 @testable import StemdeckMixerView
 @testable import StemdeckRemote
 @testable import StemdeckLive
+
+#if canImport(Glibc)
+import Glibc
 #endif
 
 // Sound effects bounded by memory, not only by length (issue 16, item 18).

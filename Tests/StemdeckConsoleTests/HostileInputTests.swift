@@ -9,11 +9,12 @@ import Testing
 import StemdeckControl
 import StemdeckSession
 
-#if canImport(Glibc)
-import Glibc
 @testable import StemdeckMixerView
 @testable import StemdeckRemote
 @testable import StemdeckLive
+
+#if canImport(Glibc)
+import Glibc
 #endif
 
 @Suite("Hostile input: nothing lost (issue 16)")

@@ -4,11 +4,12 @@ import Testing
 @testable import StemdeckConsole
 import StemdeckControl
 
-#if canImport(Glibc)
-import Glibc
 @testable import StemdeckMixerView
 @testable import StemdeckRemote
 @testable import StemdeckLive
+
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// An insert's parameter over OSC: `/stemdeck/strip/NAME/insert/N/SYMBOL f` sets it as `insert

@@ -1,13 +1,15 @@
 import Foundation
 import Testing
 @testable import StemdeckConsole
+import StemdeckSession
 import StemdeckTestSupport
 
-#if canImport(Glibc)
-import Glibc
 @testable import StemdeckMixerView
 @testable import StemdeckRemote
 @testable import StemdeckLive
+
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// The OSC layer without a network peer (the peers are in IntegrationTests.RemoteControlTests):
@@ -334,5 +336,44 @@ struct OSCTests {
         "\(error)")
     }
     #expect(throws: ControlError.self) { try OSCServer(host: "no.such.host.invalid", port: 0) }
+  }
+
+  @Test("a values subscriber gets every value, then each change at the address that sets it; sending one back sets it")
+  func valuesPush() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(h.run("insert add drums http://plugin.org.uk/swh-plugins/amp").ok)
+    let server = try OSCServer(host: "127.0.0.1", port: 0)
+    defer { server.close() }
+    let client = try OSCSocket(host: "127.0.0.1", port: 0)
+    defer { client.close() }
+    let (address, length) = Self.address("127.0.0.1", client.port)
+    let subscribed = server.handle(
+      OSCMessage(path: "/stemdeck/subscribe", arguments: [.string("values")], source: address, sourceLength: length), h.console)
+    #expect(subscribed?.ok == true, "\(subscribed?.text ?? "no reply")")
+    /// What arrives (as address → value) until `until` holds or 5 s pass.
+    func receive(until: ([String: Float]) -> Bool) -> [String: Float] {
+      var got: [String: Float] = [:]
+      var fds = pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)
+      let deadline = Date().addingTimeInterval(5)
+      while Date() < deadline && !until(got) {
+        server.pushDue(h.mixer)
+        for m in client.receive().messages { if case .float(let v)? = m.arguments.first { got[m.path] = v } }
+        _ = poll(&fds, 1, 50)
+      }
+      return got
+    }
+    let all = receive { $0["/stemdeck/strip/drums/insert/1/gain"] != nil && $0["/stemdeck/stem/bass/solo"] != nil }
+    #expect(all["/stemdeck/stem/drums/vol"] == 0 && all["/stemdeck/stem/bass/solo"] == 0 && all["/stemdeck/stem/drums/pan"] == 0)
+    #expect(all["/stemdeck/strip/drums/insert/1/gain"] == 0, "\(all.keys.sorted())")
+    #expect(h.run("vol drums -12dB; solo bass; insert set drums 1 gain -6").ok)
+    let changed = receive { $0.count >= 3 }
+    #expect(changed == ["/stemdeck/stem/drums/vol": -12, "/stemdeck/stem/bass/solo": 1, "/stemdeck/strip/drums/insert/1/gain": -6])
+    // The address a value is pushed to is the one that sets it, in the same unit.
+    #expect(
+      server.handle(OSCMessage(path: "/stemdeck/stem/drums/vol", arguments: [.float(-3)], source: address, sourceLength: length), h.console)
+        == nil)
+    #expect(abs(Decibels.fromAmplitude(h.mixer.stemStatuses()[0].settings.volume) + 3) < 1e-6)
+    #expect(receive { !$0.isEmpty } == ["/stemdeck/stem/drums/vol": -3])
   }
 }

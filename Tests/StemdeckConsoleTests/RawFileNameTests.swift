@@ -10,11 +10,12 @@ import StemdeckTestSupport
 import StemdeckText
 import Testing
 
-#if canImport(Glibc)
-import Glibc
 @testable import StemdeckMixerView
 @testable import StemdeckRemote
 @testable import StemdeckLive
+
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// Makes a file whose name is `prefix` + the raw `bytes` + `suffix` in `folder` (a sine WAV),

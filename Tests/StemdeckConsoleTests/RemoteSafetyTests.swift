@@ -6,11 +6,12 @@ import Testing
 import StemdeckControl
 import StemdeckSession
 
-#if canImport(Glibc)
-import Glibc
 @testable import StemdeckMixerView
 @testable import StemdeckRemote
 @testable import StemdeckLive
+
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// Issue 43's hostile cases against the remote front ends, in-process on real sockets (a Unix

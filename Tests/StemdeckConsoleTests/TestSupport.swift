@@ -9,12 +9,13 @@ import StemdeckControl
 import StemdeckEngine
 import StemdeckSession
 
-#if canImport(Glibc)
-import Glibc
-import StemdeckTestSupport
 @testable import StemdeckMixerView
 @testable import StemdeckRemote
 @testable import StemdeckLive
+
+#if canImport(Glibc)
+import Glibc
+import StemdeckTestSupport
 #endif
 
 /// Collects what the console writes.

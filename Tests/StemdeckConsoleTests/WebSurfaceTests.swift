@@ -3,6 +3,7 @@
 // ceiling (mix, transport, show).
 import Foundation
 @testable import StemdeckConsole
+import StemdeckSession
 import Testing
 @testable import StemdeckMixerView
 @testable import StemdeckRemote
@@ -137,5 +138,28 @@ extension WebSurfaceTests {
     #expect((r["cues"] as? [[String: Any]])?.first?["tap"] as? String == "pfl", "\(r)")
     // A client that is not subscribed hears nothing.
     #expect(!other.pushes.contains { $0["event"] as? String == "mixChanged" })
+  }
+}
+
+extension WebSurfaceTests {
+  @Test("the values topic on the socket: every value on subscribing, then only what changed, at the OSC address that sets it")
+  func valuesArePushed() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let server = ControlServer(adopting: .web)
+    defer { server.close() }
+    let page = PairClient(server, h.console)
+    #expect(try page.ask(["id": 1, "subscribe": ["values"]])["ok"] as? Bool == true)
+    let all = try #require(page.pushes.first?["values"] as? [String: Double], "\(page.pushes)")
+    #expect(all["/stemdeck/stem/drums/vol"] == 0 && all["/stemdeck/stem/bass/mute"] == 0 && all["/stemdeck/stem/bass/rate"] == 1, "\(all)")
+    #expect(all["/stemdeck/master/vol"].map { abs($0 - Decibels.fromAmplitude(h.mixer.masterVolumeSetting)) < 1e-9 } == true)
+    #expect(h.run("vol drums -6dB; mute bass").ok)
+    _ = page.step()
+    let changed = try #require(page.pushes.last?["values"] as? [String: Double], "\(page.pushes)")
+    #expect(Set(changed.keys) == ["/stemdeck/stem/drums/vol", "/stemdeck/stem/bass/mute"], "\(changed)")
+    #expect(abs((changed["/stemdeck/stem/drums/vol"] ?? 0) + 6) < 1e-9 && changed["/stemdeck/stem/bass/mute"] == 1)
+    let count = page.pushes.count
+    _ = page.step()
+    #expect(page.pushes.count == count, "nothing changed: nothing pushed")
   }
 }
