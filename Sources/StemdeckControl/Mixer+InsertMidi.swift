@@ -37,10 +37,35 @@ extension Mixer {
     return min(max(v, control.minimum), control.maximum)
   }
 
-  /// An `insert` mapping moved: the control takes the controller's value. Under the lock.
-  func moveInsertControl(_ mapping: MidiMapping, position: Double) throws(MixerError) {
+  /// Where controller position a value sits (0…127): `insertValue`'s inverse.
+  static func insertPosition(_ control: PluginControl, value: Double) -> Double {
+    guard control.maximum > control.minimum else { return 0 }
+    let v = min(max(value, control.minimum), control.maximum)
+    let t: Double
+    if control.properties.contains("logarithmic") && control.minimum > 0 {
+      t = log(v / control.minimum) / log(control.maximum / control.minimum)
+    } else {
+      t = (v - control.minimum) / (control.maximum - control.minimum)
+    }
+    return t * 127
+  }
+
+  /// An `insert` mapping moved: the control takes the controller's value once the controller has
+  /// reached it (soft takeover, as a fader's: a knob left elsewhere, by a preset, a scene, OSC or
+  /// the console, does not make the parameter jump; it picks it up where it passes). A toggle
+  /// switches at once. Under the lock.
+  func moveInsertControl(index: Int, _ mapping: MidiMapping, position: Double) throws(MixerError) {
     let control = try insertControl(of: mapping)
     guard let p = mapping.insertParameter else { return }
-    try setInsertValue(mapping.target, position: p.position, symbol: p.symbol, Self.insertValue(control, position: position))
+    let value: Double
+    if control.properties.contains("toggled") {
+      value = Self.insertValue(control, position: position)
+    } else {
+      let instance = try insertAt(mapping.target, p.position).instance
+      let current = instance.values.first { $0.symbol == p.symbol }?.value ?? control.defaultValue
+      guard let v = takeOver(index: index, position: position, current: current, curve: .plugin(control)) else { return }
+      value = v
+    }
+    try setInsertValue(mapping.target, position: p.position, symbol: p.symbol, value)
   }
 }

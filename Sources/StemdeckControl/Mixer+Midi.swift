@@ -38,6 +38,8 @@ struct MidiControlState {
 enum MidiFaderCurve {
   case gain, pan
   case linear(ClosedRange<Double>)
+  /// A plugin insert's control: its range, logarithmic where the port says (Mixer+InsertMidi.swift).
+  case plugin(PluginControl)
 
   init(_ control: StripParameter) {
     if control.value.isGain {
@@ -54,6 +56,7 @@ enum MidiFaderCurve {
     case .gain: MidiCurve.position(gain: value)
     case .pan: MidiCurve.position(pan: value)
     case .linear(let r): (value - r.lowerBound) / (r.upperBound - r.lowerBound) * 127
+    case .plugin(let control): Mixer.insertPosition(control, value: value)
     }
   }
 
@@ -62,6 +65,7 @@ enum MidiFaderCurve {
     case .gain: MidiCurve.gain(position: position)
     case .pan: MidiCurve.pan(position: position)
     case .linear(let r): r.lowerBound + Swift.min(1, Swift.max(0, position / 127)) * (r.upperBound - r.lowerBound)
+    case .plugin(let control): Mixer.insertValue(control, position: position)
     }
   }
 }
@@ -375,7 +379,7 @@ extension Mixer {
     if mapping.action == .send {
       try moveSendLevel(index: index, mapping, position: position)
     } else if mapping.action == .insert {
-      try moveInsertControl(mapping, position: position)  // Mixer+InsertMidi.swift
+      try moveInsertControl(index: index, mapping, position: position)  // Mixer+InsertMidi.swift
     } else {
       try moveStripFader(index: index, mapping, position: position)
     }

@@ -37,13 +37,22 @@ import Testing
     let send = h.playMIDI
     func value(_ position: Int, _ symbol: String) throws -> Double? { try h.mixer.inserts(of: "drums")[position - 1].values[symbol] }
     var gains: [Double?] = []
-    for cc: UInt8 in [0, 127] {
+    // Soft takeover: the knob at 0 leaves the gain (0 dB, the middle) alone until it passes it.
+    for cc: UInt8 in [0, 127, 0] {
       send([0xB0, 21, cc])
       gains.append(try value(1, "gain"))
     }
     send([0xB0, 21, 64])
     let middle = try value(1, "gain") ?? .nan
-    #expect(gains == [-70, 70] && abs(middle - (-70 + 140 * 64 / 127.0)) < 1e-9, "\(gains), \(middle)")
+    #expect(gains == [0, 70, -70] && abs(middle - (-70 + 140 * 64 / 127.0)) < 1e-9, "\(gains), \(middle)")
+    // Set elsewhere, the parameter is the knob's again only once the knob reaches it.
+    #expect(h.run("insert set drums 1 gain -35").ok)
+    send([0xB0, 21, 127])
+    #expect(try value(1, "gain") == -35, "held: the knob jumped past nothing yet")
+    send([0xB0, 21, 20])
+    #expect(try value(1, "gain") == -70 + 140 * 20 / 127.0, "picked up where it crossed -35 dB")
+    send([0xB2, 22, 0])
+    send([0xB2, 22, 127])
     send([0xB2, 22, 64])
     let cutoff = 0.0001 * pow(0.45 / 0.0001, 64 / 127.0)
     let got = try value(2, "cutoff") ?? .nan
