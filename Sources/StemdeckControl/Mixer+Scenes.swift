@@ -7,8 +7,8 @@ import StemdeckText
 // and pan (the master's level too) glide there together over the fade and land on its last
 // frame, live and offline.
 
-/// What a recall may change: some controls (`vol`, `pan`, `mute`, `solo`, `safe`, `eq`; nil:
-/// all) of some strips (nil: all of the scene's).
+/// What a recall may change: some controls (`vol`, `pan`, `mute`, `solo`, `safe`, `eq`,
+/// `inserts`; nil: all) of some strips (nil: all of the scene's).
 public struct SceneScope: Sendable, Equatable {
   public var controls: Set<String>?
   public var strips: Set<String>?
@@ -18,8 +18,9 @@ public struct SceneScope: Sendable, Equatable {
     self.strips = strips
   }
 
-  /// The words `--only` takes: each strip control a scene keeps (its console word) and `eq`.
-  public static let words: [String] = StripParameter.all.filter { $0.field != nil }.map(\.word) + ["eq"]
+  /// The words `--only` takes: each strip control a scene keeps (its console word), `eq` and
+  /// `inserts` (Mixer+SceneInserts.swift).
+  public static let words: [String] = StripParameter.all.filter { $0.field != nil }.map(\.word) + ["eq", "inserts"]
 
   /// `current` with the scene's values of the controls in scope: the strip's route, direct outs
   /// and sends stay as they are.
@@ -60,6 +61,7 @@ extension Mixer {
     scene.stems = savedOrder().map { SceneStrip(name: $0.settings.name, strip: bare($0.settings.strip, .stem)) }
     scene.buses = busTable.buses.map { SceneStrip(name: $0.settings.name, strip: bare($0.settings.strip, .bus)) }
     scene.inputs = liveInputs.inputs.map { SceneStrip(name: $0.settings.name, strip: bare($0.settings.strip, .input)) }
+    captureSceneInserts(&scene)
     return scene
   }
 
@@ -120,6 +122,8 @@ extension Mixer {
       guard let scene = scenes.first(where: { $0.name == name }) else { throw unknownScene(name) }
       if fade != 0 { try Self.checkGlideTime(fade, "a scene's fade") }
       var result = SceneRecall()
+      // Checked before anything changes; set once the group is in (Mixer+SceneInserts.swift).
+      let insertChanges = try sceneInsertChanges(scene, scope: scope)
       let before = mixSnapshot()
       try beginGroup(atSeconds: nil)
       do throws(MixerError) {
@@ -160,6 +164,8 @@ extension Mixer {
         try? abortGroup()
         throw error
       }
+      try applySceneInserts(insertChanges)
+      for change in insertChanges where !result.changed.contains(change.name) { result.changed.append(change.name) }
       return result
     }
   }

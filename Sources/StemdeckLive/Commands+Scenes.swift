@@ -6,14 +6,15 @@ import StemdeckText
 // (Mixer+Scenes.swift). Saved in the session; a recall is one undo step.
 extension CommandTable {
   package static let sceneUsage =
-    "scene [list] | scene save|update|remove NAME | scene rename NAME NEW | scene recall NAME [fade TIME] [--only vol,pan,mute,solo,safe,eq] [--strips A,B] | scene safe STRIP [on|off]"
+    "scene [list] | scene save|update|remove NAME | scene rename NAME NEW | scene recall NAME [fade TIME] [--only vol,pan,mute,solo,safe,eq,inserts] [--strips A,B] | scene safe STRIP [on|off]"
 
   package static let sceneCommand = CommandSpec(
     name: "scene", aliases: ["scenes"], usage: sceneUsage,
     summary: "stored mixes: 'scene save chorus', 'scene recall chorus fade 2s'",
     details: """
-      A scene stores every strip's mix (volume, pan, mute, solo, solo-safe, EQ) and the
-      master's level and EQ; not routes, sends or rates. 'scene recall NAME' changes every
+      A scene stores every strip's mix (volume, pan, mute, solo, solo-safe, EQ, its plugin
+      inserts' bypass and values) and the master's level, EQ and inserts; not routes, sends,
+      rates or which plugins are inserted. 'scene recall NAME' changes every
       strip whose mix differs, all on one frame; 'fade TIME' glides volume and pan (and the
       master's level) there together, landing on the fade's last frame (the rest switches at
       its start). '--only'

@@ -10,14 +10,17 @@
 //   "recallSafe" : [ "mic" ]
 //
 // A scene strip holds the strip's mix: the strip controls that every strip keeps
-// (StripParameter.swift, the rows with a `field`, written as a stem's are) and its "eq"; not its
-// route, direct outs or sends, nor a stem's rate. A strip named in a scene need not exist (a
+// (StripParameter.swift, the rows with a `field`, written as a stem's are), its "eq" and its
+// plugin inserts' bypass and values ("inserts", as a strip's in the session; the master's too);
+// not its route, direct outs or sends, nor a stem's rate. A recall sets an insert's values only
+// where the strip has that plugin at that position: a scene does not add or remove plugins. A strip named in a scene need not exist (a
 // stem removed since): a recall skips it and says so.
 
 /// One strip's mix in a scene.
 public struct SceneStrip: Equatable, Sendable {
   public var name: String
-  /// The mix fields count (`StripSettings.withMix`); route, direct outs and sends are not kept.
+  /// The mix fields count (`StripSettings.withMix`), and `inserts` (bypass and values); route,
+  /// direct outs and sends are not kept.
   public var strip: StripSettings
 
   public init(name: String, strip: StripSettings) {
@@ -31,6 +34,8 @@ public struct SceneSettings: Equatable, Sendable {
   public var name: String
   public var masterVolume: Double = 1
   public var masterEQ = EQSettings()
+  /// The master's plugin inserts (bypass and values).
+  public var masterInserts: [InsertSettings] = []
   public var stems: [SceneStrip] = []
   public var buses: [SceneStrip] = []
   public var inputs: [SceneStrip] = []
@@ -42,7 +47,7 @@ public struct SceneSettings: Equatable, Sendable {
   /// The fields of a scene object and of its strips.
   static let fields = ["name", "master", "stems", "buses", "inputs"]
   static func stripFields(of kind: StripKind) -> [String] {
-    ["name"] + StripParameter.all.filter { $0.field != nil && $0.kinds.contains(kind) }.map(\.key) + ["eq"]
+    ["name"] + StripParameter.all.filter { $0.field != nil && $0.kinds.contains(kind) }.map(\.key) + ["eq", "inserts"]
   }
 
   /// The strips by kind, as the file lists them.
@@ -63,6 +68,7 @@ extension SessionDecoder {
         let m = try self.object(master, at: base + ".master", allowed: SessionRules.masterFields, example: "{ \"volume\" : 1 }")
         if let v = m["volume"] { scene.masterVolume = try volume(v, at: base + ".master.volume") }
         if let e = m["eq"] { scene.masterEQ = try eq(e, at: base + ".master.eq") }
+        if let x = m["inserts"] { scene.masterInserts = try inserts(x, at: base + ".master.inserts") }
       }
       if let n = fields["stems"] { scene.stems = try sceneStrips(n, of: .stem, at: base + ".stems") }
       if let n = fields["buses"] { scene.buses = try sceneStrips(n, of: .bus, at: base + ".buses") }
@@ -88,6 +94,7 @@ extension SessionDecoder {
       var strip = StripSettings.defaults(of: kind)
       try stripControls(fields, of: kind, into: &strip, at: base)
       if let n = fields["eq"] { strip.eq = try eq(n, at: base + ".eq") }
+      if let n = fields["inserts"] { strip.inserts = try inserts(n, at: base + ".inserts") }
       strips.append(SceneStrip(name: name, strip: strip))
     }
     return strips
@@ -114,11 +121,14 @@ extension SessionEncoder {
   /// The "scenes" member: a scene's head on one line, its strips one per line.
   static func scenes(_ scenes: [SceneSettings]) -> String {
     let entries = scenes.map { scene -> String in
-      var text = "    { \"name\" : " + JSONText.string(scene.name) + ", \"master\" : " + master(scene.masterVolume, scene.masterEQ)
+      var text =
+        "    { \"name\" : " + JSONText.string(scene.name) + ", \"master\" : "
+        + master(scene.masterVolume, scene.masterEQ, scene.masterInserts)
       for (key, kind, strips) in scene.lists where !strips.isEmpty {
         let lines = strips.map { s -> String in
           var members = ["\"name\" : " + JSONText.string(s.name)] + stripControls(s.strip, of: kind)
           if s.strip.eq != EQSettings() { members.append("\"eq\" : " + eq(s.strip.eq)) }
+          if let x = inserts(s.strip.inserts) { members.append(x) }
           return "      { " + members.joined(separator: ", ") + " }"
         }
         text += ", \"\(key)\" : [\n" + lines.joined(separator: ",\n") + "\n    ]"
@@ -128,9 +138,12 @@ extension SessionEncoder {
     return "\"scenes\" : [\n" + entries.joined(separator: ",\n") + "\n  ]"
   }
 
-  /// `{ "volume" : 1 }`, with "eq" when it is not flat: the master's member.
-  static func master(_ volume: Double, _ masterEQ: EQSettings) -> String {
-    masterEQ == EQSettings()
-      ? "{ \"volume\" : \(JSONText.gain(volume)) }" : "{ \"volume\" : \(JSONText.gain(volume)), \"eq\" : " + eq(masterEQ) + " }"
+  /// `{ "volume" : 1 }`, with "eq" when it is not flat and "inserts" when there are some: a
+  /// scene's master member.
+  static func master(_ volume: Double, _ masterEQ: EQSettings, _ masterInserts: [InsertSettings] = []) -> String {
+    var members = ["\"volume\" : \(JSONText.gain(volume))"]
+    if masterEQ != EQSettings() { members.append("\"eq\" : " + eq(masterEQ)) }
+    if let x = inserts(masterInserts) { members.append(x) }
+    return "{ " + members.joined(separator: ", ") + " }"
   }
 }
