@@ -37,10 +37,6 @@ extension Mixer {
 public struct InsertChip: Sendable, Equatable {
   public let name: String
   public let bypassed: Bool
-  public init(name: String, bypassed: Bool) {
-    self.name = name
-    self.bypassed = bypassed
-  }
 }
 
 extension Mixer {
