@@ -52,14 +52,26 @@ public final class DiskStream: @unchecked Sendable {
   public let ringCapacity: Int
   /// Why reading failed: written once by the worker before it publishes `readFailed`.
   var failureMessage: String?
+  /// The file-rate converter of a stream whose ring carries engine-rate frames, else nil
+  /// (DiskStream+Conversion.swift).
+  var conversion: DiskConversion?
   /// Why reading failed, or nil. Safe from any thread: the message is read only after the
   /// acquiring load of `readFailed` that the worker stored (releasing) after writing it.
   public var failure: String? {
     shared.pointer.pointee.readFailed.load(ordering: .acquiring) ? failureMessage : nil
   }
 
-  public init(file: consuming SoundFile, producer: consuming Producer<Float>, shared: StemSharedRef) {
+  /// A stream of `file` into `producer`'s ring. With `conversion`, the ring carries the file's
+  /// frames converted to the engine's rate (the steady rows of engine rate / file rate, for a
+  /// converter made for ratios down to `minimumRatio`, as the voice's own); without, the file's.
+  public init(
+    file: consuming SoundFile, producer: consuming Producer<Float>, shared: StemSharedRef,
+    conversion: (rows: SteadyRows, minimumRatio: Double)? = nil
+  ) {
     let channels = file.info.channelCount
+    if let conversion {
+      self.conversion = DiskConversion(rows: conversion.rows, minimumRatio: conversion.minimumRatio, channels: min(channels, 2))
+    }
     length = file.info.frameCount
     loopEnd = file.info.frameCount
     outputChannels = min(channels, 2)
@@ -75,6 +87,7 @@ public final class DiskStream: @unchecked Sendable {
   deinit {
     foldBuffer.deallocate()
     shortBuffer.deallocate()
+    conversion?.deallocate()
   }
 
   /// Takes the stream for one worker; false when another worker (or the remover) has it.
@@ -114,6 +127,7 @@ public final class DiskStream: @unchecked Sendable {
     epoch = newEpoch
     sourceFrame = max(0, frame)
     ended = false
+    conversion?.restart()
     s.pointee.boundary.store(producer.writeCounter, ordering: .relaxed)
     s.pointee.epochStartFrame.store(sourceFrame, ordering: .relaxed)
     s.pointee.publishedEpoch.store(epoch, ordering: .releasing)
@@ -126,22 +140,34 @@ public final class DiskStream: @unchecked Sendable {
   public func service(maxFrames: Int = 32768, pacing: (any DiskReadPacing)? = nil, keepGoing: () -> Bool = { true }) -> Int {
     let s = shared.pointer
     if s.pointee.closing.load(ordering: .relaxed) { return 0 }
+    defer { samplesWritten.store(producer.writeCounter, ordering: .releasing) }
     let req = request()
     // A quantised jump's epoch (Renderer/Jump.swift) begins only once the stream being written
     // reaches its cut: until then the old stream goes on, up to the cut and no further.
     var cut = Int.max
     var seeked = false
+    var converted = 0
     if req.epoch != epoch {
-      if req.cut < 0 || ended || failed || sourceFrame >= req.cut {
+      let atEnd = conversion.map { $0.awaitingTail || $0.flushing } ?? false
+      if req.cut < 0 || ended || failed || atEnd || sourceFrame >= req.cut {
+        // A jump's old stream ends in the ring before the new one (a converted one, its tail).
+        if req.cut >= 0 && atEnd { converted += serviceConvertedEnd(force: true) }
+        if req.cut >= 0 && !atEnd && !ended && !failed && !drainedBeforeCut() { return converted }
         begin(epoch: req.epoch, frame: req.frame)
         seeked = true
       } else {
         cut = req.cut
       }
     }
+    // A converted stream's end (DiskStream+Conversion.swift): its tail waits for the voice.
+    if conversion.map({ $0.awaitingTail || $0.flushing }) ?? false {
+      converted += serviceConvertedEnd()
+      if conversion!.awaitingTail || conversion!.flushing || ended { return converted }
+    }
     // A stream that ended can start again if the loop count was raised before the renderer got
-    // to its end (a short stem is read to its end long before it is heard).
-    if ended && !failed {
+    // to its end (a short stem is read to its end long before it is heard); a converted one only
+    // until its tail was flushed.
+    if ended && !failed && !(conversion?.endIsFinal ?? false) {
       let loops = s.pointee.loops.load(ordering: .relaxed)
       let passes = sourceFrame / max(1, loopEnd - loopStart)
       if loops < 0 || loops >= passes {
@@ -149,7 +175,7 @@ public final class DiskStream: @unchecked Sendable {
         s.pointee.endEpoch.store(-1, ordering: .releasing)
       }
     }
-    if ended || failed { return 0 }
+    if ended || failed { return converted }
     let version = s.pointee.regionVersion.load(ordering: .acquiring)
     if version != regionVersion { updateRegion(version: version) }
     // Top up in reads of at least 1/64 of the ring (1,024 frames, 21 ms at 48 kHz): filling
@@ -157,10 +183,15 @@ public final class DiskStream: @unchecked Sendable {
     // every pass, never idle. (At 1/8, ResamplingTests' best-quality rate change played a
     // block of silence on leaving the bypass: some ring layouts starve the converter's
     // priming. Not understood yet; see the issue note.)
-    if !seeked && producer.writableSegments().count < producer.capacity / 64 { return 0 }
+    if !seeked && producer.writableSegments().count < producer.capacity / 64 { return converted }
     var written = 0
     let loopLength = loopEnd - loopStart
     while written < maxFrames {
+      if conversion != nil {
+        // Staged file frames first; while the ring has no room for them, no more are read.
+        converted += drainStage()
+        if conversion!.stagedCount > 0 { break }
+      }
       if sourceFrame >= cut {
         begin(epoch: req.epoch, frame: req.frame)
         cut = Int.max
@@ -168,13 +199,19 @@ public final class DiskStream: @unchecked Sendable {
       let loops = s.pointee.loops.load(ordering: .relaxed)
       let loopIndex = sourceFrame / loopLength
       if loops >= 0 && loopIndex > loops {
-        markEnd()
+        if conversion != nil {
+          reachedConvertedEnd()
+          converted += serviceConvertedEnd()
+        } else {
+          markEnd()
+        }
         break
       }
       let phase = loopStart + sourceFrame % loopLength
       let segments = producer.writableSegments()
-      let freeFrames = segments.first.count / outputChannels
-      if freeFrames == 0 { break }
+      // A converted stream reads into its stage (converted at the top of the next turn).
+      let freeFrames = conversion == nil ? segments.first.count / outputChannels : DiskConversion.stageFrames
+      guard freeFrames > 0, let target = conversion?.stage ?? segments.first.baseAddress else { break }
       // Crossfade zone: the last `crossfade` frames of a pass that another pass follows.
       let fadeStart = loopEnd - crossfade
       let anotherPass = loops < 0 || loopIndex < loops
@@ -193,20 +230,33 @@ public final class DiskStream: @unchecked Sendable {
         }
         filePosition = phase
       }
-      let got = read(into: segments.first.baseAddress!, frames: want)
-      if got > 0 && !file.info.isPCM16 { sanitize(segments.first.baseAddress!, count: got * outputChannels) }
+      let got = read(into: target, frames: want)
+      if got > 0 && !file.info.isPCM16 { sanitize(target, count: got * outputChannels) }
       if got <= 0 {
         fail("the file ends at frame \(phase) of the \(length) its header declares (truncated, corrupt, or replaced while playing)")
         break
       }
-      if inFade { mixPreRoll(into: segments.first.baseAddress!, fromFadeFrame: phase - fadeStart, frames: got) }
-      producer.commit(count: got * outputChannels)
+      if inFade { mixPreRoll(into: target, fromFadeFrame: phase - fadeStart, frames: got) }
+      if conversion != nil {
+        conversion!.stagedStart = 0
+        conversion!.stagedCount = got
+      } else {
+        producer.commit(count: got * outputChannels)
+      }
       sourceFrame += got
       filePosition += got
       written += got
     }
-    samplesWritten.store(producer.writeCounter, ordering: .releasing)
-    return written
+    if conversion != nil && !ended && !failed { converted += drainStage() }
+    return written + converted
+  }
+
+  /// Before a jump's new epoch begins at its cut: the old stream's staged frames are converted
+  /// into the ring first; false while the ring has no room for them (try again next slice).
+  func drainedBeforeCut() -> Bool {
+    guard conversion != nil else { return true }
+    _ = drainStage()
+    return conversion!.stagedCount == 0
   }
 
   /// Takes a new loop region and crossfade from the shared atomics (clamped to the file).
@@ -293,6 +343,8 @@ public final class DiskStream: @unchecked Sendable {
 
   func fail(_ reason: String) {
     failed = true
+    conversion?.awaitingTail = false
+    conversion?.flushing = false
     failureMessage = "\(file.path): \(reason)"
     shared.pointer.pointee.readFailed.store(true, ordering: .releasing)
     markEnd()

@@ -89,11 +89,12 @@ extension Mixer {
   ) throws(MixerError) -> PreparedStem {
     let info = file.info
     let channels = min(info.channelCount, 2)
-    let converter = try quality.makeConverter(
-      channels: channels, engineRate: sampleRate, fileRate: Int(info.sampleRate))
+    // A converted stem's ring carries engine-rate frames (Stem.swift, `diskConversion`).
+    let conversion = quality.diskConversion(mode: settings.mode, engineRate: sampleRate, fileRate: Int(info.sampleRate))
+    let ringRate = conversion == nil ? Double(info.sampleRate) : sampleRate
+    let converter = try quality.makeConverter(channels: channels, engineRate: sampleRate, fileRate: Int(ringRate))
     let ringFrames = Self.ringFrames(
-      engineRate: sampleRate, fileRate: Double(info.sampleRate),
-      maxBlockFrames: renderState.pointee.maxBlockFrames)
+      engineRate: sampleRate, fileRate: ringRate, maxBlockFrames: renderState.pointee.maxBlockFrames)
     let ends = SPSCRing.make(minimumCapacity: ringFrames * channels, of: Float.self)
     let shared = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
     shared.initialize(to: StemShared(loops: settings.loops))
@@ -102,7 +103,7 @@ extension Mixer {
     let place = placement(for: stem, atTransportFrame: frame)
     shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
     shared.pointee.requestedEpoch.store(transport.epoch, ordering: .releasing)
-    let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared)
+    let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared, conversion: conversion)
     stem.stream = stream
     let audible = stripAudible(settings.strip, anySolo: solo)
     stem.sentAudible = audible
@@ -118,7 +119,7 @@ extension Mixer {
     voice.initialize(
       to: StemVoice(
         shared: shared, audio: ends.consumer, channels: channels, converter: converter,
-        rateScale: sampleRate / Double(info.sampleRate), rate: settings.rate,
+        rateScale: sampleRate / Double(info.sampleRate), ringScale: sampleRate / ringRate, rate: settings.rate,
         levels: Self.allLevels(settings.strip, audible: audible),
         sampleRate: sampleRate, epoch: transport.epoch, joinFrame: place.joinFrame,
         stretch: stretch,

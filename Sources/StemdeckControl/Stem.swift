@@ -128,6 +128,21 @@ extension ResamplerQuality {
   }
 }
 
+extension ResamplerQuality {
+  /// The disk side's file-rate conversion for a stem (StemdeckAudioFile, DiskStream+Conversion.swift):
+  /// a varispeed stem of the `fast` quality whose file rate is not the engine's, when steady rows
+  /// exist for the ratio, is converted to the engine's rate as it is read, and its ring carries
+  /// engine-rate frames. nil: the ring carries the file's frames and the voice converts them.
+  func diskConversion(mode: RateMode, engineRate: Double, fileRate: Int) -> (rows: SteadyRows, minimumRatio: Double)? {
+    guard self == .fast, mode == .varispeed, let engine = Int(exactly: engineRate), engine != fileRate else { return nil }
+    // The converter is made as the voice's was (the same reach, so the same shared rows).
+    let minimumRatio = engineRate / Double(fileRate) / SettingRange.rate.upperBound
+    let reach = SincResampler.reach(minimumRatio: minimumRatio)
+    guard let rows = SteadyRowsCache.shared.rows(output: engine, input: fileRate, reach: reach) else { return nil }
+    return (rows, minimumRatio)
+  }
+}
+
 /// The mixer's stems by where they are in their life.
 struct StemTable {
   /// Playing (or ready to), in session order.

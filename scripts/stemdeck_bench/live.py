@@ -60,7 +60,8 @@ def case_live(ctx):
                 row("stemdeck varispeed 1.2 fast", n, lambda: live_stemdeck(ctx, server, s, seconds, f"vari12-{n}"))
             files = [stem_path(cache, 44100, i) for i in range(N_STEMS)]
             for n in (32, 256):
-                # Issue 38's rows: a 44.1 kHz stem on this 48 kHz server converts in steady mode.
+                # Issue 38's rows: a 44.1 kHz stem on this 48 kHz server is converted by its disk worker (steady
+                # mode); at rate 1 its voice mixes straight from its ring.
                 s = write_session(cache, f"live-44k{n}", n, files=files,
                                   quality="fast", loops=-1, gain_scale=min(1.0, 32 / n))
                 row("stemdeck 44.1 kHz files, fast", n, lambda: live_stemdeck(ctx, server, s, seconds, f"44k{n}"))

@@ -83,6 +83,14 @@ public struct SteadyRows: @unchecked Sendable {
     SincTable.prototype((Double(k) - phi) * scale)
   }
 
+  /// Frees the rows (control thread; only rows no converter uses any more, and never the shared
+  /// cache's).
+  public func deallocate() { rows.deallocate() }
+
+  /// The ratio as the caller computes it (output rate / input rate): what a caller that converts
+  /// only at this ratio passes to `process` (the disk side's file-rate conversion).
+  public var steadyRatio: Double { ratioAsGiven }
+
   /// Whether `ratio` is this steady ratio (as the caller computes it, or in lowest terms).
   @_noLocks @inline(__always)
   func holds(_ ratio: Double) -> Bool { ratio == ratioAsGiven || ratio == self.ratio }

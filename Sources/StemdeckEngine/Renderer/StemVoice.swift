@@ -13,11 +13,16 @@ public struct StemVoice: ~Copyable {
   public let channels: Int
   /// The varispeed and file-rate converter (owned: freed with the voice).
   @usableFromInline let converter: RateConverter
-  /// engineRate / fileRate: the ratio at rate 1.
+  /// engineRate / fileRate: output frames per file frame at rate 1 (the heard position counts
+  /// file frames).
   @usableFromInline let rateScale: Double
+  /// engineRate / the ring's rate: the converter's ratio at rate 1. `rateScale` when the ring
+  /// carries the file's frames; 1 when the disk converted them to the engine's rate
+  /// (StemdeckAudioFile, DiskStream+Conversion.swift), so that at rate 1 the voice is in bypass.
+  @usableFromInline let ringScale: Double
   /// Varispeed rate (0.5…2).
   @usableFromInline var rate: Double
-  /// Output rate / input rate: rateScale / rate.
+  /// Output rate / input rate (the ring's frames): ringScale / rate.
   @usableFromInline var ratio: Double
   /// True while the ratio has been exactly 1 since the last seek: frames are copied straight
   /// through and the converter is skipped (it costs most of a stem's CPU).
@@ -79,7 +84,7 @@ public struct StemVoice: ~Copyable {
   @usableFromInline var discardFrames = 0
   /// The time-stretcher of a stem in stretch mode (nil: varispeed through libsamplerate).
   @usableFromInline let stretch: UnsafeMutablePointer<StretchState>?
-  /// Source frames heard at the output since the boundary: output frames × rate / rateScale,
+  /// File frames heard at the output since the boundary: output frames × rate / rateScale,
   /// counted as they are rendered (the ring's read counter runs ahead by what the converter or
   /// stretcher holds). Published with the transport frame it sounds at, for loop-seam times.
   @usableFromInline var heard: Double = 0
@@ -88,11 +93,12 @@ public struct StemVoice: ~Copyable {
   public static let historyFrames = 1024
   @usableFromInline let historyCapacity = StemVoice.historyFrames
 
-  /// Builds a voice from a stem's levels.
+  /// Builds a voice from a stem's levels. `ringScale`: engine rate / the ring's rate (nil:
+  /// `rateScale`, the ring carries the file's frames).
   public init(
     shared: UnsafeMutablePointer<StemShared>, audio: consuming Consumer<Float>, channels: Int,
-    converter: RateConverter, rateScale: Double, rate: Double, levels start: StripLevelChange, sampleRate: Double, epoch: Int,
-    joinFrame: Int,
+    converter: RateConverter, rateScale: Double, ringScale: Double? = nil, rate: Double, levels start: StripLevelChange,
+    sampleRate: Double, epoch: Int, joinFrame: Int,
     stretch: UnsafeMutablePointer<StretchState>? = nil, pitchScale: Double = 1,
     eq: EQParameters = EQParameters()
   ) {
@@ -103,8 +109,9 @@ public struct StemVoice: ~Copyable {
     self.channels = channels
     self.converter = converter
     self.rateScale = rateScale
+    self.ringScale = ringScale ?? rateScale
     self.rate = rate
-    ratio = rateScale / rate
+    ratio = self.ringScale / rate
     bypass = ratio == 1
     levels = StripLevels(sampleRate: sampleRate, gain: 0)
     levels.channels = channels

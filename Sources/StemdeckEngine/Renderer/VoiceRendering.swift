@@ -91,7 +91,7 @@ func applyRate(_ voice: UnsafeMutablePointer<StemVoice>) {
   if let stretch = voice.pointee.stretch {
     updateStretchRatios(stretch, rate: voice.pointee.rate, pitchScale: voice.pointee.pitchScale)
   } else {
-    changeRatio(voice, to: voice.pointee.rateScale / voice.pointee.rate)
+    changeRatio(voice, to: voice.pointee.ringScale / voice.pointee.rate)
   }
 }
 
