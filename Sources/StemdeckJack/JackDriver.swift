@@ -30,6 +30,10 @@ public final class JackDriver: @unchecked Sendable {
   var plan = PortPlan()
   /// The client opened by `init`, until `start(_:)` attaches it.
   var opened: JackClient?
+  /// The attached render state's voice count (the direct outs' slot limit). Kept here: the
+  /// control thread never reads the process context's fields the callback writes (ThreadSanitizer
+  /// sees a read of `context.pointee` as an access of the whole context).
+  var maxVoices = 0
   public let clientName: String
   public let serverName: String
   let lock = NSRecursiveLock()
@@ -171,6 +175,7 @@ public final class JackDriver: @unchecked Sendable {
     guard let host else { throw JackError.noEngine }
     refreshPlan()
     let renderState = host.renderState
+    maxVoices = renderState.pointee.maxVoices
     let left = try client.registerAudioPort("master_L", isOutput: true, prettyName: "stemdeck master left")
     let right = try client.registerAudioPort("master_R", isOutput: true, prettyName: "stemdeck master right")
     masterPorts = (left, right)
@@ -393,7 +398,7 @@ public final class JackDriver: @unchecked Sendable {
       }
     }
     // The process callback fetches the buses' and inputs' slots up to the highest with ports.
-    defer { context.pointee.updateDirectLimits(maxVoices: context.pointee.renderState.pointee.maxVoices) }
+    defer { context.pointee.updateDirectLimits(maxVoices: maxVoices) }
     for (name, entry) in directPorts where wanted[name] == nil {
       // Let the process callback finish any period that still uses the ports before freeing them.
       waitForTheProcessCallbackToLetGo()
