@@ -98,6 +98,12 @@ public final class Mixer: @unchecked Sendable {
     didSet { if isDirty { changes &+= 1 } }
   }
   var changes = 0
+  /// How long `waitForApplication` waits for the next block before it takes the renderer for
+  /// stopped (seconds). 50 ms by default: an offline mixer that nobody renders (tests) answers at
+  /// once. A live session sets more (`LiveSession`): a JACK server without realtime scheduling on
+  /// a loaded machine can leave 50 ms between periods, and `play` then answered before the
+  /// renderer took it (`status` said stopped: CI, once in three runs).
+  var stallTolerance = 0.05
   /// Seconds of look-ahead a stem added while playing is given before it joins.
   static let joinMargin = 0.3
   /// The master's live loudness meter, fed from the renderer's tap (Mixer+Loudness.swift).
@@ -239,8 +245,8 @@ public final class Mixer: @unchecked Sendable {
   /// Waits (control thread, without the lock) until the renderer has applied every command sent
   /// so far and published a block after them, so that what `transportState` and the position
   /// say includes them (`play` then `status` never says stopped). Gives up after `timeout`
-  /// seconds, or at once when the renderer is not rendering (no block for 50 ms: the server
-  /// stopped, or an offline mixer nobody renders); returns whether it saw them applied.
+  /// seconds, or at once when the renderer is not rendering (no block for `renderStallTolerance`:
+  /// the server stopped, or an offline mixer nobody renders); returns whether it saw them applied.
   @discardableResult
   public func waitUntilApplied(timeout: Double = 0.5) -> Bool {
     waitForApplication(timeout: timeout) != nil
@@ -252,7 +258,7 @@ public final class Mixer: @unchecked Sendable {
   /// them applied.
   public func waitForApplication(timeout: Double = 0.5) -> Int? {
     let status = renderState.pointee.status
-    let target = lock.locked { commandsSent }
+    let (target, tolerance) = lock.locked { (commandsSent, stallTolerance) }
     let start = ContinuousClock.now
     var lastBlocks = status.pointee.blocksRendered.load(ordering: .relaxed)
     var lastProgress = start
@@ -271,7 +277,7 @@ public final class Mixer: @unchecked Sendable {
       if blocks != lastBlocks {
         lastBlocks = blocks
         lastProgress = ContinuousClock.now
-      } else if ContinuousClock.now - lastProgress > .milliseconds(50) {
+      } else if ContinuousClock.now - lastProgress > .milliseconds(Int(tolerance * 1000)) {
         return nil
       }
       usleep(250)
@@ -361,5 +367,14 @@ public final class Mixer: @unchecked Sendable {
     var n = ringFrames(sampleRate: max(engineRate, fileRate))
     while Double(n) < 4 * perPeriod + 64 { n <<= 1 }
     return n
+  }
+}
+
+extension Mixer {
+  /// How long a wait for the renderer (`waitForApplication`) gives it between blocks before it
+  /// takes it for stopped, in seconds (0.05 by default; a live session sets more).
+  public var renderStallTolerance: Double {
+    get { lock.locked { stallTolerance } }
+    set { lock.locked { stallTolerance = max(0.01, newValue) } }
   }
 }

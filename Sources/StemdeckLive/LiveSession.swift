@@ -61,8 +61,14 @@ public final class LiveSession {
   public init(driver: JackDriver, mixer: Mixer) throws(JackError) {
     self.driver = driver
     self.mixer = mixer
+    mixer.renderStallTolerance = Self.liveStallTolerance
     try driver.start(self)
   }
+
+  /// A live renderer's longest pause between JACK periods before a wait for it gives up: a
+  /// server without realtime scheduling on a loaded machine can miss 50 ms (Mixer.swift,
+  /// `waitForApplication`); a server that stopped is still noticed within a quarter second.
+  static let liveStallTolerance = 0.25
 
   /// A session driving a mixer without JACK (tests, offline use).
   public init(mixer: Mixer) {
@@ -102,6 +108,7 @@ public final class LiveSession {
       rebuildFailures = 0
       lastRebuildFailure = nil
       let old = mixer
+      replacement.renderStallTolerance = Self.liveStallTolerance
       mixer = replacement
       old.shutdown()
       for event in driver.resume() { apply(event, report) }
