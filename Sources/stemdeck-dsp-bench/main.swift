@@ -20,9 +20,10 @@ import Foundation
 import StemdeckEngine
 
 func fail(_ message: String, status: Int32 = 2) -> Never {
-  // A closed stderr must not trap here: the throwing write, its error ignored (nothing is left
-  // to tell it to).
-  try? FileHandle.standardError.write(contentsOf: Data("stemdeck-dsp-bench: \(message)\n".utf8))
+  // Through write(2): a closed stderr must not trap here, and its error is ignored (nothing is
+  // left to tell it to).
+  let line = Array("stemdeck-dsp-bench: \(message)\n".utf8)
+  _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
   exit(status)
 }
 
