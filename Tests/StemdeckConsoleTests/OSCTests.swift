@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StemdeckConsole
+import StemdeckControl
 import StemdeckSession
 import StemdeckTestSupport
 
@@ -303,19 +304,11 @@ struct OSCTests {
     let subscribed = server.handle(
       OSCMessage(path: "/stemdeck/subscribe", arguments: [.string("transport")], source: address, sourceLength: length), h.console)
     #expect(subscribed?.ok == true, "\(subscribed?.text ?? "no reply")")
-    /// Pushes what is due, then waits (poll on the client's socket, at most 5 s) for the next
-    /// `/stemdeck/solo` and returns its value.
+    /// The next `/stemdeck/solo`'s value (pushes what is due meanwhile; at most 5 s).
     func nextSolo() -> Int32? {
-      server.pushDue(h.mixer)
-      var fds = pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)
-      let deadline = Date().addingTimeInterval(5)
-      while Date() < deadline {
-        for m in client.receive().messages where m.path == "/stemdeck/solo" {
-          if case .int(let v) = m.arguments.first { return v }
-        }
-        _ = poll(&fds, 1, 100)
-      }
-      return nil
+      let got = Self.received(server, client, h.mixer) { $0.contains { $0.path == "/stemdeck/solo" } }
+      guard case .int(let v)? = got.first(where: { $0.path == "/stemdeck/solo" })?.arguments.first else { return nil }
+      return v
     }
     #expect(nextSolo() == 0)
     #expect(h.run("solo drums").ok)
@@ -352,14 +345,11 @@ struct OSCTests {
       OSCMessage(path: "/stemdeck/subscribe", arguments: [.string("values")], source: address, sourceLength: length), h.console)
     #expect(subscribed?.ok == true, "\(subscribed?.text ?? "no reply")")
     /// What arrives (as address → value) until `until` holds or 5 s pass.
-    func receive(until: ([String: Float]) -> Bool) -> [String: Float] {
+    func receive(until: @escaping ([String: Float]) -> Bool) -> [String: Float] {
       var got: [String: Float] = [:]
-      var fds = pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)
-      let deadline = Date().addingTimeInterval(5)
-      while Date() < deadline && !until(got) {
-        server.pushDue(h.mixer)
-        for m in client.receive().messages { if case .float(let v)? = m.arguments.first { got[m.path] = v } }
-        _ = poll(&fds, 1, 50)
+      _ = Self.received(server, client, h.mixer) { messages in
+        for m in messages { if case .float(let v)? = m.arguments.first { got[m.path] = v } }
+        return until(got)
       }
       return got
     }
@@ -375,5 +365,22 @@ struct OSCTests {
         == nil)
     #expect(abs(Decibels.fromAmplitude(h.mixer.stemStatuses()[0].settings.volume) + 3) < 1e-6)
     #expect(receive { !$0.isEmpty } == ["/stemdeck/stem/drums/vol": -3])
+  }
+
+  /// Pushes what is due and reads what `client` receives (poll on its socket) until `done` holds
+  /// for the messages read in one look, or 5 s pass; returns the last look's messages.
+  static func received(
+    _ server: OSCServer, _ client: OSCSocket, _ mixer: Mixer, until done: ([OSCMessage]) -> Bool
+  ) -> [OSCMessage] {
+    var fds = pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)
+    let deadline = Date().addingTimeInterval(5)
+    var messages: [OSCMessage] = []
+    while Date() < deadline {
+      server.pushDue(mixer)
+      messages = client.receive().messages
+      if done(messages) { return messages }
+      _ = poll(&fds, 1, 50)
+    }
+    return messages
   }
 }
