@@ -161,20 +161,20 @@ extension Mixer {
   @discardableResult
   public func startLoadingEffect(path: String, settings: EffectSettings) throws(MixerError) -> Bool {
     try lock.locked { () throws(MixerError) -> Bool in
-      let running = effects.loading.firstIndex { $0.settings.name == settings.name }
-      let old = running.map { effects.loading.remove(at: $0) }
+      let running = effectsState.loading.firstIndex { $0.settings.name == settings.name }
+      let old = running.map { effectsState.loading.remove(at: $0) }
       let slot: Int32
       let file: SoundFile
       do throws(MixerError) {
         slot = try checkNewEffect(settings)
         file = try openEffectFile(path: path, settings: settings)
       } catch {
-        if let old, let running { effects.loading.insert(old, at: running) }
+        if let old, let running { effectsState.loading.insert(old, at: running) }
         throw error
       }
       if let old { retire(old) }
       let job = EffectLoadJob(settings: settings, path: path, slot: slot, sampleRate: sampleRate, file: file)
-      effects.loading.append(job)
+      effectsState.loading.append(job)
       isDirty = true
       let thread = Thread { job.run() }
       thread.name = "stemdeck-sfx-load"
@@ -184,14 +184,14 @@ extension Mixer {
   }
 
   /// Names of the effects still loading, in the order they were asked for.
-  public var effectsStillLoading: [String] { lock.locked { effects.loading.map(\.settings.name) } }
+  public var effectsStillLoading: [String] { lock.locked { effectsState.loading.map(\.settings.name) } }
 
   /// Installs the background loads that are done (called by pump).
   func finishEffectLoads() -> [MixerEvent] {
     var events: [MixerEvent] = []
     // The finished jobs leave the list first: installing touches `effects` too.
     var done: [(EffectLoadJob, Result<DecodedEffect, MixerError>)] = []
-    effects.loading.removeAll { job in
+    effectsState.loading.removeAll { job in
       guard let result = job.takeResult() else { return false }
       done.append((job, result))
       return true
@@ -214,38 +214,38 @@ extension Mixer {
 
   /// Cancels the loads still running (their memory is freed by their thread when it ends).
   func cancelEffectLoads() {
-    for job in effects.loading { retire(job) }
-    effects.loading.removeAll()
+    for job in effectsState.loading { retire(job) }
+    effectsState.loading.removeAll()
   }
 
   /// Cancels `job` (no longer in `effects.loading`); its thread stops within a block.
   func retire(_ job: EffectLoadJob) {
     job.cancel()
-    effects.loadsCancelled.removeAll { $0.isFinished }
-    effects.loadsCancelled.append(job)
+    effectsState.loadsCancelled.removeAll { $0.isFinished }
+    effectsState.loadsCancelled.append(job)
   }
 
   /// Effect load threads still running, cancelled ones included (a cancel ends its thread's
   /// work within a block: the tests measure it).
   public var effectLoadThreadsRunning: Int {
     lock.locked {
-      effects.loadsCancelled.removeAll { $0.isFinished }
-      return effects.loading.filter { !$0.isFinished }.count + effects.loadsCancelled.count
+      effectsState.loadsCancelled.removeAll { $0.isFinished }
+      return effectsState.loading.filter { !$0.isFinished }.count + effectsState.loadsCancelled.count
     }
   }
 
   /// The checks before a load: the name, the settings, a free slot (returned).
   private func checkNewEffect(_ settings: EffectSettings) throws(MixerError) -> Int32 {
     if let problem = NameRules.effectProblem(settings.name) { throw MixerError(ControlText(problem)) }
-    if effects.loading.contains(where: { $0.settings.name == settings.name }) {
+    if effectsState.loading.contains(where: { $0.settings.name == settings.name }) {
       throw MixerError("an effect named '\(settings.name)' is still loading (\(action: .unloadEffect(settings.name)) cancels it)")
     }
-    if effects.byName[settings.name] != nil || effects.offline.contains(where: { $0.settings.name == settings.name }) {
+    if effectsState.byName[settings.name] != nil || effectsState.offline.contains(where: { $0.settings.name == settings.name }) {
       throw MixerError("an effect named '\(settings.name)' is already loaded (\(action: .unloadEffect(settings.name)) first)")
     }
     try MixerError.check(settings.volume, .volume, "effect volume")
     try MixerError.check(settings.pan, .pan, "effect pan")
-    let taken = Set(effects.byName.values.map(\.slot) + effects.unloading.map(\.slot) + effects.loading.map(\.slot))
+    let taken = Set(effectsState.byName.values.map(\.slot) + effectsState.unloading.map(\.slot) + effectsState.loading.map(\.slot))
     guard let slot = (0..<Int32(EffectBank.maxEffects)).first(where: { !taken.contains($0) }) else {
       throw MixerError("cannot load effect '\(settings.name)': all \(EffectBank.maxEffects) effect slots are in use")
     }
@@ -263,8 +263,8 @@ extension Mixer {
         try file.checkFits(maxFrames: Int(Self.maxEffectSeconds * Double(fileRate)), maxBytes: Self.maxEffectBytes)
       } catch { throw MixerError("\(error)") }
       let held =
-        effects.byName.values.reduce(0) { $0 + $1.frames * $1.channels * MemoryLayout<Float>.size }
-        + effects.loading.reduce(0) { $0 + $1.neededBytes }
+        effectsState.byName.values.reduce(0) { $0 + $1.frames * $1.channels * MemoryLayout<Float>.size }
+        + effectsState.loading.reduce(0) { $0 + $1.neededBytes }
       let needed = Self.effectBytes(file, sampleRate: sampleRate)
       if held + needed > Self.maxEffectBankBytes {
         throw MixerError(
@@ -357,16 +357,16 @@ extension Mixer {
       decoded.data.deallocate()
       throw error
     }
-    effects.byName[settings.name] = effect
-    effects.order.append(settings.name)
+    effectsState.byName[settings.name] = effect
+    effectsState.order.append(settings.name)
   }
 
   func effect(_ name: String) throws(MixerError) -> LoadedEffect {
-    if let e = effects.byName[name] { return e }
-    if effects.loading.contains(where: { $0.settings.name == name }) {
+    if let e = effectsState.byName[name] { return e }
+    if effectsState.loading.contains(where: { $0.settings.name == name }) {
       throw MixerError("effect '\(name)' is still loading (\(action: .waitForEffect(name)) waits for it)")
     }
-    throw MixerError.unknown(.effect, name, known: effects.order)
+    throw MixerError.unknown(.effect, name, known: effectsState.order)
   }
 
   /// Plays an effect now (it sounds from the start of the next period), polyphonically.
@@ -393,28 +393,28 @@ extension Mixer {
   /// Unloads an effect; its memory is freed once the renderer lets go of it.
   public func unloadEffect(_ name: String) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      if let index = effects.offline.firstIndex(where: { $0.settings.name == name }) {
-        effects.offline.remove(at: index)  // one whose file was missing at open
+      if let index = effectsState.offline.firstIndex(where: { $0.settings.name == name }) {
+        effectsState.offline.remove(at: index)  // one whose file was missing at open
         isDirty = true
         return
       }
-      if let index = effects.loading.firstIndex(where: { $0.settings.name == name }) {
-        retire(effects.loading.remove(at: index))  // still loading: its thread frees what it made
+      if let index = effectsState.loading.firstIndex(where: { $0.settings.name == name }) {
+        retire(effectsState.loading.remove(at: index))  // still loading: its thread frees what it made
         isDirty = true
         return
       }
       let e = try effect(name)
       try send(.unloadEffect(slot: e.slot))
-      effects.byName[name] = nil
-      effects.order.removeAll { $0 == name }
-      effects.unloading.append(e)
+      effectsState.byName[name] = nil
+      effectsState.order.removeAll { $0 == name }
+      effectsState.unloading.append(e)
       isDirty = true
     }
   }
 
   public func effectStatuses() -> [EffectStatus] {
     lock.locked {
-      effects.order.compactMap { effects.byName[$0] }.map {
+      effectsState.order.compactMap { effectsState.byName[$0] }.map {
         EffectStatus(settings: $0.settings, path: $0.path, seconds: Double($0.frames) / sampleRate, channels: $0.channels)
       }
     }
@@ -422,19 +422,19 @@ extension Mixer {
 
   /// Frees an effect's memory after the renderer reported `effectUnloaded` (called by pump).
   func effectReleased(slot: Int32) {
-    if let index = effects.unloading.firstIndex(where: { $0.slot == slot }) {
-      effects.unloading[index].data.deallocate()
-      effects.unloading.remove(at: index)
+    if let index = effectsState.unloading.firstIndex(where: { $0.slot == slot }) {
+      effectsState.unloading[index].data.deallocate()
+      effectsState.unloading.remove(at: index)
     }
   }
 
   /// Frees every effect (shutdown, after the driver stopped).
   func freeAllEffects() {
-    for e in effects.byName.values { e.data.deallocate() }
-    for e in effects.unloading { e.data.deallocate() }
-    effects.byName.removeAll()
-    effects.unloading.removeAll()
+    for e in effectsState.byName.values { e.data.deallocate() }
+    for e in effectsState.unloading { e.data.deallocate() }
+    effectsState.byName.removeAll()
+    effectsState.unloading.removeAll()
     cancelEffectLoads()
-    effects.order.removeAll()
+    effectsState.order.removeAll()
   }
 }

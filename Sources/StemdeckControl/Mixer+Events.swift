@@ -89,12 +89,12 @@ extension Mixer {
       // transport stops there (as a player does); `play` then starts again from the top.
       // Not while a seek is on its way to the renderer: the stems' `finished` flags are the old
       // position's until it is applied (`play` at the end rewinds that way).
-      let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch
-      if !transport.endReported && !seekPending && !table.stems.isEmpty && !table.stems.contains(where: { $0.settings.loops < 0 })
+      let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != transportTracking.epoch
+      if !transportTracking.endReported && !seekPending && !table.stems.isEmpty && !table.stems.contains(where: { $0.settings.loops < 0 })
         && allFiniteStemsFinishedLocked()
       {
-        transport.endReported = true
-        transport.songEnds += 1
+        transportTracking.endReported = true
+        transportTracking.songEnds += 1
         out.append(.allFinished)
         if transportState == .playing { try? send(.pause) }
       }
@@ -178,7 +178,7 @@ extension Mixer {
   func allFiniteStemsFinishedLocked() -> Bool {
     // Until the renderer has applied the latest seek (e.g. 'play' after the end rewinds to 0),
     // the stems' finished flags describe the old position: not finished yet.
-    guard renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) == transport.epoch else { return false }
+    guard renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) == transportTracking.epoch else { return false }
     let finite = table.stems.filter { $0.settings.loops >= 0 }
     return !finite.isEmpty && finite.allSatisfy { $0.shared.pointer.pointee.finished.load(ordering: .acquiring) }
   }

@@ -87,7 +87,7 @@ extension Mixer {
   public var waitingJump: WaitingJump? { lock.locked { waitingJumpLocked() } }
 
   func waitingJumpLocked() -> WaitingJump? {
-    guard let jump = transport.jump, jump.epoch == transport.epoch,
+    guard let jump = transportTracking.jump, jump.epoch == transportTracking.epoch,
       renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != jump.epoch
     else { return nil }
     return WaitingJump(mark: jump.mark, atSeconds: Double(jump.frame) / sampleRate, toSeconds: Double(jump.target) / sampleRate)
@@ -112,19 +112,19 @@ extension Mixer {
       let target = Int((mark.at * sampleRate).rounded())
       let status = renderState.pointee.status
       let playing = status.pointee.transportState.load(ordering: .relaxed) == TransportState.playing.rawValue
-      let seekPending = status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch && transport.jump?.epoch != transport.epoch
+      let seekPending = status.pointee.appliedEpoch.load(ordering: .relaxed) != transportTracking.epoch && transportTracking.jump?.epoch != transportTracking.epoch
       if landing == .now || !playing || seekPending {
         try seek(toFrame: target)
         return nil
       }
-      if status.pointee.songChanges.load(ordering: .relaxed) < transport.songChangesSent {
+      if status.pointee.songChanges.load(ordering: .relaxed) < transportTracking.songChangesSent {
         throw MixerError("goto: the song is changing; jump once the next song plays")
       }
       let now = status.pointee.transportFrame.load(ordering: .relaxed)
       let earliest = now + Int((Self.jumpLead * sampleRate).rounded())
       let frame = try landingFrame(landing, atOrAfter: earliest)
       var cuts: [Int32: Int] = [:]
-      if let waiting = waitingJumpLocked(), let pending = transport.jump {
+      if let waiting = waitingJumpLocked(), let pending = transportTracking.jump {
         guard pending.frame == frame else {
           throw MixerError(
             "goto: a jump to '\(waiting.mark)' already waits for \(NumberFormat.time(waiting.atSeconds)); another can replace it only on that frame (this one lands at \(NumberFormat.time(Double(frame) / sampleRate))), or jump at once ('goto \(name) now')"
@@ -132,8 +132,8 @@ extension Mixer {
         }
         cuts = pending.cuts  // the old stream is still the one cut there
       }
-      transport.endReported = false
-      transport.epoch += 1
+      transportTracking.endReported = false
+      transportTracking.epoch += 1
       for stem in table.stems {
         let cut = cuts[stem.slot] ?? (max(0, streamFrame(of: stem, atTransportFrame: frame, now: now)) + Self.jumpCutMargin)
         cuts[stem.slot] = cut
@@ -141,12 +141,12 @@ extension Mixer {
         let shared = stem.shared.pointer
         shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
         shared.pointee.requestedCut.store(cut, ordering: .relaxed)
-        shared.pointee.requestedEpoch.store(transport.epoch, ordering: .releasing)
+        shared.pointee.requestedEpoch.store(transportTracking.epoch, ordering: .releasing)
         if place.joinFrame != target { try send(.setJoinFrameAfterSeek(slot: stem.slot, frame: place.joinFrame)) }
       }
-      transport.jump = PendingJump(epoch: transport.epoch, frame: frame, target: target, mark: mark.name, cuts: cuts)
-      transport.seekTarget = target
-      try send(.jump(atFrame: frame, toFrame: target, epoch: transport.epoch))
+      transportTracking.jump = PendingJump(epoch: transportTracking.epoch, frame: frame, target: target, mark: mark.name, cuts: cuts)
+      transportTracking.seekTarget = target
+      try send(.jump(atFrame: frame, toFrame: target, epoch: transportTracking.epoch))
       return WaitingJump(mark: mark.name, atSeconds: Double(frame) / sampleRate, toSeconds: mark.at)
     }
   }

@@ -72,11 +72,11 @@ enum MidiFaderCurve {
 
 extension Mixer {
   /// The session's MIDI mappings, in order.
-  public var midiMappings: [MidiMapping] { lock.locked { midi.mappings } }
+  public var midiMappings: [MidiMapping] { lock.locked { midiSettings.mappings } }
 
   /// Whether the JACK MIDI input port should exist: there are mappings, a learn waits, or `midi on`.
   public var midiPortWanted: Bool {
-    lock.locked { midiState.enabled || !midi.mappings.isEmpty || midiState.learning != nil }
+    lock.locked { midiState.enabled || !midiSettings.mappings.isEmpty || midiState.learning != nil }
   }
 
   /// `midi on` / `midi off`. Off also forgets a learn in progress (mappings stay; while there are
@@ -91,12 +91,12 @@ extension Mixer {
   public var midiEnabled: Bool { lock.locked { midiState.enabled } }
 
   /// `midi out on|off`: whether `midi_out` sends the mapped volumes and pans back (saved).
-  public var midiFeedback: Bool { lock.locked { midi.feedback } }
+  public var midiFeedback: Bool { lock.locked { midiSettings.feedback } }
 
   public func setMidiFeedback(_ on: Bool) {
     lock.locked {
-      if midi.feedback != on {
-        midi.feedback = on
+      if midiSettings.feedback != on {
+        midiSettings.feedback = on
         isDirty = true
       }
     }
@@ -113,7 +113,7 @@ extension Mixer {
   public func addMidiMapping(_ mapping: MidiMapping) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       try checkMidiMapping(mapping)
-      midi.mappings.append(mapping)
+      midiSettings.mappings.append(mapping)
       isDirty = true
       try publishMidi()
     }
@@ -134,13 +134,13 @@ extension Mixer {
       throw unknownSend(printableText(mapping.send))
     }
     if mapping.action == .insert { _ = try insertControl(of: mapping) }
-    if mapping.action == .sfx, effects.byName[mapping.target] == nil,
-      !effects.loading.contains(where: { $0.settings.name == mapping.target })
+    if mapping.action == .sfx, effectsState.byName[mapping.target] == nil,
+      !effectsState.loading.contains(where: { $0.settings.name == mapping.target })
     {
       throw MixerError("no effect named '\(printableText(mapping.target))' (\(action: .loadThatEffect) first)")
     }
-    if midi.mappings.contains(mapping) { throw MixerError("that mapping exists already (\(mapping.description))") }
-    if midi.mappings.count >= min(MidiTable.capacity, MidiSettings.maximumMappings) {
+    if midiSettings.mappings.contains(mapping) { throw MixerError("that mapping exists already (\(mapping.description))") }
+    if midiSettings.mappings.count >= min(MidiTable.capacity, MidiSettings.maximumMappings) {
       throw MixerError(reason: .limit(what: .midiMappings, max: MidiSettings.maximumMappings, adding: nil))
     }
   }
@@ -149,9 +149,9 @@ extension Mixer {
   @discardableResult
   public func removeMidiMappings(where matching: (MidiMapping) -> Bool) throws(MixerError) -> [MidiMapping] {
     try lock.locked { () throws(MixerError) -> [MidiMapping] in
-      let removed = midi.mappings.filter(matching)
+      let removed = midiSettings.mappings.filter(matching)
       guard !removed.isEmpty else { return [] }
-      midi.mappings.removeAll(where: matching)
+      midiSettings.mappings.removeAll(where: matching)
       midiState.down = [:]
       midiState.lastPress = [:]
       midiState.stripTakeover = [:]
@@ -177,7 +177,7 @@ extension Mixer {
   /// Sends the mapping table to the renderer if it changed (mappings, or the slots of their
   /// stems). Called after every mapping change and from `pump`.
   func publishMidi() throws(MixerError) {
-    let table: [[Int]] = midi.mappings.map { m in
+    let table: [[Int]] = midiSettings.mappings.map { m in
       let kind: MidiSourceKind
       switch m.source {
       case .cc: kind = .cc
@@ -275,8 +275,8 @@ extension Mixer {
           out.append(event)
           continue
         }
-        guard binding >= 0, Int(binding) < midi.mappings.count else { continue }
-        let mapping = midi.mappings[Int(binding)]
+        guard binding >= 0, Int(binding) < midiSettings.mappings.count else { continue }
+        let mapping = midiSettings.mappings[Int(binding)]
         if mapping.action.isEQGain {
           // Every value the controller sends, not presses: the band's gain follows it.
           guard status & 0xF0 == 0xB0 else { continue }
@@ -457,7 +457,7 @@ extension Mixer {
     midiState.learning = nil
     do throws(MixerError) {
       try checkMidiMapping(mapping)
-      midi.mappings.append(mapping)
+      midiSettings.mappings.append(mapping)
       isDirty = true
       try publishMidi()
       return .midiLearned(mapping.description)

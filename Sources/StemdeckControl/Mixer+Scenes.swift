@@ -48,7 +48,7 @@ public struct SceneRecall: Sendable, Equatable {
 
 extension Mixer {
   /// The session's scenes, in the order they were saved.
-  public var sceneList: [SceneSettings] { lock.locked { scenes } }
+  public var sceneList: [SceneSettings] { lock.locked { sceneStore } }
   /// The strips a recall leaves alone.
   public var recallSafeStrips: [String] { lock.locked { recallSafe } }
 
@@ -70,10 +70,10 @@ extension Mixer {
   public func saveScene(_ name: String, update: Bool) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       if let problem = NameRules.sceneProblem(name) { throw MixerError(ControlText(problem)) }
-      let index = scenes.firstIndex { $0.name == name }
+      let index = sceneStore.firstIndex { $0.name == name }
       switch (index, update) {
-      case (let i?, true): scenes[i] = captureScene(name)
-      case (nil, false): scenes.append(captureScene(name))
+      case (let i?, true): sceneStore[i] = captureScene(name)
+      case (nil, false): sceneStore.append(captureScene(name))
       case (_?, false): throw MixerError("a scene named '\(name)' already exists ('scene update \(name)' stores the mix now in it)")
       case (nil, true): throw unknownScene(name)
       }
@@ -83,18 +83,18 @@ extension Mixer {
 
   public func removeScene(_ name: String) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      guard let i = scenes.firstIndex(where: { $0.name == name }) else { throw unknownScene(name) }
-      scenes.remove(at: i)
+      guard let i = sceneStore.firstIndex(where: { $0.name == name }) else { throw unknownScene(name) }
+      sceneStore.remove(at: i)
       isDirty = true
     }
   }
 
   public func renameScene(_ name: String, to newName: String) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      guard let i = scenes.firstIndex(where: { $0.name == name }) else { throw unknownScene(name) }
+      guard let i = sceneStore.firstIndex(where: { $0.name == name }) else { throw unknownScene(name) }
       if let problem = NameRules.sceneProblem(newName) { throw MixerError(ControlText(problem)) }
-      if newName != name && scenes.contains(where: { $0.name == newName }) { throw MixerError("a scene named '\(newName)' already exists") }
-      scenes[i].name = newName
+      if newName != name && sceneStore.contains(where: { $0.name == newName }) { throw MixerError("a scene named '\(newName)' already exists") }
+      sceneStore[i].name = newName
       isDirty = true
     }
   }
@@ -119,7 +119,7 @@ extension Mixer {
   @discardableResult
   public func recallScene(_ name: String, fade: Double = 0, scope: SceneScope = SceneScope()) throws(MixerError) -> SceneRecall {
     try lock.locked { () throws(MixerError) -> SceneRecall in
-      guard let scene = scenes.first(where: { $0.name == name }) else { throw unknownScene(name) }
+      guard let scene = sceneStore.first(where: { $0.name == name }) else { throw unknownScene(name) }
       if fade != 0 { try Self.checkGlideTime(fade, "a scene's fade") }
       var result = SceneRecall()
       // Checked before anything changes; set once the group is in (Mixer+SceneInserts.swift).
@@ -181,7 +181,7 @@ extension Mixer {
   }
 
   func unknownScene(_ name: String) -> MixerError {
-    let names = scenes.map(\.name)
+    let names = sceneStore.map(\.name)
     return MixerError(
       "unknown scene '\(printableText(name))' (\(names.isEmpty ? "there are none yet: 'scene save NAME' stores the mix now" : "scenes: " + names.joined(separator: ", ")))"
     )

@@ -148,7 +148,7 @@ extension Mixer {
       do throws(MixerError) { try loadEffect(path: path, settings: effect) } catch {
         if strict { throw MixerError(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error)") }
         // Kept as it was (like an offline stem), so the next save writes it back unchanged.
-        effects.offline.append(OfflineEffect(settings: effect, path: path, index: index))
+        effectsState.offline.append(OfflineEffect(settings: effect, path: path, index: index))
         warnings.append(
           MixerWarning(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error) — not loaded; kept in the session as it is"))
       }
@@ -161,7 +161,7 @@ extension Mixer {
   public var songChangeDone: Bool { lock.locked { !songChangePending } }
 
   var songChangePending: Bool {
-    renderState.pointee.status.pointee.songChanges.load(ordering: .relaxed) < transport.songChangesSent
+    renderState.pointee.status.pointee.songChanges.load(ordering: .relaxed) < transportTracking.songChangesSent
   }
 
   /// Makes a song change that still waits for the disk happen now, so that what the control
@@ -195,13 +195,13 @@ extension Mixer {
       let (start, atEnd) = Self.startPosition(of: session, end: end, sessionPath: sessionPath)
       let frame = Int((start * sampleRate).rounded())
       // Everything needed to undo: the next song's stems go in beside the old ones.
-      let oldStems = table.stems, oldOffline = table.offline, oldQuality = quality, oldEpoch = transport.epoch
+      let oldStems = table.stems, oldOffline = table.offline, oldQuality = quality, oldEpoch = transportTracking.epoch
       let oldBuses = busTable
       busTable = BusTable()  // the next song's buses are installed once its stems are in
       table.stems = []
       table.offline = []  // the new song's names may be the old song's (offline ones included)
       quality = session.quality  // new stems' converters; the old song keeps its own
-      transport.epoch += 1
+      transportTracking.epoch += 1
       do throws(MixerError) {
         let offlineNames = Set(offline.map(\.settings.name))
         for (index, stem) in session.stems.enumerated() where !offlineNames.contains(stem.name) {
@@ -210,7 +210,7 @@ extension Mixer {
             throw MixerError(file: sessionPath, "stems[\(index)] (\(stem.name)): \(error)")
           }
         }
-        try send(.changeSong(frame: frame, epoch: transport.epoch, fadeFrames: fadeFrames, song: transport.songChangesSent + 1))
+        try send(.changeSong(frame: frame, epoch: transportTracking.epoch, fadeFrames: fadeFrames, song: transportTracking.songChangesSent + 1))
       } catch {
         // Take the half-built song back (its voices are still pending, so silent) and restore.
         for stem in table.stems {
@@ -221,13 +221,13 @@ extension Mixer {
         table.stems = oldStems
         table.offline = oldOffline
         quality = oldQuality
-        transport.epoch = oldEpoch
+        transportTracking.epoch = oldEpoch
         busTable = oldBuses
         throw error
       }
-      transport.songChangesSent += 1
-      transport.seekTarget = frame
-      transport.endReported = false
+      transportTracking.songChangesSent += 1
+      transportTracking.seekTarget = frame
+      transportTracking.endReported = false
       for stem in oldStems {
         // Keeps streaming until the renderer hands its voice back: at the switch (gapless), when
         // its fade-out ends (crossfade), or at once if it belongs to a song that never started
@@ -262,28 +262,28 @@ extension Mixer {
       }
       s.sends = sendTable.sends.map { SendSettings(name: $0.name, returnVolume: $0.returnVolume) }
       s.recording = recording
-      s.scenes = scenes
+      s.scenes = sceneStore
       s.recallSafe = recallSafe
       s.tempo = tempoSetting
       s.click = clickSetting
       s.click.sample = s.click.sample.map { SessionFile.storedPath(forAudioFile: $0, sessionPath: sessionPath) }
       s.click.accentSample = s.click.accentSample.map { SessionFile.storedPath(forAudioFile: $0, sessionPath: sessionPath) }
       s.marks = markList
-      s.midi = midi
+      s.midi = midiSettings
       s.inputs = liveInputs.inputs.map(\.settings)
       for i in s.inputs.indices { s.inputs[i].sends = stemSends(s.inputs[i].name) }
-      s.effects = effects.order.compactMap { effects.byName[$0] }.map { e in
+      s.effects = effectsState.order.compactMap { effectsState.byName[$0] }.map { e in
         var settings = e.settings
         settings.file = SessionFile.storedPath(forAudioFile: e.path, sessionPath: sessionPath)
         return settings
       }
       // Those still loading are part of the session already.
-      s.effects += effects.loading.map { job in
+      s.effects += effectsState.loading.map { job in
         var settings = job.settings
         settings.file = SessionFile.storedPath(forAudioFile: job.path, sessionPath: sessionPath)
         return settings
       }
-      for effect in effects.offline.sorted(by: { $0.index < $1.index })
+      for effect in effectsState.offline.sorted(by: { $0.index < $1.index })
       where !s.effects.contains(where: { $0.name == effect.settings.name }) {
         var settings = effect.settings
         settings.file = SessionFile.storedPath(forAudioFile: effect.path, sessionPath: sessionPath)
@@ -346,9 +346,9 @@ extension Mixer {
   func installParts(
     of session: Session, offline: [OfflineStem], sessionPath: String, strict: Bool
   ) throws(MixerError) -> [MixerWarning] {
-    for name in effects.order { try unloadEffect(name) }
+    for name in effectsState.order { try unloadEffect(name) }
     cancelEffectLoads()
-    effects.offline = []
+    effectsState.offline = []
     recording = session.recording
     tempoSetting = session.tempo
     // The click's samples, relative to the session's folder in the file, are absolute here.
@@ -359,9 +359,9 @@ extension Mixer {
     syncClickSamples()
     let clickWarning = clickSampleProblem.map { MixerWarning(file: nil, "\($0); the synthesized click plays (the setting is kept)") }
     markList = session.marks
-    scenes = session.scenes
+    sceneStore = session.scenes
     recallSafe = session.recallSafe
-    midi = session.midi
+    midiSettings = session.midi
     midiState.learning = nil
     midiState.down = [:]
     midiState.lastPress = [:]

@@ -60,7 +60,7 @@ extension Mixer {
       do throws(MixerError) {
         try send(
           pendingAt == nil
-            ? .addVoice(slot: slot, voice: voice) : .addPendingVoice(slot: slot, voice: voice, song: transport.songChangesSent + 1))
+            ? .addVoice(slot: slot, voice: voice) : .addPendingVoice(slot: slot, voice: voice, song: transportTracking.songChangesSent + 1))
       } catch {
         disk.remove(prepared.stream)
         discard(prepared)
@@ -102,7 +102,7 @@ extension Mixer {
     stem.publishRegion(sampleRate: Double(info.sampleRate))
     let place = placement(for: stem, atTransportFrame: frame)
     shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
-    shared.pointee.requestedEpoch.store(transport.epoch, ordering: .releasing)
+    shared.pointee.requestedEpoch.store(transportTracking.epoch, ordering: .releasing)
     let stream = DiskStream(file: file, producer: ends.producer, shared: stem.shared, conversion: conversion)
     stem.stream = stream
     let audible = stripAudible(settings.strip, anySolo: solo)
@@ -121,7 +121,7 @@ extension Mixer {
         shared: shared, audio: ends.consumer, channels: channels, converter: converter,
         rateScale: sampleRate / Double(info.sampleRate), ringScale: sampleRate / ringRate, rate: settings.rate,
         levels: Self.allLevels(settings.strip, audible: audible),
-        sampleRate: sampleRate, epoch: transport.epoch, joinFrame: place.joinFrame,
+        sampleRate: sampleRate, epoch: transportTracking.epoch, joinFrame: place.joinFrame,
         stretch: stretch,
         pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate),
         eq: settings.eq.engineParameters))
@@ -243,7 +243,7 @@ extension Mixer {
       try changeStrip(.stem(stem)) { (s: inout StripSettings) throws(MixerError) in s = settings.strip }
       stem.settings = settings
       if settings.loops != old.loops {
-        transport.endReported = false
+        transportTracking.endReported = false
         stem.shared.pointer.pointee.loops.store(settings.loops, ordering: .relaxed)
       }
       if settings.rate != old.rate {
@@ -350,7 +350,7 @@ extension Mixer {
         other.tempoSetting = tempoSetting
         other.clickSetting = clickSetting
         other.markList = markList
-        other.midi = midi
+        other.midiSettings = midiSettings
         other.midiState.enabled = midiState.enabled
         // The inputs at the master for now: their buses come with `installBuses` below.
         for input in liveInputs.inputs {
@@ -377,20 +377,20 @@ extension Mixer {
           }
         }
         other.offlineStems = offline
-        other.effects.offline = effects.offline
+        other.effectsState.offline = effectsState.offline
         // Effects are converted to the engine rate when loaded: load them again at the new rate.
         // One whose file has gone since is kept offline (saved back unchanged) rather than keeping
         // the server unfollowed.
-        for (index, name) in effects.order.enumerated() {
-          guard let effect = effects.byName[name] else { continue }
+        for (index, name) in effectsState.order.enumerated() {
+          guard let effect = effectsState.byName[name] else { continue }
           if (try? other.loadEffect(path: effect.path, settings: effect.settings)) == nil {
-            other.effects.offline.append(OfflineEffect(settings: effect.settings, path: effect.path, index: index))
+            other.effectsState.offline.append(OfflineEffect(settings: effect.settings, path: effect.path, index: index))
           }
         }
         // Those still loading here load there (at its rate), synchronously.
-        for job in effects.loading {
+        for job in effectsState.loading {
           if (try? other.loadEffect(path: job.path, settings: job.settings)) == nil {
-            other.effects.offline.append(OfflineEffect(settings: job.settings, path: job.path, index: other.effects.order.count))
+            other.effectsState.offline.append(OfflineEffect(settings: job.settings, path: job.path, index: other.effectsState.order.count))
           }
         }
         try other.installBuses(busTable.buses.map(\.settings))

@@ -10,8 +10,8 @@ import Synchronization
 extension Mixer {
   public func play() throws(MixerError) {
     try lock.locked { () throws(MixerError) in
-      let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch
-      if transport.endReported
+      let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != transportTracking.epoch
+      if transportTracking.endReported
         || (!seekPending && !table.stems.isEmpty && !table.stems.contains { $0.settings.loops < 0 } && allFiniteStemsFinishedLocked())
       {
         try seek(toFrame: 0)  // played to the end: start again from the top
@@ -45,24 +45,24 @@ extension Mixer {
   }
 
   func seek(toFrame frame: Int) throws(MixerError) {
-    transport.endReported = false
+    transportTracking.endReported = false
     // A jump still waiting is cancelled (the renderer drops it on this seek): its stems' join
     // frames are sent again, whatever they are, so none of the jump's is left for this seek.
     let jumpWaiting = waitingJumpLocked() != nil
-    transport.jump = nil
-    transport.epoch += 1
-    transport.seekTarget = frame
+    transportTracking.jump = nil
+    transportTracking.epoch += 1
+    transportTracking.seekTarget = frame
     for stem in table.stems {
       let place = placement(for: stem, atTransportFrame: frame)
       let shared = stem.shared.pointer
       shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
       shared.pointee.requestedCut.store(-1, ordering: .relaxed)
-      shared.pointee.requestedEpoch.store(transport.epoch, ordering: .releasing)
+      shared.pointee.requestedEpoch.store(transportTracking.epoch, ordering: .releasing)
       if place.joinFrame != frame || jumpWaiting {
         try send(.setJoinFrameAfterSeek(slot: stem.slot, frame: place.joinFrame))
       }
     }
-    try send(.seek(frame: frame, epoch: transport.epoch))
+    try send(.seek(frame: frame, epoch: transportTracking.epoch))
   }
 
   /// The transport position the control thread should assume: a seek not yet applied by the
@@ -70,8 +70,8 @@ extension Mixer {
   func currentTransportFrame() -> Int {
     let status = renderState.pointee.status
     // A jump waiting for its frame (Mixer+Marks.swift) has not moved the transport yet.
-    if status.pointee.appliedEpoch.load(ordering: .relaxed) != transport.epoch && transport.jump?.epoch != transport.epoch {
-      return transport.seekTarget
+    if status.pointee.appliedEpoch.load(ordering: .relaxed) != transportTracking.epoch && transportTracking.jump?.epoch != transportTracking.epoch {
+      return transportTracking.seekTarget
     }
     return status.pointee.transportFrame.load(ordering: .relaxed)
   }
@@ -113,9 +113,9 @@ extension Mixer {
   /// True when every stem that can finish has finished (and there is at least one such stem).
   /// Counts the ends of songs reported by `pump` (the transport stopped there); the console's
   /// setlist auto-advance and `wait end` watch it change.
-  public var songEnds: Int { lock.locked { transport.songEnds } }
+  public var songEnds: Int { lock.locked { transportTracking.songEnds } }
   /// Whether the song has played to its end (reported, and not moved since).
-  public var songHasEnded: Bool { lock.locked { transport.endReported } }
+  public var songHasEnded: Bool { lock.locked { transportTracking.endReported } }
 
   public var allFiniteStemsFinished: Bool {
     lock.locked { allFiniteStemsFinishedLocked() }

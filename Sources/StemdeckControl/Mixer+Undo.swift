@@ -105,12 +105,12 @@ extension Mixer {
     take(\.tempoSetting, a.tempo, b.tempo)
     take(\.clickSetting, a.click, b.click)
     take(\.markList, a.marks, b.marks)
-    take(\.scenes, a.scenes, b.scenes)
+    take(\.sceneStore, a.scenes, b.scenes)
     take(\.recallSafe, a.recallSafe, b.recallSafe)
     if a.masterVolume != b.masterVolume { try setMasterVolume(b.masterVolume) }
     if a.masterEQ != b.masterEQ { try setMasterEQ(b.masterEQ) }
-    if a.midi != b.midi && midi != b.midi {
-      midi = b.midi
+    if a.midi != b.midi && midiSettings != b.midi {
+      midiSettings = b.midi
       midiState.learning = nil
       midiState.stripTakeover = [:]
       try publishMidi()

@@ -13,7 +13,7 @@ extension Mixer {
   }
 
   /// Effects loaded or loading.
-  public var effectCount: Int { lock.locked { effects.byName.count + effects.loading.count } }
+  public var effectCount: Int { lock.locked { effectsState.byName.count + effectsState.loading.count } }
 
   /// Sets the volume an offline stem (its file could not be opened) keeps in the session: it
   /// plays nothing now, and has this level when the file is back and the session is opened

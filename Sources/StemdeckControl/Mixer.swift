@@ -81,16 +81,16 @@ public final class Mixer: @unchecked Sendable {
   /// The block count at which a wait for room in the command ring last gave up (see `send`).
   var stalledAtBlock = -1
   /// The transport as the control side drives it: seeks, song changes, the song's end.
-  var transport = TransportTracking()
+  var transportTracking = TransportTracking()
   /// The sound effects, loaded, loading and offline (Mixer+Effects.swift).
-  var effects = EffectsState()
+  var effectsState = EffectsState()
   /// The take being recorded, if any (Mixer+Recording.swift).
   var takes = TakeState()
   /// The session's MIDI mappings and the MIDI control state (Mixer+Midi.swift).
-  var midi = MidiSettings()
+  var midiSettings = MidiSettings()
   var midiState = MidiControlState()
   /// The session's scenes and its recall-safe strips (Mixer+Scenes.swift).
-  var scenes: [SceneSettings] = []
+  var sceneStore: [SceneSettings] = []
   var recallSafe: [String] = []
   /// Set when something changed since the last `markSaved()`; each time it is set, `changes`
   /// counts one more change (undo's history looks for a change by it, Mixer+Undo.swift).
