@@ -39,59 +39,12 @@ public struct BusStatus: Sendable {
 extension Mixer {
   // MARK: - Queries
 
-  /// The buses' names, in console order.
-  public var busNames: [String] { lock.locked { busTable.buses.map(\.settings.name) } }
-
-  /// The buses' settings, in console order (what a session saves).
-  public var busSettings: [BusSettings] { lock.locked { busTable.buses.map(\.settings) } }
-
-  /// Whether `name` names a bus.
-  public func isBus(_ name: String) -> Bool { lock.locked { busPosition(name) != nil } }
-
   func busPosition(_ name: String) -> Int? { busTable.buses.firstIndex { $0.settings.name == name } }
-
-  /// Every bus with what feeds it and its meter.
-  public func busStatuses() -> [BusStatus] {
-    lock.locked {
-      let solo = anySolo()
-      return busTable.buses.indices.map { p in
-        let bus = busTable.buses[p]
-        return BusStatus(
-          settings: bus.settings, members: membersLocked(of: bus.settings.name),
-          meter: MeterReading(cells: renderState.pointee.buses.meters + Int(bus.index), channels: 2),
-          audible: busAudible(bus.settings, anySolo: solo), gliding: glideProgress(of: .bus(p)))
-      }
-    }
-  }
-
-  /// The stems (offline ones too), live inputs and buses routed to `bus`, in console order.
-  public func members(of bus: String) -> [String] { lock.locked { membersLocked(of: bus) } }
 
   func membersLocked(of bus: String) -> [String] {
     savedOrder().filter { $0.settings.bus == bus }.map(\.settings.name)
       + liveInputs.inputs.filter { $0.settings.bus == bus }.map(\.settings.name)
       + busTable.buses.filter { $0.settings.bus == bus }.map(\.settings.name)
-  }
-
-  /// Every stem (offline ones too, in console order), live input and bus with where it goes
-  /// (nil: the master).
-  public func routing() -> [(name: String, bus: String?, isBus: Bool, directOut: Bool)] {
-    lock.locked {
-      savedOrder().map { ($0.settings.name, $0.settings.bus, false, $0.settings.directOut) }
-        + liveInputs.inputs.map { ($0.settings.name, $0.settings.bus, false, $0.settings.directOut) }
-        + busTable.buses.map { ($0.settings.name, $0.settings.bus, true, $0.settings.directOut) }
-    }
-  }
-
-  /// Where a stem or bus goes: a bus's name, or nil for the master.
-  public func destination(of name: String) throws(MixerError) -> String? {
-    try lock.locked { () throws(MixerError) -> String? in
-      if let p = busPosition(name) { return busTable.buses[p].settings.bus }
-      if let stem = table.stems.first(where: { $0.settings.name == name }) { return stem.settings.bus }
-      if let stem = table.offline.first(where: { $0.settings.name == name }) { return stem.settings.bus }
-      if let input = liveInputs.find(name) { return input.settings.bus }
-      throw unknownStrip(name)
-    }
   }
 
   func unknownStrip(_ name: String) -> MixerError {
@@ -107,37 +60,6 @@ extension Mixer {
 
   // MARK: - Adding, removing, routing
 
-  /// Adds a bus (it feeds `settings.bus`, or the master). Refused: a bad or taken name (stems and
-  /// buses share names), more than `BusBank.maxBuses`, an unknown destination.
-  public func addBus(_ settings: BusSettings) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      let name = settings.name
-      if let problem = NameRules.busProblem(name) { throw MixerError(ControlText(problem)) }
-      if busPosition(name) != nil { throw MixerError("a bus named '\(name)' already exists") }
-      if table.stems.contains(where: { $0.settings.name == name }) || table.offline.contains(where: { $0.settings.name == name }) {
-        throw MixerError("a stem named '\(name)' already exists; stems and buses need different names")
-      }
-      if liveInputs.find(name) != nil {
-        throw MixerError("a live input named '\(name)' already exists; inputs and buses need different names")
-      }
-      try checkNotASend(name, kind: "bus")
-      if settings.directOut { try checkPorts(PortOwner("bus", name, ports: PortOwner.directOutPorts(name))) }
-      if let p = settings.strip.ruleProblem(of: .bus) { throw MixerError("\(p.key) \(p.message)") }
-      try Mixer.checkEQ(settings.eq, of: "'\(name)'")
-      if let target = settings.bus {
-        guard busPosition(target) != nil else { throw unknownBus(target) }
-      }
-      guard let index = busTable.freeIndices.last else {
-        throw MixerError(reason: .limit(what: .buses, max: BusBank.maxBuses, adding: name))
-      }
-      try installBus(settings, index: index)
-      busTable.freeIndices.removeLast()
-      try publishBusPlan()
-      try pushAllGains()
-      isDirty = true
-    }
-  }
-
   /// Sends a bus's starting state to the renderer and adds it to the table (no plan yet).
   func installBus(_ settings: BusSettings, index: Int32) throws(MixerError) {
     // Its send levels live in the send table (Mixer+Sends.swift), set after the buses.
@@ -148,39 +70,6 @@ extension Mixer {
     try sendEQ(.bus(index), from: nil, to: settings.eq)
     renderState.pointee.buses.meters[Int(index)].requestReset()
     busTable.buses.append(Bus(settings: settings, index: index, sentAudible: !settings.mute))
-  }
-
-  /// Removes a bus. What fed it (stems and buses) is routed to where the bus went (its
-  /// destination, or the master); returns their names, so the caller can say so.
-  @discardableResult
-  public func removeBus(_ name: String) throws(MixerError) -> (members: [String], destination: String?) {
-    try lock.locked { () throws(MixerError) -> (members: [String], destination: String?) in
-      guard let p = busPosition(name) else { throw unknownBus(name) }
-      let bus = busTable.buses[p]
-      let target = bus.settings.bus
-      let members = membersLocked(of: name)
-      for member in members { try routeLocked(member, to: target, publish: false) }
-      clearSends(ofStrip: name, address: .bus(bus.index))
-      dropInserts(of: .bus(bus.index))
-      busTable.buses.remove(at: p)
-      try publishBusPlan()
-      // The index is free again: a bus added later resets it, after this plan (commands keep order).
-      busTable.freeIndices.append(bus.index)
-      try pushAllGains()
-      isDirty = true
-      return (members, target)
-    }
-  }
-
-  /// Routes a stem (or an offline stem, a live input, or a bus) to bus `destination`, or to the
-  /// master (nil).
-  /// A route that would close a loop of buses is refused, naming the loop.
-  public func route(_ source: String, to destination: String?) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      try routeLocked(source, to: destination, publish: true)
-      try pushAllGains()
-      isDirty = true
-    }
   }
 
   func routeLocked(_ source: String, to destination: String?, publish: Bool) throws(MixerError) {
@@ -258,14 +147,6 @@ extension Mixer {
 
   // MARK: - A bus's settings
 
-  /// One bus's settings.
-  public func busSetting(_ name: String) throws(MixerError) -> BusSettings {
-    try lock.locked { () throws(MixerError) -> BusSettings in
-      guard let p = busPosition(name) else { throw unknownBus(name) }
-      return busTable.buses[p].settings
-    }
-  }
-
   /// (name, direct-out index) of every bus with direct outs: index `maxVoices + bus`, after the
   /// stems' slots in the renderer's direct-out table.
   func busDirectOutSlots() -> [(name: String, slot: Int)] {
@@ -309,20 +190,146 @@ extension Mixer {
     return false
   }
 
-  /// The strips soloed now (stems, buses, inputs): while there is one, a solo is active and the
-  /// strips neither soloed, nor solo-safe, nor on a soloed bus's way are silent. What `status`,
-  /// the view and the socket's JSON show.
-  public var soloedStrips: [String] {
-    lock.locked { allStrips.filter { mix(of: $0).solo }.map { name(of: $0) } }
-  }
-
-  /// Whether a solo is active (`soloedStrips` is not empty), without listing them: what the
-  /// pushes check at every service step.
-  public var soloActive: Bool { lock.locked { anySolo() } }
 }
 
 extension StripSettings {
   /// Whether a strip with these settings, added or removed, changes what solo lets the others be
   /// heard: it is soloed, or it is solo-safe, heard and on a bus (which it keeps open).
   var changesOthersUnderSolo: Bool { solo || (soloSafe && !mute && bus != nil) }
+}
+
+extension Mixer.Buses {
+  /// The buses' names, in console order.
+  public var names: [String] { mixer.lock.locked { mixer.busTable.buses.map(\.settings.name) } }
+
+  /// The buses' settings, in console order (what a session saves).
+  public var settings: [BusSettings] { mixer.lock.locked { mixer.busTable.buses.map(\.settings) } }
+
+  /// Whether `name` names a bus.
+  public func contains(_ name: String) -> Bool { mixer.lock.locked { mixer.busPosition(name) != nil } }
+
+  /// Every bus with what feeds it and its meter.
+  public func statuses() -> [BusStatus] {
+    mixer.lock.locked {
+      let solo = mixer.anySolo()
+      return mixer.busTable.buses.indices.map { p in
+        let bus = mixer.busTable.buses[p]
+        return BusStatus(
+          settings: bus.settings, members: mixer.membersLocked(of: bus.settings.name),
+          meter: MeterReading(cells: mixer.renderState.pointee.buses.meters + Int(bus.index), channels: 2),
+          audible: mixer.busAudible(bus.settings, anySolo: solo), gliding: mixer.glideProgress(of: .bus(p)))
+      }
+    }
+  }
+
+  /// The stems (offline ones too), live inputs and buses routed to `bus`, in console order.
+  public func members(of bus: String) -> [String] { mixer.lock.locked { mixer.membersLocked(of: bus) } }
+
+  /// Every stem (offline ones too, in console order), live input and bus with where it goes
+  /// (nil: the master).
+  public func routing() -> [(name: String, bus: String?, isBus: Bool, directOut: Bool)] {
+    mixer.lock.locked {
+      mixer.savedOrder().map { ($0.settings.name, $0.settings.bus, false, $0.settings.directOut) }
+        + mixer.liveInputs.inputs.map { ($0.settings.name, $0.settings.bus, false, $0.settings.directOut) }
+        + mixer.busTable.buses.map { ($0.settings.name, $0.settings.bus, true, $0.settings.directOut) }
+    }
+  }
+
+  /// Where a stem or bus goes: a bus's name, or nil for the master.
+  public func destination(of name: String) throws(MixerError) -> String? {
+    try mixer.lock.locked { () throws(MixerError) -> String? in
+      if let p = mixer.busPosition(name) { return mixer.busTable.buses[p].settings.bus }
+      if let stem = mixer.table.stems.first(where: { $0.settings.name == name }) { return stem.settings.bus }
+      if let stem = mixer.table.offline.first(where: { $0.settings.name == name }) { return stem.settings.bus }
+      if let input = mixer.liveInputs.find(name) { return input.settings.bus }
+      throw mixer.unknownStrip(name)
+    }
+  }
+
+  /// Adds a bus (it feeds `settings.bus`, or the master). Refused: a bad or taken name (stems and
+  /// buses share names), more than `BusBank.maxBuses`, an unknown destination.
+  public func add(_ settings: BusSettings) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      let name = settings.name
+      if let problem = NameRules.busProblem(name) { throw MixerError(ControlText(problem)) }
+      if mixer.busPosition(name) != nil { throw MixerError("a bus named '\(name)' already exists") }
+      if mixer.table.stems.contains(where: { $0.settings.name == name })
+        || mixer.table.offline.contains(where: { $0.settings.name == name })
+      {
+        throw MixerError("a stem named '\(name)' already exists; stems and buses need different names")
+      }
+      if mixer.liveInputs.find(name) != nil {
+        throw MixerError("a live input named '\(name)' already exists; inputs and buses need different names")
+      }
+      try mixer.checkNotASend(name, kind: "bus")
+      if settings.directOut { try mixer.checkPorts(PortOwner("bus", name, ports: PortOwner.directOutPorts(name))) }
+      if let p = settings.strip.ruleProblem(of: .bus) { throw MixerError("\(p.key) \(p.message)") }
+      try Mixer.checkEQ(settings.eq, of: "'\(name)'")
+      if let target = settings.bus {
+        guard mixer.busPosition(target) != nil else { throw mixer.unknownBus(target) }
+      }
+      guard let index = mixer.busTable.freeIndices.last else {
+        throw MixerError(reason: .limit(what: .buses, max: BusBank.maxBuses, adding: name))
+      }
+      try mixer.installBus(settings, index: index)
+      mixer.busTable.freeIndices.removeLast()
+      try mixer.publishBusPlan()
+      try mixer.pushAllGains()
+      mixer.isDirty = true
+    }
+  }
+
+  /// Removes a bus. What fed it (stems and buses) is routed to where the bus went (its
+  /// destination, or the master); returns their names, so the caller can say so.
+  @discardableResult
+  public func remove(_ name: String) throws(MixerError) -> (members: [String], destination: String?) {
+    try mixer.lock.locked { () throws(MixerError) -> (members: [String], destination: String?) in
+      guard let p = mixer.busPosition(name) else { throw mixer.unknownBus(name) }
+      let bus = mixer.busTable.buses[p]
+      let target = bus.settings.bus
+      let members = mixer.membersLocked(of: name)
+      for member in members { try mixer.routeLocked(member, to: target, publish: false) }
+      mixer.clearSends(ofStrip: name, address: .bus(bus.index))
+      mixer.dropInserts(of: .bus(bus.index))
+      mixer.busTable.buses.remove(at: p)
+      try mixer.publishBusPlan()
+      // The index is free again: a bus added later resets it, after this plan (commands keep order).
+      mixer.busTable.freeIndices.append(bus.index)
+      try mixer.pushAllGains()
+      mixer.isDirty = true
+      return (members, target)
+    }
+  }
+
+  /// Routes a stem (or an offline stem, a live input, or a bus) to bus `destination`, or to the
+  /// master (nil).
+  /// A route that would close a loop of buses is refused, naming the loop.
+  public func route(_ source: String, to destination: String?) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      try mixer.routeLocked(source, to: destination, publish: true)
+      try mixer.pushAllGains()
+      mixer.isDirty = true
+    }
+  }
+
+  /// One bus's settings.
+  public func setting(_ name: String) throws(MixerError) -> BusSettings {
+    try mixer.lock.locked { () throws(MixerError) -> BusSettings in
+      guard let p = mixer.busPosition(name) else { throw mixer.unknownBus(name) }
+      return mixer.busTable.buses[p].settings
+    }
+  }
+}
+
+extension Mixer.Strips {
+  /// The strips soloed now (stems, buses, inputs): while there is one, a solo is active and the
+  /// strips neither soloed, nor solo-safe, nor on a soloed bus's way are silent. What `status`,
+  /// the view and the socket's JSON show.
+  public var soloed: [String] {
+    mixer.lock.locked { mixer.allStrips.filter { mixer.mix(of: $0).solo }.map { mixer.name(of: $0) } }
+  }
+
+  /// Whether a solo is active (`soloedStrips` is not empty), without listing them: what the
+  /// pushes check at every service step.
+  public var soloActive: Bool { mixer.lock.locked { mixer.anySolo() } }
 }

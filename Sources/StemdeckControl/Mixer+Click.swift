@@ -8,34 +8,6 @@ import StemdeckText
 // either changes. docs/architecture.md, *Click and count-in*.
 
 extension Mixer {
-  /// The session's click and count-in.
-  public var click: ClickSettings { lock.locked { clickSetting } }
-
-  /// Sets the click and count-in (each value checked against its rule; nothing changes on a
-  /// refusal). The renderer takes it at the start of its next block.
-  /// A sample (absolute paths) that cannot be read is refused, and nothing changes.
-  public func setClick(_ settings: ClickSettings) throws(MixerError) {
-    try MixerError.check(settings.level, .clickLevel, "click level")
-    try MixerError.check(settings.countIn, .countIn, "count-in")
-    try lock.locked { () throws(MixerError) in
-      guard settings != clickSetting else { return }
-      if settings.sample != clickSetting.sample || settings.accentSample != clickSetting.accentSample {
-        // Read first: a file that cannot be read changes nothing.
-        for path in [settings.sample, settings.accentSample].compactMap({ $0 }) {
-          _ = try Self.readClickSample(path, sampleRate: sampleRate)
-        }
-      }
-      let parameters = Self.clickParameters(settings, tempo: tempoSetting, sampleRate: sampleRate)
-      try send(.setClick(parameters))
-      clickSent = parameters
-      clickSetting = settings
-      isDirty = true
-      if let problem = clickSampleProblem { throw MixerError(problem) }
-    }
-  }
-
-  /// Why the session's click samples could not be read (the synthesized click plays), or nil.
-  public var clickSampleWarning: ControlText? { lock.locked { clickSampleProblem } }
 
   /// Sends the click's samples when they are not the ones the renderer has (`syncClick`): read,
   /// folded to mono and brought to the engine rate here; one that cannot be read leaves the
@@ -94,16 +66,6 @@ extension Mixer {
     }
   }
 
-  /// Frames of count-in a `play` from a stop runs before the stems start (0: none, or no tempo).
-  public var countInFrames: Int {
-    lock.locked { Self.clickParameters(clickSetting, tempo: tempoSetting, sampleRate: sampleRate).countInFrames }
-  }
-
-  /// Seconds of count-in still to run before the stems start (0: none running).
-  public var countInSecondsLeft: Double {
-    Double(renderState.pointee.status.pointee.countInFramesLeft.load(ordering: .relaxed)) / sampleRate
-  }
-
   /// The renderer's click for `settings` at `tempo` (none: no beats, no count-in).
   static func clickParameters(_ settings: ClickSettings, tempo: Tempo?, sampleRate: Double) -> ClickParameters {
     ClickParameters(
@@ -122,9 +84,51 @@ extension Mixer {
     clickSent = parameters
   }
 
+}
+
+extension Mixer.Click {
+  /// The session's click and count-in.
+  public var settings: ClickSettings { mixer.lock.locked { mixer.clickSetting } }
+
+  /// Sets the click and count-in (each value checked against its rule; nothing changes on a
+  /// refusal). The renderer takes it at the start of its next block.
+  /// A sample (absolute paths) that cannot be read is refused, and nothing changes.
+  public func set(_ settings: ClickSettings) throws(MixerError) {
+    try MixerError.check(settings.level, .clickLevel, "click level")
+    try MixerError.check(settings.countIn, .countIn, "count-in")
+    try mixer.lock.locked { () throws(MixerError) in
+      guard settings != mixer.clickSetting else { return }
+      if settings.sample != mixer.clickSetting.sample || settings.accentSample != mixer.clickSetting.accentSample {
+        // Read first: a file that cannot be read changes nothing.
+        for path in [settings.sample, settings.accentSample].compactMap({ $0 }) {
+          _ = try Mixer.readClickSample(path, sampleRate: mixer.sampleRate)
+        }
+      }
+      let parameters = Mixer.clickParameters(settings, tempo: mixer.tempoSetting, sampleRate: mixer.sampleRate)
+      try mixer.send(.setClick(parameters))
+      mixer.clickSent = parameters
+      mixer.clickSetting = settings
+      mixer.isDirty = true
+      if let problem = mixer.clickSampleProblem { throw MixerError(problem) }
+    }
+  }
+
+  /// Why the session's click samples could not be read (the synthesized click plays), or nil.
+  public var sampleWarning: ControlText? { mixer.lock.locked { mixer.clickSampleProblem } }
+
+  /// Frames of count-in a `play` from a stop runs before the stems start (0: none, or no tempo).
+  public var countInFrames: Int {
+    mixer.lock.locked { Mixer.clickParameters(mixer.clickSetting, tempo: mixer.tempoSetting, sampleRate: mixer.sampleRate).countInFrames }
+  }
+
+  /// Seconds of count-in still to run before the stems start (0: none running).
+  public var countInSecondsLeft: Double {
+    Double(mixer.renderState.pointee.status.pointee.countInFramesLeft.load(ordering: .relaxed)) / mixer.sampleRate
+  }
+
   /// Whether the click wants its own JACK ports (`stemdeck:click_L`/`click_R`): it clicks, or counts
   /// in, and is not routed into the master. The JACK driver registers them while this holds.
-  public var clickPortsWanted: Bool {
-    lock.locked { clickSetting.output == .click && (clickSetting.on || clickSetting.countIn > 0) }
+  public var portsWanted: Bool {
+    mixer.lock.locked { mixer.clickSetting.output == .click && (mixer.clickSetting.on || mixer.clickSetting.countIn > 0) }
   }
 }

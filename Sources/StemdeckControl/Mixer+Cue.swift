@@ -9,20 +9,6 @@ import StemdeckText
 // *Cue bus*.
 
 extension Mixer {
-  /// Puts strip `name` (a stem, bus or live input) on the cue bus before its fader
-  /// (`.preFader`), after it (`.afterFader`), or takes it off (`.off`).
-  public func setCue(_ name: String, _ tap: CueTap) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      let strip = try strip(named: name)
-      guard cueTap(of: strip) != tap else { return }
-      try send(.setCue(target(of: strip), tap: tap))
-      switch strip {
-      case .stem(let stem): stem.cue = tap
-      case .bus(let p): busTable.buses[p].cue = tap
-      case .input(let input): input.cue = tap
-      }
-    }
-  }
 
   /// How a strip is cued.
   func cueTap(of strip: StripRef) -> CueTap {
@@ -40,14 +26,32 @@ extension Mixer {
       + liveInputs.inputs.filter { $0.cue != .off }.map { .input($0) }
   }
 
+}
+
+extension Mixer.Cues {
+  /// Puts strip `name` (a stem, bus or live input) on the cue bus before its fader
+  /// (`.preFader`), after it (`.afterFader`), or takes it off (`.off`).
+  public func set(_ name: String, _ tap: CueTap) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      let strip = try mixer.strip(named: name)
+      guard mixer.cueTap(of: strip) != tap else { return }
+      try mixer.send(.setCue(mixer.target(of: strip), tap: tap))
+      switch strip {
+      case .stem(let stem): stem.cue = tap
+      case .bus(let p): mixer.busTable.buses[p].cue = tap
+      case .input(let input): input.cue = tap
+      }
+    }
+  }
+
   /// Takes every strip off the cue bus.
-  public func clearCues() throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      for strip in cuedStrips() {
-        try send(.setCue(target(of: strip), tap: .off))
+  public func clear() throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      for strip in mixer.cuedStrips() {
+        try mixer.send(.setCue(mixer.target(of: strip), tap: .off))
         switch strip {
         case .stem(let stem): stem.cue = .off
-        case .bus(let p): busTable.buses[p].cue = .off
+        case .bus(let p): mixer.busTable.buses[p].cue = .off
         case .input(let input): input.cue = .off
         }
       }
@@ -55,15 +59,15 @@ extension Mixer {
   }
 
   /// The cued strips, in the console's order (stems, buses, live inputs), and how.
-  public var cues: [(name: String, tap: CueTap)] {
-    lock.locked { cuedStrips().map { (name(of: $0), cueTap(of: $0)) } }
+  public var all: [(name: String, tap: CueTap)] {
+    mixer.lock.locked { mixer.cuedStrips().map { (mixer.name(of: $0), mixer.cueTap(of: $0)) } }
   }
 
   /// How strip `name` is cued (`.off` for an unknown name).
-  public func cue(of name: String) -> CueTap {
-    lock.locked { (try? strip(named: name)).map(cueTap(of:)) ?? .off }
+  public func tap(of name: String) -> CueTap {
+    mixer.lock.locked { (try? mixer.strip(named: name)).map(mixer.cueTap(of:)) ?? .off }
   }
 
   /// Whether the cue bus wants its JACK ports (`stemdeck:cue_L`/`cue_R`): a strip is cued.
-  public var cuePortsWanted: Bool { lock.locked { !cuedStrips().isEmpty } }
+  public var portsWanted: Bool { mixer.lock.locked { !mixer.cuedStrips().isEmpty } }
 }

@@ -44,27 +44,32 @@ extension Mixer {
     if o == nil || o!.enabled != n.enabled { try send(.setEQEnabled(target, on: n.enabled)) }
   }
 
-  /// Sets the master bus's channel EQ.
-  public func setMasterEQ(_ eq: EQSettings) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      try Mixer.checkEQ(eq, of: "master")
-      guard eq != masterEQ else { return }
-      try sendEQ(.master, from: masterEQ, to: eq)
-      masterEQ = eq
-      isDirty = true
-    }
-  }
+}
 
-  /// A stem's channel EQ (an offline stem's too: it is kept and saved).
-  public func eqSettings(_ name: String) throws(MixerError) -> EQSettings {
-    try lock.locked { () throws(MixerError) in
-      if let offline = table.offline.first(where: { $0.settings.name == name }) { return offline.settings.eq }
-      if let p = busPosition(name) { return busTable.buses[p].settings.eq }
-      if let input = liveInputs.find(name) { return input.settings.eq }
-      return try find(name).settings.eq
+extension Mixer.Master {
+  /// Sets the master bus's channel EQ.
+  public func setEQ(_ eq: EQSettings) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      try Mixer.checkEQ(eq, of: "master")
+      guard eq != mixer.masterEQ else { return }
+      try mixer.sendEQ(.master, from: mixer.masterEQ, to: eq)
+      mixer.masterEQ = eq
+      mixer.isDirty = true
     }
   }
 
   /// The master bus's channel EQ.
-  public var masterEQSetting: EQSettings { lock.locked { masterEQ } }
+  public var eq: EQSettings { mixer.lock.locked { mixer.masterEQ } }
+}
+
+extension Mixer.Strips {
+  /// A stem's channel EQ (an offline stem's too: it is kept and saved).
+  public func eq(_ name: String) throws(MixerError) -> EQSettings {
+    try mixer.lock.locked { () throws(MixerError) in
+      if let offline = mixer.table.offline.first(where: { $0.settings.name == name }) { return offline.settings.eq }
+      if let p = mixer.busPosition(name) { return mixer.busTable.buses[p].settings.eq }
+      if let input = mixer.liveInputs.find(name) { return input.settings.eq }
+      return try mixer.find(name).settings.eq
+    }
+  }
 }

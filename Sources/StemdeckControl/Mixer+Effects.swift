@@ -127,64 +127,6 @@ struct EffectsState {
 }
 
 extension Mixer {
-  /// Longest sound effect held in memory.
-  public static let maxEffectSeconds = 60.0
-  /// Most memory one effect's file may take once decoded (folded to stereo, at its own rate):
-  /// 60 s of stereo up to 192 kHz. The length limit alone let a 64-channel 768 kHz file take
-  /// 2 GB for 10 s, and ~12 GB per effect at 60 s.
-  public static let maxEffectBytes = 128 << 20
-  /// Most memory all loaded effects may hold together (at the engine rate).
-  public static let maxEffectBankBytes = 1 << 30
-
-  /// Loads a short audio file into memory as effect `settings.name`, converted to the engine's
-  /// rate once here (best-quality sinc), so firing it costs nothing but mixing. Synchronous (a
-  /// session's effects, a rebuild at a new rate); `sfx load` uses `startLoadingEffect`.
-  public func loadEffect(path: String, settings: EffectSettings) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      let slot = try checkNewEffect(settings)
-      let file = try openEffectFile(path: path, settings: settings)
-      let decoded = try Self.decodeEffect(file, name: settings.name, path: path, sampleRate: sampleRate)
-      try installEffect(settings: settings, path: path, slot: slot, decoded: decoded)
-      isDirty = true
-    }
-  }
-
-  /// Starts loading an effect on a background thread: what can be checked at once is (the name,
-  /// a free slot, the file opens as audio, the length and memory limits from its header), then
-  /// the decoding and the conversion to the engine rate run off the control thread. `pump`
-  /// installs the effect when it is done (handing it to the renderer through the command ring,
-  /// as `loadEffect` does) and reports `.effectLoaded` or `.effectFailed`.
-  ///
-  /// A load of the same name still running is superseded: once the new one has passed its
-  /// checks, the old one is cancelled (its thread stops within a block and keeps nothing); if
-  /// the new one fails them, the old one runs on. Returns whether one was superseded.
-  @discardableResult
-  public func startLoadingEffect(path: String, settings: EffectSettings) throws(MixerError) -> Bool {
-    try lock.locked { () throws(MixerError) -> Bool in
-      let running = effectsState.loading.firstIndex { $0.settings.name == settings.name }
-      let old = running.map { effectsState.loading.remove(at: $0) }
-      let slot: Int32
-      let file: SoundFile
-      do throws(MixerError) {
-        slot = try checkNewEffect(settings)
-        file = try openEffectFile(path: path, settings: settings)
-      } catch {
-        if let old, let running { effectsState.loading.insert(old, at: running) }
-        throw error
-      }
-      if let old { retire(old) }
-      let job = EffectLoadJob(settings: settings, path: path, slot: slot, sampleRate: sampleRate, file: file)
-      effectsState.loading.append(job)
-      isDirty = true
-      let thread = Thread { job.run() }
-      thread.name = "stemdeck-sfx-load"
-      thread.start()
-      return old != nil
-    }
-  }
-
-  /// Names of the effects still loading, in the order they were asked for.
-  public var effectsStillLoading: [String] { lock.locked { effectsState.loading.map(\.settings.name) } }
 
   /// Installs the background loads that are done (called by pump).
   func finishEffectLoads() -> [MixerEvent] {
@@ -225,15 +167,6 @@ extension Mixer {
     effectsState.loadsCancelled.append(job)
   }
 
-  /// Effect load threads still running, cancelled ones included (a cancel ends its thread's
-  /// work within a block: the tests measure it).
-  public var effectLoadThreadsRunning: Int {
-    lock.locked {
-      effectsState.loadsCancelled.removeAll { $0.isFinished }
-      return effectsState.loading.filter { !$0.isFinished }.count + effectsState.loadsCancelled.count
-    }
-  }
-
   /// The checks before a load: the name, the settings, a free slot (returned).
   private func checkNewEffect(_ settings: EffectSettings) throws(MixerError) -> Int32 {
     if let problem = NameRules.effectProblem(settings.name) { throw MixerError(ControlText(problem)) }
@@ -260,15 +193,15 @@ extension Mixer {
       do { file = try SoundFile(readingFrom: path) } catch { throw MixerError("\(error)") }
       let fileRate = file.info.sampleRate
       do {
-        try file.checkFits(maxFrames: Int(Self.maxEffectSeconds * Double(fileRate)), maxBytes: Self.maxEffectBytes)
+        try file.checkFits(maxFrames: Int(Mixer.Effects.maxSeconds * Double(fileRate)), maxBytes: Mixer.Effects.maxBytes)
       } catch { throw MixerError("\(error)") }
       let held =
         effectsState.byName.values.reduce(0) { $0 + $1.frames * $1.channels * MemoryLayout<Float>.size }
         + effectsState.loading.reduce(0) { $0 + $1.neededBytes }
       let needed = Self.effectBytes(file, sampleRate: sampleRate)
-      if held + needed > Self.maxEffectBankBytes {
+      if held + needed > Mixer.Effects.maxBankBytes {
         throw MixerError(
-          "\(path): the loaded effects hold \(held >> 20) MB and this one needs \(needed >> 20) MB; effects may hold at most \(Self.maxEffectBankBytes >> 20) MB in all (\(action: .unloadEffect(nil)) some first)"
+          "\(path): the loaded effects hold \(held >> 20) MB and this one needs \(needed >> 20) MB; effects may hold at most \(Mixer.Effects.maxBankBytes >> 20) MB in all (\(action: .unloadEffect(nil)) some first)"
         )
       }
       return file
@@ -280,7 +213,7 @@ extension Mixer {
   /// What an effect's file holds at the engine rate, in bytes.
   static func effectBytes(_ file: borrowing SoundFile, sampleRate: Double) -> Int {
     let fileRate = file.info.sampleRate
-    let frames = min(file.info.frameCount, Int(maxEffectSeconds * Double(fileRate)))
+    let frames = min(file.info.frameCount, Int(Effects.maxSeconds * Double(fileRate)))
     return Int(Double(frames) * sampleRate / Double(fileRate)) * min(file.info.channelCount, 2) * MemoryLayout<Float>.size
   }
 
@@ -296,7 +229,7 @@ extension Mixer {
     let samples: [Float], channels: Int
     do {
       (samples, channels) = try file.readAll(
-        maxFrames: Int(maxEffectSeconds * Double(fileRate)), maxBytes: maxEffectBytes,
+        maxFrames: Int(Effects.maxSeconds * Double(fileRate)), maxBytes: Effects.maxBytes,
         cancelled: cancelled)
     } catch { throw MixerError("cannot load effect '\(name)': \(error)") }
     var converted = samples
@@ -369,57 +302,6 @@ extension Mixer {
     throw MixerError.unknown(.effect, name, known: effectsState.order)
   }
 
-  /// Plays an effect now (it sounds from the start of the next period), polyphonically.
-  public func fireEffect(_ name: String, volume: Double? = nil, pan: Double? = nil) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      let e = try effect(name)
-      let v = volume ?? e.settings.volume
-      let p = pan ?? e.settings.pan
-      try MixerError.check(v, .volume, "effect volume")
-      try MixerError.check(p, .pan, "effect pan")
-      let g = PanLaw.gains(pan: p, channelCount: e.channels)
-      try send(.fireEffect(slot: e.slot, left: Float(g.left * v), right: Float(g.right * v)))
-    }
-  }
-
-  /// Fades out an effect's playing instances (nil: every effect).
-  public func stopEffect(_ name: String?) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      let slot = try name.map { (n: String) throws(MixerError) in try effect(n).slot } ?? -1
-      try send(.stopEffect(slot: slot))
-    }
-  }
-
-  /// Unloads an effect; its memory is freed once the renderer lets go of it.
-  public func unloadEffect(_ name: String) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      if let index = effectsState.offline.firstIndex(where: { $0.settings.name == name }) {
-        effectsState.offline.remove(at: index)  // one whose file was missing at open
-        isDirty = true
-        return
-      }
-      if let index = effectsState.loading.firstIndex(where: { $0.settings.name == name }) {
-        retire(effectsState.loading.remove(at: index))  // still loading: its thread frees what it made
-        isDirty = true
-        return
-      }
-      let e = try effect(name)
-      try send(.unloadEffect(slot: e.slot))
-      effectsState.byName[name] = nil
-      effectsState.order.removeAll { $0 == name }
-      effectsState.unloading.append(e)
-      isDirty = true
-    }
-  }
-
-  public func effectStatuses() -> [EffectStatus] {
-    lock.locked {
-      effectsState.order.compactMap { effectsState.byName[$0] }.map {
-        EffectStatus(settings: $0.settings, path: $0.path, seconds: Double($0.frames) / sampleRate, channels: $0.channels)
-      }
-    }
-  }
-
   /// Frees an effect's memory after the renderer reported `effectUnloaded` (called by pump).
   func effectReleased(slot: Int32) {
     if let index = effectsState.unloading.firstIndex(where: { $0.slot == slot }) {
@@ -436,5 +318,128 @@ extension Mixer {
     effectsState.unloading.removeAll()
     cancelEffectLoads()
     effectsState.order.removeAll()
+  }
+}
+
+extension Mixer.Effects {
+  /// Longest sound effect held in memory.
+  public static let maxSeconds = 60.0
+
+  /// Most memory one effect's file may take once decoded (folded to stereo, at its own rate):
+  /// 60 s of stereo up to 192 kHz. The length limit alone let a 64-channel 768 kHz file take
+  /// 2 GB for 10 s, and ~12 GB per effect at 60 s.
+  public static let maxBytes = 128 << 20
+
+  /// Most memory all loaded effects may hold together (at the engine rate).
+  public static let maxBankBytes = 1 << 30
+
+  /// Loads a short audio file into memory as effect `settings.name`, converted to the engine's
+  /// rate once here (best-quality sinc), so firing it costs nothing but mixing. Synchronous (a
+  /// session's effects, a rebuild at a new rate); `sfx load` uses `startLoadingEffect`.
+  public func load(path: String, settings: EffectSettings) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      let slot = try mixer.checkNewEffect(settings)
+      let file = try mixer.openEffectFile(path: path, settings: settings)
+      let decoded = try Mixer.decodeEffect(file, name: settings.name, path: path, sampleRate: mixer.sampleRate)
+      try mixer.installEffect(settings: settings, path: path, slot: slot, decoded: decoded)
+      mixer.isDirty = true
+    }
+  }
+
+  /// Starts loading an effect on a background thread: what can be checked at once is (the name,
+  /// a free slot, the file opens as audio, the length and memory limits from its header), then
+  /// the decoding and the conversion to the engine rate run off the control thread. `pump`
+  /// installs the effect when it is done (handing it to the renderer through the command ring,
+  /// as `loadEffect` does) and reports `.effectLoaded` or `.effectFailed`.
+  ///
+  /// A load of the same name still running is superseded: once the new one has passed its
+  /// checks, the old one is cancelled (its thread stops within a block and keeps nothing); if
+  /// the new one fails them, the old one runs on. Returns whether one was superseded.
+  @discardableResult
+  public func startLoading(path: String, settings: EffectSettings) throws(MixerError) -> Bool {
+    try mixer.lock.locked { () throws(MixerError) -> Bool in
+      let running = mixer.effectsState.loading.firstIndex { $0.settings.name == settings.name }
+      let old = running.map { mixer.effectsState.loading.remove(at: $0) }
+      let slot: Int32
+      let file: SoundFile
+      do throws(MixerError) {
+        slot = try mixer.checkNewEffect(settings)
+        file = try mixer.openEffectFile(path: path, settings: settings)
+      } catch {
+        if let old, let running { mixer.effectsState.loading.insert(old, at: running) }
+        throw error
+      }
+      if let old { mixer.retire(old) }
+      let job = EffectLoadJob(settings: settings, path: path, slot: slot, sampleRate: mixer.sampleRate, file: file)
+      mixer.effectsState.loading.append(job)
+      mixer.isDirty = true
+      let thread = Thread { job.run() }
+      thread.name = "stemdeck-sfx-load"
+      thread.start()
+      return old != nil
+    }
+  }
+
+  /// Names of the effects still loading, in the order they were asked for.
+  public var stillLoading: [String] { mixer.lock.locked { mixer.effectsState.loading.map(\.settings.name) } }
+
+  /// Effect load threads still running, cancelled ones included (a cancel ends its thread's
+  /// work within a block: the tests measure it).
+  public var loadThreadsRunning: Int {
+    mixer.lock.locked {
+      mixer.effectsState.loadsCancelled.removeAll { $0.isFinished }
+      return mixer.effectsState.loading.filter { !$0.isFinished }.count + mixer.effectsState.loadsCancelled.count
+    }
+  }
+
+  /// Plays an effect now (it sounds from the start of the next period), polyphonically.
+  public func fire(_ name: String, volume: Double? = nil, pan: Double? = nil) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      let e = try mixer.effect(name)
+      let v = volume ?? e.settings.volume
+      let p = pan ?? e.settings.pan
+      try MixerError.check(v, .volume, "effect volume")
+      try MixerError.check(p, .pan, "effect pan")
+      let g = PanLaw.gains(pan: p, channelCount: e.channels)
+      try mixer.send(.fireEffect(slot: e.slot, left: Float(g.left * v), right: Float(g.right * v)))
+    }
+  }
+
+  /// Fades out an effect's playing instances (nil: every effect).
+  public func stop(_ name: String?) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      let slot = try name.map { (n: String) throws(MixerError) in try mixer.effect(n).slot } ?? -1
+      try mixer.send(.stopEffect(slot: slot))
+    }
+  }
+
+  /// Unloads an effect; its memory is freed once the renderer lets go of it.
+  public func unload(_ name: String) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      if let index = mixer.effectsState.offline.firstIndex(where: { $0.settings.name == name }) {
+        mixer.effectsState.offline.remove(at: index)  // one whose file was missing at open
+        mixer.isDirty = true
+        return
+      }
+      if let index = mixer.effectsState.loading.firstIndex(where: { $0.settings.name == name }) {
+        mixer.retire(mixer.effectsState.loading.remove(at: index))  // still loading: its thread frees what it made
+        mixer.isDirty = true
+        return
+      }
+      let e = try mixer.effect(name)
+      try mixer.send(.unloadEffect(slot: e.slot))
+      mixer.effectsState.byName[name] = nil
+      mixer.effectsState.order.removeAll { $0 == name }
+      mixer.effectsState.unloading.append(e)
+      mixer.isDirty = true
+    }
+  }
+
+  public func statuses() -> [EffectStatus] {
+    mixer.lock.locked {
+      mixer.effectsState.order.compactMap { mixer.effectsState.byName[$0] }.map {
+        EffectStatus(settings: $0.settings, path: $0.path, seconds: Double($0.frames) / mixer.sampleRate, channels: $0.channels)
+      }
+    }
   }
 }

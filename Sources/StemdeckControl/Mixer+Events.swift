@@ -8,30 +8,6 @@ import Synchronization
 
 /// Status, meters and the renderer's events as the control side reads them.
 extension Mixer {
-  public func stemStatuses() -> [StemStatus] {
-    lock.locked { table.stems.map { $0.status(engineRate: sampleRate, preFader: options.meterPoint == .pre) } }
-  }
-
-  /// Each stem's name and meter, in console order, as `stemStatuses` reads them but without
-  /// copying every stem's settings: what a meter push needs 30 times a second (the web mixer).
-  public func stemMeters() -> [(name: String, meter: MeterReading)] {
-    lock.locked {
-      let preFader = options.meterPoint == .pre
-      return table.stems.map {
-        ($0.settings.name, MeterReading(cells: $0.shared.pointer.pointee.meters, channels: preFader ? $0.channels : 2))
-      }
-    }
-  }
-
-  public func stemStatus(_ name: String) throws(MixerError) -> StemStatus {
-    try lock.locked { () throws(MixerError) -> StemStatus in
-      try find(name).status(engineRate: sampleRate, preFader: options.meterPoint == .pre)
-    }
-  }
-
-  public func masterMeter() -> MeterReading {
-    MeterReading(cells: renderState.pointee.status.pointee.masterMeters, channels: 2)
-  }
 
   /// Clears peak hold and clip counts of every strip, return and the master, and restarts the master's
   /// loudness integration (integrated loudness, range, true peak) when it is measured.
@@ -96,7 +72,7 @@ extension Mixer {
         transportTracking.endReported = true
         transportTracking.songEnds += 1
         out.append(.allFinished)
-        if transportState == .playing { try? send(.pause) }
+        if transport.state == .playing { try? send(.pause) }
       }
       for stem in table.stems where !stem.badSamplesReported && stem.shared.pointer.pointee.badSamples.load(ordering: .relaxed) {
         stem.badSamplesReported = true
@@ -119,19 +95,6 @@ extension Mixer {
         }
       }
       return out
-    }
-  }
-
-  /// True when a stem's disk reader has found NaN or infinite samples, or has failed (a read
-  /// error, a file that ends before its header says), and `pump` has not reported it yet (nor
-  /// muted the stem). Cheap: two atomic loads per stem. The offline renderer asks it every block.
-  public var hasUnreportedStreamFaults: Bool {
-    lock.locked {
-      table.stems.contains {
-        let shared = $0.shared.pointer
-        return !$0.badSamplesReported && shared.pointee.badSamples.load(ordering: .relaxed)
-          || !$0.failureReported && shared.pointee.readFailed.load(ordering: .acquiring)
-      }
     }
   }
 
@@ -183,6 +146,51 @@ extension Mixer {
     return !finite.isEmpty && finite.allSatisfy { $0.shared.pointer.pointee.finished.load(ordering: .acquiring) }
   }
 
+}
+
+extension Mixer.Stems {
+  public func statuses() -> [StemStatus] {
+    mixer.lock.locked { mixer.table.stems.map { $0.status(engineRate: mixer.sampleRate, preFader: mixer.options.meterPoint == .pre) } }
+  }
+
+  /// Each stem's name and meter, in console order, as `stemStatuses` reads them but without
+  /// copying every stem's settings: what a meter push needs 30 times a second (the web mixer).
+  public func meters() -> [(name: String, meter: MeterReading)] {
+    mixer.lock.locked {
+      let preFader = mixer.options.meterPoint == .pre
+      return mixer.table.stems.map {
+        ($0.settings.name, MeterReading(cells: $0.shared.pointer.pointee.meters, channels: preFader ? $0.channels : 2))
+      }
+    }
+  }
+
+  public func status(_ name: String) throws(MixerError) -> StemStatus {
+    try mixer.lock.locked { () throws(MixerError) -> StemStatus in
+      try mixer.find(name).status(engineRate: mixer.sampleRate, preFader: mixer.options.meterPoint == .pre)
+    }
+  }
+}
+
+extension Mixer.Master {
+  public func meter() -> MeterReading {
+    MeterReading(cells: mixer.renderState.pointee.status.pointee.masterMeters, channels: 2)
+  }
+}
+
+extension Mixer.Engine {
+  /// True when a stem's disk reader has found NaN or infinite samples, or has failed (a read
+  /// error, a file that ends before its header says), and `pump` has not reported it yet (nor
+  /// muted the stem). Cheap: two atomic loads per stem. The offline renderer asks it every block.
+  public var hasUnreportedFaults: Bool {
+    mixer.lock.locked {
+      mixer.table.stems.contains {
+        let shared = $0.shared.pointer
+        return !$0.badSamplesReported && shared.pointee.badSamples.load(ordering: .relaxed)
+          || !$0.failureReported && shared.pointee.readFailed.load(ordering: .acquiring)
+      }
+    }
+  }
+
   /// True once every removed stem has been handed back and freed.
-  public var hasPendingRemovals: Bool { lock.locked { !table.retiring.isEmpty } }
+  public var hasPendingRemovals: Bool { mixer.lock.locked { !mixer.table.retiring.isEmpty } }
 }

@@ -49,22 +49,10 @@ public struct InputStatus: Sendable {
 }
 
 extension Mixer {
-  /// The live inputs' names, in the order they were added.
-  public var inputNames: [String] { lock.locked { liveInputs.inputs.map(\.settings.name) } }
-
-  /// The live inputs' settings, in order (saved in the session's "inputs").
-  public var inputSettings: [InputSettings] { lock.locked { liveInputs.inputs.map(\.settings) } }
-
-  /// Adds a live input strip; its ports are registered by the JACK driver at its next poll.
-  /// Refused: an invalid or taken name (stems and inputs share names), more than
-  /// `InputBank.maxInputs`, bad levels or EQ.
-  public func addInput(_ settings: InputSettings) throws(MixerError) {
-    try addInput(settings, checkingOthers: true)
-  }
 
   /// `addInput`; `checkingOthers` false for a session's inputs (`replaceInputs`: the session's
   /// names and ports were checked as a whole, and the old session's sends are still there).
-  func addInput(_ settings: InputSettings, checkingOthers: Bool) throws(MixerError) {
+  func insertInput(_ settings: InputSettings, checkingOthers: Bool) throws(MixerError) {
     try lock.locked { () throws(MixerError) in
       try checkInput(settings, isNew: true)
       if checkingOthers {
@@ -92,53 +80,6 @@ extension Mixer {
       if settings.eq != EQSettings() { try? sendEQ(.input(Int32(index)), from: nil, to: settings.eq) }
       if settings.strip.changesOthersUnderSolo { try? pushAllGains() }
       isDirty = true
-    }
-  }
-
-  /// Removes a live input: it fades out (10 ms), then its strip and ports are freed.
-  public func removeInput(_ name: String) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      guard let input = liveInputs.find(name) else { throw unknownInput(name) }
-      try send(.removeInput(index: Int32(input.index)))
-      clearSends(ofStrip: name, address: .input(Int32(input.index)))
-      dropInserts(of: .input(Int32(input.index)))
-      input.removedAfterCommand = commandsSent
-      liveInputs.inputs.removeAll { $0 === input }
-      liveInputs.retiring.append(input)
-      if input.settings.strip.changesOthersUnderSolo { try? pushAllGains() }
-      isDirty = true
-    }
-  }
-
-  /// Every input's status (settings, ports, meter), in order.
-  public func inputStatuses() -> [InputStatus] {
-    lock.locked {
-      liveInputs.inputs.map { input in
-        InputStatus(
-          settings: input.settings, ports: input.settings.portNames, destination: input.settings.bus ?? "master",
-          meter: MeterReading(cells: renderState.pointee.inputs.meters + input.index, channels: input.settings.channels.count),
-          gliding: glideProgress(of: .input(input)))
-      }
-    }
-  }
-
-  /// One input's status.
-  public func inputStatus(_ name: String) throws(MixerError) -> InputStatus {
-    try lock.locked { () throws(MixerError) -> InputStatus in
-      guard let status = inputStatuses().first(where: { $0.settings.name == name }) else { throw unknownInput(name) }
-      return status
-    }
-  }
-
-  /// The ports the JACK driver keeps registered, by strip index: every input's and those of
-  /// removed inputs still fading out (so the fade has its signal). The driver publishes them to
-  /// the process callback (`ProcessContext.liveInputPorts`).
-  public func liveInputPorts() -> [Int: [String]] {
-    lock.locked {
-      collectRetiredInputs()
-      var ports: [Int: [String]] = [:]
-      for input in liveInputs.inputs + liveInputs.retiring { ports[input.index] = input.settings.portNames }
-      return ports
     }
   }
 
@@ -172,7 +113,7 @@ extension Mixer {
     }
     for input in liveInputs.inputs {
       if let new = wanted.first(where: { $0.name == input.settings.name }), new.channels == input.settings.channels { continue }
-      try removeInput(input.settings.name)
+      try inputs.remove(input.settings.name)
     }
     // The strips of the inputs just removed are free once faded (10 ms): wait for that (bounded)
     // when the new ones need them.
@@ -188,7 +129,7 @@ extension Mixer {
       if let input = liveInputs.find(settings.name) {
         try changeStrip(.input(input)) { (s: inout StripSettings) throws(MixerError) in s = settings.strip }
       } else {
-        try addInput(settings, checkingOthers: false)
+        try insertInput(settings, checkingOthers: false)
       }
     }
   }
@@ -228,5 +169,67 @@ extension Mixer {
     MixerError(
       "'\(printableText(name))' is a live input: it has volume, pan, mute, solo, eq and direct outs, but no file, loop or rate (to take it away: \(action: .removeInput))"
     )
+  }
+}
+
+extension Mixer.Inputs {
+  /// The live inputs' names, in the order they were added.
+  public var names: [String] { mixer.lock.locked { mixer.liveInputs.inputs.map(\.settings.name) } }
+
+  /// The live inputs' settings, in order (saved in the session's "inputs").
+  public var settings: [InputSettings] { mixer.lock.locked { mixer.liveInputs.inputs.map(\.settings) } }
+
+  /// Adds a live input strip; its ports are registered by the JACK driver at its next poll.
+  /// Refused: an invalid or taken name (stems and inputs share names), more than
+  /// `InputBank.maxInputs`, bad levels or EQ.
+  public func add(_ settings: InputSettings) throws(MixerError) {
+    try mixer.insertInput(settings, checkingOthers: true)
+  }
+
+  /// Removes a live input: it fades out (10 ms), then its strip and ports are freed.
+  public func remove(_ name: String) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      guard let input = mixer.liveInputs.find(name) else { throw mixer.unknownInput(name) }
+      try mixer.send(.removeInput(index: Int32(input.index)))
+      mixer.clearSends(ofStrip: name, address: .input(Int32(input.index)))
+      mixer.dropInserts(of: .input(Int32(input.index)))
+      input.removedAfterCommand = mixer.commandsSent
+      mixer.liveInputs.inputs.removeAll { $0 === input }
+      mixer.liveInputs.retiring.append(input)
+      if input.settings.strip.changesOthersUnderSolo { try? mixer.pushAllGains() }
+      mixer.isDirty = true
+    }
+  }
+
+  /// Every input's status (settings, ports, meter), in order.
+  public func statuses() -> [InputStatus] {
+    mixer.lock.locked {
+      mixer.liveInputs.inputs.map { input in
+        InputStatus(
+          settings: input.settings, ports: input.settings.portNames, destination: input.settings.bus ?? "master",
+          meter: MeterReading(cells: mixer.renderState.pointee.inputs.meters + input.index, channels: input.settings.channels.count),
+          gliding: mixer.glideProgress(of: .input(input)))
+      }
+    }
+  }
+
+  /// One input's status.
+  public func status(_ name: String) throws(MixerError) -> InputStatus {
+    try mixer.lock.locked { () throws(MixerError) -> InputStatus in
+      guard let status = mixer.inputs.statuses().first(where: { $0.settings.name == name }) else { throw mixer.unknownInput(name) }
+      return status
+    }
+  }
+
+  /// The ports the JACK driver keeps registered, by strip index: every input's and those of
+  /// removed inputs still fading out (so the fade has its signal). The driver publishes them to
+  /// the process callback (`ProcessContext.liveInputPorts`).
+  public func ports() -> [Int: [String]] {
+    mixer.lock.locked {
+      mixer.collectRetiredInputs()
+      var ports: [Int: [String]] = [:]
+      for input in mixer.liveInputs.inputs + mixer.liveInputs.retiring { ports[input.index] = input.settings.portNames }
+      return ports
+    }
   }
 }

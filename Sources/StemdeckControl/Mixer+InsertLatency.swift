@@ -103,14 +103,6 @@ extension Mixer {
     return false
   }
 
-  /// The latency of the mix at the master's output in frames (the latest path to the master,
-  /// after compensation, plus the master's inserts): what stemdeck's JACK ports report.
-  public var insertLatency: Int { lock.locked { insertRacks.totalLatency } }
-
-  /// The compensation delay strip `name` runs now, in frames (0: none).
-  public func compensationDelay(of name: String) throws(MixerError) -> Int {
-    try lock.locked { () throws(MixerError) -> Int in insertRacks.delays[InsertKey(try insertStrip(name).target)] ?? 0 }
-  }
 }
 
 extension EngineCommand {
@@ -123,5 +115,16 @@ extension EngineCommand {
       true
     default: false
     }
+  }
+}
+
+extension Mixer.Inserts {
+  /// The latency of the mix at the master's output in frames (the latest path to the master,
+  /// after compensation, plus the master's inserts): what stemdeck's JACK ports report.
+  public var latency: Int { mixer.lock.locked { mixer.insertRacks.totalLatency } }
+
+  /// The compensation delay strip `name` runs now, in frames (0: none).
+  public func compensationDelay(of name: String) throws(MixerError) -> Int {
+    try mixer.lock.locked { () throws(MixerError) -> Int in mixer.insertRacks.delays[InsertKey(try mixer.insertStrip(name).target)] ?? 0 }
   }
 }

@@ -66,6 +66,6 @@ extension Mixer {
       guard let v = takeOver(index: index, position: position, current: current, curve: .plugin(control)) else { return }
       value = v
     }
-    try setInsertValue(mapping.target, position: p.position, symbol: p.symbol, value)
+    try inserts.setValue(mapping.target, position: p.position, symbol: p.symbol, value)
   }
 }

@@ -65,62 +65,6 @@ extension Mixer {
     }
   }
 
-  /// The inserts of strip `name`, in order.
-  public func inserts(of name: String) throws(MixerError) -> [InsertStatus] {
-    try lock.locked { () throws(MixerError) -> [InsertStatus] in
-      let key = InsertKey(try insertStrip(name).target)
-      return (insertRacks.racks[key] ?? []).enumerated().map { i, x in
-        InsertStatus(
-          position: i + 1, uri: x.uri, name: x.info?.name, bypass: x.bypass,
-          values: Dictionary(x.values.map { ($0.symbol, $0.value) }, uniquingKeysWith: { a, _ in a }), latency: x.latency)
-      }
-    }
-  }
-
-  /// The control ports of insert `position` (1-based) of strip `name`, with their values.
-  public func insertControls(of name: String, position: Int) throws(MixerError) -> [(PluginControl, Double)] {
-    try lock.locked { () throws(MixerError) -> [(PluginControl, Double)] in
-      let x = try insertAt(name, position).instance
-      guard let info = x.info else { throw MixerError("insert \(position) of '\(name)' is a placeholder: <\(x.uri)> is not installed") }
-      return info.controls.map { c in (c, x.values.first(where: { $0.symbol == c.symbol })?.value ?? c.defaultValue) }
-    }
-  }
-
-  /// Adds plugin `query` (a URI or an unambiguous name) to strip `name` at `position` (1-based;
-  /// nil: last). Live, a plugin not declared realtime safe is refused unless `force`.
-  @discardableResult
-  public func addInsert(
-    _ name: String, plugin query: String, at position: Int? = nil, force: Bool = false
-  ) throws(MixerError)
-    -> InsertStatus
-  {
-    let info = try PluginHost.shared.find(query)
-    // Tried in a child process first (once per plugin), before the mixer's lock is taken.
-    try PluginProbe.check(info, sampleRate: sampleRate, maxBlockFrames: renderState.pointee.maxBlockFrames)
-    return try lock.locked { () throws(MixerError) -> InsertStatus in
-      let (target, channels) = try insertStrip(name)
-      try Self.checkFit(info, channels: channels, strip: name)
-      if streaming == .thread && !info.hardRTCapable && !force {
-        throw MixerError(
-          "'\(info.name)' does not declare lv2:hardRTCapable: its run() may allocate or lock on the audio thread and cause dropouts; add 'force' to insert it anyway"
-        )
-      }
-      let key = InsertKey(target)
-      var rack = insertRacks.racks[key] ?? []
-      let at = try Self.checkPosition(position ?? rack.count + 1, in: rack.count + 1, name)
-      let instance = try InsertInstance(
-        info, channels: channels, sampleRate: sampleRate, maxBlockFrames: renderState.pointee.maxBlockFrames, bypass: false,
-        values: [], host: PluginHost.shared)
-      rack.insert(instance, at: at - 1)
-      do throws(MixerError) { try sendRack(rack, target) } catch {
-        instance.free()
-        throw error
-      }
-      isDirty = true
-      return InsertStatus(position: at, uri: info.uri, name: info.name, bypass: false, values: [:])
-    }
-  }
-
   /// Refuses a plugin whose audio ports fit no strip of `channels`, or that needs what stemdeck
   /// does not provide, saying why.
   static func checkFit(_ info: PluginInfo, channels: Int, strip: String) throws(MixerError) {
@@ -152,71 +96,6 @@ extension Mixer {
     let rack = insertRacks.racks[InsertKey(target)] ?? []
     let p = try Self.checkPosition(position, in: rack.count, name)
     return (target, rack[p - 1])
-  }
-
-  /// Removes insert `position` of strip `name`.
-  public func removeInsert(_ name: String, position: Int) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      let (target, instance) = try insertAt(name, position)
-      var rack = insertRacks.racks[InsertKey(target)] ?? []
-      rack.remove(at: position - 1)
-      try sendRack(rack, target)
-      insertRacks.released.append(instance)
-      isDirty = true
-    }
-  }
-
-  /// Moves insert `from` of strip `name` to position `to`.
-  public func moveInsert(_ name: String, from: Int, to: Int) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      let (target, instance) = try insertAt(name, from)
-      var rack = insertRacks.racks[InsertKey(target)] ?? []
-      _ = try Self.checkPosition(to, in: rack.count, name)
-      rack.remove(at: from - 1)
-      rack.insert(instance, at: to - 1)
-      try sendRack(rack, target)
-      isDirty = true
-    }
-  }
-
-  /// Bypasses insert `position` of strip `name` (nil: toggles); returns the new state.
-  @discardableResult
-  public func bypassInsert(_ name: String, position: Int, _ on: Bool? = nil) throws(MixerError) -> Bool {
-    try lock.locked { () throws(MixerError) -> Bool in
-      let (target, instance) = try insertAt(name, position)
-      let new = on ?? !instance.bypass
-      guard new != instance.bypass else { return new }
-      instance.bypass = new
-      do throws(MixerError) { try sendRack(insertRacks.racks[InsertKey(target)] ?? [], target) } catch {
-        instance.bypass = !new
-        throw error
-      }
-      isDirty = true
-      return new
-    }
-  }
-
-  /// Sets control `symbol` of insert `position` of strip `name`, checked against its range.
-  public func setInsertValue(_ name: String, position: Int, symbol: String, _ value: Double) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      let instance = try insertAt(name, position).instance
-      guard let info = instance.info else {
-        throw MixerError("insert \(position) of '\(name)' is a placeholder (<\(instance.uri)> is not installed): its values cannot change")
-      }
-      guard let c = info.controls.first(where: { $0.symbol == symbol }), let port = instance.port(symbol) else {
-        let known = info.controls.map(\.symbol).joined(separator: ", ")
-        throw MixerError("'\(info.name)' has no control '\(symbol)' (its controls: \(known.isEmpty ? "none" : known))")
-      }
-      guard value.isFinite, value >= c.minimum, value <= c.maximum else {
-        throw MixerError(
-          "\(info.name) \(symbol) must be from \(NumberFormat.plain(c.minimum)) to \(NumberFormat.plain(c.maximum)) (got \(NumberFormat.plain(value)))"
-        )
-      }
-      let stored = c.properties.contains("integer") || c.properties.contains("toggled") ? value.rounded() : value
-      try send(.setInsertControl(port: port, value: Float(stored)))
-      if let i = instance.values.firstIndex(where: { $0.symbol == symbol }) { instance.values[i].value = stored }
-      isDirty = true
-    }
   }
 
   /// Sends `rack` as `target`'s chain and keeps it as the strip's inserts, then compensates
@@ -292,5 +171,128 @@ extension Mixer {
     for x in insertRacks.released { x.free() }
     for rack in insertRacks.chains.values { for x in rack { x.free() } }
     insertRacks = InsertState()
+  }
+}
+
+extension Mixer.Inserts {
+  /// The inserts of strip `name`, in order.
+  public func list(of name: String) throws(MixerError) -> [InsertStatus] {
+    try mixer.lock.locked { () throws(MixerError) -> [InsertStatus] in
+      let key = InsertKey(try mixer.insertStrip(name).target)
+      return (mixer.insertRacks.racks[key] ?? []).enumerated().map { i, x in
+        InsertStatus(
+          position: i + 1, uri: x.uri, name: x.info?.name, bypass: x.bypass,
+          values: Dictionary(x.values.map { ($0.symbol, $0.value) }, uniquingKeysWith: { a, _ in a }), latency: x.latency)
+      }
+    }
+  }
+
+  /// The control ports of insert `position` (1-based) of strip `name`, with their values.
+  public func controls(of name: String, position: Int) throws(MixerError) -> [(PluginControl, Double)] {
+    try mixer.lock.locked { () throws(MixerError) -> [(PluginControl, Double)] in
+      let x = try mixer.insertAt(name, position).instance
+      guard let info = x.info else { throw MixerError("insert \(position) of '\(name)' is a placeholder: <\(x.uri)> is not installed") }
+      return info.controls.map { c in (c, x.values.first(where: { $0.symbol == c.symbol })?.value ?? c.defaultValue) }
+    }
+  }
+
+  /// Adds plugin `query` (a URI or an unambiguous name) to strip `name` at `position` (1-based;
+  /// nil: last). Live, a plugin not declared realtime safe is refused unless `force`.
+  @discardableResult
+  public func add(
+    _ name: String, plugin query: String, at position: Int? = nil, force: Bool = false
+  ) throws(MixerError)
+    -> InsertStatus
+  {
+    let info = try PluginHost.shared.find(query)
+    // Tried in a child process first (once per plugin), before the mixer's lock is taken.
+    try PluginProbe.check(info, sampleRate: mixer.sampleRate, maxBlockFrames: mixer.renderState.pointee.maxBlockFrames)
+    return try mixer.lock.locked { () throws(MixerError) -> InsertStatus in
+      let (target, channels) = try mixer.insertStrip(name)
+      try Mixer.checkFit(info, channels: channels, strip: name)
+      if mixer.streaming == .thread && !info.hardRTCapable && !force {
+        throw MixerError(
+          "'\(info.name)' does not declare lv2:hardRTCapable: its run() may allocate or lock on the audio thread and cause dropouts; add 'force' to insert it anyway"
+        )
+      }
+      let key = InsertKey(target)
+      var rack = mixer.insertRacks.racks[key] ?? []
+      let at = try Mixer.checkPosition(position ?? rack.count + 1, in: rack.count + 1, name)
+      let instance = try InsertInstance(
+        info, channels: channels, sampleRate: mixer.sampleRate, maxBlockFrames: mixer.renderState.pointee.maxBlockFrames, bypass: false,
+        values: [], host: PluginHost.shared)
+      rack.insert(instance, at: at - 1)
+      do throws(MixerError) { try mixer.sendRack(rack, target) } catch {
+        instance.free()
+        throw error
+      }
+      mixer.isDirty = true
+      return InsertStatus(position: at, uri: info.uri, name: info.name, bypass: false, values: [:])
+    }
+  }
+
+  /// Removes insert `position` of strip `name`.
+  public func remove(_ name: String, position: Int) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      let (target, instance) = try mixer.insertAt(name, position)
+      var rack = mixer.insertRacks.racks[InsertKey(target)] ?? []
+      rack.remove(at: position - 1)
+      try mixer.sendRack(rack, target)
+      mixer.insertRacks.released.append(instance)
+      mixer.isDirty = true
+    }
+  }
+
+  /// Moves insert `from` of strip `name` to position `to`.
+  public func move(_ name: String, from: Int, to: Int) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      let (target, instance) = try mixer.insertAt(name, from)
+      var rack = mixer.insertRacks.racks[InsertKey(target)] ?? []
+      _ = try Mixer.checkPosition(to, in: rack.count, name)
+      rack.remove(at: from - 1)
+      rack.insert(instance, at: to - 1)
+      try mixer.sendRack(rack, target)
+      mixer.isDirty = true
+    }
+  }
+
+  /// Bypasses insert `position` of strip `name` (nil: toggles); returns the new state.
+  @discardableResult
+  public func bypass(_ name: String, position: Int, _ on: Bool? = nil) throws(MixerError) -> Bool {
+    try mixer.lock.locked { () throws(MixerError) -> Bool in
+      let (target, instance) = try mixer.insertAt(name, position)
+      let new = on ?? !instance.bypass
+      guard new != instance.bypass else { return new }
+      instance.bypass = new
+      do throws(MixerError) { try mixer.sendRack(mixer.insertRacks.racks[InsertKey(target)] ?? [], target) } catch {
+        instance.bypass = !new
+        throw error
+      }
+      mixer.isDirty = true
+      return new
+    }
+  }
+
+  /// Sets control `symbol` of insert `position` of strip `name`, checked against its range.
+  public func setValue(_ name: String, position: Int, symbol: String, _ value: Double) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      let instance = try mixer.insertAt(name, position).instance
+      guard let info = instance.info else {
+        throw MixerError("insert \(position) of '\(name)' is a placeholder (<\(instance.uri)> is not installed): its values cannot change")
+      }
+      guard let c = info.controls.first(where: { $0.symbol == symbol }), let port = instance.port(symbol) else {
+        let known = info.controls.map(\.symbol).joined(separator: ", ")
+        throw MixerError("'\(info.name)' has no control '\(symbol)' (its controls: \(known.isEmpty ? "none" : known))")
+      }
+      guard value.isFinite, value >= c.minimum, value <= c.maximum else {
+        throw MixerError(
+          "\(info.name) \(symbol) must be from \(NumberFormat.plain(c.minimum)) to \(NumberFormat.plain(c.maximum)) (got \(NumberFormat.plain(value)))"
+        )
+      }
+      let stored = c.properties.contains("integer") || c.properties.contains("toggled") ? value.rounded() : value
+      try mixer.send(.setInsertControl(port: port, value: Float(stored)))
+      if let i = instance.values.firstIndex(where: { $0.symbol == symbol }) { instance.values[i].value = stored }
+      mixer.isDirty = true
+    }
   }
 }

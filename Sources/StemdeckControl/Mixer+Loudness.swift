@@ -6,48 +6,6 @@ import StemdeckText
 /// the meter's own thread (LoudnessWorker.swift), which owns libebur128. Costs nothing until
 /// started.
 extension Mixer {
-  /// Starts measuring the master's loudness live (idempotent). Live sessions start it; offline
-  /// renders never do (they measure their own output).
-  public func startLoudnessMeter() throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      guard liveLoudness == nil else { return }
-      let tap = renderState.pointee.status.pointee.loudnessTap
-      // What the tap held from an earlier start is stale: drop it before measuring.
-      let stale = rings.loudnessTap.availableCount()
-      rings.loudnessTap.release(count: stale - stale % 2)
-      liveLoudness = try LiveLoudnessMeter(
-        sampleRate: Int(sampleRate.rounded()),
-        droppedSoFar: tap.pointee.droppedFrames.load(ordering: .relaxed))
-      tap.pointee.enabled.store(true, ordering: .relaxed)
-    }
-  }
-
-  /// Stops the live loudness meter (the tap is switched off; the figures are gone).
-  public func stopLoudnessMeter() {
-    lock.locked {
-      renderState.pointee.status.pointee.loudnessTap.pointee.enabled.store(false, ordering: .relaxed)
-      liveLoudness = nil
-    }
-  }
-
-  /// The master's loudness since the last `meters reset`, or nil when it is not measured.
-  /// Drains the tap first and waits for the meter thread to measure it, so the figures are as
-  /// fresh as the last rendered period (`meters master`, the socket's meter stream).
-  public func masterLoudness() -> LiveLoudness? {
-    let worker = lock.locked { () -> LoudnessWorker? in
-      drainLoudnessLocked()
-      return liveLoudness?.worker
-    }
-    return worker?.fresh()
-  }
-
-  /// The master's loudness as the meter thread last published it (at most about 300 ms old
-  /// while it is read), or nil when it is not measured: for the mixer view, which reads it 30
-  /// times a second and must not wait for libebur128. After `meters reset`, never the figures
-  /// from before it.
-  public func publishedMasterLoudness() -> LiveLoudness? {
-    lock.locked { liveLoudness?.worker }?.published
-  }
 
   var droppedTapFrames: Int {
     renderState.pointee.status.pointee.loudnessTap.pointee.droppedFrames.load(ordering: .relaxed)
@@ -69,5 +27,50 @@ extension Mixer {
     let stale = rings.loudnessTap.availableCount()
     rings.loudnessTap.release(count: stale - stale % 2)
     live.worker.reset(droppedSoFar: droppedTapFrames)
+  }
+}
+
+extension Mixer.MasterLoudness {
+  /// Starts measuring the master's loudness live (idempotent). Live sessions start it; offline
+  /// renders never do (they measure their own output).
+  public func start() throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      guard mixer.liveLoudness == nil else { return }
+      let tap = mixer.renderState.pointee.status.pointee.loudnessTap
+      // What the tap held from an earlier start is stale: drop it before measuring.
+      let stale = mixer.rings.loudnessTap.availableCount()
+      mixer.rings.loudnessTap.release(count: stale - stale % 2)
+      mixer.liveLoudness = try LiveLoudnessMeter(
+        sampleRate: Int(mixer.sampleRate.rounded()),
+        droppedSoFar: tap.pointee.droppedFrames.load(ordering: .relaxed))
+      tap.pointee.enabled.store(true, ordering: .relaxed)
+    }
+  }
+
+  /// Stops the live loudness meter (the tap is switched off; the figures are gone).
+  public func stop() {
+    mixer.lock.locked {
+      mixer.renderState.pointee.status.pointee.loudnessTap.pointee.enabled.store(false, ordering: .relaxed)
+      mixer.liveLoudness = nil
+    }
+  }
+
+  /// The master's loudness since the last `meters reset`, or nil when it is not measured.
+  /// Drains the tap first and waits for the meter thread to measure it, so the figures are as
+  /// fresh as the last rendered period (`meters master`, the socket's meter stream).
+  public func current() -> LiveLoudness? {
+    let worker = mixer.lock.locked { () -> LoudnessWorker? in
+      mixer.drainLoudnessLocked()
+      return mixer.liveLoudness?.worker
+    }
+    return worker?.fresh()
+  }
+
+  /// The master's loudness as the meter thread last published it (at most about 300 ms old
+  /// while it is read), or nil when it is not measured: for the mixer view, which reads it 30
+  /// times a second and must not wait for libebur128. After `meters reset`, never the figures
+  /// from before it.
+  public func published() -> LiveLoudness? {
+    mixer.lock.locked { mixer.liveLoudness?.worker }?.published
   }
 }

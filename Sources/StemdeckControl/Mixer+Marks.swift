@@ -38,53 +38,14 @@ struct PendingJump {
 }
 
 extension Mixer {
-  /// The least time between a `goto … bar|end` and the frame it lands on: the disk has that long
-  /// to put the target's audio behind the stream playing now (a bar line closer than this is
-  /// skipped for the next).
-  public static let jumpLead = 0.25
   /// Source frames of the old stream kept past a stem's position on the jump's frame, so a
   /// converter or stretcher reading ahead never reads the target early (dropped at the jump).
   static let jumpCutMargin = 8192
-
-  /// The song's marks, in the order they were added.
-  public var marks: [Mark] { lock.locked { markList } }
-
-  /// Adds mark `name` at transport `seconds`. Refused: a bad or taken name, a time outside
-  /// `SettingRule.position`, or past the end of the song (when no stem loops forever).
-  public func addMark(_ name: String, at seconds: Double) throws(MixerError) {
-    if let problem = SettingRule.markProblem(name) { throw MixerError(ControlText(problem)) }
-    try MixerError.check(seconds, .position, "mark position")
-    try lock.locked { () throws(MixerError) in
-      if let taken = markList.first(where: { $0.name == name }) {
-        throw MixerError(
-          "there is already a mark '\(name)' (at \(NumberFormat.time(taken.at))): remove it first ('mark remove \(name)') or choose another name"
-        )
-      }
-      let endless = table.stems.contains { $0.settings.loops < 0 }
-      if !endless, let end = table.stems.compactMap(\.duration).max(), seconds > end + 1e-9 {
-        throw MixerError("mark '\(name)' at \(NumberFormat.time(seconds)) is past the end of the song (\(NumberFormat.time(end)))")
-      }
-      markList.append(Mark(name: name, at: seconds))
-      isDirty = true
-    }
-  }
-
-  /// Removes mark `name` (unknown: refused, with the closest name).
-  public func removeMark(_ name: String) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      let mark = try findMark(name)
-      markList.removeAll { $0.name == mark.name }
-      isDirty = true
-    }
-  }
 
   func findMark(_ rawName: String) throws(MixerError) -> Mark {
     if let mark = markList.first(where: { $0.name == rawName }) { return mark }
     throw MixerError.unknown(.mark, rawName, known: markList.map(\.name))
   }
-
-  /// The jump still waiting for its frame, if any.
-  public var waitingJump: WaitingJump? { lock.locked { waitingJumpLocked() } }
 
   func waitingJumpLocked() -> WaitingJump? {
     guard let jump = transportTracking.jump, jump.epoch == transportTracking.epoch,
@@ -101,60 +62,10 @@ extension Mixer {
     )
   }
 
-  /// Goes to mark `name`: at once (`now`, or whenever the transport is not playing: a seek), or
-  /// on the frame `landing` picks, frame-exactly (Renderer/Jump.swift). Returns the jump (nil:
-  /// it was a seek, done now). A second jump before the first lands replaces it only on the same
-  /// frame; one elsewhere is refused.
-  @discardableResult
-  public func goto(mark name: String, landing: JumpLanding) throws(MixerError) -> WaitingJump? {
-    try lock.locked { () throws(MixerError) -> WaitingJump? in
-      let mark = try findMark(name)
-      let target = Int((mark.at * sampleRate).rounded())
-      let status = renderState.pointee.status
-      let playing = status.pointee.transportState.load(ordering: .relaxed) == TransportState.playing.rawValue
-      let seekPending = status.pointee.appliedEpoch.load(ordering: .relaxed) != transportTracking.epoch && transportTracking.jump?.epoch != transportTracking.epoch
-      if landing == .now || !playing || seekPending {
-        try seek(toFrame: target)
-        return nil
-      }
-      if status.pointee.songChanges.load(ordering: .relaxed) < transportTracking.songChangesSent {
-        throw MixerError("goto: the song is changing; jump once the next song plays")
-      }
-      let now = status.pointee.transportFrame.load(ordering: .relaxed)
-      let earliest = now + Int((Self.jumpLead * sampleRate).rounded())
-      let frame = try landingFrame(landing, atOrAfter: earliest)
-      var cuts: [Int32: Int] = [:]
-      if let waiting = waitingJumpLocked(), let pending = transportTracking.jump {
-        guard pending.frame == frame else {
-          throw MixerError(
-            "goto: a jump to '\(waiting.mark)' already waits for \(NumberFormat.time(waiting.atSeconds)); another can replace it only on that frame (this one lands at \(NumberFormat.time(Double(frame) / sampleRate))), or jump at once ('goto \(name) now')"
-          )
-        }
-        cuts = pending.cuts  // the old stream is still the one cut there
-      }
-      transportTracking.endReported = false
-      transportTracking.epoch += 1
-      for stem in table.stems {
-        let cut = cuts[stem.slot] ?? (max(0, streamFrame(of: stem, atTransportFrame: frame, now: now)) + Self.jumpCutMargin)
-        cuts[stem.slot] = cut
-        let place = placement(for: stem, atTransportFrame: target)
-        let shared = stem.shared.pointer
-        shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
-        shared.pointee.requestedCut.store(cut, ordering: .relaxed)
-        shared.pointee.requestedEpoch.store(transportTracking.epoch, ordering: .releasing)
-        if place.joinFrame != target { try send(.setJoinFrameAfterSeek(slot: stem.slot, frame: place.joinFrame)) }
-      }
-      transportTracking.jump = PendingJump(epoch: transportTracking.epoch, frame: frame, target: target, mark: mark.name, cuts: cuts)
-      transportTracking.seekTarget = target
-      try send(.jump(atFrame: frame, toFrame: target, epoch: transportTracking.epoch))
-      return WaitingJump(mark: mark.name, atSeconds: Double(frame) / sampleRate, toSeconds: mark.at)
-    }
-  }
-
   /// The first frame at or after `earliest` that `landing` names: a bar line of the tempo, or
   /// the looping stems' earliest seam (the song's end when none loops).
   func landingFrame(_ landing: JumpLanding, atOrAfter earliest: Int) throws(MixerError) -> Int {
-    let leadText = "\(NumberFormat.plain(Self.jumpLead)) s"
+    let leadText = "\(NumberFormat.plain(Mixer.Marks.jumpLead)) s"
     if landing == .bar {
       guard let tempo = tempoSetting else {
         throw MixerError(
@@ -204,5 +115,100 @@ extension Mixer {
     let heard = s.pointee.heardPosition()
     let source = Double(s.pointee.heardStartFrame.load(ordering: .relaxed)) + heard.sourceFrames
     return Int(source + Double(max(0, f - heard.transportFrame)) * perTransportFrame)
+  }
+}
+
+extension Mixer.Marks {
+  /// The least time between a `goto … bar|end` and the frame it lands on: the disk has that long
+  /// to put the target's audio behind the stream playing now (a bar line closer than this is
+  /// skipped for the next).
+  public static let jumpLead = 0.25
+
+  /// The song's marks, in the order they were added.
+  public var all: [Mark] { mixer.lock.locked { mixer.markList } }
+
+  /// Adds mark `name` at transport `seconds`. Refused: a bad or taken name, a time outside
+  /// `SettingRule.position`, or past the end of the song (when no stem loops forever).
+  public func add(_ name: String, at seconds: Double) throws(MixerError) {
+    if let problem = SettingRule.markProblem(name) { throw MixerError(ControlText(problem)) }
+    try MixerError.check(seconds, .position, "mark position")
+    try mixer.lock.locked { () throws(MixerError) in
+      if let taken = mixer.markList.first(where: { $0.name == name }) {
+        throw MixerError(
+          "there is already a mark '\(name)' (at \(NumberFormat.time(taken.at))): remove it first ('mark remove \(name)') or choose another name"
+        )
+      }
+      let endless = mixer.table.stems.contains { $0.settings.loops < 0 }
+      if !endless, let end = mixer.table.stems.compactMap(\.duration).max(), seconds > end + 1e-9 {
+        throw MixerError("mark '\(name)' at \(NumberFormat.time(seconds)) is past the end of the song (\(NumberFormat.time(end)))")
+      }
+      mixer.markList.append(Mark(name: name, at: seconds))
+      mixer.isDirty = true
+    }
+  }
+
+  /// Removes mark `name` (unknown: refused, with the closest name).
+  public func remove(_ name: String) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      let mark = try mixer.findMark(name)
+      mixer.markList.removeAll { $0.name == mark.name }
+      mixer.isDirty = true
+    }
+  }
+
+  /// The jump still waiting for its frame, if any.
+  public var waitingJump: WaitingJump? { mixer.lock.locked { mixer.waitingJumpLocked() } }
+
+  /// Goes to mark `name`: at once (`now`, or whenever the transport is not playing: a seek), or
+  /// on the frame `landing` picks, frame-exactly (Renderer/Jump.swift). Returns the jump (nil:
+  /// it was a seek, done now). A second jump before the first lands replaces it only on the same
+  /// frame; one elsewhere is refused.
+  @discardableResult
+  public func goto(mark name: String, landing: JumpLanding) throws(MixerError) -> WaitingJump? {
+    try mixer.lock.locked { () throws(MixerError) -> WaitingJump? in
+      let mark = try mixer.findMark(name)
+      let target = Int((mark.at * mixer.sampleRate).rounded())
+      let status = mixer.renderState.pointee.status
+      let playing = status.pointee.transportState.load(ordering: .relaxed) == TransportState.playing.rawValue
+      let seekPending =
+        status.pointee.appliedEpoch.load(ordering: .relaxed) != mixer.transportTracking.epoch
+        && mixer.transportTracking.jump?.epoch != mixer.transportTracking.epoch
+      if landing == .now || !playing || seekPending {
+        try mixer.locate(toFrame: target)
+        return nil
+      }
+      if status.pointee.songChanges.load(ordering: .relaxed) < mixer.transportTracking.songChangesSent {
+        throw MixerError("goto: the song is changing; jump once the next song plays")
+      }
+      let now = status.pointee.transportFrame.load(ordering: .relaxed)
+      let earliest = now + Int((Self.jumpLead * mixer.sampleRate).rounded())
+      let frame = try mixer.landingFrame(landing, atOrAfter: earliest)
+      var cuts: [Int32: Int] = [:]
+      if let waiting = mixer.waitingJumpLocked(), let pending = mixer.transportTracking.jump {
+        guard pending.frame == frame else {
+          throw MixerError(
+            "goto: a jump to '\(waiting.mark)' already waits for \(NumberFormat.time(waiting.atSeconds)); another can replace it only on that frame (this one lands at \(NumberFormat.time(Double(frame) / mixer.sampleRate))), or jump at once ('goto \(name) now')"
+          )
+        }
+        cuts = pending.cuts  // the old stream is still the one cut there
+      }
+      mixer.transportTracking.endReported = false
+      mixer.transportTracking.epoch += 1
+      for stem in mixer.table.stems {
+        let cut = cuts[stem.slot] ?? (max(0, mixer.streamFrame(of: stem, atTransportFrame: frame, now: now)) + Mixer.jumpCutMargin)
+        cuts[stem.slot] = cut
+        let place = mixer.placement(for: stem, atTransportFrame: target)
+        let shared = stem.shared.pointer
+        shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
+        shared.pointee.requestedCut.store(cut, ordering: .relaxed)
+        shared.pointee.requestedEpoch.store(mixer.transportTracking.epoch, ordering: .releasing)
+        if place.joinFrame != target { try mixer.send(.setJoinFrameAfterSeek(slot: stem.slot, frame: place.joinFrame)) }
+      }
+      mixer.transportTracking.jump = PendingJump(
+        epoch: mixer.transportTracking.epoch, frame: frame, target: target, mark: mark.name, cuts: cuts)
+      mixer.transportTracking.seekTarget = target
+      try mixer.send(.jump(atFrame: frame, toFrame: target, epoch: mixer.transportTracking.epoch))
+      return WaitingJump(mark: mark.name, atSeconds: Double(frame) / mixer.sampleRate, toSeconds: mark.at)
+    }
   }
 }

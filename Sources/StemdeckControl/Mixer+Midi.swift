@@ -71,53 +71,6 @@ enum MidiFaderCurve {
 }
 
 extension Mixer {
-  /// The session's MIDI mappings, in order.
-  public var midiMappings: [MidiMapping] { lock.locked { midiSettings.mappings } }
-
-  /// Whether the JACK MIDI input port should exist: there are mappings, a learn waits, or `midi on`.
-  public var midiPortWanted: Bool {
-    lock.locked { midiState.enabled || !midiSettings.mappings.isEmpty || midiState.learning != nil }
-  }
-
-  /// `midi on` / `midi off`. Off also forgets a learn in progress (mappings stay; while there are
-  /// mappings the port stays).
-  public func setMidiEnabled(_ on: Bool) {
-    lock.locked {
-      midiState.enabled = on
-      if !on { midiState.learning = nil }
-    }
-  }
-
-  public var midiEnabled: Bool { lock.locked { midiState.enabled } }
-
-  /// `midi out on|off`: whether `midi_out` sends the mapped volumes and pans back (saved).
-  public var midiFeedback: Bool { lock.locked { midiSettings.feedback } }
-
-  public func setMidiFeedback(_ on: Bool) {
-    lock.locked {
-      if midiSettings.feedback != on {
-        midiSettings.feedback = on
-        isDirty = true
-      }
-    }
-  }
-
-  /// The mapping `midi learn` waits for (its source is a placeholder), if any.
-  public var midiLearning: MidiMapping? { lock.locked { midiState.learning } }
-
-  /// Moves held back by soft takeover so far.
-  public var midiHeldMoves: Int { lock.locked { midiState.held } }
-
-  /// Adds a mapping. Throws (changing nothing) when it is invalid, its stem or effect is not in
-  /// the session, it repeats one, or the table is full.
-  public func addMidiMapping(_ mapping: MidiMapping) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      try checkMidiMapping(mapping)
-      midiSettings.mappings.append(mapping)
-      isDirty = true
-      try publishMidi()
-    }
-  }
 
   func checkMidiMapping(_ mapping: MidiMapping) throws(MixerError) {
     if let problem = mapping.problem() { throw MixerError("midi mapping \(problem.field): \(problem.message)") }
@@ -144,35 +97,6 @@ extension Mixer {
       throw MixerError(reason: .limit(what: .midiMappings, max: MidiSettings.maximumMappings, adding: nil))
     }
   }
-
-  /// Removes the mappings `matching` says; returns them.
-  @discardableResult
-  public func removeMidiMappings(where matching: (MidiMapping) -> Bool) throws(MixerError) -> [MidiMapping] {
-    try lock.locked { () throws(MixerError) -> [MidiMapping] in
-      let removed = midiSettings.mappings.filter(matching)
-      guard !removed.isEmpty else { return [] }
-      midiSettings.mappings.removeAll(where: matching)
-      midiState.down = [:]
-      midiState.lastPress = [:]
-      midiState.stripTakeover = [:]
-      isDirty = true
-      try publishMidi()
-      return removed
-    }
-  }
-
-  /// Waits for the next controller moved (a note for sound effects and toggles, pitch bend for
-  /// rate) and binds it to `action` on `target`. Checked now: the stem or effect must exist.
-  public func learnMidi(action: MidiMapping.Action, target: String, send: String = "") throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      let placeholder = MidiMapping(
-        source: action == .rate ? .bend : .cc, number: 0, action: action, target: target, send: send)
-      try checkMidiMapping(placeholder)
-      midiState.learning = placeholder
-    }
-  }
-
-  public func cancelMidiLearn() { lock.locked { midiState.learning = nil } }
 
   /// Sends the mapping table to the renderer if it changed (mappings, or the slots of their
   /// stems). Called after every mapping change and from `pump`.
@@ -238,14 +162,6 @@ extension Mixer {
     case "play", "pause": return [1, 0]
     case "next", "prev", "goto", "song": return [2, midiState.songNumber]
     default: return [0, 0]
-    }
-  }
-
-  /// Tells song buttons' feedback which setlist song plays (from 0).
-  public func setMidiSongNumber(_ number: Int) {
-    lock.locked {
-      midiState.songNumber = Swift.max(0, Swift.min(127, number))
-      try? publishMidi()
     }
   }
 
@@ -338,17 +254,17 @@ extension Mixer {
 
   func run(_ mapping: MidiMapping) throws(MixerError) {
     switch mapping.action {
-    case .sfx: try fireEffect(mapping.target)
-    case .mute: try setMute(mapping.target, !(try isMuted(mapping.target)))
-    case .solo: try setSolo(mapping.target, !(try isSoloed(mapping.target)))
+    case .sfx: try effects.fire(mapping.target)
+    case .mute: try strips.setMute(mapping.target, !(try isMuted(mapping.target)))
+    case .solo: try strips.setSolo(mapping.target, !(try isSoloed(mapping.target)))
     case .safe:
-      try set(.soloSafe, of: mapping.target, to: mix(of: try strip(named: mapping.target)).soloSafe ? 0 : 1)
-    case .play: if transportState == .paused { try play() } else { try pause() }
+      try strips.set(.soloSafe, of: mapping.target, to: mix(of: try strip(named: mapping.target)).soloSafe ? 0 : 1)
+    case .play: if transport.state == .paused { try transport.play() } else { try pause() }
     case .next, .prev, .stop, .undo, .redo, .scene, .command: break  // the front end's commands (`pumpMidi` reports them)
     case .eq:
-      var eq = try eqSettings(mapping.target)
+      var eq = try strips.eq(mapping.target)
       eq.enabled.toggle()
-      try setEQ(mapping.target, eq)
+      try strips.setEQ(mapping.target, eq)
     default: break  // followed, not pressed (`isContinuous`, `isEQGain`): volume, pan, width, rate, send, the EQ's gains
     }
   }
@@ -392,7 +308,7 @@ extension Mixer {
     }
     let level = aux.levels[mapping.target]
     guard let gain = takeOver(index: index, position: position, current: level?.gain ?? 0, curve: .gain) else { return }
-    try setSend(strip: mapping.target, send: mapping.send, level: SendLevel(gain: gain, preFader: level?.preFader ?? false))
+    try sends.set(strip: mapping.target, send: mapping.send, level: SendLevel(gain: gain, preFader: level?.preFader ?? false))
   }
 
   /// A strip control's mapping followed on the control thread (`vol`/`pan` of a bus, an input
@@ -404,11 +320,11 @@ extension Mixer {
       guard control.key == StripParameter.volume.key,
         let value = takeOver(index: index, position: position, current: masterVolume, curve: curve)
       else { return }
-      return try setMasterVolume(value)
+      return try master.setVolume(value)
     }
     let current = mix(of: try strip(named: mapping.target))[keyPath: keyPath]
     guard let value = takeOver(index: index, position: position, current: current, curve: curve) else { return }
-    try set(control, of: mapping.target, to: value)
+    try strips.set(control, of: mapping.target, to: value)
   }
 
   /// The value mapping `index` sets for a control at `position` (0…127) when the control has
@@ -429,13 +345,13 @@ extension Mixer {
 
   /// An `eqlow`/`eqmid`/`eqhigh` mapping's band set to `gain` dB (its frequency and Q kept).
   func setEQGain(_ mapping: MidiMapping, _ gain: Double) throws(MixerError) {
-    var eq = try eqSettings(mapping.target)
+    var eq = try strips.eq(mapping.target)
     switch mapping.action {
     case .eqlow: eq.low.gain = gain
     case .eqmid: eq.mid.gain = gain
     default: eq.high.gain = gain
     }
-    try setEQ(mapping.target, eq)
+    try strips.setEQ(mapping.target, eq)
   }
 
   /// Completes a learn with this event if it is of a kind the action takes.
@@ -463,6 +379,93 @@ extension Mixer {
       return .midiLearned(mapping.description)
     } catch {
       return .midiFailed("learn \(mapping.description): \(error)")
+    }
+  }
+}
+
+extension Mixer.Midi {
+  /// The session's MIDI mappings, in order.
+  public var mappings: [MidiMapping] { mixer.lock.locked { mixer.midiSettings.mappings } }
+
+  /// Whether the JACK MIDI input port should exist: there are mappings, a learn waits, or `midi on`.
+  public var portWanted: Bool {
+    mixer.lock.locked { mixer.midiState.enabled || !mixer.midiSettings.mappings.isEmpty || mixer.midiState.learning != nil }
+  }
+
+  /// `midi on` / `midi off`. Off also forgets a learn in progress (mappings stay; while there are
+  /// mappings the port stays).
+  public func setEnabled(_ on: Bool) {
+    mixer.lock.locked {
+      mixer.midiState.enabled = on
+      if !on { mixer.midiState.learning = nil }
+    }
+  }
+
+  public var enabled: Bool { mixer.lock.locked { mixer.midiState.enabled } }
+
+  /// `midi out on|off`: whether `midi_out` sends the mapped volumes and pans back (saved).
+  public var feedback: Bool { mixer.lock.locked { mixer.midiSettings.feedback } }
+
+  public func setFeedback(_ on: Bool) {
+    mixer.lock.locked {
+      if mixer.midiSettings.feedback != on {
+        mixer.midiSettings.feedback = on
+        mixer.isDirty = true
+      }
+    }
+  }
+
+  /// The mapping `midi learn` waits for (its source is a placeholder), if any.
+  public var learning: MidiMapping? { mixer.lock.locked { mixer.midiState.learning } }
+
+  /// Moves held back by soft takeover so far.
+  public var heldMoves: Int { mixer.lock.locked { mixer.midiState.held } }
+
+  /// Adds a mapping. Throws (changing nothing) when it is invalid, its stem or effect is not in
+  /// the session, it repeats one, or the table is full.
+  public func add(_ mapping: MidiMapping) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      try mixer.checkMidiMapping(mapping)
+      mixer.midiSettings.mappings.append(mapping)
+      mixer.isDirty = true
+      try mixer.publishMidi()
+    }
+  }
+
+  /// Removes the mappings `matching` says; returns them.
+  @discardableResult
+  public func remove(where matching: (MidiMapping) -> Bool) throws(MixerError) -> [MidiMapping] {
+    try mixer.lock.locked { () throws(MixerError) -> [MidiMapping] in
+      let removed = mixer.midiSettings.mappings.filter(matching)
+      guard !removed.isEmpty else { return [] }
+      mixer.midiSettings.mappings.removeAll(where: matching)
+      mixer.midiState.down = [:]
+      mixer.midiState.lastPress = [:]
+      mixer.midiState.stripTakeover = [:]
+      mixer.isDirty = true
+      try mixer.publishMidi()
+      return removed
+    }
+  }
+
+  /// Waits for the next controller moved (a note for sound effects and toggles, pitch bend for
+  /// rate) and binds it to `action` on `target`. Checked now: the stem or effect must exist.
+  public func learn(action: MidiMapping.Action, target: String, send: String = "") throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      let placeholder = MidiMapping(
+        source: action == .rate ? .bend : .cc, number: 0, action: action, target: target, send: send)
+      try mixer.checkMidiMapping(placeholder)
+      mixer.midiState.learning = placeholder
+    }
+  }
+
+  public func cancelLearn() { mixer.lock.locked { mixer.midiState.learning = nil } }
+
+  /// Tells song buttons' feedback which setlist song plays (from 0).
+  public func setSongNumber(_ number: Int) {
+    mixer.lock.locked {
+      mixer.midiState.songNumber = Swift.max(0, Swift.min(127, number))
+      try? mixer.publishMidi()
     }
   }
 }

@@ -59,8 +59,8 @@ extension Mixer {
   /// Sets what `sceneInsertChanges` found. Under the lock.
   func applySceneInserts(_ changes: [SceneInsertChange]) throws(MixerError) {
     for change in changes {
-      for (symbol, value) in change.values { try setInsertValue(change.name, position: change.position, symbol: symbol, value) }
-      if let bypass = change.bypass { _ = try bypassInsert(change.name, position: change.position, bypass) }
+      for (symbol, value) in change.values { try inserts.setValue(change.name, position: change.position, symbol: symbol, value) }
+      if let bypass = change.bypass { _ = try inserts.bypass(change.name, position: change.position, bypass) }
     }
   }
 

@@ -47,10 +47,6 @@ public struct SceneRecall: Sendable, Equatable {
 }
 
 extension Mixer {
-  /// The session's scenes, in the order they were saved.
-  public var sceneList: [SceneSettings] { lock.locked { sceneStore } }
-  /// The strips a recall leaves alone.
-  public var recallSafeStrips: [String] { lock.locked { recallSafe } }
 
   /// The mix now, as a scene named `name`: every strip's mix (offline stems' too) and the master.
   func captureScene(_ name: String) -> SceneSettings {
@@ -63,111 +59,6 @@ extension Mixer {
     scene.inputs = liveInputs.inputs.map { SceneStrip(name: $0.settings.name, strip: bare($0.settings.strip, .input)) }
     captureSceneInserts(&scene)
     return scene
-  }
-
-  /// Stores the mix now as scene `name`: a new one (`update` false; refused when the name is
-  /// taken), or in place of the one of that name (`update` true; refused when there is none).
-  public func saveScene(_ name: String, update: Bool) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      if let problem = NameRules.sceneProblem(name) { throw MixerError(ControlText(problem)) }
-      let index = sceneStore.firstIndex { $0.name == name }
-      switch (index, update) {
-      case (let i?, true): sceneStore[i] = captureScene(name)
-      case (nil, false): sceneStore.append(captureScene(name))
-      case (_?, false): throw MixerError("a scene named '\(name)' already exists ('scene update \(name)' stores the mix now in it)")
-      case (nil, true): throw unknownScene(name)
-      }
-      isDirty = true
-    }
-  }
-
-  public func removeScene(_ name: String) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      guard let i = sceneStore.firstIndex(where: { $0.name == name }) else { throw unknownScene(name) }
-      sceneStore.remove(at: i)
-      isDirty = true
-    }
-  }
-
-  public func renameScene(_ name: String, to newName: String) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      guard let i = sceneStore.firstIndex(where: { $0.name == name }) else { throw unknownScene(name) }
-      if let problem = NameRules.sceneProblem(newName) { throw MixerError(ControlText(problem)) }
-      if newName != name && sceneStore.contains(where: { $0.name == newName }) { throw MixerError("a scene named '\(newName)' already exists") }
-      sceneStore[i].name = newName
-      isDirty = true
-    }
-  }
-
-  /// Makes a strip recall-safe (a recall leaves it alone) or not.
-  public func setRecallSafe(_ name: String, _ on: Bool) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      if !table.offline.contains(where: { $0.settings.name == name }) { _ = try strip(named: name) }
-      let was = recallSafe.contains(name)
-      guard was != on else { return }
-      if on { recallSafe.append(name) } else { recallSafe.removeAll { $0 == name } }
-      isDirty = true
-    }
-  }
-
-  /// Recalls scene `name` within `scope`: every strip whose stored mix differs from its mix now
-  /// (recall-safe strips and strips not here left alone), and the master when the scope takes
-  /// every strip. All of it in one renderer group, so it lands on one frame; with `fade` seconds,
-  /// volume and pan (and the master's level) glide there together, linearly, and land on the
-  /// fade's last frame; the other controls switch at its start. All or nothing: on an error
-  /// every strip's mix is put back and the group is dropped.
-  @discardableResult
-  public func recallScene(_ name: String, fade: Double = 0, scope: SceneScope = SceneScope()) throws(MixerError) -> SceneRecall {
-    try lock.locked { () throws(MixerError) -> SceneRecall in
-      guard let scene = sceneStore.first(where: { $0.name == name }) else { throw unknownScene(name) }
-      if fade != 0 { try Self.checkGlideTime(fade, "a scene's fade") }
-      var result = SceneRecall()
-      // Checked before anything changes; set once the group is in (Mixer+SceneInserts.swift).
-      let insertChanges = try sceneInsertChanges(scene, scope: scope)
-      let before = mixSnapshot()
-      try beginGroup(atSeconds: nil)
-      do throws(MixerError) {
-        for (_, _, strips) in scene.lists {
-          for s in strips where scope.strips?.contains(s.name) ?? true {
-            if recallSafe.contains(s.name) { result.safe.append(s.name); continue }
-            if let i = table.offline.firstIndex(where: { $0.settings.name == s.name }) {
-              // Nothing plays: its settings take the scene's, for when its file is back.
-              let target = scope.apply(s.strip, to: table.offline[i].settings.strip)
-              if target != table.offline[i].settings.strip {
-                table.offline[i].settings.strip = target
-                result.changed.append(s.name)
-                isDirty = true
-              }
-              continue
-            }
-            guard let ref = try? strip(named: s.name) else { result.missing.append(s.name); continue }
-            let old = mix(of: ref)
-            let target = scope.apply(s.strip, to: old)
-            guard target != old else { continue }
-            result.changed.append(s.name)
-            if fade > 0 {
-              if target.volume != old.volume { try glide(s.name, to: .volume(target.volume), seconds: fade) }
-              if target.pan != old.pan { try glide(s.name, to: .pan(target.pan), seconds: fade) }
-            }
-            try changeStrip(ref) { (m: inout StripSettings) throws(MixerError) in m = target }
-          }
-        }
-        if scope.strips == nil {
-          if scope.controls?.contains("vol") ?? true, masterVolume != scene.masterVolume {
-            if fade > 0 { try glideMaster(to: scene.masterVolume, seconds: fade) } else { try setMasterVolume(scene.masterVolume) }
-          }
-          if scope.controls?.contains("eq") ?? true, masterEQ != scene.masterEQ { try setMasterEQ(scene.masterEQ) }
-        }
-        try endGroup()
-      } catch {
-        restoreMix(before)
-        try? abortGroup()
-        throw error
-      }
-      try applySceneInserts(insertChanges)
-      for change in insertChanges where !result.changed.contains(change.name) { result.changed.append(change.name) }
-      return result
-    }
   }
 
   /// The master's fader to `volume` over `seconds`, linearly (a scene's fade); its setting takes
@@ -185,5 +76,124 @@ extension Mixer {
     return MixerError(
       "unknown scene '\(printableText(name))' (\(names.isEmpty ? "there are none yet: 'scene save NAME' stores the mix now" : "scenes: " + names.joined(separator: ", ")))"
     )
+  }
+}
+
+extension Mixer.Scenes {
+  /// The session's scenes, in the order they were saved.
+  public var list: [SceneSettings] { mixer.lock.locked { mixer.sceneStore } }
+
+  /// The strips a recall leaves alone.
+  public var safeStrips: [String] { mixer.lock.locked { mixer.recallSafe } }
+
+  /// Stores the mix now as scene `name`: a new one (`update` false; refused when the name is
+  /// taken), or in place of the one of that name (`update` true; refused when there is none).
+  public func save(_ name: String, update: Bool) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      if let problem = NameRules.sceneProblem(name) { throw MixerError(ControlText(problem)) }
+      let index = mixer.sceneStore.firstIndex { $0.name == name }
+      switch (index, update) {
+      case (let i?, true): mixer.sceneStore[i] = mixer.captureScene(name)
+      case (nil, false): mixer.sceneStore.append(mixer.captureScene(name))
+      case (_?, false): throw MixerError("a scene named '\(name)' already exists ('scene update \(name)' stores the mix now in it)")
+      case (nil, true): throw mixer.unknownScene(name)
+      }
+      mixer.isDirty = true
+    }
+  }
+
+  public func remove(_ name: String) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      guard let i = mixer.sceneStore.firstIndex(where: { $0.name == name }) else { throw mixer.unknownScene(name) }
+      mixer.sceneStore.remove(at: i)
+      mixer.isDirty = true
+    }
+  }
+
+  public func rename(_ name: String, to newName: String) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      guard let i = mixer.sceneStore.firstIndex(where: { $0.name == name }) else { throw mixer.unknownScene(name) }
+      if let problem = NameRules.sceneProblem(newName) { throw MixerError(ControlText(problem)) }
+      if newName != name && mixer.sceneStore.contains(where: { $0.name == newName }) {
+        throw MixerError("a scene named '\(newName)' already exists")
+      }
+      mixer.sceneStore[i].name = newName
+      mixer.isDirty = true
+    }
+  }
+
+  /// Makes a strip recall-safe (a recall leaves it alone) or not.
+  public func setRecallSafe(_ name: String, _ on: Bool) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      if !mixer.table.offline.contains(where: { $0.settings.name == name }) { _ = try mixer.strip(named: name) }
+      let was = mixer.recallSafe.contains(name)
+      guard was != on else { return }
+      if on { mixer.recallSafe.append(name) } else { mixer.recallSafe.removeAll { $0 == name } }
+      mixer.isDirty = true
+    }
+  }
+
+  /// Recalls scene `name` within `scope`: every strip whose stored mix differs from its mix now
+  /// (recall-safe strips and strips not here left alone), and the master when the scope takes
+  /// every strip. All of it in one renderer group, so it lands on one frame; with `fade` seconds,
+  /// volume and pan (and the master's level) glide there together, linearly, and land on the
+  /// fade's last frame; the other controls switch at its start. All or nothing: on an error
+  /// every strip's mix is put back and the group is dropped.
+  @discardableResult
+  public func recall(_ name: String, fade: Double = 0, scope: SceneScope = SceneScope()) throws(MixerError) -> SceneRecall {
+    try mixer.lock.locked { () throws(MixerError) -> SceneRecall in
+      guard let scene = mixer.sceneStore.first(where: { $0.name == name }) else { throw mixer.unknownScene(name) }
+      if fade != 0 { try Mixer.checkGlideTime(fade, "a scene's fade") }
+      var result = SceneRecall()
+      // Checked before anything changes; set once the group is in (Mixer+SceneInserts.swift).
+      let insertChanges = try mixer.sceneInsertChanges(scene, scope: scope)
+      let before = mixer.strips.snapshot()
+      try mixer.beginGroup(atSeconds: nil)
+      do throws(MixerError) {
+        for (_, _, strips) in scene.lists {
+          for s in strips where scope.strips?.contains(s.name) ?? true {
+            if mixer.recallSafe.contains(s.name) { result.safe.append(s.name); continue }
+            if let i = mixer.table.offline.firstIndex(where: { $0.settings.name == s.name }) {
+              // Nothing plays: its settings take the scene's, for when its file is back.
+              let target = scope.apply(s.strip, to: mixer.table.offline[i].settings.strip)
+              if target != mixer.table.offline[i].settings.strip {
+                mixer.table.offline[i].settings.strip = target
+                result.changed.append(s.name)
+                mixer.isDirty = true
+              }
+              continue
+            }
+            guard let ref = try? mixer.strip(named: s.name) else { result.missing.append(s.name); continue }
+            let old = mixer.mix(of: ref)
+            let target = scope.apply(s.strip, to: old)
+            guard target != old else { continue }
+            result.changed.append(s.name)
+            if fade > 0 {
+              if target.volume != old.volume { try mixer.strips.glide(s.name, to: .volume(target.volume), seconds: fade) }
+              if target.pan != old.pan { try mixer.strips.glide(s.name, to: .pan(target.pan), seconds: fade) }
+            }
+            try mixer.changeStrip(ref) { (m: inout StripSettings) throws(MixerError) in m = target }
+          }
+        }
+        if scope.strips == nil {
+          if scope.controls?.contains("vol") ?? true, mixer.masterVolume != scene.masterVolume {
+            if fade > 0 {
+              try mixer.glideMaster(to: scene.masterVolume, seconds: fade)
+            } else {
+              try mixer.master.setVolume(scene.masterVolume)
+            }
+          }
+          if scope.controls?.contains("eq") ?? true, mixer.masterEQ != scene.masterEQ { try mixer.master.setEQ(scene.masterEQ) }
+        }
+        try mixer.endGroup()
+      } catch {
+        mixer.strips.restore(before)
+        try? mixer.abortGroup()
+        throw error
+      }
+      try mixer.applySceneInserts(insertChanges)
+      for change in insertChanges where !result.changed.contains(change.name) { result.changed.append(change.name) }
+      return result
+    }
   }
 }

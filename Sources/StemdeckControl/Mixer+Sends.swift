@@ -40,78 +40,6 @@ struct SendTable {
 }
 
 extension Mixer {
-  /// The aux sends, in order (for `sends`, `stems`, `routes` and the driver).
-  public var auxSends: [AuxSend] { lock.locked { sendTable.sends } }
-
-  /// Each send's return meter (after the return's volume, where it joins the master), in the
-  /// order of `auxSends`.
-  public func returnMeters() -> [(name: String, meter: MeterReading)] {
-    lock.locked {
-      sendTable.sends.map { ($0.name, MeterReading(cells: renderState.pointee.sends.returnMeters + $0.index, channels: 2)) }
-    }
-  }
-
-  /// Adds aux send `name` (ports `NAME_send_L/R` and `NAME_return_L/R`, registered by the JACK
-  /// driver), its return at `returnVolume`. Refused: a bad or taken name, more than
-  /// `SendBank.maxSends`.
-  public func addSend(_ name: String, returnVolume: Double = 1) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      if let problem = NameRules.busProblem(name) {
-        throw MixerError(ControlText(problem.replacingOccurrences(of: "bus", with: "send")))
-      }
-      if sendTable.position(name) != nil { throw MixerError("a send named '\(name)' already exists") }
-      if let kind = stripKind(of: name) {
-        throw MixerError(
-          "'\(name)' is a \(kind)'s name; sends, stems, buses and inputs need different names: choose another name for the send")
-      }
-      try checkPorts(PortOwner("send", name, ports: PortOwner.sendPorts(name)))
-      try MixerError.check(returnVolume, .volume, "return volume")
-      let used = Set(sendTable.sends.map(\.index))
-      guard let index = (0..<SendBank.maxSends).first(where: { !used.contains($0) }) else {
-        throw MixerError(reason: .limit(what: .sends, max: SendBank.maxSends, adding: name))
-      }
-      try send(.addSend(index: Int32(index), returnGain: Float(returnVolume)))
-      sendTable.sends.append(AuxSend(name: name, index: index, returnVolume: returnVolume, levels: [:]))
-      (renderState.pointee.sends.returnMeters + index).pointee.requestReset()
-      isDirty = true
-    }
-  }
-
-  /// Removes aux send `name` (its ports go at the driver's next poll; its return fades out).
-  public func removeSend(_ name: String) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      guard let position = sendTable.position(name) else { throw unknownSend(name) }
-      try send(.removeSend(index: Int32(sendTable.sends[position].index)))
-      sendTable.sends.remove(at: position)
-      isDirty = true
-    }
-  }
-
-  /// Sets stem `stem`'s level into send `sendName` (nil: off), pre- or post-fader; `stem` may
-  /// name a bus or a live input too (`setSend(strip:send:level:)`).
-  public func setSend(stem: String, send sendName: String, level: SendLevel?) throws(MixerError) {
-    try setSend(strip: stem, send: sendName, level: level)
-  }
-
-  /// Sets a strip's level into send `sendName` (nil: off), pre- or post-fader: a stem's (an
-  /// offline stem's is kept for saving), a bus's or a live input's. Ramped in the renderer
-  /// (10 ms), so a change never clicks; a bus's, like a stem's, at once while stopped.
-  public func setSend(strip: String, send sendName: String, level: SendLevel?) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      guard let position = sendTable.position(sendName) else { throw unknownSend(sendName) }
-      let address = try sendAddress(of: strip)
-      if let level { try MixerError.check(level.gain, .volume, "send level") }
-      let aux = sendTable.sends[position]
-      if let address {
-        try send(
-          .setSendLevel(
-            address, index: Int32(aux.index), gain: Float(level?.gain ?? 0),
-            preFader: level?.preFader ?? aux.levels[strip]?.preFader ?? false))
-      }
-      sendTable.sends[position].levels[strip] = level
-      isDirty = true
-    }
-  }
 
   /// Which renderer strip holds a strip's send levels (`EngineCommand.setSendLevel`); nil for an
   /// offline stem (nothing plays). Under the lock.
@@ -131,17 +59,6 @@ extension Mixer {
       try? send(
         .setSendLevel(address, index: Int32(aux.index), gain: 0, preFader: aux.levels[name]?.preFader ?? false))
       sendTable.sends[position].levels[name] = nil
-    }
-  }
-
-  /// The volume of send `sendName`'s return (ramped).
-  public func setReturnVolume(_ sendName: String, _ volume: Double) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      guard let position = sendTable.position(sendName) else { throw unknownSend(sendName) }
-      try MixerError.check(volume, .volume, "return volume")
-      try send(.setReturnGain(index: Int32(sendTable.sends[position].index), gain: Float(volume)))
-      sendTable.sends[position].returnVolume = volume
-      isDirty = true
     }
   }
 
@@ -239,18 +156,6 @@ extension Mixer {
   }
 }
 
-extension Mixer {
-  /// The sends' JACK ports by send index: `NAME_send_L`, `NAME_send_R` (outputs), then
-  /// `NAME_return_L`, `NAME_return_R` (inputs). For the driver (JackDriver+Sends.swift).
-  public func sendPorts() -> [Int: [String]] {
-    lock.locked {
-      var ports: [Int: [String]] = [:]
-      for aux in sendTable.sends { ports[aux.index] = aux.outputPorts + aux.returnPorts }
-      return ports
-    }
-  }
-}
-
 // MARK: - One set of names and ports for every part
 
 extension Mixer {
@@ -298,5 +203,101 @@ extension Mixer {
     }
     if busPosition(name) != nil { return "bus" }
     return liveInputs.find(name) != nil ? "input" : nil
+  }
+}
+
+extension Mixer.Sends {
+  /// The aux sends, in order (for `sends`, `stems`, `routes` and the driver).
+  public var all: [AuxSend] { mixer.lock.locked { mixer.sendTable.sends } }
+
+  /// Each send's return meter (after the return's volume, where it joins the master), in the
+  /// order of `auxSends`.
+  public func returnMeters() -> [(name: String, meter: MeterReading)] {
+    mixer.lock.locked {
+      mixer.sendTable.sends.map { ($0.name, MeterReading(cells: mixer.renderState.pointee.sends.returnMeters + $0.index, channels: 2)) }
+    }
+  }
+
+  /// Adds aux send `name` (ports `NAME_send_L/R` and `NAME_return_L/R`, registered by the JACK
+  /// driver), its return at `returnVolume`. Refused: a bad or taken name, more than
+  /// `SendBank.maxSends`.
+  public func add(_ name: String, returnVolume: Double = 1) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      if let problem = NameRules.busProblem(name) {
+        throw MixerError(ControlText(problem.replacingOccurrences(of: "bus", with: "send")))
+      }
+      if mixer.sendTable.position(name) != nil { throw MixerError("a send named '\(name)' already exists") }
+      if let kind = mixer.stripKind(of: name) {
+        throw MixerError(
+          "'\(name)' is a \(kind)'s name; sends, stems, buses and inputs need different names: choose another name for the send")
+      }
+      try mixer.checkPorts(PortOwner("send", name, ports: PortOwner.sendPorts(name)))
+      try MixerError.check(returnVolume, .volume, "return volume")
+      let used = Set(mixer.sendTable.sends.map(\.index))
+      guard let index = (0..<SendBank.maxSends).first(where: { !used.contains($0) }) else {
+        throw MixerError(reason: .limit(what: .sends, max: SendBank.maxSends, adding: name))
+      }
+      try mixer.send(.addSend(index: Int32(index), returnGain: Float(returnVolume)))
+      mixer.sendTable.sends.append(AuxSend(name: name, index: index, returnVolume: returnVolume, levels: [:]))
+      (mixer.renderState.pointee.sends.returnMeters + index).pointee.requestReset()
+      mixer.isDirty = true
+    }
+  }
+
+  /// Removes aux send `name` (its ports go at the driver's next poll; its return fades out).
+  public func remove(_ name: String) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      guard let position = mixer.sendTable.position(name) else { throw mixer.unknownSend(name) }
+      try mixer.send(.removeSend(index: Int32(mixer.sendTable.sends[position].index)))
+      mixer.sendTable.sends.remove(at: position)
+      mixer.isDirty = true
+    }
+  }
+
+  /// Sets stem `stem`'s level into send `sendName` (nil: off), pre- or post-fader; `stem` may
+  /// name a bus or a live input too (`setSend(strip:send:level:)`).
+  public func set(stem: String, send sendName: String, level: SendLevel?) throws(MixerError) {
+    try mixer.sends.set(strip: stem, send: sendName, level: level)
+  }
+
+  /// Sets a strip's level into send `sendName` (nil: off), pre- or post-fader: a stem's (an
+  /// offline stem's is kept for saving), a bus's or a live input's. Ramped in the renderer
+  /// (10 ms), so a change never clicks; a bus's, like a stem's, at once while stopped.
+  public func set(strip: String, send sendName: String, level: SendLevel?) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      guard let position = mixer.sendTable.position(sendName) else { throw mixer.unknownSend(sendName) }
+      let address = try mixer.sendAddress(of: strip)
+      if let level { try MixerError.check(level.gain, .volume, "send level") }
+      let aux = mixer.sendTable.sends[position]
+      if let address {
+        try mixer.send(
+          .setSendLevel(
+            address, index: Int32(aux.index), gain: Float(level?.gain ?? 0),
+            preFader: level?.preFader ?? aux.levels[strip]?.preFader ?? false))
+      }
+      mixer.sendTable.sends[position].levels[strip] = level
+      mixer.isDirty = true
+    }
+  }
+
+  /// The volume of send `sendName`'s return (ramped).
+  public func setReturnVolume(_ sendName: String, _ volume: Double) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      guard let position = mixer.sendTable.position(sendName) else { throw mixer.unknownSend(sendName) }
+      try MixerError.check(volume, .volume, "return volume")
+      try mixer.send(.setReturnGain(index: Int32(mixer.sendTable.sends[position].index), gain: Float(volume)))
+      mixer.sendTable.sends[position].returnVolume = volume
+      mixer.isDirty = true
+    }
+  }
+
+  /// The sends' JACK ports by send index: `NAME_send_L`, `NAME_send_R` (outputs), then
+  /// `NAME_return_L`, `NAME_return_R` (inputs). For the driver (JackDriver+Sends.swift).
+  public func ports() -> [Int: [String]] {
+    mixer.lock.locked {
+      var ports: [Int: [String]] = [:]
+      for aux in mixer.sendTable.sends { ports[aux.index] = aux.outputPorts + aux.returnPorts }
+      return ports
+    }
   }
 }

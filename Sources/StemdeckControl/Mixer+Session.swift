@@ -41,7 +41,7 @@ extension Mixer {
         let offlineNames = Set(offline.map(\.settings.name))  // a set: 50,000 offline stems were O(N²)
         for (index, stem) in session.stems.enumerated() where !offlineNames.contains(stem.name) {
           let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
-          do { try addStem(path: path, settings: stem, pendingAt: nil) } catch {
+          do { try insertStem(path: path, settings: stem, pendingAt: nil) } catch {
             throw MixerError(file: sessionPath, "stems[\(index)] (\(stem.name)): \(error) — nothing was opened")
           }
         }
@@ -57,7 +57,7 @@ extension Mixer {
       for stem in oldStems { retire(stem) }
       let effectWarnings = try installParts(of: session, offline: offline, sessionPath: sessionPath, strict: strict)
       let (start, atEnd) = Self.startPosition(of: session, end: end, sessionPath: sessionPath)
-      try seek(toFrame: Int((start * sampleRate).rounded()))
+      try locate(toFrame: Int((start * sampleRate).rounded()))
       isDirty = false
       return warnings + effectWarnings + (atEnd.map { [$0] } ?? [])
     }
@@ -145,7 +145,7 @@ extension Mixer {
     var warnings: [MixerWarning] = []
     for (index, effect) in session.effects.enumerated() {
       let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
-      do throws(MixerError) { try loadEffect(path: path, settings: effect) } catch {
+      do throws(MixerError) { try effects.load(path: path, settings: effect) } catch {
         if strict { throw MixerError(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error)") }
         // Kept as it was (like an offline stem), so the next save writes it back unchanged.
         effectsState.offline.append(OfflineEffect(settings: effect, path: path, index: index))
@@ -156,10 +156,6 @@ extension Mixer {
     return warnings
   }
 
-  /// Whether the song change in progress has happened in the renderer (a setlist switch waits
-  /// for the next song's audio before it happens).
-  public var songChangeDone: Bool { lock.locked { !songChangePending } }
-
   var songChangePending: Bool {
     renderState.pointee.status.pointee.songChanges.load(ordering: .relaxed) < transportTracking.songChangesSent
   }
@@ -169,76 +165,6 @@ extension Mixer {
   /// song as the current one rather than racing the switch.
   func completePendingSongChange() throws(MixerError) {
     if songChangePending { try send(.completeSongChange) }
-  }
-
-  /// Old songs' stems still in the renderer (playing until the switch, or fading out after a
-  /// crossfade); 0 once every one has been handed back and freed.
-  public var leavingStemCount: Int { lock.locked { table.retiring.filter(\.leavingSong).count } }
-
-  /// Moves to the next song of a setlist: `session` (whose file is at `sessionPath`) replaces the
-  /// current one, checked first exactly as `load` does; on an error nothing changes and the
-  /// current song plays on untouched.
-  ///
-  /// The song being left decides how: its `options.songChange` (and `crossfadeSeconds`). While
-  /// the transport runs, the new song's stems are opened and streamed *before* the old song
-  /// stops, then the renderer switches on one block boundary — gapless (the old song's last frame
-  /// is followed by the new song's first) or with an equal-power crossfade during which the old
-  /// song, detached from the transport, fades out as the new one fades in. Paused, it is a `load`.
-  @discardableResult
-  public func changeSong(to session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [MixerWarning] {
-    try lock.locked { () throws(MixerError) -> [MixerWarning] in
-      guard transportState != .paused else { return try load(session, sessionPath: sessionPath, strict: strict) }
-      let (offline, warnings, end) = try check(session, sessionPath: sessionPath, strict: strict)
-      reclaimSlots(session.stems.count - offline.count)
-      let fadeFrames = options.songChange == .crossfade ? Int((options.crossfadeSeconds * sampleRate).rounded()) : 0
-      // A song saved at or past its end comes in at its top, as `load` opens it.
-      let (start, atEnd) = Self.startPosition(of: session, end: end, sessionPath: sessionPath)
-      let frame = Int((start * sampleRate).rounded())
-      // Everything needed to undo: the next song's stems go in beside the old ones.
-      let oldStems = table.stems, oldOffline = table.offline, oldQuality = quality, oldEpoch = transportTracking.epoch
-      let oldBuses = busTable
-      busTable = BusTable()  // the next song's buses are installed once its stems are in
-      table.stems = []
-      table.offline = []  // the new song's names may be the old song's (offline ones included)
-      quality = session.quality  // new stems' converters; the old song keeps its own
-      transportTracking.epoch += 1
-      do throws(MixerError) {
-        let offlineNames = Set(offline.map(\.settings.name))
-        for (index, stem) in session.stems.enumerated() where !offlineNames.contains(stem.name) {
-          let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
-          do { try addStem(path: path, settings: stem, pendingAt: frame) } catch {
-            throw MixerError(file: sessionPath, "stems[\(index)] (\(stem.name)): \(error)")
-          }
-        }
-        try send(.changeSong(frame: frame, epoch: transportTracking.epoch, fadeFrames: fadeFrames, song: transportTracking.songChangesSent + 1))
-      } catch {
-        // Take the half-built song back (its voices are still pending, so silent) and restore.
-        for stem in table.stems {
-          try? send(.removeVoice(slot: stem.slot))
-          stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
-          table.retiring.append(stem)
-        }
-        table.stems = oldStems
-        table.offline = oldOffline
-        quality = oldQuality
-        transportTracking.epoch = oldEpoch
-        busTable = oldBuses
-        throw error
-      }
-      transportTracking.songChangesSent += 1
-      transportTracking.seekTarget = frame
-      transportTracking.endReported = false
-      for stem in oldStems {
-        // Keeps streaming until the renderer hands its voice back: at the switch (gapless), when
-        // its fade-out ends (crossfade), or at once if it belongs to a song that never started
-        // because this change superseded it.
-        stem.leavingSong = true
-        table.retiring.append(stem)
-      }
-      let effectWarnings = try installParts(of: session, offline: offline, sessionPath: sessionPath, strict: strict)
-      isDirty = false
-      return warnings + effectWarnings + (atEnd.map { [$0] } ?? [])
-    }
   }
 
   /// The mixer's state as a session to be saved at `sessionPath` (stem paths relative to it
@@ -346,7 +272,7 @@ extension Mixer {
   func installParts(
     of session: Session, offline: [OfflineStem], sessionPath: String, strict: Bool
   ) throws(MixerError) -> [MixerWarning] {
-    for name in effectsState.order { try unloadEffect(name) }
+    for name in effectsState.order { try effects.unload(name) }
     cancelEffectLoads()
     effectsState.offline = []
     recording = session.recording
@@ -367,8 +293,8 @@ extension Mixer {
     midiState.lastPress = [:]
     midiState.stripTakeover = [:]
     try setOptions(session.options)
-    try setMasterVolume(session.masterVolume)
-    try setMasterEQ(session.masterEQ)
+    try master.setVolume(session.masterVolume)
+    try master.setEQ(session.masterEQ)
     table.offline = offline
     try installBuses(session.buses)
     try replaceInputs(with: session.inputs)
@@ -376,5 +302,84 @@ extension Mixer {
     let warnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
     try publishMidi()
     return warnings + installInserts(of: session, sessionPath: sessionPath) + (clickWarning.map { [$0] } ?? [])
+  }
+}
+
+extension Mixer.Songs {
+  /// Whether the song change in progress has happened in the renderer (a setlist switch waits
+  /// for the next song's audio before it happens).
+  public var changeDone: Bool { mixer.lock.locked { !mixer.songChangePending } }
+
+  /// Old songs' stems still in the renderer (playing until the switch, or fading out after a
+  /// crossfade); 0 once every one has been handed back and freed.
+  public var leavingStemCount: Int { mixer.lock.locked { mixer.table.retiring.filter(\.leavingSong).count } }
+
+  /// Moves to the next song of a setlist: `session` (whose file is at `sessionPath`) replaces the
+  /// current one, checked first exactly as `load` does; on an error nothing changes and the
+  /// current song plays on untouched.
+  ///
+  /// The song being left decides how: its `options.songChange` (and `crossfadeSeconds`). While
+  /// the transport runs, the new song's stems are opened and streamed *before* the old song
+  /// stops, then the renderer switches on one block boundary — gapless (the old song's last frame
+  /// is followed by the new song's first) or with an equal-power crossfade during which the old
+  /// song, detached from the transport, fades out as the new one fades in. Paused, it is a `load`.
+  @discardableResult
+  public func change(to session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [MixerWarning] {
+    try mixer.lock.locked { () throws(MixerError) -> [MixerWarning] in
+      guard mixer.transport.state != .paused else { return try mixer.load(session, sessionPath: sessionPath, strict: strict) }
+      let (offline, warnings, end) = try mixer.check(session, sessionPath: sessionPath, strict: strict)
+      mixer.reclaimSlots(session.stems.count - offline.count)
+      let fadeFrames = mixer.options.songChange == .crossfade ? Int((mixer.options.crossfadeSeconds * mixer.sampleRate).rounded()) : 0
+      // A song saved at or past its end comes in at its top, as `load` opens it.
+      let (start, atEnd) = Mixer.startPosition(of: session, end: end, sessionPath: sessionPath)
+      let frame = Int((start * mixer.sampleRate).rounded())
+      // Everything needed to undo: the next song's stems go in beside the old ones.
+      let oldStems = mixer.table.stems, oldOffline = mixer.table.offline, oldQuality = mixer.quality,
+        oldEpoch = mixer.transportTracking.epoch
+      let oldBuses = mixer.busTable
+      mixer.busTable = BusTable()  // the next song's buses are installed once its stems are in
+      mixer.table.stems = []
+      mixer.table.offline = []  // the new song's names may be the old song's (offline ones included)
+      mixer.quality = session.quality  // new stems' converters; the old song keeps its own
+      mixer.transportTracking.epoch += 1
+      do throws(MixerError) {
+        let offlineNames = Set(offline.map(\.settings.name))
+        for (index, stem) in session.stems.enumerated() where !offlineNames.contains(stem.name) {
+          let path = SessionFile.resolve(file: stem.file, sessionPath: sessionPath)
+          do { try mixer.insertStem(path: path, settings: stem, pendingAt: frame) } catch {
+            throw MixerError(file: sessionPath, "stems[\(index)] (\(stem.name)): \(error)")
+          }
+        }
+        try mixer.send(
+          .changeSong(
+            frame: frame, epoch: mixer.transportTracking.epoch, fadeFrames: fadeFrames, song: mixer.transportTracking.songChangesSent + 1))
+      } catch {
+        // Take the half-built song back (its voices are still pending, so silent) and restore.
+        for stem in mixer.table.stems {
+          try? mixer.send(.removeVoice(slot: stem.slot))
+          stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
+          mixer.table.retiring.append(stem)
+        }
+        mixer.table.stems = oldStems
+        mixer.table.offline = oldOffline
+        mixer.quality = oldQuality
+        mixer.transportTracking.epoch = oldEpoch
+        mixer.busTable = oldBuses
+        throw error
+      }
+      mixer.transportTracking.songChangesSent += 1
+      mixer.transportTracking.seekTarget = frame
+      mixer.transportTracking.endReported = false
+      for stem in oldStems {
+        // Keeps streaming until the renderer hands its voice back: at the switch (gapless), when
+        // its fade-out ends (crossfade), or at once if it belongs to a song that never started
+        // because this change superseded it.
+        stem.leavingSong = true
+        mixer.table.retiring.append(stem)
+      }
+      let effectWarnings = try mixer.installParts(of: session, offline: offline, sessionPath: sessionPath, strict: strict)
+      mixer.isDirty = false
+      return warnings + effectWarnings + (atEnd.map { [$0] } ?? [])
+    }
   }
 }

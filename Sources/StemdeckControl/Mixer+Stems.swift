@@ -10,32 +10,10 @@ import Synchronization
 extension Mixer {
   // MARK: - Stems
 
-  /// The names of all stems, in order.
-  public var stemNames: [String] { lock.locked { table.stems.map(\.settings.name) } }
-
-  /// Names of all stems including offline ones.
-  public var allStemNames: [String] { lock.locked { table.stems.map(\.settings.name) + table.offline.map(\.settings.name) } }
-
-  /// Adds a stem playing the audio file at `path` (absolute or relative to the current
-  /// directory). Its settings come from `settings` (name and all), validated first.
-  @discardableResult
-  /// (A session's stems come through `load`, which checks the session's names and ports as a
-  /// whole: `Session.portProblem`.)
-  public func addStem(path: String, settings: StemSettings) throws(MixerError) -> String {
-    try lock.locked { () throws(MixerError) -> String in
-      if NameRules.stemProblem(settings.name) == nil {
-        try checkNotASend(settings.name, kind: "stem")
-        if settings.directOut { try checkPorts(PortOwner("stem", settings.name, ports: PortOwner.directOutPorts(settings.name))) }
-      }
-      try checkNoJumpWaiting("cannot add stem '\(settings.name)'")
-      return try addStem(path: path, settings: settings, pendingAt: nil)
-    }
-  }
-
   /// `addStem`, or with `pendingAt`, a stem of the next song: its voice is placed for transport
   /// frame `pendingAt` of the new song and stays silent until a `changeSong` switch.
   @discardableResult
-  func addStem(path: String, settings: StemSettings, pendingAt: Int?) throws(MixerError) -> String {
+  func insertStem(path: String, settings: StemSettings, pendingAt: Int?) throws(MixerError) -> String {
     try lock.locked { () throws(MixerError) -> String in
       try validate(settings, isNew: true)
       if pendingAt == nil { try completePendingSongChange() }
@@ -189,48 +167,6 @@ extension Mixer {
     }
   }
 
-  /// Removes a stem: it fades out and its resources are freed once the renderer hands it back.
-  public func removeStem(_ name: String) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      if let index = table.offline.firstIndex(where: { $0.settings.name == name }) {
-        table.offline.remove(at: index)
-        isDirty = true
-        return
-      }
-      let stem = try find(name)
-      try send(.removeVoice(slot: stem.slot))
-      clearSends(ofStem: name, slot: stem.slot)
-      dropInserts(of: .stem(slot: stem.slot))
-      table.stems.removeAll { $0 === stem }
-      stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
-      table.retiring.append(stem)
-      if stem.settings.strip.changesOthersUnderSolo { try? pushAllGains() }
-      isDirty = true
-    }
-  }
-
-  /// Removes every stem.
-  public func removeAllStems() throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      for name in table.stems.map(\.settings.name) { try removeStem(name) }
-      if !table.offline.isEmpty { table.offline.removeAll(); isDirty = true }
-    }
-  }
-
-  public func setRate(_ name: String, _ rate: Double) throws(MixerError) {
-    try change(name) { (s: inout StemSettings) throws(MixerError) in
-      try MixerError.check(rate, .rate, "rate")
-      s.rate = rate
-    }
-  }
-
-  public func setLoops(_ name: String, _ loops: Int) throws(MixerError) {
-    try change(name) { (s: inout StemSettings) throws(MixerError) in
-      try MixerError.check(loops, .loops, "loops")
-      s.loops = loops
-    }
-  }
-
   /// Applies a validated change to one stem's settings and sends what changed to the renderer:
   /// its mix through the one strip path (`changeStrip`), then its own fields.
   func change(_ name: String, _ body: (inout StemSettings) throws(MixerError) -> Void) throws(MixerError) {
@@ -257,18 +193,6 @@ extension Mixer {
     (extra?.solo ?? false) || table.stems.contains { $0.settings.solo } || anyBusSolo || anyInputSolo
   }
 
-  /// Master volume, linear 0…2.
-  public func setMasterVolume(_ volume: Double) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      try MixerError.check(volume, .volume, "master volume")
-      try send(.setMasterGain(Float(volume)))
-      if masterVolume != volume { isDirty = true }
-      masterVolume = volume
-    }
-  }
-
-  public var masterVolumeSetting: Double { lock.locked { masterVolume } }
-
   /// Changes the resampler quality: every stem gets a new converter, and the transport re-syncs
   /// at its current position (a few milliseconds' fade).
   public func setQuality(_ newQuality: ResamplerQuality) throws(MixerError) {
@@ -277,7 +201,7 @@ extension Mixer {
       let position = currentTransportFrame()
       try rebuildStems(table.stems.map { ($0, $0.settings) }, quality: newQuality, what: "change the quality to \(newQuality.rawValue)")
       quality = newQuality
-      try seek(toFrame: position)
+      try locate(toFrame: position)
       isDirty = true
     }
   }
@@ -293,11 +217,6 @@ extension Mixer {
     }
   }
 
-  /// Turns per-stem metering on or off (the offline renderer turns it off: nobody reads it).
-  public func setStemMetering(_ on: Bool) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in try send(.setStemMetering(on)) }
-  }
-
   /// Marks the state as changed (e.g. after recovering an autosave).
   public func markDirty() { lock.locked { isDirty = true } }
 
@@ -306,23 +225,6 @@ extension Mixer {
 }
 
 extension Mixer {
-  /// Sets when a stem starts, in transport seconds (`SettingRule.startOffset`); takes effect at the
-  /// next seek or stop.
-  public func setStartOffset(_ name: String, _ seconds: Double) throws(MixerError) {
-    try change(name) { (s: inout StemSettings) throws(MixerError) in
-      try MixerError.check(seconds, .startOffset, "start offset")
-      s.startOffset = seconds
-    }
-  }
-
-  /// (name, slot) of every stem that wants direct outs.
-  public func directOutSlots() -> [(name: String, slot: Int)] {
-    lock.locked {
-      // An old song fading out after a crossfade keeps its direct outs until it is handed back.
-      (table.stems + table.retiring.filter(\.leavingSong)).filter(\.settings.directOut).map { ($0.settings.name, Int($0.slot)) }
-        + busDirectOutSlots() + inputDirectOutSlots()
-    }
-  }
 
   /// A new mixer at another sample rate with the same stems (offline ones too), settings, effects,
   /// tempo, recording settings and position (used when a JACK server comes back at a different
@@ -344,8 +246,8 @@ extension Mixer {
       var lost: [ControlText] = []
       do throws(MixerError) {
         try other.setOptions(options)
-        try other.setMasterVolume(masterVolume)
-        try other.setMasterEQ(masterEQ)
+        try other.master.setVolume(masterVolume)
+        try other.master.setEQ(masterEQ)
         other.recording = recording
         other.tempoSetting = tempoSetting
         other.clickSetting = clickSetting
@@ -356,7 +258,7 @@ extension Mixer {
         for input in liveInputs.inputs {
           var settings = input.settings
           settings.bus = nil
-          try other.addInput(settings)
+          try other.inputs.add(settings)
         }
         // Every stem in its saved order (offline ones at their places), so that a stem going
         // offline here is saved back where it was.
@@ -373,7 +275,7 @@ extension Mixer {
               )
               continue
             }
-            try other.addStem(path: stem.path, settings: stem.settings)
+            try other.stems.add(path: stem.path, settings: stem.settings)
           }
         }
         other.offlineStems = offline
@@ -383,18 +285,20 @@ extension Mixer {
         // the server unfollowed.
         for (index, name) in effectsState.order.enumerated() {
           guard let effect = effectsState.byName[name] else { continue }
-          if (try? other.loadEffect(path: effect.path, settings: effect.settings)) == nil {
+          if (try? other.effects.load(path: effect.path, settings: effect.settings)) == nil {
             other.effectsState.offline.append(OfflineEffect(settings: effect.settings, path: effect.path, index: index))
           }
         }
         // Those still loading here load there (at its rate), synchronously.
         for job in effectsState.loading {
-          if (try? other.loadEffect(path: job.path, settings: job.settings)) == nil {
+          if (try? other.effects.load(path: job.path, settings: job.settings)) == nil {
             other.effectsState.offline.append(OfflineEffect(settings: job.settings, path: job.path, index: other.effectsState.order.count))
           }
         }
         try other.installBuses(busTable.buses.map(\.settings))
-        for input in liveInputs.inputs where input.settings.bus != nil { try other.route(input.settings.name, to: input.settings.bus) }
+        for input in liveInputs.inputs where input.settings.bus != nil {
+          try other.buses.route(input.settings.name, to: input.settings.bus)
+        }
         // The sends with their ports' names and every stem's levels (offline stems' kept for saving).
         let sendSettings = sendTable.sends.map { SendSettings(name: $0.name, returnVolume: $0.returnVolume) }
         let stemLevels = savedOrder().map { entry in
@@ -409,7 +313,7 @@ extension Mixer {
         try other.lock.locked { () throws(MixerError) in
           try other.replaceSends(with: sendSettings, stems: stemLevels, buses: busLevels, inputs: inputLevels)
         }
-        try other.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
+        try other.transport.seek(toSeconds: Double(currentTransportFrame()) / sampleRate)
         try other.publishMidi()
         lost += copyInserts(to: other).map(\.text)  // instantiated again at the new rate
       } catch {
@@ -421,4 +325,107 @@ extension Mixer {
       return other
     }
   }
+}
+
+extension Mixer.Stems {
+  /// The names of all stems, in order.
+  public var names: [String] { mixer.lock.locked { mixer.table.stems.map(\.settings.name) } }
+
+  /// Names of all stems including offline ones.
+  public var allNames: [String] { mixer.lock.locked { mixer.table.stems.map(\.settings.name) + mixer.table.offline.map(\.settings.name) } }
+
+  /// Adds a stem playing the audio file at `path` (absolute or relative to the current
+  /// directory). Its settings come from `settings` (name and all), validated first.
+  @discardableResult
+  /// (A session's stems come through `load`, which checks the session's names and ports as a
+  /// whole: `Session.portProblem`.)
+  public func add(path: String, settings: StemSettings) throws(MixerError) -> String {
+    try mixer.lock.locked { () throws(MixerError) -> String in
+      if NameRules.stemProblem(settings.name) == nil {
+        try mixer.checkNotASend(settings.name, kind: "stem")
+        if settings.directOut { try mixer.checkPorts(PortOwner("stem", settings.name, ports: PortOwner.directOutPorts(settings.name))) }
+      }
+      try mixer.checkNoJumpWaiting("cannot add stem '\(settings.name)'")
+      return try mixer.insertStem(path: path, settings: settings, pendingAt: nil)
+    }
+  }
+
+  /// Removes a stem: it fades out and its resources are freed once the renderer hands it back.
+  public func remove(_ name: String) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      if let index = mixer.table.offline.firstIndex(where: { $0.settings.name == name }) {
+        mixer.table.offline.remove(at: index)
+        mixer.isDirty = true
+        return
+      }
+      let stem = try mixer.find(name)
+      try mixer.send(.removeVoice(slot: stem.slot))
+      mixer.clearSends(ofStem: name, slot: stem.slot)
+      mixer.dropInserts(of: .stem(slot: stem.slot))
+      mixer.table.stems.removeAll { $0 === stem }
+      stem.shared.pointer.pointee.closing.store(true, ordering: .relaxed)
+      mixer.table.retiring.append(stem)
+      if stem.settings.strip.changesOthersUnderSolo { try? mixer.pushAllGains() }
+      mixer.isDirty = true
+    }
+  }
+
+  /// Removes every stem.
+  public func removeAll() throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      for name in mixer.table.stems.map(\.settings.name) { try mixer.stems.remove(name) }
+      if !mixer.table.offline.isEmpty { mixer.table.offline.removeAll(); mixer.isDirty = true }
+    }
+  }
+
+  public func setRate(_ name: String, _ rate: Double) throws(MixerError) {
+    try mixer.change(name) { (s: inout StemSettings) throws(MixerError) in
+      try MixerError.check(rate, .rate, "rate")
+      s.rate = rate
+    }
+  }
+
+  public func setLoops(_ name: String, _ loops: Int) throws(MixerError) {
+    try mixer.change(name) { (s: inout StemSettings) throws(MixerError) in
+      try MixerError.check(loops, .loops, "loops")
+      s.loops = loops
+    }
+  }
+
+  /// Turns per-stem metering on or off (the offline renderer turns it off: nobody reads it).
+  public func setMetering(_ on: Bool) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in try mixer.send(.setStemMetering(on)) }
+  }
+
+  /// Sets when a stem starts, in transport seconds (`SettingRule.startOffset`); takes effect at the
+  /// next seek or stop.
+  public func setStartOffset(_ name: String, _ seconds: Double) throws(MixerError) {
+    try mixer.change(name) { (s: inout StemSettings) throws(MixerError) in
+      try MixerError.check(seconds, .startOffset, "start offset")
+      s.startOffset = seconds
+    }
+  }
+
+  /// (name, slot) of every stem that wants direct outs.
+  public func directOutSlots() -> [(name: String, slot: Int)] {
+    mixer.lock.locked {
+      // An old song fading out after a crossfade keeps its direct outs until it is handed back.
+      (mixer.table.stems + mixer.table.retiring.filter(\.leavingSong)).filter(\.settings.directOut).map { ($0.settings.name, Int($0.slot)) }
+        + mixer.busDirectOutSlots() + mixer.inputDirectOutSlots()
+    }
+  }
+}
+
+extension Mixer.Master {
+  /// Master volume, linear 0…2.
+  public func setVolume(_ volume: Double) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      try MixerError.check(volume, .volume, "master volume")
+      try mixer.send(.setMasterGain(Float(volume)))
+      if mixer.masterVolume != volume { mixer.isDirty = true }
+      mixer.masterVolume = volume
+    }
+  }
+
+  public var volume: Double { mixer.lock.locked { mixer.masterVolume } }
 }

@@ -33,15 +33,6 @@ extension Mixer {
     return .stem(try find(name))
   }
 
-  /// The refusal of `name` when it names no strip, as `strip(named:)` words it: an unknown stem
-  /// while stems are all there is, else an unknown strip with the closest name of any kind.
-  public func unknownStripError(_ name: String) -> MixerError {
-    lock.locked {
-      guard busTable.buses.isEmpty && liveInputs.inputs.isEmpty else { return unknownStrip(name) }
-      return MixerError.unknownStem(name, known: table.stems.map(\.settings.name) + table.offline.map(\.settings.name))
-    }
-  }
-
   /// Where the renderer keeps the strip.
   func target(of strip: StripRef) -> StripTarget {
     switch strip {
@@ -201,31 +192,44 @@ extension Mixer {
     if opens || new.bus != old.bus { try pushAllGains() }
   }
 
+}
+
+extension Mixer.Strips {
+  /// The refusal of `name` when it names no strip, as `strip(named:)` words it: an unknown stem
+  /// while stems are all there is, else an unknown strip with the closest name of any kind.
+  public func unknownError(_ name: String) -> MixerError {
+    mixer.lock.locked {
+      guard mixer.busTable.buses.isEmpty && mixer.liveInputs.inputs.isEmpty else { return mixer.unknownStrip(name) }
+      return MixerError.unknownStem(name, known: mixer.table.stems.map(\.settings.name) + mixer.table.offline.map(\.settings.name))
+    }
+  }
+
   /// Sets the control `control` (a row of the strip controls' table, StripParameter.swift) of
   /// the strip `name`: a level or number to `value`, a toggle on when `value` is not 0. What a
   /// front end driven by the table calls; the named setters below are the same changes.
   public func set(_ control: StripParameter, of name: String, to value: Double) throws(MixerError) {
     switch control.field {
-    case .toggle(let keyPath)?: try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in s[keyPath: keyPath] = value != 0 }
+    case .toggle(let keyPath)?:
+      try mixer.changeStrip(name) { (s: inout StripSettings) throws(MixerError) in s[keyPath: keyPath] = value != 0 }
     case .number(let keyPath)?:
-      try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in
+      try mixer.changeStrip(name) { (s: inout StripSettings) throws(MixerError) in
         if let rule = control.rule { try MixerError.check(value, rule, control.key) }
         s[keyPath: keyPath] = value
       }
     case nil:
       // The controls a kind keeps itself: a stem's rate.
       guard control.key == StripParameter.rate.key else { throw MixerError("'\(name)': \(control.key) cannot be set") }
-      try setRate(name, value)
+      try mixer.stems.setRate(name, value)
     }
   }
 
   /// The value of the control `control` (a value row of the table) of the strip `name`, as set.
   public func value(of control: StripParameter, of name: String) throws(MixerError) -> Double {
-    try lock.locked { () throws(MixerError) -> Double in
-      let strip = try strip(named: name)
+    try mixer.lock.locked { () throws(MixerError) -> Double in
+      let strip = try mixer.strip(named: name)
       switch (control.field, strip) {
-      case (.number(let keyPath)?, _): return mix(of: strip)[keyPath: keyPath]
-      case (.toggle(let keyPath)?, _): return mix(of: strip)[keyPath: keyPath] ? 1 : 0
+      case (.number(let keyPath)?, _): return mixer.mix(of: strip)[keyPath: keyPath]
+      case (.toggle(let keyPath)?, _): return mixer.mix(of: strip)[keyPath: keyPath] ? 1 : 0
       case (nil, .stem(let stem)) where control.key == StripParameter.rate.key: return stem.settings.rate
       default: throw MixerError("'\(name)' has no \(control.key)")
       }
@@ -252,7 +256,7 @@ extension Mixer {
 
   /// A strip's channel EQ (it glides there while the transport plays).
   public func setEQ(_ name: String, _ eq: EQSettings) throws(MixerError) {
-    try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in
+    try mixer.changeStrip(name) { (s: inout StripSettings) throws(MixerError) in
       try Mixer.checkEQ(eq, of: "'\(name)'")
       s.eq = eq
     }
@@ -262,21 +266,22 @@ extension Mixer {
   /// `directOutSlots()`; with them the strip leaves its destination).
   /// Refused when another part has one of its ports (`checkPorts`, Mixer+Sends.swift).
   public func setDirectOut(_ name: String, _ on: Bool) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      if on, let kind = stripKind(of: name) {
-        let input = liveInputs.find(name).map(\.settings.portNames) ?? []
-        try checkPorts(PortOwner(kind, name, ports: input + PortOwner.directOutPorts(name)))
+    try mixer.lock.locked { () throws(MixerError) in
+      if on, let kind = mixer.stripKind(of: name) {
+        let input = mixer.liveInputs.find(name).map(\.settings.portNames) ?? []
+        try mixer.checkPorts(PortOwner(kind, name, ports: input + PortOwner.directOutPorts(name)))
       }
-      try changeStrip(name) { (s: inout StripSettings) throws(MixerError) in s.directOut = on }
+      try mixer.changeStrip(name) { (s: inout StripSettings) throws(MixerError) in s.directOut = on }
     }
   }
 
   /// The mix of every strip now.
-  public func mixSnapshot() -> MixSnapshot {
-    lock.locked {
+  public func snapshot() -> MixSnapshot {
+    mixer.lock.locked {
       MixSnapshot(
-        stems: table.stems.map(\.settings), buses: busTable.buses.map(\.settings), inputs: liveInputs.inputs.map(\.settings),
-        masterVolume: masterVolume, masterEQ: masterEQ)
+        stems: mixer.table.stems.map(\.settings), buses: mixer.busTable.buses.map(\.settings),
+        inputs: mixer.liveInputs.inputs.map(\.settings),
+        masterVolume: mixer.masterVolume, masterEQ: mixer.masterEQ)
     }
   }
 
@@ -285,20 +290,20 @@ extension Mixer {
   /// strip's mix (`StripSettings.withMix(of:)`: volume, pan, mute, solo, EQ and any field added
   /// to the strip), a stem's rate, the master's volume and EQ. Strips added or removed since are
   /// left as they are; routing, sends and direct outs are not part of the mix.
-  public func restoreMix(_ snapshot: MixSnapshot) {
-    lock.locked {
+  public func restore(_ snapshot: MixSnapshot) {
+    mixer.lock.locked {
       // A strip removed since throws (unknown name): nothing to put back.
       for old in snapshot.stems {
-        try? change(old.name) { (s: inout StemSettings) throws(MixerError) in
+        try? mixer.change(old.name) { (s: inout StemSettings) throws(MixerError) in
           s.strip = s.strip.withMix(of: old.strip)
           s.rate = old.rate
         }
       }
       for (name, old) in snapshot.buses.map({ ($0.name, $0.strip) }) + snapshot.inputs.map({ ($0.name, $0.strip) }) {
-        try? changeStrip(name) { (s: inout StripSettings) throws(MixerError) in s = s.withMix(of: old) }
+        try? mixer.changeStrip(name) { (s: inout StripSettings) throws(MixerError) in s = s.withMix(of: old) }
       }
-      if masterVolume != snapshot.masterVolume { try? setMasterVolume(snapshot.masterVolume) }
-      if masterEQ != snapshot.masterEQ { try? setMasterEQ(snapshot.masterEQ) }
+      if mixer.masterVolume != snapshot.masterVolume { try? mixer.master.setVolume(snapshot.masterVolume) }
+      if mixer.masterEQ != snapshot.masterEQ { try? mixer.master.setEQ(snapshot.masterEQ) }
     }
   }
 }

@@ -8,43 +8,8 @@ import Synchronization
 
 /// The transport as the control side drives it: play, stop, seek, position and the song's end.
 extension Mixer {
-  public func play() throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      let seekPending = renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != transportTracking.epoch
-      if transportTracking.endReported
-        || (!seekPending && !table.stems.isEmpty && !table.stems.contains { $0.settings.loops < 0 } && allFiniteStemsFinishedLocked())
-      {
-        try seek(toFrame: 0)  // played to the end: start again from the top
-      }
-      try syncClick()
-      try send(.play(fadeIn: currentTransportFrame() > 0))
-    }
-  }
 
-  public func pause() throws(MixerError) {
-    try lock.locked { () throws(MixerError) in try send(.pause) }
-  }
-
-  /// Stops and rewinds to 0.
-  public func stop() throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      try send(.pause)
-      try seek(toFrame: 0)
-    }
-  }
-
-  /// Moves the transport to `seconds` (clamped at 0). Every stem keeps its own loop phase.
-  public func seek(toSeconds seconds: Double) throws(MixerError) {
-    // Below 0 is clamped (a relative seek past the start), not refused.
-    guard seconds.isFinite, seconds <= SettingRule.position.range.upperBound else {
-      throw MixerError.outOfRange("seek position", .position, got: seconds)
-    }
-    try lock.locked { () throws(MixerError) in
-      try seek(toFrame: Int((max(0, seconds) * sampleRate).rounded()))
-    }
-  }
-
-  func seek(toFrame frame: Int) throws(MixerError) {
+  func locate(toFrame frame: Int) throws(MixerError) {
     transportTracking.endReported = false
     // A jump still waiting is cancelled (the renderer drops it on this seek): its stems' join
     // frames are sent again, whatever they are, so none of the jump's is left for this seek.
@@ -70,7 +35,9 @@ extension Mixer {
   func currentTransportFrame() -> Int {
     let status = renderState.pointee.status
     // A jump waiting for its frame (Mixer+Marks.swift) has not moved the transport yet.
-    if status.pointee.appliedEpoch.load(ordering: .relaxed) != transportTracking.epoch && transportTracking.jump?.epoch != transportTracking.epoch {
+    if status.pointee.appliedEpoch.load(ordering: .relaxed) != transportTracking.epoch
+      && transportTracking.jump?.epoch != transportTracking.epoch
+    {
       return transportTracking.seekTarget
     }
     return status.pointee.transportFrame.load(ordering: .relaxed)
@@ -92,34 +59,6 @@ extension Mixer {
     return (Int(source.rounded()), t)
   }
 
-  public var transportState: TransportState {
-    TransportState(rawValue: renderState.pointee.status.pointee.transportState.load(ordering: .relaxed)) ?? .paused
-  }
-
-  /// Transport position in seconds.
-  public var position: Double { lock.locked { Double(currentTransportFrame()) / sampleRate } }
-
-  /// Length of the longest finite stem (all loops, at its rate, after its start offset), or nil
-  /// when there are no stems. Stems looping forever are left out; `hasEndlessStems` says so.
-  public var duration: Double? {
-    lock.locked {
-      let finite = table.stems.compactMap { $0.duration }
-      return finite.max()
-    }
-  }
-
-  public var hasEndlessStems: Bool { lock.locked { table.stems.contains { $0.settings.loops < 0 } } }
-
-  /// True when every stem that can finish has finished (and there is at least one such stem).
-  /// Counts the ends of songs reported by `pump` (the transport stopped there); the console's
-  /// setlist auto-advance and `wait end` watch it change.
-  public var songEnds: Int { lock.locked { transportTracking.songEnds } }
-  /// Whether the song has played to its end (reported, and not moved since).
-  public var songHasEnded: Bool { lock.locked { transportTracking.endReported } }
-
-  public var allFiniteStemsFinished: Bool {
-    lock.locked { allFiniteStemsFinishedLocked() }
-  }
 }
 
 struct TransportTracking {
@@ -136,4 +75,73 @@ struct TransportTracking {
   /// The last quantised jump sent (Mixer+Marks.swift); waiting while the renderer has not
   /// applied its epoch.
   var jump: PendingJump?
+}
+
+extension Mixer.Transport {
+  public func play() throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      let seekPending = mixer.renderState.pointee.status.pointee.appliedEpoch.load(ordering: .relaxed) != mixer.transportTracking.epoch
+      if mixer.transportTracking.endReported
+        || (!seekPending && !mixer.table.stems.isEmpty && !mixer.table.stems.contains { $0.settings.loops < 0 }
+          && mixer.allFiniteStemsFinishedLocked())
+      {
+        try mixer.locate(toFrame: 0)  // played to the end: start again from the top
+      }
+      try mixer.syncClick()
+      try mixer.send(.play(fadeIn: mixer.currentTransportFrame() > 0))
+    }
+  }
+
+  public func pause() throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in try mixer.send(.pause) }
+  }
+
+  /// Stops and rewinds to 0.
+  public func stop() throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      try mixer.send(.pause)
+      try mixer.locate(toFrame: 0)
+    }
+  }
+
+  /// Moves the transport to `seconds` (clamped at 0). Every stem keeps its own loop phase.
+  public func seek(toSeconds seconds: Double) throws(MixerError) {
+    // Below 0 is clamped (a relative seek past the start), not refused.
+    guard seconds.isFinite, seconds <= SettingRule.position.range.upperBound else {
+      throw MixerError.outOfRange("seek position", .position, got: seconds)
+    }
+    try mixer.lock.locked { () throws(MixerError) in
+      try mixer.locate(toFrame: Int((max(0, seconds) * mixer.sampleRate).rounded()))
+    }
+  }
+
+  public var state: TransportState {
+    TransportState(rawValue: mixer.renderState.pointee.status.pointee.transportState.load(ordering: .relaxed)) ?? .paused
+  }
+
+  /// Transport position in seconds.
+  public var position: Double { mixer.lock.locked { Double(mixer.currentTransportFrame()) / mixer.sampleRate } }
+
+  /// Length of the longest finite stem (all loops, at its rate, after its start offset), or nil
+  /// when there are no stems. Stems looping forever are left out; `hasEndlessStems` says so.
+  public var duration: Double? {
+    mixer.lock.locked {
+      let finite = mixer.table.stems.compactMap { $0.duration }
+      return finite.max()
+    }
+  }
+
+  public var hasEndlessStems: Bool { mixer.lock.locked { mixer.table.stems.contains { $0.settings.loops < 0 } } }
+
+  /// True when every stem that can finish has finished (and there is at least one such stem).
+  /// Counts the ends of songs reported by `pump` (the transport stopped there); the console's
+  /// setlist auto-advance and `wait end` watch it change.
+  public var songEnds: Int { mixer.lock.locked { mixer.transportTracking.songEnds } }
+
+  /// Whether the song has played to its end (reported, and not moved since).
+  public var songHasEnded: Bool { mixer.lock.locked { mixer.transportTracking.endReported } }
+
+  public var allFiniteStemsFinished: Bool {
+    mixer.lock.locked { mixer.allFiniteStemsFinishedLocked() }
+  }
 }

@@ -11,36 +11,6 @@ import StemdeckText
 // command, and a re-added stem joins the transport where the loop is, as if never removed.
 
 extension Mixer {
-  /// The file name snapshots are taken for: its folder is `/`, so every stem's file stays an
-  /// absolute path and a removed stem can be opened again from its snapshot.
-  public static let snapshotPath = "/stemdeck-undo.json"
-
-  /// How many changes the mixer has taken (each one that marks the session unsaved): the console
-  /// compares it before and after a command, a MIDI move or a key of the mixer view to know
-  /// whether the mix may have changed, without taking a snapshot each time.
-  public var changeCount: Int { lock.locked { changes } }
-
-  /// The mix as undo sees it: the session as it would be saved, without what is not the mix (the
-  /// transport's position, JACK connections, which the patchbay owns, and the sound effects).
-  public func snapshot() -> Session {
-    var s = session(savingTo: Self.snapshotPath)
-    s.position = 0
-    s.connections = [:]
-    s.effects = []
-    return s
-  }
-
-  /// Moves the live mix from `from` to `target` wherever the two differ (what undo and redo do).
-  /// All or nothing: when a part cannot be moved (a stem's file is gone, no stem slot is free),
-  /// what was moved already is moved back and the error says which part and why.
-  public func revert(from: Session, to target: Session) throws(MixerError) {
-    try lock.locked { () throws(MixerError) in
-      do throws(MixerError) { try move(from: from, to: target) } catch {
-        try? move(from: target, to: from)
-        throw error
-      }
-    }
-  }
 
   /// The moves of `revert`, in an order every intermediate state accepts: what `target` adds
   /// comes first (aux sends, then buses, inputs and stems, so a route or a send finds its
@@ -50,26 +20,26 @@ extension Mixer {
     try moveTopLevel(from: a, to: b)
     let sendsA = Self.byName(a.sends, \.name)
     for s in b.sends where sendsA[s.name] == nil && sendTable.position(s.name) == nil {
-      try addSend(s.name, returnVolume: s.returnVolume)
+      try sends.add(s.name, returnVolume: s.returnVolume)
     }
-    for s in b.sends where sendsA[s.name].map({ $0 != s }) ?? false { try setReturnVolume(s.name, s.returnVolume) }
+    for s in b.sends where sendsA[s.name].map({ $0 != s }) ?? false { try sends.setReturnVolume(s.name, s.returnVolume) }
     let busesA = Self.byName(a.buses, \.name)
     // New buses come in bare (a bus may feed another that comes in here); their strips follow.
-    for bus in b.buses where busesA[bus.name] == nil && busPosition(bus.name) == nil { try addBus(BusSettings(name: bus.name)) }
+    for bus in b.buses where busesA[bus.name] == nil && busPosition(bus.name) == nil { try buses.add(BusSettings(name: bus.name)) }
     let inputsA = Self.byName(a.inputs, \.name)
     for input in b.inputs where liveInputs.find(input.name) != nil && (inputsA[input.name].map { $0.channels != input.channels } ?? false) {
-      try removeInput(input.name)  // a mono input that was stereo: a new strip
+      try inputs.remove(input.name)  // a mono input that was stereo: a new strip
     }
     for input in b.inputs where liveInputs.find(input.name) == nil && (inputsA[input.name].map { $0 != input } ?? true) {
       var bare = input
       bare.strip.bus = nil
       bare.strip.sends = []
-      try addInput(bare)
+      try inputs.add(bare)
     }
     let stemsA = Self.byName(a.stems, \.name)
     for (index, stem) in b.stems.enumerated() {
       let before = stemsA[stem.name]
-      if before?.file != stem.file, before != nil, hasStem(stem.name) { try removeStem(stem.name) }  // `replace`d
+      if before?.file != stem.file, before != nil, hasStem(stem.name) { try stems.remove(stem.name) }  // `replace`d
       if !hasStem(stem.name) && before != stem { try bringBack(stem, at: index) }
     }
     // The changed elements: their strips (a route, solo, EQ…), their own fields, their sends.
@@ -82,11 +52,11 @@ extension Mixer {
     for stem in b.stems where stemsA[stem.name] != stem { try setStem(stem, from: stemsA[stem.name]) }
     // What `target` has not: stems and inputs first, then buses (nothing feeds them any more).
     let namesB = Set(b.stems.map(\.name)), inputsB = Set(b.inputs.map(\.name)), busesB = Set(b.buses.map(\.name))
-    for stem in a.stems where !namesB.contains(stem.name) && hasStem(stem.name) { try removeStem(stem.name) }
-    for input in a.inputs where !inputsB.contains(input.name) && liveInputs.find(input.name) != nil { try removeInput(input.name) }
-    for bus in a.buses.reversed() where !busesB.contains(bus.name) && busPosition(bus.name) != nil { try removeBus(bus.name) }
+    for stem in a.stems where !namesB.contains(stem.name) && hasStem(stem.name) { try stems.remove(stem.name) }
+    for input in a.inputs where !inputsB.contains(input.name) && liveInputs.find(input.name) != nil { try inputs.remove(input.name) }
+    for bus in a.buses.reversed() where !busesB.contains(bus.name) && busPosition(bus.name) != nil { try buses.remove(bus.name) }
     let sendsB = Set(b.sends.map(\.name))
-    for s in a.sends where !sendsB.contains(s.name) && sendTable.position(s.name) != nil { try removeSend(s.name) }
+    for s in a.sends where !sendsB.contains(s.name) && sendTable.position(s.name) != nil { try sends.remove(s.name) }
     try reorder(like: b)
     try moveInserts(from: a, to: b)  // Mixer+InsertUndo.swift
   }
@@ -107,8 +77,8 @@ extension Mixer {
     take(\.markList, a.marks, b.marks)
     take(\.sceneStore, a.scenes, b.scenes)
     take(\.recallSafe, a.recallSafe, b.recallSafe)
-    if a.masterVolume != b.masterVolume { try setMasterVolume(b.masterVolume) }
-    if a.masterEQ != b.masterEQ { try setMasterEQ(b.masterEQ) }
+    if a.masterVolume != b.masterVolume { try master.setVolume(b.masterVolume) }
+    if a.masterEQ != b.masterEQ { try master.setEQ(b.masterEQ) }
     if a.midi != b.midi && midiSettings != b.midi {
       midiSettings = b.midi
       midiState.learning = nil
@@ -134,7 +104,7 @@ extension Mixer {
       isDirty = true
       return
     }
-    try addStem(path: settings.file, settings: bare, pendingAt: nil)
+    try insertStem(path: settings.file, settings: bare, pendingAt: nil)
   }
 
   /// A bus's or live input's strip to `strip` (its sends set one by one); `old`: what the step
@@ -170,7 +140,7 @@ extension Mixer {
     if rebuilt != stem.settings {
       let position = currentTransportFrame()
       try rebuildStems([(stem, rebuilt)], quality: quality, what: "put '\(printableText(name))' back")
-      try seek(toFrame: position)
+      try locate(toFrame: position)
       isDirty = true
     }
     try change(name) { (s: inout StemSettings) throws(MixerError) in
@@ -191,7 +161,7 @@ extension Mixer {
     let had = Dictionary((old ?? []).map { ($0.to, $0) }, uniquingKeysWith: { x, _ in x })
     for sendName in Set(wanted.keys).union(had.keys) where old == nil || wanted[sendName] != had[sendName] {
       guard sendTable.position(sendName) != nil else { continue }
-      try setSend(strip: name, send: sendName, level: wanted[sendName].map { SendLevel(gain: $0.level, preFader: $0.preFader) })
+      try sends.set(strip: name, send: sendName, level: wanted[sendName].map { SendLevel(gain: $0.level, preFader: $0.preFader) })
     }
   }
 
@@ -224,5 +194,38 @@ extension Mixer {
       let rx = rank[name(x.element)] ?? Int.max, ry = rank[name(y.element)] ?? Int.max
       return rx != ry ? rx < ry : x.offset < y.offset
     }.map(\.element)
+  }
+}
+
+extension Mixer.History {
+  /// The file name snapshots are taken for: its folder is `/`, so every stem's file stays an
+  /// absolute path and a removed stem can be opened again from its snapshot.
+  public static let snapshotPath = "/stemdeck-undo.json"
+
+  /// How many changes the mixer has taken (each one that marks the session unsaved): the console
+  /// compares it before and after a command, a MIDI move or a key of the mixer view to know
+  /// whether the mix may have changed, without taking a snapshot each time.
+  public var changeCount: Int { mixer.lock.locked { mixer.changes } }
+
+  /// The mix as undo sees it: the session as it would be saved, without what is not the mix (the
+  /// transport's position, JACK connections, which the patchbay owns, and the sound effects).
+  public func snapshot() -> Session {
+    var s = mixer.session(savingTo: Self.snapshotPath)
+    s.position = 0
+    s.connections = [:]
+    s.effects = []
+    return s
+  }
+
+  /// Moves the live mix from `from` to `target` wherever the two differ (what undo and redo do).
+  /// All or nothing: when a part cannot be moved (a stem's file is gone, no stem slot is free),
+  /// what was moved already is moved back and the error says which part and why.
+  public func revert(from: Session, to target: Session) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      do throws(MixerError) { try mixer.move(from: from, to: target) } catch {
+        try? mixer.move(from: target, to: from)
+        throw error
+      }
+    }
   }
 }

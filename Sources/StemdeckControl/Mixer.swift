@@ -46,11 +46,6 @@ public final class Mixer: @unchecked Sendable {
   var sendTable = SendTable()
   public internal(set) var quality: ResamplerQuality
   public internal(set) var options = SessionOptions()
-  /// How takes are recorded (kept for the session file; used by the console's `record`).
-  public var recordingSettings: RecordingSettings {
-    get { lock.locked { recording } }
-    set { lock.locked { if recording != newValue { recording = newValue; isDirty = true } } }
-  }
   var recording = RecordingSettings()
   /// The session's tempo (for bar positions and JACK transport), if set.
   public var tempo: Tempo? {
@@ -242,73 +237,6 @@ public final class Mixer: @unchecked Sendable {
     return false
   }
 
-  /// Waits (control thread, without the lock) until the renderer has applied every command sent
-  /// so far and published a block after them, so that what `transportState` and the position
-  /// say includes them (`play` then `status` never says stopped). Gives up after `timeout`
-  /// seconds, or at once when the renderer is not rendering (no block for `renderStallTolerance`:
-  /// the server stopped, or an offline mixer nobody renders); returns whether it saw them applied.
-  @discardableResult
-  public func waitUntilApplied(timeout: Double = 0.5) -> Bool {
-    waitForApplication(timeout: timeout) != nil
-  }
-
-  /// `waitUntilApplied`, returning the transport frame the renderer's block that applied the
-  /// last of the commands left the transport at (`EngineStatus.commandFrame`: where a `play`
-  /// starts, a `pause` begins its fade, a `seek` or `stop` lands), or nil when it did not see
-  /// them applied.
-  public func waitForApplication(timeout: Double = 0.5) -> Int? {
-    let status = renderState.pointee.status
-    let (target, tolerance) = lock.locked { (commandsSent, stallTolerance) }
-    let start = ContinuousClock.now
-    var lastBlocks = status.pointee.blocksRendered.load(ordering: .relaxed)
-    var lastProgress = start
-    var appliedAtBlock: Int?
-    var frame = 0
-    while ContinuousClock.now - start < .milliseconds(Int(timeout * 1000)) {
-      let blocks = status.pointee.blocksRendered.load(ordering: .acquiring)
-      if let at = appliedAtBlock {
-        if blocks > at { return frame }
-      } else if status.pointee.commandsApplied.load(ordering: .acquiring) >= target {
-        // Only the control thread sends commands, and it is here: no later block stores another frame.
-        frame = status.pointee.commandFrame.load(ordering: .relaxed)
-        appliedAtBlock = blocks
-        continue
-      }
-      if blocks != lastBlocks {
-        lastBlocks = blocks
-        lastProgress = ContinuousClock.now
-      } else if ContinuousClock.now - lastProgress > .milliseconds(Int(tolerance * 1000)) {
-        return nil
-      }
-      usleep(250)
-    }
-    return nil
-  }
-
-  /// Commands accepted and commands applied by the renderer so far (latency measurement).
-  public var commandCounts: (sent: Int, applied: Int) {
-    lock.locked { (commandsSent, renderState.pointee.status.pointee.commandsApplied.load(ordering: .relaxed)) }
-  }
-
-  /// Sends a command that changes nothing and returns the count of commands sent with it, to
-  /// measure when the renderer has applied it (`commandCounts.applied`).
-  public func probeCommand() throws(MixerError) -> Int {
-    try lock.locked { () throws(MixerError) -> Int in
-      try send(.setStemMetering(true))
-      return commandsSent
-    }
-  }
-
-  /// Fills every stream's ring once (offline rendering; the disk thread does this when live).
-  ///
-  /// Every ring is topped up as far as it goes (a pass reads at most 32,768 frames a stream, less
-  /// than one block of a high-rate file at rate 2 consumes: a render must never underrun, it can
-  /// wait for the disk).
-  public func fillStreams() {
-    var passes = 0
-    while passes < 256 && disk.fillAll() > 0 { passes += 1 }
-  }
-
   // MARK: - Helpers
 
   func find(_ name: String) throws(MixerError) -> Stem {
@@ -370,11 +298,86 @@ public final class Mixer: @unchecked Sendable {
   }
 }
 
-extension Mixer {
+extension Mixer.Recorder {
+  /// How takes are recorded (kept for the session file; used by the console's `record`).
+  public var settings: RecordingSettings {
+    get { mixer.lock.locked { mixer.recording } }
+    nonmutating set { mixer.lock.locked { if mixer.recording != newValue { mixer.recording = newValue; mixer.isDirty = true } } }
+  }
+}
+
+extension Mixer.Engine {
+  /// Waits (control thread, without the lock) until the renderer has applied every command sent
+  /// so far and published a block after them, so that what `transportState` and the position
+  /// say includes them (`play` then `status` never says stopped). Gives up after `timeout`
+  /// seconds, or at once when the renderer is not rendering (no block for `renderStallTolerance`:
+  /// the server stopped, or an offline mixer nobody renders); returns whether it saw them applied.
+  @discardableResult
+  public func waitUntilApplied(timeout: Double = 0.5) -> Bool {
+    waitForApplication(timeout: timeout) != nil
+  }
+
+  /// `waitUntilApplied`, returning the transport frame the renderer's block that applied the
+  /// last of the commands left the transport at (`EngineStatus.commandFrame`: where a `play`
+  /// starts, a `pause` begins its fade, a `seek` or `stop` lands), or nil when it did not see
+  /// them applied.
+  public func waitForApplication(timeout: Double = 0.5) -> Int? {
+    let status = mixer.renderState.pointee.status
+    let (target, tolerance) = mixer.lock.locked { (mixer.commandsSent, mixer.stallTolerance) }
+    let start = ContinuousClock.now
+    var lastBlocks = status.pointee.blocksRendered.load(ordering: .relaxed)
+    var lastProgress = start
+    var appliedAtBlock: Int?
+    var frame = 0
+    while ContinuousClock.now - start < .milliseconds(Int(timeout * 1000)) {
+      let blocks = status.pointee.blocksRendered.load(ordering: .acquiring)
+      if let at = appliedAtBlock {
+        if blocks > at { return frame }
+      } else if status.pointee.commandsApplied.load(ordering: .acquiring) >= target {
+        // Only the control thread sends commands, and it is here: no later block stores another frame.
+        frame = status.pointee.commandFrame.load(ordering: .relaxed)
+        appliedAtBlock = blocks
+        continue
+      }
+      if blocks != lastBlocks {
+        lastBlocks = blocks
+        lastProgress = ContinuousClock.now
+      } else if ContinuousClock.now - lastProgress > .milliseconds(Int(tolerance * 1000)) {
+        return nil
+      }
+      usleep(250)
+    }
+    return nil
+  }
+
+  /// Commands accepted and commands applied by the renderer so far (latency measurement).
+  public var commandCounts: (sent: Int, applied: Int) {
+    mixer.lock.locked { (mixer.commandsSent, mixer.renderState.pointee.status.pointee.commandsApplied.load(ordering: .relaxed)) }
+  }
+
+  /// Sends a command that changes nothing and returns the count of commands sent with it, to
+  /// measure when the renderer has applied it (`commandCounts.applied`).
+  public func probeCommand() throws(MixerError) -> Int {
+    try mixer.lock.locked { () throws(MixerError) -> Int in
+      try mixer.send(.setStemMetering(true))
+      return mixer.commandsSent
+    }
+  }
+
+  /// Fills every stream's ring once (offline rendering; the disk thread does this when live).
+  ///
+  /// Every ring is topped up as far as it goes (a pass reads at most 32,768 frames a stream, less
+  /// than one block of a high-rate file at rate 2 consumes: a render must never underrun, it can
+  /// wait for the disk).
+  public func fillStreams() {
+    var passes = 0
+    while passes < 256 && mixer.disk.fillAll() > 0 { passes += 1 }
+  }
+
   /// How long a wait for the renderer (`waitForApplication`) gives it between blocks before it
   /// takes it for stopped, in seconds (0.05 by default; a live session sets more).
-  public var renderStallTolerance: Double {
-    get { lock.locked { stallTolerance } }
-    set { lock.locked { stallTolerance = max(0.01, newValue) } }
+  public var stallLimit: Double {
+    get { mixer.lock.locked { mixer.stallTolerance } }
+    nonmutating set { mixer.lock.locked { mixer.stallTolerance = max(0.01, newValue) } }
   }
 }

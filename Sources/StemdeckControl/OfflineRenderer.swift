@@ -391,10 +391,10 @@ public enum OfflineRenderer {
       }
       seconds = d
     } else {
-      if mixer.hasEndlessStems {
+      if mixer.transport.hasEndlessStems {
         throw MixerError(file: sessionPath, "a stem loops forever (loops -1), so the render needs \(option: .duration) SECONDS")
       }
-      guard let d = mixer.duration else { throw MixerError(file: sessionPath, "the session has no stems to render") }
+      guard let d = mixer.transport.duration else { throw MixerError(file: sessionPath, "the session has no stems to render") }
       seconds = d - session.position
     }
     var totalFrames = Int((seconds * Double(sampleRate)).rounded())
@@ -402,7 +402,7 @@ public enum OfflineRenderer {
       throw MixerError("\(option: .duration) \(NumberFormat.plain(seconds)) is shorter than one sample at \(sampleRate) Hz")
     }
     guard totalFrames > 0 else {
-      let end = NumberFormat.time(mixer.duration ?? 0), at = NumberFormat.time(session.position)
+      let end = NumberFormat.time(mixer.transport.duration ?? 0), at = NumberFormat.time(session.position)
       throw MixerError(
         from != nil
           ? "nothing to render: \(option: .from) \(at) is at or past the session's end (\(end))"
@@ -410,7 +410,7 @@ public enum OfflineRenderer {
       )
     }
     // To the end, a count-in comes first: the stems start that much later (Click.swift).
-    if duration == nil { totalFrames += mixer.countInFrames }
+    if duration == nil { totalFrames += mixer.click.countInFrames }
     handedOver = true
     return Plan(
       mixer: mixer, session: session, sessionPath: sessionPath, sampleRate: sampleRate, totalFrames: totalFrames, inputs: inputs)
@@ -461,7 +461,7 @@ public enum OfflineRenderer {
       gain: gain)
     state.pointee.tapStride = inChunk.contains(true) ? 2 : 1
 
-    try mixer.setStemMetering(false)
+    try mixer.stems.setMetering(false)
     // The limiter's lanes: the master's left and right, then each tapped stem's.
     let lanes = 2 + 2 * stemSlots.count
     let lanePointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: lanes)
@@ -471,12 +471,12 @@ public enum OfflineRenderer {
     for lane in 2..<max(2, lanes) { lanePointers[lane] = taps + (lane - 2) * blockFrames }
     let latency = limiter?.limiter.latency ?? 0
     let inputFrames = totalFrames + latency
-    mixer.fillStreams()
+    mixer.engine.fillStreams()
     // Bad samples and read failures are found by the disk reader, ahead of playback (as live): a
     // stem is muted before the next block, and before any sound when they lie in its first
     // ring's worth; a failed one ends the render (OfflineRenderer+Faults.swift).
     muted += try streamFaults(mixer.pump(), plan: plan, at: 0, warning: warning)
-    try mixer.play()
+    try mixer.transport.play()
     var done = 0
     var skip = latency
     var lastProgress = -1
@@ -486,8 +486,8 @@ public enum OfflineRenderer {
       // Frames of the mix in this block; the rest (the limiter's tail) is silence.
       let fresh = max(0, min(n, totalFrames - done))
       if fresh > 0 {
-        mixer.fillStreams()
-        if mixer.hasUnreportedStreamFaults { muted += try streamFaults(mixer.pump(), plan: plan, at: done, warning: warning) }
+        mixer.engine.fillStreams()
+        if mixer.engine.hasUnreportedFaults { muted += try streamFaults(mixer.pump(), plan: plan, at: done, warning: warning) }
         attachTaps(stemSlots, to: state, inChunk: inChunk, chunk: stemSlot, planar: taps, blockFrames: blockFrames)
         plan.inputs.attach(to: state, mixer: mixer, scratch: inputScratch, blockFrames: blockFrames, frame: done, count: fresh)
         click?.attach(to: state)
@@ -538,7 +538,7 @@ public enum OfflineRenderer {
       if percent != lastProgress { lastProgress = percent; progress?(Double(done) / Double(inputFrames)) }
     }
     muted += try streamFaults(mixer.pump(), plan: plan, at: totalFrames, warning: warning)
-    let underruns = mixer.stemStatuses().reduce(0) { $0 + $1.underruns }
+    let underruns = mixer.stems.statuses().reduce(0) { $0 + $1.underruns }
     let frames = Double(totalFrames)
     return Summary(
       frames: totalFrames, sampleRate: sampleRate, start: plan.session.position, peak: (peak.0, peak.1),

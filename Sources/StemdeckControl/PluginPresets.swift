@@ -165,17 +165,27 @@ private final class PortValues {
 }
 
 extension Mixer {
+
+  /// Insert `position` of strip `name` with its plugin's description (not a placeholder).
+  private func pluginOf(_ name: String, _ position: Int) throws(MixerError) -> (instance: InsertInstance, info: PluginInfo) {
+    let x = try insertAt(name, position).instance
+    guard let info = x.info else { throw MixerError("insert \(position) of '\(name)' is a placeholder: <\(x.uri)> is not installed") }
+    return (x, info)
+  }
+}
+
+extension Mixer.Inserts {
   /// The presets of insert `position` of strip `name`.
-  public func insertPresets(of name: String, position: Int) throws(MixerError) -> [PluginPreset] {
-    let uri = try lock.locked { () throws(MixerError) -> String in try pluginOf(name, position).info.uri }
+  public func presets(of name: String, position: Int) throws(MixerError) -> [PluginPreset] {
+    let uri = try mixer.lock.locked { () throws(MixerError) -> String in try mixer.pluginOf(name, position).info.uri }
     return PluginHost.shared.presets(of: uri)
   }
 
   /// Loads preset `query` (its label, case-insensitive, or its URI) into insert `position` of
   /// strip `name`: every control it holds, clamped to the port's range. Returns its label.
   @discardableResult
-  public func loadInsertPreset(_ name: String, position: Int, preset query: String) throws(MixerError) -> String {
-    let uri = try lock.locked { () throws(MixerError) -> String in try pluginOf(name, position).info.uri }
+  public func loadPreset(_ name: String, position: Int, preset query: String) throws(MixerError) -> String {
+    let uri = try mixer.lock.locked { () throws(MixerError) -> String in try mixer.pluginOf(name, position).info.uri }
     let all = PluginHost.shared.presets(of: uri)
     let wanted = query.lowercased()
     let byURI = all.first { $0.uri == query }
@@ -184,8 +194,8 @@ extension Mixer {
       throw MixerError("insert \(position) of '\(name)' has no preset '\(query)' (its presets: \(known.isEmpty ? "none" : known))")
     }
     let values = try PluginHost.shared.presetValues(preset)
-    try lock.locked { () throws(MixerError) in
-      let (instance, info) = try pluginOf(name, position)
+    try mixer.lock.locked { () throws(MixerError) in
+      let (instance, info) = try mixer.pluginOf(name, position)
       var ports: [(UnsafeMutablePointer<Float>, Float, Int)] = []
       for (symbol, value) in values {
         guard let c = info.controls.first(where: { $0.symbol == symbol }), let port = instance.port(symbol),
@@ -195,9 +205,9 @@ extension Mixer {
         if c.properties.contains("integer") || c.properties.contains("toggled") { v = v.rounded() }
         ports.append((port, Float(v), i))
       }
-      for (port, value, _) in ports { try send(.setInsertControl(port: port, value: value)) }
+      for (port, value, _) in ports { try mixer.send(.setInsertControl(port: port, value: value)) }
       for (_, value, i) in ports { instance.values[i].value = Double(value) }
-      isDirty = true
+      mixer.isDirty = true
     }
     return preset.label
   }
@@ -205,20 +215,13 @@ extension Mixer {
   /// Saves insert `position` of strip `name`'s control values as preset `label` in `directory`
   /// (the console's: ~/.lv2, where LV2 hosts keep user presets). Returns the bundle's path.
   @discardableResult
-  public func saveInsertPreset(_ name: String, position: Int, label: String, directory: String) throws(MixerError) -> String {
-    let (uri, instance, values) = try lock.locked {
+  public func savePreset(_ name: String, position: Int, label: String, directory: String) throws(MixerError) -> String {
+    let (uri, instance, values) = try mixer.lock.locked {
       () throws(MixerError) -> (String, UnsafeMutablePointer<LilvInstance>?, [(symbol: String, value: Double)]) in
-      let x = try pluginOf(name, position).instance
+      let x = try mixer.pluginOf(name, position).instance
       return (x.uri, x.lilvInstance, x.values)
     }
     guard !label.isEmpty, let instance else { throw MixerError("a preset needs a name") }
     return try PluginHost.shared.savePreset(uri: uri, instance: instance, values: values, label: label, directory: directory)
-  }
-
-  /// Insert `position` of strip `name` with its plugin's description (not a placeholder).
-  private func pluginOf(_ name: String, _ position: Int) throws(MixerError) -> (instance: InsertInstance, info: PluginInfo) {
-    let x = try insertAt(name, position).instance
-    guard let info = x.info else { throw MixerError("insert \(position) of '\(name)' is a placeholder: <\(x.uri)> is not installed") }
-    return (x, info)
   }
 }

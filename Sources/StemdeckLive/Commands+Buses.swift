@@ -25,7 +25,7 @@ extension CommandTable {
       argumentCount: 0...4, completions: [.keyword(["add", "remove"]), .bus, .keyword(["to"]), .bus]
     ) { (c, a) throws(CommandError) in
       guard let word = a.first else {
-        for line in Display.busLines(c.mixer.busStatuses(), sends: c.mixer.auxSends) { c.write(line) }
+        for line in Display.busLines(c.mixer.buses.statuses(), sends: c.mixer.sends.all) { c.write(line) }
         return
       }
       switch word.lowercased() {
@@ -35,11 +35,11 @@ extension CommandTable {
         }
         var settings = BusSettings(name: a[1])
         if a.count == 4 { settings.bus = a[3] == "master" ? nil : a[3] }
-        try c.mixerCall { () throws(MixerError) in try c.mixer.addBus(settings) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.buses.add(settings) }
         c.write("bus '\(a[1])' added, feeding \(settings.bus.map { "'\($0)'" } ?? "the master")")
       case "remove", "rm":
         guard a.count == 2 else { throw CommandError("bus: usage: bus remove NAME") }
-        let result = try c.mixerCall { () throws(MixerError) in try c.mixer.removeBus(a[1]) }
+        let result = try c.mixerCall { () throws(MixerError) in try c.mixer.buses.remove(a[1]) }
         let target = result.destination.map { "bus '\($0)'" } ?? "the master"
         if result.members.isEmpty {
           c.write("bus '\(a[1])' removed")
@@ -49,10 +49,10 @@ extension CommandTable {
         }
       default:
         guard a.count == 1 else { throw CommandError("bus: usage: " + busUsage) }
-        guard let status = c.mixer.busStatuses().first(where: { $0.settings.name == word }) else {
-          throw CommandError(c.mixerError { () throws(MixerError) in _ = try c.mixer.busSetting(word) })
+        guard let status = c.mixer.buses.statuses().first(where: { $0.settings.name == word }) else {
+          throw CommandError(c.mixerError { () throws(MixerError) in _ = try c.mixer.buses.setting(word) })
         }
-        for line in Display.busLines([status], sends: c.mixer.auxSends) { c.write(line) }
+        for line in Display.busLines([status], sends: c.mixer.sends.all) { c.write(line) }
       }
     },
     CommandSpec(
@@ -72,12 +72,12 @@ extension CommandTable {
         return
       }
       if a.count == 1 {
-        let target = try c.mixerCall { () throws(MixerError) in try c.mixer.destination(of: a[0]) }
+        let target = try c.mixerCall { () throws(MixerError) in try c.mixer.buses.destination(of: a[0]) }
         c.write("\(a[0]) → \(target ?? "master")")
         return
       }
       let target: String? = a[1] == "master" ? nil : a[1]
-      try c.mixerCall { () throws(MixerError) in try c.mixer.route(a[0], to: target) }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.buses.route(a[0], to: target) }
       c.write("\(a[0]) → \(target ?? "master")")
     }
   ]
@@ -120,7 +120,7 @@ extension Display {
   /// `route` and `routes`: the mixer graph, from the master down (`master ← bass`, then
   /// `  ← bus drums_bus: kick, snare`, nested buses indented further).
   package static func graphLines(_ mixer: Mixer) -> [String] {
-    let routing = mixer.routing()
+    let routing = mixer.buses.routing()
     var lines: [String] = []
     func children(_ bus: String?) -> (buses: [String], stems: [String]) {
       let fed = routing.filter { $0.bus == bus }

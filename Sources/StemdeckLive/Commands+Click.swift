@@ -37,7 +37,7 @@ extension CommandTable {
         c.write(clickLine(c.mixer))
         return
       }
-      var settings = c.mixer.click
+      var settings = c.mixer.click.settings
       switch a[0].lowercased() {
       case "on" where a.count == 1: settings.on = true
       case "off" where a.count == 1: settings.on = false
@@ -59,7 +59,7 @@ extension CommandTable {
         settings.accentSample = a[1].lowercased() == "off" ? nil : absolutePath(a[1])
       default: throw CommandError("click: usage: \(clickUsage)")
       }
-      try c.mixerCall { () throws(MixerError) in try c.mixer.setClick(settings) }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.click.set(settings) }
       c.write(clickLine(c.mixer))
     },
     CommandSpec(
@@ -68,9 +68,9 @@ extension CommandTable {
       argumentCount: 0...1, completions: []
     ) { (c, a) throws(CommandError) in
       if let first = a.first {
-        var settings = c.mixer.click
+        var settings = c.mixer.click.settings
         settings.countIn = try countIn(first)
-        try c.mixerCall { () throws(MixerError) in try c.mixer.setClick(settings) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.click.set(settings) }
       }
       c.write(clickLine(c.mixer))
     }
@@ -78,23 +78,23 @@ extension CommandTable {
 
   /// "click: on, to its ports click_L/R, level -6 dB, count-in 2 bars (4 s at 120 bpm)".
   package static func clickLine(_ mixer: Mixer) -> String {
-    let click = mixer.click
+    let click = mixer.click.settings
     var parts = [click.on ? "on" : "off"]
     parts.append(click.output == .master ? "in the master" : "on its ports click_L/R")
     parts.append("level \(NumberFormat.plain(click.level)) dB")
     if click.countIn == 0 {
       parts.append("no count-in")
     } else {
-      let frames = mixer.countInFrames
+      let frames = mixer.click.countInFrames
       let seconds = frames > 0 ? " (\(NumberFormat.plain((Double(frames) / mixer.sampleRate * 100).rounded() / 100)) s)" : ""
       parts.append("count-in \(click.countIn) bar\(click.countIn == 1 ? "" : "s")\(seconds)")
     }
     if let sample = click.sample {
       parts.append("sample \(sample)" + (click.accentSample.map { ", accent \($0)" } ?? ""))
-      if let problem = mixer.clickSampleWarning { parts.append("(\(problem.plain): the synthesized click plays)") }
+      if let problem = mixer.click.sampleWarning { parts.append("(\(problem.plain): the synthesized click plays)") }
     }
     var line = "click: " + parts.joined(separator: ", ")
-    let left = mixer.countInSecondsLeft
+    let left = mixer.click.countInSecondsLeft
     if left > 0 { line += "; counting in, the stems start in \(NumberFormat.plain((left * 100).rounded() / 100)) s" }
     if (click.on || click.countIn > 0) && mixer.tempo == nil {
       line += "; no tempo yet: it clicks once there is one ('tempo BPM [BEATS_PER_BAR]')"

@@ -30,7 +30,7 @@ extension CommandTable {
         return
       }
       if a.count == 1 && a[0].lowercased() == "off" {
-        try c.mixerCall { () throws(MixerError) in try c.mixer.clearCues() }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.cues.clear() }
         c.write(cueLine(c.mixer))
         return
       }
@@ -43,14 +43,14 @@ extension CommandTable {
         default: throw CommandError("cue: the tap is pfl, afl or off (got '\(ValueParser.printable(a[1]))')")
         }
       }
-      try c.mixerCall { () throws(MixerError) in try c.mixer.setCue(a[0], tap) }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.cues.set(a[0], tap) }
       c.write(cueLine(c.mixer))
     }
   ]
 
   /// "cue: drums (pfl), bass (afl) on cue_L/R" or "cue: off".
   package static func cueLine(_ mixer: Mixer) -> String {
-    let cues = mixer.cues
+    let cues = mixer.cues.all
     if cues.isEmpty { return "cue: off" }
     return "cue: " + cues.map { "\($0.name) (\($0.tap == .afterFader ? "afl" : "pfl"))" }.joined(separator: ", ") + " on cue_L/R"
   }

@@ -23,14 +23,14 @@ extension CommandTable {
     argumentCount: 1...6, completions: [.stemOrAll, .keyword(["master", "hpf", "low", "mid", "high", "on", "off", "flat", "q"])]
   ) { (c, a) throws(CommandError) in
     let target = a[0]
-    let isMaster = target.lowercased() == "master" && !c.mixer.allStemNames.contains(target)
+    let isMaster = target.lowercased() == "master" && !c.mixer.stems.allNames.contains(target)
     let words = Array(a.dropFirst())
     if words.isEmpty {
       if isMaster {
-        c.write("master eq: " + c.mixer.masterEQSetting.summary)
+        c.write("master eq: " + c.mixer.master.eq.summary)
       } else {
         for name in try c.stems(target, includeOffline: true) {
-          let eq = try c.mixerCall { () throws(MixerError) in try c.mixer.eqSettings(name) }
+          let eq = try c.mixerCall { () throws(MixerError) in try c.mixer.strips.eq(name) }
           c.write("\(name) eq: " + eq.summary)
         }
       }
@@ -38,15 +38,15 @@ extension CommandTable {
     }
     let edit = try EQEdit.parse(words)
     if isMaster {
-      var eq = c.mixer.masterEQSetting
+      var eq = c.mixer.master.eq
       edit.apply(to: &eq)
-      try c.mixerCall { () throws(MixerError) in try c.mixer.setMasterEQ(eq) }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.master.setEQ(eq) }
       return
     }
     try c.each(target) { (n: String) throws(MixerError) in
-      var eq = try c.mixer.eqSettings(n)
+      var eq = try c.mixer.strips.eq(n)
       edit.apply(to: &eq)
-      try c.mixer.setEQ(n, eq)
+      try c.mixer.strips.setEQ(n, eq)
     }
   }
 }

@@ -29,15 +29,15 @@ extension CommandTable {
         guard let channels = InputChannels(rawValue: a[2].lowercased()) else {
           throw CommandError("input channels must be mono or stereo (got '\(ValueParser.printable(a[2]))')")
         }
-        try c.mixerCall { () throws(MixerError) in try c.mixer.addInput(InputSettings(name: a[1], channels: channels)) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.inputs.add(InputSettings(name: a[1], channels: channels)) }
         c.driver?.updateLiveInputs()
         let ports = InputSettings(name: a[1], channels: channels).portNames
         c.write("added input \(a[1]) (\(ports.joined(separator: ", ")))")
       case "remove", "rm":
         guard a.count == 2 else { throw CommandError("input: usage: \(inputUsage)") }
-        let names = a[1] == "all" ? c.mixer.inputNames : [a[1]]
+        let names = a[1] == "all" ? c.mixer.inputs.names : [a[1]]
         if names.isEmpty { throw CommandError("there are no live inputs (add one with 'input add NAME mono|stereo')") }
-        try c.mixerCall { () throws(MixerError) in for n in names { try c.mixer.removeInput(n) } }
+        try c.mixerCall { () throws(MixerError) in for n in names { try c.mixer.inputs.remove(n) } }
         c.driver?.updateLiveInputs()
         c.write("removed input \(names.joined(separator: ", "))")
       default:
@@ -47,10 +47,10 @@ extension CommandTable {
     CommandSpec(
       name: "inputs", usage: "inputs", summary: "list live inputs with their ports, settings and meters", argumentCount: 0...0
     ) { (c, _) throws(CommandError) in
-      let inputs = c.mixer.inputStatuses()
+      let inputs = c.mixer.inputs.statuses()
       for line in Display.inputsTable(inputs) { c.write(line) }
       // What each input sends, after the table (its columns stay as they are, for scripts).
-      let sends = c.mixer.auxSends
+      let sends = c.mixer.sends.all
       for input in inputs {
         if let summary = Display.sendSummary(sends, stem: input.settings.name) { c.write("\(input.settings.name) sends \(summary)") }
       }
@@ -89,7 +89,7 @@ extension Display {
 
   /// `meters` lines of the live inputs (all, or the one named).
   package static func inputMeterLines(_ c: Console, only: String?, width: Int?) -> [String] {
-    c.mixer.inputStatuses().filter { only == nil || only == $0.settings.name }.flatMap {
+    c.mixer.inputs.statuses().filter { only == nil || only == $0.settings.name }.flatMap {
       meterLines($0.settings.name, MixerViewModel.meter($0.meter), width: width)
     }
   }

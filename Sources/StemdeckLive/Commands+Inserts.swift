@@ -68,37 +68,37 @@ extension CommandTable {
         rest.removeAll()
       }
       guard rest.isEmpty else { throw usage }
-      let added = try c.mixerCall { () throws(MixerError) in try c.mixer.addInsert(strip, plugin: a[2], at: at, force: force) }
+      let added = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.add(strip, plugin: a[2], at: at, force: force) }
       c.write("\(strip) insert \(added.position): \(added.name ?? added.uri)")
     case "remove":
       guard a.count == 3 else { throw usage }
       let n = try position(2)
-      try c.mixerCall { () throws(MixerError) in try c.mixer.removeInsert(strip, position: n) }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.remove(strip, position: n) }
     case "move":
       guard a.count == 4 else { throw usage }
       let from = try position(2), to = try position(3)
-      try c.mixerCall { () throws(MixerError) in try c.mixer.moveInsert(strip, from: from, to: to) }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.move(strip, from: from, to: to) }
     case "bypass":
       guard (3...4).contains(a.count) else { throw usage }
       let n = try position(2)
       let on = a.count == 4 ? try ValueParser.onOff(a[3], "insert bypass") : nil
-      let now = try c.mixerCall { () throws(MixerError) in try c.mixer.bypassInsert(strip, position: n, on) }
+      let now = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.bypass(strip, position: n, on) }
       c.write("\(strip) insert \(n): \(now ? "bypassed" : "active")")
     case "list":
       guard a.count == 2 else { throw usage }
-      let list = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts(of: strip) }
+      let list = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.list(of: strip) }
       if list.isEmpty { c.write("\(strip): no inserts") }
       for x in list {
         let flags = (x.bypass ? "B" : "") + (x.name == nil ? "?" : "")
         let latency = x.latency.map { "  latency \($0) frames" } ?? ""
         c.write("\(x.position)  \(flags.isEmpty ? "-" : flags)  \(x.name ?? "(not installed)")  \(x.uri)\(latency)")
       }
-      let delay = try c.mixerCall { () throws(MixerError) in try c.mixer.compensationDelay(of: strip) }
+      let delay = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.compensationDelay(of: strip) }
       if delay > 0 { c.write("compensation: \(strip) is delayed \(delay) frames to meet strips with more latency") }
     case "params":
       guard a.count == 3 else { throw usage }
       let n = try position(2)
-      let controls = try c.mixerCall { () throws(MixerError) in try c.mixer.insertControls(of: strip, position: n) }
+      let controls = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.controls(of: strip, position: n) }
       for line in Display.insertParams(controls) { c.write(line) }
     case "preset":
       guard a.count >= 3 else { throw usage }
@@ -108,7 +108,7 @@ extension CommandTable {
       guard a.count == 5 else { throw usage }
       let n = try position(2)
       let v = try ValueParser.number(a[4], "insert value")
-      try c.mixerCall { () throws(MixerError) in try c.mixer.setInsertValue(strip, position: n, symbol: a[3], v) }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.setValue(strip, position: n, symbol: a[3], v) }
     default:
       throw CommandError(
         "insert: unknown action '\(ValueParser.printable(a[0]))' (allowed: add, remove, move, bypass, list, params, set, preset)")
@@ -120,19 +120,19 @@ extension CommandTable {
   /// `insert preset STRIP N [NAME | save NAME]`: lists, loads or saves a preset.
   package static func insertPreset(_ c: Console, _ strip: String, _ n: Int, _ rest: [String], usage: CommandError) throws(CommandError) {
     if rest.isEmpty {
-      let presets = try c.mixerCall { () throws(MixerError) in try c.mixer.insertPresets(of: strip, position: n) }
+      let presets = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.presets(of: strip, position: n) }
       if presets.isEmpty { c.write("\(strip) insert \(n): no presets") }
       for p in presets { c.write("\(p.label)  \(p.uri)") }
     } else if rest[0].lowercased() == "save" {
       guard rest.count == 2 else { throw usage }
       let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
       let bundle = try c.mixerCall { () throws(MixerError) in
-        try c.mixer.saveInsertPreset(strip, position: n, label: rest[1], directory: (home as NSString).appendingPathComponent(".lv2"))
+        try c.mixer.inserts.savePreset(strip, position: n, label: rest[1], directory: (home as NSString).appendingPathComponent(".lv2"))
       }
       c.write("\(strip) insert \(n): preset '\(rest[1])' saved in \(bundle)")
     } else {
       guard rest.count == 1 else { throw usage }
-      let label = try c.mixerCall { () throws(MixerError) in try c.mixer.loadInsertPreset(strip, position: n, preset: rest[0]) }
+      let label = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.loadPreset(strip, position: n, preset: rest[0]) }
       c.write("\(strip) insert \(n): preset '\(label)' loaded")
     }
   }

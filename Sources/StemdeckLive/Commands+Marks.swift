@@ -32,7 +32,7 @@ extension CommandTable {
       switch verb {
       case "add" where a.count >= 2:
         var words = Array(a.dropFirst(2))
-        var seconds = c.mixer.position
+        var seconds = c.mixer.transport.position
         if !words.isEmpty {
           guard words.first?.lowercased() == "at", words.count >= 2 else {
             throw CommandError("mark add: usage: mark add NAME [at POSITION | at bar N[.BEAT]]")
@@ -44,13 +44,13 @@ extension CommandTable {
           } else {
             guard words.count == 1 else { throw CommandError("mark add: usage: mark add NAME at POSITION") }
             let p = try ValueParser.position(words[0])
-            seconds = p.relative ? c.mixer.position + p.seconds : p.seconds
+            seconds = p.relative ? c.mixer.transport.position + p.seconds : p.seconds
           }
         }
-        try c.mixerCall { () throws(MixerError) in try c.mixer.addMark(a[1], at: seconds) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.marks.add(a[1], at: seconds) }
         c.write("mark '\(a[1])' at \(NumberFormat.time(seconds))\(barText(seconds, c.mixer.tempo))")
       case "remove" where a.count == 2:
-        try c.mixerCall { () throws(MixerError) in try c.mixer.removeMark(a[1]) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.marks.remove(a[1]) }
         c.write("mark '\(a[1])' removed")
       default:
         throw CommandError("mark: usage: \(markUsage)")
@@ -60,14 +60,14 @@ extension CommandTable {
 
   /// "chorus   1:02.000 (bar 32.1)", in time order; a waiting jump last.
   package static func markLines(_ mixer: Mixer) -> [String] {
-    let marks = mixer.marks.sorted { ($0.at, $0.name) < ($1.at, $1.name) }
+    let marks = mixer.marks.all.sorted { ($0.at, $0.name) < ($1.at, $1.name) }
     var lines = marks.isEmpty ? ["no marks ('mark add NAME' adds one at the position now)"] : []
     let width = marks.map(\.name.count).max() ?? 0
     for mark in marks {
       lines.append(
         mark.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + NumberFormat.time(mark.at) + barText(mark.at, mixer.tempo))
     }
-    if let jump = mixer.waitingJump { lines.append(jumpLine(jump, mixer.tempo)) }
+    if let jump = mixer.marks.waitingJump { lines.append(jumpLine(jump, mixer.tempo)) }
     return lines
   }
 
@@ -95,7 +95,7 @@ extension Console {
       try gotoMark(name, landing)
       return
     }
-    let marks = mixer.marks.map(\.name)
+    let marks = mixer.marks.all.map(\.name)
     if marks.contains(name) || (setlist == nil && Int(name) == nil) {
       try gotoMark(name, .bar)
       return
@@ -111,12 +111,12 @@ extension Console {
   }
 
   package func gotoMark(_ name: String, _ landing: JumpLanding) throws(CommandError) {
-    let jump = try mixerCall { () throws(MixerError) -> WaitingJump? in try mixer.goto(mark: name, landing: landing) }
+    let jump = try mixerCall { () throws(MixerError) -> WaitingJump? in try mixer.marks.goto(mark: name, landing: landing) }
     if let jump {
       write(CommandTable.jumpLine(jump, mixer.tempo))
     } else {
       settleTransport()
-      write("at '\(name)' (\(NumberFormat.time(mixer.position)))")
+      write("at '\(name)' (\(NumberFormat.time(mixer.transport.position)))")
     }
   }
 }

@@ -65,9 +65,9 @@ extension CommandTable {
         let name = c.driver?.clientName ?? "stemdeck"
         let out = c.driver?.midiOutputPort ?? false
         c.write(
-          "midi: port \(status.port ? "\(name):midi_in" : "none")  out \(out ? "\(name):midi_out" : "off")  mappings \(c.mixer.midiMappings.count)  events read \(status.events)  held by takeover \(c.mixer.midiHeldMoves)"
+          "midi: port \(status.port ? "\(name):midi_in" : "none")  out \(out ? "\(name):midi_out" : "off")  mappings \(c.mixer.midi.mappings.count)  events read \(status.events)  held by takeover \(c.mixer.midi.heldMoves)"
         )
-        if let learning = c.mixer.midiLearning {
+        if let learning = c.mixer.midi.learning {
           c.write("midi: learning \(learning.action.rawValue) \(learning.target): move a control")
         }
         return
@@ -76,10 +76,10 @@ extension CommandTable {
       switch verb {
       case "on", "off":
         guard rest.isEmpty else { throw CommandError(usage: "midi on|off") }
-        c.mixer.setMidiEnabled(verb == "on")
+        c.mixer.midi.setEnabled(verb == "on")
         c.driver?.updateMidiPort()
         let port = c.driver?.midiStatus.port ?? false
-        let kept = verb == "off" && c.mixer.midiPortWanted ? " (kept: the session has mappings)" : ""
+        let kept = verb == "off" && c.mixer.midi.portWanted ? " (kept: the session has mappings)" : ""
         c.write((port ? "midi input: \(c.driver?.clientName ?? "stemdeck"):midi_in" : "midi input: none") + kept)
       case "map":
         let (mapping, used) = try MidiWords.source(rest, usage: "midi map SOURCE ACTION")
@@ -88,19 +88,19 @@ extension CommandTable {
           source: mapping.source, number: mapping.number, channel: mapping.channel,
           action: action.action, target: action.target, send: action.send)
         if let problem = full.problem() { throw CommandError("midi map: \(problem.field) \(problem.message)") }
-        try c.mixerCall { () throws(MixerError) in try c.mixer.addMidiMapping(full) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.midi.add(full) }
         c.driver?.updateMidiPort()
         c.write("midi: \(full.description)")
       case "learn":
         if rest.count == 1 && rest[0].lowercased() == "cancel" {
-          c.mixer.cancelMidiLearn()
+          c.mixer.midi.cancelLearn()
           c.driver?.updateMidiPort()
           c.write("midi learn cancelled")
           return
         }
         let action = try MidiWords.action(rest)
         try c.mixerCall { () throws(MixerError) in
-          try c.mixer.learnMidi(action: action.action, target: action.target, send: action.send)
+          try c.mixer.midi.learn(action: action.action, target: action.target, send: action.send)
         }
         c.driver?.updateMidiPort()
         let what =
@@ -111,14 +111,14 @@ extension CommandTable {
       case "unmap":
         var removed: [MidiMapping] = []
         if rest.count == 1 && rest[0].lowercased() == "all" {
-          try c.mixerCall { () throws(MixerError) in removed = try c.mixer.removeMidiMappings { _ in true } }
+          try c.mixerCall { () throws(MixerError) in removed = try c.mixer.midi.remove { _ in true } }
         } else {
           let (source, used) = try MidiWords.source(rest, usage: "midi unmap SOURCE|all")
           guard used == rest.count else {
             throw CommandError("midi unmap: unexpected '\(ValueParser.printable(rest[used]))' (usage: midi unmap SOURCE|all)")
           }
           try c.mixerCall { () throws(MixerError) in
-            removed = try c.mixer.removeMidiMappings {
+            removed = try c.mixer.midi.remove {
               $0.source == source.source && $0.number == source.number && (source.channel == nil || $0.channel == source.channel)
             }
           }
@@ -131,18 +131,18 @@ extension CommandTable {
       case "out", "feedback":
         guard rest.count <= 1 else { throw CommandError(usage: "midi out on|off") }
         guard let word = rest.first?.lowercased() else {
-          c.write("midi out: \(c.mixer.midiFeedback ? "on" : "off")")
+          c.write("midi out: \(c.mixer.midi.feedback ? "on" : "off")")
           return
         }
         guard word == "on" || word == "off" else {
           throw CommandError("midi out must be on or off (got '\(ValueParser.printable(word))')")
         }
-        c.mixer.setMidiFeedback(word == "on")
+        c.mixer.midi.setFeedback(word == "on")
         c.driver?.updateMidiPort()
         c.write(word == "on" ? "midi feedback: \(c.driver?.clientName ?? "stemdeck"):midi_out" : "midi feedback off")
       case "maps", "list":
         guard rest.isEmpty else { throw CommandError(usage: "midi maps") }
-        let maps = c.mixer.midiMappings
+        let maps = c.mixer.midi.mappings
         if maps.isEmpty { c.write("no MIDI mappings ('midi map cc 7 vol NAME', 'midi learn vol NAME')") }
         for m in maps { c.write(m.description) }
       default:

@@ -36,29 +36,29 @@ extension CommandTable {
       for line in c.sceneLines() { c.write(line) }
     case "save", "update":
       let name = try one()
-      try c.mixerCall { () throws(MixerError) in try c.mixer.saveScene(name, update: verb == "update") }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.scenes.save(name, update: verb == "update") }
       c.write("scene '\(name)' \(verb == "save" ? "saved" : "updated"): the mix now")
     case "remove":
       let name = try one()
-      try c.mixerCall { () throws(MixerError) in try c.mixer.removeScene(name) }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.scenes.remove(name) }
       c.write("scene '\(name)' removed")
     case "rename":
       guard rest.count == 2 else { throw CommandError("scene rename: usage: scene rename NAME NEW") }
-      try c.mixerCall { () throws(MixerError) in try c.mixer.renameScene(rest[0], to: rest[1]) }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.scenes.rename(rest[0], to: rest[1]) }
       c.write("scene '\(rest[0])' is now '\(rest[1])'")
     case "safe":
       guard rest.count == 1 || (rest.count == 2 && ["on", "off"].contains(rest[1].lowercased())) else {
         throw CommandError("scene safe: usage: scene safe STRIP [on|off]")
       }
       let on = rest.count == 1 || rest[1].lowercased() == "on"
-      try c.mixerCall { () throws(MixerError) in try c.mixer.setRecallSafe(rest[0], on) }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.scenes.setRecallSafe(rest[0], on) }
       c.write("\(rest[0]) \(on ? "is left alone by" : "follows") scene recalls")
     case "recall":
       guard let name = rest.first else {
         throw CommandError("scene recall: usage: scene recall NAME [fade TIME] [--only LIST] [--strips LIST]")
       }
       let (fade, scope) = try recallOptions(Array(rest.dropFirst()))
-      let r = try c.mixerCall { () throws(MixerError) in try c.mixer.recallScene(name, fade: fade, scope: scope) }
+      let r = try c.mixerCall { () throws(MixerError) in try c.mixer.scenes.recall(name, fade: fade, scope: scope) }
       var line = "recalled '\(name)': "
       line +=
         r.changed.isEmpty
@@ -104,7 +104,7 @@ extension CommandTable {
 extension Console {
   /// `scene list`: one line per scene, then the recall-safe strips.
   package func sceneLines() -> [String] {
-    let scenes = mixer.sceneList
+    let scenes = mixer.scenes.list
     var lines =
       scenes.isEmpty
       ? ["no scenes ('scene save NAME' stores the mix now)"]
@@ -113,7 +113,7 @@ extension Console {
         return
           "\(s.name): \(counts.isEmpty ? "no strips" : counts.joined(separator: ", ")), master \(MixerText.db(Decibels.fromAmplitude(s.masterVolume))) dB"
       }
-    let safe = mixer.recallSafeStrips
+    let safe = mixer.scenes.safeStrips
     if !safe.isEmpty { lines.append("recall-safe: \(safe.joined(separator: ", "))") }
     return lines
   }

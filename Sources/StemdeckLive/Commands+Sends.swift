@@ -33,26 +33,26 @@ extension CommandTable {
       argumentCount: 0...4, completions: []
     ) { (c, a) throws(CommandError) in
       if a.isEmpty {
-        for line in Display.sendLines(c.mixer.auxSends, latencies: c.driver?.returnLatencies(), sampleRate: c.driver?.sampleRate) {
+        for line in Display.sendLines(c.mixer.sends.all, latencies: c.driver?.returnLatencies(), sampleRate: c.driver?.sampleRate) {
           c.write(line)
         }
         return
       }
       switch a[0].lowercased() {
       case "add" where a.count == 2:
-        try c.mixerCall { () throws(MixerError) in try c.mixer.addSend(a[1]) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.sends.add(a[1]) }
         c.driver?.updateSends()
         c.write(
           "added send \(a[1]) (\(["\(a[1])_send_L", "\(a[1])_send_R", "\(a[1])_return_L", "\(a[1])_return_R"].joined(separator: ", ")))")
       case "remove" where a.count == 2, "rm" where a.count == 2:
-        let names = a[1] == "all" ? c.mixer.auxSends.map(\.name) : [a[1]]
+        let names = a[1] == "all" ? c.mixer.sends.all.map(\.name) : [a[1]]
         if names.isEmpty { throw CommandError("there are no sends (add one with 'send add NAME')") }
-        try c.mixerCall { () throws(MixerError) in for n in names { try c.mixer.removeSend(n) } }
+        try c.mixerCall { () throws(MixerError) in for n in names { try c.mixer.sends.remove(n) } }
         c.driver?.updateSends()
         c.write("removed send \(names.joined(separator: ", "))")
       case "return" where a.count == 3:
         let volume = try ValueParser.volume(a[2])
-        try c.mixerCall { () throws(MixerError) in try c.mixer.setReturnVolume(a[1], volume) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.sends.setReturnVolume(a[1], volume) }
         c.write("\(a[1]) return: \(Display.sendLevel(volume))")
       default:
         guard a.count == 3 || a.count == 4 else { throw CommandError("send: usage: \(sendUsage)") }
@@ -73,7 +73,7 @@ extension CommandTable {
           throw CommandError("send: usage: \(sendUsage)")
         }
         try c.mixerCall { () throws(MixerError) in
-          for stem in stems { try c.mixer.setSend(stem: stem, send: a[1], level: level) }
+          for stem in stems { try c.mixer.sends.set(stem: stem, send: a[1], level: level) }
         }
         let what = level.map { "\(Display.sendLevel($0.gain)) \($0.preFader ? "pre" : "post")" } ?? "off"
         c.write("\(stems.joined(separator: ", ")) → \(a[1]): \(what)")
@@ -84,7 +84,7 @@ extension CommandTable {
       argumentCount: 0...0
     ) {
       (c, _) throws(CommandError) in
-      for line in Display.sendLines(c.mixer.auxSends, latencies: c.driver?.returnLatencies(), sampleRate: c.driver?.sampleRate) {
+      for line in Display.sendLines(c.mixer.sends.all, latencies: c.driver?.returnLatencies(), sampleRate: c.driver?.sampleRate) {
         c.write(line)
       }
     }
@@ -137,9 +137,10 @@ extension Completion {
   /// `send` words: the first is a keyword or a strip (stem, bus, input); then a send's name; then
   /// a level, `off`, `pre`/`post`.
   package static func sendCompletions(console: Console, words: [String], index: Int) -> [String]? {
-    let sends = console.mixer.auxSends.map(\.name)
+    let sends = console.mixer.sends.all.map(\.name)
     switch index {
-    case 0: return ["add", "remove", "return"] + console.mixer.stemNames + console.mixer.busNames + console.mixer.inputNames + ["all"]
+    case 0:
+      return ["add", "remove", "return"] + console.mixer.stems.names + console.mixer.buses.names + console.mixer.inputs.names + ["all"]
     case 1:
       let first = words[1].lowercased()
       if first == "add" { return [] }

@@ -25,8 +25,8 @@ extension CommandTable {
       argumentCount: 0...4, completions: [.keyword(["load", "wait", "fire", "stop", "unload", "out"])], accessWhenGiven: ["load": .files]
     ) { (c, a) throws(CommandError) in
       guard let verb = a.first?.lowercased() else {
-        let list = c.mixer.effectStatuses()
-        let loading = c.mixer.effectsStillLoading
+        let list = c.mixer.effects.statuses()
+        let loading = c.mixer.effects.stillLoading
         if list.isEmpty && loading.isEmpty { c.write("no effects loaded ('sfx load NAME PATH')") }
         for e in list {
           c.write(
@@ -42,7 +42,7 @@ extension CommandTable {
         guard rest.count == 2 else { throw CommandError(usage: "sfx load NAME PATH") }
         let path = Console.absolutePath(rest[1])
         let superseded = try c.mixerCall { () throws(MixerError) -> Bool in
-          try c.mixer.startLoadingEffect(path: path, settings: EffectSettings(name: rest[0], file: path))
+          try c.mixer.effects.startLoading(path: path, settings: EffectSettings(name: rest[0], file: path))
         }
         c.write("loading effect \(rest[0])…" + (superseded ? " (the earlier load of '\(rest[0])' is cancelled)" : ""))
       case "wait":
@@ -55,11 +55,11 @@ extension CommandTable {
         // A script written when `sfx load` finished before answering (`sfx load k …; sfx fire k`)
         // still works: outside the REPL, firing an effect that is still loading waits for it.
         // At the REPL it is a clear error instead (a person is not kept waiting by a key).
-        if !c.interactive && c.mixer.effectsStillLoading.contains(rest[0]) { try c.waitForEffects(rest[0], parking: false) }
-        try c.mixerCall { () throws(MixerError) in try c.mixer.fireEffect(rest[0], volume: vol, pan: pan) }
+        if !c.interactive && c.mixer.effects.stillLoading.contains(rest[0]) { try c.waitForEffects(rest[0], parking: false) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.effects.fire(rest[0], volume: vol, pan: pan) }
       case "stop":
         guard rest.count == 1 else { throw CommandError(usage: "sfx stop NAME|all") }
-        try c.mixerCall { () throws(MixerError) in try c.mixer.stopEffect(rest[0] == "all" ? nil : rest[0]) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.effects.stop(rest[0] == "all" ? nil : rest[0]) }
       case "out", "output":
         guard rest.count <= 1 else { throw CommandError(usage: "sfx out master|ports") }
         guard let word = rest.first else { c.write("sfx out: \(c.mixer.options.effectsOutput.rawValue)"); return }
@@ -75,7 +75,7 @@ extension CommandTable {
             : "sound effects play in the master")
       case "unload", "remove":
         guard rest.count == 1 else { throw CommandError(usage: "sfx unload NAME") }
-        try c.mixerCall { () throws(MixerError) in try c.mixer.unloadEffect(rest[0]) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.effects.unload(rest[0]) }
         c.write("unloaded effect \(rest[0])")
       default:
         throw CommandError("sfx: unknown action '\(ValueParser.printable(verb))' (load, wait, fire, stop, unload, out)")
@@ -98,17 +98,17 @@ extension CommandTable {
       argumentCount: 0...12, completions: [.keyword(["pause", "resume", "stop", "from"])], access: .files
     ) { (c, a) throws(CommandError) in
       switch a.first?.lowercased() {
-      case "pause": try c.mixerCall { () throws(MixerError) in try c.mixer.pauseRecording(true) }; return
-      case "resume": try c.mixerCall { () throws(MixerError) in try c.mixer.pauseRecording(false) }; return
+      case "pause": try c.mixerCall { () throws(MixerError) in try c.mixer.recorder.pause(true) }; return
+      case "resume": try c.mixerCall { () throws(MixerError) in try c.mixer.recorder.pause(false) }; return
       case "stop":
         // Latencies are read again now: JACK recomputes them after connections change.
-        if let d = c.driver, let r = c.mixer.recordingStatus {
-          c.mixer.setRecordingLatency(r.input.map { d.roundTripLatencyFrames(input: $0) } ?? d.roundTripLatencyFrames)
+        if let d = c.driver, let r = c.mixer.recorder.status {
+          c.mixer.recorder.setLatency(r.input.map { d.roundTripLatencyFrames(input: $0) } ?? d.roundTripLatencyFrames)
         }
-        try c.mixerCall { () throws(MixerError) in try c.mixer.stopRecording() }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.recorder.stop() }
         return
       case "status":
-        if let r = c.mixer.recordingStatus {
+        if let r = c.mixer.recorder.status {
           c.write(
             "recording '\(r.name)': \(NumberFormat.time(r.seconds))\(r.paused ? " (paused)" : "")\(r.dropped > 0 ? ", \(r.dropped) frames dropped" : "") → \(r.path)"
           )
@@ -120,7 +120,7 @@ extension CommandTable {
       }
       var words = a[...]
       var name: String?
-      let inputNames = c.mixer.inputNames
+      let inputNames = c.mixer.inputs.names
       var input: String?
       if words.count == 1, let first = words.first, inputNames.contains(first) {
         input = first  // `record mic`: the strip, under the next take name
@@ -138,7 +138,7 @@ extension CommandTable {
         }
       }
       let takeName = name ?? c.nextTakeName()
-      let settings = c.mixer.recordingSettings
+      let settings = c.mixer.recorder.settings
       let folder = c.takeFolder(settings)
       let ext = settings.format == .flac24 ? "flac" : "wav"
       let path = folder + "/" + takeName + "." + ext
@@ -152,7 +152,7 @@ extension CommandTable {
       let latency = input.map { c.driver?.roundTripLatencyFrames(input: $0) ?? 0 } ?? c.driver?.roundTripLatencyFrames ?? 0
       let format: OutputFormat = settings.format == .flac24 ? .flac : settings.format == .wav24 ? .wav24 : .wavFloat
       try c.mixerCall { () throws(MixerError) in
-        try c.mixer.startRecording(
+        try c.mixer.recorder.start(
           path: path, name: takeName, format: format, latencyFrames: latency, muted: settings.takesMuted, input: input)
       }
       c.write("recording '\(takeName)'\(input.map { " from input \($0) (pre-fader)" } ?? "") → \(path)")
@@ -163,15 +163,15 @@ extension CommandTable {
 extension Console {
   /// "take-1", "take-2", … the first name not used by a stem or an existing file.
   package func nextTakeName() -> String {
-    let names = Set(mixer.allStemNames)
+    let names = Set(mixer.stems.allNames)
     // lstat, not fileExists: a symbolic link pointing nowhere occupies a name too.
     func occupied(_ path: String) -> Bool {
       var info = stat()
       return lstat(RawFileName.cPath(path), &info) == 0
     }
     var n = 1
-    while names.contains("take-\(n)") || occupied(takeFolder(mixer.recordingSettings) + "/take-\(n).wav")
-      || occupied(takeFolder(mixer.recordingSettings) + "/take-\(n).flac")
+    while names.contains("take-\(n)") || occupied(takeFolder(mixer.recorder.settings) + "/take-\(n).wav")
+      || occupied(takeFolder(mixer.recorder.settings) + "/take-\(n).flac")
     { n += 1 }
     return "take-\(n)"
   }

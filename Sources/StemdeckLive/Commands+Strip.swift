@@ -28,10 +28,10 @@ extension CommandTable {
       if let seconds = g.seconds {
         guard let target = GlideTarget(control, to: v) else { throw CommandError("\(control.word) does not glide: usage: \(usage)") }
         try c.each(a[0]) { (n: String) throws(MixerError) in
-          try c.mixer.glide(n, to: target, seconds: seconds, exponential: g.exponential)
+          try c.mixer.strips.glide(n, to: target, seconds: seconds, exponential: g.exponential)
         }
       } else {
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.set(control, of: n, to: v) }
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.strips.set(control, of: n, to: v) }
       }
     }
   }
@@ -48,7 +48,7 @@ extension CommandTable {
       completions: onOff ? [.stemOrAll, .keyword(["on", "off"])] : [.stemOrAll]
     ) { (c, a) throws(CommandError) in
       let value = a.count == 2 ? try ValueParser.onOff(a[1], word) : on
-      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.set(control, of: n, to: value ? 1 : 0) }
+      try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.strips.set(control, of: n, to: value ? 1 : 0) }
     }
   }
 }

@@ -64,9 +64,9 @@ package enum CommandTable {
           name = a[2]
         }
         let path = Console.absolutePath(a[0])
-        let stemName = name ?? StemName.derived(fromPath: a[0], taken: c.mixer.stemNames)
+        let stemName = name ?? StemName.derived(fromPath: a[0], taken: c.mixer.stems.names)
         try c.mixerCall { () throws(MixerError) in
-          try c.mixer.addStem(path: path, settings: StemSettings(name: stemName, file: path))
+          try c.mixer.stems.add(path: path, settings: StemSettings(name: stemName, file: path))
         }
         c.write("added \(stemName)")
       },
@@ -75,7 +75,7 @@ package enum CommandTable {
         argumentCount: 1...1, completions: [.stemOrAll]
       ) { (c, a) throws(CommandError) in
         let names = try c.stems(a[0], includeOffline: true)
-        try c.mixerCall { () throws(MixerError) in for n in names { try c.mixer.removeStem(n) } }
+        try c.mixerCall { () throws(MixerError) in for n in names { try c.mixer.stems.remove(n) } }
         c.write("removed \(names.joined(separator: ", "))")
       },
       CommandSpec(
@@ -83,9 +83,9 @@ package enum CommandTable {
         argumentCount: 0...0
       ) { (c, _) throws(CommandError) in
         for line in Display.stemsTable(MixerViewModel.stemStrips(c.mixer), width: c.terminalColumns?()) { c.write(line) }
-        let buses = c.mixer.busStatuses()
-        if !buses.isEmpty { for line in Display.busLines(buses, sends: c.mixer.auxSends) { c.write(line) } }
-        let sends = c.mixer.auxSends
+        let buses = c.mixer.buses.statuses()
+        if !buses.isEmpty { for line in Display.busLines(buses, sends: c.mixer.sends.all) { c.write(line) } }
+        let sends = c.mixer.sends.all
         if !sends.isEmpty { for line in Display.sendLines(sends).map({ $0.hasPrefix(" ") ? $0 : "send " + $0 }) { c.write(line) } }
       }
     ] + stripLevelCommands + [
@@ -113,14 +113,14 @@ package enum CommandTable {
           }
           stretch = quality
         }
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setMode(n, mode, stretch: stretch) }
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.stems.setMode(n, mode, stretch: stretch) }
       },
       CommandSpec(
         name: "pitch", usage: "pitch NAME|all SEMITONES", summary: "pitch shift −24…24 semitones (stretch mode)",
         argumentCount: 2...2, completions: [.stemOrAll]
       ) { (c, a) throws(CommandError) in
         let v = try ValueParser.number(a[1], "pitch")
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setPitch(n, v) }
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.stems.setPitch(n, v) }
       },
       CommandSpec(
         name: "glide", usage: "glide cancel NAME|all", summary: "stop a strip's glides where they are",
@@ -129,14 +129,14 @@ package enum CommandTable {
         guard a[0].lowercased() == "cancel" else {
           throw CommandError("glide: usage: glide cancel NAME|all (start a glide with 'vol NAME VALUE over TIME')")
         }
-        try c.each(a[1]) { (n: String) throws(MixerError) in try c.mixer.cancelGlides(n) }
+        try c.each(a[1]) { (n: String) throws(MixerError) in try c.mixer.strips.cancelGlides(n) }
       },
       CommandSpec(
         name: "loops", usage: "loops NAME|all N", summary: "0 plays once, N plays N+1 times, -1 loops forever",
         argumentCount: 2...2, completions: [.stemOrAll]
       ) { (c, a) throws(CommandError) in
         let v = try ValueParser.integer(a[1], "loops")
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setLoops(n, v) }
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.stems.setLoops(n, v) }
       }
     ] + stripToggleCommands + [
       CommandSpec(
@@ -147,7 +147,7 @@ package enum CommandTable {
       ) { (c, a) throws(CommandError) in
         if a.count == 2 {
           guard a[1].lowercased() == "off" else { throw CommandError("loop: usage: loop NAME START END [xfade TIME] | loop NAME off") }
-          try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setLoopRegion(n, start: nil, end: nil, crossfade: 0) }
+          try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.stems.setLoopRegion(n, start: nil, end: nil, crossfade: 0) }
           return
         }
         guard a.count == 3 || (a.count == 5 && a[3].lowercased() == "xfade") else {
@@ -157,7 +157,7 @@ package enum CommandTable {
         guard !start.relative, !end.relative else { throw CommandError("loop: start and end are positions in the file (no + or -)") }
         let xfade = a.count == 5 ? try ValueParser.duration(a[4]) : 0
         try c.each(a[0]) { (n: String) throws(MixerError) in
-          try c.mixer.setLoopRegion(n, start: start.seconds, end: end.seconds, crossfade: xfade)
+          try c.mixer.stems.setLoopRegion(n, start: start.seconds, end: end.seconds, crossfade: xfade)
         }
       },
       CommandSpec(
@@ -167,11 +167,11 @@ package enum CommandTable {
         let xfade = try ValueParser.duration(a[1])
         for n in try c.stems(a[0]) {
           let s: StemStatus
-          do { s = try c.mixer.stemStatus(n) } catch { throw CommandError(consoleWords(error)) }
+          do { s = try c.mixer.stems.status(n) } catch { throw CommandError(consoleWords(error)) }
           guard let start = s.settings.loopStart, let end = s.settings.loopEnd else {
             throw CommandError("xfade: '\(n)' has no loop region (set one with 'loop \(n) START END')")
           }
-          try c.mixerCall { () throws(MixerError) in try c.mixer.setLoopRegion(n, start: start, end: end, crossfade: xfade) }
+          try c.mixerCall { () throws(MixerError) in try c.mixer.stems.setLoopRegion(n, start: start, end: end, crossfade: xfade) }
         }
       },
       CommandSpec(
@@ -180,7 +180,7 @@ package enum CommandTable {
       ) { (c, a) throws(CommandError) in
         // A negative number reaches the mixer, which refuses it with the start offset's range.
         let v = a[1].hasPrefix("-") ? try ValueParser.number(a[1], "start offset") : try ValueParser.duration(a[1])
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setStartOffset(n, v) }
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.stems.setStartOffset(n, v) }
       },
       CommandSpec(
         name: "directout", usage: "directout NAME|all on|off",
@@ -188,14 +188,14 @@ package enum CommandTable {
         argumentCount: 2...2, completions: [.stemOrAll, .keyword(["on", "off"])], access: .rig
       ) { (c, a) throws(CommandError) in
         let on = try ValueParser.onOff(a[1], "directout")
-        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.setDirectOut(n, on) }
+        try c.each(a[0]) { (n: String) throws(MixerError) in try c.mixer.strips.setDirectOut(n, on) }
       },
       CommandSpec(
         name: "master", usage: "master VALUE", summary: "master volume: linear 0…2 or dB",
         argumentCount: 1...2
       ) { (c, a) throws(CommandError) in
         let v = try ValueParser.volume(a.joined())
-        try c.mixerCall { () throws(MixerError) in try c.mixer.setMasterVolume(v) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.master.setVolume(v) }
       },
       CommandSpec(
         name: "quality", usage: "quality linear|fast|medium|best",
@@ -216,16 +216,16 @@ package enum CommandTable {
   package static let transportCommands: [CommandSpec] = [
     CommandSpec(name: "play", usage: "play", summary: "start the transport (all stems on the same frame)", argumentCount: 0...0) {
       (c, _) throws(CommandError) in
-      try c.mixerCall { () throws(MixerError) in try c.mixer.play() }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.transport.play() }
       c.settleTransport()
     },
     CommandSpec(name: "pause", usage: "pause", summary: "stop where it is (with a 5 ms fade)", argumentCount: 0...0) {
       (c, _) throws(CommandError) in
-      try c.mixerCall { () throws(MixerError) in try c.mixer.pause() }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.transport.pause() }
       c.settleTransport()
     },
     CommandSpec(name: "stop", usage: "stop", summary: "stop and rewind to 0", argumentCount: 0...0) { (c, _) throws(CommandError) in
-      try c.mixerCall { () throws(MixerError) in try c.mixer.stop() }
+      try c.mixerCall { () throws(MixerError) in try c.mixer.transport.stop() }
       c.settleTransport()
     },
     CommandSpec(
@@ -257,13 +257,13 @@ package enum CommandTable {
       if a.count == 2 {
         guard a[0].lowercased() == "bar" else { throw CommandError("seek: usage: seek POSITION | seek bar N[.BEAT]") }
         let seconds = try c.barTime(a[1])
-        try c.mixerCall { () throws(MixerError) in try c.mixer.seek(toSeconds: seconds) }
+        try c.mixerCall { () throws(MixerError) in try c.mixer.transport.seek(toSeconds: seconds) }
         c.settleTransport()
         return
       }
       let p = try ValueParser.position(a[0])
-      let target = p.relative ? c.mixer.position + p.seconds : p.seconds
-      try c.mixerCall { () throws(MixerError) in try c.mixer.seek(toSeconds: max(0, target)) }
+      let target = p.relative ? c.mixer.transport.position + p.seconds : p.seconds
+      try c.mixerCall { () throws(MixerError) in try c.mixer.transport.seek(toSeconds: max(0, target)) }
       c.settleTransport()
     },
     CommandSpec(name: "status", usage: "status", summary: "transport, position, sample rate, load, xruns, server", argumentCount: 0...0) {
@@ -317,10 +317,12 @@ package enum CommandTable {
       for _ in 0..<10 {
         let p0 = d.periods
         let sent: Int
-        do { sent = try c.mixer.probeCommand() } catch { throw CommandError(consoleWords(error)) }
+        do { sent = try c.mixer.engine.probeCommand() } catch { throw CommandError(consoleWords(error)) }
         let deadline = Date().addingTimeInterval(1)
-        while c.mixer.commandCounts.applied < sent && Date() < deadline { usleep(100) }
-        guard c.mixer.commandCounts.applied >= sent else { throw CommandError("latency: the audio thread did not answer within 1 s") }
+        while c.mixer.engine.commandCounts.applied < sent && Date() < deadline { usleep(100) }
+        guard c.mixer.engine.commandCounts.applied >= sent else {
+          throw CommandError("latency: the audio thread did not answer within 1 s")
+        }
         samples.append(d.periods - p0)
         usleep(7_000)
       }
@@ -358,7 +360,7 @@ package enum CommandTable {
       if a.first == "reset" { c.mixer.resetMeters(); c.write("meters reset"); return }
       let only = a.first
       // A stem, bus or live input, or a send's return (`meters verb`).
-      if let only, only != "master", only != "input", !c.mixer.auxSends.contains(where: { $0.name == only }) { _ = try c.stems(only) }
+      if let only, only != "master", only != "input", !c.mixer.sends.all.contains(where: { $0.name == only }) { _ = try c.stems(only) }
       for line in Display.meters(c, only: only, width: c.terminalColumns?()) { c.write(line) }
     },
     CommandSpec(name: "watch", usage: "watch", summary: "live meter view until a key is pressed", argumentCount: 0...0, access: .terminal) {
@@ -419,10 +421,10 @@ package enum CommandTable {
       argumentCount: 0...0
     ) { (c, _) throws(CommandError) in
       for line in Display.routeLines(try Display.routes(c, connectedOnly: false)) { c.write(line) }
-      if !c.mixer.busNames.isEmpty || !c.mixer.inputNames.isEmpty {
+      if !c.mixer.buses.names.isEmpty || !c.mixer.inputs.names.isEmpty {
         for line in ["mixer graph:"] + Display.graphLines(c.mixer) { c.write(line) }
       }
-      let sends = c.mixer.auxSends
+      let sends = c.mixer.sends.all
       if !sends.isEmpty { for line in ["sends:"] + Display.sendLines(sends) { c.write(line) } }
     },
     CommandSpec(

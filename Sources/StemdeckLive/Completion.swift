@@ -15,7 +15,7 @@ package enum Completion {
     var options: [String]
     // `input remove NAME`: the live inputs' names (InputSettings; Commands+Inputs.swift).
     if spec.name == "input", index == 1, words[1].lowercased() == "remove" {
-      return (console.mixer.inputNames + ["all"]).filter { $0.hasPrefix(partial) }.sorted()
+      return (console.mixer.inputs.names + ["all"]).filter { $0.hasPrefix(partial) }.sorted()
     }
     // `send …`: the keywords and stems, then send names, then levels (Commands+Sends.swift).
     if spec.name == "send", let options = sendCompletions(console: console, words: words, index: index) {
@@ -24,9 +24,10 @@ package enum Completion {
     switch kind {
     case .stem:
       options =
-        console.mixer.stemNames + console.mixer.busNames + console.mixer.inputNames + (spec.name == "meters" ? ["master", "reset"] : [])
-    case .stemOrAll: options = console.mixer.stemNames + console.mixer.busNames + console.mixer.inputNames + ["all"]
-    case .bus: options = console.mixer.busNames + ["master"]
+        console.mixer.stems.names + console.mixer.buses.names + console.mixer.inputs.names
+        + (spec.name == "meters" ? ["master", "reset"] : [])
+    case .stemOrAll: options = console.mixer.stems.names + console.mixer.buses.names + console.mixer.inputs.names + ["all"]
+    case .bus: options = console.mixer.buses.names + ["master"]
     case .keyword(let words): options = words
     case .command: options = CommandTable.all.map(\.name)
     case .port:

@@ -227,7 +227,7 @@ public final class Console {
     }
     commandWord = name
     appliedFrame = nil
-    commandsSentBefore = mixer.commandCounts.sent
+    commandsSentBefore = mixer.engine.commandCounts.sent
     live.noteConnectionChanges()
     defer { live.noteConnectionChanges() }
     let args = Array(words.dropFirst())
@@ -253,16 +253,16 @@ public final class Console {
 
   /// The stems a name argument means: one stem, or every stem for "all".
   package func stems(_ name: String, includeOffline: Bool = false) throws(CommandError) -> [String] {
-    let names = includeOffline ? mixer.allStemNames : mixer.stemNames
+    let names = includeOffline ? mixer.stems.allNames : mixer.stems.names
     if name == "all" {
       if names.isEmpty { throw CommandError("there are no stems (add one with 'add PATH')") }
       return names
     }
-    if mixer.isBus(name) { return [name] }  // a bus answers the strip commands (Commands+Buses.swift)
-    let known = mixer.allStemNames
+    if mixer.buses.contains(name) { return [name] }  // a bus answers the strip commands (Commands+Buses.swift)
+    let known = mixer.stems.allNames
     // A live input is a strip name too (vol, pan, mute, solo, eq, meters; Commands+Inputs.swift).
-    if !known.contains(name), mixer.inputNames.contains(name) { return [name] }
-    guard known.contains(name) else { throw CommandError(mixer.unknownStripError(name)) }
+    if !known.contains(name), mixer.inputs.names.contains(name) { return [name] }
+    guard known.contains(name) else { throw CommandError(mixer.strips.unknownError(name)) }
     return [name]
   }
 
@@ -356,7 +356,7 @@ public final class Console {
     do {
       warnings =
         asSongChange
-        ? try mixer.changeSong(to: session, sessionPath: absolute, strict: strict)
+        ? try mixer.songs.change(to: session, sessionPath: absolute, strict: strict)
         : try mixer.load(session, sessionPath: absolute, strict: strict)
     } catch {
       throw CommandError(error.naming(absolute, as: path))
@@ -381,9 +381,9 @@ public final class Console {
       throw CommandError("there are unsaved changes: 'save' them first, or use 'new!' to discard them")
     }
     try mixerCall { () throws(MixerError) in
-      try mixer.removeAllStems()
-      try mixer.stop()
-      try mixer.setMasterVolume(1)
+      try mixer.stems.removeAll()
+      try mixer.transport.stop()
+      try mixer.master.setVolume(1)
       try mixer.setOptions(SessionOptions())
       try mixer.setQuality(.fast)
     }
@@ -457,7 +457,7 @@ public final class Console {
   /// starting, never stopped), whether it came from a script, the prompt or the control socket.
   package func settleTransport() {
     guard let driver, driver.connected else { return }
-    let frame = mixer.waitForApplication()
-    if mixer.commandCounts.sent != commandsSentBefore { appliedFrame = frame }
+    let frame = mixer.engine.waitForApplication()
+    if mixer.engine.commandCounts.sent != commandsSentBefore { appliedFrame = frame }
   }
 }

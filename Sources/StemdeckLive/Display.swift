@@ -254,16 +254,16 @@ package enum Display {
   package static func statusReport(_ c: Console) -> StatusReport {
     let m = c.mixer
     let state: String
-    switch m.transportState {
+    switch m.transport.state {
     case .playing: state = "playing"
-    case .paused: state = m.position == 0 ? "stopped" : "paused"
+    case .paused: state = m.transport.position == 0 ? "stopped" : "paused"
     case .waitingForDisk: state = "starting"
     }
-    let duration = m.duration
+    let duration = m.transport.duration
     // The transport runs on for part of a period after the last stem ends (it stops at the next
     // look): at the end of a song the position shown is the end, never past it.
-    var position = m.position
-    if let duration, !m.hasEndlessStems, m.songHasEnded { position = min(position, duration) }
+    var position = m.transport.position
+    if let duration, !m.transport.hasEndlessStems, m.transport.songHasEnded { position = min(position, duration) }
     var server: StatusReport.Server?
     var sampleRate = Int(m.sampleRate)
     if let d = c.driver {
@@ -284,13 +284,13 @@ package enum Display {
       }
       server = s
     }
-    let statuses = m.stemStatuses()
+    let statuses = m.stems.statuses()
     return StatusReport(
-      state: state, position: position, length: duration, endless: m.hasEndlessStems, sampleRate: sampleRate,
+      state: state, position: position, length: duration, endless: m.transport.hasEndlessStems, sampleRate: sampleRate,
       server: server, underruns: statuses.reduce(0) { $0 + $1.underruns }, stems: statuses.count,
-      masterVolume: m.masterVolumeSetting, quality: m.quality.rawValue, session: c.sessionPath, unsaved: m.isDirty,
-      control: c.listening.control, osc: c.listening.osc, soloed: m.soloedStrips, insertLatency: m.insertLatency,
-      marks: m.marks.sorted { ($0.at, $0.name) < ($1.at, $1.name) }, jump: m.waitingJump)
+      masterVolume: m.master.volume, quality: m.quality.rawValue, session: c.sessionPath, unsaved: m.isDirty,
+      control: c.listening.control, osc: c.listening.osc, soloed: m.strips.soloed, insertLatency: m.inserts.latency,
+      marks: m.marks.all.sorted { ($0.at, $0.name) < ($1.at, $1.name) }, jump: m.marks.waitingJump)
   }
 
   package static func status(_ c: Console) -> [String] { statusReport(c).lines }
@@ -365,11 +365,11 @@ package enum Display {
     for s in model.strips where s.offline == nil && !s.isBus && (only == nil || only == s.name) {
       lines += meterLines(s.name, s.meters, width: width)
     }
-    for b in c.mixer.busStatuses() where only == nil || only == b.settings.name {
+    for b in c.mixer.buses.statuses() where only == nil || only == b.settings.name {
       lines += meterLines("bus " + b.settings.name, MixerViewModel.meter(b.meter), width: width)
     }
     lines += inputMeterLines(c, only: only, width: width)
-    for r in c.mixer.returnMeters() where only == nil || only == r.name {
+    for r in c.mixer.sends.returnMeters() where only == nil || only == r.name {
       lines += meterLines("return " + r.name, MixerViewModel.meter(r.meter), width: width)
     }
     return lines
@@ -386,16 +386,16 @@ package enum Display {
         rows.append((s.meters.count == 1 ? s.name : "\(s.name) \(i == 0 ? "L" : "R")", ch))
       }
     }
-    for b in c.mixer.busStatuses() {
+    for b in c.mixer.buses.statuses() {
       for (i, ch) in MixerViewModel.meter(b.meter).enumerated() { rows.append(("bus \(b.settings.name) \(i == 0 ? "L" : "R")", ch)) }
     }
-    for input in c.mixer.inputStatuses() {
+    for input in c.mixer.inputs.statuses() {
       let meters = MixerViewModel.meter(input.meter)
       for (i, ch) in meters.enumerated() {
         rows.append((meters.count == 1 ? input.settings.name : "\(input.settings.name) \(i == 0 ? "L" : "R")", ch))
       }
     }
-    for r in c.mixer.returnMeters() {
+    for r in c.mixer.sends.returnMeters() {
       for (i, ch) in MixerViewModel.meter(r.meter).enumerated() { rows.append(("return \(r.name) \(i == 0 ? "L" : "R")", ch)) }
     }
     let valueWidth = 12  // " -160.0 CLIP"
@@ -417,8 +417,8 @@ package enum Display {
       }
       return s + " " + db(ch.peak).padLeft(6) + (ch.clips > 0 ? " CLIP" : "")
     }
-    let state = c.mixer.transportState == .playing ? "▶" : "■"
-    var lines = [shortened("\(state) \(NumberFormat.time(c.mixer.position))  (press any key to leave)", to: width)]
+    let state = c.mixer.transport.state == .playing ? "▶" : "■"
+    var lines = [shortened("\(state) \(NumberFormat.time(c.mixer.transport.position))  (press any key to leave)", to: width)]
     for row in rows {
       if TerminalInfo.displayWidth(row.label) > labelWidth {
         lines += wrapped(row.label, width: width)

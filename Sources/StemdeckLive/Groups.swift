@@ -46,14 +46,14 @@ extension Console {
       return nil
     case "next-loop":
       guard words.count == 2 else { throw CommandError(usage: "at next-loop STEM") }
-      do { return try mixer.nextLoopSeam(of: words[1]) } catch { throw CommandError(error) }
+      do { return try mixer.stems.nextLoopSeam(of: words[1]) } catch { throw CommandError(error) }
     case "bar":
       guard words.count == 2 else { throw CommandError(usage: "at bar N[.BEAT]") }
       return try barTime(words[1])
     default:
       guard words.count == 1 else { throw CommandError(usage: "commit [now | at POSITION | at bar N | at next-loop STEM]") }
       let p = try ValueParser.position(words[0])
-      return p.relative ? mixer.position + p.seconds : p.seconds
+      return p.relative ? mixer.transport.position + p.seconds : p.seconds
     }
   }
 
@@ -63,9 +63,9 @@ extension Console {
   /// says nothing changed.
   package func commitGroup(_ commands: [[String]], at seconds: Double?) throws(CommandError) {
     if commands.isEmpty { throw CommandError("the group is empty: nothing to commit") }
-    let before = mixer.mixSnapshot()
+    let before = mixer.strips.snapshot()
     let dirtyBefore = mixer.isDirty
-    let now = mixer.position
+    let now = mixer.transport.position
     try mixerCall { () throws(MixerError) in try mixer.beginGroup(atSeconds: seconds) }
     var failure: String?
     for words in commands {
@@ -74,7 +74,7 @@ extension Console {
         break
       }
     }
-    if failure != nil { mixer.restoreMix(before) }
+    if failure != nil { mixer.strips.restore(before) }
     try mixerCall { () throws(MixerError) in try failure == nil ? mixer.endGroup() : mixer.abortGroup() }
     if let failure {
       if !dirtyBefore { mixer.markSaved() }

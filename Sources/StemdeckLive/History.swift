@@ -98,9 +98,9 @@ extension Console {
   /// step; a key of the mixer view is a step of its own, as a typed command is);
   /// `drag` names a fader drag of the mixer view: its moves are one step, however long it takes.
   package func noteChanges(source: String, text: String, drag: Int? = nil) {
-    let count = mixer.changeCount
+    let count = mixer.history.changeCount
     guard count != history.changeCount || history.current == nil else { return }
-    let now = mixer.snapshot()
+    let now = mixer.history.snapshot()
     history.changeCount = count
     guard let before = history.current else {
       history.current = now
@@ -141,8 +141,8 @@ extension Console {
     let epoch = history.epoch &+ 1
     history = UndoHistory()
     history.epoch = epoch
-    history.current = mixer.snapshot()
-    history.changeCount = mixer.changeCount
+    history.current = mixer.history.snapshot()
+    history.changeCount = mixer.history.changeCount
   }
 
   /// Runs `body` with commands coming from `source` (`socket`, `osc`, `midi`): noted so in the
@@ -171,14 +171,14 @@ extension Console {
           "\(redo ? "redo" : "undo") of '\(printableText(step.text))' \(part), which \(CommandAccess.rig.what): refused \(commandSource.described)\(commandSource.remedy)"
         )
       }
-      do { try mixer.revert(from: from, to: to) } catch {
+      do { try mixer.history.revert(from: from, to: to) } catch {
         throw CommandError(
           "\(redo ? "redo" : "undo") of '\(printableText(step.text))': \(error.consoleWords) — nothing was changed\(lines.isEmpty ? "" : " by this step (\(lines.count) before it were \(redo ? "redone" : "undone"))")"
         )
       }
       history.done += redo ? 1 : -1
-      history.current = mixer.snapshot()
-      history.changeCount = mixer.changeCount
+      history.current = mixer.history.snapshot()
+      history.changeCount = mixer.history.changeCount
       let changes = Self.shortForm(SessionDiff.changes(from: from, to: to), shown: 2)
       lines.append("\(redo ? "redone" : "undone"): \(printableText(step.text))\(changes.isEmpty ? "" : " (\(changes))")")
     }

@@ -13,32 +13,32 @@ extension LiveSession: JackHost {
 
   public var portPlan: PortPlan {
     var plan = PortPlan()
-    for (name, slot) in mixer.directOutSlots() { plan.directOuts[name, default: []].insert(slot) }
+    for (name, slot) in mixer.stems.directOutSlots() { plan.directOuts[name, default: []].insert(slot) }
     plan.effectPorts = mixer.options.effectsOutput == .ports
-    plan.clickPorts = mixer.clickPortsWanted
-    plan.cuePorts = mixer.cuePortsWanted
-    plan.midiIn = mixer.midiPortWanted
-    plan.midiOut = mixer.midiFeedback
-    plan.liveInputs = mixer.liveInputPorts()
-    plan.sends = mixer.sendPorts()
-    plan.sendNames = Dictionary(uniqueKeysWithValues: mixer.auxSends.map { ($0.index, $0.name) })
-    plan.processingLatency = mixer.insertLatency
-    plan.currentStems = Set(mixer.stemNames)
+    plan.clickPorts = mixer.click.portsWanted
+    plan.cuePorts = mixer.cues.portsWanted
+    plan.midiIn = mixer.midi.portWanted
+    plan.midiOut = mixer.midi.feedback
+    plan.liveInputs = mixer.inputs.ports()
+    plan.sends = mixer.sends.ports()
+    plan.sendNames = Dictionary(uniqueKeysWithValues: mixer.sends.all.map { ($0.index, $0.name) })
+    plan.processingLatency = mixer.inserts.latency
+    plan.currentStems = Set(mixer.stems.names)
     return plan
   }
 
   public var transport: HostTransport {
     HostTransport(
-      sync: mixer.options.transportSync, tempo: mixer.tempo, playing: mixer.transportState != .paused,
-      seconds: mixer.position)
+      sync: mixer.options.transportSync, tempo: mixer.tempo, playing: mixer.transport.state != .paused,
+      seconds: mixer.transport.position)
   }
 
   public func follow(_ request: TransportRequest) {
     switch request {
-    case .seek(let seconds): try? mixer.seek(toSeconds: seconds)
-    case .play: try? mixer.play()
-    case .pause: try? mixer.pause()
-    case .resume: if mixer.transportState == .paused { try? mixer.play() }
+    case .seek(let seconds): try? mixer.transport.seek(toSeconds: seconds)
+    case .play: try? mixer.transport.play()
+    case .pause: try? mixer.transport.pause()
+    case .resume: if mixer.transport.state == .paused { try? mixer.transport.play() }
     }
   }
 }

@@ -61,7 +61,7 @@ public final class LiveSession {
   public init(driver: JackDriver, mixer: Mixer) throws(JackError) {
     self.driver = driver
     self.mixer = mixer
-    mixer.renderStallTolerance = Self.liveStallTolerance
+    mixer.engine.stallLimit = Self.liveStallTolerance
     try driver.start(self)
   }
 
@@ -108,7 +108,7 @@ public final class LiveSession {
       rebuildFailures = 0
       lastRebuildFailure = nil
       let old = mixer
-      replacement.renderStallTolerance = Self.liveStallTolerance
+      replacement.engine.stallLimit = Self.liveStallTolerance
       mixer = replacement
       old.shutdown()
       for event in driver.resume() { apply(event, report) }
@@ -127,8 +127,8 @@ public final class LiveSession {
   package func apply(_ event: DriverEvent, _ report: (LiveEvent) -> Void) {
     switch event {
     case .masterDisconnected:
-      guard mixer.options.autoPauseOnDisconnect && mixer.transportState == .playing else { return }
-      try? mixer.pause()
+      guard mixer.options.autoPauseOnDisconnect && mixer.transport.state == .playing else { return }
+      try? mixer.transport.pause()
       report(.driver(.autoPaused))
     default: report(.driver(event))
     }
@@ -140,14 +140,14 @@ public final class LiveSession {
   /// autosaved as the song it left).
   public func afterEvents(_ report: (LiveEvent) -> Void) {
     noteConnectionChanges()
-    let ends = mixer.songEnds
+    let ends = mixer.transport.songEnds
     if ends != songEndsSeen {
       songEndsSeen = ends
       advanceDue = Date()
     }
     // The mixer stops the transport at the end; the next song is opened once the renderer has
     // (a period or two later), so it starts from silence rather than after a seek's 5 ms fade.
-    if let due = advanceDue, mixer.transportState == .paused || Date().timeIntervalSince(due) > 0.5 {
+    if let due = advanceDue, mixer.transport.state == .paused || Date().timeIntervalSince(due) > 0.5 {
       advanceDue = nil
       report(.songEnded)
     }
@@ -254,7 +254,7 @@ public final class LiveSession {
   /// keeps a connection, it makes none.
   package func keepControlPorts(in wanted: inout [String: [String]], saved: [String: [String]], driver: JackDriver) {
     let now = driver.intendedConnections
-    for (port, exists) in [("midi_in", mixer.midiPortWanted), ("midi_out", mixer.midiFeedback)] where exists {
+    for (port, exists) in [("midi_in", mixer.midi.portWanted), ("midi_out", mixer.midi.feedback)] where exists {
       guard saved[port]?.isEmpty ?? true, let peers = now[port], !peers.isEmpty else { continue }
       wanted[port] = peers
     }
@@ -360,9 +360,9 @@ public final class LiveSession {
   /// go of it within a period), so the file is complete even if closing the client is what kills
   /// the process; it becomes a stem of the session. Events meanwhile go to `report`.
   public func finishTake(_ report: (LiveEvent) -> Void) {
-    guard driver != nil, mixer.recordingStatus != nil, (try? mixer.stopRecording()) != nil else { return }
+    guard driver != nil, mixer.recorder.status != nil, (try? mixer.recorder.stop()) != nil else { return }
     let deadline = Date().addingTimeInterval(1)
-    while mixer.recordingStatus != nil && Date() < deadline {
+    while mixer.recorder.status != nil && Date() < deadline {
       pollEvents(report)
       usleep(2_000)
     }
@@ -370,7 +370,7 @@ public final class LiveSession {
 
   /// Fades out, closes the JACK client (stopping a server stemdeck started), then frees the engine.
   public func shutdown() {
-    try? mixer.pause()
+    try? mixer.transport.pause()
     guard let driver else { mixer.shutdown(); return }
     usleep(30_000)
     driver.shutdown()

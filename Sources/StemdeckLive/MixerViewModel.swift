@@ -233,7 +233,7 @@ package struct MixerViewModel {
     let offline = m.offlineStems.sorted { $0.index < $1.index }
     var out: [Strip] = []
     var j = 0
-    for s in m.stemStatuses() {
+    for s in m.stems.statuses() {
       while j < offline.count && offline[j].index <= out.count {
         out.append(strip(offline[j]))
         j += 1
@@ -246,7 +246,7 @@ package struct MixerViewModel {
 
   /// The buses, after the stems (drawn bold, like the master).
   package static func busStrips(_ m: Mixer) -> [Strip] {
-    m.busStatuses().map { b in
+    m.buses.statuses().map { b in
       mixerStrip(b.settings.name, .bus, b.settings.strip, meter(b.meter), gliding: b.gliding)
     }
   }
@@ -271,29 +271,29 @@ package struct MixerViewModel {
   }
 
   package static func masterStrip(_ m: Mixer) -> Strip {
-    let eq = m.masterEQSetting
+    let eq = m.master.eq
     var strip = Strip(
-      name: "master", kind: .master, volume: m.masterVolumeSetting, flags: eq.isBypassed ? [] : .eq,
-      meters: meter(m.masterMeter()))
+      name: "master", kind: .master, volume: m.master.volume, flags: eq.isBypassed ? [] : .eq,
+      meters: meter(m.master.meter()))
     strip.eqHighPass = eq.isBypassed ? nil : eq.highPass?.frequency
     return strip
   }
 
   /// The effects' strip when they mix into the master and at least one is loaded (or loading).
   package static func effectsStrip(_ m: Mixer) -> Strip? {
-    guard m.options.effectsOutput == .master, m.effectCount > 0 else { return nil }
-    return Strip(name: "effects", kind: .effects, volume: 1, meters: meter(m.effectsMeter()))
+    guard m.options.effectsOutput == .master, m.effects.count > 0 else { return nil }
+    return Strip(name: "effects", kind: .effects, volume: 1, meters: meter(m.effects.meter()))
   }
 
   /// The live inputs' strips, in the order they were added.
   package static func liveInputStrips(_ m: Mixer) -> [Strip] {
-    m.inputStatuses().map { i in
+    m.inputs.statuses().map { i in
       mixerStrip(i.settings.name, .input, i.settings.strip, meter(i.meter), gliding: i.gliding)
     }
   }
 
   package static func inputStrip(_ m: Mixer) -> Strip {
-    Strip(name: "input", volume: 1, meters: meter(m.inputMeter()))
+    Strip(name: "input", volume: 1, meters: meter(m.recorder.meter()))
   }
 
   /// The model of `console`'s live session now. Control thread only. `freshLoudness`: the
@@ -302,9 +302,9 @@ package struct MixerViewModel {
   package static func make(_ console: Console, freshLoudness: Bool = true) -> MixerViewModel {
     let m = console.mixer
     // The cue (Mixer+Cue.swift) is a listening state, not part of a strip's mix: flag C here.
-    let cued = Set(m.cues.map(\.name))
+    let cued = Set(m.cues.all.map(\.name))
     // Inserts too: flag X while one is in, x when all are bypassed.
-    let chips = m.insertChips()
+    let chips = m.inserts.chips()
     func cue(_ list: [Strip]) -> [Strip] {
       list.map { s in
         var s = s
@@ -317,23 +317,23 @@ package struct MixerViewModel {
     var master = masterStrip(m)
     if let c = chips["master"] { withInserts(&master, c) }
     let state: Transport.State
-    switch m.transportState {
+    switch m.transport.state {
     case .playing: state = .playing
-    case .paused: state = m.position == 0 ? .stopped : .paused
+    case .paused: state = m.transport.position == 0 ? .stopped : .paused
     case .waitingForDisk: state = .starting
     }
-    let duration = m.duration
-    var position = m.position
+    let duration = m.transport.duration
+    var position = m.transport.position
     // As `status`: at the end of a song the position shown is the end, never past it.
-    if let duration, !m.hasEndlessStems, m.songHasEnded { position = min(position, duration) }
+    if let duration, !m.transport.hasEndlessStems, m.transport.songHasEnded { position = min(position, duration) }
     var transport = Transport(
-      state: state, position: position, length: duration, endless: m.hasEndlessStems, tempo: m.tempo,
+      state: state, position: position, length: duration, endless: m.transport.hasEndlessStems, tempo: m.tempo,
       session: console.sessionPath.map { String($0.split(separator: "/").last ?? Substring($0)) },
       unsaved: m.isDirty)
-    transport.loudness = freshLoudness ? m.masterLoudness() : m.publishedMasterLoudness()
-    transport.soloActive = m.soloActive
-    transport.mark = m.marks.filter { $0.at <= position + 0.0005 }.max { ($0.at, $0.name) < ($1.at, $1.name) }?.name
-    transport.jump = m.waitingJump
+    transport.loudness = freshLoudness ? m.loudness.current() : m.loudness.published()
+    transport.soloActive = m.strips.soloActive
+    transport.mark = m.marks.all.filter { $0.at <= position + 0.0005 }.max { ($0.at, $0.name) < ($1.at, $1.name) }?.name
+    transport.jump = m.marks.waitingJump
     if let d = console.driver {
       transport.dspLoad = d.cpuLoad
       transport.xruns = d.xruns
@@ -342,7 +342,7 @@ package struct MixerViewModel {
     }
     return MixerViewModel(
       strips: strips, master: master, transport: transport, effects: effectsStrip(m),
-      input: m.recordingStatus != nil ? inputStrip(m) : nil, inputs: cue(liveInputStrips(m)))
+      input: m.recorder.status != nil ? inputStrip(m) : nil, inputs: cue(liveInputStrips(m)))
   }
 }
 

@@ -12,14 +12,14 @@ extension QueryJSON {
   /// The data of the mix commands beyond the queries of `data(for:)`, or nil.
   package static func mixData(for name: String, _ args: [String], _ c: Console) -> [String: Any]? {
     switch name {
-    case "send" where args.isEmpty, "sends": return ["sends": sends(c.mixer.auxSends)]
+    case "send" where args.isEmpty, "sends": return ["sends": sends(c.mixer.sends.all)]
     case "insert":
       guard let action = args.first?.lowercased(), args.count >= 2 else { return nil }
       switch action {
       case "list" where args.count == 2:
-        return (try? c.mixer.inserts(of: args[1])).map { ["inserts": $0.map(insert)] as [String: Any] }
+        return (try? c.mixer.inserts.list(of: args[1])).map { ["inserts": $0.map(insert)] as [String: Any] }
       case "params" where args.count == 3:
-        guard let n = Int(args[2]), let controls = try? c.mixer.insertControls(of: args[1], position: n) else { return nil }
+        guard let n = Int(args[2]), let controls = try? c.mixer.inserts.controls(of: args[1], position: n) else { return nil }
         return ["params": controls.map(param)]
       default: return nil
       }
@@ -67,18 +67,18 @@ extension QueryJSON {
   }
 
   package static func cues(_ mixer: Mixer) -> [[String: Any]] {
-    mixer.cues.map { ["name": $0.name, "tap": $0.tap == .afterFader ? "afl" : "pfl"] as [String: Any] }
+    mixer.cues.all.map { ["name": $0.name, "tap": $0.tap == .afterFader ? "afl" : "pfl"] as [String: Any] }
   }
 
   /// What `stems` adds for a front end that shows the whole mix: the sends, every strip's
   /// inserts by strip name (`stripInserts`; "master" for the master's), and the cue; each only when there is one.
   package static func mixExtras(_ c: Console, strips: [String]) -> [String: Any] {
     var o: [String: Any] = [:]
-    let auxSends = c.mixer.auxSends
+    let auxSends = c.mixer.sends.all
     if !auxSends.isEmpty { o["sends"] = sends(auxSends) }
     var racks: [String: Any] = [:]
     for name in strips + ["master"] {
-      if let list = try? c.mixer.inserts(of: name), !list.isEmpty { racks[name] = list.map(insert) }
+      if let list = try? c.mixer.inserts.list(of: name), !list.isEmpty { racks[name] = list.map(insert) }
     }
     if !racks.isEmpty { o["stripInserts"] = racks }
     let cued = cues(c.mixer)

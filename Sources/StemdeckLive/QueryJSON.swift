@@ -60,12 +60,12 @@ package enum QueryJSON {
   package static func stems(_ c: Console) -> [String: Any] {
     let model = MixerViewModel.make(c)
     var statuses: [String: StemStatus] = [:]
-    for s in c.mixer.stemStatuses() { statuses[s.settings.name] = s }
+    for s in c.mixer.stems.statuses() { statuses[s.settings.name] = s }
     var o: [String: Any] = [
       "stems": model.strips.filter { !$0.isBus }.map { stem($0, statuses[$0.name]) }, "controls": controlTable
     ]
     if !model.inputs.isEmpty { o["inputs"] = inputs(c) }
-    if !c.mixer.busNames.isEmpty { o["buses"] = buses(c) }
+    if !c.mixer.buses.names.isEmpty { o["buses"] = buses(c) }
     let offline = c.mixer.offlineStems
     if !offline.isEmpty {
       o["offline"] = offline.map { ["name": $0.settings.name, "path": $0.path, "reason": $0.reason] as [String: Any] }
@@ -123,7 +123,7 @@ package enum QueryJSON {
   /// `inputs` (and `stems`): every live input strip, in the order added: its settings, ports,
   /// where it goes and its meters.
   package static func inputs(_ c: Console) -> [[String: Any]] {
-    c.mixer.inputStatuses().map { i in
+    c.mixer.inputs.statuses().map { i in
       let s = i.settings
       return controls(s.strip, of: .input).merging([
         "name": s.name, "channels": s.channels.rawValue, "directOut": s.directOut, "eq": !s.eq.isBypassed,
@@ -137,7 +137,7 @@ package enum QueryJSON {
   /// `bus` (and `stems`): every bus in console order: its settings, whether it is heard (a solo
   /// elsewhere silences it), what feeds it, where it goes and its meters.
   package static func buses(_ c: Console) -> [[String: Any]] {
-    c.mixer.busStatuses().map { b in
+    c.mixer.buses.statuses().map { b in
       let s = b.settings
       return controls(s.strip, of: .bus).merging([
         "name": s.name, "directOut": s.directOut, "eq": !s.eq.isBypassed, "audible": b.audible,
@@ -169,8 +169,8 @@ package enum QueryJSON {
       if let l = model.transport.loudness { master["loudness"] = loudness(l) }
       o["master"] = master
     }
-    if only == "input" || (only == nil && c.mixer.recordingStatus != nil) {
-      o["input"] = ["channels": MixerViewModel.meter(c.mixer.inputMeter()).map(meter)] as [String: Any]
+    if only == "input" || (only == nil && c.mixer.recorder.status != nil) {
+      o["input"] = ["channels": MixerViewModel.meter(c.mixer.recorder.meter()).map(meter)] as [String: Any]
     }
     if only != "master" && only != "input" {
       o["stems"] = model.strips.filter { !$0.isBus && (only == nil || $0.name == only) }.map {
@@ -180,7 +180,7 @@ package enum QueryJSON {
       if !buses.isEmpty { o["buses"] = buses.map { ["name": $0.name, "channels": $0.meters.map(meter)] as [String: Any] } }
       let inputs = model.inputs.filter { only == nil || $0.name == only }
       if !inputs.isEmpty { o["inputs"] = inputs.map { ["name": $0.name, "channels": $0.meters.map(meter)] as [String: Any] } }
-      let returns = c.mixer.returnMeters().filter { only == nil || $0.name == only }
+      let returns = c.mixer.sends.returnMeters().filter { only == nil || $0.name == only }
       if !returns.isEmpty {
         o["returns"] = returns.map { ["name": $0.name, "channels": MixerViewModel.meter($0.meter).map(meter)] as [String: Any] }
       }
@@ -245,7 +245,7 @@ package enum QueryJSON {
     case "history": return ["history": c.historySteps(), "done": c.history.done]
     case "scene", "scenes":
       guard args.isEmpty || args.first?.lowercased() == "list" else { return nil }
-      return ["scenes": c.mixer.sceneList.map { $0.name }, "recallSafe": c.mixer.recallSafeStrips]
+      return ["scenes": c.mixer.scenes.list.map { $0.name }, "recallSafe": c.mixer.scenes.safeStrips]
     default: return mixData(for: name, args, c)
     }
   }

@@ -96,7 +96,7 @@ extension Console {
     }
     do {
       try switchSong(to: next, afterEnd: true)
-      if advance == .play { try mixerCall { () throws(MixerError) in try mixer.play() } }
+      if advance == .play { try mixerCall { () throws(MixerError) in try mixer.transport.play() } }
     } catch {
       writeEvent("cannot advance to song \(next + 1)/\(list.songs.count) (\(name)): \(consoleWords(error))")
     }
@@ -126,14 +126,14 @@ extension Console {
     }
     let count = list.songs.count
     let wrapped = ((index % count) + count) % count
-    let change = afterEnd || mixer.transportState == .paused ? nil : mixer.options
+    let change = afterEnd || mixer.transport.state == .paused ? nil : mixer.options
     // Unsaved changes that are not the song's are the rig's: they go on with it, still unsaved
     // (a later `save` writes them, `quit` asks about them).
     let rigUnsaved = mixer.isDirty && !live.songLayerDirty
     try open(list.songs[wrapped], force: true, asSongChange: !afterEnd, throughRig: true)
     if rigUnsaved { mixer.markDirty() }
     setlistIndex = wrapped
-    mixer.setMidiSongNumber(wrapped)
+    mixer.midi.setSongNumber(wrapped)
     var line = "song \(wrapped + 1)/\(count): \(Setlist.name(of: list.songs[wrapped]))"
     if let change {
       line +=
@@ -145,7 +145,7 @@ extension Console {
     // The song's scene, as it opens (a missing one is said, and the song plays as saved); the
     // history starts after it, as after any open.
     do {
-      let r = try mixer.recallScene(scene)
+      let r = try mixer.scenes.recall(scene)
       write("scene '\(scene)' recalled: \(r.changed.isEmpty ? "nothing differed" : r.changed.joined(separator: ", "))")
     } catch {
       write("warning: song \(wrapped + 1)'s scene '\(scene)': \(consoleWords(error)); the song plays as saved")

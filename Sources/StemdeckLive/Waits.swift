@@ -50,26 +50,26 @@ extension Console {
   /// loading in the background (all, or `name`) are done: loaded, or failed (an error naming
   /// them; their events say why). Cut short, it cancels what was waited for.
   package func waitForEffects(_ name: String?, parking: Bool = true) throws(CommandError) {
-    let pending = mixer.effectsStillLoading
+    let pending = mixer.effects.stillLoading
     if let name, !pending.contains(name) {
-      if mixer.effectStatuses().contains(where: { $0.settings.name == name }) { return }
+      if mixer.effects.statuses().contains(where: { $0.settings.name == name }) { return }
       throw CommandError("sfx wait: no effect '\(ValueParser.printable(name))' is loading or loaded")
     }
     let waited = name.map { [$0] } ?? pending
     let waiter = Waiter(
       poll: { c throws(CommandError) in
         c.serviceOnce()  // what installs a finished load and reports its event, whatever `idle` is
-        guard Set(c.mixer.effectsStillLoading).isDisjoint(with: waited) else { return false }
-        let loaded = Set(c.mixer.effectStatuses().map(\.settings.name))
+        guard Set(c.mixer.effects.stillLoading).isDisjoint(with: waited) else { return false }
+        let loaded = Set(c.mixer.effects.statuses().map(\.settings.name))
         let failed = waited.filter { !loaded.contains($0) }
         if !failed.isEmpty { throw CommandError("sfx wait: not loaded: \(failed.map { "'\($0)'" }.joined(separator: ", "))") }
         return true
       },
       interrupted: { c throws(CommandError) in
         // Ctrl-C (or SIGTERM) while waiting cancels what was waited for: nothing of it stays.
-        let unfinished = c.mixer.effectsStillLoading.filter { waited.contains($0) }
+        let unfinished = c.mixer.effects.stillLoading.filter { waited.contains($0) }
         guard !unfinished.isEmpty else { return }
-        for name in unfinished { try? c.mixer.unloadEffect(name) }
+        for name in unfinished { try? c.mixer.effects.unload(name) }
         throw CommandError(
           "sfx wait: interrupted; cancelled loading \(unfinished.map { "'\($0)'" }.joined(separator: ", ")) (nothing of it is loaded)")
       },
@@ -80,7 +80,7 @@ extension Console {
   /// `wait end`: until every finite stem has finished (the song's end), and a setlist that
   /// advances has opened the next song.
   package func waitForEnd() throws(CommandError) {
-    let statuses = mixer.stemStatuses()
+    let statuses = mixer.stems.statuses()
     if statuses.isEmpty { throw CommandError("wait end: there are no stems") }
     if statuses.allSatisfy({ $0.settings.loops < 0 }) {
       throw CommandError("wait end: every stem loops forever (loops -1), so the end never comes; use 'wait SECONDS'")
@@ -99,17 +99,17 @@ extension Console {
         if let advanceDeadline { return c.live.advanceDue == nil || Date() >= advanceDeadline }
         let m = c.mixer
         if ends == nil {
-          if m.transportState == .paused && !m.allFiniteStemsFinished {
+          if m.transport.state == .paused && !m.transport.allFiniteStemsFinished {
             if Date() < startDeadline { return false }
             throw CommandError("wait end: the transport is paused; 'play' first")
           }
-          ends = m.songEnds
+          ends = m.transport.songEnds
         }
-        if m.songEnds != ends || m.allFiniteStemsFinished {
+        if m.transport.songEnds != ends || m.transport.allFiniteStemsFinished {
           advanceDeadline = Date().addingTimeInterval(1)
           return false
         }
-        if m.transportState == .paused {
+        if m.transport.state == .paused {
           // Paused at the very end is the end: one more step to see it.
           if pausedSeen { throw CommandError("wait end: the transport was paused before the end") }
           pausedSeen = true

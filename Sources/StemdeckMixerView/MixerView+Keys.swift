@@ -154,10 +154,10 @@ extension MixerView {
     guard let keys = control.viewKeys, let range = control.rule?.range else { return }
     let scale = Foundation.pow(10, (-Foundation.log10(keys.step)).rounded(.up))
     act { () throws(MixerError) in
-      let now = try console.mixer.value(of: control, of: strip.name)
+      let now = try console.mixer.strips.value(of: control, of: strip.name)
       let stepped = ((now + (up ? keys.step : -keys.step)) * scale).rounded() / scale
       let next = Swift.min(range.upperBound, Swift.max(range.lowerBound, stepped))
-      try console.mixer.set(control, of: strip.name, to: next)
+      try console.mixer.strips.set(control, of: strip.name, to: next)
       say("\(strip.name) \(control.word) \(NumberFormat.plain(next))")
     }
   }
@@ -191,56 +191,56 @@ extension MixerView {
       if let refused = refusal("pan", strip) { say(refused, error: true); return }
       guard let pan = strip.pan else { return }
       let step = key == .character("[") ? -0.1 : 0.1
-      act { () throws(MixerError) in try console.mixer.setPan(strip.name, max(-1, min(1, ((pan + step) * 10).rounded() / 10))) }
+      act { () throws(MixerError) in try console.mixer.strips.setPan(strip.name, max(-1, min(1, ((pan + step) * 10).rounded() / 10))) }
     case .character("<"), .character(">"):
       if let refused = refusal("rate", strip) { say(refused, error: true); return }
       guard let rate = strip.rate else { return }
       let step = key == .character("<") ? -0.05 : 0.05
-      act { () throws(MixerError) in try console.mixer.setRate(strip.name, max(0.5, min(2, ((rate + step) * 100).rounded() / 100))) }
+      act { () throws(MixerError) in try console.mixer.stems.setRate(strip.name, max(0.5, min(2, ((rate + step) * 100).rounded() / 100))) }
     case .character(let c) where StripParameter.row(viewKey: c) != nil:
       if let (control, up) = StripParameter.row(viewKey: c) { step(control, of: strip, up: up) }
     case .character("m"):
       if let refused = refusal("mute", strip) { say(refused, error: true); return }
-      act { () throws(MixerError) in try console.mixer.setMute(strip.name, !strip.flags.contains(.mute)) }
+      act { () throws(MixerError) in try console.mixer.strips.setMute(strip.name, !strip.flags.contains(.mute)) }
     case .character("s"):
       if let refused = refusal("solo", strip) { say(refused, error: true); return }
-      act { () throws(MixerError) in try console.mixer.setSolo(strip.name, !strip.flags.contains(.solo)) }
+      act { () throws(MixerError) in try console.mixer.strips.setSolo(strip.name, !strip.flags.contains(.solo)) }
     case .character("L"):
       if let refused = refusal("solo-safe", strip) { say(refused, error: true); return }
       let on = !strip.flags.contains(.soloSafe)
-      if act({ () throws(MixerError) in try console.mixer.set(.soloSafe, of: strip.name, to: on ? 1 : 0) }) {
+      if act({ () throws(MixerError) in try console.mixer.strips.set(.soloSafe, of: strip.name, to: on ? 1 : 0) }) {
         say("\(strip.name) \(on ? "is solo-safe: heard whatever is soloed" : "follows solo again")")
       }
     case .character("c"):
       if let refused = refusal("cue", strip) { say(refused, error: true); return }
       let on = !strip.flags.contains(.cue)
-      if act({ () throws(MixerError) in try console.mixer.setCue(strip.name, on ? .preFader : .off) }) {
+      if act({ () throws(MixerError) in try console.mixer.cues.set(strip.name, on ? .preFader : .off) }) {
         say(on ? "\(strip.name) on the cue (pfl: ':cue \(strip.name) afl' for after its fader)" : "\(strip.name) off the cue")
       }
     case .character("e"):
       if strip.isEffects || strip.offline != nil { say(refusal("EQ", strip) ?? "", error: true); return }
       act { () throws(MixerError) in
-        var eq = strip.isMaster ? console.mixer.masterEQSetting : try console.mixer.eqSettings(strip.name)
+        var eq = strip.isMaster ? console.mixer.master.eq : try console.mixer.strips.eq(strip.name)
         eq.enabled.toggle()
-        if strip.isMaster { try console.mixer.setMasterEQ(eq) } else { try console.mixer.setEQ(strip.name, eq) }
+        if strip.isMaster { try console.mixer.master.setEQ(eq) } else { try console.mixer.strips.setEQ(strip.name, eq) }
         say("\(strip.name) eq \(eq.enabled ? "on" : "off")" + (eq.isFlat ? " (flat: set a band with ':eq \(strip.name)')" : ""))
       }
     case .character("x"): toggleInserts(strip)
     case .character("0"):
       setVolume(strip, 1)
       if strip.isInput {
-        act { () throws(MixerError) in try console.mixer.setPan(strip.name, 0) }
+        act { () throws(MixerError) in try console.mixer.strips.setPan(strip.name, 0) }
       } else if strip.isStem && strip.offline == nil {
         act { () throws(MixerError) in
-          try console.mixer.setPan(strip.name, 0)
-          try console.mixer.setRate(strip.name, 1)
+          try console.mixer.strips.setPan(strip.name, 0)
+          try console.mixer.stems.setRate(strip.name, 1)
         }
       }
     case .character(" "):
       act { () throws(MixerError) in
-        if console.mixer.transportState == .paused { try console.mixer.play() } else { try console.mixer.pause() }
+        if console.mixer.transport.state == .paused { try console.mixer.transport.play() } else { try console.mixer.transport.pause() }
       }
-    case .enter: act { () throws(MixerError) in try console.mixer.stop() }
+    case .enter: act { () throws(MixerError) in try console.mixer.transport.stop() }
     case .character("u"), .character("U"):
       // The console's history: any front end's change, not only this view's (History.swift).
       do { say(try console.undo(1, redo: key == .character("U")).joined(separator: "; ")) } catch { say("error: \(error)", error: true) }
@@ -260,7 +260,7 @@ extension MixerView {
     }
     let out = strip.inserts.contains { !$0.bypassed }
     let name = strip.isMaster ? "master" : strip.name
-    if act({ () throws(MixerError) in try console.mixer.setInsertsOut(name, out) }) {
+    if act({ () throws(MixerError) in try console.mixer.inserts.setOut(name, out) }) {
       say("\(strip.name) inserts \(out ? "out (all \(strip.inserts.count) bypassed)" : "in")")
     }
   }
@@ -314,9 +314,9 @@ extension MixerView {
     let target: FaderTarget = strip.isMaster ? .master : (strip.offline != nil ? .offline : .stem)
     let done = act(drag: drag) { () throws(MixerError) in
       switch target {
-      case .master: try console.mixer.setMasterVolume(volume)
-      case .stem: try console.mixer.setVolume(strip.name, volume)
-      case .offline: try console.mixer.setOfflineVolume(strip.name, volume)
+      case .master: try console.mixer.master.setVolume(volume)
+      case .stem: try console.mixer.strips.setVolume(strip.name, volume)
+      case .offline: try console.mixer.stems.setOfflineVolume(strip.name, volume)
       }
     }
     if done && target == .offline {

@@ -77,8 +77,8 @@ extension ControlServer {
   package func pushMixChanged(_ console: Console) {
     guard clients.contains(where: { $0.topics.contains(.events) && !$0.closing }) else { return }
     let mark = MixMark(
-      changes: console.mixer.changeCount, epoch: console.history.epoch, song: console.setlist == nil ? -1 : console.setlistIndex,
-      cues: console.mixer.cues.map { "\($0.name) \($0.tap)" })
+      changes: console.mixer.history.changeCount, epoch: console.history.epoch, song: console.setlist == nil ? -1 : console.setlistIndex,
+      cues: console.mixer.cues.all.map { "\($0.name) \($0.tap)" })
     guard let seen = mixSeen else {
       mixSeen = mark  // the first look: nothing to tell
       return
@@ -123,7 +123,7 @@ extension ControlServer {
     }
     // A change of state or of solo is pushed at once. Looked at every step: the frame is built
     // only when it goes out (a state's name by interpolation cost a reflection each step).
-    let state = RemotePush.word(mixer.transportState) + (mixer.soloActive ? " solo" : "")
+    let state = RemotePush.word(mixer.transport.state) + (mixer.strips.soloActive ? " solo" : "")
     if state != transportSeen || (state == "playing" && now >= nextTransport) {
       transportSeen = state
       nextTransport = now.addingTimeInterval(PushRate.transportInterval)

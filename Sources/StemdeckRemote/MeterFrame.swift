@@ -19,14 +19,14 @@ package struct MeterFrame {
 
   /// The master, every stem, bus, live input and send return, now.
   package init(_ mixer: Mixer) {
-    master = mixer.masterMeter()
+    master = mixer.master.meter()
     // The figures the meter thread last published (≤ 300 ms old, as the mixer view shows them):
     // `masterLoudness()` would wait for the meter thread to integrate anew, 30 times a second.
-    loudness = mixer.publishedMasterLoudness()
-    stems = mixer.stemMeters()
-    inputs = mixer.inputStatuses().map { ($0.settings.name, $0.meter) }
-    buses = mixer.busStatuses().map { ($0.settings.name, $0.meter) }
-    returns = mixer.returnMeters()
+    loudness = mixer.loudness.published()
+    stems = mixer.stems.meters()
+    inputs = mixer.inputs.statuses().map { ($0.settings.name, $0.meter) }
+    buses = mixer.buses.statuses().map { ($0.settings.name, $0.meter) }
+    returns = mixer.sends.returnMeters()
   }
 
   /// The frame's line as the bytes queued for a client (with its line break).

@@ -28,16 +28,16 @@ package enum MixValues {
         out["\(prefix)/\(kind.rawValue)/\(name)/\(word)"] = row.value.isGain ? level(value) : value
       }
     }
-    for s in mixer.stemStatuses() { strip(.stem, s.settings.name, s.settings.strip, rate: s.settings.rate) }
-    for b in mixer.busStatuses() { strip(.bus, b.settings.name, b.settings.strip) }
-    for i in mixer.inputStatuses() { strip(.input, i.settings.name, i.settings.strip) }
-    out["\(prefix)/master/vol"] = level(mixer.masterVolumeSetting)
-    for send in mixer.auxSends {
+    for s in mixer.stems.statuses() { strip(.stem, s.settings.name, s.settings.strip, rate: s.settings.rate) }
+    for b in mixer.buses.statuses() { strip(.bus, b.settings.name, b.settings.strip) }
+    for i in mixer.inputs.statuses() { strip(.input, i.settings.name, i.settings.strip) }
+    out["\(prefix)/master/vol"] = level(mixer.master.volume)
+    for send in mixer.sends.all {
       out["\(prefix)/return/\(send.name)"] = level(send.returnVolume)
       for (source, l) in send.levels { out["\(prefix)/send/\(source)/\(send.name)"] = level(l.gain) }
     }
-    for name in mixer.insertChips().keys {
-      for insert in (try? mixer.inserts(of: name)) ?? [] {
+    for name in mixer.inserts.chips().keys {
+      for insert in (try? mixer.inserts.list(of: name)) ?? [] {
         for (symbol, value) in insert.values { out["\(prefix)/strip/\(name)/insert/\(insert.position)/\(symbol)"] = value }
       }
     }
@@ -66,7 +66,7 @@ package struct ValuesTracker {
 
   /// The values changed since the last look, when a look is due; empty otherwise.
   package mutating func due(_ mixer: Mixer, now: Date = Date()) -> [(String, Double)] {
-    let count = mixer.changeCount
+    let count = mixer.history.changeCount
     guard count != changesSeen || now.timeIntervalSince(lookedAt) >= 1 else { return [] }
     changesSeen = count
     lookedAt = now

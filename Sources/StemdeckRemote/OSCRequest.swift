@@ -151,7 +151,7 @@ package struct OSCRequest {
       if parts[0] == "return" { return run(["send", "return", parts[1], Self.decibels(v)]) }
       guard v != -.infinity else { return run(["send", parts[1], parts[2], "off"]) }
       // A fader moves the level; the tap point stays what it is (post for a new level).
-      let aux = console.mixer.auxSends.first { $0.name == parts[2] }
+      let aux = console.mixer.sends.all.first { $0.name == parts[2] }
       let pre = aux?.levels[parts[1]]?.preFader ?? false
       return run(["send", parts[1], parts[2], NumberFormat.plain(v) + "dB", pre ? "pre" : "post"])
     }
@@ -199,7 +199,7 @@ package struct OSCRequest {
   /// The strips an address names: one by name ("all" for all), or an OSC pattern (`*`, `?`,
   /// `[…]`, `{…}`) matched by liblo.
   package static func strips(matching name: String, kind: String, _ mixer: Mixer) -> Result<[String], OSCServer.Refusal> {
-    let names = kind == "bus" ? mixer.busNames : kind == "input" ? mixer.inputNames : mixer.stemNames
+    let names = kind == "bus" ? mixer.buses.names : kind == "input" ? mixer.inputs.names : mixer.stems.names
     let plural = kind == "bus" ? "buses" : kind + "s"
     if name == "all" {
       // The commands' `all` means every stem; buses and inputs are named one by one.

@@ -323,11 +323,11 @@ public final class OSCServer {
     guard !subscribers.isEmpty else { return }
     let meterDue = subscribers.indices.filter { subscribers[$0].topics.contains(.meters) && subscribers[$0].nextMeter <= now }
     if !meterDue.isEmpty {
-      let master = mixer.masterMeter()
-      let stems = mixer.stemStatuses()
-      let inputs = mixer.inputStatuses()
-      let buses = mixer.busStatuses()
-      let returns = mixer.returnMeters()
+      let master = mixer.master.meter()
+      let stems = mixer.stems.statuses()
+      let inputs = mixer.inputs.statuses()
+      let buses = mixer.buses.statuses()
+      let returns = mixer.sends.returnMeters()
       func peaks(_ m: MeterReading) -> [OSCArgument] { m.channels.map { .float(Float(max(-160, $0.peak))) } }
       for i in meterDue {
         let s = subscribers[i]
@@ -345,12 +345,12 @@ public final class OSCServer {
         for r in returns { pushTo(i, Self.prefix + "/meter/return/" + r.name, peaks(r.meter)) }
       }
     }
-    let state = "\(mixer.transportState)"
+    let state = "\(mixer.transport.state)"
     if state != transportSeen || (state == "playing" && now >= nextTransport) {
       transportSeen = state
       nextTransport = now.addingTimeInterval(PushRate.transportInterval)
       for i in subscribers.indices where subscribers[i].topics.contains(.transport) {
-        pushTo(i, Self.prefix + "/transport", [.string(state), .float(Float(mixer.position))])
+        pushTo(i, Self.prefix + "/transport", [.string(state), .float(Float(mixer.transport.position))])
       }
     }
     if subscribers.contains(where: { $0.topics.contains(.values) }) {
@@ -360,7 +360,7 @@ public final class OSCServer {
       }
     }
     // `/stemdeck/solo ,i`: 1 while a solo is active, on every change (and on subscribing).
-    let solo: Int32 = mixer.soloActive ? 1 : 0
+    let solo: Int32 = mixer.strips.soloActive ? 1 : 0
     if solo != soloSeen {
       soloSeen = solo
       for i in subscribers.indices where subscribers[i].topics.contains(.transport) {

@@ -109,16 +109,16 @@ package enum RemotePush {
       ["peak": m.channels.map { db($0.peak) }, "rms": m.channels.map { db($0.average) }, "clips": m.channels.map(\.clips)]
     }
     var stems: [String: Any] = [:]
-    for s in mixer.stemStatuses() { stems[s.settings.name] = reading(s.meter) }
+    for s in mixer.stems.statuses() { stems[s.settings.name] = reading(s.meter) }
     var inputs: [String: Any] = [:]
-    for i in mixer.inputStatuses() { inputs[i.settings.name] = reading(i.meter) }
+    for i in mixer.inputs.statuses() { inputs[i.settings.name] = reading(i.meter) }
     var buses: [String: Any] = [:]
-    for b in mixer.busStatuses() { buses[b.settings.name] = reading(b.meter) }
+    for b in mixer.buses.statuses() { buses[b.settings.name] = reading(b.meter) }
     var returns: [String: Any] = [:]
-    for r in mixer.returnMeters() { returns[r.name] = reading(r.meter) }
-    var master = reading(mixer.masterMeter())
+    for r in mixer.sends.returnMeters() { returns[r.name] = reading(r.meter) }
+    var master = reading(mixer.master.meter())
     // EBU R 128 of the master (LUFS, LU, dBTP; null for silence), when it is measured live.
-    if let l = mixer.publishedMasterLoudness() {  // as MeterFrame: never waits for the meter thread
+    if let l = mixer.loudness.published() {  // as MeterFrame: never waits for the meter thread
       master["loudness"] =
         [
           "momentary": db(l.momentary), "shortTerm": db(l.shortTerm), "integrated": db(l.integrated),
@@ -145,7 +145,7 @@ package enum RemotePush {
   /// The transport: state, position (seconds), and whether a solo is active (strips neither
   /// soloed nor solo-safe silent).
   package static func transport(_ mixer: Mixer) -> [String: Any] {
-    ["state": word(mixer.transportState), "position": (mixer.position * 1000).rounded() / 1000, "solo": mixer.soloActive]
+    ["state": word(mixer.transport.state), "position": (mixer.transport.position * 1000).rounded() / 1000, "solo": mixer.strips.soloActive]
   }
 }
 

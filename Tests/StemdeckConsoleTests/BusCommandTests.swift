@@ -25,7 +25,7 @@ import Testing
     for line in ["vol drums_bus -6dB", "pan drums_bus -0.3", "mute drums_bus", "unmute drums_bus", "eq drums_bus mid 2k -4dB q 1.2"] {
       #expect(h.run(line).ok, "\(line)")
     }
-    let drums = try h.mixer.busSetting("drums_bus")
+    let drums = try h.mixer.buses.setting("drums_bus")
     #expect(abs(drums.volume - 0.501187) < 1e-5 && drums.pan == -0.3 && !drums.mute)
     #expect(drums.eq.mid == EQBand(frequency: 2000, gain: -4, q: 1.2))
     #expect(h.run("eq drums_bus").output == ["drums_bus eq: mid 2000 Hz -4 dB q 1.2"])
@@ -41,7 +41,7 @@ import Testing
     #expect(h.run("unsolo band").ok)
     // Removing a bus routes what fed it to where it went.
     #expect(h.run("bus remove drums_bus").output == ["bus 'drums_bus' removed; drums now feeds bus 'band'"])
-    #expect(try h.mixer.destination(of: "drums") == "band")
+    #expect(try h.mixer.buses.destination(of: "drums") == "band")
     #expect(h.run("bus remove band").output == ["bus 'band' removed; drums now feeds the master"])
     #expect(h.run("route").output == ["master ← drums, bass"])
   }
@@ -67,14 +67,14 @@ import Testing
     defer { h.shutdown() }
     #expect(h.run("bus add grp; bus add sub to grp").ok)
     h.mixer.markSaved()
-    let before = (h.mixer.busSettings, h.mixer.routing().map { "\($0.name)>\($0.bus ?? "")" })
+    let before = (h.mixer.buses.settings, h.mixer.buses.routing().map { "\($0.name)>\($0.bus ?? "")" })
     for (line, fragment) in Self.rejections {
       let result = h.run(line)
       #expect(!result.ok, "\(line)")
       #expect(result.output.joined().contains(fragment), "\(line): \(result.output)")
     }
-    #expect(h.mixer.busSettings == before.0)
-    #expect(h.mixer.routing().map { "\($0.name)>\($0.bus ?? "")" } == before.1)
+    #expect(h.mixer.buses.settings == before.0)
+    #expect(h.mixer.buses.routing().map { "\($0.name)>\($0.bus ?? "")" } == before.1)
     #expect(!h.mixer.isDirty)
     // 'route' is not part of a group: the group would drop the plan it carries.
     #expect(h.run("begin").ok)
@@ -82,10 +82,10 @@ import Testing
     #expect(h.run("abort").ok)
     // A bus's levels are: all or nothing with the rest of the group.
     #expect(h.run("begin; vol grp -6dB; mute sub; eq grp low 100 3; commit").ok)
-    let grp = try h.mixer.busSetting("grp"), sub = try h.mixer.busSetting("sub")
+    let grp = try h.mixer.buses.setting("grp"), sub = try h.mixer.buses.setting("sub")
     #expect(abs(grp.volume - 0.501187) < 1e-5 && grp.eq.low.gain == 3 && sub.mute)
     #expect(!h.run("begin; vol grp 0dB; unmute sub; vol drums 7; commit").ok)
-    let grpAfter = try h.mixer.busSetting("grp"), subAfter = try h.mixer.busSetting("sub")
+    let grpAfter = try h.mixer.buses.setting("grp"), subAfter = try h.mixer.buses.setting("sub")
     #expect(abs(grpAfter.volume - 0.501187) < 1e-5 && subAfter.mute)
   }
 
@@ -101,9 +101,9 @@ import Testing
     #expect(text.contains(#"{ "name" : "drums_bus", "volume" : 0.5, "pan" : 0, "mute" : false, "solo" : false, "directOut" : true }"#))
     #expect(text.contains(#""bus" : "drums_bus" }"#))
     #expect(h.run("bus remove drums_bus; open! \(path)").ok)
-    #expect(h.mixer.busNames == ["drums_bus"])
-    #expect(try h.mixer.destination(of: "drums") == "drums_bus")
-    #expect(h.mixer.directOutSlots().contains { $0.name == "drums_bus" })
+    #expect(h.mixer.buses.names == ["drums_bus"])
+    #expect(try h.mixer.buses.destination(of: "drums") == "drums_bus")
+    #expect(h.mixer.stems.directOutSlots().contains { $0.name == "drums_bus" })
     // Tab completion knows the new words and the buses.
     #expect(Completion.candidates(console: h.console, words: [], partial: "rou") == ["route", "routes"])
     #expect(Completion.candidates(console: h.console, words: ["bus"], partial: "r") == ["remove"])
@@ -131,21 +131,21 @@ import Testing
     for _ in 0..<2 { view.handle(.right) }
     #expect(view.state.selected == 2)
     view.handle(.down)
-    #expect(abs(Decibels.fromAmplitude(try h.mixer.busSetting("drums_bus").volume) - -1) < 1e-9)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.buses.setting("drums_bus").volume) - -1) < 1e-9)
     view.handle(.character("]"))
-    #expect(abs(try h.mixer.busSetting("drums_bus").pan - 0.1) < 1e-9)
+    #expect(abs(try h.mixer.buses.setting("drums_bus").pan - 0.1) < 1e-9)
     view.handle(.character("m"))
-    #expect(try h.mixer.busSetting("drums_bus").mute)
+    #expect(try h.mixer.buses.setting("drums_bus").mute)
     view.handle(.character("s"))
-    #expect(try h.mixer.busSetting("drums_bus").solo)
+    #expect(try h.mixer.buses.setting("drums_bus").solo)
     view.state.status = ""
     view.handle(.character(">"))
     #expect(view.state.statusIsError && view.state.status.contains("is a bus"), "\(view.state.status)")
     // u takes back the view's changes one by one (the console's undo), last first.
     view.handle(.character("u"))
-    #expect(try !h.mixer.busSetting("drums_bus").solo && h.mixer.busSetting("drums_bus").mute)
+    #expect(try !h.mixer.buses.setting("drums_bus").solo && h.mixer.buses.setting("drums_bus").mute)
     for _ in 0..<3 { view.handle(.character("u")) }
-    let back = try h.mixer.busSetting("drums_bus")
+    let back = try h.mixer.buses.setting("drums_bus")
     #expect(back.volume == 1 && back.pan == 0 && !back.mute && !back.solo && back.eq.low.gain == 3, "\(back)")
   }
 }

@@ -16,6 +16,6 @@ import Testing
     #expect(h.run("click sample \(h.drums); click accent \(h.drums)").ok)
     #expect(h.run("click").output == ["click: off, on its ports click_L/R, level 0 dB, no count-in, sample \(h.drums), accent \(h.drums)"])
     #expect(h.mixer.session(savingTo: h.folder.file("s.json")).click.sample == "drums.wav")
-    #expect(h.run("click sample off").ok && h.mixer.click.sample == nil && h.mixer.click.accentSample == nil)
+    #expect(h.run("click sample off").ok && h.mixer.click.settings.sample == nil && h.mixer.click.settings.accentSample == nil)
   }
 }

@@ -600,7 +600,7 @@ struct CommandValidationTests {
     #expect(!result.ok)
     #expect(result.output.count == 1)
     #expect(result.output.first?.hasPrefix("error: cannot load effect 'long': \(long): too long") == true, "\(result.output)")
-    #expect(h.mixer.effectStatuses().isEmpty)
+    #expect(h.mixer.effects.statuses().isEmpty)
     let ok = try h.folder.wav("short.wav", channels: 1, sampleRate: 8000, seconds: 59)
     #expect(h.run("sfx load short \(ok); sfx wait short") == (true, ["loading effect short…", "effect 'short' loaded"]))
   }

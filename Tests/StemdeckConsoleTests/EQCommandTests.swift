@@ -23,7 +23,7 @@ import Testing
     expected.low = EQBand(frequency: 120, gain: 3)
     expected.mid = EQBand(frequency: 1000, gain: -4, q: 1.4)
     expected.high = EQBand(frequency: 8000, gain: 2)
-    #expect(try h.mixer.eqSettings("drums") == expected)
+    #expect(try h.mixer.strips.eq("drums") == expected)
     #expect(h.mixer.isDirty)
     #expect(
       h.run("eq drums").output == [
@@ -34,16 +34,16 @@ import Testing
     #expect(
       h.run("eq drums").output == ["drums eq: off (hpf 80 Hz 24 dB/oct, low 120 Hz +3 dB, mid 1000 Hz -4 dB q 1.4, high 8000 Hz +2 dB)"])
     #expect(h.run("eq drums on; eq drums hpf off; eq drums mid 500 -2").ok)
-    #expect(try h.mixer.eqSettings("drums").highPass == nil)
-    #expect(try h.mixer.eqSettings("drums").mid == EQBand(frequency: 500, gain: -2, q: 1.4))
+    #expect(try h.mixer.strips.eq("drums").highPass == nil)
+    #expect(try h.mixer.strips.eq("drums").mid == EQBand(frequency: 500, gain: -2, q: 1.4))
     #expect(h.run("eq drums hpf 100").ok)
-    #expect(try h.mixer.eqSettings("drums").highPass == EQHighPass(frequency: 100, slope: 12))
+    #expect(try h.mixer.strips.eq("drums").highPass == EQHighPass(frequency: 100, slope: 12))
     #expect(h.run("eq drums flat").ok)
-    #expect(try h.mixer.eqSettings("drums") == EQSettings())
+    #expect(try h.mixer.strips.eq("drums") == EQSettings())
     #expect(h.run("eq all low 200 -3dB").ok)
-    #expect(try h.mixer.eqSettings("bass").low == EQBand(frequency: 200, gain: -3))
+    #expect(try h.mixer.strips.eq("bass").low == EQBand(frequency: 200, gain: -3))
     #expect(h.run("eq master high 10k -1.5dB").ok)
-    #expect(h.mixer.masterEQSetting.high == EQBand(frequency: 10000, gain: -1.5))
+    #expect(h.mixer.master.eq.high == EQBand(frequency: 10000, gain: -1.5))
     #expect(h.run("eq master").output == ["master eq: high 10000 Hz -1.5 dB"])
     // Saved and loaded with the session.
     let session = h.mixer.session(savingTo: h.folder.file("s.json"))
@@ -69,14 +69,14 @@ import Testing
     defer { h.shutdown() }
     #expect(h.run("eq drums mid 300 +2dB").ok)
     h.mixer.markSaved()
-    let before = try h.mixer.eqSettings("drums")
+    let before = try h.mixer.strips.eq("drums")
     for (line, message) in Self.rejections {
       let result = h.run(line)
       #expect(!result.ok, "\(line)")
       #expect(result.output == ["error: " + message], "\(line)")
     }
-    #expect(try h.mixer.eqSettings("drums") == before)
-    #expect(h.mixer.masterEQSetting == EQSettings())
+    #expect(try h.mixer.strips.eq("drums") == before)
+    #expect(h.mixer.master.eq == EQSettings())
     #expect(!h.mixer.isDirty)
   }
 
@@ -101,15 +101,15 @@ import Testing
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
     #expect(h.run("begin; eq drums mid 1k -6dB; eq master low 80 +2dB; vol bass 0.5; commit").output == ["3 changes land now"])
-    #expect(try h.mixer.eqSettings("drums").mid.gain == -6)
-    #expect(h.mixer.masterEQSetting.low == EQBand(frequency: 80, gain: 2))
+    #expect(try h.mixer.strips.eq("drums").mid.gain == -6)
+    #expect(h.mixer.master.eq.low == EQBand(frequency: 80, gain: 2))
     h.mixer.markSaved()
     let result = h.run("begin; eq drums hpf 100 24; eq master off; eq bass low 100 +30dB; commit")
     #expect(!result.ok)
     #expect(result.output.first?.contains("nothing changed: the group is all or nothing") == true, "\(result.output)")
-    #expect(try h.mixer.eqSettings("drums").highPass == nil)
-    #expect(try h.mixer.eqSettings("drums").mid.gain == -6)
-    #expect(h.mixer.masterEQSetting.enabled)
+    #expect(try h.mixer.strips.eq("drums").highPass == nil)
+    #expect(try h.mixer.strips.eq("drums").mid.gain == -6)
+    #expect(h.mixer.master.eq.enabled)
     #expect(!h.mixer.isDirty)
   }
 
@@ -139,7 +139,7 @@ import Testing
     #expect(result.output.count == 1)
     #expect(result.output.first?.contains("made by a newer version of stemdeck (format 4; this one reads up to 3)") == true)
     #expect(h.console.sessionPath == path)
-    #expect(try h.mixer.eqSettings("kick").mid.gain == -3)
+    #expect(try h.mixer.strips.eq("kick").mid.gain == -3)
     #expect(try String(contentsOfFile: newer, encoding: .utf8) == text)
   }
 }

@@ -17,7 +17,7 @@ struct EffectLoadCancelTests {
   /// Waits (deadline `timeout` seconds) until no effect load thread runs; returns the time taken.
   static func threadsEnd(_ h: ConsoleHarness, timeout: Double) -> Double? {
     let start = monotonicSeconds()
-    while h.mixer.effectLoadThreadsRunning > 0 {
+    while h.mixer.effects.loadThreadsRunning > 0 {
       if monotonicSeconds() - start > timeout { return nil }
       usleep(2_000)
     }
@@ -38,10 +38,10 @@ struct EffectLoadCancelTests {
 
     let run = h.run("sfx load wide \(h.folder.file("wide.wav")); sfx load wide \(h.folder.file("short.wav"))")
     #expect(run == (true, ["loading effect wide…", "loading effect wide… (the earlier load of 'wide' is cancelled)"]), "\(run)")
-    #expect(h.mixer.effectsStillLoading == ["wide"])
+    #expect(h.mixer.effects.stillLoading == ["wide"])
     let waited = h.run("sfx wait")
     #expect(waited == (true, ["effect 'wide' loaded"]), "\(waited)")
-    #expect(h.mixer.effectStatuses().map { abs($0.seconds - 1) < 0.001 } == [true], "the short file is the one loaded")
+    #expect(h.mixer.effects.statuses().map { abs($0.seconds - 1) < 0.001 } == [true], "the short file is the one loaded")
     let ended = Self.threadsEnd(h, timeout: fullSeconds)
     func f(_ x: Double) -> String { String(format: "%.2f", x) }
     print(
@@ -56,9 +56,9 @@ struct EffectLoadCancelTests {
     #expect(h.run("sfx load wide \(h.folder.file("wide.wav"))").ok)
     let failed = h.run("sfx load wide \(h.folder.file("missing.wav"))")
     #expect(!failed.ok && failed.output.first?.contains("missing.wav") == true, "\(failed)")
-    #expect(h.mixer.effectsStillLoading == ["wide"])
+    #expect(h.mixer.effects.stillLoading == ["wide"])
     #expect(h.run("sfx wait wide") == (true, ["effect 'wide' loaded"]))
-    #expect(h.mixer.effectStatuses().map { abs($0.seconds - 2) < 0.001 } == [true])
+    #expect(h.mixer.effects.statuses().map { abs($0.seconds - 2) < 0.001 } == [true])
   }
 
   @Test("sfx unload (or its alias sfx remove) of a running load stops its thread at once; nothing is loaded; the name is free")
@@ -71,7 +71,7 @@ struct EffectLoadCancelTests {
       #expect(run == (true, ["loading effect wide…", "unloaded effect wide"]), "\(run)")
       let ended = Self.threadsEnd(h, timeout: 5)
       #expect(ended != nil && ended! < 1, "sfx \(verb): the load thread ran on for \(ended ?? 5) s")
-      #expect(h.mixer.effectsStillLoading.isEmpty && h.mixer.effectStatuses().isEmpty)
+      #expect(h.mixer.effects.stillLoading.isEmpty && h.mixer.effects.statuses().isEmpty)
     }
     #expect(h.run("sfx load wide \(h.folder.file("short.wav")); sfx wait") == (true, ["loading effect wide…", "effect 'wide' loaded"]))
   }

@@ -33,13 +33,13 @@ import Testing
         "error: effect 'wide' is still loading ('sfx wait wide' waits for it)",
         "loading effect wide… (the earlier load of 'wide' is cancelled)"
       ], "\(first.output)")
-    #expect(h.mixer.effectsStillLoading == ["wide"])
+    #expect(h.mixer.effects.stillLoading == ["wide"])
     #expect(h.mixer.isDirty)
     let waited = h.run("sfx wait wide; sfx fire wide")
     #expect(waited == (true, ["effect 'wide' loaded"]), "\(waited)")
-    #expect(h.mixer.effectsStillLoading.isEmpty)
-    #expect(h.mixer.effectStatuses().map(\.settings.name) == ["wide"])
-    #expect(h.mixer.effectStatuses().first.map { abs($0.seconds - 2) < 0.001 } == true)
+    #expect(h.mixer.effects.stillLoading.isEmpty)
+    #expect(h.mixer.effects.statuses().map(\.settings.name) == ["wide"])
+    #expect(h.mixer.effects.statuses().first.map { abs($0.seconds - 2) < 0.001 } == true)
   }
 
   @Test("sfx unload of an effect still loading cancels it: nothing is loaded, and the name can be loaded again")
@@ -48,13 +48,13 @@ import Testing
     defer { h.shutdown() }
     let unload = h.run("sfx load wide \(h.folder.file("wide.wav")); sfx unload wide")
     #expect(unload == (true, ["loading effect wide…", "unloaded effect wide"]), "\(unload)")
-    #expect(h.mixer.effectsStillLoading.isEmpty)
+    #expect(h.mixer.effects.stillLoading.isEmpty)
     #expect(h.run("sfx wait") == (true, []))
     #expect(h.run("sfx wait wide").output == ["error: sfx wait: no effect 'wide' is loading or loaded"])
     // The same name with another file: the cancelled load never lands, whenever its thread ends.
     let again = h.run("sfx load wide \(h.folder.file("short.wav")); sfx wait")
     #expect(again == (true, ["loading effect wide…", "effect 'wide' loaded"]), "\(again)")
-    #expect(h.mixer.effectStatuses().map { abs($0.seconds - 1) < 0.001 } == [true])
+    #expect(h.mixer.effects.statuses().map { abs($0.seconds - 1) < 0.001 } == [true])
   }
 
   @Test("a load that fails in the background is reported by an event, nothing is loaded, and sfx wait fails")
@@ -69,8 +69,8 @@ import Testing
     #expect(!result.ok)
     #expect(result.output.first?.hasPrefix("effect 'wide' failed: cannot load effect 'wide': \(path): ") == true, "\(result.output)")
     #expect(result.output.last == "error: sfx wait: not loaded: 'wide'", "\(result.output)")
-    #expect(h.mixer.effectStatuses().isEmpty)
-    #expect(h.mixer.effectsStillLoading.isEmpty)
+    #expect(h.mixer.effects.statuses().isEmpty)
+    #expect(h.mixer.effects.stillLoading.isEmpty)
     #expect(h.run("sfx fire wide").output == ["error: unknown effect 'wide' (no effects are loaded; 'sfx load NAME PATH')"])
   }
 
@@ -81,6 +81,6 @@ import Testing
     let wide = h.folder.file("wide.wav")
     let run = h.run("sfx load wide \(wide); sfx fire wide")
     #expect(run == (true, ["loading effect wide…", "effect 'wide' loaded"]), "\(run)")
-    #expect(h.mixer.effectStatuses().map(\.settings.name) == ["wide"])
+    #expect(h.mixer.effects.statuses().map(\.settings.name) == ["wide"])
   }
 }

@@ -72,11 +72,11 @@ func runMeasuringPeakMemory(_ arguments: [String], in folder: TemporaryFolder) t
     let mixer = Mixer(sampleRate: 48000)
     defer { mixer.shutdown() }
     let error = #expect(throws: MixerError.self) {
-      try mixer.loadEffect(path: path, settings: EffectSettings(name: "huge", file: "huge.wav"))
+      try mixer.effects.load(path: path, settings: EffectSettings(name: "huge", file: "huge.wav"))
     }
     #expect(
       error?.description.contains("too large to hold in memory") == true && error?.description.contains("huge.wav") == true,
       "\(String(describing: error))")
-    #expect(mixer.effectStatuses().isEmpty)
+    #expect(mixer.effects.statuses().isEmpty)
   }
 }

@@ -21,7 +21,7 @@ struct GroupGlideTests {
     let right = UnsafeMutablePointer<Float>.allocate(capacity: 512)
     defer { left.deallocate(); right.deallocate() }
     for _ in 0..<blocks {
-      h.mixer.fillStreams()
+      h.mixer.engine.fillStreams()
       renderBlock(h.mixer.renderState, left: left, right: right, frameCount: 512)
       for i in 0..<512 { out.append(left[i]); out.append(right[i]) }
     }
@@ -75,7 +75,7 @@ struct GroupGlideTests {
       "at \(time) { " + (0..<count).map { i in "vol drums \(i == count - 1 ? volume : i % 2 == 0 ? 0.3 : 0.4)" }.joined(separator: "; ")
         + " }"
     }
-    func drums() -> Double? { h.mixer.stemStatuses().first { $0.settings.name == "drums" }?.settings.volume }
+    func drums() -> Double? { h.mixer.stems.statuses().first { $0.settings.name == "drums" }?.settings.volume }
     let before = MixerSnapshot(h)
     let tooMany = h.run(group(1100, volume: 0.5, at: "0:01"))
     #expect(!tooMany.ok)
@@ -104,7 +104,7 @@ struct GroupGlideTests {
     _ = Self.render(h, blocks: 12)
     #expect(h.run("begin; vol drums 0.9; pan drums 0.5; commit").ok)
     _ = Self.render(h, blocks: 4)
-    let drums = h.mixer.stemStatuses().first { $0.settings.name == "drums" }
+    let drums = h.mixer.stems.statuses().first { $0.settings.name == "drums" }
     #expect(drums?.settings.volume == 0.9 && drums?.settings.pan == 0.5)
     #expect(drums?.glidingVolume == nil, "the plain change should have ended the glide")
   }

@@ -77,7 +77,7 @@ struct HostileInputTests {
     lines.removeAll()
     #expect(!console.execute(line: "open \(three)"))
     #expect(lines.count == 1 && lines[0].contains("nothing was opened"), "\(lines)")
-    #expect(mixer.stemNames == ["s0", "s1"])
+    #expect(mixer.stems.names == ["s0", "s1"])
     #expect(console.sessionPath == two)
     #expect(!mixer.isDirty)
   }
@@ -163,7 +163,7 @@ struct HostileInputTests {
     let opened = h.run("open \(path)")
     #expect(opened.ok)
     #expect(opened.output.contains { $0.hasPrefix("warning: ") && $0.contains("effects[1] (gone)") }, "\(opened.output)")
-    #expect(h.mixer.effectStatuses().map(\.settings.name) == ["hit", "tail"])
+    #expect(h.mixer.effects.statuses().map(\.settings.name) == ["hit", "tail"])
     #expect(h.run("vol s0 0.5; save").ok)
     let saved = try SessionFile.load(path: path).effects
     #expect(saved.map(\.name) == ["hit", "gone", "tail"])
@@ -277,19 +277,19 @@ extension HostileInputTests {
     #expect(h.run("play").ok)
     h.render(blocks: 12)
     #expect(h.idle().contains("all stems finished"))
-    #expect(h.mixer.songEnds == 1)
-    #expect(h.mixer.allFiniteStemsFinished)
+    #expect(h.mixer.transport.songEnds == 1)
+    #expect(h.mixer.transport.allFiniteStemsFinished)
     // 'play' rewinds; until the renderer has applied it, nothing has finished.
     #expect(h.run("play").ok)
-    #expect(!h.mixer.allFiniteStemsFinished)
+    #expect(!h.mixer.transport.allFiniteStemsFinished)
     #expect(!h.idle().contains("all stems finished"))
-    #expect(h.mixer.songEnds == 1)
+    #expect(h.mixer.transport.songEnds == 1)
     h.render(blocks: 4)
-    #expect(h.mixer.transportState == .playing)
-    #expect(h.mixer.position > 0.05)
+    #expect(h.mixer.transport.state == .playing)
+    #expect(h.mixer.transport.position > 0.05)
     h.render(blocks: 8)
     #expect(h.idle().contains("all stems finished"))
-    #expect(h.mixer.songEnds == 2)
+    #expect(h.mixer.transport.songEnds == 2)
   }
 }
 
@@ -446,7 +446,7 @@ extension HostileInputTests {
     let path = h.folder.file("here/song.json")
     let result = h.run("open \(path)")
     #expect(result == (true, ["opened \(path): 1 stem"]))
-    #expect(h.mixer.stemNames == ["x"])
+    #expect(h.mixer.stems.names == ["x"])
     #expect(h.mixer.offlineStems.isEmpty)
     #expect(h.run("vol x 0.5; save").ok)
     #expect(try SessionFile.load(path: path).stems.first?.file == "../audio/x.wav")

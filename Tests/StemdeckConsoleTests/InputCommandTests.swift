@@ -22,7 +22,7 @@ import Testing
     for i in 0..<1024 { input[i] = signal[i] }
     var peak: (Float, Float) = (0, 0)
     for block in 0..<blocks {
-      h.mixer.fillStreams()
+      h.mixer.engine.fillStreams()
       h.mixer.renderState.pointee.inputs.buffers[2 * index] = input
       h.mixer.renderState.pointee.inputs.buffers[2 * index + 1] = input
       renderBlock(h.mixer.renderState, left: left, right: right, frameCount: 1024)
@@ -44,17 +44,17 @@ import Testing
     #expect(h.run("input add mic mono").output == ["added input mic (mic_in)"])
     #expect(h.run("input add keys stereo").output == ["added input keys (keys_in_L, keys_in_R)"])
     #expect(h.mixer.isDirty)
-    #expect(h.mixer.inputNames == ["mic", "keys"])
-    #expect(h.mixer.liveInputPorts() == [0: ["mic_in"], 1: ["keys_in_L", "keys_in_R"]])
+    #expect(h.mixer.inputs.names == ["mic", "keys"])
+    #expect(h.mixer.inputs.ports() == [0: ["mic_in"], 1: ["keys_in_L", "keys_in_R"]])
     for line in ["vol mic -6dB", "pan mic -0.5", "mute keys", "solo mic", "eq mic hpf 120", "pan keys 0.3"] {
       #expect(h.run(line).ok, "\(line): \(h.run(line).output)")
     }
-    let mic = try h.mixer.inputStatus("mic").settings
+    let mic = try h.mixer.inputs.status("mic").settings
     #expect(abs(mic.volume - 0.501187) < 1e-6)
     #expect(mic.pan == -0.5 && mic.solo && !mic.mute)
     #expect(mic.eq.highPass == EQHighPass(frequency: 120, slope: 12))
     #expect(h.run("eq mic").output == ["mic eq: hpf 120 Hz 12 dB/oct"])
-    let keys = try h.mixer.inputStatus("keys").settings
+    let keys = try h.mixer.inputs.status("keys").settings
     #expect(keys.mute && keys.pan == 0.3)
     let table = h.run("inputs").output
     #expect(table.first?.hasPrefix("name  ch") == true, "\(table)")
@@ -69,11 +69,11 @@ import Testing
     #expect(saved.inputs[0] == mic)
     try SessionFile.save(saved, to: h.folder.file("s.json"))
     #expect(h.run("input remove keys").output == ["removed input keys"])
-    #expect(h.mixer.inputNames == ["mic"])
+    #expect(h.mixer.inputs.names == ["mic"])
     #expect(h.run("open! \(h.folder.file("s.json"))").ok)
-    #expect(h.mixer.inputSettings == saved.inputs)
+    #expect(h.mixer.inputs.settings == saved.inputs)
     #expect(h.run("input remove all").output == ["removed input mic, keys"])
-    #expect(h.mixer.inputNames.isEmpty)
+    #expect(h.mixer.inputs.names.isEmpty)
   }
 
   static let refusals: [(String, String)] = [
@@ -102,7 +102,7 @@ import Testing
     defer { h.shutdown() }
     #expect(h.run("input add mic mono").ok)
     #expect(h.run("vol mic 0.25 over 0.1s exp; pan mic -1 over 0.1s").ok)
-    #expect(h.mixer.inputSettings.first?.volume == 0.25 && h.mixer.inputSettings.first?.pan == -1)
+    #expect(h.mixer.inputs.settings.first?.volume == 0.25 && h.mixer.inputs.settings.first?.pan == -1)
     // 0.1 s is 4,800 frames: after 6 blocks of 1024 the glides are done: hard left at a quarter.
     let peak = Self.render(h, signal: Self.tone, blocks: 6)
     #expect(abs(peak.left - 0.125) < 0.002 && peak.right < 1e-6, "\(peak)")
@@ -113,7 +113,7 @@ import Testing
     #expect(row.contains("0.25→0.00") && row.split(separator: " ").contains("GL"), "\(row)")
     let cancel = h.run("glide cancel mic")
     #expect(cancel.ok, "\(cancel.output)")
-    let held = try #require(h.mixer.inputSettings.first?.volume)
+    let held = try #require(h.mixer.inputs.settings.first?.volume)
     #expect(held > 0.2 && held < 0.25, "the volume is not where the glide stopped: \(held)")
     _ = Self.render(h, signal: Self.tone, blocks: 1)
     let after = h.run("inputs").output.first { $0.hasPrefix("mic ") } ?? ""
@@ -126,7 +126,7 @@ import Testing
     defer { h.shutdown() }
     #expect(h.run("input add mic mono; vol mic 0.7").ok)
     h.mixer.markSaved()
-    let before = h.mixer.inputSettings
+    let before = h.mixer.inputs.settings
     for (line, message) in Self.refusals {
       let result = h.run(line)
       #expect(!result.ok, "\(line)")
@@ -134,7 +134,7 @@ import Testing
         result.output.count == 1 && result.output[0].hasPrefix("error: ") && result.output[0].contains(message), "\(line): \(result.output)"
       )
     }
-    #expect(h.mixer.inputSettings == before)
+    #expect(h.mixer.inputs.settings == before)
     #expect(!h.mixer.isDirty)
     // A stem cannot take an input's name either.
     #expect(h.run("add \(h.drums) as mic").output.first?.contains("'mic' is a live input's name") == true)
@@ -149,8 +149,8 @@ import Testing
     #expect(!bus.ok && bus.output.first?.contains("a live input named 'mic' already exists") == true, "\(bus.output)")
     let input = h.run("input add drums_bus stereo")
     #expect(!input.ok && input.output.first?.contains("'drums_bus' is a bus's name") == true, "\(input.output)")
-    #expect(h.mixer.inputNames == ["mic"])
-    #expect(h.mixer.busNames == ["drums_bus"])
+    #expect(h.mixer.inputs.names == ["mic"])
+    #expect(h.mixer.buses.names == ["drums_bus"])
     // A session file with an input named like a bus is refused at the input, by name.
     var session = h.mixer.session(savingTo: h.folder.file("clash.json"))
     session.inputs[0].name = "drums_bus"
@@ -162,7 +162,7 @@ import Testing
     try text.write(toFile: h.folder.file("clash.json"), atomically: true, encoding: .utf8)
     let open = h.run("open \(h.folder.file("clash.json"))")
     #expect(!open.ok && open.output.first?.contains("inputs[0].name: \"drums_bus\" is also a bus's name") == true, "\(open.output)")
-    #expect(h.mixer.inputNames == ["mic"])
+    #expect(h.mixer.inputs.names == ["mic"])
   }
 
   @Test("at most 32 live inputs; the 33rd is refused with the limit")
@@ -172,7 +172,7 @@ import Testing
     for i in 0..<InputBank.maxInputs { #expect(h.run("input add in\(i) mono").ok) }
     let result = h.run("input add one_more mono")
     #expect(result.output == ["error: stemdeck has at most 32 live inputs (32 are in use; 'input remove NAME')"])
-    #expect(h.mixer.inputNames.count == 32)
+    #expect(h.mixer.inputs.names.count == 32)
   }
 
   @Test(
@@ -206,13 +206,13 @@ import Testing
     // The strip's meter: post-fader, as the stems'.
     #expect(h.run("meters reset").ok)
     _ = Self.render(h, signal: Self.tone, blocks: 8)
-    let meter = try h.mixer.inputStatus("mic").meter
+    let meter = try h.mixer.inputs.status("mic").meter
     #expect(abs(meter.channels[0].peak - -12.04) < 0.1, "\(meter)")
     // Removed: it fades out, then its strip is free.
     #expect(h.run("input remove mic").ok)
     peak = Self.render(h, signal: Self.tone)
     #expect(peak.left == 0 && peak.right == 0, "\(peak)")
-    #expect(h.mixer.liveInputPorts().isEmpty)
+    #expect(h.mixer.inputs.ports().isEmpty)
   }
 
   @Test("tab completion: input's words, input names where a strip name goes, input remove's names")
@@ -251,17 +251,17 @@ extension InputCommandTests {
     for _ in 0..<2 { view.handle(.right) }
     #expect(view.state.selected == 2)
     view.handle(.down)
-    #expect(abs(Decibels.fromAmplitude(try h.mixer.inputStatus("mic").settings.volume) - -1) < 1e-9)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.inputs.status("mic").settings.volume) - -1) < 1e-9)
     view.handle(.character("]"))
-    #expect(try h.mixer.inputStatus("mic").settings.pan == 0.1)
+    #expect(try h.mixer.inputs.status("mic").settings.pan == 0.1)
     view.handle(.character("m"))
     view.handle(.character("s"))
-    let settings = try h.mixer.inputStatus("mic").settings
+    let settings = try h.mixer.inputs.status("mic").settings
     #expect(settings.mute && settings.solo)
     view.handle(.character("<"))
     #expect(view.state.statusIsError && view.state.status == "'mic' is a live input: it has no rate", "\(view.state.status)")
     view.handle(.character("0"))
-    #expect(try h.mixer.inputStatus("mic").settings.volume == 1 && h.mixer.inputStatus("mic").settings.pan == 0)
+    #expect(try h.mixer.inputs.status("mic").settings.volume == 1 && h.mixer.inputs.status("mic").settings.pan == 0)
     #expect(!view.state.status.contains("error"), "\(view.state.status)")
   }
 }
@@ -273,10 +273,10 @@ extension InputCommandTests {
     defer { h.shutdown() }
     #expect(h.run("input add mic mono").ok)
     #expect(h.run("begin; vol mic 0.5; pan mic 0.5; commit").ok)
-    #expect(try h.mixer.inputStatus("mic").settings.volume == 0.5)
+    #expect(try h.mixer.inputs.status("mic").settings.volume == 0.5)
     let failed = h.run("begin; vol mic 0.2; mute mic; eq mic low 100 +3dB; rate drums 9; commit")
     #expect(!failed.ok && failed.output.first?.contains("nothing changed") == true, "\(failed.output)")
-    let after = try h.mixer.inputStatus("mic").settings
+    let after = try h.mixer.inputs.status("mic").settings
     #expect(after.volume == 0.5 && after.pan == 0.5 && !after.mute && after.eq == EQSettings(), "\(after)")
   }
 }

@@ -20,10 +20,10 @@ import Testing
     defer { h.shutdown() }
     #expect(h.run("input add mic mono; vol mic 0.5").ok)
     #expect(h.run("directout mic on").ok)
-    let settings = try h.mixer.inputStatus("mic").settings
+    let settings = try h.mixer.inputs.status("mic").settings
     #expect(settings.directOut && h.mixer.isDirty)
     let slot = InputBank.directSlot(0, maxVoices: h.mixer.renderState.pointee.maxVoices)
-    #expect(h.mixer.directOutSlots().contains { $0.name == "mic" && $0.slot == slot })
+    #expect(h.mixer.stems.directOutSlots().contains { $0.name == "mic" && $0.slot == slot })
     let table = h.run("inputs").output
     #expect(table.count == 2 && table[1].contains(" DL ") && table[1].contains("mic_L/R"), "\(table)")
     // The engine: the strip's buffers (what the driver hands in) get it, the master does not.
@@ -43,7 +43,7 @@ import Testing
     #expect(abs(peak - Float(0.25 * cos(Double.pi / 4))) < 1e-3, "direct out peak \(peak)")
     #expect(master.left == 0 && master.right == 0, "master \(master)")
     #expect(h.run("directout mic off").ok)
-    #expect(!h.mixer.directOutSlots().contains { $0.name == "mic" })
+    #expect(!h.mixer.stems.directOutSlots().contains { $0.name == "mic" })
   }
 
   @Test("the mixer graph lists inputs (on the master or their bus); one with direct outs says so")

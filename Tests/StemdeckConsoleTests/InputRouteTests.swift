@@ -54,7 +54,7 @@ import Testing
     #expect(h.run("meters reset").ok)
     peak = InputCommandTests.render(h, signal: InputCommandTests.tone, blocks: 8)
     #expect(Self.near(peak, Self.centre * 0.5), "the bus's volume applies: \(peak)")
-    let bus = try #require(h.mixer.busStatuses().first)
+    let bus = try #require(h.mixer.buses.statuses().first)
     #expect(bus.members == ["mic"])
     #expect(abs(bus.meter.channels[0].peak - Decibels.fromAmplitude(Double(Self.centre * 0.5))) < 0.1, "\(bus.meter)")
     // Stopped: the transport fade closes the bus, the input with it.
@@ -65,8 +65,8 @@ import Testing
     #expect(h.run("route mic master").output == ["mic → master"])
     peak = InputCommandTests.render(h, signal: InputCommandTests.tone, blocks: 8)
     #expect(Self.near(peak, Self.centre), "on the master while stopped: \(peak)")
-    #expect(try h.mixer.inputStatus("mic").destination == "master")
-    #expect(try h.mixer.busStatuses().first?.members == [])
+    #expect(try h.mixer.inputs.status("mic").destination == "master")
+    #expect(try h.mixer.buses.statuses().first?.members == [])
   }
 
   @Test("a route change of a live input crossfades: the largest sample step stays within the signal's slope")
@@ -88,7 +88,7 @@ import Testing
     for line in ["route mic vox_bus", "route mic master"] {
       #expect(h.run(line).ok)
       for _ in 0..<2 {
-        h.mixer.fillStreams()
+        h.mixer.engine.fillStreams()
         h.mixer.renderState.pointee.inputs.buffers[0] = input
         renderBlock(h.mixer.renderState, left: left, right: right, frameCount: 1024)
         for i in 0..<1024 {
@@ -110,7 +110,7 @@ import Testing
     defer { h.shutdown() }
     #expect(h.run("bus add band; route vox_bus band; route mic vox_bus; bus add other; play").ok)
     func heard() -> Bool { InputCommandTests.render(h, signal: InputCommandTests.tone, blocks: 6).left > 0.3 }
-    func audible(_ bus: String) -> Bool { h.mixer.busStatuses().first { $0.settings.name == bus }?.audible == true }
+    func audible(_ bus: String) -> Bool { h.mixer.buses.statuses().first { $0.settings.name == bus }?.audible == true }
     #expect(heard())
     #expect(h.run("solo mic").ok)
     #expect(heard(), "a soloed input keeps its way to the master open")
@@ -148,12 +148,12 @@ import Testing
       let result = h.run(line)
       #expect(!result.ok, "\(line)")
       #expect(result.output == [message], "\(line): \(result.output)")
-      #expect(try h.mixer.inputStatus("mic").destination == "vox_bus")
+      #expect(try h.mixer.inputs.status("mic").destination == "vox_bus")
       #expect(!h.mixer.isDirty, "\(line)")
     }
     #expect(h.run("bus remove vox_bus").output == ["bus 'vox_bus' removed; mic now feeds the master"])
-    #expect(try h.mixer.inputStatus("mic").destination == "master")
-    #expect(try h.mixer.destination(of: "mic") == nil)
+    #expect(try h.mixer.inputs.status("mic").destination == "master")
+    #expect(try h.mixer.buses.destination(of: "mic") == nil)
   }
 
   @Test("session: an input's bus is saved (only when not the master) and restored on open; a bad one is refused with nothing lost")
@@ -171,9 +171,9 @@ import Testing
       text.contains(#"{ "name" : "keys", "channels" : "stereo", "volume" : 1, "pan" : 0, "mute" : false, "solo" : false }"#), "\(text)")
     #expect(h.run("route mic master; route keys vox_bus").ok)
     #expect(h.run("open! \(path)").ok)
-    #expect(try h.mixer.inputStatus("mic").destination == "vox_bus")
-    #expect(try h.mixer.inputStatus("keys").destination == "master")
-    #expect(h.mixer.members(of: "vox_bus") == ["mic"])
+    #expect(try h.mixer.inputs.status("mic").destination == "vox_bus")
+    #expect(try h.mixer.inputs.status("keys").destination == "master")
+    #expect(h.mixer.buses.members(of: "vox_bus") == ["mic"])
     // The engine follows: the input sounds through the bus.
     #expect(h.run("mute drums; mute bass; vol vox_bus 0.5; play").ok)
     let peak = InputCommandTests.render(h, signal: InputCommandTests.tone, blocks: 8)
@@ -182,17 +182,17 @@ import Testing
     let bad = h.folder.file("bad.json")
     try text.replacingOccurrences(of: #""bus" : "vox_bus" }"#, with: #""bus" : "vocals" }"#).write(
       toFile: bad, atomically: true, encoding: .utf8)
-    let before = h.mixer.inputSettings
+    let before = h.mixer.inputs.settings
     let result = h.run("open! \(bad)")
     #expect(!result.ok)
     let message = result.output.joined(separator: "\n")
     #expect(message.contains("bad.json") && message.contains("inputs[0].bus") && message.contains("\"vocals\""), "\(message)")
-    #expect(h.mixer.inputSettings == before)
-    #expect(try h.mixer.inputStatus("mic").destination == "vox_bus")
+    #expect(h.mixer.inputs.settings == before)
+    #expect(try h.mixer.inputs.status("mic").destination == "vox_bus")
     // A new sample rate (the server restarted at another): the copy keeps the route.
     let copy = try h.mixer.copy(atSampleRate: 44100)
     defer { copy.shutdown() }
-    #expect(try copy.inputStatus("mic").destination == "vox_bus")
-    #expect(copy.members(of: "vox_bus") == ["mic"])
+    #expect(try copy.inputs.status("mic").destination == "vox_bus")
+    #expect(copy.buses.members(of: "vox_bus") == ["mic"])
   }
 }

@@ -35,7 +35,7 @@ import Testing
     }
     h.render(blocks: 1)
     let send = h.playMIDI
-    func value(_ position: Int, _ symbol: String) throws -> Double? { try h.mixer.inserts(of: "drums")[position - 1].values[symbol] }
+    func value(_ position: Int, _ symbol: String) throws -> Double? { try h.mixer.inserts.list(of: "drums")[position - 1].values[symbol] }
     var gains: [Double?] = []
     // Soft takeover: the knob at 0 leaves the gain (0 dB, the middle) alone until it passes it.
     for cc: UInt8 in [0, 127, 0] {
@@ -61,7 +61,7 @@ import Testing
     #expect(h.run("save \(path)").ok)
     let text = try String(contentsOfFile: path, encoding: .utf8)
     #expect(text.contains("\"action\" : \"insert\", \"target\" : \"drums\", \"parameter\" : \"1/gain\""), "\(text)")
-    #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midiMappings)
+    #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midi.mappings)
   }
 }
 

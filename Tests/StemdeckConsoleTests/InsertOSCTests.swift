@@ -24,13 +24,13 @@ import Glibc
     #expect(h.run("insert add drums http://plugin.org.uk/swh-plugins/amp").ok)
     let set = RemoteSafetyTests.osc(server, h, "/stemdeck/strip/drums/insert/1/gain", [.float(-7.5)])
     #expect(set == nil, "\(String(describing: set))")
-    #expect(try h.mixer.inserts(of: "drums").first?.values["gain"] == -7.5)
+    #expect(try h.mixer.inserts.list(of: "drums").first?.values["gain"] == -7.5)
     let high = RemoteSafetyTests.osc(server, h, "/stemdeck/strip/drums/insert/1/gain", [.float(71)])
     #expect(high?.ok == false && high?.text.contains("gain must be from -70 to 70 (got 71)") == true, "\(String(describing: high))")
     let position = RemoteSafetyTests.osc(server, h, "/stemdeck/strip/drums/insert/x/gain", [.float(0)])
     #expect(position?.ok == false && position?.text.contains("whole number from 1") == true, "\(String(describing: position))")
     let symbol = RemoteSafetyTests.osc(server, h, "/stemdeck/strip/drums/insert/1/volume", [.float(0)])
     #expect(symbol?.ok == false && symbol?.text.contains("its controls: gain") == true, "\(String(describing: symbol))")
-    #expect(try h.mixer.inserts(of: "drums").first?.values["gain"] == -7.5, "a refused value changed the control")
+    #expect(try h.mixer.inserts.list(of: "drums").first?.values["gain"] == -7.5, "a refused value changed the control")
   }
 }

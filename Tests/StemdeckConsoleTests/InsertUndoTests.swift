@@ -19,7 +19,7 @@ import StemdeckControl
       #expect(h.run(line).ok, "\(line)")
     }
     func state() throws -> [String] {
-      try h.mixer.inserts(of: "drums").map { "\($0.bypass ? "B" : "-") \(Int($0.values["gain"] ?? .nan))" }
+      try h.mixer.inserts.list(of: "drums").map { "\($0.bypass ? "B" : "-") \(Int($0.values["gain"] ?? .nan))" }
     }
     #expect(try state() == ["B -6"])
     #expect(h.run("undo").ok)

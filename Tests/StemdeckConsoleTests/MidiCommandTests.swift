@@ -93,7 +93,7 @@ struct MidiCommandTests {
     #expect(h.run("midi maps").output == maps)
     #expect(h.run("midi unmap cc 10").output == ["midi: removed cc 10 pan drums"])
     #expect(h.run("midi unmap all").ok)
-    #expect(h.mixer.midiMappings.isEmpty)
+    #expect(h.mixer.midi.mappings.isEmpty)
   }
 
   @Test("a mapped CC moves the stem at the event's frame within the block, and the mixer's settings follow")
@@ -109,7 +109,7 @@ struct MidiCommandTests {
     let right = UnsafeMutablePointer<Float>.allocate(capacity: 1024)
     defer { left.deallocate(); right.deallocate() }
     func block(_ events: [(Int, [UInt8])]) -> [Float] {
-      h.mixer.fillStreams()
+      h.mixer.engine.fillStreams()
       for (offset, b) in events { midiInput(h.mixer.renderState, offset: offset, count: b.count, b[0], b[1], b[2]) }
       renderBlock(h.mixer.renderState, left: left, right: right, frameCount: 1024)
       return Array(UnsafeBufferPointer(start: left, count: 1024))
@@ -125,13 +125,13 @@ struct MidiCommandTests {
     #expect(peak(moved, 500..<548) < reference && peak(moved, 500..<548) > 0.8 * reference, "the ramp starts at frame 500")
     // The control thread records the value the renderer applied.
     _ = h.mixer.pump()
-    #expect(try h.mixer.stemStatus("tone").settings.volume == 0)
+    #expect(try h.mixer.stems.status("tone").settings.volume == 0)
     #expect(h.mixer.isDirty)
     // Two events in one block, the second on a 14-bit LSB: both land, in order.
     let fine = block([(100, [0xB0, 7, 100]), (300, [0xB0, 39, 64])])
     #expect(peak(fine, 1000..<1024) > 0.9 * reference)
     _ = h.mixer.pump()
-    let v = try h.mixer.stemStatus("tone").settings.volume
+    let v = try h.mixer.stems.status("tone").settings.volume
     #expect(abs(v - MidiCurve.gain(position: 100.5)) < 1e-9, "\(v)")
   }
 
@@ -165,24 +165,24 @@ struct MidiCommandTests {
     var gains: [Double] = []
     for value: UInt8 in [0, 32, 64, 127] {
       send([0xB0, 20, value])
-      gains.append(try h.mixer.eqSettings("drums").low.gain)
+      gains.append(try h.mixer.strips.eq("drums").low.gain)
     }
     #expect(gains == [-18, -9, 0, 18], "\(gains)")
     send([0xB1, 21, 96])  // channel 2
     send([0xB0, 21, 127])  // channel 1: not this mapping's
-    #expect(try h.mixer.eqSettings("drums").mid.gain == 9.1)
+    #expect(try h.mixer.strips.eq("drums").mid.gain == 9.1)
     send([0xB0, 22, 1])
-    #expect(try h.mixer.eqSettings("bass").high.gain == -17.7)
-    #expect(try h.mixer.eqSettings("drums").enabled)
+    #expect(try h.mixer.strips.eq("bass").high.gain == -17.7)
+    #expect(try h.mixer.strips.eq("drums").enabled)
     send([0x90, 36, 100])
     send([0x90, 36, 0])  // note off: not a press
-    #expect(try !h.mixer.eqSettings("drums").enabled)
+    #expect(try !h.mixer.strips.eq("drums").enabled)
     send([0x90, 36, 90])
-    #expect(try h.mixer.eqSettings("drums").enabled)
+    #expect(try h.mixer.strips.eq("drums").enabled)
     #expect(h.run("eq drums").output == ["drums eq: low 100 Hz +18 dB, mid 1000 Hz +9.1 dB q 0.707"])
     let path = h.folder.file("eq-midi.json")
     #expect(h.run("save \(path)").ok)
-    #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midiMappings)
+    #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midi.mappings)
   }
 
   @Test("buses and live inputs: vol/pan through the fader curve with soft takeover, mute/solo/EQ toggles; rate refused; send levels")
@@ -209,12 +209,12 @@ struct MidiCommandTests {
       h.render(blocks: 1)
       _ = h.mixer.pump()
     }
-    func bus() throws -> BusSettings { try h.mixer.busSetting("grp") }
-    func mic() throws -> InputSettings { try h.mixer.inputStatus("mic").settings }
+    func bus() throws -> BusSettings { try h.mixer.buses.setting("grp") }
+    func mic() throws -> InputSettings { try h.mixer.inputs.status("mic").settings }
     // The bus is at 0 dB (CC 100): a controller at 20 is held; reaching 99.6… (100) picks it up.
     send([0xB0, 30, 20])
     #expect(try bus().volume == 1)
-    #expect(h.mixer.midiHeldMoves == 1)
+    #expect(h.mixer.midi.heldMoves == 1)
     send([0xB0, 30, 100])
     send([0xB0, 30, 50])
     #expect(try abs(bus().volume - MidiCurve.gain(position: 50)) < 1e-12)
@@ -254,13 +254,13 @@ struct MidiCommandTests {
     send([0xB0, 34, 0])
     send([0xB0, 34, 100])
     send([0xB0, 36, 45])
-    let verb = try #require(h.mixer.auxSends.first { $0.name == "verb" })
+    let verb = try #require(h.mixer.sends.all.first { $0.name == "verb" })
     #expect(verb.levels["grp"] == SendLevel(gain: 1, preFader: false), "\(verb.levels)")
     #expect(verb.levels["mic"] == SendLevel(gain: MidiCurve.gain(position: 45), preFader: true), "\(verb.levels)")
     #expect(h.run("midi maps").output.contains("cc 34 send grp verb"))
     let path = h.folder.file("strip-midi.json")
     #expect(h.run("save \(path)").ok)
-    #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midiMappings)
+    #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midi.mappings)
   }
 
   @Test("show mappings: next, prev and stop presses reach the front end as commands; vol master rides the master fader; refusals; saved")
@@ -293,14 +293,14 @@ struct MidiCommandTests {
     #expect(!send([0xB0, 70, 127]).contains(.midiCommand("stop")), "held down: one press")
     // The master is at 0 dB (CC 100): 20 is held; 100 picks it up; 50 sets it.
     _ = send([0xB0, 15, 20])
-    #expect(h.mixer.masterVolumeSetting == 1)
+    #expect(h.mixer.master.volume == 1)
     _ = send([0xB0, 15, 100])
     _ = send([0xB0, 15, 50])
-    #expect(abs(h.mixer.masterVolumeSetting - MidiCurve.gain(position: 50)) < 1e-12)
+    #expect(abs(h.mixer.master.volume - MidiCurve.gain(position: 50)) < 1e-12)
     #expect(h.run("midi maps").output == ["note 60 next", "note 59 prev", "cc 70 stop", "cc 15 volume master"])
     let path = h.folder.file("show-midi.json")
     #expect(h.run("save \(path)").ok)
-    #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midiMappings)
+    #expect(try SessionFile.load(path: path).midi.mappings == h.mixer.midi.mappings)
   }
 
   @Test("learn binds the next CC; an unmapped note does nothing; the mappings round-trip through the session")
@@ -312,11 +312,11 @@ struct MidiCommandTests {
     midiInput(h.mixer.renderState, offset: 0, count: 3, 0xB2, 21, 5)
     h.render(blocks: 1)
     #expect(h.idle().contains { $0.contains("midi learned: cc 21 ch 3 volume drums") })
-    #expect(h.mixer.midiMappings == [MidiMapping(source: .cc, number: 21, channel: 3, action: .volume, target: "drums")])
+    #expect(h.mixer.midi.mappings == [MidiMapping(source: .cc, number: 21, channel: 3, action: .volume, target: "drums")])
     let path = h.folder.file("s.json")
     #expect(h.run("save \(path)").ok)
     let session = try SessionFile.load(path: path)
-    #expect(session.midi.mappings == h.mixer.midiMappings)
+    #expect(session.midi.mappings == h.mixer.midi.mappings)
     #expect(h.run("midi unmap all").ok)
     #expect(h.run("open \(path)").ok)
     #expect(h.run("midi maps").output == ["cc 21 ch 3 volume drums"])
@@ -372,7 +372,7 @@ struct MidiCommandTests {
       got = drain()
     }
     #expect(got == [[0x9F, 60, 127]], "playing: the LED on")
-    h.mixer.setMidiSongNumber(2)
+    h.mixer.midi.setSongNumber(2)
     h.render(blocks: 1)
     #expect(drain() == [[0xCF, 2]], "song 3 (program 2)")
     #expect(h.run("stop").ok)

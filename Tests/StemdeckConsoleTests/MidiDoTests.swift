@@ -39,7 +39,7 @@ import Testing
       h.console.serviceOnce()
     }
     send([0x9F, 60, 100])
-    #expect(try h.mixer.stemStatus("drums").settings.mute && h.mixer.stemStatus("bass").settings.pan == 0.5)
+    #expect(try h.mixer.stems.status("drums").settings.mute && h.mixer.stems.status("bass").settings.pan == 0.5)
     #expect(h.console.history.steps.last?.source == "midi")
     // A sustain pedal whose contacts bounce (down, up, down within one period): one press, one
     // 'next' (refused here: no setlist, said as an event).
@@ -89,11 +89,11 @@ import Testing
       h.console.serviceOnce()
     }
     press(41)
-    #expect(try h.mixer.stemStatus("drums").settings.soloSafe)
+    #expect(try h.mixer.stems.status("drums").settings.soloSafe)
     press(42)  // a live input is solo-safe from the start: the press makes it follow solo
-    #expect(h.mixer.inputSettings.first?.strip.soloSafe == false)
+    #expect(h.mixer.inputs.settings.first?.strip.soloSafe == false)
     press(41)
-    #expect(try !h.mixer.stemStatus("drums").settings.soloSafe)
+    #expect(try !h.mixer.stems.status("drums").settings.soloSafe)
   }
 
   @Test(
@@ -109,14 +109,14 @@ import Testing
     midiInput(h.mixer.renderState, offset: 0, count: 3, 0x90, 60, 100)
     h.render(blocks: 1)
     h.console.serviceOnce()
-    let jump = try #require(h.mixer.waitingJump, "the pedal's goto sent no jump")
+    let jump = try #require(h.mixer.marks.waitingJump, "the pedal's goto sent no jump")
     #expect(jump.mark == "chorus" && jump.atSeconds == 2 && jump.toSeconds == 1.5)
     #expect(h.run("mark list").output == ["chorus  0:01.500 (bar 1.4)", "jumping to 'chorus' (0:01.500) at 0:02.000 (bar 2.1)"])
     #expect(h.run("status").output.contains("jumping to 'chorus' (0:01.500) at 0:02.000"))
     let json = QueryJSON.status(Display.statusReport(h.console))
     #expect((json["jump"] as? [String: Any])?["at"] as? Double == 2)
     #expect(h.run("goto chorus now").output == ["at 'chorus' (0:01.500)"])
-    #expect(h.mixer.waitingJump == nil && h.mixer.position == 1.5)
+    #expect(h.mixer.marks.waitingJump == nil && h.mixer.transport.position == 1.5)
     // OSC: a mark and where it lands (,ss).
     h.render(blocks: 4)
     let server = try OSCServer(host: "127.0.0.1", port: 0)
@@ -124,6 +124,6 @@ import Testing
     let message = OSCMessage(
       path: "/stemdeck/goto", arguments: [.string("chorus"), .string("bar")], source: sockaddr_storage(), sourceLength: 0)
     #expect(server.handle(message, h.console) == nil)
-    #expect(h.mixer.waitingJump?.mark == "chorus" && h.mixer.waitingJump?.atSeconds == 2)
+    #expect(h.mixer.marks.waitingJump?.mark == "chorus" && h.mixer.marks.waitingJump?.atSeconds == 2)
   }
 }

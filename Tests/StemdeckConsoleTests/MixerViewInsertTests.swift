@@ -34,16 +34,16 @@ import Testing
 
     let view = MixerView(console: h.console)
     view.handle(.character("x"))
-    #expect(try h.mixer.inserts(of: "drums").map(\.bypass) == [true, true])
+    #expect(try h.mixer.inserts.list(of: "drums").map(\.bypass) == [true, true])
     #expect(view.state.status == "drums inserts out (all 2 bypassed)" && !view.state.statusIsError, "\(view.state.status)")
     model = MixerViewModel.make(h.console)
     #expect(model.strips[0].flags.text.contains("x") && !model.strips[0].flags.text.contains("X"))
     view.handle(.character("x"))
-    #expect(try h.mixer.inserts(of: "drums").map(\.bypass) == [false, false], "all in again, the one bypassed before too")
+    #expect(try h.mixer.inserts.list(of: "drums").map(\.bypass) == [false, false], "all in again, the one bypassed before too")
     view.handle(.character("u"))
-    #expect(try h.mixer.inserts(of: "drums").map(\.bypass) == [true, true], "u undoes the switch in one step")
+    #expect(try h.mixer.inserts.list(of: "drums").map(\.bypass) == [true, true], "u undoes the switch in one step")
     view.handle(.character("u"))
-    #expect(try h.mixer.inserts(of: "drums").map(\.bypass) == [false, true], "and the one before it")
+    #expect(try h.mixer.inserts.list(of: "drums").map(\.bypass) == [false, true], "and the one before it")
 
     view.handle(.right)
     view.handle(.character("x"))
@@ -51,6 +51,6 @@ import Testing
     // The master: the last strip.
     for _ in 0..<5 { view.handle(.right) }
     view.handle(.character("x"))
-    #expect(try h.mixer.inserts(of: "master").map(\.bypass) == [true])
+    #expect(try h.mixer.inserts.list(of: "master").map(\.bypass) == [true])
   }
 }

@@ -125,17 +125,17 @@ struct MixerViewTests {
     let row = MixerScreen.meterTop + MixerScreen.rowFor(MixerScreen.fraction(-12), rows: layout.meterRows)
     view.mouse(column: bassFader + 1, row: row, kind: 1, columns: 80, rows: 24)
     #expect(view.state.selected == 1)
-    #expect(abs(Decibels.fromAmplitude(try h.mixer.stemStatus("bass").settings.volume) + 12) < 1e-9)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.stems.status("bass").settings.volume) + 12) < 1e-9)
     view.handle(.character("u"))
-    #expect(try h.mixer.stemStatus("bass").settings.volume == 1)
+    #expect(try h.mixer.stems.status("bass").settings.volume == 1)
     // The wheel over drums (anywhere in its strip): up 1 dB.
     view.mouse(column: MixerScreen.scaleWidth + 1, row: 2, kind: 4, columns: 80, rows: 24)
     #expect(view.state.selected == 0)
-    #expect(abs(Decibels.fromAmplitude(try h.mixer.stemStatus("drums").settings.volume) - 1) < 1e-9)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.stems.status("drums").settings.volume) - 1) < 1e-9)
     // A click on the name selects only.
     view.mouse(column: bassFader, row: 1, kind: 1, columns: 80, rows: 24)
     #expect(view.state.selected == 1)
-    #expect(try h.mixer.stemStatus("bass").settings.volume == 1)
+    #expect(try h.mixer.stems.status("bass").settings.volume == 1)
   }
 
   @Test("a drag: the press holds the fader, motion moves it to the pointer's row anywhere, the release lets go; one u undoes it")
@@ -145,7 +145,7 @@ struct MixerViewTests {
     let view = MixerView(console: h.console)
     let faders = TwoStripFaders(), bassFader = faders.bass
     func row(_ db: Double) -> Int { faders.row(db) }
-    func bassDB() throws -> Double { Decibels.fromAmplitude(try h.mixer.stemStatus("bass").settings.volume) }
+    func bassDB() throws -> Double { Decibels.fromAmplitude(try h.mixer.stems.status("bass").settings.volume) }
     // Pressed at 0 dB, where it is: held, nothing to undo yet.
     view.mouse(column: bassFader + 1, row: row(0), kind: 1, columns: 80, rows: 24)
     let steps = h.console.history.steps.count
@@ -155,8 +155,8 @@ struct MixerViewTests {
     #expect(abs(try bassDB() + 6) < 1e-9)
     // Over drums's strip and below the track: the held fader (bass) goes to silence.
     view.mouse(column: MixerScreen.scaleWidth + 1, row: 23, kind: 3, columns: 80, rows: 24)
-    #expect(try h.mixer.stemStatus("bass").settings.volume == 0)
-    #expect(try h.mixer.stemStatus("drums").settings.volume == 1)
+    #expect(try h.mixer.stems.status("bass").settings.volume == 0)
+    #expect(try h.mixer.stems.status("drums").settings.volume == 1)
     view.mouse(column: bassFader, row: row(-12), kind: 3, columns: 80, rows: 24)
     #expect(abs(try bassDB() + 12) < 1e-9)
     view.mouse(column: bassFader, row: row(-12), kind: 2, columns: 80, rows: 24)
@@ -166,7 +166,7 @@ struct MixerViewTests {
     #expect(abs(try bassDB() + 12) < 1e-9)
     #expect(h.console.history.steps.count == steps + 1)
     view.handle(.character("u"))
-    #expect(try h.mixer.stemStatus("bass").settings.volume == 1)
+    #expect(try h.mixer.stems.status("bass").settings.volume == 1)
     #expect(h.console.history.done == steps)
     // A key lets go too.
     view.mouse(column: bassFader + 1, row: row(-6), kind: 1, columns: 80, rows: 24)
@@ -288,16 +288,16 @@ struct MixerViewTests {
     let view = MixerView(console: h.console)
     for _ in 0..<2 { view.handle(.right) }
     #expect(view.state.selected == 2)
-    let before = h.mixer.masterVolumeSetting
+    let before = h.mixer.master.volume
     for key in [MixerView.Key.up, .home, .end, .character("m"), .character("s"), .character("]"), .character("<")] {
       view.state.status = ""
       view.handle(key)
       #expect(view.state.statusIsError && view.state.status.contains("effects strip has no"), "\(key): \(view.state.status)")
     }
-    #expect(h.mixer.masterVolumeSetting == before)
+    #expect(h.mixer.master.volume == before)
     view.handle(.right)
     view.handle(.up)
-    #expect(abs(Decibels.fromAmplitude(h.mixer.masterVolumeSetting) - 1) < 1e-9)
+    #expect(abs(Decibels.fromAmplitude(h.mixer.master.volume) - 1) < 1e-9)
 
     #expect(h.run("sfx out ports").ok)
     #expect(MixerViewModel.make(h.console).effects == nil)
@@ -364,39 +364,39 @@ struct MixerViewTests {
     let h = try ConsoleHarness.withStems()
     let view = MixerView(console: h.console)
     for key in [MixerView.Key.right, .up, .up] { view.handle(key) }
-    #expect(abs(Decibels.fromAmplitude(try h.mixer.stemStatus("bass").settings.volume) - 2) < 1e-9)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.stems.status("bass").settings.volume) - 2) < 1e-9)
     view.handle(.character("u"))
-    #expect(abs(Decibels.fromAmplitude(try h.mixer.stemStatus("bass").settings.volume) - 1) < 1e-9)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.stems.status("bass").settings.volume) - 1) < 1e-9)
     view.handle(.character("m"))
-    #expect(try h.mixer.stemStatus("bass").settings.mute)
+    #expect(try h.mixer.stems.status("bass").settings.mute)
     view.handle(.character("m"))
-    #expect(try !h.mixer.stemStatus("bass").settings.mute)
+    #expect(try !h.mixer.stems.status("bass").settings.mute)
     view.handle(.character("L"))
-    #expect(try h.mixer.stemStatus("bass").settings.soloSafe)
+    #expect(try h.mixer.stems.status("bass").settings.soloSafe)
     #expect(view.state.status == "bass is solo-safe: heard whatever is soloed")
     view.handle(.character("L"))
-    #expect(try !h.mixer.stemStatus("bass").settings.soloSafe)
+    #expect(try !h.mixer.stems.status("bass").settings.soloSafe)
     view.handle(.pageDown)
-    #expect(abs(Decibels.fromAmplitude(try h.mixer.stemStatus("bass").settings.volume) + 5) < 1e-9)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.stems.status("bass").settings.volume) + 5) < 1e-9)
     view.handle(.end)
-    #expect(try h.mixer.stemStatus("bass").settings.volume == 0)
+    #expect(try h.mixer.stems.status("bass").settings.volume == 0)
     view.handle(.up)  // from -inf, to the bottom mark
-    #expect(abs(Decibels.fromAmplitude(try h.mixer.stemStatus("bass").settings.volume) + 72) < 1e-9)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.stems.status("bass").settings.volume) + 72) < 1e-9)
     view.handle(.home)
-    #expect(try h.mixer.stemStatus("bass").settings.volume == 1)
+    #expect(try h.mixer.stems.status("bass").settings.volume == 1)
     view.handle(.character("]"))
     view.handle(.character(">"))
-    #expect(try h.mixer.stemStatus("bass").settings.pan == 0.1)
-    #expect(try h.mixer.stemStatus("bass").settings.rate == 1.05)
+    #expect(try h.mixer.stems.status("bass").settings.pan == 0.1)
+    #expect(try h.mixer.stems.status("bass").settings.rate == 1.05)
     view.handle(.character("0"))
-    #expect(try h.mixer.stemStatus("bass").settings.pan == 0 && h.mixer.stemStatus("bass").settings.rate == 1)
+    #expect(try h.mixer.stems.status("bass").settings.pan == 0 && h.mixer.stems.status("bass").settings.rate == 1)
     // The fader stops at +6 dB (volume 2).
     for _ in 0..<10 { view.handle(.pageUp) }
-    #expect(try h.mixer.stemStatus("bass").settings.volume == 2)
+    #expect(try h.mixer.stems.status("bass").settings.volume == 2)
     // The master: its own fader; no mute.
     view.handle(.right)
     view.handle(.down)
-    #expect(abs(Decibels.fromAmplitude(h.mixer.masterVolumeSetting) + 1) < 1e-9)
+    #expect(abs(Decibels.fromAmplitude(h.mixer.master.volume) + 1) < 1e-9)
     view.handle(.character("m"))
     #expect(view.state.statusIsError)
     view.handle(.character("q"))
@@ -412,7 +412,7 @@ struct MixerViewTests {
     for c in "vol drums -6dB" { view.handle(.character(c)) }
     view.handle(.enter)
     #expect(view.state.prompt == nil)
-    #expect(abs(Decibels.fromAmplitude(try h.mixer.stemStatus("drums").settings.volume) + 6) < 1e-9)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.stems.status("drums").settings.volume) + 6) < 1e-9)
     view.handle(.character(":"))
     for c in "vol drms 1" { view.handle(.character(c)) }
     view.handle(.enter)
@@ -422,7 +422,7 @@ struct MixerViewTests {
     for c in "mute drums" { view.handle(.character(c)) }
     view.handle(.escape)
     #expect(view.state.prompt == nil && !view.leaving)
-    #expect(try !h.mixer.stemStatus("drums").settings.mute)
+    #expect(try !h.mixer.stems.status("drums").settings.mute)
   }
 
   @Test("'mixer' refuses outside a terminal, with what to use instead")

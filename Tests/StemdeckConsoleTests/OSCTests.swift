@@ -155,7 +155,7 @@ struct OSCTests {
     let reply = send("/stemdeck/cmd", [.string("echo one; echo two")])
     #expect(reply?.ok == true && reply?.text == "one\ntwo")
     #expect(send("/stemdeck/transport/locate", [.float(1.5)]) == nil)
-    #expect(abs(h.mixer.position - 1.5) < 0.001)
+    #expect(abs(h.mixer.transport.position - 1.5) < 0.001)
   }
 
   @Test("buses, live inputs and aux sends by address: vol/pan/mute/solo, a send level keeping its tap point, a return")
@@ -177,17 +177,17 @@ struct OSCTests {
     #expect(send("/stemdeck/send/mic/verb", [.float(-10)]) == nil)
     #expect(send("/stemdeck/send/drums/verb", [.float(-12)]) == nil)
     #expect(send("/stemdeck/return/verb", [.float(-3)]) == nil)
-    let grp = try h.mixer.busSetting("grp")
-    let keys = try h.mixer.busSetting("keys_bus")
+    let grp = try h.mixer.buses.setting("grp")
+    let keys = try h.mixer.buses.setting("keys_bus")
     #expect(abs(grp.volume - linear(decibels: -6)) < 1e-6 && grp.mute && keys.mute)
-    let mic = try h.mixer.inputStatus("mic").settings
+    let mic = try h.mixer.inputs.status("mic").settings
     #expect(mic.pan == 0.25 && mic.solo)
-    let verb = try #require(h.mixer.auxSends.first { $0.name == "verb" })
+    let verb = try #require(h.mixer.sends.all.first { $0.name == "verb" })
     #expect(verb.levels["mic"].map { abs($0.gain - linear(decibels: -10)) < 1e-6 && $0.preFader } == true, "\(verb.levels)")
     #expect(verb.levels["drums"].map { abs($0.gain - linear(decibels: -12)) < 1e-6 && !$0.preFader } == true)
     #expect(abs(verb.returnVolume - linear(decibels: -3)) < 1e-6)
     #expect(send("/stemdeck/send/mic/verb", [.float(-.infinity)]) == nil)
-    #expect(h.mixer.auxSends.first { $0.name == "verb" }?.levels["mic"] == nil)
+    #expect(h.mixer.sends.all.first { $0.name == "verb" }?.levels["mic"] == nil)
     for (path, why) in [
       ("/stemdeck/bus/grp/rate", "'grp' is a bus; this applies to stems only"),
       ("/stemdeck/bus/grp/gain", "a bus's addresses are vol (dB), pan, width, mute, solo"), ("/stemdeck/bus/nosuch/vol", "nosuch"),
@@ -363,7 +363,7 @@ struct OSCTests {
     #expect(
       server.handle(OSCMessage(path: "/stemdeck/stem/drums/vol", arguments: [.float(-3)], source: address, sourceLength: length), h.console)
         == nil)
-    #expect(abs(Decibels.fromAmplitude(h.mixer.stemStatuses()[0].settings.volume) + 3) < 1e-6)
+    #expect(abs(Decibels.fromAmplitude(h.mixer.stems.statuses()[0].settings.volume) + 3) < 1e-6)
     #expect(receive { !$0.isEmpty } == ["/stemdeck/stem/drums/vol": -3])
   }
 

@@ -25,7 +25,7 @@ struct OpenAtEndTests {
       try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: path))
       let (ok, output) = h.run("open! \(path)")
       #expect(ok, "\(output)")
-      #expect(abs(h.mixer.position - opensAt) < 0.001, "saved at \(saved): opened at \(h.mixer.position)")
+      #expect(abs(h.mixer.transport.position - opensAt) < 0.001, "saved at \(saved): opened at \(h.mixer.transport.position)")
       let warning = output.first { $0.hasPrefix("warning:") }
       if warns {
         #expect(

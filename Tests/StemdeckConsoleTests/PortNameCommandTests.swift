@@ -21,17 +21,17 @@ import Testing
     // A stem whose direct outs would be the send's return ports.
     var r = h.run("directout verb_return on")
     #expect(!r.ok && r.output.joined().contains("verb_return_L") && r.output.joined().contains("send 'verb'"), "\(r.output)")
-    #expect(h.mixer.routing().first { $0.name == "verb_return" }?.directOut == false)
+    #expect(h.mixer.buses.routing().first { $0.name == "verb_return" }?.directOut == false)
     // Direct outs first, then the send or the input that would take their names.
     #expect(h.run("directout keys_in on").ok)
     r = h.run("input add keys stereo")
     #expect(!r.ok && r.output.joined().contains("keys_in_L") && r.output.joined().contains("stem 'keys_in'"), "\(r.output)")
-    #expect(h.mixer.inputNames.isEmpty)
+    #expect(h.mixer.inputs.names.isEmpty)
     #expect(h.run("input add keys mono").ok, "a mono input's port is keys_in: no direct out has that name")
     #expect(h.run("send remove verb; directout verb_return on").ok)
     r = h.run("send add verb")
     #expect(!r.ok && r.output.joined().contains("stem 'verb_return'"), "\(r.output)")
-    #expect(h.mixer.auxSends.isEmpty)
+    #expect(h.mixer.sends.all.isEmpty)
     // One set of names: a send is not named like a stem, a bus or an input, nor they like it.
     for name in ["drums", "keys"] {
       r = h.run("send add \(name)")
@@ -42,7 +42,7 @@ import Testing
       r = h.run(line)
       #expect(!r.ok && r.output.joined().contains("a send's name"), "\(line): \(r.output)")
     }
-    #expect(h.mixer.auxSends.map(\.name) == ["fx"] && h.mixer.inputNames == ["keys"])
+    #expect(h.mixer.sends.all.map(\.name) == ["fx"] && h.mixer.inputs.names == ["keys"])
     // Names that are folders, hidden files or options.
     for name in [".", "..", "-"] {
       r = h.run("add \(h.drums) as \(name)")

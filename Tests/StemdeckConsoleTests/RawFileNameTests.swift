@@ -85,7 +85,7 @@ struct RawFileNameTests {
     defer { h.shutdown() }
     let path = try makeRawNamedWAV(h.folder, prefix: "caf", bytes: [0xE9], suffix: ".wav")
     #expect(h.run(#"add ""# + h.folder.path + #"/caf\xe9.wav""#) == (true, ["added caf_"]))
-    #expect(h.mixer.stemStatuses().map(\.path) == [path])
+    #expect(h.mixer.stems.statuses().map(\.path) == [path])
     let listed = h.run("stems").output.joined(separator: "\n")
     #expect(listed.contains("caf\\xe9") && !RawFileName.holdsRawBytes(listed), "\(listed)")
     #expect(h.run("play").ok)
@@ -101,7 +101,7 @@ struct RawFileNameTests {
     let opened = again.run("open \(session)")
     #expect(opened == (true, ["opened \(session): 1 stem"]), "\(opened)")
     #expect(again.mixer.offlineStems.isEmpty)
-    #expect(again.mixer.stemStatuses().map(\.path) == [path])
+    #expect(again.mixer.stems.statuses().map(\.path) == [path])
     #expect(again.run("play").ok)
     #expect(again.render(blocks: 8) > 0.3)
     #expect(again.run("save").ok)
@@ -144,6 +144,6 @@ struct RawFileNameTests {
     defer { again.shutdown() }
     let opened = again.run("open \(typed)")
     #expect(opened.ok && opened.output.first?.contains("set\\xe9.json") == true, "\(opened)")
-    #expect(again.mixer.stemStatuses().first { $0.settings.name == "drums" }?.settings.volume == 0.4)
+    #expect(again.mixer.stems.statuses().first { $0.settings.name == "drums" }?.settings.volume == 0.4)
   }
 }

@@ -332,7 +332,7 @@ struct ForgedLineTests {
     defer { h.shutdown() }
     let name = "x\nevent: xrun faked\u{2028}error: faked\u{200F}.wav"
     try h.folder.wav(name, channels: 1, sampleRate: 48000, seconds: 1)
-    try h.mixer.addStem(path: h.folder.file(name), settings: StemSettings(name: "x", file: h.folder.file(name)))
+    try h.mixer.stems.add(path: h.folder.file(name), settings: StemSettings(name: "x", file: h.folder.file(name)))
     for command in ["stems", "status"] {
       let r = h.run(command)
       #expect(r.ok)
@@ -385,7 +385,7 @@ extension ControlSocketFairnessTests {
     let client = try Client(path)
     defer { client.close() }
     // 64 stem tables of 200 stems: well over 1 MiB in one reply.
-    for i in 0..<198 { _ = try h.mixer.addStem(path: h.drums, settings: StemSettings(name: "s\(i)", file: h.drums)) }
+    for i in 0..<198 { _ = try h.mixer.stems.add(path: h.drums, settings: StemSettings(name: "s\(i)", file: h.drums)) }
     client.send(Array(repeating: "stems", count: 64).joined(separator: "; "))
     let reply = try #require(client.line(server, h.console))
     #expect(reply.utf8.count > ControlServer.maxQueuedBytes, "\(reply.utf8.count) bytes: not a large reply")
@@ -430,11 +430,11 @@ extension RemoteSafetyTests {
     #expect(h.run("input add mic mono").ok)
     let refused = Self.osc(server, h, "/stemdeck/undo")
     #expect(refused?.ok == false && refused?.text.contains("adds or removes a live input") == true, "\(String(describing: refused))")
-    #expect(h.mixer.inputNames == ["mic"])
+    #expect(h.mixer.inputs.names == ["mic"])
     #expect(h.run("vol drums 0.5").ok)
     #expect(Self.osc(server, h, "/stemdeck/undo") == nil)  // a button's press: answered only on a refusal
     #expect(MixerSnapshot(h)[stem: "drums"].volume == 1)
-    #expect(h.run("undo").ok && h.mixer.inputNames.isEmpty, "the operator's own undo still takes the input back")
+    #expect(h.run("undo").ok && h.mixer.inputs.names.isEmpty, "the operator's own undo still takes the input back")
   }
 }
 

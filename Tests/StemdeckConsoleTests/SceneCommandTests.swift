@@ -27,7 +27,7 @@ import Testing
     defer { h.shutdown() }
     #expect(h.run("vol drums -6dB; pan bass 0.3; eq drums low 100 3; vol mic -3dB").ok)
     #expect(h.run("scene save verse").output == ["scene 'verse' saved: the mix now"])
-    let verse = try (h.mixer.stemStatus("drums").settings.strip, h.mixer.stemStatus("bass").settings.strip)
+    let verse = try (h.mixer.stems.status("drums").settings.strip, h.mixer.stems.status("bass").settings.strip)
     #expect(h.run("vol drums 0dB; mute bass; solo drums; eq drums flat; vol band -2dB; vol mic -12dB; master -1dB").ok)
     #expect(h.run("scene save chorus").ok)
     #expect(
@@ -38,21 +38,21 @@ import Testing
     // Everything back to the verse: drums, bass, the bus, the mic and the master.
     let steps = h.console.history.steps.count
     #expect(h.run("scene recall verse").output == ["recalled 'verse': 4 strips changed (drums, bass, band, mic)"])
-    #expect(try h.mixer.stemStatus("drums").settings.strip == verse.0)
-    #expect(try h.mixer.stemStatus("bass").settings.strip.withMix(of: verse.1) == h.mixer.stemStatus("bass").settings.strip)
-    #expect(try h.mixer.destination(of: "bass") == "band", "a recall keeps routes")
-    #expect(h.mixer.masterVolumeSetting == 1)
+    #expect(try h.mixer.stems.status("drums").settings.strip == verse.0)
+    #expect(try h.mixer.stems.status("bass").settings.strip.withMix(of: verse.1) == h.mixer.stems.status("bass").settings.strip)
+    #expect(try h.mixer.buses.destination(of: "bass") == "band", "a recall keeps routes")
+    #expect(h.mixer.master.volume == 1)
     #expect(h.console.history.steps.count == steps + 1)
     // Recall-safe: the mic stays; only some strips; only some controls.
     #expect(h.run("scene safe mic").output == ["mic is left alone by scene recalls"])
     #expect(h.run("scene recall chorus --strips drums").output == ["recalled 'chorus': 1 strip changed (drums)"])
-    #expect(try h.mixer.stemStatus("drums").settings.solo && !h.mixer.stemStatus("bass").settings.mute)
-    #expect(h.mixer.masterVolumeSetting == 1, "a recall of some strips leaves the master")
+    #expect(try h.mixer.stems.status("drums").settings.solo && !h.mixer.stems.status("bass").settings.mute)
+    #expect(h.mixer.master.volume == 1, "a recall of some strips leaves the master")
     #expect(h.run("scene recall chorus --only mute").output == ["recalled 'chorus': 1 strip changed (bass); left alone (recall-safe): mic"])
-    #expect(try h.mixer.stemStatus("bass").settings.mute && h.mixer.stemStatus("bass").settings.pan == 0.3)
+    #expect(try h.mixer.stems.status("bass").settings.mute && h.mixer.stems.status("bass").settings.pan == 0.3)
     // Undo takes a recall back whole.
     #expect(h.run("undo").ok)
-    #expect(try !h.mixer.stemStatus("bass").settings.mute)
+    #expect(try !h.mixer.stems.status("bass").settings.mute)
     // Renamed, removed, refused.
     #expect(h.run("scene rename verse intro").ok)
     #expect(h.run("scene recall verse") == (false, ["error: unknown scene 'verse' (scenes: intro, chorus)"]))
@@ -81,13 +81,13 @@ import Testing
       ), "\(text)")
     #expect(text.contains("\"recallSafe\" : [ \"mic\" ]"))
     let loaded = try SessionFile.load(path: path)
-    #expect(loaded.scenes == h.mixer.sceneList && loaded.recallSafe == ["mic"])
+    #expect(loaded.scenes == h.mixer.scenes.list && loaded.recallSafe == ["mic"])
     #expect(h.run("new!; open! \(path)").ok)
-    #expect(h.mixer.sceneList == loaded.scenes)
+    #expect(h.mixer.scenes.list == loaded.scenes)
     #expect(h.run("save \(path)").ok)
     #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
     #expect(h.run("scene recall a").ok)
-    #expect(try !h.mixer.stemStatus("bass").settings.mute && h.mixer.masterVolumeSetting == 1)
+    #expect(try !h.mixer.stems.status("bass").settings.mute && h.mixer.master.volume == 1)
   }
 
   @Test("a bad scenes section is refused with the file, the place and what is allowed")
@@ -121,12 +121,12 @@ import Testing
     #expect(h.run("scene recall low fade 0.5").output == ["recalled 'low': 2 strips changed (drums, bass), gliding over 0.5 s"])
     // 0.5 s is 24,000 frames: gliding after 23 blocks of 1,024, landed after 24, both together.
     h.render(blocks: 23)
-    var drums = try h.mixer.stemStatus("drums"), bass = try h.mixer.stemStatus("bass")
+    var drums = try h.mixer.stems.status("drums"), bass = try h.mixer.stems.status("bass")
     #expect(drums.glidingVolume != nil && drums.glidingPan != nil && bass.glidingVolume != nil)
     #expect(drums.glidingVolume.map { $0 > 0.25 && $0 < 1 } == true)
     h.render(blocks: 1)
-    drums = try h.mixer.stemStatus("drums")
-    bass = try h.mixer.stemStatus("bass")
+    drums = try h.mixer.stems.status("drums")
+    bass = try h.mixer.stems.status("bass")
     #expect(drums.glidingVolume == nil && drums.glidingPan == nil && bass.glidingVolume == nil)
     #expect(drums.settings.volume == 0.25 && drums.settings.pan == -1 && bass.settings.volume == 0.5)
   }
@@ -142,7 +142,7 @@ import Testing
     midiInput(h.mixer.renderState, offset: 0, count: 3, 0x90, 40, 100)
     h.render(blocks: 1)
     h.console.serviceOnce()
-    #expect(try h.mixer.stemStatus("drums").settings.mute)
+    #expect(try h.mixer.stems.status("drums").settings.mute)
     #expect(h.console.history.steps.last?.source == "midi")
     // A program change (two bytes; a pedal board's preset) recalls one too.
     #expect(h.run("midi map pc 5 ch 1 scene full").ok)
@@ -154,7 +154,7 @@ import Testing
     midiInput(h.mixer.renderState, offset: 0, count: 2, 0xC0, 5, 0)
     h.render(blocks: 1)
     h.console.serviceOnce()
-    #expect(try !h.mixer.stemStatus("drums").settings.mute)
+    #expect(try !h.mixer.stems.status("drums").settings.mute)
     #expect(h.run("midi maps").output.last == "pc 5 ch 1 scene full")
     #expect(h.run("mute drums").ok)
     let osc = try OSCServer(host: "127.0.0.1", port: 0)
@@ -163,7 +163,7 @@ import Testing
       OSCMessage(path: "/stemdeck/scene/recall", arguments: [.string("full"), .float(0)], source: sockaddr_storage(), sourceLength: 0),
       h.console)
     #expect(reply == nil)
-    #expect(try !h.mixer.stemStatus("drums").settings.mute)
+    #expect(try !h.mixer.stems.status("drums").settings.mute)
     let refused = osc.handle(
       OSCMessage(path: "/stemdeck/scene/recall", arguments: [.string("nope")], source: sockaddr_storage(), sourceLength: 0), h.console)
     #expect(refused?.ok == false && refused?.text.contains("unknown scene 'nope'") == true)
@@ -179,10 +179,10 @@ import Testing
     let list = h.folder.file("show.txt")
     try "song.json\nsong.json\n@scene quiet\n".write(toFile: list, atomically: true, encoding: .utf8)
     #expect(h.run("setlist \(list)").ok)
-    #expect(try !h.mixer.stemStatus("drums").settings.mute)
+    #expect(try !h.mixer.stems.status("drums").settings.mute)
     let r = h.run("next")
     #expect(r.ok && r.output.contains("scene 'quiet' recalled: drums"), "\(r.output)")
-    #expect(try h.mixer.stemStatus("drums").settings.mute)
+    #expect(try h.mixer.stems.status("drums").settings.mute)
     #expect(h.run("undo") == (false, ["error: nothing to undo since the session was opened"]))
     for (text, fragment) in [
       ("@scene quiet\nsong.json\n", "line 1: @scene comes after the song"),

@@ -21,7 +21,7 @@ import Testing
       #expect(h.run(line).ok, "\(line)")
     }
     func drums() throws -> (Bool, Double?) {
-      let x = try h.mixer.inserts(of: "drums")[0]
+      let x = try h.mixer.inserts.list(of: "drums")[0]
       return (x.bypass, x.values["gain"])
     }
     for line in ["insert set drums 1 gain -20", "insert bypass drums 1 on", "insert set master 1 gain 3", "vol bass -3dB"] {
@@ -31,7 +31,7 @@ import Testing
     #expect(try drums() == (true, -20), "--only vol leaves the inserts")
     #expect(h.run("scene recall a --only inserts").output == ["recalled 'a': 2 strips changed (drums, master)"])
     #expect(try drums() == (false, -6))
-    #expect(try h.mixer.inserts(of: "master")[0].values["gain"] == 0)
+    #expect(try h.mixer.inserts.list(of: "master")[0].values["gain"] == 0)
     #expect(h.run("undo").ok)
     #expect(try drums() == (true, -20), "one undo step takes the recall back")
 
@@ -58,15 +58,15 @@ import Testing
     try text.write(toFile: path, atomically: true, encoding: .utf8)
     #expect(h.run("open! \(path)").ok)
     #expect(h.run("vol drums -12dB").ok)
-    let plugin = try h.mixer.inserts(of: "drums")[0].name ?? ""
+    let plugin = try h.mixer.inserts.list(of: "drums")[0].name ?? ""
     let r = h.run("scene recall a")
     let refusal = "error: scene 'a': insert 1 of 'drums' (\(plugin)) gain must be from -70 to 70 (got 99); nothing was recalled"
     #expect(!r.ok && r.output.contains(refusal), "\(r.output)")
-    #expect(abs(Decibels.fromAmplitude(h.mixer.stemStatuses()[0].settings.volume) + 12) < 1e-6, "the volume too stayed")
+    #expect(abs(Decibels.fromAmplitude(h.mixer.stems.statuses()[0].settings.volume) + 12) < 1e-6, "the volume too stayed")
     // Another plugin in that place: left as it is.
     #expect(h.run("insert remove drums 1; insert add drums http://plugin.org.uk/swh-plugins/lowpass_iir").ok)
-    let before = try h.mixer.inserts(of: "drums")
+    let before = try h.mixer.inserts.list(of: "drums")
     #expect(h.run("scene recall a").ok)
-    #expect(try h.mixer.inserts(of: "drums") == before)
+    #expect(try h.mixer.inserts.list(of: "drums") == before)
   }
 }

@@ -23,11 +23,11 @@ struct SemicolonTests {
             "not run after the error: vol bass 0.25; echo \"a b\"; at 1 { vol drums 1; mute bass }"
           ]
         ))
-    #expect(try h.mixer.stemStatus("drums").settings.volume == 0.5 && h.mixer.stemStatus("bass").settings.volume == 1)
+    #expect(try h.mixer.stems.status("drums").settings.volume == 0.5 && h.mixer.stems.status("bass").settings.volume == 1)
     // The error last on its line: nothing more to say.
     #expect(h.run("vol nosuch 1", stopOnError: true, sayingSkipped: true).output.count == 1)
     // Without stopOnError (a control client that asked to go on) the rest still runs.
     #expect(h.run("vol nosuch 1; vol bass 0.25").output == ["error: unknown stem 'nosuch' (stems: drums, bass)"])
-    #expect(try h.mixer.stemStatus("bass").settings.volume == 0.25)
+    #expect(try h.mixer.stems.status("bass").settings.volume == 0.25)
   }
 }

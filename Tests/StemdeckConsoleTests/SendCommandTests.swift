@@ -19,7 +19,7 @@ import Testing
     #expect(h.run("send drums verb -12dB post").output == ["drums → verb: -12.0 dB post"])
     #expect(h.run("send bass verb -6dB pre").ok)
     #expect(h.mixer.isDirty)
-    let levels = h.mixer.auxSends[0].levels
+    let levels = h.mixer.sends.all[0].levels
     #expect(abs((levels["drums"]?.gain ?? 0) - 0.251189) < 1e-5 && levels["drums"]?.preFader == false)
     #expect(levels["bass"]?.preFader == true)
     #expect(
@@ -28,7 +28,7 @@ import Testing
       ])
     #expect(h.run("stems").output.contains("  drums -12.0 dB post"))
     #expect(h.run("send return verb -6dB").ok)
-    #expect(abs(h.mixer.auxSends[0].returnVolume - 0.501187) < 1e-5)
+    #expect(abs(h.mixer.sends.all[0].returnVolume - 0.501187) < 1e-5)
     // Every strip and return has a meter, by name, in every front end (nothing plays: silence).
     #expect(h.run("bus add band; input add mic mono").ok)
     let verb = h.run("meters verb")
@@ -44,9 +44,9 @@ import Testing
     #expect((frame["returns"] as? [String: Any])?["verb"] != nil && (frame["buses"] as? [String: Any])?["band"] != nil, "\(frame)")
     #expect(h.run("bus remove band; input remove mic").ok)
     #expect(h.run("send drums verb off").output == ["drums → verb: off"])
-    #expect(h.mixer.auxSends[0].levels["drums"] == nil)
+    #expect(h.mixer.sends.all[0].levels["drums"] == nil)
     #expect(h.run("send remove verb").output == ["removed send verb"])
-    #expect(h.mixer.auxSends.isEmpty)
+    #expect(h.mixer.sends.all.isEmpty)
   }
 
   @Test("save and open!: the sends and levels come back; a file with a level into an unknown send changes nothing")
@@ -60,7 +60,7 @@ import Testing
     #expect(text.contains(#"{ "name" : "verb", "returnVolume" : "-6dB" }"#), "\(text)")
     #expect(h.run("send remove verb; send add dly").ok)
     #expect(h.run("open! \(path)").ok)
-    #expect(h.mixer.auxSends.map(\.name) == ["verb"])
+    #expect(h.mixer.sends.all.map(\.name) == ["verb"])
     #expect(
       h.run("send").output == ["verb: out verb_send_L,verb_send_R, return verb_return_L,verb_return_R at -6.0 dB", "  drums -12.0 dB pre"])
     // A level into a send the file does not have: refused by file, field and value; nothing changes.
@@ -70,7 +70,7 @@ import Testing
     let message = result.output.joined(separator: "\n")
     #expect(
       !result.ok && message.contains("bad.json") && message.contains("stems[0].sends[0].to") && message.contains("\"hall\""), "\(message)")
-    #expect(h.mixer.auxSends.map(\.name) == ["verb"] && h.mixer.auxSends[0].levels["drums"]?.preFader == true)
+    #expect(h.mixer.sends.all.map(\.name) == ["verb"] && h.mixer.sends.all[0].levels["drums"]?.preFader == true)
   }
 
   @Test("send refusals: unknown stem or send, bad level or tap point, the limit; nothing changes")
@@ -85,7 +85,7 @@ import Testing
       let r = h.run(line)
       #expect(!r.ok, "\(line) was accepted")
     }
-    #expect(h.mixer.auxSends.count == 1 && h.mixer.auxSends[0].levels.isEmpty && h.mixer.auxSends[0].returnVolume == 1)
+    #expect(h.mixer.sends.all.count == 1 && h.mixer.sends.all[0].levels.isEmpty && h.mixer.sends.all[0].returnVolume == 1)
     for i in 1..<8 { #expect(h.run("send add s\(i)").ok) }
     let over = h.run("send add one_more")
     #expect(!over.ok && over.output.joined().contains("at most 8 sends"), "\(over.output)")
@@ -111,7 +111,7 @@ import Testing
     #expect(h.run("send add verb; bus add drums_bus; route drums drums_bus; input add mic mono").ok)
     #expect(h.run("send drums_bus verb -6dB post").output == ["drums_bus → verb: -6.0 dB post"])
     #expect(h.run("send mic verb -10dB pre").output == ["mic → verb: -10.0 dB pre"])
-    let levels = h.mixer.auxSends[0].levels
+    let levels = h.mixer.sends.all[0].levels
     #expect(levels["drums_bus"]?.preFader == false && levels["mic"]?.preFader == true)
     #expect(
       h.run("sends").output == [
@@ -132,8 +132,8 @@ import Testing
     #expect(text.contains(#""sends" : [ { "to" : "verb", "level" : "-10dB", "pre" : true } ]"#), "\(text)")
     // A bad level changes nothing; removing the bus and the input forgets their levels.
     #expect(!h.run("send drums_bus verb 9").ok)
-    #expect(h.mixer.auxSends[0].levels["drums_bus"]?.preFader == false)
+    #expect(h.mixer.sends.all[0].levels["drums_bus"]?.preFader == false)
     #expect(h.run("bus remove drums_bus; input remove mic").ok)
-    #expect(h.mixer.auxSends[0].levels.isEmpty)
+    #expect(h.mixer.sends.all[0].levels.isEmpty)
   }
 }

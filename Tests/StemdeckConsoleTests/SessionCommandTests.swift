@@ -185,7 +185,7 @@ struct SessionCommandTests {
           "opened \(path): 2 stems (1 offline)"
         ]
       ))
-    #expect(h.mixer.stemNames == ["kick"])
+    #expect(h.mixer.stems.names == ["kick"])
     #expect(h.mixer.offlineStems.map(\.settings.name) == ["sub"])
     #expect(!h.mixer.isDirty)
     let table = h.run("stems").output
@@ -252,11 +252,11 @@ struct SessionCommandTests {
     let path = try h.folder.write(Self.missingAudio, to: "missing.json")
     #expect(h.run("open \(path)").ok)
     #expect(h.run("remove all").ok)
-    #expect(h.mixer.allStemNames.isEmpty)
+    #expect(h.mixer.stems.allNames.isEmpty)
     let allOffline = try h.folder.write(Self.missingAudio.replacingOccurrences(of: "drums.wav", with: "gone.wav"), to: "alloffline.json")
     #expect(h.run("open \(allOffline)").ok)
     #expect(h.run("remove all").ok)
-    #expect(h.mixer.allStemNames.isEmpty)
+    #expect(h.mixer.stems.allNames.isEmpty)
   }
 
   @Test("new clears the session")

@@ -64,7 +64,7 @@ struct SetlistAdvanceTests {
     let lines = Self.playFirstSong(h, after: [])
     #expect(lines.last == "all stems finished", "\(lines)")
     #expect(!lines.contains { $0.hasPrefix("opened") || $0.hasPrefix("song ") })
-    #expect(h.mixer.stemNames == ["s1"])
+    #expect(h.mixer.stems.names == ["s1"])
   }
 
   @Test("cue: each song's end opens the next, stopped; 'play' plays it; the last song ends the show without wrapping")
@@ -74,9 +74,9 @@ struct SetlistAdvanceTests {
     var lines = Self.playFirstSong(h, after: ["advance cue"])
     #expect(
       Array(lines.suffix(3)) == ["all stems finished", "opened \(h.folder.file("song2.json")): 1 stem", "song 2/3: song2"], "\(lines)")
-    #expect(h.mixer.stemNames == ["s2"])
+    #expect(h.mixer.stems.names == ["s2"])
     h.render(blocks: 2)
-    #expect(h.mixer.transportState == .paused, "cue leaves the next song stopped")
+    #expect(h.mixer.transport.state == .paused, "cue leaves the next song stopped")
     #expect(h.idle().isEmpty, "one end advances once")
     #expect(h.run("play").ok)
     lines = Self.playToEnd(h)
@@ -84,7 +84,7 @@ struct SetlistAdvanceTests {
     #expect(h.run("play").ok)
     lines = Self.playToEnd(h)
     #expect(lines.last == "end of the setlist: song 3/3 (song3) has finished", "\(lines)")
-    #expect(h.mixer.stemNames == ["s3"])
+    #expect(h.mixer.stems.names == ["s3"])
   }
 
   @Test("play: the next song is opened and plays on its own")
@@ -97,7 +97,7 @@ struct SetlistAdvanceTests {
     // as it does every 10 ms).
     _ = h.idle()
     let peak = h.render(blocks: 2)
-    #expect(h.mixer.transportState == .playing)
+    #expect(h.mixer.transport.state == .playing)
     #expect(peak > 0.2, "song 2 is not playing (peak \(peak))")
     #expect(Self.playToEnd(h).last == "song 3/3: song3")
   }
@@ -110,8 +110,8 @@ struct SetlistAdvanceTests {
     let lines = Self.playFirstSong(h, after: ["advance play", "vol s1 0.5"])
     #expect(
       lines.last == "not advancing to song 2/3 (song2): this song has unsaved changes; 'save' them, or 'next!' to discard them", "\(lines)")
-    #expect(h.mixer.stemNames == ["s1"])
-    #expect(h.mixer.stemStatuses().first?.settings.volume == 0.5)
+    #expect(h.mixer.stems.names == ["s1"])
+    #expect(h.mixer.stems.statuses().first?.settings.volume == 0.5)
   }
 
   @Test("a next song that has become unreadable: the event names it, and the finished song stays")
@@ -123,6 +123,6 @@ struct SetlistAdvanceTests {
     let lines = Self.playFirstSong(h, after: ["advance cue"])
     let last = lines.last ?? ""
     #expect(last.hasPrefix("cannot advance to song 2/3 (song2): ") && last.contains("song2.json"), "\(lines)")
-    #expect(h.mixer.stemNames == ["s1"])
+    #expect(h.mixer.stems.names == ["s1"])
   }
 }

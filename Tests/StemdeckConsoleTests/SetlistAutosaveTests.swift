@@ -36,10 +36,10 @@ struct SetlistTests {
     defer { h.shutdown() }
     let song1 = h.folder.file("song1.json"), song2 = h.folder.file("song2.json")
     #expect(h.run("setlist \(h.folder.file("show.txt"))") == (true, ["opened \(song1): 1 stem", "song 1/2: song1"]))
-    #expect(h.mixer.stemNames == ["kick"])
+    #expect(h.mixer.stems.names == ["kick"])
     #expect(h.run("setlist") == (true, ["▶ 1. song1", "  2. song2"]))
     #expect(h.run("next") == (true, ["opened \(song2): 2 stems", "song 2/2: song2"]))
-    #expect(h.mixer.stemNames == ["kick", "sub"])
+    #expect(h.mixer.stems.names == ["kick", "sub"])
     #expect(h.console.sessionPath == song2)
     #expect(h.run("next").output.last == "song 1/2: song1")
     #expect(h.run("prev").output.last == "song 2/2: song2")

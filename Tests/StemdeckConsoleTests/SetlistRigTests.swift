@@ -42,18 +42,18 @@ struct SetlistRigTests {
     for song in 2...3 {
       let r = h.run("next")
       #expect(r.ok, "next to song \(song): \(r.output)")
-      #expect(h.mixer.stemNames == ["s\(song)"])
-      #expect(h.mixer.inputNames == ["mic"])
-      let mic = try h.mixer.inputStatus("mic")
+      #expect(h.mixer.stems.names == ["s\(song)"])
+      #expect(h.mixer.inputs.names == ["mic"])
+      let mic = try h.mixer.inputs.status("mic")
       #expect(abs(mic.settings.strip.volume - linear(decibels: -3)) < 1e-9)
-      #expect(h.mixer.busStatuses().map(\.settings.name).contains("verb_bus"))
-      #expect(h.mixer.auxSends.map(\.name) == ["verb"])
-      #expect(h.mixer.masterVolumeSetting == 0.8, "song \(song) took its own master level, not the rig's")
-      #expect(h.mixer.midiMappings.count == 1)
+      #expect(h.mixer.buses.statuses().map(\.settings.name).contains("verb_bus"))
+      #expect(h.mixer.sends.all.map(\.name) == ["verb"])
+      #expect(h.mixer.master.volume == 0.8, "song \(song) took its own master level, not the rig's")
+      #expect(h.mixer.midi.mappings.count == 1)
       #expect(h.mixer.isDirty, "the rig's unsaved changes were forgotten on the song change")
     }
     // Song 2's own bus came in with it and stays with the rig.
-    #expect(h.mixer.busStatuses().map(\.settings.name).contains("own_bus"))
+    #expect(h.mixer.buses.statuses().map(\.settings.name).contains("own_bus"))
   }
 
   @Test("the song's own unsaved change still holds 'next' back at the prompt; 'next!' goes and keeps the rig")
@@ -66,8 +66,8 @@ struct SetlistRigTests {
     #expect(h.run("vol s1 0.25").ok)
     let held = h.run("next")
     #expect(!held.ok && held.output.joined().contains("this song has unsaved changes"), "\(held.output)")
-    #expect(h.mixer.stemNames == ["s1"])
+    #expect(h.mixer.stems.names == ["s1"])
     #expect(h.run("next!").ok)
-    #expect(h.mixer.stemNames == ["s2"] && h.mixer.inputNames == ["mic"])
+    #expect(h.mixer.stems.names == ["s2"] && h.mixer.inputs.names == ["mic"])
   }
 }

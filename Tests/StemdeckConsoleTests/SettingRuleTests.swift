@@ -169,12 +169,12 @@ struct SettingRuleTests {
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
     #expect(h.run("offset drums 100000").ok)
-    #expect(h.mixer.stemStatuses().first { $0.settings.name == "drums" }?.settings.startOffset == 100000)
+    #expect(h.mixer.stems.statuses().first { $0.settings.name == "drums" }?.settings.startOffset == 100000)
     let path = h.folder.file("offset.json")
     #expect(h.run("save \(path)").ok)
     let reopened = h.run("open \(path)")
     #expect(reopened.ok, "\(reopened.output)")
-    #expect(h.mixer.stemStatuses().first { $0.settings.name == "drums" }?.settings.startOffset == 100000)
+    #expect(h.mixer.stems.statuses().first { $0.settings.name == "drums" }?.settings.startOffset == 100000)
   }
 
   @Test(

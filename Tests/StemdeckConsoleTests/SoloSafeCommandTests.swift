@@ -14,7 +14,7 @@ import Testing
 /// session key written only where it is not the kind's default.
 @Suite struct SoloSafeCommandTests {
   func busAudible(_ h: ConsoleHarness, _ name: String) -> Bool? {
-    h.mixer.busStatuses().first { $0.settings.name == name }?.audible
+    h.mixer.buses.statuses().first { $0.settings.name == name }?.audible
   }
 
   @Test("safe/unsafe on stems, buses and inputs: flags, refusals that change nothing, and the buses a safe strip keeps open under a solo")
@@ -22,7 +22,7 @@ import Testing
     let h = try ConsoleHarness.withStems()
     defer { h.shutdown() }
     #expect(h.run("input add mic mono; bus add vox; bus add verb; route mic vox").ok)
-    #expect(try h.mixer.inputStatus("mic").settings.soloSafe, "a live input is solo-safe from the start")
+    #expect(try h.mixer.inputs.status("mic").settings.soloSafe, "a live input is solo-safe from the start")
     #expect(h.run("inputs").output.contains { $0.hasPrefix("mic ") && $0.contains(" L ") })
     // No solo: everything heard, and status says nothing of solo.
     #expect(!h.run("status").output.contains { $0.hasPrefix("solo:") })
@@ -50,7 +50,7 @@ import Testing
     #expect(h.run("safe bass").ok)
     #expect(h.run("stems").output.contains { $0.hasPrefix("bass ") && $0.contains("L") })
     #expect(h.run("unsafe all").ok)
-    #expect(try !h.mixer.stemStatus("bass").settings.soloSafe)
+    #expect(try !h.mixer.stems.status("bass").settings.soloSafe)
     // Refusals: a word that is not on or off, an unknown strip; nothing changes.
     let before = h.mixer.session(savingTo: h.folder.file("x.json"))
     let bad = h.run("safe mic maybe")

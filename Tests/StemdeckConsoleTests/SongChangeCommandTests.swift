@@ -39,7 +39,7 @@ struct SongChangeCommandTests {
     defer { l.deallocate(); r.deallocate() }
     var peak: (Float, Float) = (0, 0)
     for _ in 0..<(frames / 256) {
-      h.mixer.fillStreams()
+      h.mixer.engine.fillStreams()
       renderBlock(h.mixer.renderState, left: l, right: r, frameCount: 256)
       for i in 0..<256 { peak = (max(peak.0, abs(l[i])), max(peak.1, abs(r[i]))) }
     }
@@ -57,21 +57,21 @@ struct SongChangeCommandTests {
     #expect(h.run("play").ok)
     #expect(Self.render(h, 4096).right == 0)
     #expect(h.run("next") == (true, ["opened \(h.folder.file("song2.json")): 1 stem", "song 2/2: song2 (crossfade 0.1 s)"]))
-    #expect(h.mixer.stemNames == ["b"])
+    #expect(h.mixer.stems.names == ["b"])
     // 0.1 s = 4800 frames. Over the first 2048, both songs sound; after the fade only song2.
     let during = Self.render(h, 2048)
     #expect(during.left > 0.1 && during.right > 0.1, "both songs during the crossfade: \(during)")
     _ = Self.render(h, 3072)
     let after = Self.render(h, 2048)
     #expect(after.left < 1e-6 && after.right > 0.4, "only song2 after the crossfade: \(after)")
-    #expect(h.mixer.leavingStemCount == 0)
+    #expect(h.mixer.songs.leavingStemCount == 0)
     #expect(h.run("songchange") == (true, ["songchange: gapless"]))
     #expect(h.run("prev") == (true, ["opened \(h.folder.file("song1.json")): 1 stem", "song 1/2: song1 (gapless)"]))
     // Gapless: the first block after the switch is song1 alone, at full level.
     let first = Self.render(h, 256)
     #expect(first.right < 1e-6 && first.left > 0.4, "song1 alone right after a gapless switch: \(first)")
-    #expect(h.mixer.leavingStemCount == 0)
-    #expect(h.mixer.transportState == .playing)
+    #expect(h.mixer.songs.leavingStemCount == 0)
+    #expect(h.mixer.transport.state == .playing)
   }
 
   @Test("songchange sets, shows and rejects; the option survives save → open → save byte-identically")
@@ -130,12 +130,12 @@ struct SongChangeCommandTests {
     #expect(MixerSnapshot(h) == before)
     let after = Self.render(h, 4096)
     #expect(after.left > 0.4 && after.right == 0, "song1 plays on: \(after)")
-    #expect(h.mixer.leavingStemCount == 0)
+    #expect(h.mixer.songs.leavingStemCount == 0)
     // A deleted file is named too.
     try FileManager.default.removeItem(atPath: h.folder.file("song2.json"))
     let gone = h.run("next")
     #expect(!gone.ok && gone.output.first?.contains(h.folder.file("song2.json")) == true, "\(gone.output)")
-    #expect(h.mixer.stemNames == ["a"])
+    #expect(h.mixer.stems.names == ["a"])
     #expect(Self.render(h, 1024).left > 0.4)
   }
 }

@@ -27,11 +27,11 @@ import Testing
     let bass = table.first { $0.hasPrefix("bass") } ?? ""
     #expect(drums.split(separator: " ").contains { $0.contains("F") && !$0.contains("T") }, "\(table)")
     #expect(bass.split(separator: " ").contains { $0.contains("T") && !$0.contains("F") }, "\(table)")
-    #expect(try h.console.mixer.stemStatus("drums").settings.stretch == .fast)
-    #expect(try h.console.mixer.stemStatus("bass").settings.stretch == .fine)
+    #expect(try h.console.mixer.stems.status("drums").settings.stretch == .fast)
+    #expect(try h.console.mixer.stems.status("bass").settings.stretch == .fine)
     // Back to varispeed and into stretch again: plain 'stretch' is fine (Rubber Band), as it always was.
     #expect(h.run("mode drums varispeed").ok)
     #expect(h.run("mode drums stretch").ok)
-    #expect(try h.console.mixer.stemStatus("drums").settings.stretch == .fine)
+    #expect(try h.console.mixer.stems.status("drums").settings.stretch == .fine)
   }
 }

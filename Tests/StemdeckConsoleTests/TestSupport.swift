@@ -73,7 +73,7 @@ final class ConsoleHarness {
     defer { left.deallocate(); right.deallocate() }
     var peak: Float = 0
     for _ in 0..<blocks {
-      mixer.fillStreams()
+      mixer.engine.fillStreams()
       renderBlock(mixer.renderState, left: left, right: right, frameCount: 1024)
       for i in 0..<1024 { peak = max(peak, abs(left[i]), abs(right[i])) }
     }
@@ -109,20 +109,20 @@ struct MixerSnapshot: Equatable, CustomStringConvertible {
   var recording: String?
 
   init(_ h: ConsoleHarness) {
-    let statuses = h.mixer.stemStatuses()
+    let statuses = h.mixer.stems.statuses()
     stems = statuses.map(\.settings)
     paths = statuses.map(\.path)
-    masterVolume = h.mixer.masterVolumeSetting
+    masterVolume = h.mixer.master.volume
     quality = h.mixer.quality
     options = h.mixer.options
-    position = h.mixer.position
+    position = h.mixer.transport.position
     isDirty = h.mixer.isDirty
     sessionPath = h.console.sessionPath
     autosaveInterval = h.console.autosaveInterval
     setlist = h.console.setlist?.songs
     setlistIndex = h.console.setlistIndex
-    effects = h.mixer.effectStatuses().map(\.settings.name)
-    recording = h.mixer.recordingStatus?.name
+    effects = h.mixer.effects.statuses().map(\.settings.name)
+    recording = h.mixer.recorder.status?.name
   }
 
   var description: String {

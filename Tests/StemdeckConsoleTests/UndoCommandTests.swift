@@ -52,10 +52,10 @@ import Testing
     }
     // All the way back: the two stems as added, and forward again to none.
     #expect(h.run("undo \(lines.count)").ok)
-    #expect(h.mixer.stemNames == ["drums", "bass"])
-    #expect(try h.mixer.stemStatus("drums").settings == StemSettings(name: "drums", file: h.drums))
+    #expect(h.mixer.stems.names == ["drums", "bass"])
+    #expect(try h.mixer.stems.status("drums").settings == StemSettings(name: "drums", file: h.drums))
     #expect(h.run("redo 100").ok)
-    #expect(h.mixer.stemNames.isEmpty)
+    #expect(h.mixer.stems.names.isEmpty)
   }
 
   @Test("undo and redo say what they did; a new change ends what can be redone; history numbers the steps and marks the undone")
@@ -76,7 +76,7 @@ import Testing
     #expect(h.run("mute drums").ok)
     #expect(h.run("redo") == (false, ["error: nothing to redo (a change after an undo ends what can be redone)"]))
     #expect(h.run("undo 5").output == ["undone: mute drums (drums mute true → false)", "undone: vol drums -6dB (drums volume -6dB → 0dB)"])
-    #expect(try h.mixer.stemStatus("drums").settings.strip == StripSettings())
+    #expect(try h.mixer.stems.status("drums").settings.strip == StripSettings())
     #expect(h.run("undo 0") == (false, ["error: undo: the number of steps must be a whole number from 1 to 100 (got '0')"]))
     // A command that changed nothing, or failed, is no step.
     #expect(!h.run("vol nope 1").ok)
@@ -91,13 +91,13 @@ import Testing
     h.console.resetHistory()
     for i in 1...100_000 {
       if i % 500 == 0 { h.render(blocks: 1) }  // the renderer takes the commands
-      try h.mixer.setVolume("drums", Double(i % 1000) / 1000)
+      try h.mixer.strips.setVolume("drums", Double(i % 1000) / 1000)
       h.console.noteChanges(source: "repl", text: "vol \(i)")
     }
     #expect(h.console.history.steps.count == UndoHistory.limit)
     #expect(h.console.history.steps.first?.text == "vol 99901")
     #expect(h.run("undo 100").ok)
-    #expect(try h.mixer.stemStatus("drums").settings.volume == 0.9)  // as before "vol 99901"
+    #expect(try h.mixer.stems.status("drums").settings.volume == 0.9)  // as before "vol 99901"
     #expect(h.run("undo").output == ["error: nothing to undo (the oldest of the last 100 steps is reached)"])
   }
 
@@ -115,20 +115,20 @@ import Testing
     #expect(h.console.history.steps.count == steps + 1)
     #expect(h.console.history.steps.last?.source == "view")
     view.handle(.character("u"))
-    #expect(try h.mixer.stemStatus("bass").settings.volume == 1)
+    #expect(try h.mixer.stems.status("bass").settings.volume == 1)
     #expect(view.state.status.hasPrefix("undone: mixer view (bass volume"), "\(view.state.status)")
     view.handle(.character("U"))
-    #expect(abs(Decibels.fromAmplitude(try h.mixer.stemStatus("bass").settings.volume) + 24) < 1e-9)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.stems.status("bass").settings.volume) + 24) < 1e-9)
     // A MIDI controller's moves reach the mixer between commands: one step for the sweep.
     let sweep = h.console.history.steps.count
     for v in stride(from: 0.9, through: 0.1, by: -0.1) {
-      try h.mixer.setVolume("drums", v)
+      try h.mixer.strips.setVolume("drums", v)
       h.console.serviceOnce()
     }
     #expect(h.console.history.steps.count == sweep + 1)
     #expect(h.console.history.steps.last?.source == "midi")
     #expect(h.run("undo").ok)
-    #expect(try h.mixer.stemStatus("drums").settings.volume == 1)
+    #expect(try h.mixer.stems.status("drums").settings.volume == 1)
   }
 
   @Test("undo of a stem removed while playing brings it back in place: the same frame of its loop as if never removed")
@@ -141,8 +141,8 @@ import Testing
     h.render(blocks: 10)
     #expect(h.run("undo").ok)
     h.render(blocks: 100)  // past the join margin (0.3 s), and past the ends of both files
-    let drums = try h.mixer.stemStatus("drums"), bass = try h.mixer.stemStatus("bass")
-    let position = h.mixer.position
+    let drums = try h.mixer.stems.status("drums"), bass = try h.mixer.stems.status("bass")
+    let position = h.mixer.transport.position
     // drums (2 s, 48 kHz) and bass (1 s) loop from the transport's start: each stands where the
     // transport does in its own loop, to the frame.
     #expect(
@@ -166,10 +166,10 @@ import Testing
     let undone = try ask("undo")
     #expect(
       undone["ok"] as? Bool == true && (undone["output"] as? [String])?.first?.hasPrefix("undone: vol drums 0.5") == true, "\(undone)")
-    #expect(try h.mixer.stemStatus("drums").settings.volume == 1)
+    #expect(try h.mixer.stems.status("drums").settings.volume == 1)
     let refused = try ask("redo 2; undo 1000")
     #expect(refused["ok"] as? Bool == false && (refused["error"] as? String)?.contains("whole number from 1 to 100") == true, "\(refused)")
-    #expect(try h.mixer.stemStatus("drums").settings.volume == 0.5)  // 'redo 2' did the one step there was
+    #expect(try h.mixer.stems.status("drums").settings.volume == 0.5)  // 'redo 2' did the one step there was
     let listed = try ask("history")
     let rows = try #require(listed["history"] as? [[String: Any]], "\(listed)")
     #expect(rows.last?["text"] as? String == "vol drums 0.5" && rows.last?["source"] as? String == "socket")
@@ -184,11 +184,11 @@ import Testing
     #expect(h.console.history.steps.count == steps + 1)
     #expect(h.console.history.steps.last?.source == "osc")
     #expect(send("/stemdeck/undo", [.int(1)]) == nil)
-    #expect(try h.mixer.stemStatus("bass").settings.volume == 1)
+    #expect(try h.mixer.stems.status("bass").settings.volume == 1)
     #expect(send("/stemdeck/undo", [.int(0)]) == nil)  // a button's release does nothing
-    #expect(try h.mixer.stemStatus("drums").settings.volume == 0.5)
+    #expect(try h.mixer.stems.status("drums").settings.volume == 0.5)
     #expect(send("/stemdeck/redo") == nil)
-    #expect(abs(Decibels.fromAmplitude(try h.mixer.stemStatus("bass").settings.volume) + 20) < 1e-6)
+    #expect(abs(Decibels.fromAmplitude(try h.mixer.stems.status("bass").settings.volume) + 20) < 1e-6)
   }
 
   @Test("MIDI: a note mapped to undo takes back the last change and one mapped to redo does it again, as the REPL's commands")
@@ -208,10 +208,10 @@ import Testing
       return events
     }
     let undone = press(62)
-    #expect(try h.mixer.stemStatus("drums").settings.volume == 1)
+    #expect(try h.mixer.stems.status("drums").settings.volume == 1)
     #expect(undone.first?.hasPrefix("midi undo: undone: vol drums 0.5") == true, "\(undone)")
     _ = press(63)
-    #expect(try h.mixer.stemStatus("drums").settings.volume == 0.5)
+    #expect(try h.mixer.stems.status("drums").settings.volume == 0.5)
     #expect(h.run("midi maps").output.suffix(2) == ["note 62 undo", "note 63 redo"])
   }
 }

@@ -19,20 +19,20 @@ import Testing
     defer { h.shutdown() }
     #expect(h.run("bus add band; input add keys stereo").ok)
     #expect(h.run("width drums 0.5").ok)
-    #expect(try h.mixer.stemStatus("drums").settings.width == 0.5)
+    #expect(try h.mixer.stems.status("drums").settings.width == 0.5)
     #expect(h.run("width drums 3").output == ["error: width must be a number between 0 and 2 (got 3)"])
     #expect(h.run("width drums 0 over 2s exp").output.first?.contains("glides linearly") == true)
     #expect(h.run("width band 1.5; width keys 0").ok)
-    #expect(try h.mixer.busSetting("band").width == 1.5 && h.mixer.inputStatus("keys").settings.width == 0)
+    #expect(try h.mixer.buses.setting("band").width == 1.5 && h.mixer.inputs.status("keys").settings.width == 0)
     #expect(h.run("width drums 0 over 1s").ok)
-    #expect(try h.mixer.stemStatus("drums").settings.width == 0, "a glide's setting is its target")
+    #expect(try h.mixer.stems.status("drums").settings.width == 0, "a glide's setting is its target")
     // A group is all or nothing: the width set in it is put back when a later line fails.
     #expect(h.run("begin; width drums 2; vol nosuch 1; commit").ok == false)
-    #expect(try h.mixer.stemStatus("drums").settings.width == 0)
+    #expect(try h.mixer.stems.status("drums").settings.width == 0)
     #expect(h.run("undo").ok)
-    #expect(try h.mixer.stemStatus("drums").settings.width == 0.5, "undo takes the glide's step back")
+    #expect(try h.mixer.stems.status("drums").settings.width == 0.5, "undo takes the glide's step back")
     #expect(h.run("scene save narrow; width drums 1; scene recall narrow").ok)
-    #expect(try h.mixer.stemStatus("drums").settings.width == 0.5, "a scene holds the width")
+    #expect(try h.mixer.stems.status("drums").settings.width == 0.5, "a scene holds the width")
 
     let osc = try OSCServer(host: "127.0.0.1", port: 0)
     defer { osc.close() }
@@ -40,7 +40,7 @@ import Testing
       OSCMessage(path: "/stemdeck/bus/band/width", arguments: [.float(0.25)], source: sockaddr_storage(), sourceLength: 0),
       h.console)
     #expect(reply == nil, "\(reply?.text ?? "")")
-    #expect(try h.mixer.busSetting("band").width == 0.25)
+    #expect(try h.mixer.buses.setting("band").width == 0.25)
 
     // A controller on the width of a stem: its range evenly, 0 → 0 and 127 → 2.
     #expect(h.run("midi map cc 30 width drums").ok)
@@ -53,7 +53,7 @@ import Testing
       h.render(blocks: 1)
       h.console.serviceOnce()
     }
-    #expect(abs(try h.mixer.stemStatus("drums").settings.width - 2 * 64 / 127) < 1e-9)
+    #expect(abs(try h.mixer.stems.status("drums").settings.width - 2 * 64 / 127) < 1e-9)
 
     let json = h.console.remoteReply(to: "stems")
     let stems = try #require(json["stems"] as? [[String: Any]], "\(json)")

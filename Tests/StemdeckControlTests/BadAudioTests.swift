@@ -116,7 +116,7 @@ private func renderPaced(
       }
     }
     done += n
-    states.append(mixer.transportState)
+    states.append(mixer.transport.state)
     if done % (block * 8) == 0 { events += mixer.pump() }
     sleepUntil(start + .microseconds(Int(Double(done) / sampleRate * 1e6)))
   }
@@ -213,7 +213,7 @@ struct BadAudioTests {
         }
       ) { () -> MixerError? in
         do throws(MixerError) {
-          try box.value.mixer.addStem(path: path, settings: stem("vocals", path))
+          try box.value.mixer.stems.add(path: path, settings: stem("vocals", path))
           return nil
         } catch { return error }
       }
@@ -223,7 +223,7 @@ struct BadAudioTests {
       }
       guard let error = outcome.value else {
         Issue.record("\(what) was accepted as a stem (\(path))")
-        try? rig.mixer.removeStem("vocals")
+        try? rig.mixer.stems.remove("vocals")
         continue
       }
       print("rejected \(what) in \(String(format: "%.4f", outcome.seconds)) s: \(error.message)")
@@ -233,8 +233,8 @@ struct BadAudioTests {
       #expect(snapshot(rig.mixer) == before, "the stems changed after rejecting \(what)")
     }
     // The mixer still takes a good file afterwards (no slot leaked by the rejections).
-    try rig.mixer.addStem(path: real, settings: stem("vocals", real))
-    #expect(rig.mixer.stemNames == ["drums", "bass", "vocals"])
+    try rig.mixer.stems.add(path: real, settings: stem("vocals", real))
+    #expect(rig.mixer.stems.names == ["drums", "bass", "vocals"])
   }
 
   @Test("files that cannot be read (a mode-000 file, read as another user when root; /proc/self/mem) are rejected with the reason")
@@ -264,7 +264,7 @@ struct BadAudioTests {
             let restore = nobody ? setFileSystemUID(65534) : nil
             defer { if let restore { _ = setFileSystemUID(restore) } }
             do throws(MixerError) {
-              try box.value.mixer.addStem(path: path, settings: stem("vocals", path))
+              try box.value.mixer.stems.add(path: path, settings: stem("vocals", path))
               return nil
             } catch { return error }
           })
@@ -274,7 +274,7 @@ struct BadAudioTests {
       }
       guard let error = outcome.value else {
         Issue.record("\(path) was accepted as a stem")
-        try? rig.mixer.removeStem("vocals")
+        try? rig.mixer.stems.remove("vocals")
         continue
       }
       for fragment in ["cannot add stem 'vocals'", path] + reasons {
@@ -295,9 +295,9 @@ struct BadAudioTests {
     let path = folder.file("actually-a-wav.mp3")
     try writeAudio(path, format: .wavFloat, channels: [left, right])
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("song", path))
-    #expect(try rig.mixer.stemStatus("song").info.frameCount == frames)
-    try rig.mixer.play()
+    try rig.mixer.stems.add(path: path, settings: stem("song", path))
+    #expect(try rig.mixer.stems.status("song").info.frameCount == frames)
+    try rig.mixer.transport.play()
     let out = rig.render(frames + 1024)
     #expect(Array(out.left[0..<frames]) == left, "left differs from the file")
     #expect(Array(out.right[0..<frames]) == right, "right differs from the file")
@@ -313,9 +313,9 @@ struct BadAudioTests {
     let path = folder.file("octo.wav")
     try writeAudio(path, format: .wavFloat, channels: values.map { Signal.constant($0, frames: frames) })
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("octo", path))
-    #expect(try rig.mixer.stemStatus("octo").info.channelCount == 8)
-    try rig.mixer.play()
+    try rig.mixer.stems.add(path: path, settings: stem("octo", path))
+    #expect(try rig.mixer.stems.status("octo").info.channelCount == 8)
+    try rig.mixer.transport.play()
     let out = rig.render(frames)
     // Channels 1, 3, 5, 7 (1-based) average into the left; 2, 4, 6, 8 into the right.
     let expectedLeft = Double(values[0] + values[2] + values[4] + values[6]) / 4
@@ -337,12 +337,12 @@ struct BadAudioTests {
       path, format: .wavFloat, sampleRate: fileRate,
       channels: [Signal.sine(frequency: 1000, sampleRate: Double(fileRate), frames: fileRate / 2, amplitude: 0.5)])
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("hires", path))
-    let status = try rig.mixer.stemStatus("hires")
+    try rig.mixer.stems.add(path: path, settings: stem("hires", path))
+    let status = try rig.mixer.stems.status("hires")
     #expect(status.info.sampleRate == fileRate)
     #expect(abs(status.length - 0.5) < 1e-9)
-    #expect(abs((rig.mixer.duration ?? 0) - 0.5) < 1e-9)
-    try rig.mixer.play()
+    #expect(abs((rig.mixer.transport.duration ?? 0) - 0.5) < 1e-9)
+    try rig.mixer.transport.play()
     let out = rig.render(36000)  // 0.75 s at 48 kHz
     // Mono at pan 0: each side is the signal at -3 dB.
     let frequency = estimatedFrequency(out.left, sampleRate: 48000, in: 2400..<21600)
@@ -374,7 +374,7 @@ struct BadAudioTests {
         timeout: 2, grace: 60,
         { () -> MixerError? in
           do throws(MixerError) {
-            try box.value.mixer.addStem(path: path, settings: stem("huge", path))
+            try box.value.mixer.stems.add(path: path, settings: stem("huge", path))
             return nil
           } catch { return error }
         })
@@ -389,9 +389,9 @@ struct BadAudioTests {
       return
     }
     print("hugeSparseFile: accepted in \(String(format: "%.3f", outcome.seconds)) s")
-    let status = try rig.mixer.stemStatus("huge")
+    let status = try rig.mixer.stems.status("huge")
     #expect(status.info.frameCount == Int(dataBytes) / 4)
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     guard let rendered = withWatchdog(timeout: 2, grace: 60, { () -> Stereo in box.value.render(48000) }) else {
       Issue.record("rendering 1 s of the sparse file took more than 2 s")
       return
@@ -399,7 +399,7 @@ struct BadAudioTests {
     #expect(peak(rendered.value.left) == 0 && peak(rendered.value.right) == 0, "a hole should play silence")
     let events = rig.mixer.pump()
     #expect(!events.contains { if case .readFailed = $0 { return true } else { return false } }, "\(events)")
-    #expect(abs(rig.mixer.position - 1) < 0.01)
+    #expect(abs(rig.mixer.transport.position - 1) < 0.01)
   }
 
   // MARK: - Bad samples
@@ -429,9 +429,9 @@ struct BadAudioTests {
     try writeAudio(good, format: .wavFloat, channels: [clean])
 
     let rig = MixerRig()
-    try rig.mixer.addStem(path: bad, settings: stem("bad", bad))
-    try rig.mixer.addStem(path: good, settings: stem("good", good))
-    try rig.mixer.play()
+    try rig.mixer.stems.add(path: bad, settings: stem("bad", bad))
+    try rig.mixer.stems.add(path: good, settings: stem("good", good))
+    try rig.mixer.transport.play()
     var events: [MixerEvent] = []
     var out = Stereo(frames: 0)
     for _ in 0..<24 {  // 1 s in 2048-frame slices, pumping between them (as the REPL does)
@@ -443,8 +443,8 @@ struct BadAudioTests {
     #expect(events.contains(.badSamples("bad")), "events: \(events)")
     #expect(events.filter { $0 == .badSamples("bad") }.count == 1, "reported more than once: \(events)")
     #expect(!events.contains(.badSamples("good")))
-    #expect(try rig.mixer.stemStatus("bad").settings.mute == true)
-    #expect(try rig.mixer.stemStatus("good").settings.mute == false)
+    #expect(try rig.mixer.stems.status("bad").settings.mute == true)
+    #expect(try rig.mixer.stems.status("good").settings.mute == false)
     #expect(rig.mixer.isDirty, "muting the stem is a change to save")
     // Once muted (10 ms ramp), only the clean stem is heard: mono at pan 0 → each side × cos(π/4).
     let g = Float(cos(Double.pi / 4))
@@ -521,9 +521,9 @@ struct BadAudioTests {
     func makeRig() throws -> MixerRig {
       let rig = MixerRig()
       // Stereo balance: pan -1 keeps A's left only, pan 1 keeps B's right only (gains 1 and 0).
-      try rig.mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
-      try rig.mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
-      try rig.mixer.play()
+      try rig.mixer.stems.add(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
+      try rig.mixer.stems.add(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
+      try rig.mixer.transport.play()
       return rig
     }
     let total = 4 * 48000
@@ -546,15 +546,15 @@ struct BadAudioTests {
     #expect(failure.count == 1, "events: \(events)")
     #expect(failure.first?.contains(pathA) == true, "the message should name the file: \(failure)")
     #expect(!events.contains { if case .readFailed("b", _) = $0 { return true } else { return false } })
-    #expect(try rig.mixer.stemStatus("a").failed)
-    #expect(try !rig.mixer.stemStatus("b").failed)
+    #expect(try rig.mixer.stems.status("a").failed)
+    #expect(try !rig.mixer.stems.status("b").failed)
 
     // A: exact up to the cut, silent after it.
     #expect(firstMismatch(out.left[0..<cutFrame], a.left[0..<cutFrame]) == nil, "A differs before the cut (at frame \(cutFrame))")
     #expect(peak(out.left[cutFrame...]) == 0, "A is not silent after the cut at frame \(cutFrame): peak \(peak(out.left[cutFrame...]))")
     // B: bit-exact the whole way, never disturbed.
     #expect(firstMismatch(out.right[...], b.right[...]) == nil, "B is not bit-exact")
-    #expect(try rig.mixer.stemStatus("b").underruns == 0)
+    #expect(try rig.mixer.stems.status("b").underruns == 0)
   }
 
   @Test("slow disk after a seek (a slow disk: 250 ms a read): the transport waits for the stem, then all start together bit-exact")
@@ -566,13 +566,13 @@ struct BadAudioTests {
     let slowDisk = SlowDisk()
     let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16, diskPacing: slowDisk)
     defer { mixer.shutdown() }
-    try mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
-    try mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
+    try mixer.stems.add(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
+    try mixer.stems.add(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
     waitForFullRings(mixer)
     let sharedA = try #require(mixer.table.stems.first { $0.settings.name == "a" }).shared.pointer
     slowDisk.set(sharedA, milliseconds: 250)
-    try mixer.seek(toSeconds: 1)
-    try mixer.play()
+    try mixer.transport.seek(toSeconds: 1)
+    try mixer.transport.play()
     let run = renderPaced(mixer, frames: 48000 * 2)
     #expect(run.states.prefix(10).allSatisfy { $0 == .waitingForDisk }, "states: \(run.states.prefix(10))")
     #expect(!run.events.contains(.primeTimeout), "\(run.events)")
@@ -608,21 +608,21 @@ struct BadAudioTests {
     let slowDisk = SlowDisk()
     let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16, diskPacing: slowDisk)
     defer { mixer.shutdown() }
-    try mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
-    try mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
+    try mixer.stems.add(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
+    try mixer.stems.add(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
     waitForFullRings(mixer)
     let sharedA = try #require(mixer.table.stems.first { $0.settings.name == "a" }).shared.pointer
     slowDisk.set(sharedA, milliseconds: 1500)
-    try mixer.seek(toSeconds: 1)
-    try mixer.play()
+    try mixer.transport.seek(toSeconds: 1)
+    try mixer.transport.play()
     // 1.25 s: the 1 s hold, then 0.25 s of playing (B's ring holds ~1.4 s, refilled after A's read).
     let run = renderPaced(mixer, frames: 60000)
     #expect(run.events.contains(.primeTimeout), "\(run.events)")
     #expect(run.events.contains(.underrun("a")), "\(run.events)")
     #expect(!run.events.contains(.underrun("b")), "\(run.events)")
-    let status = try mixer.stemStatus("a")
+    let status = try mixer.stems.status("a")
     #expect(status.underruns > 0)
-    #expect(try mixer.stemStatus("b").underruns == 0)
+    #expect(try mixer.stems.status("b").underruns == 0)
     // The hold lasts 1 s of rendered frames; then B plays from 1 s into its file (after the fade-in).
     let playingBlock = try #require(run.states.firstIndex(of: .playing), "never started")
     let start = playingBlock * 256
@@ -646,22 +646,22 @@ struct BadAudioTests {
     let slowDisk = SlowDisk()
     let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16, diskPacing: slowDisk)
     defer { mixer.shutdown() }
-    try mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
-    try mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
+    try mixer.stems.add(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
+    try mixer.stems.add(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
     waitForFullRings(mixer)
     let sharedA = try #require(mixer.table.stems.first { $0.settings.name == "a" }).shared.pointer
     slowDisk.set(sharedA, milliseconds: 1500)
-    try mixer.play()
+    try mixer.transport.play()
     // Both rings are full at the start (~1.4 s); after that B needs the disk thread, which
     // sleeps 1.5 s before every read of A.
     let run = renderPaced(mixer, frames: 48000 * 4)
     // The hook is in effect: A's 1.4 s ring runs dry before its next read lands.
     #expect(run.events.contains(.underrun("a")), "the slow stem never underran: \(run.events)")
     #expect(!run.events.contains(.underrun("b")), "the healthy stem underran: \(run.events)")
-    #expect(try mixer.stemStatus("b").underruns == 0)
+    #expect(try mixer.stems.status("b").underruns == 0)
     #expect(firstMismatch(run.audio.right[...], b.right[0..<run.audio.count]) == nil, "B is not bit-exact")
     print(
-      "slow stem (1.5 s a read) for 4 s: underrun blocks a \(try mixer.stemStatus("a").underruns), b \(try mixer.stemStatus("b").underruns); events \(run.events)"
+      "slow stem (1.5 s a read) for 4 s: underrun blocks a \(try mixer.stems.status("a").underruns), b \(try mixer.stems.status("b").underruns); events \(run.events)"
     )
   }
 
@@ -674,17 +674,17 @@ struct BadAudioTests {
     let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16, diskPacing: slowDisk)
     defer { mixer.shutdown() }
     try #require(mixer.disk.workerCount == 4)
-    try mixer.addStem(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
+    try mixer.stems.add(path: pathB, settings: stem("b", pathB) { $0.pan = 1 })
     for (i, name) in ["a1", "a2", "a3"].enumerated() {
       let path = folder.file("\(name).wav")
       _ = try writeNoise(path, seconds: 6, seed: 710 + UInt64(i))
-      try mixer.addStem(path: path, settings: stem(name, path) { $0.pan = -1 })
+      try mixer.stems.add(path: path, settings: stem(name, path) { $0.pan = -1 })
     }
     waitForFullRings(mixer)
     for name in ["a1", "a2", "a3"] {
       slowDisk.set(try #require(mixer.table.stems.first { $0.settings.name == name }).shared.pointer, milliseconds: 1500)
     }
-    try mixer.play()
+    try mixer.transport.play()
     let run = renderPaced(mixer, frames: 48000 * 4)
     for name in ["a1", "a2", "a3"] {
       #expect(run.events.contains(.underrun(name)), "\(name) never underran: \(run.events)")
@@ -712,12 +712,12 @@ struct BadAudioTests {
     let slowDisk = SlowDisk()
     let mixer = Mixer(sampleRate: 48000, streaming: .thread, maxVoices: 16, diskPacing: slowDisk)
     defer { mixer.shutdown() }
-    try mixer.addStem(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
+    try mixer.stems.add(path: pathA, settings: stem("a", pathA) { $0.pan = -1 })
     waitForFullRings(mixer)
     let sharedA = try #require(mixer.table.stems.first { $0.settings.name == "a" }).shared.pointer
     slowDisk.set(sharedA, milliseconds: 1500)
-    try mixer.seek(toSeconds: 1)
-    try mixer.play()
+    try mixer.transport.seek(toSeconds: 1)
+    try mixer.transport.play()
     // Slow: the hold gives up after 1 s, the first read lands ~1.5 s after the seek, and while
     // reads stay slow the stem keeps running dry (skipping what it missed eats most of each
     // read). Then the disk is fast again for 2.5 s: it must catch up and stay in step.

@@ -40,17 +40,17 @@ func flagged(_ error: MixerError) -> String {
     try writeAudio(folder.file("drums.wav"), format: .wavFloat, channels: [Signal.constant(0.25, frames: 96000)])
     try writeAudio(folder.file("bass.flac"), format: .flac, channels: [Signal.constant(0.5, frames: 96000)])
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: folder.file("drums.wav"),
       settings: stem("drums", "drums.wav") {
         $0.pan = -1; $0.volume = 0.8; $0.loops = 1
       })
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: folder.file("bass.flac"),
       settings: stem("bass", "bass.flac") {
         $0.pan = 1; $0.rate = 1
       })
-    try rig.mixer.setMasterVolume(1)
+    try rig.mixer.master.setVolume(1)
     return rig
   }
 
@@ -58,36 +58,39 @@ func flagged(_ error: MixerError) -> String {
   func badSettings() throws {
     let folder = try TemporaryFolder()
     let rig = try Self.rig(in: folder)
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let beforeAudio = rig.render(2048)
     let before = snapshot(rig.mixer)
     #expect(before.count == 2)
 
     let cases: [(fragments: [String], body: () throws(MixerError) -> Void)] = [
-      (["volume must be a number between 0 and 2", "(got 3)"], { () throws(MixerError) in try rig.mixer.setVolume("drums", 3) }),
-      (["volume", "(got -0.5)"], { () throws(MixerError) in try rig.mixer.setVolume("drums", -0.5) }),
-      (["volume", "(got nan)"], { () throws(MixerError) in try rig.mixer.setVolume("drums", .nan) }),
-      (["pan must be a number between -1 and 1 (got 7)"], { () throws(MixerError) in try rig.mixer.setPan("drums", 7) }),
-      (["pan", "(got -inf)"], { () throws(MixerError) in try rig.mixer.setPan("bass", -.infinity) }),
-      (["rate must be a number between 0.5 and 2 (got 0.1)"], { () throws(MixerError) in try rig.mixer.setRate("bass", 0.1) }),
-      (["rate", "(got 2.5)"], { () throws(MixerError) in try rig.mixer.setRate("bass", 2.5) }),
-      (["loops must be an integer from -1 (forever) up to", "(got -2)"], { () throws(MixerError) in try rig.mixer.setLoops("drums", -2) }),
-      (["master volume must be a number between 0 and 2", "(got 2.5)"], { () throws(MixerError) in try rig.mixer.setMasterVolume(2.5) }),
-      (["start offset", "(got -1)"], { () throws(MixerError) in try rig.mixer.setStartOffset("drums", -1) }),
+      (["volume must be a number between 0 and 2", "(got 3)"], { () throws(MixerError) in try rig.mixer.strips.setVolume("drums", 3) }),
+      (["volume", "(got -0.5)"], { () throws(MixerError) in try rig.mixer.strips.setVolume("drums", -0.5) }),
+      (["volume", "(got nan)"], { () throws(MixerError) in try rig.mixer.strips.setVolume("drums", .nan) }),
+      (["pan must be a number between -1 and 1 (got 7)"], { () throws(MixerError) in try rig.mixer.strips.setPan("drums", 7) }),
+      (["pan", "(got -inf)"], { () throws(MixerError) in try rig.mixer.strips.setPan("bass", -.infinity) }),
+      (["rate must be a number between 0.5 and 2 (got 0.1)"], { () throws(MixerError) in try rig.mixer.stems.setRate("bass", 0.1) }),
+      (["rate", "(got 2.5)"], { () throws(MixerError) in try rig.mixer.stems.setRate("bass", 2.5) }),
+      (
+        ["loops must be an integer from -1 (forever) up to", "(got -2)"],
+        { () throws(MixerError) in try rig.mixer.stems.setLoops("drums", -2) }
+      ),
+      (["master volume must be a number between 0 and 2", "(got 2.5)"], { () throws(MixerError) in try rig.mixer.master.setVolume(2.5) }),
+      (["start offset", "(got -1)"], { () throws(MixerError) in try rig.mixer.stems.setStartOffset("drums", -1) }),
       (
         ["seek position must be a number of seconds from 0 to 1000000", "(got nan)"],
-        { () throws(MixerError) in try rig.mixer.seek(toSeconds: .nan) }
+        { () throws(MixerError) in try rig.mixer.transport.seek(toSeconds: .nan) }
       ),
-      (["unknown stem 'drms'", "did you mean 'drums'?"], { () throws(MixerError) in try rig.mixer.setVolume("drms", 1) }),
-      (["unknown stem 'Bas'", "did you mean 'bass'?"], { () throws(MixerError) in try rig.mixer.setMute("Bas", true) }),
-      (["unknown stem 'vocals'", "drums", "bass"], { () throws(MixerError) in try rig.mixer.setSolo("vocals", true) }),
-      (["unknown stem 'guitar'"], { () throws(MixerError) in try rig.mixer.removeStem("guitar") })
+      (["unknown stem 'drms'", "did you mean 'drums'?"], { () throws(MixerError) in try rig.mixer.strips.setVolume("drms", 1) }),
+      (["unknown stem 'Bas'", "did you mean 'bass'?"], { () throws(MixerError) in try rig.mixer.strips.setMute("Bas", true) }),
+      (["unknown stem 'vocals'", "drums", "bass"], { () throws(MixerError) in try rig.mixer.strips.setSolo("vocals", true) }),
+      (["unknown stem 'guitar'"], { () throws(MixerError) in try rig.mixer.stems.remove("guitar") })
     ]
     for (fragments, body) in cases {
       expectMixerError(fragments, body)
       #expect(snapshot(rig.mixer) == before, "state changed after the error for \(fragments)")
     }
-    #expect(rig.mixer.masterVolumeSetting == 1)
+    #expect(rig.mixer.master.volume == 1)
     // The renderer got nothing either: the audio goes on exactly as before.
     let afterAudio = rig.render(2048)
     #expect(afterAudio.left.allSatisfy { $0 == beforeAudio.left.last! })
@@ -121,7 +124,7 @@ func flagged(_ error: MixerError) -> String {
     ]
     for (path, reason) in cases {
       expectMixerError(["cannot add stem 'vocals'", path, reason]) { () throws(MixerError) in
-        try rig.mixer.addStem(path: path, settings: stem("vocals", path))
+        try rig.mixer.stems.add(path: path, settings: stem("vocals", path))
       }
       #expect(snapshot(rig.mixer) == before, "state changed after adding \(path)")
     }
@@ -145,24 +148,24 @@ func flagged(_ error: MixerError) -> String {
       (["invalid stem name \"a b\": a space is not allowed", "letters, digits"], stem("a b", good))
     ]
     for (fragments, settings) in cases {
-      expectMixerError(fragments) { () throws(MixerError) in try rig.mixer.addStem(path: good, settings: settings) }
+      expectMixerError(fragments) { () throws(MixerError) in try rig.mixer.stems.add(path: good, settings: settings) }
       #expect(snapshot(rig.mixer) == before, "state changed after \(fragments)")
     }
     // After all that, adding a good stem still works (no slot or voice leaked into the way).
-    try rig.mixer.addStem(path: good, settings: stem("vox", good))
-    #expect(rig.mixer.stemNames == ["drums", "bass", "vox"])
+    try rig.mixer.stems.add(path: good, settings: stem("vox", good))
+    #expect(rig.mixer.stems.names == ["drums", "bass", "vox"])
   }
 
   @Test("a failing setter leaves the other settings of that stem as they were")
   func setterAtomicity() throws {
     let folder = try TemporaryFolder()
     let rig = try Self.rig(in: folder)
-    try rig.mixer.setVolume("drums", 0.3)
-    expectMixerError(["pan"]) { () throws(MixerError) in try rig.mixer.setPan("drums", 1.5) }
-    let status = try rig.mixer.stemStatus("drums")
+    try rig.mixer.strips.setVolume("drums", 0.3)
+    expectMixerError(["pan"]) { () throws(MixerError) in try rig.mixer.strips.setPan("drums", 1.5) }
+    let status = try rig.mixer.stems.status("drums")
     #expect(status.settings.volume == 0.3)
     #expect(status.settings.pan == -1)
     #expect(status.settings.loops == 1)
-    expectMixerError(["unknown stem 'nope'"]) { () throws(MixerError) in _ = try rig.mixer.stemStatus("nope") }
+    expectMixerError(["unknown stem 'nope'"]) { () throws(MixerError) in _ = try rig.mixer.stems.status("nope") }
   }
 }

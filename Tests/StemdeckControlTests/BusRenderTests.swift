@@ -224,42 +224,43 @@ import Testing
     try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.noise(frames: 4800, amplitude: 0.3, seed: 1)])
     let rig = MixerRig()
     let m = rig.mixer
-    _ = try m.addStem(path: folder.file("a.wav"), settings: StemSettings(name: "kick", file: "a.wav"))
-    try m.addBus(BusSettings(name: "drums_bus"))
-    try m.addBus(BusSettings(name: "band"))
-    try m.route("kick", to: "drums_bus")
-    try m.route("drums_bus", to: "band")
+    _ = try m.stems.add(path: folder.file("a.wav"), settings: StemSettings(name: "kick", file: "a.wav"))
+    try m.buses.add(BusSettings(name: "drums_bus"))
+    try m.buses.add(BusSettings(name: "band"))
+    try m.buses.route("kick", to: "drums_bus")
+    try m.buses.route("drums_bus", to: "band")
     func message(_ body: () throws(MixerError) -> Void) -> String {
       do throws(MixerError) { try body() } catch { return error.description }
       return "(no error)"
     }
-    #expect(message { () throws(MixerError) in try m.route("band", to: "drums_bus") }.contains("loop (band → drums_bus → band)"))
-    #expect(message { () throws(MixerError) in try m.route("band", to: "band") }.contains("to itself"))
-    #expect(try m.destination(of: "band") == nil)
-    #expect(message { () throws(MixerError) in try m.route("kick", to: "drum_bus") }.contains("did you mean 'drums_bus'"))
-    #expect(message { () throws(MixerError) in try m.route("kik", to: "band") }.contains("unknown stem or bus 'kik'"))
-    #expect(message { () throws(MixerError) in try m.addBus(BusSettings(name: "kick")) }.contains("a stem named 'kick'"))
-    #expect(message { () throws(MixerError) in try m.addBus(BusSettings(name: "master")) }.contains("reserved"))
-    #expect(message { () throws(MixerError) in try m.addBus(BusSettings(name: "all")) }.contains("reserved"))
-    #expect(message { () throws(MixerError) in try m.addBus(BusSettings(name: "band")) }.contains("already exists"))
+    #expect(message { () throws(MixerError) in try m.buses.route("band", to: "drums_bus") }.contains("loop (band → drums_bus → band)"))
+    #expect(message { () throws(MixerError) in try m.buses.route("band", to: "band") }.contains("to itself"))
+    #expect(try m.buses.destination(of: "band") == nil)
+    #expect(message { () throws(MixerError) in try m.buses.route("kick", to: "drum_bus") }.contains("did you mean 'drums_bus'"))
+    #expect(message { () throws(MixerError) in try m.buses.route("kik", to: "band") }.contains("unknown stem or bus 'kik'"))
+    #expect(message { () throws(MixerError) in try m.buses.add(BusSettings(name: "kick")) }.contains("a stem named 'kick'"))
+    #expect(message { () throws(MixerError) in try m.buses.add(BusSettings(name: "master")) }.contains("reserved"))
+    #expect(message { () throws(MixerError) in try m.buses.add(BusSettings(name: "all")) }.contains("reserved"))
+    #expect(message { () throws(MixerError) in try m.buses.add(BusSettings(name: "band")) }.contains("already exists"))
     #expect(
-      message { () throws(MixerError) in _ = try m.addStem(path: folder.file("a.wav"), settings: StemSettings(name: "band", file: "a.wav"))
+      message { () throws(MixerError) in
+        _ = try m.stems.add(path: folder.file("a.wav"), settings: StemSettings(name: "band", file: "a.wav"))
       }
       .contains("a bus named 'band'"))
-    #expect(message { () throws(MixerError) in try m.setRate("drums_bus", 1.5) }.contains("is a bus"))
-    #expect(m.members(of: "drums_bus") == ["kick"])
+    #expect(message { () throws(MixerError) in try m.stems.setRate("drums_bus", 1.5) }.contains("is a bus"))
+    #expect(m.buses.members(of: "drums_bus") == ["kick"])
     // Removing the drums bus sends the kick where the bus went (band).
-    let removed = try m.removeBus("drums_bus")
+    let removed = try m.buses.remove("drums_bus")
     #expect(removed.members == ["kick"] && removed.destination == "band")
-    #expect(try m.destination(of: "kick") == "band")
+    #expect(try m.buses.destination(of: "kick") == "band")
     // The limit.
-    for i in m.busNames.count..<64 { try m.addBus(BusSettings(name: "b\(i)")) }
-    #expect(message { () throws(MixerError) in try m.addBus(BusSettings(name: "one_more")) }.contains("at most 64 buses"))
+    for i in m.buses.names.count..<64 { try m.buses.add(BusSettings(name: "b\(i)")) }
+    #expect(message { () throws(MixerError) in try m.buses.add(BusSettings(name: "one_more")) }.contains("at most 64 buses"))
     // Plans come back and are freed: many route changes do not leak the renderer's plans.
-    for i in 0..<200 { try m.route("b1", to: i % 2 == 0 ? "band" : nil) }
+    for i in 0..<200 { try m.buses.route("b1", to: i % 2 == 0 ? "band" : nil) }
     _ = rig.render(1024)
     _ = m.pump()
-    #expect(m.busNames.count == 64)
+    #expect(m.buses.names.count == 64)
   }
 
   @Test("render --stems with buses: a file per strip feeding the master (stems outside buses, top buses); they sum to the master")
@@ -289,18 +290,18 @@ import Testing
     func render(bus: Bool, exponential: Bool) throws -> Stereo {
       let rig = MixerRig()
       let m = rig.mixer
-      _ = try m.addStem(path: folder.file("t.wav"), settings: StemSettings(name: "t", file: "t.wav"))
+      _ = try m.stems.add(path: folder.file("t.wav"), settings: StemSettings(name: "t", file: "t.wav"))
       if bus {
-        try m.addBus(BusSettings(name: "b"))
-        try m.route("t", to: "b")
+        try m.buses.add(BusSettings(name: "b"))
+        try m.buses.route("t", to: "b")
       }
-      try m.play()
+      try m.transport.play()
       var out = rig.render(4800, block: 128)
-      try m.glide(bus ? "b" : "t", to: .volume(0.1), seconds: 0.5, exponential: exponential)
+      try m.strips.glide(bus ? "b" : "t", to: .volume(0.1), seconds: 0.5, exponential: exponential)
       let rest = rig.render(40_000, block: 128)
       out.left += rest.left
       out.right += rest.right
-      if bus { #expect(try m.busSetting("b").volume == 0.1) }
+      if bus { #expect(try m.buses.setting("b").volume == 0.1) }
       return out
     }
     for exponential in [false, true] {
@@ -320,14 +321,14 @@ import Testing
     try writeAudio(folder.file("t.wav"), format: .wavFloat, channels: [tone, tone])
     let rig = MixerRig()
     let m = rig.mixer
-    _ = try m.addStem(path: folder.file("t.wav"), settings: StemSettings(name: "t", file: "t.wav"))
+    _ = try m.stems.add(path: folder.file("t.wav"), settings: StemSettings(name: "t", file: "t.wav"))
     var quiet = BusSettings(name: "quiet")
     quiet.volume = 0.25
-    try m.addBus(quiet)
-    try m.play()
+    try m.buses.add(quiet)
+    try m.transport.play()
     var out = rig.render(4800, block: 128)
     for (i, target) in ["quiet", nil, "quiet"].enumerated() {
-      try m.route("t", to: target)
+      try m.buses.route("t", to: target)
       let part = rig.render(4800 + 37 * i, block: 128)
       out.left += part.left
     }

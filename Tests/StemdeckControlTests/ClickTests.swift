@@ -98,8 +98,8 @@ import Testing
   func tempoChange() throws {
     let rig = MixerRig()
     rig.mixer.tempo = Tempo(bpm: 120, beatsPerBar: 4)
-    try rig.mixer.setClick(ClickSettings(on: true, output: .master))
-    try rig.mixer.play()
+    try rig.mixer.click.set(ClickSettings(on: true, output: .master))
+    try rig.mixer.transport.play()
     var out = rig.render(48000)
     rig.mixer.tempo = Tempo(bpm: 150, beatsPerBar: 4)
     out.append(rig.render(52000))
@@ -162,10 +162,10 @@ import Testing
     #expect(
       warnings.contains { "\($0)".contains("click sample") && "\($0)".contains("nope.wav") && "\($0)".contains("synthesized click plays") })
     #expect(rig.mixer.session(savingTo: folder.file("session.stemdeck")).click.sample == "nope.wav", "kept, and saved back as it was")
-    var bad = rig.mixer.click
+    var bad = rig.mixer.click.settings
     bad.sample = folder.file("also-missing.wav")
-    #expect(throws: MixerError.self) { try rig.mixer.setClick(bad) }
-    #expect(rig.mixer.click.sample == folder.file("nope.wav"), "a refused sample changes nothing")
+    #expect(throws: MixerError.self) { try rig.mixer.click.set(bad) }
+    #expect(rig.mixer.click.settings.sample == folder.file("nope.wav"), "a refused sample changes nothing")
     for (json, fragment) in [
       ("\"sample\" : 5", "click.sample"), ("\"accentSample\" : \"a.wav\"", "needs \"sample\" too"),
       ("\"sample\" : \"\"", "must not be empty")

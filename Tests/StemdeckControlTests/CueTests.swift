@@ -21,7 +21,7 @@ import Testing
             var done = 0
             while done < frames {
               let n = min(256, frames - done)
-              mixer.fillStreams()
+              mixer.engine.fillStreams()
               mixer.renderState.pointee.cue.outputLeft = cl.baseAddress! + done
               mixer.renderState.pointee.cue.outputRight = cr.baseAddress! + done
               if input != nil {
@@ -48,19 +48,19 @@ import Testing
     try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [Signal.constant(0.1, frames: 48000)])
     func rig() throws -> MixerRig {
       let rig = MixerRig()
-      try rig.mixer.addStem(
+      try rig.mixer.stems.add(
         path: folder.file("a.wav"),
         settings: stem("a", "a.wav") {
           $0.volume = 0.5; $0.pan = 0.5
         })
-      try rig.mixer.addStem(path: folder.file("b.wav"), settings: stem("b", "b.wav"))
-      try rig.mixer.play()
+      try rig.mixer.stems.add(path: folder.file("b.wav"), settings: stem("b", "b.wav"))
+      try rig.mixer.transport.play()
       return rig
     }
     let plain = try rig(), pfl = try rig(), afl = try rig()
-    try pfl.mixer.setCue("a", .preFader)
-    try afl.mixer.setCue("a", .afterFader)
-    #expect(pfl.mixer.cues.map(\.name) == ["a"] && pfl.mixer.cuePortsWanted)
+    try pfl.mixer.cues.set("a", .preFader)
+    try afl.mixer.cues.set("a", .afterFader)
+    #expect(pfl.mixer.cues.all.map(\.name) == ["a"] && pfl.mixer.cues.portsWanted)
     let reference = Self.render(plain.mixer, frames: 24000)
     let p = Self.render(pfl.mixer, frames: 24000)
     let f = Self.render(afl.mixer, frames: 24000)
@@ -73,12 +73,12 @@ import Testing
     #expect(p.cue.left == p.cue.right)
     // AFL: the stem as it is in the master (its fader and pan), without the other stem.
     let aloneA = try rig()
-    try aloneA.mixer.setMute("b", true)
+    try aloneA.mixer.strips.setMute("b", true)
     let alone = Self.render(aloneA.mixer, frames: 24000)
     #expect(maxAbsError(f.cue.left, alone.master.left) < 1e-6 && maxAbsError(f.cue.right, alone.master.right) < 1e-6)
     #expect(peak(f.cue.left) < peak(f.cue.right), "panned right")
-    try afl.mixer.clearCues()
-    #expect(afl.mixer.cues.isEmpty && !afl.mixer.cuePortsWanted)
+    try afl.mixer.cues.clear()
+    #expect(afl.mixer.cues.all.isEmpty && !afl.mixer.cues.portsWanted)
     #expect(Self.render(afl.mixer, frames: 1024).cue.left.allSatisfy { $0 == 0 }, "cue off: silent")
   }
 
@@ -91,14 +91,14 @@ import Testing
     try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [noise, noise])
     func rig(micMuted: Bool = false) throws -> MixerRig {
       let rig = MixerRig()
-      try rig.mixer.addStem(path: folder.file("a.wav"), settings: stem("a", "a.wav"))
-      try rig.mixer.addBus(BusSettings(name: "grp"))
-      try rig.mixer.setVolume("grp", 0.5)
-      try rig.mixer.route("a", to: "grp")
+      try rig.mixer.stems.add(path: folder.file("a.wav"), settings: stem("a", "a.wav"))
+      try rig.mixer.buses.add(BusSettings(name: "grp"))
+      try rig.mixer.strips.setVolume("grp", 0.5)
+      try rig.mixer.buses.route("a", to: "grp")
       var mic = InputSettings(name: "mic", channels: .mono)
       mic.mute = micMuted
-      try rig.mixer.addInput(mic)
-      try rig.mixer.play()
+      try rig.mixer.inputs.add(mic)
+      try rig.mixer.transport.play()
       return rig
     }
     let plain = try rig(), micMuted = try rig(micMuted: true)  // kept: a rig shuts its mixer down when it goes
@@ -106,8 +106,8 @@ import Testing
     let busOnly = Self.render(micMuted.mixer, frames: 12000, input: 0.25)
     for (strip, tap) in [("grp", CueTap.preFader), ("mic", .preFader), ("grp", .afterFader)] {
       let cued = try rig()
-      try cued.mixer.setCue(strip, tap)
-      #expect(cued.mixer.cues.map(\.name) == [strip] && cued.mixer.cuePortsWanted && cued.mixer.cue(of: strip) == tap)
+      try cued.mixer.cues.set(strip, tap)
+      #expect(cued.mixer.cues.all.map(\.name) == [strip] && cued.mixer.cues.portsWanted && cued.mixer.cues.tap(of: strip) == tap)
       let r = Self.render(cued.mixer, frames: 12000, input: 0.25)
       #expect(r.master.left == reference.master.left && r.master.right == reference.master.right, "\(strip) \(tap) changed the master")
       switch (strip, tap) {
@@ -118,9 +118,9 @@ import Testing
       default:
         #expect(r.cue.left.allSatisfy { $0 == 0.25 } && r.cue.right == r.cue.left, "the input's signal at unity on both sides")
       }
-      try cued.mixer.clearCues()
-      #expect(cued.mixer.cues.isEmpty && !cued.mixer.cuePortsWanted)
+      try cued.mixer.cues.clear()
+      #expect(cued.mixer.cues.all.isEmpty && !cued.mixer.cues.portsWanted)
     }
-    #expect(throws: MixerError.self) { try plain.mixer.setCue("nothing", .preFader) }
+    #expect(throws: MixerError.self) { try plain.mixer.cues.set("nothing", .preFader) }
   }
 }

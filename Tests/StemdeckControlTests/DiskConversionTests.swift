@@ -57,8 +57,8 @@ import Testing
     let expected = Self.converted(file.samples)
     #expect(expected.count == 24000)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: file.path, settings: stem("n", "noise.wav") { $0.pan = -1 })
-    try rig.mixer.play()
+    try rig.mixer.stems.add(path: file.path, settings: stem("n", "noise.wav") { $0.pan = -1 })
+    try rig.mixer.transport.play()
     let out = rig.render(26000, block: block)
     #expect(firstMismatch(out.left[0..<24000], expected[...]) == nil, "differs from the conversion")
     #expect(peak(out.left[24000...]) == 0, "silent after the stem's end")
@@ -72,13 +72,13 @@ import Testing
     // 0.25 s is file frame 11,025: the stream starts there, through a reset converter.
     let expected = Self.converted(Array(file.samples[11025...]))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: file.path, settings: stem("n", "noise.wav") { $0.pan = -1 })
-    try rig.mixer.seek(toSeconds: 0.25)
-    try rig.mixer.play()
+    try rig.mixer.stems.add(path: file.path, settings: stem("n", "noise.wav") { $0.pan = -1 })
+    try rig.mixer.transport.seek(toSeconds: 0.25)
+    try rig.mixer.transport.play()
     let out = rig.render(9600)
     // After the transport's fade-in (a seek's few milliseconds) the samples are the conversion's.
     #expect(firstMismatch(out.left[600...], expected[600..<9600]) == nil, "differs from the conversion from frame 11,025")
-    let position = try rig.mixer.stemStatus("n").positionInFile
+    let position = try rig.mixer.stems.status("n").positionInFile
     // (The heard position sums rounded per-block file frames: within a frame of exact.)
     #expect(abs(position - (0.25 + 0.2)) <= 1.5 / 44100, "position in file \(position)")
   }
@@ -91,7 +91,7 @@ import Testing
     let region = Array(file.samples[4410..<8820])
     let expected = Self.converted(region + region + region)
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: file.path,
       settings: stem("n", "noise.wav") {
         $0.pan = -1
@@ -99,22 +99,22 @@ import Testing
         $0.loopEnd = 0.2
         $0.loops = 2
       })
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let out = rig.render(expected.count + 2000, block: 128)
     #expect(firstMismatch(out.left[0..<expected.count], expected[...]) == nil, "differs from the passes converted")
     #expect(peak(out.left[expected.count...]) == 0, "silent after the third pass")
     // Each pass is 4,410 file frames: after 1.5 passes' worth of output the report is mid-region.
     let rig2 = MixerRig()
-    try rig2.mixer.addStem(
+    try rig2.mixer.stems.add(
       path: file.path,
       settings: stem("n", "noise.wav") {
         $0.loopStart = 0.1
         $0.loopEnd = 0.2
         $0.loops = 2
       })
-    try rig2.mixer.play()
+    try rig2.mixer.transport.play()
     _ = rig2.render(7200)  // 6,615 file frames: the second pass, 2,205 frames in
-    let status = try rig2.mixer.stemStatus("n")
+    let status = try rig2.mixer.stems.status("n")
     #expect(status.loopIndex == 1)
     #expect(abs(status.positionInFile - 0.15) <= 1.5 / 44100, "position in file \(status.positionInFile)")
   }
@@ -124,19 +124,19 @@ import Testing
     let folder = try TemporaryFolder()
     let file = try Self.noiseFile(folder, frames: 352_800)  // 8 s
     let rig = MixerRig()
-    try rig.mixer.addStem(path: file.path, settings: stem("n", "noise.wav") { $0.pan = -1 })
+    try rig.mixer.stems.add(path: file.path, settings: stem("n", "noise.wav") { $0.pan = -1 })
     rig.mixer.tempo = Tempo(bpm: 120, beatsPerBar: 4)
-    try rig.mixer.addMark("chorus", at: 6)
-    try rig.mixer.play()
+    try rig.mixer.marks.add("chorus", at: 6)
+    try rig.mixer.transport.play()
     var out = rig.render(52_800)
-    let jump = try #require(try rig.mixer.goto(mark: "chorus", landing: .bar))
+    let jump = try #require(try rig.mixer.marks.goto(mark: "chorus", landing: .bar))
     #expect(jump.atSeconds == 2, "lands on bar 2's line (transport frame 96,000)")
     out.append(rig.render(96_000 + 4_800 - out.count))
     let before = Self.converted(Array(file.samples[0..<100_000]))
     let after = Self.converted(Array(file.samples[264_600..<274_600]))  // 6 s is file frame 264,600
     #expect(firstMismatch(out.left[0..<96_000], before[0..<96_000]) == nil, "the old stream up to the bar line")
     #expect(firstMismatch(out.left[96_000...], after[0..<4_800]) == nil, "the mark's file frame from the bar line on")
-    #expect(try rig.mixer.stemStatus("n").underruns == 0)
+    #expect(try rig.mixer.stems.status("n").underruns == 0)
   }
 
   @Test("a loop count raised while a 44.1 kHz stem plays continues it seamlessly")
@@ -145,10 +145,10 @@ import Testing
     let file = try Self.noiseFile(folder, frames: 44100)
     let expected = Self.converted(file.samples + file.samples)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: file.path, settings: stem("n", "noise.wav") { $0.pan = -1 })
-    try rig.mixer.play()
+    try rig.mixer.stems.add(path: file.path, settings: stem("n", "noise.wav") { $0.pan = -1 })
+    try rig.mixer.transport.play()
     var out = rig.render(9600)  // the disk has read the whole file by now; its converter's tail waits
-    try rig.mixer.setLoops("n", 1)
+    try rig.mixer.stems.setLoops("n", 1)
     out.append(rig.render(expected.count + 1000 - 9600))
     #expect(firstMismatch(out.left[0..<expected.count], expected[...]) == nil, "differs from two passes converted")
     #expect(peak(out.left[expected.count...]) == 0)
@@ -160,10 +160,10 @@ import Testing
     let input = Signal.sine(frequency: 100, sampleRate: 44100, frames: 88200, amplitude: 0.8)
     try writeAudio(folder.file("sine.wav"), format: .wavFloat, sampleRate: 44100, channels: [input])
     let rig = MixerRig()
-    try rig.mixer.addStem(path: folder.file("sine.wav"), settings: stem("sine", "sine.wav") { $0.pan = -1 })
-    try rig.mixer.play()
+    try rig.mixer.stems.add(path: folder.file("sine.wav"), settings: stem("sine", "sine.wav") { $0.pan = -1 })
+    try rig.mixer.transport.play()
     let before = rig.render(4096)
-    try rig.mixer.setRate("sine", 0.9)
+    try rig.mixer.stems.setRate("sine", 0.9)
     let after = rig.render(8192)
     let all = before.left + after.left
     let normal = 2 * Double.pi * 100 / 48000 * 0.8
@@ -171,7 +171,7 @@ import Testing
     #expect(step <= 1.5 * normal, "step \(step) at the rate change (normal \(normal))")
     #expect(abs(estimatedFrequency(after.left, sampleRate: 48000, in: 2000..<8000) - 90) < 0.5)
     // The heard position follows the rate: 4,096 frames at 1, then 8,192 at 0.9 (in file frames).
-    let position = try rig.mixer.stemStatus("sine").positionInFile
+    let position = try rig.mixer.stems.status("sine").positionInFile
     let expected = (4096 + 8192 * 0.9) / 48000
     #expect(abs(position - expected) < 2.0 / 44100, "position in file \(position), expected \(expected)")
   }

@@ -15,14 +15,14 @@ struct HostileControlTests {
     try writeAudio(folder.file("gone.wav"), format: .wavFloat, channels: [Signal.ramp(frames: 4800)])
     let mixer = Mixer(sampleRate: 48000, streaming: .synchronous)
     defer { mixer.shutdown() }
-    try mixer.loadEffect(path: folder.file("hit.wav"), settings: EffectSettings(name: "hit", file: "hit.wav"))
+    try mixer.effects.load(path: folder.file("hit.wav"), settings: EffectSettings(name: "hit", file: "hit.wav"))
     var gone = EffectSettings(name: "gone", file: "gone.wav")
     gone.volume = 0.5
-    try mixer.loadEffect(path: folder.file("gone.wav"), settings: gone)
+    try mixer.effects.load(path: folder.file("gone.wav"), settings: gone)
     try FileManager.default.removeItem(atPath: folder.file("gone.wav"))
     let copy = try mixer.copy(atSampleRate: 44100)
     defer { copy.shutdown() }
-    #expect(copy.effectStatuses().map(\.settings.name) == ["hit"])
+    #expect(copy.effects.statuses().map(\.settings.name) == ["hit"])
     let saved = copy.session(savingTo: folder.file("s.json")).effects
     #expect(saved.map(\.name) == ["hit", "gone"])
     #expect(saved.last?.file == "gone.wav" && saved.last?.volume == 0.5)

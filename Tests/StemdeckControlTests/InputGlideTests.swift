@@ -15,7 +15,7 @@ import Testing
   /// for 4,800 frames at unity; then `start` runs and 30,000 frames are rendered.
   func glide(_ start: (Mixer) throws(MixerError) -> Void) throws -> (before: Stereo, after: Stereo, mixer: Mixer) {
     let rig = MixerRig()
-    try rig.mixer.addInput(InputSettings(name: "keys", channels: .stereo))
+    try rig.mixer.inputs.add(InputSettings(name: "keys", channels: .stereo))
     let before = capture.render(rig, frames: 4800, inputFeed: [Float](repeating: 0.5, count: 4800)).master
     try start(rig.mixer)
     let after = capture.render(rig, frames: 30_000, inputFeed: [Float](repeating: 0.5, count: 30_000)).master
@@ -24,7 +24,7 @@ import Testing
 
   @Test("an input's volume glides linearly while stopped: frame k of 24,000 is at 1 - 0.9 k / 24,000; the settings take the target")
   func linearVolume() throws {
-    let (before, after, m) = try glide { (m: Mixer) throws(MixerError) in try m.glide("keys", to: .volume(0.1), seconds: 0.5) }
+    let (before, after, m) = try glide { (m: Mixer) throws(MixerError) in try m.strips.glide("keys", to: .volume(0.1), seconds: 0.5) }
     #expect(abs(before.left[4000] - 0.5) < 1e-6 && abs(before.right[4000] - 0.5) < 1e-6, "\(before.left[4000])")
     var worst = 0.0
     for k in stride(from: 0, to: 30_000, by: 97) {
@@ -32,14 +32,14 @@ import Testing
       worst = max(worst, abs(Double(after.left[k]) - expected), abs(Double(after.right[k]) - expected))
     }
     #expect(worst < 1e-5, "largest difference from the linear glide: \(worst)")
-    #expect(m.inputSettings.first?.volume == 0.1)
+    #expect(m.inputs.settings.first?.volume == 0.1)
     #expect(m.isDirty)
   }
 
   @Test("an input's exponential volume glide moves in equal dB steps (at each block's end) to its target")
   func exponentialVolume() throws {
     let (_, after, _) = try glide { (m: Mixer) throws(MixerError) in
-      try m.glide("keys", to: .volume(0.01), seconds: 0.5, exponential: true)
+      try m.strips.glide("keys", to: .volume(0.01), seconds: 0.5, exponential: true)
     }
     // The capture renders 256-frame blocks; a glide's value is exact at each block's start.
     var worst = 0.0
@@ -53,17 +53,17 @@ import Testing
 
   @Test("an input's balance glides to hard left; a plain change ends a glide where it is set; rate is refused")
   func panAndRefusals() throws {
-    let (_, after, m) = try glide { (m: Mixer) throws(MixerError) in try m.glide("keys", to: .pan(-1), seconds: 0.25) }
+    let (_, after, m) = try glide { (m: Mixer) throws(MixerError) in try m.strips.glide("keys", to: .pan(-1), seconds: 0.25) }
     #expect(abs(after.left[20_000] - 0.5) < 1e-6 && abs(after.right[20_000]) < 1e-6, "\(after.left[20_000]) \(after.right[20_000])")
     // Mid-glide, a plain volume change stops the glide at the value set.
     let rig = MixerRig()
-    try rig.mixer.addInput(InputSettings(name: "keys", channels: .stereo))
-    try rig.mixer.glide("keys", to: .volume(0), seconds: 10)
+    try rig.mixer.inputs.add(InputSettings(name: "keys", channels: .stereo))
+    try rig.mixer.strips.glide("keys", to: .volume(0), seconds: 10)
     _ = capture.render(rig, frames: 4800, inputFeed: [Float](repeating: 0.5, count: 4800))
-    try rig.mixer.setVolume("keys", 0.5)
+    try rig.mixer.strips.setVolume("keys", 0.5)
     let held = capture.render(rig, frames: 9600, inputFeed: [Float](repeating: 0.5, count: 9600)).master
     #expect(abs(held.left[9000] - 0.25) < 1e-6, "the level set holds: \(held.left[9000])")
-    let refused = capture.message { () throws(MixerError) in try m.glide("keys", to: .rate(1.5), seconds: 1) }
+    let refused = capture.message { () throws(MixerError) in try m.strips.glide("keys", to: .rate(1.5), seconds: 1) }
     #expect(refused.hasPrefix("'keys' is a live input: it has volume, pan"), "\(refused)")
   }
 
@@ -72,7 +72,7 @@ import Testing
   )
   func keptInputTakesEveryField() throws {
     let rig = MixerRig()
-    try rig.mixer.addInput(InputSettings(name: "keys", channels: .stereo))
+    try rig.mixer.inputs.add(InputSettings(name: "keys", channels: .stereo))
     _ = capture.render(rig, frames: 4800, inputFeed: [Float](repeating: 0.5, count: 4800))
     var session = Session()
     var keys = InputSettings(name: "keys", channels: .stereo)
@@ -84,7 +84,7 @@ import Testing
     let after = capture.render(rig, frames: 9600, inputFeed: [Float](repeating: 0.5, count: 9600)).master
     // Balance hard left on a stereo strip: the left side at volume, the right silent.
     #expect(abs(after.left[9000] - 0.25) < 1e-6 && abs(after.right[9000]) < 1e-6, "\(after.left[9000]) \(after.right[9000])")
-    #expect(rig.mixer.inputSettings.first?.solo == true && rig.mixer.inputSettings.first?.volume == 0.5)
+    #expect(rig.mixer.inputs.settings.first?.solo == true && rig.mixer.inputs.settings.first?.volume == 0.5)
   }
 
   @Test(
@@ -92,31 +92,31 @@ import Testing
   )
   func progressAndCancel() throws {
     let rig = MixerRig()
-    try rig.mixer.addInput(InputSettings(name: "keys", channels: .stereo))
-    try rig.mixer.glide("keys", to: .volume(0), seconds: 1)
+    try rig.mixer.inputs.add(InputSettings(name: "keys", channels: .stereo))
+    try rig.mixer.strips.glide("keys", to: .volume(0), seconds: 1)
     // A quarter of the way (12,032 frames: whole 256-frame blocks, so the last block's end).
     _ = capture.render(rig, frames: 12_032, inputFeed: [Float](repeating: 0.5, count: 12_032))
-    let during = try rig.mixer.inputStatus("keys")
+    let during = try rig.mixer.inputs.status("keys")
     let reached = try #require(during.glidingVolume, "no glide told while one runs")
     #expect(abs(reached - (1 - 12_032.0 / 48_000)) < 1e-9, "reached \(reached)")
     #expect(during.glidingPan == nil && during.settings.volume == 0, "\(during)")
-    try rig.mixer.cancelGlides("keys")
-    #expect(rig.mixer.inputSettings.first?.volume == reached)
-    #expect(try rig.mixer.inputStatus("keys").glidingVolume == nil, "told as gliding right after 'glide cancel'")
+    try rig.mixer.strips.cancelGlides("keys")
+    #expect(rig.mixer.inputs.settings.first?.volume == reached)
+    #expect(try rig.mixer.inputs.status("keys").glidingVolume == nil, "told as gliding right after 'glide cancel'")
     let after = capture.render(rig, frames: 9600, inputFeed: [Float](repeating: 0.5, count: 9600)).master
     #expect(abs(Double(after.left[9000]) - 0.5 * reached) < 1e-6, "the level does not hold where the glide stopped: \(after.left[9000])")
-    #expect(try rig.mixer.inputStatus("keys").glidingVolume == nil, "a glide is still told after cancel")
+    #expect(try rig.mixer.inputs.status("keys").glidingVolume == nil, "a glide is still told after cancel")
 
     // A bus's glide waits for play (as a stem's): told at its start, and cancelled there.
-    try rig.mixer.addBus(BusSettings(name: "band"))
-    try rig.mixer.glide("band", to: .pan(-1), seconds: 2)
+    try rig.mixer.buses.add(BusSettings(name: "band"))
+    try rig.mixer.strips.glide("band", to: .pan(-1), seconds: 2)
     _ = capture.render(rig, frames: 512, inputFeed: [Float](repeating: 0.5, count: 512))
-    let bus = try #require(rig.mixer.busStatuses().first)
+    let bus = try #require(rig.mixer.buses.statuses().first)
     #expect(bus.glidingPan == 0 && bus.glidingVolume == nil && bus.settings.pan == -1, "\(bus)")
-    try rig.mixer.cancelGlides("band")
-    #expect(rig.mixer.busStatuses().first?.glidingPan == nil, "told as gliding right after 'glide cancel'")
+    try rig.mixer.strips.cancelGlides("band")
+    #expect(rig.mixer.buses.statuses().first?.glidingPan == nil, "told as gliding right after 'glide cancel'")
     _ = capture.render(rig, frames: 512, inputFeed: [Float](repeating: 0.5, count: 512))
-    let cancelled = try #require(rig.mixer.busStatuses().first)
+    let cancelled = try #require(rig.mixer.buses.statuses().first)
     #expect(cancelled.glidingPan == nil && cancelled.settings.pan == 0, "\(cancelled)")
   }
 }

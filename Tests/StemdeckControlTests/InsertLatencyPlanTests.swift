@@ -16,11 +16,11 @@ import Testing
     for name in ["a", "b"] {
       let path = folder.file("\(name).wav")
       try writeAudio(path, format: .wavFloat, channels: [Signal.noise(frames: 48_000, amplitude: 0.25, seed: 7)])
-      try rig.mixer.addStem(path: path, settings: stem(name, path))
+      try rig.mixer.stems.add(path: path, settings: stem(name, path))
     }
-    try rig.mixer.addInsert("a", plugin: InsertRenderTests.delay)
-    try rig.mixer.setInsertValue("a", position: 1, symbol: "delay", 100)
-    try rig.mixer.play()
+    try rig.mixer.inserts.add("a", plugin: InsertRenderTests.delay)
+    try rig.mixer.inserts.setValue("a", position: 1, symbol: "delay", 100)
+    try rig.mixer.transport.play()
     /// Renders a little and pumps; returns how many plans that made.
     func pumpPlans() -> Int {
       let before = rig.mixer.lock.locked { rig.mixer.insertRacks.plansMade }
@@ -29,27 +29,27 @@ import Testing
       return rig.mixer.lock.locked { rig.mixer.insertRacks.plansMade } - before
     }
     #expect(pumpPlans() == 1, "nodelay's new latency (100) read after a run")
-    #expect(try rig.mixer.compensationDelay(of: "b") == 100 && rig.mixer.insertLatency == 100)
+    #expect(try rig.mixer.inserts.compensationDelay(of: "b") == 100 && rig.mixer.inserts.latency == 100)
     #expect((0..<5).map { _ in pumpPlans() } == [0, 0, 0, 0, 0], "nothing changed: no plan")
-    try rig.mixer.set(.volume, of: "b", to: 0.5)
+    try rig.mixer.strips.set(.volume, of: "b", to: 0.5)
     #expect(pumpPlans() == 0, "a volume is not in the plan")
     // b through a new bus: the bus now waits for a, b does not.
-    try rig.mixer.addBus(BusSettings(name: "grp"))
-    try rig.mixer.route("b", to: "grp")
+    try rig.mixer.buses.add(BusSettings(name: "grp"))
+    try rig.mixer.buses.route("b", to: "grp")
     #expect(pumpPlans() == 1)
-    #expect(try [rig.mixer.compensationDelay(of: "b"), rig.mixer.compensationDelay(of: "grp")] == [0, 100])
+    #expect(try [rig.mixer.inserts.compensationDelay(of: "b"), rig.mixer.inserts.compensationDelay(of: "grp")] == [0, 100])
     #expect(pumpPlans() == 0)
     // The latent stem removed: nothing waits, the mix has no latency (the JACK ports say 0).
-    try rig.mixer.removeStem("a")
+    try rig.mixer.stems.remove("a")
     #expect(pumpPlans() == 1)
-    #expect(try rig.mixer.compensationDelay(of: "grp") == 0 && rig.mixer.insertLatency == 0)
+    #expect(try rig.mixer.inserts.compensationDelay(of: "grp") == 0 && rig.mixer.inserts.latency == 0)
     // A reported latency moving with a control: planned again at the next pump.
-    try rig.mixer.addInsert("master", plugin: InsertRenderTests.delay)
-    try rig.mixer.setInsertValue("master", position: 1, symbol: "delay", 32)
+    try rig.mixer.inserts.add("master", plugin: InsertRenderTests.delay)
+    try rig.mixer.inserts.setValue("master", position: 1, symbol: "delay", 32)
     _ = pumpPlans()
-    #expect(rig.mixer.insertLatency == 32)
-    try rig.mixer.setInsertValue("master", position: 1, symbol: "delay", 48)
-    #expect(pumpPlans() == 1 && rig.mixer.insertLatency == 48)
+    #expect(rig.mixer.inserts.latency == 32)
+    try rig.mixer.inserts.setValue("master", position: 1, symbol: "delay", 48)
+    #expect(pumpPlans() == 1 && rig.mixer.inserts.latency == 48)
     #expect(pumpPlans() == 0)
   }
 }

@@ -40,17 +40,17 @@ import Testing
     #expect(Self.sounding(offline.left) == [1130] && Self.sounding(offline.right) == [1130], "offline: \(Self.sounding(offline.left))")
     let rig = MixerRig()
     _ = try rig.mixer.load(session, sessionPath: folder.file("session.stemdeck"))
-    #expect(try ["a", "b", "c", "grp"].map { try rig.mixer.compensationDelay(of: $0) } == [0, 100, 130, 0])
-    #expect(rig.mixer.insertLatency == 130)
-    #expect(try rig.mixer.inserts(of: "a").map(\.latency) == [100])
-    try rig.mixer.play()
+    #expect(try ["a", "b", "c", "grp"].map { try rig.mixer.inserts.compensationDelay(of: $0) } == [0, 100, 130, 0])
+    #expect(rig.mixer.inserts.latency == 130)
+    #expect(try rig.mixer.inserts.list(of: "a").map(\.latency) == [100])
+    try rig.mixer.transport.play()
     let live = rig.render(offline.left.count, block: 128)
     let at = firstMismatch(live.left[...], offline.left[...])
     #expect(at == nil && firstMismatch(live.right[...], offline.right[...]) == nil, "live ≠ offline from frame \(String(describing: at))")
     // Bypassing a's insert takes its latency out: b no longer waits for it, c waits for the bus only.
-    try rig.mixer.bypassInsert("a", position: 1, true)
-    #expect(try ["a", "b", "c", "grp"].map { try rig.mixer.compensationDelay(of: $0) } == [0, 0, 30, 0])
-    #expect(rig.mixer.insertLatency == 30)
+    try rig.mixer.inserts.bypass("a", position: 1, true)
+    #expect(try ["a", "b", "c", "grp"].map { try rig.mixer.inserts.compensationDelay(of: $0) } == [0, 0, 30, 0])
+    #expect(rig.mixer.inserts.latency == 30)
   }
 }
 
@@ -85,35 +85,35 @@ import Testing
     try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.noise(frames: frames, amplitude: 0.5, seed: 140), silence])
     try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [silence, x])
     let rig = MixerRig()
-    try rig.mixer.addStem(path: folder.file("a.wav"), settings: stem("a", folder.file("a.wav")))
-    try rig.mixer.addStem(path: folder.file("b.wav"), settings: stem("b", folder.file("b.wav")))
+    try rig.mixer.stems.add(path: folder.file("a.wav"), settings: stem("a", folder.file("a.wav")))
+    try rig.mixer.stems.add(path: folder.file("b.wav"), settings: stem("b", folder.file("b.wav")))
     // b through swh's amp at -20 dB (exact: input × powf(10, -1)), so b has a chain of its own.
-    try rig.mixer.addInsert("b", plugin: InsertRenderTests.amp)
-    try rig.mixer.setInsertValue("b", position: 1, symbol: "gain", -20)
+    try rig.mixer.inserts.add("b", plugin: InsertRenderTests.amp)
+    try rig.mixer.inserts.setValue("b", position: 1, symbol: "gain", -20)
     let y = x.map { $0 * powf(10, Float(-20) * 0.05) }
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     var right = rig.render(2048).right
     // x42's nodelay on a, set to 100 frames: it reports 100 after a run; the pump plans b's delay.
-    try rig.mixer.addInsert("a", plugin: InsertRenderTests.delay)
-    try rig.mixer.setInsertValue("a", position: 1, symbol: "delay", 100)
+    try rig.mixer.inserts.add("a", plugin: InsertRenderTests.delay)
+    try rig.mixer.inserts.setValue("a", position: 1, symbol: "delay", 100)
     right += rig.render(1024).right
     _ = rig.mixer.pump()
-    #expect(try rig.mixer.compensationDelay(of: "b") == 100)
+    #expect(try rig.mixer.inserts.compensationDelay(of: "b") == 100)
     let grew = rig.rendered  // 3072: the new chain is installed at the start of the next block
     right += rig.render(2048).right
     // A second (unity) amp on b: b's chain is sent again with the same delay, its line carried.
-    try rig.mixer.addInsert("b", plugin: InsertRenderTests.amp)
+    try rig.mixer.inserts.add("b", plugin: InsertRenderTests.amp)
     right += rig.render(1024).right
     // nodelay to 150: b's delay grows by 50 with 100 frames in flight.
-    try rig.mixer.setInsertValue("a", position: 1, symbol: "delay", 150)
+    try rig.mixer.inserts.setValue("a", position: 1, symbol: "delay", 150)
     right += rig.render(1024).right
     _ = rig.mixer.pump()
-    #expect(try rig.mixer.compensationDelay(of: "b") == 150)
+    #expect(try rig.mixer.inserts.compensationDelay(of: "b") == 150)
     let grewAgain = rig.rendered
     right += rig.render(2048).right
     // nodelay removed: b's delay goes back to 0, skipping what was in flight.
-    try rig.mixer.removeInsert("a", position: 1)
-    #expect(try rig.mixer.compensationDelay(of: "b") == 0)
+    try rig.mixer.inserts.remove("a", position: 1)
+    #expect(try rig.mixer.inserts.compensationDelay(of: "b") == 0)
     let shrank = rig.rendered
     right += rig.render(1024).right
     let (segments, unexplained) = Self.delays(right, behind: y)

@@ -12,13 +12,13 @@ import Testing
     let folder = try TemporaryFolder()
     let frames = 9_600
     let (rig, left, right) = try InsertRenderTests.rig(folder, frames: frames)
-    try rig.mixer.addInsert("noise", plugin: InsertRenderTests.amp)
-    try rig.mixer.setInsertValue("noise", position: 1, symbol: "gain", -20)
-    try rig.mixer.addInsert("noise", plugin: InsertRenderTests.amp)
-    try rig.mixer.bypassInsert("noise", position: 2, true)
-    try rig.mixer.addInsert("master", plugin: InsertRenderTests.delay)
-    try rig.mixer.setInsertValue("master", position: 1, symbol: "report_latency", 0)
-    try rig.mixer.setInsertValue("master", position: 1, symbol: "delay", 37)
+    try rig.mixer.inserts.add("noise", plugin: InsertRenderTests.amp)
+    try rig.mixer.inserts.setValue("noise", position: 1, symbol: "gain", -20)
+    try rig.mixer.inserts.add("noise", plugin: InsertRenderTests.amp)
+    try rig.mixer.inserts.bypass("noise", position: 2, true)
+    try rig.mixer.inserts.add("master", plugin: InsertRenderTests.delay)
+    try rig.mixer.inserts.setValue("master", position: 1, symbol: "report_latency", 0)
+    try rig.mixer.inserts.setValue("master", position: 1, symbol: "delay", 37)
     let sessionPath = folder.file("session.stemdeck")
     let saved = rig.mixer.session(savingTo: sessionPath)
     let text = SessionFile.encode(saved)
@@ -33,7 +33,7 @@ import Testing
     // Offline render of the saved session: the stem × 0.1, 37 frames late (nodelay is primed
     // with its saved delay when instantiated), as the reopened session plays it live.
     let (_, offline) = try renderOffline(reopened, in: folder, duration: Double(frames) / 48000, blockFrames: 512)
-    try other.mixer.play()
+    try other.mixer.transport.play()
     let live = other.render(frames, block: 512)
     let g = powf(10, Float(-20) * 0.05)
     let settled = 37..<frames
@@ -69,8 +69,8 @@ import Testing
     let placeholderWarnings = warnings.filter { $0.detail.contains("placeholder") }
     #expect(placeholderWarnings.count == 1, "warnings: \(warnings)")
     #expect(placeholderWarnings.first?.detail.contains("<\(missing)> is not installed") == true)
-    #expect(try rig.mixer.inserts(of: "noise").map(\.name) == [nil, nil])
-    try rig.mixer.play()
+    #expect(try rig.mixer.inserts.list(of: "noise").map(\.name) == [nil, nil])
+    try rig.mixer.transport.play()
     let out = rig.render(frames)
     #expect(
       firstMismatch(out.left[...], left[...]) == nil && firstMismatch(out.right[...], right[...]) == nil, "a placeholder changed the audio")

@@ -42,16 +42,16 @@ func largeSession(
     let session = try largeSession(folder, count: 400, frames: 24000)
     let rig = MixerRig(maxVoices: 1024)
     try rig.mixer.load(session, sessionPath: folder.file("session.stemdeck"))
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     _ = rig.render(1024)
     // No block is rendered between these: every command waits in the ring.
-    let before = rig.mixer.commandCounts.sent
-    for name in rig.mixer.stemNames { try rig.mixer.setSolo(name, true) }
-    #expect(rig.mixer.commandCounts.sent - before < 2 * 400)
-    for name in rig.mixer.stemNames { try rig.mixer.setMute(name, true) }
-    for name in rig.mixer.stemNames { try rig.mixer.setVolume(name, 0.5) }
-    for name in rig.mixer.stemNames.dropFirst() { try rig.mixer.setSolo(name, false) }
-    for name in rig.mixer.stemNames { try rig.mixer.setMute(name, false) }
+    let before = rig.mixer.engine.commandCounts.sent
+    for name in rig.mixer.stems.names { try rig.mixer.strips.setSolo(name, true) }
+    #expect(rig.mixer.engine.commandCounts.sent - before < 2 * 400)
+    for name in rig.mixer.stems.names { try rig.mixer.strips.setMute(name, true) }
+    for name in rig.mixer.stems.names { try rig.mixer.strips.setVolume(name, 0.5) }
+    for name in rig.mixer.stems.names.dropFirst() { try rig.mixer.strips.setSolo(name, false) }
+    for name in rig.mixer.stems.names { try rig.mixer.strips.setMute(name, false) }
     let out = rig.render(2048)
     // Only s0 is soloed (and heard), at half volume.
     #expect(abs(peak(out.left[1024...]) - 0.5 * 0.001 * 0.5.squareRoot()) < 1e-5)
@@ -71,18 +71,18 @@ extension LargeSessionTests {
     let audio = AudioThreadStandIn(mixer, period: 0.05)
     audio.start()
     defer { audio.stop() }
-    let loaded = try mixer.probeCommand()
+    let loaded = try mixer.engine.probeCommand()
     let started = Date().addingTimeInterval(10)
-    while mixer.commandCounts.applied < loaded && Date() < started { usleep(1000) }
-    for i in 0..<30_000 { try mixer.setMasterVolume(i % 2 == 0 ? 0.5 : 1) }
+    while mixer.engine.commandCounts.applied < loaded && Date() < started { usleep(1000) }
+    for i in 0..<30_000 { try mixer.master.setVolume(i % 2 == 0 ? 0.5 : 1) }
     for round in 0..<50 {
-      for name in mixer.stemNames { try mixer.setVolume(name, round % 2 == 0 ? 0.25 : 0.5) }
+      for name in mixer.stems.names { try mixer.strips.setVolume(name, round % 2 == 0 ? 0.25 : 0.5) }
     }
-    let sent = try mixer.probeCommand()
+    let sent = try mixer.engine.probeCommand()
     let deadline = Date().addingTimeInterval(10)
-    while mixer.commandCounts.applied < sent && Date() < deadline { usleep(1000) }
-    #expect(mixer.commandCounts.applied >= sent)
-    #expect(mixer.stemStatuses().allSatisfy { $0.settings.volume == 0.5 })
+    while mixer.engine.commandCounts.applied < sent && Date() < deadline { usleep(1000) }
+    #expect(mixer.engine.commandCounts.applied >= sent)
+    #expect(mixer.stems.statuses().allSatisfy { $0.settings.volume == 0.5 })
   }
 }
 
@@ -130,13 +130,13 @@ extension LargeSessionTests {
     }
     let rig = MixerRig()
     for name in ["a", "b", "c"] {
-      try rig.mixer.addStem(path: folder.file("\(name).wav"), settings: stem(name, "\(name).wav") { $0.volume = 0.5 })
+      try rig.mixer.stems.add(path: folder.file("\(name).wav"), settings: stem(name, "\(name).wav") { $0.volume = 0.5 })
     }
     try FileManager.default.removeItem(atPath: folder.file("b.wav"))
     var warnings: [ControlText] = []
     let copy = try rig.mixer.copy(atSampleRate: 44100, warnings: &warnings)
     defer { copy.shutdown() }
-    #expect(copy.stemNames == ["a", "c"])
+    #expect(copy.stems.names == ["a", "c"])
     #expect(copy.offlineStems.map(\.settings.name) == ["b"])
     #expect(warnings.count == 1 && warnings[0].plain.contains("'b' is offline") && warnings[0].plain.contains("b.wav"), "\(warnings)")
     #expect(warnings.first?.actions == [.reopenSession])
@@ -158,22 +158,22 @@ extension LargeSessionTests {
     let session = try largeSession(folder, count: 600, frames: 16000, fileRate: 16000) { i, s in s.volume = i == 0 ? 1 : 0 }
     let rig = MixerRig(sampleRate: 16000, maxVoices: 1024)
     try rig.mixer.load(session, sessionPath: folder.file("session.stemdeck"))
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     _ = rig.render(800)
     for quality in [ResamplerQuality.medium, .linear] {
       try rig.mixer.setQuality(quality)
       #expect(rig.mixer.quality == quality)
-      #expect(rig.mixer.stemNames == (0..<600).map { "s\($0)" })
+      #expect(rig.mixer.stems.names == (0..<600).map { "s\($0)" })
       let out = rig.render(2000)
       #expect(rig.mixer.pump().isEmpty)
-      #expect(!rig.mixer.hasPendingRemovals, "old voices were not handed back")
+      #expect(!rig.mixer.engine.hasPendingRemovals, "old voices were not handed back")
       #expect(abs(peak(out.left[1000...]) - 0.001 * 0.5.squareRoot()) < 1e-5, "s0 is not heard after 'quality \(quality)'")
     }
     // Every slot the old voices had is accounted for: the remaining 424 can still be used, no more.
     try writeAudio(folder.file("more.wav"), format: .wavFloat, sampleRate: 16000, channels: [Signal.constant(0, frames: 800)])
-    for i in 0..<424 { try rig.mixer.addStem(path: folder.file("more.wav"), settings: StemSettings(name: "m\(i)", file: "more.wav")) }
+    for i in 0..<424 { try rig.mixer.stems.add(path: folder.file("more.wav"), settings: StemSettings(name: "m\(i)", file: "more.wav")) }
     #expect(throws: MixerError.self) {
-      try rig.mixer.addStem(path: folder.file("more.wav"), settings: StemSettings(name: "one-too-many", file: "more.wav"))
+      try rig.mixer.stems.add(path: folder.file("more.wav"), settings: StemSettings(name: "one-too-many", file: "more.wav"))
     }
   }
 
@@ -184,15 +184,15 @@ extension LargeSessionTests {
     }
     let rig = MixerRig()
     for name in ["a", "b", "c"] {
-      try rig.mixer.addStem(
+      try rig.mixer.stems.add(
         path: folder.file("\(name).wav"),
         settings: stem(name, "\(name).wav") {
           $0.loops = -1; $0.pan = -1
         })
     }
-    try rig.mixer.setMute("a", true)
-    try rig.mixer.setMute("c", true)
-    try rig.mixer.play()
+    try rig.mixer.strips.setMute("a", true)
+    try rig.mixer.strips.setMute("c", true)
+    try rig.mixer.transport.play()
     _ = rig.render(4096)
     try FileManager.default.removeItem(atPath: folder.file("b.wav"))
     return rig
@@ -200,7 +200,7 @@ extension LargeSessionTests {
 
   /// b still plays at its level (0.2, hard left), and a save keeps it with its settings.
   func expectBPlaysOnUnchanged(_ rig: MixerRig, _ folder: TemporaryFolder, mode: RateMode = .varispeed) {
-    #expect(rig.mixer.stemNames == ["a", "b", "c"])
+    #expect(rig.mixer.stems.names == ["a", "b", "c"])
     let out = rig.render(4096)
     #expect(abs(peak(out.left[2048...]) - 0.2) < 1e-4, "b is not heard as before")
     let saved = rig.mixer.session(savingTo: folder.file("session.stemdeck"))
@@ -211,7 +211,7 @@ extension LargeSessionTests {
   @Test func modeChangeOfAStemWhoseFileIsGoneLeavesItAsItWas() throws {
     let folder = try TemporaryFolder()
     let rig = try rigWithADeletedFile(folder)
-    let error = #expect(throws: MixerError.self) { try rig.mixer.setMode("b", .stretch) }
+    let error = #expect(throws: MixerError.self) { try rig.mixer.stems.setMode("b", .stretch) }
     #expect(
       error?.description.contains("b.wav") == true && error?.description.contains("plays on as it was") == true,
       "\(String(describing: error))")
@@ -225,7 +225,7 @@ extension LargeSessionTests {
     }
     let rig = MixerRig()
     for name in ["a", "b", "c"] {
-      try rig.mixer.addStem(
+      try rig.mixer.stems.add(
         path: folder.file("\(name).wav"),
         settings: stem(name, "\(name).wav") {
           $0.loops = -1; $0.mode = .stretch
@@ -233,10 +233,10 @@ extension LargeSessionTests {
     }
     try FileManager.default.removeItem(atPath: folder.file("b.wav"))
     // Out of pitch 0 the stretcher is rebuilt: the file is needed again.
-    let error = #expect(throws: MixerError.self) { try rig.mixer.setPitch("b", 3) }
+    let error = #expect(throws: MixerError.self) { try rig.mixer.stems.setPitch("b", 3) }
     #expect(error?.description.contains("b.wav") == true, "\(String(describing: error))")
-    #expect(rig.mixer.stemNames == ["a", "b", "c"])
-    #expect(try rig.mixer.stemStatus("b").settings.pitch == 0)
+    #expect(rig.mixer.stems.names == ["a", "b", "c"])
+    #expect(try rig.mixer.stems.status("b").settings.pitch == 0)
     #expect(rig.mixer.session(savingTo: folder.file("session.stemdeck")).stems.map(\.name) == ["a", "b", "c"])
   }
 
@@ -254,12 +254,12 @@ extension LargeSessionTests {
   @Test func modeChangeKeepsTheStemsOrder() throws {
     let folder = try TemporaryFolder()
     let rig = try rigWithADeletedFile(folder)
-    try rig.mixer.setMode("a", .stretch)
-    #expect(rig.mixer.stemNames == ["a", "b", "c"])
-    #expect(try rig.mixer.stemStatus("a").settings.mode == .stretch)
+    try rig.mixer.stems.setMode("a", .stretch)
+    #expect(rig.mixer.stems.names == ["a", "b", "c"])
+    #expect(try rig.mixer.stems.status("a").settings.mode == .stretch)
     _ = rig.render(4096)
     _ = rig.mixer.pump()
-    #expect(!rig.mixer.hasPendingRemovals)
+    #expect(!rig.mixer.engine.hasPendingRemovals)
   }
 }
 
@@ -271,14 +271,14 @@ extension LargeSessionTests {
     let folder = try TemporaryFolder()
     try writeAudio(folder.file("a.wav"), format: .wavFloat, channels: [Signal.constant(0.1, frames: 480)])
     let rig = MixerRig()
-    let error = #expect(throws: MixerError.self) { try rig.mixer.addStem(path: folder.file("a.wav"), settings: stem(name, "a.wav")) }
+    let error = #expect(throws: MixerError.self) { try rig.mixer.stems.add(path: folder.file("a.wav"), settings: stem(name, "a.wav")) }
     #expect(error?.description.contains("\(name.lowercased())_L/R are stemdeck's own ports") == true, "\(String(describing: error))")
     // A session naming one is refused with the stem's place, and nothing changes.
     var session = Session()
     session.stems = [stem("ok", "a.wav"), stem(name, "a.wav") { $0.directOut = true }]
     let loadError = #expect(throws: MixerError.self) { try rig.mixer.load(session, sessionPath: folder.file("s.stemdeck")) }
     #expect(loadError?.description.contains("stems[1] (\(name))") == true, "\(String(describing: loadError))")
-    #expect(rig.mixer.stemNames.isEmpty)
+    #expect(rig.mixer.stems.names.isEmpty)
     // A name derived from a file called so steps aside.
     #expect(StemName.derived(fromPath: "/x/\(name).wav", taken: []) == "\(name)-stem")
   }
@@ -303,7 +303,7 @@ extension LargeSessionTests {
     let saved = rig.mixer.session(savingTo: folder.file("s.stemdeck"))
     let seconds = Date().timeIntervalSince(start)
     #expect(warnings.count == 39_960)
-    #expect(rig.mixer.stemNames.count == 40)
+    #expect(rig.mixer.stems.names.count == 40)
     #expect(saved.stems.map(\.name) == session.stems.map(\.name))
     print(
       "40,000 stems (39,960 offline): load and save in \(String(format: "%.2f", seconds)) s (load \(String(format: "%.2f", loadSeconds)) s)"
@@ -330,14 +330,14 @@ extension LargeSessionTests {
     let audio = AudioThreadStandIn(mixer, period: 0.005)
     audio.start()
     defer { audio.stop() }
-    try mixer.play()
+    try mixer.transport.play()
     for n in 0..<200 {
-      try mixer.changeSong(to: song("song\(n)-"), sessionPath: folder.file("s.json"))
+      try mixer.songs.change(to: song("song\(n)-"), sessionPath: folder.file("s.json"))
     }
     let deadline = Date().addingTimeInterval(10)
-    while !mixer.songChangeDone && Date() < deadline { usleep(1000) }
-    #expect(mixer.songChangeDone)
-    #expect(mixer.stemNames == (0..<8).map { "song199-\($0)" })
+    while !mixer.songs.changeDone && Date() < deadline { usleep(1000) }
+    #expect(mixer.songs.changeDone)
+    #expect(mixer.stems.names == (0..<8).map { "song199-\($0)" })
   }
 }
 
@@ -376,14 +376,14 @@ extension LargeSessionTests {
       folder.file("hi.wav"), format: .wavFloat, sampleRate: 384_000,
       channels: [Signal.constant(0.1, frames: 384_000 * 4)])
     let rig = MixerRig()  // shuts its mixer down when it goes
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: folder.file("hi.wav"),
       settings: stem("hi", "hi.wav") {
         $0.loops = -1; $0.rate = 2
       })
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let out = rig.render(4096 * 18, block: 4096)  // 1.5 s
-    #expect(try rig.mixer.stemStatus("hi").underruns == 0)
+    #expect(try rig.mixer.stems.status("hi").underruns == 0)
     // After the start (the converter's delay and the 5 ms fade-in), every frame is heard.
     #expect(out.left[4096...].allSatisfy { $0 != 0 }, "silent frames: the stem ran dry")
   }

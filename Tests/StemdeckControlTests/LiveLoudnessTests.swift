@@ -20,7 +20,7 @@ struct LiveLoudnessTests {
     let s = Signal.sine(frequency: 1000, sampleRate: 48000, frames: 48000, amplitude: pow(10, dBFS / 20))
     try writeAudio(path, format: .wavFloat, channels: [s, s])
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("sine", path) { $0.loops = -1 })
+    try rig.mixer.stems.add(path: path, settings: stem("sine", path) { $0.loops = -1 })
     return rig
   }
 
@@ -36,11 +36,11 @@ struct LiveLoudnessTests {
   func steadyTone() throws {
     let folder = try TemporaryFolder()
     let rig = try rig(-23, in: folder)
-    #expect(rig.mixer.masterLoudness() == nil, "not measured until started")
-    try rig.mixer.startLoudnessMeter()
-    try rig.mixer.play()
+    #expect(rig.mixer.loudness.current() == nil, "not measured until started")
+    try rig.mixer.loudness.start()
+    try rig.mixer.transport.play()
     play(rig, seconds: 12)
-    let l = try #require(rig.mixer.masterLoudness())
+    let l = try #require(rig.mixer.loudness.current())
     #expect(abs(l.momentary + 23) <= 0.1, "momentary \(l.momentary)")
     #expect(abs(l.shortTerm + 23) <= 0.1, "short-term \(l.shortTerm)")
     #expect(abs(l.integrated + 23) <= 0.1, "integrated \(l.integrated)")
@@ -56,19 +56,19 @@ struct LiveLoudnessTests {
   func resetRestartsIntegration() throws {
     let folder = try TemporaryFolder()
     let rig = try rig(-20, in: folder)
-    try rig.mixer.startLoudnessMeter()
-    try rig.mixer.play()
+    try rig.mixer.loudness.start()
+    try rig.mixer.transport.play()
     play(rig, seconds: 5)
-    try rig.mixer.setVolume("sine", pow(10, -10.0 / 20))
+    try rig.mixer.strips.setVolume("sine", pow(10, -10.0 / 20))
     play(rig, seconds: 5)
-    let mixed = try #require(rig.mixer.masterLoudness())
+    let mixed = try #require(rig.mixer.loudness.current())
     // Both halves gated in: between the two levels, and a loudness range that is not zero.
     #expect(mixed.integrated > -29.9 && mixed.integrated < -20.5, "\(mixed.integrated)")
     rig.mixer.resetMeters()
-    let fresh = try #require(rig.mixer.masterLoudness())
+    let fresh = try #require(rig.mixer.loudness.current())
     #expect(fresh.seconds == 0 && !fresh.integrated.isFinite && fresh.truePeak == 0, "\(fresh)")
     play(rig, seconds: 6)
-    let after = try #require(rig.mixer.masterLoudness())
+    let after = try #require(rig.mixer.loudness.current())
     #expect(abs(after.integrated + 30) <= 0.1, "\(after.integrated)")
     #expect(abs(after.truePeakDecibels + 30) <= 0.2, "the true peak is the new level's: \(after.truePeakDecibels)")
   }
@@ -77,41 +77,41 @@ struct LiveLoudnessTests {
   func published() throws {
     let folder = try TemporaryFolder()
     let rig = try rig(-23, in: folder)
-    #expect(rig.mixer.publishedMasterLoudness() == nil, "not measured until started")
-    try rig.mixer.startLoudnessMeter()
-    try rig.mixer.play()
+    #expect(rig.mixer.loudness.published() == nil, "not measured until started")
+    try rig.mixer.loudness.start()
+    try rig.mixer.transport.play()
     play(rig, seconds: 5)
     // Read as the view reads them, 100 times a second, until the meter's thread has published
     // everything played (it does every 200 ms while they are read).
-    var seen = try #require(rig.mixer.publishedMasterLoudness())
+    var seen = try #require(rig.mixer.loudness.published())
     let deadline = Date().addingTimeInterval(10)
     while seen.seconds < 4.99 && Date() < deadline {
       usleep(10_000)
-      seen = try #require(rig.mixer.publishedMasterLoudness())
+      seen = try #require(rig.mixer.loudness.published())
     }
     #expect(abs(seen.seconds - 5) < 0.01, "\(seen.seconds) s published")
     #expect(abs(seen.integrated + 23) <= 0.1, "integrated \(seen.integrated)")
     #expect(abs(seen.shortTerm + 23) <= 0.1, "short-term \(seen.shortTerm)")
     rig.mixer.resetMeters()
-    let after = try #require(rig.mixer.publishedMasterLoudness())
+    let after = try #require(rig.mixer.loudness.published())
     #expect(after.seconds == 0 && !after.integrated.isFinite && !after.momentary.isFinite && after.truePeak == 0, "\(after)")
     // What the meter's thread measures from now on is the new integration only.
     play(rig, seconds: 1)
-    let fresh = try #require(rig.mixer.masterLoudness())
+    let fresh = try #require(rig.mixer.loudness.current())
     #expect(abs(fresh.seconds - 1) < 0.01, "\(fresh.seconds) s after the reset")
-    rig.mixer.stopLoudnessMeter()
-    #expect(rig.mixer.publishedMasterLoudness() == nil)
+    rig.mixer.loudness.stop()
+    #expect(rig.mixer.loudness.published() == nil)
   }
 
   @Test("a control thread that stalls past the tap's second: the missed frames are counted, never half-measured")
   func stallIsCounted() throws {
     let folder = try TemporaryFolder()
     let rig = try rig(-23, in: folder)
-    try rig.mixer.startLoudnessMeter()
-    try rig.mixer.play()
+    try rig.mixer.loudness.start()
+    try rig.mixer.transport.play()
     // 3 s with nobody draining: the ring holds about 1.4 s.
     _ = rig.render(3 * 48000, block: 256)
-    let l = try #require(rig.mixer.masterLoudness())
+    let l = try #require(rig.mixer.loudness.current())
     #expect(l.droppedFrames > 48000 && l.droppedFrames < 2 * 48000, "\(l.droppedFrames) frames missed")
     #expect(
       Double(l.droppedFrames) / 48000 + l.seconds > 2.99 && Double(l.droppedFrames) / 48000 + l.seconds < 3.01,
@@ -124,14 +124,14 @@ struct LiveLoudnessTests {
   func offCostsNothing() throws {
     let folder = try TemporaryFolder()
     let rig = try rig(-23, in: folder)
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     _ = rig.render(48000, block: 256)
     #expect(rig.mixer.rings.loudnessTap.availableCount() == 0)
-    try rig.mixer.startLoudnessMeter()
-    rig.mixer.stopLoudnessMeter()
+    try rig.mixer.loudness.start()
+    rig.mixer.loudness.stop()
     _ = rig.render(48000, block: 256)
     #expect(rig.mixer.rings.loudnessTap.availableCount() == 0)
-    #expect(rig.mixer.masterLoudness() == nil)
+    #expect(rig.mixer.loudness.current() == nil)
     #expect(rig.mixer.renderState.pointee.status.pointee.loudnessTap.pointee.droppedFrames.load(ordering: .relaxed) == 0)
   }
 

@@ -17,10 +17,10 @@ import Testing
     let path = folder.file("ramp.wav")
     try writeAudio(path, format: .wavFloat, channels: [ramp, ramp])
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("ramp", path))
+    try rig.mixer.stems.add(path: path, settings: stem("ramp", path))
     rig.mixer.tempo = Tempo(bpm: 120, beatsPerBar: 4)
-    try rig.mixer.addMark("chorus", at: seconds)
-    try rig.mixer.play()
+    try rig.mixer.marks.add("chorus", at: seconds)
+    try rig.mixer.transport.play()
     return rig
   }
 
@@ -36,21 +36,21 @@ import Testing
     // Transport frame t sounds at output index start + t with the ramp's value at t.
     func heard(_ t: Int) -> Float { gain * Float(t + 1) / 524288 }
     let now = out.left.count - start
-    let jump = try #require(try rig.mixer.goto(mark: "chorus", landing: .bar))
+    let jump = try #require(try rig.mixer.marks.goto(mark: "chorus", landing: .bar))
     // 0.25 s after `now` (< 2 s) the next bar line is bar 2's, at transport frame 96,000.
     #expect(now + 12_000 < 96_000 && jump.atSeconds == 2 && jump.toSeconds == 6 && jump.mark == "chorus")
-    #expect(rig.mixer.waitingJump == jump && rig.mixer.position < 2)
+    #expect(rig.mixer.marks.waitingJump == jump && rig.mixer.transport.position < 2)
     out.append(rig.render(start + 96_000 + 4_800 - out.left.count))
     let f = start + 96_000
     #expect(out.left[f - 1] == heard(95_999), "the old stream plays to the frame before the bar line")
     #expect(out.left[f] == heard(288_000), "the bar line's frame is the mark's (6 s = frame 288,000)")
     #expect((0..<4_800).allSatisfy { out.left[f + $0] == heard(288_000 + $0) && out.right[f + $0] == out.left[f + $0] })
     #expect((start..<f).allSatisfy { out.left[$0] == heard($0 - start) }, "no gap and no skip before the jump")
-    #expect(rig.mixer.waitingJump == nil && abs(rig.mixer.position - (6 + 0.1)) < 0.01)
-    #expect(try rig.mixer.stemStatus("ramp").underruns == 0)
+    #expect(rig.mixer.marks.waitingJump == nil && abs(rig.mixer.transport.position - (6 + 0.1)) < 0.01)
+    #expect(try rig.mixer.stems.status("ramp").underruns == 0)
 
     // end, with no stem looping: the song's end (10 s), where the stem's last frame is followed by the mark's.
-    let last = try #require(try rig.mixer.goto(mark: "chorus", landing: .end))
+    let last = try #require(try rig.mixer.marks.goto(mark: "chorus", landing: .end))
     #expect(last.atSeconds == 10)
     let before = out.left.count
     out.append(rig.render(start + 96_000 + (480_000 - 288_000) + 2_400 - (before - 0)))
@@ -67,16 +67,16 @@ import Testing
       do { try body() } catch { return error.message }
       return "(accepted)"
     }
-    #expect(refusal { () throws(MixerError) in try rig.mixer.addMark("chorus", at: 2) }.contains("already a mark 'chorus' (at 0:06.000)"))
-    #expect(refusal { () throws(MixerError) in try rig.mixer.addMark("a b", at: 2) }.contains("invalid mark name"))
-    #expect(refusal { () throws(MixerError) in try rig.mixer.addMark("outro", at: 10.5) }.contains("past the end of the song (0:10.000)"))
-    #expect(refusal { () throws(MixerError) in try rig.mixer.goto(mark: "chorsu", landing: .bar) }.contains("did you mean 'chorus'?"))
-    #expect(refusal { () throws(MixerError) in try rig.mixer.removeMark("verse") }.contains("unknown mark 'verse'"))
+    #expect(refusal { () throws(MixerError) in try rig.mixer.marks.add("chorus", at: 2) }.contains("already a mark 'chorus' (at 0:06.000)"))
+    #expect(refusal { () throws(MixerError) in try rig.mixer.marks.add("a b", at: 2) }.contains("invalid mark name"))
+    #expect(refusal { () throws(MixerError) in try rig.mixer.marks.add("outro", at: 10.5) }.contains("past the end of the song (0:10.000)"))
+    #expect(refusal { () throws(MixerError) in try rig.mixer.marks.goto(mark: "chorsu", landing: .bar) }.contains("did you mean 'chorus'?"))
+    #expect(refusal { () throws(MixerError) in try rig.mixer.marks.remove("verse") }.contains("unknown mark 'verse'"))
     _ = rig.render(24_000)
     rig.mixer.tempo = nil
-    #expect(refusal { () throws(MixerError) in try rig.mixer.goto(mark: "chorus", landing: .bar) }.contains("there is none"))
-    try rig.mixer.addMark("intro", at: 0)
-    #expect(rig.mixer.marks == [Mark(name: "chorus", at: 6), Mark(name: "intro", at: 0)])
+    #expect(refusal { () throws(MixerError) in try rig.mixer.marks.goto(mark: "chorus", landing: .bar) }.contains("there is none"))
+    try rig.mixer.marks.add("intro", at: 0)
+    #expect(rig.mixer.marks.all == [Mark(name: "chorus", at: 6), Mark(name: "intro", at: 0)])
 
     var session = rig.mixer.session(savingTo: folder.file("s.json"))
     let text = SessionFile.encode(session)
@@ -102,13 +102,13 @@ import Testing
     let path = folder.file("loop.wav")
     try writeAudio(path, format: .wavFloat, channels: [ramp, ramp])
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("loop", path) { $0.loops = -1 })
-    try rig.mixer.addMark("half", at: 0.5)
-    try rig.mixer.play()
+    try rig.mixer.stems.add(path: path, settings: stem("loop", path) { $0.loops = -1 })
+    try rig.mixer.marks.add("half", at: 0.5)
+    try rig.mixer.transport.play()
     var out = rig.render(62_400)  // 1.3 s: in the second pass
     let start = try #require(out.left.firstIndex { $0 != 0 })
     let gain = out.left[start] / ramp[0]
-    let jump = try #require(try rig.mixer.goto(mark: "half", landing: .end))
+    let jump = try #require(try rig.mixer.marks.goto(mark: "half", landing: .end))
     #expect(jump.atSeconds == 2, "the seam after 1.3 s + 0.25 s is the second pass's end (2 s)")
     out.append(rig.render(start + 96_000 + 2_400 - out.left.count))
     let f = start + 96_000

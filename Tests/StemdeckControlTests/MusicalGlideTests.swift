@@ -17,12 +17,12 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("dc", path) { $0.pan = -1 })
-    try rig.mixer.play()
-    try rig.mixer.glide("dc", to: .volume(0), seconds: 1)
-    #expect(try rig.mixer.stemStatus("dc").settings.volume == 0, "the settings take the target at once")
+    try rig.mixer.stems.add(path: path, settings: stem("dc", path) { $0.pan = -1 })
+    try rig.mixer.transport.play()
+    try rig.mixer.strips.glide("dc", to: .volume(0), seconds: 1)
+    #expect(try rig.mixer.stems.status("dc").settings.volume == 0, "the settings take the target at once")
     let first = rig.render(24000, block: 1000)
-    let midway = try rig.mixer.stemStatus("dc").glidingVolume
+    let midway = try rig.mixer.stems.status("dc").glidingVolume
     #expect(midway.map { abs($0 - 0.5) < 1e-9 } == true, "status while gliding: \(String(describing: midway))")
     let out = first.left + rig.render(48000, block: 1000).left
     #expect(abs(Double(out[24000]) - 0.5) <= 0.01, "left at 0.5 s: \(out[24000])")
@@ -31,7 +31,7 @@ extension MusicalTests {
     #expect(out[47999] > 0, "arrived early")
     let nonZero = out[48000...].firstIndex { $0 != 0 }
     #expect(nonZero == nil, "not exactly 0 at/after 1 s: frame \(nonZero ?? -1) = \(nonZero.map { out[$0] } ?? 0)")
-    #expect(try rig.mixer.stemStatus("dc").glidingVolume == nil, "the glide is over")
+    #expect(try rig.mixer.stems.status("dc").glidingVolume == nil, "the glide is over")
   }
 
   /// `advanceGlides` (VoiceRendering.swift:243) ramps the gain across the whole pass to the value
@@ -44,9 +44,9 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("dc", path) { $0.pan = -1 })
-    try rig.mixer.play()
-    try rig.mixer.glide("dc", to: .volume(0), seconds: 1)
+    try rig.mixer.stems.add(path: path, settings: stem("dc", path) { $0.pan = -1 })
+    try rig.mixer.transport.play()
+    try rig.mixer.strips.glide("dc", to: .volume(0), seconds: 1)
     let out = rig.render(60000, block: block).left
     let zeroFrom = (out.lastIndex { $0 != 0 } ?? -1) + 1
     #expect(zeroFrom == 48000, "block \(block): exactly 0 only from frame \(zeroFrom) (left[48000] = \(out[48000]))")
@@ -61,9 +61,9 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("dc", path) { $0.pan = -1 })
-    try rig.mixer.play()
-    try rig.mixer.glide("dc", to: .volume(target), seconds: 1, exponential: true)
+    try rig.mixer.stems.add(path: path, settings: stem("dc", path) { $0.pan = -1 })
+    try rig.mixer.transport.play()
+    try rig.mixer.strips.glide("dc", to: .volume(target), seconds: 1, exponential: true)
     let out = rig.render(60000, block: 1000).left
     // 1 → max(target, 1e-4) in dB: a quarter of the way is a quarter of the dB distance.
     #expect(abs(decibels(Double(out[24000])) - midwayDB) <= 0.3, "at 0.5 s: \(decibels(Double(out[24000]))) dB")
@@ -79,9 +79,9 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 48000))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("dc", path) { $0.pan = -1 })
-    try rig.mixer.play()
-    try rig.mixer.glide("dc", to: .pan(1), seconds: 0.5)
+    try rig.mixer.stems.add(path: path, settings: stem("dc", path) { $0.pan = -1 })
+    try rig.mixer.transport.play()
+    try rig.mixer.strips.glide("dc", to: .pan(1), seconds: 0.5)
     let out = rig.render(36000, block: 1000)
     var worst = 0.0
     for i in 0..<out.count {
@@ -104,10 +104,10 @@ extension MusicalTests {
     let sine = Signal.sine(frequency: 1000, sampleRate: 48000, frames: 3 * 48000, amplitude: 0.5)
     let path = try Musical.mono(folder, "sine.wav", sine)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("s", path) { $0.pan = -1 })
-    try rig.mixer.play()
+    try rig.mixer.stems.add(path: path, settings: stem("s", path) { $0.pan = -1 })
+    try rig.mixer.transport.play()
     let before = rig.render(4800).left
-    try rig.mixer.glide("s", to: .rate(0.5), seconds: 1)
+    try rig.mixer.strips.glide("s", to: .rate(0.5), seconds: 1)
     let out = before + rig.render(72000).left
     let start = 4800
     let mid = estimatedFrequency(out, sampleRate: 48000, in: (start + 21600)..<(start + 26400))
@@ -119,7 +119,7 @@ extension MusicalTests {
     let normal = maxStep(sine)
     let worst = maxStep(out)
     #expect(worst < 1.5 * normal, "largest step \(worst) vs the sine's own \(normal)")
-    #expect(abs(try rig.mixer.stemStatus("s").settings.rate - 0.5) < 1e-12)
+    #expect(abs(try rig.mixer.stems.status("s").settings.rate - 0.5) < 1e-12)
   }
 
   @Test("cancelGlides holds the value reached, and the settings take it")
@@ -127,15 +127,15 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("dc", path) { $0.pan = -1 })
-    try rig.mixer.play()
-    try rig.mixer.glide("dc", to: .volume(0), seconds: 1)
+    try rig.mixer.stems.add(path: path, settings: stem("dc", path) { $0.pan = -1 })
+    try rig.mixer.transport.play()
+    try rig.mixer.strips.glide("dc", to: .volume(0), seconds: 1)
     _ = rig.render(12000)
-    try rig.mixer.cancelGlides("dc")
+    try rig.mixer.strips.cancelGlides("dc")
     let held = rig.render(36000).left
     #expect(abs(Double(held[0]) - 0.75) < 1e-3, "held at \(held[0]), expected 0.75")
     #expect(held.allSatisfy { $0 == held[0] }, "moves after the cancel: \(held.min()!)…\(held.max()!)")
-    let status = try rig.mixer.stemStatus("dc")
+    let status = try rig.mixer.stems.status("dc")
     #expect(abs(status.settings.volume - 0.75) < 1e-3, "settings volume \(status.settings.volume)")
     #expect(status.glidingVolume == nil)
   }
@@ -145,15 +145,15 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("dc", path) { $0.pan = -1 })
-    try rig.mixer.play()
-    try rig.mixer.glide("dc", to: .volume(0), seconds: 1)
+    try rig.mixer.stems.add(path: path, settings: stem("dc", path) { $0.pan = -1 })
+    try rig.mixer.transport.play()
+    try rig.mixer.strips.glide("dc", to: .volume(0), seconds: 1)
     _ = rig.render(12000)
-    try rig.mixer.setVolume("dc", 0.6)
+    try rig.mixer.strips.setVolume("dc", 0.6)
     let after = rig.render(48000).left
     #expect(maxStep(after) <= 0.15 / 480 + 1e-6, "ramp steps \(maxStep(after))")
     #expect(after[480...].allSatisfy { $0 == Float(0.6) }, "not held at 0.6: min \(after[480...].min()!) max \(after[480...].max()!)")
-    let status = try rig.mixer.stemStatus("dc")
+    let status = try rig.mixer.stems.status("dc")
     #expect(status.settings.volume == 0.6 && status.glidingVolume == nil)
   }
 
@@ -162,12 +162,12 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("dc", path) { $0.pan = -1 })
+    try rig.mixer.stems.add(path: path, settings: stem("dc", path) { $0.pan = -1 })
     _ = rig.render(4800)
-    try rig.mixer.glide("dc", to: .volume(0), seconds: 0.5)
+    try rig.mixer.strips.glide("dc", to: .volume(0), seconds: 0.5)
     _ = rig.render(48000)  // paused for a second: longer than the glide
-    #expect(try rig.mixer.stemStatus("dc").glidingVolume == 1, "moved while paused")
-    try rig.mixer.play()
+    #expect(try rig.mixer.stems.status("dc").glidingVolume == 1, "moved while paused")
+    try rig.mixer.transport.play()
     let out = rig.render(36000, block: 1000).left
     #expect(out[0] == 1, "first frame after play: \(out[0])")
     #expect(abs(Double(out[12000]) - 0.5) <= 0.01, "0.25 s after play: \(out[12000])")
@@ -185,11 +185,11 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("dc", path) { $0.pan = -1 })
-    try rig.mixer.play()
-    try rig.mixer.glide("dc", to: .volume(0), seconds: 1)
+    try rig.mixer.stems.add(path: path, settings: stem("dc", path) { $0.pan = -1 })
+    try rig.mixer.transport.play()
+    try rig.mixer.strips.glide("dc", to: .volume(0), seconds: 1)
     _ = rig.render(12000)
-    try rig.mixer.setPan("dc", 1)
+    try rig.mixer.strips.setPan("dc", 1)
     let out = rig.render(12000)
     // At 0.5 s the volume is 0.5, now all on the right.
     let r = out.right[11999]
@@ -203,13 +203,13 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("a", path) { $0.pan = -1 })
-    try rig.mixer.addStem(path: path, settings: stem("b", path) { $0.pan = 1 })
-    try rig.mixer.play()
-    try rig.mixer.glide("a", to: .volume(0), seconds: 1)
+    try rig.mixer.stems.add(path: path, settings: stem("a", path) { $0.pan = -1 })
+    try rig.mixer.stems.add(path: path, settings: stem("b", path) { $0.pan = 1 })
+    try rig.mixer.transport.play()
+    try rig.mixer.strips.glide("a", to: .volume(0), seconds: 1)
     _ = rig.render(12000)
-    try rig.mixer.setSolo("b", true)
-    try rig.mixer.setSolo("b", false)
+    try rig.mixer.strips.setSolo("b", true)
+    try rig.mixer.strips.setSolo("b", false)
     let out = rig.render(12000)
     #expect(abs(Double(out.left[11999]) - 0.5) <= 0.01, "left at 0.5 s: \(out.left[11999]) (glide cut short)")
   }

@@ -14,8 +14,8 @@ extension MusicalTests {
   static func twoSides(_ folder: TemporaryFolder, frames: Int = 48000) throws -> MixerRig {
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: frames))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("a", path) { $0.pan = -1 })
-    try rig.mixer.addStem(path: path, settings: stem("b", path) { $0.pan = 1 })
+    try rig.mixer.stems.add(path: path, settings: stem("a", path) { $0.pan = -1 })
+    try rig.mixer.stems.add(path: path, settings: stem("b", path) { $0.pan = 1 })
     return rig
   }
 
@@ -40,10 +40,10 @@ extension MusicalTests {
   func groupLandsOnOneFrame(block: Int, how: String) throws {
     let folder = try TemporaryFolder()
     let rig = try Self.twoSides(folder)
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     try rig.mixer.beginGroup(atSeconds: 0.25)
-    if how == "mute" { try rig.mixer.setMute("a", true) } else { try rig.mixer.setVolume("a", 0) }
-    try rig.mixer.setVolume("b", 0.5)
+    if how == "mute" { try rig.mixer.strips.setMute("a", true) } else { try rig.mixer.strips.setVolume("a", 0) }
+    try rig.mixer.strips.setVolume("b", 0.5)
     try rig.mixer.endGroup()
     let out = rig.render(16000, block: block)
     Self.expectLanding(out, at: 12000, "block \(block), \(how)")
@@ -53,11 +53,11 @@ extension MusicalTests {
   func groupWhilePlaying(block: Int) throws {
     let folder = try TemporaryFolder()
     let rig = try Self.twoSides(folder)
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     var out = rig.render(5000, block: block)
     try rig.mixer.beginGroup(atSeconds: 0.2)
-    try rig.mixer.setVolume("a", 0)
-    try rig.mixer.setVolume("b", 0.5)
+    try rig.mixer.strips.setVolume("a", 0)
+    try rig.mixer.strips.setVolume("b", 0.5)
     try rig.mixer.endGroup()
     out.append(rig.render(11000, block: block))
     Self.expectLanding(out, at: 9600, "block \(block)")
@@ -67,11 +67,11 @@ extension MusicalTests {
   func groupAtNextPass() throws {
     let folder = try TemporaryFolder()
     let rig = try Self.twoSides(folder)
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     var out = rig.render(1000, block: 500)
     try rig.mixer.beginGroup(atSeconds: nil)
-    try rig.mixer.setVolume("a", 0)
-    try rig.mixer.setVolume("b", 0.5)
+    try rig.mixer.strips.setVolume("a", 0)
+    try rig.mixer.strips.setVolume("b", 0.5)
     try rig.mixer.endGroup()
     out.append(rig.render(2000, block: 500))
     Self.expectLanding(out, at: 1000, "next pass")
@@ -88,10 +88,10 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let rig = try Self.twoSides(folder)
     try rig.mixer.beginGroup(atSeconds: 0.004)  // frame 192
-    try rig.mixer.setVolume("a", 0)
-    try rig.mixer.setVolume("b", 0.5)
+    try rig.mixer.strips.setVolume("a", 0)
+    try rig.mixer.strips.setVolume("b", 0.5)
     try rig.mixer.endGroup()
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let out = rig.render(8192, block: block)
     Self.expectLanding(out, at: 192, "block \(block)")
   }

@@ -21,15 +21,15 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let (path, file) = try Self.rampStem(folder)
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: path,
       settings: stem("r", path) {
         $0.pan = -1; $0.loops = 2
       })
-    try rig.mixer.setLoopRegion("r", start: 0.25, end: 0.75, crossfade: 0)
-    let status = try rig.mixer.stemStatus("r").settings
+    try rig.mixer.stems.setLoopRegion("r", start: 0.25, end: 0.75, crossfade: 0)
+    let status = try rig.mixer.stems.status("r").settings
     #expect(status.loopStart == 0.25 && status.loopEnd == 0.75 && status.crossfade == 0)
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let out = rig.render(80000)
     let region = Array(file[12000..<36000])
     let expected = region + region + region
@@ -37,7 +37,7 @@ extension MusicalTests {
     #expect(bad == nil, "frame \(bad ?? -1): \(bad.map { out.left[$0] } ?? 0) vs \(bad.map { expected[$0] } ?? 0)")
     #expect(out.left[72000...].allSatisfy { $0 == 0 }, "not silent after three passes")
     #expect(out.right.allSatisfy { $0 == 0 })
-    #expect(abs((rig.mixer.duration ?? 0) - 1.5) < 1e-9, "duration \(rig.mixer.duration ?? -1)")
+    #expect(abs((rig.mixer.transport.duration ?? 0) - 1.5) < 1e-9, "duration \(rig.mixer.transport.duration ?? -1)")
   }
 
   @Test("loop region with a 5 ms crossfade: equal-power tail·cos + pre-roll·sin before each seam but the last")
@@ -45,13 +45,13 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let (path, file) = try Self.rampStem(folder)
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: path,
       settings: stem("r", path) {
         $0.pan = -1; $0.loops = 2
       })
-    try rig.mixer.setLoopRegion("r", start: 0.25, end: 0.75, crossfade: 0.005)
-    try rig.mixer.play()
+    try rig.mixer.stems.setLoopRegion("r", start: 0.25, end: 0.75, crossfade: 0.005)
+    try rig.mixer.transport.play()
     let out = rig.render(80000, block: 1000).left
     let x = 240
     var expected = [Double]()
@@ -88,9 +88,9 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let (path, file) = try Self.rampStem(folder)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("r", path) { $0.pan = -1 })
-    try rig.mixer.setLoopRegion("r", start: 0.1, end: 0.9, crossfade: 0)
-    try rig.mixer.play()
+    try rig.mixer.stems.add(path: path, settings: stem("r", path) { $0.pan = -1 })
+    try rig.mixer.stems.setLoopRegion("r", start: 0.1, end: 0.9, crossfade: 0)
+    try rig.mixer.transport.play()
     _ = rig.render(4800)
     rig.mixer.markSaved()
     let snap = snapshot(rig.mixer)
@@ -104,7 +104,8 @@ extension MusicalTests {
       ("crossfade out of range", 0.5, 0.9, 1.5)
     ]
     for (label, start, end, xfade) in cases {
-      let error = Musical.error { () throws(MixerError) in try rig.mixer.setLoopRegion("r", start: start, end: end, crossfade: xfade) }
+      let error = Musical.error { () throws(MixerError) in try rig.mixer.stems.setLoopRegion("r", start: start, end: end, crossfade: xfade)
+      }
       #expect(error != nil, "\(label): accepted")
       #expect(snapshot(rig.mixer) == snap, "\(label): settings changed")
     }
@@ -122,9 +123,9 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let (path, _) = try Self.rampStem(folder)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("r", path))
-    let error = Musical.error { () throws(MixerError) in try rig.mixer.setLoopRegion("r", start: 0.25, end: nil, crossfade: 0) }
-    let s = try rig.mixer.stemStatus("r").settings
+    try rig.mixer.stems.add(path: path, settings: stem("r", path))
+    let error = Musical.error { () throws(MixerError) in try rig.mixer.stems.setLoopRegion("r", start: 0.25, end: nil, crossfade: 0) }
+    let s = try rig.mixer.stems.status("r").settings
     #expect(error != nil, "accepted; settings now loopStart \(String(describing: s.loopStart)) loopEnd \(String(describing: s.loopEnd))")
     #expect(s.loopStart == nil && s.loopEnd == nil)
   }

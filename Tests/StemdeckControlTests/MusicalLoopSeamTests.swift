@@ -16,17 +16,17 @@ extension MusicalTests {
     let ramp = Signal.ramp(frames: 24000, from: 0.5, to: 1)
     let path = try Musical.mono(folder, "r.wav", ramp)
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: path,
       settings: stem("r", path) {
         $0.pan = -1; $0.loops = -1
       })
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     var out = rig.render(10000).left
-    let seam = try rig.mixer.nextLoopSeam(of: "r")
+    let seam = try rig.mixer.stems.nextLoopSeam(of: "r")
     #expect(abs(seam * 48000 - 24000) <= 1, "seam at \(seam * 48000) frames")
     try rig.mixer.beginGroup(atSeconds: seam)
-    try rig.mixer.setVolume("r", 0)
+    try rig.mixer.strips.setVolume("r", 0)
     try rig.mixer.endGroup()
     out += rig.render(20000, block: 1024).left
     #expect(firstMismatch(out[0..<24000], ramp[0..<24000]) == nil, "first pass not the file")
@@ -35,7 +35,7 @@ extension MusicalTests {
     #expect(d < 1e-4, "the change does not start on the seam (off by \(d))")
     #expect(out[24000] == ramp[0], "frame 24000 is not the start of the second pass: \(out[24000])")
     // Next seam after that.
-    let next = try rig.mixer.nextLoopSeam(of: "r")
+    let next = try rig.mixer.stems.nextLoopSeam(of: "r")
     #expect(abs(next * 48000 - 48000) <= 1, "the following seam at \(next * 48000)")
   }
 
@@ -44,14 +44,14 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(0.5, frames: 24000))
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: path,
       settings: stem("region", path) {
         $0.loops = -1; $0.loopStart = 0.1; $0.loopEnd = 0.3
       })
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     _ = rig.render(10000)
-    let region = try rig.mixer.nextLoopSeam(of: "region")
+    let region = try rig.mixer.stems.nextLoopSeam(of: "region")
     #expect(abs(region * 48000 - 19200) <= 1, "region (9600-frame loop) seam at \(region * 48000), want 19200")
   }
 
@@ -67,15 +67,15 @@ extension MusicalTests {
     let ramp = Signal.ramp(frames: 24000, from: 0.5, to: 1)
     let path = try Musical.mono(folder, "r.wav", ramp)
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: path,
       settings: stem("r", path) {
         $0.pan = -1; $0.loops = -1
         if label.hasPrefix("stretch") { $0.mode = .stretch } else { $0.rate = 0.8 }
       })
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     var out = rig.render(10000).left
-    let seam = try rig.mixer.nextLoopSeam(of: "r") * 48000
+    let seam = try rig.mixer.stems.nextLoopSeam(of: "r") * 48000
     out += rig.render(30000).left
     // Where the ramp drops back (0.5 below its top) is the seam heard.
     let heard = (5000..<(out.count - 1)).first { out[$0] - out[$0 + 1] > 0.2 }.map { $0 + 1 }
@@ -93,23 +93,23 @@ extension MusicalTests {
     let rate = Double(label.split(separator: " ")[1])!
     func rig() throws -> MixerRig {
       let rig = MixerRig()
-      try rig.mixer.addStem(
+      try rig.mixer.stems.add(
         path: path,
         settings: stem("r", path) {
           $0.pan = -1; $0.loops = -1; $0.rate = rate
           if label.hasPrefix("stretch") { $0.mode = .stretch }
         })
-      try rig.mixer.play()
+      try rig.mixer.transport.play()
       return rig
     }
     // The same stem without the change is the reference: the renders are deterministic.
     let reference = try rig().render(40000, block: 1000).left
     let changed = try rig()
     var out = changed.render(10000, block: 1000).left
-    let seam = try changed.mixer.nextLoopSeam(of: "r")
+    let seam = try changed.mixer.stems.nextLoopSeam(of: "r")
     #expect(abs(seam * 48000 - Double(seamFrame)) < 0.5, "\(label): seam at \(seam * 48000), want \(seamFrame)")
     try changed.mixer.beginGroup(atSeconds: seam)
-    try changed.mixer.setVolume("r", 0)
+    try changed.mixer.strips.setVolume("r", 0)
     try changed.mixer.endGroup()
     out += changed.render(30000, block: 1000).left
     #expect(firstMismatch(out[0..<seamFrame], reference[0..<seamFrame]) == nil, "\(label): changed before the seam")

@@ -30,12 +30,12 @@ extension MusicalTests {
   /// A rig with one `fast` stretch stem "m" playing `path` at `rate` (started unless `playing` is false).
   static func fastStemRig(_ path: String, rate: Double = 1, playing: Bool = true) throws -> MixerRig {
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: path,
       settings: stem("m", path) {
         $0.mode = .stretch; $0.stretch = .fast; $0.rate = rate
       })
-    if playing { try rig.mixer.play() }
+    if playing { try rig.mixer.transport.play() }
     return rig
   }
 
@@ -47,7 +47,7 @@ extension MusicalTests {
     let (rig, out) = try Self.renderSine(folder, seconds: 4 / rate) {
       $0.mode = .stretch; $0.stretch = .fast; $0.rate = rate
     }
-    #expect(try rig.mixer.stemStatus("s").underruns == 0)
+    #expect(try rig.mixer.stems.status("s").underruns == 0)
     // Zero crossings over all but the first and last half second: 1.5 to 7 s of tone.
     let range = 24000..<(Int(4 / rate * 48000) - 24000)
     let f = estimatedFrequency(out, sampleRate: 48000, in: range)
@@ -64,12 +64,12 @@ extension MusicalTests {
     let sine = Signal.sine(frequency: 440, sampleRate: 48000, frames: 480_000, amplitude: 0.5)
     let path = try Musical.mono(folder, "ten.wav", sine)
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: path,
       settings: stem("s", path) {
         $0.pan = -1; $0.mode = .stretch; $0.stretch = .fast; $0.rate = 0.8
       })
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let out = rig.render(13 * 48000, block: 512).left
     let end = Self.lastAudible(out)
     #expect(abs(end - 600_000) <= 512, "sound ends at frame \(end), want 600000 (12.5 s)")
@@ -89,7 +89,7 @@ extension MusicalTests {
     func render(block: Int) throws -> Stereo {
       let rig = try Self.fastStemRig(path, rate: rate)
       let out = rig.render(Int(3 / rate * 48000) + 4096, block: block)
-      #expect(try rig.mixer.stemStatus("m").underruns == 0)
+      #expect(try rig.mixer.stems.status("m").underruns == 0)
       return out
     }
     let a = try render(block: 64)
@@ -111,7 +111,7 @@ extension MusicalTests {
     let (rig, first) = try Self.renderSine(folder, seconds: 0.5) {
       $0.mode = .stretch; $0.stretch = .fast
     }
-    try rig.mixer.glide("s", to: .rate(0.6), seconds: 2, exponential: false)
+    try rig.mixer.strips.glide("s", to: .rate(0.6), seconds: 2, exponential: false)
     let out = first + rig.render(3 * 48000, block: 128).left
     let slope = 2 * Double.pi * 440 / 48000 * 0.5
     let worst = maxStep(out, in: 1000..<(out.count - 1))
@@ -120,9 +120,9 @@ extension MusicalTests {
       let f = estimatedFrequency(out, sampleRate: 48000, in: start..<(start + 24000))
       #expect(abs(1200 * log2(f / 440)) <= 2, "at frame \(start): \(f) Hz")
     }
-    #expect(try rig.mixer.stemStatus("s").settings.rate == 0.6)
+    #expect(try rig.mixer.stems.status("s").settings.rate == 0.6)
     // The tempo took effect: 0.5 s at 1, 2 s gliding (mean 0.8), then 0.6 of a second per second.
-    let heard = try rig.mixer.stemStatus("s").positionInFile
+    let heard = try rig.mixer.stems.status("s").positionInFile
     #expect(abs(heard - (0.5 + 1.6 + 0.6)) < 0.05, "position in the file \(heard)")
   }
 
@@ -139,7 +139,7 @@ extension MusicalTests {
     let heldOut = held.render(47872 + 1024, block: 128)
     let changed = try rig()
     let before = changed.render(47872, block: 128)
-    try changed.mixer.setRate("m", to)
+    try changed.mixer.stems.setRate("m", to)
     let after = changed.render(1024, block: 128)
     #expect(before.left == Array(heldOut.left[0..<47872]) && before.right == Array(heldOut.right[0..<47872]))
     let first = (0..<1024).first { after.left[$0] != heldOut.left[47872 + $0] || after.right[$0] != heldOut.right[47872 + $0] }
@@ -160,11 +160,11 @@ extension MusicalTests {
         out.left += more.left
         out.right += more.right
       }
-      try rig.mixer.glide("m", to: .rate(0.6), seconds: 1.5, exponential: false)
+      try rig.mixer.strips.glide("m", to: .rate(0.6), seconds: 1.5, exponential: false)
       append(rig.render(96000, block: block))
-      try rig.mixer.setRate("m", 1.2)
+      try rig.mixer.stems.setRate("m", 1.2)
       append(rig.render(48000, block: block))
-      #expect(try rig.mixer.stemStatus("m").underruns == 0)
+      #expect(try rig.mixer.stems.status("m").underruns == 0)
       return out
     }
     let a = try render(block: 128)
@@ -187,19 +187,19 @@ extension MusicalTests {
     func rig() throws -> MixerRig { try Self.fastStemRig(path, rate: 0.8, playing: false) }
     // Played for a second, paused, sent back to 0.5 s and played again…
     let played = try rig()
-    try played.mixer.play()
+    try played.mixer.transport.play()
     _ = played.render(48000)
-    try played.mixer.pause()
+    try played.mixer.transport.pause()
     _ = played.render(4800)
-    try played.mixer.seek(toSeconds: 0.5)
+    try played.mixer.transport.seek(toSeconds: 0.5)
     _ = played.render(256)
-    try played.mixer.play()
+    try played.mixer.transport.play()
     let again = played.render(48000)
     // …equals a stem started at 0.5 s, on both sides (the right channel's history too).
     let fresh = try rig()
-    try fresh.mixer.seek(toSeconds: 0.5)
+    try fresh.mixer.transport.seek(toSeconds: 0.5)
     _ = fresh.render(256)
-    try fresh.mixer.play()
+    try fresh.mixer.transport.play()
     let first = fresh.render(48000)
     #expect(rms(first.right[0..<24000]) > 0.02 && rms(first.left[0..<24000]) > 0.1, "silent output")
     let l = (0..<48000).first { again.left[$0] != first.left[$0] }
@@ -213,12 +213,12 @@ extension MusicalTests {
     let sine = Signal.sine(frequency: 440, sampleRate: 48000, frames: 48000, amplitude: 0.5)
     let path = try Musical.mono(folder, "loop.wav", sine)
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: path,
       settings: stem("s", path) {
         $0.pan = -1; $0.mode = .stretch; $0.stretch = .fast; $0.rate = 0.8; $0.loops = 2
       })
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let out = rig.render(4 * 48000, block: 256).left
     let end = Self.lastAudible(out)
     #expect(abs(end - 180_000) <= 512, "sound ends at frame \(end), want 180000 (3.75 s)")
@@ -241,12 +241,12 @@ extension MusicalTests {
     let f = estimatedFrequency(out, sampleRate: 48000, in: 24000..<90000)
     let cents = 1200 * log2(f / 659.2551138)
     #expect(abs(cents) <= 0.5, "\(f) Hz (\(cents) cents)")
-    try rig.mixer.setMode("s", .stretch, stretch: .fine)
-    #expect(try rig.mixer.stemStatus("s").settings.stretch == .fine)
-    try rig.mixer.setMode("s", .stretch, stretch: .fast)
-    #expect(try rig.mixer.stemStatus("s").settings.stretch == .fast)
+    try rig.mixer.stems.setMode("s", .stretch, stretch: .fine)
+    #expect(try rig.mixer.stems.status("s").settings.stretch == .fine)
+    try rig.mixer.stems.setMode("s", .stretch, stretch: .fast)
+    #expect(try rig.mixer.stems.status("s").settings.stretch == .fast)
     // Back to pitch 0: WSOLA (a new stretcher), still 440 Hz.
-    try rig.mixer.setPitch("s", 0)
+    try rig.mixer.stems.setPitch("s", 0)
     let after = rig.render(48000, block: 512).left
     let g = estimatedFrequency(after, sampleRate: 48000, in: 12000..<48000)
     #expect(abs(1200 * log2(g / 440)) <= 1, "after pitch 0: \(g) Hz")
@@ -258,15 +258,15 @@ extension MusicalTests {
     let (rig, first) = try Self.renderSine(folder, seconds: 1) {
       $0.mode = .stretch; $0.rate = 0.9
     }
-    try rig.mixer.setMode("s", .stretch, stretch: .fast)
-    #expect(try rig.mixer.stemStatus("s").settings.stretch == .fast)
+    try rig.mixer.stems.setMode("s", .stretch, stretch: .fast)
+    #expect(try rig.mixer.stems.status("s").settings.stretch == .fast)
     let second = rig.render(48000, block: 512).left
     let out = first + second
     let worst = maxStep(out, in: 43200..<72000)
     #expect(worst < 0.05, "largest step around the switch \(worst)")
     let f = estimatedFrequency(second, sampleRate: 48000, in: 24000..<48000)
     #expect(abs(1200 * log2(f / 440)) <= 1, "after the switch: \(f) Hz")
-    try rig.mixer.setMode("s", .stretch)
-    #expect(try rig.mixer.stemStatus("s").settings.stretch == .fine)
+    try rig.mixer.stems.setMode("s", .stretch)
+    #expect(try rig.mixer.stems.status("s").settings.stretch == .fine)
   }
 }

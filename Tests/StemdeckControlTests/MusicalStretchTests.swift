@@ -17,12 +17,12 @@ extension MusicalTests {
     let sine = Signal.sine(frequency: 440, sampleRate: Double(fileRate), frames: 4 * fileRate, amplitude: 0.5)
     let path = try Musical.mono(folder, "sine\(fileRate).wav", sine, sampleRate: fileRate)
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: path,
       settings: stem("s", path) {
         $0.pan = -1; configure(&$0)
       })
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     return (rig, rig.render(Int(seconds * 48000), block: 512).left)
   }
 
@@ -37,14 +37,14 @@ extension MusicalTests {
     let sine = Signal.sine(frequency: 220, sampleRate: 44100, frames: 4 * 44100, amplitude: 0.5)
     let path = try Musical.mono(folder, "sine44.wav", sine, sampleRate: 44100)
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: path,
       settings: stem("s", path) {
         $0.pan = -1; $0.mode = .stretch; $0.rate = 2; $0.pitch = 12
       })
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let out = rig.render(4096 * 20, block: 4096).left
-    #expect(try rig.mixer.stemStatus("s").underruns == 0)
+    #expect(try rig.mixer.stems.status("s").underruns == 0)
     // Sounding throughout (after the first pass), at 440 Hz: no pass came out short.
     var quietest: Float = 1
     for start in stride(from: 4096, to: 4096 * 20 - 1024, by: 1024) {
@@ -61,7 +61,7 @@ extension MusicalTests {
     let (rig, out) = try Self.renderSine(folder) {
       $0.mode = .stretch; $0.rate = 1.25
     }
-    #expect(abs((rig.mixer.duration ?? 0) - 3.2) < 1e-9)
+    #expect(abs((rig.mixer.transport.duration ?? 0) - 3.2) < 1e-9)
     let f = estimatedFrequency(out, sampleRate: 48000, in: 48000..<120000)
     #expect(abs(f - 440) <= 2, "stretch 1.25: \(f) Hz")
     let end = Self.lastAudible(out)
@@ -145,7 +145,7 @@ extension MusicalTests {
   func setPitchLive() throws {
     let folder = try TemporaryFolder()
     let (rig, first) = try Self.renderSine(folder, seconds: 0.5) { $0.mode = .stretch }
-    try rig.mixer.setPitch("s", 12)
+    try rig.mixer.stems.setPitch("s", 12)
     let second = rig.render(72000, block: 512).left
     let before = estimatedFrequency(first, sampleRate: 48000, in: 4800..<24000)
     let after = estimatedFrequency(second, sampleRate: 48000, in: 24000..<72000)
@@ -153,7 +153,7 @@ extension MusicalTests {
     // An octave up, within 1 cent (the R2 engine was 9.5 cents flat here).
     #expect(abs(1200 * log2(after / 880)) < 1, "after setPitch +12: \(after) Hz")
     #expect(maxStep(first + second, in: 23000..<26000) < 0.2, "jump at the pitch change \(maxStep(first + second, in: 23000..<26000))")
-    #expect(try rig.mixer.stemStatus("s").settings.pitch == 12)
+    #expect(try rig.mixer.stems.status("s").settings.pitch == 12)
   }
 
   @Test("stretch of a 44.1 kHz file at rate 1 keeps 440 Hz and its length at 48 kHz")
@@ -171,29 +171,29 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(0.5, frames: 4800))
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("v", path))
+    try rig.mixer.stems.add(path: path, settings: stem("v", path))
     let snap = snapshot(rig.mixer)
-    let error = Musical.error { () throws(MixerError) in try rig.mixer.setPitch("v", 7) }
+    let error = Musical.error { () throws(MixerError) in try rig.mixer.stems.setPitch("v", 7) }
     #expect(error?.message.contains("stretch mode") == true, "error: \(String(describing: error))")
     #expect(snapshot(rig.mixer) == snap)
-    #expect(try rig.mixer.stemStatus("v").settings.pitch == 0)
-    let range = Musical.error { () throws(MixerError) in try rig.mixer.setPitch("v", 30) }
+    #expect(try rig.mixer.stems.status("v").settings.pitch == 0)
+    let range = Musical.error { () throws(MixerError) in try rig.mixer.stems.setPitch("v", 30) }
     #expect(range != nil)
     // The other way round (issue 17): a pitch-shifted stem does not go back to varispeed while
     // shifted, and a stem cannot be added shifted in varispeed (a session file refuses it too).
-    try rig.mixer.setMode("v", .stretch)
-    try rig.mixer.setPitch("v", 3)
-    let back = Musical.error { () throws(MixerError) in try rig.mixer.setMode("v", .varispeed) }
+    try rig.mixer.stems.setMode("v", .stretch)
+    try rig.mixer.stems.setPitch("v", 3)
+    let back = Musical.error { () throws(MixerError) in try rig.mixer.stems.setMode("v", .varispeed) }
     #expect(
       back?.message == "'v' is pitch-shifted (3 semitones): set the pitch of 'v' to 0 first (in varispeed the pitch follows the rate)",
       "error: \(String(describing: back))")
     #expect(back?.text.actions == [.resetPitch("v")], "the step is data; the REPL words it ('pitch v 0')")
-    #expect(try rig.mixer.stemStatus("v").settings.mode == .stretch)
-    try rig.mixer.setPitch("v", 0)
-    try rig.mixer.setMode("v", .varispeed)
-    #expect(try rig.mixer.stemStatus("v").settings.mode == .varispeed)
+    #expect(try rig.mixer.stems.status("v").settings.mode == .stretch)
+    try rig.mixer.stems.setPitch("v", 0)
+    try rig.mixer.stems.setMode("v", .varispeed)
+    #expect(try rig.mixer.stems.status("v").settings.mode == .varispeed)
     let added = Musical.error { () throws(MixerError) in
-      try rig.mixer.addStem(path: path, settings: stem("w", path) { $0.pitch = 2 })
+      try rig.mixer.stems.add(path: path, settings: stem("w", path) { $0.pitch = 2 })
     }
     #expect(added?.message.contains("pitch shifts need stretch mode") == true, "error: \(String(describing: added))")
   }
@@ -205,8 +205,8 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let from: RateMode = mode == .stretch ? .varispeed : .stretch
     let (rig, first) = try Self.renderSine(folder, seconds: 1) { $0.mode = from }
-    try rig.mixer.setMode("s", mode)
-    #expect(try rig.mixer.stemStatus("s").settings.mode == mode)
+    try rig.mixer.stems.setMode("s", mode)
+    #expect(try rig.mixer.stems.status("s").settings.mode == mode)
     let second = rig.render(48000, block: 512).left
     let out = first + second
     let normal = 2 * Double.pi * 440 / 48000 * 0.5
@@ -216,7 +216,7 @@ extension MusicalTests {
     let f = estimatedFrequency(second, sampleRate: 48000, in: 24000..<48000)
     #expect(abs(f - 440) <= 2, "after the switch: \(f) Hz")
     // The transport moves on: position ≈ 2 s (a short hold after the re-sync is allowed).
-    #expect(abs(rig.mixer.position - 2) < 0.1, "position \(rig.mixer.position)")
+    #expect(abs(rig.mixer.transport.position - 2) < 0.1, "position \(rig.mixer.transport.position)")
   }
 
   /// Three incommensurate tones: a waveform with no short period, so a lag is unambiguous.
@@ -245,18 +245,18 @@ extension MusicalTests {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "t.wav", Self.tones(fileRate, 4 * fileRate), sampleRate: fileRate)
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: path,
       settings: stem("s", path) {
         $0.pan = -1; $0.mode = .stretch
       })
-    try rig.mixer.addStem(path: path, settings: stem("v", path) { $0.pan = 1 })
-    try rig.mixer.play()
+    try rig.mixer.stems.add(path: path, settings: stem("v", path) { $0.pan = 1 })
+    try rig.mixer.transport.play()
     var out = rig.render(48000, block: 512)
     let fromStart = Self.lag(out.left, out.right, in: 24000..<28800, max: 3000)
     #expect(abs(fromStart.lag) <= 1 && fromStart.error < 0.02, "from the start: lag \(fromStart.lag), error \(fromStart.error)")
-    try rig.mixer.setMode("v", .stretch)
-    try rig.mixer.setMode("s", .varispeed)
+    try rig.mixer.stems.setMode("v", .stretch)
+    try rig.mixer.stems.setMode("s", .varispeed)
     out.append(rig.render(48000, block: 512))
     let switched = Self.lag(out.right, out.left, in: 72000..<76800, max: 3000)
     #expect(abs(switched.lag) <= 1 && switched.error < 0.02, "after switching both: lag \(switched.lag), error \(switched.error)")
@@ -275,35 +275,35 @@ extension MusicalTests {
       folder, "sine.wav", Signal.sine(frequency: 440, sampleRate: Double(fileRate), frames: 4 * fileRate, amplitude: 0.5),
       sampleRate: fileRate)
     let rig = MixerRig()
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: path,
       settings: stem("s", path) {
         $0.pan = -1; $0.mode = .stretch
       })
-    try rig.mixer.addStem(path: path, settings: stem("v", path) { $0.pan = 1 })
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(path: path, settings: stem("v", path) { $0.pan = 1 })
+    try rig.mixer.stems.add(
       path: sinePath,
       settings: stem("tone", sinePath) {
         $0.pan = -1; $0.mode = .stretch; $0.volume = 0
       })
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     var out = rig.render(24000, block: 512)
-    try rig.mixer.setPitch("s", 12)
-    try rig.mixer.setPitch("tone", 12)
-    try rig.mixer.setVolume("s", 0)
-    try rig.mixer.setVolume("tone", 1)
+    try rig.mixer.stems.setPitch("s", 12)
+    try rig.mixer.stems.setPitch("tone", 12)
+    try rig.mixer.strips.setVolume("s", 0)
+    try rig.mixer.strips.setVolume("tone", 1)
     out.append(rig.render(48000, block: 512))
     let up = estimatedFrequency(out.left, sampleRate: 48000, in: 48000..<72000)
     #expect(abs(1200 * log2(up / 880)) < 1, "tone after +12: \(up) Hz")
-    try rig.mixer.setPitch("s", 0)
-    try rig.mixer.setPitch("tone", 0)
-    try rig.mixer.setVolume("s", 1)
-    try rig.mixer.setVolume("tone", 0)
+    try rig.mixer.stems.setPitch("s", 0)
+    try rig.mixer.stems.setPitch("tone", 0)
+    try rig.mixer.strips.setVolume("s", 1)
+    try rig.mixer.strips.setVolume("tone", 0)
     out.append(rig.render(48000, block: 512))
-    #expect(try rig.mixer.stemStatus("s").settings.pitch == 0 && rig.mixer.stemStatus("s").settings.mode == .stretch)
+    #expect(try rig.mixer.stems.status("s").settings.pitch == 0 && rig.mixer.stems.status("s").settings.mode == .stretch)
     let back = Self.lag(out.left, out.right, in: 110000..<114800, max: 3000)
     #expect(abs(back.lag) <= 1 && back.error < 0.02, "after +12 and back: lag \(back.lag), error \(back.error)")
-    #expect(abs(rig.mixer.position - 2.5) < 0.1, "position \(rig.mixer.position)")
+    #expect(abs(rig.mixer.transport.position - 2.5) < 0.1, "position \(rig.mixer.transport.position)")
   }
 
   // The CPU cost of a plain, varispeed and stretch stem is measured by scripts/bench (case 2s),

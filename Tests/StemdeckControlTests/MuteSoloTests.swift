@@ -11,7 +11,7 @@ import Testing
     let rig = MixerRig()
     for (name, level) in [("a", Float(0.1)), ("b", 0.2), ("c", 0.4)] {
       try writeAudio(folder.file("\(name).wav"), format: .wavFloat, channels: [Signal.constant(level, frames: 240_000)])
-      try rig.mixer.addStem(path: folder.file("\(name).wav"), settings: stem(name, "\(name).wav") { $0.pan = -1 })
+      try rig.mixer.stems.add(path: folder.file("\(name).wav"), settings: stem(name, "\(name).wav") { $0.pan = -1 })
     }
     return rig
   }
@@ -31,34 +31,34 @@ import Testing
   func muteAndSolo() throws {
     let folder = try TemporaryFolder()
     let rig = try Self.rig(in: folder)
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     func expectLevel(_ expected: Float, _ what: String) {
       let got = Self.level(rig)
       #expect(abs(got - expected) < 1e-6, "\(what): level \(got), expected \(expected)")
     }
     expectLevel(0.7, "all three")
-    try rig.mixer.setSolo("b", true)
+    try rig.mixer.strips.setSolo("b", true)
     expectLevel(0.2, "b soloed")
-    try rig.mixer.setMute("a", true)
+    try rig.mixer.strips.setMute("a", true)
     expectLevel(0.2, "b soloed, a muted")
-    try rig.mixer.setSolo("c", true)
+    try rig.mixer.strips.setSolo("c", true)
     expectLevel(0.6, "b and c soloed")
-    try rig.mixer.setMute("c", true)
+    try rig.mixer.strips.setMute("c", true)
     expectLevel(0.2, "b and c soloed, c muted (mute wins)")
-    try rig.mixer.setSolo("b", false)
-    try rig.mixer.setSolo("c", false)
+    try rig.mixer.strips.setSolo("b", false)
+    try rig.mixer.strips.setSolo("c", false)
     expectLevel(0.2, "no solo, a and c muted")
-    try rig.mixer.setMute("a", false)
+    try rig.mixer.strips.setMute("a", false)
     expectLevel(0.3, "a unmuted")
-    try rig.mixer.setMute("c", false)
+    try rig.mixer.strips.setMute("c", false)
     expectLevel(0.7, "all unmuted")
     // Volume changes while muted are kept for the unmute.
-    try rig.mixer.setMute("c", true)
-    try rig.mixer.setVolume("c", 0.5)
+    try rig.mixer.strips.setMute("c", true)
+    try rig.mixer.strips.setVolume("c", 0.5)
     expectLevel(0.3, "c muted with a new volume")
-    try rig.mixer.setMute("c", false)
+    try rig.mixer.strips.setMute("c", false)
     expectLevel(0.5, "c back at half volume")
-    let statuses = rig.mixer.stemStatuses()
+    let statuses = rig.mixer.stems.statuses()
     #expect(statuses.map(\.settings.mute) == [false, false, false])
     #expect(statuses.map(\.settings.solo) == [false, false, false])
   }
@@ -67,16 +67,16 @@ import Testing
   func removeSoloed() throws {
     let folder = try TemporaryFolder()
     let rig = try Self.rig(in: folder)
-    try rig.mixer.play()
-    try rig.mixer.setSolo("c", true)
+    try rig.mixer.transport.play()
+    try rig.mixer.strips.setSolo("c", true)
     #expect(abs(Self.level(rig) - 0.4) < 1e-6)
-    try rig.mixer.removeStem("c")
-    #expect(rig.mixer.stemNames == ["a", "b"])
+    try rig.mixer.stems.remove("c")
+    #expect(rig.mixer.stems.names == ["a", "b"])
     #expect(abs(Self.level(rig) - 0.3) < 1e-6)
     _ = rig.mixer.pump()
-    #expect(!rig.mixer.hasPendingRemovals)
+    #expect(!rig.mixer.engine.hasPendingRemovals)
     // The name is free again.
-    try rig.mixer.addStem(
+    try rig.mixer.stems.add(
       path: folder.file("c.wav"),
       settings: stem("c", "c.wav") {
         $0.pan = -1; $0.solo = true

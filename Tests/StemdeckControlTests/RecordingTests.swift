@@ -35,13 +35,13 @@ struct RecordingTests {
 
   /// Stops the take and waits for it to become a stem; returns its settings.
   func finish(_ rig: MixerRig, _ name: String, inputFrame: inout Int) throws -> StemSettings {
-    try rig.mixer.stopRecording()
+    try rig.mixer.recorder.stop()
     var events: [MixerEvent] = []
     for _ in 0..<200 where !events.contains(where: { if case .takeRecorded = $0 { true } else { false } }) {
       render(rig, 128, inputFrame: &inputFrame, clicks: [])
       events += rig.mixer.pump()
     }
-    return try #require(rig.mixer.stemStatuses().first { $0.settings.name == name }?.settings, "events: \(events)")
+    return try #require(rig.mixer.stems.statuses().first { $0.settings.name == name }?.settings, "events: \(events)")
   }
 
   @Test("a take started while playing starts at its capture frame minus the latency")
@@ -49,10 +49,10 @@ struct RecordingTests {
     let folder = try TemporaryFolder()
     let rig = MixerRig()
     var input = 0
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     render(rig, 4096, inputFrame: &input, clicks: [])
-    let transportAtStart = Int((rig.mixer.position * 48000).rounded())
-    try rig.mixer.startRecording(path: folder.file("t.wav"), name: "t", format: .wavFloat, latencyFrames: 300, muted: false)
+    let transportAtStart = Int((rig.mixer.transport.position * 48000).rounded())
+    try rig.mixer.recorder.start(path: folder.file("t.wav"), name: "t", format: .wavFloat, latencyFrames: 300, muted: false)
     render(rig, 4096, inputFrame: &input, clicks: [])
     let settings = try finish(rig, "t", inputFrame: &input)
     #expect(
@@ -66,9 +66,9 @@ struct RecordingTests {
     let folder = try TemporaryFolder()
     let rig = MixerRig()
     var input = 0
-    try rig.mixer.startRecording(path: folder.file("t.wav"), name: "t", format: .wavFloat, latencyFrames: 100, muted: false)
+    try rig.mixer.recorder.start(path: folder.file("t.wav"), name: "t", format: .wavFloat, latencyFrames: 100, muted: false)
     render(rig, 1024, inputFrame: &input, clicks: [])  // armed, paused: 1024 frames of lead-in
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     render(rig, 2048, inputFrame: &input, clicks: [1024 + 500])  // captured at transport frame 500
     let settings = try finish(rig, "t", inputFrame: &input)
     // The take's frame 1024 was captured on transport frame 0: its start is 1024 + 100 frames
@@ -89,11 +89,11 @@ struct RecordingTests {
     try "x".write(toFile: file, atomically: true, encoding: .utf8)
     let rig = MixerRig()
     #expect {
-      try rig.mixer.startRecording(path: file + "/t.wav", name: "t", format: .wavFloat, latencyFrames: 0, muted: false)
+      try rig.mixer.recorder.start(path: file + "/t.wav", name: "t", format: .wavFloat, latencyFrames: 0, muted: false)
     } throws: { error in
       "\(error)".contains(file + "/t.wav") && "\(error)".contains("cannot record")
     }
-    #expect(rig.mixer.recordingStatus == nil)
-    #expect(rig.mixer.stemStatuses().isEmpty)
+    #expect(rig.mixer.recorder.status == nil)
+    #expect(rig.mixer.stems.statuses().isEmpty)
   }
 }

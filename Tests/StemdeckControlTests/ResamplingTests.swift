@@ -100,11 +100,11 @@ import Testing
     let input = Signal.sine(frequency: 100, sampleRate: 48000, frames: 96000, amplitude: 0.8)
     try writeAudio(folder.file("sine.wav"), format: .wavFloat, channels: [input])
     let rig = MixerRig(quality: quality)
-    try rig.mixer.addStem(path: folder.file("sine.wav"), settings: stem("sine", "sine.wav") { $0.pan = -1 })
-    try rig.mixer.play()
+    try rig.mixer.stems.add(path: folder.file("sine.wav"), settings: stem("sine", "sine.wav") { $0.pan = -1 })
+    try rig.mixer.transport.play()
     let before = rig.render(4096)
     #expect(firstMismatch(before.left[...], input[0..<4096]) == nil, "rate 1 is a bit-exact copy")
-    try rig.mixer.setRate("sine", 0.9)
+    try rig.mixer.stems.setRate("sine", 0.9)
     let after = rig.render(8192)
     let all = before.left + after.left
     let normal = 2 * Double.pi * 100 / 48000 * 0.8  // largest step of the sine at rate 1
@@ -123,13 +123,13 @@ import Testing
       folder.file("sine.wav"), format: .wavFloat, sampleRate: 44100,
       channels: [Signal.sine(frequency: 1000, sampleRate: 44100, frames: 44100, amplitude: 0.5)])
     let straight = MixerRig()
-    try straight.mixer.addStem(path: folder.file("sine.wav"), settings: stem("s", "sine.wav") { $0.pan = -1 })
-    try straight.mixer.play()
+    try straight.mixer.stems.add(path: folder.file("sine.wav"), settings: stem("s", "sine.wav") { $0.pan = -1 })
+    try straight.mixer.transport.play()
     let reference = straight.render(28800)  // 0 … 0.6 s
     let seeking = MixerRig()
-    try seeking.mixer.addStem(path: folder.file("sine.wav"), settings: stem("s", "sine.wav") { $0.pan = -1 })
-    try seeking.mixer.seek(toSeconds: 0.5)
-    try seeking.mixer.play()
+    try seeking.mixer.stems.add(path: folder.file("sine.wav"), settings: stem("s", "sine.wav") { $0.pan = -1 })
+    try seeking.mixer.transport.seek(toSeconds: 0.5)
+    try seeking.mixer.transport.play()
     let out = seeking.render(4800)  // 0.5 … 0.6 s
     // After the fade-in and the converter's start-up, the waveform matches the straight play's.
     let error = maxAbsError(Array(out.left[600...]), Array(reference.left[(24000 + 600)...]))

@@ -46,7 +46,7 @@ import Testing
     // test, the input fed the same file, send 0 captured.
     let rig = MixerRig()
     _ = try rig.mixer.load(session, sessionPath: folder.file("session.json"))
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let padded = voice + [Float](repeating: 0, count: summary.frames - voice.count)
     let send = SendRenderTests().render(rig, frames: summary.frames, inputFeed: padded).send
 

@@ -32,7 +32,7 @@ import Testing
     let rig = MixerRig()
     let firstPath = folder.file("first.stemdeck")
     try rig.mixer.load(Self.firstSession(), sessionPath: firstPath)
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let before = rig.render(2048)
     #expect(before.left.last! == Float(0.25) * 0.8)
     #expect(before.right.last! == 0.5)
@@ -48,9 +48,9 @@ import Testing
     expectMixerError([badPath, "stems[1]", "vox", folder.file("takes/vox.wav"), "no such file"]) { () throws(MixerError) in
       try rig.mixer.load(bad, sessionPath: badPath, strict: true)
     }
-    #expect(rig.mixer.stemNames == ["drums", "bass"])
+    #expect(rig.mixer.stems.names == ["drums", "bass"])
     #expect(snapshot(rig.mixer) == loaded)
-    #expect(rig.mixer.masterVolumeSetting == 1)
+    #expect(rig.mixer.master.volume == 1)
     let after = rig.render(2048)
     #expect(after.left.allSatisfy { $0 == before.left.last! })
     #expect(after.right.allSatisfy { $0 == before.right.last! })
@@ -108,12 +108,12 @@ import Testing
     for fragment in [path, "stems[1]", "vox", folder.file("takes/vox.wav"), "no such file", "offline"] {
       #expect(warnings.first?.description.contains(fragment) == true, "warning \(warnings) lacks \(fragment)")
     }
-    #expect(rig.mixer.stemNames == ["keys"])
-    #expect(rig.mixer.allStemNames == ["keys", "vox"])
+    #expect(rig.mixer.stems.names == ["keys"])
+    #expect(rig.mixer.stems.allNames == ["keys", "vox"])
     #expect(rig.mixer.offlineStems.map(\.settings.name) == ["vox"])
-    expectMixerError(["stem 'vox' is offline", "no such file"]) { () throws(MixerError) in try rig.mixer.setVolume("vox", 1) }
+    expectMixerError(["stem 'vox' is offline", "no such file"]) { () throws(MixerError) in try rig.mixer.strips.setVolume("vox", 1) }
     expectMixerError(["'vox' already exists"]) { () throws(MixerError) in
-      try rig.mixer.addStem(path: folder.file("drums.wav"), settings: stem("vox", "drums.wav"))
+      try rig.mixer.stems.add(path: folder.file("drums.wav"), settings: stem("vox", "drums.wav"))
     }
     // Saved back unchanged.
     let saved = rig.mixer.session(savingTo: path)
@@ -121,7 +121,7 @@ import Testing
     #expect(saved.stems[1] == session.stems[1])
     // The stem that opened plays (after one block, as a live driver would have rendered).
     _ = rig.render(256)
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let out = rig.render(1024)
     #expect(out.left.allSatisfy { $0 == 0.125 })
   }
@@ -148,16 +148,16 @@ import Testing
     ]
     let sessionPath = folder.file("sessions/second.stemdeck")
     try rig.mixer.load(second, sessionPath: sessionPath)
-    #expect(rig.mixer.stemNames == ["keys", "drums"])
-    #expect(rig.mixer.stemStatuses().map(\.path) == [folder.file("keys.wav"), folder.file("drums.wav")])
+    #expect(rig.mixer.stems.names == ["keys", "drums"])
+    #expect(rig.mixer.stems.statuses().map(\.path) == [folder.file("keys.wav"), folder.file("drums.wav")])
     #expect(rig.mixer.quality == .medium)
-    #expect(rig.mixer.masterVolumeSetting == 0.5)
-    #expect(rig.mixer.position == 1.25)
+    #expect(rig.mixer.master.volume == 0.5)
+    #expect(rig.mixer.transport.position == 1.25)
     #expect(!rig.mixer.isDirty)
     // The previous session's stems are gone once the renderer hands them back.
     _ = rig.render(1024)
     _ = rig.mixer.pump()
-    #expect(!rig.mixer.hasPendingRemovals)
+    #expect(!rig.mixer.engine.hasPendingRemovals)
 
     let saved = rig.mixer.session(savingTo: sessionPath)
     #expect(saved.stems.map(\.file) == ["../keys.wav", "../drums.wav"])
@@ -168,7 +168,7 @@ import Testing
 
     // Playing: keys (16-bit 0.125 ×2, hard left) and drums (0.25 at half speed, hard right),
     // both at master 0.5, after the fade-in from 1.25 s.
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let out = rig.render(4096)
     #expect(abs(out.left.last! - 0.125) < 1e-4, "left \(out.left.last!)")
     #expect(abs(out.right.last! - 0.125) < 1e-3, "right \(out.right.last!)")

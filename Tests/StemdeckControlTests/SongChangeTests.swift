@@ -28,7 +28,7 @@ import Testing
   /// Renders until the renderer has performed the song change; returns every frame rendered.
   static func renderUntilSwitched(_ rig: MixerRig, block: Int = 256, limit: Int = 48000) -> Stereo {
     var out = Stereo(frames: 0)
-    while !rig.mixer.songChangeDone && out.count < limit { out.append(rig.render(block, block: block)) }
+    while !rig.mixer.songs.changeDone && out.count < limit { out.append(rig.render(block, block: block)) }
     return out
   }
 
@@ -40,10 +40,10 @@ import Testing
     try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [b])
     let rig = MixerRig()
     try rig.mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }]), sessionPath: folder.file("a.json"))
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     var out = rig.render(4096 + 100)
-    try rig.mixer.changeSong(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
-    #expect(rig.mixer.stemNames == ["b"])
+    try rig.mixer.songs.change(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
+    #expect(rig.mixer.stems.names == ["b"])
     out.append(Self.renderUntilSwitched(rig))
     out.append(rig.render(4096))
     // The switch frame: the first frame that is not song A's.
@@ -55,9 +55,9 @@ import Testing
     #expect(out.right.allSatisfy { $0 == 0 })
     // The old voice went back through the return ring and was freed; the transport is B's.
     _ = rig.mixer.pump()
-    #expect(rig.mixer.leavingStemCount == 0)
-    #expect(!rig.mixer.hasPendingRemovals)
-    #expect(rig.mixer.position == Double(after.count) / Self.rate)
+    #expect(rig.mixer.songs.leavingStemCount == 0)
+    #expect(!rig.mixer.engine.hasPendingRemovals)
+    #expect(rig.mixer.transport.position == Double(after.count) / Self.rate)
   }
 
   @Test(
@@ -71,11 +71,11 @@ import Testing
     for (saved, startsAt, warns) in [(2.0, 0, true), (9.0, 0, true), (1.0, 48000, false)] {
       let rig = MixerRig()
       try rig.mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }]), sessionPath: folder.file("a.json"))
-      try rig.mixer.play()
+      try rig.mixer.transport.play()
       var out = rig.render(1024)
       var song = Self.session([stem("b", "b.wav") { $0.pan = -1 }])
       song.position = saved
-      let warnings = try rig.mixer.changeSong(to: song, sessionPath: folder.file("b.json"))
+      let warnings = try rig.mixer.songs.change(to: song, sessionPath: folder.file("b.json"))
       out.append(Self.renderUntilSwitched(rig))
       out.append(rig.render(1024))
       let switchFrame = try #require(out.left.indices.first { out.left[$0] != a[$0] }, "saved at \(saved): no switch")
@@ -101,16 +101,16 @@ import Testing
     let mixer = Mixer(sampleRate: Self.rate, streaming: .thread, maxVoices: 64)
     defer { mixer.shutdown() }
     try mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }]), sessionPath: folder.file("a.json"))
-    try mixer.play()
+    try mixer.transport.play()
     let audio = LiveAudioThread(mixer)
     audio.start()
     // Song A is heard for a while (a quarter second of 0.25) before the change is asked for.
     #expect(audio.waitUntil(timeout: 10) { $0.filter { $0 == 0.25 }.count >= 12_000 }, "song A never played")
-    try mixer.changeSong(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
+    try mixer.songs.change(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
     let deadline = ContinuousClock.now + .seconds(10)
-    while !mixer.songChangeDone && ContinuousClock.now < deadline { usleep(1000) }
-    #expect(mixer.songChangeDone, "the song change did not complete within 10 s")
-    while mixer.leavingStemCount > 0 && ContinuousClock.now < deadline { _ = mixer.pump(); usleep(10_000) }
+    while !mixer.songs.changeDone && ContinuousClock.now < deadline { usleep(1000) }
+    #expect(mixer.songs.changeDone, "the song change did not complete within 10 s")
+    while mixer.songs.leavingStemCount > 0 && ContinuousClock.now < deadline { _ = mixer.pump(); usleep(10_000) }
     // Song B is heard for a while too (a tenth of a second of 0.5).
     #expect(audio.waitUntil(timeout: 10) { $0.filter { $0 == 0.5 }.count >= 4_800 }, "song B never played")
     let out = audio.stop()
@@ -119,7 +119,7 @@ import Testing
     let started = try #require(out.firstIndex(of: 0.25))
     #expect(firstB == lastA + 1, "gap of \(firstB - lastA - 1) frames")
     #expect(out[started...].allSatisfy { $0 == 0.25 || $0 == 0.5 })
-    #expect(mixer.leavingStemCount == 0)
+    #expect(mixer.songs.leavingStemCount == 0)
   }
 
   @Test("crossfade: equal-power gains from the same frame; after it the old song is silent, handed back, and the new one is at full gain")
@@ -132,11 +132,11 @@ import Testing
     try rig.mixer.load(
       Self.session([stem("x", "a.wav") { $0.pan = -1 }], change: .crossfade, crossfade: 0.1),
       sessionPath: folder.file("a.json"))
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     var out = rig.render(2048)
-    try rig.mixer.changeSong(to: Self.session([stem("x", "b.wav") { $0.pan = 1 }]), sessionPath: folder.file("b.json"))
-    #expect(rig.mixer.stemNames == ["x"])
-    #expect(rig.mixer.leavingStemCount == 1)
+    try rig.mixer.songs.change(to: Self.session([stem("x", "b.wav") { $0.pan = 1 }]), sessionPath: folder.file("b.json"))
+    #expect(rig.mixer.stems.names == ["x"])
+    #expect(rig.mixer.songs.leavingStemCount == 1)
     out.append(Self.renderUntilSwitched(rig))
     out.append(rig.render(4096 + 1000))  // 0.1 s = 4800 frames of fade, and more
     let n = 4800
@@ -156,9 +156,9 @@ import Testing
     #expect(out.left[(p + n)...].allSatisfy { abs($0) < 1e-15 }, "the old song is silent after the fade")
     #expect(out.right[(p + n)...].allSatisfy { $0 == 0.5 }, "the new song is at full gain after the fade")
     _ = rig.mixer.pump()
-    #expect(rig.mixer.leavingStemCount == 0, "the old voice was handed back and freed")
+    #expect(rig.mixer.songs.leavingStemCount == 0, "the old voice was handed back and freed")
     #expect(rig.mixer.renderState.pointee.status.pointee.detachedVoices.load(ordering: .relaxed) == 0)
-    #expect(rig.mixer.stemStatuses().map(\.settings.pan) == [1], "the stem called x is the new song's")
+    #expect(rig.mixer.stems.statuses().map(\.settings.pan) == [1], "the stem called x is the new song's")
   }
 
   @Test("crossfade: the old song is off the transport — a pause and a seek during the fade leave its fade-out alone")
@@ -170,15 +170,15 @@ import Testing
     try rig.mixer.load(
       Self.session([stem("a", "a.wav") { $0.pan = -1 }], change: .crossfade, crossfade: 0.2),
       sessionPath: folder.file("a.json"))
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     var out = rig.render(1024)
-    try rig.mixer.changeSong(to: Self.session([stem("b", "b.wav") { $0.pan = 1 }]), sessionPath: folder.file("b.json"))
+    try rig.mixer.songs.change(to: Self.session([stem("b", "b.wav") { $0.pan = 1 }]), sessionPath: folder.file("b.json"))
     out.append(Self.renderUntilSwitched(rig))
     let p = out.count  // the switch happened at the start of the last block rendered
     out.append(rig.render(2048))
-    try rig.mixer.seek(toSeconds: 1)
+    try rig.mixer.transport.seek(toSeconds: 1)
     out.append(rig.render(1024))
-    try rig.mixer.pause()
+    try rig.mixer.transport.pause()
     out.append(rig.render(8192))
     let n = 9600
     let switchFrame = p - 256
@@ -190,7 +190,7 @@ import Testing
     #expect(out.left[(switchFrame + n)...].allSatisfy { $0 == 0 })
     #expect(out.right.suffix(1000).allSatisfy { $0 == 0 }, "the new song paused")
     _ = rig.mixer.pump()
-    #expect(rig.mixer.leavingStemCount == 0)
+    #expect(rig.mixer.songs.leavingStemCount == 0)
   }
 
   @Test("a next song that fails to open leaves the current one playing untouched, and names the file")
@@ -201,28 +201,28 @@ import Testing
     try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [Signal.constant(0.5, frames: 4800)])
     let rig = MixerRig()  // 64 voice slots
     try rig.mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }]), sessionPath: folder.file("a.json"))
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     var out = rig.render(2048)
     let before = snapshot(rig.mixer)
     // A missing audio file (strict): refused before anything is built.
     let missing = Self.session([stem("b", "b.wav"), stem("gone", "gone.wav")])
     expectMixerError([folder.file("missing.json"), "stems[1]", "gone", folder.file("gone.wav")]) { () throws(MixerError) in
-      try rig.mixer.changeSong(to: missing, sessionPath: folder.file("missing.json"), strict: true)
+      try rig.mixer.songs.change(to: missing, sessionPath: folder.file("missing.json"), strict: true)
     }
     // 64 stems while the old song holds a slot: the 64th finds no slot, after 63 were sent to
     // the renderer as pending voices; they are taken back.
     let tooMany = Self.session((0..<64).map { stem("b\($0)", "b.wav") })
     expectMixerError([folder.file("big.json"), "stems[63]", "slots are in use"]) { () throws(MixerError) in
-      try rig.mixer.changeSong(to: tooMany, sessionPath: folder.file("big.json"))
+      try rig.mixer.songs.change(to: tooMany, sessionPath: folder.file("big.json"))
     }
     #expect(snapshot(rig.mixer) == before)
     out.append(rig.render(4096))
     #expect(out.left == Array(a[..<out.count]), "song A played on, untouched")
     _ = rig.mixer.pump()
-    #expect(!rig.mixer.hasPendingRemovals, "the pending voices came back and were freed")
-    #expect(rig.mixer.leavingStemCount == 0)
+    #expect(!rig.mixer.engine.hasPendingRemovals, "the pending voices came back and were freed")
+    #expect(rig.mixer.songs.leavingStemCount == 0)
     // And a later change still works.
-    try rig.mixer.changeSong(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
+    try rig.mixer.songs.change(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
     let rest = Self.renderUntilSwitched(rig)
     #expect(rest.left.last == 0.5)
   }
@@ -244,14 +244,14 @@ import Testing
           }
         ], change: .crossfade, crossfade: 0.1),
       sessionPath: folder.file("a.json"))
-    try mixer.play()
+    try mixer.transport.play()
     // The ports of "x", as the JACK driver wires them: every slot using the name writes there.
     let portL = UnsafeMutablePointer<Float>.allocate(capacity: 256), portR = UnsafeMutablePointer<Float>.allocate(capacity: 256)
     defer { portL.deallocate(); portR.deallocate() }
     let state = mixer.renderState
     func wire() {
       for i in 0..<(state.pointee.maxVoices * 2) { state.pointee.directOutputs[i] = nil }
-      for (name, slot) in mixer.directOutSlots() where name == "x" {
+      for (name, slot) in mixer.stems.directOutSlots() where name == "x" {
         state.pointee.directOutputs[2 * slot] = portL
         state.pointee.directOutputs[2 * slot + 1] = portR
       }
@@ -268,13 +268,13 @@ import Testing
       }
     }
     render(8)
-    try mixer.changeSong(
+    try mixer.songs.change(
       to: Self.session([
         stem("x", "b.wav") {
           $0.pan = 1; $0.directOut = true
         }
       ]), sessionPath: folder.file("b.json"))
-    let slots = mixer.directOutSlots()
+    let slots = mixer.stems.directOutSlots()
     #expect(slots.count == 2 && slots.allSatisfy { $0.name == "x" } && slots[0].slot != slots[1].slot, "\(slots)")
     render(30)  // 0.1 s = 4800 frames of fade from frame 2048
     #expect(master.left.allSatisfy { $0 == 0 } && master.right.allSatisfy { $0 == 0 }, "direct-out stems stay off the master")
@@ -290,9 +290,9 @@ import Testing
     #expect(direct.left[..<p].allSatisfy { $0 == 0.25 })
     #expect(direct.right[(p + n)...].allSatisfy { $0 == 0.5 })
     _ = mixer.pump()
-    #expect(mixer.directOutSlots().count == 1, "the old x let go of the ports once handed back")
+    #expect(mixer.stems.directOutSlots().count == 1, "the old x let go of the ports once handed back")
     // x's meter is the new stem's: hard right, nothing of the old stem's 0.25 on the left.
-    let meter = try mixer.stemStatus("x").meter
+    let meter = try mixer.stems.status("x").meter
     #expect(meter.channels[0].peak < -100, "left peak \(meter.channels[0].peak) dB")
     #expect(abs(meter.channels[1].peak - decibels(0.5)) < 0.01, "right peak \(meter.channels[1].peak) dB")
   }
@@ -305,12 +305,12 @@ import Testing
     let rig = MixerRig()
     try rig.mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }, stem("x", "gone.wav")]), sessionPath: folder.file("a.json"))
     #expect(rig.mixer.offlineStems.map(\.settings.name) == ["x"])
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     _ = rig.render(1024)
-    let warnings = try rig.mixer.changeSong(
+    let warnings = try rig.mixer.songs.change(
       to: Self.session([stem("x", "b.wav") { $0.pan = -1 }, stem("y", "missing.wav")]), sessionPath: folder.file("b.json"))
     #expect(warnings.count == 1 && warnings[0].description.contains(folder.file("missing.wav")), "\(warnings)")
-    #expect(rig.mixer.stemNames == ["x"])
+    #expect(rig.mixer.stems.names == ["x"])
     #expect(rig.mixer.offlineStems.map(\.settings.name) == ["y"])
     let out = Self.renderUntilSwitched(rig)
     #expect(out.left.allSatisfy { $0 == 0.5 })
@@ -324,13 +324,13 @@ import Testing
     try writeAudio(folder.file("c.wav"), format: .wavFloat, channels: [Signal.constant(0.125, frames: 96000)])
     let rig = MixerRig()
     try rig.mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }]), sessionPath: folder.file("a.json"))
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     var out = rig.render(1024)
     // No render between the two changes: the first cannot have happened.
-    try rig.mixer.changeSong(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
-    #expect(!rig.mixer.songChangeDone)
-    try rig.mixer.changeSong(to: Self.session([stem("c", "c.wav") { $0.pan = -1 }]), sessionPath: folder.file("c.json"))
-    #expect(rig.mixer.stemNames == ["c"])
+    try rig.mixer.songs.change(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
+    #expect(!rig.mixer.songs.changeDone)
+    try rig.mixer.songs.change(to: Self.session([stem("c", "c.wav") { $0.pan = -1 }]), sessionPath: folder.file("c.json"))
+    #expect(rig.mixer.stems.names == ["c"])
     out.append(Self.renderUntilSwitched(rig))
     out.append(rig.render(2048))
     #expect(!out.left.contains(0.5), "song b never sounded")
@@ -338,8 +338,8 @@ import Testing
     #expect(switchFrame == 1024)
     #expect(out.left[..<switchFrame].allSatisfy { $0 == 0.25 } && out.left[switchFrame...].allSatisfy { $0 == 0.125 })
     _ = rig.mixer.pump()
-    #expect(rig.mixer.leavingStemCount == 0, "a's and b's voices were handed back")
-    #expect(!rig.mixer.hasPendingRemovals)
+    #expect(rig.mixer.songs.leavingStemCount == 0, "a's and b's voices were handed back")
+    #expect(!rig.mixer.engine.hasPendingRemovals)
   }
 
   @Test("opening a session while a change waits: the change completes first, then the open applies to what plays")
@@ -350,16 +350,16 @@ import Testing
     try writeAudio(folder.file("c.wav"), format: .wavFloat, channels: [Signal.constant(0.125, frames: 96000)])
     let rig = MixerRig()
     try rig.mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }]), sessionPath: folder.file("a.json"))
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     _ = rig.render(1024)
-    try rig.mixer.changeSong(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
+    try rig.mixer.songs.change(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
     try rig.mixer.load(Self.session([stem("c", "c.wav") { $0.pan = -1 }]), sessionPath: folder.file("c.json"))
     let out = rig.render(9600)
     #expect(out.left.last == 0.125, "the opened session plays (a plain open while playing: fade, seek, resume)")
     #expect(!out.left.contains(0.25), "the old song stopped at the change, which the open completed")
     _ = rig.mixer.pump()
-    #expect(rig.mixer.leavingStemCount == 0)
-    #expect(rig.mixer.songChangeDone)
+    #expect(rig.mixer.songs.leavingStemCount == 0)
+    #expect(rig.mixer.songs.changeDone)
   }
 
   @Test("paused, a song change is a plain open: nothing plays, the new song waits at its position")
@@ -369,10 +369,10 @@ import Testing
     try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [Signal.constant(0.5, frames: 9600)])
     let rig = MixerRig()
     try rig.mixer.load(Self.session([stem("a", "a.wav")], change: .crossfade), sessionPath: folder.file("a.json"))
-    try rig.mixer.changeSong(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
-    #expect(rig.mixer.stemNames == ["b"])
+    try rig.mixer.songs.change(to: Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
+    #expect(rig.mixer.stems.names == ["b"])
     #expect(rig.render(1024).left.allSatisfy { $0 == 0 })
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     #expect(rig.render(1024).left.allSatisfy { $0 == 0.5 })
   }
 
@@ -383,11 +383,11 @@ import Testing
     try writeAudio(folder.file("b.wav"), format: .wavFloat, channels: [Signal.constant(0.5, frames: 96000)])
     let rig = MixerRig()
     try rig.mixer.load(Self.session([stem("a", "a.wav") { $0.pan = -1 }]), sessionPath: folder.file("a.json"))
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     _ = rig.render(2048)
     // What 'next' did before song changes existed: open (a seek while playing), then play.
     try rig.mixer.load(Self.session([stem("b", "b.wav") { $0.pan = -1 }]), sessionPath: folder.file("b.json"))
-    try rig.mixer.play()
+    try rig.mixer.transport.play()
     let out = rig.render(4800)
     #expect(out.left.last == 0.5)
   }

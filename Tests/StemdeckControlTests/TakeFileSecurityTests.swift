@@ -22,14 +22,14 @@ struct TakeFileSecurityTests {
     let mixer = Mixer(sampleRate: 48000, streaming: .synchronous, maxVoices: 8)
     defer { mixer.shutdown() }
     do {
-      try mixer.startRecording(path: take, name: "take-1", format: .wavFloat, latencyFrames: 0, muted: false)
+      try mixer.recorder.start(path: take, name: "take-1", format: .wavFloat, latencyFrames: 0, muted: false)
       Issue.record("recording over a planted link was accepted")
     } catch {
       #expect(error.description.contains(take) && error.description.contains("symbolic link"), "\(error)")
     }
     #expect(FileFacts.bytes(victim) == Array("precious".utf8))
     #expect(FileFacts.kind(take) == S_IFLNK)
-    #expect(mixer.recordingStatus == nil)
+    #expect(mixer.recorder.status == nil)
   }
 
   @Test("the take writer itself (the last line of defence, after the check) refuses a link, even a dangling one, and a file")

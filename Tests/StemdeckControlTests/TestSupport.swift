@@ -162,7 +162,7 @@ final class MixerRig {
       out.right.withUnsafeMutableBufferPointer { r in
         while done < frames {
           let n = min(block, frames - done)
-          mixer.fillStreams()
+          mixer.engine.fillStreams()
           renderBlock(mixer.renderState, left: l.baseAddress! + done, right: r.baseAddress! + done, frameCount: n)
           done += n
         }
@@ -269,5 +269,5 @@ struct StemSnapshot: Equatable, CustomStringConvertible {
 }
 
 func snapshot(_ mixer: Mixer) -> [StemSnapshot] {
-  mixer.stemStatuses().map { StemSnapshot(settings: $0.settings, path: $0.path, info: $0.info) }
+  mixer.stems.statuses().map { StemSnapshot(settings: $0.settings, path: $0.path, info: $0.info) }
 }

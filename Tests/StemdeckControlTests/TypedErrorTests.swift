@@ -18,13 +18,13 @@ import Testing
   func unknownStrip() throws {
     let mixer = Mixer(sampleRate: 48000)
     defer { mixer.shutdown() }
-    try mixer.addBus(BusSettings(name: "verb"))
-    let error = refusal { () throws(MixerError) in try mixer.setVolume("verv", 7) }
+    try mixer.buses.add(BusSettings(name: "verb"))
+    let error = refusal { () throws(MixerError) in try mixer.strips.setVolume("verv", 7) }
     #expect(error?.reason == .unknown(kind: .strip(withInputs: false), name: "verv", known: ["verb"], suggestion: "verb"))
     #expect(error?.message == "unknown stem or bus 'verv' — did you mean 'verb'?")
-    let far = refusal { () throws(MixerError) in try mixer.setVolume("zzzzzz", 1) }
+    let far = refusal { () throws(MixerError) in try mixer.strips.setVolume("zzzzzz", 1) }
     #expect(far?.message == "unknown stem or bus 'zzzzzz' (strips: verb)", "no close name: the names there are")
-    let bus = refusal { () throws(MixerError) in try mixer.route("verb", to: "nope") }
+    let bus = refusal { () throws(MixerError) in try mixer.buses.route("verb", to: "nope") }
     if case .unknown(.bus, "nope", _, nil)? = bus?.reason {} else { Issue.record("not an unknown bus: \(String(describing: bus))") }
   }
 
@@ -32,11 +32,11 @@ import Testing
   func outOfRange() throws {
     let mixer = Mixer(sampleRate: 48000)
     defer { mixer.shutdown() }
-    try mixer.addBus(BusSettings(name: "verb"))
-    let error = refusal { () throws(MixerError) in try mixer.setPan("verb", 7) }
+    try mixer.buses.add(BusSettings(name: "verb"))
+    let error = refusal { () throws(MixerError) in try mixer.strips.setPan("verb", 7) }
     #expect(error?.reason == .outOfRange(what: "pan", rule: .pan, got: "7"))
     #expect(error?.message == "pan must be a number between -1 and 1 (got 7)")
-    let seek = refusal { () throws(MixerError) in try mixer.seek(toSeconds: 2e6) }
+    let seek = refusal { () throws(MixerError) in try mixer.transport.seek(toSeconds: 2e6) }
     #expect(seek?.reason == .outOfRange(what: "seek position", rule: .position, got: "2000000"))
   }
 
@@ -44,10 +44,10 @@ import Testing
   func limit() throws {
     let mixer = Mixer(sampleRate: 48000)
     defer { mixer.shutdown() }
-    for i in 0..<BusBank.maxBuses { try mixer.addBus(BusSettings(name: "b\(i)")) }
-    let error = refusal { () throws(MixerError) in try mixer.addBus(BusSettings(name: "extra")) }
+    for i in 0..<BusBank.maxBuses { try mixer.buses.add(BusSettings(name: "b\(i)")) }
+    let error = refusal { () throws(MixerError) in try mixer.buses.add(BusSettings(name: "extra")) }
     #expect(error?.reason == .limit(what: .buses, max: BusBank.maxBuses, adding: "extra"))
-    #expect(mixer.busStatuses().count == BusBank.maxBuses)
+    #expect(mixer.buses.statuses().count == BusBank.maxBuses)
   }
 
   @Test("a refusal without a case of its own keeps its words and its front-end parts")

@@ -63,26 +63,26 @@ import Testing
     let folder = try TemporaryFolder()
     let path = try Self.stereo(folder, "pad.wav", 0.6, 0.2, frames: 48000)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("pad", path))
-    try rig.mixer.play()
-    try rig.mixer.glide("pad", to: try #require(GlideTarget(.width, to: 0)), seconds: 0.25)
+    try rig.mixer.stems.add(path: path, settings: stem("pad", path))
+    try rig.mixer.transport.play()
+    try rig.mixer.strips.glide("pad", to: try #require(GlideTarget(.width, to: 0)), seconds: 0.25)
     let out = rig.render(24000, block: 1000)
     let end = Self.expected(left: 0.6, right: 0.2, width: 0)
     #expect(abs(Double(out.left[0]) - 0.6) < 1e-3, "starts as is: \(out.left[0])")
     #expect(out.left[13000...].allSatisfy { abs(Double($0) - end.0) < 1e-6 }, "left lands on \(end.0): \(out.left[13000])")
     #expect(out.right[13000...].allSatisfy { abs(Double($0) - end.1) < 1e-6 }, "right lands on \(end.1)")
     #expect(maxStep(out.left) < 0.001 && maxStep(out.right) < 0.001, "steps \(maxStep(out.left)), \(maxStep(out.right))")
-    #expect(try rig.mixer.value(of: .width, of: "pad") == 0, "the setting takes the target at once")
+    #expect(try rig.mixer.strips.value(of: .width, of: "pad") == 0, "the setting takes the target at once")
 
     let mono = try Musical.mono(folder, "dc.wav", Signal.constant(0.5, frames: 48000))
     let plain = MixerRig(), narrowed = MixerRig()
-    try plain.mixer.addStem(path: mono, settings: stem("dc", mono) { $0.pan = 0.3 })
-    try narrowed.mixer.addStem(
+    try plain.mixer.stems.add(path: mono, settings: stem("dc", mono) { $0.pan = 0.3 })
+    try narrowed.mixer.stems.add(
       path: mono,
       settings: stem("dc", mono) {
         $0.pan = 0.3; $0.width = 0
       })
-    for r in [plain, narrowed] { try r.mixer.play() }
+    for r in [plain, narrowed] { try r.mixer.transport.play() }
     let a = plain.render(4800, block: 512), b = narrowed.render(4800, block: 512)
     #expect(a.left == b.left && a.right == b.right, "a mono stem's width changes nothing")
   }
@@ -92,16 +92,16 @@ import Testing
     let folder = try TemporaryFolder()
     let path = try Self.stereo(folder, "pad.wav", 0.6, 0.2)
     let rig = MixerRig()
-    try rig.mixer.addStem(path: path, settings: stem("pad", path))
-    let refused = Musical.error { () throws(MixerError) in try rig.mixer.set(.width, of: "pad", to: 2.5) }
+    try rig.mixer.stems.add(path: path, settings: stem("pad", path))
+    let refused = Musical.error { () throws(MixerError) in try rig.mixer.strips.set(.width, of: "pad", to: 2.5) }
     #expect(refused?.message == "width must be a number between 0 and 2 (got 2.5)", "\(refused?.message ?? "accepted")")
-    #expect(try rig.mixer.value(of: .width, of: "pad") == 1, "nothing changed")
-    try rig.mixer.set(.width, of: "pad", to: 1.4)
+    #expect(try rig.mixer.strips.value(of: .width, of: "pad") == 1, "nothing changed")
+    try rig.mixer.strips.set(.width, of: "pad", to: 1.4)
     let text = SessionFile.encode(rig.mixer.session(savingTo: folder.file("s.json")))
     #expect(text.contains("\"width\" : 1.4"), "\(text)")
     let back = try SessionFile.decode(Data(text.utf8), source: "s.json")
     #expect(back.stems.first?.width == 1.4)
-    try rig.mixer.set(.width, of: "pad", to: 1)
+    try rig.mixer.strips.set(.width, of: "pad", to: 1)
     #expect(!SessionFile.encode(rig.mixer.session(savingTo: folder.file("s.json"))).contains("width"), "1 is not written")
     let bad = #"{ "format" : "stemdeck-session", "version" : 3, "stems" : [ { "name" : "pad", "file" : "pad.wav", "width" : 3 } ] }"#
     do {

@@ -74,7 +74,7 @@ func runLive(_ a: Arguments) -> Int32 {
       if !connected.isEmpty && interactive { writeOut("connected master to \(connected.joined(separator: ", "))") }
     }
     if a.play {
-      do { try live.mixer.play() } catch { printError("error: \(error.consoleWords)"); return 1 }
+      do { try live.mixer.transport.play() } catch { printError("error: \(error.consoleWords)"); return 1 }
     }
     let frontEnds = try openFrontEnds(a, console, driver)
     defer { for frontEnd in frontEnds.reversed() { frontEnd.close() } }
@@ -145,7 +145,7 @@ func joinSessionManager(_ a: Arguments) throws(ExitStatus) -> (NSMClient?, NSMCl
 func startLiveSession(_ driver: JackDriver, nsm: NSMClient?) throws(ExitStatus) -> LiveSession {
   let mixer = Mixer(sampleRate: Double(driver.sampleRate))
   // The master's live loudness (`meters master`); a meter that cannot start leaves it out.
-  try? mixer.startLoudnessMeter()
+  try? mixer.loudness.start()
   do { return try LiveSession(driver: driver, mixer: mixer) } catch {
     printError("error: \(error.consoleWords)")
     nsm?.openFailed("stemdeck cannot start its JACK client: \(error.consoleWords)")
