@@ -29,7 +29,7 @@ public final class TakeRecorder: @unchecked Sendable {
   /// The control thread has told the user about `failure`.
   public var failureReported = false
   /// Frames of latency to subtract from the take's position (capture + playback). Read again
-  /// when the take stops (`Mixer.setRecordingLatency`): JACK settles latencies after connections.
+  /// when the take stops (`mixer.recorder.setLatency`): JACK settles latencies after connections.
   public var latencyFrames: Int
 
   /// Creates the take's file (exclusively: a take never follows, truncates or replaces anything

@@ -329,7 +329,7 @@ extension Mixer.Strips {
     mixer.lock.locked { mixer.allStrips.filter { mixer.mix(of: $0).solo }.map { mixer.name(of: $0) } }
   }
 
-  /// Whether a solo is active (`soloedStrips` is not empty), without listing them: what the
+  /// Whether a solo is active (`strips.soloed` is not empty), without listing them: what the
   /// pushes check at every service step.
   public var soloActive: Bool { mixer.lock.locked { mixer.anySolo() } }
 }

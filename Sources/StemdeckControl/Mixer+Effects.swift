@@ -31,7 +31,7 @@ struct DecodedEffect: @unchecked Sendable {
   let channels: Int
 }
 
-/// An effect loading on its own thread (`Mixer.startLoadingEffect`). The thread decodes; the
+/// An effect loading on its own thread (`mixer.effects.startLoading`). The thread decodes; the
 /// control thread takes the result in `pump`. A job cancelled before it ends frees its own result.
 final class EffectLoadJob: @unchecked Sendable {
   let settings: EffectSettings
@@ -120,7 +120,7 @@ struct EffectsState {
   var unloading: [LoadedEffect] = []
   /// Effects decoding on their own threads (`sfx load`), in the order asked for.
   var loading: [EffectLoadJob] = []
-  /// Loads cancelled whose thread may still be running (`effectLoadThreadsRunning`).
+  /// Loads cancelled whose thread may still be running (`effects.loadThreadsRunning`).
   var loadsCancelled: [EffectLoadJob] = []
   /// Effects of a session whose audio file could not be loaded: kept (and saved) as they were.
   var offline: [OfflineEffect] = []
@@ -335,7 +335,7 @@ extension Mixer.Effects {
 
   /// Loads a short audio file into memory as effect `settings.name`, converted to the engine's
   /// rate once here (best-quality sinc), so firing it costs nothing but mixing. Synchronous (a
-  /// session's effects, a rebuild at a new rate); `sfx load` uses `startLoadingEffect`.
+  /// session's effects, a rebuild at a new rate); `sfx load` uses `effects.startLoading`.
   public func load(path: String, settings: EffectSettings) throws(MixerError) {
     try mixer.lock.locked { () throws(MixerError) in
       let slot = try mixer.checkNewEffect(settings)
@@ -350,7 +350,7 @@ extension Mixer.Effects {
   /// a free slot, the file opens as audio, the length and memory limits from its header), then
   /// the decoding and the conversion to the engine rate run off the control thread. `pump`
   /// installs the effect when it is done (handing it to the renderer through the command ring,
-  /// as `loadEffect` does) and reports `.effectLoaded` or `.effectFailed`.
+  /// as `effects.load` does) and reports `.effectLoaded` or `.effectFailed`.
   ///
   /// A load of the same name still running is superseded: once the new one has passed its
   /// checks, the old one is cancelled (its thread stops within a block and keeps nothing); if

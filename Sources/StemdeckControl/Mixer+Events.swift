@@ -153,7 +153,7 @@ extension Mixer.Stems {
     mixer.lock.locked { mixer.table.stems.map { $0.status(engineRate: mixer.sampleRate, preFader: mixer.options.meterPoint == .pre) } }
   }
 
-  /// Each stem's name and meter, in console order, as `stemStatuses` reads them but without
+  /// Each stem's name and meter, in console order, as `stems.statuses` reads them but without
   /// copying every stem's settings: what a meter push needs 30 times a second (the web mixer).
   public func meters() -> [(name: String, meter: MeterReading)] {
     mixer.lock.locked {

@@ -5,7 +5,7 @@ import StemdeckText
 
 // Live input channels (issue 22, item 3) on the control side: the inputs' settings, their strips
 // in the renderer (InputStrips.swift, addressed by index) and the ports the JACK driver registers
-// for them (`liveInputPorts`). docs/architecture.md, *Live inputs*.
+// for them (`inputs.ports`). docs/architecture.md, *Live inputs*.
 
 /// One live input: its settings and its strip in the renderer.
 final class LiveInput {
@@ -50,7 +50,7 @@ public struct InputStatus: Sendable {
 
 extension Mixer {
 
-  /// `addInput`; `checkingOthers` false for a session's inputs (`replaceInputs`: the session's
+  /// `inputs.add`; `checkingOthers` false for a session's inputs (`replaceInputs`: the session's
   /// names and ports were checked as a whole, and the old session's sends are still there).
   func insertInput(_ settings: InputSettings, checkingOthers: Bool) throws(MixerError) {
     try lock.locked { () throws(MixerError) in

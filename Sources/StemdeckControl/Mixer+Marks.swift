@@ -12,7 +12,7 @@ import StemdeckText
 public enum JumpLanding: String, CaseIterable, Sendable {
   /// At once: a seek (a 5 ms fade, then the stems resume together when they have audio).
   case now
-  /// On the next bar line of the session's tempo, at least `Mixer.jumpLead` ahead.
+  /// On the next bar line of the session's tempo, at least `Mixer.Marks.jumpLead` ahead.
   case bar
   /// At the end of the current pass of the looping stems (the earliest seam), or the song's end.
   case end
@@ -103,7 +103,7 @@ extension Mixer {
   }
 
   /// The stem's frame in its disk stream (loops counted) as heard on transport frame `f`,
-  /// carried on at its rate from where the renderer last heard it (as `nextLoopSeam`).
+  /// carried on at its rate from where the renderer last heard it (as `stems.nextLoopSeam`).
   func streamFrame(of stem: Stem, atTransportFrame f: Int, now: Int) -> Int {
     let s = stem.shared.pointer
     let synced = s.pointee.synced.load(ordering: .relaxed)

@@ -211,7 +211,7 @@ extension Mixer.Sends {
   public var all: [AuxSend] { mixer.lock.locked { mixer.sendTable.sends } }
 
   /// Each send's return meter (after the return's volume, where it joins the master), in the
-  /// order of `auxSends`.
+  /// order of `sends.all`.
   public func returnMeters() -> [(name: String, meter: MeterReading)] {
     mixer.lock.locked {
       mixer.sendTable.sends.map { ($0.name, MeterReading(cells: mixer.renderState.pointee.sends.returnMeters + $0.index, channels: 2)) }
@@ -255,7 +255,7 @@ extension Mixer.Sends {
   }
 
   /// Sets stem `stem`'s level into send `sendName` (nil: off), pre- or post-fader; `stem` may
-  /// name a bus or a live input too (`setSend(strip:send:level:)`).
+  /// name a bus or a live input too (`sends.set(strip:send:level:)`).
   public func set(stem: String, send sendName: String, level: SendLevel?) throws(MixerError) {
     try mixer.sends.set(strip: stem, send: sendName, level: level)
   }

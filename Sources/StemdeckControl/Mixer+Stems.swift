@@ -10,8 +10,8 @@ import Synchronization
 extension Mixer {
   // MARK: - Stems
 
-  /// `addStem`, or with `pendingAt`, a stem of the next song: its voice is placed for transport
-  /// frame `pendingAt` of the new song and stays silent until a `changeSong` switch.
+  /// `stems.add`, or with `pendingAt`, a stem of the next song: its voice is placed for transport
+  /// frame `pendingAt` of the new song and stays silent until a `songs.change` switch.
   @discardableResult
   func insertStem(path: String, settings: StemSettings, pendingAt: Int?) throws(MixerError) -> String {
     try lock.locked { () throws(MixerError) -> String in

@@ -3,7 +3,7 @@ import StemdeckSession
 import StemdeckText
 
 /// Every strip's mix at one moment (stems, buses, live inputs, the master), to put back when a
-/// change of several strips fails half way (`Mixer.restoreMix`; the console's `commit`).
+/// change of several strips fails half way (`mixer.strips.restore`; the console's `commit`).
 public struct MixSnapshot: Sendable {
   let stems: [StemSettings]
   let buses: [BusSettings]
@@ -263,7 +263,7 @@ extension Mixer.Strips {
   }
 
   /// Turns a strip's direct outs on or off (the JACK driver registers the ports from
-  /// `directOutSlots()`; with them the strip leaves its destination).
+  /// `stems.directOutSlots()`; with them the strip leaves its destination).
   /// Refused when another part has one of its ports (`checkPorts`, Mixer+Sends.swift).
   public func setDirectOut(_ name: String, _ on: Bool) throws(MixerError) {
     try mixer.lock.locked { () throws(MixerError) in

@@ -123,7 +123,7 @@ extension Mixer.Transport {
   public var position: Double { mixer.lock.locked { Double(mixer.currentTransportFrame()) / mixer.sampleRate } }
 
   /// Length of the longest finite stem (all loops, at its rate, after its start offset), or nil
-  /// when there are no stems. Stems looping forever are left out; `hasEndlessStems` says so.
+  /// when there are no stems. Stems looping forever are left out; `transport.hasEndlessStems` says so.
   public var duration: Double? {
     mixer.lock.locked {
       let finite = mixer.table.stems.compactMap { $0.duration }

@@ -7,7 +7,7 @@ import StemdeckText
 // "after" to its "before" (`revert(from:to:)`), redoing it the other way. Only what the two differ
 // in is touched, element by element (a stem, a bus, a live input, an aux send, a top-level value),
 // so a change made since to another strip stays as it is. Everything goes through the mixer's own
-// change paths (`changeStrip`, `addStem`, `addBus`, …): checked, sent and glitch-free as any
+// change paths (`changeStrip`, `stems.add`, `buses.add`, …): checked, sent and glitch-free as any
 // command, and a re-added stem joins the transport where the loop is, as if never removed.
 
 extension Mixer {

@@ -19,7 +19,7 @@ public final class Mixer: @unchecked Sendable {
   public enum Streaming: Sendable {
     /// A disk thread fills them (live playback).
     case thread
-    /// The caller fills them by calling `fillStreams()` before each block (offline render).
+    /// The caller fills them by calling `engine.fillStreams()` before each block (offline render).
     case synchronous
   }
 
@@ -93,7 +93,7 @@ public final class Mixer: @unchecked Sendable {
     didSet { if isDirty { changes &+= 1 } }
   }
   var changes = 0
-  /// How long `waitForApplication` waits for the next block before it takes the renderer for
+  /// How long `engine.waitForApplication` waits for the next block before it takes the renderer for
   /// stopped (seconds). 50 ms by default: an offline mixer that nobody renders (tests) answers at
   /// once. A live session sets more (`LiveSession`): a JACK server without realtime scheduling on
   /// a loaded machine can leave 50 ms between periods, and `play` then answered before the
@@ -308,16 +308,16 @@ extension Mixer.Recorder {
 
 extension Mixer.Engine {
   /// Waits (control thread, without the lock) until the renderer has applied every command sent
-  /// so far and published a block after them, so that what `transportState` and the position
+  /// so far and published a block after them, so that what `transport.state` and the position
   /// say includes them (`play` then `status` never says stopped). Gives up after `timeout`
-  /// seconds, or at once when the renderer is not rendering (no block for `renderStallTolerance`:
+  /// seconds, or at once when the renderer is not rendering (no block for `engine.stallLimit`:
   /// the server stopped, or an offline mixer nobody renders); returns whether it saw them applied.
   @discardableResult
   public func waitUntilApplied(timeout: Double = 0.5) -> Bool {
     waitForApplication(timeout: timeout) != nil
   }
 
-  /// `waitUntilApplied`, returning the transport frame the renderer's block that applied the
+  /// `engine.waitUntilApplied`, returning the transport frame the renderer's block that applied the
   /// last of the commands left the transport at (`EngineStatus.commandFrame`: where a `play`
   /// starts, a `pause` begins its fade, a `seek` or `stop` lands), or nil when it did not see
   /// them applied.
@@ -356,7 +356,7 @@ extension Mixer.Engine {
   }
 
   /// Sends a command that changes nothing and returns the count of commands sent with it, to
-  /// measure when the renderer has applied it (`commandCounts.applied`).
+  /// measure when the renderer has applied it (`engine.commandCounts.applied`).
   public func probeCommand() throws(MixerError) -> Int {
     try mixer.lock.locked { () throws(MixerError) -> Int in
       try mixer.send(.setStemMetering(true))
@@ -374,7 +374,7 @@ extension Mixer.Engine {
     while passes < 256 && mixer.disk.fillAll() > 0 { passes += 1 }
   }
 
-  /// How long a wait for the renderer (`waitForApplication`) gives it between blocks before it
+  /// How long a wait for the renderer (`engine.waitForApplication`) gives it between blocks before it
   /// takes it for stopped, in seconds (0.05 by default; a live session sets more).
   public var stallLimit: Double {
     get { mixer.lock.locked { mixer.stallTolerance } }

@@ -3,7 +3,7 @@ import StemdeckText
 import Synchronization
 
 // stemdeck's own processing latency on its JACK ports: the plugin inserts' latency at the
-// master's output after compensation (Mixer.insertLatency, StemdeckControl's
+// master's output after compensation (mixer.inserts.latency, StemdeckControl's
 // Mixer+InsertLatency.swift), added by the latency callback (`stemdeckLatency`) to every
 // output's capture latency and every input's playback latency, as a JACK client with lookahead
 // must. docs/architecture.md, *Plugin inserts*, *Latency*.

@@ -3,8 +3,8 @@ import StemdeckEngine
 
 // The monitor outputs: the click's `stemdeck:click_L`/`click_R` (StemdeckEngine's
 // Renderer/Click.swift) and the cue bus's `stemdeck:cue_L`/`cue_R` (Renderer/Cue.swift), each
-// registered while the mixer wants it (`Mixer.clickPortsWanted`: the click clicks or counts in and
-// is not routed into the master; `Mixer.cuePortsWanted`: a stem is cued), published to the
+// registered while the mixer wants it (`mixer.click.portsWanted`: the click clicks or counts in and
+// is not routed into the master; `mixer.cues.portsWanted`: a stem is cued), published to the
 // process callback like the sfx ports. docs/architecture.md, *Click and count-in*, *Cue bus*.
 
 /// One pair of monitor outputs: its port names and where the process callback finds it.

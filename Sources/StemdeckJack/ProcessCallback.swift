@@ -210,7 +210,7 @@ func readMidi(_ context: UnsafeMutablePointer<ProcessContext>, _ state: UnsafeMu
   context.pointee.midiEvents.add(Int(count), ordering: .relaxed)
 }
 
-/// Writes MIDI feedback (`midiFeedback`) into `midi_out`: at most 128 messages a period, at
+/// Writes MIDI feedback (`midi.feedback`) into `midi_out`: at most 128 messages a period, at
 /// frame 0; the rest follow in the next periods.
 @_noLocks
 func writeMidiFeedback(

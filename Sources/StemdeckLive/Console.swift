@@ -340,7 +340,7 @@ public final class Console {
 
   /// Opens a session file, replacing the current session only if everything in it is valid.
   /// With `asSongChange` (setlists) a playing transport moves to it as the current session's
-  /// `songChange` option says (gapless or crossfade; `Mixer.changeSong`).
+  /// `songChange` option says (gapless or crossfade; `mixer.songs.change`).
   /// `throughRig`: a setlist's song, played through the rig that is live (`Session.playedThrough`).
   public func open(_ path: String, force: Bool = false, asSongChange: Bool = false, throughRig: Bool = false) throws(CommandError) {
     if interactive && mixer.isDirty && !force {

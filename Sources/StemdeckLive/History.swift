@@ -7,7 +7,7 @@ import StemdeckText
 // any front end, becomes one step holding the mix before and after it (`Mixer.snapshot`).
 // The console notes a step after each command it runs (the REPL, a script, the control socket,
 // OSC's `/stemdeck/cmd`, a MIDI show command), after each key of the mixer view, and after a
-// service step that moved something by itself (a MIDI controller): `Mixer.changeCount` says
+// service step that moved something by itself (a MIDI controller): `mixer.history.changeCount` says
 // whether anything may have changed, so a command that changed nothing costs no snapshot.
 
 /// One undoable step.

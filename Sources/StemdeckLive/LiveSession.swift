@@ -48,7 +48,7 @@ public final class LiveSession {
   /// only when that changed (`songLayerDirty`); routing, inputs, buses and sends are the rig's,
   /// carried to the next song, so a change of them never blocks the show (issue 35, item 5).
   package var savedSongLayer = Session().songLayer
-  /// `mixer.songEnds` when last looked at.
+  /// `mixer.transport.songEnds` when last looked at.
   package var songEndsSeen = 0
   /// When the current song ended, while `songEnded` waits for the renderer to stop.
   package var advanceDue: Date?
@@ -67,7 +67,7 @@ public final class LiveSession {
 
   /// A live renderer's longest pause between JACK periods before a wait for it gives up: a
   /// server without realtime scheduling on a loaded machine can miss 50 ms (Mixer.swift,
-  /// `waitForApplication`); a server that stopped is still noticed within a quarter second.
+  /// `engine.waitForApplication`); a server that stopped is still noticed within a quarter second.
   static let liveStallTolerance = 0.25
 
   /// A session driving a mixer without JACK (tests, offline use).

@@ -113,7 +113,7 @@ extension Console {
   }
 
   /// Opens song `index` of the setlist (wrapping). A playing transport keeps playing: the song
-  /// being left decides how (`songchange`: gapless, or a crossfade), see `Mixer.changeSong`.
+  /// being left decides how (`songchange`: gapless, or a crossfade), see `mixer.songs.change`.
   /// An error (missing or bad session file) names the file and leaves the current song playing.
   /// `afterEnd`: the song has played to its end, and the mixer has already asked the renderer to
   /// stop there, so this is a plain `open` even though the renderer may still say it is playing.

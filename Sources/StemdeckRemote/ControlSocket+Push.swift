@@ -145,7 +145,7 @@ extension ControlServer {
 /// What the web mixer's pages show of the mix, as cheaply as it can be compared: when it
 /// differs from the last one told, subscribers of events hear `mixChanged`.
 package struct MixMark: Equatable {
-  /// `Mixer.changeCount`: every change that marks the session unsaved.
+  /// `mixer.history.changeCount`: every change that marks the session unsaved.
   package var changes: Int
   /// `UndoHistory.epoch`: a session opened, a song changed.
   package var epoch: Int

@@ -21,7 +21,7 @@ package struct MeterFrame {
   package init(_ mixer: Mixer) {
     master = mixer.master.meter()
     // The figures the meter thread last published (≤ 300 ms old, as the mixer view shows them):
-    // `masterLoudness()` would wait for the meter thread to integrate anew, 30 times a second.
+    // `loudness.current()` would wait for the meter thread to integrate anew, 30 times a second.
     loudness = mixer.loudness.published()
     stems = mixer.stems.meters()
     inputs = mixer.inputs.statuses().map { ($0.settings.name, $0.meter) }

@@ -99,7 +99,7 @@ extension StripSettings {
   /// This strip with `other`'s mix: every field but where the strip goes (`bus`, `directOut`)
   /// and its `sends`, which have paths of their own (routing checks loops; sends and direct outs
   /// change ports), and its `inserts` (live in the mixer's racks). A field added to the strip is part of the mix unless listed here, so a
-  /// group's rollback (`Mixer.restoreMix`) puts it back without being told.
+  /// group's rollback (`mixer.strips.restore`) puts it back without being told.
   public func withMix(of other: StripSettings) -> StripSettings {
     var mixed = other
     mixed.bus = bus

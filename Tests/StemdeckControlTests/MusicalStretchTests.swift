@@ -263,7 +263,7 @@ extension MusicalTests {
   }
 
   /// At pitch 0 the stretcher runs without its resampler (a 44.1 kHz file is converted ahead of
-  /// it); a pitch change away from 0 and back builds a new stretcher each time (`Mixer.setPitch`).
+  /// it); a pitch change away from 0 and back builds a new stretcher each time (`mixer.stems.setPitch`).
   /// The stem must come back in step.
   @Test(
     "pitch +12 and back to 0 while playing: in tune each time, then sample-aligned with a varispeed copy again",

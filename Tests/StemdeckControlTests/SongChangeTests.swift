@@ -6,7 +6,7 @@ import StemdeckTestSupport
 import StemdeckText
 import Testing
 
-/// Setlist song changes (`Mixer.changeSong`): gapless and crossfade, rendered through the real
+/// Setlist song changes (`mixer.songs.change`): gapless and crossfade, rendered through the real
 /// engine from real files. Song A's stem is panned hard left and B's hard right where the two
 /// must be told apart; a mono stem panned hard left passes its samples unchanged (cos 0 = 1).
 @Suite struct SongChangeTests {

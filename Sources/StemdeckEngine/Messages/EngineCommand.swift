@@ -8,7 +8,7 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   /// Installs a prepared voice in `slot`.
   case addVoice(slot: Int32, voice: UnsafeMutablePointer<StemVoice>)
   /// Installs a prepared voice of song change number `song` (counting from 1) in `slot`: it
-  /// streams but stays silent and off the transport until `changeSong` switches to it.
+  /// streams but stays silent and off the transport until `songs.change` switches to it.
   case addPendingVoice(slot: Int32, voice: UnsafeMutablePointer<StemVoice>, song: Int)
   /// Switches to song `song`'s pending voices once they are primed (SongChange.swift): the
   /// transport continues from `frame` with seek epoch `epoch`; `fadeFrames` 0 is gapless,

@@ -5,7 +5,7 @@
 // The beat grid is the transport's, as `seek bar` counts it: beat k starts on transport frame
 // round(k × framesPerBeat), bar 1 beat 1 on frame 0. A new tempo moves the grid at once (the
 // session has one tempo, no map). The count-in has its own grid: it starts on the frame the
-// `play` lands on, and the stems start `countInFrames` later, on the frame after its last one.
+// `play` lands on, and the stems start `click.countInFrames` later, on the frame after its last one.
 
 /// The click's settings as the renderer takes them (`EngineCommand.setClick`). Built on the
 /// control thread from the session's click and tempo (`Mixer+Click.swift`).

@@ -21,7 +21,7 @@ public struct EngineStatus: ~Copyable, @unchecked Sendable {
   /// The transport frame right after the block's commands were last applied — the target while
   /// a seek fades out — stored before `commandsApplied` grows (release ordering): the frame a
   /// transport command took effect at (where `play` starts, `pause` begins its fade, `seek` and
-  /// `stop` land), for the control socket's replies (`Mixer.waitForApplication`).
+  /// `stop` land), for the control socket's replies (`mixer.engine.waitForApplication`).
   public let commandFrame = Atomic<Int>(0)
   /// Grouped commands that have left the schedule so far (applied on their frame, or at once
   /// because the schedule was full; not those of an aborted group, which the control side stops

@@ -2,7 +2,7 @@
 // position on a frame chosen in advance (a bar line, a loop's end), with no fade and no hold.
 // docs/architecture.md, *Marks and quantised jumps*.
 //
-// The control thread picks the frame at least `Mixer.jumpLead` ahead and, for every stem, asks
+// The control thread picks the frame at least `Mixer.Marks.jumpLead` ahead and, for every stem, asks
 // the disk for a new epoch whose stream starts *after a cut* in the stream playing now
 // (`StemShared.requestedCut`: the source frame the stem reaches on the jump's frame, plus a
 // margin). The disk keeps writing the old stream up to the cut, then places the epoch's boundary

@@ -144,7 +144,7 @@ public struct StretchState: ~Copyable, @unchecked Sendable {
   /// out and costs 40 % less (a stereo stem at tempo 1.05: 3.3 % of a core instead of 5.7 %), but
   /// a pitch scale moved across 1 in that mode switches the resampler in mid-stream, which R3
   /// cannot do smoothly and cannot reconfigure: a pitch change that moves a stem across this line
-  /// gets a new stretcher (`Mixer.setPitch`). `fileRate` and `engineRate` do not decide it any
+  /// gets a new stretcher (`mixer.stems.setPitch`). `fileRate` and `engineRate` do not decide it any
   /// more (`preconverts`); they stay in the signature for its callers.
   public static func needsResampler(pitchSemitones: Double, fileRate: Double, engineRate: Double) -> Bool {
     pitchSemitones != 0

@@ -278,7 +278,7 @@ public struct StripLevelChange: BitwiseCopyable, Sendable, Equatable {
   }
 
   /// A level by its parameter (the control thread fills a change row by row); a stem's rate is
-  /// not a level (`setRate`).
+  /// not a level (`stems.setRate`).
   public subscript(_ parameter: GlideParameter) -> Double? {
     get {
       switch parameter {
