@@ -333,3 +333,12 @@ extension Mixer.Strips {
   /// pushes check at every service step.
   public var soloActive: Bool { mixer.lock.locked { mixer.anySolo() } }
 }
+
+// The buses' part of the session file (Mixer+Session.swift calls these under the lock).
+extension Mixer.Buses {
+  /// Writes the buses in console order, each with its send levels.
+  func save(into s: inout Session) {
+    s.buses = mixer.busTable.buses.map(\.settings)
+    for i in s.buses.indices { s.buses[i].sends = mixer.stemSends(s.buses[i].name) }
+  }
+}

@@ -132,3 +132,26 @@ extension Mixer.Click {
     mixer.lock.locked { mixer.clickSetting.output == .click && (mixer.clickSetting.on || mixer.clickSetting.countIn > 0) }
   }
 }
+
+// The tempo's and the click's part of the session file (Mixer+Session.swift calls these under the lock).
+extension Mixer.Click {
+  /// Writes the tempo and the click, its samples stored relative to `sessionPath`.
+  func save(into s: inout Session, sessionPath: String) {
+    s.tempo = mixer.tempoSetting
+    s.click = mixer.clickSetting
+    s.click.sample = s.click.sample.map { SessionFile.storedPath(forAudioFile: $0, sessionPath: sessionPath) }
+    s.click.accentSample = s.click.accentSample.map { SessionFile.storedPath(forAudioFile: $0, sessionPath: sessionPath) }
+  }
+
+  /// Takes the session's tempo and click (its samples, relative to the session's folder in the
+  /// file, absolute here). A sample that cannot be read is a warning: the synthesized click plays.
+  func install(from session: Session, sessionPath: String) -> [MixerWarning] {
+    mixer.tempoSetting = session.tempo
+    var click = session.click
+    click.sample = click.sample.map { SessionFile.resolve(file: $0, sessionPath: sessionPath) }
+    click.accentSample = click.accentSample.map { SessionFile.resolve(file: $0, sessionPath: sessionPath) }
+    mixer.clickSetting = click
+    mixer.syncClickSamples()
+    return mixer.clickSampleProblem.map { [MixerWarning(file: nil, "\($0); the synthesized click plays (the setting is kept)")] } ?? []
+  }
+}

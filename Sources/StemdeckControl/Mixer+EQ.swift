@@ -73,3 +73,16 @@ extension Mixer.Strips {
     }
   }
 }
+
+// The master strip's part of the session file (Mixer+Session.swift calls these under the lock).
+extension Mixer.Master {
+  func save(into s: inout Session) {
+    s.masterVolume = mixer.masterVolume
+    s.masterEQ = mixer.masterEQ
+  }
+
+  func install(from session: Session) throws(MixerError) {
+    try setVolume(session.masterVolume)
+    try setEQ(session.masterEQ)
+  }
+}

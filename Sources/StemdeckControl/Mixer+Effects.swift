@@ -443,3 +443,47 @@ extension Mixer.Effects {
     }
   }
 }
+
+// The sound effects' part of the session file (Mixer+Session.swift calls these under the lock).
+extension Mixer.Effects {
+  /// Writes the effects: the loaded ones in order, those still loading, and the offline ones back
+  /// at the places they had (each file stored relative to `sessionPath`).
+  func save(into s: inout Session, sessionPath: String) {
+    let state = mixer.effectsState
+    func stored(_ settings: EffectSettings, _ path: String) -> EffectSettings {
+      var settings = settings
+      settings.file = SessionFile.storedPath(forAudioFile: path, sessionPath: sessionPath)
+      return settings
+    }
+    s.effects = state.order.compactMap { state.byName[$0] }.map { stored($0.settings, $0.path) }
+    // Those still loading are part of the session already.
+    s.effects += state.loading.map { stored($0.settings, $0.path) }
+    for effect in state.offline.sorted(by: { $0.index < $1.index })
+    where !s.effects.contains(where: { $0.name == effect.settings.name }) {
+      s.effects.insert(stored(effect.settings, effect.path), at: min(effect.index, s.effects.count))
+    }
+  }
+
+  /// Unloads every effect and cancels the loads running: the first step of installing a session.
+  func clear() throws(MixerError) {
+    for name in mixer.effectsState.order { try unload(name) }
+    mixer.cancelEffectLoads()
+    mixer.effectsState.offline = []
+  }
+
+  /// Loads the session's sound effects; a failure is a warning (an error in strict mode), and the
+  /// effect is kept as it was (like an offline stem) so the next save writes it back unchanged.
+  func install(from session: Session, sessionPath: String, strict: Bool) throws(MixerError) -> [MixerWarning] {
+    var warnings: [MixerWarning] = []
+    for (index, effect) in session.effects.enumerated() {
+      let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
+      do throws(MixerError) { try load(path: path, settings: effect) } catch {
+        if strict { throw MixerError(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error)") }
+        mixer.effectsState.offline.append(OfflineEffect(settings: effect, path: path, index: index))
+        warnings.append(
+          MixerWarning(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error) — not loaded; kept in the session as it is"))
+      }
+    }
+    return warnings
+  }
+}

@@ -233,3 +233,12 @@ extension Mixer.Inputs {
     }
   }
 }
+
+// The live inputs' part of the session file (Mixer+Session.swift calls these under the lock).
+extension Mixer.Inputs {
+  /// Writes the live inputs in console order, each with its send levels.
+  func save(into s: inout Session) {
+    s.inputs = mixer.liveInputs.inputs.map(\.settings)
+    for i in s.inputs.indices { s.inputs[i].sends = mixer.stemSends(s.inputs[i].name) }
+  }
+}

@@ -469,3 +469,17 @@ extension Mixer.Midi {
     }
   }
 }
+
+// The MIDI map's part of the session file (Mixer+Session.swift calls these under the lock).
+extension Mixer.Midi {
+  func save(into s: inout Session) { s.midi = mixer.midiSettings }
+
+  /// Takes the session's mappings and forgets the old ones' learn, takeover and debounce state.
+  func install(from session: Session) {
+    mixer.midiSettings = session.midi
+    mixer.midiState.learning = nil
+    mixer.midiState.down = [:]
+    mixer.midiState.lastPress = [:]
+    mixer.midiState.stripTakeover = [:]
+  }
+}

@@ -197,3 +197,16 @@ extension Mixer.Scenes {
     }
   }
 }
+
+// The scenes' part of the session file (Mixer+Session.swift calls these under the lock).
+extension Mixer.Scenes {
+  func save(into s: inout Session) {
+    s.scenes = mixer.sceneStore
+    s.recallSafe = mixer.recallSafe
+  }
+
+  func install(from session: Session) {
+    mixer.sceneStore = session.scenes
+    mixer.recallSafe = session.recallSafe
+  }
+}

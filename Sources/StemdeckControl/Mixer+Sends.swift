@@ -301,3 +301,11 @@ extension Mixer.Sends {
     }
   }
 }
+
+// The aux sends' part of the session file (Mixer+Session.swift calls this under the lock); each
+// strip's levels are written with the strip.
+extension Mixer.Sends {
+  func save(into s: inout Session) {
+    s.sends = mixer.sendTable.sends.map { SendSettings(name: $0.name, returnVolume: $0.returnVolume) }
+  }
+}

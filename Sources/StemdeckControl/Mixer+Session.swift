@@ -140,22 +140,6 @@ extension Mixer {
     return (offline, warnings, end)
   }
 
-  /// Loads the session's sound effects; a failure is a warning (an error in strict mode).
-  func loadEffects(of session: Session, sessionPath: String, strict: Bool) throws(MixerError) -> [MixerWarning] {
-    var warnings: [MixerWarning] = []
-    for (index, effect) in session.effects.enumerated() {
-      let path = SessionFile.resolve(file: effect.file, sessionPath: sessionPath)
-      do throws(MixerError) { try effects.load(path: path, settings: effect) } catch {
-        if strict { throw MixerError(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error)") }
-        // Kept as it was (like an offline stem), so the next save writes it back unchanged.
-        effectsState.offline.append(OfflineEffect(settings: effect, path: path, index: index))
-        warnings.append(
-          MixerWarning(file: sessionPath, "effects[\(index)] (\(effect.name)): \(error) — not loaded; kept in the session as it is"))
-      }
-    }
-    return warnings
-  }
-
   var songChangePending: Bool {
     renderState.pointee.status.pointee.songChanges.load(ordering: .relaxed) < transportTracking.songChangesSent
   }
@@ -171,50 +155,22 @@ extension Mixer {
   /// when they lie under its folder). `connections` are filled in by the JACK side.
   public func session(savingTo sessionPath: String) -> Session {
     lock.locked {
+      // Each component writes its own part; the sends after the strips they fill in.
       var s = Session()
       s.quality = quality
-      s.masterVolume = masterVolume
-      s.masterEQ = masterEQ
-      s.buses = busTable.buses.map(\.settings)
-      for i in s.buses.indices { s.buses[i].sends = stemSends(s.buses[i].name) }
       s.options = options
       s.position = (Double(currentTransportFrame()) / sampleRate * 1000).rounded() / 1000
-      // Offline stems go back to the places they had in the session they came from.
-      s.stems = savedOrder().map { entry in
-        var settings = entry.settings
-        settings.file = SessionFile.storedPath(forAudioFile: entry.path, sessionPath: sessionPath)
-        settings.sends = stemSends(settings.name)
-        return settings
-      }
-      s.sends = sendTable.sends.map { SendSettings(name: $0.name, returnVolume: $0.returnVolume) }
+      master.save(into: &s)
+      stems.save(into: &s, sessionPath: sessionPath)
+      buses.save(into: &s)
+      inputs.save(into: &s)
+      sends.save(into: &s)
       s.recording = recording
-      s.scenes = sceneStore
-      s.recallSafe = recallSafe
-      s.tempo = tempoSetting
-      s.click = clickSetting
-      s.click.sample = s.click.sample.map { SessionFile.storedPath(forAudioFile: $0, sessionPath: sessionPath) }
-      s.click.accentSample = s.click.accentSample.map { SessionFile.storedPath(forAudioFile: $0, sessionPath: sessionPath) }
+      click.save(into: &s, sessionPath: sessionPath)
       s.marks = markList
-      s.midi = midiSettings
-      s.inputs = liveInputs.inputs.map(\.settings)
-      for i in s.inputs.indices { s.inputs[i].sends = stemSends(s.inputs[i].name) }
-      s.effects = effectsState.order.compactMap { effectsState.byName[$0] }.map { e in
-        var settings = e.settings
-        settings.file = SessionFile.storedPath(forAudioFile: e.path, sessionPath: sessionPath)
-        return settings
-      }
-      // Those still loading are part of the session already.
-      s.effects += effectsState.loading.map { job in
-        var settings = job.settings
-        settings.file = SessionFile.storedPath(forAudioFile: job.path, sessionPath: sessionPath)
-        return settings
-      }
-      for effect in effectsState.offline.sorted(by: { $0.index < $1.index })
-      where !s.effects.contains(where: { $0.name == effect.settings.name }) {
-        var settings = effect.settings
-        settings.file = SessionFile.storedPath(forAudioFile: effect.path, sessionPath: sessionPath)
-        s.effects.insert(settings, at: min(effect.index, s.effects.count))
-      }
+      scenes.save(into: &s)
+      midi.save(into: &s)
+      effects.save(into: &s, sessionPath: sessionPath)
       storeInserts(in: &s)
       return s
     }
@@ -272,36 +228,23 @@ extension Mixer {
   func installParts(
     of session: Session, offline: [OfflineStem], sessionPath: String, strict: Bool
   ) throws(MixerError) -> [MixerWarning] {
-    for name in effectsState.order { try effects.unload(name) }
-    cancelEffectLoads()
-    effectsState.offline = []
+    // Each component installs its own part, in an order that lets each find what it refers to:
+    // the strips before the sends into them, every strip before its inserts and MIDI mappings.
+    try effects.clear()
     recording = session.recording
-    tempoSetting = session.tempo
-    // The click's samples, relative to the session's folder in the file, are absolute here.
-    var click = session.click
-    click.sample = click.sample.map { SessionFile.resolve(file: $0, sessionPath: sessionPath) }
-    click.accentSample = click.accentSample.map { SessionFile.resolve(file: $0, sessionPath: sessionPath) }
-    clickSetting = click
-    syncClickSamples()
-    let clickWarning = clickSampleProblem.map { MixerWarning(file: nil, "\($0); the synthesized click plays (the setting is kept)") }
+    let clickWarnings = click.install(from: session, sessionPath: sessionPath)
     markList = session.marks
-    sceneStore = session.scenes
-    recallSafe = session.recallSafe
-    midiSettings = session.midi
-    midiState.learning = nil
-    midiState.down = [:]
-    midiState.lastPress = [:]
-    midiState.stripTakeover = [:]
+    scenes.install(from: session)
+    midi.install(from: session)
     try setOptions(session.options)
-    try master.setVolume(session.masterVolume)
-    try master.setEQ(session.masterEQ)
+    try master.install(from: session)
     table.offline = offline
     try installBuses(session.buses)
     try replaceInputs(with: session.inputs)
     try replaceSends(with: session.sends, stems: session.stems, buses: session.buses, inputs: session.inputs)
-    let warnings = try loadEffects(of: session, sessionPath: sessionPath, strict: strict)
+    let warnings = try effects.install(from: session, sessionPath: sessionPath, strict: strict)
     try publishMidi()
-    return warnings + installInserts(of: session, sessionPath: sessionPath) + (clickWarning.map { [$0] } ?? [])
+    return warnings + installInserts(of: session, sessionPath: sessionPath) + clickWarnings
   }
 }
 

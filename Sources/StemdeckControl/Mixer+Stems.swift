@@ -429,3 +429,17 @@ extension Mixer.Master {
 
   public var volume: Double { mixer.lock.locked { mixer.masterVolume } }
 }
+
+// The stems' part of the session file (Mixer+Session.swift calls this under the lock).
+extension Mixer.Stems {
+  /// Writes the stems in saved order (offline ones back at the places they had in the session
+  /// they came from), each file stored relative to `sessionPath`, each with its send levels.
+  func save(into s: inout Session, sessionPath: String) {
+    s.stems = mixer.savedOrder().map { entry in
+      var settings = entry.settings
+      settings.file = SessionFile.storedPath(forAudioFile: entry.path, sessionPath: sessionPath)
+      settings.sends = mixer.stemSends(settings.name)
+      return settings
+    }
+  }
+}
