@@ -91,14 +91,17 @@ public enum PluginProbe {
 
   private enum Outcome { case exited(Int32), signalled(Int32), timedOut }
 
-  /// Starts `argv` with stdin, stdout and stderr on /dev/null; nil when it cannot be started.
-  private static func spawn(_ argv: [String]) -> pid_t? {
+  /// Starts `argv` with stdin, stdout and stderr on /dev/null and no other descriptor of this
+  /// process (the JACK client's sockets, the control socket, OSC, session files: a child that
+  /// hangs or outlives us must not hold them); nil when it cannot be started.
+  static func spawn(_ argv: [String]) -> pid_t? {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    _ = spawnActionsCloseFrom(&actions, 3)
     let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
     // The environment as it is, but Swift's backtracer off: it would catch the plugin's signal,
     // print a backtrace and let a raised signal return, so the child would not die of it.
@@ -142,3 +145,9 @@ public enum PluginProbe {
     return "\(names[signal] ?? "signal \(signal)")" + (text.map { " (\($0))" } ?? "")
   }
 }
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later): the child closes every
+/// descriptor from `from` up. Declared here because spawn.h shows it only under _GNU_SOURCE, which
+/// Swift's Glibc module does not define; pointer and int arguments, an int result.
+@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+private func spawnActionsCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32

@@ -6,12 +6,17 @@ import Testing
 // refused with an error naming it and the signal, and the console plays on. The plugins are a
 // test fixture: a tiny LV2 bundle compiled here with cc into a temporary LV2_PATH (its
 // `instantiate` raises SIGSEGV; the other's `run` aborts). stemdeck tries each new plugin in a
-// child process first (PluginProbe.swift, the hidden `__lv2-probe` subcommand).
+// child process first (PluginProbe.swift, the hidden `__lv2-probe` subcommand). A third plugin
+// crashes when it finds itself in that child holding one of the console's sockets (JACK's, the
+// control socket): the child gets no descriptor of the console's but stdin, stdout and stderr.
 extension JackIntegrationTests {
   static let crashSource = """
     #include <lv2/core/lv2.h>
     #include <signal.h>
+    #include <stdio.h>
     #include <stdlib.h>
+    #include <string.h>
+    #include <sys/stat.h>
 
     typedef struct { const float *in; float *out; } Pass;
 
@@ -20,6 +25,20 @@ extension JackIntegrationTests {
       return NULL;
     }
     static LV2_Handle passing(const LV2_Descriptor *d, double rate, const char *path, const LV2_Feature *const *f) {
+      return calloc(1, sizeof(Pass));
+    }
+    /* In the probe child only (its argv names the subcommand): a socket among its descriptors
+       was inherited from the console. */
+    static LV2_Handle socketless(const LV2_Descriptor *d, double rate, const char *path, const LV2_Feature *const *f) {
+      char cmdline[4096] = {0};
+      FILE *c = fopen("/proc/self/cmdline", "r");
+      size_t n = c ? fread(cmdline, 1, sizeof cmdline - 1, c) : 0;
+      if (c) fclose(c);
+      int probe = 0;
+      for (size_t i = 0; i < n; i += strlen(cmdline + i) + 1) probe |= strcmp(cmdline + i, "__lv2-probe") == 0;
+      struct stat st;
+      for (int fd = 3; probe && fd < 4096; fd++)
+        if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode)) raise(SIGSEGV);
       return calloc(1, sizeof(Pass));
     }
     static void connect(LV2_Handle h, uint32_t port, void *data) {
@@ -36,15 +55,17 @@ extension JackIntegrationTests {
     static const LV2_Descriptor descriptors[] = {
       {"urn:stemdeck:test:crash-instantiate", crashing, connect, NULL, copy, NULL, cleanup, NULL},
       {"urn:stemdeck:test:crash-run", passing, connect, NULL, aborting, NULL, cleanup, NULL},
+      {"urn:stemdeck:test:socketless", socketless, connect, NULL, copy, NULL, cleanup, NULL},
     };
 
     LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t index) {
-      return index < 2 ? &descriptors[index] : NULL;
+      return index < 3 ? &descriptors[index] : NULL;
     }
     """
 
   static func crashManifest() -> String {
-    let plugins = [("crash-instantiate", "Crash in instantiate"), ("crash-run", "Crash in run")].map { uri, name in
+    let plugins = [("crash-instantiate", "Crash in instantiate"), ("crash-run", "Crash in run"), ("socketless", "No sockets")].map {
+      uri, name in
       """
       <urn:stemdeck:test:\(uri)> a lv2:Plugin, lv2:AmplifierPlugin ;
         lv2:binary <crash.so> ;
@@ -88,10 +109,13 @@ extension JackIntegrationTests {
     #expect(
       aborted.contains { $0.hasPrefix("error: ") && $0.contains("'Crash in run'") && $0.contains("SIGABRT") }, "\(aborted)\n\(p.transcript)"
     )
-    // Still here, still playing, and a plugin that works goes in.
+    // Still here, still playing, and a plugin that works goes in. The probe child of the next one
+    // holds none of the console's sockets (the plugin would crash there if it did).
     try await p.run("insert add tone http://plugin.org.uk/swh-plugins/amp force", timeout: 40)
+    try await p.run("insert add tone urn:stemdeck:test:socketless", timeout: 40)
     let list = try await p.run("insert list tone") + p.run("insert list master") + p.run("status")
-    #expect(list.contains { $0.contains("Simple amplifier") } && list.contains("master: no inserts"), "\(list)")
+    #expect(list.contains { $0.contains("Simple amplifier") } && list.contains { $0.contains("No sockets") }, "\(list)")
+    #expect(list.contains("master: no inserts"), "\(list)")
     #expect(list.contains { $0.contains("playing") }, "\(list)")
     #expect(!FileManager.default.fileExists(atPath: "core"), "a child left a core file")
     // 1: the three refused adds failed (--keep-going goes on but keeps the status).
