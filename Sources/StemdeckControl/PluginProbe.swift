@@ -14,7 +14,8 @@ import Glibc
 
 /// Tries plugins in a child process before the console instantiates them.
 public enum PluginProbe {
-  /// The hidden subcommand: `stemdeck __lv2-probe URI RATE BLOCK`.
+  /// The hidden subcommand: `stemdeck __lv2-probe URI RATE BLOCK [BUNDLE]` (with BUNDLE, the
+  /// child loads only that bundle's directory, not every installed one).
   public static let subcommand = "__lv2-probe"
   /// How long a child may take (loading lilv's world, instantiating, one run) before the
   /// plugin is refused as hanging.
@@ -51,9 +52,18 @@ public enum PluginProbe {
     let executable: String? = lock.withLock { state.passed.contains(info.uri) ? nil : state.executable }
     guard let executable else { return }
     let rate = NumberFormat.plain(sampleRate)
+    // The child loads only the plugin's bundle when lilv knows where it is; a plugin that does
+    // not instantiate from its bundle alone (it needs another bundle's data) is tried again with
+    // every bundle, so that it is still tried apart.
     let argv = [executable, subcommand, info.uri, rate, String(maxBlockFrames)]
-    guard let pid = spawn(argv) else { return }  // could not start a child: as before, in-process
-    switch wait(pid) {
+    var outcome: Outcome = .exited(-1)
+    for arguments in (info.bundle.map { [argv + [$0]] } ?? []) + [argv] {
+      guard let pid = spawn(arguments) else { return }  // could not start a child: as before, in-process
+      outcome = wait(pid)
+      if case .exited(let status) = outcome, status != 0 { continue }
+      break
+    }
+    switch outcome {
     case .exited(0):
       _ = lock.withLock { state.passed.insert(info.uri) }
     case .exited: return
@@ -73,14 +83,16 @@ public enum PluginProbe {
   static func runChild(_ arguments: [String]) -> Int32 {
     var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
     setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
-    guard arguments.count == 3, let rate = Double(arguments[1]), rate > 0, let block = Int(arguments[2]), block > 0 else {
+    guard (3...4).contains(arguments.count), let rate = Double(arguments[1]), rate > 0, let block = Int(arguments[2]), block > 0
+    else {
       return 2
     }
     do {
-      let info = try PluginHost.shared.find(arguments[0])
+      let host = arguments.count == 4 ? PluginHost(bundle: arguments[3]) : PluginHost.shared
+      let info = try host.find(arguments[0])
       let channels = info.audioInputs == 2 ? 2 : 1
       let instance = try InsertInstance(
-        info, channels: channels, sampleRate: rate, maxBlockFrames: block, bypass: false, values: [], host: .shared)
+        info, channels: channels, sampleRate: rate, maxBlockFrames: block, bypass: false, values: [], host: host)
       instance.runSilence(frames: block)
       instance.free()
       return 0

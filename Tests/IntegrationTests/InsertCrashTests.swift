@@ -118,6 +118,14 @@ extension JackIntegrationTests {
     #expect(list.contains("master: no inserts"), "\(list)")
     #expect(list.contains { $0.contains("playing") }, "\(list)")
     #expect(!FileManager.default.fileExists(atPath: "core"), "a child left a core file")
+    // The probe child loads only the bundle it is given: with LV2_PATH on an empty folder, the
+    // test plugin is found from its bundle alone, and is not found without it.
+    let binary = try StemdeckBinary.require()
+    let probe = ["__lv2-probe", "urn:stemdeck:test:socketless", "48000", "256"]
+    let nowhere = ["LV2_PATH": dir.file("no-plugins-here")]
+    let fromBundle = try await runTool(binary, probe + [bundle], environment: nowhere, timeout: 30)
+    let fromPath = try await runTool(binary, probe, environment: nowhere, timeout: 30)
+    #expect(fromBundle.status == 0 && fromPath.status == 3, "bundle: \(fromBundle.status), LV2_PATH: \(fromPath.status)")
     // 1: the three refused adds failed (--keep-going goes on but keeps the status).
     #expect(try await p.finish(timeout: 20) == 1, "\(p.transcript)")
   }
