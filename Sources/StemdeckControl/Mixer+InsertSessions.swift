@@ -36,6 +36,21 @@ extension Mixer {
     }
   }
 
+  /// Tries every plugin `session`'s strips insert in a child process (PluginProbe) before the
+  /// caller takes the mixer's lock, so that an open or a song change does not hold the lock
+  /// while children run. Answers nothing here: `installInserts`, under the lock, finds the ones
+  /// that passed remembered, and probes (and reports) a crashing one again.
+  func probeInserts(of session: Session) {
+    let uris = Set(
+      session.masterInserts.map(\.uri) + session.stems.flatMap { $0.strip.inserts.map(\.uri) }
+        + session.buses.flatMap { $0.strip.inserts.map(\.uri) } + session.inputs.flatMap { $0.strip.inserts.map(\.uri) })
+    guard !uris.isEmpty else { return }
+    let maxBlockFrames = renderState.pointee.maxBlockFrames
+    for info in PluginHost.shared.plugins() where uris.contains(info.uri) {
+      try? PluginProbe.check(info, sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
+    }
+  }
+
   /// Replaces every strip's inserts with `session`'s (its stems, buses and inputs are in
   /// place). Returns a warning per plugin that is kept as a placeholder.
   func installInserts(of session: Session, sessionPath: String?) -> [MixerWarning] {

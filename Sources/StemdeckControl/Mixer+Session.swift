@@ -12,7 +12,8 @@ extension Mixer {
   /// rest opens and that stem stays listed as offline (returned as warnings, saved unchanged).
   @discardableResult
   public func load(_ session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [MixerWarning] {
-    try lock.locked { () throws(MixerError) -> [MixerWarning] in
+    probeInserts(of: session)
+    return try lock.locked { () throws(MixerError) -> [MixerWarning] in
       let (offline, warnings, end) = try check(session, sessionPath: sessionPath, strict: strict)
       try completePendingSongChange()
       // All or nothing: the new stems are built beside the current ones (which keep their slots
@@ -268,7 +269,8 @@ extension Mixer.Songs {
   /// song, detached from the transport, fades out as the new one fades in. Paused, it is a `load`.
   @discardableResult
   public func change(to session: Session, sessionPath: String, strict: Bool = false) throws(MixerError) -> [MixerWarning] {
-    try mixer.lock.locked { () throws(MixerError) -> [MixerWarning] in
+    mixer.probeInserts(of: session)
+    return try mixer.lock.locked { () throws(MixerError) -> [MixerWarning] in
       guard mixer.transport.state != .paused else { return try mixer.load(session, sessionPath: sessionPath, strict: strict) }
       let (offline, warnings, end) = try mixer.check(session, sessionPath: sessionPath, strict: strict)
       mixer.reclaimSlots(session.stems.count - offline.count)
