@@ -78,7 +78,8 @@ extension Mixer {
   /// click change that could not be sent at once: `tempoSetting`'s and `clickSetting`'s didSet).
   func syncClick() throws(MixerError) {
     syncClickSamples()
-    let parameters = Self.clickParameters(clickSetting, tempo: tempoSetting, sampleRate: sampleRate)
+    var parameters = Self.clickParameters(clickSetting, tempo: tempoSetting, sampleRate: sampleRate)
+    parameters.latencyFrames = insertRacks.totalLatency
     guard parameters != clickSent else { return }
     try send(.setClick(parameters))
     clickSent = parameters
@@ -104,7 +105,8 @@ extension Mixer.Click {
           _ = try Mixer.readClickSample(path, sampleRate: mixer.sampleRate)
         }
       }
-      let parameters = Mixer.clickParameters(settings, tempo: mixer.tempoSetting, sampleRate: mixer.sampleRate)
+      var parameters = Mixer.clickParameters(settings, tempo: mixer.tempoSetting, sampleRate: mixer.sampleRate)
+      parameters.latencyFrames = mixer.insertRacks.totalLatency
       try mixer.send(.setClick(parameters))
       mixer.clickSent = parameters
       mixer.clickSetting = settings

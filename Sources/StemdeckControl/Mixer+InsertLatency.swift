@@ -85,6 +85,9 @@ extension Mixer {
     for rack in insertRacks.racks.values { for x in rack { x.plannedLatency = x.latency } }
     let plan = latencyPlan()
     insertRacks.totalLatency = plan.total
+    // The click plays the mix's latency late (Engine Click.swift); again at the next pump when
+    // the command ring is full.
+    if (try? syncClick()) == nil { insertRacks.planStale = true }
     for key in Set(plan.delays.keys).union(insertRacks.delays.keys) {
       let want = plan.delays[key] ?? 0
       guard want != insertRacks.delays[key] ?? 0 else { continue }

@@ -94,6 +94,25 @@ import Testing
     #expect(abs(peaks[0] - ClickSound.accentPeak * gain) < 0.01 && abs(peaks[1] - ClickSound.beatPeak * gain) < 0.01, "\(peaks)")
   }
 
+  @Test("with 100 frames of plugin latency in the mix, every click (count-in and song) sounds 100 frames late, as the stem does")
+  func clickMeetsInsertLatency() throws {
+    let folder = try TemporaryFolder()
+    let session = try Self.dcSession(in: folder) {
+      $0.tempo = Tempo(bpm: 97, beatsPerBar: 3)
+      $0.click = ClickSettings(on: true, countIn: 1)
+      $0.stems[0].strip.inserts = [InsertSettings(uri: InsertRenderTests.delay, values: [InsertValue(symbol: "delay", value: 100)])]
+    }
+    let output = folder.file("master.wav"), clickPath = folder.file("click.wav")
+    _ = try OfflineRenderer.render(
+      session: session, sessionPath: folder.file("session.stemdeck"), outputPath: output, duration: nil, clickPath: clickPath)
+    let perBeat = 48000.0 * 60 / 97
+    let countIn = Int((3 * perBeat).rounded())
+    let master = Stereo(try readAudio(output)), click = Stereo(try readAudio(clickPath))
+    #expect(master.left.firstIndex { $0 != 0 } == countIn + 100, "the stem sounds 100 frames after the count-in")
+    let beats = (0..<3).map { Int((Double($0) * perBeat).rounded()) } + [0, 1].map { countIn + Int((Double($0) * perBeat).rounded()) }
+    #expect(Self.onsets(click.left) == beats.map { $0 + 100 }, "every beat 100 frames late")
+  }
+
   @Test("the click follows a tempo change: 120 bpm, then 150 bpm from transport frame 48,000 (beats on the new tempo's grid)")
   func tempoChange() throws {
     let rig = MixerRig()

@@ -21,14 +21,20 @@ public struct ClickParameters: BitwiseCopyable, Sendable, Equatable {
   public var beatsPerBar: Int
   /// Bars of click before a `play` starts the stems (0: none).
   public var countInBars: Int
+  /// Frames every beat plays late: the mix's latency (plugin inserts), so that the click meets
+  /// the stems at the master and at the ports as they sound, not as they left the disk.
+  public var latencyFrames: Int
 
-  public init(on: Bool, toMaster: Bool, gain: Float, framesPerBeat: Double, beatsPerBar: Int, countInBars: Int) {
+  public init(
+    on: Bool, toMaster: Bool, gain: Float, framesPerBeat: Double, beatsPerBar: Int, countInBars: Int, latencyFrames: Int = 0
+  ) {
     self.on = on
     self.toMaster = toMaster
     self.gain = gain
     self.framesPerBeat = framesPerBeat
     self.beatsPerBar = beatsPerBar
     self.countInBars = countInBars
+    self.latencyFrames = latencyFrames
   }
 
   /// Off, no tempo.
@@ -223,9 +229,12 @@ func renderClick(
   }
   var at = 0
   if clock >= 0 && p.framesPerBeat > 0 {
-    var k = p.firstBeat(atOrAfter: clock)
+    // Each beat sounds `latencyFrames` after its frame on the clock, as the stems do through
+    // the inserts' compensation (a count-in beat pushed past the count-in's end is not played).
+    let late = p.latencyFrames
+    var k = p.firstBeat(atOrAfter: clock &- late)
     while k < beats {
-      let onset = p.onset(ofBeat: k) &- clock
+      let onset = p.onset(ofBeat: k) &+ late &- clock
       if onset >= n { break }
       // The burst in flight plays up to here; the new one starts on its frame.
       writeBurst(state, outL, outR, from: at, to: onset)
