@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckControl
+import StemdeckEngine
 import StemdeckSession
 import StemdeckTestSupport
 import Testing
@@ -59,16 +60,39 @@ import Testing
 @Suite struct InsertDelayCarryTests {
   /// The delay of each frame of `out` behind `source`, in segments: where a segment starts and
   /// its delay (0…400 frames); or the first frame that equals no frame of `source` that far
-  /// back (a silent or foreign sample). Noise makes every match unambiguous.
-  static func delays(_ out: [Float], behind source: [Float]) -> (segments: [(frame: Int, delay: Int)], unexplained: Int?) {
-    var segments: [(frame: Int, delay: Int)] = []
+  /// back (a silent or foreign sample). Noise makes every match unambiguous. A segment may
+  /// begin with the crossfade a longer delay takes over with (`jumpFadeFrames`):
+  /// frame j of it is the old delay's sample moved toward the new one's by (j + 1) / (fade + 1).
+  static func delays(_ out: [Float], behind source: [Float]) -> (segments: [(frame: Int, delay: Int, faded: Bool)], unexplained: Int?) {
+    var segments: [(frame: Int, delay: Int, faded: Bool)] = []
     var delay = -1
-    for t in out.indices {
+    var skipTo = 0
+    let fade = jumpFadeFrames
+    func explains(_ d: Int, at t: Int) -> Bool {
+      (0..<4).allSatisfy { t + $0 >= out.count || t + $0 - d >= 0 && out[t + $0] == source[t + $0 - d] }
+    }
+    func crossfade(from old: Int, to new: Int, at t: Int) -> Bool {
+      (0..<fade).allSatisfy { j in
+        guard t + j < out.count else { return true }
+        guard t + j - new >= 0, t + j - old >= 0 else { return false }
+        let w = Float(j + 1) / Float(fade + 1)
+        let a = source[t + j - old], b = source[t + j - new]
+        return abs(out[t + j] - (a + w * (b - a))) <= 1e-6
+      }
+    }
+    for t in out.indices where t >= skipTo {
       if delay >= 0, t - delay >= 0, out[t] == source[t - delay] { continue }
-      guard let d = (0...min(400, t)).first(where: { d in (0..<4).allSatisfy { t + $0 >= out.count || out[t + $0] == source[t + $0 - d] } })
-      else { return (segments, t) }
-      delay = d
-      segments.append((t, d))
+      if let d = (0...min(400, t)).first(where: { explains($0, at: t) }) {
+        delay = d
+        segments.append((t, d, false))
+      } else if delay >= 0, let d = (delay + 1...400).first(where: { explains($0, at: t + fade) && crossfade(from: delay, to: $0, at: t) })
+      {
+        delay = d
+        segments.append((t, d, true))
+        skipTo = t + fade
+      } else {
+        return (segments, t)
+      }
     }
     return (segments, nil)
   }
@@ -120,8 +144,11 @@ import Testing
     #expect(
       unexplained == nil,
       "b's channel is not b's audio from frame \(unexplained ?? 0) (\(right[(unexplained ?? 0)...].prefix(4))…): a gap of silence")
-    // A longer delay plays on at the old one until its line is full, then repeats the difference.
-    let want = [(0, 0), (grew + 100, 100), (grewAgain + 150, 150), (shrank, 0)]
-    #expect(segments.map(\.frame) == want.map(\.0) && segments.map(\.delay) == want.map(\.1), "segments: \(segments)")
+    // A longer delay plays on at the old one until its line is full, then crossfades to the full
+    // delay (repeating the difference once).
+    let want = [(0, 0, false), (grew + 100, 100, true), (grewAgain + 150, 150, true), (shrank, 0, false)]
+    #expect(
+      segments.map(\.frame) == want.map(\.0) && segments.map(\.delay) == want.map(\.1) && segments.map(\.faded) == want.map(\.2),
+      "segments: \(segments)")
   }
 }

@@ -9,9 +9,13 @@
 // - the same delay, or a shorter one: the newest `delayFrames` frames in flight carry over
 //   (a shorter delay skips the oldest: the strip jumps ahead by the difference);
 // - a longer one: everything in flight carries over and plays at the old delay (its `lag`),
-//   while the line fills; after `delayFrames` frames the line is full and the delay jumps to
-//   its new length, replaying the last (new − old) frames once. The time shift a longer delay
-//   needs is a repeat of audio just heard, never a gap of silence.
+//   while the line fills; after `delayFrames` frames the line is full and the delay moves to
+//   its new length over a 64-frame crossfade, replaying the last (new − old) frames once. The
+//   time shift a longer delay needs is a repeat of audio just heard, never a gap of silence,
+//   and the crossfade keeps the seam from clicking.
+
+/// The crossfade's length in frames when a longer delay takes over (1.3 ms at 48 kHz).
+public let jumpFadeFrames = 64
 
 /// Gives `new` what `old`'s delay line holds in flight (none: an old chain without a delay, or
 /// no old chain): the newest frames, as many as fit, at the end of `new`'s line, oldest first,
@@ -78,7 +82,39 @@ func compensate(
       i &+= 1
     }
     chain.pointee.catchUp &-= n
-    if chain.pointee.catchUp == 0 { chain.pointee.lag = d }
+    if chain.pointee.catchUp == 0 {
+      chain.pointee.fadeLag = lag
+      chain.pointee.fadeLeft = jumpFadeFrames
+      chain.pointee.lag = d
+    }
+  }
+  if chain.pointee.fadeLeft > 0 {
+    // The crossfade from the old delay to the full one: frame j of it weighs the full delay's
+    // sample (the line's oldest, read before it is overwritten) by (j + 1) / (fade + 1).
+    let fadeLag = chain.pointee.fadeLag
+    let total = jumpFadeFrames
+    var left_ = chain.pointee.fadeLeft
+    while i < count && left_ > 0 {
+      let k = i &* stride
+      var back = at &- fadeLag
+      if back < 0 { back &+= d }
+      let w = Float(total &- left_ &+ 1) / Float(total &+ 1)
+      let fullL = lineL[at]
+      lineL[at] = left[k]
+      let oldL = lineL[back]
+      left[k] = oldL + w * (fullL - oldL)
+      if let right {
+        let fullR = lineR[at]
+        lineR[at] = right[k]
+        let oldR = lineR[back]
+        right[k] = oldR + w * (fullR - oldR)
+      }
+      at &+= 1
+      if at == d { at = 0 }
+      i &+= 1
+      left_ &-= 1
+    }
+    chain.pointee.fadeLeft = left_
   }
   while i < count {
     let k = i &* stride

@@ -69,6 +69,10 @@ public struct InsertChain: ~Copyable {
   @usableFromInline var delayPosition = 0
   @usableFromInline var lag = 0
   @usableFromInline var catchUp = 0
+  /// After a catch-up, the frames left of the crossfade from the old delay (`fadeLag`) to the
+  /// full one (InsertDelay.swift).
+  @usableFromInline var fadeLeft = 0
+  @usableFromInline var fadeLag = 0
 
   /// Builds a chain on the heap (control thread), its delay line sized here.
   public static func make(_ stages: [InsertStage], delayFrames: Int = 0) -> UnsafeMutablePointer<InsertChain> {
