@@ -130,7 +130,7 @@ func flagged(_ error: MixerError) -> String {
     }
   }
 
-  @Test("bad settings in addStem are rejected before the file is opened; nothing changes")
+  @Test("bad settings in stems.add are rejected before the file is opened; nothing changes")
   func badNewStems() throws {
     let folder = try TemporaryFolder()
     let rig = try Self.rig(in: folder)

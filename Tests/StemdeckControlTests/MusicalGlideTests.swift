@@ -122,7 +122,7 @@ extension MusicalTests {
     #expect(abs(try rig.mixer.stems.status("s").settings.rate - 0.5) < 1e-12)
   }
 
-  @Test("cancelGlides holds the value reached, and the settings take it")
+  @Test("strips.cancelGlides holds the value reached, and the settings take it")
   func cancelHolds() throws {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))
@@ -140,7 +140,7 @@ extension MusicalTests {
     #expect(status.glidingVolume == nil)
   }
 
-  @Test("a plain setVolume during a volume glide cancels it (10 ms ramp to the new value, then still)")
+  @Test("a plain strips.setVolume during a volume glide cancels it (10 ms ramp to the new value, then still)")
   func setVolumeCancelsGlide() throws {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(1, frames: 96000))

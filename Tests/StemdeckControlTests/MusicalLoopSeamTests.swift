@@ -10,7 +10,7 @@ import Testing
 extension MusicalTests {
   // MARK: - 3. Loop seams
 
-  @Test("nextLoopSeam of a 0.5 s stem after 10000 frames is 0.5 s, and a group there lands on frame 24000")
+  @Test("stems.nextLoopSeam of a 0.5 s stem after 10000 frames is 0.5 s, and a group there lands on frame 24000")
   func loopSeam() throws {
     let folder = try TemporaryFolder()
     let ramp = Signal.ramp(frames: 24000, from: 0.5, to: 1)
@@ -39,7 +39,7 @@ extension MusicalTests {
     #expect(abs(next * 48000 - 48000) <= 1, "the following seam at \(next * 48000)")
   }
 
-  @Test("nextLoopSeam follows a loop region (a 9600-frame loop seams at 19200 after 10000 frames)")
+  @Test("stems.nextLoopSeam follows a loop region (a 9600-frame loop seams at 19200 after 10000 frames)")
   func loopSeamRegion() throws {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(0.5, frames: 24000))
@@ -60,7 +60,7 @@ extension MusicalTests {
   /// resampled or stretched stem the seam came early (rate 0.8 → 21565, heard 30000; stretch →
   /// 22224, heard 24000). It now counts what the renderer has output.
   @Test(
-    "nextLoopSeam of a resampled or stretched stem is within a few frames of the seam heard",
+    "stems.nextLoopSeam of a resampled or stretched stem is within a few frames of the seam heard",
     arguments: [("varispeed 0.8", 30000), ("stretch 1", 24000)])
   func loopSeamResampled(label: String, heardAt: Int) throws {
     let folder = try TemporaryFolder()

@@ -141,7 +141,7 @@ extension MusicalTests {
     #expect(rig.mixer.pump().contains(.stemFinished("s")), "no finished event at rate \(rate)")
   }
 
-  @Test("setPitch on a playing stretch stem shifts it live by the octave asked")
+  @Test("stems.setPitch on a playing stretch stem shifts it live by the octave asked")
   func setPitchLive() throws {
     let folder = try TemporaryFolder()
     let (rig, first) = try Self.renderSine(folder, seconds: 0.5) { $0.mode = .stretch }
@@ -166,7 +166,7 @@ extension MusicalTests {
     #expect(abs(end - 192000) <= 480, "ends at \(end), want ≈ 192000 (4 s)")
   }
 
-  @Test("setPitch on a varispeed stem is refused with a message about stretch mode, and changes nothing")
+  @Test("stems.setPitch on a varispeed stem is refused with a message about stretch mode, and changes nothing")
   func pitchNeedsStretch() throws {
     let folder = try TemporaryFolder()
     let path = try Musical.mono(folder, "dc.wav", Signal.constant(0.5, frames: 4800))
