@@ -1,8 +1,8 @@
 import Foundation
 
 // The mixer's components (issue 34): each is a view of the one mixer, behind its one lock;
-// its methods live in the Mixer+<component>.swift file named in its comment. See
-// docs/architecture.md, "Control".
+// its methods live in the Mixer+<component>.swift file named in its comment, and the state
+// stays in the mixer. docs/architecture.md, *Control*, *Mixer and its parts*.
 extension Mixer {
   /// The buses (subgroups): their settings, members and routing (Mixer+Buses.swift).
   public struct Buses: Sendable {
