@@ -76,10 +76,17 @@ extension Mixer {
 
   /// Sends the click's parameters when the renderer's are not the session's (after a tempo or
   /// click change that could not be sent at once: `tempoSetting`'s and `clickSetting`'s didSet).
+  /// What the renderer is sent for `settings`: at the session's tempo, and the mix's plugin
+  /// latency late (Engine Click.swift).
+  func clickParameters(for settings: ClickSettings) -> ClickParameters {
+    var parameters = Self.clickParameters(settings, tempo: tempoSetting, sampleRate: sampleRate)
+    parameters.latencyFrames = insertRacks.totalLatency
+    return parameters
+  }
+
   func syncClick() throws(MixerError) {
     syncClickSamples()
-    var parameters = Self.clickParameters(clickSetting, tempo: tempoSetting, sampleRate: sampleRate)
-    parameters.latencyFrames = insertRacks.totalLatency
+    let parameters = clickParameters(for: clickSetting)
     guard parameters != clickSent else { return }
     try send(.setClick(parameters))
     clickSent = parameters
@@ -105,8 +112,7 @@ extension Mixer.Click {
           _ = try Mixer.readClickSample(path, sampleRate: mixer.sampleRate)
         }
       }
-      var parameters = Mixer.clickParameters(settings, tempo: mixer.tempoSetting, sampleRate: mixer.sampleRate)
-      parameters.latencyFrames = mixer.insertRacks.totalLatency
+      let parameters = mixer.clickParameters(for: settings)
       try mixer.send(.setClick(parameters))
       mixer.clickSent = parameters
       mixer.clickSetting = settings

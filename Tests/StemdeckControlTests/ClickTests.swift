@@ -37,28 +37,40 @@ import Testing
     return session
   }
 
-  @Test("count-in: 1 bar of 3/4 at 97 bpm is 89,072 frames of click; the stem's first frame is the next, and the master holds no click")
-  func countInOffline() throws {
+  /// 97 bpm in 3/4 with one bar of count-in over the dc stem (and `extra`), rendered with the
+  /// click to a file of its own: the render's frames, the master and the click.
+  static func renderCountIn(_ extra: (inout Session) -> Void = { _ in }) throws -> (frames: Int, master: Stereo, click: Stereo) {
     let folder = try TemporaryFolder()
-    let session = try Self.dcSession(in: folder) {
+    let session = try dcSession(in: folder) {
       $0.tempo = Tempo(bpm: 97, beatsPerBar: 3)
       $0.click = ClickSettings(on: true, countIn: 1)
+      extra(&$0)
     }
     let output = folder.file("master.wav"), clickPath = folder.file("click.wav")
     let summary = try OfflineRenderer.render(
       session: session, sessionPath: folder.file("session.stemdeck"), outputPath: output, duration: nil,
       clickPath: clickPath)
-    let perBeat = 48000.0 * 60 / 97
-    let countIn = Int((3 * perBeat).rounded())
+    return (summary.frames, Stereo(try readAudio(output)), Stereo(try readAudio(clickPath)))
+  }
+
+  /// That count-in's frames at 48 kHz, and where its 3 beats and the song's first 2 start.
+  static let perBeat = 48000.0 * 60 / 97
+  static let countIn = Int((3 * perBeat).rounded())
+  static let countInBeats =
+    (0..<3).map { Int((Double($0) * perBeat).rounded()) } + [0, 1].map { countIn + Int((Double($0) * perBeat).rounded()) }
+
+  @Test("count-in: 1 bar of 3/4 at 97 bpm is 89,072 frames of click; the stem's first frame is the next, and the master holds no click")
+  func countInOffline() throws {
+    let (frames, master, click) = try Self.renderCountIn()
+    let countIn = Self.countIn
     #expect(countIn == 89072)
-    #expect(summary.frames == countIn + 48000, "the render runs the count-in, then the whole song")
-    let master = Stereo(try readAudio(output)), click = Stereo(try readAudio(clickPath))
+    #expect(frames == countIn + 48000, "the render runs the count-in, then the whole song")
     #expect(master.count == click.count, "the click file is as long as the master")
     // The stem starts on the count-in's last frame + 1, to the sample; nothing of the click is in the master.
     #expect(master.left.firstIndex { $0 != 0 } == countIn)
     #expect(master.left[countIn...].allSatisfy { $0 == master.left[countIn] }, "the master is the stem alone (no click in it)")
     // The click: the count-in's 3 beats, then the song's beats (transport frames 0 and 29,691).
-    let beats = (0..<3).map { Int((Double($0) * perBeat).rounded()) } + [0, 1].map { countIn + Int((Double($0) * perBeat).rounded()) }
+    let beats = Self.countInBeats
     #expect(Self.onsets(click.left) == beats)
     #expect(click.left == click.right)
     let peaks = Self.peaks(click.left, beats)
@@ -96,21 +108,11 @@ import Testing
 
   @Test("with 100 frames of plugin latency in the mix, every click (count-in and song) sounds 100 frames late, as the stem does")
   func clickMeetsInsertLatency() throws {
-    let folder = try TemporaryFolder()
-    let session = try Self.dcSession(in: folder) {
-      $0.tempo = Tempo(bpm: 97, beatsPerBar: 3)
-      $0.click = ClickSettings(on: true, countIn: 1)
+    let (_, master, click) = try Self.renderCountIn {
       $0.stems[0].strip.inserts = [InsertSettings(uri: InsertRenderTests.delay, values: [InsertValue(symbol: "delay", value: 100)])]
     }
-    let output = folder.file("master.wav"), clickPath = folder.file("click.wav")
-    _ = try OfflineRenderer.render(
-      session: session, sessionPath: folder.file("session.stemdeck"), outputPath: output, duration: nil, clickPath: clickPath)
-    let perBeat = 48000.0 * 60 / 97
-    let countIn = Int((3 * perBeat).rounded())
-    let master = Stereo(try readAudio(output)), click = Stereo(try readAudio(clickPath))
-    #expect(master.left.firstIndex { $0 != 0 } == countIn + 100, "the stem sounds 100 frames after the count-in")
-    let beats = (0..<3).map { Int((Double($0) * perBeat).rounded()) } + [0, 1].map { countIn + Int((Double($0) * perBeat).rounded()) }
-    #expect(Self.onsets(click.left) == beats.map { $0 + 100 }, "every beat 100 frames late")
+    #expect(master.left.firstIndex { $0 != 0 } == Self.countIn + 100, "the stem sounds 100 frames after the count-in")
+    #expect(Self.onsets(click.left) == Self.countInBeats.map { $0 + 100 }, "every beat 100 frames late")
   }
 
   @Test("the click follows a tempo change: 120 bpm, then 150 bpm from transport frame 48,000 (beats on the new tempo's grid)")
