@@ -79,6 +79,10 @@ let package = Package(
     // lilv: LV2 plugin inserts (discovery, instances) on the control thread; the renderer calls
     // only a plugin's own `run` (docs/architecture.md, *Plugin inserts*).
     .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev", "lv2-dev"])]),
+    // soxr: the `medium` and `best` qualities' file-rate conversion on the disk side (a disk
+    // worker's thread, never the realtime one; docs/architecture.md, *File-rate conversion on the
+    // disk side*).
+    .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
     // The SPSC ring is its own module so that its @inlinable generic bodies are serialized and
     // can be specialized into the engine in every build configuration.
     .target(name: "StemdeckRing"),
@@ -90,7 +94,8 @@ let package = Package(
       swiftSettings: [.unsafeFlags(["-O"])]),
     // Text every layer shows: safe user text, suggestions, numbers, names that are not UTF-8.
     .target(name: "StemdeckText"),
-    .target(name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "StemdeckSession", "StemdeckText", "CSndFile"]),
+    .target(
+      name: "StemdeckAudioFile", dependencies: ["StemdeckEngine", "StemdeckSession", "StemdeckText", "CSndFile", "CSoxr"]),
     .target(name: "StemdeckSession", dependencies: ["StemdeckText"]),
     .target(
       name: "StemdeckControl",
@@ -145,7 +150,8 @@ let package = Package(
     .testTarget(
       name: "StemdeckControlTests",
       dependencies: [
-        "StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine", "StemdeckText", "StemdeckTestSupport"
+        "StemdeckControl", "StemdeckAudioFile", "StemdeckSession", "StemdeckEngine", "StemdeckText", "StemdeckTestSupport",
+        "CSoxr"
       ]),
     .testTarget(
       name: "StemdeckConsoleTests",

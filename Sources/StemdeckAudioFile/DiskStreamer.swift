@@ -62,15 +62,15 @@ public final class DiskStream: @unchecked Sendable {
   }
 
   /// A stream of `file` into `producer`'s ring. With `conversion`, the ring carries the file's
-  /// frames converted to the engine's rate (the steady rows of engine rate / file rate, for a
-  /// converter made for ratios down to `minimumRatio`, as the voice's own); without, the file's.
+  /// frames converted to the engine's rate (DiskStream+Conversion.swift; the stream owns and frees
+  /// the converter); without, the file's.
   public init(
     file: consuming SoundFile, producer: consuming Producer<Float>, shared: StemSharedRef,
-    conversion: (rows: SteadyRows, minimumRatio: Double)? = nil
+    conversion: FileRateConversion? = nil
   ) {
     let channels = file.info.channelCount
     if let conversion {
-      self.conversion = DiskConversion(rows: conversion.rows, minimumRatio: conversion.minimumRatio, channels: min(channels, 2))
+      self.conversion = DiskConversion(conversion, channels: min(channels, 2))
     }
     length = file.info.frameCount
     loopEnd = file.info.frameCount

@@ -68,9 +68,16 @@ extension Mixer {
     let info = file.info
     let channels = min(info.channelCount, 2)
     // A converted stem's ring carries engine-rate frames (Stem.swift, `diskConversion`).
-    let conversion = quality.diskConversion(mode: settings.mode, engineRate: sampleRate, fileRate: Int(info.sampleRate))
+    let conversion = try quality.diskConversion(
+      mode: settings.mode, engineRate: sampleRate, fileRate: Int(info.sampleRate), channels: channels, path: path)
     let ringRate = conversion == nil ? Double(info.sampleRate) : sampleRate
-    let converter = try quality.makeConverter(channels: channels, engineRate: sampleRate, fileRate: Int(ringRate))
+    let converter: RateConverter
+    do {
+      converter = try quality.makeConverter(channels: channels, engineRate: sampleRate, fileRate: Int(ringRate))
+    } catch {
+      if case .soxr(let soxr)? = conversion { soxr.free() }
+      throw error
+    }
     let ringFrames = Self.ringFrames(
       engineRate: sampleRate, fileRate: ringRate, maxBlockFrames: renderState.pointee.maxBlockFrames)
     let ends = SPSCRing.make(minimumCapacity: ringFrames * channels, of: Float.self)

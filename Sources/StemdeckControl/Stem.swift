@@ -129,17 +129,36 @@ extension ResamplerQuality {
 }
 
 extension ResamplerQuality {
-  /// The disk side's file-rate conversion for a stem (StemdeckAudioFile, DiskStream+Conversion.swift):
-  /// a varispeed stem of the `fast` quality whose file rate is not the engine's, when steady rows
-  /// exist for the ratio, is converted to the engine's rate as it is read, and its ring carries
-  /// engine-rate frames. nil: the ring carries the file's frames and the voice converts them.
-  func diskConversion(mode: RateMode, engineRate: Double, fileRate: Int) -> (rows: SteadyRows, minimumRatio: Double)? {
-    guard self == .fast, mode == .varispeed, let engine = Int(exactly: engineRate), engine != fileRate else { return nil }
-    // The converter is made as the voice's was (the same reach, so the same shared rows).
-    let minimumRatio = engineRate / Double(fileRate) / SettingRange.rate.upperBound
-    let reach = SincResampler.reach(minimumRatio: minimumRatio)
-    guard let rows = SteadyRowsCache.shared.rows(output: engine, input: fileRate, reach: reach) else { return nil }
-    return (rows, minimumRatio)
+  /// The disk side's file-rate conversion for a varispeed stem whose file rate is not the engine's
+  /// (StemdeckAudioFile, DiskStream+Conversion.swift): its ring then carries engine-rate frames.
+  /// What measured best for the quality (scripts/bench, case 1r): `fast` converts with
+  /// stemdeck's sinc in steady mode where the ratio has steady rows, else with soxr HQ (cheaper
+  /// and cleaner than the interpolated table); `medium` with soxr HQ, `best` with soxr VHQ (each
+  /// cleaner than libsamplerate's matching sinc at a tenth to a thirtieth of its cost). `linear`
+  /// and stretch stems: nil, the ring carries the file's frames and the voice converts them.
+  func diskConversion(
+    mode: RateMode, engineRate: Double, fileRate: Int, channels: Int, path: String
+  ) throws(MixerError) -> FileRateConversion? {
+    guard mode == .varispeed, let engine = Int(exactly: engineRate), engine != fileRate else { return nil }
+    var veryHigh = false
+    switch self {
+    case .linear: return nil
+    case .fast:
+      // The converter is made as the voice's was (the same reach, so the same shared rows).
+      let minimumRatio = engineRate / Double(fileRate) / SettingRange.rate.upperBound
+      let reach = SincResampler.reach(minimumRatio: minimumRatio)
+      if let rows = SteadyRowsCache.shared.rows(output: engine, input: fileRate, reach: reach) {
+        return .sinc(rows: rows, minimumRatio: minimumRatio)
+      }
+    case .medium: break
+    case .best: veryHigh = true
+    }
+    do throws(SoundFileError) {
+      return .soxr(
+        try SoxrConverter.make(path: path, fileRate: fileRate, engineRate: engineRate, channels: channels, veryHigh: veryHigh))
+    } catch {
+      throw MixerError(file: path, "\(error.reason)")
+    }
   }
 }
 
