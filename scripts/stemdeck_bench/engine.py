@@ -157,8 +157,13 @@ def case_rate_conversion(ctx):
     out = lambda n: os.path.join(cache, "out", n)
     files = [stem_path(cache, 44100, i) for i in range(N_STEMS)]
     s_fast = write_session(cache, "mix32-44k-fast", N_STEMS, files=files, quality="fast")
+    # The other qualities (informational): `medium` and `best` convert with soxr HQ and VHQ.
+    s_medium = write_session(cache, "mix32-44k-medium", N_STEMS, files=files, quality="medium")
+    s_best = write_session(cache, "mix32-44k-best", N_STEMS, files=files, quality="best")
     cmds = {
         "stemdeck fast": [sd, "render", s_fast, "--output", out("stemdeck-44k.wav"), "--sample-rate", str(SR)],
+        "stemdeck medium": [sd, "render", s_medium, "--output", out("stemdeck-44k-medium.wav"), "--sample-rate", str(SR)],
+        "stemdeck best": [sd, "render", s_best, "--output", out("stemdeck-44k-best.wav"), "--sample-rate", str(SR)],
         "sox -m + rate": ["sox", "-m"] + sum((["-v", f"{stem_gain(i):.6g}", files[i]] for i in range(N_STEMS)), [])
         + ["-e", "floating-point", "-b", "32", "-c", "2", out("sox-44k.wav"), "rate", str(SR)],
     }
@@ -167,10 +172,12 @@ def case_rate_conversion(ctx):
         for k, cmd in cmds.items():
             c, w = run_timed(cmd, timeout=600, env=env, log_path=os.path.join(cache, "logs", "rate44k.log"))
             cpu[k].append(c)
-            log(f"  case 1b run {r + 1}/{runs}: {k:14s} cpu {c:6.2f} s  wall {w:6.2f} s")
+            log(f"  case 1b run {r + 1}/{runs}: {k:15s} cpu {c:6.2f} s  wall {w:6.2f} s")
     # Correctness: sox's very-high-quality conversion of the reference mix, below 15 kHz where a
     # band-limited converter should be flat (so a fast wrong answer cannot win).
     ref_cmd = reference_mix(cache, env, out("reference-mix-44k.wav"), rate=44100)
     rms_band = rms_diff_dbfs(out("stemdeck-44k.wav"), out("reference-mix-44k.wav"), env, lowpass=15000)
-    return {"cpu": cpu, "rms_band": rms_band,
+    bands = {q: rms_diff_dbfs(out(f"stemdeck-44k-{q}.wav"), out("reference-mix-44k.wav"), env, lowpass=15000)
+             for q in ("medium", "best")}
+    return {"cpu": cpu, "rms_band": rms_band, "rms_band_qualities": bands,
             "commands": dict(cmds, **{"sox reference (mix at 44.1 kHz, rate -v 48000)": ref_cmd})}
