@@ -106,20 +106,22 @@ struct DiskConversion {
 
   /// Converts up to `inputFrames` of `input` (interleaved) into up to `outputFrames` of `output`;
   /// `endOfInput`: no more input comes, flush what the filter holds (`input` is then ignored).
+  /// `error`: soxr refused (it does only on bad arguments or memory exhaustion), nothing made.
   mutating func convert(
     input: UnsafePointer<Float>, inputFrames: Int, output: UnsafeMutablePointer<Float>, outputFrames: Int,
     endOfInput: Bool
-  ) -> (used: Int, generated: Int) {
+  ) -> (used: Int, generated: Int, error: String?) {
     if let soxr {
       var used = 0, generated = 0
-      _ = soxr_process(
+      let error = soxr_process(
         soxr, endOfInput ? nil : UnsafeRawPointer(input), endOfInput ? 0 : inputFrames, &used,
         UnsafeMutableRawPointer(output), outputFrames, &generated)
-      return (used, generated)
+      return (used, generated, error.map { "soxr: " + String(cString: $0) })
     }
-    return sinc!.process(
+    let result = sinc!.process(
       input: input, inputFrames: inputFrames, output: output, outputFrames: outputFrames, ratio: ratio,
       endOfInput: endOfInput)
+    return (result.used, result.generated, nil)
   }
 
   /// Starts over (an epoch's start): the next file frame is output frame 0 again.
@@ -152,6 +154,10 @@ extension DiskStream {
       let result = conversion!.convert(
         input: conversion!.stage + start * ch, inputFrames: conversion!.stagedCount, output: out, outputFrames: room,
         endOfInput: false)
+      if let error = result.error {
+        fail(error)
+        break
+      }
       producer.commit(count: result.generated * ch)
       conversion!.stagedStart += result.used
       conversion!.stagedCount -= result.used
@@ -199,6 +205,10 @@ extension DiskStream {
       }
       let result = conversion!.convert(
         input: conversion!.stage, inputFrames: 0, output: out, outputFrames: room, endOfInput: true)
+      if let error = result.error {
+        fail(error)
+        return made
+      }
       producer.commit(count: result.generated * ch)
       made += result.generated
       if result.generated < room { break }  // drained
