@@ -110,7 +110,7 @@ extension Mixer {
       try Self.checkFit(info, channels: channels, strip: strip)
       let instance = try InsertInstance(
         info, channels: channels, sampleRate: sampleRate, maxBlockFrames: maxBlockFrames, bypass: x.bypass, values: values,
-        host: PluginHost.shared)
+        host: PluginHost.shared, worker: pluginWorker)
       placeholder.free()
       return (instance, nil)
     } catch {
