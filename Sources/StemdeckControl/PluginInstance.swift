@@ -19,6 +19,8 @@ final class InsertInstance: @unchecked Sendable {
   /// Every control value by symbol: the plugin's input controls (placeholders keep what the
   /// session said, in its order, to write it back unchanged).
   var values: [(symbol: String, value: Double)]
+  /// The file each file parameter was last set to here, by parameter URI (Mixer+InsertFiles.swift).
+  var files: [String: String] = [:]
   /// lilv instances (`LilvInstance*`): one, or two linked.
   private var instances: [UnsafeMutablePointer<LilvInstance>] = []
   /// Control port memory: `portCount` floats per instance (inputs are the first instance's,

@@ -100,6 +100,8 @@ extension CommandTable {
       let n = try position(2)
       let controls = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.controls(of: strip, position: n) }
       for line in Display.insertParams(controls) { c.write(line) }
+      let files = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.fileParameters(of: strip, position: n) }
+      for f in files { c.write("\(f.parameter.symbol)  file  \(f.path ?? "(not set here)")  \(f.parameter.label) <\(f.parameter.uri)>") }
     case "preset":
       guard a.count >= 3 else { throw usage }
       let n = try position(2)
@@ -107,6 +109,11 @@ extension CommandTable {
     case "set":
       guard a.count == 5 else { throw usage }
       let n = try position(2)
+      let files = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.fileParameters(of: strip, position: n) }
+      if files.contains(where: { $0.parameter.symbol == a[3] || $0.parameter.uri == a[3] }) {
+        try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.setFile(strip, position: n, parameter: a[3], path: a[4]) }
+        return
+      }
       let v = try ValueParser.number(a[4], "insert value")
       try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.setValue(strip, position: n, symbol: a[3], v) }
     default:

@@ -162,7 +162,7 @@ public struct InsertPlumbing: ~Copyable {
     let seq = buffers[0]
     var used = 16  // the LV2_Atom header and the sequence body's unit and pad
     while let length = Self.peekLength(&messages.consumer) {
-      let event = 16 &+ ((length &+ 7) & ~7)  // frames (8), then the atom padded to 8
+      let event = 8 &+ ((length &+ 7) & ~7)  // frames (8), then the atom (header and body) padded to 8
       guard used &+ event <= atomCapacity else { break }
       let at = seq + used
       at.storeBytes(of: Int64(0), as: Int64.self)
