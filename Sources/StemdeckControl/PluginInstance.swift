@@ -1,6 +1,7 @@
 import CLilv
 import Foundation
 import StemdeckEngine
+import StemdeckSession
 import StemdeckText
 import Synchronization
 
@@ -19,6 +20,8 @@ final class InsertInstance: @unchecked Sendable {
   /// Every control value by symbol: the plugin's input controls (placeholders keep what the
   /// session said, in its order, to write it back unchanged).
   var values: [(symbol: String, value: Double)]
+  /// A placeholder's plugin state as the session held it (written back unchanged).
+  var savedState: [InsertStateValue]?
   /// The file each file parameter was last set to here, by parameter URI (Mixer+InsertFiles.swift).
   var files: [String: String] = [:]
   /// lilv instances (`LilvInstance*`): one, or two linked.
@@ -58,8 +61,12 @@ final class InsertInstance: @unchecked Sendable {
   }
 
   /// A placeholder: passes audio through and keeps what the session said.
-  init(placeholder uri: String, bypass: Bool, values: [(symbol: String, value: Double)], maxBlockFrames: Int) {
+  init(
+    placeholder uri: String, bypass: Bool, values: [(symbol: String, value: Double)], state: [InsertStateValue]? = nil,
+    maxBlockFrames: Int
+  ) {
     self.uri = uri
+    self.savedState = state
     self.info = nil
     self.bypass = bypass
     self.values = values
@@ -236,6 +243,9 @@ final class InsertInstance: @unchecked Sendable {
 
   /// The first lilv instance (nil: a placeholder), for lilv's state calls (PluginPresets.swift).
   var lilvInstance: UnsafeMutablePointer<LilvInstance>? { instances.first }
+
+  /// Every instance's plugin handle, for the state interface (PluginState.swift).
+  var instancesForState: [UnsafeMutableRawPointer?] { instances.map { $0.pointee.lv2_handle } }
 
   /// The control port memory of `symbol` (nil: not a control of this plugin).
   func port(_ symbol: String) -> UnsafeMutablePointer<Float>? {

@@ -74,12 +74,12 @@ import Testing
 
   /// A 10 s stereo noise stem in a rig whose blocks are 256 frames (convoLV2 convolves in
   /// blocks of the maximum length it was given, and is silent for other lengths) and whose
-  /// plugins' work runs on the worker thread, as live.
-  static func rig(_ folder: TemporaryFolder) throws -> (MixerRig, [Float]) {
+  /// plugins' work runs on the worker thread, as live (or at once: `.synchronous`).
+  static func rig(_ folder: TemporaryFolder, pluginWork: Mixer.Streaming = .thread) throws -> (MixerRig, [Float]) {
     let left = Signal.noise(frames: 480_000, amplitude: 0.5, seed: 39)
     let path = folder.file("noise.wav")
     try writeAudio(path, format: .wavFloat, channels: [left, left])
-    let rig = MixerRig(maxBlockFrames: 256, pluginWork: .thread)
+    let rig = MixerRig(maxBlockFrames: 256, pluginWork: pluginWork)
     try rig.mixer.stems.add(path: path, settings: stem("noise", path))
     return (rig, left)
   }
