@@ -24,7 +24,8 @@ final class PluginStateContext {
 
   init(urids: URIDMap, sessionPath: String?) {
     self.urids = urids
-    if let sessionPath, sessionPath.hasPrefix("/") {
+    // A session in `/` (undo's snapshots: Mixer+Undo.swift) keeps paths absolute, as its stems.
+    if let sessionPath, sessionPath.hasPrefix("/"), (sessionPath as NSString).deletingLastPathComponent != "/" {
       folder = (sessionPath as NSString).deletingLastPathComponent
       filesFolder = ((sessionPath as NSString).lastPathComponent as NSString).deletingPathExtension + "-files"
     } else {

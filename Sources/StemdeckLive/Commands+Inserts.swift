@@ -40,6 +40,7 @@ extension CommandTable {
       insert list drums                the strip's inserts in order (B: bypassed, ?: plugin missing)
       insert params drums 1            every control: symbol, range, default, unit, value
       insert set drums 1 gain -6       a control by symbol, checked against its range
+      insert set verb 1 impulse FILE   a file parameter (params lists them): the plugin loads it
       insert bypass drums 1 [on|off]   pass audio by (toggles without on/off)
       insert move drums 2 1            reorder;  insert remove drums 1
       insert preset drums 1            the plugin's LV2 presets; 'insert preset drums 1 NAME' loads one

@@ -11,13 +11,19 @@ import Testing
   static let fil4 = "http://gareus.org/oss/lv2/fil4#mono"
   static let dpl = "http://gareus.org/oss/lv2/dpl#stereo"
 
+  /// A −12 dBFS stereo noise stem of `frames` with plugin `uri` inserted: the rig, the input's
+  /// channels and the insert's control symbols.
+  static func inserted(_ uri: String, frames: Int, in folder: TemporaryFolder) throws -> (MixerRig, [Float], [Float], [String]) {
+    let (rig, left, right) = try InsertRenderTests.rig(folder, frames: frames, amplitude: 0.25)
+    try rig.mixer.inserts.add("noise", plugin: uri)
+    return (rig, left, right, try rig.mixer.inserts.controls(of: "noise", position: 1).map(\.0.symbol))
+  }
+
   @Test("x42 dpl (atom control and notify ports) passes a signal below its threshold exactly, late by the latency it reports")
   func limiterPasses() throws {
     let folder = try TemporaryFolder()
     let frames = 9_600
-    let (rig, left, right) = try InsertRenderTests.rig(folder, frames: frames, amplitude: 0.25)
-    try rig.mixer.inserts.add("noise", plugin: Self.dpl)
-    let symbols = try rig.mixer.inserts.controls(of: "noise", position: 1).map(\.0.symbol)
+    let (rig, left, right, symbols) = try Self.inserted(Self.dpl, frames: frames, in: folder)
     #expect(symbols.contains("threshold") && symbols.contains("release"), "params: \(symbols)")
     try rig.mixer.transport.play()
     let out = rig.render(frames, block: 256)
@@ -34,9 +40,7 @@ import Testing
   func equalizerRuns() throws {
     let folder = try TemporaryFolder()
     let frames = 19_200
-    let (rig, left, _) = try InsertRenderTests.rig(folder, frames: frames, amplitude: 0.25)
-    try rig.mixer.inserts.add("noise", plugin: Self.fil4)
-    let symbols = try rig.mixer.inserts.controls(of: "noise", position: 1).map(\.0.symbol)
+    let (rig, left, _, symbols) = try Self.inserted(Self.fil4, frames: frames, in: folder)
     #expect(["enable", "gain", "HighPass", "freq1", "gain1", "HSgain"].allSatisfy(symbols.contains), "params: \(symbols)")
     try rig.mixer.inserts.setValue("noise", position: 1, symbol: "gain", -18)
     try rig.mixer.transport.play()

@@ -109,3 +109,26 @@ import Testing
     }
   }
 }
+
+/// Undo across a plugin's own state: a file set is undone by rebuilding the insert with the
+/// state it had.
+@Suite struct InsertStateUndoTests {
+  @Test("undoing a file parameter's change brings the plugin's earlier file back")
+  func undoFile() throws {
+    let folder = try TemporaryFolder()
+    let (rig, _) = try InsertConvolutionTests.rig(folder, pluginWork: .synchronous)
+    let (first, second) = (folder.file("first.wav"), folder.file("second.wav"))
+    try InsertConvolutionTests.impulse(first)
+    try InsertConvolutionTests.impulse(second)
+    try rig.mixer.inserts.add("master", plugin: InsertConvolutionTests.convolver)
+    try InsertConvolutionTests.load(rig, first)
+    let before = rig.mixer.history.snapshot()
+    try rig.mixer.inserts.setFile("master", position: 1, parameter: "impulse", path: second)
+    _ = rig.render(512, block: 256)
+    let after = rig.mixer.history.snapshot()
+    func impulse(_ s: Session) -> String? { s.masterInserts.first?.state?.first { $0.key.hasSuffix("#impulse") }?.text }
+    #expect(impulse(before) == first && impulse(after) == second, "snapshots keep absolute paths")
+    try rig.mixer.history.revert(from: after, to: before)
+    #expect(impulse(rig.mixer.history.snapshot()) == first, "undo did not bring the first file back")
+  }
+}
