@@ -10,12 +10,13 @@ import StemdeckText
 
 extension Mixer {
   /// `target`'s inserts as the session file at `sessionPath` holds them (nil: a copy in memory,
-  /// paths in plugin state kept absolute), with each plugin's state (PluginState.swift).
-  func insertSettings(_ target: StripTarget, sessionPath: String? = nil) -> [InsertSettings] {
+  /// paths in plugin state kept absolute), with each plugin's state (PluginState.swift) unless
+  /// `withState` is false (a scene: a mix, not a rig).
+  func insertSettings(_ target: StripTarget, sessionPath: String? = nil, withState: Bool = true) -> [InsertSettings] {
     (insertRacks.racks[InsertKey(target)] ?? []).map { x in
       InsertSettings(
         uri: x.uri, bypass: x.bypass, values: x.values.map { InsertValue(symbol: $0.symbol, value: $0.value) },
-        state: x.saveState(sessionPath: sessionPath).state)
+        state: withState ? x.saveState(sessionPath: sessionPath).state : nil)
     }
   }
 
