@@ -109,8 +109,10 @@ final class PluginFeatures: @unchecked Sendable {
 
 /// The non-realtime thread that runs plugins' `work` (the LV2 worker extension): one per live
 /// mixer, started with its first plugin that has a worker. It polls the instances' request rings
-/// every millisecond (the audio thread must not signal it: no system call there) and takes its
-/// lock around each pass, so that `remove` returns only once no `work` of that instance runs.
+/// (the audio thread must not signal it: no system call there): every millisecond for a tenth of
+/// a second after a request, every 5 ms when idle (measured live, idle: about 200 wake-ups a
+/// second; a steady 1 ms poll made about 940, 1 % of a core). It takes its lock around each pass, so that `remove`
+/// returns only once no `work` of that instance runs.
 final class PluginWorker: @unchecked Sendable {
   private let lock = NSLock()
   private var plumbing: [UnsafeMutablePointer<InsertPlumbing>] = []
@@ -140,14 +142,15 @@ final class PluginWorker: @unchecked Sendable {
   }
 
   private func loop() {
+    var busyPasses = 0  // fast passes left after the last request
     while true {
-      let running = lock.withLock { () -> Bool in
-        guard !stopping else { return false }
-        for p in plumbing { _ = InsertPlumbing.workRequests(p) }
-        return true
+      let worked = lock.withLock { () -> Int? in
+        guard !stopping else { return nil }
+        return plumbing.reduce(0) { $0 + InsertPlumbing.workRequests($1) }
       }
-      if !running { return }
-      usleep(1000)
+      guard let worked else { return }
+      busyPasses = worked > 0 ? 100 : max(0, busyPasses - 1)
+      usleep(busyPasses > 0 ? 1000 : 5000)
     }
   }
 }
