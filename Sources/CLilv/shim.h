@@ -1,6 +1,7 @@
 // lilv (LV2 plugin discovery and instances) and the LV2 headers of the features stemdeck hosts:
-// URID map/unmap, options, bounded block length, log. Control thread only, except what the
-// renderer calls through a plugin's own `run` pointer (docs/architecture.md, *Plugin inserts*).
+// URID map/unmap, options, bounded block length, log, the worker, state (map/free path), patch
+// messages. Control thread only, except what the renderer calls through a plugin's own `run`,
+// `work_response` and `end_run` pointers (docs/architecture.md, *Plugin inserts*).
 #include <stdarg.h>
 #include <stdio.h>
 #include <lilv/lilv.h>
@@ -11,6 +12,9 @@
 #include <lv2/log/log.h>
 #include <lv2/atom/atom.h>
 #include <lv2/parameters/parameters.h>
+#include <lv2/worker/worker.h>
+#include <lv2/state/state.h>
+#include <lv2/patch/patch.h>
 
 // LV2's log feature passes printf-style variadic functions, which Swift cannot define. A
 // plugin's messages are dropped: a plugin may log from its `run` (the realtime thread), where

@@ -9,15 +9,20 @@ import StemdeckText
 // *Plugin inserts*.
 
 extension Mixer {
-  /// `target`'s inserts as the session file holds them.
-  func insertSettings(_ target: StripTarget) -> [InsertSettings] {
+  /// `target`'s inserts as the session file at `sessionPath` holds them (nil: a copy in memory,
+  /// paths in plugin state kept absolute), with each plugin's state (PluginState.swift) unless
+  /// `withState` is false (a scene: a mix, not a rig).
+  func insertSettings(_ target: StripTarget, sessionPath: String? = nil, withState: Bool = true) -> [InsertSettings] {
     (insertRacks.racks[InsertKey(target)] ?? []).map { x in
-      InsertSettings(uri: x.uri, bypass: x.bypass, values: x.values.map { InsertValue(symbol: $0.symbol, value: $0.value) })
+      InsertSettings(
+        uri: x.uri, bypass: x.bypass, values: x.values.map { InsertValue(symbol: $0.symbol, value: $0.value) },
+        state: withState ? x.saveState(sessionPath: sessionPath).state : nil)
     }
   }
 
-  /// Writes every strip's inserts into `session` (being saved).
-  func storeInserts(in session: inout Session) {
+  /// Writes every strip's inserts into `session` (being saved to `sessionPath`).
+  func storeInserts(in session: inout Session, sessionPath: String? = nil) {
+    func insertSettings(_ target: StripTarget) -> [InsertSettings] { self.insertSettings(target, sessionPath: sessionPath) }
     session.masterInserts = insertSettings(.master)
     for i in session.buses.indices {
       if let bus = busTable.buses.first(where: { $0.settings.name == session.buses[i].name }) {
@@ -61,7 +66,7 @@ extension Mixer {
       guard !inserts.isEmpty else { return }
       var rack: [InsertInstance] = []
       for (i, x) in inserts.enumerated() {
-        let (instance, problem) = build(x, channels: channels, strip: strip)
+        let (instance, problem) = build(x, channels: channels, strip: strip, sessionPath: sessionPath)
         rack.append(instance)
         if let problem, reported.insert(x.uri + "\n" + problem).inserted {
           warnings.append(
@@ -98,11 +103,13 @@ extension Mixer {
     return other.lock.locked { other.installInserts(of: s, sessionPath: nil) }
   }
 
-  /// An instance of `x`, or a placeholder with the reason.
-  func build(_ x: InsertSettings, channels: Int, strip: String) -> (InsertInstance, String?) {
+  /// An instance of `x` with its state restored (relative paths in it: the folder of the session
+  /// at `sessionPath`), or a placeholder with the reason.
+  func build(_ x: InsertSettings, channels: Int, strip: String, sessionPath: String? = nil) -> (InsertInstance, String?) {
     let values = x.values.map { (symbol: $0.symbol, value: $0.value) }
     let maxBlockFrames = renderState.pointee.maxBlockFrames
-    let placeholder = InsertInstance(placeholder: x.uri, bypass: x.bypass, values: values, maxBlockFrames: maxBlockFrames)
+    let placeholder = InsertInstance(
+      placeholder: x.uri, bypass: x.bypass, values: values, state: x.state, maxBlockFrames: maxBlockFrames)
     guard let info = PluginHost.shared.plugins().first(where: { $0.uri == x.uri }) else {
       return (placeholder, "the LV2 plugin <\(x.uri)> is not installed")
     }
@@ -110,7 +117,13 @@ extension Mixer {
       try Self.checkFit(info, channels: channels, strip: strip)
       let instance = try InsertInstance(
         info, channels: channels, sampleRate: sampleRate, maxBlockFrames: maxBlockFrames, bypass: x.bypass, values: values,
-        host: PluginHost.shared)
+        host: PluginHost.shared, worker: pluginWorker)
+      if let state = x.state {
+        do throws(MixerError) { try instance.restoreState(state, sessionPath: sessionPath) } catch {
+          instance.free()
+          throw error
+        }
+      }
       placeholder.free()
       return (instance, nil)
     } catch {

@@ -3,9 +3,10 @@ import StemdeckSession
 
 // Plugin inserts in undo and redo (Mixer+Undo.swift): the snapshots carry every strip's inserts
 // (`storeInserts`), and `move(from:to:)` ends here, moving each strip whose inserts the two
-// differ in. The same plugins in the same order take the target's values and bypass in place
-// (a control value goes down as `insert set` sends it: no new instance, no gap); otherwise the
-// strip's rack is built again from the target (`build`, as a session's open does).
+// differ in. The same plugins in the same order with the same state take the target's values and
+// bypass in place (a control value goes down as `insert set` sends it: no new instance, no gap);
+// otherwise (a plugin's own state differs too: a file set) the strip's rack is built again from
+// the target (`build`, as a session's open does, restoring the state).
 // docs/architecture.md, *Plugin inserts*.
 
 extension Mixer {
@@ -37,7 +38,8 @@ extension Mixer {
   /// Strip `target`'s rack to `inserts`: in place when the plugins are the same, else built anew.
   private func moveRack(_ target: StripTarget, channels: Int, strip: String, to inserts: [InsertSettings]) throws(MixerError) {
     let rack = insertRacks.racks[InsertKey(target)] ?? []
-    if rack.map(\.uri) == inserts.map(\.uri) && rack.allSatisfy({ $0.info != nil }) {
+    let sameState = zip(rack, inserts).allSatisfy { x, wanted in x.saveState(sessionPath: nil).state == wanted.state }
+    if rack.map(\.uri) == inserts.map(\.uri) && rack.allSatisfy({ $0.info != nil }) && sameState {
       for (x, wanted) in zip(rack, inserts) {
         for v in wanted.values {
           guard let port = x.port(v.symbol), let i = x.values.firstIndex(where: { $0.symbol == v.symbol }), x.values[i].value != v.value

@@ -72,7 +72,9 @@ extension Mixer {
       throw MixerError("'\(info.name)' requires the LV2 feature <\(feature)>, which stemdeck does not provide")
     }
     if let port = info.unsupportedPort {
-      throw MixerError("'\(info.name)' has a port stemdeck cannot connect ('\(port)': atom, CV or event ports are not supported)")
+      throw MixerError(
+        "'\(info.name)' has a port stemdeck cannot connect ('\(port)': CV and event ports, and atom ports other than sequences, are not supported)"
+      )
     }
     let shape = (info.audioInputs, info.audioOutputs)
     if shape == (1, 1) || (shape == (2, 2) && channels == 2) { return }
@@ -220,7 +222,7 @@ extension Mixer.Inserts {
       let at = try Mixer.checkPosition(position ?? rack.count + 1, in: rack.count + 1, name)
       let instance = try InsertInstance(
         info, channels: channels, sampleRate: mixer.sampleRate, maxBlockFrames: mixer.renderState.pointee.maxBlockFrames, bypass: false,
-        values: [], host: PluginHost.shared)
+        values: [], host: PluginHost.shared, worker: mixer.pluginWorker)
       rack.insert(instance, at: at - 1)
       do throws(MixerError) { try mixer.sendRack(rack, target) } catch {
         instance.free()

@@ -66,20 +66,20 @@ extension Mixer {
 
   /// Every strip's inserts into `scene` (being captured): the racks are the truth.
   func captureSceneInserts(_ scene: inout SceneSettings) {
-    scene.masterInserts = insertSettings(.master)
+    scene.masterInserts = insertSettings(.master, withState: false)
     for stem in table.stems {
       if let i = scene.stems.firstIndex(where: { $0.name == stem.settings.name }) {
-        scene.stems[i].strip.inserts = insertSettings(.stem(slot: stem.slot))
+        scene.stems[i].strip.inserts = insertSettings(.stem(slot: stem.slot), withState: false)
       }
     }
     for bus in busTable.buses {
       if let i = scene.buses.firstIndex(where: { $0.name == bus.settings.name }) {
-        scene.buses[i].strip.inserts = insertSettings(.bus(bus.index))
+        scene.buses[i].strip.inserts = insertSettings(.bus(bus.index), withState: false)
       }
     }
     for input in liveInputs.inputs {
       if let i = scene.inputs.firstIndex(where: { $0.name == input.settings.name }) {
-        scene.inputs[i].strip.inserts = insertSettings(.input(Int32(input.index)))
+        scene.inputs[i].strip.inserts = insertSettings(.input(Int32(input.index)), withState: false)
       }
     }
   }

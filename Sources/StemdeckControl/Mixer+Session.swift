@@ -172,7 +172,7 @@ extension Mixer {
       scenes.save(into: &s)
       midi.save(into: &s)
       effects.save(into: &s, sessionPath: sessionPath)
-      storeInserts(in: &s)
+      storeInserts(in: &s, sessionPath: sessionPath)
       return s
     }
   }

@@ -107,15 +107,21 @@ public final class Mixer: @unchecked Sendable {
   var liveInputs = InputTable()
   /// Every strip's plugin inserts (Mixer+Inserts.swift).
   var insertRacks = InsertState()
+  /// The thread that runs plugins' LV2 `work` (PluginFeatures.swift); nil: `work` runs at once
+  /// inside the plugin's `run` (a mixer driven offline, with no audio thread to keep on time).
+  let pluginWorker: PluginWorker?
 
   public init(
     sampleRate: Double, quality: ResamplerQuality = .fast, streaming: Streaming = .thread,
-    maxVoices: Int = 1024, maxBlockFrames: Int = 4096, diskPacing: (any DiskReadPacing)? = nil
+    maxVoices: Int = 1024, maxBlockFrames: Int = 4096, diskPacing: (any DiskReadPacing)? = nil,
+    pluginWork: Streaming? = nil
   ) {
     self.sampleRate = sampleRate
     disk = DiskStreamer(pacing: diskPacing)
     self.quality = quality
     self.streaming = streaming
+    // Plugins' LV2 work: on a thread when live; `pluginWork` chooses otherwise (tests).
+    pluginWorker = (pluginWork ?? streaming) == .thread ? PluginWorker() : nil
     let made = RenderState.make(sampleRate: sampleRate, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames)
     renderState = made.state
     rings = made.rings
@@ -170,6 +176,7 @@ public final class Mixer: @unchecked Sendable {
       for stem in table.stems + table.retiring + table.detaching { stem.freeShared() }
       freeAllEffects()
       freeAllInserts()
+      pluginWorker?.stop()
       table.stems.removeAll()
       table.retiring.removeAll()
       table.detaching.removeAll()

@@ -18,12 +18,31 @@ public struct PluginInfo: Sendable, Equatable {
   public let hardRTCapable: Bool
   /// The first required feature stemdeck does not provide, if any.
   public let missingFeature: String?
-  /// A port stemdeck cannot connect (an atom, CV or event port that is not optional), if any.
+  /// A port stemdeck cannot connect (a CV or event port, or an atom port that is not a
+  /// sequence, that is not optional), if any.
   public let unsupportedPort: String?
+  /// Atom sequence ports (stemdeck connects each to a buffer, InsertAtoms.swift).
+  public var atomInputs = 0
+  public var atomOutputs = 0
+  /// Has the LV2 worker interface (its `work` runs on a worker thread).
+  public var hasWorker = false
+  /// Parameters set by a file (`patch:writable` with range `atom:Path`), such as convoLV2's
+  /// impulse response.
+  public var fileParameters: [PluginFileParameter] = []
   public let controls: [PluginControl]
   /// The directory of its bundle, if lilv knows it as a file (the crash probe's child loads
   /// only this bundle).
   public var bundle: String? = nil
+}
+
+/// A plugin parameter whose value is a file (`patch:writable`, `rdfs:range atom:Path`), set
+/// with a `patch:Set` message on its control input.
+public struct PluginFileParameter: Sendable, Equatable {
+  public let uri: String
+  /// The name `insert set` takes: the URI's last part (after `#` or `/`).
+  public let symbol: String
+  /// Its `rdfs:label`, or the symbol.
+  public let label: String
 }
 
 /// One input control port of a plugin.
@@ -61,7 +80,8 @@ public final class PluginHost: @unchecked Sendable {
   /// plugin in place, so `inPlaceBroken` is honoured).
   static let providedFeatures: Set<String> = [
     LV2URI.uridMap, LV2URI.uridUnmap, LV2URI.options, LV2URI.boundedBlockLength, LV2URI.log,
-    LV2URI.core + "inPlaceBroken", LV2URI.core + "hardRTCapable", LV2URI.core + "isLive"
+    LV2URI.core + "inPlaceBroken", LV2URI.core + "hardRTCapable", LV2URI.core + "isLive", LV2URI.workerSchedule,
+    LV2URI.state + "mapPath", LV2URI.state + "freePath", LV2URI.state + "threadSafeRestore"
   ]
 
   /// One bundle's directory to load instead of every installed one, or nil for all.
@@ -140,7 +160,7 @@ public final class PluginHost: @unchecked Sendable {
     let className = lilv_plugin_get_class(p).flatMap { string(lilv_plugin_class_get_label($0)) } ?? "Plugin"
     let n = PluginNodes(world: w)
     defer { n.free() }
-    var ins = 0, outs = 0
+    var ins = 0, outs = 0, atomIns = 0, atomOuts = 0
     var unsupported: String?
     var controls: [PluginControl] = []
     for i in 0..<lilv_plugin_get_num_ports(p) {
@@ -151,6 +171,8 @@ public final class PluginHost: @unchecked Sendable {
         if input { ins += 1 } else { outs += 1 }
       } else if lilv_port_is_a(p, port, n.control) {
         if input { controls.append(control(p, port, index: Int(i), symbol: symbol, nodes: n)) }
+      } else if isSequence(p, port, n) {
+        if input { atomIns += 1 } else { atomOuts += 1 }
       } else if !lilv_port_has_property(p, port, n.connectionOptional) {
         unsupported = unsupported ?? symbol
       }
@@ -168,6 +190,10 @@ public final class PluginHost: @unchecked Sendable {
       uri: uri, name: name, className: className, audioInputs: ins, audioOutputs: outs,
       hardRTCapable: lilv_plugin_has_feature(p, n.hardRT), missingFeature: missing, unsupportedPort: unsupported,
       controls: controls)
+    info.atomInputs = atomIns
+    info.atomOutputs = atomOuts
+    info.hasWorker = lilv_plugin_has_extension_data(p, n.workerInterface)
+    info.fileParameters = fileParameters(p, world: w, nodes: n)
     if let bundleURI = lilv_plugin_get_bundle_uri(p).flatMap({ lilv_node_as_uri($0) }),
       let path = lilv_file_uri_parse(bundleURI, nil)
     {
@@ -175,6 +201,31 @@ public final class PluginHost: @unchecked Sendable {
       lilv_free(path)
     }
     return info
+  }
+
+  /// An atom port whose buffer type is atom:Sequence.
+  private func isSequence(_ p: OpaquePointer, _ port: OpaquePointer, _ n: PluginNodes) -> Bool {
+    guard lilv_port_is_a(p, port, n.atom), let types = lilv_port_get_value(p, port, n.bufferType) else { return false }
+    defer { lilv_nodes_free(types) }
+    return lilv_nodes_contains(types, n.sequence)
+  }
+
+  /// The plugin's `patch:writable` parameters whose range is `atom:Path`, needing a control input.
+  private func fileParameters(_ p: OpaquePointer, world w: OpaquePointer, nodes n: PluginNodes) -> [PluginFileParameter] {
+    guard let writable = lilv_plugin_get_value(p, n.writable) else { return [] }
+    defer { lilv_nodes_free(writable) }
+    var found: [PluginFileParameter] = []
+    var it = lilv_nodes_begin(writable)
+    while !lilv_nodes_is_end(writable, it) {
+      if let node = lilv_nodes_get(writable, it), let uri = string(node), lilv_world_ask(w, node, n.range, n.path) {
+        let labelNode = lilv_world_get(w, node, n.label, nil)
+        let symbol = String(uri.split(whereSeparator: { $0 == "#" || $0 == "/" }).last ?? Substring(uri))
+        found.append(PluginFileParameter(uri: uri, symbol: symbol, label: string(labelNode) ?? symbol))
+        lilv_node_free(labelNode)
+      }
+      it = lilv_nodes_next(writable, it)
+    }
+    return found
   }
 
   private func control(_ p: OpaquePointer, _ port: OpaquePointer, index: Int, symbol: String, nodes n: PluginNodes) -> PluginControl {
@@ -241,11 +292,17 @@ enum LV2URI {
   static let rdfsLabel = "http://www.w3.org/2000/01/rdf-schema#label"
   static let sampleRate = "http://lv2plug.in/ns/ext/parameters#sampleRate"
   static let portProps = "http://lv2plug.in/ns/ext/port-props#"
+  static let atom = "http://lv2plug.in/ns/ext/atom#"
+  static let workerSchedule = "http://lv2plug.in/ns/ext/worker#schedule"
+  static let workerInterface = "http://lv2plug.in/ns/ext/worker#interface"
+  static let state = "http://lv2plug.in/ns/ext/state#"
+  static let patch = "http://lv2plug.in/ns/ext/patch#"
 }
 
 /// The lilv nodes `describe` compares ports with (made per call, freed after).
 private struct PluginNodes {
   let input, audio, control, connectionOptional, hardRT, integer, toggled, enumeration, logarithmic, unit: OpaquePointer
+  let atom, sequence, bufferType, workerInterface, writable, range, path, label: OpaquePointer
 
   init(world w: OpaquePointer) {
     input = lilv_new_uri(w, LV2URI.core + "InputPort")
@@ -258,10 +315,21 @@ private struct PluginNodes {
     enumeration = lilv_new_uri(w, LV2URI.core + "enumeration")
     logarithmic = lilv_new_uri(w, LV2URI.portProps + "logarithmic")
     unit = lilv_new_uri(w, "http://lv2plug.in/ns/extensions/units#unit")
+    atom = lilv_new_uri(w, LV2URI.atom + "AtomPort")
+    sequence = lilv_new_uri(w, LV2URI.atom + "Sequence")
+    bufferType = lilv_new_uri(w, LV2URI.atom + "bufferType")
+    workerInterface = lilv_new_uri(w, LV2URI.workerInterface)
+    writable = lilv_new_uri(w, LV2URI.patch + "writable")
+    range = lilv_new_uri(w, "http://www.w3.org/2000/01/rdf-schema#range")
+    path = lilv_new_uri(w, LV2URI.atom + "Path")
+    label = lilv_new_uri(w, LV2URI.rdfsLabel)
   }
 
   func free() {
-    for node in [input, audio, control, connectionOptional, hardRT, integer, toggled, enumeration, logarithmic, unit] {
+    for node in [
+      input, audio, control, connectionOptional, hardRT, integer, toggled, enumeration, logarithmic, unit, atom, sequence, bufferType,
+      workerInterface, writable, range, path, label
+    ] {
       lilv_node_free(node)
     }
   }

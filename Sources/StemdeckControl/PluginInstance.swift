@@ -1,6 +1,7 @@
 import CLilv
 import Foundation
 import StemdeckEngine
+import StemdeckSession
 import StemdeckText
 import Synchronization
 
@@ -19,6 +20,10 @@ final class InsertInstance: @unchecked Sendable {
   /// Every control value by symbol: the plugin's input controls (placeholders keep what the
   /// session said, in its order, to write it back unchanged).
   var values: [(symbol: String, value: Double)]
+  /// A placeholder's plugin state as the session held it (written back unchanged).
+  var savedState: [InsertStateValue]?
+  /// The file each file parameter was last set to here, by parameter URI (Mixer+InsertFiles.swift).
+  var files: [String: String] = [:]
   /// lilv instances (`LilvInstance*`): one, or two linked.
   private var instances: [UnsafeMutablePointer<LilvInstance>] = []
   /// Control port memory: `portCount` floats per instance (inputs are the first instance's,
@@ -30,6 +35,11 @@ final class InsertInstance: @unchecked Sendable {
   private let audioOut: UnsafeMutablePointer<Float>
   private let maxBlockFrames: Int
   private var features: PluginFeatures?
+  /// Each instance's atom sequence buffers and worker rings (InsertAtoms.swift): empty for a
+  /// plugin with neither atom ports nor a worker, and for a placeholder.
+  private(set) var plumbing: [UnsafeMutablePointer<InsertPlumbing>] = []
+  /// The live mixer's worker thread serving the plumbing (nil: `work` runs synchronously).
+  private var worker: PluginWorker?
   private(set) var freed = false
   /// The plugin's latency output port index (`lv2:reportsLatency`), if it has one, and the
   /// cell the renderer publishes its value in (frames; −1 until it has run).
@@ -51,8 +61,12 @@ final class InsertInstance: @unchecked Sendable {
   }
 
   /// A placeholder: passes audio through and keeps what the session said.
-  init(placeholder uri: String, bypass: Bool, values: [(symbol: String, value: Double)], maxBlockFrames: Int) {
+  init(
+    placeholder uri: String, bypass: Bool, values: [(symbol: String, value: Double)], state: [InsertStateValue]? = nil,
+    maxBlockFrames: Int
+  ) {
     self.uri = uri
+    self.savedState = state
     self.info = nil
     self.bypass = bypass
     self.values = values
@@ -67,7 +81,7 @@ final class InsertInstance: @unchecked Sendable {
   /// port, sets `values` (defaults for the rest) and activates it. Control thread.
   init(
     _ info: PluginInfo, channels: Int, sampleRate: Double, maxBlockFrames: Int, bypass: Bool,
-    values: [(symbol: String, value: Double)], host: PluginHost
+    values: [(symbol: String, value: Double)], host: PluginHost, worker: PluginWorker? = nil
   ) throws(MixerError) {
     // The first time in this process, in a child process: a crash there is an error here.
     try PluginProbe.check(info, sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
@@ -86,6 +100,15 @@ final class InsertInstance: @unchecked Sendable {
     audioIn.initialize(repeating: 0, count: 2 * maxBlockFrames)
     audioOut = .allocate(capacity: 2 * maxBlockFrames)
     audioOut.initialize(repeating: 0, count: 2 * maxBlockFrames)
+    let count = linked ? 2 : 1
+    let plumbing =
+      info.atomInputs + info.atomOutputs > 0 || info.hasWorker
+      ? (0..<count).map { _ in
+        InsertPlumbing.make(
+          inputs: info.atomInputs, outputs: info.atomOutputs, atomCapacity: Self.atomCapacity,
+          sequenceType: host.urids.map(LV2URI.atom + "Sequence"), chunkType: host.urids.map(LV2URI.atom + "Chunk"),
+          synchronous: worker == nil)
+      } : []
     let built = host.lock.withLock {
       () -> (Int, [UnsafeMutablePointer<LilvInstance>], PluginFeatures, UnsafeMutablePointer<Float>, Int?)? in
       guard let plugin = host.lilvPlugin(uri: info.uri) else { return nil }
@@ -93,15 +116,17 @@ final class InsertInstance: @unchecked Sendable {
       let latencyIndex = lilv_plugin_has_latency(plugin) ? Int(lilv_plugin_get_latency_port_index(plugin)) : nil
       let memory = UnsafeMutablePointer<Float>.allocate(capacity: max(1, ports * 2))
       memory.initialize(repeating: 0, count: max(1, ports * 2))
-      let features = PluginFeatures(host: host, sampleRate: sampleRate, maxBlockFrames: maxBlockFrames)
+      let features = PluginFeatures(
+        host: host, sampleRate: sampleRate, maxBlockFrames: maxBlockFrames,
+        plumbing: plumbing.isEmpty ? Array(repeating: nil, count: count) : plumbing)
       var made: [UnsafeMutablePointer<LilvInstance>] = []
-      for _ in 0..<(linked ? 2 : 1) {
-        guard let instance = features.withFeatures({ lilv_plugin_instantiate(plugin, sampleRate, $0) }) else { break }
+      for k in 0..<count {
+        guard let instance = features.withFeatures(instance: k, { lilv_plugin_instantiate(plugin, sampleRate, $0) }) else { break }
         made.append(instance)
       }
       return (ports, made, features, memory, latencyIndex)
     }
-    guard let (ports, made, features, memory, latencyIndex) = built, made.count == (linked ? 2 : 1) else {
+    guard let (ports, made, features, memory, latencyIndex) = built, made.count == count else {
       audioIn.deallocate()
       audioOut.deallocate()
       if let built {
@@ -109,17 +134,40 @@ final class InsertInstance: @unchecked Sendable {
         built.3.deallocate()
         built.2.free()
       }
+      for p in plumbing { InsertPlumbing.free(p) }
       throw MixerError("the LV2 plugin '\(info.name)' <\(info.uri)> failed to instantiate at \(NumberFormat.plain(sampleRate)) Hz")
     }
     portCount = ports
+    self.plumbing = plumbing
     controls = memory
     latencyPortIndex = latencyIndex
     instances = made
     self.features = features
     for c in info.controls { controls[c.index] = Float(merged.first(where: { $0.symbol == c.symbol })!.value) }
     host.lock.withLock { connect(host.lilvPlugin(uri: info.uri)!, world: host.world(), stereoPlugin: info.audioInputs == 2) }
+    attachWorker(worker)
     for i in instances { lilv_instance_activate(i) }
     primeLatency()
+  }
+
+  /// Bytes of each atom sequence buffer: room for a few dozen messages a block.
+  static let atomCapacity = 8192
+
+  /// Gives each instance's plumbing its handle and the plugin's worker interface (LV2 worker
+  /// extension data), and hands the plumbing to `worker`'s thread (nil: synchronous).
+  private func attachWorker(_ worker: PluginWorker?) {
+    for (k, p) in plumbing.enumerated() {
+      let instance = instances[k]
+      p.pointee.handle = instance.pointee.lv2_handle
+      if let raw = lilv_instance_get_extension_data(instance, LV2URI.workerInterface) {
+        let iface = raw.assumingMemoryBound(to: LV2_Worker_Interface.self).pointee
+        p.pointee.work = iface.work.map { unsafeBitCast($0, to: InsertWorkFunction.self) }
+        p.pointee.workResponse = iface.work_response.map { unsafeBitCast($0, to: InsertWorkResponseFunction.self) }
+        p.pointee.endRun = iface.end_run.map { unsafeBitCast($0, to: InsertEndRunFunction.self) }
+      }
+      if let worker, p.pointee.work != nil { worker.add(p) }
+    }
+    if plumbing.contains(where: { $0.pointee.work != nil }) { self.worker = worker }
   }
 
   /// Runs every instance on zero frames, twice, before the renderer has it (the LV2 core lets
@@ -128,8 +176,7 @@ final class InsertInstance: @unchecked Sendable {
   /// delay on the run after it reads it). The renderer then starts from a known latency, so
   /// strips are compensated from the first frame, live and offline alike.
   private func primeLatency() {
-    guard let run = instances.first?.pointee.lv2_descriptor.pointee.run else { return }
-    for _ in 0..<2 { for i in instances { run(i.pointee.lv2_handle, 0) } }
+    for _ in 0..<2 { runOnce(frames: 0) }
     if let index = latencyPortIndex {
       let v = controls[index]
       latencyCell.pointee.store(v.isFinite && v >= 0 && v < 1e9 ? Int32(v) : -1, ordering: .relaxed)
@@ -142,9 +189,10 @@ final class InsertInstance: @unchecked Sendable {
     let audio = lilv_new_uri(world, LV2URI.core + "AudioPort")
     let control = lilv_new_uri(world, LV2URI.core + "ControlPort")
     let input = lilv_new_uri(world, LV2URI.core + "InputPort")
-    defer { lilv_node_free(audio); lilv_node_free(control); lilv_node_free(input) }
+    let atom = lilv_new_uri(world, LV2URI.atom + "AtomPort")
+    defer { lilv_node_free(audio); lilv_node_free(control); lilv_node_free(input); lilv_node_free(atom) }
     for (k, instance) in instances.enumerated() {
-      var audioIns = 0, audioOuts = 0
+      var audioIns = 0, audioOuts = 0, atomIns = 0, atomOuts = 0
       for p in 0..<portCount {
         guard let port = lilv_plugin_get_port_by_index(plugin, UInt32(p)) else { continue }
         let isInput = lilv_port_is_a(plugin, port, input)
@@ -155,6 +203,9 @@ final class InsertInstance: @unchecked Sendable {
           target = UnsafeMutableRawPointer((isInput ? audioIn : audioOut) + min(channel, 1) * maxBlockFrames)
         } else if lilv_port_is_a(plugin, port, control) {
           target = UnsafeMutableRawPointer(controls + (isInput ? p : k * portCount + p))
+        } else if lilv_port_is_a(plugin, port, atom), k < plumbing.count {
+          target = isInput ? plumbing[k].pointee.input(atomIns) : plumbing[k].pointee.output(atomOuts)
+          if isInput { atomIns += 1 } else { atomOuts += 1 }
         } else {
           target = nil  // connectionOptional (others were refused)
         }
@@ -165,9 +216,19 @@ final class InsertInstance: @unchecked Sendable {
 
   /// Runs every instance once on `frames` frames of silence (the probe's child, PluginProbe.swift).
   func runSilence(frames: Int) {
-    guard let run = instances.first?.pointee.lv2_descriptor.pointee.run else { return }
     audioIn.update(repeating: 0, count: 2 * maxBlockFrames)
-    for i in instances { run(i.pointee.lv2_handle, UInt32(min(frames, maxBlockFrames))) }
+    runOnce(frames: min(frames, maxBlockFrames))
+  }
+
+  /// Runs every instance once as the renderer does (atom ports emptied and worker responses
+  /// delivered around `run`), here on the control thread before the renderer has it.
+  private func runOnce(frames: Int) {
+    guard let run = instances.first?.pointee.lv2_descriptor.pointee.run else { return }
+    for (k, i) in instances.enumerated() {
+      if k < plumbing.count { plumbing[k].pointee.prepare() }
+      run(i.pointee.lv2_handle, UInt32(frames))
+      if k < plumbing.count { plumbing[k].pointee.finish() }
+    }
   }
 
   /// What the renderer runs.
@@ -176,11 +237,15 @@ final class InsertInstance: @unchecked Sendable {
     return InsertStage(
       run: run, first: instances.first?.pointee.lv2_handle, second: instances.count > 1 ? instances[1].pointee.lv2_handle : nil,
       inputs: audioIn, outputs: audioOut, maxBlockFrames: maxBlockFrames, bypassed: bypass,
-      latencyPort: latencyPortIndex.map { UnsafePointer(controls + $0) }, latencyFrames: UnsafePointer(latencyCell))
+      latencyPort: latencyPortIndex.map { UnsafePointer(controls + $0) }, latencyFrames: UnsafePointer(latencyCell),
+      plumbing: plumbing.first, plumbing2: plumbing.count > 1 ? plumbing[1] : nil)
   }
 
   /// The first lilv instance (nil: a placeholder), for lilv's state calls (PluginPresets.swift).
   var lilvInstance: UnsafeMutablePointer<LilvInstance>? { instances.first }
+
+  /// Every instance's plugin handle, for the state interface (PluginState.swift).
+  var instancesForState: [UnsafeMutableRawPointer?] { instances.map { $0.pointee.lv2_handle } }
 
   /// The control port memory of `symbol` (nil: not a control of this plugin).
   func port(_ symbol: String) -> UnsafeMutablePointer<Float>? {
@@ -193,6 +258,8 @@ final class InsertInstance: @unchecked Sendable {
   func free() {
     guard !freed else { return }
     freed = true
+    // No `work` of these instances runs from here on (the worker thread lets go of them first).
+    for p in plumbing { worker?.remove(p) }
     for i in instances {
       lilv_instance_deactivate(i)
       lilv_instance_free(i)
@@ -205,82 +272,7 @@ final class InsertInstance: @unchecked Sendable {
     audioOut.deallocate()
     features?.free()
     features = nil
-  }
-}
-
-/// The features an instance is given, kept alive as long as it lives: URID map and unmap,
-/// options (sample rate, min/max block length), bounded block length, log.
-final class PluginFeatures: @unchecked Sendable {
-  private let map = UnsafeMutablePointer<LV2_URID_Map>.allocate(capacity: 1)
-  private let unmap = UnsafeMutablePointer<LV2_URID_Unmap>.allocate(capacity: 1)
-  private let log = UnsafeMutablePointer<LV2_Log_Log>.allocate(capacity: 1)
-  private let options = UnsafeMutablePointer<LV2_Options_Option>.allocate(capacity: 4)
-  private let numbers = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 8)
-  private let uris: [UnsafeMutablePointer<CChar>]
-  private let list: UnsafeMutablePointer<LV2_Feature>
-  private let pointers: UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>
-  private static let count = 5
-
-  init(host: PluginHost, sampleRate: Double, maxBlockFrames: Int) {
-    let context = Unmanaged.passUnretained(host.urids).toOpaque()
-    map.initialize(
-      to: LV2_URID_Map(
-        handle: context,
-        map: { handle, uri in
-          guard let handle, let uri else { return 0 }
-          return Unmanaged<URIDMap>.fromOpaque(handle).takeUnretainedValue().map(String(cString: uri))
-        }))
-    unmap.initialize(
-      to: LV2_URID_Unmap(
-        handle: context,
-        unmap: { handle, id in
-          guard let handle else { return nil }
-          return Unmanaged<URIDMap>.fromOpaque(handle).takeUnretainedValue().unmap(id)
-        }))
-    log.initialize(to: LV2_Log_Log())
-    stemdeck_lv2_log_init(log)
-    let rate = numbers.assumingMemoryBound(to: Float.self)
-    rate.pointee = Float(sampleRate)
-    let lengths = (numbers + 8).assumingMemoryBound(to: Int32.self)
-    lengths[0] = 1
-    lengths[1] = Int32(maxBlockFrames)
-    let u = host.urids
-    let instance = LV2_Options_Context(0)
-    options[0] = LV2_Options_Option(
-      context: instance, subject: 0, key: u.map(LV2URI.sampleRate), size: 4, type: u.map(LV2URI.atomFloat), value: rate)
-    options[1] = LV2_Options_Option(
-      context: instance, subject: 0, key: u.map(LV2URI.bufSize + "minBlockLength"), size: 4, type: u.map(LV2URI.atomInt),
-      value: lengths)
-    options[2] = LV2_Options_Option(
-      context: instance, subject: 0, key: u.map(LV2URI.bufSize + "maxBlockLength"), size: 4, type: u.map(LV2URI.atomInt),
-      value: lengths + 1)
-    options[3] = LV2_Options_Option(context: instance, subject: 0, key: 0, size: 0, type: 0, value: nil)
-    uris = [LV2URI.uridMap, LV2URI.uridUnmap, LV2URI.options, LV2URI.boundedBlockLength, LV2URI.log].map {
-      (u: String) -> UnsafeMutablePointer<CChar> in strdup(u)!
-    }
-    let data: [UnsafeMutableRawPointer?] = [
-      UnsafeMutableRawPointer(map), UnsafeMutableRawPointer(unmap), UnsafeMutableRawPointer(options), nil, UnsafeMutableRawPointer(log)
-    ]
-    list = .allocate(capacity: Self.count)
-    pointers = .allocate(capacity: Self.count + 1)
-    for i in 0..<Self.count {
-      (list + i).initialize(to: LV2_Feature(URI: uris[i], data: data[i]))
-      pointers[i] = UnsafePointer(list + i)
-    }
-    pointers[Self.count] = nil
-  }
-
-  /// Calls `body` with the null-terminated feature array lilv passes to the plugin.
-  func withFeatures<T>(_ body: (UnsafePointer<UnsafePointer<LV2_Feature>?>) -> T) -> T { body(pointers) }
-
-  func free() {
-    map.deallocate()
-    unmap.deallocate()
-    log.deallocate()
-    options.deallocate()
-    numbers.deallocate()
-    for u in uris { Foundation.free(u) }
-    list.deallocate()
-    pointers.deallocate()
+    for p in plumbing { InsertPlumbing.free(p) }
+    plumbing = []
   }
 }

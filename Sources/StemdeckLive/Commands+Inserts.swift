@@ -40,6 +40,7 @@ extension CommandTable {
       insert list drums                the strip's inserts in order (B: bypassed, ?: plugin missing)
       insert params drums 1            every control: symbol, range, default, unit, value
       insert set drums 1 gain -6       a control by symbol, checked against its range
+      insert set verb 1 impulse FILE   a file parameter (params lists them): the plugin loads it
       insert bypass drums 1 [on|off]   pass audio by (toggles without on/off)
       insert move drums 2 1            reorder;  insert remove drums 1
       insert preset drums 1            the plugin's LV2 presets; 'insert preset drums 1 NAME' loads one
@@ -100,6 +101,8 @@ extension CommandTable {
       let n = try position(2)
       let controls = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.controls(of: strip, position: n) }
       for line in Display.insertParams(controls) { c.write(line) }
+      let files = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.fileParameters(of: strip, position: n) }
+      for f in files { c.write("\(f.parameter.symbol)  file  \(f.path ?? "(not set here)")  \(f.parameter.label) <\(f.parameter.uri)>") }
     case "preset":
       guard a.count >= 3 else { throw usage }
       let n = try position(2)
@@ -107,6 +110,11 @@ extension CommandTable {
     case "set":
       guard a.count == 5 else { throw usage }
       let n = try position(2)
+      let files = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.fileParameters(of: strip, position: n) }
+      if files.contains(where: { $0.parameter.symbol == a[3] || $0.parameter.uri == a[3] }) {
+        try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.setFile(strip, position: n, parameter: a[3], path: a[4]) }
+        return
+      }
       let v = try ValueParser.number(a[4], "insert value")
       try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.setValue(strip, position: n, symbol: a[3], v) }
     default:

@@ -147,8 +147,15 @@ final class MixerRig {
   /// Every frame rendered so far.
   private(set) var rendered = 0
 
-  init(sampleRate: Double = 48000, quality: ResamplerQuality = .fast, maxVoices: Int = 64) {
-    mixer = Mixer(sampleRate: sampleRate, quality: quality, streaming: .synchronous, maxVoices: maxVoices)
+  /// `maxBlockFrames` and `pluginWork` as `Mixer.init` takes them (plugins' LV2 work runs at once
+  /// unless `.thread`).
+  init(
+    sampleRate: Double = 48000, quality: ResamplerQuality = .fast, maxVoices: Int = 64, maxBlockFrames: Int = 4096,
+    pluginWork: Mixer.Streaming? = nil
+  ) {
+    mixer = Mixer(
+      sampleRate: sampleRate, quality: quality, streaming: .synchronous, maxVoices: maxVoices, maxBlockFrames: maxBlockFrames,
+      pluginWork: pluginWork)
   }
 
   deinit { mixer.shutdown() }

@@ -33,6 +33,9 @@ public struct InsertStage: BitwiseCopyable, @unchecked Sendable {
   /// the renderer publishes its value in frames after each run (−1: none yet), or nil.
   public let latencyPort: UnsafePointer<Float>?
   public let latencyFrames: UnsafePointer<Atomic<Int32>>?
+  /// Each instance's atom ports and worker (InsertAtoms.swift), or nil when it has neither.
+  public let plumbing: UnsafeMutablePointer<InsertPlumbing>?
+  public let plumbing2: UnsafeMutablePointer<InsertPlumbing>?
   /// Written by the renderer only: the plugin put out NaN or infinity and is bypassed from then
   /// on (the control thread is told and sends a chain with it bypassed).
   public var faulted = false
@@ -40,7 +43,8 @@ public struct InsertStage: BitwiseCopyable, @unchecked Sendable {
   public init(
     run: InsertRunFunction?, first: UnsafeMutableRawPointer?, second: UnsafeMutableRawPointer?,
     inputs: UnsafeMutablePointer<Float>, outputs: UnsafeMutablePointer<Float>, maxBlockFrames: Int, bypassed: Bool,
-    latencyPort: UnsafePointer<Float>? = nil, latencyFrames: UnsafePointer<Atomic<Int32>>? = nil
+    latencyPort: UnsafePointer<Float>? = nil, latencyFrames: UnsafePointer<Atomic<Int32>>? = nil,
+    plumbing: UnsafeMutablePointer<InsertPlumbing>? = nil, plumbing2: UnsafeMutablePointer<InsertPlumbing>? = nil
   ) {
     self.run = run
     self.first = first
@@ -51,6 +55,8 @@ public struct InsertStage: BitwiseCopyable, @unchecked Sendable {
     self.bypassed = bypassed
     self.latencyPort = latencyPort
     self.latencyFrames = latencyFrames
+    self.plumbing = plumbing
+    self.plumbing2 = plumbing2
   }
 }
 
@@ -222,8 +228,14 @@ func runInserts(
       for i in 0..<n { ins[i] = left[i &* stride] }
       if let right { for i in 0..<n { ins[stride2 &+ i] = right[i &* stride] } }
     }
+    stage.pointee.plumbing?.pointee.prepare()
     RealtimeC.run(run, stage.pointee.first, frames: n)
-    if let second = stage.pointee.second { RealtimeC.run(run, second, frames: n) }
+    stage.pointee.plumbing?.pointee.finish()
+    if let second = stage.pointee.second {
+      stage.pointee.plumbing2?.pointee.prepare()
+      RealtimeC.run(run, second, frames: n)
+      stage.pointee.plumbing2?.pointee.finish()
+    }
     if let port = stage.pointee.latencyPort, let cell = stage.pointee.latencyFrames {
       let v = port.pointee
       cell.pointee.store(v.isFinite && v >= 0 && v < 1e9 ? Int32(v) : -1, ordering: .relaxed)

@@ -140,4 +140,34 @@ enum RealtimeC {
     // forced one in and was told why that is a risk (docs/architecture.md, *Plugin inserts*).
     _unsafePerformance { run(handle, UInt32(truncatingIfNeeded: frames)) }
   }
+
+  /// A plugin's LV2 worker `work_response`, after its `run`.
+  @_noLocks @inline(__always)
+  static func workResponse(
+    _ f: InsertWorkResponseFunction, _ handle: UnsafeMutableRawPointer?, size: Int, data: UnsafeRawPointer
+  ) {
+    // RT-WAIVER: the LV2 worker spec puts work_response in the audio threading class (called
+    // in the same context as run): the same contract as `run` above.
+    _ = _unsafePerformance { f(handle, UInt32(truncatingIfNeeded: size), data) }
+  }
+
+  /// A plugin's LV2 worker `end_run`, after its responses.
+  @_noLocks @inline(__always)
+  static func endRun(_ f: InsertEndRunFunction, _ handle: UnsafeMutableRawPointer?) {
+    // RT-WAIVER: end_run is in the audio threading class like run (LV2 worker spec).
+    _ = _unsafePerformance { f(handle) }
+  }
+
+  /// A plugin's LV2 worker `work`, run at once by `insertScheduleWork` for a synchronous
+  /// (offline) mixer's plugin.
+  @_noLocks @inline(__always)
+  static func work(
+    _ f: InsertWorkFunction, _ handle: UnsafeMutableRawPointer?, respondHandle: UnsafeMutableRawPointer, size: UInt32,
+    data: UnsafeRawPointer
+  ) -> UInt32 {
+    // RT-WAIVER: not realtime safe, and never called live: only a plumbing made `synchronous`
+    // (a mixer whose renderer is driven by the offline renderer or a test, no audio thread)
+    // runs work here; a live mixer's plumbing queues the request for the worker thread.
+    _unsafePerformance { f(handle, insertRespond, respondHandle, size, data) }
+  }
 }
