@@ -11,18 +11,24 @@ import StemdeckText
 extension Mixer {
   /// `target`'s inserts as the session file at `sessionPath` holds them (nil: a copy in memory,
   /// paths in plugin state kept absolute), with each plugin's state (PluginState.swift) unless
-  /// `withState` is false (a scene: a mix, not a rig).
-  func insertSettings(_ target: StripTarget, sessionPath: String? = nil, withState: Bool = true) -> [InsertSettings] {
+  /// `withState` is false (a scene: a mix, not a rig); `copyingFiles`: the session is being
+  /// written, so files its plugins' state names from elsewhere are copied beside it.
+  func insertSettings(
+    _ target: StripTarget, sessionPath: String? = nil, withState: Bool = true, copyingFiles: Bool = false
+  ) -> [InsertSettings] {
     (insertRacks.racks[InsertKey(target)] ?? []).map { x in
       InsertSettings(
         uri: x.uri, bypass: x.bypass, values: x.values.map { InsertValue(symbol: $0.symbol, value: $0.value) },
-        state: withState ? x.saveState(sessionPath: sessionPath).state : nil)
+        state: withState ? x.saveState(sessionPath: sessionPath, copyingFiles: copyingFiles).state : nil)
     }
   }
 
-  /// Writes every strip's inserts into `session` (being saved to `sessionPath`).
-  func storeInserts(in session: inout Session, sessionPath: String? = nil) {
-    func insertSettings(_ target: StripTarget) -> [InsertSettings] { self.insertSettings(target, sessionPath: sessionPath) }
+  /// Writes every strip's inserts into `session` (for the file at `sessionPath`; `copyingFiles`:
+  /// being written there).
+  func storeInserts(in session: inout Session, sessionPath: String? = nil, copyingFiles: Bool = false) {
+    func insertSettings(_ target: StripTarget) -> [InsertSettings] {
+      self.insertSettings(target, sessionPath: sessionPath, copyingFiles: copyingFiles)
+    }
     session.masterInserts = insertSettings(.master)
     for i in session.buses.indices {
       if let bus = busTable.buses.first(where: { $0.settings.name == session.buses[i].name }) {

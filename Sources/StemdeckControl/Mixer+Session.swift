@@ -154,7 +154,11 @@ extension Mixer {
 
   /// The mixer's state as a session to be saved at `sessionPath` (stem paths relative to it
   /// when they lie under its folder). `connections` are filled in by the JACK side.
-  public func session(savingTo sessionPath: String) -> Session {
+  /// `copyingFiles`: the session is being written to `sessionPath` now, so a file a plugin's
+  /// state names from elsewhere is copied into the files folder beside it (PluginState.swift);
+  /// without, the session names where the copy would go and nothing on disk changes (a
+  /// comparison: `diff`, the unsaved-changes checks).
+  public func session(savingTo sessionPath: String, copyingFiles: Bool = false) -> Session {
     lock.locked {
       // Each component writes its own part; the sends after the strips they fill in.
       var s = Session()
@@ -172,7 +176,7 @@ extension Mixer {
       scenes.save(into: &s)
       midi.save(into: &s)
       effects.save(into: &s, sessionPath: sessionPath)
-      storeInserts(in: &s, sessionPath: sessionPath)
+      storeInserts(in: &s, sessionPath: sessionPath, copyingFiles: copyingFiles)
       return s
     }
   }

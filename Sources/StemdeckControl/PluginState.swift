@@ -21,9 +21,14 @@ final class PluginStateContext {
   private var retrieved: [UnsafeMutableRawPointer] = []
   /// Why a file could not be kept beside the session (the path then stays absolute).
   var problems: [String] = []
+  /// Whether `abstractPath` copies a file from elsewhere into the files folder (a session being
+  /// written); otherwise it answers the name the copy would have and touches nothing (a session
+  /// compared, shown or kept in memory: `diff`, the unsaved-changes checks).
+  let copiesFiles: Bool
 
-  init(urids: URIDMap, sessionPath: String?) {
+  init(urids: URIDMap, sessionPath: String?, copiesFiles: Bool = false) {
     self.urids = urids
+    self.copiesFiles = copiesFiles
     // A session in `/` (undo's snapshots: Mixer+Undo.swift) keeps paths absolute, as its stems.
     if let sessionPath, sessionPath.hasPrefix("/"), (sessionPath as NSString).deletingLastPathComponent != "/" {
       folder = (sessionPath as NSString).deletingLastPathComponent
@@ -56,7 +61,7 @@ final class PluginStateContext {
     let name = (file as NSString).lastPathComponent
     let base = (name as NSString).deletingPathExtension, ext = (name as NSString).pathExtension
     do {
-      try fm.createDirectory(atPath: prefix + filesFolder, withIntermediateDirectories: true)
+      if copiesFiles { try fm.createDirectory(atPath: prefix + filesFolder, withIntermediateDirectories: true) }
       for n in 1...1000 {
         let candidate = n == 1 ? name : base + "-\(n)" + (ext.isEmpty ? "" : "." + ext)
         let relative = filesFolder + "/" + candidate
@@ -65,7 +70,7 @@ final class PluginStateContext {
           if fm.contentsEqual(atPath: target, andPath: file) { return relative }
           continue  // a different file by that name: never overwritten
         }
-        try fm.copyItem(atPath: file, toPath: target)
+        if copiesFiles { try fm.copyItem(atPath: file, toPath: target) }
         return relative
       }
       problems.append("\(file): no free name in \(prefix + filesFolder)")
@@ -150,11 +155,13 @@ extension InsertInstance {
   }
 
   /// What the plugin's `save` stores (nil: it has no state interface), paths mapped for a session
-  /// at `sessionPath` (nil: kept absolute). A placeholder answers the state it was opened with.
-  func saveState(sessionPath: String?) -> (state: [InsertStateValue]?, problems: [String]) {
+  /// at `sessionPath` (nil: kept absolute); `copyingFiles`: that session is being written, so
+  /// files from elsewhere are copied beside it (else only named). A placeholder answers the
+  /// state it was opened with.
+  func saveState(sessionPath: String?, copyingFiles: Bool = false) -> (state: [InsertStateValue]?, problems: [String]) {
     guard let instance = lilvInstance else { return (savedState, []) }
     guard let save = stateInterface?.save else { return (nil, []) }
-    let context = PluginStateContext(urids: PluginHost.shared.urids, sessionPath: sessionPath)
+    let context = PluginStateContext(urids: PluginHost.shared.urids, sessionPath: sessionPath, copiesFiles: copyingFiles)
     let flags = LV2_STATE_IS_POD.rawValue | LV2_STATE_IS_PORTABLE.rawValue
     _ = context.withFeatures(schedule: nil) { features in
       save(

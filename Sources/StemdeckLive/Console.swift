@@ -303,7 +303,7 @@ public final class Console {
         "\(printableText(target)): the file name is \(name.utf8.count) bytes long; the longest stemdeck saves is \(Self.longestSessionName) bytes (room for its autosave, .NAME.autosave.json)"
       )
     }
-    let session = live.sessionForSaving(to: absolute)
+    let session = live.sessionForSaving(to: absolute, writing: true)
     // Never over one of the session's own audio files (a typo like 'save drums.wav').
     for file in session.stems.map(\.file) + session.effects.map(\.file)
     where AtomicFile.sameFile(absolute, SessionFile.resolve(file: file, sessionPath: absolute)) {

@@ -191,8 +191,10 @@ public final class LiveSession {
   // MARK: - Session state
 
   /// The session to save to `path`: the mixer's state and the intended connections.
-  package func sessionForSaving(to path: String) -> Session {
-    var session = mixer.session(savingTo: path)
+  /// `writing`: it is written there now (files its plugins' state names are copied beside it:
+  /// `Mixer.session(savingTo:copyingFiles:)`); otherwise it is only compared or shown.
+  package func sessionForSaving(to path: String, writing: Bool = false) -> Session {
+    var session = mixer.session(savingTo: path, copyingFiles: writing)
     if driver != nil { session.connections = connections }
     return session
   }
@@ -310,7 +312,7 @@ public final class LiveSession {
     noteConnectionChanges()
     guard mixer.isDirty else { return nil }
     let target = path.map(Self.autosavePath(for:)) ?? StatePaths.stateDirectory() + "/untitled.autosave.json"
-    let session = sessionForSaving(to: path ?? target)
+    let session = sessionForSaving(to: path ?? target, writing: true)
     do { try SessionFile.save(session, to: target, backup: false) } catch {
       return .failed(target: target, reason: "\(error)")
     }
@@ -323,7 +325,7 @@ public final class LiveSession {
     else { return }
     lastAutosave = Date()
     // The sidecar sits beside the session, so its relative paths resolve the same way.
-    do { try SessionFile.save(sessionForSaving(to: path), to: Self.autosavePath(for: path), backup: false) } catch {
+    do { try SessionFile.save(sessionForSaving(to: path, writing: true), to: Self.autosavePath(for: path), backup: false) } catch {
       // A read-only or full file system: said at every attempt (once an interval), never
       // silently; the changes stay in memory, unsaved, and the files on disk as they were.
       autosaveFailed?(error.description)

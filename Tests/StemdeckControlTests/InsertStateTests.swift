@@ -39,13 +39,18 @@ import Testing
     #expect(InsertConvolutionTests.convolutionError(before.0, input, start: before.2, from: 0) < 1e-6, "before saving")
 
     let sessionPath = sessionFolder.file("show.stemdeck")
-    let text = SessionFile.encode(rig.mixer.session(savingTo: sessionPath))
+    // Compared, not written (`diff`, the unsaved-changes checks): the session names where the
+    // copy goes, and nothing on disk changes.
+    let compared = SessionFile.encode(rig.mixer.session(savingTo: sessionPath))
+    #expect(!FileManager.default.fileExists(atPath: sessionFolder.file("show-files")), "a comparison copied a file")
+    let text = SessionFile.encode(rig.mixer.session(savingTo: sessionPath, copyingFiles: true))
+    #expect(compared == text, "the comparison and the save name the file differently")
     try Data(text.utf8).write(to: URL(fileURLWithPath: sessionPath))
     let kept = sessionFolder.file("show-files/room.wav")
     #expect(FileManager.default.contentsEqual(atPath: kept, andPath: ir), "the impulse response is not kept beside the session")
     #expect(text.contains("\"type\" : \"http://lv2plug.in/ns/ext/atom#Path\", \"flags\" : 3, \"text\" : \"show-files/room.wav\""))
     // Saving again reuses the copy (same content) rather than making another.
-    _ = rig.mixer.session(savingTo: sessionPath)
+    _ = rig.mixer.session(savingTo: sessionPath, copyingFiles: true)
     #expect(try FileManager.default.contentsOfDirectory(atPath: sessionFolder.file("show-files")) == ["room.wav"])
 
     // The session's folder moves; the original impulse response is gone.
