@@ -1,3 +1,4 @@
+import Foundation
 // What differs between two sessions, value by value (the console's `diff`): both are written as
 // the session file writes them (SessionEncoder.swift) and read back as JSON, so a value shows as
 // the file has it, a key the file leaves out (a default) as "(default)", and nothing of the model
@@ -172,7 +173,34 @@ public enum SessionDiff {
     case .number(let literal): literal
     case .string(let s): s
     case .array(let items): "[" + items.map(text).joined(separator: ", ") + "]"
-    case .object(let members): "{ " + members.map { "\($0.key): " + text($0.value) }.joined(separator: ", ") + " }"
+    case .object(let members):
+      "{ " + members.map { "\($0.key): " + ($0.key == "state" ? stateText($0.value) : text($0.value)) }.joined(separator: ", ") + " }"
     }
+  }
+
+  /// An insert's plugin state (InsertSettings' "state") in short: each property by the last part
+  /// of its key, a path or a short text as it is, a long text or bytes by their size. The whole
+  /// would be a plugin's serialised settings (hundreds of characters on one line).
+  static func stateText(_ node: JSONNode) -> String {
+    guard case .array(let items) = node.value else { return text(node) }
+    let parts = items.map { item -> String in
+      guard case .object(let members) = item.value else { return text(item) }
+      func field(_ key: String) -> String? {
+        if case .string(let s)? = members.first(where: { $0.key == key })?.value.value { return s }
+        return nil
+      }
+      let key = field("key") ?? "?"
+      let name = key.split(whereSeparator: { "#/:".contains($0) }).last.map(String.init) ?? key
+      let value: String
+      if let t = field("text") {
+        value = field("type")?.hasSuffix("#Path") == true || t.count <= 40 ? t : "(\(t.count) characters)"
+      } else if let b = field("base64") {
+        value = "(\(Data(base64Encoded: b)?.count ?? b.count * 3 / 4) bytes)"
+      } else {
+        value = "?"
+      }
+      return "\(name): \(value)"
+    }
+    return "{ " + parts.joined(separator: ", ") + " }"
   }
 }

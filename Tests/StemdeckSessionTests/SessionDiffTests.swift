@@ -34,6 +34,29 @@ import Testing
       SessionDiff.changes(from: Self.base, to: live).map(\.line) == ["master volume 0.9 → 0.5", "drums volume -1.94dB → -6dB"])
   }
 
+  @Test("a plugin's state in short: a path as it is, a long text and bytes by their size")
+  func pluginState() {
+    var live = Self.base
+    let text = String(repeating: "convolution.ir.gain.0=5.000000e-01\n", count: 10)
+    live.masterInserts = [
+      InsertSettings(
+        uri: "http://gareus.org/oss/lv2/convoLV2#Mono", values: [InsertValue(symbol: "gain", value: 0)],
+        state: [
+          InsertStateValue(
+            key: "http://gareus.org/oss/lv2/convoLV2#state", type: "http://lv2plug.in/ns/ext/atom#String", flags: 3,
+            bytes: Array(text.utf8) + [0]),
+          InsertStateValue(
+            key: "http://gareus.org/oss/lv2/convoLV2#impulse", type: "http://lv2plug.in/ns/ext/atom#Path", flags: 3,
+            bytes: Array("show-files/room.wav".utf8) + [0]),
+          InsertStateValue(key: "urn:example:blob", type: "urn:example:type", flags: 1, bytes: [1, 2, 3, 4, 5])
+        ])
+    ]
+    #expect(
+      SessionDiff.changes(from: Self.base, to: live).map(\.line) == [
+        "master inserts (default) → [{ uri: http://gareus.org/oss/lv2/convoLV2#Mono, values: { gain: 0 }, state: { state: (350 characters), impulse: show-files/room.wav, blob: (5 bytes) } }]"
+      ])
+  }
+
   @Test("the same session twice: no differences; the transport's position is not one")
   func same() {
     var moved = Self.base
