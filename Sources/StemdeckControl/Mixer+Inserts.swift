@@ -57,7 +57,12 @@ extension Mixer {
   /// a stem; with its channel count (1 or 2).
   func insertStrip(_ name: String) throws(MixerError) -> (target: StripTarget, channels: Int) {
     if name.lowercased() == "master" && (try? strip(named: name)) == nil { return (.master, 2) }
-    let ref = try strip(named: name)
+    guard let ref = try? strip(named: name) else {
+      // Any strip takes inserts, the master too: the refusal lists them all.
+      var known = table.stems.map(\.settings.name) + table.offline.map(\.settings.name)
+      known += busTable.buses.map(\.settings.name) + liveInputs.inputs.map(\.settings.name) + ["master"]
+      throw MixerError.unknown(.strip(withInputs: !liveInputs.inputs.isEmpty), name, known: known)
+    }
     switch ref {
     case .stem(let stem): return (target(of: ref), stem.channels)
     case .bus: return (target(of: ref), 2)

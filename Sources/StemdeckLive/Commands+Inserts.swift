@@ -47,7 +47,7 @@ extension CommandTable {
       insert preset drums 1 save NAME  its control values as a preset in ~/.lv2 (any LV2 host reads it)
       A mono plugin on a stereo strip runs as two linked instances (one per side).
       """,
-    completions: [.keyword(["add", "remove", "move", "bypass", "list", "params", "set", "preset"]), .stemOrAll],
+    completions: [.keyword(["add", "remove", "move", "bypass", "list", "params", "set", "preset"]), .strip],
     accessWhenGiven: ["add": .rig, "remove": .rig, "move": .rig]
   ) { (c, a) throws(CommandError) in
     let usage = CommandError("insert: usage: " + insertUsage)

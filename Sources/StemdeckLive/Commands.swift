@@ -10,6 +10,8 @@ package enum ArgumentKind: Sendable {
   case stem, stemOrAll, file, port, keyword([String]), command, none
   /// A bus's name, or `master` (Commands+Buses.swift).
   case bus
+  /// Any strip's name (a stem, bus or live input) or `master`: where inserts go.
+  case strip
 }
 
 /// One REPL command: its name, aliases, usage, help text and implementation.

@@ -28,6 +28,7 @@ package enum Completion {
         + (spec.name == "meters" ? ["master", "reset"] : [])
     case .stemOrAll: options = console.mixer.stems.names + console.mixer.buses.names + console.mixer.inputs.names + ["all"]
     case .bus: options = console.mixer.buses.names + ["master"]
+    case .strip: options = console.mixer.stems.names + console.mixer.buses.names + console.mixer.inputs.names + ["master"]
     case .keyword(let words): options = words
     case .command: options = CommandTable.all.map(\.name)
     case .port:

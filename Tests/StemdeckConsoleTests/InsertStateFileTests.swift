@@ -5,8 +5,22 @@ import Testing
 
 /// A plugin's state that names a file from elsewhere (convoLV2's impulse response, x42-plugins):
 /// only writing the session copies it beside the session. `diff` and `quit`'s unsaved-changes
-/// summary compare the session with its file without touching the disk.
+/// summary compare the session with its file without touching the disk. And `insert`'s strip
+/// word: completed and refused as any strip, the master among them.
 @Suite struct InsertStateFileTests {
+  @Test("insert completes and names every strip, the master too")
+  func stripWord() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    #expect(Completion.candidates(console: h.console, words: ["insert", "list"], partial: "ma") == ["master"])
+    #expect(Completion.candidates(console: h.console, words: ["insert", "add"], partial: "") == ["bass", "drums", "master"])
+    let refused = h.run("insert list mastr")
+    #expect(!refused.ok)
+    #expect(refused.output == ["error: unknown stem or bus 'mastr' — did you mean 'master'?"], "\(refused.output)")
+    let unknown = h.run("insert list zzz").output
+    #expect(unknown.first?.contains("master") == true, "the names it lists: \(unknown)")
+  }
+
   static let convolver = "http://gareus.org/oss/lv2/convoLV2#Mono"
 
   @Test("diff and quit's summary name the impulse response's copy without making it; save makes it")
