@@ -277,10 +277,11 @@ def summarize_window(samples):
 # Cases
 
 
-def live_stemdeck(ctx, server, session, seconds, label, tempi=None):
+def live_stemdeck(ctx, server, session, seconds, label, tempi=None, check=None):
     """stemdeck playing `session`, sampled for `seconds`. With `tempi`, `rate all T` (T taking each of
     `tempi` in turn) follows every second status sample: a tempo change for every stem at once every 2 s
-    (issue 25: such a change must never xrun)."""
+    (issue 25: such a change must never xrun). `check(sd)`, when given, runs once it plays, before the
+    window (it raises BenchError when stemdeck is not set up as the case needs)."""
     sd = Stemdeck(ctx["bin"], [session, "--server", server.name, "--no-start-server", "--no-connect", "--name", "sdbench"],
                   server.env, os.path.join(ctx["cache"], "logs", f"live-{label}.log"))
     try:
@@ -288,6 +289,8 @@ def live_stemdeck(ctx, server, session, seconds, label, tempi=None):
         sd.command("play", timeout=120)
         wait_playing(sd, timeout=60)
         started = time.monotonic() - t0
+        if check:
+            check(sd)
         time.sleep(2)  # settle
         changes, samples = [0], [0]
         if tempi:
