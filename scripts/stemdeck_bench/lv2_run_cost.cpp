@@ -3,7 +3,7 @@
 // load to leave stemdeck's own overhead of hosting them.
 //
 //   lv2_run_cost [--rate HZ] [--frames F] [--stems N] [--seconds S] [--max-block M] [--cpu C]
-//                --plugin URI [SYMBOL=VALUE…] [--plugin URI [SYMBOL=VALUE…]]… -- FILE.wav…
+//                [--paced [--fifo PRIO]] --plugin URI [SYMBOL=VALUE…] [--plugin URI [SYMBOL=VALUE…]]… -- FILE.wav…
 //
 // Instantiates, through lilv, each plugin once per stem (a stereo plugin) or twice (a mono one:
 // left and right, as stemdeck links two on a stereo strip) at HZ, with the features and options
@@ -17,6 +17,13 @@
 // a CPU, so a shared machine's other processes preempting it do not count; under realtime JACK
 // the process thread is SCHED_FIFO and is not preempted either) and, beside it, the wall clock
 // per block (what JACK's DSP load is made of). The thread is pinned to CPU C (default the last).
+//
+// Without --paced the blocks run back to back: the plugins' code and state stay hot in the caches
+// and branch predictors. With --paced each block waits for the next period boundary (F / HZ
+// apart, absolute CLOCK_MONOTONIC), as a live host's process thread waits for its cycle, so the
+// CPU does other work or idles in between and every period starts colder: the plugins' cost as
+// any live host would see it (a few per cent more here). --fifo PRIO runs the paced thread
+// SCHED_FIFO at PRIO, as JACK's process threads run; the wall clock is then not preempted either.
 //
 // Prints one line of "key value" pairs: blocks, instances, cpu_ns_per_block (the figure: mean
 // thread CPU per block, the clocks' own cost taken off), wall_ns_median, wall_ns_mean,
@@ -39,6 +46,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -268,9 +276,10 @@ double median(std::vector<double> v) {
 }
 
 // Feeds every stem a block of its file (looped), runs `calls` on it, `warm` blocks untimed and
-// then `timed` blocks timed; fails when an output is not finite.
+// then `timed` blocks timed, each after the next multiple of `period` ns (0: back to back);
+// fails when an output is not finite.
 Figures measure(const Calls &calls, const std::vector<Wav> &audio, const std::vector<float *> &inputs,
-                const std::vector<float *> &last, int stems, int frames, long warm, long timed) {
+                const std::vector<float *> &last, int stems, int frames, long period, long warm, long timed) {
   Figures f{};
   // The clocks' own cost per block: the same four readings around nothing (medians), taken off
   // each block's two figures.
@@ -288,7 +297,15 @@ Figures measure(const Calls &calls, const std::vector<Wav> &audio, const std::ve
   wall.reserve(size_t(timed));
   double cpu_total = 0;
   bool finite = true;
+  timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
   for (long b = 0; b < warm + timed; b++) {
+    if (period) {
+      next.tv_nsec += period;
+      while (next.tv_nsec >= 1000000000) next.tv_nsec -= 1000000000, next.tv_sec++;
+      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr) == EINTR) {
+      }
+    }
     for (int k = 0; k < stems; k++) {
       const Wav &w = audio[size_t(k) % audio.size()];
       float *l = inputs[2 * k], *r = inputs[2 * k + 1];
@@ -329,7 +346,8 @@ Figures measure(const Calls &calls, const std::vector<Wav> &audio, const std::ve
 
 int main(int argc, char **argv) {
   double rate = 48000, seconds = 30;
-  int frames = 128, stems = 64, max_block = 4096, cpu = -1;
+  int frames = 128, stems = 64, max_block = 4096, cpu = -1, fifo = 0;
+  bool paced = false;
   std::vector<Spec> specs;
   std::vector<std::string> files;
   for (int a = 1; a < argc; a++) {
@@ -344,15 +362,18 @@ int main(int argc, char **argv) {
     else if (s == "--seconds") seconds = std::atof(next().c_str());
     else if (s == "--max-block") max_block = std::atoi(next().c_str());
     else if (s == "--cpu") cpu = std::atoi(next().c_str());
+    else if (s == "--paced") paced = true;
+    else if (s == "--fifo") fifo = std::atoi(next().c_str());
     else if (s == "--plugin") specs.push_back({next(), {}});
     else if (s == "--") files.assign(argv + a + 1, argv + argc), a = argc;
     else if (!specs.empty() && s.find('=') != std::string::npos)
       specs.back().values.push_back({s.substr(0, s.find('=')), float(std::atof(s.c_str() + s.find('=') + 1))});
     else fail(1, "unexpected argument '" + s + "' (see the comment at the top of lv2_run_cost.cpp)");
   }
-  if (specs.empty() || files.empty() || rate <= 0 || frames < 1 || frames > max_block || stems < 1 || seconds <= 0)
+  if (specs.empty() || files.empty() || rate <= 0 || frames < 1 || frames > max_block || stems < 1 || seconds <= 0 ||
+      fifo < 0 || (fifo && !paced))
     fail(1, "usage: lv2_run_cost [--rate HZ] [--frames F] [--stems N] [--seconds S] [--max-block M] [--cpu C] "
-            "--plugin URI [SYMBOL=VALUE…]… -- FILE.wav…");
+            "[--paced [--fifo PRIO]] --plugin URI [SYMBOL=VALUE…]… -- FILE.wav…");
 
   // Pin this (the only) thread: the per-block wall clock then never includes a migration.
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -361,6 +382,10 @@ int main(int argc, char **argv) {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   if (sched_setaffinity(0, sizeof set, &set) != 0) fail(1, "cannot pin to CPU " + std::to_string(cpu));
+  sched_param prio{};
+  prio.sched_priority = fifo;
+  if (fifo && sched_setscheduler(0, SCHED_FIFO, &prio) != 0)
+    fail(1, "cannot run SCHED_FIFO at priority " + std::to_string(fifo) + ": " + std::strerror(errno));
 
   std::vector<Wav> audio;
   for (auto &f : files) audio.push_back(open_wav(f));
@@ -393,11 +418,12 @@ int main(int argc, char **argv) {
     for (auto &st : chain)
       for (auto *i : st.instances) calls.push_back({lilv_instance_get_descriptor(i)->run, lilv_instance_get_handle(i)});
 
-  Figures f = measure(calls, audio, inputs, last, stems, frames, long(rate / frames), long(seconds * rate / frames));
+  long period = paced ? long(frames * 1e9 / rate) : 0;
+  Figures f = measure(calls, audio, inputs, last, stems, frames, period, long(rate / frames), long(seconds * rate / frames));
   std::printf("blocks %zu instances %zu cpu_ns_per_block %.1f wall_ns_median %.1f wall_ns_mean %.1f "
-              "wall_ns_max32_median %.1f clock_ns %.1f wall_clock_ns %.1f peak %.6f cpu %d\n",
+              "wall_ns_max32_median %.1f clock_ns %.1f wall_clock_ns %.1f peak %.6f cpu %d paced %d fifo %d\n",
               f.blocks, instances, f.cpu_per_block, f.wall_median, f.wall_mean, f.wall_max32_median, f.cpu_clock,
-              f.wall_clock, f.peak, cpu);
+              f.wall_clock, f.peak, cpu, paced ? 1 : 0, fifo);
   for (auto &chain : chains)
     for (auto &st : chain)
       for (auto *i : st.instances) {
