@@ -22,7 +22,7 @@ INSERT_PAIRS = 5  # windows with inserts and without, in turn (and a harness run
 PERIOD = 128
 WITH, WITHOUT = "stemdeck, 2 inserts a stem", "stemdeck, no inserts"
 CALIBRATION = "calibration: jack_cpu busy client"
-HARNESS_FIFO = 5  # the paced harness's SCHED_FIFO priority: below jackd's and its clients' (jackd -R: 10 and 5+)
+HARNESS_FIFO = 5  # the paced harness's SCHED_FIFO priority: what jackd -R gives its clients' process threads (its own: 10)
 
 
 def harness_command(tool, cache, seconds, paced=False):
@@ -166,7 +166,7 @@ def section_3i(r, run, b, summary, commands):
     if errors:
         b(f"- Harness runs that failed: {'; '.join(errors)}")
     # Pairs: each window with inserts against the window without it that followed, and the harness runs after them.
-    loads, cpus, ovl, ovc = [], [], [], []
+    loads, cpus, ovl, ovc, threads, ovt = [], [], [], [], [], []
     for (i, j), h in zip(r["pairs"], r["harness"]):
         a, c = rows[i][2], rows[j][2]
         if not (good(a) and good(c)):
@@ -175,10 +175,15 @@ def section_3i(r, run, b, summary, commands):
         both_cpu = a.get("client_cpu") is not None and c.get("client_cpu") is not None
         if both_cpu:
             cpus.append(a["client_cpu"] - c["client_cpu"])
+        both_thread = a.get("process_thread_cpu") is not None and c.get("process_thread_cpu") is not None
+        if both_thread:
+            threads.append(a["process_thread_cpu"] - c["process_thread_cpu"])
         if "error" not in h:
             ovl.append(overhead(loads[-1], share(h["paced"])))
             if both_cpu:
                 ovc.append(overhead(cpus[-1], share(h["paced"])))
+            if both_thread:
+                ovt.append(overhead(threads[-1], share(h["paced"])))
     with_l = [x["load"] for k, n, x in rows if k == WITH and good(x)]
     without_l = [x["load"] for k, n, x in rows if k == WITHOUT and good(x)]
     added, added_cpu = med(loads), med(cpus)
@@ -197,6 +202,14 @@ def section_3i(r, run, b, summary, commands):
           f"overhead **{fmt(ov_cpu, 1)} %** (per pair {', '.join(fmt(v, 0) for v in ovc)} %). Not the target's figure "
           "(the issue asks for the live load); it is not a maximum, but other tenants' cache and memory traffic "
           "moves it too.")
+    added_thread = med(threads)
+    ov_thread, ov_thread_tight = overhead(added_thread, alone), overhead(added_thread, tight)
+    if threads:
+        b(f"- The same by the CPU time of stemdeck's JACK process thread alone (the SCHED_FIFO thread, "
+          f"`/proc/PID/task/TID/schedstat`, nanoseconds; no disk or control threads), % of one core: the chain added "
+          f"{', '.join(fmt(v, 2) for v in threads)}, median **{fmt(added_thread, 2)}**: overhead **{fmt(ov_thread, 1)} %** "
+          f"against the paced plugins (per pair {', '.join(fmt(v, 0) for v in ovt)} %), {fmt(ov_thread_tight, 1)} % "
+          "against the back-to-back ones.")
     cal = [(n, x) for k, n, x in rows if k == CALIBRATION and good(x)]
     if cal and base:
         n, x = cal[-1]
@@ -205,7 +218,8 @@ def section_3i(r, run, b, summary, commands):
           "machine's load shows a known added cost.")
     b("")
     fig = (f"{fmt(ov, 1)} % (median added load {fmt(added, 2)} points − plugins alone {fmt(alone, 2)} %, "
-           f"{len(loads)} pairs; by CPU time {fmt(ov_cpu, 1)} %; against the plugins back to back "
+           f"{len(loads)} pairs; by the process thread's CPU time {fmt(ov_thread, 1)} %, the process's {fmt(ov_cpu, 1)} %; "
+           f"against the plugins back to back "
            f"{fmt(ov_tight, 1)} %)") if ov is not None else "not measured"
     v = verdict(met("3i.overhead", ov))
     disturbed = [x for k, n, x in rows if k in (WITH, WITHOUT) and x.get("others", 0) > 0.15]
