@@ -9,6 +9,8 @@
 - export.py         case 1s: stem export (`render --stems`)
 - live.py           cases 3, 3s: live DSP load and xruns, with load-matched controls
 - graph.py          case 3g: the mixer graph live (64 EQ'd stems, 8 buses, 2 sends), EQ bypassed vs none
+- live_inserts.py   case 3i: 64 stems × 2 LV2 inserts live against none, and the plugins alone (lv2_run_cost.cpp):
+                    stemdeck's own overhead of hosting them
 - memory.py         case 4: resident memory
 - latency.py        case 5: open-to-play and `vol`-to-port latency
 - control_socket.py case 5c: the control socket to the port, and its round trip

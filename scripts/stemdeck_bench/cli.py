@@ -21,6 +21,7 @@ from .graph import case_graph_live
 from .inserts import case_offline_inserts
 from .latency import case_latency
 from .live import case_live, case_stretch_live
+from .live_inserts import case_live_inserts
 from .material import generate_material
 from .memory import case_memory
 from .web import case_web_clients, case_web_latency, case_web_page
@@ -29,12 +30,13 @@ USAGE = """stemdeck benchmarks: offline mix and varispeed against ecasound and s
 xruns on a private JACK server, resident memory, open-to-play and volume-change latency.
 
 Usage: scripts/bench [--runs N] [--quick] [--live-seconds S] [--live-runs N]
-                     [--cases 1,1b,1r,1s,2,2f,2s,2r,3,3s,3g,4,5,5c,5w,5m,5p] [--cache DIR] [--output FILE] [--no-realtime]
+                     [--cases 1,1b,1i,1r,1s,2,2f,2s,2r,3,3s,3g,3i,4,5,5c,5w,5m,5p] [--cache DIR] [--output FILE] [--no-realtime]
        scripts/bench --report RESULTS.json [--output FILE]
 
-Cases: 1 offline mix, 1b 44.1 kHz files, 1r converters side by side (stemdeck's sinc, libsamplerate, soxr, zita), 1s stem export (render --stems), 2 offline varispeed, 2f varispeed faster than the file
+Cases: 1 offline mix, 1b 44.1 kHz files, 1i offline plugin inserts (against ecasound -elv2), 1r converters side by side (stemdeck's sinc, libsamplerate, soxr, zita), 1s stem export (render --stems), 2 offline varispeed, 2f varispeed faster than the file
 (rate 1.2), 2s offline stretch beside varispeed, 2r stretchers side by side (WSOLA, SoundTouch, Rubber Band), 3 live load, 3s live stretch stems, 3g live mixer graph
-(64 stems with EQ, 8 buses, 2 sends; EQ bypassed beside no EQ), 4 memory, 5 latency,
+(64 stems with EQ, 8 buses, 2 sends; EQ bypassed beside no EQ), 3i live plugin inserts (64 stems × an LV2 EQ
+and compressor against none, and the plugins alone in a lilv harness: stemdeck's own overhead), 4 memory, 5 latency,
 5c a `vol` over the control socket to the port, and the socket's round trip. 5w the same over the web
 mixer's WebSocket; 5m what 8 idle web mixer pages (meters at 30/s) cost stemdeck with 64 stems; 5p the
 page's frame rate with 64 strips in headless Chromium (DevTools protocol). `--cases 2s,3s` runs only the stretch cases.
@@ -62,6 +64,7 @@ CASES = [("1", "offline mix", case_offline_mix), ("1b", "44.1 kHz → 48 kHz", c
          ("2s", "offline stretch", case_stretch_offline), ("2r", "stretchers side by side", case_stretch_compare),
          ("3", "live load", case_live), ("3s", "live stretch", case_stretch_live),
          ("3g", "live mixer graph", case_graph_live),
+         ("3i", "live plugin inserts: host overhead", case_live_inserts),
          ("4", "memory", case_memory), ("5", "latency", case_latency),
          ("5c", "control socket latency", case_socket_latency),
          ("5w", "web mixer latency", case_web_latency), ("5m", "web mixer pages", case_web_clients),

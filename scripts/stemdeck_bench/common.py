@@ -42,7 +42,7 @@ STRETCH_GOAL = {0.8: 64}
 # every 2 s (live_stemdeck's `tempi`), paired with a load-matched control like the target's row and
 # judged on the totals the same way.
 TEMPO_CHANGE_ROW = (0.8, (0.9, 0.8))
-ALL_CASES = ("1", "1b", "1i", "1r", "1s", "2", "2f", "2s", "2r", "3", "3s", "3g", "4", "5", "5c", "5w", "5m", "5p")
+ALL_CASES = ("1", "1b", "1i", "1r", "1s", "2", "2f", "2s", "2r", "3", "3s", "3g", "3i", "4", "5", "5c", "5w", "5m", "5p")
 
 # ---------------------------------------------------------------------------------------------
 # Processes: every child gets its own process group; all are ended on exit, jackd last.

@@ -28,9 +28,10 @@ AMP = "http://plugin.org.uk/swh-plugins/amp"
 LIGHT = [(AMP, [("gain", -3)]), (AMP, [("gain", 3)])]
 
 
-def insert_session(cache, name, chain):
-    """Case 1's 32-stem session with `chain` on every stem."""
-    path = write_session(cache, name, N_STEMS)
+def insert_session(cache, name, chain, n=N_STEMS, **session):
+    """Case 1's 32-stem session (or `n` stems, `session` as write_session takes it) with `chain` on
+    every stem."""
+    path = write_session(cache, name, n, **session)
     with open(path) as f:
         doc = json.load(f)
     for stem in doc["stems"]:

@@ -263,6 +263,29 @@ def sample_window(sd, seconds, pids, client=None):
     return samples, others, client_cpu
 
 
+def realtime_thread(pid):
+    """The thread of process `pid` that runs SCHED_FIFO (a JACK client's process thread under a realtime
+    jackd), or None."""
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[38]) == 1:  # policy (field 41): SCHED_FIFO
+                return int(tid)
+    except (OSError, IndexError, ValueError):
+        pass
+    return None
+
+
+def thread_cpu_ns(pid, tid):
+    """Nanoseconds thread `tid` of `pid` has run (/proc/…/schedstat: exact, not in clock ticks), or None."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+            return int(f.read().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def summarize_window(samples):
     loads = [parse_load(s) for s in samples[1:]]
     xr = [int(s.get("xruns", "0")) for s in samples]
@@ -277,10 +300,11 @@ def summarize_window(samples):
 # Cases
 
 
-def live_stemdeck(ctx, server, session, seconds, label, tempi=None):
+def live_stemdeck(ctx, server, session, seconds, label, tempi=None, check=None):
     """stemdeck playing `session`, sampled for `seconds`. With `tempi`, `rate all T` (T taking each of
     `tempi` in turn) follows every second status sample: a tempo change for every stem at once every 2 s
-    (issue 25: such a change must never xrun)."""
+    (issue 25: such a change must never xrun). `check(sd)`, when given, runs once it plays, before the
+    window (it raises BenchError when stemdeck is not set up as the case needs)."""
     sd = Stemdeck(ctx["bin"], [session, "--server", server.name, "--no-start-server", "--no-connect", "--name", "sdbench"],
                   server.env, os.path.join(ctx["cache"], "logs", f"live-{label}.log"))
     try:
@@ -288,6 +312,8 @@ def live_stemdeck(ctx, server, session, seconds, label, tempi=None):
         sd.command("play", timeout=120)
         wait_playing(sd, timeout=60)
         started = time.monotonic() - t0
+        if check:
+            check(sd)
         time.sleep(2)  # settle
         changes, samples = [0], [0]
         if tempi:
@@ -301,8 +327,14 @@ def live_stemdeck(ctx, server, session, seconds, label, tempi=None):
                     changes[0] += 1
                 return st
             sd.status = status
+        rt = realtime_thread(sd.proc.pid)
+        rt0, m0 = (thread_cpu_ns(sd.proc.pid, rt), time.monotonic()) if rt else (None, None)
         samples, others, client_cpu = sample_window(sd, seconds, [server.proc.pid, sd.proc.pid], client=sd.proc.pid)
+        rt1 = thread_cpu_ns(sd.proc.pid, rt) if rt0 is not None else None
         res = summarize_window(samples)
+        if rt1 is not None:
+            # The JACK process thread alone (no disk or control threads), in % of one core.
+            res["process_thread_cpu"] = (rt1 - rt0) / ((time.monotonic() - m0) * 1e9) * 100
         res["others"] = others
         res["client_cpu"] = client_cpu
         res["start_s"] = started

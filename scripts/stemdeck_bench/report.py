@@ -21,6 +21,7 @@ from .inserts import section_1i  # noqa: F401 (SECTIONS finds it by name)
 from .resampling import section_1r  # noqa: F401 (SECTIONS finds it by name)
 from .stretching import section_2r  # noqa: F401 (SECTIONS finds it by name)
 from .report_live import section_3, section_3s, section_3g  # noqa: F401 (SECTIONS finds them by name)
+from .live_inserts import section_3i  # noqa: F401 (SECTIONS finds it by name)
 from .targets import met, target
 
 def tool_versions(env):
@@ -521,7 +522,7 @@ def render(data):
             w("")
             w("</details>")
             w("")
-    if "5" in results or "3" in results or "3s" in results or "4" in results:
+    if any(k in results for k in ("3", "3s", "3g", "3i", "4", "5")):
         w("Live cases drive `stemdeck SESSION --server NAME --no-start-server --no-connect` on stdin "
           "(`play`, `status`, `meters master`, `vol all X`, `open PATH`, `echo --end--` as a reply marker), "
           "one private `jackd` per case.")
