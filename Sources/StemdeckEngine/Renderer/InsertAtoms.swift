@@ -43,9 +43,16 @@ public struct InsertPlumbing: ~Copyable {
   public let chunkType: UInt32
   /// `work` runs at once inside `schedule_work` (an offline mixer: no audio thread to keep).
   public let synchronous: Bool
-  @usableFromInline var messages: RingEnds<UInt8>
-  @usableFromInline var requests: RingEnds<UInt8>
-  @usableFromInline var responses: RingEnds<UInt8>
+  /// The rings' ends, each in an allocation of its own that only the thread using that end
+  /// touches. (Both ends in one struct reached through this plumbing's pointer from two threads
+  /// is a Swift access race to ThreadSanitizer, though the fields differ: an `inout` to one end
+  /// is a modifying access to the whole.) `In`: the producer, `Out`: the consumer.
+  @usableFromInline let messagesIn: UnsafeMutablePointer<Producer<UInt8>>
+  @usableFromInline let messagesOut: UnsafeMutablePointer<Consumer<UInt8>>
+  @usableFromInline let requestsIn: UnsafeMutablePointer<Producer<UInt8>>
+  @usableFromInline let requestsOut: UnsafeMutablePointer<Consumer<UInt8>>
+  @usableFromInline let responsesIn: UnsafeMutablePointer<Producer<UInt8>>
+  @usableFromInline let responsesOut: UnsafeMutablePointer<Consumer<UInt8>>
   /// Room for one response or request, contiguous (a ring's bytes may wrap): the renderer's
   /// and the worker thread's, each its own.
   @usableFromInline let renderScratch: UnsafeMutableRawPointer
@@ -89,15 +96,36 @@ public struct InsertPlumbing: ~Copyable {
     self.sequenceType = sequenceType
     self.chunkType = chunkType
     self.synchronous = synchronous
-    messages = SPSCRing.make(minimumCapacity: Self.ringBytes)
-    requests = SPSCRing.make(minimumCapacity: Self.ringBytes)
-    responses = SPSCRing.make(minimumCapacity: Self.ringBytes)
+    let messages: RingEnds<UInt8> = SPSCRing.make(minimumCapacity: Self.ringBytes)
+    messagesIn = Self.box(messages.producer)
+    messagesOut = Self.box(messages.consumer)
+    let requests: RingEnds<UInt8> = SPSCRing.make(minimumCapacity: Self.ringBytes)
+    requestsIn = Self.box(requests.producer)
+    requestsOut = Self.box(requests.consumer)
+    let responses: RingEnds<UInt8> = SPSCRing.make(minimumCapacity: Self.ringBytes)
+    responsesIn = Self.box(responses.producer)
+    responsesOut = Self.box(responses.consumer)
     renderScratch = .allocate(byteCount: Self.ringBytes, alignment: 16)
     workerScratch = .allocate(byteCount: Self.ringBytes, alignment: 16)
   }
 
+  /// `value` in an allocation of its own.
+  static func box<T: ~Copyable>(_ value: consuming T) -> UnsafeMutablePointer<T> {
+    let p = UnsafeMutablePointer<T>.allocate(capacity: 1)
+    p.initialize(to: value)
+    return p
+  }
+
   /// Frees the plumbing (control thread, once the instance is freed and no chain holds it).
   public static func free(_ p: UnsafeMutablePointer<InsertPlumbing>) {
+    for end in [p.pointee.messagesIn, p.pointee.requestsIn, p.pointee.responsesIn] {
+      end.deinitialize(count: 1)
+      end.deallocate()
+    }
+    for end in [p.pointee.messagesOut, p.pointee.requestsOut, p.pointee.responsesOut] {
+      end.deinitialize(count: 1)
+      end.deallocate()
+    }
     for i in 0..<(p.pointee.inputCount + p.pointee.outputCount) { p.pointee.buffers[i].deallocate() }
     p.pointee.buffers.deallocate()
     p.pointee.renderScratch.deallocate()
@@ -133,16 +161,17 @@ public struct InsertPlumbing: ~Copyable {
 
   /// Queues `atom` (an `LV2_Atom` and its body, `size` bytes) for the plugin's first atom input,
   /// at frame 0 of the next block. False: no room (the ring or the port), nothing queued.
-  public mutating func send(atom: UnsafeRawBufferPointer) -> Bool {
+  public func send(atom: UnsafeRawBufferPointer) -> Bool {
     guard inputCount > 0, atom.count + 16 <= atomCapacity - 16 else { return false }
-    return Self.push(atom, into: &messages.producer)
+    return Self.push(atom, into: &messagesIn.pointee)
   }
 
   /// The worker thread: runs `work` on every request waiting in `p`'s ring; returns how many.
   public static func workRequests(_ p: UnsafeMutablePointer<InsertPlumbing>) -> Int {
     guard let work = p.pointee.work else { return 0 }
     var done = 0
-    while let size = pop(from: &p.pointee.requests.consumer, into: p.pointee.workerScratch) {
+    let requests = p.pointee.requestsOut
+    while let size = pop(from: &requests.pointee, into: p.pointee.workerScratch) {
       _ = work(p.pointee.handle, insertRespond, UnsafeMutableRawPointer(p), UInt32(size), p.pointee.workerScratch)
       p.pointee.requestsWorked.add(1, ordering: .releasing)
       done += 1
@@ -155,18 +184,18 @@ public struct InsertPlumbing: ~Copyable {
   /// Before `run`: every atom input emptied (the first given the messages queued, while they
   /// fit), every output's room set.
   @_noLocks
-  public mutating func prepare() {
+  public func prepare() {
     for i in 0..<inputCount { resetInput(i) }
     for i in 0..<outputCount { resetOutput(i) }
     guard inputCount > 0 else { return }
     let seq = buffers[0]
     var used = 16  // the LV2_Atom header and the sequence body's unit and pad
-    while let length = Self.peekLength(&messages.consumer) {
+    while let length = Self.peekLength(&messagesOut.pointee) {
       let event = 8 &+ ((length &+ 7) & ~7)  // frames (8), then the atom (header and body) padded to 8
       guard used &+ event <= atomCapacity else { break }
       let at = seq + used
       at.storeBytes(of: Int64(0), as: Int64.self)
-      _ = Self.pop(from: &messages.consumer, into: at + 8)
+      _ = Self.pop(from: &messagesOut.pointee, into: at + 8)
       used &+= event
     }
     seq.storeBytes(of: UInt32(truncatingIfNeeded: used &- 8), as: UInt32.self)
@@ -174,9 +203,9 @@ public struct InsertPlumbing: ~Copyable {
 
   /// After `run`: every response waiting goes to `work_response`, then `end_run`.
   @_noLocks
-  public mutating func finish() {
+  public func finish() {
     if let workResponse {
-      while let size = Self.pop(from: &responses.consumer, into: renderScratch) {
+      while let size = Self.pop(from: &responsesOut.pointee, into: renderScratch) {
         RealtimeC.workResponse(workResponse, handle, size: size, data: renderScratch)
         responsesDelivered.add(1, ordering: .releasing)
       }
@@ -246,7 +275,8 @@ public func insertScheduleWork(_ handle: UnsafeMutableRawPointer?, _ size: UInt3
     p.pointee.requestsWorked.add(1, ordering: .releasing)
     return status
   }
-  return InsertPlumbing.push(bytes, into: &p.pointee.requests.producer) ? 0 : 2
+  let requests = p.pointee.requestsIn
+  return InsertPlumbing.push(bytes, into: &requests.pointee) ? 0 : 2
 }
 
 /// The `respond` stemdeck passes to a plugin's `work` (its handle: the instance's plumbing):
@@ -256,5 +286,6 @@ public func insertRespond(_ handle: UnsafeMutableRawPointer?, _ size: UInt32, _ 
   guard let handle else { return 1 }
   let p = handle.assumingMemoryBound(to: InsertPlumbing.self)
   let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : Int(size))
-  return InsertPlumbing.push(bytes, into: &p.pointee.responses.producer) ? 0 : 2
+  let responses = p.pointee.responsesIn
+  return InsertPlumbing.push(bytes, into: &responses.pointee) ? 0 : 2
 }
