@@ -47,10 +47,11 @@ extension Mixer {
       + busTable.buses.filter { $0.settings.bus == bus }.map(\.settings.name)
   }
 
-  func unknownStrip(_ name: String) -> MixerError {
+  /// `alsoKnown`: other names the request takes (`insert`'s `master`), listed and suggested too.
+  func unknownStrip(_ name: String, alsoKnown: [String] = []) -> MixerError {
     let known =
       table.stems.map(\.settings.name) + table.offline.map(\.settings.name) + liveInputs.inputs.map(\.settings.name)
-      + busTable.buses.map(\.settings.name)
+      + busTable.buses.map(\.settings.name) + alsoKnown
     return MixerError.unknown(.strip(withInputs: !liveInputs.inputs.isEmpty), name, known: known)
   }
 

@@ -56,12 +56,9 @@ extension Mixer {
   /// The strip `name` for inserts: "master" (unless a strip is called that), a bus, an input or
   /// a stem; with its channel count (1 or 2).
   func insertStrip(_ name: String) throws(MixerError) -> (target: StripTarget, channels: Int) {
-    if name.lowercased() == "master" && (try? strip(named: name)) == nil { return (.master, 2) }
     guard let ref = try? strip(named: name) else {
-      // Any strip takes inserts, the master too: the refusal lists them all.
-      var known = table.stems.map(\.settings.name) + table.offline.map(\.settings.name)
-      known += busTable.buses.map(\.settings.name) + liveInputs.inputs.map(\.settings.name) + ["master"]
-      throw MixerError.unknown(.strip(withInputs: !liveInputs.inputs.isEmpty), name, known: known)
+      if name.lowercased() == "master" { return (.master, 2) }
+      throw unknownStrip(name, alsoKnown: ["master"])  // the master takes inserts too
     }
     switch ref {
     case .stem(let stem): return (target(of: ref), stem.channels)
