@@ -122,6 +122,31 @@ import Testing
     #expect(try rig.mixer.inserts.list(of: "noise").first?.bypass == true)
   }
 
+  @Test(
+    "a faulting stage in a chain of two is replaced by the signal that went into it, from the first block, on a stem and the master",
+    arguments: [("noise", true), ("noise", false), ("master", true), ("master", false)])
+  func faultInChain(strip: String, firstFaults: Bool) throws {
+    let folder = try TemporaryFolder()
+    // 1e36 is finite; swh's amp at +70 dB makes it about 3e39: infinity in float.
+    let (rig, left, right) = try Self.rig(folder, frames: 4800, amplitude: 1e36)
+    try rig.mixer.inserts.add(strip, plugin: Self.amp)
+    try rig.mixer.inserts.add(strip, plugin: Self.amp)
+    try rig.mixer.inserts.setValue(strip, position: 1, symbol: "gain", firstFaults ? 70 : 0)
+    try rig.mixer.inserts.setValue(strip, position: 2, symbol: "gain", firstFaults ? -20 : 70)
+    try rig.mixer.transport.play()
+    let out = rig.render(4800, block: 256)
+    // The first faulting: the second stage gets the strip's own samples (× 0.1); the second
+    // faulting: the strip gets the first stage's output (× 1, exactly the input).
+    let g = firstFaults ? powf(10, Float(-20) * 0.05) : 1
+    #expect(firstMismatch(out.left[...], left.map { $0 * g }[...]) == nil, "left is not input × \(g)")
+    #expect(firstMismatch(out.right[...], right.map { $0 * g }[...]) == nil, "right is not input × \(g)")
+    let events = rig.mixer.pump()
+    let faulted = firstFaults ? 1 : 2
+    #expect(
+      events.filter { if case .insertFaulted(strip, faulted, _) = $0 { true } else { false } }.count == 1, "events: \(events)")
+    #expect(try rig.mixer.inserts.list(of: strip).map(\.bypass) == [firstFaults, !firstFaults])
+  }
+
   @Test("refusals say why: ambiguous or unknown names, a stereo plugin on a mono strip, ports that fit no strip, values out of range")
   func refusals() throws {
     let folder = try TemporaryFolder()

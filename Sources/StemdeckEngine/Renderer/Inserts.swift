@@ -199,9 +199,11 @@ func retireInsertChains(_ state: UnsafeMutablePointer<RenderState>) {
 /// `stride` floats between frames (1: `left` and `right` are separate planes). A stage whose
 /// output holds NaN or infinity is bypassed from then on and reported (`insertFaulted`): what
 /// it put out never reaches the mix. The signal goes from stage to stage in their planar
-/// buffers: copied out of the strip into the first running stage's inputs, each good output
-/// into the next one's inputs, and the last good output back into the strip (a strip whose
-/// every stage faulted or is bypassed keeps its samples untouched).
+/// buffers: copied out of the strip into the first running stage's inputs, each output into the
+/// next running stage's inputs, and the last output back into the strip. Each output is checked
+/// while it is copied on (InsertCopies.swift), not in a pass of its own; a faulted output is
+/// replaced by the signal that went into its stage: the last good output, or the strip's own
+/// samples (a strip whose every stage faulted or is bypassed keeps its samples).
 @_noLocks
 func runInserts(
   _ state: UnsafeMutablePointer<RenderState>, _ chain: UnsafeMutablePointer<InsertChain>, target: StripTarget,
@@ -209,23 +211,39 @@ func runInserts(
 ) {
   guard count > 0 else { return }
   let planes = right == nil ? 1 : 2
-  // Where the signal is: nil, still in the strip; else a stage's output planes, `held` apart.
+  // The last good signal: nil, still in the strip; else a stage's output planes, `held` apart.
   var signal: UnsafeMutablePointer<Float>? = nil
   var held = 0
+  // The stage that ran last, whose output is not checked yet (−1: none), and where the strip's
+  // samples were copied first (the faulted first stage's own inputs: plugins only read them).
+  var pending = -1
+  var original: UnsafeMutablePointer<Float>? = nil
+  var originalStride = 0
   var n = count
   for k in 0..<chain.pointee.count {
     let stage = chain.pointee.stages + k
     guard let run = stage.pointee.run, !stage.pointee.bypassed, !stage.pointee.faulted else { continue }
     let stride2 = stage.pointee.maxBlockFrames
     n = Swift.min(n, stride2)
-    let ins = stage.pointee.inputs, outs = stage.pointee.outputs
-    if let signal {
-      for c in 0..<planes {
-        let from = signal + c &* held, to = ins + c &* stride2
-        for i in 0..<n { to[i] = from[i] }
+    let ins = stage.pointee.inputs
+    if pending >= 0 {
+      let last = chain.pointee.stages + pending
+      let outs = last.pointee.outputs, outStride = last.pointee.maxBlockFrames
+      if copyCheckingFinite(outs, stride: outStride, to: ins, stride: stride2, planes: planes, count: n) {
+        signal = outs
+        held = outStride
+      } else {
+        fault(state, last, target: target, index: pending)
+        if let signal {
+          copyPlanes(signal, stride: held, to: ins, stride: stride2, planes: planes, count: n)
+        } else {
+          stripToPlanes(left: left, right: right, stride: stride, planes: ins, planeStride: stride2, count: n)
+        }
       }
     } else {
       stripToPlanes(left: left, right: right, stride: stride, planes: ins, planeStride: stride2, count: n)
+      original = ins
+      originalStride = stride2
     }
     stage.pointee.plumbing?.pointee.prepare()
     RealtimeC.run(run, stage.pointee.first, frames: n)
@@ -239,73 +257,30 @@ func runInserts(
       let v = port.pointee
       cell.pointee.store(v.isFinite && v >= 0 && v < 1e9 ? Int32(v) : -1, ordering: .relaxed)
     }
-    // Finite check: a float is NaN or ±infinity exactly when its exponent bits are all ones,
-    // and only then does adding 1 to its exponent field carry into bit 31. OR-ing that over the
-    // output is and, add, or: integer work the compiler vectorizes with SSE2 alone (a float sum
-    // of x − x, which it may not reorder, ran one add at a time: a tenth of a 2-plugin render).
-    var carry: UInt32 = 0
-    for c in 0..<planes {
-      let o = outs + c &* stride2
-      for i in 0..<n { carry |= (o[i].bitPattern & 0x7f80_0000) &+ 0x0080_0000 }
-    }
-    if carry & 0x8000_0000 != 0 {
-      stage.pointee.faulted = true
-      _ = state.pointee.events.push(.insertFaulted(target, index: Int32(k)))
-      continue
-    }
-    signal = outs
-    held = stride2
+    pending = k
   }
-  if let signal { planesToStrip(planes: signal, planeStride: held, left: left, right: right, stride: stride, count: n) }
+  if pending >= 0 {
+    let last = chain.pointee.stages + pending
+    let outs = last.pointee.outputs, outStride = last.pointee.maxBlockFrames
+    if !planesToStripCheckingFinite(planes: outs, planeStride: outStride, left: left, right: right, stride: stride, count: n) {
+      fault(state, last, target: target, index: pending)
+      // The strip now holds the faulted output: put back the signal that went into the stage.
+      let from = signal ?? original
+      let fromStride = signal == nil ? originalStride : held
+      if let from,
+        !planesToStripCheckingFinite(planes: from, planeStride: fromStride, left: left, right: right, stride: stride, count: n)
+      {
+        silenceStrip(left: left, right: right, stride: stride, count: n)  // a plugin wrote into its inputs
+      }
+    }
+  }
   compensate(chain, left: left, right: right, stride: stride, count: count)
 }
 
-// The copies between a strip and a stage's planar buffers. A stem's samples are interleaved
-// (stride 2: the right channel is the left pointer + 1), every other strip's planar (stride 1):
-// each has its own loop with a constant stride, which the compiler vectorizes (a variable
-// stride it did not: these copies were about a third of `runInserts`' cost in case 3i's perf
-// profile, ~100 ns an insert a period).
-
-/// Copies the strip's `count` frames into `planes` (left, then right `planeStride` later).
+/// Bypasses a stage whose output was not finite from now on and reports it (once: it no longer runs).
 @_noLocks @inline(__always)
-func stripToPlanes(
-  left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, stride: Int, planes: UnsafeMutablePointer<Float>,
-  planeStride: Int, count n: Int
-) {
-  if stride == 1 {
-    let r = planes + planeStride
-    for i in 0..<n { planes[i] = left[i] }
-    if let right { for i in 0..<n { r[i] = right[i] } }
-  } else if stride == 2, let right, right == left + 1 {
-    let r = planes + planeStride
-    for i in 0..<n {
-      planes[i] = left[2 &* i]
-      r[i] = left[2 &* i &+ 1]
-    }
-  } else {
-    for i in 0..<n { planes[i] = left[i &* stride] }
-    if let right { for i in 0..<n { planes[planeStride &+ i] = right[i &* stride] } }
-  }
-}
-
-/// Copies `planes` (left, then right `planeStride` later) back into the strip's `count` frames.
-@_noLocks @inline(__always)
-func planesToStrip(
-  planes: UnsafeMutablePointer<Float>, planeStride: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?,
-  stride: Int, count n: Int
-) {
-  if stride == 1 {
-    let r = planes + planeStride
-    for i in 0..<n { left[i] = planes[i] }
-    if let right { for i in 0..<n { right[i] = r[i] } }
-  } else if stride == 2, let right, right == left + 1 {
-    let r = planes + planeStride
-    for i in 0..<n {
-      left[2 &* i] = planes[i]
-      left[2 &* i &+ 1] = r[i]
-    }
-  } else {
-    for i in 0..<n { left[i &* stride] = planes[i] }
-    if let right { for i in 0..<n { right[i &* stride] = planes[planeStride &+ i] } }
-  }
+private func fault(_ state: UnsafeMutablePointer<RenderState>, _ stage: UnsafeMutablePointer<InsertStage>, target: StripTarget, index: Int)
+{
+  stage.pointee.faulted = true
+  _ = state.pointee.events.push(.insertFaulted(target, index: Int32(index)))
 }
