@@ -52,7 +52,7 @@ TARGETS = [
     Target("3g.bypass", "3g", "a stem with EQ bypassed costs nothing extra (live load, bypassed − no EQ)", "<=", 0.5,
            "median DSP load of the EQ-bypassed graph − the graph without EQ, % points"),
     Target("3i.overhead", "3i", "64 stems × 2 LV2 inserts live at 128 frames: stemdeck's own overhead beyond the "
-           "plugins' `run()` < 10 %", "<", 10, "(DSP load with − without − plugins alone) / plugins alone, %"),
+           "plugins' `run()` < 10 %", "<", 10, "(process thread CPU with − without − plugins alone) / plugins alone, %"),
     Target("4.memory", "4", "resident memory < 64 MB (61.0 MiB), 32 × 10-minute stems", "<", 64, "private MB"),
     Target("5.open", "5", "64-stem session plays within 250 ms of `open`", "<=", 0.25, "open → playing, s"),
     Target("5.port", "5", "a `vol` change reaches the port in the next period", "<=", 1, "latest period"),
