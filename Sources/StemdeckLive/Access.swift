@@ -90,6 +90,7 @@ extension CommandSpec {
     if !arguments.isEmpty, let any = accessWhenGiven["*"] { level = max(level, any) }
     for a in arguments { if let raised = accessWhenGiven[a.lowercased()] { level = max(level, raised) } }
     if word.hasSuffix("!") { level = max(level, .rig) }
+    if name == "insert" { level = max(level, CommandTable.insertAccess(arguments)) }
     return level
   }
 }
@@ -101,6 +102,13 @@ extension Console {
   /// Throws the refusal when `spec` run as `words` is beyond the running front end's ceiling.
   package func checkAccess(_ spec: CommandSpec, _ words: [String]) throws(CommandError) {
     if let refused = Self.refusal(of: words, spec, from: commandSource, ceiling: ceiling) { throw CommandError(refused) }
+  }
+
+  /// Throws the refusal when the running command, given as `words`, needs `level` (known only
+  /// once it runs: a plugin's file parameter) beyond the front end's ceiling.
+  package func require(_ level: CommandAccess, _ words: [String]) throws(CommandError) {
+    guard level > ceiling else { return }
+    throw CommandError("'\(Self.commandText(words))' \(level.what): refused \(commandSource.described)\(commandSource.remedy)")
   }
 
   /// Why `words` (a command of `spec`) is beyond `ceiling`, in the words every refusal uses; nil

@@ -111,7 +111,8 @@ extension CommandTable {
       guard a.count == 5 else { throw usage }
       let n = try position(2)
       let files = try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.fileParameters(of: strip, position: n) }
-      if files.contains(where: { $0.parameter.symbol == a[3] || $0.parameter.uri == a[3] }) {
+      if files.contains(where: { $0.parameter.symbol == a[3] || $0.parameter.uri == a[3] || $0.parameter.label == a[3] }) {
+        try c.require(.files, ["insert"] + a)  // the plugin reads the file: not for a surface that may only mix
         try c.mixerCall { () throws(MixerError) in try c.mixer.inserts.setFile(strip, position: n, parameter: a[3], path: a[4]) }
         return
       }
@@ -125,6 +126,17 @@ extension CommandTable {
 }
 
 extension CommandTable {
+  /// The level `insert`'s arguments raise it to (Access.swift): `.files` for `set STRIP N SYMBOL
+  /// FILE` (a control's value is a number: anything else names a file the plugin reads; a file
+  /// parameter given a number-like name is refused when it runs, `Console.require`) and `preset
+  /// STRIP N save NAME` (it writes a preset bundle in ~/.lv2).
+  package static func insertAccess(_ a: [String]) -> CommandAccess {
+    guard let verb = a.first?.lowercased() else { return .mix }
+    if verb == "set", a.count == 5, (try? ValueParser.number(a[4], "insert value")) == nil { return .files }
+    if verb == "preset", a.count >= 4, a[3].lowercased() == "save" { return .files }
+    return .mix
+  }
+
   /// `insert preset STRIP N [NAME | save NAME]`: lists, loads or saves a preset.
   package static func insertPreset(_ c: Console, _ strip: String, _ n: Int, _ rest: [String], usage: CommandError) throws(CommandError) {
     if rest.isEmpty {

@@ -20,7 +20,8 @@ extension QueryJSON {
         return (try? c.mixer.inserts.list(of: args[1])).map { ["inserts": $0.map(insert)] as [String: Any] }
       case "params" where args.count == 3:
         guard let n = Int(args[2]), let controls = try? c.mixer.inserts.controls(of: args[1], position: n) else { return nil }
-        return ["params": controls.map(param)]
+        let files = (try? c.mixer.inserts.fileParameters(of: args[1], position: n)) ?? []
+        return ["params": controls.map(param), "files": files.map(file)]
       default: return nil
       }
     case "cue": return ["cues": cues(c.mixer)]
@@ -64,6 +65,12 @@ extension QueryJSON {
     ]
     if !c.scalePoints.isEmpty { o["scalePoints"] = c.scalePoints.map { ["value": number($0.value), "label": $0.label] as [String: Any] } }
     return o
+  }
+
+  /// One file parameter of an insert, as `insert params` lists it: the file it was last set to
+  /// here, or null.
+  package static func file(_ f: InsertFileValue) -> [String: Any] {
+    ["symbol": f.parameter.symbol, "uri": f.parameter.uri, "label": f.parameter.label, "path": f.path.map { $0 as Any } ?? NSNull()]
   }
 
   package static func cues(_ mixer: Mixer) -> [[String: Any]] {

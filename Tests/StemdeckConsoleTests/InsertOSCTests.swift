@@ -33,4 +33,34 @@ import Glibc
     #expect(symbol?.ok == false && symbol?.text.contains("its controls: gain") == true, "\(String(describing: symbol))")
     #expect(try h.mixer.inserts.list(of: "drums").first?.values["gain"] == -7.5, "a refused value changed the control")
   }
+
+  static let convolver = "http://gareus.org/oss/lv2/convoLV2#Mono"
+
+  @Test("a file parameter over OSC (,s) and in --json: refused unless OSC may touch files, set when it may; the reply lists it")
+  func fileParameter() throws {
+    let h = try ConsoleHarness.withStems()
+    defer { h.shutdown() }
+    let server = try OSCServer(host: "127.0.0.1", port: 0)
+    defer { server.close() }
+    let ir = try h.folder.wav("room.wav", channels: 1, sampleRate: 48000, seconds: 0.01)
+    #expect(h.run("insert add master \(Self.convolver)").ok)
+    let address = "/stemdeck/strip/master/insert/1/impulse"
+    let refused = RemoteSafetyTests.osc(server, h, address, [.string(ir)])
+    #expect(
+      refused?.ok == false && refused?.text.contains("reads or writes files: refused over OSC") == true, "\(String(describing: refused))")
+    // A file named like a number passes the line's check and is refused when the command runs.
+    let numeric = RemoteSafetyTests.osc(server, h, address, [.string("12")])
+    #expect(
+      numeric?.ok == false && numeric?.text.contains("reads or writes files: refused over OSC") == true, "\(String(describing: numeric))")
+    #expect(try h.mixer.inserts.fileParameters(of: "master", position: 1).first?.path == nil, "a refused file was set")
+    h.console.oscAllowsAll = true
+    let set = RemoteSafetyTests.osc(server, h, address, [.string(ir)])
+    #expect(set == nil, "\(String(describing: set))")
+    let data = try #require(QueryJSON.data(for: "insert", ["params", "master", "1"], h.console))
+    let files = try #require(data["files"] as? [[String: Any]])
+    #expect(files.count == 1 && files.first?["symbol"] as? String == "impulse", "\(files)")
+    #expect(files.first?["path"] as? String == ir, "\(files)")
+    let missing = RemoteSafetyTests.osc(server, h, address, [.string(h.folder.file("none.wav"))])
+    #expect(missing?.ok == false && missing?.text.contains("none.wav") == true, "\(String(describing: missing))")
+  }
 }

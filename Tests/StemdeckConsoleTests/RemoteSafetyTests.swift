@@ -30,7 +30,8 @@ struct RemoteSafetyTests {
       "quit!", "quit", "new!", "next!", "autosave off", "events off", "input add mic mono", "connect a b", "transport lead",
       "save /tmp/stemdeck-x.json", "open x.json", "add x.wav", "setlist x.txt", "record", "sfx load k k.wav", "mixer", "watch",
       "meters --watch", "midi map note 60 do next", "directout drums on", "vol drums 0.25; quit!", "at 1 { vol drums 0.5; quit! }",
-      "insert add drums http://plugin.org.uk/swh-plugins/amp force", "insert move master 1 2"
+      "insert add drums http://plugin.org.uk/swh-plugins/amp force", "insert move master 1 2",
+      "insert set master 1 impulse /etc/hostname", "insert preset drums 1 save mine"
     ])
   func oscRefusals(_ line: String) throws {
     let h = try ConsoleHarness.withStems()
