@@ -146,7 +146,7 @@ let package = Package(
     .target(name: "StemdeckTestSupport", path: "Tests/StemdeckTestSupport"),
     .testTarget(name: "StemdeckRingTests", dependencies: ["StemdeckRing"]),
     .testTarget(name: "StemdeckEngineTests", dependencies: ["StemdeckEngine", "StemdeckRing", "CSampleRate"]),
-    .testTarget(name: "StemdeckAudioFileTests", dependencies: ["StemdeckAudioFile", "StemdeckTestSupport"]),
+    .testTarget(name: "StemdeckAudioFileTests", dependencies: ["StemdeckAudioFile", "StemdeckText", "StemdeckTestSupport"]),
     .testTarget(
       name: "StemdeckControlTests",
       dependencies: [

@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckEngine
 import Synchronization
+import StemdeckText
 
 /// One stem's stream from its file into its audio ring, serviced by the disk thread.
 ///
@@ -462,6 +463,7 @@ public final class DiskStreamer: @unchecked Sendable {
         // scheduling (both then compete with the workers for the same cores). Nice 10 is the
         // setpriority of this thread alone (on Linux, who 0 is the calling thread: nice is per thread).
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        nameCurrentThread("stemdeck-disk-\(n)")
         while running.load(ordering: .acquiring) {
           let first = nextStart.add(1, ordering: .relaxed).oldValue &* 7919
           let written = pass(startingAt: first & Int.max, keepGoing: { running.load(ordering: .relaxed) })

@@ -1,6 +1,7 @@
 import Foundation
 import StemdeckEngine
 import Synchronization
+import StemdeckText
 
 /// Writes one take to disk: drains the renderer's take ring on its own thread and keeps the file
 /// valid as it goes (the header is rewritten and the data synced every half second), so a full
@@ -44,8 +45,11 @@ public final class TakeRecorder: @unchecked Sendable {
     consumer = ends.consumer
     take = .allocate(capacity: 1)
     take.initialize(to: RecordTake(ring: ends.producer))
-    let t = Thread { [self] in self.run() }
-    t.name = "stemdeck-take-writer"
+    let t = Thread { [self] in
+      nameCurrentThread("stemdeck-take")
+      self.run()
+    }
+    t.name = "stemdeck-take"
     thread = t
     t.start()
   }

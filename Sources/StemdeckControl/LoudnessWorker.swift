@@ -1,5 +1,6 @@
 import Foundation
 import StemdeckEngine
+import StemdeckText
 
 /// The master's live loudness meter (issue 23) on a thread of its own (docs/architecture.md,
 /// "Threads"). libebur128 costs more than everything else the control loop does: K-weighting and
@@ -72,12 +73,7 @@ final class LoudnessWorker: @unchecked Sendable {
     inbox.reserveCapacity(capacity)
     batch.reserveCapacity(capacity)
     let thread = Thread { [self] in
-      // The system's name of the thread too (top -H, scripts/measure-mixer-view): Foundation
-      // sets only its own. At most 15 characters.
-      if let comm = fopen("/proc/thread-self/comm", "w") {
-        fputs("stemdeck-lufs", comm)
-        fclose(comm)
-      }
+      nameCurrentThread("stemdeck-lufs")  // scripts/measure-mixer-view finds it by name
       run()
     }
     thread.name = "stemdeck-lufs"

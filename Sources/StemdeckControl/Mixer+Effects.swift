@@ -373,8 +373,11 @@ extension Mixer.Effects {
       let job = EffectLoadJob(settings: settings, path: path, slot: slot, sampleRate: mixer.sampleRate, file: file)
       mixer.effectsState.loading.append(job)
       mixer.isDirty = true
-      let thread = Thread { job.run() }
-      thread.name = "stemdeck-sfx-load"
+      let thread = Thread {
+        nameCurrentThread("stemdeck-sfx")
+        job.run()
+      }
+      thread.name = "stemdeck-sfx"
       thread.start()
       return old != nil
     }

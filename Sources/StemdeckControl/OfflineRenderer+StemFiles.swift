@@ -113,7 +113,7 @@ extension OfflineRenderer {
   /// The stem files of `render --stems`: temporary files beside their targets, renamed into place
   /// once all are complete.
   ///
-  /// Written on a thread of their own (`stemdeck-stem-writer`), so that the render thread only
+  /// Written on a thread of their own (`stemdeck-stems`), so that the render thread only
   /// mixes: the renderer interleaves each stem's block straight into one of two chunk buffers
   /// (`chunkFrames` frames of every stem, `slot`), and a full chunk goes to the writer thread,
   /// which dithers and writes each stem's part in one call while the render fills the other
@@ -196,8 +196,11 @@ extension OfflineRenderer {
       // Aligned for direct writes: each stem's part starts at a multiple of 256 KiB.
       for _ in 0..<2 { chunks.append(Self.allocateChunk(floats: paths.count * chunkFrames * 2)) }
       running = true
-      let thread = Thread { [self] in writeChunks() }
-      thread.name = "stemdeck-stem-writer"
+      let thread = Thread { [self] in
+        nameCurrentThread("stemdeck-stems")
+        writeChunks()
+      }
+      thread.name = "stemdeck-stems"
       thread.start()
     }
 

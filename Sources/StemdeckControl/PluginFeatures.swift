@@ -1,6 +1,7 @@
 import CLilv
 import Foundation
 import StemdeckEngine
+import StemdeckText
 
 // The features an insert's plugin instances are given at instantiation, and the LV2 worker
 // thread that runs their `work` (docs/architecture.md, *Plugin inserts*). Control thread, but
@@ -124,8 +125,11 @@ final class PluginWorker: @unchecked Sendable {
     lock.withLock {
       plumbing.append(p)
       guard thread == nil else { return }
-      let t = Thread { [weak self] in self?.loop() }
-      t.name = "stemdeck-lv2-worker"
+      let t = Thread { [weak self] in
+        nameCurrentThread("stemdeck-lv2")
+        self?.loop()
+      }
+      t.name = "stemdeck-lv2"
       thread = t
       t.start()
     }

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import StemdeckJack
 import StemdeckLive
+import StemdeckText
 import Synchronization
 
 /// The web mixer's HTTP and WebSocket server (`--http PORT`; docs/web.md, docs/architecture.md,
@@ -129,12 +130,8 @@ package final class WebServer: @unchecked Sendable {
   /// Starts the web thread.
   package func start() {
     let t = Thread { [self] in
-      // The web thread's whole life: libwebsockets' loop until `stop`. Its name for the system
-      // (top -H) as LoudnessWorker sets it: Foundation's `name` is its own only.
-      if let comm = fopen("/proc/thread-self/comm", "w") {
-        fputs("stemdeck-web", comm)
-        fclose(comm)
-      }
+      // The web thread's whole life: libwebsockets' loop until `stop`.
+      nameCurrentThread("stemdeck-web")
       while !isStopping { _ = lws_service(context, 0) }
       finished.signal()
     }
