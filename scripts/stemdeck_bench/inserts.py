@@ -76,6 +76,11 @@ def case_offline_inserts(ctx):
             cpu[k].append(c)
             wall[k].append(w)
             log(f"  case 1i run {r + 1}/{runs}: {k:22s} cpu {c:6.2f} s  wall {w:6.2f} s")
+    # The plugins alone: the same chain on the same 32 stems through lilv with nothing around it,
+    # back to back in 1,024-frame blocks (both hosts' offline block), only `run()` timed. What
+    # no host can go below: ½ of ecasound's total is reachable only if it is above this.
+    alone = plugins_alone(ctx)
+    commands = dict(cmds, **({"plugins alone (lv2_run_cost, back to back)": alone["command"]} if alone else {}))
     # The chain did run (the render with it differs from the one without), and the two hosts
     # agree as far as their balance laws do (case 1: the same law).
     control_db = diff_dbfs(out("stemdeck-inserts.wav"), out("stemdeck-plain.wav"), out("diff-inserts-plain.wav"), env)
@@ -83,7 +88,32 @@ def case_offline_inserts(ctx):
     peaks = {k: peak_dbfs(out(n), env) for k, n in
              [("stemdeck", "stemdeck-inserts.wav"), ("ecasound", "ecasound-inserts.wav")]}
     return {"cpu": cpu, "wall": wall, "control_db": control_db, "eca_db": eca_db, "peaks": peaks,
-            "chain": [[uri, values] for uri, values in CHAIN], "commands": cmds}
+            "chain": [[uri, values] for uri, values in CHAIN], "commands": commands, "alone": alone}
+
+
+def plugins_alone(ctx):
+    """CPU seconds the chain's `run()` calls take on case 1's 32 stems for their whole length in
+    `lv2_run_cost` (case 3i's harness), back to back at 1,024 frames, median of the runs; None if
+    the harness fails (the case goes on without the figure)."""
+    from .resampling import build_tool
+    cache, env = ctx["cache"], ctx["env"]
+    try:
+        libs = run(["pkg-config", "--cflags", "--libs", "lilv-0"], timeout=30, env=env, what="pkg-config lilv-0").split()
+        tool = build_tool(cache, env, "lv2_run_cost", libs)
+        cmd = [tool, "--rate", str(SR), "--frames", "1024", "--stems", str(N_STEMS), "--seconds", str(STEM_SECONDS)]
+        for uri, values in CHAIN:
+            cmd += ["--plugin", uri] + [f"{symbol}={value:g}" for symbol, value in values]
+        cmd += ["--"] + [stem_path(cache, SR, i) for i in range(N_STEMS)]
+        seconds = []
+        for r in range(ctx["runs"]):
+            words = run(cmd, timeout=900, env=env, what="lv2_run_cost (case 1i)", stderr_too=False).split()
+            x = {words[i]: float(words[i + 1]) for i in range(words.index("blocks"), len(words) - 1, 2)}
+            seconds.append(x["cpu_ns_per_block"] * x["blocks"] / 1e9)
+            log(f"  case 1i run {r + 1}/{ctx['runs']}: plugins alone    cpu {seconds[-1]:6.2f} s")
+        return {"cpu": seconds, "command": cmd}
+    except (BenchError, KeyError, ValueError) as e:
+        log(f"  case 1i: plugins alone FAILED: {e}")
+        return None
 
 
 def section_1i(r, run, b, summary, commands):
@@ -113,9 +143,26 @@ def section_1i(r, run, b, summary, commands):
       f"ecasound / stemdeck **{fmt(light, 2)}×**; over the run without plugins, stemdeck "
       f"+{fmt(c['stemdeck, 2 × amp'] - c['stemdeck, no inserts'])} s, ecasound "
       f"+{fmt(c['ecasound, 2 × amp'] - c['ecasound, no plugins'])} s.")
+    alone = r.get("alone")
+    if alone:
+        p = med(alone["cpu"])
+        half = c["ecasound, -elv2"] / 2
+        b(f"- The plugins alone (`lv2_run_cost`, case 3i's lilv harness: the same chain on the same 32 stems for their "
+          f"whole length, back to back in 1,024-frame blocks, only `run()` timed): **{fmt(p)} s**{span(alone['cpu'])}. "
+          f"Half of ecasound's CPU is {fmt(half)} s: "
+          + (f"below what the plugins alone cost, so no host can meet the target with this chain. " if p > half else
+             "above what the plugins alone cost, so the target is within a host's reach. ")
+          + f"What each host spends beyond the plugins' `run()` (CPU with the chain − plugins alone): stemdeck "
+          f"{fmt(c['stemdeck, inserts'] - p)} s, ecasound {fmt(c['ecasound, -elv2'] - p)} s: "
+          f"**{fmt((c['ecasound, -elv2'] - p) / max(c['stemdeck, inserts'] - p, 1e-9), 2)}×** less for stemdeck.")
     b(f"- The chain ran: stemdeck's render with it minus without, max |difference| {fmt(r['control_db'], 1)} dBFS; "
       f"against ecasound's render with the same chain {fmt(r['eca_db'], 1)} dBFS. Peaks: stemdeck "
       f"{fmt(r['peaks']['stemdeck'], 1)} dBFS, ecasound {fmt(r['peaks']['ecasound'], 1)} dBFS.")
     b("")
     summary.append(("1i", target("1i.ecasound").text, f"{fmt(ratio, 2)}× less", verdict(ok)))
+    if alone:
+        host = (c["ecasound, -elv2"] - p) / max(c["stemdeck, inserts"] - p, 1e-9)
+        summary.append(("1i", target("1i.host").text, f"{fmt(host, 2)}× less (stemdeck {fmt(c['stemdeck, inserts'] - p)} s, "
+                        f"ecasound {fmt(c['ecasound, -elv2'] - p)} s beyond the plugins' {fmt(p)} s)",
+                        verdict(met("1i.host", host))))
     commands["1i"] = r["commands"]

@@ -25,6 +25,8 @@ TARGETS = [
            -90, "RMS difference below 15 kHz, dBFS"),
     Target("1i.ecasound", "1i", "32 stems × an LV2 EQ and compressor offline: stemdeck CPU ≤ ½ of ecasound's (-elv2)",
            ">=", 2, "ecasound's CPU / stemdeck's"),
+    Target("1i.host", "1i", "the same, beyond the plugins' own `run()` (the plugins alone in a lilv harness): stemdeck's "
+           "hosting CPU ≤ ½ of ecasound's", ">=", 2, "ecasound's (CPU − plugins alone) / stemdeck's"),
     Target("1r.soxr", "1r", "44.1 → 48 kHz: stemdeck's `fast` costs less than soxr high", ">=", 1,
            "soxr high's ns per sample / stemdeck's"),
     Target("1r.clean", "1r", "stemdeck's `fast`: residual at least 99 dB under every tone it keeps", ">=", 99,
