@@ -259,7 +259,7 @@ extension Mixer {
     case .solo: try strips.setSolo(mapping.target, !(try isSoloed(mapping.target)))
     case .safe:
       try strips.set(.soloSafe, of: mapping.target, to: mix(of: try strip(named: mapping.target)).soloSafe ? 0 : 1)
-    case .play: if transport.state == .paused { try transport.play() } else { try pause() }
+    case .play: if transport.state == .paused { try transport.play() } else { pause() }
     case .next, .prev, .stop, .undo, .redo, .scene, .command: break  // the front end's commands (`pumpMidi` reports them)
     case .eq:
       var eq = try strips.eq(mapping.target)
