@@ -244,6 +244,9 @@ final class InsertInstance: @unchecked Sendable {
   /// The first lilv instance (nil: a placeholder), for lilv's state calls (PluginPresets.swift).
   var lilvInstance: UnsafeMutablePointer<LilvInstance>? { instances.first }
 
+  /// Every lilv instance (one, or a linked pair; none for a placeholder), for a preset's state.
+  var lilvInstances: [UnsafeMutablePointer<LilvInstance>] { instances }
+
   /// Every instance's plugin handle, for the state interface (PluginState.swift).
   var instancesForState: [UnsafeMutableRawPointer?] { instances.map { $0.pointee.lv2_handle } }
 

@@ -5,7 +5,8 @@ import StemdeckText
 
 // LV2 presets (the presets extension, through lilv): a plugin's presets are the `pset:Preset`
 // resources that apply to it (its bundle's, and the user's saved in ~/.lv2); loading one sets
-// the control values it holds, through the same path as `insert set`; saving writes the
+// the control values it holds, through the same path as `insert set` (one that also holds
+// plugin state replaces the insert with a new instance given that state); saving writes the
 // insert's control values as a preset bundle any LV2 host can load. Control thread only.
 // docs/architecture.md, *Plugin inserts*.
 
@@ -59,17 +60,16 @@ extension PluginHost {
     }
   }
 
-  /// The control values preset `presetURI` holds, by port symbol; throws for a preset that also
-  /// holds plugin state (restoring it into a running instance is not done yet).
-  func presetValues(_ preset: PluginPreset) throws(MixerError) -> [(symbol: String, value: Double)] {
-    let result = lock.withLock { () -> [(symbol: String, value: Double)]? in
+  /// The control values preset `preset` holds, by port symbol, and whether it also holds plugin
+  /// state (restored by `restorePresetState` into a new instance).
+  func presetContents(_ preset: PluginPreset) throws(MixerError) -> (values: [(symbol: String, value: Double)], holdsState: Bool) {
+    let result = lock.withLock { () -> (values: [(symbol: String, value: Double)], holdsState: Bool)? in
       let w = world()
       let node = lilv_new_uri(w, preset.uri)
       defer { lilv_node_free(node) }
       return withURIDs { map, _ in
         guard let state = lilv_state_new_from_world(w, map, node) else { return nil }
         defer { lilv_state_free(state) }
-        guard lilv_state_get_num_properties(state) == 0 else { return [] }
         let box = PortValues(urids: urids)
         lilv_state_emit_port_values(
           state,
@@ -77,14 +77,37 @@ extension PluginHost {
             guard let symbol, let data, let value else { return }
             Unmanaged<PortValues>.fromOpaque(data).takeUnretainedValue().add(String(cString: symbol), value, size: size, type: type)
           }, Unmanaged.passUnretained(box).toOpaque())
-        return box.values
+        return (box.values, lilv_state_get_num_properties(state) > 0)
       }
     }
     guard let result else { throw MixerError("the LV2 preset '\(preset.label)' <\(preset.uri)> could not be read") }
-    if result.isEmpty {
-      throw MixerError("the LV2 preset '\(preset.label)' holds plugin state, not only control values: stemdeck cannot load it yet")
-    }
     return result
+  }
+
+  /// Hands preset `preset`'s plugin state to the plugin's `restore` in each of `instances` (not
+  /// yet the renderer's), `plumbing` giving each its worker (`work` then runs at once, as for a
+  /// session's state). lilv maps the preset's paths (relative to its bundle) itself.
+  func restorePresetState(
+    _ preset: PluginPreset, into instances: [UnsafeMutablePointer<LilvInstance>], plumbing: [UnsafeMutablePointer<InsertPlumbing>]
+  ) throws(MixerError) {
+    let restored = lock.withLock { () -> Bool in
+      let w = world()
+      let node = lilv_new_uri(w, preset.uri)
+      defer { lilv_node_free(node) }
+      return withURIDs { map, _ in
+        guard let state = lilv_state_new_from_world(w, map, node) else { return false }
+        defer { lilv_state_free(state) }
+        for (k, instance) in instances.enumerated() {
+          let context = PluginStateContext(urids: urids, sessionPath: nil)
+          let schedule = k < plumbing.count ? UnsafeMutableRawPointer(plumbing[k]) : nil
+          context.withFeatures(schedule: schedule, paths: false) { features in
+            lilv_state_restore(state, instance, nil, nil, 0, features)
+          }
+        }
+        return true
+      }
+    }
+    if !restored { throw MixerError("the LV2 preset '\(preset.label)' <\(preset.uri)> could not be read") }
   }
 
   /// Saves `values` of `instance` (plugin `uri`) as preset `label`: a bundle `directory/NAME.lv2`
@@ -193,23 +216,65 @@ extension Mixer.Inserts {
       let known = all.map { "'\($0.label)'" }.joined(separator: ", ")
       throw MixerError("insert \(position) of '\(name)' has no preset '\(query)' (its presets: \(known.isEmpty ? "none" : known))")
     }
-    let values = try PluginHost.shared.presetValues(preset)
+    let (values, holdsState) = try PluginHost.shared.presetContents(preset)
+    if holdsState {
+      try loadStatePreset(name, position: position, preset, values: values)
+      return preset.label
+    }
     try mixer.lock.locked { () throws(MixerError) in
       let (instance, info) = try mixer.pluginOf(name, position)
-      var ports: [(UnsafeMutablePointer<Float>, Float, Int)] = []
-      for (symbol, value) in values {
-        guard let c = info.controls.first(where: { $0.symbol == symbol }), let port = instance.port(symbol),
-          let i = instance.values.firstIndex(where: { $0.symbol == symbol })
-        else { continue }
-        var v = min(max(value, c.minimum), c.maximum)
-        if c.properties.contains("integer") || c.properties.contains("toggled") { v = v.rounded() }
-        ports.append((port, Float(v), i))
-      }
+      let ports = Self.presetPorts(values, instance, info)
       for (port, value, _) in ports { try mixer.send(.setInsertControl(port: port, value: value)) }
       for (_, value, i) in ports { instance.values[i].value = Double(value) }
       mixer.isDirty = true
     }
     return preset.label
+  }
+
+  /// A preset's `values` as `instance`'s control ports: each clamped to its range (whole for an
+  /// integer or toggle), and its index in `instance.values`; values for ports it lacks are left out.
+  private static func presetPorts(
+    _ values: [(symbol: String, value: Double)], _ instance: InsertInstance, _ info: PluginInfo
+  ) -> [(UnsafeMutablePointer<Float>, Float, Int)] {
+    values.compactMap { symbol, value in
+      guard let c = info.controls.first(where: { $0.symbol == symbol }), let port = instance.port(symbol),
+        let i = instance.values.firstIndex(where: { $0.symbol == symbol })
+      else { return nil }
+      var v = min(max(value, c.minimum), c.maximum)
+      if c.properties.contains("integer") || c.properties.contains("toggled") { v = v.rounded() }
+      return (port, Float(v), i)
+    }
+  }
+
+  /// Loads a preset that holds plugin state (x42's zeroconvolv presets name an impulse response):
+  /// a new instance of the plugin gets the insert's values and bypass, then the preset's state
+  /// and control values, and replaces the insert in its chain (the old one is freed once the
+  /// renderer has let go of it: as a rack rebuilt by undo). Nothing changes if any step fails.
+  private func loadStatePreset(
+    _ name: String, position: Int, _ preset: PluginPreset, values: [(symbol: String, value: Double)]
+  ) throws(MixerError) {
+    try mixer.lock.locked { () throws(MixerError) in
+      let (old, info) = try mixer.pluginOf(name, position)
+      let (target, channels) = try mixer.insertStrip(name)
+      let fresh = try InsertInstance(
+        info, channels: channels, sampleRate: mixer.sampleRate, maxBlockFrames: mixer.renderState.pointee.maxBlockFrames,
+        bypass: old.bypass, values: old.values, host: PluginHost.shared, worker: mixer.pluginWorker)
+      do throws(MixerError) {
+        try PluginHost.shared.restorePresetState(preset, into: fresh.lilvInstances, plumbing: fresh.plumbing)
+        for (port, value, i) in Self.presetPorts(values, fresh, info) {
+          port.pointee = value  // not running yet: the port is the control thread's to write
+          fresh.values[i].value = Double(value)
+        }
+        var rack = mixer.insertRacks.racks[InsertKey(target)] ?? []
+        rack[position - 1] = fresh
+        try mixer.sendRack(rack, target)
+      } catch {
+        fresh.free()
+        throw error
+      }
+      mixer.insertRacks.released.append(old)
+      mixer.isDirty = true
+    }
   }
 
   /// Saves insert `position` of strip `name`'s control values as preset `label` in `directory`

@@ -86,9 +86,13 @@ final class PluginStateContext {
     return (folder as NSString).appendingPathComponent(abstract)
   }
 
-  /// Calls `body` with the features `save` and `restore` are given: map path, free path, and for
-  /// restore a worker schedule that runs `work` at once (`restoreSchedule`).
-  func withFeatures<T>(schedule: UnsafeMutableRawPointer?, _ body: (UnsafePointer<UnsafePointer<LV2_Feature>?>) -> T) -> T {
+  /// Calls `body` with the features `save` and `restore` are given: map path and free path
+  /// (unless `paths` is false: lilv gives its own when it restores a preset, relative to the
+  /// preset's bundle), and for restore a worker schedule that runs `work` at once
+  /// (`restoreSchedule`).
+  func withFeatures<T>(
+    schedule: UnsafeMutableRawPointer?, paths: Bool = true, _ body: (UnsafePointer<UnsafePointer<LV2_Feature>?>) -> T
+  ) -> T {
     let me = Unmanaged.passUnretained(self).toOpaque()
     var map = LV2_State_Map_Path(
       handle: me,
@@ -110,9 +114,9 @@ final class PluginStateContext {
               LV2_Feature(URI: names[0], data: UnsafeMutableRawPointer(m)), LV2_Feature(URI: names[1], data: UnsafeMutableRawPointer(f)),
               LV2_Feature(URI: names[2], data: UnsafeMutableRawPointer(w))
             ]
-            let count = schedule == nil ? 2 : 3
+            let chosen = (paths ? [0, 1] : []) + (schedule == nil ? [] : [2])
             return features.withUnsafeMutableBufferPointer { list in
-              var pointers: [UnsafePointer<LV2_Feature>?] = (0..<count).map { UnsafePointer(list.baseAddress! + $0) } + [nil]
+              var pointers: [UnsafePointer<LV2_Feature>?] = chosen.map { UnsafePointer(list.baseAddress! + $0) } + [nil]
               return pointers.withUnsafeMutableBufferPointer { body(UnsafePointer($0.baseAddress!)) }
             }
           }
