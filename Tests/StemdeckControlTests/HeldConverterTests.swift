@@ -61,4 +61,127 @@ import Testing
     #expect(decibels(zitaError) < -95, "zita differs from the exact tones by \(decibels(zitaError)) dB")
     #expect(zitaError < sincError, "zita \(decibels(zitaError)) dB, sinc \(decibels(sincError)) dB")
   }
+
+  /// The tones' position at output frame n when the rate steps from `before` to `after` at `frame`.
+  static func stepped(_ n: Int, at frame: Int, from before: Double, to after: Double) -> Double {
+    n < frame ? Double(n) * before : Double(frame) * before + Double(n - frame) * after
+  }
+
+  @Test("rate set from 1 to 1.2 (bypass → zita), then to 0.9 (zita → zita): the tones at the exact positions across both steps")
+  func setRateHandsOverExactly() throws {
+    let folder = try TemporaryFolder()
+    let path = try Self.writeTones(folder)
+    let rig = try Self.rig(path)
+    var out = rig.render(4800).left
+    try rig.mixer.stems.setRate("t", 1.2)
+    out += rig.render(19200).left
+    try rig.mixer.stems.setRate("t", 0.9)
+    out += rig.render(24000).left
+    #expect(rig.mixer.heldConverters.made == 2)
+    let position = { (n: Int) -> Double in
+      n < 24000 ? Self.stepped(n, at: 4800, from: 1, to: 1.2) : Self.stepped(n - 24000, at: 0, from: 0, to: 0.9) + 4800 + 19200 * 1.2
+    }
+    let first = Self.errorFromTones(out, 2000..<8000, position: position)
+    let second = Self.errorFromTones(out, 20000..<30000, position: position)
+    #expect(decibels(first) < -95, "around bypass → zita: \(decibels(first)) dB from the exact tones")
+    #expect(decibels(second) < -95, "around zita 1.2 → zita 0.9: \(decibels(second)) dB from the exact tones")
+  }
+
+  @Test("a glide 1.2 → 0.9 from a held rate and back to holding: within the filters' difference of the sinc alone, no step")
+  func glideHandsOverWithoutAStep() throws {
+    let folder = try TemporaryFolder()
+    let path = try Self.writeTones(folder)
+    var outputs: [[Float]] = []
+    for zita in [true, false] {
+      let rig = try Self.rig(path, rate: 1.2, zita: zita)
+      var out = rig.render(9600).left
+      try rig.mixer.strips.glide("t", to: .rate(0.9), seconds: 0.25)
+      out += rig.render(38400).left
+      #expect(rig.mixer.heldConverters.made == (zita ? 2 : 0))
+      outputs.append(out)
+    }
+    // Zita holds 0 … 9,600, the sinc glides 9,600 … 21,600, zita holds again after.
+    let difference = zip(outputs[0], outputs[1]).map { Double($0) - Double($1) }
+    let around = { (r: Range<Int>) in r.reduce(0.0) { max($0, abs(difference[$1])) } }
+    let start = around(9000..<10200), end = around(21000..<24000), all = around(2000..<48000)
+    print("zita vs the sinc alone: around the glide's start \(decibels(start)) dB, end \(decibels(end)) dB, anywhere \(decibels(all)) dB")
+    #expect(decibels(all) < -95, "zita and the sinc differ by \(decibels(all)) dB")
+    #expect(around(10200..<21000) < 1e-6, "during the glide both are the sinc: \(decibels(around(10200..<21000))) dB")
+  }
+
+  /// (A change to ratio 1, a MIDI bend or a glide goes through the sinc, whose ratio ramps across
+  /// each call as before: those stay as block-bound as they were.)
+  @Test("a held rate and rate changes on frames mid-block: bit-identical in 64-, 1000- and 4096-frame blocks")
+  func blockSizesDoNotMatter() throws {
+    let folder = try TemporaryFolder()
+    let path = try Self.writeTones(folder)
+    var outputs: [[Float]] = []
+    for block in [64, 1000, 4096] {
+      let rig = try Self.rig(path, rate: 1.2)
+      try rig.mixer.beginGroup(atSeconds: 0.3501)
+      try rig.mixer.stems.setRate("t", 0.9)
+      try rig.mixer.endGroup()
+      try rig.mixer.beginGroup(atSeconds: 0.9007)
+      try rig.mixer.stems.setRate("t", 1.3)
+      try rig.mixer.endGroup()
+      outputs.append(rig.render(60000, block: block).left)
+    }
+    #expect(
+      firstMismatch(outputs[0][...], outputs[1][...]) == nil,
+      "64 vs 1000 differ from frame \(firstMismatch(outputs[0][...], outputs[1][...]) ?? -1)")
+    #expect(
+      firstMismatch(outputs[0][...], outputs[2][...]) == nil,
+      "64 vs 4096 differ from frame \(firstMismatch(outputs[0][...], outputs[2][...]) ?? -1)")
+  }
+
+  @Test("rate 1.2 on zita, then 1, then a seek: the bypass again, a bit-exact copy of the file")
+  func backToOneReturnsToBypass() throws {
+    let folder = try TemporaryFolder()
+    let path = try Self.writeTones(folder)
+    let file = try readAudio(path).samples
+    let rig = try Self.rig(path, rate: 1.2)
+    _ = rig.render(9600)
+    try rig.mixer.stems.setRate("t", 1)
+    let sincAtOne = rig.render(9600).left
+    #expect(firstMismatch(sincAtOne[4800...], file[(9600 * 6 / 5 + 4800)..<(9600 * 6 / 5 + 9600)]) != nil, "the sinc at ratio 1 is no copy")
+    try rig.mixer.transport.pause()
+    _ = rig.render(4800)
+    try rig.mixer.transport.seek(toSeconds: 1)
+    try rig.mixer.transport.play()
+    let after = rig.render(24000).left
+    // From where the stem sounds again (the transport resumes at a block's start), after the
+    // play's fade-in (5 ms): exactly the file from 1 s.
+    let s = try #require(
+      (0...1024).first { firstMismatch(after[($0 + 1000)..<($0 + 1100)], file[49000..<49100]) == nil }, "the file's 1 s is nowhere")
+    #expect(
+      firstMismatch(after[(s + 480)..<(s + 20000)], file[(48000 + 480)..<(48000 + 20000)]) == nil, "not the file's samples after the seek")
+  }
+
+  @Test("every zita converter made is freed: replaced, offered for a group that was dropped, left on a removed stem")
+  func noConverterIsLost() throws {
+    let folder = try TemporaryFolder()
+    let path = try Self.writeTones(folder, seconds: 6)
+    let rig = try Self.rig(path, rate: 1.2)
+    _ = rig.render(4800)
+    try rig.mixer.stems.setRate("t", 0.9)  // the 1.2 converter goes back
+    _ = rig.render(4800)
+    try rig.mixer.strips.glide("t", to: .rate(1.1), seconds: 0.1)
+    _ = rig.render(9600)  // the glide ends: its target's converter replaces 0.9's
+    try rig.mixer.beginGroup(atSeconds: 5)
+    try rig.mixer.stems.setRate("t", 0.7)  // offered, and the group dropped
+    try rig.mixer.abortGroup()
+    _ = rig.render(4800)
+    try rig.mixer.stems.setRate("t", 1.4)  // replaces the offered 0.7
+    _ = rig.render(4800)
+    _ = rig.mixer.pump()
+    #expect(rig.mixer.heldConverters.made == 5)
+    // 1.2's, 0.9's and 1.1's went back; the stem holds 1.4's and still has the dropped 0.7's.
+    #expect(rig.mixer.heldConverters.freed == 3, "freed \(rig.mixer.heldConverters.freed)")
+    try rig.mixer.stems.remove("t")
+    _ = rig.render(4800)
+    _ = rig.mixer.pump()
+    #expect(
+      rig.mixer.heldConverters.made == rig.mixer.heldConverters.freed,
+      "made \(rig.mixer.heldConverters.made), freed \(rig.mixer.heldConverters.freed)")
+  }
 }

@@ -11,15 +11,70 @@
 // jumps; the two filters differ only by their own error (below −100 dB). Everything here is
 // realtime code.
 
-/// Installs an instance for a ratio the voice is about to hold; an earlier one not taken into
-/// use goes back to the control thread.
+/// Installs an instance for a ratio the voice is about to hold; when four are waiting already,
+/// the oldest goes back to the control thread.
 @_noLocks
 func offerConverter(_ state: UnsafeMutablePointer<RenderState>, _ voice: UnsafeMutablePointer<StemVoice>, _ z: ZitaResampler) {
-  if let old = voice.pointee.offered {
+  if let oldest = voice.pointee.offered.oldestIfFull {
     // A full event ring keeps the old one (the new one is then lost, as click samples are).
-    guard state.pointee.events.push(.converterRetired(address: Int(bitPattern: old.pointer))) else { return }
+    guard state.pointee.events.push(.converterRetired(address: Int(bitPattern: oldest.pointer))) else { return }
+    voice.pointee.offered.dropOldest()
   }
-  voice.pointee.offered = z
+  voice.pointee.offered.insert(z)
+}
+
+/// The converters sent for ratios a voice is still to hold, oldest first: up to four, as a
+/// script may queue several rate changes in groups for later frames.
+public struct OfferedConverters: BitwiseCopyable {
+  @usableFromInline var a: ZitaResampler? = nil
+  @usableFromInline var b: ZitaResampler? = nil
+  @usableFromInline var c: ZitaResampler? = nil
+  @usableFromInline var d: ZitaResampler? = nil
+
+  public init() {}
+
+  public var count: Int { (a == nil ? 0 : 1) + (b == nil ? 0 : 1) + (c == nil ? 0 : 1) + (d == nil ? 0 : 1) }
+
+  /// The oldest when all four are taken.
+  @usableFromInline var oldestIfFull: ZitaResampler? { @_noLocks get { d == nil ? nil : a } }
+
+  @_noLocks @usableFromInline
+  mutating func dropOldest() {
+    a = b
+    b = c
+    c = d
+    d = nil
+  }
+
+  /// Adds one (there is room: `oldestIfFull` is nil).
+  @_noLocks @usableFromInline
+  mutating func insert(_ z: ZitaResampler) {
+    if a == nil { a = z } else if b == nil { b = z } else if c == nil { c = z } else { d = z }
+  }
+
+  /// Takes out the one made for `ratio`, if any.
+  @_noLocks @usableFromInline
+  mutating func take(ratio: Double) -> ZitaResampler? {
+    if let z = a, z.ratio == ratio { dropOldest(); return z }
+    if let z = b, z.ratio == ratio { b = c; c = d; d = nil; return z }
+    if let z = c, z.ratio == ratio { c = d; d = nil; return z }
+    if let z = d, z.ratio == ratio { d = nil; return z }
+    return nil
+  }
+
+  /// Whether one was made for `ratio`.
+  @_noLocks @usableFromInline
+  func has(ratio: Double) -> Bool {
+    a?.ratio == ratio || b?.ratio == ratio || c?.ratio == ratio || d?.ratio == ratio
+  }
+
+  /// Frees them all (control thread: the voice is being freed).
+  func freeAll() {
+    a?.free()
+    b?.free()
+    c?.free()
+    d?.free()
+  }
 }
 
 /// Whether the voice's rate holds at a ratio `held` was made for (and the sinc can hand over).
@@ -36,15 +91,18 @@ func selectConverter(_ state: UnsafeMutablePointer<RenderState>, _ voice: Unsafe
   guard !voice.pointee.bypass, voice.pointee.stretch == nil, case .sinc(let sinc) = voice.pointee.converter else { return }
   // Once the stream's end is in the ring, the converter in use drains it.
   if streamEndsHere(voice, extra: voice.pointee.audio.availableCount()) { return }
-  if let next = voice.pointee.offered, next.ratio == voice.pointee.ratio, !voice.pointee.rateGlide.isActive,
-    voice.pointee.held?.ratio != next.ratio
-  {
+  // A glide that lands in this pass: the sinc ramps to its end first (a glide moves per pass).
+  if voice.pointee.rateGlideLanding {
+    voice.pointee.rateGlideLanding = false
+    return
+  }
+  let ratio = voice.pointee.ratio
+  if !voice.pointee.rateGlide.isActive, voice.pointee.held?.ratio != ratio, voice.pointee.offered.has(ratio: ratio) {
     if voice.pointee.heldActive && !handToSinc(voice, sinc) { return }
     if let old = voice.pointee.held {
       guard state.pointee.events.push(.converterRetired(address: Int(bitPattern: old.pointer))) else { return }
     }
-    voice.pointee.held = next
-    voice.pointee.offered = nil
+    voice.pointee.held = voice.pointee.offered.take(ratio: ratio)
   }
   let holds = holdsHeldRatio(voice)
   if voice.pointee.discardFrames < 0 {

@@ -83,12 +83,15 @@ public struct StemVoice: ~Copyable {
   /// Output frames still to drop after priming (they replay the history).
   @usableFromInline var discardFrames = 0
   /// zita's VResampler for the ratio the stem holds (`fast` quality; Renderer/HeldConverter.swift),
-  /// and one the control thread sent for a ratio still to come (a rate in a group waiting for its
+  /// and those the control thread sent for ratios still to come (a rate in a group waiting for its
   /// frame, a glide's target). Freed with the voice, or handed back in `converterRetired`.
   @usableFromInline var held: ZitaResampler? = nil
-  @usableFromInline var offered: ZitaResampler? = nil
+  @usableFromInline var offered = OfferedConverters()
+  /// True in the pass where a rate glide lands: the sinc ramps to its end across the pass, and
+  /// zita takes over only from the next one.
+  @usableFromInline var rateGlideLanding = false
   /// How many zita converters the voice holds (freed with it).
-  public var heldConverterCount: Int { (held == nil ? 0 : 1) + (offered == nil ? 0 : 1) }
+  public var heldConverterCount: Int { (held == nil ? 0 : 1) + offered.count }
   /// True while `held` converts (the sinc waits; it takes over again without a jump).
   @usableFromInline var heldActive = false
   /// Frames at the end of `history` that `held` has still to be fed (a hand-over's priming).
@@ -165,7 +168,7 @@ public struct StemVoice: ~Copyable {
   deinit {
     converter.free()
     held?.free()
-    offered?.free()
+    offered.freeAll()
     if let stretch {
       stretch.deinitialize(count: 1)
       stretch.deallocate()

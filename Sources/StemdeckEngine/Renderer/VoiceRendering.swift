@@ -240,7 +240,10 @@ func advanceGlides(_ voice: UnsafeMutablePointer<StemVoice>, frames: Int) {
   if voice.pointee.levels.isGliding { voice.pointee.levels.advanceGlides(frames: frames) }
   if voice.pointee.rateGlide.isActive {
     voice.pointee.rate = voice.pointee.rateGlide.advance(frames: frames)
-    if voice.pointee.rateGlide.isFinished { voice.pointee.rateGlide = Glide() }
+    if voice.pointee.rateGlide.isFinished {
+      voice.pointee.rateGlide = Glide()
+      voice.pointee.rateGlideLanding = true  // HeldConverter.swift: the sinc lands it
+    }
     applyRate(voice)
   }
   publishGlides(voice)
