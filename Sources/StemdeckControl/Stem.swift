@@ -107,7 +107,8 @@ final class Stem {
 
 extension ResamplerQuality {
   /// A converter for a stem whose file plays at `fileRate` on an engine at `engineRate`:
-  /// stemdeck's own sinc (`SincResampler`, with exact rows for the ratio at rate 1) for `fast`,
+  /// stemdeck's own sinc (`SincResampler`, with exact rows for the ratio at rate 1) for `fast`
+  /// (zita's converter for a held rate comes with it: `heldConverter`),
   /// libsamplerate for the others (its converter constants import as Int, docs/architecture.md).
   func makeConverter(channels: Int, engineRate: Double, fileRate: Int) throws(MixerError) -> RateConverter {
     let type: Int
