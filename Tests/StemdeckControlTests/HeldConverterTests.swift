@@ -203,4 +203,21 @@ import Testing
       rig.mixer.heldConverters.made == rig.mixer.heldConverters.freed,
       "made \(rig.mixer.heldConverters.made), freed \(rig.mixer.heldConverters.freed)")
   }
+
+  @Test(
+    "at the stream's end zita flushes its filter as the sinc does: the same last frame, then silence, then finished", arguments: [1.2, 0.9])
+  func streamEndsLikeTheSinc(rate: Double) throws {
+    let folder = try TemporaryFolder()
+    let path = try Self.writeTones(folder, seconds: 1)
+    var lastSound: [Int] = []
+    for zita in [true, false] {
+      let rig = try Self.rig(path, rate: rate, zita: zita)
+      let out = rig.render(Int(48000 / rate) + 4800).left
+      lastSound.append(try #require(out.lastIndex { abs($0) > 1e-4 }))
+      #expect(rig.mixer.pump().contains(.stemFinished("t")), "zita \(zita): the stem did not finish")
+      let end = Int((48000 / rate).rounded())
+      #expect(out[(end + 64)...].allSatisfy { $0 == 0 }, "zita \(zita): sound after the end")
+    }
+    #expect(abs(lastSound[0] - lastSound[1]) <= 2, "last frame with sound: zita \(lastSound[0]), the sinc \(lastSound[1])")
+  }
 }
