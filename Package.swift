@@ -8,7 +8,7 @@
 //   StemdeckRing        the wait-free SPSC ring buffer (generic, no dependencies).
 //   StemdeckEngine      realtime DSP (DSP/: smoothing, pan law, meters) and the block renderer
 //                       (Renderer/: voices, renderBlock; not the control-thread Mixer).
-//                       Its only C libraries are libsamplerate and Rubber Band; no JACK, no
+//                       Its only C libraries are libsamplerate, Rubber Band and zita-resampler; no JACK, no
 //                       libsndfile, no Foundation I/O.
 //   StemdeckAudioFile   libsndfile owner (SoundFile, SoundFileWriter), the disk workers (DiskStreamer)
 //                       and the take writer (TakeRecorder): the non-realtime ends of the renderer's rings.
@@ -83,6 +83,10 @@ let package = Package(
     // worker's thread, never the realtime one; docs/architecture.md, *File-rate conversion on the
     // disk side*).
     .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+    // zita-resampler's VResampler behind a C interface (a C++ shim: Swift does not import its
+    // class): the `fast` quality's converter for a stem that holds a varispeed rate, made and
+    // freed on the control thread, run on the realtime one (docs/architecture.md, *Resampling*).
+    .target(name: "CZita", linkerSettings: [.linkedLibrary("zita-resampler")]),
     // The SPSC ring is its own module so that its @inlinable generic bodies are serialized and
     // can be specialized into the engine in every build configuration.
     .target(name: "StemdeckRing"),
@@ -90,7 +94,7 @@ let package = Package(
     // ring calls free of locks only once they are specialized, which -Onone does not do.
     // It also keeps debug-build test runs of the DSP at realistic speed.
     .target(
-      name: "StemdeckEngine", dependencies: ["StemdeckRing", "CSampleRate", "CRubberBand", "CKernels"],
+      name: "StemdeckEngine", dependencies: ["StemdeckRing", "CSampleRate", "CRubberBand", "CKernels", "CZita"],
       swiftSettings: [.unsafeFlags(["-O"])]),
     // Text every layer shows: safe user text, suggestions, numbers, names that are not UTF-8.
     .target(name: "StemdeckText"),

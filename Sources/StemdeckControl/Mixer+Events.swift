@@ -52,6 +52,9 @@ extension Mixer {
           insertChainRetired(address: address)
         case .clickSamplesRetired(let address):
           if let samples = UnsafeMutablePointer<ClickSamples>(bitPattern: address) { ClickSamples.free(samples) }
+        case .converterRetired(let address):
+          ZitaResampler.free(address: address)
+          heldConverters.freed += 1
         case .insertFaulted(let target, let index):
           if let event = insertFaulted(target, index: index) { out.append(event) }
         }
@@ -103,6 +106,7 @@ extension Mixer {
   func collectRetired() {
     while let voice = rings.retired.pop() {
       let shared = voice.pointee.shared
+      countHeldConverters(of: voice)
       voice.deinitialize(count: 1)
       voice.deallocate()
       if let index = table.retiring.firstIndex(where: { $0.shared.pointer == shared }) {

@@ -129,6 +129,8 @@ extension Mixer.Strips {
         throw MixerError(
           "\(action: .exponentialGlide) glides are for \(action: .exponentialGlideSettings) only (\(control.key) glides linearly)")
       }
+      // A stem's rate holds at the target after the glide: zita's converter for it is made now.
+      if case .stem(let stem) = strip, parameter == .rate { mixer.offerHeldConverter(stem, rate: value) }
       try mixer.send(.stripGlide(mixer.target(of: strip), parameter: parameter, target: value, frames: frames, exponential: exponential))
       // The settings take the target at once, as a stem's always did.
       if case .number(let keyPath)? = control.field {

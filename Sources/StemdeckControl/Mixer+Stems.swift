@@ -84,6 +84,7 @@ extension Mixer {
     let shared = UnsafeMutablePointer<StemShared>.allocate(capacity: 1)
     shared.initialize(to: StemShared(loops: settings.loops))
     let stem = Stem(settings: settings, path: path, info: info, slot: slot, shared: StemSharedRef(shared))
+    stem.ringScale = sampleRate / ringRate
     stem.publishRegion(sampleRate: Double(info.sampleRate))
     let place = placement(for: stem, atTransportFrame: frame)
     shared.pointee.requestedFrame.store(place.sourceFrame, ordering: .relaxed)
@@ -109,13 +110,14 @@ extension Mixer {
         sampleRate: sampleRate, epoch: transportTracking.epoch, joinFrame: place.joinFrame,
         stretch: stretch,
         pitchScale: StretchState.pitchScale(semitones: settings.pitch, fileRate: Double(info.sampleRate), engineRate: sampleRate),
-        eq: settings.eq.engineParameters))
+        eq: settings.eq.engineParameters, held: heldConverter(stem, quality: quality, rate: settings.rate)))
     voice.pointee.bus = busIndex(settings.bus)
     return PreparedStem(stem: stem, voice: voice, stream: stream)
   }
 
   /// Frees a prepared stem the renderer never saw (its stream was never given to the disk).
   func discard(_ prepared: PreparedStem) {
+    countHeldConverters(of: prepared.voice)
     prepared.voice.deinitialize(count: 1)
     prepared.voice.deallocate()
     prepared.stem.stream = nil
@@ -190,6 +192,7 @@ extension Mixer {
         stem.shared.pointer.pointee.loops.store(settings.loops, ordering: .relaxed)
       }
       if settings.rate != old.rate {
+        offerHeldConverter(stem, rate: settings.rate)
         try send(.setRate(slot: stem.slot, rate: settings.rate))
       }
       isDirty = true

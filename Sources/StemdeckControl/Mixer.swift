@@ -45,6 +45,10 @@ public final class Mixer: @unchecked Sendable {
   /// The aux sends (Mixer+Sends.swift).
   var sendTable = SendTable()
   public internal(set) var quality: ResamplerQuality
+  /// zita's converters for `fast` stems holding a rate (Stem.swift, `heldConverter`): how many
+  /// were made and freed (tests check that none is lost), and whether they are made at all
+  /// (tests turn them off to render the sinc alone, the reference a hand-over is compared with).
+  package var heldConverters = (enabled: true, made: 0, freed: 0)
   public internal(set) var options = SessionOptions()
   var recording = RecordingSettings()
   /// The session's tempo (for bar positions and JACK transport), if set.
@@ -166,6 +170,7 @@ public final class Mixer: @unchecked Sendable {
         if case .clickSamplesRetired(let address) = event, let samples = UnsafeMutablePointer<ClickSamples>(bitPattern: address) {
           ClickSamples.free(samples)
         }
+        if case .converterRetired(let address) = event { ZitaResampler.free(address: address) }
       }
       // Commands still queued were applied by `destroy`: a rebuild's replacement that had not
       // taken over yet may have been handed back just now.
@@ -194,6 +199,7 @@ public final class Mixer: @unchecked Sendable {
     case .abortGroup:
       // The renderer drops the group's commands without counting them released.
       grouped = false; groupOpen = false; groupedSent -= groupedInThisGroup; groupedInThisGroup = 0
+    case .offerConverter: grouped = false  // applied on arrival (it changes nothing heard)
     default: grouped = groupOpen
     }
     if grouped {

@@ -26,6 +26,9 @@ final class Stem {
   /// renderer hands its voice back.
   var leavingSong = false
   var sharedFreed = false
+  /// Engine rate / the rate of the frames in its ring (1 when the disk converts them): its
+  /// voice's ratio at rate 1.
+  var ringScale = 1.0
 
   init(settings: StemSettings, path: String, info: SoundFileInfo, slot: Int32, shared: StemSharedRef) {
     self.settings = settings
@@ -104,7 +107,8 @@ final class Stem {
 
 extension ResamplerQuality {
   /// A converter for a stem whose file plays at `fileRate` on an engine at `engineRate`:
-  /// stemdeck's own sinc (`SincResampler`, with exact rows for the ratio at rate 1) for `fast`,
+  /// stemdeck's own sinc (`SincResampler`, with exact rows for the ratio at rate 1) for `fast`
+  /// (zita's converter for a held rate comes with it: `heldConverter`),
   /// libsamplerate for the others (its converter constants import as Int, docs/architecture.md).
   func makeConverter(channels: Int, engineRate: Double, fileRate: Int) throws(MixerError) -> RateConverter {
     let type: Int
@@ -197,5 +201,30 @@ final class SteadyRowsCache: @unchecked Sendable {
       built[key] = rows
       return rows
     }
+  }
+}
+
+extension Mixer {
+  /// zita's converter for a `fast` varispeed stem holding `rate` (nil: another quality or mode,
+  /// ratio 1, or zita refused): the voice converts with it while the rate holds there
+  /// (StemdeckEngine, HeldConverter.swift). Control thread: it allocates.
+  func heldConverter(_ stem: Stem, quality: ResamplerQuality, rate: Double) -> ZitaResampler? {
+    guard quality == .fast, stem.settings.mode == .varispeed, heldConverters.enabled else { return nil }
+    let ratio = stem.ringScale / rate  // exactly the voice's ratio (StemVoice.ratio)
+    guard ratio != 1, let z = ZitaResampler.make(ratio: ratio, channels: stem.channels) else { return nil }
+    heldConverters.made += 1
+    return z
+  }
+
+  /// Counts the zita converters a voice about to be freed holds (its `deinit` frees them).
+  func countHeldConverters(of voice: UnsafeMutablePointer<StemVoice>) {
+    heldConverters.freed += voice.pointee.heldConverterCount
+  }
+
+  /// Sends the stem's voice zita's converter for `rate` ahead of the command that sets it (never
+  /// grouped: it changes nothing heard until the rate holds there). One that cannot be sent is freed.
+  func offerHeldConverter(_ stem: Stem, rate: Double) {
+    guard let z = heldConverter(stem, quality: quality, rate: rate) else { return }
+    do { try send(.offerConverter(slot: stem.slot, z)) } catch { z.free() }
   }
 }

@@ -8,7 +8,8 @@ public enum ResamplerQuality: String, CaseIterable, Sendable {
   case linear
   /// stemdeck's own band-limited sinc (`SincResampler`, SIMD): a lower worst-case residual than
   /// libsamplerate's `SRC_SINC_FASTEST`, which it replaced (not tone by tone: README, Sound), at a
-  /// third of the CPU. The default.
+  /// third of the CPU; while a stem holds a rate other than 1, zita-resampler's `VResampler` set
+  /// up for that rate (StemdeckEngine, HeldConverter.swift). The default.
   case fast
   /// The medium-quality sinc converter (`SRC_SINC_MEDIUM_QUALITY`).
   case medium

@@ -99,6 +99,9 @@ public struct SincResampler {
   public let channels: Int
   /// Frames of input kept on each side of the read position at the smallest ratio allowed.
   let reach: Int
+  /// Frames kept behind the read position when the buffer is compacted: `reach`, or more for a
+  /// converter that hands over to zita's (whose filter is longer; Renderer/HeldConverter.swift).
+  let keep: Int
   /// The smallest ratio the filter widens for; lower ratios alias a little rather than overrun.
   let minimumRatio: Double
   /// Planar input: channel c's frames at `buffer + c * capacity`.
@@ -150,10 +153,11 @@ public struct SincResampler {
   /// `minimumRatio` (lower ratios still work, with a narrower filter than ideal). Steady mode's
   /// rows: `steadyRows`, shared and immutable (built once for every converter of that ratio and
   /// `reach(minimumRatio:)`; not freed here), or built for this converter from `steadyRates`
-  /// (output rate, input rate: the engine's and the file's).
+  /// (output rate, input rate: the engine's and the file's). `keepBehind`: frames to keep behind
+  /// the read position (at least `reach`), for a hand-over to another converter.
   public init(
     channels: Int, minimumRatio: Double, table: SincTable = .shared, steadyRates: (output: Int, input: Int)? = nil,
-    steadyRows: SteadyRows? = nil
+    steadyRows: SteadyRows? = nil, keepBehind: Int = 0
   ) {
     precondition(channels >= 1)
     self.channels = channels
@@ -161,10 +165,12 @@ public struct SincResampler {
     self.minimumRatio = Self.clamped(minimumRatio: minimumRatio)
     let reach = Self.reach(minimumRatio: minimumRatio)
     self.reach = reach
+    keep = Swift.max(reach, keepBehind)
     ownsSteady = steadyRows == nil && steadyRates != nil
     steady = steadyRows ?? steadyRates.flatMap { SteadyRows(output: $0.output, input: $0.input, reach: reach) }
     usesAVX2 = channels == 2 && Self.processorHasAVX2FMA()
-    capacity = 2 * reach + Self.chunk + 8
+    // Room for `keep` frames behind the position, a call's chunk ahead, and a hand-back's frames.
+    capacity = reach + 2 * keep + Self.chunk + 8
     buffer = .allocate(capacity: capacity * channels)
     scratch = .allocate(capacity: 2 * reach + 8)
     // Pages of `wide` are touched only when a ratio below 1 holds (resident memory stays low).
@@ -334,11 +340,11 @@ public struct SincResampler {
     return true
   }
 
-  /// Drops frames no longer needed: everything more than `reach` frames before the read position.
+  /// Drops frames no longer needed: everything more than `keep` frames before the read position.
   /// Returns how many frames the buffer moved down by.
   @_noLocks @discardableResult
   mutating func compact() -> Int {
-    let keepFrom = Int(position) &- reach
+    let keepFrom = Int(position) &- keep
     if keepFrom <= 0 { return 0 }
     let keep = filled &- keepFrom
     for c in 0..<channels {

@@ -33,6 +33,12 @@ public enum EngineCommand: BitwiseCopyable, @unchecked Sendable {
   /// A live input's gains always ramp; a stem's and a bus's jump while stopped. The master's
   /// fader is `setMasterGain` (it is not addressed here).
   case setStripLevels(StripTarget, StripLevelChange)
+  /// zita's converter for a ratio the stem in `slot` is about to hold (`fast` quality), made by
+  /// the control thread and sent just before the `setRate` or rate glide that reaches it; the voice
+  /// takes it into use once its rate holds there (HeldConverter.swift). Never grouped, nor held
+  /// for a frame: it changes nothing heard by itself. One it replaces, or one for an empty slot,
+  /// comes back in `EngineEvent.converterRetired`.
+  case offerConverter(slot: Int32, ZitaResampler)
   /// A stem's varispeed rate (the ratio follows from the file and engine rates). Cancels a rate glide.
   case setRate(slot: Int32, rate: Double)
   /// A stretch-mode stem's Rubber Band pitch scale (pitch shift × file/engine rate).
@@ -164,6 +170,9 @@ public enum EngineEvent: BitwiseCopyable, Sendable, Equatable {
   case insertFaulted(StripTarget, index: Int32)
   /// Click samples the renderer let go of (`setClickSamples`), to be freed (`ClickSamples.free`).
   case clickSamplesRetired(address: Int)
+  /// A zita converter the renderer let go of (its `stemdeck_zita *`), to be freed
+  /// (`ZitaResampler.free(address:)`).
+  case converterRetired(address: Int)
 }
 
 /// Which strip a command addresses (whose channel EQ `EngineCommand.setEQ` and `setEQEnabled`

@@ -20,6 +20,8 @@ func applyCommands(_ state: UnsafeMutablePointer<RenderState>) {
       // (The control side stops counting them itself: `Mixer.abortGroup`.)
       if state.pointee.schedule.collecting { state.pointee.schedule.count = state.pointee.schedule.groupStart }
       state.pointee.schedule.collecting = false
+    case .offerConverter:
+      apply(state, command)  // never held for a group's frame: dropping it would lose the instance
     default:
       if state.pointee.schedule.collecting {
         schedule(state, command, at: state.pointee.schedule.groupFrame)
@@ -98,6 +100,12 @@ func apply(_ state: UnsafeMutablePointer<RenderState>, _ command: EngineCommand)
   case .completeSongChange: if state.pointee.songChange.pending { performSongChange(state) }
   case .setGains(let slot, let l, let r): if let voice = voiceAt(state, slot) { setGains(voice, l, r, jump: jump) }
   case .setStripLevels(let strip, let change): setStripLevels(state, strip, change, jump: jump)
+  case .offerConverter(let slot, let z):
+    if let voice = voiceAt(state, slot) {
+      offerConverter(state, voice, z)
+    } else {
+      _ = state.pointee.events.push(.converterRetired(address: Int(bitPattern: z.pointer)))
+    }
   case .setRate(let slot, let rate): if let voice = voiceAt(state, slot) { setRate(voice, rate) }
   case .setPitchScale(let slot, let scale): if let voice = voiceAt(state, slot) { setPitchScale(voice, scale) }
   case .cancelGlides(let slot): if let voice = voiceAt(state, slot) { cancelGlides(voice) }

@@ -1,6 +1,7 @@
 import CKernels
 import CRubberBand
 import CSampleRate
+import CZita
 
 // Every C call the realtime path makes from the renderer and the DSP, each behind the one waiver
 // that says why it is safe. The realtime checker (@_noLocks, proven by `swift build -c release`)
@@ -75,6 +76,48 @@ enum RealtimeC {
     // with an allocation counter over 10,000 calls at changing ratios, docs/architecture.md). A changed
     // src_ratio is ramped smoothly across the output block by the library.
     _unsafePerformance { src_process(state, &data) }
+  }
+
+  // MARK: zita-resampler's VResampler (the `fast` quality at a held rate; CZita)
+
+  /// `VResampler::reset`: forgets all input.
+  @_noLocks @inline(__always)
+  static func zitaReset(_ z: OpaquePointer) {
+    // RT-WAIVER: VResampler::reset only sets the instance's counters (zita-resampler 1.8: no
+    // allocation, no lock; setup and the table's mutex stay on the control thread).
+    _unsafePerformance { stemdeck_zita_reset(z) }
+  }
+
+  /// `VResampler::set_phase`: where between two input frames the next output lies.
+  @_noLocks @inline(__always)
+  static func zitaSetPhase(_ z: OpaquePointer, _ phase: Double) {
+    // RT-WAIVER: arithmetic on the instance's phase (floor from libm).
+    _unsafePerformance { stemdeck_zita_set_phase(z, phase) }
+  }
+
+  /// `VResampler::inpdist`: the next input frame's index minus the next output's position.
+  @_noLocks @inline(__always)
+  static func zitaInputDistance(_ z: OpaquePointer) -> Double {
+    // RT-WAIVER: a getter.
+    _unsafePerformance { stemdeck_zita_inpdist(z) }
+  }
+
+  /// `VResampler::process` on interleaved frames (`input` nil: silence); returns the input frames
+  /// taken and the output frames made.
+  @_noLocks @inline(__always)
+  static func zitaProcess(
+    _ z: OpaquePointer, input: UnsafePointer<Float>?, inputFrames: Int, output: UnsafeMutablePointer<Float>,
+    outputFrames: Int
+  ) -> (used: Int, made: Int) {
+    // RT-WAIVER: VResampler::process filters from and into buffers the instance and the caller
+    // own (a memmove inside its own buffer): no allocation, no lock, no syscall (zita-resampler 1.8).
+    _unsafePerformance { () -> (used: Int, made: Int) in
+      var used: UInt32 = 0
+      var made: UInt32 = 0
+      stemdeck_zita_process(
+        z, input, UInt32(truncatingIfNeeded: inputFrames), output, UInt32(truncatingIfNeeded: outputFrames), &used, &made)
+      return (Int(used), Int(made))
+    }
   }
 
   // MARK: Rubber Band, real-time mode (the stretch mode's stretcher)

@@ -82,6 +82,22 @@ public struct StemVoice: ~Copyable {
   @usableFromInline var historyFilled = 0
   /// Output frames still to drop after priming (they replay the history).
   @usableFromInline var discardFrames = 0
+  /// zita's VResampler for the ratio the stem holds (`fast` quality; Renderer/HeldConverter.swift),
+  /// and those the control thread sent for ratios still to come (a rate in a group waiting for its
+  /// frame, a glide's target). Freed with the voice, or handed back in `converterRetired`.
+  @usableFromInline var held: ZitaResampler? = nil
+  @usableFromInline var offered = OfferedConverters()
+  /// True in the pass where a rate glide lands: the sinc ramps to its end across the pass, and
+  /// zita takes over only from the next one.
+  @usableFromInline var rateGlideLanding = false
+  /// How many zita converters the voice holds (freed with it).
+  public var heldConverterCount: Int { (held == nil ? 0 : 1) + offered.count }
+  /// True while `held` converts (the sinc waits; it takes over again without a jump).
+  @usableFromInline var heldActive = false
+  /// Frames at the end of `history` that `held` has still to be fed (a hand-over's priming).
+  @usableFromInline var heldPending = 0
+  /// Frames of silence fed to `held` after the stream's end (its flush).
+  @usableFromInline var heldFlushed = 0
   /// The time-stretcher of a stem in stretch mode (nil: varispeed through libsamplerate).
   @usableFromInline let stretch: UnsafeMutablePointer<StretchState>?
   /// File frames heard at the output since the boundary: output frames × rate / rateScale,
@@ -90,8 +106,12 @@ public struct StemVoice: ~Copyable {
   @usableFromInline var heard: Double = 0
   /// Rubber Band pitch scale (stretch mode).
   @usableFromInline var pitchScale: Double
+  /// Frames the bypass primes the converter with (the history's capacity is larger for a `fast`
+  /// voice: it also holds what a hand-over from the sinc to zita takes over).
   public static let historyFrames = 1024
-  @usableFromInline let historyCapacity = StemVoice.historyFrames
+  @usableFromInline let historyCapacity: Int
+  /// `historyFrames`, as a stored value the realtime code can read.
+  @usableFromInline let primeFrames = StemVoice.historyFrames
 
   /// Builds a voice from a stem's levels. `ringScale`: engine rate / the ring's rate (nil:
   /// `rateScale`, the ring carries the file's frames).
@@ -100,8 +120,9 @@ public struct StemVoice: ~Copyable {
     converter: RateConverter, rateScale: Double, ringScale: Double? = nil, rate: Double, levels start: StripLevelChange,
     sampleRate: Double, epoch: Int, joinFrame: Int,
     stretch: UnsafeMutablePointer<StretchState>? = nil, pitchScale: Double = 1,
-    eq: EQParameters = EQParameters()
+    eq: EQParameters = EQParameters(), held: ZitaResampler? = nil
   ) {
+    self.held = held
     self.stretch = stretch
     self.pitchScale = pitchScale
     self.shared = shared
@@ -121,8 +142,13 @@ public struct StemVoice: ~Copyable {
     self.eq.set(eq, immediate: true)
     self.epoch = epoch
     self.joinFrame = joinFrame
-    history = .allocate(capacity: Self.historyFrames * channels)
-    history.initialize(repeating: 0, count: Self.historyFrames * channels)
+    if case .sinc(let sinc) = converter {
+      historyCapacity = Swift.max(Self.historyFrames, sinc.pointee.takeOverCapacity)
+    } else {
+      historyCapacity = Self.historyFrames
+    }
+    history = .allocate(capacity: historyCapacity * channels)
+    history.initialize(repeating: 0, count: historyCapacity * channels)
     primeOutput = .allocate(capacity: (Self.historyFrames + 64) * channels)
   }
 
@@ -141,6 +167,8 @@ public struct StemVoice: ~Copyable {
 
   deinit {
     converter.free()
+    held?.free()
+    offered.freeAll()
     if let stretch {
       stretch.deinitialize(count: 1)
       stretch.deallocate()
@@ -160,10 +188,14 @@ public enum RateConverter {
   case libsamplerate(OpaquePointer)
 
   /// stemdeck's sinc for `channels` channels at ratios down to `minimumRatio`; `steadyRows`
-  /// (shared) are the exact rows of the ratio a stem holds at rate 1.
+  /// (shared) are the exact rows of the ratio a stem holds at rate 1. It keeps what zita's
+  /// filter needs behind its read position, so that it can hand over to a `ZitaResampler`.
   public static func makeSinc(channels: Int, minimumRatio: Double, steadyRows: SteadyRows? = nil) -> RateConverter {
     let p = UnsafeMutablePointer<SincResampler>.allocate(capacity: 1)
-    p.initialize(to: SincResampler(channels: channels, minimumRatio: minimumRatio, steadyRows: steadyRows))
+    p.initialize(
+      to: SincResampler(
+        channels: channels, minimumRatio: minimumRatio, steadyRows: steadyRows,
+        keepBehind: ZitaResampler.halfLength(minimumRatio: minimumRatio)))
     return .sinc(p)
   }
 

@@ -16,6 +16,8 @@ func syncVoice(_ voice: UnsafeMutablePointer<StemVoice>) -> Bool {
   voice.pointee.drained = false
   voice.pointee.underrunning = false
   voice.pointee.bypass = voice.pointee.ratio == 1
+  voice.pointee.heldActive = false  // restartConverter takes zita back into use if the rate holds
+  voice.pointee.heldPending = 0
   voice.pointee.historyFilled = 0
   voice.pointee.discardFrames = 0
   voice.pointee.skipFrames = 0
@@ -27,7 +29,7 @@ func syncVoice(_ voice: UnsafeMutablePointer<StemVoice>) -> Bool {
   // src_reset clears the converter's whole filter state (about 118k instructions for a stereo
   // fast-sinc converter: 32 stems starting or seeking together spent ~1 ms in one period). A
   // voice in bypass does not use the converter, and leaving the bypass resets it (changeRatio).
-  if !voice.pointee.bypass { resetResampler(voice) }
+  if !voice.pointee.bypass { restartConverter(voice) }
   if let stretch = voice.pointee.stretch { stretch.pointee.needsReset = true }
   shared.pointee.finished.store(false, ordering: .relaxed)
   shared.pointee.synced.store(true, ordering: .relaxed)
@@ -114,10 +116,11 @@ func changeRatio(_ voice: UnsafeMutablePointer<StemVoice>, to ratio: Double) {
 @_noLocks
 func primeResampler(_ voice: UnsafeMutablePointer<StemVoice>) {
   let scratch = voice.pointee.primeOutput
-  let scratchFrames = voice.pointee.historyCapacity &+ 64
+  let scratchFrames = voice.pointee.primeFrames &+ 64
   let ch = voice.pointee.channels
   let k = voice.pointee.historyCapacity
-  let filled = voice.pointee.historyFilled
+  // The last `historyFrames` at most (a `fast` voice's history holds more, for zita).
+  let filled = Swift.min(voice.pointee.historyFilled, voice.pointee.primeFrames)
   var produced = 0
   var fed = 0
   // The history is circular: oldest frame at historyWrite - filled.
@@ -141,7 +144,7 @@ func primeResampler(_ voice: UnsafeMutablePointer<StemVoice>) {
   voice.pointee.discardFrames = Swift.max(0, filled &- produced)
 }
 
-/// Keeps the last `historyFrames` frames played in bypass.
+/// Keeps the last `historyCapacity` frames played in bypass (or fed to zita's converter).
 @_noLocks @inline(__always)
 func remember(_ voice: UnsafeMutablePointer<StemVoice>, _ source: UnsafeMutablePointer<Float>, frames: Int) {
   let ch = voice.pointee.channels
@@ -181,6 +184,7 @@ func pullFrames(_ voice: UnsafeMutablePointer<StemVoice>, into destination: Unsa
     remember(voice, destination, frames: got)
     return got
   }
+  if voice.pointee.heldActive { return pullHeld(voice, into: destination, count: count) }
   if voice.pointee.discardFrames < 0 { primeResampler(voice) }
   var produced = 0
   var attempts = 0
@@ -236,7 +240,10 @@ func advanceGlides(_ voice: UnsafeMutablePointer<StemVoice>, frames: Int) {
   if voice.pointee.levels.isGliding { voice.pointee.levels.advanceGlides(frames: frames) }
   if voice.pointee.rateGlide.isActive {
     voice.pointee.rate = voice.pointee.rateGlide.advance(frames: frames)
-    if voice.pointee.rateGlide.isFinished { voice.pointee.rateGlide = Glide() }
+    if voice.pointee.rateGlide.isFinished {
+      voice.pointee.rateGlide = Glide()
+      voice.pointee.rateGlideLanding = true  // HeldConverter.swift: the sinc lands it
+    }
     applyRate(voice)
   }
   publishGlides(voice)
@@ -283,6 +290,7 @@ func renderVoice(
   }
   let ch = voice.pointee.channels
   let source = state.pointee.scratch
+  selectConverter(state, voice)  // the sinc or zita (HeldConverter.swift)
   let got = pullFrames(voice, into: source, count: count)
   let shared = voice.pointee.shared
   shared.pointee.readCounter.store(voice.pointee.audio.readCounter, ordering: .relaxed)
