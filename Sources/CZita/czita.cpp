@@ -15,7 +15,12 @@ static std::atomic<long> live_count{0};
 extern "C" stemdeck_zita *stemdeck_zita_make(double ratio, unsigned channels, unsigned hlen) {
   stemdeck_zita *z = new (std::nothrow) stemdeck_zita;
   if (!z) return nullptr;
-  if (z->resampler.setup(ratio, channels, hlen) != 0) {
+  int failed = 1;
+  try {
+    failed = z->resampler.setup(ratio, channels, hlen);
+  } catch (...) {  // std::bad_alloc from its tables: no exception may cross into Swift
+  }
+  if (failed != 0) {
     delete z;
     return nullptr;
   }
