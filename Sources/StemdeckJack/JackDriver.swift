@@ -90,6 +90,8 @@ public final class JackDriver: @unchecked Sendable {
   /// the session's owner (`LiveSession`, whose policy that is) to rebuild the engine at that rate
   /// and `resume(with:)`, or to `retryLater(after:)`.
   var pendingClient: JackClient?
+  /// A server that went away and whose socket may still be there (JackDriver+Departure.swift).
+  var departure: ServerDeparture?
   public private(set) var connected = false
   var xrunsReported = 0
   var syncMode: TransportSync = .off
@@ -451,6 +453,7 @@ public final class JackDriver: @unchecked Sendable {
         serverAnswered = true  // a late request ends with the server; "went away" says the rest
         client = nil  // closes the dead client
         connected = false
+        noteDeparture()
         masterPorts = nil
         forgetPorts()
         reconnectAt = Date().addingTimeInterval(Self.reconnectInterval)
@@ -506,6 +509,7 @@ public final class JackDriver: @unchecked Sendable {
         Self.serverReady(server, launch)
       }
     }
+    guard departureAllowsOpen() else { return [] }
     let newClient: JackClient
     do { newClient = try JackClient(name: clientName, server: serverName) } catch {
       // A server back but stuck is said once; looked for again every `reconnectInterval`.
