@@ -60,28 +60,36 @@ extension PluginHost {
     }
   }
 
-  /// The control values preset `preset` holds, by port symbol, and whether it also holds plugin
-  /// state (restored by `restorePresetState` into a new instance).
-  func presetContents(_ preset: PluginPreset) throws(MixerError) -> (values: [(symbol: String, value: Double)], holdsState: Bool) {
-    let result = lock.withLock { () -> (values: [(symbol: String, value: Double)], holdsState: Bool)? in
+  /// Calls `body` with preset `preset` loaded from the world as a lilv state (freed after),
+  /// under the host's lock; throws when lilv cannot read it.
+  private func withPresetState<T>(_ preset: PluginPreset, _ body: (OpaquePointer) -> T) throws(MixerError) -> T {
+    let result = lock.withLock { () -> T? in
       let w = world()
       let node = lilv_new_uri(w, preset.uri)
       defer { lilv_node_free(node) }
       return withURIDs { map, _ in
         guard let state = lilv_state_new_from_world(w, map, node) else { return nil }
         defer { lilv_state_free(state) }
-        let box = PortValues(urids: urids)
-        lilv_state_emit_port_values(
-          state,
-          { symbol, data, value, size, type in
-            guard let symbol, let data, let value else { return }
-            Unmanaged<PortValues>.fromOpaque(data).takeUnretainedValue().add(String(cString: symbol), value, size: size, type: type)
-          }, Unmanaged.passUnretained(box).toOpaque())
-        return (box.values, lilv_state_get_num_properties(state) > 0)
+        return body(state)
       }
     }
     guard let result else { throw MixerError("the LV2 preset '\(preset.label)' <\(preset.uri)> could not be read") }
     return result
+  }
+
+  /// The control values preset `preset` holds, by port symbol, and whether it also holds plugin
+  /// state (restored by `restorePresetState` into a new instance).
+  func presetContents(_ preset: PluginPreset) throws(MixerError) -> (values: [(symbol: String, value: Double)], holdsState: Bool) {
+    try withPresetState(preset) { state in
+      let box = PortValues(urids: urids)
+      lilv_state_emit_port_values(
+        state,
+        { symbol, data, value, size, type in
+          guard let symbol, let data, let value else { return }
+          Unmanaged<PortValues>.fromOpaque(data).takeUnretainedValue().add(String(cString: symbol), value, size: size, type: type)
+        }, Unmanaged.passUnretained(box).toOpaque())
+      return (box.values, lilv_state_get_num_properties(state) > 0)
+    }
   }
 
   /// Hands preset `preset`'s plugin state to the plugin's `restore` in each of `instances` (not
@@ -90,24 +98,15 @@ extension PluginHost {
   func restorePresetState(
     _ preset: PluginPreset, into instances: [UnsafeMutablePointer<LilvInstance>], plumbing: [UnsafeMutablePointer<InsertPlumbing>]
   ) throws(MixerError) {
-    let restored = lock.withLock { () -> Bool in
-      let w = world()
-      let node = lilv_new_uri(w, preset.uri)
-      defer { lilv_node_free(node) }
-      return withURIDs { map, _ in
-        guard let state = lilv_state_new_from_world(w, map, node) else { return false }
-        defer { lilv_state_free(state) }
-        for (k, instance) in instances.enumerated() {
-          let context = PluginStateContext(urids: urids, sessionPath: nil)
-          let schedule = k < plumbing.count ? UnsafeMutableRawPointer(plumbing[k]) : nil
-          context.withFeatures(schedule: schedule, paths: false) { features in
-            lilv_state_restore(state, instance, nil, nil, 0, features)
-          }
+    try withPresetState(preset) { state in
+      for (k, instance) in instances.enumerated() {
+        let context = PluginStateContext(urids: urids, sessionPath: nil)
+        let schedule = k < plumbing.count ? UnsafeMutableRawPointer(plumbing[k]) : nil
+        context.withFeatures(schedule: schedule, paths: false) { features in
+          lilv_state_restore(state, instance, nil, nil, 0, features)
         }
-        return true
       }
     }
-    if !restored { throw MixerError("the LV2 preset '\(preset.label)' <\(preset.uri)> could not be read") }
   }
 
   /// Saves `values` of `instance` (plugin `uri`) as preset `label`: a bundle `directory/NAME.lv2`

@@ -91,17 +91,9 @@ struct HostileInputTests {
     let fifo = h.folder.file("pipe.json")
     try #require(mkfifo(fifo, 0o644) == 0)
     let socketPath = h.folder.file("sock.json")
-    let sock = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    let sock = bindUnixSocket(at: socketPath)
+    try #require(sock >= 0)
     defer { close(sock) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (i, byte) in socketPath.utf8.enumerated() where i < raw.count - 1 { raw[i] = byte }
-    }
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(sock, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
-    try #require(bound == 0)
     for (path, what) in [(fifo, "a FIFO (named pipe)"), (socketPath, "a socket")] {
       let result = h.run("save \(path)")
       #expect(!result.ok)

@@ -13,20 +13,10 @@ import Glibc
 /// shutting down. Checked on a real socket file where jack2 makes one, for a server name no
 /// jackd uses.
 @Suite struct ServerDepartureTests {
-  /// Binds a Unix socket at `path` (listening, as a server's); returns its descriptor.
+  /// A listening Unix socket at `path`, as a server's; its descriptor.
   static func listen(at path: String) throws -> Int32 {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    try #require(fd >= 0)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      for (i, b) in path.utf8.enumerated() where i < raw.count - 1 { raw[i] = b }
-    }
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
-    try #require(bound == 0, "bind \(path): errno \(errno)")
-    try #require(Glibc.listen(fd, 1) == 0)
+    let fd = bindUnixSocket(at: path, listening: true)
+    try #require(fd >= 0, "bind \(path): errno \(errno)")
     return fd
   }
 
