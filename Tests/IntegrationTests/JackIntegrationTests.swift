@@ -240,16 +240,9 @@ struct JackIntegrationTests {
       let (live, captureXruns) = try await captureLive(
         server: server, session: session, stems: 3, seconds: 5, dir: dir,
         name: "live\(run).wav", baseline: nil)
-      let compared = try compareAligned(render: render, live: live, tolerance: 0, period: server.period)
-      #expect(compared.overlap == render.frames, "run \(run): the capture ends \(render.frames - compared.overlap) frames early")
-      let kept = compared.firstDifference == nil ? "" : "; " + keptForDiagnosis([dir.file("render.wav"), dir.file("live\(run).wav")])
-      #expect(
-        compared.firstDifference == nil,
-        "run \(run): live differs from offline from frame \(compared.firstDifference ?? -1) on (max abs diff \(compared.maxDiff) at frame \(compared.worst.frame))\(kept)"
-      )
-      #expect(
-        compared.glitches.count <= captureXruns,
-        "run \(run): \(compared.glitches.count) periods missing from the capture, jack_capture reported \(captureXruns) xruns")
+      let compared = try expectBitExact(
+        render: render, live: live, captureXruns: captureXruns, period: server.period, dir: dir, name: "live\(run).wav",
+        label: "run \(run): ")
       report.append(
         "run \(run): \(compared.firstDifference.map { "differs from frame \($0)" } ?? "bit-identical") (\(compared.glitches.count) periods lost by jack_capture, \(captureXruns) xruns)"
       )
@@ -284,16 +277,9 @@ struct JackIntegrationTests {
       let (live, captureXruns) = try await captureLive(
         server: server, session: session, stems: 3, seconds: 6, dir: dir,
         name: "live\(run).wav", baseline: nil)
-      let compared = try compareAligned(render: render, live: live, tolerance: 0, period: server.period)
-      #expect(compared.overlap == render.frames, "run \(run): the capture ends \(render.frames - compared.overlap) frames early")
-      let kept = compared.firstDifference == nil ? "" : "; " + keptForDiagnosis([dir.file("render.wav"), dir.file("live\(run).wav")])
-      #expect(
-        compared.firstDifference == nil,
-        "run \(run): live differs from offline from frame \(compared.firstDifference ?? -1) on (max abs diff \(compared.maxDiff) at frame \(compared.worst.frame))\(kept)"
-      )
-      #expect(
-        compared.glitches.count <= captureXruns,
-        "run \(run): \(compared.glitches.count) periods missing from the capture, jack_capture reported \(captureXruns) xruns")
+      try expectBitExact(
+        render: render, live: live, captureXruns: captureXruns, period: server.period, dir: dir, name: "live\(run).wav",
+        label: "run \(run): ")
     }
   }
 
@@ -387,6 +373,30 @@ struct JackIntegrationTests {
     /// Render frames where jack_capture lost a period (or recorded one more): the capture goes on
     /// with exactly the render's frames one period later (earlier).
     var glitches: [Int] = []
+  }
+
+  /// Expects `live` (captured into `dir` as `name`) to equal `render` bit for bit over the
+  /// render's whole length, jack_capture's own xruns (`captureXruns`) bounding the periods it
+  /// lost; keeps both files for diagnosis when not. `label` starts each message ("run 2: ").
+  @discardableResult
+  func expectBitExact(
+    render: AudioData, live: AudioData, captureXruns: Int, period: Int, dir: IntegrationTempDir, name: String, label: String = "",
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws -> LiveComparison {
+    let compared = try compareAligned(render: render, live: live, tolerance: 0, period: period, sourceLocation: sourceLocation)
+    #expect(
+      compared.overlap == render.frames, "\(label)the capture ends \(render.frames - compared.overlap) frames early",
+      sourceLocation: sourceLocation)
+    let kept = compared.firstDifference == nil ? "" : "; " + keptForDiagnosis([dir.file("render.wav"), dir.file(name)])
+    #expect(
+      compared.firstDifference == nil,
+      "\(label)live differs from offline from frame \(compared.firstDifference ?? -1) on (max abs diff \(compared.maxDiff) at frame \(compared.worst.frame))\(kept)",
+      sourceLocation: sourceLocation)
+    #expect(
+      compared.glitches.count <= captureXruns,
+      "\(label)\(compared.glitches.count) periods missing from the capture, jack_capture reported \(captureXruns) xruns",
+      sourceLocation: sourceLocation)
+    return compared
   }
 
   /// Aligns a live capture on the render (first sample above 1e-3 in both) and compares every
