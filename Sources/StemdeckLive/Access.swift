@@ -84,13 +84,14 @@ package enum Surface: String, Sendable {
 
 extension CommandSpec {
   /// The level of this command given these arguments: its own, raised by an argument listed in
-  /// `accessWhenGiven` (`*`: any argument at all), and a `word!` (it discards) at least `.rig`.
+  /// `accessWhenGiven` (`*`: any argument at all) or by `accessOfArguments`, and a `word!` (it
+  /// discards) at least `.rig`.
   package func access(word: String, arguments: [String]) -> CommandAccess {
     var level = access
     if !arguments.isEmpty, let any = accessWhenGiven["*"] { level = max(level, any) }
     for a in arguments { if let raised = accessWhenGiven[a.lowercased()] { level = max(level, raised) } }
     if word.hasSuffix("!") { level = max(level, .rig) }
-    if name == "insert" { level = max(level, CommandTable.insertAccess(arguments)) }
+    if let accessOfArguments { level = max(level, accessOfArguments(arguments)) }
     return level
   }
 }

@@ -48,7 +48,7 @@ extension CommandTable {
       A mono plugin on a stereo strip runs as two linked instances (one per side).
       """,
     completions: [.keyword(["add", "remove", "move", "bypass", "list", "params", "set", "preset"]), .strip],
-    accessWhenGiven: ["add": .rig, "remove": .rig, "move": .rig]
+    accessWhenGiven: ["add": .rig, "remove": .rig, "move": .rig], accessOfArguments: insertAccess
   ) { (c, a) throws(CommandError) in
     let usage = CommandError("insert: usage: " + insertUsage)
     guard a.count >= 2 else { throw usage }
@@ -126,7 +126,7 @@ extension CommandTable {
 }
 
 extension CommandTable {
-  /// The level `insert`'s arguments raise it to (Access.swift): `.files` for `set STRIP N SYMBOL
+  /// The level `insert`'s arguments raise it to (`accessOfArguments`, Access.swift): `.files` for `set STRIP N SYMBOL
   /// FILE` (a control's value is a number: anything else names a file the plugin reads; a file
   /// parameter given a number-like name is refused when it runs, `Console.require`) and `preset
   /// STRIP N save NAME` (it writes a preset bundle in ~/.lv2).

@@ -28,6 +28,9 @@ package struct CommandSpec: Sendable {
   /// arguments raise it to (`"*"`: any argument; a subcommand's word: `"load": .files`).
   package var access = CommandAccess.mix
   package var accessWhenGiven: [String: CommandAccess] = [:]
+  /// The level the arguments raise it to when no single word says it (`insert set STRIP N
+  /// SYMBOL FILE`: a value that is not a number names a file).
+  package var accessOfArguments: (@Sendable ([String]) -> CommandAccess)? = nil
   package let run: @Sendable (Console, [String]) throws(CommandError) -> Void
 }
 
