@@ -12,22 +12,16 @@ extension JackIntegrationTests {
     let dir = try IntegrationTempDir()
     let server = try await PrivateJackServer()
     defer { server.stop() }
-    let deck = try await loopingDeck(server, dir)
+    let deck = try await deckPlayingToSystem(server, dir, autopause: true)
     defer { deck.kill() }
-    try await deck.run("autopause on")
-    try await deck.run("connect master_L system:playback_1")
-    try await deck.run("connect master_R system:playback_2")
-    try await startPlaying(deck)
 
-    // Another client (jack_disconnect) removes both connections.
     let mark = deck.lineCount
-    try await server.disconnect("stemdeck:master_L", "system:playback_1")
-    try await server.disconnect("stemdeck:master_R", "system:playback_2")
+    try await disconnectMasterFromSystem(server)
     let disconnected = monotonicSeconds()
     let (paused, state) = try await waitForState(deck, "paused", timeout: 2)
     #expect(paused, "still \(state) 2 s after the master lost its connections\n\(deck.transcript)")
     if paused { print("auto-paused within \(String(format: "%.2f", monotonicSeconds() - disconnected)) s") }
-    let events = deck.lines.dropFirst(mark).filter { $0.hasPrefix("event: ") }
+    let events = Self.events(of: deck, since: mark)
     #expect(events.contains { $0.contains("lost") && $0.contains("connection") }, "events: \(events)")
     // The user's disconnection is respected, not healed back.
     let graph = try await server.connections()
@@ -61,7 +55,7 @@ extension JackIntegrationTests {
     let (paused, state) = try await waitForState(deck, "paused", timeout: 2)
     #expect(paused, "still \(state) 2 s after the master's peer quit\n\(deck.transcript)")
     if paused { print("auto-paused within \(String(format: "%.2f", monotonicSeconds() - quit)) s of the peer quitting") }
-    let events = deck.lines.dropFirst(mark).filter { $0.hasPrefix("event: ") }
+    let events = Self.events(of: deck, since: mark)
     #expect(events.contains { $0.contains("lost") && $0.contains("connection") }, "events: \(events)")
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
   }
@@ -71,22 +65,42 @@ extension JackIntegrationTests {
     let dir = try IntegrationTempDir()
     let server = try await PrivateJackServer()
     defer { server.stop() }
-    let deck = try await loopingDeck(server, dir)
+    let deck = try await deckPlayingToSystem(server, dir, autopause: false)
     defer { deck.kill() }
-    try await deck.run("autopause off")
-    try await deck.run("connect master_L system:playback_1")
-    try await deck.run("connect master_R system:playback_2")
-    try await startPlaying(deck)
     let mark = deck.lineCount
-    try await server.disconnect("stemdeck:master_L", "system:playback_1")
-    try await server.disconnect("stemdeck:master_R", "system:playback_2")
+    try await disconnectMasterFromSystem(server)
     try await deck.run("wait 1")
     let after = try await deck.status()
     #expect(after["state"] == "playing", "autopause off, yet: \(after)")
-    let events = deck.lines.dropFirst(mark).filter { $0.hasPrefix("event: ") }
+    let events = Self.events(of: deck, since: mark)
     #expect(!events.contains { $0.contains("paused") }, "events: \(events)")
     #expect(try await deck.finish() == 0, "\(deck.transcript)")
   }
 
-  // MARK: 5. Memory
+  /// A looping deck with autopause on or off, its master connected to the dummy system
+  /// playback ports, playing.
+  func deckPlayingToSystem(_ server: PrivateJackServer, _ dir: IntegrationTempDir, autopause: Bool) async throws -> StemdeckProcess {
+    let deck = try await loopingDeck(server, dir)
+    do {
+      try await deck.run("autopause \(autopause ? "on" : "off")")
+      try await deck.run("connect master_L system:playback_1")
+      try await deck.run("connect master_R system:playback_2")
+      try await startPlaying(deck)
+    } catch {
+      deck.kill()
+      throw error
+    }
+    return deck
+  }
+
+  /// Another client (jack_disconnect) takes both master connections to the system ports away.
+  func disconnectMasterFromSystem(_ server: PrivateJackServer) async throws {
+    try await server.disconnect("stemdeck:master_L", "system:playback_1")
+    try await server.disconnect("stemdeck:master_R", "system:playback_2")
+  }
+
+  /// The events `deck` printed after line `mark`.
+  static func events(of deck: StemdeckProcess, since mark: Int) -> [String] {
+    deck.lines.dropFirst(mark).filter { $0.hasPrefix("event: ") }
+  }
 }

@@ -397,6 +397,8 @@ struct JackIntegrationTests {
     return (reached, state)
   }
 
+  // MARK: 5. Memory
+
   @Test("32 × 10-minute stems: stemdeck's own resident memory stays under 100 MB")
   func memoryWithLongStems() async throws {
     let dir = try IntegrationTempDir("stemdeck-int-big")
