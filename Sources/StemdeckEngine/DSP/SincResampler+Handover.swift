@@ -41,7 +41,4 @@ extension SincResampler {
     self.position = position
     lastRatio = ratio
   }
-
-  /// Room for a take-over's frames.
-  var takeOverCapacity: Int { capacity }
 }

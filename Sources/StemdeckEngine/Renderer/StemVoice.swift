@@ -143,7 +143,7 @@ public struct StemVoice: ~Copyable {
     self.epoch = epoch
     self.joinFrame = joinFrame
     if case .sinc(let sinc) = converter {
-      historyCapacity = Swift.max(Self.historyFrames, sinc.pointee.takeOverCapacity)
+      historyCapacity = Swift.max(Self.historyFrames, sinc.pointee.capacity)  // a take-over's frames
     } else {
       historyCapacity = Self.historyFrames
     }
